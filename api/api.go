@@ -1,0 +1,511 @@
+// Package api holds the wire types of Tether's HTTP/JSON control plane.
+//
+// The server (package server) and the Go SDK (package sdk/...) both use these
+// types, so that a field renamed here is renamed on both sides at once. JSON
+// field names are snake_case, durations are Go duration strings ("30s") carried
+// by [Duration], and payloads (input, result, details) are any JSON value,
+// carried as [json.RawMessage].
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Workflow instance statuses.
+const (
+	StatusRunning    = "running"
+	StatusCompleted  = "completed"
+	StatusFailed     = "failed"
+	StatusCanceled   = "canceled"
+	StatusTerminated = "terminated"
+)
+
+// Worker states (see docs/liveness.md).
+const (
+	WorkerActive    = "active"
+	WorkerInactive  = "inactive"
+	WorkerCleanedUp = "cleaned_up"
+)
+
+// Duration is a time.Duration that travels as a Go duration string ("30s",
+// "1m30s"). It also accepts a JSON number of nanoseconds on input.
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalJSON encodes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON decodes a duration string such as "250ms" or a number of
+// nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
+			return fmt.Errorf("duration must be a string such as \"30s\"")
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: use a Go duration such as \"30s\"", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Error is a failure recorded for an activity or a workflow.
+type Error struct {
+	// Message is the human-readable description.
+	Message string `json:"message" validate:"required,max=32768"`
+	// Type classifies the error; retry policies match it against
+	// non_retryable_error_types. Tether's own types: "Timeout", "WorkerLost",
+	// "Poison", "Panic", "Canceled", "Nondeterminism".
+	Type string `json:"type,omitempty" validate:"max=256"`
+	// Retryable=false stops server-side retries of an activity at once.
+	Retryable *bool `json:"retryable,omitempty"`
+	// TimeoutType is set for Type "Timeout": schedule_to_start,
+	// start_to_close, heartbeat or schedule_to_close.
+	TimeoutType string `json:"timeout_type,omitempty"`
+	// Details is any JSON value the failing code attached.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+	// Stack is the stack trace of a panic, when there was one.
+	Stack string `json:"stack,omitempty" validate:"max=65536"`
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	if e.Type != "" {
+		return e.Type + ": " + e.Message
+	}
+	return e.Message
+}
+
+// Problem is an RFC 9457 problem document, the body of every error answer
+// (content type application/problem+json).
+type Problem struct {
+	Type   string         `json:"type"`
+	Title  string         `json:"title"`
+	Status int            `json:"status"`
+	Detail string         `json:"detail,omitempty"`
+	Errors []FieldProblem `json:"errors,omitempty"`
+}
+
+// FieldProblem names one invalid field of a request.
+type FieldProblem struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ---------------------------------------------------------------------------
+// Workflows
+
+// StartWorkflowRequest is the body of POST /workflows.
+type StartWorkflowRequest struct {
+	WorkflowType     string          `json:"workflow_type" validate:"required,name"`
+	TaskQueue        string          `json:"task_queue" validate:"required,name"`
+	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	InstanceID       string          `json:"instance_id,omitempty" validate:"omitempty,name"`
+	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+}
+
+// StartWorkflowResponse is the answer of POST /workflows.
+type StartWorkflowResponse struct {
+	InstanceID  string `json:"instance_id"`
+	ExecutionID int64  `json:"execution_id"`
+	Status      string `json:"status"`
+}
+
+// Workflow describes one workflow instance.
+type Workflow struct {
+	Namespace       string          `json:"namespace"`
+	InstanceID      string          `json:"instance_id"`
+	WorkflowType    string          `json:"workflow_type"`
+	TaskQueue       string          `json:"task_queue"`
+	Status          string          `json:"status"`
+	ExecutionID     int64           `json:"execution_id"`
+	Input           json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	Result          json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	Error           *Error          `json:"error,omitempty"`
+	CancelRequested bool            `json:"cancel_requested"`
+	CancelReason    string          `json:"cancel_reason,omitempty"`
+	LastTaskError   *Error          `json:"last_task_error,omitempty"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+	CompletedAt     *time.Time      `json:"completed_at,omitempty"`
+}
+
+// ListWorkflowsResponse is the answer of GET /workflows.
+type ListWorkflowsResponse struct {
+	Workflows     []Workflow `json:"workflows"`
+	NextPageToken string     `json:"next_page_token,omitempty"`
+}
+
+// CancelWorkflowRequest is the body of POST /workflows/{id}/cancel.
+type CancelWorkflowRequest struct {
+	Reason string `json:"reason,omitempty" validate:"max=1024"`
+}
+
+// SignalRequest is the body of POST /workflows/{id}/signals/{name}.
+type SignalRequest struct {
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+}
+
+// Accepted is the body of a 202 answer.
+type Accepted struct {
+	// Changed is false when the request was valid but had no effect (a
+	// second cancel request, a cancel of a finished workflow).
+	Changed bool `json:"changed"`
+}
+
+// HistoryResponse is the answer of GET /workflows/{id}/history.
+type HistoryResponse struct {
+	ExecutionID int64   `json:"execution_id"`
+	Events      []Event `json:"events"`
+}
+
+// Event kinds recorded in history.
+const (
+	EventWorkflowStarted         = "WorkflowStarted"
+	EventActivityScheduled       = "ActivityScheduled"
+	EventActivityCompleted       = "ActivityCompleted"
+	EventActivityFailed          = "ActivityFailed"
+	EventActivityCancelRequested = "ActivityCancelRequested"
+	EventTimerCreated            = "TimerCreated"
+	EventTimerFired              = "TimerFired"
+	EventSignalReceived          = "SignalReceived"
+	EventCancelRequested         = "CancelRequested"
+	EventContinuedAsNew          = "ContinuedAsNew"
+	EventWorkflowCompleted       = "WorkflowCompleted"
+	EventWorkflowFailed          = "WorkflowFailed"
+	EventWorkflowCanceled        = "WorkflowCanceled"
+)
+
+// Event is one entry of a workflow execution's history, and also the shape
+// of a new message handed to a workflow turn (then EventID is 0: the server
+// assigns it when the turn is acknowledged). Only the fields of its Kind are
+// set.
+type Event struct {
+	EventID   int64     `json:"event_id,omitempty"`
+	Kind      string    `json:"kind"`
+	Timestamp time.Time `json:"timestamp"`
+
+	// WorkflowStarted, ContinuedAsNew
+	WorkflowType string `json:"workflow_type,omitempty"`
+	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested
+	ActivityID   int64  `json:"activity_id,omitempty"`
+	ActivityType string `json:"activity_type,omitempty"`
+	// WorkflowStarted, ActivityScheduled
+	TaskQueue string `json:"task_queue,omitempty"`
+	// ActivityScheduled
+	Options *ActivityOptions `json:"options,omitempty"`
+	// ActivityCompleted, ActivityFailed
+	Attempt int32 `json:"attempt,omitempty"`
+	// ActivityCompleted, WorkflowCompleted
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	// ActivityFailed, WorkflowFailed
+	Error *Error `json:"error,omitempty"`
+	// TimerCreated, TimerFired
+	TimerID   int64    `json:"timer_id,omitempty"`
+	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string"`
+	// SignalReceived
+	SignalName string `json:"signal_name,omitempty"`
+	// ActivityCancelRequested, CancelRequested
+	Reason string `json:"reason,omitempty"`
+	// ContinuedAsNew: the execution that follows.
+	NewExecutionID int64 `json:"new_execution_id,omitempty"`
+}
+
+// ---------------------------------------------------------------------------
+// Workflow tasks (turns)
+
+// PollWorkflowTaskRequest is the body of POST /workflow-tasks/poll.
+type PollWorkflowTaskRequest struct {
+	TaskQueue string `json:"task_queue" validate:"required,name"`
+	WorkerID  string `json:"worker_id" validate:"required,name"`
+	// Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
+	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
+	// LockFor is how long the turn's lock lasts (default 10s, 1s … 10m).
+	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+}
+
+// WorkflowTask is a locked workflow turn: the execution's history and the new
+// messages to feed it.
+type WorkflowTask struct {
+	LockToken    string          `json:"lock_token"`
+	Namespace    string          `json:"namespace"`
+	InstanceID   string          `json:"instance_id"`
+	ExecutionID  int64           `json:"execution_id"`
+	WorkflowType string          `json:"workflow_type"`
+	TaskQueue    string          `json:"task_queue"`
+	Input        json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	LockedUntil  time.Time       `json:"locked_until"`
+	// Attempt counts failed turns since the last successful one (1 = first try).
+	Attempt  int32   `json:"attempt"`
+	History  []Event `json:"history"`
+	Messages []Event `json:"messages"`
+}
+
+// Command types of a workflow turn.
+const (
+	CommandScheduleActivity = "schedule_activity"
+	CommandStartTimer       = "start_timer"
+	CommandCompleteWorkflow = "complete_workflow"
+	CommandFailWorkflow     = "fail_workflow"
+	CommandCancelWorkflow   = "cancel_workflow"
+	CommandContinueAsNew    = "continue_as_new"
+)
+
+// Command is one decision of a workflow turn, in the order the code issued it.
+type Command struct {
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer complete_workflow fail_workflow cancel_workflow continue_as_new"`
+	// schedule_activity
+	ActivityID   int64            `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
+	ActivityType string           `json:"activity_type,omitempty" validate:"required_if=Type schedule_activity,omitempty,name"`
+	TaskQueue    string           `json:"task_queue,omitempty" validate:"omitempty,name"`
+	Options      *ActivityOptions `json:"options,omitempty"`
+	// schedule_activity, continue_as_new
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// start_timer
+	TimerID   int64    `json:"timer_id,omitempty" validate:"required_if=Type start_timer,gte=0"`
+	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string" validate:"gte=0"`
+	// complete_workflow
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	// fail_workflow
+	Error *Error `json:"error,omitempty" validate:"required_if=Type fail_workflow"`
+	// continue_as_new: optional new type or task queue.
+	WorkflowType string `json:"workflow_type,omitempty" validate:"omitempty,name"`
+}
+
+// ActivityOptions are the timeouts and retry policy of a scheduled activity.
+// Zero durations mean "no such timeout".
+type ActivityOptions struct {
+	ScheduleToStartTimeout Duration     `json:"schedule_to_start_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	StartToCloseTimeout    Duration     `json:"start_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	ScheduleToCloseTimeout Duration     `json:"schedule_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	HeartbeatTimeout       Duration     `json:"heartbeat_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	RetryPolicy            *RetryPolicy `json:"retry_policy,omitempty"`
+}
+
+// RetryPolicy says how the server retries a failed activity attempt. The
+// delay before attempt n+1 is min(initial_interval * backoff_coefficient^(n-1),
+// maximum_interval).
+type RetryPolicy struct {
+	// InitialInterval defaults to 1s.
+	InitialInterval Duration `json:"initial_interval,omitempty" swaggertype:"string" validate:"gte=0"`
+	// BackoffCoefficient defaults to 2 and must be >= 1.
+	BackoffCoefficient float64 `json:"backoff_coefficient,omitempty" validate:"omitempty,gte=1"`
+	// MaximumInterval defaults to 100 × InitialInterval.
+	MaximumInterval Duration `json:"maximum_interval,omitempty" swaggertype:"string" validate:"gte=0"`
+	// MaximumAttempts of 0 means unlimited; 1 means no retry.
+	MaximumAttempts int32 `json:"maximum_attempts,omitempty" validate:"gte=0"`
+	// NonRetryableErrorTypes fail the activity at once when the error's type matches.
+	NonRetryableErrorTypes []string `json:"non_retryable_error_types,omitempty"`
+}
+
+// ActivityCancel asks, within a turn, that the attempts of one activity be
+// flagged cancelled.
+type ActivityCancel struct {
+	ActivityID int64  `json:"activity_id" validate:"required,gt=0"`
+	Reason     string `json:"reason" validate:"required,max=256"`
+}
+
+// CompleteWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/complete.
+type CompleteWorkflowTaskRequest struct {
+	Commands        []Command        `json:"commands" validate:"max=10000,dive"`
+	ActivityCancels []ActivityCancel `json:"activity_cancels,omitempty" validate:"max=100000,dive"`
+}
+
+// CompleteWorkflowTaskResponse is the answer of a turn's ack.
+type CompleteWorkflowTaskResponse struct {
+	// Status is the instance status after the turn.
+	Status      string `json:"status"`
+	ExecutionID int64  `json:"execution_id"`
+	// NextEventID is the id the next event of the execution will get.
+	NextEventID int64 `json:"next_event_id"`
+}
+
+// FailWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/fail.
+type FailWorkflowTaskRequest struct {
+	Error Error `json:"error"`
+}
+
+// ---------------------------------------------------------------------------
+// Activity tasks (attempts)
+
+// PollActivityTaskRequest is the body of POST /activity-tasks/poll.
+type PollActivityTaskRequest struct {
+	TaskQueues []string `json:"task_queues" validate:"required,min=1,max=16,dive,name"`
+	WorkerID   string   `json:"worker_id" validate:"required,name"`
+	Wait       *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
+	// LockFor is the attempt's lock (default 30s, 1s … 10m); renew it with
+	// heartbeats.
+	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"30s"`
+}
+
+// CancelInfo tells a worker whether an attempt's cancellation was requested.
+type CancelInfo struct {
+	Requested bool   `json:"requested"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// ActivityTask is a locked activity attempt.
+type ActivityTask struct {
+	LockToken        string          `json:"lock_token"`
+	Namespace        string          `json:"namespace"`
+	InstanceID       string          `json:"instance_id"`
+	ExecutionID      int64           `json:"execution_id"`
+	ActivityID       int64           `json:"activity_id"`
+	Attempt          int32           `json:"attempt"`
+	ActivityType     string          `json:"activity_type"`
+	TaskQueue        string          `json:"task_queue"`
+	WorkflowType     string          `json:"workflow_type"`
+	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
+	ScheduledAt      time.Time       `json:"scheduled_at"`
+	StartedAt        time.Time       `json:"started_at"`
+	LockedUntil      time.Time       `json:"locked_until"`
+	DeliveryCount    int32           `json:"delivery_count"`
+	Options          ActivityOptions `json:"options"`
+	Cancel           CancelInfo      `json:"cancel"`
+}
+
+// ActivityHeartbeatRequest is the body of POST /activity-tasks/{token}/heartbeat.
+type ActivityHeartbeatRequest struct {
+	Details   json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+	ExtendFor Duration        `json:"extend_for,omitempty" swaggertype:"string" example:"30s"`
+}
+
+// ActivityHeartbeatResponse is the answer of an attempt's heartbeat.
+type ActivityHeartbeatResponse struct {
+	CancelRequested bool      `json:"cancel_requested"`
+	Reason          string    `json:"reason,omitempty"`
+	LockedUntil     time.Time `json:"locked_until"`
+}
+
+// CompleteActivityTaskRequest is the body of POST /activity-tasks/{token}/complete.
+type CompleteActivityTaskRequest struct {
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+}
+
+// FailActivityTaskRequest is the body of POST /activity-tasks/{token}/fail.
+type FailActivityTaskRequest struct {
+	Error Error `json:"error"`
+}
+
+// AbandonActivityTaskRequest is the body of POST /activity-tasks/{token}/abandon:
+// the worker gives the attempt back unfinished (it is shutting down); it is
+// delivered again after Delay.
+type AbandonActivityTaskRequest struct {
+	Delay Duration `json:"delay,omitempty" swaggertype:"string" validate:"gte=0"`
+}
+
+// ActivityAckResponse is the answer of an attempt's complete, fail or abandon.
+type ActivityAckResponse struct {
+	// Outcome is what the server did with the report: "delivered" (the
+	// workflow will see it), "retry_scheduled" (a new attempt follows),
+	// "stale" (the attempt had been cancelled or superseded; the report was
+	// dropped), or "abandoned".
+	Outcome string `json:"outcome"`
+}
+
+// ---------------------------------------------------------------------------
+// Workers and task queues
+
+// WorkerHeartbeatRequest is the body of POST /workers/heartbeat.
+type WorkerHeartbeatRequest struct {
+	WorkerID          string            `json:"worker_id" validate:"required,name"`
+	Identity          string            `json:"identity,omitempty" validate:"max=256"`
+	Host              string            `json:"host,omitempty" validate:"max=256"`
+	TaskQueues        []string          `json:"task_queues,omitempty" validate:"max=16,dive,name"`
+	HostTaskQueue     string            `json:"host_task_queue,omitempty" validate:"omitempty,name"`
+	BuildID           string            `json:"build_id,omitempty" validate:"max=256"`
+	Metadata          map[string]string `json:"metadata,omitempty" validate:"max=64"`
+	LeaseDuration     Duration          `json:"lease_duration" swaggertype:"string" example:"10s"`
+	BoundActivities   []string          `json:"bound_activities,omitempty" validate:"max=10000"`
+	UnboundActivities []string          `json:"unbound_activities,omitempty" validate:"max=10000"`
+}
+
+// AttemptCancel is the cancel info of one attempt a worker holds.
+type AttemptCancel struct {
+	LockToken string `json:"lock_token"`
+	Reason    string `json:"reason"`
+}
+
+// WorkerHeartbeatResponse is the answer of POST /workers/heartbeat.
+type WorkerHeartbeatResponse struct {
+	State          string          `json:"state"`
+	LeaseExpiresAt time.Time       `json:"lease_expires_at"`
+	Cancels        []AttemptCancel `json:"cancels"`
+	// Lost lists held tokens the server no longer knows as this worker's
+	// (completed, expired, or taken over): the worker should stop them.
+	Lost []string `json:"lost,omitempty"`
+}
+
+// Worker describes a worker session.
+type Worker struct {
+	Namespace       string            `json:"namespace"`
+	WorkerID        string            `json:"worker_id"`
+	Identity        string            `json:"identity,omitempty"`
+	Host            string            `json:"host,omitempty"`
+	TaskQueues      []string          `json:"task_queues"`
+	HostTaskQueue   string            `json:"host_task_queue,omitempty"`
+	BuildID         string            `json:"build_id,omitempty"`
+	Metadata        map[string]string `json:"metadata,omitempty"`
+	State           string            `json:"state"`
+	LeaseDuration   Duration          `json:"lease_duration" swaggertype:"string"`
+	LeaseExpiresAt  time.Time         `json:"lease_expires_at"`
+	LastHeartbeatAt time.Time         `json:"last_heartbeat_at"`
+	StateChangedAt  time.Time         `json:"state_changed_at"`
+	CreatedAt       time.Time         `json:"created_at"`
+	BoundActivities []BoundActivity   `json:"bound_activities"`
+}
+
+// BoundActivity is an attempt bound to a worker.
+type BoundActivity struct {
+	LockToken       string    `json:"lock_token"`
+	InstanceID      string    `json:"instance_id"`
+	ExecutionID     int64     `json:"execution_id"`
+	ActivityID      int64     `json:"activity_id"`
+	Attempt         int32     `json:"attempt"`
+	ActivityType    string    `json:"activity_type"`
+	TaskQueue       string    `json:"task_queue"`
+	LockedUntil     time.Time `json:"locked_until"`
+	CancelRequested bool      `json:"cancel_requested"`
+	CancelReason    string    `json:"cancel_reason,omitempty"`
+}
+
+// ListWorkersResponse is the answer of GET /workers.
+type ListWorkersResponse struct {
+	Workers []Worker `json:"workers"`
+}
+
+// TaskQueue describes a task queue: its backlog and who serves it.
+type TaskQueue struct {
+	Name string `json:"name"`
+	// Backlog counts attempts waiting (visible and not locked).
+	Backlog int64 `json:"backlog"`
+	// OldestBacklogAge is the age of the oldest waiting attempt.
+	OldestBacklogAge Duration `json:"oldest_backlog_age" swaggertype:"string"`
+	// Running counts locked attempts.
+	Running int64 `json:"running"`
+	// WorkflowBacklog counts workflow instances with a visible message.
+	WorkflowBacklog int64 `json:"workflow_backlog"`
+	// Pollers lists workers with a long poll open on this queue on this server.
+	Pollers []string `json:"pollers"`
+	// Workers lists the live (active) workers that serve this queue.
+	Workers []string `json:"workers"`
+	// IsHostQueue is true when the name is some worker's host task queue.
+	IsHostQueue bool `json:"is_host_queue"`
+	// Orphaned is true for a host queue whose worker is not active.
+	Orphaned bool `json:"orphaned"`
+}

@@ -1,0 +1,111 @@
+// Package store is Tether's provider: every durable operation of a workflow
+// turn, an activity attempt and a worker session, each one PostgreSQL
+// transaction over the sqlc-generated queries in db/gen.
+//
+// The store never holds state of its own between calls; several server
+// replicas may run against one database.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Errors a caller can match with errors.Is.
+var (
+	// ErrNotFound: no such workflow instance, worker or task.
+	ErrNotFound = errors.New("not found")
+	// ErrAlreadyRunning: a running instance already has that id.
+	ErrAlreadyRunning = errors.New("workflow already running")
+	// ErrNotRunning: the instance has finished; the request needs a running one.
+	ErrNotRunning = errors.New("workflow not running")
+	// ErrRunning: the instance is still running (delete without force).
+	ErrRunning = errors.New("workflow still running")
+	// ErrLockLost: the lock token is unknown, expired, or already acknowledged.
+	ErrLockLost = errors.New("lock lost")
+	// ErrWorkerGone: the worker session was cleaned up; register a new worker id.
+	ErrWorkerGone = errors.New("worker cleaned up")
+	// ErrBadPageToken: a list page token that this server did not issue.
+	ErrBadPageToken = errors.New("invalid page token")
+)
+
+// InvalidError is a request that is well formed but breaks a rule the store
+// enforces (an activity id gap, a command after a terminal one). Field names
+// the offending JSON field, as a path such as "commands[2].activity_id".
+type InvalidError struct {
+	Field   string
+	Message string
+}
+
+func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Message) }
+
+// Options tune the store. The zero value of each field selects its default.
+type Options struct {
+	// MaxDeliveries is how many times an attempt may be handed out without
+	// being completed (lock expiries) before it is failed as poison. Default 10.
+	MaxDeliveries int32
+	// TurnRetryBase and TurnRetryMax bound the backoff after a failed workflow
+	// turn. Defaults 1s and 60s.
+	TurnRetryBase time.Duration
+	TurnRetryMax  time.Duration
+	// MinLease and MaxLease bound a worker's lease duration. Defaults 1s and 5m.
+	MinLease time.Duration
+	MaxLease time.Duration
+	// CleanupDelay is how long an inactive worker is kept before it is
+	// cleaned up. Default 60m.
+	CleanupDelay time.Duration
+	// SweepBatch is the most rows one sweeper statement handles. Default 1000.
+	SweepBatch int32
+	// Now, when set, replaces the database clock in Go-side computations
+	// (never in SQL). For tests.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxDeliveries <= 0 {
+		o.MaxDeliveries = 10
+	}
+	if o.TurnRetryBase <= 0 {
+		o.TurnRetryBase = time.Second
+	}
+	if o.TurnRetryMax <= 0 {
+		o.TurnRetryMax = time.Minute
+	}
+	if o.MinLease <= 0 {
+		o.MinLease = time.Second
+	}
+	if o.MaxLease <= 0 {
+		o.MaxLease = 5 * time.Minute
+	}
+	if o.CleanupDelay <= 0 {
+		o.CleanupDelay = 60 * time.Minute
+	}
+	if o.SweepBatch <= 0 {
+		o.SweepBatch = 1000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Store is the provider over one PostgreSQL database.
+type Store struct {
+	pool *pgxpool.Pool
+	opts Options
+}
+
+// New returns a Store over pool. The schema must be migrated
+// (see db/migrations).
+func New(pool *pgxpool.Pool, opts Options) *Store {
+	return &Store{pool: pool, opts: opts.withDefaults()}
+}
+
+// Pool returns the store's connection pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Options returns the store's options, defaults filled in.
+func (s *Store) Options() Options { return s.opts }
