@@ -8,8 +8,10 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
+	"reflect"
+	"strconv"
 	"time"
 )
 
@@ -42,23 +44,50 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes a duration string such as "250ms" or a number of
-// nanoseconds.
+// nanoseconds; null leaves d unchanged. A value of another kind or a string
+// that is not a duration is reported as a *json.UnmarshalTypeError, so that
+// encoding/json names the offending field in the error.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		var n int64
 		if err2 := json.Unmarshal(b, &n); err2 != nil {
-			return fmt.Errorf("duration must be a string such as \"30s\"")
+			return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[Duration]()}
 		}
 		*d = Duration(n)
 		return nil
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("invalid duration %q: use a Go duration such as \"30s\"", s)
+		return &json.UnmarshalTypeError{Value: "string " + strconv.Quote(s), Type: reflect.TypeFor[Duration]()}
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// jsonKind describes a JSON value the way encoding/json's errors do.
+func jsonKind(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return "value"
+	}
+	switch b[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	default:
+		return "number " + string(b)
+	}
 }
 
 // Error is a failure recorded for an activity or a workflow.
@@ -157,6 +186,9 @@ type CancelWorkflowRequest struct {
 type SignalRequest struct {
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 }
+
+// Empty is the body of an answer that carries nothing but its status.
+type Empty struct{}
 
 // Accepted is the body of a 202 answer.
 type Accepted struct {
@@ -344,8 +376,8 @@ type FailWorkflowTaskRequest struct {
 
 // PollActivityTaskRequest is the body of POST /activity-tasks/poll.
 type PollActivityTaskRequest struct {
-	TaskQueues []string `json:"task_queues" validate:"required,min=1,max=16,dive,name"`
-	WorkerID   string   `json:"worker_id" validate:"required,name"`
+	TaskQueues []string  `json:"task_queues" validate:"required,min=1,max=16,dive,name"`
+	WorkerID   string    `json:"worker_id" validate:"required,name"`
 	Wait       *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 	// LockFor is the attempt's lock (default 30s, 1s … 10m); renew it with
 	// heartbeats.
@@ -433,6 +465,12 @@ type WorkerHeartbeatRequest struct {
 	LeaseDuration     Duration          `json:"lease_duration" swaggertype:"string" example:"10s"`
 	BoundActivities   []string          `json:"bound_activities,omitempty" validate:"max=10000"`
 	UnboundActivities []string          `json:"unbound_activities,omitempty" validate:"max=10000"`
+	// Wait, when set, holds the answer until an attempt bound to this
+	// worker is flagged cancelled, or until Wait elapses (at most 60s and at
+	// most half of LeaseDuration); the heartbeat is then renewed and
+	// answered. A worker that keeps such a heartbeat open learns of a
+	// cancellation as soon as it is decided instead of at its next renewal.
+	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"5s"`
 }
 
 // AttemptCancel is the cancel info of one attempt a worker holds.

@@ -98,6 +98,9 @@ CREATE TABLE worker_queue (
     workflow_task_queue         text        NOT NULL,
     input                       jsonb,
     options                     jsonb       NOT NULL DEFAULT '{}',
+    -- per-attempt timeouts in milliseconds (0 = none), applied at fetch
+    start_to_close_ms           bigint      NOT NULL DEFAULT 0,
+    heartbeat_timeout_ms        bigint      NOT NULL DEFAULT 0,
     scheduled_at                timestamptz NOT NULL DEFAULT now(),
     visible_at                  timestamptz NOT NULL DEFAULT now(),
     schedule_to_start_deadline  timestamptz,

@@ -1,0 +1,22 @@
+-- name: GetHistory :many
+SELECT event_id, kind, payload, created_at FROM history
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
+ORDER BY event_id;
+
+-- name: ActivityStates :many
+-- For each activity of an execution, whether it is done (completed, failed
+-- or cancel-requested). Activities not done are outstanding.
+SELECT activity_id::bigint AS activity_id,
+       bool_or(kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested'))::boolean AS done
+FROM history
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
+  AND activity_id IS NOT NULL
+GROUP BY activity_id;
+
+-- name: AppendEvents :exec
+-- Appends a turn's events in one statement. created_at NULL means now().
+INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
+SELECT sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(execution_id), e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,
+       COALESCE(e.created_at, now())
+FROM jsonb_to_recordset(sqlc.arg(events)::jsonb)
+    AS e(event_id bigint, kind text, activity_id bigint, timer_id bigint, payload jsonb, created_at timestamptz);

@@ -1,0 +1,117 @@
+-- name: StartInstance :one
+-- Creates an instance, or restarts a finished one as its next execution.
+-- No row comes back when a running instance holds the id.
+INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
+VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
+        CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END)
+ON CONFLICT (namespace, instance_id) DO UPDATE SET
+    workflow_type = EXCLUDED.workflow_type,
+    task_queue = EXCLUDED.task_queue,
+    status = 'running',
+    execution_id = i.execution_id + 1,
+    input = EXCLUDED.input,
+    result = NULL,
+    error = NULL,
+    next_event_id = 1,
+    next_activity_id = 1,
+    next_timer_id = 1,
+    cancel_requested = false,
+    cancel_reason = NULL,
+    execution_deadline = EXCLUDED.execution_deadline,
+    lock_token = NULL,
+    locked_until = NULL,
+    locked_by = NULL,
+    task_failures = 0,
+    last_task_error = NULL,
+    created_at = now(),
+    updated_at = now(),
+    completed_at = NULL
+WHERE i.status <> 'running'
+RETURNING execution_id, status;
+
+-- name: GetInstance :one
+SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: ListInstances :many
+-- Keyset paging, newest first.
+SELECT * FROM instances
+WHERE namespace = sqlc.arg(namespace)
+  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
+  AND (sqlc.narg(workflow_type)::text IS NULL OR workflow_type = sqlc.narg(workflow_type)::text)
+  AND (sqlc.narg(before_created)::timestamptz IS NULL
+       OR (created_at, instance_id) < (sqlc.narg(before_created)::timestamptz, sqlc.arg(before_id)::text))
+ORDER BY created_at DESC, instance_id DESC
+LIMIT sqlc.arg(max_rows);
+
+-- name: RequestCancel :one
+-- Marks a running instance cancel-requested; no row when it is finished or
+-- already cancel-requested (the first reason wins).
+UPDATE instances SET cancel_requested = true, cancel_reason = sqlc.arg(reason), updated_at = now()
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
+  AND status = 'running' AND NOT cancel_requested
+RETURNING execution_id, task_queue;
+
+-- name: LockNextInstance :one
+-- Locks one running, unlocked instance of the task queue that has a visible
+-- message: the workflow-turn fetch.
+UPDATE instances i
+SET lock_token = gen_random_uuid(),
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    locked_by = sqlc.arg(worker_id)
+FROM (
+    SELECT i2.namespace, i2.instance_id
+    FROM orchestrator_queue q
+    JOIN instances i2 ON i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+    WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
+      AND i2.status = 'running'
+      AND (i2.locked_until IS NULL OR i2.locked_until < now())
+    ORDER BY q.visible_at
+    LIMIT 1
+    FOR UPDATE OF i2 SKIP LOCKED
+) c
+WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
+RETURNING i.*;
+
+-- name: GetLockedInstance :one
+-- The ack's first step: the instance whose lock the token still holds.
+SELECT * FROM instances
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+FOR UPDATE;
+
+-- name: ReleaseInstance :exec
+UPDATE instances SET lock_token = NULL, locked_until = NULL, locked_by = NULL
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: FailInstanceTurn :exec
+UPDATE instances
+SET lock_token = NULL, locked_until = NULL, locked_by = NULL,
+    task_failures = task_failures + 1, last_task_error = sqlc.arg(last_task_error), updated_at = now()
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: FinishTurn :exec
+-- Writes the instance after a turn and releases its lock.
+UPDATE instances
+SET status = sqlc.arg(status),
+    execution_id = sqlc.arg(execution_id),
+    workflow_type = sqlc.arg(workflow_type),
+    input = sqlc.arg(input),
+    result = sqlc.arg(result),
+    error = sqlc.arg(error),
+    next_event_id = sqlc.arg(next_event_id),
+    next_activity_id = sqlc.arg(next_activity_id),
+    next_timer_id = sqlc.arg(next_timer_id),
+    completed_at = CASE WHEN sqlc.arg(status)::text = 'running' THEN NULL ELSE now() END,
+    lock_token = NULL, locked_until = NULL, locked_by = NULL,
+    task_failures = 0, last_task_error = NULL,
+    updated_at = now()
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: DeleteInstance :one
+DELETE FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
+RETURNING status, execution_id;
+
+-- name: DeleteHistory :exec
+DELETE FROM history WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: GetInstanceForUpdate :one
+SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) FOR UPDATE;

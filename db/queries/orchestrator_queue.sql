@@ -1,0 +1,54 @@
+-- name: EnqueueMessages :many
+-- Enqueues messages to instances that are running (and, when execution_id
+-- is given, still on that execution); messages to anything else are dropped
+-- here. Returns the task queues that received a visible message.
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
+FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
+    AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
+JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = m.instance_id
+WHERE i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
+RETURNING task_queue, visible_at <= now() AS visible;
+
+-- name: LockMessages :many
+-- Marks the visible messages of an instance as consumed by this turn.
+UPDATE orchestrator_queue SET lock_token = sqlc.arg(lock_token)
+WHERE id IN (
+    SELECT q.id FROM orchestrator_queue q
+    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id) AND q.visible_at <= now()
+    ORDER BY q.id
+    LIMIT sqlc.arg(max_messages)
+)
+RETURNING id, execution_id, kind, payload, visible_at, created_at;
+
+-- name: GetLockedMessages :many
+SELECT id, execution_id, kind, payload, visible_at, created_at FROM orchestrator_queue
+WHERE lock_token = sqlc.arg(lock_token) ORDER BY id;
+
+-- name: DeleteLockedMessages :exec
+DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token);
+
+-- name: DeferLockedMessages :exec
+-- A failed turn: its messages become visible again after the backoff.
+UPDATE orchestrator_queue
+SET lock_token = NULL, visible_at = now() + sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
+WHERE lock_token = sqlc.arg(lock_token);
+
+-- name: DeleteInstanceMessages :exec
+DELETE FROM orchestrator_queue WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: DeleteExecutionMessages :exec
+-- After continue-as-new: drops what was addressed to the old execution
+-- (timers, activity results); signals (execution_id NULL) carry over.
+DELETE FROM orchestrator_queue
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id);
+
+-- name: NextWorkflowWake :one
+SELECT visible_at FROM orchestrator_queue
+WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue) AND visible_at > now()
+ORDER BY visible_at
+LIMIT 1;
+
+-- name: Notify :exec
+SELECT pg_notify(sqlc.arg(channel)::text, k) FROM unnest(sqlc.arg(keys)::text[]) AS k;

@@ -1,0 +1,211 @@
+-- name: InsertAttempts :exec
+-- Inserts activity attempts in one statement (a turn's new activities,
+-- retries, reschedules).
+INSERT INTO worker_queue (
+    namespace, task_queue, instance_id, execution_id, activity_id, attempt,
+    activity_type, workflow_type, workflow_task_queue, input, options,
+    start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
+    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline)
+SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
+       a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
+       COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
+       now(),
+       now() + COALESCE(a.delay_ms, 0) * interval '1 millisecond',
+       CASE WHEN a.schedule_to_start_ms > 0
+            THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
+       COALESCE(a.schedule_to_close_deadline,
+                CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END)
+FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
+    task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
+    activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
+    start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
+    delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
+    schedule_to_close_deadline timestamptz);
+
+-- name: FetchAttempts :many
+-- Claims up to max_tasks visible attempts of the task queues (in the order
+-- the queues are given), binding them to the worker in the same statement.
+UPDATE worker_queue w
+SET lock_token = gen_random_uuid(),
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    worker_id = sqlc.arg(worker_id),
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                   THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
+    heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                              THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
+FROM (
+    SELECT x.id
+    FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
+    CROSS JOIN LATERAL (
+        SELECT wq.id FROM worker_queue wq
+        WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+          AND wq.lock_token IS NULL AND wq.visible_at <= now()
+        ORDER BY wq.visible_at, wq.id
+        LIMIT sqlc.arg(max_tasks)
+        FOR UPDATE SKIP LOCKED
+    ) x
+    LIMIT sqlc.arg(max_tasks)
+) c
+WHERE w.id = c.id
+RETURNING w.*;
+
+-- name: HeartbeatAttempt :one
+-- Extends the lock even when cancellation was requested, and returns the
+-- cancel info. Details, when given, are recorded and reset the heartbeat
+-- timeout.
+UPDATE worker_queue
+SET locked_until = now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond',
+    heartbeat_details = CASE WHEN sqlc.arg(has_details)::boolean THEN sqlc.arg(details)::jsonb ELSE heartbeat_details END,
+    last_heartbeat_at = CASE WHEN sqlc.arg(has_details)::boolean THEN now() ELSE last_heartbeat_at END,
+    heartbeat_deadline = CASE WHEN sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
+                              THEN now() + heartbeat_timeout_ms * interval '1 millisecond'
+                              ELSE heartbeat_deadline END
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+RETURNING cancel_requested, cancel_reason, locked_until;
+
+-- name: TakeAttempt :one
+-- Removes a held attempt (complete, fail): the caller decides what follows.
+DELETE FROM worker_queue
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+RETURNING *;
+
+-- name: AbandonAttempt :one
+UPDATE worker_queue
+SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
+    start_to_close_deadline = NULL, heartbeat_deadline = NULL,
+    visible_at = now() + sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+RETURNING *;
+
+-- name: DeleteAttempts :exec
+DELETE FROM worker_queue WHERE id = ANY(sqlc.arg(ids)::bigint[]);
+
+-- name: FlagExecution :many
+-- Flags every attempt of an execution cancelled (first reason wins) in one
+-- predicate update; returns the workers holding a flagged attempt.
+WITH u AS (
+    UPDATE worker_queue
+    SET cancel_requested = true,
+        cancel_reason = COALESCE(cancel_reason, sqlc.arg(reason)::text),
+        cancel_requested_at = COALESCE(cancel_requested_at, now()),
+        start_to_close_deadline = NULL, heartbeat_deadline = NULL
+    WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
+      AND NOT cancel_requested
+    RETURNING worker_id
+)
+SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL;
+
+-- name: FlagActivities :many
+-- Flags every attempt of the named activities cancelled, set-based (one
+-- statement per batch); returns the workers holding a flagged attempt.
+WITH u AS (
+    UPDATE worker_queue w
+    SET cancel_requested = true,
+        cancel_reason = COALESCE(w.cancel_reason, c.reason),
+        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+        start_to_close_deadline = NULL, heartbeat_deadline = NULL
+    FROM jsonb_to_recordset(sqlc.arg(cancels)::jsonb) AS c(activity_id bigint, reason text)
+    WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
+      AND w.execution_id = sqlc.arg(execution_id)
+      AND w.activity_id = c.activity_id AND NOT w.cancel_requested
+    RETURNING w.worker_id
+)
+SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL;
+
+-- name: NextActivityWake :one
+SELECT min(x.visible_at)::timestamptz AS next_visible
+FROM unnest(sqlc.arg(task_queues)::text[]) AS tq(name)
+CROSS JOIN LATERAL (
+    SELECT visible_at FROM worker_queue
+    WHERE namespace = sqlc.arg(namespace) AND task_queue = tq.name
+      AND lock_token IS NULL AND visible_at > now()
+    ORDER BY visible_at
+    LIMIT 1
+) x
+HAVING count(*) > 0;
+
+-- name: ExpireLocks :many
+-- Releases attempts whose lock expired, so they can be delivered again.
+UPDATE worker_queue w
+SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
+    start_to_close_deadline = NULL, heartbeat_deadline = NULL
+FROM (
+    SELECT id FROM worker_queue
+    WHERE lock_token IS NOT NULL AND locked_until < now()
+    ORDER BY locked_until
+    LIMIT sqlc.arg(max_rows)
+    FOR UPDATE SKIP LOCKED
+) c
+WHERE w.id = c.id
+RETURNING w.*;
+
+-- name: TakeScheduleToStartExpired :many
+DELETE FROM worker_queue
+WHERE id IN (
+    SELECT id FROM worker_queue
+    WHERE lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
+      AND NOT cancel_requested
+    ORDER BY schedule_to_start_deadline
+    LIMIT sqlc.arg(max_rows)
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING *;
+
+-- name: FlagAttemptTimeouts :many
+-- StartToClose and Heartbeat timeouts: the running attempt is flagged
+-- cancelled; the caller schedules the next attempt or fails the activity.
+UPDATE worker_queue w
+SET cancel_requested = true,
+    cancel_reason = CASE WHEN w.start_to_close_deadline < now() THEN 'timeout:start_to_close'
+                         ELSE 'timeout:heartbeat' END,
+    cancel_requested_at = now(),
+    start_to_close_deadline = NULL, heartbeat_deadline = NULL
+FROM (
+    SELECT id FROM worker_queue
+    WHERE start_to_close_deadline < now() AND NOT cancel_requested
+    UNION
+    SELECT id FROM worker_queue
+    WHERE heartbeat_deadline < now() AND NOT cancel_requested
+    LIMIT sqlc.arg(max_rows)
+) c
+WHERE w.id = c.id AND NOT w.cancel_requested
+RETURNING w.*;
+
+-- name: FlagScheduleToCloseExpired :many
+UPDATE worker_queue w
+SET cancel_requested = true,
+    cancel_reason = COALESCE(w.cancel_reason, 'timeout:schedule_to_close'),
+    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+    start_to_close_deadline = NULL, heartbeat_deadline = NULL
+FROM (
+    SELECT id FROM worker_queue
+    WHERE schedule_to_close_deadline < now() AND NOT cancel_requested
+    ORDER BY schedule_to_close_deadline
+    LIMIT sqlc.arg(max_rows)
+    FOR UPDATE SKIP LOCKED
+) c
+WHERE w.id = c.id
+RETURNING w.*;
+
+-- name: DeleteCancelledUnlocked :execrows
+-- Cancelled attempts nobody holds: kept for a while so that a worker can
+-- see the flag on fetch, then dropped.
+DELETE FROM worker_queue
+WHERE id IN (
+    SELECT id FROM worker_queue
+    WHERE cancel_requested AND lock_token IS NULL AND cancel_requested_at < now() - sqlc.arg(older_than_ms)::bigint * interval '1 millisecond'
+    LIMIT sqlc.arg(max_rows)
+    FOR UPDATE SKIP LOCKED
+);
+
+-- name: QueueStats :one
+SELECT count(*) FILTER (WHERE lock_token IS NULL AND visible_at <= now())::bigint AS backlog,
+       COALESCE(EXTRACT(EPOCH FROM now() - min(visible_at) FILTER (WHERE lock_token IS NULL AND visible_at <= now())) * 1000, 0)::bigint AS oldest_ms,
+       count(*) FILTER (WHERE lock_token IS NOT NULL)::bigint AS running
+FROM worker_queue WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue);
+
+-- name: WorkflowQueueBacklog :one
+SELECT count(DISTINCT instance_id)::bigint FROM orchestrator_queue
+WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue) AND visible_at <= now();

@@ -1,0 +1,448 @@
+// Package engine decides what a workflow turn, an activity retry and a
+// timeout mean, without HTTP and without SQL: the store hands it what it read
+// inside a transaction and writes back what the engine planned.
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// Cancel reasons recorded on attempts and in ActivityCancelRequested events.
+const (
+	ReasonWorkflowCanceled   = "workflow_canceled"
+	ReasonWorkflowFailed     = "workflow_failed"
+	ReasonWorkflowCompleted  = "workflow_completed"
+	ReasonContinuedAsNew     = "continued_as_new"
+	ReasonInstanceDeleted    = "instance_deleted"
+	ReasonStartToClose       = "timeout:start_to_close"
+	ReasonHeartbeatTimeout   = "timeout:heartbeat"
+	ReasonScheduleToClose    = "timeout:schedule_to_close"
+	ReasonWorkerLost         = "worker_lost"
+	ReasonSelectLoserTimeout = "select_loser:timeout"
+	ReasonSelectLoserOther   = "select_loser:other"
+)
+
+// Error types Tether itself records.
+const (
+	ErrorTypeTimeout        = "Timeout"
+	ErrorTypeWorkerLost     = "WorkerLost"
+	ErrorTypePoison         = "Poison"
+	ErrorTypeNondeterminism = "Nondeterminism"
+)
+
+// Timeout kinds (api.Error.TimeoutType).
+const (
+	TimeoutScheduleToStart = "schedule_to_start"
+	TimeoutStartToClose    = "start_to_close"
+	TimeoutHeartbeat       = "heartbeat"
+	TimeoutScheduleToClose = "schedule_to_close"
+)
+
+// Message is a message to an instance, as read from the orchestrator queue.
+type Message struct {
+	ID          int64
+	ExecutionID *int64
+	Event       api.Event
+}
+
+// ActivityDone maps each activity id scheduled in an execution to whether it
+// is done (completed, failed or cancel-requested). An id missing from the
+// map was never scheduled.
+type ActivityDone map[int64]bool
+
+// FilterMessages drops the messages a turn must not see: results addressed
+// to another execution, results of activities that are done or unknown, and
+// duplicates within the batch. WorkflowStarted, if present, comes first. The
+// input slice is not modified.
+func FilterMessages(executionID int64, done ActivityDone, msgs []Message) []Message {
+	seen := make(map[int64]bool)
+	out := make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.ExecutionID != nil && *m.ExecutionID != executionID {
+			continue
+		}
+		switch m.Event.Kind {
+		case api.EventActivityCompleted, api.EventActivityFailed:
+			id := m.Event.ActivityID
+			d, scheduled := done[id]
+			if !scheduled || d || seen[id] {
+				continue
+			}
+			seen[id] = true
+		}
+		out = append(out, m)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Event.Kind == api.EventWorkflowStarted && out[j].Event.Kind != api.EventWorkflowStarted
+	})
+	return out
+}
+
+// Instance is what a turn needs to know of the instance it runs on.
+type Instance struct {
+	InstanceID     string
+	ExecutionID    int64
+	WorkflowType   string
+	TaskQueue      string
+	Input          json.RawMessage
+	NextEventID    int64
+	NextActivityID int64
+	NextTimerID    int64
+}
+
+// TurnInput is everything a turn's ack is decided from.
+type TurnInput struct {
+	Instance        Instance
+	Messages        []Message // already filtered
+	Done            ActivityDone
+	Commands        []api.Command
+	ActivityCancels []api.ActivityCancel
+}
+
+// PlannedEvent is an event the turn appends. Time nil means "commit time".
+type PlannedEvent struct {
+	Event api.Event
+	Time  *time.Time
+}
+
+// NewAttempt is the first attempt of an activity scheduled by the turn.
+type NewAttempt struct {
+	ActivityID   int64
+	ActivityType string
+	TaskQueue    string
+	Input        json.RawMessage
+	Options      api.ActivityOptions
+}
+
+// NewTimer is a timer started by the turn.
+type NewTimer struct {
+	TimerID   int64
+	FireAfter time.Duration
+}
+
+// TurnPlan is what the store writes for an acknowledged turn.
+type TurnPlan struct {
+	// Events to append, in order, numbered from Instance.NextEventID.
+	Events []PlannedEvent
+	// CancelAllFirst: a cancel request was consumed; flag every attempt of
+	// the execution (reason workflow_canceled) before inserting NewAttempts.
+	CancelAllFirst bool
+	NewAttempts    []NewAttempt
+	Timers         []NewTimer
+	// ActivityCancels to flag after NewAttempts are inserted (outstanding
+	// activities only, first reason kept).
+	ActivityCancels []api.ActivityCancel
+	// TerminalReason, when set, flags every remaining attempt of the
+	// execution with this reason after everything else.
+	TerminalReason string
+
+	Status         string
+	Result         json.RawMessage
+	Error          *api.Error
+	NextEventID    int64
+	NextActivityID int64
+	NextTimerID    int64
+	// ContinueAsNew: the instance moves to ExecutionID+1 with NewInput.
+	ContinueAsNew   bool
+	NewWorkflowType string
+	NewInput        json.RawMessage
+}
+
+// InvalidCommandError is a turn the server refuses; Field names the offending
+// JSON field.
+type InvalidCommandError struct {
+	Field   string
+	Message string
+}
+
+func (e *InvalidCommandError) Error() string { return e.Field + ": " + e.Message }
+
+func terminal(t string) bool {
+	switch t {
+	case api.CommandCompleteWorkflow, api.CommandFailWorkflow, api.CommandCancelWorkflow, api.CommandContinueAsNew:
+		return true
+	}
+	return false
+}
+
+// PlanTurn validates a turn's commands against the instance and plans its
+// writes. The order of events is the protocol's (docs/architecture.md):
+// message events; cancel-requests of outstanding activities if a cancel
+// request was consumed; command events; the turn's activity cancels; and,
+// for a terminal command, cancel-requests of what is still outstanding and
+// the terminal event.
+func PlanTurn(in TurnInput) (TurnPlan, error) {
+	inst := in.Instance
+	p := TurnPlan{
+		Status:         api.StatusRunning,
+		NextActivityID: inst.NextActivityID,
+		NextTimerID:    inst.NextTimerID,
+	}
+	// outstanding: scheduled, not done. Tracks this turn's changes too.
+	outstanding := make(map[int64]bool)
+	for id, d := range in.Done {
+		if !d {
+			outstanding[id] = true
+		}
+	}
+	cancelOutstanding := func(reason string) {
+		ids := make([]int64, 0, len(outstanding))
+		for id := range outstanding {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+				Kind: api.EventActivityCancelRequested, ActivityID: id, Reason: reason,
+			}})
+			delete(outstanding, id)
+		}
+	}
+
+	// 1. Message events.
+	cancelConsumed := false
+	for _, m := range in.Messages {
+		ev := m.Event
+		ev.EventID = 0
+		t := ev.Timestamp
+		p.Events = append(p.Events, PlannedEvent{Event: ev, Time: &t})
+		switch ev.Kind {
+		case api.EventActivityCompleted, api.EventActivityFailed:
+			delete(outstanding, ev.ActivityID)
+		case api.EventCancelRequested:
+			cancelConsumed = true
+		}
+	}
+	// 2. A consumed cancel request flags everything outstanding now.
+	if cancelConsumed {
+		p.CancelAllFirst = true
+		cancelOutstanding(ReasonWorkflowCanceled)
+	}
+
+	// 3. Commands.
+	var term *api.Command
+	for i := range in.Commands {
+		c := in.Commands[i]
+		field := func(f string) string { return fmt.Sprintf("commands[%d].%s", i, f) }
+		if term != nil {
+			return TurnPlan{}, &InvalidCommandError{Field: fmt.Sprintf("commands[%d]", i),
+				Message: "no command may follow " + term.Type}
+		}
+		switch c.Type {
+		case api.CommandScheduleActivity:
+			if c.ActivityID != p.NextActivityID {
+				return TurnPlan{}, &InvalidCommandError{Field: field("activity_id"),
+					Message: fmt.Sprintf("expected activity_id %d (ids are a per-execution sequence without gaps or repeats), got %d", p.NextActivityID, c.ActivityID)}
+			}
+			if c.ActivityType == "" {
+				return TurnPlan{}, &InvalidCommandError{Field: field("activity_type"), Message: "required"}
+			}
+			opts := api.ActivityOptions{}
+			if c.Options != nil {
+				opts = *c.Options
+			}
+			if err := validateOptions(opts); err != nil {
+				return TurnPlan{}, &InvalidCommandError{Field: field("options." + err.Field), Message: err.Message}
+			}
+			tq := c.TaskQueue
+			if tq == "" {
+				tq = inst.TaskQueue
+			}
+			p.NextActivityID++
+			p.NewAttempts = append(p.NewAttempts, NewAttempt{
+				ActivityID: c.ActivityID, ActivityType: c.ActivityType, TaskQueue: tq,
+				Input: c.Input, Options: opts,
+			})
+			o := opts
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+				Kind: api.EventActivityScheduled, ActivityID: c.ActivityID, ActivityType: c.ActivityType,
+				TaskQueue: tq, Input: c.Input, Options: &o,
+			}})
+			outstanding[c.ActivityID] = true
+		case api.CommandStartTimer:
+			if c.TimerID != p.NextTimerID {
+				return TurnPlan{}, &InvalidCommandError{Field: field("timer_id"),
+					Message: fmt.Sprintf("expected timer_id %d (ids are a per-execution sequence without gaps or repeats), got %d", p.NextTimerID, c.TimerID)}
+			}
+			if c.FireAfter < 0 {
+				return TurnPlan{}, &InvalidCommandError{Field: field("fire_after"), Message: "must not be negative"}
+			}
+			p.NextTimerID++
+			p.Timers = append(p.Timers, NewTimer{TimerID: c.TimerID, FireAfter: c.FireAfter.D()})
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+				Kind: api.EventTimerCreated, TimerID: c.TimerID, FireAfter: c.FireAfter,
+			}})
+		case api.CommandFailWorkflow:
+			if c.Error == nil || c.Error.Message == "" {
+				return TurnPlan{}, &InvalidCommandError{Field: field("error.message"), Message: "required"}
+			}
+			term = &in.Commands[i]
+		case api.CommandCompleteWorkflow, api.CommandCancelWorkflow, api.CommandContinueAsNew:
+			term = &in.Commands[i]
+		default:
+			return TurnPlan{}, &InvalidCommandError{Field: field("type"), Message: fmt.Sprintf("unknown command type %q", c.Type)}
+		}
+	}
+
+	// 4. The turn's own activity cancels (select losers).
+	for i, ac := range in.ActivityCancels {
+		if ac.ActivityID <= 0 || ac.ActivityID >= p.NextActivityID {
+			return TurnPlan{}, &InvalidCommandError{Field: fmt.Sprintf("activity_cancels[%d].activity_id", i),
+				Message: fmt.Sprintf("activity %d was not scheduled in this execution", ac.ActivityID)}
+		}
+		if ac.Reason == "" {
+			return TurnPlan{}, &InvalidCommandError{Field: fmt.Sprintf("activity_cancels[%d].reason", i), Message: "required"}
+		}
+		if !outstanding[ac.ActivityID] {
+			continue
+		}
+		delete(outstanding, ac.ActivityID)
+		p.ActivityCancels = append(p.ActivityCancels, ac)
+		p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+			Kind: api.EventActivityCancelRequested, ActivityID: ac.ActivityID, Reason: ac.Reason,
+		}})
+	}
+
+	// 5. Terminal command.
+	if term != nil {
+		var ev api.Event
+		switch term.Type {
+		case api.CommandCompleteWorkflow:
+			p.Status, p.Result, p.TerminalReason = api.StatusCompleted, term.Result, ReasonWorkflowCompleted
+			ev = api.Event{Kind: api.EventWorkflowCompleted, Result: term.Result}
+		case api.CommandFailWorkflow:
+			p.Status, p.Error, p.TerminalReason = api.StatusFailed, term.Error, ReasonWorkflowFailed
+			ev = api.Event{Kind: api.EventWorkflowFailed, Error: term.Error}
+		case api.CommandCancelWorkflow:
+			p.Status, p.TerminalReason = api.StatusCanceled, ReasonWorkflowCanceled
+			ev = api.Event{Kind: api.EventWorkflowCanceled}
+		case api.CommandContinueAsNew:
+			p.TerminalReason = ReasonContinuedAsNew
+			p.ContinueAsNew = true
+			p.NewInput = term.Input
+			p.NewWorkflowType = inst.WorkflowType
+			if term.WorkflowType != "" {
+				p.NewWorkflowType = term.WorkflowType
+			}
+			ev = api.Event{Kind: api.EventContinuedAsNew, Input: term.Input,
+				WorkflowType: p.NewWorkflowType, NewExecutionID: inst.ExecutionID + 1}
+		}
+		cancelOutstanding(p.TerminalReason)
+		p.Events = append(p.Events, PlannedEvent{Event: ev})
+	}
+	p.NextEventID = inst.NextEventID + int64(len(p.Events))
+	return p, nil
+}
+
+type optionError struct{ Field, Message string }
+
+func validateOptions(o api.ActivityOptions) *optionError {
+	for name, d := range map[string]api.Duration{
+		"schedule_to_start_timeout": o.ScheduleToStartTimeout,
+		"start_to_close_timeout":    o.StartToCloseTimeout,
+		"schedule_to_close_timeout": o.ScheduleToCloseTimeout,
+		"heartbeat_timeout":         o.HeartbeatTimeout,
+	} {
+		if d < 0 {
+			return &optionError{name, "must not be negative"}
+		}
+	}
+	if rp := o.RetryPolicy; rp != nil {
+		if rp.InitialInterval < 0 || rp.MaximumInterval < 0 {
+			return &optionError{"retry_policy", "intervals must not be negative"}
+		}
+		if rp.BackoffCoefficient != 0 && rp.BackoffCoefficient < 1 {
+			return &optionError{"retry_policy.backoff_coefficient", "must be >= 1"}
+		}
+		if rp.MaximumAttempts < 0 {
+			return &optionError{"retry_policy.maximum_attempts", "must not be negative"}
+		}
+	}
+	return nil
+}
+
+// Retry policy defaults (Temporal's).
+const (
+	DefaultInitialInterval    = time.Second
+	DefaultBackoffCoefficient = 2.0
+	// DefaultMaximumIntervalFactor × initial interval caps the backoff.
+	DefaultMaximumIntervalFactor = 100
+)
+
+// RetryDecision is what follows a failed attempt.
+type RetryDecision struct {
+	Retry bool
+	Delay time.Duration
+}
+
+// NextRetry decides whether attempt (1-based) that failed with e is retried,
+// and after what delay. scheduleToClose, when set, is the activity's overall
+// deadline: a retry that could not start before it is not made.
+func NextRetry(rp *api.RetryPolicy, attempt int32, e api.Error, now time.Time, scheduleToClose *time.Time) RetryDecision {
+	if e.Retryable != nil && !*e.Retryable {
+		return RetryDecision{}
+	}
+	if e.Type == ErrorTypeTimeout && (e.TimeoutType == TimeoutScheduleToStart || e.TimeoutType == TimeoutScheduleToClose) {
+		return RetryDecision{}
+	}
+	var p api.RetryPolicy
+	if rp != nil {
+		p = *rp
+	}
+	if p.MaximumAttempts > 0 && attempt >= p.MaximumAttempts {
+		return RetryDecision{}
+	}
+	if e.Type != "" && slices.Contains(p.NonRetryableErrorTypes, e.Type) {
+		return RetryDecision{}
+	}
+	initial := p.InitialInterval.D()
+	if initial <= 0 {
+		initial = DefaultInitialInterval
+	}
+	coef := p.BackoffCoefficient
+	if coef < 1 {
+		coef = DefaultBackoffCoefficient
+	}
+	maxI := p.MaximumInterval.D()
+	if maxI <= 0 {
+		maxI = initial * DefaultMaximumIntervalFactor
+	}
+	d := float64(initial) * math.Pow(coef, float64(attempt-1))
+	delay := maxI
+	if d < float64(maxI) {
+		delay = time.Duration(d)
+	}
+	if scheduleToClose != nil && !now.Add(delay).Before(*scheduleToClose) {
+		return RetryDecision{}
+	}
+	return RetryDecision{Retry: true, Delay: delay}
+}
+
+// TurnBackoff is the delay before a failed workflow turn is handed out again.
+func TurnBackoff(failures int32, base, max time.Duration) time.Duration {
+	if failures < 1 {
+		failures = 1
+	}
+	d := float64(base) * math.Pow(2, float64(failures-1))
+	if d > float64(max) {
+		return max
+	}
+	return time.Duration(d)
+}
+
+// TimeoutError builds the error recorded when an activity times out.
+func TimeoutError(kind string, limit time.Duration) api.Error {
+	no := false
+	msg := "activity timed out (" + kind + ")"
+	if limit > 0 {
+		msg = fmt.Sprintf("activity timed out (%s after %s)", kind, limit)
+	}
+	return api.Error{Type: ErrorTypeTimeout, TimeoutType: kind, Message: msg, Retryable: &no}
+}

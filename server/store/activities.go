@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// Outcomes of an attempt's acknowledgement (api.ActivityAckResponse).
+const (
+	OutcomeDelivered      = "delivered"
+	OutcomeRetryScheduled = "retry_scheduled"
+	OutcomeStale          = "stale"
+	OutcomeAbandoned      = "abandoned"
+)
+
+func attemptOptions(r gen.WorkerQueue) api.ActivityOptions {
+	var o api.ActivityOptions
+	_ = json.Unmarshal(r.Options, &o) // written by this package; a bad row yields defaults
+	return o
+}
+
+func toActivityTask(r gen.WorkerQueue) api.ActivityTask {
+	t := api.ActivityTask{
+		Namespace: r.Namespace, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID,
+		ActivityID: r.ActivityID, Attempt: r.Attempt, ActivityType: r.ActivityType, TaskQueue: r.TaskQueue,
+		WorkflowType: r.WorkflowType, Input: rawOrNil(r.Input), HeartbeatDetails: rawOrNil(r.HeartbeatDetails),
+		ScheduledAt: r.ScheduledAt, DeliveryCount: r.DeliveryCount, Options: attemptOptions(r),
+		Cancel: api.CancelInfo{Requested: r.CancelRequested, Reason: strOr(r.CancelReason)},
+	}
+	if r.LockToken != nil {
+		t.LockToken = r.LockToken.String()
+	}
+	if r.StartedAt != nil {
+		t.StartedAt = *r.StartedAt
+	}
+	if r.LockedUntil != nil {
+		t.LockedUntil = *r.LockedUntil
+	}
+	return t
+}
+
+// FetchActivityTask claims one visible attempt of the task queues (the
+// first queue with work wins, in the order given), binding it to workerID
+// in the same statement, or returns nil. An attempt whose cancellation was
+// requested is handed out too, with Cancel.Requested set: the worker must
+// not run it and acknowledges it at once.
+func (s *Store) FetchActivityTask(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration) (*api.ActivityTask, error) {
+	tasks, err := s.FetchActivityTasks(ctx, ns, taskQueues, workerID, lockFor, 1)
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	return &tasks[0], nil
+}
+
+// FetchActivityTasks claims up to max attempts in one statement (one commit
+// for many attempts).
+func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration, max int32) ([]api.ActivityTask, error) {
+	rows, err := gen.New(s.pool).FetchAttempts(ctx, gen.FetchAttemptsParams{
+		LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fetch activity task: %w", err)
+	}
+	out := make([]api.ActivityTask, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, toActivityTask(r))
+	}
+	return out, nil
+}
+
+// HeartbeatActivityTask extends an attempt's lock — also when its
+// cancellation was requested, so that the worker can finish its grace period
+// — and returns the cancel info. Details, when given (even JSON null), are
+// recorded and reset the heartbeat timeout; a bare renewal does not.
+func (s *Store) HeartbeatActivityTask(ctx context.Context, ns, token string, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error) {
+	tok, err := parseToken(token)
+	if err != nil {
+		return api.ActivityHeartbeatResponse{}, err
+	}
+	row, err := gen.New(s.pool).HeartbeatAttempt(ctx, gen.HeartbeatAttemptParams{
+		ExtendMs: ms(extendFor), HasDetails: details != nil, Details: jsonValue(details),
+		LockToken: &tok, Namespace: ns,
+	})
+	if noRows(err) {
+		return api.ActivityHeartbeatResponse{}, ErrLockLost
+	}
+	if err != nil {
+		return api.ActivityHeartbeatResponse{}, fmt.Errorf("heartbeat: %w", err)
+	}
+	out := api.ActivityHeartbeatResponse{CancelRequested: row.CancelRequested, Reason: strOr(row.CancelReason)}
+	if row.LockedUntil != nil {
+		out.LockedUntil = *row.LockedUntil
+	}
+	return out, nil
+}
+
+func (s *Store) takeAttempt(ctx context.Context, t *txn, ns, token string) (gen.WorkerQueue, error) {
+	tok, err := parseToken(token)
+	if err != nil {
+		return gen.WorkerQueue{}, err
+	}
+	row, err := t.q.TakeAttempt(ctx, gen.TakeAttemptParams{LockToken: &tok, Namespace: ns})
+	if noRows(err) {
+		return gen.WorkerQueue{}, ErrLockLost
+	}
+	if err != nil {
+		return gen.WorkerQueue{}, fmt.Errorf("take attempt: %w", err)
+	}
+	return row, nil
+}
+
+// deliver sends an activity's final outcome to its workflow execution.
+func (s *Store) deliver(ctx context.Context, t *txn, r gen.WorkerQueue, ev api.Event) (string, error) {
+	ev.ActivityID, ev.Attempt = r.ActivityID, r.Attempt
+	exec := r.ExecutionID
+	n, err := s.enqueue(ctx, t, r.Namespace, []outMessage{eventMessage(r.InstanceID, &exec, ev, 0)})
+	if err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return OutcomeStale, nil // the execution is over or was continued
+	}
+	return OutcomeDelivered, nil
+}
+
+// retryOrFail applies the retry policy to a failed attempt r: either a new
+// attempt row after the backoff, or the failure delivered to the workflow.
+func (s *Store) retryOrFail(ctx context.Context, t *txn, r gen.WorkerQueue, e api.Error) (string, error) {
+	opts := attemptOptions(r)
+	d := engine.NextRetry(opts.RetryPolicy, r.Attempt, e, s.opts.Now(), r.ScheduleToCloseDeadline)
+	if !d.Retry {
+		return s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e})
+	}
+	row := attemptRow{
+		TaskQueue: r.TaskQueue, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, ActivityID: r.ActivityID,
+		Attempt: r.Attempt + 1, ActivityType: r.ActivityType, WorkflowType: r.WorkflowType,
+		WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), Options: rawOrNil(r.Options),
+		StartToCloseMS: r.StartToCloseMs, HeartbeatTimeoutMS: r.HeartbeatTimeoutMs,
+		HeartbeatDetails: rawOrNil(r.HeartbeatDetails), DelayMS: ms(d.Delay),
+		ScheduleToStartMS: ms(opts.ScheduleToStartTimeout.D()), ScheduleToCloseDeadline: r.ScheduleToCloseDeadline,
+	}
+	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
+		return "", err
+	}
+	return OutcomeRetryScheduled, nil
+}
+
+// CompleteActivityTask acknowledges an attempt with its result. The result
+// of an attempt whose cancellation was requested, or of an execution that is
+// over, is dropped (outcome "stale").
+func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, result json.RawMessage) (api.ActivityAckResponse, error) {
+	var out api.ActivityAckResponse
+	err := s.inTx(ctx, func(t *txn) error {
+		r, err := s.takeAttempt(ctx, t, ns, token)
+		if err != nil {
+			return err
+		}
+		if r.CancelRequested {
+			out.Outcome = OutcomeStale
+			return nil
+		}
+		out.Outcome, err = s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityCompleted, Result: result})
+		return err
+	})
+	return out, err
+}
+
+// FailActivityTask acknowledges an attempt with an error; the retry policy
+// decides between a new attempt and a failure delivered to the workflow.
+func (s *Store) FailActivityTask(ctx context.Context, ns, token string, e api.Error) (api.ActivityAckResponse, error) {
+	var out api.ActivityAckResponse
+	err := s.inTx(ctx, func(t *txn) error {
+		r, err := s.takeAttempt(ctx, t, ns, token)
+		if err != nil {
+			return err
+		}
+		if r.CancelRequested {
+			out.Outcome = OutcomeStale
+			return nil
+		}
+		out.Outcome, err = s.retryOrFail(ctx, t, r, e)
+		return err
+	})
+	return out, err
+}
+
+// AbandonActivityTask gives a held attempt back unfinished: it is delivered
+// again after delay. A cancelled attempt is dropped instead.
+func (s *Store) AbandonActivityTask(ctx context.Context, ns, token string, delay time.Duration) (api.ActivityAckResponse, error) {
+	tok, err := parseToken(token)
+	if err != nil {
+		return api.ActivityAckResponse{}, err
+	}
+	var out api.ActivityAckResponse
+	err = s.inTx(ctx, func(t *txn) error {
+		r, err := t.q.AbandonAttempt(ctx, gen.AbandonAttemptParams{DelayMs: ms(delay), LockToken: &tok, Namespace: ns})
+		if noRows(err) {
+			return ErrLockLost
+		}
+		if err != nil {
+			return fmt.Errorf("abandon: %w", err)
+		}
+		if r.CancelRequested {
+			out.Outcome = OutcomeStale
+			return t.q.DeleteAttempts(ctx, []int64{r.ID})
+		}
+		if delay <= 0 {
+			t.wake(ActivityQueueKey(ns, r.TaskQueue))
+		}
+		out.Outcome = OutcomeAbandoned
+		return nil
+	})
+	return out, err
+}
+
+// NextActivityWake returns the earliest future visible_at of an attempt on
+// the queues (ok false when there is none).
+func (s *Store) NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error) {
+	t, err := gen.New(s.pool).NextActivityWake(ctx, gen.NextActivityWakeParams{TaskQueues: taskQueues, Namespace: ns})
+	if noRows(err) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next activity wake: %w", err)
+	}
+	return t, true, nil
+}

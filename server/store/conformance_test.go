@@ -1,0 +1,547 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// Goal: the instance lock is exclusive — 10 concurrent fetchers over 10
+// instances each lock a distinct instance, and none is handed out twice.
+func TestFetch_ConcurrentFetchersLockEachInstanceOnce(t *testing.T) {
+	s := newStore(t)
+	for i := range 10 {
+		start(t, s, fmt.Sprintf("i%d", i))
+	}
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			task, err := s.FetchWorkflowTask(ctxT(t), ns, "q", fmt.Sprintf("w%d", w), 30*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if task != nil {
+				mu.Lock()
+				got[task.InstanceID]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// Whatever the race left unfetched is fetched now, sequentially.
+	for {
+		task, err := s.FetchWorkflowTask(ctxT(t), ns, "q", "late", 30*time.Second)
+		must0(t, err)
+		if task == nil {
+			break
+		}
+		got[task.InstanceID]++
+	}
+	if len(got) != 10 {
+		t.Fatalf("locked %d distinct instances, want 10: %v", len(got), got)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("instance %s locked %d times", id, n)
+		}
+	}
+}
+
+// Goal: a message that arrives while a turn runs is neither lost nor
+// consumed by that turn's ack; the next turn sees it.
+func TestAck_MessageArrivingDuringTurnIsKept(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "a")
+	task := fetchTurn(t, s)
+	if err := s.SignalWorkflow(ctxT(t), ns, "a", "late", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	next := fetchTurn(t, s)
+	if len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
+		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
+	}
+	if got := kinds(next.History); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled}) {
+		t.Fatalf("history = %v", got)
+	}
+}
+
+// Goal: two acks with one token — exactly one wins, the loser gets
+// ErrLockLost and writes nothing.
+func TestAck_DoubleAckOneWins(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "a")
+	task := fetchTurn(t, s)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)})
+		}()
+	}
+	wg.Wait()
+	ok, lost := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, store.ErrLockLost):
+			lost++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if ok != 1 || lost != 1 {
+		t.Fatalf("ok=%d lost=%d, want 1 and 1", ok, lost)
+	}
+	h := history(t, s, "a")
+	if count(h, api.EventActivityScheduled) != 1 {
+		t.Fatalf("history %v: the losing ack wrote", kinds(h))
+	}
+	if a := fetchAct(t, s, time.Minute); a.ActivityID != 1 {
+		t.Fatalf("activity %d", a.ActivityID)
+	}
+	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
+		t.Fatalf("a second attempt exists: %+v", a)
+	}
+}
+
+// Goal: 8 concurrent pollers over 1 000 attempts — every attempt delivered
+// exactly once.
+func TestActivity_EightPollersNoDoubleDelivery(t *testing.T) {
+	s := newStore(t)
+	cmds := make([]api.Command, 0, 1000)
+	for i := range 1000 {
+		cmds = append(cmds, schedule(int64(i+1))...)
+	}
+	startWithActivities(t, s, "fan", cmds)
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				tasks, err := s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, fmt.Sprintf("w%d", w), time.Minute, 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(tasks) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, a := range tasks {
+					seen[a.ActivityID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 1000 {
+		t.Fatalf("delivered %d distinct attempts, want 1000", len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("activity %d delivered %d times", id, n)
+		}
+	}
+}
+
+// Goal: renew extends the lock and fails for unknown, expired and acked
+// tokens.
+func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "a", schedule(1, 2))
+	a := fetchAct(t, s, 2*time.Second)
+	r := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	if !r.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
+		t.Fatalf("renew did not extend: %v → %v", a.LockedUntil, r.LockedUntil)
+	}
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "00000000-0000-0000-0000-000000000000", nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("unknown token: %v", err)
+	}
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "not-a-token", nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("malformed token: %v", err)
+	}
+	m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t)
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("acked token: %v", err)
+	}
+	b := fetchAct(t, s, 100*time.Millisecond)
+	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(b.LockedUntil.Add(50 * time.Millisecond)) })
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, b.LockToken, nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("expired token: %v", err)
+	}
+}
+
+// Goal: a turn acked after its lock expired changes nothing.
+func TestAck_AfterLockExpiryFails(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "a")
+	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 100*time.Millisecond))(t)
+	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("err = %v, want ErrLockLost", err)
+	}
+	if h := history(t, s, "a"); len(h) != 0 {
+		t.Fatalf("history written: %v", kinds(h))
+	}
+	again := fetchTurn(t, s)
+	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
+		t.Fatalf("redelivered turn messages: %+v", again.Messages)
+	}
+}
+
+// Goal: an abandoned attempt is hidden until its delay passes, then
+// delivered again with a higher delivery_count.
+func TestAbandon_DelayHidesItem(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "a", schedule(1))
+	a := fetchAct(t, s, time.Minute)
+	r := m(s.AbandonActivityTask(ctxT(t), ns, a.LockToken, 400*time.Millisecond))(t)
+	if r.Outcome != store.OutcomeAbandoned {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+	if got := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); got != nil {
+		t.Fatal("abandoned attempt visible before its delay")
+	}
+	var b *api.ActivityTask
+	eventually(t, 5*time.Second, "redelivery after abandon", func() bool {
+		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
+		return b != nil
+	})
+	if b.DeliveryCount != a.DeliveryCount+1 || b.Attempt != a.Attempt {
+		t.Fatalf("delivery %d→%d attempt %d→%d", a.DeliveryCount, b.DeliveryCount, a.Attempt, b.Attempt)
+	}
+}
+
+// Goal: delivery_count rises on every lock expiry; at the limit the
+// attempt is poison and the workflow sees an ActivityFailed of type Poison.
+func TestDeliveryCount_PoisonAtLimit(t *testing.T) {
+	s := newStore(t) // MaxDeliveries 3
+	startWithActivities(t, s, "p", schedule(1))
+	for want := int32(1); want <= 3; want++ {
+		var a *api.ActivityTask
+		sweepUntil(t, s, 5*time.Second, "redelivery", func() bool {
+			a = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", 50*time.Millisecond))(t)
+			return a != nil
+		})
+		if a.DeliveryCount != want {
+			t.Fatalf("delivery_count %d, want %d", a.DeliveryCount, want)
+		}
+	}
+	var task *api.WorkflowTask
+	sweepUntil(t, s, 5*time.Second, "poison failure", func() bool {
+		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		return task != nil
+	})
+	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventActivityFailed || task.Messages[0].Error.Type != "Poison" {
+		t.Fatalf("messages %+v", task.Messages)
+	}
+}
+
+// Goal: a timer is a message invisible until due.
+func TestTimer_InvisibleUntilDue(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "t")
+	task := fetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(500 * time.Millisecond)}}}))(t)
+	begin := time.Now()
+	if got := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t); got != nil {
+		t.Fatal("timer visible before due")
+	}
+	wake, ok := must2(t)(s.NextWorkflowWake(ctxT(t), ns, "q"))
+	if !ok || wake.Before(begin) {
+		t.Fatalf("next wake %v ok=%v", wake, ok)
+	}
+	var fired *api.WorkflowTask
+	eventually(t, 5*time.Second, "timer", func() bool {
+		fired = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		return fired != nil
+	})
+	if time.Since(begin) < 400*time.Millisecond {
+		t.Fatalf("timer fired after %s", time.Since(begin))
+	}
+	if fired.Messages[0].Kind != api.EventTimerFired || fired.Messages[0].TimerID != 1 {
+		t.Fatalf("messages %+v", fired.Messages)
+	}
+}
+
+func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
+	return func(tm time.Time, ok bool, err error) (time.Time, bool) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm, ok
+	}
+}
+
+// Goal: continue-as-new moves the instance to execution 2 with its own
+// history starting at WorkflowStarted, cancels execution 1's outstanding
+// activities, and drops execution 1's late results.
+func TestContinueAsNew_NewExecutionOwnHistory(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "c", schedule(1))
+	a := fetchAct(t, s, time.Minute)
+	task := fetchTurnOrNil(t, s)
+	if task != nil {
+		t.Fatalf("unexpected turn %+v", task)
+	}
+	// A signal triggers a turn that continues as new.
+	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
+	task = fetchTurn(t, s)
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`{"n":2}`)}}}))(t)
+	if resp.ExecutionID != 2 {
+		t.Fatalf("execution %d", resp.ExecutionID)
+	}
+	old := m(s.History(ctxT(t), ns, "c", 1))(t).Events
+	if last := old[len(old)-1]; last.Kind != api.EventContinuedAsNew || last.NewExecutionID != 2 {
+		t.Fatalf("old history ends with %+v", last)
+	}
+	if count(old, api.EventActivityCancelRequested) != 1 {
+		t.Fatalf("old history %v: want the outstanding activity cancel-requested", kinds(old))
+	}
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	if !hb.CancelRequested || hb.Reason != "continued_as_new" {
+		t.Fatalf("heartbeat %+v", hb)
+	}
+	// The old attempt's result is stale.
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t); r.Outcome != store.OutcomeStale {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+	next := fetchTurn(t, s)
+	if next.ExecutionID != 2 || len(next.History) != 0 || next.Messages[0].Kind != api.EventWorkflowStarted ||
+		!jsonEqual(next.Messages[0].Input, `{"n":2}`) {
+		t.Fatalf("execution 2 turn %+v", next)
+	}
+	for _, m := range next.Messages {
+		if m.Kind == api.EventActivityCompleted {
+			t.Fatal("execution 1's result reached execution 2")
+		}
+	}
+}
+
+func fetchTurnOrNil(t *testing.T, s *store.Store) *api.WorkflowTask {
+	t.Helper()
+	return m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 10*time.Second))(t)
+}
+
+func must0(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Goal: a failed attempt is retried as a new attempt row after the policy's
+// backoff, until maximum_attempts; then the workflow sees ActivityFailed.
+func TestRetry_BackoffAndMaxAttempts(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
+		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
+	a := fetchAct(t, s, time.Minute)
+	r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "boom", Type: "Oops"}))(t)
+	if r.Outcome != store.OutcomeRetryScheduled {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+	failedAt := time.Now()
+	if got := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); got != nil {
+		t.Fatal("retry visible before its backoff")
+	}
+	var b *api.ActivityTask
+	eventually(t, 5*time.Second, "retry", func() bool {
+		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
+		return b != nil
+	})
+	if time.Since(failedAt) < 250*time.Millisecond || b.Attempt != 2 {
+		t.Fatalf("attempt %d after %s", b.Attempt, time.Since(failedAt))
+	}
+	if turn := fetchTurnOrNil(t, s); turn != nil {
+		t.Fatal("the retry was visible to the workflow")
+	}
+	r = m(s.FailActivityTask(ctxT(t), ns, b.LockToken, api.Error{Message: "boom again", Type: "Oops"}))(t)
+	if r.Outcome != store.OutcomeDelivered {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+	turn := fetchTurn(t, s)
+	if m := turn.Messages[0]; m.Kind != api.EventActivityFailed || m.Attempt != 2 || m.Error.Message != "boom again" {
+		t.Fatalf("message %+v", m)
+	}
+}
+
+// Goal: a non-retryable error type fails the activity at once.
+func TestRetry_NonRetryableType(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
+		NonRetryableErrorTypes: []string{"BadInput"}}})})
+	a := fetchAct(t, s, time.Minute)
+	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}))(t); r.Outcome != store.OutcomeDelivered {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+}
+
+// Goal: each of the four activity timeouts fires and reaches the workflow
+// as ActivityFailed{type Timeout, timeout_type}; StartToClose flags the
+// running attempt cancelled and runs the next attempt.
+func TestTimeouts_EachKindFires(t *testing.T) {
+	noRetry := &api.RetryPolicy{MaximumAttempts: 1}
+	t.Run("schedule_to_start", func(t *testing.T) {
+		s := newStore(t)
+		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+			ScheduleToStartTimeout: api.Duration(200 * time.Millisecond)})})
+		expectTimeout(t, s, "schedule_to_start")
+	})
+	t.Run("schedule_to_close", func(t *testing.T) {
+		s := newStore(t)
+		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+			ScheduleToCloseTimeout: api.Duration(300 * time.Millisecond)})})
+		a := fetchAct(t, s, time.Minute)
+		expectTimeout(t, s, "schedule_to_close")
+		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+		if !hb.CancelRequested || hb.Reason != "timeout:schedule_to_close" {
+			t.Fatalf("heartbeat %+v", hb)
+		}
+	})
+	t.Run("heartbeat", func(t *testing.T) {
+		s := newStore(t)
+		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+			HeartbeatTimeout: api.Duration(200 * time.Millisecond), RetryPolicy: noRetry})})
+		a := fetchAct(t, s, time.Minute)
+		expectTimeout(t, s, "heartbeat")
+		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+		if !hb.CancelRequested || hb.Reason != "timeout:heartbeat" {
+			t.Fatalf("heartbeat %+v", hb)
+		}
+	})
+	t.Run("start_to_close_then_next_attempt", func(t *testing.T) {
+		s := newStore(t)
+		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+			StartToCloseTimeout: api.Duration(200 * time.Millisecond),
+			RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
+		a := fetchAct(t, s, time.Minute)
+		var b *api.ActivityTask
+		sweepUntil(t, s, 5*time.Second, "second attempt", func() bool {
+			b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t)
+			return b != nil
+		})
+		if b.Attempt != 2 {
+			t.Fatalf("attempt %d", b.Attempt)
+		}
+		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+		if !hb.CancelRequested || hb.Reason != "timeout:start_to_close" {
+			t.Fatalf("first attempt heartbeat %+v", hb)
+		}
+		// The timed-out attempt's late result is stale; the second's counts.
+		if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+			t.Fatalf("late outcome %s", r.Outcome)
+		}
+		expectTimeout(t, s, "start_to_close")
+	})
+}
+
+func expectTimeout(t *testing.T, s *store.Store, kind string) {
+	t.Helper()
+	var task *api.WorkflowTask
+	sweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
+		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		return task != nil
+	})
+	m := task.Messages[0]
+	if m.Kind != api.EventActivityFailed || m.Error == nil || m.Error.Type != "Timeout" || m.Error.TimeoutType != kind {
+		t.Fatalf("message %+v", m)
+	}
+}
+
+// Goal: an activity scheduled and cancelled in the same ack is fetched with
+// cancel.requested = true, and its empty ack is stale.
+func TestCancel_ScheduledAndCancelledInSameAck(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "sc")
+	task := fetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands:        schedule(1),
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}},
+	}))(t)
+	a := fetchAct(t, s, time.Minute)
+	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:timeout" {
+		t.Fatalf("cancel %+v", a.Cancel)
+	}
+	h := history(t, s, "sc")
+	if got := kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
+		t.Fatalf("history %v", got)
+	}
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != store.OutcomeStale {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+}
+
+// Goal: the server refuses a turn whose ids leave a gap or repeat, or that
+// has a command after a terminal one — and writes nothing.
+func TestAck_RejectsBadCommands(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "b")
+	task := fetchTurn(t, s)
+	cases := map[string]api.CompleteWorkflowTaskRequest{
+		"commands[0].activity_id":         {Commands: schedule(2)},
+		"commands[1].activity_id":         {Commands: schedule(1, 1)},
+		"commands[1]":                     {Commands: []api.Command{{Type: api.CommandCompleteWorkflow}, schedule(1)[0]}},
+		"activity_cancels[0].activity_id": {ActivityCancels: []api.ActivityCancel{{ActivityID: 5, Reason: "x"}}},
+		"commands[0].timer_id":            {Commands: []api.Command{{Type: api.CommandStartTimer, TimerID: 3}}},
+	}
+	for field, req := range cases {
+		_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, req)
+		var inv *store.InvalidError
+		if !errors.As(err, &inv) || inv.Field != field {
+			t.Errorf("%s: err = %v", field, err)
+		}
+	}
+	if h := history(t, s, "b"); len(h) != 0 {
+		t.Fatalf("history written: %v", kinds(h))
+	}
+	// The lock is still held and a good ack succeeds.
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+}
+
+// Goal: a failed turn is handed out again only after its backoff, with
+// attempt 2, and the error is visible on the instance.
+func TestFailTurn_Backoff(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "f")
+	task := fetchTurn(t, s)
+	must0(t, s.FailWorkflowTask(ctxT(t), ns, task.LockToken, api.Error{Message: "nondeterminism", Type: "Nondeterminism"}))
+	if got := fetchTurnOrNil(t, s); got != nil {
+		t.Fatal("failed turn visible before its backoff")
+	}
+	w := m(s.DescribeWorkflow(ctxT(t), ns, "f"))(t)
+	if w.LastTaskError == nil || w.LastTaskError.Type != "Nondeterminism" || w.Status != api.StatusRunning {
+		t.Fatalf("describe %+v", w)
+	}
+	var again *api.WorkflowTask
+	eventually(t, 5*time.Second, "turn retry", func() bool {
+		again = fetchTurnOrNil(t, s)
+		return again != nil
+	})
+	if again.Attempt != 2 || again.Messages[0].Kind != api.EventWorkflowStarted {
+		t.Fatalf("retry %+v", again)
+	}
+}

@@ -1,0 +1,133 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/store"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
+
+const ns = "default"
+
+func newStore(t *testing.T) *store.Store {
+	t.Helper()
+	return store.New(pgtest.New(t), store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// m unwraps a (value, error) pair, failing the test on error:
+// m(f())(t).
+func m[T any](v T, err error) func(*testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func start(t *testing.T, s *store.Store, id string) {
+	t.Helper()
+	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{
+		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"n":1}`)}))(t)
+}
+
+func fetchTurn(t *testing.T, s *store.Store) *api.WorkflowTask {
+	t.Helper()
+	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
+	if task == nil {
+		t.Fatal("expected a workflow task, got none")
+	}
+	return task
+}
+
+func schedule(ids ...int64) []api.Command {
+	var cs []api.Command
+	for _, id := range ids {
+		cs = append(cs, api.Command{Type: api.CommandScheduleActivity, ActivityID: id, ActivityType: "act",
+			Input: json.RawMessage(`"in"`)})
+	}
+	return cs
+}
+
+func scheduleWith(id int64, o api.ActivityOptions) api.Command {
+	return api.Command{Type: api.CommandScheduleActivity, ActivityID: id, ActivityType: "act", Options: &o}
+}
+
+// startWithActivities starts an instance and acks its first turn with the
+// given commands.
+func startWithActivities(t *testing.T, s *store.Store, id string, cmds []api.Command) {
+	t.Helper()
+	start(t, s, id)
+	task := fetchTurn(t, s)
+	if task.InstanceID != id {
+		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
+}
+
+func fetchAct(t *testing.T, s *store.Store, lock time.Duration) *api.ActivityTask {
+	t.Helper()
+	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", lock))(t)
+	if a == nil {
+		t.Fatal("expected an activity task, got none")
+	}
+	return a
+}
+
+func history(t *testing.T, s *store.Store, id string) []api.Event {
+	t.Helper()
+	return m(s.History(ctxT(t), ns, id, 0))(t).Events
+}
+
+func kinds(evs []api.Event) []string {
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+func count(evs []api.Event, kind string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sweepUntil runs the sweeper until cond holds.
+func sweepUntil(t *testing.T, s *store.Store, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	eventually(t, d, what, func() bool {
+		m(s.Sweep(ctxT(t)))(t)
+		return cond()
+	})
+}

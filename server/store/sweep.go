@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// cancelledRetention is how long a cancelled attempt nobody holds is kept,
+// so that a worker fetching it sees the flag, before the sweeper drops it.
+const cancelledRetention = 5 * time.Minute
+
+// SweepResult counts what one sweeper pass did.
+type SweepResult struct {
+	LocksExpired     int
+	Poisoned         int
+	Timeouts         map[string]int
+	WorkersExpired   []ExpiredWorker
+	Rescheduled      int
+	RescheduleFailed int
+	WorkersCleanedUp []string
+	CancelledDropped int64
+}
+
+// ExpiredWorker is a worker that lost its lease in a sweep.
+type ExpiredWorker struct {
+	Namespace string
+	WorkerID  string
+	// Attempts is how many running attempts were taken from it.
+	Attempts int
+	// HostQueueFailed is how many attempts waiting in its host queue failed
+	// with WorkerLost.
+	HostQueueFailed int
+	// DetectionDelay is how long after the lease deadline the sweep saw it.
+	DetectionDelay time.Duration
+}
+
+// Sweep runs one pass of the sweeper: lock expiries (redelivery or poison),
+// the four activity timeouts, worker lease expiry (reschedule) and cleanup,
+// and the removal of long-cancelled attempts. Every step claims its rows
+// with FOR UPDATE SKIP LOCKED (or re-checks them under the row lock), so
+// several replicas may sweep at once and each row is handled once.
+func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
+	res := SweepResult{Timeouts: map[string]int{}}
+	steps := []func(context.Context, *SweepResult) error{
+		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
+		s.sweepScheduleToClose, s.sweepCleanup,
+	}
+	for _, step := range steps {
+		if err := step(ctx, &res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		rows, err := t.q.ExpireLocks(ctx, s.opts.SweepBatch)
+		if err != nil {
+			return fmt.Errorf("sweep locks: %w", err)
+		}
+		var drop []int64
+		for _, r := range rows {
+			switch {
+			case r.CancelRequested:
+				drop = append(drop, r.ID)
+			case r.DeliveryCount >= s.opts.MaxDeliveries:
+				drop = append(drop, r.ID)
+				res.Poisoned++
+				no := false
+				e := api.Error{Type: engine.ErrorTypePoison, Retryable: &no,
+					Message: fmt.Sprintf("attempt delivered %d times without being completed", r.DeliveryCount)}
+				if _, err := s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
+					return err
+				}
+			default:
+				res.LocksExpired++
+				t.wake(ActivityQueueKey(r.Namespace, r.TaskQueue))
+			}
+		}
+		if len(drop) > 0 {
+			return t.q.DeleteAttempts(ctx, drop)
+		}
+		return nil
+	})
+}
+
+func (s *Store) sweepScheduleToStart(ctx context.Context, res *SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		rows, err := t.q.TakeScheduleToStartExpired(ctx, s.opts.SweepBatch)
+		if err != nil {
+			return fmt.Errorf("sweep schedule-to-start: %w", err)
+		}
+		for _, r := range rows {
+			res.Timeouts[engine.TimeoutScheduleToStart]++
+			e := engine.TimeoutError(engine.TimeoutScheduleToStart, attemptOptions(r).ScheduleToStartTimeout.D())
+			if _, err := s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		rows, err := t.q.FlagAttemptTimeouts(ctx, s.opts.SweepBatch)
+		if err != nil {
+			return fmt.Errorf("sweep attempt timeouts: %w", err)
+		}
+		for _, r := range rows {
+			kind, limit := engine.TimeoutStartToClose, time.Duration(r.StartToCloseMs)*time.Millisecond
+			if strOr(r.CancelReason) == engine.ReasonHeartbeatTimeout {
+				kind, limit = engine.TimeoutHeartbeat, time.Duration(r.HeartbeatTimeoutMs)*time.Millisecond
+			}
+			res.Timeouts[kind]++
+			if r.WorkerID != nil {
+				t.wake(WorkerCancelKey(r.Namespace, *r.WorkerID))
+			}
+			e := engine.TimeoutError(kind, limit)
+			e.Retryable = nil // per-attempt timeouts are retried per the policy
+			if _, err := s.retryOrFail(ctx, t, r, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		rows, err := t.q.FlagScheduleToCloseExpired(ctx, s.opts.SweepBatch)
+		if err != nil {
+			return fmt.Errorf("sweep schedule-to-close: %w", err)
+		}
+		var drop []int64
+		for _, r := range rows {
+			res.Timeouts[engine.TimeoutScheduleToClose]++
+			if r.LockToken == nil {
+				drop = append(drop, r.ID)
+			} else if r.WorkerID != nil {
+				t.wake(WorkerCancelKey(r.Namespace, *r.WorkerID))
+			}
+			e := engine.TimeoutError(engine.TimeoutScheduleToClose, attemptOptions(r).ScheduleToCloseTimeout.D())
+			if _, err := s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
+				return err
+			}
+		}
+		if len(drop) > 0 {
+			return t.q.DeleteAttempts(ctx, drop)
+		}
+		return nil
+	})
+}
+
+// sweepWorkerLeases moves workers whose lease passed to INACTIVE, in one
+// transaction per batch: every attempt bound to such a worker is flagged
+// cancelled (worker_lost) and a fresh attempt of it is scheduled (per its
+// retry policy, without backoff), and attempts waiting in its host task
+// queue fail at once with a retryable WorkerLost error.
+func (s *Store) sweepWorkerLeases(ctx context.Context, res *SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		ws, err := t.q.ExpireWorkerLeases(ctx, s.opts.SweepBatch)
+		if err != nil {
+			return fmt.Errorf("sweep leases: %w", err)
+		}
+		now := s.opts.Now()
+		for _, w := range ws {
+			ew := ExpiredWorker{Namespace: w.Namespace, WorkerID: w.WorkerID, DetectionDelay: now.Sub(w.LeaseExpiresAt)}
+			rows, err := t.q.FlagWorkerAttempts(ctx, gen.FlagWorkerAttemptsParams{Namespace: w.Namespace, WorkerID: &w.WorkerID})
+			if err != nil {
+				return fmt.Errorf("sweep leases: flag attempts: %w", err)
+			}
+			t.wake(WorkerCancelKey(w.Namespace, w.WorkerID))
+			for _, r := range rows {
+				ew.Attempts++
+				outcome, err := s.rescheduleLost(ctx, t, r, w.WorkerID)
+				if err != nil {
+					return err
+				}
+				if outcome == OutcomeRetryScheduled {
+					res.Rescheduled++
+				} else {
+					res.RescheduleFailed++
+				}
+			}
+			if w.HostTaskQueue != nil {
+				waiting, err := t.q.TakeQueueAttempts(ctx, gen.TakeQueueAttemptsParams{Namespace: w.Namespace, TaskQueue: *w.HostTaskQueue})
+				if err != nil {
+					return fmt.Errorf("sweep leases: host queue: %w", err)
+				}
+				for _, r := range waiting {
+					ew.HostQueueFailed++
+					e := workerLostError(w.WorkerID)
+					e.Message = fmt.Sprintf("host task queue %s lost its worker %s", r.TaskQueue, w.WorkerID)
+					if _, err := s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
+						return err
+					}
+				}
+			}
+			res.WorkersExpired = append(res.WorkersExpired, ew)
+		}
+		return nil
+	})
+}
+
+// rescheduleLost schedules the next attempt of r at once (the attempt did
+// not fail; its worker vanished), unless the retry policy's attempts are
+// used up, in which case the workflow gets a WorkerLost failure. An attempt
+// that ran on a host queue is not rescheduled there: its queue has no
+// worker any more.
+func (s *Store) rescheduleLost(ctx context.Context, t *txn, r gen.WorkerQueue, workerID string) (string, error) {
+	e := workerLostError(workerID)
+	opts := attemptOptions(r)
+	d := engine.NextRetry(opts.RetryPolicy, r.Attempt, e, s.opts.Now(), r.ScheduleToCloseDeadline)
+	owner, err := t.q.HostQueueOwner(ctx, gen.HostQueueOwnerParams{Namespace: r.Namespace, TaskQueue: r.TaskQueue})
+	hostQueue := err == nil && owner.WorkerID == workerID
+	if err != nil && !noRows(err) {
+		return "", fmt.Errorf("host queue owner: %w", err)
+	}
+	if !d.Retry || hostQueue {
+		return s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e})
+	}
+	row := attemptRow{
+		TaskQueue: r.TaskQueue, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, ActivityID: r.ActivityID,
+		Attempt: r.Attempt + 1, ActivityType: r.ActivityType, WorkflowType: r.WorkflowType,
+		WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), Options: rawOrNil(r.Options),
+		StartToCloseMS: r.StartToCloseMs, HeartbeatTimeoutMS: r.HeartbeatTimeoutMs,
+		HeartbeatDetails:  rawOrNil(r.HeartbeatDetails),
+		ScheduleToStartMS: ms(opts.ScheduleToStartTimeout.D()), ScheduleToCloseDeadline: r.ScheduleToCloseDeadline,
+	}
+	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
+		return "", err
+	}
+	return OutcomeRetryScheduled, nil
+}
+
+func (s *Store) sweepCleanup(ctx context.Context, res *SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		ws, err := t.q.CleanupWorkers(ctx, gen.CleanupWorkersParams{DelayMs: ms(s.opts.CleanupDelay), MaxRows: s.opts.SweepBatch})
+		if err != nil {
+			return fmt.Errorf("sweep cleanup: %w", err)
+		}
+		for _, w := range ws {
+			res.WorkersCleanedUp = append(res.WorkersCleanedUp, w.WorkerID)
+		}
+		n, err := t.q.DeleteCancelledUnlocked(ctx, gen.DeleteCancelledUnlockedParams{
+			OlderThanMs: ms(cancelledRetention), MaxRows: s.opts.SweepBatch})
+		if err != nil {
+			return fmt.Errorf("sweep cancelled: %w", err)
+		}
+		res.CancelledDropped = n
+		return nil
+	})
+}

@@ -1,0 +1,412 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// maxTurnMessages bounds the messages one turn consumes; the rest wait for
+// the next turn.
+const maxTurnMessages = 1000
+
+// ackBatch is the most activity cancels one statement flags.
+const ackBatch = 1000
+
+func toMessage(id int64, exec *int64, kind string, payload []byte, visibleAt time.Time) (engine.Message, error) {
+	var ev api.Event
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return engine.Message{}, fmt.Errorf("message %d: %w", id, err)
+	}
+	ev.Kind = kind
+	ev.Timestamp = visibleAt
+	return engine.Message{ID: id, ExecutionID: exec, Event: ev}, nil
+}
+
+func activityDone(ctx context.Context, q *gen.Queries, ns, id string, exec int64) (engine.ActivityDone, error) {
+	rows, err := q.ActivityStates(ctx, gen.ActivityStatesParams{Namespace: ns, InstanceID: id, ExecutionID: exec})
+	if err != nil {
+		return nil, fmt.Errorf("activity states: %w", err)
+	}
+	done := make(engine.ActivityDone, len(rows))
+	for _, r := range rows {
+		done[r.ActivityID] = r.Done
+	}
+	return done, nil
+}
+
+func doneFromHistory(h []api.Event) engine.ActivityDone {
+	done := engine.ActivityDone{}
+	for _, ev := range h {
+		switch ev.Kind {
+		case api.EventActivityScheduled:
+			if _, ok := done[ev.ActivityID]; !ok {
+				done[ev.ActivityID] = false
+			}
+		case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCancelRequested:
+			done[ev.ActivityID] = true
+		}
+	}
+	return done
+}
+
+// FetchWorkflowTask locks one instance of the queue that has visible
+// messages and returns the turn — the current execution's history and the
+// new messages — or nil when there is none. Messages the turn must not see
+// (stale activity results, results for another execution) are consumed
+// silently; a turn left with no message is released at once.
+func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID string, lockFor time.Duration) (*api.WorkflowTask, error) {
+	for range 8 {
+		var task *api.WorkflowTask
+		empty := false
+		err := s.inTx(ctx, func(t *txn) error {
+			inst, err := t.q.LockNextInstance(ctx, gen.LockNextInstanceParams{
+				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
+			})
+			if noRows(err) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("lock instance: %w", err)
+			}
+			rows, err := t.q.LockMessages(ctx, gen.LockMessagesParams{LockToken: inst.LockToken,
+				Namespace: ns, InstanceID: inst.InstanceID, MaxMessages: maxTurnMessages})
+			if err != nil {
+				return fmt.Errorf("lock messages: %w", err)
+			}
+			hist, err := s.history(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
+			if err != nil {
+				return err
+			}
+			msgs := make([]engine.Message, 0, len(rows))
+			for _, r := range rows {
+				m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt)
+				if err != nil {
+					return err
+				}
+				msgs = append(msgs, m)
+			}
+			sortMessages(msgs)
+			kept := engine.FilterMessages(inst.ExecutionID, doneFromHistory(hist), msgs)
+			if len(kept) == 0 {
+				// Only stale messages: consume them and release the lock.
+				empty = true
+				if err := t.q.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
+					return fmt.Errorf("drop stale messages: %w", err)
+				}
+				return t.q.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID})
+			}
+			task = &api.WorkflowTask{
+				LockToken: inst.LockToken.String(), Namespace: ns, InstanceID: inst.InstanceID,
+				ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
+				Input: rawOrNil(inst.Input), LockedUntil: *inst.LockedUntil,
+				Attempt: inst.TaskFailures + 1, History: hist, Messages: make([]api.Event, 0, len(kept)),
+			}
+			for _, m := range kept {
+				task.Messages = append(task.Messages, m.Event)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fetch workflow task: %w", err)
+		}
+		if !empty {
+			return task, nil
+		}
+	}
+	return nil, nil
+}
+
+func sortMessages(msgs []engine.Message) {
+	// Rows come back from UPDATE … RETURNING in no set order.
+	for i := 1; i < len(msgs); i++ {
+		for j := i; j > 0 && msgs[j].ID < msgs[j-1].ID; j-- {
+			msgs[j], msgs[j-1] = msgs[j-1], msgs[j]
+		}
+	}
+}
+
+// historyRow is one row for AppendEvents.
+type historyRow struct {
+	EventID    int64           `json:"event_id"`
+	Kind       string          `json:"kind"`
+	ActivityID *int64          `json:"activity_id"`
+	TimerID    *int64          `json:"timer_id"`
+	Payload    json.RawMessage `json:"payload"`
+	CreatedAt  *time.Time      `json:"created_at"`
+}
+
+// attemptRow is one row for InsertAttempts.
+type attemptRow struct {
+	TaskQueue               string          `json:"task_queue"`
+	InstanceID              string          `json:"instance_id"`
+	ExecutionID             int64           `json:"execution_id"`
+	ActivityID              int64           `json:"activity_id"`
+	Attempt                 int32           `json:"attempt"`
+	ActivityType            string          `json:"activity_type"`
+	WorkflowType            string          `json:"workflow_type"`
+	WorkflowTaskQueue       string          `json:"workflow_task_queue"`
+	Input                   json.RawMessage `json:"input,omitempty"`
+	Options                 json.RawMessage `json:"options"`
+	StartToCloseMS          int64           `json:"start_to_close_ms"`
+	HeartbeatTimeoutMS      int64           `json:"heartbeat_timeout_ms"`
+	HeartbeatDetails        json.RawMessage `json:"heartbeat_details,omitempty"`
+	DelayMS                 int64           `json:"delay_ms"`
+	ScheduleToStartMS       int64           `json:"schedule_to_start_ms"`
+	ScheduleToCloseMS       int64           `json:"schedule_to_close_ms"`
+	ScheduleToCloseDeadline *time.Time      `json:"schedule_to_close_deadline"`
+}
+
+func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue string, a engine.NewAttempt) attemptRow {
+	o := a.Options
+	return attemptRow{
+		TaskQueue: a.TaskQueue, InstanceID: instanceID, ExecutionID: exec, ActivityID: a.ActivityID,
+		Attempt: 1, ActivityType: a.ActivityType, WorkflowType: workflowType, WorkflowTaskQueue: workflowQueue,
+		Input: a.Input, Options: mustJSON(o),
+		StartToCloseMS: ms(o.StartToCloseTimeout.D()), HeartbeatTimeoutMS: ms(o.HeartbeatTimeout.D()),
+		ScheduleToStartMS: ms(o.ScheduleToStartTimeout.D()), ScheduleToCloseMS: ms(o.ScheduleToCloseTimeout.D()),
+	}
+}
+
+// insertAttempts inserts attempt rows and wakes the pollers of their queues.
+func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []attemptRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := t.q.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
+		return fmt.Errorf("insert attempts: %w", err)
+	}
+	for _, r := range rows {
+		if r.DelayMS <= 0 {
+			t.wake(ActivityQueueKey(ns, r.TaskQueue))
+		}
+	}
+	return nil
+}
+
+// CompleteWorkflowTask acknowledges a turn in one transaction: the
+// messages' and commands' events, the new activity attempts, timers,
+// activity cancels, the instance update, the deletion of exactly the
+// consumed messages, the lock release and the wake-ups. A stale or doubled
+// ack → ErrLockLost and nothing is written; a command the server refuses →
+// *InvalidError and nothing is written.
+func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+	tok, err := parseToken(token)
+	if err != nil {
+		return api.CompleteWorkflowTaskResponse{}, err
+	}
+	var out api.CompleteWorkflowTaskResponse
+	err = s.inTx(ctx, func(t *txn) error {
+		inst, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
+		if noRows(err) {
+			return ErrLockLost
+		}
+		if err != nil {
+			return fmt.Errorf("locked instance: %w", err)
+		}
+		rows, err := t.q.GetLockedMessages(ctx, &tok)
+		if err != nil {
+			return fmt.Errorf("locked messages: %w", err)
+		}
+		done, err := activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
+		if err != nil {
+			return err
+		}
+		msgs := make([]engine.Message, 0, len(rows))
+		for _, r := range rows {
+			m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt)
+			if err != nil {
+				return err
+			}
+			msgs = append(msgs, m)
+		}
+		plan, err := engine.PlanTurn(engine.TurnInput{
+			Instance: engine.Instance{
+				InstanceID: inst.InstanceID, ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType,
+				TaskQueue: inst.TaskQueue, Input: inst.Input, NextEventID: inst.NextEventID,
+				NextActivityID: inst.NextActivityID, NextTimerID: inst.NextTimerID,
+			},
+			Messages:        engine.FilterMessages(inst.ExecutionID, done, msgs),
+			Done:            done,
+			Commands:        req.Commands,
+			ActivityCancels: req.ActivityCancels,
+		})
+		var inv *engine.InvalidCommandError
+		if errors.As(err, &inv) {
+			return &InvalidError{Field: inv.Field, Message: inv.Message}
+		}
+		if err != nil {
+			return err
+		}
+		return s.applyTurn(ctx, t, ns, inst, plan, &out)
+	})
+	return out, err
+}
+
+func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, plan engine.TurnPlan, out *api.CompleteWorkflowTaskResponse) error {
+	id, exec := inst.InstanceID, inst.ExecutionID
+	// History delta.
+	hrows := make([]historyRow, 0, len(plan.Events))
+	for i, pe := range plan.Events {
+		ev := pe.Event
+		r := historyRow{EventID: inst.NextEventID + int64(i), Kind: ev.Kind, CreatedAt: pe.Time}
+		if ev.ActivityID != 0 {
+			a := ev.ActivityID
+			r.ActivityID = &a
+		}
+		if ev.TimerID != 0 {
+			tm := ev.TimerID
+			r.TimerID = &tm
+		}
+		ev.EventID, ev.Kind, ev.Timestamp = 0, "", time.Time{}
+		r.Payload = mustJSON(ev)
+		hrows = append(hrows, r)
+	}
+	if len(hrows) > 0 {
+		if err := t.q.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, InstanceID: id,
+			ExecutionID: exec, Events: mustJSON(hrows)}); err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+	}
+	flagWorkers := func(workers []string) {
+		for _, w := range workers {
+			t.wake(WorkerCancelKey(ns, w))
+		}
+	}
+	// A consumed cancel request flags what was outstanding before this
+	// turn's own activities exist.
+	if plan.CancelAllFirst {
+		w, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
+			ExecutionID: exec, Reason: engine.ReasonWorkflowCanceled})
+		if err != nil {
+			return fmt.Errorf("flag execution: %w", err)
+		}
+		flagWorkers(w)
+	}
+	// New attempts, unless the turn ends the execution anyway.
+	if plan.TerminalReason == "" {
+		rows := make([]attemptRow, 0, len(plan.NewAttempts))
+		for _, a := range plan.NewAttempts {
+			rows = append(rows, newAttemptRow(id, exec, inst.WorkflowType, inst.TaskQueue, a))
+		}
+		if err := s.insertAttempts(ctx, t, ns, rows); err != nil {
+			return err
+		}
+		// Timers: future-visible messages to this execution.
+		if len(plan.Timers) > 0 {
+			msgs := make([]outMessage, 0, len(plan.Timers))
+			for _, tm := range plan.Timers {
+				msgs = append(msgs, eventMessage(id, &exec, api.Event{Kind: api.EventTimerFired, TimerID: tm.TimerID}, tm.FireAfter))
+			}
+			if _, err := s.enqueue(ctx, t, ns, msgs); err != nil {
+				return err
+			}
+		}
+		// The turn's activity cancels, set-based in batches.
+		for i := 0; i < len(plan.ActivityCancels); i += ackBatch {
+			batch := plan.ActivityCancels[i:min(i+ackBatch, len(plan.ActivityCancels))]
+			w, err := t.q.FlagActivities(ctx, gen.FlagActivitiesParams{Namespace: ns, InstanceID: id,
+				ExecutionID: exec, Cancels: mustJSON(batch)})
+			if err != nil {
+				return fmt.Errorf("flag activities: %w", err)
+			}
+			flagWorkers(w)
+		}
+	} else {
+		w, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
+			ExecutionID: exec, Reason: plan.TerminalReason})
+		if err != nil {
+			return fmt.Errorf("flag execution: %w", err)
+		}
+		flagWorkers(w)
+	}
+	// The instance.
+	fin := gen.FinishTurnParams{
+		Namespace: ns, InstanceID: id, Status: plan.Status, ExecutionID: exec,
+		WorkflowType: inst.WorkflowType, Input: inst.Input, Result: jsonValue(plan.Result),
+		NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID, NextTimerID: plan.NextTimerID,
+	}
+	if plan.Error != nil {
+		fin.Error = mustJSON(plan.Error)
+	}
+	if plan.ContinueAsNew {
+		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, jsonValue(plan.NewInput)
+		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
+	}
+	if err := t.q.FinishTurn(ctx, fin); err != nil {
+		return fmt.Errorf("finish turn: %w", err)
+	}
+	// Exactly the consumed messages.
+	if err := t.q.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
+		return fmt.Errorf("delete consumed messages: %w", err)
+	}
+	switch {
+	case plan.ContinueAsNew:
+		if err := t.q.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
+			return fmt.Errorf("drop old execution messages: %w", err)
+		}
+		next := exec + 1
+		if _, err := s.enqueue(ctx, t, ns, []outMessage{eventMessage(id, &next, api.Event{
+			Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType, TaskQueue: inst.TaskQueue,
+			Input: plan.NewInput,
+		}, 0)}); err != nil {
+			return err
+		}
+		out.ExecutionID = next
+		out.NextEventID = 1
+	case plan.Status != api.StatusRunning:
+		if err := t.q.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: id}); err != nil {
+			return fmt.Errorf("drop messages of finished instance: %w", err)
+		}
+		t.wake(ResultKey(ns, id))
+		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
+	default:
+		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
+	}
+	out.Status = plan.Status
+	return nil
+}
+
+// FailWorkflowTask gives a turn back: its messages become visible again
+// after a backoff that grows with consecutive failures, and the error is
+// kept on the instance (last_task_error) for operators.
+func (s *Store) FailWorkflowTask(ctx context.Context, ns, token string, e api.Error) error {
+	tok, err := parseToken(token)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(t *txn) error {
+		inst, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
+		if noRows(err) {
+			return ErrLockLost
+		}
+		if err != nil {
+			return fmt.Errorf("locked instance: %w", err)
+		}
+		delay := engine.TurnBackoff(inst.TaskFailures+1, s.opts.TurnRetryBase, s.opts.TurnRetryMax)
+		if err := t.q.DeferLockedMessages(ctx, gen.DeferLockedMessagesParams{LockToken: &tok, DelayMs: ms(delay)}); err != nil {
+			return fmt.Errorf("defer messages: %w", err)
+		}
+		return t.q.FailInstanceTurn(ctx, gen.FailInstanceTurnParams{Namespace: ns, InstanceID: inst.InstanceID,
+			LastTaskError: mustJSON(e)})
+	})
+}
+
+// NextWorkflowWake returns the earliest future visible_at of a message on
+// the workflow task queue (ok false when there is none).
+func (s *Store) NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error) {
+	t, err := gen.New(s.pool).NextWorkflowWake(ctx, gen.NextWorkflowWakeParams{Namespace: ns, TaskQueue: taskQueue})
+	if err != nil {
+		if noRows(err) {
+			return time.Time{}, false, nil
+		}
+		return time.Time{}, false, fmt.Errorf("next workflow wake: %w", err)
+	}
+	return t, !t.IsZero(), nil
+}

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// HeartbeatResult is a worker heartbeat's answer plus what the server
+// layer needs for metrics and logs.
+type HeartbeatResult struct {
+	api.WorkerHeartbeatResponse
+	// PrevState is the state before the heartbeat ("" for a new worker);
+	// PrevState inactive means the worker was resurrected.
+	PrevState string `json:"-"`
+}
+
+// WorkerHeartbeat creates or renews a worker session (its lease deadline is
+// computed on the database's clock) and, in the same transaction, renews
+// every attempt the worker holds, returning the cancel info of each one
+// whose cancellation was requested. Tokens the worker reports holding
+// (bound_activities) that it no longer holds come back in Lost. A
+// cleaned-up worker → ErrWorkerGone.
+func (s *Store) WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error) {
+	lease := req.LeaseDuration.D()
+	var out HeartbeatResult
+	err := s.inTx(ctx, func(t *txn) error {
+		md := req.Metadata
+		if md == nil {
+			md = map[string]string{}
+		}
+		var hq *string
+		if req.HostTaskQueue != "" {
+			hq = &req.HostTaskQueue
+		}
+		tqs := req.TaskQueues
+		if tqs == nil {
+			tqs = []string{}
+		}
+		row, err := t.q.UpsertWorker(ctx, gen.UpsertWorkerParams{
+			Namespace: ns, WorkerID: req.WorkerID, Identity: req.Identity, Host: req.Host, BuildID: req.BuildID,
+			TaskQueues: tqs, HostTaskQueue: hq, Metadata: mustJSON(md), LeaseMs: ms(lease),
+		})
+		if noRows(err) {
+			return ErrWorkerGone
+		}
+		if err != nil {
+			return fmt.Errorf("upsert worker: %w", err)
+		}
+		out.State, out.LeaseExpiresAt, out.PrevState = row.State, row.LeaseExpiresAt, row.PrevState
+		// A resurrected worker's old attempts were flagged and released at
+		// lease expiry; nothing of them is renewed here.
+		renewed, err := t.q.RenewWorkerAttempts(ctx, gen.RenewWorkerAttemptsParams{
+			ExtendMs: ms(2 * lease), WorkerID: &req.WorkerID, Namespace: ns,
+		})
+		if err != nil {
+			return fmt.Errorf("renew attempts: %w", err)
+		}
+		out.Cancels = []api.AttemptCancel{}
+		held := make([]string, 0, len(renewed))
+		for _, r := range renewed {
+			held = append(held, r.LockToken.String())
+			if r.CancelRequested {
+				out.Cancels = append(out.Cancels, api.AttemptCancel{LockToken: r.LockToken.String(), Reason: strOr(r.CancelReason)})
+			}
+		}
+		for _, tok := range req.BoundActivities {
+			if !slices.Contains(held, tok) && !slices.Contains(req.UnboundActivities, tok) {
+				out.Lost = append(out.Lost, tok)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
+	out := api.Worker{
+		Namespace: w.Namespace, WorkerID: w.WorkerID, Identity: w.Identity, Host: w.Host,
+		TaskQueues: w.TaskQueues, HostTaskQueue: strOr(w.HostTaskQueue), BuildID: w.BuildID, State: w.State,
+		LeaseDuration:  api.Duration(time.Duration(w.LeaseDuration.Microseconds) * time.Microsecond),
+		LeaseExpiresAt: w.LeaseExpiresAt, LastHeartbeatAt: w.LastHeartbeatAt, StateChangedAt: w.StateChangedAt,
+		CreatedAt: w.CreatedAt, BoundActivities: []api.BoundActivity{},
+	}
+	_ = json.Unmarshal(w.Metadata, &out.Metadata)
+	for _, r := range bound {
+		if r.WorkerID == nil || *r.WorkerID != w.WorkerID {
+			continue
+		}
+		b := api.BoundActivity{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, ActivityID: r.ActivityID,
+			Attempt: r.Attempt, ActivityType: r.ActivityType, TaskQueue: r.TaskQueue,
+			CancelRequested: r.CancelRequested, CancelReason: strOr(r.CancelReason)}
+		if r.LockToken != nil {
+			b.LockToken = r.LockToken.String()
+		}
+		if r.LockedUntil != nil {
+			b.LockedUntil = *r.LockedUntil
+		}
+		out.BoundActivities = append(out.BoundActivities, b)
+	}
+	return out
+}
+
+// ListWorkers lists worker sessions (at most 1000), optionally of one state.
+func (s *Store) ListWorkers(ctx context.Context, ns, state string) ([]api.Worker, error) {
+	q := gen.New(s.pool)
+	p := gen.ListWorkersParams{Namespace: ns}
+	if state != "" {
+		p.State = &state
+	}
+	ws, err := q.ListWorkers(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("list workers: %w", err)
+	}
+	ids := make([]string, 0, len(ws))
+	for _, w := range ws {
+		ids = append(ids, w.WorkerID)
+	}
+	bound, err := q.BoundAttempts(ctx, gen.BoundAttemptsParams{Namespace: ns, WorkerIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("list workers: %w", err)
+	}
+	out := make([]api.Worker, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, s.toWorker(w, bound))
+	}
+	return out, nil
+}
+
+// GetWorker returns one worker session (ErrNotFound).
+func (s *Store) GetWorker(ctx context.Context, ns, workerID string) (api.Worker, error) {
+	q := gen.New(s.pool)
+	w, err := q.GetWorker(ctx, gen.GetWorkerParams{Namespace: ns, WorkerID: workerID})
+	if noRows(err) {
+		return api.Worker{}, ErrNotFound
+	}
+	if err != nil {
+		return api.Worker{}, fmt.Errorf("get worker: %w", err)
+	}
+	bound, err := q.BoundAttempts(ctx, gen.BoundAttemptsParams{Namespace: ns, WorkerIds: []string{workerID}})
+	if err != nil {
+		return api.Worker{}, fmt.Errorf("get worker: %w", err)
+	}
+	return s.toWorker(w, bound), nil
+}
+
+// DescribeTaskQueue returns a queue's backlog, its live workers, and
+// whether it is a host queue whose worker is gone.
+func (s *Store) DescribeTaskQueue(ctx context.Context, ns, name string) (api.TaskQueue, error) {
+	q := gen.New(s.pool)
+	st, err := q.QueueStats(ctx, gen.QueueStatsParams{Namespace: ns, TaskQueue: name})
+	if err != nil {
+		return api.TaskQueue{}, fmt.Errorf("queue stats: %w", err)
+	}
+	wb, err := q.WorkflowQueueBacklog(ctx, gen.WorkflowQueueBacklogParams{Namespace: ns, TaskQueue: name})
+	if err != nil {
+		return api.TaskQueue{}, fmt.Errorf("queue stats: %w", err)
+	}
+	live, err := q.LiveQueueWorkers(ctx, gen.LiveQueueWorkersParams{Namespace: ns, TaskQueue: name})
+	if err != nil {
+		return api.TaskQueue{}, fmt.Errorf("queue workers: %w", err)
+	}
+	out := api.TaskQueue{Name: name, Backlog: st.Backlog, Running: st.Running, WorkflowBacklog: wb,
+		OldestBacklogAge: api.Duration(time.Duration(st.OldestMs) * time.Millisecond),
+		Pollers:          []string{}, Workers: []string{}}
+	for _, w := range live {
+		out.Workers = append(out.Workers, w.WorkerID)
+	}
+	owner, err := q.HostQueueOwner(ctx, gen.HostQueueOwnerParams{Namespace: ns, TaskQueue: name})
+	switch {
+	case noRows(err):
+	case err != nil:
+		return api.TaskQueue{}, fmt.Errorf("host queue owner: %w", err)
+	default:
+		out.IsHostQueue = true
+		out.Orphaned = owner.State != api.WorkerActive
+	}
+	return out, nil
+}
+
+// workerLostError is what an attempt of a lost worker fails with.
+func workerLostError(workerID string) api.Error {
+	yes := true
+	return api.Error{Type: engine.ErrorTypeWorkerLost, Retryable: &yes,
+		Message: fmt.Sprintf("worker %s lost its lease", workerID)}
+}

@@ -1,0 +1,311 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// outMessage is one row for EnqueueMessages.
+type outMessage struct {
+	InstanceID  string          `json:"instance_id"`
+	ExecutionID *int64          `json:"execution_id"`
+	Kind        string          `json:"kind"`
+	Payload     json.RawMessage `json:"payload"`
+	DelayMS     int64           `json:"delay_ms"`
+}
+
+func eventMessage(instanceID string, executionID *int64, ev api.Event, delay time.Duration) outMessage {
+	ev.EventID = 0
+	ev.Timestamp = time.Time{}
+	return outMessage{InstanceID: instanceID, ExecutionID: executionID, Kind: ev.Kind,
+		Payload: mustJSON(ev), DelayMS: ms(delay)}
+}
+
+// enqueue inserts messages (dropped for instances that are not running or
+// on another execution) and wakes the workflow pollers of their queues.
+func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessage) (int, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	rows, err := t.q.EnqueueMessages(ctx, gen.EnqueueMessagesParams{Namespace: ns, Messages: mustJSON(msgs)})
+	if err != nil {
+		return 0, fmt.Errorf("enqueue messages: %w", err)
+	}
+	for _, r := range rows {
+		if r.Visible {
+			t.wake(WorkflowQueueKey(ns, r.TaskQueue))
+		}
+	}
+	return len(rows), nil
+}
+
+// StartWorkflow creates a workflow instance and its start message. A
+// finished instance with the same id starts again as its next execution; a
+// running one → ErrAlreadyRunning.
+func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error) {
+	id := req.InstanceID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	var out api.StartWorkflowResponse
+	err := s.inTx(ctx, func(t *txn) error {
+		row, err := t.q.StartInstance(ctx, gen.StartInstanceParams{
+			Namespace: ns, InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
+			Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()),
+		})
+		if noRows(err) {
+			return ErrAlreadyRunning
+		}
+		if err != nil {
+			return fmt.Errorf("start instance: %w", err)
+		}
+		exec := row.ExecutionID
+		ev := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
+			TaskQueue: req.TaskQueue, Input: req.Input}
+		if _, err := s.enqueue(ctx, t, ns, []outMessage{eventMessage(id, &exec, ev, 0)}); err != nil {
+			return err
+		}
+		out = api.StartWorkflowResponse{InstanceID: id, ExecutionID: exec, Status: row.Status}
+		return nil
+	})
+	return out, err
+}
+
+func toWorkflow(i gen.Instance) api.Workflow {
+	w := api.Workflow{
+		Namespace: i.Namespace, InstanceID: i.InstanceID, WorkflowType: i.WorkflowType,
+		TaskQueue: i.TaskQueue, Status: i.Status, ExecutionID: i.ExecutionID,
+		Input: rawOrNil(i.Input), Result: rawOrNil(i.Result),
+		CancelRequested: i.CancelRequested, CancelReason: strOr(i.CancelReason),
+		CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt, CompletedAt: i.CompletedAt,
+	}
+	if len(i.Error) > 0 {
+		var e api.Error
+		if json.Unmarshal(i.Error, &e) == nil {
+			w.Error = &e
+		}
+	}
+	if len(i.LastTaskError) > 0 {
+		var e api.Error
+		if json.Unmarshal(i.LastTaskError, &e) == nil {
+			w.LastTaskError = &e
+		}
+	}
+	return w
+}
+
+// DescribeWorkflow returns one instance (ErrNotFound).
+func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error) {
+	i, err := gen.New(s.pool).GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
+	if noRows(err) {
+		return api.Workflow{}, ErrNotFound
+	}
+	if err != nil {
+		return api.Workflow{}, fmt.Errorf("describe workflow: %w", err)
+	}
+	return toWorkflow(i), nil
+}
+
+// ListFilter selects workflows for ListWorkflows.
+type ListFilter struct {
+	Status       string
+	WorkflowType string
+	// Limit defaults to 100 and is capped at 1000.
+	Limit     int32
+	PageToken string
+}
+
+type pageToken struct {
+	CreatedAt time.Time `json:"c"`
+	ID        string    `json:"i"`
+}
+
+// ListWorkflows pages through instances, newest first.
+func (s *Store) ListWorkflows(ctx context.Context, ns string, f ListFilter) (api.ListWorkflowsResponse, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	if limit > 1000 {
+		limit = 1000
+	}
+	p := gen.ListInstancesParams{Namespace: ns, MaxRows: limit + 1}
+	if f.Status != "" {
+		p.Status = &f.Status
+	}
+	if f.WorkflowType != "" {
+		p.WorkflowType = &f.WorkflowType
+	}
+	if f.PageToken != "" {
+		b, err := base64.RawURLEncoding.DecodeString(f.PageToken)
+		var tok pageToken
+		if err != nil || json.Unmarshal(b, &tok) != nil || tok.ID == "" {
+			return api.ListWorkflowsResponse{}, ErrBadPageToken
+		}
+		p.BeforeCreated = &tok.CreatedAt
+		p.BeforeID = tok.ID
+	}
+	rows, err := gen.New(s.pool).ListInstances(ctx, p)
+	if err != nil {
+		return api.ListWorkflowsResponse{}, fmt.Errorf("list workflows: %w", err)
+	}
+	out := api.ListWorkflowsResponse{Workflows: make([]api.Workflow, 0, len(rows))}
+	if int32(len(rows)) > limit {
+		rows = rows[:limit]
+		last := rows[len(rows)-1]
+		out.NextPageToken = base64.RawURLEncoding.EncodeToString(mustJSON(pageToken{CreatedAt: last.CreatedAt, ID: last.InstanceID}))
+	}
+	for _, r := range rows {
+		out.Workflows = append(out.Workflows, toWorkflow(r))
+	}
+	return out, nil
+}
+
+func toEvent(r gen.GetHistoryRow) (api.Event, error) {
+	var ev api.Event
+	if err := json.Unmarshal(r.Payload, &ev); err != nil {
+		return api.Event{}, fmt.Errorf("history event %d: %w", r.EventID, err)
+	}
+	ev.EventID, ev.Kind, ev.Timestamp = r.EventID, r.Kind, r.CreatedAt
+	return ev, nil
+}
+
+func (s *Store) history(ctx context.Context, q *gen.Queries, ns, id string, exec int64) ([]api.Event, error) {
+	rows, err := q.GetHistory(ctx, gen.GetHistoryParams{Namespace: ns, InstanceID: id, ExecutionID: exec})
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	evs := make([]api.Event, 0, len(rows))
+	for _, r := range rows {
+		ev, err := toEvent(r)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+// History returns an execution's events (executionID 0 = current).
+func (s *Store) History(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error) {
+	q := gen.New(s.pool)
+	i, err := q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
+	if noRows(err) {
+		return api.HistoryResponse{}, ErrNotFound
+	}
+	if err != nil {
+		return api.HistoryResponse{}, fmt.Errorf("history: %w", err)
+	}
+	if executionID == 0 {
+		executionID = i.ExecutionID
+	}
+	if executionID < 0 || executionID > i.ExecutionID {
+		return api.HistoryResponse{}, fmt.Errorf("execution %d: %w", executionID, ErrNotFound)
+	}
+	evs, err := s.history(ctx, q, ns, instanceID, executionID)
+	if err != nil {
+		return api.HistoryResponse{}, err
+	}
+	return api.HistoryResponse{ExecutionID: executionID, Events: evs}, nil
+}
+
+// CancelWorkflow requests cancellation; changed is false when the instance
+// is finished or a cancel was already requested (the first reason wins).
+func (s *Store) CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error) {
+	err = s.inTx(ctx, func(t *txn) error {
+		_, err := t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: instanceID, Reason: &reason})
+		if noRows(err) {
+			if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
+				return ErrNotFound
+			} else if err != nil {
+				return fmt.Errorf("cancel workflow: %w", err)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cancel workflow: %w", err)
+		}
+		changed = true
+		_, err = s.enqueue(ctx, t, ns, []outMessage{eventMessage(instanceID, nil,
+			api.Event{Kind: api.EventCancelRequested, Reason: reason}, 0)})
+		return err
+	})
+	return changed, err
+}
+
+// SignalWorkflow sends a signal (ErrNotFound, ErrNotRunning).
+func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error {
+	return s.inTx(ctx, func(t *txn) error {
+		n, err := s.enqueue(ctx, t, ns, []outMessage{eventMessage(instanceID, nil,
+			api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input}, 0)})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
+				return ErrNotFound
+			} else if err != nil {
+				return fmt.Errorf("signal: %w", err)
+			}
+			return ErrNotRunning
+		}
+		return nil
+	})
+}
+
+// DeleteWorkflow deletes an instance with its history and messages. A
+// running instance needs force (else ErrRunning); its outstanding
+// activities are flagged cancelled with reason instance_deleted, so that
+// workers stop them.
+func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error {
+	return s.inTx(ctx, func(t *txn) error {
+		i, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: instanceID})
+		if noRows(err) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("delete workflow: %w", err)
+		}
+		if i.Status == api.StatusRunning && !force {
+			return ErrRunning
+		}
+		workers, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: instanceID,
+			ExecutionID: i.ExecutionID, Reason: engine.ReasonInstanceDeleted})
+		if err != nil {
+			return fmt.Errorf("delete workflow: flag activities: %w", err)
+		}
+		for _, w := range workers {
+			t.wake(WorkerCancelKey(ns, w))
+		}
+		if err := t.q.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+			return fmt.Errorf("delete workflow: messages: %w", err)
+		}
+		if err := t.q.DeleteHistory(ctx, gen.DeleteHistoryParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+			return fmt.Errorf("delete workflow: history: %w", err)
+		}
+		if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+			return fmt.Errorf("delete workflow: %w", err)
+		}
+		t.wake(ResultKey(ns, instanceID))
+		return nil
+	})
+}
+
+// ErrorIsClient reports whether err is one of the store's client errors
+// (as opposed to a database failure).
+func ErrorIsClient(err error) bool {
+	var inv *InvalidError
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrAlreadyRunning) || errors.Is(err, ErrNotRunning) ||
+		errors.Is(err, ErrRunning) || errors.Is(err, ErrLockLost) || errors.Is(err, ErrWorkerGone) ||
+		errors.Is(err, ErrBadPageToken) || errors.As(err, &inv)
+}
