@@ -545,3 +545,11 @@ func TestFailTurn_Backoff(t *testing.T) {
 		t.Fatalf("retry %+v", again)
 	}
 }
+
+func jsonEqual(a json.RawMessage, b string) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return fmt.Sprint(x) == fmt.Sprint(y)
+}
