@@ -1,0 +1,32 @@
+# Tether developer tasks. `make test` is what CI and the README run.
+
+.PHONY: all generate test vet fmt build dev bench
+
+all: build
+
+# Regenerate db/gen (sqlc) and openapi/ (swag); both are committed and CI
+# checks that they match their sources.
+generate:
+	go tool sqlc generate
+	go tool swag init -q -g doc.go -d server,api -o openapi --ot json,yaml
+
+# Tests run against a real PostgreSQL: internal/pgtest starts a throwaway
+# cluster (or uses TETHER_TEST_DATABASE_URL).
+test:
+	go test -count=1 -timeout 20m ./...
+
+vet:
+	go vet ./...
+
+fmt:
+	gofmt -w .
+
+build:
+	go build -o bin/tether ./cmd/tether
+
+# A server with a throwaway database (unless TETHER_DATABASE_URL is set).
+dev:
+	go run ./cmd/tether dev
+
+bench:
+	go test -run '^$$' -bench . ./...
