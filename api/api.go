@@ -477,6 +477,9 @@ type WorkerHeartbeatRequest struct {
 type AttemptCancel struct {
 	LockToken string `json:"lock_token"`
 	Reason    string `json:"reason"`
+	// RequestedAt is when the cancellation was requested (set by the
+	// cancel long-poll).
+	RequestedAt time.Time `json:"requested_at,omitzero"`
 }
 
 // WorkerHeartbeatResponse is the answer of POST /workers/heartbeat.

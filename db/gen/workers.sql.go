@@ -374,6 +374,48 @@ func (q *Queries) LiveQueueWorkers(ctx context.Context, arg LiveQueueWorkersPara
 	return items, nil
 }
 
+const pendingCancels = `-- name: PendingCancels :many
+SELECT lock_token::uuid AS lock_token, COALESCE(cancel_reason, '')::text AS reason,
+       cancel_requested_at::timestamptz AS requested_at
+FROM worker_queue
+WHERE namespace = $1 AND worker_id = $2
+  AND lock_token IS NOT NULL AND cancel_requested
+ORDER BY cancel_requested_at
+`
+
+type PendingCancelsParams struct {
+	Namespace string
+	WorkerID  *string
+}
+
+type PendingCancelsRow struct {
+	LockToken   uuid.UUID
+	Reason      string
+	RequestedAt time.Time
+}
+
+// The held attempts of a worker whose cancellation was requested: what a
+// worker's cancel long-poll answers.
+func (q *Queries) PendingCancels(ctx context.Context, arg PendingCancelsParams) ([]PendingCancelsRow, error) {
+	rows, err := q.db.Query(ctx, pendingCancels, arg.Namespace, arg.WorkerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PendingCancelsRow{}
+	for rows.Next() {
+		var i PendingCancelsRow
+		if err := rows.Scan(&i.LockToken, &i.Reason, &i.RequestedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const renewWorkerAttempts = `-- name: RenewWorkerAttempts :many
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + $1::bigint * interval '1 millisecond')
@@ -489,7 +531,6 @@ const upsertWorker = `-- name: UpsertWorker :one
 WITH prev AS (
     SELECT state FROM workers
     WHERE namespace = $1 AND worker_id = $2
-    FOR UPDATE
 )
 INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
                           metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at)

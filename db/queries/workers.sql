@@ -5,7 +5,6 @@
 WITH prev AS (
     SELECT state FROM workers
     WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id)
-    FOR UPDATE
 )
 INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
                           metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at)
@@ -114,3 +113,13 @@ SELECT worker_id, state FROM workers
 WHERE namespace = sqlc.arg(namespace) AND host_task_queue = sqlc.arg(task_queue)::text
 ORDER BY last_heartbeat_at DESC
 LIMIT 1;
+
+-- name: PendingCancels :many
+-- The held attempts of a worker whose cancellation was requested: what a
+-- worker's cancel long-poll answers.
+SELECT lock_token::uuid AS lock_token, COALESCE(cancel_reason, '')::text AS reason,
+       cancel_requested_at::timestamptz AS requested_at
+FROM worker_queue
+WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id)
+  AND lock_token IS NOT NULL AND cancel_requested
+ORDER BY cancel_requested_at;

@@ -1,0 +1,319 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// Goal (seed: fetch surfaces the flag): an attempt flagged before any
+// worker ran it is handed out with cancel.requested and its reason.
+func TestCancel_FetchSurfacesFlag(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "c", schedule(1))
+	changed := m(s.CancelWorkflow(ctxT(t), ns, "c", "user asked"))(t)
+	if !changed {
+		t.Fatal("cancel had no effect")
+	}
+	turn := fetchTurn(t, s)
+	if turn.Messages[0].Kind != api.EventCancelRequested || turn.Messages[0].Reason != "user asked" {
+		t.Fatalf("messages %+v", turn.Messages)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	a := fetchAct(t, s, time.Minute)
+	if !a.Cancel.Requested || a.Cancel.Reason != "workflow_canceled" {
+		t.Fatalf("cancel %+v", a.Cancel)
+	}
+}
+
+// Goal (seed: renew surfaces the flag and still extends the lock).
+func TestCancel_RenewSurfacesFlagAndExtendsLock(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "c", schedule(1))
+	a := fetchAct(t, s, 2*time.Second)
+	m(s.CancelWorkflow(ctxT(t), ns, "c", ""))(t)
+	turn := fetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	if !hb.CancelRequested || hb.Reason != "workflow_canceled" {
+		t.Fatalf("heartbeat %+v", hb)
+	}
+	if !hb.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
+		t.Fatalf("lock not extended: %v → %v", a.LockedUntil, hb.LockedUntil)
+	}
+	// The worker's cancel poll lists it too.
+	pc := m(s.PendingCancels(ctxT(t), ns, "w1"))(t)
+	if len(pc) != 1 || pc[0].LockToken != a.LockToken || pc[0].Reason != "workflow_canceled" {
+		t.Fatalf("pending cancels %+v", pc)
+	}
+}
+
+// Goal: five cancel requests → one CancelRequested, the first reason kept;
+// cancelling a finished workflow changes nothing; an unknown one is
+// ErrNotFound.
+func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "c")
+	for i := range 5 {
+		changed := m(s.CancelWorkflow(ctxT(t), ns, "c", fmt.Sprintf("reason %d", i)))(t)
+		if changed != (i == 0) {
+			t.Fatalf("request %d changed=%v", i, changed)
+		}
+	}
+	turn := fetchTurn(t, s)
+	if n := count(turn.Messages, api.EventCancelRequested); n != 1 {
+		t.Fatalf("%d CancelRequested messages", n)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
+	w := m(s.DescribeWorkflow(ctxT(t), ns, "c"))(t)
+	if w.Status != api.StatusCanceled || w.CancelReason != "reason 0" {
+		t.Fatalf("describe %+v", w)
+	}
+	if changed := m(s.CancelWorkflow(ctxT(t), ns, "c", "again"))(t); changed {
+		t.Fatal("cancelling a finished workflow changed it")
+	}
+	if len(history(t, s, "c")) != 3 {
+		t.Fatalf("history %v", kinds(history(t, s, "c")))
+	}
+	if _, err := s.CancelWorkflow(ctxT(t), ns, "nope", ""); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown: %v", err)
+	}
+}
+
+// Goal (seed: a rolled-back turn leaves no flag): a turn whose transaction
+// fails after its cancel flags were written leaves neither flags nor
+// history. The fault is injected with a trigger that rejects the instance
+// update at the end of the ack.
+func TestCancel_RolledBackTurnLeavesNoFlag(t *testing.T) {
+	pool := pgtest.New(t)
+	s := store.New(pool, store.Options{})
+	startWithActivities(t, s, "rb", schedule(1))
+	must0(t, s.SignalWorkflow(ctxT(t), ns, "rb", "go", nil))
+	turn := fetchTurn(t, s)
+	for _, q := range []string{
+		`CREATE FUNCTION fail_turn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
+		`CREATE TRIGGER fail_turn BEFORE UPDATE ON instances FOR EACH ROW WHEN (NEW.next_event_id > 3) EXECUTE FUNCTION fail_turn()`,
+	} {
+		if _, err := pool.Exec(ctxT(t), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}})
+	if err == nil || !strings.Contains(err.Error(), "injected fault") {
+		t.Fatalf("err = %v, want the injected fault", err)
+	}
+	a := fetchAct(t, s, time.Minute)
+	if a.Cancel.Requested {
+		t.Fatalf("flag survived the rollback: %+v", a.Cancel)
+	}
+	if h := history(t, s, "rb"); count(h, api.EventActivityCancelRequested) != 0 || count(h, api.EventSignalReceived) != 0 {
+		t.Fatalf("history survived the rollback: %v", kinds(h))
+	}
+}
+
+// statementCounter counts the statements sent through a pool.
+type statementCounter struct{ n atomic.Int64 }
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	sql := strings.TrimSpace(strings.ToLower(d.SQL))
+	if sql != "begin" && sql != "commit" && sql != "rollback" {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// Goal (seed: mass cancel): cancelling a workflow with 2 500 outstanding
+// activities flags every attempt in the one transaction of the turn that
+// consumes the cancel, with at most 10 statements.
+func TestCancel_MassCancel(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(t))
+	must0(t, err)
+	counter := &statementCounter{}
+	cfg.ConnConfig.Tracer = counter
+	pool, err := pgxpool.NewWithConfig(ctxT(t), cfg)
+	must0(t, err)
+	t.Cleanup(pool.Close)
+	s := store.New(pool, store.Options{})
+	const n = 2500
+	cmds := make([]api.Command, 0, n)
+	for i := range n {
+		cmds = append(cmds, schedule(int64(i+1))...)
+	}
+	startWithActivities(t, s, "mass", cmds)
+	held := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w1", time.Minute, 100))(t)
+	m(s.CancelWorkflow(ctxT(t), ns, "mass", "stop"))(t)
+	turn := fetchTurn(t, s)
+	counter.n.Store(0)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
+	if got := counter.n.Load(); got > 10 {
+		t.Fatalf("mass cancel took %d statements, want ≤ 10", got)
+	}
+	var flagged, total int
+	must0(t, pool.QueryRow(ctxT(t), `SELECT count(*) FILTER (WHERE cancel_requested AND cancel_reason = 'workflow_canceled'), count(*) FROM worker_queue`).Scan(&flagged, &total))
+	if flagged != n || total != n {
+		t.Fatalf("flagged %d of %d rows, want %d", flagged, total, n)
+	}
+	if c := count(history(t, s, "mass"), api.EventActivityCancelRequested); c != n {
+		t.Fatalf("%d ActivityCancelRequested events, want %d", c, n)
+	}
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, held[0].LockToken, nil, time.Minute))(t)
+	if !hb.CancelRequested {
+		t.Fatal("a held attempt was not flagged")
+	}
+}
+
+// Goal: a late result of a cancelled activity is dropped; a completion
+// already queued when the cancel is decided never reaches the workflow.
+func TestCancel_LateResultsAreStale(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "late", schedule(1, 2))
+	a1 := fetchAct(t, s, time.Minute)
+	a2 := fetchAct(t, s, time.Minute)
+	// Activity 2 completes (its message is queued), then a turn cancels
+	// both as select losers before seeing that message.
+	must0(t, s.SignalWorkflow(ctxT(t), ns, "late", "go", nil))
+	turn := fetchTurn(t, s)
+	m(s.CompleteActivityTask(ctxT(t), ns, a2.LockToken, json.RawMessage(`2`)))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}))(t)
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a1.LockToken, json.RawMessage(`1`)))(t); r.Outcome != store.OutcomeStale {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+	// The queued completion of activity 2 is consumed silently: no turn.
+	if turn := fetchTurnOrNil(t, s); turn != nil {
+		t.Fatalf("a stale result produced a turn: %+v", turn.Messages)
+	}
+	if h := history(t, s, "late"); count(h, api.EventActivityCompleted) != 0 {
+		t.Fatalf("history %v", kinds(h))
+	}
+}
+
+// Goal: forced delete flags running activities instance_deleted; delete
+// without force of a running instance is refused.
+func TestDelete_ForceFlagsActivities(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "d", schedule(1))
+	a := fetchAct(t, s, time.Minute)
+	if err := s.DeleteWorkflow(ctxT(t), ns, "d", false); !errors.Is(err, store.ErrRunning) {
+		t.Fatalf("delete without force: %v", err)
+	}
+	must0(t, s.DeleteWorkflow(ctxT(t), ns, "d", true))
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	if !hb.CancelRequested || hb.Reason != "instance_deleted" {
+		t.Fatalf("heartbeat %+v", hb)
+	}
+	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("describe after delete: %v", err)
+	}
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != store.OutcomeStale {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+}
+
+// Goal: lease expiry under three concurrent sweepers reschedules each
+// attempt of the lost worker exactly once, flags the old attempt
+// worker_lost, and fails what waits in its host queue with WorkerLost.
+func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
+	s := newStore(t)
+	const n = 20
+	cmds := make([]api.Command, 0, n+1)
+	for i := range n {
+		cmds = append(cmds, schedule(int64(i+1))...)
+	}
+	cmds = append(cmds, api.Command{Type: api.CommandScheduleActivity, ActivityID: n + 1, ActivityType: "pinned", TaskQueue: "q@w1"})
+	startWithActivities(t, s, "live", cmds)
+	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
+		HostTaskQueue: "q@w1", LeaseDuration: api.Duration(time.Second)}))(t)
+	if hb.State != api.WorkerActive || hb.PrevState != "" {
+		t.Fatalf("heartbeat %+v", hb)
+	}
+	held := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w1", time.Minute, n))(t)
+	if len(held) != n {
+		t.Fatalf("held %d", len(held))
+	}
+	eventually(t, 5*time.Second, "lease deadline", func() bool { return time.Now().After(hb.LeaseExpiresAt.Add(20 * time.Millisecond)) })
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	expired := 0
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := s.Sweep(ctxT(t))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			for _, w := range r.WorkersExpired {
+				expired++
+				if w.Attempts != n || w.HostQueueFailed != 1 {
+					t.Errorf("expired worker %+v", w)
+				}
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if expired != 1 {
+		t.Fatalf("worker expired %d times", expired)
+	}
+	again := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q", "q@w1"}, "w2", time.Minute, 100))(t)
+	if len(again) != n {
+		t.Fatalf("%d attempts rescheduled, want %d", len(again), n)
+	}
+	for _, a := range again {
+		if a.Attempt != 2 || a.Cancel.Requested {
+			t.Fatalf("rescheduled %+v", a)
+		}
+	}
+	old := m(s.HeartbeatActivityTask(ctxT(t), ns, held[0].LockToken, nil, time.Minute))(t)
+	if !old.CancelRequested || old.Reason != "worker_lost" {
+		t.Fatalf("old attempt %+v", old)
+	}
+	turn := fetchTurn(t, s)
+	if m := turn.Messages[0]; m.Kind != api.EventActivityFailed || m.ActivityID != n+1 || m.Error.Type != "WorkerLost" {
+		t.Fatalf("host queue attempt: %+v", m)
+	}
+	// Resurrection: the same worker heartbeats again and is active; its
+	// old attempts stay cancelled and their results are stale.
+	hb = m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	if hb.State != api.WorkerActive || hb.PrevState != api.WorkerInactive {
+		t.Fatalf("resurrection %+v", hb)
+	}
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, held[1].LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+		t.Fatalf("late result outcome %s", r.Outcome)
+	}
+}
+
+// Goal: an inactive worker is cleaned up after the cleanup delay; its
+// heartbeat is then ErrWorkerGone.
+func TestLiveness_CleanupThenGone(t *testing.T) {
+	s := store.New(pgtest.New(t), store.Options{CleanupDelay: 100 * time.Millisecond})
+	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}))(t)
+	sweepUntil(t, s, 10*time.Second, "cleanup", func() bool {
+		w := m(s.GetWorker(ctxT(t), ns, "w"))(t)
+		return w.State == api.WorkerCleanedUp
+	})
+	if _, err := s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}); !errors.Is(err, store.ErrWorkerGone) {
+		t.Fatalf("heartbeat after cleanup: %v (lease was %v)", err, hb.LeaseExpiresAt)
+	}
+}
