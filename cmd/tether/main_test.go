@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
+
+func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	t.Setenv(envDatabaseURL, "")
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCommandLine(t *testing.T) {
+	cases := []struct {
+		args     []string
+		code     int
+		inOutput string
+	}{
+		{nil, 2, "Usage: tether <command>"},
+		{[]string{"help"}, 0, "Commands:"},
+		{[]string{"version"}, 0, "tether "},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"server"}, 1, "no database"},
+		{[]string{"migrate"}, 1, "no database"},
+		{[]string{"server", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"server", "--log-level", "loud", "--database-url", "postgres://x"}, 1, "bad log level"},
+		{[]string{"server", "-h"}, 0, "-database-url"},
+		{[]string{"version", "extra"}, 2, "unexpected arguments"},
+	}
+	for _, c := range cases {
+		code, stdout, stderr := runArgs(t, c.args...)
+		if code != c.code {
+			t.Errorf("tether %v: exit %d, want %d (stdout %q, stderr %q)", c.args, code, c.code, stdout, stderr)
+		}
+		if !strings.Contains(stdout+stderr, c.inOutput) {
+			t.Errorf("tether %v: output lacks %q: stdout %q, stderr %q", c.args, c.inOutput, stdout, stderr)
+		}
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	url := pgtest.NewURL(t)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"migrate", "--database-url", url}, &out, &errb); code != 0 {
+		t.Fatalf("migrate: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "schema up to date") {
+		t.Fatalf("migrate output: %q", out.String())
+	}
+}
+
+// TestServe runs the server wiring (pool, migrations, listener, sweeper,
+// HTTP) against a fresh database and stops it by canceling its context.
+func TestServe(t *testing.T) {
+	url := pgtest.NewURL(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrCh := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, serveOptions{
+			addr: "127.0.0.1:0", databaseURL: url, sweepInterval: 50 * time.Millisecond,
+			bodyLimit: 1 << 20, recheck: time.Second, shutdown: 5 * time.Second,
+		}, logger, func(a net.Addr) { addrCh <- a })
+	}()
+	var base string
+	select {
+	case a := <-addrCh:
+		base = "http://" + a.String()
+	case err := <-done:
+		t.Fatalf("serve ended before listening: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	// Ready once the listener connected and the database answers.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"connected"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready: %d %s", resp.StatusCode, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The sweeper runs: its passes show in /metrics.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), `tether_sweeper_passes_total{result="ok"}`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no successful sweeper pass in /metrics")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("the server still answers after it stopped")
+	}
+}
+
+func TestDisplayAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"[::]:7070":      "localhost:7070",
+		"0.0.0.0:7070":   "localhost:7070",
+		"127.0.0.1:8080": "127.0.0.1:8080",
+	} {
+		a, err := net.ResolveTCPAddr("tcp", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := displayAddr(a); got != want {
+			t.Errorf("displayAddr(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// pollActivityTask godoc
+//
+//	@Summary		Poll for an activity attempt
+//	@Description	Long poll: locks one visible attempt of the task queues, binds it to worker_id and returns it, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 30s, 1s … 10m); renew it with heartbeats. An attempt whose cancel.requested is true must not be run: ack it at once.
+//	@Tags			activity-tasks
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			request		body		api.PollActivityTaskRequest	true	"Queues and worker"
+//	@Success		200			{object}	api.ActivityTask
+//	@Success		204			"Nothing to do within wait"
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/activity-tasks/poll [post]
+func (s *Server) pollActivityTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	var req api.PollActivityTaskRequest
+	b.body(&req)
+	wait := b.wait("wait", req.Wait)
+	lockFor := b.durationRange("lock_for", req.LockFor, defaultActivityLockFor, minLockFor, maxLockFor)
+	if err := b.err(); err != nil {
+		return err
+	}
+	defer s.pollers.add(ns, req.TaskQueues, req.WorkerID)()
+
+	keys := make([]string, len(req.TaskQueues))
+	for i, q := range req.TaskQueues {
+		keys[i] = store.ActivityQueueKey(ns, q)
+	}
+	var task *api.ActivityTask
+	found, err := s.longPoll(c.Request().Context(), pollSpec{
+		route: "activity_task_poll",
+		keys:  keys,
+		wait:  wait,
+		fetch: func(ctx context.Context) (bool, error) {
+			var err error
+			task, err = s.store.FetchActivityTask(ctx, ns, req.TaskQueues, req.WorkerID, lockFor)
+			return task != nil, err
+		},
+		nextWake: func(ctx context.Context) (time.Time, bool, error) {
+			return s.store.NextActivityWake(ctx, ns, req.TaskQueues)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.JSON(http.StatusOK, task)
+}
+
+// heartbeatActivityTask godoc
+//
+//	@Summary		Heartbeat an activity attempt
+//	@Description	Records details and extends the attempt's lock by extend_for (0s … 10m; 0 keeps the poll's lock_for), even when its cancellation was requested, and tells whether it was. A lost lock → 409.
+//	@Tags			activity-tasks
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
+//	@Param			request		body		api.ActivityHeartbeatRequest	false	"Progress details"
+//	@Success		200			{object}	api.ActivityHeartbeatResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat [post]
+func (s *Server) heartbeatActivityTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	token := b.token()
+	var req api.ActivityHeartbeatRequest
+	b.body(&req)
+	b.check(req.ExtendFor >= 0 && req.ExtendFor.D() <= maxExtendFor, "extend_for", "must be between 0s and %s", maxExtendFor)
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.HeartbeatActivityTask(c.Request().Context(), ns, token, req.Details, req.ExtendFor.D())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// completeActivityTask godoc
+//
+//	@Summary		Complete an activity attempt
+//	@Description	Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409.
+//	@Tags			activity-tasks
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
+//	@Param			request		body		api.CompleteActivityTaskRequest	false	"The result"
+//	@Success		200			{object}	api.ActivityAckResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/complete [post]
+func (s *Server) completeActivityTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	token := b.token()
+	var req api.CompleteActivityTaskRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.CompleteActivityTask(c.Request().Context(), ns, token, req.Result)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// failActivityTask godoc
+//
+//	@Summary		Fail an activity attempt
+//	@Description	Acknowledges the attempt with an error; the activity's retry policy decides between a new attempt ("retry_scheduled") and a failure the workflow sees ("delivered"). A lost lock → 409.
+//	@Tags			activity-tasks
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			token		path		string						true	"Lock token of the attempt"	format(uuid)
+//	@Param			request		body		api.FailActivityTaskRequest	true	"The error"
+//	@Success		200			{object}	api.ActivityAckResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
+func (s *Server) failActivityTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	token := b.token()
+	var req api.FailActivityTaskRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.FailActivityTask(c.Request().Context(), ns, token, req.Error)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// abandonActivityTask godoc
+//
+//	@Summary		Abandon an activity attempt
+//	@Description	The worker gives the attempt back unfinished (it is shutting down); it is delivered again after delay. A lost lock → 409.
+//	@Tags			activity-tasks
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
+//	@Param			request		body		api.AbandonActivityTaskRequest	false	"When to deliver it again"
+//	@Success		200			{object}	api.ActivityAckResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
+func (s *Server) abandonActivityTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	token := b.token()
+	var req api.AbandonActivityTaskRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.AbandonActivityTask(c.Request().Context(), ns, token, req.Delay.D())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}

@@ -1,0 +1,388 @@
+// Package longpoll wakes the server's long polls when PostgreSQL announces new
+// work.
+//
+// A [Hub] holds one dedicated connection (never one of the pool's) that
+// LISTENs on [store.NotifyChannel]. The store NOTIFYs a key (see
+// store.WorkflowQueueKey, store.ActivityQueueKey, store.ResultKey,
+// store.WorkerCancelKey) in the transaction that creates work, so the
+// notification arrives when that work becomes visible. Each long poll
+// registers a [Waiter] on the keys it cares about and is woken when one of
+// them is notified.
+//
+// Notifications can be lost while the listening connection is down, so the
+// hub wakes every waiter whenever it (re)connects; waiters are expected to
+// look at the database again after every wake-up and also on a bounded
+// re-check interval of their own.
+package longpoll
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tetherhq/tether/server/store"
+)
+
+// Config tunes a Hub. The zero value of each field selects its default.
+type Config struct {
+	// ConnConfig configures the dedicated listening connection. When nil,
+	// [Hub.Run] returns at once with an error and the hub only wakes waiters
+	// through [Hub.Wake] and [Hub.WakeAll] (useful in tests).
+	ConnConfig *pgx.ConnConfig
+	// Channel is the channel to LISTEN on. Default store.NotifyChannel.
+	Channel string
+	// MinBackoff and MaxBackoff bound the delay between reconnection
+	// attempts (doubling from Min to Max). Defaults 100ms and 5s.
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+	// HealthCheckInterval is how long the listener may sit without any
+	// notification before it pings the database to detect a dead
+	// connection. Default 30s.
+	HealthCheckInterval time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Channel == "" {
+		c.Channel = store.NotifyChannel
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = 100 * time.Millisecond
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 5 * time.Second
+	}
+	if c.MaxBackoff < c.MinBackoff {
+		c.MaxBackoff = c.MinBackoff
+	}
+	if c.HealthCheckInterval <= 0 {
+		c.HealthCheckInterval = 30 * time.Second
+	}
+	return c
+}
+
+// Stats are counters of a Hub since it was created.
+type Stats struct {
+	// Connected is true while the listening connection is up.
+	Connected bool
+	// BackendPID is the PostgreSQL backend process id of the listening
+	// connection (0 when not connected).
+	BackendPID uint32
+	// Connects counts successful LISTENs (the first one included).
+	Connects uint64
+	// ConnectFailures counts failed connection or LISTEN attempts.
+	ConnectFailures uint64
+	// Disconnects counts listening connections that dropped.
+	Disconnects uint64
+	// Notifications counts notifications received.
+	Notifications uint64
+	// BadPayloads counts notifications whose payload was not a key.
+	BadPayloads uint64
+	// Wakes counts waiters woken (a waiter woken twice counts twice).
+	Wakes uint64
+	// HealthChecks counts pings of an idle listening connection.
+	HealthChecks uint64
+	// Waiters is the number of waiters registered now.
+	Waiters int
+}
+
+// Hub is the registry of long-poll waiters and the listener that wakes them.
+// Its methods are safe for concurrent use.
+type Hub struct {
+	cfg    Config
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	waiters map[string]map[*Waiter]struct{}
+	count   int
+
+	connected       atomic.Bool
+	backendPID      atomic.Uint32
+	connects        atomic.Uint64
+	connectFailures atomic.Uint64
+	disconnects     atomic.Uint64
+	notifications   atomic.Uint64
+	badPayloads     atomic.Uint64
+	wakes           atomic.Uint64
+	healthChecks    atomic.Uint64
+
+	// connectedCh is closed (and replaced) at each successful LISTEN, so
+	// that tests and readiness checks can wait for the listener.
+	connMu      sync.Mutex
+	connectedCh chan struct{}
+}
+
+// New returns a Hub. Call [Hub.Run] to start listening.
+func New(cfg Config, logger *slog.Logger) *Hub {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Hub{
+		cfg:         cfg.withDefaults(),
+		logger:      logger,
+		waiters:     make(map[string]map[*Waiter]struct{}),
+		connectedCh: make(chan struct{}),
+	}
+}
+
+// Waiter is one long poll's registration on a set of keys. Receive from
+// [Waiter.C] to wait for a wake-up; call [Waiter.Close] when done.
+type Waiter struct {
+	hub    *Hub
+	keys   []string
+	ch     chan struct{}
+	closed bool // guarded by hub.mu
+}
+
+// C returns the channel that receives a value when one of the waiter's keys
+// is notified (or when every waiter is woken). It has a buffer of one: a
+// wake-up that arrives while the waiter is busy is kept, and several are
+// merged into one.
+func (w *Waiter) C() <-chan struct{} { return w.ch }
+
+// Keys returns the keys the waiter is registered on.
+func (w *Waiter) Keys() []string { return append([]string(nil), w.keys...) }
+
+// Close removes the waiter from the hub. It is safe to call more than once.
+func (w *Waiter) Close() {
+	h := w.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.closed = true
+	for _, k := range w.keys {
+		set := h.waiters[k]
+		delete(set, w)
+		if len(set) == 0 {
+			delete(h.waiters, k)
+		}
+	}
+	h.count--
+}
+
+// Register adds a waiter on keys (duplicates are ignored). Register before
+// looking at the database one last time, then wait on C: a notification
+// that arrives in between is not lost.
+func (h *Hub) Register(keys ...string) *Waiter {
+	w := &Waiter{hub: h, ch: make(chan struct{}, 1)}
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			w.keys = append(w.keys, k)
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range w.keys {
+		set := h.waiters[k]
+		if set == nil {
+			set = make(map[*Waiter]struct{})
+			h.waiters[k] = set
+		}
+		set[w] = struct{}{}
+	}
+	h.count++
+	return w
+}
+
+// Wake wakes every waiter registered on key and returns how many there were.
+func (h *Hub) Wake(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for w := range h.waiters[key] {
+		signal(w.ch)
+		n++
+	}
+	h.wakes.Add(uint64(n))
+	return n
+}
+
+// WakeAll wakes every registered waiter and returns how many there were.
+func (h *Hub) WakeAll() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	woken := make(map[*Waiter]struct{}, h.count)
+	for _, set := range h.waiters {
+		for w := range set {
+			if _, ok := woken[w]; ok {
+				continue
+			}
+			woken[w] = struct{}{}
+			signal(w.ch)
+		}
+	}
+	h.wakes.Add(uint64(len(woken)))
+	return len(woken)
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Waiters returns the number of registered waiters.
+func (h *Hub) Waiters() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.count
+}
+
+// WaitersOn returns the number of waiters registered on key.
+func (h *Hub) WaitersOn(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waiters[key])
+}
+
+// Stats returns the hub's counters.
+func (h *Hub) Stats() Stats {
+	return Stats{
+		Connected:       h.connected.Load(),
+		BackendPID:      h.backendPID.Load(),
+		Connects:        h.connects.Load(),
+		ConnectFailures: h.connectFailures.Load(),
+		Disconnects:     h.disconnects.Load(),
+		Notifications:   h.notifications.Load(),
+		BadPayloads:     h.badPayloads.Load(),
+		Wakes:           h.wakes.Load(),
+		HealthChecks:    h.healthChecks.Load(),
+		Waiters:         h.Waiters(),
+	}
+}
+
+// Connected reports whether the listening connection is up.
+func (h *Hub) Connected() bool { return h.connected.Load() }
+
+// NextConnect returns a channel that is closed at the next successful
+// LISTEN after this call.
+func (h *Hub) NextConnect() <-chan struct{} {
+	h.connMu.Lock()
+	defer h.connMu.Unlock()
+	return h.connectedCh
+}
+
+func (h *Hub) markConnected(pid uint32) {
+	h.backendPID.Store(pid)
+	h.connected.Store(true)
+	h.connects.Add(1)
+	h.connMu.Lock()
+	close(h.connectedCh)
+	h.connectedCh = make(chan struct{})
+	h.connMu.Unlock()
+}
+
+func (h *Hub) markDisconnected() {
+	h.connected.Store(false)
+	h.backendPID.Store(0)
+}
+
+// errNoConnConfig is returned by Run when the hub has no connection config.
+var errNoConnConfig = errors.New("longpoll: no connection config")
+
+// Run listens until ctx is done, reconnecting with backoff whenever the
+// connection drops, and returns nil then. On every successful LISTEN it
+// wakes all waiters, since notifications may have been lost while it was
+// not listening.
+func (h *Hub) Run(ctx context.Context) error {
+	if h.cfg.ConnConfig == nil {
+		return errNoConnConfig
+	}
+	backoff := h.cfg.MinBackoff
+	for {
+		err := h.listen(ctx, func() { backoff = h.cfg.MinBackoff })
+		if ctx.Err() != nil {
+			return nil
+		}
+		h.logger.Warn("longpoll: listener down, reconnecting", "err", err, "backoff", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		backoff = min(backoff*2, h.cfg.MaxBackoff)
+	}
+}
+
+// listen runs one connection: connect, LISTEN, wake everybody, then hand
+// each notification to Wake until the connection fails or ctx is done.
+func (h *Hub) listen(ctx context.Context, onConnect func()) error {
+	conn, err := pgx.ConnectConfig(ctx, h.cfg.ConnConfig.Copy())
+	if err != nil {
+		h.connectFailures.Add(1)
+		return fmt.Errorf("longpoll: connect: %w", err)
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{h.cfg.Channel}.Sanitize()); err != nil {
+		h.connectFailures.Add(1)
+		return fmt.Errorf("longpoll: listen: %w", err)
+	}
+	pid := conn.PgConn().PID()
+	h.markConnected(pid)
+	defer h.markDisconnected()
+	onConnect()
+	woken := h.WakeAll()
+	h.logger.Debug("longpoll: listening", "channel", h.cfg.Channel, "backend_pid", pid, "woken", woken)
+
+	for {
+		waitCtx, cancel := context.WithTimeout(ctx, h.cfg.HealthCheckInterval)
+		n, err := conn.WaitForNotification(waitCtx)
+		cancel()
+		switch {
+		case err == nil:
+			h.handle(n.Payload)
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
+			// Idle: make sure the connection is still alive.
+			pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := conn.Ping(pingCtx)
+			cancel()
+			h.healthChecks.Add(1)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				h.lost()
+				return fmt.Errorf("longpoll: ping: %w", err)
+			}
+		default:
+			h.lost()
+			return fmt.Errorf("longpoll: wait: %w", err)
+		}
+	}
+}
+
+// lost records a dropped connection and wakes every waiter, so that none
+// waits on a notification that can no longer come.
+func (h *Hub) lost() {
+	h.disconnects.Add(1)
+	h.markDisconnected()
+	h.WakeAll()
+}
+
+func (h *Hub) handle(payload string) {
+	h.notifications.Add(1)
+	if _, _, _, err := store.ParseKey(payload); err != nil {
+		h.badPayloads.Add(1)
+		h.logger.Debug("longpoll: ignoring notification", "payload", payload, "err", err)
+		return
+	}
+	h.Wake(payload)
+}

@@ -1,0 +1,391 @@
+package longpoll_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/store"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
+
+// woken reports whether w is woken within d.
+func woken(w *longpoll.Waiter, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.C():
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// pending reports whether w has a wake-up waiting, without blocking.
+func pending(w *longpoll.Waiter) bool {
+	select {
+	case <-w.C():
+		return true
+	default:
+		return false
+	}
+}
+
+func TestWakeWakesOnlyWaitersOnTheKey(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	a1 := h.Register("a")
+	a2 := h.Register("a")
+	b := h.Register("b")
+	defer a1.Close()
+	defer a2.Close()
+	defer b.Close()
+
+	if n := h.Wake("a"); n != 2 {
+		t.Fatalf("Wake(a) woke %d waiters, want 2", n)
+	}
+	if !pending(a1) || !pending(a2) {
+		t.Fatal("both waiters on a should have a wake-up pending")
+	}
+	if pending(b) {
+		t.Fatal("the waiter on b was woken by a wake-up of a")
+	}
+	if n := h.Wake("nobody"); n != 0 {
+		t.Fatalf("Wake(nobody) woke %d waiters, want 0", n)
+	}
+}
+
+func TestWaiterOnSeveralKeys(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	w := h.Register("a", "b", "a")
+	if got := w.Keys(); len(got) != 2 {
+		t.Fatalf("Keys() = %v, want the two distinct keys", got)
+	}
+	if h.WaitersOn("a") != 1 || h.WaitersOn("b") != 1 || h.Waiters() != 1 {
+		t.Fatalf("registry: on a %d, on b %d, total %d; want 1, 1, 1", h.WaitersOn("a"), h.WaitersOn("b"), h.Waiters())
+	}
+	h.Wake("b")
+	if !pending(w) {
+		t.Fatal("waiter not woken by its second key")
+	}
+	w.Close()
+	w.Close() // idempotent
+	if h.Waiters() != 0 || h.WaitersOn("a") != 0 || h.WaitersOn("b") != 0 {
+		t.Fatalf("after Close: total %d, on a %d, on b %d; want 0", h.Waiters(), h.WaitersOn("a"), h.WaitersOn("b"))
+	}
+	if n := h.Wake("a"); n != 0 {
+		t.Fatalf("a closed waiter was woken (%d)", n)
+	}
+}
+
+func TestWakeUpsAreKeptAndMerged(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	w := h.Register("k")
+	defer w.Close()
+	// Two wake-ups before the waiter looks: it sees one, not zero, not two.
+	h.Wake("k")
+	h.Wake("k")
+	if !pending(w) {
+		t.Fatal("a wake-up sent before the waiter waited was lost")
+	}
+	if pending(w) {
+		t.Fatal("two wake-ups were not merged into one")
+	}
+}
+
+func TestWakeAll(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	ws := []*longpoll.Waiter{h.Register("a"), h.Register("b", "c"), h.Register("c")}
+	if n := h.WakeAll(); n != 3 {
+		t.Fatalf("WakeAll woke %d, want 3 (a waiter on two keys counts once)", n)
+	}
+	for i, w := range ws {
+		if !pending(w) {
+			t.Errorf("waiter %d not woken by WakeAll", i)
+		}
+		w.Close()
+	}
+	if h.Stats().Wakes != 3 {
+		t.Errorf("Stats().Wakes = %d, want 3", h.Stats().Wakes)
+	}
+}
+
+func TestConcurrentRegisterWakeClose(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	stop := make(chan struct{})
+	var waker sync.WaitGroup
+	waker.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				h.Wake("k0")
+				h.WakeAll()
+			}
+		}
+	})
+	var registrants sync.WaitGroup
+	for g := range 8 {
+		registrants.Go(func() {
+			for i := range 500 {
+				w := h.Register(fmt.Sprintf("k%d", (g+i)%3), "shared")
+				if i%2 == 0 {
+					h.Wake("shared")
+					if !pending(w) {
+						t.Error("a registered waiter missed a wake-up of its key")
+					}
+				}
+				w.Close()
+			}
+		})
+	}
+	registrants.Wait()
+	close(stop)
+	waker.Wait()
+	if n := h.Waiters(); n != 0 {
+		t.Fatalf("%d waiters left registered after all closed", n)
+	}
+}
+
+func TestRunWithoutConnConfig(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	if err := h.Run(context.Background()); err == nil {
+		t.Fatal("Run without a ConnConfig returned nil")
+	}
+}
+
+// listening starts a hub on a fresh database and waits until it listens.
+func listening(t *testing.T) (*longpoll.Hub, *pgx.Conn) {
+	t.Helper()
+	return listeningWith(t, time.Second)
+}
+
+func listeningWith(t *testing.T, healthCheck time.Duration) (*longpoll.Hub, *pgx.Conn) {
+	t.Helper()
+	url := pgtest.NewURL(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h := longpoll.New(longpoll.Config{
+		ConnConfig: cfg, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		HealthCheckInterval: healthCheck,
+	}, logger)
+	connected := h.NextConnect()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return after its context was canceled")
+		}
+	})
+	select {
+	case <-connected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("hub did not connect")
+	}
+
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return h, conn
+}
+
+func notify(t *testing.T, conn *pgx.Conn, payload string) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), `SELECT pg_notify($1, $2)`, store.NotifyChannel, payload); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNotifyWakesWaiter(t *testing.T) {
+	h, conn := listening(t)
+	key := store.ActivityQueueKey("default", "files")
+	other := h.Register(store.ActivityQueueKey("default", "other"))
+	defer other.Close()
+	w := h.Register(key)
+	defer w.Close()
+
+	notify(t, conn, key)
+	if !woken(w, 10*time.Second) {
+		t.Fatal("a NOTIFY of the waiter's key did not wake it")
+	}
+	if pending(other) {
+		t.Fatal("a waiter on another key was woken")
+	}
+	if h.Stats().Notifications == 0 {
+		t.Error("Stats().Notifications did not count the notification")
+	}
+}
+
+func TestNotifyOtherKeyDoesNotWake(t *testing.T) {
+	h, conn := listening(t)
+	w := h.Register(store.WorkflowQueueKey("default", "q1"))
+	defer w.Close()
+	barrier := h.Register(store.ResultKey("default", "barrier"))
+	defer barrier.Close()
+
+	// Notifications arrive in commit order: once the barrier's is handled,
+	// the ones sent before it have been handled too.
+	notify(t, conn, store.WorkflowQueueKey("default", "q2"))
+	notify(t, conn, store.WorkflowQueueKey("other-ns", "q1"))
+	notify(t, conn, store.ActivityQueueKey("default", "q1"))
+	notify(t, conn, "not a key")
+	notify(t, conn, store.ResultKey("default", "barrier"))
+	if !woken(barrier, 10*time.Second) {
+		t.Fatal("the barrier waiter was not woken")
+	}
+	if pending(w) {
+		t.Fatal("the waiter was woken by notifications of other keys")
+	}
+	if s := h.Stats(); s.BadPayloads != 1 || s.Notifications != 5 {
+		t.Errorf("Stats: %d notifications, %d bad payloads; want 5 and 1", s.Notifications, s.BadPayloads)
+	}
+}
+
+func TestReconnectWakesAllWaiters(t *testing.T) {
+	h, conn := listening(t)
+	before := h.Stats()
+	if !before.Connected || before.BackendPID == 0 {
+		t.Fatalf("hub not connected: %+v", before)
+	}
+	a := h.Register(store.WorkflowQueueKey("default", "a"))
+	defer a.Close()
+	b := h.Register(store.WorkerCancelKey("default", "w1"))
+	defer b.Close()
+	reconnected := h.NextConnect()
+
+	var killed bool
+	if err := conn.QueryRow(context.Background(), `SELECT pg_terminate_backend($1)`, int32(before.BackendPID)).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if !killed {
+		t.Fatal("pg_terminate_backend did not find the listener's backend")
+	}
+	if !woken(a, 10*time.Second) || !woken(b, 10*time.Second) {
+		t.Fatal("waiters were not woken after the listener's connection was killed")
+	}
+	select {
+	case <-reconnected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not reconnect")
+	}
+	after := h.Stats()
+	if after.BackendPID == before.BackendPID || after.BackendPID == 0 {
+		t.Errorf("backend pid after reconnect = %d (before %d); want a new one", after.BackendPID, before.BackendPID)
+	}
+	if after.Connects < 2 || after.Disconnects < 1 {
+		t.Errorf("Stats after reconnect: %+v; want at least 2 connects and 1 disconnect", after)
+	}
+	// Drain the wake-ups of the reconnection, then check the new connection
+	// delivers notifications.
+	for pending(a) {
+	}
+	notify(t, conn, store.WorkflowQueueKey("default", "a"))
+	if !woken(a, 10*time.Second) {
+		t.Fatal("a NOTIFY after the reconnection did not wake the waiter")
+	}
+}
+
+func TestReconnectWakesWaitersRegisteredWhileDown(t *testing.T) {
+	h, conn := listening(t)
+	ctx := context.Background()
+	var db string
+	if err := conn.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	adminCfg := conn.Config().Copy()
+	adminCfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(ctx, adminCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Close(ctx) }()
+	// Keep the listener out until the waiter below is registered.
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db}.Sanitize()+` ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	early := h.Register("w|default|early")
+	defer early.Close()
+	pid := h.Stats().BackendPID
+	if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend($1)`, int32(pid)); err != nil {
+		t.Fatal(err)
+	}
+	if !woken(early, 10*time.Second) {
+		t.Fatal("waiter not woken when the listener's connection dropped")
+	}
+	// The listener is down and cannot come back; a waiter registered now
+	// may miss notifications, so the reconnection must wake it.
+	reconnected := h.NextConnect()
+	late := h.Register("w|default|late")
+	defer late.Close()
+	if h.Connected() {
+		t.Fatal("the listener reconnected to a database that refuses connections")
+	}
+	// Wait until the listener has been refused at least once.
+	waitUntil(t, 30*time.Second, "a refused reconnection", func() bool { return h.Stats().ConnectFailures > 0 })
+	if h.Connected() || pending(late) {
+		t.Fatal("late waiter woken, or listener connected, before the database let it in")
+	}
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db}.Sanitize()+` ALLOW_CONNECTIONS true`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reconnected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not reconnect")
+	}
+	if !woken(late, 10*time.Second) {
+		t.Fatal("the reconnection did not wake a waiter registered while the listener was down")
+	}
+}
+
+// waitUntil polls cond until it holds, failing the test after d.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		<-tick.C
+	}
+}
+
+func TestIdleHealthChecksKeepTheConnection(t *testing.T) {
+	h, conn := listeningWith(t, 20*time.Millisecond)
+	pid := h.Stats().BackendPID
+	// Several idle timeouts and pings go by...
+	waitUntil(t, 30*time.Second, "three health checks", func() bool { return h.Stats().HealthChecks >= 3 })
+	// ...on the same connection, which still delivers notifications.
+	w := h.Register("a|default|q")
+	defer w.Close()
+	notify(t, conn, "a|default|q")
+	if !woken(w, 10*time.Second) {
+		t.Fatal("no wake-up after idle health checks")
+	}
+	if s := h.Stats(); s.Disconnects != 0 || s.BackendPID != pid {
+		t.Fatalf("the connection was replaced during idle health checks: %+v (pid before %d)", s, pid)
+	}
+}

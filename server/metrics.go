@@ -1,0 +1,117 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tetherhq/tether/server/longpoll"
+)
+
+// Metrics are the server's Prometheus collectors, on a registry of their
+// own (never the global default one). Other parts of the process add their
+// collectors with Register; all are served at /metrics.
+type Metrics struct {
+	// Registry holds every collector served at /metrics.
+	Registry *prometheus.Registry
+	// Requests counts HTTP requests by method, route template and status.
+	Requests *prometheus.CounterVec
+	// Latency observes HTTP request durations by method, route template
+	// and status.
+	Latency *prometheus.HistogramVec
+	// LongPollsInFlight counts long polls waiting now, by route.
+	LongPollsInFlight *prometheus.GaugeVec
+	// LongPolls counts finished long polls by route and outcome
+	// ("found", "empty", "canceled", "error").
+	LongPolls *prometheus.CounterVec
+	// WorkerTransitions counts worker sessions registered and resurrected
+	// by heartbeats, by transition.
+	WorkerTransitions *prometheus.CounterVec
+}
+
+// NewMetrics returns the server's collectors on a new registry that also
+// holds the Go runtime and process collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "http", Name: "requests_total",
+			Help: "HTTP requests by method, route and status.",
+		}, []string{"method", "route", "status"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "tether", Subsystem: "http", Name: "request_duration_seconds",
+			Help:    "HTTP request latency by method, route and status (long polls included).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"method", "route", "status"}),
+		LongPollsInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "tether", Subsystem: "longpoll", Name: "in_flight",
+			Help: "Long polls waiting now, by route.",
+		}, []string{"route"}),
+		LongPolls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "longpoll", Name: "finished_total",
+			Help: "Finished long polls by route and outcome (found, empty, canceled, error).",
+		}, []string{"route", "outcome"}),
+		WorkerTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "workers", Name: "heartbeat_transitions_total",
+			Help: "Worker sessions registered or resurrected by a heartbeat.",
+		}, []string{"transition"}),
+	}
+	m.Registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.Requests, m.Latency, m.LongPollsInFlight, m.LongPolls, m.WorkerTransitions,
+	)
+	return m
+}
+
+// Register adds collectors to the registry served at /metrics.
+func (m *Metrics) Register(cs ...prometheus.Collector) error {
+	var errs []error
+	for _, c := range cs {
+		if err := m.Registry.Register(c); err != nil {
+			errs = append(errs, fmt.Errorf("metrics: register: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// registerHub exports the long-poll hub's counters.
+func (m *Metrics) registerHub(h *longpoll.Hub) error {
+	b2f := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	return m.Register(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "tether", Subsystem: "longpoll", Name: "waiters",
+			Help: "Long-poll waiters registered on the notification hub.",
+		}, func() float64 { return float64(h.Waiters()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "tether", Subsystem: "longpoll", Name: "listener_connected",
+			Help: "1 while the LISTEN connection is up.",
+		}, func() float64 { return b2f(h.Connected()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "longpoll", Name: "notifications_total",
+			Help: "Notifications received on the LISTEN connection.",
+		}, func() float64 { return float64(h.Stats().Notifications) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "longpoll", Name: "listener_connects_total",
+			Help: "Successful LISTENs (reconnections included).",
+		}, func() float64 { return float64(h.Stats().Connects) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "longpoll", Name: "wakes_total",
+			Help: "Long-poll waiters woken.",
+		}, func() float64 { return float64(h.Stats().Wakes) }),
+	)
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// minPollDelay is the shortest a long poll sleeps between two looks at the
+// database, so that a timer that the database clock has not reached yet
+// cannot make it spin.
+const minPollDelay = 20 * time.Millisecond
+
+// pollSpec describes one long poll.
+type pollSpec struct {
+	// route labels the poll's metrics.
+	route string
+	// keys are the notification keys that announce something to fetch.
+	keys []string
+	// wait bounds the poll; 0 looks once.
+	wait time.Duration
+	// fetch looks at the database; found ends the poll.
+	fetch func(ctx context.Context) (found bool, err error)
+	// nextWake, when set, returns the earliest future time at which
+	// something becomes visible (a timer), if any.
+	nextWake func(ctx context.Context) (t time.Time, ok bool, err error)
+}
+
+// longPoll runs a long poll: fetch at once; when nothing is found, register
+// on the keys and fetch again (so that a notification sent in between is
+// not lost), then sleep until a key is notified, the next timer is due, the
+// re-check interval passes, or the wait ends; and fetch again. It returns
+// found=false when the wait ended or the server is shutting down, and the
+// context's error when the client went away.
+func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err error) {
+	outcome := "error"
+	defer func() {
+		if err == nil {
+			outcome = "empty"
+			if found {
+				outcome = "found"
+			}
+		} else if ctx.Err() != nil {
+			outcome = "canceled"
+		}
+		s.metrics.LongPolls.WithLabelValues(p.route, outcome).Inc()
+	}()
+
+	found, err = p.fetch(ctx)
+	if err != nil || found || p.wait <= 0 || s.shuttingDown() {
+		return found, err
+	}
+
+	inFlight := s.metrics.LongPollsInFlight.WithLabelValues(p.route)
+	inFlight.Inc()
+	defer inFlight.Dec()
+
+	deadline := time.Now().Add(p.wait)
+	var wake <-chan struct{}
+	if s.hub != nil {
+		w := s.hub.Register(p.keys...)
+		defer w.Close()
+		wake = w.C()
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		found, err = p.fetch(ctx)
+		if err != nil || found {
+			return found, err
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			return false, nil
+		}
+		next := deadline
+		if recheck := now.Add(s.cfg.RecheckInterval); recheck.Before(next) {
+			next = recheck
+		}
+		if p.nextWake != nil {
+			t, ok, err := p.nextWake(ctx)
+			if err != nil {
+				return false, err
+			}
+			if ok && t.Before(next) {
+				next = t
+			}
+		}
+		timer.Reset(max(time.Until(next), minPollDelay))
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-s.shutdown:
+			return false, nil
+		}
+	}
+}
+
+// pollerSet tracks the workers with a long poll open on each task queue of
+// this server, for GET /task-queues/{name}.
+type pollerSet struct {
+	mu sync.Mutex
+	// namespace|queue → worker id → open polls
+	m map[string]map[string]int
+}
+
+func newPollerSet() *pollerSet { return &pollerSet{m: make(map[string]map[string]int)} }
+
+func pollerKey(ns, queue string) string { return ns + "|" + queue }
+
+// add records a poll of workerID on queues and returns the function that
+// removes it.
+func (p *pollerSet) add(ns string, queues []string, workerID string) (remove func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, q := range queues {
+		k := pollerKey(ns, q)
+		if p.m[k] == nil {
+			p.m[k] = make(map[string]int)
+		}
+		p.m[k][workerID]++
+	}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, q := range queues {
+			k := pollerKey(ns, q)
+			set := p.m[k]
+			set[workerID]--
+			if set[workerID] <= 0 {
+				delete(set, workerID)
+			}
+			if len(set) == 0 {
+				delete(p.m, k)
+			}
+		}
+	}
+}
+
+// list returns the workers polling queue, sorted.
+func (p *pollerSet) list(ns, queue string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, 0, len(p.m[pollerKey(ns, queue)]))
+	for w := range p.m[pollerKey(ns, queue)] {
+		out = append(out, w)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,248 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	echoSwagger "github.com/swaggo/echo-swagger"
+
+	"github.com/tetherhq/tether/openapi"
+)
+
+// BasePath is the prefix of every route of the REST contract.
+const BasePath = "/v1/namespaces/:namespace"
+
+// Route templates of the long polls (their empty answers are logged at
+// debug level).
+const (
+	routeWorkflowPoll   = BasePath + "/workflow-tasks/poll"
+	routeActivityPoll   = BasePath + "/activity-tasks/poll"
+	routeWorkflowResult = BasePath + "/workflows/:instance_id/result"
+	routeWorkerBeat     = BasePath + "/workers/heartbeat"
+)
+
+func (s *Server) newEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.Logger.SetOutput(io.Discard)
+	e.HTTPErrorHandler = s.handleError
+
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
+		Generator: uuid.NewString,
+		RequestIDHandler: func(c echo.Context, id string) {
+			if len(id) > 128 { // an id the client sent
+				c.Response().Header().Set(echo.HeaderXRequestID, id[:128])
+			}
+		},
+	}))
+	e.Use(s.observe)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableErrorHandler: true,
+		StackSize:           16 << 10,
+		DisableStackAll:     true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.logger.Error("server: panic in handler",
+				"method", c.Request().Method, "path", c.Request().URL.Path,
+				"request_id", requestID(c), "panic", err, "stack", string(stack))
+			return &panicError{err: err}
+		},
+	}))
+	e.Use(s.limitBody)
+
+	// Outside the base.
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
+	e.GET("/openapi.json", s.openapiJSON)
+	e.GET("/openapi.yaml", s.openapiYAML)
+	docs := echoSwagger.EchoWrapHandler(echoSwagger.URL("/openapi.json"))
+	redirectDocs := func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/docs/index.html")
+	}
+	e.GET("/docs", redirectDocs)
+	e.GET("/docs/", redirectDocs)
+	e.GET("/docs/doc.json", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/openapi.json")
+	})
+	e.GET("/docs/*", docs)
+
+	g := e.Group(BasePath)
+	// Workflows.
+	g.POST("/workflows", s.startWorkflow)
+	g.GET("/workflows", s.listWorkflows)
+	g.GET("/workflows/:instance_id", s.describeWorkflow)
+	g.DELETE("/workflows/:instance_id", s.deleteWorkflow)
+	g.GET("/workflows/:instance_id/history", s.workflowHistory)
+	g.GET("/workflows/:instance_id/result", s.workflowResult)
+	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
+	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
+	// Workflow tasks.
+	g.POST("/workflow-tasks/poll", s.pollWorkflowTask)
+	g.POST("/workflow-tasks/:token/complete", s.completeWorkflowTask)
+	g.POST("/workflow-tasks/:token/fail", s.failWorkflowTask)
+	// Activity tasks.
+	g.POST("/activity-tasks/poll", s.pollActivityTask)
+	g.POST("/activity-tasks/:token/heartbeat", s.heartbeatActivityTask)
+	g.POST("/activity-tasks/:token/complete", s.completeActivityTask)
+	g.POST("/activity-tasks/:token/fail", s.failActivityTask)
+	g.POST("/activity-tasks/:token/abandon", s.abandonActivityTask)
+	// Workers and task queues.
+	g.POST("/workers/heartbeat", s.workerHeartbeat)
+	g.GET("/workers", s.listWorkers)
+	g.GET("/workers/:worker_id", s.getWorker)
+	g.GET("/task-queues/:name", s.describeTaskQueue)
+	return e
+}
+
+// quietRoute reports whether a request on route with status is logged at
+// debug level: empty long polls, clients gone, and the system routes.
+func quietRoute(route string, status int) bool {
+	if status == statusClientClosedRequest {
+		return true
+	}
+	switch route {
+	case routeWorkflowPoll, routeActivityPoll, routeWorkflowResult, routeWorkerBeat:
+		return status == http.StatusNoContent || status == http.StatusOK && route == routeWorkerBeat
+	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/openapi.yaml", "/docs", "/docs/", "/docs/*":
+		return status < 400
+	}
+	return false
+}
+
+// observe logs each request and records its metrics. It answers the
+// handler's error itself, so that the status it records is the one sent.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		path := c.Request().URL.Path
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		latency := time.Since(start)
+		req := c.Request()
+		status := c.Response().Status
+		route := c.Path()
+		if unmatched, _ := c.Get(unmatchedKey).(bool); unmatched || route == "" {
+			route = "unmatched"
+		}
+		code := strconv.Itoa(status)
+		s.metrics.Requests.WithLabelValues(req.Method, route, code).Inc()
+		s.metrics.Latency.WithLabelValues(req.Method, route, code).Observe(latency.Seconds())
+
+		level := slog.LevelInfo
+		switch {
+		case quietRoute(route, status):
+			level = slog.LevelDebug
+		case status >= 500:
+			level = slog.LevelError
+		}
+		if s.logger.Enabled(req.Context(), level) {
+			s.logger.LogAttrs(req.Context(), level, "http request",
+				slog.String("method", req.Method),
+				slog.String("path", path),
+				slog.String("route", route),
+				slog.Int("status", status),
+				slog.Duration("latency", latency),
+				slog.String("request_id", requestID(c)),
+				slog.String("remote", c.RealIP()),
+			)
+		}
+		return nil
+	}
+}
+
+// unmatchedKey is set in the echo context when no route matched the path.
+const unmatchedKey = "tether.unmatched"
+
+// limitBody answers 413 to a request whose declared length exceeds the
+// body limit, and caps what a handler can read from any other.
+func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > s.cfg.BodyLimit {
+			return bodyTooLargeProblem(s.cfg.BodyLimit)
+		}
+		if req.Body != nil && req.Body != http.NoBody {
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.BodyLimit)
+		}
+		return next(c)
+	}
+}
+
+// Health is the body of /healthz and /readyz.
+type Health struct {
+	// Status is "ok" (healthz) or "ready" (readyz).
+	Status string `json:"status"`
+	// Listener is the state of the long-poll LISTEN connection (readyz):
+	// "connected", "disconnected" (long polls still work, on timers), or
+	// "none".
+	Listener string `json:"listener,omitempty"`
+}
+
+// healthz godoc
+//
+//	@Summary	Liveness: the process is up
+//	@Tags		system
+//	@Produce	json
+//	@Success	200	{object}	Health
+//	@Router		/healthz [get]
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, Health{Status: "ok"})
+}
+
+// readyz godoc
+//
+//	@Summary		Readiness: the database answers
+//	@Description	Pings PostgreSQL; 503 when it does not answer in time.
+//	@Tags			system
+//	@Produce		json,application/problem+json
+//	@Success		200	{object}	Health
+//	@Failure		503	{object}	api.Problem
+//	@Router			/readyz [get]
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.ReadyTimeout)
+	defer cancel()
+	if s.store == nil || s.store.Pool() == nil {
+		return newProblem(http.StatusServiceUnavailable, ProblemUnavailable, "Not ready", "No database.")
+	}
+	if err := s.store.Pool().Ping(ctx); err != nil {
+		s.logger.Warn("server: readiness ping failed", "err", err)
+		return newProblem(http.StatusServiceUnavailable, ProblemUnavailable, "Not ready",
+			"The database does not answer.")
+	}
+	if s.shuttingDown() {
+		return newProblem(http.StatusServiceUnavailable, ProblemUnavailable, "Not ready", "The server is shutting down.")
+	}
+	h := Health{Status: "ready", Listener: "none"}
+	if s.hub != nil {
+		h.Listener = "disconnected"
+		if s.hub.Connected() {
+			h.Listener = "connected"
+		}
+	}
+	return c.JSON(http.StatusOK, h)
+}
+
+// openapiJSON godoc
+//
+//	@Summary	This API's OpenAPI (Swagger 2.0) document
+//	@Tags		system
+//	@Produce	json
+//	@Success	200	{object}	object
+//	@Router		/openapi.json [get]
+func (s *Server) openapiJSON(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openapi.JSON())
+}
+
+func (s *Server) openapiYAML(c echo.Context) error {
+	return c.Blob(http.StatusOK, "application/yaml", openapi.YAML())
+}

@@ -1,0 +1,213 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// Config tunes a Server. The zero value of each field selects its default.
+type Config struct {
+	// Addr is the TCP address Start listens on. Default ":7070".
+	Addr string
+	// BodyLimit is the largest request body accepted, in bytes; a larger
+	// one is answered 413. Default 4 MiB.
+	BodyLimit int64
+	// DefaultWait is a long poll's wait when the request gives none.
+	// Default 30s.
+	DefaultWait time.Duration
+	// MaxWait is the longest wait a long poll may ask for. Default 60s.
+	MaxWait time.Duration
+	// RecheckInterval bounds how long a long poll waits without looking at
+	// the database again, in case a notification was lost. Default 5s.
+	RecheckInterval time.Duration
+	// ShutdownTimeout bounds how long Serve waits for requests in flight
+	// when its context is done (long polls answer 204 at once). Default 30s.
+	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout of the HTTP server. Default 10s.
+	ReadHeaderTimeout time.Duration
+	// ReadyTimeout bounds the database ping of /readyz. Default 2s.
+	ReadyTimeout time.Duration
+	// Metrics receives the server's collectors. Default NewMetrics().
+	Metrics *Metrics
+}
+
+// Limits of request fields, fixed by the REST contract.
+const (
+	minLockFor   = time.Second
+	maxLockFor   = 10 * time.Minute
+	maxExtendFor = 10 * time.Minute
+	// Default lock durations when a poll gives none.
+	defaultWorkflowLockFor = 10 * time.Second
+	defaultActivityLockFor = 30 * time.Second
+)
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = ":7070"
+	}
+	if c.BodyLimit <= 0 {
+		c.BodyLimit = 4 << 20
+	}
+	if c.MaxWait <= 0 {
+		c.MaxWait = 60 * time.Second
+	}
+	if c.DefaultWait <= 0 {
+		c.DefaultWait = 30 * time.Second
+	}
+	if c.DefaultWait > c.MaxWait {
+		c.DefaultWait = c.MaxWait
+	}
+	if c.RecheckInterval <= 0 {
+		c.RecheckInterval = 5 * time.Second
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.ReadyTimeout <= 0 {
+		c.ReadyTimeout = 2 * time.Second
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics()
+	}
+	return c
+}
+
+// Server is Tether's HTTP/JSON control plane over one store.
+type Server struct {
+	store    *store.Store
+	hub      *longpoll.Hub
+	cfg      Config
+	logger   *slog.Logger
+	echo     *echo.Echo
+	validate *validator.Validate
+	metrics  *Metrics
+	pollers  *pollerSet
+
+	shutdownOnce sync.Once
+	shutdown     chan struct{}
+}
+
+// New returns a Server that serves st. hub wakes long polls when the
+// database announces work; it may be nil, in which case long polls only
+// look at the database on timers and on the re-check interval. The caller
+// runs hub.Run. A nil logger discards logs.
+func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{
+		store:    st,
+		hub:      hub,
+		cfg:      cfg,
+		logger:   logger,
+		validate: newValidator(),
+		metrics:  cfg.Metrics,
+		pollers:  newPollerSet(),
+		shutdown: make(chan struct{}),
+	}
+	if hub != nil {
+		if err := s.metrics.registerHub(hub); err != nil {
+			logger.Warn("server: hub metrics not registered", "err", err)
+		}
+	}
+	s.echo = s.newEcho()
+	return s
+}
+
+// Handler returns the server's HTTP handler (for httptest, or to mount it
+// in another server).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo returns the server's Echo instance.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// Metrics returns the server's metrics; register more collectors on its
+// Registry to have them served at /metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Config returns the server's configuration, defaults filled in.
+func (s *Server) Config() Config { return s.cfg }
+
+// BeginShutdown makes every long poll in flight, and any that starts
+// later, answer at once (204 for polls). Serve calls it when its context
+// is done, before it drains requests in flight. It is safe to call more
+// than once.
+func (s *Server) BeginShutdown() {
+	s.shutdownOnce.Do(func() { close(s.shutdown) })
+}
+
+func (s *Server) shuttingDown() bool {
+	select {
+	case <-s.shutdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Start listens on Config.Addr and serves until ctx is done, then shuts
+// down gracefully (see Serve).
+func (s *Server) Start(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves HTTP on ln until ctx is done, then shuts down gracefully:
+// long polls answer 204 at once, requests in flight are drained for at
+// most Config.ShutdownTimeout, and Serve returns nil. It returns an error
+// if serving fails or the drain times out. Serve closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errCh := make(chan error, 1)
+	go func() { errCh <- srv.Serve(ln) }()
+	s.logger.Info("server: listening", "addr", ln.Addr().String())
+
+	select {
+	case err := <-errCh:
+		s.BeginShutdown()
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("server: serve: %w", err)
+	case <-ctx.Done():
+	}
+
+	s.logger.Info("server: shutting down", "timeout", s.cfg.ShutdownTimeout)
+	s.BeginShutdown()
+	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shCtx); err != nil {
+		_ = srv.Close()
+		<-errCh
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	<-errCh
+	s.logger.Info("server: stopped")
+	return nil
+}

@@ -1,0 +1,150 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+)
+
+func TestHealthReadyMetrics(t *testing.T) {
+	e := newEnv(t, Config{})
+	var h Health
+	e.do(http.MethodGet, e.ts.URL+"/healthz", nil).want(t, http.StatusOK).decode(t, &h)
+	if h.Status != "ok" {
+		t.Fatalf("healthz: %+v", h)
+	}
+	e.do(http.MethodGet, e.ts.URL+"/readyz", nil).want(t, http.StatusOK).decode(t, &h)
+	if h.Status != "ready" || h.Listener != "connected" {
+		t.Fatalf("readyz: %+v", h)
+	}
+
+	// Make some traffic, then read it back from /metrics.
+	e.get("/workflows/x%7Cy").want(t, http.StatusBadRequest)
+	e.do(http.MethodGet, e.ts.URL+"/nowhere", nil).want(t, http.StatusNotFound)
+	r := e.do(http.MethodGet, e.ts.URL+"/metrics", nil).want(t, http.StatusOK)
+	body := string(r.body)
+	for _, want := range []string{
+		`tether_http_requests_total{method="GET",route="/v1/namespaces/:namespace/workflows/:instance_id",status="400"} 1`,
+		`tether_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`tether_http_request_duration_seconds_bucket{method="GET",route="/healthz",status="200"`,
+		`tether_longpoll_listener_connected 1`,
+		`tether_longpoll_waiters 0`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+
+	// After shutdown began, the server is no longer ready.
+	e.srv.BeginShutdown()
+	e.do(http.MethodGet, e.ts.URL+"/readyz", nil).want(t, http.StatusServiceUnavailable).problem(t)
+}
+
+func TestReadyzWithoutDatabase(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.pool.Close()
+	e.do(http.MethodGet, e.ts.URL+"/readyz", nil).want(t, http.StatusServiceUnavailable).problem(t)
+}
+
+func TestOpenAPIAndDocs(t *testing.T) {
+	e := newEnv(t, Config{})
+	r := e.do(http.MethodGet, e.ts.URL+"/openapi.json", nil).want(t, http.StatusOK)
+	var doc struct {
+		Swagger string                                `json:"swagger"`
+		Info    struct{ Title, Version string }       `json:"info"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	if doc.Info.Title != "Tether API" || doc.Info.Version != "1" {
+		t.Fatalf("info: %+v", doc.Info)
+	}
+	// Every route of the server is documented, with its method.
+	for _, rt := range e.srv.Echo().Routes() {
+		if !strings.HasPrefix(rt.Path, "/v1/") {
+			continue
+		}
+		path := echoToOpenAPI(rt.Path)
+		ops, ok := doc.Paths[path]
+		if !ok {
+			t.Errorf("%s %s is not in openapi.json", rt.Method, path)
+			continue
+		}
+		if _, ok := ops[strings.ToLower(rt.Method)]; !ok {
+			t.Errorf("%s %s: method not in openapi.json", rt.Method, path)
+		}
+	}
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(e.ts.URL + "/docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/docs/index.html" {
+		t.Fatalf("/docs: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	page := e.do(http.MethodGet, e.ts.URL+"/docs/index.html", nil).want(t, http.StatusOK)
+	if !strings.Contains(string(page.body), "/openapi.json") {
+		t.Fatal("the Swagger UI page does not point at /openapi.json")
+	}
+}
+
+// echoToOpenAPI turns "/a/:b/c" into "/a/{b}/c".
+func echoToOpenAPI(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		if strings.HasPrefix(s, ":") {
+			parts[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+func TestPanicIsA500Problem(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.srv.Echo().GET("/test-panic", func(echo.Context) error { panic("boom") })
+	r := e.do(http.MethodGet, e.ts.URL+"/test-panic", nil).want(t, http.StatusInternalServerError)
+	p := r.problem(t)
+	if strings.Contains(p.Detail, "boom") {
+		t.Fatalf("the panic's message leaked to the client: %+v", p)
+	}
+	// The server still serves.
+	e.do(http.MethodGet, e.ts.URL+"/healthz", nil).want(t, http.StatusOK)
+}
+
+func TestRequestIDHeader(t *testing.T) {
+	e := newEnv(t, Config{})
+	r := e.do(http.MethodGet, e.ts.URL+"/healthz", nil)
+	if r.header.Get(echo.HeaderXRequestID) == "" {
+		t.Fatal("no X-Request-Id on the answer")
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/healthz", nil)
+	req.Header.Set(echo.HeaderXRequestID, "abc-123")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get(echo.HeaderXRequestID); got != "abc-123" {
+		t.Fatalf("request id %q, want the client's", got)
+	}
+}
+
+func TestQuietRoutesAreRegistered(t *testing.T) {
+	e := newEnv(t, Config{})
+	have := map[string]bool{}
+	for _, rt := range e.srv.Echo().Routes() {
+		have[rt.Path] = true
+	}
+	for _, r := range []string{routeWorkflowPoll, routeActivityPoll, routeWorkflowResult, routeWorkerBeat} {
+		if !have[r] {
+			t.Errorf("long-poll route %s is not registered: its logs would not be quiet", r)
+		}
+	}
+}

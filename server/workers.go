@@ -1,0 +1,208 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// workerHeartbeat godoc
+//
+//	@Summary		Heartbeat a worker session
+//	@Description	Creates or renews the worker's session: its lease ends lease_duration from now by the server's clock, and every attempt the worker holds is renewed. The answer lists the held attempts whose cancellation was requested. With wait, the answer is held until one of the worker's attempts is flagged cancelled or wait ends (at most 60s and half of lease_duration); the heartbeat is then renewed. A cleaned-up worker gets 410 and must start again with a new worker_id.
+//	@Tags			workers
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			request		body		api.WorkerHeartbeatRequest	true	"The worker"
+//	@Success		200			{object}	api.WorkerHeartbeatResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		410			{object}	api.Problem	"Worker cleaned up"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workers/heartbeat [post]
+func (s *Server) workerHeartbeat(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	var req api.WorkerHeartbeatRequest
+	b.body(&req)
+	opts := s.store.Options()
+	switch {
+	case b.has("lease_duration"):
+	case req.LeaseDuration == 0:
+		b.add("lease_duration", "is required")
+	case req.LeaseDuration.D() < opts.MinLease || req.LeaseDuration.D() > opts.MaxLease:
+		b.add("lease_duration", "must be between %s and %s", opts.MinLease, opts.MaxLease)
+	}
+	var wait time.Duration
+	if req.Wait != nil {
+		wait = b.waitRange("wait", req.Wait.D())
+		if !b.has("wait") && !b.has("lease_duration") && wait > req.LeaseDuration.D()/2 {
+			b.add("wait", "must be at most half of lease_duration (%s)", req.LeaseDuration.D()/2)
+		}
+	}
+	if err := b.err(); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if wait <= 0 || s.hub == nil {
+		resp, err := s.store.WorkerHeartbeat(ctx, ns, req)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
+	}
+
+	// Register before the first heartbeat, so that a cancel flagged right
+	// after it is not missed.
+	w := s.hub.Register(store.WorkerCancelKey(ns, req.WorkerID))
+	defer w.Close()
+	resp, err := s.store.WorkerHeartbeat(ctx, ns, req)
+	if err != nil {
+		return err
+	}
+	if len(resp.Cancels) > 0 || resp.State != api.WorkerActive {
+		return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
+	}
+	inFlight := s.metrics.LongPollsInFlight.WithLabelValues("worker_heartbeat")
+	inFlight.Inc()
+	timer := time.NewTimer(wait)
+	select {
+	case <-w.C():
+	case <-timer.C:
+	case <-s.shutdown:
+	case <-ctx.Done():
+	}
+	timer.Stop()
+	inFlight.Dec()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	resp, err = s.store.WorkerHeartbeat(ctx, ns, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
+}
+
+// heartbeatAnswer logs the worker's transitions and returns the answer.
+func (s *Server) heartbeatAnswer(ns, workerID string, r store.HeartbeatResult) api.WorkerHeartbeatResponse {
+	switch r.PrevState {
+	case "":
+		s.metrics.WorkerTransitions.WithLabelValues("registered").Inc()
+		s.logger.Info("worker registered", "namespace", ns, "worker_id", workerID, "lease_expires_at", r.LeaseExpiresAt)
+	case api.WorkerInactive:
+		if r.State == api.WorkerActive {
+			s.metrics.WorkerTransitions.WithLabelValues("resurrected").Inc()
+			s.logger.Info("worker resurrected", "namespace", ns, "worker_id", workerID, "lease_expires_at", r.LeaseExpiresAt)
+		}
+	}
+	resp := r.WorkerHeartbeatResponse
+	if resp.Cancels == nil {
+		resp.Cancels = []api.AttemptCancel{}
+	}
+	return resp
+}
+
+// listWorkers godoc
+//
+//	@Summary	List worker sessions
+//	@Tags		workers
+//	@Produce	json,application/problem+json
+//	@Param		namespace	path		string	true	"Namespace"	default(default)
+//	@Param		state		query		string	false	"Only workers in this state"	Enums(active, inactive, cleaned_up)
+//	@Success	200			{object}	api.ListWorkersResponse
+//	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	500			{object}	api.Problem
+//	@Router		/v1/namespaces/{namespace}/workers [get]
+func (s *Server) listWorkers(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	state := b.query("state", tagWorkerState)
+	if err := b.err(); err != nil {
+		return err
+	}
+	ws, err := s.store.ListWorkers(c.Request().Context(), ns, state)
+	if err != nil {
+		return err
+	}
+	if ws == nil {
+		ws = []api.Worker{}
+	}
+	for i := range ws {
+		normalizeWorker(&ws[i])
+	}
+	return c.JSON(http.StatusOK, api.ListWorkersResponse{Workers: ws})
+}
+
+func normalizeWorker(w *api.Worker) {
+	if w.TaskQueues == nil {
+		w.TaskQueues = []string{}
+	}
+	if w.BoundActivities == nil {
+		w.BoundActivities = []api.BoundActivity{}
+	}
+}
+
+// getWorker godoc
+//
+//	@Summary	Describe a worker session
+//	@Tags		workers
+//	@Produce	json,application/problem+json
+//	@Param		namespace	path		string	true	"Namespace"	default(default)
+//	@Param		worker_id	path		string	true	"Worker id"
+//	@Success	200			{object}	api.Worker
+//	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	404			{object}	api.Problem	"Unknown worker"
+//	@Failure	500			{object}	api.Problem
+//	@Router		/v1/namespaces/{namespace}/workers/{worker_id} [get]
+func (s *Server) getWorker(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("worker_id", tagName)
+	if err := b.err(); err != nil {
+		return err
+	}
+	w, err := s.store.GetWorker(c.Request().Context(), ns, id)
+	if err != nil {
+		return err
+	}
+	normalizeWorker(&w)
+	return c.JSON(http.StatusOK, w)
+}
+
+// describeTaskQueue godoc
+//
+//	@Summary		Describe a task queue
+//	@Description	Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
+//	@Tags			task-queues
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string	true	"Namespace"	default(default)
+//	@Param			name		path		string	true	"Task queue name"
+//	@Success		200			{object}	api.TaskQueue
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/task-queues/{name} [get]
+func (s *Server) describeTaskQueue(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	name := b.param("name", tagName)
+	if err := b.err(); err != nil {
+		return err
+	}
+	tq, err := s.store.DescribeTaskQueue(c.Request().Context(), ns, name)
+	if err != nil {
+		return err
+	}
+	tq.Name = name
+	tq.Pollers = s.pollers.list(ns, name)
+	if tq.Workers == nil {
+		tq.Workers = []string{}
+	}
+	return c.JSON(http.StatusOK, tq)
+}

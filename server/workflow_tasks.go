@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// pollWorkflowTask godoc
+//
+//	@Summary		Poll for a workflow turn
+//	@Description	Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+//	@Tags			workflow-tasks
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			request		body		api.PollWorkflowTaskRequest	true	"Queue and worker"
+//	@Success		200			{object}	api.WorkflowTask
+//	@Success		204			"Nothing to do within wait"
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflow-tasks/poll [post]
+func (s *Server) pollWorkflowTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	var req api.PollWorkflowTaskRequest
+	b.body(&req)
+	wait := b.wait("wait", req.Wait)
+	lockFor := b.durationRange("lock_for", req.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor)
+	if err := b.err(); err != nil {
+		return err
+	}
+	defer s.pollers.add(ns, []string{req.TaskQueue}, req.WorkerID)()
+
+	var task *api.WorkflowTask
+	found, err := s.longPoll(c.Request().Context(), pollSpec{
+		route: "workflow_task_poll",
+		keys:  []string{store.WorkflowQueueKey(ns, req.TaskQueue)},
+		wait:  wait,
+		fetch: func(ctx context.Context) (bool, error) {
+			var err error
+			task, err = s.store.FetchWorkflowTask(ctx, ns, req.TaskQueue, req.WorkerID, lockFor)
+			return task != nil, err
+		},
+		nextWake: func(ctx context.Context) (time.Time, bool, error) {
+			return s.store.NextWorkflowWake(ctx, ns, req.TaskQueue)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return c.NoContent(http.StatusNoContent)
+	}
+	if task.History == nil {
+		task.History = []api.Event{}
+	}
+	if task.Messages == nil {
+		task.Messages = []api.Event{}
+	}
+	return c.JSON(http.StatusOK, task)
+}
+
+// completeWorkflowTask godoc
+//
+//	@Summary		Complete a workflow turn
+//	@Description	Acknowledges the turn in one transaction: appends the events of its messages and commands, schedules activities and timers, flags the activities named in activity_cancels, and releases the lock. A stale or doubled ack changes nothing and gets 409.
+//	@Tags			workflow-tasks
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Param			token		path		string							true	"Lock token of the turn"	format(uuid)
+//	@Param			request		body		api.CompleteWorkflowTaskRequest	true	"The turn's commands"
+//	@Success		200			{object}	api.CompleteWorkflowTaskResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request (naming the bad command field)"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/complete [post]
+func (s *Server) completeWorkflowTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	token := b.token()
+	var req api.CompleteWorkflowTaskRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.CompleteWorkflowTask(c.Request().Context(), ns, token, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// failWorkflowTask godoc
+//
+//	@Summary		Fail a workflow turn
+//	@Description	Gives the turn back unprocessed (a panic, a nondeterminism error); it is retried after a backoff and the error is shown as last_task_error.
+//	@Tags			workflow-tasks
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			token		path		string						true	"Lock token of the turn"	format(uuid)
+//	@Param			request		body		api.FailWorkflowTaskRequest	true	"What went wrong"
+//	@Success		200			{object}	api.Empty
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/fail [post]
+func (s *Server) failWorkflowTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	token := b.token()
+	var req api.FailWorkflowTaskRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	if err := s.store.FailWorkflowTask(c.Request().Context(), ns, token, req.Error); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, api.Empty{})
+}

@@ -1,0 +1,289 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// Validation tags of path and query parameters.
+const (
+	tagName         = "required,name"
+	tagOptionalName = "omitempty,name"
+	tagStatus       = "omitempty,oneof=running completed failed canceled terminated"
+	tagWorkerState  = "omitempty,oneof=active inactive cleaned_up"
+	tagPageToken    = "omitempty,max=1024,printascii"
+)
+
+// Page size bounds of GET /workflows (0 lets the store choose).
+const maxListLimit = 1000
+
+// startWorkflow godoc
+//
+//	@Summary		Start a workflow
+//	@Description	Creates a workflow instance and the message that starts its first turn. Without instance_id the server picks one. A running instance with the same instance_id → 409.
+//	@Tags			workflows
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			request		body		api.StartWorkflowRequest	true	"The workflow to start"
+//	@Success		201			{object}	api.StartWorkflowResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		404			{object}	api.Problem	"Unknown namespace"
+//	@Failure		409			{object}	api.Problem	"A running instance has this id"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows [post]
+func (s *Server) startWorkflow(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	var req api.StartWorkflowRequest
+	b.body(&req)
+	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.StartWorkflow(c.Request().Context(), ns, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, resp)
+}
+
+// describeWorkflow godoc
+//
+//	@Summary	Describe a workflow instance
+//	@Tags		workflows
+//	@Produce	json,application/problem+json
+//	@Param		namespace	path		string	true	"Namespace"	default(default)
+//	@Param		instance_id	path		string	true	"Instance id"
+//	@Success	200			{object}	api.Workflow
+//	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	404			{object}	api.Problem	"Unknown instance"
+//	@Failure	500			{object}	api.Problem
+//	@Router		/v1/namespaces/{namespace}/workflows/{instance_id} [get]
+func (s *Server) describeWorkflow(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("instance_id", tagName)
+	if err := b.err(); err != nil {
+		return err
+	}
+	wf, err := s.store.DescribeWorkflow(c.Request().Context(), ns, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, wf)
+}
+
+// listWorkflows godoc
+//
+//	@Summary		List workflow instances
+//	@Description	Newest first, a page at a time: pass next_page_token back as page_token.
+//	@Tags			workflows
+//	@Produce		json,application/problem+json
+//	@Param			namespace		path		string	true	"Namespace"	default(default)
+//	@Param			status			query		string	false	"Only instances of this status"	Enums(running, completed, failed, canceled, terminated)
+//	@Param			workflow_type	query		string	false	"Only instances of this workflow type"
+//	@Param			limit			query		int		false	"Page size (1-1000; default chosen by the server)"	minimum(1)	maximum(1000)
+//	@Param			page_token		query		string	false	"next_page_token of the previous page"
+//	@Success		200				{object}	api.ListWorkflowsResponse
+//	@Failure		400				{object}	api.Problem	"Invalid request"
+//	@Failure		500				{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows [get]
+func (s *Server) listWorkflows(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	f := store.ListFilter{
+		Status:       b.query("status", tagStatus),
+		WorkflowType: b.query("workflow_type", tagOptionalName),
+		Limit:        int32(b.queryInt("limit", 0, 1, maxListLimit)),
+		PageToken:    b.query("page_token", tagPageToken),
+	}
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.ListWorkflows(c.Request().Context(), ns, f)
+	if err != nil {
+		return err
+	}
+	if resp.Workflows == nil {
+		resp.Workflows = []api.Workflow{}
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// workflowHistory godoc
+//
+//	@Summary	An execution's history
+//	@Tags		workflows
+//	@Produce	json,application/problem+json
+//	@Param		namespace		path		string	true	"Namespace"	default(default)
+//	@Param		instance_id		path		string	true	"Instance id"
+//	@Param		execution_id	query		int		false	"Execution (default: the current one)"	minimum(1)
+//	@Success	200				{object}	api.HistoryResponse
+//	@Failure	400				{object}	api.Problem	"Invalid request"
+//	@Failure	404				{object}	api.Problem	"Unknown instance or execution"
+//	@Failure	500				{object}	api.Problem
+//	@Router		/v1/namespaces/{namespace}/workflows/{instance_id}/history [get]
+func (s *Server) workflowHistory(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("instance_id", tagName)
+	exec := b.queryInt("execution_id", 0, 1, 1<<62)
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.History(c.Request().Context(), ns, id, exec)
+	if err != nil {
+		return err
+	}
+	if resp.Events == nil {
+		resp.Events = []api.Event{}
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// workflowResult godoc
+//
+//	@Summary		Wait for a workflow's result
+//	@Description	Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
+//	@Tags			workflows
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string	true	"Namespace"	default(default)
+//	@Param			instance_id	path		string	true	"Instance id"
+//	@Param			wait		query		string	false	"How long to wait (Go duration, 0s … 60s)"	default(30s)
+//	@Success		200			{object}	api.Workflow
+//	@Success		204			"Still running"
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		404			{object}	api.Problem	"Unknown instance"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/result [get]
+func (s *Server) workflowResult(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("instance_id", tagName)
+	wait := b.queryWait("wait")
+	if err := b.err(); err != nil {
+		return err
+	}
+	var wf api.Workflow
+	found, err := s.longPoll(c.Request().Context(), pollSpec{
+		route: "workflow_result",
+		keys:  []string{store.ResultKey(ns, id)},
+		wait:  wait,
+		fetch: func(ctx context.Context) (bool, error) {
+			var err error
+			wf, err = s.store.DescribeWorkflow(ctx, ns, id)
+			if err != nil {
+				return false, err
+			}
+			return wf.Status != api.StatusRunning, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.JSON(http.StatusOK, wf)
+}
+
+// cancelWorkflow godoc
+//
+//	@Summary		Request a workflow's cancellation
+//	@Description	The next turn sees the request and every activity outstanding then is flagged cancelled. The first reason wins; a finished instance is not changed (changed=false).
+//	@Tags			workflows
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			instance_id	path		string						true	"Instance id"
+//	@Param			request		body		api.CancelWorkflowRequest	false	"Why"
+//	@Success		202			{object}	api.Accepted
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		404			{object}	api.Problem	"Unknown instance"
+//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/cancel [post]
+func (s *Server) cancelWorkflow(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("instance_id", tagName)
+	var req api.CancelWorkflowRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	changed, err := s.store.CancelWorkflow(c.Request().Context(), ns, id, req.Reason)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, api.Accepted{Changed: changed})
+}
+
+// signalWorkflow godoc
+//
+//	@Summary	Send a signal to a running workflow
+//	@Tags		workflows
+//	@Accept		json
+//	@Produce	json,application/problem+json
+//	@Param		namespace	path		string				true	"Namespace"	default(default)
+//	@Param		instance_id	path		string				true	"Instance id"
+//	@Param		name		path		string				true	"Signal name"
+//	@Param		request		body		api.SignalRequest	false	"The signal's input"
+//	@Success	202			{object}	api.Accepted
+//	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	404			{object}	api.Problem	"Unknown instance"
+//	@Failure	409			{object}	api.Problem	"The instance is not running"
+//	@Failure	413			{object}	api.Problem	"Body too large"
+//	@Failure	500			{object}	api.Problem
+//	@Router		/v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} [post]
+func (s *Server) signalWorkflow(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("instance_id", tagName)
+	name := b.param("name", tagName)
+	var req api.SignalRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	if err := s.store.SignalWorkflow(c.Request().Context(), ns, id, name, req.Input); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, api.Accepted{Changed: true})
+}
+
+// deleteWorkflow godoc
+//
+//	@Summary		Delete a workflow instance
+//	@Description	Deletes the instance with its history and messages. A running instance needs force=true, which flags its outstanding activities cancelled.
+//	@Tags			workflows
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path	string	true	"Namespace"	default(default)
+//	@Param			instance_id	path	string	true	"Instance id"
+//	@Param			force		query	bool	false	"Delete even a running instance"
+//	@Success		204			"Deleted"
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		404			{object}	api.Problem	"Unknown instance"
+//	@Failure		409			{object}	api.Problem	"Still running (use force=true)"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows/{instance_id} [delete]
+func (s *Server) deleteWorkflow(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("instance_id", tagName)
+	force := b.queryBool("force")
+	if err := b.err(); err != nil {
+		return err
+	}
+	if err := s.store.DeleteWorkflow(c.Request().Context(), ns, id, force); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
