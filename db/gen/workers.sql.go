@@ -416,38 +416,41 @@ func (q *Queries) PendingCancels(ctx context.Context, arg PendingCancelsParams) 
 	return items, nil
 }
 
-const renewWorkerAttempts = `-- name: RenewWorkerAttempts :many
-UPDATE worker_queue
-SET locked_until = GREATEST(locked_until, now() + $1::bigint * interval '1 millisecond')
-WHERE worker_id = $2 AND namespace = $3
-  AND lock_token IS NOT NULL AND locked_until > now()
-RETURNING lock_token::uuid AS lock_token, cancel_requested, cancel_reason
+const renewWorkersAttempts = `-- name: RenewWorkersAttempts :many
+UPDATE worker_queue q
+SET locked_until = GREATEST(q.locked_until, now() + x.extend_ms * interval '1 millisecond')
+FROM jsonb_to_recordset($1::jsonb) AS x(namespace text, worker_id text, extend_ms bigint)
+WHERE q.worker_id = x.worker_id AND q.namespace = x.namespace
+  AND q.lock_token IS NOT NULL AND q.locked_until > now()
+RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason
 `
 
-type RenewWorkerAttemptsParams struct {
-	ExtendMs  int64
-	WorkerID  *string
-	Namespace string
-}
-
-type RenewWorkerAttemptsRow struct {
+type RenewWorkersAttemptsRow struct {
+	Namespace       string
+	WorkerID        string
 	LockToken       uuid.UUID
 	CancelRequested bool
 	CancelReason    *string
 }
 
-// One statement renews every attempt the worker holds (also cancelled ones)
-// and returns their cancel info.
-func (q *Queries) RenewWorkerAttempts(ctx context.Context, arg RenewWorkerAttemptsParams) ([]RenewWorkerAttemptsRow, error) {
-	rows, err := q.db.Query(ctx, renewWorkerAttempts, arg.ExtendMs, arg.WorkerID, arg.Namespace)
+// Renews every attempt held by the workers of a heartbeat batch (to twice
+// each one's lease) and returns them with their cancel info.
+func (q *Queries) RenewWorkersAttempts(ctx context.Context, workers []byte) ([]RenewWorkersAttemptsRow, error) {
+	rows, err := q.db.Query(ctx, renewWorkersAttempts, workers)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []RenewWorkerAttemptsRow{}
+	items := []RenewWorkersAttemptsRow{}
 	for rows.Next() {
-		var i RenewWorkerAttemptsRow
-		if err := rows.Scan(&i.LockToken, &i.CancelRequested, &i.CancelReason); err != nil {
+		var i RenewWorkersAttemptsRow
+		if err := rows.Scan(
+			&i.Namespace,
+			&i.WorkerID,
+			&i.LockToken,
+			&i.CancelRequested,
+			&i.CancelReason,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -527,17 +530,15 @@ func (q *Queries) TakeQueueAttempts(ctx context.Context, arg TakeQueueAttemptsPa
 	return items, nil
 }
 
-const upsertWorker = `-- name: UpsertWorker :one
-WITH prev AS (
-    SELECT state FROM workers
-    WHERE namespace = $1 AND worker_id = $2
-)
+const upsertWorkers = `-- name: UpsertWorkers :many
 INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
                           metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at)
-VALUES ($1, $2, $3, $4, $5,
-        $6::text[], $7, $8, 'active',
-        $9::bigint * interval '1 millisecond',
-        now() + $9::bigint * interval '1 millisecond', now(), now())
+SELECT x.namespace, x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
+       COALESCE(x.task_queues, '{}'), x.host_task_queue, COALESCE(x.metadata, '{}'), 'active',
+       x.lease_ms * interval '1 millisecond', now() + x.lease_ms * interval '1 millisecond', now(), now()
+FROM jsonb_to_recordset($1::jsonb) AS x(
+    namespace text, worker_id text, identity text, host text, build_id text, task_queues text[],
+    host_task_queue text, metadata jsonb, lease_ms bigint)
 ON CONFLICT (namespace, worker_id) DO UPDATE SET
     identity = EXCLUDED.identity,
     host = EXCLUDED.host,
@@ -551,59 +552,73 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     last_heartbeat_at = now(),
     state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
 WHERE w.state <> 'cleaned_up'
-RETURNING w.state, w.lease_expires_at, COALESCE((SELECT state FROM prev), '')::text AS prev_state
+RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at
 `
 
-type UpsertWorkerParams struct {
-	Namespace     string
-	WorkerID      string
-	Identity      string
-	Host          string
-	BuildID       string
-	TaskQueues    []string
-	HostTaskQueue *string
-	Metadata      []byte
-	LeaseMs       int64
-}
-
-type UpsertWorkerRow struct {
+type UpsertWorkersRow struct {
+	Namespace      string
+	WorkerID       string
 	State          string
 	LeaseExpiresAt time.Time
-	PrevState      string
 }
 
-// Creates or renews a worker session; a cleaned-up worker is left alone (no
-// row comes back). prev_state is the state before this heartbeat (” for a
-// new worker).
-func (q *Queries) UpsertWorker(ctx context.Context, arg UpsertWorkerParams) (UpsertWorkerRow, error) {
-	row := q.db.QueryRow(ctx, upsertWorker,
-		arg.Namespace,
-		arg.WorkerID,
-		arg.Identity,
-		arg.Host,
-		arg.BuildID,
-		arg.TaskQueues,
-		arg.HostTaskQueue,
-		arg.Metadata,
-		arg.LeaseMs,
-	)
-	var i UpsertWorkerRow
-	err := row.Scan(&i.State, &i.LeaseExpiresAt, &i.PrevState)
-	return i, err
+// A batch of heartbeats in one statement: creates or renews each worker
+// session; cleaned-up workers are left alone (no row comes back for them).
+func (q *Queries) UpsertWorkers(ctx context.Context, workers []byte) ([]UpsertWorkersRow, error) {
+	rows, err := q.db.Query(ctx, upsertWorkers, workers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UpsertWorkersRow{}
+	for rows.Next() {
+		var i UpsertWorkersRow
+		if err := rows.Scan(
+			&i.Namespace,
+			&i.WorkerID,
+			&i.State,
+			&i.LeaseExpiresAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const workerState = `-- name: WorkerState :one
-SELECT state FROM workers WHERE namespace = $1 AND worker_id = $2
+const workerStates = `-- name: WorkerStates :many
+SELECT w.namespace, w.worker_id, w.state
+FROM workers w
+JOIN jsonb_to_recordset($1::jsonb) AS x(namespace text, worker_id text)
+  ON w.namespace = x.namespace AND w.worker_id = x.worker_id
 `
 
-type WorkerStateParams struct {
+type WorkerStatesRow struct {
 	Namespace string
 	WorkerID  string
+	State     string
 }
 
-func (q *Queries) WorkerState(ctx context.Context, arg WorkerStateParams) (string, error) {
-	row := q.db.QueryRow(ctx, workerState, arg.Namespace, arg.WorkerID)
-	var state string
-	err := row.Scan(&state)
-	return state, err
+// The states of the workers of a heartbeat batch before it is applied.
+func (q *Queries) WorkerStates(ctx context.Context, workers []byte) ([]WorkerStatesRow, error) {
+	rows, err := q.db.Query(ctx, workerStates, workers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WorkerStatesRow{}
+	for rows.Next() {
+		var i WorkerStatesRow
+		if err := rows.Scan(&i.Namespace, &i.WorkerID, &i.State); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

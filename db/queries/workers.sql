@@ -1,44 +1,3 @@
--- name: UpsertWorker :one
--- Creates or renews a worker session; a cleaned-up worker is left alone (no
--- row comes back). prev_state is the state before this heartbeat ('' for a
--- new worker).
-WITH prev AS (
-    SELECT state FROM workers
-    WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id)
-)
-INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
-                          metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at)
-VALUES (sqlc.arg(namespace), sqlc.arg(worker_id), sqlc.arg(identity), sqlc.arg(host), sqlc.arg(build_id),
-        sqlc.arg(task_queues)::text[], sqlc.narg(host_task_queue), sqlc.arg(metadata), 'active',
-        sqlc.arg(lease_ms)::bigint * interval '1 millisecond',
-        now() + sqlc.arg(lease_ms)::bigint * interval '1 millisecond', now(), now())
-ON CONFLICT (namespace, worker_id) DO UPDATE SET
-    identity = EXCLUDED.identity,
-    host = EXCLUDED.host,
-    build_id = EXCLUDED.build_id,
-    task_queues = EXCLUDED.task_queues,
-    host_task_queue = EXCLUDED.host_task_queue,
-    metadata = EXCLUDED.metadata,
-    state = 'active',
-    lease_duration = EXCLUDED.lease_duration,
-    lease_expires_at = EXCLUDED.lease_expires_at,
-    last_heartbeat_at = now(),
-    state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
-WHERE w.state <> 'cleaned_up'
-RETURNING w.state, w.lease_expires_at, COALESCE((SELECT state FROM prev), '')::text AS prev_state;
-
--- name: WorkerState :one
-SELECT state FROM workers WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id);
-
--- name: RenewWorkerAttempts :many
--- One statement renews every attempt the worker holds (also cancelled ones)
--- and returns their cancel info.
-UPDATE worker_queue
-SET locked_until = GREATEST(locked_until, now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond')
-WHERE worker_id = sqlc.arg(worker_id) AND namespace = sqlc.arg(namespace)
-  AND lock_token IS NOT NULL AND locked_until > now()
-RETURNING lock_token::uuid AS lock_token, cancel_requested, cancel_reason;
-
 -- name: ListWorkers :many
 SELECT * FROM workers
 WHERE namespace = sqlc.arg(namespace) AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
@@ -123,3 +82,46 @@ FROM worker_queue
 WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id)
   AND lock_token IS NOT NULL AND cancel_requested
 ORDER BY cancel_requested_at;
+
+-- name: WorkerStates :many
+-- The states of the workers of a heartbeat batch before it is applied.
+SELECT w.namespace, w.worker_id, w.state
+FROM workers w
+JOIN jsonb_to_recordset(sqlc.arg(workers)::jsonb) AS x(namespace text, worker_id text)
+  ON w.namespace = x.namespace AND w.worker_id = x.worker_id;
+
+-- name: UpsertWorkers :many
+-- A batch of heartbeats in one statement: creates or renews each worker
+-- session; cleaned-up workers are left alone (no row comes back for them).
+INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
+                          metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at)
+SELECT x.namespace, x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
+       COALESCE(x.task_queues, '{}'), x.host_task_queue, COALESCE(x.metadata, '{}'), 'active',
+       x.lease_ms * interval '1 millisecond', now() + x.lease_ms * interval '1 millisecond', now(), now()
+FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb) AS x(
+    namespace text, worker_id text, identity text, host text, build_id text, task_queues text[],
+    host_task_queue text, metadata jsonb, lease_ms bigint)
+ON CONFLICT (namespace, worker_id) DO UPDATE SET
+    identity = EXCLUDED.identity,
+    host = EXCLUDED.host,
+    build_id = EXCLUDED.build_id,
+    task_queues = EXCLUDED.task_queues,
+    host_task_queue = EXCLUDED.host_task_queue,
+    metadata = EXCLUDED.metadata,
+    state = 'active',
+    lease_duration = EXCLUDED.lease_duration,
+    lease_expires_at = EXCLUDED.lease_expires_at,
+    last_heartbeat_at = now(),
+    state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
+WHERE w.state <> 'cleaned_up'
+RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at;
+
+-- name: RenewWorkersAttempts :many
+-- Renews every attempt held by the workers of a heartbeat batch (to twice
+-- each one's lease) and returns them with their cancel info.
+UPDATE worker_queue q
+SET locked_until = GREATEST(q.locked_until, now() + x.extend_ms * interval '1 millisecond')
+FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb) AS x(namespace text, worker_id text, extend_ms bigint)
+WHERE q.worker_id = x.worker_id AND q.namespace = x.namespace
+  AND q.lock_token IS NOT NULL AND q.locked_until > now()
+RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason;

@@ -96,6 +96,7 @@ func (o Options) withDefaults() Options {
 type Store struct {
 	pool *pgxpool.Pool
 	opts Options
+	hb   heartbeats
 }
 
 // New returns a Store over pool. The schema must be migrated

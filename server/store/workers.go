@@ -4,8 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"time"
+		"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
@@ -19,65 +18,6 @@ type HeartbeatResult struct {
 	// PrevState is the state before the heartbeat ("" for a new worker);
 	// PrevState inactive means the worker was resurrected.
 	PrevState string `json:"-"`
-}
-
-// WorkerHeartbeat creates or renews a worker session (its lease deadline is
-// computed on the database's clock) and, in the same transaction, renews
-// every attempt the worker holds, returning the cancel info of each one
-// whose cancellation was requested. Tokens the worker reports holding
-// (bound_activities) that it no longer holds come back in Lost. A
-// cleaned-up worker → ErrWorkerGone.
-func (s *Store) WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error) {
-	lease := req.LeaseDuration.D()
-	var out HeartbeatResult
-	err := s.inTx(ctx, func(t *txn) error {
-		md := req.Metadata
-		if md == nil {
-			md = map[string]string{}
-		}
-		var hq *string
-		if req.HostTaskQueue != "" {
-			hq = &req.HostTaskQueue
-		}
-		tqs := req.TaskQueues
-		if tqs == nil {
-			tqs = []string{}
-		}
-		row, err := t.q.UpsertWorker(ctx, gen.UpsertWorkerParams{
-			Namespace: ns, WorkerID: req.WorkerID, Identity: req.Identity, Host: req.Host, BuildID: req.BuildID,
-			TaskQueues: tqs, HostTaskQueue: hq, Metadata: mustJSON(md), LeaseMs: ms(lease),
-		})
-		if noRows(err) {
-			return ErrWorkerGone
-		}
-		if err != nil {
-			return fmt.Errorf("upsert worker: %w", err)
-		}
-		out.State, out.LeaseExpiresAt, out.PrevState = row.State, row.LeaseExpiresAt, row.PrevState
-		// A resurrected worker's old attempts were flagged and released at
-		// lease expiry; nothing of them is renewed here.
-		renewed, err := t.q.RenewWorkerAttempts(ctx, gen.RenewWorkerAttemptsParams{
-			ExtendMs: ms(2 * lease), WorkerID: &req.WorkerID, Namespace: ns,
-		})
-		if err != nil {
-			return fmt.Errorf("renew attempts: %w", err)
-		}
-		out.Cancels = []api.AttemptCancel{}
-		held := make([]string, 0, len(renewed))
-		for _, r := range renewed {
-			held = append(held, r.LockToken.String())
-			if r.CancelRequested {
-				out.Cancels = append(out.Cancels, api.AttemptCancel{LockToken: r.LockToken.String(), Reason: strOr(r.CancelReason)})
-			}
-		}
-		for _, tok := range req.BoundActivities {
-			if !slices.Contains(held, tok) && !slices.Contains(req.UnboundActivities, tok) {
-				out.Lost = append(out.Lost, tok)
-			}
-		}
-		return nil
-	})
-	return out, err
 }
 
 func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
