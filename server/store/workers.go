@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-		"time"
+	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
