@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -467,5 +469,37 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 	if took := time.Since(begin); took > 5*time.Second {
 		t.Fatalf("shutdown took %s", took)
+	}
+}
+
+// Goal: a worker heartbeating faster than its rate limit gets 429 with
+// Retry-After, and other workers are not affected.
+func TestHeartbeatRateLimited(t *testing.T) {
+	st := store.New(pgtest.New(t), store.Options{})
+	srv := New(st, nil, Config{HeartbeatRate: 1, HeartbeatBurst: 2}, nil)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/v1/namespaces/default/workers/heartbeat"
+	post := func(id string) *http.Response {
+		t.Helper()
+		resp, err := http.Post(url, "application/json", strings.NewReader(`{"worker_id":"`+id+`","lease_duration":"10s"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := range 2 {
+		if r := post("busy"); r.StatusCode != http.StatusOK {
+			t.Fatalf("heartbeat %d: %d", i, r.StatusCode)
+		}
+	}
+	r := post("busy")
+	if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" ||
+		r.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("third heartbeat: %d %v", r.StatusCode, r.Header)
+	}
+	if r := post("calm"); r.StatusCode != http.StatusOK {
+		t.Fatalf("another worker: %d", r.StatusCode)
 	}
 }

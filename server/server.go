@@ -41,6 +41,11 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// Metrics receives the server's collectors. Default NewMetrics().
 	Metrics *Metrics
+	// HeartbeatRate and HeartbeatBurst rate-limit each worker's heartbeats
+	// (per second, token bucket); over the limit a heartbeat gets 429 with
+	// Retry-After. Defaults 10/s and 20. A negative rate disables the limit.
+	HeartbeatRate  float64
+	HeartbeatBurst int
 }
 
 // Limits of request fields, fixed by the REST contract.
@@ -84,6 +89,12 @@ func (c Config) withDefaults() Config {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics()
 	}
+	if c.HeartbeatRate == 0 {
+		c.HeartbeatRate = 10
+	}
+	if c.HeartbeatBurst <= 0 {
+		c.HeartbeatBurst = 20
+	}
 	return c
 }
 
@@ -97,6 +108,7 @@ type Server struct {
 	validate *validator.Validate
 	metrics  *Metrics
 	pollers  *pollerSet
+	limiter  *heartbeatLimiter
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{}
@@ -119,6 +131,7 @@ func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *S
 		validate: newValidator(),
 		metrics:  cfg.Metrics,
 		pollers:  newPollerSet(),
+		limiter:  newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
 		shutdown: make(chan struct{}),
 	}
 	if hub != nil {

@@ -24,6 +24,7 @@ import (
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		410			{object}	api.Problem	"Worker cleaned up"
 //	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		429			{object}	api.Problem	"Heartbeats too frequent (see Retry-After)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workers/heartbeat [post]
 func (s *Server) workerHeartbeat(c echo.Context) error {
@@ -48,6 +49,10 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	}
 	if err := b.err(); err != nil {
 		return err
+	}
+	if ok, retry := s.limiter.allow(ns, req.WorkerID, time.Now()); !ok {
+		c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
+		return rateLimitedProblem(retry)
 	}
 	ctx := c.Request().Context()
 	if wait <= 0 || s.hub == nil {

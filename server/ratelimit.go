@@ -1,0 +1,81 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// ProblemRateLimited is the problem type of a 429 answer.
+const ProblemRateLimited = "https://tether.dev/problems/rate-limited"
+
+// heartbeatLimiter rate-limits worker heartbeats per (namespace, worker),
+// in memory: each server replica limits what reaches it. Idle entries are
+// dropped so that the map follows the live workers.
+type heartbeatLimiter struct {
+	limit rate.Limit
+	burst int
+	mu    sync.Mutex
+	m     map[string]*limiterEntry
+	swept time.Time
+}
+
+type limiterEntry struct {
+	l    *rate.Limiter
+	last time.Time
+}
+
+// limiterIdle is how long an unused entry is kept.
+const limiterIdle = 5 * time.Minute
+
+func newHeartbeatLimiter(perSecond float64, burst int) *heartbeatLimiter {
+	return &heartbeatLimiter{limit: rate.Limit(perSecond), burst: burst, m: make(map[string]*limiterEntry)}
+}
+
+// allow reports whether the worker may heartbeat now; when not, it returns
+// how long to wait.
+func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time) (bool, time.Duration) {
+	if h == nil || h.limit <= 0 {
+		return true, 0
+	}
+	k := ns + "|" + workerID
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if now.Sub(h.swept) > limiterIdle {
+		for key, e := range h.m {
+			if now.Sub(e.last) > limiterIdle {
+				delete(h.m, key)
+			}
+		}
+		h.swept = now
+	}
+	e := h.m[k]
+	if e == nil {
+		e = &limiterEntry{l: rate.NewLimiter(h.limit, h.burst)}
+		h.m[k] = e
+	}
+	e.last = now
+	r := e.l.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// rateLimitedProblem is the 429 answer; the handler sets Retry-After.
+func rateLimitedProblem(retry time.Duration) *problemError {
+	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
+		fmt.Sprintf("this worker heartbeats too often; retry after %s", retry.Round(time.Millisecond)))
+}
+
+// retryAfterSeconds is the Retry-After header value: whole seconds, at
+// least 1.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
