@@ -45,6 +45,13 @@ type serveOptions struct {
 	recheck       time.Duration
 	shutdown      time.Duration
 	maxConns      int
+	// store and liveness settings
+	maxDeliveries  int
+	minLease       time.Duration
+	maxLease       time.Duration
+	cleanupDelay   time.Duration
+	heartbeatRate  float64
+	heartbeatBurst int
 }
 
 // flags declares the serve flags on fs, with defaults from the environment.
@@ -57,6 +64,12 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.recheck, "recheck-interval", 5*time.Second, "longest a long poll waits without looking at the database")
 	fs.DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long to drain requests in flight on shutdown")
 	fs.IntVar(&o.maxConns, "max-conns", 0, "most database connections in the pool (0: pgx's default)")
+	fs.IntVar(&o.maxDeliveries, "max-deliveries", 10, "deliveries of an activity attempt without completion before it fails as poison")
+	fs.DurationVar(&o.minLease, "min-lease", time.Second, "shortest worker lease_duration accepted")
+	fs.DurationVar(&o.maxLease, "max-lease", 5*time.Minute, "longest worker lease_duration accepted")
+	fs.DurationVar(&o.cleanupDelay, "worker-cleanup-delay", 60*time.Minute, "how long an inactive worker is kept before it is cleaned up")
+	fs.Float64Var(&o.heartbeatRate, "heartbeat-rate", 10, "heartbeats per second allowed per worker (negative: no limit)")
+	fs.IntVar(&o.heartbeatBurst, "heartbeat-burst", 20, "heartbeat burst allowed per worker")
 }
 
 func (o *serveOptions) logFlags(fs *flag.FlagSet) {
@@ -149,7 +162,15 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		return err
 	}
 
-	st := store.New(pool, store.Options{})
+	if o.minLease <= 0 || o.maxLease < o.minLease {
+		return fmt.Errorf("bad lease bounds: --min-lease %s, --max-lease %s", o.minLease, o.maxLease)
+	}
+	st := store.New(pool, store.Options{
+		MaxDeliveries: int32(o.maxDeliveries),
+		MinLease:      o.minLease,
+		MaxLease:      o.maxLease,
+		CleanupDelay:  o.cleanupDelay,
+	})
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
 	hub := longpoll.New(longpoll.Config{ConnConfig: listenCfg}, logger)
@@ -158,6 +179,8 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		BodyLimit:       o.bodyLimit,
 		RecheckInterval: o.recheck,
 		ShutdownTimeout: o.shutdown,
+		HeartbeatRate:   o.heartbeatRate,
+		HeartbeatBurst:  o.heartbeatBurst,
 	}, logger)
 	sweeps := newSweepMetrics()
 	if err := srv.Metrics().Register(sweeps.collectors()...); err != nil {
