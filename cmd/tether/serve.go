@@ -162,7 +162,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		return err
 	}
 
-	if o.minLease <= 0 || o.maxLease < o.minLease {
+	if o.minLease < 0 || (o.maxLease > 0 && o.maxLease < o.minLease) {
 		return fmt.Errorf("bad lease bounds: --min-lease %s, --max-lease %s", o.minLease, o.maxLease)
 	}
 	st := store.New(pool, store.Options{
