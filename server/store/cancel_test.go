@@ -317,3 +317,21 @@ func TestLiveness_CleanupThenGone(t *testing.T) {
 		t.Fatalf("heartbeat after cleanup: %v (lease was %v)", err, hb.LeaseExpiresAt)
 	}
 }
+
+// Goal: in a turn that ends the workflow, the turn's own activity cancels
+// are applied first, so the attempt carries the select's reason, not the
+// terminal one.
+func TestCancel_TerminalTurnKeepsSelectReason(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "tt", schedule(1))
+	a := fetchAct(t, s, time.Minute)
+	must0(t, s.SignalWorkflow(ctxT(t), ns, "tt", "go", nil))
+	turn := fetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands:        []api.Command{{Type: api.CommandCompleteWorkflow}},
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}}}))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	if hb.Reason != "select_loser:timeout" {
+		t.Fatalf("reason %q", hb.Reason)
+	}
+}

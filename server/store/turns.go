@@ -182,10 +182,10 @@ func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []at
 	if err := t.q.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
 	}
+	// Delayed attempts (retries) wake the pollers too: a waiting poll then
+	// re-reads the next visible time and sleeps until it.
 	for _, r := range rows {
-		if r.DelayMS <= 0 {
-			t.wake(ActivityQueueKey(ns, r.TaskQueue))
-		}
+		t.wake(ActivityQueueKey(ns, r.TaskQueue))
 	}
 	return nil
 }
@@ -289,7 +289,7 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 		}
 		flagWorkers(w)
 	}
-	// New attempts, unless the turn ends the execution anyway.
+	// New attempts and timers, unless the turn ends the execution anyway.
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
 		for _, a := range plan.NewAttempts {
@@ -308,17 +308,20 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 				return err
 			}
 		}
-		// The turn's activity cancels, set-based in batches.
-		for i := 0; i < len(plan.ActivityCancels); i += ackBatch {
-			batch := plan.ActivityCancels[i:min(i+ackBatch, len(plan.ActivityCancels))]
-			w, err := t.q.FlagActivities(ctx, gen.FlagActivitiesParams{Namespace: ns, InstanceID: id,
-				ExecutionID: exec, Cancels: mustJSON(batch)})
-			if err != nil {
-				return fmt.Errorf("flag activities: %w", err)
-			}
-			flagWorkers(w)
+	}
+	// The turn's activity cancels (select losers), set-based in batches,
+	// after its new attempts exist — also in a turn that ends the
+	// execution, so that the first reason (the select's) is the one kept.
+	for i := 0; i < len(plan.ActivityCancels); i += ackBatch {
+		batch := plan.ActivityCancels[i:min(i+ackBatch, len(plan.ActivityCancels))]
+		w, err := t.q.FlagActivities(ctx, gen.FlagActivitiesParams{Namespace: ns, InstanceID: id,
+			ExecutionID: exec, Cancels: mustJSON(batch)})
+		if err != nil {
+			return fmt.Errorf("flag activities: %w", err)
 		}
-	} else {
+		flagWorkers(w)
+	}
+	if plan.TerminalReason != "" {
 		w, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
 			ExecutionID: exec, Reason: plan.TerminalReason})
 		if err != nil {

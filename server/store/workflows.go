@@ -41,10 +41,10 @@ func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessag
 	if err != nil {
 		return 0, fmt.Errorf("enqueue messages: %w", err)
 	}
+	// Future messages (timers) wake the pollers too: a waiting poll then
+	// re-reads the next visible time and sleeps until it.
 	for _, r := range rows {
-		if r.Visible {
-			t.wake(WorkflowQueueKey(ns, r.TaskQueue))
-		}
+		t.wake(WorkflowQueueKey(ns, r.TaskQueue))
 	}
 	return len(rows), nil
 }

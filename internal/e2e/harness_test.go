@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/worker"
+	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/store"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
+
+// env is a real server over a real store on a fresh database, with a
+// sweeper, and an SDK client on it.
+type env struct {
+	t    testing.TB
+	addr string
+	st   *store.Store
+	c    *client.Client
+	log  *slog.Logger
+}
+
+// logWriter forwards log lines to the test's log until the test ends.
+type logWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	level := slog.LevelWarn
+	if os.Getenv("TETHER_E2E_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	w := &logWriter{t: t}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.done = true
+		w.mu.Unlock()
+	})
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	logger := testLogger(t)
+	url := pgtest.NewURL(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st := store.New(pool, store.Options{TurnRetryBase: 50 * time.Millisecond, TurnRetryMax: 500 * time.Millisecond})
+	connCfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := longpoll.New(longpoll.Config{ConnConfig: connCfg, MinBackoff: 20 * time.Millisecond}, logger)
+	connected := hub.NextConnect()
+	var bg sync.WaitGroup
+	bg.Go(func() { _ = hub.Run(ctx) })
+	bg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if _, err := st.Sweep(ctx); err != nil && ctx.Err() == nil {
+					logger.Warn("sweep failed", "err", err)
+				}
+			}
+		}
+	})
+	t.Cleanup(func() {
+		cancel()
+		bg.Wait()
+	})
+	select {
+	case <-connected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hub did not connect")
+	}
+	srv := server.New(st, hub, server.Config{}, logger)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		srv.BeginShutdown()
+		ts.Close()
+	})
+	c, err := client.Dial(context.Background(), client.Options{Address: ts.URL, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, addr: ts.URL, st: st, c: c, log: logger}
+}
+
+// testOptions are worker options suited to tests: short locks, leases and
+// timeouts.
+func testOptions() worker.Options {
+	return worker.Options{
+		ActivityLockDuration: 3 * time.Second,
+		WorkflowLockDuration: 3 * time.Second,
+		LeaseDuration:        3 * time.Second,
+		CancelGracePeriod:    2 * time.Second,
+		StopTimeout:          2 * time.Second,
+		PollWait:             5 * time.Second,
+	}
+}
+
+// running is a worker started by a test.
+type running struct {
+	w    *worker.Worker
+	stop func()
+}
+
+// startWorker registers with reg on a new worker of queue and runs it until
+// stop (or the end of the test).
+func (e *env) startWorker(queue string, opts worker.Options, reg func(w *worker.Worker) error) *running {
+	e.t.Helper()
+	w := worker.New(e.c, queue, opts)
+	if err := reg(w); err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					e.t.Errorf("worker Run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				e.t.Errorf("worker did not stop")
+			}
+		})
+	}
+	e.t.Cleanup(stop)
+	return &running{w: w, stop: stop}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// result waits for a run's result with a deadline.
+func result[T any](t testing.TB, run *client.WorkflowRun, timeout time.Duration) (T, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	v, err := client.GetResult[T](ctx, run)
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("workflow %s did not finish within %s", run.ID(), timeout)
+	}
+	return v, err
+}
+
+// history returns the events of the current execution of id.
+func (e *env) history(id string) []api.Event {
+	e.t.Helper()
+	h, err := e.c.History(context.Background(), id, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h.Events
+}
+
+// count counts the events of kind (with reason, when not empty).
+func count(events []api.Event, kind string, reason string) int {
+	n := 0
+	for _, ev := range events {
+		if ev.Kind == kind && (reason == "" || ev.Reason == reason) {
+			n++
+		}
+	}
+	return n
+}

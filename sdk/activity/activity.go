@@ -1,0 +1,214 @@
+// Package activity is the API available to activity functions: the
+// attempt's info, heartbeats, cancellation, and errors with a type of their
+// own.
+//
+// An activity function has one of the shapes
+//
+//	func(ctx context.Context) error
+//	func(ctx context.Context, in In) error
+//	func(ctx context.Context) (Out, error)
+//	func(ctx context.Context, in In) (Out, error)
+//
+// It runs in an ordinary goroutine of the worker and may do anything: I/O,
+// randomness, blocking. It must watch ctx: ctx is cancelled when the
+// attempt's cancellation is requested (context.Cause(ctx) is then a
+// *CanceledError with the reason), when the attempt's lock is lost, or when
+// the worker stops. An activity that ignores its ctx for longer than the
+// worker's cancel grace period is abandoned: the worker acknowledges the
+// attempt and leaves the goroutine running; whatever it returns later is
+// reported anyway and dropped by the server as stale.
+//
+// # Errors
+//
+// A returned error fails the attempt; the server retries it per the
+// activity's RetryPolicy. The error's type, which NonRetryableErrorTypes
+// matches, is the Type of an *Error (see NewError), or else the Go type name
+// of the error without package (see package sdk's docs/sdk.md). Return
+// NewNonRetryableError to stop retries at once. A panic fails the attempt
+// with type "Panic" and the stack.
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tetherhq/tether/sdk/internal/actenv"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+)
+
+// Info describes the running attempt.
+type Info struct {
+	Namespace   string
+	InstanceID  string
+	ExecutionID int64
+	ActivityID  int64
+	// Attempt counts from 1.
+	Attempt      int32
+	ActivityType string
+	TaskQueue    string
+	// HostTaskQueue is the task queue only this worker serves (empty when the
+	// worker has none).
+	HostTaskQueue string
+	WorkflowType  string
+	// HeartbeatDetails are the details of the last heartbeat of an earlier
+	// attempt, to resume from.
+	HeartbeatDetails json.RawMessage
+	ScheduledAt      time.Time
+	StartedAt        time.Time
+	// Deadline is when the attempt times out (zero when it has no
+	// start-to-close or schedule-to-close timeout).
+	Deadline time.Time
+	// WorkerID is the worker running the attempt.
+	WorkerID string
+}
+
+// GetInfo returns the attempt's info. Outside an activity it returns the
+// zero Info.
+func GetInfo(ctx context.Context) Info {
+	e := actenv.From(ctx)
+	if e == nil {
+		return Info{}
+	}
+	return Info{
+		Namespace: e.Namespace, InstanceID: e.InstanceID, ExecutionID: e.ExecutionID,
+		ActivityID: e.ActivityID, Attempt: e.Attempt, ActivityType: e.ActivityType,
+		TaskQueue: e.TaskQueue, HostTaskQueue: e.HostTaskQueue, WorkflowType: e.WorkflowType,
+		HeartbeatDetails: e.HeartbeatDetails, ScheduledAt: e.ScheduledAt, StartedAt: e.StartedAt,
+		Deadline: e.Deadline, WorkerID: e.WorkerID,
+	}
+}
+
+// IsActivity reports whether ctx is the context of a running activity.
+func IsActivity(ctx context.Context) bool { return actenv.From(ctx) != nil }
+
+// HeartbeatDetails decodes the details of the previous attempt's last
+// heartbeat into ptr; ok is false when there are none.
+func HeartbeatDetails(ctx context.Context, ptr any) (ok bool, err error) {
+	e := actenv.From(ctx)
+	if e == nil || len(e.HeartbeatDetails) == 0 {
+		return false, nil
+	}
+	return true, fnsig.Decode(e.HeartbeatDetails, ptr)
+}
+
+// RecordHeartbeat records progress details (JSON-encoded; nil for none).
+// The worker sends the latest details with the attempt's next lock renewal
+// and the server hands them to the next attempt if this one fails. Outside
+// an activity it does nothing.
+func RecordHeartbeat(ctx context.Context, details any) error {
+	e := actenv.From(ctx)
+	if e == nil {
+		return nil
+	}
+	raw, err := fnsig.Encode(details)
+	if err != nil {
+		return fmt.Errorf("activity: heartbeat details: %w", err)
+	}
+	if raw == nil {
+		raw = json.RawMessage("null")
+	}
+	e.Heartbeat(raw)
+	return nil
+}
+
+// Cancellation reasons that the worker itself gives.
+const (
+	// ReasonLockLost: the server no longer knows the attempt as this
+	// worker's (lock expired or taken over).
+	ReasonLockLost = "lock_lost"
+	// ReasonWorkerStopping: the worker stopped and its stop timeout ran out.
+	ReasonWorkerStopping = "worker_stopping"
+)
+
+// ErrCanceled is matched (errors.Is) by every *CanceledError.
+var ErrCanceled = errors.New("activity canceled")
+
+// CanceledError is the cause (context.Cause) of a cancelled activity
+// context. Reason is the server's reason ("select_loser:timeout",
+// "workflow_canceled", "timeout:start_to_close", "worker_lost", …) or one of
+// the worker's own (ReasonLockLost, ReasonWorkerStopping).
+type CanceledError struct {
+	Reason string
+}
+
+// Error implements error.
+func (e *CanceledError) Error() string { return "activity canceled: " + e.Reason }
+
+// Is matches ErrCanceled and context.Canceled.
+func (e *CanceledError) Is(target error) bool {
+	return target == ErrCanceled || target == context.Canceled
+}
+
+// ErrorType returns "Canceled".
+func (e *CanceledError) ErrorType() string { return "Canceled" }
+
+// Error is an activity error with an explicit type, details, and whether a
+// retry may help.
+type Error struct {
+	// Type classifies the error; a RetryPolicy's NonRetryableErrorTypes
+	// matches it.
+	Type    string
+	Message string
+	// NonRetryable stops server-side retries at once.
+	NonRetryable bool
+	// Details is any JSON-encodable value.
+	Details any
+	// Cause is an optional underlying error (not sent to the server beyond
+	// its part of Message).
+	Cause error
+}
+
+// NewError returns a retryable *Error.
+func NewError(typ, message string, details any) *Error {
+	return &Error{Type: typ, Message: message, Details: details}
+}
+
+// NewNonRetryableError returns an *Error that fails the activity without
+// retry.
+func NewNonRetryableError(typ, message string, details any) *Error {
+	return &Error{Type: typ, Message: message, Details: details, NonRetryable: true}
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	msg := e.Message
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	if e.Type != "" {
+		return e.Type + ": " + msg
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// ErrorMessage returns the message without the type.
+func (e *Error) ErrorMessage() string {
+	if e.Cause != nil {
+		return e.Message + ": " + e.Cause.Error()
+	}
+	return e.Message
+}
+
+// ErrorType returns e.Type.
+func (e *Error) ErrorType() string { return e.Type }
+
+// Retryable reports !e.NonRetryable.
+func (e *Error) Retryable() bool { return !e.NonRetryable }
+
+// ErrorDetails returns the encoded details.
+func (e *Error) ErrorDetails() json.RawMessage {
+	if e.Details == nil {
+		return nil
+	}
+	raw, err := json.Marshal(e.Details)
+	if err != nil {
+		return nil
+	}
+	return raw
+}

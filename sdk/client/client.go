@@ -1,0 +1,175 @@
+// Package client talks to a Tether server over its HTTP/JSON API: start
+// workflows, wait for their results, describe, list, cancel, signal and
+// delete them.
+//
+// A [Client] is safe for concurrent use; create one per process and share it
+// (package worker takes one too).
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// DefaultNamespace is the namespace used when Options.Namespace is empty.
+const DefaultNamespace = "default"
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 1 << 20
+
+// Options configure a Client.
+type Options struct {
+	// Address is the server's base URL, such as "http://localhost:7070".
+	// A bare "host:port" is taken as http.
+	Address string
+	// Namespace defaults to "default".
+	Namespace string
+	// HTTPClient defaults to a client without a global timeout (long polls
+	// are bounded by their wait parameter and by the request's context).
+	HTTPClient *http.Client
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Client is a connection to a Tether server, bound to one namespace.
+type Client struct {
+	base   *url.URL
+	ns     string
+	hc     *http.Client
+	logger *slog.Logger
+}
+
+// Dial returns a client for the server at opts.Address. It checks that the
+// server answers (GET /healthz); any HTTP answer counts as reachable.
+func Dial(ctx context.Context, opts Options) (*Client, error) {
+	c, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.JoinPath("healthz").String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("tether: dial %s: %w", c.base, err)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("tether: dial %s: %w", c.base, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	_ = resp.Body.Close()
+	return c, nil
+}
+
+// New returns a client without contacting the server.
+func New(opts Options) (*Client, error) {
+	addr := strings.TrimSpace(opts.Address)
+	if addr == "" {
+		return nil, errors.New("tether: Options.Address is required")
+	}
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return nil, fmt.Errorf("tether: invalid address %q: %w", opts.Address, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("tether: invalid address %q: scheme must be http or https", opts.Address)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger}
+	if c.ns == "" {
+		c.ns = DefaultNamespace
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{}
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	return c, nil
+}
+
+// Namespace returns the client's namespace.
+func (c *Client) Namespace() string { return c.ns }
+
+// Address returns the server's base URL.
+func (c *Client) Address() string { return c.base.String() }
+
+// Logger returns the client's logger.
+func (c *Client) Logger() *slog.Logger { return c.logger }
+
+// path builds a namespaced URL from escaped path segments and a query.
+func (c *Client) url(query url.Values, segs ...string) string {
+	parts := append([]string{"v1", "namespaces", c.ns}, segs...)
+	u := c.base.JoinPath(parts...)
+	if len(query) > 0 {
+		u.RawQuery = query.Encode()
+	}
+	return u.String()
+}
+
+// do sends a JSON request and decodes a JSON answer into out (when out is
+// not nil and the answer has a body). It returns the HTTP status. Statuses
+// >= 400 become a *ProblemError.
+func (c *Client) do(ctx context.Context, method, op string, query url.Values, body, out any, segs ...string) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, fmt.Errorf("tether: %s: encode request: %w", op, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.url(query, segs...), rd)
+	if err != nil {
+		return 0, fmt.Errorf("tether: %s: %w", op, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("tether: %s: %w", op, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return resp.StatusCode, decodeProblem(resp, op)
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return resp.StatusCode, nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if errors.Is(err, io.EOF) {
+			return resp.StatusCode, nil
+		}
+		return resp.StatusCode, fmt.Errorf("tether: %s: decode answer: %w", op, err)
+	}
+	return resp.StatusCode, nil
+}
+
+func decodeProblem(resp *http.Response, op string) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	pe := &ProblemError{Status: resp.StatusCode, Op: op, sentinel: sentinelFor(resp.StatusCode)}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if (ct == "application/problem+json" || ct == "application/json") && json.Unmarshal(b, &pe.Problem) == nil && (pe.Problem.Title != "" || pe.Problem.Detail != "" || pe.Problem.Status != 0) {
+		if pe.Problem.Status == 0 {
+			pe.Problem.Status = resp.StatusCode
+		}
+		return pe
+	}
+	pe.Problem = api.Problem{Title: http.StatusText(resp.StatusCode), Status: resp.StatusCode, Detail: strings.TrimSpace(string(b))}
+	return pe
+}

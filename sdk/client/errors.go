@@ -1,0 +1,145 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// Sentinel errors a caller can match with errors.Is. A [*ProblemError]
+// unwraps to the sentinel matching its HTTP status.
+var (
+	// ErrInvalidRequest: the server rejected the request as malformed (400).
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrNotFound: no such workflow instance, worker or task (404).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the request conflicts with the current state (409).
+	ErrConflict = errors.New("conflict")
+	// ErrAlreadyRunning: StartWorkflow found a running instance with that
+	// id. It wraps ErrConflict.
+	ErrAlreadyRunning = fmt.Errorf("workflow already running: %w", ErrConflict)
+	// ErrLockLost: a task's lock token is unknown, expired, or already
+	// acknowledged. It wraps ErrConflict.
+	ErrLockLost = fmt.Errorf("lock lost: %w", ErrConflict)
+	// ErrGone: the worker session was cleaned up and must start again with a
+	// new worker id (410).
+	ErrGone = errors.New("gone")
+	// ErrTooLarge: the request body is too large (413).
+	ErrTooLarge = errors.New("request too large")
+	// ErrRateLimited: the server asks the client to slow down (429).
+	ErrRateLimited = errors.New("rate limited")
+	// ErrServer: the server failed (5xx); the request may be retried.
+	ErrServer = errors.New("server error")
+
+	// ErrWorkflowCanceled: the workflow ended canceled.
+	ErrWorkflowCanceled = errors.New("workflow canceled")
+	// ErrWorkflowTerminated: the workflow was terminated.
+	ErrWorkflowTerminated = errors.New("workflow terminated")
+)
+
+// ProblemError is an error answer of the server: its HTTP status and the
+// application/problem+json document. It unwraps to the sentinel matching the
+// status (ErrNotFound for 404, ErrConflict or a more specific sentinel for
+// 409, …), so callers usually match with errors.Is.
+type ProblemError struct {
+	// Status is the HTTP status code.
+	Status int
+	// Problem is the decoded problem document (synthesized from the body
+	// when the answer was not problem+json).
+	Problem api.Problem
+	// Op names the request, such as "POST /workflows".
+	Op string
+
+	sentinel error
+}
+
+// Error implements error.
+func (e *ProblemError) Error() string {
+	msg := e.Problem.Title
+	if e.Problem.Detail != "" {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += e.Problem.Detail
+	}
+	for _, f := range e.Problem.Errors {
+		msg += fmt.Sprintf("; %s: %s", f.Field, f.Message)
+	}
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	return fmt.Sprintf("tether: %s: %d %s", e.Op, e.Status, msg)
+}
+
+// Unwrap returns the sentinel matching the status.
+func (e *ProblemError) Unwrap() error { return e.sentinel }
+
+// sentinelFor maps a status to its sentinel.
+func sentinelFor(status int) error {
+	switch {
+	case status == http.StatusBadRequest:
+		return ErrInvalidRequest
+	case status == http.StatusNotFound:
+		return ErrNotFound
+	case status == http.StatusConflict:
+		return ErrConflict
+	case status == http.StatusGone:
+		return ErrGone
+	case status == http.StatusRequestEntityTooLarge:
+		return ErrTooLarge
+	case status == http.StatusTooManyRequests:
+		return ErrRateLimited
+	case status >= 500:
+		return ErrServer
+	}
+	return nil
+}
+
+// refine replaces a 409's generic sentinel by a more specific one.
+func refine(err error, conflict error) error {
+	var pe *ProblemError
+	if errors.As(err, &pe) && pe.Status == http.StatusConflict {
+		pe.sentinel = conflict
+	}
+	return err
+}
+
+// WorkflowFailedError is returned by [WorkflowRun.Get] when the workflow
+// failed. It carries (and unwraps to) the recorded error.
+type WorkflowFailedError struct {
+	InstanceID string
+	// Failure is the error recorded with the WorkflowFailed event.
+	Failure *api.Error
+}
+
+// Error implements error.
+func (e *WorkflowFailedError) Error() string {
+	if e.Failure == nil {
+		return fmt.Sprintf("workflow %s failed", e.InstanceID)
+	}
+	return fmt.Sprintf("workflow %s failed: %s", e.InstanceID, e.Failure.Error())
+}
+
+// Unwrap returns the recorded error.
+func (e *WorkflowFailedError) Unwrap() error {
+	if e.Failure == nil {
+		return nil
+	}
+	return e.Failure
+}
+
+// IsRetryable reports whether an error from the client is worth retrying
+// after a backoff: server errors, rate limiting, and transport errors. Problem
+// answers 400, 404, 409, 410 and 413 are not.
+func IsRetryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *ProblemError
+	if errors.As(err, &pe) {
+		return pe.Status >= 500 || pe.Status == http.StatusTooManyRequests
+	}
+	return true
+}

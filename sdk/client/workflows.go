@@ -1,0 +1,260 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/names"
+)
+
+// resultWait is the long-poll wait of GET /workflows/{id}/result.
+const resultWait = 30 * time.Second
+
+// StartWorkflowOptions configure StartWorkflow.
+type StartWorkflowOptions struct {
+	// ID is the instance id; empty lets the server choose one. Starting an id
+	// that is running fails with ErrAlreadyRunning.
+	ID string
+	// TaskQueue is the queue whose workers run the workflow (required).
+	TaskQueue string
+	// ExecutionTimeout bounds the whole workflow; zero means none.
+	ExecutionTimeout time.Duration
+}
+
+// WorkflowRun is a handle on a workflow instance.
+type WorkflowRun struct {
+	c           *Client
+	id          string
+	executionID int64
+}
+
+// ID returns the instance id.
+func (r *WorkflowRun) ID() string { return r.id }
+
+// ExecutionID returns the execution the run was started as (0 for a handle
+// from GetWorkflow). Continue-as-new moves an instance to later executions;
+// Get follows the instance to its final result.
+func (r *WorkflowRun) ExecutionID() int64 { return r.executionID }
+
+// Get waits until the workflow is finished and decodes its result into
+// valuePtr (nil discards it). It long-polls GET /workflows/{id}/result, so
+// it can wait for as long as ctx allows. A failed workflow gives a
+// *WorkflowFailedError, a canceled one ErrWorkflowCanceled, a terminated one
+// ErrWorkflowTerminated.
+func (r *WorkflowRun) Get(ctx context.Context, valuePtr any) error {
+	w, err := r.c.waitResult(ctx, r.id)
+	if err != nil {
+		return err
+	}
+	return outcome(w, valuePtr)
+}
+
+// GetResult waits for run's result and returns it as a T.
+func GetResult[T any](ctx context.Context, run *WorkflowRun) (T, error) {
+	var v T
+	err := run.Get(ctx, &v)
+	return v, err
+}
+
+func outcome(w *api.Workflow, valuePtr any) error {
+	switch w.Status {
+	case api.StatusCompleted:
+		if err := fnsig.Decode(w.Result, valuePtr); err != nil {
+			return fmt.Errorf("tether: workflow %s result: %w", w.InstanceID, err)
+		}
+		return nil
+	case api.StatusFailed:
+		return &WorkflowFailedError{InstanceID: w.InstanceID, Failure: w.Error}
+	case api.StatusCanceled:
+		if w.CancelReason != "" {
+			return fmt.Errorf("workflow %s (%s): %w", w.InstanceID, w.CancelReason, ErrWorkflowCanceled)
+		}
+		return fmt.Errorf("workflow %s: %w", w.InstanceID, ErrWorkflowCanceled)
+	case api.StatusTerminated:
+		return fmt.Errorf("workflow %s: %w", w.InstanceID, ErrWorkflowTerminated)
+	}
+	return fmt.Errorf("tether: workflow %s has unexpected status %q", w.InstanceID, w.Status)
+}
+
+// waitResult loops on the result long-poll until the workflow is terminal.
+func (c *Client) waitResult(ctx context.Context, id string) (*api.Workflow, error) {
+	q := url.Values{"wait": {resultWait.String()}}
+	for {
+		var w api.Workflow
+		status, err := c.do(ctx, http.MethodGet, "GET /workflows/{id}/result", q, nil, &w, "workflows", id, "result")
+		if err != nil {
+			return nil, err
+		}
+		if status == http.StatusOK {
+			return &w, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// StartWorkflow starts a workflow. workflow is the workflow function (its
+// name is derived as package worker does: the function's name without
+// package) or its registered name as a string. input (nil for none) is
+// encoded as JSON.
+func (c *Client) StartWorkflow(ctx context.Context, opts StartWorkflowOptions, workflow any, input any) (*WorkflowRun, error) {
+	name, err := workflowName(workflow)
+	if err != nil {
+		return nil, fmt.Errorf("tether: start workflow: %w", err)
+	}
+	raw, err := fnsig.Encode(input)
+	if err != nil {
+		return nil, fmt.Errorf("tether: start workflow %s: input: %w", name, err)
+	}
+	req := api.StartWorkflowRequest{
+		WorkflowType:     name,
+		TaskQueue:        opts.TaskQueue,
+		Input:            raw,
+		InstanceID:       opts.ID,
+		ExecutionTimeout: api.Duration(opts.ExecutionTimeout),
+	}
+	var resp api.StartWorkflowResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /workflows", nil, req, &resp, "workflows"); err != nil {
+		return nil, refine(err, ErrAlreadyRunning)
+	}
+	return &WorkflowRun{c: c, id: resp.InstanceID, executionID: resp.ExecutionID}, nil
+}
+
+func workflowName(workflow any) (string, error) {
+	if s, ok := workflow.(string); ok {
+		if s == "" {
+			return "", errors.New("empty workflow name")
+		}
+		return s, nil
+	}
+	return names.FuncName(workflow)
+}
+
+// GetWorkflow returns a handle on an existing instance (not checked).
+func (c *Client) GetWorkflow(id string) *WorkflowRun {
+	return &WorkflowRun{c: c, id: id}
+}
+
+// Describe returns an instance's description (ErrNotFound when unknown).
+func (c *Client) Describe(ctx context.Context, id string) (*api.Workflow, error) {
+	var w api.Workflow
+	if _, err := c.do(ctx, http.MethodGet, "GET /workflows/{id}", nil, nil, &w, "workflows", id); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// ListOptions filter and page List.
+type ListOptions struct {
+	// Status selects instances with that status (api.StatusRunning, …).
+	Status string
+	// WorkflowType selects instances of that type.
+	WorkflowType string
+	// Limit is the page size; zero lets the server choose.
+	Limit int
+	// PageToken continues a previous List (its NextPageToken).
+	PageToken string
+}
+
+// List returns one page of instances, newest first. Pass the answer's
+// NextPageToken as ListOptions.PageToken for the next page; it is empty after
+// the last page. See All for an iterator over every page.
+func (c *Client) List(ctx context.Context, opts ListOptions) (*api.ListWorkflowsResponse, error) {
+	q := url.Values{}
+	if opts.Status != "" {
+		q.Set("status", opts.Status)
+	}
+	if opts.WorkflowType != "" {
+		q.Set("workflow_type", opts.WorkflowType)
+	}
+	if opts.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	if opts.PageToken != "" {
+		q.Set("page_token", opts.PageToken)
+	}
+	var resp api.ListWorkflowsResponse
+	if _, err := c.do(ctx, http.MethodGet, "GET /workflows", q, nil, &resp, "workflows"); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// ListAll iterates over every instance matching opts, fetching pages as
+// needed. The iteration stops at the first error, which it yields.
+func (c *Client) ListAll(ctx context.Context, opts ListOptions) iter.Seq2[api.Workflow, error] {
+	return func(yield func(api.Workflow, error) bool) {
+		for {
+			page, err := c.List(ctx, opts)
+			if err != nil {
+				yield(api.Workflow{}, err)
+				return
+			}
+			for _, w := range page.Workflows {
+				if !yield(w, nil) {
+					return
+				}
+			}
+			if page.NextPageToken == "" || len(page.Workflows) == 0 {
+				return
+			}
+			opts.PageToken = page.NextPageToken
+		}
+	}
+}
+
+// History returns the events of one execution of an instance; executionID 0
+// selects the current execution.
+func (c *Client) History(ctx context.Context, id string, executionID int64) (*api.HistoryResponse, error) {
+	q := url.Values{}
+	if executionID > 0 {
+		q.Set("execution_id", strconv.FormatInt(executionID, 10))
+	}
+	var resp api.HistoryResponse
+	if _, err := c.do(ctx, http.MethodGet, "GET /workflows/{id}/history", q, nil, &resp, "workflows", id, "history"); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// Cancel requests the cancellation of a running instance. The first reason
+// wins; changed is false when the request had no effect (already requested,
+// or the instance is finished).
+func (c *Client) Cancel(ctx context.Context, id, reason string) (changed bool, err error) {
+	var resp api.Accepted
+	if _, err := c.do(ctx, http.MethodPost, "POST /workflows/{id}/cancel", nil, api.CancelWorkflowRequest{Reason: reason}, &resp, "workflows", id, "cancel"); err != nil {
+		return false, err
+	}
+	return resp.Changed, nil
+}
+
+// Signal sends the signal name with payload (nil for none) to a running
+// instance; the workflow reads it from GetSignalChannel(ctx, name).
+func (c *Client) Signal(ctx context.Context, id, name string, payload any) error {
+	raw, err := fnsig.Encode(payload)
+	if err != nil {
+		return fmt.Errorf("tether: signal %s: payload: %w", name, err)
+	}
+	_, err = c.do(ctx, http.MethodPost, "POST /workflows/{id}/signals/{name}", nil, api.SignalRequest{Input: raw}, nil, "workflows", id, "signals", name)
+	return err
+}
+
+// Delete removes an instance with its history. A running instance needs
+// force, which also flags its outstanding activities cancelled.
+func (c *Client) Delete(ctx context.Context, id string, force bool) error {
+	q := url.Values{}
+	if force {
+		q.Set("force", "true")
+	}
+	_, err := c.do(ctx, http.MethodDelete, "DELETE /workflows/{id}", q, nil, nil, "workflows", id)
+	return err
+}

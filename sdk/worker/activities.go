@@ -1,0 +1,363 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/internal/actenv"
+	"github.com/tetherhq/tether/sdk/internal/errconv"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+)
+
+// pollActivities long-polls for attempts while ctx lasts, holding a slot
+// for each attempt it runs.
+func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
+	bo := newBackoff()
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		task, err := w.c.PollActivityTask(ctx, api.PollActivityTaskRequest{
+			TaskQueues: w.activityQueues(),
+			WorkerID:   w.ID(),
+			Wait:       client.PollWait(w.opts.PollWait),
+			LockFor:    api.Duration(w.opts.ActivityLockDuration),
+		})
+		if err != nil || task == nil {
+			<-slots
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				w.log.Warn("activity poll failed", "error", err)
+				if !bo.wait(ctx) {
+					return
+				}
+			}
+			continue
+		}
+		bo.reset()
+		w.work.Add(1)
+		go func() {
+			defer w.work.Done()
+			var once sync.Once
+			release := func() { once.Do(func() { <-slots }) }
+			defer release()
+			w.runActivity(task, release)
+		}()
+	}
+}
+
+func (w *Worker) activityQueues() []string {
+	if w.hostQ != "" {
+		return []string{w.queue, w.hostQ}
+	}
+	return []string{w.queue}
+}
+
+// attempt is a running activity attempt.
+type attempt struct {
+	task   *api.ActivityTask
+	cancel context.CancelCauseFunc
+	grace  time.Duration
+
+	mu       sync.Mutex
+	details  json.RawMessage
+	dirty    bool
+	canceled bool
+	lockLost bool
+	// graceOver is closed when the grace period after a cancellation ran
+	// out.
+	graceOver chan struct{}
+}
+
+func (a *attempt) recordDetails(raw json.RawMessage) {
+	a.mu.Lock()
+	a.details, a.dirty = raw, true
+	a.mu.Unlock()
+}
+
+// takeDetails returns the details recorded since the last renewal.
+func (a *attempt) takeDetails() json.RawMessage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.dirty {
+		return nil
+	}
+	a.dirty = false
+	return a.details
+}
+
+// requestCancel cancels the activity's context with reason as the cause
+// and starts the grace period. Later requests are ignored.
+func (a *attempt) requestCancel(reason string, lockLost bool) {
+	a.mu.Lock()
+	if lockLost {
+		a.lockLost = true
+	}
+	if a.canceled {
+		a.mu.Unlock()
+		return
+	}
+	a.canceled = true
+	a.mu.Unlock()
+	a.cancel(&activity.CanceledError{Reason: reason})
+	time.AfterFunc(a.grace, func() { close(a.graceOver) })
+}
+
+func (a *attempt) state() (canceled, lockLost bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.canceled, a.lockLost
+}
+
+// outcome is what an activity function gave.
+type outcome struct {
+	value    any
+	err      error
+	panicked bool
+	panicVal any
+	stack    []byte
+}
+
+// runActivity runs one attempt and reports it; release frees its
+// concurrency slot (early, when the activity is abandoned).
+func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
+	log := w.log.With("instance_id", task.InstanceID, "execution_id", task.ExecutionID,
+		"activity_id", task.ActivityID, "activity_type", task.ActivityType, "attempt", task.Attempt)
+	if task.Cancel.Requested {
+		log.Debug("attempt fetched already cancelled: acknowledging without running it", "reason", task.Cancel.Reason)
+		w.stats.skipped.Add(1)
+		w.ackEmpty(log, task)
+		return
+	}
+	def := w.reg.activity(task.ActivityType)
+	if def == nil {
+		w.reportFailure(log, task, api.Error{Message: fmt.Sprintf("activity type %q is not registered on worker %s", task.ActivityType, w.ID()), Type: "ActivityTypeNotRegistered"})
+		return
+	}
+	in, err := def.sig.DecodeInput(task.Input)
+	if err != nil {
+		no := false
+		w.reportFailure(log, task, api.Error{Message: err.Error(), Type: "InvalidInput", Retryable: &no})
+		return
+	}
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	deadline := attemptDeadline(task)
+	a := &attempt{task: task, cancel: cancel, grace: w.opts.CancelGracePeriod, graceOver: make(chan struct{})}
+	env := &actenv.Env{
+		Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID,
+		ActivityID: task.ActivityID, Attempt: task.Attempt, ActivityType: task.ActivityType,
+		TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
+		HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,
+		Deadline: deadline, WorkerID: w.ID(), Heartbeat: a.recordDetails,
+	}
+	actx := actenv.With(ctx, env)
+	if !deadline.IsZero() {
+		var cancelDL context.CancelFunc
+		actx, cancelDL = context.WithDeadline(actx, deadline)
+		defer cancelDL()
+	}
+	w.running.Store(task.LockToken, a)
+	defer w.running.Delete(task.LockToken)
+
+	renewDone := make(chan struct{})
+	var renewer sync.WaitGroup
+	renewer.Go(func() { w.renewLoop(log, a, renewDone) })
+	stopRenewing := func() { close(renewDone); renewer.Wait() }
+
+	results := make(chan outcome, 1)
+	go func() {
+		var out outcome
+		defer func() {
+			if r := recover(); r != nil {
+				out = outcome{panicked: true, panicVal: r, stack: debug.Stack()}
+			}
+			results <- out
+		}()
+		out.value, out.err = def.sig.Call(reflect.ValueOf(actx), in)
+	}()
+
+	select {
+	case out := <-results:
+		stopRenewing()
+		w.stats.activities.Add(1)
+		w.report(log, a, out)
+	case <-a.graceOver:
+		stopRenewing()
+		w.stats.abandoned.Add(1)
+		_, lockLost := a.state()
+		log.Warn("activity ignored its cancellation for the grace period: abandoning it", "grace", a.grace)
+		if !lockLost {
+			w.ackEmpty(log, task)
+		}
+		release()
+		// The goroutine is left running; if it ever returns, its result is
+		// reported anyway and the server drops it as stale.
+		w.work.Add(1)
+		go func() {
+			defer w.work.Done()
+			select {
+			case out := <-results:
+				w.report(log, a, out)
+			case <-w.hardStop:
+			}
+		}()
+	case <-w.hardStop:
+		stopRenewing()
+		w.stats.abandoned.Add(1)
+		cancel(&activity.CanceledError{Reason: activity.ReasonWorkerStopping})
+		log.Warn("worker stop timeout: giving the attempt back")
+		actx, done := w.ackContext()
+		defer done()
+		if _, err := w.c.AbandonActivityTask(actx, task.LockToken, 0); err != nil {
+			log.Warn("abandon failed", "error", err)
+		}
+	}
+}
+
+// attemptDeadline is when the attempt times out, from its options.
+func attemptDeadline(task *api.ActivityTask) time.Time {
+	var d time.Time
+	start := task.StartedAt
+	if start.IsZero() {
+		start = time.Now()
+	}
+	if t := task.Options.StartToCloseTimeout.D(); t > 0 {
+		d = start.Add(t)
+	}
+	if t := task.Options.ScheduleToCloseTimeout.D(); t > 0 && !task.ScheduledAt.IsZero() {
+		if s := task.ScheduledAt.Add(t); d.IsZero() || s.Before(d) {
+			d = s
+		}
+	}
+	return d
+}
+
+// renewLoop renews the attempt's lock about every third of the lock
+// duration (more often with a short heartbeat timeout), sending the latest
+// heartbeat details, and delivers the cancellation the answers carry.
+func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
+	lockFor := w.opts.ActivityLockDuration
+	interval := lockFor / 3
+	if ht := a.task.Options.HeartbeatTimeout.D(); ht > 0 && ht/3 < interval {
+		interval = ht / 3
+	}
+	interval = max(interval, 50*time.Millisecond)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		details := a.takeDetails()
+		ctx, cancel := context.WithTimeout(context.Background(), max(interval, 5*time.Second))
+		resp, err := w.c.HeartbeatActivityTask(ctx, a.task.LockToken, api.ActivityHeartbeatRequest{Details: details, ExtendFor: api.Duration(lockFor)})
+		cancel()
+		switch {
+		case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
+			log.Warn("activity lock lost: cancelling it", "error", err)
+			a.requestCancel(activity.ReasonLockLost, true)
+			return
+		case err != nil:
+			log.Warn("lock renewal failed", "error", err)
+			if details != nil {
+				a.mu.Lock()
+				if !a.dirty {
+					a.details, a.dirty = details, true
+				}
+				a.mu.Unlock()
+			}
+		case resp.CancelRequested:
+			if c, _ := a.state(); !c {
+				log.Info("activity cancellation requested", "reason", resp.Reason)
+			}
+			a.requestCancel(resp.Reason, false)
+		}
+	}
+}
+
+// report sends an attempt's outcome.
+func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
+	task := a.task
+	canceled, _ := a.state()
+	switch {
+	case out.panicked:
+		log.Error("activity panicked", "panic", out.panicVal)
+		w.reportFailure(log, task, api.Error{Message: fmt.Sprint(out.panicVal), Type: "Panic", Stack: string(out.stack)})
+	case out.err != nil:
+		e := errconv.ToAPI(out.err)
+		switch {
+		case canceled && errors.Is(out.err, context.Canceled):
+			e.Type = "Canceled"
+		case errors.Is(out.err, context.DeadlineExceeded) && e.Type == "deadlineExceededError":
+			e.Type = "DeadlineExceeded"
+		}
+		w.reportFailure(log, task, e)
+	default:
+		raw, err := fnsig.Encode(out.value)
+		if err != nil {
+			no := false
+			w.reportFailure(log, task, api.Error{Message: "encode result: " + err.Error(), Type: "InvalidResult", Retryable: &no})
+			return
+		}
+		w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
+			return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw})
+		})
+	}
+}
+
+func (w *Worker) reportFailure(log *slog.Logger, task *api.ActivityTask, e api.Error) {
+	w.stats.activityFails.Add(1)
+	w.ack(log, task, "fail", func(ctx context.Context) (*api.ActivityAckResponse, error) {
+		return w.c.FailActivityTask(ctx, task.LockToken, e)
+	})
+}
+
+// ackEmpty acknowledges an attempt without a result (a cancelled attempt).
+func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
+	w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
+		return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{})
+	})
+}
+
+// ack sends a report, retrying transient failures a few times.
+func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) {
+	bo := newBackoff()
+	for try := 1; ; try++ {
+		ctx, cancel := w.ackContext()
+		resp, err := send(ctx)
+		cancel()
+		switch {
+		case err == nil:
+			log.Debug("attempt reported", "report", what, "outcome", resp.Outcome)
+			return
+		case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
+			log.Debug("attempt report dropped (stale lock)", "report", what, "error", err)
+			return
+		case !client.IsRetryable(err) || try >= 5:
+			log.Error("attempt report failed", "report", what, "error", err)
+			return
+		}
+		log.Warn("attempt report failed: retrying", "report", what, "error", err)
+		bctx, bcancel := context.WithTimeout(context.Background(), time.Minute)
+		bo.wait(bctx)
+		bcancel()
+	}
+}

@@ -1,0 +1,100 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/names"
+	"github.com/tetherhq/tether/sdk/workflow"
+)
+
+var contextType = reflect.TypeFor[context.Context]()
+
+type activityDef struct {
+	name string
+	sig  *fnsig.Sig
+}
+
+// registry holds the registered workflows and activities.
+type registry struct {
+	mu         sync.RWMutex
+	workflows  map[string]*workflow.Definition
+	activities map[string]*activityDef
+	// byPC maps a function's code pointer to its registered name, so that
+	// ExecuteActivity(ctx, fn) finds names given WithName.
+	byPC map[uintptr]string
+}
+
+func newRegistry() *registry {
+	return &registry{
+		workflows:  map[string]*workflow.Definition{},
+		activities: map[string]*activityDef{},
+		byPC:       map[uintptr]string{},
+	}
+}
+
+func (r *registry) addWorkflow(def *workflow.Definition) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.workflows[def.Name()]; dup {
+		return fmt.Errorf("worker: workflow %q registered twice", def.Name())
+	}
+	r.workflows[def.Name()] = def
+	return nil
+}
+
+func (r *registry) addActivity(fn any, name string) error {
+	sig, err := fnsig.Inspect(fn, contextType, "activity")
+	if err != nil {
+		return fmt.Errorf("worker: register activity: %w", err)
+	}
+	if name == "" {
+		if name, err = names.FuncName(fn); err != nil {
+			return fmt.Errorf("worker: register activity: %w", err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.activities[name]; dup {
+		return fmt.Errorf("worker: activity %q registered twice", name)
+	}
+	r.activities[name] = &activityDef{name: name, sig: sig}
+	r.byPC[reflect.ValueOf(fn).Pointer()] = name
+	return nil
+}
+
+func (r *registry) workflow(name string) *workflow.Definition {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.workflows[name]
+}
+
+func (r *registry) activity(name string) *activityDef {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.activities[name]
+}
+
+// activityName resolves an activity function to its registered name, or its
+// Go name when it is not registered here (another worker may serve it).
+func (r *registry) activityName(fn any) (string, error) {
+	v := reflect.ValueOf(fn)
+	if v.Kind() == reflect.Func {
+		r.mu.RLock()
+		name, ok := r.byPC[v.Pointer()]
+		r.mu.RUnlock()
+		if ok {
+			return name, nil
+		}
+	}
+	return names.FuncName(fn)
+}
+
+func (r *registry) counts() (workflows, activities bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.workflows) > 0, len(r.activities) > 0
+}

@@ -1,0 +1,321 @@
+// Package worker runs workflows and activities for one task queue: it
+// long-polls the server for workflow turns and activity attempts, runs them
+// within concurrency limits, renews the locks of running activities,
+// delivers their cancellation, and shuts down gracefully.
+//
+//	w := worker.New(c, "orders", worker.Options{})
+//	w.RegisterWorkflow(ProcessOrder)
+//	w.RegisterActivity(Charge)
+//	err := w.Run(ctx) // until ctx is cancelled
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/workflow"
+)
+
+// Options configure a Worker. Zero values select the defaults.
+type Options struct {
+	// Identity names the worker in the server's records (default
+	// "host/pid").
+	Identity string
+	// BuildID identifies the worker's code version in the server's records.
+	BuildID string
+	// MaxConcurrentWorkflowTurns bounds the workflow turns run at once
+	// (default 10).
+	MaxConcurrentWorkflowTurns int
+	// MaxConcurrentActivities bounds the activity attempts run at once
+	// (default 100). An abandoned activity no longer counts.
+	MaxConcurrentActivities int
+	// WorkflowPollers and ActivityPollers are the numbers of concurrent long
+	// polls (default 2 each, at most the matching concurrency limit).
+	WorkflowPollers int
+	ActivityPollers int
+	// PollWait is the long-poll wait (default 30s).
+	PollWait time.Duration
+	// WorkflowLockDuration is the lock of a workflow turn (default: the
+	// server's, 10s).
+	WorkflowLockDuration time.Duration
+	// ActivityLockDuration is the lock of an activity attempt (default 30s).
+	// The worker renews it about every third of it while the activity runs.
+	ActivityLockDuration time.Duration
+	// LeaseDuration is the worker session's lease: the server declares the
+	// worker lost (and reschedules its activities) when it does not hear
+	// from it for that long (default 10s). Negative disables the session
+	// heartbeat.
+	LeaseDuration time.Duration
+	// CancelGracePeriod is how long a cancelled activity may take to return
+	// before it is abandoned and its attempt acknowledged (default 10s).
+	CancelGracePeriod time.Duration
+	// StopTimeout is how long Run waits, once its context is cancelled, for
+	// running work to finish before abandoning it (default 30s).
+	StopTimeout time.Duration
+	// CacheSize is the number of workflow executions whose live state is
+	// kept between turns (default 1000; negative disables the cache).
+	CacheSize int
+	// Logger defaults to the client's logger.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults(c *client.Client) Options {
+	if o.Identity == "" {
+		host, _ := os.Hostname()
+		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if o.MaxConcurrentWorkflowTurns <= 0 {
+		o.MaxConcurrentWorkflowTurns = 10
+	}
+	if o.MaxConcurrentActivities <= 0 {
+		o.MaxConcurrentActivities = 100
+	}
+	if o.WorkflowPollers <= 0 {
+		o.WorkflowPollers = 2
+	}
+	o.WorkflowPollers = min(o.WorkflowPollers, o.MaxConcurrentWorkflowTurns)
+	if o.ActivityPollers <= 0 {
+		o.ActivityPollers = 2
+	}
+	o.ActivityPollers = min(o.ActivityPollers, o.MaxConcurrentActivities)
+	if o.PollWait <= 0 {
+		o.PollWait = 30 * time.Second
+	}
+	if o.ActivityLockDuration <= 0 {
+		o.ActivityLockDuration = 30 * time.Second
+	}
+	if o.LeaseDuration == 0 {
+		o.LeaseDuration = 10 * time.Second
+	}
+	if o.CancelGracePeriod <= 0 {
+		o.CancelGracePeriod = 10 * time.Second
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 30 * time.Second
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = 1000
+	}
+	if o.Logger == nil {
+		o.Logger = c.Logger()
+	}
+	return o
+}
+
+// Worker serves one task queue. Register workflows and activities, then Run.
+type Worker struct {
+	c      *client.Client
+	queue  string
+	opts   Options
+	log    *slog.Logger
+	reg    *registry
+	cache  *cache
+	id     atomic.Pointer[string]
+	hostQ  string
+	mu     sync.Mutex
+	active bool
+
+	// hardStop is closed when the stop timeout has run out.
+	hardStop chan struct{}
+	// work counts running turns and attempts.
+	work sync.WaitGroup
+	// running are the attempts being run, by lock token.
+	running sync.Map // string → *attempt
+	stats   stats
+}
+
+// New returns a worker for taskQueue.
+func New(c *client.Client, taskQueue string, opts Options) *Worker {
+	opts = opts.withDefaults(c)
+	w := &Worker{c: c, queue: taskQueue, opts: opts, reg: newRegistry()}
+	id := newWorkerID(opts.Identity)
+	w.id.Store(&id)
+	w.log = opts.Logger.With("task_queue", taskQueue)
+	w.cache = newCache(opts.CacheSize)
+	return w
+}
+
+// ID returns the worker's id, as the server knows it.
+func (w *Worker) ID() string { return *w.id.Load() }
+
+// TaskQueue returns the queue the worker serves.
+func (w *Worker) TaskQueue() string { return w.queue }
+
+// newWorkerID returns identity (reduced to [A-Za-z0-9._-]) and a random
+// suffix.
+func newWorkerID(identity string) string {
+	var b strings.Builder
+	for _, r := range identity {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+		if b.Len() >= 64 {
+			break
+		}
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	prefix := strings.Trim(b.String(), "-")
+	if prefix == "" {
+		prefix = "worker"
+	}
+	return prefix + "-" + hex.EncodeToString(rnd[:])
+}
+
+// RegisterOption modifies a registration.
+type RegisterOption func(*registration)
+
+type registration struct{ name string }
+
+// WithName registers the function under name instead of its Go name.
+func WithName(name string) RegisterOption {
+	return func(r *registration) { r.name = name }
+}
+
+// RegisterWorkflow registers a workflow function (see package workflow for
+// the accepted signatures) under its Go name without package, or the name
+// given WithName. It returns an error for an invalid signature, an anonymous
+// function without a name, or a duplicate name.
+func (w *Worker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
+	var r registration
+	for _, o := range opts {
+		o(&r)
+	}
+	def, err := workflow.NewDefinition(fn, r.name)
+	if err != nil {
+		return fmt.Errorf("worker: register workflow: %w", err)
+	}
+	return w.reg.addWorkflow(def)
+}
+
+// RegisterActivity registers an activity function (see package activity for
+// the accepted signatures) under its Go name without package and receiver,
+// or the name given WithName. Method values (acts.Download) are fine.
+func (w *Worker) RegisterActivity(fn any, opts ...RegisterOption) error {
+	var r registration
+	for _, o := range opts {
+		o(&r)
+	}
+	return w.reg.addActivity(fn, r.name)
+}
+
+// Run serves the task queue until ctx is cancelled, then shuts down: it stops
+// polling, lets the running turns and activities finish within the stop
+// timeout, then cancels the activities still running and gives their
+// attempts back to the server (abandon), so that another worker takes them
+// at once. It returns nil after a shutdown, or an error when it cannot start.
+func (w *Worker) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.active {
+		w.mu.Unlock()
+		return errors.New("worker: already running")
+	}
+	hasWF, hasAct := w.reg.counts()
+	if !hasWF && !hasAct {
+		w.mu.Unlock()
+		return errors.New("worker: nothing registered")
+	}
+	w.active = true
+	w.hardStop = make(chan struct{})
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.active = false
+		w.mu.Unlock()
+	}()
+
+	w.log.Info("worker starting", "worker_id", w.ID(), "workflows", hasWF, "activities", hasAct)
+	var pollers sync.WaitGroup
+	if hasWF {
+		turns := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)
+		for range w.opts.WorkflowPollers {
+			pollers.Go(func() { w.pollWorkflows(ctx, turns) })
+		}
+	}
+	if hasAct {
+		slots := make(chan struct{}, w.opts.MaxConcurrentActivities)
+		for range w.opts.ActivityPollers {
+			pollers.Go(func() { w.pollActivities(ctx, slots) })
+		}
+	}
+	sessionCtx, stopSession := context.WithCancel(context.WithoutCancel(ctx))
+	var session sync.WaitGroup
+	if w.opts.LeaseDuration > 0 {
+		session.Go(func() { w.runSession(sessionCtx) })
+	}
+
+	<-ctx.Done()
+	w.log.Info("worker stopping", "worker_id", w.ID())
+	pollers.Wait()
+	done := make(chan struct{})
+	go func() { w.work.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(w.opts.StopTimeout):
+		w.log.Warn("stop timeout: abandoning running work", "worker_id", w.ID())
+		close(w.hardStop)
+		<-done
+	}
+	stopSession()
+	session.Wait()
+	w.cache.closeAll()
+	w.log.Info("worker stopped", "worker_id", w.ID())
+	return nil
+}
+
+// stats counts what the worker did (for tests and logs).
+type stats struct {
+	turns         atomic.Int64
+	cacheHits     atomic.Int64
+	activities    atomic.Int64
+	abandoned     atomic.Int64
+	failedTurns   atomic.Int64
+	activityFails atomic.Int64
+	skipped       atomic.Int64
+}
+
+// Stats is a snapshot of a worker's counters.
+type Stats struct {
+	// Turns is the number of workflow turns completed.
+	Turns int64
+	// CacheHits counts turns that continued a cached state without replay.
+	CacheHits int64
+	// FailedTurns counts turns given back with an error (nondeterminism…).
+	FailedTurns int64
+	// Activities counts activity attempts run to completion or failure.
+	Activities int64
+	// ActivityFailures counts attempts reported as failed.
+	ActivityFailures int64
+	// Abandoned counts activities left running after their grace period
+	// or the stop timeout.
+	Abandoned int64
+	// SkippedCanceled counts attempts fetched with their cancellation
+	// already requested, acknowledged without running.
+	SkippedCanceled int64
+}
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() Stats {
+	return Stats{
+		Turns:            w.stats.turns.Load(),
+		CacheHits:        w.stats.cacheHits.Load(),
+		FailedTurns:      w.stats.failedTurns.Load(),
+		Activities:       w.stats.activities.Load(),
+		ActivityFailures: w.stats.activityFails.Load(),
+		Abandoned:        w.stats.abandoned.Load(),
+		SkippedCanceled:  w.stats.skipped.Load(),
+	}
+}

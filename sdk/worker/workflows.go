@@ -1,0 +1,153 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/internal/errconv"
+	"github.com/tetherhq/tether/sdk/workflow"
+)
+
+// ackTimeout bounds one acknowledgement request.
+const ackTimeout = 30 * time.Second
+
+// pollWorkflows long-polls for turns while ctx lasts, holding a slot of
+// turns for each turn it runs.
+func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
+	bo := newBackoff()
+	for {
+		select {
+		case turns <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		task, err := w.c.PollWorkflowTask(ctx, api.PollWorkflowTaskRequest{
+			TaskQueue: w.queue,
+			WorkerID:  w.ID(),
+			Wait:      client.PollWait(w.opts.PollWait),
+			LockFor:   api.Duration(w.opts.WorkflowLockDuration),
+		})
+		if err != nil || task == nil {
+			<-turns
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				w.log.Warn("workflow poll failed", "error", err)
+				if !bo.wait(ctx) {
+					return
+				}
+			}
+			continue
+		}
+		bo.reset()
+		w.work.Add(1)
+		go func() {
+			defer w.work.Done()
+			defer func() { <-turns }()
+			w.handleTurn(task)
+		}()
+	}
+}
+
+// handleTurn runs one workflow turn and acknowledges it.
+func (w *Worker) handleTurn(task *api.WorkflowTask) {
+	log := w.log.With("instance_id", task.InstanceID, "execution_id", task.ExecutionID, "workflow_type", task.WorkflowType)
+	ctx, cancel := w.ackContext()
+	defer cancel()
+
+	def := w.reg.workflow(task.WorkflowType)
+	if def == nil {
+		w.failTurn(ctx, log, task, api.Error{Message: fmt.Sprintf("workflow type %q is not registered on worker %s", task.WorkflowType, w.ID()), Type: "WorkflowTypeNotRegistered"})
+		return
+	}
+	key := cacheKey{task.InstanceID, task.ExecutionID}
+	exec := w.cache.take(key)
+	if exec != nil && !exec.Matches(task.History) {
+		log.Debug("cached workflow state does not match the history: replaying")
+		exec.Close()
+		exec = nil
+	}
+	if exec != nil {
+		w.stats.cacheHits.Add(1)
+	} else {
+		exec = workflow.NewExecutor(def, workflow.ExecutorOptions{
+			Namespace:    w.c.Namespace(),
+			InstanceID:   task.InstanceID,
+			ExecutionID:  task.ExecutionID,
+			TaskQueue:    task.TaskQueue,
+			Logger:       w.opts.Logger,
+			ActivityName: w.reg.activityName,
+		})
+	}
+	res, err := runTurn(exec, task)
+	if err != nil {
+		exec.Close()
+		var nd *workflow.NondeterminismError
+		if errors.As(err, &nd) {
+			log.Error("nondeterminism: failing the turn", "error", err)
+		} else {
+			log.Error("workflow turn failed", "error", err)
+		}
+		e := errconv.ToAPI(err)
+		e.Retryable = nil
+		w.failTurn(ctx, log, task, e)
+		return
+	}
+	resp, err := w.c.CompleteWorkflowTask(ctx, task.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands:        res.Commands,
+		ActivityCancels: res.ActivityCancels,
+	})
+	if err != nil {
+		exec.Close()
+		if errors.Is(err, client.ErrLockLost) {
+			log.Warn("turn acknowledged too late (lock lost)", "error", err)
+		} else {
+			log.Error("turn acknowledgement failed", "error", err)
+		}
+		return
+	}
+	w.stats.turns.Add(1)
+	if res.Finished {
+		exec.Close()
+		return
+	}
+	if resp.NextEventID != 0 && resp.NextEventID != exec.NextEventID() {
+		log.Debug("server history differs from the predicted one: dropping cached state",
+			"next_event_id", resp.NextEventID, "predicted", exec.NextEventID())
+		exec.Close()
+		return
+	}
+	w.cache.put(key, exec)
+}
+
+// runTurn runs exec.Turn, turning a panic of the SDK itself into an error.
+func runTurn(exec *workflow.Executor, task *api.WorkflowTask) (res *workflow.TurnResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("workflow: internal panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return exec.Turn(task.History, task.Messages)
+}
+
+func (w *Worker) failTurn(ctx context.Context, log interface {
+	Error(string, ...any)
+}, task *api.WorkflowTask, e api.Error) {
+	w.stats.failedTurns.Add(1)
+	if err := w.c.FailWorkflowTask(ctx, task.LockToken, e); err != nil {
+		log.Error("failing the turn failed", "error", err)
+	}
+}
+
+// ackContext is the context of a report to the server. It is not derived
+// from Run's context: work in flight is still reported during a graceful
+// stop.
+func (w *Worker) ackContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), ackTimeout)
+}

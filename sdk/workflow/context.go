@@ -1,0 +1,231 @@
+package workflow
+
+import (
+	"log/slog"
+	"reflect"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// Context is the context of workflow code: it carries the workflow's state,
+// its cancellation, activity options and values. It is not a
+// context.Context: workflow code must not block on Go channels, so Done is
+// only for non-blocking checks; wait with Get, Select or Receive, which
+// return ErrCanceled when the context is cancelled.
+type Context interface {
+	// Done is closed when the context is cancelled.
+	Done() <-chan struct{}
+	// Err returns ErrCanceled once the context is cancelled, nil before.
+	Err() error
+	// Value returns the value associated with key, or nil.
+	Value(key any) any
+
+	impl() *wctx
+}
+
+// CancelFunc cancels a context made with WithCancel.
+type CancelFunc func()
+
+// scope is a node of the cancellation tree.
+type scope struct {
+	done     chan struct{}
+	canceled bool
+	children []*scope
+}
+
+func newScope(parent *scope) *scope {
+	sc := &scope{done: make(chan struct{})}
+	if parent != nil {
+		if parent.canceled {
+			sc.canceled = true
+			close(sc.done)
+		} else {
+			parent.children = append(parent.children, sc)
+		}
+	}
+	return sc
+}
+
+// cancel cancels sc and its descendants; it reports whether sc changed.
+func (sc *scope) cancel() bool {
+	if sc.canceled {
+		return false
+	}
+	sc.canceled = true
+	close(sc.done)
+	for _, ch := range sc.children {
+		ch.cancel()
+	}
+	sc.children = nil
+	return true
+}
+
+// wctx is the one implementation of Context: an immutable node.
+type wctx struct {
+	s      *state
+	scope  *scope
+	opts   *ActivityOptions
+	parent *wctx
+	key    any
+	val    any
+}
+
+func (c *wctx) Done() <-chan struct{} { return c.scope.done }
+
+func (c *wctx) Err() error {
+	if c.scope.canceled {
+		return ErrCanceled
+	}
+	return nil
+}
+
+func (c *wctx) Value(key any) any {
+	for x := c; x != nil; x = x.parent {
+		if x.key != nil && x.key == key {
+			return x.val
+		}
+	}
+	return nil
+}
+
+func (c *wctx) impl() *wctx { return c }
+
+func (c *wctx) derive() *wctx {
+	return &wctx{s: c.s, scope: c.scope, opts: c.opts, parent: c}
+}
+
+// WithValue returns a child of parent carrying key → val. key must be
+// comparable; use an unexported type, as with context.WithValue.
+func WithValue(parent Context, key, val any) Context {
+	if key == nil || !reflect.TypeOf(key).Comparable() {
+		panic("workflow.WithValue: key must be non-nil and comparable")
+	}
+	c := parent.impl().derive()
+	c.key, c.val = key, val
+	return c
+}
+
+// WithCancel returns a child of parent with its own cancellation. Cancelling
+// it resolves the pending timers and activities started under it with
+// ErrCanceled; those activities are cancelled on the server (reason
+// "context_canceled").
+func WithCancel(parent Context) (Context, CancelFunc) {
+	p := parent.impl()
+	c := p.derive()
+	c.scope = newScope(p.scope)
+	return c, func() {
+		if c.scope.cancel() {
+			c.s.afterScopeCancel(cancelReasonContext)
+		}
+	}
+}
+
+// NewDisconnectedContext returns a context with parent's values and activity
+// options but no cancellation: activities and timers started with it keep
+// running after the workflow's cancellation was requested, which is what
+// cleanup code needs.
+func NewDisconnectedContext(parent Context) Context {
+	c := parent.impl().derive()
+	c.scope = newScope(nil)
+	return c
+}
+
+// RetryPolicy is how the server retries a failed activity. Zero fields take
+// the server's defaults (1s initial interval, coefficient 2, maximum
+// interval 100 × initial, unlimited attempts).
+type RetryPolicy struct {
+	InitialInterval    time.Duration
+	BackoffCoefficient float64
+	MaximumInterval    time.Duration
+	// MaximumAttempts: 0 means unlimited, 1 means no retry.
+	MaximumAttempts int32
+	// NonRetryableErrorTypes fail the activity at once when the error's
+	// type matches.
+	NonRetryableErrorTypes []string
+}
+
+// ActivityOptions configure the activities a context schedules. Zero
+// durations mean "no such timeout".
+type ActivityOptions struct {
+	// TaskQueue defaults to the workflow's task queue. Use a worker's host
+	// task queue to pin an activity to that host.
+	TaskQueue              string
+	ScheduleToStartTimeout time.Duration
+	StartToCloseTimeout    time.Duration
+	ScheduleToCloseTimeout time.Duration
+	HeartbeatTimeout       time.Duration
+	RetryPolicy            *RetryPolicy
+}
+
+func (o *ActivityOptions) toAPI() *api.ActivityOptions {
+	if o == nil {
+		return nil
+	}
+	a := &api.ActivityOptions{
+		ScheduleToStartTimeout: api.Duration(o.ScheduleToStartTimeout),
+		StartToCloseTimeout:    api.Duration(o.StartToCloseTimeout),
+		ScheduleToCloseTimeout: api.Duration(o.ScheduleToCloseTimeout),
+		HeartbeatTimeout:       api.Duration(o.HeartbeatTimeout),
+	}
+	if p := o.RetryPolicy; p != nil {
+		a.RetryPolicy = &api.RetryPolicy{
+			InitialInterval:        api.Duration(p.InitialInterval),
+			BackoffCoefficient:     p.BackoffCoefficient,
+			MaximumInterval:        api.Duration(p.MaximumInterval),
+			MaximumAttempts:        p.MaximumAttempts,
+			NonRetryableErrorTypes: p.NonRetryableErrorTypes,
+		}
+	}
+	return a
+}
+
+// WithActivityOptions returns a child of ctx whose activities use opts.
+func WithActivityOptions(ctx Context, opts ActivityOptions) Context {
+	c := ctx.impl().derive()
+	o := opts
+	c.opts = &o
+	return c
+}
+
+// GetActivityOptions returns the activity options of ctx.
+func GetActivityOptions(ctx Context) ActivityOptions {
+	if o := ctx.impl().opts; o != nil {
+		return *o
+	}
+	return ActivityOptions{}
+}
+
+// Info describes the running workflow execution.
+type Info struct {
+	Namespace    string
+	InstanceID   string
+	ExecutionID  int64
+	WorkflowType string
+	TaskQueue    string
+	// StartedAt is the timestamp of the execution's WorkflowStarted event.
+	StartedAt time.Time
+}
+
+// GetInfo returns the execution's info.
+func GetInfo(ctx Context) Info { return ctx.impl().s.info }
+
+// Now returns the workflow's time: the timestamp of the last event
+// processed. It is the same on every replay; use it instead of time.Now.
+func Now(ctx Context) time.Time { return ctx.impl().s.now }
+
+// IsReplaying reports whether the code is re-running against recorded
+// history (as opposed to reacting to new events).
+func IsReplaying(ctx Context) bool { return ctx.impl().s.replaying }
+
+// IsCancelRequested reports whether the workflow's cancellation was
+// requested, and with which reason.
+func IsCancelRequested(ctx Context) (bool, string) {
+	s := ctx.impl().s
+	return s.cancelRequested, s.cancelReason
+}
+
+// GetLogger returns the workflow's logger: it carries the instance and
+// execution ids and drops every record while the code is replaying, so that
+// each line is logged once.
+func GetLogger(ctx Context) *slog.Logger { return ctx.impl().s.logger }

@@ -1,0 +1,141 @@
+package workflow
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// A coroutine is one goroutine of workflow code. The dispatcher (the
+// goroutine running the turn) and the coroutines hand control back and forth
+// over unbuffered channels, so exactly one of them runs at any time and every
+// access to the state is ordered.
+type coroutine struct {
+	s       *state
+	name    string
+	resume  chan struct{}
+	yield   chan struct{}
+	cond    func() bool // what a parked coroutine waits for
+	started bool
+	done    bool
+}
+
+// unwindSignal is the panic value that unwinds a parked coroutine when its
+// workflow state is discarded.
+type unwindSignal struct{}
+
+// ndPanic carries a NondeterminismError from the code that detected it to the
+// top of its coroutine.
+type ndPanic struct{ err *NondeterminismError }
+
+// spawn creates a coroutine; it starts at the dispatcher's next pass.
+func (s *state) spawn(name string, body func()) *coroutine {
+	c := &coroutine{s: s, name: name, resume: make(chan struct{}), yield: make(chan struct{})}
+	s.coros = append(s.coros, c)
+	go c.main(body)
+	return c
+}
+
+func (c *coroutine) main(body func()) {
+	<-c.resume
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.onPanic(r, debug.Stack())
+		}
+		c.done = true
+		c.yield <- struct{}{}
+	}()
+	if c.s.unwinding {
+		return
+	}
+	body()
+}
+
+// onPanic classifies a panic that reached the top of a coroutine.
+func (s *state) onPanic(r any, stack []byte) {
+	switch v := r.(type) {
+	case unwindSignal:
+		return
+	case ndPanic:
+		if s.fatal == nil {
+			s.fatal = v.err
+		}
+		return
+	}
+	if s.unwinding || s.terminal != nil || s.fatal != nil {
+		return
+	}
+	s.terminate(failCommand(&PanicError{Value: fmt.Sprint(r), Stack: string(stack)}, string(stack)))
+}
+
+// waitUntil parks the calling coroutine until cond holds. cond is evaluated
+// by the dispatcher while the coroutine is parked, so it must only read the
+// state.
+func (s *state) waitUntil(cond func() bool) {
+	c := s.current
+	if c == nil {
+		panic("workflow: blocking call outside of workflow code (use workflow.Go, not go)")
+	}
+	if s.unwinding {
+		panic(unwindSignal{})
+	}
+	for !cond() {
+		c.cond = cond
+		c.yield <- struct{}{}
+		<-c.resume
+		if s.unwinding {
+			panic(unwindSignal{})
+		}
+	}
+	c.cond = nil
+}
+
+// step runs c until it parks or ends.
+func (s *state) step(c *coroutine) {
+	c.started = true
+	s.current = c
+	c.resume <- struct{}{}
+	<-c.yield
+	s.current = nil
+}
+
+// run resumes runnable coroutines, in creation order, until none can make
+// progress or the execution ended.
+func (s *state) run() {
+	for {
+		progressed := false
+		for i := 0; i < len(s.coros); i++ {
+			c := s.coros[i]
+			if c.done || (c.started && (c.cond == nil || !c.cond())) {
+				continue
+			}
+			s.step(c)
+			progressed = true
+			if s.stopped() {
+				return
+			}
+		}
+		live := s.coros[:0]
+		for _, c := range s.coros {
+			if !c.done {
+				live = append(live, c)
+			}
+		}
+		clear(s.coros[len(live):])
+		s.coros = live
+		if !progressed {
+			return
+		}
+	}
+}
+
+// unwind ends every coroutine: parked ones panic with unwindSignal from their
+// blocking call (running their defers), unstarted ones never start.
+func (s *state) unwind() {
+	s.unwinding = true
+	for _, c := range s.coros {
+		for !c.done {
+			s.step(c)
+		}
+	}
+	s.coros = nil
+}

@@ -1,0 +1,54 @@
+// Package workflow is the API for writing Tether workflows: deterministic Go
+// functions that schedule activities, wait on timers and signals, and are
+// replayed from their recorded history whenever a worker needs to rebuild
+// their state.
+//
+// A workflow function has one of the shapes
+//
+//	func(ctx workflow.Context) error
+//	func(ctx workflow.Context, in In) error
+//	func(ctx workflow.Context) (Out, error)
+//	func(ctx workflow.Context, in In) (Out, error)
+//
+// where In and Out are JSON-encodable.
+//
+// # Determinism
+//
+// A workflow's code is run again, from the start, against its history
+// whenever a worker lacks its live state (another worker took it over, the
+// process restarted, the cache evicted it). The code must therefore take the
+// same decisions every time it is given the same history:
+//
+//   - use workflow.Now, never time.Now; workflow.Sleep / NewTimer, never
+//     time.Sleep or time.After;
+//   - do I/O, randomness and anything with side effects in activities;
+//   - start concurrent work with workflow.Go, never the go statement; wait
+//     with Future.Get, Select, signal channels, never Go channels, mutexes or
+//     sync.WaitGroup;
+//   - do not iterate over a map to decide the order of commands (sort the
+//     keys);
+//   - log with workflow.GetLogger, which is silent while replaying.
+//
+// A change of code that makes a running workflow issue a different sequence
+// of activities or timers is detected on replay as a *NondeterminismError:
+// the worker fails the turn back to the server, the instance is left intact,
+// and a worker with the fixed code resumes it.
+//
+// # Scheduling
+//
+// The goroutines of one workflow never run at once: each blocking call
+// (Future.Get, Select, Sleep, SignalChannel.Receive) parks the caller and
+// lets the next runnable one go, in the order they were started. Events
+// (activity results, timers, signals, cancellation) are applied one at a
+// time, and the code runs until every goroutine is parked after each.
+//
+// # Cancellation
+//
+// When the workflow's cancellation is requested, ctx.Done() is closed,
+// every pending activity future resolves with an *ActivityError wrapping
+// ErrCanceled (the server cancels those activities), pending timers resolve
+// with ErrCanceled, and a blocked Get, Receive or Sleep on a cancelled
+// context returns ErrCanceled. Cleanup code may run further activities on a
+// NewDisconnectedContext. Returning ErrCanceled (or an error wrapping it)
+// then ends the workflow as canceled.
+package workflow

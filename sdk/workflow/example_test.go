@@ -1,0 +1,126 @@
+package workflow_test
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tetherhq/tether/sdk/workflow"
+)
+
+// Download is an activity: an ordinary function with side effects.
+func Download(ctx context.Context, url string) (string, error) { return "/tmp/file", nil }
+
+// Process is another activity.
+func Process(ctx context.Context, path string) (int, error) { return 42, nil }
+
+// Example shows a workflow: a download, then processing with a deadline, the
+// losing activity being cancelled by Select.
+func Example() {
+	processFile := func(ctx workflow.Context, url string) (int, error) {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: 20 * time.Second,
+			RetryPolicy:         &workflow.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+		})
+		path, err := workflow.ExecuteActivityFunc(ctx, Download, url).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		work := workflow.ExecuteActivityFunc(ctx, Process, path)
+		deadline := workflow.NewTimer(ctx, time.Minute)
+		if workflow.Select(ctx, work, deadline) == 1 {
+			// The timer won: Process is cancelled (select_loser:timeout).
+			return 0, workflow.NewError("TooSlow", "processing took over a minute", nil)
+		}
+		return work.Get(ctx)
+	}
+	_ = processFile // register it with worker.RegisterWorkflow(…, worker.WithName("ProcessFile"))
+}
+
+// ExampleGetSignalChannel waits for approvals or a cancellation.
+func ExampleGetSignalChannel() {
+	approve := func(ctx workflow.Context) (string, error) {
+		approvals := workflow.GetSignalChannel(ctx, "approve")
+		reminder := workflow.NewTimer(ctx, 24*time.Hour)
+		for {
+			switch workflow.Select(ctx, approvals, reminder) {
+			case 0:
+				var who string
+				if err := approvals.Receive(ctx, &who); err != nil {
+					return "", err
+				}
+				return who, nil
+			case 1:
+				workflow.GetLogger(ctx).Info("still waiting for an approval")
+				reminder = workflow.NewTimer(ctx, 24*time.Hour)
+			default: // the workflow was cancelled
+				return "", workflow.ErrCanceled
+			}
+		}
+	}
+	_ = approve
+}
+
+// ExampleNewDisconnectedContext runs cleanup after a cancellation.
+func ExampleNewDisconnectedContext() {
+	reserve := func(ctx workflow.Context, seat string) error {
+		err := workflow.ExecuteActivity(ctx, "Reserve", seat).Get(ctx, nil)
+		if errors.Is(err, workflow.ErrCanceled) {
+			cleanup := workflow.NewDisconnectedContext(ctx)
+			if err := workflow.ExecuteActivity(cleanup, "Release", seat).Get(cleanup, nil); err != nil {
+				return err
+			}
+			return workflow.ErrCanceled // ends the workflow as canceled
+		}
+		return err
+	}
+	_ = reserve
+}
+
+// ExampleGo fans out and joins.
+func ExampleGo() {
+	fanOut := func(ctx workflow.Context, urls []string) (int, error) {
+		sizes := make([]workflow.FutureOf[int], len(urls))
+		done := make([]workflow.Future, len(urls))
+		for i, u := range urls {
+			u := u
+			f, set := workflow.NewFuture(ctx)
+			done[i] = workflow.Go(ctx, func(ctx workflow.Context) error {
+				path, err := workflow.ExecuteActivityFunc(ctx, Download, u).Get(ctx)
+				if err != nil {
+					return err
+				}
+				n, err := workflow.ExecuteActivityFunc(ctx, Process, path).Get(ctx)
+				set.Set(n, err)
+				return err
+			})
+			sizes[i] = workflow.Typed[int](f)
+		}
+		if err := workflow.All(ctx, done...); err != nil {
+			return 0, err
+		}
+		total := 0
+		for _, s := range sizes {
+			n, _ := s.Get(ctx)
+			total += n
+		}
+		return total, nil
+	}
+	_ = fanOut
+}
+
+// ExampleNewContinueAsNewError keeps a long-lived loop's history short.
+func ExampleNewContinueAsNewError() {
+	poller := func(ctx workflow.Context, round int) error {
+		for i := 0; i < 100; i++ {
+			if err := workflow.Sleep(ctx, time.Minute); err != nil {
+				return err
+			}
+			if err := workflow.ExecuteActivity(ctx, "Poll", round*100+i).Get(ctx, nil); err != nil {
+				return err
+			}
+		}
+		return workflow.NewContinueAsNewError(ctx, round+1)
+	}
+	_ = poller
+}

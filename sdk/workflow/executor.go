@@ -1,0 +1,446 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/errconv"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/names"
+)
+
+// Cancellation reasons the SDK records.
+const (
+	cancelReasonWorkflow = "workflow_canceled"
+	cancelReasonContext  = "context_canceled"
+)
+
+var workflowContextType = reflect.TypeFor[Context]()
+
+// Definition is a validated workflow function and its registered name.
+type Definition struct {
+	name string
+	sig  *fnsig.Sig
+}
+
+// NewDefinition validates fn's signature (see the package comment) and
+// names it: name, or when empty the function's name without its package.
+func NewDefinition(fn any, name string) (*Definition, error) {
+	sig, err := fnsig.Inspect(fn, workflowContextType, "workflow")
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		if name, err = names.FuncName(fn); err != nil {
+			return nil, err
+		}
+	}
+	return &Definition{name: name, sig: sig}, nil
+}
+
+// Name returns the workflow type the definition is registered as.
+func (d *Definition) Name() string { return d.name }
+
+// ExecutorOptions describe the execution an Executor runs.
+type ExecutorOptions struct {
+	Namespace   string
+	InstanceID  string
+	ExecutionID int64
+	// TaskQueue is the workflow's task queue, the default of its activities.
+	TaskQueue string
+	// Logger is the base of the workflow's logger (default slog.Default()).
+	Logger *slog.Logger
+	// ActivityName resolves an activity function passed to ExecuteActivity
+	// to its registered name. Nil derives the name from the function.
+	ActivityName func(fn any) (string, error)
+}
+
+// TurnResult is what a turn decided: the body of the turn's ack.
+type TurnResult struct {
+	Commands        []api.Command
+	ActivityCancels []api.ActivityCancel
+	// Finished is true when the last command ends the execution.
+	Finished bool
+}
+
+// Executor runs one workflow execution: it replays the history through the
+// workflow function, feeds it new messages, and collects the commands of each
+// turn. Between turns it keeps the workflow's goroutines parked, so that the
+// next turn of the same execution can continue without replaying (see
+// Matches). An Executor is used by one goroutine at a time; Close it to
+// release its goroutines.
+//
+// Workers drive executors; tests can use one to replay a recorded history.
+type Executor struct {
+	s    *state
+	used bool
+}
+
+// NewExecutor returns an executor of def for one execution.
+func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
+	s := &state{
+		def:        def,
+		activities: map[int64]*future{},
+		timers:     map[int64]*future{},
+		signals:    map[string]*SignalChannel{},
+		hist:       newHistIndex(),
+		actName:    opts.ActivityName,
+		info: Info{
+			Namespace:    opts.Namespace,
+			InstanceID:   opts.InstanceID,
+			ExecutionID:  opts.ExecutionID,
+			WorkflowType: def.name,
+			TaskQueue:    opts.TaskQueue,
+		},
+	}
+	base := opts.Logger
+	if base == nil {
+		base = slog.Default()
+	}
+	s.logger = slog.New(&replayHandler{inner: base.Handler(), s: s}).With(
+		"instance_id", opts.InstanceID, "execution_id", opts.ExecutionID, "workflow_type", def.name)
+	s.rootScope = newScope(nil)
+	s.rootCtx = &wctx{s: s, scope: s.rootScope}
+	return &Executor{s: s}
+}
+
+// Matches reports whether history is exactly the history this executor's
+// state has seen (the events of its earlier turns, as the server records
+// them), so that Turn can continue from the parked state. A fresh executor
+// matches any history.
+func (e *Executor) Matches(history []api.Event) bool {
+	if !e.used {
+		return true
+	}
+	return e.s.matches(history)
+}
+
+// Finished reports whether the execution has ended (a terminal command was
+// issued).
+func (e *Executor) Finished() bool { return e.s.terminal != nil }
+
+// NextEventID is the event id the server is expected to assign next, once
+// the last turn is acknowledged.
+func (e *Executor) NextEventID() int64 { return int64(len(e.s.hist.seen)) + 1 }
+
+// Turn runs one workflow turn. A fresh executor replays history first; one
+// that has run turns before requires Matches(history) (else it returns
+// ErrHistoryMismatch) and only processes the messages. It returns a
+// *NondeterminismError when the code disagrees with history; the executor
+// is then unusable and must be closed.
+func (e *Executor) Turn(history, messages []api.Event) (*TurnResult, error) {
+	s := e.s
+	if s.broken != nil {
+		return nil, s.broken
+	}
+	if s.terminal != nil {
+		return nil, errors.New("workflow: execution already finished")
+	}
+	s.commands, s.cancels = nil, nil
+	if !e.used {
+		e.used = true
+		for i := range history {
+			s.hist.record(&history[i])
+		}
+		s.hist.verified = len(history)
+		s.replaying = true
+		for i := range history {
+			s.apply(&history[i])
+			if s.stopped() {
+				break
+			}
+		}
+		s.replaying = false
+		if s.fatal == nil {
+			s.checkHistoryIssued()
+		}
+	} else if !s.matches(history) {
+		return nil, ErrHistoryMismatch
+	}
+	for i := range messages {
+		if s.stopped() {
+			break
+		}
+		s.apply(&messages[i])
+	}
+	if s.fatal == nil && !s.started {
+		s.fatal = errors.New("workflow: no WorkflowStarted event in history or messages")
+	}
+	if s.fatal != nil {
+		s.broken = s.fatal
+		return nil, s.fatal
+	}
+	res := &TurnResult{Commands: s.commands, ActivityCancels: s.cancels, Finished: s.terminal != nil}
+	s.commands, s.cancels = nil, nil
+	s.predict(messages, res)
+	return res, nil
+}
+
+// Close ends the workflow's goroutines (a parked one panics out of its
+// blocking call with a private value, running its defers) and releases the
+// executor. It is safe to call more than once.
+func (e *Executor) Close() {
+	if e.s.closed {
+		return
+	}
+	e.s.closed = true
+	e.s.unwind()
+}
+
+// state is the live state of one workflow execution.
+type state struct {
+	def     *Definition
+	info    Info
+	logger  *slog.Logger
+	actName func(any) (string, error)
+
+	coros     []*coroutine
+	current   *coroutine
+	unwinding bool
+	closed    bool
+
+	started   bool
+	rootScope *scope
+	rootCtx   *wctx
+	terminal  *api.Command
+	fatal     error
+	broken    error
+
+	replaying bool
+	now       time.Time
+
+	nextActivityID int64
+	nextTimerID    int64
+	activities     map[int64]*future // pending activity futures
+	timers         map[int64]*future // pending timer futures
+	signals        map[string]*SignalChannel
+
+	cancelRequested bool
+	cancelReason    string
+
+	hist *histIndex
+
+	commands []api.Command
+	cancels  []api.ActivityCancel
+}
+
+func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
+
+func (s *state) activityName(activity any) (string, error) {
+	switch a := activity.(type) {
+	case nil:
+		return "", errors.New("nil activity")
+	case string:
+		if a == "" {
+			return "", errors.New("empty activity name")
+		}
+		return a, nil
+	}
+	if s.actName != nil {
+		return s.actName(activity)
+	}
+	return names.FuncName(activity)
+}
+
+// nondeterminism aborts the calling coroutine.
+func (s *state) nondeterminism(format string, args ...any) {
+	panic(ndPanic{&NondeterminismError{Message: fmt.Sprintf(format, args...)}})
+}
+
+// issue matches a command against history (a replayed command is not sent
+// again) or records it as new.
+func (s *state) issue(cmd api.Command) {
+	switch cmd.Type {
+	case api.CommandScheduleActivity:
+		if typ, ok := s.hist.activities[cmd.ActivityID]; ok {
+			if typ != cmd.ActivityType {
+				s.nondeterminism("activity %d: history has type %q, the code scheduled %q", cmd.ActivityID, typ, cmd.ActivityType)
+			}
+			return
+		}
+	case api.CommandStartTimer:
+		if s.hist.timers[cmd.TimerID] {
+			return
+		}
+	}
+	s.commands = append(s.commands, cmd)
+}
+
+// checkHistoryIssued runs at the end of the replay: every activity and timer
+// in history must have been issued by the code.
+func (s *state) checkHistoryIssued() {
+	for _, id := range sortedKeys(s.hist.activities) {
+		if id > s.nextActivityID {
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has activity %d (%s) that the code did not schedule", id, s.hist.activities[id])}
+			return
+		}
+	}
+	for _, id := range sortedKeys(s.hist.timers) {
+		if id > s.nextTimerID {
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has timer %d that the code did not start", id)}
+			return
+		}
+	}
+}
+
+// cancelActivity resolves a pending activity future as cancelled and asks
+// the server to cancel it (unless history shows it already settled).
+func (s *state) cancelActivity(f *future, reason string) {
+	f.settle(nil, &ActivityError{ActivityID: f.id, ActivityType: f.activityType, Err: ErrCanceled})
+	delete(s.activities, f.id)
+	if !s.hist.closed[f.id] {
+		s.cancels = append(s.cancels, api.ActivityCancel{ActivityID: f.id, Reason: reason})
+	}
+}
+
+// afterScopeCancel resolves the timers and activities of cancelled scopes.
+func (s *state) afterScopeCancel(activityReason string) {
+	for _, id := range sortedKeys(s.timers) {
+		if f := s.timers[id]; f.scope.canceled {
+			f.settle(nil, ErrCanceled)
+			delete(s.timers, id)
+		}
+	}
+	for _, id := range sortedKeys(s.activities) {
+		if f := s.activities[id]; f.scope.canceled {
+			s.cancelActivity(f, activityReason)
+		}
+	}
+}
+
+// apply feeds one event (from history or a message) to the state and, for
+// the kinds that can unblock code, runs the code.
+func (s *state) apply(ev *api.Event) {
+	switch ev.Kind {
+	case api.EventWorkflowStarted:
+		s.tick(ev)
+		if !s.started {
+			s.start(ev)
+		}
+	case api.EventActivityCompleted:
+		s.tick(ev)
+		if f := s.activities[ev.ActivityID]; f != nil {
+			delete(s.activities, ev.ActivityID)
+			f.settle(ev.Result, nil)
+		}
+	case api.EventActivityFailed:
+		s.tick(ev)
+		if f := s.activities[ev.ActivityID]; f != nil {
+			delete(s.activities, ev.ActivityID)
+			f.settle(nil, activityFailure(ev.ActivityID, f.activityType, ev.Error))
+		}
+	case api.EventTimerFired:
+		s.tick(ev)
+		if f := s.timers[ev.TimerID]; f != nil {
+			delete(s.timers, ev.TimerID)
+			f.settle(nil, nil)
+		}
+	case api.EventSignalReceived:
+		s.tick(ev)
+		ch := s.signal(ev.SignalName)
+		ch.buf = append(ch.buf, ev.Input)
+	case api.EventCancelRequested:
+		s.tick(ev)
+		s.onCancelRequested(ev.Reason)
+	default:
+		// Events the turn's commands produced (ActivityScheduled,
+		// TimerCreated, ActivityCancelRequested) and terminal events
+		// change nothing the code can observe.
+		return
+	}
+	s.run()
+}
+
+func (s *state) tick(ev *api.Event) {
+	if !ev.Timestamp.IsZero() {
+		s.now = ev.Timestamp
+	}
+}
+
+func (s *state) start(ev *api.Event) {
+	s.started = true
+	s.info.StartedAt = ev.Timestamp
+	if s.info.TaskQueue == "" {
+		s.info.TaskQueue = ev.TaskQueue
+	}
+	in, err := s.def.sig.DecodeInput(ev.Input)
+	if err != nil {
+		s.terminate(api.Command{Type: api.CommandFailWorkflow, Error: &api.Error{Message: err.Error(), Type: "InvalidInput"}})
+		return
+	}
+	ctx := reflect.ValueOf(Context(s.rootCtx))
+	s.spawn("root", func() {
+		result, err := s.def.sig.Call(ctx, in)
+		s.finish(result, err)
+	})
+}
+
+func (s *state) onCancelRequested(reason string) {
+	if s.cancelRequested {
+		return
+	}
+	s.cancelRequested, s.cancelReason = true, reason
+	// The server flags every activity outstanding before this turn; the
+	// ones scheduled earlier in this same turn are cancelled explicitly.
+	for _, id := range sortedKeys(s.activities) {
+		f := s.activities[id]
+		f.settle(nil, &ActivityError{ActivityID: id, ActivityType: f.activityType, Err: ErrCanceled})
+		delete(s.activities, id)
+		if _, recorded := s.hist.activities[id]; !recorded && !s.hist.closed[id] {
+			s.cancels = append(s.cancels, api.ActivityCancel{ActivityID: id, Reason: cancelReasonWorkflow})
+		}
+	}
+	s.rootScope.cancel()
+	s.afterScopeCancel(cancelReasonWorkflow)
+}
+
+// finish turns the root function's return into the terminal command.
+func (s *state) finish(result any, err error) {
+	if s.stopped() {
+		return
+	}
+	var can *ContinueAsNewError
+	switch {
+	case err == nil:
+		raw, encErr := encode(result)
+		if encErr != nil {
+			s.terminate(failCommand(fmt.Errorf("encode workflow result: %w", encErr), ""))
+			return
+		}
+		s.terminate(api.Command{Type: api.CommandCompleteWorkflow, Result: raw})
+	case errors.As(err, &can):
+		s.terminate(api.Command{Type: api.CommandContinueAsNew, Input: can.Input, WorkflowType: can.WorkflowType})
+	case errors.Is(err, ErrCanceled) && s.cancelRequested:
+		s.terminate(api.Command{Type: api.CommandCancelWorkflow})
+	default:
+		s.terminate(failCommand(err, ""))
+	}
+}
+
+func failCommand(err error, stack string) api.Command {
+	e := errconv.ToAPI(err)
+	e.Retryable = nil
+	if stack != "" {
+		e.Stack = stack
+	}
+	return api.Command{Type: api.CommandFailWorkflow, Error: &e}
+}
+
+func (s *state) terminate(cmd api.Command) {
+	s.commands = append(s.commands, cmd)
+	s.terminal = &s.commands[len(s.commands)-1]
+}
+
+func sortedKeys[V any](m map[int64]V) []int64 {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

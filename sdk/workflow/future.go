@@ -1,0 +1,327 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+)
+
+// Selectable is something Select can wait on: a Future, a FutureOf, or a
+// *SignalChannel.
+type Selectable interface {
+	ready() bool
+	// lose is called on the losers of a Select.
+	lose(reason string)
+	isTimer() bool
+}
+
+// Future is the eventual result of an activity, a timer or a workflow.Go
+// goroutine.
+type Future interface {
+	// Get waits until the future is resolved and decodes its value into
+	// valuePtr (nil discards it). It returns the future's error, or
+	// ErrCanceled if ctx is cancelled first.
+	Get(ctx Context, valuePtr any) error
+	// IsReady reports whether Get would return at once.
+	IsReady() bool
+	Selectable
+}
+
+type futureKind int
+
+const (
+	kindGeneric futureKind = iota
+	kindActivity
+	kindTimer
+)
+
+type future struct {
+	s     *state
+	kind  futureKind
+	done  bool
+	raw   json.RawMessage
+	value any
+	err   error
+
+	id           int64 // activity or timer id
+	activityType string
+	scope        *scope
+}
+
+func (f *future) settle(raw json.RawMessage, err error) {
+	if f.done {
+		return
+	}
+	f.done, f.raw, f.err = true, raw, err
+}
+
+func (f *future) Get(ctx Context, valuePtr any) error {
+	c := ctx.impl()
+	f.s.waitUntil(func() bool { return f.done || c.scope.canceled })
+	if !f.done {
+		return ErrCanceled
+	}
+	if f.err != nil {
+		return f.err
+	}
+	if f.value != nil && valuePtr != nil {
+		return assign(f.value, valuePtr)
+	}
+	if err := fnsig.Decode(f.raw, valuePtr); err != nil {
+		return fmt.Errorf("workflow: %w", err)
+	}
+	return nil
+}
+
+func (f *future) IsReady() bool { return f.done }
+func (f *future) ready() bool   { return f.done }
+func (f *future) isTimer() bool { return f.kind == kindTimer }
+
+func (f *future) lose(reason string) {
+	if f.kind != kindActivity || f.done {
+		return
+	}
+	f.s.cancelActivity(f, reason)
+}
+
+// assign stores v into *ptr when the types agree, else round-trips JSON.
+func assign(v any, ptr any) error {
+	pv := reflect.ValueOf(ptr)
+	if pv.Kind() == reflect.Pointer && !pv.IsNil() && reflect.TypeOf(v).AssignableTo(pv.Elem().Type()) {
+		pv.Elem().Set(reflect.ValueOf(v))
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return fnsig.Decode(raw, ptr)
+}
+
+func encode(v any) (json.RawMessage, error) { return fnsig.Encode(v) }
+
+// FutureOf is a Future whose value has type T.
+type FutureOf[T any] struct{ f Future }
+
+// Get waits for the value (see Future.Get).
+func (f FutureOf[T]) Get(ctx Context) (T, error) {
+	var v T
+	err := f.f.Get(ctx, &v)
+	return v, err
+}
+
+// IsReady reports whether Get would return at once.
+func (f FutureOf[T]) IsReady() bool { return f.f.IsReady() }
+
+// Future returns the untyped future.
+func (f FutureOf[T]) Future() Future { return f.f }
+
+func (f FutureOf[T]) ready() bool        { return f.f.ready() }
+func (f FutureOf[T]) lose(reason string) { f.f.lose(reason) }
+func (f FutureOf[T]) isTimer() bool      { return f.f.isTimer() }
+
+// Typed returns f as a FutureOf[T].
+func Typed[T any](f Future) FutureOf[T] { return FutureOf[T]{f: f} }
+
+// GetValue waits for f and returns its value as a T.
+func GetValue[T any](ctx Context, f Future) (T, error) {
+	var v T
+	err := f.Get(ctx, &v)
+	return v, err
+}
+
+// ExecuteActivity schedules an activity and returns its future. activity is
+// the activity function (named as the worker registers it) or its
+// registered name as a string; input (nil for none) is encoded as JSON. The
+// options come from WithActivityOptions.
+//
+// Passing a function lets the input type be checked at once: a mismatch
+// resolves the future with an error without scheduling anything.
+func ExecuteActivity(ctx Context, activity any, input any) Future {
+	c := ctx.impl()
+	return c.s.executeActivity(c, activity, input)
+}
+
+// ExecuteActivityT is ExecuteActivity with a typed result.
+func ExecuteActivityT[R any](ctx Context, activity any, input any) FutureOf[R] {
+	return FutureOf[R]{f: ExecuteActivity(ctx, activity, input)}
+}
+
+// ExecuteActivityFunc schedules the activity fn with a typed input and
+// result, both checked by the compiler.
+func ExecuteActivityFunc[I, R any](ctx Context, fn func(context.Context, I) (R, error), in I) FutureOf[R] {
+	return FutureOf[R]{f: ExecuteActivity(ctx, fn, in)}
+}
+
+var contextType = reflect.TypeFor[context.Context]()
+
+func (s *state) executeActivity(c *wctx, activity any, input any) Future {
+	f := &future{s: s, kind: kindActivity, scope: c.scope}
+	name, err := s.activityName(activity)
+	if err != nil {
+		f.settle(nil, fmt.Errorf("workflow.ExecuteActivity: %w", err))
+		return f
+	}
+	f.activityType = name
+	if _, isName := activity.(string); !isName {
+		sig, err := fnsig.Inspect(activity, contextType, "activity")
+		if err == nil {
+			err = sig.CheckInput(input)
+		}
+		if err != nil {
+			f.settle(nil, fmt.Errorf("workflow.ExecuteActivity %s: %w", name, err))
+			return f
+		}
+	}
+	raw, err := encode(input)
+	if err != nil {
+		f.settle(nil, fmt.Errorf("workflow.ExecuteActivity %s: input: %w", name, err))
+		return f
+	}
+	if c.scope.canceled {
+		f.settle(nil, &ActivityError{ActivityType: name, Err: ErrCanceled})
+		return f
+	}
+	opts := c.opts
+	tq := s.info.TaskQueue
+	if opts != nil && opts.TaskQueue != "" {
+		tq = opts.TaskQueue
+	}
+	s.nextActivityID++
+	f.id = s.nextActivityID
+	s.issue(api.Command{
+		Type:         api.CommandScheduleActivity,
+		ActivityID:   f.id,
+		ActivityType: name,
+		TaskQueue:    tq,
+		Input:        raw,
+		Options:      opts.toAPI(),
+	})
+	s.activities[f.id] = f
+	return f
+}
+
+// NewTimer returns a future resolved after d of workflow time. A duration
+// <= 0 gives a future that is already resolved. Cancelling ctx resolves it
+// with ErrCanceled.
+func NewTimer(ctx Context, d time.Duration) Future {
+	c := ctx.impl()
+	s := c.s
+	f := &future{s: s, kind: kindTimer, scope: c.scope}
+	if c.scope.canceled {
+		f.settle(nil, ErrCanceled)
+		return f
+	}
+	if d <= 0 {
+		f.settle(nil, nil)
+		return f
+	}
+	s.nextTimerID++
+	f.id = s.nextTimerID
+	s.issue(api.Command{Type: api.CommandStartTimer, TimerID: f.id, FireAfter: api.Duration(d)})
+	s.timers[f.id] = f
+	return f
+}
+
+// Sleep waits for d of workflow time; it returns ErrCanceled if ctx is
+// cancelled first.
+func Sleep(ctx Context, d time.Duration) error {
+	return NewTimer(ctx, d).Get(ctx, nil)
+}
+
+// Select waits until one of items is ready and returns its index (the first
+// ready one in argument order). Every losing activity future that is still
+// pending is cancelled: it resolves with ErrCanceled and its activity is
+// cancelled on the server with reason "select_loser:timeout" when a timer
+// won, "select_loser:other" otherwise. Losing timers and signal channels are
+// left as they are. A signal channel that wins is not consumed: call Receive.
+//
+// Select returns -1 if ctx is cancelled while none is ready (activity and
+// timer futures of a cancelled context are themselves ready, with
+// ErrCanceled).
+func Select(ctx Context, items ...Selectable) int {
+	return selectReady(ctx, items, true)
+}
+
+// WaitAny is Select without cancelling the losers.
+func WaitAny(ctx Context, items ...Selectable) int {
+	return selectReady(ctx, items, false)
+}
+
+func selectReady(ctx Context, items []Selectable, cancelLosers bool) int {
+	c := ctx.impl()
+	first := func() int {
+		for i, it := range items {
+			if it.ready() {
+				return i
+			}
+		}
+		return -1
+	}
+	c.s.waitUntil(func() bool { return first() >= 0 || c.scope.canceled })
+	won := first()
+	if won < 0 || !cancelLosers {
+		return won
+	}
+	reason := "select_loser:other"
+	if items[won].isTimer() {
+		reason = "select_loser:timeout"
+	}
+	for i, it := range items {
+		if i != won {
+			it.lose(reason)
+		}
+	}
+	return won
+}
+
+// All waits for every future and returns the first error in argument order
+// (nil when all succeeded). Values are then read with each future's Get,
+// which returns at once.
+func All(ctx Context, futures ...Future) error {
+	var first error
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Go starts fn as a new goroutine of the workflow and returns a future
+// resolved with fn's error when it returns. Use it instead of the go
+// statement, which would break determinism.
+func Go(ctx Context, fn func(ctx Context) error) Future {
+	c := ctx.impl()
+	s := c.s
+	f := &future{s: s, kind: kindGeneric}
+	s.spawn("go", func() { f.settle(nil, fn(c)) })
+	return f
+}
+
+// Settable is the writing side of a future made with NewFuture.
+type Settable interface {
+	// Set resolves the future with value and err; later calls are ignored.
+	Set(value any, err error)
+}
+
+type settable struct{ f *future }
+
+func (st settable) Set(value any, err error) {
+	if st.f.done {
+		return
+	}
+	st.f.done, st.f.value, st.f.err = true, value, err
+}
+
+// NewFuture returns a future and its writing side, to hand results between
+// workflow goroutines.
+func NewFuture(ctx Context) (Future, Settable) {
+	f := &future{s: ctx.impl().s, kind: kindGeneric}
+	return f, settable{f}
+}

@@ -1,0 +1,109 @@
+package workflow
+
+import "github.com/tetherhq/tether/api"
+
+// eventKey identifies an event enough to compare a fetched history with the
+// one a cached state expects.
+type eventKey struct {
+	kind       string
+	activityID int64
+	timerID    int64
+}
+
+func keyOf(ev *api.Event) eventKey {
+	return eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID}
+}
+
+// histIndex is what the state knows of the recorded history: which
+// activities and timers it holds (to match replayed commands), which
+// activities are settled or cancel-requested, which are outstanding as the
+// server sees them, and the keys of every event (to validate the next turn's
+// history against a cached state).
+type histIndex struct {
+	activities  map[int64]string // ActivityScheduled: id → type
+	timers      map[int64]bool   // TimerCreated
+	closed      map[int64]bool   // ActivityCompleted / Failed / CancelRequested
+	outstanding map[int64]bool   // scheduled and not closed
+	seen        []eventKey
+	verified    int // seen[:verified] was compared with a fetched history
+}
+
+func newHistIndex() *histIndex {
+	return &histIndex{
+		activities:  map[int64]string{},
+		timers:      map[int64]bool{},
+		closed:      map[int64]bool{},
+		outstanding: map[int64]bool{},
+	}
+}
+
+func (h *histIndex) record(ev *api.Event) {
+	h.recordKey(keyOf(ev), ev.ActivityType)
+}
+
+func (h *histIndex) recordKey(k eventKey, activityType string) {
+	switch k.kind {
+	case api.EventActivityScheduled:
+		h.activities[k.activityID] = activityType
+		if !h.closed[k.activityID] {
+			h.outstanding[k.activityID] = true
+		}
+	case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCancelRequested:
+		h.closed[k.activityID] = true
+		delete(h.outstanding, k.activityID)
+	case api.EventTimerCreated:
+		h.timers[k.timerID] = true
+	}
+	h.seen = append(h.seen, k)
+}
+
+// matches reports whether history is exactly the expected one.
+func (s *state) matches(history []api.Event) bool {
+	h := s.hist
+	if len(history) != len(h.seen) {
+		return false
+	}
+	for i := h.verified; i < len(history); i++ {
+		ev := &history[i]
+		if (ev.EventID != 0 && ev.EventID != int64(i+1)) || keyOf(ev) != h.seen[i] {
+			return false
+		}
+	}
+	h.verified = len(history)
+	return true
+}
+
+// predict appends to the index the events the server records when it
+// acknowledges a turn (see the protocol): the messages; if one was a
+// CancelRequested, an ActivityCancelRequested per outstanding activity; the
+// events of the non-terminal commands; the ActivityCancelRequested of the
+// cancels whose activity is outstanding. A finished execution is never
+// continued, so its terminal events are not predicted.
+func (s *state) predict(messages []api.Event, res *TurnResult) {
+	h := s.hist
+	cancel := false
+	for i := range messages {
+		h.record(&messages[i])
+		if messages[i].Kind == api.EventCancelRequested {
+			cancel = true
+		}
+	}
+	if cancel {
+		for _, id := range sortedKeys(h.outstanding) {
+			h.recordKey(eventKey{kind: api.EventActivityCancelRequested, activityID: id}, "")
+		}
+	}
+	for _, c := range res.Commands {
+		switch c.Type {
+		case api.CommandScheduleActivity:
+			h.recordKey(eventKey{kind: api.EventActivityScheduled, activityID: c.ActivityID}, c.ActivityType)
+		case api.CommandStartTimer:
+			h.recordKey(eventKey{kind: api.EventTimerCreated, timerID: c.TimerID}, "")
+		}
+	}
+	for _, c := range res.ActivityCancels {
+		if h.outstanding[c.ActivityID] {
+			h.recordKey(eventKey{kind: api.EventActivityCancelRequested, activityID: c.ActivityID}, "")
+		}
+	}
+}
