@@ -282,9 +282,15 @@ type WorkflowTask struct {
 	Input        json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	LockedUntil  time.Time       `json:"locked_until"`
 	// Attempt counts failed turns since the last successful one (1 = first try).
-	Attempt  int32   `json:"attempt"`
-	History  []Event `json:"history"`
-	Messages []Event `json:"messages"`
+	Attempt int32 `json:"attempt"`
+	// HistoryFromEventID, when greater than 1, says that History holds only
+	// the events from this id on: the polling worker acknowledged the
+	// previous turn and is expected to hold the earlier events (its cached
+	// state). A worker that does not must read the whole history with
+	// GET /workflows/{id}/history?execution_id=. 0 means History is whole.
+	HistoryFromEventID int64   `json:"history_from_event_id,omitempty"`
+	History            []Event `json:"history"`
+	Messages           []Event `json:"messages"`
 }
 
 // Command types of a workflow turn.

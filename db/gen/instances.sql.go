@@ -50,7 +50,7 @@ func (q *Queries) DeleteInstance(ctx context.Context, arg DeleteInstanceParams) 
 
 const failInstanceTurn = `-- name: FailInstanceTurn :exec
 UPDATE instances
-SET lock_token = NULL, locked_until = NULL, locked_by = NULL,
+SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = task_failures + 1, last_task_error = $1, updated_at = now()
 WHERE namespace = $2 AND instance_id = $3
 `
@@ -78,6 +78,8 @@ SET status = $1,
     next_activity_id = $8,
     next_timer_id = $9,
     completed_at = CASE WHEN $1::text = 'running' THEN NULL ELSE now() END,
+    sticky_worker_id = CASE WHEN $1::text = 'running' AND $2 = execution_id
+                            THEN locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()
@@ -117,7 +119,7 @@ func (q *Queries) FinishTurn(ctx context.Context, arg FinishTurnParams) error {
 }
 
 const getInstance = `-- name: GetInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances WHERE namespace = $1 AND instance_id = $2
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances WHERE namespace = $1 AND instance_id = $2
 `
 
 type GetInstanceParams struct {
@@ -148,6 +150,7 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 		&i.LockToken,
 		&i.LockedUntil,
 		&i.LockedBy,
+		&i.StickyWorkerID,
 		&i.TaskFailures,
 		&i.LastTaskError,
 		&i.CreatedAt,
@@ -158,7 +161,7 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 }
 
 const getInstanceForUpdate = `-- name: GetInstanceForUpdate :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
 `
 
 type GetInstanceForUpdateParams struct {
@@ -189,6 +192,7 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 		&i.LockToken,
 		&i.LockedUntil,
 		&i.LockedBy,
+		&i.StickyWorkerID,
 		&i.TaskFailures,
 		&i.LastTaskError,
 		&i.CreatedAt,
@@ -199,7 +203,7 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances
 WHERE lock_token = $1 AND namespace = $2 AND locked_until > now()
 FOR UPDATE
 `
@@ -233,6 +237,7 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 		&i.LockToken,
 		&i.LockedUntil,
 		&i.LockedBy,
+		&i.StickyWorkerID,
 		&i.TaskFailures,
 		&i.LastTaskError,
 		&i.CreatedAt,
@@ -243,7 +248,7 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 }
 
 const listInstances = `-- name: ListInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances
 WHERE namespace = $1
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow_type = $3::text)
@@ -299,6 +304,7 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 			&i.LockToken,
 			&i.LockedUntil,
 			&i.LockedBy,
+			&i.StickyWorkerID,
 			&i.TaskFailures,
 			&i.LastTaskError,
 			&i.CreatedAt,
@@ -332,7 +338,7 @@ FROM (
     FOR UPDATE OF i2 SKIP LOCKED
 ) c
 WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
+RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
 `
 
 type LockNextInstanceParams struct {
@@ -372,6 +378,7 @@ func (q *Queries) LockNextInstance(ctx context.Context, arg LockNextInstancePara
 		&i.LockToken,
 		&i.LockedUntil,
 		&i.LockedBy,
+		&i.StickyWorkerID,
 		&i.TaskFailures,
 		&i.LastTaskError,
 		&i.CreatedAt,

@@ -43,6 +43,7 @@ type Instance struct {
 	LockToken         *uuid.UUID
 	LockedUntil       *time.Time
 	LockedBy          *string
+	StickyWorkerID    *string
 	TaskFailures      int32
 	LastTaskError     []byte
 	CreatedAt         time.Time

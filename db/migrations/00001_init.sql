@@ -32,6 +32,9 @@ CREATE TABLE instances (
     lock_token         uuid,
     locked_until       timestamptz,
     locked_by          text,
+    -- the worker that acknowledged the last turn: it is expected to hold
+    -- the execution's state, so its next turn carries no old history
+    sticky_worker_id   text,
     task_failures      integer     NOT NULL DEFAULT 0,
     last_task_error    jsonb,
     created_at         timestamptz NOT NULL DEFAULT now(),

@@ -84,7 +84,7 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
 -- name: FailInstanceTurn :exec
 UPDATE instances
-SET lock_token = NULL, locked_until = NULL, locked_by = NULL,
+SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = task_failures + 1, last_task_error = sqlc.arg(last_task_error), updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
@@ -101,6 +101,8 @@ SET status = sqlc.arg(status),
     next_activity_id = sqlc.arg(next_activity_id),
     next_timer_id = sqlc.arg(next_timer_id),
     completed_at = CASE WHEN sqlc.arg(status)::text = 'running' THEN NULL ELSE now() END,
+    sticky_worker_id = CASE WHEN sqlc.arg(status)::text = 'running' AND sqlc.arg(execution_id) = execution_id
+                            THEN locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()

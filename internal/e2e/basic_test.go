@@ -223,3 +223,31 @@ func TestContinueAsNewChain50(t *testing.T) {
 		t.Fatalf("execution 49 ends with %+v", last)
 	}
 }
+
+// Goal: with a cache too small for the workflows in flight, the server
+// still hands the worker its turns without old history (it ran the
+// previous ones), the worker finds its state evicted, reads the whole
+// history, and every workflow completes correctly.
+func TestEvictedStateReadsHistory(t *testing.T) {
+	e := newEnv(t)
+	opts := testOptions()
+	opts.CacheSize = 1
+	r := e.startWorker("q", opts, registerBasics)
+	var runs []*client.WorkflowRun
+	for i := range 4 {
+		run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprint("evict-", i), TaskQueue: "q"}, SequentialFlow, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+	}
+	for i, run := range runs {
+		got, err := result[int](t, run, 30*time.Second)
+		if err != nil || got != i+5 {
+			t.Fatalf("workflow %d: %d, %v", i, got, err)
+		}
+	}
+	if st := r.w.Stats(); st.HistoryReads == 0 || st.CacheHits == 0 {
+		t.Fatalf("stats %+v: expected both cache hits and history reads", st)
+	}
+}

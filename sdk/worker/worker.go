@@ -285,6 +285,7 @@ type stats struct {
 	failedTurns   atomic.Int64
 	activityFails atomic.Int64
 	skipped       atomic.Int64
+	historyReads  atomic.Int64
 }
 
 // Stats is a snapshot of a worker's counters.
@@ -305,6 +306,10 @@ type Stats struct {
 	// SkippedCanceled counts attempts fetched with their cancellation
 	// already requested, acknowledged without running.
 	SkippedCanceled int64
+	// HistoryReads counts turns for which the server expected this worker
+	// to hold the workflow's state but it did not (evicted): the worker
+	// read the whole history instead.
+	HistoryReads int64
 }
 
 // Stats returns the worker's counters.
@@ -317,5 +322,6 @@ func (w *Worker) Stats() Stats {
 		ActivityFailures: w.stats.activityFails.Load(),
 		Abandoned:        w.stats.abandoned.Load(),
 		SkippedCanceled:  w.stats.skipped.Load(),
+		HistoryReads:     w.stats.historyReads.Load(),
 	}
 }

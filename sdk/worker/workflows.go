@@ -68,10 +68,21 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 	}
 	key := cacheKey{task.InstanceID, task.ExecutionID}
 	exec := w.cache.take(key)
-	if exec != nil && !exec.Matches(task.History) {
+	if exec != nil && !exec.MatchesFrom(task.HistoryFromEventID, task.History) {
 		log.Debug("cached workflow state does not match the history: replaying")
 		exec.Close()
 		exec = nil
+	}
+	if exec == nil && task.HistoryFromEventID > 1 {
+		// The server expected this worker to hold the state (it ran the
+		// previous turn), but it does not: read the whole history.
+		h, err := w.c.History(ctx, task.InstanceID, task.ExecutionID)
+		if err != nil {
+			w.failTurn(ctx, log, task, api.Error{Message: fmt.Sprintf("reading the history: %v", err), Type: "HistoryUnavailable"})
+			return
+		}
+		w.stats.historyReads.Add(1)
+		task.History, task.HistoryFromEventID = h.Events, 0
 	}
 	if exec != nil {
 		w.stats.cacheHits.Add(1)
@@ -133,7 +144,7 @@ func runTurn(exec *workflow.Executor, task *api.WorkflowTask) (res *workflow.Tur
 			err = fmt.Errorf("workflow: internal panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	return exec.Turn(task.History, task.Messages)
+	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
 }
 
 func (w *Worker) failTurn(ctx context.Context, log interface {

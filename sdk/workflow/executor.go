@@ -120,6 +120,16 @@ func (e *Executor) Matches(history []api.Event) bool {
 	return e.s.matches(history)
 }
 
+// MatchesFrom is Matches for a partial history (api.WorkflowTask's
+// HistoryFromEventID): history holds the events from event id from on, and
+// the executor must have seen exactly the from-1 events before them.
+func (e *Executor) MatchesFrom(from int64, history []api.Event) bool {
+	if from <= 1 {
+		return e.Matches(history)
+	}
+	return e.used && e.s.matchesFrom(from, history)
+}
+
 // Finished reports whether the execution has ended (a terminal command was
 // issued).
 func (e *Executor) Finished() bool { return e.s.terminal != nil }
@@ -134,7 +144,18 @@ func (e *Executor) NextEventID() int64 { return int64(len(e.s.hist.seen)) + 1 }
 // *NondeterminismError when the code disagrees with history; the executor
 // is then unusable and must be closed.
 func (e *Executor) Turn(history, messages []api.Event) (*TurnResult, error) {
+	return e.TurnFrom(0, history, messages)
+}
+
+// TurnFrom is Turn for a history that may be partial: when from > 1,
+// history holds only the events from event id from on, which an executor
+// that has run the previous turns accepts (MatchesFrom); a fresh executor
+// needs the whole history (from ≤ 1).
+func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnResult, error) {
 	s := e.s
+	if from > 1 && !e.used {
+		return nil, fmt.Errorf("workflow: a fresh executor needs the whole history, got events from %d on", from)
+	}
 	if s.broken != nil {
 		return nil, s.broken
 	}
@@ -158,6 +179,10 @@ func (e *Executor) Turn(history, messages []api.Event) (*TurnResult, error) {
 		s.replaying = false
 		if s.fatal == nil {
 			s.checkHistoryIssued()
+		}
+	} else if from > 1 {
+		if !s.matchesFrom(from, history) {
+			return nil, ErrHistoryMismatch
 		}
 	} else if !s.matches(history) {
 		return nil, ErrHistoryMismatch

@@ -73,6 +73,26 @@ func (s *state) matches(history []api.Event) bool {
 	return true
 }
 
+// matchesFrom is matches for a partial history: history holds the events
+// from event id from on, and the state must have seen exactly from-1 events
+// before them (confirmed by the server's next_event_id on each ack).
+func (s *state) matchesFrom(from int64, history []api.Event) bool {
+	h := s.hist
+	base := int(from - 1)
+	if base < 0 || base+len(history) != len(h.seen) {
+		return false
+	}
+	for i := range history {
+		ev := &history[i]
+		idx := base + i
+		if (ev.EventID != 0 && ev.EventID != int64(idx+1)) || keyOf(ev) != h.seen[idx] {
+			return false
+		}
+	}
+	h.verified = len(h.seen)
+	return true
+}
+
 // predict appends to the index the events the server records when it
 // acknowledges a turn (see the protocol): the messages; if one was a
 // CancelRequested, an ActivityCancelRequested per outstanding activity; the

@@ -69,8 +69,8 @@ func TestAck_MessageArrivingDuringTurnIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
-	next := fetchTurn(t, s)
-	if len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
+	next := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "another-worker", 10*time.Second))(t)
+	if next == nil || len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
 		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
 	}
 	if got := kinds(next.History); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled}) {
@@ -552,4 +552,26 @@ func jsonEqual(a json.RawMessage, b string) bool {
 		return false
 	}
 	return fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+// Goal: the worker that acknowledged the last turn gets the next one
+// without the old history (history_from_event_id = the next event id);
+// any other worker, or the same one after a failed turn, gets it whole.
+func TestFetch_StickyWorkerGetsNoOldHistory(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "st", schedule(1)) // acked by w1
+	must0(t, s.SignalWorkflow(ctxT(t), ns, "st", "a", nil))
+	same := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
+	if same.HistoryFromEventID != 3 || len(same.History) != 0 || len(same.Messages) != 1 {
+		t.Fatalf("sticky turn: from=%d history=%d messages=%d", same.HistoryFromEventID, len(same.History), len(same.Messages))
+	}
+	must0(t, s.FailWorkflowTask(ctxT(t), ns, same.LockToken, api.Error{Message: "lost my cache"}))
+	var again *api.WorkflowTask
+	eventually(t, 5*time.Second, "retried turn", func() bool {
+		again = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
+		return again != nil
+	})
+	if again.HistoryFromEventID != 0 || len(again.History) != 2 {
+		t.Fatalf("after a failed turn: from=%d history=%d", again.HistoryFromEventID, len(again.History))
+	}
 }

@@ -41,6 +41,49 @@ func activityDone(ctx context.Context, q *gen.Queries, ns, id string, exec int64
 	return done, nil
 }
 
+// activityDoneOf reads the states of the activities that msgs and cancels
+// name (an id missing from the answer was never scheduled).
+func activityDoneOf(ctx context.Context, q *gen.Queries, ns, id string, exec int64, msgs []engine.Message, cancels []api.ActivityCancel) (engine.ActivityDone, error) {
+	ids := make([]int64, 0, len(msgs)+len(cancels))
+	for _, m := range msgs {
+		if m.Event.ActivityID != 0 {
+			ids = append(ids, m.Event.ActivityID)
+		}
+	}
+	for _, c := range cancels {
+		ids = append(ids, c.ActivityID)
+	}
+	done := make(engine.ActivityDone, len(ids))
+	if len(ids) == 0 {
+		return done, nil
+	}
+	rows, err := q.ActivityStatesOf(ctx, gen.ActivityStatesOfParams{Namespace: ns, InstanceID: id, ExecutionID: exec, ActivityIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("activity states: %w", err)
+	}
+	for _, r := range rows {
+		done[r.ActivityID] = r.Done
+	}
+	return done, nil
+}
+
+// needsAllActivities: the turn consumes a cancel request or ends the
+// execution, so every outstanding activity is cancelled.
+func needsAllActivities(msgs []engine.Message, cmds []api.Command) bool {
+	for _, m := range msgs {
+		if m.Event.Kind == api.EventCancelRequested {
+			return true
+		}
+	}
+	for _, c := range cmds {
+		switch c.Type {
+		case api.CommandCompleteWorkflow, api.CommandFailWorkflow, api.CommandCancelWorkflow, api.CommandContinueAsNew:
+			return true
+		}
+	}
+	return false
+}
+
 func doneFromHistory(h []api.Event) engine.ActivityDone {
 	done := engine.ActivityDone{}
 	for _, ev := range h {
@@ -80,10 +123,6 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			if err != nil {
 				return fmt.Errorf("lock messages: %w", err)
 			}
-			hist, err := s.history(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
-			if err != nil {
-				return err
-			}
 			msgs := make([]engine.Message, 0, len(rows))
 			for _, r := range rows {
 				m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt)
@@ -93,7 +132,24 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 				msgs = append(msgs, m)
 			}
 			sortMessages(msgs)
-			kept := engine.FilterMessages(inst.ExecutionID, doneFromHistory(hist), msgs)
+			// The worker that acknowledged the last turn holds the state:
+			// it gets no old history (history_from_event_id says where the
+			// events it gets begin), and the stale filter reads only the
+			// states of the activities the messages name.
+			sticky := inst.StickyWorkerID != nil && *inst.StickyWorkerID == workerID
+			var hist []api.Event
+			var done engine.ActivityDone
+			if sticky {
+				hist = []api.Event{}
+				done, err = activityDoneOf(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID, msgs, nil)
+			} else {
+				hist, err = s.history(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
+				done = doneFromHistory(hist)
+			}
+			if err != nil {
+				return err
+			}
+			kept := engine.FilterMessages(inst.ExecutionID, done, msgs)
 			if len(kept) == 0 {
 				// Only stale messages: consume them and release the lock.
 				empty = true
@@ -107,6 +163,9 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 				ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
 				Input: rawOrNil(inst.Input), LockedUntil: *inst.LockedUntil,
 				Attempt: inst.TaskFailures + 1, History: hist, Messages: make([]api.Event, 0, len(kept)),
+			}
+			if sticky {
+				task.HistoryFromEventID = inst.NextEventID
 			}
 			for _, m := range kept {
 				task.Messages = append(task.Messages, m.Event)
@@ -214,10 +273,6 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 		if err != nil {
 			return fmt.Errorf("locked messages: %w", err)
 		}
-		done, err := activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
-		if err != nil {
-			return err
-		}
 		msgs := make([]engine.Message, 0, len(rows))
 		for _, r := range rows {
 			m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt)
@@ -225,6 +280,18 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 				return err
 			}
 			msgs = append(msgs, m)
+		}
+		// A turn that cancels the workflow's activities wholesale needs the
+		// state of every activity; any other turn only that of the
+		// activities it names.
+		var done engine.ActivityDone
+		if needsAllActivities(msgs, req.Commands) {
+			done, err = activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
+		} else {
+			done, err = activityDoneOf(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID, msgs, req.ActivityCancels)
+		}
+		if err != nil {
+			return err
 		}
 		plan, err := engine.PlanTurn(engine.TurnInput{
 			Instance: engine.Instance{
