@@ -423,6 +423,16 @@ func TestWorkerHeartbeatWaitWokenByCancel(t *testing.T) {
 	if took := time.Since(begin); took > 8*time.Second {
 		t.Fatalf("the heartbeat answered after %s: not woken by the cancel", took)
 	}
+	// The cancel is counted by reason, and its push delivery observed.
+	m := e.do(http.MethodGet, e.ts.URL+"/metrics", nil)
+	for _, want := range []string{
+		`tether_activities_cancel_requests_total{reason="workflow_canceled"} 1`,
+		`tether_activities_cancel_delivery_seconds_count 1`,
+	} {
+		if !strings.Contains(string(m.body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 }
 
 // TestServeGracefulShutdown serves on a real listener: canceling Serve's

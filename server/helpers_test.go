@@ -75,7 +75,10 @@ func newEnv(t *testing.T, cfg Config) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	st := store.New(pool, store.Options{})
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	st := store.New(pool, store.Options{Observer: cfg.Metrics})
 	connCfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)

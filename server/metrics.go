@@ -31,6 +31,21 @@ type Metrics struct {
 	// WorkerTransitions counts worker sessions registered and resurrected
 	// by heartbeats, by transition.
 	WorkerTransitions *prometheus.CounterVec
+	// CancelRequests counts activity cancellations requested, by reason
+	// (fed by the store: Metrics is a store.Observer).
+	CancelRequests *prometheus.CounterVec
+	// CancelDelivery observes the time from a cancellation's commit to its
+	// delivery to the worker holding the attempt, on the push path (a
+	// waiting worker heartbeat woken by the cancel).
+	CancelDelivery prometheus.Histogram
+	// WorkersByState is the number of worker sessions in each state,
+	// refreshed by the server's sweeper loop.
+	WorkersByState *prometheus.GaugeVec
+}
+
+// CancelRequested implements store.Observer.
+func (m *Metrics) CancelRequested(reason string, n int) {
+	m.CancelRequests.WithLabelValues(reason).Add(float64(n))
 }
 
 // NewMetrics returns the server's collectors on a new registry that also
@@ -59,11 +74,25 @@ func NewMetrics() *Metrics {
 			Namespace: "tether", Subsystem: "workers", Name: "heartbeat_transitions_total",
 			Help: "Worker sessions registered or resurrected by a heartbeat.",
 		}, []string{"transition"}),
+		CancelRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "activities", Name: "cancel_requests_total",
+			Help: "Activity cancellations requested, by reason.",
+		}, []string{"reason"}),
+		CancelDelivery: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "tether", Subsystem: "activities", Name: "cancel_delivery_seconds",
+			Help:    "Time from a cancellation's commit to its push to the worker holding the attempt.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}),
+		WorkersByState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "tether", Subsystem: "workers", Name: "by_state",
+			Help: "Worker sessions by state (active, inactive, cleaned_up).",
+		}, []string{"state"}),
 	}
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Requests, m.Latency, m.LongPollsInFlight, m.LongPolls, m.WorkerTransitions,
+		m.CancelRequests, m.CancelDelivery, m.WorkersByState,
 	)
 	return m
 }

@@ -76,6 +76,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	}
 	inFlight := s.metrics.LongPollsInFlight.WithLabelValues("worker_heartbeat")
 	inFlight.Inc()
+	waitStart := resp.LeaseExpiresAt.Add(-req.LeaseDuration.D()) // the first heartbeat's time, on the database clock
 	timer := time.NewTimer(wait)
 	select {
 	case <-w.C():
@@ -91,6 +92,15 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	resp, err = s.store.WorkerHeartbeat(ctx, ns, req)
 	if err != nil {
 		return err
+	}
+	// Cancels requested while this heartbeat waited are pushed now: their
+	// delivery latency (database clock at the request to server clock at
+	// the push; one machine's clocks in a single-host deployment).
+	now := time.Now()
+	for _, cn := range resp.Cancels {
+		if cn.RequestedAt.After(waitStart) {
+			s.metrics.CancelDelivery.Observe(max(0, now.Sub(cn.RequestedAt).Seconds()))
+		}
 	}
 	return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
 }

@@ -165,7 +165,9 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	if o.minLease < 0 || (o.maxLease > 0 && o.maxLease < o.minLease) {
 		return fmt.Errorf("bad lease bounds: --min-lease %s, --max-lease %s", o.minLease, o.maxLease)
 	}
+	metrics := server.NewMetrics()
 	st := store.New(pool, store.Options{
+		Observer:      metrics,
 		MaxDeliveries: int32(o.maxDeliveries),
 		MinLease:      o.minLease,
 		MaxLease:      o.maxLease,
@@ -181,6 +183,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		ShutdownTimeout: o.shutdown,
 		HeartbeatRate:   o.heartbeatRate,
 		HeartbeatBurst:  o.heartbeatBurst,
+		Metrics:         metrics,
 	}, logger)
 	sweeps := newSweepMetrics()
 	if err := srv.Metrics().Register(sweeps.collectors()...); err != nil {
@@ -201,6 +204,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		}
 	})
 	wg.Go(func() { sweepLoop(bgCtx, st, o.sweepInterval, sweeps, logger) })
+	wg.Go(func() { workerGaugeLoop(bgCtx, st, metrics, 10*time.Second, logger) })
 	defer func() {
 		stopBackground()
 		wg.Wait()
@@ -371,6 +375,27 @@ func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, m *
 		if res.LocksExpired+res.Poisoned+res.Rescheduled+res.RescheduleFailed > 0 || len(res.Timeouts) > 0 {
 			logger.Debug("sweeper pass", "locks_expired", res.LocksExpired, "poisoned", res.Poisoned,
 				"timeouts", res.Timeouts, "rescheduled", res.Rescheduled, "reschedule_failed", res.RescheduleFailed)
+		}
+	}
+}
+
+// workerGaugeLoop refreshes the workers-by-state gauge every interval.
+func workerGaugeLoop(ctx context.Context, st *store.Store, m *server.Metrics, interval time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		counts, err := st.CountWorkersByState(ctx)
+		if err == nil {
+			for state, n := range counts {
+				m.WorkersByState.WithLabelValues(state).Set(float64(n))
+			}
+		} else if ctx.Err() == nil {
+			logger.Warn("counting workers failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -119,6 +119,35 @@ func (q *Queries) CleanupWorkers(ctx context.Context, arg CleanupWorkersParams) 
 	return items, nil
 }
 
+const countWorkersByState = `-- name: CountWorkersByState :many
+SELECT state, count(*)::bigint AS workers FROM workers GROUP BY state
+`
+
+type CountWorkersByStateRow struct {
+	State   string
+	Workers int64
+}
+
+func (q *Queries) CountWorkersByState(ctx context.Context) ([]CountWorkersByStateRow, error) {
+	rows, err := q.db.Query(ctx, countWorkersByState)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CountWorkersByStateRow{}
+	for rows.Next() {
+		var i CountWorkersByStateRow
+		if err := rows.Scan(&i.State, &i.Workers); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const expireWorkerLeases = `-- name: ExpireWorkerLeases :many
 UPDATE workers w SET state = 'inactive', state_changed_at = now()
 FROM (
@@ -422,15 +451,17 @@ SET locked_until = GREATEST(q.locked_until, now() + x.extend_ms * interval '1 mi
 FROM jsonb_to_recordset($1::jsonb) AS x(namespace text, worker_id text, extend_ms bigint)
 WHERE q.worker_id = x.worker_id AND q.namespace = x.namespace
   AND q.lock_token IS NOT NULL AND q.locked_until > now()
-RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason
+RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason,
+          q.cancel_requested_at
 `
 
 type RenewWorkersAttemptsRow struct {
-	Namespace       string
-	WorkerID        string
-	LockToken       uuid.UUID
-	CancelRequested bool
-	CancelReason    *string
+	Namespace         string
+	WorkerID          string
+	LockToken         uuid.UUID
+	CancelRequested   bool
+	CancelReason      *string
+	CancelRequestedAt *time.Time
 }
 
 // Renews every attempt held by the workers of a heartbeat batch (to twice
@@ -450,6 +481,7 @@ func (q *Queries) RenewWorkersAttempts(ctx context.Context, workers []byte) ([]R
 			&i.LockToken,
 			&i.CancelRequested,
 			&i.CancelReason,
+			&i.CancelRequestedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -124,4 +124,8 @@ SET locked_until = GREATEST(q.locked_until, now() + x.extend_ms * interval '1 mi
 FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb) AS x(namespace text, worker_id text, extend_ms bigint)
 WHERE q.worker_id = x.worker_id AND q.namespace = x.namespace
   AND q.lock_token IS NOT NULL AND q.locked_until > now()
-RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason;
+RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason,
+          q.cancel_requested_at;
+
+-- name: CountWorkersByState :many
+SELECT state, count(*)::bigint AS workers FROM workers GROUP BY state;

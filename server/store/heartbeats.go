@@ -178,7 +178,11 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 			}
 			held[k] = append(held[k], r.LockToken.String())
 			if r.CancelRequested {
-				res.Cancels = append(res.Cancels, api.AttemptCancel{LockToken: r.LockToken.String(), Reason: strOr(r.CancelReason)})
+				c := api.AttemptCancel{LockToken: r.LockToken.String(), Reason: strOr(r.CancelReason)}
+				if r.CancelRequestedAt != nil {
+					c.RequestedAt = *r.CancelRequestedAt
+				}
+				res.Cancels = append(res.Cancels, c)
 			}
 		}
 		return nil

@@ -62,6 +62,17 @@ type Options struct {
 	// Now, when set, replaces the database clock in Go-side computations
 	// (never in SQL). For tests.
 	Now func() time.Time
+	// Observer, when set, is told of what the store did (for metrics).
+	Observer Observer
+}
+
+// Observer is told of events worth counting. Calls happen after the
+// transaction that caused them committed; they must be quick.
+type Observer interface {
+	// CancelRequested: n activity cancellations were requested with reason
+	// (one per activity; a turn's ActivityCancelRequested events, timeouts,
+	// lost workers).
+	CancelRequested(reason string, n int)
 }
 
 func (o Options) withDefaults() Options {

@@ -55,6 +55,23 @@ func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
 			return res, err
 		}
 	}
+	if o := s.opts.Observer; o != nil {
+		for kind, reason := range map[string]string{
+			engine.TimeoutStartToClose: engine.ReasonStartToClose, engine.TimeoutHeartbeat: engine.ReasonHeartbeatTimeout,
+			engine.TimeoutScheduleToClose: engine.ReasonScheduleToClose,
+		} {
+			if n := res.Timeouts[kind]; n > 0 {
+				o.CancelRequested(reason, n)
+			}
+		}
+		lost := 0
+		for _, w := range res.WorkersExpired {
+			lost += w.Attempts
+		}
+		if lost > 0 {
+			o.CancelRequested(engine.ReasonWorkerLost, lost)
+		}
+	}
 	return res, nil
 }
 

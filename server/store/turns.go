@@ -261,6 +261,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 		return api.CompleteWorkflowTaskResponse{}, err
 	}
 	var out api.CompleteWorkflowTaskResponse
+	var applied engine.TurnPlan
 	err = s.inTx(ctx, func(t *txn) error {
 		inst, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
 		if noRows(err) {
@@ -311,8 +312,20 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 		if err != nil {
 			return err
 		}
+		applied = plan
 		return s.applyTurn(ctx, t, ns, inst, plan, &out)
 	})
+	if err == nil && s.opts.Observer != nil {
+		byReason := map[string]int{}
+		for _, e := range applied.Events {
+			if e.Event.Kind == api.EventActivityCancelRequested {
+				byReason[e.Event.Reason]++
+			}
+		}
+		for r, n := range byReason {
+			s.opts.Observer.CancelRequested(r, n)
+		}
+	}
 	return out, err
 }
 

@@ -145,3 +145,17 @@ func (s *Store) PendingCancels(ctx context.Context, ns, workerID string) ([]api.
 	}
 	return out, nil
 }
+
+// CountWorkersByState counts worker sessions per state, over all
+// namespaces (for metrics).
+func (s *Store) CountWorkersByState(ctx context.Context) (map[string]int64, error) {
+	rows, err := gen.New(s.pool).CountWorkersByState(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count workers: %w", err)
+	}
+	out := map[string]int64{api.WorkerActive: 0, api.WorkerInactive: 0, api.WorkerCleanedUp: 0}
+	for _, r := range rows {
+		out[r.State] = r.Workers
+	}
+	return out, nil
+}
