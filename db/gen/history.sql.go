@@ -125,6 +125,18 @@ func (q *Queries) AppendEvents(ctx context.Context, arg AppendEventsParams) erro
 	return err
 }
 
+type CopyEventsParams struct {
+	Namespace   string
+	InstanceID  string
+	ExecutionID int64
+	EventID     int64
+	Kind        string
+	ActivityID  *int64
+	TimerID     *int64
+	Payload     []byte
+	CreatedAt   time.Time
+}
+
 const getHistory = `-- name: GetHistory :many
 SELECT event_id, kind, payload, created_at FROM history
 WHERE namespace = $1 AND instance_id = $2 AND execution_id = $3

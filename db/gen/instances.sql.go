@@ -203,7 +203,7 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, now()::timestamptz AS tx_time FROM instances
 WHERE lock_token = $1 AND namespace = $2 AND locked_until > now()
 FOR UPDATE
 `
@@ -213,36 +213,43 @@ type GetLockedInstanceParams struct {
 	Namespace string
 }
 
-// The ack's first step: the instance whose lock the token still holds.
-func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstanceParams) (Instance, error) {
+type GetLockedInstanceRow struct {
+	Instance Instance
+	TxTime   time.Time
+}
+
+// The ack's first step: the instance whose lock the token still holds, and
+// the transaction's time (what now() is in every statement of the ack).
+func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstanceParams) (GetLockedInstanceRow, error) {
 	row := q.db.QueryRow(ctx, getLockedInstance, arg.LockToken, arg.Namespace)
-	var i Instance
+	var i GetLockedInstanceRow
 	err := row.Scan(
-		&i.Namespace,
-		&i.InstanceID,
-		&i.WorkflowType,
-		&i.TaskQueue,
-		&i.Status,
-		&i.ExecutionID,
-		&i.Input,
-		&i.Result,
-		&i.Error,
-		&i.NextEventID,
-		&i.NextActivityID,
-		&i.NextTimerID,
-		&i.CancelRequested,
-		&i.CancelReason,
-		&i.ExecutionTimeout,
-		&i.ExecutionDeadline,
-		&i.LockToken,
-		&i.LockedUntil,
-		&i.LockedBy,
-		&i.StickyWorkerID,
-		&i.TaskFailures,
-		&i.LastTaskError,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.CompletedAt,
+		&i.Instance.Namespace,
+		&i.Instance.InstanceID,
+		&i.Instance.WorkflowType,
+		&i.Instance.TaskQueue,
+		&i.Instance.Status,
+		&i.Instance.ExecutionID,
+		&i.Instance.Input,
+		&i.Instance.Result,
+		&i.Instance.Error,
+		&i.Instance.NextEventID,
+		&i.Instance.NextActivityID,
+		&i.Instance.NextTimerID,
+		&i.Instance.CancelRequested,
+		&i.Instance.CancelReason,
+		&i.Instance.ExecutionTimeout,
+		&i.Instance.ExecutionDeadline,
+		&i.Instance.LockToken,
+		&i.Instance.LockedUntil,
+		&i.Instance.LockedBy,
+		&i.Instance.StickyWorkerID,
+		&i.Instance.TaskFailures,
+		&i.Instance.LastTaskError,
+		&i.Instance.CreatedAt,
+		&i.Instance.UpdatedAt,
+		&i.Instance.CompletedAt,
+		&i.TxTime,
 	)
 	return i, err
 }

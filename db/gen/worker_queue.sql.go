@@ -100,6 +100,28 @@ func (q *Queries) DeleteCancelledUnlocked(ctx context.Context, arg DeleteCancell
 	return result.RowsAffected(), nil
 }
 
+const dropUnheldExecutionAttempts = `-- name: DropUnheldExecutionAttempts :execrows
+DELETE FROM worker_queue
+WHERE namespace = $1 AND instance_id = $2
+  AND execution_id = $3 AND lock_token IS NULL
+`
+
+type DropUnheldExecutionAttemptsParams struct {
+	Namespace   string
+	InstanceID  string
+	ExecutionID int64
+}
+
+// A workflow-wide cancel: attempts nobody holds have nobody to tell, so
+// they are removed (they never start) rather than flagged.
+func (q *Queries) DropUnheldExecutionAttempts(ctx context.Context, arg DropUnheldExecutionAttemptsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, dropUnheldExecutionAttempts, arg.Namespace, arg.InstanceID, arg.ExecutionID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const expireLocks = `-- name: ExpireLocks :many
 UPDATE worker_queue w
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,

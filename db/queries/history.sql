@@ -29,3 +29,9 @@ FROM history
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
   AND activity_id = ANY(sqlc.arg(activity_ids)::bigint[])
 GROUP BY activity_id;
+
+-- name: CopyEvents :copyfrom
+-- Appends many events with the COPY protocol (large turns).
+INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
+VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(execution_id), sqlc.arg(event_id), sqlc.arg(kind),
+        sqlc.narg(activity_id), sqlc.narg(timer_id), sqlc.arg(payload), sqlc.arg(created_at));

@@ -73,8 +73,9 @@ WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
 RETURNING i.*;
 
 -- name: GetLockedInstance :one
--- The ack's first step: the instance whose lock the token still holds.
-SELECT * FROM instances
+-- The ack's first step: the instance whose lock the token still holds, and
+-- the transaction's time (what now() is in every statement of the ack).
+SELECT sqlc.embed(instances), now()::timestamptz AS tx_time FROM instances
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
 FOR UPDATE;
 

@@ -82,6 +82,13 @@ RETURNING *;
 -- name: DeleteAttempts :exec
 DELETE FROM worker_queue WHERE id = ANY(sqlc.arg(ids)::bigint[]);
 
+-- name: DropUnheldExecutionAttempts :execrows
+-- A workflow-wide cancel: attempts nobody holds have nobody to tell, so
+-- they are removed (they never start) rather than flagged.
+DELETE FROM worker_queue
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
+  AND execution_id = sqlc.arg(execution_id) AND lock_token IS NULL;
+
 -- name: FlagExecution :many
 -- Flags every attempt of an execution cancelled (first reason wins) in one
 -- predicate update; returns the workers holding a flagged attempt.

@@ -206,3 +206,47 @@ func BenchmarkAckTurn1000Activities(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMassCancel10000: the ack of the turn that consumes the cancel of
+// a workflow with 10 000 outstanding activities (one transaction); reports
+// its statements.
+func BenchmarkMassCancel10000(b *testing.B) {
+	const n = 10_000
+	counter := &statementCounter{}
+	s, _ := tracedStore(b, counter)
+	ctx := context.Background()
+	cmds := make([]api.Command, 0, n)
+	for i := range n {
+		cmds = append(cmds, api.Command{Type: api.CommandScheduleActivity, ActivityID: int64(i + 1), ActivityType: "act"})
+	}
+	var stmts int64
+	for i := range b.N {
+		b.StopTimer()
+		id := fmt.Sprint("mass-", i)
+		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id}); err != nil {
+			b.Fatal(err)
+		}
+		task, err := s.FetchWorkflowTask(ctx, ns, "q", "w", time.Minute)
+		if err != nil || task == nil {
+			b.Fatal(err)
+		}
+		if _, err := s.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.CancelWorkflow(ctx, ns, id, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		task, err = s.FetchWorkflowTask(ctx, ns, "q", "w2", time.Minute)
+		if err != nil || task == nil {
+			b.Fatal(err)
+		}
+		counter.n.Store(0)
+		b.StartTimer()
+		if _, err := s.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{
+			Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}); err != nil {
+			b.Fatal(err)
+		}
+		stmts = counter.n.Load()
+	}
+	b.ReportMetric(float64(stmts), "statements")
+}

@@ -24,8 +24,23 @@ import (
 func TestCancel_FetchSurfacesFlag(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
-	changed := m(s.CancelWorkflow(ctxT(t), ns, "c", "user asked"))(t)
-	if !changed {
+	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
+	turn := fetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}))(t)
+	a := fetchAct(t, s, time.Minute)
+	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:other" {
+		t.Fatalf("cancel %+v", a.Cancel)
+	}
+}
+
+// Goal: a workflow cancelled before any worker ran its activity: the
+// activity never starts (the attempt nobody holds is removed), and history
+// records its cancel request.
+func TestCancel_BeforeStartNeverStarts(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "c", schedule(1))
+	if changed := m(s.CancelWorkflow(ctxT(t), ns, "c", "user asked"))(t); !changed {
 		t.Fatal("cancel had no effect")
 	}
 	turn := fetchTurn(t, s)
@@ -33,9 +48,11 @@ func TestCancel_FetchSurfacesFlag(t *testing.T) {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
-	a := fetchAct(t, s, time.Minute)
-	if !a.Cancel.Requested || a.Cancel.Reason != "workflow_canceled" {
-		t.Fatalf("cancel %+v", a.Cancel)
+	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
+		t.Fatalf("a cancelled activity was handed out: %+v", a)
+	}
+	if h := history(t, s, "c"); count(h, api.EventActivityCancelRequested) != 1 {
+		t.Fatalf("history %v", kinds(h))
 	}
 }
 
@@ -139,9 +156,18 @@ func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d p
 
 func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// TraceCopyFromStart counts a COPY as one statement.
+func (c *statementCounter) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *statementCounter) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {}
+
 // Goal (seed: mass cancel): cancelling a workflow with 2 500 outstanding
-// activities flags every attempt in the one transaction of the turn that
-// consumes the cancel, with at most 10 statements.
+// activities cancels every attempt in the one transaction of the turn that
+// consumes the cancel, with at most 10 statements: the held ones are
+// flagged, the others removed, and each gets its ActivityCancelRequested.
 func TestCancel_MassCancel(t *testing.T) {
 	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(t))
 	must0(t, err)
@@ -168,8 +194,8 @@ func TestCancel_MassCancel(t *testing.T) {
 	}
 	var flagged, total int
 	must0(t, pool.QueryRow(ctxT(t), `SELECT count(*) FILTER (WHERE cancel_requested AND cancel_reason = 'workflow_canceled'), count(*) FROM worker_queue`).Scan(&flagged, &total))
-	if flagged != n || total != n {
-		t.Fatalf("flagged %d of %d rows, want %d", flagged, total, n)
+	if flagged != len(held) || total != len(held) {
+		t.Fatalf("%d rows left, %d flagged; want the %d held ones, all flagged", total, flagged, len(held))
 	}
 	if c := count(history(t, s, "mass"), api.EventActivityCancelRequested); c != n {
 		t.Fatalf("%d ActivityCancelRequested events, want %d", c, n)

@@ -19,6 +19,10 @@ const maxTurnMessages = 1000
 // ackBatch is the most activity cancels one statement flags.
 const ackBatch = 1000
 
+// copyThreshold: a turn with at least this many events appends them with
+// COPY rather than one INSERT over a jsonb array.
+const copyThreshold = 200
+
 func toMessage(id int64, exec *int64, kind string, payload []byte, visibleAt time.Time) (engine.Message, error) {
 	var ev api.Event
 	if err := json.Unmarshal(payload, &ev); err != nil {
@@ -263,13 +267,14 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	var out api.CompleteWorkflowTaskResponse
 	var applied engine.TurnPlan
 	err = s.inTx(ctx, func(t *txn) error {
-		inst, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
+		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
 		if noRows(err) {
 			return ErrLockLost
 		}
 		if err != nil {
 			return fmt.Errorf("locked instance: %w", err)
 		}
+		inst := locked.Instance
 		rows, err := t.q.GetLockedMessages(ctx, &tok)
 		if err != nil {
 			return fmt.Errorf("locked messages: %w", err)
@@ -313,7 +318,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 			return err
 		}
 		applied = plan
-		return s.applyTurn(ctx, t, ns, inst, plan, &out)
+		return s.applyTurn(ctx, t, ns, inst, locked.TxTime, plan, &out)
 	})
 	if err == nil && s.opts.Observer != nil {
 		byReason := map[string]int{}
@@ -329,7 +334,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	return out, err
 }
 
-func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, plan engine.TurnPlan, out *api.CompleteWorkflowTaskResponse) error {
+func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, txTime time.Time, plan engine.TurnPlan, out *api.CompleteWorkflowTaskResponse) error {
 	id, exec := inst.InstanceID, inst.ExecutionID
 	// History delta.
 	hrows := make([]historyRow, 0, len(plan.Events))
@@ -348,7 +353,22 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 		r.Payload = mustJSON(ev)
 		hrows = append(hrows, r)
 	}
-	if len(hrows) > 0 {
+	switch {
+	case len(hrows) >= copyThreshold:
+		// Large turns (fan-out, mass cancel) use the COPY protocol.
+		params := make([]gen.CopyEventsParams, 0, len(hrows))
+		for _, r := range hrows {
+			at := txTime
+			if r.CreatedAt != nil {
+				at = *r.CreatedAt
+			}
+			params = append(params, gen.CopyEventsParams{Namespace: ns, InstanceID: id, ExecutionID: exec,
+				EventID: r.EventID, Kind: r.Kind, ActivityID: r.ActivityID, TimerID: r.TimerID, Payload: r.Payload, CreatedAt: at})
+		}
+		if _, err := t.q.CopyEvents(ctx, params); err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+	case len(hrows) > 0:
 		if err := t.q.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, InstanceID: id,
 			ExecutionID: exec, Events: mustJSON(hrows)}); err != nil {
 			return fmt.Errorf("append events: %w", err)
@@ -362,12 +382,9 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 	// A consumed cancel request flags what was outstanding before this
 	// turn's own activities exist.
 	if plan.CancelAllFirst {
-		w, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
-			ExecutionID: exec, Reason: engine.ReasonWorkflowCanceled})
-		if err != nil {
-			return fmt.Errorf("flag execution: %w", err)
+		if err := s.cancelExecution(ctx, t, ns, id, exec, engine.ReasonWorkflowCanceled); err != nil {
+			return err
 		}
-		flagWorkers(w)
 	}
 	// New attempts and timers, unless the turn ends the execution anyway.
 	if plan.TerminalReason == "" {
@@ -401,13 +418,12 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 		}
 		flagWorkers(w)
 	}
-	if plan.TerminalReason != "" {
-		w, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
-			ExecutionID: exec, Reason: plan.TerminalReason})
-		if err != nil {
-			return fmt.Errorf("flag execution: %w", err)
+	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
+	// nothing left to cancel.
+	if plan.TerminalReason != "" && !plan.CancelAllFirst {
+		if err := s.cancelExecution(ctx, t, ns, id, exec, plan.TerminalReason); err != nil {
+			return err
 		}
-		flagWorkers(w)
 	}
 	// The instance.
 	fin := gen.FinishTurnParams{
@@ -425,9 +441,12 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 	if err := t.q.FinishTurn(ctx, fin); err != nil {
 		return fmt.Errorf("finish turn: %w", err)
 	}
-	// Exactly the consumed messages.
-	if err := t.q.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
-		return fmt.Errorf("delete consumed messages: %w", err)
+	// Exactly the consumed messages (a finished instance loses them all
+	// below).
+	if plan.Status == api.StatusRunning {
+		if err := t.q.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
+			return fmt.Errorf("delete consumed messages: %w", err)
+		}
 	}
 	switch {
 	case plan.ContinueAsNew:
@@ -465,13 +484,14 @@ func (s *Store) FailWorkflowTask(ctx context.Context, ns, token string, e api.Er
 		return err
 	}
 	return s.inTx(ctx, func(t *txn) error {
-		inst, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
+		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
 		if noRows(err) {
 			return ErrLockLost
 		}
 		if err != nil {
 			return fmt.Errorf("locked instance: %w", err)
 		}
+		inst := locked.Instance
 		delay := engine.TurnBackoff(inst.TaskFailures+1, s.opts.TurnRetryBase, s.opts.TurnRetryMax)
 		if err := t.q.DeferLockedMessages(ctx, gen.DeferLockedMessagesParams{LockToken: &tok, DelayMs: ms(delay)}); err != nil {
 			return fmt.Errorf("defer messages: %w", err)
@@ -492,4 +512,24 @@ func (s *Store) NextWorkflowWake(ctx context.Context, ns, taskQueue string) (tim
 		return time.Time{}, false, fmt.Errorf("next workflow wake: %w", err)
 	}
 	return t, !t.IsZero(), nil
+}
+
+// cancelExecution cancels every attempt of an execution: attempts nobody
+// holds are removed (nobody is running them, so there is nobody to tell,
+// and they never start), held ones are flagged with reason — one predicate
+// statement each — and their workers are woken.
+func (s *Store) cancelExecution(ctx context.Context, t *txn, ns, id string, exec int64, reason string) error {
+	if _, err := t.q.DropUnheldExecutionAttempts(ctx, gen.DropUnheldExecutionAttemptsParams{
+		Namespace: ns, InstanceID: id, ExecutionID: exec}); err != nil {
+		return fmt.Errorf("drop unheld attempts: %w", err)
+	}
+	workers, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
+		ExecutionID: exec, Reason: reason})
+	if err != nil {
+		return fmt.Errorf("flag execution: %w", err)
+	}
+	for _, w := range workers {
+		t.wake(WorkerCancelKey(ns, w))
+	}
+	return nil
 }

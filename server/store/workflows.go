@@ -279,13 +279,8 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 		if i.Status == api.StatusRunning && !force {
 			return ErrRunning
 		}
-		workers, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: instanceID,
-			ExecutionID: i.ExecutionID, Reason: engine.ReasonInstanceDeleted})
-		if err != nil {
-			return fmt.Errorf("delete workflow: flag activities: %w", err)
-		}
-		for _, w := range workers {
-			t.wake(WorkerCancelKey(ns, w))
+		if err := s.cancelExecution(ctx, t, ns, instanceID, i.ExecutionID, engine.ReasonInstanceDeleted); err != nil {
+			return fmt.Errorf("delete workflow: %w", err)
 		}
 		if err := t.q.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
 			return fmt.Errorf("delete workflow: messages: %w", err)
