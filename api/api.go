@@ -210,14 +210,18 @@ const (
 	EventActivityCompleted       = "ActivityCompleted"
 	EventActivityFailed          = "ActivityFailed"
 	EventActivityCancelRequested = "ActivityCancelRequested"
-	EventTimerCreated            = "TimerCreated"
-	EventTimerFired              = "TimerFired"
-	EventSignalReceived          = "SignalReceived"
-	EventCancelRequested         = "CancelRequested"
-	EventContinuedAsNew          = "ContinuedAsNew"
-	EventWorkflowCompleted       = "WorkflowCompleted"
-	EventWorkflowFailed          = "WorkflowFailed"
-	EventWorkflowCanceled        = "WorkflowCanceled"
+	// EventActivityAttemptCancelRequested records that the server cancelled
+	// one attempt of an activity and scheduled the next (StartToClose or
+	// Heartbeat timeout, lost worker); the activity itself goes on.
+	EventActivityAttemptCancelRequested = "ActivityAttemptCancelRequested"
+	EventTimerCreated                   = "TimerCreated"
+	EventTimerFired                     = "TimerFired"
+	EventSignalReceived                 = "SignalReceived"
+	EventCancelRequested                = "CancelRequested"
+	EventContinuedAsNew                 = "ContinuedAsNew"
+	EventWorkflowCompleted              = "WorkflowCompleted"
+	EventWorkflowFailed                 = "WorkflowFailed"
+	EventWorkflowCanceled               = "WorkflowCanceled"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -240,7 +244,7 @@ type Event struct {
 	TaskQueue string `json:"task_queue,omitempty"`
 	// ActivityScheduled
 	Options *ActivityOptions `json:"options,omitempty"`
-	// ActivityCompleted, ActivityFailed
+	// ActivityCompleted, ActivityFailed, ActivityAttemptCancelRequested
 	Attempt int32 `json:"attempt,omitempty"`
 	// ActivityCompleted, WorkflowCompleted
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
@@ -251,7 +255,7 @@ type Event struct {
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string"`
 	// SignalReceived
 	SignalName string `json:"signal_name,omitempty"`
-	// ActivityCancelRequested, CancelRequested
+	// ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested
 	Reason string `json:"reason,omitempty"`
 	// ContinuedAsNew: the execution that follows.
 	NewExecutionID int64 `json:"new_execution_id,omitempty"`
@@ -320,7 +324,7 @@ type Command struct {
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 	// fail_workflow
 	Error *Error `json:"error,omitempty" validate:"required_if=Type fail_workflow"`
-	// continue_as_new: optional new type or task queue.
+	// continue_as_new: optional new workflow type (the task queue stays).
 	WorkflowType string `json:"workflow_type,omitempty" validate:"omitempty,name"`
 }
 

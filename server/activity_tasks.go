@@ -68,7 +68,7 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 // heartbeatActivityTask godoc
 //
 //	@Summary		Heartbeat an activity attempt
-//	@Description	Records details and extends the attempt's lock by extend_for (0s … 10m; 0 keeps the poll's lock_for), even when its cancellation was requested, and tells whether it was. A lost lock → 409.
+//	@Description	Records details and extends the attempt's lock by extend_for (0s … 10m; omitted or 0 means 30s, the default lock of a poll), even when its cancellation was requested, and tells whether it was. A lost lock → 409.
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -91,7 +91,11 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.HeartbeatActivityTask(c.Request().Context(), ns, token, req.Details, req.ExtendFor.D())
+	extend := req.ExtendFor.D()
+	if extend == 0 {
+		extend = defaultActivityLockFor
+	}
+	resp, err := s.store.HeartbeatActivityTask(c.Request().Context(), ns, token, req.Details, extend)
 	if err != nil {
 		return err
 	}

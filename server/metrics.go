@@ -43,9 +43,25 @@ type Metrics struct {
 	WorkersByState *prometheus.GaugeVec
 }
 
-// CancelRequested implements store.Observer.
+// CancelRequested implements store.Observer. Reasons other than Tether's
+// own (a workflow may name any) are counted as "other", which keeps the
+// label's values few.
 func (m *Metrics) CancelRequested(reason string, n int) {
+	if !knownCancelReason(reason) {
+		reason = "other"
+	}
 	m.CancelRequests.WithLabelValues(reason).Add(float64(n))
+}
+
+// knownCancelReason: the reasons Tether and its SDK use.
+func knownCancelReason(r string) bool {
+	switch r {
+	case "workflow_canceled", "workflow_failed", "workflow_completed", "continued_as_new",
+		"instance_deleted", "timeout:start_to_close", "timeout:heartbeat", "timeout:schedule_to_close",
+		"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled":
+		return true
+	}
+	return false
 }
 
 // NewMetrics returns the server's collectors on a new registry that also

@@ -33,7 +33,6 @@ const maxListLimit = 1000
 //	@Param			request		body		api.StartWorkflowRequest	true	"The workflow to start"
 //	@Success		201			{object}	api.StartWorkflowResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
-//	@Failure		404			{object}	api.Problem	"Unknown namespace"
 //	@Failure		409			{object}	api.Problem	"A running instance has this id"
 //	@Failure		413			{object}	api.Problem	"Body too large"
 //	@Failure		500			{object}	api.Problem

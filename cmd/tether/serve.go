@@ -162,7 +162,11 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		return err
 	}
 
-	if o.minLease < 0 || (o.maxLease > 0 && o.maxLease < o.minLease) {
+	effMax := o.maxLease
+	if effMax == 0 {
+		effMax = 5 * time.Minute
+	}
+	if o.minLease < 0 || effMax < o.minLease {
 		return fmt.Errorf("bad lease bounds: --min-lease %s, --max-lease %s", o.minLease, o.maxLease)
 	}
 	metrics := server.NewMetrics()

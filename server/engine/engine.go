@@ -76,6 +76,12 @@ func FilterMessages(executionID int64, done ActivityDone, msgs []Message) []Mess
 				continue
 			}
 			seen[id] = true
+		case api.EventActivityAttemptCancelRequested:
+			// Only worth recording while the activity is outstanding.
+			id := m.Event.ActivityID
+			if d, scheduled := done[id]; !scheduled || d || seen[id] {
+				continue
+			}
 		}
 		out = append(out, m)
 	}

@@ -316,8 +316,19 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 		t.Fatalf("old attempt %+v", old)
 	}
 	turn := fetchTurn(t, s)
-	if m := turn.Messages[0]; m.Kind != api.EventActivityFailed || m.ActivityID != n+1 || m.Error.Type != "WorkerLost" {
-		t.Fatalf("host queue attempt: %+v", m)
+	attemptCancels, hostFailed := 0, 0
+	for _, msg := range turn.Messages {
+		switch {
+		case msg.Kind == api.EventActivityAttemptCancelRequested && msg.Reason == "worker_lost" && msg.Attempt == 1:
+			attemptCancels++
+		case msg.Kind == api.EventActivityFailed && msg.ActivityID == n+1 && msg.Error.Type == "WorkerLost":
+			hostFailed++
+		default:
+			t.Fatalf("unexpected message %+v", msg)
+		}
+	}
+	if attemptCancels != n || hostFailed != 1 {
+		t.Fatalf("%d attempt cancels and %d host-queue failures, want %d and 1", attemptCancels, hostFailed, n)
 	}
 	// Resurrection: the same worker heartbeats again and is active; its
 	// old attempts stay cancelled and their results are stale.

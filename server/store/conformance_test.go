@@ -455,6 +455,13 @@ func TestTimeouts_EachKindFires(t *testing.T) {
 		if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
 			t.Fatalf("late outcome %s", r.Outcome)
 		}
+		// History records the attempt's cancellation; the activity goes on.
+		turn := fetchTurn(t, s)
+		if msg := turn.Messages[0]; len(turn.Messages) != 1 || msg.Kind != api.EventActivityAttemptCancelRequested ||
+			msg.Attempt != 1 || msg.Reason != "timeout:start_to_close" {
+			t.Fatalf("messages %+v", turn.Messages)
+		}
+		m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
 		expectTimeout(t, s, "start_to_close")
 	})
 }

@@ -141,8 +141,14 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) erro
 			}
 			e := engine.TimeoutError(kind, limit)
 			e.Retryable = nil // per-attempt timeouts are retried per the policy
-			if _, err := s.retryOrFail(ctx, t, r, e); err != nil {
+			outcome, err := s.retryOrFail(ctx, t, r, e)
+			if err != nil {
 				return err
+			}
+			if outcome == OutcomeRetryScheduled {
+				if err := s.recordAttemptCancel(ctx, t, r); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -202,6 +208,9 @@ func (s *Store) sweepWorkerLeases(ctx context.Context, res *SweepResult) error {
 				}
 				if outcome == OutcomeRetryScheduled {
 					res.Rescheduled++
+					if err := s.recordAttemptCancel(ctx, t, r); err != nil {
+						return err
+					}
 				} else {
 					res.RescheduleFailed++
 				}
@@ -274,4 +283,14 @@ func (s *Store) sweepCleanup(ctx context.Context, res *SweepResult) error {
 		res.CancelledDropped = n
 		return nil
 	})
+}
+
+// recordAttemptCancel tells the workflow, for its history, that the server
+// cancelled attempt r (flagged with its reason) and scheduled the next one.
+func (s *Store) recordAttemptCancel(ctx context.Context, t *txn, r gen.WorkerQueue) error {
+	exec := r.ExecutionID
+	ev := api.Event{Kind: api.EventActivityAttemptCancelRequested, ActivityID: r.ActivityID,
+		Attempt: r.Attempt, Reason: strOr(r.CancelReason)}
+	_, err := s.enqueue(ctx, t, r.Namespace, []outMessage{eventMessage(r.InstanceID, &exec, ev, 0)})
+	return err
 }
