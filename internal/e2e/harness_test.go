@@ -67,6 +67,20 @@ func testLogger(t testing.TB) *slog.Logger {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, envConfig{})
+}
+
+// envConfig adjusts the server of newEnvWith.
+type envConfig struct {
+	// Store are the store's options; TurnRetryBase and TurnRetryMax default
+	// to 50ms and 500ms.
+	Store store.Options
+	// SweepInterval is how often the sweeper runs (default 100ms).
+	SweepInterval time.Duration
+}
+
+func newEnvWith(t testing.TB, cfg envConfig) *env {
+	t.Helper()
 	logger := testLogger(t)
 	url := pgtest.NewURL(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -75,7 +89,16 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	st := store.New(pool, store.Options{TurnRetryBase: 50 * time.Millisecond, TurnRetryMax: 500 * time.Millisecond})
+	if cfg.Store.TurnRetryBase == 0 {
+		cfg.Store.TurnRetryBase = 50 * time.Millisecond
+	}
+	if cfg.Store.TurnRetryMax == 0 {
+		cfg.Store.TurnRetryMax = 500 * time.Millisecond
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = 100 * time.Millisecond
+	}
+	st := store.New(pool, cfg.Store)
 	connCfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +108,7 @@ func newEnv(t testing.TB) *env {
 	var bg sync.WaitGroup
 	bg.Go(func() { _ = hub.Run(ctx) })
 	bg.Go(func() {
-		tick := time.NewTicker(100 * time.Millisecond)
+		tick := time.NewTicker(cfg.SweepInterval)
 		defer tick.Stop()
 		for {
 			select {

@@ -121,6 +121,13 @@ const (
 	ReasonLockLost = "lock_lost"
 	// ReasonWorkerStopping: the worker stopped and its stop timeout ran out.
 	ReasonWorkerStopping = "worker_stopping"
+	// ReasonWorkerLost: the worker's session lease ran out — the worker
+	// could not reach the server for longer than its lease (network
+	// partition, process paused) — so the server reschedules the attempt
+	// elsewhere. The worker cancels its running activities itself when its
+	// lease runs out locally, before the server acts; the server gives the
+	// same reason for the attempts of a worker it declared lost.
+	ReasonWorkerLost = "worker_lost"
 )
 
 // ErrCanceled is matched (errors.Is) by every *CanceledError.

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/tetherhq/tether/api"
 )
@@ -51,6 +54,9 @@ type ProblemError struct {
 	Problem api.Problem
 	// Op names the request, such as "POST /workflows".
 	Op string
+	// RetryAfter is the delay the server asked for in a Retry-After header
+	// (429 and 503 answers); zero when there was none.
+	RetryAfter time.Duration
 
 	sentinel error
 }
@@ -142,4 +148,20 @@ func IsRetryable(err error) bool {
 		return pe.Status >= 500 || pe.Status == http.StatusTooManyRequests
 	}
 	return true
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (relative to now). It returns zero for an absent or unreadable header.
+func parseRetryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(h); err == nil {
+		return time.Duration(max(n, 0)) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }

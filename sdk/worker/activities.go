@@ -17,6 +17,7 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/actenv"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/names"
 )
 
 // pollActivities long-polls for attempts while ctx lasts, holding a slot
@@ -60,9 +61,13 @@ func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
 	}
 }
 
+// activityQueues are the queues the activity pollers serve, in the order
+// the server looks at them: the host queue first, so that work pinned to
+// this worker (which no one else can take) never waits behind the shared
+// backlog.
 func (w *Worker) activityQueues() []string {
 	if w.hostQ != "" {
-		return []string{w.queue, w.hostQ}
+		return []string{w.hostQ, w.queue}
 	}
 	return []string{w.queue}
 }
@@ -144,6 +149,10 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		return
 	}
 	def := w.reg.activity(task.ActivityType)
+	if def == nil && task.ActivityType == names.HostQueueActivity {
+		w.answerHostQueue(log, task)
+		return
+	}
 	if def == nil {
 		w.reportFailure(log, task, api.Error{Message: fmt.Sprintf("activity type %q is not registered on worker %s", task.ActivityType, w.ID()), Type: "ActivityTypeNotRegistered"})
 		return
@@ -228,6 +237,23 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 			log.Warn("abandon failed", "error", err)
 		}
 	}
+}
+
+// answerHostQueue runs the built-in activity of workflow.RunOnHost: it
+// completes the attempt with the worker's host task queue, or fails it
+// (retryable, so that the server may hand it to another worker) when the
+// worker has none.
+func (w *Worker) answerHostQueue(log *slog.Logger, task *api.ActivityTask) {
+	w.stats.activities.Add(1)
+	if w.hostQ == "" {
+		w.reportFailure(log, task, api.Error{Type: "NoHostQueue",
+			Message: fmt.Sprintf("worker %s has no host task queue (worker.Options.HostQueue is off)", w.ID())})
+		return
+	}
+	raw, _ := json.Marshal(w.hostQ) // a string always encodes
+	w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
+		return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw})
+	})
 }
 
 // attemptDeadline is when the attempt times out, from its options.

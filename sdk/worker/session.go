@@ -3,7 +3,9 @@ package worker
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -11,20 +13,64 @@ import (
 	"github.com/tetherhq/tether/sdk/client"
 )
 
+// Session timing (docs/liveness.md).
+const (
+	// heartbeatJitter is the relative jitter of the heartbeat period
+	// (±10%), so that workers started together do not heartbeat in step.
+	heartbeatJitter = 0.1
+	// minHeartbeatPeriod bounds the heartbeat period from below.
+	minHeartbeatPeriod = 100 * time.Millisecond
+	// maxHeartbeatWait bounds how long a heartbeat asks the server to hold
+	// it open (the server accepts at most its max wait, 60s by default).
+	maxHeartbeatWait = 30 * time.Second
+)
+
+// heartbeatPeriod is the session's heartbeat period for a lease: a third of
+// it, so that two heartbeats may be lost before the lease runs out.
+func heartbeatPeriod(lease time.Duration) time.Duration {
+	return max(lease/3, minHeartbeatPeriod)
+}
+
+// jittered returns d spread uniformly over d·(1±heartbeatJitter).
+func jittered(d time.Duration) time.Duration {
+	spread := time.Duration(float64(d) * heartbeatJitter)
+	if spread <= 0 {
+		return d
+	}
+	return d - spread + rand.N(2*spread+1)
+}
+
 // runSession keeps the worker's session alive: POST /workers/heartbeat
-// about every third of the lease, held open by the server (wait) until one
-// of the worker's attempts is cancelled, so that cancellations arrive at
-// once. It delivers the cancels and lost locks of the answer.
+// about every third of the lease (with jitter), held open by the server
+// (wait) until one of the worker's attempts is cancelled, so that
+// cancellations arrive at once. The server renews every attempt the worker
+// holds in the same call. runSession delivers the cancels and lost locks of
+// the answers; on 410 (session cleaned up) it continues under a new worker
+// id; on 429 it waits as long as Retry-After asks.
+//
+// It also watches the lease from the worker's side: when no heartbeat has
+// succeeded for a whole lease, the server has declared (or is about to
+// declare) the worker lost and reschedules its attempts elsewhere, so the
+// worker cancels its running activities with reason worker_lost (see
+// sessionLost). The next heartbeat that gets through resurrects the session
+// under the same id.
 func (w *Worker) runSession(ctx context.Context) {
 	lease := w.opts.LeaseDuration
-	period := max(lease/3, 100*time.Millisecond)
+	period := heartbeatPeriod(lease)
 	host, _ := os.Hostname()
-	bo := newBackoff()
+	// Retries after errors stay within a period, so that a worker whose
+	// network comes back resurrects promptly.
+	bo := &backoff{base: min(100*time.Millisecond, period), max: min(10*time.Second, period)}
+	watch := newLeaseWatch(lease, w.sessionLost)
+	defer watch.stop()
 	missing := false
 	for {
+		p := jittered(period)
+		wait := api.Duration(min(p, maxHeartbeatWait))
 		start := time.Now()
-		wait := api.Duration(period)
-		rctx, cancel := context.WithTimeout(ctx, period+ackTimeout)
+		// A heartbeat that takes longer than its wait plus a period is
+		// given up: a fresh one has a better chance to get through.
+		rctx, cancel := context.WithTimeout(ctx, wait.D()+max(period, time.Second))
 		resp, err := w.c.WorkerHeartbeat(rctx, api.WorkerHeartbeatRequest{
 			WorkerID:        w.ID(),
 			Identity:        w.opts.Identity,
@@ -53,16 +99,31 @@ func (w *Worker) runSession(ctx context.Context) {
 				w.log.Debug("server has no worker sessions; lock renewals only", "error", err)
 				missing = true
 			}
+		case errors.Is(err, client.ErrRateLimited):
+			d := retryAfter(err)
+			if d <= 0 {
+				d = bo.next()
+			}
+			// Never earlier than asked; a little later, spread.
+			d += rand.N(d/10 + 1)
+			w.log.Warn("worker heartbeat rate limited: backing off", "worker_id", w.ID(), "retry_after", d)
+			if !sleepCtx(ctx, d) {
+				return
+			}
+			continue
 		case err != nil:
-			w.log.Warn("worker heartbeat failed", "error", err)
+			w.log.Warn("worker heartbeat failed", "worker_id", w.ID(), "error", err)
 			if !bo.wait(ctx) {
 				return
 			}
 			continue
 		default:
 			bo.reset()
+			if watch.renewed(start) {
+				w.log.Info("worker session resumed: the server hears the worker again", "worker_id", w.ID(), "state", resp.State)
+			}
 			if resp.State != "" && resp.State != api.WorkerActive {
-				w.log.Warn("server reports the worker session not active", "state", resp.State)
+				w.log.Warn("server reports the worker session not active", "worker_id", w.ID(), "state", resp.State)
 			}
 			for _, c := range resp.Cancels {
 				if a, ok := w.running.Load(c.LockToken); ok {
@@ -80,13 +141,134 @@ func (w *Worker) runSession(ctx context.Context) {
 		}
 		// Pace: an answer that came early with nothing new waits for the
 		// rest of the period.
-		if elapsed := time.Since(start); !news && elapsed < period {
-			select {
-			case <-ctx.Done():
+		if elapsed := time.Since(start); !news && elapsed < p {
+			if !sleepCtx(ctx, p-elapsed) {
 				return
-			case <-time.After(period - elapsed):
 			}
 		}
+	}
+}
+
+// sessionLost cancels the running activities when the worker's lease ran
+// out without a heartbeat getting through (see leaseWatch): the server
+// reschedules them elsewhere, and cancelling them here, no later than the
+// server's deadline, keeps the two copies from running at once.
+func (w *Worker) sessionLost(lastOK time.Time) {
+	n := 0
+	w.running.Range(func(_, v any) bool {
+		a := v.(*attempt)
+		if canceled, _ := a.state(); !canceled {
+			n++
+		}
+		a.requestCancel(activity.ReasonWorkerLost, false)
+		return true
+	})
+	w.log.Warn("worker lease ran out without reaching the server: cancelling its running activities (the server reschedules them)",
+		"worker_id", w.ID(), "lease", w.opts.LeaseDuration, "last_heartbeat_sent", lastOK, "cancelled", n)
+}
+
+// retryAfter is the Retry-After delay of a problem answer (zero when none).
+func retryAfter(err error) time.Duration {
+	var pe *client.ProblemError
+	if errors.As(err, &pe) {
+		return pe.RetryAfter
+	}
+	return 0
+}
+
+// sleepCtx sleeps d; it returns false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// leaseWatch follows the worker's lease as the worker can know it. The
+// server sets the deadline to lease after it handles a heartbeat, which is
+// after the worker sent it: so "send time of the last successful heartbeat
+// + lease" is never later than the server's deadline (clocks running at the
+// same rate; no wall clock is compared). When that time passes, onLost is
+// called once; a later successful heartbeat sent within its lease re-arms
+// the watch.
+type leaseWatch struct {
+	lease  time.Duration
+	onLost func(lastOK time.Time)
+
+	mu      sync.Mutex
+	lastOK  time.Time // send time of the last successful heartbeat; zero before the first
+	lost    bool
+	stopped bool
+	timer   *time.Timer
+}
+
+func newLeaseWatch(lease time.Duration, onLost func(lastOK time.Time)) *leaseWatch {
+	return &leaseWatch{lease: lease, onLost: onLost}
+}
+
+// renewed records a successful heartbeat sent at sent (a time.Now() value,
+// with its monotonic reading). It reports whether the watch had declared
+// the session lost and the heartbeat ends that. An answer arriving after
+// its own lease ran out (the process was paused, the answer was slow) does
+// not count: the server may have expired the worker meanwhile.
+func (l *leaseWatch) renewed(sent time.Time) (resumed bool) {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return false
+	}
+	if sent.After(l.lastOK) {
+		l.lastOK = sent
+	}
+	remaining := time.Until(l.lastOK.Add(l.lease))
+	if remaining <= 0 {
+		l.mu.Unlock()
+		l.check()
+		return false
+	}
+	resumed, l.lost = l.lost, false
+	if l.timer == nil {
+		l.timer = time.AfterFunc(remaining, l.check)
+	} else {
+		l.timer.Reset(remaining)
+	}
+	l.mu.Unlock()
+	return resumed
+}
+
+// check declares the session lost when its lease ran out.
+func (l *leaseWatch) check() {
+	l.mu.Lock()
+	if l.stopped || l.lost || l.lastOK.IsZero() {
+		l.mu.Unlock()
+		return
+	}
+	if remaining := time.Until(l.lastOK.Add(l.lease)); remaining > 0 {
+		if l.timer == nil {
+			l.timer = time.AfterFunc(remaining, l.check)
+		} else {
+			l.timer.Reset(remaining)
+		}
+		l.mu.Unlock()
+		return
+	}
+	l.lost = true
+	last := l.lastOK
+	l.mu.Unlock()
+	l.onLost(last)
+}
+
+// stop disarms the watch.
+func (l *leaseWatch) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
+	if l.timer != nil {
+		l.timer.Stop()
 	}
 }
 

@@ -67,6 +67,14 @@ type Options struct {
 	CacheSize int
 	// Logger defaults to the client's logger.
 	Logger *slog.Logger
+	// HostQueue gives the worker a host task queue of its own,
+	// "<task queue>@<worker id>", which no other worker serves. The worker
+	// polls it for activities before its shared queue. An activity learns
+	// its name from activity.GetInfo(ctx).HostTaskQueue and a workflow pins
+	// later activities to this worker by scheduling them there (see
+	// docs/host-queues.md). The name is fixed for the life of the Worker,
+	// even if its session is cleaned up and it continues under a new id.
+	HostQueue bool
 }
 
 func (o Options) withDefaults(c *client.Client) Options {
@@ -112,6 +120,9 @@ func (o Options) withDefaults(c *client.Client) Options {
 	return o
 }
 
+// maxQueueName is the longest task queue name the server accepts.
+const maxQueueName = 200
+
 // Worker serves one task queue. Register workflows and activities, then Run.
 type Worker struct {
 	c      *client.Client
@@ -121,7 +132,7 @@ type Worker struct {
 	reg    *registry
 	cache  *cache
 	id     atomic.Pointer[string]
-	hostQ  string
+	hostQ  string // the host task queue ("" without Options.HostQueue), set once in New
 	mu     sync.Mutex
 	active bool
 
@@ -140,6 +151,9 @@ func New(c *client.Client, taskQueue string, opts Options) *Worker {
 	w := &Worker{c: c, queue: taskQueue, opts: opts, reg: newRegistry()}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
+	if opts.HostQueue {
+		w.hostQ = taskQueue + "@" + id
+	}
 	w.log = opts.Logger.With("task_queue", taskQueue)
 	w.cache = newCache(opts.CacheSize)
 	return w
@@ -150,6 +164,10 @@ func (w *Worker) ID() string { return *w.id.Load() }
 
 // TaskQueue returns the queue the worker serves.
 func (w *Worker) TaskQueue() string { return w.queue }
+
+// HostTaskQueue returns the worker's host task queue ("<task queue>@<worker
+// id>"), or "" when Options.HostQueue is off.
+func (w *Worker) HostTaskQueue() string { return w.hostQ }
 
 // newWorkerID returns identity (reduced to [A-Za-z0-9._-]) and a random
 // suffix.
@@ -227,6 +245,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	if !hasWF && !hasAct {
 		w.mu.Unlock()
 		return errors.New("worker: nothing registered")
+	}
+	if len(w.hostQ) > maxQueueName {
+		w.mu.Unlock()
+		return fmt.Errorf("worker: host task queue %q is longer than %d characters: shorten the task queue or the identity", w.hostQ, maxQueueName)
 	}
 	w.active = true
 	w.hardStop = make(chan struct{})

@@ -71,3 +71,8 @@ func allDigits(s string) bool {
 	}
 	return true
 }
+
+// HostQueueActivity is the built-in activity that workflow.RunOnHost runs
+// on a shared queue to pick a host: a worker with a host task queue answers
+// it with that queue's name, without running user code.
+const HostQueueActivity = "tether.HostTaskQueue"
