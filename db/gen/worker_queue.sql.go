@@ -656,7 +656,11 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) (QueueSt
 const takeAttempt = `-- name: TakeAttempt :one
 DELETE FROM worker_queue
 WHERE lock_token = $1 AND namespace = $2 AND locked_until > now()
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error
+RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error,
+          (CASE WHEN cancel_requested THEN ''
+                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out
 `
 
 type TakeAttemptParams struct {
@@ -664,42 +668,50 @@ type TakeAttemptParams struct {
 	Namespace string
 }
 
+type TakeAttemptRow struct {
+	WorkerQueue WorkerQueue
+	TimedOut    string
+}
+
 // Removes a held attempt (complete, fail): the caller decides what follows.
-func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (WorkerQueue, error) {
+// timed_out names a StartToClose or Heartbeat deadline that passed before
+// the report (the sweeper had not flagged it yet): the report is then late.
+func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeAttemptRow, error) {
 	row := q.db.QueryRow(ctx, takeAttempt, arg.LockToken, arg.Namespace)
-	var i WorkerQueue
+	var i TakeAttemptRow
 	err := row.Scan(
-		&i.ID,
-		&i.Namespace,
-		&i.TaskQueue,
-		&i.InstanceID,
-		&i.ExecutionID,
-		&i.ActivityID,
-		&i.Attempt,
-		&i.ActivityType,
-		&i.WorkflowType,
-		&i.WorkflowTaskQueue,
-		&i.Input,
-		&i.Options,
-		&i.StartToCloseMs,
-		&i.HeartbeatTimeoutMs,
-		&i.ScheduledAt,
-		&i.VisibleAt,
-		&i.ScheduleToStartDeadline,
-		&i.ScheduleToCloseDeadline,
-		&i.StartToCloseDeadline,
-		&i.HeartbeatDeadline,
-		&i.StartedAt,
-		&i.LockToken,
-		&i.LockedUntil,
-		&i.WorkerID,
-		&i.DeliveryCount,
-		&i.HeartbeatDetails,
-		&i.LastHeartbeatAt,
-		&i.CancelRequested,
-		&i.CancelReason,
-		&i.CancelRequestedAt,
-		&i.LastError,
+		&i.WorkerQueue.ID,
+		&i.WorkerQueue.Namespace,
+		&i.WorkerQueue.TaskQueue,
+		&i.WorkerQueue.InstanceID,
+		&i.WorkerQueue.ExecutionID,
+		&i.WorkerQueue.ActivityID,
+		&i.WorkerQueue.Attempt,
+		&i.WorkerQueue.ActivityType,
+		&i.WorkerQueue.WorkflowType,
+		&i.WorkerQueue.WorkflowTaskQueue,
+		&i.WorkerQueue.Input,
+		&i.WorkerQueue.Options,
+		&i.WorkerQueue.StartToCloseMs,
+		&i.WorkerQueue.HeartbeatTimeoutMs,
+		&i.WorkerQueue.ScheduledAt,
+		&i.WorkerQueue.VisibleAt,
+		&i.WorkerQueue.ScheduleToStartDeadline,
+		&i.WorkerQueue.ScheduleToCloseDeadline,
+		&i.WorkerQueue.StartToCloseDeadline,
+		&i.WorkerQueue.HeartbeatDeadline,
+		&i.WorkerQueue.StartedAt,
+		&i.WorkerQueue.LockToken,
+		&i.WorkerQueue.LockedUntil,
+		&i.WorkerQueue.WorkerID,
+		&i.WorkerQueue.DeliveryCount,
+		&i.WorkerQueue.HeartbeatDetails,
+		&i.WorkerQueue.LastHeartbeatAt,
+		&i.WorkerQueue.CancelRequested,
+		&i.WorkerQueue.CancelReason,
+		&i.WorkerQueue.CancelRequestedAt,
+		&i.WorkerQueue.LastError,
+		&i.TimedOut,
 	)
 	return i, err
 }

@@ -67,9 +67,15 @@ RETURNING cancel_requested, cancel_reason, locked_until;
 
 -- name: TakeAttempt :one
 -- Removes a held attempt (complete, fail): the caller decides what follows.
+-- timed_out names a StartToClose or Heartbeat deadline that passed before
+-- the report (the sweeper had not flagged it yet): the report is then late.
 DELETE FROM worker_queue
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
-RETURNING *;
+RETURNING sqlc.embed(worker_queue),
+          (CASE WHEN cancel_requested THEN ''
+                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out;
 
 -- name: AbandonAttempt :one
 UPDATE worker_queue

@@ -177,8 +177,11 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	}
 	actx := actenv.With(ctx, env)
 	if !deadline.IsZero() {
+		// The local deadline mirrors the server's: ctx.Err() is
+		// DeadlineExceeded, and context.Cause names the timeout as the
+		// server records it.
 		var cancelDL context.CancelFunc
-		actx, cancelDL = context.WithDeadline(actx, deadline)
+		actx, cancelDL = context.WithDeadlineCause(actx, deadline, &activity.CanceledError{Reason: deadlineReason(task, deadline)})
 		defer cancelDL()
 	}
 	w.running.Store(task.LockToken, a)
@@ -254,6 +257,15 @@ func (w *Worker) answerHostQueue(log *slog.Logger, task *api.ActivityTask) {
 	w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
 		return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw})
 	})
+}
+
+// deadlineReason names the timeout that deadline (from attemptDeadline)
+// stands for, as the server's cancel reasons do.
+func deadlineReason(task *api.ActivityTask, deadline time.Time) string {
+	if t := task.Options.ScheduleToCloseTimeout.D(); t > 0 && !task.ScheduledAt.IsZero() && task.ScheduledAt.Add(t).Equal(deadline) {
+		return "timeout:schedule_to_close"
+	}
+	return "timeout:start_to_close"
 }
 
 // attemptDeadline is when the attempt times out, from its options.

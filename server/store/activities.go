@@ -59,8 +59,28 @@ func (s *Store) FetchActivityTask(ctx context.Context, ns string, taskQueues []s
 }
 
 // FetchActivityTasks claims up to max attempts in one statement (one commit
-// for many attempts).
+// for many attempts), binding them to workerID.
+//
+// A worker whose session the server declared lost (inactive, cleaned up)
+// gets nothing until a heartbeat brings it back: its lease is no longer
+// watched, so nothing would notice if it died holding the attempt. This
+// matters for a worker that was paused (SIGSTOP, a frozen VM) with a long
+// poll open: the poll, woken by the reschedule of the worker's own attempts,
+// would otherwise take them back and sit on them until their lock expired.
+// (A fetch racing the very sweep that expires the worker may still bind an
+// attempt to it; the attempt's lock then bounds the delay.) A worker id
+// without a session (sessions disabled, or before the first heartbeat) is
+// served.
 func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration, max int32) ([]api.ActivityTask, error) {
+	if workerID != "" {
+		w, err := gen.New(s.pool).GetWorker(ctx, gen.GetWorkerParams{Namespace: ns, WorkerID: workerID})
+		switch {
+		case err == nil && w.State != api.WorkerActive:
+			return []api.ActivityTask{}, nil
+		case err != nil && !noRows(err):
+			return nil, fmt.Errorf("fetch activity task: worker state: %w", err)
+		}
+	}
 	rows, err := gen.New(s.pool).FetchAttempts(ctx, gen.FetchAttemptsParams{
 		LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
 	})
@@ -100,19 +120,48 @@ func (s *Store) HeartbeatActivityTask(ctx context.Context, ns, token string, det
 	return out, nil
 }
 
-func (s *Store) takeAttempt(ctx context.Context, t *txn, ns, token string) (gen.WorkerQueue, error) {
+// takeAttempt removes a held attempt for its complete or fail. A report
+// that comes after the attempt's StartToClose or Heartbeat deadline — before
+// the sweeper flagged it — is late: the attempt is timed out here, exactly as
+// the sweeper would have (the next attempt is scheduled or the activity
+// fails), and late is true, so the report is dropped as stale. Whether a
+// result counts never depends on how soon the sweeper runs.
+func (s *Store) takeAttempt(ctx context.Context, t *txn, ns, token string) (row gen.WorkerQueue, late bool, err error) {
 	tok, err := parseToken(token)
 	if err != nil {
-		return gen.WorkerQueue{}, err
+		return gen.WorkerQueue{}, false, err
 	}
-	row, err := t.q.TakeAttempt(ctx, gen.TakeAttemptParams{LockToken: &tok, Namespace: ns})
+	r, err := t.q.TakeAttempt(ctx, gen.TakeAttemptParams{LockToken: &tok, Namespace: ns})
 	if noRows(err) {
-		return gen.WorkerQueue{}, ErrLockLost
+		return gen.WorkerQueue{}, false, ErrLockLost
 	}
 	if err != nil {
-		return gen.WorkerQueue{}, fmt.Errorf("take attempt: %w", err)
+		return gen.WorkerQueue{}, false, fmt.Errorf("take attempt: %w", err)
 	}
-	return row, nil
+	row = r.WorkerQueue
+	if r.TimedOut == "" {
+		return row, false, nil
+	}
+	kind, limit, reason := engine.TimeoutStartToClose, time.Duration(row.StartToCloseMs)*time.Millisecond, engine.ReasonStartToClose
+	if r.TimedOut == engine.TimeoutHeartbeat {
+		kind, limit, reason = engine.TimeoutHeartbeat, time.Duration(row.HeartbeatTimeoutMs)*time.Millisecond, engine.ReasonHeartbeatTimeout
+	}
+	row.CancelRequested, row.CancelReason = true, &reason
+	e := engine.TimeoutError(kind, limit)
+	e.Retryable = nil
+	outcome, err := s.retryOrFail(ctx, t, row, e)
+	if err != nil {
+		return row, true, err
+	}
+	if outcome == OutcomeRetryScheduled {
+		if err := s.recordAttemptCancel(ctx, t, row); err != nil {
+			return row, true, err
+		}
+	}
+	if s.opts.Observer != nil {
+		s.opts.Observer.CancelRequested(reason, 1)
+	}
+	return row, true, nil
 }
 
 // deliver sends an activity's final outcome to its workflow execution.
@@ -157,11 +206,11 @@ func (s *Store) retryOrFail(ctx context.Context, t *txn, r gen.WorkerQueue, e ap
 func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, result json.RawMessage) (api.ActivityAckResponse, error) {
 	var out api.ActivityAckResponse
 	err := s.inTx(ctx, func(t *txn) error {
-		r, err := s.takeAttempt(ctx, t, ns, token)
+		r, late, err := s.takeAttempt(ctx, t, ns, token)
 		if err != nil {
 			return err
 		}
-		if r.CancelRequested {
+		if late || r.CancelRequested {
 			out.Outcome = OutcomeStale
 			return nil
 		}
@@ -176,11 +225,11 @@ func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, resu
 func (s *Store) FailActivityTask(ctx context.Context, ns, token string, e api.Error) (api.ActivityAckResponse, error) {
 	var out api.ActivityAckResponse
 	err := s.inTx(ctx, func(t *txn) error {
-		r, err := s.takeAttempt(ctx, t, ns, token)
+		r, late, err := s.takeAttempt(ctx, t, ns, token)
 		if err != nil {
 			return err
 		}
-		if r.CancelRequested {
+		if late || r.CancelRequested {
 			out.Outcome = OutcomeStale
 			return nil
 		}

@@ -582,3 +582,30 @@ func TestFetch_StickyWorkerGetsNoOldHistory(t *testing.T) {
 		t.Fatalf("after a failed turn: from=%d history=%d", again.HistoryFromEventID, len(again.History))
 	}
 }
+
+// Goal: a result reported after the attempt's StartToClose deadline, before
+// the sweeper flagged it, is stale all the same, and the attempt is timed
+// out then and there (the next attempt is scheduled).
+func TestComplete_AfterDeadlineIsStale(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "late", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartToCloseTimeout: api.Duration(200 * time.Millisecond),
+		RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
+	a := fetchAct(t, s, time.Minute)
+	eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+	var b *api.ActivityTask
+	eventually(t, 5*time.Second, "the next attempt", func() bool {
+		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
+		return b != nil
+	})
+	if b.Attempt != 2 {
+		t.Fatalf("attempt %d", b.Attempt)
+	}
+	turn := fetchTurn(t, s)
+	if msg := turn.Messages[0]; msg.Kind != api.EventActivityAttemptCancelRequested || msg.Reason != "timeout:start_to_close" {
+		t.Fatalf("messages %+v", turn.Messages)
+	}
+}
