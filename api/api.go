@@ -481,6 +481,14 @@ type WorkerHeartbeatRequest struct {
 	// answered. A worker that keeps such a heartbeat open learns of a
 	// cancellation as soon as it is decided instead of at its next renewal.
 	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"5s"`
+	// KnownCancels lists held attempts whose cancellation the worker
+	// already knows: a waiting heartbeat is answered at once only for a
+	// cancellation outside this list.
+	KnownCancels []string `json:"known_cancels,omitempty" validate:"max=10000"`
+	// Shutdown ends the session now (a worker stopping gracefully): its
+	// lease expires at once, so what waits in its host task queue fails
+	// fast instead of after a lease.
+	Shutdown bool `json:"shutdown,omitempty"`
 }
 
 // AttemptCancel is the cancel info of one attempt a worker holds.

@@ -423,6 +423,13 @@ func TestWorkerHeartbeatWaitWokenByCancel(t *testing.T) {
 	if took := time.Since(begin); took > 8*time.Second {
 		t.Fatalf("the heartbeat answered after %s: not woken by the cancel", took)
 	}
+	// A cancel the worker already knows does not end the wait again.
+	begin = time.Now()
+	e.post("/workers/heartbeat", api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: lease,
+		Wait: dur(300 * time.Millisecond), KnownCancels: []string{act.LockToken}}).want(t, http.StatusOK).decode(t, &hb)
+	if time.Since(begin) < 300*time.Millisecond || len(hb.Cancels) != 1 {
+		t.Fatalf("known cancel answered after %s: %+v", time.Since(begin), hb)
+	}
 	// The cancel is counted by reason, and its push delivery observed.
 	m := e.do(http.MethodGet, e.ts.URL+"/metrics", nil)
 	for _, want := range []string{

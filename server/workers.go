@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -55,7 +56,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		return rateLimitedProblem(retry)
 	}
 	ctx := c.Request().Context()
-	if wait <= 0 || s.hub == nil {
+	if wait <= 0 || s.hub == nil || req.Shutdown {
 		resp, err := s.store.WorkerHeartbeat(ctx, ns, req)
 		if err != nil {
 			return err
@@ -71,7 +72,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(resp.Cancels) > 0 || resp.State != api.WorkerActive {
+	if hasNewCancel(resp.Cancels, req.KnownCancels) || resp.State != api.WorkerActive {
 		return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
 	}
 	inFlight := s.metrics.LongPollsInFlight.WithLabelValues("worker_heartbeat")
@@ -103,6 +104,16 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
+}
+
+// hasNewCancel reports whether cancels holds an attempt outside known.
+func hasNewCancel(cancels []api.AttemptCancel, known []string) bool {
+	for _, c := range cancels {
+		if !slices.Contains(known, c.LockToken) {
+			return true
+		}
+	}
+	return false
 }
 
 // heartbeatAnswer logs the worker's transitions and returns the answer.

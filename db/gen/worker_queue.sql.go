@@ -125,7 +125,9 @@ func (q *Queries) DropUnheldExecutionAttempts(ctx context.Context, arg DropUnhel
 const expireLocks = `-- name: ExpireLocks :many
 UPDATE worker_queue w
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
-    start_to_close_deadline = NULL, heartbeat_deadline = NULL
+    start_to_close_deadline = NULL, heartbeat_deadline = NULL,
+    started_at = CASE WHEN w.schedule_to_start_deadline IS NULL THEN w.started_at END,
+    schedule_to_start_deadline = now() + (w.schedule_to_start_deadline - w.visible_at)
 FROM (
     SELECT id FROM worker_queue
     WHERE lock_token IS NOT NULL AND locked_until < now()
@@ -138,6 +140,7 @@ RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.acti
 `
 
 // Releases attempts whose lock expired, so they can be delivered again.
+// The attempt waits to be started again: its ScheduleToStart runs anew.
 func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
 	rows, err := q.db.Query(ctx, expireLocks, maxRows)
 	if err != nil {

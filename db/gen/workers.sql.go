@@ -403,6 +403,46 @@ func (q *Queries) LiveQueueWorkers(ctx context.Context, arg LiveQueueWorkersPara
 	return items, nil
 }
 
+const lostHostQueues = `-- name: LostHostQueues :many
+SELECT DISTINCT ON (host_task_queue) host_task_queue::text AS task_queue, worker_id, state
+FROM workers
+WHERE namespace = $1 AND host_task_queue = ANY($2::text[])
+ORDER BY host_task_queue, last_heartbeat_at DESC
+`
+
+type LostHostQueuesParams struct {
+	Namespace  string
+	TaskQueues []string
+}
+
+type LostHostQueuesRow struct {
+	TaskQueue string
+	WorkerID  string
+	State     string
+}
+
+// Of the given task queues, the host task queues whose worker is no longer
+// active: nothing scheduled there would ever be picked up.
+func (q *Queries) LostHostQueues(ctx context.Context, arg LostHostQueuesParams) ([]LostHostQueuesRow, error) {
+	rows, err := q.db.Query(ctx, lostHostQueues, arg.Namespace, arg.TaskQueues)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LostHostQueuesRow{}
+	for rows.Next() {
+		var i LostHostQueuesRow
+		if err := rows.Scan(&i.TaskQueue, &i.WorkerID, &i.State); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const pendingCancels = `-- name: PendingCancels :many
 SELECT lock_token::uuid AS lock_token, COALESCE(cancel_reason, '')::text AS reason,
        cancel_requested_at::timestamptz AS requested_at

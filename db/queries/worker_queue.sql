@@ -141,9 +141,12 @@ HAVING count(*) > 0;
 
 -- name: ExpireLocks :many
 -- Releases attempts whose lock expired, so they can be delivered again.
+-- The attempt waits to be started again: its ScheduleToStart runs anew.
 UPDATE worker_queue w
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
-    start_to_close_deadline = NULL, heartbeat_deadline = NULL
+    start_to_close_deadline = NULL, heartbeat_deadline = NULL,
+    started_at = CASE WHEN w.schedule_to_start_deadline IS NULL THEN w.started_at END,
+    schedule_to_start_deadline = now() + (w.schedule_to_start_deadline - w.visible_at)
 FROM (
     SELECT id FROM worker_queue
     WHERE lock_token IS NOT NULL AND locked_until < now()

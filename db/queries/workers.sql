@@ -129,3 +129,11 @@ RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS loc
 
 -- name: CountWorkersByState :many
 SELECT state, count(*)::bigint AS workers FROM workers GROUP BY state;
+
+-- name: LostHostQueues :many
+-- Of the given task queues, the host task queues whose worker is no longer
+-- active: nothing scheduled there would ever be picked up.
+SELECT DISTINCT ON (host_task_queue) host_task_queue::text AS task_queue, worker_id, state
+FROM workers
+WHERE namespace = sqlc.arg(namespace) AND host_task_queue = ANY(sqlc.arg(task_queues)::text[])
+ORDER BY host_task_queue, last_heartbeat_at DESC;

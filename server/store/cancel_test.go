@@ -372,3 +372,39 @@ func TestCancel_TerminalTurnKeepsSelectReason(t *testing.T) {
 		t.Fatalf("reason %q", hb.Reason)
 	}
 }
+
+// Goal: an activity scheduled onto the host task queue of a worker that is
+// no longer active fails at once with WorkerLost instead of waiting out its
+// ScheduleToStart; a graceful shutdown heartbeat ends the session at the
+// next sweep.
+func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
+	s := newStore(t)
+	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
+		LeaseDuration: api.Duration(time.Minute)}))(t)
+	// A graceful stop: the session ends now.
+	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
+		LeaseDuration: api.Duration(time.Minute), Shutdown: true}))(t)
+	sweepUntil(t, s, 5*time.Second, "the session to end", func() bool {
+		return m(s.GetWorker(ctxT(t), ns, "h1"))(t).State == api.WorkerInactive
+	})
+	startWithActivities(t, s, "pin", []api.Command{{Type: api.CommandScheduleActivity, ActivityID: 1, ActivityType: "x",
+		TaskQueue: "q@h1", Options: &api.ActivityOptions{ScheduleToStartTimeout: api.Duration(time.Hour)}}})
+	turn := fetchTurn(t, s)
+	if msg := turn.Messages[0]; msg.Kind != api.EventActivityFailed || msg.Error.Type != "WorkerLost" {
+		t.Fatalf("messages %+v", turn.Messages)
+	}
+	if tq := m(s.DescribeTaskQueue(ctxT(t), ns, "q@h1"))(t); !tq.IsHostQueue || !tq.Orphaned || tq.Backlog != 0 {
+		t.Fatalf("task queue %+v", tq)
+	}
+}
+
+// Goal: an attempt whose lock expired waits to be started again, and its
+// ScheduleToStart timeout applies anew (so it cannot wait forever on a
+// queue nobody polls any more).
+func TestLockExpiry_ScheduleToStartAppliesAgain(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "s2s", []api.Command{scheduleWith(1, api.ActivityOptions{
+		ScheduleToStartTimeout: api.Duration(500 * time.Millisecond)})})
+	fetchAct(t, s, 100*time.Millisecond) // taken, then the worker vanishes
+	expectTimeout(t, s, "schedule_to_start")
+}

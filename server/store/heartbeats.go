@@ -126,6 +126,10 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		r := hbWorkerRow{Namespace: c.ns, WorkerID: c.req.WorkerID, Identity: c.req.Identity, Host: c.req.Host,
 			BuildID: c.req.BuildID, TaskQueues: c.req.TaskQueues, Metadata: c.req.Metadata,
 			LeaseMS: ms(c.req.LeaseDuration.D()), ExtendMS: 2 * ms(c.req.LeaseDuration.D())}
+		if c.req.Shutdown {
+			// The session ends now: the next sweep finds its lease expired.
+			r.LeaseMS = 0
+		}
 		if r.TaskQueues == nil {
 			r.TaskQueues = []string{}
 		}

@@ -32,7 +32,13 @@ func TestLiveness_InactiveWorkerFetchesNothing(t *testing.T) {
 		t.Fatalf("rescheduled attempt %+v", again)
 	}
 
-	// Resurrected, the worker is served again.
+	// Resurrected, the worker is served again. (First the turn that records
+	// the lost attempt's cancellation.)
+	turn := fetchTurn(t, s)
+	if turn.InstanceID != "lost" || turn.Messages[0].Reason != "worker_lost" {
+		t.Fatalf("turn %+v", turn)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
 	startWithActivities(t, s, "next", schedule(1))
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
 		t.Fatalf("the inactive worker fetched %+v", a)

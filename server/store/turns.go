@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -237,10 +239,52 @@ func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue st
 	}
 }
 
-// insertAttempts inserts attempt rows and wakes the pollers of their queues.
+// insertAttempts inserts attempt rows and wakes the pollers of their
+// queues. An attempt bound for the host task queue of a worker that is no
+// longer active is not inserted: nobody would ever pick it up, so its
+// activity fails at once with a retryable WorkerLost error.
 func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []attemptRow) error {
 	if len(rows) == 0 {
 		return nil
+	}
+	var hostLike []string
+	for _, r := range rows {
+		if strings.Contains(r.TaskQueue, "@") && !slices.Contains(hostLike, r.TaskQueue) {
+			hostLike = append(hostLike, r.TaskQueue)
+		}
+	}
+	if len(hostLike) > 0 {
+		owners, err := t.q.LostHostQueues(ctx, gen.LostHostQueuesParams{Namespace: ns, TaskQueues: hostLike})
+		if err != nil {
+			return fmt.Errorf("host queue owners: %w", err)
+		}
+		lost := map[string]string{}
+		for _, o := range owners {
+			if o.State != api.WorkerActive {
+				lost[o.TaskQueue] = o.WorkerID
+			}
+		}
+		if len(lost) > 0 {
+			kept := rows[:0:0]
+			for _, r := range rows {
+				workerID, gone := lost[r.TaskQueue]
+				if !gone {
+					kept = append(kept, r)
+					continue
+				}
+				e := workerLostError(workerID)
+				e.Message = fmt.Sprintf("host task queue %s lost its worker %s", r.TaskQueue, workerID)
+				ref := gen.WorkerQueue{Namespace: ns, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID,
+					ActivityID: r.ActivityID, Attempt: r.Attempt}
+				if _, err := s.deliver(ctx, t, ref, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
+					return err
+				}
+			}
+			rows = kept
+			if len(rows) == 0 {
+				return nil
+			}
+		}
 	}
 	if err := t.q.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
