@@ -247,3 +247,15 @@ func (q *Queries) Notify(ctx context.Context, arg NotifyParams) error {
 	_, err := q.db.Exec(ctx, notify, arg.Channel, arg.Keys)
 	return err
 }
+
+const relaxCommit = `-- name: RelaxCommit :exec
+SET LOCAL synchronous_commit TO OFF
+`
+
+// For transactions that only take locks (the fetches): their commit need not
+// wait for the WAL flush. A fetch lost in a database crash is a lock that
+// never was: the work is simply delivered again.
+func (q *Queries) RelaxCommit(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, relaxCommit)
+	return err
+}

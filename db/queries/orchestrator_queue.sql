@@ -52,3 +52,9 @@ LIMIT 1;
 
 -- name: Notify :exec
 SELECT pg_notify(sqlc.arg(channel)::text, k) FROM unnest(sqlc.arg(keys)::text[]) AS k;
+
+-- name: RelaxCommit :exec
+-- For transactions that only take locks (the fetches): their commit need not
+-- wait for the WAL flush. A fetch lost in a database crash is a lock that
+-- never was: the work is simply delivered again.
+SET LOCAL synchronous_commit TO OFF;

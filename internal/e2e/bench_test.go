@@ -2,7 +2,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,4 +66,58 @@ func BenchmarkSequential1000(b *testing.B) {
 			b.ReportMetric(float64(s.CacheHits)/float64(max(s.Turns, 1)), "cache-hits/turn")
 		})
 	}
+}
+
+// OneStep is a workflow of one activity.
+func OneStep(ctx workflow.Context, n int) (int, error) {
+	err := workflow.ExecuteActivity(ctx, Step, n).Get(ctx, &n)
+	return n, err
+}
+
+// BenchmarkOneActivityWorkflow: 1-activity workflows end to end (HTTP,
+// server, PostgreSQL, one SDK worker), started by 16 concurrent starters;
+// each op is one workflow from start to result. Reports workflows/s and the
+// p50/p99 start-to-result latency.
+func BenchmarkOneActivityWorkflow(b *testing.B) {
+	e := newEnv(b)
+	const queue = "one"
+	starters := 16
+	if s := os.Getenv("BENCH_STARTERS"); s != "" {
+		starters, _ = strconv.Atoi(s)
+	}
+	e.startWorker(queue, testOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(OneStep), w.RegisterActivity(Step))
+	})
+	ctx := context.Background()
+	var next atomic.Int64
+	lat := make([]time.Duration, b.N)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range starters {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				t0 := time.Now()
+				run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprint("one-", i), TaskQueue: queue}, OneStep, int(i))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if v, err := client.GetResult[int](ctx, run); err != nil || v != int(i)+1 {
+					b.Errorf("result %d, %v", v, err)
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "workflows/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }

@@ -81,8 +81,18 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 			return nil, fmt.Errorf("fetch activity task: worker state: %w", err)
 		}
 	}
-	rows, err := gen.New(s.pool).FetchAttempts(ctx, gen.FetchAttemptsParams{
-		LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+	// The fetch only takes locks: its commit does not wait for the WAL
+	// flush (a fetch lost in a database crash is delivered again).
+	var rows []gen.WorkerQueue
+	err := s.inTx(ctx, func(t *txn) error {
+		if err := t.q.RelaxCommit(ctx); err != nil {
+			return fmt.Errorf("relax commit: %w", err)
+		}
+		var err error
+		rows, err = t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
+			LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fetch activity task: %w", err)

@@ -115,6 +115,9 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 		var task *api.WorkflowTask
 		empty := false
 		err := s.inTx(ctx, func(t *txn) error {
+			if err := t.q.RelaxCommit(ctx); err != nil {
+				return fmt.Errorf("relax commit: %w", err)
+			}
 			inst, err := t.q.LockNextInstance(ctx, gen.LockNextInstanceParams{
 				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
 			})
