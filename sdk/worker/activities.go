@@ -83,6 +83,10 @@ type attempt struct {
 	dirty    bool
 	canceled bool
 	lockLost bool
+	// ownLoss: the worker cancelled the attempt itself because its session
+	// lease ran out (session.go); the server may not have flagged it, so
+	// it is given back (abandon), never failed or acknowledged empty.
+	ownLoss bool
 	// graceOver is closed when the grace period after a cancellation ran
 	// out.
 	graceOver chan struct{}
@@ -214,7 +218,11 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		w.stats.abandoned.Add(1)
 		_, lockLost := a.state()
 		log.Warn("activity ignored its cancellation for the grace period: abandoning it", "grace", a.grace)
-		if !lockLost {
+		switch {
+		case lockLost:
+		case a.givesBack():
+			w.giveBack(log, task)
+		default:
 			w.ackEmpty(log, task)
 		}
 		release()
@@ -339,6 +347,8 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 	case out.panicked:
 		log.Error("activity panicked", "panic", out.panicVal)
 		w.reportFailure(log, task, api.Error{Message: fmt.Sprint(out.panicVal), Type: "Panic", Stack: string(out.stack)})
+	case out.err != nil && canceled && a.givesBack():
+		w.giveBack(log, task)
 	case out.err != nil:
 		e := errconv.ToAPI(out.err)
 		switch {

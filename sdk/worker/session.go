@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -43,17 +44,20 @@ func jittered(d time.Duration) time.Duration {
 // runSession keeps the worker's session alive: POST /workers/heartbeat
 // about every third of the lease (with jitter), held open by the server
 // (wait) until one of the worker's attempts is cancelled, so that
-// cancellations arrive at once. The server renews every attempt the worker
-// holds in the same call. runSession delivers the cancels and lost locks of
-// the answers; on 410 (session cleaned up) it continues under a new worker
-// id; on 429 it waits as long as Retry-After asks.
+// cancellations arrive at once (the attempts whose cancellation it already
+// knows are listed, so that they do not end the wait). The server renews
+// every attempt the worker holds in the same call. runSession delivers the
+// cancels and lost locks of the answers; on 410 (session cleaned up) it
+// continues under a new worker id; on 429 it waits as long as Retry-After
+// asks.
 //
 // It also watches the lease from the worker's side: when no heartbeat has
 // succeeded for a whole lease, the server has declared (or is about to
 // declare) the worker lost and reschedules its attempts elsewhere, so the
 // worker cancels its running activities with reason worker_lost (see
 // sessionLost). The next heartbeat that gets through resurrects the session
-// under the same id.
+// under the same id. When ctx ends (the worker stopped), it ends the
+// session (endSession).
 func (w *Worker) runSession(ctx context.Context) {
 	lease := w.opts.LeaseDuration
 	period := heartbeatPeriod(lease)
@@ -64,24 +68,24 @@ func (w *Worker) runSession(ctx context.Context) {
 	watch := newLeaseWatch(lease, w.sessionLost)
 	defer watch.stop()
 	missing := false
+	defer func() {
+		if !missing {
+			w.endSession(host)
+		}
+	}()
 	for {
 		p := jittered(period)
 		wait := api.Duration(min(p, maxHeartbeatWait))
 		start := time.Now()
+		if !missing {
+			watch.sending(start)
+		}
 		// A heartbeat that takes longer than its wait plus a period is
 		// given up: a fresh one has a better chance to get through.
 		rctx, cancel := context.WithTimeout(ctx, wait.D()+max(period, time.Second))
-		resp, err := w.c.WorkerHeartbeat(rctx, api.WorkerHeartbeatRequest{
-			WorkerID:        w.ID(),
-			Identity:        w.opts.Identity,
-			Host:            host,
-			TaskQueues:      w.activityQueues(),
-			HostTaskQueue:   w.hostQ,
-			BuildID:         w.opts.BuildID,
-			LeaseDuration:   api.Duration(lease),
-			BoundActivities: w.runningTokens(),
-			Wait:            &wait,
-		})
+		req := w.heartbeatRequest(host)
+		req.Wait = &wait
+		resp, err := w.c.WorkerHeartbeat(rctx, req)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -98,6 +102,7 @@ func (w *Worker) runSession(ctx context.Context) {
 			if !missing {
 				w.log.Debug("server has no worker sessions; lock renewals only", "error", err)
 				missing = true
+				watch.stop() // no lease to run out
 			}
 		case errors.Is(err, client.ErrRateLimited):
 			d := retryAfter(err)
@@ -149,6 +154,49 @@ func (w *Worker) runSession(ctx context.Context) {
 	}
 }
 
+// heartbeatRequest is the worker's heartbeat: its session, the attempts it
+// runs (the server renews every attempt it holds, and answers in Lost
+// those it no longer knows as this worker's), and those whose cancellation
+// it already knows (a waiting heartbeat is answered early only for a new
+// one).
+func (w *Worker) heartbeatRequest(host string) api.WorkerHeartbeatRequest {
+	req := api.WorkerHeartbeatRequest{
+		WorkerID:      w.ID(),
+		Identity:      w.opts.Identity,
+		Host:          host,
+		TaskQueues:    w.activityQueues(),
+		HostTaskQueue: w.hostQ,
+		BuildID:       w.opts.BuildID,
+		LeaseDuration: api.Duration(w.opts.LeaseDuration),
+	}
+	w.running.Range(func(k, v any) bool {
+		req.BoundActivities = append(req.BoundActivities, k.(string))
+		if canceled, _ := v.(*attempt).state(); canceled {
+			req.KnownCancels = append(req.KnownCancels, k.(string))
+		}
+		return true
+	})
+	return req
+}
+
+// endSessionTimeout bounds the heartbeat that ends the session.
+const endSessionTimeout = 2 * time.Second
+
+// endSession sends the heartbeat that ends the session when the worker
+// stops (its running work is done or given back by then): the server
+// expires it at its next sweep instead of a lease later, so that what
+// waits in its host task queue fails fast. Best effort: if it does not get
+// through, the lease runs out as usual.
+func (w *Worker) endSession(host string) {
+	ctx, cancel := context.WithTimeout(context.Background(), endSessionTimeout)
+	defer cancel()
+	req := w.heartbeatRequest(host)
+	req.Shutdown = true
+	if _, err := w.c.WorkerHeartbeat(ctx, req); err != nil && !errors.Is(err, client.ErrGone) {
+		w.log.Debug("ending the worker session failed; its lease will run out", "worker_id", w.ID(), "error", err)
+	}
+}
+
 // sessionLost cancels the running activities when the worker's lease ran
 // out without a heartbeat getting through (see leaseWatch): the server
 // reschedules them elsewhere, and cancelling them here, no later than the
@@ -156,15 +204,47 @@ func (w *Worker) runSession(ctx context.Context) {
 func (w *Worker) sessionLost(lastOK time.Time) {
 	n := 0
 	w.running.Range(func(_, v any) bool {
-		a := v.(*attempt)
-		if canceled, _ := a.state(); !canceled {
+		if v.(*attempt).cancelForLoss() {
 			n++
 		}
-		a.requestCancel(activity.ReasonWorkerLost, false)
 		return true
 	})
 	w.log.Warn("worker lease ran out without reaching the server: cancelling its running activities (the server reschedules them)",
 		"worker_id", w.ID(), "lease", w.opts.LeaseDuration, "last_heartbeat_sent", lastOK, "cancelled", n)
+}
+
+// cancelForLoss cancels the attempt because the worker's lease ran out,
+// unless it was cancelled already; it reports whether it did. The attempt
+// is then given back rather than failed (givesBack): when the server could
+// not be reached at all (it or its database was down), it did not flag the
+// attempt, and a failure would cost a retry, an empty acknowledgement
+// would even complete the activity without a result.
+func (a *attempt) cancelForLoss() bool {
+	a.mu.Lock()
+	if a.canceled {
+		a.mu.Unlock()
+		return false
+	}
+	a.ownLoss = true
+	a.mu.Unlock()
+	a.requestCancel(activity.ReasonWorkerLost, false)
+	return true
+}
+
+// givesBack reports whether the attempt was cancelled by cancelForLoss.
+func (a *attempt) givesBack() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ownLoss
+}
+
+// giveBack reports an attempt cancelled by cancelForLoss: abandon, so that
+// it runs again at once without counting as a failure if the server still
+// has it, and is dropped as stale if the server flagged it worker_lost.
+func (w *Worker) giveBack(log *slog.Logger, task *api.ActivityTask) {
+	w.ack(log, task, "abandon", func(ctx context.Context) (*api.ActivityAckResponse, error) {
+		return w.c.AbandonActivityTask(ctx, task.LockToken, 0)
+	})
 }
 
 // retryAfter is the Retry-After delay of a problem answer (zero when none).
@@ -192,9 +272,11 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // server sets the deadline to lease after it handles a heartbeat, which is
 // after the worker sent it: so "send time of the last successful heartbeat
 // + lease" is never later than the server's deadline (clocks running at the
-// same rate; no wall clock is compared). When that time passes, onLost is
-// called once; a later successful heartbeat sent within its lease re-arms
-// the watch.
+// same rate; no wall clock is compared). Before any heartbeat succeeded,
+// the first one sent counts: the server may have registered the session
+// even if its answer was lost. When that time passes, onLost is called
+// once; a later successful heartbeat sent within its lease re-arms the
+// watch.
 type leaseWatch struct {
 	lease  time.Duration
 	onLost func(lastOK time.Time)
@@ -208,6 +290,17 @@ type leaseWatch struct {
 
 func newLeaseWatch(lease time.Duration, onLost func(lastOK time.Time)) *leaseWatch {
 	return &leaseWatch{lease: lease, onLost: onLost}
+}
+
+// sending arms the watch at the first heartbeat sent (a time.Now() value).
+func (l *leaseWatch) sending(sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped || !l.lastOK.IsZero() {
+		return
+	}
+	l.lastOK = sent
+	l.timer = time.AfterFunc(l.lease, l.check)
 }
 
 // renewed records a successful heartbeat sent at sent (a time.Now() value,
@@ -270,13 +363,4 @@ func (l *leaseWatch) stop() {
 	if l.timer != nil {
 		l.timer.Stop()
 	}
-}
-
-func (w *Worker) runningTokens() []string {
-	var toks []string
-	w.running.Range(func(k, _ any) bool {
-		toks = append(toks, k.(string))
-		return true
-	})
-	return toks
 }

@@ -49,3 +49,36 @@ func TestLiveness_InactiveWorkerFetchesNothing(t *testing.T) {
 		t.Fatalf("the resurrected worker fetched %+v", a)
 	}
 }
+
+// Goal: a worker heartbeat renews every attempt bound to the worker (to
+// twice its lease) and no other worker's, so that the lease, not the
+// attempt lock, is what detects a dead worker.
+func TestLiveness_HeartbeatRenewsTheWorkersAttempts(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "renew", schedule(1, 2))
+	mine := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Second))(t)
+	other := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Second))(t)
+	if mine == nil || other == nil {
+		t.Fatal("fetch")
+	}
+	before := time.Now()
+	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(10 * time.Second),
+		BoundActivities: []string{mine.LockToken}}))(t)
+	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
+	if len(w.BoundActivities) != 1 || w.BoundActivities[0].LockToken != mine.LockToken {
+		t.Fatalf("bound %+v", w.BoundActivities)
+	}
+	if until := w.BoundActivities[0].LockedUntil; until.Before(before.Add(19 * time.Second)) {
+		t.Fatalf("attempt locked until %s, want about 20s (twice the lease) from the heartbeat", until.Sub(before))
+	}
+	// Past the 1 s attempt lock: w1's attempt is still held, w2's (no
+	// session) was released.
+	eventually(t, 5*time.Second, "the attempt lock", func() bool { return time.Now().After(other.LockedUntil.Add(50 * time.Millisecond)) })
+	r := m(s.Sweep(ctxT(t)))(t)
+	if r.LocksExpired != 1 {
+		t.Fatalf("sweep %+v: want only w2's lock expired", r)
+	}
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, mine.LockToken, nil, time.Second); err != nil {
+		t.Fatalf("w1's attempt after its own lock ran out: %v", err)
+	}
+}
