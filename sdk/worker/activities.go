@@ -30,12 +30,14 @@ func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
 		case <-ctx.Done():
 			return
 		}
-		task, err := w.c.PollActivityTask(ctx, api.PollActivityTaskRequest{
+		pctx, cancelPoll := w.pollContext(ctx)
+		task, err := w.c.PollActivityTask(pctx, api.PollActivityTaskRequest{
 			TaskQueues: w.activityQueues(),
 			WorkerID:   w.ID(),
 			Wait:       client.PollWait(w.opts.PollWait),
 			LockFor:    api.Duration(w.opts.ActivityLockDuration),
 		})
+		cancelPoll()
 		if err != nil || task == nil {
 			<-slots
 			if ctx.Err() != nil {

@@ -26,12 +26,14 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 		case <-ctx.Done():
 			return
 		}
-		task, err := w.c.PollWorkflowTask(ctx, api.PollWorkflowTaskRequest{
+		pctx, cancelPoll := w.pollContext(ctx)
+		task, err := w.c.PollWorkflowTask(pctx, api.PollWorkflowTaskRequest{
 			TaskQueue: w.queue,
 			WorkerID:  w.ID(),
 			Wait:      client.PollWait(w.opts.PollWait),
 			LockFor:   api.Duration(w.opts.WorkflowLockDuration),
 		})
+		cancelPoll()
 		if err != nil || task == nil {
 			<-turns
 			if ctx.Err() != nil {
@@ -161,4 +163,18 @@ func (w *Worker) failTurn(ctx context.Context, log interface {
 // stop.
 func (w *Worker) ackContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), ackTimeout)
+}
+
+// pollMargin is how much longer than its wait a long poll may take before
+// the worker gives up on it (a silent network partition must not hang a
+// poller until TCP gives up).
+const pollMargin = 30 * time.Second
+
+// pollContext bounds one long poll.
+func (w *Worker) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	wait := w.opts.PollWait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	return context.WithTimeout(ctx, wait+pollMargin)
 }
