@@ -38,10 +38,13 @@ func newHeartbeatLimiter(perSecond float64, burst int) *heartbeatLimiter {
 }
 
 // allow reports whether the worker may heartbeat now; when not, it returns
-// how long to wait.
-func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time) (bool, time.Duration) {
+// how long to wait. refund gives the heartbeat's token back (a waiting
+// heartbeat answered early to push a cancellation is not the worker's
+// doing).
+func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time) (ok bool, retry time.Duration, refund func()) {
+	noop := func() {}
 	if h == nil || h.limit <= 0 {
-		return true, 0
+		return true, 0, noop
 	}
 	k := ns + "|" + workerID
 	h.mu.Lock()
@@ -63,9 +66,9 @@ func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time) (bool, time
 	r := e.l.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return false, d
+		return false, d, noop
 	}
-	return true, 0
+	return true, 0, func() { r.Cancel() }
 }
 
 // rateLimitedProblem is the 429 answer; the handler sets Retry-After.

@@ -43,7 +43,7 @@ type Config struct {
 	Metrics *Metrics
 	// HeartbeatRate and HeartbeatBurst rate-limit each worker's heartbeats
 	// (per second, token bucket); over the limit a heartbeat gets 429 with
-	// Retry-After. Defaults 10/s and 20. A negative rate disables the limit.
+	// Retry-After. Defaults 10/s and 50. A negative rate disables the limit.
 	HeartbeatRate  float64
 	HeartbeatBurst int
 }
@@ -93,7 +93,7 @@ func (c Config) withDefaults() Config {
 		c.HeartbeatRate = 10
 	}
 	if c.HeartbeatBurst <= 0 {
-		c.HeartbeatBurst = 20
+		c.HeartbeatBurst = 50
 	}
 	return c
 }

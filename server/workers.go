@@ -51,7 +51,8 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if ok, retry := s.limiter.allow(ns, req.WorkerID, time.Now()); !ok {
+	ok, retry, refund := s.limiter.allow(ns, req.WorkerID, time.Now())
+	if !ok {
 		c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
 		return rateLimitedProblem(retry)
 	}
@@ -98,10 +99,15 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	// delivery latency (database clock at the request to server clock at
 	// the push; one machine's clocks in a single-host deployment).
 	now := time.Now()
+	pushed := false
 	for _, cn := range resp.Cancels {
 		if cn.RequestedAt.After(waitStart) {
+			pushed = true
 			s.metrics.CancelDelivery.Observe(max(0, now.Sub(cn.RequestedAt).Seconds()))
 		}
+	}
+	if pushed {
+		refund() // answered early by the server's push, not by the worker's pace
 	}
 	return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
 }

@@ -4,6 +4,7 @@
 //	tether server   serve the HTTP/JSON API (TETHER_DATABASE_URL required)
 //	tether dev      serve on :7070 with a throwaway PostgreSQL
 //	tether migrate  apply the database migrations and exit
+//	tether bench    run a load scenario (throughput, fanout, dispatch, …)
 //	tether version  print the version
 package main
 
@@ -25,13 +26,13 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// commands lists the subcommands, in the order of the usage text. (A
-// `bench` subcommand is planned: add its entry here.)
+// commands lists the subcommands, in the order of the usage text.
 func commands() []command {
 	return []command{
 		{"server", "serve the HTTP/JSON API (needs TETHER_DATABASE_URL)", runServer},
 		{"dev", "serve on :7070 with a throwaway PostgreSQL (or TETHER_DATABASE_URL)", runDev},
 		{"migrate", "apply the database migrations and exit", runMigrate},
+		{"bench", "run a load scenario and print its figures", runBench},
 		{"version", "print the version and exit", runVersion},
 	}
 }

@@ -69,7 +69,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.maxLease, "max-lease", 5*time.Minute, "longest worker lease_duration accepted")
 	fs.DurationVar(&o.cleanupDelay, "worker-cleanup-delay", 60*time.Minute, "how long an inactive worker is kept before it is cleaned up")
 	fs.Float64Var(&o.heartbeatRate, "heartbeat-rate", 10, "heartbeats per second allowed per worker (negative: no limit)")
-	fs.IntVar(&o.heartbeatBurst, "heartbeat-burst", 20, "heartbeat burst allowed per worker")
+	fs.IntVar(&o.heartbeatBurst, "heartbeat-burst", 50, "heartbeat burst allowed per worker")
 }
 
 func (o *serveOptions) logFlags(fs *flag.FlagSet) {

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	"github.com/tetherhq/tether/internal/bench"
+)
+
+// benchScenarios lists the scenarios of `tether bench`, in usage order.
+func benchScenarios() []struct{ name, summary string } {
+	return []struct{ name, summary string }{
+		{"throughput", "one-activity workflows from concurrent starters → workflows/s, latency, commits per workflow"},
+		{"fanout", "workflows of 5 parallel 10ms activities, 20 in flight, for a duration → workflows/s, activities/s"},
+		{"dispatch", "single activities at a low rate → schedule-to-start latency"},
+		{"cancel", "running activities cancelled → delivery latency; a 10 000-activity workflow cancelled → its turn"},
+		{"failover", "a worker process killed mid-activity → time until the activity runs elsewhere"},
+		{"heartbeats", "simulated workers heartbeating once a second → latency, commits/s, server CPU"},
+		{"ceiling", "PostgreSQL's single-row commit rate on this machine"},
+	}
+}
+
+// benchCommon are the flags every scenario takes.
+type benchCommon struct {
+	databaseURL     string
+	serverURL       string
+	jsonOut         bool
+	noCeiling       bool
+	ceilingDuration time.Duration
+	ceilingConns    int
+	sweepInterval   time.Duration
+	maxConns        int
+	timeout         time.Duration
+	logLevel        string
+	topStatements   int
+	cpuProfile      string
+}
+
+func (c *benchCommon) flags(fs *flag.FlagSet, ceiling bool) {
+	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL to use (default: a throwaway cluster, unless --server-url)")
+	fs.StringVar(&c.serverURL, "server-url", "", "a running Tether server to load (default: one in this process)")
+	fs.BoolVar(&c.jsonOut, "json", false, "print one JSON object instead of the table")
+	if ceiling {
+		fs.BoolVar(&c.noCeiling, "no-ceiling", false, "skip the PostgreSQL ceiling measured first")
+		fs.DurationVar(&c.ceilingDuration, "ceiling-duration", 5*time.Second, "how long the ceiling inserts")
+		fs.IntVar(&c.ceilingConns, "ceiling-conns", 8, "connections of the ceiling")
+	}
+	fs.DurationVar(&c.sweepInterval, "sweep-interval", time.Second, "sweeper interval of the in-process server")
+	fs.IntVar(&c.maxConns, "max-conns", 0, "pool size of the in-process server (0: pgx's default, as tether server)")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest the scenario may run")
+	fs.StringVar(&c.logLevel, "log-level", "warn", "debug, info, warn or error (the bench's, the server's and the workers' logs, on stderr)")
+	fs.IntVar(&c.topStatements, "top-statements", 0, "list the N heaviest statements (loads pg_stat_statements into the throwaway cluster)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (the in-process server's) during the scenario to this file")
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		benchUsage(stderr)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return flag.ErrHelp
+	}
+	name := args[0]
+	if bench.IsChildRole(name) {
+		// Hidden: a worker process or the heartbeat load, started by a bench.
+		return bench.ChildMain(ctx, args, os.Stdin, stdout, stderr)
+	}
+	fs := flag.NewFlagSet("tether bench "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var common benchCommon
+	var sc bench.Scenario
+	workers := func(def int) *bench.Workers {
+		w := &bench.Workers{}
+		fs.IntVar(&w.Count, "workers", def, "worker processes (or in-process workers with --workers-inprocess)")
+		fs.BoolVar(&w.InProcess, "workers-inprocess", false, "run the workers in the bench process instead of as processes")
+		return w
+	}
+	switch name {
+	case "throughput":
+		var c bench.ThroughputConfig
+		fs.IntVar(&c.Workflows, "workflows", 1000, "workflows to run")
+		fs.IntVar(&c.Starters, "starters", 16, "concurrent starters")
+		w := workers(1)
+		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) {
+			c.Workers = *w
+			return e.Throughput(ctx, c)
+		}
+	case "fanout":
+		var c bench.FanoutConfig
+		fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long workflows are started")
+		fs.IntVar(&c.InFlight, "in-flight", 20, "workflows kept running")
+		fs.IntVar(&c.Width, "width", 5, "parallel activities per workflow")
+		fs.DurationVar(&c.Sleep, "activity", 10*time.Millisecond, "each activity's duration")
+		w := workers(1)
+		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) {
+			c.Workers = *w
+			return e.Fanout(ctx, c)
+		}
+	case "dispatch":
+		var c bench.DispatchConfig
+		fs.IntVar(&c.Count, "count", 100, "activities")
+		fs.DurationVar(&c.Interval, "interval", 100*time.Millisecond, "time between two starts")
+		w := workers(1)
+		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) {
+			c.Workers = *w
+			return e.Dispatch(ctx, c)
+		}
+	case "cancel":
+		var c bench.CancelConfig
+		fs.IntVar(&c.Count, "count", 20, "running activities cancelled, one at a time")
+		fs.IntVar(&c.Mass, "mass", 10_000, "outstanding activities of the mass cancel (needs database access; negative: skip)")
+		w := workers(1)
+		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) {
+			c.Workers = *w
+			return e.Cancel(ctx, c)
+		}
+	case "failover":
+		var c bench.FailoverConfig
+		fs.IntVar(&c.Rounds, "rounds", 3, "kills")
+		fs.DurationVar(&c.Lease, "lease", 2*time.Second, "the killed worker's lease")
+		fs.BoolVar(&c.SecondInProcess, "second-inprocess", false, "the worker taking over runs in the bench process")
+		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.Failover(ctx, c) }
+	case "heartbeats":
+		var c bench.HeartbeatsConfig
+		fs.IntVar(&c.Workers, "workers", 10_000, "simulated workers, one heartbeat a second each")
+		fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long they heartbeat")
+		fs.IntVar(&c.Conns, "conns", 256, "concurrent requests (and connections)")
+		fs.DurationVar(&c.Lease, "lease", 10*time.Second, "the workers' lease_duration")
+		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.Heartbeats(ctx, c) }
+	case "ceiling":
+		var c bench.CeilingConfig
+		fs.IntVar(&c.Conns, "conns", 8, "connections inserting at once")
+		fs.DurationVar(&c.Duration, "duration", 5*time.Second, "how long they insert")
+		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.CeilingReport(ctx, c) }
+	default:
+		fmt.Fprintf(stderr, "tether bench: unknown scenario %q\n\n", name)
+		benchUsage(stderr)
+		return errUsage
+	}
+	common.flags(fs, name != "ceiling")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if name == "ceiling" {
+		common.noCeiling = true
+		if common.serverURL != "" && common.databaseURL == "" {
+			return errors.New("the ceiling needs a database: give --database-url (or neither URL)")
+		}
+	}
+	logger, err := newLogger(stderr, common.logLevel, "text")
+	if err != nil {
+		return err
+	}
+
+	env, err := bench.Start(ctx, bench.Config{
+		DatabaseURL:      common.databaseURL,
+		ServerURL:        common.serverURL,
+		SweepInterval:    common.sweepInterval,
+		MaxConns:         common.maxConns,
+		PGStatStatements: common.topStatements > 0,
+		Launcher:         bench.SelfLauncher("bench"),
+		ChildStderr:      stderr,
+		Logger:           logger,
+	})
+	if err != nil {
+		return err
+	}
+	if common.cpuProfile != "" {
+		stop, err := startCPUProfile(common.cpuProfile)
+		if err != nil {
+			return errors.Join(err, env.Close())
+		}
+		defer stop()
+	}
+	runCtx, cancel := context.WithTimeout(ctx, common.timeout)
+	report, err := env.Run(runCtx, sc, bench.RunOptions{
+		Ceiling:       bench.CeilingConfig{Conns: common.ceilingConns, Duration: common.ceilingDuration},
+		NoCeiling:     common.noCeiling,
+		TopStatements: common.topStatements,
+	})
+	cancel()
+	if cerr := env.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if common.jsonOut {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(report)
+	}
+	return report.WriteTable(stdout)
+}
+
+// startCPUProfile profiles this process into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
+}
+
+func benchUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: tether bench <scenario> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Starts a throwaway PostgreSQL and a server in this process (or uses --database-url,")
+	fmt.Fprintln(w, "--server-url), measures PostgreSQL's single-row commit rate (unless --no-ceiling),")
+	fmt.Fprintln(w, "runs the scenario, prints a table (or --json) and removes what it started.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Scenarios:")
+	for _, s := range benchScenarios() {
+		fmt.Fprintf(w, "  %-11s %s\n", s.name, s.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'tether bench <scenario> -h' for its flags.")
+}

@@ -1,0 +1,152 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetherhq/tether/sdk/client"
+)
+
+// ThroughputConfig configures the throughput scenario.
+type ThroughputConfig struct {
+	// Workflows is the number of one-activity workflows (default 1000).
+	Workflows int
+	// Starters is the number of concurrent starters, each starting a
+	// workflow and waiting for its result before the next (default 16).
+	Starters int
+	// Workers runs the SDK workers (default: 1 process).
+	Workers Workers
+}
+
+func (c ThroughputConfig) withDefaults() ThroughputConfig {
+	if c.Workflows <= 0 {
+		c.Workflows = 1000
+	}
+	if c.Starters <= 0 {
+		c.Starters = 16
+	}
+	c.Starters = min(c.Starters, c.Workflows)
+	c.Workers = c.Workers.withDefaults()
+	return c
+}
+
+// Throughput runs Workflows one-activity workflows through Starters
+// concurrent starters and reports workflows/s, activities/s, the
+// start-to-result latency and what the database did per workflow.
+func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, error) {
+	cfg = cfg.withDefaults()
+	run := newRunID()
+	queue := "bench-tp-" + run
+	ws, err := e.startWorkers(ctx, cfg.Workers.spec(queue), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = ws.stop() }()
+
+	c, err := e.loadClient(max(64, 2*cfg.Starters))
+	if err != nil {
+		return nil, err
+	}
+	one := func(ctx context.Context, id string, n int) (time.Duration, error) {
+		t0 := time.Now()
+		r, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, "OneStep", n)
+		if err != nil {
+			return 0, err
+		}
+		v, err := client.GetResult[int](ctx, r)
+		if err != nil {
+			return 0, fmt.Errorf("workflow %s: %w", id, err)
+		}
+		if v != n+1 {
+			return 0, fmt.Errorf("workflow %s: result %d, want %d", id, v, n+1)
+		}
+		return time.Since(t0), nil
+	}
+
+	// Warm up: sessions registered, connections open, caches filled.
+	warm := newGroup(ctx)
+	for i := range min(cfg.Starters, 20) {
+		warm.Go(func(ctx context.Context) error {
+			_, err := one(ctx, fmt.Sprintf("tp-%s-warm-%d", run, i), i)
+			return err
+		})
+	}
+	if err := warm.Wait(); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+
+	w, err := e.beginWindow(ctx, ws.pids()...)
+	if err != nil {
+		return nil, err
+	}
+	lat := make([]time.Duration, cfg.Workflows)
+	var next atomic.Int64
+	g := newGroup(ctx)
+	for range cfg.Starters {
+		g.Go(func(ctx context.Context) error {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= cfg.Workflows {
+					return nil
+				}
+				d, err := one(ctx, fmt.Sprintf("tp-%s-%d", run, i), i)
+				if err != nil {
+					return err
+				}
+				lat[i] = d
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	w.mark()
+	if err := w.end(ctx); err != nil {
+		return nil, err
+	}
+
+	r := &Report{Scenario: "throughput", Setup: e.desc}
+	r.param("workflows", cfg.Workflows)
+	r.param("starters", cfg.Starters)
+	cfg.Workers.params(r)
+	secs := w.Elapsed().Seconds()
+	r.add("workflows", "workflows completed", float64(cfg.Workflows), "")
+	r.add("elapsed_s", "elapsed", secs, "s")
+	r.add("workflows_per_s", "workflows/s", float64(cfg.Workflows)/secs, "/s")
+	r.add("activities_per_s", "activities/s", float64(cfg.Workflows)/secs, "/s")
+	r.latency("start_to_result", "start→result", summarize(lat))
+	r.windowFigures(w, "workflow", cfg.Workflows)
+	if e.InProcessServer() {
+		r.note("server process CPU includes the %d starters (they run in the bench process)%s", cfg.Starters, inProcessWorkersNote(cfg.Workers))
+	}
+	r.note("one workflow = start, one turn scheduling the activity, the activity, one turn completing, and the result long poll")
+	return r, nil
+}
+
+func inProcessWorkersNote(w Workers) string {
+	if w.InProcess {
+		return " and the in-process workers"
+	}
+	return ""
+}
+
+// collector gathers durations from many goroutines.
+type collector struct {
+	mu sync.Mutex
+	ds []time.Duration
+}
+
+func (c *collector) add(d time.Duration) {
+	c.mu.Lock()
+	c.ds = append(c.ds, d)
+	c.mu.Unlock()
+}
+
+func (c *collector) all() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.ds...)
+}
