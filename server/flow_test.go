@@ -520,3 +520,41 @@ func TestHeartbeatRateLimited(t *testing.T) {
 		t.Fatalf("another worker: %d", r.StatusCode)
 	}
 }
+
+// Goal: a message that arrives while its instance is locked by a turn is
+// not stranded: the turn's ack wakes the pollers again, so a waiting poll
+// gets the next turn at once (not at the re-check interval).
+func TestMessageDuringTurnWakesPollAfterAck(t *testing.T) {
+	e := newEnv(t, slowRecheck())
+	startWF(t, e, "busy", "q")
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no first turn")
+	}
+	e.post("/workflows/busy/signals/ping", api.SignalRequest{}).want(t, http.StatusAccepted)
+	type result struct {
+		task api.WorkflowTask
+		ok   bool
+	}
+	got := make(chan result, 1)
+	go func() {
+		tk, ok := pollWF(t, e, "q", 30*time.Second)
+		got <- result{tk, ok}
+	}()
+	waitUntil(t, 10*time.Second, "the poll to wait", func() bool {
+		return e.hub.WaitersOn(store.WorkflowQueueKey("default", "q")) >= 1
+	})
+	begin := time.Now()
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{}).want(t, http.StatusOK)
+	select {
+	case r := <-got:
+		if !r.ok || r.task.InstanceID != "busy" || r.task.Messages[0].Kind != api.EventSignalReceived {
+			t.Fatalf("second turn %+v", r)
+		}
+		if took := time.Since(begin); took > 5*time.Second {
+			t.Fatalf("the second turn came after %s", took)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiting poll was not woken by the ack")
+	}
+}

@@ -334,15 +334,23 @@ SET lock_token = gen_random_uuid(),
     locked_until = now() + $1::bigint * interval '1 millisecond',
     locked_by = $2
 FROM (
-    SELECT i2.namespace, i2.instance_id
-    FROM orchestrator_queue q
-    JOIN instances i2 ON i2.namespace = q.namespace AND i2.instance_id = q.instance_id
-    WHERE q.namespace = $3 AND q.task_queue = $4 AND q.visible_at <= now()
-      AND i2.status = 'running'
-      AND (i2.locked_until IS NULL OR i2.locked_until < now())
-    ORDER BY q.visible_at
+    SELECT c.namespace, c.instance_id
+    FROM (
+        SELECT q.namespace, q.instance_id
+        FROM orchestrator_queue q
+        WHERE q.namespace = $3 AND q.task_queue = $4 AND q.visible_at <= now()
+        ORDER BY q.visible_at
+        LIMIT 1000
+    ) q
+    CROSS JOIN LATERAL (
+        SELECT i2.namespace, i2.instance_id
+        FROM instances i2
+        WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+          AND i2.status = 'running'
+          AND (i2.locked_until IS NULL OR i2.locked_until < now())
+        FOR UPDATE SKIP LOCKED
+    ) c
     LIMIT 1
-    FOR UPDATE OF i2 SKIP LOCKED
 ) c
 WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
 RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
@@ -356,7 +364,9 @@ type LockNextInstanceParams struct {
 }
 
 // Locks one running, unlocked instance of the task queue that has a visible
-// message: the workflow-turn fetch.
+// message: the workflow-turn fetch. Candidates come from the queue's
+// dequeue index in order; each is locked by primary key (LATERAL … FOR
+// UPDATE SKIP LOCKED), so that the plan never scans the instances.
 func (q *Queries) LockNextInstance(ctx context.Context, arg LockNextInstanceParams) (Instance, error) {
 	row := q.db.QueryRow(ctx, lockNextInstance,
 		arg.LockMs,

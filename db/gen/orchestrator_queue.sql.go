@@ -12,6 +12,34 @@ import (
 	"github.com/google/uuid"
 )
 
+const consumeMessages = `-- name: ConsumeMessages :one
+WITH d AS (
+    DELETE FROM orchestrator_queue WHERE lock_token = $3
+)
+SELECT EXISTS (
+    SELECT 1 FROM orchestrator_queue q
+    WHERE q.namespace = $1 AND q.instance_id = $2
+      AND q.visible_at <= now() AND (q.lock_token IS NULL OR q.lock_token <> $3)
+)::boolean AS more
+`
+
+type ConsumeMessagesParams struct {
+	Namespace  string
+	InstanceID string
+	LockToken  *uuid.UUID
+}
+
+// Deletes a turn's consumed messages and tells whether the instance has
+// other visible messages (arrived during the turn): its next turn is due at
+// once. The rows the DELETE removes are still in this statement's snapshot,
+// hence the lock_token filter.
+func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) (bool, error) {
+	row := q.db.QueryRow(ctx, consumeMessages, arg.Namespace, arg.InstanceID, arg.LockToken)
+	var more bool
+	err := row.Scan(&more)
+	return more, err
+}
+
 const deferLockedMessages = `-- name: DeferLockedMessages :exec
 UPDATE orchestrator_queue
 SET lock_token = NULL, visible_at = now() + $1::bigint * interval '1 millisecond'
@@ -76,8 +104,12 @@ SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.paylo
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
-JOIN instances i ON i.namespace = $2 AND i.instance_id = m.instance_id
-WHERE i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
+CROSS JOIN LATERAL (
+    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    FROM instances ix
+    WHERE ix.namespace = $2 AND ix.instance_id = m.instance_id
+      AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
+) i
 RETURNING task_queue, visible_at <= now() AS visible
 `
 
@@ -93,7 +125,9 @@ type EnqueueMessagesRow struct {
 
 // Enqueues messages to instances that are running (and, when execution_id
 // is given, still on that execution); messages to anything else are dropped
-// here. Returns the task queues that received a visible message.
+// here. Returns the task queues that received a message. Each message looks
+// its instance up by primary key (LATERAL), whatever the planner believes
+// of jsonb_to_recordset's size.
 func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]EnqueueMessagesRow, error) {
 	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
 	if err != nil {

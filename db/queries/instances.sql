@@ -53,21 +53,31 @@ RETURNING execution_id, task_queue;
 
 -- name: LockNextInstance :one
 -- Locks one running, unlocked instance of the task queue that has a visible
--- message: the workflow-turn fetch.
+-- message: the workflow-turn fetch. Candidates come from the queue's
+-- dequeue index in order; each is locked by primary key (LATERAL … FOR
+-- UPDATE SKIP LOCKED), so that the plan never scans the instances.
 UPDATE instances i
 SET lock_token = gen_random_uuid(),
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
     locked_by = sqlc.arg(worker_id)
 FROM (
-    SELECT i2.namespace, i2.instance_id
-    FROM orchestrator_queue q
-    JOIN instances i2 ON i2.namespace = q.namespace AND i2.instance_id = q.instance_id
-    WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-      AND i2.status = 'running'
-      AND (i2.locked_until IS NULL OR i2.locked_until < now())
-    ORDER BY q.visible_at
+    SELECT c.namespace, c.instance_id
+    FROM (
+        SELECT q.namespace, q.instance_id
+        FROM orchestrator_queue q
+        WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
+        ORDER BY q.visible_at
+        LIMIT 1000
+    ) q
+    CROSS JOIN LATERAL (
+        SELECT i2.namespace, i2.instance_id
+        FROM instances i2
+        WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+          AND i2.status = 'running'
+          AND (i2.locked_until IS NULL OR i2.locked_until < now())
+        FOR UPDATE SKIP LOCKED
+    ) c
     LIMIT 1
-    FOR UPDATE OF i2 SKIP LOCKED
 ) c
 WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
 RETURNING i.*;

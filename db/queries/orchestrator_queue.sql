@@ -1,14 +1,20 @@
 -- name: EnqueueMessages :many
 -- Enqueues messages to instances that are running (and, when execution_id
 -- is given, still on that execution); messages to anything else are dropped
--- here. Returns the task queues that received a visible message.
+-- here. Returns the task queues that received a message. Each message looks
+-- its instance up by primary key (LATERAL), whatever the planner believes
+-- of jsonb_to_recordset's size.
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
-JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = m.instance_id
-WHERE i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
+CROSS JOIN LATERAL (
+    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    FROM instances ix
+    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = m.instance_id
+      AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
+) i
 RETURNING task_queue, visible_at <= now() AS visible;
 
 -- name: LockMessages :many
@@ -28,6 +34,20 @@ WHERE lock_token = sqlc.arg(lock_token) ORDER BY id;
 
 -- name: DeleteLockedMessages :exec
 DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token);
+
+-- name: ConsumeMessages :one
+-- Deletes a turn's consumed messages and tells whether the instance has
+-- other visible messages (arrived during the turn): its next turn is due at
+-- once. The rows the DELETE removes are still in this statement's snapshot,
+-- hence the lock_token filter.
+WITH d AS (
+    DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token)
+)
+SELECT EXISTS (
+    SELECT 1 FROM orchestrator_queue q
+    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id)
+      AND q.visible_at <= now() AND (q.lock_token IS NULL OR q.lock_token <> sqlc.arg(lock_token))
+)::boolean AS more;
 
 -- name: DeferLockedMessages :exec
 -- A failed turn: its messages become visible again after the backoff.

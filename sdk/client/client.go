@@ -37,7 +37,8 @@ type Options struct {
 	// Namespace defaults to "default".
 	Namespace string
 	// HTTPClient defaults to a client without a global timeout (long polls
-	// are bounded by their wait parameter and by the request's context).
+	// are bounded by their wait parameter and by the request's context)
+	// that keeps up to 64 idle connections to the server.
 	HTTPClient *http.Client
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -93,7 +94,13 @@ func New(opts Options) (*Client, error) {
 		c.ns = DefaultNamespace
 	}
 	if c.hc == nil {
-		c.hc = &http.Client{}
+		// A worker keeps many requests to one server in flight (long polls,
+		// acks, heartbeats): keep that many idle connections instead of
+		// net/http's default of two per host, which churns connections.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = 256
+		t.MaxIdleConnsPerHost = 64
+		c.hc = &http.Client{Transport: t}
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()

@@ -491,8 +491,14 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 	// Exactly the consumed messages (a finished instance loses them all
 	// below).
 	if plan.Status == api.StatusRunning {
-		if err := t.q.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
+		more, err := t.q.ConsumeMessages(ctx, gen.ConsumeMessagesParams{LockToken: inst.LockToken, Namespace: ns, InstanceID: id})
+		if err != nil {
 			return fmt.Errorf("delete consumed messages: %w", err)
+		}
+		if more {
+			// Messages arrived during the turn; their wake-up found the
+			// instance locked. It is free now: wake its pollers again.
+			t.wake(WorkflowQueueKey(ns, inst.TaskQueue))
 		}
 	}
 	switch {
