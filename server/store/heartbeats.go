@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,8 +35,13 @@ type heartbeatCall struct {
 type heartbeats struct {
 	mu      sync.Mutex
 	pending []*heartbeatCall
-	leader  bool
+	leaders int
 }
+
+// maxHeartbeatLeaders is how many heartbeat batches may commit at once:
+// more than one, so that a heartbeat waits for at most about one batch, not
+// for the batch in flight and then its own.
+const maxHeartbeatLeaders = 3
 
 // WorkerHeartbeat creates or renews a worker session — its lease deadline
 // is computed on the database's clock — and, in the same transaction,
@@ -49,9 +55,9 @@ func (s *Store) WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHe
 	h := &s.hb
 	h.mu.Lock()
 	h.pending = append(h.pending, call)
-	lead := !h.leader
+	lead := h.leaders < maxHeartbeatLeaders
 	if lead {
-		h.leader = true
+		h.leaders++
 	}
 	h.mu.Unlock()
 	if lead {
@@ -72,6 +78,11 @@ func (s *Store) leadHeartbeats(own *heartbeatCall) {
 	h := &s.hb
 	for {
 		h.mu.Lock()
+		if len(h.pending) == 0 {
+			h.leaders--
+			h.mu.Unlock()
+			return
+		}
 		n := min(len(h.pending), maxHeartbeatBatch)
 		batch := slices.Clone(h.pending[:n])
 		h.pending = h.pending[n:]
@@ -79,17 +90,11 @@ func (s *Store) leadHeartbeats(own *heartbeatCall) {
 
 		s.applyHeartbeats(batch)
 
-		h.mu.Lock()
-		if len(h.pending) == 0 {
-			h.leader = false
-			h.mu.Unlock()
-			return
-		}
-		h.mu.Unlock()
 		select {
 		case <-own.done:
-			// Our heartbeat is answered: let a goroutine carry on with the
-			// queue.
+			// Our heartbeat is answered: a goroutine keeps this leader
+			// slot and carries on with the queue (it stops when the queue
+			// is empty).
 			go s.leadHeartbeats(&heartbeatCall{done: closedChan})
 			return
 		default:
@@ -139,6 +144,13 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		}
 		rows[k] = r
 	}
+	// One lock order for every batch (concurrent batches never deadlock).
+	slices.SortFunc(order, func(a, b key) int {
+		if a.ns != b.ns {
+			return strings.Compare(a.ns, b.ns)
+		}
+		return strings.Compare(a.id, b.id)
+	})
 	list := make([]hbWorkerRow, 0, len(order))
 	for _, k := range order {
 		list = append(list, rows[k])
