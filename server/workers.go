@@ -88,6 +88,9 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	}
 	timer.Stop()
 	inFlight.Dec()
+	// A heartbeat that waited paced itself: its token goes back. Only
+	// heartbeats answered at once count against the rate limit.
+	refund()
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -99,16 +102,12 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	// delivery latency (database clock at the request to server clock at
 	// the push; one machine's clocks in a single-host deployment).
 	now := time.Now()
-	pushed := false
 	for _, cn := range resp.Cancels {
 		if cn.RequestedAt.After(waitStart) {
-			pushed = true
 			s.metrics.CancelDelivery.Observe(max(0, now.Sub(cn.RequestedAt).Seconds()))
 		}
 	}
-	if pushed {
-		refund() // answered early by the server's push, not by the worker's pace
-	}
+
 	return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
 }
 
