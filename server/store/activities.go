@@ -196,18 +196,24 @@ func (s *Store) retryOrFail(ctx context.Context, t *txn, r gen.WorkerQueue, e ap
 	if !d.Retry {
 		return s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e})
 	}
-	row := attemptRow{
-		TaskQueue: r.TaskQueue, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, ActivityID: r.ActivityID,
-		Attempt: r.Attempt + 1, ActivityType: r.ActivityType, WorkflowType: r.WorkflowType,
-		WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), Options: rawOrNil(r.Options),
-		StartToCloseMS: r.StartToCloseMs, HeartbeatTimeoutMS: r.HeartbeatTimeoutMs,
-		HeartbeatDetails: rawOrNil(r.HeartbeatDetails), DelayMS: ms(d.Delay),
-		ScheduleToStartMS: ms(opts.ScheduleToStartTimeout.D()), ScheduleToCloseDeadline: r.ScheduleToCloseDeadline,
-	}
+	row := nextAttemptRow(r, opts, d.Delay)
 	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
 		return "", err
 	}
 	return OutcomeRetryScheduled, nil
+}
+
+// nextAttemptRow is the attempt that follows r after delay: same activity,
+// attempt + 1, the activity's overall deadline and heartbeat details kept.
+func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Duration) attemptRow {
+	return attemptRow{
+		TaskQueue: r.TaskQueue, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, ActivityID: r.ActivityID,
+		Attempt: r.Attempt + 1, ActivityType: r.ActivityType, WorkflowType: r.WorkflowType,
+		WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), Options: rawOrNil(r.Options),
+		StartToCloseMS: r.StartToCloseMs, HeartbeatTimeoutMS: r.HeartbeatTimeoutMs,
+		HeartbeatDetails: rawOrNil(r.HeartbeatDetails), DelayMS: ms(delay),
+		ScheduleToStartMS: ms(opts.ScheduleToStartTimeout.D()), ScheduleToCloseDeadline: r.ScheduleToCloseDeadline,
+	}
 }
 
 // CompleteActivityTask acknowledges an attempt with its result. The result

@@ -252,14 +252,7 @@ func (s *Store) rescheduleLost(ctx context.Context, t *txn, r gen.WorkerQueue, w
 	if !d.Retry || hostQueue {
 		return s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e})
 	}
-	row := attemptRow{
-		TaskQueue: r.TaskQueue, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, ActivityID: r.ActivityID,
-		Attempt: r.Attempt + 1, ActivityType: r.ActivityType, WorkflowType: r.WorkflowType,
-		WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), Options: rawOrNil(r.Options),
-		StartToCloseMS: r.StartToCloseMs, HeartbeatTimeoutMS: r.HeartbeatTimeoutMs,
-		HeartbeatDetails:  rawOrNil(r.HeartbeatDetails),
-		ScheduleToStartMS: ms(opts.ScheduleToStartTimeout.D()), ScheduleToCloseDeadline: r.ScheduleToCloseDeadline,
-	}
+	row := nextAttemptRow(r, opts, 0)
 	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
 		return "", err
 	}
