@@ -32,6 +32,9 @@ const (
 	ProblemNotRunning       = problemBase + "not-running"
 	ProblemRunning          = problemBase + "running"
 	ProblemLockLost         = problemBase + "lock-lost"
+	// ProblemUnhandledSignals: the turn would end the workflow but signals
+	// arrived while it ran; it was not applied and runs again with them.
+	ProblemUnhandledSignals = problemBase + "unhandled-signals"
 	ProblemWorkerGone       = problemBase + "worker-gone"
 	ProblemClientClosed     = problemBase + "client-closed-request"
 	ProblemUnavailable      = problemBase + "unavailable"
@@ -116,6 +119,9 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 	case errors.Is(err, store.ErrRunning):
 		return newProblem(http.StatusConflict, ProblemRunning, "Workflow still running",
 			"The workflow instance is still running; use force=true to delete it anyway."), false
+	case errors.Is(err, store.ErrUnhandledSignals):
+		return newProblem(http.StatusConflict, ProblemUnhandledSignals, "Unhandled signals",
+			"Signals arrived while the turn ran; it would have ended the workflow without them, so it was not applied. The lock is released and the next turn carries them."), false
 	case errors.Is(err, store.ErrLockLost):
 		return newProblem(http.StatusConflict, ProblemLockLost, "Lock lost",
 			"The lock token is unknown, expired, or already acknowledged."), false

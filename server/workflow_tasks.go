@@ -70,7 +70,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 // completeWorkflowTask godoc
 //
 //	@Summary		Complete a workflow turn
-//	@Description	Acknowledges the turn in one transaction: appends the events of its messages and commands, schedules activities and timers, flags the activities named in activity_cancels, and releases the lock. A stale or doubled ack changes nothing and gets 409.
+//	@Description	Acknowledges the turn in one transaction: appends the events of its messages and commands, schedules activities and timers, flags the activities named in activity_cancels, and releases the lock. A stale or doubled ack changes nothing and gets 409. A turn that would complete or fail the workflow while signals arrived during it is not applied (409, type unhandled-signals): its lock is released and the next turn carries the signals.
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -79,7 +79,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 //	@Param			request		body		api.CompleteWorkflowTaskRequest	true	"The turn's commands"
 //	@Success		200			{object}	api.CompleteWorkflowTaskResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request (naming the bad command field)"
-//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		409			{object}	api.Problem	"Lock lost, or unhandled signals"
 //	@Failure		413			{object}	api.Problem	"Body too large"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/complete [post]

@@ -189,6 +189,30 @@ func (q *Queries) GetLockedMessages(ctx context.Context, lockToken *uuid.UUID) (
 	return items, nil
 }
 
+const hasUnconsumedSignals = `-- name: HasUnconsumedSignals :one
+SELECT EXISTS (
+    SELECT 1 FROM orchestrator_queue q
+    WHERE q.namespace = $1 AND q.instance_id = $2
+      AND q.kind = 'SignalReceived' AND q.visible_at <= now()
+      AND (q.lock_token IS NULL OR q.lock_token <> $3)
+)::boolean AS pending
+`
+
+type HasUnconsumedSignalsParams struct {
+	Namespace  string
+	InstanceID string
+	LockToken  *uuid.UUID
+}
+
+// Whether signals arrived for the instance after its turn was fetched: a
+// turn that would end the workflow must see them first.
+func (q *Queries) HasUnconsumedSignals(ctx context.Context, arg HasUnconsumedSignalsParams) (bool, error) {
+	row := q.db.QueryRow(ctx, hasUnconsumedSignals, arg.Namespace, arg.InstanceID, arg.LockToken)
+	var pending bool
+	err := row.Scan(&pending)
+	return pending, err
+}
+
 const lockMessages = `-- name: LockMessages :many
 UPDATE orchestrator_queue SET lock_token = $1
 WHERE id IN (
@@ -291,5 +315,15 @@ SET LOCAL synchronous_commit TO OFF
 // never was: the work is simply delivered again.
 func (q *Queries) RelaxCommit(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, relaxCommit)
+	return err
+}
+
+const unlockMessages = `-- name: UnlockMessages :exec
+UPDATE orchestrator_queue SET lock_token = NULL WHERE lock_token = $1
+`
+
+// A turn refused: its messages go back to the queue untouched.
+func (q *Queries) UnlockMessages(ctx context.Context, lockToken *uuid.UUID) error {
+	_, err := q.db.Exec(ctx, unlockMessages, lockToken)
 	return err
 }

@@ -78,3 +78,17 @@ SELECT pg_notify(sqlc.arg(channel)::text, k) FROM unnest(sqlc.arg(keys)::text[])
 -- wait for the WAL flush. A fetch lost in a database crash is a lock that
 -- never was: the work is simply delivered again.
 SET LOCAL synchronous_commit TO OFF;
+
+-- name: HasUnconsumedSignals :one
+-- Whether signals arrived for the instance after its turn was fetched: a
+-- turn that would end the workflow must see them first.
+SELECT EXISTS (
+    SELECT 1 FROM orchestrator_queue q
+    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id)
+      AND q.kind = 'SignalReceived' AND q.visible_at <= now()
+      AND (q.lock_token IS NULL OR q.lock_token <> sqlc.arg(lock_token))
+)::boolean AS pending;
+
+-- name: UnlockMessages :exec
+-- A turn refused: its messages go back to the queue untouched.
+UPDATE orchestrator_queue SET lock_token = NULL WHERE lock_token = sqlc.arg(lock_token);

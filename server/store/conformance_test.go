@@ -609,3 +609,34 @@ func TestComplete_AfterDeadlineIsStale(t *testing.T) {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
 }
+
+// Goal: a signal that arrives while the turn that would complete the
+// workflow runs is not lost: the completion is refused (nothing written),
+// the lock is released, and the next turn carries both the turn's messages
+// and the signal.
+func TestAck_CompletionWithUnconsumedSignalIsRefused(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "sig")
+	task := fetchTurn(t, s)
+	must0(t, s.SignalWorkflow(ctxT(t), ns, "sig", "late", json.RawMessage(`"hello"`)))
+	_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
+	if !errors.Is(err, store.ErrUnhandledSignals) {
+		t.Fatalf("err = %v, want ErrUnhandledSignals", err)
+	}
+	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusRunning {
+		t.Fatalf("status %s", w.Status)
+	}
+	if h := history(t, s, "sig"); len(h) != 0 {
+		t.Fatalf("history written: %v", kinds(h))
+	}
+	next := fetchTurn(t, s)
+	if got := kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
+		t.Fatalf("next turn messages %v", got)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, next.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}))(t)
+	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusCompleted {
+		t.Fatalf("status %s", w.Status)
+	}
+}

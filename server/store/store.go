@@ -30,6 +30,10 @@ var (
 	ErrWorkerGone = errors.New("worker cleaned up")
 	// ErrBadPageToken: a list page token that this server did not issue.
 	ErrBadPageToken = errors.New("invalid page token")
+	// ErrUnhandledSignals: a turn that would complete or fail the workflow
+	// was refused because signals arrived while it ran; nothing was written,
+	// the lock is released, and the next turn carries the signals.
+	ErrUnhandledSignals = errors.New("signals arrived during the turn: the turn must run again with them")
 )
 
 // InvalidError is a request that is well formed but breaks a rule the store

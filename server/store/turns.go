@@ -313,6 +313,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	}
 	var out api.CompleteWorkflowTaskResponse
 	var applied engine.TurnPlan
+	refused := false
 	err = s.inTx(ctx, func(t *txn) error {
 		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
 		if noRows(err) {
@@ -364,9 +365,32 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 		if err != nil {
 			return err
 		}
+		if plan.Status == api.StatusCompleted || plan.Status == api.StatusFailed {
+			pending, err := t.q.HasUnconsumedSignals(ctx, gen.HasUnconsumedSignalsParams{Namespace: ns, InstanceID: inst.InstanceID, LockToken: &tok})
+			if err != nil {
+				return fmt.Errorf("pending signals: %w", err)
+			}
+			if pending {
+				// Ending the workflow now would drop signals it has not
+				// seen: refuse the turn, give its messages back, release
+				// the lock, and let the next turn run with the signals.
+				refused = true
+				if err := t.q.UnlockMessages(ctx, &tok); err != nil {
+					return fmt.Errorf("unlock messages: %w", err)
+				}
+				if err := t.q.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID}); err != nil {
+					return fmt.Errorf("release instance: %w", err)
+				}
+				t.wake(WorkflowQueueKey(ns, inst.TaskQueue))
+				return nil
+			}
+		}
 		applied = plan
 		return s.applyTurn(ctx, t, ns, inst, locked.TxTime, plan, &out)
 	})
+	if err == nil && refused {
+		return api.CompleteWorkflowTaskResponse{}, ErrUnhandledSignals
+	}
 	if err == nil && s.opts.Observer != nil {
 		byReason := map[string]int{}
 		for _, e := range applied.Events {
