@@ -332,6 +332,7 @@ func (m *sweepMetrics) record(r store.SweepResult) {
 	add("reschedule_failed", r.RescheduleFailed)
 	add("worker_cleaned_up", len(r.WorkersCleanedUp))
 	add("cancelled_dropped", int(r.CancelledDropped))
+	add("execution_timeout", r.ExecutionTimeouts)
 }
 
 // sweepLoop runs a sweeper pass every interval until ctx is done. Errors

@@ -506,3 +506,59 @@ func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (S
 	err := row.Scan(&i.ExecutionID, &i.Status)
 	return i, err
 }
+
+const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances
+WHERE status = 'running' AND execution_deadline < now()
+  AND (locked_until IS NULL OR locked_until < now())
+ORDER BY execution_deadline
+LIMIT $1
+FOR UPDATE SKIP LOCKED
+`
+
+// Running instances past their execution deadline and not held by a turn.
+func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]Instance, error) {
+	rows, err := q.db.Query(ctx, takeTimedOutInstances, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Instance{}
+	for rows.Next() {
+		var i Instance
+		if err := rows.Scan(
+			&i.Namespace,
+			&i.InstanceID,
+			&i.WorkflowType,
+			&i.TaskQueue,
+			&i.Status,
+			&i.ExecutionID,
+			&i.Input,
+			&i.Result,
+			&i.Error,
+			&i.NextEventID,
+			&i.NextActivityID,
+			&i.NextTimerID,
+			&i.CancelRequested,
+			&i.CancelReason,
+			&i.ExecutionTimeout,
+			&i.ExecutionDeadline,
+			&i.LockToken,
+			&i.LockedUntil,
+			&i.LockedBy,
+			&i.StickyWorkerID,
+			&i.TaskFailures,
+			&i.LastTaskError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.CompletedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

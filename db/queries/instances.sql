@@ -128,3 +128,12 @@ DELETE FROM history WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc
 
 -- name: GetInstanceForUpdate :one
 SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) FOR UPDATE;
+
+-- name: TakeTimedOutInstances :many
+-- Running instances past their execution deadline and not held by a turn.
+SELECT * FROM instances
+WHERE status = 'running' AND execution_deadline < now()
+  AND (locked_until IS NULL OR locked_until < now())
+ORDER BY execution_deadline
+LIMIT sqlc.arg(max_rows)
+FOR UPDATE SKIP LOCKED;

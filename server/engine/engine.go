@@ -43,6 +43,8 @@ const (
 	TimeoutStartToClose    = "start_to_close"
 	TimeoutHeartbeat       = "heartbeat"
 	TimeoutScheduleToClose = "schedule_to_close"
+	// TimeoutExecution: a workflow's execution_timeout.
+	TimeoutExecution = "execution"
 )
 
 // Message is a message to an instance, as read from the orchestrator queue.

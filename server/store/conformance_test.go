@@ -640,3 +640,29 @@ func TestAck_CompletionWithUnconsumedSignalIsRefused(t *testing.T) {
 		t.Fatalf("status %s", w.Status)
 	}
 }
+
+// Goal: a workflow past its execution timeout is failed by the sweeper
+// (type Timeout, timeout_type execution), its running activities are
+// cancelled, and a client waiting for the result sees the failure.
+func TestExecutionTimeout_FailsWorkflow(t *testing.T) {
+	s := newStore(t)
+	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
+		ExecutionTimeout: api.Duration(300 * time.Millisecond)}))(t)
+	task := fetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	a := fetchAct(t, s, time.Minute)
+	sweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
+		return m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t).Status != api.StatusRunning
+	})
+	w := m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t)
+	if w.Status != api.StatusFailed || w.Error == nil || w.Error.Type != "Timeout" || w.Error.TimeoutType != "execution" {
+		t.Fatalf("describe %+v", w)
+	}
+	h := history(t, s, "et")
+	if last := h[len(h)-1]; last.Kind != api.EventWorkflowFailed || count(h, api.EventActivityCancelRequested) != 1 {
+		t.Fatalf("history %v", kinds(h))
+	}
+	if hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t); !hb.CancelRequested {
+		t.Fatalf("activity not cancelled: %+v", hb)
+	}
+}

@@ -24,6 +24,8 @@ type SweepResult struct {
 	RescheduleFailed int
 	WorkersCleanedUp []string
 	CancelledDropped int64
+	// ExecutionTimeouts counts workflows failed by their execution timeout.
+	ExecutionTimeouts int
 }
 
 // ExpiredWorker is a worker that lost its lease in a sweep.
@@ -48,7 +50,7 @@ func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
 	res := SweepResult{Timeouts: map[string]int{}}
 	steps := []func(context.Context, *SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
-		s.sweepScheduleToClose, s.sweepCleanup,
+		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup,
 	}
 	for _, step := range steps {
 		if err := step(ctx, &res); err != nil {
@@ -286,4 +288,46 @@ func (s *Store) recordAttemptCancel(ctx context.Context, t *txn, r gen.WorkerQue
 		Attempt: r.Attempt, Reason: strOr(r.CancelReason)}
 	_, err := s.enqueue(ctx, t, r.Namespace, []outMessage{eventMessage(r.InstanceID, &exec, ev, 0)})
 	return err
+}
+
+// sweepExecutionTimeouts fails the running workflows past their execution
+// deadline that no turn holds, as a turn with a fail_workflow command would:
+// their outstanding activities are cancelled and history ends with
+// WorkflowFailed{type: Timeout, timeout_type: execution}. One that a turn
+// holds is failed at the next pass after the turn.
+func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		insts, err := t.q.TakeTimedOutInstances(ctx, s.opts.SweepBatch)
+		if err != nil {
+			return fmt.Errorf("sweep execution timeouts: %w", err)
+		}
+		for _, inst := range insts {
+			done, err := activityDone(ctx, t.q, inst.Namespace, inst.InstanceID, inst.ExecutionID)
+			if err != nil {
+				return err
+			}
+			no := false
+			e := api.Error{Type: engine.ErrorTypeTimeout, TimeoutType: engine.TimeoutExecution, Retryable: &no,
+				Message: "workflow execution timed out"}
+			if inst.ExecutionDeadline != nil {
+				e.Message = fmt.Sprintf("workflow execution timed out (deadline %s)", inst.ExecutionDeadline.UTC().Format(time.RFC3339))
+			}
+			plan, err := engine.PlanTurn(engine.TurnInput{
+				Instance: engine.Instance{InstanceID: inst.InstanceID, ExecutionID: inst.ExecutionID,
+					WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue, Input: inst.Input,
+					NextEventID: inst.NextEventID, NextActivityID: inst.NextActivityID, NextTimerID: inst.NextTimerID},
+				Done:     done,
+				Commands: []api.Command{{Type: api.CommandFailWorkflow, Error: &e}},
+			})
+			if err != nil {
+				return fmt.Errorf("sweep execution timeouts: %w", err)
+			}
+			var out api.CompleteWorkflowTaskResponse
+			if err := s.applyTurn(ctx, t, inst.Namespace, inst, s.opts.Now(), plan, &out); err != nil {
+				return err
+			}
+			res.ExecutionTimeouts++
+		}
+		return nil
+	})
 }
