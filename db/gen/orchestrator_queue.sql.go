@@ -110,7 +110,7 @@ CROSS JOIN LATERAL (
     WHERE ix.namespace = $2 AND ix.instance_id = m.instance_id
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
 ) i
-RETURNING task_queue, visible_at <= now() AS visible
+RETURNING task_queue
 `
 
 type EnqueueMessagesParams struct {
@@ -118,29 +118,24 @@ type EnqueueMessagesParams struct {
 	Namespace string
 }
 
-type EnqueueMessagesRow struct {
-	TaskQueue string
-	Visible   bool
-}
-
 // Enqueues messages to instances that are running (and, when execution_id
 // is given, still on that execution); messages to anything else are dropped
 // here. Returns the task queues that received a message. Each message looks
 // its instance up by primary key (LATERAL), whatever the planner believes
 // of jsonb_to_recordset's size.
-func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]EnqueueMessagesRow, error) {
+func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []EnqueueMessagesRow{}
+	items := []string{}
 	for rows.Next() {
-		var i EnqueueMessagesRow
-		if err := rows.Scan(&i.TaskQueue, &i.Visible); err != nil {
+		var task_queue string
+		if err := rows.Scan(&task_queue); err != nil {
 			return nil, err
 		}
-		items = append(items, i)
+		items = append(items, task_queue)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

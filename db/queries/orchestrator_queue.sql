@@ -15,7 +15,7 @@ CROSS JOIN LATERAL (
     WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = m.instance_id
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
 ) i
-RETURNING task_queue, visible_at <= now() AS visible;
+RETURNING task_queue;
 
 -- name: LockMessages :many
 -- Marks the visible messages of an instance as consumed by this turn.

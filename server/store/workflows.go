@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -44,7 +43,7 @@ func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessag
 	// Future messages (timers) wake the pollers too: a waiting poll then
 	// re-reads the next visible time and sleeps until it.
 	for _, r := range rows {
-		t.wake(WorkflowQueueKey(ns, r.TaskQueue))
+		t.wake(WorkflowQueueKey(ns, r))
 	}
 	return len(rows), nil
 }
@@ -294,13 +293,4 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 		t.wake(ResultKey(ns, instanceID))
 		return nil
 	})
-}
-
-// ErrorIsClient reports whether err is one of the store's client errors
-// (as opposed to a database failure).
-func ErrorIsClient(err error) bool {
-	var inv *InvalidError
-	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrAlreadyRunning) || errors.Is(err, ErrNotRunning) ||
-		errors.Is(err, ErrRunning) || errors.Is(err, ErrLockLost) || errors.Is(err, ErrWorkerGone) ||
-		errors.Is(err, ErrBadPageToken) || errors.As(err, &inv)
 }
