@@ -531,7 +531,7 @@ func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, maxRows int32)
 
 const heartbeatAttempt = `-- name: HeartbeatAttempt :one
 UPDATE worker_queue
-SET locked_until = now() + $1::bigint * interval '1 millisecond',
+SET locked_until = GREATEST(locked_until, now() + $1::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN $2::boolean THEN $3::jsonb ELSE heartbeat_details END,
     last_heartbeat_at = CASE WHEN $2::boolean THEN now() ELSE last_heartbeat_at END,
     heartbeat_deadline = CASE WHEN $2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested

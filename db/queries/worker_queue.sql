@@ -56,7 +56,7 @@ RETURNING w.*;
 -- cancel info. Details, when given, are recorded and reset the heartbeat
 -- timeout.
 UPDATE worker_queue
-SET locked_until = now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond',
+SET locked_until = GREATEST(locked_until, now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN sqlc.arg(has_details)::boolean THEN sqlc.arg(details)::jsonb ELSE heartbeat_details END,
     last_heartbeat_at = CASE WHEN sqlc.arg(has_details)::boolean THEN now() ELSE last_heartbeat_at END,
     heartbeat_deadline = CASE WHEN sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested

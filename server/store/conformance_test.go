@@ -666,3 +666,15 @@ func TestExecutionTimeout_FailsWorkflow(t *testing.T) {
 		t.Fatalf("activity not cancelled: %+v", hb)
 	}
 }
+
+// Goal: an attempt's renewal never shortens its lock (a worker heartbeat
+// may have extended it further).
+func TestRenew_NeverShortensTheLock(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "r", schedule(1))
+	a := fetchAct(t, s, time.Minute)
+	r := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Second))(t)
+	if r.LockedUntil.Before(a.LockedUntil) {
+		t.Fatalf("renewal shortened the lock: %v → %v", a.LockedUntil, r.LockedUntil)
+	}
+}
