@@ -465,16 +465,20 @@ type ActivityAckResponse struct {
 
 // WorkerHeartbeatRequest is the body of POST /workers/heartbeat.
 type WorkerHeartbeatRequest struct {
-	WorkerID          string            `json:"worker_id" validate:"required,name"`
-	Identity          string            `json:"identity,omitempty" validate:"max=256"`
-	Host              string            `json:"host,omitempty" validate:"max=256"`
-	TaskQueues        []string          `json:"task_queues,omitempty" validate:"max=16,dive,name"`
-	HostTaskQueue     string            `json:"host_task_queue,omitempty" validate:"omitempty,name"`
-	BuildID           string            `json:"build_id,omitempty" validate:"max=256"`
-	Metadata          map[string]string `json:"metadata,omitempty" validate:"max=64"`
-	LeaseDuration     Duration          `json:"lease_duration" swaggertype:"string" example:"10s"`
-	BoundActivities   []string          `json:"bound_activities,omitempty" validate:"max=10000"`
-	UnboundActivities []string          `json:"unbound_activities,omitempty" validate:"max=10000"`
+	WorkerID      string            `json:"worker_id" validate:"required,name"`
+	Identity      string            `json:"identity,omitempty" validate:"max=256"`
+	Host          string            `json:"host,omitempty" validate:"max=256"`
+	TaskQueues    []string          `json:"task_queues,omitempty" validate:"max=16,dive,name"`
+	HostTaskQueue string            `json:"host_task_queue,omitempty" validate:"omitempty,name"`
+	BuildID       string            `json:"build_id,omitempty" validate:"max=256"`
+	Metadata      map[string]string `json:"metadata,omitempty" validate:"max=64"`
+	LeaseDuration Duration          `json:"lease_duration" swaggertype:"string" example:"10s"`
+	// BoundActivities lists the lock tokens of the attempts the worker
+	// holds. When given (even empty), only those — and attempts fetched
+	// within the last lease — are renewed; omitted, every attempt bound to
+	// the worker id is.
+	BoundActivities   []string `json:"bound_activities,omitzero" validate:"max=10000"`
+	UnboundActivities []string `json:"unbound_activities,omitempty" validate:"max=10000"`
 	// Wait, when set, holds the answer until an attempt bound to this
 	// worker is flagged cancelled, or until Wait elapses (at most 60s and at
 	// most half of LeaseDuration); the heartbeat is then renewed and

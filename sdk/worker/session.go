@@ -168,6 +168,9 @@ func (w *Worker) heartbeatRequest(host string) api.WorkerHeartbeatRequest {
 		HostTaskQueue: w.hostQ,
 		BuildID:       w.opts.BuildID,
 		LeaseDuration: api.Duration(w.opts.LeaseDuration),
+		// Always a list (even empty): the server renews only what this
+		// process holds, never a dead predecessor's attempts.
+		BoundActivities: []string{},
 	}
 	w.running.Range(func(k, v any) bool {
 		req.BoundActivities = append(req.BoundActivities, k.(string))

@@ -115,6 +115,9 @@ type hbWorkerRow struct {
 	Metadata      map[string]string `json:"metadata"`
 	LeaseMS       int64             `json:"lease_ms"`
 	ExtendMS      int64             `json:"extend_ms"`
+	// Tokens are the attempts the worker says it holds (nil: it did not
+	// say, and every attempt bound to it is renewed).
+	Tokens []string `json:"tokens"`
 }
 
 func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
@@ -131,6 +134,9 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		r := hbWorkerRow{Namespace: c.ns, WorkerID: c.req.WorkerID, Identity: c.req.Identity, Host: c.req.Host,
 			BuildID: c.req.BuildID, TaskQueues: c.req.TaskQueues, Metadata: c.req.Metadata,
 			LeaseMS: ms(c.req.LeaseDuration.D()), ExtendMS: 2 * ms(c.req.LeaseDuration.D())}
+		if c.req.BoundActivities != nil {
+			r.Tokens = c.req.BoundActivities
+		}
 		if c.req.Shutdown {
 			// The session ends now: the next sweep finds its lease expired.
 			r.LeaseMS = 0

@@ -82,3 +82,30 @@ func TestLiveness_HeartbeatRenewsTheWorkersAttempts(t *testing.T) {
 		t.Fatalf("w1's attempt after its own lock ran out: %v", err)
 	}
 }
+
+// Goal: a worker that lists the attempts it holds keeps only those (and
+// attempts fetched within its lease) alive: an attempt bound to the same
+// worker id by a process that died is not renewed by its successor, and is
+// delivered again when its lock expires.
+func TestLiveness_SuccessorDoesNotRenewPredecessorsAttempts(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "reuse", schedule(1, 2))
+	old := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
+	eventually(t, 5*time.Second, "the lease to pass", func() bool { return time.Since(old.StartedAt) > 1200*time.Millisecond })
+	fresh := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
+	// The restarted process (same id, lease 1 s) holds nothing it knows of
+	// yet; the attempt fetched just now is renewed anyway.
+	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second),
+		BoundActivities: []string{}}))(t)
+	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
+	until := map[string]time.Time{}
+	for _, b := range w.BoundActivities {
+		until[b.LockToken] = b.LockedUntil
+	}
+	if !until[old.LockToken].Equal(old.LockedUntil) {
+		t.Fatalf("the predecessor's attempt was renewed: %v → %v", old.LockedUntil, until[old.LockToken])
+	}
+	if !until[fresh.LockToken].After(fresh.LockedUntil) {
+		t.Fatalf("the attempt fetched within the lease was not renewed")
+	}
+}
