@@ -84,6 +84,7 @@ type Worker struct {
 	LastHeartbeatAt time.Time
 	StateChangedAt  time.Time
 	CreatedAt       time.Time
+	PrevState       *string
 }
 
 type WorkerQueue struct {

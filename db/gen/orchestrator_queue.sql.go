@@ -109,6 +109,7 @@ CROSS JOIN LATERAL (
     FROM instances ix
     WHERE ix.namespace = $2 AND ix.instance_id = m.instance_id
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
+    LIMIT 1
 ) i
 RETURNING task_queue
 `
@@ -121,8 +122,9 @@ type EnqueueMessagesParams struct {
 // Enqueues messages to instances that are running (and, when execution_id
 // is given, still on that execution); messages to anything else are dropped
 // here. Returns the task queues that received a message. Each message looks
-// its instance up by primary key (LATERAL), whatever the planner believes
-// of jsonb_to_recordset's size.
+// its instance up by primary key: the LIMIT keeps the LATERAL a per-message
+// probe (without it the planner flattens the join and, believing
+// jsonb_to_recordset's 100 rows, hashes every running instance).
 func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
 	if err != nil {

@@ -265,7 +265,7 @@ func (q *Queries) FlagWorkerAttempts(ctx context.Context, arg FlagWorkerAttempts
 }
 
 const getWorker = `-- name: GetWorker :one
-SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at FROM workers WHERE namespace = $1 AND worker_id = $2
+SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state FROM workers WHERE namespace = $1 AND worker_id = $2
 `
 
 type GetWorkerParams struct {
@@ -291,6 +291,7 @@ func (q *Queries) GetWorker(ctx context.Context, arg GetWorkerParams) (Worker, e
 		&i.LastHeartbeatAt,
 		&i.StateChangedAt,
 		&i.CreatedAt,
+		&i.PrevState,
 	)
 	return i, err
 }
@@ -320,7 +321,7 @@ func (q *Queries) HostQueueOwner(ctx context.Context, arg HostQueueOwnerParams) 
 }
 
 const listWorkers = `-- name: ListWorkers :many
-SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at FROM workers
+SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state FROM workers
 WHERE namespace = $1 AND ($2::text IS NULL OR state = $2::text)
 ORDER BY worker_id
 LIMIT 1000
@@ -355,6 +356,7 @@ func (q *Queries) ListWorkers(ctx context.Context, arg ListWorkersParams) ([]Wor
 			&i.LastHeartbeatAt,
 			&i.StateChangedAt,
 			&i.CreatedAt,
+			&i.PrevState,
 		); err != nil {
 			return nil, err
 		}
@@ -475,6 +477,69 @@ func (q *Queries) PendingCancels(ctx context.Context, arg PendingCancelsParams) 
 	for rows.Next() {
 		var i PendingCancelsRow
 		if err := rows.Scan(&i.LockToken, &i.Reason, &i.RequestedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const renewWorkers = `-- name: RenewWorkers :many
+UPDATE workers w SET
+    identity = COALESCE(j->>'identity', ''),
+    host = COALESCE(j->>'host', ''),
+    build_id = COALESCE(j->>'build_id', ''),
+    task_queues = COALESCE(ARRAY(SELECT jsonb_array_elements_text(j->'task_queues')), '{}'),
+    host_task_queue = j->>'host_task_queue',
+    metadata = COALESCE(NULLIF(j->'metadata', 'null'::jsonb), '{}'),
+    prev_state = w.state,
+    state = 'active',
+    lease_duration = (j->>'lease_ms')::bigint * interval '1 millisecond',
+    lease_expires_at = now() + (j->>'lease_ms')::bigint * interval '1 millisecond',
+    last_heartbeat_at = now(),
+    state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
+FROM unnest(ARRAY(SELECT jsonb_array_elements($1::jsonb))) AS j
+WHERE w.namespace = j->>'namespace' AND w.worker_id = j->>'worker_id' AND w.state <> 'cleaned_up'
+RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at
+`
+
+type RenewWorkersRow struct {
+	Namespace      string
+	WorkerID       string
+	PrevState      string
+	State          string
+	LeaseExpiresAt time.Time
+}
+
+// A batch of heartbeats from workers that have a session: renews each one
+// that is not cleaned up, in one statement, and returns its state before
+// the heartbeat (inactive: resurrected) through prev_state, which the
+// update sets from the row version it replaces (the latest committed one).
+// The batch lists its workers in key order, so concurrent batches lock
+// rows in one order and never deadlock. It is unnested from an array,
+// which the planner counts as a few rows (jsonb_to_recordset counts 100):
+// it then probes the primary key per worker instead of hashing the whole
+// table. Workers that come back with no row are new or cleaned up:
+// UpsertWorkers handles them.
+func (q *Queries) RenewWorkers(ctx context.Context, workers []byte) ([]RenewWorkersRow, error) {
+	rows, err := q.db.Query(ctx, renewWorkers, workers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RenewWorkersRow{}
+	for rows.Next() {
+		var i RenewWorkersRow
+		if err := rows.Scan(
+			&i.Namespace,
+			&i.WorkerID,
+			&i.PrevState,
+			&i.State,
+			&i.LeaseExpiresAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -631,7 +696,7 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     last_heartbeat_at = now(),
     state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
 WHERE w.state <> 'cleaned_up'
-RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at
+RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::bool AS inserted
 `
 
 type UpsertWorkersRow struct {
@@ -639,10 +704,13 @@ type UpsertWorkersRow struct {
 	WorkerID       string
 	State          string
 	LeaseExpiresAt time.Time
+	Inserted       bool
 }
 
-// A batch of heartbeats in one statement: creates or renews each worker
-// session; cleaned-up workers are left alone (no row comes back for them).
+// The heartbeats of a batch that RenewWorkers did not apply, in one
+// statement: creates each new worker session (or renews one created
+// meanwhile); cleaned-up workers are left alone (no row comes back for
+// them). inserted tells a new session from one created concurrently.
 func (q *Queries) UpsertWorkers(ctx context.Context, workers []byte) ([]UpsertWorkersRow, error) {
 	rows, err := q.db.Query(ctx, upsertWorkers, workers)
 	if err != nil {
@@ -657,41 +725,8 @@ func (q *Queries) UpsertWorkers(ctx context.Context, workers []byte) ([]UpsertWo
 			&i.WorkerID,
 			&i.State,
 			&i.LeaseExpiresAt,
+			&i.Inserted,
 		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const workerStates = `-- name: WorkerStates :many
-SELECT w.namespace, w.worker_id, w.state
-FROM workers w
-JOIN jsonb_to_recordset($1::jsonb) AS x(namespace text, worker_id text)
-  ON w.namespace = x.namespace AND w.worker_id = x.worker_id
-`
-
-type WorkerStatesRow struct {
-	Namespace string
-	WorkerID  string
-	State     string
-}
-
-// The states of the workers of a heartbeat batch before it is applied.
-func (q *Queries) WorkerStates(ctx context.Context, workers []byte) ([]WorkerStatesRow, error) {
-	rows, err := q.db.Query(ctx, workerStates, workers)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []WorkerStatesRow{}
-	for rows.Next() {
-		var i WorkerStatesRow
-		if err := rows.Scan(&i.Namespace, &i.WorkerID, &i.State); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -2,8 +2,9 @@
 -- Enqueues messages to instances that are running (and, when execution_id
 -- is given, still on that execution); messages to anything else are dropped
 -- here. Returns the task queues that received a message. Each message looks
--- its instance up by primary key (LATERAL), whatever the planner believes
--- of jsonb_to_recordset's size.
+-- its instance up by primary key: the LIMIT keeps the LATERAL a per-message
+-- probe (without it the planner flattens the join and, believing
+-- jsonb_to_recordset's 100 rows, hashes every running instance).
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
@@ -14,6 +15,7 @@ CROSS JOIN LATERAL (
     FROM instances ix
     WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = m.instance_id
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
+    LIMIT 1
 ) i
 RETURNING task_queue;
 

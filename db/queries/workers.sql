@@ -83,16 +83,39 @@ WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id)
   AND lock_token IS NOT NULL AND cancel_requested
 ORDER BY cancel_requested_at;
 
--- name: WorkerStates :many
--- The states of the workers of a heartbeat batch before it is applied.
-SELECT w.namespace, w.worker_id, w.state
-FROM workers w
-JOIN jsonb_to_recordset(sqlc.arg(workers)::jsonb) AS x(namespace text, worker_id text)
-  ON w.namespace = x.namespace AND w.worker_id = x.worker_id;
+-- name: RenewWorkers :many
+-- A batch of heartbeats from workers that have a session: renews each one
+-- that is not cleaned up, in one statement, and returns its state before
+-- the heartbeat (inactive: resurrected) through prev_state, which the
+-- update sets from the row version it replaces (the latest committed one).
+-- The batch lists its workers in key order, so concurrent batches lock
+-- rows in one order and never deadlock. It is unnested from an array,
+-- which the planner counts as a few rows (jsonb_to_recordset counts 100):
+-- it then probes the primary key per worker instead of hashing the whole
+-- table. Workers that come back with no row are new or cleaned up:
+-- UpsertWorkers handles them.
+UPDATE workers w SET
+    identity = COALESCE(j->>'identity', ''),
+    host = COALESCE(j->>'host', ''),
+    build_id = COALESCE(j->>'build_id', ''),
+    task_queues = COALESCE(ARRAY(SELECT jsonb_array_elements_text(j->'task_queues')), '{}'),
+    host_task_queue = j->>'host_task_queue',
+    metadata = COALESCE(NULLIF(j->'metadata', 'null'::jsonb), '{}'),
+    prev_state = w.state,
+    state = 'active',
+    lease_duration = (j->>'lease_ms')::bigint * interval '1 millisecond',
+    lease_expires_at = now() + (j->>'lease_ms')::bigint * interval '1 millisecond',
+    last_heartbeat_at = now(),
+    state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
+FROM unnest(ARRAY(SELECT jsonb_array_elements(sqlc.arg(workers)::jsonb))) AS j
+WHERE w.namespace = j->>'namespace' AND w.worker_id = j->>'worker_id' AND w.state <> 'cleaned_up'
+RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at;
 
 -- name: UpsertWorkers :many
--- A batch of heartbeats in one statement: creates or renews each worker
--- session; cleaned-up workers are left alone (no row comes back for them).
+-- The heartbeats of a batch that RenewWorkers did not apply, in one
+-- statement: creates each new worker session (or renews one created
+-- meanwhile); cleaned-up workers are left alone (no row comes back for
+-- them). inserted tells a new session from one created concurrently.
 INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
                           metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at)
 SELECT x.namespace, x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
@@ -114,7 +137,7 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     last_heartbeat_at = now(),
     state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
 WHERE w.state <> 'cleaned_up'
-RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at;
+RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::bool AS inserted;
 
 -- name: RenewWorkersAttempts :many
 -- Renews the attempts held by the workers of a heartbeat batch (to twice

@@ -162,7 +162,6 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		list = append(list, rows[k])
 	}
 	payload := mustJSON(list)
-	prev := map[key]string{}
 	results := map[key]*HeartbeatResult{}
 	held := map[key][]string{}
 	// The batch serves many callers: it runs on its own deadline rather
@@ -170,22 +169,37 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 	ctx, cancel := context.WithTimeout(context.Background(), heartbeatBatchTimeout)
 	defer cancel()
 	err := s.inTx(ctx, func(t *txn) error {
-		states, err := t.q.WorkerStates(ctx, payload)
+		renewedWorkers, err := t.q.RenewWorkers(ctx, payload)
 		if err != nil {
-			return fmt.Errorf("worker states: %w", err)
+			return fmt.Errorf("renew workers: %w", err)
 		}
-		for _, st := range states {
-			prev[key{st.Namespace, st.WorkerID}] = st.State
-		}
-		up, err := t.q.UpsertWorkers(ctx, payload)
-		if err != nil {
-			return fmt.Errorf("upsert workers: %w", err)
-		}
-		for _, u := range up {
-			k := key{u.Namespace, u.WorkerID}
-			results[k] = &HeartbeatResult{
+		for _, u := range renewedWorkers {
+			results[key{u.Namespace, u.WorkerID}] = &HeartbeatResult{
 				WorkerHeartbeatResponse: api.WorkerHeartbeatResponse{State: u.State, LeaseExpiresAt: u.LeaseExpiresAt, Cancels: []api.AttemptCancel{}},
-				PrevState:               prev[k],
+				PrevState:               u.PrevState,
+			}
+		}
+		// New workers (and cleaned-up ones, which the upsert leaves alone).
+		if len(renewedWorkers) < len(list) {
+			rest := make([]hbWorkerRow, 0, len(list)-len(renewedWorkers))
+			for _, r := range list {
+				if results[key{r.Namespace, r.WorkerID}] == nil {
+					rest = append(rest, r)
+				}
+			}
+			up, err := t.q.UpsertWorkers(ctx, mustJSON(rest))
+			if err != nil {
+				return fmt.Errorf("upsert workers: %w", err)
+			}
+			for _, u := range up {
+				prev := "active" // created by a concurrent batch meanwhile
+				if u.Inserted {
+					prev = ""
+				}
+				results[key{u.Namespace, u.WorkerID}] = &HeartbeatResult{
+					WorkerHeartbeatResponse: api.WorkerHeartbeatResponse{State: u.State, LeaseExpiresAt: u.LeaseExpiresAt, Cancels: []api.AttemptCancel{}},
+					PrevState:               prev,
+				}
 			}
 		}
 		renewed, err := t.q.RenewWorkersAttempts(ctx, payload)
