@@ -251,3 +251,21 @@ func (c *statementCounter) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, 
 
 // TraceCopyFromEnd does nothing.
 func (c *statementCounter) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {}
+
+// TraceBatchStart does nothing.
+func (c *statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+// TraceBatchQuery counts a statement sent in a batch (the store pipelines
+// its transactions' statements).
+func (c *statementCounter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	switch strings.ToLower(strings.TrimSpace(d.SQL)) {
+	case "begin", "commit", "rollback":
+	default:
+		c.n.Add(1)
+	}
+}
+
+// TraceBatchEnd does nothing.
+func (c *statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

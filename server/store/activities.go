@@ -85,7 +85,7 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 	// flush (a fetch lost in a database crash is delivered again).
 	var rows []gen.WorkerQueue
 	err := s.inTx(ctx, func(t *txn) error {
-		if err := t.q.RelaxCommit(ctx); err != nil {
+		if err := t.w.RelaxCommit(ctx); err != nil {
 			return fmt.Errorf("relax commit: %w", err)
 		}
 		var err error
@@ -273,7 +273,7 @@ func (s *Store) AbandonActivityTask(ctx context.Context, ns, token string, delay
 		}
 		if r.CancelRequested {
 			out.Outcome = OutcomeStale
-			return t.q.DeleteAttempts(ctx, []int64{r.ID})
+			return t.w.DeleteAttempts(ctx, []int64{r.ID})
 		}
 		if delay <= 0 {
 			t.wake(ActivityQueueKey(ns, r.TaskQueue))

@@ -38,6 +38,22 @@ func (c *sqlCapture) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 
 func (c *sqlCapture) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// The store sends most statements in batches (see pipe.go).
+
+func (c *sqlCapture) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (c *sqlCapture) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if strings.Contains(d.SQL, c.marker) {
+		c.mu.Lock()
+		c.sql, c.args = d.SQL, d.Args
+		c.mu.Unlock()
+	}
+}
+
+func (c *sqlCapture) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 func tracedStore(tb testing.TB, tracer pgx.QueryTracer) (*store.Store, *pgxpool.Pool) {
 	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(tb))
 	if err != nil {

@@ -26,6 +26,18 @@ func (c *commitCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.
 
 func (c *commitCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+func (c *commitCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (c *commitCounter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if d.SQL == "commit" {
+		c.n.Add(1)
+	}
+}
+
+func (c *commitCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 // Goal: concurrent heartbeats share transactions (fewer commits than
 // heartbeats), and each caller still gets its own worker's answer, with the
 // cancel info of exactly its own attempts.

@@ -103,7 +103,7 @@ func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
 			}
 		}
 		if len(drop) > 0 {
-			return t.q.DeleteAttempts(ctx, drop)
+			return t.w.DeleteAttempts(ctx, drop)
 		}
 		return nil
 	})
@@ -177,7 +177,7 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) erro
 			}
 		}
 		if len(drop) > 0 {
-			return t.q.DeleteAttempts(ctx, drop)
+			return t.w.DeleteAttempts(ctx, drop)
 		}
 		return nil
 	})

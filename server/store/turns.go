@@ -115,7 +115,7 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 		var task *api.WorkflowTask
 		empty := false
 		err := s.inTx(ctx, func(t *txn) error {
-			if err := t.q.RelaxCommit(ctx); err != nil {
+			if err := t.w.RelaxCommit(ctx); err != nil {
 				return fmt.Errorf("relax commit: %w", err)
 			}
 			inst, err := t.q.LockNextInstance(ctx, gen.LockNextInstanceParams{
@@ -162,10 +162,10 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			if len(kept) == 0 {
 				// Only stale messages: consume them and release the lock.
 				empty = true
-				if err := t.q.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
+				if err := t.w.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
 					return fmt.Errorf("drop stale messages: %w", err)
 				}
-				return t.q.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID})
+				return t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID})
 			}
 			task = &api.WorkflowTask{
 				LockToken: inst.LockToken.String(), Namespace: ns, InstanceID: inst.InstanceID,
@@ -289,7 +289,7 @@ func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []at
 			}
 		}
 	}
-	if err := t.q.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
+	if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
 	}
 	// Delayed attempts (retries) wake the pollers too: a waiting poll then
@@ -375,10 +375,10 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 				// seen: refuse the turn, give its messages back, release
 				// the lock, and let the next turn run with the signals.
 				refused = true
-				if err := t.q.UnlockMessages(ctx, &tok); err != nil {
+				if err := t.w.UnlockMessages(ctx, &tok); err != nil {
 					return fmt.Errorf("unlock messages: %w", err)
 				}
-				if err := t.q.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID}); err != nil {
+				if err := t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID}); err != nil {
 					return fmt.Errorf("release instance: %w", err)
 				}
 				t.wake(WorkflowQueueKey(ns, inst.TaskQueue))
@@ -440,7 +440,7 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 			return fmt.Errorf("append events: %w", err)
 		}
 	case len(hrows) > 0:
-		if err := t.q.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, InstanceID: id,
+		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, InstanceID: id,
 			ExecutionID: exec, Events: mustJSON(hrows)}); err != nil {
 			return fmt.Errorf("append events: %w", err)
 		}
@@ -509,7 +509,7 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, jsonValue(plan.NewInput)
 		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
 	}
-	if err := t.q.FinishTurn(ctx, fin); err != nil {
+	if err := t.w.FinishTurn(ctx, fin); err != nil {
 		return fmt.Errorf("finish turn: %w", err)
 	}
 	// Exactly the consumed messages (a finished instance loses them all
@@ -527,7 +527,7 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 	}
 	switch {
 	case plan.ContinueAsNew:
-		if err := t.q.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
+		if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
 			return fmt.Errorf("drop old execution messages: %w", err)
 		}
 		next := exec + 1
@@ -540,7 +540,7 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 		out.ExecutionID = next
 		out.NextEventID = 1
 	case plan.Status != api.StatusRunning:
-		if err := t.q.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: id}); err != nil {
+		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: id}); err != nil {
 			return fmt.Errorf("drop messages of finished instance: %w", err)
 		}
 		t.wake(ResultKey(ns, id))
@@ -570,10 +570,10 @@ func (s *Store) FailWorkflowTask(ctx context.Context, ns, token string, e api.Er
 		}
 		inst := locked.Instance
 		delay := engine.TurnBackoff(inst.TaskFailures+1, s.opts.TurnRetryBase, s.opts.TurnRetryMax)
-		if err := t.q.DeferLockedMessages(ctx, gen.DeferLockedMessagesParams{LockToken: &tok, DelayMs: ms(delay)}); err != nil {
+		if err := t.w.DeferLockedMessages(ctx, gen.DeferLockedMessagesParams{LockToken: &tok, DelayMs: ms(delay)}); err != nil {
 			return fmt.Errorf("defer messages: %w", err)
 		}
-		return t.q.FailInstanceTurn(ctx, gen.FailInstanceTurnParams{Namespace: ns, InstanceID: inst.InstanceID,
+		return t.w.FailInstanceTurn(ctx, gen.FailInstanceTurnParams{Namespace: ns, InstanceID: inst.InstanceID,
 			LastTaskError: mustJSON(e)})
 	})
 }

@@ -15,9 +15,13 @@ import (
 )
 
 // txn is one transaction in progress with the wake-ups it will announce on
-// commit.
+// commit. q runs each statement when it is called; w is for writes whose
+// outcome the caller does not read (:exec queries): they wait and travel
+// with the next statement or the COMMIT (see pipe), and their error, if
+// any, fails the transaction there.
 type txn struct {
 	q    *gen.Queries
+	w    *gen.Queries
 	keys []string
 }
 
@@ -30,18 +34,28 @@ func (t *txn) wake(key string) {
 // inTx runs fn in one transaction and announces the collected wake-ups in
 // the same transaction (NOTIFY is delivered on commit, never on rollback).
 func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t := &txn{q: gen.New(tx)}
-		if err := fn(t); err != nil {
-			return err
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	p := &pipe{conn: conn}
+	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p})}
+	if err := fn(t); err != nil {
+		p.rollback(ctx)
+		return err
+	}
+	if len(t.keys) > 0 {
+		if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: t.keys}); err != nil {
+			p.rollback(ctx)
+			return fmt.Errorf("notify: %w", err)
 		}
-		if len(t.keys) > 0 {
-			if err := t.q.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: t.keys}); err != nil {
-				return fmt.Errorf("notify: %w", err)
-			}
-		}
-		return nil
-	})
+	}
+	if err := p.commit(ctx); err != nil {
+		p.rollback(ctx)
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }

@@ -281,10 +281,10 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 		if err := s.cancelExecution(ctx, t, ns, instanceID, i.ExecutionID, engine.ReasonInstanceDeleted); err != nil {
 			return fmt.Errorf("delete workflow: %w", err)
 		}
-		if err := t.q.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
 			return fmt.Errorf("delete workflow: messages: %w", err)
 		}
-		if err := t.q.DeleteHistory(ctx, gen.DeleteHistoryParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+		if err := t.w.DeleteHistory(ctx, gen.DeleteHistoryParams{Namespace: ns, InstanceID: instanceID}); err != nil {
 			return fmt.Errorf("delete workflow: history: %w", err)
 		}
 		if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: instanceID}); err != nil {

@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pipe is one transaction on one pooled connection whose statements travel
+// in as few round trips as possible. BEGIN is not sent on its own: it goes
+// with the first statement. Writes whose outcome the code does not read
+// (see [deferredExec]) wait in the pipe and go with the next statement whose
+// result is read, or with the COMMIT. Each flush is one pgx batch — one
+// write, one Sync, one read of the answers — so that a transaction of ten
+// statements costs the database a few wake-ups instead of twelve.
+//
+// A statement that fails aborts the transaction: the pipe keeps the first
+// error, every later statement fails with it, and commit rolls back.
+type pipe struct {
+	conn    *pgxpool.Conn
+	began   bool
+	pending []pendingStmt
+	err     error
+}
+
+type pendingStmt struct {
+	sql  string
+	args []any
+}
+
+// errPipeAborted wraps the error of a statement that failed in a pipe.
+var errPipeAborted = errors.New("transaction aborted")
+
+func (p *pipe) queue(sql string, args []any) {
+	if !p.began {
+		p.pending = append(p.pending, pendingStmt{sql: "begin"})
+		p.began = true
+	}
+	p.pending = append(p.pending, pendingStmt{sql: sql, args: args})
+}
+
+// fail records the first error of the transaction.
+func (p *pipe) fail(err error) error {
+	if p.err == nil {
+		p.err = fmt.Errorf("%w: %w", errPipeAborted, err)
+	}
+	return err
+}
+
+// send sends the waiting statements and then sql, reads the waiting ones'
+// answers, and returns the batch positioned at sql's answer (nil when sql
+// went alone, outside a batch).
+func (p *pipe) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	p.queue(sql, args)
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.pending))}
+	for _, s := range p.pending {
+		b.Queue(s.sql, s.args...)
+	}
+	before := len(p.pending) - 1
+	p.pending = p.pending[:0]
+	br := p.conn.SendBatch(ctx, b)
+	for range before {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, p.fail(err)
+		}
+	}
+	return br, nil
+}
+
+// Exec runs sql now, after the waiting statements.
+func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	br, err := p.send(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return tag, p.fail(err)
+	}
+	return tag, nil
+}
+
+// Query runs sql now, after the waiting statements.
+func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	br, err := p.send(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, p.fail(err)
+	}
+	return &pipeRows{Rows: rows, br: br, p: p}, nil
+}
+
+// QueryRow runs sql now, after the waiting statements.
+func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	br, err := p.send(ctx, sql, args)
+	if err != nil {
+		return errRow{err: err}
+	}
+	return &pipeRow{row: br.QueryRow(), br: br, p: p}
+}
+
+// commit sends the waiting statements with COMMIT. A transaction that
+// sent nothing commits nothing.
+func (p *pipe) commit(ctx context.Context) error {
+	if p.err != nil {
+		return p.err
+	}
+	if !p.began {
+		return nil
+	}
+	tag, err := p.Exec(ctx, "commit")
+	if err != nil {
+		return err
+	}
+	if tag.String() != "COMMIT" {
+		// PostgreSQL answers COMMIT of a failed transaction with ROLLBACK.
+		return fmt.Errorf("%w: commit answered %q", errPipeAborted, tag.String())
+	}
+	return nil
+}
+
+// rollback ends a transaction that did not commit. A connection left in a
+// transaction is destroyed by the pool when it is released.
+func (p *pipe) rollback(ctx context.Context) {
+	p.pending = nil
+	if !p.began || p.conn.Conn().IsClosed() || p.conn.Conn().PgConn().TxStatus() == 'I' {
+		return
+	}
+	_, _ = p.conn.Exec(context.WithoutCancel(ctx), "rollback")
+}
+
+// pipeRows are the rows of a query that ended a batch: closing them closes
+// the batch.
+type pipeRows struct {
+	pgx.Rows
+	br pgx.BatchResults
+	p  *pipe
+}
+
+func (r *pipeRows) Close() {
+	r.Rows.Close()
+	if err := r.Rows.Err(); err != nil {
+		r.p.fail(err)
+	}
+	if err := r.br.Close(); err != nil {
+		r.p.fail(err)
+	}
+}
+
+// pipeRow is the row of a query that ended a batch.
+type pipeRow struct {
+	row pgx.Row
+	br  pgx.BatchResults
+	p   *pipe
+}
+
+func (r *pipeRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		r.p.fail(err)
+	}
+	return err
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// deferredExec is the pipe seen by writes whose outcome is not read: Exec
+// queues the statement (its error, if any, fails the transaction at the
+// next flush); queries run as on the pipe.
+type deferredExec struct{ p *pipe }
+
+func (d deferredExec) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if d.p.err != nil {
+		return pgconn.CommandTag{}, d.p.err
+	}
+	d.p.queue(sql, args)
+	return pgconn.CommandTag{}, nil
+}
+
+func (d deferredExec) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return d.p.Query(ctx, sql, args...)
+}
+
+func (d deferredExec) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return d.p.QueryRow(ctx, sql, args...)
+}
+
+// flush sends the waiting statements and reads their answers.
+func (p *pipe) flush(ctx context.Context) error {
+	if p.err != nil {
+		return p.err
+	}
+	if len(p.pending) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.pending))}
+	for _, s := range p.pending {
+		b.Queue(s.sql, s.args...)
+	}
+	p.pending = p.pending[:0]
+	if err := p.conn.SendBatch(ctx, b).Close(); err != nil {
+		return p.fail(err)
+	}
+	return nil
+}
+
+// CopyFrom runs a COPY now, after the waiting statements.
+func (p *pipe) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if !p.began {
+		p.pending = append(p.pending, pendingStmt{sql: "begin"})
+		p.began = true
+	}
+	if err := p.flush(ctx); err != nil {
+		return 0, err
+	}
+	n, err := p.conn.CopyFrom(ctx, table, columns, src)
+	if err != nil {
+		return n, p.fail(err)
+	}
+	return n, nil
+}
+
+func (d deferredExec) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	return d.p.CopyFrom(ctx, table, columns, src)
+}
