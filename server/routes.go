@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	echoSwagger "github.com/swaggo/echo-swagger"
@@ -36,7 +35,7 @@ func (s *Server) newEcho() *echo.Echo {
 	e.HTTPErrorHandler = s.handleError
 
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
-		Generator: uuid.NewString,
+		Generator: s.reqIDs.next,
 		RequestIDHandler: func(c echo.Context, id string) {
 			if len(id) > 128 { // an id the client sent
 				c.Response().Header().Set(echo.HeaderXRequestID, id[:128])

@@ -109,6 +109,7 @@ type Server struct {
 	metrics  *Metrics
 	pollers  *pollerSet
 	limiter  *heartbeatLimiter
+	reqIDs   requestIDs
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +24,26 @@ import (
 // names, worker ids, instance ids, workflow and activity types, namespaces.
 // It excludes '|', the separator of notification payloads.
 const namePattern = `^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,199}$`
+
+// validName reports whether s matches namePattern. It is checked on every
+// request (namespace, worker id, queue), where the regular expression was
+// a measurable share of a heartbeat's CPU; TestValidName_MatchesPattern
+// keeps the two in agreement.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case i > 0 && strings.IndexByte("._:@/+=-", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 const nameMessage = "must be 1 to 200 characters among letters, digits and . _ : @ / + = -, starting with a letter or digit"
 
@@ -42,10 +61,9 @@ func newValidator() *validator.Validate {
 		}
 		return name
 	})
-	re := regexp.MustCompile(namePattern)
 	if err := v.RegisterValidation("name", func(fl validator.FieldLevel) bool {
 		f := fl.Field()
-		return f.Kind() == reflect.String && re.MatchString(f.String())
+		return f.Kind() == reflect.String && validName(f.String())
 	}); err != nil {
 		panic(fmt.Sprintf("server: register validation: %v", err)) // programming error
 	}
