@@ -27,9 +27,8 @@ type pollSpec struct {
 	nextWake func(ctx context.Context) (t time.Time, ok bool, err error)
 }
 
-// longPoll runs a long poll: fetch at once; when nothing is found, register
-// on the keys and fetch again (so that a notification sent in between is
-// not lost), then sleep until a key is notified, the next timer is due, the
+// longPoll runs a long poll: register on the keys, fetch, and when nothing
+// is found sleep until a key is notified, the next timer is due, the
 // re-check interval passes, or the wait ends; and fetch again. It returns
 // found=false when the wait ended or the server is shutting down, and the
 // context's error when the client went away.
@@ -47,15 +46,13 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		s.metrics.LongPolls.WithLabelValues(p.route, outcome).Inc()
 	}()
 
-	found, err = p.fetch(ctx)
-	if err != nil || found || p.wait <= 0 || s.shuttingDown() {
-		return found, err
+	if p.wait <= 0 || s.shuttingDown() {
+		return p.fetch(ctx)
 	}
 
-	inFlight := s.metrics.LongPollsInFlight.WithLabelValues(p.route)
-	inFlight.Inc()
-	defer inFlight.Dec()
-
+	// Register before the first look, so that a notification sent after it
+	// is not lost and a poll that must wait looks at the database once,
+	// not twice.
 	deadline := time.Now().Add(p.wait)
 	var wake <-chan struct{}
 	if s.hub != nil {
@@ -63,12 +60,18 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		defer w.Close()
 		wake = w.C()
 	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	var timer *time.Timer
 	for {
 		found, err = p.fetch(ctx)
 		if err != nil || found {
 			return found, err
+		}
+		if timer == nil {
+			inFlight := s.metrics.LongPollsInFlight.WithLabelValues(p.route)
+			inFlight.Inc()
+			defer inFlight.Dec()
+			timer = time.NewTimer(time.Hour)
+			defer timer.Stop()
 		}
 		now := time.Now()
 		if !now.Before(deadline) {

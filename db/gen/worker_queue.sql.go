@@ -215,6 +215,10 @@ FROM (
         LIMIT $5
         FOR UPDATE SKIP LOCKED
     ) x
+    WHERE NOT EXISTS (
+        SELECT 1 FROM workers k
+        WHERE k.namespace = $4 AND k.worker_id = $2 AND k.state <> 'active'
+    )
     LIMIT $5
 ) c
 WHERE w.id = c.id
@@ -231,6 +235,8 @@ type FetchAttemptsParams struct {
 
 // Claims up to max_tasks visible attempts of the task queues (in the order
 // the queues are given), binding them to the worker in the same statement.
+// A worker whose session is no longer active (inactive, cleaned up) claims
+// nothing; a worker id without a session is served.
 func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([]WorkerQueue, error) {
 	rows, err := q.db.Query(ctx, fetchAttempts,
 		arg.LockMs,

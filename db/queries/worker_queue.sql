@@ -25,6 +25,8 @@ FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
 -- name: FetchAttempts :many
 -- Claims up to max_tasks visible attempts of the task queues (in the order
 -- the queues are given), binding them to the worker in the same statement.
+-- A worker whose session is no longer active (inactive, cleaned up) claims
+-- nothing; a worker id without a session is served.
 UPDATE worker_queue w
 SET lock_token = gen_random_uuid(),
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
@@ -46,6 +48,10 @@ FROM (
         LIMIT sqlc.arg(max_tasks)
         FOR UPDATE SKIP LOCKED
     ) x
+    WHERE NOT EXISTS (
+        SELECT 1 FROM workers k
+        WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
+    )
     LIMIT sqlc.arg(max_tasks)
 ) c
 WHERE w.id = c.id

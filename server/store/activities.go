@@ -67,20 +67,11 @@ func (s *Store) FetchActivityTask(ctx context.Context, ns string, taskQueues []s
 // matters for a worker that was paused (SIGSTOP, a frozen VM) with a long
 // poll open: the poll, woken by the reschedule of the worker's own attempts,
 // would otherwise take them back and sit on them until their lock expired.
-// (A fetch racing the very sweep that expires the worker may still bind an
-// attempt to it; the attempt's lock then bounds the delay.) A worker id
-// without a session (sessions disabled, or before the first heartbeat) is
-// served.
+// The worker's state is checked in the claiming statement itself. (A fetch
+// racing the very sweep that expires the worker may still bind an attempt
+// to it; the attempt's lock then bounds the delay.) A worker id without a
+// session (sessions disabled, or before the first heartbeat) is served.
 func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration, max int32) ([]api.ActivityTask, error) {
-	if workerID != "" {
-		w, err := gen.New(s.pool).GetWorker(ctx, gen.GetWorkerParams{Namespace: ns, WorkerID: workerID})
-		switch {
-		case err == nil && w.State != api.WorkerActive:
-			return []api.ActivityTask{}, nil
-		case err != nil && !noRows(err):
-			return nil, fmt.Errorf("fetch activity task: worker state: %w", err)
-		}
-	}
 	// The fetch only takes locks: its commit does not wait for the WAL
 	// flush (a fetch lost in a database crash is delivered again).
 	var rows []gen.WorkerQueue
