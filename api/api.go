@@ -365,6 +365,26 @@ type ActivityCancel struct {
 type CompleteWorkflowTaskRequest struct {
 	Commands        []Command        `json:"commands" validate:"max=10000,dive"`
 	ActivityCancels []ActivityCancel `json:"activity_cancels,omitempty" validate:"max=100000,dive"`
+	// EagerActivities, when set, asks the server to claim for the
+	// acknowledging worker, in the ack's transaction, up to Max of the
+	// attempts this turn schedules on the listed task queues, and to return
+	// them in activity_tasks — exactly as an activity poll by that worker
+	// would have claimed them. The worker saves a poll and the attempt its
+	// trip through the queue. Attempts not claimed (no slot, another queue,
+	// a delay) wait in their queue as usual.
+	EagerActivities *EagerActivities `json:"eager_activities,omitempty"`
+}
+
+// EagerActivities asks for a turn's new attempts to be handed out in the
+// ack (see CompleteWorkflowTaskRequest).
+type EagerActivities struct {
+	// TaskQueues are the queues the worker serves (as in an activity poll).
+	TaskQueues []string `json:"task_queues" validate:"required,min=1,max=16,dive,name"`
+	// Max is how many attempts the worker can start now (its free slots).
+	Max int32 `json:"max" validate:"min=1,max=1000"`
+	// LockFor is the attempts' lock, as in an activity poll (default 30s,
+	// 1s … 10m).
+	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"30s"`
 }
 
 // CompleteWorkflowTaskResponse is the answer of a turn's ack.
@@ -374,6 +394,9 @@ type CompleteWorkflowTaskResponse struct {
 	ExecutionID int64  `json:"execution_id"`
 	// NextEventID is the id the next event of the execution will get.
 	NextEventID int64 `json:"next_event_id"`
+	// ActivityTasks are the attempts claimed for the worker at its request
+	// (eager_activities); it runs and acknowledges them as polled ones.
+	ActivityTasks []ActivityTask `json:"activity_tasks,omitempty"`
 }
 
 // FailWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/fail.

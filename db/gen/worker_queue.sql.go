@@ -66,6 +66,113 @@ func (q *Queries) AbandonAttempt(ctx context.Context, arg AbandonAttemptParams) 
 	return i, err
 }
 
+const claimNewAttempts = `-- name: ClaimNewAttempts :many
+UPDATE worker_queue w
+SET lock_token = gen_random_uuid(),
+    locked_until = now() + $1::bigint * interval '1 millisecond',
+    worker_id = $2,
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                   THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
+    heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                              THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
+FROM (
+    SELECT wq.id FROM worker_queue wq
+    WHERE wq.namespace = $3 AND wq.instance_id = $4
+      AND wq.execution_id = $5
+      AND wq.activity_id = ANY($6::bigint[])
+      AND wq.task_queue = ANY($7::text[])
+      AND wq.lock_token IS NULL AND NOT wq.cancel_requested AND wq.visible_at <= now()
+      AND NOT EXISTS (
+          SELECT 1 FROM workers k
+          WHERE k.namespace = $3 AND k.worker_id = $2 AND k.state <> 'active'
+      )
+    ORDER BY wq.activity_id
+    LIMIT $8
+    FOR UPDATE SKIP LOCKED
+) c
+WHERE w.id = c.id
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error
+`
+
+type ClaimNewAttemptsParams struct {
+	LockMs      int64
+	WorkerID    *string
+	Namespace   string
+	InstanceID  string
+	ExecutionID int64
+	ActivityIds []int64
+	TaskQueues  []string
+	MaxTasks    int32
+}
+
+// Eager dispatch: claims for the worker acknowledging a turn up to
+// max_tasks of the attempts that turn just scheduled (activity_ids) on the
+// given queues, exactly as FetchAttempts would. Attempts delayed or
+// already flagged cancelled stay in the queue; a worker whose session is
+// no longer active claims nothing.
+func (q *Queries) ClaimNewAttempts(ctx context.Context, arg ClaimNewAttemptsParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, claimNewAttempts,
+		arg.LockMs,
+		arg.WorkerID,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.ExecutionID,
+		arg.ActivityIds,
+		arg.TaskQueues,
+		arg.MaxTasks,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WorkerQueue{}
+	for rows.Next() {
+		var i WorkerQueue
+		if err := rows.Scan(
+			&i.ID,
+			&i.Namespace,
+			&i.TaskQueue,
+			&i.InstanceID,
+			&i.ExecutionID,
+			&i.ActivityID,
+			&i.Attempt,
+			&i.ActivityType,
+			&i.WorkflowType,
+			&i.WorkflowTaskQueue,
+			&i.Input,
+			&i.Options,
+			&i.StartToCloseMs,
+			&i.HeartbeatTimeoutMs,
+			&i.ScheduledAt,
+			&i.VisibleAt,
+			&i.ScheduleToStartDeadline,
+			&i.ScheduleToCloseDeadline,
+			&i.StartToCloseDeadline,
+			&i.HeartbeatDeadline,
+			&i.StartedAt,
+			&i.LockToken,
+			&i.LockedUntil,
+			&i.WorkerID,
+			&i.DeliveryCount,
+			&i.HeartbeatDetails,
+			&i.LastHeartbeatAt,
+			&i.CancelRequested,
+			&i.CancelReason,
+			&i.CancelRequestedAt,
+			&i.LastError,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deleteAttempts = `-- name: DeleteAttempts :exec
 DELETE FROM worker_queue WHERE id = ANY($1::bigint[])
 `

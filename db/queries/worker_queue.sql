@@ -57,6 +57,40 @@ FROM (
 WHERE w.id = c.id
 RETURNING w.*;
 
+-- name: ClaimNewAttempts :many
+-- Eager dispatch: claims for the worker acknowledging a turn up to
+-- max_tasks of the attempts that turn just scheduled (activity_ids) on the
+-- given queues, exactly as FetchAttempts would. Attempts delayed or
+-- already flagged cancelled stay in the queue; a worker whose session is
+-- no longer active claims nothing.
+UPDATE worker_queue w
+SET lock_token = gen_random_uuid(),
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    worker_id = sqlc.arg(worker_id),
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                   THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
+    heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                              THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
+FROM (
+    SELECT wq.id FROM worker_queue wq
+    WHERE wq.namespace = sqlc.arg(namespace) AND wq.instance_id = sqlc.arg(instance_id)
+      AND wq.execution_id = sqlc.arg(execution_id)
+      AND wq.activity_id = ANY(sqlc.arg(activity_ids)::bigint[])
+      AND wq.task_queue = ANY(sqlc.arg(task_queues)::text[])
+      AND wq.lock_token IS NULL AND NOT wq.cancel_requested AND wq.visible_at <= now()
+      AND NOT EXISTS (
+          SELECT 1 FROM workers k
+          WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
+      )
+    ORDER BY wq.activity_id
+    LIMIT sqlc.arg(max_tasks)
+    FOR UPDATE SKIP LOCKED
+) c
+WHERE w.id = c.id
+RETURNING w.*;
+
 -- name: HeartbeatAttempt :one
 -- Extends the lock even when cancellation was requested, and returns the
 -- cancel info. Details, when given, are recorded and reset the heartbeat

@@ -251,3 +251,36 @@ func TestEvictedStateReadsHistory(t *testing.T) {
 		t.Fatalf("stats %+v: expected both cache hits and history reads", st)
 	}
 }
+
+// Goal: a worker that runs both workflows and activities gets the
+// activities its turns schedule in the answer of the ack (eager dispatch),
+// and runs them to the right result; with eager dispatch disabled every
+// attempt comes from a poll.
+func TestEagerActivities(t *testing.T) {
+	for _, disabled := range []bool{false, true} {
+		t.Run(fmt.Sprint("disabled=", disabled), func(t *testing.T) {
+			e := newEnv(t)
+			opts := testOptions()
+			opts.DisableEagerActivities = disabled
+			r := e.startWorker("q", opts, registerBasics)
+			run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "eager", TaskQueue: "q"}, SequentialFlow, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := result[int](t, run, 30*time.Second)
+			if err != nil || got != 8 {
+				t.Fatalf("result %d, %v; want 8", got, err)
+			}
+			st := r.w.Stats()
+			if st.Activities != 5 {
+				t.Fatalf("stats %+v: want 5 activities run", st)
+			}
+			if disabled && st.EagerActivities != 0 {
+				t.Fatalf("stats %+v: eager dispatch disabled, yet %d eager attempts", st, st.EagerActivities)
+			}
+			if !disabled && st.EagerActivities != 5 {
+				t.Fatalf("stats %+v: want every attempt handed out by the acks", st)
+			}
+		})
+	}
+}

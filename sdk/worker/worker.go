@@ -56,6 +56,12 @@ type Options struct {
 	// from it for that long (default 10s). Negative disables the session
 	// heartbeat.
 	LeaseDuration time.Duration
+	// DisableEagerActivities turns off eager dispatch. By default a worker
+	// that runs both workflows and activities asks, when it acknowledges a
+	// turn, for the attempts the turn schedules on its own queues to be
+	// claimed for it in the same transaction (as many as it has free
+	// activity slots): they start without a poll.
+	DisableEagerActivities bool
 	// CancelGracePeriod is how long a cancelled activity may take to return
 	// before it is abandoned and its attempt acknowledged (default 10s).
 	CancelGracePeriod time.Duration
@@ -143,6 +149,9 @@ type Worker struct {
 	// running are the attempts being run, by lock token.
 	running sync.Map // string → *attempt
 	stats   stats
+	// eagerSlots are the activity slots while the worker runs activities
+	// and takes eager attempts (nil otherwise).
+	eagerSlots atomic.Pointer[chan struct{}]
 }
 
 // New returns a worker for taskQueue.
@@ -272,6 +281,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		for range w.opts.ActivityPollers {
 			pollers.Go(func() { w.pollActivities(ctx, slots) })
 		}
+		if hasWF && !w.opts.DisableEagerActivities {
+			w.eagerSlots.Store(&slots)
+		}
 	}
 	sessionCtx, stopSession := context.WithCancel(context.WithoutCancel(ctx))
 	var session sync.WaitGroup
@@ -280,6 +292,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 
 	<-ctx.Done()
+	w.eagerSlots.Store(nil)
 	w.log.Info("worker stopping", "worker_id", w.ID())
 	pollers.Wait()
 	done := make(chan struct{})
@@ -308,6 +321,7 @@ type stats struct {
 	activityFails atomic.Int64
 	skipped       atomic.Int64
 	historyReads  atomic.Int64
+	eager         atomic.Int64
 }
 
 // Stats is a snapshot of a worker's counters.
@@ -332,6 +346,9 @@ type Stats struct {
 	// to hold the workflow's state but it did not (evicted): the worker
 	// read the whole history instead.
 	HistoryReads int64
+	// EagerActivities counts attempts handed to this worker in the answer
+	// of its own turn's ack (eager dispatch) rather than by a poll.
+	EagerActivities int64
 }
 
 // Stats returns the worker's counters.
@@ -345,5 +362,6 @@ func (w *Worker) Stats() Stats {
 		Abandoned:        w.stats.abandoned.Load(),
 		SkippedCanceled:  w.stats.skipped.Load(),
 		HistoryReads:     w.stats.historyReads.Load(),
+		EagerActivities:  w.stats.eager.Load(),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -112,10 +113,17 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 		w.failTurn(ctx, log, task, e)
 		return
 	}
+	eager, reserved := w.reserveEager(res.Commands)
 	resp, err := w.c.CompleteWorkflowTask(ctx, task.LockToken, api.CompleteWorkflowTaskRequest{
 		Commands:        res.Commands,
 		ActivityCancels: res.ActivityCancels,
+		EagerActivities: eager,
 	})
+	if err != nil {
+		w.startEager(nil, reserved)
+	} else {
+		w.startEager(resp, reserved)
+	}
 	if err != nil {
 		exec.Close()
 		if errors.Is(err, client.ErrLockLost) {
@@ -137,6 +145,70 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 		return
 	}
 	w.cache.put(key, exec)
+}
+
+// eagerReservation is what a turn's ack holds for eager attempts: slots
+// taken from the activity slots, each also counted in w.work.
+type eagerReservation struct {
+	slots chan struct{}
+	n     int
+}
+
+// reserveEager takes free activity slots, one per activity the commands
+// schedule (without waiting), and returns the eager request for them (nil
+// when none was free or wanted).
+func (w *Worker) reserveEager(cmds []api.Command) (*api.EagerActivities, eagerReservation) {
+	p := w.eagerSlots.Load()
+	if p == nil {
+		return nil, eagerReservation{}
+	}
+	r := eagerReservation{slots: *p}
+	want := 0
+	for _, c := range cmds {
+		if c.Type == api.CommandScheduleActivity {
+			want++
+		}
+	}
+reserve:
+	for r.n < want {
+		select {
+		case r.slots <- struct{}{}:
+			r.n++
+			w.work.Add(1)
+		default:
+			break reserve
+		}
+	}
+	if r.n == 0 {
+		return nil, r
+	}
+	return &api.EagerActivities{TaskQueues: w.activityQueues(), Max: int32(r.n),
+		LockFor: api.Duration(w.opts.ActivityLockDuration)}, r
+}
+
+// startEager runs the attempts an ack handed out, each on one of the
+// reserved slots, and gives back the slots of attempts that did not come
+// (resp is nil when the ack failed).
+func (w *Worker) startEager(resp *api.CompleteWorkflowTaskResponse, r eagerReservation) {
+	var tasks []api.ActivityTask
+	if resp != nil {
+		tasks = resp.ActivityTasks[:min(len(resp.ActivityTasks), r.n)]
+	}
+	for i := range tasks {
+		task := &tasks[i]
+		w.stats.eager.Add(1)
+		go func() {
+			defer w.work.Done()
+			var once sync.Once
+			release := func() { once.Do(func() { <-r.slots }) }
+			defer release()
+			w.runActivity(task, release)
+		}()
+	}
+	for range r.n - len(tasks) {
+		<-r.slots
+		w.work.Done()
+	}
 }
 
 // runTurn runs exec.Turn, turning a panic of the SDK itself into an error.

@@ -323,7 +323,7 @@ func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *SweepResult) er
 				return fmt.Errorf("sweep execution timeouts: %w", err)
 			}
 			var out api.CompleteWorkflowTaskResponse
-			if err := s.applyTurn(ctx, t, inst.Namespace, inst, s.opts.Now(), plan, &out); err != nil {
+			if err := s.applyTurn(ctx, t, inst.Namespace, inst, s.opts.Now(), plan, nil, &out); err != nil {
 				return err
 			}
 			res.ExecutionTimeouts++

@@ -243,12 +243,24 @@ func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue st
 }
 
 // insertAttempts inserts attempt rows and wakes the pollers of their
-// queues. An attempt bound for the host task queue of a worker that is no
-// longer active is not inserted: nobody would ever pick it up, so its
-// activity fails at once with a retryable WorkerLost error.
+// queues (see insertAttemptsQuietly).
 func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []attemptRow) error {
+	rows, err := s.insertAttemptsQuietly(ctx, t, ns, rows)
+	// Delayed attempts (retries) wake the pollers too: a waiting poll then
+	// re-reads the next visible time and sleeps until it.
+	for _, r := range rows {
+		t.wake(ActivityQueueKey(ns, r.TaskQueue))
+	}
+	return err
+}
+
+// insertAttemptsQuietly inserts attempt rows and returns those inserted;
+// it wakes no poller. An attempt bound for the host task queue of a worker
+// that is no longer active is not inserted: nobody would ever pick it up,
+// so its activity fails at once with a retryable WorkerLost error.
+func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, rows []attemptRow) ([]attemptRow, error) {
 	if len(rows) == 0 {
-		return nil
+		return nil, nil
 	}
 	var hostLike []string
 	for _, r := range rows {
@@ -259,7 +271,7 @@ func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []at
 	if len(hostLike) > 0 {
 		owners, err := t.q.LostHostQueues(ctx, gen.LostHostQueuesParams{Namespace: ns, TaskQueues: hostLike})
 		if err != nil {
-			return fmt.Errorf("host queue owners: %w", err)
+			return nil, fmt.Errorf("host queue owners: %w", err)
 		}
 		lost := map[string]string{}
 		for _, o := range owners {
@@ -280,24 +292,52 @@ func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []at
 				ref := gen.WorkerQueue{Namespace: ns, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID,
 					ActivityID: r.ActivityID, Attempt: r.Attempt}
 				if _, err := s.deliver(ctx, t, ref, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			rows = kept
 			if len(rows) == 0 {
-				return nil
+				return nil, nil
 			}
 		}
 	}
 	if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
-		return fmt.Errorf("insert attempts: %w", err)
+		return nil, fmt.Errorf("insert attempts: %w", err)
 	}
-	// Delayed attempts (retries) wake the pollers too: a waiting poll then
-	// re-reads the next visible time and sleeps until it.
+	return rows, nil
+}
+
+// claimEager claims for the worker that acknowledges a turn up to
+// eager.Max of the attempts the turn inserted (rows) on eager's queues,
+// and appends them to out.ActivityTasks (eager activity dispatch). It
+// returns the activity ids claimed.
+func (s *Store) claimEager(ctx context.Context, t *txn, ns string, inst gen.Instance, rows []attemptRow, eager *api.EagerActivities, out *api.CompleteWorkflowTaskResponse) (map[int64]bool, error) {
+	if eager == nil || inst.LockedBy == nil || len(rows) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, 0, len(rows))
 	for _, r := range rows {
-		t.wake(ActivityQueueKey(ns, r.TaskQueue))
+		if r.DelayMS <= 0 && slices.Contains(eager.TaskQueues, r.TaskQueue) {
+			ids = append(ids, r.ActivityID)
+		}
 	}
-	return nil
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	lockFor := max(eager.LockFor.D(), time.Second)
+	claimed, err := t.q.ClaimNewAttempts(ctx, gen.ClaimNewAttemptsParams{
+		LockMs: ms(lockFor), WorkerID: inst.LockedBy, Namespace: ns, InstanceID: inst.InstanceID,
+		ExecutionID: inst.ExecutionID, ActivityIds: ids, TaskQueues: eager.TaskQueues, MaxTasks: eager.Max,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim eager attempts: %w", err)
+	}
+	taken := make(map[int64]bool, len(claimed))
+	for _, r := range claimed {
+		taken[r.ActivityID] = true
+		out.ActivityTasks = append(out.ActivityTasks, toActivityTask(r))
+	}
+	return taken, nil
 }
 
 // CompleteWorkflowTask acknowledges a turn in one transaction: the
@@ -386,7 +426,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 			}
 		}
 		applied = plan
-		return s.applyTurn(ctx, t, ns, inst, locked.TxTime, plan, &out)
+		return s.applyTurn(ctx, t, ns, inst, locked.TxTime, plan, req.EagerActivities, &out)
 	})
 	if err == nil && refused {
 		return api.CompleteWorkflowTaskResponse{}, ErrUnhandledSignals
@@ -405,7 +445,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	return out, err
 }
 
-func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, txTime time.Time, plan engine.TurnPlan, out *api.CompleteWorkflowTaskResponse) error {
+func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, txTime time.Time, plan engine.TurnPlan, eager *api.EagerActivities, out *api.CompleteWorkflowTaskResponse) error {
 	id, exec := inst.InstanceID, inst.ExecutionID
 	// History delta.
 	hrows := make([]historyRow, 0, len(plan.Events))
@@ -458,12 +498,15 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 		}
 	}
 	// New attempts and timers, unless the turn ends the execution anyway.
+	// Their pollers are woken below, once the eager claim took its share.
+	var inserted []attemptRow
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
 		for _, a := range plan.NewAttempts {
 			rows = append(rows, newAttemptRow(id, exec, inst.WorkflowType, inst.TaskQueue, a))
 		}
-		if err := s.insertAttempts(ctx, t, ns, rows); err != nil {
+		var err error
+		if inserted, err = s.insertAttemptsQuietly(ctx, t, ns, rows); err != nil {
 			return err
 		}
 		// Timers: future-visible messages to this execution.
@@ -488,6 +531,17 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 			return fmt.Errorf("flag activities: %w", err)
 		}
 		flagWorkers(w)
+	}
+	// Eager dispatch (after the select losers are flagged: a flagged attempt
+	// is not handed out), then the wake-ups of what is left in the queues.
+	taken, err := s.claimEager(ctx, t, ns, inst, inserted, eager, out)
+	if err != nil {
+		return err
+	}
+	for _, r := range inserted {
+		if !taken[r.ActivityID] {
+			t.wake(ActivityQueueKey(ns, r.TaskQueue))
+		}
 	}
 	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
 	// nothing left to cancel.

@@ -1,0 +1,105 @@
+package store_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// Goal: with eager_activities, the ack claims the turn's new attempts on
+// the listed queues for the acknowledging worker (at most max), returns
+// them locked and bound to it, and leaves the others in their queues.
+func TestEager_AckClaimsNewAttempts(t *testing.T) {
+	s := newStore(t)
+	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	start(t, s, "eager")
+	turn := fetchTurn(t, s) // fetched by worker "w1"
+	cmds := schedule(1, 2, 3)
+	other := schedule(4)[0]
+	other.TaskQueue = "elsewhere"
+	cmds = append(cmds, other)
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands:        cmds,
+		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 2, LockFor: api.Duration(time.Minute)},
+	}))(t)
+	if len(resp.ActivityTasks) != 2 {
+		t.Fatalf("eager tasks = %d, want 2 (max)", len(resp.ActivityTasks))
+	}
+	for i, a := range resp.ActivityTasks {
+		if a.LockToken == "" || a.TaskQueue != "q" || a.ActivityID != int64(i+1) || a.Attempt != 1 {
+			t.Fatalf("eager task %d = %+v", i, a)
+		}
+		if until := time.Until(a.LockedUntil); until < 30*time.Second || until > 2*time.Minute {
+			t.Fatalf("eager task locked for %s, want about the 1m asked", until)
+		}
+		if string(a.Input) != `"in"` {
+			t.Fatalf("eager task input = %s", a.Input)
+		}
+	}
+	// The claimed attempts are held: a poll gets the third one only, and
+	// the other queue's attempt waits there.
+	left := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w2", time.Minute, 10))(t)
+	if len(left) != 1 || left[0].ActivityID != 3 {
+		t.Fatalf("left in queue q: %+v, want activity 3 only", left)
+	}
+	if got := m(s.FetchActivityTasks(ctxT(t), ns, []string{"elsewhere"}, "w2", time.Minute, 10))(t); len(got) != 1 || got[0].ActivityID != 4 {
+		t.Fatalf("queue elsewhere: %+v, want activity 4", got)
+	}
+	// Bound to the acknowledging worker; completing one reaches the workflow.
+	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
+	if len(w.BoundActivities) != 2 {
+		t.Fatalf("worker w1 holds %d attempts, want the 2 eager ones: %+v", len(w.BoundActivities), w.BoundActivities)
+	}
+	m(s.CompleteActivityTask(ctxT(t), ns, resp.ActivityTasks[0].LockToken, json.RawMessage(`"done"`)))(t)
+	next := fetchTurn(t, s)
+	found := false
+	for _, e := range next.Messages {
+		if e.Kind == api.EventActivityCompleted && e.ActivityID == 1 {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the eager attempt's result did not reach the workflow: %+v", next.Messages)
+	}
+}
+
+// Goal: a worker whose session is no longer active gets no eager attempt
+// (as it would get none from a poll); the attempts stay in the queue.
+func TestEager_InactiveWorkerGetsNone(t *testing.T) {
+	s := newStore(t)
+	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second)}))(t)
+	start(t, s, "eager-inactive")
+	turn := fetchTurn(t, s)
+	sweepUntil(t, s, 10*time.Second, "worker w1 inactive", func() bool {
+		w, err := s.GetWorker(ctxT(t), ns, "w1")
+		return err == nil && w.State == api.WorkerInactive
+	})
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands:        schedule(1),
+		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
+	}))(t)
+	if len(resp.ActivityTasks) != 0 {
+		t.Fatalf("inactive worker got eager tasks: %+v", resp.ActivityTasks)
+	}
+	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a == nil || a.ActivityID != 1 {
+		t.Fatalf("the attempt is not in the queue: %+v", a)
+	}
+}
+
+// Goal: an attempt the same turn flags cancelled (a select loser) is not
+// handed out eagerly.
+func TestEager_SkipsCancelled(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "eager-skip")
+	turn := fetchTurn(t, s)
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands:        schedule(1, 2),
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 2, Reason: "select_lost"}},
+		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
+	}))(t)
+	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 {
+		t.Fatalf("eager tasks = %+v, want activity 1 only", resp.ActivityTasks)
+	}
+}
