@@ -81,6 +81,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		w := &bench.Workers{}
 		fs.IntVar(&w.Count, "workers", def, "worker processes (or in-process workers with --workers-inprocess)")
 		fs.BoolVar(&w.InProcess, "workers-inprocess", false, "run the workers in the bench process instead of as processes")
+		fs.BoolVar(&w.NoEager, "no-eager", false, "turn off eager activity dispatch (every attempt goes through its queue)")
 		return w
 	}
 	switch name {

@@ -50,6 +50,7 @@ type serveOptions struct {
 	minLease       time.Duration
 	maxLease       time.Duration
 	cleanupDelay   time.Duration
+	statsMinRows   int64
 	heartbeatRate  float64
 	heartbeatBurst int
 }
@@ -70,6 +71,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cleanupDelay, "worker-cleanup-delay", 60*time.Minute, "how long an inactive worker is kept before it is cleaned up")
 	fs.Float64Var(&o.heartbeatRate, "heartbeat-rate", 10, "heartbeats per second allowed per worker (negative: no limit)")
 	fs.IntVar(&o.heartbeatBurst, "heartbeat-burst", 50, "heartbeat burst allowed per worker")
+	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
 func (o *serveOptions) logFlags(fs *flag.FlagSet) {
@@ -176,6 +178,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		MinLease:      o.minLease,
 		MaxLease:      o.maxLease,
 		CleanupDelay:  o.cleanupDelay,
+		StatsMinRows:  o.statsMinRows,
 	})
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
@@ -376,6 +379,9 @@ func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, m *
 		}
 		for _, id := range res.WorkersCleanedUp {
 			logger.Info("worker cleaned up", "worker_id", id)
+		}
+		if len(res.Analyzed) > 0 {
+			logger.Debug("sweeper refreshed table statistics", "tables", res.Analyzed)
 		}
 		if res.LocksExpired+res.Poisoned+res.Rescheduled+res.RescheduleFailed > 0 || len(res.Timeouts) > 0 {
 			logger.Debug("sweeper pass", "locks_expired", res.LocksExpired, "poisoned", res.Poisoned,

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +60,10 @@ type hbLoad struct {
 	Lease     time.Duration
 }
 
+// hbRequestTimeout bounds each heartbeat's I/O, so that a hung server
+// cannot hang the bench.
+const hbRequestTimeout = 30 * time.Second
+
 // hbResult is what the load generator measured.
 type hbResult struct {
 	Sent     int64   `json:"sent"`
@@ -84,9 +88,19 @@ type hbResult struct {
 // skipped and counted. Bounded in count (Workers × seconds) and time.
 func runHeartbeatLoad(ctx context.Context, l hbLoad) (hbResult, error) {
 	seconds := max(1, int((l.Duration+time.Second-1)/time.Second))
-	url := strings.TrimSuffix(l.ServerURL, "/") + "/v1/namespaces/" + Namespace + "/workers/heartbeat"
-	bodies := make([][]byte, l.Workers)
-	for i := range bodies {
+	target := strings.TrimSuffix(l.ServerURL, "/") + "/v1/namespaces/" + Namespace + "/workers/heartbeat"
+	u, err := url.Parse(target)
+	if err != nil {
+		return hbResult{}, fmt.Errorf("heartbeat URL: %w", err)
+	}
+	addr, err := rawAddr(u)
+	if err != nil {
+		return hbResult{}, err
+	}
+	// Each worker's whole request, built once: the generator's CPU is
+	// taken from the server it measures (see rawClient).
+	reqs := make([][]byte, l.Workers)
+	for i := range reqs {
 		b, err := json.Marshal(api.WorkerHeartbeatRequest{
 			WorkerID:      fmt.Sprintf("%s-%d", l.Prefix, i),
 			Identity:      "tether-bench",
@@ -95,10 +109,8 @@ func runHeartbeatLoad(ctx context.Context, l hbLoad) (hbResult, error) {
 		if err != nil {
 			return hbResult{}, err
 		}
-		bodies[i] = b
+		reqs[i] = rawRequest(http.MethodPost, u, "application/json", b)
 	}
-	hc := newHTTPClient(l.Conns)
-	defer hc.CloseIdleConnections()
 
 	type job struct {
 		worker int
@@ -117,35 +129,30 @@ func runHeartbeatLoad(ctx context.Context, l hbLoad) (hbResult, error) {
 	var wg sync.WaitGroup
 	for c := range l.Conns {
 		wg.Go(func() {
+			// One connection per goroutine, as wrk has.
+			rc := newRawClient(runCtx, addr, hbRequestTimeout)
+			defer func() { _ = rc.Close() }()
 			for j := range jobs {
 				t0 := time.Now()
 				sent.Add(1)
-				req, err := http.NewRequestWithContext(runCtx, http.MethodPost, url, bytes.NewReader(bodies[j.worker]))
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := hc.Do(req)
+				status, err := rc.Do(reqs[j.worker])
 				if err != nil {
 					failed.Add(1)
 					msg := err.Error()
 					firstErr.CompareAndSwap(nil, &msg)
 					continue
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				_ = resp.Body.Close()
 				d := time.Since(t0)
 				switch {
-				case resp.StatusCode == http.StatusOK:
+				case status == http.StatusOK:
 					ok.Add(1)
 					lat[c] = append(lat[c], d)
 					lag[c] = append(lag[c], t0.Sub(j.due))
-				case resp.StatusCode == http.StatusTooManyRequests:
+				case status == http.StatusTooManyRequests:
 					limited.Add(1)
 				default:
 					failed.Add(1)
-					msg := "status " + strconv.Itoa(resp.StatusCode)
+					msg := "status " + strconv.Itoa(status)
 					firstErr.CompareAndSwap(nil, &msg)
 				}
 			}

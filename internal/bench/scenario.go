@@ -14,6 +14,9 @@ type Workers struct {
 	// InProcess runs them in the bench's process instead of as worker
 	// processes (`tether bench worker`).
 	InProcess bool
+	// NoEager turns off eager activity dispatch (every attempt then goes
+	// through its queue and a poll).
+	NoEager bool
 }
 
 func (w Workers) withDefaults() Workers {
@@ -25,7 +28,7 @@ func (w Workers) withDefaults() Workers {
 
 // spec returns the worker spec for queue.
 func (w Workers) spec(queue string) workerSpec {
-	s := workerSpec{Queue: queue}
+	s := workerSpec{Queue: queue, NoEager: w.NoEager}
 	if w.InProcess {
 		s.InProcess = w.Count
 	} else {
@@ -45,6 +48,7 @@ func (w Workers) mode() string {
 func (w Workers) params(r *Report) {
 	r.param("workers", w.Count)
 	r.param("worker_mode", w.mode())
+	r.param("eager_activities", !w.NoEager)
 }
 
 // pids are the process ids of the set's worker processes.

@@ -31,6 +31,8 @@ type workerSpec struct {
 	MaxActivities int
 	// ActivitiesOnly registers no workflows (the worker polls no turns).
 	ActivitiesOnly bool
+	// NoEager sets worker.Options.DisableEagerActivities.
+	NoEager bool
 	// Name prefixes the workers' identities.
 	Name string
 }
@@ -44,6 +46,7 @@ func (s workerSpec) options(identity string) worker.Options {
 		StopTimeout:             5 * time.Second,
 		CancelGracePeriod:       5 * time.Second,
 		PollWait:                10 * time.Second,
+		DisableEagerActivities:  s.NoEager,
 	}
 }
 
@@ -61,6 +64,9 @@ func (s workerSpec) args(serverURL, identity string) []string {
 	}
 	if s.ActivitiesOnly {
 		a = append(a, "--activities-only")
+	}
+	if s.NoEager {
+		a = append(a, "--no-eager")
 	}
 	return a
 }
@@ -211,6 +217,7 @@ func runWorkerChild(ctx context.Context, args []string, out *lineWriter, stderr 
 	fs.DurationVar(&spec.Lease, "lease", 0, "worker lease (0: SDK default)")
 	fs.IntVar(&spec.MaxActivities, "max-activities", 0, "concurrent activities (0: SDK default)")
 	fs.BoolVar(&spec.ActivitiesOnly, "activities-only", false, "register activities only")
+	fs.BoolVar(&spec.NoEager, "no-eager", false, "turn off eager activity dispatch")
 	logLevel := fs.String("log-level", "warn", "log level")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -63,6 +63,10 @@ type Options struct {
 	CleanupDelay time.Duration
 	// SweepBatch is the most rows one sweeper statement handles. Default 1000.
 	SweepBatch int32
+	// StatsMinRows: the sweeper analyzes a busy table once it holds more
+	// than twice the rows of its last statistics plus StatsMinRows.
+	// Default 1000; negative disables it (autovacuum alone then).
+	StatsMinRows int64
 	// Now, when set, replaces the database clock in Go-side computations
 	// (never in SQL). For tests.
 	Now func() time.Time
@@ -100,6 +104,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SweepBatch <= 0 {
 		o.SweepBatch = 1000
+	}
+	if o.StatsMinRows == 0 {
+		o.StatsMinRows = 1000
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -26,6 +26,8 @@ type SweepResult struct {
 	CancelledDropped int64
 	// ExecutionTimeouts counts workflows failed by their execution timeout.
 	ExecutionTimeouts int
+	// Analyzed are the tables whose statistics the pass refreshed.
+	Analyzed []string
 }
 
 // ExpiredWorker is a worker that lost its lease in a sweep.
@@ -50,7 +52,7 @@ func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
 	res := SweepResult{Timeouts: map[string]int{}}
 	steps := []func(context.Context, *SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
-		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup,
+		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepStats,
 	}
 	for _, step := range steps {
 		if err := step(ctx, &res); err != nil {
@@ -75,6 +77,48 @@ func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// sweepStats analyzes the busy tables that more than doubled (plus
+// Options.StatsMinRows rows) since their statistics were taken.
+//
+// Prepared statements keep the plan they were given while a table was
+// small; on a fresh database, or after a burst into a queue table that was
+// analyzed empty, that plan may scan the whole table where an index probe
+// was meant, until autovacuum analyzes it (its naptime is a minute). An
+// ANALYZE invalidates those plans. A table that keeps doubling is analyzed
+// a logarithmic number of times.
+func (s *Store) sweepStats(ctx context.Context, res *SweepResult) error {
+	if s.opts.StatsMinRows < 0 {
+		return nil
+	}
+	q := gen.New(s.pool)
+	grown, err := q.GrownTables(ctx, gen.GrownTablesParams{
+		Tables:  []string{"instances", "history", "orchestrator_queue", "worker_queue"},
+		MinRows: s.opts.StatsMinRows,
+	})
+	if err != nil {
+		return fmt.Errorf("sweep statistics: %w", err)
+	}
+	for _, table := range grown {
+		switch table {
+		case "instances":
+			err = q.AnalyzeInstances(ctx)
+		case "history":
+			err = q.AnalyzeHistory(ctx)
+		case "orchestrator_queue":
+			err = q.AnalyzeOrchestratorQueue(ctx)
+		case "worker_queue":
+			err = q.AnalyzeWorkerQueue(ctx)
+		default:
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sweep statistics: analyze %s: %w", table, err)
+		}
+		res.Analyzed = append(res.Analyzed, table)
+	}
+	return nil
 }
 
 func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
