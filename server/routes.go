@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net/http"
@@ -133,9 +134,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if unmatched, _ := c.Get(unmatchedKey).(bool); unmatched || route == "" {
 			route = "unmatched"
 		}
-		code := strconv.Itoa(status)
-		s.metrics.Requests.WithLabelValues(req.Method, route, code).Inc()
-		s.metrics.Latency.WithLabelValues(req.Method, route, code).Observe(latency.Seconds())
+		s.routeMetrics(req.Method, route, status).record(latency)
 
 		level := slog.LevelInfo
 		switch {
@@ -157,6 +156,44 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return nil
 	}
+}
+
+// routeSeries are the request metrics of one method, route and status.
+type routeSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+func (r routeSeries) record(d time.Duration) {
+	r.requests.Inc()
+	r.latency.Observe(d.Seconds())
+}
+
+type routeKey struct {
+	method, route string
+	status        int
+}
+
+// routeMetrics returns the series of method, route and status, looked up
+// once per combination (labels are hashed on every WithLabelValues).
+func (s *Server) routeMetrics(method, route string, status int) routeSeries {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+	default:
+		method = "other" // a client's made-up method must not mint series
+	}
+	k := routeKey{method, route, status}
+	if v, ok := s.series.Load(k); ok {
+		return v.(routeSeries)
+	}
+	code := strconv.Itoa(status)
+	r := routeSeries{
+		requests: s.metrics.Requests.WithLabelValues(method, route, code),
+		latency:  s.metrics.Latency.WithLabelValues(method, route, code),
+	}
+	s.series.Store(k, r)
+	return r
 }
 
 // unmatchedKey is set in the echo context when no route matched the path.

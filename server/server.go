@@ -110,6 +110,9 @@ type Server struct {
 	pollers  *pollerSet
 	limiter  *heartbeatLimiter
 	reqIDs   requestIDs
+	// series caches the request metrics by method, route and status
+	// (routeKey → routeSeries).
+	series sync.Map
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{}

@@ -45,6 +45,15 @@ func (q *Queries) AnalyzeWorkerQueue(ctx context.Context) error {
 	return err
 }
 
+const analyzeWorkers = `-- name: AnalyzeWorkers :exec
+ANALYZE workers
+`
+
+func (q *Queries) AnalyzeWorkers(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, analyzeWorkers)
+	return err
+}
+
 const grownTables = `-- name: GrownTables :many
 SELECT c.relname::text AS table_name
 FROM pg_catalog.pg_class c

@@ -18,3 +18,6 @@ ANALYZE orchestrator_queue;
 
 -- name: AnalyzeWorkerQueue :exec
 ANALYZE worker_queue;
+
+-- name: AnalyzeWorkers :exec
+ANALYZE workers;

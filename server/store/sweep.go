@@ -94,7 +94,7 @@ func (s *Store) sweepStats(ctx context.Context, res *SweepResult) error {
 	}
 	q := gen.New(s.pool)
 	grown, err := q.GrownTables(ctx, gen.GrownTablesParams{
-		Tables:  []string{"instances", "history", "orchestrator_queue", "worker_queue"},
+		Tables:  []string{"instances", "history", "orchestrator_queue", "worker_queue", "workers"},
 		MinRows: s.opts.StatsMinRows,
 	})
 	if err != nil {
@@ -110,6 +110,8 @@ func (s *Store) sweepStats(ctx context.Context, res *SweepResult) error {
 			err = q.AnalyzeOrchestratorQueue(ctx)
 		case "worker_queue":
 			err = q.AnalyzeWorkerQueue(ctx)
+		case "workers":
+			err = q.AnalyzeWorkers(ctx)
 		default:
 			continue
 		}
