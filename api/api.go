@@ -425,23 +425,26 @@ type CancelInfo struct {
 
 // ActivityTask is a locked activity attempt.
 type ActivityTask struct {
-	LockToken        string          `json:"lock_token"`
-	Namespace        string          `json:"namespace"`
-	InstanceID       string          `json:"instance_id"`
-	ExecutionID      int64           `json:"execution_id"`
-	ActivityID       int64           `json:"activity_id"`
-	Attempt          int32           `json:"attempt"`
-	ActivityType     string          `json:"activity_type"`
-	TaskQueue        string          `json:"task_queue"`
-	WorkflowType     string          `json:"workflow_type"`
-	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
-	ScheduledAt      time.Time       `json:"scheduled_at"`
-	StartedAt        time.Time       `json:"started_at"`
-	LockedUntil      time.Time       `json:"locked_until"`
-	DeliveryCount    int32           `json:"delivery_count"`
-	Options          ActivityOptions `json:"options"`
-	Cancel           CancelInfo      `json:"cancel"`
+	LockToken    string `json:"lock_token"`
+	Namespace    string `json:"namespace"`
+	InstanceID   string `json:"instance_id"`
+	ExecutionID  int64  `json:"execution_id"`
+	ActivityID   int64  `json:"activity_id"`
+	Attempt      int32  `json:"attempt"`
+	ActivityType string `json:"activity_type"`
+	TaskQueue    string `json:"task_queue"`
+	WorkflowType string `json:"workflow_type"`
+	// WorkflowTaskQueue is the task queue of the workflow that scheduled
+	// the activity.
+	WorkflowTaskQueue string          `json:"workflow_task_queue"`
+	Input             json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	HeartbeatDetails  json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
+	ScheduledAt       time.Time       `json:"scheduled_at"`
+	StartedAt         time.Time       `json:"started_at"`
+	LockedUntil       time.Time       `json:"locked_until"`
+	DeliveryCount     int32           `json:"delivery_count"`
+	Options           ActivityOptions `json:"options"`
+	Cancel            CancelInfo      `json:"cancel"`
 }
 
 // ActivityHeartbeatRequest is the body of POST /activity-tasks/{token}/heartbeat.
@@ -460,6 +463,22 @@ type ActivityHeartbeatResponse struct {
 // CompleteActivityTaskRequest is the body of POST /activity-tasks/{token}/complete.
 type CompleteActivityTaskRequest struct {
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	// EagerWorkflowTask, when set, asks the server to lock, in the same
+	// transaction, the workflow turn this result makes due — if the
+	// workflow's task queue is TaskQueue and no one holds the workflow —
+	// for the worker that ran the attempt, and to return it in
+	// workflow_task, as a workflow-task poll by that worker would have.
+	EagerWorkflowTask *EagerWorkflowTask `json:"eager_workflow_task,omitempty"`
+}
+
+// EagerWorkflowTask asks for the turn an activity result makes due to be
+// handed out in the result's answer (see CompleteActivityTaskRequest).
+type EagerWorkflowTask struct {
+	// TaskQueue is the workflow task queue the worker serves.
+	TaskQueue string `json:"task_queue" validate:"required,name"`
+	// LockFor is the turn's lock, as in a workflow-task poll (default 10s,
+	// 1s … 10m).
+	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
 }
 
 // FailActivityTaskRequest is the body of POST /activity-tasks/{token}/fail.
@@ -481,6 +500,9 @@ type ActivityAckResponse struct {
 	// "stale" (the attempt had been cancelled or superseded; the report was
 	// dropped), or "abandoned".
 	Outcome string `json:"outcome"`
+	// WorkflowTask is the turn locked for the worker at its request
+	// (eager_workflow_task); it runs and acknowledges it as a polled one.
+	WorkflowTask *WorkflowTask `json:"workflow_task,omitempty"`
 }
 
 // ---------------------------------------------------------------------------

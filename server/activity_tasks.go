@@ -105,7 +105,7 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 // completeActivityTask godoc
 //
 //	@Summary		Complete an activity attempt
-//	@Description	Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409.
+//	@Description	Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -124,10 +124,13 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 	token := b.token()
 	var req api.CompleteActivityTaskRequest
 	b.body(&req)
+	if e := req.EagerWorkflowTask; e != nil {
+		e.LockFor = api.Duration(b.durationRange("eager_workflow_task.lock_for", e.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor))
+	}
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.CompleteActivityTask(c.Request().Context(), ns, token, req.Result)
+	resp, err := s.store.CompleteActivityTaskEager(c.Request().Context(), ns, token, req.Result, req.EagerWorkflowTask)
 	if err != nil {
 		return err
 	}

@@ -214,6 +214,8 @@ func badInputCases() []badCase {
 		{"acomplete: bad token", post, "/activity-tasks/" + strings.ToUpper("zz"+tok[2:]) + "/complete", `{}`, bad, []string{"token"}},
 		{"acomplete: unknown field", post, "/activity-tasks/" + tok + "/complete", `{"results":1}`, bad, []string{"results"}},
 		{"acomplete: malformed", post, "/activity-tasks/" + tok + "/complete", `{"result":tru}`, bad, []string{"body"}},
+		{"acomplete: eager without queue", post, "/activity-tasks/" + tok + "/complete", `{"eager_workflow_task":{}}`, bad, []string{"eager_workflow_task.task_queue"}},
+		{"acomplete: eager lock too long", post, "/activity-tasks/" + tok + "/complete", `{"eager_workflow_task":{"task_queue":"q","lock_for":"1h"}}`, bad, []string{"eager_workflow_task.lock_for"}},
 
 		// POST /activity-tasks/{token}/fail
 		{"afail: no error", post, "/activity-tasks/" + tok + "/fail", `{}`, bad, []string{"error.message"}},

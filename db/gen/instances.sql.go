@@ -328,6 +328,67 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 	return items, nil
 }
 
+const lockInstance = `-- name: LockInstance :one
+UPDATE instances i
+SET lock_token = gen_random_uuid(),
+    locked_until = now() + $1::bigint * interval '1 millisecond',
+    locked_by = $2
+WHERE i.namespace = $3 AND i.instance_id = $4
+  AND i.task_queue = $5 AND i.status = 'running'
+  AND (i.locked_until IS NULL OR i.locked_until < now())
+RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
+`
+
+type LockInstanceParams struct {
+	LockMs     int64
+	WorkerID   *string
+	Namespace  string
+	InstanceID string
+	TaskQueue  string
+}
+
+// Locks one running, unlocked instance of the task queue by id for a
+// worker: the eager workflow task of an activity result. No row when the
+// instance is held, finished, or on another queue.
+func (q *Queries) LockInstance(ctx context.Context, arg LockInstanceParams) (Instance, error) {
+	row := q.db.QueryRow(ctx, lockInstance,
+		arg.LockMs,
+		arg.WorkerID,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.TaskQueue,
+	)
+	var i Instance
+	err := row.Scan(
+		&i.Namespace,
+		&i.InstanceID,
+		&i.WorkflowType,
+		&i.TaskQueue,
+		&i.Status,
+		&i.ExecutionID,
+		&i.Input,
+		&i.Result,
+		&i.Error,
+		&i.NextEventID,
+		&i.NextActivityID,
+		&i.NextTimerID,
+		&i.CancelRequested,
+		&i.CancelReason,
+		&i.ExecutionTimeout,
+		&i.ExecutionDeadline,
+		&i.LockToken,
+		&i.LockedUntil,
+		&i.LockedBy,
+		&i.StickyWorkerID,
+		&i.TaskFailures,
+		&i.LastTaskError,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.CompletedAt,
+	)
+	return i, err
+}
+
 const lockNextInstance = `-- name: LockNextInstance :one
 UPDATE instances i
 SET lock_token = gen_random_uuid(),

@@ -82,6 +82,19 @@ FROM (
 WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
 RETURNING i.*;
 
+-- name: LockInstance :one
+-- Locks one running, unlocked instance of the task queue by id for a
+-- worker: the eager workflow task of an activity result. No row when the
+-- instance is held, finished, or on another queue.
+UPDATE instances i
+SET lock_token = gen_random_uuid(),
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    locked_by = sqlc.arg(worker_id)
+WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
+  AND i.task_queue = sqlc.arg(task_queue) AND i.status = 'running'
+  AND (i.locked_until IS NULL OR i.locked_until < now())
+RETURNING i.*;
+
 -- name: GetLockedInstance :one
 -- The ack's first step: the instance whose lock the token still holds, and
 -- the transaction's time (what now() is in every statement of the ack).

@@ -31,7 +31,7 @@ type workerSpec struct {
 	MaxActivities int
 	// ActivitiesOnly registers no workflows (the worker polls no turns).
 	ActivitiesOnly bool
-	// NoEager sets worker.Options.DisableEagerActivities.
+	// NoEager sets worker.Options.DisableEagerDispatch.
 	NoEager bool
 	// Name prefixes the workers' identities.
 	Name string
@@ -46,7 +46,7 @@ func (s workerSpec) options(identity string) worker.Options {
 		StopTimeout:             5 * time.Second,
 		CancelGracePeriod:       5 * time.Second,
 		PollWait:                10 * time.Second,
-		DisableEagerActivities:  s.NoEager,
+		DisableEagerDispatch:  s.NoEager,
 	}
 }
 

@@ -253,15 +253,16 @@ func TestEvictedStateReadsHistory(t *testing.T) {
 }
 
 // Goal: a worker that runs both workflows and activities gets the
-// activities its turns schedule in the answer of the ack (eager dispatch),
-// and runs them to the right result; with eager dispatch disabled every
-// attempt comes from a poll.
+// activities its turns schedule in the answer of the ack, and the turns
+// its results make due in the answer of the result (eager dispatch), and
+// runs the workflow to the right result; with eager dispatch disabled
+// everything comes from polls.
 func TestEagerActivities(t *testing.T) {
 	for _, disabled := range []bool{false, true} {
 		t.Run(fmt.Sprint("disabled=", disabled), func(t *testing.T) {
 			e := newEnv(t)
 			opts := testOptions()
-			opts.DisableEagerActivities = disabled
+			opts.DisableEagerDispatch = disabled
 			r := e.startWorker("q", opts, registerBasics)
 			run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "eager", TaskQueue: "q"}, SequentialFlow, 3)
 			if err != nil {
@@ -275,11 +276,14 @@ func TestEagerActivities(t *testing.T) {
 			if st.Activities != 5 {
 				t.Fatalf("stats %+v: want 5 activities run", st)
 			}
-			if disabled && st.EagerActivities != 0 {
-				t.Fatalf("stats %+v: eager dispatch disabled, yet %d eager attempts", st, st.EagerActivities)
+			if disabled && (st.EagerActivities != 0 || st.EagerWorkflowTasks != 0) {
+				t.Fatalf("stats %+v: eager dispatch disabled, yet eager work came", st)
 			}
-			if !disabled && st.EagerActivities != 5 {
-				t.Fatalf("stats %+v: want every attempt handed out by the acks", st)
+			// Each turn's ack hands out its activity, and each result
+			// hands out the next turn (the workflow is free: its last
+			// turn was acknowledged before the activity started).
+			if !disabled && (st.EagerActivities != 5 || st.EagerWorkflowTasks != 5) {
+				t.Fatalf("stats %+v: want every attempt and every turn after a result handed out eagerly", st)
 			}
 		})
 	}

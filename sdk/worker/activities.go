@@ -367,10 +367,49 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 			w.reportFailure(log, task, api.Error{Message: "encode result: " + err.Error(), Type: "InvalidResult", Retryable: &no})
 			return
 		}
-		w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
-			return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw})
+		eager, slot := w.reserveTurn(task)
+		resp := w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
+			return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw, EagerWorkflowTask: eager})
 		})
+		w.startEagerTurn(resp, slot)
 	}
+}
+
+// reserveTurn takes a free turn slot (without waiting) when the worker runs
+// the workflow of task, and returns the eager request for the turn its
+// result makes due (nil, nil when none).
+func (w *Worker) reserveTurn(task *api.ActivityTask) (*api.EagerWorkflowTask, chan struct{}) {
+	p := w.eagerTurns.Load()
+	if p == nil || task.WorkflowTaskQueue != w.queue {
+		return nil, nil
+	}
+	select {
+	case *p <- struct{}{}:
+		w.work.Add(1)
+		return &api.EagerWorkflowTask{TaskQueue: w.queue, LockFor: api.Duration(w.opts.WorkflowLockDuration)}, *p
+	default:
+		return nil, nil
+	}
+}
+
+// startEagerTurn runs the turn an activity report handed out on the
+// reserved slot, or gives the slot back (resp is nil when the report
+// failed).
+func (w *Worker) startEagerTurn(resp *api.ActivityAckResponse, slot chan struct{}) {
+	if slot == nil {
+		return
+	}
+	if resp == nil || resp.WorkflowTask == nil {
+		<-slot
+		w.work.Done()
+		return
+	}
+	w.stats.eagerTurns.Add(1)
+	go func() {
+		defer w.work.Done()
+		defer func() { <-slot }()
+		w.handleTurn(resp.WorkflowTask)
+	}()
 }
 
 func (w *Worker) reportFailure(log *slog.Logger, task *api.ActivityTask, e api.Error) {
@@ -387,8 +426,9 @@ func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 	})
 }
 
-// ack sends a report, retrying transient failures a few times.
-func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) {
+// ack sends a report, retrying transient failures a few times, and
+// returns the answer (nil when the report did not get through).
+func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) *api.ActivityAckResponse {
 	bo := newBackoff()
 	for try := 1; ; try++ {
 		ctx, cancel := w.ackContext()
@@ -397,13 +437,13 @@ func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send
 		switch {
 		case err == nil:
 			log.Debug("attempt reported", "report", what, "outcome", resp.Outcome)
-			return
+			return resp
 		case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
 			log.Debug("attempt report dropped (stale lock)", "report", what, "error", err)
-			return
+			return nil
 		case !client.IsRetryable(err) || try >= 5:
 			log.Error("attempt report failed", "report", what, "error", err)
-			return
+			return nil
 		}
 		log.Warn("attempt report failed: retrying", "report", what, "error", err)
 		bctx, bcancel := context.WithTimeout(context.Background(), time.Minute)

@@ -56,12 +56,14 @@ type Options struct {
 	// from it for that long (default 10s). Negative disables the session
 	// heartbeat.
 	LeaseDuration time.Duration
-	// DisableEagerActivities turns off eager dispatch. By default a worker
+	// DisableEagerDispatch turns off eager dispatch. By default a worker
 	// that runs both workflows and activities asks, when it acknowledges a
 	// turn, for the attempts the turn schedules on its own queues to be
 	// claimed for it in the same transaction (as many as it has free
-	// activity slots): they start without a poll.
-	DisableEagerActivities bool
+	// activity slots), and, when it reports an activity's result, for the
+	// workflow turn that result makes due (when it has a free turn slot):
+	// both start without a poll.
+	DisableEagerDispatch bool
 	// CancelGracePeriod is how long a cancelled activity may take to return
 	// before it is abandoned and its attempt acknowledged (default 10s).
 	CancelGracePeriod time.Duration
@@ -150,8 +152,10 @@ type Worker struct {
 	running sync.Map // string → *attempt
 	stats   stats
 	// eagerSlots are the activity slots while the worker runs activities
-	// and takes eager attempts (nil otherwise).
+	// and takes eager attempts (nil otherwise); eagerTurns the turn slots
+	// while it takes eager workflow tasks.
 	eagerSlots atomic.Pointer[chan struct{}]
+	eagerTurns atomic.Pointer[chan struct{}]
 }
 
 // New returns a worker for taskQueue.
@@ -275,13 +279,16 @@ func (w *Worker) Run(ctx context.Context) error {
 		for range w.opts.WorkflowPollers {
 			pollers.Go(func() { w.pollWorkflows(ctx, turns) })
 		}
+		if hasAct && !w.opts.DisableEagerDispatch {
+			w.eagerTurns.Store(&turns)
+		}
 	}
 	if hasAct {
 		slots := make(chan struct{}, w.opts.MaxConcurrentActivities)
 		for range w.opts.ActivityPollers {
 			pollers.Go(func() { w.pollActivities(ctx, slots) })
 		}
-		if hasWF && !w.opts.DisableEagerActivities {
+		if hasWF && !w.opts.DisableEagerDispatch {
 			w.eagerSlots.Store(&slots)
 		}
 	}
@@ -293,6 +300,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	<-ctx.Done()
 	w.eagerSlots.Store(nil)
+	w.eagerTurns.Store(nil)
 	w.log.Info("worker stopping", "worker_id", w.ID())
 	pollers.Wait()
 	done := make(chan struct{})
@@ -322,6 +330,7 @@ type stats struct {
 	skipped       atomic.Int64
 	historyReads  atomic.Int64
 	eager         atomic.Int64
+	eagerTurns    atomic.Int64
 }
 
 // Stats is a snapshot of a worker's counters.
@@ -349,19 +358,24 @@ type Stats struct {
 	// EagerActivities counts attempts handed to this worker in the answer
 	// of its own turn's ack (eager dispatch) rather than by a poll.
 	EagerActivities int64
+	// EagerWorkflowTasks counts turns handed to this worker in the answer
+	// of an activity result it reported (eager dispatch) rather than by a
+	// poll.
+	EagerWorkflowTasks int64
 }
 
 // Stats returns the worker's counters.
 func (w *Worker) Stats() Stats {
 	return Stats{
-		Turns:            w.stats.turns.Load(),
-		CacheHits:        w.stats.cacheHits.Load(),
-		FailedTurns:      w.stats.failedTurns.Load(),
-		Activities:       w.stats.activities.Load(),
-		ActivityFailures: w.stats.activityFails.Load(),
-		Abandoned:        w.stats.abandoned.Load(),
-		SkippedCanceled:  w.stats.skipped.Load(),
-		HistoryReads:     w.stats.historyReads.Load(),
-		EagerActivities:  w.stats.eager.Load(),
+		Turns:              w.stats.turns.Load(),
+		CacheHits:          w.stats.cacheHits.Load(),
+		FailedTurns:        w.stats.failedTurns.Load(),
+		Activities:         w.stats.activities.Load(),
+		ActivityFailures:   w.stats.activityFails.Load(),
+		Abandoned:          w.stats.abandoned.Load(),
+		SkippedCanceled:    w.stats.skipped.Load(),
+		HistoryReads:       w.stats.historyReads.Load(),
+		EagerActivities:    w.stats.eager.Load(),
+		EagerWorkflowTasks: w.stats.eagerTurns.Load(),
 	}
 }

@@ -29,7 +29,7 @@ func toActivityTask(r gen.WorkerQueue) api.ActivityTask {
 	t := api.ActivityTask{
 		Namespace: r.Namespace, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID,
 		ActivityID: r.ActivityID, Attempt: r.Attempt, ActivityType: r.ActivityType, TaskQueue: r.TaskQueue,
-		WorkflowType: r.WorkflowType, Input: rawOrNil(r.Input), HeartbeatDetails: rawOrNil(r.HeartbeatDetails),
+		WorkflowType: r.WorkflowType, WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), HeartbeatDetails: rawOrNil(r.HeartbeatDetails),
 		ScheduledAt: r.ScheduledAt, DeliveryCount: r.DeliveryCount, Options: attemptOptions(r),
 		Cancel: api.CancelInfo{Requested: r.CancelRequested, Reason: strOr(r.CancelReason)},
 	}
@@ -211,6 +211,15 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 // of an attempt whose cancellation was requested, or of an execution that is
 // over, is dropped (outcome "stale").
 func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, result json.RawMessage) (api.ActivityAckResponse, error) {
+	return s.CompleteActivityTaskEager(ctx, ns, token, result, nil)
+}
+
+// CompleteActivityTaskEager is CompleteActivityTask that, when eager is set
+// and the result was delivered, also locks the workflow turn the result
+// makes due for the worker that ran the attempt — if the workflow's task
+// queue is eager.TaskQueue and no one holds the workflow — and returns it
+// in WorkflowTask (eager workflow task).
+func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error) {
 	var out api.ActivityAckResponse
 	err := s.inTx(ctx, func(t *txn) error {
 		r, late, err := s.takeAttempt(ctx, t, ns, token)
@@ -222,7 +231,29 @@ func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, resu
 			return nil
 		}
 		out.Outcome, err = s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityCompleted, Result: result})
-		return err
+		if err != nil || out.Outcome != OutcomeDelivered || eager == nil || r.WorkerID == nil || r.WorkflowTaskQueue != eager.TaskQueue {
+			return err
+		}
+		inst, err := t.q.LockInstance(ctx, gen.LockInstanceParams{
+			LockMs: ms(max(eager.LockFor.D(), time.Second)), WorkerID: r.WorkerID, Namespace: ns,
+			InstanceID: r.InstanceID, TaskQueue: eager.TaskQueue,
+		})
+		if noRows(err) {
+			return nil // held by a turn in flight, or finished: the queue has it
+		}
+		if err != nil {
+			return fmt.Errorf("lock instance: %w", err)
+		}
+		task, _, err := s.takeTurn(ctx, t, ns, inst, *r.WorkerID)
+		if err != nil {
+			return err
+		}
+		out.WorkflowTask = task
+		if task != nil {
+			// The workflow is held: its pollers have nothing to take.
+			t.unwake(WorkflowQueueKey(ns, inst.TaskQueue))
+		}
+		return nil
 	})
 	return out, err
 }

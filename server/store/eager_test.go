@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
 )
 
 // Goal: with eager_activities, the ack claims the turn's new attempts on
@@ -101,5 +102,61 @@ func TestEager_SkipsCancelled(t *testing.T) {
 	}))(t)
 	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 {
 		t.Fatalf("eager tasks = %+v, want activity 1 only", resp.ActivityTasks)
+	}
+}
+
+// Goal: with eager_workflow_task, an activity result that makes a turn due
+// also locks that turn for the worker that ran the attempt, in the same
+// transaction, and returns it with the result among its messages; a poll
+// then finds nothing, and acknowledging the eager turn works as usual.
+func TestEager_ResultHandsOutTheTurn(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "eager-turn", schedule(1))
+	a := fetchAct(t, s, time.Minute) // worker "w1"
+	if a.WorkflowTaskQueue != "q" {
+		t.Fatalf("activity task workflow_task_queue = %q, want q", a.WorkflowTaskQueue)
+	}
+	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, a.LockToken, json.RawMessage(`"r"`),
+		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
+	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask == nil {
+		t.Fatalf("answer %+v: want delivered with a workflow task", resp)
+	}
+	turn := resp.WorkflowTask
+	if turn.InstanceID != "eager-turn" || len(turn.Messages) != 1 || turn.Messages[0].Kind != api.EventActivityCompleted ||
+		string(turn.Messages[0].Result) != `"r"` {
+		t.Fatalf("eager turn %+v", turn)
+	}
+	if got := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t); got != nil {
+		t.Fatalf("a poll took the held workflow: %+v", got)
+	}
+	done := m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+	if done.Status != api.StatusCompleted {
+		t.Fatalf("status after the eager turn: %s", done.Status)
+	}
+}
+
+// Goal: no eager turn when the workflow is on another task queue or a
+// turn of it is in flight; the result then waits in the queue as usual.
+func TestEager_ResultWithoutTurn(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "eager-none", schedule(1, 2))
+	a1 := fetchAct(t, s, time.Minute)
+	a2 := fetchAct(t, s, time.Minute)
+	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, a1.LockToken, json.RawMessage(`1`),
+		&api.EagerWorkflowTask{TaskQueue: "other", LockFor: api.Duration(time.Minute)}))(t)
+	if resp.WorkflowTask != nil {
+		t.Fatalf("eager turn for a workflow on another queue: %+v", resp.WorkflowTask)
+	}
+	held := fetchTurn(t, s) // a turn in flight holds the workflow
+	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, a2.LockToken, json.RawMessage(`2`),
+		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
+	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+		t.Fatalf("answer %+v: want delivered, no turn (the workflow is held)", resp)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, held.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	next := fetchTurn(t, s)
+	if len(next.Messages) != 1 || next.Messages[0].ActivityID != 2 {
+		t.Fatalf("the second result did not wait in the queue: %+v", next.Messages)
 	}
 }

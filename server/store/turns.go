@@ -127,59 +127,8 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			if err != nil {
 				return fmt.Errorf("lock instance: %w", err)
 			}
-			rows, err := t.q.LockMessages(ctx, gen.LockMessagesParams{LockToken: inst.LockToken,
-				Namespace: ns, InstanceID: inst.InstanceID, MaxMessages: maxTurnMessages})
-			if err != nil {
-				return fmt.Errorf("lock messages: %w", err)
-			}
-			msgs := make([]engine.Message, 0, len(rows))
-			for _, r := range rows {
-				m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt)
-				if err != nil {
-					return err
-				}
-				msgs = append(msgs, m)
-			}
-			sortMessages(msgs)
-			// The worker that acknowledged the last turn holds the state:
-			// it gets no old history (history_from_event_id says where the
-			// events it gets begin), and the stale filter reads only the
-			// states of the activities the messages name.
-			sticky := inst.StickyWorkerID != nil && *inst.StickyWorkerID == workerID
-			var hist []api.Event
-			var done engine.ActivityDone
-			if sticky {
-				hist = []api.Event{}
-				done, err = activityDoneOf(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID, msgs, nil)
-			} else {
-				hist, err = s.history(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
-				done = doneFromHistory(hist)
-			}
-			if err != nil {
-				return err
-			}
-			kept := engine.FilterMessages(inst.ExecutionID, done, msgs)
-			if len(kept) == 0 {
-				// Only stale messages: consume them and release the lock.
-				empty = true
-				if err := t.w.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
-					return fmt.Errorf("drop stale messages: %w", err)
-				}
-				return t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID})
-			}
-			task = &api.WorkflowTask{
-				LockToken: inst.LockToken.String(), Namespace: ns, InstanceID: inst.InstanceID,
-				ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
-				Input: rawOrNil(inst.Input), LockedUntil: *inst.LockedUntil,
-				Attempt: inst.TaskFailures + 1, History: hist, Messages: make([]api.Event, 0, len(kept)),
-			}
-			if sticky {
-				task.HistoryFromEventID = inst.NextEventID
-			}
-			for _, m := range kept {
-				task.Messages = append(task.Messages, m.Event)
-			}
-			return nil
+			task, empty, err = s.takeTurn(ctx, t, ns, inst, workerID)
+			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("fetch workflow task: %w", err)
@@ -189,6 +138,66 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 		}
 	}
 	return nil, nil
+}
+
+// takeTurn builds the turn of inst, which t has just locked for workerID:
+// its visible messages are marked as consumed by the turn, and the turn
+// carries the history (none for the sticky worker) and the messages the
+// turn may see. A turn left with only stale messages consumes them,
+// releases the lock and comes back empty.
+func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, workerID string) (task *api.WorkflowTask, empty bool, err error) {
+	rows, err := t.q.LockMessages(ctx, gen.LockMessagesParams{LockToken: inst.LockToken,
+		Namespace: ns, InstanceID: inst.InstanceID, MaxMessages: maxTurnMessages})
+	if err != nil {
+		return nil, false, fmt.Errorf("lock messages: %w", err)
+	}
+	msgs := make([]engine.Message, 0, len(rows))
+	for _, r := range rows {
+		m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt)
+		if err != nil {
+			return nil, false, err
+		}
+		msgs = append(msgs, m)
+	}
+	sortMessages(msgs)
+	// The worker that acknowledged the last turn holds the state: it gets
+	// no old history (history_from_event_id says where the events it gets
+	// begin), and the stale filter reads only the states of the activities
+	// the messages name.
+	sticky := inst.StickyWorkerID != nil && *inst.StickyWorkerID == workerID
+	var hist []api.Event
+	var done engine.ActivityDone
+	if sticky {
+		hist = []api.Event{}
+		done, err = activityDoneOf(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID, msgs, nil)
+	} else {
+		hist, err = s.history(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
+		done = doneFromHistory(hist)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	kept := engine.FilterMessages(inst.ExecutionID, done, msgs)
+	if len(kept) == 0 {
+		// Only stale messages: consume them and release the lock.
+		if err := t.w.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
+			return nil, true, fmt.Errorf("drop stale messages: %w", err)
+		}
+		return nil, true, t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID})
+	}
+	task = &api.WorkflowTask{
+		LockToken: inst.LockToken.String(), Namespace: ns, InstanceID: inst.InstanceID,
+		ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
+		Input: rawOrNil(inst.Input), LockedUntil: *inst.LockedUntil,
+		Attempt: inst.TaskFailures + 1, History: hist, Messages: make([]api.Event, 0, len(kept)),
+	}
+	if sticky {
+		task.HistoryFromEventID = inst.NextEventID
+	}
+	for _, m := range kept {
+		task.Messages = append(task.Messages, m.Event)
+	}
+	return task, false, nil
 }
 
 func sortMessages(msgs []engine.Message) {

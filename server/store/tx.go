@@ -31,6 +31,12 @@ func (t *txn) wake(key string) {
 	}
 }
 
+// unwake drops a wake-up the transaction no longer needs (what it
+// announced was handed out in the same transaction).
+func (t *txn) unwake(key string) {
+	t.keys = slices.DeleteFunc(t.keys, func(k string) bool { return k == key })
+}
+
 // inTx runs fn in one transaction and announces the collected wake-ups in
 // the same transaction (NOTIFY is delivered on commit, never on rollback).
 func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
