@@ -46,7 +46,7 @@ func (s workerSpec) options(identity string) worker.Options {
 		StopTimeout:             5 * time.Second,
 		CancelGracePeriod:       5 * time.Second,
 		PollWait:                10 * time.Second,
-		DisableEagerDispatch:  s.NoEager,
+		DisableEagerDispatch:    s.NoEager,
 	}
 }
 
