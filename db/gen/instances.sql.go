@@ -336,6 +336,11 @@ SET lock_token = gen_random_uuid(),
 WHERE i.namespace = $3 AND i.instance_id = $4
   AND i.task_queue = $5 AND i.status = 'running'
   AND (i.locked_until IS NULL OR i.locked_until < now())
+  AND NOT EXISTS (
+      SELECT 1 FROM worker_queue q
+      WHERE q.namespace = i.namespace AND q.instance_id = i.instance_id
+        AND q.execution_id = i.execution_id AND NOT q.cancel_requested
+  )
 RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
 `
 
@@ -349,7 +354,10 @@ type LockInstanceParams struct {
 
 // Locks one running, unlocked instance of the task queue by id for a
 // worker: the eager workflow task of an activity result. No row when the
-// instance is held, finished, or on another queue.
+// instance is held, finished, or on another queue — or when other
+// activities of its execution are still outstanding: their results may
+// come in a moment, and a turn taken now would see only this one (the
+// queue's poll, a few milliseconds later, batches what has arrived).
 func (q *Queries) LockInstance(ctx context.Context, arg LockInstanceParams) (Instance, error) {
 	row := q.db.QueryRow(ctx, lockInstance,
 		arg.LockMs,

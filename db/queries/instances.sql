@@ -85,7 +85,10 @@ RETURNING i.*;
 -- name: LockInstance :one
 -- Locks one running, unlocked instance of the task queue by id for a
 -- worker: the eager workflow task of an activity result. No row when the
--- instance is held, finished, or on another queue.
+-- instance is held, finished, or on another queue — or when other
+-- activities of its execution are still outstanding: their results may
+-- come in a moment, and a turn taken now would see only this one (the
+-- queue's poll, a few milliseconds later, batches what has arrived).
 UPDATE instances i
 SET lock_token = gen_random_uuid(),
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
@@ -93,6 +96,11 @@ SET lock_token = gen_random_uuid(),
 WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
   AND i.task_queue = sqlc.arg(task_queue) AND i.status = 'running'
   AND (i.locked_until IS NULL OR i.locked_until < now())
+  AND NOT EXISTS (
+      SELECT 1 FROM worker_queue q
+      WHERE q.namespace = i.namespace AND q.instance_id = i.instance_id
+        AND q.execution_id = i.execution_id AND NOT q.cancel_requested
+  )
 RETURNING i.*;
 
 -- name: GetLockedInstance :one

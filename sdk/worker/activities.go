@@ -367,47 +367,41 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 			w.reportFailure(log, task, api.Error{Message: "encode result: " + err.Error(), Type: "InvalidResult", Retryable: &no})
 			return
 		}
-		eager, slot := w.reserveTurn(task)
+		eager, slots := w.eagerTurnRequest(task)
 		resp := w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
 			return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw, EagerWorkflowTask: eager})
 		})
-		w.startEagerTurn(resp, slot)
+		w.startEagerTurn(resp, slots)
 	}
 }
 
-// reserveTurn takes a free turn slot (without waiting) when the worker runs
-// the workflow of task, and returns the eager request for the turn its
-// result makes due (nil, nil when none).
-func (w *Worker) reserveTurn(task *api.ActivityTask) (*api.EagerWorkflowTask, chan struct{}) {
+// eagerTurnRequest returns the eager request for the turn task's result
+// makes due, when the worker runs that workflow and has a free turn slot
+// now (nil otherwise). No slot is held while the report is in flight —
+// most results of a fan-out hand out no turn, and slots held for them
+// would keep the workflow pollers waiting; a turn that does come takes a
+// slot when it arrives (startEagerTurn).
+func (w *Worker) eagerTurnRequest(task *api.ActivityTask) (*api.EagerWorkflowTask, chan struct{}) {
 	p := w.eagerTurns.Load()
-	if p == nil || task.WorkflowTaskQueue != w.queue {
+	if p == nil || task.WorkflowTaskQueue != w.queue || len(*p) >= cap(*p) {
 		return nil, nil
 	}
-	select {
-	case *p <- struct{}{}:
-		w.work.Add(1)
-		return &api.EagerWorkflowTask{TaskQueue: w.queue, LockFor: api.Duration(w.opts.WorkflowLockDuration)}, *p
-	default:
-		return nil, nil
-	}
+	return &api.EagerWorkflowTask{TaskQueue: w.queue, LockFor: api.Duration(w.opts.WorkflowLockDuration)}, *p
 }
 
-// startEagerTurn runs the turn an activity report handed out on the
-// reserved slot, or gives the slot back (resp is nil when the report
-// failed).
-func (w *Worker) startEagerTurn(resp *api.ActivityAckResponse, slot chan struct{}) {
-	if slot == nil {
-		return
-	}
-	if resp == nil || resp.WorkflowTask == nil {
-		<-slot
-		w.work.Done()
+// startEagerTurn runs the turn an activity report handed out (resp is nil
+// when the report failed), on a turn slot: it waits for one if the slots
+// filled up meanwhile, as a poll would before it polled.
+func (w *Worker) startEagerTurn(resp *api.ActivityAckResponse, slots chan struct{}) {
+	if slots == nil || resp == nil || resp.WorkflowTask == nil {
 		return
 	}
 	w.stats.eagerTurns.Add(1)
+	w.work.Add(1)
 	go func() {
 		defer w.work.Done()
-		defer func() { <-slot }()
+		slots <- struct{}{}
+		defer func() { <-slots }()
 		w.handleTurn(resp.WorkflowTask)
 	}()
 }

@@ -160,3 +160,23 @@ func TestEager_ResultWithoutTurn(t *testing.T) {
 		t.Fatalf("the second result did not wait in the queue: %+v", next.Messages)
 	}
 }
+
+// Goal: a result whose execution still has other activities outstanding
+// hands out no turn (their results may come in a moment and belong in the
+// same turn); the last result hands out the turn with every result that
+// waited.
+func TestEager_ResultWaitsForSiblings(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "eager-siblings", schedule(1, 2))
+	a1 := fetchAct(t, s, time.Minute)
+	a2 := fetchAct(t, s, time.Minute)
+	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
+	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, a1.LockToken, json.RawMessage(`1`), eager))(t)
+	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+		t.Fatalf("first result: %+v, want delivered without a turn (a sibling is outstanding)", resp)
+	}
+	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, a2.LockToken, json.RawMessage(`2`), eager))(t)
+	if resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 2 {
+		t.Fatalf("last result: %+v, want a turn with both results", resp)
+	}
+}
