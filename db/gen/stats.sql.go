@@ -60,6 +60,7 @@ FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_stat_user_tables s ON s.relid = c.oid
 WHERE c.relname = ANY($1::text[]) AND c.relnamespace = current_schema()::regnamespace
   AND s.n_live_tup > 2 * GREATEST(c.reltuples, 0) + $2::bigint
+  AND pg_has_role(c.relowner, 'MEMBER')
 `
 
 type GrownTablesParams struct {
@@ -68,7 +69,8 @@ type GrownTablesParams struct {
 }
 
 // Of Tether's busy tables, those that more than doubled (plus min_rows)
-// since their statistics were last taken (reltuples -1: never).
+// since their statistics were last taken (reltuples -1: never), and that
+// this role may analyze (it owns them, or is a superuser).
 func (q *Queries) GrownTables(ctx context.Context, arg GrownTablesParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, grownTables, arg.Tables, arg.MinRows)
 	if err != nil {
