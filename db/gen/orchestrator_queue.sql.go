@@ -145,6 +145,34 @@ func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams
 	return items, nil
 }
 
+const enqueueMessagesTo = `-- name: EnqueueMessagesTo :exec
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+SELECT $1, $2, m.execution_id, $3, m.kind, m.payload,
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
+FROM jsonb_to_recordset($4::jsonb)
+    AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint)
+`
+
+type EnqueueMessagesToParams struct {
+	Namespace  string
+	InstanceID string
+	TaskQueue  string
+	Messages   []byte
+}
+
+// Enqueues messages to one instance the transaction has just written or
+// holds (so it is running, on task_queue): nothing to look up, no answer
+// to wait for — the statement travels with the next one (see pipe.go).
+func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToParams) error {
+	_, err := q.db.Exec(ctx, enqueueMessagesTo,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.TaskQueue,
+		arg.Messages,
+	)
+	return err
+}
+
 const getLockedMessages = `-- name: GetLockedMessages :many
 SELECT id, execution_id, kind, payload, visible_at, created_at FROM orchestrator_queue
 WHERE lock_token = $1 ORDER BY id

@@ -19,6 +19,16 @@ CROSS JOIN LATERAL (
 ) i
 RETURNING task_queue;
 
+-- name: EnqueueMessagesTo :exec
+-- Enqueues messages to one instance the transaction has just written or
+-- holds (so it is running, on task_queue): nothing to look up, no answer
+-- to wait for — the statement travels with the next one (see pipe.go).
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+SELECT sqlc.arg(namespace), sqlc.arg(instance_id), m.execution_id, sqlc.arg(task_queue), m.kind, m.payload,
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
+FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
+    AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint);
+
 -- name: LockMessages :many
 -- Marks the visible messages of an instance as consumed by this turn.
 UPDATE orchestrator_queue SET lock_token = sqlc.arg(lock_token)

@@ -524,7 +524,7 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 			for _, tm := range plan.Timers {
 				msgs = append(msgs, eventMessage(id, &exec, api.Event{Kind: api.EventTimerFired, TimerID: tm.TimerID}, tm.FireAfter))
 			}
-			if _, err := s.enqueue(ctx, t, ns, msgs); err != nil {
+			if err := s.enqueueTo(ctx, t, ns, id, inst.TaskQueue, msgs); err != nil {
 				return err
 			}
 		}
@@ -594,7 +594,7 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 			return fmt.Errorf("drop old execution messages: %w", err)
 		}
 		next := exec + 1
-		if _, err := s.enqueue(ctx, t, ns, []outMessage{eventMessage(id, &next, api.Event{
+		if err := s.enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{eventMessage(id, &next, api.Event{
 			Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType, TaskQueue: inst.TaskQueue,
 			Input: plan.NewInput,
 		}, 0)}); err != nil {

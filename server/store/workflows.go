@@ -48,6 +48,22 @@ func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessag
 	return len(rows), nil
 }
 
+// enqueueTo enqueues messages to instanceID, which the transaction has just
+// written as running on taskQueue or holds locked, and wakes the queue's
+// pollers. Unlike enqueue it needs no answer, so the statement travels
+// with the next one.
+func (s *Store) enqueueTo(ctx context.Context, t *txn, ns, instanceID, taskQueue string, msgs []outMessage) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if err := t.w.EnqueueMessagesTo(ctx, gen.EnqueueMessagesToParams{Namespace: ns, InstanceID: instanceID,
+		TaskQueue: taskQueue, Messages: mustJSON(msgs)}); err != nil {
+		return fmt.Errorf("enqueue messages: %w", err)
+	}
+	t.wake(WorkflowQueueKey(ns, taskQueue))
+	return nil
+}
+
 // StartWorkflow creates a workflow instance and its start message. A
 // finished instance with the same id starts again as its next execution; a
 // running one → ErrAlreadyRunning.
@@ -71,7 +87,7 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 		exec := row.ExecutionID
 		ev := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
 			TaskQueue: req.TaskQueue, Input: req.Input}
-		if _, err := s.enqueue(ctx, t, ns, []outMessage{eventMessage(id, &exec, ev, 0)}); err != nil {
+		if err := s.enqueueTo(ctx, t, ns, id, req.TaskQueue, []outMessage{eventMessage(id, &exec, ev, 0)}); err != nil {
 			return err
 		}
 		out = api.StartWorkflowResponse{InstanceID: id, ExecutionID: exec, Status: row.Status}
