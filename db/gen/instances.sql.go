@@ -254,6 +254,66 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 	return i, err
 }
 
+const getLockedTurn = `-- name: GetLockedTurn :one
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, now()::timestamptz AS tx_time,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
+                                                     'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
+                 FROM orchestrator_queue q WHERE q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages
+FROM instances
+WHERE instances.lock_token = $1 AND instances.namespace = $2
+  AND instances.locked_until > now()
+FOR UPDATE
+`
+
+type GetLockedTurnParams struct {
+	LockToken *uuid.UUID
+	Namespace string
+}
+
+type GetLockedTurnRow struct {
+	Instance Instance
+	TxTime   time.Time
+	Messages []byte
+}
+
+// The ack's first step, in one round trip: the instance whose lock the
+// token still holds (locked), the transaction's time (what now() is in
+// every statement of the ack), and the turn's messages in id order.
+func (q *Queries) GetLockedTurn(ctx context.Context, arg GetLockedTurnParams) (GetLockedTurnRow, error) {
+	row := q.db.QueryRow(ctx, getLockedTurn, arg.LockToken, arg.Namespace)
+	var i GetLockedTurnRow
+	err := row.Scan(
+		&i.Instance.Namespace,
+		&i.Instance.InstanceID,
+		&i.Instance.WorkflowType,
+		&i.Instance.TaskQueue,
+		&i.Instance.Status,
+		&i.Instance.ExecutionID,
+		&i.Instance.Input,
+		&i.Instance.Result,
+		&i.Instance.Error,
+		&i.Instance.NextEventID,
+		&i.Instance.NextActivityID,
+		&i.Instance.NextTimerID,
+		&i.Instance.CancelRequested,
+		&i.Instance.CancelReason,
+		&i.Instance.ExecutionTimeout,
+		&i.Instance.ExecutionDeadline,
+		&i.Instance.LockToken,
+		&i.Instance.LockedUntil,
+		&i.Instance.LockedBy,
+		&i.Instance.StickyWorkerID,
+		&i.Instance.TaskFailures,
+		&i.Instance.LastTaskError,
+		&i.Instance.CreatedAt,
+		&i.Instance.UpdatedAt,
+		&i.Instance.CompletedAt,
+		&i.TxTime,
+		&i.Messages,
+	)
+	return i, err
+}
+
 const listInstances = `-- name: ListInstances :many
 SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at FROM instances
 WHERE namespace = $1

@@ -173,47 +173,6 @@ func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToPa
 	return err
 }
 
-const getLockedMessages = `-- name: GetLockedMessages :many
-SELECT id, execution_id, kind, payload, visible_at, created_at FROM orchestrator_queue
-WHERE lock_token = $1 ORDER BY id
-`
-
-type GetLockedMessagesRow struct {
-	ID          int64
-	ExecutionID *int64
-	Kind        string
-	Payload     []byte
-	VisibleAt   time.Time
-	CreatedAt   time.Time
-}
-
-func (q *Queries) GetLockedMessages(ctx context.Context, lockToken *uuid.UUID) ([]GetLockedMessagesRow, error) {
-	rows, err := q.db.Query(ctx, getLockedMessages, lockToken)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []GetLockedMessagesRow{}
-	for rows.Next() {
-		var i GetLockedMessagesRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.ExecutionID,
-			&i.Kind,
-			&i.Payload,
-			&i.VisibleAt,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const hasUnconsumedSignals = `-- name: HasUnconsumedSignals :one
 SELECT EXISTS (
     SELECT 1 FROM orchestrator_queue q

@@ -103,6 +103,19 @@ WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id
   )
 RETURNING i.*;
 
+-- name: GetLockedTurn :one
+-- The ack's first step, in one round trip: the instance whose lock the
+-- token still holds (locked), the transaction's time (what now() is in
+-- every statement of the ack), and the turn's messages in id order.
+SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
+                                                     'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
+                 FROM orchestrator_queue q WHERE q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages
+FROM instances
+WHERE instances.lock_token = sqlc.arg(lock_token) AND instances.namespace = sqlc.arg(namespace)
+  AND instances.locked_until > now()
+FOR UPDATE;
+
 -- name: GetLockedInstance :one
 -- The ack's first step: the instance whose lock the token still holds, and
 -- the transaction's time (what now() is in every statement of the ack).

@@ -40,10 +40,6 @@ WHERE id IN (
 )
 RETURNING id, execution_id, kind, payload, visible_at, created_at;
 
--- name: GetLockedMessages :many
-SELECT id, execution_id, kind, payload, visible_at, created_at FROM orchestrator_queue
-WHERE lock_token = sqlc.arg(lock_token) ORDER BY id;
-
 -- name: DeleteLockedMessages :exec
 DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token);
 

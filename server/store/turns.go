@@ -25,6 +25,15 @@ const ackBatch = 1000
 // COPY rather than one INSERT over a jsonb array.
 const copyThreshold = 200
 
+// lockedMessage is one message of a turn as GetLockedTurn returns it.
+type lockedMessage struct {
+	ID          int64           `json:"id"`
+	ExecutionID *int64          `json:"execution_id"`
+	Kind        string          `json:"kind"`
+	Payload     json.RawMessage `json:"payload"`
+	VisibleAt   time.Time       `json:"visible_at"`
+}
+
 func toMessage(id int64, exec *int64, kind string, payload []byte, visibleAt time.Time) (engine.Message, error) {
 	var ev api.Event
 	if err := json.Unmarshal(payload, &ev); err != nil {
@@ -364,7 +373,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	var applied engine.TurnPlan
 	refused := false
 	err = s.inTx(ctx, func(t *txn) error {
-		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
+		locked, err := t.q.GetLockedTurn(ctx, gen.GetLockedTurnParams{LockToken: &tok, Namespace: ns})
 		if noRows(err) {
 			return ErrLockLost
 		}
@@ -372,13 +381,13 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 			return fmt.Errorf("locked instance: %w", err)
 		}
 		inst := locked.Instance
-		rows, err := t.q.GetLockedMessages(ctx, &tok)
-		if err != nil {
+		var rows []lockedMessage
+		if err := json.Unmarshal(locked.Messages, &rows); err != nil {
 			return fmt.Errorf("locked messages: %w", err)
 		}
 		msgs := make([]engine.Message, 0, len(rows))
 		for _, r := range rows {
-			m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt)
+			m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt.UTC())
 			if err != nil {
 				return err
 			}
