@@ -149,6 +149,10 @@ func (w *Waiter) C() <-chan struct{} { return w.ch }
 func (w *Waiter) Keys() []string { return append([]string(nil), w.keys...) }
 
 // Close removes the waiter from the hub. It is safe to call more than once.
+// A wake-up the waiter received but did not take (its poll ended first, or
+// took other work) is passed on to another waiter of each of its keys:
+// queue wake-ups go to as many waiters as there are new items (WakeN), so
+// one left unused would leave an item without a poller looking for it.
 func (w *Waiter) Close() {
 	h := w.hub
 	h.mu.Lock()
@@ -165,6 +169,13 @@ func (w *Waiter) Close() {
 		}
 	}
 	h.count--
+	select {
+	case <-w.ch:
+		for _, k := range w.keys {
+			h.wakeN(k, 1)
+		}
+	default:
+	}
 }
 
 // Register adds a waiter on keys (duplicates are ignored). Register before
@@ -204,6 +215,32 @@ func (h *Hub) Wake(key string) int {
 	}
 	h.wakes.Add(uint64(n))
 	return n
+}
+
+// WakeN wakes up to n waiters registered on key that have no wake-up
+// pending (a waiter with one pending looks at the database anyway) and
+// returns how many it woke: n new items of a work queue need n pollers,
+// not all of them.
+func (h *Hub) WakeN(key string, n int) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.wakeN(key, n)
+}
+
+func (h *Hub) wakeN(key string, n int) int {
+	woken := 0
+	for w := range h.waiters[key] {
+		if woken >= n {
+			break
+		}
+		select {
+		case w.ch <- struct{}{}:
+			woken++
+		default:
+		}
+	}
+	h.wakes.Add(uint64(woken))
+	return woken
 }
 
 // WakeAll wakes every registered waiter and returns how many there were.
@@ -379,10 +416,19 @@ func (h *Hub) lost() {
 
 func (h *Hub) handle(payload string) {
 	h.notifications.Add(1)
-	if _, _, _, err := store.ParseKey(payload); err != nil {
+	key, items, err := store.ParseNotification(payload)
+	if err != nil {
 		h.badPayloads.Add(1)
 		h.logger.Debug("longpoll: ignoring notification", "payload", payload, "err", err)
 		return
 	}
-	h.Wake(payload)
+	kind, _, _, _ := store.ParseKey(key)
+	switch kind {
+	case 'w', 'a':
+		// Work queues: one poller per new item.
+		h.WakeN(key, items)
+	default:
+		// A result or a cancel concerns every waiter on it.
+		h.Wake(key)
+	}
 }

@@ -389,3 +389,101 @@ func TestIdleHealthChecksKeepTheConnection(t *testing.T) {
 		t.Fatalf("the connection was replaced during idle health checks: %+v (pid before %d)", s, pid)
 	}
 }
+
+// Goal: WakeN wakes n of the waiters on a key, not all (a work queue's n
+// new items need n pollers), and does not count a waiter that already had
+// a wake-up pending.
+func TestWakeNWakesOnlyN(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	var ws []*longpoll.Waiter
+	for range 5 {
+		w := h.Register("q")
+		defer w.Close()
+		ws = append(ws, w)
+	}
+	if n := h.WakeN("q", 2); n != 2 {
+		t.Fatalf("WakeN(q, 2) woke %d, want 2", n)
+	}
+	// Two are pending now: a second WakeN(q, 2) wakes two others.
+	if n := h.WakeN("q", 2); n != 2 {
+		t.Fatalf("second WakeN(q, 2) woke %d, want 2", n)
+	}
+	got := 0
+	for _, w := range ws {
+		if pending(w) {
+			got++
+		}
+	}
+	if got != 4 {
+		t.Fatalf("%d waiters pending, want 4", got)
+	}
+	if n := h.WakeN("q", 10); n != 5 {
+		t.Fatalf("WakeN(q, 10) with none pending woke %d, want all 5", n)
+	}
+}
+
+// Goal: a waiter that leaves with a wake-up it did not take passes it on
+// to another waiter of its key, so that the item it announced is not left
+// without a poller; one that took its wake-up passes nothing on.
+func TestCloseHandsOnAnUntakenWakeUp(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	a := h.Register("q")
+	if n := h.WakeN("q", 1); n != 1 {
+		t.Fatalf("WakeN woke %d, want 1", n)
+	}
+	b := h.Register("q")
+	defer b.Close()
+	a.Close() // leaves with its wake-up untaken
+	if !pending(b) {
+		t.Fatal("the wake-up of the waiter that left was not passed on")
+	}
+	c := h.Register("q")
+	defer c.Close()
+	if n := h.WakeN("q", 1); n != 1 {
+		t.Fatalf("WakeN woke %d, want 1", n)
+	}
+	// Whichever of b and c got it takes it, then leaves.
+	taker, other := b, c
+	if !pending(b) {
+		taker, other = c, b
+		if !pending(c) {
+			t.Fatal("neither b nor c was woken")
+		}
+	}
+	taker.Close()
+	if pending(other) {
+		t.Fatal("a wake-up that was taken was passed on")
+	}
+}
+
+// Goal: a notification announcing n items of a queue wakes n of its
+// waiters; one for a result wakes all of them.
+func TestNotifyCountsItems(t *testing.T) {
+	h, conn := listening(t)
+	q := store.ActivityQueueKey("default", "files")
+	var ws []*longpoll.Waiter
+	for range 4 {
+		w := h.Register(q)
+		defer w.Close()
+		ws = append(ws, w)
+	}
+	r := store.ResultKey("default", "wf")
+	r1, r2 := h.Register(r), h.Register(r)
+	defer r1.Close()
+	defer r2.Close()
+	notify(t, conn, store.NotificationPayload(q, 2))
+	notify(t, conn, r)
+	if !woken(r1, 10*time.Second) || !woken(r2, 10*time.Second) {
+		t.Fatal("a result notification did not wake every waiter on it")
+	}
+	// Notifications are handled in order: the queue's was handled first.
+	got := 0
+	for _, w := range ws {
+		if pending(w) {
+			got++
+		}
+	}
+	if got != 2 {
+		t.Fatalf("a notification of 2 items woke %d of 4 waiters, want 2", got)
+	}
+}

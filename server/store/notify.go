@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -39,4 +40,31 @@ func ParseKey(payload string) (kind byte, namespace, name string, err error) {
 		return 0, "", "", fmt.Errorf("store: bad notification payload %q", payload)
 	}
 	return parts[0][0], parts[1], parts[2], nil
+}
+
+// NotificationPayload is the payload announcing items new things under
+// key: the key itself for one, "key#items" for more. ('#' appears in no
+// namespace or name.)
+func NotificationPayload(key string, items int) string {
+	if items <= 1 {
+		return key
+	}
+	return key + "#" + strconv.Itoa(items)
+}
+
+// ParseNotification splits a payload built by NotificationPayload into its
+// key (checked with ParseKey) and item count.
+func ParseNotification(payload string) (key string, items int, err error) {
+	key, count, many := strings.Cut(payload, "#")
+	items = 1
+	if many {
+		items, err = strconv.Atoi(count)
+		if err != nil || items < 1 {
+			return "", 0, fmt.Errorf("store: bad notification payload %q", payload)
+		}
+	}
+	if _, _, _, err := ParseKey(key); err != nil {
+		return "", 0, err
+	}
+	return key, items, nil
 }

@@ -22,19 +22,35 @@ import (
 type txn struct {
 	q    *gen.Queries
 	w    *gen.Queries
-	keys []string
+	keys []string       // in first-wake order
+	n    map[string]int // items announced per key
 }
 
+// wake announces one new item under key at commit.
 func (t *txn) wake(key string) {
-	if !slices.Contains(t.keys, key) {
+	if t.n == nil {
+		t.n = make(map[string]int)
+	}
+	if t.n[key] == 0 {
 		t.keys = append(t.keys, key)
 	}
+	t.n[key]++
 }
 
-// unwake drops a wake-up the transaction no longer needs (what it
-// announced was handed out in the same transaction).
+// unwake drops the wake-ups of key: what they announced was handed out in
+// the same transaction.
 func (t *txn) unwake(key string) {
 	t.keys = slices.DeleteFunc(t.keys, func(k string) bool { return k == key })
+	delete(t.n, key)
+}
+
+// payloads are the notifications of the transaction's wake-ups.
+func (t *txn) payloads() []string {
+	out := make([]string, 0, len(t.keys))
+	for _, k := range t.keys {
+		out = append(out, NotificationPayload(k, t.n[k]))
+	}
+	return out
 }
 
 // inTx runs fn in one transaction and announces the collected wake-ups in
@@ -52,7 +68,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 		return err
 	}
 	if len(t.keys) > 0 {
-		if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: t.keys}); err != nil {
+		if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: t.payloads()}); err != nil {
 			p.rollback(ctx)
 			return fmt.Errorf("notify: %w", err)
 		}
