@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const deleteHistory = `-- name: DeleteHistory :exec
@@ -457,53 +458,104 @@ func (q *Queries) LockInstance(ctx context.Context, arg LockInstanceParams) (Ins
 	return i, err
 }
 
-const lockNextInstance = `-- name: LockNextInstance :one
-UPDATE instances i
-SET lock_token = gen_random_uuid(),
-    locked_until = now() + $1::bigint * interval '1 millisecond',
-    locked_by = $2
-FROM (
-    SELECT c.namespace, c.instance_id
+const lockNextTurn = `-- name: LockNextTurn :one
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = gen_random_uuid(),
+        locked_until = now() + $1::bigint * interval '1 millisecond',
+        locked_by = $2
     FROM (
-        SELECT q.namespace, q.instance_id
-        FROM orchestrator_queue q
-        WHERE q.namespace = $3 AND q.task_queue = $4 AND q.visible_at <= now()
-        ORDER BY q.visible_at
-        LIMIT 1000
-    ) q
-    CROSS JOIN LATERAL (
-        SELECT i2.namespace, i2.instance_id
-        FROM instances i2
-        WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
-          AND i2.status = 'running'
-          AND (i2.locked_until IS NULL OR i2.locked_until < now())
-        FOR UPDATE SKIP LOCKED
+        SELECT c.namespace, c.instance_id
+        FROM (
+            SELECT q.namespace, q.instance_id
+            FROM orchestrator_queue q
+            WHERE q.namespace = $3 AND q.task_queue = $4 AND q.visible_at <= now()
+            ORDER BY q.visible_at
+            LIMIT 1000
+        ) q
+        CROSS JOIN LATERAL (
+            SELECT i2.namespace, i2.instance_id
+            FROM instances i2
+            WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+              AND i2.status = 'running'
+              AND (i2.locked_until IS NULL OR i2.locked_until < now())
+            FOR UPDATE SKIP LOCKED
+        ) c
+        LIMIT 1
     ) c
-    LIMIT 1
-) c
-WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
+    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
+), msgs AS (
+    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
+    FROM inst
+    WHERE m.id IN (
+        SELECT q.id FROM orchestrator_queue q, inst i3
+        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+        ORDER BY q.id
+        LIMIT $5
+    )
+    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs), '[]'::jsonb)::jsonb AS messages
+FROM inst
 `
 
-type LockNextInstanceParams struct {
-	LockMs    int64
-	WorkerID  *string
-	Namespace string
-	TaskQueue string
+type LockNextTurnParams struct {
+	LockMs      int64
+	WorkerID    *string
+	Namespace   string
+	TaskQueue   string
+	MaxMessages int32
 }
 
-// Locks one running, unlocked instance of the task queue that has a visible
-// message: the workflow-turn fetch. Candidates come from the queue's
-// dequeue index in order; each is locked by primary key (LATERAL … FOR
-// UPDATE SKIP LOCKED), so that the plan never scans the instances.
-func (q *Queries) LockNextInstance(ctx context.Context, arg LockNextInstanceParams) (Instance, error) {
-	row := q.db.QueryRow(ctx, lockNextInstance,
+type LockNextTurnRow struct {
+	Namespace         string
+	InstanceID        string
+	WorkflowType      string
+	TaskQueue         string
+	Status            string
+	ExecutionID       int64
+	Input             []byte
+	Result            []byte
+	Error             []byte
+	NextEventID       int64
+	NextActivityID    int64
+	NextTimerID       int64
+	CancelRequested   bool
+	CancelReason      *string
+	ExecutionTimeout  pgtype.Interval
+	ExecutionDeadline *time.Time
+	LockToken         *uuid.UUID
+	LockedUntil       *time.Time
+	LockedBy          *string
+	StickyWorkerID    *string
+	TaskFailures      int32
+	LastTaskError     []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CompletedAt       *time.Time
+	Messages          []byte
+}
+
+// The workflow-turn fetch, in one statement: locks one running, unlocked
+// instance of the task queue that has a visible message, marks up to
+// max_messages of its visible messages as consumed by the turn, and
+// returns the instance with those messages (jsonb, id order). Candidates
+// come from the queue's dequeue index in order; each is locked by primary
+// key (LATERAL … FOR UPDATE SKIP LOCKED), so that the plan never scans the
+// instances.
+func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (LockNextTurnRow, error) {
+	row := q.db.QueryRow(ctx, lockNextTurn,
 		arg.LockMs,
 		arg.WorkerID,
 		arg.Namespace,
 		arg.TaskQueue,
+		arg.MaxMessages,
 	)
-	var i Instance
+	var i LockNextTurnRow
 	err := row.Scan(
 		&i.Namespace,
 		&i.InstanceID,
@@ -530,6 +582,7 @@ func (q *Queries) LockNextInstance(ctx context.Context, arg LockNextInstancePara
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.CompletedAt,
+		&i.Messages,
 	)
 	return i, err
 }

@@ -51,37 +51,6 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
   AND status = 'running' AND NOT cancel_requested
 RETURNING execution_id, task_queue;
 
--- name: LockNextInstance :one
--- Locks one running, unlocked instance of the task queue that has a visible
--- message: the workflow-turn fetch. Candidates come from the queue's
--- dequeue index in order; each is locked by primary key (LATERAL … FOR
--- UPDATE SKIP LOCKED), so that the plan never scans the instances.
-UPDATE instances i
-SET lock_token = gen_random_uuid(),
-    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-    locked_by = sqlc.arg(worker_id)
-FROM (
-    SELECT c.namespace, c.instance_id
-    FROM (
-        SELECT q.namespace, q.instance_id
-        FROM orchestrator_queue q
-        WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-        ORDER BY q.visible_at
-        LIMIT 1000
-    ) q
-    CROSS JOIN LATERAL (
-        SELECT i2.namespace, i2.instance_id
-        FROM instances i2
-        WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
-          AND i2.status = 'running'
-          AND (i2.locked_until IS NULL OR i2.locked_until < now())
-        FOR UPDATE SKIP LOCKED
-    ) c
-    LIMIT 1
-) c
-WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-RETURNING i.*;
-
 -- name: LockInstance :one
 -- Locks one running, unlocked instance of the task queue by id for a
 -- worker: the eager workflow task of an activity result. No row when the
@@ -102,6 +71,57 @@ WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id
         AND q.execution_id = i.execution_id AND NOT q.cancel_requested
   )
 RETURNING i.*;
+
+-- name: LockNextTurn :one
+-- The workflow-turn fetch, in one statement: locks one running, unlocked
+-- instance of the task queue that has a visible message, marks up to
+-- max_messages of its visible messages as consumed by the turn, and
+-- returns the instance with those messages (jsonb, id order). Candidates
+-- come from the queue's dequeue index in order; each is locked by primary
+-- key (LATERAL … FOR UPDATE SKIP LOCKED), so that the plan never scans the
+-- instances.
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = gen_random_uuid(),
+        locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+        locked_by = sqlc.arg(worker_id)
+    FROM (
+        SELECT c.namespace, c.instance_id
+        FROM (
+            SELECT q.namespace, q.instance_id
+            FROM orchestrator_queue q
+            WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
+            ORDER BY q.visible_at
+            LIMIT 1000
+        ) q
+        CROSS JOIN LATERAL (
+            SELECT i2.namespace, i2.instance_id
+            FROM instances i2
+            WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+              AND i2.status = 'running'
+              AND (i2.locked_until IS NULL OR i2.locked_until < now())
+            FOR UPDATE SKIP LOCKED
+        ) c
+        LIMIT 1
+    ) c
+    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
+    RETURNING i.*
+), msgs AS (
+    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
+    FROM inst
+    WHERE m.id IN (
+        SELECT q.id FROM orchestrator_queue q, inst i3
+        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+        ORDER BY q.id
+        LIMIT sqlc.arg(max_messages)
+    )
+    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.*,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs), '[]'::jsonb)::jsonb AS messages
+FROM inst;
 
 -- name: GetLockedTurn :one
 -- The ack's first step, in one round trip: the instance whose lock the

@@ -244,7 +244,7 @@ func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string,
 		if err != nil {
 			return fmt.Errorf("lock instance: %w", err)
 		}
-		task, _, err := s.takeTurn(ctx, t, ns, inst, *r.WorkerID)
+		task, _, err := s.takeTurn(ctx, t, ns, inst, *r.WorkerID, nil)
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,21 @@ const ackBatch = 1000
 // COPY rather than one INSERT over a jsonb array.
 const copyThreshold = 200
 
-// lockedMessage is one message of a turn as GetLockedTurn returns it.
+// instanceOfTurn is the instance part of a LockNextTurn row.
+func instanceOfTurn(r gen.LockNextTurnRow) gen.Instance {
+	return gen.Instance{
+		Namespace: r.Namespace, InstanceID: r.InstanceID, WorkflowType: r.WorkflowType, TaskQueue: r.TaskQueue,
+		Status: r.Status, ExecutionID: r.ExecutionID, Input: r.Input, Result: r.Result, Error: r.Error,
+		NextEventID: r.NextEventID, NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID,
+		CancelRequested: r.CancelRequested, CancelReason: r.CancelReason, ExecutionTimeout: r.ExecutionTimeout,
+		ExecutionDeadline: r.ExecutionDeadline, LockToken: r.LockToken, LockedUntil: r.LockedUntil,
+		LockedBy: r.LockedBy, StickyWorkerID: r.StickyWorkerID, TaskFailures: r.TaskFailures,
+		LastTaskError: r.LastTaskError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CompletedAt: r.CompletedAt,
+	}
+}
+
+// lockedMessage is one message of a turn as GetLockedTurn and LockNextTurn
+// return it.
 type lockedMessage struct {
 	ID          int64           `json:"id"`
 	ExecutionID *int64          `json:"execution_id"`
@@ -127,8 +141,9 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			if err := t.w.RelaxCommit(ctx); err != nil {
 				return fmt.Errorf("relax commit: %w", err)
 			}
-			inst, err := t.q.LockNextInstance(ctx, gen.LockNextInstanceParams{
+			row, err := t.q.LockNextTurn(ctx, gen.LockNextTurnParams{
 				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
+				MaxMessages: maxTurnMessages,
 			})
 			if noRows(err) {
 				return nil
@@ -136,7 +151,12 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			if err != nil {
 				return fmt.Errorf("lock instance: %w", err)
 			}
-			task, empty, err = s.takeTurn(ctx, t, ns, inst, workerID)
+			inst := instanceOfTurn(row)
+			var locked []lockedMessage
+			if err := json.Unmarshal(row.Messages, &locked); err != nil {
+				return fmt.Errorf("locked messages: %w", err)
+			}
+			task, empty, err = s.takeTurn(ctx, t, ns, inst, workerID, locked)
 			return err
 		})
 		if err != nil {
@@ -150,19 +170,27 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 }
 
 // takeTurn builds the turn of inst, which t has just locked for workerID:
-// its visible messages are marked as consumed by the turn, and the turn
-// carries the history (none for the sticky worker) and the messages the
-// turn may see. A turn left with only stale messages consumes them,
-// releases the lock and comes back empty.
-func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, workerID string) (task *api.WorkflowTask, empty bool, err error) {
-	rows, err := t.q.LockMessages(ctx, gen.LockMessagesParams{LockToken: inst.LockToken,
-		Namespace: ns, InstanceID: inst.InstanceID, MaxMessages: maxTurnMessages})
-	if err != nil {
-		return nil, false, fmt.Errorf("lock messages: %w", err)
+// its visible messages are marked as consumed by the turn (unless the
+// caller did so already and passes them as locked), and the turn carries
+// the history (none for the sticky worker) and the messages the turn may
+// see. A turn left with only stale messages consumes them, releases the
+// lock and comes back empty.
+func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, workerID string, locked []lockedMessage) (task *api.WorkflowTask, empty bool, err error) {
+	if locked == nil {
+		rows, err := t.q.LockMessages(ctx, gen.LockMessagesParams{LockToken: inst.LockToken,
+			Namespace: ns, InstanceID: inst.InstanceID, MaxMessages: maxTurnMessages})
+		if err != nil {
+			return nil, false, fmt.Errorf("lock messages: %w", err)
+		}
+		locked = make([]lockedMessage, 0, len(rows))
+		for _, r := range rows {
+			locked = append(locked, lockedMessage{ID: r.ID, ExecutionID: r.ExecutionID, Kind: r.Kind,
+				Payload: r.Payload, VisibleAt: r.VisibleAt})
+		}
 	}
-	msgs := make([]engine.Message, 0, len(rows))
-	for _, r := range rows {
-		m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt)
+	msgs := make([]engine.Message, 0, len(locked))
+	for _, r := range locked {
+		m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt.UTC())
 		if err != nil {
 			return nil, false, err
 		}
