@@ -259,29 +259,46 @@ const getLockedTurn = `-- name: GetLockedTurn :one
 SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
-                 FROM orchestrator_queue q WHERE q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages
+                 FROM orchestrator_queue q WHERE q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                         AND h.execution_id = instances.execution_id
+                         AND h.activity_id IN (
+                             SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
+                             WHERE q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
+                             UNION ALL
+                             SELECT unnest($1::bigint[]))
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM instances
-WHERE instances.lock_token = $1 AND instances.namespace = $2
+WHERE instances.lock_token = $2 AND instances.namespace = $3
   AND instances.locked_until > now()
 FOR UPDATE
 `
 
 type GetLockedTurnParams struct {
-	LockToken *uuid.UUID
-	Namespace string
+	ActivityIds []int64
+	LockToken   *uuid.UUID
+	Namespace   string
 }
 
 type GetLockedTurnRow struct {
-	Instance Instance
-	TxTime   time.Time
-	Messages []byte
+	Instance       Instance
+	TxTime         time.Time
+	Messages       []byte
+	ActivityStates []byte
 }
 
 // The ack's first step, in one round trip: the instance whose lock the
 // token still holds (locked), the transaction's time (what now() is in
-// every statement of the ack), and the turn's messages in id order.
+// every statement of the ack), the turn's messages in id order, and the
+// state of each activity the messages or activity_ids name (its id → done:
+// completed, failed or cancel-requested; absent: never scheduled in this
+// execution).
 func (q *Queries) GetLockedTurn(ctx context.Context, arg GetLockedTurnParams) (GetLockedTurnRow, error) {
-	row := q.db.QueryRow(ctx, getLockedTurn, arg.LockToken, arg.Namespace)
+	row := q.db.QueryRow(ctx, getLockedTurn, arg.ActivityIds, arg.LockToken, arg.Namespace)
 	var i GetLockedTurnRow
 	err := row.Scan(
 		&i.Instance.Namespace,
@@ -311,6 +328,7 @@ func (q *Queries) GetLockedTurn(ctx context.Context, arg GetLockedTurnParams) (G
 		&i.Instance.CompletedAt,
 		&i.TxTime,
 		&i.Messages,
+		&i.ActivityStates,
 	)
 	return i, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +25,24 @@ const ackBatch = 1000
 // copyThreshold: a turn with at least this many events appends them with
 // COPY rather than one INSERT over a jsonb array.
 const copyThreshold = 200
+
+// parseActivityStates reads GetLockedTurn's activity_states, a jsonb
+// object of activity id → done.
+func parseActivityStates(raw []byte) (engine.ActivityDone, error) {
+	var m map[string]bool
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("activity states: %w", err)
+	}
+	done := make(engine.ActivityDone, len(m))
+	for k, v := range m {
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("activity states: id %q: %w", k, err)
+		}
+		done[id] = v
+	}
+	return done, nil
+}
 
 // instanceOfTurn is the instance part of a LockNextTurn row.
 func instanceOfTurn(r gen.LockNextTurnRow) gen.Instance {
@@ -401,7 +420,11 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	var applied engine.TurnPlan
 	refused := false
 	err = s.inTx(ctx, func(t *txn) error {
-		locked, err := t.q.GetLockedTurn(ctx, gen.GetLockedTurnParams{LockToken: &tok, Namespace: ns})
+		cancelIDs := make([]int64, 0, len(req.ActivityCancels))
+		for _, c := range req.ActivityCancels {
+			cancelIDs = append(cancelIDs, c.ActivityID)
+		}
+		locked, err := t.q.GetLockedTurn(ctx, gen.GetLockedTurnParams{LockToken: &tok, Namespace: ns, ActivityIds: cancelIDs})
 		if noRows(err) {
 			return ErrLockLost
 		}
@@ -423,12 +446,12 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 		}
 		// A turn that cancels the workflow's activities wholesale needs the
 		// state of every activity; any other turn only that of the
-		// activities it names.
+		// activities it names, which GetLockedTurn read.
 		var done engine.ActivityDone
 		if needsAllActivities(msgs, req.Commands) {
 			done, err = activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
 		} else {
-			done, err = activityDoneOf(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID, msgs, req.ActivityCancels)
+			done, err = parseActivityStates(locked.ActivityStates)
 		}
 		if err != nil {
 			return err
