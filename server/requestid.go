@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
-	"sync"
 	"sync/atomic"
 )
 
@@ -12,16 +11,16 @@ import (
 // a random prefix drawn once per server and a counter, unique across
 // replicas and restarts without drawing randomness per request.
 type requestIDs struct {
-	once   sync.Once
 	prefix string
 	n      atomic.Uint64
 }
 
+func newRequestIDs() *requestIDs {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return &requestIDs{prefix: hex.EncodeToString(b[:]) + "-"}
+}
+
 func (r *requestIDs) next() string {
-	r.once.Do(func() {
-		var b [8]byte
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-		r.prefix = hex.EncodeToString(b[:]) + "-"
-	})
 	return r.prefix + strconv.FormatUint(r.n.Add(1), 36)
 }

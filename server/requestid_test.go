@@ -8,7 +8,7 @@ import (
 // Goal: generated request ids are unique within a server and differ
 // between servers.
 func TestRequestIDs_Unique(t *testing.T) {
-	var a, b requestIDs
+	a, b := newRequestIDs(), newRequestIDs()
 	seen := map[string]bool{}
 	for range 10_000 {
 		id := a.next()

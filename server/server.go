@@ -109,7 +109,7 @@ type Server struct {
 	metrics  *Metrics
 	pollers  *pollerSet
 	limiter  *heartbeatLimiter
-	reqIDs   requestIDs
+	reqIDs   *requestIDs
 	// series caches the request metrics by method, route and status
 	// (routeKey → routeSeries).
 	series sync.Map
@@ -136,6 +136,7 @@ func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *S
 		metrics:  cfg.Metrics,
 		pollers:  newPollerSet(),
 		limiter:  newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
+		reqIDs:   newRequestIDs(),
 		shutdown: make(chan struct{}),
 	}
 	if hub != nil {

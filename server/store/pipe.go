@@ -59,13 +59,8 @@ func (p *pipe) send(ctx context.Context, sql string, args []any) (pgx.BatchResul
 		return nil, p.err
 	}
 	p.queue(sql, args)
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.pending))}
-	for _, s := range p.pending {
-		b.Queue(s.sql, s.args...)
-	}
 	before := len(p.pending) - 1
-	p.pending = p.pending[:0]
-	br := p.conn.SendBatch(ctx, b)
+	br := p.sendPending(ctx)
 	for range before {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
@@ -73,6 +68,17 @@ func (p *pipe) send(ctx context.Context, sql string, args []any) (pgx.BatchResul
 		}
 	}
 	return br, nil
+}
+
+// sendPending sends the waiting statements as one batch and empties the
+// queue.
+func (p *pipe) sendPending(ctx context.Context) pgx.BatchResults {
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.pending))}
+	for _, s := range p.pending {
+		b.Queue(s.sql, s.args...)
+	}
+	p.pending = p.pending[:0]
+	return p.conn.SendBatch(ctx, b)
 }
 
 // Exec runs sql now, after the waiting statements.
@@ -213,12 +219,7 @@ func (p *pipe) flush(ctx context.Context) error {
 	if len(p.pending) == 0 {
 		return nil
 	}
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.pending))}
-	for _, s := range p.pending {
-		b.Queue(s.sql, s.args...)
-	}
-	p.pending = p.pending[:0]
-	if err := p.conn.SendBatch(ctx, b).Close(); err != nil {
+	if err := p.sendPending(ctx).Close(); err != nil {
 		return p.fail(err)
 	}
 	return nil

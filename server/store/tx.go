@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -20,35 +21,30 @@ import (
 // with the next statement or the COMMIT (see pipe), and their error, if
 // any, fails the transaction there.
 type txn struct {
-	q    *gen.Queries
-	w    *gen.Queries
-	keys []string       // in first-wake order
-	n    map[string]int // items announced per key
+	q *gen.Queries
+	w *gen.Queries
+	// wakes counts the items announced per notification key.
+	wakes map[string]int
 }
 
 // wake announces one new item under key at commit.
 func (t *txn) wake(key string) {
-	if t.n == nil {
-		t.n = make(map[string]int)
+	if t.wakes == nil {
+		t.wakes = make(map[string]int)
 	}
-	if t.n[key] == 0 {
-		t.keys = append(t.keys, key)
-	}
-	t.n[key]++
+	t.wakes[key]++
 }
 
 // unwake drops the wake-ups of key: what they announced was handed out in
 // the same transaction.
-func (t *txn) unwake(key string) {
-	t.keys = slices.DeleteFunc(t.keys, func(k string) bool { return k == key })
-	delete(t.n, key)
-}
+func (t *txn) unwake(key string) { delete(t.wakes, key) }
 
-// payloads are the notifications of the transaction's wake-ups.
+// payloads are the notifications of the transaction's wake-ups, in key
+// order.
 func (t *txn) payloads() []string {
-	out := make([]string, 0, len(t.keys))
-	for _, k := range t.keys {
-		out = append(out, NotificationPayload(k, t.n[k]))
+	out := make([]string, 0, len(t.wakes))
+	for _, k := range slices.Sorted(maps.Keys(t.wakes)) {
+		out = append(out, NotificationPayload(k, t.wakes[k]))
 	}
 	return out
 }
@@ -67,7 +63,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 		p.rollback(ctx)
 		return err
 	}
-	if len(t.keys) > 0 {
+	if len(t.wakes) > 0 {
 		if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: t.payloads()}); err != nil {
 			p.rollback(ctx)
 			return fmt.Errorf("notify: %w", err)
