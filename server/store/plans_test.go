@@ -1,0 +1,160 @@
+package store_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tetherhq/tether/internal/pgtest"
+)
+
+// generatedQueries returns every statement sqlc generated into db/gen, by
+// its query name ("-- name: X :kind").
+func generatedQueries(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("../../db/gen/*.sql.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no generated query files found (%v)", err)
+	}
+	queries := map[string]string{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil || !strings.HasPrefix(s, "-- name: ") {
+				return true
+			}
+			name := strings.Fields(strings.TrimPrefix(s, "-- name: "))[0]
+			queries[name] = s
+			return true
+		})
+	}
+	return queries
+}
+
+// plannable reports whether a statement has a plan: utility statements
+// (ANALYZE) cannot be prepared.
+func plannable(query string) bool {
+	for _, line := range strings.Split(query, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "--") {
+			continue
+		}
+		word := strings.ToUpper(strings.Fields(line)[0])
+		return word == "SELECT" || word == "WITH" || word == "INSERT" || word == "UPDATE" || word == "DELETE"
+	}
+	return false
+}
+
+// planIndexes returns the indexes a plan (EXPLAIN FORMAT JSON) reads, and
+// the tables it reads sequentially as "seq:<table>".
+func planIndexes(node map[string]any, into map[string]bool) {
+	if name, ok := node["Index Name"].(string); ok {
+		into[name] = true
+	}
+	if node["Node Type"] == "Seq Scan" {
+		into["seq:"+fmt.Sprint(node["Relation Name"])] = true
+	}
+	if plans, ok := node["Plans"].([]any); ok {
+		for _, p := range plans {
+			if m, ok := p.(map[string]any); ok {
+				planIndexes(m, into)
+			}
+		}
+	}
+}
+
+// TestFreshDatabasePlansUseTheRightIndexes prepares every generated
+// statement on a new, empty, never-analyzed database and looks at the
+// generic plan PostgreSQL caches for it: the plan a server keeps on each
+// connection until the next ANALYZE. On empty tables most index paths cost
+// the same, so an index that merely can serve a lookup may win the tie; a
+// listing index walked for a key lookup reads the whole namespace per call.
+// Goal: every lookup of one instance uses the primary key; only the listing
+// uses instances_list.
+func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
+	ctx := ctxT(t)
+	pool := pgtest.New(t)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	pg := conn.Conn().PgConn()
+	if _, err := pg.Exec(ctx, "SET plan_cache_mode = force_generic_plan").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+
+	queries := generatedQueries(t)
+	names := make([]string, 0, len(queries))
+	for name := range queries {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) < 20 {
+		t.Fatalf("found only %d generated queries: %v", len(names), names)
+	}
+
+	for i, name := range names {
+		if !plannable(queries[name]) {
+			continue
+		}
+		stmt := fmt.Sprintf("plan_%d", i)
+		if _, err := pg.Exec(ctx, "PREPARE "+stmt+" AS "+queries[name]).ReadAll(); err != nil {
+			t.Fatalf("%s: prepare: %v", name, err)
+		}
+		var nparams int
+		if err := conn.QueryRow(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = $1`,
+			stmt).Scan(&nparams); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		args := strings.TrimSuffix(strings.Repeat("NULL,", nparams), ",")
+		explain := "EXPLAIN (FORMAT JSON) EXECUTE " + stmt
+		if nparams > 0 {
+			explain += "(" + args + ")"
+		}
+		res, err := pg.Exec(ctx, explain).ReadAll()
+		if err != nil || len(res) == 0 || len(res[0].Rows) == 0 {
+			t.Fatalf("%s: explain: %v", name, err)
+		}
+		var plans []struct {
+			Plan map[string]any `json:"Plan"`
+		}
+		if err := json.Unmarshal(res[0].Rows[0][0], &plans); err != nil || len(plans) != 1 {
+			t.Fatalf("%s: plan %s: %v", name, res[0].Rows[0][0], err)
+		}
+		used := map[string]bool{}
+		planIndexes(plans[0].Plan, used)
+		var list []string
+		for ix := range used {
+			list = append(list, ix)
+		}
+		sort.Strings(list)
+		t.Logf("%-32s %s", name, strings.Join(list, " "))
+
+		if used["instances_list"] && name != "ListInstances" {
+			t.Errorf("%s reads instances_list, the listing index; a key lookup must use instances_pkey", name)
+		}
+		if name == "ListInstances" && !used["instances_list"] {
+			t.Errorf("ListInstances does not read instances_list: %v", list)
+		}
+		if used["seq:instances"] {
+			t.Errorf("%s reads the instances table sequentially", name)
+		}
+	}
+}
