@@ -33,7 +33,7 @@ func startDevDatabase(ctx context.Context, logger *slog.Logger) (url string, sto
 		_ = c.Stop()
 		return "", nil, fmt.Errorf("start the development database: %w", err)
 	}
-	url = c.URL(devDatabaseName)
+	url = c.SocketURL(devDatabaseName)
 	logger.Info("development database started (throwaway: removed on exit)",
 		"url", url, "data_dir", c.DataDir(), "pid", c.PID())
 	return url, c.Stop, nil

@@ -146,7 +146,7 @@ func Start(ctx context.Context, cfg Config) (_ *Env, err error) {
 		if err := c.CreateDatabase(ctx, "tether"); err != nil {
 			return nil, fmt.Errorf("start the throwaway database: %w", err)
 		}
-		e.DatabaseURL = c.URL("tether")
+		e.DatabaseURL = c.SocketURL("tether")
 		e.desc.Database = "throwaway"
 		e.logger.Info("throwaway database started", "url", e.DatabaseURL, "data_dir", c.DataDir())
 	default:

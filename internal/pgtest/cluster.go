@@ -294,6 +294,23 @@ func (c *Cluster) URL(dbname string) string {
 	return u.String()
 }
 
+// SocketURL returns a connection URL (for pgx or psql) to database dbname
+// of the cluster over its unix socket, as the superuser. On one machine it
+// is the cheaper path: no TCP stack on either side of every round trip.
+func (c *Cluster) SocketURL(dbname string) string {
+	q := url.Values{}
+	q.Set("host", c.sockDir)
+	q.Set("port", strconv.Itoa(c.port))
+	q.Set("sslmode", "disable")
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.User(Superuser),
+		Path:     "/" + dbname,
+		RawQuery: q.Encode(),
+	}
+	return u.String()
+}
+
 // Port returns the TCP port the cluster listens on (on 127.0.0.1).
 func (c *Cluster) Port() int { return c.port }
 

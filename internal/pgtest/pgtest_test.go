@@ -178,10 +178,17 @@ func TestStartStopLeavesNothingBehind(t *testing.T) {
 	if fsync != "off" || appName != "pgtest_probe" {
 		t.Errorf("fsync=%q application_name=%q, want off and pgtest_probe", fsync, appName)
 	}
-	// Also reachable over the unix socket.
-	sock, err := pgx.Connect(ctx, "host="+c.SocketDir()+" port="+strconv.Itoa(c.Port())+" user=postgres dbname=probe")
+	// Also reachable over the unix socket, by SocketURL: no TCP client.
+	sock, err := pgx.Connect(ctx, c.SocketURL("probe"))
 	if err != nil {
-		t.Fatalf("unix socket: %v", err)
+		t.Fatalf("unix socket %s: %v", c.SocketURL("probe"), err)
+	}
+	var addr *string
+	if err := sock.QueryRow(ctx, `SELECT inet_client_addr()::text`).Scan(&addr); err != nil {
+		t.Fatal(err)
+	}
+	if addr != nil {
+		t.Errorf("SocketURL connected over TCP from %s", *addr)
 	}
 	_ = sock.Close(ctx)
 	// A connection still open does not prevent the fast shutdown.
