@@ -173,6 +173,39 @@ func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToPa
 	return err
 }
 
+const enqueueSignal = `-- name: EnqueueSignal :one
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb
+FROM (
+    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    FROM instances ix
+    WHERE ix.namespace = $2 AND ix.instance_id = $3
+      AND ix.status = 'running'
+    FOR KEY SHARE
+) i
+RETURNING task_queue
+`
+
+type EnqueueSignalParams struct {
+	Payload    []byte
+	Namespace  string
+	InstanceID string
+}
+
+// Enqueues a signal to a running instance and returns its task queue (no
+// row: not running, or unknown). The instance row is locked FOR KEY SHARE,
+// which waits for a turn being acknowledged (its ack holds the row FOR
+// UPDATE) and then re-reads the row: a signal either commits before the
+// ack, which sees it and refuses to end the workflow (HasUnconsumedSignals),
+// or finds the workflow over and is refused. Never is it accepted and then
+// dropped with the finished workflow's messages.
+func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (string, error) {
+	row := q.db.QueryRow(ctx, enqueueSignal, arg.Payload, arg.Namespace, arg.InstanceID)
+	var task_queue string
+	err := row.Scan(&task_queue)
+	return task_queue, err
+}
+
 const hasUnconsumedSignals = `-- name: HasUnconsumedSignals :one
 SELECT EXISTS (
     SELECT 1 FROM orchestrator_queue q

@@ -19,6 +19,25 @@ CROSS JOIN LATERAL (
 ) i
 RETURNING task_queue;
 
+-- name: EnqueueSignal :one
+-- Enqueues a signal to a running instance and returns its task queue (no
+-- row: not running, or unknown). The instance row is locked FOR KEY SHARE,
+-- which waits for a turn being acknowledged (its ack holds the row FOR
+-- UPDATE) and then re-reads the row: a signal either commits before the
+-- ack, which sees it and refuses to end the workflow (HasUnconsumedSignals),
+-- or finds the workflow over and is refused. Never is it accepted and then
+-- dropped with the finished workflow's messages.
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', sqlc.arg(payload)::jsonb
+FROM (
+    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    FROM instances ix
+    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
+      AND ix.status = 'running'
+    FOR KEY SHARE
+) i
+RETURNING task_queue;
+
 -- name: EnqueueMessagesTo :exec
 -- Enqueues messages to one instance the transaction has just written or
 -- holds (so it is running, on task_queue): nothing to look up, no answer

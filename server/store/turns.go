@@ -719,7 +719,8 @@ func (s *Store) NextWorkflowWake(ctx context.Context, ns, taskQueue string) (tim
 // and they never start), held ones are flagged with reason — one predicate
 // statement each — and their workers are woken.
 func (s *Store) cancelExecution(ctx context.Context, t *txn, ns, id string, exec int64, reason string) error {
-	if _, err := t.q.DropUnheldExecutionAttempts(ctx, gen.DropUnheldExecutionAttemptsParams{
+	// The count is not needed: the delete travels with FlagExecution.
+	if _, err := t.w.DropUnheldExecutionAttempts(ctx, gen.DropUnheldExecutionAttemptsParams{
 		Namespace: ns, InstanceID: id, ExecutionID: exec}); err != nil {
 		return fmt.Errorf("drop unheld attempts: %w", err)
 	}

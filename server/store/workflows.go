@@ -258,23 +258,26 @@ func (s *Store) CancelWorkflow(ctx context.Context, ns, instanceID, reason strin
 	return changed, err
 }
 
-// SignalWorkflow sends a signal (ErrNotFound, ErrNotRunning).
+// SignalWorkflow sends a signal (ErrNotFound, ErrNotRunning). A signal that
+// races the turn ending the workflow waits for that turn's commit: it is
+// then either seen by the workflow or refused, never dropped.
 func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error {
 	return s.inTx(ctx, func(t *txn) error {
-		n, err := s.enqueue(ctx, t, ns, []outMessage{eventMessage(instanceID, nil,
-			api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input}, 0)})
-		if err != nil {
-			return err
+		msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input}, 0)
+		queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, Namespace: ns, InstanceID: instanceID})
+		if err == nil {
+			t.wake(WorkflowQueueKey(ns, queue))
+			return nil
 		}
-		if n == 0 {
-			if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
-				return ErrNotFound
-			} else if err != nil {
-				return fmt.Errorf("signal: %w", err)
-			}
-			return ErrNotRunning
+		if !noRows(err) {
+			return fmt.Errorf("enqueue signal: %w", err)
 		}
-		return nil
+		if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
+			return ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("signal: %w", err)
+		}
+		return ErrNotRunning
 	})
 }
 
