@@ -52,53 +52,6 @@ func (q *Queries) ActivityStates(ctx context.Context, arg ActivityStatesParams) 
 	return items, nil
 }
 
-const activityStatesOf = `-- name: ActivityStatesOf :many
-SELECT activity_id::bigint AS activity_id,
-       bool_or(kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested'))::boolean AS done
-FROM history
-WHERE namespace = $1 AND instance_id = $2 AND execution_id = $3
-  AND activity_id = ANY($4::bigint[])
-GROUP BY activity_id
-`
-
-type ActivityStatesOfParams struct {
-	Namespace   string
-	InstanceID  string
-	ExecutionID int64
-	ActivityIds []int64
-}
-
-type ActivityStatesOfRow struct {
-	ActivityID int64
-	Done       bool
-}
-
-// ActivityStates for the named activities only (by index).
-func (q *Queries) ActivityStatesOf(ctx context.Context, arg ActivityStatesOfParams) ([]ActivityStatesOfRow, error) {
-	rows, err := q.db.Query(ctx, activityStatesOf,
-		arg.Namespace,
-		arg.InstanceID,
-		arg.ExecutionID,
-		arg.ActivityIds,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ActivityStatesOfRow{}
-	for rows.Next() {
-		var i ActivityStatesOfRow
-		if err := rows.Scan(&i.ActivityID, &i.Done); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const appendEvents = `-- name: AppendEvents :exec
 INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
 SELECT $1, $2, $3, e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,

@@ -409,75 +409,6 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 	return items, nil
 }
 
-const lockInstance = `-- name: LockInstance :one
-UPDATE instances i
-SET lock_token = gen_random_uuid(),
-    locked_until = now() + $1::bigint * interval '1 millisecond',
-    locked_by = $2
-WHERE i.namespace = $3 AND i.instance_id = $4
-  AND i.task_queue = $5 AND i.status = 'running'
-  AND (i.locked_until IS NULL OR i.locked_until < now())
-  AND NOT EXISTS (
-      SELECT 1 FROM worker_queue q
-      WHERE q.namespace = i.namespace AND q.instance_id = i.instance_id
-        AND q.execution_id = i.execution_id AND NOT q.cancel_requested
-  )
-RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
-`
-
-type LockInstanceParams struct {
-	LockMs     int64
-	WorkerID   *string
-	Namespace  string
-	InstanceID string
-	TaskQueue  string
-}
-
-// Locks one running, unlocked instance of the task queue by id for a
-// worker: the eager workflow task of an activity result. No row when the
-// instance is held, finished, or on another queue — or when other
-// activities of its execution are still outstanding: their results may
-// come in a moment, and a turn taken now would see only this one (the
-// queue's poll, a few milliseconds later, batches what has arrived).
-func (q *Queries) LockInstance(ctx context.Context, arg LockInstanceParams) (Instance, error) {
-	row := q.db.QueryRow(ctx, lockInstance,
-		arg.LockMs,
-		arg.WorkerID,
-		arg.Namespace,
-		arg.InstanceID,
-		arg.TaskQueue,
-	)
-	var i Instance
-	err := row.Scan(
-		&i.Namespace,
-		&i.InstanceID,
-		&i.WorkflowType,
-		&i.TaskQueue,
-		&i.Status,
-		&i.ExecutionID,
-		&i.Input,
-		&i.Result,
-		&i.Error,
-		&i.NextEventID,
-		&i.NextActivityID,
-		&i.NextTimerID,
-		&i.CancelRequested,
-		&i.CancelReason,
-		&i.ExecutionTimeout,
-		&i.ExecutionDeadline,
-		&i.LockToken,
-		&i.LockedUntil,
-		&i.LockedBy,
-		&i.StickyWorkerID,
-		&i.TaskFailures,
-		&i.LastTaskError,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.CompletedAt,
-	)
-	return i, err
-}
-
 const lockNextTurn = `-- name: LockNextTurn :one
 WITH inst AS (
     UPDATE instances i
@@ -519,7 +450,16 @@ WITH inst AS (
 SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
-                 FROM msgs), '[]'::jsonb)::jsonb AS messages
+                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM inst
 `
 
@@ -558,12 +498,14 @@ type LockNextTurnRow struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	Messages          []byte
+	ActivityStates    []byte
 }
 
 // The workflow-turn fetch, in one statement: locks one running, unlocked
 // instance of the task queue that has a visible message, marks up to
 // max_messages of its visible messages as consumed by the turn, and
-// returns the instance with those messages (jsonb, id order). Candidates
+// returns the instance with those messages (jsonb, id order) and the states
+// of the activities they name (jsonb, activity id → done). Candidates
 // come from the queue's dequeue index in order; each is locked by primary
 // key (LATERAL … FOR UPDATE SKIP LOCKED), so that the plan never scans the
 // instances.
@@ -603,6 +545,138 @@ func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (Loc
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.Messages,
+		&i.ActivityStates,
+	)
+	return i, err
+}
+
+const lockTurn = `-- name: LockTurn :one
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = gen_random_uuid(),
+        locked_until = now() + $1::bigint * interval '1 millisecond',
+        locked_by = $2
+    WHERE i.namespace = $3 AND i.instance_id = $4
+      AND i.task_queue = $5 AND i.status = 'running'
+      AND (i.locked_until IS NULL OR i.locked_until < now())
+      AND NOT EXISTS (
+          SELECT 1 FROM worker_queue q
+          WHERE q.namespace = i.namespace AND q.instance_id = i.instance_id
+            AND q.execution_id = i.execution_id AND NOT q.cancel_requested
+      )
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at
+), msgs AS (
+    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
+    FROM inst
+    WHERE m.id IN (
+        SELECT q.id FROM orchestrator_queue q, inst i3
+        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+        ORDER BY q.id
+        LIMIT $6
+    )
+    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+`
+
+type LockTurnParams struct {
+	LockMs      int64
+	WorkerID    *string
+	Namespace   string
+	InstanceID  string
+	TaskQueue   string
+	MaxMessages int32
+}
+
+type LockTurnRow struct {
+	Namespace         string
+	InstanceID        string
+	WorkflowType      string
+	TaskQueue         string
+	Status            string
+	ExecutionID       int64
+	Input             []byte
+	Result            []byte
+	Error             []byte
+	NextEventID       int64
+	NextActivityID    int64
+	NextTimerID       int64
+	CancelRequested   bool
+	CancelReason      *string
+	ExecutionTimeout  pgtype.Interval
+	ExecutionDeadline *time.Time
+	LockToken         *uuid.UUID
+	LockedUntil       *time.Time
+	LockedBy          *string
+	StickyWorkerID    *string
+	TaskFailures      int32
+	LastTaskError     []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CompletedAt       *time.Time
+	Messages          []byte
+	ActivityStates    []byte
+}
+
+// The eager workflow task of an activity result, in one statement: locks
+// the instance by id for a worker, marks up to max_messages of its visible
+// messages as consumed by the turn, and returns it as LockNextTurn does
+// (the messages, and the states of the activities they name). No row when
+// the instance is held, finished, or on another queue — or when other
+// activities of its execution are still outstanding: their results may
+// come in a moment, and a turn taken now would see only this one (the
+// queue's poll, a few milliseconds later, batches what has arrived).
+func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow, error) {
+	row := q.db.QueryRow(ctx, lockTurn,
+		arg.LockMs,
+		arg.WorkerID,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.TaskQueue,
+		arg.MaxMessages,
+	)
+	var i LockTurnRow
+	err := row.Scan(
+		&i.Namespace,
+		&i.InstanceID,
+		&i.WorkflowType,
+		&i.TaskQueue,
+		&i.Status,
+		&i.ExecutionID,
+		&i.Input,
+		&i.Result,
+		&i.Error,
+		&i.NextEventID,
+		&i.NextActivityID,
+		&i.NextTimerID,
+		&i.CancelRequested,
+		&i.CancelReason,
+		&i.ExecutionTimeout,
+		&i.ExecutionDeadline,
+		&i.LockToken,
+		&i.LockedUntil,
+		&i.LockedBy,
+		&i.StickyWorkerID,
+		&i.TaskFailures,
+		&i.LastTaskError,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.CompletedAt,
+		&i.Messages,
+		&i.ActivityStates,
 	)
 	return i, err
 }

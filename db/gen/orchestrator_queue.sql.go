@@ -230,66 +230,6 @@ func (q *Queries) HasUnconsumedSignals(ctx context.Context, arg HasUnconsumedSig
 	return pending, err
 }
 
-const lockMessages = `-- name: LockMessages :many
-UPDATE orchestrator_queue SET lock_token = $1
-WHERE id IN (
-    SELECT q.id FROM orchestrator_queue q
-    WHERE q.namespace = $2 AND q.instance_id = $3 AND q.visible_at <= now()
-    ORDER BY q.id
-    LIMIT $4
-)
-RETURNING id, execution_id, kind, payload, visible_at, created_at
-`
-
-type LockMessagesParams struct {
-	LockToken   *uuid.UUID
-	Namespace   string
-	InstanceID  string
-	MaxMessages int32
-}
-
-type LockMessagesRow struct {
-	ID          int64
-	ExecutionID *int64
-	Kind        string
-	Payload     []byte
-	VisibleAt   time.Time
-	CreatedAt   time.Time
-}
-
-// Marks the visible messages of an instance as consumed by this turn.
-func (q *Queries) LockMessages(ctx context.Context, arg LockMessagesParams) ([]LockMessagesRow, error) {
-	rows, err := q.db.Query(ctx, lockMessages,
-		arg.LockToken,
-		arg.Namespace,
-		arg.InstanceID,
-		arg.MaxMessages,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []LockMessagesRow{}
-	for rows.Next() {
-		var i LockMessagesRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.ExecutionID,
-			&i.Kind,
-			&i.Payload,
-			&i.VisibleAt,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const nextWorkflowWake = `-- name: NextWorkflowWake :one
 SELECT visible_at FROM orchestrator_queue
 WHERE namespace = $1 AND task_queue = $2 AND visible_at > now()

@@ -21,15 +21,6 @@ SELECT sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(execution_id), e.eve
 FROM jsonb_to_recordset(sqlc.arg(events)::jsonb)
     AS e(event_id bigint, kind text, activity_id bigint, timer_id bigint, payload jsonb, created_at timestamptz);
 
--- name: ActivityStatesOf :many
--- ActivityStates for the named activities only (by index).
-SELECT activity_id::bigint AS activity_id,
-       bool_or(kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested'))::boolean AS done
-FROM history
-WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
-  AND activity_id = ANY(sqlc.arg(activity_ids)::bigint[])
-GROUP BY activity_id;
-
 -- name: CopyEvents :copyfrom
 -- Appends many events with the COPY protocol (large turns).
 INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)

@@ -53,32 +53,61 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
   AND status = 'running' AND NOT cancel_requested
 RETURNING execution_id, task_queue;
 
--- name: LockInstance :one
--- Locks one running, unlocked instance of the task queue by id for a
--- worker: the eager workflow task of an activity result. No row when the
--- instance is held, finished, or on another queue — or when other
+-- name: LockTurn :one
+-- The eager workflow task of an activity result, in one statement: locks
+-- the instance by id for a worker, marks up to max_messages of its visible
+-- messages as consumed by the turn, and returns it as LockNextTurn does
+-- (the messages, and the states of the activities they name). No row when
+-- the instance is held, finished, or on another queue — or when other
 -- activities of its execution are still outstanding: their results may
 -- come in a moment, and a turn taken now would see only this one (the
 -- queue's poll, a few milliseconds later, batches what has arrived).
-UPDATE instances i
-SET lock_token = gen_random_uuid(),
-    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-    locked_by = sqlc.arg(worker_id)
-WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
-  AND i.task_queue = sqlc.arg(task_queue) AND i.status = 'running'
-  AND (i.locked_until IS NULL OR i.locked_until < now())
-  AND NOT EXISTS (
-      SELECT 1 FROM worker_queue q
-      WHERE q.namespace = i.namespace AND q.instance_id = i.instance_id
-        AND q.execution_id = i.execution_id AND NOT q.cancel_requested
-  )
-RETURNING i.*;
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = gen_random_uuid(),
+        locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+        locked_by = sqlc.arg(worker_id)
+    WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
+      AND i.task_queue = sqlc.arg(task_queue) AND i.status = 'running'
+      AND (i.locked_until IS NULL OR i.locked_until < now())
+      AND NOT EXISTS (
+          SELECT 1 FROM worker_queue q
+          WHERE q.namespace = i.namespace AND q.instance_id = i.instance_id
+            AND q.execution_id = i.execution_id AND NOT q.cancel_requested
+      )
+    RETURNING i.*
+), msgs AS (
+    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
+    FROM inst
+    WHERE m.id IN (
+        SELECT q.id FROM orchestrator_queue q, inst i3
+        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+        ORDER BY q.id
+        LIMIT sqlc.arg(max_messages)
+    )
+    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.*,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst;
 
 -- name: LockNextTurn :one
 -- The workflow-turn fetch, in one statement: locks one running, unlocked
 -- instance of the task queue that has a visible message, marks up to
 -- max_messages of its visible messages as consumed by the turn, and
--- returns the instance with those messages (jsonb, id order). Candidates
+-- returns the instance with those messages (jsonb, id order) and the states
+-- of the activities they name (jsonb, activity id → done). Candidates
 -- come from the queue's dequeue index in order; each is locked by primary
 -- key (LATERAL … FOR UPDATE SKIP LOCKED), so that the plan never scans the
 -- instances.
@@ -122,7 +151,16 @@ WITH inst AS (
 SELECT inst.*,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
-                 FROM msgs), '[]'::jsonb)::jsonb AS messages
+                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM inst;
 
 -- name: GetLockedTurn :one

@@ -48,17 +48,6 @@ SELECT sqlc.arg(namespace), sqlc.arg(instance_id), m.execution_id, sqlc.arg(task
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint);
 
--- name: LockMessages :many
--- Marks the visible messages of an instance as consumed by this turn.
-UPDATE orchestrator_queue SET lock_token = sqlc.arg(lock_token)
-WHERE id IN (
-    SELECT q.id FROM orchestrator_queue q
-    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id) AND q.visible_at <= now()
-    ORDER BY q.id
-    LIMIT sqlc.arg(max_messages)
-)
-RETURNING id, execution_id, kind, payload, visible_at, created_at;
-
 -- name: DeleteLockedMessages :exec
 DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token);
 

@@ -234,24 +234,24 @@ func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string,
 		if err != nil || out.Outcome != OutcomeDelivered || eager == nil || r.WorkerID == nil || r.WorkflowTaskQueue != eager.TaskQueue {
 			return err
 		}
-		inst, err := t.q.LockInstance(ctx, gen.LockInstanceParams{
+		row, err := t.q.LockTurn(ctx, gen.LockTurnParams{
 			LockMs: ms(max(eager.LockFor.D(), time.Second)), WorkerID: r.WorkerID, Namespace: ns,
-			InstanceID: r.InstanceID, TaskQueue: eager.TaskQueue,
+			InstanceID: r.InstanceID, TaskQueue: eager.TaskQueue, MaxMessages: maxTurnMessages,
 		})
 		if noRows(err) {
 			return nil // held by a turn in flight, or finished: the queue has it
 		}
 		if err != nil {
-			return fmt.Errorf("lock instance: %w", err)
+			return fmt.Errorf("lock turn: %w", err)
 		}
-		task, _, err := s.takeTurn(ctx, t, ns, inst, *r.WorkerID, nil)
+		task, _, err := s.takeTurn(ctx, t, ns, gen.LockNextTurnRow(row), *r.WorkerID)
 		if err != nil {
 			return err
 		}
 		out.WorkflowTask = task
 		if task != nil {
 			// The workflow is held: its pollers have nothing to take.
-			t.unwake(WorkflowQueueKey(ns, inst.TaskQueue))
+			t.unwake(WorkflowQueueKey(ns, row.TaskQueue))
 		}
 		return nil
 	})

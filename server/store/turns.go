@@ -26,8 +26,8 @@ const ackBatch = 1000
 // COPY rather than one INSERT over a jsonb array.
 const copyThreshold = 200
 
-// parseActivityStates reads GetLockedTurn's activity_states, a jsonb
-// object of activity id → done.
+// parseActivityStates reads the activity_states of GetLockedTurn,
+// LockNextTurn and LockTurn: a jsonb object of activity id → done.
 func parseActivityStates(raw []byte) (engine.ActivityDone, error) {
 	var m map[string]bool
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -44,7 +44,7 @@ func parseActivityStates(raw []byte) (engine.ActivityDone, error) {
 	return done, nil
 }
 
-// instanceOfTurn is the instance part of a LockNextTurn row.
+// instanceOfTurn is the instance part of a LockNextTurn (or LockTurn) row.
 func instanceOfTurn(r gen.LockNextTurnRow) gen.Instance {
 	return gen.Instance{
 		Namespace: r.Namespace, InstanceID: r.InstanceID, WorkflowType: r.WorkflowType, TaskQueue: r.TaskQueue,
@@ -83,32 +83,6 @@ func activityDone(ctx context.Context, q *gen.Queries, ns, id string, exec int64
 		return nil, fmt.Errorf("activity states: %w", err)
 	}
 	done := make(engine.ActivityDone, len(rows))
-	for _, r := range rows {
-		done[r.ActivityID] = r.Done
-	}
-	return done, nil
-}
-
-// activityDoneOf reads the states of the activities that msgs and cancels
-// name (an id missing from the answer was never scheduled).
-func activityDoneOf(ctx context.Context, q *gen.Queries, ns, id string, exec int64, msgs []engine.Message, cancels []api.ActivityCancel) (engine.ActivityDone, error) {
-	ids := make([]int64, 0, len(msgs)+len(cancels))
-	for _, m := range msgs {
-		if m.Event.ActivityID != 0 {
-			ids = append(ids, m.Event.ActivityID)
-		}
-	}
-	for _, c := range cancels {
-		ids = append(ids, c.ActivityID)
-	}
-	done := make(engine.ActivityDone, len(ids))
-	if len(ids) == 0 {
-		return done, nil
-	}
-	rows, err := q.ActivityStatesOf(ctx, gen.ActivityStatesOfParams{Namespace: ns, InstanceID: id, ExecutionID: exec, ActivityIds: ids})
-	if err != nil {
-		return nil, fmt.Errorf("activity states: %w", err)
-	}
 	for _, r := range rows {
 		done[r.ActivityID] = r.Done
 	}
@@ -170,12 +144,7 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			if err != nil {
 				return fmt.Errorf("lock instance: %w", err)
 			}
-			inst := instanceOfTurn(row)
-			var locked []lockedMessage
-			if err := json.Unmarshal(row.Messages, &locked); err != nil {
-				return fmt.Errorf("locked messages: %w", err)
-			}
-			task, empty, err = s.takeTurn(ctx, t, ns, inst, workerID, locked)
+			task, empty, err = s.takeTurn(ctx, t, ns, row, workerID)
 			return err
 		})
 		if err != nil {
@@ -188,24 +157,17 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 	return nil, nil
 }
 
-// takeTurn builds the turn of inst, which t has just locked for workerID:
-// its visible messages are marked as consumed by the turn (unless the
-// caller did so already and passes them as locked), and the turn carries
-// the history (none for the sticky worker) and the messages the turn may
-// see. A turn left with only stale messages consumes them, releases the
-// lock and comes back empty.
-func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, workerID string, locked []lockedMessage) (task *api.WorkflowTask, empty bool, err error) {
-	if locked == nil {
-		rows, err := t.q.LockMessages(ctx, gen.LockMessagesParams{LockToken: inst.LockToken,
-			Namespace: ns, InstanceID: inst.InstanceID, MaxMessages: maxTurnMessages})
-		if err != nil {
-			return nil, false, fmt.Errorf("lock messages: %w", err)
-		}
-		locked = make([]lockedMessage, 0, len(rows))
-		for _, r := range rows {
-			locked = append(locked, lockedMessage{ID: r.ID, ExecutionID: r.ExecutionID, Kind: r.Kind,
-				Payload: r.Payload, VisibleAt: r.VisibleAt})
-		}
+// takeTurn builds the turn that LockNextTurn or LockTurn (row) has just
+// locked for workerID: the messages they marked as consumed by the turn,
+// and the history (none for the sticky worker, which holds the state and
+// needs only the states of the activities the messages name, which the
+// row carries). A turn left with only stale messages consumes them,
+// releases the lock and comes back empty.
+func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNextTurnRow, workerID string) (task *api.WorkflowTask, empty bool, err error) {
+	inst := instanceOfTurn(row)
+	var locked []lockedMessage
+	if err := json.Unmarshal(row.Messages, &locked); err != nil {
+		return nil, false, fmt.Errorf("locked messages: %w", err)
 	}
 	msgs := make([]engine.Message, 0, len(locked))
 	for _, r := range locked {
@@ -225,7 +187,7 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, inst gen.Instan
 	var done engine.ActivityDone
 	if sticky {
 		hist = []api.Event{}
-		done, err = activityDoneOf(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID, msgs, nil)
+		done, err = parseActivityStates(row.ActivityStates)
 	} else {
 		hist, err = s.history(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
 		done = doneFromHistory(hist)
