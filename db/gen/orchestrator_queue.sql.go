@@ -12,32 +12,41 @@ import (
 	"github.com/google/uuid"
 )
 
-const consumeMessages = `-- name: ConsumeMessages :one
+const consumeMessages = `-- name: ConsumeMessages :exec
 WITH d AS (
-    DELETE FROM orchestrator_queue WHERE lock_token = $3
+    DELETE FROM orchestrator_queue WHERE lock_token = $5
 )
-SELECT EXISTS (
+SELECT pg_notify($1::text, $2::text)
+WHERE EXISTS (
     SELECT 1 FROM orchestrator_queue q
-    WHERE q.namespace = $1 AND q.instance_id = $2
-      AND q.visible_at <= now() AND (q.lock_token IS NULL OR q.lock_token <> $3)
-)::boolean AS more
+    WHERE q.namespace = $3 AND q.instance_id = $4
+      AND q.visible_at <= now() AND (q.lock_token IS NULL OR q.lock_token <> $5)
+)
 `
 
 type ConsumeMessagesParams struct {
+	Channel    string
+	Wake       string
 	Namespace  string
 	InstanceID string
 	LockToken  *uuid.UUID
 }
 
-// Deletes a turn's consumed messages and tells whether the instance has
-// other visible messages (arrived during the turn): its next turn is due at
-// once. The rows the DELETE removes are still in this statement's snapshot,
-// hence the lock_token filter.
-func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) (bool, error) {
-	row := q.db.QueryRow(ctx, consumeMessages, arg.Namespace, arg.InstanceID, arg.LockToken)
-	var more bool
-	err := row.Scan(&more)
-	return more, err
+// Deletes a turn's consumed messages and, when the instance has other
+// visible messages (arrived during the turn, whose own wake-up found the
+// instance locked), announces its next turn: wake is the notification of
+// the instance's workflow queue. No answer to wait for: the statement
+// travels with the COMMIT. The rows the DELETE removes are still in this
+// statement's snapshot, hence the lock_token filter.
+func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) error {
+	_, err := q.db.Exec(ctx, consumeMessages,
+		arg.Channel,
+		arg.Wake,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.LockToken,
+	)
+	return err
 }
 
 const deferLockedMessages = `-- name: DeferLockedMessages :exec

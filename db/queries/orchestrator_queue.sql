@@ -51,19 +51,22 @@ FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
 -- name: DeleteLockedMessages :exec
 DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token);
 
--- name: ConsumeMessages :one
--- Deletes a turn's consumed messages and tells whether the instance has
--- other visible messages (arrived during the turn): its next turn is due at
--- once. The rows the DELETE removes are still in this statement's snapshot,
--- hence the lock_token filter.
+-- name: ConsumeMessages :exec
+-- Deletes a turn's consumed messages and, when the instance has other
+-- visible messages (arrived during the turn, whose own wake-up found the
+-- instance locked), announces its next turn: wake is the notification of
+-- the instance's workflow queue. No answer to wait for: the statement
+-- travels with the COMMIT. The rows the DELETE removes are still in this
+-- statement's snapshot, hence the lock_token filter.
 WITH d AS (
     DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token)
 )
-SELECT EXISTS (
+SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(wake)::text)
+WHERE EXISTS (
     SELECT 1 FROM orchestrator_queue q
     WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id)
       AND q.visible_at <= now() AND (q.lock_token IS NULL OR q.lock_token <> sqlc.arg(lock_token))
-)::boolean AS more;
+);
 
 -- name: DeferLockedMessages :exec
 -- A failed turn: its messages become visible again after the backoff.

@@ -185,10 +185,14 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 	sticky := inst.StickyWorkerID != nil && *inst.StickyWorkerID == workerID
 	var hist []api.Event
 	var done engine.ActivityDone
-	if sticky {
+	switch {
+	case sticky:
 		hist = []api.Event{}
 		done, err = parseActivityStates(row.ActivityStates)
-	} else {
+	case inst.NextEventID == 1:
+		// A new execution: no history yet, no activity.
+		hist, done = []api.Event{}, engine.ActivityDone{}
+	default:
 		hist, err = s.history(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
 		done = doneFromHistory(hist)
 	}
@@ -600,14 +604,12 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 	// Exactly the consumed messages (a finished instance loses them all
 	// below).
 	if plan.Status == api.StatusRunning {
-		more, err := t.q.ConsumeMessages(ctx, gen.ConsumeMessagesParams{LockToken: inst.LockToken, Namespace: ns, InstanceID: id})
-		if err != nil {
+		// Messages that arrived during the turn found the instance locked:
+		// it is free now, and the statement wakes its pollers again.
+		if err := t.w.ConsumeMessages(ctx, gen.ConsumeMessagesParams{LockToken: inst.LockToken,
+			Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, inst.TaskQueue), 1),
+			Namespace: ns, InstanceID: id}); err != nil {
 			return fmt.Errorf("delete consumed messages: %w", err)
-		}
-		if more {
-			// Messages arrived during the turn; their wake-up found the
-			// instance locked. It is free now: wake its pollers again.
-			t.wake(WorkflowQueueKey(ns, inst.TaskQueue))
 		}
 	}
 	switch {
