@@ -53,7 +53,7 @@ func (c *benchCommon) flags(fs *flag.FlagSet, ceiling bool) {
 		fs.IntVar(&c.ceilingConns, "ceiling-conns", 8, "connections of the ceiling")
 	}
 	fs.DurationVar(&c.sweepInterval, "sweep-interval", time.Second, "sweeper interval of the in-process server")
-	fs.IntVar(&c.maxConns, "max-conns", 0, "pool size of the in-process server (0: pgx's default, as tether server)")
+	fs.IntVar(&c.maxConns, "max-conns", 0, "pool size of the in-process server (0: as tether server)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest the scenario may run")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "debug, info, warn or error (the bench's, the server's and the workers' logs, on stderr)")
 	fs.IntVar(&c.topStatements, "top-statements", 0, "list the N heaviest statements (loads pg_stat_statements into the throwaway cluster)")

@@ -64,7 +64,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.bodyLimit, "body-limit", 4<<20, "largest request body accepted, in bytes")
 	fs.DurationVar(&o.recheck, "recheck-interval", 5*time.Second, "longest a long poll waits without looking at the database")
 	fs.DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long to drain requests in flight on shutdown")
-	fs.IntVar(&o.maxConns, "max-conns", 0, "most database connections in the pool (0: pgx's default)")
+	fs.IntVar(&o.maxConns, "max-conns", 0, "most database connections in the pool (0: the URL's pool_max_conns, else twice the CPUs, at least 8)")
 	fs.IntVar(&o.maxDeliveries, "max-deliveries", 10, "deliveries of an activity attempt without completion before it fails as poison")
 	fs.DurationVar(&o.minLease, "min-lease", time.Second, "shortest worker lease_duration accepted")
 	fs.DurationVar(&o.maxLease, "max-lease", 5*time.Minute, "longest worker lease_duration accepted")
@@ -144,9 +144,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	if err != nil {
 		return fmt.Errorf("bad database URL: %w", err)
 	}
-	if o.maxConns > 0 {
-		poolCfg.MaxConns = int32(o.maxConns)
-	}
+	store.SizePool(poolCfg, o.databaseURL, o.maxConns)
 	poolCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {

@@ -42,7 +42,7 @@ type Config struct {
 	// SweepInterval is the in-process server's sweeper interval (default
 	// 1s, as `tether server`).
 	SweepInterval time.Duration
-	// MaxConns is the in-process server's pool size (0: pgx's default, as
+	// MaxConns is the in-process server's pool size (0: store.SizePool's default, as
 	// `tether server`).
 	MaxConns int
 	// PGStatStatements loads pg_stat_statements into the throwaway cluster
@@ -218,9 +218,7 @@ func (e *Env) startServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bad database URL: %w", err)
 	}
-	if e.cfg.MaxConns > 0 {
-		pcfg.MaxConns = int32(e.cfg.MaxConns)
-	}
+	store.SizePool(pcfg, e.DatabaseURL, e.cfg.MaxConns)
 	pcfg.ConnConfig.RuntimeParams["application_name"] = "tether"
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
