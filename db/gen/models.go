@@ -119,4 +119,5 @@ type WorkerQueue struct {
 	CancelReason            *string
 	CancelRequestedAt       *time.Time
 	LastError               []byte
+	CancelledUnheldAt       *time.Time
 }

@@ -18,7 +18,7 @@ SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     visible_at = now() + $1::bigint * interval '1 millisecond'
 WHERE lock_token = $2 AND namespace = $3 AND locked_until > now()
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error
+RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
 `
 
 type AbandonAttemptParams struct {
@@ -62,6 +62,7 @@ func (q *Queries) AbandonAttempt(ctx context.Context, arg AbandonAttemptParams) 
 		&i.CancelReason,
 		&i.CancelRequestedAt,
 		&i.LastError,
+		&i.CancelledUnheldAt,
 	)
 	return i, err
 }
@@ -93,7 +94,7 @@ FROM (
     FOR UPDATE SKIP LOCKED
 ) c
 WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
 type ClaimNewAttemptsParams struct {
@@ -162,6 +163,7 @@ func (q *Queries) ClaimNewAttempts(ctx context.Context, arg ClaimNewAttemptsPara
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}
@@ -186,7 +188,9 @@ const deleteCancelledUnlocked = `-- name: DeleteCancelledUnlocked :execrows
 DELETE FROM worker_queue
 WHERE id IN (
     SELECT id FROM worker_queue
-    WHERE cancel_requested AND lock_token IS NULL AND cancel_requested_at < now() - $1::bigint * interval '1 millisecond'
+    WHERE cancelled_unheld_at < now() - $1::bigint * interval '1 millisecond'
+      AND cancel_requested AND lock_token IS NULL
+    ORDER BY cancelled_unheld_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
@@ -198,7 +202,12 @@ type DeleteCancelledUnlockedParams struct {
 }
 
 // Cancelled attempts nobody holds: kept for a while so that a worker can
-// see the flag on fetch, then dropped.
+// see the flag on fetch, then dropped. They are found through
+// worker_queue_cancelled_unheld (cancelled_unheld_at is set by a flag that
+// finds the attempt unheld, cleared by its fetch), oldest first; the cancel
+// and lock columns are checked on the heap too, so that a held attempt is
+// never dropped. (The ORDER BY keeps a plan made without statistics off
+// worker_queue_dequeue, whose predicate the statement implies as well.)
 func (q *Queries) DeleteCancelledUnlocked(ctx context.Context, arg DeleteCancelledUnlockedParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteCancelledUnlocked, arg.OlderThanMs, arg.MaxRows)
 	if err != nil {
@@ -243,7 +252,7 @@ FROM (
     FOR UPDATE SKIP LOCKED
 ) c
 WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
 // Releases attempts whose lock expired, so they can be delivered again.
@@ -289,6 +298,7 @@ func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}
@@ -307,6 +317,7 @@ SET lock_token = gen_random_uuid(),
     worker_id = $2,
     delivery_count = w.delivery_count + 1,
     started_at = now(),
+    cancelled_unheld_at = NULL,
     start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
                                    THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
     heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
@@ -329,7 +340,7 @@ FROM (
     LIMIT $5
 ) c
 WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
 type FetchAttemptsParams struct {
@@ -343,7 +354,9 @@ type FetchAttemptsParams struct {
 // Claims up to max_tasks visible attempts of the task queues (in the order
 // the queues are given), binding them to the worker in the same statement.
 // A worker whose session is no longer active (inactive, cleaned up) claims
-// nothing; a worker id without a session is served.
+// nothing; a worker id without a session is served. A cancelled attempt is
+// held from now on: the sweeper's retention of cancelled attempts nobody
+// holds (cancelled_unheld_at) no longer applies to it.
 func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([]WorkerQueue, error) {
 	rows, err := q.db.Query(ctx, fetchAttempts,
 		arg.LockMs,
@@ -391,6 +404,7 @@ func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}
@@ -408,7 +422,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
         cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        start_to_close_deadline = NULL, heartbeat_deadline = NULL
+        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
     FROM jsonb_to_recordset($4::jsonb) AS c(activity_id bigint, reason text)
     WHERE w.namespace = $1 AND w.instance_id = $2
       AND w.execution_id = $3
@@ -426,7 +440,9 @@ type FlagActivitiesParams struct {
 }
 
 // Flags every attempt of the named activities cancelled, set-based (one
-// statement per batch); returns the workers holding a flagged attempt.
+// statement per batch); returns the workers holding a flagged attempt. As
+// FlagExecution: a HOT update for a held attempt; one nobody holds gets
+// cancelled_unheld_at (the sweeper drops it after its retention).
 func (q *Queries) FlagActivities(ctx context.Context, arg FlagActivitiesParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, flagActivities,
 		arg.Namespace,
@@ -453,6 +469,20 @@ func (q *Queries) FlagActivities(ctx context.Context, arg FlagActivitiesParams) 
 }
 
 const flagAttemptTimeouts = `-- name: FlagAttemptTimeouts :many
+WITH cleared AS (
+    UPDATE worker_queue x
+    SET schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
+    FROM (
+        SELECT id FROM worker_queue
+        WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+          AND cancel_requested
+        ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED
+    ) d
+    WHERE x.id = d.id
+    RETURNING x.id
+)
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = CASE WHEN w.start_to_close_deadline < now() THEN 'timeout:start_to_close'
@@ -461,18 +491,28 @@ SET cancel_requested = true,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
     SELECT id FROM worker_queue
-    WHERE start_to_close_deadline < now() AND NOT cancel_requested
-    UNION
-    SELECT id FROM worker_queue
-    WHERE heartbeat_deadline < now() AND NOT cancel_requested
+    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+      AND (start_to_close_deadline < now() OR heartbeat_deadline < now())
+      AND NOT cancel_requested
+    ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT $1
 ) c
 WHERE w.id = c.id AND NOT w.cancel_requested
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
 // StartToClose and Heartbeat timeouts: the running attempt is flagged
 // cancelled; the caller schedules the next attempt or fails the activity.
+// Due attempts come from worker_queue_deadline (keyed on the earliest of an
+// attempt's ScheduleToClose, StartToClose and Heartbeat deadlines), oldest
+// first; cancelled ones are skipped on the heap. (The ORDER BY keeps the
+// plan on the index: PostgreSQL keeps no statistics on the expression of a
+// partial index, and for a bare LIMIT it may prefer a sequential scan.)
+// A cancelled attempt keeps its deadlines (its flag is a HOT update) but
+// has nothing left to time out: once one of them passes, the statement's
+// first part (cleared) removes them, once, so that the attempt leaves the
+// index and later sweeps do not read it again. The worker holding it still
+// acknowledges it (stale), or lets its lock expire (it is then dropped).
 func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
 	rows, err := q.db.Query(ctx, flagAttemptTimeouts, maxRows)
 	if err != nil {
@@ -514,6 +554,7 @@ func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]Wor
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}
@@ -531,7 +572,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(cancel_reason, $1::text),
         cancel_requested_at = COALESCE(cancel_requested_at, now()),
-        start_to_close_deadline = NULL, heartbeat_deadline = NULL
+        cancelled_unheld_at = CASE WHEN lock_token IS NULL THEN now() END
     WHERE namespace = $2 AND instance_id = $3 AND execution_id = $4
       AND NOT cancel_requested
     RETURNING worker_id
@@ -547,7 +588,11 @@ type FlagExecutionParams struct {
 }
 
 // Flags every attempt of an execution cancelled (first reason wins) in one
-// predicate update; returns the workers holding a flagged attempt.
+// predicate update; returns the workers holding a flagged attempt. The flag
+// of a held attempt changes no column that an index names (key or
+// predicate; cancelled_unheld_at stays NULL), so that it is a HOT update:
+// no index entry per row. Its deadlines stay: the sweeper skips cancelled
+// attempts.
 func (q *Queries) FlagExecution(ctx context.Context, arg FlagExecutionParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, flagExecution,
 		arg.Reason,
@@ -578,18 +623,22 @@ UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = COALESCE(w.cancel_reason, 'timeout:schedule_to_close'),
     cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-    start_to_close_deadline = NULL, heartbeat_deadline = NULL
+    schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
     SELECT id FROM worker_queue
-    WHERE schedule_to_close_deadline < now() AND NOT cancel_requested
-    ORDER BY schedule_to_close_deadline
+    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+      AND schedule_to_close_deadline < now() AND NOT cancel_requested
+    ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT $1
     FOR UPDATE SKIP LOCKED
 ) c
 WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
+// ScheduleToClose timeouts, through worker_queue_deadline (oldest first);
+// cancelled attempts are skipped on the heap (FlagAttemptTimeouts clears
+// their deadlines). The attempt's deadlines are cleared: it has fired.
 func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
 	rows, err := q.db.Query(ctx, flagScheduleToCloseExpired, maxRows)
 	if err != nil {
@@ -631,6 +680,7 @@ func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, maxRows int32)
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}
@@ -772,7 +822,7 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) (QueueSt
 const takeAttempt = `-- name: TakeAttempt :one
 DELETE FROM worker_queue
 WHERE lock_token = $1 AND namespace = $2 AND locked_until > now()
-RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error,
+RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at,
           (CASE WHEN cancel_requested THEN ''
                 WHEN start_to_close_deadline <= now() THEN 'start_to_close'
                 WHEN heartbeat_deadline <= now() THEN 'heartbeat'
@@ -827,6 +877,7 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 		&i.WorkerQueue.CancelReason,
 		&i.WorkerQueue.CancelRequestedAt,
 		&i.WorkerQueue.LastError,
+		&i.WorkerQueue.CancelledUnheldAt,
 		&i.TimedOut,
 	)
 	return i, err
@@ -842,7 +893,7 @@ WHERE id IN (
     LIMIT $1
     FOR UPDATE SKIP LOCKED
 )
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error
+RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
 `
 
 func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
@@ -886,6 +937,7 @@ func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32)
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 const boundAttempts = `-- name: BoundAttempts :many
-SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error FROM worker_queue
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at FROM worker_queue
 WHERE namespace = $1 AND worker_id = ANY($2::text[]) AND lock_token IS NOT NULL
 ORDER BY id
 `
@@ -64,6 +64,7 @@ func (q *Queries) BoundAttempts(ctx context.Context, arg BoundAttemptsParams) ([
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}
@@ -202,7 +203,7 @@ SET cancel_requested = true,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 WHERE namespace = $1 AND worker_id = $2
   AND lock_token IS NOT NULL AND NOT cancel_requested
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error
+RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
 `
 
 type FlagWorkerAttemptsParams struct {
@@ -253,6 +254,7 @@ func (q *Queries) FlagWorkerAttempts(ctx context.Context, arg FlagWorkerAttempts
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}
@@ -613,7 +615,7 @@ WHERE d.id IN (
       AND wq.lock_token IS NULL AND NOT wq.cancel_requested
     FOR UPDATE SKIP LOCKED
 )
-RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error
+RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at
 `
 
 type TakeQueueAttemptsParams struct {
@@ -663,6 +665,7 @@ func (q *Queries) TakeQueueAttempts(ctx context.Context, arg TakeQueueAttemptsPa
 			&i.CancelReason,
 			&i.CancelRequestedAt,
 			&i.LastError,
+			&i.CancelledUnheldAt,
 		); err != nil {
 			return nil, err
 		}

@@ -26,13 +26,16 @@ FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
 -- Claims up to max_tasks visible attempts of the task queues (in the order
 -- the queues are given), binding them to the worker in the same statement.
 -- A worker whose session is no longer active (inactive, cleaned up) claims
--- nothing; a worker id without a session is served.
+-- nothing; a worker id without a session is served. A cancelled attempt is
+-- held from now on: the sweeper's retention of cancelled attempts nobody
+-- holds (cancelled_unheld_at) no longer applies to it.
 UPDATE worker_queue w
 SET lock_token = gen_random_uuid(),
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
     worker_id = sqlc.arg(worker_id),
     delivery_count = w.delivery_count + 1,
     started_at = now(),
+    cancelled_unheld_at = NULL,
     start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
                                    THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
     heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
@@ -137,13 +140,17 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
 
 -- name: FlagExecution :many
 -- Flags every attempt of an execution cancelled (first reason wins) in one
--- predicate update; returns the workers holding a flagged attempt.
+-- predicate update; returns the workers holding a flagged attempt. The flag
+-- of a held attempt changes no column that an index names (key or
+-- predicate; cancelled_unheld_at stays NULL), so that it is a HOT update:
+-- no index entry per row. Its deadlines stay: the sweeper skips cancelled
+-- attempts.
 WITH u AS (
     UPDATE worker_queue
     SET cancel_requested = true,
         cancel_reason = COALESCE(cancel_reason, sqlc.arg(reason)::text),
         cancel_requested_at = COALESCE(cancel_requested_at, now()),
-        start_to_close_deadline = NULL, heartbeat_deadline = NULL
+        cancelled_unheld_at = CASE WHEN lock_token IS NULL THEN now() END
     WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
       AND NOT cancel_requested
     RETURNING worker_id
@@ -152,13 +159,15 @@ SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL;
 
 -- name: FlagActivities :many
 -- Flags every attempt of the named activities cancelled, set-based (one
--- statement per batch); returns the workers holding a flagged attempt.
+-- statement per batch); returns the workers holding a flagged attempt. As
+-- FlagExecution: a HOT update for a held attempt; one nobody holds gets
+-- cancelled_unheld_at (the sweeper drops it after its retention).
 WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
         cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        start_to_close_deadline = NULL, heartbeat_deadline = NULL
+        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
     FROM jsonb_to_recordset(sqlc.arg(cancels)::jsonb) AS c(activity_id bigint, reason text)
     WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
       AND w.execution_id = sqlc.arg(execution_id)
@@ -212,6 +221,30 @@ RETURNING *;
 -- name: FlagAttemptTimeouts :many
 -- StartToClose and Heartbeat timeouts: the running attempt is flagged
 -- cancelled; the caller schedules the next attempt or fails the activity.
+-- Due attempts come from worker_queue_deadline (keyed on the earliest of an
+-- attempt's ScheduleToClose, StartToClose and Heartbeat deadlines), oldest
+-- first; cancelled ones are skipped on the heap. (The ORDER BY keeps the
+-- plan on the index: PostgreSQL keeps no statistics on the expression of a
+-- partial index, and for a bare LIMIT it may prefer a sequential scan.)
+-- A cancelled attempt keeps its deadlines (its flag is a HOT update) but
+-- has nothing left to time out: once one of them passes, the statement's
+-- first part (cleared) removes them, once, so that the attempt leaves the
+-- index and later sweeps do not read it again. The worker holding it still
+-- acknowledges it (stale), or lets its lock expire (it is then dropped).
+WITH cleared AS (
+    UPDATE worker_queue x
+    SET schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
+    FROM (
+        SELECT id FROM worker_queue
+        WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+          AND cancel_requested
+        ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
+        LIMIT sqlc.arg(max_rows)
+        FOR UPDATE SKIP LOCKED
+    ) d
+    WHERE x.id = d.id
+    RETURNING x.id
+)
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = CASE WHEN w.start_to_close_deadline < now() THEN 'timeout:start_to_close'
@@ -220,25 +253,29 @@ SET cancel_requested = true,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
     SELECT id FROM worker_queue
-    WHERE start_to_close_deadline < now() AND NOT cancel_requested
-    UNION
-    SELECT id FROM worker_queue
-    WHERE heartbeat_deadline < now() AND NOT cancel_requested
+    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+      AND (start_to_close_deadline < now() OR heartbeat_deadline < now())
+      AND NOT cancel_requested
+    ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT sqlc.arg(max_rows)
 ) c
 WHERE w.id = c.id AND NOT w.cancel_requested
 RETURNING w.*;
 
 -- name: FlagScheduleToCloseExpired :many
+-- ScheduleToClose timeouts, through worker_queue_deadline (oldest first);
+-- cancelled attempts are skipped on the heap (FlagAttemptTimeouts clears
+-- their deadlines). The attempt's deadlines are cleared: it has fired.
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = COALESCE(w.cancel_reason, 'timeout:schedule_to_close'),
     cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-    start_to_close_deadline = NULL, heartbeat_deadline = NULL
+    schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
     SELECT id FROM worker_queue
-    WHERE schedule_to_close_deadline < now() AND NOT cancel_requested
-    ORDER BY schedule_to_close_deadline
+    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+      AND schedule_to_close_deadline < now() AND NOT cancel_requested
+    ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
 ) c
@@ -247,11 +284,18 @@ RETURNING w.*;
 
 -- name: DeleteCancelledUnlocked :execrows
 -- Cancelled attempts nobody holds: kept for a while so that a worker can
--- see the flag on fetch, then dropped.
+-- see the flag on fetch, then dropped. They are found through
+-- worker_queue_cancelled_unheld (cancelled_unheld_at is set by a flag that
+-- finds the attempt unheld, cleared by its fetch), oldest first; the cancel
+-- and lock columns are checked on the heap too, so that a held attempt is
+-- never dropped. (The ORDER BY keeps a plan made without statistics off
+-- worker_queue_dequeue, whose predicate the statement implies as well.)
 DELETE FROM worker_queue
 WHERE id IN (
     SELECT id FROM worker_queue
-    WHERE cancel_requested AND lock_token IS NULL AND cancel_requested_at < now() - sqlc.arg(older_than_ms)::bigint * interval '1 millisecond'
+    WHERE cancelled_unheld_at < now() - sqlc.arg(older_than_ms)::bigint * interval '1 millisecond'
+      AND cancel_requested AND lock_token IS NULL
+    ORDER BY cancelled_unheld_at
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
 );

@@ -86,7 +86,10 @@ func planIndexes(node map[string]any, into map[string]bool) {
 // the same, so an index that merely can serve a lookup may win the tie; a
 // listing index walked for a key lookup reads the whole namespace per call.
 // Goal: every lookup of one instance uses the primary key; only the listing
-// uses instances_list.
+// uses instances_list. The sweeper's deadline statements find what is due
+// through worker_queue_deadline, and the drop of cancelled attempts nobody
+// holds through worker_queue_cancelled_unheld (not by walking the dequeue
+// index, whose predicate it implies too).
 func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 	ctx := ctxT(t)
 	pool := pgtest.New(t)
@@ -110,6 +113,20 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		t.Fatalf("found only %d generated queries: %v", len(names), names)
 	}
 
+	// The index each sweeper statement must read. Where noSeq is set, it
+	// must not read worker_queue sequentially either. FlagAttemptTimeouts
+	// may: on a table without statistics the planner joins the few
+	// cancelled attempts it clears back to the table by hashing it (the
+	// sweeper analyzes the table once it has grown; TestSweep_UsesIndexes
+	// checks the plans of a large one).
+	sweeper := map[string]struct {
+		index string
+		noSeq bool
+	}{
+		"FlagAttemptTimeouts":        {"worker_queue_deadline", false},
+		"FlagScheduleToCloseExpired": {"worker_queue_deadline", true},
+		"DeleteCancelledUnlocked":    {"worker_queue_cancelled_unheld", true},
+	}
 	for i, name := range names {
 		if !plannable(queries[name]) {
 			continue
@@ -156,5 +173,17 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		if used["seq:instances"] {
 			t.Errorf("%s reads the instances table sequentially", name)
 		}
+		if want, ok := sweeper[name]; ok {
+			if !used[want.index] {
+				t.Errorf("%s does not read %s: %v", name, want.index, list)
+			}
+			if want.noSeq && used["seq:worker_queue"] {
+				t.Errorf("%s reads worker_queue sequentially: %v", name, list)
+			}
+			delete(sweeper, name)
+		}
+	}
+	for name := range sweeper {
+		t.Errorf("no generated statement %s", name)
 	}
 }
