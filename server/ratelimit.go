@@ -21,9 +21,13 @@ type heartbeatLimiter struct {
 	limit rate.Limit
 	burst int
 	mu    sync.Mutex
-	m     map[string]*limiterEntry
+	m     map[limiterKey]*limiterEntry
 	swept time.Time
 }
+
+// limiterKey names a worker (a struct rather than a joined string, which
+// would be built on every heartbeat).
+type limiterKey struct{ ns, workerID string }
 
 type limiterEntry struct {
 	l    *rate.Limiter
@@ -34,19 +38,41 @@ type limiterEntry struct {
 const limiterIdle = 5 * time.Minute
 
 func newHeartbeatLimiter(perSecond float64, burst int) *heartbeatLimiter {
-	return &heartbeatLimiter{limit: rate.Limit(perSecond), burst: burst, m: make(map[string]*limiterEntry)}
+	return &heartbeatLimiter{limit: rate.Limit(perSecond), burst: burst, m: make(map[limiterKey]*limiterEntry)}
 }
 
+func noRefund() {}
+
 // allow reports whether the worker may heartbeat now; when not, it returns
-// how long to wait. refund gives the heartbeat's token back (a waiting
-// heartbeat answered early to push a cancellation is not the worker's
-// doing).
-func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time) (ok bool, retry time.Duration, refund func()) {
-	noop := func() {}
+// how long to wait. When refundable, refund gives the heartbeat's token
+// back (a waiting heartbeat answered early to push a cancellation is not
+// the worker's doing); otherwise refund does nothing, and allow allocates
+// nothing once the worker is known.
+func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time, refundable bool) (ok bool, retry time.Duration, refund func()) {
 	if h == nil || h.limit <= 0 {
-		return true, 0, noop
+		return true, 0, noRefund
 	}
-	k := ns + "|" + workerID
+	l := h.limiter(limiterKey{ns, workerID}, now)
+	// AllowN takes a token exactly when ReserveN would grant one without
+	// delay, and leaves the limiter alone otherwise: a heartbeat that needs
+	// no refund is let through without a Reservation (an allocation).
+	if !refundable && l.AllowN(now, 1) {
+		return true, 0, noRefund
+	}
+	r := l.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d, noRefund
+	}
+	if !refundable {
+		return true, 0, noRefund
+	}
+	return true, 0, r.Cancel
+}
+
+// limiter returns the worker's limiter, made on first use, and drops the
+// entries idle for limiterIdle (at most once per limiterIdle).
+func (h *heartbeatLimiter) limiter(k limiterKey, now time.Time) *rate.Limiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if now.Sub(h.swept) > limiterIdle {
@@ -63,12 +89,7 @@ func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time) (ok bool, r
 		h.m[k] = e
 	}
 	e.last = now
-	r := e.l.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d, noop
-	}
-	return true, 0, func() { r.Cancel() }
+	return e.l
 }
 
 // rateLimitedProblem is the 429 answer; the handler sets Retry-After.

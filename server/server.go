@@ -110,6 +110,10 @@ type Server struct {
 	pollers  *pollerSet
 	limiter  *heartbeatLimiter
 	reqIDs   *requestIDs
+	// heartbeatBufs serve the worker heartbeat's fast path
+	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
+	heartbeatBufs  heartbeatBufs
+	slowHeartbeats bool
 	// series caches the request metrics by method, route and status
 	// (routeKey → routeSeries).
 	series sync.Map

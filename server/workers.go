@@ -29,40 +29,31 @@ import (
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workers/heartbeat [post]
 func (s *Server) workerHeartbeat(c echo.Context) error {
-	b := s.bind(c)
-	ns := b.namespace()
-	var req api.WorkerHeartbeatRequest
-	b.body(&req)
-	opts := s.store.Options()
-	switch {
-	case b.has("lease_duration"):
-	case req.LeaseDuration == 0:
-		b.add("lease_duration", "is required")
-	case req.LeaseDuration.D() < opts.MinLease || req.LeaseDuration.D() > opts.MaxLease:
-		b.add("lease_duration", "must be between %s and %s", opts.MinLease, opts.MaxLease)
-	}
-	var wait time.Duration
-	if req.Wait != nil {
-		wait = b.waitRange("wait", req.Wait.D())
-		if !b.has("wait") && !b.has("lease_duration") && wait > req.LeaseDuration.D()/2 {
-			b.add("wait", "must be at most half of lease_duration (%s)", req.LeaseDuration.D()/2)
+	buf := s.heartbeatBufs.get()
+	defer s.heartbeatBufs.put(buf)
+	var req api.WorkerHeartbeatRequest // on the stack: the general path binds its own
+	ns, wait, ok := s.heartbeatFast(c, buf, &req)
+	if !ok {
+		general := new(api.WorkerHeartbeatRequest)
+		var err error
+		if ns, wait, err = s.heartbeatRequest(c, general); err != nil {
+			return err
 		}
+		req = *general
 	}
-	if err := b.err(); err != nil {
-		return err
-	}
-	ok, retry, refund := s.limiter.allow(ns, req.WorkerID, time.Now())
+	waits := wait > 0 && s.hub != nil && !req.Shutdown
+	ok, retry, refund := s.limiter.allow(ns, req.WorkerID, time.Now(), waits)
 	if !ok {
 		c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
 		return rateLimitedProblem(retry)
 	}
 	ctx := c.Request().Context()
-	if wait <= 0 || s.hub == nil || req.Shutdown {
+	if !waits {
 		resp, err := s.store.WorkerHeartbeat(ctx, ns, req)
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
+		return s.writeHeartbeatAnswer(c, buf, ns, req.WorkerID, resp)
 	}
 
 	// Register before the first heartbeat, so that a cancel flagged right
@@ -74,7 +65,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		return err
 	}
 	if hasNewCancel(resp.Cancels, req.KnownCancels) || resp.State != api.WorkerActive {
-		return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
+		return s.writeHeartbeatAnswer(c, buf, ns, req.WorkerID, resp)
 	}
 	inFlight := s.metrics.LongPollsInFlight.WithLabelValues("worker_heartbeat")
 	inFlight.Inc()
@@ -108,7 +99,32 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		}
 	}
 
-	return c.JSON(http.StatusOK, s.heartbeatAnswer(ns, req.WorkerID, resp))
+	return s.writeHeartbeatAnswer(c, buf, ns, req.WorkerID, resp)
+}
+
+// heartbeatRequest binds and validates a heartbeat in the general way
+// (binder, go-playground/validator): it decides every answer to a bad
+// request. It returns the namespace and the wait.
+func (s *Server) heartbeatRequest(c echo.Context, req *api.WorkerHeartbeatRequest) (string, time.Duration, error) {
+	b := s.bind(c)
+	ns := b.namespace()
+	b.body(req)
+	opts := s.store.Options()
+	switch {
+	case b.has("lease_duration"):
+	case req.LeaseDuration == 0:
+		b.add("lease_duration", "is required")
+	case req.LeaseDuration.D() < opts.MinLease || req.LeaseDuration.D() > opts.MaxLease:
+		b.add("lease_duration", "must be between %s and %s", opts.MinLease, opts.MaxLease)
+	}
+	var wait time.Duration
+	if req.Wait != nil {
+		wait = b.waitRange("wait", req.Wait.D())
+		if !b.has("wait") && !b.has("lease_duration") && wait > req.LeaseDuration.D()/2 {
+			b.add("wait", "must be at most half of lease_duration (%s)", req.LeaseDuration.D()/2)
+		}
+	}
+	return ns, wait, b.err()
 }
 
 // hasNewCancel reports whether cancels holds an attempt outside known.
