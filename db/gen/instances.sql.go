@@ -259,7 +259,9 @@ const getLockedTurn = `-- name: GetLockedTurn :one
 SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
-                 FROM orchestrator_queue q WHERE q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
+                 FROM orchestrator_queue q
+                 WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                   AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
                               bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
@@ -268,7 +270,8 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
                              SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
-                             WHERE q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
+                             WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                               AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
                              SELECT unnest($1::bigint[]))
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states

@@ -14,7 +14,8 @@ import (
 
 const consumeMessages = `-- name: ConsumeMessages :exec
 WITH d AS (
-    DELETE FROM orchestrator_queue WHERE lock_token = $5
+    DELETE FROM orchestrator_queue
+    WHERE namespace = $3 AND instance_id = $4 AND lock_token = $5
 )
 SELECT pg_notify($1::text, $2::text)
 WHERE EXISTS (
@@ -52,17 +53,24 @@ func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams
 const deferLockedMessages = `-- name: DeferLockedMessages :exec
 UPDATE orchestrator_queue
 SET lock_token = NULL, visible_at = now() + $1::bigint * interval '1 millisecond'
-WHERE lock_token = $2
+WHERE namespace = $2 AND instance_id = $3 AND lock_token = $4
 `
 
 type DeferLockedMessagesParams struct {
-	DelayMs   int64
-	LockToken *uuid.UUID
+	DelayMs    int64
+	Namespace  string
+	InstanceID string
+	LockToken  *uuid.UUID
 }
 
 // A failed turn: its messages become visible again after the backoff.
 func (q *Queries) DeferLockedMessages(ctx context.Context, arg DeferLockedMessagesParams) error {
-	_, err := q.db.Exec(ctx, deferLockedMessages, arg.DelayMs, arg.LockToken)
+	_, err := q.db.Exec(ctx, deferLockedMessages,
+		arg.DelayMs,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.LockToken,
+	)
 	return err
 }
 
@@ -99,11 +107,21 @@ func (q *Queries) DeleteInstanceMessages(ctx context.Context, arg DeleteInstance
 }
 
 const deleteLockedMessages = `-- name: DeleteLockedMessages :exec
-DELETE FROM orchestrator_queue WHERE lock_token = $1
+DELETE FROM orchestrator_queue
+WHERE namespace = $1 AND instance_id = $2 AND lock_token = $3
 `
 
-func (q *Queries) DeleteLockedMessages(ctx context.Context, lockToken *uuid.UUID) error {
-	_, err := q.db.Exec(ctx, deleteLockedMessages, lockToken)
+type DeleteLockedMessagesParams struct {
+	Namespace  string
+	InstanceID string
+	LockToken  *uuid.UUID
+}
+
+// A turn's messages are its instance's: they are found through
+// orchestrator_queue_instance (lock_token has no index, so that locking
+// them is a HOT update).
+func (q *Queries) DeleteLockedMessages(ctx context.Context, arg DeleteLockedMessagesParams) error {
+	_, err := q.db.Exec(ctx, deleteLockedMessages, arg.Namespace, arg.InstanceID, arg.LockToken)
 	return err
 }
 
@@ -285,11 +303,18 @@ func (q *Queries) RelaxCommit(ctx context.Context) error {
 }
 
 const unlockMessages = `-- name: UnlockMessages :exec
-UPDATE orchestrator_queue SET lock_token = NULL WHERE lock_token = $1
+UPDATE orchestrator_queue SET lock_token = NULL
+WHERE namespace = $1 AND instance_id = $2 AND lock_token = $3
 `
 
+type UnlockMessagesParams struct {
+	Namespace  string
+	InstanceID string
+	LockToken  *uuid.UUID
+}
+
 // A turn refused: its messages go back to the queue untouched.
-func (q *Queries) UnlockMessages(ctx context.Context, lockToken *uuid.UUID) error {
-	_, err := q.db.Exec(ctx, unlockMessages, lockToken)
+func (q *Queries) UnlockMessages(ctx context.Context, arg UnlockMessagesParams) error {
+	_, err := q.db.Exec(ctx, unlockMessages, arg.Namespace, arg.InstanceID, arg.LockToken)
 	return err
 }

@@ -173,7 +173,9 @@ FROM inst;
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
-                 FROM orchestrator_queue q WHERE q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
+                 FROM orchestrator_queue q
+                 WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                   AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
                               bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
@@ -182,7 +184,8 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
                              SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
-                             WHERE q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
+                             WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                               AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
                              SELECT unnest(sqlc.arg(activity_ids)::bigint[]))
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states

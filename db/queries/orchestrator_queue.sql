@@ -49,7 +49,11 @@ FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint);
 
 -- name: DeleteLockedMessages :exec
-DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token);
+-- A turn's messages are its instance's: they are found through
+-- orchestrator_queue_instance (lock_token has no index, so that locking
+-- them is a HOT update).
+DELETE FROM orchestrator_queue
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);
 
 -- name: ConsumeMessages :exec
 -- Deletes a turn's consumed messages and, when the instance has other
@@ -59,7 +63,8 @@ DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token);
 -- travels with the COMMIT. The rows the DELETE removes are still in this
 -- statement's snapshot, hence the lock_token filter.
 WITH d AS (
-    DELETE FROM orchestrator_queue WHERE lock_token = sqlc.arg(lock_token)
+    DELETE FROM orchestrator_queue
+    WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token)
 )
 SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(wake)::text)
 WHERE EXISTS (
@@ -72,7 +77,7 @@ WHERE EXISTS (
 -- A failed turn: its messages become visible again after the backoff.
 UPDATE orchestrator_queue
 SET lock_token = NULL, visible_at = now() + sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
-WHERE lock_token = sqlc.arg(lock_token);
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);
 
 -- name: DeleteInstanceMessages :exec
 DELETE FROM orchestrator_queue WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
@@ -110,4 +115,5 @@ SELECT EXISTS (
 
 -- name: UnlockMessages :exec
 -- A turn refused: its messages go back to the queue untouched.
-UPDATE orchestrator_queue SET lock_token = NULL WHERE lock_token = sqlc.arg(lock_token);
+UPDATE orchestrator_queue SET lock_token = NULL
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);

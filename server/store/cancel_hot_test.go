@@ -24,13 +24,20 @@ import (
 // made to flush first (the store's statements ran on them).
 func workerQueueUpdates(t *testing.T, pool *pgxpool.Pool) (upd, hot int64) {
 	t.Helper()
+	return tableUpdates(t, pool, "worker_queue")
+}
+
+// tableUpdates returns a table's update counters: all updates and HOT
+// ones (see workerQueueUpdates).
+func tableUpdates(t *testing.T, pool *pgxpool.Pool, table string) (upd, hot int64) {
+	t.Helper()
 	for _, c := range pool.AcquireAllIdle(ctxT(t)) {
 		_, err := c.Exec(ctxT(t), "SELECT pg_stat_force_next_flush()")
 		c.Release()
 		must0(t, err)
 	}
 	must0(t, pool.QueryRow(ctxT(t), `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
-		WHERE relname = 'worker_queue'`).Scan(&upd, &hot))
+		WHERE relname = $1`, table).Scan(&upd, &hot))
 	return upd, hot
 }
 

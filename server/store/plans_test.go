@@ -127,6 +127,11 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		"FlagScheduleToCloseExpired": {"worker_queue_deadline", true},
 		"DeleteCancelledUnlocked":    {"worker_queue_cancelled_unheld", true},
 	}
+	// The statements that find a turn's messages by its token: lock_token
+	// has no index (its update is HOT), the instance's messages are found
+	// through orchestrator_queue_instance.
+	turnMessages := map[string]bool{"GetLockedTurn": true, "ConsumeMessages": true,
+		"DeleteLockedMessages": true, "DeferLockedMessages": true, "UnlockMessages": true}
 	for i, name := range names {
 		if !plannable(queries[name]) {
 			continue
@@ -173,6 +178,12 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		if used["seq:instances"] {
 			t.Errorf("%s reads the instances table sequentially", name)
 		}
+		if turnMessages[name] {
+			if !used["orchestrator_queue_instance"] || used["seq:orchestrator_queue"] {
+				t.Errorf("%s does not find the turn's messages through orchestrator_queue_instance: %v", name, list)
+			}
+			delete(turnMessages, name)
+		}
 		if want, ok := sweeper[name]; ok {
 			if !used[want.index] {
 				t.Errorf("%s does not read %s: %v", name, want.index, list)
@@ -184,6 +195,9 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		}
 	}
 	for name := range sweeper {
+		t.Errorf("no generated statement %s", name)
+	}
+	for name := range turnMessages {
 		t.Errorf("no generated statement %s", name)
 	}
 }

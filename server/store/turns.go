@@ -202,7 +202,7 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 	kept := engine.FilterMessages(inst.ExecutionID, done, msgs)
 	if len(kept) == 0 {
 		// Only stale messages: consume them and release the lock.
-		if err := t.w.DeleteLockedMessages(ctx, inst.LockToken); err != nil {
+		if err := t.w.DeleteLockedMessages(ctx, gen.DeleteLockedMessagesParams{Namespace: ns, InstanceID: inst.InstanceID, LockToken: inst.LockToken}); err != nil {
 			return nil, true, fmt.Errorf("drop stale messages: %w", err)
 		}
 		return nil, true, t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID})
@@ -450,7 +450,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 				// seen: refuse the turn, give its messages back, release
 				// the lock, and let the next turn run with the signals.
 				refused = true
-				if err := t.w.UnlockMessages(ctx, &tok); err != nil {
+				if err := t.w.UnlockMessages(ctx, gen.UnlockMessagesParams{Namespace: ns, InstanceID: inst.InstanceID, LockToken: &tok}); err != nil {
 					return fmt.Errorf("unlock messages: %w", err)
 				}
 				if err := t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID}); err != nil {
@@ -657,7 +657,7 @@ func (s *Store) FailWorkflowTask(ctx context.Context, ns, token string, e api.Er
 		}
 		inst := locked.Instance
 		delay := engine.TurnBackoff(inst.TaskFailures+1, s.opts.TurnRetryBase, s.opts.TurnRetryMax)
-		if err := t.w.DeferLockedMessages(ctx, gen.DeferLockedMessagesParams{LockToken: &tok, DelayMs: ms(delay)}); err != nil {
+		if err := t.w.DeferLockedMessages(ctx, gen.DeferLockedMessagesParams{Namespace: ns, InstanceID: inst.InstanceID, LockToken: &tok, DelayMs: ms(delay)}); err != nil {
 			return fmt.Errorf("defer messages: %w", err)
 		}
 		return t.w.FailInstanceTurn(ctx, gen.FailInstanceTurnParams{Namespace: ns, InstanceID: inst.InstanceID,
