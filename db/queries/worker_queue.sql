@@ -60,39 +60,62 @@ FROM (
 WHERE w.id = c.id
 RETURNING w.*;
 
--- name: ClaimNewAttempts :many
--- Eager dispatch: claims for the worker acknowledging a turn up to
--- max_tasks of the attempts that turn just scheduled (activity_ids) on the
--- given queues, exactly as FetchAttempts would. Attempts delayed or
--- already flagged cancelled stay in the queue; a worker whose session is
--- no longer active claims nothing.
-UPDATE worker_queue w
-SET lock_token = gen_random_uuid(),
-    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-    worker_id = sqlc.arg(worker_id),
-    delivery_count = w.delivery_count + 1,
-    started_at = now(),
-    start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
-                                   THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
-    heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
-                              THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
-FROM (
-    SELECT wq.id FROM worker_queue wq
-    WHERE wq.namespace = sqlc.arg(namespace) AND wq.instance_id = sqlc.arg(instance_id)
-      AND wq.execution_id = sqlc.arg(execution_id)
-      AND wq.activity_id = ANY(sqlc.arg(activity_ids)::bigint[])
-      AND wq.task_queue = ANY(sqlc.arg(task_queues)::text[])
-      AND wq.lock_token IS NULL AND NOT wq.cancel_requested AND wq.visible_at <= now()
-      AND NOT EXISTS (
-          SELECT 1 FROM workers k
-          WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
-      )
-    ORDER BY wq.activity_id
-    LIMIT sqlc.arg(max_tasks)
-    FOR UPDATE SKIP LOCKED
-) c
-WHERE w.id = c.id
-RETURNING w.*;
+-- name: InsertAttemptsClaiming :many
+-- Eager dispatch: inserts a turn's attempts as InsertAttempts does, those
+-- marked claim already held by the worker acknowledging the turn — locked,
+-- bound and started exactly as FetchAttempts would leave them — unless that
+-- worker's session is no longer active; returns the attempts it claimed.
+-- Claiming in the insert spares each such attempt an update: a new version
+-- of the row with an entry in every index of the table (the claim changes
+-- indexed columns, so it cannot be HOT).
+WITH ok AS (
+    SELECT NOT EXISTS (
+        SELECT 1 FROM workers k
+        WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
+    ) AS active
+), ins AS (
+    INSERT INTO worker_queue (
+        namespace, task_queue, instance_id, execution_id, activity_id, attempt,
+        activity_type, workflow_type, workflow_task_queue, input, options,
+        start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
+        scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
+        lock_token, locked_until, worker_id, delivery_count, started_at,
+        start_to_close_deadline, heartbeat_deadline)
+    SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
+           a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
+           COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
+           now(),
+           now() + COALESCE(a.delay_ms, 0) * interval '1 millisecond',
+           CASE WHEN a.schedule_to_start_ms > 0
+                THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
+           COALESCE(a.schedule_to_close_deadline,
+                    CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
+           CASE WHEN c.claimed THEN gen_random_uuid() END,
+           CASE WHEN c.claimed THEN now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond' END,
+           CASE WHEN c.claimed THEN sqlc.arg(worker_id)::text END,
+           CASE WHEN c.claimed THEN 1 ELSE 0 END,
+           CASE WHEN c.claimed THEN now() END,
+           CASE WHEN c.claimed AND a.start_to_close_ms > 0
+                THEN now() + a.start_to_close_ms * interval '1 millisecond' END,
+           CASE WHEN c.claimed AND a.heartbeat_timeout_ms > 0
+                THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END
+    FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
+        task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
+        activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
+        start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
+        delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
+        schedule_to_close_deadline timestamptz, claim boolean)
+    CROSS JOIN LATERAL (SELECT COALESCE(a.claim, false) AND (SELECT active FROM ok) AS claimed) c
+    RETURNING *
+)
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
+       workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
+       scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
+       start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
+       delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
+       cancel_requested_at, last_error, cancelled_unheld_at
+FROM ins WHERE lock_token IS NOT NULL
+ORDER BY activity_id;
 
 -- name: HeartbeatAttempt :one
 -- Extends the lock even when cancellation was requested, and returns the

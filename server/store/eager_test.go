@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -178,5 +179,55 @@ func TestEager_ResultWaitsForSiblings(t *testing.T) {
 	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, a2.LockToken, json.RawMessage(`2`), eager))(t)
 	if resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 2 {
 		t.Fatalf("last result: %+v, want a turn with both results", resp)
+	}
+}
+
+// Goal: an attempt claimed eagerly is inserted held — locked, bound to the
+// acknowledging worker, started, its StartToClose and Heartbeat deadlines
+// running, delivered once — exactly as a fetch would leave it, and without
+// an update of its row (the claim is part of the insert).
+func TestEager_ClaimedAttemptIsInsertedHeld(t *testing.T) {
+	pool := pgtest.New(t)
+	s := store.New(pool, store.Options{})
+	start(t, s, "eager-held")
+	turn := fetchTurn(t, s)
+	upd0, _ := workerQueueUpdates(t, pool)
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{
+			scheduleWith(1, api.ActivityOptions{StartToCloseTimeout: api.Duration(time.Minute),
+				HeartbeatTimeout: api.Duration(30 * time.Second), ScheduleToStartTimeout: api.Duration(time.Hour)}),
+			scheduleWith(2, api.ActivityOptions{}),
+		},
+		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
+	}))(t)
+	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 {
+		t.Fatalf("eager tasks = %+v, want activity 1", resp.ActivityTasks)
+	}
+	if upd1, _ := workerQueueUpdates(t, pool); upd1 != upd0 {
+		t.Fatalf("the eager claim updated %d rows of worker_queue, want none", upd1-upd0)
+	}
+	var (
+		worker                   *string
+		deliveries               int32
+		locked, started          bool
+		s2cAt, hbAt, lockedUntil *time.Time
+	)
+	must0(t, pool.QueryRow(ctxT(t), `SELECT worker_id, delivery_count, lock_token IS NOT NULL, started_at IS NOT NULL,
+			start_to_close_deadline, heartbeat_deadline, locked_until
+		FROM worker_queue WHERE instance_id = 'eager-held' AND activity_id = 1`).
+		Scan(&worker, &deliveries, &locked, &started, &s2cAt, &hbAt, &lockedUntil))
+	if worker == nil || *worker != "w1" || deliveries != 1 || !locked || !started || lockedUntil == nil {
+		t.Fatalf("eager attempt: worker %v, deliveries %d, locked %v, started %v, locked_until %v", worker, deliveries, locked, started, lockedUntil)
+	}
+	if s2cAt == nil || time.Until(*s2cAt) < 30*time.Second || hbAt == nil || time.Until(*hbAt) < 10*time.Second {
+		t.Fatalf("eager attempt deadlines: start_to_close %v, heartbeat %v; want about 1m and 30s from now", s2cAt, hbAt)
+	}
+	// The other attempt waits in the queue, unclaimed.
+	must0(t, pool.QueryRow(ctxT(t), `SELECT worker_id, delivery_count, lock_token IS NOT NULL, started_at IS NOT NULL,
+			start_to_close_deadline, heartbeat_deadline, locked_until
+		FROM worker_queue WHERE instance_id = 'eager-held' AND activity_id = 2`).
+		Scan(&worker, &deliveries, &locked, &started, &s2cAt, &hbAt, &lockedUntil))
+	if worker != nil || deliveries != 0 || locked || started || s2cAt != nil || hbAt != nil || lockedUntil != nil {
+		t.Fatalf("queued attempt: worker %v, deliveries %d, locked %v, started %v", worker, deliveries, locked, started)
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -260,6 +261,9 @@ type attemptRow struct {
 	ScheduleToStartMS       int64           `json:"schedule_to_start_ms"`
 	ScheduleToCloseMS       int64           `json:"schedule_to_close_ms"`
 	ScheduleToCloseDeadline *time.Time      `json:"schedule_to_close_deadline"`
+	// Claim asks InsertAttemptsClaiming to insert the attempt held by the
+	// acknowledging worker (eager dispatch).
+	Claim bool `json:"claim,omitempty"`
 }
 
 func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue string, a engine.NewAttempt) attemptRow {
@@ -276,7 +280,7 @@ func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue st
 // insertAttempts inserts attempt rows and wakes the pollers of their
 // queues (see insertAttemptsQuietly).
 func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []attemptRow) error {
-	rows, err := s.insertAttemptsQuietly(ctx, t, ns, rows)
+	rows, _, err := s.insertAttemptsQuietly(ctx, t, ns, rows, nil)
 	// Delayed attempts (retries) wake the pollers too: a waiting poll then
 	// re-reads the next visible time and sleeps until it.
 	for _, r := range rows {
@@ -288,10 +292,12 @@ func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []at
 // insertAttemptsQuietly inserts attempt rows and returns those inserted;
 // it wakes no poller. An attempt bound for the host task queue of a worker
 // that is no longer active is not inserted: nobody would ever pick it up,
-// so its activity fails at once with a retryable WorkerLost error.
-func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, rows []attemptRow) ([]attemptRow, error) {
+// so its activity fails at once with a retryable WorkerLost error. With
+// claim, the attempts it chooses are inserted held by claim's worker, and
+// returned as claimed (eager dispatch).
+func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, rows []attemptRow, claim *eagerClaim) ([]attemptRow, []gen.WorkerQueue, error) {
 	if len(rows) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var hostLike []string
 	for _, r := range rows {
@@ -302,7 +308,7 @@ func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, ro
 	if len(hostLike) > 0 {
 		owners, err := t.q.LostHostQueues(ctx, gen.LostHostQueuesParams{Namespace: ns, TaskQueues: hostLike})
 		if err != nil {
-			return nil, fmt.Errorf("host queue owners: %w", err)
+			return nil, nil, fmt.Errorf("host queue owners: %w", err)
 		}
 		lost := map[string]string{}
 		for _, o := range owners {
@@ -323,52 +329,81 @@ func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, ro
 				ref := gen.WorkerQueue{Namespace: ns, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID,
 					ActivityID: r.ActivityID, Attempt: r.Attempt}
 				if _, err := s.deliver(ctx, t, ref, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			rows = kept
 			if len(rows) == 0 {
-				return nil, nil
+				return nil, nil, nil
 			}
 		}
 	}
-	if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
-		return nil, fmt.Errorf("insert attempts: %w", err)
+	if claim.mark(rows) == 0 {
+		if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
+			return nil, nil, fmt.Errorf("insert attempts: %w", err)
+		}
+		return rows, nil, nil
 	}
-	return rows, nil
+	got, err := t.q.InsertAttemptsClaiming(ctx, gen.InsertAttemptsClaimingParams{Namespace: ns,
+		WorkerID: claim.workerID, LockMs: ms(claim.lockFor), Attempts: mustJSON(rows)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("insert attempts: %w", err)
+	}
+	claimed := make([]gen.WorkerQueue, 0, len(got))
+	for _, r := range got {
+		claimed = append(claimed, gen.WorkerQueue(r))
+	}
+	return rows, claimed, nil
 }
 
-// claimEager claims for the worker that acknowledges a turn up to
-// eager.Max of the attempts the turn inserted (rows) on eager's queues,
-// and appends them to out.ActivityTasks (eager activity dispatch). It
-// returns the activity ids claimed.
-func (s *Store) claimEager(ctx context.Context, t *txn, ns string, inst gen.Instance, rows []attemptRow, eager *api.EagerActivities, out *api.CompleteWorkflowTaskResponse) (map[int64]bool, error) {
-	if eager == nil || inst.LockedBy == nil || len(rows) == 0 {
-		return nil, nil
+// eagerClaim says which of a turn's new attempts the acknowledging worker
+// takes at once (eager activity dispatch).
+type eagerClaim struct {
+	workerID string
+	lockFor  time.Duration
+	queues   []string
+	max      int
+	// skip are activities the same turn cancels (select losers): a
+	// flagged attempt is not handed out.
+	skip map[int64]bool
+}
+
+// newEagerClaim is the claim of a turn acknowledged with eager, nil when
+// there is none.
+func newEagerClaim(inst gen.Instance, eager *api.EagerActivities, cancels []api.ActivityCancel) *eagerClaim {
+	if eager == nil || inst.LockedBy == nil || eager.Max <= 0 || len(eager.TaskQueues) == 0 {
+		return nil
 	}
-	ids := make([]int64, 0, len(rows))
-	for _, r := range rows {
-		if r.DelayMS <= 0 && slices.Contains(eager.TaskQueues, r.TaskQueue) {
-			ids = append(ids, r.ActivityID)
+	c := &eagerClaim{workerID: *inst.LockedBy, lockFor: max(eager.LockFor.D(), time.Second),
+		queues: eager.TaskQueues, max: int(eager.Max)}
+	if len(cancels) > 0 {
+		c.skip = make(map[int64]bool, len(cancels))
+		for _, x := range cancels {
+			c.skip[x.ActivityID] = true
 		}
 	}
-	if len(ids) == 0 {
-		return nil, nil
+	return c
+}
+
+// mark sets Claim on the attempts c takes — visible now, on one of its
+// queues, not cancelled by the turn; at most max, lowest activity ids
+// first — and returns how many.
+func (c *eagerClaim) mark(rows []attemptRow) int {
+	if c == nil {
+		return 0
 	}
-	lockFor := max(eager.LockFor.D(), time.Second)
-	claimed, err := t.q.ClaimNewAttempts(ctx, gen.ClaimNewAttemptsParams{
-		LockMs: ms(lockFor), WorkerID: inst.LockedBy, Namespace: ns, InstanceID: inst.InstanceID,
-		ExecutionID: inst.ExecutionID, ActivityIds: ids, TaskQueues: eager.TaskQueues, MaxTasks: eager.Max,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("claim eager attempts: %w", err)
+	idx := make([]int, 0, len(rows))
+	for i, r := range rows {
+		if r.DelayMS <= 0 && slices.Contains(c.queues, r.TaskQueue) && !c.skip[r.ActivityID] {
+			idx = append(idx, i)
+		}
 	}
-	taken := make(map[int64]bool, len(claimed))
-	for _, r := range claimed {
-		taken[r.ActivityID] = true
-		out.ActivityTasks = append(out.ActivityTasks, toActivityTask(r))
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(rows[a].ActivityID, rows[b].ActivityID) })
+	n := min(len(idx), c.max)
+	for _, i := range idx[:n] {
+		rows[i].Claim = true
 	}
-	return taken, nil
+	return n
 }
 
 // CompleteWorkflowTask acknowledges a turn in one transaction: the
@@ -535,13 +570,15 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 	// New attempts and timers, unless the turn ends the execution anyway.
 	// Their pollers are woken below, once the eager claim took its share.
 	var inserted []attemptRow
+	var claimed []gen.WorkerQueue
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
 		for _, a := range plan.NewAttempts {
 			rows = append(rows, newAttemptRow(id, exec, inst.WorkflowType, inst.TaskQueue, a))
 		}
 		var err error
-		if inserted, err = s.insertAttemptsQuietly(ctx, t, ns, rows); err != nil {
+		claim := newEagerClaim(inst, eager, plan.ActivityCancels)
+		if inserted, claimed, err = s.insertAttemptsQuietly(ctx, t, ns, rows, claim); err != nil {
 			return err
 		}
 		// Timers: future-visible messages to this execution.
@@ -567,11 +604,12 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 		}
 		flagWorkers(w)
 	}
-	// Eager dispatch (after the select losers are flagged: a flagged attempt
-	// is not handed out), then the wake-ups of what is left in the queues.
-	taken, err := s.claimEager(ctx, t, ns, inst, inserted, eager, out)
-	if err != nil {
-		return err
+	// Eager dispatch: the attempts inserted held (none of them is one the
+	// turn cancels), then the wake-ups of what is left in the queues.
+	taken := make(map[int64]bool, len(claimed))
+	for _, r := range claimed {
+		taken[r.ActivityID] = true
+		out.ActivityTasks = append(out.ActivityTasks, toActivityTask(r))
 	}
 	for _, r := range inserted {
 		if !taken[r.ActivityID] {
