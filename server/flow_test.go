@@ -135,6 +135,7 @@ func TestRoundTrip(t *testing.T) {
 func TestStoreErrors(t *testing.T) {
 	e := newEnv(t, Config{})
 	tok := uuid.NewString()
+	turnTok := store.TurnToken("running-1", uuid.New())
 	startWF(t, e, "running-1", "q")
 	post, get, del := http.MethodPost, http.MethodGet, http.MethodDelete
 	cases := []badCase{
@@ -147,8 +148,9 @@ func TestStoreErrors(t *testing.T) {
 		{"worker unknown", get, "/workers/nobody", ``, 404, nil},
 		{"start running again", post, "/workflows", `{"workflow_type":"Greet","task_queue":"q","instance_id":"running-1"}`, 409, nil},
 		{"delete running", del, "/workflows/running-1", ``, 409, nil},
-		{"stale turn complete", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[]}`, 409, nil},
-		{"stale turn fail", post, "/workflow-tasks/" + tok + "/fail", `{"error":{"message":"m"}}`, 409, nil},
+		{"stale turn complete", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[]}`, 409, nil},
+		{"stale turn fail", post, "/workflow-tasks/" + turnTok + "/fail", `{"error":{"message":"m"}}`, 409, nil},
+		{"turn of unknown instance", post, "/workflow-tasks/" + store.TurnToken("nobody", uuid.New()) + "/complete", `{"commands":[]}`, 409, nil},
 		{"stale heartbeat", post, "/activity-tasks/" + tok + "/heartbeat", `{}`, 409, nil},
 		{"stale activity complete", post, "/activity-tasks/" + tok + "/complete", `{"result":1}`, 409, nil},
 		{"stale activity fail", post, "/activity-tasks/" + tok + "/fail", `{"error":{"message":"m"}}`, 409, nil},

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
 )
 
 // namePattern is what the custom validation tag `name` accepts: queue
@@ -61,6 +62,16 @@ func newValidator() *validator.Validate {
 		}
 		return name
 	})
+	if err := v.RegisterValidation("turn_token", func(fl validator.FieldLevel) bool {
+		f := fl.Field()
+		if f.Kind() != reflect.String {
+			return false
+		}
+		id, _, ok := store.ParseTurnToken(f.String())
+		return ok && validName(id)
+	}); err != nil {
+		panic(fmt.Sprintf("server: register validation: %v", err)) // programming error
+	}
 	if err := v.RegisterValidation("name", func(fl validator.FieldLevel) bool {
 		f := fl.Field()
 		return f.Kind() == reflect.String && validName(f.String())
@@ -96,6 +107,8 @@ func fieldMessage(fe validator.FieldError) string {
 		return nameMessage
 	case "uuid", "uuid4", "uuid_rfc4122":
 		return "must be a UUID"
+	case "turn_token":
+		return "must be a workflow task's lock_token"
 	case "oneof":
 		return "must be one of: " + strings.Join(strings.Fields(param), ", ")
 	case "min", "max", "gte", "lte", "gt", "lt":
@@ -206,8 +219,13 @@ func (b *binder) param(name, tag string) string {
 // namespace returns the validated namespace path parameter.
 func (b *binder) namespace() string { return b.param("namespace", "required,name") }
 
-// token returns the validated lock token path parameter.
+// token returns the validated lock token path parameter of an activity
+// attempt (a UUID).
 func (b *binder) token() string { return b.param("token", "required,uuid") }
+
+// turnToken returns the validated lock token path parameter of a workflow
+// turn (store.TurnToken).
+func (b *binder) turnToken() string { return b.param("token", "required,turn_token") }
 
 // query returns the query parameter name, validated with tag.
 func (b *binder) query(name, tag string) string {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/tetherhq/tether/server/store"
 )
 
 // badCase is a request that must be refused with a 4xx problem.
@@ -64,6 +66,7 @@ func tooLongName() string { return strings.Repeat(longName, 20) + "x" } // 201 c
 // badInputCases are refused by validation, before the store is called.
 func badInputCases() []badCase {
 	tok := uuid.NewString()
+	turnTok := store.TurnToken("i1", uuid.New())
 	post, get, del := http.MethodPost, http.MethodGet, http.MethodDelete
 	const bad = 400
 	name201 := tooLongName()
@@ -153,44 +156,49 @@ func badInputCases() []badCase {
 
 		// POST /workflow-tasks/{token}/complete
 		{"wcomplete: bad token", post, "/workflow-tasks/not-a-token/complete", `{"commands":[]}`, bad, []string{"token"}},
-		{"wcomplete: malformed", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[`, bad, []string{"body"}},
-		{"wcomplete: commands not an array", post, "/workflow-tasks/" + tok + "/complete", `{"commands":"x"}`, bad, []string{"commands"}},
-		{"wcomplete: unknown command type", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[{"type":"launch"}]}`, bad, []string{"commands[0].type"}},
-		{"wcomplete: eager without queues", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[],"eager_activities":{"max":1}}`, bad, []string{"eager_activities.task_queues"}},
-		{"wcomplete: eager max 0", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[],"eager_activities":{"task_queues":["q"],"max":0}}`, bad, []string{"eager_activities.max"}},
-		{"wcomplete: eager bad queue", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[],"eager_activities":{"task_queues":["a|b"],"max":1}}`, bad, []string{"eager_activities.task_queues[0]"}},
-		{"wcomplete: eager lock too long", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[],"eager_activities":{"task_queues":["q"],"max":1,"lock_for":"1h"}}`, bad, []string{"eager_activities.lock_for"}},
-		{"wcomplete: missing type", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[{}]}`, bad, []string{"commands[0].type"}},
-		{"wcomplete: schedule without fields", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: an attempt's token", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[]}`, bad, []string{"token"}},
+		{"wcomplete: token without instance", post, "/workflow-tasks/" + tok + "./complete", `{"commands":[]}`, bad, []string{"token"}},
+		{"wcomplete: token, instance not base64url", post, "/workflow-tasks/" + tok + ".a+b/complete", `{"commands":[]}`, bad, []string{"token"}},
+		{"wcomplete: token, instance not a name", post, "/workflow-tasks/" + store.TurnToken("a|b", uuid.New()) + "/complete", `{"commands":[]}`, bad, []string{"token"}},
+		{"wcomplete: token, lock not a UUID", post, "/workflow-tasks/not-a-uuid-not-a-uuid-not-a-uuid-1234.aTE/complete", `{"commands":[]}`, bad, []string{"token"}},
+		{"wcomplete: malformed", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[`, bad, []string{"body"}},
+		{"wcomplete: commands not an array", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":"x"}`, bad, []string{"commands"}},
+		{"wcomplete: unknown command type", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[{"type":"launch"}]}`, bad, []string{"commands[0].type"}},
+		{"wcomplete: eager without queues", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[],"eager_activities":{"max":1}}`, bad, []string{"eager_activities.task_queues"}},
+		{"wcomplete: eager max 0", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[],"eager_activities":{"task_queues":["q"],"max":0}}`, bad, []string{"eager_activities.max"}},
+		{"wcomplete: eager bad queue", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[],"eager_activities":{"task_queues":["a|b"],"max":1}}`, bad, []string{"eager_activities.task_queues[0]"}},
+		{"wcomplete: eager lock too long", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[],"eager_activities":{"task_queues":["q"],"max":1,"lock_for":"1h"}}`, bad, []string{"eager_activities.lock_for"}},
+		{"wcomplete: missing type", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[{}]}`, bad, []string{"commands[0].type"}},
+		{"wcomplete: schedule without fields", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"schedule_activity"}]}`, bad, []string{"commands[0].activity_id", "commands[0].activity_type"}},
-		{"wcomplete: activity pipe", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: activity pipe", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"schedule_activity","activity_id":1,"activity_type":"a|b","task_queue":"q|r"}]}`, bad,
 			[]string{"commands[0].activity_type", "commands[0].task_queue"}},
-		{"wcomplete: negative timeout", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: negative timeout", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"schedule_activity","activity_id":1,"activity_type":"A","options":{"start_to_close_timeout":"-1s"}}]}`, bad,
 			[]string{"commands[0].options.start_to_close_timeout"}},
-		{"wcomplete: bad retry policy", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: bad retry policy", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"schedule_activity","activity_id":1,"activity_type":"A","options":{"retry_policy":{"backoff_coefficient":0.5,"maximum_attempts":-1}}}]}`, bad,
 			[]string{"commands[0].options.retry_policy.backoff_coefficient", "commands[0].options.retry_policy.maximum_attempts"}},
-		{"wcomplete: timer negative", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: timer negative", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"start_timer","timer_id":1,"fire_after":"-1s"}]}`, bad, []string{"commands[0].fire_after"}},
-		{"wcomplete: timer without id", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: timer without id", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"start_timer","fire_after":"1s"}]}`, bad, []string{"commands[0].timer_id"}},
-		{"wcomplete: fail without error", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: fail without error", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"fail_workflow"}]}`, bad, []string{"commands[0].error"}},
-		{"wcomplete: fail with empty error", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: fail with empty error", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"fail_workflow","error":{}}]}`, bad, []string{"commands[0].error.message"}},
-		{"wcomplete: second command bad", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: second command bad", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"cancel_workflow"},{"type":"start_timer","timer_id":1,"fire_after":"soon"}]}`, bad, []string{"commands.fire_after"}},
-		{"wcomplete: bad cancel", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: bad cancel", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[],"activity_cancels":[{"activity_id":0}]}`, bad, []string{"activity_cancels[0].activity_id", "activity_cancels[0].reason"}},
-		{"wcomplete: unknown command field", post, "/workflow-tasks/" + tok + "/complete",
+		{"wcomplete: unknown command field", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[{"type":"cancel_workflow","reason":"x"}]}`, bad, []string{"reason"}},
 
 		// POST /workflow-tasks/{token}/fail
-		{"wfail: no error", post, "/workflow-tasks/" + tok + "/fail", `{}`, bad, []string{"error.message"}},
+		{"wfail: no error", post, "/workflow-tasks/" + turnTok + "/fail", `{}`, bad, []string{"error.message"}},
 		{"wfail: bad token", post, "/workflow-tasks/" + tok + "x/fail", `{"error":{"message":"m"}}`, bad, []string{"token"}},
-		{"wfail: mistyped", post, "/workflow-tasks/" + tok + "/fail", `{"error":"boom"}`, bad, []string{"error"}},
+		{"wfail: mistyped", post, "/workflow-tasks/" + turnTok + "/fail", `{"error":"boom"}`, bad, []string{"error"}},
 
 		// POST /activity-tasks/poll
 		{"apoll: missing fields", post, "/activity-tasks/poll", `{}`, bad, []string{"task_queues", "worker_id"}},
@@ -271,13 +279,14 @@ func TestBadInput(t *testing.T) {
 // postRoutes are the routes that take a body, with a token where needed.
 func postRoutes() []string {
 	tok := uuid.NewString()
+	turnTok := store.TurnToken("i1", uuid.New())
 	return []string{
 		"/workflows",
 		"/workflows/i1/cancel",
 		"/workflows/i1/signals/s",
 		"/workflow-tasks/poll",
-		"/workflow-tasks/" + tok + "/complete",
-		"/workflow-tasks/" + tok + "/fail",
+		"/workflow-tasks/" + turnTok + "/complete",
+		"/workflow-tasks/" + turnTok + "/fail",
 		"/activity-tasks/poll",
 		"/activity-tasks/" + tok + "/heartbeat",
 		"/activity-tasks/" + tok + "/complete",

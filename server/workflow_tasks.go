@@ -75,7 +75,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json,application/problem+json
 //	@Param			namespace	path		string							true	"Namespace"	default(default)
-//	@Param			token		path		string							true	"Lock token of the turn"	format(uuid)
+//	@Param			token		path		string							true	"Lock token of the turn (the poll's lock_token)"
 //	@Param			request		body		api.CompleteWorkflowTaskRequest	true	"The turn's commands"
 //	@Success		200			{object}	api.CompleteWorkflowTaskResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request (naming the bad command field)"
@@ -86,7 +86,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 func (s *Server) completeWorkflowTask(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
-	token := b.token()
+	token := b.turnToken()
 	var req api.CompleteWorkflowTaskRequest
 	b.body(&req)
 	if e := req.EagerActivities; e != nil {
@@ -110,7 +110,7 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json,application/problem+json
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
-//	@Param			token		path		string						true	"Lock token of the turn"	format(uuid)
+//	@Param			token		path		string						true	"Lock token of the turn (the poll's lock_token)"
 //	@Param			request		body		api.FailWorkflowTaskRequest	true	"What went wrong"
 //	@Success		200			{object}	api.Empty
 //	@Failure		400			{object}	api.Problem	"Invalid request"
@@ -121,7 +121,7 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 func (s *Server) failWorkflowTask(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
-	token := b.token()
+	token := b.turnToken()
 	var req api.FailWorkflowTaskRequest
 	b.body(&req)
 	if err := b.err(); err != nil {

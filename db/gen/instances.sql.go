@@ -205,13 +205,15 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 
 const getLockedInstance = `-- name: GetLockedInstance :one
 SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, now()::timestamptz AS tx_time FROM instances
-WHERE lock_token = $1 AND namespace = $2 AND locked_until > now()
+WHERE namespace = $1 AND instance_id = $2
+  AND lock_token = $3 AND locked_until > now()
 FOR UPDATE
 `
 
 type GetLockedInstanceParams struct {
-	LockToken *uuid.UUID
-	Namespace string
+	Namespace  string
+	InstanceID string
+	LockToken  *uuid.UUID
 }
 
 type GetLockedInstanceRow struct {
@@ -222,7 +224,7 @@ type GetLockedInstanceRow struct {
 // The ack's first step: the instance whose lock the token still holds, and
 // the transaction's time (what now() is in every statement of the ack).
 func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstanceParams) (GetLockedInstanceRow, error) {
-	row := q.db.QueryRow(ctx, getLockedInstance, arg.LockToken, arg.Namespace)
+	row := q.db.QueryRow(ctx, getLockedInstance, arg.Namespace, arg.InstanceID, arg.LockToken)
 	var i GetLockedInstanceRow
 	err := row.Scan(
 		&i.Instance.Namespace,
@@ -276,15 +278,17 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                              SELECT unnest($1::bigint[]))
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM instances
-WHERE instances.lock_token = $2 AND instances.namespace = $3
+WHERE instances.namespace = $2 AND instances.instance_id = $3
+  AND instances.lock_token = $4
   AND instances.locked_until > now()
 FOR UPDATE
 `
 
 type GetLockedTurnParams struct {
 	ActivityIds []int64
-	LockToken   *uuid.UUID
 	Namespace   string
+	InstanceID  string
+	LockToken   *uuid.UUID
 }
 
 type GetLockedTurnRow struct {
@@ -301,7 +305,12 @@ type GetLockedTurnRow struct {
 // completed, failed or cancel-requested; absent: never scheduled in this
 // execution).
 func (q *Queries) GetLockedTurn(ctx context.Context, arg GetLockedTurnParams) (GetLockedTurnRow, error) {
-	row := q.db.QueryRow(ctx, getLockedTurn, arg.ActivityIds, arg.LockToken, arg.Namespace)
+	row := q.db.QueryRow(ctx, getLockedTurn,
+		arg.ActivityIds,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.LockToken,
+	)
 	var i GetLockedTurnRow
 	err := row.Scan(
 		&i.Instance.Namespace,

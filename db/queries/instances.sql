@@ -190,7 +190,8 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                              SELECT unnest(sqlc.arg(activity_ids)::bigint[]))
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM instances
-WHERE instances.lock_token = sqlc.arg(lock_token) AND instances.namespace = sqlc.arg(namespace)
+WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = sqlc.arg(instance_id)
+  AND instances.lock_token = sqlc.arg(lock_token)
   AND instances.locked_until > now()
 FOR UPDATE;
 
@@ -198,7 +199,8 @@ FOR UPDATE;
 -- The ack's first step: the instance whose lock the token still holds, and
 -- the transaction's time (what now() is in every statement of the ack).
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time FROM instances
-WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
+  AND lock_token = sqlc.arg(lock_token) AND locked_until > now()
 FOR UPDATE;
 
 -- name: ReleaseInstance :exec

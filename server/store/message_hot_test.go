@@ -73,3 +73,29 @@ func TestTurnLock_MessageLockIsHOT(t *testing.T) {
 		t.Fatalf("%d messages left after every workflow completed", left)
 	}
 }
+
+// Goal: locking and releasing an instance are HOT updates — no index names
+// instances.lock_token (the turn's token carries the instance id, and the
+// ack finds the instance by primary key). A turn fetched and acknowledged
+// without ending the workflow updates the instance twice, both HOT; the
+// ack is found by the token all the same.
+func TestTurnLock_InstanceLockIsHOT(t *testing.T) {
+	pool := pgtest.New(t)
+	s := store.New(pool, store.Options{})
+	const n = 20
+	for i := range n {
+		start(t, s, fmt.Sprintf("ilock-%d", i))
+	}
+	upd0, hot0 := tableUpdates(t, pool, "instances")
+	for range n {
+		task := fetchTurn(t, s)
+		out := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+		if out.Status != api.StatusRunning {
+			t.Fatalf("%s: status %s", task.InstanceID, out.Status)
+		}
+	}
+	upd1, hot1 := tableUpdates(t, pool, "instances")
+	if upd1-upd0 != 2*n || hot1-hot0 != 2*n {
+		t.Fatalf("%d turns updated instances %d times, %d of them HOT; want %d, all HOT", n, upd1-upd0, hot1-hot0, 2*n)
+	}
+}

@@ -209,7 +209,7 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 		return nil, true, t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID})
 	}
 	task = &api.WorkflowTask{
-		LockToken: inst.LockToken.String(), Namespace: ns, InstanceID: inst.InstanceID,
+		LockToken: TurnToken(inst.InstanceID, *inst.LockToken), Namespace: ns, InstanceID: inst.InstanceID,
 		ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
 		Input: rawOrNil(inst.Input), LockedUntil: *inst.LockedUntil,
 		Attempt: inst.TaskFailures + 1, History: hist, Messages: make([]api.Event, 0, len(kept)),
@@ -413,19 +413,19 @@ func (c *eagerClaim) mark(rows []attemptRow) int {
 // ack → ErrLockLost and nothing is written; a command the server refuses →
 // *InvalidError and nothing is written.
 func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
-	tok, err := parseToken(token)
-	if err != nil {
-		return api.CompleteWorkflowTaskResponse{}, err
+	instanceID, tok, ok := ParseTurnToken(token)
+	if !ok {
+		return api.CompleteWorkflowTaskResponse{}, ErrLockLost
 	}
 	var out api.CompleteWorkflowTaskResponse
 	var applied engine.TurnPlan
 	refused := false
-	err = s.inTx(ctx, func(t *txn) error {
+	err := s.inTx(ctx, func(t *txn) error {
 		cancelIDs := make([]int64, 0, len(req.ActivityCancels))
 		for _, c := range req.ActivityCancels {
 			cancelIDs = append(cancelIDs, c.ActivityID)
 		}
-		locked, err := t.q.GetLockedTurn(ctx, gen.GetLockedTurnParams{LockToken: &tok, Namespace: ns, ActivityIds: cancelIDs})
+		locked, err := t.q.GetLockedTurn(ctx, gen.GetLockedTurnParams{LockToken: &tok, Namespace: ns, InstanceID: instanceID, ActivityIds: cancelIDs})
 		if noRows(err) {
 			return ErrLockLost
 		}
@@ -681,12 +681,12 @@ func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Insta
 // after a backoff that grows with consecutive failures, and the error is
 // kept on the instance (last_task_error) for operators.
 func (s *Store) FailWorkflowTask(ctx context.Context, ns, token string, e api.Error) error {
-	tok, err := parseToken(token)
-	if err != nil {
-		return err
+	instanceID, tok, ok := ParseTurnToken(token)
+	if !ok {
+		return ErrLockLost
 	}
 	return s.inTx(ctx, func(t *txn) error {
-		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns})
+		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns, InstanceID: instanceID})
 		if noRows(err) {
 			return ErrLockLost
 		}
