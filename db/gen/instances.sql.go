@@ -268,27 +268,37 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                  FROM (SELECT h.activity_id,
                               bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
                        FROM history h
-                       WHERE h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                       WHERE NOT $1::boolean
+                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
                              SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
                              WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
-                             SELECT unnest($1::bigint[]))
+                             SELECT unnest($2::bigint[]))
+                       GROUP BY h.activity_id
+                       UNION ALL
+                       SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE $1::boolean
+                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                         AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM instances
-WHERE instances.namespace = $2 AND instances.instance_id = $3
-  AND instances.lock_token = $4
+WHERE instances.namespace = $3 AND instances.instance_id = $4
+  AND instances.lock_token = $5
   AND instances.locked_until > now()
 FOR UPDATE
 `
 
 type GetLockedTurnParams struct {
-	ActivityIds []int64
-	Namespace   string
-	InstanceID  string
-	LockToken   *uuid.UUID
+	AllActivities bool
+	ActivityIds   []int64
+	Namespace     string
+	InstanceID    string
+	LockToken     *uuid.UUID
 }
 
 type GetLockedTurnRow struct {
@@ -301,11 +311,13 @@ type GetLockedTurnRow struct {
 // The ack's first step, in one round trip: the instance whose lock the
 // token still holds (locked), the transaction's time (what now() is in
 // every statement of the ack), the turn's messages in id order, and the
-// state of each activity the messages or activity_ids name (its id → done:
-// completed, failed or cancel-requested; absent: never scheduled in this
-// execution).
+// state of each activity the messages or activity_ids name — of every
+// activity of the execution with all_activities (a turn that ends it) —
+// (its id → done: completed, failed or cancel-requested; absent: never
+// scheduled in this execution).
 func (q *Queries) GetLockedTurn(ctx context.Context, arg GetLockedTurnParams) (GetLockedTurnRow, error) {
 	row := q.db.QueryRow(ctx, getLockedTurn,
+		arg.AllActivities,
 		arg.ActivityIds,
 		arg.Namespace,
 		arg.InstanceID,

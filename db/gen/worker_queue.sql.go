@@ -458,21 +458,24 @@ func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]Wor
 	return items, nil
 }
 
-const flagExecution = `-- name: FlagExecution :many
+const flagExecution = `-- name: FlagExecution :exec
 WITH u AS (
     UPDATE worker_queue
     SET cancel_requested = true,
-        cancel_reason = COALESCE(cancel_reason, $1::text),
+        cancel_reason = COALESCE(cancel_reason, $3::text),
         cancel_requested_at = COALESCE(cancel_requested_at, now()),
         cancelled_unheld_at = CASE WHEN lock_token IS NULL THEN now() END
-    WHERE namespace = $2 AND instance_id = $3 AND execution_id = $4
+    WHERE namespace = $4 AND instance_id = $5 AND execution_id = $6
       AND NOT cancel_requested
     RETURNING worker_id
 )
-SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL
+SELECT pg_notify($1::text, $2::text || w.worker_id)
+FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) w
 `
 
 type FlagExecutionParams struct {
+	Channel     string
+	KeyPrefix   string
 	Reason      string
 	Namespace   string
 	InstanceID  string
@@ -480,34 +483,23 @@ type FlagExecutionParams struct {
 }
 
 // Flags every attempt of an execution cancelled (first reason wins) in one
-// predicate update; returns the workers holding a flagged attempt. The flag
+// predicate update, and notifies each worker holding a flagged attempt
+// (key_prefix || worker id: its cancel key), so that the statement needs no
+// answer and travels with the commit. The flag
 // of a held attempt changes no column that an index names (key or
 // predicate; cancelled_unheld_at stays NULL), so that it is a HOT update:
 // no index entry per row. Its deadlines stay: the sweeper skips cancelled
 // attempts.
-func (q *Queries) FlagExecution(ctx context.Context, arg FlagExecutionParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, flagExecution,
+func (q *Queries) FlagExecution(ctx context.Context, arg FlagExecutionParams) error {
+	_, err := q.db.Exec(ctx, flagExecution,
+		arg.Channel,
+		arg.KeyPrefix,
 		arg.Reason,
 		arg.Namespace,
 		arg.InstanceID,
 		arg.ExecutionID,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var worker_id string
-		if err := rows.Scan(&worker_id); err != nil {
-			return nil, err
-		}
-		items = append(items, worker_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	return err
 }
 
 const flagScheduleToCloseExpired = `-- name: FlagScheduleToCloseExpired :many

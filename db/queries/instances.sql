@@ -167,9 +167,10 @@ FROM inst;
 -- The ack's first step, in one round trip: the instance whose lock the
 -- token still holds (locked), the transaction's time (what now() is in
 -- every statement of the ack), the turn's messages in id order, and the
--- state of each activity the messages or activity_ids name (its id → done:
--- completed, failed or cancel-requested; absent: never scheduled in this
--- execution).
+-- state of each activity the messages or activity_ids name — of every
+-- activity of the execution with all_activities (a turn that ends it) —
+-- (its id → done: completed, failed or cancel-requested; absent: never
+-- scheduled in this execution).
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
@@ -180,7 +181,8 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                  FROM (SELECT h.activity_id,
                               bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
                        FROM history h
-                       WHERE h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                       WHERE NOT sqlc.arg(all_activities)::boolean
+                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
                              SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
@@ -188,6 +190,14 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
                              SELECT unnest(sqlc.arg(activity_ids)::bigint[]))
+                       GROUP BY h.activity_id
+                       UNION ALL
+                       SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE sqlc.arg(all_activities)::boolean
+                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                         AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM instances
 WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = sqlc.arg(instance_id)

@@ -161,9 +161,11 @@ DELETE FROM worker_queue
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
   AND execution_id = sqlc.arg(execution_id) AND lock_token IS NULL;
 
--- name: FlagExecution :many
+-- name: FlagExecution :exec
 -- Flags every attempt of an execution cancelled (first reason wins) in one
--- predicate update; returns the workers holding a flagged attempt. The flag
+-- predicate update, and notifies each worker holding a flagged attempt
+-- (key_prefix || worker id: its cancel key), so that the statement needs no
+-- answer and travels with the commit. The flag
 -- of a held attempt changes no column that an index names (key or
 -- predicate; cancelled_unheld_at stays NULL), so that it is a HOT update:
 -- no index entry per row. Its deadlines stay: the sweeper skips cancelled
@@ -178,7 +180,8 @@ WITH u AS (
       AND NOT cancel_requested
     RETURNING worker_id
 )
-SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL;
+SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || w.worker_id)
+FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) w;
 
 -- name: FlagActivities :many
 -- Flags every attempt of the named activities cancelled, set-based (one

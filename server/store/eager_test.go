@@ -231,3 +231,44 @@ func TestEager_ClaimedAttemptIsInsertedHeld(t *testing.T) {
 		t.Fatalf("queued attempt: worker %v, deliveries %d, locked %v, started %v", worker, deliveries, locked, started)
 	}
 }
+
+// Goal: a turn that ends the execution reads the state of every activity
+// in its first statement (GetLockedTurn with all_activities) and cancels
+// exactly the outstanding ones: the completed activity gets no
+// ActivityCancelRequested, the outstanding one gets one with the
+// workflow's reason, and its held attempt is flagged.
+func TestAck_EndingTurnCancelsOnlyOutstanding(t *testing.T) {
+	pool := pgtest.New(t)
+	s := store.New(pool, store.Options{})
+	startWithActivities(t, s, "ending", schedule(1, 2))
+	a1 := fetchAct(t, s, time.Minute)
+	a2 := fetchAct(t, s, time.Minute)
+	if a1.ActivityID != 1 || a2.ActivityID != 2 {
+		t.Fatalf("fetched activities %d, %d; want 1, 2", a1.ActivityID, a2.ActivityID)
+	}
+	m(s.CompleteActivityTask(ctxT(t), ns, a1.LockToken, json.RawMessage(`"one"`)))(t)
+	turn := fetchTurn(t, s)
+	out := m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+	if out.Status != api.StatusCompleted {
+		t.Fatalf("status %s", out.Status)
+	}
+	var cancelled []int64
+	for _, e := range history(t, s, "ending") {
+		if e.Kind == api.EventActivityCancelRequested {
+			cancelled = append(cancelled, e.ActivityID)
+			if e.Reason != "workflow_completed" {
+				t.Fatalf("cancel of activity %d has reason %q", e.ActivityID, e.Reason)
+			}
+		}
+	}
+	if len(cancelled) != 1 || cancelled[0] != 2 {
+		t.Fatalf("ActivityCancelRequested for activities %v, want [2]", cancelled)
+	}
+	var reason *string
+	must0(t, pool.QueryRow(ctxT(t), `SELECT cancel_reason FROM worker_queue
+		WHERE instance_id = 'ending' AND activity_id = 2 AND cancel_requested`).Scan(&reason))
+	if reason == nil || *reason != "workflow_completed" {
+		t.Fatalf("held attempt of activity 2: cancel reason %v", reason)
+	}
+}

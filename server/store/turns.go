@@ -98,6 +98,11 @@ func needsAllActivities(msgs []engine.Message, cmds []api.Command) bool {
 			return true
 		}
 	}
+	return endsExecution(cmds)
+}
+
+// endsExecution reports whether the commands end the execution.
+func endsExecution(cmds []api.Command) bool {
 	for _, c := range cmds {
 		switch c.Type {
 		case api.CommandCompleteWorkflow, api.CommandFailWorkflow, api.CommandCancelWorkflow, api.CommandContinueAsNew:
@@ -425,7 +430,12 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 		for _, c := range req.ActivityCancels {
 			cancelIDs = append(cancelIDs, c.ActivityID)
 		}
-		locked, err := t.q.GetLockedTurn(ctx, gen.GetLockedTurnParams{LockToken: &tok, Namespace: ns, InstanceID: instanceID, ActivityIds: cancelIDs})
+		// A turn that ends the execution cancels every outstanding
+		// activity: it reads the state of all of them in the same round
+		// trip.
+		all := endsExecution(req.Commands)
+		locked, err := t.q.GetLockedTurn(ctx, gen.GetLockedTurnParams{LockToken: &tok, Namespace: ns,
+			InstanceID: instanceID, ActivityIds: cancelIDs, AllActivities: all})
 		if noRows(err) {
 			return ErrLockLost
 		}
@@ -447,9 +457,10 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 		}
 		// A turn that cancels the workflow's activities wholesale needs the
 		// state of every activity; any other turn only that of the
-		// activities it names, which GetLockedTurn read.
+		// activities it names. GetLockedTurn read what was known before
+		// the messages: a cancel request among them is the one case left.
 		var done engine.ActivityDone
-		if needsAllActivities(msgs, req.Commands) {
+		if !all && needsAllActivities(msgs, req.Commands) {
 			done, err = activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
 		} else {
 			done, err = parseActivityStates(locked.ActivityStates)
@@ -721,18 +732,16 @@ func (s *Store) NextWorkflowWake(ctx context.Context, ns, taskQueue string) (tim
 // and they never start), held ones are flagged with reason — one predicate
 // statement each — and their workers are woken.
 func (s *Store) cancelExecution(ctx context.Context, t *txn, ns, id string, exec int64, reason string) error {
-	// The count is not needed: the delete travels with FlagExecution.
+	// Neither statement's answer is needed: both travel with the next
+	// query or the commit, and the flag notifies the holders' workers
+	// itself (their cancel keys).
 	if _, err := t.w.DropUnheldExecutionAttempts(ctx, gen.DropUnheldExecutionAttemptsParams{
 		Namespace: ns, InstanceID: id, ExecutionID: exec}); err != nil {
 		return fmt.Errorf("drop unheld attempts: %w", err)
 	}
-	workers, err := t.q.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
-		ExecutionID: exec, Reason: reason})
-	if err != nil {
+	if err := t.w.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
+		ExecutionID: exec, Reason: reason, Channel: NotifyChannel, KeyPrefix: WorkerCancelKey(ns, "")}); err != nil {
 		return fmt.Errorf("flag execution: %w", err)
-	}
-	for _, w := range workers {
-		t.wake(WorkerCancelKey(ns, w))
 	}
 	return nil
 }
