@@ -25,7 +25,18 @@ type pipe struct {
 	began   bool
 	pending []pendingStmt
 	err     error
+	// commitNext sends COMMIT right behind the next statement whose
+	// result is read, in its batch (see commitWithNext).
+	commitNext bool
 }
+
+// commitWithNext makes the next statement whose result is read end the
+// transaction: COMMIT goes in the same batch, behind it, and statements
+// after it begin a new transaction. For a transaction whose last read
+// decides nothing that must be written with it (a fetch that only takes a
+// lock): one round trip instead of two. The COMMIT's answer is read when
+// the statement's rows are closed; a failure fails the pipe.
+func (p *pipe) commitWithNext() { p.commitNext = true }
 
 type pendingStmt struct {
 	sql  string
@@ -60,6 +71,10 @@ func (p *pipe) send(ctx context.Context, sql string, args []any) (pgx.BatchResul
 	}
 	p.queue(sql, args)
 	before := len(p.pending) - 1
+	if p.commitNext {
+		p.pending = append(p.pending, pendingStmt{sql: "commit"})
+		p.commitNext, p.began = false, false
+	}
 	br := p.sendPending(ctx)
 	for range before {
 		if _, err := br.Exec(); err != nil {

@@ -140,6 +140,10 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			if err := t.w.RelaxCommit(ctx); err != nil {
 				return fmt.Errorf("relax commit: %w", err)
 			}
+			// The lock commits in the fetch's round trip. What follows
+			// reads history the lock holder alone can extend, or cleans
+			// up an empty turn, in a transaction of its own.
+			t.p.commitWithNext()
 			row, err := t.q.LockNextTurn(ctx, gen.LockNextTurnParams{
 				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
 				MaxMessages: maxTurnMessages,

@@ -23,6 +23,7 @@ import (
 type txn struct {
 	q *gen.Queries
 	w *gen.Queries
+	p *pipe
 	// wakes counts the items announced per notification key.
 	wakes map[string]int
 }
@@ -58,7 +59,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	}
 	defer conn.Release()
 	p := &pipe{conn: conn}
-	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p})}
+	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p}
 	if err := fn(t); err != nil {
 		p.rollback(ctx)
 		return err
