@@ -748,42 +748,54 @@ func (q *Queries) RequestCancel(ctx context.Context, arg RequestCancelParams) (R
 }
 
 const startInstance = `-- name: StartInstance :one
-INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
-VALUES ($1, $2, $3, $4, $5,
-        CASE WHEN $6::bigint > 0 THEN now() + $6::bigint * interval '1 millisecond' END)
-ON CONFLICT (namespace, instance_id) DO UPDATE SET
-    workflow_type = EXCLUDED.workflow_type,
-    task_queue = EXCLUDED.task_queue,
-    status = 'running',
-    execution_id = i.execution_id + 1,
-    input = EXCLUDED.input,
-    result = NULL,
-    error = NULL,
-    next_event_id = 1,
-    next_activity_id = 1,
-    next_timer_id = 1,
-    cancel_requested = false,
-    cancel_reason = NULL,
-    execution_deadline = EXCLUDED.execution_deadline,
-    lock_token = NULL,
-    locked_until = NULL,
-    locked_by = NULL,
-    task_failures = 0,
-    last_task_error = NULL,
-    created_at = now(),
-    updated_at = now(),
-    completed_at = NULL
-WHERE i.status <> 'running'
-RETURNING execution_id, status
+WITH i AS (
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
+    VALUES ($3, $4, $5, $6, $7,
+            CASE WHEN $8::bigint > 0 THEN now() + $8::bigint * interval '1 millisecond' END)
+    ON CONFLICT (namespace, instance_id) DO UPDATE SET
+        workflow_type = EXCLUDED.workflow_type,
+        task_queue = EXCLUDED.task_queue,
+        status = 'running',
+        execution_id = i.execution_id + 1,
+        input = EXCLUDED.input,
+        result = NULL,
+        error = NULL,
+        next_event_id = 1,
+        next_activity_id = 1,
+        next_timer_id = 1,
+        cancel_requested = false,
+        cancel_reason = NULL,
+        execution_deadline = EXCLUDED.execution_deadline,
+        lock_token = NULL,
+        locked_until = NULL,
+        locked_by = NULL,
+        task_failures = 0,
+        last_task_error = NULL,
+        created_at = now(),
+        updated_at = now(),
+        completed_at = NULL
+    WHERE i.status <> 'running'
+    RETURNING i.execution_id, i.status
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    SELECT $3, $4, i.execution_id, $6, 'WorkflowStarted',
+           $9::jsonb
+    FROM i
+)
+SELECT i.execution_id, i.status
+FROM i CROSS JOIN LATERAL (SELECT pg_notify($1::text, $2::text)) n
 `
 
 type StartInstanceParams struct {
+	Channel      string
+	Wake         string
 	Namespace    string
 	InstanceID   string
 	WorkflowType string
 	TaskQueue    string
 	Input        []byte
 	TimeoutMs    int64
+	Payload      []byte
 }
 
 type StartInstanceRow struct {
@@ -791,16 +803,23 @@ type StartInstanceRow struct {
 	Status      string
 }
 
-// Creates an instance, or restarts a finished one as its next execution.
-// No row comes back when a running instance holds the id.
+// Creates an instance, or restarts a finished one as its next execution,
+// with its start message (payload: the WorkflowStarted event), and wakes
+// the queue's pollers (wake: the queue's notification) — one statement,
+// atomic on its own, so that a start is one round trip and one commit.
+// No row comes back, and nothing is written, when a running instance holds
+// the id.
 func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (StartInstanceRow, error) {
 	row := q.db.QueryRow(ctx, startInstance,
+		arg.Channel,
+		arg.Wake,
 		arg.Namespace,
 		arg.InstanceID,
 		arg.WorkflowType,
 		arg.TaskQueue,
 		arg.Input,
 		arg.TimeoutMs,
+		arg.Payload,
 	)
 	var i StartInstanceRow
 	err := row.Scan(&i.ExecutionID, &i.Status)

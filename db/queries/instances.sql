@@ -1,33 +1,46 @@
 -- name: StartInstance :one
--- Creates an instance, or restarts a finished one as its next execution.
--- No row comes back when a running instance holds the id.
-INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
-VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
-        CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END)
-ON CONFLICT (namespace, instance_id) DO UPDATE SET
-    workflow_type = EXCLUDED.workflow_type,
-    task_queue = EXCLUDED.task_queue,
-    status = 'running',
-    execution_id = i.execution_id + 1,
-    input = EXCLUDED.input,
-    result = NULL,
-    error = NULL,
-    next_event_id = 1,
-    next_activity_id = 1,
-    next_timer_id = 1,
-    cancel_requested = false,
-    cancel_reason = NULL,
-    execution_deadline = EXCLUDED.execution_deadline,
-    lock_token = NULL,
-    locked_until = NULL,
-    locked_by = NULL,
-    task_failures = 0,
-    last_task_error = NULL,
-    created_at = now(),
-    updated_at = now(),
-    completed_at = NULL
-WHERE i.status <> 'running'
-RETURNING execution_id, status;
+-- Creates an instance, or restarts a finished one as its next execution,
+-- with its start message (payload: the WorkflowStarted event), and wakes
+-- the queue's pollers (wake: the queue's notification) — one statement,
+-- atomic on its own, so that a start is one round trip and one commit.
+-- No row comes back, and nothing is written, when a running instance holds
+-- the id.
+WITH i AS (
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
+    VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
+            CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END)
+    ON CONFLICT (namespace, instance_id) DO UPDATE SET
+        workflow_type = EXCLUDED.workflow_type,
+        task_queue = EXCLUDED.task_queue,
+        status = 'running',
+        execution_id = i.execution_id + 1,
+        input = EXCLUDED.input,
+        result = NULL,
+        error = NULL,
+        next_event_id = 1,
+        next_activity_id = 1,
+        next_timer_id = 1,
+        cancel_requested = false,
+        cancel_reason = NULL,
+        execution_deadline = EXCLUDED.execution_deadline,
+        lock_token = NULL,
+        locked_until = NULL,
+        locked_by = NULL,
+        task_failures = 0,
+        last_task_error = NULL,
+        created_at = now(),
+        updated_at = now(),
+        completed_at = NULL
+    WHERE i.status <> 'running'
+    RETURNING i.execution_id, i.status
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    SELECT sqlc.arg(namespace), sqlc.arg(instance_id), i.execution_id, sqlc.arg(task_queue), 'WorkflowStarted',
+           sqlc.arg(payload)::jsonb
+    FROM i
+)
+SELECT i.execution_id, i.status
+FROM i CROSS JOIN LATERAL (SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(wake)::text)) n;
 
 -- name: GetInstance :one
 SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);

@@ -72,28 +72,22 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 	if id == "" {
 		id = uuid.NewString()
 	}
-	var out api.StartWorkflowResponse
-	err := s.inTx(ctx, func(t *txn) error {
-		row, err := t.q.StartInstance(ctx, gen.StartInstanceParams{
-			Namespace: ns, InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
-			Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()),
-		})
-		if noRows(err) {
-			return ErrAlreadyRunning
-		}
-		if err != nil {
-			return fmt.Errorf("start instance: %w", err)
-		}
-		exec := row.ExecutionID
-		ev := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
-			TaskQueue: req.TaskQueue, Input: req.Input}
-		if err := s.enqueueTo(ctx, t, ns, id, req.TaskQueue, []outMessage{eventMessage(id, &exec, ev, 0)}); err != nil {
-			return err
-		}
-		out = api.StartWorkflowResponse{InstanceID: id, ExecutionID: exec, Status: row.Status}
-		return nil
+	// One statement, atomic by itself: the instance, its start message and
+	// the wake-up of its queue's pollers, in one round trip.
+	start := eventMessage(id, nil, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
+		TaskQueue: req.TaskQueue, Input: req.Input}, 0)
+	row, err := gen.New(s.pool).StartInstance(ctx, gen.StartInstanceParams{
+		Namespace: ns, InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
+		Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: start.Payload,
+		Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, req.TaskQueue), 1),
 	})
-	return out, err
+	if noRows(err) {
+		return api.StartWorkflowResponse{}, ErrAlreadyRunning
+	}
+	if err != nil {
+		return api.StartWorkflowResponse{}, fmt.Errorf("start instance: %w", err)
+	}
+	return api.StartWorkflowResponse{InstanceID: id, ExecutionID: row.ExecutionID, Status: row.Status}, nil
 }
 
 func toWorkflow(i gen.Instance) api.Workflow {
