@@ -18,17 +18,10 @@ import (
 	"github.com/tetherhq/tether/server/store"
 )
 
-// workerQueueUpdates returns worker_queue's update counters: all updates
-// and HOT ones. A backend publishes its statistics when it flushes them,
-// at most once a second by itself: every idle connection of the pool is
-// made to flush first (the store's statements ran on them).
-func workerQueueUpdates(t *testing.T, pool *pgxpool.Pool) (upd, hot int64) {
-	t.Helper()
-	return tableUpdates(t, pool, "worker_queue")
-}
-
 // tableUpdates returns a table's update counters: all updates and HOT
-// ones (see workerQueueUpdates).
+// ones. A backend publishes its statistics when it flushes them, at most
+// once a second by itself: every idle connection of the pool is made to
+// flush first (the store's statements ran on them).
 func tableUpdates(t *testing.T, pool *pgxpool.Pool, table string) (upd, hot int64) {
 	t.Helper()
 	for _, c := range pool.AcquireAllIdle(ctxT(t)) {
@@ -83,10 +76,10 @@ func TestCancel_HeldFlagIsHOT(t *testing.T) {
 	held := holdAll(t, s, n)
 	m(s.CancelWorkflow(ctxT(t), ns, "hot", "stop"))(t)
 	turn := fetchTurn(t, s)
-	upd0, hot0 := workerQueueUpdates(t, pool)
+	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
-	upd1, hot1 := workerQueueUpdates(t, pool)
+	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancel updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
 	}
@@ -120,9 +113,9 @@ func TestCancel_HeldSelectLosersFlagIsHOT(t *testing.T) {
 	holdAll(t, s, n)
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "hot-sel", "go", nil))
 	turn := fetchTurn(t, s)
-	upd0, hot0 := workerQueueUpdates(t, pool)
+	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}))(t)
-	upd1, hot1 := workerQueueUpdates(t, pool)
+	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancels updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
 	}
@@ -185,7 +178,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 			WHERE GREATEST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) >= now()`).Scan(&pending))
 		return pending == 0
 	})
-	upd0, _ := workerQueueUpdates(t, pool)
+	upd0, _ := tableUpdates(t, pool, "worker_queue")
 	res := m(s.Sweep(ctxT(t)))(t)
 	want := map[string]int{"start_to_close": 1, "heartbeat": 1, "schedule_to_close": 1}
 	if !maps.Equal(res.Timeouts, want) {
@@ -196,14 +189,14 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 	}
 	// One update per attempt: the three timeouts flag theirs, and the three
 	// cancelled attempts have their deadlines cleared, once.
-	upd1, _ := workerQueueUpdates(t, pool)
+	upd1, _ := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != 6 {
 		t.Fatalf("the sweep updated %d rows of worker_queue, want 6", upd1-upd0)
 	}
 	if res := m(s.Sweep(ctxT(t)))(t); len(res.Timeouts) != 0 {
 		t.Fatalf("a second sweep timed out %v", res.Timeouts)
 	}
-	if upd2, _ := workerQueueUpdates(t, pool); upd2 != upd1 {
+	if upd2, _ := tableUpdates(t, pool, "worker_queue"); upd2 != upd1 {
 		t.Fatalf("a second sweep updated %d rows of worker_queue, want none", upd2-upd1)
 	}
 	for _, id := range []int64{2, 4, 6} {

@@ -191,7 +191,7 @@ func TestEager_ClaimedAttemptIsInsertedHeld(t *testing.T) {
 	s := store.New(pool, store.Options{})
 	start(t, s, "eager-held")
 	turn := fetchTurn(t, s)
-	upd0, _ := workerQueueUpdates(t, pool)
+	upd0, _ := tableUpdates(t, pool, "worker_queue")
 	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{
 			scheduleWith(1, api.ActivityOptions{StartToCloseTimeout: api.Duration(time.Minute),
@@ -203,7 +203,7 @@ func TestEager_ClaimedAttemptIsInsertedHeld(t *testing.T) {
 	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 {
 		t.Fatalf("eager tasks = %+v, want activity 1", resp.ActivityTasks)
 	}
-	if upd1, _ := workerQueueUpdates(t, pool); upd1 != upd0 {
+	if upd1, _ := tableUpdates(t, pool, "worker_queue"); upd1 != upd0 {
 		t.Fatalf("the eager claim updated %d rows of worker_queue, want none", upd1-upd0)
 	}
 	var (

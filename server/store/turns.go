@@ -90,18 +90,19 @@ func activityDone(ctx context.Context, q *gen.Queries, ns, id string, exec int64
 	return done, nil
 }
 
-// needsAllActivities: the turn consumes a cancel request or ends the
-// execution, so every outstanding activity is cancelled.
-func needsAllActivities(msgs []engine.Message, cmds []api.Command) bool {
+// consumesCancelRequest reports whether the turn's messages carry a
+// cancel request: every outstanding activity is then cancelled.
+func consumesCancelRequest(msgs []engine.Message) bool {
 	for _, m := range msgs {
 		if m.Event.Kind == api.EventCancelRequested {
 			return true
 		}
 	}
-	return endsExecution(cmds)
+	return false
 }
 
-// endsExecution reports whether the commands end the execution.
+// endsExecution reports whether the commands end the execution: every
+// outstanding activity is then cancelled.
 func endsExecution(cmds []api.Command) bool {
 	for _, c := range cmds {
 		switch c.Type {
@@ -464,7 +465,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 		// activities it names. GetLockedTurn read what was known before
 		// the messages: a cancel request among them is the one case left.
 		var done engine.ActivityDone
-		if !all && needsAllActivities(msgs, req.Commands) {
+		if !all && consumesCancelRequest(msgs) {
 			done, err = activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
 		} else {
 			done, err = parseActivityStates(locked.ActivityStates)

@@ -74,11 +74,11 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 	}
 	// One statement, atomic by itself: the instance, its start message and
 	// the wake-up of its queue's pollers, in one round trip.
-	start := eventMessage(id, nil, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
-		TaskQueue: req.TaskQueue, Input: req.Input}, 0)
+	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
+		TaskQueue: req.TaskQueue, Input: req.Input}
 	row, err := gen.New(s.pool).StartInstance(ctx, gen.StartInstanceParams{
 		Namespace: ns, InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
-		Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: start.Payload,
+		Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: mustJSON(started),
 		Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, req.TaskQueue), 1),
 	})
 	if noRows(err) {
