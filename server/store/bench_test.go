@@ -266,3 +266,51 @@ func BenchmarkMassCancel10000(b *testing.B) {
 	}
 	b.ReportMetric(float64(stmts), "statements")
 }
+
+// BenchmarkAckTurns: acks of turns that each schedule one activity
+// (claimed eagerly), by 1 and by 8 concurrent ackers; the turns are
+// fetched (and held) before the clock starts. Each op is one ack.
+func BenchmarkAckTurns(b *testing.B) {
+	for _, ackers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("ackers=%d", ackers), func(b *testing.B) {
+			s, pool := tracedStore(b, nil)
+			ctx := context.Background()
+			per := max(b.N/ackers, 1)
+			turns := make([]*api.WorkflowTask, 0, per*ackers)
+			for i := range per * ackers {
+				if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{InstanceID: fmt.Sprintf("wf-%d", i), WorkflowType: "wf", TaskQueue: "q"}); err != nil {
+					b.Fatal(err)
+				}
+				tk, err := s.FetchWorkflowTask(ctx, ns, "q", "w", time.Minute)
+				if err != nil || tk == nil {
+					b.Fatal(err)
+				}
+				turns = append(turns, tk)
+			}
+			// As the sweeper would have done on a server (statistics).
+			if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
+				b.Fatal(err)
+			}
+			req := api.CompleteWorkflowTaskRequest{
+				Commands:        schedule(1),
+				EagerActivities: &api.EagerActivities{Max: 1, TaskQueues: []string{"q"}, LockFor: api.Duration(time.Minute)},
+			}
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for a := range ackers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for _, tk := range turns[a*per : (a+1)*per] {
+						if _, err := s.CompleteWorkflowTask(ctx, ns, tk.LockToken, req); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(per*ackers)/b.Elapsed().Seconds(), "acks/s")
+		})
+	}
+}

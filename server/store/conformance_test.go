@@ -733,3 +733,24 @@ func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
 	start(t, s, "race2")
 	must0(t, s.SignalWorkflow(ctx, ns, "race2", "ok", nil))
 }
+
+// Goal: turns in flight never hide new work — with more turns held than
+// the fetch looks at (1 000 candidate messages), the next fetch still
+// finds the instance that has a message nobody holds.
+func TestFetch_HeldTurnsDoNotHideNewWork(t *testing.T) {
+	s := newStore(t)
+	const held = 1001
+	for i := range held {
+		start(t, s, fmt.Sprintf("held-%04d", i))
+	}
+	for range held {
+		if task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", time.Minute))(t); task == nil {
+			t.Fatal("a started instance was not fetched")
+		}
+	}
+	start(t, s, "new")
+	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	if task == nil || task.InstanceID != "new" {
+		t.Fatalf("fetch after %d held turns: %+v, want the turn of instance new", held, task)
+	}
+}
