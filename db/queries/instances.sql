@@ -123,11 +123,12 @@ FROM inst;
 -- of the activities they name (jsonb, activity id → done). Candidates
 -- come from the queue's dequeue index in order; each is locked by primary
 -- key (LATERAL … FOR UPDATE SKIP LOCKED), so that the plan never scans the
--- instances. Messages a live turn holds (their lock_token is its
--- instance's, not expired) are no candidates: however many turns are in
--- flight, the first 1 000 candidates are messages no live turn has taken
--- (those of an expired turn are, so that its turn is delivered again).
--- The check is a scalar subquery, a key probe per held message: as NOT
+-- instances. Messages of an instance a live turn holds (locked_until not
+-- passed) are no candidates — the turn's own and those that arrived
+-- during it: however many turns are in flight and however many messages
+-- wait for them, the first 1 000 candidates are messages of instances free
+-- to take (an expired turn's instance is, so that its turn is delivered
+-- again). The check is a scalar subquery, a key probe per message: as NOT
 -- EXISTS the planner may make it an anti-join over all instances.
 WITH inst AS (
     UPDATE instances i
@@ -140,10 +141,9 @@ WITH inst AS (
             SELECT q.namespace, q.instance_id
             FROM orchestrator_queue q
             WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-              AND (q.lock_token IS NULL OR NOT COALESCE((
+              AND NOT COALESCE((
                   SELECT ix.locked_until >= now() FROM instances ix
-                  WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id
-                    AND ix.lock_token = q.lock_token), false))
+                  WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
             ORDER BY q.visible_at
             LIMIT 1000
         ) q

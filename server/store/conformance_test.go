@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -752,5 +753,22 @@ func TestFetch_HeldTurnsDoNotHideNewWork(t *testing.T) {
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
 	if task == nil || task.InstanceID != "new" {
 		t.Fatalf("fetch after %d held turns: %+v, want the turn of instance new", held, task)
+	}
+}
+
+// Goal: messages waiting for a held instance never hide new work — with
+// more signals queued for an instance whose turn runs than the fetch looks
+// at, the next fetch still finds the instance that is free.
+func TestFetch_MessagesForAHeldInstanceDoNotHideNewWork(t *testing.T) {
+	s := newStore(t)
+	start(t, s, "busy")
+	fetchTurn(t, s)
+	for i := range 1001 {
+		must0(t, s.SignalWorkflow(ctxT(t), ns, "busy", "ping", json.RawMessage(strconv.Itoa(i))))
+	}
+	start(t, s, "free")
+	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	if task == nil || task.InstanceID != "free" {
+		t.Fatalf("fetch with 1 001 signals waiting for a held instance: %+v, want the turn of instance free", task)
 	}
 }
