@@ -54,27 +54,22 @@ func (q *Queries) ActivityStates(ctx context.Context, arg ActivityStatesParams) 
 
 const appendEvents = `-- name: AppendEvents :exec
 INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
-SELECT $1, $2, $3, e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,
+SELECT $1, e.instance_id, e.execution_id, e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,
        COALESCE(e.created_at, now())
-FROM jsonb_to_recordset($4::jsonb)
-    AS e(event_id bigint, kind text, activity_id bigint, timer_id bigint, payload jsonb, created_at timestamptz)
+FROM jsonb_to_recordset($2::jsonb)
+    AS e(instance_id text, execution_id bigint, event_id bigint, kind text, activity_id bigint, timer_id bigint,
+         payload jsonb, created_at timestamptz)
 `
 
 type AppendEventsParams struct {
-	Namespace   string
-	InstanceID  string
-	ExecutionID int64
-	Events      []byte
+	Namespace string
+	Events    []byte
 }
 
-// Appends a turn's events in one statement. created_at NULL means now().
+// Appends the events of one or more turns in one statement. created_at
+// NULL means now().
 func (q *Queries) AppendEvents(ctx context.Context, arg AppendEventsParams) error {
-	_, err := q.db.Exec(ctx, appendEvents,
-		arg.Namespace,
-		arg.InstanceID,
-		arg.ExecutionID,
-		arg.Events,
-	)
+	_, err := q.db.Exec(ctx, appendEvents, arg.Namespace, arg.Events)
 	return err
 }
 

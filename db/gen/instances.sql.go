@@ -67,55 +67,39 @@ func (q *Queries) FailInstanceTurn(ctx context.Context, arg FailInstanceTurnPara
 	return err
 }
 
-const finishTurn = `-- name: FinishTurn :exec
+const finishTurns = `-- name: FinishTurns :exec
 UPDATE instances
-SET status = $1,
-    execution_id = $2,
-    workflow_type = $3,
-    input = $4,
-    result = $5,
-    error = $6,
-    next_event_id = $7,
-    next_activity_id = $8,
-    next_timer_id = $9,
-    completed_at = CASE WHEN $1::text = 'running' THEN NULL ELSE now() END,
-    sticky_worker_id = CASE WHEN $1::text = 'running' AND $2 = execution_id
-                            THEN locked_by END,
+SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
+    execution_id = ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
+    workflow_type = ($1::jsonb -> instances.instance_id ->> 'workflow_type'),
+    input = ($1::jsonb -> instances.instance_id -> 'input' -> 'v'),
+    result = ($1::jsonb -> instances.instance_id -> 'result' -> 'v'),
+    error = ($1::jsonb -> instances.instance_id -> 'error' -> 'v'),
+    next_event_id = ($1::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
+    next_activity_id = ($1::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
+    next_timer_id = ($1::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
+    completed_at = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    sticky_worker_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' AND ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
+                            THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()
-WHERE namespace = $10 AND instance_id = $11
+WHERE instances.namespace = $2 AND instances.instance_id = ANY($3::text[])
 `
 
-type FinishTurnParams struct {
-	Status         string
-	ExecutionID    int64
-	WorkflowType   string
-	Input          []byte
-	Result         []byte
-	Error          []byte
-	NextEventID    int64
-	NextActivityID int64
-	NextTimerID    int64
-	Namespace      string
-	InstanceID     string
+type FinishTurnsParams struct {
+	Turns       []byte
+	Namespace   string
+	InstanceIds []string
 }
 
-// Writes the instance after a turn and releases its lock.
-func (q *Queries) FinishTurn(ctx context.Context, arg FinishTurnParams) error {
-	_, err := q.db.Exec(ctx, finishTurn,
-		arg.Status,
-		arg.ExecutionID,
-		arg.WorkflowType,
-		arg.Input,
-		arg.Result,
-		arg.Error,
-		arg.NextEventID,
-		arg.NextActivityID,
-		arg.NextTimerID,
-		arg.Namespace,
-		arg.InstanceID,
-	)
+// Writes the instances of one or more acknowledged turns and releases their
+// locks: each instance named in instance_ids gets the fields of
+// turns[instance_id]. input, result and error are boxed as {"v": value},
+// so that a JSON null value stays a jsonb null and an absent box is SQL
+// NULL. Instances are found by key (= ANY of the ids).
+func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error {
+	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
 	return err
 }
 
@@ -257,7 +241,7 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 	return i, err
 }
 
-const getLockedTurn = `-- name: GetLockedTurn :one
+const getLockedTurns = `-- name: GetLockedTurns :many
 SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
@@ -268,7 +252,7 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                  FROM (SELECT h.activity_id,
                               bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
                        FROM history h
-                       WHERE NOT $1::boolean
+                       WHERE NOT COALESCE(($1::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
@@ -276,85 +260,95 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                              WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
-                             SELECT unnest($2::bigint[]))
+                             SELECT jsonb_array_elements_text($1::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
                               bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
                        FROM history h
-                       WHERE $1::boolean
+                       WHERE COALESCE(($1::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM instances
-WHERE instances.namespace = $3 AND instances.instance_id = $4
-  AND instances.lock_token = $5
+WHERE instances.namespace = $2 AND instances.instance_id = ANY($3::text[])
+  AND instances.lock_token = ($1::jsonb -> instances.instance_id ->> 'lock_token')::uuid
   AND instances.locked_until > now()
+ORDER BY instances.instance_id
 FOR UPDATE
 `
 
-type GetLockedTurnParams struct {
-	AllActivities bool
-	ActivityIds   []int64
-	Namespace     string
-	InstanceID    string
-	LockToken     *uuid.UUID
+type GetLockedTurnsParams struct {
+	Turns       []byte
+	Namespace   string
+	InstanceIds []string
 }
 
-type GetLockedTurnRow struct {
+type GetLockedTurnsRow struct {
 	Instance       Instance
 	TxTime         time.Time
 	Messages       []byte
 	ActivityStates []byte
 }
 
-// The ack's first step, in one round trip: the instance whose lock the
-// token still holds (locked), the transaction's time (what now() is in
-// every statement of the ack), the turn's messages in id order, and the
-// state of each activity the messages or activity_ids name — of every
-// activity of the execution with all_activities (a turn that ends it) —
-// (its id → done: completed, failed or cancel-requested; absent: never
-// scheduled in this execution).
-func (q *Queries) GetLockedTurn(ctx context.Context, arg GetLockedTurnParams) (GetLockedTurnRow, error) {
-	row := q.db.QueryRow(ctx, getLockedTurn,
-		arg.AllActivities,
-		arg.ActivityIds,
-		arg.Namespace,
-		arg.InstanceID,
-		arg.LockToken,
-	)
-	var i GetLockedTurnRow
-	err := row.Scan(
-		&i.Instance.Namespace,
-		&i.Instance.InstanceID,
-		&i.Instance.WorkflowType,
-		&i.Instance.TaskQueue,
-		&i.Instance.Status,
-		&i.Instance.ExecutionID,
-		&i.Instance.Input,
-		&i.Instance.Result,
-		&i.Instance.Error,
-		&i.Instance.NextEventID,
-		&i.Instance.NextActivityID,
-		&i.Instance.NextTimerID,
-		&i.Instance.CancelRequested,
-		&i.Instance.CancelReason,
-		&i.Instance.ExecutionTimeout,
-		&i.Instance.ExecutionDeadline,
-		&i.Instance.LockToken,
-		&i.Instance.LockedUntil,
-		&i.Instance.LockedBy,
-		&i.Instance.StickyWorkerID,
-		&i.Instance.TaskFailures,
-		&i.Instance.LastTaskError,
-		&i.Instance.CreatedAt,
-		&i.Instance.UpdatedAt,
-		&i.Instance.CompletedAt,
-		&i.TxTime,
-		&i.Messages,
-		&i.ActivityStates,
-	)
-	return i, err
+// The first step of an ack of one or more turns, in one round trip: of the
+// instances named in instance_ids, those whose lock the token in
+// turns[instance_id].lock_token still holds — each locked, in id order —
+// with the transaction's time (what now() is in every statement of the
+// ack), the turn's messages in id order, and the state of each activity
+// the messages or turns[instance_id].activity_ids name — of every activity
+// of the execution with turns[instance_id].all (a turn that ends it) — (its
+// id → done: completed, failed or cancel-requested; absent: never
+// scheduled in this execution). A turn whose lock is lost has no row.
+// Instances are found by key (= ANY of the ids), whatever the statistics
+// of the table say.
+func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) ([]GetLockedTurnsRow, error) {
+	rows, err := q.db.Query(ctx, getLockedTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []GetLockedTurnsRow{}
+	for rows.Next() {
+		var i GetLockedTurnsRow
+		if err := rows.Scan(
+			&i.Instance.Namespace,
+			&i.Instance.InstanceID,
+			&i.Instance.WorkflowType,
+			&i.Instance.TaskQueue,
+			&i.Instance.Status,
+			&i.Instance.ExecutionID,
+			&i.Instance.Input,
+			&i.Instance.Result,
+			&i.Instance.Error,
+			&i.Instance.NextEventID,
+			&i.Instance.NextActivityID,
+			&i.Instance.NextTimerID,
+			&i.Instance.CancelRequested,
+			&i.Instance.CancelReason,
+			&i.Instance.ExecutionTimeout,
+			&i.Instance.ExecutionDeadline,
+			&i.Instance.LockToken,
+			&i.Instance.LockedUntil,
+			&i.Instance.LockedBy,
+			&i.Instance.StickyWorkerID,
+			&i.Instance.TaskFailures,
+			&i.Instance.LastTaskError,
+			&i.Instance.CreatedAt,
+			&i.Instance.UpdatedAt,
+			&i.Instance.CompletedAt,
+			&i.TxTime,
+			&i.Messages,
+			&i.ActivityStates,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listInstances = `-- name: ListInstances :many

@@ -14,38 +14,44 @@ import (
 
 const consumeMessages = `-- name: ConsumeMessages :exec
 WITH d AS (
-    DELETE FROM orchestrator_queue
-    WHERE namespace = $3 AND instance_id = $4 AND lock_token = $5
+    DELETE FROM orchestrator_queue q
+    WHERE q.namespace = $3 AND q.instance_id = ANY($4::text[])
+      AND q.lock_token = ($2::jsonb -> q.instance_id ->> 'lock_token')::uuid
 )
-SELECT pg_notify($1::text, $2::text)
-WHERE EXISTS (
-    SELECT 1 FROM orchestrator_queue q
-    WHERE q.namespace = $3 AND q.instance_id = $4
-      AND q.visible_at <= now() AND (q.lock_token IS NULL OR q.lock_token <> $5)
-)
+SELECT pg_notify($1::text, CASE WHEN w.n > 1 THEN w.wake || '#' || w.n ELSE w.wake END)
+FROM (
+    SELECT $2::jsonb -> x.instance_id ->> 'wake' AS wake, count(*) AS n
+    FROM (SELECT DISTINCT q.instance_id FROM orchestrator_queue q
+          WHERE q.namespace = $3 AND q.instance_id = ANY($4::text[])
+            AND q.visible_at <= now()
+            AND (q.lock_token IS NULL
+                 OR q.lock_token <> ($2::jsonb -> q.instance_id ->> 'lock_token')::uuid)) x
+    GROUP BY 1
+) w
 `
 
 type ConsumeMessagesParams struct {
-	Channel    string
-	Wake       string
-	Namespace  string
-	InstanceID string
-	LockToken  *uuid.UUID
+	Channel     string
+	Turns       []byte
+	Namespace   string
+	InstanceIds []string
 }
 
-// Deletes a turn's consumed messages and, when the instance has other
-// visible messages (arrived during the turn, whose own wake-up found the
-// instance locked), announces its next turn: wake is the notification of
-// the instance's workflow queue. No answer to wait for: the statement
+// Deletes the consumed messages of one or more turns — of each instance
+// named in instance_ids, those locked by turns[instance_id].lock_token —
+// and, for each instance that has other visible messages (arrived during
+// its turn, whose own wake-up found it locked), announces its next turn on
+// turns[instance_id].wake, the notification key of its workflow queue: one
+// notification per key, carrying the count as NotificationPayload does
+// ("key" for one, "key#n" for n). No answer to wait for: the statement
 // travels with the COMMIT. The rows the DELETE removes are still in this
 // statement's snapshot, hence the lock_token filter.
 func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) error {
 	_, err := q.db.Exec(ctx, consumeMessages,
 		arg.Channel,
-		arg.Wake,
+		arg.Turns,
 		arg.Namespace,
-		arg.InstanceID,
-		arg.LockToken,
+		arg.InstanceIds,
 	)
 	return err
 }
@@ -93,16 +99,18 @@ func (q *Queries) DeleteExecutionMessages(ctx context.Context, arg DeleteExecuti
 }
 
 const deleteInstanceMessages = `-- name: DeleteInstanceMessages :exec
-DELETE FROM orchestrator_queue WHERE namespace = $1 AND instance_id = $2
+DELETE FROM orchestrator_queue
+WHERE namespace = $1 AND instance_id = ANY($2::text[])
 `
 
 type DeleteInstanceMessagesParams struct {
-	Namespace  string
-	InstanceID string
+	Namespace   string
+	InstanceIds []string
 }
 
+// Every message of the instances (finished or deleted).
 func (q *Queries) DeleteInstanceMessages(ctx context.Context, arg DeleteInstanceMessagesParams) error {
-	_, err := q.db.Exec(ctx, deleteInstanceMessages, arg.Namespace, arg.InstanceID)
+	_, err := q.db.Exec(ctx, deleteInstanceMessages, arg.Namespace, arg.InstanceIds)
 	return err
 }
 
@@ -233,30 +241,6 @@ func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (s
 	return task_queue, err
 }
 
-const hasUnconsumedSignals = `-- name: HasUnconsumedSignals :one
-SELECT EXISTS (
-    SELECT 1 FROM orchestrator_queue q
-    WHERE q.namespace = $1 AND q.instance_id = $2
-      AND q.kind = 'SignalReceived' AND q.visible_at <= now()
-      AND (q.lock_token IS NULL OR q.lock_token <> $3)
-)::boolean AS pending
-`
-
-type HasUnconsumedSignalsParams struct {
-	Namespace  string
-	InstanceID string
-	LockToken  *uuid.UUID
-}
-
-// Whether signals arrived for the instance after its turn was fetched: a
-// turn that would end the workflow must see them first.
-func (q *Queries) HasUnconsumedSignals(ctx context.Context, arg HasUnconsumedSignalsParams) (bool, error) {
-	row := q.db.QueryRow(ctx, hasUnconsumedSignals, arg.Namespace, arg.InstanceID, arg.LockToken)
-	var pending bool
-	err := row.Scan(&pending)
-	return pending, err
-}
-
 const nextWorkflowWake = `-- name: NextWorkflowWake :one
 SELECT visible_at FROM orchestrator_queue
 WHERE namespace = $1 AND task_queue = $2 AND visible_at > now()
@@ -288,6 +272,43 @@ type NotifyParams struct {
 func (q *Queries) Notify(ctx context.Context, arg NotifyParams) error {
 	_, err := q.db.Exec(ctx, notify, arg.Channel, arg.Keys)
 	return err
+}
+
+const pendingSignals = `-- name: PendingSignals :many
+SELECT DISTINCT q.instance_id
+FROM orchestrator_queue q
+WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
+  AND q.kind = 'SignalReceived' AND q.visible_at <= now()
+  AND (q.lock_token IS NULL OR q.lock_token <> ($3::jsonb ->> q.instance_id)::uuid)
+`
+
+type PendingSignalsParams struct {
+	Namespace   string
+	InstanceIds []string
+	LockTokens  []byte
+}
+
+// Of the instances named in instance_ids, those to which signals arrived
+// after their turn (lock_tokens[instance_id], a jsonb object) was fetched:
+// a turn that would end the workflow must see them first.
+func (q *Queries) PendingSignals(ctx context.Context, arg PendingSignalsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, pendingSignals, arg.Namespace, arg.InstanceIds, arg.LockTokens)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var instance_id string
+		if err := rows.Scan(&instance_id); err != nil {
+			return nil, err
+		}
+		items = append(items, instance_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const relaxCommit = `-- name: RelaxCommit :exec

@@ -109,21 +109,24 @@ func (q *Queries) DeleteCancelledUnlocked(ctx context.Context, arg DeleteCancell
 }
 
 const dropUnheldExecutionAttempts = `-- name: DropUnheldExecutionAttempts :execrows
-DELETE FROM worker_queue
-WHERE namespace = $1 AND instance_id = $2
-  AND execution_id = $3 AND lock_token IS NULL
+DELETE FROM worker_queue w
+WHERE w.namespace = $1 AND w.instance_id = ANY($2::text[])
+  AND w.execution_id = ($3::jsonb -> w.instance_id ->> 'execution_id')::bigint
+  AND w.lock_token IS NULL
 `
 
 type DropUnheldExecutionAttemptsParams struct {
 	Namespace   string
-	InstanceID  string
-	ExecutionID int64
+	InstanceIds []string
+	Executions  []byte
 }
 
-// A workflow-wide cancel: attempts nobody holds have nobody to tell, so
-// they are removed (they never start) rather than flagged.
+// A workflow-wide cancel of executions — of each instance named in
+// instance_ids, execution executions[instance_id].execution_id: attempts
+// nobody holds have nobody to tell, so they are removed (they never start)
+// rather than flagged.
 func (q *Queries) DropUnheldExecutionAttempts(ctx context.Context, arg DropUnheldExecutionAttemptsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, dropUnheldExecutionAttempts, arg.Namespace, arg.InstanceID, arg.ExecutionID)
+	result, err := q.db.Exec(ctx, dropUnheldExecutionAttempts, arg.Namespace, arg.InstanceIds, arg.Executions)
 	if err != nil {
 		return 0, err
 	}
@@ -460,44 +463,44 @@ func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]Wor
 
 const flagExecution = `-- name: FlagExecution :exec
 WITH u AS (
-    UPDATE worker_queue
+    UPDATE worker_queue w
     SET cancel_requested = true,
-        cancel_reason = COALESCE(cancel_reason, $3::text),
-        cancel_requested_at = COALESCE(cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN lock_token IS NULL THEN now() END
-    WHERE namespace = $4 AND instance_id = $5 AND execution_id = $6
-      AND NOT cancel_requested
-    RETURNING worker_id
+        cancel_reason = COALESCE(w.cancel_reason, $3::jsonb -> w.instance_id ->> 'reason'),
+        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+    WHERE w.namespace = $4 AND w.instance_id = ANY($5::text[])
+      AND w.execution_id = ($3::jsonb -> w.instance_id ->> 'execution_id')::bigint
+      AND NOT w.cancel_requested
+    RETURNING w.worker_id
 )
-SELECT pg_notify($1::text, $2::text || w.worker_id)
-FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) w
+SELECT pg_notify($1::text, $2::text || x.worker_id)
+FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) x
 `
 
 type FlagExecutionParams struct {
 	Channel     string
 	KeyPrefix   string
-	Reason      string
+	Executions  []byte
 	Namespace   string
-	InstanceID  string
-	ExecutionID int64
+	InstanceIds []string
 }
 
-// Flags every attempt of an execution cancelled (first reason wins) in one
-// predicate update, and notifies each worker holding a flagged attempt
-// (key_prefix || worker id: its cancel key), so that the statement needs no
-// answer and travels with the commit. The flag
-// of a held attempt changes no column that an index names (key or
-// predicate; cancelled_unheld_at stays NULL), so that it is a HOT update:
-// no index entry per row. Its deadlines stay: the sweeper skips cancelled
-// attempts.
+// Flags every attempt of executions — of each instance named in
+// instance_ids, execution executions[instance_id].execution_id, with
+// reason executions[instance_id].reason (first reason wins) — cancelled
+// in one predicate update, and notifies each worker holding a flagged
+// attempt (key_prefix || worker id: its cancel key), so that the statement
+// needs no answer and travels with the commit. The flag of a held attempt
+// changes no column that an index names (key or predicate;
+// cancelled_unheld_at stays NULL), so that it is a HOT update: no index
+// entry per row. Its deadlines stay: the sweeper skips cancelled attempts.
 func (q *Queries) FlagExecution(ctx context.Context, arg FlagExecutionParams) error {
 	_, err := q.db.Exec(ctx, flagExecution,
 		arg.Channel,
 		arg.KeyPrefix,
-		arg.Reason,
+		arg.Executions,
 		arg.Namespace,
-		arg.InstanceID,
-		arg.ExecutionID,
+		arg.InstanceIds,
 	)
 	return err
 }
@@ -654,12 +657,7 @@ func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) 
 }
 
 const insertAttemptsClaiming = `-- name: InsertAttemptsClaiming :many
-WITH ok AS (
-    SELECT NOT EXISTS (
-        SELECT 1 FROM workers k
-        WHERE k.namespace = $1 AND k.worker_id = $2 AND k.state <> 'active'
-    ) AS active
-), ins AS (
+WITH ins AS (
     INSERT INTO worker_queue (
         namespace, task_queue, instance_id, execution_id, activity_id, attempt,
         activity_type, workflow_type, workflow_task_queue, input, options,
@@ -677,21 +675,26 @@ WITH ok AS (
            COALESCE(a.schedule_to_close_deadline,
                     CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
            CASE WHEN c.claimed THEN gen_random_uuid() END,
-           CASE WHEN c.claimed THEN now() + $3::bigint * interval '1 millisecond' END,
-           CASE WHEN c.claimed THEN $2::text END,
+           CASE WHEN c.claimed THEN now() + a.claim_lock_ms * interval '1 millisecond' END,
+           CASE WHEN c.claimed THEN a.claim_worker END,
            CASE WHEN c.claimed THEN 1 ELSE 0 END,
            CASE WHEN c.claimed THEN now() END,
            CASE WHEN c.claimed AND a.start_to_close_ms > 0
                 THEN now() + a.start_to_close_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed AND a.heartbeat_timeout_ms > 0
                 THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END
-    FROM jsonb_to_recordset($4::jsonb) AS a(
+    FROM jsonb_to_recordset($2::jsonb) AS a(
         task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-        schedule_to_close_deadline timestamptz, claim boolean)
-    CROSS JOIN LATERAL (SELECT COALESCE(a.claim, false) AND (SELECT active FROM ok) AS claimed) c
+        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint)
+    CROSS JOIN LATERAL (
+        SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM workers k
+            WHERE k.namespace = $1 AND k.worker_id = a.claim_worker AND k.state <> 'active'
+        ) AS claimed
+    ) c
     RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
 )
 SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
@@ -701,13 +704,11 @@ SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attemp
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
        cancel_requested_at, last_error, cancelled_unheld_at
 FROM ins WHERE lock_token IS NOT NULL
-ORDER BY activity_id
+ORDER BY instance_id, activity_id
 `
 
 type InsertAttemptsClaimingParams struct {
 	Namespace string
-	WorkerID  string
-	LockMs    int64
 	Attempts  []byte
 }
 
@@ -746,20 +747,16 @@ type InsertAttemptsClaimingRow struct {
 	CancelledUnheldAt       *time.Time
 }
 
-// Eager dispatch: inserts a turn's attempts as InsertAttempts does, those
-// marked claim already held by the worker acknowledging the turn — locked,
-// bound and started exactly as FetchAttempts would leave them — unless that
+// Eager dispatch: inserts the attempts of one or more turns as
+// InsertAttempts does, those with a claim_worker already held by that
+// worker (the one acknowledging the turn) for claim_lock_ms — locked, bound
+// and started exactly as FetchAttempts would leave them — unless that
 // worker's session is no longer active; returns the attempts it claimed.
 // Claiming in the insert spares each such attempt an update: a new version
 // of the row with an entry in every index of the table (the claim changes
 // indexed columns, so it cannot be HOT).
 func (q *Queries) InsertAttemptsClaiming(ctx context.Context, arg InsertAttemptsClaimingParams) ([]InsertAttemptsClaimingRow, error) {
-	rows, err := q.db.Query(ctx, insertAttemptsClaiming,
-		arg.Namespace,
-		arg.WorkerID,
-		arg.LockMs,
-		arg.Attempts,
-	)
+	rows, err := q.db.Query(ctx, insertAttemptsClaiming, arg.Namespace, arg.Attempts)
 	if err != nil {
 		return nil, err
 	}

@@ -14,12 +14,14 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AN
 GROUP BY activity_id;
 
 -- name: AppendEvents :exec
--- Appends a turn's events in one statement. created_at NULL means now().
+-- Appends the events of one or more turns in one statement. created_at
+-- NULL means now().
 INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
-SELECT sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(execution_id), e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,
+SELECT sqlc.arg(namespace), e.instance_id, e.execution_id, e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,
        COALESCE(e.created_at, now())
 FROM jsonb_to_recordset(sqlc.arg(events)::jsonb)
-    AS e(event_id bigint, kind text, activity_id bigint, timer_id bigint, payload jsonb, created_at timestamptz);
+    AS e(instance_id text, execution_id bigint, event_id bigint, kind text, activity_id bigint, timer_id bigint,
+         payload jsonb, created_at timestamptz);
 
 -- name: CopyEvents :copyfrom
 -- Appends many events with the COPY protocol (large turns).

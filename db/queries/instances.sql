@@ -185,14 +185,18 @@ SELECT inst.*,
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM inst;
 
--- name: GetLockedTurn :one
--- The ack's first step, in one round trip: the instance whose lock the
--- token still holds (locked), the transaction's time (what now() is in
--- every statement of the ack), the turn's messages in id order, and the
--- state of each activity the messages or activity_ids name — of every
--- activity of the execution with all_activities (a turn that ends it) —
--- (its id → done: completed, failed or cancel-requested; absent: never
--- scheduled in this execution).
+-- name: GetLockedTurns :many
+-- The first step of an ack of one or more turns, in one round trip: of the
+-- instances named in instance_ids, those whose lock the token in
+-- turns[instance_id].lock_token still holds — each locked, in id order —
+-- with the transaction's time (what now() is in every statement of the
+-- ack), the turn's messages in id order, and the state of each activity
+-- the messages or turns[instance_id].activity_ids name — of every activity
+-- of the execution with turns[instance_id].all (a turn that ends it) — (its
+-- id → done: completed, failed or cancel-requested; absent: never
+-- scheduled in this execution). A turn whose lock is lost has no row.
+-- Instances are found by key (= ANY of the ids), whatever the statistics
+-- of the table say.
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
@@ -203,7 +207,7 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                  FROM (SELECT h.activity_id,
                               bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
                        FROM history h
-                       WHERE NOT sqlc.arg(all_activities)::boolean
+                       WHERE NOT COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
@@ -211,20 +215,21 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                              WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
-                             SELECT unnest(sqlc.arg(activity_ids)::bigint[]))
+                             SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
                               bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
                        FROM history h
-                       WHERE sqlc.arg(all_activities)::boolean
+                       WHERE COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM instances
-WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = sqlc.arg(instance_id)
-  AND instances.lock_token = sqlc.arg(lock_token)
+WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND instances.lock_token = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'lock_token')::uuid
   AND instances.locked_until > now()
+ORDER BY instances.instance_id
 FOR UPDATE;
 
 -- name: GetLockedInstance :one
@@ -245,25 +250,29 @@ SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id =
     task_failures = task_failures + 1, last_task_error = sqlc.arg(last_task_error), updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
--- name: FinishTurn :exec
--- Writes the instance after a turn and releases its lock.
+-- name: FinishTurns :exec
+-- Writes the instances of one or more acknowledged turns and releases their
+-- locks: each instance named in instance_ids gets the fields of
+-- turns[instance_id]. input, result and error are boxed as {"v": value},
+-- so that a JSON null value stays a jsonb null and an absent box is SQL
+-- NULL. Instances are found by key (= ANY of the ids).
 UPDATE instances
-SET status = sqlc.arg(status),
-    execution_id = sqlc.arg(execution_id),
-    workflow_type = sqlc.arg(workflow_type),
-    input = sqlc.arg(input),
-    result = sqlc.arg(result),
-    error = sqlc.arg(error),
-    next_event_id = sqlc.arg(next_event_id),
-    next_activity_id = sqlc.arg(next_activity_id),
-    next_timer_id = sqlc.arg(next_timer_id),
-    completed_at = CASE WHEN sqlc.arg(status)::text = 'running' THEN NULL ELSE now() END,
-    sticky_worker_id = CASE WHEN sqlc.arg(status)::text = 'running' AND sqlc.arg(execution_id) = execution_id
-                            THEN locked_by END,
+SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
+    execution_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
+    workflow_type = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'workflow_type'),
+    input = (sqlc.arg(turns)::jsonb -> instances.instance_id -> 'input' -> 'v'),
+    result = (sqlc.arg(turns)::jsonb -> instances.instance_id -> 'result' -> 'v'),
+    error = (sqlc.arg(turns)::jsonb -> instances.instance_id -> 'error' -> 'v'),
+    next_event_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
+    next_activity_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
+    next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
+    completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    sticky_worker_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' AND (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
+                            THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()
-WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = ANY(sqlc.arg(instance_ids)::text[]);
 
 -- name: DeleteInstance :one
 DELETE FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)

@@ -56,22 +56,30 @@ DELETE FROM orchestrator_queue
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);
 
 -- name: ConsumeMessages :exec
--- Deletes a turn's consumed messages and, when the instance has other
--- visible messages (arrived during the turn, whose own wake-up found the
--- instance locked), announces its next turn: wake is the notification of
--- the instance's workflow queue. No answer to wait for: the statement
+-- Deletes the consumed messages of one or more turns — of each instance
+-- named in instance_ids, those locked by turns[instance_id].lock_token —
+-- and, for each instance that has other visible messages (arrived during
+-- its turn, whose own wake-up found it locked), announces its next turn on
+-- turns[instance_id].wake, the notification key of its workflow queue: one
+-- notification per key, carrying the count as NotificationPayload does
+-- ("key" for one, "key#n" for n). No answer to wait for: the statement
 -- travels with the COMMIT. The rows the DELETE removes are still in this
 -- statement's snapshot, hence the lock_token filter.
 WITH d AS (
-    DELETE FROM orchestrator_queue
-    WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token)
+    DELETE FROM orchestrator_queue q
+    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+      AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid
 )
-SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(wake)::text)
-WHERE EXISTS (
-    SELECT 1 FROM orchestrator_queue q
-    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id)
-      AND q.visible_at <= now() AND (q.lock_token IS NULL OR q.lock_token <> sqlc.arg(lock_token))
-);
+SELECT pg_notify(sqlc.arg(channel)::text, CASE WHEN w.n > 1 THEN w.wake || '#' || w.n ELSE w.wake END)
+FROM (
+    SELECT sqlc.arg(turns)::jsonb -> x.instance_id ->> 'wake' AS wake, count(*) AS n
+    FROM (SELECT DISTINCT q.instance_id FROM orchestrator_queue q
+          WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+            AND q.visible_at <= now()
+            AND (q.lock_token IS NULL
+                 OR q.lock_token <> (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid)) x
+    GROUP BY 1
+) w;
 
 -- name: DeferLockedMessages :exec
 -- A failed turn: its messages become visible again after the backoff.
@@ -80,7 +88,9 @@ SET lock_token = NULL, visible_at = now() + sqlc.arg(delay_ms)::bigint * interva
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);
 
 -- name: DeleteInstanceMessages :exec
-DELETE FROM orchestrator_queue WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+-- Every message of the instances (finished or deleted).
+DELETE FROM orchestrator_queue
+WHERE namespace = sqlc.arg(namespace) AND instance_id = ANY(sqlc.arg(instance_ids)::text[]);
 
 -- name: DeleteExecutionMessages :exec
 -- After continue-as-new: drops what was addressed to the old execution
@@ -103,15 +113,15 @@ SELECT pg_notify(sqlc.arg(channel)::text, k) FROM unnest(sqlc.arg(keys)::text[])
 -- never was: the work is simply delivered again.
 SET LOCAL synchronous_commit TO OFF;
 
--- name: HasUnconsumedSignals :one
--- Whether signals arrived for the instance after its turn was fetched: a
--- turn that would end the workflow must see them first.
-SELECT EXISTS (
-    SELECT 1 FROM orchestrator_queue q
-    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id)
-      AND q.kind = 'SignalReceived' AND q.visible_at <= now()
-      AND (q.lock_token IS NULL OR q.lock_token <> sqlc.arg(lock_token))
-)::boolean AS pending;
+-- name: PendingSignals :many
+-- Of the instances named in instance_ids, those to which signals arrived
+-- after their turn (lock_tokens[instance_id], a jsonb object) was fetched:
+-- a turn that would end the workflow must see them first.
+SELECT DISTINCT q.instance_id
+FROM orchestrator_queue q
+WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND q.kind = 'SignalReceived' AND q.visible_at <= now()
+  AND (q.lock_token IS NULL OR q.lock_token <> (sqlc.arg(lock_tokens)::jsonb ->> q.instance_id)::uuid);
 
 -- name: UnlockMessages :exec
 -- A turn refused: its messages go back to the queue untouched.

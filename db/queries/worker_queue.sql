@@ -61,19 +61,15 @@ WHERE w.id = c.id
 RETURNING w.*;
 
 -- name: InsertAttemptsClaiming :many
--- Eager dispatch: inserts a turn's attempts as InsertAttempts does, those
--- marked claim already held by the worker acknowledging the turn — locked,
--- bound and started exactly as FetchAttempts would leave them — unless that
+-- Eager dispatch: inserts the attempts of one or more turns as
+-- InsertAttempts does, those with a claim_worker already held by that
+-- worker (the one acknowledging the turn) for claim_lock_ms — locked, bound
+-- and started exactly as FetchAttempts would leave them — unless that
 -- worker's session is no longer active; returns the attempts it claimed.
 -- Claiming in the insert spares each such attempt an update: a new version
 -- of the row with an entry in every index of the table (the claim changes
 -- indexed columns, so it cannot be HOT).
-WITH ok AS (
-    SELECT NOT EXISTS (
-        SELECT 1 FROM workers k
-        WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
-    ) AS active
-), ins AS (
+WITH ins AS (
     INSERT INTO worker_queue (
         namespace, task_queue, instance_id, execution_id, activity_id, attempt,
         activity_type, workflow_type, workflow_task_queue, input, options,
@@ -91,8 +87,8 @@ WITH ok AS (
            COALESCE(a.schedule_to_close_deadline,
                     CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
            CASE WHEN c.claimed THEN gen_random_uuid() END,
-           CASE WHEN c.claimed THEN now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond' END,
-           CASE WHEN c.claimed THEN sqlc.arg(worker_id)::text END,
+           CASE WHEN c.claimed THEN now() + a.claim_lock_ms * interval '1 millisecond' END,
+           CASE WHEN c.claimed THEN a.claim_worker END,
            CASE WHEN c.claimed THEN 1 ELSE 0 END,
            CASE WHEN c.claimed THEN now() END,
            CASE WHEN c.claimed AND a.start_to_close_ms > 0
@@ -104,8 +100,13 @@ WITH ok AS (
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-        schedule_to_close_deadline timestamptz, claim boolean)
-    CROSS JOIN LATERAL (SELECT COALESCE(a.claim, false) AND (SELECT active FROM ok) AS claimed) c
+        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint)
+    CROSS JOIN LATERAL (
+        SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM workers k
+            WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = a.claim_worker AND k.state <> 'active'
+        ) AS claimed
+    ) c
     RETURNING *
 )
 SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
@@ -115,7 +116,7 @@ SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attemp
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
        cancel_requested_at, last_error, cancelled_unheld_at
 FROM ins WHERE lock_token IS NOT NULL
-ORDER BY activity_id;
+ORDER BY instance_id, activity_id;
 
 -- name: HeartbeatAttempt :one
 -- Extends the lock even when cancellation was requested, and returns the
@@ -155,33 +156,38 @@ RETURNING *;
 DELETE FROM worker_queue WHERE id = ANY(sqlc.arg(ids)::bigint[]);
 
 -- name: DropUnheldExecutionAttempts :execrows
--- A workflow-wide cancel: attempts nobody holds have nobody to tell, so
--- they are removed (they never start) rather than flagged.
-DELETE FROM worker_queue
-WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
-  AND execution_id = sqlc.arg(execution_id) AND lock_token IS NULL;
+-- A workflow-wide cancel of executions — of each instance named in
+-- instance_ids, execution executions[instance_id].execution_id: attempts
+-- nobody holds have nobody to tell, so they are removed (they never start)
+-- rather than flagged.
+DELETE FROM worker_queue w
+WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND w.execution_id = (sqlc.arg(executions)::jsonb -> w.instance_id ->> 'execution_id')::bigint
+  AND w.lock_token IS NULL;
 
 -- name: FlagExecution :exec
--- Flags every attempt of an execution cancelled (first reason wins) in one
--- predicate update, and notifies each worker holding a flagged attempt
--- (key_prefix || worker id: its cancel key), so that the statement needs no
--- answer and travels with the commit. The flag
--- of a held attempt changes no column that an index names (key or
--- predicate; cancelled_unheld_at stays NULL), so that it is a HOT update:
--- no index entry per row. Its deadlines stay: the sweeper skips cancelled
--- attempts.
+-- Flags every attempt of executions — of each instance named in
+-- instance_ids, execution executions[instance_id].execution_id, with
+-- reason executions[instance_id].reason (first reason wins) — cancelled
+-- in one predicate update, and notifies each worker holding a flagged
+-- attempt (key_prefix || worker id: its cancel key), so that the statement
+-- needs no answer and travels with the commit. The flag of a held attempt
+-- changes no column that an index names (key or predicate;
+-- cancelled_unheld_at stays NULL), so that it is a HOT update: no index
+-- entry per row. Its deadlines stay: the sweeper skips cancelled attempts.
 WITH u AS (
-    UPDATE worker_queue
+    UPDATE worker_queue w
     SET cancel_requested = true,
-        cancel_reason = COALESCE(cancel_reason, sqlc.arg(reason)::text),
-        cancel_requested_at = COALESCE(cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN lock_token IS NULL THEN now() END
-    WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
-      AND NOT cancel_requested
-    RETURNING worker_id
+        cancel_reason = COALESCE(w.cancel_reason, sqlc.arg(executions)::jsonb -> w.instance_id ->> 'reason'),
+        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+    WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+      AND w.execution_id = (sqlc.arg(executions)::jsonb -> w.instance_id ->> 'execution_id')::bigint
+      AND NOT w.cancel_requested
+    RETURNING w.worker_id
 )
-SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || w.worker_id)
-FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) w;
+SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || x.worker_id)
+FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) x;
 
 -- name: FlagActivities :many
 -- Flags every attempt of the named activities cancelled, set-based (one

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -19,29 +18,21 @@ const heartbeatBatchTimeout = 30 * time.Second
 
 // heartbeatCall is one heartbeat waiting for its batch.
 type heartbeatCall struct {
-	ns   string
-	req  api.WorkerHeartbeatRequest
-	res  HeartbeatResult
-	err  error
-	done chan struct{}
+	ns  string
+	req api.WorkerHeartbeatRequest
+	res HeartbeatResult
+	err error
 }
 
-// heartbeats coalesces concurrent worker heartbeats: while one batch
-// commits, the heartbeats that arrive queue up and are applied together in
-// the next transaction (group commit). With 10 000 workers heartbeating once
-// a second this turns 10 000 commits a second into a few hundred, without
-// delaying a lone heartbeat (a batch starts as soon as the previous one is
-// done).
-type heartbeats struct {
-	mu      sync.Mutex
-	pending []*heartbeatCall
-	leaders int
-}
-
-// maxHeartbeatLeaders is how many heartbeat batches may commit at once:
-// more than one, so that a heartbeat waits for at most about one batch, not
-// for the batch in flight and then its own.
+// maxHeartbeatLeaders is how many heartbeat batches may commit at once.
 const maxHeartbeatLeaders = 3
+
+// newHeartbeats is the coalescer of worker heartbeats: with 10 000 workers
+// heartbeating once a second it turns 10 000 commits a second into a few
+// hundred.
+func newHeartbeats() *coalescer[*heartbeatCall] {
+	return &coalescer[*heartbeatCall]{maxLeaders: maxHeartbeatLeaders, maxGroup: maxHeartbeatBatch}
+}
 
 // WorkerHeartbeat creates or renews a worker session — its lease deadline
 // is computed on the database's clock — and, in the same transaction,
@@ -51,58 +42,12 @@ const maxHeartbeatLeaders = 3
 // Lost. A cleaned-up worker → ErrWorkerGone. Concurrent heartbeats share
 // one transaction.
 func (s *Store) WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error) {
-	call := &heartbeatCall{ns: ns, req: req, done: make(chan struct{})}
-	h := &s.hb
-	h.mu.Lock()
-	h.pending = append(h.pending, call)
-	lead := h.leaders < maxHeartbeatLeaders
-	if lead {
-		h.leaders++
+	call := &heartbeatCall{ns: ns, req: req}
+	if err := s.hb.do(ctx, call, s.applyHeartbeats); err != nil {
+		return HeartbeatResult{}, err
 	}
-	h.mu.Unlock()
-	if lead {
-		s.leadHeartbeats(call)
-	}
-	select {
-	case <-call.done:
-		return call.res, call.err
-	case <-ctx.Done():
-		return HeartbeatResult{}, ctx.Err()
-	}
+	return call.res, call.err
 }
-
-// leadHeartbeats applies batches until the caller's own heartbeat is done,
-// then hands leadership to a waiting caller by starting its batch from a
-// fresh goroutine (so that no caller serves others' batches for long).
-func (s *Store) leadHeartbeats(own *heartbeatCall) {
-	h := &s.hb
-	for {
-		h.mu.Lock()
-		if len(h.pending) == 0 {
-			h.leaders--
-			h.mu.Unlock()
-			return
-		}
-		n := min(len(h.pending), maxHeartbeatBatch)
-		batch := slices.Clone(h.pending[:n])
-		h.pending = h.pending[n:]
-		h.mu.Unlock()
-
-		s.applyHeartbeats(batch)
-
-		select {
-		case <-own.done:
-			// Our heartbeat is answered: a goroutine keeps this leader
-			// slot and carries on with the queue (it stops when the queue
-			// is empty).
-			go s.leadHeartbeats(&heartbeatCall{done: closedChan})
-			return
-		default:
-		}
-	}
-}
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 type hbWorkerRow struct {
 	Namespace     string            `json:"namespace"`
@@ -239,6 +184,5 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 				}
 			}
 		}
-		close(c.done)
 	}
 }

@@ -130,7 +130,7 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 	// The statements that find a turn's messages by its token: lock_token
 	// has no index (its update is HOT), the instance's messages are found
 	// through orchestrator_queue_instance.
-	turnMessages := map[string]bool{"GetLockedTurn": true, "ConsumeMessages": true,
+	turnMessages := map[string]bool{"GetLockedTurns": true, "ConsumeMessages": true, "PendingSignals": true,
 		"DeleteLockedMessages": true, "DeferLockedMessages": true, "UnlockMessages": true}
 	for i, name := range names {
 		if !plannable(queries[name]) {

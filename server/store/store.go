@@ -118,13 +118,14 @@ func (o Options) withDefaults() Options {
 type Store struct {
 	pool *pgxpool.Pool
 	opts Options
-	hb   heartbeats
+	hb   *coalescer[*heartbeatCall]
+	acks *coalescer[*turnAck]
 }
 
 // New returns a Store over pool. The schema must be migrated
 // (see db/migrations).
 func New(pool *pgxpool.Pool, opts Options) *Store {
-	return &Store{pool: pool, opts: opts.withDefaults()}
+	return &Store{pool: pool, opts: opts.withDefaults(), hb: newHeartbeats(), acks: newTurnAcks()}
 }
 
 // Pool returns the store's connection pool.

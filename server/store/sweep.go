@@ -347,6 +347,9 @@ func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *SweepResult) er
 		if err != nil {
 			return fmt.Errorf("sweep execution timeouts: %w", err)
 		}
+		// The failures are written as turns, set-based per namespace.
+		writes := map[string]*turnWrites{}
+		var order []string
 		for _, inst := range insts {
 			done, err := activityDone(ctx, t.q, inst.Namespace, inst.InstanceID, inst.ExecutionID)
 			if err != nil {
@@ -368,11 +371,21 @@ func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *SweepResult) er
 			if err != nil {
 				return fmt.Errorf("sweep execution timeouts: %w", err)
 			}
-			var out api.CompleteWorkflowTaskResponse
-			if err := s.applyTurn(ctx, t, inst.Namespace, inst, s.opts.Now(), plan, nil, &out); err != nil {
+			w := writes[inst.Namespace]
+			if w == nil {
+				w = &turnWrites{ns: inst.Namespace}
+				writes[inst.Namespace] = w
+				order = append(order, inst.Namespace)
+			}
+			if err := w.add(ctx, t, plannedTurn{ack: &turnAck{}, inst: inst, txTime: s.opts.Now(), plan: plan}); err != nil {
 				return err
 			}
 			res.ExecutionTimeouts++
+		}
+		for _, ns := range order {
+			if err := s.writeTurns(ctx, t, writes[ns]); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

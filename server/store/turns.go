@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -244,12 +243,14 @@ func sortMessages(msgs []engine.Message) {
 
 // historyRow is one row for AppendEvents.
 type historyRow struct {
-	EventID    int64           `json:"event_id"`
-	Kind       string          `json:"kind"`
-	ActivityID *int64          `json:"activity_id"`
-	TimerID    *int64          `json:"timer_id"`
-	Payload    json.RawMessage `json:"payload"`
-	CreatedAt  *time.Time      `json:"created_at"`
+	InstanceID  string          `json:"instance_id"`
+	ExecutionID int64           `json:"execution_id"`
+	EventID     int64           `json:"event_id"`
+	Kind        string          `json:"kind"`
+	ActivityID  *int64          `json:"activity_id"`
+	TimerID     *int64          `json:"timer_id"`
+	Payload     json.RawMessage `json:"payload"`
+	CreatedAt   *time.Time      `json:"created_at"`
 }
 
 // attemptRow is one row for InsertAttempts.
@@ -271,9 +272,11 @@ type attemptRow struct {
 	ScheduleToStartMS       int64           `json:"schedule_to_start_ms"`
 	ScheduleToCloseMS       int64           `json:"schedule_to_close_ms"`
 	ScheduleToCloseDeadline *time.Time      `json:"schedule_to_close_deadline"`
-	// Claim asks InsertAttemptsClaiming to insert the attempt held by the
-	// acknowledging worker (eager dispatch).
-	Claim bool `json:"claim,omitempty"`
+	// ClaimWorker asks InsertAttemptsClaiming to insert the attempt held
+	// by that worker, the one acknowledging the turn, for ClaimLockMS
+	// (eager dispatch).
+	ClaimWorker string `json:"claim_worker,omitempty"`
+	ClaimLockMS int64  `json:"claim_lock_ms,omitempty"`
 }
 
 func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue string, a engine.NewAttempt) attemptRow {
@@ -290,7 +293,7 @@ func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue st
 // insertAttempts inserts attempt rows and wakes the pollers of their
 // queues (see insertAttemptsQuietly).
 func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []attemptRow) error {
-	rows, _, err := s.insertAttemptsQuietly(ctx, t, ns, rows, nil)
+	rows, _, err := s.insertAttemptsQuietly(ctx, t, ns, rows)
 	// Delayed attempts (retries) wake the pollers too: a waiting poll then
 	// re-reads the next visible time and sleeps until it.
 	for _, r := range rows {
@@ -302,10 +305,10 @@ func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []at
 // insertAttemptsQuietly inserts attempt rows and returns those inserted;
 // it wakes no poller. An attempt bound for the host task queue of a worker
 // that is no longer active is not inserted: nobody would ever pick it up,
-// so its activity fails at once with a retryable WorkerLost error. With
-// claim, the attempts it chooses are inserted held by claim's worker, and
-// returned as claimed (eager dispatch).
-func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, rows []attemptRow, claim *eagerClaim) ([]attemptRow, []gen.WorkerQueue, error) {
+// so its activity fails at once with a retryable WorkerLost error. Rows
+// with a ClaimWorker are inserted held by that worker, and returned as
+// claimed (eager dispatch; see eagerClaim).
+func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, rows []attemptRow) ([]attemptRow, []gen.WorkerQueue, error) {
 	if len(rows) == 0 {
 		return nil, nil, nil
 	}
@@ -348,14 +351,13 @@ func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, ro
 			}
 		}
 	}
-	if claim.mark(rows) == 0 {
+	if !slices.ContainsFunc(rows, func(r attemptRow) bool { return r.ClaimWorker != "" }) {
 		if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
 			return nil, nil, fmt.Errorf("insert attempts: %w", err)
 		}
 		return rows, nil, nil
 	}
-	got, err := t.q.InsertAttemptsClaiming(ctx, gen.InsertAttemptsClaimingParams{Namespace: ns,
-		WorkerID: claim.workerID, LockMs: ms(claim.lockFor), Attempts: mustJSON(rows)})
+	got, err := t.q.InsertAttemptsClaiming(ctx, gen.InsertAttemptsClaimingParams{Namespace: ns, Attempts: mustJSON(rows)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("insert attempts: %w", err)
 	}
@@ -395,12 +397,12 @@ func newEagerClaim(inst gen.Instance, eager *api.EagerActivities, cancels []api.
 	return c
 }
 
-// mark sets Claim on the attempts c takes — visible now, on one of its
-// queues, not cancelled by the turn; at most max, lowest activity ids
-// first — and returns how many.
-func (c *eagerClaim) mark(rows []attemptRow) int {
+// mark sets the claim on the attempts c takes — visible now, on one of
+// its queues, not cancelled by the turn; at most max, lowest activity ids
+// first. A nil claim takes none.
+func (c *eagerClaim) mark(rows []attemptRow) {
 	if c == nil {
-		return 0
+		return
 	}
 	idx := make([]int, 0, len(rows))
 	for i, r := range rows {
@@ -411,286 +413,8 @@ func (c *eagerClaim) mark(rows []attemptRow) int {
 	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(rows[a].ActivityID, rows[b].ActivityID) })
 	n := min(len(idx), c.max)
 	for _, i := range idx[:n] {
-		rows[i].Claim = true
+		rows[i].ClaimWorker, rows[i].ClaimLockMS = c.workerID, ms(c.lockFor)
 	}
-	return n
-}
-
-// CompleteWorkflowTask acknowledges a turn in one transaction: the
-// messages' and commands' events, the new activity attempts, timers,
-// activity cancels, the instance update, the deletion of exactly the
-// consumed messages, the lock release and the wake-ups. A stale or doubled
-// ack → ErrLockLost and nothing is written; a command the server refuses →
-// *InvalidError and nothing is written.
-func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
-	instanceID, tok, ok := ParseTurnToken(token)
-	if !ok {
-		return api.CompleteWorkflowTaskResponse{}, ErrLockLost
-	}
-	var out api.CompleteWorkflowTaskResponse
-	var applied engine.TurnPlan
-	refused := false
-	err := s.inTx(ctx, func(t *txn) error {
-		cancelIDs := make([]int64, 0, len(req.ActivityCancels))
-		for _, c := range req.ActivityCancels {
-			cancelIDs = append(cancelIDs, c.ActivityID)
-		}
-		// A turn that ends the execution cancels every outstanding
-		// activity: it reads the state of all of them in the same round
-		// trip.
-		all := endsExecution(req.Commands)
-		locked, err := t.q.GetLockedTurn(ctx, gen.GetLockedTurnParams{LockToken: &tok, Namespace: ns,
-			InstanceID: instanceID, ActivityIds: cancelIDs, AllActivities: all})
-		if noRows(err) {
-			return ErrLockLost
-		}
-		if err != nil {
-			return fmt.Errorf("locked instance: %w", err)
-		}
-		inst := locked.Instance
-		var rows []lockedMessage
-		if err := json.Unmarshal(locked.Messages, &rows); err != nil {
-			return fmt.Errorf("locked messages: %w", err)
-		}
-		msgs := make([]engine.Message, 0, len(rows))
-		for _, r := range rows {
-			m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt.UTC())
-			if err != nil {
-				return err
-			}
-			msgs = append(msgs, m)
-		}
-		// A turn that cancels the workflow's activities wholesale needs the
-		// state of every activity; any other turn only that of the
-		// activities it names. GetLockedTurn read what was known before
-		// the messages: a cancel request among them is the one case left.
-		var done engine.ActivityDone
-		if !all && consumesCancelRequest(msgs) {
-			done, err = activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
-		} else {
-			done, err = parseActivityStates(locked.ActivityStates)
-		}
-		if err != nil {
-			return err
-		}
-		plan, err := engine.PlanTurn(engine.TurnInput{
-			Instance: engine.Instance{
-				InstanceID: inst.InstanceID, ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType,
-				TaskQueue: inst.TaskQueue, Input: inst.Input, NextEventID: inst.NextEventID,
-				NextActivityID: inst.NextActivityID, NextTimerID: inst.NextTimerID,
-			},
-			Messages:        engine.FilterMessages(inst.ExecutionID, done, msgs),
-			Done:            done,
-			Commands:        req.Commands,
-			ActivityCancels: req.ActivityCancels,
-		})
-		var inv *engine.InvalidCommandError
-		if errors.As(err, &inv) {
-			return &InvalidError{Field: inv.Field, Message: inv.Message}
-		}
-		if err != nil {
-			return err
-		}
-		if plan.Status == api.StatusCompleted || plan.Status == api.StatusFailed {
-			pending, err := t.q.HasUnconsumedSignals(ctx, gen.HasUnconsumedSignalsParams{Namespace: ns, InstanceID: inst.InstanceID, LockToken: &tok})
-			if err != nil {
-				return fmt.Errorf("pending signals: %w", err)
-			}
-			if pending {
-				// Ending the workflow now would drop signals it has not
-				// seen: refuse the turn, give its messages back, release
-				// the lock, and let the next turn run with the signals.
-				refused = true
-				if err := t.w.UnlockMessages(ctx, gen.UnlockMessagesParams{Namespace: ns, InstanceID: inst.InstanceID, LockToken: &tok}); err != nil {
-					return fmt.Errorf("unlock messages: %w", err)
-				}
-				if err := t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID}); err != nil {
-					return fmt.Errorf("release instance: %w", err)
-				}
-				t.wake(WorkflowQueueKey(ns, inst.TaskQueue))
-				return nil
-			}
-		}
-		applied = plan
-		return s.applyTurn(ctx, t, ns, inst, locked.TxTime, plan, req.EagerActivities, &out)
-	})
-	if err == nil && refused {
-		return api.CompleteWorkflowTaskResponse{}, ErrUnhandledSignals
-	}
-	if err == nil && s.opts.Observer != nil {
-		byReason := map[string]int{}
-		for _, e := range applied.Events {
-			if e.Event.Kind == api.EventActivityCancelRequested {
-				byReason[e.Event.Reason]++
-			}
-		}
-		for r, n := range byReason {
-			s.opts.Observer.CancelRequested(r, n)
-		}
-	}
-	return out, err
-}
-
-func (s *Store) applyTurn(ctx context.Context, t *txn, ns string, inst gen.Instance, txTime time.Time, plan engine.TurnPlan, eager *api.EagerActivities, out *api.CompleteWorkflowTaskResponse) error {
-	id, exec := inst.InstanceID, inst.ExecutionID
-	// History delta.
-	hrows := make([]historyRow, 0, len(plan.Events))
-	for i, pe := range plan.Events {
-		ev := pe.Event
-		r := historyRow{EventID: inst.NextEventID + int64(i), Kind: ev.Kind, CreatedAt: pe.Time}
-		if ev.ActivityID != 0 {
-			a := ev.ActivityID
-			r.ActivityID = &a
-		}
-		if ev.TimerID != 0 {
-			tm := ev.TimerID
-			r.TimerID = &tm
-		}
-		ev.EventID, ev.Kind, ev.Timestamp = 0, "", time.Time{}
-		r.Payload = mustJSON(ev)
-		hrows = append(hrows, r)
-	}
-	switch {
-	case len(hrows) >= copyThreshold:
-		// Large turns (fan-out, mass cancel) use the COPY protocol.
-		params := make([]gen.CopyEventsParams, 0, len(hrows))
-		for _, r := range hrows {
-			at := txTime
-			if r.CreatedAt != nil {
-				at = *r.CreatedAt
-			}
-			params = append(params, gen.CopyEventsParams{Namespace: ns, InstanceID: id, ExecutionID: exec,
-				EventID: r.EventID, Kind: r.Kind, ActivityID: r.ActivityID, TimerID: r.TimerID, Payload: r.Payload, CreatedAt: at})
-		}
-		if _, err := t.q.CopyEvents(ctx, params); err != nil {
-			return fmt.Errorf("append events: %w", err)
-		}
-	case len(hrows) > 0:
-		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, InstanceID: id,
-			ExecutionID: exec, Events: mustJSON(hrows)}); err != nil {
-			return fmt.Errorf("append events: %w", err)
-		}
-	}
-	flagWorkers := func(workers []string) {
-		for _, w := range workers {
-			t.wake(WorkerCancelKey(ns, w))
-		}
-	}
-	// A consumed cancel request flags what was outstanding before this
-	// turn's own activities exist.
-	if plan.CancelAllFirst {
-		if err := s.cancelExecution(ctx, t, ns, id, exec, engine.ReasonWorkflowCanceled); err != nil {
-			return err
-		}
-	}
-	// New attempts and timers, unless the turn ends the execution anyway.
-	// Their pollers are woken below, once the eager claim took its share.
-	var inserted []attemptRow
-	var claimed []gen.WorkerQueue
-	if plan.TerminalReason == "" {
-		rows := make([]attemptRow, 0, len(plan.NewAttempts))
-		for _, a := range plan.NewAttempts {
-			rows = append(rows, newAttemptRow(id, exec, inst.WorkflowType, inst.TaskQueue, a))
-		}
-		var err error
-		claim := newEagerClaim(inst, eager, plan.ActivityCancels)
-		if inserted, claimed, err = s.insertAttemptsQuietly(ctx, t, ns, rows, claim); err != nil {
-			return err
-		}
-		// Timers: future-visible messages to this execution.
-		if len(plan.Timers) > 0 {
-			msgs := make([]outMessage, 0, len(plan.Timers))
-			for _, tm := range plan.Timers {
-				msgs = append(msgs, eventMessage(id, &exec, api.Event{Kind: api.EventTimerFired, TimerID: tm.TimerID}, tm.FireAfter))
-			}
-			if err := s.enqueueTo(ctx, t, ns, id, inst.TaskQueue, msgs); err != nil {
-				return err
-			}
-		}
-	}
-	// The turn's activity cancels (select losers), set-based in batches,
-	// after its new attempts exist — also in a turn that ends the
-	// execution, so that the first reason (the select's) is the one kept.
-	for i := 0; i < len(plan.ActivityCancels); i += ackBatch {
-		batch := plan.ActivityCancels[i:min(i+ackBatch, len(plan.ActivityCancels))]
-		w, err := t.q.FlagActivities(ctx, gen.FlagActivitiesParams{Namespace: ns, InstanceID: id,
-			ExecutionID: exec, Cancels: mustJSON(batch)})
-		if err != nil {
-			return fmt.Errorf("flag activities: %w", err)
-		}
-		flagWorkers(w)
-	}
-	// Eager dispatch: the attempts inserted held (none of them is one the
-	// turn cancels), then the wake-ups of what is left in the queues.
-	taken := make(map[int64]bool, len(claimed))
-	for _, r := range claimed {
-		taken[r.ActivityID] = true
-		out.ActivityTasks = append(out.ActivityTasks, toActivityTask(r))
-	}
-	for _, r := range inserted {
-		if !taken[r.ActivityID] {
-			t.wake(ActivityQueueKey(ns, r.TaskQueue))
-		}
-	}
-	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
-	// nothing left to cancel.
-	if plan.TerminalReason != "" && !plan.CancelAllFirst {
-		if err := s.cancelExecution(ctx, t, ns, id, exec, plan.TerminalReason); err != nil {
-			return err
-		}
-	}
-	// The instance.
-	fin := gen.FinishTurnParams{
-		Namespace: ns, InstanceID: id, Status: plan.Status, ExecutionID: exec,
-		WorkflowType: inst.WorkflowType, Input: inst.Input, Result: jsonValue(plan.Result),
-		NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID, NextTimerID: plan.NextTimerID,
-	}
-	if plan.Error != nil {
-		fin.Error = mustJSON(plan.Error)
-	}
-	if plan.ContinueAsNew {
-		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, jsonValue(plan.NewInput)
-		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
-	}
-	if err := t.w.FinishTurn(ctx, fin); err != nil {
-		return fmt.Errorf("finish turn: %w", err)
-	}
-	// Exactly the consumed messages (a finished instance loses them all
-	// below).
-	if plan.Status == api.StatusRunning {
-		// Messages that arrived during the turn found the instance locked:
-		// it is free now, and the statement wakes its pollers again.
-		if err := t.w.ConsumeMessages(ctx, gen.ConsumeMessagesParams{LockToken: inst.LockToken,
-			Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, inst.TaskQueue), 1),
-			Namespace: ns, InstanceID: id}); err != nil {
-			return fmt.Errorf("delete consumed messages: %w", err)
-		}
-	}
-	switch {
-	case plan.ContinueAsNew:
-		if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
-			return fmt.Errorf("drop old execution messages: %w", err)
-		}
-		next := exec + 1
-		if err := s.enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{eventMessage(id, &next, api.Event{
-			Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType, TaskQueue: inst.TaskQueue,
-			Input: plan.NewInput,
-		}, 0)}); err != nil {
-			return err
-		}
-		out.ExecutionID = next
-		out.NextEventID = 1
-	case plan.Status != api.StatusRunning:
-		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: id}); err != nil {
-			return fmt.Errorf("drop messages of finished instance: %w", err)
-		}
-		t.wake(ResultKey(ns, id))
-		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
-	default:
-		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
-	}
-	out.Status = plan.Status
-	return nil
 }
 
 // FailWorkflowTask gives a turn back: its messages become visible again
@@ -730,23 +454,4 @@ func (s *Store) NextWorkflowWake(ctx context.Context, ns, taskQueue string) (tim
 		return time.Time{}, false, fmt.Errorf("next workflow wake: %w", err)
 	}
 	return t, !t.IsZero(), nil
-}
-
-// cancelExecution cancels every attempt of an execution: attempts nobody
-// holds are removed (nobody is running them, so there is nobody to tell,
-// and they never start), held ones are flagged with reason — one predicate
-// statement each — and their workers are woken.
-func (s *Store) cancelExecution(ctx context.Context, t *txn, ns, id string, exec int64, reason string) error {
-	// Neither statement's answer is needed: both travel with the next
-	// query or the commit, and the flag notifies the holders' workers
-	// itself (their cancel keys).
-	if _, err := t.w.DropUnheldExecutionAttempts(ctx, gen.DropUnheldExecutionAttemptsParams{
-		Namespace: ns, InstanceID: id, ExecutionID: exec}); err != nil {
-		return fmt.Errorf("drop unheld attempts: %w", err)
-	}
-	if err := t.w.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceID: id,
-		ExecutionID: exec, Reason: reason, Channel: NotifyChannel, KeyPrefix: WorkerCancelKey(ns, "")}); err != nil {
-		return fmt.Errorf("flag execution: %w", err)
-	}
-	return nil
 }

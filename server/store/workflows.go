@@ -52,7 +52,7 @@ func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessag
 // written as running on taskQueue or holds locked, and wakes the queue's
 // pollers. Unlike enqueue it needs no answer, so the statement travels
 // with the next one.
-func (s *Store) enqueueTo(ctx context.Context, t *txn, ns, instanceID, taskQueue string, msgs []outMessage) error {
+func enqueueTo(ctx context.Context, t *txn, ns, instanceID, taskQueue string, msgs []outMessage) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -291,10 +291,10 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 		if i.Status == api.StatusRunning && !force {
 			return ErrRunning
 		}
-		if err := s.cancelExecution(ctx, t, ns, instanceID, i.ExecutionID, engine.ReasonInstanceDeleted); err != nil {
+		if err := cancelExecutions(ctx, t, ns, []execCancel{{instanceID, i.ExecutionID, engine.ReasonInstanceDeleted}}); err != nil {
 			return fmt.Errorf("delete workflow: %w", err)
 		}
-		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{instanceID}}); err != nil {
 			return fmt.Errorf("delete workflow: messages: %w", err)
 		}
 		if err := t.w.DeleteHistory(ctx, gen.DeleteHistoryParams{Namespace: ns, InstanceID: instanceID}); err != nil {

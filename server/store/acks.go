@@ -1,0 +1,614 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// Turn acks are grouped: concurrent acknowledgements of turns share one
+// transaction, and each kind of write is one set-based statement for the
+// whole group (see turnWrites). A group is all or nothing: when its
+// transaction fails, each of its acks runs again in a group of its own, so
+// that one ack's failure is never another's.
+const (
+	// maxTurnAckLeaders is how many groups of acks may commit at once.
+	maxTurnAckLeaders = 2
+	// maxTurnAckGroup bounds the acks of one group.
+	maxTurnAckGroup = 64
+	// turnAckTimeout bounds one group's transaction (it serves many
+	// callers, so it runs on a deadline of its own).
+	turnAckTimeout = 30 * time.Second
+)
+
+// turnAck is one acknowledgement of a turn on its way through a group.
+type turnAck struct {
+	ns         string
+	instanceID string
+	tok        uuid.UUID
+	req        api.CompleteWorkflowTaskRequest
+
+	out api.CompleteWorkflowTaskResponse
+	err error
+	// cancels counts the activity cancels the turn requested, by reason
+	// (for the Observer).
+	cancels map[string]int
+	// alone: the ack was not applied in its group (the group failed, or
+	// held another ack of the same instance); it runs in a group of its own.
+	alone bool
+}
+
+func newTurnAcks() *coalescer[*turnAck] {
+	return &coalescer[*turnAck]{maxLeaders: maxTurnAckLeaders, maxGroup: maxTurnAckGroup}
+}
+
+// CompleteWorkflowTask acknowledges a turn in one transaction: the
+// messages' and commands' events, the new activity attempts, timers,
+// activity cancels, the instance update, the deletion of exactly the
+// consumed messages, the lock release and the wake-ups. A stale or doubled
+// ack → ErrLockLost and nothing is written; a command the server refuses →
+// *InvalidError and nothing is written. Concurrent acks share the
+// transaction and its statements; each one's outcome is its own.
+func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+	instanceID, tok, ok := ParseTurnToken(token)
+	if !ok {
+		return api.CompleteWorkflowTaskResponse{}, ErrLockLost
+	}
+	a := &turnAck{ns: ns, instanceID: instanceID, tok: tok, req: req}
+	if err := s.acks.do(ctx, a, s.ackTurns); err != nil {
+		return api.CompleteWorkflowTaskResponse{}, err
+	}
+	if a.alone {
+		a.alone = false
+		s.ackTurns([]*turnAck{a})
+	}
+	if a.err != nil {
+		return api.CompleteWorkflowTaskResponse{}, a.err
+	}
+	if s.opts.Observer != nil {
+		for r, n := range a.cancels {
+			s.opts.Observer.CancelRequested(r, n)
+		}
+	}
+	return a.out, nil
+}
+
+// ackTurns applies a group of acks: one transaction per namespace.
+func (s *Store) ackTurns(group []*turnAck) {
+	ctx, cancel := context.WithTimeout(context.Background(), turnAckTimeout)
+	defer cancel()
+	byNS := map[string][]*turnAck{}
+	var order []string
+	for _, a := range group {
+		if _, ok := byNS[a.ns]; !ok {
+			order = append(order, a.ns)
+		}
+		byNS[a.ns] = append(byNS[a.ns], a)
+	}
+	for _, ns := range order {
+		s.ackTurnGroup(ctx, ns, byNS[ns])
+	}
+}
+
+// ackTurnGroup applies acks of one namespace in one transaction. With more
+// than one ack, a failed transaction sends each ack to a group of its own.
+func (s *Store) ackTurnGroup(ctx context.Context, ns string, acks []*turnAck) {
+	// One lock order for every group (concurrent groups never deadlock
+	// over their instances), and one ack per instance: a second ack of
+	// the same instance runs after this group, and finds the lock gone.
+	slices.SortStableFunc(acks, func(a, b *turnAck) int { return cmp.Compare(a.instanceID, b.instanceID) })
+	var todo []*turnAck
+	for i, a := range acks {
+		if i > 0 && acks[i-1].instanceID == a.instanceID {
+			a.alone = true
+			continue
+		}
+		todo = append(todo, a)
+	}
+	err := s.inTx(ctx, func(t *txn) error { return s.applyTurnAcks(ctx, t, ns, todo) })
+	if err == nil {
+		return
+	}
+	for _, a := range todo {
+		a.out, a.cancels = api.CompleteWorkflowTaskResponse{}, nil
+		if len(todo) > 1 {
+			a.alone, a.err = true, nil
+		} else {
+			a.err = err
+		}
+	}
+}
+
+// lockedTurnArg is what GetLockedTurns is told of one turn.
+type lockedTurnArg struct {
+	LockToken   uuid.UUID `json:"lock_token"`
+	All         bool      `json:"all,omitempty"`
+	ActivityIDs []int64   `json:"activity_ids,omitempty"`
+}
+
+// consumeArg is what ConsumeMessages is told of one turn.
+type consumeArg struct {
+	LockToken uuid.UUID `json:"lock_token"`
+	Wake      string    `json:"wake"`
+}
+
+// execArg is what DropUnheldExecutionAttempts and FlagExecution are told
+// of one execution.
+type execArg struct {
+	ExecutionID int64  `json:"execution_id"`
+	Reason      string `json:"reason"`
+}
+
+// plannedTurn is an ack whose turn is locked and planned.
+type plannedTurn struct {
+	ack    *turnAck
+	inst   gen.Instance
+	txTime time.Time
+	plan   engine.TurnPlan
+}
+
+// applyTurnAcks locks the turns of acks (one statement), plans each, and
+// writes them all (see turnWrites). An ack that fails on its own (lock
+// lost, a command refused, signals to handle first) gets its error and
+// writes nothing; any other error fails the transaction.
+func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*turnAck) error {
+	ids := make([]string, 0, len(acks))
+	turns := make(map[string]lockedTurnArg, len(acks))
+	for _, a := range acks {
+		ids = append(ids, a.instanceID)
+		// A turn that ends the execution cancels every outstanding
+		// activity: it reads the state of all of them in the same round
+		// trip.
+		arg := lockedTurnArg{LockToken: a.tok, All: endsExecution(a.req.Commands)}
+		for _, c := range a.req.ActivityCancels {
+			arg.ActivityIDs = append(arg.ActivityIDs, c.ActivityID)
+		}
+		turns[a.instanceID] = arg
+	}
+	rows, err := t.q.GetLockedTurns(ctx, gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(turns)})
+	if err != nil {
+		return fmt.Errorf("locked instances: %w", err)
+	}
+	locked := make(map[string]gen.GetLockedTurnsRow, len(rows))
+	for _, r := range rows {
+		locked[r.Instance.InstanceID] = r
+	}
+	var planned []plannedTurn
+	for _, a := range acks {
+		row, ok := locked[a.instanceID]
+		if !ok {
+			a.err = ErrLockLost
+			continue
+		}
+		plan, err := s.planAck(ctx, t, ns, row, a.req, turns[a.instanceID].All)
+		var invalid *InvalidError
+		if errors.As(err, &invalid) {
+			a.err = invalid
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		planned = append(planned, plannedTurn{ack: a, inst: row.Instance, txTime: row.TxTime, plan: plan})
+	}
+	planned, err = s.refuseUnhandledSignals(ctx, t, ns, planned)
+	if err != nil {
+		return err
+	}
+	w := turnWrites{ns: ns}
+	for _, pt := range planned {
+		if err := w.add(ctx, t, pt); err != nil {
+			return err
+		}
+	}
+	return s.writeTurns(ctx, t, &w)
+}
+
+// planAck plans the turn of row acknowledged with req. A command the
+// server refuses → *InvalidError.
+func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLockedTurnsRow, req api.CompleteWorkflowTaskRequest, all bool) (engine.TurnPlan, error) {
+	inst := row.Instance
+	var rows []lockedMessage
+	if err := json.Unmarshal(row.Messages, &rows); err != nil {
+		return engine.TurnPlan{}, fmt.Errorf("locked messages: %w", err)
+	}
+	msgs := make([]engine.Message, 0, len(rows))
+	for _, r := range rows {
+		m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt.UTC())
+		if err != nil {
+			return engine.TurnPlan{}, err
+		}
+		msgs = append(msgs, m)
+	}
+	// A turn that cancels the workflow's activities wholesale needs the
+	// state of every activity; any other turn only that of the activities
+	// it names. GetLockedTurns read what was known before the messages: a
+	// cancel request among them is the one case left.
+	var done engine.ActivityDone
+	var err error
+	if !all && consumesCancelRequest(msgs) {
+		done, err = activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
+	} else {
+		done, err = parseActivityStates(row.ActivityStates)
+	}
+	if err != nil {
+		return engine.TurnPlan{}, err
+	}
+	plan, err := engine.PlanTurn(engine.TurnInput{
+		Instance: engine.Instance{
+			InstanceID: inst.InstanceID, ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType,
+			TaskQueue: inst.TaskQueue, Input: inst.Input, NextEventID: inst.NextEventID,
+			NextActivityID: inst.NextActivityID, NextTimerID: inst.NextTimerID,
+		},
+		Messages:        engine.FilterMessages(inst.ExecutionID, done, msgs),
+		Done:            done,
+		Commands:        req.Commands,
+		ActivityCancels: req.ActivityCancels,
+	})
+	var inv *engine.InvalidCommandError
+	if errors.As(err, &inv) {
+		return engine.TurnPlan{}, &InvalidError{Field: inv.Field, Message: inv.Message}
+	}
+	return plan, err
+}
+
+// refuseUnhandledSignals refuses the turns that would complete or fail
+// their workflow while signals it has not seen wait for it (one statement
+// for all of them): ending the workflow now would drop them. A refused
+// turn gives its messages back and releases its lock, and its ack gets
+// ErrUnhandledSignals; the next turn runs with the signals. It returns the
+// turns to write.
+func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, planned []plannedTurn) ([]plannedTurn, error) {
+	var ids []string
+	tokens := map[string]uuid.UUID{}
+	for _, pt := range planned {
+		if pt.plan.Status == api.StatusCompleted || pt.plan.Status == api.StatusFailed {
+			ids = append(ids, pt.inst.InstanceID)
+			tokens[pt.inst.InstanceID] = pt.ack.tok
+		}
+	}
+	if len(ids) == 0 {
+		return planned, nil
+	}
+	pending, err := t.q.PendingSignals(ctx, gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)})
+	if err != nil {
+		return nil, fmt.Errorf("pending signals: %w", err)
+	}
+	if len(pending) == 0 {
+		return planned, nil
+	}
+	kept := planned[:0]
+	for _, pt := range planned {
+		if !slices.Contains(pending, pt.inst.InstanceID) {
+			kept = append(kept, pt)
+			continue
+		}
+		id := pt.inst.InstanceID
+		if err := t.w.UnlockMessages(ctx, gen.UnlockMessagesParams{Namespace: ns, InstanceID: id, LockToken: &pt.ack.tok}); err != nil {
+			return nil, fmt.Errorf("unlock messages: %w", err)
+		}
+		if err := t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: id}); err != nil {
+			return nil, fmt.Errorf("release instance: %w", err)
+		}
+		t.wake(WorkflowQueueKey(ns, pt.inst.TaskQueue))
+		pt.ack.err = ErrUnhandledSignals
+	}
+	return kept, nil
+}
+
+// execCancel is an execution all of whose attempts are cancelled.
+type execCancel struct {
+	instanceID string
+	execution  int64
+	reason     string
+}
+
+// finishRow is one instance's row for FinishTurns.
+type finishRow struct {
+	Status         string   `json:"status"`
+	ExecutionID    int64    `json:"execution_id"`
+	WorkflowType   string   `json:"workflow_type"`
+	Input          *jsonBox `json:"input,omitempty"`
+	Result         *jsonBox `json:"result,omitempty"`
+	Error          *jsonBox `json:"error,omitempty"`
+	NextEventID    int64    `json:"next_event_id"`
+	NextActivityID int64    `json:"next_activity_id"`
+	NextTimerID    int64    `json:"next_timer_id"`
+}
+
+// jsonBox carries a jsonb value through a jsonb document: a JSON null
+// value stays a value, an absent box is SQL NULL.
+type jsonBox struct {
+	V json.RawMessage `json:"v"`
+}
+
+func boxed(b []byte) *jsonBox {
+	if len(b) == 0 {
+		return nil
+	}
+	return &jsonBox{V: b}
+}
+
+// turnWrites collects the writes of the turns one transaction
+// acknowledges, so that each kind of write goes to the database as one
+// set-based statement whatever the number of turns (writeTurns). The
+// writes of one turn keep their order: events; a consumed cancel request's
+// cancel of what was outstanding; the new attempts (claimed ones among them
+// answered to the acknowledging worker); timers and the turn's activity
+// cancels; the cancel of an ending execution; the instance; the consumed
+// messages; a continued execution's messages, or a finished instance's.
+type turnWrites struct {
+	ns     string
+	events []historyRow
+	// cancelFirst: executions whose consumed cancel request cancels what
+	// was outstanding before the turn's own attempts exist.
+	cancelFirst []execCancel
+	attempts    []attemptRow
+	// outs are the responses of the turns by instance id.
+	outs map[string]*api.CompleteWorkflowTaskResponse
+	// afterAttempts run once the attempts exist: timers, activity cancels.
+	afterAttempts []func() error
+	// cancelAfter: executions the turns end.
+	cancelAfter []execCancel
+	finishIDs   []string
+	finishes    map[string]finishRow
+	consumeIDs  []string
+	consumes    map[string]consumeArg
+	// continued run after the messages are consumed: a continued
+	// execution's messages.
+	continued []func() error
+	finished  []string
+}
+
+// add plans pt's writes into w. A large turn's events are written at once,
+// with COPY.
+func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
+	ns, inst, plan, out := w.ns, pt.inst, pt.plan, &pt.ack.out
+	id, exec := inst.InstanceID, inst.ExecutionID
+	if w.outs == nil {
+		w.outs = map[string]*api.CompleteWorkflowTaskResponse{}
+	}
+	w.outs[id] = out
+	// Observer counts.
+	for _, e := range plan.Events {
+		if e.Event.Kind == api.EventActivityCancelRequested {
+			if pt.ack.cancels == nil {
+				pt.ack.cancels = map[string]int{}
+			}
+			pt.ack.cancels[e.Event.Reason]++
+		}
+	}
+	// History delta.
+	hrows := make([]historyRow, 0, len(plan.Events))
+	for i, pe := range plan.Events {
+		ev := pe.Event
+		r := historyRow{InstanceID: id, ExecutionID: exec, EventID: inst.NextEventID + int64(i), Kind: ev.Kind, CreatedAt: pe.Time}
+		if ev.ActivityID != 0 {
+			a := ev.ActivityID
+			r.ActivityID = &a
+		}
+		if ev.TimerID != 0 {
+			tm := ev.TimerID
+			r.TimerID = &tm
+		}
+		ev.EventID, ev.Kind, ev.Timestamp = 0, "", time.Time{}
+		r.Payload = mustJSON(ev)
+		hrows = append(hrows, r)
+	}
+	if len(hrows) >= copyThreshold {
+		// Large turns (fan-out, mass cancel) use the COPY protocol.
+		params := make([]gen.CopyEventsParams, 0, len(hrows))
+		for _, r := range hrows {
+			at := pt.txTime
+			if r.CreatedAt != nil {
+				at = *r.CreatedAt
+			}
+			params = append(params, gen.CopyEventsParams{Namespace: ns, InstanceID: id, ExecutionID: exec,
+				EventID: r.EventID, Kind: r.Kind, ActivityID: r.ActivityID, TimerID: r.TimerID, Payload: r.Payload, CreatedAt: at})
+		}
+		if _, err := t.q.CopyEvents(ctx, params); err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+	} else {
+		w.events = append(w.events, hrows...)
+	}
+	if plan.CancelAllFirst {
+		w.cancelFirst = append(w.cancelFirst, execCancel{id, exec, engine.ReasonWorkflowCanceled})
+	}
+	// New attempts and timers, unless the turn ends the execution anyway.
+	if plan.TerminalReason == "" {
+		rows := make([]attemptRow, 0, len(plan.NewAttempts))
+		for _, a := range plan.NewAttempts {
+			rows = append(rows, newAttemptRow(id, exec, inst.WorkflowType, inst.TaskQueue, a))
+		}
+		newEagerClaim(inst, pt.ack.req.EagerActivities, plan.ActivityCancels).mark(rows)
+		w.attempts = append(w.attempts, rows...)
+		if len(plan.Timers) > 0 {
+			// Timers: future-visible messages to this execution.
+			msgs := make([]outMessage, 0, len(plan.Timers))
+			for _, tm := range plan.Timers {
+				msgs = append(msgs, eventMessage(id, &exec, api.Event{Kind: api.EventTimerFired, TimerID: tm.TimerID}, tm.FireAfter))
+			}
+			w.afterAttempts = append(w.afterAttempts, func() error {
+				return enqueueTo(ctx, t, ns, id, inst.TaskQueue, msgs)
+			})
+		}
+	}
+	// The turn's activity cancels (select losers), set-based in batches,
+	// after its new attempts exist — also in a turn that ends the
+	// execution, so that the first reason (the select's) is the one kept.
+	if len(plan.ActivityCancels) > 0 {
+		cancels := plan.ActivityCancels
+		w.afterAttempts = append(w.afterAttempts, func() error {
+			for i := 0; i < len(cancels); i += ackBatch {
+				batch := cancels[i:min(i+ackBatch, len(cancels))]
+				workers, err := t.q.FlagActivities(ctx, gen.FlagActivitiesParams{Namespace: ns, InstanceID: id,
+					ExecutionID: exec, Cancels: mustJSON(batch)})
+				if err != nil {
+					return fmt.Errorf("flag activities: %w", err)
+				}
+				for _, wk := range workers {
+					t.wake(WorkerCancelKey(ns, wk))
+				}
+			}
+			return nil
+		})
+	}
+	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
+	// nothing left to cancel.
+	if plan.TerminalReason != "" && !plan.CancelAllFirst {
+		w.cancelAfter = append(w.cancelAfter, execCancel{id, exec, plan.TerminalReason})
+	}
+	// The instance.
+	fin := finishRow{Status: plan.Status, ExecutionID: exec, WorkflowType: inst.WorkflowType, Input: boxed(inst.Input),
+		Result: boxed(plan.Result), NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
+		NextTimerID: plan.NextTimerID}
+	if plan.Error != nil {
+		fin.Error = boxed(mustJSON(plan.Error))
+	}
+	if plan.ContinueAsNew {
+		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, boxed(plan.NewInput)
+		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
+	}
+	if w.finishes == nil {
+		w.finishes, w.consumes = map[string]finishRow{}, map[string]consumeArg{}
+	}
+	w.finishIDs = append(w.finishIDs, id)
+	w.finishes[id] = fin
+	// Exactly the consumed messages (a finished instance loses them all).
+	if plan.Status == api.StatusRunning {
+		w.consumeIDs = append(w.consumeIDs, id)
+		w.consumes[id] = consumeArg{LockToken: *inst.LockToken, Wake: WorkflowQueueKey(ns, inst.TaskQueue)}
+	}
+	switch {
+	case plan.ContinueAsNew:
+		next := exec + 1
+		start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,
+			TaskQueue: inst.TaskQueue, Input: plan.NewInput}, 0)
+		w.continued = append(w.continued, func() error {
+			if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
+				return fmt.Errorf("drop old execution messages: %w", err)
+			}
+			return enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{start})
+		})
+		out.ExecutionID, out.NextEventID = next, 1
+	case plan.Status != api.StatusRunning:
+		w.finished = append(w.finished, id)
+		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
+	default:
+		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
+	}
+	out.Status = plan.Status
+	return nil
+}
+
+// writeTurns sends w's writes: one statement per kind for all its turns;
+// only the claiming insert of eager attempts waits for an answer, the rest
+// travel with the COMMIT.
+func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
+	ns := w.ns
+	if len(w.events) > 0 {
+		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON(w.events)}); err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+	}
+	if err := cancelExecutions(ctx, t, ns, w.cancelFirst); err != nil {
+		return err
+	}
+	inserted, claimed, err := s.insertAttemptsQuietly(ctx, t, ns, w.attempts)
+	if err != nil {
+		return err
+	}
+	// Eager dispatch: the attempts inserted held go to their turn's
+	// worker; the pollers of the queues are woken for the rest.
+	type attemptKey struct {
+		instanceID string
+		activityID int64
+	}
+	taken := make(map[attemptKey]bool, len(claimed))
+	for _, r := range claimed {
+		taken[attemptKey{r.InstanceID, r.ActivityID}] = true
+		out := w.outs[r.InstanceID]
+		out.ActivityTasks = append(out.ActivityTasks, toActivityTask(r))
+	}
+	for _, r := range inserted {
+		if !taken[attemptKey{r.InstanceID, r.ActivityID}] {
+			t.wake(ActivityQueueKey(ns, r.TaskQueue))
+		}
+	}
+	for _, f := range w.afterAttempts {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	if err := cancelExecutions(ctx, t, ns, w.cancelAfter); err != nil {
+		return err
+	}
+	if len(w.finishIDs) > 0 {
+		if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: w.finishIDs,
+			Turns: mustJSON(w.finishes)}); err != nil {
+			return fmt.Errorf("finish turns: %w", err)
+		}
+	}
+	if len(w.consumeIDs) > 0 {
+		// Messages that arrived during a turn found its instance locked:
+		// it is free now, and the statement wakes its pollers again.
+		if err := t.w.ConsumeMessages(ctx, gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: w.consumeIDs,
+			Turns: mustJSON(w.consumes), Channel: NotifyChannel}); err != nil {
+			return fmt.Errorf("delete consumed messages: %w", err)
+		}
+	}
+	for _, f := range w.continued {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	if len(w.finished) > 0 {
+		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: w.finished}); err != nil {
+			return fmt.Errorf("drop messages of finished instances: %w", err)
+		}
+		for _, id := range w.finished {
+			t.wake(ResultKey(ns, id))
+		}
+	}
+	return nil
+}
+
+// cancelExecutions cancels every attempt of the executions: attempts
+// nobody holds are removed (nobody is running them, so there is nobody to
+// tell, and they never start), held ones are flagged with their reason —
+// one predicate statement each for all the executions — and their workers
+// are woken (by the flag statement itself).
+func cancelExecutions(ctx context.Context, t *txn, ns string, execs []execCancel) error {
+	if len(execs) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(execs))
+	args := make(map[string]execArg, len(execs))
+	for _, e := range execs {
+		ids = append(ids, e.instanceID)
+		args[e.instanceID] = execArg{ExecutionID: e.execution, Reason: e.reason}
+	}
+	byID := mustJSON(args)
+	// Neither statement's answer is needed: both travel with the next
+	// query or the commit.
+	if _, err := t.w.DropUnheldExecutionAttempts(ctx, gen.DropUnheldExecutionAttemptsParams{
+		Namespace: ns, InstanceIds: ids, Executions: byID}); err != nil {
+		return fmt.Errorf("drop unheld attempts: %w", err)
+	}
+	if err := t.w.FlagExecution(ctx, gen.FlagExecutionParams{Namespace: ns, InstanceIds: ids,
+		Executions: byID, Channel: NotifyChannel, KeyPrefix: WorkerCancelKey(ns, "")}); err != nil {
+		return fmt.Errorf("flag execution: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// coalescer groups concurrent calls of one kind (group commit): while a
+// group is applied, the calls that arrive queue up and are applied together
+// in the next group — one transaction, set-based statements — without
+// delaying a lone call, whose group starts at once when a leader slot is
+// free. Under load the groups grow by themselves: the busier the database,
+// the longer a group takes and the more calls the next one carries.
+type coalescer[C any] struct {
+	// maxLeaders is how many groups may be applied at once: more than one,
+	// so that a call waits for at most about one group, not for the group
+	// in flight and then its own.
+	maxLeaders int
+	// maxGroup bounds the calls of one group.
+	maxGroup int
+
+	mu      sync.Mutex
+	pending []*queuedCall[C]
+	leaders int
+}
+
+type queuedCall[C any] struct {
+	call C
+	done chan struct{}
+}
+
+// do queues call and waits until apply has run over a group that holds it
+// (apply reports each call's outcome in the call itself), or until ctx
+// ends — the call may then still be applied. A caller that takes a free
+// leader slot applies groups itself until its own call is done.
+func (g *coalescer[C]) do(ctx context.Context, call C, apply func([]C)) error {
+	q := &queuedCall[C]{call: call, done: make(chan struct{})}
+	g.mu.Lock()
+	g.pending = append(g.pending, q)
+	lead := g.leaders < g.maxLeaders
+	if lead {
+		g.leaders++
+	}
+	g.mu.Unlock()
+	if lead {
+		g.lead(q, apply)
+	}
+	select {
+	case <-q.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lead applies groups until own is done, then hands its leader slot to a
+// fresh goroutine that carries on until the queue is empty (so that no
+// caller serves the others' groups for long). own nil: that goroutine.
+func (g *coalescer[C]) lead(own *queuedCall[C], apply func([]C)) {
+	for {
+		g.mu.Lock()
+		if len(g.pending) == 0 {
+			g.leaders--
+			g.mu.Unlock()
+			return
+		}
+		n := min(len(g.pending), g.maxGroup)
+		group := slices.Clone(g.pending[:n])
+		g.pending = g.pending[n:]
+		g.mu.Unlock()
+
+		calls := make([]C, len(group))
+		for i, q := range group {
+			calls[i] = q.call
+		}
+		apply(calls)
+		for _, q := range group {
+			close(q.done)
+		}
+		if own == nil {
+			continue
+		}
+		select {
+		case <-own.done:
+			go g.lead(nil, apply)
+			return
+		default:
+		}
+	}
+}
