@@ -560,3 +560,49 @@ func TestMessageDuringTurnWakesPollAfterAck(t *testing.T) {
 		t.Fatal("the waiting poll was not woken by the ack")
 	}
 }
+
+// Goal: an empty poll marks its workflow queue quiet, and a poll on a
+// quiet queue (which waits without looking first) still gets a new turn at
+// once, and a turn whose lock expired — which no notification announces —
+// within the mark's bound.
+func TestPollOnQuietQueue(t *testing.T) {
+	// A waiting poll looks again at each re-check: that is what finds an
+	// expired turn when no new poll comes.
+	e := newEnv(t, Config{RecheckInterval: 300 * time.Millisecond})
+	key := store.WorkflowQueueKey("default", "quiet")
+	if _, ok := pollWF(t, e, "quiet", 50*time.Millisecond); ok {
+		t.Fatal("a task on an empty queue")
+	}
+	if _, ok := e.hub.Quiet(key); !ok {
+		t.Fatal("an empty poll did not mark its queue quiet")
+	}
+	got := make(chan api.WorkflowTask, 1)
+	go func() {
+		var task api.WorkflowTask
+		r := e.post("/workflow-tasks/poll", api.PollWorkflowTaskRequest{TaskQueue: "quiet", WorkerID: "w1",
+			Wait: dur(10 * time.Second), LockFor: api.Duration(time.Second)})
+		if r.status == http.StatusOK {
+			r.decode(t, &task)
+		}
+		got <- task
+	}()
+	waitUntil(t, 10*time.Second, "the poll to wait", func() bool { return e.hub.WaitersOn(key) == 1 })
+	startWF(t, e, "q-1", "quiet")
+	task := <-got
+	if task.InstanceID != "q-1" {
+		t.Fatalf("poll on a quiet queue: %+v", task)
+	}
+
+	// The turn is not acked: its lock (1s) expires. The queue is marked
+	// quiet meanwhile; a poll still gets the turn again, at its next look.
+	if _, ok := pollWF(t, e, "quiet", 50*time.Millisecond); ok {
+		t.Fatal("a held turn was handed out twice")
+	}
+	if _, ok := e.hub.Quiet(key); !ok {
+		t.Fatal("the empty poll did not mark the queue quiet")
+	}
+	again, ok := pollWF(t, e, "quiet", 10*time.Second)
+	if !ok || again.InstanceID != "q-1" || again.LockToken == task.LockToken {
+		t.Fatalf("the expired turn was not delivered again: %+v", again)
+	}
+}

@@ -12,6 +12,12 @@ import (
 // cannot make it spin.
 const minPollDelay = 20 * time.Millisecond
 
+// quietFor bounds how long an empty look at a work queue spares the polls
+// that follow their own first look (see longpoll.Hub.Quiet): what becomes
+// fetchable without a notification is found at most this late by a new
+// poll.
+const quietFor = time.Second
+
 // pollSpec describes one long poll.
 type pollSpec struct {
 	// route labels the poll's metrics.
@@ -25,6 +31,10 @@ type pollSpec struct {
 	// nextWake, when set, returns the earliest future time at which
 	// something becomes visible (a timer), if any.
 	nextWake func(ctx context.Context) (t time.Time, ok bool, err error)
+	// workQueue: keys are work queues, announced one wake-up per item. An
+	// empty look then marks them quiet, and a poll on quiet keys waits
+	// for a wake-up without looking first.
+	workQueue bool
 }
 
 // longPoll runs a long poll: register on the keys, fetch, and when nothing
@@ -61,10 +71,23 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		wake = w.C()
 	}
 	var timer *time.Timer
+	// A poll on quiet work queues skips its first look: every item that
+	// arrived since the last empty look woke a waiter that fetches it.
+	var quietUntil time.Time
+	skip := false
+	if s.hub != nil && p.workQueue {
+		quietUntil, skip = s.hub.Quiet(p.keys...)
+	}
 	for {
-		found, err = p.fetch(ctx)
-		if err != nil || found {
-			return found, err
+		var seq uint64
+		if s.hub != nil {
+			seq = s.hub.Seq()
+		}
+		if !skip {
+			found, err = p.fetch(ctx)
+			if err != nil || found {
+				return found, err
+			}
 		}
 		if timer == nil {
 			inFlight := s.metrics.LongPollsInFlight.WithLabelValues(p.route)
@@ -81,7 +104,14 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		if recheck := now.Add(s.cfg.RecheckInterval); recheck.Before(next) {
 			next = recheck
 		}
-		if p.nextWake != nil {
+		// A quiet mark lasts quietFor, and ends no later than the next
+		// timer.
+		markUntil := now.Add(quietFor)
+		if skip {
+			if quietUntil.Before(next) {
+				next = quietUntil
+			}
+		} else if p.nextWake != nil {
 			t, ok, err := p.nextWake(ctx)
 			if err != nil {
 				return false, err
@@ -89,7 +119,14 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 			if ok && t.Before(next) {
 				next = t
 			}
+			if ok && t.Before(markUntil) {
+				markUntil = t
+			}
 		}
+		if !skip && s.hub != nil && p.workQueue {
+			s.hub.MarkQuiet(seq, markUntil, p.keys...)
+		}
+		skip = false
 		timer.Reset(max(time.Until(next), minPollDelay))
 		select {
 		case <-wake:

@@ -51,6 +51,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
 			return s.store.NextWorkflowWake(ctx, ns, req.TaskQueue)
 		},
+		workQueue: true,
 	})
 	if err != nil {
 		return err

@@ -100,6 +100,12 @@ type Hub struct {
 	mu      sync.Mutex
 	waiters map[string]map[*Waiter]struct{}
 	count   int
+	// seq counts the events after which a look at a work queue may be
+	// needed to find its work: items no waiter was woken for, and
+	// wake-alls. quiet holds the work-queue keys known to have nothing to
+	// fetch, each until when that stands (see MarkQuiet).
+	seq   uint64
+	quiet map[string]time.Time
 
 	connected       atomic.Bool
 	backendPID      atomic.Uint32
@@ -126,6 +132,7 @@ func New(cfg Config, logger *slog.Logger) *Hub {
 		cfg:         cfg.withDefaults(),
 		logger:      logger,
 		waiters:     make(map[string]map[*Waiter]struct{}),
+		quiet:       make(map[string]time.Time),
 		connectedCh: make(chan struct{}),
 	}
 }
@@ -240,6 +247,11 @@ func (h *Hub) wakeN(key string, n int) int {
 		}
 	}
 	h.wakes.Add(uint64(woken))
+	if woken < n {
+		// Work that no poller was woken for: the next poll must look.
+		h.seq++
+		delete(h.quiet, key)
+	}
 	return woken
 }
 
@@ -247,6 +259,9 @@ func (h *Hub) wakeN(key string, n int) int {
 func (h *Hub) WakeAll() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// Notifications may have been lost: no key is known quiet.
+	h.seq++
+	clear(h.quiet)
 	woken := make(map[*Waiter]struct{}, h.count)
 	for _, set := range h.waiters {
 		for w := range set {
@@ -259,6 +274,57 @@ func (h *Hub) WakeAll() int {
 	}
 	h.wakes.Add(uint64(len(woken)))
 	return len(woken)
+}
+
+// Seq returns the hub's wake-up sequence. Take it before a look at the
+// database, and pass it to MarkQuiet if the look finds nothing.
+func (h *Hub) Seq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
+}
+
+// MarkQuiet records that a look at the work queues of keys, begun at seq,
+// found nothing, so that polls on them may skip their first look until
+// until (see Quiet). Nothing is recorded when, since seq, work arrived that
+// no waiter was woken for (the look may have missed it) or every waiter was
+// woken.
+func (h *Hub) MarkQuiet(seq uint64, until time.Time, keys ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seq != seq || !h.connected.Load() {
+		return
+	}
+	for _, k := range keys {
+		h.quiet[k] = until
+	}
+}
+
+// Quiet reports whether every one of keys is known to hold nothing that a
+// new poll must look for, and until when that stands (the earliest mark): a
+// look found its queue empty; every item notified since woke a waiter,
+// which fetches it; the listener stayed connected; and the mark has not
+// run out. A new poll may then wait for a wake-up without looking first.
+// What becomes fetchable without a notification (a turn whose lock
+// expired) is found once the mark runs out, or by a waiting poll's
+// periodic look.
+func (h *Hub) Quiet(keys ...string) (until time.Time, ok bool) {
+	if len(keys) == 0 || !h.connected.Load() {
+		return time.Time{}, false
+	}
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range keys {
+		u, marked := h.quiet[k]
+		if !marked || !now.Before(u) {
+			return time.Time{}, false
+		}
+		if until.IsZero() || u.Before(until) {
+			until = u
+		}
+	}
+	return until, true
 }
 
 func signal(ch chan struct{}) {
@@ -322,6 +388,10 @@ func (h *Hub) markConnected(pid uint32) {
 func (h *Hub) markDisconnected() {
 	h.connected.Store(false)
 	h.backendPID.Store(0)
+	h.mu.Lock()
+	h.seq++
+	clear(h.quiet)
+	h.mu.Unlock()
 }
 
 // errNoConnConfig is returned by Run when the hub has no connection config.

@@ -487,3 +487,94 @@ func TestNotifyCountsItems(t *testing.T) {
 		t.Fatalf("a notification of 2 items woke %d of 4 waiters, want 2", got)
 	}
 }
+
+// Goal: an empty look marks a work queue quiet until its mark runs out; a
+// mark made while the listener is down, or a mark of a look begun before
+// new work that woke no waiter, is not recorded.
+func TestQuietMarks(t *testing.T) {
+	h, conn := listening(t)
+	key := store.WorkflowQueueKey("default", "q")
+	if _, ok := h.Quiet(key); ok {
+		t.Fatal("a key never looked at is quiet")
+	}
+	seq := h.Seq()
+	until := time.Now().Add(time.Hour)
+	h.MarkQuiet(seq, until, key)
+	if got, ok := h.Quiet(key); !ok || !got.Equal(until) {
+		t.Fatalf("Quiet after MarkQuiet = %v, %v; want %v, true", got, ok, until)
+	}
+	if _, ok := h.Quiet(key, store.WorkflowQueueKey("default", "other")); ok {
+		t.Fatal("Quiet of a marked and an unmarked key is true")
+	}
+
+	// New work that no waiter is woken for: the next poll must look.
+	notify(t, conn, key)
+	waitUntil(t, 10*time.Second, "the notification", func() bool { _, ok := h.Quiet(key); return !ok })
+	if h.Seq() == seq {
+		t.Fatal("an item no waiter took did not advance the sequence")
+	}
+	// A look begun before it does not mark the key.
+	h.MarkQuiet(seq, until, key)
+	if _, ok := h.Quiet(key); ok {
+		t.Fatal("a look begun before unclaimed work marked the key quiet")
+	}
+
+	// A mark that ran out.
+	h.MarkQuiet(h.Seq(), time.Now().Add(-time.Millisecond), key)
+	if _, ok := h.Quiet(key); ok {
+		t.Fatal("a mark that ran out still holds")
+	}
+}
+
+// Goal: work whose every item wakes a waiter leaves the queue quiet (the
+// woken waiters fetch it); an item beyond the waiters, or a wake-up handed
+// back by a waiter that did not take it when nobody else waits, does not.
+func TestQuietMarksAndWakeUps(t *testing.T) {
+	h, conn := listening(t)
+	key := store.WorkflowQueueKey("default", "q")
+	w := h.Register(key)
+	h.MarkQuiet(h.Seq(), time.Now().Add(time.Hour), key)
+
+	notify(t, conn, key)
+	if !woken(w, 10*time.Second) {
+		t.Fatal("the waiter was not woken")
+	}
+	if _, ok := h.Quiet(key); !ok {
+		t.Fatal("an item that woke a waiter made the queue unquiet")
+	}
+
+	notify(t, conn, store.NotificationPayload(key, 2))
+	waitUntil(t, 10*time.Second, "two items for one waiter", func() bool { _, ok := h.Quiet(key); return !ok })
+	for pending(w) {
+	}
+
+	h.MarkQuiet(h.Seq(), time.Now().Add(time.Hour), key)
+	before := h.Stats().Wakes
+	notify(t, conn, key)
+	waitUntil(t, 10*time.Second, "the wake-up", func() bool { return h.Stats().Wakes > before })
+	w.Close() // with the wake-up untaken, and nobody else waiting
+	if _, ok := h.Quiet(key); ok {
+		t.Fatal("a wake-up handed back to nobody left the queue quiet")
+	}
+}
+
+// Goal: a lost listener connection (notifications may be lost) clears
+// every mark.
+func TestQuietMarksClearedWhenTheListenerIsLost(t *testing.T) {
+	h, conn := listening(t)
+	key := store.WorkflowQueueKey("default", "q")
+	h.MarkQuiet(h.Seq(), time.Now().Add(time.Hour), key)
+	reconnected := h.NextConnect()
+	var killed bool
+	if err := conn.QueryRow(context.Background(), `SELECT pg_terminate_backend($1)`, int32(h.Stats().BackendPID)).Scan(&killed); err != nil || !killed {
+		t.Fatalf("terminate the listener: %v %v", killed, err)
+	}
+	select {
+	case <-reconnected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not reconnect")
+	}
+	if _, ok := h.Quiet(key); ok {
+		t.Fatal("a mark survived the lost connection")
+	}
+}
