@@ -146,7 +146,7 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
-RETURNING task_queue
+RETURNING instance_id, task_queue
 `
 
 type EnqueueMessagesParams struct {
@@ -154,25 +154,31 @@ type EnqueueMessagesParams struct {
 	Namespace string
 }
 
+type EnqueueMessagesRow struct {
+	InstanceID string
+	TaskQueue  string
+}
+
 // Enqueues messages to instances that are running (and, when execution_id
 // is given, still on that execution); messages to anything else are dropped
-// here. Returns the task queues that received a message. Each message looks
+// here. Returns, for each message enqueued, its instance and the task
+// queue that received it. Each message looks
 // its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 // probe (without it the planner flattens the join and, believing
 // jsonb_to_recordset's 100 rows, hashes every running instance).
-func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]string, error) {
+func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]EnqueueMessagesRow, error) {
 	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []string{}
+	items := []EnqueueMessagesRow{}
 	for rows.Next() {
-		var task_queue string
-		if err := rows.Scan(&task_queue); err != nil {
+		var i EnqueueMessagesRow
+		if err := rows.Scan(&i.InstanceID, &i.TaskQueue); err != nil {
 			return nil, err
 		}
-		items = append(items, task_queue)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

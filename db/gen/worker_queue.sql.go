@@ -922,6 +922,83 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 	return i, err
 }
 
+const takeAttempts = `-- name: TakeAttempts :many
+DELETE FROM worker_queue
+WHERE lock_token = ANY($1::uuid[]) AND namespace = $2 AND locked_until > now()
+RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at,
+          (CASE WHEN cancel_requested THEN ''
+                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out
+`
+
+type TakeAttemptsParams struct {
+	LockTokens []uuid.UUID
+	Namespace  string
+}
+
+type TakeAttemptsRow struct {
+	WorkerQueue WorkerQueue
+	TimedOut    string
+}
+
+// TakeAttempt for the held attempts whose lock_token is one of
+// lock_tokens (the completions of a group): a token that no longer holds
+// its attempt has no row.
+func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]TakeAttemptsRow, error) {
+	rows, err := q.db.Query(ctx, takeAttempts, arg.LockTokens, arg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TakeAttemptsRow{}
+	for rows.Next() {
+		var i TakeAttemptsRow
+		if err := rows.Scan(
+			&i.WorkerQueue.ID,
+			&i.WorkerQueue.Namespace,
+			&i.WorkerQueue.TaskQueue,
+			&i.WorkerQueue.InstanceID,
+			&i.WorkerQueue.ExecutionID,
+			&i.WorkerQueue.ActivityID,
+			&i.WorkerQueue.Attempt,
+			&i.WorkerQueue.ActivityType,
+			&i.WorkerQueue.WorkflowType,
+			&i.WorkerQueue.WorkflowTaskQueue,
+			&i.WorkerQueue.Input,
+			&i.WorkerQueue.Options,
+			&i.WorkerQueue.StartToCloseMs,
+			&i.WorkerQueue.HeartbeatTimeoutMs,
+			&i.WorkerQueue.ScheduledAt,
+			&i.WorkerQueue.VisibleAt,
+			&i.WorkerQueue.ScheduleToStartDeadline,
+			&i.WorkerQueue.ScheduleToCloseDeadline,
+			&i.WorkerQueue.StartToCloseDeadline,
+			&i.WorkerQueue.HeartbeatDeadline,
+			&i.WorkerQueue.StartedAt,
+			&i.WorkerQueue.LockToken,
+			&i.WorkerQueue.LockedUntil,
+			&i.WorkerQueue.WorkerID,
+			&i.WorkerQueue.DeliveryCount,
+			&i.WorkerQueue.HeartbeatDetails,
+			&i.WorkerQueue.LastHeartbeatAt,
+			&i.WorkerQueue.CancelRequested,
+			&i.WorkerQueue.CancelReason,
+			&i.WorkerQueue.CancelRequestedAt,
+			&i.WorkerQueue.LastError,
+			&i.WorkerQueue.CancelledUnheldAt,
+			&i.TimedOut,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const takeScheduleToStartExpired = `-- name: TakeScheduleToStartExpired :many
 DELETE FROM worker_queue
 WHERE id IN (

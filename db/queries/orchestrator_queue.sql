@@ -1,7 +1,8 @@
 -- name: EnqueueMessages :many
 -- Enqueues messages to instances that are running (and, when execution_id
 -- is given, still on that execution); messages to anything else are dropped
--- here. Returns the task queues that received a message. Each message looks
+-- here. Returns, for each message enqueued, its instance and the task
+-- queue that received it. Each message looks
 -- its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 -- probe (without it the planner flattens the join and, believing
 -- jsonb_to_recordset's 100 rows, hashes every running instance).
@@ -17,7 +18,7 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
-RETURNING task_queue;
+RETURNING instance_id, task_queue;
 
 -- name: EnqueueSignal :one
 -- Enqueues a signal to a running instance and returns its task queue (no

@@ -144,6 +144,18 @@ RETURNING sqlc.embed(worker_queue),
                 WHEN heartbeat_deadline <= now() THEN 'heartbeat'
                 ELSE '' END)::text AS timed_out;
 
+-- name: TakeAttempts :many
+-- TakeAttempt for the held attempts whose lock_token is one of
+-- lock_tokens (the completions of a group): a token that no longer holds
+-- its attempt has no row.
+DELETE FROM worker_queue
+WHERE lock_token = ANY(sqlc.arg(lock_tokens)::uuid[]) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+RETURNING sqlc.embed(worker_queue),
+          (CASE WHEN cancel_requested THEN ''
+                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out;
+
 -- name: AbandonAttempt :one
 UPDATE worker_queue
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,

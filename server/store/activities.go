@@ -143,8 +143,17 @@ func (s *Store) takeAttempt(ctx context.Context, t *txn, ns, token string) (row 
 	if r.TimedOut == "" {
 		return row, false, nil
 	}
+	row, err = s.lateAttempt(ctx, t, row, r.TimedOut)
+	return row, true, err
+}
+
+// lateAttempt handles the report of attempt row (taken) that came after its
+// timedOut deadline (start_to_close or heartbeat) passed, before the
+// sweeper flagged it: the attempt is treated as the sweeper would have —
+// timed out, retried or failed — and the returned row is flagged.
+func (s *Store) lateAttempt(ctx context.Context, t *txn, row gen.WorkerQueue, timedOut string) (gen.WorkerQueue, error) {
 	kind, limit, reason := engine.TimeoutStartToClose, time.Duration(row.StartToCloseMs)*time.Millisecond, engine.ReasonStartToClose
-	if r.TimedOut == engine.TimeoutHeartbeat {
+	if timedOut == engine.TimeoutHeartbeat {
 		kind, limit, reason = engine.TimeoutHeartbeat, time.Duration(row.HeartbeatTimeoutMs)*time.Millisecond, engine.ReasonHeartbeatTimeout
 	}
 	row.CancelRequested, row.CancelReason = true, &reason
@@ -152,28 +161,28 @@ func (s *Store) takeAttempt(ctx context.Context, t *txn, ns, token string) (row 
 	e.Retryable = nil
 	outcome, err := s.retryOrFail(ctx, t, row, e)
 	if err != nil {
-		return row, true, err
+		return row, err
 	}
 	if outcome == OutcomeRetryScheduled {
 		if err := s.recordAttemptCancel(ctx, t, row); err != nil {
-			return row, true, err
+			return row, err
 		}
 	}
 	if s.opts.Observer != nil {
 		s.opts.Observer.CancelRequested(reason, 1)
 	}
-	return row, true, nil
+	return row, nil
 }
 
 // deliver sends an activity's final outcome to its workflow execution.
 func (s *Store) deliver(ctx context.Context, t *txn, r gen.WorkerQueue, ev api.Event) (string, error) {
 	ev.ActivityID, ev.Attempt = r.ActivityID, r.Attempt
 	exec := r.ExecutionID
-	n, err := s.enqueue(ctx, t, r.Namespace, []outMessage{eventMessage(r.InstanceID, &exec, ev, 0)})
+	rows, err := s.enqueue(ctx, t, r.Namespace, []outMessage{eventMessage(r.InstanceID, &exec, ev, 0)})
 	if err != nil {
 		return "", err
 	}
-	if n == 0 {
+	if len(rows) == 0 {
 		return OutcomeStale, nil // the execution is over or was continued
 	}
 	return OutcomeDelivered, nil
@@ -205,57 +214,6 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 		HeartbeatDetails: rawOrNil(r.HeartbeatDetails), DelayMS: ms(delay),
 		ScheduleToStartMS: ms(opts.ScheduleToStartTimeout.D()), ScheduleToCloseDeadline: r.ScheduleToCloseDeadline,
 	}
-}
-
-// CompleteActivityTask acknowledges an attempt with its result. The result
-// of an attempt whose cancellation was requested, or of an execution that is
-// over, is dropped (outcome "stale").
-func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, result json.RawMessage) (api.ActivityAckResponse, error) {
-	return s.CompleteActivityTaskEager(ctx, ns, token, result, nil)
-}
-
-// CompleteActivityTaskEager is CompleteActivityTask that, when eager is set
-// and the result was delivered, also locks the workflow turn the result
-// makes due for the worker that ran the attempt — if the workflow's task
-// queue is eager.TaskQueue and no one holds the workflow — and returns it
-// in WorkflowTask (eager workflow task).
-func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error) {
-	var out api.ActivityAckResponse
-	err := s.inTx(ctx, func(t *txn) error {
-		r, late, err := s.takeAttempt(ctx, t, ns, token)
-		if err != nil {
-			return err
-		}
-		if late || r.CancelRequested {
-			out.Outcome = OutcomeStale
-			return nil
-		}
-		out.Outcome, err = s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityCompleted, Result: result})
-		if err != nil || out.Outcome != OutcomeDelivered || eager == nil || r.WorkerID == nil || r.WorkflowTaskQueue != eager.TaskQueue {
-			return err
-		}
-		row, err := t.q.LockTurn(ctx, gen.LockTurnParams{
-			LockMs: ms(max(eager.LockFor.D(), time.Second)), WorkerID: r.WorkerID, Namespace: ns,
-			InstanceID: r.InstanceID, TaskQueue: eager.TaskQueue, MaxMessages: maxTurnMessages,
-		})
-		if noRows(err) {
-			return nil // held by a turn in flight, or finished: the queue has it
-		}
-		if err != nil {
-			return fmt.Errorf("lock turn: %w", err)
-		}
-		task, _, err := s.takeTurn(ctx, t, ns, gen.LockNextTurnRow(row), *r.WorkerID)
-		if err != nil {
-			return err
-		}
-		out.WorkflowTask = task
-		if task != nil {
-			// The workflow is held: its pollers have nothing to take.
-			t.unwake(WorkflowQueueKey(ns, row.TaskQueue))
-		}
-		return nil
-	})
-	return out, err
 }
 
 // FailActivityTask acknowledges an attempt with an error; the retry policy

@@ -116,16 +116,18 @@ func (o Options) withDefaults() Options {
 
 // Store is the provider over one PostgreSQL database.
 type Store struct {
-	pool *pgxpool.Pool
-	opts Options
-	hb   *coalescer[*heartbeatCall]
-	acks *coalescer[*turnAck]
+	pool    *pgxpool.Pool
+	opts    Options
+	hb      *coalescer[*heartbeatCall]
+	acks    *coalescer[*turnAck]
+	results *coalescer[*resultCall]
 }
 
 // New returns a Store over pool. The schema must be migrated
 // (see db/migrations).
 func New(pool *pgxpool.Pool, opts Options) *Store {
-	return &Store{pool: pool, opts: opts.withDefaults(), hb: newHeartbeats(), acks: newTurnAcks()}
+	return &Store{pool: pool, opts: opts.withDefaults(), hb: newHeartbeats(), acks: newTurnAcks(),
+		results: newResults()}
 }
 
 // Pool returns the store's connection pool.

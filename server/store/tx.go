@@ -36,9 +36,15 @@ func (t *txn) wake(key string) {
 	t.wakes[key]++
 }
 
-// unwake drops the wake-ups of key: what they announced was handed out in
+// unwake drops n wake-ups of key: what they announced was handed out in
 // the same transaction.
-func (t *txn) unwake(key string) { delete(t.wakes, key) }
+func (t *txn) unwake(key string, n int) {
+	if t.wakes[key] <= n {
+		delete(t.wakes, key)
+		return
+	}
+	t.wakes[key] -= n
+}
 
 // payloads are the notifications of the transaction's wake-ups, in key
 // order.

@@ -31,21 +31,22 @@ func eventMessage(instanceID string, executionID *int64, ev api.Event, delay tim
 }
 
 // enqueue inserts messages (dropped for instances that are not running or
-// on another execution) and wakes the workflow pollers of their queues.
-func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessage) (int, error) {
+// on another execution), wakes the workflow pollers of their queues, and
+// returns the messages enqueued (instance and queue of each).
+func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessage) ([]gen.EnqueueMessagesRow, error) {
 	if len(msgs) == 0 {
-		return 0, nil
+		return nil, nil
 	}
 	rows, err := t.q.EnqueueMessages(ctx, gen.EnqueueMessagesParams{Namespace: ns, Messages: mustJSON(msgs)})
 	if err != nil {
-		return 0, fmt.Errorf("enqueue messages: %w", err)
+		return nil, fmt.Errorf("enqueue messages: %w", err)
 	}
 	// Future messages (timers) wake the pollers too: a waiting poll then
 	// re-reads the next visible time and sleeps until it.
 	for _, r := range rows {
-		t.wake(WorkflowQueueKey(ns, r))
+		t.wake(WorkflowQueueKey(ns, r.TaskQueue))
 	}
-	return len(rows), nil
+	return rows, nil
 }
 
 // enqueueTo enqueues messages to instanceID, which the transaction has just

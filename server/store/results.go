@@ -1,0 +1,223 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+)
+
+// Activity results are grouped as turn acks are (see acks.go): concurrent
+// completions share one transaction, whose attempts are taken by one
+// statement and whose results are enqueued by another.
+const (
+	// maxResultLeaders is how many groups of results may commit at once.
+	maxResultLeaders = 2
+	// maxResultGroup bounds the results of one group.
+	maxResultGroup = 64
+)
+
+// resultCall is one activity result on its way through a group.
+type resultCall struct {
+	ns     string
+	tok    uuid.UUID
+	result json.RawMessage
+	eager  *api.EagerWorkflowTask
+
+	out api.ActivityAckResponse
+	err error
+	// alone: the result was not applied in its group (the group failed,
+	// or held another report of the same attempt); it runs in a group of
+	// its own.
+	alone bool
+}
+
+func newResults() *coalescer[*resultCall] {
+	return &coalescer[*resultCall]{maxLeaders: maxResultLeaders, maxGroup: maxResultGroup}
+}
+
+// CompleteActivityTask acknowledges an attempt with its result. The result
+// of an attempt whose cancellation was requested, or of an execution that is
+// over, is dropped (outcome "stale").
+func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, result json.RawMessage) (api.ActivityAckResponse, error) {
+	return s.CompleteActivityTaskEager(ctx, ns, token, result, nil)
+}
+
+// CompleteActivityTaskEager is CompleteActivityTask that, when eager is set
+// and the result was delivered, also locks the workflow turn the result
+// makes due for the worker that ran the attempt — if the workflow's task
+// queue is eager.TaskQueue and no one holds the workflow — and returns it
+// in WorkflowTask (eager workflow task). Concurrent results share the
+// transaction and its statements; each one's outcome is its own.
+func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error) {
+	tok, err := parseToken(token)
+	if err != nil {
+		return api.ActivityAckResponse{}, err
+	}
+	c := &resultCall{ns: ns, tok: tok, result: result, eager: eager}
+	if err := s.results.do(ctx, c, s.applyResults); err != nil {
+		return api.ActivityAckResponse{}, err
+	}
+	if c.alone {
+		c.alone = false
+		s.applyResults([]*resultCall{c})
+	}
+	if c.err != nil {
+		return api.ActivityAckResponse{}, c.err
+	}
+	return c.out, nil
+}
+
+// applyResults applies a group of results: one transaction per namespace.
+func (s *Store) applyResults(group []*resultCall) {
+	ctx, cancel := context.WithTimeout(context.Background(), turnAckTimeout)
+	defer cancel()
+	byNS := map[string][]*resultCall{}
+	var order []string
+	for _, c := range group {
+		if _, ok := byNS[c.ns]; !ok {
+			order = append(order, c.ns)
+		}
+		byNS[c.ns] = append(byNS[c.ns], c)
+	}
+	for _, ns := range order {
+		s.applyResultGroup(ctx, ns, byNS[ns])
+	}
+}
+
+// applyResultGroup applies results of one namespace in one transaction. With
+// more than one result, a failed transaction sends each to a group of its
+// own.
+func (s *Store) applyResultGroup(ctx context.Context, ns string, calls []*resultCall) {
+	slices.SortStableFunc(calls, func(a, b *resultCall) int { return cmp.Compare(a.tok.String(), b.tok.String()) })
+	var todo []*resultCall
+	for i, c := range calls {
+		if i > 0 && calls[i-1].tok == c.tok {
+			c.alone = true // a doubled report: it finds the attempt gone
+			continue
+		}
+		todo = append(todo, c)
+	}
+	err := s.inTx(ctx, func(t *txn) error { return s.deliverResults(ctx, t, ns, todo) })
+	if err == nil {
+		return
+	}
+	for _, c := range todo {
+		c.out = api.ActivityAckResponse{}
+		if len(todo) > 1 {
+			c.alone, c.err = true, nil
+		} else {
+			c.err = err
+		}
+	}
+}
+
+// deliverResults takes the calls' attempts (one statement), enqueues the
+// results that count (one statement), and locks the eager turns the
+// results make due.
+func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*resultCall) error {
+	tokens := make([]uuid.UUID, 0, len(calls))
+	for _, c := range calls {
+		tokens = append(tokens, c.tok)
+	}
+	rows, err := t.q.TakeAttempts(ctx, gen.TakeAttemptsParams{Namespace: ns, LockTokens: tokens})
+	if err != nil {
+		return fmt.Errorf("take attempts: %w", err)
+	}
+	taken := make(map[uuid.UUID]gen.TakeAttemptsRow, len(rows))
+	for _, r := range rows {
+		taken[*r.WorkerQueue.LockToken] = r
+	}
+	type delivery struct {
+		call *resultCall
+		row  gen.WorkerQueue
+	}
+	var ds []delivery
+	var msgs []outMessage
+	for _, c := range calls {
+		r, ok := taken[c.tok]
+		if !ok {
+			c.err = ErrLockLost
+			continue
+		}
+		row := r.WorkerQueue
+		// A report after its deadline is late: the attempt is timed out
+		// as the sweeper would have done it. A cancelled attempt's result
+		// is dropped.
+		if r.TimedOut != "" {
+			if _, err := s.lateAttempt(ctx, t, row, r.TimedOut); err != nil {
+				return err
+			}
+			c.out.Outcome = OutcomeStale
+			continue
+		}
+		if row.CancelRequested {
+			c.out.Outcome = OutcomeStale
+			continue
+		}
+		exec := row.ExecutionID
+		msgs = append(msgs, eventMessage(row.InstanceID, &exec, api.Event{Kind: api.EventActivityCompleted,
+			ActivityID: row.ActivityID, Attempt: row.Attempt, Result: c.result}, 0))
+		ds = append(ds, delivery{c, row})
+	}
+	enqueued, err := s.enqueue(ctx, t, ns, msgs)
+	if err != nil {
+		return err
+	}
+	// A result counts when its execution still runs: its message was
+	// enqueued.
+	inserted := make(map[string]int, len(enqueued))
+	for _, e := range enqueued {
+		inserted[e.InstanceID]++
+	}
+	locked := map[string]bool{}
+	for _, d := range ds {
+		if inserted[d.row.InstanceID] == 0 {
+			d.call.out.Outcome = OutcomeStale // the execution is over or was continued
+			continue
+		}
+		d.call.out.Outcome = OutcomeDelivered
+		e := d.call.eager
+		if e == nil || d.row.WorkerID == nil || d.row.WorkflowTaskQueue != e.TaskQueue || locked[d.row.InstanceID] {
+			continue
+		}
+		task, err := s.eagerTurn(ctx, t, ns, d.row, e)
+		if err != nil {
+			return err
+		}
+		if task != nil {
+			// The workflow is held, with every message this group
+			// enqueued for it: its pollers have nothing to take.
+			locked[d.row.InstanceID] = true
+			d.call.out.WorkflowTask = task
+			t.unwake(WorkflowQueueKey(ns, task.TaskQueue), inserted[d.row.InstanceID])
+		}
+	}
+	return nil
+}
+
+// eagerTurn locks the turn that the result of attempt r makes due for the
+// worker that ran it (LockTurn), or returns nil when the workflow is held
+// by a turn in flight, finished, on another queue, or waits for other
+// activities: the queue has it then.
+func (s *Store) eagerTurn(ctx context.Context, t *txn, ns string, r gen.WorkerQueue, e *api.EagerWorkflowTask) (*api.WorkflowTask, error) {
+	row, err := t.q.LockTurn(ctx, gen.LockTurnParams{
+		LockMs: ms(max(e.LockFor.D(), time.Second)), WorkerID: r.WorkerID, Namespace: ns,
+		InstanceID: r.InstanceID, TaskQueue: e.TaskQueue, MaxMessages: maxTurnMessages,
+	})
+	if noRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock turn: %w", err)
+	}
+	task, _, err := s.takeTurn(ctx, t, ns, gen.LockNextTurnRow(row), *r.WorkerID)
+	return task, err
+}
