@@ -314,3 +314,21 @@ func BenchmarkAckTurns(b *testing.B) {
 		})
 	}
 }
+
+// Goal: the grouped completion finds its attempts through the lock-token
+// index on a large queue (never by scanning the namespace's attempts).
+func TestTakeAttempts_UsesLockTokenIndex(t *testing.T) {
+	c := &sqlCapture{marker: "name: TakeAttempts"}
+	s, pool := tracedStore(t, c)
+	fillQueue(t, pool, 50_000)
+	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
+	if a == nil {
+		t.Fatal("no attempt fetched")
+	}
+	m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t)
+	plan := explain(t, pool, c)
+	t.Logf("take plan:\n%s", plan)
+	if !strings.Contains(plan, "worker_queue_lock_token") || strings.Contains(plan, "Seq Scan on worker_queue") {
+		t.Fatalf("TakeAttempts does not use worker_queue_lock_token:\n%s", plan)
+	}
+}

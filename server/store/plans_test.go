@@ -132,6 +132,11 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 	// through orchestrator_queue_instance.
 	turnMessages := map[string]bool{"GetLockedTurns": true, "ConsumeMessages": true, "PendingSignals": true,
 		"DeleteLockedMessages": true, "DeferLockedMessages": true, "UnlockMessages": true}
+	// The statements that find held attempts by their lock token
+	// (TakeAttempts, = ANY of the tokens, prefers worker_queue_activity on
+	// an empty table; TestTakeAttempts_UsesLockTokenIndex checks it on a
+	// large one).
+	byToken := map[string]bool{"TakeAttempt": true, "HeartbeatAttempt": true, "AbandonAttempt": true}
 	for i, name := range names {
 		if !plannable(queries[name]) {
 			continue
@@ -184,6 +189,12 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 			}
 			delete(turnMessages, name)
 		}
+		if byToken[name] {
+			if !used["worker_queue_lock_token"] {
+				t.Errorf("%s does not find its attempts through worker_queue_lock_token: %v", name, list)
+			}
+			delete(byToken, name)
+		}
 		if want, ok := sweeper[name]; ok {
 			if !used[want.index] {
 				t.Errorf("%s does not read %s: %v", name, want.index, list)
@@ -195,6 +206,9 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		}
 	}
 	for name := range sweeper {
+		t.Errorf("no generated statement %s", name)
+	}
+	for name := range byToken {
 		t.Errorf("no generated statement %s", name)
 	}
 	for name := range turnMessages {
