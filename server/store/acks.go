@@ -26,9 +26,6 @@ const (
 	maxTurnAckLeaders = 2
 	// maxTurnAckGroup bounds the acks of one group.
 	maxTurnAckGroup = 64
-	// turnAckTimeout bounds one group's transaction (it serves many
-	// callers, so it runs on a deadline of its own).
-	turnAckTimeout = 30 * time.Second
 )
 
 // turnAck is one acknowledgement of a turn on its way through a group.
@@ -83,50 +80,35 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	return a.out, nil
 }
 
-// ackTurns applies a group of acks: one transaction per namespace.
-func (s *Store) ackTurns(group []*turnAck) {
-	ctx, cancel := context.WithTimeout(context.Background(), turnAckTimeout)
-	defer cancel()
-	byNS := map[string][]*turnAck{}
-	var order []string
-	for _, a := range group {
-		if _, ok := byNS[a.ns]; !ok {
-			order = append(order, a.ns)
-		}
-		byNS[a.ns] = append(byNS[a.ns], a)
-	}
-	for _, ns := range order {
-		s.ackTurnGroup(ctx, ns, byNS[ns])
+func (a *turnAck) namespace() string { return a.ns }
+
+func (a *turnAck) failed(err error, shared bool) {
+	a.out, a.cancels = api.CompleteWorkflowTaskResponse{}, nil
+	if shared {
+		a.alone, a.err = true, nil
+	} else {
+		a.err = err
 	}
 }
 
-// ackTurnGroup applies acks of one namespace in one transaction. With more
-// than one ack, a failed transaction sends each ack to a group of its own.
-func (s *Store) ackTurnGroup(ctx context.Context, ns string, acks []*turnAck) {
-	// One lock order for every group (concurrent groups never deadlock
-	// over their instances), and one ack per instance: a second ack of
-	// the same instance runs after this group, and finds the lock gone.
-	slices.SortStableFunc(acks, func(a, b *turnAck) int { return cmp.Compare(a.instanceID, b.instanceID) })
-	var todo []*turnAck
-	for i, a := range acks {
-		if i > 0 && acks[i-1].instanceID == a.instanceID {
+// ackTurns applies a group of acks: one transaction per namespace. One
+// lock order for every group (concurrent groups never deadlock over their
+// instances: GetLockedTurns locks them in id order), and one ack per
+// instance: a second ack of the same instance runs after the group, and
+// finds the lock gone.
+func (s *Store) ackTurns(group []*turnAck) {
+	slices.SortStableFunc(group, func(a, b *turnAck) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.instanceID, b.instanceID))
+	})
+	todo := make([]*turnAck, 0, len(group))
+	for i, a := range group {
+		if i > 0 && group[i-1].instanceID == a.instanceID && group[i-1].ns == a.ns {
 			a.alone = true
 			continue
 		}
 		todo = append(todo, a)
 	}
-	err := s.inTx(ctx, func(t *txn) error { return s.applyTurnAcks(ctx, t, ns, todo) })
-	if err == nil {
-		return
-	}
-	for _, a := range todo {
-		a.out, a.cancels = api.CompleteWorkflowTaskResponse{}, nil
-		if len(todo) > 1 {
-			a.alone, a.err = true, nil
-		} else {
-			a.err = err
-		}
-	}
+	applyByNamespace(s, todo, s.applyTurnAcks)
 }
 
 // lockedTurnArg is what GetLockedTurns is told of one turn.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // coalescer groups concurrent calls of one kind (group commit): while a
@@ -86,6 +87,45 @@ func (g *coalescer[C]) lead(own *queuedCall[C], apply func([]C)) {
 			go g.lead(nil, apply)
 			return
 		default:
+		}
+	}
+}
+
+// groupTimeout bounds the transactions of one group of calls: a group
+// serves many callers, so it runs on a deadline of its own rather than on
+// any one caller's context.
+const groupTimeout = 30 * time.Second
+
+// groupedCall is a call that store groups apply (turn acks, activity
+// results).
+type groupedCall interface {
+	namespace() string
+	// failed records that the call's group failed with err: a call that
+	// shared its group runs again alone; a call alone gets err.
+	failed(err error, shared bool)
+}
+
+// applyByNamespace applies a group of calls with apply, one transaction
+// per namespace (in the order the namespaces first appear). When a
+// transaction fails, each of its calls is told so (groupedCall.failed).
+func applyByNamespace[C groupedCall](s *Store, group []C, apply func(ctx context.Context, t *txn, ns string, calls []C) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	byNS := map[string][]C{}
+	var order []string
+	for _, c := range group {
+		ns := c.namespace()
+		if _, ok := byNS[ns]; !ok {
+			order = append(order, ns)
+		}
+		byNS[ns] = append(byNS[ns], c)
+	}
+	for _, ns := range order {
+		calls := byNS[ns]
+		if err := s.inTx(ctx, func(t *txn) error { return apply(ctx, t, ns, calls) }); err != nil {
+			for _, c := range calls {
+				c.failed(err, len(calls) > 1)
+			}
 		}
 	}
 }

@@ -75,48 +75,33 @@ func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string,
 	return c.out, nil
 }
 
-// applyResults applies a group of results: one transaction per namespace.
-func (s *Store) applyResults(group []*resultCall) {
-	ctx, cancel := context.WithTimeout(context.Background(), turnAckTimeout)
-	defer cancel()
-	byNS := map[string][]*resultCall{}
-	var order []string
-	for _, c := range group {
-		if _, ok := byNS[c.ns]; !ok {
-			order = append(order, c.ns)
-		}
-		byNS[c.ns] = append(byNS[c.ns], c)
-	}
-	for _, ns := range order {
-		s.applyResultGroup(ctx, ns, byNS[ns])
+func (c *resultCall) namespace() string { return c.ns }
+
+func (c *resultCall) failed(err error, shared bool) {
+	c.out = api.ActivityAckResponse{}
+	if shared {
+		c.alone, c.err = true, nil
+	} else {
+		c.err = err
 	}
 }
 
-// applyResultGroup applies results of one namespace in one transaction. With
-// more than one result, a failed transaction sends each to a group of its
-// own.
-func (s *Store) applyResultGroup(ctx context.Context, ns string, calls []*resultCall) {
-	slices.SortStableFunc(calls, func(a, b *resultCall) int { return cmp.Compare(a.tok.String(), b.tok.String()) })
-	var todo []*resultCall
-	for i, c := range calls {
-		if i > 0 && calls[i-1].tok == c.tok {
-			c.alone = true // a doubled report: it finds the attempt gone
+// applyResults applies a group of results: one transaction per namespace,
+// and one report per attempt (a doubled report runs after the group, and
+// finds the attempt gone).
+func (s *Store) applyResults(group []*resultCall) {
+	slices.SortStableFunc(group, func(a, b *resultCall) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), slices.Compare(a.tok[:], b.tok[:]))
+	})
+	todo := make([]*resultCall, 0, len(group))
+	for i, c := range group {
+		if i > 0 && group[i-1].tok == c.tok && group[i-1].ns == c.ns {
+			c.alone = true
 			continue
 		}
 		todo = append(todo, c)
 	}
-	err := s.inTx(ctx, func(t *txn) error { return s.deliverResults(ctx, t, ns, todo) })
-	if err == nil {
-		return
-	}
-	for _, c := range todo {
-		c.out = api.ActivityAckResponse{}
-		if len(todo) > 1 {
-			c.alone, c.err = true, nil
-		} else {
-			c.err = err
-		}
-	}
+	applyByNamespace(s, todo, s.deliverResults)
 }
 
 // deliverResults takes the calls' attempts (one statement), enqueues the
