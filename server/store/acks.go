@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,19 +29,15 @@ const (
 
 // turnAck is one acknowledgement of a turn on its way through a group.
 type turnAck struct {
-	ns         string
+	callState
 	instanceID string
 	tok        uuid.UUID
 	req        api.CompleteWorkflowTaskRequest
 
 	out api.CompleteWorkflowTaskResponse
-	err error
 	// cancels counts the activity cancels the turn requested, by reason
 	// (for the Observer).
 	cancels map[string]int
-	// alone: the ack was not applied in its group (the group failed, or
-	// held another ack of the same instance); it runs in a group of its own.
-	alone bool
 }
 
 func newTurnAcks() *coalescer[*turnAck] {
@@ -61,16 +56,9 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	if !ok {
 		return api.CompleteWorkflowTaskResponse{}, ErrLockLost
 	}
-	a := &turnAck{ns: ns, instanceID: instanceID, tok: tok, req: req}
-	if err := s.acks.do(ctx, a, s.ackTurns); err != nil {
+	a := &turnAck{callState: callState{ns: ns}, instanceID: instanceID, tok: tok, req: req}
+	if err := submit(ctx, s.acks, a, s.ackTurns); err != nil {
 		return api.CompleteWorkflowTaskResponse{}, err
-	}
-	if a.alone {
-		a.alone = false
-		s.ackTurns([]*turnAck{a})
-	}
-	if a.err != nil {
-		return api.CompleteWorkflowTaskResponse{}, a.err
 	}
 	if s.opts.Observer != nil {
 		for r, n := range a.cancels {
@@ -80,16 +68,7 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	return a.out, nil
 }
 
-func (a *turnAck) namespace() string { return a.ns }
-
-func (a *turnAck) failed(err error, shared bool) {
-	a.out, a.cancels = api.CompleteWorkflowTaskResponse{}, nil
-	if shared {
-		a.alone, a.err = true, nil
-	} else {
-		a.err = err
-	}
-}
+func (a *turnAck) reset() { a.out, a.cancels = api.CompleteWorkflowTaskResponse{}, nil }
 
 // ackTurns applies a group of acks: one transaction per namespace. One
 // lock order for every group (concurrent groups never deadlock over their
@@ -97,18 +76,7 @@ func (a *turnAck) failed(err error, shared bool) {
 // instance: a second ack of the same instance runs after the group, and
 // finds the lock gone.
 func (s *Store) ackTurns(group []*turnAck) {
-	slices.SortStableFunc(group, func(a, b *turnAck) int {
-		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.instanceID, b.instanceID))
-	})
-	todo := make([]*turnAck, 0, len(group))
-	for i, a := range group {
-		if i > 0 && group[i-1].instanceID == a.instanceID && group[i-1].ns == a.ns {
-			a.alone = true
-			continue
-		}
-		todo = append(todo, a)
-	}
-	applyByNamespace(s, todo, s.applyTurnAcks)
+	applyByNamespace(s, oncePerKey(group, func(a *turnAck) string { return a.instanceID }), s.applyTurnAcks)
 }
 
 // lockedTurnArg is what GetLockedTurns is told of one turn.

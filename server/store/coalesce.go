@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -96,25 +97,67 @@ func (g *coalescer[C]) lead(own *queuedCall[C], apply func([]C)) {
 // any one caller's context.
 const groupTimeout = 30 * time.Second
 
+// callState is what a group needs of each of its calls.
+type callState struct {
+	ns  string
+	err error
+	// alone: the call was not applied in its group (the group failed, or
+	// held another call with the same key); it runs in a group of its own.
+	alone bool
+}
+
+func (c *callState) state() *callState { return c }
+
 // groupedCall is a call that store groups apply (turn acks, activity
 // results).
 type groupedCall interface {
-	namespace() string
-	// failed records that the call's group failed with err: a call that
-	// shared its group runs again alone; a call alone gets err.
-	failed(err error, shared bool)
+	state() *callState
+	// reset clears what a failed group answered the call.
+	reset()
+}
+
+// submit runs call through g's groups with apply — then alone, when its
+// group could not apply it — and returns the call's own error.
+func submit[C groupedCall](ctx context.Context, g *coalescer[C], call C, apply func([]C)) error {
+	if err := g.do(ctx, call, apply); err != nil {
+		return err
+	}
+	if st := call.state(); st.alone {
+		st.alone = false
+		apply([]C{call})
+	}
+	return call.state().err
+}
+
+// oncePerKey returns the calls of group in (namespace, key) order, the
+// first of each (namespace, key) only: the others run alone after the
+// group (a second ack of a turn, a second report of an attempt).
+func oncePerKey[C groupedCall](group []C, key func(C) string) []C {
+	slices.SortStableFunc(group, func(a, b C) int {
+		return cmp.Or(cmp.Compare(a.state().ns, b.state().ns), cmp.Compare(key(a), key(b)))
+	})
+	todo := make([]C, 0, len(group))
+	for i, c := range group {
+		if i > 0 && group[i-1].state().ns == c.state().ns && key(group[i-1]) == key(c) {
+			c.state().alone = true
+			continue
+		}
+		todo = append(todo, c)
+	}
+	return todo
 }
 
 // applyByNamespace applies a group of calls with apply, one transaction
 // per namespace (in the order the namespaces first appear). When a
-// transaction fails, each of its calls is told so (groupedCall.failed).
+// transaction fails, a call that shared it runs again alone, and a call
+// alone gets the error.
 func applyByNamespace[C groupedCall](s *Store, group []C, apply func(ctx context.Context, t *txn, ns string, calls []C) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
 	byNS := map[string][]C{}
 	var order []string
 	for _, c := range group {
-		ns := c.namespace()
+		ns := c.state().ns
 		if _, ok := byNS[ns]; !ok {
 			order = append(order, ns)
 		}
@@ -124,7 +167,12 @@ func applyByNamespace[C groupedCall](s *Store, group []C, apply func(ctx context
 		calls := byNS[ns]
 		if err := s.inTx(ctx, func(t *txn) error { return apply(ctx, t, ns, calls) }); err != nil {
 			for _, c := range calls {
-				c.failed(err, len(calls) > 1)
+				c.reset()
+				if st := c.state(); len(calls) > 1 {
+					st.alone, st.err = true, nil
+				} else {
+					st.err = err
+				}
 			}
 		}
 	}

@@ -1,11 +1,9 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,17 +24,12 @@ const (
 
 // resultCall is one activity result on its way through a group.
 type resultCall struct {
-	ns     string
+	callState
 	tok    uuid.UUID
 	result json.RawMessage
 	eager  *api.EagerWorkflowTask
 
 	out api.ActivityAckResponse
-	err error
-	// alone: the result was not applied in its group (the group failed,
-	// or held another report of the same attempt); it runs in a group of
-	// its own.
-	alone bool
 }
 
 func newResults() *coalescer[*resultCall] {
@@ -61,47 +54,20 @@ func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string,
 	if err != nil {
 		return api.ActivityAckResponse{}, err
 	}
-	c := &resultCall{ns: ns, tok: tok, result: result, eager: eager}
-	if err := s.results.do(ctx, c, s.applyResults); err != nil {
+	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager}
+	if err := submit(ctx, s.results, c, s.applyResults); err != nil {
 		return api.ActivityAckResponse{}, err
-	}
-	if c.alone {
-		c.alone = false
-		s.applyResults([]*resultCall{c})
-	}
-	if c.err != nil {
-		return api.ActivityAckResponse{}, c.err
 	}
 	return c.out, nil
 }
 
-func (c *resultCall) namespace() string { return c.ns }
-
-func (c *resultCall) failed(err error, shared bool) {
-	c.out = api.ActivityAckResponse{}
-	if shared {
-		c.alone, c.err = true, nil
-	} else {
-		c.err = err
-	}
-}
+func (c *resultCall) reset() { c.out = api.ActivityAckResponse{} }
 
 // applyResults applies a group of results: one transaction per namespace,
 // and one report per attempt (a doubled report runs after the group, and
 // finds the attempt gone).
 func (s *Store) applyResults(group []*resultCall) {
-	slices.SortStableFunc(group, func(a, b *resultCall) int {
-		return cmp.Or(cmp.Compare(a.ns, b.ns), slices.Compare(a.tok[:], b.tok[:]))
-	})
-	todo := make([]*resultCall, 0, len(group))
-	for i, c := range group {
-		if i > 0 && group[i-1].tok == c.tok && group[i-1].ns == c.ns {
-			c.alone = true
-			continue
-		}
-		todo = append(todo, c)
-	}
-	applyByNamespace(s, todo, s.deliverResults)
+	applyByNamespace(s, oncePerKey(group, func(c *resultCall) string { return c.tok.String() }), s.deliverResults)
 }
 
 // deliverResults takes the calls' attempts (one statement), enqueues the
