@@ -15,25 +15,50 @@ import (
 	"github.com/tetherhq/tether/server/store"
 )
 
-// ackAll acks the turns concurrently, all released at once so that they
-// share groups, and returns each one's answer and error.
-func ackAll(t *testing.T, s *store.Store, tokens []string, reqs []api.CompleteWorkflowTaskRequest) ([]api.CompleteWorkflowTaskResponse, []error) {
-	t.Helper()
-	outs := make([]api.CompleteWorkflowTaskResponse, len(tokens))
-	errs := make([]error, len(tokens))
+// together runs fn(0) … fn(n-1) concurrently, all released at once so
+// that their calls share groups.
+func together(n int, fn func(i int)) {
 	gate := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := range tokens {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-gate
-			outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, tokens[i], reqs[i])
+			fn(i)
 		}()
 	}
 	close(gate)
 	wg.Wait()
+}
+
+// ackAll acks the turns together and returns each one's answer and error.
+func ackAll(t *testing.T, s *store.Store, tokens []string, reqs []api.CompleteWorkflowTaskRequest) ([]api.CompleteWorkflowTaskResponse, []error) {
+	t.Helper()
+	outs := make([]api.CompleteWorkflowTaskResponse, len(tokens))
+	errs := make([]error, len(tokens))
+	together(len(tokens), func(i int) {
+		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, tokens[i], reqs[i])
+	})
 	return outs, errs
+}
+
+// startAndFetch starts the instances prefix-00 … and fetches their first
+// turns; it returns the ids and the turns' tokens, by index.
+func startAndFetch(t *testing.T, s *store.Store, prefix string, n int) (ids, tokens []string) {
+	t.Helper()
+	ids, tokens = make([]string, n), make([]string, n)
+	index := map[string]int{}
+	for i := range n {
+		ids[i] = fmt.Sprintf("%s-%02d", prefix, i)
+		index[ids[i]] = i
+		start(t, s, ids[i])
+	}
+	for range n {
+		task := fetchTurn(t, s)
+		tokens[index[task.InstanceID]] = task.LockToken
+	}
+	return ids, tokens
 }
 
 // Goal: acks that share a group each get their own outcome — a schedule
@@ -44,18 +69,7 @@ func ackAll(t *testing.T, s *store.Store, tokens []string, reqs []api.CompleteWo
 func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 	s := newStore(t)
 	const n = 24
-	ids := make([]string, n)
-	tokens := make([]string, n)
-	for i := range n {
-		ids[i] = fmt.Sprintf("g-%02d", i)
-		start(t, s, ids[i])
-	}
-	for range n {
-		task := fetchTurn(t, s)
-		var i int
-		fmt.Sscanf(task.InstanceID, "g-%02d", &i)
-		tokens[i] = task.LockToken
-	}
+	ids, tokens := startAndFetch(t, s, "g", n)
 	reqs := make([]api.CompleteWorkflowTaskRequest, n)
 	for i := range n {
 		switch i % 4 {
@@ -145,18 +159,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 func TestAckGroup_AFailingAckFailsOnlyItself(t *testing.T) {
 	s := newStore(t)
 	const n = 12
-	ids := make([]string, n)
-	tokens := make([]string, n)
-	for i := range n {
-		ids[i] = fmt.Sprintf("f-%02d", i)
-		start(t, s, ids[i])
-	}
-	for range n {
-		task := fetchTurn(t, s)
-		var i int
-		fmt.Sscanf(task.InstanceID, "f-%02d", &i)
-		tokens[i] = task.LockToken
-	}
+	ids, tokens := startAndFetch(t, s, "f", n)
 	// A fault injected on purpose: instance f-05's history already holds
 	// the event its turn writes, so that its ack breaks the primary key.
 	if _, err := s.Pool().Exec(ctxT(t), `INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, payload, created_at)

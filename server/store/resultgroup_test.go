@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +14,14 @@ import (
 	"github.com/tetherhq/tether/server/store"
 )
 
-// completeAll reports the results concurrently, all released at once so
-// that they share groups.
+// completeAll reports the results together.
 func completeAll(t *testing.T, s *store.Store, tokens []string, results []json.RawMessage, eager []*api.EagerWorkflowTask) ([]api.ActivityAckResponse, []error) {
 	t.Helper()
 	outs := make([]api.ActivityAckResponse, len(tokens))
 	errs := make([]error, len(tokens))
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range tokens {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-gate
-			outs[i], errs[i] = s.CompleteActivityTaskEager(ctxT(t), ns, tokens[i], results[i], eager[i])
-		}()
-	}
-	close(gate)
-	wg.Wait()
+	together(len(tokens), func(i int) {
+		outs[i], errs[i] = s.CompleteActivityTaskEager(ctxT(t), ns, tokens[i], results[i], eager[i])
+	})
 	return outs, errs
 }
 
