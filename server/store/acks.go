@@ -22,7 +22,10 @@ import (
 // that one ack's failure is never another's.
 const (
 	// maxTurnAckLeaders is how many groups of acks may commit at once.
-	maxTurnAckLeaders = 2
+	// One: the acks that arrive meanwhile make the next group larger. In
+	// alternating throughput runs, one leader beat two (+0–14 %, 10 % less
+	// PostgreSQL CPU per workflow) and three lost 10–20 %.
+	maxTurnAckLeaders = 1
 	// maxTurnAckGroup bounds the acks of one group.
 	maxTurnAckGroup = 64
 )

@@ -16,8 +16,9 @@ import (
 // completions share one transaction, whose attempts are taken by one
 // statement and whose results are enqueued by another.
 const (
-	// maxResultLeaders is how many groups of results may commit at once.
-	maxResultLeaders = 2
+	// maxResultLeaders is how many groups of results may commit at once
+	// (one, as for turn acks).
+	maxResultLeaders = 1
 	// maxResultGroup bounds the results of one group.
 	maxResultGroup = 64
 )
