@@ -237,7 +237,7 @@ type EnqueueSignalParams struct {
 // row: not running, or unknown). The instance row is locked FOR KEY SHARE,
 // which waits for a turn being acknowledged (its ack holds the row FOR
 // UPDATE) and then re-reads the row: a signal either commits before the
-// ack, which sees it and refuses to end the workflow (HasUnconsumedSignals),
+// ack, which sees it and refuses to end the workflow (PendingSignals),
 // or finds the workflow over and is refused. Never is it accepted and then
 // dropped with the finished workflow's messages.
 func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (string, error) {

@@ -25,7 +25,7 @@ RETURNING instance_id, task_queue;
 -- row: not running, or unknown). The instance row is locked FOR KEY SHARE,
 -- which waits for a turn being acknowledged (its ack holds the row FOR
 -- UPDATE) and then re-reads the row: a signal either commits before the
--- ack, which sees it and refuses to end the workflow (HasUnconsumedSignals),
+-- ack, which sees it and refuses to end the workflow (PendingSignals),
 -- or finds the workflow over and is refused. Never is it accepted and then
 -- dropped with the finished workflow's messages.
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)

@@ -233,7 +233,7 @@ func TestEager_ClaimedAttemptIsInsertedHeld(t *testing.T) {
 }
 
 // Goal: a turn that ends the execution reads the state of every activity
-// in its first statement (GetLockedTurn with all_activities) and cancels
+// in its first statement (GetLockedTurns with all) and cancels
 // exactly the outstanding ones: the completed activity gets no
 // ActivityCancelRequested, the outstanding one gets one with the
 // workflow's reason, and its held attempt is flagged.

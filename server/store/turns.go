@@ -26,7 +26,7 @@ const ackBatch = 1000
 // COPY rather than one INSERT over a jsonb array.
 const copyThreshold = 200
 
-// parseActivityStates reads the activity_states of GetLockedTurn,
+// parseActivityStates reads the activity_states of GetLockedTurns,
 // LockNextTurn and LockTurn: a jsonb object of activity id → done.
 func parseActivityStates(raw []byte) (engine.ActivityDone, error) {
 	var m map[string]bool
@@ -57,7 +57,7 @@ func instanceOfTurn(r gen.LockNextTurnRow) gen.Instance {
 	}
 }
 
-// lockedMessage is one message of a turn as GetLockedTurn and LockNextTurn
+// lockedMessage is one message of a turn as GetLockedTurns and LockNextTurn
 // return it.
 type lockedMessage struct {
 	ID          int64           `json:"id"`
