@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -158,37 +159,28 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 	if err != nil {
 		return err
 	}
-	w := turnWrites{ns: ns}
+	w := newTurnWrites(ns)
 	for _, pt := range planned {
 		if err := w.add(ctx, t, pt); err != nil {
 			return err
 		}
 	}
-	return s.writeTurns(ctx, t, &w)
+	return s.writeTurns(ctx, t, w)
 }
 
 // planAck plans the turn of row acknowledged with req. A command the
 // server refuses → *InvalidError.
 func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLockedTurnsRow, req api.CompleteWorkflowTaskRequest, all bool) (engine.TurnPlan, error) {
 	inst := row.Instance
-	var rows []lockedMessage
-	if err := json.Unmarshal(row.Messages, &rows); err != nil {
-		return engine.TurnPlan{}, fmt.Errorf("locked messages: %w", err)
-	}
-	msgs := make([]engine.Message, 0, len(rows))
-	for _, r := range rows {
-		m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt.UTC())
-		if err != nil {
-			return engine.TurnPlan{}, err
-		}
-		msgs = append(msgs, m)
+	msgs, err := parseLockedMessages(row.Messages)
+	if err != nil {
+		return engine.TurnPlan{}, err
 	}
 	// A turn that cancels the workflow's activities wholesale needs the
 	// state of every activity; any other turn only that of the activities
 	// it names. GetLockedTurns read what was known before the messages: a
 	// cancel request among them is the one case left.
 	var done engine.ActivityDone
-	var err error
 	if !all && consumesCancelRequest(msgs) {
 		done, err = activityDone(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
 	} else {
@@ -313,14 +305,19 @@ type turnWrites struct {
 	afterAttempts []func() error
 	// cancelAfter: executions the turns end.
 	cancelAfter []execCancel
-	finishIDs   []string
-	finishes    map[string]finishRow
-	consumeIDs  []string
-	consumes    map[string]consumeArg
+	// finishes: each turn's instance; consumes: the running ones'
+	// consumed messages.
+	finishes map[string]finishRow
+	consumes map[string]consumeArg
 	// continued run after the messages are consumed: a continued
 	// execution's messages.
 	continued []func() error
 	finished  []string
+}
+
+func newTurnWrites(ns string) *turnWrites {
+	return &turnWrites{ns: ns, outs: map[string]*api.CompleteWorkflowTaskResponse{},
+		finishes: map[string]finishRow{}, consumes: map[string]consumeArg{}}
 }
 
 // add plans pt's writes into w. A large turn's events are written at once,
@@ -328,9 +325,6 @@ type turnWrites struct {
 func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	ns, inst, plan, out := w.ns, pt.inst, pt.plan, &pt.ack.out
 	id, exec := inst.InstanceID, inst.ExecutionID
-	if w.outs == nil {
-		w.outs = map[string]*api.CompleteWorkflowTaskResponse{}
-	}
 	w.outs[id] = out
 	// Observer counts.
 	for _, e := range plan.Events {
@@ -433,14 +427,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, boxed(plan.NewInput)
 		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
 	}
-	if w.finishes == nil {
-		w.finishes, w.consumes = map[string]finishRow{}, map[string]consumeArg{}
-	}
-	w.finishIDs = append(w.finishIDs, id)
 	w.finishes[id] = fin
 	// Exactly the consumed messages (a finished instance loses them all).
 	if plan.Status == api.StatusRunning {
-		w.consumeIDs = append(w.consumeIDs, id)
 		w.consumes[id] = consumeArg{LockToken: *inst.LockToken, Wake: WorkflowQueueKey(ns, inst.TaskQueue)}
 	}
 	switch {
@@ -507,16 +496,16 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 	if err := cancelExecutions(ctx, t, ns, w.cancelAfter); err != nil {
 		return err
 	}
-	if len(w.finishIDs) > 0 {
-		if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: w.finishIDs,
+	if len(w.finishes) > 0 {
+		if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.finishes)),
 			Turns: mustJSON(w.finishes)}); err != nil {
 			return fmt.Errorf("finish turns: %w", err)
 		}
 	}
-	if len(w.consumeIDs) > 0 {
+	if len(w.consumes) > 0 {
 		// Messages that arrived during a turn found its instance locked:
 		// it is free now, and the statement wakes its pollers again.
-		if err := t.w.ConsumeMessages(ctx, gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: w.consumeIDs,
+		if err := t.w.ConsumeMessages(ctx, gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
 			Turns: mustJSON(w.consumes), Channel: NotifyChannel}); err != nil {
 			return fmt.Errorf("delete consumed messages: %w", err)
 		}

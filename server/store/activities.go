@@ -174,11 +174,17 @@ func (s *Store) lateAttempt(ctx context.Context, t *txn, row gen.WorkerQueue, ti
 	return row, nil
 }
 
-// deliver sends an activity's final outcome to its workflow execution.
-func (s *Store) deliver(ctx context.Context, t *txn, r gen.WorkerQueue, ev api.Event) (string, error) {
+// outcomeMessage is the message that brings attempt r's final outcome ev
+// (completed, failed) to its workflow execution.
+func outcomeMessage(r gen.WorkerQueue, ev api.Event) outMessage {
 	ev.ActivityID, ev.Attempt = r.ActivityID, r.Attempt
 	exec := r.ExecutionID
-	rows, err := s.enqueue(ctx, t, r.Namespace, []outMessage{eventMessage(r.InstanceID, &exec, ev, 0)})
+	return eventMessage(r.InstanceID, &exec, ev, 0)
+}
+
+// deliver sends an activity's final outcome to its workflow execution.
+func (s *Store) deliver(ctx context.Context, t *txn, r gen.WorkerQueue, ev api.Event) (string, error) {
+	rows, err := s.enqueue(ctx, t, r.Namespace, []outMessage{outcomeMessage(r, ev)})
 	if err != nil {
 		return "", err
 	}

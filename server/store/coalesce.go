@@ -133,16 +133,22 @@ func submit[C groupedCall](ctx context.Context, g *coalescer[C], call C, apply f
 // first of each (namespace, key) only: the others run alone after the
 // group (a second ack of a turn, a second report of an attempt).
 func oncePerKey[C groupedCall](group []C, key func(C) string) []C {
-	slices.SortStableFunc(group, func(a, b C) int {
-		return cmp.Or(cmp.Compare(a.state().ns, b.state().ns), cmp.Compare(key(a), key(b)))
-	})
+	type keyed struct {
+		ns, key string
+		call    C
+	}
+	ks := make([]keyed, 0, len(group))
+	for _, c := range group {
+		ks = append(ks, keyed{c.state().ns, key(c), c})
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.key, b.key)) })
 	todo := make([]C, 0, len(group))
-	for i, c := range group {
-		if i > 0 && group[i-1].state().ns == c.state().ns && key(group[i-1]) == key(c) {
-			c.state().alone = true
+	for i, k := range ks {
+		if i > 0 && ks[i-1].ns == k.ns && ks[i-1].key == k.key {
+			k.call.state().alone = true
 			continue
 		}
-		todo = append(todo, c)
+		todo = append(todo, k.call)
 	}
 	return todo
 }

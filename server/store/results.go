@@ -114,9 +114,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			c.out.Outcome = OutcomeStale
 			continue
 		}
-		exec := row.ExecutionID
-		msgs = append(msgs, eventMessage(row.InstanceID, &exec, api.Event{Kind: api.EventActivityCompleted,
-			ActivityID: row.ActivityID, Attempt: row.Attempt, Result: c.result}, 0))
+		msgs = append(msgs, outcomeMessage(row, api.Event{Kind: api.EventActivityCompleted, Result: c.result}))
 		ds = append(ds, delivery{c, row})
 	}
 	enqueued, err := s.enqueue(ctx, t, ns, msgs)

@@ -373,7 +373,7 @@ func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *SweepResult) er
 			}
 			w := writes[inst.Namespace]
 			if w == nil {
-				w = &turnWrites{ns: inst.Namespace}
+				w = newTurnWrites(inst.Namespace)
 				writes[inst.Namespace] = w
 				order = append(order, inst.Namespace)
 			}

@@ -67,6 +67,25 @@ type lockedMessage struct {
 	VisibleAt   time.Time       `json:"visible_at"`
 }
 
+// parseLockedMessages reads the messages of a turn (a jsonb array of
+// lockedMessage), in id order.
+func parseLockedMessages(raw []byte) ([]engine.Message, error) {
+	var locked []lockedMessage
+	if err := json.Unmarshal(raw, &locked); err != nil {
+		return nil, fmt.Errorf("locked messages: %w", err)
+	}
+	msgs := make([]engine.Message, 0, len(locked))
+	for _, r := range locked {
+		m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt.UTC())
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+	}
+	slices.SortFunc(msgs, func(a, b engine.Message) int { return cmp.Compare(a.ID, b.ID) })
+	return msgs, nil
+}
+
 func toMessage(id int64, exec *int64, kind string, payload []byte, visibleAt time.Time) (engine.Message, error) {
 	var ev api.Event
 	if err := json.Unmarshal(payload, &ev); err != nil {
@@ -175,19 +194,10 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 // releases the lock and comes back empty.
 func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNextTurnRow, workerID string) (task *api.WorkflowTask, empty bool, err error) {
 	inst := instanceOfTurn(row)
-	var locked []lockedMessage
-	if err := json.Unmarshal(row.Messages, &locked); err != nil {
-		return nil, false, fmt.Errorf("locked messages: %w", err)
+	msgs, err := parseLockedMessages(row.Messages)
+	if err != nil {
+		return nil, false, err
 	}
-	msgs := make([]engine.Message, 0, len(locked))
-	for _, r := range locked {
-		m, err := toMessage(r.ID, r.ExecutionID, r.Kind, r.Payload, r.VisibleAt.UTC())
-		if err != nil {
-			return nil, false, err
-		}
-		msgs = append(msgs, m)
-	}
-	sortMessages(msgs)
 	// The worker that acknowledged the last turn holds the state: it gets
 	// no old history (history_from_event_id says where the events it gets
 	// begin), and the stale filter reads only the states of the activities
@@ -230,15 +240,6 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 		task.Messages = append(task.Messages, m.Event)
 	}
 	return task, false, nil
-}
-
-func sortMessages(msgs []engine.Message) {
-	// Rows come back from UPDATE … RETURNING in no set order.
-	for i := 1; i < len(msgs); i++ {
-		for j := i; j > 0 && msgs[j].ID < msgs[j-1].ID; j-- {
-			msgs[j], msgs[j-1] = msgs[j-1], msgs[j]
-		}
-	}
 }
 
 // historyRow is one row for AppendEvents.
