@@ -1,6 +1,6 @@
 # Tether developer tasks. `make test` is what CI and the README run.
 
-.PHONY: all generate test vet fmt build dev bench
+.PHONY: all generate test vet lint fmt build dev bench
 
 all: build
 
@@ -17,6 +17,11 @@ test:
 
 vet:
 	go vet ./...
+
+# golangci-lint, pinned in tools/go.mod (its own module, so that its
+# dependencies stay out of Tether's); configuration in .golangci.yml.
+lint:
+	go tool -modfile=tools/go.mod golangci-lint run ./...
 
 fmt:
 	gofmt -w .

@@ -143,12 +143,12 @@ func runHeartbeatLoad(ctx context.Context, l hbLoad) (hbResult, error) {
 					continue
 				}
 				d := time.Since(t0)
-				switch {
-				case status == http.StatusOK:
+				switch status {
+				case http.StatusOK:
 					ok.Add(1)
 					lat[c] = append(lat[c], d)
 					lag[c] = append(lag[c], t0.Sub(j.due))
-				case status == http.StatusTooManyRequests:
+				case http.StatusTooManyRequests:
 					limited.Add(1)
 				default:
 					failed.Add(1)

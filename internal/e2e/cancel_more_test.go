@@ -108,7 +108,9 @@ func ContinueFlow(ctx workflow.Context, n int) (string, error) {
 		return "", workflow.NewContinueAsNewError(ctx, 2)
 	}
 	var v string
-	workflow.GetSignalChannel(ctx, "finish").Receive(ctx, &v)
+	if err := workflow.GetSignalChannel(ctx, "finish").Receive(ctx, &v); err != nil {
+		return "", err
+	}
 	return "execution 2 finished", nil
 }
 

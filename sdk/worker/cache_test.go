@@ -79,7 +79,7 @@ func TestWorkerID(t *testing.T) {
 	if len(id) < 14 || id[:13] != "host-name-123" {
 		t.Fatalf("id %q", id)
 	}
-	if newWorkerID("x") == newWorkerID("x") {
+	if newWorkerID("x") == newWorkerID("x") { //nolint:staticcheck // two calls must differ
 		t.Fatal("ids not unique")
 	}
 }

@@ -149,8 +149,8 @@ func (e *NondeterminismError) Error() string { return "nondeterminism: " + e.Mes
 // ErrorType returns "Nondeterminism".
 func (e *NondeterminismError) ErrorType() string { return "Nondeterminism" }
 
-// ContinueAsNewError, returned by a workflow function, ends the execution
-// and starts the next one of the same instance with a fresh history.
+// ContinueAsNewError is returned by a workflow function to end the execution
+// and start the next one of the same instance with a fresh history.
 type ContinueAsNewError struct {
 	// WorkflowType of the next execution; empty keeps the current one.
 	WorkflowType string

@@ -172,14 +172,6 @@ type InvalidCommandError struct {
 
 func (e *InvalidCommandError) Error() string { return e.Field + ": " + e.Message }
 
-func terminal(t string) bool {
-	switch t {
-	case api.CommandCompleteWorkflow, api.CommandFailWorkflow, api.CommandCancelWorkflow, api.CommandContinueAsNew:
-		return true
-	}
-	return false
-}
-
 // PlanTurn validates a turn's commands against the instance and plans its
 // writes. The order of events is the protocol's (docs/architecture.md):
 // message events; cancel-requests of outstanding activities if a cancel

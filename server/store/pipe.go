@@ -175,11 +175,11 @@ type pipeRows struct {
 
 func (r *pipeRows) Close() {
 	r.Rows.Close()
-	if err := r.Rows.Err(); err != nil {
-		r.p.fail(err)
+	if err := r.Err(); err != nil {
+		_ = r.p.fail(err)
 	}
 	if err := r.br.Close(); err != nil {
-		r.p.fail(err)
+		_ = r.p.fail(err)
 	}
 }
 
@@ -196,7 +196,7 @@ func (r *pipeRow) Scan(dest ...any) error {
 		err = cerr
 	}
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		r.p.fail(err)
+		_ = r.p.fail(err)
 	}
 	return err
 }

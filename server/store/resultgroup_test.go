@@ -161,7 +161,9 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	for range n {
 		a := fetchAct(t, s, time.Minute)
 		var i int
-		fmt.Sscanf(a.InstanceID, "x-%02d", &i)
+		if _, err := fmt.Sscanf(a.InstanceID, "x-%02d", &i); err != nil {
+			t.Fatalf("instance id %q: %v", a.InstanceID, err)
+		}
 		tokens[i] = a.LockToken
 	}
 	// A fault injected on purpose: the queue refuses x-04's message.
