@@ -113,15 +113,22 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("bad log format %q: use text or json", format)
 }
 
-func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tether server", flag.ContinueOnError)
+// parseServe parses the flags of `tether server` or `tether dev` (name)
+// and builds the logger they ask for.
+func parseServe(name string, args []string, stderr io.Writer) (serveOptions, *slog.Logger, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o serveOptions
 	o.flags(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, nil, err
 	}
 	logger, err := newLogger(stderr, o.logLevel, o.logFormat)
+	return o, logger, err
+}
+
+func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, logger, err := parseServe("tether server", args, stderr)
 	if err != nil {
 		return err
 	}
