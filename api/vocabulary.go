@@ -2,9 +2,10 @@ package api
 
 // This file holds the words of the wire that are values rather than fields:
 // cancel reasons, timeout kinds, error types and problem types. The server,
-// the SDK and the metrics use these constants; the SQL in db/queries, which
-// cannot, is compared with them by TestSQLUsesTheVocabulary. Wire values
-// never change.
+// the SDK and the metrics use these constants; the SQL in db/queries, struct
+// tags and swag annotations, which cannot, are compared with them by
+// TestSQLUsesTheVocabulary and TestTagsAndAnnotationsUseTheVocabulary. Wire
+// values never change.
 
 // Cancel reasons: the reason of an activity's or an attempt's cancellation
 // (ActivityCancelRequested and ActivityAttemptCancelRequested events, the
@@ -177,4 +178,12 @@ func WorkerStates() []string {
 // Statuses returns every workflow instance status.
 func Statuses() []string {
 	return []string{StatusRunning, StatusCompleted, StatusFailed, StatusCanceled, StatusTerminated}
+}
+
+// CommandTypes returns every command type (Command.Type).
+func CommandTypes() []string {
+	return []string{
+		CommandScheduleActivity, CommandStartTimer, CommandCompleteWorkflow,
+		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew,
+	}
 }

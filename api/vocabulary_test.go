@@ -3,6 +3,7 @@ package api
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +23,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			"rate-limited", "client-closed-request", "unavailable", "internal", "http"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
+		"command types": {"schedule_activity", "start_timer", "complete_workflow", "fail_workflow",
+			"cancel_workflow", "continue_as_new"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -33,6 +36,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"problem types":  problems,
 		"worker states":  WorkerStates(),
 		"statuses":       Statuses(),
+		"command types":  CommandTypes(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
@@ -52,7 +56,7 @@ func TestVocabularyWireValues(t *testing.T) {
 	if n := len(EventKinds()); n != 14 {
 		t.Errorf("%d event kinds, want 14", n)
 	}
-	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses()} {
+	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes()} {
 		s := slices.Clone(lists)
 		slices.Sort(s)
 		if len(slices.Compact(s)) != len(lists) {
@@ -153,4 +157,58 @@ func TestSQLUsesTheVocabulary(t *testing.T) {
 			t.Errorf("CHECK (%s IN …) lists %q, api %q", c.column, got, want)
 		}
 	}
+}
+
+// TestTagsAndAnnotationsUseTheVocabulary: struct tags and swag annotations,
+// which cannot use Go constants either, list exactly api's values.
+func TestTagsAndAnnotationsUseTheVocabulary(t *testing.T) {
+	f, ok := reflect.TypeFor[Command]().FieldByName("Type")
+	if !ok {
+		t.Fatal("no Command.Type")
+	}
+	oneof := regexp.MustCompile(`oneof=([^,]*)`).FindStringSubmatch(f.Tag.Get("validate"))
+	if oneof == nil || !sameSet(strings.Fields(oneof[1]), CommandTypes()) {
+		t.Errorf("Command.Type is validated against %q, api has %q", oneof, CommandTypes())
+	}
+
+	files, err := filepath.Glob(filepath.Join("..", "server", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enums := regexp.MustCompile(`@Param\s+(\w+)\s+query\s.*Enums\(([^)]*)\)`)
+	vocab := map[string][]string{"status": Statuses(), "state": WorkerStates()}
+	seen := map[string]bool{}
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range enums.FindAllStringSubmatch(string(src), -1) {
+			want, ok := vocab[m[1]]
+			if !ok {
+				t.Errorf("%s: Enums of parameter %q: which vocabulary?", file, m[1])
+				continue
+			}
+			seen[m[1]] = true
+			var got []string
+			for _, v := range strings.Split(m[2], ",") {
+				got = append(got, strings.TrimSpace(v))
+			}
+			if !sameSet(got, want) {
+				t.Errorf("%s: parameter %s lists %q, api has %q", file, m[1], got, want)
+			}
+		}
+	}
+	for name := range vocab {
+		if !seen[name] {
+			t.Errorf("no swag Enums for parameter %q found", name)
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
