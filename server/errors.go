@@ -20,26 +20,27 @@ import (
 const ProblemContentType = "application/problem+json"
 
 // Problem types: the "type" member of problem documents. Clients may match
-// on them; they are stable.
+// on them; they are stable. They are api's (api.ProblemTypes), named here
+// too for the server's code.
 const (
-	problemBase             = "https://tether.dev/problems/"
-	ProblemValidation       = problemBase + "validation"
-	ProblemNotFound         = problemBase + "not-found"
-	ProblemNoRoute          = problemBase + "no-such-route"
-	ProblemMethodNotAllowed = problemBase + "method-not-allowed"
-	ProblemBodyTooLarge     = problemBase + "body-too-large"
-	ProblemAlreadyRunning   = problemBase + "already-running"
-	ProblemNotRunning       = problemBase + "not-running"
-	ProblemRunning          = problemBase + "running"
-	ProblemLockLost         = problemBase + "lock-lost"
+	problemBase             = api.ProblemBase
+	ProblemValidation       = api.ProblemValidation
+	ProblemNotFound         = api.ProblemNotFound
+	ProblemNoRoute          = api.ProblemNoRoute
+	ProblemMethodNotAllowed = api.ProblemMethodNotAllowed
+	ProblemBodyTooLarge     = api.ProblemBodyTooLarge
+	ProblemAlreadyRunning   = api.ProblemAlreadyRunning
+	ProblemNotRunning       = api.ProblemNotRunning
+	ProblemRunning          = api.ProblemRunning
+	ProblemLockLost         = api.ProblemLockLost
 	// ProblemUnhandledSignals: the turn would end the workflow but signals
 	// arrived while it ran; it was not applied and runs again with them.
-	ProblemUnhandledSignals = problemBase + "unhandled-signals"
-	ProblemWorkerGone       = problemBase + "worker-gone"
-	ProblemClientClosed     = problemBase + "client-closed-request"
-	ProblemUnavailable      = problemBase + "unavailable"
-	ProblemInternal         = problemBase + "internal"
-	ProblemHTTP             = problemBase + "http"
+	ProblemUnhandledSignals = api.ProblemUnhandledSignals
+	ProblemWorkerGone       = api.ProblemWorkerGone
+	ProblemClientClosed     = api.ProblemClientClosed
+	ProblemUnavailable      = api.ProblemUnavailable
+	ProblemInternal         = api.ProblemInternal
+	ProblemHTTP             = api.ProblemHTTP
 )
 
 // statusClientClosedRequest is the (nginx) status logged when the client

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server/longpoll"
 )
 
@@ -47,21 +48,10 @@ type Metrics struct {
 // own (a workflow may name any) are counted as "other", which keeps the
 // label's values few.
 func (m *Metrics) CancelRequested(reason string, n int) {
-	if !knownCancelReason(reason) {
+	if !api.KnownCancelReason(reason) {
 		reason = "other"
 	}
 	m.CancelRequests.WithLabelValues(reason).Add(float64(n))
-}
-
-// knownCancelReason: the reasons Tether and its SDK use.
-func knownCancelReason(r string) bool {
-	switch r {
-	case "workflow_canceled", "workflow_failed", "workflow_completed", "continued_as_new",
-		"instance_deleted", "timeout:start_to_close", "timeout:heartbeat", "timeout:schedule_to_close",
-		"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled":
-		return true
-	}
-	return false
 }
 
 // NewMetrics returns the server's collectors on a new registry that also

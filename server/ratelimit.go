@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/tetherhq/tether/api"
 )
 
 // ProblemRateLimited is the problem type of a 429 answer.
-const ProblemRateLimited = "https://tether.dev/problems/rate-limited"
+const ProblemRateLimited = api.ProblemRateLimited
 
 // heartbeatLimiter rate-limits worker heartbeats per (namespace, worker),
 // in memory: each server replica limits what reaches it. Idle entries are

@@ -14,8 +14,8 @@ import (
 const (
 	tagName         = "required,name"
 	tagOptionalName = "omitempty,name"
-	tagStatus       = "omitempty,oneof=running completed failed canceled terminated"
-	tagWorkerState  = "omitempty,oneof=active inactive cleaned_up"
+	tagStatus       = "omitempty,oneof=" + api.StatusRunning + " " + api.StatusCompleted + " " + api.StatusFailed + " " + api.StatusCanceled + " " + api.StatusTerminated
+	tagWorkerState  = "omitempty,oneof=" + api.WorkerActive + " " + api.WorkerInactive + " " + api.WorkerCleanedUp
 	tagPageToken    = "omitempty,max=1024,printascii"
 )
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -11,14 +10,7 @@ import (
 )
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := flag.NewFlagSet("tether dev", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o serveOptions
-	o.flags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	logger, err := newLogger(stderr, o.logLevel, o.logFormat)
+	o, logger, err := parseServe("tether dev", args, stderr)
 	if err != nil {
 		return err
 	}

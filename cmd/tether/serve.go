@@ -12,15 +12,11 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server"
-	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -117,15 +113,22 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("bad log format %q: use text or json", format)
 }
 
-func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tether server", flag.ContinueOnError)
+// parseServe parses the flags of `tether server` or `tether dev` (name)
+// and builds the logger they ask for.
+func parseServe(name string, args []string, stderr io.Writer) (serveOptions, *slog.Logger, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o serveOptions
 	o.flags(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, nil, err
 	}
 	logger, err := newLogger(stderr, o.logLevel, o.logFormat)
+	return o, logger, err
+}
+
+func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, logger, err := parseServe("tether server", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -135,33 +138,11 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return serve(ctx, o, logger, nil)
 }
 
-// serve runs Tether against o.databaseURL until ctx is done: it migrates
-// the schema, starts the notification listener, the sweeper and the HTTP
-// server, and on shutdown drains requests and stops them in order. ready,
-// when set, is called once the server listens, with its address.
+// serve runs Tether against o.databaseURL until ctx is done (server.App:
+// migrations, notification listener, sweeper, HTTP server, and on shutdown
+// the drain and the stops in order). ready, when set, is called once the
+// server listens, with its address.
 func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(addr net.Addr)) error {
-	poolCfg, err := pgxpool.ParseConfig(o.databaseURL)
-	if err != nil {
-		return fmt.Errorf("bad database URL: %w", err)
-	}
-	store.SizePool(poolCfg, o.databaseURL, o.maxConns)
-	poolCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
-	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
-	if err != nil {
-		return fmt.Errorf("connect to the database: %w", err)
-	}
-	defer pool.Close()
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err = pool.Ping(pingCtx)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("connect to the database: %w", err)
-	}
-
-	if err := migrate(ctx, pool, logger); err != nil {
-		return err
-	}
-
 	effMax := o.maxLease
 	if effMax == 0 {
 		effMax = 5 * time.Minute
@@ -169,72 +150,39 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	if o.minLease < 0 || effMax < o.minLease {
 		return fmt.Errorf("bad lease bounds: --min-lease %s, --max-lease %s", o.minLease, o.maxLease)
 	}
-	metrics := server.NewMetrics()
-	st := store.New(pool, store.Options{
-		Observer:      metrics,
-		MaxDeliveries: int32(o.maxDeliveries),
-		MinLease:      o.minLease,
-		MaxLease:      o.maxLease,
-		CleanupDelay:  o.cleanupDelay,
-		StatsMinRows:  o.statsMinRows,
-	})
-	listenCfg := poolCfg.ConnConfig.Copy()
-	listenCfg.RuntimeParams["application_name"] = "tether-listener"
-	hub := longpoll.New(longpoll.Config{ConnConfig: listenCfg}, logger)
-	srv := server.New(st, hub, server.Config{
-		Addr:            o.addr,
-		BodyLimit:       o.bodyLimit,
-		RecheckInterval: o.recheck,
-		ShutdownTimeout: o.shutdown,
-		HeartbeatRate:   o.heartbeatRate,
-		HeartbeatBurst:  o.heartbeatBurst,
-		Metrics:         metrics,
-	}, logger)
-	sweeps := newSweepMetrics()
-	if err := srv.Metrics().Register(sweeps.collectors()...); err != nil {
+	app, err := server.NewApp(ctx, o.appConfig(logger))
+	if err != nil {
 		return err
 	}
-
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
-	}
-
-	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := hub.Run(bgCtx); err != nil {
-			logger.Error("notification listener stopped", "err", err)
-		}
-	})
-	wg.Go(func() { sweepLoop(bgCtx, st, o.sweepInterval, sweeps, logger) })
-	wg.Go(func() { workerGaugeLoop(bgCtx, st, metrics, 10*time.Second, logger) })
-	defer func() {
-		stopBackground()
-		wg.Wait()
-	}()
-
 	if ready != nil {
-		ready(ln.Addr())
+		ready(app.Addr())
 	}
-	return srv.Serve(ctx, ln)
+	return app.Run(ctx)
 }
 
-// migrate applies pending migrations (under an advisory lock, so several
-// replicas may start at once).
-func migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
-	res, err := migrations.Up(ctx, pool)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+// appConfig maps the options to the application's configuration.
+func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
+	return server.AppConfig{
+		DatabaseURL:   o.databaseURL,
+		MaxConns:      o.maxConns,
+		SweepInterval: o.sweepInterval,
+		Server: server.Config{
+			Addr:            o.addr,
+			BodyLimit:       o.bodyLimit,
+			RecheckInterval: o.recheck,
+			ShutdownTimeout: o.shutdown,
+			HeartbeatRate:   o.heartbeatRate,
+			HeartbeatBurst:  o.heartbeatBurst,
+		},
+		Store: store.Options{
+			MaxDeliveries: int32(o.maxDeliveries),
+			MinLease:      o.minLease,
+			MaxLease:      o.maxLease,
+			CleanupDelay:  o.cleanupDelay,
+			StatsMinRows:  o.statsMinRows,
+		},
+		Logger: logger,
 	}
-	for _, r := range res {
-		logger.Info("migration applied", "migration", r.Source.Path, "duration", r.Duration)
-	}
-	if len(res) == 0 {
-		logger.Debug("schema up to date")
-	}
-	return nil
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -258,7 +206,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("connect to the database: %w", err)
 	}
 	defer pool.Close()
-	if err := migrate(ctx, pool, logger); err != nil {
+	if err := server.Migrate(ctx, pool, logger); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "schema up to date")
@@ -292,119 +240,4 @@ func version() string {
 		}
 	}
 	return v
-}
-
-// sweepMetrics count what the sweeper did.
-type sweepMetrics struct {
-	passes  *prometheus.CounterVec
-	actions *prometheus.CounterVec
-}
-
-func newSweepMetrics() *sweepMetrics {
-	return &sweepMetrics{
-		passes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "tether", Subsystem: "sweeper", Name: "passes_total",
-			Help: "Sweeper passes by result (ok, error).",
-		}, []string{"result"}),
-		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "tether", Subsystem: "sweeper", Name: "actions_total",
-			Help: "What the sweeper did: lock expiries, poison, timeouts by kind, worker lease expiries, reschedules, cleanups.",
-		}, []string{"action"}),
-	}
-}
-
-func (m *sweepMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.passes, m.actions}
-}
-
-func (m *sweepMetrics) record(r store.SweepResult) {
-	add := func(action string, n int) {
-		if n > 0 {
-			m.actions.WithLabelValues(action).Add(float64(n))
-		}
-	}
-	add("lock_expired", r.LocksExpired)
-	add("poisoned", r.Poisoned)
-	for kind, n := range r.Timeouts {
-		add("timeout_"+kind, n)
-	}
-	add("worker_lease_expired", len(r.WorkersExpired))
-	add("rescheduled", r.Rescheduled)
-	add("reschedule_failed", r.RescheduleFailed)
-	add("worker_cleaned_up", len(r.WorkersCleanedUp))
-	add("cancelled_dropped", int(r.CancelledDropped))
-	add("execution_timeout", r.ExecutionTimeouts)
-}
-
-// sweepLoop runs a sweeper pass every interval until ctx is done. Errors
-// are logged (a failure repeated is logged again at most once a minute).
-func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, m *sweepMetrics, logger *slog.Logger) {
-	if interval <= 0 {
-		interval = time.Second
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	var lastErr string
-	var lastLogged time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		res, err := st.Sweep(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			m.passes.WithLabelValues("error").Inc()
-			if msg := err.Error(); msg != lastErr || time.Since(lastLogged) > time.Minute {
-				logger.Error("sweeper pass failed", "err", err)
-				lastErr, lastLogged = msg, time.Now()
-			}
-			continue
-		}
-		if lastErr != "" {
-			logger.Info("sweeper recovered")
-			lastErr = ""
-		}
-		m.passes.WithLabelValues("ok").Inc()
-		m.record(res)
-		for _, w := range res.WorkersExpired {
-			logger.Warn("worker lease expired: worker inactive",
-				"namespace", w.Namespace, "worker_id", w.WorkerID, "attempts_rescheduled", w.Attempts,
-				"host_queue_failed", w.HostQueueFailed, "detection_delay", w.DetectionDelay)
-		}
-		for _, id := range res.WorkersCleanedUp {
-			logger.Info("worker cleaned up", "worker_id", id)
-		}
-		if len(res.Analyzed) > 0 {
-			logger.Debug("sweeper refreshed table statistics", "tables", res.Analyzed)
-		}
-		if res.LocksExpired+res.Poisoned+res.Rescheduled+res.RescheduleFailed > 0 || len(res.Timeouts) > 0 {
-			logger.Debug("sweeper pass", "locks_expired", res.LocksExpired, "poisoned", res.Poisoned,
-				"timeouts", res.Timeouts, "rescheduled", res.Rescheduled, "reschedule_failed", res.RescheduleFailed)
-		}
-	}
-}
-
-// workerGaugeLoop refreshes the workers-by-state gauge every interval.
-func workerGaugeLoop(ctx context.Context, st *store.Store, m *server.Metrics, interval time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		counts, err := st.CountWorkersByState(ctx)
-		if err == nil {
-			for state, n := range counts {
-				m.WorkersByState.WithLabelValues(state).Set(float64(n))
-			}
-		} else if ctx.Err() == nil {
-			logger.Warn("counting workers failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

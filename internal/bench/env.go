@@ -18,12 +18,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/server"
-	"github.com/tetherhq/tether/server/longpoll"
-	"github.com/tetherhq/tether/server/store"
 )
 
 // Namespace is the namespace every scenario works in.
@@ -211,62 +208,35 @@ func (e *Env) loadClient(conns int) (*client.Client, error) {
 	return client.New(client.Options{Address: e.ServerURL, HTTPClient: hc, Logger: e.logger})
 }
 
-// startServer runs the server in this process on 127.0.0.1, wired as
-// `tether server` wires it: migrations, notification listener, sweeper.
+// startServer runs the server in this process on 127.0.0.1, the
+// application `tether server` runs (server.App): migrations, notification
+// listener, sweeper.
 func (e *Env) startServer(ctx context.Context) error {
-	pcfg, err := pgxpool.ParseConfig(e.DatabaseURL)
+	app, err := server.NewApp(ctx, server.AppConfig{
+		DatabaseURL:   e.DatabaseURL,
+		MaxConns:      e.cfg.MaxConns,
+		SweepInterval: e.cfg.SweepInterval,
+		Server:        server.Config{Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second},
+		Logger:        e.logger,
+	})
 	if err != nil {
-		return fmt.Errorf("bad database URL: %w", err)
+		return err
 	}
-	store.SizePool(pcfg, e.DatabaseURL, e.cfg.MaxConns)
-	pcfg.ConnConfig.RuntimeParams["application_name"] = "tether"
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return fmt.Errorf("connect to the database: %w", err)
-	}
-	if _, err := migrations.Up(ctx, pool); err != nil {
-		pool.Close()
-		return fmt.Errorf("migrate: %w", err)
-	}
-	e.srvPool = pool
+	e.srvPool = app.Pool()
+	e.ServerURL = app.URL()
 	e.desc.Server = "in-process"
 	e.desc.SweepInterval = e.cfg.SweepInterval.String()
-	e.desc.MaxConns = pcfg.MaxConns
-
-	metrics := server.NewMetrics()
-	st := store.New(pool, store.Options{Observer: metrics})
-	listenCfg := pcfg.ConnConfig.Copy()
-	listenCfg.RuntimeParams["application_name"] = "tether-listener"
-	hub := longpoll.New(longpoll.Config{ConnConfig: listenCfg}, e.logger)
-	srv := server.New(st, hub, server.Config{Metrics: metrics, ShutdownTimeout: 5 * time.Second}, e.logger)
-
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		pool.Close()
-		return fmt.Errorf("listen: %w", err)
-	}
-	e.ServerURL = "http://" + ln.Addr().String()
+	e.desc.MaxConns = app.Pool().Config().MaxConns
 
 	srvCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	connected := hub.NextConnect()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := hub.Run(srvCtx); err != nil && srvCtx.Err() == nil {
-			e.logger.Error("notification listener stopped", "err", err)
-		}
-	})
-	wg.Go(func() { sweepLoop(srvCtx, st, e.cfg.SweepInterval, e.logger) })
 	serveErr := make(chan error, 1)
-	wg.Go(func() { serveErr <- srv.Serve(srvCtx, ln) })
+	go func() { serveErr <- app.Run(srvCtx) }()
 	e.stopSrv = func() error {
 		stop()
-		wg.Wait()
-		pool.Close()
 		return <-serveErr
 	}
 	select {
-	case <-connected:
+	case <-app.ListenerConnected():
 	case <-time.After(30 * time.Second):
 		return errors.New("the notification listener did not connect within 30s")
 	case <-ctx.Done():
@@ -274,22 +244,6 @@ func (e *Env) startServer(ctx context.Context) error {
 	}
 	e.logger.Info("server started in-process", "url", e.ServerURL)
 	return nil
-}
-
-// sweepLoop runs the sweeper every interval until ctx is done.
-func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := st.Sweep(ctx); err != nil && ctx.Err() == nil {
-			logger.Warn("sweeper pass failed", "err", err)
-		}
-	}
 }
 
 // Setup describes where the bench runs.

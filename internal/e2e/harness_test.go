@@ -4,22 +4,17 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/server"
-	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -82,13 +77,6 @@ type envConfig struct {
 func newEnvWith(t testing.TB, cfg envConfig) *env {
 	t.Helper()
 	logger := testLogger(t)
-	url := pgtest.NewURL(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
 	if cfg.Store.TurnRetryBase == 0 {
 		cfg.Store.TurnRetryBase = 50 * time.Millisecond
 	}
@@ -98,49 +86,43 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = 100 * time.Millisecond
 	}
-	st := store.New(pool, cfg.Store)
-	connCfg, err := pgx.ParseConfig(url)
+	app, err := server.NewApp(context.Background(), server.AppConfig{
+		DatabaseURL:        pgtest.NewURL(t),
+		SweepInterval:      cfg.SweepInterval,
+		ListenerMinBackoff: 20 * time.Millisecond,
+		Server:             server.Config{Addr: "127.0.0.1:0"},
+		Store:              cfg.Store,
+		Logger:             logger,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := longpoll.New(longpoll.Config{ConnConfig: connCfg, MinBackoff: 20 * time.Millisecond}, logger)
-	connected := hub.NextConnect()
-	var bg sync.WaitGroup
-	bg.Go(func() { _ = hub.Run(ctx) })
-	bg.Go(func() {
-		tick := time.NewTicker(cfg.SweepInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if _, err := st.Sweep(ctx); err != nil && ctx.Err() == nil {
-					logger.Warn("sweep failed", "err", err)
-				}
-			}
-		}
-	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var runErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runErr = app.Run(ctx)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		bg.Wait()
+		<-done
+		if runErr != nil {
+			t.Errorf("server Run: %v", runErr)
+		}
 	})
 	select {
-	case <-connected:
+	case <-app.ListenerConnected():
+	case <-done:
+		t.Fatalf("the server stopped: %v", runErr)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the hub did not connect")
 	}
-	srv := server.New(st, hub, server.Config{}, logger)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		srv.BeginShutdown()
-		ts.Close()
-	})
-	c, err := client.Dial(context.Background(), client.Options{Address: ts.URL, Logger: logger})
+	c, err := client.Dial(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, addr: ts.URL, st: st, c: c, log: logger}
+	return &env{t: t, addr: app.URL(), st: app.Store(), c: c, log: logger}
 }
 
 // testOptions are worker options suited to tests: short locks, leases and

@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/actenv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
@@ -127,7 +128,7 @@ const (
 	// elsewhere. The worker cancels its running activities itself when its
 	// lease runs out locally, before the server acts; the server gives the
 	// same reason for the attempts of a worker it declared lost.
-	ReasonWorkerLost = "worker_lost"
+	ReasonWorkerLost = api.CancelReasonWorkerLost
 )
 
 // ErrCanceled is matched (errors.Is) by every *CanceledError.

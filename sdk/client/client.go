@@ -170,15 +170,17 @@ func (c *Client) do(ctx context.Context, method, op string, query url.Values, bo
 
 func decodeProblem(resp *http.Response, op string) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	pe := &ProblemError{Status: resp.StatusCode, Op: op, sentinel: sentinelFor(resp.StatusCode),
+	pe := &ProblemError{Status: resp.StatusCode, Op: op,
 		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if (ct == "application/problem+json" || ct == "application/json") && json.Unmarshal(b, &pe.Problem) == nil && (pe.Problem.Title != "" || pe.Problem.Detail != "" || pe.Problem.Status != 0) {
 		if pe.Problem.Status == 0 {
 			pe.Problem.Status = resp.StatusCode
 		}
+		pe.sentinel = sentinelFor(resp.StatusCode, pe.Problem.Type)
 		return pe
 	}
 	pe.Problem = api.Problem{Title: http.StatusText(resp.StatusCode), Status: resp.StatusCode, Detail: strings.TrimSpace(string(b))}
+	pe.sentinel = sentinelFor(resp.StatusCode, "")
 	return pe
 }

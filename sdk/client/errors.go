@@ -12,7 +12,8 @@ import (
 )
 
 // Sentinel errors a caller can match with errors.Is. A [*ProblemError]
-// unwraps to the sentinel matching its HTTP status.
+// unwraps to the sentinel matching its problem type (api.Problem*), or its
+// HTTP status when the type names none.
 var (
 	// ErrInvalidRequest: the server rejected the request as malformed (400).
 	ErrInvalidRequest = errors.New("invalid request")
@@ -44,8 +45,10 @@ var (
 
 // ProblemError is an error answer of the server: its HTTP status and the
 // application/problem+json document. It unwraps to the sentinel matching the
-// status (ErrNotFound for 404, ErrConflict or a more specific sentinel for
-// 409, …), so callers usually match with errors.Is.
+// problem type (ErrLockLost for lock-lost, ErrNotFound for not-found, …) or,
+// for a type that names none, the status (ErrNotFound for 404, ErrConflict
+// or a more specific sentinel for 409, …), so callers usually match with
+// errors.Is.
 type ProblemError struct {
 	// Status is the HTTP status code.
 	Status int
@@ -79,11 +82,39 @@ func (e *ProblemError) Error() string {
 	return fmt.Sprintf("tether: %s: %d %s", e.Op, e.Status, msg)
 }
 
-// Unwrap returns the sentinel matching the status.
+// Unwrap returns the sentinel matching the problem type or the status.
 func (e *ProblemError) Unwrap() error { return e.sentinel }
 
-// sentinelFor maps a status to its sentinel.
-func sentinelFor(status int) error {
+// sentinelFor maps an error answer to its sentinel: by its problem type
+// when the type is one of Tether's (api.ProblemTypes) that names a
+// sentinel, else by its HTTP status.
+func sentinelFor(status int, problemType string) error {
+	switch problemType {
+	case api.ProblemValidation:
+		return ErrInvalidRequest
+	case api.ProblemNotFound:
+		return ErrNotFound
+	case api.ProblemAlreadyRunning:
+		return ErrAlreadyRunning
+	case api.ProblemLockLost:
+		return ErrLockLost
+	case api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals:
+		return ErrConflict
+	case api.ProblemWorkerGone:
+		return ErrGone
+	case api.ProblemBodyTooLarge:
+		return ErrTooLarge
+	case api.ProblemRateLimited:
+		return ErrRateLimited
+	case api.ProblemInternal, api.ProblemUnavailable:
+		return ErrServer
+	}
+	return sentinelForStatus(status)
+}
+
+// sentinelForStatus maps a status to its sentinel (answers whose problem
+// type names none: another server, a proxy, a type added later).
+func sentinelForStatus(status int) error {
 	switch {
 	case status == http.StatusBadRequest:
 		return ErrInvalidRequest
@@ -103,10 +134,12 @@ func sentinelFor(status int) error {
 	return nil
 }
 
-// refine replaces a 409's generic sentinel by a more specific one.
+// refine replaces the generic ErrConflict of a 409 by the more specific
+// conflict the operation can only mean (a 409 whose problem type named a
+// specific sentinel keeps it).
 func refine(err error, conflict error) error {
 	var pe *ProblemError
-	if errors.As(err, &pe) && pe.Status == http.StatusConflict {
+	if errors.As(err, &pe) && pe.Status == http.StatusConflict && pe.sentinel == ErrConflict {
 		pe.sentinel = conflict
 	}
 	return err

@@ -273,9 +273,9 @@ func (w *Worker) answerHostQueue(log *slog.Logger, task *api.ActivityTask) {
 // stands for, as the server's cancel reasons do.
 func deadlineReason(task *api.ActivityTask, deadline time.Time) string {
 	if t := task.Options.ScheduleToCloseTimeout.D(); t > 0 && !task.ScheduledAt.IsZero() && task.ScheduledAt.Add(t).Equal(deadline) {
-		return "timeout:schedule_to_close"
+		return api.CancelReasonScheduleToCloseTimeout
 	}
-	return "timeout:start_to_close"
+	return api.CancelReasonStartToCloseTimeout
 }
 
 // attemptDeadline is when the attempt times out, from its options.

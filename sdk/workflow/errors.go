@@ -53,7 +53,7 @@ func (e *TimeoutError) Error() string {
 }
 
 // ErrorType returns "Timeout".
-func (e *TimeoutError) ErrorType() string { return "Timeout" }
+func (e *TimeoutError) ErrorType() string { return api.ErrorTypeTimeout }
 
 // WorkerLostError is an activity whose worker died holding it (error type
 // "WorkerLost"): typically its host task queue lost its only worker.
@@ -65,7 +65,7 @@ type WorkerLostError struct {
 func (e *WorkerLostError) Error() string { return "worker lost: " + e.Failure.Message }
 
 // ErrorType returns "WorkerLost".
-func (e *WorkerLostError) ErrorType() string { return "WorkerLost" }
+func (e *WorkerLostError) ErrorType() string { return api.ErrorTypeWorkerLost }
 
 // PanicError is a panic, of an activity (reported by its worker) or of
 // workflow code.
@@ -147,7 +147,7 @@ type NondeterminismError struct {
 func (e *NondeterminismError) Error() string { return "nondeterminism: " + e.Message }
 
 // ErrorType returns "Nondeterminism".
-func (e *NondeterminismError) ErrorType() string { return "Nondeterminism" }
+func (e *NondeterminismError) ErrorType() string { return api.ErrorTypeNondeterminism }
 
 // ContinueAsNewError is returned by a workflow function to end the execution
 // and start the next one of the same instance with a fresh history.
@@ -178,9 +178,9 @@ func activityFailure(id int64, typ string, e *api.Error) error {
 	}
 	var cause error
 	switch e.Type {
-	case "Timeout":
+	case api.ErrorTypeTimeout:
 		cause = &TimeoutError{TimeoutType: e.TimeoutType, Failure: e}
-	case "WorkerLost":
+	case api.ErrorTypeWorkerLost:
 		cause = &WorkerLostError{Failure: e}
 	case "Panic":
 		cause = &PanicError{Value: e.Message, Stack: e.Stack, Failure: e}

@@ -16,8 +16,8 @@ import (
 
 // Cancellation reasons the SDK records.
 const (
-	cancelReasonWorkflow = "workflow_canceled"
-	cancelReasonContext  = "context_canceled"
+	cancelReasonWorkflow = api.CancelReasonWorkflowCanceled
+	cancelReasonContext  = api.CancelReasonContextCanceled
 )
 
 var workflowContextType = reflect.TypeFor[Context]()

@@ -268,9 +268,9 @@ func selectReady(ctx Context, items []Selectable, cancelLosers bool) int {
 	if won < 0 || !cancelLosers {
 		return won
 	}
-	reason := "select_loser:other"
+	reason := api.CancelReasonSelectLoserOther
 	if items[won].isTimer() {
-		reason = "select_loser:timeout"
+		reason = api.CancelReasonSelectLoserTimeout
 	}
 	for i, it := range items {
 		if i != won {

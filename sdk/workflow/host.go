@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/names"
 )
 
@@ -13,15 +14,15 @@ const (
 	// TimeoutScheduleToStart: the attempt waited in its queue longer than
 	// ScheduleToStartTimeout without a worker taking it. On a host task
 	// queue it means the host is gone (or too busy).
-	TimeoutScheduleToStart = "schedule_to_start"
+	TimeoutScheduleToStart = api.TimeoutScheduleToStart
 	// TimeoutStartToClose: one attempt ran longer than StartToCloseTimeout.
-	TimeoutStartToClose = "start_to_close"
+	TimeoutStartToClose = api.TimeoutStartToClose
 	// TimeoutHeartbeat: a running attempt did not heartbeat within
 	// HeartbeatTimeout.
-	TimeoutHeartbeat = "heartbeat"
+	TimeoutHeartbeat = api.TimeoutHeartbeat
 	// TimeoutScheduleToClose: the activity, retries included, took longer
 	// than ScheduleToCloseTimeout.
-	TimeoutScheduleToClose = "schedule_to_close"
+	TimeoutScheduleToClose = api.TimeoutScheduleToClose
 )
 
 // IsHostLost reports whether err, an activity's error, means that the host

@@ -14,37 +14,38 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
-// Cancel reasons recorded on attempts and in ActivityCancelRequested events.
+// Cancel reasons recorded on attempts and in ActivityCancelRequested events
+// (api's, named here for the engine and the store).
 const (
-	ReasonWorkflowCanceled   = "workflow_canceled"
-	ReasonWorkflowFailed     = "workflow_failed"
-	ReasonWorkflowCompleted  = "workflow_completed"
-	ReasonContinuedAsNew     = "continued_as_new"
-	ReasonInstanceDeleted    = "instance_deleted"
-	ReasonStartToClose       = "timeout:start_to_close"
-	ReasonHeartbeatTimeout   = "timeout:heartbeat"
-	ReasonScheduleToClose    = "timeout:schedule_to_close"
-	ReasonWorkerLost         = "worker_lost"
-	ReasonSelectLoserTimeout = "select_loser:timeout"
-	ReasonSelectLoserOther   = "select_loser:other"
+	ReasonWorkflowCanceled   = api.CancelReasonWorkflowCanceled
+	ReasonWorkflowFailed     = api.CancelReasonWorkflowFailed
+	ReasonWorkflowCompleted  = api.CancelReasonWorkflowCompleted
+	ReasonContinuedAsNew     = api.CancelReasonContinuedAsNew
+	ReasonInstanceDeleted    = api.CancelReasonInstanceDeleted
+	ReasonStartToClose       = api.CancelReasonStartToCloseTimeout
+	ReasonHeartbeatTimeout   = api.CancelReasonHeartbeatTimeout
+	ReasonScheduleToClose    = api.CancelReasonScheduleToCloseTimeout
+	ReasonWorkerLost         = api.CancelReasonWorkerLost
+	ReasonSelectLoserTimeout = api.CancelReasonSelectLoserTimeout
+	ReasonSelectLoserOther   = api.CancelReasonSelectLoserOther
 )
 
-// Error types Tether itself records.
+// Error types Tether itself records (api's).
 const (
-	ErrorTypeTimeout        = "Timeout"
-	ErrorTypeWorkerLost     = "WorkerLost"
-	ErrorTypePoison         = "Poison"
-	ErrorTypeNondeterminism = "Nondeterminism"
+	ErrorTypeTimeout        = api.ErrorTypeTimeout
+	ErrorTypeWorkerLost     = api.ErrorTypeWorkerLost
+	ErrorTypePoison         = api.ErrorTypePoison
+	ErrorTypeNondeterminism = api.ErrorTypeNondeterminism
 )
 
-// Timeout kinds (api.Error.TimeoutType).
+// Timeout kinds (api.Error.TimeoutType; api's).
 const (
-	TimeoutScheduleToStart = "schedule_to_start"
-	TimeoutStartToClose    = "start_to_close"
-	TimeoutHeartbeat       = "heartbeat"
-	TimeoutScheduleToClose = "schedule_to_close"
+	TimeoutScheduleToStart = api.TimeoutScheduleToStart
+	TimeoutStartToClose    = api.TimeoutStartToClose
+	TimeoutHeartbeat       = api.TimeoutHeartbeat
+	TimeoutScheduleToClose = api.TimeoutScheduleToClose
 	// TimeoutExecution: a workflow's execution_timeout.
-	TimeoutExecution = "execution"
+	TimeoutExecution = api.TimeoutExecution
 )
 
 // Message is a message to an instance, as read from the orchestrator queue.

@@ -137,7 +137,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 				return fmt.Errorf("upsert workers: %w", err)
 			}
 			for _, u := range up {
-				prev := "active" // created by a concurrent batch meanwhile
+				prev := api.WorkerActive // created by a concurrent batch meanwhile
 				if u.Inserted {
 					prev = ""
 				}

@@ -1,0 +1,63 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// TestSentinelByProblemType: the problem type decides the sentinel; the
+// status decides only when the type names none.
+func TestSentinelByProblemType(t *testing.T) {
+	cases := []struct {
+		typ    string
+		status int
+		want   error
+		not    error
+	}{
+		// The type is more precise than the status.
+		{api.ProblemLockLost, http.StatusConflict, ErrLockLost, nil},
+		{api.ProblemAlreadyRunning, http.StatusConflict, ErrAlreadyRunning, nil},
+		{api.ProblemNotRunning, http.StatusConflict, ErrConflict, ErrLockLost},
+		// The type wins over a status that would say otherwise.
+		{api.ProblemWorkerGone, http.StatusBadRequest, ErrGone, ErrInvalidRequest},
+		{api.ProblemRateLimited, http.StatusServiceUnavailable, ErrRateLimited, ErrServer},
+		{api.ProblemValidation, http.StatusUnprocessableEntity, ErrInvalidRequest, nil},
+		{api.ProblemUnavailable, http.StatusServiceUnavailable, ErrServer, nil},
+		// A type that names no sentinel falls back to the status.
+		{"about:blank", http.StatusNotFound, ErrNotFound, nil},
+		{api.ProblemNoRoute, http.StatusNotFound, ErrNotFound, nil},
+		{api.ProblemBase + "added-later", http.StatusServiceUnavailable, ErrServer, nil},
+	}
+	for _, tc := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/healthz" {
+				return
+			}
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(tc.status)
+			_ = json.NewEncoder(w).Encode(api.Problem{Type: tc.typ, Title: "x", Status: tc.status})
+		}))
+		c, err := Dial(context.Background(), Options{Address: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Describe(context.Background(), "w")
+		srv.Close()
+		var pe *ProblemError
+		if !errors.As(err, &pe) || pe.Problem.Type != tc.typ || pe.Status != tc.status {
+			t.Fatalf("%s %d: %v", tc.typ, tc.status, err)
+		}
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s %d: %v is not %v", tc.typ, tc.status, err, tc.want)
+		}
+		if tc.not != nil && errors.Is(err, tc.not) {
+			t.Errorf("%s %d: %v is %v", tc.typ, tc.status, err, tc.not)
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tetherhq/tether/db/migrations"
+	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// AppConfig configures an App, the whole Tether server process. The zero
+// value of each field selects its default; only DatabaseURL is required.
+type AppConfig struct {
+	// DatabaseURL is the PostgreSQL connection string (URL or
+	// keyword/value). Required.
+	DatabaseURL string
+	// MaxConns is the most connections of the database pool. Default 0:
+	// the connection string's pool_max_conns when it names one, else twice
+	// the CPUs, at least store.MinPoolSize (8) — see store.SizePool.
+	MaxConns int
+	// ConnectTimeout bounds the first ping of the database in NewApp.
+	// Default 10s.
+	ConnectTimeout time.Duration
+	// SweepInterval is how often the sweeper runs (timeouts, lock and
+	// lease expiry, statistics). Default 1s.
+	SweepInterval time.Duration
+	// WorkerGaugeInterval is how often the workers-by-state gauge
+	// (tether_workers_by_state) is refreshed. Default 10s.
+	WorkerGaugeInterval time.Duration
+	// ListenerMinBackoff is the first delay before the notification
+	// listener reconnects after losing its connection (it doubles up to
+	// 5s). Default 100ms.
+	ListenerMinBackoff time.Duration
+	// Server configures the HTTP server. Its defaults are Config's:
+	// Addr ":7070", BodyLimit 4 MiB, DefaultWait 30s, MaxWait 60s,
+	// RecheckInterval 5s, ShutdownTimeout 30s, ReadHeaderTimeout 10s,
+	// ReadyTimeout 2s, HeartbeatRate 10/s, HeartbeatBurst 50, and Metrics
+	// a new registry (NewMetrics), which the store and the sweeper report
+	// to as well.
+	Server Config
+	// Store configures the store. Its defaults are store.Options':
+	// MaxDeliveries 10, TurnRetryBase 1s, TurnRetryMax 60s, MinLease 1s,
+	// MaxLease 5m, CleanupDelay 60m, SweepBatch 1000, StatsMinRows 1000,
+	// the database's clock, and Observer the server's Metrics.
+	// NewApp refuses a MinLease above the MaxLease in effect.
+	Store store.Options
+	// Logger receives the process's logs. Default: discarded.
+	Logger *slog.Logger
+}
+
+// App is a Tether server process: the database pool (migrated), the store,
+// the long-poll hub and its LISTEN connection, the sweeper, the metrics and
+// the HTTP server on its listener. NewApp builds it; Run serves until its
+// context is done. `tether server`, `tether dev`, the end-to-end tests and
+// the bench all run one.
+type App struct {
+	cfg       AppConfig
+	logger    *slog.Logger
+	pool      *pgxpool.Pool
+	store     *store.Store
+	hub       *longpoll.Hub
+	metrics   *Metrics
+	sweeps    *sweepMetrics
+	srv       *Server
+	ln        net.Listener
+	connected <-chan struct{}
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+}
+
+// NewApp connects to the database, applies pending migrations (under an
+// advisory lock, so replicas may start together), builds the store, the
+// hub, the metrics and the HTTP server, and listens on cfg.Server.Addr.
+// Nothing runs until Run. The caller must call Run or Close.
+func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DatabaseURL == "" {
+		return nil, errors.New("app: no database URL")
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = time.Second
+	}
+	if cfg.WorkerGaugeInterval <= 0 {
+		cfg.WorkerGaugeInterval = 10 * time.Second
+	}
+	maxLease := cfg.Store.MaxLease
+	if maxLease == 0 {
+		maxLease = 5 * time.Minute
+	}
+	if cfg.Store.MinLease < 0 || maxLease < cfg.Store.MinLease {
+		return nil, fmt.Errorf("app: bad lease bounds: MinLease %s, MaxLease %s", cfg.Store.MinLease, cfg.Store.MaxLease)
+	}
+	if cfg.Server.Metrics == nil {
+		cfg.Server.Metrics = NewMetrics()
+	}
+	if cfg.Store.Observer == nil {
+		cfg.Store.Observer = cfg.Server.Metrics
+	}
+	logger := cfg.Logger
+
+	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("bad database URL: %w", err)
+	}
+	store.SizePool(poolCfg, cfg.DatabaseURL, cfg.MaxConns)
+	poolCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the database: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			pool.Close()
+		}
+	}()
+	pingCtx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	err = pool.Ping(pingCtx)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("connect to the database: %w", err)
+	}
+	if err := Migrate(ctx, pool, logger); err != nil {
+		return nil, err
+	}
+
+	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics, sweeps: newSweepMetrics()}
+	a.store = store.New(pool, cfg.Store)
+	listenCfg := poolCfg.ConnConfig.Copy()
+	listenCfg.RuntimeParams["application_name"] = "tether-listener"
+	a.hub = longpoll.New(longpoll.Config{ConnConfig: listenCfg, MinBackoff: cfg.ListenerMinBackoff}, logger)
+	a.connected = a.hub.NextConnect()
+	a.srv = New(a.store, a.hub, cfg.Server, logger)
+	if err := a.metrics.Register(a.sweeps.collectors()...); err != nil {
+		return nil, err
+	}
+	addr := a.srv.Config().Addr
+	var lc net.ListenConfig
+	a.ln, err = lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return a, nil
+}
+
+// Migrate applies pending migrations to the database of pool (under an
+// advisory lock, so several replicas may start at once) and logs them.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	res, err := migrations.Up(ctx, pool)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, r := range res {
+		logger.Info("migration applied", "migration", r.Source.Path, "duration", r.Duration)
+	}
+	if len(res) == 0 {
+		logger.Debug("schema up to date")
+	}
+	return nil
+}
+
+// Run starts the notification listener, the sweeper and the workers gauge,
+// and serves HTTP until ctx is done. Then it shuts down in order: long
+// polls answer at once and requests in flight drain (at most
+// Server.ShutdownTimeout), then the background loops stop, then the pool
+// closes. It returns nil after a clean shutdown. Run may be called once.
+func (a *App) Run(ctx context.Context) error {
+	a.mu.Lock()
+	if a.started || a.closed {
+		a.mu.Unlock()
+		return errors.New("app: Run called twice or after Close")
+	}
+	a.started = true
+	a.mu.Unlock()
+	defer a.pool.Close()
+
+	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := a.hub.Run(bgCtx); err != nil && bgCtx.Err() == nil {
+			a.logger.Error("notification listener stopped", "err", err)
+		}
+	})
+	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, a.sweeps, a.logger) })
+	wg.Go(func() { workerGaugeLoop(bgCtx, a.store, a.metrics, a.cfg.WorkerGaugeInterval, a.logger) })
+	defer func() {
+		stopBackground()
+		wg.Wait()
+	}()
+	return a.srv.Serve(ctx, a.ln)
+}
+
+// Close releases what NewApp acquired (the listener and the pool) when Run
+// was never called. After Run it does nothing: Run releases them itself.
+// It is safe to call more than once.
+func (a *App) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.started || a.closed {
+		return nil
+	}
+	a.closed = true
+	err := a.ln.Close()
+	a.pool.Close()
+	if err != nil {
+		return fmt.Errorf("app: close the listener: %w", err)
+	}
+	return nil
+}
+
+// Addr is the address the HTTP server listens on (with the port chosen
+// when Server.Addr asked for port 0).
+func (a *App) Addr() net.Addr { return a.ln.Addr() }
+
+// URL is the server's base URL, "http://" and the listening address.
+func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
+
+// Handler is the HTTP handler Run serves.
+func (a *App) Handler() http.Handler { return a.srv.Handler() }
+
+// ListenerConnected is closed once the notification listener has
+// connected for the first time (after Run started it). Until then long
+// polls are only woken by their timers and re-checks.
+func (a *App) ListenerConnected() <-chan struct{} { return a.connected }
+
+// Server is the HTTP server.
+func (a *App) Server() *Server { return a.srv }
+
+// Store is the store the server serves.
+func (a *App) Store() *store.Store { return a.store }
+
+// Hub is the long-poll hub.
+func (a *App) Hub() *longpoll.Hub { return a.hub }
+
+// Metrics are the process's collectors, served at /metrics.
+func (a *App) Metrics() *Metrics { return a.metrics }
+
+// Pool is the database pool of the store (closed when Run returns).
+func (a *App) Pool() *pgxpool.Pool { return a.pool }

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tetherhq/tether/server/store"
+)
+
+// sweepMetrics count what the sweeper did.
+type sweepMetrics struct {
+	passes  *prometheus.CounterVec
+	actions *prometheus.CounterVec
+}
+
+func newSweepMetrics() *sweepMetrics {
+	return &sweepMetrics{
+		passes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "sweeper", Name: "passes_total",
+			Help: "Sweeper passes by result (ok, error).",
+		}, []string{"result"}),
+		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "sweeper", Name: "actions_total",
+			Help: "What the sweeper did: lock expiries, poison, timeouts by kind, worker lease expiries, reschedules, cleanups.",
+		}, []string{"action"}),
+	}
+}
+
+func (m *sweepMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.passes, m.actions}
+}
+
+func (m *sweepMetrics) record(r store.SweepResult) {
+	add := func(action string, n int) {
+		if n > 0 {
+			m.actions.WithLabelValues(action).Add(float64(n))
+		}
+	}
+	add("lock_expired", r.LocksExpired)
+	add("poisoned", r.Poisoned)
+	for kind, n := range r.Timeouts {
+		add("timeout_"+kind, n)
+	}
+	add("worker_lease_expired", len(r.WorkersExpired))
+	add("rescheduled", r.Rescheduled)
+	add("reschedule_failed", r.RescheduleFailed)
+	add("worker_cleaned_up", len(r.WorkersCleanedUp))
+	add("cancelled_dropped", int(r.CancelledDropped))
+	add("execution_timeout", r.ExecutionTimeouts)
+}
+
+// sweepLoop runs a sweeper pass every interval until ctx is done. Errors
+// are logged (a failure repeated is logged again at most once a minute).
+func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, m *sweepMetrics, logger *slog.Logger) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var lastErr string
+	var lastLogged time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		res, err := st.Sweep(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			m.passes.WithLabelValues("error").Inc()
+			if msg := err.Error(); msg != lastErr || time.Since(lastLogged) > time.Minute {
+				logger.Error("sweeper pass failed", "err", err)
+				lastErr, lastLogged = msg, time.Now()
+			}
+			continue
+		}
+		if lastErr != "" {
+			logger.Info("sweeper recovered")
+			lastErr = ""
+		}
+		m.passes.WithLabelValues("ok").Inc()
+		m.record(res)
+		for _, w := range res.WorkersExpired {
+			logger.Warn("worker lease expired: worker inactive",
+				"namespace", w.Namespace, "worker_id", w.WorkerID, "attempts_rescheduled", w.Attempts,
+				"host_queue_failed", w.HostQueueFailed, "detection_delay", w.DetectionDelay)
+		}
+		for _, id := range res.WorkersCleanedUp {
+			logger.Info("worker cleaned up", "worker_id", id)
+		}
+		if len(res.Analyzed) > 0 {
+			logger.Debug("sweeper refreshed table statistics", "tables", res.Analyzed)
+		}
+		if res.LocksExpired+res.Poisoned+res.Rescheduled+res.RescheduleFailed > 0 || len(res.Timeouts) > 0 {
+			logger.Debug("sweeper pass", "locks_expired", res.LocksExpired, "poisoned", res.Poisoned,
+				"timeouts", res.Timeouts, "rescheduled", res.Rescheduled, "reschedule_failed", res.RescheduleFailed)
+		}
+	}
+}
+
+// workerGaugeLoop refreshes the workers-by-state gauge every interval.
+func workerGaugeLoop(ctx context.Context, st *store.Store, m *Metrics, interval time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		counts, err := st.CountWorkersByState(ctx)
+		if err == nil {
+			for state, n := range counts {
+				m.WorkersByState.WithLabelValues(state).Set(float64(n))
+			}
+		} else if ctx.Err() == nil {
+			logger.Warn("counting workers failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
