@@ -226,10 +226,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	if err := srv.Shutdown(shCtx); err != nil {
 		_ = srv.Close()
-		<-errCh
+		s.serveDone(<-errCh)
 		return fmt.Errorf("server: shutdown: %w", err)
 	}
-	<-errCh
+	s.serveDone(<-errCh)
 	s.logger.Info("server: stopped")
 	return nil
+}
+
+// serveDone logs the error http.Server.Serve returned after a shutdown
+// unless it is the expected http.ErrServerClosed.
+func (s *Server) serveDone(err error) {
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.logger.Warn("server: serve ended with an error", "error", err)
+	}
 }
