@@ -116,4 +116,3 @@ func TestHistory_TimesNeverGoBackUnderConcurrentSignals(t *testing.T) {
 		nonDecreasing(t, id, h)
 	}
 }
-
