@@ -368,7 +368,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	hrows := make([]historyRow, 0, len(plan.Events))
 	for i, pe := range plan.Events {
 		ev := pe.Event
-		r := historyRow{InstanceID: id, ExecutionID: exec, EventID: inst.NextEventID + int64(i), Kind: ev.Kind, CreatedAt: pe.Time}
+		r := historyRow{InstanceID: id, ExecutionID: exec, EventID: inst.NextEventID + int64(i), Kind: ev.Kind}
 		if pe.Time != nil {
 			utc := pe.Time.UTC()
 			r.CreatedAt = &utc
