@@ -216,12 +216,15 @@ const (
 	EventActivityAttemptCancelRequested = "ActivityAttemptCancelRequested"
 	EventTimerCreated                   = "TimerCreated"
 	EventTimerFired                     = "TimerFired"
-	EventSignalReceived                 = "SignalReceived"
-	EventCancelRequested                = "CancelRequested"
-	EventContinuedAsNew                 = "ContinuedAsNew"
-	EventWorkflowCompleted              = "WorkflowCompleted"
-	EventWorkflowFailed                 = "WorkflowFailed"
-	EventWorkflowCanceled               = "WorkflowCanceled"
+	// EventTimerCanceled records a cancel_timer command: the timer never
+	// fires.
+	EventTimerCanceled     = "TimerCanceled"
+	EventSignalReceived    = "SignalReceived"
+	EventCancelRequested   = "CancelRequested"
+	EventContinuedAsNew    = "ContinuedAsNew"
+	EventWorkflowCompleted = "WorkflowCompleted"
+	EventWorkflowFailed    = "WorkflowFailed"
+	EventWorkflowCanceled  = "WorkflowCanceled"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -250,7 +253,7 @@ type Event struct {
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 	// ActivityFailed, WorkflowFailed
 	Error *Error `json:"error,omitempty"`
-	// TimerCreated, TimerFired
+	// TimerCreated, TimerFired, TimerCanceled
 	TimerID   int64    `json:"timer_id,omitempty"`
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string"`
 	// SignalReceived
@@ -259,6 +262,11 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// ContinuedAsNew: the execution that follows.
 	NewExecutionID int64 `json:"new_execution_id,omitempty"`
+	// TurnMessages is set on the first event of a turn that consumed more
+	// than one message: how many message events the turn recorded (they
+	// follow one another). The SDK applies them all before the code runs,
+	// on replay as when the turn was live; absent means one.
+	TurnMessages int `json:"turn_messages,omitempty"`
 }
 
 // ---------------------------------------------------------------------------
@@ -301,6 +309,7 @@ type WorkflowTask struct {
 const (
 	CommandScheduleActivity = "schedule_activity"
 	CommandStartTimer       = "start_timer"
+	CommandCancelTimer      = "cancel_timer"
 	CommandCompleteWorkflow = "complete_workflow"
 	CommandFailWorkflow     = "fail_workflow"
 	CommandCancelWorkflow   = "cancel_workflow"
@@ -309,7 +318,7 @@ const (
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer complete_workflow fail_workflow cancel_workflow continue_as_new"`
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer complete_workflow fail_workflow cancel_workflow continue_as_new"`
 	// schedule_activity
 	ActivityID   int64            `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	ActivityType string           `json:"activity_type,omitempty" validate:"required_if=Type schedule_activity,omitempty,name"`
@@ -317,8 +326,8 @@ type Command struct {
 	Options      *ActivityOptions `json:"options,omitempty"`
 	// schedule_activity, continue_as_new
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	// start_timer
-	TimerID   int64    `json:"timer_id,omitempty" validate:"required_if=Type start_timer,gte=0"`
+	// start_timer, cancel_timer
+	TimerID   int64    `json:"timer_id,omitempty" validate:"required_if=Type start_timer,required_if=Type cancel_timer,gte=0"`
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string" validate:"gte=0"`
 	// complete_workflow
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`

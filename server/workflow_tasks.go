@@ -71,7 +71,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 // completeWorkflowTask godoc
 //
 //	@Summary		Complete a workflow turn
-//	@Description	Acknowledges the turn in one transaction: appends the events of its messages and commands, schedules activities and timers, flags the activities named in activity_cancels, and releases the lock. With eager_activities, up to max of the attempts the turn schedules on the listed queues are claimed for the worker in the same transaction and returned in activity_tasks (eager dispatch: no poll needed). A stale or doubled ack changes nothing and gets 409. A turn that would complete or fail the workflow while signals arrived during it is not applied (409, type unhandled-signals): its lock is released and the next turn carries the signals.
+//	@Description	Acknowledges the turn in one transaction: appends the events of its messages and commands, schedules activities and timers, deletes the timers it cancels (cancel_timer: they never fire), flags the activities named in activity_cancels, and releases the lock. With eager_activities, up to max of the attempts the turn schedules on the listed queues are claimed for the worker in the same transaction and returned in activity_tasks (eager dispatch: no poll needed). A stale or doubled ack changes nothing and gets 409. A turn that would complete or fail the workflow while signals arrived during it is not applied (409, type unhandled-signals): its lock is released and the next turn carries the signals.
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json

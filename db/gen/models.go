@@ -49,6 +49,7 @@ type Instance struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
+	LastEventAt       *time.Time
 }
 
 type Namespace struct {

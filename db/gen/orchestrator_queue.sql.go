@@ -80,6 +80,30 @@ func (q *Queries) DeferLockedMessages(ctx context.Context, arg DeferLockedMessag
 	return err
 }
 
+const deleteCanceledTimers = `-- name: DeleteCanceledTimers :exec
+DELETE FROM orchestrator_queue q
+WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
+  AND q.execution_id = ($3::jsonb -> q.instance_id ->> 'execution_id')::bigint
+  AND q.kind = 'TimerFired'
+  AND (q.payload->>'timer_id')::bigint IN (
+      SELECT jsonb_array_elements_text($3::jsonb -> q.instance_id -> 'timer_ids')::bigint)
+`
+
+type DeleteCanceledTimersParams struct {
+	Namespace   string
+	InstanceIds []string
+	Turns       []byte
+}
+
+// Deletes the TimerFired messages of the timers that acknowledged turns
+// cancelled, for one or more instances in one statement: each instance
+// named in instance_ids loses the timers turns[instance_id].timer_ids of
+// execution turns[instance_id].execution_id. Found by the instance index.
+func (q *Queries) DeleteCanceledTimers(ctx context.Context, arg DeleteCanceledTimersParams) error {
+	_, err := q.db.Exec(ctx, deleteCanceledTimers, arg.Namespace, arg.InstanceIds, arg.Turns)
+	return err
+}
+
 const deleteExecutionMessages = `-- name: DeleteExecutionMessages :exec
 DELETE FROM orchestrator_queue
 WHERE namespace = $1 AND instance_id = $2 AND execution_id = $3

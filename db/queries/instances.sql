@@ -194,7 +194,10 @@ FROM inst;
 -- the messages or turns[instance_id].activity_ids name — of every activity
 -- of the execution with turns[instance_id].all (a turn that ends it) — (its
 -- id → done: completed, failed or cancel-requested; absent: never
--- scheduled in this execution). A turn whose lock is lost has no row.
+-- scheduled in this execution), and the timers named in
+-- turns[instance_id].timer_ids whose TimerFired message of the execution
+-- waits in the queue, not consumed by the turn (pending_timers: the ones a
+-- cancel_timer still cancels). A turn whose lock is lost has no row.
 -- Instances are found by key (= ANY of the ids), whatever the statistics
 -- of the table say.
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
@@ -224,7 +227,16 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                        WHERE COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
-                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states,
+       COALESCE((SELECT jsonb_agg((q.payload->>'timer_id')::bigint)
+                 FROM orchestrator_queue q
+                 WHERE (sqlc.arg(turns)::jsonb -> instances.instance_id) ? 'timer_ids'
+                   AND q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                   AND q.execution_id = instances.execution_id AND q.kind = 'TimerFired'
+                   AND q.lock_token IS DISTINCT FROM instances.lock_token
+                   AND (q.payload->>'timer_id')::bigint IN (
+                       SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
+                '[]'::jsonb)::jsonb AS pending_timers
 FROM instances
 WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND instances.lock_token = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'lock_token')::uuid
@@ -266,6 +278,7 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     next_event_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
     next_activity_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
+    last_event_at = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
     completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
     sticky_worker_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' AND (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                             THEN instances.locked_by END,

@@ -99,6 +99,18 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = ANY(sqlc.arg(instance_id
 DELETE FROM orchestrator_queue
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id);
 
+-- name: DeleteCanceledTimers :exec
+-- Deletes the TimerFired messages of the timers that acknowledged turns
+-- cancelled, for one or more instances in one statement: each instance
+-- named in instance_ids loses the timers turns[instance_id].timer_ids of
+-- execution turns[instance_id].execution_id. Found by the instance index.
+DELETE FROM orchestrator_queue q
+WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND q.execution_id = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'execution_id')::bigint
+  AND q.kind = 'TimerFired'
+  AND (q.payload->>'timer_id')::bigint IN (
+      SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> q.instance_id -> 'timer_ids')::bigint);
+
 -- name: NextWorkflowWake :one
 SELECT visible_at FROM orchestrator_queue
 WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue) AND visible_at > now()

@@ -38,9 +38,12 @@
 //
 // The goroutines of one workflow never run at once: each blocking call
 // (Future.Get, Select, Sleep, SignalChannel.Receive) parks the caller and
-// lets the next runnable one go, in the order they were started. Events
-// (activity results, timers, signals, cancellation) are applied one at a
-// time, and the code runs until every goroutine is parked after each.
+// lets the next runnable one go, in the order they were started. A turn's
+// messages (activity results, timers, signals, cancellation) are all
+// applied first, in their order — signals buffered, results and timers
+// settled — and then the code runs until every goroutine is parked; replay
+// applies history one recorded turn at a time the same way. Cancelling a
+// pending timer's context cancels the timer on the server: it never fires.
 //
 // # Cancellation
 //

@@ -84,12 +84,13 @@ type Executor struct {
 // NewExecutor returns an executor of def for one execution.
 func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 	s := &state{
-		def:        def,
-		activities: map[int64]*future{},
-		timers:     map[int64]*future{},
-		signals:    map[string]*SignalChannel{},
-		hist:       newHistIndex(),
-		actName:    opts.ActivityName,
+		def:            def,
+		activities:     map[int64]*future{},
+		timers:         map[int64]*future{},
+		canceledTimers: map[int64]bool{},
+		signals:        map[string]*SignalChannel{},
+		hist:           newHistIndex(),
+		actName:        opts.ActivityName,
 		info: Info{
 			Namespace:    opts.Namespace,
 			InstanceID:   opts.InstanceID,
@@ -170,12 +171,7 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 		}
 		s.hist.verified = len(history)
 		s.replaying = true
-		for i := range history {
-			s.apply(&history[i])
-			if s.stopped() {
-				break
-			}
-		}
+		s.replay(history)
 		s.replaying = false
 		if s.fatal == nil {
 			s.checkHistoryIssued()
@@ -187,11 +183,11 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 	} else if !s.matches(history) {
 		return nil, ErrHistoryMismatch
 	}
-	for i := range messages {
-		if s.stopped() {
-			break
-		}
-		s.apply(&messages[i])
+	// Every message of the turn is applied before the code runs: signals
+	// are buffered in their channels, results and timers settled, in
+	// message order.
+	if !s.stopped() && len(messages) > 0 {
+		s.applyBatch(messages)
 	}
 	if s.fatal == nil && !s.started {
 		s.fatal = errors.New("workflow: no WorkflowStarted event in history or messages")
@@ -243,6 +239,7 @@ type state struct {
 	nextTimerID    int64
 	activities     map[int64]*future // pending activity futures
 	timers         map[int64]*future // pending timer futures
+	canceledTimers map[int64]bool    // timers the code cancelled
 	signals        map[string]*SignalChannel
 
 	cancelRequested bool
@@ -292,6 +289,13 @@ func (s *state) issue(cmd api.Command) {
 		if s.hist.timers[cmd.TimerID] {
 			return
 		}
+	case api.CommandCancelTimer:
+		s.canceledTimers[cmd.TimerID] = true
+		// Replayed, or (in a history from before timers were cancelled on
+		// the server) fired anyway: nothing to send.
+		if s.hist.timerCancel[cmd.TimerID] || s.hist.timerFired[cmd.TimerID] {
+			return
+		}
 	}
 	s.commands = append(s.commands, cmd)
 }
@@ -311,6 +315,12 @@ func (s *state) checkHistoryIssued() {
 			return
 		}
 	}
+	for _, id := range sortedKeys(s.hist.timerCancel) {
+		if !s.canceledTimers[id] {
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has timer %d cancelled, the code did not cancel it", id)}
+			return
+		}
+	}
 }
 
 // cancelActivity resolves a pending activity future as cancelled and asks
@@ -324,11 +334,16 @@ func (s *state) cancelActivity(f *future, reason string) {
 }
 
 // afterScopeCancel resolves the timers and activities of cancelled scopes.
+// A cancelled timer that has not fired is cancelled on the server: it never
+// fires.
 func (s *state) afterScopeCancel(activityReason string) {
 	for _, id := range sortedKeys(s.timers) {
 		if f := s.timers[id]; f.scope.canceled {
 			f.settle(nil, ErrCanceled)
 			delete(s.timers, id)
+			if !s.stopped() && !s.unwinding {
+				s.issue(api.Command{Type: api.CommandCancelTimer, TimerID: id})
+			}
 		}
 	}
 	for _, id := range sortedKeys(s.activities) {
@@ -338,8 +353,51 @@ func (s *state) afterScopeCancel(activityReason string) {
 	}
 }
 
-// apply feeds one event (from history or a message) to the state and, for
-// the kinds that can unblock code, runs the code.
+// replay feeds the recorded history to the state one turn at a time: the
+// message events a turn consumed (the first carries their number in
+// TurnMessages; absent means one, as in histories written before turns
+// were applied whole) are applied together, then the code runs, as it did
+// when the turn was live.
+func (s *state) replay(history []api.Event) {
+	for i := 0; i < len(history) && !s.stopped(); {
+		if !isMessageKind(history[i].Kind) {
+			i++
+			continue
+		}
+		n := max(history[i].TurnMessages, 1)
+		j := i + 1
+		for j < len(history) && j-i < n && isMessageKind(history[j].Kind) {
+			j++
+		}
+		s.applyBatch(history[i:j])
+		i = j
+	}
+}
+
+// applyBatch applies the message events of one turn, then runs the code.
+func (s *state) applyBatch(events []api.Event) {
+	for i := range events {
+		s.apply(&events[i])
+		if s.stopped() {
+			return
+		}
+	}
+	s.run()
+}
+
+// isMessageKind reports whether events of kind come from messages (they
+// open a turn, and can unblock code) rather than from commands.
+func isMessageKind(kind string) bool {
+	switch kind {
+	case api.EventWorkflowStarted, api.EventActivityCompleted, api.EventActivityFailed, api.EventTimerFired,
+		api.EventSignalReceived, api.EventCancelRequested, api.EventActivityAttemptCancelRequested:
+		return true
+	}
+	return false
+}
+
+// apply feeds one event (from history or a message) to the state without
+// running the code (applyBatch runs it once the turn's events are in).
 func (s *state) apply(ev *api.Event) {
 	switch ev.Kind {
 	case api.EventWorkflowStarted:
@@ -378,11 +436,11 @@ func (s *state) apply(ev *api.Event) {
 		// change nothing the code can observe.
 		return
 	}
-	s.run()
 }
 
+// tick advances the workflow's clock to ev's time; it never goes back.
 func (s *state) tick(ev *api.Event) {
-	if !ev.Timestamp.IsZero() {
+	if ev.Timestamp.After(s.now) {
 		s.now = ev.Timestamp
 	}
 }
@@ -429,6 +487,9 @@ func (s *state) finish(result any, err error) {
 	if s.stopped() {
 		return
 	}
+	if n := s.unreadSignals(); n > 0 {
+		s.logger.Warn("workflow ends with signals it never read", "unread_signals", n)
+	}
 	var can *ContinueAsNewError
 	switch {
 	case err == nil:
@@ -445,6 +506,15 @@ func (s *state) finish(result any, err error) {
 	default:
 		s.terminate(failCommand(err, ""))
 	}
+}
+
+// unreadSignals counts the signals buffered in every channel.
+func (s *state) unreadSignals() int {
+	n := 0
+	for _, ch := range s.signals {
+		n += len(ch.buf)
+	}
+	return n
 }
 
 func failCommand(err error, stack string) api.Command {

@@ -22,6 +22,8 @@ func keyOf(ev *api.Event) eventKey {
 type histIndex struct {
 	activities  map[int64]string // ActivityScheduled: id → type
 	timers      map[int64]bool   // TimerCreated
+	timerFired  map[int64]bool   // TimerFired
+	timerCancel map[int64]bool   // TimerCanceled
 	closed      map[int64]bool   // ActivityCompleted / Failed / CancelRequested
 	outstanding map[int64]bool   // scheduled and not closed
 	seen        []eventKey
@@ -32,6 +34,8 @@ func newHistIndex() *histIndex {
 	return &histIndex{
 		activities:  map[int64]string{},
 		timers:      map[int64]bool{},
+		timerFired:  map[int64]bool{},
+		timerCancel: map[int64]bool{},
 		closed:      map[int64]bool{},
 		outstanding: map[int64]bool{},
 	}
@@ -53,6 +57,10 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		delete(h.outstanding, k.activityID)
 	case api.EventTimerCreated:
 		h.timers[k.timerID] = true
+	case api.EventTimerFired:
+		h.timerFired[k.timerID] = true
+	case api.EventTimerCanceled:
+		h.timerCancel[k.timerID] = true
 	}
 	h.seen = append(h.seen, k)
 }
@@ -119,6 +127,8 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventActivityScheduled, activityID: c.ActivityID}, c.ActivityType)
 		case api.CommandStartTimer:
 			h.recordKey(eventKey{kind: api.EventTimerCreated, timerID: c.TimerID}, "")
+		case api.CommandCancelTimer:
+			h.recordKey(eventKey{kind: api.EventTimerCanceled, timerID: c.TimerID}, "")
 		}
 	}
 	for _, c := range res.ActivityCancels {

@@ -145,7 +145,10 @@ func (s *sim) tryTurn(e *workflow.Executor) (*workflow.TurnResult, error) {
 func (s *sim) ack(msgs []api.Event, res *workflow.TurnResult) {
 	s.t.Helper()
 	cancel := false
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if i == 0 && len(msgs) > 1 {
+			m.TurnMessages = len(msgs)
+		}
 		s.append(m)
 		if m.Kind == api.EventCancelRequested {
 			cancel = true
@@ -178,6 +181,15 @@ func (s *sim) ack(msgs []api.Event, res *workflow.TurnResult) {
 			s.nextTmr++
 			s.timers[c.TimerID] = true
 			s.append(api.Event{Kind: api.EventTimerCreated, TimerID: c.TimerID, FireAfter: c.FireAfter})
+		case api.CommandCancelTimer:
+			if c.TimerID < 1 || c.TimerID > s.nextTmr {
+				s.t.Fatalf("cancel of unknown timer %d", c.TimerID)
+			}
+			// Like the server: only a timer that has not fired is cancelled.
+			if s.timers[c.TimerID] {
+				delete(s.timers, c.TimerID)
+				s.append(api.Event{Kind: api.EventTimerCanceled, TimerID: c.TimerID})
+			}
 		default:
 			c := c
 			terminal = &c
@@ -303,6 +315,8 @@ func commandTypes(cs []api.Command) []string {
 			out = append(out, fmt.Sprintf("activity:%d:%s", c.ActivityID, c.ActivityType))
 		case api.CommandStartTimer:
 			out = append(out, fmt.Sprintf("timer:%d:%s", c.TimerID, c.FireAfter.D()))
+		case api.CommandCancelTimer:
+			out = append(out, fmt.Sprintf("cancel_timer:%d", c.TimerID))
 		default:
 			out = append(out, c.Type)
 		}

@@ -104,6 +104,9 @@ type Instance struct {
 	NextEventID    int64
 	NextActivityID int64
 	NextTimerID    int64
+	// LastEventAt is the time of the instance's last event (zero: none
+	// yet). No event is recorded earlier than it.
+	LastEventAt time.Time
 }
 
 // TurnInput is everything a turn's ack is decided from.
@@ -113,12 +116,37 @@ type TurnInput struct {
 	Done            ActivityDone
 	Commands        []api.Command
 	ActivityCancels []api.ActivityCancel
+	// PendingTimers are the timers started before this turn whose
+	// TimerFired message waits in the queue, not consumed by this turn:
+	// the ones a cancel_timer still cancels. Only those the turn's
+	// commands name need be present.
+	PendingTimers map[int64]bool
+	// Now is the transaction's time, the time of the events the commands
+	// produce.
+	Now time.Time
 }
 
-// PlannedEvent is an event the turn appends. Time nil means "commit time".
+// PlannedEvent is an event the turn appends, at Time.
 type PlannedEvent struct {
 	Event api.Event
 	Time  *time.Time
+}
+
+// StampMessages sets the timestamps of a turn's messages (in the order
+// they are recorded) to their own times made monotonic: never earlier
+// than last, the time of the instance's last event, nor than the message
+// before. It returns the last time. The fetch and the ack of a turn stamp
+// the same messages from the same last time, so the workflow sees the
+// times history records.
+func StampMessages(last time.Time, msgs []Message) time.Time {
+	for i := range msgs {
+		ts := &msgs[i].Event.Timestamp
+		if ts.Before(last) {
+			*ts = last
+		}
+		last = *ts
+	}
+	return last
 }
 
 // NewAttempt is the first attempt of an activity scheduled by the turn.
@@ -145,6 +173,9 @@ type TurnPlan struct {
 	CancelAllFirst bool
 	NewAttempts    []NewAttempt
 	Timers         []NewTimer
+	// CancelTimers are timers of earlier turns the turn cancels: their
+	// TimerFired messages are deleted.
+	CancelTimers []int64
 	// ActivityCancels to flag after NewAttempts are inserted (outstanding
 	// activities only, first reason kept).
 	ActivityCancels []api.ActivityCancel
@@ -158,6 +189,9 @@ type TurnPlan struct {
 	NextEventID    int64
 	NextActivityID int64
 	NextTimerID    int64
+	// LastEventAt is the time of the turn's last event (the instance's
+	// LastEventAt when it records none).
+	LastEventAt time.Time
 	// ContinueAsNew: the instance moves to ExecutionID+1 with NewInput.
 	ContinueAsNew   bool
 	NewWorkflowType string
@@ -186,6 +220,9 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		NextActivityID: inst.NextActivityID,
 		NextTimerID:    inst.NextTimerID,
 	}
+	// Timers a cancel_timer no longer affects: fired (in this turn or
+	// before) or cancelled already.
+	timerDone := map[int64]bool{}
 	// outstanding: scheduled, not done. Tracks this turn's changes too.
 	outstanding := make(map[int64]bool)
 	for id, d := range in.Done {
@@ -207,11 +244,17 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		}
 	}
 
-	// 1. Message events.
+	// 1. Message events, the first carrying their number when more
+	// than one (the SDK applies them together on replay).
 	cancelConsumed := false
-	for _, m := range in.Messages {
+	msgs := slices.Clone(in.Messages)
+	StampMessages(inst.LastEventAt, msgs)
+	for i, m := range msgs {
 		ev := m.Event
 		ev.EventID = 0
+		if i == 0 && len(msgs) > 1 {
+			ev.TurnMessages = len(msgs)
+		}
 		t := ev.Timestamp
 		p.Events = append(p.Events, PlannedEvent{Event: ev, Time: &t})
 		switch ev.Kind {
@@ -219,6 +262,8 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			delete(outstanding, ev.ActivityID)
 		case api.EventCancelRequested:
 			cancelConsumed = true
+		case api.EventTimerFired:
+			timerDone[ev.TimerID] = true
 		}
 	}
 	// 2. A consumed cancel request flags everything outstanding now.
@@ -280,6 +325,25 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventTimerCreated, TimerID: c.TimerID, FireAfter: c.FireAfter,
 			}})
+		case api.CommandCancelTimer:
+			if c.TimerID <= 0 || c.TimerID >= p.NextTimerID {
+				return TurnPlan{}, &InvalidCommandError{Field: field("timer_id"),
+					Message: fmt.Sprintf("timer %d was not started in this execution", c.TimerID)}
+			}
+			if timerDone[c.TimerID] {
+				continue
+			}
+			if j := slices.IndexFunc(p.Timers, func(t NewTimer) bool { return t.TimerID == c.TimerID }); j >= 0 {
+				// Started by this turn: it is never enqueued.
+				p.Timers = slices.Delete(p.Timers, j, j+1)
+			} else if in.PendingTimers[c.TimerID] {
+				p.CancelTimers = append(p.CancelTimers, c.TimerID)
+			} else {
+				// Fired (or cancelled) in an earlier turn: nothing to do.
+				continue
+			}
+			timerDone[c.TimerID] = true
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{Kind: api.EventTimerCanceled, TimerID: c.TimerID}})
 		case api.CommandFailWorkflow:
 			if c.Error == nil || c.Error.Message == "" {
 				return TurnPlan{}, &InvalidCommandError{Field: field("error.message"), Message: "required"}
@@ -339,6 +403,21 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		p.Events = append(p.Events, PlannedEvent{Event: ev})
 	}
 	p.NextEventID = inst.NextEventID + int64(len(p.Events))
+	// Every event gets a time, never earlier than the one before: the
+	// messages' own (stamped above), then the transaction's.
+	last := inst.LastEventAt
+	for i := range p.Events {
+		t := in.Now
+		if p.Events[i].Time != nil {
+			t = *p.Events[i].Time
+		}
+		if t.Before(last) {
+			t = last
+		}
+		last = t
+		p.Events[i].Time = &t
+	}
+	p.LastEventAt = last
 	return p, nil
 }
 

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -142,5 +143,82 @@ func TestPlanTurn_EventOrder(t *testing.T) {
 	}
 	if !p.CancelAllFirst || p.Status != api.StatusCanceled || p.NextEventID != 5+int64(len(want)) || p.NextActivityID != 5 {
 		t.Fatalf("plan %+v", p)
+	}
+}
+
+// Goal: cancel_timer records TimerCanceled for a timer still pending (to
+// delete), for one started by the same turn (never enqueued), and nothing
+// for one that fired in this turn's messages or is not pending any more;
+// a timer never started is refused naming the field.
+func TestPlanTurn_CancelTimer(t *testing.T) {
+	in := engine.TurnInput{
+		Instance: engine.Instance{InstanceID: "i", ExecutionID: 1, TaskQueue: "q", NextEventID: 5, NextActivityID: 1, NextTimerID: 4},
+		Messages: []engine.Message{{ID: 1, Event: api.Event{Kind: api.EventTimerFired, TimerID: 2}}},
+		Commands: []api.Command{
+			{Type: api.CommandCancelTimer, TimerID: 1}, // pending
+			{Type: api.CommandCancelTimer, TimerID: 2}, // fired in this turn
+			{Type: api.CommandCancelTimer, TimerID: 3}, // fired before
+			{Type: api.CommandStartTimer, TimerID: 4, FireAfter: api.Duration(time.Second)},
+			{Type: api.CommandStartTimer, TimerID: 5, FireAfter: api.Duration(time.Second)},
+			{Type: api.CommandCancelTimer, TimerID: 4}, // started by this turn
+			{Type: api.CommandCancelTimer, TimerID: 1}, // twice: once
+		},
+		PendingTimers: map[int64]bool{1: true, 2: true},
+	}
+	p, err := engine.PlanTurn(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range p.Events {
+		got = append(got, fmt.Sprintf("%s:%d", e.Event.Kind, e.Event.TimerID))
+	}
+	want := []string{"TimerFired:2", "TimerCanceled:1", "TimerCreated:4", "TimerCreated:5", "TimerCanceled:4"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events\n got %v\nwant %v", got, want)
+	}
+	if !slices.Equal(p.CancelTimers, []int64{1}) || len(p.Timers) != 1 || p.Timers[0].TimerID != 5 {
+		t.Fatalf("cancel timers %v, timers %+v", p.CancelTimers, p.Timers)
+	}
+	in.Commands = []api.Command{{Type: api.CommandCancelTimer, TimerID: 4}}
+	var inv *engine.InvalidCommandError
+	if _, err := engine.PlanTurn(in); !errors.As(err, &inv) || inv.Field != "commands[0].timer_id" {
+		t.Fatalf("err %v, want invalid commands[0].timer_id", err)
+	}
+}
+
+// Goal: every planned event has a time, never earlier than the instance's
+// last event nor than the event before it; the first of several messages
+// carries their number.
+func TestPlanTurn_TimesAreMonotonic(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := engine.TurnInput{
+		Instance: engine.Instance{InstanceID: "i", ExecutionID: 1, TaskQueue: "q", NextEventID: 5, NextActivityID: 1, NextTimerID: 1,
+			LastEventAt: base.Add(2 * time.Second)},
+		Messages: []engine.Message{
+			{ID: 1, Event: api.Event{Kind: api.EventSignalReceived, Timestamp: base.Add(time.Second)}},
+			{ID: 2, Event: api.Event{Kind: api.EventSignalReceived, Timestamp: base.Add(4 * time.Second)}},
+			{ID: 3, Event: api.Event{Kind: api.EventSignalReceived, Timestamp: base.Add(3 * time.Second)}},
+		},
+		Commands: []api.Command{{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(time.Second)}},
+		Now:      base.Add(3 * time.Second),
+	}
+	p, err := engine.PlanTurn(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []time.Duration
+	for _, e := range p.Events {
+		got = append(got, e.Time.Sub(base))
+	}
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Fatalf("times %v, want %v", got, want)
+	}
+	if !p.LastEventAt.Equal(base.Add(4*time.Second)) || p.Events[0].Event.TurnMessages != 3 || p.Events[1].Event.TurnMessages != 0 {
+		t.Fatalf("last %v, turn_messages %d %d", p.LastEventAt, p.Events[0].Event.TurnMessages, p.Events[1].Event.TurnMessages)
+	}
+	if in.Messages[0].Event.Timestamp != base.Add(time.Second) {
+		t.Fatal("PlanTurn changed its input")
 	}
 }

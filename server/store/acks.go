@@ -88,6 +88,14 @@ type lockedTurnArg struct {
 	LockToken   uuid.UUID `json:"lock_token"`
 	All         bool      `json:"all,omitempty"`
 	ActivityIDs []int64   `json:"activity_ids,omitempty"`
+	// TimerIDs are the timers the turn's cancel_timer commands name.
+	TimerIDs []int64 `json:"timer_ids,omitempty"`
+}
+
+// timersArg is what DeleteCanceledTimers is told of one execution.
+type timersArg struct {
+	ExecutionID int64   `json:"execution_id"`
+	TimerIDs    []int64 `json:"timer_ids"`
 }
 
 // consumeArg is what ConsumeMessages is told of one turn.
@@ -126,6 +134,11 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 		arg := lockedTurnArg{LockToken: a.tok, All: endsExecution(a.req.Commands)}
 		for _, c := range a.req.ActivityCancels {
 			arg.ActivityIDs = append(arg.ActivityIDs, c.ActivityID)
+		}
+		for _, c := range a.req.Commands {
+			if c.Type == api.CommandCancelTimer {
+				arg.TimerIDs = append(arg.TimerIDs, c.TimerID)
+			}
 		}
 		turns[a.instanceID] = arg
 	}
@@ -189,16 +202,26 @@ func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLocke
 	if err != nil {
 		return engine.TurnPlan{}, err
 	}
+	var pendingIDs []int64
+	if err := json.Unmarshal(row.PendingTimers, &pendingIDs); err != nil {
+		return engine.TurnPlan{}, fmt.Errorf("pending timers: %w", err)
+	}
+	pending := make(map[int64]bool, len(pendingIDs))
+	for _, id := range pendingIDs {
+		pending[id] = true
+	}
 	plan, err := engine.PlanTurn(engine.TurnInput{
 		Instance: engine.Instance{
 			InstanceID: inst.InstanceID, ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType,
 			TaskQueue: inst.TaskQueue, Input: inst.Input, NextEventID: inst.NextEventID,
-			NextActivityID: inst.NextActivityID, NextTimerID: inst.NextTimerID,
+			NextActivityID: inst.NextActivityID, NextTimerID: inst.NextTimerID, LastEventAt: lastEventAt(inst),
 		},
 		Messages:        engine.FilterMessages(inst.ExecutionID, done, msgs),
 		Done:            done,
 		Commands:        req.Commands,
 		ActivityCancels: req.ActivityCancels,
+		PendingTimers:   pending,
+		Now:             row.TxTime,
 	})
 	var inv *engine.InvalidCommandError
 	if errors.As(err, &inv) {
@@ -269,6 +292,9 @@ type finishRow struct {
 	NextEventID    int64    `json:"next_event_id"`
 	NextActivityID int64    `json:"next_activity_id"`
 	NextTimerID    int64    `json:"next_timer_id"`
+	// LastEventAt is the time of the turn's last event (absent: the
+	// instance keeps its own).
+	LastEventAt *time.Time `json:"last_event_at,omitempty"`
 }
 
 // jsonBox carries a jsonb value through a jsonb document: a JSON null
@@ -299,6 +325,9 @@ type turnWrites struct {
 	// was outstanding before the turn's own attempts exist.
 	cancelFirst []execCancel
 	attempts    []attemptRow
+	// timers: executions whose turn cancelled timers of earlier turns, by
+	// instance id.
+	timers map[string]timersArg
 	// outs are the responses of the turns by instance id.
 	outs map[string]*api.CompleteWorkflowTaskResponse
 	// afterAttempts run once the attempts exist: timers, activity cancels.
@@ -316,7 +345,7 @@ type turnWrites struct {
 }
 
 func newTurnWrites(ns string) *turnWrites {
-	return &turnWrites{ns: ns, outs: map[string]*api.CompleteWorkflowTaskResponse{},
+	return &turnWrites{ns: ns, outs: map[string]*api.CompleteWorkflowTaskResponse{}, timers: map[string]timersArg{},
 		finishes: map[string]finishRow{}, consumes: map[string]consumeArg{}}
 }
 
@@ -339,7 +368,11 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	hrows := make([]historyRow, 0, len(plan.Events))
 	for i, pe := range plan.Events {
 		ev := pe.Event
-		r := historyRow{InstanceID: id, ExecutionID: exec, EventID: inst.NextEventID + int64(i), Kind: ev.Kind, CreatedAt: pe.Time}
+		r := historyRow{InstanceID: id, ExecutionID: exec, EventID: inst.NextEventID + int64(i), Kind: ev.Kind}
+		if pe.Time != nil {
+			utc := pe.Time.UTC()
+			r.CreatedAt = &utc
+		}
 		if ev.ActivityID != 0 {
 			a := ev.ActivityID
 			r.ActivityID = &a
@@ -368,6 +401,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		}
 	} else {
 		w.events = append(w.events, hrows...)
+	}
+	if len(plan.CancelTimers) > 0 {
+		w.timers[id] = timersArg{ExecutionID: exec, TimerIDs: plan.CancelTimers}
 	}
 	if plan.CancelAllFirst {
 		w.cancelFirst = append(w.cancelFirst, execCancel{id, exec, engine.ReasonWorkflowCanceled})
@@ -420,6 +456,10 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	fin := finishRow{Status: plan.Status, ExecutionID: exec, WorkflowType: inst.WorkflowType, Input: boxed(inst.Input),
 		Result: boxed(plan.Result), NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
 		NextTimerID: plan.NextTimerID}
+	if !plan.LastEventAt.IsZero() {
+		at := plan.LastEventAt.UTC()
+		fin.LastEventAt = &at
+	}
 	if plan.Error != nil {
 		fin.Error = boxed(mustJSON(plan.Error))
 	}
@@ -462,6 +502,14 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 	if len(w.events) > 0 {
 		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON(w.events)}); err != nil {
 			return fmt.Errorf("append events: %w", err)
+		}
+	}
+	if len(w.timers) > 0 {
+		// Cancelled timers never fire: their messages go, in the ack's
+		// transaction.
+		if err := t.w.DeleteCanceledTimers(ctx, gen.DeleteCanceledTimersParams{Namespace: ns,
+			InstanceIds: slices.Sorted(maps.Keys(w.timers)), Turns: mustJSON(w.timers)}); err != nil {
+			return fmt.Errorf("delete cancelled timers: %w", err)
 		}
 	}
 	if err := cancelExecutions(ctx, t, ns, w.cancelFirst); err != nil {

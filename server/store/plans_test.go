@@ -131,7 +131,9 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 	// has no index (its update is HOT), the instance's messages are found
 	// through orchestrator_queue_instance.
 	turnMessages := map[string]bool{"GetLockedTurns": true, "ConsumeMessages": true, "PendingSignals": true,
-		"DeleteLockedMessages": true, "DeferLockedMessages": true, "UnlockMessages": true}
+		"DeleteLockedMessages": true, "DeferLockedMessages": true, "UnlockMessages": true,
+		// So does the delete of the timers a turn cancelled.
+		"DeleteCanceledTimers": true}
 	// The statements that find held attempts by their lock token
 	// (TakeAttempts, = ANY of the tokens, prefers worker_queue_activity on
 	// an empty table; TestTakeAttempts_UsesLockTokenIndex checks it on a

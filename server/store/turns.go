@@ -54,6 +54,7 @@ func instanceOfTurn(r gen.LockNextTurnRow) gen.Instance {
 		ExecutionDeadline: r.ExecutionDeadline, LockToken: r.LockToken, LockedUntil: r.LockedUntil,
 		LockedBy: r.LockedBy, StickyWorkerID: r.StickyWorkerID, TaskFailures: r.TaskFailures,
 		LastTaskError: r.LastTaskError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CompletedAt: r.CompletedAt,
+		LastEventAt: r.LastEventAt,
 	}
 }
 
@@ -227,6 +228,9 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 		}
 		return nil, true, t.w.ReleaseInstance(ctx, gen.ReleaseInstanceParams{Namespace: ns, InstanceID: inst.InstanceID})
 	}
+	// The messages carry the times the ack will record: monotonic from
+	// the instance's last event on.
+	engine.StampMessages(lastEventAt(inst), kept)
 	task = &api.WorkflowTask{
 		LockToken: TurnToken(inst.InstanceID, *inst.LockToken), Namespace: ns, InstanceID: inst.InstanceID,
 		ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
@@ -240,6 +244,14 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 		task.Messages = append(task.Messages, m.Event)
 	}
 	return task, false, nil
+}
+
+// lastEventAt is the time of inst's last event (zero: none yet).
+func lastEventAt(inst gen.Instance) time.Time {
+	if inst.LastEventAt == nil {
+		return time.Time{}
+	}
+	return inst.LastEventAt.UTC()
 }
 
 // historyRow is one row for AppendEvents.
