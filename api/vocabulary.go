@@ -165,6 +165,7 @@ func EventKinds() []string {
 	return []string{
 		EventWorkflowStarted, EventActivityScheduled, EventActivityCompleted, EventActivityFailed,
 		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
+		EventTimerCanceled,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
 		EventWorkflowFailed, EventWorkflowCanceled,
 	}
@@ -183,7 +184,7 @@ func Statuses() []string {
 // CommandTypes returns every command type (Command.Type).
 func CommandTypes() []string {
 	return []string{
-		CommandScheduleActivity, CommandStartTimer, CommandCompleteWorkflow,
+		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew,
 	}
 }
