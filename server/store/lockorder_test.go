@@ -1,0 +1,287 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// lockOrderApp names the workload's connections, so that the test can wait
+// for their backends to exit (a backend flushes its statistics, its
+// deadlock count among them, when it exits).
+const lockOrderApp = "lockorder-work"
+
+// deadlocks reads pg_stat_database.deadlocks of the current database.
+func deadlocks(t *testing.T, admin *pgxpool.Pool) int64 {
+	t.Helper()
+	var n int64
+	if err := admin.QueryRow(ctxT(t), `SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// isDeadlock tells a deadlock or serialization failure.
+func isDeadlock(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "40001")
+}
+
+// Goal: the paths that lock several attempt rows — grouped completions
+// (TakeAttempts, then an eager turn: LockTurn), heartbeat renewals of the
+// same workers' attempts (RenewWorkersAttempts) and the sweeper flagging
+// lost workers' attempts (FlagWorkerAttempts) — and grouped acks that end
+// workflows (their instances locked, their outstanding attempts flagged)
+// never deadlock, however their rows overlap. Three stores on one database
+// play three server replicas; each iteration spreads the attempts of many
+// workflows over six workers, in shuffled orders, two of which lose their
+// lease. Every deadlock PostgreSQL breaks is counted (pg_stat_database),
+// whether or not a caller saw it, as is every 40P01 a caller got.
+func TestLockOrder_NoDeadlocks(t *testing.T) {
+	u := pgtest.NewURL(t)
+	ctx := ctxT(t)
+	admin, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	cfg, err := pgxpool.ParseConfig(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 20
+	cfg.ConnConfig.RuntimeParams["application_name"] = lockOrderApp
+	work, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workClosed := false
+	defer func() {
+		if !workClosed {
+			work.Close()
+		}
+	}()
+	var stores []*store.Store
+	for range 3 {
+		stores = append(stores, store.New(work, store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 100}))
+	}
+	before := deadlocks(t, admin)
+
+	const (
+		iterations   = 4
+		workflows    = 24
+		activities   = 6
+		workersCount = 6
+		lost         = 2 // the first workers lose their lease
+	)
+	var (
+		callerDeadlocks atomic.Int64
+		// What the paths did: every one must have run.
+		heartbeats, flaggedLost, acks, eagerTurns, delivered atomic.Int64
+		mu                                                   sync.Mutex
+		unexpected                                           []error
+	)
+	check := func(what string, err error) {
+		switch {
+		case err == nil, errors.Is(err, store.ErrLockLost), errors.Is(err, store.ErrUnhandledSignals),
+			errors.Is(err, context.Canceled):
+		case isDeadlock(err):
+			callerDeadlocks.Add(1)
+		default:
+			mu.Lock()
+			unexpected = append(unexpected, fmt.Errorf("%s: %w", what, err))
+			mu.Unlock()
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for it := range iterations {
+		queue := fmt.Sprintf("lo-%d", it)
+		s0 := stores[0]
+		// Workflows with their activities scheduled.
+		for i := range workflows {
+			id := fmt.Sprintf("lo-%d-%02d", it, i)
+			m(s0.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: queue, InstanceID: id}))(t)
+			task := m(s0.FetchWorkflowTask(ctx, ns, queue, "setup", time.Minute))(t)
+			if task == nil {
+				t.Fatal("no first turn")
+			}
+			ids := make([]int64, activities)
+			for a := range ids {
+				ids[a] = int64(a + 1)
+			}
+			m(s0.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}))(t)
+		}
+		// The workers and the attempts each one holds, dealt round robin so
+		// that every workflow's attempts are spread over them.
+		workers := make([]string, workersCount)
+		held := make([][]string, workersCount)
+		for w := range workers {
+			workers[w] = fmt.Sprintf("lo-%d-w%d", it, w)
+			lease := time.Minute
+			if w < lost {
+				lease = time.Millisecond
+			}
+			m(s0.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: workers[w], LeaseDuration: api.Duration(lease)}))(t)
+		}
+		var tokens []string
+		for w := 0; ; w = (w + 1) % workersCount {
+			got := m(s0.FetchActivityTasks(ctx, ns, []string{queue}, workers[w], time.Minute, 1))(t)
+			if len(got) == 0 {
+				break
+			}
+			held[w] = append(held[w], got[0].LockToken)
+			tokens = append(tokens, got[0].LockToken)
+		}
+		if len(tokens) != workflows*activities {
+			t.Fatalf("fetched %d attempts, want %d", len(tokens), workflows*activities)
+		}
+		rng.Shuffle(len(tokens), func(i, j int) { tokens[i], tokens[j] = tokens[j], tokens[i] })
+
+		done := make(chan struct{})
+		var bg sync.WaitGroup
+		bgCtx, cancelBG := context.WithCancel(ctx)
+		// Heartbeats: every worker on every replica, its tokens in a
+		// shuffled order, until the completions are done.
+		for r, s := range stores {
+			for w := range workers {
+				bg.Add(1)
+				go func() {
+					defer bg.Done()
+					toks := append([]string(nil), held[w]...)
+					lease := time.Minute
+					if w < lost {
+						lease = time.Millisecond
+					}
+					for n := 0; ; n++ {
+						select {
+						case <-done:
+							return
+						default:
+						}
+						rand.Shuffle(len(toks), func(i, j int) { toks[i], toks[j] = toks[j], toks[i] })
+						_, err := s.WorkerHeartbeat(bgCtx, ns, api.WorkerHeartbeatRequest{WorkerID: workers[w],
+							LeaseDuration: api.Duration(lease), BoundActivities: toks})
+						check(fmt.Sprintf("heartbeat %s on replica %d", workers[w], r), err)
+						if err == nil {
+							heartbeats.Add(1)
+						}
+					}
+				}()
+			}
+			// The sweeper of each replica.
+			bg.Add(1)
+			go func() {
+				defer bg.Done()
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					res, err := s.Sweep(bgCtx)
+					check(fmt.Sprintf("sweep on replica %d", r), err)
+					for _, w := range res.WorkersExpired {
+						flaggedLost.Add(int64(w.Attempts))
+					}
+				}
+			}()
+			// Turns: acked at once, ending their workflow, whose other
+			// attempts are then flagged while workers report them.
+			bg.Add(1)
+			go func() {
+				defer bg.Done()
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					task, err := s.FetchWorkflowTask(bgCtx, ns, queue, fmt.Sprintf("poller-%d", r), time.Minute)
+					check("fetch turn", err)
+					if task == nil {
+						continue
+					}
+					_, err = s.CompleteWorkflowTask(bgCtx, ns, task.LockToken, endWorkflow)
+					check("ack", err)
+					if err == nil {
+						acks.Add(1)
+					}
+				}
+			}()
+		}
+		// Completions: each replica reports a third of the tokens, all at
+		// once (they share groups), half of them asking for the eager turn,
+		// which they ack at once.
+		var reports sync.WaitGroup
+		for i, tok := range tokens {
+			s := stores[i%len(stores)]
+			var eager *api.EagerWorkflowTask
+			if i%2 == 0 {
+				eager = &api.EagerWorkflowTask{TaskQueue: queue, LockFor: api.Duration(time.Minute)}
+			}
+			reports.Add(1)
+			go func() {
+				defer reports.Done()
+				out, err := s.CompleteActivityTaskEager(ctx, ns, tok, json.RawMessage(`1`), eager)
+				check("complete", err)
+				if err == nil && out.Outcome == store.OutcomeDelivered {
+					delivered.Add(1)
+				}
+				if err == nil && out.WorkflowTask != nil {
+					eagerTurns.Add(1)
+					_, err := s.CompleteWorkflowTask(ctx, ns, out.WorkflowTask.LockToken, endWorkflow)
+					check("eager ack", err)
+					if err == nil {
+						acks.Add(1)
+					}
+				}
+			}()
+		}
+		reports.Wait()
+		close(done)
+		cancelBG()
+		bg.Wait()
+	}
+	// Every backend of the workload exits, and with it flushes its
+	// statistics.
+	work.Close()
+	workClosed = true
+	eventually(t, 30*time.Second, "the workload's backends to exit", func() bool {
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, lockOrderApp).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
+	for _, err := range unexpected {
+		t.Error(err)
+	}
+	after := deadlocks(t, admin)
+	t.Logf("heartbeats %d, attempts flagged lost %d, results delivered %d, eager turns %d, acks %d",
+		heartbeats.Load(), flaggedLost.Load(), delivered.Load(), eagerTurns.Load(), acks.Load())
+	t.Logf("deadlocks: %d broken by PostgreSQL, %d seen by callers", after-before, callerDeadlocks.Load())
+	if heartbeats.Load() == 0 || flaggedLost.Load() == 0 || delivered.Load() == 0 || acks.Load() == 0 {
+		t.Errorf("a path did not run: heartbeats %d, attempts flagged lost %d, results delivered %d, acks %d",
+			heartbeats.Load(), flaggedLost.Load(), delivered.Load(), acks.Load())
+	}
+	if after != before || callerDeadlocks.Load() != 0 {
+		t.Fatalf("PostgreSQL broke %d deadlocks (callers saw %d), want none", after-before, callerDeadlocks.Load())
+	}
+}
+
+// endWorkflow acks a turn by completing its workflow: its outstanding
+// attempts are flagged (held) or dropped (unheld) in the ack.
+var endWorkflow = api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}
