@@ -205,8 +205,10 @@ FROM (
     SELECT q.id FROM worker_queue q
     WHERE q.worker_id = ANY($1::text[])
       AND q.lock_token IS NOT NULL AND NOT q.cancel_requested
-      AND EXISTS (SELECT 1 FROM unnest($1::text[]) WITH ORDINALITY AS k(wid, n)
-                  WHERE k.wid = q.worker_id AND ($2::text[])[k.n] = q.namespace)
+      AND q.namespace = ANY(ARRAY(
+          SELECT ($2::text[])[k.n]
+          FROM unnest($1::text[]) WITH ORDINALITY AS k(wid, n)
+          WHERE k.wid = q.worker_id))
     ORDER BY q.id
     FOR NO KEY UPDATE
 ) c

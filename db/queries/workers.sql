@@ -39,8 +39,10 @@ FROM (
     SELECT q.id FROM worker_queue q
     WHERE q.worker_id = ANY(sqlc.arg(worker_ids)::text[])
       AND q.lock_token IS NOT NULL AND NOT q.cancel_requested
-      AND EXISTS (SELECT 1 FROM unnest(sqlc.arg(worker_ids)::text[]) WITH ORDINALITY AS k(wid, n)
-                  WHERE k.wid = q.worker_id AND (sqlc.arg(namespaces)::text[])[k.n] = q.namespace)
+      AND q.namespace = ANY(ARRAY(
+          SELECT (sqlc.arg(namespaces)::text[])[k.n]
+          FROM unnest(sqlc.arg(worker_ids)::text[]) WITH ORDINALITY AS k(wid, n)
+          WHERE k.wid = q.worker_id))
     ORDER BY q.id
     FOR NO KEY UPDATE
 ) c
