@@ -285,3 +285,61 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 // endWorkflow acks a turn by completing its workflow: its outstanding
 // attempts are flagged (held) or dropped (unheld) in the ack.
 var endWorkflow = api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}
+
+// Goal: a heartbeat batch that PostgreSQL aborts as a deadlock victim runs
+// again, and its worker gets an answer, not the deadlock: a failed
+// heartbeat could cost a live worker its lease. The deadlock is made on
+// purpose: the test holds the worker's attempt, the heartbeat (holding the
+// worker's row) waits for it, and the test then waits for the worker's
+// row. The heartbeat, waiting first, is the one PostgreSQL aborts.
+func TestLockOrder_HeartbeatDeadlockVictimRunsAgain(t *testing.T) {
+	ctx := ctxT(t)
+	pool := pgtest.New(t)
+	s := store.New(pool, store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
+	m(s.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	startWithActivities(t, s, "victim", schedule(1))
+	a := fetchAct(t, s, time.Minute)
+	before := deadlocks(t, pool)
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM worker_queue WHERE lock_token = $1 FOR UPDATE`, a.LockToken); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		res store.HeartbeatResult
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := s.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: "w1",
+			LeaseDuration: api.Duration(time.Minute), BoundActivities: []string{a.LockToken}})
+		got <- answer{res, err}
+	}()
+	eventually(t, 10*time.Second, "the heartbeat to wait for the attempt", func() bool {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
+	// The cycle: the heartbeat is aborted, and this update goes through.
+	if _, err := tx.Exec(ctx, `UPDATE workers SET metadata = metadata WHERE namespace = $1 AND worker_id = 'w1'`, ns); err != nil {
+		t.Fatalf("the test's side of the deadlock: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ans := <-got
+	if ans.err != nil {
+		t.Fatalf("heartbeat: %v, want its batch run again", ans.err)
+	}
+	if len(ans.res.Lost) != 0 || ans.res.State != "active" {
+		t.Fatalf("heartbeat answered %+v, want the worker active with its attempt", ans.res)
+	}
+	eventually(t, 30*time.Second, "PostgreSQL to count the deadlock", func() bool { return deadlocks(t, pool) > before })
+}
