@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -286,6 +287,43 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 // attempts are flagged (held) or dropped (unheld) in the ack.
 var endWorkflow = api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}
 
+// victimPool is a pool on a fresh database whose sessions look for
+// deadlocks after 3 s (PostgreSQL's default is 1 s): a test that makes a
+// deadlock on purpose, from a session that looks only after a minute,
+// closes the cycle long before the store's session looks, so that the
+// store's transaction is always the one aborted, however loaded the
+// machine.
+func victimPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["deadlock_timeout"] = "3s"
+	pool, err := pgxpool.NewWithConfig(ctxT(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// beginPatient begins the test's side of a deadlock: a transaction that
+// looks for deadlocks only after a minute.
+func beginPatient(t *testing.T, pool *pgxpool.Pool) pgx.Tx {
+	t.Helper()
+	ctx := ctxT(t)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	if _, err := tx.Exec(ctx, `SET LOCAL deadlock_timeout = '60s'`); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 // Goal: a heartbeat batch that PostgreSQL aborts as a deadlock victim runs
 // again, and its worker gets an answer, not the deadlock: a failed
 // heartbeat could cost a live worker its lease. The deadlock is made on
@@ -294,18 +332,14 @@ var endWorkflow = api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type:
 // row. The heartbeat, waiting first, is the one PostgreSQL aborts.
 func TestLockOrder_HeartbeatDeadlockVictimRunsAgain(t *testing.T) {
 	ctx := ctxT(t)
-	pool := pgtest.New(t)
+	pool := victimPool(t)
 	s := store.New(pool, store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
 	m(s.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
 	startWithActivities(t, s, "victim", schedule(1))
 	a := fetchAct(t, s, time.Minute)
 	before := deadlocks(t, pool)
 
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
+	tx := beginPatient(t, pool)
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM worker_queue WHERE lock_token = $1 FOR UPDATE`, a.LockToken); err != nil {
 		t.Fatal(err)
 	}
@@ -340,6 +374,65 @@ func TestLockOrder_HeartbeatDeadlockVictimRunsAgain(t *testing.T) {
 	}
 	if len(ans.res.Lost) != 0 || ans.res.State != "active" {
 		t.Fatalf("heartbeat answered %+v, want the worker active with its attempt", ans.res)
+	}
+	eventually(t, 30*time.Second, "PostgreSQL to count the deadlock", func() bool { return deadlocks(t, pool) > before })
+}
+
+// Goal: a group of results that PostgreSQL aborts as a deadlock victim
+// runs again, and the completion gets its outcome, not the deadlock. The
+// deadlock is made on purpose: the test holds a message of the workflow
+// (a signal), the result's transaction (holding its attempt) waits for it
+// when it takes the eager turn, and the test then waits for the attempt.
+// The result, waiting first, is the one PostgreSQL aborts.
+func TestLockOrder_CompletionDeadlockVictimRunsAgain(t *testing.T) {
+	ctx := ctxT(t)
+	pool := victimPool(t)
+	s := store.New(pool, store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
+	startWithActivities(t, s, "victim", schedule(1))
+	a := fetchAct(t, s, time.Minute)
+	if err := s.SignalWorkflow(ctx, ns, "victim", "go", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	before := deadlocks(t, pool)
+
+	tx := beginPatient(t, pool)
+	var locked int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM orchestrator_queue WHERE namespace = $1 AND instance_id = 'victim' FOR UPDATE) x`,
+		ns).Scan(&locked); err != nil || locked != 1 {
+		t.Fatalf("lock the signal: %d %v", locked, err)
+	}
+	type answer struct {
+		out api.ActivityAckResponse
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		out, err := s.CompleteActivityTaskEager(ctx, ns, a.LockToken, json.RawMessage(`"r"`),
+			&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)})
+		got <- answer{out, err}
+	}()
+	eventually(t, 10*time.Second, "the result to wait for the signal", func() bool {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
+	// The cycle: the result's transaction is aborted, and this lock is
+	// granted.
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM worker_queue WHERE lock_token = $1 FOR UPDATE`, a.LockToken); err != nil {
+		t.Fatalf("the test's side of the deadlock: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ans := <-got
+	if ans.err != nil {
+		t.Fatalf("complete: %v, want its group run again", ans.err)
+	}
+	if ans.out.Outcome != store.OutcomeDelivered || ans.out.WorkflowTask == nil {
+		t.Fatalf("complete answered %+v, want delivered with the eager turn", ans.out)
 	}
 	eventually(t, 30*time.Second, "PostgreSQL to count the deadlock", func() bool { return deadlocks(t, pool) > before })
 }
