@@ -605,14 +605,19 @@ WITH inst AS (
     SET lock_token = gen_random_uuid(),
         locked_until = now() + $1::bigint * interval '1 millisecond',
         locked_by = $2
-    WHERE i.namespace = $3 AND i.instance_id = $4
-      AND i.task_queue = $5 AND i.status = 'running'
-      AND (i.locked_until IS NULL OR i.locked_until < now())
-      AND NOT EXISTS (
-          SELECT 1 FROM worker_queue q
-          WHERE q.namespace = i.namespace AND q.instance_id = i.instance_id
-            AND q.execution_id = i.execution_id AND NOT q.cancel_requested
-      )
+    FROM (
+        SELECT ix.namespace, ix.instance_id FROM instances ix
+        WHERE ix.namespace = $3 AND ix.instance_id = $4
+          AND ix.task_queue = $5 AND ix.status = 'running'
+          AND (ix.locked_until IS NULL OR ix.locked_until < now())
+          AND NOT EXISTS (
+              SELECT 1 FROM worker_queue q
+              WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
+                AND q.execution_id = ix.execution_id AND NOT q.cancel_requested
+          )
+        FOR NO KEY UPDATE OF ix SKIP LOCKED
+    ) c
+    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
     RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
@@ -689,6 +694,10 @@ type LockTurnRow struct {
 // activities of its execution are still outstanding: their results may
 // come in a moment, and a turn taken now would see only this one (the
 // queue's poll, a few milliseconds later, batches what has arrived).
+// An instance another transaction holds (an ack, a poll, another result)
+// is skipped, never waited for: the result's transaction already holds
+// attempts, and instances come before worker_queue in the lock order
+// (docs/architecture.md); the queue's poll takes the turn then.
 func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow, error) {
 	row := q.db.QueryRow(ctx, lockTurn,
 		arg.LockMs,

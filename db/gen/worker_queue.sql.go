@@ -109,10 +109,15 @@ func (q *Queries) DeleteCancelledUnlocked(ctx context.Context, arg DeleteCancell
 }
 
 const dropUnheldExecutionAttempts = `-- name: DropUnheldExecutionAttempts :execrows
-DELETE FROM worker_queue w
-WHERE w.namespace = $1 AND w.instance_id = ANY($2::text[])
-  AND w.execution_id = ($3::jsonb -> w.instance_id ->> 'execution_id')::bigint
-  AND w.lock_token IS NULL
+DELETE FROM worker_queue
+WHERE id IN (
+    SELECT w.id FROM worker_queue w
+    WHERE w.namespace = $1 AND w.instance_id = ANY($2::text[])
+      AND w.execution_id = ($3::jsonb -> w.instance_id ->> 'execution_id')::bigint
+      AND w.lock_token IS NULL
+    ORDER BY w.id
+    FOR UPDATE
+)
 `
 
 type DropUnheldExecutionAttemptsParams struct {
@@ -124,7 +129,7 @@ type DropUnheldExecutionAttemptsParams struct {
 // A workflow-wide cancel of executions — of each instance named in
 // instance_ids, execution executions[instance_id].execution_id: attempts
 // nobody holds have nobody to tell, so they are removed (they never start)
-// rather than flagged.
+// rather than flagged. Locked in id order, then deleted.
 func (q *Queries) DropUnheldExecutionAttempts(ctx context.Context, arg DropUnheldExecutionAttemptsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, dropUnheldExecutionAttempts, arg.Namespace, arg.InstanceIds, arg.Executions)
 	if err != nil {
@@ -318,32 +323,39 @@ WITH u AS (
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
         cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
         cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
-    FROM jsonb_to_recordset($4::jsonb) AS c(activity_id bigint, reason text)
-    WHERE w.namespace = $1 AND w.instance_id = $2
-      AND w.execution_id = $3
-      AND w.activity_id = c.activity_id AND NOT w.cancel_requested
+    FROM (
+        SELECT x.id, a.reason::text AS reason
+        FROM jsonb_to_recordset($1::jsonb) AS a(activity_id bigint, reason text)
+        JOIN worker_queue x ON x.activity_id = a.activity_id
+        WHERE x.namespace = $2 AND x.instance_id = $3
+          AND x.execution_id = $4 AND NOT x.cancel_requested
+        ORDER BY x.id
+        FOR NO KEY UPDATE OF x
+    ) c
+    WHERE w.id = c.id
     RETURNING w.worker_id
 )
 SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL
 `
 
 type FlagActivitiesParams struct {
+	Cancels     []byte
 	Namespace   string
 	InstanceID  string
 	ExecutionID int64
-	Cancels     []byte
 }
 
 // Flags every attempt of the named activities cancelled, set-based (one
 // statement per batch); returns the workers holding a flagged attempt. As
 // FlagExecution: a HOT update for a held attempt; one nobody holds gets
-// cancelled_unheld_at (the sweeper drops it after its retention).
+// cancelled_unheld_at (the sweeper drops it after its retention). Locked
+// in id order, then flagged.
 func (q *Queries) FlagActivities(ctx context.Context, arg FlagActivitiesParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, flagActivities,
+		arg.Cancels,
 		arg.Namespace,
 		arg.InstanceID,
 		arg.ExecutionID,
-		arg.Cancels,
 	)
 	if err != nil {
 		return nil, err
@@ -391,6 +403,7 @@ FROM (
       AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT $1
+    FOR NO KEY UPDATE SKIP LOCKED
 ) c
 WHERE w.id = c.id AND NOT w.cancel_requested
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
@@ -408,6 +421,8 @@ RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.acti
 // first part (cleared) removes them, once, so that the attempt leaves the
 // index and later sweeps do not read it again. The worker holding it still
 // acknowledges it (stale), or lets its lock expire (it is then dropped).
+// Both parts skip the attempts another transaction holds (the next sweep
+// finds them), so that the sweep never waits on a row lock.
 func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
 	rows, err := q.db.Query(ctx, flagAttemptTimeouts, maxRows)
 	if err != nil {
@@ -468,9 +483,15 @@ WITH u AS (
         cancel_reason = COALESCE(w.cancel_reason, $3::jsonb -> w.instance_id ->> 'reason'),
         cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
         cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
-    WHERE w.namespace = $4 AND w.instance_id = ANY($5::text[])
-      AND w.execution_id = ($3::jsonb -> w.instance_id ->> 'execution_id')::bigint
-      AND NOT w.cancel_requested
+    FROM (
+        SELECT x.id FROM worker_queue x
+        WHERE x.namespace = $4 AND x.instance_id = ANY($5::text[])
+          AND x.execution_id = ($3::jsonb -> x.instance_id ->> 'execution_id')::bigint
+          AND NOT x.cancel_requested
+        ORDER BY x.id
+        FOR NO KEY UPDATE
+    ) c
+    WHERE w.id = c.id
     RETURNING w.worker_id
 )
 SELECT pg_notify($1::text, $2::text || x.worker_id)
@@ -494,6 +515,8 @@ type FlagExecutionParams struct {
 // changes no column that an index names (key or predicate;
 // cancelled_unheld_at stays NULL), so that it is a HOT update: no index
 // entry per row. Its deadlines stay: the sweeper skips cancelled attempts.
+// The attempts are locked in id order (the row lock changes no column
+// either), then flagged.
 func (q *Queries) FlagExecution(ctx context.Context, arg FlagExecutionParams) error {
 	_, err := q.db.Exec(ctx, flagExecution,
 		arg.Channel,
@@ -924,7 +947,12 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 
 const takeAttempts = `-- name: TakeAttempts :many
 DELETE FROM worker_queue
-WHERE lock_token = ANY($1::uuid[]) AND namespace = $2 AND locked_until > now()
+WHERE id IN (
+    SELECT x.id FROM worker_queue x
+    WHERE x.lock_token = ANY($1::uuid[]) AND x.namespace = $2 AND x.locked_until > now()
+    ORDER BY x.id
+    FOR UPDATE
+)
 RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at,
           (CASE WHEN cancel_requested THEN ''
                 WHEN start_to_close_deadline <= now() THEN 'start_to_close'
@@ -944,7 +972,8 @@ type TakeAttemptsRow struct {
 
 // TakeAttempt for the held attempts whose lock_token is one of
 // lock_tokens (the completions of a group): a token that no longer holds
-// its attempt has no row.
+// its attempt has no row. The attempts are locked in id order (the lock
+// order of worker_queue, see docs/architecture.md), then deleted.
 func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]TakeAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, takeAttempts, arg.LockTokens, arg.Namespace)
 	if err != nil {

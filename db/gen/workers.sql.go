@@ -196,25 +196,37 @@ func (q *Queries) ExpireWorkerLeases(ctx context.Context, maxRows int32) ([]Expi
 }
 
 const flagWorkerAttempts = `-- name: FlagWorkerAttempts :many
-UPDATE worker_queue
+UPDATE worker_queue w
 SET cancel_requested = true,
-    cancel_reason = COALESCE(cancel_reason, 'worker_lost'),
-    cancel_requested_at = COALESCE(cancel_requested_at, now()),
+    cancel_reason = COALESCE(w.cancel_reason, 'worker_lost'),
+    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
-WHERE namespace = $1 AND worker_id = $2
-  AND lock_token IS NOT NULL AND NOT cancel_requested
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
+FROM (
+    SELECT q.id FROM worker_queue q
+    WHERE q.worker_id = ANY($1::text[])
+      AND q.lock_token IS NOT NULL AND NOT q.cancel_requested
+      AND q.namespace = ANY(ARRAY(
+          SELECT ($2::text[])[k.n]
+          FROM unnest($1::text[]) WITH ORDINALITY AS k(wid, n)
+          WHERE k.wid = q.worker_id))
+    ORDER BY q.id
+    FOR NO KEY UPDATE
+) c
+WHERE w.id = c.id
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
 type FlagWorkerAttemptsParams struct {
-	Namespace string
-	WorkerID  *string
+	WorkerIds  []string
+	Namespaces []string
 }
 
-// The attempts a lost worker holds: flagged cancelled (worker_lost) and
-// released, so that their locks no longer count.
+// The attempts the lost workers hold (worker i is namespaces[i],
+// worker_ids[i]): flagged cancelled (worker_lost) and released, so that
+// their locks no longer count. One statement for every worker of a sweep,
+// its attempts locked in id order (the lock order of worker_queue).
 func (q *Queries) FlagWorkerAttempts(ctx context.Context, arg FlagWorkerAttemptsParams) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, flagWorkerAttempts, arg.Namespace, arg.WorkerID)
+	rows, err := q.db.Query(ctx, flagWorkerAttempts, arg.WorkerIds, arg.Namespaces)
 	if err != nil {
 		return nil, err
 	}
@@ -491,20 +503,27 @@ func (q *Queries) PendingCancels(ctx context.Context, arg PendingCancelsParams) 
 
 const renewWorkers = `-- name: RenewWorkers :many
 UPDATE workers w SET
-    identity = COALESCE(j->>'identity', ''),
-    host = COALESCE(j->>'host', ''),
-    build_id = COALESCE(j->>'build_id', ''),
-    task_queues = COALESCE(ARRAY(SELECT jsonb_array_elements_text(j->'task_queues')), '{}'),
-    host_task_queue = j->>'host_task_queue',
-    metadata = COALESCE(NULLIF(j->'metadata', 'null'::jsonb), '{}'),
+    identity = COALESCE(c.j->>'identity', ''),
+    host = COALESCE(c.j->>'host', ''),
+    build_id = COALESCE(c.j->>'build_id', ''),
+    task_queues = COALESCE(ARRAY(SELECT jsonb_array_elements_text(c.j->'task_queues')), '{}'),
+    host_task_queue = c.j->>'host_task_queue',
+    metadata = COALESCE(NULLIF(c.j->'metadata', 'null'::jsonb), '{}'),
     prev_state = w.state,
     state = 'active',
-    lease_duration = (j->>'lease_ms')::bigint * interval '1 millisecond',
-    lease_expires_at = now() + (j->>'lease_ms')::bigint * interval '1 millisecond',
+    lease_duration = (c.j->>'lease_ms')::bigint * interval '1 millisecond',
+    lease_expires_at = now() + (c.j->>'lease_ms')::bigint * interval '1 millisecond',
     last_heartbeat_at = now(),
     state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
-FROM unnest(ARRAY(SELECT jsonb_array_elements($1::jsonb))) AS j
-WHERE w.namespace = j->>'namespace' AND w.worker_id = j->>'worker_id' AND w.state <> 'cleaned_up'
+FROM (
+    SELECT k.namespace, k.worker_id, x.j
+    FROM unnest(ARRAY(SELECT jsonb_array_elements($1::jsonb))) AS x(j)
+    JOIN workers k ON k.namespace = x.j->>'namespace' AND k.worker_id = x.j->>'worker_id'
+    WHERE k.state <> 'cleaned_up'
+    ORDER BY k.namespace, k.worker_id
+    FOR NO KEY UPDATE OF k
+) c
+WHERE w.namespace = c.namespace AND w.worker_id = c.worker_id
 RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at
 `
 
@@ -520,12 +539,13 @@ type RenewWorkersRow struct {
 // that is not cleaned up, in one statement, and returns its state before
 // the heartbeat (inactive: resurrected) through prev_state, which the
 // update sets from the row version it replaces (the latest committed one).
-// The batch lists its workers in key order, so concurrent batches lock
-// rows in one order and never deadlock. It is unnested from an array,
-// which the planner counts as a few rows (jsonb_to_recordset counts 100):
-// it then probes the primary key per worker instead of hashing the whole
-// table. Workers that come back with no row are new or cleaned up:
-// UpsertWorkers handles them.
+// The rows are locked in key order first (the lock order of workers): the
+// join's order is the plan's — on a small table, a sequential scan's — so
+// that concurrent batches naming a worker twice deadlocked. The batch is
+// unnested from an array, which the planner counts as a few rows
+// (jsonb_to_recordset counts 100): it then probes the primary key per
+// worker instead of hashing the whole table. Workers that come back with
+// no row are new or cleaned up: UpsertWorkers handles them.
 func (q *Queries) RenewWorkers(ctx context.Context, workers []byte) ([]RenewWorkersRow, error) {
 	rows, err := q.db.Query(ctx, renewWorkers, workers)
 	if err != nil {
@@ -554,13 +574,19 @@ func (q *Queries) RenewWorkers(ctx context.Context, workers []byte) ([]RenewWork
 
 const renewWorkersAttempts = `-- name: RenewWorkersAttempts :many
 UPDATE worker_queue q
-SET locked_until = GREATEST(q.locked_until, now() + x.extend_ms * interval '1 millisecond')
-FROM jsonb_to_recordset($1::jsonb)
-    AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
-WHERE q.worker_id = x.worker_id AND q.namespace = x.namespace
-  AND q.lock_token IS NOT NULL AND q.locked_until > now()
-  AND (x.tokens IS NULL OR q.lock_token::text = ANY(x.tokens)
-       OR q.started_at > now() - x.lease_ms * interval '1 millisecond')
+SET locked_until = GREATEST(q.locked_until, now() + c.extend_ms * interval '1 millisecond')
+FROM (
+    SELECT wq.id, x.extend_ms::bigint AS extend_ms
+    FROM jsonb_to_recordset($1::jsonb)
+        AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
+    JOIN worker_queue wq ON wq.worker_id = x.worker_id AND wq.namespace = x.namespace
+    WHERE wq.lock_token IS NOT NULL AND wq.locked_until > now()
+      AND (x.tokens IS NULL OR wq.lock_token::text = ANY(x.tokens)
+           OR wq.started_at > now() - x.lease_ms * interval '1 millisecond')
+    ORDER BY wq.id
+    FOR NO KEY UPDATE OF wq
+) c
+WHERE q.id = c.id
 RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason,
           q.cancel_requested_at
 `
@@ -579,7 +605,8 @@ type RenewWorkersAttemptsRow struct {
 // lists the attempts it holds (tokens), only those are renewed, and those
 // fetched within its last lease (their token may not have reached the list
 // yet): an attempt bound to the same worker id by an earlier process that
-// died is not kept alive by its successor.
+// died is not kept alive by its successor. The attempts are locked in id
+// order (the lock order of worker_queue), then renewed.
 func (q *Queries) RenewWorkersAttempts(ctx context.Context, workers []byte) ([]RenewWorkersAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, renewWorkersAttempts, workers)
 	if err != nil {

@@ -75,19 +75,28 @@ RETURNING execution_id, task_queue;
 -- activities of its execution are still outstanding: their results may
 -- come in a moment, and a turn taken now would see only this one (the
 -- queue's poll, a few milliseconds later, batches what has arrived).
+-- An instance another transaction holds (an ack, a poll, another result)
+-- is skipped, never waited for: the result's transaction already holds
+-- attempts, and instances come before worker_queue in the lock order
+-- (docs/architecture.md); the queue's poll takes the turn then.
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
         locked_by = sqlc.arg(worker_id)
-    WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
-      AND i.task_queue = sqlc.arg(task_queue) AND i.status = 'running'
-      AND (i.locked_until IS NULL OR i.locked_until < now())
-      AND NOT EXISTS (
-          SELECT 1 FROM worker_queue q
-          WHERE q.namespace = i.namespace AND q.instance_id = i.instance_id
-            AND q.execution_id = i.execution_id AND NOT q.cancel_requested
-      )
+    FROM (
+        SELECT ix.namespace, ix.instance_id FROM instances ix
+        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
+          AND ix.task_queue = sqlc.arg(task_queue) AND ix.status = 'running'
+          AND (ix.locked_until IS NULL OR ix.locked_until < now())
+          AND NOT EXISTS (
+              SELECT 1 FROM worker_queue q
+              WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
+                AND q.execution_id = ix.execution_id AND NOT q.cancel_requested
+          )
+        FOR NO KEY UPDATE OF ix SKIP LOCKED
+    ) c
+    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
     RETURNING i.*
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token

@@ -147,9 +147,15 @@ RETURNING sqlc.embed(worker_queue),
 -- name: TakeAttempts :many
 -- TakeAttempt for the held attempts whose lock_token is one of
 -- lock_tokens (the completions of a group): a token that no longer holds
--- its attempt has no row.
+-- its attempt has no row. The attempts are locked in id order (the lock
+-- order of worker_queue, see docs/architecture.md), then deleted.
 DELETE FROM worker_queue
-WHERE lock_token = ANY(sqlc.arg(lock_tokens)::uuid[]) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+WHERE id IN (
+    SELECT x.id FROM worker_queue x
+    WHERE x.lock_token = ANY(sqlc.arg(lock_tokens)::uuid[]) AND x.namespace = sqlc.arg(namespace) AND x.locked_until > now()
+    ORDER BY x.id
+    FOR UPDATE
+)
 RETURNING sqlc.embed(worker_queue),
           (CASE WHEN cancel_requested THEN ''
                 WHEN start_to_close_deadline <= now() THEN 'start_to_close'
@@ -171,11 +177,16 @@ DELETE FROM worker_queue WHERE id = ANY(sqlc.arg(ids)::bigint[]);
 -- A workflow-wide cancel of executions — of each instance named in
 -- instance_ids, execution executions[instance_id].execution_id: attempts
 -- nobody holds have nobody to tell, so they are removed (they never start)
--- rather than flagged.
-DELETE FROM worker_queue w
-WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-  AND w.execution_id = (sqlc.arg(executions)::jsonb -> w.instance_id ->> 'execution_id')::bigint
-  AND w.lock_token IS NULL;
+-- rather than flagged. Locked in id order, then deleted.
+DELETE FROM worker_queue
+WHERE id IN (
+    SELECT w.id FROM worker_queue w
+    WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+      AND w.execution_id = (sqlc.arg(executions)::jsonb -> w.instance_id ->> 'execution_id')::bigint
+      AND w.lock_token IS NULL
+    ORDER BY w.id
+    FOR UPDATE
+);
 
 -- name: FlagExecution :exec
 -- Flags every attempt of executions — of each instance named in
@@ -187,15 +198,23 @@ WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instanc
 -- changes no column that an index names (key or predicate;
 -- cancelled_unheld_at stays NULL), so that it is a HOT update: no index
 -- entry per row. Its deadlines stay: the sweeper skips cancelled attempts.
+-- The attempts are locked in id order (the row lock changes no column
+-- either), then flagged.
 WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, sqlc.arg(executions)::jsonb -> w.instance_id ->> 'reason'),
         cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
         cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
-    WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-      AND w.execution_id = (sqlc.arg(executions)::jsonb -> w.instance_id ->> 'execution_id')::bigint
-      AND NOT w.cancel_requested
+    FROM (
+        SELECT x.id FROM worker_queue x
+        WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+          AND x.execution_id = (sqlc.arg(executions)::jsonb -> x.instance_id ->> 'execution_id')::bigint
+          AND NOT x.cancel_requested
+        ORDER BY x.id
+        FOR NO KEY UPDATE
+    ) c
+    WHERE w.id = c.id
     RETURNING w.worker_id
 )
 SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || x.worker_id)
@@ -205,17 +224,24 @@ FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) x;
 -- Flags every attempt of the named activities cancelled, set-based (one
 -- statement per batch); returns the workers holding a flagged attempt. As
 -- FlagExecution: a HOT update for a held attempt; one nobody holds gets
--- cancelled_unheld_at (the sweeper drops it after its retention).
+-- cancelled_unheld_at (the sweeper drops it after its retention). Locked
+-- in id order, then flagged.
 WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
         cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
         cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
-    FROM jsonb_to_recordset(sqlc.arg(cancels)::jsonb) AS c(activity_id bigint, reason text)
-    WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
-      AND w.execution_id = sqlc.arg(execution_id)
-      AND w.activity_id = c.activity_id AND NOT w.cancel_requested
+    FROM (
+        SELECT x.id, a.reason::text AS reason
+        FROM jsonb_to_recordset(sqlc.arg(cancels)::jsonb) AS a(activity_id bigint, reason text)
+        JOIN worker_queue x ON x.activity_id = a.activity_id
+        WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = sqlc.arg(instance_id)
+          AND x.execution_id = sqlc.arg(execution_id) AND NOT x.cancel_requested
+        ORDER BY x.id
+        FOR NO KEY UPDATE OF x
+    ) c
+    WHERE w.id = c.id
     RETURNING w.worker_id
 )
 SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL;
@@ -275,6 +301,8 @@ RETURNING *;
 -- first part (cleared) removes them, once, so that the attempt leaves the
 -- index and later sweeps do not read it again. The worker holding it still
 -- acknowledges it (stale), or lets its lock expire (it is then dropped).
+-- Both parts skip the attempts another transaction holds (the next sweep
+-- finds them), so that the sweep never waits on a row lock.
 WITH cleared AS (
     UPDATE worker_queue x
     SET schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
@@ -302,6 +330,7 @@ FROM (
       AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT sqlc.arg(max_rows)
+    FOR NO KEY UPDATE SKIP LOCKED
 ) c
 WHERE w.id = c.id AND NOT w.cancel_requested
 RETURNING w.*;

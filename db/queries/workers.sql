@@ -26,16 +26,28 @@ WHERE w.namespace = c.ns AND w.worker_id = c.wid
 RETURNING w.namespace, w.worker_id, w.host_task_queue, w.lease_expires_at;
 
 -- name: FlagWorkerAttempts :many
--- The attempts a lost worker holds: flagged cancelled (worker_lost) and
--- released, so that their locks no longer count.
-UPDATE worker_queue
+-- The attempts the lost workers hold (worker i is namespaces[i],
+-- worker_ids[i]): flagged cancelled (worker_lost) and released, so that
+-- their locks no longer count. One statement for every worker of a sweep,
+-- its attempts locked in id order (the lock order of worker_queue).
+UPDATE worker_queue w
 SET cancel_requested = true,
-    cancel_reason = COALESCE(cancel_reason, 'worker_lost'),
-    cancel_requested_at = COALESCE(cancel_requested_at, now()),
+    cancel_reason = COALESCE(w.cancel_reason, 'worker_lost'),
+    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
-WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id)
-  AND lock_token IS NOT NULL AND NOT cancel_requested
-RETURNING *;
+FROM (
+    SELECT q.id FROM worker_queue q
+    WHERE q.worker_id = ANY(sqlc.arg(worker_ids)::text[])
+      AND q.lock_token IS NOT NULL AND NOT q.cancel_requested
+      AND q.namespace = ANY(ARRAY(
+          SELECT (sqlc.arg(namespaces)::text[])[k.n]
+          FROM unnest(sqlc.arg(worker_ids)::text[]) WITH ORDINALITY AS k(wid, n)
+          WHERE k.wid = q.worker_id))
+    ORDER BY q.id
+    FOR NO KEY UPDATE
+) c
+WHERE w.id = c.id
+RETURNING w.*;
 
 -- name: TakeQueueAttempts :many
 -- Attempts waiting in a (host) task queue nobody will serve any more.
@@ -88,27 +100,35 @@ ORDER BY cancel_requested_at;
 -- that is not cleaned up, in one statement, and returns its state before
 -- the heartbeat (inactive: resurrected) through prev_state, which the
 -- update sets from the row version it replaces (the latest committed one).
--- The batch lists its workers in key order, so concurrent batches lock
--- rows in one order and never deadlock. It is unnested from an array,
--- which the planner counts as a few rows (jsonb_to_recordset counts 100):
--- it then probes the primary key per worker instead of hashing the whole
--- table. Workers that come back with no row are new or cleaned up:
--- UpsertWorkers handles them.
+-- The rows are locked in key order first (the lock order of workers): the
+-- join's order is the plan's — on a small table, a sequential scan's — so
+-- that concurrent batches naming a worker twice deadlocked. The batch is
+-- unnested from an array, which the planner counts as a few rows
+-- (jsonb_to_recordset counts 100): it then probes the primary key per
+-- worker instead of hashing the whole table. Workers that come back with
+-- no row are new or cleaned up: UpsertWorkers handles them.
 UPDATE workers w SET
-    identity = COALESCE(j->>'identity', ''),
-    host = COALESCE(j->>'host', ''),
-    build_id = COALESCE(j->>'build_id', ''),
-    task_queues = COALESCE(ARRAY(SELECT jsonb_array_elements_text(j->'task_queues')), '{}'),
-    host_task_queue = j->>'host_task_queue',
-    metadata = COALESCE(NULLIF(j->'metadata', 'null'::jsonb), '{}'),
+    identity = COALESCE(c.j->>'identity', ''),
+    host = COALESCE(c.j->>'host', ''),
+    build_id = COALESCE(c.j->>'build_id', ''),
+    task_queues = COALESCE(ARRAY(SELECT jsonb_array_elements_text(c.j->'task_queues')), '{}'),
+    host_task_queue = c.j->>'host_task_queue',
+    metadata = COALESCE(NULLIF(c.j->'metadata', 'null'::jsonb), '{}'),
     prev_state = w.state,
     state = 'active',
-    lease_duration = (j->>'lease_ms')::bigint * interval '1 millisecond',
-    lease_expires_at = now() + (j->>'lease_ms')::bigint * interval '1 millisecond',
+    lease_duration = (c.j->>'lease_ms')::bigint * interval '1 millisecond',
+    lease_expires_at = now() + (c.j->>'lease_ms')::bigint * interval '1 millisecond',
     last_heartbeat_at = now(),
     state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
-FROM unnest(ARRAY(SELECT jsonb_array_elements(sqlc.arg(workers)::jsonb))) AS j
-WHERE w.namespace = j->>'namespace' AND w.worker_id = j->>'worker_id' AND w.state <> 'cleaned_up'
+FROM (
+    SELECT k.namespace, k.worker_id, x.j
+    FROM unnest(ARRAY(SELECT jsonb_array_elements(sqlc.arg(workers)::jsonb))) AS x(j)
+    JOIN workers k ON k.namespace = x.j->>'namespace' AND k.worker_id = x.j->>'worker_id'
+    WHERE k.state <> 'cleaned_up'
+    ORDER BY k.namespace, k.worker_id
+    FOR NO KEY UPDATE OF k
+) c
+WHERE w.namespace = c.namespace AND w.worker_id = c.worker_id
 RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at;
 
 -- name: UpsertWorkers :many
@@ -145,15 +165,22 @@ RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::b
 -- lists the attempts it holds (tokens), only those are renewed, and those
 -- fetched within its last lease (their token may not have reached the list
 -- yet): an attempt bound to the same worker id by an earlier process that
--- died is not kept alive by its successor.
+-- died is not kept alive by its successor. The attempts are locked in id
+-- order (the lock order of worker_queue), then renewed.
 UPDATE worker_queue q
-SET locked_until = GREATEST(q.locked_until, now() + x.extend_ms * interval '1 millisecond')
-FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb)
-    AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
-WHERE q.worker_id = x.worker_id AND q.namespace = x.namespace
-  AND q.lock_token IS NOT NULL AND q.locked_until > now()
-  AND (x.tokens IS NULL OR q.lock_token::text = ANY(x.tokens)
-       OR q.started_at > now() - x.lease_ms * interval '1 millisecond')
+SET locked_until = GREATEST(q.locked_until, now() + c.extend_ms * interval '1 millisecond')
+FROM (
+    SELECT wq.id, x.extend_ms::bigint AS extend_ms
+    FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb)
+        AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
+    JOIN worker_queue wq ON wq.worker_id = x.worker_id AND wq.namespace = x.namespace
+    WHERE wq.lock_token IS NOT NULL AND wq.locked_until > now()
+      AND (x.tokens IS NULL OR wq.lock_token::text = ANY(x.tokens)
+           OR wq.started_at > now() - x.lease_ms * interval '1 millisecond')
+    ORDER BY wq.id
+    FOR NO KEY UPDATE OF wq
+) c
+WHERE q.id = c.id
 RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason,
           q.cancel_requested_at;
 

@@ -154,9 +154,10 @@ func oncePerKey[C groupedCall](group []C, key func(C) string) []C {
 }
 
 // applyByNamespace applies a group of calls with apply, one transaction
-// per namespace (in the order the namespaces first appear). When a
-// transaction fails, a call that shared it runs again alone, and a call
-// alone gets the error.
+// per namespace (in the order the namespaces first appear). A transaction
+// that fails as a deadlock victim or a serialization failure runs again (at
+// most maxTxTries times in all). When a transaction fails otherwise, a call
+// that shared it runs again alone, and a call alone gets the error.
 func applyByNamespace[C groupedCall](s *Store, group []C, apply func(ctx context.Context, t *txn, ns string, calls []C) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
@@ -171,7 +172,17 @@ func applyByNamespace[C groupedCall](s *Store, group []C, apply func(ctx context
 	}
 	for _, ns := range order {
 		calls := byNS[ns]
-		if err := s.inTx(ctx, func(t *txn) error { return apply(ctx, t, ns, calls) }); err != nil {
+		err := s.inTx(ctx, func(t *txn) error { return apply(ctx, t, ns, calls) })
+		// A deadlock victim or a serialization failure runs again, its
+		// calls' answers cleared: it wrote nothing.
+		for try := 1; err != nil && retryable(err) && try < maxTxTries; try++ {
+			for _, c := range calls {
+				c.reset()
+				c.state().err = nil
+			}
+			err = s.inTx(ctx, func(t *txn) error { return apply(ctx, t, ns, calls) })
+		}
+		if err != nil {
 			for _, c := range calls {
 				c.reset()
 				if st := c.state(); len(calls) > 1 {

@@ -107,13 +107,15 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		list = append(list, rows[k])
 	}
 	payload := mustJSON(list)
-	results := map[key]*HeartbeatResult{}
-	held := map[key][]string{}
+	var results map[key]*HeartbeatResult
+	var held map[key][]string
 	// The batch serves many callers: it runs on its own deadline rather
 	// than on any one caller's context.
 	ctx, cancel := context.WithTimeout(context.Background(), heartbeatBatchTimeout)
 	defer cancel()
-	err := s.inTx(ctx, func(t *txn) error {
+	apply := func(t *txn) error {
+		// A retried batch starts afresh.
+		results, held = map[key]*HeartbeatResult{}, map[key][]string{}
 		renewedWorkers, err := t.q.RenewWorkers(ctx, payload)
 		if err != nil {
 			return fmt.Errorf("renew workers: %w", err)
@@ -167,7 +169,13 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 			}
 		}
 		return nil
-	})
+	}
+	err := s.inTx(ctx, apply)
+	// A deadlock victim or a serialization failure runs again: a heartbeat
+	// that fails costs its worker its lease.
+	for try := 1; err != nil && retryable(err) && try < maxTxTries; try++ {
+		err = s.inTx(ctx, apply)
+	}
 	for _, c := range batch {
 		k := key{c.ns, c.req.WorkerID}
 		switch res := results[k]; {

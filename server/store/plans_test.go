@@ -126,6 +126,9 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		"FlagAttemptTimeouts":        {"worker_queue_deadline", false},
 		"FlagScheduleToCloseExpired": {"worker_queue_deadline", true},
 		"DeleteCancelledUnlocked":    {"worker_queue_cancelled_unheld", true},
+		// The lost workers' attempts, one statement for all of them
+		// (locked in id order), found through the workers' index.
+		"FlagWorkerAttempts": {"worker_queue_worker", true},
 	}
 	// The statements that find a turn's messages by its token: lock_token
 	// has no index (its update is HOT), the instance's messages are found

@@ -240,15 +240,33 @@ func (s *Store) sweepWorkerLeases(ctx context.Context, res *SweepResult) error {
 		if err != nil {
 			return fmt.Errorf("sweep leases: %w", err)
 		}
+		if len(ws) == 0 {
+			return nil
+		}
+		// Every expired worker's attempts in one statement, locked in id
+		// order (the lock order of worker_queue).
+		type workerKey struct{ ns, id string }
+		nss := make([]string, 0, len(ws))
+		ids := make([]string, 0, len(ws))
+		for _, w := range ws {
+			nss, ids = append(nss, w.Namespace), append(ids, w.WorkerID)
+		}
+		flagged, err := t.q.FlagWorkerAttempts(ctx, gen.FlagWorkerAttemptsParams{Namespaces: nss, WorkerIds: ids})
+		if err != nil {
+			return fmt.Errorf("sweep leases: flag attempts: %w", err)
+		}
+		byWorker := make(map[workerKey][]gen.WorkerQueue, len(ws))
+		for _, r := range flagged {
+			if r.WorkerID != nil {
+				k := workerKey{r.Namespace, *r.WorkerID}
+				byWorker[k] = append(byWorker[k], r)
+			}
+		}
 		now := s.opts.Now()
 		for _, w := range ws {
 			ew := ExpiredWorker{Namespace: w.Namespace, WorkerID: w.WorkerID, DetectionDelay: now.Sub(w.LeaseExpiresAt)}
-			rows, err := t.q.FlagWorkerAttempts(ctx, gen.FlagWorkerAttemptsParams{Namespace: w.Namespace, WorkerID: &w.WorkerID})
-			if err != nil {
-				return fmt.Errorf("sweep leases: flag attempts: %w", err)
-			}
 			t.wake(WorkerCancelKey(w.Namespace, w.WorkerID))
-			for _, r := range rows {
+			for _, r := range byWorker[workerKey{w.Namespace, w.WorkerID}] {
 				ew.Attempts++
 				outcome, err := s.rescheduleLost(ctx, t, r, w.WorkerID)
 				if err != nil {

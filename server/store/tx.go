@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tetherhq/tether/db/gen"
 )
@@ -81,6 +82,20 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// maxTxTries bounds how many times a grouped transaction (acks, results,
+// heartbeats) runs when PostgreSQL aborts it as a deadlock victim or a
+// serialization failure.
+const maxTxTries = 4
+
+// retryable reports whether err aborted a transaction that may simply run
+// again: a deadlock (SQLSTATE 40P01) or a serialization failure (40001).
+// The lock order (docs/architecture.md) keeps deadlocks away; this is the
+// net under it, so that none reaches a caller as a server error.
+func retryable(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "40001")
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
