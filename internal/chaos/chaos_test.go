@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tetherhq/tether/internal/pgtest"
 )
 
 var configName = flag.String("chaos.config", "small", "chaos configuration: small (CI) or large")
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.RunMain(m) // the checker's tests use pgtest databases
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
