@@ -12,7 +12,10 @@ import (
 	"github.com/tetherhq/tether/internal/pgtest"
 )
 
-var configName = flag.String("chaos.config", "small", "chaos configuration: small (CI) or large")
+var (
+	configName = flag.String("chaos.config", "small", "chaos configuration: small (CI) or large")
+	keepDir    = flag.String("chaos.dir", "", "directory to keep the run's logs and execution logs in (default: a temporary one, removed)")
+)
 
 // bins are the binaries TestMain built.
 var bins struct{ tether, worker string }
@@ -51,6 +54,13 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("unknown -chaos.config %q: use small or large", *configName)
 	}
 	cfg.Dir = t.TempDir()
+	if *keepDir != "" {
+		var err error
+		if cfg.Dir, err = MkRunDir(*keepDir); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("logs in %s", cfg.Dir)
+	}
 	cfg.TetherBin, cfg.WorkerBin = bins.tether, bins.worker
 	cfg.Logf = t.Logf
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -82,8 +92,8 @@ func logTails(t *testing.T, dir string) {
 		if err != nil {
 			continue
 		}
-		if len(b) > 3000 {
-			b = b[len(b)-3000:]
+		if len(b) > 2000 {
+			b = b[len(b)-2000:]
 		}
 		t.Logf("--- %s (tail)\n%s", filepath.Base(p), b)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,6 +43,15 @@ const (
 	// attempt (or an activity) whose cancellation the server had recorded
 	// before.
 	InvResultFromCancelledAttempt = "result-from-cancelled-attempt"
+	// InvResultLost: the server timed an attempt out (StartToClose or
+	// Heartbeat timeout), or handed it out a second time, although a worker
+	// had executed it to the end with success: the worker's report (or its
+	// heartbeats) never reached the server. (A second delivery of an attempt
+	// fetched just before a database crash is expected and not counted.) With the suite's timeouts (StartToClose 20 s, Heartbeat 10 s)
+	// far above the activities' durations and the outages, no fault but a
+	// lost report makes this happen: a killed or paused worker is declared
+	// lost (worker_lost, 2 s lease) long before.
+	InvResultLost = "result-lost"
 	// InvOrphanAttempt: an attempt of a finished execution is still in
 	// worker_queue without a cancel flag: it could still be handed out.
 	InvOrphanAttempt = "orphan-attempt"
@@ -74,8 +84,14 @@ type ExtraExecution struct {
 	// Cause is "attempt cancelled: <reason>" (the server cancelled the
 	// previous attempt: worker_lost, timeout:…), "same attempt redelivered"
 	// (the attempt's lock was released and it was handed out again),
-	// "retry after failure", or "unknown".
+	// "retry after failure or lost report"; with " (that attempt had
+	// ended ok: …)" when the attempt before had run to success.
 	Cause string
+	// At is when the execution started.
+	At time.Time
+	// Fault is the kind of the last fault that began before the execution
+	// (set by Run; empty when none).
+	Fault string
 }
 
 // Findings are what the checker found.
@@ -111,7 +127,12 @@ func (k actKey) String() string { return fmt.Sprintf("%s/%d/activity %d", k.inst
 // Check reads the database (namespace "default") and the execution logs
 // and checks every invariant for the workflows of want (instance id →
 // input). It reports every violation it finds, not only the first.
-func Check(ctx context.Context, conn *pgx.Conn, want map[string]FlowInput, execs []Exec) (*Findings, error) {
+//
+// dbCrashes are the instants PostgreSQL was stopped in immediate mode: a
+// fetch committed just before (its commit is not waited for, see
+// docs/architecture.md) may be lost with the crash, and the attempt's
+// second delivery is then expected, not a lost report.
+func Check(ctx context.Context, conn *pgx.Conn, want map[string]FlowInput, execs []Exec, dbCrashes []time.Time) (*Findings, error) {
 	f := &Findings{}
 	add := func(inv, subject, format string, args ...any) {
 		f.Violations = append(f.Violations, Violation{Invariant: inv, Subject: subject, Detail: fmt.Sprintf(format, args...)})
@@ -178,13 +199,27 @@ func Check(ctx context.Context, conn *pgx.Conn, want map[string]FlowInput, execs
 		return nil, fmt.Errorf("chaos: read history: %w", err)
 	}
 
-	// Executions by activity.
+	// Executions by activity, and their ends by attempt.
 	starts := map[actKey][]Exec{}
+	type attemptKey struct {
+		actKey
+		attempt int32
+	}
+	type workerAttemptKey struct {
+		attemptKey
+		worker string
+	}
+	okEnds := map[attemptKey]Exec{}
+	okEndsByWorker := map[workerAttemptKey]Exec{}
 	for _, e := range execs {
-		if e.Event == "start" {
-			k := actKey{e.InstanceID, e.ExecutionID, e.ActivityID}
+		k := actKey{e.InstanceID, e.ExecutionID, e.ActivityID}
+		switch {
+		case e.Event == "start":
 			starts[k] = append(starts[k], e)
 			f.Executions++
+		case e.Event == "end" && e.Outcome == "ok":
+			okEnds[attemptKey{k, e.Attempt}] = e
+			okEndsByWorker[workerAttemptKey{attemptKey{k, e.Attempt}, e.WorkerID}] = e
 		}
 	}
 	for k := range starts {
@@ -263,6 +298,10 @@ func Check(ctx context.Context, conn *pgx.Conn, want map[string]FlowInput, execs
 				a := get(e.actID)
 				a.attemptCancels[e.ev.Attempt] = e.ev.Reason
 				a.attemptCancelAt[e.ev.Attempt] = e.id
+				ak := actKey{k.inst, k.exec, e.actID}
+				if x, ok := okEnds[attemptKey{ak, e.ev.Attempt}]; ok && strings.HasPrefix(e.ev.Reason, "timeout:") {
+					add(InvResultLost, ak.String(), "attempt %d ended ok on worker %s, yet the server timed it out (%s, event %d)", e.ev.Attempt, x.WorkerID, e.ev.Reason, e.id)
+				}
 			case api.EventActivityCompleted, api.EventActivityFailed:
 				a := get(e.actID)
 				a.outcomes++
@@ -304,9 +343,24 @@ func Check(ctx context.Context, conn *pgx.Conn, want map[string]FlowInput, execs
 				if i == 0 {
 					continue
 				}
+				for _, b := range xs[:i] {
+					if b.Attempt != x.Attempt {
+						continue
+					}
+					end, ok := okEndsByWorker[workerAttemptKey{attemptKey{ak, b.Attempt}, b.WorkerID}]
+					if ok && !nearCrash(b.At, dbCrashes) {
+						add(InvResultLost, ak.String(), "attempt %d ended ok on worker %s at %s, yet was handed out again (to %s at %s): its result never reached the server",
+							b.Attempt, b.WorkerID, time.Unix(0, end.At).Format("15:04:05.000"), x.WorkerID, time.Unix(0, x.At).Format("15:04:05.000"))
+					}
+					break
+				}
+				cause := extraCause(x, xs[:i], a.attemptCancels)
+				if _, ok := okEnds[attemptKey{ak, x.Attempt - 1}]; ok && x.Attempt > 1 {
+					cause += " (that attempt had ended ok: its result never counted)"
+				}
 				f.Extra = append(f.Extra, ExtraExecution{
 					InstanceID: k.inst, ActivityID: id, Type: x.Type, Attempt: x.Attempt, WorkerID: x.WorkerID,
-					Cause: extraCause(x, xs[:i], a.attemptCancels),
+					Cause: cause, At: time.Unix(0, x.At),
 				})
 			}
 		}
@@ -350,6 +404,19 @@ func extraCause(x Exec, before []Exec, attemptCancels map[int32]string) string {
 	return "retry after failure or lost report"
 }
 
+// nearCrash reports whether an execution that started at (Unix
+// nanoseconds) may have been fetched by a transaction lost in one of the
+// database crashes: it started at most 2 s before one began.
+func nearCrash(at int64, crashes []time.Time) bool {
+	t := time.Unix(0, at)
+	for _, c := range crashes {
+		if !t.After(c) && c.Sub(t) <= 2*time.Second {
+			return true
+		}
+	}
+	return false
+}
+
 func isTerminal(kind string) bool {
 	switch kind {
 	case api.EventWorkflowCompleted, api.EventWorkflowFailed, api.EventWorkflowCanceled, api.EventContinuedAsNew:
@@ -367,15 +434,19 @@ func sortedKeys[K interface{ ~string | ~int64 }, V any](m map[K]V) []K {
 	return keys
 }
 
-// summarizeCauses counts extra executions by cause, sorted by cause.
-func summarizeCauses(extra []ExtraExecution) string {
+// summarizeCauses counts extra executions by fault and cause, sorted.
+func summarizeCauses(extra []ExtraExecution) []string {
 	n := map[string]int{}
 	for _, e := range extra {
-		n[e.Cause]++
+		c := e.Cause
+		if e.Fault != "" {
+			c = e.Fault + " → " + c
+		}
+		n[c]++
 	}
 	parts := make([]string, 0, len(n))
 	for _, c := range sortedKeys(n) {
 		parts = append(parts, fmt.Sprintf("%d × %s", n[c], c))
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -69,7 +70,7 @@ func (f *fixture) instance(id, status, result string, events []api.Event, ids ..
 
 func (f *fixture) check(want map[string]FlowInput, execs []Exec) *Findings {
 	f.t.Helper()
-	got, err := Check(context.Background(), f.conn, want, execs)
+	got, err := Check(context.Background(), f.conn, want, execs, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -198,6 +199,23 @@ func TestCheck_EachBrokenInvariantIsNamed(t *testing.T) {
 			f.instance("a", "completed", res, h)
 			return goodExecs("a", 1, 2, 3, 4)
 		}, []string{InvCompletionWithoutExecution}},
+		{"result lost", func(f *fixture) []Exec {
+			h := goodHistory(false)
+			// Attempt 1 of activity 1 ended ok on its worker, but the server
+			// timed it out and attempt 2 ran.
+			h[2].Attempt = 2
+			h = slices.Insert(h, 2, api.Event{Kind: api.EventActivityAttemptCancelRequested, ActivityID: 1, Attempt: 1, Reason: "timeout:start_to_close"})
+			f.instance("a", "completed", res, h)
+			return append(goodExecs("a", 1, 2, 3, 4),
+				Exec{Event: "end", Outcome: "ok", InstanceID: "a", ExecutionID: 1, ActivityID: 1, Attempt: 1, WorkerID: "w1", At: 5},
+				Exec{Event: "start", InstanceID: "a", ExecutionID: 1, ActivityID: 1, Attempt: 2, WorkerID: "w2", At: 30})
+		}, []string{InvResultLost}},
+		{"result lost and the attempt handed out again", func(f *fixture) []Exec {
+			f.instance("a", "completed", res, goodHistory(false))
+			return append(goodExecs("a", 1, 2, 3, 4),
+				Exec{Event: "end", Outcome: "ok", InstanceID: "a", ExecutionID: 1, ActivityID: 2, Attempt: 1, WorkerID: "w1", At: 5},
+				Exec{Event: "start", InstanceID: "a", ExecutionID: 1, ActivityID: 2, Attempt: 1, WorkerID: "w2", At: 30})
+		}, []string{InvResultLost}},
 		{"orphan attempt", func(f *fixture) []Exec {
 			f.instance("a", "completed", res, goodHistory(false))
 			f.exec(`INSERT INTO worker_queue (namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue)
@@ -240,5 +258,34 @@ func TestCheck_ExtraExecutionsAndTheirCauses(t *testing.T) {
 	}
 	if len(got.Extra) != 2 || causes[2] != "attempt cancelled: worker_lost" || causes[4] != "same attempt redelivered" {
 		t.Fatalf("extra executions %+v", got.Extra)
+	}
+}
+
+func TestCheck_RedeliveryAfterADatabaseCrashIsNoLostResult(t *testing.T) {
+	f := newFixture(t)
+	f.instance("a", "completed", ExpectedResult(flowInput(0)), goodHistory(false))
+	crash := time.Now()
+	execs := goodExecs("a", 1, 3, 4)
+	execs = append(execs,
+		// Fetched, run and reported just before the crash, which lost the
+		// fetch: the report was refused and the attempt delivered again.
+		Exec{Event: "start", InstanceID: "a", ExecutionID: 1, ActivityID: 2, Attempt: 1, WorkerID: "w1", At: crash.Add(-300 * time.Millisecond).UnixNano()},
+		Exec{Event: "end", Outcome: "ok", InstanceID: "a", ExecutionID: 1, ActivityID: 2, Attempt: 1, WorkerID: "w1", At: crash.Add(-100 * time.Millisecond).UnixNano()},
+		Exec{Event: "start", InstanceID: "a", ExecutionID: 1, ActivityID: 2, Attempt: 1, WorkerID: "w2", At: crash.Add(5 * time.Second).UnixNano()},
+	)
+	got, err := Check(context.Background(), f.conn, map[string]FlowInput{"a": flowInput(0)}, execs, []time.Time{crash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Violations) != 0 || len(got.Extra) != 1 || got.Extra[0].Cause != "same attempt redelivered" {
+		t.Fatalf("violations %v, extra %+v", got.Violations, got.Extra)
+	}
+	// Without the crash, the same logs are a lost result.
+	got, err = Check(context.Background(), f.conn, map[string]FlowInput{"a": flowInput(0)}, execs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Violations) != 1 || got.Violations[0].Invariant != InvResultLost {
+		t.Fatalf("violations %v", got.Violations)
 	}
 }

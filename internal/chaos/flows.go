@@ -68,7 +68,7 @@ func ChaosFlow(ctx workflow.Context, in FlowInput) (string, error) {
 	}
 
 	bo := activityOptions()
-	bo.HeartbeatTimeout = 5 * time.Second
+	bo.HeartbeatTimeout = 10 * time.Second
 	var beats int
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, bo), "Beat", BeatInput{Count: in.Beats, Every: in.BeatEvery}).Get(ctx, &beats); err != nil {
 		return "", err

@@ -142,7 +142,7 @@ func (s *serverProc) start(ctx context.Context) error {
 		"--database-url", s.dbURL,
 		"--sweep-interval", s.sweep.String(),
 		"--min-lease", "1s",
-		"--log-level", "info",
+		"--log-level", "warn",
 	}, s.logPath)
 	if err != nil {
 		return err

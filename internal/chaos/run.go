@@ -158,11 +158,15 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "%-3d %-17s %-28s %10s %12s\n", i+1, f.Kind, f.Detail, f.End.Sub(f.Start).Round(10*time.Millisecond), rec)
 	}
 	if f := r.Findings; f != nil {
-		fmt.Fprintf(&b, "activities %d, executions %d, extra executions %d", f.Activities, f.Executions, len(f.Extra))
-		if len(f.Extra) > 0 {
-			fmt.Fprintf(&b, " (%s)", summarizeCauses(f.Extra))
+		fmt.Fprintf(&b, "activities %d, executions %d, extra executions %d\n", f.Activities, f.Executions, len(f.Extra))
+		for _, line := range summarizeCauses(f.Extra) {
+			fmt.Fprintf(&b, "  %s\n", line)
 		}
-		b.WriteString("\n")
+		if len(f.Extra) <= 30 {
+			for _, x := range f.Extra {
+				fmt.Fprintf(&b, "    %s activity %d (%s) attempt %d on %s at %s: %s\n", x.InstanceID, x.ActivityID, x.Type, x.Attempt, x.WorkerID, x.At.Format("15:04:05.000"), x.Cause)
+			}
+		}
 	}
 	vs := r.Violations()
 	fmt.Fprintf(&b, "violations: %d\n", len(vs))
@@ -289,8 +293,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.Findings, err = Check(ctx, conn, want, execs); err != nil {
+	var crashes []time.Time
+	for _, f := range rep.Faults {
+		if f.Kind == FaultRestartDB {
+			crashes = append(crashes, f.Start)
+		}
+	}
+	if rep.Findings, err = Check(ctx, conn, want, execs, crashes); err != nil {
 		return nil, err
+	}
+	for i := range rep.Findings.Extra {
+		x := &rep.Findings.Extra[i]
+		for _, f := range rep.Faults {
+			if !f.Start.After(x.At) {
+				x.Fault = f.Kind
+			}
+		}
 	}
 	return rep, nil
 }
