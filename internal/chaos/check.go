@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -89,8 +90,13 @@ type ExtraExecution struct {
 	Cause string
 	// At is when the execution started.
 	At time.Time
-	// Fault is the kind of the last fault that began before the execution
-	// (set by Run; empty when none).
+	// PrevStart and PrevEnd are when the activity's execution before this
+	// one started and ended (PrevEnd zero: its process died first).
+	PrevStart, PrevEnd time.Time
+	// PrevWorker is the worker that ran the execution before.
+	PrevWorker string
+	// Fault is the kind of the fault that made the execution necessary,
+	// as far as times tell (set by Run; empty when none).
 	Fault string
 }
 
@@ -199,31 +205,21 @@ func Check(ctx context.Context, conn *pgx.Conn, want map[string]FlowInput, execs
 		return nil, fmt.Errorf("chaos: read history: %w", err)
 	}
 
-	// Executions by activity, and their ends by attempt.
-	starts := map[actKey][]Exec{}
+	// Executions by activity, each with its end (nil when its process
+	// died first), and the attempts that ended ok.
+	starts := pairExecutions(execs)
 	type attemptKey struct {
 		actKey
 		attempt int32
 	}
-	type workerAttemptKey struct {
-		attemptKey
-		worker string
-	}
 	okEnds := map[attemptKey]Exec{}
-	okEndsByWorker := map[workerAttemptKey]Exec{}
-	for _, e := range execs {
-		k := actKey{e.InstanceID, e.ExecutionID, e.ActivityID}
-		switch {
-		case e.Event == "start":
-			starts[k] = append(starts[k], e)
-			f.Executions++
-		case e.Event == "end" && e.Outcome == "ok":
-			okEnds[attemptKey{k, e.Attempt}] = e
-			okEndsByWorker[workerAttemptKey{attemptKey{k, e.Attempt}, e.WorkerID}] = e
+	for k, xs := range starts {
+		f.Executions += len(xs)
+		for _, x := range xs {
+			if x.end != nil && x.end.Outcome == "ok" {
+				okEnds[attemptKey{k, x.Attempt}] = *x.end
+			}
 		}
-	}
-	for k := range starts {
-		slices.SortFunc(starts[k], func(a, b Exec) int { return int(a.At - b.At) })
 	}
 
 	keys := make([]execKey, 0, len(hist))
@@ -347,21 +343,25 @@ func Check(ctx context.Context, conn *pgx.Conn, want map[string]FlowInput, execs
 					if b.Attempt != x.Attempt {
 						continue
 					}
-					end, ok := okEndsByWorker[workerAttemptKey{attemptKey{ak, b.Attempt}, b.WorkerID}]
-					if ok && !nearCrash(b.At, dbCrashes) {
+					if b.end != nil && b.end.Outcome == "ok" && !nearCrash(b.At, dbCrashes) {
 						add(InvResultLost, ak.String(), "attempt %d ended ok on worker %s at %s, yet was handed out again (to %s at %s): its result never reached the server",
-							b.Attempt, b.WorkerID, time.Unix(0, end.At).Format("15:04:05.000"), x.WorkerID, time.Unix(0, x.At).Format("15:04:05.000"))
+							b.Attempt, b.WorkerID, clock(b.end.At), x.WorkerID, clock(x.At))
 					}
 					break
 				}
-				cause := extraCause(x, xs[:i], a.attemptCancels)
+				cause := extraCause(x.Exec, xs[:i], a.attemptCancels)
 				if _, ok := okEnds[attemptKey{ak, x.Attempt - 1}]; ok && x.Attempt > 1 {
 					cause += " (that attempt had ended ok: its result never counted)"
 				}
-				f.Extra = append(f.Extra, ExtraExecution{
+				prev := xs[i-1]
+				extra := ExtraExecution{
 					InstanceID: k.inst, ActivityID: id, Type: x.Type, Attempt: x.Attempt, WorkerID: x.WorkerID,
-					Cause: cause, At: time.Unix(0, x.At),
-				})
+					Cause: cause, At: time.Unix(0, x.At), PrevStart: time.Unix(0, prev.At), PrevWorker: prev.WorkerID,
+				}
+				if prev.end != nil {
+					extra.PrevEnd = time.Unix(0, prev.end.At)
+				}
+				f.Extra = append(f.Extra, extra)
 			}
 		}
 	}
@@ -392,7 +392,7 @@ func Check(ctx context.Context, conn *pgx.Conn, want map[string]FlowInput, execs
 
 // extraCause tells why x ran although earlier executions of its activity
 // (before) had run.
-func extraCause(x Exec, before []Exec, attemptCancels map[int32]string) string {
+func extraCause(x Exec, before []execution, attemptCancels map[int32]string) string {
 	for _, b := range before {
 		if b.Attempt == x.Attempt {
 			return "same attempt redelivered"
@@ -403,6 +403,46 @@ func extraCause(x Exec, before []Exec, attemptCancels map[int32]string) string {
 	}
 	return "retry after failure or lost report"
 }
+
+// execution is a logged execution with its end record (nil when the
+// process died before it ended).
+type execution struct {
+	Exec
+	end *Exec
+}
+
+// pairExecutions groups the start records by activity, in time order, each
+// paired with the first later end record of the same attempt and worker.
+func pairExecutions(execs []Exec) map[actKey][]execution {
+	sorted := slices.Clone(execs)
+	slices.SortStableFunc(sorted, func(a, b Exec) int { return cmp.Compare(a.At, b.At) })
+	type runKey struct {
+		actKey
+		attempt int32
+		worker  string
+	}
+	out := map[actKey][]execution{}
+	open := map[runKey][]int{} // started, not ended: indexes into out[k]
+	for _, e := range sorted {
+		k := actKey{e.InstanceID, e.ExecutionID, e.ActivityID}
+		rk := runKey{k, e.Attempt, e.WorkerID}
+		switch e.Event {
+		case "start":
+			open[rk] = append(open[rk], len(out[k]))
+			out[k] = append(out[k], execution{Exec: e})
+		case "end":
+			if q := open[rk]; len(q) > 0 {
+				end := e
+				out[k][q[0]].end = &end
+				open[rk] = q[1:]
+			}
+		}
+	}
+	return out
+}
+
+// clock formats Unix nanoseconds as a time of day.
+func clock(ns int64) string { return time.Unix(0, ns).Format("15:04:05.000") }
 
 // nearCrash reports whether an execution that started at (Unix
 // nanoseconds) may have been fetched by a transaction lost in one of the

@@ -26,7 +26,8 @@ type Exec struct {
 	WorkerID    string `json:"worker"`
 	// Resumed is the heartbeat progress the execution resumed from (Beat).
 	Resumed int `json:"resumed,omitempty"`
-	// Outcome ("end" only): ok, cancelled or error.
+	// Outcome ("end" only): ok, late (a result returned after a select
+	// loser's cancellation), cancelled or error.
 	Outcome string `json:"outcome,omitempty"`
 	// At is the record's time, Unix nanoseconds.
 	At int64 `json:"at"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/activity"
@@ -129,8 +130,8 @@ func (a *Activities) Register(w *worker.Worker) error {
 }
 
 // Step sleeps in.Sleep and returns in.Name. It does not stop when
-// cancelled: a result reported for a cancelled attempt must be dropped by
-// the server.
+// cancelled: the result of an attempt the server cancelled meanwhile (its
+// worker paused past its lease) must be dropped by the server.
 func (a *Activities) Step(ctx context.Context, in StepInput) (string, error) {
 	done := a.Log.Start(ctx, 0)
 	time.Sleep(in.Sleep)
@@ -163,9 +164,11 @@ func (a *Activities) Beat(ctx context.Context, in BeatInput) (int, error) {
 	return in.Count, nil
 }
 
-// Slow runs for d unless it is cancelled first. Either way it returns a
-// result: after a cancellation that result is late and the server must not
-// record it.
+// Slow runs for d unless it is cancelled first. Cancelled as a select
+// loser, it still returns a result: that result is late and the server must
+// not record it. Cancelled for another reason (its worker's lease ran out
+// locally, say, before the server knew), it returns the cancellation, as
+// activities do: a success reported then would be a legitimate result.
 func (a *Activities) Slow(ctx context.Context, d time.Duration) (string, error) {
 	done := a.Log.Start(ctx, 0)
 	select {
@@ -173,7 +176,12 @@ func (a *Activities) Slow(ctx context.Context, d time.Duration) (string, error) 
 		done("ok")
 		return "slow", nil
 	case <-ctx.Done():
-		done("cancelled")
+	}
+	var ce *activity.CanceledError
+	if errors.As(context.Cause(ctx), &ce) && strings.HasPrefix(ce.Reason, "select_loser") {
+		done("late")
 		return "late", nil
 	}
+	done("cancelled")
+	return "", context.Cause(ctx)
 }

@@ -102,6 +102,9 @@ type FaultRecord struct {
 	Kind string
 	// Detail names the victim.
 	Detail string
+	// Victim is the worker killed or paused (its name, w<n>: its worker
+	// ids start with "w<n>-").
+	Victim string
 	// Start is when the fault began; End when it ended (the process
 	// replaced or restarted and ready, the worker resumed).
 	Start, End time.Time
@@ -179,7 +182,7 @@ func (r *Report) String() string {
 // flowInput is the input of workflow i: every other one cancels its Slow
 // activity.
 func flowInput(i int) FlowInput {
-	return FlowInput{Cancel: i%2 == 1, Step: 50 * time.Millisecond, Beats: 5, BeatEvery: 200 * time.Millisecond}
+	return FlowInput{Cancel: i%2 == 1, Step: 200 * time.Millisecond, Beats: 5, BeatEvery: 200 * time.Millisecond}
 }
 
 // workflowID is the id of workflow i.
@@ -304,11 +307,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	for i := range rep.Findings.Extra {
 		x := &rep.Findings.Extra[i]
-		for _, f := range rep.Faults {
-			if !f.Start.After(x.At) {
-				x.Fault = f.Kind
-			}
-		}
+		x.Fault = blame(rep.Faults, x)
 	}
 	return rep, nil
 }
@@ -430,6 +429,7 @@ func (r *runner) inject(ctx context.Context, kind string) (FaultRecord, error) {
 			return rec, err
 		}
 		rec.Detail = fmt.Sprintf("%s (replaced by %s)", p.name, np.name)
+		rec.Victim = p.name
 	case FaultKillServer:
 		p := r.server.p
 		rec.Detail = fmt.Sprintf("server pid %d", p.pid())
@@ -452,7 +452,7 @@ func (r *runner) inject(ctx context.Context, kind string) (FaultRecord, error) {
 		if p == nil {
 			return rec, errors.New("no worker to pause")
 		}
-		rec.Detail = p.name
+		rec.Detail, rec.Victim = p.name, p.name
 		rec.Start = time.Now()
 		if err := p.signal(syscall.SIGSTOP); err != nil {
 			return rec, err
@@ -469,6 +469,29 @@ func (r *runner) inject(ctx context.Context, kind string) (FaultRecord, error) {
 	}
 	rec.End = time.Now()
 	return rec, nil
+}
+
+// blame returns the kind of the fault that made x necessary, as far as
+// times tell: the first fault that began while the execution before x ran
+// (from 2 s before its start — a fetch lost in a database crash — to its
+// end, or ever after when its process died). Empty when none did.
+func blame(faults []FaultRecord, x *ExtraExecution) string {
+	for _, f := range faults {
+		from := x.PrevStart
+		switch f.Kind {
+		case FaultRestartDB:
+			from = from.Add(-2 * time.Second)
+		case FaultKillWorker, FaultPauseWorker:
+			if !strings.HasPrefix(x.PrevWorker, f.Victim+"-") {
+				continue // the execution before ran on another worker
+			}
+		}
+		if f.Start.Before(from) || (!x.PrevEnd.IsZero() && f.Start.After(x.PrevEnd)) {
+			continue
+		}
+		return f.Kind
+	}
+	return ""
 }
 
 // connect opens a connection to the run's database.
