@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,8 +58,11 @@ type Config struct {
 	Drain time.Duration
 	// Dir receives the logs and execution logs of the run.
 	Dir string
-	// TetherBin and WorkerBin are the binaries (see Build).
+	// TetherBin and WorkerBin are the binaries (see Build); WorkerArgs
+	// come before the worker's flags (for the tether binary: "chaos",
+	// "worker").
 	TetherBin, WorkerBin string
+	WorkerArgs           []string
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
 }
@@ -347,13 +351,13 @@ func (r *runner) startWorker(ctx context.Context) (*proc, error) {
 	n := r.nextW
 	r.mu.Unlock()
 	name := fmt.Sprintf("w%d", n)
-	p, err := startProc("worker "+name, r.cfg.WorkerBin, []string{
-		"-address", "http://" + r.addr,
+	p, err := startProc("worker "+name, r.cfg.WorkerBin, append(slices.Clone(r.cfg.WorkerArgs),
+		"-address", "http://"+r.addr,
 		"-queue", "chaos",
 		"-identity", name,
 		"-lease", r.cfg.Lease.String(),
 		"-log", filepath.Join(r.cfg.Dir, name+".exec"),
-	}, filepath.Join(r.cfg.Dir, name+".log"))
+	), filepath.Join(r.cfg.Dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
