@@ -477,20 +477,24 @@ func (r *runner) inject(ctx context.Context, kind string) (FaultRecord, error) {
 
 // blame returns the kind of the fault that made x necessary, as far as
 // times tell: the first fault that began while the execution before x ran
-// (from 2 s before its start — a fetch lost in a database crash — to its
-// end, or ever after when its process died). Empty when none did.
+// (from its start to its end, or ever after when its process died; a
+// database crash also up to 2 s after its start — a fetch lost in the
+// crash — and a worker's fault only when that execution ran on it). Empty
+// when none did.
 func blame(faults []FaultRecord, x *ExtraExecution) string {
 	for _, f := range faults {
-		from := x.PrevStart
+		to := x.PrevEnd
 		switch f.Kind {
 		case FaultRestartDB:
-			from = from.Add(-2 * time.Second)
+			if !to.IsZero() && to.Before(x.PrevStart.Add(2*time.Second)) {
+				to = x.PrevStart.Add(2 * time.Second)
+			}
 		case FaultKillWorker, FaultPauseWorker:
 			if !strings.HasPrefix(x.PrevWorker, f.Victim+"-") {
 				continue // the execution before ran on another worker
 			}
 		}
-		if f.Start.Before(from) || (!x.PrevEnd.IsZero() && f.Start.After(x.PrevEnd)) {
+		if f.Start.Before(x.PrevStart) || (!to.IsZero() && f.Start.After(to)) {
 			continue
 		}
 		return f.Kind
