@@ -5,6 +5,7 @@
 //	tether dev      serve on :7070 with a throwaway PostgreSQL
 //	tether migrate  apply the database migrations and exit
 //	tether bench    run a load scenario (throughput, fanout, dispatch, …)
+//	tether chaos    run the chaos suite (docs/reliability.md)
 //	tether version  print the version
 package main
 
@@ -34,6 +35,7 @@ func commands() []command {
 		{"dev", "serve on :7070 with a throwaway PostgreSQL (or TETHER_DATABASE_URL)", runDev},
 		{"migrate", "apply the database migrations and exit", runMigrate},
 		{"bench", "run a load scenario and print its figures", runBench},
+		{"chaos", "run the chaos suite: faults injected into real processes, invariants checked", runChaos},
 		{"version", "print the version and exit", runVersion},
 	}
 }

@@ -41,6 +41,9 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"server", "--log-level", "loud", "--database-url", "postgres://x"}, 1, "bad log level"},
 		{[]string{"server", "-h"}, 0, "-database-url"},
 		{[]string{"version", "extra"}, 2, "unexpected arguments"},
+		{[]string{"chaos", "--config", "huge"}, 2, `unknown --config "huge"`},
+		{[]string{"chaos", "-h"}, 0, "-workflows"},
+		{[]string{"chaos", "worker", "--no-such-flag"}, 1, "flag provided but not defined"},
 	}
 	for _, c := range cases {
 		code, stdout, stderr := runArgs(t, c.args...)

@@ -81,7 +81,11 @@ type Cluster struct {
 	port    int
 	cred    *syscall.Credential
 	logf    func(string, ...any)
+	opts    Options       // as given to Start, for restarts
+	timeout time.Duration // start-up bound, for restarts
 
+	// mu guards the fields below: Restart replaces the postmaster.
+	mu      sync.Mutex
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when cmd has been waited for
 	waitErr error         // set before exited is closed
@@ -120,6 +124,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	c := &Cluster{
+		opts:    opts,
 		binDir:  binDir,
 		baseDir: base,
 		dataDir: filepath.Join(base, "data"),
@@ -175,6 +180,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
+	c.timeout = timeout
 	// The port is picked free and then released, so another process may
 	// take it before postgres binds it: try again with another port.
 	for attempt := 1; ; attempt++ {
@@ -239,23 +245,32 @@ func (c *Cluster) startServer(ctx context.Context, opts Options, timeout time.Du
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("pgtest: start postgres: %w", err)
 	}
+	exited := make(chan struct{})
+	c.mu.Lock()
 	c.cmd = cmd
-	c.exited = make(chan struct{})
+	c.exited = exited
+	c.mu.Unlock()
 	go func() {
-		c.waitErr = cmd.Wait()
-		close(c.exited)
+		err := cmd.Wait()
+		c.mu.Lock()
+		c.waitErr = err
+		c.mu.Unlock()
+		close(exited)
 	}()
 
 	deadline := time.Now().Add(timeout)
 	var lastErr error
 	for {
 		select {
-		case <-c.exited:
+		case <-exited:
 			log := c.logTail()
 			if strings.Contains(log, "could not bind") || strings.Contains(log, "Address already in use") {
 				return errPortInUse
 			}
-			return fmt.Errorf("pgtest: postgres exited during start-up (%v); log %s:\n%s", c.waitErr, c.logPath, log)
+			c.mu.Lock()
+			waitErr := c.waitErr
+			c.mu.Unlock()
+			return fmt.Errorf("pgtest: postgres exited during start-up (%v); log %s:\n%s", waitErr, c.logPath, log)
 		default:
 		}
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -323,10 +338,46 @@ func (c *Cluster) DataDir() string { return c.dataDir }
 
 // PID returns the process id of the cluster's postmaster.
 func (c *Cluster) PID() int {
-	if c.cmd == nil || c.cmd.Process == nil {
+	cmd, _ := c.current()
+	if cmd == nil || cmd.Process == nil {
 		return 0
 	}
-	return c.cmd.Process.Pid
+	return cmd.Process.Pid
+}
+
+// current returns the running postmaster's command and its exit channel.
+func (c *Cluster) current() (*exec.Cmd, chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cmd, c.exited
+}
+
+// RestartImmediate stops the cluster in immediate mode — SIGQUIT to the
+// postmaster, as `pg_ctl stop -m immediate` does: every backend exits at
+// once, nothing is checkpointed, and the next start runs crash recovery —
+// waits for it to exit, waits down (when positive) with the server gone,
+// then starts it again on the same port and data directory with the same
+// settings. Connections of clients are broken; committed transactions
+// survive (they are in the WAL). It returns once the server accepts
+// connections again.
+func (c *Cluster) RestartImmediate(ctx context.Context, down time.Duration) error {
+	c.kill()
+	if down > 0 {
+		t := time.NewTimer(down)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("pgtest: restart: %w", ctx.Err())
+		}
+	}
+	// The old postmaster has exited, so its port is free again; another
+	// process may take it meanwhile, which then fails the restart.
+	if err := c.startServer(ctx, c.opts, c.timeout); err != nil {
+		return fmt.Errorf("pgtest: restart on port %d: %w", c.port, err)
+	}
+	c.logf("pgtest: PostgreSQL on port %d restarted after an immediate shutdown", c.port)
+	return nil
 }
 
 // LogPath returns the file the server logs to. It is removed by Stop.
@@ -375,8 +426,9 @@ func (c *Cluster) Stop() error {
 
 func (c *Cluster) stop() error {
 	var errs []error
+	_, exited := c.current()
 	select {
-	case <-c.exited:
+	case <-exited:
 	default:
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		out, err := c.command(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "fast", "-w", "-t", "50").CombinedOutput()
@@ -385,7 +437,7 @@ func (c *Cluster) stop() error {
 			errs = append(errs, fmt.Errorf("pgtest: pg_ctl stop: %w\n%s", err, out))
 		}
 		select {
-		case <-c.exited:
+		case <-exited:
 		case <-time.After(10 * time.Second):
 			errs = append(errs, errors.New("pgtest: postmaster still running after pg_ctl stop; killing it"))
 			c.kill()
@@ -402,18 +454,19 @@ func (c *Cluster) stop() error {
 
 // kill ends the postmaster and its children at once and waits for it.
 func (c *Cluster) kill() {
-	if c.cmd == nil || c.cmd.Process == nil {
+	cmd, exited := c.current()
+	if cmd == nil || cmd.Process == nil {
 		return
 	}
 	// SIGQUIT: immediate shutdown; the postmaster takes its children along.
-	_ = c.cmd.Process.Signal(syscall.SIGQUIT)
+	_ = cmd.Process.Signal(syscall.SIGQUIT)
 	select {
-	case <-c.exited:
+	case <-exited:
 		return
 	case <-time.After(5 * time.Second):
 	}
-	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-	<-c.exited
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-exited
 }
 
 // command builds a command running binary name of the cluster's

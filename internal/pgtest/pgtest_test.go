@@ -220,3 +220,43 @@ func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+func TestRestartImmediateKeepsCommittedRowsAndPort(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgtest.Start(ctx, pgtest.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop() }()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)`); err != nil {
+		t.Fatal(err)
+	}
+	oldPID, port := c.PID(), c.Port()
+	if err := c.RestartImmediate(ctx, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// The old session was cut by the immediate shutdown.
+	if err := conn.Ping(ctx); err == nil {
+		t.Error("a connection opened before the restart still answers")
+	}
+	_ = conn.Close(ctx)
+	if alive(oldPID) {
+		t.Errorf("old postmaster %d still running", oldPID)
+	}
+	if c.PID() == oldPID || c.Port() != port {
+		t.Errorf("after restart pid %d port %d; before pid %d port %d", c.PID(), c.Port(), oldPID, port)
+	}
+	conn, err = pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, `SELECT v FROM kept`).Scan(&v); err != nil || v != 42 {
+		t.Fatalf("committed row after the restart: %d, %v", v, err)
+	}
+}
