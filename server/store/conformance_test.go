@@ -362,7 +362,7 @@ func TestRetry_BackoffAndMaxAttempts(t *testing.T) {
 	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
 	a := fetchAct(t, s, time.Minute)
-	r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "boom", Type: "Oops"}))(t)
+	r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
 	if r.Outcome != store.OutcomeRetryScheduled {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -381,7 +381,7 @@ func TestRetry_BackoffAndMaxAttempts(t *testing.T) {
 	if turn := fetchTurnOrNil(t, s); turn != nil {
 		t.Fatal("the retry was visible to the workflow")
 	}
-	r = m(s.FailActivityTask(ctxT(t), ns, b.LockToken, api.Error{Message: "boom again", Type: "Oops"}))(t)
+	r = m(s.FailActivityTask(ctxT(t), ns, b.LockToken, api.Error{Message: "boom again", Type: "Oops"}, nil))(t)
 	if r.Outcome != store.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -397,7 +397,7 @@ func TestRetry_NonRetryableType(t *testing.T) {
 	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		NonRetryableErrorTypes: []string{"BadInput"}}})})
 	a := fetchAct(t, s, time.Minute)
-	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}))(t); r.Outcome != store.OutcomeDelivered {
+	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != store.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
