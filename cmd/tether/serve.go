@@ -41,6 +41,10 @@ type serveOptions struct {
 	logLevel      string
 	logFormat     string
 	sweepInterval time.Duration
+	// outageGrace: after the sweeper could not run (start, database
+	// unreachable) it holds lock, lease and attempt-timeout expiry this
+	// long (0: no grace).
+	outageGrace time.Duration
 	bodyLimit     int64
 	recheck       time.Duration
 	shutdown      time.Duration
@@ -61,6 +65,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv(envDatabaseURL), "PostgreSQL URL ($"+envDatabaseURL+")")
 	o.logFlags(fs)
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", time.Second, "how often the sweeper runs (timeouts, lock and lease expiry)")
+	fs.DurationVar(&o.outageGrace, "outage-grace", 5*time.Second, "after the server starts or regains its database, how long the sweeper holds lock, lease and attempt-timeout expiry so that workers renew and report first")
 	fs.Int64Var(&o.bodyLimit, "body-limit", 4<<20, "largest request body accepted, in bytes")
 	fs.DurationVar(&o.recheck, "recheck-interval", 5*time.Second, "longest a long poll waits without looking at the database")
 	fs.DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long to drain requests in flight on shutdown")
@@ -208,7 +213,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 			logger.Error("notification listener stopped", "err", err)
 		}
 	})
-	wg.Go(func() { sweepLoop(bgCtx, st, o.sweepInterval, sweeps, logger) })
+	wg.Go(func() { sweepLoop(bgCtx, st, o.sweepInterval, o.outageGrace, sweeps, logger) })
 	wg.Go(func() { workerGaugeLoop(bgCtx, st, metrics, 10*time.Second, logger) })
 	defer func() {
 		stopBackground()
@@ -338,7 +343,11 @@ func (m *sweepMetrics) record(r store.SweepResult) {
 
 // sweepLoop runs a sweeper pass every interval until ctx is done. Errors
 // are logged (a failure repeated is logged again at most once a minute).
-func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, m *sweepMetrics, logger *slog.Logger) {
+// For grace after the loop starts and after a failed pass, the passes hold
+// the expiry of locks, leases and attempt timeouts (store.SweepOptions):
+// deadlines that passed while the server or its database was down are not
+// enforced before the workers had a chance to renew and report.
+func sweepLoop(ctx context.Context, st *store.Store, interval, grace time.Duration, m *sweepMetrics, logger *slog.Logger) {
 	if interval <= 0 {
 		interval = time.Second
 	}
@@ -346,13 +355,19 @@ func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, m *
 	defer t.Stop()
 	var lastErr string
 	var lastLogged time.Time
+	holdUntil := time.Now().Add(grace)
+	failed := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		res, err := st.Sweep(ctx)
+		if failed {
+			holdUntil = time.Now().Add(grace)
+		}
+		res, err := st.SweepWith(ctx, store.SweepOptions{HoldExpiry: time.Now().Before(holdUntil)})
+		failed = err != nil
 		if err != nil {
 			if ctx.Err() != nil {
 				return

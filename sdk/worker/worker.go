@@ -146,6 +146,13 @@ type Worker struct {
 
 	// hardStop is closed when the stop timeout has run out.
 	hardStop chan struct{}
+	// onlyServerDown: every heartbeat failure since the last success said
+	// the server was down (session.go, serverDown).
+	onlyServerDown atomic.Bool
+	// lossDeferred: the lease ran out locally while the server was down,
+	// and cancelling the running activities waits for what the server
+	// answers (sessionLost).
+	lossDeferred atomic.Bool
 	// work counts running turns and attempts.
 	work sync.WaitGroup
 	// running are the attempts being run, by lock token.
