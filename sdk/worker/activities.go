@@ -46,7 +46,7 @@ func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
 			}
 			if err != nil {
 				w.log.Warn("activity poll failed", "error", err)
-				if !bo.wait(ctx) {
+				if !pollBackoff(ctx, bo, err) {
 					return
 				}
 			}

@@ -82,3 +82,18 @@ func (w *Worker) sleepUnlessHardStop(d time.Duration) bool {
 		return true
 	}
 }
+
+// pollBackoff waits before the next poll after a failed one; it returns
+// false when ctx ends first. While the server or its database is down
+// (serverDown), the wait is capped at reportMaxDelay, so that polling
+// resumes within a second of the server answering again.
+func pollBackoff(ctx context.Context, bo *backoff, err error) bool {
+	d := bo.next()
+	if serverDown(err) {
+		d = min(d, reportMaxDelay)
+		if ra := retryAfter(err); ra > d {
+			d = min(ra, d+reportMaxDelay)
+		}
+	}
+	return sleepCtx(ctx, d)
+}

@@ -43,7 +43,7 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 			}
 			if err != nil {
 				w.log.Warn("workflow poll failed", "error", err)
-				if !bo.wait(ctx) {
+				if !pollBackoff(ctx, bo, err) {
 					return
 				}
 			}
