@@ -182,11 +182,11 @@ func TestOutage_ActivityReportSurvivesServerRestart(t *testing.T) {
 	if err != nil || got != "HI" {
 		t.Fatalf("result %q, %v", got, err)
 	}
-	if !stopped.Load() || failed.Load() < 7 {
-		t.Fatalf("the outage did not happen as planned: stopped %v, failed reports %d", stopped.Load(), failed.Load())
-	}
 	if n := acts.runs.Load(); n != 1 {
 		t.Fatalf("the activity ran %d times, want 1 (its result was lost in the outage)", n)
+	}
+	if !stopped.Load() || failed.Load() < 7 {
+		t.Fatalf("the outage did not happen as planned: stopped %v, failed reports %d", stopped.Load(), failed.Load())
 	}
 }
 
