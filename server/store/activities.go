@@ -241,8 +241,21 @@ func (s *Store) FailActivityTask(ctx context.Context, ns, token string, e api.Er
 			r.HeartbeatDetails = details
 		}
 		out.Outcome, err = s.retryOrFail(ctx, t, r, e)
-		return err
+		if err != nil {
+			return err
+		}
+		return writeReceipts(ctx, t, ns, []receipt{newReceipt(*r.LockToken, receiptFail, out)})
 	})
+	if err != nil {
+		// A retried report whose first try was applied gets its answer.
+		if tok, perr := parseToken(token); perr == nil {
+			var first api.ActivityAckResponse
+			if rerr := s.repeatedReport(ctx, ns, tok, receiptFail, err, &first); rerr != nil {
+				return api.ActivityAckResponse{}, rerr
+			}
+			return first, nil
+		}
+	}
 	return out, err
 }
 
