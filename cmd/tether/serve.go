@@ -45,10 +45,10 @@ type serveOptions struct {
 	// unreachable) it holds lock, lease and attempt-timeout expiry this
 	// long (0: no grace).
 	outageGrace time.Duration
-	bodyLimit     int64
-	recheck       time.Duration
-	shutdown      time.Duration
-	maxConns      int
+	bodyLimit   int64
+	recheck     time.Duration
+	shutdown    time.Duration
+	maxConns    int
 	// store and liveness settings
 	maxDeliveries  int
 	minLease       time.Duration
