@@ -241,3 +241,124 @@ func TestOutage_TurnAckSurvivesServerRestart(t *testing.T) {
 		t.Fatalf("the turn was delivered %d times, want 1 (its ack was lost in the outage)", n)
 	}
 }
+
+// outageBlocker is an activity that runs until released, and records whether
+// its context was cancelled.
+type outageBlocker struct {
+	runs     atomic.Int32
+	canceled atomic.Int32
+	started  chan struct{}
+	release  chan struct{}
+}
+
+func (b *outageBlocker) OutageBlock(ctx context.Context) (string, error) {
+	if b.runs.Add(1) == 1 {
+		close(b.started)
+	}
+	select {
+	case <-b.release:
+		return "done", nil
+	case <-ctx.Done():
+		b.canceled.Add(1)
+		return "", context.Cause(ctx)
+	}
+}
+
+func OutageBlockFlow(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	var out string
+	err := workflow.ExecuteActivity(ctx, "OutageBlock", nil).Get(ctx, &out)
+	return out, err
+}
+
+// Goal: a worker whose heartbeats fail only because the server is down
+// (connections refused) for longer than its lease keeps its activities
+// running; the server, which could not expire it meanwhile (its sweeper
+// was down too), answers that the worker is still active, and the
+// activity completes once.
+func TestOutage_ServerDownLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
+	// No sweeper: the server is down, and so is its sweeper.
+	e := newEnvWith(t, envConfig{SweepInterval: time.Hour})
+	const lease = 2 * time.Second
+	b := &outageBlocker{started: make(chan struct{}), release: make(chan struct{})}
+	var mu sync.Mutex
+	var lastOK, lastFailedSent, okAfterRestart time.Time
+	var restarted bool
+	ft := &faultTransport{}
+	sentAt := map[*http.Request]time.Time{}
+	ft.before = func(r *http.Request) {
+		mu.Lock()
+		sentAt[r] = time.Now()
+		mu.Unlock()
+	}
+	ft.after = func(r *http.Request, resp *http.Response, err error) {
+		if !strings.HasSuffix(r.URL.Path, "/workers/heartbeat") {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		sent := sentAt[r]
+		delete(sentAt, r)
+		switch {
+		case err == nil && resp.StatusCode == http.StatusOK:
+			lastOK = sent
+			if restarted && okAfterRestart.IsZero() {
+				okAfterRestart = time.Now()
+			}
+		case err != nil:
+			lastFailedSent = sent
+		}
+	}
+	f, c := e.outageClient(ft)
+	opts := outageOptions()
+	opts.LeaseDuration = lease
+	opts.ActivityLockDuration = time.Minute
+	w := worker.New(c, "q", opts)
+	if err := errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-lease", TaskQueue: "q"}, OutageBlockFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the activity did not start")
+	}
+	waitFor(t, 10*time.Second, "a heartbeat that got through", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !lastOK.IsZero()
+	})
+	f.stop()
+	// Down until a heartbeat failed that was sent after the worker's own
+	// view of its lease ran out.
+	waitFor(t, 30*time.Second, "the lease to run out on the worker's side", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return lastFailedSent.After(lastOK.Add(lease + 200*time.Millisecond))
+	})
+	mu.Lock()
+	restarted = true
+	mu.Unlock()
+	f.start()
+	waitFor(t, 30*time.Second, "a heartbeat after the restart", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !okAfterRestart.IsZero()
+	})
+	close(b.release)
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil || got != "done" {
+		t.Fatalf("result %q, %v", got, err)
+	}
+	if n, cn := b.runs.Load(), b.canceled.Load(); n != 1 || cn != 0 {
+		t.Fatalf("the activity ran %d times and was cancelled %d times, want 1 and 0", n, cn)
+	}
+}

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -225,13 +226,16 @@ func (w *Worker) endSession(host string) {
 }
 
 // serverDown reports whether a heartbeat's error says the server or its
-// database is down — the connection was refused, or the server answered
-// 503 — rather than that the worker cannot reach a running server. While
+// database is down — the connection was refused, or closed or reset by the
+// server's side (a killed server process), or the server answered 503 —
+// rather than that the worker cannot reach a running server (a timeout,
+// an unreachable host). While
 // the server is down nobody expires the worker's lease; the server's
 // sweeper holds expiry for a grace period after it comes back
 // (docs/liveness.md).
 func serverDown(err error) bool {
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}
 	var pe *client.ProblemError
