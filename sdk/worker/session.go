@@ -70,9 +70,7 @@ func (w *Worker) runSession(ctx context.Context) {
 	bo := &backoff{base: min(100*time.Millisecond, period), max: min(10*time.Second, period)}
 	watch := newLeaseWatch(lease, w.sessionLost)
 	defer watch.stop()
-	// Until a heartbeat fails otherwise, the failures are the server's
-	// being down (see serverDown).
-	w.onlyServerDown.Store(true)
+	w.downState.Store(downNone)
 	missing := false
 	defer func() {
 		if !missing {
@@ -132,11 +130,10 @@ func (w *Worker) runSession(ctx context.Context) {
 				if ra := retryAfter(err); ra > d {
 					d = min(ra, d+reportMaxDelay)
 				}
+				w.downState.CompareAndSwap(downNone, downOnly)
 			} else {
-				w.onlyServerDown.Store(false)
-				if w.lossDeferred.Load() {
-					w.cancelForSessionLoss()
-				}
+				w.downState.Store(downOther)
+				w.cancelForSessionLoss()
 			}
 			if !sleepCtx(ctx, d) {
 				return
@@ -144,7 +141,7 @@ func (w *Worker) runSession(ctx context.Context) {
 			continue
 		default:
 			bo.reset()
-			w.onlyServerDown.Store(true)
+			w.downState.Store(downNone)
 			if w.lossDeferred.Swap(false) {
 				w.log.Info("worker session: the server answers again after an outage; the server's answer decides which attempts were lost",
 					"worker_id", w.ID(), "state", resp.State)
@@ -225,6 +222,17 @@ func (w *Worker) endSession(host string) {
 	}
 }
 
+// Heartbeat failures since the last heartbeat that got through
+// (Worker.downState).
+const (
+	// downNone: no heartbeat failed (one may hang, as in a partition).
+	downNone int32 = iota
+	// downOnly: every failure said the server was down (serverDown).
+	downOnly
+	// downOther: some failure did not.
+	downOther
+)
+
 // serverDown reports whether a heartbeat's error says the server or its
 // database is down — the connection was refused, or closed or reset by the
 // server's side (a killed server process), or the server answered 503 —
@@ -244,7 +252,8 @@ func serverDown(err error) bool {
 
 // sessionLost handles the worker's lease running out without a heartbeat
 // getting through (see leaseWatch). When every failure since the last
-// heartbeat that got through said the server was down (serverDown), the
+// heartbeat that got through said the server was down (serverDown) — and
+// at least one failed so — the
 // server could not have declared the worker lost: the activities keep
 // running, and the answer of the first heartbeat that gets through decides
 // (it lists, in cancels, the attempts of a worker the server did declare
@@ -252,13 +261,13 @@ func serverDown(err error) bool {
 // them here, no later than the server's deadline, keeps the two copies
 // from running at once.
 func (w *Worker) sessionLost(lastOK time.Time) {
-	if w.onlyServerDown.Load() {
+	if w.downState.Load() == downOnly {
 		w.lossDeferred.Store(true)
 		w.log.Warn("worker lease ran out locally while the server was down: keeping the activities running until the server answers",
 			"worker_id", w.ID(), "lease", w.opts.LeaseDuration, "last_heartbeat_sent", lastOK)
 		// A failure of another kind in the meantime cancels them after
 		// all (runSession).
-		if w.onlyServerDown.Load() {
+		if w.downState.Load() == downOnly {
 			return
 		}
 		if !w.lossDeferred.Swap(false) {

@@ -146,9 +146,9 @@ type Worker struct {
 
 	// hardStop is closed when the stop timeout has run out.
 	hardStop chan struct{}
-	// onlyServerDown: every heartbeat failure since the last success said
-	// the server was down (session.go, serverDown).
-	onlyServerDown atomic.Bool
+	// downState tells what the heartbeat failures since the last success
+	// said (downNone, downOnly, downOther; session.go).
+	downState atomic.Int32
 	// lossDeferred: the lease ran out locally while the server was down,
 	// and cancelling the running activities waits for what the server
 	// answers (sessionLost).
