@@ -251,11 +251,10 @@ func serverDown(err error) bool {
 }
 
 // sessionLost handles the worker's lease running out without a heartbeat
-// getting through (see leaseWatch). When every failure since the last
-// heartbeat that got through said the server was down (serverDown) — and
-// at least one failed so — the
-// server could not have declared the worker lost: the activities keep
-// running, and the answer of the first heartbeat that gets through decides
+// getting through (see leaseWatch). When heartbeats failed since the last
+// one that got through and every failure said the server was down
+// (serverDown), the server could not have declared the worker lost
+// meanwhile: the activities keep running, and the answer of the first heartbeat that gets through decides
 // (it lists, in cancels, the attempts of a worker the server did declare
 // lost). Otherwise the server reschedules them elsewhere, and cancelling
 // them here, no later than the server's deadline, keeps the two copies
