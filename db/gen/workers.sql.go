@@ -558,7 +558,7 @@ SET locked_until = GREATEST(q.locked_until, now() + x.extend_ms * interval '1 mi
 FROM jsonb_to_recordset($1::jsonb)
     AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
 WHERE q.worker_id = x.worker_id AND q.namespace = x.namespace
-  AND q.lock_token IS NOT NULL AND q.locked_until > now()
+  AND q.lock_token IS NOT NULL
   AND (x.tokens IS NULL OR q.lock_token::text = ANY(x.tokens)
        OR q.started_at > now() - x.lease_ms * interval '1 millisecond')
 RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason,
@@ -579,7 +579,8 @@ type RenewWorkersAttemptsRow struct {
 // lists the attempts it holds (tokens), only those are renewed, and those
 // fetched within its last lease (their token may not have reached the list
 // yet): an attempt bound to the same worker id by an earlier process that
-// died is not kept alive by its successor.
+// died is not kept alive by its successor. A lock counts until the
+// sweeper releases it (see HeartbeatAttempt).
 func (q *Queries) RenewWorkersAttempts(ctx context.Context, workers []byte) ([]RenewWorkersAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, renewWorkersAttempts, workers)
 	if err != nil {
