@@ -167,8 +167,9 @@ func TestActivity_EightPollersNoDoubleDelivery(t *testing.T) {
 	}
 }
 
-// Goal: renew extends the lock and fails for unknown, expired and acked
-// tokens.
+// Goal: renew extends the lock and fails for unknown, acked and expired
+// tokens — expired meaning released by the sweeper: until then nobody else
+// can hold the attempt, and its holder may still renew it.
 func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "a", schedule(1, 2))
@@ -189,6 +190,9 @@ func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
 	}
 	b := fetchAct(t, s, 100*time.Millisecond)
 	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(b.LockedUntil.Add(50 * time.Millisecond)) })
+	if res := m(s.Sweep(ctxT(t)))(t); res.LocksExpired != 1 {
+		t.Fatalf("the sweep released %d locks, want 1", res.LocksExpired)
+	}
 	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, b.LockToken, nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
 		t.Fatalf("expired token: %v", err)
 	}
