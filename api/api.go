@@ -125,6 +125,11 @@ type Problem struct {
 	Status int            `json:"status"`
 	Detail string         `json:"detail,omitempty"`
 	Errors []FieldProblem `json:"errors,omitempty"`
+	// Reason classifies a 503 whose cause is the database
+	// (type …/database-unavailable): connection_refused,
+	// connection_lost, connection_failure, too_many_connections,
+	// admin_shutdown, crash_shutdown or cannot_connect_now.
+	Reason string `json:"reason,omitempty"`
 }
 
 // FieldProblem names one invalid field of a request.
@@ -493,6 +498,10 @@ type EagerWorkflowTask struct {
 // FailActivityTaskRequest is the body of POST /activity-tasks/{token}/fail.
 type FailActivityTaskRequest struct {
 	Error Error `json:"error"`
+	// HeartbeatDetails are the attempt's latest heartbeat details (also
+	// those recorded after its last renewal); when set, the next attempt
+	// starts from them.
+	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
 }
 
 // AbandonActivityTaskRequest is the body of POST /activity-tasks/{token}/abandon:

@@ -145,6 +145,10 @@ const (
 	ProblemClientClosed = ProblemBase + "client-closed-request"
 	// ProblemUnavailable (503): the server cannot serve now.
 	ProblemUnavailable = ProblemBase + "unavailable"
+	// ProblemDatabaseUnavailable (503, with Retry-After): PostgreSQL is
+	// unreachable or refuses connections; the problem's reason names the
+	// class of the database's error.
+	ProblemDatabaseUnavailable = ProblemBase + "database-unavailable"
 	// ProblemInternal (500): the server failed.
 	ProblemInternal = ProblemBase + "internal"
 	// ProblemHTTP: any other HTTP error.
@@ -156,7 +160,8 @@ func ProblemTypes() []string {
 	return []string{
 		ProblemValidation, ProblemNotFound, ProblemNoRoute, ProblemMethodNotAllowed, ProblemBodyTooLarge,
 		ProblemAlreadyRunning, ProblemNotRunning, ProblemRunning, ProblemLockLost, ProblemUnhandledSignals,
-		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemInternal, ProblemHTTP,
+		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemDatabaseUnavailable,
+		ProblemInternal, ProblemHTTP,
 	}
 }
 

@@ -140,7 +140,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 // failActivityTask godoc
 //
 //	@Summary		Fail an activity attempt
-//	@Description	Acknowledges the attempt with an error; the activity's retry policy decides between a new attempt ("retry_scheduled") and a failure the workflow sees ("delivered"). A lost lock → 409.
+//	@Description	Acknowledges the attempt with an error; the activity's retry policy decides between a new attempt ("retry_scheduled") and a failure the workflow sees ("delivered"). heartbeat_details, when given, are the attempt's latest heartbeat details: the next attempt gets them. A lost lock → 409.
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -162,7 +162,7 @@ func (s *Server) failActivityTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.FailActivityTask(c.Request().Context(), ns, token, req.Error)
+	resp, err := s.store.FailActivityTask(c.Request().Context(), ns, token, req.Error, req.HeartbeatDetails)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,13 @@ type AppConfig struct {
 	// SweepInterval is how often the sweeper runs (timeouts, lock and
 	// lease expiry, statistics). Default 1s.
 	SweepInterval time.Duration
+	// OutageGrace is how long the sweeper holds lock, lease and
+	// attempt-timeout expiry after the App starts and after any sweep
+	// that failed (the database was unreachable), so that workers renew
+	// their locks and deliver the reports they kept through the outage
+	// before anything expires. Default 0: no grace (tether server and
+	// tether dev pass their --outage-grace, 5s by default).
+	OutageGrace time.Duration
 	// WorkerGaugeInterval is how often the workers-by-state gauge
 	// (tether_workers_by_state) is refreshed. Default 10s.
 	WorkerGaugeInterval time.Duration
@@ -196,7 +203,7 @@ func (a *App) Run(ctx context.Context) error {
 			a.logger.Error("notification listener stopped", "err", err)
 		}
 	})
-	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, a.sweeps, a.logger) })
+	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, a.cfg.OutageGrace, a.sweeps, a.logger) })
 	wg.Go(func() { workerGaugeLoop(bgCtx, a.store, a.metrics, a.cfg.WorkerGaugeInterval, a.logger) })
 	defer func() {
 		stopBackground()

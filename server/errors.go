@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
@@ -41,6 +44,10 @@ const (
 	ProblemUnavailable      = api.ProblemUnavailable
 	ProblemInternal         = api.ProblemInternal
 	ProblemHTTP             = api.ProblemHTTP
+	// ProblemDatabaseUnavailable: PostgreSQL is unreachable or refuses
+	// connections (503 with Retry-After); the problem's reason names the
+	// class of the database's error.
+	ProblemDatabaseUnavailable = api.ProblemDatabaseUnavailable
 )
 
 // statusClientClosedRequest is the (nginx) status logged when the client
@@ -138,6 +145,13 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 		return newProblem(http.StatusServiceUnavailable, ProblemUnavailable, "Service unavailable",
 			"The request timed out; try again."), true
 	}
+	if reason := databaseUnavailable(err); reason != "" {
+		p := newProblem(http.StatusServiceUnavailable, ProblemDatabaseUnavailable, "Database unavailable",
+			"The server cannot reach its database ("+strings.ReplaceAll(reason, "_", " ")+"); try again after Retry-After.")
+		p.p.Reason = reason
+		p.cause = err
+		return p, true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
 		// A data exception: a value of the request that PostgreSQL cannot
@@ -184,6 +198,49 @@ func (s *Server) httpErrorProblem(he *echo.HTTPError) *problemError {
 	return newProblem(he.Code, ProblemHTTP, title, detail)
 }
 
+// databaseUnavailable classifies an error that means PostgreSQL cannot be
+// used right now — it refuses connections, is shutting down or starting,
+// has no connection slot left, or the connection broke — and returns the
+// reason class ("" for any other error). Such errors are answered 503 with
+// Retry-After: the request may be sent again as it is.
+func databaseUnavailable(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "53300":
+			return "too_many_connections"
+		case pgErr.Code == "57P01":
+			return "admin_shutdown"
+		case pgErr.Code == "57P02":
+			return "crash_shutdown"
+		case pgErr.Code == "57P03":
+			return "cannot_connect_now"
+		case strings.HasPrefix(pgErr.Code, "08"):
+			return "connection_failure"
+		}
+		return ""
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "connection_refused"
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return "connection_failure"
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || pgconn.SafeToRetry(err) {
+		return "connection_lost"
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) {
+		return "connection_lost"
+	}
+	return ""
+}
+
+// retryAfterUnavailable is the Retry-After (seconds) of a 503 answer.
+const retryAfterUnavailable = "1"
+
 // handleError is the Echo HTTPErrorHandler: it answers every error as a
 // problem document and logs the server's own failures.
 func (s *Server) handleError(err error, c echo.Context) {
@@ -206,6 +263,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// Nobody is listening; record the status for logs and metrics.
 		c.Response().WriteHeader(statusClientClosedRequest)
 		return
+	}
+	if pe.p.Status == http.StatusServiceUnavailable && c.Response().Header().Get("Retry-After") == "" {
+		c.Response().Header().Set("Retry-After", retryAfterUnavailable)
 	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(pe.p.Status)

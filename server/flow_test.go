@@ -75,8 +75,16 @@ func TestRoundTrip(t *testing.T) {
 	if ack.Status != api.StatusRunning {
 		t.Fatalf("ack: %+v", ack)
 	}
-	// A doubled ack is refused.
+	// A doubled ack (a retry whose first answer was lost) gets the first
+	// answer and writes nothing.
+	var again api.CompleteWorkflowTaskResponse
 	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{}).
+		want(t, http.StatusOK).decode(t, &again)
+	if again.Status != ack.Status || again.ExecutionID != ack.ExecutionID || again.NextEventID != ack.NextEventID {
+		t.Fatalf("doubled ack: %+v, first %+v", again, ack)
+	}
+	// A token never handed out is refused.
+	e.post("/workflow-tasks/"+store.TurnToken("order-1", uuid.New())+"/complete", api.CompleteWorkflowTaskRequest{}).
 		want(t, http.StatusConflict).problem(t)
 
 	act, ok := pollAct(t, e, "w1", 5*time.Second, "payments")
@@ -99,7 +107,14 @@ func TestRoundTrip(t *testing.T) {
 	if done.Outcome != "delivered" {
 		t.Fatalf("activity ack: %+v", done)
 	}
-	e.post("/activity-tasks/"+act.LockToken+"/complete", api.CompleteActivityTaskRequest{}).want(t, http.StatusConflict).problem(t)
+	// A doubled report gets the first answer; a fail with the spent token
+	// is refused.
+	var done2 api.ActivityAckResponse
+	e.post("/activity-tasks/"+act.LockToken+"/complete", api.CompleteActivityTaskRequest{}).want(t, http.StatusOK).decode(t, &done2)
+	if done2.Outcome != done.Outcome {
+		t.Fatalf("doubled activity ack: %+v, first %+v", done2, done)
+	}
+	e.post("/activity-tasks/"+act.LockToken+"/fail", api.FailActivityTaskRequest{Error: api.Error{Message: "x"}}).want(t, http.StatusConflict).problem(t)
 
 	task, ok = pollWF(t, e, "orders", 5*time.Second)
 	if !ok {

@@ -399,7 +399,7 @@ func textWithin(s string) bool {
 // would indent (?pretty, Echo's debug mode) or another serializer would
 // encode, is left to c.JSON.
 func (s *Server) writeHeartbeatAnswer(c echo.Context, buf *[]byte, ns, workerID string, r store.HeartbeatResult) error {
-	resp := s.heartbeatAnswer(ns, workerID, r)
+	resp := heartbeatAnswer(r)
 	if !s.answersByHand(c) {
 		return c.JSON(http.StatusOK, resp)
 	}

@@ -54,7 +54,7 @@ func (m *sweepMetrics) record(r store.SweepResult) {
 
 // sweepLoop runs a sweeper pass every interval until ctx is done. Errors
 // are logged (a failure repeated is logged again at most once a minute).
-func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, m *sweepMetrics, logger *slog.Logger) {
+func sweepLoop(ctx context.Context, st *store.Store, interval, grace time.Duration, m *sweepMetrics, logger *slog.Logger) {
 	if interval <= 0 {
 		interval = time.Second
 	}
@@ -62,13 +62,19 @@ func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, m *
 	defer t.Stop()
 	var lastErr string
 	var lastLogged time.Time
+	holdUntil := time.Now().Add(grace)
+	failed := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		res, err := st.Sweep(ctx)
+		if failed {
+			holdUntil = time.Now().Add(grace)
+		}
+		res, err := st.SweepWith(ctx, store.SweepOptions{HoldExpiry: time.Now().Before(holdUntil)})
+		failed = err != nil
 		if err != nil {
 			if ctx.Err() != nil {
 				return

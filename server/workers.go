@@ -53,6 +53,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		s.noteTransition(ns, req.WorkerID, resp)
 		return s.writeHeartbeatAnswer(c, buf, ns, req.WorkerID, resp)
 	}
 
@@ -64,6 +65,9 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The transition is this first result's: the renewal after the wait
+	// finds the worker active already.
+	s.noteTransition(ns, req.WorkerID, resp)
 	if hasNewCancel(resp.Cancels, req.KnownCancels) || resp.State != api.WorkerActive {
 		return s.writeHeartbeatAnswer(c, buf, ns, req.WorkerID, resp)
 	}
@@ -89,6 +93,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.noteTransition(ns, req.WorkerID, resp)
 	// Cancels requested while this heartbeat waited are pushed now: their
 	// delivery latency (database clock at the request to server clock at
 	// the push; one machine's clocks in a single-host deployment).
@@ -137,8 +142,11 @@ func hasNewCancel(cancels []api.AttemptCancel, known []string) bool {
 	return false
 }
 
-// heartbeatAnswer logs the worker's transitions and returns the answer.
-func (s *Server) heartbeatAnswer(ns, workerID string, r store.HeartbeatResult) api.WorkerHeartbeatResponse {
+// noteTransition logs and counts the transition a heartbeat's result r
+// made (a worker registered or resurrected). It is called for every result
+// of the store, including the first of a held heartbeat, whose answer is
+// not the one sent: the renewal after the wait finds the worker active.
+func (s *Server) noteTransition(ns, workerID string, r store.HeartbeatResult) {
 	switch r.PrevState {
 	case "":
 		s.metrics.WorkerTransitions.WithLabelValues("registered").Inc()
@@ -149,6 +157,10 @@ func (s *Server) heartbeatAnswer(ns, workerID string, r store.HeartbeatResult) a
 			s.logger.Info("worker resurrected", "namespace", ns, "worker_id", workerID, "lease_expires_at", r.LeaseExpiresAt)
 		}
 	}
+}
+
+// heartbeatAnswer returns the answer to a heartbeat's result r.
+func heartbeatAnswer(r store.HeartbeatResult) api.WorkerHeartbeatResponse {
 	resp := r.WorkerHeartbeatResponse
 	if resp.Cancels == nil {
 		resp.Cancels = []api.AttemptCancel{}

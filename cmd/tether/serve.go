@@ -37,10 +37,14 @@ type serveOptions struct {
 	logLevel      string
 	logFormat     string
 	sweepInterval time.Duration
-	bodyLimit     int64
-	recheck       time.Duration
-	shutdown      time.Duration
-	maxConns      int
+	// outageGrace: after the sweeper could not run (start, database
+	// unreachable) it holds lock, lease and attempt-timeout expiry this
+	// long (0: no grace).
+	outageGrace time.Duration
+	bodyLimit   int64
+	recheck     time.Duration
+	shutdown    time.Duration
+	maxConns    int
 	// store and liveness settings
 	maxDeliveries  int
 	minLease       time.Duration
@@ -57,6 +61,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv(envDatabaseURL), "PostgreSQL URL ($"+envDatabaseURL+")")
 	o.logFlags(fs)
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", time.Second, "how often the sweeper runs (timeouts, lock and lease expiry)")
+	fs.DurationVar(&o.outageGrace, "outage-grace", 5*time.Second, "after the server starts or regains its database, how long the sweeper holds lock, lease and attempt-timeout expiry so that workers renew and report first")
 	fs.Int64Var(&o.bodyLimit, "body-limit", 4<<20, "largest request body accepted, in bytes")
 	fs.DurationVar(&o.recheck, "recheck-interval", 5*time.Second, "longest a long poll waits without looking at the database")
 	fs.DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long to drain requests in flight on shutdown")
@@ -166,6 +171,7 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 		DatabaseURL:   o.databaseURL,
 		MaxConns:      o.maxConns,
 		SweepInterval: o.sweepInterval,
+		OutageGrace:   o.outageGrace,
 		Server: server.Config{
 			Addr:            o.addr,
 			BodyLimit:       o.bodyLimit,

@@ -70,6 +70,14 @@ type OrchestratorQueue struct {
 	CreatedAt   time.Time
 }
 
+type ReportReceipt struct {
+	LockToken uuid.UUID
+	Namespace string
+	Kind      string
+	Answer    []byte
+	CreatedAt time.Time
+}
+
 type Worker struct {
 	Namespace       string
 	WorkerID        string

@@ -17,7 +17,7 @@ UPDATE worker_queue
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     visible_at = now() + $1::bigint * interval '1 millisecond'
-WHERE lock_token = $2 AND namespace = $3 AND locked_until > now()
+WHERE lock_token = $2 AND namespace = $3 AND locked_until > now() - interval '1 day'
 RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
 `
 
@@ -610,7 +610,7 @@ SET locked_until = GREATEST(locked_until, now() + $1::bigint * interval '1 milli
     heartbeat_deadline = CASE WHEN $2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
                               THEN now() + heartbeat_timeout_ms * interval '1 millisecond'
                               ELSE heartbeat_deadline END
-WHERE lock_token = $4 AND namespace = $5 AND locked_until > now()
+WHERE lock_token = $4 AND namespace = $5 AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until
 `
 
@@ -630,7 +630,14 @@ type HeartbeatAttemptRow struct {
 
 // Extends the lock even when cancellation was requested, and returns the
 // cancel info. Details, when given, are recorded and reset the heartbeat
-// timeout.
+// timeout. A lock is valid until the sweeper releases it (ExpireLocks),
+// not merely until locked_until: nobody else can hold the attempt before
+// (the fetch takes only unlocked rows), and after an outage the sweeper
+// holds expiry for a grace period so that the holder renews and reports
+// first (this, TakeAttempt(s) and AbandonAttempt). The day bounds how long
+// an unreleased lock counts (a sweeper down for that long), and, as a
+// range like the former "locked_until > now()", keeps the planner on
+// worker_queue_lock_token rather than walking worker_queue_locked_until.
 func (q *Queries) HeartbeatAttempt(ctx context.Context, arg HeartbeatAttemptParams) (HeartbeatAttemptRow, error) {
 	row := q.db.QueryRow(ctx, heartbeatAttempt,
 		arg.ExtendMs,
@@ -883,7 +890,7 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) (QueueSt
 
 const takeAttempt = `-- name: TakeAttempt :one
 DELETE FROM worker_queue
-WHERE lock_token = $1 AND namespace = $2 AND locked_until > now()
+WHERE lock_token = $1 AND namespace = $2 AND locked_until > now() - interval '1 day'
 RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at,
           (CASE WHEN cancel_requested THEN ''
                 WHEN start_to_close_deadline <= now() THEN 'start_to_close'
@@ -949,7 +956,7 @@ const takeAttempts = `-- name: TakeAttempts :many
 DELETE FROM worker_queue
 WHERE id IN (
     SELECT x.id FROM worker_queue x
-    WHERE x.lock_token = ANY($1::uuid[]) AND x.namespace = $2 AND x.locked_until > now()
+    WHERE x.lock_token = ANY($1::uuid[]) AND x.namespace = $2 AND x.locked_until > now() - interval '1 day'
     ORDER BY x.id
     FOR UPDATE
 )

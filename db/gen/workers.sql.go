@@ -580,7 +580,7 @@ FROM (
     FROM jsonb_to_recordset($1::jsonb)
         AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
     JOIN worker_queue wq ON wq.worker_id = x.worker_id AND wq.namespace = x.namespace
-    WHERE wq.lock_token IS NOT NULL AND wq.locked_until > now()
+    WHERE wq.lock_token IS NOT NULL AND wq.locked_until > now() - interval '1 day'
       AND (x.tokens IS NULL OR wq.lock_token::text = ANY(x.tokens)
            OR wq.started_at > now() - x.lease_ms * interval '1 millisecond')
     ORDER BY wq.id
@@ -606,7 +606,8 @@ type RenewWorkersAttemptsRow struct {
 // fetched within its last lease (their token may not have reached the list
 // yet): an attempt bound to the same worker id by an earlier process that
 // died is not kept alive by its successor. The attempts are locked in id
-// order (the lock order of worker_queue), then renewed.
+// order (the lock order of worker_queue), then renewed. A lock counts
+// until the sweeper releases it (see HeartbeatAttempt).
 func (q *Queries) RenewWorkersAttempts(ctx context.Context, workers []byte) ([]RenewWorkersAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, renewWorkersAttempts, workers)
 	if err != nil {

@@ -121,7 +121,14 @@ ORDER BY instance_id, activity_id;
 -- name: HeartbeatAttempt :one
 -- Extends the lock even when cancellation was requested, and returns the
 -- cancel info. Details, when given, are recorded and reset the heartbeat
--- timeout.
+-- timeout. A lock is valid until the sweeper releases it (ExpireLocks),
+-- not merely until locked_until: nobody else can hold the attempt before
+-- (the fetch takes only unlocked rows), and after an outage the sweeper
+-- holds expiry for a grace period so that the holder renews and reports
+-- first (this, TakeAttempt(s) and AbandonAttempt). The day bounds how long
+-- an unreleased lock counts (a sweeper down for that long), and, as a
+-- range like the former "locked_until > now()", keeps the planner on
+-- worker_queue_lock_token rather than walking worker_queue_locked_until.
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN sqlc.arg(has_details)::boolean THEN sqlc.arg(details)::jsonb ELSE heartbeat_details END,
@@ -129,7 +136,7 @@ SET locked_until = GREATEST(locked_until, now() + sqlc.arg(extend_ms)::bigint * 
     heartbeat_deadline = CASE WHEN sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
                               THEN now() + heartbeat_timeout_ms * interval '1 millisecond'
                               ELSE heartbeat_deadline END
-WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until;
 
 -- name: TakeAttempt :one
@@ -137,7 +144,7 @@ RETURNING cancel_requested, cancel_reason, locked_until;
 -- timed_out names a StartToClose or Heartbeat deadline that passed before
 -- the report (the sweeper had not flagged it yet): the report is then late.
 DELETE FROM worker_queue
-WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING sqlc.embed(worker_queue),
           (CASE WHEN cancel_requested THEN ''
                 WHEN start_to_close_deadline <= now() THEN 'start_to_close'
@@ -152,7 +159,7 @@ RETURNING sqlc.embed(worker_queue),
 DELETE FROM worker_queue
 WHERE id IN (
     SELECT x.id FROM worker_queue x
-    WHERE x.lock_token = ANY(sqlc.arg(lock_tokens)::uuid[]) AND x.namespace = sqlc.arg(namespace) AND x.locked_until > now()
+    WHERE x.lock_token = ANY(sqlc.arg(lock_tokens)::uuid[]) AND x.namespace = sqlc.arg(namespace) AND x.locked_until > now() - interval '1 day'
     ORDER BY x.id
     FOR UPDATE
 )
@@ -167,7 +174,7 @@ UPDATE worker_queue
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     visible_at = now() + sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
-WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now()
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING *;
 
 -- name: DeleteAttempts :exec

@@ -166,7 +166,8 @@ RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::b
 -- fetched within its last lease (their token may not have reached the list
 -- yet): an attempt bound to the same worker id by an earlier process that
 -- died is not kept alive by its successor. The attempts are locked in id
--- order (the lock order of worker_queue), then renewed.
+-- order (the lock order of worker_queue), then renewed. A lock counts
+-- until the sweeper releases it (see HeartbeatAttempt).
 UPDATE worker_queue q
 SET locked_until = GREATEST(q.locked_until, now() + c.extend_ms * interval '1 millisecond')
 FROM (
@@ -174,7 +175,7 @@ FROM (
     FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb)
         AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
     JOIN worker_queue wq ON wq.worker_id = x.worker_id AND wq.namespace = x.namespace
-    WHERE wq.lock_token IS NOT NULL AND wq.locked_until > now()
+    WHERE wq.lock_token IS NOT NULL AND wq.locked_until > now() - interval '1 day'
       AND (x.tokens IS NULL OR wq.lock_token::text = ANY(x.tokens)
            OR wq.started_at > now() - x.lease_ms * interval '1 millisecond')
     ORDER BY wq.id

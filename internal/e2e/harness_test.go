@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -28,6 +29,8 @@ type env struct {
 	st   *store.Store
 	c    *client.Client
 	log  *slog.Logger
+	// handler is the server's handler (addr serves it).
+	handler http.Handler
 }
 
 // logWriter forwards log lines to the test's log until the test ends.
@@ -122,7 +125,7 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, addr: app.URL(), st: app.Store(), c: c, log: logger}
+	return &env{t: t, addr: app.URL(), st: app.Store(), c: c, log: logger, handler: app.Handler()}
 }
 
 // testOptions are worker options suited to tests: short locks, leases and

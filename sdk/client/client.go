@@ -9,6 +9,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +19,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -50,6 +54,20 @@ type Client struct {
 	ns     string
 	hc     *http.Client
 	logger *slog.Logger
+	// idPrefix and ids make the X-Request-ID of each request: a random
+	// prefix drawn once per client and a counter.
+	idPrefix string
+	ids      atomic.Uint64
+}
+
+// RequestIDHeader is the header that names a request; the client sends one
+// with every request, the server logs it and echoes it, and errors carry it
+// ([ProblemError.RequestID], [TransportError.RequestID]).
+const RequestIDHeader = "X-Request-Id"
+
+// nextRequestID returns the id of a new request.
+func (c *Client) nextRequestID() string {
+	return c.idPrefix + strconv.FormatUint(c.ids.Add(1), 36)
 }
 
 // Dial returns a client for the server at opts.Address. It checks that the
@@ -89,7 +107,9 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("tether: invalid address %q: scheme must be http or https", opts.Address)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger}
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger, idPrefix: "c" + hex.EncodeToString(b[:]) + "-"}
 	if c.ns == "" {
 		c.ns = DefaultNamespace
 	}
@@ -143,17 +163,19 @@ func (c *Client) do(ctx context.Context, method, op string, query url.Values, bo
 	if err != nil {
 		return 0, fmt.Errorf("tether: %s: %w", op, err)
 	}
+	id := c.nextRequestID()
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set(RequestIDHeader, id)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("tether: %s: %w", op, err)
+		return 0, &TransportError{Op: op, RequestID: id, Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		return resp.StatusCode, decodeProblem(resp, op)
+		return resp.StatusCode, decodeProblem(resp, op, id)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
@@ -168,10 +190,14 @@ func (c *Client) do(ctx context.Context, method, op string, query url.Values, bo
 	return resp.StatusCode, nil
 }
 
-func decodeProblem(resp *http.Response, op string) error {
+func decodeProblem(resp *http.Response, op, sentID string) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	id := resp.Header.Get(RequestIDHeader)
+	if id == "" {
+		id = sentID
+	}
 	pe := &ProblemError{Status: resp.StatusCode, Op: op,
-		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), RequestID: id}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if (ct == "application/problem+json" || ct == "application/json") && json.Unmarshal(b, &pe.Problem) == nil && (pe.Problem.Title != "" || pe.Problem.Detail != "" || pe.Problem.Status != 0) {
 		if pe.Problem.Status == 0 {

@@ -60,6 +60,9 @@ type ProblemError struct {
 	// RetryAfter is the delay the server asked for in a Retry-After header
 	// (429 and 503 answers); zero when there was none.
 	RetryAfter time.Duration
+	// RequestID is the request's id (X-Request-Id), as the server logged
+	// it.
+	RequestID string
 
 	sentinel error
 }
@@ -79,7 +82,44 @@ func (e *ProblemError) Error() string {
 	if msg == "" {
 		msg = http.StatusText(e.Status)
 	}
+	if e.RequestID != "" {
+		return fmt.Sprintf("tether: %s: %d %s (request %s)", e.Op, e.Status, msg, e.RequestID)
+	}
 	return fmt.Sprintf("tether: %s: %d %s", e.Op, e.Status, msg)
+}
+
+// TransportError is a request that got no HTTP answer (the server could not
+// be reached, the connection broke, the context ended). It is retryable
+// unless the context ended.
+type TransportError struct {
+	// Op names the request, such as "POST /workflows".
+	Op string
+	// RequestID is the id the request was sent with.
+	RequestID string
+	// Err is the transport's error.
+	Err error
+}
+
+// Error implements error.
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("tether: %s (request %s): %v", e.Op, e.RequestID, e.Err)
+}
+
+// Unwrap returns the transport's error.
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// RequestID returns the request id an error of the client carries ("" when
+// it carries none).
+func RequestID(err error) string {
+	var pe *ProblemError
+	if errors.As(err, &pe) {
+		return pe.RequestID
+	}
+	var te *TransportError
+	if errors.As(err, &te) {
+		return te.RequestID
+	}
+	return ""
 }
 
 // Unwrap returns the sentinel matching the problem type or the status.
@@ -106,7 +146,7 @@ func sentinelFor(status int, problemType string) error {
 		return ErrTooLarge
 	case api.ProblemRateLimited:
 		return ErrRateLimited
-	case api.ProblemInternal, api.ProblemUnavailable:
+	case api.ProblemInternal, api.ProblemUnavailable, api.ProblemDatabaseUnavailable:
 		return ErrServer
 	}
 	return sentinelForStatus(status)
@@ -170,8 +210,9 @@ func (e *WorkflowFailedError) Unwrap() error {
 }
 
 // IsRetryable reports whether an error from the client is worth retrying
-// after a backoff: server errors, rate limiting, and transport errors. Problem
-// answers 400, 404, 409, 410 and 413 are not.
+// after a backoff: server errors (a 503 — the server or its database
+// unavailable — after its [ProblemError.RetryAfter]), rate limiting, and
+// transport errors. Problem answers 400, 404, 409, 410 and 413 are not.
 func IsRetryable(err error) bool {
 	if err == nil {
 		return false

@@ -85,6 +85,17 @@ func (c *Client) FailActivityTask(ctx context.Context, token string, e api.Error
 	return &resp, nil
 }
 
+// FailActivityTaskDetails reports an attempt's failure with the attempt's
+// latest heartbeat details (req.HeartbeatDetails), which the next attempt
+// gets.
+func (c *Client) FailActivityTaskDetails(ctx context.Context, token string, req api.FailActivityTaskRequest) (*api.ActivityAckResponse, error) {
+	var resp api.ActivityAckResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/fail", nil, req, &resp, "activity-tasks", token, "fail"); err != nil {
+		return nil, refine(err, ErrLockLost)
+	}
+	return &resp, nil
+}
+
 // AbandonActivityTask gives an attempt back unfinished; it is delivered
 // again after delay.
 func (c *Client) AbandonActivityTask(ctx context.Context, token string, delay time.Duration) (*api.ActivityAckResponse, error) {

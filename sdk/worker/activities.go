@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -45,7 +46,7 @@ func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
 			}
 			if err != nil {
 				w.log.Warn("activity poll failed", "error", err)
-				if !bo.wait(ctx) {
+				if !pollBackoff(ctx, bo, err) {
 					return
 				}
 			}
@@ -92,6 +93,17 @@ type attempt struct {
 	// graceOver is closed when the grace period after a cancellation ran
 	// out.
 	graceOver chan struct{}
+	// reporting is set once the activity returned and its report is being
+	// sent: a lost lock then only ends the renewals.
+	reporting atomic.Bool
+}
+
+// latestDetails returns the latest details recorded by the activity (nil
+// when it recorded none), whether or not a renewal sent them.
+func (a *attempt) latestDetails() json.RawMessage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.details
 }
 
 func (a *attempt) recordDetails(raw json.RawMessage) {
@@ -212,9 +224,12 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 
 	select {
 	case out := <-results:
-		stopRenewing()
+		// The lock is renewed until the report is answered: a report
+		// retried through an outage must find its attempt still held.
+		a.reporting.Store(true)
 		w.stats.activities.Add(1)
 		w.report(log, a, out)
+		stopRenewing()
 	case <-a.graceOver:
 		stopRenewing()
 		w.stats.abandoned.Add(1)
@@ -320,6 +335,10 @@ func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
 		cancel()
 		switch {
 		case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
+			if a.reporting.Load() {
+				log.Debug("renewal while reporting found the lock gone (the report was applied, or the lock taken over)", "error", err)
+				return
+			}
 			log.Warn("activity lock lost: cancelling it", "error", err)
 			a.requestCancel(activity.ReasonLockLost, true)
 			return
@@ -348,7 +367,7 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 	switch {
 	case out.panicked:
 		log.Error("activity panicked", "panic", out.panicVal)
-		w.reportFailure(log, task, api.Error{Message: fmt.Sprint(out.panicVal), Type: "Panic", Stack: string(out.stack)})
+		w.reportFailureDetails(log, task, api.Error{Message: fmt.Sprint(out.panicVal), Type: "Panic", Stack: string(out.stack)}, a.latestDetails())
 	case out.err != nil && canceled && a.givesBack():
 		w.giveBack(log, task)
 	case out.err != nil:
@@ -359,7 +378,7 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 		case errors.Is(out.err, context.DeadlineExceeded) && e.Type == "deadlineExceededError":
 			e.Type = "DeadlineExceeded"
 		}
-		w.reportFailure(log, task, e)
+		w.reportFailureDetails(log, task, e, a.latestDetails())
 	default:
 		raw, err := fnsig.Encode(out.value)
 		if err != nil {
@@ -407,9 +426,16 @@ func (w *Worker) startEagerTurn(resp *api.ActivityAckResponse, slots chan struct
 }
 
 func (w *Worker) reportFailure(log *slog.Logger, task *api.ActivityTask, e api.Error) {
+	w.reportFailureDetails(log, task, e, nil)
+}
+
+// reportFailureDetails fails the attempt with e, sending the activity's
+// latest heartbeat details (nil: none) so that the next attempt starts from
+// them, also when they were recorded after the last renewal.
+func (w *Worker) reportFailureDetails(log *slog.Logger, task *api.ActivityTask, e api.Error, details json.RawMessage) {
 	w.stats.activityFails.Add(1)
 	w.ack(log, task, "fail", func(ctx context.Context) (*api.ActivityAckResponse, error) {
-		return w.c.FailActivityTask(ctx, task.LockToken, e)
+		return w.c.FailActivityTaskDetails(ctx, task.LockToken, api.FailActivityTaskRequest{Error: e, HeartbeatDetails: details})
 	})
 }
 
@@ -420,28 +446,23 @@ func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 	})
 }
 
-// ack sends a report, retrying transient failures a few times, and
-// returns the answer (nil when the report did not get through).
+// ack sends a report until the server answers it (sendReport) and returns
+// the answer (nil when the report was refused: the lock is gone).
 func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) *api.ActivityAckResponse {
-	bo := newBackoff()
-	for try := 1; ; try++ {
-		ctx, cancel := w.ackContext()
-		resp, err := send(ctx)
-		cancel()
-		switch {
-		case err == nil:
-			log.Debug("attempt reported", "report", what, "outcome", resp.Outcome)
-			return resp
-		case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
-			log.Debug("attempt report dropped (stale lock)", "report", what, "error", err)
-			return nil
-		case !client.IsRetryable(err) || try >= 5:
-			log.Error("attempt report failed", "report", what, "error", err)
-			return nil
-		}
-		log.Warn("attempt report failed: retrying", "report", what, "error", err)
-		bctx, bcancel := context.WithTimeout(context.Background(), time.Minute)
-		bo.wait(bctx)
-		bcancel()
+	var resp *api.ActivityAckResponse
+	err := w.sendReport(log, what, func(ctx context.Context) error {
+		var err error
+		resp, err = send(ctx)
+		return err
+	})
+	switch {
+	case err == nil:
+		log.Debug("attempt reported", "report", what, "outcome", resp.Outcome)
+		return resp
+	case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
+		log.Debug("attempt report dropped (stale lock)", "report", what, "error", err)
+	case !errors.Is(err, errReportAbandoned):
+		log.Error("attempt report failed", "report", what, "error", err)
 	}
+	return nil
 }

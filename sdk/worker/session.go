@@ -3,10 +3,13 @@ package worker
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -67,6 +70,7 @@ func (w *Worker) runSession(ctx context.Context) {
 	bo := &backoff{base: min(100*time.Millisecond, period), max: min(10*time.Second, period)}
 	watch := newLeaseWatch(lease, w.sessionLost)
 	defer watch.stop()
+	w.downState.Store(downNone)
 	missing := false
 	defer func() {
 		if !missing {
@@ -118,12 +122,30 @@ func (w *Worker) runSession(ctx context.Context) {
 			continue
 		case err != nil:
 			w.log.Warn("worker heartbeat failed", "worker_id", w.ID(), "error", err)
-			if !bo.wait(ctx) {
+			d := bo.next()
+			if serverDown(err) {
+				// Retry soon: the attempts held through the outage are
+				// renewed as soon as the server answers again.
+				d = min(d, reportMaxDelay)
+				if ra := retryAfter(err); ra > d {
+					d = min(ra, d+reportMaxDelay)
+				}
+				w.downState.CompareAndSwap(downNone, downOnly)
+			} else {
+				w.downState.Store(downOther)
+				w.cancelForSessionLoss()
+			}
+			if !sleepCtx(ctx, d) {
 				return
 			}
 			continue
 		default:
 			bo.reset()
+			w.downState.Store(downNone)
+			if w.lossDeferred.Swap(false) {
+				w.log.Info("worker session: the server answers again after an outage; the server's answer decides which attempts were lost",
+					"worker_id", w.ID(), "state", resp.State)
+			}
 			if watch.renewed(start) {
 				w.log.Info("worker session resumed: the server hears the worker again", "worker_id", w.ID(), "state", resp.State)
 			}
@@ -200,11 +222,77 @@ func (w *Worker) endSession(host string) {
 	}
 }
 
-// sessionLost cancels the running activities when the worker's lease ran
-// out without a heartbeat getting through (see leaseWatch): the server
-// reschedules them elsewhere, and cancelling them here, no later than the
-// server's deadline, keeps the two copies from running at once.
+// Heartbeat failures since the last heartbeat that got through
+// (Worker.downState).
+const (
+	// downNone: no heartbeat failed (one may hang, as in a partition).
+	downNone int32 = iota
+	// downOnly: every failure said the server was down (serverDown).
+	downOnly
+	// downOther: some failure did not.
+	downOther
+)
+
+// serverDown reports whether a heartbeat's error says the server or its
+// database is down — the connection was refused, or closed or reset by the
+// server's side (a killed server process), or the server answered 503 —
+// rather than that the worker cannot reach a running server (a timeout,
+// an unreachable host). While
+// the server is down nobody expires the worker's lease; the server's
+// sweeper holds expiry for a grace period after it comes back
+// (docs/liveness.md).
+func serverDown(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var pe *client.ProblemError
+	return errors.As(err, &pe) && pe.Status == http.StatusServiceUnavailable
+}
+
+// sessionLost handles the worker's lease running out without a heartbeat
+// getting through (see leaseWatch). When heartbeats failed since the last
+// one that got through and every failure said the server was down
+// (serverDown), the server could not have declared the worker lost
+// meanwhile: the activities keep running, and the answer of the first heartbeat that gets through decides
+// (it lists, in cancels, the attempts of a worker the server did declare
+// lost). Otherwise the server reschedules them elsewhere, and cancelling
+// them here, no later than the server's deadline, keeps the two copies
+// from running at once.
 func (w *Worker) sessionLost(lastOK time.Time) {
+	if w.downState.Load() == downOnly {
+		w.lossDeferred.Store(true)
+		w.log.Warn("worker lease ran out locally while the server was down: keeping the activities running until the server answers",
+			"worker_id", w.ID(), "lease", w.opts.LeaseDuration, "last_heartbeat_sent", lastOK)
+		// A failure of another kind in the meantime cancels them after
+		// all (runSession).
+		if w.downState.Load() == downOnly {
+			return
+		}
+		if !w.lossDeferred.Swap(false) {
+			return
+		}
+	}
+	n := w.cancelRunningForLoss()
+	w.log.Warn("worker lease ran out without reaching the server: cancelling its running activities (the server reschedules them)",
+		"worker_id", w.ID(), "lease", w.opts.LeaseDuration, "last_heartbeat_sent", lastOK, "cancelled", n)
+}
+
+// cancelForSessionLoss cancels the running activities whose cancellation
+// was deferred by sessionLost, when a heartbeat then failed for another
+// reason than the server being down.
+func (w *Worker) cancelForSessionLoss() {
+	if !w.lossDeferred.Swap(false) {
+		return
+	}
+	n := w.cancelRunningForLoss()
+	w.log.Warn("worker lease ran out and the server cannot be reached: cancelling its running activities (the server reschedules them)",
+		"worker_id", w.ID(), "lease", w.opts.LeaseDuration, "cancelled", n)
+}
+
+// cancelRunningForLoss cancels every running activity for the loss of the
+// session (cancelForLoss) and returns how many it cancelled.
+func (w *Worker) cancelRunningForLoss() int {
 	n := 0
 	w.running.Range(func(_, v any) bool {
 		if v.(*attempt).cancelForLoss() {
@@ -212,8 +300,7 @@ func (w *Worker) sessionLost(lastOK time.Time) {
 		}
 		return true
 	})
-	w.log.Warn("worker lease ran out without reaching the server: cancelling its running activities (the server reschedules them)",
-		"worker_id", w.ID(), "lease", w.opts.LeaseDuration, "last_heartbeat_sent", lastOK, "cancelled", n)
+	return n
 }
 
 // cancelForLoss cancels the attempt because the worker's lease ran out,

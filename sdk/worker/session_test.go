@@ -442,7 +442,10 @@ func TestSession_OwnLossGraceEndsInAbandon(t *testing.T) {
 	var down atomic.Bool
 	f, c := newSessionFake(t, func(*http.Request, api.WorkerHeartbeatRequest, int) (int, string) {
 		if down.Load() {
-			return http.StatusServiceUnavailable, "" // the database is down
+			// A proxy that cannot reach the server: unlike a 503 (the
+			// server or its database is down, so nobody can expire the
+			// lease), the server may be running and reschedule.
+			return http.StatusBadGateway, ""
 		}
 		return http.StatusOK, ""
 	}, task("t1", "Stubborn"))

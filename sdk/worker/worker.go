@@ -146,6 +146,13 @@ type Worker struct {
 
 	// hardStop is closed when the stop timeout has run out.
 	hardStop chan struct{}
+	// downState tells what the heartbeat failures since the last success
+	// said (downNone, downOnly, downOther; session.go).
+	downState atomic.Int32
+	// lossDeferred: the lease ran out locally while the server was down,
+	// and cancelling the running activities waits for what the server
+	// answers (sessionLost).
+	lossDeferred atomic.Bool
 	// work counts running turns and attempts.
 	work sync.WaitGroup
 	// running are the attempts being run, by lock token.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -42,7 +43,7 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 			}
 			if err != nil {
 				w.log.Warn("workflow poll failed", "error", err)
-				if !bo.wait(ctx) {
+				if !pollBackoff(ctx, bo, err) {
 					return
 				}
 			}
@@ -66,7 +67,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 
 	def := w.reg.workflow(task.WorkflowType)
 	if def == nil {
-		w.failTurn(ctx, log, task, api.Error{Message: fmt.Sprintf("workflow type %q is not registered on worker %s", task.WorkflowType, w.ID()), Type: "WorkflowTypeNotRegistered"})
+		w.failTurn(log, task, api.Error{Message: fmt.Sprintf("workflow type %q is not registered on worker %s", task.WorkflowType, w.ID()), Type: "WorkflowTypeNotRegistered"})
 		return
 	}
 	key := cacheKey{task.InstanceID, task.ExecutionID}
@@ -81,7 +82,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 		// previous turn), but it does not: read the whole history.
 		h, err := w.c.History(ctx, task.InstanceID, task.ExecutionID)
 		if err != nil {
-			w.failTurn(ctx, log, task, api.Error{Message: fmt.Sprintf("reading the history: %v", err), Type: "HistoryUnavailable"})
+			w.failTurn(log, task, api.Error{Message: fmt.Sprintf("reading the history: %v", err), Type: "HistoryUnavailable"})
 			return
 		}
 		w.stats.historyReads.Add(1)
@@ -110,14 +111,21 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 		}
 		e := errconv.ToAPI(err)
 		e.Retryable = nil
-		w.failTurn(ctx, log, task, e)
+		w.failTurn(log, task, e)
 		return
 	}
 	eager, reserved := w.reserveEager(res.Commands)
-	resp, err := w.c.CompleteWorkflowTask(ctx, task.LockToken, api.CompleteWorkflowTaskRequest{
-		Commands:        res.Commands,
-		ActivityCancels: res.ActivityCancels,
-		EagerActivities: eager,
+	// The ack is sent again until the server answers it: a turn run
+	// through a server or database outage is not run again for it.
+	var resp *api.CompleteWorkflowTaskResponse
+	err = w.sendReport(log, "turn ack", func(ctx context.Context) error {
+		var err error
+		resp, err = w.c.CompleteWorkflowTask(ctx, task.LockToken, api.CompleteWorkflowTaskRequest{
+			Commands:        res.Commands,
+			ActivityCancels: res.ActivityCancels,
+			EagerActivities: eager,
+		})
+		return err
 	})
 	if err != nil {
 		w.startEager(nil, reserved)
@@ -221,11 +229,13 @@ func runTurn(exec *workflow.Executor, task *api.WorkflowTask) (res *workflow.Tur
 	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
 }
 
-func (w *Worker) failTurn(ctx context.Context, log interface {
-	Error(string, ...any)
-}, task *api.WorkflowTask, e api.Error) {
+// failTurn reports a turn's failure, retried as acks are (sendReport).
+func (w *Worker) failTurn(log *slog.Logger, task *api.WorkflowTask, e api.Error) {
 	w.stats.failedTurns.Add(1)
-	if err := w.c.FailWorkflowTask(ctx, task.LockToken, e); err != nil {
+	err := w.sendReport(log, "turn failure", func(ctx context.Context) error {
+		return w.c.FailWorkflowTask(ctx, task.LockToken, e)
+	})
+	if err != nil && !errors.Is(err, errReportAbandoned) {
 		log.Error("failing the turn failed", "error", err)
 	}
 }

@@ -62,7 +62,12 @@ func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req 
 	}
 	a := &turnAck{callState: callState{ns: ns}, instanceID: instanceID, tok: tok, req: req}
 	if err := submit(ctx, s.acks, a, s.ackTurns); err != nil {
-		return api.CompleteWorkflowTaskResponse{}, err
+		// A retried ack whose first try was applied gets its answer.
+		var out api.CompleteWorkflowTaskResponse
+		if rerr := s.repeatedReport(ctx, ns, tok, receiptTurn, err, &out); rerr != nil {
+			return api.CompleteWorkflowTaskResponse{}, rerr
+		}
+		return out, nil
 	}
 	if s.opts.Observer != nil {
 		for r, n := range a.cancels {
@@ -178,7 +183,18 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 			return err
 		}
 	}
-	return s.writeTurns(ctx, t, w)
+	if err := s.writeTurns(ctx, t, w); err != nil {
+		return err
+	}
+	// The receipts, for acks sent again after a lost answer (the eager
+	// attempts are not repeated).
+	rs := make([]receipt, 0, len(planned))
+	for _, pt := range planned {
+		out := pt.ack.out
+		out.ActivityTasks = nil
+		rs = append(rs, newReceipt(pt.ack.tok, receiptTurn, out))
+	}
+	return writeReceipts(ctx, t, ns, rs)
 }
 
 // planAck plans the turn of row acknowledged with req. A command the

@@ -224,7 +224,9 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 
 // FailActivityTask acknowledges an attempt with an error; the retry policy
 // decides between a new attempt and a failure delivered to the workflow.
-func (s *Store) FailActivityTask(ctx context.Context, ns, token string, e api.Error) (api.ActivityAckResponse, error) {
+// details, when not nil, are the attempt's latest heartbeat details: the
+// next attempt starts from them rather than from those of its last renewal.
+func (s *Store) FailActivityTask(ctx context.Context, ns, token string, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error) {
 	var out api.ActivityAckResponse
 	err := s.inTx(ctx, func(t *txn) error {
 		r, late, err := s.takeAttempt(ctx, t, ns, token)
@@ -235,9 +237,25 @@ func (s *Store) FailActivityTask(ctx context.Context, ns, token string, e api.Er
 			out.Outcome = OutcomeStale
 			return nil
 		}
+		if details != nil {
+			r.HeartbeatDetails = details
+		}
 		out.Outcome, err = s.retryOrFail(ctx, t, r, e)
-		return err
+		if err != nil {
+			return err
+		}
+		return writeReceipts(ctx, t, ns, []receipt{newReceipt(*r.LockToken, receiptFail, out)})
 	})
+	if err != nil {
+		// A retried report whose first try was applied gets its answer.
+		if tok, perr := parseToken(token); perr == nil {
+			var first api.ActivityAckResponse
+			if rerr := s.repeatedReport(ctx, ns, tok, receiptFail, err, &first); rerr != nil {
+				return api.ActivityAckResponse{}, rerr
+			}
+			return first, nil
+		}
+	}
 	return out, err
 }
 

@@ -27,8 +27,8 @@ func completeAll(t *testing.T, s *store.Store, tokens []string, results []json.R
 
 // Goal: results that share a group each get their own outcome — an eager
 // result gets the turn of its own workflow with its own result, a plain
-// result is delivered and its turn waits in the queue, a stale token and a
-// doubled report get ErrLockLost — and two results of one workflow end up
+// result is delivered and its turn waits in the queue, a stale token gets
+// ErrLockLost, a doubled report the first one's answer — and two results of one workflow end up
 // in one turn, handed out once.
 func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 	s := newStore(t)
@@ -92,22 +92,22 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 			}
 		}
 	}
-	// r-00 was reported twice: once delivered (with its turn), once lost.
+	// r-00 was reported twice: once applied (delivered, with its turn);
+	// the double finds the attempt gone and gets the first answer from its
+	// receipt — delivered, without the turn, which went to the first.
 	first, double := 0, len(tokens)-1
-	if errs[first] != nil && errs[double] != nil || errs[first] == nil && errs[double] == nil {
-		t.Fatalf("the doubled report: errors %v and %v, want one ErrLockLost", errs[first], errs[double])
+	if errs[first] != nil || errs[double] != nil {
+		t.Fatalf("the doubled report: errors %v and %v, want none", errs[first], errs[double])
 	}
-	won := outs[first]
-	if errs[first] != nil {
-		won = outs[double]
-		if !errors.Is(errs[first], store.ErrLockLost) {
-			t.Fatalf("the doubled report: %v", errs[first])
-		}
-	} else if !errors.Is(errs[double], store.ErrLockLost) {
-		t.Fatalf("the doubled report: %v", errs[double])
+	won, echo := outs[first], outs[double]
+	if won.WorkflowTask == nil {
+		won, echo = echo, won
 	}
 	if won.Outcome != store.OutcomeDelivered || won.WorkflowTask == nil || won.WorkflowTask.InstanceID != "r-00" {
 		t.Fatalf("the doubled report's winner: %+v", won)
+	}
+	if echo.Outcome != store.OutcomeDelivered || echo.WorkflowTask != nil {
+		t.Fatalf("the doubled report's echo: %+v, want delivered without a turn", echo)
 	}
 	// "pair": one turn with both results, handed out once.
 	pa, pb := outs[n], outs[n+1]
@@ -201,5 +201,51 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	out := m(s.CompleteActivityTask(ctxT(t), ns, tokens[4], json.RawMessage(`4`)))(t)
 	if out.Outcome != store.OutcomeDelivered {
 		t.Fatalf("x-04 again: %+v", out)
+	}
+}
+
+// Goal: a report sent again after its answer was lost — complete, fail,
+// turn ack — gets the answer of the try that was applied (from its
+// receipt), not ErrLockLost; a different report with the same token does
+// not.
+func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "c", schedule(1))
+	startWithActivities(t, s, "f", schedule(1))
+	byID := map[string]*api.ActivityTask{}
+	for range 2 {
+		a := fetchAct(t, s, time.Minute)
+		byID[a.InstanceID] = a
+	}
+	c := byID["c"].LockToken
+	first := m(s.CompleteActivityTask(ctxT(t), ns, c, json.RawMessage(`1`)))(t)
+	again := m(s.CompleteActivityTask(ctxT(t), ns, c, json.RawMessage(`1`)))(t)
+	if first.Outcome != store.OutcomeDelivered || again != first {
+		t.Fatalf("complete: first %+v, again %+v", first, again)
+	}
+	if _, err := s.FailActivityTask(ctxT(t), ns, c, api.Error{Message: "x"}, nil); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrLockLost", err)
+	}
+	f := byID["f"].LockToken
+	ff := m(s.FailActivityTask(ctxT(t), ns, f, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
+	fa := m(s.FailActivityTask(ctxT(t), ns, f, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
+	if ff.Outcome == "" || fa != ff {
+		t.Fatalf("fail: first %+v, again %+v", ff, fa)
+	}
+
+	start(t, s, "t")
+	var task *api.WorkflowTask
+	eventually(t, 10*time.Second, "the turn of t", func() bool {
+		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		return task != nil && task.InstanceID == "t"
+	})
+	req := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}
+	ta := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, req))(t)
+	tb := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, req))(t)
+	if ta.Status != api.StatusCompleted || tb.Status != ta.Status || tb.NextEventID != ta.NextEventID || tb.ExecutionID != ta.ExecutionID {
+		t.Fatalf("turn ack: first %+v, again %+v", ta, tb)
+	}
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, store.TurnToken("t", uuid.New()), req); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("an ack with a token never handed out: err = %v, want ErrLockLost", err)
 	}
 }

@@ -57,7 +57,12 @@ func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string,
 	}
 	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager}
 	if err := submit(ctx, s.results, c, s.applyResults); err != nil {
-		return api.ActivityAckResponse{}, err
+		// A retried report whose first try was applied gets its answer.
+		var out api.ActivityAckResponse
+		if rerr := s.repeatedReport(ctx, ns, tok, receiptComplete, err, &out); rerr != nil {
+			return api.ActivityAckResponse{}, rerr
+		}
+		return out, nil
 	}
 	return c.out, nil
 }
@@ -74,7 +79,7 @@ func (s *Store) applyResults(group []*resultCall) {
 // deliverResults takes the calls' attempts (one statement), enqueues the
 // results that count (one statement), and locks the eager turns the
 // results make due.
-func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*resultCall) error {
+func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*resultCall) (err error) {
 	tokens := make([]uuid.UUID, 0, len(calls))
 	for _, c := range calls {
 		tokens = append(tokens, c.tok)
@@ -128,6 +133,19 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 		inserted[e.InstanceID]++
 	}
 	locked := map[string]bool{}
+	defer func() {
+		if err == nil {
+			// The receipts, for reports sent again after a lost answer
+			// (the eager turn is not repeated).
+			rs := make([]receipt, 0, len(calls))
+			for _, c := range calls {
+				if c.err == nil {
+					rs = append(rs, newReceipt(c.tok, receiptComplete, api.ActivityAckResponse{Outcome: c.out.Outcome}))
+				}
+			}
+			err = writeReceipts(ctx, t, ns, rs)
+		}
+	}()
 	for _, d := range ds {
 		if inserted[d.row.InstanceID] == 0 {
 			d.call.out.Outcome = OutcomeStale // the execution is over or was continued

@@ -49,10 +49,32 @@ type ExpiredWorker struct {
 // with FOR UPDATE SKIP LOCKED (or re-checks them under the row lock), so
 // several replicas may sweep at once and each row is handled once.
 func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
+	return s.SweepWith(ctx, SweepOptions{})
+}
+
+// SweepOptions tune one sweeper pass.
+type SweepOptions struct {
+	// HoldExpiry skips the steps that expire what workers renew — worker
+	// leases, attempt locks, StartToClose and Heartbeat timeouts — for the
+	// pass. The sweeper holds them for a grace period after it could not
+	// run (server start, database unreachable), so that the workers that
+	// kept running through an outage renew and report first instead of
+	// losing their attempts to deadlines that passed while nobody could
+	// renew anything.
+	HoldExpiry bool
+}
+
+// SweepWith is Sweep with options.
+func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, error) {
 	res := SweepResult{Timeouts: map[string]int{}}
 	steps := []func(context.Context, *SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
-		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepStats,
+		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepStats,
+	}
+	if o.HoldExpiry {
+		steps = []func(context.Context, *SweepResult) error{
+			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepStats,
+		}
 	}
 	for _, step := range steps {
 		if err := step(ctx, &res); err != nil {

@@ -1,0 +1,20 @@
+-- name: InsertReceipts :exec
+-- The answers of a group of reports, keyed by lock token (a report applied
+-- twice keeps its first answer).
+INSERT INTO report_receipts (lock_token, namespace, kind, answer)
+SELECT r.lock_token, sqlc.arg(namespace)::text, r.kind, r.answer
+FROM jsonb_to_recordset(sqlc.arg(receipts)::jsonb) AS r(lock_token uuid, kind text, answer jsonb)
+ON CONFLICT (lock_token) DO NOTHING;
+
+-- name: GetReceipt :one
+SELECT kind, answer FROM report_receipts
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace);
+
+-- name: DeleteOldReceipts :execrows
+DELETE FROM report_receipts
+WHERE lock_token IN (
+    SELECT r.lock_token FROM report_receipts r
+    WHERE r.created_at < now() - sqlc.arg(keep_ms)::bigint * interval '1 millisecond'
+    ORDER BY r.created_at
+    LIMIT sqlc.arg(max_rows)::int
+);

@@ -1,0 +1,379 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/worker"
+	"github.com/tetherhq/tether/sdk/workflow"
+)
+
+// front serves a handler on a fixed loopback address that can be closed
+// and opened again, as a server process that is killed and restarted:
+// while it is closed, connections are refused.
+type front struct {
+	t    testing.TB
+	addr string
+	h    http.Handler
+
+	mu  sync.Mutex
+	srv *http.Server
+}
+
+func newFront(t testing.TB, h http.Handler) *front {
+	t.Helper()
+	f := &front{t: t, h: h}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addr = l.Addr().String()
+	f.serve(l)
+	t.Cleanup(f.stop)
+	return f
+}
+
+func (f *front) serve(l net.Listener) {
+	srv := &http.Server{Handler: f.h}
+	f.mu.Lock()
+	f.srv = srv
+	f.mu.Unlock()
+	go func() { _ = srv.Serve(l) }()
+}
+
+// stop closes the listener and every connection.
+func (f *front) stop() {
+	f.mu.Lock()
+	srv := f.srv
+	f.srv = nil
+	f.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+	}
+}
+
+// start listens on the same address again.
+func (f *front) start() {
+	var l net.Listener
+	var err error
+	for range 50 {
+		if l, err = net.Listen("tcp", f.addr); err == nil {
+			f.serve(l)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.t.Errorf("listen again on %s: %v", f.addr, err)
+}
+
+// faultTransport lets a test watch the worker's requests: before is called
+// before a request is sent, after with its outcome.
+type faultTransport struct {
+	base   http.RoundTripper
+	before func(r *http.Request)
+	after  func(r *http.Request, resp *http.Response, err error)
+}
+
+func (f *faultTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.before != nil {
+		f.before(r)
+	}
+	resp, err := f.base.RoundTrip(r)
+	if f.after != nil {
+		f.after(r, resp, err)
+	}
+	return resp, err
+}
+
+// outageClient is a client of the server through a front whose transport
+// is ft.
+func (e *env) outageClient(ft *faultTransport) (*front, *client.Client) {
+	e.t.Helper()
+	f := newFront(e.t, e.handler)
+	ft.base = http.DefaultTransport.(*http.Transport).Clone()
+	c, err := client.New(client.Options{Address: "http://" + f.addr, Logger: e.log, HTTPClient: &http.Client{Transport: ft}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return f, c
+}
+
+// restartWhen starts f again once cond holds, or after maxDown at the
+// latest (the length of the outage when cond never comes).
+func restartWhen(f *front, maxDown time.Duration, cond func() bool) {
+	deadline := time.Now().Add(maxDown)
+	for !cond() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.start()
+}
+
+// outageOptions are worker options whose lease and locks outlast the
+// tests' outages: only the reports are at stake.
+func outageOptions() worker.Options {
+	o := testOptions()
+	o.LeaseDuration = 10 * time.Second
+	o.ActivityLockDuration = 5 * time.Second
+	o.WorkflowLockDuration = 5 * time.Second
+	return o
+}
+
+type outageActs struct{ runs atomic.Int32 }
+
+func (a *outageActs) Shout(ctx context.Context, in string) (string, error) {
+	a.runs.Add(1)
+	return strings.ToUpper(in), nil
+}
+
+func ShoutFlow(ctx workflow.Context, in string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	var out string
+	err := workflow.ExecuteActivity(ctx, "Shout", in).Get(ctx, &out)
+	return out, err
+}
+
+func QuietFlow(ctx workflow.Context, in string) (string, error) { return in + "?", nil }
+
+// Goal: the server stops just as an activity's result is reported and
+// comes back later than the old five tries lasted; the result is delivered
+// after the restart and the activity runs once.
+func TestOutage_ActivityReportSurvivesServerRestart(t *testing.T) {
+	e := newEnv(t)
+	acts := &outageActs{}
+	var stopped atomic.Bool
+	var failed atomic.Int32
+	var f *front
+	ft := &faultTransport{}
+	ft.before = func(r *http.Request) {
+		if strings.Contains(r.URL.Path, "/activity-tasks/") && strings.HasSuffix(r.URL.Path, "/complete") && stopped.CompareAndSwap(false, true) {
+			f.stop()
+			go restartWhen(f, 4*time.Second, func() bool { return failed.Load() >= 7 })
+		}
+	}
+	ft.after = func(r *http.Request, _ *http.Response, err error) {
+		if err != nil && strings.Contains(r.URL.Path, "/activity-tasks/") && strings.HasSuffix(r.URL.Path, "/complete") {
+			failed.Add(1)
+		}
+	}
+	var c *client.Client
+	f, c = e.outageClient(ft)
+	w := worker.New(c, "q", outageOptions())
+	if err := errors.Join(w.RegisterWorkflow(ShoutFlow), w.RegisterActivity(acts.Shout)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-act", TaskQueue: "q"}, ShoutFlow, "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil || got != "HI" {
+		t.Fatalf("result %q, %v", got, err)
+	}
+	if n := acts.runs.Load(); n != 1 {
+		t.Fatalf("the activity ran %d times, want 1 (its result was lost in the outage)", n)
+	}
+	if !stopped.Load() || failed.Load() < 7 {
+		t.Fatalf("the outage did not happen as planned: stopped %v, failed reports %d", stopped.Load(), failed.Load())
+	}
+}
+
+// Goal: the server stops just as a turn is acknowledged and comes back;
+// the ack is delivered after the restart and the turn is not run again.
+func TestOutage_TurnAckSurvivesServerRestart(t *testing.T) {
+	e := newEnv(t)
+	var stopped atomic.Bool
+	var failed, turns atomic.Int32
+	var f *front
+	ft := &faultTransport{}
+	isAck := func(r *http.Request) bool {
+		return strings.Contains(r.URL.Path, "/workflow-tasks/") && strings.HasSuffix(r.URL.Path, "/complete")
+	}
+	ft.before = func(r *http.Request) {
+		if isAck(r) && stopped.CompareAndSwap(false, true) {
+			f.stop()
+			go restartWhen(f, 2*time.Second, func() bool { return failed.Load() >= 4 })
+		}
+	}
+	ft.after = func(r *http.Request, resp *http.Response, err error) {
+		switch {
+		case err != nil && isAck(r):
+			failed.Add(1)
+		case err == nil && strings.HasSuffix(r.URL.Path, "/workflow-tasks/poll") && resp.StatusCode == http.StatusOK:
+			turns.Add(1)
+		}
+	}
+	var c *client.Client
+	f, c = e.outageClient(ft)
+	w := worker.New(c, "q", outageOptions())
+	if err := w.RegisterWorkflow(QuietFlow); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-turn", TaskQueue: "q"}, QuietFlow, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil || got != "ok?" {
+		t.Fatalf("result %q, %v", got, err)
+	}
+	if !stopped.Load() || failed.Load() < 1 {
+		t.Fatalf("the outage did not happen as planned: stopped %v, failed acks %d", stopped.Load(), failed.Load())
+	}
+	if n := turns.Load(); n != 1 {
+		t.Fatalf("the turn was delivered %d times, want 1 (its ack was lost in the outage)", n)
+	}
+}
+
+// outageBlocker is an activity that runs until released, and records whether
+// its context was cancelled.
+type outageBlocker struct {
+	runs     atomic.Int32
+	canceled atomic.Int32
+	started  chan struct{}
+	release  chan struct{}
+}
+
+func (b *outageBlocker) OutageBlock(ctx context.Context) (string, error) {
+	if b.runs.Add(1) == 1 {
+		close(b.started)
+	}
+	select {
+	case <-b.release:
+		return "done", nil
+	case <-ctx.Done():
+		b.canceled.Add(1)
+		return "", context.Cause(ctx)
+	}
+}
+
+func OutageBlockFlow(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	var out string
+	err := workflow.ExecuteActivity(ctx, "OutageBlock", nil).Get(ctx, &out)
+	return out, err
+}
+
+// Goal: a worker whose heartbeats fail only because the server is down
+// (connections refused) for longer than its lease keeps its activities
+// running; the server, which could not expire it meanwhile (its sweeper
+// was down too), answers that the worker is still active, and the
+// activity completes once.
+func TestOutage_ServerDownLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
+	// No sweeper: the server is down, and so is its sweeper.
+	e := newEnvWith(t, envConfig{SweepInterval: time.Hour})
+	const lease = 2 * time.Second
+	b := &outageBlocker{started: make(chan struct{}), release: make(chan struct{})}
+	var mu sync.Mutex
+	var lastOK, lastFailedSent, okAfterRestart time.Time
+	var restarted bool
+	ft := &faultTransport{}
+	sentAt := map[*http.Request]time.Time{}
+	ft.before = func(r *http.Request) {
+		mu.Lock()
+		sentAt[r] = time.Now()
+		mu.Unlock()
+	}
+	ft.after = func(r *http.Request, resp *http.Response, err error) {
+		if !strings.HasSuffix(r.URL.Path, "/workers/heartbeat") {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		sent := sentAt[r]
+		delete(sentAt, r)
+		switch {
+		case err == nil && resp.StatusCode == http.StatusOK:
+			lastOK = sent
+			if restarted && okAfterRestart.IsZero() {
+				okAfterRestart = time.Now()
+			}
+		case err != nil:
+			lastFailedSent = sent
+		}
+	}
+	f, c := e.outageClient(ft)
+	opts := outageOptions()
+	opts.LeaseDuration = lease
+	opts.ActivityLockDuration = time.Minute
+	w := worker.New(c, "q", opts)
+	if err := errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-lease", TaskQueue: "q"}, OutageBlockFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the activity did not start")
+	}
+	waitFor(t, 10*time.Second, "a heartbeat that got through", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !lastOK.IsZero()
+	})
+	f.stop()
+	// Down until a heartbeat failed that was sent after the worker's own
+	// view of its lease ran out.
+	waitFor(t, 30*time.Second, "the lease to run out on the worker's side", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return lastFailedSent.After(lastOK.Add(lease + 200*time.Millisecond))
+	})
+	mu.Lock()
+	restarted = true
+	mu.Unlock()
+	f.start()
+	waitFor(t, 30*time.Second, "a heartbeat after the restart", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !okAfterRestart.IsZero()
+	})
+	close(b.release)
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil || got != "done" {
+		t.Fatalf("result %q, %v", got, err)
+	}
+	if n, cn := b.runs.Load(), b.canceled.Load(); n != 1 || cn != 0 {
+		t.Fatalf("the activity ran %d times and was cancelled %d times, want 1 and 0", n, cn)
+	}
+}

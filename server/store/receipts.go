@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tetherhq/tether/db/gen"
+)
+
+// Receipts (migration 00007): a report — an activity attempt's complete or
+// fail, a turn's ack — leaves its answer keyed by its lock token, written in
+// the report's own transaction. A worker whose answer was lost (the server
+// or its database went down after the commit) sends the report again; the
+// lock token is gone by then, and instead of ErrLockLost the retry gets the
+// first answer (without the eager work it handed out, which stays locked
+// for the worker until its lock expires). Receipts are kept receiptKeep.
+const (
+	receiptComplete = "complete"
+	receiptFail     = "fail"
+	receiptTurn     = "turn"
+
+	// receiptKeep is how long a receipt is kept.
+	receiptKeep = 15 * time.Minute
+)
+
+// receipt is one receipt of InsertReceipts.
+type receipt struct {
+	LockToken uuid.UUID       `json:"lock_token"`
+	Kind      string          `json:"kind"`
+	Answer    json.RawMessage `json:"answer"`
+}
+
+// writeReceipts writes the receipts of a group of reports with the
+// transaction's next round trip.
+func writeReceipts(ctx context.Context, t *txn, ns string, rs []receipt) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	return t.w.InsertReceipts(ctx, gen.InsertReceiptsParams{Namespace: ns, Receipts: mustJSON(rs)})
+}
+
+// newReceipt is the receipt of a report of kind with answer v.
+func newReceipt(tok uuid.UUID, kind string, v any) receipt {
+	return receipt{LockToken: tok, Kind: kind, Answer: mustJSON(v)}
+}
+
+// repeatedReport answers a report that found its lock gone (err is
+// ErrLockLost): when the report of kind with lock token tok was applied
+// already, its first answer is decoded into out and nil returned;
+// otherwise err is returned as it is.
+func (s *Store) repeatedReport(ctx context.Context, ns string, tok uuid.UUID, kind string, err error, out any) error {
+	if !errors.Is(err, ErrLockLost) {
+		return err
+	}
+	r, qerr := gen.New(s.pool).GetReceipt(ctx, gen.GetReceiptParams{LockToken: tok, Namespace: ns})
+	if noRows(qerr) || (qerr == nil && r.Kind != kind) {
+		return err
+	}
+	if qerr != nil {
+		return fmt.Errorf("receipt: %w", qerr)
+	}
+	if jerr := json.Unmarshal(r.Answer, out); jerr != nil {
+		return fmt.Errorf("receipt: %w", jerr)
+	}
+	return nil
+}
+
+// sweepReceipts deletes the receipts older than receiptKeep.
+func (s *Store) sweepReceipts(ctx context.Context, _ *SweepResult) error {
+	if _, err := gen.New(s.pool).DeleteOldReceipts(ctx, gen.DeleteOldReceiptsParams{KeepMs: ms(receiptKeep), MaxRows: s.opts.SweepBatch}); err != nil {
+		return fmt.Errorf("sweep receipts: %w", err)
+	}
+	return nil
+}
