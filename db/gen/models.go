@@ -11,6 +11,16 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type ApiKey struct {
+	ID         string
+	Namespace  *string
+	Role       string
+	SecretHash []byte
+	Name       string
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}
+
 type History struct {
 	Namespace   string
 	InstanceID  string
@@ -52,8 +62,9 @@ type Instance struct {
 }
 
 type Namespace struct {
-	Name      string
-	CreatedAt time.Time
+	Name        string
+	CreatedAt   time.Time
+	Description string
 }
 
 type OrchestratorQueue struct {
@@ -85,6 +96,7 @@ type Worker struct {
 	StateChangedAt  time.Time
 	CreatedAt       time.Time
 	PrevState       *string
+	Owner           *string
 }
 
 type WorkerQueue struct {

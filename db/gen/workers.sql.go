@@ -267,7 +267,7 @@ func (q *Queries) FlagWorkerAttempts(ctx context.Context, arg FlagWorkerAttempts
 }
 
 const getWorker = `-- name: GetWorker :one
-SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state FROM workers WHERE namespace = $1 AND worker_id = $2
+SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state, owner FROM workers WHERE namespace = $1 AND worker_id = $2
 `
 
 type GetWorkerParams struct {
@@ -294,6 +294,7 @@ func (q *Queries) GetWorker(ctx context.Context, arg GetWorkerParams) (Worker, e
 		&i.StateChangedAt,
 		&i.CreatedAt,
 		&i.PrevState,
+		&i.Owner,
 	)
 	return i, err
 }
@@ -323,7 +324,7 @@ func (q *Queries) HostQueueOwner(ctx context.Context, arg HostQueueOwnerParams) 
 }
 
 const listWorkers = `-- name: ListWorkers :many
-SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state FROM workers
+SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state, owner FROM workers
 WHERE namespace = $1 AND ($2::text IS NULL OR state = $2::text)
 ORDER BY worker_id
 LIMIT 1000
@@ -359,6 +360,7 @@ func (q *Queries) ListWorkers(ctx context.Context, arg ListWorkersParams) ([]Wor
 			&i.StateChangedAt,
 			&i.CreatedAt,
 			&i.PrevState,
+			&i.Owner,
 		); err != nil {
 			return nil, err
 		}
