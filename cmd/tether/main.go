@@ -4,6 +4,7 @@
 //	tether server   serve the HTTP/JSON API (TETHER_DATABASE_URL required)
 //	tether dev      serve on :7070 with a throwaway PostgreSQL
 //	tether migrate  apply the database migrations and exit
+//	tether apikey   create, list or revoke API keys
 //	tether bench    run a load scenario (throughput, fanout, dispatch, …)
 //	tether version  print the version
 package main
@@ -33,6 +34,7 @@ func commands() []command {
 		{"server", "serve the HTTP/JSON API (needs TETHER_DATABASE_URL)", runServer},
 		{"dev", "serve on :7070 with a throwaway PostgreSQL (or TETHER_DATABASE_URL)", runDev},
 		{"migrate", "apply the database migrations and exit", runMigrate},
+		{"apikey", "create, list or revoke API keys (in the database directly)", runAPIKey},
 		{"bench", "run a load scenario and print its figures", runBench},
 		{"version", "print the version and exit", runVersion},
 	}

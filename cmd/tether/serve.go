@@ -53,6 +53,8 @@ type serveOptions struct {
 	statsMinRows   int64
 	heartbeatRate  float64
 	heartbeatBurst int
+	// auth: API keys and TLS (auth.go)
+	auth authOptions
 }
 
 // flags declares the serve flags on fs, with defaults from the environment.
@@ -122,6 +124,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var o serveOptions
 	o.flags(fs)
+	o.auth.serverFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -178,6 +181,9 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		CleanupDelay:  o.cleanupDelay,
 		StatsMinRows:  o.statsMinRows,
 	})
+	if err := o.auth.prepare(ctx, st, logger); err != nil {
+		return err
+	}
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
 	hub := longpoll.New(longpoll.Config{ConnConfig: listenCfg}, logger)
@@ -189,6 +195,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 		HeartbeatRate:   o.heartbeatRate,
 		HeartbeatBurst:  o.heartbeatBurst,
 		Metrics:         metrics,
+		Auth:            o.auth.config(),
 	}, logger)
 	sweeps := newSweepMetrics()
 	if err := srv.Metrics().Register(sweeps.collectors()...); err != nil {
@@ -199,6 +206,9 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	ln, err := lc.Listen(ctx, "tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	if ln, err = o.auth.listener(ln); err != nil {
+		return err
 	}
 
 	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))

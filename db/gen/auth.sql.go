@@ -9,6 +9,17 @@ import (
 	"context"
 )
 
+const countValidAPIKeys = `-- name: CountValidAPIKeys :one
+SELECT count(*) FROM api_keys WHERE revoked_at IS NULL
+`
+
+func (q *Queries) CountValidAPIKeys(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, countValidAPIKeys)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createAPIKey = `-- name: CreateAPIKey :one
 INSERT INTO api_keys (id, namespace, role, secret_hash, name)
 VALUES ($1, $2, $3, $4, $5)

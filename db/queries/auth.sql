@@ -44,3 +44,6 @@ WHERE id = sqlc.arg(id) AND (namespace = sqlc.arg(namespace) OR (sqlc.arg(with_g
 
 -- name: LockNamespace :one
 SELECT name FROM namespaces WHERE name = sqlc.arg(name) FOR UPDATE;
+
+-- name: CountValidAPIKeys :one
+SELECT count(*) FROM api_keys WHERE revoked_at IS NULL;

@@ -248,3 +248,12 @@ func isForeignKeyViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23503"
 }
+
+// CountValidAPIKeys counts the keys not revoked, of every namespace.
+func (s *Store) CountValidAPIKeys(ctx context.Context) (int64, error) {
+	n, err := gen.New(s.pool).CountValidAPIKeys(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count api keys: %w", err)
+	}
+	return n, nil
+}
