@@ -222,6 +222,7 @@ func (s *Server) deleteNamespace(c echo.Context) error {
 	}
 	s.namespaces.invalidate()
 	s.keys.forgetNamespace(ns)
+	s.owners.forgetNamespace(ns)
 	s.logger.Info("namespace deleted", "namespace", ns, "by", callerID(c))
 	return c.NoContent(http.StatusNoContent)
 }

@@ -117,6 +117,7 @@ type Server struct {
 	rules      map[string]routeRule
 	keys       *keyCache
 	namespaces *namespaceCache
+	owners     *ownerCache
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
@@ -150,6 +151,7 @@ func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *S
 		reqIDs:   newRequestIDs(),
 		shutdown: make(chan struct{}),
 		rules:    routeRules(),
+		owners:   newOwnerCache(),
 	}
 	s.keys = newKeyCache(cfg.Auth.CacheTTL, st.LookupAPIKey)
 	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, st.NamespaceNames)

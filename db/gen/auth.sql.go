@@ -255,3 +255,21 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) (int
 	}
 	return result.RowsAffected(), nil
 }
+
+const workerOwner = `-- name: WorkerOwner :one
+SELECT COALESCE(owner, '')::text AS owner FROM workers
+WHERE namespace = $1 AND worker_id = $2
+`
+
+type WorkerOwnerParams struct {
+	Namespace string
+	WorkerID  string
+}
+
+// The owner of a worker session (” when it has none).
+func (q *Queries) WorkerOwner(ctx context.Context, arg WorkerOwnerParams) (string, error) {
+	row := q.db.QueryRow(ctx, workerOwner, arg.Namespace, arg.WorkerID)
+	var owner string
+	err := row.Scan(&owner)
+	return owner, err
+}

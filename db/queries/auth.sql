@@ -47,3 +47,8 @@ SELECT name FROM namespaces WHERE name = sqlc.arg(name) FOR UPDATE;
 
 -- name: CountValidAPIKeys :one
 SELECT count(*) FROM api_keys WHERE revoked_at IS NULL;
+
+-- name: WorkerOwner :one
+-- The owner of a worker session ('' when it has none).
+SELECT COALESCE(owner, '')::text AS owner FROM workers
+WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id);

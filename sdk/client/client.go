@@ -9,6 +9,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -42,6 +44,16 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// APIKey is sent as "Authorization: Bearer <key>" on every request.
+	// Empty: the environment variable TETHER_API_KEY, if set.
+	APIKey string
+	// TLSConfig configures TLS to an https Address (for example RootCAs to
+	// trust a private CA). Only with the default HTTPClient.
+	TLSConfig *tls.Config
+	// CAFile is a PEM file of the CA certificates to trust for an https
+	// Address, instead of the system's (added to TLSConfig when both are
+	// set). Only with the default HTTPClient.
+	CAFile string
 }
 
 // Client is a connection to a Tether server, bound to one namespace.
@@ -50,6 +62,7 @@ type Client struct {
 	ns     string
 	hc     *http.Client
 	logger *slog.Logger
+	apiKey string
 }
 
 // Dial returns a client for the server at opts.Address. It checks that the
@@ -89,7 +102,14 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("tether: invalid address %q: scheme must be http or https", opts.Address)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger}
+	tc, err := tlsConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger, apiKey: opts.APIKey}
+	if c.apiKey == "" {
+		c.apiKey = os.Getenv(EnvAPIKey)
+	}
 	if c.ns == "" {
 		c.ns = DefaultNamespace
 	}
@@ -100,6 +120,9 @@ func New(opts Options) (*Client, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = 256
 		t.MaxIdleConnsPerHost = 64
+		if tc != nil {
+			t.TLSClientConfig = tc
+		}
 		c.hc = &http.Client{Transport: t}
 	}
 	if c.logger == nil {
@@ -144,6 +167,7 @@ func (c *Client) do(ctx context.Context, method, op string, query url.Values, bo
 		return 0, fmt.Errorf("tether: %s: %w", op, err)
 	}
 	req.Header.Set("Accept", "application/json")
+	c.authHeaders(req)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -257,3 +257,16 @@ func (s *Store) CountValidAPIKeys(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// WorkerOwner returns the owner of a worker session ("" when it has none);
+// ErrNotFound when there is no such session.
+func (s *Store) WorkerOwner(ctx context.Context, ns, workerID string) (string, error) {
+	o, err := gen.New(s.pool).WorkerOwner(ctx, gen.WorkerOwnerParams{Namespace: ns, WorkerID: workerID})
+	if noRows(err) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("worker owner: %w", err)
+	}
+	return o, nil
+}
