@@ -41,11 +41,18 @@ type AuthConfig struct {
 	// or deleted through another replica). Default 5s.
 	CacheTTL time.Duration
 	// StartRate and StartBurst rate-limit the workflow starts of each API
-	// key (per second, token bucket; with auth off, of each namespace);
-	// over the limit a start gets 429 with Retry-After. Defaults 200/s and
-	// 400; a negative rate disables the limit.
+	// key (per second, token bucket; in memory, so per server replica);
+	// over the limit a start gets 429 with Retry-After. Defaults 1000/s and
+	// 2000; a negative rate disables the limit. Without auth there is no
+	// such limit.
 	StartRate  float64
 	StartBurst int
+	// KeyHeartbeatRate and KeyHeartbeatBurst rate-limit the worker
+	// heartbeats of each API key, all its workers together (on top of each
+	// worker's own limit, Config.HeartbeatRate). Defaults 2000/s and 4000; a
+	// negative rate disables the limit. Without auth there is no such limit.
+	KeyHeartbeatRate  float64
+	KeyHeartbeatBurst int
 }
 
 func (a AuthConfig) withDefaults() AuthConfig {
@@ -53,10 +60,16 @@ func (a AuthConfig) withDefaults() AuthConfig {
 		a.CacheTTL = 5 * time.Second
 	}
 	if a.StartRate == 0 {
-		a.StartRate = 200
+		a.StartRate = 1000
 	}
 	if a.StartBurst <= 0 {
-		a.StartBurst = 400
+		a.StartBurst = 2000
+	}
+	if a.KeyHeartbeatRate == 0 {
+		a.KeyHeartbeatRate = 2000
+	}
+	if a.KeyHeartbeatBurst <= 0 {
+		a.KeyHeartbeatBurst = 4000
 	}
 	return a
 }
@@ -225,8 +238,44 @@ func (s *Server) authorize(next echo.HandlerFunc) echo.HandlerFunc {
 				return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
 			}
 		}
+		if err := s.limitPerKey(c, ns); err != nil {
+			return err
+		}
 		return next(c)
 	}
+}
+
+// Routes limited per API key.
+const (
+	routeStart = "POST " + BasePath + "/workflows"
+	routeBeat  = "POST " + routeWorkerBeat
+)
+
+// limitPerKey answers 429 with Retry-After to a workflow start or worker
+// heartbeat over its key's rate.
+func (s *Server) limitPerKey(c echo.Context, ns string) error {
+	k := principal(c)
+	if k == nil {
+		return nil
+	}
+	route := c.Request().Method + " " + c.Path()
+	var l *heartbeatLimiter
+	var what string
+	switch route {
+	case routeStart:
+		l, what = s.startLimiter, "starts workflows"
+	case routeBeat:
+		l, what = s.keyBeatLimiter, "sends worker heartbeats"
+	default:
+		return nil
+	}
+	ok, retry, _ := l.allow(ns, k.ID, time.Now(), false)
+	if ok {
+		return nil
+	}
+	c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
+	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
+		"this API key "+what+" too often; retry after "+retry.Round(time.Millisecond).String())
 }
 
 // authenticate verifies the request's bearer key (401 when it cannot).

@@ -472,3 +472,38 @@ func httptestServer(t *testing.T, srv *Server) string {
 	})
 	return ts.URL
 }
+
+// TestAuth_PerKeyRateLimits: each key has its own budget of starts and of
+// heartbeats (all its workers together); over it, 429 with Retry-After.
+func TestAuth_PerKeyRateLimits(t *testing.T) {
+	e := newEnv(t, Config{HeartbeatRate: -1, Auth: AuthConfig{Required: true, StartRate: 0.001, StartBurst: 2,
+		KeyHeartbeatRate: 0.001, KeyHeartbeatBurst: 2}})
+	ctx := context.Background()
+	key := func(role string) string {
+		k, err := e.store.CreateAPIKey(ctx, "default", role, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.Key
+	}
+	c1, c2, w1, w2 := key(api.RoleClient), key(api.RoleClient), key(api.RoleWorker), key(api.RoleWorker)
+	start := []byte(`{"workflow_type":"A","task_queue":"q"}`)
+	for range 2 {
+		doKey(t, c1, http.MethodPost, e.base+"/workflows", start).want(t, http.StatusCreated)
+	}
+	r := doKey(t, c1, http.MethodPost, e.base+"/workflows", start).want(t, http.StatusTooManyRequests)
+	if r.problem(t).Type != ProblemRateLimited || r.header.Get("Retry-After") == "" {
+		t.Fatalf("429 without its problem type or Retry-After: %v %s", r.header, r.body)
+	}
+	doKey(t, c2, http.MethodPost, e.base+"/workflows", start).want(t, http.StatusCreated)
+
+	beat := func(key, id string) response {
+		return sendAs(t, e.base, key, "", "/workers/heartbeat", `{"worker_id":"`+id+`","lease_duration":"30s"}`)
+	}
+	beat(w1, "w-a").want(t, http.StatusOK)
+	beat(w1, "w-b").want(t, http.StatusOK)
+	if r := beat(w1, "w-c").want(t, http.StatusTooManyRequests); r.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	beat(w2, "w-d").want(t, http.StatusOK)
+}

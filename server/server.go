@@ -118,6 +118,10 @@ type Server struct {
 	keys       *keyCache
 	namespaces *namespaceCache
 	owners     *ownerCache
+	// startLimiter and keyBeatLimiter limit starts and heartbeats per API
+	// key (auth.go).
+	startLimiter   *heartbeatLimiter
+	keyBeatLimiter *heartbeatLimiter
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
@@ -140,18 +144,20 @@ func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *S
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		store:    st,
-		hub:      hub,
-		cfg:      cfg,
-		logger:   logger,
-		validate: newValidator(),
-		metrics:  cfg.Metrics,
-		pollers:  newPollerSet(),
-		limiter:  newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
-		reqIDs:   newRequestIDs(),
-		shutdown: make(chan struct{}),
-		rules:    routeRules(),
-		owners:   newOwnerCache(),
+		store:          st,
+		hub:            hub,
+		cfg:            cfg,
+		logger:         logger,
+		validate:       newValidator(),
+		metrics:        cfg.Metrics,
+		pollers:        newPollerSet(),
+		limiter:        newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
+		reqIDs:         newRequestIDs(),
+		shutdown:       make(chan struct{}),
+		rules:          routeRules(),
+		owners:         newOwnerCache(),
+		startLimiter:   newHeartbeatLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
+		keyBeatLimiter: newHeartbeatLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
 	}
 	s.keys = newKeyCache(cfg.Auth.CacheTTL, st.LookupAPIKey)
 	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, st.NamespaceNames)

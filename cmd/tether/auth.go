@@ -20,13 +20,15 @@ import (
 // and `tether dev` (docs/security.md).
 type authOptions struct {
 	// off: no API keys (server --insecure-no-auth; dev without --auth).
-	off         bool
-	metricsAuth bool
-	cacheTTL    time.Duration
-	startRate   float64
-	startBurst  int
-	tlsCert     string
-	tlsKey      string
+	off          bool
+	metricsAuth  bool
+	cacheTTL     time.Duration
+	startRate    float64
+	startBurst   int
+	keyBeatRate  float64
+	keyBeatBurst int
+	tlsCert      string
+	tlsKey       string
 	// requireKey: refuse to start while no API key exists (server).
 	requireKey bool
 	// devKey: create an admin key of every namespace at start (dev
@@ -39,8 +41,10 @@ type authOptions struct {
 func (a *authOptions) sharedFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&a.metricsAuth, "metrics-auth", false, "require an admin API key on /metrics too")
 	fs.DurationVar(&a.cacheTTL, "auth-cache-ttl", 5*time.Second, "how long a verified API key and the set of namespaces are trusted without reading the database (a key revoked through another replica stops working within it)")
-	fs.Float64Var(&a.startRate, "start-rate", 200, "workflow starts per second allowed per API key (negative: no limit)")
-	fs.IntVar(&a.startBurst, "start-burst", 400, "workflow start burst allowed per API key")
+	fs.Float64Var(&a.startRate, "start-rate", 1000, "workflow starts per second allowed per API key, per server (negative: no limit)")
+	fs.IntVar(&a.startBurst, "start-burst", 2000, "workflow start burst allowed per API key")
+	fs.Float64Var(&a.keyBeatRate, "key-heartbeat-rate", 2000, "worker heartbeats per second allowed per API key, all its workers together, per server (negative: no limit)")
+	fs.IntVar(&a.keyBeatBurst, "key-heartbeat-burst", 4000, "worker heartbeat burst allowed per API key")
 	fs.StringVar(&a.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file (with --tls-key)")
 	fs.StringVar(&a.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 }
@@ -62,7 +66,7 @@ func (a *authOptions) devFlags(fs *flag.FlagSet, withAuth *bool) {
 // config is the server's AuthConfig.
 func (a authOptions) config() server.AuthConfig {
 	return server.AuthConfig{Required: !a.off, MetricsAuth: a.metricsAuth, CacheTTL: a.cacheTTL,
-		StartRate: a.startRate, StartBurst: a.startBurst}
+		StartRate: a.startRate, StartBurst: a.startBurst, KeyHeartbeatRate: a.keyBeatRate, KeyHeartbeatBurst: a.keyBeatBurst}
 }
 
 // tlsConfig loads the certificate when one is given (nil: plain HTTP).
