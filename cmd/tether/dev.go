@@ -56,7 +56,7 @@ func printBanner(w io.Writer, addr net.Addr, databaseURL string, throwaway bool,
 	}
 	keyLines, header := "", ""
 	if key != "" {
-		keyLines = fmt.Sprintf("    API key   %s\n              (admin of every namespace; shown once: export TETHER_API_KEY=%s)\n", key, key)
+		keyLines = fmt.Sprintf("    API key   %s\n              (admin of every namespace: export TETHER_API_KEY=%s)\n", key, key)
 		header = ` -H "Authorization: Bearer $TETHER_API_KEY"`
 	}
 	db := databaseURL
