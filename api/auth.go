@@ -23,6 +23,9 @@ type Namespace struct {
 	Description string `json:"description"`
 	// CreatedAt is when the namespace was created.
 	CreatedAt time.Time `json:"created_at"`
+	// Retention: closed workflows of the namespace are deleted this long
+	// after they closed (absent: kept until deleted).
+	Retention *Duration `json:"retention,omitempty" swaggertype:"string" example:"720h"`
 }
 
 // CreateNamespaceRequest is the body of POST /v1/namespaces.
@@ -31,6 +34,18 @@ type CreateNamespaceRequest struct {
 	Name string `json:"name" validate:"required,name"`
 	// Description is free text for people.
 	Description string `json:"description,omitempty" validate:"max=1024"`
+	// Retention: closed workflows are deleted this long after they closed
+	// (1m to 87600h; absent: kept until deleted).
+	Retention *Duration `json:"retention,omitempty" swaggertype:"string" example:"720h"`
+}
+
+// UpdateNamespaceRequest is the body of PATCH /v1/namespaces/{ns}: each
+// field given is set.
+type UpdateNamespaceRequest struct {
+	// Description is free text for people.
+	Description *string `json:"description,omitempty" validate:"omitempty,max=1024"`
+	// Retention of closed workflows (1m to 87600h); "0s" removes it.
+	Retention *Duration `json:"retention,omitempty" swaggertype:"string" example:"720h"`
 }
 
 // ListNamespacesResponse is the answer of GET /v1/namespaces.

@@ -122,6 +122,7 @@ func routeRules() map[string]routeRule {
 
 		"POST /v1/namespaces":                      {perm: permGlobalAdmin},
 		"GET /v1/namespaces":                       {perm: permGlobalAdmin},
+		"PATCH /v1/namespaces/:namespace":          {perm: permAdmin},
 		"GET /v1/namespaces/:namespace":            {perm: permAdmin},
 		"DELETE /v1/namespaces/:namespace":         {perm: permGlobalAdmin},
 		"POST " + BasePath + "/api-keys":           ad,

@@ -82,7 +82,7 @@ var routeAccess = map[string]byte{
 	"GET /openapi.yaml": 'p', "GET /docs": 'p', "GET /docs/": 'p', "GET /docs/doc.json": 'p', "GET /docs/*": 'p',
 
 	"POST /v1/namespaces": 'g', "GET /v1/namespaces": 'g', "DELETE /v1/namespaces/:namespace": 'g',
-	"GET /v1/namespaces/:namespace":  'a',
+	"GET /v1/namespaces/:namespace": 'a', "PATCH /v1/namespaces/:namespace": 'a',
 	"POST " + BasePath + "/api-keys": 'a', "GET " + BasePath + "/api-keys": 'a',
 	"DELETE " + BasePath + "/api-keys/:key_id": 'a',
 

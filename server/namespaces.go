@@ -91,6 +91,7 @@ func (s *Server) namespaceRoutes(e *echo.Echo) {
 	e.POST("/v1/namespaces", s.createNamespace)
 	e.GET("/v1/namespaces", s.listNamespaces)
 	e.GET("/v1/namespaces/:namespace", s.getNamespace)
+	e.PATCH("/v1/namespaces/:namespace", s.updateNamespace)
 	e.DELETE("/v1/namespaces/:namespace", s.deleteNamespace)
 	e.POST(BasePath+"/api-keys", s.createAPIKey)
 	e.GET(BasePath+"/api-keys", s.listAPIKeys)
@@ -117,10 +118,13 @@ func (s *Server) createNamespace(c echo.Context) error {
 	b := s.bind(c)
 	var req api.CreateNamespaceRequest
 	b.body(&req)
+	if req.Retention != nil {
+		b.retention(*req.Retention, false)
+	}
 	if err := b.err(); err != nil {
 		return err
 	}
-	n, err := s.store.CreateNamespace(c.Request().Context(), req.Name, req.Description)
+	n, err := s.store.CreateNamespaceWith(c.Request().Context(), req)
 	if errors.Is(err, store.ErrNamespaceExists) {
 		return newProblem(http.StatusConflict, ProblemNamespaceExists, "Namespace exists",
 			"A namespace of this name exists already.")
@@ -181,6 +185,62 @@ func (s *Server) getNamespace(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, n)
+}
+
+// Bounds of a namespace's retention.
+const (
+	minRetention = time.Minute
+	maxRetention = 87600 * time.Hour
+)
+
+// retention checks a retention: within bounds, or 0 when clearing is
+// allowed.
+func (b *binder) retention(d api.Duration, clear bool) {
+	if clear && d == 0 {
+		return
+	}
+	if d.D() < minRetention || d.D() > maxRetention {
+		b.add("retention", "must be between %s and %s", minRetention, maxRetention)
+	}
+}
+
+// updateNamespace godoc
+//
+//	@Summary		Update a namespace
+//	@Description	Sets the description and/or the retention of closed workflows ("0s" removes the retention: closed workflows are kept). Needs an admin key of the namespace.
+//	@Tags			namespaces
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Security		BearerAuth
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			request		body		api.UpdateNamespaceRequest	true	"What to change"
+//	@Success		200			{object}	api.Namespace
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key"
+//	@Failure		403			{object}	api.Problem	"The key may not do this"
+//	@Failure		404			{object}	api.Problem	"Unknown namespace"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace} [patch]
+func (s *Server) updateNamespace(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	var req api.UpdateNamespaceRequest
+	b.body(&req)
+	if req.Retention != nil {
+		b.retention(*req.Retention, true)
+	}
+	if err := b.err(); err != nil {
+		return err
+	}
+	n, err := s.store.UpdateNamespace(c.Request().Context(), ns, req)
+	if errors.Is(err, store.ErrNotFound) {
+		return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
+	}
+	if err != nil {
+		return err
+	}
+	s.logger.Info("namespace updated", "namespace", ns, "by", callerID(c))
 	return c.JSON(http.StatusOK, n)
 }
 

@@ -55,6 +55,8 @@ type serveOptions struct {
 	heartbeatBurst int
 	// auth: API keys and TLS (auth.go)
 	auth authOptions
+	// retention: the retention job (retention.go)
+	retention retentionOptions
 }
 
 // flags declares the serve flags on fs, with defaults from the environment.
@@ -73,6 +75,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cleanupDelay, "worker-cleanup-delay", 60*time.Minute, "how long an inactive worker is kept before it is cleaned up")
 	fs.Float64Var(&o.heartbeatRate, "heartbeat-rate", 10, "heartbeats per second allowed per worker (negative: no limit)")
 	fs.IntVar(&o.heartbeatBurst, "heartbeat-burst", 50, "heartbeat burst allowed per worker")
+	o.retention.flags(fs)
 	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
@@ -220,6 +223,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	})
 	wg.Go(func() { sweepLoop(bgCtx, st, o.sweepInterval, sweeps, logger) })
 	wg.Go(func() { workerGaugeLoop(bgCtx, st, metrics, 10*time.Second, logger) })
+	wg.Go(func() { retentionLoop(bgCtx, st, o.retention, logger) })
 	defer func() {
 		stopBackground()
 		wg.Wait()

@@ -56,21 +56,70 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 }
 
 const createNamespace = `-- name: CreateNamespace :one
-INSERT INTO namespaces (name, description) VALUES ($1, $2)
+INSERT INTO namespaces (name, description, retention)
+VALUES ($1, $2, $3::bigint * interval '1 millisecond')
 ON CONFLICT (name) DO NOTHING
-RETURNING name, created_at, description
+RETURNING name, created_at, description, retention
 `
 
 type CreateNamespaceParams struct {
 	Name        string
 	Description string
+	RetentionMs *int64
 }
 
 func (q *Queries) CreateNamespace(ctx context.Context, arg CreateNamespaceParams) (Namespace, error) {
-	row := q.db.QueryRow(ctx, createNamespace, arg.Name, arg.Description)
+	row := q.db.QueryRow(ctx, createNamespace, arg.Name, arg.Description, arg.RetentionMs)
 	var i Namespace
-	err := row.Scan(&i.Name, &i.CreatedAt, &i.Description)
+	err := row.Scan(
+		&i.Name,
+		&i.CreatedAt,
+		&i.Description,
+		&i.Retention,
+	)
 	return i, err
+}
+
+const deleteInstances = `-- name: DeleteInstances :exec
+DELETE FROM instances WHERE namespace = $1 AND instance_id = ANY($2::text[])
+`
+
+type DeleteInstancesParams struct {
+	Namespace   string
+	InstanceIds []string
+}
+
+func (q *Queries) DeleteInstances(ctx context.Context, arg DeleteInstancesParams) error {
+	_, err := q.db.Exec(ctx, deleteInstances, arg.Namespace, arg.InstanceIds)
+	return err
+}
+
+const deleteInstancesAttempts = `-- name: DeleteInstancesAttempts :exec
+DELETE FROM worker_queue WHERE namespace = $1 AND instance_id = ANY($2::text[])
+`
+
+type DeleteInstancesAttemptsParams struct {
+	Namespace   string
+	InstanceIds []string
+}
+
+func (q *Queries) DeleteInstancesAttempts(ctx context.Context, arg DeleteInstancesAttemptsParams) error {
+	_, err := q.db.Exec(ctx, deleteInstancesAttempts, arg.Namespace, arg.InstanceIds)
+	return err
+}
+
+const deleteInstancesHistory = `-- name: DeleteInstancesHistory :exec
+DELETE FROM history WHERE namespace = $1 AND instance_id = ANY($2::text[])
+`
+
+type DeleteInstancesHistoryParams struct {
+	Namespace   string
+	InstanceIds []string
+}
+
+func (q *Queries) DeleteInstancesHistory(ctx context.Context, arg DeleteInstancesHistoryParams) error {
+	_, err := q.db.Exec(ctx, deleteInstancesHistory, arg.Namespace, arg.InstanceIds)
+	return err
 }
 
 const deleteNamespace = `-- name: DeleteNamespace :execrows
@@ -114,13 +163,18 @@ func (q *Queries) GetAPIKey(ctx context.Context, id string) (ApiKey, error) {
 }
 
 const getNamespace = `-- name: GetNamespace :one
-SELECT name, created_at, description FROM namespaces WHERE name = $1
+SELECT name, created_at, description, retention FROM namespaces WHERE name = $1
 `
 
 func (q *Queries) GetNamespace(ctx context.Context, name string) (Namespace, error) {
 	row := q.db.QueryRow(ctx, getNamespace, name)
 	var i Namespace
-	err := row.Scan(&i.Name, &i.CreatedAt, &i.Description)
+	err := row.Scan(
+		&i.Name,
+		&i.CreatedAt,
+		&i.Description,
+		&i.Retention,
+	)
 	return i, err
 }
 
@@ -191,7 +245,7 @@ func (q *Queries) ListNamespaceNames(ctx context.Context) ([]string, error) {
 }
 
 const listNamespaces = `-- name: ListNamespaces :many
-SELECT name, created_at, description FROM namespaces ORDER BY name
+SELECT name, created_at, description, retention FROM namespaces ORDER BY name
 `
 
 func (q *Queries) ListNamespaces(ctx context.Context) ([]Namespace, error) {
@@ -203,7 +257,12 @@ func (q *Queries) ListNamespaces(ctx context.Context) ([]Namespace, error) {
 	items := []Namespace{}
 	for rows.Next() {
 		var i Namespace
-		if err := rows.Scan(&i.Name, &i.CreatedAt, &i.Description); err != nil {
+		if err := rows.Scan(
+			&i.Name,
+			&i.CreatedAt,
+			&i.Description,
+			&i.Retention,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -254,6 +313,76 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) (int
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const takeExpiredInstances = `-- name: TakeExpiredInstances :many
+SELECT i.namespace, i.instance_id FROM instances i
+JOIN namespaces n ON n.name = i.namespace
+WHERE i.status <> 'running' AND n.retention IS NOT NULL
+  AND i.completed_at < now() - n.retention
+ORDER BY i.completed_at
+LIMIT $1
+FOR UPDATE OF i SKIP LOCKED
+`
+
+type TakeExpiredInstancesRow struct {
+	Namespace  string
+	InstanceID string
+}
+
+// One bounded batch of the retention job: at most max_rows closed
+// instances whose namespace has a retention and that closed longer ago
+// than it, locked (rows another transaction holds are skipped; the next
+// batch takes them). The caller deletes them with the statements below, by
+// namespace and = ANY(ids), so that each finds its rows by key.
+func (q *Queries) TakeExpiredInstances(ctx context.Context, maxRows int32) ([]TakeExpiredInstancesRow, error) {
+	rows, err := q.db.Query(ctx, takeExpiredInstances, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TakeExpiredInstancesRow{}
+	for rows.Next() {
+		var i TakeExpiredInstancesRow
+		if err := rows.Scan(&i.Namespace, &i.InstanceID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateNamespace = `-- name: UpdateNamespace :one
+UPDATE namespaces SET
+    description = COALESCE($1::text, description),
+    retention = CASE WHEN $2::bigint IS NULL THEN retention
+                     WHEN $2::bigint = 0 THEN NULL
+                     ELSE $2::bigint * interval '1 millisecond' END
+WHERE name = $3
+RETURNING name, created_at, description, retention
+`
+
+type UpdateNamespaceParams struct {
+	Description *string
+	RetentionMs *int64
+	Name        string
+}
+
+// Sets the description and the retention (each only when given; a
+// retention of 0 ms clears it).
+func (q *Queries) UpdateNamespace(ctx context.Context, arg UpdateNamespaceParams) (Namespace, error) {
+	row := q.db.QueryRow(ctx, updateNamespace, arg.Description, arg.RetentionMs, arg.Name)
+	var i Namespace
+	err := row.Scan(
+		&i.Name,
+		&i.CreatedAt,
+		&i.Description,
+		&i.Retention,
+	)
+	return i, err
 }
 
 const workerOwner = `-- name: WorkerOwner :one

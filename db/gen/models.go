@@ -65,6 +65,7 @@ type Namespace struct {
 	Name        string
 	CreatedAt   time.Time
 	Description string
+	Retention   pgtype.Interval
 }
 
 type OrchestratorQueue struct {

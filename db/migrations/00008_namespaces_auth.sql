@@ -4,6 +4,9 @@
 -- table, per request). The other tables keep their namespace as text
 -- without a foreign key, so that no hot write pays a key check.
 ALTER TABLE namespaces ADD COLUMN description text NOT NULL DEFAULT '';
+-- Closed workflows of the namespace older than this are deleted by the
+-- retention job (NULL: kept until deleted by hand).
+ALTER TABLE namespaces ADD COLUMN retention interval;
 INSERT INTO namespaces (name) VALUES ('default') ON CONFLICT DO NOTHING;
 -- Every namespace that already holds data is kept.
 INSERT INTO namespaces (name)
@@ -30,7 +33,15 @@ CREATE INDEX api_keys_namespace ON api_keys (namespace, created_at);
 -- or completion for the session by anyone else is refused.
 ALTER TABLE workers ADD COLUMN owner text;
 
+-- The retention job's scan: closed instances by closing time. Only the
+-- turn that closes an instance changes status and completed_at (an update
+-- that was not HOT already, status being in instances_execution_deadline's
+-- predicate); the lock and unlock of turns stay HOT.
+CREATE INDEX instances_closed ON instances (completed_at) WHERE status <> 'running';
+
 -- +goose Down
+DROP INDEX instances_closed;
 ALTER TABLE workers DROP COLUMN owner;
 DROP TABLE api_keys;
 ALTER TABLE namespaces DROP COLUMN description;
+ALTER TABLE namespaces DROP COLUMN retention;

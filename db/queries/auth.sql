@@ -1,5 +1,6 @@
 -- name: CreateNamespace :one
-INSERT INTO namespaces (name, description) VALUES (sqlc.arg(name), sqlc.arg(description))
+INSERT INTO namespaces (name, description, retention)
+VALUES (sqlc.arg(name), sqlc.arg(description), sqlc.narg(retention_ms)::bigint * interval '1 millisecond')
 ON CONFLICT (name) DO NOTHING
 RETURNING *;
 
@@ -52,3 +53,37 @@ SELECT count(*) FROM api_keys WHERE revoked_at IS NULL;
 -- The owner of a worker session ('' when it has none).
 SELECT COALESCE(owner, '')::text AS owner FROM workers
 WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id);
+
+-- name: UpdateNamespace :one
+-- Sets the description and the retention (each only when given; a
+-- retention of 0 ms clears it).
+UPDATE namespaces SET
+    description = COALESCE(sqlc.narg(description)::text, description),
+    retention = CASE WHEN sqlc.narg(retention_ms)::bigint IS NULL THEN retention
+                     WHEN sqlc.narg(retention_ms)::bigint = 0 THEN NULL
+                     ELSE sqlc.narg(retention_ms)::bigint * interval '1 millisecond' END
+WHERE name = sqlc.arg(name)
+RETURNING *;
+
+-- name: TakeExpiredInstances :many
+-- One bounded batch of the retention job: at most max_rows closed
+-- instances whose namespace has a retention and that closed longer ago
+-- than it, locked (rows another transaction holds are skipped; the next
+-- batch takes them). The caller deletes them with the statements below, by
+-- namespace and = ANY(ids), so that each finds its rows by key.
+SELECT i.namespace, i.instance_id FROM instances i
+JOIN namespaces n ON n.name = i.namespace
+WHERE i.status <> 'running' AND n.retention IS NOT NULL
+  AND i.completed_at < now() - n.retention
+ORDER BY i.completed_at
+LIMIT sqlc.arg(max_rows)
+FOR UPDATE OF i SKIP LOCKED;
+
+-- name: DeleteInstancesHistory :exec
+DELETE FROM history WHERE namespace = sqlc.arg(namespace) AND instance_id = ANY(sqlc.arg(instance_ids)::text[]);
+
+-- name: DeleteInstancesAttempts :exec
+DELETE FROM worker_queue WHERE namespace = sqlc.arg(namespace) AND instance_id = ANY(sqlc.arg(instance_ids)::text[]);
+
+-- name: DeleteInstances :exec
+DELETE FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = ANY(sqlc.arg(instance_ids)::text[]);

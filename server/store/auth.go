@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -86,7 +87,21 @@ func toAPIKey(k gen.ApiKey) api.APIKey {
 }
 
 func toNamespace(n gen.Namespace) api.Namespace {
-	return api.Namespace{Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt}
+	out := api.Namespace{Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt}
+	if n.Retention.Valid {
+		d := api.Duration(time.Duration(n.Retention.Microseconds)*time.Microsecond +
+			time.Duration(n.Retention.Days)*24*time.Hour + time.Duration(n.Retention.Months)*30*24*time.Hour)
+		out.Retention = &d
+	}
+	return out
+}
+
+func retentionMS(d *api.Duration) *int64 {
+	if d == nil {
+		return nil
+	}
+	v := ms(d.D())
+	return &v
 }
 
 // CreateAPIKey stores a new key of role in namespace ns (api.AllNamespaces:
@@ -154,7 +169,14 @@ func (s *Store) RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool
 
 // CreateNamespace creates a namespace (ErrNamespaceExists).
 func (s *Store) CreateNamespace(ctx context.Context, name, description string) (api.Namespace, error) {
-	n, err := gen.New(s.pool).CreateNamespace(ctx, gen.CreateNamespaceParams{Name: name, Description: description})
+	return s.CreateNamespaceWith(ctx, api.CreateNamespaceRequest{Name: name, Description: description})
+}
+
+// CreateNamespaceWith creates the namespace req describes
+// (ErrNamespaceExists).
+func (s *Store) CreateNamespaceWith(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error) {
+	n, err := gen.New(s.pool).CreateNamespace(ctx, gen.CreateNamespaceParams{Name: req.Name,
+		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
 	if noRows(err) {
 		return api.Namespace{}, ErrNamespaceExists
 	}
@@ -269,4 +291,68 @@ func (s *Store) WorkerOwner(ctx context.Context, ns, workerID string) (string, e
 		return "", fmt.Errorf("worker owner: %w", err)
 	}
 	return o, nil
+}
+
+// UpdateNamespace sets the fields req gives (ErrNotFound).
+func (s *Store) UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (api.Namespace, error) {
+	n, err := gen.New(s.pool).UpdateNamespace(ctx, gen.UpdateNamespaceParams{Name: name,
+		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
+	if noRows(err) {
+		return api.Namespace{}, ErrNotFound
+	}
+	if err != nil {
+		return api.Namespace{}, fmt.Errorf("update namespace: %w", err)
+	}
+	return toNamespace(n), nil
+}
+
+// PurgeClosed runs the retention job: it deletes closed workflow instances
+// older than their namespace's retention, with their history, messages and
+// attempts, in batches of at most batch instances (one transaction each, a
+// few set-based statements), at most maxBatches of them. It returns how
+// many instances it deleted.
+func (s *Store) PurgeClosed(ctx context.Context, batch int32, maxBatches int) (int, error) {
+	total := 0
+	for range maxBatches {
+		n := 0
+		err := s.inTx(ctx, func(t *txn) error {
+			rows, err := t.q.TakeExpiredInstances(ctx, batch)
+			if err != nil {
+				return err
+			}
+			n = len(rows)
+			byNS := map[string][]string{}
+			var order []string
+			for _, r := range rows {
+				if _, ok := byNS[r.Namespace]; !ok {
+					order = append(order, r.Namespace)
+				}
+				byNS[r.Namespace] = append(byNS[r.Namespace], r.InstanceID)
+			}
+			for _, ns := range order {
+				ids := byNS[ns]
+				if err := t.w.DeleteInstancesHistory(ctx, gen.DeleteInstancesHistoryParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
+				if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
+				if err := t.w.DeleteInstancesAttempts(ctx, gen.DeleteInstancesAttemptsParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
+				if err := t.w.DeleteInstances(ctx, gen.DeleteInstancesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("purge closed workflows: %w", err)
+		}
+		total += n
+		if n < int(batch) {
+			break
+		}
+	}
+	return total, nil
 }
