@@ -101,54 +101,58 @@ type routeRule struct {
 	checkNamespace bool
 }
 
-// routeRules maps "METHOD path-template" to its rule. A route missing here
+// ruleKey is a route: method and path template (a struct, not a joined
+// string, which would be built on every request).
+type ruleKey struct{ method, path string }
+
+// routeRules maps each route to its rule. A route missing here
 // needs a valid key and nothing more (it can only answer 404 or 405).
 // TestAuth_EveryRouteHasARule keeps it in step with the router.
-func routeRules() map[string]routeRule {
+func routeRules() map[ruleKey]routeRule {
 	w := routeRule{perm: permWorker, checkNamespace: true}
 	cl := routeRule{perm: permClient, checkNamespace: true}
 	ad := routeRule{perm: permAdmin, checkNamespace: true}
 	pub := routeRule{perm: permPublic}
-	return map[string]routeRule{
-		"GET /healthz":       pub,
-		"GET /readyz":        pub,
-		"GET /metrics":       {perm: permMetrics},
-		"GET /openapi.json":  pub,
-		"GET /openapi.yaml":  pub,
-		"GET /docs":          pub,
-		"GET /docs/":         pub,
-		"GET /docs/doc.json": pub,
-		"GET /docs/*":        pub,
+	return map[ruleKey]routeRule{
+		{"GET", "/healthz"}:       pub,
+		{"GET", "/readyz"}:        pub,
+		{"GET", "/metrics"}:       {perm: permMetrics},
+		{"GET", "/openapi.json"}:  pub,
+		{"GET", "/openapi.yaml"}:  pub,
+		{"GET", "/docs"}:          pub,
+		{"GET", "/docs/"}:         pub,
+		{"GET", "/docs/doc.json"}: pub,
+		{"GET", "/docs/*"}:        pub,
 
-		"POST /v1/namespaces":                      {perm: permGlobalAdmin},
-		"GET /v1/namespaces":                       {perm: permGlobalAdmin},
-		"PATCH /v1/namespaces/:namespace":          {perm: permAdmin},
-		"GET /v1/namespaces/:namespace":            {perm: permAdmin},
-		"DELETE /v1/namespaces/:namespace":         {perm: permGlobalAdmin},
-		"POST " + BasePath + "/api-keys":           ad,
-		"GET " + BasePath + "/api-keys":            ad,
-		"DELETE " + BasePath + "/api-keys/:key_id": ad,
+		{"POST", "/v1/namespaces"}:                 {perm: permGlobalAdmin},
+		{"GET", "/v1/namespaces"}:                  {perm: permGlobalAdmin},
+		{"PATCH", "/v1/namespaces/:namespace"}:     {perm: permAdmin},
+		{"GET", "/v1/namespaces/:namespace"}:       {perm: permAdmin},
+		{"DELETE", "/v1/namespaces/:namespace"}:    {perm: permGlobalAdmin},
+		{"POST", BasePath + "/api-keys"}:           ad,
+		{"GET", BasePath + "/api-keys"}:            ad,
+		{"DELETE", BasePath + "/api-keys/:key_id"}: ad,
 
-		"POST " + BasePath + "/workflows":                            cl,
-		"GET " + BasePath + "/workflows":                             cl,
-		"GET " + BasePath + "/workflows/:instance_id":                cl,
-		"DELETE " + BasePath + "/workflows/:instance_id":             ad,
-		"GET " + BasePath + "/workflows/:instance_id/history":        cl,
-		"GET " + BasePath + "/workflows/:instance_id/result":         cl,
-		"POST " + BasePath + "/workflows/:instance_id/cancel":        cl,
-		"POST " + BasePath + "/workflows/:instance_id/signals/:name": cl,
-		"POST " + BasePath + "/workflow-tasks/poll":                  w,
-		"POST " + BasePath + "/workflow-tasks/:token/complete":       w,
-		"POST " + BasePath + "/workflow-tasks/:token/fail":           w,
-		"POST " + BasePath + "/activity-tasks/poll":                  w,
-		"POST " + BasePath + "/activity-tasks/:token/heartbeat":      w,
-		"POST " + BasePath + "/activity-tasks/:token/complete":       w,
-		"POST " + BasePath + "/activity-tasks/:token/fail":           w,
-		"POST " + BasePath + "/activity-tasks/:token/abandon":        w,
-		"POST " + BasePath + "/workers/heartbeat":                    w,
-		"GET " + BasePath + "/workers":                               cl,
-		"GET " + BasePath + "/workers/:worker_id":                    cl,
-		"GET " + BasePath + "/task-queues/:name":                     cl,
+		{"POST", BasePath + "/workflows"}:                            cl,
+		{"GET", BasePath + "/workflows"}:                             cl,
+		{"GET", BasePath + "/workflows/:instance_id"}:                cl,
+		{"DELETE", BasePath + "/workflows/:instance_id"}:             ad,
+		{"GET", BasePath + "/workflows/:instance_id/history"}:        cl,
+		{"GET", BasePath + "/workflows/:instance_id/result"}:         cl,
+		{"POST", BasePath + "/workflows/:instance_id/cancel"}:        cl,
+		{"POST", BasePath + "/workflows/:instance_id/signals/:name"}: cl,
+		{"POST", BasePath + "/workflow-tasks/poll"}:                  w,
+		{"POST", BasePath + "/workflow-tasks/:token/complete"}:       w,
+		{"POST", BasePath + "/workflow-tasks/:token/fail"}:           w,
+		{"POST", BasePath + "/activity-tasks/poll"}:                  w,
+		{"POST", BasePath + "/activity-tasks/:token/heartbeat"}:      w,
+		{"POST", BasePath + "/activity-tasks/:token/complete"}:       w,
+		{"POST", BasePath + "/activity-tasks/:token/fail"}:           w,
+		{"POST", BasePath + "/activity-tasks/:token/abandon"}:        w,
+		{"POST", BasePath + "/workers/heartbeat"}:                    w,
+		{"GET", BasePath + "/workers"}:                               cl,
+		{"GET", BasePath + "/workers/:worker_id"}:                    cl,
+		{"GET", BasePath + "/task-queues/:name"}:                     cl,
 	}
 }
 
@@ -215,7 +219,7 @@ func routeNamespace(c echo.Context) string {
 // the route's template.
 func (s *Server) authorize(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		rule, known := s.rules[c.Request().Method+" "+c.Path()]
+		rule, known := s.rules[ruleKey{c.Request().Method, c.Path()}]
 		if rule.perm == permPublic && known || rule.perm == permMetrics && !s.cfg.Auth.MetricsAuth {
 			return next(c)
 		}
@@ -247,9 +251,9 @@ func (s *Server) authorize(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // Routes limited per API key.
-const (
-	routeStart = "POST " + BasePath + "/workflows"
-	routeBeat  = "POST " + routeWorkerBeat
+var (
+	routeStart = ruleKey{http.MethodPost, BasePath + "/workflows"}
+	routeBeat  = ruleKey{http.MethodPost, routeWorkerBeat}
 )
 
 // limitPerKey answers 429 with Retry-After to a workflow start or worker
@@ -259,7 +263,7 @@ func (s *Server) limitPerKey(c echo.Context, ns string) error {
 	if k == nil {
 		return nil
 	}
-	route := c.Request().Method + " " + c.Path()
+	route := ruleKey{c.Request().Method, c.Path()}
 	var l *heartbeatLimiter
 	var what string
 	switch route {

@@ -114,7 +114,7 @@ type Server struct {
 	limiter  *heartbeatLimiter
 	reqIDs   *requestIDs
 	// rules, keys and namespaces serve the authorize middleware (auth.go).
-	rules      map[string]routeRule
+	rules      map[ruleKey]routeRule
 	keys       *keyCache
 	namespaces *namespaceCache
 	owners     *ownerCache
