@@ -25,7 +25,7 @@ const WorkerSecretHeader = "Tether-Worker-Secret"
 // its API key, else the hash of its session secret, else nobody ("").
 func callerOwner(c echo.Context) string {
 	if k := principal(c); k != nil {
-		return "key:" + k.ID
+		return k.Owner // "key:<id>", made once when the key was read
 	}
 	if sec := c.Request().Header.Get(WorkerSecretHeader); sec != "" {
 		h := sha256.Sum256([]byte(sec))

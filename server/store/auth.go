@@ -76,6 +76,8 @@ type KeyRecord struct {
 	SecretHash [32]byte
 	// Revoked keys authenticate nobody.
 	Revoked bool
+	// Owner is the key as the owner of worker sessions ("key:<id>").
+	Owner string
 }
 
 func toAPIKey(k gen.ApiKey) api.APIKey {
@@ -132,7 +134,7 @@ func (s *Store) LookupAPIKey(ctx context.Context, id string) (KeyRecord, error) 
 	if err != nil {
 		return KeyRecord{}, fmt.Errorf("look up api key: %w", err)
 	}
-	r := KeyRecord{ID: k.ID, Namespace: api.AllNamespaces, Role: k.Role, Revoked: k.RevokedAt != nil}
+	r := KeyRecord{ID: k.ID, Namespace: api.AllNamespaces, Role: k.Role, Revoked: k.RevokedAt != nil, Owner: "key:" + k.ID}
 	if k.Namespace != nil {
 		r.Namespace = *k.Namespace
 	}
