@@ -23,6 +23,7 @@ import (
 //	@Success		200			{object}	api.ActivityTask
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
 //	@Failure		413			{object}	api.Problem	"Body too large"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/poll [post]
@@ -34,6 +35,9 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 	wait := b.wait("wait", req.Wait)
 	lockFor := b.durationRange("lock_for", req.LockFor, defaultActivityLockFor, minLockFor, maxLockFor)
 	if err := b.err(); err != nil {
+		return err
+	}
+	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
 		return err
 	}
 	defer s.pollers.add(ns, req.TaskQueues, req.WorkerID)()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +41,12 @@ type AppConfig struct {
 	// before anything expires. Default 0: no grace (tether server and
 	// tether dev pass their --outage-grace, 5s by default).
 	OutageGrace time.Duration
+	// TLS, when set, makes the App serve HTTPS with it (nil: plain HTTP,
+	// for loopback or behind a proxy that terminates TLS).
+	TLS *tls.Config
+	// Retention tunes the job that deletes closed workflows past their
+	// namespace's retention (see RetentionConfig for its defaults).
+	Retention RetentionConfig
 	// WorkerGaugeInterval is how often the workers-by-state gauge
 	// (tether_workers_by_state) is refreshed. Default 10s.
 	WorkerGaugeInterval time.Duration
@@ -162,6 +169,9 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	if cfg.TLS != nil {
+		a.ln = tls.NewListener(a.ln, cfg.TLS)
+	}
 	return a, nil
 }
 
@@ -205,6 +215,7 @@ func (a *App) Run(ctx context.Context) error {
 	})
 	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, a.cfg.OutageGrace, a.sweeps, a.logger) })
 	wg.Go(func() { workerGaugeLoop(bgCtx, a.store, a.metrics, a.cfg.WorkerGaugeInterval, a.logger) })
+	wg.Go(func() { retentionLoop(bgCtx, a.store, a.cfg.Retention, a.logger) })
 	defer func() {
 		stopBackground()
 		wg.Wait()
@@ -235,7 +246,12 @@ func (a *App) Close() error {
 func (a *App) Addr() net.Addr { return a.ln.Addr() }
 
 // URL is the server's base URL, "http://" and the listening address.
-func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
+func (a *App) URL() string {
+	if a.cfg.TLS != nil {
+		return "https://" + a.ln.Addr().String()
+	}
+	return "http://" + a.ln.Addr().String()
+}
 
 // Handler is the HTTP handler Run serves.
 func (a *App) Handler() http.Handler { return a.srv.Handler() }

@@ -56,6 +56,7 @@ func (s *Server) newEcho() *echo.Echo {
 		},
 	}))
 	e.Use(s.limitBody)
+	e.Use(s.authorize)
 
 	// Outside the base.
 	e.GET("/healthz", s.healthz)
@@ -74,6 +75,7 @@ func (s *Server) newEcho() *echo.Echo {
 	})
 	e.GET("/docs/*", docs)
 
+	s.namespaceRoutes(e)
 	g := e.Group(BasePath)
 	// Workflows.
 	g.POST("/workflows", s.startWorkflow)

@@ -46,6 +46,8 @@ type Config struct {
 	// Retry-After. Defaults 10/s and 50. A negative rate disables the limit.
 	HeartbeatRate  float64
 	HeartbeatBurst int
+	// Auth is the authentication of requests (API keys) and its caches.
+	Auth AuthConfig
 }
 
 // Limits of request fields, fixed by the REST contract.
@@ -86,6 +88,7 @@ func (c Config) withDefaults() Config {
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = 2 * time.Second
 	}
+	c.Auth = c.Auth.withDefaults()
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics()
 	}
@@ -110,6 +113,15 @@ type Server struct {
 	pollers  *pollerSet
 	limiter  *heartbeatLimiter
 	reqIDs   *requestIDs
+	// rules, keys and namespaces serve the authorize middleware (auth.go).
+	rules      map[ruleKey]routeRule
+	keys       *keyCache
+	namespaces *namespaceCache
+	owners     *ownerCache
+	// startLimiter and keyBeatLimiter limit starts and heartbeats per API
+	// key (auth.go).
+	startLimiter   *heartbeatLimiter
+	keyBeatLimiter *heartbeatLimiter
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
@@ -132,17 +144,23 @@ func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *S
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		store:    st,
-		hub:      hub,
-		cfg:      cfg,
-		logger:   logger,
-		validate: newValidator(),
-		metrics:  cfg.Metrics,
-		pollers:  newPollerSet(),
-		limiter:  newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
-		reqIDs:   newRequestIDs(),
-		shutdown: make(chan struct{}),
+		store:          st,
+		hub:            hub,
+		cfg:            cfg,
+		logger:         logger,
+		validate:       newValidator(),
+		metrics:        cfg.Metrics,
+		pollers:        newPollerSet(),
+		limiter:        newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
+		reqIDs:         newRequestIDs(),
+		shutdown:       make(chan struct{}),
+		rules:          routeRules(),
+		owners:         newOwnerCache(),
+		startLimiter:   newHeartbeatLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
+		keyBeatLimiter: newHeartbeatLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
 	}
+	s.keys = newKeyCache(cfg.Auth.CacheTTL, st.LookupAPIKey)
+	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, st.NamespaceNames)
 	if hub != nil {
 		if err := s.metrics.registerHub(hub); err != nil {
 			logger.Warn("server: hub metrics not registered", "err", err)

@@ -23,6 +23,8 @@ import (
 //	@Param			request		body		api.WorkerHeartbeatRequest	true	"The worker"
 //	@Success		200			{object}	api.WorkerHeartbeatResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key"
+//	@Failure		403			{object}	api.Problem	"The key may not do this, or the worker session is another key's (or session secret's)"
 //	@Failure		410			{object}	api.Problem	"Worker cleaned up"
 //	@Failure		413			{object}	api.Problem	"Body too large"
 //	@Failure		429			{object}	api.Problem	"Heartbeats too frequent (see Retry-After)"
@@ -41,6 +43,12 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		}
 		req = *general
 	}
+	// Checked before the rate limit: another caller must not spend this
+	// worker's tokens.
+	owner := callerOwner(c)
+	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, owner, false); err != nil {
+		return err
+	}
 	waits := wait > 0 && s.hub != nil && !req.Shutdown
 	ok, retry, refund := s.limiter.allow(ns, req.WorkerID, time.Now(), waits)
 	if !ok {
@@ -49,7 +57,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if !waits {
-		resp, err := s.store.WorkerHeartbeat(ctx, ns, req)
+		resp, err := s.heartbeatAs(ctx, ns, owner, &req)
 		if err != nil {
 			return err
 		}
@@ -61,7 +69,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	// after it is not missed.
 	w := s.hub.Register(store.WorkerCancelKey(ns, req.WorkerID))
 	defer w.Close()
-	resp, err := s.store.WorkerHeartbeat(ctx, ns, req)
+	resp, err := s.heartbeatAs(ctx, ns, owner, &req)
 	if err != nil {
 		return err
 	}
@@ -89,7 +97,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	resp, err = s.store.WorkerHeartbeat(ctx, ns, req)
+	resp, err = s.heartbeatAs(ctx, ns, owner, &req)
 	if err != nil {
 		return err
 	}

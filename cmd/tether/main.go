@@ -2,8 +2,9 @@
 // development mode that brings its own PostgreSQL.
 //
 //	tether server   serve the HTTP/JSON API (TETHER_DATABASE_URL required)
-//	tether dev      serve on :7070 with a throwaway PostgreSQL
+//	tether dev      serve on localhost:7070 with a throwaway PostgreSQL
 //	tether migrate  apply the database migrations and exit
+//	tether apikey   create, list or revoke API keys
 //	tether bench    run a load scenario (throughput, fanout, dispatch, …)
 //	tether chaos    run the chaos suite (docs/reliability.md)
 //	tether version  print the version
@@ -32,8 +33,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"server", "serve the HTTP/JSON API (needs TETHER_DATABASE_URL)", runServer},
-		{"dev", "serve on :7070 with a throwaway PostgreSQL (or TETHER_DATABASE_URL)", runDev},
+		{"dev", "serve on localhost:7070 with a throwaway PostgreSQL (or TETHER_DATABASE_URL)", runDev},
 		{"migrate", "apply the database migrations and exit", runMigrate},
+		{"apikey", "create, list or revoke API keys (in the database directly)", runAPIKey},
 		{"bench", "run a load scenario and print its figures", runBench},
 		{"chaos", "run the chaos suite: faults injected into real processes, invariants checked", runChaos},
 		{"version", "print the version and exit", runVersion},

@@ -53,6 +53,12 @@ type serveOptions struct {
 	statsMinRows   int64
 	heartbeatRate  float64
 	heartbeatBurst int
+	// auth: API keys and TLS (auth.go)
+	auth authOptions
+	// addrSet: --addr was given on the command line.
+	addrSet bool
+	// retention: the retention job (retention.go)
+	retention server.RetentionConfig
 }
 
 // flags declares the serve flags on fs, with defaults from the environment.
@@ -72,6 +78,8 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cleanupDelay, "worker-cleanup-delay", 60*time.Minute, "how long an inactive worker is kept before it is cleaned up")
 	fs.Float64Var(&o.heartbeatRate, "heartbeat-rate", 10, "heartbeats per second allowed per worker (negative: no limit)")
 	fs.IntVar(&o.heartbeatBurst, "heartbeat-burst", 50, "heartbeat burst allowed per worker")
+	fs.DurationVar(&o.retention.Interval, "retention-interval", time.Minute, "how often the retention job deletes closed workflows past their namespace's retention (negative: never)")
+	fs.IntVar(&o.retention.Batch, "retention-batch", 500, "most workflows the retention job deletes in one statement")
 	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
@@ -119,21 +127,26 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 }
 
 // parseServe parses the flags of `tether server` or `tether dev` (name)
-// and builds the logger they ask for.
-func parseServe(name string, args []string, stderr io.Writer) (serveOptions, *slog.Logger, error) {
+// and builds the logger they ask for. authFlags declares the command's own
+// authentication flags.
+func parseServe(name string, args []string, stderr io.Writer, authFlags func(*flag.FlagSet, *serveOptions)) (serveOptions, *slog.Logger, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o serveOptions
 	o.flags(fs)
+	authFlags(fs, &o)
 	if err := parseFlags(fs, args); err != nil {
 		return o, nil, err
 	}
+	fs.Visit(func(f *flag.Flag) { o.addrSet = o.addrSet || f.Name == "addr" })
 	logger, err := newLogger(stderr, o.logLevel, o.logFormat)
 	return o, logger, err
 }
 
 func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, logger, err := parseServe("tether server", args, stderr)
+	o, logger, err := parseServe("tether server", args, stderr, func(fs *flag.FlagSet, o *serveOptions) {
+		o.auth.serverFlags(fs)
+	})
 	if err != nil {
 		return err
 	}
@@ -155,8 +168,18 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	if o.minLease < 0 || effMax < o.minLease {
 		return fmt.Errorf("bad lease bounds: --min-lease %s, --max-lease %s", o.minLease, o.maxLease)
 	}
-	app, err := server.NewApp(ctx, o.appConfig(logger))
+	tlsCfg, err := o.auth.tlsConfig()
 	if err != nil {
+		return err
+	}
+	cfg := o.appConfig(logger)
+	cfg.TLS = tlsCfg
+	app, err := server.NewApp(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := o.auth.prepare(ctx, app.Store(), logger); err != nil {
+		app.Close()
 		return err
 	}
 	if ready != nil {
@@ -179,7 +202,9 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 			ShutdownTimeout: o.shutdown,
 			HeartbeatRate:   o.heartbeatRate,
 			HeartbeatBurst:  o.heartbeatBurst,
+			Auth:            o.auth.config(),
 		},
+		Retention: o.retention,
 		Store: store.Options{
 			MaxDeliveries: int32(o.maxDeliveries),
 			MinLease:      o.minLease,

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -46,6 +48,16 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// APIKey is sent as "Authorization: Bearer <key>" on every request.
+	// Empty: the environment variable TETHER_API_KEY, if set.
+	APIKey string
+	// TLSConfig configures TLS to an https Address (for example RootCAs to
+	// trust a private CA). Only with the default HTTPClient.
+	TLSConfig *tls.Config
+	// CAFile is a PEM file of the CA certificates to trust for an https
+	// Address, instead of the system's (added to TLSConfig when both are
+	// set). Only with the default HTTPClient.
+	CAFile string
 }
 
 // Client is a connection to a Tether server, bound to one namespace.
@@ -58,6 +70,8 @@ type Client struct {
 	// prefix drawn once per client and a counter.
 	idPrefix string
 	ids      atomic.Uint64
+	// apiKey is sent as a bearer token on every request ("" when none).
+	apiKey string
 }
 
 // RequestIDHeader is the header that names a request; the client sends one
@@ -107,9 +121,17 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("tether: invalid address %q: scheme must be http or https", opts.Address)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
+	tc, err := tlsConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger, idPrefix: "c" + hex.EncodeToString(b[:]) + "-"}
+	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger, apiKey: opts.APIKey,
+		idPrefix: "c" + hex.EncodeToString(b[:]) + "-"}
+	if c.apiKey == "" {
+		c.apiKey = os.Getenv(EnvAPIKey)
+	}
 	if c.ns == "" {
 		c.ns = DefaultNamespace
 	}
@@ -120,6 +142,9 @@ func New(opts Options) (*Client, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = 256
 		t.MaxIdleConnsPerHost = 64
+		if tc != nil {
+			t.TLSClientConfig = tc
+		}
 		c.hc = &http.Client{Transport: t}
 	}
 	if c.logger == nil {
@@ -166,6 +191,7 @@ func (c *Client) do(ctx context.Context, method, op string, query url.Values, bo
 	id := c.nextRequestID()
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(RequestIDHeader, id)
+	c.authHeaders(req)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

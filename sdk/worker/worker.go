@@ -140,6 +140,7 @@ type Worker struct {
 	reg    *registry
 	cache  *cache
 	id     atomic.Pointer[string]
+	secret string // the session secret (session.go), set once in New
 	hostQ  string // the host task queue ("" without Options.HostQueue), set once in New
 	mu     sync.Mutex
 	active bool
@@ -168,7 +169,7 @@ type Worker struct {
 // New returns a worker for taskQueue.
 func New(c *client.Client, taskQueue string, opts Options) *Worker {
 	opts = opts.withDefaults(c)
-	w := &Worker{c: c, queue: taskQueue, opts: opts, reg: newRegistry()}
+	w := &Worker{c: c, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
 	if opts.HostQueue {
@@ -273,6 +274,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.active = true
 	w.hardStop = make(chan struct{})
 	w.mu.Unlock()
+	ctx = w.withSecret(ctx)
 	defer func() {
 		w.mu.Lock()
 		w.active = false
