@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"time"
 
@@ -83,15 +82,6 @@ func (a authOptions) tlsConfig() (*tls.Config, error) {
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"}}, nil
-}
-
-// listener wraps ln in TLS when a certificate is configured.
-func (a authOptions) listener(ln net.Listener) (net.Listener, error) {
-	cfg, err := a.tlsConfig()
-	if err != nil || cfg == nil {
-		return ln, err
-	}
-	return tls.NewListener(ln, cfg), nil
 }
 
 // prepare runs once the schema is migrated: it refuses to start a server

@@ -44,7 +44,7 @@ func ParseAPIKey(key string) (id string, secretHash [32]byte, ok bool) {
 	}
 	id = key[len(apiKeyPrefix) : len(apiKeyPrefix)+apiKeyIDLen]
 	for i := 0; i < len(id); i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return "", secretHash, false
 		}
 	}
