@@ -164,7 +164,7 @@ func doCtx(t *testing.T, ctx context.Context, method, url string, body []byte) r
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != nil {
+	if body != nil || method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)

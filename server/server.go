@@ -22,8 +22,12 @@ type Config struct {
 	// Addr is the TCP address Start listens on. Default ":7070".
 	Addr string
 	// BodyLimit is the largest request body accepted, in bytes; a larger
-	// one is answered 413. Default 4 MiB.
+	// one is answered 413. Default 4 MiB. Limits.RequestBytes, when set,
+	// takes precedence.
 	BodyLimit int64
+	// Limits bound what one request may carry (payload sizes, nesting,
+	// numbers, commands per turn, page sizes); see Limits.
+	Limits Limits
 	// DefaultWait is a long poll's wait when the request gives none.
 	// Default 30s.
 	DefaultWait time.Duration
@@ -65,6 +69,8 @@ func (c Config) withDefaults() Config {
 	if c.BodyLimit <= 0 {
 		c.BodyLimit = 4 << 20
 	}
+	c.Limits = c.Limits.withDefaults(c.BodyLimit)
+	c.BodyLimit = c.Limits.RequestBytes
 	if c.MaxWait <= 0 {
 		c.MaxWait = 60 * time.Second
 	}
@@ -110,6 +116,7 @@ type Server struct {
 	pollers  *pollerSet
 	limiter  *heartbeatLimiter
 	reqIDs   *requestIDs
+	schemas  schemaCache
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs

@@ -328,6 +328,14 @@ func (b *binder) body(dst any) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
 	}
+	if p := strictScan(data, b.s.schemas.of(reflect.TypeOf(dst)), &b.s.cfg.Limits); p != nil {
+		if p.status == http.StatusRequestEntityTooLarge {
+			b.fatal = payloadTooLargeProblem(p.field, p.message)
+			return
+		}
+		b.add(p.field, "%s", p.message)
+		return
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {

@@ -90,6 +90,9 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	token := b.turnToken()
 	var req api.CompleteWorkflowTaskRequest
 	b.body(&req)
+	if n := s.cfg.Limits.CommandsPerTurn; len(req.Commands) > n && !b.has("commands") {
+		b.add("commands", "must have at most %d items", n)
+	}
 	if e := req.EagerActivities; e != nil {
 		e.LockFor = api.Duration(b.durationRange("eager_activities.lock_for", e.LockFor, defaultActivityLockFor, minLockFor, maxLockFor))
 	}
