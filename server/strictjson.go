@@ -151,16 +151,18 @@ type strictScanner struct {
 	problem *scanProblem
 }
 
-// pathSeg is one step of a field path: a member name or an array index.
+// pathSeg is one step of a field path: a member name (a slice of the body,
+// or of an unescaped copy) or, when name is nil, an array index.
 type pathSeg struct {
-	name  string
+	name  []byte
 	index int
 }
 
 // strictScan scans data as a value of schema sc and returns the problem it
 // found, or nil.
 func strictScan(data []byte, sc *schema, lim *Limits) *scanProblem {
-	s := strictScanner{data: data, lim: lim, budget: int64(len(data)) + int64(lim.NumberExpansion)}
+	var path [16]pathSeg
+	s := strictScanner{data: data, lim: lim, budget: int64(len(data)) + int64(lim.NumberExpansion), path: path[:0]}
 	s.value(sc, false)
 	return s.problem
 }
@@ -172,14 +174,14 @@ func (s *strictScanner) field() string {
 	}
 	var sb strings.Builder
 	for i, seg := range s.path {
-		if seg.name == "" {
+		if seg.name == nil {
 			fmt.Fprintf(&sb, "[%d]", seg.index)
 			continue
 		}
 		if i > 0 {
 			sb.WriteByte('.')
 		}
-		sb.WriteString(seg.name)
+		sb.Write(seg.name)
 	}
 	return sb.String()
 }
@@ -200,14 +202,14 @@ func (s *strictScanner) space() {
 	}
 }
 
-// value scans one value expected to be of sc; inPayload is true inside a
-// payload (numbers are checked there).
+// value scans one value expected to be of sc (nil: anything, judged by the
+// decoder); inPayload is true inside a payload (numbers are checked there).
 func (s *strictScanner) value(sc *schema, inPayload bool) bool {
 	s.space()
 	if s.i >= len(s.data) {
 		return false
 	}
-	if sc.kind == kindPayload && !inPayload {
+	if sc != nil && sc.kind == kindPayload && !inPayload {
 		start := s.i
 		if !s.value(sc, true) {
 			return false
@@ -277,16 +279,16 @@ func (s *strictScanner) object(sc *schema, inPayload bool) bool {
 			return false
 		}
 		s.i++
-		elem := &schema{kind: kindAny}
-		if inPayload {
+		var elem *schema
+		switch {
+		case inPayload:
 			elem = sc // kindPayload: every value within is payload
-		}
-		switch sc.kind {
-		case kindMap:
+		case sc == nil:
+		case sc.kind == kindMap:
 			elem = sc.elem
-		case kindStruct:
+		case sc.kind == kindStruct:
 			name := key
-			if f, ok := sc.fields[name]; ok {
+			if f, ok := sc.fields[string(name)]; ok {
 				if f.index < 64 {
 					if seen&(1<<f.index) != 0 {
 						s.path = append(s.path, pathSeg{name: name})
@@ -297,7 +299,7 @@ func (s *strictScanner) object(sc *schema, inPayload bool) bool {
 				elem = f.schema
 			} else {
 				for _, n := range sc.names {
-					if strings.EqualFold(n, name) {
+					if strings.EqualFold(n, string(name)) {
 						s.path = append(s.path, pathSeg{name: name})
 						return s.fail(http.StatusBadRequest, "is not a known field (names are case-sensitive: did you mean %q?)", n)
 					}
@@ -332,11 +334,11 @@ func (s *strictScanner) array(sc *schema, inPayload bool) bool {
 		return false
 	}
 	s.i++ // '['
-	elem := &schema{kind: kindAny}
+	var elem *schema
 	switch {
 	case inPayload:
 		elem = sc
-	case sc.kind == kindSlice:
+	case sc != nil && sc.kind == kindSlice:
 		elem = sc.elem
 	}
 	s.space()
@@ -368,11 +370,11 @@ func (s *strictScanner) array(sc *schema, inPayload bool) bool {
 	}
 }
 
-// str scans a string and returns its value when it holds no escape
-// (keys: the common case), else its unescaped value.
-func (s *strictScanner) str() (string, bool) {
+// str scans a string and returns its value: its bytes when it holds no
+// escape (the common case, no copy), else its unescaped value.
+func (s *strictScanner) str() ([]byte, bool) {
 	if s.i >= len(s.data) || s.data[s.i] != '"' {
-		return "", false
+		return nil, false
 	}
 	start := s.i
 	s.i++
@@ -382,23 +384,23 @@ func (s *strictScanner) str() (string, bool) {
 		case c == '"':
 			s.i++
 			if !escaped {
-				return string(s.data[start+1 : s.i-1]), true
+				return s.data[start+1 : s.i-1], true
 			}
 			var v string
 			if err := json.Unmarshal(s.data[start:s.i], &v); err != nil {
-				return "", false
+				return nil, false
 			}
-			return v, true
+			return []byte(v), true
 		case c == '\\':
 			escaped = true
 			s.i += 2
 		case c < ' ':
-			return "", false
+			return nil, false
 		default:
 			s.i++
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // number scans a number; in a payload it charges the digits its numeric
