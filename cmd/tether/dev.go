@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 )
 
@@ -18,6 +19,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	o.addr = devAddr(fs, o.addr, os.Getenv(envAddr))
 	logger, err := newLogger(stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
@@ -43,6 +45,26 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	})
 }
 
+// devListenAddr is where tether dev listens unless told otherwise: the
+// loopback interface only, so that a development server is not open to
+// the network.
+const devListenAddr = "127.0.0.1" + defaultAddr
+
+// devAddr returns the address tether dev listens on: addr when --addr or
+// $TETHER_ADDR (env) gave it, else devListenAddr.
+func devAddr(fs *flag.FlagSet, addr, env string) string {
+	explicit := env != ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "addr" {
+			explicit = true
+		}
+	})
+	if explicit {
+		return addr
+	}
+	return devListenAddr
+}
+
 // printBanner tells the developer where the server is and how to use it.
 func printBanner(w io.Writer, addr net.Addr, databaseURL string, throwaway bool) {
 	base := "http://" + displayAddr(addr)
@@ -59,7 +81,7 @@ func printBanner(w io.Writer, addr net.Addr, databaseURL string, throwaway bool)
 
   Try it:
     curl -s -X POST %[1]s/v1/namespaces/default/workflows \
-      -d '{"workflow_type":"Hello","task_queue":"demo","input":{"name":"world"}}'
+      -H 'Content-Type: application/json' -d '{"workflow_type":"Hello","task_queue":"demo","input":{"name":"world"}}'
     curl -s %[1]s/v1/namespaces/default/workflows
 
   Press Ctrl-C to stop.
