@@ -36,6 +36,11 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	if err != nil {
+		return err
+	}
+	defer release()
 	defer s.pollers.add(ns, req.TaskQueues, req.WorkerID)()
 
 	keys := make([]string, len(req.TaskQueues))

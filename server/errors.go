@@ -85,14 +85,6 @@ func bodyTooLargeProblem(limit int64) *problemError {
 		fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit))
 }
 
-// payloadTooLargeProblem is the 413 answer of a payload over its limit.
-func payloadTooLargeProblem(field, message string) *problemError {
-	p := newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge, "Payload too large",
-		"A payload of the request exceeds its size limit; see errors.")
-	p.p.Errors = []api.FieldProblem{{Field: field, Message: message}}
-	return p
-}
-
 // panicError is a recovered panic of a handler.
 type panicError struct{ err error }
 

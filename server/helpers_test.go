@@ -100,7 +100,11 @@ func newEnv(t *testing.T, cfg Config) *env {
 		t.Fatal("the hub did not connect")
 	}
 	srv := New(st, hub, cfg, logger)
-	ts := httptest.NewServer(srv.Handler())
+	// Served as Serve serves: its http.Server, its listener wrapper.
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Config = srv.HTTPServer(context.Background())
+	ts.Listener = srv.WrapListener(ts.Listener)
+	ts.Start()
 	t.Cleanup(func() {
 		srv.BeginShutdown()
 		ts.Close()

@@ -57,6 +57,7 @@ func (s *Server) newEcho() *echo.Echo {
 	}))
 	e.Use(s.limitBody)
 	e.Use(s.guardRequest)
+	e.Use(s.boundRequest)
 
 	// HEAD answers wherever GET does (net/http drops the body).
 	get := func(r interface {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -320,6 +321,10 @@ func (b *binder) body(dst any) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			b.fatal = bodyTooLargeProblem(mbe.Limit)
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			b.fatal = bodyTimeoutProblem(b.s.cfg.Timeouts.BodyRead)
 			return
 		}
 		b.add("body", "could not be read: %v", err)
