@@ -197,10 +197,13 @@ type Accepted struct {
 	Changed bool `json:"changed"`
 }
 
-// HistoryResponse is the answer of GET /workflows/{id}/history.
+// HistoryResponse is the answer of GET /workflows/{id}/history: one page
+// of an execution's events, in order.
 type HistoryResponse struct {
 	ExecutionID int64   `json:"execution_id"`
 	Events      []Event `json:"events"`
+	// NextPageToken, when set, is the page_token of the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // Event kinds recorded in history.

@@ -124,6 +124,8 @@ func (s *Server) listWorkflows(c echo.Context) error {
 //	@Param		namespace		path		string	true	"Namespace"	default(default)
 //	@Param		instance_id		path		string	true	"Instance id"
 //	@Param		execution_id	query		int		false	"Execution (default: the current one)"	minimum(1)
+//	@Param		page_size		query		int		false	"Events per page (default 1000, at most 10000)"	minimum(1)
+//	@Param		page_token		query		string	false	"next_page_token of the previous page"
 //	@Success	200				{object}	api.HistoryResponse
 //	@Failure	400				{object}	api.Problem	"Invalid request"
 //	@Failure	404				{object}	api.Problem	"Unknown instance or execution"
@@ -134,10 +136,13 @@ func (s *Server) workflowHistory(c echo.Context) error {
 	ns := b.namespace()
 	id := b.param("instance_id", tagName)
 	exec := b.queryInt("execution_id", 0, 1, 1<<62)
+	lim := s.cfg.Limits
+	size := b.queryInt("page_size", int64(lim.HistoryPageSize), 1, int64(lim.MaxHistoryPageSize))
+	token := b.query("page_token", tagPageToken)
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.History(c.Request().Context(), ns, id, exec)
+	resp, err := s.store.HistoryPage(c.Request().Context(), ns, id, exec, token, int32(size))
 	if err != nil {
 		return err
 	}
