@@ -595,9 +595,12 @@ type BoundActivity struct {
 	CancelReason    string    `json:"cancel_reason,omitempty"`
 }
 
-// ListWorkersResponse is the answer of GET /workers.
+// ListWorkersResponse is the answer of GET /workers: one page of worker
+// sessions, by worker_id.
 type ListWorkersResponse struct {
 	Workers []Worker `json:"workers"`
+	// NextPageToken, when set, is the page_token of the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // TaskQueue describes a task queue: its backlog and who serves it.

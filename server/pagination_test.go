@@ -90,3 +90,46 @@ func TestHistoryPages(t *testing.T) {
 		t.Fatalf("client history %v, want %v", got, ids)
 	}
 }
+
+// TestListsArePagedSummaries checks GET /workers in pages and GET
+// /workflows without payloads.
+func TestListsArePagedSummaries(t *testing.T) {
+	e := newEnv(t, Config{})
+	for _, id := range []string{"w-a", "w-b", "w-c"} {
+		e.post("/workers/heartbeat", api.WorkerHeartbeatRequest{WorkerID: id, LeaseDuration: api.Duration(10 * time.Second)}).
+			want(t, http.StatusOK)
+	}
+	var ids []string
+	token := ""
+	for range 5 {
+		var page api.ListWorkersResponse
+		e.get("/workers?page_size=2&page_token="+url.QueryEscape(token)).want(t, http.StatusOK).decode(t, &page)
+		if len(page.Workers) > 2 {
+			t.Fatalf("page of %d workers", len(page.Workers))
+		}
+		for _, w := range page.Workers {
+			ids = append(ids, w.WorkerID)
+		}
+		if token = page.NextPageToken; token == "" {
+			break
+		}
+	}
+	if !slices.Equal(ids, []string{"w-a", "w-b", "w-c"}) || token != "" {
+		t.Fatalf("workers %v, token %q", ids, token)
+	}
+	wantProblemField(t, e.get("/workers?page_size=1001"), http.StatusBadRequest, "page_size")
+	wantProblemField(t, e.get("/workers?page_token=eHl6"), http.StatusBadRequest, "page_token")
+
+	startWF(t, e, "sum-1", "q")
+	var list api.ListWorkflowsResponse
+	e.get("/workflows?page_size=1").want(t, http.StatusOK).decode(t, &list)
+	if len(list.Workflows) != 1 || list.Workflows[0].InstanceID != "sum-1" || list.Workflows[0].Input != nil {
+		t.Fatalf("list: %+v", list.Workflows)
+	}
+	var wf api.Workflow
+	e.get("/workflows/sum-1").want(t, http.StatusOK).decode(t, &wf)
+	if wf.Input == nil {
+		t.Fatal("describe lost the input")
+	}
+	wantProblemField(t, e.get("/workflows?page_size=0"), http.StatusBadRequest, "page_size")
+}

@@ -163,6 +163,8 @@ func (s *Server) heartbeatAnswer(ns, workerID string, r store.HeartbeatResult) a
 //	@Produce	json,application/problem+json
 //	@Param		namespace	path		string	true	"Namespace"	default(default)
 //	@Param		state		query		string	false	"Only workers in this state"	Enums(active, inactive, cleaned_up)
+//	@Param		page_size	query		int		false	"Workers per page (default 100, at most 1000)"	minimum(1)	maximum(1000)
+//	@Param		page_token	query		string	false	"next_page_token of the previous page"
 //	@Success	200			{object}	api.ListWorkersResponse
 //	@Failure	400			{object}	api.Problem	"Invalid request"
 //	@Failure	500			{object}	api.Problem
@@ -171,10 +173,12 @@ func (s *Server) listWorkers(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
 	state := b.query("state", tagWorkerState)
+	size := b.queryInt("page_size", defaultListPageSize, 1, maxListLimit)
+	token := b.query("page_token", tagPageToken)
 	if err := b.err(); err != nil {
 		return err
 	}
-	ws, err := s.store.ListWorkers(c.Request().Context(), ns, state)
+	ws, next, err := s.store.ListWorkers(c.Request().Context(), ns, state, token, int32(size))
 	if err != nil {
 		return err
 	}
@@ -184,7 +188,7 @@ func (s *Server) listWorkers(c echo.Context) error {
 	for i := range ws {
 		normalizeWorker(&ws[i])
 	}
-	return c.JSON(http.StatusOK, api.ListWorkersResponse{Workers: ws})
+	return c.JSON(http.StatusOK, api.ListWorkersResponse{Workers: ws, NextPageToken: next})
 }
 
 func normalizeWorker(w *api.Worker) {

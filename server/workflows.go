@@ -19,8 +19,11 @@ const (
 	tagPageToken    = "omitempty,max=1024,printascii"
 )
 
-// Page size bounds of GET /workflows (0 lets the store choose).
-const maxListLimit = 1000
+// Page size bounds of the lists, GET /workflows and GET /workers.
+const (
+	defaultListPageSize = 100
+	maxListLimit        = 1000
+)
 
 // startWorkflow godoc
 //
@@ -82,13 +85,14 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 // listWorkflows godoc
 //
 //	@Summary		List workflow instances
-//	@Description	Newest first, a page at a time: pass next_page_token back as page_token.
+//	@Description	Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
 //	@Param			namespace		path		string	true	"Namespace"	default(default)
 //	@Param			status			query		string	false	"Only instances of this status"	Enums(running, completed, failed, canceled, terminated)
 //	@Param			workflow_type	query		string	false	"Only instances of this workflow type"
-//	@Param			limit			query		int		false	"Page size (1-1000; default chosen by the server)"	minimum(1)	maximum(1000)
+//	@Param			page_size		query		int		false	"Page size (default 100, at most 1000)"	minimum(1)	maximum(1000)
+//	@Param			limit			query		int		false	"Former name of page_size"	minimum(1)	maximum(1000)
 //	@Param			page_token		query		string	false	"next_page_token of the previous page"
 //	@Success		200				{object}	api.ListWorkflowsResponse
 //	@Failure		400				{object}	api.Problem	"Invalid request"
@@ -100,8 +104,11 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	f := store.ListFilter{
 		Status:       b.query("status", tagStatus),
 		WorkflowType: b.query("workflow_type", tagOptionalName),
-		Limit:        int32(b.queryInt("limit", 0, 1, maxListLimit)),
+		Limit:        int32(b.queryInt("limit", defaultListPageSize, 1, maxListLimit)),
 		PageToken:    b.query("page_token", tagPageToken),
+	}
+	if c.QueryParam("page_size") != "" {
+		f.Limit = int32(b.queryInt("page_size", defaultListPageSize, 1, maxListLimit))
 	}
 	if err := b.err(); err != nil {
 		return err
@@ -113,7 +120,22 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	if resp.Workflows == nil {
 		resp.Workflows = []api.Workflow{}
 	}
+	for i := range resp.Workflows {
+		summarize(&resp.Workflows[i])
+	}
 	return c.JSON(http.StatusOK, resp)
+}
+
+// summarize keeps of w what a list shows: no payloads (input, result,
+// error details) and no stacks, whose sizes are the clients'. GET
+// /workflows/{id} describes one in full.
+func summarize(w *api.Workflow) {
+	w.Input, w.Result = nil, nil
+	for _, e := range []*api.Error{w.Error, w.LastTaskError} {
+		if e != nil {
+			e.Details, e.Stack = nil, ""
+		}
+	}
 }
 
 // workflowHistory godoc
