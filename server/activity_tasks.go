@@ -23,7 +23,9 @@ import (
 //	@Success		200			{object}	api.ActivityTask
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		429			{object}	api.Problem	"The worker holds too many long polls"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/poll [post]
 func (s *Server) pollActivityTask(c echo.Context) error {
@@ -83,7 +85,8 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 //	@Success		200			{object}	api.ActivityHeartbeatResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat [post]
 func (s *Server) heartbeatActivityTask(c echo.Context) error {
@@ -120,7 +123,8 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/complete [post]
 func (s *Server) completeActivityTask(c echo.Context) error {
@@ -155,7 +159,8 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
 func (s *Server) failActivityTask(c echo.Context) error {
@@ -187,7 +192,8 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
 func (s *Server) abandonActivityTask(c echo.Context) error {

@@ -24,7 +24,8 @@ import (
 //	@Success		200			{object}	api.WorkerHeartbeatResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		410			{object}	api.Problem	"Worker cleaned up"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		429			{object}	api.Problem	"Heartbeats too frequent (see Retry-After)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workers/heartbeat [post]

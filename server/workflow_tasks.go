@@ -23,7 +23,9 @@ import (
 //	@Success		200			{object}	api.WorkflowTask
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		429			{object}	api.Problem	"The worker holds too many long polls"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/poll [post]
 func (s *Server) pollWorkflowTask(c echo.Context) error {
@@ -86,7 +88,8 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 //	@Success		200			{object}	api.CompleteWorkflowTaskResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request (naming the bad command field)"
 //	@Failure		409			{object}	api.Problem	"Lock lost, or unhandled signals"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/complete [post]
 func (s *Server) completeWorkflowTask(c echo.Context) error {
@@ -124,7 +127,8 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 //	@Success		200			{object}	api.Empty
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/fail [post]
 func (s *Server) failWorkflowTask(c echo.Context) error {

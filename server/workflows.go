@@ -37,7 +37,8 @@ const (
 //	@Success		201			{object}	api.StartWorkflowResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"A running instance has this id"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows [post]
 func (s *Server) startWorkflow(c echo.Context) error {
@@ -233,7 +234,8 @@ func (s *Server) workflowResult(c echo.Context) error {
 //	@Success		202			{object}	api.Accepted
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/cancel [post]
 func (s *Server) cancelWorkflow(c echo.Context) error {
@@ -266,7 +268,8 @@ func (s *Server) cancelWorkflow(c echo.Context) error {
 //	@Failure	400			{object}	api.Problem	"Invalid request"
 //	@Failure	404			{object}	api.Problem	"Unknown instance"
 //	@Failure	409			{object}	api.Problem	"The instance is not running"
-//	@Failure	413			{object}	api.Problem	"Body too large"
+//	@Failure	413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure	415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} [post]
 func (s *Server) signalWorkflow(c echo.Context) error {
