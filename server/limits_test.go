@@ -101,7 +101,7 @@ func wantProblemField(t *testing.T, r response, status int, field string) api.Pr
 
 // TestStrictBodies checks what encoding/json alone lets through.
 func TestStrictBodies(t *testing.T) {
-	e := newEnv(t, Config{Limits: Limits{PayloadBytes: 64, Depth: 8}})
+	e := newEnv(t, Config{Limits: Limits{PayloadBytes: 64, Depth: 8, CommandsPerTurn: 2}})
 	turn := postRoutes()[4]
 	for _, c := range []badCase{
 		{"duplicate key", http.MethodPost, "/workflows", `{"workflow_type":"A","task_queue":"q","task_queue":"r"}`,
@@ -120,6 +120,8 @@ func TestStrictBodies(t *testing.T) {
 			http.StatusRequestEntityTooLarge, []string{"commands[1].result"}},
 		{"too deep", http.MethodPost, "/workflows/i1/signals/s", `{"input":` + strings.Repeat("[", 9) + strings.Repeat("]", 9) + `}`,
 			http.StatusBadRequest, []string{"input[0][0][0][0][0][0][0]"}},
+		{"too many commands", http.MethodPost, turn, `{"commands":[{"type":"complete_workflow"},{"type":"complete_workflow"},{"type":"complete_workflow"}]}`,
+			http.StatusBadRequest, []string{"commands"}},
 		{"number out of numeric range", http.MethodPost, "/workflows/i1/signals/s", `{"input":[1e200000]}`,
 			http.StatusBadRequest, []string{"input[0]"}},
 	} {
