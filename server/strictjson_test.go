@@ -23,7 +23,7 @@ func TestStrictScanNumbers(t *testing.T) {
 		{`[1e20,1e20]`, true},
 		{`1e100`, false}, {`1e-100`, false}, {`-1E+1000`, false}, {`[1e30,1e30,1e30,1e30]`, false},
 		{`{"a":[{"b":1e100000}]}`, false},
-		{`"1e100000"`, true}, // a string renders as sent
+		{`"1e100000"`, true},                       // a string renders as sent
 		{`1` + strings.Repeat("0", 200000), false}, // beyond numeric's 131072 digits
 	} {
 		body := `{"input":` + tc.input + `}`
