@@ -132,4 +132,21 @@ func TestListsArePagedSummaries(t *testing.T) {
 		t.Fatal("describe lost the input")
 	}
 	wantProblemField(t, e.get("/workflows?page_size=0"), http.StatusBadRequest, "page_size")
+
+	// A failed workflow lists its error's message, not its details or stack.
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: []api.Command{{
+		Type: api.CommandFailWorkflow, Error: &api.Error{Message: "boom", Details: json.RawMessage(`{"big":[1,2,3]}`), Stack: "main.go:1"},
+	}}}).want(t, http.StatusOK)
+	e.get("/workflows?page_size=1").want(t, http.StatusOK).decode(t, &list)
+	if got := list.Workflows[0]; got.Error == nil || got.Error.Message != "boom" || got.Error.Details != nil || got.Error.Stack != "" {
+		t.Fatalf("listed error: %+v", got.Error)
+	}
+	e.get("/workflows/sum-1").want(t, http.StatusOK).decode(t, &wf)
+	if wf.Error == nil || wf.Error.Details == nil || wf.Error.Stack == "" {
+		t.Fatalf("described error: %+v", wf.Error)
+	}
 }

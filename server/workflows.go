@@ -121,22 +121,7 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	if resp.Workflows == nil {
 		resp.Workflows = []api.Workflow{}
 	}
-	for i := range resp.Workflows {
-		summarize(&resp.Workflows[i])
-	}
 	return c.JSON(http.StatusOK, resp)
-}
-
-// summarize keeps of w what a list shows: no payloads (input, result,
-// error details) and no stacks, whose sizes are the clients'. GET
-// /workflows/{id} describes one in full.
-func summarize(w *api.Workflow) {
-	w.Input, w.Result = nil, nil
-	for _, e := range []*api.Error{w.Error, w.LastTaskError} {
-		if e != nil {
-			e.Details, e.Stack = nil, ""
-		}
-	}
 }
 
 // workflowHistory godoc

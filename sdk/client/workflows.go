@@ -165,9 +165,10 @@ type ListOptions struct {
 	PageToken string
 }
 
-// List returns one page of instances, newest first. Pass the answer's
-// NextPageToken as ListOptions.PageToken for the next page; it is empty after
-// the last page. See All for an iterator over every page.
+// List returns one page of instances, newest first, as summaries (no
+// input, result, error details or stacks: Describe has them). Pass the
+// answer's NextPageToken as ListOptions.PageToken for the next page; it is
+// empty after the last page. See All for an iterator over every page.
 func (c *Client) List(ctx context.Context, opts ListOptions) (*api.ListWorkflowsResponse, error) {
 	q := url.Values{}
 	if opts.Status != "" {
