@@ -202,10 +202,13 @@ type Accepted struct {
 	Changed bool `json:"changed"`
 }
 
-// HistoryResponse is the answer of GET /workflows/{id}/history.
+// HistoryResponse is the answer of GET /workflows/{id}/history: one page
+// of an execution's events, in order.
 type HistoryResponse struct {
 	ExecutionID int64   `json:"execution_id"`
 	Events      []Event `json:"events"`
+	// NextPageToken, when set, is the page_token of the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // Event kinds recorded in history.
@@ -610,9 +613,12 @@ type BoundActivity struct {
 	CancelReason    string    `json:"cancel_reason,omitempty"`
 }
 
-// ListWorkersResponse is the answer of GET /workers.
+// ListWorkersResponse is the answer of GET /workers: one page of worker
+// sessions, by worker_id.
 type ListWorkersResponse struct {
 	Workers []Worker `json:"workers"`
+	// NextPageToken, when set, is the page_token of the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // TaskQueue describes a task queue: its backlog and who serves it.

@@ -24,7 +24,9 @@ import (
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		429			{object}	api.Problem	"The worker holds too many long polls"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/poll [post]
 func (s *Server) pollActivityTask(c echo.Context) error {
@@ -40,6 +42,11 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
 		return err
 	}
+	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	if err != nil {
+		return err
+	}
+	defer release()
 	defer s.pollers.add(ns, req.TaskQueues, req.WorkerID)()
 
 	keys := make([]string, len(req.TaskQueues))
@@ -82,7 +89,8 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 //	@Success		200			{object}	api.ActivityHeartbeatResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat [post]
 func (s *Server) heartbeatActivityTask(c echo.Context) error {
@@ -119,7 +127,8 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/complete [post]
 func (s *Server) completeActivityTask(c echo.Context) error {
@@ -154,7 +163,8 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
 func (s *Server) failActivityTask(c echo.Context) error {
@@ -186,7 +196,8 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
 func (s *Server) abandonActivityTask(c echo.Context) error {

@@ -56,34 +56,45 @@ func (s *Server) newEcho() *echo.Echo {
 		},
 	}))
 	e.Use(s.limitBody)
+	e.Use(s.boundRequest)
 	e.Use(s.authorize)
+	e.Use(s.guardRequest)
+
+	// HEAD answers wherever GET does (net/http drops the body).
+	get := func(r interface {
+		GET(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
+		HEAD(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
+	}, path string, h echo.HandlerFunc) {
+		r.GET(path, h)
+		r.HEAD(path, h)
+	}
 
 	// Outside the base.
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
-	e.GET("/openapi.json", s.openapiJSON)
-	e.GET("/openapi.yaml", s.openapiYAML)
+	get(e, "/healthz", s.healthz)
+	get(e, "/readyz", s.readyz)
+	get(e, "/metrics", echo.WrapHandler(s.metrics.Handler()))
+	get(e, "/openapi.json", s.openapiJSON)
+	get(e, "/openapi.yaml", s.openapiYAML)
 	docs := echoSwagger.EchoWrapHandler(echoSwagger.URL("/openapi.json"))
 	redirectDocs := func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/docs/index.html")
 	}
-	e.GET("/docs", redirectDocs)
-	e.GET("/docs/", redirectDocs)
-	e.GET("/docs/doc.json", func(c echo.Context) error {
+	get(e, "/docs", redirectDocs)
+	get(e, "/docs/", redirectDocs)
+	get(e, "/docs/doc.json", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/openapi.json")
 	})
-	e.GET("/docs/*", docs)
+	get(e, "/docs/*", docs)
 
 	s.namespaceRoutes(e)
 	g := e.Group(BasePath)
 	// Workflows.
 	g.POST("/workflows", s.startWorkflow)
-	g.GET("/workflows", s.listWorkflows)
-	g.GET("/workflows/:instance_id", s.describeWorkflow)
+	get(g, "/workflows", s.listWorkflows)
+	get(g, "/workflows/:instance_id", s.describeWorkflow)
 	g.DELETE("/workflows/:instance_id", s.deleteWorkflow)
-	g.GET("/workflows/:instance_id/history", s.workflowHistory)
-	g.GET("/workflows/:instance_id/result", s.workflowResult)
+	get(g, "/workflows/:instance_id/history", s.workflowHistory)
+	get(g, "/workflows/:instance_id/result", s.workflowResult)
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	// Workflow tasks.
@@ -98,9 +109,9 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/activity-tasks/:token/abandon", s.abandonActivityTask)
 	// Workers and task queues.
 	g.POST("/workers/heartbeat", s.workerHeartbeat)
-	g.GET("/workers", s.listWorkers)
-	g.GET("/workers/:worker_id", s.getWorker)
-	g.GET("/task-queues/:name", s.describeTaskQueue)
+	get(g, "/workers", s.listWorkers)
+	get(g, "/workers/:worker_id", s.getWorker)
+	get(g, "/task-queues/:name", s.describeTaskQueue)
 	return e
 }
 

@@ -22,8 +22,15 @@ type Config struct {
 	// Addr is the TCP address Start listens on. Default ":7070".
 	Addr string
 	// BodyLimit is the largest request body accepted, in bytes; a larger
-	// one is answered 413. Default 4 MiB.
+	// one is answered 413. Default 4 MiB. Limits.RequestBytes, when set,
+	// takes precedence.
 	BodyLimit int64
+	// Limits bound what one request may carry (payload sizes, nesting,
+	// numbers, commands per turn, page sizes); see Limits.
+	Limits Limits
+	// Timeouts bound how long one request may hold the server (body
+	// read, whole request, long polls per worker); see Timeouts.
+	Timeouts Timeouts
 	// DefaultWait is a long poll's wait when the request gives none.
 	// Default 30s.
 	DefaultWait time.Duration
@@ -67,6 +74,9 @@ func (c Config) withDefaults() Config {
 	if c.BodyLimit <= 0 {
 		c.BodyLimit = 4 << 20
 	}
+	c.Limits = c.Limits.withDefaults(c.BodyLimit)
+	c.BodyLimit = c.Limits.RequestBytes
+	c.Timeouts = c.Timeouts.withDefaults()
 	if c.MaxWait <= 0 {
 		c.MaxWait = 60 * time.Second
 	}
@@ -122,6 +132,8 @@ type Server struct {
 	// key (auth.go).
 	startLimiter   *heartbeatLimiter
 	keyBeatLimiter *heartbeatLimiter
+	schemas  schemaCache
+	polls    pollSlots
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
@@ -212,20 +224,34 @@ func (s *Server) Start(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
+// HTTPServer returns the http.Server that Serve runs: the server's
+// handler and its time bounds (ReadHeaderTimeout, IdleTimeout), with
+// request contexts derived from ctx but not canceled with it. Serve it on
+// a listener wrapped by WrapListener.
+func (s *Server) HTTPServer(ctx context.Context) *http.Server {
+	return &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+}
+
+// WrapListener returns ln with its connections' own net/http error
+// answers (a malformed percent-escape in the path, a bad request line,
+// headers too large) rewritten as problem documents.
+func (s *Server) WrapListener(ln net.Listener) net.Listener { return problemListener{ln} }
+
 // Serve serves HTTP on ln until ctx is done, then shuts down gracefully:
 // long polls answer 204 at once, requests in flight are drained for at
 // most Config.ShutdownTimeout, and Serve returns nil. It returns an error
 // if serving fails or the drain times out. Serve closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.echo,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := s.HTTPServer(ctx)
 	errCh := make(chan error, 1)
-	go func() { errCh <- srv.Serve(ln) }()
+	go func() { errCh <- srv.Serve(s.WrapListener(ln)) }()
 	s.logger.Info("server: listening", "addr", ln.Addr().String())
 
 	select {

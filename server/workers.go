@@ -26,7 +26,8 @@ import (
 //	@Failure		401			{object}	api.Problem	"No valid API key"
 //	@Failure		403			{object}	api.Problem	"The key may not do this, or the worker session is another key's (or session secret's)"
 //	@Failure		410			{object}	api.Problem	"Worker cleaned up"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		429			{object}	api.Problem	"Heartbeats too frequent (see Retry-After)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workers/heartbeat [post]
@@ -183,6 +184,8 @@ func heartbeatAnswer(r store.HeartbeatResult) api.WorkerHeartbeatResponse {
 //	@Produce	json,application/problem+json
 //	@Param		namespace	path		string	true	"Namespace"	default(default)
 //	@Param		state		query		string	false	"Only workers in this state"	Enums(active, inactive, cleaned_up)
+//	@Param		page_size	query		int		false	"Workers per page (default 100, at most 1000)"	minimum(1)	maximum(1000)
+//	@Param		page_token	query		string	false	"next_page_token of the previous page"
 //	@Success	200			{object}	api.ListWorkersResponse
 //	@Failure	400			{object}	api.Problem	"Invalid request"
 //	@Failure	500			{object}	api.Problem
@@ -191,10 +194,12 @@ func (s *Server) listWorkers(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
 	state := b.query("state", tagWorkerState)
+	size := b.queryInt("page_size", defaultListPageSize, 1, maxListLimit)
+	token := b.query("page_token", tagPageToken)
 	if err := b.err(); err != nil {
 		return err
 	}
-	ws, err := s.store.ListWorkers(c.Request().Context(), ns, state)
+	ws, next, err := s.store.ListWorkers(c.Request().Context(), ns, state, token, int32(size))
 	if err != nil {
 		return err
 	}
@@ -204,7 +209,7 @@ func (s *Server) listWorkers(c echo.Context) error {
 	for i := range ws {
 		normalizeWorker(&ws[i])
 	}
-	return c.JSON(http.StatusOK, api.ListWorkersResponse{Workers: ws})
+	return c.JSON(http.StatusOK, api.ListWorkersResponse{Workers: ws, NextPageToken: next})
 }
 
 func normalizeWorker(w *api.Worker) {

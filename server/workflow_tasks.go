@@ -24,7 +24,9 @@ import (
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		429			{object}	api.Problem	"The worker holds too many long polls"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/poll [post]
 func (s *Server) pollWorkflowTask(c echo.Context) error {
@@ -40,6 +42,11 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
 		return err
 	}
+	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	if err != nil {
+		return err
+	}
+	defer release()
 	defer s.pollers.add(ns, []string{req.TaskQueue}, req.WorkerID)()
 
 	var task *api.WorkflowTask
@@ -85,7 +92,8 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 //	@Success		200			{object}	api.CompleteWorkflowTaskResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request (naming the bad command field)"
 //	@Failure		409			{object}	api.Problem	"Lock lost, or unhandled signals"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/complete [post]
 func (s *Server) completeWorkflowTask(c echo.Context) error {
@@ -94,6 +102,9 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	token := b.turnToken()
 	var req api.CompleteWorkflowTaskRequest
 	b.body(&req)
+	if n := s.cfg.Limits.CommandsPerTurn; len(req.Commands) > n && !b.has("commands") {
+		b.add("commands", "must have at most %d items", n)
+	}
 	if e := req.EagerActivities; e != nil {
 		e.LockFor = api.Duration(b.durationRange("eager_activities.lock_for", e.LockFor, defaultActivityLockFor, minLockFor, maxLockFor))
 	}
@@ -120,7 +131,8 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 //	@Success		200			{object}	api.Empty
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/fail [post]
 func (s *Server) failWorkflowTask(c echo.Context) error {

@@ -19,8 +19,11 @@ const (
 	tagPageToken    = "omitempty,max=1024,printascii"
 )
 
-// Page size bounds of GET /workflows (0 lets the store choose).
-const maxListLimit = 1000
+// Page size bounds of the lists, GET /workflows and GET /workers.
+const (
+	defaultListPageSize = 100
+	maxListLimit        = 1000
+)
 
 // startWorkflow godoc
 //
@@ -34,7 +37,8 @@ const maxListLimit = 1000
 //	@Success		201			{object}	api.StartWorkflowResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"A running instance has this id"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows [post]
 func (s *Server) startWorkflow(c echo.Context) error {
@@ -82,13 +86,14 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 // listWorkflows godoc
 //
 //	@Summary		List workflow instances
-//	@Description	Newest first, a page at a time: pass next_page_token back as page_token.
+//	@Description	Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
 //	@Param			namespace		path		string	true	"Namespace"	default(default)
 //	@Param			status			query		string	false	"Only instances of this status"	Enums(running, completed, failed, canceled, terminated)
 //	@Param			workflow_type	query		string	false	"Only instances of this workflow type"
-//	@Param			limit			query		int		false	"Page size (1-1000; default chosen by the server)"	minimum(1)	maximum(1000)
+//	@Param			page_size		query		int		false	"Page size (default 100, at most 1000)"	minimum(1)	maximum(1000)
+//	@Param			limit			query		int		false	"Former name of page_size"	minimum(1)	maximum(1000)
 //	@Param			page_token		query		string	false	"next_page_token of the previous page"
 //	@Success		200				{object}	api.ListWorkflowsResponse
 //	@Failure		400				{object}	api.Problem	"Invalid request"
@@ -100,8 +105,11 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	f := store.ListFilter{
 		Status:       b.query("status", tagStatus),
 		WorkflowType: b.query("workflow_type", tagOptionalName),
-		Limit:        int32(b.queryInt("limit", 0, 1, maxListLimit)),
+		Limit:        int32(b.queryInt("limit", defaultListPageSize, 1, maxListLimit)),
 		PageToken:    b.query("page_token", tagPageToken),
+	}
+	if c.QueryParam("page_size") != "" {
+		f.Limit = int32(b.queryInt("page_size", defaultListPageSize, 1, maxListLimit))
 	}
 	if err := b.err(); err != nil {
 		return err
@@ -124,6 +132,8 @@ func (s *Server) listWorkflows(c echo.Context) error {
 //	@Param		namespace		path		string	true	"Namespace"	default(default)
 //	@Param		instance_id		path		string	true	"Instance id"
 //	@Param		execution_id	query		int		false	"Execution (default: the current one)"	minimum(1)
+//	@Param		page_size		query		int		false	"Events per page (default 1000, at most 10000)"	minimum(1)
+//	@Param		page_token		query		string	false	"next_page_token of the previous page"
 //	@Success	200				{object}	api.HistoryResponse
 //	@Failure	400				{object}	api.Problem	"Invalid request"
 //	@Failure	404				{object}	api.Problem	"Unknown instance or execution"
@@ -134,10 +144,13 @@ func (s *Server) workflowHistory(c echo.Context) error {
 	ns := b.namespace()
 	id := b.param("instance_id", tagName)
 	exec := b.queryInt("execution_id", 0, 1, 1<<62)
+	lim := s.cfg.Limits
+	size := b.queryInt("page_size", int64(lim.HistoryPageSize), 1, int64(lim.MaxHistoryPageSize))
+	token := b.query("page_token", tagPageToken)
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.History(c.Request().Context(), ns, id, exec)
+	resp, err := s.store.HistoryPage(c.Request().Context(), ns, id, exec, token, int32(size))
 	if err != nil {
 		return err
 	}
@@ -206,7 +219,8 @@ func (s *Server) workflowResult(c echo.Context) error {
 //	@Success		202			{object}	api.Accepted
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/cancel [post]
 func (s *Server) cancelWorkflow(c echo.Context) error {
@@ -239,7 +253,8 @@ func (s *Server) cancelWorkflow(c echo.Context) error {
 //	@Failure	400			{object}	api.Problem	"Invalid request"
 //	@Failure	404			{object}	api.Problem	"Unknown instance"
 //	@Failure	409			{object}	api.Problem	"The instance is not running"
-//	@Failure	413			{object}	api.Problem	"Body too large"
+//	@Failure	413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure	415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} [post]
 func (s *Server) signalWorkflow(c echo.Context) error {

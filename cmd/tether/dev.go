@@ -68,7 +68,7 @@ func printBanner(w io.Writer, addr net.Addr, databaseURL string, throwaway bool,
 %[3]s
   Try it:
     curl -s%[4]s -X POST %[1]s/v1/namespaces/default/workflows \
-      -d '{"workflow_type":"Hello","task_queue":"demo","input":{"name":"world"}}'
+      -H 'Content-Type: application/json' -d '{"workflow_type":"Hello","task_queue":"demo","input":{"name":"world"}}'
     curl -s%[4]s %[1]s/v1/namespaces/default/workflows
 
   Press Ctrl-C to stop.

@@ -371,7 +371,13 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 }
 
 const listInstances = `-- name: ListInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
+  NULL::jsonb AS input, NULL::jsonb AS result, (error - 'details' - 'stack')::jsonb AS error,
+  next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason,
+  execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id,
+  task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
+  created_at, updated_at, completed_at, last_event_at
+FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow_type = $3::text)
@@ -390,10 +396,41 @@ type ListInstancesParams struct {
 	MaxRows       int32
 }
 
+type ListInstancesRow struct {
+	Namespace         string
+	InstanceID        string
+	WorkflowType      string
+	TaskQueue         string
+	Status            string
+	ExecutionID       int64
+	Input             []byte
+	Result            []byte
+	Error             []byte
+	NextEventID       int64
+	NextActivityID    int64
+	NextTimerID       int64
+	CancelRequested   bool
+	CancelReason      *string
+	ExecutionTimeout  pgtype.Interval
+	ExecutionDeadline *time.Time
+	LockToken         *uuid.UUID
+	LockedUntil       *time.Time
+	LockedBy          *string
+	StickyWorkerID    *string
+	TaskFailures      int32
+	LastTaskError     []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CompletedAt       *time.Time
+	LastEventAt       *time.Time
+}
+
 // Keyset paging, newest first. "created_at IS NOT NULL" always holds; it
 // is the predicate of instances_list (see migration 00003), stated so that
-// this query, and no key lookup, can use that index.
-func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([]Instance, error) {
+// this query, and no key lookup, can use that index. A list shows
+// summaries: the payloads (input, result, errors' details and stacks) are
+// left in the table, so that listing never renders them.
+func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([]ListInstancesRow, error) {
 	rows, err := q.db.Query(ctx, listInstances,
 		arg.Namespace,
 		arg.Status,
@@ -406,9 +443,9 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Instance{}
+	items := []ListInstancesRow{}
 	for rows.Next() {
-		var i Instance
+		var i ListInstancesRow
 		if err := rows.Scan(
 			&i.Namespace,
 			&i.InstanceID,

@@ -338,17 +338,26 @@ func (q *Queries) HostQueueOwner(ctx context.Context, arg HostQueueOwnerParams) 
 const listWorkers = `-- name: ListWorkers :many
 SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state, owner FROM workers
 WHERE namespace = $1 AND ($2::text IS NULL OR state = $2::text)
+  AND worker_id > $3::text
 ORDER BY worker_id
-LIMIT 1000
+LIMIT $4::int
 `
 
 type ListWorkersParams struct {
-	Namespace string
-	State     *string
+	Namespace     string
+	State         *string
+	AfterWorkerID string
+	PageSize      int32
 }
 
+// One page of worker sessions, by worker_id, after after_worker_id.
 func (q *Queries) ListWorkers(ctx context.Context, arg ListWorkersParams) ([]Worker, error) {
-	rows, err := q.db.Query(ctx, listWorkers, arg.Namespace, arg.State)
+	rows, err := q.db.Query(ctx, listWorkers,
+		arg.Namespace,
+		arg.State,
+		arg.AfterWorkerID,
+		arg.PageSize,
+	)
 	if err != nil {
 		return nil, err
 	}

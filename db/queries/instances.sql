@@ -48,8 +48,16 @@ SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = 
 -- name: ListInstances :many
 -- Keyset paging, newest first. "created_at IS NOT NULL" always holds; it
 -- is the predicate of instances_list (see migration 00003), stated so that
--- this query, and no key lookup, can use that index.
-SELECT * FROM instances
+-- this query, and no key lookup, can use that index. A list shows
+-- summaries: the payloads (input, result, errors' details and stacks) are
+-- left in the table, so that listing never renders them.
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
+  NULL::jsonb AS input, NULL::jsonb AS result, (error - 'details' - 'stack')::jsonb AS error,
+  next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason,
+  execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id,
+  task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
+  created_at, updated_at, completed_at, last_event_at
+FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
   AND (sqlc.narg(workflow_type)::text IS NULL OR workflow_type = sqlc.narg(workflow_type)::text)

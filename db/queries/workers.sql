@@ -1,8 +1,10 @@
 -- name: ListWorkers :many
+-- One page of worker sessions, by worker_id, after after_worker_id.
 SELECT * FROM workers
 WHERE namespace = sqlc.arg(namespace) AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
+  AND worker_id > sqlc.arg(after_worker_id)::text
 ORDER BY worker_id
-LIMIT 1000;
+LIMIT sqlc.arg(page_size)::int;
 
 -- name: GetWorker :one
 SELECT * FROM workers WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id);

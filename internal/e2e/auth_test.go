@@ -102,7 +102,7 @@ func TestSDK_APIKeysOverTLS(t *testing.T) {
 		t.Fatalf("result %d, %v; want 15", got, err)
 	}
 	// The worker's session belongs to the worker key.
-	ws, err := st.ListWorkers(ctx, "default", api.WorkerActive)
+	ws, _, err := st.ListWorkers(ctx, "default", api.WorkerActive, "", 1000)
 	if err != nil || len(ws) != 1 {
 		t.Fatalf("workers %+v, %v", ws, err)
 	}

@@ -165,9 +165,10 @@ type ListOptions struct {
 	PageToken string
 }
 
-// List returns one page of instances, newest first. Pass the answer's
-// NextPageToken as ListOptions.PageToken for the next page; it is empty after
-// the last page. See All for an iterator over every page.
+// List returns one page of instances, newest first, as summaries (no
+// input, result, error details or stacks: Describe has them). Pass the
+// answer's NextPageToken as ListOptions.PageToken for the next page; it is
+// empty after the last page. See All for an iterator over every page.
 func (c *Client) List(ctx context.Context, opts ListOptions) (*api.ListWorkflowsResponse, error) {
 	q := url.Values{}
 	if opts.Status != "" {
@@ -212,18 +213,33 @@ func (c *Client) ListAll(ctx context.Context, opts ListOptions) iter.Seq2[api.Wo
 	}
 }
 
-// History returns the events of one execution of an instance; executionID 0
-// selects the current execution.
+// History returns all the events of one execution of an instance;
+// executionID 0 selects the current execution. The server answers history
+// in pages; History follows them and returns the events of all.
 func (c *Client) History(ctx context.Context, id string, executionID int64) (*api.HistoryResponse, error) {
 	q := url.Values{}
 	if executionID > 0 {
 		q.Set("execution_id", strconv.FormatInt(executionID, 10))
 	}
-	var resp api.HistoryResponse
-	if _, err := c.do(ctx, http.MethodGet, "GET /workflows/{id}/history", q, nil, &resp, "workflows", id, "history"); err != nil {
-		return nil, err
+	var all *api.HistoryResponse
+	for {
+		var page api.HistoryResponse
+		if _, err := c.do(ctx, http.MethodGet, "GET /workflows/{id}/history", q, nil, &page, "workflows", id, "history"); err != nil {
+			return nil, err
+		}
+		if all == nil {
+			all = &page
+		} else {
+			all.Events = append(all.Events, page.Events...)
+		}
+		if page.NextPageToken == "" || len(page.Events) == 0 {
+			all.NextPageToken = ""
+			return all, nil
+		}
+		// The token pins the execution: "current" cannot move between pages.
+		q.Del("execution_id")
+		q.Set("page_token", page.NextPageToken)
 	}
-	return &resp, nil
 }
 
 // Cancel requests the cancellation of a running instance. The first reason
