@@ -132,8 +132,8 @@ type Server struct {
 	// key (auth.go).
 	startLimiter   *heartbeatLimiter
 	keyBeatLimiter *heartbeatLimiter
-	schemas  schemaCache
-	polls    pollSlots
+	schemas        schemaCache
+	polls          pollSlots
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
