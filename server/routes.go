@@ -14,6 +14,7 @@ import (
 	echoSwagger "github.com/swaggo/echo-swagger"
 
 	"github.com/tetherhq/tether/openapi"
+	"github.com/tetherhq/tether/server/ui"
 )
 
 // BasePath is the prefix of every route of the REST contract.
@@ -73,6 +74,8 @@ func (s *Server) newEcho() *echo.Echo {
 		return c.Redirect(http.StatusMovedPermanently, "/openapi.json")
 	})
 	e.GET("/docs/*", docs)
+	// The web UI, over this server's own public API (package ui).
+	e.Any(ui.Prefix+"*", echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger})))
 
 	g := e.Group(BasePath)
 	// Workflows.
