@@ -228,6 +228,12 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 			holders(d.Pending, ws.Workers, id, d.ExecutionID)
 		}
 	}
+	// An activity flagged cancelled that no worker holds will not run
+	// again, nor will any of an execution that has ended.
+	running := wf.Status == api.StatusRunning && d.ExecutionID == wf.ExecutionID
+	d.Pending = slices.DeleteFunc(d.Pending, func(p pendingActivity) bool {
+		return !p.Held && (p.CancelRequested || !running)
+	})
 	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, Data: d})
 }
 
