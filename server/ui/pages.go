@@ -25,15 +25,15 @@ var workerStates = []string{"active", "inactive", "cleaned_up"}
 // funcs are the templates' functions.
 func funcs(now func() time.Time) template.FuncMap {
 	return template.FuncMap{
-		"json":    prettyJSON,
-		"hasJSON": func(b json.RawMessage) bool { return len(b) > 0 },
-		"time":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-		"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
-		"ago":     func(t time.Time) string { return relative(t, now()) },
-		"nsURL":   nsURL,
-		"dur":     func(d api.Duration) string { return time.Duration(d).String() },
-		"join":    strings.Join,
-		"lower":   strings.ToLower,
+		"json":     prettyJSON,
+		"hasJSON":  func(b json.RawMessage) bool { return len(b) > 0 },
+		"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
+		"ago":      func(t time.Time) string { return relative(t, now()) },
+		"nsURL":    nsURL,
+		"dur":      func(d api.Duration) string { return time.Duration(d).String() },
+		"join":     strings.Join,
+		"lower":    strings.ToLower,
 		"payloads": eventPayloads,
 		"summary":  eventSummary,
 	}

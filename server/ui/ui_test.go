@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -219,9 +220,9 @@ func (e *env) waitPage(path, what string, cond func(text string) bool) string {
 // screenshot saves the page as name.png in the screenshots directory.
 func (e *env) screenshot(name string) {
 	e.t.Helper()
-	png := get(e, "screenshot "+name, chromedp.FullScreenshot(90))
-	if len(png) < 1000 {
-		e.t.Fatalf("screenshot %s: %d bytes", name, len(png))
+	png := get(e, "screenshot "+name, chromedp.FullScreenshot(100))
+	if len(png) < 1000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		e.t.Fatalf("screenshot %s: %d bytes, not a PNG", name, len(png))
 	}
 	if err := os.WriteFile(filepath.Join(e.shots, name+".png"), png, 0o644); err != nil {
 		e.t.Fatal(err)
@@ -256,7 +257,6 @@ func TestUI(t *testing.T) {
 	t.Run("list", func(t *testing.T) {
 		text := e.open("/ui/")
 		mustContain(t, "the workflow list", text, "Workflows", "order-1", "order-2", "order-3", "OrderFlow", "running", queue)
-		e.screenshot("workflows")
 
 		// A status filter chosen in the form.
 		e.run("filter completed",
@@ -311,8 +311,10 @@ func TestUI(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
 		mustContain(t, "the page after the signal", e.text("p.flash"), "Signal approve sent.")
 
+		// The attempt stays listed (cancel requested) until its worker lets
+		// it go.
 		text = e.waitPage(path, "the workflow to complete", func(s string) bool {
-			return strings.Contains(s, "WorkflowCompleted")
+			return strings.Contains(s, "WorkflowCompleted") && strings.Contains(s, "No pending activities")
 		})
 		mustContain(t, "the completed workflow", text, "completed", "SignalReceived", "signal approve", "approve",
 			"order-1 approved by alice", "No pending activities")
@@ -371,6 +373,10 @@ func TestUI(t *testing.T) {
 		mustContain(t, "the canceled workflow", text, "canceled", "CancelRequested", "reason: customer asked",
 			"Cancel requested\nyes: customer asked", "ActivityCancelRequested", "reason: workflow_canceled")
 		e.screenshot("workflow-canceled")
+
+		text = e.open(ns + "/workflows")
+		mustContain(t, "the list", text, "completed", "canceled", "running")
+		e.screenshot("workflows")
 
 		text = e.open(ns + "/workflows?status=canceled")
 		mustContain(t, "the canceled list", text, "order-2")
@@ -479,4 +485,3 @@ func (j *cookieJar) value(name string) string {
 	}
 	return ""
 }
-
