@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,6 +25,7 @@ import (
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/ui"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
@@ -66,6 +69,8 @@ type env struct {
 	browser context.Context
 	// shots is where screenshots go.
 	shots string
+	// handler is the server's handler.
+	handler http.Handler
 }
 
 // chromium finds the browser: /usr/bin/chromium or one on PATH. It fails
@@ -158,7 +163,7 @@ func newEnv(t *testing.T) *env {
 	if shots == "" {
 		shots = t.TempDir()
 	}
-	return &env{t: t, url: app.URL(), c: c, worker: w, browser: bctx, shots: shots}
+	return &env{t: t, url: app.URL(), c: c, worker: w, browser: bctx, shots: shots, handler: app.Handler()}
 }
 
 // testWriter sends log lines to the test's log.
@@ -395,6 +400,65 @@ func TestUI(t *testing.T) {
 		mustContain(t, "the header", e.text("header"), "Forget API key")
 		e.run("forget", chromedp.Click(`//button[text()="Forget API key"]`), chromedp.WaitVisible(chromedp.CSS(`#api-key`)))
 		mustContain(t, "after logout", e.text("main"), "API key forgotten.")
+	})
+
+	t.Run("credentials and pass-through", func(t *testing.T) {
+		// A UI over the server's handler, observed: the API must get the
+		// browser's credentials and the list's query parameters.
+		var mu sync.Mutex
+		var seen []*http.Request
+		observed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.Clone(context.Background()))
+			mu.Unlock()
+			e.handler.ServeHTTP(w, r)
+		})
+		srv := httptest.NewServer(ui.New(ui.Config{Client: ui.InProcess(observed)}))
+		defer srv.Close()
+		get := func(path string, header http.Header, cookie *http.Cookie) (*http.Request, string) {
+			t.Helper()
+			mu.Lock()
+			seen = nil
+			mu.Unlock()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			maps.Copy(req.Header, header)
+			if cookie != nil {
+				req.AddCookie(cookie)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s: %d\n%s", path, resp.StatusCode, body)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) == 0 {
+				t.Fatalf("GET %s called no API route", path)
+			}
+			return seen[0], string(body)
+		}
+		api, body := get(ns+"/workflows?query=WorkflowType%3D%27OrderFlow%27&page_size=7&status=running", nil, nil)
+		if got := api.Header.Get("Authorization"); got != "" {
+			t.Errorf("API got Authorization %q without credentials", got)
+		}
+		q := api.URL.Query()
+		if api.URL.Path != "/v1/namespaces/default/workflows" || q.Get("query") != "WorkflowType='OrderFlow'" ||
+			q.Get("page_size") != "7" || q.Get("status") != "running" {
+			t.Errorf("the list called %s", api.URL)
+		}
+		mustContain(t, "the list", body, "order-3")
+		api, _ = get(ns+"/workflows/order-1", http.Header{"Authorization": {"Bearer from-header"}}, nil)
+		if got := api.Header.Get("Authorization"); got != "Bearer from-header" {
+			t.Errorf("API got Authorization %q, want the browser's header", got)
+		}
+		api, _ = get(ns+"/workers", nil, &http.Cookie{Name: "tether_ui_key", Value: "k-cookie"})
+		if got := api.Header.Get("Authorization"); got != "Bearer k-cookie" {
+			t.Errorf("API got Authorization %q, want the login cookie's key", got)
+		}
 	})
 
 	t.Run("csrf", func(t *testing.T) {
