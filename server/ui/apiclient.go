@@ -95,8 +95,12 @@ func (e *apiError) Error() string {
 	if e.Problem.Detail != "" {
 		b.WriteString(": " + e.Problem.Detail)
 	}
-	for _, f := range e.Problem.Errors {
-		fmt.Fprintf(&b, "; %s %s", f.Field, f.Message)
+	for i, f := range e.Problem.Errors {
+		sep := "; "
+		if i == 0 {
+			sep = " — "
+		}
+		fmt.Fprintf(&b, "%s%s: %s", sep, f.Field, f.Message)
 	}
 	return b.String()
 }
@@ -108,6 +112,8 @@ type apiClient struct {
 	base string
 	// auth is the Authorization header to send ("" for none).
 	auth string
+	// requestID is the X-Request-Id to send ("" for none).
+	requestID string
 }
 
 // path joins escaped path segments under /v1/namespaces/{ns}.
@@ -148,6 +154,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 	}
 	if c.auth != "" {
 		req.Header.Set("Authorization", c.auth)
+	}
+	if c.requestID != "" {
+		req.Header.Set("X-Request-Id", c.requestID)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

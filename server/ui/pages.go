@@ -113,7 +113,7 @@ func (u *UI) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	}
 	var resp api.ListWorkflowsResponse
 	p := &page{Title: "Workflows", Nav: "workflows", Data: &d}
-	if _, err := u.client(r).do(r.Context(), http.MethodGet, nsPath(ns, "workflows"), q, nil, &resp); err != nil {
+	if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "workflows"), q, nil, &resp); err != nil {
 		p.Error = err.Error()
 		u.render(w, r, statusOf(err), "workflows", p)
 		return
@@ -196,7 +196,7 @@ func (u *UI) workflow(w http.ResponseWriter, r *http.Request) {
 // showWorkflow renders a workflow's page with a flash or form error.
 func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, flash, formErr, sigName, sigInput string) {
 	ns, id := r.PathValue("ns"), r.PathValue("id")
-	c := u.client(r)
+	c := u.client(w, r)
 	ctx := r.Context()
 	var wf api.Workflow
 	if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "workflows", id), nil, nil, &wf); err != nil {
@@ -303,7 +303,7 @@ func (u *UI) signal(w http.ResponseWriter, r *http.Request) {
 	case input != "":
 		body.Input = json.RawMessage(input)
 	}
-	if _, err := u.client(r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "signals", name), nil, body, nil); err != nil {
+	if _, err := u.client(w, r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "signals", name), nil, body, nil); err != nil {
 		u.showWorkflow(w, r, statusOf(err), "", "Signal not sent: "+err.Error(), name, input)
 		return
 	}
@@ -314,7 +314,7 @@ func (u *UI) cancel(w http.ResponseWriter, r *http.Request) {
 	ns, id := r.PathValue("ns"), r.PathValue("id")
 	var acc api.Accepted
 	body := api.CancelWorkflowRequest{Reason: strings.TrimSpace(r.PostFormValue("reason"))}
-	if _, err := u.client(r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "cancel"), nil, body, &acc); err != nil {
+	if _, err := u.client(w, r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "cancel"), nil, body, &acc); err != nil {
 		u.showWorkflow(w, r, statusOf(err), "", "Cancel not requested: "+err.Error(), "", "")
 		return
 	}
@@ -347,7 +347,7 @@ func (u *UI) workers(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &page{Title: "Workers", Nav: "workers", Data: d}
 	var resp api.ListWorkersResponse
-	if _, err := u.client(r).do(r.Context(), http.MethodGet, nsPath(ns, "workers"), q, nil, &resp); err != nil {
+	if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "workers"), q, nil, &resp); err != nil {
 		p.Error = err.Error()
 		u.render(w, r, statusOf(err), "workers", p)
 		return
@@ -368,7 +368,7 @@ func (u *UI) queues(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, nsURL(ns, "task-queues", name), http.StatusSeeOther)
 		return
 	}
-	c := u.client(r)
+	c := u.client(w, r)
 	d := &queuesData{}
 	p := &page{Title: "Task queues", Nav: "queues", Data: d}
 	// There is no route that lists queues: show those the active workers
@@ -401,7 +401,7 @@ func (u *UI) queues(w http.ResponseWriter, r *http.Request) {
 func (u *UI) queue(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	var q api.TaskQueue
-	if _, err := u.client(r).do(r.Context(), http.MethodGet, nsPath(ns, "task-queues", name), nil, nil, &q); err != nil {
+	if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "task-queues", name), nil, nil, &q); err != nil {
 		u.fail(w, r, "Task queue "+name, err)
 		return
 	}

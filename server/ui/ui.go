@@ -184,15 +184,21 @@ func csrfToken(w http.ResponseWriter, r *http.Request) string {
 }
 
 // client returns an API client that forwards r's credentials: its
-// Authorization header, else the API key of the login cookie.
-func (u *UI) client(r *http.Request) *apiClient {
+// Authorization header, else the API key of the login cookie. Its calls
+// carry the request id of the page (the X-Request-Id the server's
+// middleware set on w), so that the logs tie them to it.
+func (u *UI) client(w http.ResponseWriter, r *http.Request) *apiClient {
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
 		if c, err := r.Cookie(keyCookie); err == nil && c.Value != "" {
 			auth = "Bearer " + c.Value
 		}
 	}
-	return &apiClient{hc: u.cfg.Client, base: u.cfg.BaseURL, auth: auth}
+	id := w.Header().Get("X-Request-Id")
+	if id == "" {
+		id = r.Header.Get("X-Request-Id")
+	}
+	return &apiClient{hc: u.cfg.Client, base: u.cfg.BaseURL, auth: auth, requestID: id}
 }
 
 // loggedIn reports whether r carries an API key cookie.

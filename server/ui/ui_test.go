@@ -455,6 +455,10 @@ func TestUI(t *testing.T) {
 		if got := api.Header.Get("Authorization"); got != "Bearer from-header" {
 			t.Errorf("API got Authorization %q, want the browser's header", got)
 		}
+		api, _ = get(ns+"/workflows/order-1", http.Header{"X-Request-Id": {"page-42"}}, nil)
+		if got := api.Header.Get("X-Request-Id"); got != "page-42" {
+			t.Errorf("API got X-Request-Id %q, want the page's", got)
+		}
 		api, _ = get(ns+"/workers", nil, &http.Cookie{Name: "tether_ui_key", Value: "k-cookie"})
 		if got := api.Header.Get("Authorization"); got != "Bearer k-cookie" {
 			t.Errorf("API got Authorization %q, want the login cookie's key", got)
@@ -510,6 +514,20 @@ func TestUI(t *testing.T) {
 		d, err = e.c.Describe(context.Background(), "order-3")
 		if err != nil || !d.CancelRequested || d.CancelReason != "x" {
 			t.Fatalf("order-3 after the POST: %+v, %v", d, err)
+		}
+
+		// The API's refusal is shown: a signal to a finished workflow.
+		req, _ := http.NewRequest(http.MethodPost, e.url+ns+"/workflows/order-1/signal",
+			strings.NewReader(url.Values{"name": {"approve"}, "csrf": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err = hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "Signal not sent: 409") {
+			t.Fatalf("signal to a finished workflow: %d\n%s", resp.StatusCode, body)
 		}
 	})
 }
