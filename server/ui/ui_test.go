@@ -59,6 +59,14 @@ func OrderFlow(ctx workflow.Context, order string) (string, error) {
 	return order + " approved by " + a.By, nil
 }
 
+// RoundsFlow continues as new until n reaches 2, then completes.
+func RoundsFlow(ctx workflow.Context, n int) (int, error) {
+	if n < 2 {
+		return 0, workflow.NewContinueAsNewError(ctx, n+1)
+	}
+	return n, nil
+}
+
 // env is a real server with a worker running OrderFlow, and a browser.
 type env struct {
 	t      *testing.T
@@ -133,7 +141,7 @@ func newEnv(t *testing.T) *env {
 		StopTimeout:          5 * time.Second,
 		PollWait:             5 * time.Second,
 	})
-	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterActivity(Hold)); err != nil {
+	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterWorkflow(RoundsFlow), w.RegisterActivity(Hold)); err != nil {
 		t.Fatal(err)
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -389,6 +397,27 @@ func TestUI(t *testing.T) {
 			if strings.Contains(text, other) {
 				t.Fatalf("the canceled list shows %s:\n%s", other, text)
 			}
+		}
+	})
+
+	t.Run("executions", func(t *testing.T) {
+		run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "rounds", TaskQueue: queue}, RoundsFlow, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if n, err := client.GetResult[int](ctx, run); err != nil || n != 2 {
+			t.Fatalf("rounds: %d, %v", n, err)
+		}
+		text := e.open(ns + "/workflows/rounds")
+		mustContain(t, "the last execution", text, "History of execution 3", "Executions:", "WorkflowCompleted")
+		e.run("open execution 1", chromedp.Click(`//nav[@aria-label="Executions"]/a[text()="1"]`),
+			chromedp.WaitVisible(`//h2[text()="History of execution 1"]`))
+		text = e.text("main")
+		mustContain(t, "execution 1", text, "ContinuedAsNew", "new execution 2")
+		if strings.Contains(text, "WorkflowCompleted") {
+			t.Fatalf("execution 1's history shows the end of execution 3:\n%s", text)
 		}
 	})
 
