@@ -114,7 +114,7 @@ func (u *UI) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	var resp api.ListWorkflowsResponse
 	p := &page{Title: "Workflows", Nav: "workflows", Data: &d}
 	if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "workflows"), q, nil, &resp); err != nil {
-		p.Error = err.Error()
+		p.Error, p.NeedsKey = err.Error(), needsKey(err)
 		u.render(w, r, statusOf(err), "workflows", p)
 		return
 	}
@@ -348,7 +348,7 @@ func (u *UI) workers(w http.ResponseWriter, r *http.Request) {
 	p := &page{Title: "Workers", Nav: "workers", Data: d}
 	var resp api.ListWorkersResponse
 	if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "workers"), q, nil, &resp); err != nil {
-		p.Error = err.Error()
+		p.Error, p.NeedsKey = err.Error(), needsKey(err)
 		u.render(w, r, statusOf(err), "workers", p)
 		return
 	}
@@ -375,7 +375,7 @@ func (u *UI) queues(w http.ResponseWriter, r *http.Request) {
 	// serve.
 	var resp api.ListWorkersResponse
 	if _, err := c.do(r.Context(), http.MethodGet, nsPath(ns, "workers"), url.Values{"state": {"active"}}, nil, &resp); err != nil {
-		p.Error = err.Error()
+		p.Error, p.NeedsKey = err.Error(), needsKey(err)
 		u.render(w, r, statusOf(err), "queues", p)
 		return
 	}

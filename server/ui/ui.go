@@ -223,6 +223,9 @@ type page struct {
 	Flash string
 	// Error is an error to show instead of (or above) the content.
 	Error string
+	// NeedsKey is set when the API refused the credentials (401, 403):
+	// the page offers the API key form.
+	NeedsKey bool
 	// Data is the page's own content.
 	Data any
 }
@@ -254,13 +257,17 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 
 // fail renders an error page for an API error.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, title string, err error) {
-	status := http.StatusBadGateway
-	if ae, ok := err.(*apiError); ok {
-		status = ae.Status
-	} else {
+	status := statusOf(err)
+	if status == http.StatusBadGateway {
 		u.cfg.Logger.Error("ui: API call failed", "path", r.URL.Path, "err", err)
 	}
-	u.render(w, r, status, "error", &page{Title: title, Error: err.Error()})
+	u.render(w, r, status, "error", &page{Title: title, Error: err.Error(), NeedsKey: needsKey(err)})
+}
+
+// needsKey reports whether err is the API refusing the credentials.
+func needsKey(err error) bool {
+	s := statusOf(err)
+	return s == http.StatusUnauthorized || s == http.StatusForbidden
 }
 
 // home sends the browser to the workflows of the namespace of the query's

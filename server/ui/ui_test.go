@@ -440,6 +440,12 @@ func TestUI(t *testing.T) {
 			mu.Lock()
 			seen = append(seen, r.Clone(context.Background()))
 			mu.Unlock()
+			if r.Header.Get("Authorization") == "Bearer revoked" { // an injected refusal
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = io.WriteString(w, `{"type":"https://tether.dev/problems/unauthorized","title":"Unauthorized","status":401,"detail":"The API key is not valid."}`)
+				return
+			}
 			e.handler.ServeHTTP(w, r)
 		})
 		srv := httptest.NewServer(ui.New(ui.Config{Client: ui.InProcess(observed)}))
@@ -491,6 +497,23 @@ func TestUI(t *testing.T) {
 		api, _ = get(ns+"/workers", nil, &http.Cookie{Name: "tether_ui_key", Value: "k-cookie"})
 		if got := api.Header.Get("Authorization"); got != "Bearer k-cookie" {
 			t.Errorf("API got Authorization %q, want the login cookie's key", got)
+		}
+
+		// A key the API refuses: its answer, and the way to another key.
+		for _, path := range []string{ns + "/workers", ns + "/workflows/order-1"} {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			req.AddCookie(&http.Cookie{Name: "tether_ui_key", Value: "revoked"})
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("GET %s with a refused key: %d, want 401", path, resp.StatusCode)
+			}
+			mustContain(t, path+" with a refused key", string(body), "401 Unauthorized: The API key is not valid.",
+				`<a href="/ui/login">enter an API key</a>`)
 		}
 	})
 
