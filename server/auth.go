@@ -154,6 +154,8 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workers/:worker_id"}:                    cl,
 		{"GET", BasePath + "/task-queues/:name"}:                     cl,
 	}
+	rules[ruleKey{http.MethodGet, uiPath}] = pub
+	rules[ruleKey{http.MethodPost, uiPath}] = pub
 	// HEAD answers wherever GET does, with GET's rule.
 	for k, r := range rules {
 		if k.method == http.MethodGet {

@@ -14,6 +14,7 @@ import (
 	echoSwagger "github.com/swaggo/echo-swagger"
 
 	"github.com/tetherhq/tether/openapi"
+	"github.com/tetherhq/tether/server/ui"
 )
 
 // BasePath is the prefix of every route of the REST contract.
@@ -76,6 +77,12 @@ func (s *Server) newEcho() *echo.Echo {
 		return c.Redirect(http.StatusMovedPermanently, "/openapi.json")
 	})
 	getAndHead(e, "/docs/*", docs)
+	// The web UI, over this server's own public API (package ui). It
+	// authenticates nobody itself: its API calls carry the browser's
+	// credentials and pass authorize like any other request.
+	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger}))
+	getAndHead(e, uiPath, uiHandler)
+	e.POST(uiPath, uiHandler)
 
 	s.namespaceRoutes(e)
 	g := e.Group(BasePath)
@@ -296,3 +303,9 @@ func getAndHead(r interface {
 	r.GET(path, h)
 	r.HEAD(path, h)
 }
+
+// uiPath is the route of the web UI's pages and forms. Its requests are
+// HTML pages and HTML forms, not the JSON API: they pass authorize as
+// public and guardRequest lets their form bodies through (the UI checks
+// its own CSRF token; its API calls are checked like any other request).
+const uiPath = ui.Prefix + "*"
