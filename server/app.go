@@ -38,8 +38,12 @@ type AppConfig struct {
 	// attempt-timeout expiry after the App starts and after any sweep
 	// that failed (the database was unreachable), so that workers renew
 	// their locks and deliver the reports they kept through the outage
-	// before anything expires. Default 0: no grace (tether server and
-	// tether dev pass their --outage-grace, 5s by default).
+	// before anything expires. During it the turn fetches do not take
+	// over workflow turns whose lock expired either, so that their retried
+	// acks come first (store.OutageGrace, shared by both; a grace 503
+	// answers for an unreachable database start again too). Default 0: no
+	// grace (tether server and tether dev pass their --outage-grace, 5s by
+	// default).
 	OutageGrace time.Duration
 	// TLS, when set, makes the App serve HTTPS with it (nil: plain HTTP,
 	// for loopback or behind a proxy that terminates TLS).
@@ -154,6 +158,9 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 
 	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics, sweeps: newSweepMetrics()}
+	if cfg.Store.Grace == nil {
+		cfg.Store.Grace = store.NewOutageGrace(cfg.OutageGrace, nil)
+	}
 	a.store = store.New(pool, cfg.Store)
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
@@ -213,7 +220,9 @@ func (a *App) Run(ctx context.Context) error {
 			a.logger.Error("notification listener stopped", "err", err)
 		}
 	})
-	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, a.cfg.OutageGrace, a.sweeps, a.logger) })
+	grace := a.store.Options().Grace
+	grace.Restart() // the server starts: turns and attempts held through the outage are reported first
+	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, grace, a.sweeps, a.logger) })
 	wg.Go(func() { workerGaugeLoop(bgCtx, a.store, a.metrics, a.cfg.WorkerGaugeInterval, a.logger) })
 	wg.Go(func() { retentionLoop(bgCtx, a.store, a.cfg.Retention, a.logger) })
 	defer func() {
