@@ -8,7 +8,7 @@ import (
 
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
-	"github.com/tetherhq/tether/sdk/workflow"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 var contextType = reflect.TypeFor[context.Context]()
@@ -21,7 +21,7 @@ type activityDef struct {
 // registry holds the registered workflows and activities.
 type registry struct {
 	mu         sync.RWMutex
-	workflows  map[string]*workflow.Definition
+	workflows  map[string]*wf.Definition
 	activities map[string]*activityDef
 	// byPC maps a function's code pointer to its registered name, so that
 	// ExecuteActivity(ctx, fn) finds names given WithName.
@@ -30,13 +30,13 @@ type registry struct {
 
 func newRegistry() *registry {
 	return &registry{
-		workflows:  map[string]*workflow.Definition{},
+		workflows:  map[string]*wf.Definition{},
 		activities: map[string]*activityDef{},
 		byPC:       map[uintptr]string{},
 	}
 }
 
-func (r *registry) addWorkflow(def *workflow.Definition) error {
+func (r *registry) addWorkflow(def *wf.Definition) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.workflows[def.Name()]; dup {
@@ -66,7 +66,7 @@ func (r *registry) addActivity(fn any, name string) error {
 	return nil
 }
 
-func (r *registry) workflow(name string) *workflow.Definition {
+func (r *registry) workflow(name string) *wf.Definition {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.workflows[name]

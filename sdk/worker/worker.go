@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/sdk/client"
-	"github.com/tetherhq/tether/sdk/workflow"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // Options configure a Worker. Zero values select the defaults.
@@ -232,7 +232,7 @@ func (w *Worker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
 	for _, o := range opts {
 		o(&r)
 	}
-	def, err := workflow.NewDefinition(fn, r.name)
+	def, err := wf.NewDefinition(fn, r.name)
 	if err != nil {
 		return fmt.Errorf("worker: register workflow: %w", err)
 	}

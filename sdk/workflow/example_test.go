@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/workflow"
@@ -123,4 +124,11 @@ func ExampleNewContinueAsNewError() {
 		return workflow.NewContinueAsNewError(ctx, round+1)
 	}
 	_ = poller
+}
+
+// A workflow fails with a typed error that callers can match.
+func ExampleNewError() {
+	err := workflow.NewError("OutOfStock", "item 7 is out of stock", nil)
+	fmt.Println(err.ErrorType(), err.ErrorMessage())
+	// Output: OutOfStock item 7 is out of stock
 }

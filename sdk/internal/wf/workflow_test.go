@@ -1,4 +1,4 @@
-package workflow_test
+package wf_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/sdk/workflow"
+	workflow "github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // Activities (never run here: the sim completes them).
