@@ -200,3 +200,14 @@ func (e *Error) ErrorDetails() json.RawMessage {
 	}
 	return raw
 }
+
+// RegisterOptions are the options of worker.RegisterActivityWithOptions
+// (Temporal's activity.RegisterOptions).
+type RegisterOptions struct {
+	// Name is the activity's registered name; for a struct, the prefix of
+	// its methods' names.
+	Name string
+	// SkipInvalidStructFunctions skips a struct's exported methods that do
+	// not have an activity's signature instead of failing the registration.
+	SkipInvalidStructFunctions bool
+}

@@ -46,8 +46,15 @@ func (r *registry) addWorkflow(def *wf.Definition) error {
 	return nil
 }
 
-func (r *registry) addActivity(fn any, name string) error {
-	sig, err := fnsig.Inspect(fn, contextType, "activity")
+// addActivity registers the function fn under name (see addActivityPC).
+func (r *registry) addActivity(fn any, name string) error { return r.addActivityPC(fn, name, true) }
+
+// addActivityPC registers fn under name (its Go name when empty). byPC
+// records fn's code pointer for activityName; method values made by
+// reflection all share one pointer, so struct registration leaves it
+// false.
+func (r *registry) addActivityPC(fn any, name string, byPC bool) error {
+	sig, err := fnsig.InspectActivity(fn, contextType)
 	if err != nil {
 		return fmt.Errorf("worker: register activity: %w", err)
 	}
@@ -62,7 +69,9 @@ func (r *registry) addActivity(fn any, name string) error {
 		return fmt.Errorf("worker: activity %q registered twice", name)
 	}
 	r.activities[name] = &activityDef{name: name, sig: sig}
-	r.byPC[reflect.ValueOf(fn).Pointer()] = name
+	if byPC {
+		r.byPC[reflect.ValueOf(fn).Pointer()] = name
+	}
 	return nil
 }
 

@@ -240,6 +240,7 @@ func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err
 			err = fmt.Errorf("workflow: internal panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	exec.SetAttempt(task.Attempt)
 	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
 }
 

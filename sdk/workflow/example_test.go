@@ -67,7 +67,7 @@ func ExampleNewDisconnectedContext() {
 	reserve := func(ctx workflow.Context, seat string) error {
 		err := workflow.ExecuteActivity(ctx, "Reserve", seat).Get(ctx, nil)
 		if errors.Is(err, workflow.ErrCanceled) {
-			cleanup := workflow.NewDisconnectedContext(ctx)
+			cleanup, _ := workflow.NewDisconnectedContext(ctx)
 			if err := workflow.ExecuteActivity(cleanup, "Release", seat).Get(cleanup, nil); err != nil {
 				return err
 			}

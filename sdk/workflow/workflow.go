@@ -69,6 +69,24 @@ type NondeterminismError = wf.NondeterminismError
 // execution.
 type ContinueAsNewError = wf.ContinueAsNewError
 
+// ReceiveChannel is the receiving side of a signal channel or of a
+// channel made with NewChannel (Temporal's workflow.ReceiveChannel; Receive
+// returns an error instead of the "more" flag).
+type ReceiveChannel = wf.ReceiveChannel
+
+// SendChannel is the sending side of a channel made with NewChannel.
+type SendChannel = wf.SendChannel
+
+// Channel is a deterministic channel between workflow goroutines.
+type Channel = wf.Channel
+
+// Selector waits on several futures and channels and runs the callback of
+// the ready one, cancelling nothing (Temporal's workflow.Selector).
+type Selector = wf.Selector
+
+// ErrChannelClosed is what Receive returns on a closed, empty channel.
+var ErrChannelClosed = wf.ErrChannelClosed
+
 // ErrCanceled is the error of what a cancelled context interrupted.
 var ErrCanceled = wf.ErrCanceled
 
@@ -93,8 +111,11 @@ func WithValue(parent Context, key, val any) Context { return wf.WithValue(paren
 func WithCancel(parent Context) (Context, CancelFunc) { return wf.WithCancel(parent) }
 
 // NewDisconnectedContext returns a context with parent's values and activity
-// options but no cancellation, for cleanup code.
-func NewDisconnectedContext(parent Context) Context { return wf.NewDisconnectedContext(parent) }
+// options but not its cancellation, for cleanup code; the CancelFunc
+// cancels it alone.
+func NewDisconnectedContext(parent Context) (Context, CancelFunc) {
+	return wf.NewDisconnectedContext(parent)
+}
 
 // WithActivityOptions returns a child of ctx whose activities use opts.
 func WithActivityOptions(ctx Context, opts ActivityOptions) Context {
@@ -127,14 +148,15 @@ func Typed[T any](f Future) FutureOf[T] { return wf.Typed[T](f) }
 func GetValue[T any](ctx Context, f Future) (T, error) { return wf.GetValue[T](ctx, f) }
 
 // ExecuteActivity schedules an activity (its function or registered name)
-// with the options of ctx and returns its future.
-func ExecuteActivity(ctx Context, activity any, input any) Future {
-	return wf.ExecuteActivity(ctx, activity, input)
+// with the options of ctx and its arguments (none, one, or several) and
+// returns its future.
+func ExecuteActivity(ctx Context, activity any, args ...any) Future {
+	return wf.ExecuteActivity(ctx, activity, args...)
 }
 
 // ExecuteActivityT is ExecuteActivity with a typed result.
-func ExecuteActivityT[R any](ctx Context, activity any, input any) FutureOf[R] {
-	return wf.ExecuteActivityT[R](ctx, activity, input)
+func ExecuteActivityT[R any](ctx Context, activity any, args ...any) FutureOf[R] {
+	return wf.ExecuteActivityT[R](ctx, activity, args...)
 }
 
 // ExecuteActivityFunc schedules the activity fn with a typed input and
@@ -196,4 +218,39 @@ func IsHostLost(err error) bool { return wf.IsHostLost(err) }
 // picking another host when it is lost.
 func RunOnHost(ctx Context, opts HostOptions, fn func(hostCtx Context) error) error {
 	return wf.RunOnHost(ctx, opts, fn)
+}
+
+// Await waits until cond holds; it returns ErrCanceled if ctx is cancelled
+// first. cond must only read workflow state.
+func Await(ctx Context, cond func() bool) error { return wf.Await(ctx, cond) }
+
+// AwaitWithTimeout is Await bounded by a durable timer: ok is false when
+// the timeout passed first.
+func AwaitWithTimeout(ctx Context, timeout time.Duration, cond func() bool) (ok bool, err error) {
+	return wf.AwaitWithTimeout(ctx, timeout, cond)
+}
+
+// NewSelector returns an empty Selector.
+func NewSelector(ctx Context) Selector { return wf.NewSelector(ctx) }
+
+// NewChannel returns an unbuffered channel: Send waits for a receiver.
+func NewChannel(ctx Context) Channel { return wf.NewChannel(ctx) }
+
+// NewNamedChannel is NewChannel with a name.
+func NewNamedChannel(ctx Context, name string) Channel { return wf.NewNamedChannel(ctx, name) }
+
+// NewBufferedChannel returns a channel holding up to size values before
+// Send waits.
+func NewBufferedChannel(ctx Context, size int) Channel { return wf.NewBufferedChannel(ctx, size) }
+
+// NewNamedBufferedChannel is NewBufferedChannel with a name.
+func NewNamedBufferedChannel(ctx Context, name string, size int) Channel {
+	return wf.NewNamedBufferedChannel(ctx, name, size)
+}
+
+// RegisterOptions are the options of worker.RegisterWorkflowWithOptions
+// (Temporal's workflow.RegisterOptions).
+type RegisterOptions struct {
+	// Name is the workflow type (default: the function's Go name).
+	Name string
 }

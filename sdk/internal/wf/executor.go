@@ -202,6 +202,10 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 	return res, nil
 }
 
+// SetAttempt sets the attempt of the turn about to run (GetInfo's
+// Attempt).
+func (e *Executor) SetAttempt(attempt int32) { e.s.attempt = attempt }
+
 // Close ends the workflow's goroutines (a parked one panics out of its
 // blocking call with a private value, running its defers) and releases the
 // executor. It is safe to call more than once.
@@ -234,6 +238,7 @@ type state struct {
 
 	replaying bool
 	now       time.Time
+	attempt   int32 // the current turn's attempt (Executor.SetAttempt)
 
 	nextActivityID int64
 	nextTimerID    int64
@@ -426,7 +431,7 @@ func (s *state) apply(ev *api.Event) {
 	case api.EventSignalReceived:
 		s.tick(ev)
 		ch := s.signal(ev.SignalName)
-		ch.buf = append(ch.buf, ev.Input)
+		ch.deliver(ev.Input)
 	case api.EventCancelRequested:
 		s.tick(ev)
 		s.onCancelRequested(ev.Reason)
@@ -512,7 +517,7 @@ func (s *state) finish(result any, err error) {
 func (s *state) unreadSignals() int {
 	n := 0
 	for _, ch := range s.signals {
-		n += len(ch.buf)
+		n += len(ch.queue)
 	}
 	return n
 }

@@ -328,7 +328,7 @@ func Cancellable(ctx workflow.Context) (string, error) {
 		if err := workflow.Sleep(ctx, time.Hour); !errors.Is(err, workflow.ErrCanceled) {
 			return "", errors.New("Sleep on a cancelled ctx did not fail")
 		}
-		dc := workflow.NewDisconnectedContext(ctx)
+		dc, _ := workflow.NewDisconnectedContext(ctx)
 		if err := workflow.ExecuteActivity(dc, Cleanup, "tmp").Get(dc, nil); err != nil {
 			return "", err
 		}
