@@ -254,3 +254,34 @@ type RegisterOptions struct {
 	// Name is the workflow type (default: the function's Go name).
 	Name string
 }
+
+// Version is a version of workflow code, as GetVersion returns it.
+type Version = wf.Version
+
+// DefaultVersion is what GetVersion returns for a workflow whose history
+// predates the change.
+const DefaultVersion = wf.DefaultVersion
+
+// EncodedValue is a value recorded in history (SideEffect,
+// MutableSideEffect); Get decodes it.
+type EncodedValue = wf.EncodedValue
+
+// SideEffect runs fn once, records its result in history (a MarkerRecorded
+// event) and returns it; replay returns the recorded value without running
+// fn.
+func SideEffect(ctx Context, fn func(ctx Context) any) EncodedValue { return wf.SideEffect(ctx, fn) }
+
+// MutableSideEffect runs fn on each call and records its result when it
+// differs (per equals) from the value recorded last for id; replay returns
+// the recorded values.
+func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals func(a, b any) bool) EncodedValue {
+	return wf.MutableSideEffect(ctx, id, fn, equals)
+}
+
+// GetVersion returns the code version to run at changeID: maxSupported,
+// recorded in history, on first execution; the recorded version on replay;
+// DefaultVersion when the history predates the change. A version outside
+// [minSupported, maxSupported] fails the turn with a clear error.
+func GetVersion(ctx Context, changeID string, minSupported, maxSupported Version) Version {
+	return wf.GetVersion(ctx, changeID, minSupported, maxSupported)
+}

@@ -1,11 +1,13 @@
 package wf
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -90,6 +92,10 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		canceledTimers: map[int64]bool{},
 		signals:        map[string]*SignalChannel{},
 		hist:           newHistIndex(),
+		usedMarkers:    map[string]bool{},
+		mutableCalls:   map[string]int{},
+		mutableValues:  map[string]json.RawMessage{},
+		versions:       map[string]Version{},
 		actName:        opts.ActivityName,
 		info: Info{
 			Namespace:    opts.Namespace,
@@ -252,6 +258,15 @@ type state struct {
 
 	hist *histIndex
 
+	// Markers (markers.go): the ones the code has read or recorded, the
+	// next SideEffect's id, the calls of each MutableSideEffect id and
+	// their current values, the versions GetVersion chose.
+	usedMarkers    map[string]bool
+	nextSideEffect int64
+	mutableCalls   map[string]int
+	mutableValues  map[string]json.RawMessage
+	versions       map[string]Version
+
 	commands []api.Command
 	cancels  []api.ActivityCancel
 }
@@ -323,6 +338,18 @@ func (s *state) checkHistoryIssued() {
 	for _, id := range sortedKeys(s.hist.timerCancel) {
 		if !s.canceledTimers[id] {
 			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has timer %d cancelled, the code did not cancel it", id)}
+			return
+		}
+	}
+	markers := make([]string, 0, len(s.hist.markers))
+	for k := range s.hist.markers {
+		markers = append(markers, k)
+	}
+	slices.Sort(markers)
+	for _, k := range markers {
+		if !s.usedMarkers[k] {
+			name, id, _ := strings.Cut(k, "\x00")
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has marker %s %q that the code did not record", name, id)}
 			return
 		}
 	}
