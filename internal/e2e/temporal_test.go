@@ -500,3 +500,96 @@ func TestRegistrationLoggersAndInfo(t *testing.T) {
 		t.Fatalf("activity log records %v: want one, with instance, execution, activity and attempt", al)
 	}
 }
+
+// ---------------------------------------------------------------------------
+// SideEffect, MutableSideEffect and GetVersion on MarkerRecorded events.
+
+// markerCounts counts how often the functions of MarkerFlow ran, per
+// worker process (the tests' own state, not the workflow's).
+type markerCounts struct {
+	sideEffect atomic.Int32
+	mutable    atomic.Int32
+}
+
+// markerFlow draws an id with SideEffect, reads a setting with
+// MutableSideEffect before and after a signal, and branches on GetVersion.
+func markerFlow(counts *markerCounts, setting *atomic.Value) func(ctx workflow.Context) (string, error) {
+	return func(ctx workflow.Context) (string, error) {
+		var id string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
+			return fmt.Sprintf("id-%d", counts.sideEffect.Add(1))
+		}).Get(&id); err != nil {
+			return "", err
+		}
+		read := func() string {
+			var v string
+			_ = workflow.MutableSideEffect(ctx, "setting", func(workflow.Context) any {
+				counts.mutable.Add(1)
+				return setting.Load().(string)
+			}, func(a, b any) bool { return a == b }).Get(&v)
+			return v
+		}
+		first := read()
+		v := workflow.GetVersion(ctx, "greeting", workflow.DefaultVersion, 2)
+		if _, err := workflow.ReceiveSignal[string](ctx, "go"); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s %s %s v%d", id, first, read(), v), nil
+	}
+}
+
+// The markers are recorded once, as MarkerRecorded events, and a worker
+// without the cache (every turn a replay) reads them back from history:
+// the side effect's function runs once in all, the result holds the
+// recorded values, and the history replays cleanly.
+func TestSideEffectAndVersionMarkers(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	counts := &markerCounts{}
+	var setting atomic.Value
+	setting.Store("a")
+	opts := testOptions()
+	opts.CacheSize = -1
+	flow := markerFlow(counts, &setting)
+	e.startWorker("q", opts, func(w *worker.Worker) error {
+		return w.RegisterWorkflow(flow, worker.WithName("MarkerFlow"))
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "markers", TaskQueue: "q"}, "MarkerFlow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the markers", func() bool { return count(e.history("markers"), api.EventMarkerRecorded, "") == 3 })
+	setting.Store("b")
+	if err := e.c.Signal(ctx, "markers", "go", "now"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "id-1 a b v2"; got != want {
+		t.Fatalf("result %q, want %q", got, want)
+	}
+	if n := counts.sideEffect.Load(); n != 1 {
+		t.Fatalf("the side effect ran %d times, want once (then read from history)", n)
+	}
+	var markers []string
+	for _, ev := range e.history("markers") {
+		if ev.Kind == api.EventMarkerRecorded {
+			markers = append(markers, fmt.Sprintf("%s/%s=%s", ev.MarkerName, ev.MarkerID, ev.MarkerDetails))
+		}
+	}
+	want := []string{`SideEffect/1="id-1"`, `MutableSideEffect/setting#1={"call":1,"value":"a"}`, `Version/greeting=2`,
+		`MutableSideEffect/setting#2={"call":2,"value":"b"}`}
+	if !slices.Equal(markers, want) {
+		t.Fatalf("markers\n got %v\nwant %v", markers, want)
+	}
+	r := worker.NewWorkflowReplayer()
+	if err := r.RegisterWorkflow(markerFlow(&markerCounts{}, &setting), worker.WithName("MarkerFlow")); err != nil {
+		t.Fatal(err)
+	}
+	setting.Store("changed since")
+	if err := r.ReplayWorkflowHistory(nil, e.history("markers")); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
