@@ -271,6 +271,9 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// ContinuedAsNew: the execution that follows.
 	NewExecutionID int64 `json:"new_execution_id,omitempty"`
+	// WorkflowStarted of an execution started by continue-as-new: the
+	// execution it continues.
+	ContinuedFromExecutionID int64 `json:"continued_from_execution_id,omitempty"`
 	// MarkerRecorded: the marker's kind (the SDK's "SideEffect",
 	// "MutableSideEffect", "Version"), its id within that kind, and its
 	// value.

@@ -593,3 +593,32 @@ func TestSideEffectAndVersionMarkers(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 }
+
+// InfoFlow continues as new once, passing on what its first execution's
+// GetInfo said of the run it continues.
+func InfoFlow(ctx workflow.Context, prev int64) (string, error) {
+	info := workflow.GetInfo(ctx)
+	if prev == -1 {
+		return "", workflow.NewContinueAsNewError(ctx, info.ContinuedFromExecutionID)
+	}
+	return fmt.Sprintf("first-from=%d exec=%d from=%d", prev, info.ExecutionID, info.ContinuedFromExecutionID), nil
+}
+
+// GetInfo names the execution an execution continues (Temporal's
+// ContinuedExecutionRunID); a started one continues none.
+func TestInfoContinuedFrom(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(InfoFlow) })
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "info", TaskQueue: "q"}, InfoFlow, int64(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "first-from=0 exec=2 from=1"; got != want {
+		t.Fatalf("result %q, want %q", got, want)
+	}
+	e.replayClean("info", InfoFlow)
+}

@@ -228,6 +228,10 @@ type Info struct {
 	// current turn failed (Tether does not retry whole workflows, so it is
 	// not Temporal's run attempt).
 	Attempt int32
+	// ContinuedFromExecutionID is the execution this one continues (it
+	// returned NewContinueAsNewError), 0 when it was started by a client
+	// (Temporal's ContinuedExecutionRunID).
+	ContinuedFromExecutionID int64
 }
 
 // GetInfo returns the execution's info.

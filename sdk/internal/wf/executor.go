@@ -480,6 +480,7 @@ func (s *state) tick(ev *api.Event) {
 func (s *state) start(ev *api.Event) {
 	s.started = true
 	s.info.StartedAt = ev.Timestamp
+	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
 	}
