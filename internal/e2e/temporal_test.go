@@ -53,7 +53,7 @@ func AwaitFlow(ctx workflow.Context) (string, error) {
 		sig := workflow.GetSignalChannel(ctx, "item")
 		for {
 			var s string
-			sig.Receive(ctx, &s)
+			sig.Receive(ctx, &s) //nolint:errcheck // Temporal's shape: the loop ends with "last"
 			ch.Send(ctx, s)
 			if s == "last" {
 				ch.Close()
@@ -225,7 +225,7 @@ func MutexWorkflow(ctx workflow.Context) error {
 			logger.Info("unlockTimeout exceeded")
 		})
 		selector.AddReceive(workflow.GetSignalChannel(ctx, releaseLockChannelName), func(c workflow.ReceiveChannel, more bool) {
-			c.Receive(ctx, &ack)
+			c.Receive(ctx, &ack) //nolint:errcheck // verbatim from Temporal's sample
 			logger.Info("release signal received")
 		})
 		selector.Select(ctx)
@@ -243,7 +243,7 @@ func SampleWorkflowWithMutex(ctx workflow.Context, resourceID string) error {
 		return err
 	}
 	var releaseLockChannelName string
-	workflow.GetSignalChannel(ctx, acquireLockSignalName).Receive(ctx, &releaseLockChannelName)
+	workflow.GetSignalChannel(ctx, acquireLockSignalName).Receive(ctx, &releaseLockChannelName) //nolint:errcheck // verbatim from Temporal's sample
 	if err := workflow.ExecuteActivity(ctx, a.CriticalSection, currentWorkflowID).Get(ctx, nil); err != nil {
 		return err
 	}

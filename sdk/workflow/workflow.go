@@ -65,8 +65,8 @@ type ApplicationError = wf.ApplicationError
 // NondeterminismError reports code that disagrees with its history.
 type NondeterminismError = wf.NondeterminismError
 
-// ContinueAsNewError, returned by a workflow, continues it as a new
-// execution.
+// ContinueAsNewError is the error that, returned by a workflow, continues
+// it as a new execution.
 type ContinueAsNewError = wf.ContinueAsNewError
 
 // ReceiveChannel is the receiving side of a signal channel or of a
