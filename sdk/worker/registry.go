@@ -36,6 +36,19 @@ func newRegistry() *registry {
 	}
 }
 
+// registerWorkflow validates and names fn (see RegisterWorkflow) and adds it.
+func (r *registry) registerWorkflow(fn any, opts []RegisterOption) error {
+	var o registration
+	for _, opt := range opts {
+		opt(&o)
+	}
+	def, err := wf.NewDefinition(fn, o.name)
+	if err != nil {
+		return fmt.Errorf("worker: register workflow: %w", err)
+	}
+	return r.addWorkflow(def)
+}
+
 func (r *registry) addWorkflow(def *wf.Definition) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -27,15 +27,7 @@ func NewWorkflowReplayer() *WorkflowReplayer { return &WorkflowReplayer{reg: new
 
 // RegisterWorkflow registers a workflow as Worker.RegisterWorkflow does.
 func (r *WorkflowReplayer) RegisterWorkflow(fn any, opts ...RegisterOption) error {
-	var o registration
-	for _, opt := range opts {
-		opt(&o)
-	}
-	def, err := wf.NewDefinition(fn, o.name)
-	if err != nil {
-		return fmt.Errorf("worker: register workflow: %w", err)
-	}
-	return r.reg.addWorkflow(def)
+	return r.reg.registerWorkflow(fn, opts)
 }
 
 // RegisterWorkflowWithOptions is RegisterWorkflow with Temporal's options.

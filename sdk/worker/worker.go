@@ -26,7 +26,6 @@ import (
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
-	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -232,15 +231,7 @@ func WithName(name string) RegisterOption {
 // given WithName. It returns an error for an invalid signature, an anonymous
 // function without a name, or a duplicate name.
 func (w *Worker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
-	var r registration
-	for _, o := range opts {
-		o(&r)
-	}
-	def, err := wf.NewDefinition(fn, r.name)
-	if err != nil {
-		return fmt.Errorf("worker: register workflow: %w", err)
-	}
-	return w.reg.addWorkflow(def)
+	return w.reg.registerWorkflow(fn, opts)
 }
 
 // RegisterActivity registers an activity function (see package activity for
