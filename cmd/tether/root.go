@@ -86,6 +86,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, root.UsageString())
 		return exitUsage
 	}
+	if args[0] == "-help" {
+		// The Go flag spelling the hand-rolled dispatch accepted.
+		args = append([]string{"--help"}, args[1:]...)
+	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
