@@ -210,6 +210,7 @@ func TestCLIWorkflowLifecycle(t *testing.T) {
 
 	// Not found: exit 3, the problem type named on stderr.
 	r = s.tether(t, "workflow", "describe", "no-such-workflow")
+	t.Logf("not found: %s", r.stderr)
 	if r.code != exitNotFound || !strings.Contains(r.stderr, "not found") || !strings.Contains(r.stderr, api.ProblemNotFound) {
 		t.Fatalf("describe unknown: exit %d, stderr %q", r.code, r.stderr)
 	}
