@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -82,8 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr}
 	root := c.rootCommand()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "Usage: tether <command> [flags]\n\n")
-		fmt.Fprint(stderr, root.UsageString())
+		// cobra's usage without its own "Usage:" block, under ours.
+		_, rest, _ := strings.Cut(root.UsageString(), "\n\n")
+		fmt.Fprint(stderr, "Usage: tether <command> [flags]\n\n", rest)
 		return exitUsage
 	}
 	if args[0] == "-help" {
