@@ -223,6 +223,21 @@ func TestCLIWorkflowLifecycle(t *testing.T) {
 	if r.code != exitConflict || !strings.Contains(r.stderr, "conflict") {
 		t.Fatalf("start a running id: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// Pages: one at a time with the next token on stderr, or --all.
+	r = s.must(t, "workflow", "list", "--limit", "1")
+	if !strings.Contains(r.stdout, "greet-2") || strings.Contains(r.stdout, "greet-1") || !strings.Contains(r.stderr, "--page-token ") {
+		t.Fatalf("first page of 1:\nstdout %s\nstderr %s", r.stdout, r.stderr)
+	}
+	token := strings.Fields(r.stderr[strings.Index(r.stderr, "--page-token ")+len("--page-token "):])[0]
+	r = s.must(t, "workflow", "list", "--limit", "1", "--page-token", token)
+	if !strings.Contains(r.stdout, "greet-1") || strings.Contains(r.stdout, "greet-2") {
+		t.Fatalf("second page of 1:\n%s", r.stdout)
+	}
+	list = api.ListWorkflowsResponse{}
+	s.must(t, "workflow", "list", "--limit", "1", "--all", "-o", "json").decode(t, &list)
+	if len(list.Workflows) != 2 || list.NextPageToken != "" {
+		t.Fatalf("--all: %+v", list)
+	}
 	if r := s.tether(t, "workflow", "delete", "greet-2"); r.code != exitConflict {
 		t.Fatalf("delete running: exit %d, stderr %q", r.code, r.stderr)
 	}
