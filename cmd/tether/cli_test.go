@@ -444,7 +444,7 @@ func TestCLIHelp(t *testing.T) {
 			walk(sub, p)
 		}
 	}
-	root := (&cli{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard}).rootCommand()
+	root := (&cli{stdout: io.Discard, stderr: io.Discard}).rootCommand()
 	walk(root, nil)
 	if len(paths) < 25 {
 		t.Fatalf("only %d commands: %v", len(paths), paths)

@@ -70,7 +70,7 @@ func (c *cli) namespaceList() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ns, err := cl.ListNamespaces(c.ctx)
+			ns, err := cl.ListNamespaces(cmd.Context())
 			if err != nil {
 				return apiError(err)
 			}
@@ -90,7 +90,7 @@ func (c *cli) namespaceDescribe() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n, err := cl.DescribeNamespace(c.ctx, args[0])
+			n, err := cl.DescribeNamespace(cmd.Context(), args[0])
 			if err != nil {
 				return apiError(err)
 			}
@@ -118,7 +118,7 @@ func (c *cli) namespaceCreate() *cobra.Command {
 				d := api.Duration(retention)
 				req.Retention = &d
 			}
-			n, err := cl.CreateNamespace(c.ctx, req)
+			n, err := cl.CreateNamespace(cmd.Context(), req)
 			if err != nil {
 				return apiError(err)
 			}
@@ -155,7 +155,7 @@ func (c *cli) namespaceUpdate() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n, err := cl.UpdateNamespace(c.ctx, args[0], req)
+			n, err := cl.UpdateNamespace(cmd.Context(), args[0], req)
 			if err != nil {
 				return apiError(err)
 			}
@@ -180,7 +180,7 @@ still holds workflow instances, and "default", are refused (exit 4).`,
 			if err != nil {
 				return err
 			}
-			if err := cl.DeleteNamespace(c.ctx, args[0]); err != nil {
+			if err := cl.DeleteNamespace(cmd.Context(), args[0]); err != nil {
 				return apiError(err)
 			}
 			if c.json() {

@@ -65,10 +65,9 @@ const (
 // defaultAddress is the server the API commands talk to by default.
 const defaultAddress = "http://127.0.0.1:7070"
 
-// cli holds what the commands of one invocation share: the context, the
-// output streams and the global flags.
+// cli holds what the commands of one invocation share: the output streams
+// and the global flags (the context is the commands', cmd.Context()).
 type cli struct {
-	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
 	// address, namespace, apiKey and output are the global flags.
@@ -80,7 +79,7 @@ type cli struct {
 
 // run executes the command line args and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr}
+	c := &cli{stdout: stdout, stderr: stderr}
 	root := c.rootCommand()
 	if len(args) == 0 {
 		// cobra's usage without its own "Usage:" block, under ours.
@@ -93,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		args = append([]string{"--help"}, args[1:]...)
 	}
 	root.SetArgs(args)
-	cmd, err := root.ExecuteC()
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -216,7 +215,7 @@ func (c *cli) legacy(name, short, example string, fn legacyRun) *cobra.Command {
 				out = c.stdout
 				fmt.Fprintf(c.stdout, "%s\n\nUsage:\n  %s [flags]\n\nExamples:\n%s\n\nFlags:\n", short, cmd.CommandPath(), example)
 			}
-			err := fn(c.ctx, args, c.stdout, out)
+			err := fn(cmd.Context(), args, c.stdout, out)
 			switch {
 			case err == nil, errors.Is(err, flag.ErrHelp):
 				return nil

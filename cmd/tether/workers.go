@@ -43,7 +43,7 @@ func (c *cli) workerList() *cobra.Command {
 			all := api.ListWorkersResponse{Workers: []api.Worker{}}
 			opts := client.WorkerListOptions{State: state}
 			for {
-				page, err := cl.ListWorkers(c.ctx, opts)
+				page, err := cl.ListWorkers(cmd.Context(), opts)
 				if err != nil {
 					return apiError(err)
 				}
@@ -80,7 +80,7 @@ func (c *cli) workerDescribe() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w, err := cl.DescribeWorker(c.ctx, args[0])
+			w, err := cl.DescribeWorker(cmd.Context(), args[0])
 			if err != nil {
 				return apiError(err)
 			}
@@ -151,7 +151,7 @@ the server that answers, and the live workers that serve it.`,
 			if err != nil {
 				return err
 			}
-			tq, err := cl.DescribeTaskQueue(c.ctx, args[0])
+			tq, err := cl.DescribeTaskQueue(cmd.Context(), args[0])
 			if err != nil {
 				return apiError(err)
 			}

@@ -64,12 +64,12 @@ it as 'workflow result' does.`,
 			if raw != nil {
 				in = raw
 			}
-			run, err := cl.StartWorkflow(c.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, ExecutionTimeout: timeout}, args[0], in)
+			run, err := cl.StartWorkflow(cmd.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: queue, ExecutionTimeout: timeout}, args[0], in)
 			if err != nil {
 				return apiError(err)
 			}
 			if wait {
-				return c.printOutcome(cl, run.ID())
+				return c.printOutcome(cmd.Context(), cl, run.ID(), 0)
 			}
 			if c.json() {
 				return c.printJSON(api.StartWorkflowResponse{InstanceID: run.ID(), ExecutionID: run.ExecutionID()})
@@ -112,14 +112,14 @@ token of the next page is printed on stderr (table) or in next_page_token
 			var resp api.ListWorkflowsResponse
 			if all {
 				resp.Workflows = []api.Workflow{}
-				for w, err := range cl.ListAll(c.ctx, opts) {
+				for w, err := range cl.ListAll(cmd.Context(), opts) {
 					if err != nil {
 						return apiError(err)
 					}
 					resp.Workflows = append(resp.Workflows, w)
 				}
 			} else {
-				page, err := cl.List(c.ctx, opts)
+				page, err := cl.List(cmd.Context(), opts)
 				if err != nil {
 					return apiError(err)
 				}
@@ -163,7 +163,7 @@ func (c *cli) workflowDescribe() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w, err := cl.Describe(c.ctx, args[0])
+			w, err := cl.Describe(cmd.Context(), args[0])
 			if err != nil {
 				return apiError(err)
 			}
@@ -229,7 +229,7 @@ func (c *cli) workflowShow() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, err := cl.History(c.ctx, args[0], execution)
+			h, err := cl.History(cmd.Context(), args[0], execution)
 			if err != nil {
 				return apiError(err)
 			}
@@ -302,29 +302,25 @@ With -o json the whole description is printed either way.`,
 			if err != nil {
 				return err
 			}
-			ctx := c.ctx
-			if timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-				return c.printOutcomeCtx(ctx, cl, args[0])
-			}
-			return c.printOutcome(cl, args[0])
+			return c.printOutcome(cmd.Context(), cl, args[0], timeout)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long to wait (0: as long as it takes)")
 	return cmd
 }
 
-// printOutcome waits for the outcome of id and prints it.
-func (c *cli) printOutcome(cl *client.Client, id string) error {
-	return c.printOutcomeCtx(c.ctx, cl, id)
-}
-
-func (c *cli) printOutcomeCtx(ctx context.Context, cl *client.Client, id string) error {
+// printOutcome waits (at most timeout, when positive) for the outcome of
+// id and prints it.
+func (c *cli) printOutcome(parent context.Context, cl *client.Client, id string, timeout time.Duration) error {
+	ctx := parent
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(parent, timeout)
+		defer cancel()
+	}
 	w, err := cl.WaitResult(ctx, id)
 	if err != nil {
-		if ctx.Err() != nil && c.ctx.Err() == nil {
+		if ctx.Err() != nil && parent.Err() == nil {
 			return &exitError{code: exitFailure, err: fmt.Errorf("timed out: workflow %s is still running", id)}
 		}
 		return apiError(err)
@@ -373,7 +369,7 @@ func (c *cli) workflowSignal() *cobra.Command {
 			if raw != nil {
 				payload = raw
 			}
-			if err := cl.Signal(c.ctx, args[0], args[1], payload); err != nil {
+			if err := cl.Signal(cmd.Context(), args[0], args[1], payload); err != nil {
 				return apiError(err)
 			}
 			if c.json() {
@@ -403,7 +399,7 @@ finished.`,
 			if err != nil {
 				return err
 			}
-			changed, err := cl.Cancel(c.ctx, args[0], reason)
+			changed, err := cl.Cancel(cmd.Context(), args[0], reason)
 			if err != nil {
 				return apiError(err)
 			}
@@ -437,7 +433,7 @@ unless --force, which also flags its outstanding activities canceled.`,
 			if err != nil {
 				return err
 			}
-			if err := cl.Delete(c.ctx, args[0], force); err != nil {
+			if err := cl.Delete(cmd.Context(), args[0], force); err != nil {
 				return apiError(err)
 			}
 			if c.json() {
