@@ -41,6 +41,7 @@ type exitError struct {
 	err  error
 }
 
+// Error implements error.
 func (e *exitError) Error() string {
 	if e.err == nil {
 		return fmt.Sprintf("exit %d", e.code)
@@ -48,6 +49,7 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
+// Unwrap returns the error printed (nil when none).
 func (e *exitError) Unwrap() error { return e.err }
 
 // usageErrorf is a bad command line, explained.
