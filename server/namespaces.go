@@ -89,12 +89,16 @@ func (n *namespaceCache) invalidate() {
 // namespaceRoutes adds the routes of namespaces and API keys to e.
 func (s *Server) namespaceRoutes(e *echo.Echo) {
 	e.POST("/v1/namespaces", s.createNamespace)
+	// HEAD answers wherever GET does, as on every route (routes.go).
 	e.GET("/v1/namespaces", s.listNamespaces)
+	e.HEAD("/v1/namespaces", s.listNamespaces)
 	e.GET("/v1/namespaces/:namespace", s.getNamespace)
+	e.HEAD("/v1/namespaces/:namespace", s.getNamespace)
 	e.PATCH("/v1/namespaces/:namespace", s.updateNamespace)
 	e.DELETE("/v1/namespaces/:namespace", s.deleteNamespace)
 	e.POST(BasePath+"/api-keys", s.createAPIKey)
 	e.GET(BasePath+"/api-keys", s.listAPIKeys)
+	e.HEAD(BasePath+"/api-keys", s.listAPIKeys)
 	e.DELETE(BasePath+"/api-keys/:key_id", s.revokeAPIKey)
 }
 
