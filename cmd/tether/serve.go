@@ -87,7 +87,7 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.limits.PayloadBytes, "payload-limit", 1<<20, "largest payload (input, result, details...) accepted, in bytes, as sent")
 	fs.IntVar(&o.limits.Depth, "depth-limit", 64, "deepest nesting of arrays and objects accepted in a request body")
 	fs.IntVar(&o.limits.CommandsPerTurn, "commands-per-turn", 10000, "most commands a workflow turn may carry")
-	fs.IntVar(&o.limits.HistoryPageSize, "history-page-size", 1000, "default events per history page")
+	fs.IntVar(&o.limits.HistoryPageSize, "history-page-size", 1000, "default events per history page, and the most history a workflow-task poll answer carries (the rest by page token)")
 	fs.IntVar(&o.limits.MaxHistoryPageSize, "max-history-page-size", 10000, "largest page_size a history request may ask for")
 	fs.DurationVar(&o.timeouts.BodyRead, "body-read-timeout", 30*time.Second, "longest the reading of a request body may take, from the end of its headers (408 past it)")
 	fs.DurationVar(&o.timeouts.Request, "request-timeout", 30*time.Second, "longest a request may take, database work included (a long poll: its wait plus this); 503 past it")
