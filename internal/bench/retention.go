@@ -194,16 +194,16 @@ func (e *Env) Retention(ctx context.Context, cfg RetentionConfig) (*Report, erro
 		if _, err := e.DB.Exec(ctx, "VACUUM instances, history"); err != nil {
 			return nil, fmt.Errorf("retention: vacuum: %w", err)
 		}
+		after, err := e.tableSizes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.add(fmt.Sprintf("size_after_purge_%d_mb", round), fmt.Sprintf("instances + history after purge %d and VACUUM", round), mb(after), "MB")
 	}
 	s := summarize(passes)
 	r.add("passes", "passes that deleted something", float64(s.N), "")
 	r.add("pass_p50_ms", "pass duration p50", ms(s.P50), "ms")
 	r.add("pass_max_ms", "pass duration max", ms(s.Max), "ms")
-	size, err := e.tableSizes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r.add("size_after_mb", "instances + history after the last purge and VACUUM", mb(size), "MB")
 	if len(sizes) > 1 {
 		r.add("growth_pct", "growth of the size before the last purge over before the first", 100*(float64(sizes[len(sizes)-1])/float64(sizes[0])-1), "%")
 	}
