@@ -321,9 +321,15 @@ type WorkflowTask struct {
 	// previous turn and is expected to hold the earlier events (its cached
 	// state). A worker that does not must read the whole history with
 	// GET /workflows/{id}/history?execution_id=. 0 means History is whole.
-	HistoryFromEventID int64   `json:"history_from_event_id,omitempty"`
-	History            []Event `json:"history"`
-	Messages           []Event `json:"messages"`
+	HistoryFromEventID int64 `json:"history_from_event_id,omitempty"`
+	// HistoryNextPageToken, when set, says that History holds only the
+	// first events of the execution (as many as the server's history page
+	// size): the worker reads the rest with GET
+	// /workflows/{id}/history?page_token=, a page at a time, before it
+	// replays. Empty: History is whole (or starts at HistoryFromEventID).
+	HistoryNextPageToken string  `json:"history_next_page_token,omitempty"`
+	History              []Event `json:"history"`
+	Messages             []Event `json:"messages"`
 }
 
 // Command types of a workflow turn.

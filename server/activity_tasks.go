@@ -18,11 +18,13 @@ import (
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.PollActivityTaskRequest	true	"Queues and worker"
 //	@Success		200			{object}	api.ActivityTask
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -83,11 +85,14 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.ActivityHeartbeatRequest	false	"Progress details"
 //	@Success		200			{object}	api.ActivityHeartbeatResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -121,11 +126,14 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.CompleteActivityTaskRequest	false	"The result"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -157,11 +165,14 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string						true	"Namespace"					default(default)
 //	@Param			token		path		string						true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.FailActivityTaskRequest	true	"The error"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -190,11 +201,14 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.AbandonActivityTaskRequest	false	"When to deliver it again"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"

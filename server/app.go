@@ -161,6 +161,10 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if cfg.Store.Grace == nil {
 		cfg.Store.Grace = store.NewOutageGrace(cfg.OutageGrace, nil)
 	}
+	if cfg.Store.TurnHistoryEvents <= 0 {
+		// A turn's answer carries at most one history page.
+		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.withDefaults(cfg.Server.BodyLimit).HistoryPageSize
+	}
 	a.store = store.New(pool, cfg.Store)
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"

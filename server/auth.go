@@ -84,6 +84,10 @@ const (
 	permWorker
 	// permClient: a client or admin key of the route's namespace.
 	permClient
+	// permRead: a worker, client or admin key of the route's namespace
+	// (an execution's history, which a worker reads to replay a turn
+	// whose history did not fit one answer, or whose state it lost).
+	permRead
 	// permAdmin: an admin key of the route's namespace.
 	permAdmin
 	// permGlobalAdmin: an admin key of every namespace.
@@ -111,6 +115,7 @@ type ruleKey struct{ method, path string }
 func routeRules() map[ruleKey]routeRule {
 	w := routeRule{perm: permWorker, checkNamespace: true}
 	cl := routeRule{perm: permClient, checkNamespace: true}
+	rd := routeRule{perm: permRead, checkNamespace: true}
 	ad := routeRule{perm: permAdmin, checkNamespace: true}
 	pub := routeRule{perm: permPublic}
 	rules := map[ruleKey]routeRule{
@@ -137,7 +142,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workflows"}:                             cl,
 		{"GET", BasePath + "/workflows/:instance_id"}:                cl,
 		{"DELETE", BasePath + "/workflows/:instance_id"}:             ad,
-		{"GET", BasePath + "/workflows/:instance_id/history"}:        cl,
+		{"GET", BasePath + "/workflows/:instance_id/history"}:        rd,
 		{"GET", BasePath + "/workflows/:instance_id/result"}:         cl,
 		{"POST", BasePath + "/workflows/:instance_id/cancel"}:        cl,
 		{"POST", BasePath + "/workflows/:instance_id/signals/:name"}: cl,
@@ -156,12 +161,6 @@ func routeRules() map[ruleKey]routeRule {
 	}
 	rules[ruleKey{http.MethodGet, uiPath}] = pub
 	rules[ruleKey{http.MethodPost, uiPath}] = pub
-	// HEAD answers wherever GET does, with GET's rule.
-	for k, r := range rules {
-		if k.method == http.MethodGet {
-			rules[ruleKey{http.MethodHead, k.path}] = r
-		}
-	}
 	return rules
 }
 
@@ -199,9 +198,9 @@ func allows(k *store.KeyRecord, p perm, ns string) bool {
 	case api.RoleAdmin:
 		return true
 	case api.RoleWorker:
-		return p == permWorker
+		return p == permWorker || p == permRead
 	case api.RoleClient:
-		return p == permClient
+		return p == permClient || p == permRead
 	}
 	return false
 }
@@ -228,7 +227,11 @@ func routeNamespace(c echo.Context) string {
 // the route's template.
 func (s *Server) authorize(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		rule, known := s.rules[ruleKey{c.Request().Method, c.Path()}]
+		method := c.Request().Method
+		if method == http.MethodHead {
+			method = http.MethodGet // HEAD is GET without the body: GET's rule
+		}
+		rule, known := s.rules[ruleKey{method, c.Path()}]
 		if rule.perm == permPublic && known || rule.perm == permMetrics && !s.cfg.Auth.MetricsAuth {
 			return next(c)
 		}

@@ -19,6 +19,7 @@ import (
 //	@Tags			workers
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.WorkerHeartbeatRequest	true	"The worker"
 //	@Success		200			{object}	api.WorkerHeartbeatResponse
@@ -182,12 +183,15 @@ func heartbeatAnswer(r store.HeartbeatResult) api.WorkerHeartbeatResponse {
 //	@Summary	List worker sessions
 //	@Tags		workers
 //	@Produce	json,application/problem+json
-//	@Param		namespace	path		string	true	"Namespace"	default(default)
-//	@Param		state		query		string	false	"Only workers in this state"	Enums(active, inactive, cleaned_up)
+//	@Security	BearerAuth
+//	@Param		namespace	path		string	true	"Namespace"										default(default)
+//	@Param		state		query		string	false	"Only workers in this state"					Enums(active, inactive, cleaned_up)
 //	@Param		page_size	query		int		false	"Workers per page (default 100, at most 1000)"	minimum(1)	maximum(1000)
 //	@Param		page_token	query		string	false	"next_page_token of the previous page"
 //	@Success	200			{object}	api.ListWorkersResponse
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workers [get]
 func (s *Server) listWorkers(c echo.Context) error {
@@ -226,10 +230,13 @@ func normalizeWorker(w *api.Worker) {
 //	@Summary	Describe a worker session
 //	@Tags		workers
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace	path		string	true	"Namespace"	default(default)
 //	@Param		worker_id	path		string	true	"Worker id"
 //	@Success	200			{object}	api.Worker
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404			{object}	api.Problem	"Unknown worker"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workers/{worker_id} [get]
@@ -254,10 +261,13 @@ func (s *Server) getWorker(c echo.Context) error {
 //	@Description	Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
 //	@Tags			task-queues
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string	true	"Namespace"	default(default)
 //	@Param			name		path		string	true	"Task queue name"
 //	@Success		200			{object}	api.TaskQueue
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/task-queues/{name} [get]
 func (s *Server) describeTaskQueue(c echo.Context) error {

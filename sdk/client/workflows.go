@@ -221,6 +221,24 @@ func (c *Client) History(ctx context.Context, id string, executionID int64) (*ap
 	if executionID > 0 {
 		q.Set("execution_id", strconv.FormatInt(executionID, 10))
 	}
+	return c.historyPages(ctx, id, q)
+}
+
+// HistoryAfter returns the events of an execution from a history page
+// token on (a WorkflowTask's HistoryNextPageToken, or a next_page_token of
+// GET /workflows/{id}/history), following the pages to the end.
+func (c *Client) HistoryAfter(ctx context.Context, id, pageToken string) ([]api.Event, error) {
+	q := url.Values{}
+	q.Set("page_token", pageToken)
+	h, err := c.historyPages(ctx, id, q)
+	if err != nil {
+		return nil, err
+	}
+	return h.Events, nil
+}
+
+// historyPages reads the history pages of id from the one q asks for on.
+func (c *Client) historyPages(ctx context.Context, id string, q url.Values) (*api.HistoryResponse, error) {
 	var all *api.HistoryResponse
 	for {
 		var page api.HistoryResponse

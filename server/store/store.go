@@ -67,6 +67,11 @@ type Options struct {
 	// than twice the rows of its last statistics plus StatsMinRows.
 	// Default 1000; negative disables it (autovacuum alone then).
 	StatsMinRows int64
+	// TurnHistoryEvents is the most history events a workflow turn's
+	// answer carries; a longer history comes as its first events and the
+	// page token of the rest (api.WorkflowTask.HistoryNextPageToken).
+	// Default 1 000, the server's history page size.
+	TurnHistoryEvents int
 	// Now, when set, replaces the database clock in Go-side computations
 	// (never in SQL). For tests.
 	Now func() time.Time
