@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -80,7 +81,7 @@ type App struct {
 	cfg       AppConfig
 	logger    *slog.Logger
 	pool      *pgxpool.Pool
-	store     *store.Store
+	store     storage.Provider
 	hub       *longpoll.Hub
 	metrics   *Metrics
 	sweeps    *sweepMetrics
@@ -264,8 +265,9 @@ func (a *App) ListenerConnected() <-chan struct{} { return a.connected }
 // Server is the HTTP server.
 func (a *App) Server() *Server { return a.srv }
 
-// Store is the store the server serves.
-func (a *App) Store() *store.Store { return a.store }
+// Store is the storage provider the server serves (the PostgreSQL
+// provider of server/store over Pool).
+func (a *App) Store() storage.Provider { return a.store }
 
 // Hub is the long-poll hub.
 func (a *App) Hub() *longpoll.Hub { return a.hub }

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // The worker heartbeat is the server's hottest route: every worker sends
@@ -66,9 +66,9 @@ func (s *Server) heartbeatFast(c echo.Context, buf *[]byte, req *api.WorkerHeart
 	ns = c.Param("namespace")
 	ok = validName(ns) && decodeHeartbeat(data, req) && heartbeatValid(req)
 	if ok {
-		opts := s.store.Options()
+		minLease, maxLease := s.store.LeaseBounds()
 		lease := req.LeaseDuration.D()
-		ok = lease != 0 && lease >= opts.MinLease && lease <= opts.MaxLease
+		ok = lease != 0 && lease >= minLease && lease <= maxLease
 		if ok && req.Wait != nil {
 			wait = req.Wait.D()
 			ok = wait >= 0 && wait <= s.cfg.MaxWait && wait <= lease/2
@@ -398,7 +398,7 @@ func textWithin(s string) bool {
 // buf, byte for byte what c.JSON sends; any other, and any answer c.JSON
 // would indent (?pretty, Echo's debug mode) or another serializer would
 // encode, is left to c.JSON.
-func (s *Server) writeHeartbeatAnswer(c echo.Context, buf *[]byte, ns, workerID string, r store.HeartbeatResult) error {
+func (s *Server) writeHeartbeatAnswer(c echo.Context, buf *[]byte, ns, workerID string, r storage.HeartbeatResult) error {
 	resp := heartbeatAnswer(r)
 	if !s.answersByHand(c) {
 		return c.JSON(http.StatusOK, resp)

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // RetentionConfig tunes the retention job, which deletes closed workflows
@@ -23,7 +23,7 @@ type RetentionConfig struct {
 const maxRetentionBatches = 20
 
 // retentionLoop runs the retention job every interval until ctx is done.
-func retentionLoop(ctx context.Context, st *store.Store, r RetentionConfig, logger *slog.Logger) {
+func retentionLoop(ctx context.Context, st storage.Provider, r RetentionConfig, logger *slog.Logger) {
 	if r.Interval < 0 {
 		return
 	}

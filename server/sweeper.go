@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // sweepMetrics count what the sweeper did.
@@ -33,7 +33,7 @@ func (m *sweepMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.passes, m.actions}
 }
 
-func (m *sweepMetrics) record(r store.SweepResult) {
+func (m *sweepMetrics) record(r storage.SweepResult) {
 	add := func(action string, n int) {
 		if n > 0 {
 			m.actions.WithLabelValues(action).Add(float64(n))
@@ -54,7 +54,7 @@ func (m *sweepMetrics) record(r store.SweepResult) {
 
 // sweepLoop runs a sweeper pass every interval until ctx is done. Errors
 // are logged (a failure repeated is logged again at most once a minute).
-func sweepLoop(ctx context.Context, st *store.Store, interval, grace time.Duration, m *sweepMetrics, logger *slog.Logger) {
+func sweepLoop(ctx context.Context, st storage.Provider, interval, grace time.Duration, m *sweepMetrics, logger *slog.Logger) {
 	if interval <= 0 {
 		interval = time.Second
 	}
@@ -73,7 +73,7 @@ func sweepLoop(ctx context.Context, st *store.Store, interval, grace time.Durati
 		if failed {
 			holdUntil = time.Now().Add(grace)
 		}
-		res, err := st.SweepWith(ctx, store.SweepOptions{HoldExpiry: time.Now().Before(holdUntil)})
+		res, err := st.SweepWith(ctx, storage.SweepOptions{HoldExpiry: time.Now().Before(holdUntil)})
 		failed = err != nil
 		if err != nil {
 			if ctx.Err() != nil {
@@ -111,7 +111,7 @@ func sweepLoop(ctx context.Context, st *store.Store, interval, grace time.Durati
 }
 
 // workerGaugeLoop refreshes the workers-by-state gauge every interval.
-func workerGaugeLoop(ctx context.Context, st *store.Store, m *Metrics, interval time.Duration, logger *slog.Logger) {
+func workerGaugeLoop(ctx context.Context, st storage.Provider, m *Metrics, interval time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
