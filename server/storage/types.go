@@ -141,3 +141,16 @@ type ListFilter struct {
 	// PageToken continues a previous page ("": the first).
 	PageToken string
 }
+
+// Outcomes of an attempt's acknowledgement (api.ActivityAckResponse).
+const (
+	// OutcomeDelivered: the result or failure reached the workflow.
+	OutcomeDelivered = "delivered"
+	// OutcomeRetryScheduled: the failure scheduled another attempt.
+	OutcomeRetryScheduled = "retry_scheduled"
+	// OutcomeStale: the report came too late (the attempt was cancelled,
+	// timed out or its execution is over) and was dropped.
+	OutcomeStale = "stale"
+	// OutcomeAbandoned: the attempt was given back.
+	OutcomeAbandoned = "abandoned"
+)

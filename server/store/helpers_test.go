@@ -131,3 +131,38 @@ func sweepUntil(t *testing.T, s *store.Store, d time.Duration, what string, cond
 		return cond()
 	})
 }
+
+func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
+	return func(tm time.Time, ok bool, err error) (time.Time, bool) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm, ok
+	}
+}
+
+func fetchTurnOrNil(t *testing.T, s *store.Store) *api.WorkflowTask {
+	t.Helper()
+	return m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 10*time.Second))(t)
+}
+
+func must0(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expectTimeout(t *testing.T, s *store.Store, kind string) {
+	t.Helper()
+	var task *api.WorkflowTask
+	sweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
+		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		return task != nil
+	})
+	m := task.Messages[0]
+	if m.Kind != api.EventActivityFailed || m.Error == nil || m.Error.Type != "Timeout" || m.Error.TimeoutType != kind {
+		t.Fatalf("message %+v", m)
+	}
+}

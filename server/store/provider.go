@@ -54,6 +54,18 @@ var (
 	ErrNamespaceNotEmpty = storage.ErrNamespaceNotEmpty
 )
 
+// Outcomes of an attempt's acknowledgement: storage's.
+const (
+	// OutcomeDelivered is storage.OutcomeDelivered.
+	OutcomeDelivered = storage.OutcomeDelivered
+	// OutcomeRetryScheduled is storage.OutcomeRetryScheduled.
+	OutcomeRetryScheduled = storage.OutcomeRetryScheduled
+	// OutcomeStale is storage.OutcomeStale.
+	OutcomeStale = storage.OutcomeStale
+	// OutcomeAbandoned is storage.OutcomeAbandoned.
+	OutcomeAbandoned = storage.OutcomeAbandoned
+)
+
 // Ping reports whether the database answers; storage.ErrNoDatabase for a
 // nil store or one without a pool.
 func (s *Store) Ping(ctx context.Context) error {

@@ -1,4 +1,4 @@
-package store_test
+package storagetest
 
 import (
 	"encoding/json"
@@ -11,13 +11,12 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/internal/pgtest"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Goal: the instance lock is exclusive — 10 concurrent fetchers over 10
 // instances each lock a distinct instance, and none is handed out twice.
-func TestFetch_ConcurrentFetchersLockEachInstanceOnce(t *testing.T) {
+func fetchConcurrentFetchersLockEachInstanceOnce(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	for i := range 10 {
 		start(t, s, fmt.Sprintf("i%d", i))
@@ -63,7 +62,7 @@ func TestFetch_ConcurrentFetchersLockEachInstanceOnce(t *testing.T) {
 
 // Goal: a message that arrives while a turn runs is neither lost nor
 // consumed by that turn's ack; the next turn sees it.
-func TestAck_MessageArrivingDuringTurnIsKept(t *testing.T) {
+func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "a")
 	task := fetchTurn(t, s)
@@ -83,7 +82,7 @@ func TestAck_MessageArrivingDuringTurnIsKept(t *testing.T) {
 // Goal: two acks with one token — exactly one is applied; the other finds
 // the lock gone, writes nothing, and gets the first one's answer (its
 // receipt), as a retried ack whose first answer was lost.
-func TestAck_DoubleAckOneWins(t *testing.T) {
+func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "a")
 	task := fetchTurn(t, s)
@@ -102,7 +101,7 @@ func TestAck_DoubleAckOneWins(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case errors.Is(err, store.ErrLockLost):
+		case errors.Is(err, storage.ErrLockLost):
 			lost++
 		default:
 			t.Fatal(err)
@@ -125,7 +124,7 @@ func TestAck_DoubleAckOneWins(t *testing.T) {
 
 // Goal: 8 concurrent pollers over 1 000 attempts — every attempt delivered
 // exactly once.
-func TestActivity_EightPollersNoDoubleDelivery(t *testing.T) {
+func activityEightPollersNoDoubleDelivery(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	cmds := make([]api.Command, 0, 1000)
 	for i := range 1000 {
@@ -170,7 +169,7 @@ func TestActivity_EightPollersNoDoubleDelivery(t *testing.T) {
 // Goal: renew extends the lock and fails for unknown, acked and expired
 // tokens — expired meaning released by the sweeper: until then nobody else
 // can hold the attempt, and its holder may still renew it.
-func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
+func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "a", schedule(1, 2))
 	a := fetchAct(t, s, 2*time.Second)
@@ -178,14 +177,14 @@ func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
 	if !r.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
 		t.Fatalf("renew did not extend: %v → %v", a.LockedUntil, r.LockedUntil)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "00000000-0000-0000-0000-000000000000", nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "00000000-0000-0000-0000-000000000000", nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("unknown token: %v", err)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "not-a-token", nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "not-a-token", nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("malformed token: %v", err)
 	}
 	m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t)
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("acked token: %v", err)
 	}
 	b := fetchAct(t, s, 100*time.Millisecond)
@@ -193,18 +192,18 @@ func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
 	if res := m(s.Sweep(ctxT(t)))(t); res.LocksExpired != 1 {
 		t.Fatalf("the sweep released %d locks, want 1", res.LocksExpired)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, b.LockToken, nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, b.LockToken, nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("expired token: %v", err)
 	}
 }
 
 // Goal: a turn acked after its lock expired changes nothing.
-func TestAck_AfterLockExpiryFails(t *testing.T) {
+func ackAfterLockExpiryFails(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "a")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 100*time.Millisecond))(t)
 	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("err = %v, want ErrLockLost", err)
 	}
 	if h := history(t, s, "a"); len(h) != 0 {
@@ -218,12 +217,12 @@ func TestAck_AfterLockExpiryFails(t *testing.T) {
 
 // Goal: an abandoned attempt is hidden until its delay passes, then
 // delivered again with a higher delivery_count.
-func TestAbandon_DelayHidesItem(t *testing.T) {
+func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "a", schedule(1))
 	a := fetchAct(t, s, time.Minute)
 	r := m(s.AbandonActivityTask(ctxT(t), ns, a.LockToken, 400*time.Millisecond))(t)
-	if r.Outcome != store.OutcomeAbandoned {
+	if r.Outcome != storage.OutcomeAbandoned {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	if got := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); got != nil {
@@ -241,7 +240,7 @@ func TestAbandon_DelayHidesItem(t *testing.T) {
 
 // Goal: delivery_count rises on every lock expiry; at the limit the
 // attempt is poison and the workflow sees an ActivityFailed of type Poison.
-func TestDeliveryCount_PoisonAtLimit(t *testing.T) {
+func deliveryCountPoisonAtLimit(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t) // MaxDeliveries 3
 	startWithActivities(t, s, "p", schedule(1))
 	for want := int32(1); want <= 3; want++ {
@@ -265,7 +264,7 @@ func TestDeliveryCount_PoisonAtLimit(t *testing.T) {
 }
 
 // Goal: a timer is a message invisible until due.
-func TestTimer_InvisibleUntilDue(t *testing.T) {
+func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "t")
 	task := fetchTurn(t, s)
@@ -305,7 +304,7 @@ func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
 // Goal: continue-as-new moves the instance to execution 2 with its own
 // history starting at WorkflowStarted, cancels execution 1's outstanding
 // activities, and drops execution 1's late results.
-func TestContinueAsNew_NewExecutionOwnHistory(t *testing.T) {
+func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
 	a := fetchAct(t, s, time.Minute)
@@ -333,7 +332,7 @@ func TestContinueAsNew_NewExecutionOwnHistory(t *testing.T) {
 		t.Fatalf("heartbeat %+v", hb)
 	}
 	// The old attempt's result is stale.
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	next := fetchTurn(t, s)
@@ -348,7 +347,7 @@ func TestContinueAsNew_NewExecutionOwnHistory(t *testing.T) {
 	}
 }
 
-func fetchTurnOrNil(t *testing.T, s *store.Store) *api.WorkflowTask {
+func fetchTurnOrNil(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	t.Helper()
 	return m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 10*time.Second))(t)
 }
@@ -362,13 +361,13 @@ func must0(t *testing.T, err error) {
 
 // Goal: a failed attempt is retried as a new attempt row after the policy's
 // backoff, until maximum_attempts; then the workflow sees ActivityFailed.
-func TestRetry_BackoffAndMaxAttempts(t *testing.T) {
+func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
 	a := fetchAct(t, s, time.Minute)
 	r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
-	if r.Outcome != store.OutcomeRetryScheduled {
+	if r.Outcome != storage.OutcomeRetryScheduled {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	failedAt := time.Now()
@@ -387,7 +386,7 @@ func TestRetry_BackoffAndMaxAttempts(t *testing.T) {
 		t.Fatal("the retry was visible to the workflow")
 	}
 	r = m(s.FailActivityTask(ctxT(t), ns, b.LockToken, api.Error{Message: "boom again", Type: "Oops"}, nil))(t)
-	if r.Outcome != store.OutcomeDelivered {
+	if r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	turn := fetchTurn(t, s)
@@ -397,12 +396,12 @@ func TestRetry_BackoffAndMaxAttempts(t *testing.T) {
 }
 
 // Goal: a non-retryable error type fails the activity at once.
-func TestRetry_NonRetryableType(t *testing.T) {
+func retryNonRetryableType(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		NonRetryableErrorTypes: []string{"BadInput"}}})})
 	a := fetchAct(t, s, time.Minute)
-	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != store.OutcomeDelivered {
+	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -410,7 +409,7 @@ func TestRetry_NonRetryableType(t *testing.T) {
 // Goal: each of the four activity timeouts fires and reaches the workflow
 // as ActivityFailed{type Timeout, timeout_type}; StartToClose flags the
 // running attempt cancelled and runs the next attempt.
-func TestTimeouts_EachKindFires(t *testing.T) {
+func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	noRetry := &api.RetryPolicy{MaximumAttempts: 1}
 	t.Run("schedule_to_start", func(t *testing.T) {
 		s := newStore(t)
@@ -459,7 +458,7 @@ func TestTimeouts_EachKindFires(t *testing.T) {
 			t.Fatalf("first attempt heartbeat %+v", hb)
 		}
 		// The timed-out attempt's late result is stale; the second's counts.
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("late outcome %s", r.Outcome)
 		}
 		// History records the attempt's cancellation; the activity goes on.
@@ -473,7 +472,7 @@ func TestTimeouts_EachKindFires(t *testing.T) {
 	})
 }
 
-func expectTimeout(t *testing.T, s *store.Store, kind string) {
+func expectTimeout(t *testing.T, s storage.Provider, kind string) {
 	t.Helper()
 	var task *api.WorkflowTask
 	sweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
@@ -488,7 +487,7 @@ func expectTimeout(t *testing.T, s *store.Store, kind string) {
 
 // Goal: an activity scheduled and cancelled in the same ack is fetched with
 // cancel.requested = true, and its empty ack is stale.
-func TestCancel_ScheduledAndCancelledInSameAck(t *testing.T) {
+func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "sc")
 	task := fetchTurn(t, s)
@@ -504,14 +503,14 @@ func TestCancel_ScheduledAndCancelledInSameAck(t *testing.T) {
 	if got := kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
 		t.Fatalf("history %v", got)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
 
 // Goal: the server refuses a turn whose ids leave a gap or repeat, or that
 // has a command after a terminal one — and writes nothing.
-func TestAck_RejectsBadCommands(t *testing.T) {
+func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "b")
 	task := fetchTurn(t, s)
@@ -524,7 +523,7 @@ func TestAck_RejectsBadCommands(t *testing.T) {
 	}
 	for field, req := range cases {
 		_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, req)
-		var inv *store.InvalidError
+		var inv *storage.InvalidError
 		if !errors.As(err, &inv) || inv.Field != field {
 			t.Errorf("%s: err = %v", field, err)
 		}
@@ -538,7 +537,7 @@ func TestAck_RejectsBadCommands(t *testing.T) {
 
 // Goal: a failed turn is handed out again only after its backoff, with
 // attempt 2, and the error is visible on the instance.
-func TestFailTurn_Backoff(t *testing.T) {
+func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "f")
 	task := fetchTurn(t, s)
@@ -571,7 +570,7 @@ func jsonEqual(a json.RawMessage, b string) bool {
 // Goal: the worker that acknowledged the last turn gets the next one
 // without the old history (history_from_event_id = the next event id);
 // any other worker, or the same one after a failed turn, gets it whole.
-func TestFetch_StickyWorkerGetsNoOldHistory(t *testing.T) {
+func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "st", schedule(1)) // acked by w1
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "st", "a", nil))
@@ -593,14 +592,14 @@ func TestFetch_StickyWorkerGetsNoOldHistory(t *testing.T) {
 // Goal: a result reported after the attempt's StartToClose deadline, before
 // the sweeper flagged it, is stale all the same, and the attempt is timed
 // out then and there (the next attempt is scheduled).
-func TestComplete_AfterDeadlineIsStale(t *testing.T) {
+func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "late", []api.Command{scheduleWith(1, api.ActivityOptions{
 		StartToCloseTimeout: api.Duration(200 * time.Millisecond),
 		RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
 	a := fetchAct(t, s, time.Minute)
 	eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	var b *api.ActivityTask
@@ -621,14 +620,14 @@ func TestComplete_AfterDeadlineIsStale(t *testing.T) {
 // workflow runs is not lost: the completion is refused (nothing written),
 // the lock is released, and the next turn carries both the turn's messages
 // and the signal.
-func TestAck_CompletionWithUnconsumedSignalIsRefused(t *testing.T) {
+func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "sig")
 	task := fetchTurn(t, s)
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "sig", "late", json.RawMessage(`"hello"`)))
 	_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
-	if !errors.Is(err, store.ErrUnhandledSignals) {
+	if !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("err = %v, want ErrUnhandledSignals", err)
 	}
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusRunning {
@@ -651,7 +650,7 @@ func TestAck_CompletionWithUnconsumedSignalIsRefused(t *testing.T) {
 // Goal: a workflow past its execution timeout is failed by the sweeper
 // (type Timeout, timeout_type execution), its running activities are
 // cancelled, and a client waiting for the result sees the failure.
-func TestExecutionTimeout_FailsWorkflow(t *testing.T) {
+func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
 		ExecutionTimeout: api.Duration(300 * time.Millisecond)}))(t)
@@ -676,7 +675,7 @@ func TestExecutionTimeout_FailsWorkflow(t *testing.T) {
 
 // Goal: an attempt's renewal never shortens its lock (a worker heartbeat
 // may have extended it further).
-func TestRenew_NeverShortensTheLock(t *testing.T) {
+func renewNeverShortensTheLock(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "r", schedule(1))
 	a := fetchAct(t, s, time.Minute)
@@ -686,64 +685,10 @@ func TestRenew_NeverShortensTheLock(t *testing.T) {
 	}
 }
 
-// Goal: a signal racing the turn that ends the workflow is never accepted
-// and then lost. The ack holds the instance row FOR UPDATE (injected here
-// by hand); the signal waits for it, finds the workflow over, and is
-// refused with ErrNotRunning, leaving no message behind.
-func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
-	pool := pgtest.New(t)
-	s := store.New(pool, store.Options{})
-	start(t, s, "race")
-	ctx := ctxT(t)
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM instances WHERE namespace = $1 AND instance_id = 'race' FOR UPDATE`, ns); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.SignalWorkflow(ctx, ns, "race", "late", json.RawMessage(`1`)) }()
-	eventually(t, 5*time.Second, "the signal waiting for the turn's row lock", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("signal returned %v while the ending turn held the instance", err)
-		default:
-		}
-		var waiting int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		return waiting == 1
-	})
-	if _, err := tx.Exec(ctx, `UPDATE instances SET status = 'completed' WHERE namespace = $1 AND instance_id = 'race'`, ns); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; !errors.Is(err, store.ErrNotRunning) {
-		t.Fatalf("signal after the workflow ended: %v, want ErrNotRunning", err)
-	}
-	var signals int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM orchestrator_queue
-		WHERE instance_id = 'race' AND kind = 'SignalReceived'`).Scan(&signals); err != nil {
-		t.Fatal(err)
-	}
-	if signals != 0 {
-		t.Fatalf("%d signal messages left for the finished workflow", signals)
-	}
-	// Unblocked and running, a signal is accepted as before.
-	start(t, s, "race2")
-	must0(t, s.SignalWorkflow(ctx, ns, "race2", "ok", nil))
-}
-
 // Goal: turns in flight never hide new work — with more turns held than
 // the fetch looks at (1 000 candidate messages), the next fetch still
 // finds the instance that has a message nobody holds.
-func TestFetch_HeldTurnsDoNotHideNewWork(t *testing.T) {
+func fetchHeldTurnsDoNotHideNewWork(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	const held = 1001
 	for i := range held {
@@ -764,7 +709,7 @@ func TestFetch_HeldTurnsDoNotHideNewWork(t *testing.T) {
 // Goal: messages waiting for a held instance never hide new work — with
 // more signals queued for an instance whose turn runs than the fetch looks
 // at, the next fetch still finds the instance that is free.
-func TestFetch_MessagesForAHeldInstanceDoNotHideNewWork(t *testing.T) {
+func fetchMessagesForAHeldInstanceDoNotHideNewWork(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	start(t, s, "busy")
 	fetchTurn(t, s)

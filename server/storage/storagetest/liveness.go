@@ -1,17 +1,18 @@
-package store_test
+package storagetest
 
 import (
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Goal: a worker the server declared lost gets no attempts until a
 // heartbeat brings it back — otherwise a paused worker's open long poll
 // takes back the attempts just rescheduled away from it and sits on them
 // until their lock expires — while a worker id without a session is served.
-func TestLiveness_InactiveWorkerFetchesNothing(t *testing.T) {
+func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "lost", schedule(1))
 	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
@@ -53,7 +54,7 @@ func TestLiveness_InactiveWorkerFetchesNothing(t *testing.T) {
 // Goal: a worker heartbeat renews every attempt bound to the worker (to
 // twice its lease) and no other worker's, so that the lease, not the
 // attempt lock, is what detects a dead worker.
-func TestLiveness_HeartbeatRenewsTheWorkersAttempts(t *testing.T) {
+func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "renew", schedule(1, 2))
 	mine := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Second))(t)
@@ -87,7 +88,7 @@ func TestLiveness_HeartbeatRenewsTheWorkersAttempts(t *testing.T) {
 // attempts fetched within its lease) alive: an attempt bound to the same
 // worker id by a process that died is not renewed by its successor, and is
 // delivered again when its lock expires.
-func TestLiveness_SuccessorDoesNotRenewPredecessorsAttempts(t *testing.T) {
+func livenessSuccessorDoesNotRenewPredecessorsAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	startWithActivities(t, s, "reuse", schedule(1, 2))
 	old := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
