@@ -15,6 +15,9 @@ import (
 
 	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/services/retention"
+	"github.com/tetherhq/tether/server/services/sweeper"
+	"github.com/tetherhq/tether/server/services/workergauge"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -84,7 +87,9 @@ type App struct {
 	store     storage.Provider
 	hub       *longpoll.Hub
 	metrics   *Metrics
-	sweeps    *sweepMetrics
+	sweeper   *sweeper.Sweeper
+	gauge     *workergauge.Gauge
+	retention *retention.Job
 	srv       *Server
 	ln        net.Listener
 	connected <-chan struct{}
@@ -154,14 +159,17 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		return nil, err
 	}
 
-	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics, sweeps: newSweepMetrics()}
+	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics}
 	a.store = store.New(pool, cfg.Store)
+	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval, Grace: cfg.OutageGrace}, logger)
+	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
+	a.retention = retention.New(a.store, cfg.Retention, logger)
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
 	a.hub = longpoll.New(longpoll.Config{ConnConfig: listenCfg, MinBackoff: cfg.ListenerMinBackoff}, logger)
 	a.connected = a.hub.NextConnect()
 	a.srv = New(a.store, a.hub, cfg.Server, logger)
-	if err := a.metrics.Register(a.sweeps.collectors()...); err != nil {
+	if err := a.metrics.Register(a.sweeper.Collectors()...); err != nil {
 		return nil, err
 	}
 	addr := a.srv.Config().Addr
@@ -214,10 +222,13 @@ func (a *App) Run(ctx context.Context) error {
 			a.logger.Error("notification listener stopped", "err", err)
 		}
 	})
-	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, a.cfg.OutageGrace, a.sweeps, a.logger) })
-	wg.Go(func() { workerGaugeLoop(bgCtx, a.store, a.metrics, a.cfg.WorkerGaugeInterval, a.logger) })
-	wg.Go(func() { retentionLoop(bgCtx, a.store, a.cfg.Retention, a.logger) })
+	a.sweeper.Start(bgCtx)
+	a.gauge.Start(bgCtx)
+	a.retention.Start(bgCtx)
 	defer func() {
+		a.sweeper.Stop()
+		a.gauge.Stop()
+		a.retention.Stop()
 		stopBackground()
 		wg.Wait()
 	}()

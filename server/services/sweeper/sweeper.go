@@ -1,4 +1,8 @@
-package server
+// Package sweeper runs the sweeper: a pass of storage's Sweep every
+// interval (lock expiries, activity and execution timeouts, worker lease
+// expiry and cleanup), with a grace after an outage, counted in metrics and
+// logged.
+package sweeper
 
 import (
 	"context"
@@ -7,8 +11,48 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tetherhq/tether/server/services"
 	"github.com/tetherhq/tether/server/storage"
 )
+
+// Config tunes the sweeper.
+type Config struct {
+	// Interval is the time between passes. Default 1s.
+	Interval time.Duration
+	// Grace is how long after the sweeper starts, or after a pass failed,
+	// it holds the expiry of what workers renew (storage.SweepOptions).
+	Grace time.Duration
+}
+
+// Sweeper runs sweeper passes in the background.
+type Sweeper struct {
+	services.Loop
+	st      storage.Admin
+	cfg     Config
+	metrics *sweepMetrics
+	logger  *slog.Logger
+}
+
+// New returns a Sweeper over st. A nil logger discards logs.
+func New(st storage.Admin, cfg Config, logger *slog.Logger) *Sweeper {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Sweeper{st: st, cfg: cfg, metrics: newSweepMetrics(), logger: logger}
+}
+
+// Collectors are the sweeper's metrics (tether_sweeper_*), for the
+// caller's registry.
+func (s *Sweeper) Collectors() []prometheus.Collector { return s.metrics.collectors() }
+
+// Start runs the sweeper in the background until Stop (or until ctx is
+// done).
+func (s *Sweeper) Start(ctx context.Context) { s.Go(ctx, s.Run) }
+
+// Run runs a sweeper pass every interval until ctx is done.
+func (s *Sweeper) Run(ctx context.Context) {
+	sweepLoop(ctx, s.st, s.cfg.Interval, s.cfg.Grace, s.metrics, s.logger)
+}
 
 // sweepMetrics count what the sweeper did.
 type sweepMetrics struct {
@@ -54,7 +98,7 @@ func (m *sweepMetrics) record(r storage.SweepResult) {
 
 // sweepLoop runs a sweeper pass every interval until ctx is done. Errors
 // are logged (a failure repeated is logged again at most once a minute).
-func sweepLoop(ctx context.Context, st storage.Provider, interval, grace time.Duration, m *sweepMetrics, logger *slog.Logger) {
+func sweepLoop(ctx context.Context, st storage.Admin, interval, grace time.Duration, m *sweepMetrics, logger *slog.Logger) {
 	if interval <= 0 {
 		interval = time.Second
 	}
@@ -106,27 +150,6 @@ func sweepLoop(ctx context.Context, st storage.Provider, interval, grace time.Du
 		if res.LocksExpired+res.Poisoned+res.Rescheduled+res.RescheduleFailed > 0 || len(res.Timeouts) > 0 {
 			logger.Debug("sweeper pass", "locks_expired", res.LocksExpired, "poisoned", res.Poisoned,
 				"timeouts", res.Timeouts, "rescheduled", res.Rescheduled, "reschedule_failed", res.RescheduleFailed)
-		}
-	}
-}
-
-// workerGaugeLoop refreshes the workers-by-state gauge every interval.
-func workerGaugeLoop(ctx context.Context, st storage.Provider, m *Metrics, interval time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		counts, err := st.CountWorkersByState(ctx)
-		if err == nil {
-			for state, n := range counts {
-				m.WorkersByState.WithLabelValues(state).Set(float64(n))
-			}
-		} else if ctx.Err() == nil {
-			logger.Warn("counting workers failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
 		}
 	}
 }
