@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -93,44 +94,13 @@ func history(t *testing.T, s *store.Store, id string) []api.Event {
 	return m(s.History(ctxT(t), ns, id, 0))(t).Events
 }
 
-func kinds(evs []api.Event) []string {
-	out := make([]string, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, e.Kind)
-	}
-	return out
-}
-
-func count(evs []api.Event, kind string) int {
-	n := 0
-	for _, e := range evs {
-		if e.Kind == kind {
-			n++
-		}
-	}
-	return n
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// sweepUntil runs the sweeper until cond holds.
-func sweepUntil(t *testing.T, s *store.Store, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	eventually(t, d, what, func() bool {
-		m(s.Sweep(ctxT(t)))(t)
-		return cond()
-	})
-}
+// The suite's helpers, under the names the store's tests use.
+var (
+	kinds      = storagetest.Kinds
+	count      = storagetest.Count
+	eventually = storagetest.Eventually
+	sweepUntil = storagetest.SweepUntil
+)
 
 func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
 	return func(tm time.Time, ok bool, err error) (time.Time, bool) {

@@ -74,7 +74,7 @@ func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) 
 	if next == nil || len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
 		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
 	}
-	if got := kinds(next.History); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled}) {
+	if got := Kinds(next.History); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled}) {
 		t.Fatalf("history = %v", got)
 	}
 }
@@ -111,8 +111,8 @@ func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provide
 		t.Fatalf("ok=%d lost=%d, want 2 and 0", ok, lost)
 	}
 	h := history(t, s, "a")
-	if count(h, api.EventActivityScheduled) != 1 {
-		t.Fatalf("history %v: the losing ack wrote", kinds(h))
+	if Count(h, api.EventActivityScheduled) != 1 {
+		t.Fatalf("history %v: the losing ack wrote", Kinds(h))
 	}
 	if a := fetchAct(t, s, time.Minute); a.ActivityID != 1 {
 		t.Fatalf("activity %d", a.ActivityID)
@@ -188,7 +188,7 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 		t.Fatalf("acked token: %v", err)
 	}
 	b := fetchAct(t, s, 100*time.Millisecond)
-	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(b.LockedUntil.Add(50 * time.Millisecond)) })
+	Eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(b.LockedUntil.Add(50 * time.Millisecond)) })
 	if res := m(s.Sweep(ctxT(t)))(t); res.LocksExpired != 1 {
 		t.Fatalf("the sweep released %d locks, want 1", res.LocksExpired)
 	}
@@ -202,12 +202,12 @@ func ackAfterLockExpiryFails(t *testing.T, newStore func(*testing.T) storage.Pro
 	s := newStore(t)
 	start(t, s, "a")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 100*time.Millisecond))(t)
-	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
+	Eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
 	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("err = %v, want ErrLockLost", err)
 	}
 	if h := history(t, s, "a"); len(h) != 0 {
-		t.Fatalf("history written: %v", kinds(h))
+		t.Fatalf("history written: %v", Kinds(h))
 	}
 	again := fetchTurn(t, s)
 	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
@@ -229,7 +229,7 @@ func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provi
 		t.Fatal("abandoned attempt visible before its delay")
 	}
 	var b *api.ActivityTask
-	eventually(t, 5*time.Second, "redelivery after abandon", func() bool {
+	Eventually(t, 5*time.Second, "redelivery after abandon", func() bool {
 		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
 		return b != nil
 	})
@@ -245,7 +245,7 @@ func deliveryCountPoisonAtLimit(t *testing.T, newStore func(*testing.T) storage.
 	startWithActivities(t, s, "p", schedule(1))
 	for want := int32(1); want <= 3; want++ {
 		var a *api.ActivityTask
-		sweepUntil(t, s, 5*time.Second, "redelivery", func() bool {
+		SweepUntil(t, s, 5*time.Second, "redelivery", func() bool {
 			a = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", 50*time.Millisecond))(t)
 			return a != nil
 		})
@@ -254,7 +254,7 @@ func deliveryCountPoisonAtLimit(t *testing.T, newStore func(*testing.T) storage.
 		}
 	}
 	var task *api.WorkflowTask
-	sweepUntil(t, s, 5*time.Second, "poison failure", func() bool {
+	SweepUntil(t, s, 5*time.Second, "poison failure", func() bool {
 		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
 		return task != nil
 	})
@@ -279,7 +279,7 @@ func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Prov
 		t.Fatalf("next wake %v ok=%v", wake, ok)
 	}
 	var fired *api.WorkflowTask
-	eventually(t, 5*time.Second, "timer", func() bool {
+	Eventually(t, 5*time.Second, "timer", func() bool {
 		fired = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
 		return fired != nil
 	})
@@ -324,8 +324,8 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 	if last := old[len(old)-1]; last.Kind != api.EventContinuedAsNew || last.NewExecutionID != 2 {
 		t.Fatalf("old history ends with %+v", last)
 	}
-	if count(old, api.EventActivityCancelRequested) != 1 {
-		t.Fatalf("old history %v: want the outstanding activity cancel-requested", kinds(old))
+	if Count(old, api.EventActivityCancelRequested) != 1 {
+		t.Fatalf("old history %v: want the outstanding activity cancel-requested", Kinds(old))
 	}
 	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
 	if !hb.CancelRequested || hb.Reason != "continued_as_new" {
@@ -375,7 +375,7 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 		t.Fatal("retry visible before its backoff")
 	}
 	var b *api.ActivityTask
-	eventually(t, 5*time.Second, "retry", func() bool {
+	Eventually(t, 5*time.Second, "retry", func() bool {
 		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
 		return b != nil
 	})
@@ -446,7 +446,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
 		a := fetchAct(t, s, time.Minute)
 		var b *api.ActivityTask
-		sweepUntil(t, s, 5*time.Second, "second attempt", func() bool {
+		SweepUntil(t, s, 5*time.Second, "second attempt", func() bool {
 			b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t)
 			return b != nil
 		})
@@ -475,7 +475,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 func expectTimeout(t *testing.T, s storage.Provider, kind string) {
 	t.Helper()
 	var task *api.WorkflowTask
-	sweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
+	SweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
 		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
 		return task != nil
 	})
@@ -500,7 +500,7 @@ func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T
 		t.Fatalf("cancel %+v", a.Cancel)
 	}
 	h := history(t, s, "sc")
-	if got := kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
+	if got := Kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
 		t.Fatalf("history %v", got)
 	}
 	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != storage.OutcomeStale {
@@ -529,7 +529,7 @@ func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provi
 		}
 	}
 	if h := history(t, s, "b"); len(h) != 0 {
-		t.Fatalf("history written: %v", kinds(h))
+		t.Fatalf("history written: %v", Kinds(h))
 	}
 	// The lock is still held and a good ack succeeds.
 	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
@@ -550,7 +550,7 @@ func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 		t.Fatalf("describe %+v", w)
 	}
 	var again *api.WorkflowTask
-	eventually(t, 5*time.Second, "turn retry", func() bool {
+	Eventually(t, 5*time.Second, "turn retry", func() bool {
 		again = fetchTurnOrNil(t, s)
 		return again != nil
 	})
@@ -580,7 +580,7 @@ func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) s
 	}
 	must0(t, s.FailWorkflowTask(ctxT(t), ns, same.LockToken, api.Error{Message: "lost my cache"}))
 	var again *api.WorkflowTask
-	eventually(t, 5*time.Second, "retried turn", func() bool {
+	Eventually(t, 5*time.Second, "retried turn", func() bool {
 		again = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
 		return again != nil
 	})
@@ -598,12 +598,12 @@ func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storag
 		StartToCloseTimeout: api.Duration(200 * time.Millisecond),
 		RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
 	a := fetchAct(t, s, time.Minute)
-	eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
+	Eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
 	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	var b *api.ActivityTask
-	eventually(t, 5*time.Second, "the next attempt", func() bool {
+	Eventually(t, 5*time.Second, "the next attempt", func() bool {
 		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
 		return b != nil
 	})
@@ -634,10 +634,10 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 		t.Fatalf("status %s", w.Status)
 	}
 	if h := history(t, s, "sig"); len(h) != 0 {
-		t.Fatalf("history written: %v", kinds(h))
+		t.Fatalf("history written: %v", Kinds(h))
 	}
 	next := fetchTurn(t, s)
-	if got := kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
+	if got := Kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
 		t.Fatalf("next turn messages %v", got)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, next.LockToken, api.CompleteWorkflowTaskRequest{
@@ -657,7 +657,7 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	task := fetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
 	a := fetchAct(t, s, time.Minute)
-	sweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
+	SweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
 		return m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t).Status != api.StatusRunning
 	})
 	w := m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t)
@@ -665,8 +665,8 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 		t.Fatalf("describe %+v", w)
 	}
 	h := history(t, s, "et")
-	if last := h[len(h)-1]; last.Kind != api.EventWorkflowFailed || count(h, api.EventActivityCancelRequested) != 1 {
-		t.Fatalf("history %v", kinds(h))
+	if last := h[len(h)-1]; last.Kind != api.EventWorkflowFailed || Count(h, api.EventActivityCancelRequested) != 1 {
+		t.Fatalf("history %v", Kinds(h))
 	}
 	if hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t); !hb.CancelRequested {
 		t.Fatalf("activity not cancelled: %+v", hb)

@@ -18,8 +18,8 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
 		LeaseDuration: api.Duration(time.Second)}))(t)
 	held := fetchAct(t, s, time.Minute) // bound to w1
-	eventually(t, 5*time.Second, "lease deadline", func() bool { return time.Now().After(hb.LeaseExpiresAt.Add(20 * time.Millisecond)) })
-	sweepUntil(t, s, 5*time.Second, "w1 inactive", func() bool {
+	Eventually(t, 5*time.Second, "lease deadline", func() bool { return time.Now().After(hb.LeaseExpiresAt.Add(20 * time.Millisecond)) })
+	SweepUntil(t, s, 5*time.Second, "w1 inactive", func() bool {
 		return m(s.GetWorker(ctxT(t), ns, "w1"))(t).State == api.WorkerInactive
 	})
 
@@ -74,7 +74,7 @@ func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*test
 	}
 	// Past the 1 s attempt lock: w1's attempt is still held, w2's (no
 	// session) was released.
-	eventually(t, 5*time.Second, "the attempt lock", func() bool { return time.Now().After(other.LockedUntil.Add(50 * time.Millisecond)) })
+	Eventually(t, 5*time.Second, "the attempt lock", func() bool { return time.Now().After(other.LockedUntil.Add(50 * time.Millisecond)) })
 	r := m(s.Sweep(ctxT(t)))(t)
 	if r.LocksExpired != 1 {
 		t.Fatalf("sweep %+v: want only w2's lock expired", r)
@@ -92,7 +92,7 @@ func livenessSuccessorDoesNotRenewPredecessorsAttempts(t *testing.T, newStore fu
 	s := newStore(t)
 	startWithActivities(t, s, "reuse", schedule(1, 2))
 	old := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
-	eventually(t, 5*time.Second, "the lease to pass", func() bool { return time.Since(old.StartedAt) > 1200*time.Millisecond })
+	Eventually(t, 5*time.Second, "the lease to pass", func() bool { return time.Since(old.StartedAt) > 1200*time.Millisecond })
 	fresh := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
 	// The restarted process (same id, lease 1 s) holds nothing it knows of
 	// yet; the attempt fetched just now is renewed anyway.

@@ -23,7 +23,7 @@ func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T)
 		t.Fatal("no attempt")
 	}
 	// Let lease and lock pass, as during an outage nobody renewed them.
-	eventually(t, 10*time.Second, "lease and lock to pass", func() bool {
+	Eventually(t, 10*time.Second, "lease and lock to pass", func() bool {
 		return time.Now().After(a.LockedUntil.Add(100*time.Millisecond)) && time.Now().After(a.StartedAt.Add(1100*time.Millisecond))
 	})
 	res := m(s.SweepWith(ctxT(t), storage.SweepOptions{HoldExpiry: true}))(t)
@@ -41,7 +41,7 @@ func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T)
 	}
 	// The same pass without the hold expires a worker whose lease passed.
 	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w2", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}))(t)
-	sweepUntil(t, s, 10*time.Second, "w2 expired", func() bool {
+	SweepUntil(t, s, 10*time.Second, "w2 expired", func() bool {
 		ws, _, err := s.ListWorkers(ctxT(t), ns, api.WorkerInactive, "", 1000)
 		if err != nil {
 			t.Fatal(err)

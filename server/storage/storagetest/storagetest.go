@@ -150,7 +150,8 @@ func history(t *testing.T, s storage.Provider, id string) []api.Event {
 	return m(s.History(ctxT(t), ns, id, 0))(t).Events
 }
 
-func kinds(evs []api.Event) []string {
+// Kinds are the kinds of evs, in order.
+func Kinds(evs []api.Event) []string {
 	out := make([]string, 0, len(evs))
 	for _, e := range evs {
 		out = append(out, e.Kind)
@@ -158,7 +159,8 @@ func kinds(evs []api.Event) []string {
 	return out
 }
 
-func count(evs []api.Event, kind string) int {
+// Count is how many of evs are of kind.
+func Count(evs []api.Event, kind string) int {
 	n := 0
 	for _, e := range evs {
 		if e.Kind == kind {
@@ -168,8 +170,9 @@ func count(evs []api.Event, kind string) int {
 	return n
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+// Eventually polls cond until it holds, failing t when d has passed
+// first; what names the condition in the failure.
+func Eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -180,10 +183,11 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// sweepUntil runs the sweeper until cond holds.
-func sweepUntil(t *testing.T, s storage.Provider, d time.Duration, what string, cond func() bool) {
+// SweepUntil runs sweeper passes of s until cond holds, failing t when d
+// has passed first.
+func SweepUntil(t *testing.T, s storage.Admin, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	eventually(t, d, what, func() bool {
+	Eventually(t, d, what, func() bool {
 		m(s.Sweep(ctxT(t)))(t)
 		return cond()
 	})
