@@ -8,7 +8,7 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
-// ErrNoDatabase: the provider has no database to answer (Ping).
+// ErrNoDatabase is the error of Ping when the provider has no database.
 var ErrNoDatabase = errors.New("no database")
 
 // Errors a caller can match with errors.Is.
