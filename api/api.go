@@ -262,7 +262,11 @@ const (
 	EventTimerFired                     = "TimerFired"
 	// EventTimerCanceled records a cancel_timer command: the timer never
 	// fires.
-	EventTimerCanceled     = "TimerCanceled"
+	EventTimerCanceled = "TimerCanceled"
+	// EventMarkerRecorded records a record_marker command: a value the
+	// workflow code decided once (a side effect, a version) and reads back
+	// from history on replay.
+	EventMarkerRecorded    = "MarkerRecorded"
 	EventSignalReceived    = "SignalReceived"
 	EventCancelRequested   = "CancelRequested"
 	EventContinuedAsNew    = "ContinuedAsNew"
@@ -311,6 +315,17 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// ContinuedAsNew: the execution that follows.
 	NewExecutionID int64 `json:"new_execution_id,omitempty"`
+	// WorkflowStarted of an execution started by continue-as-new: the
+	// execution it continues.
+	ContinuedFromExecutionID int64 `json:"continued_from_execution_id,omitempty"`
+	// MarkerRecorded: the marker's kind (the SDK's "SideEffect",
+	// "MutableSideEffect", "Version"), its id within that kind, and its
+	// value.
+	MarkerName string `json:"marker_name,omitempty"`
+	// MarkerID is the marker's id within its kind (MarkerRecorded).
+	MarkerID string `json:"marker_id,omitempty"`
+	// MarkerDetails is the marker's value (MarkerRecorded).
+	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object"`
 	// TurnMessages is set on the first event of a turn that consumed more
 	// than one message: how many message events the turn recorded (they
 	// follow one another). The SDK applies them all before the code runs,
@@ -371,6 +386,7 @@ const (
 	CommandScheduleActivity = "schedule_activity"
 	CommandStartTimer       = "start_timer"
 	CommandCancelTimer      = "cancel_timer"
+	CommandRecordMarker     = "record_marker"
 	CommandCompleteWorkflow = "complete_workflow"
 	CommandFailWorkflow     = "fail_workflow"
 	CommandCancelWorkflow   = "cancel_workflow"
@@ -379,8 +395,8 @@ const (
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	// Type is what the command does: schedule_activity, start_timer, cancel_timer, complete_workflow, fail_workflow, cancel_workflow or continue_as_new.
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer complete_workflow fail_workflow cancel_workflow continue_as_new"`
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow or continue_as_new.
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new"`
 	// schedule_activity
 	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	// ActivityType is the activity's registered name (schedule_activity).
@@ -401,6 +417,13 @@ type Command struct {
 	Error *Error `json:"error,omitempty" validate:"required_if=Type fail_workflow"`
 	// continue_as_new: optional new workflow type (the task queue stays).
 	WorkflowType string `json:"workflow_type,omitempty" validate:"omitempty,name"`
+	// record_marker: the marker's kind and id (recorded as given in a
+	// MarkerRecorded event) and its value (JSON, required).
+	MarkerName string `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
+	// MarkerID is the marker's id within its kind (record_marker).
+	MarkerID string `json:"marker_id,omitempty" validate:"max=1024"`
+	// MarkerDetails is the marker's value, any JSON value (record_marker).
+	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object" validate:"required_if=Type record_marker"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.

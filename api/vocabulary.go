@@ -170,7 +170,7 @@ func EventKinds() []string {
 	return []string{
 		EventWorkflowStarted, EventActivityScheduled, EventActivityCompleted, EventActivityFailed,
 		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
-		EventTimerCanceled,
+		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
 		EventWorkflowFailed, EventWorkflowCanceled,
 	}
@@ -189,7 +189,7 @@ func Statuses() []string {
 // CommandTypes returns every command type (Command.Type).
 func CommandTypes() []string {
 	return []string{
-		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandCompleteWorkflow,
+		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew,
 	}
 }

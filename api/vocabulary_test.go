@@ -23,7 +23,7 @@ func TestVocabularyWireValues(t *testing.T) {
 			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "internal", "http"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
-		"command types": {"schedule_activity", "start_timer", "cancel_timer", "complete_workflow", "fail_workflow",
+		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
 			"cancel_workflow", "continue_as_new"},
 	}
 	var problems []string
@@ -53,8 +53,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 15 {
-		t.Errorf("%d event kinds, want 15", n)
+	if n := len(EventKinds()); n != 16 {
+		t.Errorf("%d event kinds, want 16", n)
 	}
 	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes()} {
 		s := slices.Clone(lists)

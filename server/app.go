@@ -42,8 +42,12 @@ type AppConfig struct {
 	// attempt-timeout expiry after the App starts and after any sweep
 	// that failed (the database was unreachable), so that workers renew
 	// their locks and deliver the reports they kept through the outage
-	// before anything expires. Default 0: no grace (tether server and
-	// tether dev pass their --outage-grace, 5s by default).
+	// before anything expires. During it the turn fetches do not take
+	// over workflow turns whose lock expired either, so that their retried
+	// acks come first (store.OutageGrace, shared by both; a grace 503
+	// answers for an unreachable database start again too). Default 0: no
+	// grace (tether server and tether dev pass their --outage-grace, 5s by
+	// default).
 	OutageGrace time.Duration
 	// TLS, when set, makes the App serve HTTPS with it (nil: plain HTTP,
 	// for loopback or behind a proxy that terminates TLS).
@@ -160,8 +164,11 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 
 	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics}
+	if cfg.Store.Grace == nil {
+		cfg.Store.Grace = store.NewOutageGrace(cfg.OutageGrace, nil)
+	}
 	a.store = store.New(pool, cfg.Store)
-	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval, Grace: cfg.OutageGrace}, logger)
+	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval}, logger)
 	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
 	a.retention = retention.New(a.store, cfg.Retention, logger)
 	listenCfg := poolCfg.ConnConfig.Copy()
@@ -222,6 +229,7 @@ func (a *App) Run(ctx context.Context) error {
 			a.logger.Error("notification listener stopped", "err", err)
 		}
 	})
+	a.store.OutageGrace().Restart() // the server starts: turns and attempts held through the outage are reported first
 	a.sweeper.Start(bgCtx)
 	a.gauge.Start(bgCtx)
 	a.retention.Start(bgCtx)

@@ -114,7 +114,7 @@ func routeRules() map[ruleKey]routeRule {
 	cl := routeRule{perm: permClient, checkNamespace: true}
 	ad := routeRule{perm: permAdmin, checkNamespace: true}
 	pub := routeRule{perm: permPublic}
-	return map[ruleKey]routeRule{
+	rules := map[ruleKey]routeRule{
 		{"GET", "/healthz"}:       pub,
 		{"GET", "/readyz"}:        pub,
 		{"GET", "/metrics"}:       {perm: permMetrics},
@@ -155,6 +155,15 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workers/:worker_id"}:                    cl,
 		{"GET", BasePath + "/task-queues/:name"}:                     cl,
 	}
+	rules[ruleKey{http.MethodGet, uiPath}] = pub
+	rules[ruleKey{http.MethodPost, uiPath}] = pub
+	// HEAD answers wherever GET does, with GET's rule.
+	for k, r := range rules {
+		if k.method == http.MethodGet {
+			rules[ruleKey{http.MethodHead, k.path}] = r
+		}
+	}
+	return rules
 }
 
 // principalKey holds the caller's *storage.KeyRecord in the echo context.

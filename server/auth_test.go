@@ -107,6 +107,8 @@ var routeAccess = map[string]byte{
 	"POST " + BasePath + "/activity-tasks/:token/fail":      'w',
 	"POST " + BasePath + "/activity-tasks/:token/abandon":   'w',
 	"POST " + BasePath + "/workers/heartbeat":               'w',
+	"GET " + uiPath:  'p',
+	"POST " + uiPath: 'p',
 }
 
 // TestAuth_EveryRouteHasARule: every route the server serves is in the
@@ -114,7 +116,7 @@ var routeAccess = map[string]byte{
 func TestAuth_EveryRouteHasARule(t *testing.T) {
 	e := newEnv(t, Config{})
 	rules := routeRules()
-	seen := 0
+	seen, heads := 0, 0
 	for _, r := range e.srv.Echo().Routes() {
 		k := r.Method + " " + r.Path
 		rule, ok := rules[ruleKey{r.Method, r.Path}]
@@ -122,7 +124,7 @@ func TestAuth_EveryRouteHasARule(t *testing.T) {
 			t.Errorf("route %s has no rule in routeRules", k)
 			continue
 		}
-		want, ok := routeAccess[k]
+		want, ok := routeAccess[strings.Replace(k, "HEAD ", "GET ", 1)]
 		if !ok {
 			t.Errorf("route %s is not in routeAccess", k)
 			continue
@@ -132,8 +134,11 @@ func TestAuth_EveryRouteHasARule(t *testing.T) {
 			t.Errorf("route %s: rule %c, want %c", k, got, want)
 		}
 		seen++
+		if r.Method == http.MethodHead {
+			heads++
+		}
 	}
-	if seen != len(routeAccess) || seen != len(rules) {
+	if seen-heads != len(routeAccess) || seen != len(rules) {
 		t.Errorf("%d routes served, %d in routeAccess, %d rules", seen, len(routeAccess), len(rules))
 	}
 }
@@ -173,6 +178,9 @@ func TestAuth_RolesOverEveryRoute(t *testing.T) {
 	}
 	for route, access := range routeAccess {
 		method, tmpl, _ := strings.Cut(route, " ")
+		if tmpl == uiPath && method == http.MethodPost {
+			continue // the UI's forms answer 403 to a missing CSRF token: server/ui tests them
+		}
 		url := e.ts.URL + concretePath(tmpl, "default")
 		var body []byte
 		if method == http.MethodPost {

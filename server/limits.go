@@ -89,6 +89,9 @@ const (
 //     the server does not decompress (the limits are on what it reads).
 func (s *Server) guardRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if c.Path() == uiPath {
+			return next(c)
+		}
 		req := c.Request()
 		if ce := req.Header.Get(echo.HeaderContentEncoding); ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
 			return newProblem(http.StatusUnsupportedMediaType, ProblemUnsupportedMediaType, "Unsupported media type",

@@ -89,12 +89,12 @@ func (n *namespaceCache) invalidate() {
 // namespaceRoutes adds the routes of namespaces and API keys to e.
 func (s *Server) namespaceRoutes(e *echo.Echo) {
 	e.POST("/v1/namespaces", s.createNamespace)
-	e.GET("/v1/namespaces", s.listNamespaces)
-	e.GET("/v1/namespaces/:namespace", s.getNamespace)
+	getAndHead(e, "/v1/namespaces", s.listNamespaces)
+	getAndHead(e, "/v1/namespaces/:namespace", s.getNamespace)
 	e.PATCH("/v1/namespaces/:namespace", s.updateNamespace)
 	e.DELETE("/v1/namespaces/:namespace", s.deleteNamespace)
 	e.POST(BasePath+"/api-keys", s.createAPIKey)
-	e.GET(BasePath+"/api-keys", s.listAPIKeys)
+	getAndHead(e, BasePath+"/api-keys", s.listAPIKeys)
 	e.DELETE(BasePath+"/api-keys/:key_id", s.revokeAPIKey)
 }
 

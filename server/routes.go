@@ -16,6 +16,7 @@ import (
 
 	"github.com/tetherhq/tether/openapi"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/ui"
 )
 
 // BasePath is the prefix of every route of the REST contract.
@@ -62,41 +63,38 @@ func (s *Server) newEcho() *echo.Echo {
 	e.Use(s.authorize)
 	e.Use(s.guardRequest)
 
-	// HEAD answers wherever GET does (net/http drops the body).
-	get := func(r interface {
-		GET(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
-		HEAD(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
-	}, path string, h echo.HandlerFunc) {
-		r.GET(path, h)
-		r.HEAD(path, h)
-	}
-
 	// Outside the base.
-	get(e, "/healthz", s.healthz)
-	get(e, "/readyz", s.readyz)
-	get(e, "/metrics", echo.WrapHandler(s.metrics.Handler()))
-	get(e, "/openapi.json", s.openapiJSON)
-	get(e, "/openapi.yaml", s.openapiYAML)
+	getAndHead(e, "/healthz", s.healthz)
+	getAndHead(e, "/readyz", s.readyz)
+	getAndHead(e, "/metrics", echo.WrapHandler(s.metrics.Handler()))
+	getAndHead(e, "/openapi.json", s.openapiJSON)
+	getAndHead(e, "/openapi.yaml", s.openapiYAML)
 	docs := echoSwagger.EchoWrapHandler(echoSwagger.URL("/openapi.json"))
 	redirectDocs := func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/docs/index.html")
 	}
-	get(e, "/docs", redirectDocs)
-	get(e, "/docs/", redirectDocs)
-	get(e, "/docs/doc.json", func(c echo.Context) error {
+	getAndHead(e, "/docs", redirectDocs)
+	getAndHead(e, "/docs/", redirectDocs)
+	getAndHead(e, "/docs/doc.json", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/openapi.json")
 	})
-	get(e, "/docs/*", docs)
+	getAndHead(e, "/docs/*", docs)
+	// The web UI, over this server's own public API (package ui). It
+	// authenticates nobody itself: its API calls carry the browser's
+	// credentials and pass authorize like any other request.
+	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger}))
+	getAndHead(e, uiPath, uiHandler)
+	e.POST(uiPath, uiHandler)
 
 	s.namespaceRoutes(e)
 	g := e.Group(BasePath)
 	// Workflows.
 	g.POST("/workflows", s.startWorkflow)
-	get(g, "/workflows", s.listWorkflows)
-	get(g, "/workflows/:instance_id", s.describeWorkflow)
+	getAndHead(g, "/workflows", s.listWorkflows)
+	getAndHead(g, "/workflows/:instance_id", s.describeWorkflow)
 	g.DELETE("/workflows/:instance_id", s.deleteWorkflow)
-	get(g, "/workflows/:instance_id/history", s.workflowHistory)
-	get(g, "/workflows/:instance_id/result", s.workflowResult)
+	getAndHead(g, "/workflows/:instance_id/history", s.workflowHistory)
+	getAndHead(g, "/workflows/:instance_id/result", s.workflowResult)
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	// Workflow tasks.
@@ -111,9 +109,9 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/activity-tasks/:token/abandon", s.abandonActivityTask)
 	// Workers and task queues.
 	g.POST("/workers/heartbeat", s.workerHeartbeat)
-	get(g, "/workers", s.listWorkers)
-	get(g, "/workers/:worker_id", s.getWorker)
-	get(g, "/task-queues/:name", s.describeTaskQueue)
+	getAndHead(g, "/workers", s.listWorkers)
+	getAndHead(g, "/workers/:worker_id", s.getWorker)
+	getAndHead(g, "/task-queues/:name", s.describeTaskQueue)
 	return e
 }
 
@@ -299,3 +297,19 @@ func (s *Server) openapiJSON(c echo.Context) error {
 func (s *Server) openapiYAML(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml", openapi.YAML())
 }
+
+// getAndHead adds a GET route and its HEAD twin: HEAD answers wherever GET does
+// (net/http drops the body).
+func getAndHead(r interface {
+	GET(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
+	HEAD(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
+}, path string, h echo.HandlerFunc) {
+	r.GET(path, h)
+	r.HEAD(path, h)
+}
+
+// uiPath is the route of the web UI's pages and forms. Its requests are
+// HTML pages and HTML forms, not the JSON API: they pass authorize as
+// public and guardRequest lets their form bodies through (the UI checks
+// its own CSRF token; its API calls are checked like any other request).
+const uiPath = ui.Prefix + "*"

@@ -62,6 +62,7 @@ func printBanner(w io.Writer, addr net.Addr, databaseURL string, throwaway bool,
 	fmt.Fprintf(w, `
   Tether dev server
     API       %[1]s/v1/namespaces/default
+    UI        %[1]s/ui/
     Docs      %[1]s/docs
     Metrics   %[1]s/metrics
     Database  %[2]s

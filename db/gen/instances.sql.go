@@ -193,7 +193,7 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 const getLockedInstance = `-- name: GetLockedInstance :one
 SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
-  AND lock_token = $3 AND locked_until > now()
+  AND lock_token = $3
 FOR UPDATE
 `
 
@@ -208,8 +208,9 @@ type GetLockedInstanceRow struct {
 	TxTime   time.Time
 }
 
-// The ack's first step: the instance whose lock the token still holds, and
-// the transaction's time (what now() is in every statement of the ack).
+// The ack's first step: the instance whose lock the token still holds
+// (expired or not: see GetLockedTurns), and the transaction's time (what
+// now() is in every statement of the ack).
 func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstanceParams) (GetLockedInstanceRow, error) {
 	row := q.db.QueryRow(ctx, getLockedInstance, arg.Namespace, arg.InstanceID, arg.LockToken)
 	var i GetLockedInstanceRow
@@ -286,7 +287,6 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
 FROM instances
 WHERE instances.namespace = $2 AND instances.instance_id = ANY($3::text[])
   AND instances.lock_token = ($1::jsonb -> instances.instance_id ->> 'lock_token')::uuid
-  AND instances.locked_until > now()
 ORDER BY instances.instance_id
 FOR UPDATE
 `
@@ -316,7 +316,12 @@ type GetLockedTurnsRow struct {
 // scheduled in this execution), and the timers named in
 // turns[instance_id].timer_ids whose TimerFired message of the execution
 // waits in the queue, not consumed by the turn (pending_timers: the ones a
-// cancel_timer still cancels). A turn whose lock is lost has no row.
+// cancel_timer still cancels). A turn whose lock is lost has no row: the
+// token no longer the instance's, because the turn was acknowledged or
+// failed, or another worker took it (a poll or an eager turn gives the
+// instance a new token). locked_until is not checked: an ack that comes
+// after its lock expired — a worker that ran the turn through a server
+// or database outage — is accepted as long as nobody took the turn.
 // Instances are found by key (= ANY of the ids), whatever the statistics
 // of the table say.
 func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) ([]GetLockedTurnsRow, error) {
@@ -497,7 +502,8 @@ WITH inst AS (
             FROM orchestrator_queue q
             WHERE q.namespace = $3 AND q.task_queue = $4 AND q.visible_at <= now()
               AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() FROM instances ix
+                  SELECT ix.locked_until >= now() OR ($5::boolean AND ix.locked_until IS NOT NULL)
+                  FROM instances ix
                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
             ORDER BY q.visible_at
             LIMIT 1000
@@ -507,7 +513,7 @@ WITH inst AS (
             FROM instances i2
             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR i2.locked_until < now())
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $5::boolean))
             FOR UPDATE SKIP LOCKED
         ) c
         LIMIT 1
@@ -521,7 +527,7 @@ WITH inst AS (
         SELECT q.id FROM orchestrator_queue q, inst i3
         WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
         ORDER BY q.id
-        LIMIT $5
+        LIMIT $6
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
@@ -546,6 +552,7 @@ type LockNextTurnParams struct {
 	WorkerID    *string
 	Namespace   string
 	TaskQueue   string
+	HoldExpired bool
 	MaxMessages int32
 }
 
@@ -594,12 +601,18 @@ type LockNextTurnRow struct {
 // to take (an expired turn's instance is, so that its turn is delivered
 // again). The check is a scalar subquery, a key probe per message: as NOT
 // EXISTS the planner may make it an anti-join over all instances.
+// With hold_expired (the server's outage grace: after it started, and
+// after the database was unreachable) an instance whose lock expired is no
+// candidate either: the worker that holds its turn may have run it through
+// the outage, and its retried ack, which the token still matching lets
+// through (GetLockedTurns), comes within the grace.
 func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (LockNextTurnRow, error) {
 	row := q.db.QueryRow(ctx, lockNextTurn,
 		arg.LockMs,
 		arg.WorkerID,
 		arg.Namespace,
 		arg.TaskQueue,
+		arg.HoldExpired,
 		arg.MaxMessages,
 	)
 	var i LockNextTurnRow
@@ -646,7 +659,7 @@ WITH inst AS (
         SELECT ix.namespace, ix.instance_id FROM instances ix
         WHERE ix.namespace = $3 AND ix.instance_id = $4
           AND ix.task_queue = $5 AND ix.status = 'running'
-          AND (ix.locked_until IS NULL OR ix.locked_until < now())
+          AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $6::boolean))
           AND NOT EXISTS (
               SELECT 1 FROM worker_queue q
               WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
@@ -663,7 +676,7 @@ WITH inst AS (
         SELECT q.id FROM orchestrator_queue q, inst i3
         WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
         ORDER BY q.id
-        LIMIT $6
+        LIMIT $7
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
@@ -689,6 +702,7 @@ type LockTurnParams struct {
 	Namespace   string
 	InstanceID  string
 	TaskQueue   string
+	HoldExpired bool
 	MaxMessages int32
 }
 
@@ -734,7 +748,9 @@ type LockTurnRow struct {
 // An instance another transaction holds (an ack, a poll, another result)
 // is skipped, never waited for: the result's transaction already holds
 // attempts, and instances come before worker_queue in the lock order
-// (docs/architecture.md); the queue's poll takes the turn then.
+// (docs/architecture.md); the queue's poll takes the turn then. With
+// hold_expired (the server's outage grace) an instance whose lock expired
+// is held too: its turn's ack may be on its way (see GetLockedTurns).
 func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow, error) {
 	row := q.db.QueryRow(ctx, lockTurn,
 		arg.LockMs,
@@ -742,6 +758,7 @@ func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow
 		arg.Namespace,
 		arg.InstanceID,
 		arg.TaskQueue,
+		arg.HoldExpired,
 		arg.MaxMessages,
 	)
 	var i LockTurnRow

@@ -86,7 +86,9 @@ RETURNING execution_id, task_queue;
 -- An instance another transaction holds (an ack, a poll, another result)
 -- is skipped, never waited for: the result's transaction already holds
 -- attempts, and instances come before worker_queue in the lock order
--- (docs/architecture.md); the queue's poll takes the turn then.
+-- (docs/architecture.md); the queue's poll takes the turn then. With
+-- hold_expired (the server's outage grace) an instance whose lock expired
+-- is held too: its turn's ack may be on its way (see GetLockedTurns).
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
@@ -96,7 +98,7 @@ WITH inst AS (
         SELECT ix.namespace, ix.instance_id FROM instances ix
         WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
           AND ix.task_queue = sqlc.arg(task_queue) AND ix.status = 'running'
-          AND (ix.locked_until IS NULL OR ix.locked_until < now())
+          AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
           AND NOT EXISTS (
               SELECT 1 FROM worker_queue q
               WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
@@ -147,6 +149,11 @@ FROM inst;
 -- to take (an expired turn's instance is, so that its turn is delivered
 -- again). The check is a scalar subquery, a key probe per message: as NOT
 -- EXISTS the planner may make it an anti-join over all instances.
+-- With hold_expired (the server's outage grace: after it started, and
+-- after the database was unreachable) an instance whose lock expired is no
+-- candidate either: the worker that holds its turn may have run it through
+-- the outage, and its retried ack, which the token still matching lets
+-- through (GetLockedTurns), comes within the grace.
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
@@ -159,7 +166,8 @@ WITH inst AS (
             FROM orchestrator_queue q
             WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
               AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() FROM instances ix
+                  SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                  FROM instances ix
                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
             ORDER BY q.visible_at
             LIMIT 1000
@@ -169,7 +177,7 @@ WITH inst AS (
             FROM instances i2
             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR i2.locked_until < now())
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
             FOR UPDATE SKIP LOCKED
         ) c
         LIMIT 1
@@ -214,7 +222,12 @@ FROM inst;
 -- scheduled in this execution), and the timers named in
 -- turns[instance_id].timer_ids whose TimerFired message of the execution
 -- waits in the queue, not consumed by the turn (pending_timers: the ones a
--- cancel_timer still cancels). A turn whose lock is lost has no row.
+-- cancel_timer still cancels). A turn whose lock is lost has no row: the
+-- token no longer the instance's, because the turn was acknowledged or
+-- failed, or another worker took it (a poll or an eager turn gives the
+-- instance a new token). locked_until is not checked: an ack that comes
+-- after its lock expired — a worker that ran the turn through a server
+-- or database outage — is accepted as long as nobody took the turn.
 -- Instances are found by key (= ANY of the ids), whatever the statistics
 -- of the table say.
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
@@ -257,16 +270,16 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
 FROM instances
 WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND instances.lock_token = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'lock_token')::uuid
-  AND instances.locked_until > now()
 ORDER BY instances.instance_id
 FOR UPDATE;
 
 -- name: GetLockedInstance :one
--- The ack's first step: the instance whose lock the token still holds, and
--- the transaction's time (what now() is in every statement of the ack).
+-- The ack's first step: the instance whose lock the token still holds
+-- (expired or not: see GetLockedTurns), and the transaction's time (what
+-- now() is in every statement of the ack).
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time FROM instances
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
-  AND lock_token = sqlc.arg(lock_token) AND locked_until > now()
+  AND lock_token = sqlc.arg(lock_token)
 FOR UPDATE;
 
 -- name: ReleaseInstance :exec

@@ -102,7 +102,7 @@ func CancelFlow(ctx workflow.Context) (string, error) {
 	if !errors.Is(err, workflow.ErrCanceled) {
 		return "", err
 	}
-	dc := workflow.NewDisconnectedContext(ctx)
+	dc, _ := workflow.NewDisconnectedContext(ctx)
 	var out string
 	if err := workflow.ExecuteActivity(dc, "Cleanup", "tmp").Get(dc, &out); err != nil {
 		return "", err

@@ -33,7 +33,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
+	"log/slog"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/actenv"
@@ -41,45 +41,25 @@ import (
 )
 
 // Info describes the running attempt.
-type Info struct {
-	Namespace   string
-	InstanceID  string
-	ExecutionID int64
-	ActivityID  int64
-	// Attempt counts from 1.
-	Attempt      int32
-	ActivityType string
-	TaskQueue    string
-	// HostTaskQueue is the task queue only this worker serves (empty when the
-	// worker has none).
-	HostTaskQueue string
-	WorkflowType  string
-	// HeartbeatDetails are the details of the last heartbeat of an earlier
-	// attempt, to resume from.
-	HeartbeatDetails json.RawMessage
-	ScheduledAt      time.Time
-	StartedAt        time.Time
-	// Deadline is when the attempt times out (zero when it has no
-	// start-to-close or schedule-to-close timeout).
-	Deadline time.Time
-	// WorkerID is the worker running the attempt.
-	WorkerID string
-}
+type Info = actenv.Info
 
 // GetInfo returns the attempt's info. Outside an activity it returns the
 // zero Info.
 func GetInfo(ctx context.Context) Info {
-	e := actenv.From(ctx)
-	if e == nil {
-		return Info{}
+	if e := actenv.From(ctx); e != nil {
+		return e.Info
 	}
-	return Info{
-		Namespace: e.Namespace, InstanceID: e.InstanceID, ExecutionID: e.ExecutionID,
-		ActivityID: e.ActivityID, Attempt: e.Attempt, ActivityType: e.ActivityType,
-		TaskQueue: e.TaskQueue, HostTaskQueue: e.HostTaskQueue, WorkflowType: e.WorkflowType,
-		HeartbeatDetails: e.HeartbeatDetails, ScheduledAt: e.ScheduledAt, StartedAt: e.StartedAt,
-		Deadline: e.Deadline, WorkerID: e.WorkerID,
+	return Info{}
+}
+
+// GetLogger returns the attempt's logger: the worker's logger with the
+// workflow instance, execution (run), activity id, type and attempt
+// attached. Outside an activity it returns slog.Default().
+func GetLogger(ctx context.Context) *slog.Logger {
+	if e := actenv.From(ctx); e != nil && e.Logger != nil {
+		return e.Logger
 	}
+	return slog.Default()
 }
 
 // IsActivity reports whether ctx is the context of a running activity.
@@ -219,4 +199,15 @@ func (e *Error) ErrorDetails() json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// RegisterOptions are the options of worker.RegisterActivityWithOptions
+// (Temporal's activity.RegisterOptions).
+type RegisterOptions struct {
+	// Name is the activity's registered name; for a struct, the prefix of
+	// its methods' names.
+	Name string
+	// SkipInvalidStructFunctions skips a struct's exported methods that do
+	// not have an activity's signature instead of failing the registration.
+	SkipInvalidStructFunctions bool
 }

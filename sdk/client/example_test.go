@@ -79,3 +79,11 @@ func ExampleClient_Signal() {
 		log.Fatal(err)
 	}
 }
+
+// New makes a client without contacting the server; a bad address is an
+// error at once.
+func ExampleNew() {
+	_, err := client.New(client.Options{Address: "ftp://localhost"})
+	fmt.Println(err)
+	// Output: tether: invalid address "ftp://localhost": scheme must be http or https
+}

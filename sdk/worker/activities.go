@@ -24,44 +24,14 @@ import (
 // pollActivities long-polls for attempts while ctx lasts, holding a slot
 // for each attempt it runs.
 func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
-	bo := newBackoff()
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		pctx, cancelPoll := w.pollContext(ctx)
-		task, err := w.c.PollActivityTask(pctx, api.PollActivityTaskRequest{
+	pollLoop(ctx, w, "activity", slots, func(pctx context.Context) (*api.ActivityTask, error) {
+		return w.c.PollActivityTask(pctx, api.PollActivityTaskRequest{
 			TaskQueues: w.activityQueues(),
 			WorkerID:   w.ID(),
 			Wait:       client.PollWait(w.opts.PollWait),
 			LockFor:    api.Duration(w.opts.ActivityLockDuration),
 		})
-		cancelPoll()
-		if err != nil || task == nil {
-			<-slots
-			if ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				w.log.Warn("activity poll failed", "error", err)
-				if !pollBackoff(ctx, bo, err) {
-					return
-				}
-			}
-			continue
-		}
-		bo.reset()
-		w.work.Add(1)
-		go func() {
-			defer w.work.Done()
-			var once sync.Once
-			release := func() { once.Do(func() { <-slots }) }
-			defer release()
-			w.runActivity(task, release)
-		}()
-	}
+	}, w.runActivity)
 }
 
 // activityQueues are the queues the activity pollers serve, in the order
@@ -187,11 +157,15 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	deadline := attemptDeadline(task)
 	a := &attempt{task: task, cancel: cancel, grace: w.opts.CancelGracePeriod, graceOver: make(chan struct{})}
 	env := &actenv.Env{
-		Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID,
-		ActivityID: task.ActivityID, Attempt: task.Attempt, ActivityType: task.ActivityType,
-		TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
-		HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,
-		Deadline: deadline, WorkerID: w.ID(), Heartbeat: a.recordDetails,
+		Info: actenv.Info{
+			Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID,
+			ActivityID: task.ActivityID, Attempt: task.Attempt, ActivityType: task.ActivityType,
+			TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
+			HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,
+			Deadline: deadline, WorkerID: w.ID(),
+		},
+		Heartbeat: a.recordDetails,
+		Logger:    log,
 	}
 	actx := actenv.With(ctx, env)
 	if !deadline.IsZero() {

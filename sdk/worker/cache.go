@@ -4,7 +4,7 @@ import (
 	"container/list"
 	"sync"
 
-	"github.com/tetherhq/tether/sdk/workflow"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // cacheKey identifies one execution of an instance.
@@ -26,7 +26,7 @@ type cache struct {
 
 type cacheEntry struct {
 	key  cacheKey
-	exec *workflow.Executor
+	exec *wf.Executor
 }
 
 func newCache(size int) *cache {
@@ -34,7 +34,7 @@ func newCache(size int) *cache {
 }
 
 // take removes and returns the executor of key, or nil.
-func (c *cache) take(key cacheKey) *workflow.Executor {
+func (c *cache) take(key cacheKey) *wf.Executor {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[key]
@@ -48,12 +48,12 @@ func (c *cache) take(key cacheKey) *workflow.Executor {
 
 // put stores exec under key, closing the least recently used executors
 // beyond the size (or exec itself when the cache is disabled).
-func (c *cache) put(key cacheKey, exec *workflow.Executor) {
+func (c *cache) put(key cacheKey, exec *wf.Executor) {
 	if c.size < 0 {
 		exec.Close()
 		return
 	}
-	var evicted []*workflow.Executor
+	var evicted []*wf.Executor
 	c.mu.Lock()
 	if el, ok := c.items[key]; ok {
 		evicted = append(evicted, el.Value.(*cacheEntry).exec)
@@ -83,7 +83,7 @@ func (c *cache) len() int {
 // closeAll empties the cache.
 func (c *cache) closeAll() {
 	c.mu.Lock()
-	var all []*workflow.Executor
+	var all []*wf.Executor
 	for el := c.order.Front(); el != nil; el = el.Next() {
 		all = append(all, el.Value.(*cacheEntry).exec)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -12,13 +13,13 @@ func Parked(ctx workflow.Context) error {
 	return workflow.Sleep(ctx, time.Hour)
 }
 
-func parkedExecutor(t *testing.T, id string) *workflow.Executor {
+func parkedExecutor(t *testing.T, id string) *wf.Executor {
 	t.Helper()
-	def, err := workflow.NewDefinition(Parked, "")
+	def, err := wf.NewDefinition(Parked, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := workflow.NewExecutor(def, workflow.ExecutorOptions{InstanceID: id, ExecutionID: 1, TaskQueue: "q"})
+	e := wf.NewExecutor(def, wf.ExecutorOptions{InstanceID: id, ExecutionID: 1, TaskQueue: "q"})
 	if _, err := e.Turn(nil, []api.Event{{Kind: api.EventWorkflowStarted}}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
-	"github.com/tetherhq/tether/sdk/workflow"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 var contextType = reflect.TypeFor[context.Context]()
@@ -21,7 +21,7 @@ type activityDef struct {
 // registry holds the registered workflows and activities.
 type registry struct {
 	mu         sync.RWMutex
-	workflows  map[string]*workflow.Definition
+	workflows  map[string]*wf.Definition
 	activities map[string]*activityDef
 	// byPC maps a function's code pointer to its registered name, so that
 	// ExecuteActivity(ctx, fn) finds names given WithName.
@@ -30,13 +30,26 @@ type registry struct {
 
 func newRegistry() *registry {
 	return &registry{
-		workflows:  map[string]*workflow.Definition{},
+		workflows:  map[string]*wf.Definition{},
 		activities: map[string]*activityDef{},
 		byPC:       map[uintptr]string{},
 	}
 }
 
-func (r *registry) addWorkflow(def *workflow.Definition) error {
+// registerWorkflow validates and names fn (see RegisterWorkflow) and adds it.
+func (r *registry) registerWorkflow(fn any, opts []RegisterOption) error {
+	var o registration
+	for _, opt := range opts {
+		opt(&o)
+	}
+	def, err := wf.NewDefinition(fn, o.name)
+	if err != nil {
+		return fmt.Errorf("worker: register workflow: %w", err)
+	}
+	return r.addWorkflow(def)
+}
+
+func (r *registry) addWorkflow(def *wf.Definition) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.workflows[def.Name()]; dup {
@@ -46,8 +59,15 @@ func (r *registry) addWorkflow(def *workflow.Definition) error {
 	return nil
 }
 
-func (r *registry) addActivity(fn any, name string) error {
-	sig, err := fnsig.Inspect(fn, contextType, "activity")
+// addActivity registers the function fn under name (see addActivityPC).
+func (r *registry) addActivity(fn any, name string) error { return r.addActivityPC(fn, name, true) }
+
+// addActivityPC registers fn under name (its Go name when empty). byPC
+// records fn's code pointer for activityName; method values made by
+// reflection all share one pointer, so struct registration leaves it
+// false.
+func (r *registry) addActivityPC(fn any, name string, byPC bool) error {
+	sig, err := fnsig.InspectActivity(fn, contextType)
 	if err != nil {
 		return fmt.Errorf("worker: register activity: %w", err)
 	}
@@ -62,11 +82,13 @@ func (r *registry) addActivity(fn any, name string) error {
 		return fmt.Errorf("worker: activity %q registered twice", name)
 	}
 	r.activities[name] = &activityDef{name: name, sig: sig}
-	r.byPC[reflect.ValueOf(fn).Pointer()] = name
+	if byPC {
+		r.byPC[reflect.ValueOf(fn).Pointer()] = name
+	}
 	return nil
 }
 
-func (r *registry) workflow(name string) *workflow.Definition {
+func (r *registry) workflow(name string) *wf.Definition {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.workflows[name]

@@ -17,12 +17,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -229,26 +232,67 @@ func WithName(name string) RegisterOption {
 // given WithName. It returns an error for an invalid signature, an anonymous
 // function without a name, or a duplicate name.
 func (w *Worker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
-	var r registration
-	for _, o := range opts {
-		o(&r)
-	}
-	def, err := workflow.NewDefinition(fn, r.name)
-	if err != nil {
-		return fmt.Errorf("worker: register workflow: %w", err)
-	}
-	return w.reg.addWorkflow(def)
+	return w.reg.registerWorkflow(fn, opts)
 }
 
 // RegisterActivity registers an activity function (see package activity for
 // the accepted signatures) under its Go name without package and receiver,
 // or the name given WithName. Method values (acts.Download) are fine.
+//
+// Like Temporal's, it also takes a struct or a pointer to one: each of its
+// exported methods that has an activity's signature is registered under the
+// method's name (prefixed with the WithName name, when given); an exported
+// method of another shape is an error.
 func (w *Worker) RegisterActivity(fn any, opts ...RegisterOption) error {
 	var r registration
 	for _, o := range opts {
 		o(&r)
 	}
-	return w.reg.addActivity(fn, r.name)
+	return w.registerActivity(fn, r.name, false)
+}
+
+// RegisterActivityWithOptions is RegisterActivity with Temporal's options:
+// Name names a function (or prefixes a struct's method names);
+// SkipInvalidStructFunctions skips a struct's exported methods that are not
+// activities instead of failing.
+func (w *Worker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error {
+	return w.registerActivity(fn, opts.Name, opts.SkipInvalidStructFunctions)
+}
+
+// RegisterWorkflowWithOptions is RegisterWorkflow with Temporal's options:
+// Name is the workflow type (default: the function's Go name).
+func (w *Worker) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
+	return w.RegisterWorkflow(fn, WithName(opts.Name))
+}
+
+func (w *Worker) registerActivity(fn any, name string, skipInvalid bool) error {
+	v := reflect.ValueOf(fn)
+	isStruct := v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct)
+	if !isStruct {
+		return w.reg.addActivity(fn, name)
+	}
+	t := v.Type()
+	n := 0
+	for i := range t.NumMethod() {
+		m := t.Method(i)
+		if !m.IsExported() {
+			continue
+		}
+		if _, err := fnsig.InspectActivity(v.Method(i).Interface(), reflect.TypeFor[context.Context]()); err != nil {
+			if skipInvalid {
+				continue
+			}
+			return fmt.Errorf("worker: register activities of %s: method %s: %w", t, m.Name, err)
+		}
+		if err := w.reg.addActivityPC(v.Method(i).Interface(), name+m.Name, false); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("worker: register activities of %s: no exported method is an activity", t)
+	}
+	return nil
 }
 
 // Run serves the task queue until ctx is cancelled, then shuts down: it stops

@@ -12,6 +12,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -21,28 +22,39 @@ const ackTimeout = 30 * time.Second
 // pollWorkflows long-polls for turns while ctx lasts, holding a slot of
 // turns for each turn it runs.
 func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
-	bo := newBackoff()
-	for {
-		select {
-		case turns <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		pctx, cancelPoll := w.pollContext(ctx)
-		task, err := w.c.PollWorkflowTask(pctx, api.PollWorkflowTaskRequest{
+	pollLoop(ctx, w, "workflow", turns, func(pctx context.Context) (*api.WorkflowTask, error) {
+		return w.c.PollWorkflowTask(pctx, api.PollWorkflowTaskRequest{
 			TaskQueue: w.queue,
 			WorkerID:  w.ID(),
 			Wait:      client.PollWait(w.opts.PollWait),
 			LockFor:   api.Duration(w.opts.WorkflowLockDuration),
 		})
+	}, func(task *api.WorkflowTask, _ func()) { w.handleTurn(task) })
+}
+
+// pollLoop is the loop of one poller: while ctx lasts it takes a slot,
+// long-polls with poll and hands the task to run on its own goroutine, which
+// holds the slot until run returns or calls release (whichever is first).
+// Poll errors are logged and backed off; an empty poll frees the slot.
+func pollLoop[T any](ctx context.Context, w *Worker, what string, slots chan struct{},
+	poll func(ctx context.Context) (*T, error), run func(task *T, release func())) {
+	bo := newBackoff()
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		pctx, cancelPoll := w.pollContext(ctx)
+		task, err := poll(pctx)
 		cancelPoll()
 		if err != nil || task == nil {
-			<-turns
+			<-slots
 			if ctx.Err() != nil {
 				return
 			}
 			if err != nil {
-				w.log.Warn("workflow poll failed", "error", err)
+				w.log.Warn(what+" poll failed", "error", err)
 				if !pollBackoff(ctx, bo, err) {
 					return
 				}
@@ -53,8 +65,10 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 		w.work.Add(1)
 		go func() {
 			defer w.work.Done()
-			defer func() { <-turns }()
-			w.handleTurn(task)
+			var once sync.Once
+			release := func() { once.Do(func() { <-slots }) }
+			defer release()
+			run(task, release)
 		}()
 	}
 }
@@ -91,7 +105,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 	if exec != nil {
 		w.stats.cacheHits.Add(1)
 	} else {
-		exec = workflow.NewExecutor(def, workflow.ExecutorOptions{
+		exec = wf.NewExecutor(def, wf.ExecutorOptions{
 			Namespace:    w.c.Namespace(),
 			InstanceID:   task.InstanceID,
 			ExecutionID:  task.ExecutionID,
@@ -220,12 +234,13 @@ func (w *Worker) startEager(resp *api.CompleteWorkflowTaskResponse, r eagerReser
 }
 
 // runTurn runs exec.Turn, turning a panic of the SDK itself into an error.
-func runTurn(exec *workflow.Executor, task *api.WorkflowTask) (res *workflow.TurnResult, err error) {
+func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("workflow: internal panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	exec.SetAttempt(task.Attempt)
 	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
 }
 

@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/workflow"
@@ -66,7 +67,7 @@ func ExampleNewDisconnectedContext() {
 	reserve := func(ctx workflow.Context, seat string) error {
 		err := workflow.ExecuteActivity(ctx, "Reserve", seat).Get(ctx, nil)
 		if errors.Is(err, workflow.ErrCanceled) {
-			cleanup := workflow.NewDisconnectedContext(ctx)
+			cleanup, _ := workflow.NewDisconnectedContext(ctx)
 			if err := workflow.ExecuteActivity(cleanup, "Release", seat).Get(cleanup, nil); err != nil {
 				return err
 			}
@@ -123,4 +124,61 @@ func ExampleNewContinueAsNewError() {
 		return workflow.NewContinueAsNewError(ctx, round+1)
 	}
 	_ = poller
+}
+
+// A workflow fails with a typed error that callers can match.
+func ExampleNewError() {
+	err := workflow.NewError("OutOfStock", "item 7 is out of stock", nil)
+	fmt.Println(err.ErrorType(), err.ErrorMessage())
+	// Output: OutOfStock item 7 is out of stock
+}
+
+// A Selector (Temporal's) runs the callback of whichever is ready first: a
+// timer or a signal. It cancels nothing.
+func ExampleNewSelector() {
+	_ = func(ctx workflow.Context) (string, error) {
+		var answer string
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(workflow.NewTimer(ctx, time.Hour), func(workflow.Future) { answer = "timed out" })
+		sel.AddReceive(workflow.GetSignalChannel(ctx, "answer"), func(c workflow.ReceiveChannel, more bool) {
+			c.ReceiveAsync(&answer)
+		})
+		sel.Select(ctx)
+		return answer, nil
+	}
+}
+
+// Await waits for a condition on workflow state that signal handlers
+// (workflow goroutines) change.
+func ExampleAwait() {
+	_ = func(ctx workflow.Context) error {
+		approved := false
+		workflow.Go(ctx, func(ctx workflow.Context) error {
+			_, err := workflow.ReceiveSignal[bool](ctx, "approve")
+			approved = err == nil
+			return err
+		})
+		ok, err := workflow.AwaitWithTimeout(ctx, 24*time.Hour, func() bool { return approved })
+		if err != nil || !ok {
+			return workflow.NewError("NotApproved", "no approval within a day", nil)
+		}
+		return nil
+	}
+}
+
+// GetVersion lets running workflows keep the old path while new ones take
+// the new one; SideEffect records a random value once.
+func ExampleGetVersion() {
+	_ = func(ctx workflow.Context) (string, error) {
+		var token string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return "tok-42" }).Get(&token); err != nil {
+			return "", err
+		}
+		if workflow.GetVersion(ctx, "fraud-check", workflow.DefaultVersion, 1) == 1 {
+			if err := workflow.ExecuteActivity(ctx, "FraudCheck", token).Get(ctx, nil); err != nil {
+				return "", err
+			}
+		}
+		return token, nil
+	}
 }

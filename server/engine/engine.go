@@ -344,6 +344,16 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			}
 			timerDone[c.TimerID] = true
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{Kind: api.EventTimerCanceled, TimerID: c.TimerID}})
+		case api.CommandRecordMarker:
+			if c.MarkerName == "" {
+				return TurnPlan{}, &InvalidCommandError{Field: field("marker_name"), Message: "required"}
+			}
+			if len(c.MarkerDetails) == 0 || !json.Valid(c.MarkerDetails) {
+				return TurnPlan{}, &InvalidCommandError{Field: field("marker_details"), Message: "required: a JSON value"}
+			}
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+				Kind: api.EventMarkerRecorded, MarkerName: c.MarkerName, MarkerID: c.MarkerID, MarkerDetails: c.MarkerDetails,
+			}})
 		case api.CommandFailWorkflow:
 			if c.Error == nil || c.Error.Message == "" {
 				return TurnPlan{}, &InvalidCommandError{Field: field("error.message"), Message: "required"}

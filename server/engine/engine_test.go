@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -184,6 +185,46 @@ func TestPlanTurn_CancelTimer(t *testing.T) {
 	var inv *engine.InvalidCommandError
 	if _, err := engine.PlanTurn(in); !errors.As(err, &inv) || inv.Field != "commands[0].timer_id" {
 		t.Fatalf("err %v, want invalid commands[0].timer_id", err)
+	}
+}
+
+// Goal: record_marker records a MarkerRecorded event with the marker's
+// name, id and details, in command order; a marker without a name or with
+// details that are not JSON is refused naming the field.
+func TestPlanTurn_RecordMarker(t *testing.T) {
+	in := engine.TurnInput{
+		Instance: engine.Instance{InstanceID: "i", ExecutionID: 1, TaskQueue: "q", NextEventID: 3, NextActivityID: 1, NextTimerID: 1},
+		Commands: []api.Command{
+			{Type: api.CommandRecordMarker, MarkerName: "Version", MarkerID: "change-1", MarkerDetails: json.RawMessage(`2`)},
+			{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(time.Second)},
+			{Type: api.CommandRecordMarker, MarkerName: "SideEffect", MarkerID: "1", MarkerDetails: json.RawMessage(`"x"`)},
+		},
+	}
+	p, err := engine.PlanTurn(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range p.Events {
+		got = append(got, fmt.Sprintf("%s:%s:%s:%s", e.Event.Kind, e.Event.MarkerName, e.Event.MarkerID, e.Event.MarkerDetails))
+	}
+	want := []string{"MarkerRecorded:Version:change-1:2", "TimerCreated:::", `MarkerRecorded:SideEffect:1:"x"`}
+	if !slices.Equal(got, want) || p.NextEventID != 6 {
+		t.Fatalf("events\n got %v\nwant %v (next event %d)", got, want, p.NextEventID)
+	}
+	for _, bad := range []struct {
+		cmd   api.Command
+		field string
+	}{
+		{api.Command{Type: api.CommandRecordMarker, MarkerDetails: json.RawMessage(`1`)}, "commands[0].marker_name"},
+		{api.Command{Type: api.CommandRecordMarker, MarkerName: "SideEffect"}, "commands[0].marker_details"},
+		{api.Command{Type: api.CommandRecordMarker, MarkerName: "SideEffect", MarkerDetails: json.RawMessage(`{`)}, "commands[0].marker_details"},
+	} {
+		in.Commands = []api.Command{bad.cmd}
+		var inv *engine.InvalidCommandError
+		if _, err := engine.PlanTurn(in); !errors.As(err, &inv) || inv.Field != bad.field {
+			t.Errorf("%+v: err %v, want invalid %s", bad.cmd, err, bad.field)
+		}
 	}
 }
 

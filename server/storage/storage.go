@@ -167,4 +167,18 @@ type Admin interface {
 	// Ping reports whether the database answers (ErrNoDatabase when the
 	// provider has none).
 	Ping(ctx context.Context) error
+	// OutageGrace is the provider's outage grace: within it the sweeper
+	// holds expiry and turn fetches leave expired turns to their workers.
+	OutageGrace() Grace
+}
+
+// Grace is an outage grace: for a while after the server starts, and after
+// the database was unreachable, what workers hold is not taken from them
+// for a deadline that passed while nobody could renew or report. Its
+// methods are safe for concurrent use.
+type Grace interface {
+	// Restart starts the grace again from now.
+	Restart()
+	// Active reports whether now is within the grace.
+	Active() bool
 }

@@ -492,7 +492,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	case plan.ContinueAsNew:
 		next := exec + 1
 		start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,
-			TaskQueue: inst.TaskQueue, Input: plan.NewInput}, 0)
+			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec}, 0)
 		w.continued = append(w.continued, func() error {
 			if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
 				return fmt.Errorf("drop old execution messages: %w", err)

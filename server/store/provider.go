@@ -75,6 +75,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.pool.Ping(ctx)
 }
 
+// OutageGrace is Options' Grace (a nil one is never active).
+func (s *Store) OutageGrace() storage.Grace { return s.opts.Grace }
+
 // LeaseBounds are Options' MinLease and MaxLease, defaults filled in.
 func (s *Store) LeaseBounds() (minLease, maxLease time.Duration) {
 	return s.opts.MinLease, s.opts.MaxLease

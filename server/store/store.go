@@ -38,6 +38,10 @@ type Options struct {
 	Now func() time.Time
 	// Observer, when set, is told of what the store did (for metrics).
 	Observer Observer
+	// Grace, when set, is the server's outage grace: while it is active the
+	// turn fetches do not take over turns whose lock expired (their acks
+	// may still come, see OutageGrace). The sweeper shares it.
+	Grace *OutageGrace
 }
 
 // Observer is told of events worth counting. Calls happen after the

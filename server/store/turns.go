@@ -166,7 +166,7 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			t.p.commitWithNext()
 			row, err := t.q.LockNextTurn(ctx, gen.LockNextTurnParams{
 				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
-				MaxMessages: maxTurnMessages,
+				MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
 			})
 			if noRows(err) {
 				return nil

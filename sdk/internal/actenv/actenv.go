@@ -6,27 +6,53 @@ package actenv
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 )
 
+// Info describes the running attempt; package activity exports it as
+// activity.Info.
+type Info struct {
+	// Namespace is the workflow's namespace.
+	Namespace string
+	// InstanceID is the workflow instance's id.
+	InstanceID string
+	// ExecutionID is the workflow execution (run) the activity belongs to.
+	ExecutionID int64
+	// ActivityID is the activity's id within its execution.
+	ActivityID int64
+	// Attempt counts from 1.
+	Attempt int32
+	// ActivityType is the activity's registered name.
+	ActivityType string
+	// TaskQueue is the queue the attempt was taken from.
+	TaskQueue string
+	// HostTaskQueue is the task queue only this worker serves (empty when the
+	// worker has none).
+	HostTaskQueue string
+	// WorkflowType is the type of the workflow that scheduled the activity.
+	WorkflowType string
+	// HeartbeatDetails are the details of the last heartbeat of an earlier
+	// attempt, to resume from.
+	HeartbeatDetails json.RawMessage
+	// ScheduledAt is when the activity was scheduled.
+	ScheduledAt time.Time
+	// StartedAt is when this attempt started.
+	StartedAt time.Time
+	// Deadline is when the attempt times out (zero when it has no
+	// start-to-close or schedule-to-close timeout).
+	Deadline time.Time
+	// WorkerID is the worker running the attempt.
+	WorkerID string
+}
+
 // Env is what an activity can learn about its attempt.
 type Env struct {
-	Namespace        string
-	InstanceID       string
-	ExecutionID      int64
-	ActivityID       int64
-	Attempt          int32
-	ActivityType     string
-	TaskQueue        string
-	HostTaskQueue    string
-	WorkflowType     string
-	HeartbeatDetails json.RawMessage
-	ScheduledAt      time.Time
-	StartedAt        time.Time
-	Deadline         time.Time
-	WorkerID         string
+	Info
 	// Heartbeat records details to send with the next lock renewal.
 	Heartbeat func(details json.RawMessage)
+	// Logger is the attempt's logger (activity.GetLogger).
+	Logger *slog.Logger
 }
 
 type key struct{}

@@ -1,9 +1,10 @@
 // Package fnsig inspects and calls workflow and activity functions by
 // reflection. Signatures are validated once, at registration.
 //
-// An accepted function takes a context first (of the type the caller names),
+// A workflow function takes a context first (of the type the caller names),
 // at most one input after it, and returns an error last, optionally preceded
-// by one result:
+// by one result (activities may take several inputs and no context, see
+// InspectActivity):
 //
 //	func(ctx C) error
 //	func(ctx C, in T) error
@@ -25,7 +26,12 @@ var errorType = reflect.TypeFor[error]()
 type Sig struct {
 	// Fn is the function value.
 	Fn reflect.Value
-	// In is the type of the input parameter, nil when there is none.
+	// HasCtx is false for an activity that takes no context.Context.
+	HasCtx bool
+	// Ins are the types of the input parameters after the context.
+	Ins []reflect.Type
+	// In is the type of the input parameter when there is exactly one, nil
+	// otherwise.
 	In reflect.Type
 	// Out is the type of the result, nil when the function returns only an error.
 	Out reflect.Type
@@ -35,6 +41,20 @@ type Sig struct {
 // of the first parameter. what names the kind of function in errors
 // ("workflow", "activity").
 func Inspect(fn any, ctxType reflect.Type, what string) (*Sig, error) {
+	return inspect(fn, ctxType, what, false)
+}
+
+// InspectActivity is Inspect for activities, which Temporal lets take
+// several inputs and no context.Context:
+//
+//	func([ctx C, ]in1 T1, in2 T2, ...) ([R, ]error)
+//
+// Several inputs travel as one JSON array.
+func InspectActivity(fn any, ctxType reflect.Type) (*Sig, error) {
+	return inspect(fn, ctxType, "activity", true)
+}
+
+func inspect(fn any, ctxType reflect.Type, what string, flexible bool) (*Sig, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%s function is nil", what)
 	}
@@ -44,18 +64,33 @@ func Inspect(fn any, ctxType reflect.Type, what string) (*Sig, error) {
 		return nil, fmt.Errorf("%s must be a function, got %T", what, fn)
 	}
 	shape := fmt.Sprintf("want func(%s[, In]) ([Out, ]error)", ctxType)
+	if flexible {
+		shape = fmt.Sprintf("want func([%s, ]In...) ([Out, ]error)", ctxType)
+	}
 	if t.IsVariadic() {
 		return nil, fmt.Errorf("%s %s is variadic; %s", what, t, shape)
 	}
-	if t.NumIn() < 1 || t.NumIn() > 2 || t.In(0) != ctxType {
+	s := &Sig{Fn: v}
+	first := 0
+	if t.NumIn() >= 1 && t.In(0) == ctxType {
+		s.HasCtx, first = true, 1
+	}
+	if !flexible && (!s.HasCtx || t.NumIn() > 2) {
 		return nil, fmt.Errorf("%s %s: the first parameter must be %s and at most one input may follow; %s", what, t, ctxType, shape)
 	}
 	if t.NumOut() < 1 || t.NumOut() > 2 || t.Out(t.NumOut()-1) != errorType {
 		return nil, fmt.Errorf("%s %s: must return error last, optionally after one result; %s", what, t, shape)
 	}
-	s := &Sig{Fn: v}
-	if t.NumIn() == 2 {
-		s.In = t.In(1)
+	for i := first; i < t.NumIn(); i++ {
+		in := t.In(i)
+		if in.Kind() == reflect.Interface && in.NumMethod() > 0 {
+			// A workflow.Context, a context of another kind: not JSON.
+			return nil, fmt.Errorf("%s %s: input %d is the interface %s, which cannot be decoded from JSON; %s", what, t, i+1-first, in, shape)
+		}
+		s.Ins = append(s.Ins, in)
+	}
+	if len(s.Ins) == 1 {
+		s.In = s.Ins[0]
 	}
 	if t.NumOut() == 2 {
 		s.Out = t.Out(0)
@@ -63,48 +98,81 @@ func Inspect(fn any, ctxType reflect.Type, what string) (*Sig, error) {
 	return s, nil
 }
 
-// DecodeInput decodes raw into a new value of the input type. Empty or null
-// input gives the zero value. It returns the zero reflect.Value when the
-// function takes no input.
-func (s *Sig) DecodeInput(raw json.RawMessage) (reflect.Value, error) {
-	if s.In == nil {
-		return reflect.Value{}, nil
+// DecodeInput decodes raw into new values of the input types: one input is
+// raw itself, several are the elements of a JSON array. Empty or null input
+// gives zero values.
+func (s *Sig) DecodeInput(raw json.RawMessage) ([]reflect.Value, error) {
+	vals := make([]reflect.Value, len(s.Ins))
+	for i, t := range s.Ins {
+		vals[i] = reflect.New(t).Elem()
 	}
-	p := reflect.New(s.In)
-	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, p.Interface()); err != nil {
-			return reflect.Value{}, fmt.Errorf("decode input as %s: %w", s.In, err)
+	if len(s.Ins) == 0 || len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return vals, nil
+	}
+	if len(s.Ins) == 1 {
+		if err := json.Unmarshal(raw, vals[0].Addr().Interface()); err != nil {
+			return nil, fmt.Errorf("decode input as %s: %w", s.In, err)
+		}
+		return vals, nil
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, fmt.Errorf("decode %d inputs: want a JSON array: %w", len(s.Ins), err)
+	}
+	if len(parts) > len(s.Ins) {
+		return nil, fmt.Errorf("decode inputs: %d given, the function takes %d", len(parts), len(s.Ins))
+	}
+	for i, part := range parts {
+		if err := json.Unmarshal(part, vals[i].Addr().Interface()); err != nil {
+			return nil, fmt.Errorf("decode input %d as %s: %w", i+1, s.Ins[i], err)
 		}
 	}
-	return p.Elem(), nil
+	return vals, nil
 }
 
-// CheckInput reports whether v may be passed as the function's input.
-func (s *Sig) CheckInput(v any) error {
-	if s.In == nil {
-		if v != nil {
-			return fmt.Errorf("function %s takes no input, got %T", s.Fn.Type(), v)
+// CheckInput reports whether args may be passed as the function's inputs
+// (fewer than it takes leaves the rest zero).
+func (s *Sig) CheckInput(args ...any) error {
+	if len(args) > len(s.Ins) {
+		if len(s.Ins) == 0 && len(args) == 1 && args[0] == nil {
+			return nil
 		}
-		return nil
+		return fmt.Errorf("function %s takes %d inputs, got %d", s.Fn.Type(), len(s.Ins), len(args))
 	}
-	if v == nil {
-		return nil
-	}
-	if !reflect.TypeOf(v).AssignableTo(s.In) {
-		return fmt.Errorf("function %s takes %s, got %T", s.Fn.Type(), s.In, v)
+	for i, v := range args {
+		if v != nil && !reflect.TypeOf(v).AssignableTo(s.Ins[i]) {
+			return fmt.Errorf("function %s takes %s, got %T", s.Fn.Type(), s.Ins[i], v)
+		}
 	}
 	return nil
 }
 
-// Call calls the function with ctx and in (ignored when the function takes
-// no input) and returns its result (nil when it has none) and error.
-func (s *Sig) Call(ctx reflect.Value, in reflect.Value) (any, error) {
-	args := []reflect.Value{ctx}
-	if s.In != nil {
-		if !in.IsValid() {
-			in = reflect.Zero(s.In)
+// EncodeArgs encodes the inputs of a call: none as no payload, one as
+// itself, several as a JSON array.
+func EncodeArgs(args ...any) (json.RawMessage, error) {
+	switch len(args) {
+	case 0:
+		return nil, nil
+	case 1:
+		return Encode(args[0])
+	}
+	return Encode(args)
+}
+
+// Call calls the function with ctx (when it takes one) and the inputs
+// (missing ones are zero) and returns its result (nil when it has none) and
+// error.
+func (s *Sig) Call(ctx reflect.Value, in []reflect.Value) (any, error) {
+	var args []reflect.Value
+	if s.HasCtx {
+		args = append(args, ctx)
+	}
+	for i, t := range s.Ins {
+		if i < len(in) && in[i].IsValid() {
+			args = append(args, in[i])
+		} else {
+			args = append(args, reflect.Zero(t))
 		}
-		args = append(args, in)
 	}
 	out := s.Fn.Call(args)
 	var err error

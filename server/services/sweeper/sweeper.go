@@ -19,9 +19,6 @@ import (
 type Config struct {
 	// Interval is the time between passes. Default 1s.
 	Interval time.Duration
-	// Grace is how long after the sweeper starts, or after a pass failed,
-	// it holds the expiry of what workers renew (storage.SweepOptions).
-	Grace time.Duration
 }
 
 // Sweeper runs sweeper passes in the background.
@@ -49,9 +46,11 @@ func (s *Sweeper) Collectors() []prometheus.Collector { return s.metrics.collect
 // done).
 func (s *Sweeper) Start(ctx context.Context) { s.Go(ctx, s.Run) }
 
-// Run runs a sweeper pass every interval until ctx is done.
+// Run runs a sweeper pass every interval until ctx is done. Within the
+// provider's outage grace (storage.Admin.OutageGrace) a pass holds the
+// expiry of what workers renew; a failed pass starts the grace again.
 func (s *Sweeper) Run(ctx context.Context) {
-	sweepLoop(ctx, s.st, s.cfg.Interval, s.cfg.Grace, s.metrics, s.logger)
+	sweepLoop(ctx, s.st, s.cfg.Interval, s.st.OutageGrace(), s.metrics, s.logger)
 }
 
 // sweepMetrics count what the sweeper did.
@@ -98,7 +97,10 @@ func (m *sweepMetrics) record(r storage.SweepResult) {
 
 // sweepLoop runs a sweeper pass every interval until ctx is done. Errors
 // are logged (a failure repeated is logged again at most once a minute).
-func sweepLoop(ctx context.Context, st storage.Admin, interval, grace time.Duration, m *sweepMetrics, logger *slog.Logger) {
+// A pass within grace (the store's outage grace, started when the App
+// runs) holds expiry; a failed pass starts the grace again, and so does
+// the first pass after it.
+func sweepLoop(ctx context.Context, st storage.Admin, interval time.Duration, grace storage.Grace, m *sweepMetrics, logger *slog.Logger) {
 	if interval <= 0 {
 		interval = time.Second
 	}
@@ -106,7 +108,6 @@ func sweepLoop(ctx context.Context, st storage.Admin, interval, grace time.Durat
 	defer t.Stop()
 	var lastErr string
 	var lastLogged time.Time
-	holdUntil := time.Now().Add(grace)
 	failed := false
 	for {
 		select {
@@ -115,14 +116,15 @@ func sweepLoop(ctx context.Context, st storage.Admin, interval, grace time.Durat
 		case <-t.C:
 		}
 		if failed {
-			holdUntil = time.Now().Add(grace)
+			grace.Restart()
 		}
-		res, err := st.SweepWith(ctx, storage.SweepOptions{HoldExpiry: time.Now().Before(holdUntil)})
+		res, err := st.SweepWith(ctx, storage.SweepOptions{HoldExpiry: grace.Active()})
 		failed = err != nil
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
+			grace.Restart()
 			m.passes.WithLabelValues("error").Inc()
 			if msg := err.Error(); msg != lastErr || time.Since(lastLogged) > time.Minute {
 				logger.Error("sweeper pass failed", "err", err)

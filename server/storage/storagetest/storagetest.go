@@ -42,7 +42,7 @@ var behaviours = []behaviour{
 	{"Ack_DoubleAckOneWins", ackDoubleAckOneWins},
 	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
 	{"Renew_ExtendsLockAndFailsForUnknownExpiredAcked", renewExtendsLockAndFailsForUnknownExpiredAcked},
-	{"Ack_AfterLockExpiryFails", ackAfterLockExpiryFails},
+	{"Ack_AfterTurnTakenOverFails", ackAfterTurnTakenOverFails},
 	{"Abandon_DelayHidesItem", abandonDelayHidesItem},
 	{"DeliveryCount_PoisonAtLimit", deliveryCountPoisonAtLimit},
 	{"Timer_InvisibleUntilDue", timerInvisibleUntilDue},

@@ -1,10 +1,10 @@
-package workflow_test
+package wf_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/tetherhq/tether/sdk/workflow"
+	workflow "github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // Step is the activity of the benchmark workflow.

@@ -1,4 +1,4 @@
-package workflow
+package wf
 
 import (
 	"encoding/json"

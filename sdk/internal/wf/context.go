@@ -1,4 +1,4 @@
-package workflow
+package wf
 
 import (
 	"log/slog"
@@ -122,13 +122,18 @@ func WithCancel(parent Context) (Context, CancelFunc) {
 }
 
 // NewDisconnectedContext returns a context with parent's values and activity
-// options but no cancellation: activities and timers started with it keep
-// running after the workflow's cancellation was requested, which is what
-// cleanup code needs.
-func NewDisconnectedContext(parent Context) Context {
+// options but not its cancellation: activities and timers started with it
+// keep running after the workflow's cancellation was requested, which is
+// what cleanup code needs. The CancelFunc cancels the new context alone.
+// Temporal's workflow.NewDisconnectedContext.
+func NewDisconnectedContext(parent Context) (Context, CancelFunc) {
 	c := parent.impl().derive()
 	c.scope = newScope(nil)
-	return c
+	return c, func() {
+		if c.scope.cancel() {
+			c.s.afterScopeCancel(cancelReasonContext)
+		}
+	}
 }
 
 // RetryPolicy is how the server retries a failed activity. Zero fields take
@@ -156,6 +161,12 @@ type ActivityOptions struct {
 	ScheduleToCloseTimeout time.Duration
 	HeartbeatTimeout       time.Duration
 	RetryPolicy            *RetryPolicy
+	// WaitForCancellation is accepted for Temporal compatibility. Tether
+	// resolves a cancelled activity's future with ErrCanceled as soon as
+	// the cancellation is decided (the server then cancels the attempt and
+	// drops its late result) whatever this field says: it does not wait for
+	// the activity to acknowledge the cancellation.
+	WaitForCancellation bool
 }
 
 func (o *ActivityOptions) toAPI() *api.ActivityOptions {
@@ -196,19 +207,40 @@ func GetActivityOptions(ctx Context) ActivityOptions {
 	return ActivityOptions{}
 }
 
-// Info describes the running workflow execution.
+// Info describes the running workflow execution (Temporal's
+// workflow.Info: InstanceID is WorkflowExecution.ID, ExecutionID its RunID,
+// TaskQueue TaskQueueName, StartedAt WorkflowStartTime).
 type Info struct {
-	Namespace    string
-	InstanceID   string
-	ExecutionID  int64
+	// Namespace is the workflow's namespace.
+	Namespace string
+	// InstanceID is the workflow's id.
+	InstanceID string
+	// ExecutionID is the run: 1, then one more for each continue-as-new or
+	// restart of the id.
+	ExecutionID int64
+	// WorkflowType is the registered name of the workflow.
 	WorkflowType string
-	TaskQueue    string
+	// TaskQueue is the workflow's task queue.
+	TaskQueue string
 	// StartedAt is the timestamp of the execution's WorkflowStarted event.
 	StartedAt time.Time
+	// Attempt is the turn's attempt: 1, or more when earlier tries of the
+	// current turn failed (Tether does not retry whole workflows, so it is
+	// not Temporal's run attempt).
+	Attempt int32
+	// ContinuedFromExecutionID is the execution this one continues (it
+	// returned NewContinueAsNewError), 0 when it was started by a client
+	// (Temporal's ContinuedExecutionRunID).
+	ContinuedFromExecutionID int64
 }
 
 // GetInfo returns the execution's info.
-func GetInfo(ctx Context) Info { return ctx.impl().s.info }
+func GetInfo(ctx Context) Info {
+	s := ctx.impl().s
+	info := s.info
+	info.Attempt = max(s.attempt, 1)
+	return info
+}
 
 // Now returns the workflow's time: the timestamp of the last event
 // processed. It is the same on every replay; use it instead of time.Now.

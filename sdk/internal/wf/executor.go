@@ -1,11 +1,13 @@
-package workflow
+package wf
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -90,6 +92,10 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		canceledTimers: map[int64]bool{},
 		signals:        map[string]*SignalChannel{},
 		hist:           newHistIndex(),
+		usedMarkers:    map[string]bool{},
+		mutableCalls:   map[string]int{},
+		mutableValues:  map[string]json.RawMessage{},
+		versions:       map[string]Version{},
 		actName:        opts.ActivityName,
 		info: Info{
 			Namespace:    opts.Namespace,
@@ -202,6 +208,10 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 	return res, nil
 }
 
+// SetAttempt sets the attempt of the turn about to run (GetInfo's
+// Attempt).
+func (e *Executor) SetAttempt(attempt int32) { e.s.attempt = attempt }
+
 // Close ends the workflow's goroutines (a parked one panics out of its
 // blocking call with a private value, running its defers) and releases the
 // executor. It is safe to call more than once.
@@ -234,6 +244,7 @@ type state struct {
 
 	replaying bool
 	now       time.Time
+	attempt   int32 // the current turn's attempt (Executor.SetAttempt)
 
 	nextActivityID int64
 	nextTimerID    int64
@@ -246,6 +257,15 @@ type state struct {
 	cancelReason    string
 
 	hist *histIndex
+
+	// Markers (markers.go): the ones the code has read or recorded, the
+	// next SideEffect's id, the calls of each MutableSideEffect id and
+	// their current values, the versions GetVersion chose.
+	usedMarkers    map[string]bool
+	nextSideEffect int64
+	mutableCalls   map[string]int
+	mutableValues  map[string]json.RawMessage
+	versions       map[string]Version
 
 	commands []api.Command
 	cancels  []api.ActivityCancel
@@ -318,6 +338,18 @@ func (s *state) checkHistoryIssued() {
 	for _, id := range sortedKeys(s.hist.timerCancel) {
 		if !s.canceledTimers[id] {
 			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has timer %d cancelled, the code did not cancel it", id)}
+			return
+		}
+	}
+	markers := make([]string, 0, len(s.hist.markers))
+	for k := range s.hist.markers {
+		markers = append(markers, k)
+	}
+	slices.Sort(markers)
+	for _, k := range markers {
+		if !s.usedMarkers[k] {
+			name, id, _ := strings.Cut(k, "\x00")
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has marker %s %q that the code did not record", name, id)}
 			return
 		}
 	}
@@ -426,7 +458,7 @@ func (s *state) apply(ev *api.Event) {
 	case api.EventSignalReceived:
 		s.tick(ev)
 		ch := s.signal(ev.SignalName)
-		ch.buf = append(ch.buf, ev.Input)
+		ch.deliver(ev.Input)
 	case api.EventCancelRequested:
 		s.tick(ev)
 		s.onCancelRequested(ev.Reason)
@@ -448,6 +480,7 @@ func (s *state) tick(ev *api.Event) {
 func (s *state) start(ev *api.Event) {
 	s.started = true
 	s.info.StartedAt = ev.Timestamp
+	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
 	}
@@ -512,7 +545,7 @@ func (s *state) finish(result any, err error) {
 func (s *state) unreadSignals() int {
 	n := 0
 	for _, ch := range s.signals {
-		n += len(ch.buf)
+		n += len(ch.queue)
 	}
 	return n
 }

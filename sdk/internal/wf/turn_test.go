@@ -1,4 +1,4 @@
-package workflow_test
+package wf_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/sdk/workflow"
+	workflow "github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // drainSignals takes every buffered signal of ch without waiting.

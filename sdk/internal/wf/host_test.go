@@ -1,4 +1,4 @@
-package workflow_test
+package wf_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/sdk/workflow"
+	workflow "github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 func TestIsHostLost(t *testing.T) {

@@ -1,4 +1,4 @@
-package workflow
+package wf
 
 import (
 	"context"
@@ -62,7 +62,15 @@ func (f *future) settle(raw json.RawMessage, err error) {
 
 func (f *future) Get(ctx Context, valuePtr any) error {
 	c := ctx.impl()
-	f.s.waitUntil(func() bool { return f.done || c.scope.canceled })
+	if f.scope != nil {
+		// An activity or timer is settled by its own context's
+		// cancellation; a Get waits for it whatever ctx is (as in
+		// Temporal), so that cleanup started on a disconnected context can
+		// be awaited from a cancelled one.
+		f.s.waitUntil(func() bool { return f.done })
+	} else {
+		f.s.waitUntil(func() bool { return f.done || c.scope.canceled })
+	}
 	if !f.done {
 		return ErrCanceled
 	}
@@ -142,14 +150,18 @@ func GetValue[T any](ctx Context, f Future) (T, error) {
 //
 // Passing a function lets the input type be checked at once: a mismatch
 // resolves the future with an error without scheduling anything.
-func ExecuteActivity(ctx Context, activity any, input any) Future {
+//
+// Like Temporal's, it takes the activity's arguments variadically: none,
+// one (sent as itself), or several (sent as a JSON array, for an activity
+// that takes several inputs).
+func ExecuteActivity(ctx Context, activity any, args ...any) Future {
 	c := ctx.impl()
-	return c.s.executeActivity(c, activity, input)
+	return c.s.executeActivity(c, activity, args)
 }
 
 // ExecuteActivityT is ExecuteActivity with a typed result.
-func ExecuteActivityT[R any](ctx Context, activity any, input any) FutureOf[R] {
-	return FutureOf[R]{f: ExecuteActivity(ctx, activity, input)}
+func ExecuteActivityT[R any](ctx Context, activity any, args ...any) FutureOf[R] {
+	return FutureOf[R]{f: ExecuteActivity(ctx, activity, args...)}
 }
 
 // ExecuteActivityFunc schedules the activity fn with a typed input and
@@ -160,7 +172,7 @@ func ExecuteActivityFunc[I, R any](ctx Context, fn func(context.Context, I) (R, 
 
 var contextType = reflect.TypeFor[context.Context]()
 
-func (s *state) executeActivity(c *wctx, activity any, input any) Future {
+func (s *state) executeActivity(c *wctx, activity any, args []any) Future {
 	f := &future{s: s, kind: kindActivity, scope: c.scope}
 	name, err := s.activityName(activity)
 	if err != nil {
@@ -169,16 +181,16 @@ func (s *state) executeActivity(c *wctx, activity any, input any) Future {
 	}
 	f.activityType = name
 	if _, isName := activity.(string); !isName {
-		sig, err := fnsig.Inspect(activity, contextType, "activity")
+		sig, err := fnsig.InspectActivity(activity, contextType)
 		if err == nil {
-			err = sig.CheckInput(input)
+			err = sig.CheckInput(args...)
 		}
 		if err != nil {
 			f.settle(nil, fmt.Errorf("workflow.ExecuteActivity %s: %w", name, err))
 			return f
 		}
 	}
-	raw, err := encode(input)
+	raw, err := fnsig.EncodeArgs(args...)
 	if err != nil {
 		f.settle(nil, fmt.Errorf("workflow.ExecuteActivity %s: input: %w", name, err))
 		return f
@@ -296,11 +308,22 @@ func All(ctx Context, futures ...Future) error {
 // Go starts fn as a new goroutine of the workflow and returns a future
 // resolved with fn's error when it returns. Use it instead of the go
 // statement, which would break determinism.
-func Go(ctx Context, fn func(ctx Context) error) Future {
+//
+// fn is either func(Context) error (the future resolves with its error) or
+// Temporal's func(Context) (a statement workflow.Go(ctx, func(ctx
+// workflow.Context) { … }) ports unchanged; the future resolves with nil).
+func Go[F func(ctx Context) error | func(ctx Context)](ctx Context, fn F) Future {
 	c := ctx.impl()
 	s := c.s
 	f := &future{s: s, kind: kindGeneric}
-	s.spawn("go", func() { f.settle(nil, fn(c)) })
+	run := func() error { return nil }
+	switch fn := any(fn).(type) {
+	case func(Context) error:
+		run = func() error { return fn(c) }
+	case func(Context):
+		run = func() error { fn(c); return nil }
+	}
+	s.spawn("go", func() { f.settle(nil, run()) })
 	return f
 }
 

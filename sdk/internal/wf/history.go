@@ -1,6 +1,10 @@
-package workflow
+package wf
 
-import "github.com/tetherhq/tether/api"
+import (
+	"encoding/json"
+
+	"github.com/tetherhq/tether/api"
+)
 
 // eventKey identifies an event enough to compare a fetched history with the
 // one a cached state expects.
@@ -8,11 +12,19 @@ type eventKey struct {
 	kind       string
 	activityID int64
 	timerID    int64
+	marker     string // MarkerRecorded: markerKey(name, id)
 }
 
 func keyOf(ev *api.Event) eventKey {
-	return eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID}
+	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID}
+	if ev.Kind == api.EventMarkerRecorded {
+		k.marker = markerKey(ev.MarkerName, ev.MarkerID)
+	}
+	return k
 }
+
+// markerKey identifies a marker by its name and id.
+func markerKey(name, id string) string { return name + "\x00" + id }
 
 // histIndex is what the state knows of the recorded history: which
 // activities and timers it holds (to match replayed commands), which
@@ -20,12 +32,13 @@ func keyOf(ev *api.Event) eventKey {
 // server sees them, and the keys of every event (to validate the next turn's
 // history against a cached state).
 type histIndex struct {
-	activities  map[int64]string // ActivityScheduled: id → type
-	timers      map[int64]bool   // TimerCreated
-	timerFired  map[int64]bool   // TimerFired
-	timerCancel map[int64]bool   // TimerCanceled
-	closed      map[int64]bool   // ActivityCompleted / Failed / CancelRequested
-	outstanding map[int64]bool   // scheduled and not closed
+	activities  map[int64]string           // ActivityScheduled: id → type
+	timers      map[int64]bool             // TimerCreated
+	timerFired  map[int64]bool             // TimerFired
+	timerCancel map[int64]bool             // TimerCanceled
+	closed      map[int64]bool             // ActivityCompleted / Failed / CancelRequested
+	outstanding map[int64]bool             // scheduled and not closed
+	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -38,11 +51,16 @@ func newHistIndex() *histIndex {
 		timerCancel: map[int64]bool{},
 		closed:      map[int64]bool{},
 		outstanding: map[int64]bool{},
+		markers:     map[string]json.RawMessage{},
 	}
 }
 
 func (h *histIndex) record(ev *api.Event) {
-	h.recordKey(keyOf(ev), ev.ActivityType)
+	k := keyOf(ev)
+	if k.marker != "" {
+		h.markers[k.marker] = ev.MarkerDetails
+	}
+	h.recordKey(k, ev.ActivityType)
 }
 
 func (h *histIndex) recordKey(k eventKey, activityType string) {
@@ -129,6 +147,11 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventTimerCreated, timerID: c.TimerID}, "")
 		case api.CommandCancelTimer:
 			h.recordKey(eventKey{kind: api.EventTimerCanceled, timerID: c.TimerID}, "")
+		case api.CommandRecordMarker:
+			k := markerKey(c.MarkerName, c.MarkerID)
+			h.markers[k] = c.MarkerDetails
+			s.usedMarkers[k] = true
+			h.recordKey(eventKey{kind: api.EventMarkerRecorded, marker: k}, "")
 		}
 	}
 	for _, c := range res.ActivityCancels {

@@ -1,4 +1,4 @@
-package workflow_test
+package wf_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/sdk/workflow"
+	workflow "github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // sim is a test double of the server's side of workflow turns: it records

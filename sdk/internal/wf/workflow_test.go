@@ -1,4 +1,4 @@
-package workflow_test
+package wf_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/sdk/workflow"
+	workflow "github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // Activities (never run here: the sim completes them).
@@ -328,7 +328,7 @@ func Cancellable(ctx workflow.Context) (string, error) {
 		if err := workflow.Sleep(ctx, time.Hour); !errors.Is(err, workflow.ErrCanceled) {
 			return "", errors.New("Sleep on a cancelled ctx did not fail")
 		}
-		dc := workflow.NewDisconnectedContext(ctx)
+		dc, _ := workflow.NewDisconnectedContext(ctx)
 		if err := workflow.ExecuteActivity(dc, Cleanup, "tmp").Get(dc, nil); err != nil {
 			return "", err
 		}

@@ -1,0 +1,624 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/worker"
+	"github.com/tetherhq/tether/sdk/workflow"
+)
+
+// The tests of this file port Temporal Go SDK samples and idioms; each
+// runs through the public SDK with real workers, then replays the
+// recorded history through the same code (worker.ReplayWorkflowHistory).
+
+// replayClean replays the history of id through fn and fails on any error.
+func (e *env) replayClean(id string, fn any) {
+	e.t.Helper()
+	r := worker.NewWorkflowReplayer()
+	if err := r.RegisterWorkflow(fn); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := r.ReplayWorkflowHistory(nil, e.history(id)); err != nil {
+		e.t.Fatalf("replay of %s: %v", id, err)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Await, AwaitWithTimeout, channels, Selector
+
+// Pick is the Selector test's activity.
+func Pick(ctx context.Context, s string) (string, error) { return s, nil }
+
+// AwaitFlow moves signals through a workflow channel from one goroutine to
+// another, awaits a condition on them, times out an AwaitWithTimeout and a
+// ReceiveWithTimeout, and selects two activities with a Selector, which
+// cancels neither.
+func AwaitFlow(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var got []string
+	ch := workflow.NewChannel(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) { // Temporal's shape
+		sig := workflow.GetSignalChannel(ctx, "item")
+		for {
+			var s string
+			sig.Receive(ctx, &s) //nolint:errcheck // Temporal's shape: the loop ends with "last"
+			ch.Send(ctx, s)
+			if s == "last" {
+				ch.Close()
+				return
+			}
+		}
+	})
+	workflow.Go(ctx, func(ctx workflow.Context) error {
+		for {
+			var s string
+			if err := ch.Receive(ctx, &s); err != nil {
+				return nil
+			}
+			got = append(got, s)
+		}
+	})
+	if err := workflow.Await(ctx, func() bool { return len(got) == 3 }); err != nil {
+		return "", err
+	}
+	timedOut, err := workflow.AwaitWithTimeout(ctx, 10*time.Millisecond, func() bool { return false })
+	if err != nil {
+		return "", err
+	}
+	quick, err := workflow.AwaitWithTimeout(ctx, time.Hour, func() bool { return len(got) == 3 })
+	if err != nil {
+		return "", err
+	}
+	var none string
+	recvOK, more := workflow.GetSignalChannel(ctx, "never").ReceiveWithTimeout(ctx, 10*time.Millisecond, &none)
+
+	var picked []string
+	sel := workflow.NewSelector(ctx)
+	for _, s := range []string{"x", "y"} {
+		sel.AddFuture(workflow.ExecuteActivity(ctx, Pick, s), func(f workflow.Future) {
+			var v string
+			_ = f.Get(ctx, &v)
+			picked = append(picked, v)
+		})
+	}
+	defaulted := false
+	sel.AddDefault(func() { defaulted = true })
+	for len(picked) < 2 {
+		if !sel.HasPending() {
+			sel.Select(ctx) // nothing ready: the default runs
+			if err := workflow.Await(ctx, sel.HasPending); err != nil {
+				return "", err
+			}
+		}
+		sel.Select(ctx)
+	}
+	slices.Sort(picked)
+	return fmt.Sprintf("got=%s timedOut=%v quick=%v recv=%v/%v picked=%s default=%v",
+		strings.Join(got, ","), !timedOut, quick, recvOK, more, strings.Join(picked, ","), defaulted), nil
+}
+
+func TestAwaitChannelsAndSelector(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		if err := w.RegisterWorkflow(AwaitFlow); err != nil {
+			return err
+		}
+		return w.RegisterActivity(Pick)
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "await", TaskQueue: "q"}, AwaitFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"a", "b", "last"} {
+		if err := e.c.Signal(ctx, "await", "item", s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "got=a,b,last timedOut=true quick=true recv=false/true picked=x,y default=true"
+	if got != want {
+		t.Fatalf("result %q, want %q", got, want)
+	}
+	h := e.history("await")
+	if n := count(h, api.EventActivityCancelRequested, ""); n != 0 {
+		t.Fatalf("%d activities cancelled: a Selector cancels no loser", n)
+	}
+	if n := count(h, api.EventActivityCompleted, ""); n != 2 {
+		t.Fatalf("%d activities completed, want 2", n)
+	}
+	e.replayClean("await", AwaitFlow)
+}
+
+// ---------------------------------------------------------------------------
+// Temporal's mutex sample, ported: the lock's workflow drains its requests
+// with ReceiveAsync and waits for each holder's release with a Selector.
+// Tether has no SignalExternalWorkflow or SignalWithStart: activities of a
+// struct holding the client stand in for them.
+
+const (
+	requestLockSignalName = "request-lock"
+	acquireLockSignalName = "acquire-lock"
+)
+
+// MutexActivities are the activities of the mutex sample.
+type MutexActivities struct {
+	C       *client.Client
+	mu      sync.Mutex
+	holders int
+	most    int
+	order   []string
+}
+
+// SignalWithStartMutexWorkflowActivity starts the lock's workflow unless it
+// runs, then signals it the request (again while it ends between the two).
+func (a *MutexActivities) SignalWithStartMutexWorkflowActivity(ctx context.Context, mutexWorkflowID, senderWorkflowID string) error {
+	for {
+		_, err := a.C.StartWorkflow(ctx, client.StartWorkflowOptions{ID: mutexWorkflowID, TaskQueue: "q"}, "MutexWorkflow", nil)
+		if err != nil && !errors.Is(err, client.ErrAlreadyRunning) {
+			return err
+		}
+		err = a.C.Signal(ctx, mutexWorkflowID, requestLockSignalName, senderWorkflowID)
+		if err == nil || (!errors.Is(err, client.ErrConflict) && !errors.Is(err, client.ErrNotFound)) {
+			return err
+		}
+	}
+}
+
+// SignalWorkflowActivity signals workflow id (SignalExternalWorkflow).
+func (a *MutexActivities) SignalWorkflowActivity(ctx context.Context, id, name, payload string) error {
+	return a.C.Signal(ctx, id, name, payload)
+}
+
+// CriticalSection records that who holds the lock while it runs.
+func (a *MutexActivities) CriticalSection(ctx context.Context, who string) error {
+	a.mu.Lock()
+	a.holders++
+	a.most = max(a.most, a.holders)
+	a.order = append(a.order, who)
+	a.mu.Unlock()
+	time.Sleep(20 * time.Millisecond) // a window for another holder to overlap
+	a.mu.Lock()
+	a.holders--
+	a.mu.Unlock()
+	return nil
+}
+
+// MutexWorkflow is the lock: it grants it to each request in turn and
+// ends when none is left.
+func MutexWorkflow(ctx workflow.Context) error {
+	logger := workflow.GetLogger(ctx)
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var a *MutexActivities
+	var ack string
+	unlockTimeout := time.Minute
+	requestLockCh := workflow.GetSignalChannel(ctx, requestLockSignalName)
+	for {
+		var senderWorkflowID string
+		if !requestLockCh.ReceiveAsync(&senderWorkflowID) {
+			logger.Info("no more signals")
+			break
+		}
+		releaseLockChannelName := "unlock-event-" + senderWorkflowID
+		err := workflow.ExecuteActivity(ctx, a.SignalWorkflowActivity, senderWorkflowID, acquireLockSignalName, releaseLockChannelName).Get(ctx, nil)
+		if err != nil {
+			logger.Info("SignalExternalWorkflow error", "Error", err)
+			continue
+		}
+		selector := workflow.NewSelector(ctx)
+		selector.AddFuture(workflow.NewTimer(ctx, unlockTimeout), func(f workflow.Future) {
+			logger.Info("unlockTimeout exceeded")
+		})
+		selector.AddReceive(workflow.GetSignalChannel(ctx, releaseLockChannelName), func(c workflow.ReceiveChannel, more bool) {
+			c.Receive(ctx, &ack) //nolint:errcheck // verbatim from Temporal's sample
+			logger.Info("release signal received")
+		})
+		selector.Select(ctx)
+	}
+	return nil
+}
+
+// SampleWorkflowWithMutex takes the lock of resourceID, runs its critical
+// section, and releases the lock.
+func SampleWorkflowWithMutex(ctx workflow.Context, resourceID string) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var a *MutexActivities
+	currentWorkflowID := workflow.GetInfo(ctx).InstanceID
+	if err := workflow.ExecuteActivity(ctx, a.SignalWithStartMutexWorkflowActivity, resourceID, currentWorkflowID).Get(ctx, nil); err != nil {
+		return err
+	}
+	var releaseLockChannelName string
+	workflow.GetSignalChannel(ctx, acquireLockSignalName).Receive(ctx, &releaseLockChannelName) //nolint:errcheck // verbatim from Temporal's sample
+	if err := workflow.ExecuteActivity(ctx, a.CriticalSection, currentWorkflowID).Get(ctx, nil); err != nil {
+		return err
+	}
+	return workflow.ExecuteActivity(ctx, a.SignalWorkflowActivity, resourceID, releaseLockChannelName, "releaseLock").Get(ctx, nil)
+}
+
+func TestMutexSample(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acts := &MutexActivities{C: e.c}
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		if err := w.RegisterWorkflow(MutexWorkflow); err != nil {
+			return err
+		}
+		if err := w.RegisterWorkflow(SampleWorkflowWithMutex); err != nil {
+			return err
+		}
+		return w.RegisterActivity(acts)
+	})
+	var runs []*client.WorkflowRun
+	for i := range 4 {
+		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("requester-%d", i), TaskQueue: "q"}, SampleWorkflowWithMutex, "resource")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+	}
+	for _, run := range runs {
+		if _, err := result[struct{}](t, run, 60*time.Second); err != nil {
+			t.Fatalf("%s: %v", run.ID(), err)
+		}
+	}
+	acts.mu.Lock()
+	defer acts.mu.Unlock()
+	if acts.most != 1 || len(acts.order) != 4 {
+		t.Fatalf("critical sections %v, at most %d at once: want 4, one at a time", acts.order, acts.most)
+	}
+	e.replayClean("resource", MutexWorkflow)
+	e.replayClean("requester-0", SampleWorkflowWithMutex)
+}
+
+// ---------------------------------------------------------------------------
+// Temporal's cancellation sample, ported: the deferred cleanup activity
+// runs on a disconnected context after the workflow's cancellation.
+
+// CancelActivities are the activities of the cancellation sample.
+type CancelActivities struct {
+	started atomic.Bool
+	cleaned atomic.Int32
+	skipped atomic.Int32
+}
+
+// ActivityToBeCanceled heartbeats until it is cancelled.
+func (a *CancelActivities) ActivityToBeCanceled(ctx context.Context) (string, error) {
+	logger := activity.GetLogger(ctx)
+	logger.Info("activity started, to cancel the Workflow Execution, use 'go run cancellation/cancel/main.go " +
+		"-w <WorkflowID>' or use the CLI: 'tctl wf cancel -w <WorkflowID>'")
+	a.started.Store(true)
+	for {
+		select {
+		case <-time.After(100 * time.Millisecond):
+			logger.Info("heartbeating...")
+			_ = activity.RecordHeartbeat(ctx, "")
+		case <-ctx.Done():
+			logger.Info("context is cancelled")
+			return "I am canceled by Done", nil
+		}
+	}
+}
+
+// CleanupActivity is the cleanup.
+func (a *CancelActivities) CleanupActivity(ctx context.Context) error {
+	activity.GetLogger(ctx).Info("Cleanup Activity started")
+	a.cleaned.Add(1)
+	return nil
+}
+
+// ActivityToBeSkipped must not run.
+func (a *CancelActivities) ActivityToBeSkipped(ctx context.Context) error {
+	activity.GetLogger(ctx).Info("this Activity will be skipped due to cancellation")
+	a.skipped.Add(1)
+	return nil
+}
+
+// YourWorkflow is the cancellation sample's workflow.
+func YourWorkflow(ctx workflow.Context) error {
+	ao := workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout:    5 * time.Second,
+		WaitForCancellation: true,
+	}
+	ctx = workflow.WithActivityOptions(ctx, ao)
+	logger := workflow.GetLogger(ctx)
+	logger.Info("cancel workflow started")
+	var a *CancelActivities // Used to call Activities by function pointer
+	defer func() {
+		if !errors.Is(ctx.Err(), workflow.ErrCanceled) {
+			return
+		}
+		// When the Workflow is canceled, it has to get a new disconnected context to execute any Activities
+		newCtx, _ := workflow.NewDisconnectedContext(ctx)
+		err := workflow.ExecuteActivity(newCtx, a.CleanupActivity).Get(ctx, nil)
+		if err != nil {
+			logger.Error("CleanupActivity failed", "Error", err)
+		}
+	}()
+
+	var result string
+	err := workflow.ExecuteActivity(ctx, a.ActivityToBeCanceled).Get(ctx, &result)
+	logger.Info(fmt.Sprintf("ActivityToBeCanceled returns %v, %v", result, err))
+
+	err = workflow.ExecuteActivity(ctx, a.ActivityToBeSkipped).Get(ctx, nil)
+	logger.Error("Error from ActivityToBeSkipped", "Error", err)
+
+	logger.Info("Workflow Execution complete.")
+
+	return nil
+}
+
+func TestCancellationSample(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acts := &CancelActivities{}
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		if err := w.RegisterWorkflow(YourWorkflow); err != nil {
+			return err
+		}
+		return w.RegisterActivity(acts)
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "cancellation", TaskQueue: "q"}, YourWorkflow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "ActivityToBeCanceled to start", acts.started.Load)
+	if _, err := e.c.Cancel(ctx, "cancellation", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := result[struct{}](t, run, 60*time.Second); err != nil {
+		t.Fatalf("workflow: %v", err)
+	}
+	if c, s := acts.cleaned.Load(), acts.skipped.Load(); c != 1 || s != 0 {
+		t.Fatalf("cleanup ran %d times, skipped activity %d: want 1 and 0", c, s)
+	}
+	e.replayClean("cancellation", YourWorkflow)
+}
+
+// ---------------------------------------------------------------------------
+// Registration like Temporal's; loggers and info.
+
+// Join3 is an activity without a context and with several inputs.
+func Join3(s string, n int, b bool) (string, error) { return fmt.Sprintf("%s-%d-%v", s, n, b), nil }
+
+// Scale is an activity with a context and two inputs.
+func Scale(ctx context.Context, n, by int) (int, error) {
+	info := activity.GetInfo(ctx)
+	activity.GetLogger(ctx).Info("scaling", "n", n)
+	return n * by * int(info.Attempt), nil
+}
+
+// RegFlow calls the activities by function and by registered name, and
+// returns what GetInfo says.
+func RegFlow(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	workflow.GetLogger(ctx).Info("reg flow")
+	var byFunc, byName string
+	if err := workflow.ExecuteActivity(ctx, Join3, "a", 1, true).Get(ctx, &byFunc); err != nil {
+		return "", err
+	}
+	if err := workflow.ExecuteActivity(ctx, "join", "b", 2, false).Get(ctx, &byName); err != nil {
+		return "", err
+	}
+	scaled, err := workflow.ExecuteActivityT[int](ctx, Scale, 6, 7).Get(ctx)
+	if err != nil {
+		return "", err
+	}
+	info := workflow.GetInfo(ctx)
+	return fmt.Sprintf("%s %s %d attempt=%d queue=%s started=%v type=%s", byFunc, byName, scaled,
+		info.Attempt, info.TaskQueue, !info.StartedAt.IsZero(), info.WorkflowType), nil
+}
+
+// recorder keeps the attributes of the records logged with a message.
+type recorder struct {
+	mu    sync.Mutex
+	attrs []slog.Attr
+	recs  map[string][]map[string]string
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := map[string]string{}
+	for _, a := range r.attrs {
+		m[a.Key] = a.Value.String()
+	}
+	rec.Attrs(func(a slog.Attr) bool { m[a.Key] = a.Value.String(); return true })
+	r.recs[rec.Message] = append(r.recs[rec.Message], m)
+	return nil
+}
+func (r *recorder) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &recorder{attrs: append(slices.Clone(r.attrs), attrs...), recs: r.recs, mu: sync.Mutex{}}
+}
+func (r *recorder) WithGroup(string) slog.Handler { return r }
+
+func TestRegistrationLoggersAndInfo(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rec := &recorder{recs: map[string][]map[string]string{}}
+	opts := testOptions()
+	opts.Logger = slog.New(rec)
+	e.startWorker("q", opts, func(w *worker.Worker) error {
+		if err := w.RegisterWorkflowWithOptions(RegFlow, workflow.RegisterOptions{Name: "reg-flow"}); err != nil {
+			return err
+		}
+		if err := w.RegisterActivityWithOptions(Join3, activity.RegisterOptions{Name: "join"}); err != nil {
+			return err
+		}
+		return w.RegisterActivity(Scale)
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "reg", TaskQueue: "q"}, "reg-flow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a-1-true b-2-false 42 attempt=1 queue=q started=true type=reg-flow"; got != want {
+		t.Fatalf("result %q, want %q", got, want)
+	}
+	replayer := worker.NewWorkflowReplayer()
+	if err := replayer.RegisterWorkflowWithOptions(RegFlow, workflow.RegisterOptions{Name: "reg-flow"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := replayer.ReplayWorkflowHistory(nil, e.history("reg")); err == nil {
+		t.Fatal("replay without the activity's registered name: no nondeterminism")
+	}
+	if err := replayer.RegisterActivityWithOptions(Join3, activity.RegisterOptions{Name: "join"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := replayer.ReplayWorkflowHistory(slog.New(rec), e.history("reg")); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	// The workflow's line is logged once: the replays above log nothing.
+	wl := rec.recs["reg flow"]
+	if len(wl) != 1 || wl[0]["instance_id"] != "reg" || wl[0]["execution_id"] != "1" || wl[0]["workflow_type"] != "reg-flow" {
+		t.Fatalf("workflow log records %v: want one, with the instance, execution and type", wl)
+	}
+	al := rec.recs["scaling"]
+	if len(al) != 1 || al[0]["instance_id"] != "reg" || al[0]["execution_id"] != "1" || al[0]["activity_type"] != "Scale" ||
+		al[0]["attempt"] != "1" || al[0]["activity_id"] != "3" {
+		t.Fatalf("activity log records %v: want one, with instance, execution, activity and attempt", al)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// SideEffect, MutableSideEffect and GetVersion on MarkerRecorded events.
+
+// markerCounts counts how often the functions of MarkerFlow ran, per
+// worker process (the tests' own state, not the workflow's).
+type markerCounts struct {
+	sideEffect atomic.Int32
+	mutable    atomic.Int32
+}
+
+// markerFlow draws an id with SideEffect, reads a setting with
+// MutableSideEffect before and after a signal, and branches on GetVersion.
+func markerFlow(counts *markerCounts, setting *atomic.Value) func(ctx workflow.Context) (string, error) {
+	return func(ctx workflow.Context) (string, error) {
+		var id string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
+			return fmt.Sprintf("id-%d", counts.sideEffect.Add(1))
+		}).Get(&id); err != nil {
+			return "", err
+		}
+		read := func() string {
+			var v string
+			_ = workflow.MutableSideEffect(ctx, "setting", func(workflow.Context) any {
+				counts.mutable.Add(1)
+				return setting.Load().(string)
+			}, func(a, b any) bool { return a == b }).Get(&v)
+			return v
+		}
+		first := read()
+		v := workflow.GetVersion(ctx, "greeting", workflow.DefaultVersion, 2)
+		if _, err := workflow.ReceiveSignal[string](ctx, "go"); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s %s %s v%d", id, first, read(), v), nil
+	}
+}
+
+// The markers are recorded once, as MarkerRecorded events, and a worker
+// without the cache (every turn a replay) reads them back from history:
+// the side effect's function runs once in all, the result holds the
+// recorded values, and the history replays cleanly.
+func TestSideEffectAndVersionMarkers(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	counts := &markerCounts{}
+	var setting atomic.Value
+	setting.Store("a")
+	opts := testOptions()
+	opts.CacheSize = -1
+	flow := markerFlow(counts, &setting)
+	e.startWorker("q", opts, func(w *worker.Worker) error {
+		return w.RegisterWorkflow(flow, worker.WithName("MarkerFlow"))
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "markers", TaskQueue: "q"}, "MarkerFlow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the markers", func() bool { return count(e.history("markers"), api.EventMarkerRecorded, "") == 3 })
+	setting.Store("b")
+	if err := e.c.Signal(ctx, "markers", "go", "now"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "id-1 a b v2"; got != want {
+		t.Fatalf("result %q, want %q", got, want)
+	}
+	if n := counts.sideEffect.Load(); n != 1 {
+		t.Fatalf("the side effect ran %d times, want once (then read from history)", n)
+	}
+	var markers []string
+	for _, ev := range e.history("markers") {
+		if ev.Kind == api.EventMarkerRecorded {
+			markers = append(markers, fmt.Sprintf("%s/%s=%s", ev.MarkerName, ev.MarkerID, ev.MarkerDetails))
+		}
+	}
+	want := []string{`SideEffect/1="id-1"`, `MutableSideEffect/setting#1={"call":1,"value":"a"}`, `Version/greeting=2`,
+		`MutableSideEffect/setting#2={"call":2,"value":"b"}`}
+	if !slices.Equal(markers, want) {
+		t.Fatalf("markers\n got %v\nwant %v", markers, want)
+	}
+	r := worker.NewWorkflowReplayer()
+	if err := r.RegisterWorkflow(markerFlow(&markerCounts{}, &setting), worker.WithName("MarkerFlow")); err != nil {
+		t.Fatal(err)
+	}
+	setting.Store("changed since")
+	if err := r.ReplayWorkflowHistory(nil, e.history("markers")); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
+// InfoFlow continues as new once, passing on what its first execution's
+// GetInfo said of the run it continues.
+func InfoFlow(ctx workflow.Context, prev int64) (string, error) {
+	info := workflow.GetInfo(ctx)
+	if prev == -1 {
+		return "", workflow.NewContinueAsNewError(ctx, info.ContinuedFromExecutionID)
+	}
+	return fmt.Sprintf("first-from=%d exec=%d from=%d", prev, info.ExecutionID, info.ContinuedFromExecutionID), nil
+}
+
+// GetInfo names the execution an execution continues (Temporal's
+// ContinuedExecutionRunID); a started one continues none.
+func TestInfoContinuedFrom(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(InfoFlow) })
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "info", TaskQueue: "q"}, InfoFlow, int64(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "first-from=0 exec=2 from=1"; got != want {
+		t.Fatalf("result %q, want %q", got, want)
+	}
+	e.replayClean("info", InfoFlow)
+}

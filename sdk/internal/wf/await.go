@@ -1,0 +1,133 @@
+package wf
+
+import "time"
+
+// Await waits until cond holds (re-evaluated whenever workflow state can
+// have changed: after every message and every step of another goroutine).
+// It returns ErrCanceled if ctx is cancelled first. cond must only read
+// workflow state. Temporal's workflow.Await.
+func Await(ctx Context, cond func() bool) error {
+	c := ctx.impl()
+	c.s.waitUntil(func() bool { return cond() || c.scope.canceled })
+	if cond() {
+		return nil
+	}
+	return ErrCanceled
+}
+
+// AwaitWithTimeout is Await bounded by a durable timer of timeout: ok is
+// false when the timer fired first. The timer is cancelled on the server
+// when cond holds first. Temporal's workflow.AwaitWithTimeout.
+func AwaitWithTimeout(ctx Context, timeout time.Duration, cond func() bool) (ok bool, err error) {
+	if cond() {
+		return true, nil
+	}
+	c := ctx.impl()
+	tctx, cancel := WithCancel(ctx)
+	timer := NewTimer(tctx, timeout)
+	c.s.waitUntil(func() bool { return cond() || timer.IsReady() || c.scope.canceled })
+	cancel()
+	switch {
+	case cond():
+		return true, nil
+	case c.scope.canceled:
+		return false, ErrCanceled
+	}
+	return false, nil
+}
+
+// Selector waits on several futures and channels at once and runs the
+// callback of the one that is ready — Temporal's workflow.Selector. Unlike
+// Select, it cancels nothing: the futures that lose stay pending, and a
+// later Select on the same selector can pick them.
+type Selector interface {
+	// AddFuture adds a future; its callback runs once, on the Select that
+	// picks it after it is ready.
+	AddFuture(future Future, fn func(f Future)) Selector
+	// AddReceive adds a channel; its callback runs on each Select that
+	// picks it while it has a value (or is closed, then more is false).
+	// The callback must receive the value, or the channel stays ready.
+	AddReceive(c ReceiveChannel, fn func(c ReceiveChannel, more bool)) Selector
+	// AddDefault adds a callback that Select runs when nothing is ready,
+	// instead of waiting.
+	AddDefault(fn func())
+	// Select waits until a case is ready and runs its callback. Among
+	// several ready cases it picks the first added.
+	Select(ctx Context)
+	// HasPending reports whether a case is ready, so that Select would run
+	// it without waiting (the default case does not count).
+	HasPending() bool
+}
+
+type selectCase struct {
+	future  Future
+	futFn   func(Future)
+	fired   bool
+	channel ReceiveChannel
+	recvFn  func(ReceiveChannel, bool)
+}
+
+func (sc *selectCase) ready() bool {
+	if sc.future != nil {
+		return !sc.fired && sc.future.IsReady()
+	}
+	return sc.channel.ready()
+}
+
+type selector struct {
+	s         *state
+	cases     []*selectCase
+	defaultFn func()
+}
+
+// NewSelector returns an empty Selector.
+func NewSelector(ctx Context) Selector { return &selector{s: ctx.impl().s} }
+
+func (sel *selector) AddFuture(future Future, fn func(f Future)) Selector {
+	sel.cases = append(sel.cases, &selectCase{future: future, futFn: fn})
+	return sel
+}
+
+func (sel *selector) AddReceive(c ReceiveChannel, fn func(c ReceiveChannel, more bool)) Selector {
+	sel.cases = append(sel.cases, &selectCase{channel: c, recvFn: fn})
+	return sel
+}
+
+func (sel *selector) AddDefault(fn func()) { sel.defaultFn = fn }
+
+func (sel *selector) ready() *selectCase {
+	for _, sc := range sel.cases {
+		if sc.ready() {
+			return sc
+		}
+	}
+	return nil
+}
+
+func (sel *selector) HasPending() bool { return sel.ready() != nil }
+
+func (sel *selector) Select(ctx Context) {
+	won := sel.ready()
+	if won == nil && sel.defaultFn != nil {
+		sel.defaultFn()
+		return
+	}
+	if won == nil {
+		c := ctx.impl()
+		sel.s.waitUntil(func() bool { return sel.ready() != nil || c.scope.canceled })
+		if won = sel.ready(); won == nil {
+			return // cancelled
+		}
+	}
+	if won.future != nil {
+		won.fired = true
+		if won.futFn != nil {
+			won.futFn(won.future)
+		}
+		return
+	}
+	if won.recvFn != nil {
+		more := won.channel.Len() > 0
+		won.recvFn(won.channel, more)
+	}
+}

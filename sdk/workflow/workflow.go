@@ -1,0 +1,291 @@
+package workflow
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/tetherhq/tether/sdk/internal/wf"
+)
+
+// Context is the context of workflow code: it carries the workflow's state,
+// its cancellation, activity options and values. It is not a
+// context.Context: wait with Get, Select or Receive, which return
+// ErrCanceled when the context is cancelled.
+type Context = wf.Context
+
+// CancelFunc cancels a context made with WithCancel.
+type CancelFunc = wf.CancelFunc
+
+// RetryPolicy is how the server retries a failed activity. Zero fields take
+// the server's defaults.
+type RetryPolicy = wf.RetryPolicy
+
+// ActivityOptions configure the activities a context schedules.
+type ActivityOptions = wf.ActivityOptions
+
+// Info describes the running workflow execution.
+type Info = wf.Info
+
+// Selectable is something Select can wait on: a Future, a FutureOf, or a
+// *SignalChannel.
+type Selectable = wf.Selectable
+
+// Future is the eventual result of an activity, a timer or a Go goroutine.
+type Future = wf.Future
+
+// FutureOf is a Future whose value has type T.
+type FutureOf[T any] = wf.FutureOf[T]
+
+// Settable is the writing side of a future made with NewFuture.
+type Settable = wf.Settable
+
+// SignalChannel delivers the signals of one name, in the order they were
+// received.
+type SignalChannel = wf.SignalChannel
+
+// HostOptions configure RunOnHost.
+type HostOptions = wf.HostOptions
+
+// ActivityError is the error of an activity future that failed.
+type ActivityError = wf.ActivityError
+
+// TimeoutError is an activity's timeout.
+type TimeoutError = wf.TimeoutError
+
+// WorkerLostError is the failure of an activity whose worker was lost.
+type WorkerLostError = wf.WorkerLostError
+
+// PanicError is a panic in workflow code, which fails the workflow.
+type PanicError = wf.PanicError
+
+// ApplicationError is an error with a type, a message and details.
+type ApplicationError = wf.ApplicationError
+
+// NondeterminismError reports code that disagrees with its history.
+type NondeterminismError = wf.NondeterminismError
+
+// ContinueAsNewError is the error that, returned by a workflow, continues
+// it as a new execution.
+type ContinueAsNewError = wf.ContinueAsNewError
+
+// ReceiveChannel is the receiving side of a signal channel or of a
+// channel made with NewChannel (Temporal's workflow.ReceiveChannel; Receive
+// returns an error instead of the "more" flag).
+type ReceiveChannel = wf.ReceiveChannel
+
+// SendChannel is the sending side of a channel made with NewChannel.
+type SendChannel = wf.SendChannel
+
+// Channel is a deterministic channel between workflow goroutines.
+type Channel = wf.Channel
+
+// Selector waits on several futures and channels and runs the callback of
+// the ready one, cancelling nothing (Temporal's workflow.Selector).
+type Selector = wf.Selector
+
+// ErrChannelClosed is what Receive returns on a closed, empty channel.
+var ErrChannelClosed = wf.ErrChannelClosed
+
+// ErrCanceled is the error of what a cancelled context interrupted.
+var ErrCanceled = wf.ErrCanceled
+
+// Timeout types of a *TimeoutError.
+const (
+	// TimeoutScheduleToStart: the attempt waited in its queue too long.
+	TimeoutScheduleToStart = wf.TimeoutScheduleToStart
+	// TimeoutStartToClose: one attempt ran longer than StartToCloseTimeout.
+	TimeoutStartToClose = wf.TimeoutStartToClose
+	// TimeoutHeartbeat: a running attempt did not heartbeat in time.
+	TimeoutHeartbeat = wf.TimeoutHeartbeat
+	// TimeoutScheduleToClose: the activity, retries included, took too long.
+	TimeoutScheduleToClose = wf.TimeoutScheduleToClose
+)
+
+// WithValue returns a child of parent carrying key → val.
+func WithValue(parent Context, key, val any) Context { return wf.WithValue(parent, key, val) }
+
+// WithCancel returns a child of parent with its own cancellation; cancelling
+// it resolves the pending timers and activities started under it with
+// ErrCanceled.
+func WithCancel(parent Context) (Context, CancelFunc) { return wf.WithCancel(parent) }
+
+// NewDisconnectedContext returns a context with parent's values and activity
+// options but not its cancellation, for cleanup code; the CancelFunc
+// cancels it alone.
+func NewDisconnectedContext(parent Context) (Context, CancelFunc) {
+	return wf.NewDisconnectedContext(parent)
+}
+
+// WithActivityOptions returns a child of ctx whose activities use opts.
+func WithActivityOptions(ctx Context, opts ActivityOptions) Context {
+	return wf.WithActivityOptions(ctx, opts)
+}
+
+// GetActivityOptions returns the activity options of ctx.
+func GetActivityOptions(ctx Context) ActivityOptions { return wf.GetActivityOptions(ctx) }
+
+// GetInfo returns the execution's info.
+func GetInfo(ctx Context) Info { return wf.GetInfo(ctx) }
+
+// Now returns the workflow's time, the same on every replay.
+func Now(ctx Context) time.Time { return wf.Now(ctx) }
+
+// IsReplaying reports whether the code is re-running against history.
+func IsReplaying(ctx Context) bool { return wf.IsReplaying(ctx) }
+
+// IsCancelRequested reports whether the workflow's cancellation was
+// requested, and with which reason.
+func IsCancelRequested(ctx Context) (bool, string) { return wf.IsCancelRequested(ctx) }
+
+// GetLogger returns the workflow's logger, silent while replaying.
+func GetLogger(ctx Context) *slog.Logger { return wf.GetLogger(ctx) }
+
+// Typed returns f as a FutureOf[T].
+func Typed[T any](f Future) FutureOf[T] { return wf.Typed[T](f) }
+
+// GetValue waits for f and returns its value as a T.
+func GetValue[T any](ctx Context, f Future) (T, error) { return wf.GetValue[T](ctx, f) }
+
+// ExecuteActivity schedules an activity (its function or registered name)
+// with the options of ctx and its arguments (none, one, or several) and
+// returns its future.
+func ExecuteActivity(ctx Context, activity any, args ...any) Future {
+	return wf.ExecuteActivity(ctx, activity, args...)
+}
+
+// ExecuteActivityT is ExecuteActivity with a typed result.
+func ExecuteActivityT[R any](ctx Context, activity any, args ...any) FutureOf[R] {
+	return wf.ExecuteActivityT[R](ctx, activity, args...)
+}
+
+// ExecuteActivityFunc schedules the activity fn with a typed input and
+// result, both checked by the compiler.
+func ExecuteActivityFunc[I, R any](ctx Context, fn func(context.Context, I) (R, error), in I) FutureOf[R] {
+	return wf.ExecuteActivityFunc(ctx, fn, in)
+}
+
+// NewTimer starts a durable timer of d and returns its future.
+func NewTimer(ctx Context, d time.Duration) Future { return wf.NewTimer(ctx, d) }
+
+// Sleep waits d on a durable timer.
+func Sleep(ctx Context, d time.Duration) error { return wf.Sleep(ctx, d) }
+
+// Select waits until one of items is ready, returns its index and cancels
+// the losing activities and timers (see NewSelector for Temporal's shape,
+// which cancels nothing).
+func Select(ctx Context, items ...Selectable) int { return wf.Select(ctx, items...) }
+
+// WaitAny is Select without cancelling the losers.
+func WaitAny(ctx Context, items ...Selectable) int { return wf.WaitAny(ctx, items...) }
+
+// All waits for every future and returns the first error in argument order.
+func All(ctx Context, futures ...Future) error { return wf.All(ctx, futures...) }
+
+// Go starts fn as a new goroutine of the workflow; fn is func(Context)
+// error, or Temporal's func(Context). The future resolves when fn returns,
+// with its error.
+func Go[F func(ctx Context) error | func(ctx Context)](ctx Context, fn F) Future {
+	return wf.Go(ctx, fn)
+}
+
+// NewFuture returns a future and its writing side.
+func NewFuture(ctx Context) (Future, Settable) { return wf.NewFuture(ctx) }
+
+// GetSignalChannel returns the channel of the signals named name.
+func GetSignalChannel(ctx Context, name string) *SignalChannel {
+	return wf.GetSignalChannel(ctx, name)
+}
+
+// ReceiveSignal waits for the next signal named name and returns its payload
+// as a T.
+func ReceiveSignal[T any](ctx Context, name string) (T, error) {
+	return wf.ReceiveSignal[T](ctx, name)
+}
+
+// NewError returns an *ApplicationError of type typ.
+func NewError(typ, message string, details any) *ApplicationError {
+	return wf.NewError(typ, message, details)
+}
+
+// NewContinueAsNewError returns the error that continues the workflow as a
+// new execution with input.
+func NewContinueAsNewError(ctx Context, input any) error {
+	return wf.NewContinueAsNewError(ctx, input)
+}
+
+// IsHostLost reports whether err, an activity's error, means that the host
+// the activity was pinned to is gone.
+func IsHostLost(err error) bool { return wf.IsHostLost(err) }
+
+// RunOnHost runs fn with a context whose activities all run on one host,
+// picking another host when it is lost.
+func RunOnHost(ctx Context, opts HostOptions, fn func(hostCtx Context) error) error {
+	return wf.RunOnHost(ctx, opts, fn)
+}
+
+// Await waits until cond holds; it returns ErrCanceled if ctx is cancelled
+// first. cond must only read workflow state.
+func Await(ctx Context, cond func() bool) error { return wf.Await(ctx, cond) }
+
+// AwaitWithTimeout is Await bounded by a durable timer: ok is false when
+// the timeout passed first.
+func AwaitWithTimeout(ctx Context, timeout time.Duration, cond func() bool) (ok bool, err error) {
+	return wf.AwaitWithTimeout(ctx, timeout, cond)
+}
+
+// NewSelector returns an empty Selector.
+func NewSelector(ctx Context) Selector { return wf.NewSelector(ctx) }
+
+// NewChannel returns an unbuffered channel: Send waits for a receiver.
+func NewChannel(ctx Context) Channel { return wf.NewChannel(ctx) }
+
+// NewNamedChannel is NewChannel with a name.
+func NewNamedChannel(ctx Context, name string) Channel { return wf.NewNamedChannel(ctx, name) }
+
+// NewBufferedChannel returns a channel holding up to size values before
+// Send waits.
+func NewBufferedChannel(ctx Context, size int) Channel { return wf.NewBufferedChannel(ctx, size) }
+
+// NewNamedBufferedChannel is NewBufferedChannel with a name.
+func NewNamedBufferedChannel(ctx Context, name string, size int) Channel {
+	return wf.NewNamedBufferedChannel(ctx, name, size)
+}
+
+// RegisterOptions are the options of worker.RegisterWorkflowWithOptions
+// (Temporal's workflow.RegisterOptions).
+type RegisterOptions struct {
+	// Name is the workflow type (default: the function's Go name).
+	Name string
+}
+
+// Version is a version of workflow code, as GetVersion returns it.
+type Version = wf.Version
+
+// DefaultVersion is what GetVersion returns for a workflow whose history
+// predates the change.
+const DefaultVersion = wf.DefaultVersion
+
+// EncodedValue is a value recorded in history (SideEffect,
+// MutableSideEffect); Get decodes it.
+type EncodedValue = wf.EncodedValue
+
+// SideEffect runs fn once, records its result in history (a MarkerRecorded
+// event) and returns it; replay returns the recorded value without running
+// fn.
+func SideEffect(ctx Context, fn func(ctx Context) any) EncodedValue { return wf.SideEffect(ctx, fn) }
+
+// MutableSideEffect runs fn on each call and records its result when it
+// differs (per equals) from the value recorded last for id; replay returns
+// the recorded values.
+func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals func(a, b any) bool) EncodedValue {
+	return wf.MutableSideEffect(ctx, id, fn, equals)
+}
+
+// GetVersion returns the code version to run at changeID: maxSupported,
+// recorded in history, on first execution; the recorded version on replay;
+// DefaultVersion when the history predates the change. A version outside
+// [minSupported, maxSupported] fails the turn with a clear error.
+func GetVersion(ctx Context, changeID string, minSupported, maxSupported Version) Version {
+	return wf.GetVersion(ctx, changeID, minSupported, maxSupported)
+}
