@@ -19,7 +19,7 @@ import (
 func fetchConcurrentFetchersLockEachInstanceOnce(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	for i := range 10 {
-		start(t, s, fmt.Sprintf("i%d", i))
+		Start(t, s, fmt.Sprintf("i%d", i))
 	}
 	var mu sync.Mutex
 	got := map[string]int{}
@@ -64,12 +64,12 @@ func fetchConcurrentFetchersLockEachInstanceOnce(t *testing.T, newStore func(*te
 // consumed by that turn's ack; the next turn sees it.
 func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "a")
-	task := fetchTurn(t, s)
+	Start(t, s, "a")
+	task := FetchTurn(t, s)
 	if err := s.SignalWorkflow(ctxT(t), ns, "a", "late", json.RawMessage(`1`)); err != nil {
 		t.Fatal(err)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
 	next := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "another-worker", 10*time.Second))(t)
 	if next == nil || len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
 		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
@@ -84,15 +84,15 @@ func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) 
 // receipt), as a retried ack whose first answer was lost.
 func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "a")
-	task := fetchTurn(t, s)
+	Start(t, s, "a")
+	task := FetchTurn(t, s)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)})
+			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)})
 		}()
 	}
 	wg.Wait()
@@ -110,11 +110,11 @@ func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provide
 	if ok != 2 || lost != 0 {
 		t.Fatalf("ok=%d lost=%d, want 2 and 0", ok, lost)
 	}
-	h := history(t, s, "a")
+	h := History(t, s, "a")
 	if Count(h, api.EventActivityScheduled) != 1 {
 		t.Fatalf("history %v: the losing ack wrote", Kinds(h))
 	}
-	if a := fetchAct(t, s, time.Minute); a.ActivityID != 1 {
+	if a := FetchAct(t, s, time.Minute); a.ActivityID != 1 {
 		t.Fatalf("activity %d", a.ActivityID)
 	}
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
@@ -128,9 +128,9 @@ func activityEightPollersNoDoubleDelivery(t *testing.T, newStore func(*testing.T
 	s := newStore(t)
 	cmds := make([]api.Command, 0, 1000)
 	for i := range 1000 {
-		cmds = append(cmds, schedule(int64(i+1))...)
+		cmds = append(cmds, Schedule(int64(i+1))...)
 	}
-	startWithActivities(t, s, "fan", cmds)
+	StartWithActivities(t, s, "fan", cmds)
 	var mu sync.Mutex
 	seen := map[int64]int{}
 	var wg sync.WaitGroup
@@ -171,8 +171,8 @@ func activityEightPollersNoDoubleDelivery(t *testing.T, newStore func(*testing.T
 // can hold the attempt, and its holder may still renew it.
 func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "a", schedule(1, 2))
-	a := fetchAct(t, s, 2*time.Second)
+	StartWithActivities(t, s, "a", Schedule(1, 2))
+	a := FetchAct(t, s, 2*time.Second)
 	r := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
 	if !r.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
 		t.Fatalf("renew did not extend: %v → %v", a.LockedUntil, r.LockedUntil)
@@ -187,7 +187,7 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("acked token: %v", err)
 	}
-	b := fetchAct(t, s, 100*time.Millisecond)
+	b := FetchAct(t, s, 100*time.Millisecond)
 	Eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(b.LockedUntil.Add(50 * time.Millisecond)) })
 	if res := m(s.Sweep(ctxT(t)))(t); res.LocksExpired != 1 {
 		t.Fatalf("the sweep released %d locks, want 1", res.LocksExpired)
@@ -203,17 +203,17 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 // TestTurnAck_AfterLockExpiredWhileTokenHolds.)
 func ackAfterTurnTakenOverFails(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "a")
+	Start(t, s, "a")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 100*time.Millisecond))(t)
 	Eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
-	again := fetchTurn(t, s)
+	again := FetchTurn(t, s)
 	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
 		t.Fatalf("redelivered turn messages: %+v", again.Messages)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("err = %v, want ErrLockLost", err)
 	}
-	if h := history(t, s, "a"); len(h) != 0 {
+	if h := History(t, s, "a"); len(h) != 0 {
 		t.Fatalf("history written: %v", Kinds(h))
 	}
 }
@@ -222,8 +222,8 @@ func ackAfterTurnTakenOverFails(t *testing.T, newStore func(*testing.T) storage.
 // delivered again with a higher delivery_count.
 func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "a", schedule(1))
-	a := fetchAct(t, s, time.Minute)
+	StartWithActivities(t, s, "a", Schedule(1))
+	a := FetchAct(t, s, time.Minute)
 	r := m(s.AbandonActivityTask(ctxT(t), ns, a.LockToken, 400*time.Millisecond))(t)
 	if r.Outcome != storage.OutcomeAbandoned {
 		t.Fatalf("outcome %s", r.Outcome)
@@ -245,7 +245,7 @@ func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provi
 // attempt is poison and the workflow sees an ActivityFailed of type Poison.
 func deliveryCountPoisonAtLimit(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t) // MaxDeliveries 3
-	startWithActivities(t, s, "p", schedule(1))
+	StartWithActivities(t, s, "p", Schedule(1))
 	for want := int32(1); want <= 3; want++ {
 		var a *api.ActivityTask
 		SweepUntil(t, s, 5*time.Second, "redelivery", func() bool {
@@ -269,8 +269,8 @@ func deliveryCountPoisonAtLimit(t *testing.T, newStore func(*testing.T) storage.
 // Goal: a timer is a message invisible until due.
 func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "t")
-	task := fetchTurn(t, s)
+	Start(t, s, "t")
+	task := FetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(500 * time.Millisecond)}}}))(t)
 	begin := time.Now()
@@ -309,15 +309,15 @@ func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
 // activities, and drops execution 1's late results.
 func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "c", schedule(1))
-	a := fetchAct(t, s, time.Minute)
-	task := fetchTurnOrNil(t, s)
+	StartWithActivities(t, s, "c", Schedule(1))
+	a := FetchAct(t, s, time.Minute)
+	task := FetchTurnOrNil(t, s)
 	if task != nil {
 		t.Fatalf("unexpected turn %+v", task)
 	}
 	// A signal triggers a turn that continues as new.
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
-	task = fetchTurn(t, s)
+	task = FetchTurn(t, s)
 	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`{"n":2}`)}}}))(t)
 	if resp.ExecutionID != 2 {
@@ -338,7 +338,7 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
-	next := fetchTurn(t, s)
+	next := FetchTurn(t, s)
 	if next.ExecutionID != 2 || len(next.History) != 0 || next.Messages[0].Kind != api.EventWorkflowStarted ||
 		!jsonEqual(next.Messages[0].Input, `{"n":2}`) {
 		t.Fatalf("execution 2 turn %+v", next)
@@ -350,7 +350,8 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 	}
 }
 
-func fetchTurnOrNil(t *testing.T, s storage.Provider) *api.WorkflowTask {
+// FetchTurnOrNil fetches the next turn of queue "q" for worker "w", or nil.
+func FetchTurnOrNil(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	t.Helper()
 	return m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 10*time.Second))(t)
 }
@@ -366,9 +367,9 @@ func must0(t *testing.T, err error) {
 // backoff, until maximum_attempts; then the workflow sees ActivityFailed.
 func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
+	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
-	a := fetchAct(t, s, time.Minute)
+	a := FetchAct(t, s, time.Minute)
 	r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
 	if r.Outcome != storage.OutcomeRetryScheduled {
 		t.Fatalf("outcome %s", r.Outcome)
@@ -385,14 +386,14 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 	if time.Since(failedAt) < 250*time.Millisecond || b.Attempt != 2 {
 		t.Fatalf("attempt %d after %s", b.Attempt, time.Since(failedAt))
 	}
-	if turn := fetchTurnOrNil(t, s); turn != nil {
+	if turn := FetchTurnOrNil(t, s); turn != nil {
 		t.Fatal("the retry was visible to the workflow")
 	}
 	r = m(s.FailActivityTask(ctxT(t), ns, b.LockToken, api.Error{Message: "boom again", Type: "Oops"}, nil))(t)
 	if r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
-	turn := fetchTurn(t, s)
+	turn := FetchTurn(t, s)
 	if m := turn.Messages[0]; m.Kind != api.EventActivityFailed || m.Attempt != 2 || m.Error.Message != "boom again" {
 		t.Fatalf("message %+v", m)
 	}
@@ -401,9 +402,9 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 // Goal: a non-retryable error type fails the activity at once.
 func retryNonRetryableType(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
+	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		NonRetryableErrorTypes: []string{"BadInput"}}})})
-	a := fetchAct(t, s, time.Minute)
+	a := FetchAct(t, s, time.Minute)
 	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -416,16 +417,16 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 	noRetry := &api.RetryPolicy{MaximumAttempts: 1}
 	t.Run("schedule_to_start", func(t *testing.T) {
 		s := newStore(t)
-		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartWithActivities(t, s, "x", []api.Command{ScheduleWith(1, api.ActivityOptions{
 			ScheduleToStartTimeout: api.Duration(200 * time.Millisecond)})})
-		expectTimeout(t, s, "schedule_to_start")
+		ExpectTimeout(t, s, "schedule_to_start")
 	})
 	t.Run("schedule_to_close", func(t *testing.T) {
 		s := newStore(t)
-		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartWithActivities(t, s, "x", []api.Command{ScheduleWith(1, api.ActivityOptions{
 			ScheduleToCloseTimeout: api.Duration(300 * time.Millisecond)})})
-		a := fetchAct(t, s, time.Minute)
-		expectTimeout(t, s, "schedule_to_close")
+		a := FetchAct(t, s, time.Minute)
+		ExpectTimeout(t, s, "schedule_to_close")
 		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:schedule_to_close" {
 			t.Fatalf("heartbeat %+v", hb)
@@ -433,10 +434,10 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 	})
 	t.Run("heartbeat", func(t *testing.T) {
 		s := newStore(t)
-		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartWithActivities(t, s, "x", []api.Command{ScheduleWith(1, api.ActivityOptions{
 			HeartbeatTimeout: api.Duration(200 * time.Millisecond), RetryPolicy: noRetry})})
-		a := fetchAct(t, s, time.Minute)
-		expectTimeout(t, s, "heartbeat")
+		a := FetchAct(t, s, time.Minute)
+		ExpectTimeout(t, s, "heartbeat")
 		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:heartbeat" {
 			t.Fatalf("heartbeat %+v", hb)
@@ -444,10 +445,10 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 	})
 	t.Run("start_to_close_then_next_attempt", func(t *testing.T) {
 		s := newStore(t)
-		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartWithActivities(t, s, "x", []api.Command{ScheduleWith(1, api.ActivityOptions{
 			StartToCloseTimeout: api.Duration(200 * time.Millisecond),
 			RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
-		a := fetchAct(t, s, time.Minute)
+		a := FetchAct(t, s, time.Minute)
 		var b *api.ActivityTask
 		SweepUntil(t, s, 5*time.Second, "second attempt", func() bool {
 			b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t)
@@ -465,17 +466,19 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			t.Fatalf("late outcome %s", r.Outcome)
 		}
 		// History records the attempt's cancellation; the activity goes on.
-		turn := fetchTurn(t, s)
+		turn := FetchTurn(t, s)
 		if msg := turn.Messages[0]; len(turn.Messages) != 1 || msg.Kind != api.EventActivityAttemptCancelRequested ||
 			msg.Attempt != 1 || msg.Reason != "timeout:start_to_close" {
 			t.Fatalf("messages %+v", turn.Messages)
 		}
 		m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
-		expectTimeout(t, s, "start_to_close")
+		ExpectTimeout(t, s, "start_to_close")
 	})
 }
 
-func expectTimeout(t *testing.T, s storage.Provider, kind string) {
+// ExpectTimeout sweeps until a turn is due and requires its first message
+// to be an ActivityFailed timeout of kind.
+func ExpectTimeout(t *testing.T, s storage.Provider, kind string) {
 	t.Helper()
 	var task *api.WorkflowTask
 	SweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
@@ -492,17 +495,17 @@ func expectTimeout(t *testing.T, s storage.Provider, kind string) {
 // cancel.requested = true, and its empty ack is stale.
 func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "sc")
-	task := fetchTurn(t, s)
+	Start(t, s, "sc")
+	task := FetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
-		Commands:        schedule(1),
+		Commands:        Schedule(1),
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}},
 	}))(t)
-	a := fetchAct(t, s, time.Minute)
+	a := FetchAct(t, s, time.Minute)
 	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:timeout" {
 		t.Fatalf("cancel %+v", a.Cancel)
 	}
-	h := history(t, s, "sc")
+	h := History(t, s, "sc")
 	if got := Kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
 		t.Fatalf("history %v", got)
 	}
@@ -515,12 +518,12 @@ func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T
 // has a command after a terminal one — and writes nothing.
 func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "b")
-	task := fetchTurn(t, s)
+	Start(t, s, "b")
+	task := FetchTurn(t, s)
 	cases := map[string]api.CompleteWorkflowTaskRequest{
-		"commands[0].activity_id":         {Commands: schedule(2)},
-		"commands[1].activity_id":         {Commands: schedule(1, 1)},
-		"commands[1]":                     {Commands: []api.Command{{Type: api.CommandCompleteWorkflow}, schedule(1)[0]}},
+		"commands[0].activity_id":         {Commands: Schedule(2)},
+		"commands[1].activity_id":         {Commands: Schedule(1, 1)},
+		"commands[1]":                     {Commands: []api.Command{{Type: api.CommandCompleteWorkflow}, Schedule(1)[0]}},
 		"activity_cancels[0].activity_id": {ActivityCancels: []api.ActivityCancel{{ActivityID: 5, Reason: "x"}}},
 		"commands[0].timer_id":            {Commands: []api.Command{{Type: api.CommandStartTimer, TimerID: 3}}},
 	}
@@ -531,21 +534,21 @@ func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provi
 			t.Errorf("%s: err = %v", field, err)
 		}
 	}
-	if h := history(t, s, "b"); len(h) != 0 {
+	if h := History(t, s, "b"); len(h) != 0 {
 		t.Fatalf("history written: %v", Kinds(h))
 	}
 	// The lock is still held and a good ack succeeds.
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
 }
 
 // Goal: a failed turn is handed out again only after its backoff, with
 // attempt 2, and the error is visible on the instance.
 func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "f")
-	task := fetchTurn(t, s)
+	Start(t, s, "f")
+	task := FetchTurn(t, s)
 	must0(t, s.FailWorkflowTask(ctxT(t), ns, task.LockToken, api.Error{Message: "nondeterminism", Type: "Nondeterminism"}))
-	if got := fetchTurnOrNil(t, s); got != nil {
+	if got := FetchTurnOrNil(t, s); got != nil {
 		t.Fatal("failed turn visible before its backoff")
 	}
 	w := m(s.DescribeWorkflow(ctxT(t), ns, "f"))(t)
@@ -554,7 +557,7 @@ func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	}
 	var again *api.WorkflowTask
 	Eventually(t, 5*time.Second, "turn retry", func() bool {
-		again = fetchTurnOrNil(t, s)
+		again = FetchTurnOrNil(t, s)
 		return again != nil
 	})
 	if again.Attempt != 2 || again.Messages[0].Kind != api.EventWorkflowStarted {
@@ -575,7 +578,7 @@ func jsonEqual(a json.RawMessage, b string) bool {
 // any other worker, or the same one after a failed turn, gets it whole.
 func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "st", schedule(1)) // acked by w1
+	StartWithActivities(t, s, "st", Schedule(1)) // acked by w1
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "st", "a", nil))
 	same := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
 	if same.HistoryFromEventID != 3 || len(same.History) != 0 || len(same.Messages) != 1 {
@@ -597,10 +600,10 @@ func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) s
 // out then and there (the next attempt is scheduled).
 func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "late", []api.Command{scheduleWith(1, api.ActivityOptions{
+	StartWithActivities(t, s, "late", []api.Command{ScheduleWith(1, api.ActivityOptions{
 		StartToCloseTimeout: api.Duration(200 * time.Millisecond),
 		RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
-	a := fetchAct(t, s, time.Minute)
+	a := FetchAct(t, s, time.Minute)
 	Eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
 	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
@@ -613,7 +616,7 @@ func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storag
 	if b.Attempt != 2 {
 		t.Fatalf("attempt %d", b.Attempt)
 	}
-	turn := fetchTurn(t, s)
+	turn := FetchTurn(t, s)
 	if msg := turn.Messages[0]; msg.Kind != api.EventActivityAttemptCancelRequested || msg.Reason != "timeout:start_to_close" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
@@ -625,8 +628,8 @@ func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storag
 // and the signal.
 func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "sig")
-	task := fetchTurn(t, s)
+	Start(t, s, "sig")
+	task := FetchTurn(t, s)
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "sig", "late", json.RawMessage(`"hello"`)))
 	_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
@@ -636,10 +639,10 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusRunning {
 		t.Fatalf("status %s", w.Status)
 	}
-	if h := history(t, s, "sig"); len(h) != 0 {
+	if h := History(t, s, "sig"); len(h) != 0 {
 		t.Fatalf("history written: %v", Kinds(h))
 	}
-	next := fetchTurn(t, s)
+	next := FetchTurn(t, s)
 	if got := Kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
 		t.Fatalf("next turn messages %v", got)
 	}
@@ -657,9 +660,9 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	s := newStore(t)
 	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
 		ExecutionTimeout: api.Duration(300 * time.Millisecond)}))(t)
-	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
-	a := fetchAct(t, s, time.Minute)
+	task := FetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	a := FetchAct(t, s, time.Minute)
 	SweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
 		return m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t).Status != api.StatusRunning
 	})
@@ -667,7 +670,7 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	if w.Status != api.StatusFailed || w.Error == nil || w.Error.Type != "Timeout" || w.Error.TimeoutType != "execution" {
 		t.Fatalf("describe %+v", w)
 	}
-	h := history(t, s, "et")
+	h := History(t, s, "et")
 	if last := h[len(h)-1]; last.Kind != api.EventWorkflowFailed || Count(h, api.EventActivityCancelRequested) != 1 {
 		t.Fatalf("history %v", Kinds(h))
 	}
@@ -680,8 +683,8 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 // may have extended it further).
 func renewNeverShortensTheLock(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "r", schedule(1))
-	a := fetchAct(t, s, time.Minute)
+	StartWithActivities(t, s, "r", Schedule(1))
+	a := FetchAct(t, s, time.Minute)
 	r := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Second))(t)
 	if r.LockedUntil.Before(a.LockedUntil) {
 		t.Fatalf("renewal shortened the lock: %v → %v", a.LockedUntil, r.LockedUntil)
@@ -695,14 +698,14 @@ func fetchHeldTurnsDoNotHideNewWork(t *testing.T, newStore func(*testing.T) stor
 	s := newStore(t)
 	const held = 1001
 	for i := range held {
-		start(t, s, fmt.Sprintf("held-%04d", i))
+		Start(t, s, fmt.Sprintf("held-%04d", i))
 	}
 	for range held {
 		if task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", time.Minute))(t); task == nil {
 			t.Fatal("a started instance was not fetched")
 		}
 	}
-	start(t, s, "new")
+	Start(t, s, "new")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
 	if task == nil || task.InstanceID != "new" {
 		t.Fatalf("fetch after %d held turns: %+v, want the turn of instance new", held, task)
@@ -714,12 +717,12 @@ func fetchHeldTurnsDoNotHideNewWork(t *testing.T, newStore func(*testing.T) stor
 // at, the next fetch still finds the instance that is free.
 func fetchMessagesForAHeldInstanceDoNotHideNewWork(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "busy")
-	fetchTurn(t, s)
+	Start(t, s, "busy")
+	FetchTurn(t, s)
 	for i := range 1001 {
 		must0(t, s.SignalWorkflow(ctxT(t), ns, "busy", "ping", json.RawMessage(strconv.Itoa(i))))
 	}
-	start(t, s, "free")
+	Start(t, s, "free")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
 	if task == nil || task.InstanceID != "free" {
 		t.Fatalf("fetch with 1 001 signals waiting for a held instance: %+v, want the turn of instance free", task)

@@ -14,10 +14,10 @@ import (
 // until their lock expires — while a worker id without a session is served.
 func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "lost", schedule(1))
+	StartWithActivities(t, s, "lost", Schedule(1))
 	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
 		LeaseDuration: api.Duration(time.Second)}))(t)
-	held := fetchAct(t, s, time.Minute) // bound to w1
+	held := FetchAct(t, s, time.Minute) // bound to w1
 	Eventually(t, 5*time.Second, "lease deadline", func() bool { return time.Now().After(hb.LeaseExpiresAt.Add(20 * time.Millisecond)) })
 	SweepUntil(t, s, 5*time.Second, "w1 inactive", func() bool {
 		return m(s.GetWorker(ctxT(t), ns, "w1"))(t).State == api.WorkerInactive
@@ -35,12 +35,12 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 
 	// Resurrected, the worker is served again. (First the turn that records
 	// the lost attempt's cancellation.)
-	turn := fetchTurn(t, s)
+	turn := FetchTurn(t, s)
 	if turn.InstanceID != "lost" || turn.Messages[0].Reason != "worker_lost" {
 		t.Fatalf("turn %+v", turn)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
-	startWithActivities(t, s, "next", schedule(1))
+	StartWithActivities(t, s, "next", Schedule(1))
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
 		t.Fatalf("the inactive worker fetched %+v", a)
 	}
@@ -56,7 +56,7 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 // attempt lock, is what detects a dead worker.
 func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "renew", schedule(1, 2))
+	StartWithActivities(t, s, "renew", Schedule(1, 2))
 	mine := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Second))(t)
 	other := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Second))(t)
 	if mine == nil || other == nil {
@@ -90,7 +90,7 @@ func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*test
 // delivered again when its lock expires.
 func livenessSuccessorDoesNotRenewPredecessorsAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "reuse", schedule(1, 2))
+	StartWithActivities(t, s, "reuse", Schedule(1, 2))
 	old := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
 	Eventually(t, 5*time.Second, "the lease to pass", func() bool { return time.Since(old.StartedAt) > 1200*time.Millisecond })
 	fresh := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)

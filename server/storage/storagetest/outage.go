@@ -15,7 +15,7 @@ import (
 // the worker.
 func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "a", schedule(1))
+	StartWithActivities(t, s, "a", Schedule(1))
 	hb := api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}
 	m(s.WorkerHeartbeat(ctxT(t), ns, hb))(t)
 	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Second))(t)

@@ -16,6 +16,10 @@
 // "q". It expects a provider whose failed turns are retried after about
 // 50ms and poisoned at their third delivery (store.Options TurnRetryBase
 // and MaxDeliveries), and that a worker may take leases of one second.
+//
+// The suite's helpers (Start, FetchTurn, StartWithActivities, FetchAct,
+// History, Eventually, SweepUntil, …) are exported for a provider's own
+// tests: server/store's use them.
 package storagetest
 
 import (
@@ -96,13 +100,17 @@ func m[T any](v T, err error) func(*testing.T) T {
 	}
 }
 
-func start(t *testing.T, s storage.Provider, id string) {
+// Start starts instance id of workflow type "wf" on task queue "q" with
+// input {"n":1}.
+func Start(t *testing.T, s storage.Provider, id string) {
 	t.Helper()
 	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{
 		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"n":1}`)}))(t)
 }
 
-func fetchTurn(t *testing.T, s storage.Provider) *api.WorkflowTask {
+// FetchTurn fetches the next turn of queue "q" for worker "w1", failing t
+// when there is none.
+func FetchTurn(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	t.Helper()
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
 	if task == nil {
@@ -111,7 +119,9 @@ func fetchTurn(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	return task
 }
 
-func schedule(ids ...int64) []api.Command {
+// Schedule is a schedule_activity command of activity type "act" for each
+// of ids.
+func Schedule(ids ...int64) []api.Command {
 	var cs []api.Command
 	for _, id := range ids {
 		cs = append(cs, api.Command{Type: api.CommandScheduleActivity, ActivityID: id, ActivityType: "act",
@@ -120,23 +130,26 @@ func schedule(ids ...int64) []api.Command {
 	return cs
 }
 
-func scheduleWith(id int64, o api.ActivityOptions) api.Command {
+// ScheduleWith is a schedule_activity command of activity id with options o.
+func ScheduleWith(id int64, o api.ActivityOptions) api.Command {
 	return api.Command{Type: api.CommandScheduleActivity, ActivityID: id, ActivityType: "act", Options: &o}
 }
 
-// startWithActivities starts an instance and acks its first turn with the
-// given commands.
-func startWithActivities(t *testing.T, s storage.Provider, id string, cmds []api.Command) {
+// StartWithActivities starts instance id and acknowledges its first turn
+// with cmds.
+func StartWithActivities(t *testing.T, s storage.Provider, id string, cmds []api.Command) {
 	t.Helper()
-	start(t, s, id)
-	task := fetchTurn(t, s)
+	Start(t, s, id)
+	task := FetchTurn(t, s)
 	if task.InstanceID != id {
 		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
 }
 
-func fetchAct(t *testing.T, s storage.Provider, lock time.Duration) *api.ActivityTask {
+// FetchAct fetches the next attempt of queue "q" for worker "w1", locked
+// for lock, failing t when there is none.
+func FetchAct(t *testing.T, s storage.Provider, lock time.Duration) *api.ActivityTask {
 	t.Helper()
 	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", lock))(t)
 	if a == nil {
@@ -145,7 +158,8 @@ func fetchAct(t *testing.T, s storage.Provider, lock time.Duration) *api.Activit
 	return a
 }
 
-func history(t *testing.T, s storage.Provider, id string) []api.Event {
+// History is the events of instance id's current execution.
+func History(t *testing.T, s storage.Provider, id string) []api.Event {
 	t.Helper()
 	return m(s.History(ctxT(t), ns, id, 0))(t).Events
 }
