@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -164,12 +165,12 @@ func routeRules() map[ruleKey]routeRule {
 	return rules
 }
 
-// principalKey holds the caller's *store.KeyRecord in the echo context.
+// principalKey holds the caller's *storage.KeyRecord in the echo context.
 const principalKey = "tether.principal"
 
 // principal returns the caller's verified key (nil when auth is off).
-func principal(c echo.Context) *store.KeyRecord {
-	k, _ := c.Get(principalKey).(*store.KeyRecord)
+func principal(c echo.Context) *storage.KeyRecord {
+	k, _ := c.Get(principalKey).(*storage.KeyRecord)
 	return k
 }
 
@@ -187,7 +188,7 @@ func forbidden() error {
 }
 
 // allows reports whether key k may call a route requiring p in namespace ns.
-func allows(k *store.KeyRecord, p perm, ns string) bool {
+func allows(k *storage.KeyRecord, p perm, ns string) bool {
 	if p == permGlobalAdmin || p == permMetrics {
 		return k.Role == api.RoleAdmin && (p == permMetrics || k.Namespace == api.AllNamespaces)
 	}
@@ -296,7 +297,7 @@ func (s *Server) limitPerKey(c echo.Context, ns string) error {
 }
 
 // authenticate verifies the request's bearer key (401 when it cannot).
-func (s *Server) authenticate(c echo.Context) (*store.KeyRecord, error) {
+func (s *Server) authenticate(c echo.Context) (*storage.KeyRecord, error) {
 	h := c.Request().Header.Get(echo.HeaderAuthorization)
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
@@ -313,7 +314,7 @@ func (s *Server) authenticate(c echo.Context) (*store.KeyRecord, error) {
 	if !found {
 		// Compare anyway, so that an unknown id costs what a known one
 		// does.
-		rec = &store.KeyRecord{Revoked: true}
+		rec = &storage.KeyRecord{Revoked: true}
 	}
 	if subtle.ConstantTimeCompare(rec.SecretHash[:], hash[:]) != 1 || rec.Revoked {
 		return nil, unauthorized(c)
@@ -325,7 +326,7 @@ func (s *Server) authenticate(c echo.Context) (*store.KeyRecord, error) {
 // at most ttl: a request with a known key costs no database query.
 type keyCache struct {
 	ttl    time.Duration
-	lookup func(ctx context.Context, id string) (store.KeyRecord, error)
+	lookup func(ctx context.Context, id string) (storage.KeyRecord, error)
 	now    func() time.Time
 
 	mu sync.RWMutex
@@ -333,7 +334,7 @@ type keyCache struct {
 }
 
 type keyEntry struct {
-	rec   *store.KeyRecord // nil: no such key
+	rec   *storage.KeyRecord // nil: no such key
 	until time.Time
 }
 
@@ -342,13 +343,13 @@ type keyEntry struct {
 // everything does.
 const maxCachedKeys = 10000
 
-func newKeyCache(ttl time.Duration, lookup func(context.Context, string) (store.KeyRecord, error)) *keyCache {
+func newKeyCache(ttl time.Duration, lookup func(context.Context, string) (storage.KeyRecord, error)) *keyCache {
 	return &keyCache{ttl: ttl, lookup: lookup, now: time.Now, m: make(map[string]keyEntry)}
 }
 
 // get returns the key of that id (found false: none), from the cache when
 // it was read less than ttl ago.
-func (k *keyCache) get(ctx context.Context, id string) (*store.KeyRecord, bool, error) {
+func (k *keyCache) get(ctx context.Context, id string) (*storage.KeyRecord, bool, error) {
 	now := k.now()
 	k.mu.RLock()
 	e, ok := k.m[id]
@@ -359,7 +360,7 @@ func (k *keyCache) get(ctx context.Context, id string) (*store.KeyRecord, bool, 
 	rec, err := k.lookup(ctx, id)
 	e = keyEntry{until: now.Add(k.ttl)}
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, storage.ErrNotFound):
 	case err != nil:
 		return nil, false, err
 	default:

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -124,13 +125,13 @@ func (s *Server) heartbeatRequest(c echo.Context, req *api.WorkerHeartbeatReques
 	b := s.bind(c)
 	ns := b.namespace()
 	b.body(req)
-	opts := s.store.Options()
+	minLease, maxLease := s.store.LeaseBounds()
 	switch {
 	case b.has("lease_duration"):
 	case req.LeaseDuration == 0:
 		b.add("lease_duration", "is required")
-	case req.LeaseDuration.D() < opts.MinLease || req.LeaseDuration.D() > opts.MaxLease:
-		b.add("lease_duration", "must be between %s and %s", opts.MinLease, opts.MaxLease)
+	case req.LeaseDuration.D() < minLease || req.LeaseDuration.D() > maxLease:
+		b.add("lease_duration", "must be between %s and %s", minLease, maxLease)
 	}
 	var wait time.Duration
 	if req.Wait != nil {
@@ -156,7 +157,7 @@ func hasNewCancel(cancels []api.AttemptCancel, known []string) bool {
 // made (a worker registered or resurrected). It is called for every result
 // of the store, including the first of a held heartbeat, whose answer is
 // not the one sent: the renewal after the wait finds the worker active.
-func (s *Server) noteTransition(ns, workerID string, r store.HeartbeatResult) {
+func (s *Server) noteTransition(ns, workerID string, r storage.HeartbeatResult) {
 	switch r.PrevState {
 	case "":
 		s.metrics.WorkerTransitions.WithLabelValues("registered").Inc()
@@ -170,7 +171,7 @@ func (s *Server) noteTransition(ns, workerID string, r store.HeartbeatResult) {
 }
 
 // heartbeatAnswer returns the answer to a heartbeat's result r.
-func heartbeatAnswer(r store.HeartbeatResult) api.WorkerHeartbeatResponse {
+func heartbeatAnswer(r storage.HeartbeatResult) api.WorkerHeartbeatResponse {
 	resp := r.WorkerHeartbeatResponse
 	if resp.Cancels == nil {
 		resp.Cancels = []api.AttemptCancel{}

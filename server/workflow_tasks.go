@@ -41,15 +41,11 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
-		return err
-	}
-	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	done, err := s.startPoll(c, ns, req.WorkerID, []string{req.TaskQueue})
 	if err != nil {
 		return err
 	}
-	defer release()
-	defer s.pollers.add(ns, []string{req.TaskQueue}, req.WorkerID)()
+	defer done()
 
 	var task *api.WorkflowTask
 	found, err := s.longPoll(c.Request().Context(), pollSpec{

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -111,7 +112,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 func (s *Server) listWorkflows(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
-	f := store.ListFilter{
+	f := storage.ListFilter{
 		Status:       b.query("status", tagStatus),
 		WorkflowType: b.query("workflow_type", tagOptionalName),
 		Limit:        int32(b.queryInt("limit", defaultListPageSize, 1, maxListLimit)),

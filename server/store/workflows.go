@@ -126,15 +126,6 @@ func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (ap
 	return toWorkflow(i), nil
 }
 
-// ListFilter selects workflows for ListWorkflows.
-type ListFilter struct {
-	Status       string
-	WorkflowType string
-	// Limit defaults to 100 and is capped at 1000.
-	Limit     int32
-	PageToken string
-}
-
 type pageToken struct {
 	CreatedAt time.Time `json:"c"`
 	ID        string    `json:"i"`
