@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -97,7 +98,7 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 func (s *Server) heartbeatActivityTask(c echo.Context) error {
 	return ackAttempt(s, c, func(b *binder, req *api.ActivityHeartbeatRequest) {
 		b.check(req.ExtendFor >= 0 && req.ExtendFor.D() <= maxExtendFor, "extend_for", "must be between 0s and %s", maxExtendFor)
-	}, func(ctx context.Context, ns, token string, req *api.ActivityHeartbeatRequest) (api.ActivityHeartbeatResponse, error) {
+	}, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.ActivityHeartbeatRequest) (api.ActivityHeartbeatResponse, error) {
 		extend := req.ExtendFor.D()
 		if extend == 0 {
 			extend = defaultActivityLockFor
@@ -131,7 +132,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 		if e := req.EagerWorkflowTask; e != nil {
 			e.LockFor = api.Duration(b.durationRange("eager_workflow_task.lock_for", e.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor))
 		}
-	}, func(ctx context.Context, ns, token string, req *api.CompleteActivityTaskRequest) (api.ActivityAckResponse, error) {
+	}, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.CompleteActivityTaskRequest) (api.ActivityAckResponse, error) {
 		return s.store.CompleteActivityTaskEager(ctx, ns, token, req.Result, req.EagerWorkflowTask)
 	})
 }
@@ -157,7 +158,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
 func (s *Server) failActivityTask(c echo.Context) error {
-	return ackAttempt(s, c, nil, func(ctx context.Context, ns, token string, req *api.FailActivityTaskRequest) (api.ActivityAckResponse, error) {
+	return ackAttempt(s, c, nil, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.FailActivityTaskRequest) (api.ActivityAckResponse, error) {
 		return s.store.FailActivityTask(ctx, ns, token, req.Error, req.HeartbeatDetails)
 	})
 }
@@ -183,7 +184,7 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
 func (s *Server) abandonActivityTask(c echo.Context) error {
-	return ackAttempt(s, c, nil, func(ctx context.Context, ns, token string, req *api.AbandonActivityTaskRequest) (api.ActivityAckResponse, error) {
+	return ackAttempt(s, c, nil, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.AbandonActivityTaskRequest) (api.ActivityAckResponse, error) {
 		return s.store.AbandonActivityTask(ctx, ns, token, req.Delay.D())
 	})
 }

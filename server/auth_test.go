@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -163,7 +164,7 @@ func concretePath(tmpl, ns string) string {
 	if strings.Contains(p, ":token") {
 		tok := uuid.Nil.String()
 		if strings.Contains(p, "workflow-tasks") {
-			tok = store.TurnToken("no-such-wf", uuid.Nil)
+			tok = storage.TurnToken{InstanceID: "no-such-wf", Lock: uuid.Nil}.String()
 		}
 		p = strings.Replace(p, ":token", tok, 1)
 	}

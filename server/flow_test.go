@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -84,7 +85,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("doubled ack: %+v, first %+v", again, ack)
 	}
 	// A token never handed out is refused.
-	e.post("/workflow-tasks/"+store.TurnToken("order-1", uuid.New())+"/complete", api.CompleteWorkflowTaskRequest{}).
+	e.post("/workflow-tasks/"+storage.TurnToken{InstanceID: "order-1", Lock: uuid.New()}.String()+"/complete", api.CompleteWorkflowTaskRequest{}).
 		want(t, http.StatusConflict).problem(t)
 
 	act, ok := pollAct(t, e, "w1", 5*time.Second, "payments")
@@ -150,7 +151,7 @@ func TestRoundTrip(t *testing.T) {
 func TestStoreErrors(t *testing.T) {
 	e := newEnv(t, Config{})
 	tok := uuid.NewString()
-	turnTok := store.TurnToken("running-1", uuid.New())
+	turnTok := storage.TurnToken{InstanceID: "running-1", Lock: uuid.New()}.String()
 	startWF(t, e, "running-1", "q")
 	post, get, del := http.MethodPost, http.MethodGet, http.MethodDelete
 	cases := []badCase{
@@ -165,7 +166,7 @@ func TestStoreErrors(t *testing.T) {
 		{"delete running", del, "/workflows/running-1", ``, 409, nil},
 		{"stale turn complete", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[]}`, 409, nil},
 		{"stale turn fail", post, "/workflow-tasks/" + turnTok + "/fail", `{"error":{"message":"m"}}`, 409, nil},
-		{"turn of unknown instance", post, "/workflow-tasks/" + store.TurnToken("nobody", uuid.New()) + "/complete", `{"commands":[]}`, 409, nil},
+		{"turn of unknown instance", post, "/workflow-tasks/" + storage.TurnToken{InstanceID: "nobody", Lock: uuid.New()}.String() + "/complete", `{"commands":[]}`, 409, nil},
 		{"stale heartbeat", post, "/activity-tasks/" + tok + "/heartbeat", `{}`, 409, nil},
 		{"stale activity complete", post, "/activity-tasks/" + tok + "/complete", `{"result":1}`, 409, nil},
 		{"stale activity fail", post, "/activity-tasks/" + tok + "/fail", `{"error":{"message":"m"}}`, 409, nil},

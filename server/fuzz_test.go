@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // fuzzRoute is a route of the API with one path parameter ("{}") the
@@ -85,7 +85,7 @@ func FuzzRoutes(f *testing.F) {
 	}
 	segs := []string{
 		"i1", "%zz", "a%2", "%00", "%2F", "..", "a%20b", strings.Repeat("n", 300), "é", uuid.NewString(),
-		store.TurnToken("i1", uuid.New()), "%ff%fe",
+		storage.TurnToken{InstanceID: "i1", Lock: uuid.New()}.String(), "%ff%fe",
 	}
 	queries := []string{"", "wait=1s", "wait=-1s", "wait=1e9h", "limit=0", "limit=99999999999999999999",
 		"page_token=%zz", "page_token=garbage", "execution_id=-1", "force=maybe", "status=%00", "page_size=0"}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // ackAttempt is the skeleton of the handlers that acknowledge an activity
@@ -13,7 +15,7 @@ import (
 // (it may be nil), then answer 200 with what call returns — or the problem
 // of the first bad field, or of call's error.
 func ackAttempt[Req, Resp any](s *Server, c echo.Context, check func(b *binder, req *Req),
-	call func(ctx context.Context, ns, token string, req *Req) (Resp, error)) error {
+	call func(ctx context.Context, ns string, token storage.AttemptToken, req *Req) (Resp, error)) error {
 	b := s.bind(c)
 	ns := b.namespace()
 	token := b.token()

@@ -19,7 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // namePattern is what the custom validation tag `name` accepts: queue
@@ -63,16 +63,6 @@ func newValidator() *validator.Validate {
 		}
 		return name
 	})
-	if err := v.RegisterValidation("turn_token", func(fl validator.FieldLevel) bool {
-		f := fl.Field()
-		if f.Kind() != reflect.String {
-			return false
-		}
-		id, _, ok := store.ParseTurnToken(f.String())
-		return ok && validName(id)
-	}); err != nil {
-		panic(fmt.Sprintf("server: register validation: %v", err)) // programming error
-	}
 	if err := v.RegisterValidation("name", func(fl validator.FieldLevel) bool {
 		f := fl.Field()
 		return f.Kind() == reflect.String && validName(f.String())
@@ -108,8 +98,6 @@ func fieldMessage(fe validator.FieldError) string {
 		return nameMessage
 	case "uuid", "uuid4", "uuid_rfc4122":
 		return "must be a UUID"
-	case "turn_token":
-		return "must be a workflow task's lock_token"
 	case "oneof":
 		return "must be one of: " + strings.Join(strings.Fields(param), ", ")
 	case "min", "max", "gte", "lte", "gt", "lt":
@@ -220,13 +208,31 @@ func (b *binder) param(name, tag string) string {
 // namespace returns the validated namespace path parameter.
 func (b *binder) namespace() string { return b.param("namespace", "required,name") }
 
-// token returns the validated lock token path parameter of an activity
-// attempt (a UUID).
-func (b *binder) token() string { return b.param("token", "required,uuid") }
+// token parses the lock token path parameter of an activity attempt (a
+// UUID). This is the one place it is parsed: the storage provider is handed
+// the typed value.
+func (b *binder) token() storage.AttemptToken {
+	v := b.param("token", "required")
+	if v == "" {
+		return storage.AttemptToken{}
+	}
+	tok, ok := storage.ParseAttemptToken(v)
+	b.check(ok, "token", "must be a UUID")
+	return tok
+}
 
-// turnToken returns the validated lock token path parameter of a workflow
-// turn (store.TurnToken).
-func (b *binder) turnToken() string { return b.param("token", "required,turn_token") }
+// turnToken parses the lock token path parameter of a workflow turn
+// (storage.TurnToken), whose instance id must be a name. This is the one
+// place it is parsed: the storage provider is handed the typed value.
+func (b *binder) turnToken() storage.TurnToken {
+	v := b.param("token", "required")
+	if v == "" {
+		return storage.TurnToken{}
+	}
+	tok, ok := storage.ParseTurnToken(v)
+	b.check(ok && validName(tok.InstanceID), "token", "must be a workflow task's lock_token")
+	return tok
+}
 
 // query returns the query parameter name, validated with tag.
 func (b *binder) query(name, tag string) string {

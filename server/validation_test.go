@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // badCase is a request that must be refused with a 4xx problem.
@@ -66,7 +66,7 @@ func tooLongName() string { return strings.Repeat(longName, 20) + "x" } // 201 c
 // badInputCases are refused by validation, before the store is called.
 func badInputCases() []badCase {
 	tok := uuid.NewString()
-	turnTok := store.TurnToken("i1", uuid.New())
+	turnTok := storage.TurnToken{InstanceID: "i1", Lock: uuid.New()}.String()
 	post, get, del := http.MethodPost, http.MethodGet, http.MethodDelete
 	const bad = 400
 	name201 := tooLongName()
@@ -159,7 +159,7 @@ func badInputCases() []badCase {
 		{"wcomplete: an attempt's token", post, "/workflow-tasks/" + tok + "/complete", `{"commands":[]}`, bad, []string{"token"}},
 		{"wcomplete: token without instance", post, "/workflow-tasks/" + tok + "./complete", `{"commands":[]}`, bad, []string{"token"}},
 		{"wcomplete: token, instance not base64url", post, "/workflow-tasks/" + tok + ".a+b/complete", `{"commands":[]}`, bad, []string{"token"}},
-		{"wcomplete: token, instance not a name", post, "/workflow-tasks/" + store.TurnToken("a|b", uuid.New()) + "/complete", `{"commands":[]}`, bad, []string{"token"}},
+		{"wcomplete: token, instance not a name", post, "/workflow-tasks/" + storage.TurnToken{InstanceID: "a|b", Lock: uuid.New()}.String() + "/complete", `{"commands":[]}`, bad, []string{"token"}},
 		{"wcomplete: token, lock not a UUID", post, "/workflow-tasks/not-a-uuid-not-a-uuid-not-a-uuid-1234.aTE/complete", `{"commands":[]}`, bad, []string{"token"}},
 		{"wcomplete: malformed", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":[`, bad, []string{"body"}},
 		{"wcomplete: commands not an array", post, "/workflow-tasks/" + turnTok + "/complete", `{"commands":"x"}`, bad, []string{"commands"}},
@@ -287,7 +287,7 @@ func TestBadInput(t *testing.T) {
 // postRoutes are the routes that take a body, with a token where needed.
 func postRoutes() []string {
 	tok := uuid.NewString()
-	turnTok := store.TurnToken("i1", uuid.New())
+	turnTok := storage.TurnToken{InstanceID: "i1", Lock: uuid.New()}.String()
 	return []string{
 		"/workflows",
 		"/workflows/i1/cancel",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -190,7 +191,7 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 	for i := range cmds {
 		cmds[i] = api.Command{Type: api.CommandScheduleActivity, ActivityID: int64(i + 1), ActivityType: "Nap"}
 	}
-	if _, err := st.CompleteWorkflowTask(ctx, Namespace, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+	if _, err := st.CompleteWorkflowTask(ctx, Namespace, turnToken(task), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: schedule %d activities: %w", n, err)
 	}
 	if held {
@@ -214,7 +215,7 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 	}
 	counter.n.Store(0)
 	t0 := time.Now()
-	resp, err := st.CompleteWorkflowTask(ctx, Namespace, task.LockToken, api.CompleteWorkflowTaskRequest{
+	resp, err := st.CompleteWorkflowTask(ctx, Namespace, turnToken(task), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}})
 	d := time.Since(t0)
 	if err != nil {
@@ -269,3 +270,10 @@ func (c *statementCounter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx
 
 // TraceBatchEnd does nothing.
 func (c *statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// turnToken is the parsed lock token of a turn the store handed out (a
+// token it made cannot fail to parse; the zero token would lose the lock).
+func turnToken(task *api.WorkflowTask) storage.TurnToken {
+	tok, _ := storage.ParseTurnToken(task.LockToken)
+	return tok
+}

@@ -45,9 +45,9 @@ type Turns interface {
 	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)
 	// CompleteWorkflowTask acknowledges the turn of token with its
 	// commands (ErrLockLost, ErrUnhandledSignals, *InvalidError).
-	CompleteWorkflowTask(ctx context.Context, ns, token string, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error)
+	CompleteWorkflowTask(ctx context.Context, ns string, token TurnToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error)
 	// FailWorkflowTask releases the turn of token for redelivery.
-	FailWorkflowTask(ctx context.Context, ns, token string, e api.Error) error
+	FailWorkflowTask(ctx context.Context, ns string, token TurnToken, e api.Error) error
 }
 
 // Attempts are activity attempts: fetched by workers, heartbeated,
@@ -62,16 +62,16 @@ type Attempts interface {
 	// ready (a retry backoff); false when none is scheduled.
 	NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error)
 	// HeartbeatActivityTask records details and extends the attempt's lock.
-	HeartbeatActivityTask(ctx context.Context, ns, token string, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error)
+	HeartbeatActivityTask(ctx context.Context, ns string, token AttemptToken, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error)
 	// CompleteActivityTask acknowledges an attempt with its result.
-	CompleteActivityTask(ctx context.Context, ns, token string, result json.RawMessage) (api.ActivityAckResponse, error)
+	CompleteActivityTask(ctx context.Context, ns string, token AttemptToken, result json.RawMessage) (api.ActivityAckResponse, error)
 	// CompleteActivityTaskEager is CompleteActivityTask that may also lock
 	// the workflow turn the result makes due (eager workflow task).
-	CompleteActivityTaskEager(ctx context.Context, ns, token string, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error)
+	CompleteActivityTaskEager(ctx context.Context, ns string, token AttemptToken, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error)
 	// FailActivityTask fails an attempt: a retry, or the activity fails.
-	FailActivityTask(ctx context.Context, ns, token string, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error)
+	FailActivityTask(ctx context.Context, ns string, token AttemptToken, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error)
 	// AbandonActivityTask gives an attempt back, ready again after delay.
-	AbandonActivityTask(ctx context.Context, ns, token string, delay time.Duration) (api.ActivityAckResponse, error)
+	AbandonActivityTask(ctx context.Context, ns string, token AttemptToken, delay time.Duration) (api.ActivityAckResponse, error)
 }
 
 // Workers are worker sessions: leases renewed by heartbeats, the attempts

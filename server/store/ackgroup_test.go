@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -38,7 +39,7 @@ func ackAll(t *testing.T, s *store.Store, tokens []string, reqs []api.CompleteWo
 	outs := make([]api.CompleteWorkflowTaskResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, tokens[i], reqs[i])
+		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, tokens[i]), reqs[i])
 	})
 	return outs, errs
 }
@@ -87,7 +88,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 		}
 	}
 	// A stale ack of instance g-00 (a token it never had) in the same burst.
-	stale := store.TurnToken(ids[0], uuid.New())
+	stale := storage.TurnToken{InstanceID: ids[0], Lock: uuid.New()}.String()
 	outs, errs := ackAll(t, s, append(tokens, stale), append(reqs, reqs[0]))
 	if !errors.Is(errs[n], store.ErrLockLost) {
 		t.Errorf("stale ack: err = %v, want ErrLockLost", errs[n])
@@ -125,7 +126,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: history written: %v", ids[i], kinds(h))
 			}
 			// Its lock is still held: a good ack succeeds.
-			m(s.CompleteWorkflowTask(ctxT(t), ns, tokens[i], api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+			m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, tokens[i]), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
 		case 3:
 			if !errors.Is(err, store.ErrUnhandledSignals) {
 				t.Errorf("%s: err = %v, want ErrUnhandledSignals", ids[i], err)

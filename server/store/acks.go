@@ -14,6 +14,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Turn acks are grouped: concurrent acknowledgements of turns share one
@@ -55,12 +56,9 @@ func newTurnAcks() *coalescer[*turnAck] {
 // ack → ErrLockLost and nothing is written; a command the server refuses →
 // *InvalidError and nothing is written. Concurrent acks share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteWorkflowTask(ctx context.Context, ns, token string, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
-	instanceID, tok, ok := ParseTurnToken(token)
-	if !ok {
-		return api.CompleteWorkflowTaskResponse{}, ErrLockLost
-	}
-	a := &turnAck{callState: callState{ns: ns}, instanceID: instanceID, tok: tok, req: req}
+func (s *Store) CompleteWorkflowTask(ctx context.Context, ns string, token storage.TurnToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+	tok := token.Lock
+	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req}
 	if err := submit(ctx, s.acks, a, s.ackTurns); err != nil {
 		// A retried ack whose first try was applied gets its answer.
 		var out api.CompleteWorkflowTaskResponse

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 func attemptOptions(r gen.WorkerQueue) api.ActivityOptions {
@@ -91,11 +93,8 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 // cancellation was requested, so that the worker can finish its grace period
 // — and returns the cancel info. Details, when given (even JSON null), are
 // recorded and reset the heartbeat timeout; a bare renewal does not.
-func (s *Store) HeartbeatActivityTask(ctx context.Context, ns, token string, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error) {
-	tok, err := parseToken(token)
-	if err != nil {
-		return api.ActivityHeartbeatResponse{}, err
-	}
+func (s *Store) HeartbeatActivityTask(ctx context.Context, ns string, token storage.AttemptToken, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error) {
+	tok := uuid.UUID(token)
 	row, err := gen.New(s.pool).HeartbeatAttempt(ctx, gen.HeartbeatAttemptParams{
 		ExtendMs: ms(extendFor), HasDetails: details != nil, Details: jsonValue(details),
 		LockToken: &tok, Namespace: ns,
@@ -119,11 +118,8 @@ func (s *Store) HeartbeatActivityTask(ctx context.Context, ns, token string, det
 // the sweeper would have (the next attempt is scheduled or the activity
 // fails), and late is true, so the report is dropped as stale. Whether a
 // result counts never depends on how soon the sweeper runs.
-func (s *Store) takeAttempt(ctx context.Context, t *txn, ns, token string) (row gen.WorkerQueue, late bool, err error) {
-	tok, err := parseToken(token)
-	if err != nil {
-		return gen.WorkerQueue{}, false, err
-	}
+func (s *Store) takeAttempt(ctx context.Context, t *txn, ns string, token storage.AttemptToken) (row gen.WorkerQueue, late bool, err error) {
+	tok := uuid.UUID(token)
 	r, err := t.q.TakeAttempt(ctx, gen.TakeAttemptParams{LockToken: &tok, Namespace: ns})
 	if noRows(err) {
 		return gen.WorkerQueue{}, false, ErrLockLost
@@ -218,7 +214,7 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 // decides between a new attempt and a failure delivered to the workflow.
 // details, when not nil, are the attempt's latest heartbeat details: the
 // next attempt starts from them rather than from those of its last renewal.
-func (s *Store) FailActivityTask(ctx context.Context, ns, token string, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error) {
+func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.AttemptToken, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error) {
 	var out api.ActivityAckResponse
 	err := s.inTx(ctx, func(t *txn) error {
 		r, late, err := s.takeAttempt(ctx, t, ns, token)
@@ -240,26 +236,21 @@ func (s *Store) FailActivityTask(ctx context.Context, ns, token string, e api.Er
 	})
 	if err != nil {
 		// A retried report whose first try was applied gets its answer.
-		if tok, perr := parseToken(token); perr == nil {
-			var first api.ActivityAckResponse
-			if rerr := s.repeatedReport(ctx, ns, tok, receiptFail, err, &first); rerr != nil {
-				return api.ActivityAckResponse{}, rerr
-			}
-			return first, nil
+		var first api.ActivityAckResponse
+		if rerr := s.repeatedReport(ctx, ns, uuid.UUID(token), receiptFail, err, &first); rerr != nil {
+			return api.ActivityAckResponse{}, rerr
 		}
+		return first, nil
 	}
 	return out, err
 }
 
 // AbandonActivityTask gives a held attempt back unfinished: it is delivered
 // again after delay. A cancelled attempt is dropped instead.
-func (s *Store) AbandonActivityTask(ctx context.Context, ns, token string, delay time.Duration) (api.ActivityAckResponse, error) {
-	tok, err := parseToken(token)
-	if err != nil {
-		return api.ActivityAckResponse{}, err
-	}
+func (s *Store) AbandonActivityTask(ctx context.Context, ns string, token storage.AttemptToken, delay time.Duration) (api.ActivityAckResponse, error) {
+	tok := uuid.UUID(token)
 	var out api.ActivityAckResponse
-	err = s.inTx(ctx, func(t *txn) error {
+	err := s.inTx(ctx, func(t *txn) error {
 		r, err := t.q.AbandonAttempt(ctx, gen.AbandonAttemptParams{DelayMs: ms(delay), LockToken: &tok, Namespace: ns})
 		if noRows(err) {
 			return ErrLockLost

@@ -126,7 +126,7 @@ func TestMassCancel_UsesIndex(t *testing.T) {
 	startWithActivities(t, s, "x", schedule(1))
 	m(s.CancelWorkflow(ctxT(t), ns, "x", ""))(t)
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 	plan := explain(t, pool, c)
 	t.Logf("flag plan:\n%s", plan)
 	if !strings.Contains(plan, "worker_queue_activity") {
@@ -155,7 +155,7 @@ func BenchmarkActivityCycle(b *testing.B) {
 							b.Error(err, a == nil)
 							return
 						}
-						if _, err := s.CompleteActivityTask(ctx, ns, a.LockToken, json.RawMessage(`1`)); err != nil {
+						if _, err := s.CompleteActivityTask(ctx, ns, attemptTok(b, a.LockToken), json.RawMessage(`1`)); err != nil {
 							b.Error(err)
 							return
 						}
@@ -217,7 +217,7 @@ func BenchmarkAckTurn1000Activities(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := s.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -246,7 +246,7 @@ func BenchmarkMassCancel10000(b *testing.B) {
 		if err != nil || task == nil {
 			b.Fatal(err)
 		}
-		if _, err := s.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := s.CancelWorkflow(ctx, ns, id, "bench"); err != nil {
@@ -258,7 +258,7 @@ func BenchmarkMassCancel10000(b *testing.B) {
 		}
 		counter.n.Store(0)
 		b.StartTimer()
-		if _, err := s.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{
+		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{
 			Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}); err != nil {
 			b.Fatal(err)
 		}
@@ -302,7 +302,7 @@ func BenchmarkAckTurns(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for _, tk := range turns[a*per : (a+1)*per] {
-						if _, err := s.CompleteWorkflowTask(ctx, ns, tk.LockToken, req); err != nil {
+						if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, tk.LockToken), req); err != nil {
 							b.Error(err)
 							return
 						}
@@ -325,7 +325,7 @@ func TestTakeAttempts_UsesLockTokenIndex(t *testing.T) {
 	if a == nil {
 		t.Fatal("no attempt fetched")
 	}
-	m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
 	plan := explain(t, pool, c)
 	t.Logf("take plan:\n%s", plan)
 	if !strings.Contains(plan, "worker_queue_lock_token") || strings.Contains(plan, "Seq Scan on worker_queue") {

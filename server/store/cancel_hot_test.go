@@ -77,7 +77,7 @@ func TestCancel_HeldFlagIsHOT(t *testing.T) {
 	m(s.CancelWorkflow(ctxT(t), ns, "hot", "stop"))(t)
 	turn := fetchTurn(t, s)
 	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
 	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
@@ -90,7 +90,7 @@ func TestCancel_HeldFlagIsHOT(t *testing.T) {
 	if flagged != n {
 		t.Fatalf("%d held attempts flagged, want %d", flagged, n)
 	}
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, held[1].LockToken, nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[1].LockToken), nil, time.Minute))(t)
 	if !hb.CancelRequested || hb.Reason != "workflow_canceled" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
@@ -114,7 +114,7 @@ func TestCancel_HeldSelectLosersFlagIsHOT(t *testing.T) {
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "hot-sel", "go", nil))
 	turn := fetchTurn(t, s)
 	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}))(t)
 	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancels updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
@@ -155,7 +155,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 	held := holdAll(t, s, 6)
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "sw", "go", nil))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 2, Reason: "select_loser:other"}, {ActivityID: 4, Reason: "select_loser:other"},
 		{ActivityID: 6, Reason: "select_loser:other"}}}))(t)
 	// The cancelled attempts that still hold a deadline.
@@ -200,16 +200,16 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		t.Fatalf("a second sweep updated %d rows of worker_queue, want none", upd2-upd1)
 	}
 	for _, id := range []int64{2, 4, 6} {
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, held[id].LockToken, nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), nil, time.Minute))(t)
 		if !hb.CancelRequested || hb.Reason != "select_loser:other" {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, held[id].LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
 			t.Fatalf("activity %d: late result %s", id, r.Outcome)
 		}
 	}
 	for _, id := range []int64{1, 3, 5} {
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, held[id].LockToken, nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), nil, time.Minute))(t)
 		if !hb.CancelRequested || !strings.HasPrefix(hb.Reason, "timeout:") {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
@@ -257,7 +257,7 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	h := fetchAct(t, s, time.Minute) // held when flagged
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "ret", "go", nil))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"},
 		{ActivityID: 3, Reason: "select_loser:other"}}}))(t)
 	a := fetchAct(t, s, time.Minute) // fetched after its flag
@@ -296,7 +296,7 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 		t.Fatalf("a second sweep dropped %d", res.CancelledDropped)
 	}
 	for _, x := range []*api.ActivityTask{h, a} {
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, x.LockToken, nil))(t); r.Outcome != store.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, x.LockToken), nil))(t); r.Outcome != store.OutcomeStale {
 			t.Fatalf("activity %d: outcome %s", x.ActivityID, r.Outcome)
 		}
 	}

@@ -26,7 +26,7 @@ func TestCancel_FetchSurfacesFlag(t *testing.T) {
 	startWithActivities(t, s, "c", schedule(1))
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}))(t)
 	a := fetchAct(t, s, time.Minute)
 	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:other" {
@@ -47,7 +47,7 @@ func TestCancel_BeforeStartNeverStarts(t *testing.T) {
 	if turn.Messages[0].Kind != api.EventCancelRequested || turn.Messages[0].Reason != "user asked" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
 		t.Fatalf("a cancelled activity was handed out: %+v", a)
 	}
@@ -63,8 +63,8 @@ func TestCancel_RenewSurfacesFlagAndExtendsLock(t *testing.T) {
 	a := fetchAct(t, s, 2*time.Second)
 	m(s.CancelWorkflow(ctxT(t), ns, "c", ""))(t)
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
 	if !hb.CancelRequested || hb.Reason != "workflow_canceled" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
@@ -94,7 +94,7 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	if n := count(turn.Messages, api.EventCancelRequested); n != 1 {
 		t.Fatalf("%d CancelRequested messages", n)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
 	w := m(s.DescribeWorkflow(ctxT(t), ns, "c"))(t)
 	if w.Status != api.StatusCanceled || w.CancelReason != "reason 0" {
@@ -129,7 +129,7 @@ func TestCancel_RolledBackTurnLeavesNoFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}})
 	if err == nil || !strings.Contains(err.Error(), "injected fault") {
 		t.Fatalf("err = %v, want the injected fault", err)
@@ -201,7 +201,7 @@ func TestCancel_MassCancel(t *testing.T) {
 	m(s.CancelWorkflow(ctxT(t), ns, "mass", "stop"))(t)
 	turn := fetchTurn(t, s)
 	counter.n.Store(0)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
 	if got := counter.n.Load(); got > 10 {
 		t.Fatalf("mass cancel took %d statements, want ≤ 10", got)
@@ -214,7 +214,7 @@ func TestCancel_MassCancel(t *testing.T) {
 	if c := count(history(t, s, "mass"), api.EventActivityCancelRequested); c != n {
 		t.Fatalf("%d ActivityCancelRequested events, want %d", c, n)
 	}
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, held[0].LockToken, nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[0].LockToken), nil, time.Minute))(t)
 	if !hb.CancelRequested {
 		t.Fatal("a held attempt was not flagged")
 	}
@@ -231,10 +231,10 @@ func TestCancel_LateResultsAreStale(t *testing.T) {
 	// both as select losers before seeing that message.
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "late", "go", nil))
 	turn := fetchTurn(t, s)
-	m(s.CompleteActivityTask(ctxT(t), ns, a2.LockToken, json.RawMessage(`2`)))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`)))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}))(t)
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a1.LockToken, json.RawMessage(`1`)))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`)))(t); r.Outcome != store.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	// The queued completion of activity 2 is consumed silently: no turn.
@@ -256,14 +256,14 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 		t.Fatalf("delete without force: %v", err)
 	}
 	must0(t, s.DeleteWorkflow(ctxT(t), ns, "d", true))
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
 	if !hb.CancelRequested || hb.Reason != "instance_deleted" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
 	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("describe after delete: %v", err)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil))(t); r.Outcome != store.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -325,7 +325,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 			t.Fatalf("rescheduled %+v", a)
 		}
 	}
-	old := m(s.HeartbeatActivityTask(ctxT(t), ns, held[0].LockToken, nil, time.Minute))(t)
+	old := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[0].LockToken), nil, time.Minute))(t)
 	if !old.CancelRequested || old.Reason != "worker_lost" {
 		t.Fatalf("old attempt %+v", old)
 	}
@@ -350,7 +350,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	if hb.State != api.WorkerActive || hb.PrevState != api.WorkerInactive {
 		t.Fatalf("resurrection %+v", hb)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, held[1].LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[1].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
 		t.Fatalf("late result outcome %s", r.Outcome)
 	}
 }
@@ -378,10 +378,10 @@ func TestCancel_TerminalTurnKeepsSelectReason(t *testing.T) {
 	a := fetchAct(t, s, time.Minute)
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "tt", "go", nil))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands:        []api.Command{{Type: api.CommandCompleteWorkflow}},
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}}}))(t)
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
 	if hb.Reason != "select_loser:timeout" {
 		t.Fatalf("reason %q", hb.Reason)
 	}

@@ -49,7 +49,7 @@ func TestHeartbeat_CoalescedAndCorrect(t *testing.T) {
 	a2 := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w-2", time.Minute))(t)
 	m(s.CancelWorkflow(ctxT(t), ns, "hb", ""))(t)
 	turn := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 
 	const n = 400
 	counter.n.Store(0)

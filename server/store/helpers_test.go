@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
@@ -20,24 +19,6 @@ func newStore(t *testing.T) *store.Store {
 	return store.New(pgtest.New(t), store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// m unwraps a (value, error) pair, failing the test on error:
-// m(f())(t).
-func m[T any](v T, err error) func(*testing.T) T {
-	return func(t *testing.T) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-}
-
 // The suite's helpers, under the names the store's tests use.
 var (
 	start               = storagetest.Start
@@ -53,21 +34,12 @@ var (
 	count               = storagetest.Count
 	eventually          = storagetest.Eventually
 	sweepUntil          = storagetest.SweepUntil
+	turnTok             = storagetest.TurnTok
+	attemptTok          = storagetest.AttemptTok
+	ctxT                = storagetest.CtxT
+	must0               = storagetest.Must0
+	must2               = storagetest.Must2
 )
 
-func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
-	return func(tm time.Time, ok bool, err error) (time.Time, bool) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tm, ok
-	}
-}
-
-func must0(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+// m is storagetest.M: m(f())(t).
+func m[T any](v T, err error) func(*testing.T) T { return storagetest.M(v, err) }

@@ -44,7 +44,7 @@ func TestHistory_TimesNeverGoBack(t *testing.T) {
 	if len(task.Messages) != 3 {
 		t.Fatalf("messages %+v", task.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartTimer, TimerID: 2, FireAfter: api.Duration(time.Hour)}}}))(t)
 	h := history(t, s, "mono")
 	nonDecreasing(t, "mono", h)
@@ -99,7 +99,7 @@ func TestHistory_TimesNeverGoBackUnderConcurrentSignals(t *testing.T) {
 						continue
 					}
 				}
-				if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{}); err != nil {
+				if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}); err != nil {
 					t.Error(err)
 					return
 				}

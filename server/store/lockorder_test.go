@@ -123,7 +123,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			for a := range ids {
 				ids[a] = int64(a + 1)
 			}
-			m(s0.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}))(t)
+			m(s0.CompleteWorkflowTask(ctx, ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}))(t)
 		}
 		// The workers and the attempts each one holds, dealt round robin so
 		// that every workflow's attempts are spread over them.
@@ -215,7 +215,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 					if task == nil {
 						continue
 					}
-					_, err = s.CompleteWorkflowTask(bgCtx, ns, task.LockToken, endWorkflow)
+					_, err = s.CompleteWorkflowTask(bgCtx, ns, turnTok(t, task.LockToken), endWorkflow)
 					check("ack", err)
 					if err == nil {
 						acks.Add(1)
@@ -236,14 +236,14 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			reports.Add(1)
 			go func() {
 				defer reports.Done()
-				out, err := s.CompleteActivityTaskEager(ctx, ns, tok, json.RawMessage(`1`), eager)
+				out, err := s.CompleteActivityTaskEager(ctx, ns, attemptTok(t, tok), json.RawMessage(`1`), eager)
 				check("complete", err)
 				if err == nil && out.Outcome == store.OutcomeDelivered {
 					delivered.Add(1)
 				}
 				if err == nil && out.WorkflowTask != nil {
 					eagerTurns.Add(1)
-					_, err := s.CompleteWorkflowTask(ctx, ns, out.WorkflowTask.LockToken, endWorkflow)
+					_, err := s.CompleteWorkflowTask(ctx, ns, turnTok(t, out.WorkflowTask.LockToken), endWorkflow)
 					check("eager ack", err)
 					if err == nil {
 						acks.Add(1)
@@ -407,7 +407,7 @@ func TestLockOrder_CompletionDeadlockVictimRunsAgain(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		out, err := s.CompleteActivityTaskEager(ctx, ns, a.LockToken, json.RawMessage(`"r"`),
+		out, err := s.CompleteActivityTaskEager(ctx, ns, attemptTok(t, a.LockToken), json.RawMessage(`"r"`),
 			&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)})
 		got <- answer{out, err}
 	}()

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -20,7 +21,7 @@ func completeAll(t *testing.T, s *store.Store, tokens []string, results []json.R
 	outs := make([]api.ActivityAckResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteActivityTaskEager(ctxT(t), ns, tokens[i], results[i], eager[i])
+		outs[i], errs[i] = s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, tokens[i]), results[i], eager[i])
 	})
 	return outs, errs
 }
@@ -198,7 +199,7 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	}
 	// Nothing of x-04's failed report was kept: its attempt is still held,
 	// and a new report is delivered.
-	out := m(s.CompleteActivityTask(ctxT(t), ns, tokens[4], json.RawMessage(`4`)))(t)
+	out := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, tokens[4]), json.RawMessage(`4`)))(t)
 	if out.Outcome != store.OutcomeDelivered {
 		t.Fatalf("x-04 again: %+v", out)
 	}
@@ -218,17 +219,17 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 		byID[a.InstanceID] = a
 	}
 	c := byID["c"].LockToken
-	first := m(s.CompleteActivityTask(ctxT(t), ns, c, json.RawMessage(`1`)))(t)
-	again := m(s.CompleteActivityTask(ctxT(t), ns, c, json.RawMessage(`1`)))(t)
+	first := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`1`)))(t)
+	again := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`1`)))(t)
 	if first.Outcome != store.OutcomeDelivered || again != first {
 		t.Fatalf("complete: first %+v, again %+v", first, again)
 	}
-	if _, err := s.FailActivityTask(ctxT(t), ns, c, api.Error{Message: "x"}, nil); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.FailActivityTask(ctxT(t), ns, attemptTok(t, c), api.Error{Message: "x"}, nil); !errors.Is(err, store.ErrLockLost) {
 		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrLockLost", err)
 	}
 	f := byID["f"].LockToken
-	ff := m(s.FailActivityTask(ctxT(t), ns, f, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
-	fa := m(s.FailActivityTask(ctxT(t), ns, f, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
+	ff := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, f), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
+	fa := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, f), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
 	if ff.Outcome == "" || fa != ff {
 		t.Fatalf("fail: first %+v, again %+v", ff, fa)
 	}
@@ -240,12 +241,12 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 		return task != nil && task.InstanceID == "t"
 	})
 	req := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}
-	ta := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, req))(t)
-	tb := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, req))(t)
+	ta := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req))(t)
+	tb := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req))(t)
 	if ta.Status != api.StatusCompleted || tb.Status != ta.Status || tb.NextEventID != ta.NextEventID || tb.ExecutionID != ta.ExecutionID {
 		t.Fatalf("turn ack: first %+v, again %+v", ta, tb)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, store.TurnToken("t", uuid.New()), req); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, req); !errors.Is(err, store.ErrLockLost) {
 		t.Fatalf("an ack with a token never handed out: err = %v, want ErrLockLost", err)
 	}
 }

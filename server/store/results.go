@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Activity results are grouped as turn acks are (see acks.go): concurrent
@@ -40,7 +41,7 @@ func newResults() *coalescer[*resultCall] {
 // CompleteActivityTask acknowledges an attempt with its result. The result
 // of an attempt whose cancellation was requested, or of an execution that is
 // over, is dropped (outcome "stale").
-func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, result json.RawMessage) (api.ActivityAckResponse, error) {
+func (s *Store) CompleteActivityTask(ctx context.Context, ns string, token storage.AttemptToken, result json.RawMessage) (api.ActivityAckResponse, error) {
 	return s.CompleteActivityTaskEager(ctx, ns, token, result, nil)
 }
 
@@ -50,11 +51,8 @@ func (s *Store) CompleteActivityTask(ctx context.Context, ns, token string, resu
 // queue is eager.TaskQueue and no one holds the workflow — and returns it
 // in WorkflowTask (eager workflow task). Concurrent results share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns, token string, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error) {
-	tok, err := parseToken(token)
-	if err != nil {
-		return api.ActivityAckResponse{}, err
-	}
+func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns string, token storage.AttemptToken, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error) {
+	tok := uuid.UUID(token)
 	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager}
 	if err := submit(ctx, s.results, c, s.applyResults); err != nil {
 		// A retried report whose first try was applied gets its answer.

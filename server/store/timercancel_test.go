@@ -46,7 +46,7 @@ func TestTimer_CancelDeletesTheTimerAndRecordsIt(t *testing.T) {
 		if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventTimerFired || task.Messages[0].TimerID != 3 {
 			t.Fatalf("messages %+v", task.Messages)
 		}
-		m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+		m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 	}
 	for _, id := range ids {
 		must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", nil))
@@ -102,7 +102,7 @@ func TestTimer_CancelDeletesTheTimerAndRecordsIt(t *testing.T) {
 	// A timer never started is refused, and nothing is written.
 	must0(t, s.SignalWorkflow(ctxT(t), ns, ids[0], "go", nil))
 	task := fetchTurn(t, s)
-	_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCancelTimer, TimerID: 9}}})
 	var inv *store.InvalidError
 	if !errors.As(err, &inv) || inv.Field != "commands[0].timer_id" {
@@ -119,7 +119,7 @@ func TestTimer_CancelOfATimerFiredInTheSameTurnIsIgnored(t *testing.T) {
 	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventTimerFired {
 		t.Fatalf("messages %+v", task.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCancelTimer, TimerID: 1}}}))(t)
 	h := history(t, s, "tf")
 	if !slices.Equal(kinds(h), []string{api.EventWorkflowStarted, api.EventTimerCreated, api.EventTimerFired}) {

@@ -13,6 +13,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // maxTurnMessages bounds the messages one turn consumes; the rest wait for
@@ -241,7 +242,7 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 	// the instance's last event on.
 	engine.StampMessages(lastEventAt(inst), kept)
 	task = &api.WorkflowTask{
-		LockToken: TurnToken(inst.InstanceID, *inst.LockToken), Namespace: ns, InstanceID: inst.InstanceID,
+		LockToken: storage.TurnToken{InstanceID: inst.InstanceID, Lock: *inst.LockToken}.String(), Namespace: ns, InstanceID: inst.InstanceID,
 		ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
 		Input: rawOrNil(inst.Input), LockedUntil: *inst.LockedUntil,
 		Attempt: inst.TaskFailures + 1, History: hist, HistoryNextPageToken: nextPage,
@@ -443,11 +444,8 @@ func (c *eagerClaim) mark(rows []attemptRow) {
 // FailWorkflowTask gives a turn back: its messages become visible again
 // after a backoff that grows with consecutive failures, and the error is
 // kept on the instance (last_task_error) for operators.
-func (s *Store) FailWorkflowTask(ctx context.Context, ns, token string, e api.Error) error {
-	instanceID, tok, ok := ParseTurnToken(token)
-	if !ok {
-		return ErrLockLost
-	}
+func (s *Store) FailWorkflowTask(ctx context.Context, ns string, token storage.TurnToken, e api.Error) error {
+	instanceID, tok := token.InstanceID, token.Lock
 	return s.inTx(ctx, func(t *txn) error {
 		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns, InstanceID: instanceID})
 		if noRows(err) {

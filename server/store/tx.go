@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -99,14 +98,6 @@ func retryable(err error) bool {
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
-
-func parseToken(token string) (uuid.UUID, error) {
-	u, err := uuid.Parse(token)
-	if err != nil {
-		return uuid.UUID{}, ErrLockLost
-	}
-	return u, nil
-}
 
 func noRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 

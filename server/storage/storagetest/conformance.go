@@ -69,7 +69,7 @@ func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) 
 	if err := s.SignalWorkflow(ctxT(t), ns, "a", "late", json.RawMessage(`1`)); err != nil {
 		t.Fatal(err)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
 	next := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "another-worker", 10*time.Second))(t)
 	if next == nil || len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
 		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
@@ -92,7 +92,7 @@ func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provide
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)})
+			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)})
 		}()
 	}
 	wg.Wait()
@@ -173,18 +173,18 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 	s := newStore(t)
 	StartWithActivities(t, s, "a", Schedule(1, 2))
 	a := FetchAct(t, s, 2*time.Second)
-	r := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	r := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
 	if !r.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
 		t.Fatalf("renew did not extend: %v → %v", a.LockedUntil, r.LockedUntil)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "00000000-0000-0000-0000-000000000000", nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, "00000000-0000-0000-0000-000000000000"), nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("unknown token: %v", err)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "not-a-token", nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
-		t.Fatalf("malformed token: %v", err)
+	if _, ok := storage.ParseAttemptToken("not-a-token"); ok {
+		t.Fatal(`ParseAttemptToken("not-a-token") accepted it`)
 	}
-	m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t)
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
+	m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("acked token: %v", err)
 	}
 	b := FetchAct(t, s, 100*time.Millisecond)
@@ -192,7 +192,7 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 	if res := m(s.Sweep(ctxT(t)))(t); res.LocksExpired != 1 {
 		t.Fatalf("the sweep released %d locks, want 1", res.LocksExpired)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, b.LockToken, nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, b.LockToken), nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("expired token: %v", err)
 	}
 }
@@ -210,7 +210,7 @@ func ackAfterTurnTakenOverFails(t *testing.T, newStore func(*testing.T) storage.
 	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
 		t.Fatalf("redelivered turn messages: %+v", again.Messages)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("err = %v, want ErrLockLost", err)
 	}
 	if h := History(t, s, "a"); len(h) != 0 {
@@ -224,7 +224,7 @@ func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provi
 	s := newStore(t)
 	StartWithActivities(t, s, "a", Schedule(1))
 	a := FetchAct(t, s, time.Minute)
-	r := m(s.AbandonActivityTask(ctxT(t), ns, a.LockToken, 400*time.Millisecond))(t)
+	r := m(s.AbandonActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), 400*time.Millisecond))(t)
 	if r.Outcome != storage.OutcomeAbandoned {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -271,7 +271,7 @@ func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Prov
 	s := newStore(t)
 	Start(t, s, "t")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(500 * time.Millisecond)}}}))(t)
 	begin := time.Now()
 	if got := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t); got != nil {
@@ -294,16 +294,6 @@ func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Prov
 	}
 }
 
-func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
-	return func(tm time.Time, ok bool, err error) (time.Time, bool) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tm, ok
-	}
-}
-
 // Goal: continue-as-new moves the instance to execution 2 with its own
 // history starting at WorkflowStarted, cancels execution 1's outstanding
 // activities, and drops execution 1's late results.
@@ -318,7 +308,7 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 	// A signal triggers a turn that continues as new.
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
 	task = FetchTurn(t, s)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`{"n":2}`)}}}))(t)
 	if resp.ExecutionID != 2 {
 		t.Fatalf("execution %d", resp.ExecutionID)
@@ -330,12 +320,12 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 	if Count(old, api.EventActivityCancelRequested) != 1 {
 		t.Fatalf("old history %v: want the outstanding activity cancel-requested", Kinds(old))
 	}
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
 	if !hb.CancelRequested || hb.Reason != "continued_as_new" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
 	// The old attempt's result is stale.
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	next := FetchTurn(t, s)
@@ -356,13 +346,6 @@ func FetchTurnOrNil(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	return m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 10*time.Second))(t)
 }
 
-func must0(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Goal: a failed attempt is retried as a new attempt row after the policy's
 // backoff, until maximum_attempts; then the workflow sees ActivityFailed.
 func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
@@ -370,7 +353,7 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
 	a := FetchAct(t, s, time.Minute)
-	r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
+	r := m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
 	if r.Outcome != storage.OutcomeRetryScheduled {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -389,7 +372,7 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 	if turn := FetchTurnOrNil(t, s); turn != nil {
 		t.Fatal("the retry was visible to the workflow")
 	}
-	r = m(s.FailActivityTask(ctxT(t), ns, b.LockToken, api.Error{Message: "boom again", Type: "Oops"}, nil))(t)
+	r = m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, b.LockToken), api.Error{Message: "boom again", Type: "Oops"}, nil))(t)
 	if r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -405,7 +388,7 @@ func retryNonRetryableType(t *testing.T, newStore func(*testing.T) storage.Provi
 	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		NonRetryableErrorTypes: []string{"BadInput"}}})})
 	a := FetchAct(t, s, time.Minute)
-	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != storage.OutcomeDelivered {
+	if r := m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -427,7 +410,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			ScheduleToCloseTimeout: api.Duration(300 * time.Millisecond)})})
 		a := FetchAct(t, s, time.Minute)
 		ExpectTimeout(t, s, "schedule_to_close")
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:schedule_to_close" {
 			t.Fatalf("heartbeat %+v", hb)
 		}
@@ -438,7 +421,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			HeartbeatTimeout: api.Duration(200 * time.Millisecond), RetryPolicy: noRetry})})
 		a := FetchAct(t, s, time.Minute)
 		ExpectTimeout(t, s, "heartbeat")
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:heartbeat" {
 			t.Fatalf("heartbeat %+v", hb)
 		}
@@ -457,12 +440,12 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 		if b.Attempt != 2 {
 			t.Fatalf("attempt %d", b.Attempt)
 		}
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:start_to_close" {
 			t.Fatalf("first attempt heartbeat %+v", hb)
 		}
 		// The timed-out attempt's late result is stale; the second's counts.
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("late outcome %s", r.Outcome)
 		}
 		// History records the attempt's cancellation; the activity goes on.
@@ -471,7 +454,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			msg.Attempt != 1 || msg.Reason != "timeout:start_to_close" {
 			t.Fatalf("messages %+v", turn.Messages)
 		}
-		m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+		m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 		ExpectTimeout(t, s, "start_to_close")
 	})
 }
@@ -497,7 +480,7 @@ func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T
 	s := newStore(t)
 	Start(t, s, "sc")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands:        Schedule(1),
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}},
 	}))(t)
@@ -509,7 +492,7 @@ func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T
 	if got := Kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
 		t.Fatalf("history %v", got)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -528,7 +511,7 @@ func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provi
 		"commands[0].timer_id":            {Commands: []api.Command{{Type: api.CommandStartTimer, TimerID: 3}}},
 	}
 	for field, req := range cases {
-		_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, req)
+		_, err := s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), req)
 		var inv *storage.InvalidError
 		if !errors.As(err, &inv) || inv.Field != field {
 			t.Errorf("%s: err = %v", field, err)
@@ -538,7 +521,7 @@ func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provi
 		t.Fatalf("history written: %v", Kinds(h))
 	}
 	// The lock is still held and a good ack succeeds.
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
 }
 
 // Goal: a failed turn is handed out again only after its backoff, with
@@ -547,7 +530,7 @@ func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	Start(t, s, "f")
 	task := FetchTurn(t, s)
-	must0(t, s.FailWorkflowTask(ctxT(t), ns, task.LockToken, api.Error{Message: "nondeterminism", Type: "Nondeterminism"}))
+	must0(t, s.FailWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.Error{Message: "nondeterminism", Type: "Nondeterminism"}))
 	if got := FetchTurnOrNil(t, s); got != nil {
 		t.Fatal("failed turn visible before its backoff")
 	}
@@ -584,7 +567,7 @@ func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) s
 	if same.HistoryFromEventID != 3 || len(same.History) != 0 || len(same.Messages) != 1 {
 		t.Fatalf("sticky turn: from=%d history=%d messages=%d", same.HistoryFromEventID, len(same.History), len(same.Messages))
 	}
-	must0(t, s.FailWorkflowTask(ctxT(t), ns, same.LockToken, api.Error{Message: "lost my cache"}))
+	must0(t, s.FailWorkflowTask(ctxT(t), ns, TurnTok(t, same.LockToken), api.Error{Message: "lost my cache"}))
 	var again *api.WorkflowTask
 	Eventually(t, 5*time.Second, "retried turn", func() bool {
 		again = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
@@ -605,7 +588,7 @@ func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storag
 		RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
 	a := FetchAct(t, s, time.Minute)
 	Eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	var b *api.ActivityTask
@@ -631,7 +614,7 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	Start(t, s, "sig")
 	task := FetchTurn(t, s)
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "sig", "late", json.RawMessage(`"hello"`)))
-	_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
+	_, err := s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
 	if !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("err = %v, want ErrUnhandledSignals", err)
@@ -646,7 +629,7 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	if got := Kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
 		t.Fatalf("next turn messages %v", got)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, next.LockToken, api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, next.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusCompleted {
 		t.Fatalf("status %s", w.Status)
@@ -661,7 +644,7 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
 		ExecutionTimeout: api.Duration(300 * time.Millisecond)}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
 	a := FetchAct(t, s, time.Minute)
 	SweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
 		return m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t).Status != api.StatusRunning
@@ -674,7 +657,7 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	if last := h[len(h)-1]; last.Kind != api.EventWorkflowFailed || Count(h, api.EventActivityCancelRequested) != 1 {
 		t.Fatalf("history %v", Kinds(h))
 	}
-	if hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t); !hb.CancelRequested {
+	if hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t); !hb.CancelRequested {
 		t.Fatalf("activity not cancelled: %+v", hb)
 	}
 }
@@ -685,7 +668,7 @@ func renewNeverShortensTheLock(t *testing.T, newStore func(*testing.T) storage.P
 	s := newStore(t)
 	StartWithActivities(t, s, "r", Schedule(1))
 	a := FetchAct(t, s, time.Minute)
-	r := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Second))(t)
+	r := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Second))(t)
 	if r.LockedUntil.Before(a.LockedUntil) {
 		t.Fatalf("renewal shortened the lock: %v → %v", a.LockedUntil, r.LockedUntil)
 	}

@@ -35,7 +35,7 @@ func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T)
 	if r.State != api.WorkerActive || r.PrevState != api.WorkerActive {
 		t.Fatalf("heartbeat after the outage: %+v (prev %s), want still active", r.WorkerHeartbeatResponse, r.PrevState)
 	}
-	out := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, []byte(`1`)))(t)
+	out := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), []byte(`1`)))(t)
 	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("report after the outage: %+v", out)
 	}

@@ -82,15 +82,17 @@ func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 
 const ns = "default"
 
-func ctxT(t *testing.T) context.Context {
+// CtxT is a context for one call of a test: it ends with the test, or
+// after a minute.
+func CtxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-// m unwraps a (value, error) pair, failing the test on error:
-// m(f())(t).
-func m[T any](v T, err error) func(*testing.T) T {
+// M unwraps a (value, error) pair, failing the test on error:
+// M(f())(t).
+func M[T any](v T, err error) func(*testing.T) T {
 	return func(t *testing.T) T {
 		t.Helper()
 		if err != nil {
@@ -99,6 +101,53 @@ func m[T any](v T, err error) func(*testing.T) T {
 		return v
 	}
 }
+
+// Must0 fails the test on err.
+func Must0(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Must2 unwraps a (time, ok, error) triple, failing the test on error:
+// Must2(t)(f()).
+func Must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
+	return func(tm time.Time, ok bool, err error) (time.Time, bool) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm, ok
+	}
+}
+
+// TurnTok parses the wire form of a turn token (a WorkflowTask's
+// LockToken), failing the test if it is not one.
+func TurnTok(t testing.TB, s string) storage.TurnToken {
+	t.Helper()
+	tok, ok := storage.ParseTurnToken(s)
+	if !ok {
+		t.Fatalf("not a turn token: %q", s)
+	}
+	return tok
+}
+
+// AttemptTok parses the wire form of an attempt token (an ActivityTask's
+// LockToken), failing the test if it is not one.
+func AttemptTok(t testing.TB, s string) storage.AttemptToken {
+	t.Helper()
+	tok, ok := storage.ParseAttemptToken(s)
+	if !ok {
+		t.Fatalf("not an attempt token: %q", s)
+	}
+	return tok
+}
+
+// The helpers' short names within the suite.
+var ctxT, must0, must2 = CtxT, Must0, Must2
+
+func m[T any](v T, err error) func(*testing.T) T { return M(v, err) }
 
 // Start starts instance id of workflow type "wf" on task queue "q" with
 // input {"n":1}.
@@ -144,7 +193,7 @@ func StartWithActivities(t *testing.T, s storage.Provider, id string, cmds []api
 	if task.InstanceID != id {
 		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
 }
 
 // FetchAct fetches the next attempt of queue "q" for worker "w1", locked
