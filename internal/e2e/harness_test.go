@@ -159,29 +159,7 @@ type running struct {
 // stop (or the end of the test).
 func (e *env) startWorker(queue string, opts worker.Options, reg func(w *worker.Worker) error) *running {
 	e.t.Helper()
-	w := worker.New(e.c, queue, opts)
-	if err := reg(w); err != nil {
-		e.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					e.t.Errorf("worker Run: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				e.t.Errorf("worker did not stop")
-			}
-		})
-	}
-	e.t.Cleanup(stop)
-	return &running{w: w, stop: stop}
+	return e.startWorkerOn(e.c, queue, opts, reg)
 }
 
 // waitFor polls cond until it holds or the deadline passes.

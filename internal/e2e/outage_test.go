@@ -165,18 +165,8 @@ func TestOutage_ActivityReportSurvivesServerRestart(t *testing.T) {
 	}
 	var c *client.Client
 	f, c = e.outageClient(ft)
-	w := worker.New(c, "q", outageOptions())
-	if err := errors.Join(w.RegisterWorkflow(ShoutFlow), w.RegisterActivity(acts.Shout)); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
+	e.startWorkerOn(c, "q", outageOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(ShoutFlow), w.RegisterActivity(acts.Shout))
 	})
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-act", TaskQueue: "q"}, ShoutFlow, "hi")
@@ -222,19 +212,7 @@ func TestOutage_TurnAckSurvivesServerRestart(t *testing.T) {
 	}
 	var c *client.Client
 	f, c = e.outageClient(ft)
-	w := worker.New(c, "q", outageOptions())
-	if err := w.RegisterWorkflow(QuietFlow); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	e.startWorkerOn(c, "q", outageOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(QuietFlow) })
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-turn", TaskQueue: "q"}, QuietFlow, "ok")
 	if err != nil {
@@ -323,18 +301,8 @@ func TestOutage_ServerDownLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
 	opts := outageOptions()
 	opts.LeaseDuration = lease
 	opts.ActivityLockDuration = time.Minute
-	w := worker.New(c, "q", opts)
-	if err := errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock)); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
+	e.startWorkerOn(c, "q", opts, func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock))
 	})
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-lease", TaskQueue: "q"}, OutageBlockFlow, nil)
@@ -428,18 +396,8 @@ func TestOutage_ServerDownLongerThanTurnLockDoesNotRerunTheTurn(t *testing.T) {
 	f, c = e.outageClient(ft)
 	opts := outageOptions()
 	opts.WorkflowLockDuration = lock
-	w := worker.New(c, "q", opts)
-	if err := w.RegisterWorkflow(counter.CountedFlow, worker.WithName("CountedFlow")); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
+	e.startWorkerOn(c, "q", opts, func(w *worker.Worker) error {
+		return w.RegisterWorkflow(counter.CountedFlow, worker.WithName("CountedFlow"))
 	})
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-long-turn", TaskQueue: "q"}, "CountedFlow", "ok")
