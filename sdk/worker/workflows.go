@@ -113,6 +113,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			Logger:       w.opts.Logger,
 			ActivityName: w.reg.activityName,
 		})
+		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
 	res, err := runTurn(exec, task)
 	if err != nil {
@@ -241,6 +242,7 @@ func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err
 		}
 	}()
 	exec.SetAttempt(task.Attempt)
+	exec.SetTurnDeadline(task.LockedUntil)
 	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
 }
 

@@ -269,6 +269,8 @@ type state struct {
 
 	commands []api.Command
 	cancels  []api.ActivityCancel
+
+	local *localState // local_activity.go
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
