@@ -148,6 +148,12 @@ type StartWorkflowRequest struct {
 	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	InstanceID       string          `json:"instance_id,omitempty" validate:"omitempty,name"`
 	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// CronSchedule makes a cron workflow: standard cron syntax (five
+	// fields, minute first, UTC; or a descriptor such as "@hourly" or
+	// "@every 1h30m"). The first run starts at the schedule's next time,
+	// and each run that completes or fails is followed by the next, as
+	// the instance's next execution; a cancel ends it.
+	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256" example:"*/5 * * * *"`
 }
 
 // StartWorkflowResponse is the answer of POST /workflows.
@@ -174,6 +180,9 @@ type Workflow struct {
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 	CompletedAt     *time.Time      `json:"completed_at,omitempty"`
+	// CronSchedule is the schedule of a cron workflow (absent otherwise);
+	// while it runs, Result holds the last completed run's result.
+	CronSchedule string `json:"cron_schedule,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.
@@ -274,6 +283,9 @@ type Event struct {
 	// WorkflowStarted of an execution started by continue-as-new: the
 	// execution it continues.
 	ContinuedFromExecutionID int64 `json:"continued_from_execution_id,omitempty"`
+	// WorkflowStarted of a cron workflow's run after the first: the result
+	// of the last run that completed (absent when none has).
+	LastCompletionResult json.RawMessage `json:"last_completion_result,omitempty" swaggertype:"object"`
 	// MarkerRecorded: the marker's kind (the SDK's "SideEffect",
 	// "MutableSideEffect", "Version"), its id within that kind, and its
 	// value.

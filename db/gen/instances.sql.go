@@ -105,7 +105,7 @@ func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error 
 }
 
 const getInstance = `-- name: GetInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at FROM instances WHERE namespace = $1 AND instance_id = $2
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule FROM instances WHERE namespace = $1 AND instance_id = $2
 `
 
 type GetInstanceParams struct {
@@ -143,12 +143,13 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.LastEventAt,
+		&i.CronSchedule,
 	)
 	return i, err
 }
 
 const getInstanceForUpdate = `-- name: GetInstanceForUpdate :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
 `
 
 type GetInstanceForUpdateParams struct {
@@ -186,12 +187,13 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.LastEventAt,
+		&i.CronSchedule,
 	)
 	return i, err
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, now()::timestamptz AS tx_time FROM instances
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
   AND lock_token = $3 AND locked_until > now()
 FOR UPDATE
@@ -240,13 +242,14 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 		&i.Instance.UpdatedAt,
 		&i.Instance.CompletedAt,
 		&i.Instance.LastEventAt,
+		&i.Instance.CronSchedule,
 		&i.TxTime,
 	)
 	return i, err
 }
 
 const getLockedTurns = `-- name: GetLockedTurns :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, now()::timestamptz AS tx_time,
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
@@ -355,6 +358,7 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 			&i.Instance.UpdatedAt,
 			&i.Instance.CompletedAt,
 			&i.Instance.LastEventAt,
+			&i.Instance.CronSchedule,
 			&i.TxTime,
 			&i.Messages,
 			&i.ActivityStates,
@@ -371,7 +375,7 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 }
 
 const listInstances = `-- name: ListInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow_type = $3::text)
@@ -436,6 +440,7 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 			&i.UpdatedAt,
 			&i.CompletedAt,
 			&i.LastEventAt,
+			&i.CronSchedule,
 		); err != nil {
 			return nil, err
 		}
@@ -476,7 +481,7 @@ WITH inst AS (
         LIMIT 1
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
@@ -488,7 +493,7 @@ WITH inst AS (
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs), '[]'::jsonb)::jsonb AS messages,
@@ -539,6 +544,7 @@ type LockNextTurnRow struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
+	CronSchedule      *string
 	Messages          []byte
 	ActivityStates    []byte
 }
@@ -593,6 +599,7 @@ func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (Loc
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.LastEventAt,
+		&i.CronSchedule,
 		&i.Messages,
 		&i.ActivityStates,
 	)
@@ -618,7 +625,7 @@ WITH inst AS (
         FOR NO KEY UPDATE OF ix SKIP LOCKED
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
@@ -630,7 +637,7 @@ WITH inst AS (
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs), '[]'::jsonb)::jsonb AS messages,
@@ -682,6 +689,7 @@ type LockTurnRow struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
+	CronSchedule      *string
 	Messages          []byte
 	ActivityStates    []byte
 }
@@ -735,6 +743,7 @@ func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.LastEventAt,
+		&i.CronSchedule,
 		&i.Messages,
 		&i.ActivityStates,
 	)
@@ -785,9 +794,10 @@ func (q *Queries) RequestCancel(ctx context.Context, arg RequestCancelParams) (R
 
 const startInstance = `-- name: StartInstance :one
 WITH i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule)
     VALUES ($3, $4, $5, $6, $7,
-            CASE WHEN $8::bigint > 0 THEN now() + $8::bigint * interval '1 millisecond' END)
+            CASE WHEN $8::bigint > 0 THEN now() + $8::bigint * interval '1 millisecond' END,
+            $9::text)
     ON CONFLICT (namespace, instance_id) DO UPDATE SET
         workflow_type = EXCLUDED.workflow_type,
         task_queue = EXCLUDED.task_queue,
@@ -802,6 +812,7 @@ WITH i AS (
         cancel_requested = false,
         cancel_reason = NULL,
         execution_deadline = EXCLUDED.execution_deadline,
+        cron_schedule = EXCLUDED.cron_schedule,
         lock_token = NULL,
         locked_until = NULL,
         locked_by = NULL,
@@ -813,9 +824,9 @@ WITH i AS (
     WHERE i.status <> 'running'
     RETURNING i.execution_id, i.status
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT $3, $4, i.execution_id, $6, 'WorkflowStarted',
-           $9::jsonb
+           $10::jsonb, now() + $11::bigint * interval '1 millisecond'
     FROM i
 )
 SELECT i.execution_id, i.status
@@ -831,7 +842,9 @@ type StartInstanceParams struct {
 	TaskQueue    string
 	Input        []byte
 	TimeoutMs    int64
+	CronSchedule *string
 	Payload      []byte
+	DelayMs      int64
 }
 
 type StartInstanceRow struct {
@@ -840,7 +853,8 @@ type StartInstanceRow struct {
 }
 
 // Creates an instance, or restarts a finished one as its next execution,
-// with its start message (payload: the WorkflowStarted event), and wakes
+// with its start message (payload: the WorkflowStarted event, visible
+// after delay_ms: a cron workflow's first run waits for its schedule), and wakes
 // the queue's pollers (wake: the queue's notification) — one statement,
 // atomic on its own, so that a start is one round trip and one commit.
 // No row comes back, and nothing is written, when a running instance holds
@@ -855,7 +869,9 @@ func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (S
 		arg.TaskQueue,
 		arg.Input,
 		arg.TimeoutMs,
+		arg.CronSchedule,
 		arg.Payload,
+		arg.DelayMs,
 	)
 	var i StartInstanceRow
 	err := row.Scan(&i.ExecutionID, &i.Status)
@@ -863,7 +879,7 @@ func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (S
 }
 
 const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule FROM instances
 WHERE status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
@@ -908,6 +924,7 @@ func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]I
 			&i.UpdatedAt,
 			&i.CompletedAt,
 			&i.LastEventAt,
+			&i.CronSchedule,
 		); err != nil {
 			return nil, err
 		}

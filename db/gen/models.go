@@ -50,6 +50,7 @@ type Instance struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
+	CronSchedule      *string
 }
 
 type Namespace struct {

@@ -1,14 +1,16 @@
 -- name: StartInstance :one
 -- Creates an instance, or restarts a finished one as its next execution,
--- with its start message (payload: the WorkflowStarted event), and wakes
+-- with its start message (payload: the WorkflowStarted event, visible
+-- after delay_ms: a cron workflow's first run waits for its schedule), and wakes
 -- the queue's pollers (wake: the queue's notification) — one statement,
 -- atomic on its own, so that a start is one round trip and one commit.
 -- No row comes back, and nothing is written, when a running instance holds
 -- the id.
 WITH i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule)
     VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
-            CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END)
+            CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END,
+            sqlc.narg(cron_schedule)::text)
     ON CONFLICT (namespace, instance_id) DO UPDATE SET
         workflow_type = EXCLUDED.workflow_type,
         task_queue = EXCLUDED.task_queue,
@@ -23,6 +25,7 @@ WITH i AS (
         cancel_requested = false,
         cancel_reason = NULL,
         execution_deadline = EXCLUDED.execution_deadline,
+        cron_schedule = EXCLUDED.cron_schedule,
         lock_token = NULL,
         locked_until = NULL,
         locked_by = NULL,
@@ -34,9 +37,9 @@ WITH i AS (
     WHERE i.status <> 'running'
     RETURNING i.execution_id, i.status
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT sqlc.arg(namespace), sqlc.arg(instance_id), i.execution_id, sqlc.arg(task_queue), 'WorkflowStarted',
-           sqlc.arg(payload)::jsonb
+           sqlc.arg(payload)::jsonb, now() + sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
     FROM i
 )
 SELECT i.execution_id, i.status
