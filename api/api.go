@@ -310,6 +310,12 @@ type PollWorkflowTaskRequest struct {
 	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 	// LockFor is how long the turn's lock lasts (default 10s, 1s … 10m).
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+	// BuildID is the worker's build id (empty: none). An execution takes
+	// the build id of the worker that fetches its first turn; its later
+	// turns go only to workers of that build id, or to any worker when it
+	// has none. A worker without a build id gets only executions without
+	// one.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
 }
 
 // WorkflowTask is a locked workflow turn: the execution's history and the new
@@ -524,6 +530,9 @@ type EagerWorkflowTask struct {
 	// LockFor is the turn's lock, as in a workflow-task poll (default 10s,
 	// 1s … 10m).
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+	// BuildID is the worker's build id, as in a workflow-task poll: the
+	// turn is handed over only when the execution's build id allows it.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
 }
 
 // FailActivityTaskRequest is the body of POST /activity-tasks/{token}/fail.

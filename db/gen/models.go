@@ -51,6 +51,7 @@ type Instance struct {
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
 	CronSchedule      *string
+	BuildID           *string
 }
 
 type Namespace struct {

@@ -26,6 +26,7 @@ WITH i AS (
         cancel_reason = NULL,
         execution_deadline = EXCLUDED.execution_deadline,
         cron_schedule = EXCLUDED.cron_schedule,
+        build_id = NULL,
         lock_token = NULL,
         locked_until = NULL,
         locked_by = NULL,
@@ -71,7 +72,8 @@ RETURNING execution_id, task_queue;
 
 -- name: LockTurn :one
 -- The eager workflow task of an activity result, in one statement: locks
--- the instance by id for a worker, marks up to max_messages of its visible
+-- the instance by id for a worker (of a compatible build id, as in
+-- LockNextTurn), marks up to max_messages of its visible
 -- messages as consumed by the turn, and returns it as LockNextTurn does
 -- (the messages, and the states of the activities they name). No row when
 -- the instance is held, finished, or on another queue — or when other
@@ -86,12 +88,14 @@ WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-        locked_by = sqlc.arg(worker_id)
+        locked_by = sqlc.arg(worker_id),
+        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
     FROM (
         SELECT ix.namespace, ix.instance_id FROM instances ix
         WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
           AND ix.task_queue = sqlc.arg(task_queue) AND ix.status = 'running'
           AND (ix.locked_until IS NULL OR ix.locked_until < now())
+          AND (ix.build_id IS NULL OR ix.build_id IN ('', sqlc.arg(build_id)::text))
           AND NOT EXISTS (
               SELECT 1 FROM worker_queue q
               WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
@@ -141,12 +145,17 @@ FROM inst;
 -- wait for them, the first 1 000 candidates are messages of instances free
 -- to take (an expired turn's instance is, so that its turn is delivered
 -- again). The check is a scalar subquery, a key probe per message: as NOT
--- EXISTS the planner may make it an anti-join over all instances.
+-- EXISTS the planner may make it an anti-join over all instances. The same
+-- probe skips the instances pinned to another build id (build_id: the
+-- fetching worker's, '' for none): an execution takes the build id of the
+-- worker that fetches its first turn, and later turns go only to workers
+-- of that build id — to any worker when it is ''.
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-        locked_by = sqlc.arg(worker_id)
+        locked_by = sqlc.arg(worker_id),
+        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
     FROM (
         SELECT c.namespace, c.instance_id
         FROM (
@@ -154,7 +163,7 @@ WITH inst AS (
             FROM orchestrator_queue q
             WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
               AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() FROM instances ix
+                  SELECT ix.locked_until >= now() OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text) FROM instances ix
                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
             ORDER BY q.visible_at
             LIMIT 1000
@@ -165,6 +174,7 @@ WITH inst AS (
             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
               AND (i2.locked_until IS NULL OR i2.locked_until < now())
+              AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
             FOR UPDATE SKIP LOCKED
         ) c
         LIMIT 1
@@ -292,6 +302,8 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
     last_event_at = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
     completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
+                    THEN instances.build_id END,
     sticky_worker_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' AND (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,

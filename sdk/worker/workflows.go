@@ -28,6 +28,7 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 			WorkerID:  w.ID(),
 			Wait:      client.PollWait(w.opts.PollWait),
 			LockFor:   api.Duration(w.opts.WorkflowLockDuration),
+			BuildID:   w.opts.BuildID,
 		})
 	}, func(task *api.WorkflowTask, _ func()) { w.handleTurn(task) })
 }
