@@ -29,8 +29,8 @@ const (
 	localDefaultBound = 10 * time.Second
 	// localLockMargin is kept of the turn's lock for the ack itself.
 	localLockMargin = 2 * time.Second
-	// localDefaultInterval and localDefaultMaxInterval are the retry
-	// backoff when the policy leaves them zero (the server's defaults).
+	// localDefaultInterval is the first retry's wait when the policy
+	// leaves it zero (the server's default).
 	localDefaultInterval = time.Second
 )
 
@@ -83,8 +83,9 @@ func (s *state) localState() *localState {
 	return s.local
 }
 
-// SetTurnDeadline sets when the lock of the turn about to run expires:
-// local activities retry in the worker only while their next attempt ends
+// SetTurnDeadline sets when the lock of the turn about to run expires (the
+// server's locked_until, compared with the worker's clock): local
+// activities retry in the worker only while their next attempt ends
 // before it (less a margin for the ack), and are scheduled as ordinary
 // activities past it. Zero bounds them to 10s from their start.
 func (e *Executor) SetTurnDeadline(t time.Time) { e.s.localState().deadline = t }
