@@ -108,3 +108,46 @@ func TestBuildID_FetchSkipsPinnedAndUsesIndexes(t *testing.T) {
 		t.Fatalf("the fetch leaves the dequeue index or scans instances:\n%s", plan)
 	}
 }
+
+// BenchmarkTurnFetchBuildID: fetch → empty ack cycles of fresh instances'
+// first turns through the store, for a worker without a build id and one
+// with, on a queue without a backlog and on one whose 1 000 other waiting
+// instances are pinned to another build id (each fetch skips their
+// messages). One op is one fetch and its ack.
+func BenchmarkTurnFetchBuildID(b *testing.B) {
+	for _, pinned := range []int{0, 1000} {
+		for _, build := range []string{"", "v2"} {
+			name := fmt.Sprintf("pinned=%d/build=%s", pinned, map[bool]string{true: "none", false: build}[build == ""])
+			b.Run(name, func(b *testing.B) {
+				s, pool := tracedStore(b, nil)
+				ctx := context.Background()
+				for i := range pinned {
+					if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := pool.Exec(ctx, `UPDATE instances SET build_id = 'v1'`); err != nil {
+					b.Fatal(err)
+				}
+				for i := range b.N {
+					if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("f", i)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := pool.Exec(ctx, `ANALYZE instances; ANALYZE orchestrator_queue`); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for range b.N {
+					task, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w", build, time.Minute)
+					if err != nil || task == nil {
+						b.Fatalf("fetch: %v, %v", task, err)
+					}
+					if _, err := s.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
