@@ -211,10 +211,13 @@ type Accepted struct {
 	Changed bool `json:"changed"`
 }
 
-// HistoryResponse is the answer of GET /workflows/{id}/history.
+// HistoryResponse is the answer of GET /workflows/{id}/history: one page
+// of an execution's events, in order.
 type HistoryResponse struct {
 	ExecutionID int64   `json:"execution_id"`
 	Events      []Event `json:"events"`
+	// NextPageToken, when set, is the page_token of the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // Event kinds recorded in history.
@@ -336,9 +339,15 @@ type WorkflowTask struct {
 	// previous turn and is expected to hold the earlier events (its cached
 	// state). A worker that does not must read the whole history with
 	// GET /workflows/{id}/history?execution_id=. 0 means History is whole.
-	HistoryFromEventID int64   `json:"history_from_event_id,omitempty"`
-	History            []Event `json:"history"`
-	Messages           []Event `json:"messages"`
+	HistoryFromEventID int64 `json:"history_from_event_id,omitempty"`
+	// HistoryNextPageToken, when set, says that History holds only the
+	// first events of the execution (as many as the server's history page
+	// size): the worker reads the rest with GET
+	// /workflows/{id}/history?page_token=, a page at a time, before it
+	// replays. Empty: History is whole (or starts at HistoryFromEventID).
+	HistoryNextPageToken string  `json:"history_next_page_token,omitempty"`
+	History              []Event `json:"history"`
+	Messages             []Event `json:"messages"`
 }
 
 // Command types of a workflow turn.
@@ -650,9 +659,12 @@ type BoundActivity struct {
 	CancelReason    string    `json:"cancel_reason,omitempty"`
 }
 
-// ListWorkersResponse is the answer of GET /workers.
+// ListWorkersResponse is the answer of GET /workers: one page of worker
+// sessions, by worker_id.
 type ListWorkersResponse struct {
 	Workers []Worker `json:"workers"`
+	// NextPageToken, when set, is the page_token of the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // TaskQueue describes a task queue: its backlog and who serves it.

@@ -18,12 +18,17 @@ import (
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.PollActivityTaskRequest	true	"Queues and worker"
 //	@Success		200			{object}	api.ActivityTask
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		429			{object}	api.Problem	"The worker holds too many long polls"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/poll [post]
 func (s *Server) pollActivityTask(c echo.Context) error {
@@ -36,6 +41,14 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
+		return err
+	}
+	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	if err != nil {
+		return err
+	}
+	defer release()
 	defer s.pollers.add(ns, req.TaskQueues, req.WorkerID)()
 
 	keys := make([]string, len(req.TaskQueues))
@@ -72,13 +85,17 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.ActivityHeartbeatRequest	false	"Progress details"
 //	@Success		200			{object}	api.ActivityHeartbeatResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat [post]
 func (s *Server) heartbeatActivityTask(c echo.Context) error {
@@ -109,13 +126,17 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.CompleteActivityTaskRequest	false	"The result"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/complete [post]
 func (s *Server) completeActivityTask(c echo.Context) error {
@@ -144,13 +165,17 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string						true	"Namespace"					default(default)
 //	@Param			token		path		string						true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.FailActivityTaskRequest	true	"The error"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
 func (s *Server) failActivityTask(c echo.Context) error {
@@ -176,13 +201,17 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.AbandonActivityTaskRequest	false	"When to deliver it again"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
 func (s *Server) abandonActivityTask(c echo.Context) error {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,9 +38,19 @@ type AppConfig struct {
 	// attempt-timeout expiry after the App starts and after any sweep
 	// that failed (the database was unreachable), so that workers renew
 	// their locks and deliver the reports they kept through the outage
-	// before anything expires. Default 0: no grace (tether server and
-	// tether dev pass their --outage-grace, 5s by default).
+	// before anything expires. During it the turn fetches do not take
+	// over workflow turns whose lock expired either, so that their retried
+	// acks come first (store.OutageGrace, shared by both; a grace 503
+	// answers for an unreachable database start again too). Default 0: no
+	// grace (tether server and tether dev pass their --outage-grace, 5s by
+	// default).
 	OutageGrace time.Duration
+	// TLS, when set, makes the App serve HTTPS with it (nil: plain HTTP,
+	// for loopback or behind a proxy that terminates TLS).
+	TLS *tls.Config
+	// Retention tunes the job that deletes closed workflows past their
+	// namespace's retention (see RetentionConfig for its defaults).
+	Retention RetentionConfig
 	// WorkerGaugeInterval is how often the workers-by-state gauge
 	// (tether_workers_by_state) is refreshed. Default 10s.
 	WorkerGaugeInterval time.Duration
@@ -147,6 +158,13 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 
 	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics, sweeps: newSweepMetrics()}
+	if cfg.Store.Grace == nil {
+		cfg.Store.Grace = store.NewOutageGrace(cfg.OutageGrace, nil)
+	}
+	if cfg.Store.TurnHistoryEvents <= 0 {
+		// A turn's answer carries at most one history page.
+		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.withDefaults(cfg.Server.BodyLimit).HistoryPageSize
+	}
 	a.store = store.New(pool, cfg.Store)
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
@@ -161,6 +179,9 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	a.ln, err = lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if cfg.TLS != nil {
+		a.ln = tls.NewListener(a.ln, cfg.TLS)
 	}
 	return a, nil
 }
@@ -203,8 +224,11 @@ func (a *App) Run(ctx context.Context) error {
 			a.logger.Error("notification listener stopped", "err", err)
 		}
 	})
-	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, a.cfg.OutageGrace, a.sweeps, a.logger) })
+	grace := a.store.Options().Grace
+	grace.Restart() // the server starts: turns and attempts held through the outage are reported first
+	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, grace, a.sweeps, a.logger) })
 	wg.Go(func() { workerGaugeLoop(bgCtx, a.store, a.metrics, a.cfg.WorkerGaugeInterval, a.logger) })
+	wg.Go(func() { retentionLoop(bgCtx, a.store, a.cfg.Retention, a.logger) })
 	defer func() {
 		stopBackground()
 		wg.Wait()
@@ -235,7 +259,12 @@ func (a *App) Close() error {
 func (a *App) Addr() net.Addr { return a.ln.Addr() }
 
 // URL is the server's base URL, "http://" and the listening address.
-func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
+func (a *App) URL() string {
+	if a.cfg.TLS != nil {
+		return "https://" + a.ln.Addr().String()
+	}
+	return "http://" + a.ln.Addr().String()
+}
 
 // Handler is the HTTP handler Run serves.
 func (a *App) Handler() http.Handler { return a.srv.Handler() }

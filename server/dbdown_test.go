@@ -34,12 +34,16 @@ func TestDatabaseDown_Answers503ProblemWithRetryAfter(t *testing.T) {
 	if _, err := migrations.Up(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	srv := New(store.New(pool, store.Options{}), nil, Config{Metrics: NewMetrics()}, testLogger(t, slog.LevelError))
+	grace := store.NewOutageGrace(time.Hour, nil)
+	srv := New(store.New(pool, store.Options{Grace: grace}), nil, Config{Metrics: NewMetrics()}, testLogger(t, slog.LevelError))
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	e := &env{t: t, srv: srv, ts: ts, base: ts.URL + "/v1/namespaces/default"}
 
 	e.get("/workflows/nobody").want(t, http.StatusNotFound)
+	if grace.Active() {
+		t.Fatal("the outage grace is active before any outage")
+	}
 	if err := cluster.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -77,5 +81,10 @@ func TestDatabaseDown_Answers503ProblemWithRetryAfter(t *testing.T) {
 		if reason := check(r); reason != "connection_refused" {
 			t.Fatalf("reason %q, want connection_refused", reason)
 		}
+	}
+	// The 503s started the outage grace: turns whose lock expired meanwhile
+	// are not taken over before their workers' acks come.
+	if !grace.Active() {
+		t.Fatal("answering 503 for the unreachable database did not start the outage grace")
 	}
 }

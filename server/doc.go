@@ -13,7 +13,12 @@
 //	@description				Tether is a durable workflow engine on PostgreSQL. Workers long-poll this API for workflow turns and activity attempts, run them, and report back; clients start, inspect, signal and cancel workflows.
 //	@description				Every error answer is an RFC 9457 problem document (application/problem+json); validation failures name each bad field in "errors".
 //	@description				Durations are Go duration strings such as "30s"; payloads (input, result, details) are any JSON value.
+//	@description				Unless the server runs with authentication off, every route but /healthz, /readyz, /metrics and the API documents needs an API key: "Authorization: Bearer <key>". A missing or invalid key is 401; a key whose role or namespace does not allow the route is 403.
 //	@BasePath					/
+//	@securityDefinitions.apikey	BearerAuth
+//	@in							header
+//	@name						Authorization
+//	@description				"Bearer <key>", an API key of role worker, client or admin (see docs/security.md).
 //	@schemes					http https
 //	@tag.name					workflows
 //	@tag.description			Start, describe, list, signal, cancel and delete workflow instances; wait for results.
@@ -25,6 +30,10 @@
 //	@tag.description			Worker sessions: heartbeats with a lease, and their state.
 //	@tag.name					task-queues
 //	@tag.description			Task queue backlog and the workers serving it.
+//	@tag.name					namespaces
+//	@tag.description			Create, list, describe and delete namespaces.
+//	@tag.name					api-keys
+//	@tag.description			API keys of a namespace: create (shown once), list, revoke.
 //	@tag.name					system
 //	@tag.description			Health, readiness, metrics and this document.
 package server

@@ -150,6 +150,10 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 			"The server cannot reach its database ("+strings.ReplaceAll(reason, "_", " ")+"); try again after Retry-After.")
 		p.p.Reason = reason
 		p.cause = err
+		// The database is unreachable: the outage grace runs again, so
+		// that workers report what they did meanwhile before anything
+		// they hold expires.
+		s.store.Options().Grace.Restart()
 		return p, true
 	}
 	var pgErr *pgconn.PgError

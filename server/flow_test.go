@@ -381,6 +381,7 @@ func TestClientDisconnectEndsPoll(t *testing.T) {
 		defer close(done)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/workflow-tasks/poll",
 			strings.NewReader(`{"task_queue":"gone","worker_id":"w","wait":"60s"}`))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -625,6 +626,11 @@ var leaseExpiresAt = regexp.MustCompile(`"lease_expires_at":"[^"]*"`)
 // the same history.
 func TestWorkerHeartbeatParity(t *testing.T) {
 	e := newEnv(t, Config{})
+	for _, ns := range []string{"parity-f", "parity-g"} {
+		if _, err := e.store.CreateNamespace(context.Background(), ns, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := Config{BodyLimit: parityBodyLimit, HeartbeatRate: -1}
 	fast := New(e.store, nil, cfg, nil)
 	slow := New(e.store, nil, cfg, nil)

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
 // env is a real server over a real store on a fresh database, served by
 // httptest on a loopback port.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	url   string // database URL
 	pool  *pgxpool.Pool
 	store *store.Store
@@ -41,7 +41,7 @@ type env struct {
 // testLogWriter forwards log lines to the test's log until the test ends.
 type testLogWriter struct {
 	mu   sync.Mutex
-	t    *testing.T
+	t    testing.TB
 	done bool
 }
 
@@ -54,7 +54,12 @@ func (w *testLogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func testLogger(t *testing.T, level slog.Level) *slog.Logger {
+func testLogger(t testing.TB, level slog.Level) *slog.Logger {
+	if _, fuzz := t.(*testing.F); fuzz {
+		// A fuzz target may not call f.Log, and the server logs from
+		// within it.
+		return slog.New(slog.DiscardHandler)
+	}
 	w := &testLogWriter{t: t}
 	t.Cleanup(func() {
 		w.mu.Lock()
@@ -65,7 +70,7 @@ func testLogger(t *testing.T, level slog.Level) *slog.Logger {
 }
 
 // newEnv starts a server with cfg (and a listening hub) on a fresh database.
-func newEnv(t *testing.T, cfg Config) *env {
+func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
 	logger := testLogger(t, slog.LevelWarn)
 	url := pgtest.NewURL(t)
@@ -78,7 +83,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	st := store.New(pool, store.Options{Observer: cfg.Metrics})
+	st := store.New(pool, store.Options{Observer: cfg.Metrics, TurnHistoryEvents: cfg.Limits.HistoryPageSize})
 	connCfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +105,11 @@ func newEnv(t *testing.T, cfg Config) *env {
 		t.Fatal("the hub did not connect")
 	}
 	srv := New(st, hub, cfg, logger)
-	ts := httptest.NewServer(srv.Handler())
+	// Served as Serve serves: its http.Server, its listener wrapper.
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Config = srv.HTTPServer(context.Background())
+	ts.Listener = srv.WrapListener(ts.Listener)
+	ts.Start()
 	t.Cleanup(func() {
 		srv.BeginShutdown()
 		ts.Close()
@@ -118,7 +127,7 @@ type response struct {
 
 // problem decodes the answer as a problem document, failing the test if it
 // is not one with the answer's status.
-func (r response) problem(t *testing.T) api.Problem {
+func (r response) problem(t testing.TB) api.Problem {
 	t.Helper()
 	if ct := r.header.Get("Content-Type"); ct != ProblemContentType {
 		t.Fatalf("status %d: Content-Type %q, want %q; body %s", r.status, ct, ProblemContentType, r.body)
@@ -152,7 +161,7 @@ func (e *env) do(method, url string, body []byte) response {
 	return doCtx(e.t, context.Background(), method, url, body)
 }
 
-func doCtx(t *testing.T, ctx context.Context, method, url string, body []byte) response {
+func doCtx(t testing.TB, ctx context.Context, method, url string, body []byte) response {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -164,7 +173,7 @@ func doCtx(t *testing.T, ctx context.Context, method, url string, body []byte) r
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != nil {
+	if body != nil || method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -195,7 +204,7 @@ func (e *env) get(path string) response {
 }
 
 // want fails the test unless r has status.
-func (r response) want(t *testing.T, status int) response {
+func (r response) want(t testing.TB, status int) response {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)

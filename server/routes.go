@@ -14,6 +14,7 @@ import (
 	echoSwagger "github.com/swaggo/echo-swagger"
 
 	"github.com/tetherhq/tether/openapi"
+	"github.com/tetherhq/tether/server/ui"
 )
 
 // BasePath is the prefix of every route of the REST contract.
@@ -56,32 +57,42 @@ func (s *Server) newEcho() *echo.Echo {
 		},
 	}))
 	e.Use(s.limitBody)
+	e.Use(s.boundRequest)
+	e.Use(s.authorize)
+	e.Use(s.guardRequest)
 
 	// Outside the base.
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
-	e.GET("/openapi.json", s.openapiJSON)
-	e.GET("/openapi.yaml", s.openapiYAML)
+	getAndHead(e, "/healthz", s.healthz)
+	getAndHead(e, "/readyz", s.readyz)
+	getAndHead(e, "/metrics", echo.WrapHandler(s.metrics.Handler()))
+	getAndHead(e, "/openapi.json", s.openapiJSON)
+	getAndHead(e, "/openapi.yaml", s.openapiYAML)
 	docs := echoSwagger.EchoWrapHandler(echoSwagger.URL("/openapi.json"))
 	redirectDocs := func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/docs/index.html")
 	}
-	e.GET("/docs", redirectDocs)
-	e.GET("/docs/", redirectDocs)
-	e.GET("/docs/doc.json", func(c echo.Context) error {
+	getAndHead(e, "/docs", redirectDocs)
+	getAndHead(e, "/docs/", redirectDocs)
+	getAndHead(e, "/docs/doc.json", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/openapi.json")
 	})
-	e.GET("/docs/*", docs)
+	getAndHead(e, "/docs/*", docs)
+	// The web UI, over this server's own public API (package ui). It
+	// authenticates nobody itself: its API calls carry the browser's
+	// credentials and pass authorize like any other request.
+	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger}))
+	getAndHead(e, uiPath, uiHandler)
+	e.POST(uiPath, uiHandler)
 
+	s.namespaceRoutes(e)
 	g := e.Group(BasePath)
 	// Workflows.
 	g.POST("/workflows", s.startWorkflow)
-	g.GET("/workflows", s.listWorkflows)
-	g.GET("/workflows/:instance_id", s.describeWorkflow)
+	getAndHead(g, "/workflows", s.listWorkflows)
+	getAndHead(g, "/workflows/:instance_id", s.describeWorkflow)
 	g.DELETE("/workflows/:instance_id", s.deleteWorkflow)
-	g.GET("/workflows/:instance_id/history", s.workflowHistory)
-	g.GET("/workflows/:instance_id/result", s.workflowResult)
+	getAndHead(g, "/workflows/:instance_id/history", s.workflowHistory)
+	getAndHead(g, "/workflows/:instance_id/result", s.workflowResult)
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	// Workflow tasks.
@@ -96,9 +107,9 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/activity-tasks/:token/abandon", s.abandonActivityTask)
 	// Workers and task queues.
 	g.POST("/workers/heartbeat", s.workerHeartbeat)
-	g.GET("/workers", s.listWorkers)
-	g.GET("/workers/:worker_id", s.getWorker)
-	g.GET("/task-queues/:name", s.describeTaskQueue)
+	getAndHead(g, "/workers", s.listWorkers)
+	getAndHead(g, "/workers/:worker_id", s.getWorker)
+	getAndHead(g, "/task-queues/:name", s.describeTaskQueue)
 	return e
 }
 
@@ -282,3 +293,19 @@ func (s *Server) openapiJSON(c echo.Context) error {
 func (s *Server) openapiYAML(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml", openapi.YAML())
 }
+
+// getAndHead adds a GET route and its HEAD twin: HEAD answers wherever GET does
+// (net/http drops the body).
+func getAndHead(r interface {
+	GET(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
+	HEAD(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
+}, path string, h echo.HandlerFunc) {
+	r.GET(path, h)
+	r.HEAD(path, h)
+}
+
+// uiPath is the route of the web UI's pages and forms. Its requests are
+// HTML pages and HTML forms, not the JSON API: they pass authorize as
+// public and guardRequest lets their form bodies through (the UI checks
+// its own CSRF token; its API calls are checked like any other request).
+const uiPath = ui.Prefix + "*"

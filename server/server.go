@@ -22,8 +22,15 @@ type Config struct {
 	// Addr is the TCP address Start listens on. Default ":7070".
 	Addr string
 	// BodyLimit is the largest request body accepted, in bytes; a larger
-	// one is answered 413. Default 4 MiB.
+	// one is answered 413. Default 4 MiB. Limits.RequestBytes, when set,
+	// takes precedence.
 	BodyLimit int64
+	// Limits bound what one request may carry (payload sizes, nesting,
+	// numbers, commands per turn, page sizes); see Limits.
+	Limits Limits
+	// Timeouts bound how long one request may hold the server (body
+	// read, whole request, long polls per worker); see Timeouts.
+	Timeouts Timeouts
 	// DefaultWait is a long poll's wait when the request gives none.
 	// Default 30s.
 	DefaultWait time.Duration
@@ -46,6 +53,8 @@ type Config struct {
 	// Retry-After. Defaults 10/s and 50. A negative rate disables the limit.
 	HeartbeatRate  float64
 	HeartbeatBurst int
+	// Auth is the authentication of requests (API keys) and its caches.
+	Auth AuthConfig
 }
 
 // Limits of request fields, fixed by the REST contract.
@@ -65,6 +74,9 @@ func (c Config) withDefaults() Config {
 	if c.BodyLimit <= 0 {
 		c.BodyLimit = 4 << 20
 	}
+	c.Limits = c.Limits.withDefaults(c.BodyLimit)
+	c.BodyLimit = c.Limits.RequestBytes
+	c.Timeouts = c.Timeouts.withDefaults()
 	if c.MaxWait <= 0 {
 		c.MaxWait = 60 * time.Second
 	}
@@ -86,6 +98,7 @@ func (c Config) withDefaults() Config {
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = 2 * time.Second
 	}
+	c.Auth = c.Auth.withDefaults()
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics()
 	}
@@ -110,6 +123,17 @@ type Server struct {
 	pollers  *pollerSet
 	limiter  *heartbeatLimiter
 	reqIDs   *requestIDs
+	// rules, keys and namespaces serve the authorize middleware (auth.go).
+	rules      map[ruleKey]routeRule
+	keys       *keyCache
+	namespaces *namespaceCache
+	owners     *ownerCache
+	// startLimiter and keyBeatLimiter limit starts and heartbeats per API
+	// key (auth.go).
+	startLimiter   *heartbeatLimiter
+	keyBeatLimiter *heartbeatLimiter
+	schemas        schemaCache
+	polls          pollSlots
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
@@ -132,17 +156,23 @@ func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *S
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		store:    st,
-		hub:      hub,
-		cfg:      cfg,
-		logger:   logger,
-		validate: newValidator(),
-		metrics:  cfg.Metrics,
-		pollers:  newPollerSet(),
-		limiter:  newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
-		reqIDs:   newRequestIDs(),
-		shutdown: make(chan struct{}),
+		store:          st,
+		hub:            hub,
+		cfg:            cfg,
+		logger:         logger,
+		validate:       newValidator(),
+		metrics:        cfg.Metrics,
+		pollers:        newPollerSet(),
+		limiter:        newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
+		reqIDs:         newRequestIDs(),
+		shutdown:       make(chan struct{}),
+		rules:          routeRules(),
+		owners:         newOwnerCache(),
+		startLimiter:   newHeartbeatLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
+		keyBeatLimiter: newHeartbeatLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
 	}
+	s.keys = newKeyCache(cfg.Auth.CacheTTL, st.LookupAPIKey)
+	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, st.NamespaceNames)
 	if hub != nil {
 		if err := s.metrics.registerHub(hub); err != nil {
 			logger.Warn("server: hub metrics not registered", "err", err)
@@ -194,20 +224,34 @@ func (s *Server) Start(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
+// HTTPServer returns the http.Server that Serve runs: the server's
+// handler and its time bounds (ReadHeaderTimeout, IdleTimeout), with
+// request contexts derived from ctx but not canceled with it. Serve it on
+// a listener wrapped by WrapListener.
+func (s *Server) HTTPServer(ctx context.Context) *http.Server {
+	return &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+}
+
+// WrapListener returns ln with its connections' own net/http error
+// answers (a malformed percent-escape in the path, a bad request line,
+// headers too large) rewritten as problem documents.
+func (s *Server) WrapListener(ln net.Listener) net.Listener { return problemListener{ln} }
+
 // Serve serves HTTP on ln until ctx is done, then shuts down gracefully:
 // long polls answer 204 at once, requests in flight are drained for at
 // most Config.ShutdownTimeout, and Serve returns nil. It returns an error
 // if serving fails or the drain times out. Serve closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.echo,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := s.HTTPServer(ctx)
 	errCh := make(chan error, 1)
-	go func() { errCh <- srv.Serve(ln) }()
+	go func() { errCh <- srv.Serve(s.WrapListener(ln)) }()
 	s.logger.Info("server: listening", "addr", ln.Addr().String())
 
 	select {

@@ -54,7 +54,10 @@ func (m *sweepMetrics) record(r store.SweepResult) {
 
 // sweepLoop runs a sweeper pass every interval until ctx is done. Errors
 // are logged (a failure repeated is logged again at most once a minute).
-func sweepLoop(ctx context.Context, st *store.Store, interval, grace time.Duration, m *sweepMetrics, logger *slog.Logger) {
+// A pass within grace (the store's outage grace, started when the App
+// runs) holds expiry; a failed pass starts the grace again, and so does
+// the first pass after it.
+func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, grace *store.OutageGrace, m *sweepMetrics, logger *slog.Logger) {
 	if interval <= 0 {
 		interval = time.Second
 	}
@@ -62,7 +65,6 @@ func sweepLoop(ctx context.Context, st *store.Store, interval, grace time.Durati
 	defer t.Stop()
 	var lastErr string
 	var lastLogged time.Time
-	holdUntil := time.Now().Add(grace)
 	failed := false
 	for {
 		select {
@@ -71,14 +73,15 @@ func sweepLoop(ctx context.Context, st *store.Store, interval, grace time.Durati
 		case <-t.C:
 		}
 		if failed {
-			holdUntil = time.Now().Add(grace)
+			grace.Restart()
 		}
-		res, err := st.SweepWith(ctx, store.SweepOptions{HoldExpiry: time.Now().Before(holdUntil)})
+		res, err := st.SweepWith(ctx, store.SweepOptions{HoldExpiry: grace.Active()})
 		failed = err != nil
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
+			grace.Restart()
 			m.passes.WithLabelValues("error").Inc()
 			if msg := err.Error(); msg != lastErr || time.Since(lastLogged) > time.Minute {
 				logger.Error("sweeper pass failed", "err", err)

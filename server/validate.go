@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -311,9 +312,11 @@ func (b *binder) durationRange(field string, d api.Duration, def, lo, hi time.Du
 }
 
 // body decodes the JSON body into dst (a pointer to a struct) and
-// validates it. An empty body is taken as {}. Unknown fields, malformed
-// JSON, wrong types and trailing data are problems; a body over the limit
-// is answered 413.
+// validates it. An empty body is taken as {}. The strict scan runs first
+// (strictjson.go: duplicate and case-variant members, nesting, payload
+// sizes and numbers); then unknown fields, malformed JSON, wrong types and
+// trailing data are problems. A body or payload over its limit is
+// answered 413, a body that does not arrive in time 408.
 func (b *binder) body(dst any) {
 	data, err := io.ReadAll(b.c.Request().Body)
 	if err != nil {
@@ -322,11 +325,23 @@ func (b *binder) body(dst any) {
 			b.fatal = bodyTooLargeProblem(mbe.Limit)
 			return
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			b.fatal = bodyTimeoutProblem(b.s.cfg.Timeouts.BodyRead)
+			return
+		}
 		b.add("body", "could not be read: %v", err)
 		return
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
+	}
+	if p := strictScan(data, b.s.schemas.of(reflect.TypeOf(dst)), &b.s.cfg.Limits); p != nil {
+		if p.status == http.StatusRequestEntityTooLarge {
+			b.fatal = payloadTooLargeProblem(p.field, p.message)
+			return
+		}
+		b.add(p.field, "%s", p.message)
+		return
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

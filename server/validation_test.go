@@ -320,6 +320,7 @@ func TestOversizedBody(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.ContentLength = -1
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

@@ -19,12 +19,16 @@ import (
 //	@Tags			workers
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.WorkerHeartbeatRequest	true	"The worker"
 //	@Success		200			{object}	api.WorkerHeartbeatResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key"
+//	@Failure		403			{object}	api.Problem	"The key may not do this, or the worker session is another key's (or session secret's)"
 //	@Failure		410			{object}	api.Problem	"Worker cleaned up"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		429			{object}	api.Problem	"Heartbeats too frequent (see Retry-After)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workers/heartbeat [post]
@@ -41,6 +45,12 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		}
 		req = *general
 	}
+	// Checked before the rate limit: another caller must not spend this
+	// worker's tokens.
+	owner := callerOwner(c)
+	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, owner, false); err != nil {
+		return err
+	}
 	waits := wait > 0 && s.hub != nil && !req.Shutdown
 	ok, retry, refund := s.limiter.allow(ns, req.WorkerID, time.Now(), waits)
 	if !ok {
@@ -49,7 +59,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if !waits {
-		resp, err := s.store.WorkerHeartbeat(ctx, ns, req)
+		resp, err := s.heartbeatAs(ctx, ns, owner, &req)
 		if err != nil {
 			return err
 		}
@@ -61,7 +71,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	// after it is not missed.
 	w := s.hub.Register(store.WorkerCancelKey(ns, req.WorkerID))
 	defer w.Close()
-	resp, err := s.store.WorkerHeartbeat(ctx, ns, req)
+	resp, err := s.heartbeatAs(ctx, ns, owner, &req)
 	if err != nil {
 		return err
 	}
@@ -89,7 +99,7 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	resp, err = s.store.WorkerHeartbeat(ctx, ns, req)
+	resp, err = s.heartbeatAs(ctx, ns, owner, &req)
 	if err != nil {
 		return err
 	}
@@ -173,20 +183,27 @@ func heartbeatAnswer(r store.HeartbeatResult) api.WorkerHeartbeatResponse {
 //	@Summary	List worker sessions
 //	@Tags		workers
 //	@Produce	json,application/problem+json
-//	@Param		namespace	path		string	true	"Namespace"	default(default)
-//	@Param		state		query		string	false	"Only workers in this state"	Enums(active, inactive, cleaned_up)
+//	@Security	BearerAuth
+//	@Param		namespace	path		string	true	"Namespace"										default(default)
+//	@Param		state		query		string	false	"Only workers in this state"					Enums(active, inactive, cleaned_up)
+//	@Param		page_size	query		int		false	"Workers per page (default 100, at most 1000)"	minimum(1)	maximum(1000)
+//	@Param		page_token	query		string	false	"next_page_token of the previous page"
 //	@Success	200			{object}	api.ListWorkersResponse
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workers [get]
 func (s *Server) listWorkers(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
 	state := b.query("state", tagWorkerState)
+	size := b.queryInt("page_size", defaultListPageSize, 1, maxListLimit)
+	token := b.query("page_token", tagPageToken)
 	if err := b.err(); err != nil {
 		return err
 	}
-	ws, err := s.store.ListWorkers(c.Request().Context(), ns, state)
+	ws, next, err := s.store.ListWorkers(c.Request().Context(), ns, state, token, int32(size))
 	if err != nil {
 		return err
 	}
@@ -196,7 +213,7 @@ func (s *Server) listWorkers(c echo.Context) error {
 	for i := range ws {
 		normalizeWorker(&ws[i])
 	}
-	return c.JSON(http.StatusOK, api.ListWorkersResponse{Workers: ws})
+	return c.JSON(http.StatusOK, api.ListWorkersResponse{Workers: ws, NextPageToken: next})
 }
 
 func normalizeWorker(w *api.Worker) {
@@ -213,10 +230,13 @@ func normalizeWorker(w *api.Worker) {
 //	@Summary	Describe a worker session
 //	@Tags		workers
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace	path		string	true	"Namespace"	default(default)
 //	@Param		worker_id	path		string	true	"Worker id"
 //	@Success	200			{object}	api.Worker
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404			{object}	api.Problem	"Unknown worker"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workers/{worker_id} [get]
@@ -241,10 +261,13 @@ func (s *Server) getWorker(c echo.Context) error {
 //	@Description	Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
 //	@Tags			task-queues
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string	true	"Namespace"	default(default)
 //	@Param			name		path		string	true	"Task queue name"
 //	@Success		200			{object}	api.TaskQueue
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/task-queues/{name} [get]
 func (s *Server) describeTaskQueue(c echo.Context) error {

@@ -18,12 +18,17 @@ import (
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.PollWorkflowTaskRequest	true	"Queue and worker"
 //	@Success		200			{object}	api.WorkflowTask
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		429			{object}	api.Problem	"The worker holds too many long polls"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/poll [post]
 func (s *Server) pollWorkflowTask(c echo.Context) error {
@@ -36,6 +41,14 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
+		return err
+	}
+	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	if err != nil {
+		return err
+	}
+	defer release()
 	defer s.pollers.add(ns, []string{req.TaskQueue}, req.WorkerID)()
 
 	var task *api.WorkflowTask
@@ -75,13 +88,17 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string							true	"Namespace"	default(default)
 //	@Param			token		path		string							true	"Lock token of the turn (the poll's lock_token)"
 //	@Param			request		body		api.CompleteWorkflowTaskRequest	true	"The turn's commands"
 //	@Success		200			{object}	api.CompleteWorkflowTaskResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request (naming the bad command field)"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost, or unhandled signals"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/complete [post]
 func (s *Server) completeWorkflowTask(c echo.Context) error {
@@ -90,6 +107,9 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	token := b.turnToken()
 	var req api.CompleteWorkflowTaskRequest
 	b.body(&req)
+	if n := s.cfg.Limits.CommandsPerTurn; len(req.Commands) > n && !b.has("commands") {
+		b.add("commands", "must have at most %d items", n)
+	}
 	if e := req.EagerActivities; e != nil {
 		e.LockFor = api.Duration(b.durationRange("eager_activities.lock_for", e.LockFor, defaultActivityLockFor, minLockFor, maxLockFor))
 	}
@@ -110,13 +130,17 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			token		path		string						true	"Lock token of the turn (the poll's lock_token)"
 //	@Param			request		body		api.FailWorkflowTaskRequest	true	"What went wrong"
 //	@Success		200			{object}	api.Empty
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/fail [post]
 func (s *Server) failWorkflowTask(c echo.Context) error {

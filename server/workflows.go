@@ -19,8 +19,11 @@ const (
 	tagPageToken    = "omitempty,max=1024,printascii"
 )
 
-// Page size bounds of GET /workflows (0 lets the store choose).
-const maxListLimit = 1000
+// Page size bounds of the lists, GET /workflows and GET /workers.
+const (
+	defaultListPageSize = 100
+	maxListLimit        = 1000
+)
 
 // startWorkflow godoc
 //
@@ -29,12 +32,16 @@ const maxListLimit = 1000
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.StartWorkflowRequest	true	"The workflow to start"
 //	@Success		201			{object}	api.StartWorkflowResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"A running instance has this id"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows [post]
 func (s *Server) startWorkflow(c echo.Context) error {
@@ -59,10 +66,13 @@ func (s *Server) startWorkflow(c echo.Context) error {
 //	@Summary	Describe a workflow instance
 //	@Tags		workflows
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace	path		string	true	"Namespace"	default(default)
 //	@Param		instance_id	path		string	true	"Instance id"
 //	@Success	200			{object}	api.Workflow
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404			{object}	api.Problem	"Unknown instance"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workflows/{instance_id} [get]
@@ -83,16 +93,20 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 // listWorkflows godoc
 //
 //	@Summary		List workflow instances
-//	@Description	Newest first, a page at a time: pass next_page_token back as page_token.
+//	@Description	Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
-//	@Param			namespace		path		string	true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace		path		string	true	"Namespace"						default(default)
 //	@Param			status			query		string	false	"Only instances of this status"	Enums(running, completed, failed, canceled, terminated)
 //	@Param			workflow_type	query		string	false	"Only instances of this workflow type"
-//	@Param			limit			query		int		false	"Page size (1-1000; default chosen by the server)"	minimum(1)	maximum(1000)
+//	@Param			page_size		query		int		false	"Page size (default 100, at most 1000)"	minimum(1)	maximum(1000)
+//	@Param			limit			query		int		false	"Former name of page_size"				minimum(1)	maximum(1000)
 //	@Param			page_token		query		string	false	"next_page_token of the previous page"
 //	@Success		200				{object}	api.ListWorkflowsResponse
 //	@Failure		400				{object}	api.Problem	"Invalid request"
+//	@Failure		401				{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403				{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500				{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows [get]
 func (s *Server) listWorkflows(c echo.Context) error {
@@ -101,8 +115,11 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	f := store.ListFilter{
 		Status:       b.query("status", tagStatus),
 		WorkflowType: b.query("workflow_type", tagOptionalName),
-		Limit:        int32(b.queryInt("limit", 0, 1, maxListLimit)),
+		Limit:        int32(b.queryInt("limit", defaultListPageSize, 1, maxListLimit)),
 		PageToken:    b.query("page_token", tagPageToken),
+	}
+	if c.QueryParam("page_size") != "" {
+		f.Limit = int32(b.queryInt("page_size", defaultListPageSize, 1, maxListLimit))
 	}
 	if err := b.err(); err != nil {
 		return err
@@ -122,11 +139,16 @@ func (s *Server) listWorkflows(c echo.Context) error {
 //	@Summary	An execution's history
 //	@Tags		workflows
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace		path		string	true	"Namespace"	default(default)
 //	@Param		instance_id		path		string	true	"Instance id"
-//	@Param		execution_id	query		int		false	"Execution (default: the current one)"	minimum(1)
+//	@Param		execution_id	query		int		false	"Execution (default: the current one)"			minimum(1)
+//	@Param		page_size		query		int		false	"Events per page (default 1000, at most 10000)"	minimum(1)
+//	@Param		page_token		query		string	false	"next_page_token of the previous page"
 //	@Success	200				{object}	api.HistoryResponse
 //	@Failure	400				{object}	api.Problem	"Invalid request"
+//	@Failure	401				{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403				{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404				{object}	api.Problem	"Unknown instance or execution"
 //	@Failure	500				{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workflows/{instance_id}/history [get]
@@ -135,10 +157,13 @@ func (s *Server) workflowHistory(c echo.Context) error {
 	ns := b.namespace()
 	id := b.param("instance_id", tagName)
 	exec := b.queryInt("execution_id", 0, 1, 1<<62)
+	lim := s.cfg.Limits
+	size := b.queryInt("page_size", int64(lim.HistoryPageSize), 1, int64(lim.MaxHistoryPageSize))
+	token := b.query("page_token", tagPageToken)
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.History(c.Request().Context(), ns, id, exec)
+	resp, err := s.store.HistoryPage(c.Request().Context(), ns, id, exec, token, int32(size))
 	if err != nil {
 		return err
 	}
@@ -154,12 +179,15 @@ func (s *Server) workflowHistory(c echo.Context) error {
 //	@Description	Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string	true	"Namespace"	default(default)
 //	@Param			instance_id	path		string	true	"Instance id"
 //	@Param			wait		query		string	false	"How long to wait (Go duration, 0s … 60s)"	default(30s)
 //	@Success		200			{object}	api.Workflow
 //	@Success		204			"Still running"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/result [get]
@@ -201,13 +229,17 @@ func (s *Server) workflowResult(c echo.Context) error {
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			instance_id	path		string						true	"Instance id"
 //	@Param			request		body		api.CancelWorkflowRequest	false	"Why"
 //	@Success		202			{object}	api.Accepted
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
-//	@Failure		413			{object}	api.Problem	"Body too large"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/cancel [post]
 func (s *Server) cancelWorkflow(c echo.Context) error {
@@ -232,15 +264,19 @@ func (s *Server) cancelWorkflow(c echo.Context) error {
 //	@Tags		workflows
 //	@Accept		json
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace	path		string				true	"Namespace"	default(default)
 //	@Param		instance_id	path		string				true	"Instance id"
 //	@Param		name		path		string				true	"Signal name"
 //	@Param		request		body		api.SignalRequest	false	"The signal's input"
 //	@Success	202			{object}	api.Accepted
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404			{object}	api.Problem	"Unknown instance"
 //	@Failure	409			{object}	api.Problem	"The instance is not running"
-//	@Failure	413			{object}	api.Problem	"Body too large"
+//	@Failure	413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure	415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} [post]
 func (s *Server) signalWorkflow(c echo.Context) error {
@@ -265,11 +301,14 @@ func (s *Server) signalWorkflow(c echo.Context) error {
 //	@Description	Deletes the instance with its history and messages. A running instance needs force=true, which flags its outstanding activities cancelled.
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path	string	true	"Namespace"	default(default)
 //	@Param			instance_id	path	string	true	"Instance id"
 //	@Param			force		query	bool	false	"Delete even a running instance"
 //	@Success		204			"Deleted"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
 //	@Failure		409			{object}	api.Problem	"Still running (use force=true)"
 //	@Failure		500			{object}	api.Problem

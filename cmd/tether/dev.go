@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +11,14 @@ import (
 )
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	o, logger, err := parseServe("tether dev", args, stderr)
+	var withAuth bool
+	o, logger, err := parseServe("tether dev", args, stderr, func(fs *flag.FlagSet, o *serveOptions) {
+		o.auth.devFlags(fs, &withAuth)
+	})
+	var devKey string
+	if err == nil {
+		o.addr = o.auth.devSetup(o.addrSet, o.addr, withAuth, &devKey)
+	}
 	if err != nil {
 		return err
 	}
@@ -31,13 +39,22 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	}
 
 	return serve(ctx, o, logger, func(addr net.Addr) {
-		printBanner(stdout, addr, o.databaseURL, throwaway)
+		printBanner(stdout, addr, o.databaseURL, throwaway, devKey, o.auth.tlsCert != "")
 	})
 }
 
 // printBanner tells the developer where the server is and how to use it.
-func printBanner(w io.Writer, addr net.Addr, databaseURL string, throwaway bool) {
+// With an API key (dev --auth), the curl commands send it.
+func printBanner(w io.Writer, addr net.Addr, databaseURL string, throwaway bool, key string, https bool) {
 	base := "http://" + displayAddr(addr)
+	if https {
+		base = "https://" + displayAddr(addr)
+	}
+	keyLines, header := "", ""
+	if key != "" {
+		keyLines = fmt.Sprintf("    API key   %s\n              (admin of every namespace: export TETHER_API_KEY=%s)\n", key, key)
+		header = ` -H "Authorization: Bearer $TETHER_API_KEY"`
+	}
 	db := databaseURL
 	if throwaway {
 		db += "  (throwaway: removed on exit)"
@@ -45,18 +62,19 @@ func printBanner(w io.Writer, addr net.Addr, databaseURL string, throwaway bool)
 	fmt.Fprintf(w, `
   Tether dev server
     API       %[1]s/v1/namespaces/default
+    UI        %[1]s/ui/
     Docs      %[1]s/docs
     Metrics   %[1]s/metrics
     Database  %[2]s
-
+%[3]s
   Try it:
-    curl -s -X POST %[1]s/v1/namespaces/default/workflows \
-      -d '{"workflow_type":"Hello","task_queue":"demo","input":{"name":"world"}}'
-    curl -s %[1]s/v1/namespaces/default/workflows
+    curl -s%[4]s -X POST %[1]s/v1/namespaces/default/workflows \
+      -H 'Content-Type: application/json' -d '{"workflow_type":"Hello","task_queue":"demo","input":{"name":"world"}}'
+    curl -s%[4]s %[1]s/v1/namespaces/default/workflows
 
   Press Ctrl-C to stop.
 
-`, base, db)
+`, base, db, keyLines, header)
 }
 
 // displayAddr turns a listening address into one a browser can reach

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"log/slog"
 	"net"
@@ -152,6 +153,35 @@ func TestDisplayAddr(t *testing.T) {
 		}
 		if got := displayAddr(a); got != want {
 			t.Errorf("displayAddr(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestDevAddr checks that tether dev listens on loopback unless --addr or
+// $TETHER_ADDR says otherwise.
+func TestDevAddr(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{nil, "", "127.0.0.1:7070"},
+		{[]string{"--addr", ":9000"}, "", ":9000"},
+		{[]string{"--addr", "0.0.0.0:7070"}, "", "0.0.0.0:7070"},
+		{nil, ":8000", ":8000"},
+	} {
+		fs := flag.NewFlagSet("tether dev", flag.ContinueOnError)
+		var o serveOptions
+		t.Setenv(envAddr, tc.env)
+		o.flags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		addrSet := false
+		fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+		var key string
+		if got := o.auth.devSetup(addrSet, o.addr, false, &key); got != tc.want {
+			t.Errorf("args %q env %q: addr %q, want %q", tc.args, tc.env, got, tc.want)
 		}
 	}
 }

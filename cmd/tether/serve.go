@@ -53,6 +53,16 @@ type serveOptions struct {
 	statsMinRows   int64
 	heartbeatRate  float64
 	heartbeatBurst int
+	// auth: API keys and TLS (auth.go)
+	auth authOptions
+	// addrSet: --addr was given on the command line.
+	addrSet bool
+	// retention: the retention job (retention.go)
+	retention server.RetentionConfig
+	// limits and timeouts: the request bounds (server.Limits,
+	// server.Timeouts); a zero field takes the server's default.
+	limits   server.Limits
+	timeouts server.Timeouts
 }
 
 // flags declares the serve flags on fs, with defaults from the environment.
@@ -72,6 +82,16 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cleanupDelay, "worker-cleanup-delay", 60*time.Minute, "how long an inactive worker is kept before it is cleaned up")
 	fs.Float64Var(&o.heartbeatRate, "heartbeat-rate", 10, "heartbeats per second allowed per worker (negative: no limit)")
 	fs.IntVar(&o.heartbeatBurst, "heartbeat-burst", 50, "heartbeat burst allowed per worker")
+	fs.DurationVar(&o.retention.Interval, "retention-interval", time.Minute, "how often the retention job deletes closed workflows past their namespace's retention (negative: never)")
+	fs.IntVar(&o.retention.Batch, "retention-batch", 500, "most workflows the retention job deletes in one statement")
+	fs.IntVar(&o.limits.PayloadBytes, "payload-limit", 1<<20, "largest payload (input, result, details...) accepted, in bytes, as sent")
+	fs.IntVar(&o.limits.Depth, "depth-limit", 64, "deepest nesting of arrays and objects accepted in a request body")
+	fs.IntVar(&o.limits.CommandsPerTurn, "commands-per-turn", 10000, "most commands a workflow turn may carry")
+	fs.IntVar(&o.limits.HistoryPageSize, "history-page-size", 1000, "default events per history page, and the most history a workflow-task poll answer carries (the rest by page token)")
+	fs.IntVar(&o.limits.MaxHistoryPageSize, "max-history-page-size", 10000, "largest page_size a history request may ask for")
+	fs.DurationVar(&o.timeouts.BodyRead, "body-read-timeout", 30*time.Second, "longest the reading of a request body may take, from the end of its headers (408 past it)")
+	fs.DurationVar(&o.timeouts.Request, "request-timeout", 30*time.Second, "longest a request may take, database work included (a long poll: its wait plus this); 503 past it")
+	fs.IntVar(&o.timeouts.PollsPerWorker, "polls-per-worker", 64, "most long polls one worker_id may hold open at once on this replica (429 past it)")
 	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
@@ -119,21 +139,26 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 }
 
 // parseServe parses the flags of `tether server` or `tether dev` (name)
-// and builds the logger they ask for.
-func parseServe(name string, args []string, stderr io.Writer) (serveOptions, *slog.Logger, error) {
+// and builds the logger they ask for. authFlags declares the command's own
+// authentication flags.
+func parseServe(name string, args []string, stderr io.Writer, authFlags func(*flag.FlagSet, *serveOptions)) (serveOptions, *slog.Logger, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o serveOptions
 	o.flags(fs)
+	authFlags(fs, &o)
 	if err := parseFlags(fs, args); err != nil {
 		return o, nil, err
 	}
+	fs.Visit(func(f *flag.Flag) { o.addrSet = o.addrSet || f.Name == "addr" })
 	logger, err := newLogger(stderr, o.logLevel, o.logFormat)
 	return o, logger, err
 }
 
 func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, logger, err := parseServe("tether server", args, stderr)
+	o, logger, err := parseServe("tether server", args, stderr, func(fs *flag.FlagSet, o *serveOptions) {
+		o.auth.serverFlags(fs)
+	})
 	if err != nil {
 		return err
 	}
@@ -155,8 +180,18 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	if o.minLease < 0 || effMax < o.minLease {
 		return fmt.Errorf("bad lease bounds: --min-lease %s, --max-lease %s", o.minLease, o.maxLease)
 	}
-	app, err := server.NewApp(ctx, o.appConfig(logger))
+	tlsCfg, err := o.auth.tlsConfig()
 	if err != nil {
+		return err
+	}
+	cfg := o.appConfig(logger)
+	cfg.TLS = tlsCfg
+	app, err := server.NewApp(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := o.auth.prepare(ctx, app.Store(), logger); err != nil {
+		app.Close()
 		return err
 	}
 	if ready != nil {
@@ -179,7 +214,11 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 			ShutdownTimeout: o.shutdown,
 			HeartbeatRate:   o.heartbeatRate,
 			HeartbeatBurst:  o.heartbeatBurst,
+			Auth:            o.auth.config(),
+			Limits:          o.limits,
+			Timeouts:        o.timeouts,
 		},
+		Retention: o.retention,
 		Store: store.Options{
 			MaxDeliveries: int32(o.maxDeliveries),
 			MinLease:      o.minLease,

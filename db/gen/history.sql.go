@@ -128,3 +128,59 @@ func (q *Queries) GetHistory(ctx context.Context, arg GetHistoryParams) ([]GetHi
 	}
 	return items, nil
 }
+
+const getHistoryPage = `-- name: GetHistoryPage :many
+SELECT event_id, kind, payload, created_at FROM history
+WHERE namespace = $1 AND instance_id = $2 AND execution_id = $3
+  AND event_id > $4::bigint
+ORDER BY event_id
+LIMIT $5::int
+`
+
+type GetHistoryPageParams struct {
+	Namespace    string
+	InstanceID   string
+	ExecutionID  int64
+	AfterEventID int64
+	PageSize     int32
+}
+
+type GetHistoryPageRow struct {
+	EventID   int64
+	Kind      string
+	Payload   []byte
+	CreatedAt time.Time
+}
+
+// One page of an execution's history: up to page_size events after
+// after_event_id, in order.
+func (q *Queries) GetHistoryPage(ctx context.Context, arg GetHistoryPageParams) ([]GetHistoryPageRow, error) {
+	rows, err := q.db.Query(ctx, getHistoryPage,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.ExecutionID,
+		arg.AfterEventID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []GetHistoryPageRow{}
+	for rows.Next() {
+		var i GetHistoryPageRow
+		if err := rows.Scan(
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

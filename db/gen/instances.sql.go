@@ -199,7 +199,7 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 const getLockedInstance = `-- name: GetLockedInstance :one
 SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
-  AND lock_token = $3 AND locked_until > now()
+  AND lock_token = $3
 FOR UPDATE
 `
 
@@ -214,8 +214,9 @@ type GetLockedInstanceRow struct {
 	TxTime   time.Time
 }
 
-// The ack's first step: the instance whose lock the token still holds, and
-// the transaction's time (what now() is in every statement of the ack).
+// The ack's first step: the instance whose lock the token still holds
+// (expired or not: see GetLockedTurns), and the transaction's time (what
+// now() is in every statement of the ack).
 func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstanceParams) (GetLockedInstanceRow, error) {
 	row := q.db.QueryRow(ctx, getLockedInstance, arg.Namespace, arg.InstanceID, arg.LockToken)
 	var i GetLockedInstanceRow
@@ -294,7 +295,6 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
 FROM instances
 WHERE instances.namespace = $2 AND instances.instance_id = ANY($3::text[])
   AND instances.lock_token = ($1::jsonb -> instances.instance_id ->> 'lock_token')::uuid
-  AND instances.locked_until > now()
 ORDER BY instances.instance_id
 FOR UPDATE
 `
@@ -324,7 +324,12 @@ type GetLockedTurnsRow struct {
 // scheduled in this execution), and the timers named in
 // turns[instance_id].timer_ids whose TimerFired message of the execution
 // waits in the queue, not consumed by the turn (pending_timers: the ones a
-// cancel_timer still cancels). A turn whose lock is lost has no row.
+// cancel_timer still cancels). A turn whose lock is lost has no row: the
+// token no longer the instance's, because the turn was acknowledged or
+// failed, or another worker took it (a poll or an eager turn gives the
+// instance a new token). locked_until is not checked: an ack that comes
+// after its lock expired — a worker that ran the turn through a server
+// or database outage — is accepted as long as nobody took the turn.
 // Instances are found by key (= ANY of the ids), whatever the statistics
 // of the table say.
 func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) ([]GetLockedTurnsRow, error) {
@@ -381,7 +386,13 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 }
 
 const listInstances = `-- name: ListInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
+  NULL::jsonb AS input, NULL::jsonb AS result, (error - 'details' - 'stack')::jsonb AS error,
+  next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason,
+  execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id,
+  task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
+  created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id
+FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow_type = $3::text)
@@ -400,10 +411,43 @@ type ListInstancesParams struct {
 	MaxRows       int32
 }
 
+type ListInstancesRow struct {
+	Namespace         string
+	InstanceID        string
+	WorkflowType      string
+	TaskQueue         string
+	Status            string
+	ExecutionID       int64
+	Input             []byte
+	Result            []byte
+	Error             []byte
+	NextEventID       int64
+	NextActivityID    int64
+	NextTimerID       int64
+	CancelRequested   bool
+	CancelReason      *string
+	ExecutionTimeout  pgtype.Interval
+	ExecutionDeadline *time.Time
+	LockToken         *uuid.UUID
+	LockedUntil       *time.Time
+	LockedBy          *string
+	StickyWorkerID    *string
+	TaskFailures      int32
+	LastTaskError     []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CompletedAt       *time.Time
+	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+}
+
 // Keyset paging, newest first. "created_at IS NOT NULL" always holds; it
 // is the predicate of instances_list (see migration 00003), stated so that
-// this query, and no key lookup, can use that index.
-func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([]Instance, error) {
+// this query, and no key lookup, can use that index. A list shows
+// summaries: the payloads (input, result, errors' details and stacks) are
+// left in the table, so that listing never renders them.
+func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([]ListInstancesRow, error) {
 	rows, err := q.db.Query(ctx, listInstances,
 		arg.Namespace,
 		arg.Status,
@@ -416,9 +460,9 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Instance{}
+	items := []ListInstancesRow{}
 	for rows.Next() {
-		var i Instance
+		var i ListInstancesRow
 		if err := rows.Scan(
 			&i.Namespace,
 			&i.InstanceID,
@@ -473,7 +517,9 @@ WITH inst AS (
             FROM orchestrator_queue q
             WHERE q.namespace = $4 AND q.task_queue = $5 AND q.visible_at <= now()
               AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() OR ix.build_id NOT IN ('', $3::text) FROM instances ix
+                  SELECT ix.locked_until >= now() OR ($6::boolean AND ix.locked_until IS NOT NULL)
+                         OR ix.build_id NOT IN ('', $3::text)
+                  FROM instances ix
                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
             ORDER BY q.visible_at
             LIMIT 1000
@@ -483,7 +529,7 @@ WITH inst AS (
             FROM instances i2
             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR i2.locked_until < now())
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $6::boolean))
               AND (i2.build_id IS NULL OR i2.build_id IN ('', $3::text))
             FOR UPDATE SKIP LOCKED
         ) c
@@ -498,7 +544,7 @@ WITH inst AS (
         SELECT q.id FROM orchestrator_queue q, inst i3
         WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
         ORDER BY q.id
-        LIMIT $6
+        LIMIT $7
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
@@ -524,6 +570,7 @@ type LockNextTurnParams struct {
 	BuildID     string
 	Namespace   string
 	TaskQueue   string
+	HoldExpired bool
 	MaxMessages int32
 }
 
@@ -578,6 +625,11 @@ type LockNextTurnRow struct {
 // fetching worker's, ” for none): an execution takes the build id of the
 // worker that fetches its first turn, and later turns go only to workers
 // of that build id — to any worker when it is ”.
+// With hold_expired (the server's outage grace: after it started, and
+// after the database was unreachable) an instance whose lock expired is no
+// candidate either: the worker that holds its turn may have run it through
+// the outage, and its retried ack, which the token still matching lets
+// through (GetLockedTurns), comes within the grace.
 func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (LockNextTurnRow, error) {
 	row := q.db.QueryRow(ctx, lockNextTurn,
 		arg.LockMs,
@@ -585,6 +637,7 @@ func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (Loc
 		arg.BuildID,
 		arg.Namespace,
 		arg.TaskQueue,
+		arg.HoldExpired,
 		arg.MaxMessages,
 	)
 	var i LockNextTurnRow
@@ -634,7 +687,7 @@ WITH inst AS (
         SELECT ix.namespace, ix.instance_id FROM instances ix
         WHERE ix.namespace = $4 AND ix.instance_id = $5
           AND ix.task_queue = $6 AND ix.status = 'running'
-          AND (ix.locked_until IS NULL OR ix.locked_until < now())
+          AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $7::boolean))
           AND (ix.build_id IS NULL OR ix.build_id IN ('', $3::text))
           AND NOT EXISTS (
               SELECT 1 FROM worker_queue q
@@ -652,7 +705,7 @@ WITH inst AS (
         SELECT q.id FROM orchestrator_queue q, inst i3
         WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
         ORDER BY q.id
-        LIMIT $7
+        LIMIT $8
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
@@ -679,6 +732,7 @@ type LockTurnParams struct {
 	Namespace   string
 	InstanceID  string
 	TaskQueue   string
+	HoldExpired bool
 	MaxMessages int32
 }
 
@@ -727,7 +781,9 @@ type LockTurnRow struct {
 // An instance another transaction holds (an ack, a poll, another result)
 // is skipped, never waited for: the result's transaction already holds
 // attempts, and instances come before worker_queue in the lock order
-// (docs/architecture.md); the queue's poll takes the turn then.
+// (docs/architecture.md); the queue's poll takes the turn then. With
+// hold_expired (the server's outage grace) an instance whose lock expired
+// is held too: its turn's ack may be on its way (see GetLockedTurns).
 func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow, error) {
 	row := q.db.QueryRow(ctx, lockTurn,
 		arg.LockMs,
@@ -736,6 +792,7 @@ func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow
 		arg.Namespace,
 		arg.InstanceID,
 		arg.TaskQueue,
+		arg.HoldExpired,
 		arg.MaxMessages,
 	)
 	var i LockTurnRow

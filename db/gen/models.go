@@ -11,6 +11,16 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type ApiKey struct {
+	ID         string
+	Namespace  *string
+	Role       string
+	SecretHash []byte
+	Name       string
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}
+
 type History struct {
 	Namespace   string
 	InstanceID  string
@@ -55,8 +65,10 @@ type Instance struct {
 }
 
 type Namespace struct {
-	Name      string
-	CreatedAt time.Time
+	Name        string
+	CreatedAt   time.Time
+	Description string
+	Retention   pgtype.Interval
 }
 
 type OrchestratorQueue struct {
@@ -96,6 +108,7 @@ type Worker struct {
 	StateChangedAt  time.Time
 	CreatedAt       time.Time
 	PrevState       *string
+	Owner           *string
 }
 
 type WorkerQueue struct {

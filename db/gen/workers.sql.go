@@ -279,7 +279,7 @@ func (q *Queries) FlagWorkerAttempts(ctx context.Context, arg FlagWorkerAttempts
 }
 
 const getWorker = `-- name: GetWorker :one
-SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state FROM workers WHERE namespace = $1 AND worker_id = $2
+SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state, owner FROM workers WHERE namespace = $1 AND worker_id = $2
 `
 
 type GetWorkerParams struct {
@@ -306,6 +306,7 @@ func (q *Queries) GetWorker(ctx context.Context, arg GetWorkerParams) (Worker, e
 		&i.StateChangedAt,
 		&i.CreatedAt,
 		&i.PrevState,
+		&i.Owner,
 	)
 	return i, err
 }
@@ -335,19 +336,28 @@ func (q *Queries) HostQueueOwner(ctx context.Context, arg HostQueueOwnerParams) 
 }
 
 const listWorkers = `-- name: ListWorkers :many
-SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state FROM workers
+SELECT namespace, worker_id, identity, host, build_id, task_queues, host_task_queue, metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, created_at, prev_state, owner FROM workers
 WHERE namespace = $1 AND ($2::text IS NULL OR state = $2::text)
+  AND worker_id > $3::text
 ORDER BY worker_id
-LIMIT 1000
+LIMIT $4::int
 `
 
 type ListWorkersParams struct {
-	Namespace string
-	State     *string
+	Namespace     string
+	State         *string
+	AfterWorkerID string
+	PageSize      int32
 }
 
+// One page of worker sessions, by worker_id, after after_worker_id.
 func (q *Queries) ListWorkers(ctx context.Context, arg ListWorkersParams) ([]Worker, error) {
-	rows, err := q.db.Query(ctx, listWorkers, arg.Namespace, arg.State)
+	rows, err := q.db.Query(ctx, listWorkers,
+		arg.Namespace,
+		arg.State,
+		arg.AfterWorkerID,
+		arg.PageSize,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -371,6 +381,7 @@ func (q *Queries) ListWorkers(ctx context.Context, arg ListWorkersParams) ([]Wor
 			&i.StateChangedAt,
 			&i.CreatedAt,
 			&i.PrevState,
+			&i.Owner,
 		); err != nil {
 			return nil, err
 		}
@@ -520,11 +531,13 @@ FROM (
     FROM unnest(ARRAY(SELECT jsonb_array_elements($1::jsonb))) AS x(j)
     JOIN workers k ON k.namespace = x.j->>'namespace' AND k.worker_id = x.j->>'worker_id'
     WHERE k.state <> 'cleaned_up'
+      AND (k.owner IS NULL OR k.owner = x.j->>'owner')
     ORDER BY k.namespace, k.worker_id
     FOR NO KEY UPDATE OF k
 ) c
 WHERE w.namespace = c.namespace AND w.worker_id = c.worker_id
-RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at
+RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at,
+          COALESCE(c.j->>'owner', '')::text AS owner
 `
 
 type RenewWorkersRow struct {
@@ -533,6 +546,7 @@ type RenewWorkersRow struct {
 	PrevState      string
 	State          string
 	LeaseExpiresAt time.Time
+	Owner          string
 }
 
 // A batch of heartbeats from workers that have a session: renews each one
@@ -561,6 +575,7 @@ func (q *Queries) RenewWorkers(ctx context.Context, workers []byte) ([]RenewWork
 			&i.PrevState,
 			&i.State,
 			&i.LeaseExpiresAt,
+			&i.Owner,
 		); err != nil {
 			return nil, err
 		}
@@ -707,13 +722,13 @@ func (q *Queries) TakeQueueAttempts(ctx context.Context, arg TakeQueueAttemptsPa
 
 const upsertWorkers = `-- name: UpsertWorkers :many
 INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
-                          metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at)
+                          metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, owner)
 SELECT x.namespace, x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
        COALESCE(x.task_queues, '{}'), x.host_task_queue, COALESCE(x.metadata, '{}'), 'active',
-       x.lease_ms * interval '1 millisecond', now() + x.lease_ms * interval '1 millisecond', now(), now()
+       x.lease_ms * interval '1 millisecond', now() + x.lease_ms * interval '1 millisecond', now(), now(), x.owner
 FROM jsonb_to_recordset($1::jsonb) AS x(
     namespace text, worker_id text, identity text, host text, build_id text, task_queues text[],
-    host_task_queue text, metadata jsonb, lease_ms bigint)
+    host_task_queue text, metadata jsonb, lease_ms bigint, owner text)
 ON CONFLICT (namespace, worker_id) DO UPDATE SET
     identity = EXCLUDED.identity,
     host = EXCLUDED.host,
@@ -726,7 +741,7 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     lease_expires_at = EXCLUDED.lease_expires_at,
     last_heartbeat_at = now(),
     state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
-WHERE w.state <> 'cleaned_up'
+WHERE w.state <> 'cleaned_up' AND (w.owner IS NULL OR w.owner = EXCLUDED.owner)
 RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::bool AS inserted
 `
 
@@ -741,7 +756,11 @@ type UpsertWorkersRow struct {
 // The heartbeats of a batch that RenewWorkers did not apply, in one
 // statement: creates each new worker session (or renews one created
 // meanwhile); cleaned-up workers are left alone (no row comes back for
-// them). inserted tells a new session from one created concurrently.
+// them). inserted tells a new session from one created concurrently. The
+// owner (the API key or session secret that created the session) is set
+// at insert and never changed; a session is renewed only by its owner (or
+// by anyone when it has none: created before owners existed, or without a
+// key or secret).
 func (q *Queries) UpsertWorkers(ctx context.Context, workers []byte) ([]UpsertWorkersRow, error) {
 	rows, err := q.db.Query(ctx, upsertWorkers, workers)
 	if err != nil {

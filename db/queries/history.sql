@@ -28,3 +28,12 @@ FROM jsonb_to_recordset(sqlc.arg(events)::jsonb)
 INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
 VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(execution_id), sqlc.arg(event_id), sqlc.arg(kind),
         sqlc.narg(activity_id), sqlc.narg(timer_id), sqlc.arg(payload), sqlc.arg(created_at));
+
+-- name: GetHistoryPage :many
+-- One page of an execution's history: up to page_size events after
+-- after_event_id, in order.
+SELECT event_id, kind, payload, created_at FROM history
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
+  AND event_id > sqlc.arg(after_event_id)::bigint
+ORDER BY event_id
+LIMIT sqlc.arg(page_size)::int;

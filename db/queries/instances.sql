@@ -52,8 +52,16 @@ SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = 
 -- name: ListInstances :many
 -- Keyset paging, newest first. "created_at IS NOT NULL" always holds; it
 -- is the predicate of instances_list (see migration 00003), stated so that
--- this query, and no key lookup, can use that index.
-SELECT * FROM instances
+-- this query, and no key lookup, can use that index. A list shows
+-- summaries: the payloads (input, result, errors' details and stacks) are
+-- left in the table, so that listing never renders them.
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
+  NULL::jsonb AS input, NULL::jsonb AS result, (error - 'details' - 'stack')::jsonb AS error,
+  next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason,
+  execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id,
+  task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
+  created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id
+FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
   AND (sqlc.narg(workflow_type)::text IS NULL OR workflow_type = sqlc.narg(workflow_type)::text)
@@ -83,7 +91,9 @@ RETURNING execution_id, task_queue;
 -- An instance another transaction holds (an ack, a poll, another result)
 -- is skipped, never waited for: the result's transaction already holds
 -- attempts, and instances come before worker_queue in the lock order
--- (docs/architecture.md); the queue's poll takes the turn then.
+-- (docs/architecture.md); the queue's poll takes the turn then. With
+-- hold_expired (the server's outage grace) an instance whose lock expired
+-- is held too: its turn's ack may be on its way (see GetLockedTurns).
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
@@ -94,7 +104,7 @@ WITH inst AS (
         SELECT ix.namespace, ix.instance_id FROM instances ix
         WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
           AND ix.task_queue = sqlc.arg(task_queue) AND ix.status = 'running'
-          AND (ix.locked_until IS NULL OR ix.locked_until < now())
+          AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
           AND (ix.build_id IS NULL OR ix.build_id IN ('', sqlc.arg(build_id)::text))
           AND NOT EXISTS (
               SELECT 1 FROM worker_queue q
@@ -150,6 +160,11 @@ FROM inst;
 -- fetching worker's, '' for none): an execution takes the build id of the
 -- worker that fetches its first turn, and later turns go only to workers
 -- of that build id — to any worker when it is ''.
+-- With hold_expired (the server's outage grace: after it started, and
+-- after the database was unreachable) an instance whose lock expired is no
+-- candidate either: the worker that holds its turn may have run it through
+-- the outage, and its retried ack, which the token still matching lets
+-- through (GetLockedTurns), comes within the grace.
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
@@ -163,7 +178,9 @@ WITH inst AS (
             FROM orchestrator_queue q
             WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
               AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text) FROM instances ix
+                  SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                         OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                  FROM instances ix
                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
             ORDER BY q.visible_at
             LIMIT 1000
@@ -173,7 +190,7 @@ WITH inst AS (
             FROM instances i2
             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR i2.locked_until < now())
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
               AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
             FOR UPDATE SKIP LOCKED
         ) c
@@ -219,7 +236,12 @@ FROM inst;
 -- scheduled in this execution), and the timers named in
 -- turns[instance_id].timer_ids whose TimerFired message of the execution
 -- waits in the queue, not consumed by the turn (pending_timers: the ones a
--- cancel_timer still cancels). A turn whose lock is lost has no row.
+-- cancel_timer still cancels). A turn whose lock is lost has no row: the
+-- token no longer the instance's, because the turn was acknowledged or
+-- failed, or another worker took it (a poll or an eager turn gives the
+-- instance a new token). locked_until is not checked: an ack that comes
+-- after its lock expired — a worker that ran the turn through a server
+-- or database outage — is accepted as long as nobody took the turn.
 -- Instances are found by key (= ANY of the ids), whatever the statistics
 -- of the table say.
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
@@ -262,16 +284,16 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
 FROM instances
 WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND instances.lock_token = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'lock_token')::uuid
-  AND instances.locked_until > now()
 ORDER BY instances.instance_id
 FOR UPDATE;
 
 -- name: GetLockedInstance :one
--- The ack's first step: the instance whose lock the token still holds, and
--- the transaction's time (what now() is in every statement of the ack).
+-- The ack's first step: the instance whose lock the token still holds
+-- (expired or not: see GetLockedTurns), and the transaction's time (what
+-- now() is in every statement of the ack).
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time FROM instances
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
-  AND lock_token = sqlc.arg(lock_token) AND locked_until > now()
+  AND lock_token = sqlc.arg(lock_token)
 FOR UPDATE;
 
 -- name: ReleaseInstance :exec

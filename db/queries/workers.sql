@@ -1,8 +1,10 @@
 -- name: ListWorkers :many
+-- One page of worker sessions, by worker_id, after after_worker_id.
 SELECT * FROM workers
 WHERE namespace = sqlc.arg(namespace) AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
+  AND worker_id > sqlc.arg(after_worker_id)::text
 ORDER BY worker_id
-LIMIT 1000;
+LIMIT sqlc.arg(page_size)::int;
 
 -- name: GetWorker :one
 SELECT * FROM workers WHERE namespace = sqlc.arg(namespace) AND worker_id = sqlc.arg(worker_id);
@@ -125,25 +127,31 @@ FROM (
     FROM unnest(ARRAY(SELECT jsonb_array_elements(sqlc.arg(workers)::jsonb))) AS x(j)
     JOIN workers k ON k.namespace = x.j->>'namespace' AND k.worker_id = x.j->>'worker_id'
     WHERE k.state <> 'cleaned_up'
+      AND (k.owner IS NULL OR k.owner = x.j->>'owner')
     ORDER BY k.namespace, k.worker_id
     FOR NO KEY UPDATE OF k
 ) c
 WHERE w.namespace = c.namespace AND w.worker_id = c.worker_id
-RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at;
+RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at,
+          COALESCE(c.j->>'owner', '')::text AS owner;
 
 -- name: UpsertWorkers :many
 -- The heartbeats of a batch that RenewWorkers did not apply, in one
 -- statement: creates each new worker session (or renews one created
 -- meanwhile); cleaned-up workers are left alone (no row comes back for
--- them). inserted tells a new session from one created concurrently.
+-- them). inserted tells a new session from one created concurrently. The
+-- owner (the API key or session secret that created the session) is set
+-- at insert and never changed; a session is renewed only by its owner (or
+-- by anyone when it has none: created before owners existed, or without a
+-- key or secret).
 INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
-                          metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at)
+                          metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, owner)
 SELECT x.namespace, x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
        COALESCE(x.task_queues, '{}'), x.host_task_queue, COALESCE(x.metadata, '{}'), 'active',
-       x.lease_ms * interval '1 millisecond', now() + x.lease_ms * interval '1 millisecond', now(), now()
+       x.lease_ms * interval '1 millisecond', now() + x.lease_ms * interval '1 millisecond', now(), now(), x.owner
 FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb) AS x(
     namespace text, worker_id text, identity text, host text, build_id text, task_queues text[],
-    host_task_queue text, metadata jsonb, lease_ms bigint)
+    host_task_queue text, metadata jsonb, lease_ms bigint, owner text)
 ON CONFLICT (namespace, worker_id) DO UPDATE SET
     identity = EXCLUDED.identity,
     host = EXCLUDED.host,
@@ -156,7 +164,7 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     lease_expires_at = EXCLUDED.lease_expires_at,
     last_heartbeat_at = now(),
     state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
-WHERE w.state <> 'cleaned_up'
+WHERE w.state <> 'cleaned_up' AND (w.owner IS NULL OR w.owner = EXCLUDED.owner)
 RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::bool AS inserted;
 
 -- name: RenewWorkersAttempts :many

@@ -75,6 +75,8 @@ type envConfig struct {
 	Store store.Options
 	// SweepInterval is how often the sweeper runs (default 100ms).
 	SweepInterval time.Duration
+	// OutageGrace is the App's outage grace (default 0: none).
+	OutageGrace time.Duration
 }
 
 func newEnvWith(t testing.TB, cfg envConfig) *env {
@@ -92,6 +94,7 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 	app, err := server.NewApp(context.Background(), server.AppConfig{
 		DatabaseURL:        pgtest.NewURL(t),
 		SweepInterval:      cfg.SweepInterval,
+		OutageGrace:        cfg.OutageGrace,
 		ListenerMinBackoff: 20 * time.Millisecond,
 		Server:             server.Config{Addr: "127.0.0.1:0"},
 		Store:              cfg.Store,

@@ -486,7 +486,7 @@ func TestLiveness_CleanedUpWorkerReRegisters(t *testing.T) {
 	})
 	old := a.w.ID()
 	waitFor(t, 10*time.Second, "the worker session", func() bool {
-		ws, err := e.st.ListWorkers(context.Background(), "default", api.WorkerActive)
+		ws, _, err := e.st.ListWorkers(context.Background(), "default", api.WorkerActive, "", 1000)
 		return err == nil && len(ws) == 1 && ws[0].WorkerID == old
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "who-1", TaskQueue: "q"}, WhoFlow, nil)

@@ -377,3 +377,83 @@ func TestOutage_ServerDownLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
 		t.Fatalf("the activity ran %d times and was cancelled %d times, want 1 and 0", n, cn)
 	}
 }
+
+// turnCounter is a one-turn workflow that counts how many times its turn
+// ran.
+type turnCounter struct{ runs atomic.Int32 }
+
+func (c *turnCounter) CountedFlow(ctx workflow.Context, in string) (string, error) {
+	c.runs.Add(1)
+	return in + "!", nil
+}
+
+// Goal: the server is down for longer than a turn's lock while the turn's
+// ack is pending; after the restart (its outage grace starts, as when the
+// process starts) the retried ack is accepted — nobody took the turn, its
+// token still holds — the worker's own polls do not take the expired turn
+// over first, the turn is not run again and the workflow completes.
+// Before, the ack got 409 lock-lost and the turn ran a second time.
+func TestOutage_ServerDownLongerThanTurnLockDoesNotRerunTheTurn(t *testing.T) {
+	e := newEnvWith(t, envConfig{OutageGrace: 5 * time.Second})
+	const lock = time.Second
+	counter := &turnCounter{}
+	var stopped atomic.Bool
+	var failed atomic.Int32
+	var stoppedAt atomic.Int64
+	var f *front
+	ft := &faultTransport{}
+	isAck := func(r *http.Request) bool {
+		return strings.Contains(r.URL.Path, "/workflow-tasks/") && strings.HasSuffix(r.URL.Path, "/complete")
+	}
+	ft.before = func(r *http.Request) {
+		if isAck(r) && stopped.CompareAndSwap(false, true) {
+			stoppedAt.Store(time.Now().UnixNano())
+			f.stop()
+			go func() {
+				// Down until the turn's lock (taken before the ack was
+				// sent) has certainly expired and the ack was retried.
+				restartWhen(f, time.Minute, func() bool {
+					return failed.Load() >= 3 && time.Since(time.Unix(0, stoppedAt.Load())) > lock+500*time.Millisecond
+				})
+				e.st.Options().Grace.Restart() // the server process starts again
+			}()
+		}
+	}
+	ft.after = func(r *http.Request, _ *http.Response, err error) {
+		if err != nil && isAck(r) {
+			failed.Add(1)
+		}
+	}
+	var c *client.Client
+	f, c = e.outageClient(ft)
+	opts := outageOptions()
+	opts.WorkflowLockDuration = lock
+	w := worker.New(c, "q", opts)
+	if err := w.RegisterWorkflow(counter.CountedFlow, worker.WithName("CountedFlow")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-long-turn", TaskQueue: "q"}, "CountedFlow", "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil || got != "ok!" {
+		t.Fatalf("result %q, %v", got, err)
+	}
+	if !stopped.Load() || failed.Load() < 3 {
+		t.Fatalf("the outage did not happen as planned: stopped %v, failed acks %d", stopped.Load(), failed.Load())
+	}
+	if n := counter.runs.Load(); n != 1 {
+		t.Fatalf("the turn ran %d times, want 1 (its ack came after its lock expired in the outage)", n)
+	}
+}

@@ -49,7 +49,7 @@ func AwaitFlow(ctx workflow.Context) (string, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
 	var got []string
 	ch := workflow.NewChannel(ctx)
-	workflow.Go(ctx, func(ctx workflow.Context) error {
+	workflow.Go(ctx, func(ctx workflow.Context) { // Temporal's shape
 		sig := workflow.GetSignalChannel(ctx, "item")
 		for {
 			var s string
@@ -57,7 +57,7 @@ func AwaitFlow(ctx workflow.Context) (string, error) {
 			ch.Send(ctx, s)
 			if s == "last" {
 				ch.Close()
-				return nil
+				return
 			}
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -46,6 +48,16 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// APIKey is sent as "Authorization: Bearer <key>" on every request.
+	// Empty: the environment variable TETHER_API_KEY, if set.
+	APIKey string
+	// TLSConfig configures TLS to an https Address (for example RootCAs to
+	// trust a private CA). Only with the default HTTPClient.
+	TLSConfig *tls.Config
+	// CAFile is a PEM file of the CA certificates to trust for an https
+	// Address, instead of the system's (added to TLSConfig when both are
+	// set). Only with the default HTTPClient.
+	CAFile string
 }
 
 // Client is a connection to a Tether server, bound to one namespace.
@@ -58,6 +70,8 @@ type Client struct {
 	// prefix drawn once per client and a counter.
 	idPrefix string
 	ids      atomic.Uint64
+	// apiKey is sent as a bearer token on every request ("" when none).
+	apiKey string
 }
 
 // RequestIDHeader is the header that names a request; the client sends one
@@ -107,9 +121,17 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("tether: invalid address %q: scheme must be http or https", opts.Address)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
+	tc, err := tlsConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger, idPrefix: "c" + hex.EncodeToString(b[:]) + "-"}
+	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger, apiKey: opts.APIKey,
+		idPrefix: "c" + hex.EncodeToString(b[:]) + "-"}
+	if c.apiKey == "" {
+		c.apiKey = os.Getenv(EnvAPIKey)
+	}
 	if c.ns == "" {
 		c.ns = DefaultNamespace
 	}
@@ -120,6 +142,9 @@ func New(opts Options) (*Client, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = 256
 		t.MaxIdleConnsPerHost = 64
+		if tc != nil {
+			t.TLSClientConfig = tc
+		}
 		c.hc = &http.Client{Transport: t}
 	}
 	if c.logger == nil {
@@ -151,6 +176,11 @@ func (c *Client) url(query url.Values, segs ...string) string {
 // not nil and the answer has a body). It returns the HTTP status. Statuses
 // >= 400 become a *ProblemError.
 func (c *Client) do(ctx context.Context, method, op string, query url.Values, body, out any, segs ...string) (int, error) {
+	return c.doURL(ctx, method, op, c.url(query, segs...), body, out)
+}
+
+// doURL is do on a complete URL (the routes outside a namespace).
+func (c *Client) doURL(ctx context.Context, method, op, target string, body, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -159,13 +189,14 @@ func (c *Client) do(ctx context.Context, method, op string, query url.Values, bo
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.url(query, segs...), rd)
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
 		return 0, fmt.Errorf("tether: %s: %w", op, err)
 	}
 	id := c.nextRequestID()
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(RequestIDHeader, id)
+	c.authHeaders(req)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

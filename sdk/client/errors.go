@@ -17,6 +17,12 @@ import (
 var (
 	// ErrInvalidRequest: the server rejected the request as malformed (400).
 	ErrInvalidRequest = errors.New("invalid request")
+	// ErrUnauthorized: no API key, or one the server does not accept (401).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrForbidden: the API key's role or namespace does not allow the
+	// request, or the worker session belongs to another key or session
+	// (403).
+	ErrForbidden = errors.New("forbidden")
 	// ErrNotFound: no such workflow instance, worker or task (404).
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: the request conflicts with the current state (409).
@@ -158,6 +164,10 @@ func sentinelForStatus(status int) error {
 	switch {
 	case status == http.StatusBadRequest:
 		return ErrInvalidRequest
+	case status == http.StatusUnauthorized:
+		return ErrUnauthorized
+	case status == http.StatusForbidden:
+		return ErrForbidden
 	case status == http.StatusNotFound:
 		return ErrNotFound
 	case status == http.StatusConflict:

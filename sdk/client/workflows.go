@@ -176,9 +176,10 @@ type ListOptions struct {
 	PageToken string
 }
 
-// List returns one page of instances, newest first. Pass the answer's
-// NextPageToken as ListOptions.PageToken for the next page; it is empty after
-// the last page. See All for an iterator over every page.
+// List returns one page of instances, newest first, as summaries (no
+// input, result, error details or stacks: Describe has them). Pass the
+// answer's NextPageToken as ListOptions.PageToken for the next page; it is
+// empty after the last page. See All for an iterator over every page.
 func (c *Client) List(ctx context.Context, opts ListOptions) (*api.ListWorkflowsResponse, error) {
 	q := url.Values{}
 	if opts.Status != "" {
@@ -223,18 +224,51 @@ func (c *Client) ListAll(ctx context.Context, opts ListOptions) iter.Seq2[api.Wo
 	}
 }
 
-// History returns the events of one execution of an instance; executionID 0
-// selects the current execution.
+// History returns all the events of one execution of an instance;
+// executionID 0 selects the current execution. The server answers history
+// in pages; History follows them and returns the events of all.
 func (c *Client) History(ctx context.Context, id string, executionID int64) (*api.HistoryResponse, error) {
 	q := url.Values{}
 	if executionID > 0 {
 		q.Set("execution_id", strconv.FormatInt(executionID, 10))
 	}
-	var resp api.HistoryResponse
-	if _, err := c.do(ctx, http.MethodGet, "GET /workflows/{id}/history", q, nil, &resp, "workflows", id, "history"); err != nil {
+	return c.historyPages(ctx, id, q)
+}
+
+// HistoryAfter returns the events of an execution from a history page
+// token on (a WorkflowTask's HistoryNextPageToken, or a next_page_token of
+// GET /workflows/{id}/history), following the pages to the end.
+func (c *Client) HistoryAfter(ctx context.Context, id, pageToken string) ([]api.Event, error) {
+	q := url.Values{}
+	q.Set("page_token", pageToken)
+	h, err := c.historyPages(ctx, id, q)
+	if err != nil {
 		return nil, err
 	}
-	return &resp, nil
+	return h.Events, nil
+}
+
+// historyPages reads the history pages of id from the one q asks for on.
+func (c *Client) historyPages(ctx context.Context, id string, q url.Values) (*api.HistoryResponse, error) {
+	var all *api.HistoryResponse
+	for {
+		var page api.HistoryResponse
+		if _, err := c.do(ctx, http.MethodGet, "GET /workflows/{id}/history", q, nil, &page, "workflows", id, "history"); err != nil {
+			return nil, err
+		}
+		if all == nil {
+			all = &page
+		} else {
+			all.Events = append(all.Events, page.Events...)
+		}
+		if page.NextPageToken == "" || len(page.Events) == 0 {
+			all.NextPageToken = ""
+			return all, nil
+		}
+		// The token pins the execution: "current" cannot move between pages.
+		q.Del("execution_id")
+		q.Set("page_token", page.NextPageToken)
+	}
 }
 
 // Cancel requests the cancellation of a running instance. The first reason

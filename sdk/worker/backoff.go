@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -25,4 +26,16 @@ func (b *backoff) next() time.Duration {
 	b.attempt++
 	half := d / 2
 	return half + rand.N(half+1)
+}
+
+// wait sleeps the next delay; it returns false when ctx ends first.
+func (b *backoff) wait(ctx context.Context) bool {
+	t := time.NewTimer(b.next())
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

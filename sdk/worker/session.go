@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/base64"
 	"errors"
 	"io"
 	"log/slog"
@@ -101,6 +103,18 @@ func (w *Worker) runSession(ctx context.Context) {
 			id := newWorkerID(w.opts.Identity)
 			w.id.Store(&id)
 			w.log.Warn("worker session was cleaned up: continuing under a new worker id", "old_worker_id", old, "worker_id", id)
+			continue
+		case errors.Is(err, client.ErrForbidden):
+			// The worker id is another key's or session's (or this key may
+			// not heartbeat at all: then the new id is refused too, and
+			// each refusal is logged).
+			old := w.ID()
+			id := newWorkerID(w.opts.Identity)
+			w.id.Store(&id)
+			w.log.Error("worker heartbeat refused (403): continuing under a new worker id", "old_worker_id", old, "worker_id", id, "error", err)
+			if !bo.wait(ctx) {
+				return
+			}
 			continue
 		case errors.Is(err, client.ErrNotFound):
 			if !missing {
@@ -213,7 +227,7 @@ const endSessionTimeout = 2 * time.Second
 // waits in its host task queue fails fast. Best effort: if it does not get
 // through, the lease runs out as usual.
 func (w *Worker) endSession(host string) {
-	ctx, cancel := context.WithTimeout(context.Background(), endSessionTimeout)
+	ctx, cancel := context.WithTimeout(w.withSecret(context.Background()), endSessionTimeout)
 	defer cancel()
 	req := w.heartbeatRequest(host)
 	req.Shutdown = true
@@ -335,6 +349,21 @@ func (w *Worker) giveBack(log *slog.Logger, task *api.ActivityTask) {
 	w.ack(log, task, "abandon", func(ctx context.Context) (*api.ActivityAckResponse, error) {
 		return w.c.AbandonActivityTask(ctx, task.LockToken, 0)
 	})
+}
+
+// newSessionSecret returns a random 256-bit session secret. A server
+// without authentication binds the worker session to the first secret
+// that heartbeats it, and refuses heartbeats and polls for it that do not
+// carry it (docs/security.md).
+func newSessionSecret() string {
+	var b [32]byte
+	_, _ = cryptorand.Read(b[:]) // never fails (it panics without a randomness source)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// withSecret makes ctx's requests carry the session secret.
+func (w *Worker) withSecret(ctx context.Context) context.Context {
+	return client.WithWorkerSecret(ctx, w.secret)
 }
 
 // retryAfter is the Retry-After delay of a problem answer (zero when none).

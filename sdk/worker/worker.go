@@ -149,6 +149,7 @@ type Worker struct {
 	reg    *registry
 	cache  *cache
 	id     atomic.Pointer[string]
+	secret string // the session secret (session.go), set once in New
 	hostQ  string // the host task queue ("" without Options.HostQueue), set once in New
 	mu     sync.Mutex
 	active bool
@@ -177,7 +178,7 @@ type Worker struct {
 // New returns a worker for taskQueue.
 func New(c *client.Client, taskQueue string, opts Options) *Worker {
 	opts = opts.withDefaults(c)
-	w := &Worker{c: c, queue: taskQueue, opts: opts, reg: newRegistry()}
+	w := &Worker{c: c, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
 	if opts.HostQueue {
@@ -323,6 +324,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.active = true
 	w.hardStop = make(chan struct{})
 	w.mu.Unlock()
+	ctx = w.withSecret(ctx)
 	defer func() {
 		w.mu.Lock()
 		w.active = false
@@ -386,6 +388,7 @@ type stats struct {
 	activityFails atomic.Int64
 	skipped       atomic.Int64
 	historyReads  atomic.Int64
+	historyPages  atomic.Int64
 	eager         atomic.Int64
 	eagerTurns    atomic.Int64
 }
@@ -412,6 +415,9 @@ type Stats struct {
 	// to hold the workflow's state but it did not (evicted): the worker
 	// read the whole history instead.
 	HistoryReads int64
+	// HistoryPageReads counts turns whose answer carried only the first
+	// page of a long history: the worker read the rest before replaying.
+	HistoryPageReads int64
 	// EagerActivities counts attempts handed to this worker in the answer
 	// of its own turn's ack (eager dispatch) rather than by a poll.
 	EagerActivities int64
@@ -432,6 +438,7 @@ func (w *Worker) Stats() Stats {
 		Abandoned:          w.stats.abandoned.Load(),
 		SkippedCanceled:    w.stats.skipped.Load(),
 		HistoryReads:       w.stats.historyReads.Load(),
+		HistoryPageReads:   w.stats.historyPages.Load(),
 		EagerActivities:    w.stats.eager.Load(),
 		EagerWorkflowTasks: w.stats.eagerTurns.Load(),
 	}

@@ -85,6 +85,17 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 		w.failTurn(log, task, api.Error{Message: fmt.Sprintf("workflow type %q is not registered on worker %s", task.WorkflowType, w.ID()), Type: "WorkflowTypeNotRegistered"})
 		return
 	}
+	if task.HistoryNextPageToken != "" {
+		// The answer carried the history's first page only: read the
+		// rest, a page at a time, so that replay sees the whole history.
+		rest, err := w.c.HistoryAfter(ctx, task.InstanceID, task.HistoryNextPageToken)
+		if err != nil {
+			w.failTurn(log, task, api.Error{Message: fmt.Sprintf("reading the history: %v", err), Type: "HistoryUnavailable"})
+			return
+		}
+		w.stats.historyPages.Add(1)
+		task.History, task.HistoryNextPageToken = append(task.History, rest...), ""
+	}
 	key := cacheKey{task.InstanceID, task.ExecutionID}
 	exec := w.cache.take(key)
 	if exec != nil && !exec.MatchesFrom(task.HistoryFromEventID, task.History) {

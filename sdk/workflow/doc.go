@@ -21,10 +21,13 @@
 //
 //   - use workflow.Now, never time.Now; workflow.Sleep / NewTimer, never
 //     time.Sleep or time.After;
-//   - do I/O, randomness and anything with side effects in activities;
+//   - do I/O and anything with side effects in activities; take a small
+//     non-deterministic value (a random id) with SideEffect, which records
+//     it in history;
+//   - change the code of running workflows behind GetVersion;
 //   - start concurrent work with workflow.Go, never the go statement; wait
-//     with Future.Get, Select, signal channels, never Go channels, mutexes or
-//     sync.WaitGroup;
+//     with Future.Get, Select, a Selector, Await, signal channels and
+//     NewChannel, never Go channels, mutexes or sync.WaitGroup;
 //   - do not iterate over a map to decide the order of commands (sort the
 //     keys);
 //   - log with workflow.GetLogger, which is silent while replaying.
@@ -50,8 +53,9 @@
 // When the workflow's cancellation is requested, ctx.Done() is closed,
 // every pending activity future resolves with an *ActivityError wrapping
 // ErrCanceled (the server cancels those activities), pending timers resolve
-// with ErrCanceled, and a blocked Get, Receive or Sleep on a cancelled
-// context returns ErrCanceled. Cleanup code may run further activities on a
-// NewDisconnectedContext. Returning ErrCanceled (or an error wrapping it)
+// with ErrCanceled, and a blocked Receive, Await or Get of a Go future on a
+// cancelled context returns ErrCanceled (an activity or timer future's Get
+// waits for that future, which its own context's cancellation settles).
+// Cleanup code may run further activities on a NewDisconnectedContext. Returning ErrCanceled (or an error wrapping it)
 // then ends the workflow as canceled.
 package workflow

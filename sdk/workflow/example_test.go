@@ -132,3 +132,53 @@ func ExampleNewError() {
 	fmt.Println(err.ErrorType(), err.ErrorMessage())
 	// Output: OutOfStock item 7 is out of stock
 }
+
+// A Selector (Temporal's) runs the callback of whichever is ready first: a
+// timer or a signal. It cancels nothing.
+func ExampleNewSelector() {
+	_ = func(ctx workflow.Context) (string, error) {
+		var answer string
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(workflow.NewTimer(ctx, time.Hour), func(workflow.Future) { answer = "timed out" })
+		sel.AddReceive(workflow.GetSignalChannel(ctx, "answer"), func(c workflow.ReceiveChannel, more bool) {
+			c.ReceiveAsync(&answer)
+		})
+		sel.Select(ctx)
+		return answer, nil
+	}
+}
+
+// Await waits for a condition on workflow state that signal handlers
+// (workflow goroutines) change.
+func ExampleAwait() {
+	_ = func(ctx workflow.Context) error {
+		approved := false
+		workflow.Go(ctx, func(ctx workflow.Context) error {
+			_, err := workflow.ReceiveSignal[bool](ctx, "approve")
+			approved = err == nil
+			return err
+		})
+		ok, err := workflow.AwaitWithTimeout(ctx, 24*time.Hour, func() bool { return approved })
+		if err != nil || !ok {
+			return workflow.NewError("NotApproved", "no approval within a day", nil)
+		}
+		return nil
+	}
+}
+
+// GetVersion lets running workflows keep the old path while new ones take
+// the new one; SideEffect records a random value once.
+func ExampleGetVersion() {
+	_ = func(ctx workflow.Context) (string, error) {
+		var token string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return "tok-42" }).Get(&token); err != nil {
+			return "", err
+		}
+		if workflow.GetVersion(ctx, "fraud-check", workflow.DefaultVersion, 1) == 1 {
+			if err := workflow.ExecuteActivity(ctx, "FraudCheck", token).Get(ctx, nil); err != nil {
+				return "", err
+			}
+		}
+		return token, nil
+	}
+}

@@ -182,8 +182,12 @@ func WaitAny(ctx Context, items ...Selectable) int { return wf.WaitAny(ctx, item
 // All waits for every future and returns the first error in argument order.
 func All(ctx Context, futures ...Future) error { return wf.All(ctx, futures...) }
 
-// Go starts fn as a new goroutine of the workflow.
-func Go(ctx Context, fn func(ctx Context) error) Future { return wf.Go(ctx, fn) }
+// Go starts fn as a new goroutine of the workflow; fn is func(Context)
+// error, or Temporal's func(Context). The future resolves when fn returns,
+// with its error.
+func Go[F func(ctx Context) error | func(ctx Context)](ctx Context, fn F) Future {
+	return wf.Go(ctx, fn)
+}
 
 // NewFuture returns a future and its writing side.
 func NewFuture(ctx Context) (Future, Settable) { return wf.NewFuture(ctx) }

@@ -198,21 +198,24 @@ func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
 	}
 }
 
-// Goal: a turn acked after its lock expired changes nothing.
-func TestAck_AfterLockExpiryFails(t *testing.T) {
+// Goal: a turn acked after its lock expired and another worker took it
+// changes nothing; the turn, redelivered, carries the same messages. (An
+// ack after expiry that nobody overtook is accepted:
+// TestTurnAck_AfterLockExpiredWhileTokenHolds.)
+func TestAck_AfterTurnTakenOverFails(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "a")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 100*time.Millisecond))(t)
 	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
+	again := fetchTurn(t, s)
+	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
+		t.Fatalf("redelivered turn messages: %+v", again.Messages)
+	}
 	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}); !errors.Is(err, store.ErrLockLost) {
 		t.Fatalf("err = %v, want ErrLockLost", err)
 	}
 	if h := history(t, s, "a"); len(h) != 0 {
 		t.Fatalf("history written: %v", kinds(h))
-	}
-	again := fetchTurn(t, s)
-	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
-		t.Fatalf("redelivered turn messages: %+v", again.Messages)
 	}
 }
 

@@ -18,10 +18,11 @@ const heartbeatBatchTimeout = 30 * time.Second
 
 // heartbeatCall is one heartbeat waiting for its batch.
 type heartbeatCall struct {
-	ns  string
-	req api.WorkerHeartbeatRequest
-	res HeartbeatResult
-	err error
+	ns    string
+	owner string
+	req   api.WorkerHeartbeatRequest
+	res   HeartbeatResult
+	err   error
 }
 
 // maxHeartbeatLeaders is how many heartbeat batches may commit at once.
@@ -42,7 +43,15 @@ func newHeartbeats() *coalescer[*heartbeatCall] {
 // Lost. A cleaned-up worker → ErrWorkerGone. Concurrent heartbeats share
 // one transaction.
 func (s *Store) WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error) {
-	call := &heartbeatCall{ns: ns, req: req}
+	return s.WorkerHeartbeatAs(ctx, ns, "", req)
+}
+
+// WorkerHeartbeatAs is WorkerHeartbeat by owner: a new session is created
+// with this owner ("" : none), and a session with an owner is renewed only
+// by the same one. Any other caller changes nothing and gets ErrWorkerGone
+// (the server tells it apart with WorkerOwner).
+func (s *Store) WorkerHeartbeatAs(ctx context.Context, ns, owner string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error) {
+	call := &heartbeatCall{ns: ns, owner: owner, req: req}
 	if err := s.hb.do(ctx, call, s.applyHeartbeats); err != nil {
 		return HeartbeatResult{}, err
 	}
@@ -63,16 +72,20 @@ type hbWorkerRow struct {
 	// Tokens are the attempts the worker says it holds (nil: it did not
 	// say, and every attempt bound to it is renewed).
 	Tokens []string `json:"tokens"`
+	// Owner is who sends the heartbeat (nil: nobody in particular).
+	Owner *string `json:"owner"`
 }
 
 func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
-	type key struct{ ns, id string }
-	// One row per worker: a worker heartbeating twice in one batch gets
-	// the answer of its last heartbeat on both calls.
+	type key struct{ ns, id, owner string }
+	// One row per worker and owner: a worker heartbeating twice in one
+	// batch gets the answer of its last heartbeat on both calls. Another
+	// owner's heartbeat for the same worker is a row of its own, which the
+	// statements apply only if it is the worker's owner.
 	rows := make(map[key]hbWorkerRow, len(batch))
 	order := make([]key, 0, len(batch))
 	for _, c := range batch {
-		k := key{c.ns, c.req.WorkerID}
+		k := key{c.ns, c.req.WorkerID, c.owner}
 		if _, seen := rows[k]; !seen {
 			order = append(order, k)
 		}
@@ -81,6 +94,9 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 			LeaseMS: ms(c.req.LeaseDuration.D()), ExtendMS: 2 * ms(c.req.LeaseDuration.D())}
 		if c.req.BoundActivities != nil {
 			r.Tokens = c.req.BoundActivities
+		}
+		if c.owner != "" {
+			r.Owner = &c.owner
 		}
 		if c.req.Shutdown {
 			// The session ends now: the next sweep finds its lease expired.
@@ -100,7 +116,10 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		if a.ns != b.ns {
 			return strings.Compare(a.ns, b.ns)
 		}
-		return strings.Compare(a.id, b.id)
+		if a.id != b.id {
+			return strings.Compare(a.id, b.id)
+		}
+		return strings.Compare(a.owner, b.owner)
 	})
 	list := make([]hbWorkerRow, 0, len(order))
 	for _, k := range order {
@@ -121,17 +140,23 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 			return fmt.Errorf("renew workers: %w", err)
 		}
 		for _, u := range renewedWorkers {
-			results[key{u.Namespace, u.WorkerID}] = &HeartbeatResult{
+			results[key{u.Namespace, u.WorkerID, u.Owner}] = &HeartbeatResult{
 				WorkerHeartbeatResponse: api.WorkerHeartbeatResponse{State: u.State, LeaseExpiresAt: u.LeaseExpiresAt, Cancels: []api.AttemptCancel{}},
 				PrevState:               u.PrevState,
 			}
 		}
 		// New workers (and cleaned-up ones, which the upsert leaves alone).
 		if len(renewedWorkers) < len(list) {
+			// At most one row per worker: when two owners register one
+			// worker in one batch, the first in key order does, and the
+			// other is refused (its row is not applied).
 			rest := make([]hbWorkerRow, 0, len(list)-len(renewedWorkers))
+			restKey := map[[2]string]key{}
 			for _, r := range list {
-				if results[key{r.Namespace, r.WorkerID}] == nil {
+				k := key{r.Namespace, r.WorkerID, strOr(r.Owner)}
+				if _, dup := restKey[[2]string{k.ns, k.id}]; results[k] == nil && !dup {
 					rest = append(rest, r)
+					restKey[[2]string{k.ns, k.id}] = k
 				}
 			}
 			up, err := t.q.UpsertWorkers(ctx, mustJSON(rest))
@@ -143,18 +168,32 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 				if u.Inserted {
 					prev = ""
 				}
-				results[key{u.Namespace, u.WorkerID}] = &HeartbeatResult{
+				results[restKey[[2]string{u.Namespace, u.WorkerID}]] = &HeartbeatResult{
 					WorkerHeartbeatResponse: api.WorkerHeartbeatResponse{State: u.State, LeaseExpiresAt: u.LeaseExpiresAt, Cancels: []api.AttemptCancel{}},
 					PrevState:               prev,
 				}
 			}
+		}
+		// Only the heartbeats applied renew attempts: a refused one
+		// changes nothing.
+		applied := make([]hbWorkerRow, 0, len(list))
+		owners := map[[2]string]string{}
+		for _, r := range list {
+			k := key{r.Namespace, r.WorkerID, strOr(r.Owner)}
+			if results[k] != nil {
+				applied = append(applied, r)
+				owners[[2]string{k.ns, k.id}] = k.owner
+			}
+		}
+		if len(applied) < len(list) {
+			payload = mustJSON(applied)
 		}
 		renewed, err := t.q.RenewWorkersAttempts(ctx, payload)
 		if err != nil {
 			return fmt.Errorf("renew attempts: %w", err)
 		}
 		for _, r := range renewed {
-			k := key{r.Namespace, r.WorkerID}
+			k := key{r.Namespace, r.WorkerID, owners[[2]string{r.Namespace, r.WorkerID}]}
 			res := results[k]
 			if res == nil {
 				continue // a cleaned-up worker holds nothing it may renew
@@ -177,7 +216,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		err = s.inTx(ctx, apply)
 	}
 	for _, c := range batch {
-		k := key{c.ns, c.req.WorkerID}
+		k := key{c.ns, c.req.WorkerID, c.owner}
 		switch res := results[k]; {
 		case err != nil:
 			c.err = fmt.Errorf("worker heartbeat: %w", err)

@@ -42,7 +42,10 @@ func TestSweepHoldExpiry_LeavesLeasesAndLocks(t *testing.T) {
 	// The same pass without the hold expires a worker whose lease passed.
 	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w2", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}))(t)
 	sweepUntil(t, s, 10*time.Second, "w2 expired", func() bool {
-		ws := m(s.ListWorkers(ctxT(t), ns, api.WorkerInactive))(t)
+		ws, _, err := s.ListWorkers(ctxT(t), ns, api.WorkerInactive, "", 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, w := range ws {
 			if w.WorkerID == "w2" {
 				return true

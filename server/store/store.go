@@ -67,11 +67,20 @@ type Options struct {
 	// than twice the rows of its last statistics plus StatsMinRows.
 	// Default 1000; negative disables it (autovacuum alone then).
 	StatsMinRows int64
+	// TurnHistoryEvents is the most history events a workflow turn's
+	// answer carries; a longer history comes as its first events and the
+	// page token of the rest (api.WorkflowTask.HistoryNextPageToken).
+	// Default 1 000, the server's history page size.
+	TurnHistoryEvents int
 	// Now, when set, replaces the database clock in Go-side computations
 	// (never in SQL). For tests.
 	Now func() time.Time
 	// Observer, when set, is told of what the store did (for metrics).
 	Observer Observer
+	// Grace, when set, is the server's outage grace: while it is active the
+	// turn fetches do not take over turns whose lock expired (their acks
+	// may still come, see OutageGrace). The sweeper shares it.
+	Grace *OutageGrace
 }
 
 // Observer is told of events worth counting. Calls happen after the

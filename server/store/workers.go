@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -47,16 +48,31 @@ func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
 	return out
 }
 
-// ListWorkers lists worker sessions (at most 1000), optionally of one state.
-func (s *Store) ListWorkers(ctx context.Context, ns, state string) ([]api.Worker, error) {
+// ListWorkers lists one page of worker sessions by worker_id, optionally
+// of one state: up to pageSize, after pageToken (a nextPageToken of an
+// earlier page; ErrBadPageToken when this server did not issue it).
+// nextPageToken is set when more may follow.
+func (s *Store) ListWorkers(ctx context.Context, ns, state, pageToken string, pageSize int32) (_ []api.Worker, nextPageToken string, _ error) {
 	q := gen.New(s.pool)
-	p := gen.ListWorkersParams{Namespace: ns}
+	p := gen.ListWorkersParams{Namespace: ns, PageSize: pageSize + 1}
 	if state != "" {
 		p.State = &state
 	}
+	if pageToken != "" {
+		b, err := base64.RawURLEncoding.DecodeString(pageToken)
+		var tok workersToken
+		if err != nil || json.Unmarshal(b, &tok) != nil || tok.After == "" {
+			return nil, "", ErrBadPageToken
+		}
+		p.AfterWorkerID = tok.After
+	}
 	ws, err := q.ListWorkers(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("list workers: %w", err)
+		return nil, "", fmt.Errorf("list workers: %w", err)
+	}
+	if len(ws) > int(pageSize) {
+		ws = ws[:pageSize]
+		nextPageToken = base64.RawURLEncoding.EncodeToString(mustJSON(workersToken{After: ws[len(ws)-1].WorkerID}))
 	}
 	ids := make([]string, 0, len(ws))
 	for _, w := range ws {
@@ -64,13 +80,19 @@ func (s *Store) ListWorkers(ctx context.Context, ns, state string) ([]api.Worker
 	}
 	bound, err := q.BoundAttempts(ctx, gen.BoundAttemptsParams{Namespace: ns, WorkerIds: ids})
 	if err != nil {
-		return nil, fmt.Errorf("list workers: %w", err)
+		return nil, "", fmt.Errorf("list workers: %w", err)
 	}
 	out := make([]api.Worker, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, s.toWorker(w, bound))
 	}
-	return out, nil
+	return out, nextPageToken, nil
+}
+
+// workersToken is the opaque position of a page of workers: the last
+// worker_id returned.
+type workersToken struct {
+	After string `json:"w"`
 }
 
 // GetWorker returns one worker session (ErrNotFound).

@@ -146,7 +146,9 @@ type pageToken struct {
 	ID        string    `json:"i"`
 }
 
-// ListWorkflows pages through instances, newest first.
+// ListWorkflows pages through instances, newest first, as summaries: no
+// input, no result, and errors without details or stack (the query leaves
+// them in the table, so that a list never renders payloads).
 func (s *Store) ListWorkflows(ctx context.Context, ns string, f ListFilter) (api.ListWorkflowsResponse, error) {
 	limit := f.Limit
 	if limit <= 0 {
@@ -182,7 +184,7 @@ func (s *Store) ListWorkflows(ctx context.Context, ns string, f ListFilter) (api
 		out.NextPageToken = base64.RawURLEncoding.EncodeToString(mustJSON(pageToken{CreatedAt: last.CreatedAt, ID: last.InstanceID}))
 	}
 	for _, r := range rows {
-		out.Workflows = append(out.Workflows, toWorkflow(r))
+		out.Workflows = append(out.Workflows, toWorkflow(gen.Instance(r)))
 	}
 	return out, nil
 }

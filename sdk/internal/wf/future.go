@@ -308,11 +308,22 @@ func All(ctx Context, futures ...Future) error {
 // Go starts fn as a new goroutine of the workflow and returns a future
 // resolved with fn's error when it returns. Use it instead of the go
 // statement, which would break determinism.
-func Go(ctx Context, fn func(ctx Context) error) Future {
+//
+// fn is either func(Context) error (the future resolves with its error) or
+// Temporal's func(Context) (a statement workflow.Go(ctx, func(ctx
+// workflow.Context) { … }) ports unchanged; the future resolves with nil).
+func Go[F func(ctx Context) error | func(ctx Context)](ctx Context, fn F) Future {
 	c := ctx.impl()
 	s := c.s
 	f := &future{s: s, kind: kindGeneric}
-	s.spawn("go", func() { f.settle(nil, fn(c)) })
+	run := func() error { return nil }
+	switch fn := any(fn).(type) {
+	case func(Context) error:
+		run = func() error { return fn(c) }
+	case func(Context):
+		run = func() error { fn(c); return nil }
+	}
+	s.spawn("go", func() { f.settle(nil, run()) })
 	return f
 }
 

@@ -1,0 +1,544 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// authEnv is a server that requires API keys, with one key of each kind.
+type authEnv struct {
+	*env
+	global, admin, client, worker, otherClient, otherAdmin string
+}
+
+func newAuthEnv(t *testing.T) *authEnv {
+	t.Helper()
+	e := newEnv(t, Config{Auth: AuthConfig{Required: true}})
+	ctx := context.Background()
+	if _, err := e.store.CreateNamespace(ctx, "other", ""); err != nil {
+		t.Fatal(err)
+	}
+	key := func(ns, role string) string {
+		t.Helper()
+		k, err := e.store.CreateAPIKey(ctx, ns, role, "test "+role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.Key
+	}
+	return &authEnv{env: e,
+		global: key(api.AllNamespaces, api.RoleAdmin), admin: key("default", api.RoleAdmin),
+		client: key("default", api.RoleClient), worker: key("default", api.RoleWorker),
+		otherClient: key("other", api.RoleClient), otherAdmin: key("other", api.RoleAdmin)}
+}
+
+// doKey sends a request with key as its bearer token ("" : none).
+func doKey(t *testing.T, key, method, url string, body []byte) response {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// Who may call a route: p public, w worker, c client, r worker or client, a admin of the
+// namespace, g admin of every namespace. Written out here rather than
+// taken from routeRules, so that a change to the rules shows.
+var routeAccess = map[string]byte{
+	"GET /healthz": 'p', "GET /readyz": 'p', "GET /metrics": 'p', "GET /openapi.json": 'p',
+	"GET /openapi.yaml": 'p', "GET /docs": 'p', "GET /docs/": 'p', "GET /docs/doc.json": 'p', "GET /docs/*": 'p',
+
+	"POST /v1/namespaces": 'g', "GET /v1/namespaces": 'g', "DELETE /v1/namespaces/:namespace": 'g',
+	"GET /v1/namespaces/:namespace": 'a', "PATCH /v1/namespaces/:namespace": 'a',
+	"POST " + BasePath + "/api-keys": 'a', "GET " + BasePath + "/api-keys": 'a',
+	"DELETE " + BasePath + "/api-keys/:key_id": 'a',
+
+	"POST " + BasePath + "/workflows":                            'c',
+	"GET " + BasePath + "/workflows":                             'c',
+	"GET " + BasePath + "/workflows/:instance_id":                'c',
+	"DELETE " + BasePath + "/workflows/:instance_id":             'a',
+	"GET " + BasePath + "/workflows/:instance_id/history":        'r',
+	"GET " + BasePath + "/workflows/:instance_id/result":         'c',
+	"POST " + BasePath + "/workflows/:instance_id/cancel":        'c',
+	"POST " + BasePath + "/workflows/:instance_id/signals/:name": 'c',
+	"GET " + BasePath + "/workers":                               'c',
+	"GET " + BasePath + "/workers/:worker_id":                    'c',
+	"GET " + BasePath + "/task-queues/:name":                     'c',
+
+	"POST " + BasePath + "/workflow-tasks/poll":             'w',
+	"POST " + BasePath + "/workflow-tasks/:token/complete":  'w',
+	"POST " + BasePath + "/workflow-tasks/:token/fail":      'w',
+	"POST " + BasePath + "/activity-tasks/poll":             'w',
+	"POST " + BasePath + "/activity-tasks/:token/heartbeat": 'w',
+	"POST " + BasePath + "/activity-tasks/:token/complete":  'w',
+	"POST " + BasePath + "/activity-tasks/:token/fail":      'w',
+	"POST " + BasePath + "/activity-tasks/:token/abandon":   'w',
+	"POST " + BasePath + "/workers/heartbeat":               'w',
+	"GET " + uiPath:  'p',
+	"POST " + uiPath: 'p',
+}
+
+// TestAuth_EveryRouteHasARule: every route the server serves is in the
+// rules and in routeAccess, with the same meaning.
+func TestAuth_EveryRouteHasARule(t *testing.T) {
+	e := newEnv(t, Config{})
+	rules := routeRules()
+	seen := 0
+	heads := map[string]bool{}
+	for _, r := range e.srv.Echo().Routes() {
+		heads[r.Path] = heads[r.Path] || r.Method == http.MethodHead
+	}
+	for _, r := range e.srv.Echo().Routes() {
+		if r.Method == http.MethodGet && !heads[r.Path] {
+			t.Errorf("GET %s has no HEAD route", r.Path)
+		}
+		if r.Method == http.MethodHead {
+			// HEAD takes GET's rule (authorize).
+			if _, ok := rules[ruleKey{http.MethodGet, r.Path}]; !ok {
+				t.Errorf("route HEAD %s has no GET rule in routeRules", r.Path)
+			}
+			continue
+		}
+		k := r.Method + " " + r.Path
+		rule, ok := rules[ruleKey{r.Method, r.Path}]
+		if !ok {
+			t.Errorf("route %s has no rule in routeRules", k)
+			continue
+		}
+		want, ok := routeAccess[k]
+		if !ok {
+			t.Errorf("route %s is not in routeAccess", k)
+			continue
+		}
+		got := map[perm]byte{permPublic: 'p', permMetrics: 'p', permWorker: 'w', permClient: 'c', permRead: 'r', permAdmin: 'a', permGlobalAdmin: 'g'}[rule.perm]
+		if got != want {
+			t.Errorf("route %s: rule %c, want %c", k, got, want)
+		}
+		seen++
+	}
+	if seen != len(routeAccess) || seen != len(rules) {
+		t.Errorf("%d routes served, %d in routeAccess, %d rules", seen, len(routeAccess), len(rules))
+	}
+}
+
+// concretePath fills a route template's parameters with values whose
+// requests are refused or answered at once by an allowed caller.
+func concretePath(tmpl, ns string) string {
+	r := strings.NewReplacer(":namespace", ns, ":instance_id", "no-such-wf", ":name", "q",
+		":worker_id", "no-such-worker", ":key_id", "0000000000000000", "*", "index.html")
+	p := r.Replace(tmpl)
+	if strings.Contains(p, ":token") {
+		tok := uuid.Nil.String()
+		if strings.Contains(p, "workflow-tasks") {
+			tok = store.TurnToken("no-such-wf", uuid.Nil)
+		}
+		p = strings.Replace(p, ":token", tok, 1)
+	}
+	return p
+}
+
+// TestAuth_RolesOverEveryRoute sends each route with each kind of key and
+// requires 401 without a key, 403 for a role or namespace that may not call
+// it, and anything else for one that may.
+func TestAuth_RolesOverEveryRoute(t *testing.T) {
+	e := newAuthEnv(t)
+	callers := []struct {
+		name, key string
+		may       func(access byte) bool
+	}{
+		{"none", "", func(a byte) bool { return a == 'p' }},
+		{"worker", e.worker, func(a byte) bool { return a == 'p' || a == 'w' || a == 'r' }},
+		{"client", e.client, func(a byte) bool { return a == 'p' || a == 'c' || a == 'r' }},
+		{"admin", e.admin, func(a byte) bool { return a != 'g' }},
+		{"global admin", e.global, func(a byte) bool { return true }},
+		{"client of other", e.otherClient, func(a byte) bool { return a == 'p' }},
+		{"admin of other", e.otherAdmin, func(a byte) bool { return a == 'p' }},
+	}
+	for route, access := range routeAccess {
+		method, tmpl, _ := strings.Cut(route, " ")
+		if tmpl == uiPath && method == http.MethodPost {
+			continue // the UI's forms answer 403 to a missing CSRF token: server/ui tests them
+		}
+		url := e.ts.URL + concretePath(tmpl, "default")
+		var body []byte
+		if method == http.MethodPost {
+			body = []byte(`{"not_a_field":1}`) // refused after authorization, before any effect
+		}
+		for _, c := range callers {
+			r := doKey(t, c.key, method, url, body)
+			switch {
+			case c.may(access):
+				if r.status == http.StatusUnauthorized || r.status == http.StatusForbidden {
+					t.Errorf("%s by %s: %d, want it allowed; %s", route, c.name, r.status, r.body)
+				}
+			case c.key == "":
+				if r.status != http.StatusUnauthorized {
+					t.Errorf("%s without a key: %d, want 401; %s", route, r.status, r.body)
+					continue
+				}
+				if p := r.problem(t); p.Type != ProblemUnauthorized {
+					t.Errorf("%s without a key: problem %s", route, p.Type)
+				}
+				if r.header.Get("WWW-Authenticate") == "" {
+					t.Errorf("%s without a key: no WWW-Authenticate", route)
+				}
+			default:
+				if r.status != http.StatusForbidden {
+					t.Errorf("%s by %s: %d, want 403; %s", route, c.name, r.status, r.body)
+					continue
+				}
+				if p := r.problem(t); p.Type != ProblemForbidden {
+					t.Errorf("%s by %s: problem %s", route, c.name, p.Type)
+				}
+			}
+			// HEAD, wherever GET is served, is decided as GET.
+			if method != http.MethodGet {
+				continue
+			}
+			h := doKey(t, c.key, http.MethodHead, url, nil)
+			switch {
+			case c.may(access):
+				if h.status == http.StatusUnauthorized || h.status == http.StatusForbidden {
+					t.Errorf("HEAD %s by %s: %d, want it allowed", tmpl, c.name, h.status)
+				}
+			case c.key == "":
+				if h.status != http.StatusUnauthorized {
+					t.Errorf("HEAD %s without a key: %d, want 401", tmpl, h.status)
+				}
+			default:
+				if h.status != http.StatusForbidden {
+					t.Errorf("HEAD %s by %s: %d, want 403", tmpl, c.name, h.status)
+				}
+			}
+		}
+	}
+}
+
+// TestAuth_BadKeysAre401 : a key that is malformed, unknown, has a wrong
+// secret, or another scheme gets the same 401.
+func TestAuth_BadKeysAre401(t *testing.T) {
+	e := newAuthEnv(t)
+	url := e.base + "/workflows"
+	good := e.client
+	wrongSecret := good[:len(good)-4] + "AAAA"
+	if wrongSecret == good {
+		wrongSecret = good[:len(good)-4] + "BBBB"
+	}
+	unknownID := "tk_0123456789abcdef" + good[len("tk_0123456789abcdef"):]
+	var first []byte
+	for _, h := range []string{"", "Bearer", "Bearer ", "Bearer nope", "Basic " + good, "Bearer " + wrongSecret,
+		"Bearer " + unknownID, "Bearer " + good + "x", "Bearer " + strings.ToUpper(good)} {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if h != "" {
+			req.Header.Set("Authorization", h)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		r := response{status: resp.StatusCode, header: resp.Header, body: b}
+		if r.status != http.StatusUnauthorized {
+			t.Fatalf("Authorization %q: %d, want 401; %s", h, r.status, b)
+		}
+		r.problem(t)
+		if first == nil {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Errorf("Authorization %q: answer %s differs from %s", h, b, first)
+		}
+	}
+	doKey(t, good, http.MethodGet, url, nil).want(t, http.StatusOK)
+	doKey(t, good, http.MethodGet, e.ts.URL+"/v1/namespaces/other/workflows", nil).want(t, http.StatusForbidden)
+	doKey(t, e.otherClient, http.MethodGet, e.ts.URL+"/v1/namespaces/other/workflows", nil).want(t, http.StatusOK)
+}
+
+// TestAuth_Revocation: a key revoked through the API is refused at once by
+// the server that revoked it, and within the cache bound by another
+// replica that had it cached.
+func TestAuth_Revocation(t *testing.T) {
+	e := newAuthEnv(t)
+	created := doKey(t, e.admin, http.MethodPost, e.base+"/api-keys", []byte(`{"role":"client","name":"ci"}`)).
+		want(t, http.StatusCreated)
+	var k api.CreateAPIKeyResponse
+	created.decode(t, &k)
+	if k.Role != api.RoleClient || k.Namespace != "default" || !strings.HasPrefix(k.Key, "tk_"+k.ID+"_") {
+		t.Fatalf("created %+v", k)
+	}
+	// The secret is stored only as a hash.
+	var stored []byte
+	if err := e.pool.QueryRow(context.Background(), "SELECT secret_hash FROM api_keys WHERE id = $1", k.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 32 || bytes.Contains([]byte(k.Key), stored) {
+		t.Fatalf("stored secret %x", stored)
+	}
+	var list api.ListAPIKeysResponse
+	doKey(t, e.admin, http.MethodGet, e.base+"/api-keys", nil).want(t, http.StatusOK).decode(t, &list)
+	if !strings.Contains(string(mustMarshal(t, list)), k.ID) || strings.Contains(string(mustMarshal(t, list)), k.Key) {
+		t.Fatalf("list %+v", list)
+	}
+
+	replica := New(e.store, nil, Config{Auth: AuthConfig{Required: true, CacheTTL: 200 * time.Millisecond}}, nil)
+	rep := httptestServer(t, replica)
+	doKey(t, k.Key, http.MethodGet, e.base+"/workflows", nil).want(t, http.StatusOK)
+	doKey(t, k.Key, http.MethodGet, rep+"/v1/namespaces/default/workflows", nil).want(t, http.StatusOK)
+
+	// A client key may not revoke; another namespace's admin may not either.
+	doKey(t, k.Key, http.MethodDelete, e.base+"/api-keys/"+k.ID, nil).want(t, http.StatusForbidden)
+	doKey(t, e.otherAdmin, http.MethodDelete, e.ts.URL+"/v1/namespaces/other/api-keys/"+k.ID, nil).want(t, http.StatusNotFound)
+	doKey(t, k.Key, http.MethodGet, e.base+"/workflows", nil).want(t, http.StatusOK)
+
+	doKey(t, e.admin, http.MethodDelete, e.base+"/api-keys/"+k.ID, nil).want(t, http.StatusNoContent)
+	doKey(t, k.Key, http.MethodGet, e.base+"/workflows", nil).want(t, http.StatusUnauthorized)
+	waitUntil(t, 30*time.Second, "the replica to refuse the revoked key", func() bool {
+		return doKey(t, k.Key, http.MethodGet, rep+"/v1/namespaces/default/workflows", nil).status == http.StatusUnauthorized
+	})
+	doKey(t, e.admin, http.MethodDelete, e.base+"/api-keys/"+k.ID, nil).want(t, http.StatusNotFound)
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNamespaces_Lifecycle: create, list, describe, use, delete; a
+// request under an unknown namespace is 404, to anyone allowed to ask.
+func TestNamespaces_Lifecycle(t *testing.T) {
+	e := newAuthEnv(t)
+	nsURL := e.ts.URL + "/v1/namespaces"
+	start := []byte(`{"workflow_type":"A","task_queue":"q"}`)
+
+	r := doKey(t, e.global, http.MethodPost, nsURL+"/team-a/workflows", start).want(t, http.StatusNotFound)
+	if p := r.problem(t); p.Type != ProblemNotFound {
+		t.Fatalf("problem %+v", p)
+	}
+	// A key of another namespace learns nothing of whether it exists.
+	doKey(t, e.client, http.MethodPost, nsURL+"/team-a/workflows", start).want(t, http.StatusForbidden)
+
+	doKey(t, e.admin, http.MethodPost, nsURL, []byte(`{"name":"team-a"}`)).want(t, http.StatusForbidden)
+	doKey(t, e.global, http.MethodPost, nsURL, []byte(`{"name":"bad|name"}`)).want(t, http.StatusBadRequest)
+	var n api.Namespace
+	doKey(t, e.global, http.MethodPost, nsURL, []byte(`{"name":"team-a","description":"A"}`)).
+		want(t, http.StatusCreated).decode(t, &n)
+	if n.Name != "team-a" || n.Description != "A" || n.CreatedAt.IsZero() {
+		t.Fatalf("created %+v", n)
+	}
+	doKey(t, e.global, http.MethodPost, nsURL, []byte(`{"name":"team-a"}`)).want(t, http.StatusConflict)
+	var list api.ListNamespacesResponse
+	doKey(t, e.global, http.MethodGet, nsURL, nil).want(t, http.StatusOK).decode(t, &list)
+	var names []string
+	for _, x := range list.Namespaces {
+		names = append(names, x.Name)
+	}
+	if strings.Join(names, ",") != "default,other,team-a" {
+		t.Fatalf("namespaces %v", names)
+	}
+	doKey(t, e.global, http.MethodGet, nsURL+"/team-a", nil).want(t, http.StatusOK)
+	doKey(t, e.global, http.MethodGet, nsURL+"/team-b", nil).want(t, http.StatusNotFound)
+
+	// Keys of the new namespace, made by the global admin.
+	var k api.CreateAPIKeyResponse
+	doKey(t, e.global, http.MethodPost, nsURL+"/team-a/api-keys", []byte(`{"role":"admin"}`)).
+		want(t, http.StatusCreated).decode(t, &k)
+	doKey(t, k.Key, http.MethodPost, nsURL+"/team-a/workflows", start).want(t, http.StatusCreated)
+	doKey(t, k.Key, http.MethodPost, nsURL+"/default/workflows", start).want(t, http.StatusForbidden)
+
+	// Not empty: 409. Then empty it and delete it.
+	doKey(t, e.global, http.MethodDelete, nsURL+"/team-a", nil).want(t, http.StatusConflict)
+	if _, err := e.pool.Exec(context.Background(), "DELETE FROM instances WHERE namespace = 'team-a'"); err != nil {
+		t.Fatal(err)
+	}
+	doKey(t, e.global, http.MethodDelete, nsURL+"/default", nil).want(t, http.StatusConflict)
+	doKey(t, e.global, http.MethodDelete, nsURL+"/team-a", nil).want(t, http.StatusNoContent)
+	doKey(t, e.global, http.MethodPost, nsURL+"/team-a/workflows", start).want(t, http.StatusNotFound)
+	// Its keys went with it.
+	doKey(t, k.Key, http.MethodGet, nsURL+"/team-a/workflows", nil).want(t, http.StatusUnauthorized)
+	doKey(t, e.global, http.MethodDelete, nsURL+"/team-a", nil).want(t, http.StatusNotFound)
+}
+
+// TestNamespaces_UnknownIs404WithoutAuth: with auth off, every route
+// under an unknown namespace is 404 problem+json, and a namespace created
+// through the API works at once.
+func TestNamespaces_UnknownIs404WithoutAuth(t *testing.T) {
+	e := newEnv(t, Config{})
+	for route, access := range routeAccess {
+		method, tmpl, _ := strings.Cut(route, " ")
+		if access == 'p' || !strings.HasPrefix(tmpl, BasePath+"/") {
+			continue
+		}
+		var body []byte
+		if method == http.MethodPost {
+			body = []byte(`{}`)
+		}
+		r := e.do(method, e.ts.URL+concretePath(tmpl, "nowhere"), body).want(t, http.StatusNotFound)
+		if p := r.problem(t); p.Type != ProblemNotFound || p.Detail != "No such namespace." {
+			t.Errorf("%s: problem %+v", route, p)
+		}
+	}
+	e.do(http.MethodPost, e.ts.URL+"/v1/namespaces", []byte(`{"name":"nowhere"}`)).want(t, http.StatusCreated)
+	e.do(http.MethodPost, e.ts.URL+"/v1/namespaces/nowhere/workflows", []byte(`{"workflow_type":"A","task_queue":"q"}`)).
+		want(t, http.StatusCreated)
+}
+
+// TestNamespaceCache_Bounds: a known namespace costs no query within the
+// TTL; an unknown one reloads at most once per miss interval; a namespace
+// created elsewhere is seen after that interval.
+func TestNamespaceCache_Bounds(t *testing.T) {
+	var loads atomic.Int32
+	names := []string{"default"}
+	now := time.Unix(1000, 0)
+	c := newNamespaceCache(5*time.Second, func(context.Context) ([]string, error) {
+		loads.Add(1)
+		return names, nil
+	})
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	for range 100 {
+		if ok, err := c.known(ctx, "default"); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("%d loads for 100 checks", n)
+	}
+	for range 100 {
+		if ok, _ := c.known(ctx, "x"); ok {
+			t.Fatal("x known")
+		}
+	}
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("%d loads after misses within the interval", n)
+	}
+	names = []string{"default", "x"}
+	now = now.Add(time.Second)
+	if ok, _ := c.known(ctx, "x"); !ok {
+		t.Fatal("x unknown after the miss interval")
+	}
+	names = []string{"x"}
+	now = now.Add(4 * time.Second)
+	if ok, _ := c.known(ctx, "default"); !ok {
+		t.Fatal("default dropped before the TTL")
+	}
+	now = now.Add(time.Second)
+	if ok, _ := c.known(ctx, "default"); ok {
+		t.Fatal("default still known after the TTL")
+	}
+}
+
+// TestKeyCache_Bounds: a verified key costs no query within the TTL.
+func TestKeyCache_Bounds(t *testing.T) {
+	var loads atomic.Int32
+	now := time.Unix(1000, 0)
+	revoked := false
+	c := newKeyCache(5*time.Second, func(_ context.Context, id string) (store.KeyRecord, error) {
+		loads.Add(1)
+		if id != "k" {
+			return store.KeyRecord{}, store.ErrNotFound
+		}
+		return store.KeyRecord{ID: id, Revoked: revoked}, nil
+	})
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	for range 100 {
+		if r, ok, err := c.get(ctx, "k"); !ok || err != nil || r.Revoked {
+			t.Fatal(ok, err)
+		}
+		if _, ok, _ := c.get(ctx, "u"); ok {
+			t.Fatal("u found")
+		}
+	}
+	if n := loads.Load(); n != 2 {
+		t.Fatalf("%d loads", n)
+	}
+	revoked = true
+	now = now.Add(5 * time.Second)
+	if r, _, _ := c.get(ctx, "k"); !r.Revoked {
+		t.Fatal("revocation not seen after the TTL")
+	}
+}
+
+// httptestServer serves srv on a loopback port until the test ends and
+// returns its URL.
+func httptestServer(t *testing.T, srv *Server) string {
+	t.Helper()
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		srv.BeginShutdown()
+		ts.Close()
+	})
+	return ts.URL
+}
+
+// TestAuth_PerKeyRateLimits: each key has its own budget of starts and of
+// heartbeats (all its workers together); over it, 429 with Retry-After.
+func TestAuth_PerKeyRateLimits(t *testing.T) {
+	e := newEnv(t, Config{HeartbeatRate: -1, Auth: AuthConfig{Required: true, StartRate: 0.001, StartBurst: 2,
+		KeyHeartbeatRate: 0.001, KeyHeartbeatBurst: 2}})
+	ctx := context.Background()
+	key := func(role string) string {
+		k, err := e.store.CreateAPIKey(ctx, "default", role, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.Key
+	}
+	c1, c2, w1, w2 := key(api.RoleClient), key(api.RoleClient), key(api.RoleWorker), key(api.RoleWorker)
+	start := []byte(`{"workflow_type":"A","task_queue":"q"}`)
+	for range 2 {
+		doKey(t, c1, http.MethodPost, e.base+"/workflows", start).want(t, http.StatusCreated)
+	}
+	r := doKey(t, c1, http.MethodPost, e.base+"/workflows", start).want(t, http.StatusTooManyRequests)
+	if r.problem(t).Type != ProblemRateLimited || r.header.Get("Retry-After") == "" {
+		t.Fatalf("429 without its problem type or Retry-After: %v %s", r.header, r.body)
+	}
+	doKey(t, c2, http.MethodPost, e.base+"/workflows", start).want(t, http.StatusCreated)
+
+	beat := func(key, id string) response {
+		return sendAs(t, e.base, key, "", "/workers/heartbeat", `{"worker_id":"`+id+`","lease_duration":"30s"}`)
+	}
+	beat(w1, "w-a").want(t, http.StatusOK)
+	beat(w1, "w-b").want(t, http.StatusOK)
+	if r := beat(w1, "w-c").want(t, http.StatusTooManyRequests); r.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	beat(w2, "w-d").want(t, http.StatusOK)
+}

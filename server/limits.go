@@ -1,0 +1,122 @@
+package server
+
+import (
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Limits bound what one request may carry, so that no request can make
+// the server, or PostgreSQL, do or store much more than it sent. The zero
+// value of each field selects its default; docs/operations.md lists them.
+type Limits struct {
+	// RequestBytes is the largest request body accepted, in bytes; a
+	// larger one is answered 413. Default Config.BodyLimit, itself 4 MiB.
+	RequestBytes int64
+	// PayloadBytes is the largest payload — a field that carries any JSON
+	// value: a workflow's or activity's input or result, a signal's
+	// input, heartbeat details, an error's details — in bytes, as sent. A
+	// larger one is answered 413 naming the field. Default 1 MiB.
+	PayloadBytes int
+	// Depth is the deepest nesting of arrays and objects in a request
+	// body, counted from the body itself (a payload's top-level object in
+	// a command is at depth 4). Deeper is answered 400. Default 64.
+	Depth int
+	// NumberExpansion bounds how much longer than sent the numbers of a
+	// request's payloads may render: PostgreSQL prints the numeric of a
+	// jsonb number without exponent, so that 1e1000 (6 bytes) renders as
+	// 1 001 digits. The digits the numbers of one request gain in total
+	// may not exceed the body's own size plus NumberExpansion bytes, so a
+	// stored payload never renders to more than about twice what was
+	// sent. Over the bound the request is answered 400 naming the field.
+	// Default 4096.
+	NumberExpansion int
+	// CommandsPerTurn is the most commands a workflow turn may carry.
+	// Default 10 000.
+	CommandsPerTurn int
+	// HistoryPageSize is the default number of events per page of GET
+	// /workflows/{id}/history; MaxHistoryPageSize the most a page_size
+	// may ask for. Defaults 1 000 and 10 000.
+	HistoryPageSize    int
+	MaxHistoryPageSize int
+}
+
+func (l Limits) withDefaults(bodyLimit int64) Limits {
+	if l.RequestBytes <= 0 {
+		l.RequestBytes = bodyLimit
+	}
+	if l.PayloadBytes <= 0 {
+		l.PayloadBytes = 1 << 20
+	}
+	if l.Depth <= 0 {
+		l.Depth = 64
+	}
+	if l.NumberExpansion <= 0 {
+		l.NumberExpansion = 4096
+	}
+	if l.CommandsPerTurn <= 0 {
+		l.CommandsPerTurn = 10000
+	}
+	if l.MaxHistoryPageSize <= 0 {
+		l.MaxHistoryPageSize = 10000
+	}
+	if l.HistoryPageSize <= 0 {
+		l.HistoryPageSize = 1000
+	}
+	l.HistoryPageSize = min(l.HistoryPageSize, l.MaxHistoryPageSize)
+	return l
+}
+
+// Problem types of the request guard.
+const (
+	// ProblemUnsupportedMediaType: the body is not declared
+	// application/json, or is encoded (Content-Encoding).
+	ProblemUnsupportedMediaType = problemBase + "unsupported-media-type"
+)
+
+// guardRequest refuses, before any handler reads it, a request whose body
+// the server would not read as plain JSON:
+//
+//   - a POST (with a body or without) not declared Content-Type
+//     application/json is answered 415. A web page can send a "simple"
+//     cross-origin POST (text/plain, a form, or no body) without asking
+//     the server first, but not one declared application/json: requiring
+//     it keeps any page a developer visits from driving a local server.
+//   - a body with a Content-Encoding other than identity is answered 415:
+//     the server does not decompress (the limits are on what it reads).
+func (s *Server) guardRequest(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Path() == uiPath {
+			return next(c)
+		}
+		req := c.Request()
+		if ce := req.Header.Get(echo.HeaderContentEncoding); ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+			return newProblem(http.StatusUnsupportedMediaType, ProblemUnsupportedMediaType, "Unsupported media type",
+				"The server does not accept encoded bodies (Content-Encoding "+quoteHeader(ce)+"); send the JSON as is.")
+		}
+		hasBody := req.ContentLength != 0 || len(req.TransferEncoding) > 0
+		if req.Method == http.MethodPost || hasBody && req.Method != http.MethodGet && req.Method != http.MethodHead {
+			ct := req.Header.Get(echo.HeaderContentType)
+			mt, _, err := mime.ParseMediaType(ct)
+			if err != nil || mt != echo.MIMEApplicationJSON {
+				if ct == "" {
+					ct = "none"
+				}
+				return newProblem(http.StatusUnsupportedMediaType, ProblemUnsupportedMediaType, "Unsupported media type",
+					"The request must be declared Content-Type: application/json (it was "+quoteHeader(ct)+"), even when its body is empty.")
+			}
+		}
+		return next(c)
+	}
+}
+
+// quoteHeader quotes a header value for a message, cut to 64 bytes.
+func quoteHeader(v string) string {
+	if len(v) > 64 {
+		v = v[:64] + "..."
+	}
+	return strconv.Quote(v)
+}

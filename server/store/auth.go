@@ -1,0 +1,360 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+)
+
+// Errors of namespaces and keys.
+var (
+	// ErrNamespaceExists: a namespace of that name exists already.
+	ErrNamespaceExists = errors.New("namespace exists")
+	// ErrNamespaceNotEmpty: the namespace still holds workflow instances.
+	ErrNamespaceNotEmpty = errors.New("namespace not empty")
+)
+
+// API keys are "tk_<id>_<secret>": a 16-hex-digit id, by which the key is
+// found, and a 256-bit random secret in unpadded base64url, of which only
+// the SHA-256 is stored.
+const (
+	apiKeyPrefix   = "tk_"
+	apiKeyIDLen    = 16
+	apiKeySecretLn = 43 // base64url of 32 bytes, unpadded
+	// APIKeyLen is the length of every API key.
+	APIKeyLen = len(apiKeyPrefix) + apiKeyIDLen + 1 + apiKeySecretLn
+)
+
+// ParseAPIKey splits a key into its id and the SHA-256 of its secret. It
+// reports false for anything that is not shaped as a key.
+func ParseAPIKey(key string) (id string, secretHash [32]byte, ok bool) {
+	if len(key) != APIKeyLen || key[:len(apiKeyPrefix)] != apiKeyPrefix || key[len(apiKeyPrefix)+apiKeyIDLen] != '_' {
+		return "", secretHash, false
+	}
+	id = key[len(apiKeyPrefix) : len(apiKeyPrefix)+apiKeyIDLen]
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", secretHash, false
+		}
+	}
+	return id, sha256.Sum256([]byte(key[len(apiKeyPrefix)+apiKeyIDLen+1:])), true
+}
+
+// newAPIKey returns a fresh key, its id and the hash of its secret.
+func newAPIKey() (key, id string, secretHash [32]byte) {
+	var idb [apiKeyIDLen / 2]byte
+	var secret [32]byte
+	// crypto/rand.Read never fails (it panics if the system has no
+	// randomness source).
+	_, _ = rand.Read(idb[:])
+	_, _ = rand.Read(secret[:])
+	id = hex.EncodeToString(idb[:])
+	s := base64.RawURLEncoding.EncodeToString(secret[:])
+	return apiKeyPrefix + id + "_" + s, id, sha256.Sum256([]byte(s))
+}
+
+// KeyRecord is a stored API key as the server checks it.
+type KeyRecord struct {
+	// ID is the key's public id.
+	ID string
+	// Namespace the key is valid in; api.AllNamespaces for every one.
+	Namespace string
+	// Role is api.RoleWorker, api.RoleClient or api.RoleAdmin.
+	Role string
+	// SecretHash is the SHA-256 of the key's secret.
+	SecretHash [32]byte
+	// Revoked keys authenticate nobody.
+	Revoked bool
+	// Owner is the key as the owner of worker sessions ("key:<id>").
+	Owner string
+}
+
+func toAPIKey(k gen.ApiKey) api.APIKey {
+	ns := api.AllNamespaces
+	if k.Namespace != nil {
+		ns = *k.Namespace
+	}
+	return api.APIKey{ID: k.ID, Namespace: ns, Role: k.Role, Name: k.Name, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+}
+
+func toNamespace(n gen.Namespace) api.Namespace {
+	out := api.Namespace{Name: n.Name, Description: n.Description, CreatedAt: n.CreatedAt}
+	if n.Retention.Valid {
+		d := api.Duration(time.Duration(n.Retention.Microseconds)*time.Microsecond +
+			time.Duration(n.Retention.Days)*24*time.Hour + time.Duration(n.Retention.Months)*30*24*time.Hour)
+		out.Retention = &d
+	}
+	return out
+}
+
+func retentionMS(d *api.Duration) *int64 {
+	if d == nil {
+		return nil
+	}
+	v := ms(d.D())
+	return &v
+}
+
+// CreateAPIKey stores a new key of role in namespace ns (api.AllNamespaces:
+// every namespace) and returns it with its secret, which is not stored and
+// cannot be read again. ErrNotFound: no such namespace.
+func (s *Store) CreateAPIKey(ctx context.Context, ns, role, name string) (api.CreateAPIKeyResponse, error) {
+	key, id, hash := newAPIKey()
+	p := gen.CreateAPIKeyParams{ID: id, Role: role, SecretHash: hash[:], Name: name}
+	if ns != api.AllNamespaces {
+		p.Namespace = &ns
+	}
+	k, err := gen.New(s.pool).CreateAPIKey(ctx, p)
+	if err != nil {
+		if isForeignKeyViolation(err) {
+			return api.CreateAPIKeyResponse{}, ErrNotFound
+		}
+		return api.CreateAPIKeyResponse{}, fmt.Errorf("create api key: %w", err)
+	}
+	return api.CreateAPIKeyResponse{APIKey: toAPIKey(k), Key: key}, nil
+}
+
+// LookupAPIKey returns the key of that id (ErrNotFound).
+func (s *Store) LookupAPIKey(ctx context.Context, id string) (KeyRecord, error) {
+	k, err := gen.New(s.pool).GetAPIKey(ctx, id)
+	if noRows(err) {
+		return KeyRecord{}, ErrNotFound
+	}
+	if err != nil {
+		return KeyRecord{}, fmt.Errorf("look up api key: %w", err)
+	}
+	r := KeyRecord{ID: k.ID, Namespace: api.AllNamespaces, Role: k.Role, Revoked: k.RevokedAt != nil, Owner: "key:" + k.ID}
+	if k.Namespace != nil {
+		r.Namespace = *k.Namespace
+	}
+	copy(r.SecretHash[:], k.SecretHash)
+	return r, nil
+}
+
+// ListAPIKeys lists the keys of namespace ns (at most 1000, newest first),
+// and with withGlobal the keys valid in every namespace too.
+func (s *Store) ListAPIKeys(ctx context.Context, ns string, withGlobal bool) ([]api.APIKey, error) {
+	ks, err := gen.New(s.pool).ListAPIKeys(ctx, gen.ListAPIKeysParams{Namespace: &ns, WithGlobal: withGlobal})
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	out := make([]api.APIKey, 0, len(ks))
+	for _, k := range ks {
+		out = append(out, toAPIKey(k))
+	}
+	return out, nil
+}
+
+// RevokeAPIKey revokes key id of namespace ns (and, withGlobal, a key
+// valid in every namespace). ErrNotFound: no such valid key.
+func (s *Store) RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool) error {
+	n, err := gen.New(s.pool).RevokeAPIKey(ctx, gen.RevokeAPIKeyParams{ID: id, Namespace: &ns, WithGlobal: withGlobal})
+	if err != nil {
+		return fmt.Errorf("revoke api key: %w", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// CreateNamespace creates a namespace (ErrNamespaceExists).
+func (s *Store) CreateNamespace(ctx context.Context, name, description string) (api.Namespace, error) {
+	return s.CreateNamespaceWith(ctx, api.CreateNamespaceRequest{Name: name, Description: description})
+}
+
+// CreateNamespaceWith creates the namespace req describes
+// (ErrNamespaceExists).
+func (s *Store) CreateNamespaceWith(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error) {
+	n, err := gen.New(s.pool).CreateNamespace(ctx, gen.CreateNamespaceParams{Name: req.Name,
+		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
+	if noRows(err) {
+		return api.Namespace{}, ErrNamespaceExists
+	}
+	if err != nil {
+		return api.Namespace{}, fmt.Errorf("create namespace: %w", err)
+	}
+	return toNamespace(n), nil
+}
+
+// GetNamespace describes a namespace (ErrNotFound).
+func (s *Store) GetNamespace(ctx context.Context, name string) (api.Namespace, error) {
+	n, err := gen.New(s.pool).GetNamespace(ctx, name)
+	if noRows(err) {
+		return api.Namespace{}, ErrNotFound
+	}
+	if err != nil {
+		return api.Namespace{}, fmt.Errorf("get namespace: %w", err)
+	}
+	return toNamespace(n), nil
+}
+
+// ListNamespaces lists every namespace in name order.
+func (s *Store) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
+	ns, err := gen.New(s.pool).ListNamespaces(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	out := make([]api.Namespace, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, toNamespace(n))
+	}
+	return out, nil
+}
+
+// NamespaceNames returns the name of every namespace (the server's cache
+// of known namespaces).
+func (s *Store) NamespaceNames(ctx context.Context) ([]string, error) {
+	names, err := gen.New(s.pool).ListNamespaceNames(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list namespace names: %w", err)
+	}
+	return names, nil
+}
+
+// DeleteNamespace deletes an empty namespace, its worker sessions and its
+// API keys, in one transaction. ErrNotFound: no such namespace;
+// ErrNamespaceNotEmpty: it still holds workflow instances (delete them
+// first).
+func (s *Store) DeleteNamespace(ctx context.Context, name string) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return fmt.Errorf("delete namespace: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	q := gen.New(tx)
+	// Lock the row first: a workflow started concurrently is either seen
+	// by the check below or finds the namespace gone (within the server's
+	// namespace cache bound).
+	if _, err := q.LockNamespace(ctx, name); err != nil {
+		if noRows(err) {
+			return ErrNotFound
+		}
+		return fmt.Errorf("delete namespace: %w", err)
+	}
+	has, err := q.NamespaceHasInstances(ctx, name)
+	if err != nil {
+		return fmt.Errorf("delete namespace: %w", err)
+	}
+	if has {
+		return ErrNamespaceNotEmpty
+	}
+	if err := q.DeleteNamespaceWorkers(ctx, name); err != nil {
+		return fmt.Errorf("delete namespace: %w", err)
+	}
+	n, err := q.DeleteNamespace(ctx, name)
+	if err != nil {
+		return fmt.Errorf("delete namespace: %w", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("delete namespace: %w", err)
+	}
+	return nil
+}
+
+// isForeignKeyViolation reports whether err is PostgreSQL's
+// foreign_key_violation (23503).
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
+// CountValidAPIKeys counts the keys not revoked, of every namespace.
+func (s *Store) CountValidAPIKeys(ctx context.Context) (int64, error) {
+	n, err := gen.New(s.pool).CountValidAPIKeys(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count api keys: %w", err)
+	}
+	return n, nil
+}
+
+// WorkerOwner returns the owner of a worker session ("" when it has none);
+// ErrNotFound when there is no such session.
+func (s *Store) WorkerOwner(ctx context.Context, ns, workerID string) (string, error) {
+	o, err := gen.New(s.pool).WorkerOwner(ctx, gen.WorkerOwnerParams{Namespace: ns, WorkerID: workerID})
+	if noRows(err) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("worker owner: %w", err)
+	}
+	return o, nil
+}
+
+// UpdateNamespace sets the fields req gives (ErrNotFound).
+func (s *Store) UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (api.Namespace, error) {
+	n, err := gen.New(s.pool).UpdateNamespace(ctx, gen.UpdateNamespaceParams{Name: name,
+		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
+	if noRows(err) {
+		return api.Namespace{}, ErrNotFound
+	}
+	if err != nil {
+		return api.Namespace{}, fmt.Errorf("update namespace: %w", err)
+	}
+	return toNamespace(n), nil
+}
+
+// PurgeClosed runs the retention job: it deletes closed workflow instances
+// older than their namespace's retention, with their history, messages and
+// attempts, in batches of at most batch instances (one transaction each, a
+// few set-based statements), at most maxBatches of them. It returns how
+// many instances it deleted.
+func (s *Store) PurgeClosed(ctx context.Context, batch int32, maxBatches int) (int, error) {
+	total := 0
+	for range maxBatches {
+		n := 0
+		err := s.inTx(ctx, func(t *txn) error {
+			rows, err := t.q.TakeExpiredInstances(ctx, batch)
+			if err != nil {
+				return err
+			}
+			n = len(rows)
+			byNS := map[string][]string{}
+			var order []string
+			for _, r := range rows {
+				if _, ok := byNS[r.Namespace]; !ok {
+					order = append(order, r.Namespace)
+				}
+				byNS[r.Namespace] = append(byNS[r.Namespace], r.InstanceID)
+			}
+			for _, ns := range order {
+				ids := byNS[ns]
+				if err := t.w.DeleteInstancesHistory(ctx, gen.DeleteInstancesHistoryParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
+				if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
+				if err := t.w.DeleteInstancesAttempts(ctx, gen.DeleteInstancesAttemptsParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
+				if err := t.w.DeleteInstances(ctx, gen.DeleteInstancesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("purge closed workflows: %w", err)
+		}
+		total += n
+		if n < int(batch) {
+			break
+		}
+	}
+	return total, nil
+}

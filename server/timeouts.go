@@ -1,0 +1,152 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// Timeouts bound how long one request may hold the server. The zero value
+// of each field selects its default; docs/operations.md lists them.
+type Timeouts struct {
+	// BodyRead bounds the reading of a request body, from the end of its
+	// headers: a client that sends it slower is answered 408 (a body fed
+	// one byte every few seconds would otherwise hold a connection and a
+	// goroutine for as long as it likes). Default 30s.
+	BodyRead time.Duration
+	// Request bounds a whole request, database work included, on every
+	// route but the long polls: past it, the request's context is done
+	// and the answer is 503 (so that a frozen database gives an answer,
+	// not a hang). A long poll (task polls, the result wait, a waiting
+	// worker heartbeat) gets its wait plus Request. Default 30s.
+	Request time.Duration
+	// PollsPerWorker is the most long polls (workflow-task and
+	// activity-task polls together) one worker_id may hold open at once
+	// on this server; one more is answered 429. Default 64.
+	PollsPerWorker int
+}
+
+func (t Timeouts) withDefaults() Timeouts {
+	if t.BodyRead <= 0 {
+		t.BodyRead = 30 * time.Second
+	}
+	if t.Request <= 0 {
+		t.Request = 30 * time.Second
+	}
+	if t.PollsPerWorker <= 0 {
+		t.PollsPerWorker = 64
+	}
+	return t
+}
+
+// Problem types of the time bounds.
+const (
+	// ProblemRequestTimeout: the request body did not arrive in time.
+	ProblemRequestTimeout = problemBase + "request-timeout"
+	// ProblemTooManyPolls: the worker holds as many long polls as allowed.
+	ProblemTooManyPolls = problemBase + "too-many-polls"
+)
+
+func bodyTimeoutProblem(d time.Duration) *problemError {
+	return newProblem(http.StatusRequestTimeout, ProblemRequestTimeout, "Request timeout",
+		fmt.Sprintf("The request body did not arrive within %s.", d))
+}
+
+// payloadTooLargeProblem is the 413 answer of a payload over its limit.
+func payloadTooLargeProblem(field, message string) *problemError {
+	p := newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge, "Payload too large",
+		"A payload of the request exceeds its size limit; see errors.")
+	p.p.Errors = []api.FieldProblem{{Field: field, Message: message}}
+	return p
+}
+
+// isLongPoll reports whether route is one of the long polls, whose bound
+// is their wait plus Timeouts.Request.
+func isLongPoll(route string) bool {
+	switch route {
+	case routeWorkflowPoll, routeActivityPoll, routeWorkflowResult, routeWorkerBeat:
+		return true
+	}
+	return false
+}
+
+// boundRequest puts the time bounds on a request: a deadline on reading
+// its body, and one on its context.
+func (s *Server) boundRequest(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Body != nil && req.Body != http.NoBody {
+			rc := http.NewResponseController(c.Response())
+			if err := rc.SetReadDeadline(time.Now().Add(s.cfg.Timeouts.BodyRead)); err == nil {
+				req.Body = &deadlineBody{ReadCloser: req.Body, rc: rc}
+			}
+		}
+		limit := s.cfg.Timeouts.Request
+		if isLongPoll(c.Path()) {
+			limit += s.cfg.MaxWait
+		}
+		ctx, cancel := context.WithTimeout(req.Context(), limit)
+		defer cancel()
+		c.SetRequest(req.WithContext(ctx))
+		return next(c)
+	}
+}
+
+// deadlineBody clears the connection's read deadline once the body is
+// read (or failed): past that point net/http reads the connection in the
+// background to notice a client that goes away, and a deadline then would
+// cancel a long poll.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
+	}
+	return n, err
+}
+
+// pollSlots counts the long polls each worker holds open.
+type pollSlots struct {
+	mu sync.Mutex
+	m  map[string]int // namespace|worker_id → polls open
+}
+
+// acquire takes a poll slot of workerID, or returns a 429 problem when it
+// holds max already. release gives it back.
+func (p *pollSlots) acquire(ns, workerID string, max int) (release func(), err error) {
+	k := ns + "|" + workerID
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = make(map[string]int)
+	}
+	if p.m[k] >= max {
+		return nil, newProblem(http.StatusTooManyRequests, ProblemTooManyPolls, "Too many polls",
+			fmt.Sprintf("Worker %q already holds %d long polls on this server, the most allowed; wait for one to answer.", workerID, max))
+	}
+	p.m[k]++
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.m[k]--; p.m[k] <= 0 {
+			delete(p.m, k)
+		}
+	}, nil
+}

@@ -1,0 +1,475 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// statuses are the workflow statuses the list filters on.
+var statuses = []string{"running", "completed", "failed", "canceled", "terminated"}
+
+// workerStates are the worker states the workers page filters on.
+var workerStates = []string{"active", "inactive", "cleaned_up"}
+
+// funcs are the templates' functions.
+func funcs(now func() time.Time) template.FuncMap {
+	return template.FuncMap{
+		"json":     prettyJSON,
+		"hasJSON":  func(b json.RawMessage) bool { return len(b) > 0 },
+		"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
+		"ago":      func(t time.Time) string { return relative(t, now()) },
+		"nsURL":    nsURL,
+		"dur":      func(d api.Duration) string { return time.Duration(d).String() },
+		"join":     strings.Join,
+		"lower":    strings.ToLower,
+		"payloads": eventPayloads,
+		"summary":  eventSummary,
+	}
+}
+
+// prettyJSON indents a payload for display.
+func prettyJSON(v any) string {
+	var raw []byte
+	switch x := v.(type) {
+	case json.RawMessage:
+		raw = x
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		raw = b
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// relative says how far t is from now ("3s ago", "in 2m0s").
+func relative(t, now time.Time) string {
+	d := now.Sub(t).Round(time.Second)
+	switch {
+	case d > 0:
+		return d.String() + " ago"
+	case d < 0:
+		return "in " + (-d).String()
+	default:
+		return "now"
+	}
+}
+
+// listData is the content of the workflow list.
+type listData struct {
+	Status, WorkflowType, Query, Limit string
+	Statuses                           []string
+	Workflows                          []api.Workflow
+	// Next is the URL of the next page ("" on the last one); First the
+	// first page's, when this is not the first.
+	Next, First string
+}
+
+func (u *UI) listWorkflows(w http.ResponseWriter, r *http.Request) {
+	ns := r.PathValue("ns")
+	in := r.URL.Query()
+	d := listData{
+		Status: in.Get("status"), WorkflowType: strings.TrimSpace(in.Get("workflow_type")),
+		Query: strings.TrimSpace(in.Get("query")), Limit: in.Get("limit"), Statuses: statuses,
+	}
+	q := url.Values{}
+	keep := url.Values{} // the filters, for the pages' links
+	for k, v := range map[string]string{"status": d.Status, "workflow_type": d.WorkflowType, "query": d.Query} {
+		if v != "" {
+			q.Set(k, v)
+			keep.Set(k, v)
+		}
+	}
+	// The page size: the URL's limit or page_size, else the default.
+	for _, k := range []string{"limit", "page_size"} {
+		if v := in.Get(k); v != "" {
+			q.Set(k, v)
+			keep.Set(k, v)
+		}
+	}
+	if q.Get("limit") == "" && q.Get("page_size") == "" {
+		q.Set("limit", strconv.Itoa(u.cfg.PageSize))
+	}
+	if tok := in.Get("page_token"); tok != "" {
+		q.Set("page_token", tok)
+		d.First = nsURL(ns, "workflows") + query(keep)
+	}
+	var resp api.ListWorkflowsResponse
+	p := &page{Title: "Workflows", Nav: "workflows", Data: &d}
+	if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "workflows"), q, nil, &resp); err != nil {
+		p.Error, p.NeedsKey = err.Error(), needsKey(err)
+		u.render(w, r, statusOf(err), "workflows", p)
+		return
+	}
+	d.Workflows = resp.Workflows
+	if resp.NextPageToken != "" {
+		next := url.Values{}
+		for k, v := range keep {
+			next[k] = v
+		}
+		next.Set("page_token", resp.NextPageToken)
+		d.Next = nsURL(ns, "workflows") + query(next)
+	}
+	u.render(w, r, http.StatusOK, "workflows", p)
+}
+
+// query is "?" and v encoded, or "" when v is empty.
+func query(v url.Values) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
+// statusOf is the status to answer for a failed API call.
+func statusOf(err error) int {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.Status
+	}
+	return http.StatusBadGateway
+}
+
+// pendingActivity is an activity of the shown execution without a result.
+type pendingActivity struct {
+	ActivityID   int64
+	ActivityType string
+	TaskQueue    string
+	ScheduledAt  time.Time
+	// CancelRequested and CancelReason come from the history's
+	// ActivityCancelRequested, or from the held attempt.
+	CancelRequested bool
+	CancelReason    string
+	// Held is set when a worker holds an attempt: its worker, attempt
+	// number and lock expiry.
+	Held        bool
+	WorkerID    string
+	Attempt     int32
+	LockedUntil time.Time
+}
+
+// signal is a SignalReceived of the history.
+type signal struct {
+	EventID int64
+	Name    string
+	At      time.Time
+	Input   json.RawMessage
+}
+
+// workflowData is the content of a workflow's page.
+type workflowData struct {
+	W *api.Workflow
+	// ExecutionID is the execution shown; Executions lists them all.
+	ExecutionID int64
+	Executions  []int64
+	Events      []api.Event
+	HistoryErr  string
+	Pending     []pendingActivity
+	// WorkersErr says why holders could not be looked up.
+	WorkersErr string
+	Signals    []signal
+	// SignalName and SignalInput refill the form after an error.
+	SignalName, SignalInput string
+}
+
+func (u *UI) workflow(w http.ResponseWriter, r *http.Request) {
+	u.showWorkflow(w, r, http.StatusOK, "", "", "", "")
+}
+
+// showWorkflow renders a workflow's page with a flash or form error.
+func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, flash, formErr, sigName, sigInput string) {
+	ns, id := r.PathValue("ns"), r.PathValue("id")
+	c := u.client(w, r)
+	ctx := r.Context()
+	var wf api.Workflow
+	if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "workflows", id), nil, nil, &wf); err != nil {
+		u.fail(w, r, "Workflow "+id, err)
+		return
+	}
+	d := &workflowData{W: &wf, ExecutionID: wf.ExecutionID, SignalName: sigName, SignalInput: sigInput}
+	for i := wf.ExecutionID; i >= 1; i-- {
+		d.Executions = append(d.Executions, i)
+	}
+	hq := url.Values{}
+	if e := r.URL.Query().Get("execution_id"); e != "" && r.Method == http.MethodGet {
+		if n, err := strconv.ParseInt(e, 10, 64); err == nil && n >= 1 && n <= wf.ExecutionID {
+			d.ExecutionID = n
+			hq.Set("execution_id", e)
+		}
+	}
+	var h api.HistoryResponse
+	if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "workflows", id, "history"), hq, nil, &h); err != nil {
+		d.HistoryErr = err.Error()
+	}
+	d.Events = h.Events
+	d.Pending, d.Signals = summarize(h.Events)
+	if len(d.Pending) > 0 && d.ExecutionID == wf.ExecutionID {
+		var ws api.ListWorkersResponse
+		if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "workers"), nil, nil, &ws); err != nil {
+			d.WorkersErr = err.Error()
+		} else {
+			holders(d.Pending, ws.Workers, id, d.ExecutionID)
+		}
+	}
+	// An activity flagged cancelled that no worker holds will not run
+	// again, nor will any of an execution that has ended.
+	running := wf.Status == api.StatusRunning && d.ExecutionID == wf.ExecutionID
+	d.Pending = slices.DeleteFunc(d.Pending, func(p pendingActivity) bool {
+		return !p.Held && (p.CancelRequested || !running)
+	})
+	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, Data: d})
+}
+
+// summarize finds the activities of events without a result, and the
+// signals.
+func summarize(events []api.Event) ([]pendingActivity, []signal) {
+	var pending []pendingActivity
+	var signals []signal
+	index := map[int64]int{}
+	for _, e := range events {
+		switch e.Kind {
+		case api.EventActivityScheduled:
+			index[e.ActivityID] = len(pending)
+			pending = append(pending, pendingActivity{ActivityID: e.ActivityID, ActivityType: e.ActivityType,
+				TaskQueue: e.TaskQueue, ScheduledAt: e.Timestamp})
+		case api.EventActivityCancelRequested:
+			if i, ok := index[e.ActivityID]; ok {
+				pending[i].CancelRequested = true
+				pending[i].CancelReason = e.Reason
+			}
+		case api.EventActivityCompleted, api.EventActivityFailed:
+			if i, ok := index[e.ActivityID]; ok {
+				pending[i].ActivityID = 0 // done
+			}
+		case api.EventSignalReceived:
+			signals = append(signals, signal{EventID: e.EventID, Name: e.SignalName, At: e.Timestamp, Input: e.Input})
+		}
+	}
+	pending = slices.DeleteFunc(pending, func(p pendingActivity) bool { return p.ActivityID == 0 })
+	return pending, signals
+}
+
+// holders fills in the workers holding attempts of pending activities.
+func holders(pending []pendingActivity, workers []api.Worker, id string, exec int64) {
+	for _, wk := range workers {
+		for _, b := range wk.BoundActivities {
+			if b.InstanceID != id || b.ExecutionID != exec {
+				continue
+			}
+			for i := range pending {
+				p := &pending[i]
+				if p.ActivityID != b.ActivityID || (p.Held && p.Attempt > b.Attempt) {
+					continue
+				}
+				p.Held, p.WorkerID, p.Attempt, p.LockedUntil = true, wk.WorkerID, b.Attempt, b.LockedUntil
+				if b.CancelRequested {
+					p.CancelRequested = true
+					p.CancelReason = b.CancelReason
+				}
+			}
+		}
+	}
+}
+
+func (u *UI) signal(w http.ResponseWriter, r *http.Request) {
+	ns, id := r.PathValue("ns"), r.PathValue("id")
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	input := strings.TrimSpace(r.PostFormValue("input"))
+	var body api.SignalRequest
+	switch {
+	case name == "":
+		u.showWorkflow(w, r, http.StatusBadRequest, "", "Signal name: is required.", name, input)
+		return
+	case input != "" && !json.Valid([]byte(input)):
+		u.showWorkflow(w, r, http.StatusBadRequest, "", "Signal payload: is not valid JSON.", name, input)
+		return
+	case input != "":
+		body.Input = json.RawMessage(input)
+	}
+	if _, err := u.client(w, r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "signals", name), nil, body, nil); err != nil {
+		u.showWorkflow(w, r, statusOf(err), "", "Signal not sent: "+err.Error(), name, input)
+		return
+	}
+	u.redirect(w, r, nsURL(ns, "workflows", id), "Signal "+name+" sent.")
+}
+
+func (u *UI) cancel(w http.ResponseWriter, r *http.Request) {
+	ns, id := r.PathValue("ns"), r.PathValue("id")
+	var acc api.Accepted
+	body := api.CancelWorkflowRequest{Reason: strings.TrimSpace(r.PostFormValue("reason"))}
+	if _, err := u.client(w, r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "cancel"), nil, body, &acc); err != nil {
+		u.showWorkflow(w, r, statusOf(err), "", "Cancel not requested: "+err.Error(), "", "")
+		return
+	}
+	msg := "Cancellation requested."
+	if !acc.Changed {
+		msg = "Nothing changed: the workflow has finished or its cancellation was already requested."
+	}
+	u.redirect(w, r, nsURL(ns, "workflows", id), msg)
+}
+
+// redirect sends the browser to path with a flash message (POST, redirect,
+// GET: reloading the page does not send the form again).
+func (u *UI) redirect(w http.ResponseWriter, r *http.Request, path, flash string) {
+	http.Redirect(w, r, path+"?flash="+url.QueryEscape(flash), http.StatusSeeOther)
+}
+
+// workersData is the content of the workers page.
+type workersData struct {
+	State   string
+	States  []string
+	Workers []api.Worker
+}
+
+func (u *UI) workers(w http.ResponseWriter, r *http.Request) {
+	ns := r.PathValue("ns")
+	d := &workersData{State: r.URL.Query().Get("state"), States: workerStates}
+	q := url.Values{}
+	if d.State != "" {
+		q.Set("state", d.State)
+	}
+	p := &page{Title: "Workers", Nav: "workers", Data: d}
+	var resp api.ListWorkersResponse
+	if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "workers"), q, nil, &resp); err != nil {
+		p.Error, p.NeedsKey = err.Error(), needsKey(err)
+		u.render(w, r, statusOf(err), "workers", p)
+		return
+	}
+	d.Workers = resp.Workers
+	u.render(w, r, http.StatusOK, "workers", p)
+}
+
+// queuesData is the content of the task queues page.
+type queuesData struct {
+	Queues []api.TaskQueue
+	Errors []string
+}
+
+func (u *UI) queues(w http.ResponseWriter, r *http.Request) {
+	ns := r.PathValue("ns")
+	if name := strings.TrimSpace(r.URL.Query().Get("name")); name != "" {
+		http.Redirect(w, r, nsURL(ns, "task-queues", name), http.StatusSeeOther)
+		return
+	}
+	c := u.client(w, r)
+	d := &queuesData{}
+	p := &page{Title: "Task queues", Nav: "queues", Data: d}
+	// There is no route that lists queues: show those the active workers
+	// serve.
+	var resp api.ListWorkersResponse
+	if _, err := c.do(r.Context(), http.MethodGet, nsPath(ns, "workers"), url.Values{"state": {"active"}}, nil, &resp); err != nil {
+		p.Error, p.NeedsKey = err.Error(), needsKey(err)
+		u.render(w, r, statusOf(err), "queues", p)
+		return
+	}
+	var names []string
+	for _, wk := range resp.Workers {
+		names = append(names, wk.TaskQueues...)
+		if wk.HostTaskQueue != "" {
+			names = append(names, wk.HostTaskQueue)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range slices.Compact(names) {
+		var q api.TaskQueue
+		if _, err := c.do(r.Context(), http.MethodGet, nsPath(ns, "task-queues", n), nil, nil, &q); err != nil {
+			d.Errors = append(d.Errors, n+": "+err.Error())
+			continue
+		}
+		d.Queues = append(d.Queues, q)
+	}
+	u.render(w, r, http.StatusOK, "queues", p)
+}
+
+func (u *UI) queue(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	var q api.TaskQueue
+	if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "task-queues", name), nil, nil, &q); err != nil {
+		u.fail(w, r, "Task queue "+name, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "queue", &page{Title: "Task queue " + name, Nav: "queues", Data: &q})
+}
+
+// payload is a labelled JSON value of an event.
+type payload struct {
+	Label string
+	JSON  string
+}
+
+// eventPayloads lists the payloads of e, for the timeline's <details>.
+func eventPayloads(e api.Event) []payload {
+	var ps []payload
+	add := func(label string, v json.RawMessage) {
+		if len(v) > 0 {
+			ps = append(ps, payload{label, prettyJSON(v)})
+		}
+	}
+	add("input", e.Input)
+	add("result", e.Result)
+	if e.Error != nil {
+		ps = append(ps, payload{"error", prettyJSON(e.Error)})
+	}
+	if e.Options != nil {
+		ps = append(ps, payload{"options", prettyJSON(e.Options)})
+	}
+	return ps
+}
+
+// eventSummary is a one-line description of e.
+func eventSummary(e api.Event) string {
+	var parts []string
+	if e.ActivityID != 0 {
+		s := fmt.Sprintf("activity %d", e.ActivityID)
+		if e.ActivityType != "" {
+			s += " " + e.ActivityType
+		}
+		parts = append(parts, s)
+	}
+	if e.Attempt != 0 {
+		parts = append(parts, fmt.Sprintf("attempt %d", e.Attempt))
+	}
+	if e.TimerID != 0 {
+		s := fmt.Sprintf("timer %d", e.TimerID)
+		if e.FireAfter != 0 {
+			s += " fires after " + time.Duration(e.FireAfter).String()
+		}
+		parts = append(parts, s)
+	}
+	if e.SignalName != "" {
+		parts = append(parts, "signal "+e.SignalName)
+	}
+	if e.Kind == api.EventWorkflowStarted && e.WorkflowType != "" {
+		parts = append(parts, e.WorkflowType)
+	}
+	if e.TaskQueue != "" {
+		parts = append(parts, "queue "+e.TaskQueue)
+	}
+	if e.Reason != "" {
+		parts = append(parts, "reason: "+e.Reason)
+	}
+	if e.NewExecutionID != 0 {
+		parts = append(parts, fmt.Sprintf("new execution %d", e.NewExecutionID))
+	}
+	if e.Error != nil {
+		parts = append(parts, "error: "+e.Error.Message)
+	}
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,621 @@
+package ui_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/worker"
+	"github.com/tetherhq/tether/sdk/workflow"
+	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/ui"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
+
+// queue is the task queue of the tests' workflows.
+const queue = "orders"
+
+// Hold is an activity that runs until it is cancelled.
+func Hold(ctx context.Context, order string) (string, error) {
+	<-ctx.Done()
+	return "", context.Cause(ctx)
+}
+
+// approval is the signal OrderFlow waits for.
+type approval struct {
+	By string `json:"by"`
+}
+
+// OrderFlow holds an activity and waits for the signal "approve"; it is
+// cancelled by a cancel request.
+func OrderFlow(ctx workflow.Context, order string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	workflow.ExecuteActivity(ctx, Hold, order)
+	var a approval
+	if err := workflow.GetSignalChannel(ctx, "approve").Receive(ctx, &a); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", err
+	}
+	return order + " approved by " + a.By, nil
+}
+
+// RoundsFlow continues as new until n reaches 2, then completes.
+func RoundsFlow(ctx workflow.Context, n int) (int, error) {
+	if n < 2 {
+		return 0, workflow.NewContinueAsNewError(ctx, n+1)
+	}
+	return n, nil
+}
+
+// env is a real server with a worker running OrderFlow, and a browser.
+type env struct {
+	t      *testing.T
+	url    string
+	c      *client.Client
+	worker *worker.Worker
+	// browser is a headless Chromium's tab.
+	browser context.Context
+	// shots is where screenshots go.
+	shots string
+	// handler is the server's handler.
+	handler http.Handler
+}
+
+// chromium finds the browser: /usr/bin/chromium or one on PATH. It fails
+// the test (never skips) when there is none: CI installs it.
+func chromium(t *testing.T) string {
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no Chromium found: install it (apt-get install chromium); .ci/run does")
+	return ""
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	app, err := server.NewApp(context.Background(), server.AppConfig{
+		DatabaseURL:        pgtest.NewURL(t),
+		SweepInterval:      100 * time.Millisecond,
+		ListenerMinBackoff: 20 * time.Millisecond,
+		Server:             server.Config{Addr: "127.0.0.1:0"},
+		Logger:             logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server Run: %v", err)
+		}
+	})
+	select {
+	case <-app.ListenerConnected():
+	case err := <-done:
+		t.Fatalf("the server stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not connect")
+	}
+	c, err := client.Dial(context.Background(), client.Options{Address: app.URL(), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	w := worker.New(c, queue, worker.Options{
+		Identity:             "ui-test-worker",
+		ActivityLockDuration: 30 * time.Second,
+		WorkflowLockDuration: 5 * time.Second,
+		LeaseDuration:        10 * time.Second,
+		CancelGracePeriod:    2 * time.Second,
+		StopTimeout:          5 * time.Second,
+		PollWait:             5 * time.Second,
+	})
+	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterWorkflow(RoundsFlow), w.RegisterActivity(Hold)); err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	wdone := make(chan error, 1)
+	go func() { wdone <- w.Run(wctx) }()
+	t.Cleanup(func() {
+		wcancel()
+		if err := <-wdone; err != nil {
+			t.Errorf("worker Run: %v", err)
+		}
+	})
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	if err := chromedp.Do(bctx); err != nil { // starts the browser
+		t.Fatalf("start Chromium: %v", err)
+	}
+	shots := os.Getenv("TETHER_UI_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	return &env{t: t, url: app.URL(), c: c, worker: w, browser: bctx, shots: shots, handler: app.Handler()}
+}
+
+// testWriter sends log lines to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// run runs browser actions with a deadline.
+func (e *env) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	e.t.Helper()
+	get(e, what, chromedp.Steps(actions...))
+}
+
+// get runs a browser action with a deadline and returns its value.
+func get[T any](e *env, what string, a chromedp.Action[T]) T {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.browser, 15*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		e.t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// open loads path and returns the text of the page's main element.
+func (e *env) open(path string) string {
+	e.t.Helper()
+	e.run("open "+path, chromedp.Navigate(e.url+path))
+	return e.text("main")
+}
+
+// text returns the visible text of the first element matching the CSS
+// selector sel.
+func (e *env) text(sel string) string {
+	e.t.Helper()
+	return get(e, "text of "+sel, chromedp.Text(chromedp.CSS(sel)))
+}
+
+// waitPage reloads path until its main text satisfies cond.
+func (e *env) waitPage(path, what string, cond func(text string) bool) string {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		text := e.open(path)
+		if cond(text) {
+			return text
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s on %s; the page says:\n%s", what, path, text)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// screenshot saves the page as name.png in the screenshots directory.
+func (e *env) screenshot(name string) {
+	e.t.Helper()
+	png := get(e, "screenshot "+name, chromedp.FullScreenshot(100))
+	if len(png) < 1000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		e.t.Fatalf("screenshot %s: %d bytes, not a PNG", name, len(png))
+	}
+	if err := os.WriteFile(filepath.Join(e.shots, name+".png"), png, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func mustContain(t *testing.T, where, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Fatalf("%s does not show %q; it says:\n%s", where, w, text)
+		}
+	}
+}
+
+// start starts OrderFlow as id.
+func (e *env) start(id string) {
+	e.t.Helper()
+	_, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, OrderFlow, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func TestUI(t *testing.T) {
+	e := newEnv(t)
+	for _, id := range []string{"order-1", "order-2", "order-3"} {
+		e.start(id)
+	}
+	ns := "/ui/namespaces/default"
+
+	t.Run("list", func(t *testing.T) {
+		text := e.open("/ui/")
+		mustContain(t, "the workflow list", text, "Workflows", "order-1", "order-2", "order-3", "OrderFlow", "running", queue)
+
+		// A status filter chosen in the form.
+		e.run("filter completed",
+			chromedp.SetValue(chromedp.CSS("#f-status"), "completed"),
+			chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS("p.empty")))
+		mustContain(t, "the filtered list", e.text("main"), "No workflows match.")
+		loc := get(e, "location", chromedp.Location())
+		if u, err := url.Parse(loc); err != nil || u.Query().Get("status") != "completed" {
+			t.Fatalf("filtered URL %s", loc)
+		}
+
+		// Pages of 2: the next page holds the oldest, order-1.
+		text = e.open(ns + "/workflows?limit=2")
+		mustContain(t, "page 1", text, "order-3", "order-2", "Next page")
+		if strings.Contains(text, "order-1") {
+			t.Fatalf("page 1 of 2 shows order-1:\n%s", text)
+		}
+		e.run("next page", chromedp.Click(chromedp.CSS(`a[rel="next"]`)), chromedp.WaitVisible(`//a[text()="First page"]`))
+		text = e.text("main")
+		mustContain(t, "page 2", text, "order-1", "First page")
+		if strings.Contains(text, "order-3") || strings.Contains(text, "Next page") {
+			t.Fatalf("page 2 of 2:\n%s", text)
+		}
+
+		// A bad filter is the API's 400, shown on the page.
+		text = e.open(ns + "/workflows?status=sleeping")
+		mustContain(t, "the list with a bad status", text, "400", "status")
+	})
+
+	t.Run("signal", func(t *testing.T) {
+		path := ns + "/workflows/order-1"
+		// The activity is held by the worker (attempt 1, its lock).
+		text := e.waitPage(path, "the held activity", func(s string) bool { return strings.Contains(s, e.worker.ID()) })
+		mustContain(t, "the workflow page", text, "Summary", "order-1", "running", "Pending activities", "Hold",
+			"WorkflowStarted", "ActivityScheduled", "No signals received")
+		attempt := get(e, "attempt cell", chromedp.Text(`//h2[@id="pending-h"]/following-sibling::table//tbody/tr/td[3]`))
+		if strings.TrimSpace(attempt) != "1" {
+			t.Fatalf("pending activity attempt %q, want 1", attempt)
+		}
+		// The payload of the start is in a closed <details>; open it.
+		e.run("expand the input",
+			chromedp.Click(`//ol[@id="timeline"]/li[1]//summary`),
+			chromedp.WaitVisible(`//ol[@id="timeline"]/li[1]//details[@open]/pre`))
+		mustContain(t, "the expanded start event", e.text(`#timeline li`), `"order-1"`)
+		e.screenshot("workflow-running")
+
+		e.run("send the signal",
+			chromedp.SendKeys(chromedp.CSS("#signal-name"), "approve"),
+			chromedp.SendKeys(chromedp.CSS("#signal-input"), `{"by": "alice"}`),
+			chromedp.Click(`//button[text()="Send signal"]`),
+			chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+		mustContain(t, "the page after the signal", e.text("p.flash"), "Signal approve sent.")
+
+		// The attempt stays listed (cancel requested) until its worker lets
+		// it go.
+		text = e.waitPage(path, "the workflow to complete", func(s string) bool {
+			return strings.Contains(s, "WorkflowCompleted") && strings.Contains(s, "No pending activities")
+		})
+		mustContain(t, "the completed workflow", text, "completed", "SignalReceived", "signal approve", "approve",
+			"order-1 approved by alice", "No pending activities")
+		if strings.Contains(text, "Send a signal") {
+			t.Fatalf("a finished workflow offers actions:\n%s", text)
+		}
+		e.screenshot("workflow-completed")
+	})
+
+	t.Run("bad signal", func(t *testing.T) {
+		e.open(ns + "/workflows/order-3")
+		e.run("send bad JSON",
+			chromedp.SendKeys(chromedp.CSS("#signal-name"), "approve"),
+			chromedp.SendKeys(chromedp.CSS("#signal-input"), `{by: alice}`),
+			chromedp.Click(`//button[text()="Send signal"]`),
+			chromedp.WaitVisible(chromedp.CSS(`p.error`)))
+		mustContain(t, "the refused signal", e.text("p.error"), "Signal payload: is not valid JSON.")
+		kept := get(e, "kept payload", chromedp.Value(chromedp.CSS("#signal-input")))
+		if kept != "{by: alice}" {
+			t.Fatalf("the form lost the payload: %q", kept)
+		}
+	})
+
+	t.Run("workers and queues", func(t *testing.T) {
+		text := e.waitPage(ns+"/workers", "order-2's bound attempt", func(s string) bool {
+			return strings.Contains(s, "order-2") && strings.Contains(s, "order-3")
+		})
+		mustContain(t, "the workers page", text, e.worker.ID(), "active", "ui-test-worker", queue, "activity 1 Hold", "attempt 1")
+		e.screenshot("workers")
+
+		text = e.open(ns + "/task-queues")
+		mustContain(t, "the task queues page", text, queue, "Activity backlog", "Workflow backlog", e.worker.ID())
+		e.screenshot("task-queues")
+		e.run("open the queue", chromedp.Click(`//tbody//a[text()="`+queue+`"]`), chromedp.WaitVisible(chromedp.CSS("#q-backlog")))
+		text = e.text("main")
+		mustContain(t, "the queue page", text, "Task queue "+queue, "0 attempts waiting", "2 attempts locked", e.worker.ID())
+
+		// The lookup form, for a queue nobody serves.
+		e.open(ns + "/task-queues")
+		e.run("look up", chromedp.SendKeys(chromedp.CSS("#q-name"), "nobody-here"),
+			chromedp.Submit(chromedp.CSS("#q-name")), chromedp.WaitVisible(chromedp.CSS("#q-backlog")))
+		mustContain(t, "an unused queue", e.text("main"), "Task queue nobody-here", "none active")
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		path := ns + "/workflows/order-2"
+		e.open(path)
+		e.run("request cancellation",
+			chromedp.SendKeys(chromedp.CSS("#cancel-reason"), "customer asked"),
+			chromedp.Click(`//button[text()="Request cancellation"]`),
+			chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+		mustContain(t, "the page after the cancel", e.text("p.flash"), "Cancellation requested.")
+		text := e.waitPage(path, "the workflow to be canceled", func(s string) bool {
+			return strings.Contains(s, "WorkflowCanceled")
+		})
+		mustContain(t, "the canceled workflow", text, "canceled", "CancelRequested", "reason: customer asked",
+			"Cancel requested\nyes: customer asked", "ActivityCancelRequested", "reason: workflow_canceled")
+		e.screenshot("workflow-canceled")
+
+		text = e.open(ns + "/workflows")
+		mustContain(t, "the list", text, "completed", "canceled", "running")
+		e.screenshot("workflows")
+
+		text = e.open(ns + "/workflows?status=canceled")
+		mustContain(t, "the canceled list", text, "order-2")
+		for _, other := range []string{"order-1", "order-3"} {
+			if strings.Contains(text, other) {
+				t.Fatalf("the canceled list shows %s:\n%s", other, text)
+			}
+		}
+	})
+
+	t.Run("executions", func(t *testing.T) {
+		run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "rounds", TaskQueue: queue}, RoundsFlow, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if n, err := client.GetResult[int](ctx, run); err != nil || n != 2 {
+			t.Fatalf("rounds: %d, %v", n, err)
+		}
+		text := e.open(ns + "/workflows/rounds")
+		mustContain(t, "the last execution", text, "History of execution 3", "Executions:", "WorkflowCompleted")
+		e.run("open execution 1", chromedp.Click(`//nav[@aria-label="Executions"]/a[text()="1"]`),
+			chromedp.WaitVisible(`//h2[text()="History of execution 1"]`))
+		text = e.text("main")
+		mustContain(t, "execution 1", text, "ContinuedAsNew", "new execution 2")
+		if strings.Contains(text, "WorkflowCompleted") {
+			t.Fatalf("execution 1's history shows the end of execution 3:\n%s", text)
+		}
+	})
+
+	t.Run("login", func(t *testing.T) {
+		e.open("/ui/login")
+		e.run("save a key", chromedp.SendKeys(chromedp.CSS("#api-key"), "k-123"),
+			chromedp.Submit(chromedp.CSS("#api-key")), chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+		mustContain(t, "after login", e.text("main"), "API key saved.", "order-1")
+		mustContain(t, "the header", e.text("header"), "Forget API key")
+		e.run("forget", chromedp.Click(`//button[text()="Forget API key"]`), chromedp.WaitVisible(chromedp.CSS(`#api-key`)))
+		mustContain(t, "after logout", e.text("main"), "API key forgotten.")
+	})
+
+	t.Run("credentials and pass-through", func(t *testing.T) {
+		// A UI over the server's handler, observed: the API must get the
+		// browser's credentials and the list's query parameters.
+		var mu sync.Mutex
+		var seen []*http.Request
+		observed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.Clone(context.Background()))
+			mu.Unlock()
+			if r.Header.Get("Authorization") == "Bearer revoked" { // an injected refusal
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = io.WriteString(w, `{"type":"https://tether.dev/problems/unauthorized","title":"Unauthorized","status":401,"detail":"The API key is not valid."}`)
+				return
+			}
+			e.handler.ServeHTTP(w, r)
+		})
+		srv := httptest.NewServer(ui.New(ui.Config{Client: ui.InProcess(observed)}))
+		defer srv.Close()
+		get := func(path string, header http.Header, cookie *http.Cookie) (*http.Request, string) {
+			t.Helper()
+			mu.Lock()
+			seen = nil
+			mu.Unlock()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			maps.Copy(req.Header, header)
+			if cookie != nil {
+				req.AddCookie(cookie)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s: %d\n%s", path, resp.StatusCode, body)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) == 0 {
+				t.Fatalf("GET %s called no API route", path)
+			}
+			return seen[0], string(body)
+		}
+		api, body := get(ns+"/workflows?query=WorkflowType%3D%27OrderFlow%27&page_size=7&status=running", nil, nil)
+		if got := api.Header.Get("Authorization"); got != "" {
+			t.Errorf("API got Authorization %q without credentials", got)
+		}
+		q := api.URL.Query()
+		if api.URL.Path != "/v1/namespaces/default/workflows" || q.Get("query") != "WorkflowType='OrderFlow'" ||
+			q.Get("page_size") != "7" || q.Get("status") != "running" {
+			t.Errorf("the list called %s", api.URL)
+		}
+		mustContain(t, "the list", body, "order-3")
+		api, _ = get(ns+"/workflows/order-1", http.Header{"Authorization": {"Bearer from-header"}}, nil)
+		if got := api.Header.Get("Authorization"); got != "Bearer from-header" {
+			t.Errorf("API got Authorization %q, want the browser's header", got)
+		}
+		api, _ = get(ns+"/workflows/order-1", http.Header{"X-Request-Id": {"page-42"}}, nil)
+		if got := api.Header.Get("X-Request-Id"); got != "page-42" {
+			t.Errorf("API got X-Request-Id %q, want the page's", got)
+		}
+		api, _ = get(ns+"/workers", nil, &http.Cookie{Name: "tether_ui_key", Value: "k-cookie"})
+		if got := api.Header.Get("Authorization"); got != "Bearer k-cookie" {
+			t.Errorf("API got Authorization %q, want the login cookie's key", got)
+		}
+
+		// A key the API refuses: its answer, and the way to another key.
+		for _, path := range []string{ns + "/workers", ns + "/workflows/order-1"} {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			req.AddCookie(&http.Cookie{Name: "tether_ui_key", Value: "revoked"})
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("GET %s with a refused key: %d, want 401", path, resp.StatusCode)
+			}
+			mustContain(t, path+" with a refused key", string(body), "401 Unauthorized: The API key is not valid.",
+				`<a href="/ui/login">enter an API key</a>`)
+		}
+	})
+
+	t.Run("csrf", func(t *testing.T) {
+		// A POST without the token, or from another site, changes nothing.
+		jar := &cookieJar{}
+		hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := hc.Get(e.url + ns + "/workflows/order-3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		token := jar.value("tether_ui_csrf")
+		if token == "" {
+			t.Fatal("no CSRF cookie set")
+		}
+		post := func(form url.Values, origin string) int {
+			req, _ := http.NewRequest(http.MethodPost, e.url+ns+"/workflows/order-3/cancel", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if origin != "" {
+				req.Header.Set("Origin", origin)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusForbidden && !strings.Contains(string(body), "another site") && !strings.Contains(string(body), "CSRF") {
+				t.Fatalf("403 without a reason: %s", body)
+			}
+			return resp.StatusCode
+		}
+		if got := post(url.Values{"reason": {"x"}}, ""); got != http.StatusForbidden {
+			t.Fatalf("POST without a token: %d, want 403", got)
+		}
+		if got := post(url.Values{"reason": {"x"}, "csrf": {"wrong"}}, ""); got != http.StatusForbidden {
+			t.Fatalf("POST with a wrong token: %d, want 403", got)
+		}
+		if got := post(url.Values{"reason": {"x"}, "csrf": {token}}, "http://evil.example"); got != http.StatusForbidden {
+			t.Fatalf("POST from another origin: %d, want 403", got)
+		}
+		d, err := e.c.Describe(context.Background(), "order-3")
+		if err != nil || d.CancelRequested {
+			t.Fatalf("order-3 after refused POSTs: %+v, %v", d, err)
+		}
+		if got := post(url.Values{"reason": {"x"}, "csrf": {token}}, e.url); got != http.StatusSeeOther {
+			t.Fatalf("POST with the token: %d, want 303", got)
+		}
+		d, err = e.c.Describe(context.Background(), "order-3")
+		if err != nil || !d.CancelRequested || d.CancelReason != "x" {
+			t.Fatalf("order-3 after the POST: %+v, %v", d, err)
+		}
+
+		// The API's refusal is shown: a signal to a finished workflow.
+		req, _ := http.NewRequest(http.MethodPost, e.url+ns+"/workflows/order-1/signal",
+			strings.NewReader(url.Values{"name": {"approve"}, "csrf": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err = hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "Signal not sent: 409") {
+			t.Fatalf("signal to a finished workflow: %d\n%s", resp.StatusCode, body)
+		}
+	})
+}
+
+// cookieJar is a minimal jar for one host.
+type cookieJar struct {
+	mu      sync.Mutex
+	cookies map[string]*http.Cookie
+}
+
+func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.cookies == nil {
+		j.cookies = map[string]*http.Cookie{}
+	}
+	for _, c := range cs {
+		j.cookies[c.Name] = c
+	}
+}
+
+func (j *cookieJar) Cookies(*url.URL) []*http.Cookie {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []*http.Cookie
+	for _, c := range j.cookies {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (j *cookieJar) value(name string) string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if c, ok := j.cookies[name]; ok {
+		return c.Value
+	}
+	return ""
+}
