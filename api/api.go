@@ -160,6 +160,12 @@ type StartWorkflowRequest struct {
 	InstanceID string `json:"instance_id,omitempty" validate:"omitempty,name"`
 	// ExecutionTimeout fails the workflow when it runs longer (0: no limit).
 	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// CronSchedule makes a cron workflow: standard cron syntax (five
+	// fields, minute first, UTC; or a descriptor such as "@hourly" or
+	// "@every 1h30m"). The first run starts at the schedule's next time,
+	// and each run that completes or fails is followed by the next, as
+	// the instance's next execution; a cancel ends it.
+	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256" example:"*/5 * * * *"`
 }
 
 // StartWorkflowResponse is the answer of POST /workflows.
@@ -204,6 +210,9 @@ type Workflow struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// CompletedAt is when the instance closed, once closed.
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// CronSchedule is the schedule of a cron workflow (absent otherwise);
+	// while it runs, Result holds the last completed run's result.
+	CronSchedule string `json:"cron_schedule,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.
@@ -318,6 +327,9 @@ type Event struct {
 	// WorkflowStarted of an execution started by continue-as-new: the
 	// execution it continues.
 	ContinuedFromExecutionID int64 `json:"continued_from_execution_id,omitempty"`
+	// WorkflowStarted of a cron workflow's run after the first: the result
+	// of the last run that completed (absent when none has).
+	LastCompletionResult json.RawMessage `json:"last_completion_result,omitempty" swaggertype:"object"`
 	// MarkerRecorded: the marker's kind (the SDK's "SideEffect",
 	// "MutableSideEffect", "Version"), its id within that kind, and its
 	// value.
@@ -346,6 +358,12 @@ type PollWorkflowTaskRequest struct {
 	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 	// LockFor is how long the turn's lock lasts (default 10s, 1s … 10m).
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+	// BuildID is the worker's build id (empty: none). An execution takes
+	// the build id of the worker that fetches its first turn; its later
+	// turns go only to workers of that build id, or to any worker when it
+	// has none. A worker without a build id gets only executions without
+	// one.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
 }
 
 // WorkflowTask is a locked workflow turn: the execution's history and the new
@@ -622,6 +640,9 @@ type EagerWorkflowTask struct {
 	// LockFor is the turn's lock, as in a workflow-task poll (default 10s,
 	// 1s … 10m).
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+	// BuildID is the worker's build id, as in a workflow-task poll: the
+	// turn is handed over only when the execution's build id allows it.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
 }
 
 // FailActivityTaskRequest is the body of POST /activity-tasks/{token}/fail.

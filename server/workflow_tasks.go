@@ -54,7 +54,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			task, err = s.store.FetchWorkflowTask(ctx, ns, req.TaskQueue, req.WorkerID, lockFor)
+			task, err = s.store.FetchWorkflowTaskForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor)
 			return task != nil, err
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {

@@ -51,6 +51,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	var req api.StartWorkflowRequest
 	b.body(&req)
 	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
+	b.checkCron(req.CronSchedule)
 	if err := b.err(); err != nil {
 		return err
 	}

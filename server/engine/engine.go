@@ -196,6 +196,10 @@ type TurnPlan struct {
 	ContinueAsNew   bool
 	NewWorkflowType string
 	NewInput        json.RawMessage
+	// Cron, when set, is the next run of the cron workflow this turn's
+	// execution ends (PlanCron): the instance moves to ExecutionID+1,
+	// running, started at Cron.At.
+	Cron *CronRun
 }
 
 // InvalidCommandError is a turn the server refuses; Field names the offending

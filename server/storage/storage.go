@@ -40,6 +40,10 @@ type Turns interface {
 	// FetchWorkflowTask locks the next due turn of taskQueue for workerID
 	// for lockFor; nil when none is due.
 	FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID string, lockFor time.Duration) (*api.WorkflowTask, error)
+	// FetchWorkflowTaskForBuild is FetchWorkflowTask for a worker of
+	// buildID ("" for none): it hands over only turns of executions whose
+	// build id allows it (docs/architecture.md, "Build ids").
+	FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error)
 	// NextWorkflowWake is when the next turn of taskQueue becomes due
 	// (a timer); false when nothing is scheduled.
 	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)

@@ -269,6 +269,9 @@ type state struct {
 
 	commands []api.Command
 	cancels  []api.ActivityCancel
+
+	local          *localState     // local_activity.go
+	lastCompletion json.RawMessage // cron.go
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
@@ -481,6 +484,7 @@ func (s *state) start(ev *api.Event) {
 	s.started = true
 	s.info.StartedAt = ev.Timestamp
 	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
+	s.lastCompletion = ev.LastCompletionResult
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
 	}
