@@ -4,11 +4,13 @@
 
 all: build
 
-# Regenerate db/gen (sqlc) and openapi/ (swag); both are committed and CI
-# checks that they match their sources.
+# Regenerate db/gen (sqlc) and openapi/ (swag, then its OpenAPI 3 conversion
+# by internal/tools/oas3); all are committed and CI checks that they match
+# their sources.
 generate:
 	go tool sqlc generate
 	go tool swag init -q -g doc.go -d server,api -o openapi --ot json,yaml
+	go run ./internal/tools/oas3 -in openapi/swagger.json -out openapi/openapi3
 
 # Tests run against a real PostgreSQL: internal/pgtest starts a throwaway
 # cluster (or uses TETHER_TEST_DATABASE_URL).
