@@ -120,10 +120,16 @@ func (e *Error) Error() string {
 // Problem is an RFC 9457 problem document, the body of every error answer
 // (content type application/problem+json).
 type Problem struct {
-	Type   string         `json:"type"`
-	Title  string         `json:"title"`
-	Status int            `json:"status"`
-	Detail string         `json:"detail,omitempty"`
+	// Type is a URI that identifies the kind of problem (api.Problem*
+	// constants).
+	Type string `json:"type"`
+	// Title is a short summary of the kind of problem.
+	Title string `json:"title"`
+	// Status is the HTTP status code of the answer.
+	Status int `json:"status"`
+	// Detail explains this occurrence of the problem.
+	Detail string `json:"detail,omitempty"`
+	// Errors names each invalid field of a 400 answer.
 	Errors []FieldProblem `json:"errors,omitempty"`
 	// Reason classifies a 503 whose cause is the database
 	// (type …/database-unavailable): connection_refused,
@@ -134,7 +140,10 @@ type Problem struct {
 
 // FieldProblem names one invalid field of a request.
 type FieldProblem struct {
-	Field   string `json:"field"`
+	// Field is the JSON path of the invalid field, such as
+	// "commands[0].activity_type".
+	Field string `json:"field"`
+	// Message says what is wrong with it.
 	Message string `json:"message"`
 }
 
@@ -143,52 +152,80 @@ type FieldProblem struct {
 
 // StartWorkflowRequest is the body of POST /workflows.
 type StartWorkflowRequest struct {
-	WorkflowType     string          `json:"workflow_type" validate:"required,name"`
-	TaskQueue        string          `json:"task_queue" validate:"required,name"`
-	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	InstanceID       string          `json:"instance_id,omitempty" validate:"omitempty,name"`
-	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// WorkflowType names the workflow function (its registered name).
+	WorkflowType string `json:"workflow_type" validate:"required,name"`
+	// TaskQueue is the queue whose workers run the workflow's turns.
+	TaskQueue string `json:"task_queue" validate:"required,name"`
+	// Input is the workflow's argument: any JSON value.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// InstanceID names the instance (default: one the server picks).
+	InstanceID string `json:"instance_id,omitempty" validate:"omitempty,name"`
+	// ExecutionTimeout, when set, fails the execution still running after it.
+	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
 }
 
 // StartWorkflowResponse is the answer of POST /workflows.
 type StartWorkflowResponse struct {
-	InstanceID  string `json:"instance_id"`
-	ExecutionID int64  `json:"execution_id"`
-	Status      string `json:"status"`
+	// InstanceID is the started instance's id.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID numbers the instance's execution (1, then one more per
+	// continue-as-new or restart).
+	ExecutionID int64 `json:"execution_id"`
+	// Status is the instance status: running.
+	Status string `json:"status"`
 }
 
 // Workflow describes one workflow instance.
 type Workflow struct {
-	Namespace       string          `json:"namespace"`
-	InstanceID      string          `json:"instance_id"`
-	WorkflowType    string          `json:"workflow_type"`
-	TaskQueue       string          `json:"task_queue"`
-	Status          string          `json:"status"`
-	ExecutionID     int64           `json:"execution_id"`
-	Input           json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	Result          json.RawMessage `json:"result,omitempty" swaggertype:"object"`
-	Error           *Error          `json:"error,omitempty"`
-	CancelRequested bool            `json:"cancel_requested"`
-	CancelReason    string          `json:"cancel_reason,omitempty"`
-	LastTaskError   *Error          `json:"last_task_error,omitempty"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
-	CompletedAt     *time.Time      `json:"completed_at,omitempty"`
+	// Namespace is the namespace of the instance.
+	Namespace string `json:"namespace"`
+	// InstanceID is the instance's id.
+	InstanceID string `json:"instance_id"`
+	// WorkflowType names the workflow function.
+	WorkflowType string `json:"workflow_type"`
+	// TaskQueue is the queue of the workflow's turns.
+	TaskQueue string `json:"task_queue"`
+	// Status is running, completed, failed, canceled or terminated.
+	Status string `json:"status"`
+	// ExecutionID is the current (or last) execution.
+	ExecutionID int64 `json:"execution_id"`
+	// Input is the execution's argument: any JSON value.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Result is the value the workflow completed with: any JSON value.
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	// Error is why the workflow failed.
+	Error *Error `json:"error,omitempty"`
+	// CancelRequested is true once a cancellation was requested.
+	CancelRequested bool `json:"cancel_requested"`
+	// CancelReason is the reason given with the cancellation.
+	CancelReason string `json:"cancel_reason,omitempty"`
+	// LastTaskError is the error of the last failed turn, while turns fail.
+	LastTaskError *Error `json:"last_task_error,omitempty"`
+	// CreatedAt is when the execution started.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when the instance last changed.
+	UpdatedAt time.Time `json:"updated_at"`
+	// CompletedAt is when the execution closed (absent while running).
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.
 type ListWorkflowsResponse struct {
-	Workflows     []Workflow `json:"workflows"`
-	NextPageToken string     `json:"next_page_token,omitempty"`
+	// Workflows are the page's instances.
+	Workflows []Workflow `json:"workflows"`
+	// NextPageToken, when set, is the page_token of the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // CancelWorkflowRequest is the body of POST /workflows/{id}/cancel.
 type CancelWorkflowRequest struct {
+	// Reason says why, for people and for the workflow code.
 	Reason string `json:"reason,omitempty" validate:"max=1024"`
 }
 
 // SignalRequest is the body of POST /workflows/{id}/signals/{name}.
 type SignalRequest struct {
+	// Input is the signal's value: any JSON value.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 }
 
@@ -205,8 +242,10 @@ type Accepted struct {
 // HistoryResponse is the answer of GET /workflows/{id}/history: one page
 // of an execution's events, in order.
 type HistoryResponse struct {
-	ExecutionID int64   `json:"execution_id"`
-	Events      []Event `json:"events"`
+	// ExecutionID is the execution whose events these are.
+	ExecutionID int64 `json:"execution_id"`
+	// Events are the page's events, by event_id.
+	Events []Event `json:"events"`
 	// NextPageToken, when set, is the page_token of the next page.
 	NextPageToken string `json:"next_page_token,omitempty"`
 }
@@ -244,8 +283,12 @@ const (
 // assigns it when the turn is acknowledged). Only the fields of its Kind are
 // set.
 type Event struct {
-	EventID   int64     `json:"event_id,omitempty"`
-	Kind      string    `json:"kind"`
+	// EventID numbers the event within its execution, from 1 (0 in a turn's new
+	// messages).
+	EventID int64 `json:"event_id,omitempty"`
+	// Kind is the event's kind (WorkflowStarted, ActivityScheduled, …).
+	Kind string `json:"kind"`
+	// Timestamp is when the event happened.
 	Timestamp time.Time `json:"timestamp"`
 
 	// WorkflowStarted, ContinuedAsNew
@@ -253,7 +296,8 @@ type Event struct {
 	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested
-	ActivityID   int64  `json:"activity_id,omitempty"`
+	ActivityID int64 `json:"activity_id,omitempty"`
+	// ActivityType names the activity function (ActivityScheduled).
 	ActivityType string `json:"activity_type,omitempty"`
 	// WorkflowStarted, ActivityScheduled
 	TaskQueue string `json:"task_queue,omitempty"`
@@ -266,7 +310,8 @@ type Event struct {
 	// ActivityFailed, WorkflowFailed
 	Error *Error `json:"error,omitempty"`
 	// TimerCreated, TimerFired, TimerCanceled
-	TimerID   int64    `json:"timer_id,omitempty"`
+	TimerID int64 `json:"timer_id,omitempty"`
+	// FireAfter is the timer's duration (TimerCreated).
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string"`
 	// SignalReceived
 	SignalName string `json:"signal_name,omitempty"`
@@ -280,8 +325,10 @@ type Event struct {
 	// MarkerRecorded: the marker's kind (the SDK's "SideEffect",
 	// "MutableSideEffect", "Version"), its id within that kind, and its
 	// value.
-	MarkerName    string          `json:"marker_name,omitempty"`
-	MarkerID      string          `json:"marker_id,omitempty"`
+	MarkerName string `json:"marker_name,omitempty"`
+	// MarkerID is the marker's id within its kind (MarkerRecorded).
+	MarkerID string `json:"marker_id,omitempty"`
+	// MarkerDetails is the marker's value: any JSON value (MarkerRecorded).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object"`
 	// TurnMessages is set on the first event of a turn that consumed more
 	// than one message: how many message events the turn recorded (they
@@ -295,8 +342,10 @@ type Event struct {
 
 // PollWorkflowTaskRequest is the body of POST /workflow-tasks/poll.
 type PollWorkflowTaskRequest struct {
+	// TaskQueue is the queue to take a turn from.
 	TaskQueue string `json:"task_queue" validate:"required,name"`
-	WorkerID  string `json:"worker_id" validate:"required,name"`
+	// WorkerID names the polling worker session.
+	WorkerID string `json:"worker_id" validate:"required,name"`
 	// Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
 	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 	// LockFor is how long the turn's lock lasts (default 10s, 1s … 10m).
@@ -306,14 +355,22 @@ type PollWorkflowTaskRequest struct {
 // WorkflowTask is a locked workflow turn: the execution's history and the new
 // messages to feed it.
 type WorkflowTask struct {
-	LockToken    string          `json:"lock_token"`
-	Namespace    string          `json:"namespace"`
-	InstanceID   string          `json:"instance_id"`
-	ExecutionID  int64           `json:"execution_id"`
-	WorkflowType string          `json:"workflow_type"`
-	TaskQueue    string          `json:"task_queue"`
-	Input        json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	LockedUntil  time.Time       `json:"locked_until"`
+	// LockToken identifies the locked turn: complete or fail it with this token.
+	LockToken string `json:"lock_token"`
+	// Namespace is the namespace of the instance.
+	Namespace string `json:"namespace"`
+	// InstanceID is the instance whose turn this is.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the execution whose turn this is.
+	ExecutionID int64 `json:"execution_id"`
+	// WorkflowType names the workflow function to run.
+	WorkflowType string `json:"workflow_type"`
+	// TaskQueue is the queue the turn was taken from.
+	TaskQueue string `json:"task_queue"`
+	// Input is the execution's argument: any JSON value.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// LockedUntil is when the lock lapses: complete the turn before.
+	LockedUntil time.Time `json:"locked_until"`
 	// Attempt counts failed turns since the last successful one (1 = first try).
 	Attempt int32 `json:"attempt"`
 	// HistoryFromEventID, when greater than 1, says that History holds only
@@ -321,9 +378,11 @@ type WorkflowTask struct {
 	// previous turn and is expected to hold the earlier events (its cached
 	// state). A worker that does not must read the whole history with
 	// GET /workflows/{id}/history?execution_id=. 0 means History is whole.
-	HistoryFromEventID int64   `json:"history_from_event_id,omitempty"`
-	History            []Event `json:"history"`
-	Messages           []Event `json:"messages"`
+	HistoryFromEventID int64 `json:"history_from_event_id,omitempty"`
+	// History holds the execution's recorded events (see history_from_event_id).
+	History []Event `json:"history"`
+	// Messages are the new events this turn feeds the workflow code, in order.
+	Messages []Event `json:"messages"`
 }
 
 // Command types of a workflow turn.
@@ -340,16 +399,24 @@ const (
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
+	// Type is the command: schedule_activity, start_timer, cancel_timer,
+	// record_marker, complete_workflow, fail_workflow, cancel_workflow or
+	// continue_as_new.
 	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new"`
 	// schedule_activity
-	ActivityID   int64            `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
-	ActivityType string           `json:"activity_type,omitempty" validate:"required_if=Type schedule_activity,omitempty,name"`
-	TaskQueue    string           `json:"task_queue,omitempty" validate:"omitempty,name"`
-	Options      *ActivityOptions `json:"options,omitempty"`
+	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
+	// ActivityType names the activity function (schedule_activity).
+	ActivityType string `json:"activity_type,omitempty" validate:"required_if=Type schedule_activity,omitempty,name"`
+	// TaskQueue is the activity's queue (schedule_activity; default: the
+	// workflow's).
+	TaskQueue string `json:"task_queue,omitempty" validate:"omitempty,name"`
+	// Options are the activity's timeouts and retry policy (schedule_activity).
+	Options *ActivityOptions `json:"options,omitempty"`
 	// schedule_activity, continue_as_new
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// start_timer, cancel_timer
-	TimerID   int64    `json:"timer_id,omitempty" validate:"required_if=Type start_timer,required_if=Type cancel_timer,gte=0"`
+	TimerID int64 `json:"timer_id,omitempty" validate:"required_if=Type start_timer,required_if=Type cancel_timer,gte=0"`
+	// FireAfter is the timer's duration (start_timer).
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string" validate:"gte=0"`
 	// complete_workflow
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
@@ -359,19 +426,27 @@ type Command struct {
 	WorkflowType string `json:"workflow_type,omitempty" validate:"omitempty,name"`
 	// record_marker: the marker's kind and id (recorded as given in a
 	// MarkerRecorded event) and its value (JSON, required).
-	MarkerName    string          `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
-	MarkerID      string          `json:"marker_id,omitempty" validate:"max=1024"`
+	MarkerName string `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
+	// MarkerID is the marker's id within its kind (record_marker).
+	MarkerID string `json:"marker_id,omitempty" validate:"max=1024"`
+	// MarkerDetails is the marker's value: any JSON value (record_marker).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object" validate:"required_if=Type record_marker"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.
 // Zero durations mean "no such timeout".
 type ActivityOptions struct {
-	ScheduleToStartTimeout Duration     `json:"schedule_to_start_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
-	StartToCloseTimeout    Duration     `json:"start_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
-	ScheduleToCloseTimeout Duration     `json:"schedule_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
-	HeartbeatTimeout       Duration     `json:"heartbeat_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
-	RetryPolicy            *RetryPolicy `json:"retry_policy,omitempty"`
+	// ScheduleToStartTimeout bounds the wait in the queue of each attempt.
+	ScheduleToStartTimeout Duration `json:"schedule_to_start_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// StartToCloseTimeout bounds each attempt's run.
+	StartToCloseTimeout Duration `json:"start_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// ScheduleToCloseTimeout bounds the whole activity, retries included.
+	ScheduleToCloseTimeout Duration `json:"schedule_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// HeartbeatTimeout is the longest gap between an attempt's heartbeats.
+	HeartbeatTimeout Duration `json:"heartbeat_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// RetryPolicy says how failed attempts are retried (absent: without
+	// limit, with the default intervals).
+	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
 }
 
 // RetryPolicy says how the server retries a failed activity attempt. The
@@ -393,13 +468,17 @@ type RetryPolicy struct {
 // ActivityCancel asks, within a turn, that the attempts of one activity be
 // flagged cancelled.
 type ActivityCancel struct {
-	ActivityID int64  `json:"activity_id" validate:"required,gt=0"`
-	Reason     string `json:"reason" validate:"required,max=256"`
+	// ActivityID is the activity whose attempts to cancel.
+	ActivityID int64 `json:"activity_id" validate:"required,gt=0"`
+	// Reason says why.
+	Reason string `json:"reason" validate:"required,max=256"`
 }
 
 // CompleteWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/complete.
 type CompleteWorkflowTaskRequest struct {
-	Commands        []Command        `json:"commands" validate:"max=10000,dive"`
+	// Commands are the turn's decisions, in the order the code issued them.
+	Commands []Command `json:"commands" validate:"max=10000,dive"`
+	// ActivityCancels flag the attempts of these activities cancelled.
 	ActivityCancels []ActivityCancel `json:"activity_cancels,omitempty" validate:"max=100000,dive"`
 	// EagerActivities, when set, asks the server to claim for the
 	// acknowledging worker, in the ack's transaction, up to Max of the
@@ -426,8 +505,10 @@ type EagerActivities struct {
 // CompleteWorkflowTaskResponse is the answer of a turn's ack.
 type CompleteWorkflowTaskResponse struct {
 	// Status is the instance status after the turn.
-	Status      string `json:"status"`
-	ExecutionID int64  `json:"execution_id"`
+	Status string `json:"status"`
+	// ExecutionID is the execution after the turn (a new one after
+	// continue_as_new).
+	ExecutionID int64 `json:"execution_id"`
 	// NextEventID is the id the next event of the execution will get.
 	NextEventID int64 `json:"next_event_id"`
 	// ActivityTasks are the attempts claimed for the worker at its request
@@ -437,6 +518,7 @@ type CompleteWorkflowTaskResponse struct {
 
 // FailWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/fail.
 type FailWorkflowTaskRequest struct {
+	// Error is why the turn failed; the turn is retried.
 	Error Error `json:"error"`
 }
 
@@ -445,9 +527,12 @@ type FailWorkflowTaskRequest struct {
 
 // PollActivityTaskRequest is the body of POST /activity-tasks/poll.
 type PollActivityTaskRequest struct {
-	TaskQueues []string  `json:"task_queues" validate:"required,min=1,max=16,dive,name"`
-	WorkerID   string    `json:"worker_id" validate:"required,name"`
-	Wait       *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
+	// TaskQueues are the queues to take an attempt from, in order of preference.
+	TaskQueues []string `json:"task_queues" validate:"required,min=1,max=16,dive,name"`
+	// WorkerID names the polling worker session; the attempt is bound to it.
+	WorkerID string `json:"worker_id" validate:"required,name"`
+	// Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
+	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 	// LockFor is the attempt's lock (default 30s, 1s … 10m); renew it with
 	// heartbeats.
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"30s"`
@@ -455,49 +540,78 @@ type PollActivityTaskRequest struct {
 
 // CancelInfo tells a worker whether an attempt's cancellation was requested.
 type CancelInfo struct {
-	Requested bool   `json:"requested"`
-	Reason    string `json:"reason,omitempty"`
+	// Requested is true when the attempt must stop (or not start).
+	Requested bool `json:"requested"`
+	// Reason says why it was cancelled.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ActivityTask is a locked activity attempt.
 type ActivityTask struct {
-	LockToken    string `json:"lock_token"`
-	Namespace    string `json:"namespace"`
-	InstanceID   string `json:"instance_id"`
-	ExecutionID  int64  `json:"execution_id"`
-	ActivityID   int64  `json:"activity_id"`
-	Attempt      int32  `json:"attempt"`
+	// LockToken identifies the locked attempt: heartbeat, complete, fail or
+	// abandon it with this token.
+	LockToken string `json:"lock_token"`
+	// Namespace is the namespace of the workflow.
+	Namespace string `json:"namespace"`
+	// InstanceID is the workflow instance that scheduled the activity.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the execution that scheduled the activity.
+	ExecutionID int64 `json:"execution_id"`
+	// ActivityID identifies the activity within its execution.
+	ActivityID int64 `json:"activity_id"`
+	// Attempt numbers the attempt, from 1.
+	Attempt int32 `json:"attempt"`
+	// ActivityType names the activity function to run.
 	ActivityType string `json:"activity_type"`
-	TaskQueue    string `json:"task_queue"`
+	// TaskQueue is the queue the attempt was taken from.
+	TaskQueue string `json:"task_queue"`
+	// WorkflowType names the workflow that scheduled the activity.
 	WorkflowType string `json:"workflow_type"`
 	// WorkflowTaskQueue is the task queue of the workflow that scheduled
 	// the activity.
-	WorkflowTaskQueue string          `json:"workflow_task_queue"`
-	Input             json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	HeartbeatDetails  json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
-	ScheduledAt       time.Time       `json:"scheduled_at"`
-	StartedAt         time.Time       `json:"started_at"`
-	LockedUntil       time.Time       `json:"locked_until"`
-	DeliveryCount     int32           `json:"delivery_count"`
-	Options           ActivityOptions `json:"options"`
-	Cancel            CancelInfo      `json:"cancel"`
+	WorkflowTaskQueue string `json:"workflow_task_queue"`
+	// Input is the activity's argument: any JSON value.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// HeartbeatDetails are the latest heartbeat details of an earlier attempt:
+	// any JSON value.
+	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
+	// ScheduledAt is when the attempt was scheduled.
+	ScheduledAt time.Time `json:"scheduled_at"`
+	// StartedAt is when this attempt was handed out.
+	StartedAt time.Time `json:"started_at"`
+	// LockedUntil is when the lock lapses unless renewed by heartbeats.
+	LockedUntil time.Time `json:"locked_until"`
+	// DeliveryCount counts how many times this attempt was handed out.
+	DeliveryCount int32 `json:"delivery_count"`
+	// Options are the activity's timeouts and retry policy.
+	Options ActivityOptions `json:"options"`
+	// Cancel says whether the attempt's cancellation was requested.
+	Cancel CancelInfo `json:"cancel"`
 }
 
 // ActivityHeartbeatRequest is the body of POST /activity-tasks/{token}/heartbeat.
 type ActivityHeartbeatRequest struct {
-	Details   json.RawMessage `json:"details,omitempty" swaggertype:"object"`
-	ExtendFor Duration        `json:"extend_for,omitempty" swaggertype:"string" example:"30s"`
+	// Details record the attempt's progress: any JSON value, handed to the next
+	// attempt.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+	// ExtendFor renews the lock: it then ends this long from now, or later
+	// if it already did (0s … 10m; absent or 0s: 30s).
+	ExtendFor Duration `json:"extend_for,omitempty" swaggertype:"string" example:"30s"`
 }
 
 // ActivityHeartbeatResponse is the answer of an attempt's heartbeat.
 type ActivityHeartbeatResponse struct {
-	CancelRequested bool      `json:"cancel_requested"`
-	Reason          string    `json:"reason,omitempty"`
-	LockedUntil     time.Time `json:"locked_until"`
+	// CancelRequested is true when the attempt must stop.
+	CancelRequested bool `json:"cancel_requested"`
+	// Reason says why it was cancelled.
+	Reason string `json:"reason,omitempty"`
+	// LockedUntil is when the renewed lock lapses.
+	LockedUntil time.Time `json:"locked_until"`
 }
 
 // CompleteActivityTaskRequest is the body of POST /activity-tasks/{token}/complete.
 type CompleteActivityTaskRequest struct {
+	// Result is the activity's result: any JSON value.
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 	// EagerWorkflowTask, when set, asks the server to lock, in the same
 	// transaction, the workflow turn this result makes due — if the
@@ -519,6 +633,7 @@ type EagerWorkflowTask struct {
 
 // FailActivityTaskRequest is the body of POST /activity-tasks/{token}/fail.
 type FailActivityTaskRequest struct {
+	// Error is why the attempt failed; its type decides whether it is retried.
 	Error Error `json:"error"`
 	// HeartbeatDetails are the attempt's latest heartbeat details (also
 	// those recorded after its last renewal); when set, the next attempt
@@ -530,6 +645,7 @@ type FailActivityTaskRequest struct {
 // the worker gives the attempt back unfinished (it is shutting down); it is
 // delivered again after Delay.
 type AbandonActivityTaskRequest struct {
+	// Delay is how long the attempt waits before it is handed out again.
 	Delay Duration `json:"delay,omitempty" swaggertype:"string" validate:"gte=0"`
 }
 
@@ -550,19 +666,29 @@ type ActivityAckResponse struct {
 
 // WorkerHeartbeatRequest is the body of POST /workers/heartbeat.
 type WorkerHeartbeatRequest struct {
-	WorkerID      string            `json:"worker_id" validate:"required,name"`
-	Identity      string            `json:"identity,omitempty" validate:"max=256"`
-	Host          string            `json:"host,omitempty" validate:"max=256"`
-	TaskQueues    []string          `json:"task_queues,omitempty" validate:"max=16,dive,name"`
-	HostTaskQueue string            `json:"host_task_queue,omitempty" validate:"omitempty,name"`
-	BuildID       string            `json:"build_id,omitempty" validate:"max=256"`
-	Metadata      map[string]string `json:"metadata,omitempty" validate:"max=64"`
-	LeaseDuration Duration          `json:"lease_duration" swaggertype:"string" example:"10s"`
+	// WorkerID names the worker session (created by its first heartbeat).
+	WorkerID string `json:"worker_id" validate:"required,name"`
+	// Identity describes the worker for people (such as host:pid).
+	Identity string `json:"identity,omitempty" validate:"max=256"`
+	// Host is the machine the worker runs on.
+	Host string `json:"host,omitempty" validate:"max=256"`
+	// TaskQueues are the queues the worker serves.
+	TaskQueues []string `json:"task_queues,omitempty" validate:"max=16,dive,name"`
+	// HostTaskQueue is the worker's own queue, served by it alone.
+	HostTaskQueue string `json:"host_task_queue,omitempty" validate:"omitempty,name"`
+	// BuildID identifies the worker's code version.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
+	// Metadata is free-form labels.
+	Metadata map[string]string `json:"metadata,omitempty" validate:"max=64"`
+	// LeaseDuration is how long the session lives without another heartbeat.
+	LeaseDuration Duration `json:"lease_duration" swaggertype:"string" example:"10s"`
 	// BoundActivities lists the lock tokens of the attempts the worker
 	// holds. When given (even empty), only those — and attempts fetched
 	// within the last lease — are renewed; omitted, every attempt bound to
 	// the worker id is.
-	BoundActivities   []string `json:"bound_activities,omitzero" validate:"max=10000"`
+	BoundActivities []string `json:"bound_activities,omitzero" validate:"max=10000"`
+	// UnboundActivities lists the lock tokens the worker has just let go
+	// (not reported as lost).
 	UnboundActivities []string `json:"unbound_activities,omitempty" validate:"max=10000"`
 	// Wait, when set, holds the answer until an attempt bound to this
 	// worker is flagged cancelled, or until Wait elapses (at most 60s and at
@@ -582,8 +708,10 @@ type WorkerHeartbeatRequest struct {
 
 // AttemptCancel is the cancel info of one attempt a worker holds.
 type AttemptCancel struct {
+	// LockToken identifies the attempt.
 	LockToken string `json:"lock_token"`
-	Reason    string `json:"reason"`
+	// Reason says why it was cancelled.
+	Reason string `json:"reason"`
 	// RequestedAt is when the cancellation was requested (set by the
 	// cancel long-poll).
 	RequestedAt time.Time `json:"requested_at,omitzero"`
@@ -591,9 +719,12 @@ type AttemptCancel struct {
 
 // WorkerHeartbeatResponse is the answer of POST /workers/heartbeat.
 type WorkerHeartbeatResponse struct {
-	State          string          `json:"state"`
-	LeaseExpiresAt time.Time       `json:"lease_expires_at"`
-	Cancels        []AttemptCancel `json:"cancels"`
+	// State is the session's state: active, inactive or cleaned_up.
+	State string `json:"state"`
+	// LeaseExpiresAt is when the session lapses without another heartbeat.
+	LeaseExpiresAt time.Time `json:"lease_expires_at"`
+	// Cancels lists the held attempts flagged cancelled: stop them.
+	Cancels []AttemptCancel `json:"cancels"`
 	// Lost lists held tokens the server no longer knows as this worker's
 	// (completed, expired, or taken over): the worker should stop them.
 	Lost []string `json:"lost,omitempty"`
@@ -601,40 +732,66 @@ type WorkerHeartbeatResponse struct {
 
 // Worker describes a worker session.
 type Worker struct {
-	Namespace       string            `json:"namespace"`
-	WorkerID        string            `json:"worker_id"`
-	Identity        string            `json:"identity,omitempty"`
-	Host            string            `json:"host,omitempty"`
-	TaskQueues      []string          `json:"task_queues"`
-	HostTaskQueue   string            `json:"host_task_queue,omitempty"`
-	BuildID         string            `json:"build_id,omitempty"`
-	Metadata        map[string]string `json:"metadata,omitempty"`
-	State           string            `json:"state"`
-	LeaseDuration   Duration          `json:"lease_duration" swaggertype:"string"`
-	LeaseExpiresAt  time.Time         `json:"lease_expires_at"`
-	LastHeartbeatAt time.Time         `json:"last_heartbeat_at"`
-	StateChangedAt  time.Time         `json:"state_changed_at"`
-	CreatedAt       time.Time         `json:"created_at"`
-	BoundActivities []BoundActivity   `json:"bound_activities"`
+	// Namespace is the namespace of the session.
+	Namespace string `json:"namespace"`
+	// WorkerID names the session.
+	WorkerID string `json:"worker_id"`
+	// Identity describes the worker for people.
+	Identity string `json:"identity,omitempty"`
+	// Host is the machine the worker runs on.
+	Host string `json:"host,omitempty"`
+	// TaskQueues are the queues the worker serves.
+	TaskQueues []string `json:"task_queues"`
+	// HostTaskQueue is the worker's own queue.
+	HostTaskQueue string `json:"host_task_queue,omitempty"`
+	// BuildID identifies the worker's code version.
+	BuildID string `json:"build_id,omitempty"`
+	// Metadata is free-form labels.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// State is active, inactive or cleaned_up.
+	State string `json:"state"`
+	// LeaseDuration is the session's lease.
+	LeaseDuration Duration `json:"lease_duration" swaggertype:"string"`
+	// LeaseExpiresAt is when the session lapses without another heartbeat.
+	LeaseExpiresAt time.Time `json:"lease_expires_at"`
+	// LastHeartbeatAt is when the last heartbeat arrived.
+	LastHeartbeatAt time.Time `json:"last_heartbeat_at"`
+	// StateChangedAt is when State last changed.
+	StateChangedAt time.Time `json:"state_changed_at"`
+	// CreatedAt is when the session began.
+	CreatedAt time.Time `json:"created_at"`
+	// BoundActivities are the attempts bound to the worker.
+	BoundActivities []BoundActivity `json:"bound_activities"`
 }
 
 // BoundActivity is an attempt bound to a worker.
 type BoundActivity struct {
-	LockToken       string    `json:"lock_token"`
-	InstanceID      string    `json:"instance_id"`
-	ExecutionID     int64     `json:"execution_id"`
-	ActivityID      int64     `json:"activity_id"`
-	Attempt         int32     `json:"attempt"`
-	ActivityType    string    `json:"activity_type"`
-	TaskQueue       string    `json:"task_queue"`
-	LockedUntil     time.Time `json:"locked_until"`
-	CancelRequested bool      `json:"cancel_requested"`
-	CancelReason    string    `json:"cancel_reason,omitempty"`
+	// LockToken identifies the attempt.
+	LockToken string `json:"lock_token"`
+	// InstanceID is the workflow instance of the activity.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the execution of the activity.
+	ExecutionID int64 `json:"execution_id"`
+	// ActivityID identifies the activity within its execution.
+	ActivityID int64 `json:"activity_id"`
+	// Attempt numbers the attempt, from 1.
+	Attempt int32 `json:"attempt"`
+	// ActivityType names the activity function.
+	ActivityType string `json:"activity_type"`
+	// TaskQueue is the attempt's queue.
+	TaskQueue string `json:"task_queue"`
+	// LockedUntil is when the attempt's lock lapses.
+	LockedUntil time.Time `json:"locked_until"`
+	// CancelRequested is true when the attempt was flagged cancelled.
+	CancelRequested bool `json:"cancel_requested"`
+	// CancelReason says why.
+	CancelReason string `json:"cancel_reason,omitempty"`
 }
 
 // ListWorkersResponse is the answer of GET /workers: one page of worker
 // sessions, by worker_id.
 type ListWorkersResponse struct {
+	// Workers are the page's sessions.
 	Workers []Worker `json:"workers"`
 	// NextPageToken, when set, is the page_token of the next page.
 	NextPageToken string `json:"next_page_token,omitempty"`
@@ -642,6 +799,7 @@ type ListWorkersResponse struct {
 
 // TaskQueue describes a task queue: its backlog and who serves it.
 type TaskQueue struct {
+	// Name is the queue's name.
 	Name string `json:"name"`
 	// Backlog counts attempts waiting (visible and not locked).
 	Backlog int64 `json:"backlog"`

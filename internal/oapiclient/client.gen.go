@@ -146,6 +146,7 @@ type ApiAPIKey struct {
 
 // ApiAbandonActivityTaskRequest defines model for api.AbandonActivityTaskRequest.
 type ApiAbandonActivityTaskRequest struct {
+	// Delay Delay is how long the attempt waits before it is handed out again.
 	Delay *string `json:"delay,omitempty"`
 }
 
@@ -171,63 +172,124 @@ type ApiActivityAckResponse struct {
 
 // ApiActivityCancel defines model for api.ActivityCancel.
 type ApiActivityCancel struct {
-	ActivityId int    `json:"activity_id"`
-	Reason     string `json:"reason"`
+	// ActivityId ActivityID is the activity whose attempts to cancel.
+	ActivityId int `json:"activity_id"`
+
+	// Reason Reason says why.
+	Reason string `json:"reason"`
 }
 
 // ApiActivityHeartbeatRequest defines model for api.ActivityHeartbeatRequest.
 type ApiActivityHeartbeatRequest struct {
+	// Details Details record the attempt's progress: any JSON value, handed to the next
+	// attempt.
 	Details interface{} `json:"details,omitempty"`
 
-	// ExtendFor Example: 30s
+	// ExtendFor ExtendFor renews the lock: it then ends this long from now, or later
+	// if it already did (0s … 10m; absent or 0s: 30s).
+	//
+	// Example: 30s
 	ExtendFor *string `json:"extend_for,omitempty"`
 }
 
 // ApiActivityHeartbeatResponse defines model for api.ActivityHeartbeatResponse.
 type ApiActivityHeartbeatResponse struct {
-	CancelRequested *bool   `json:"cancel_requested,omitempty"`
-	LockedUntil     *string `json:"locked_until,omitempty"`
-	Reason          *string `json:"reason,omitempty"`
+	// CancelRequested CancelRequested is true when the attempt must stop.
+	CancelRequested *bool `json:"cancel_requested,omitempty"`
+
+	// LockedUntil LockedUntil is when the renewed lock lapses.
+	LockedUntil *string `json:"locked_until,omitempty"`
+
+	// Reason Reason says why it was cancelled.
+	Reason *string `json:"reason,omitempty"`
 }
 
 // ApiActivityOptions defines model for api.ActivityOptions.
 type ApiActivityOptions struct {
-	HeartbeatTimeout       *string         `json:"heartbeat_timeout,omitempty"`
-	RetryPolicy            *ApiRetryPolicy `json:"retry_policy,omitempty"`
-	ScheduleToCloseTimeout *string         `json:"schedule_to_close_timeout,omitempty"`
-	ScheduleToStartTimeout *string         `json:"schedule_to_start_timeout,omitempty"`
-	StartToCloseTimeout    *string         `json:"start_to_close_timeout,omitempty"`
+	// HeartbeatTimeout HeartbeatTimeout is the longest gap between an attempt's heartbeats.
+	HeartbeatTimeout *string `json:"heartbeat_timeout,omitempty"`
+
+	// RetryPolicy RetryPolicy says how failed attempts are retried (absent: without
+	// limit, with the default intervals).
+	RetryPolicy *ApiRetryPolicy `json:"retry_policy,omitempty"`
+
+	// ScheduleToCloseTimeout ScheduleToCloseTimeout bounds the whole activity, retries included.
+	ScheduleToCloseTimeout *string `json:"schedule_to_close_timeout,omitempty"`
+
+	// ScheduleToStartTimeout ScheduleToStartTimeout bounds the wait in the queue of each attempt.
+	ScheduleToStartTimeout *string `json:"schedule_to_start_timeout,omitempty"`
+
+	// StartToCloseTimeout StartToCloseTimeout bounds each attempt's run.
+	StartToCloseTimeout *string `json:"start_to_close_timeout,omitempty"`
 }
 
 // ApiActivityTask defines model for api.ActivityTask.
 type ApiActivityTask struct {
-	ActivityId       *int                `json:"activity_id,omitempty"`
-	ActivityType     *string             `json:"activity_type,omitempty"`
-	Attempt          *int                `json:"attempt,omitempty"`
-	Cancel           *ApiCancelInfo      `json:"cancel,omitempty"`
-	DeliveryCount    *int                `json:"delivery_count,omitempty"`
-	ExecutionId      *int                `json:"execution_id,omitempty"`
-	HeartbeatDetails interface{}         `json:"heartbeat_details,omitempty"`
-	Input            interface{}         `json:"input,omitempty"`
-	InstanceId       *string             `json:"instance_id,omitempty"`
-	LockToken        *string             `json:"lock_token,omitempty"`
-	LockedUntil      *string             `json:"locked_until,omitempty"`
-	Namespace        *string             `json:"namespace,omitempty"`
-	Options          *ApiActivityOptions `json:"options,omitempty"`
-	ScheduledAt      *string             `json:"scheduled_at,omitempty"`
-	StartedAt        *string             `json:"started_at,omitempty"`
-	TaskQueue        *string             `json:"task_queue,omitempty"`
+	// ActivityId ActivityID identifies the activity within its execution.
+	ActivityId *int `json:"activity_id,omitempty"`
+
+	// ActivityType ActivityType names the activity function to run.
+	ActivityType *string `json:"activity_type,omitempty"`
+
+	// Attempt Attempt numbers the attempt, from 1.
+	Attempt *int `json:"attempt,omitempty"`
+
+	// Cancel Cancel says whether the attempt's cancellation was requested.
+	Cancel *ApiCancelInfo `json:"cancel,omitempty"`
+
+	// DeliveryCount DeliveryCount counts how many times this attempt was handed out.
+	DeliveryCount *int `json:"delivery_count,omitempty"`
+
+	// ExecutionId ExecutionID is the execution that scheduled the activity.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// HeartbeatDetails HeartbeatDetails are the latest heartbeat details of an earlier attempt:
+	// any JSON value.
+	HeartbeatDetails interface{} `json:"heartbeat_details,omitempty"`
+
+	// Input Input is the activity's argument: any JSON value.
+	Input interface{} `json:"input,omitempty"`
+
+	// InstanceId InstanceID is the workflow instance that scheduled the activity.
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// LockToken LockToken identifies the locked attempt: heartbeat, complete, fail or
+	// abandon it with this token.
+	LockToken *string `json:"lock_token,omitempty"`
+
+	// LockedUntil LockedUntil is when the lock lapses unless renewed by heartbeats.
+	LockedUntil *string `json:"locked_until,omitempty"`
+
+	// Namespace Namespace is the namespace of the workflow.
+	Namespace *string `json:"namespace,omitempty"`
+
+	// Options Options are the activity's timeouts and retry policy.
+	Options *ApiActivityOptions `json:"options,omitempty"`
+
+	// ScheduledAt ScheduledAt is when the attempt was scheduled.
+	ScheduledAt *string `json:"scheduled_at,omitempty"`
+
+	// StartedAt StartedAt is when this attempt was handed out.
+	StartedAt *string `json:"started_at,omitempty"`
+
+	// TaskQueue TaskQueue is the queue the attempt was taken from.
+	TaskQueue *string `json:"task_queue,omitempty"`
 
 	// WorkflowTaskQueue WorkflowTaskQueue is the task queue of the workflow that scheduled
 	// the activity.
 	WorkflowTaskQueue *string `json:"workflow_task_queue,omitempty"`
-	WorkflowType      *string `json:"workflow_type,omitempty"`
+
+	// WorkflowType WorkflowType names the workflow that scheduled the activity.
+	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
 // ApiAttemptCancel defines model for api.AttemptCancel.
 type ApiAttemptCancel struct {
+	// LockToken LockToken identifies the attempt.
 	LockToken *string `json:"lock_token,omitempty"`
-	Reason    *string `json:"reason,omitempty"`
+
+	// Reason Reason says why it was cancelled.
+	Reason *string `json:"reason,omitempty"`
 
 	// RequestedAt RequestedAt is when the cancellation was requested (set by the
 	// cancel long-poll).
@@ -236,62 +298,104 @@ type ApiAttemptCancel struct {
 
 // ApiBoundActivity defines model for api.BoundActivity.
 type ApiBoundActivity struct {
-	ActivityId      *int    `json:"activity_id,omitempty"`
-	ActivityType    *string `json:"activity_type,omitempty"`
-	Attempt         *int    `json:"attempt,omitempty"`
-	CancelReason    *string `json:"cancel_reason,omitempty"`
-	CancelRequested *bool   `json:"cancel_requested,omitempty"`
-	ExecutionId     *int    `json:"execution_id,omitempty"`
-	InstanceId      *string `json:"instance_id,omitempty"`
-	LockToken       *string `json:"lock_token,omitempty"`
-	LockedUntil     *string `json:"locked_until,omitempty"`
-	TaskQueue       *string `json:"task_queue,omitempty"`
+	// ActivityId ActivityID identifies the activity within its execution.
+	ActivityId *int `json:"activity_id,omitempty"`
+
+	// ActivityType ActivityType names the activity function.
+	ActivityType *string `json:"activity_type,omitempty"`
+
+	// Attempt Attempt numbers the attempt, from 1.
+	Attempt *int `json:"attempt,omitempty"`
+
+	// CancelReason CancelReason says why.
+	CancelReason *string `json:"cancel_reason,omitempty"`
+
+	// CancelRequested CancelRequested is true when the attempt was flagged cancelled.
+	CancelRequested *bool `json:"cancel_requested,omitempty"`
+
+	// ExecutionId ExecutionID is the execution of the activity.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// InstanceId InstanceID is the workflow instance of the activity.
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// LockToken LockToken identifies the attempt.
+	LockToken *string `json:"lock_token,omitempty"`
+
+	// LockedUntil LockedUntil is when the attempt's lock lapses.
+	LockedUntil *string `json:"locked_until,omitempty"`
+
+	// TaskQueue TaskQueue is the attempt's queue.
+	TaskQueue *string `json:"task_queue,omitempty"`
 }
 
 // ApiCancelInfo defines model for api.CancelInfo.
 type ApiCancelInfo struct {
-	Reason    *string `json:"reason,omitempty"`
-	Requested *bool   `json:"requested,omitempty"`
+	// Reason Reason says why it was cancelled.
+	Reason *string `json:"reason,omitempty"`
+
+	// Requested Requested is true when the attempt must stop (or not start).
+	Requested *bool `json:"requested,omitempty"`
 }
 
 // ApiCancelWorkflowRequest defines model for api.CancelWorkflowRequest.
 type ApiCancelWorkflowRequest struct {
+	// Reason Reason says why, for people and for the workflow code.
 	Reason *string `json:"reason,omitempty"`
 }
 
 // ApiCommand defines model for api.Command.
 type ApiCommand struct {
 	// ActivityId schedule_activity
-	ActivityId   *int    `json:"activity_id,omitempty"`
+	ActivityId *int `json:"activity_id,omitempty"`
+
+	// ActivityType ActivityType names the activity function (schedule_activity).
 	ActivityType *string `json:"activity_type,omitempty"`
 
 	// Error fail_workflow
-	Error     *ApiError `json:"error,omitempty"`
-	FireAfter *string   `json:"fire_after,omitempty"`
+	Error *ApiError `json:"error,omitempty"`
+
+	// FireAfter FireAfter is the timer's duration (start_timer).
+	FireAfter *string `json:"fire_after,omitempty"`
 
 	// Input schedule_activity, continue_as_new
-	Input         interface{} `json:"input,omitempty"`
+	Input interface{} `json:"input,omitempty"`
+
+	// MarkerDetails MarkerDetails is the marker's value: any JSON value (record_marker).
 	MarkerDetails interface{} `json:"marker_details,omitempty"`
-	MarkerId      *string     `json:"marker_id,omitempty"`
+
+	// MarkerId MarkerID is the marker's id within its kind (record_marker).
+	MarkerId *string `json:"marker_id,omitempty"`
 
 	// MarkerName record_marker: the marker's kind and id (recorded as given in a
 	// MarkerRecorded event) and its value (JSON, required).
-	MarkerName *string             `json:"marker_name,omitempty"`
-	Options    *ApiActivityOptions `json:"options,omitempty"`
+	MarkerName *string `json:"marker_name,omitempty"`
+
+	// Options Options are the activity's timeouts and retry policy (schedule_activity).
+	Options *ApiActivityOptions `json:"options,omitempty"`
 
 	// Result complete_workflow
-	Result    interface{} `json:"result,omitempty"`
-	TaskQueue *string     `json:"task_queue,omitempty"`
+	Result interface{} `json:"result,omitempty"`
+
+	// TaskQueue TaskQueue is the activity's queue (schedule_activity; default: the
+	// workflow's).
+	TaskQueue *string `json:"task_queue,omitempty"`
 
 	// TimerId start_timer, cancel_timer
-	TimerId *int           `json:"timer_id,omitempty"`
-	Type    ApiCommandType `json:"type"`
+	TimerId *int `json:"timer_id,omitempty"`
+
+	// Type Type is the command: schedule_activity, start_timer, cancel_timer,
+	// record_marker, complete_workflow, fail_workflow, cancel_workflow or
+	// continue_as_new.
+	Type ApiCommandType `json:"type"`
 
 	// WorkflowType continue_as_new: optional new workflow type (the task queue stays).
 	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
-// ApiCommandType defines model for ApiCommand.Type.
+// ApiCommandType Type is the command: schedule_activity, start_timer, cancel_timer,
+// record_marker, complete_workflow, fail_workflow, cancel_workflow or
+// continue_as_new.
 type ApiCommandType string
 
 // ApiCompleteActivityTaskRequest defines model for api.CompleteActivityTaskRequest.
@@ -302,13 +406,18 @@ type ApiCompleteActivityTaskRequest struct {
 	// for the worker that ran the attempt, and to return it in
 	// workflow_task, as a workflow-task poll by that worker would have.
 	EagerWorkflowTask *ApiEagerWorkflowTask `json:"eager_workflow_task,omitempty"`
-	Result            interface{}           `json:"result,omitempty"`
+
+	// Result Result is the activity's result: any JSON value.
+	Result interface{} `json:"result,omitempty"`
 }
 
 // ApiCompleteWorkflowTaskRequest defines model for api.CompleteWorkflowTaskRequest.
 type ApiCompleteWorkflowTaskRequest struct {
+	// ActivityCancels ActivityCancels flag the attempts of these activities cancelled.
 	ActivityCancels *[]ApiActivityCancel `json:"activity_cancels,omitempty"`
-	Commands        *[]ApiCommand        `json:"commands,omitempty"`
+
+	// Commands Commands are the turn's decisions, in the order the code issued them.
+	Commands *[]ApiCommand `json:"commands,omitempty"`
 
 	// EagerActivities EagerActivities, when set, asks the server to claim for the
 	// acknowledging worker, in the ack's transaction, up to Max of the
@@ -325,7 +434,10 @@ type ApiCompleteWorkflowTaskResponse struct {
 	// ActivityTasks ActivityTasks are the attempts claimed for the worker at its request
 	// (eager_activities); it runs and acknowledges them as polled ones.
 	ActivityTasks *[]ApiActivityTask `json:"activity_tasks,omitempty"`
-	ExecutionId   *int               `json:"execution_id,omitempty"`
+
+	// ExecutionId ExecutionID is the execution after the turn (a new one after
+	// continue_as_new).
+	ExecutionId *int `json:"execution_id,omitempty"`
 
 	// NextEventId NextEventID is the id the next event of the execution will get.
 	NextEventId *int `json:"next_event_id,omitempty"`
@@ -444,7 +556,9 @@ type ApiError struct {
 // ApiEvent defines model for api.Event.
 type ApiEvent struct {
 	// ActivityId ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested
-	ActivityId   *int    `json:"activity_id,omitempty"`
+	ActivityId *int `json:"activity_id,omitempty"`
+
+	// ActivityType ActivityType names the activity function (ActivityScheduled).
 	ActivityType *string `json:"activity_type,omitempty"`
 
 	// Attempt ActivityCompleted, ActivityFailed, ActivityAttemptCancelRequested
@@ -455,15 +569,26 @@ type ApiEvent struct {
 	ContinuedFromExecutionId *int `json:"continued_from_execution_id,omitempty"`
 
 	// Error ActivityFailed, WorkflowFailed
-	Error     *ApiError `json:"error,omitempty"`
-	EventId   *int      `json:"event_id,omitempty"`
-	FireAfter *string   `json:"fire_after,omitempty"`
+	Error *ApiError `json:"error,omitempty"`
+
+	// EventId EventID numbers the event within its execution, from 1 (0 in a turn's new
+	// messages).
+	EventId *int `json:"event_id,omitempty"`
+
+	// FireAfter FireAfter is the timer's duration (TimerCreated).
+	FireAfter *string `json:"fire_after,omitempty"`
 
 	// Input WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
-	Input         interface{} `json:"input,omitempty"`
-	Kind          *string     `json:"kind,omitempty"`
+	Input interface{} `json:"input,omitempty"`
+
+	// Kind Kind is the event's kind (WorkflowStarted, ActivityScheduled, …).
+	Kind *string `json:"kind,omitempty"`
+
+	// MarkerDetails MarkerDetails is the marker's value: any JSON value (MarkerRecorded).
 	MarkerDetails interface{} `json:"marker_details,omitempty"`
-	MarkerId      *string     `json:"marker_id,omitempty"`
+
+	// MarkerId MarkerID is the marker's id within its kind (MarkerRecorded).
+	MarkerId *string `json:"marker_id,omitempty"`
 
 	// MarkerName MarkerRecorded: the marker's kind (the SDK's "SideEffect",
 	// "MutableSideEffect", "Version"), its id within that kind, and its
@@ -489,7 +614,9 @@ type ApiEvent struct {
 	TaskQueue *string `json:"task_queue,omitempty"`
 
 	// TimerId TimerCreated, TimerFired, TimerCanceled
-	TimerId   *int    `json:"timer_id,omitempty"`
+	TimerId *int `json:"timer_id,omitempty"`
+
+	// Timestamp Timestamp is when the event happened.
 	Timestamp *string `json:"timestamp,omitempty"`
 
 	// TurnMessages TurnMessages is set on the first event of a turn that consumed more
@@ -504,6 +631,7 @@ type ApiEvent struct {
 
 // ApiFailActivityTaskRequest defines model for api.FailActivityTaskRequest.
 type ApiFailActivityTaskRequest struct {
+	// Error Error is why the attempt failed; its type decides whether it is retried.
 	Error *ApiError `json:"error,omitempty"`
 
 	// HeartbeatDetails HeartbeatDetails are the attempt's latest heartbeat details (also
@@ -514,19 +642,27 @@ type ApiFailActivityTaskRequest struct {
 
 // ApiFailWorkflowTaskRequest defines model for api.FailWorkflowTaskRequest.
 type ApiFailWorkflowTaskRequest struct {
+	// Error Error is why the turn failed; the turn is retried.
 	Error *ApiError `json:"error,omitempty"`
 }
 
 // ApiFieldProblem defines model for api.FieldProblem.
 type ApiFieldProblem struct {
-	Field   *string `json:"field,omitempty"`
+	// Field Field is the JSON path of the invalid field, such as
+	// "commands[0].activity_type".
+	Field *string `json:"field,omitempty"`
+
+	// Message Message says what is wrong with it.
 	Message *string `json:"message,omitempty"`
 }
 
 // ApiHistoryResponse defines model for api.HistoryResponse.
 type ApiHistoryResponse struct {
-	Events      *[]ApiEvent `json:"events,omitempty"`
-	ExecutionId *int        `json:"execution_id,omitempty"`
+	// Events Events are the page's events, by event_id.
+	Events *[]ApiEvent `json:"events,omitempty"`
+
+	// ExecutionId ExecutionID is the execution whose events these are.
+	ExecutionId *int `json:"execution_id,omitempty"`
 
 	// NextPageToken NextPageToken, when set, is the page_token of the next page.
 	NextPageToken *string `json:"next_page_token,omitempty"`
@@ -547,14 +683,19 @@ type ApiListNamespacesResponse struct {
 // ApiListWorkersResponse defines model for api.ListWorkersResponse.
 type ApiListWorkersResponse struct {
 	// NextPageToken NextPageToken, when set, is the page_token of the next page.
-	NextPageToken *string      `json:"next_page_token,omitempty"`
-	Workers       *[]ApiWorker `json:"workers,omitempty"`
+	NextPageToken *string `json:"next_page_token,omitempty"`
+
+	// Workers Workers are the page's sessions.
+	Workers *[]ApiWorker `json:"workers,omitempty"`
 }
 
 // ApiListWorkflowsResponse defines model for api.ListWorkflowsResponse.
 type ApiListWorkflowsResponse struct {
-	NextPageToken *string        `json:"next_page_token,omitempty"`
-	Workflows     *[]ApiWorkflow `json:"workflows,omitempty"`
+	// NextPageToken NextPageToken, when set, is the page_token of the next page.
+	NextPageToken *string `json:"next_page_token,omitempty"`
+
+	// Workflows Workflows are the page's instances.
+	Workflows *[]ApiWorkflow `json:"workflows,omitempty"`
 }
 
 // ApiNamespace defines model for api.Namespace.
@@ -581,12 +722,18 @@ type ApiPollActivityTaskRequest struct {
 	// heartbeats.
 	//
 	// Example: 30s
-	LockFor    *string  `json:"lock_for,omitempty"`
+	LockFor *string `json:"lock_for,omitempty"`
+
+	// TaskQueues TaskQueues are the queues to take an attempt from, in order of preference.
 	TaskQueues []string `json:"task_queues"`
 
-	// Wait Example: 30s
-	Wait     *string `json:"wait,omitempty"`
-	WorkerId string  `json:"worker_id"`
+	// Wait Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
+	//
+	// Example: 30s
+	Wait *string `json:"wait,omitempty"`
+
+	// WorkerId WorkerID names the polling worker session; the attempt is bound to it.
+	WorkerId string `json:"worker_id"`
 }
 
 // ApiPollWorkflowTaskRequest defines model for api.PollWorkflowTaskRequest.
@@ -594,19 +741,26 @@ type ApiPollWorkflowTaskRequest struct {
 	// LockFor LockFor is how long the turn's lock lasts (default 10s, 1s … 10m).
 	//
 	// Example: 10s
-	LockFor   *string `json:"lock_for,omitempty"`
-	TaskQueue string  `json:"task_queue"`
+	LockFor *string `json:"lock_for,omitempty"`
+
+	// TaskQueue TaskQueue is the queue to take a turn from.
+	TaskQueue string `json:"task_queue"`
 
 	// Wait Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
 	//
 	// Example: 30s
-	Wait     *string `json:"wait,omitempty"`
-	WorkerId string  `json:"worker_id"`
+	Wait *string `json:"wait,omitempty"`
+
+	// WorkerId WorkerID names the polling worker session.
+	WorkerId string `json:"worker_id"`
 }
 
 // ApiProblem defines model for api.Problem.
 type ApiProblem struct {
-	Detail *string            `json:"detail,omitempty"`
+	// Detail Detail explains this occurrence of the problem.
+	Detail *string `json:"detail,omitempty"`
+
+	// Errors Errors names each invalid field of a 400 answer.
 	Errors *[]ApiFieldProblem `json:"errors,omitempty"`
 
 	// Reason Reason classifies a 503 whose cause is the database
@@ -614,9 +768,16 @@ type ApiProblem struct {
 	// connection_lost, connection_failure, too_many_connections,
 	// admin_shutdown, crash_shutdown or cannot_connect_now.
 	Reason *string `json:"reason,omitempty"`
-	Status *int    `json:"status,omitempty"`
-	Title  *string `json:"title,omitempty"`
-	Type   *string `json:"type,omitempty"`
+
+	// Status Status is the HTTP status code of the answer.
+	Status *int `json:"status,omitempty"`
+
+	// Title Title is a short summary of the kind of problem.
+	Title *string `json:"title,omitempty"`
+
+	// Type Type is a URI that identifies the kind of problem (api.Problem*
+	// constants).
+	Type *string `json:"type,omitempty"`
 }
 
 // ApiRetryPolicy defines model for api.RetryPolicy.
@@ -639,24 +800,41 @@ type ApiRetryPolicy struct {
 
 // ApiSignalRequest defines model for api.SignalRequest.
 type ApiSignalRequest struct {
+	// Input Input is the signal's value: any JSON value.
 	Input interface{} `json:"input,omitempty"`
 }
 
 // ApiStartWorkflowRequest defines model for api.StartWorkflowRequest.
 type ApiStartWorkflowRequest struct {
-	// ExecutionTimeout Example: 1h
-	ExecutionTimeout *string     `json:"execution_timeout,omitempty"`
-	Input            interface{} `json:"input,omitempty"`
-	InstanceId       *string     `json:"instance_id,omitempty"`
-	TaskQueue        string      `json:"task_queue"`
-	WorkflowType     string      `json:"workflow_type"`
+	// ExecutionTimeout ExecutionTimeout, when set, fails the execution still running after it.
+	//
+	// Example: 1h
+	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Input Input is the workflow's argument: any JSON value.
+	Input interface{} `json:"input,omitempty"`
+
+	// InstanceId InstanceID names the instance (default: one the server picks).
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// TaskQueue TaskQueue is the queue whose workers run the workflow's turns.
+	TaskQueue string `json:"task_queue"`
+
+	// WorkflowType WorkflowType names the workflow function (its registered name).
+	WorkflowType string `json:"workflow_type"`
 }
 
 // ApiStartWorkflowResponse defines model for api.StartWorkflowResponse.
 type ApiStartWorkflowResponse struct {
-	ExecutionId *int    `json:"execution_id,omitempty"`
-	InstanceId  *string `json:"instance_id,omitempty"`
-	Status      *string `json:"status,omitempty"`
+	// ExecutionId ExecutionID numbers the instance's execution (1, then one more per
+	// continue-as-new or restart).
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// InstanceId InstanceID is the started instance's id.
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// Status Status is the instance status: running.
+	Status *string `json:"status,omitempty"`
 }
 
 // ApiTaskQueue defines model for api.TaskQueue.
@@ -665,8 +843,10 @@ type ApiTaskQueue struct {
 	Backlog *int `json:"backlog,omitempty"`
 
 	// IsHostQueue IsHostQueue is true when the name is some worker's host task queue.
-	IsHostQueue *bool   `json:"is_host_queue,omitempty"`
-	Name        *string `json:"name,omitempty"`
+	IsHostQueue *bool `json:"is_host_queue,omitempty"`
+
+	// Name Name is the queue's name.
+	Name *string `json:"name,omitempty"`
 
 	// OldestBacklogAge OldestBacklogAge is the age of the oldest waiting attempt.
 	OldestBacklogAge *string `json:"oldest_backlog_age,omitempty"`
@@ -700,21 +880,50 @@ type ApiUpdateNamespaceRequest struct {
 
 // ApiWorker defines model for api.Worker.
 type ApiWorker struct {
+	// BoundActivities BoundActivities are the attempts bound to the worker.
 	BoundActivities *[]ApiBoundActivity `json:"bound_activities,omitempty"`
-	BuildId         *string             `json:"build_id,omitempty"`
-	CreatedAt       *string             `json:"created_at,omitempty"`
-	Host            *string             `json:"host,omitempty"`
-	HostTaskQueue   *string             `json:"host_task_queue,omitempty"`
-	Identity        *string             `json:"identity,omitempty"`
-	LastHeartbeatAt *string             `json:"last_heartbeat_at,omitempty"`
-	LeaseDuration   *string             `json:"lease_duration,omitempty"`
-	LeaseExpiresAt  *string             `json:"lease_expires_at,omitempty"`
-	Metadata        *map[string]string  `json:"metadata,omitempty"`
-	Namespace       *string             `json:"namespace,omitempty"`
-	State           *string             `json:"state,omitempty"`
-	StateChangedAt  *string             `json:"state_changed_at,omitempty"`
-	TaskQueues      *[]string           `json:"task_queues,omitempty"`
-	WorkerId        *string             `json:"worker_id,omitempty"`
+
+	// BuildId BuildID identifies the worker's code version.
+	BuildId *string `json:"build_id,omitempty"`
+
+	// CreatedAt CreatedAt is when the session began.
+	CreatedAt *string `json:"created_at,omitempty"`
+
+	// Host Host is the machine the worker runs on.
+	Host *string `json:"host,omitempty"`
+
+	// HostTaskQueue HostTaskQueue is the worker's own queue.
+	HostTaskQueue *string `json:"host_task_queue,omitempty"`
+
+	// Identity Identity describes the worker for people.
+	Identity *string `json:"identity,omitempty"`
+
+	// LastHeartbeatAt LastHeartbeatAt is when the last heartbeat arrived.
+	LastHeartbeatAt *string `json:"last_heartbeat_at,omitempty"`
+
+	// LeaseDuration LeaseDuration is the session's lease.
+	LeaseDuration *string `json:"lease_duration,omitempty"`
+
+	// LeaseExpiresAt LeaseExpiresAt is when the session lapses without another heartbeat.
+	LeaseExpiresAt *string `json:"lease_expires_at,omitempty"`
+
+	// Metadata Metadata is free-form labels.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
+	// Namespace Namespace is the namespace of the session.
+	Namespace *string `json:"namespace,omitempty"`
+
+	// State State is active, inactive or cleaned_up.
+	State *string `json:"state,omitempty"`
+
+	// StateChangedAt StateChangedAt is when State last changed.
+	StateChangedAt *string `json:"state_changed_at,omitempty"`
+
+	// TaskQueues TaskQueues are the queues the worker serves.
+	TaskQueues *[]string `json:"task_queues,omitempty"`
+
+	// WorkerId WorkerID names the session.
+	WorkerId *string `json:"worker_id,omitempty"`
 }
 
 // ApiWorkerHeartbeatRequest defines model for api.WorkerHeartbeatRequest.
@@ -724,25 +933,42 @@ type ApiWorkerHeartbeatRequest struct {
 	// within the last lease — are renewed; omitted, every attempt bound to
 	// the worker id is.
 	BoundActivities *[]string `json:"bound_activities,omitempty"`
-	BuildId         *string   `json:"build_id,omitempty"`
-	Host            *string   `json:"host,omitempty"`
-	HostTaskQueue   *string   `json:"host_task_queue,omitempty"`
-	Identity        *string   `json:"identity,omitempty"`
+
+	// BuildId BuildID identifies the worker's code version.
+	BuildId *string `json:"build_id,omitempty"`
+
+	// Host Host is the machine the worker runs on.
+	Host *string `json:"host,omitempty"`
+
+	// HostTaskQueue HostTaskQueue is the worker's own queue, served by it alone.
+	HostTaskQueue *string `json:"host_task_queue,omitempty"`
+
+	// Identity Identity describes the worker for people (such as host:pid).
+	Identity *string `json:"identity,omitempty"`
 
 	// KnownCancels KnownCancels lists held attempts whose cancellation the worker
 	// already knows: a waiting heartbeat is answered at once only for a
 	// cancellation outside this list.
 	KnownCancels *[]string `json:"known_cancels,omitempty"`
 
-	// LeaseDuration Example: 10s
-	LeaseDuration *string            `json:"lease_duration,omitempty"`
-	Metadata      *map[string]string `json:"metadata,omitempty"`
+	// LeaseDuration LeaseDuration is how long the session lives without another heartbeat.
+	//
+	// Example: 10s
+	LeaseDuration *string `json:"lease_duration,omitempty"`
+
+	// Metadata Metadata is free-form labels.
+	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Shutdown Shutdown ends the session now (a worker stopping gracefully): its
 	// lease expires at once, so what waits in its host task queue fails
 	// fast instead of after a lease.
-	Shutdown          *bool     `json:"shutdown,omitempty"`
-	TaskQueues        *[]string `json:"task_queues,omitempty"`
+	Shutdown *bool `json:"shutdown,omitempty"`
+
+	// TaskQueues TaskQueues are the queues the worker serves.
+	TaskQueues *[]string `json:"task_queues,omitempty"`
+
+	// UnboundActivities UnboundActivities lists the lock tokens the worker has just let go
+	// (not reported as lost).
 	UnboundActivities *[]string `json:"unbound_activities,omitempty"`
 
 	// Wait Wait, when set, holds the answer until an attempt bound to this
@@ -752,61 +978,117 @@ type ApiWorkerHeartbeatRequest struct {
 	// cancellation as soon as it is decided instead of at its next renewal.
 	//
 	// Example: 5s
-	Wait     *string `json:"wait,omitempty"`
-	WorkerId string  `json:"worker_id"`
+	Wait *string `json:"wait,omitempty"`
+
+	// WorkerId WorkerID names the worker session (created by its first heartbeat).
+	WorkerId string `json:"worker_id"`
 }
 
 // ApiWorkerHeartbeatResponse defines model for api.WorkerHeartbeatResponse.
 type ApiWorkerHeartbeatResponse struct {
-	Cancels        *[]ApiAttemptCancel `json:"cancels,omitempty"`
-	LeaseExpiresAt *string             `json:"lease_expires_at,omitempty"`
+	// Cancels Cancels lists the held attempts flagged cancelled: stop them.
+	Cancels *[]ApiAttemptCancel `json:"cancels,omitempty"`
+
+	// LeaseExpiresAt LeaseExpiresAt is when the session lapses without another heartbeat.
+	LeaseExpiresAt *string `json:"lease_expires_at,omitempty"`
 
 	// Lost Lost lists held tokens the server no longer knows as this worker's
 	// (completed, expired, or taken over): the worker should stop them.
-	Lost  *[]string `json:"lost,omitempty"`
-	State *string   `json:"state,omitempty"`
+	Lost *[]string `json:"lost,omitempty"`
+
+	// State State is the session's state: active, inactive or cleaned_up.
+	State *string `json:"state,omitempty"`
 }
 
 // ApiWorkflow defines model for api.Workflow.
 type ApiWorkflow struct {
-	CancelReason    *string     `json:"cancel_reason,omitempty"`
-	CancelRequested *bool       `json:"cancel_requested,omitempty"`
-	CompletedAt     *string     `json:"completed_at,omitempty"`
-	CreatedAt       *string     `json:"created_at,omitempty"`
-	Error           *ApiError   `json:"error,omitempty"`
-	ExecutionId     *int        `json:"execution_id,omitempty"`
-	Input           interface{} `json:"input,omitempty"`
-	InstanceId      *string     `json:"instance_id,omitempty"`
-	LastTaskError   *ApiError   `json:"last_task_error,omitempty"`
-	Namespace       *string     `json:"namespace,omitempty"`
-	Result          interface{} `json:"result,omitempty"`
-	Status          *string     `json:"status,omitempty"`
-	TaskQueue       *string     `json:"task_queue,omitempty"`
-	UpdatedAt       *string     `json:"updated_at,omitempty"`
-	WorkflowType    *string     `json:"workflow_type,omitempty"`
+	// CancelReason CancelReason is the reason given with the cancellation.
+	CancelReason *string `json:"cancel_reason,omitempty"`
+
+	// CancelRequested CancelRequested is true once a cancellation was requested.
+	CancelRequested *bool `json:"cancel_requested,omitempty"`
+
+	// CompletedAt CompletedAt is when the execution closed (absent while running).
+	CompletedAt *string `json:"completed_at,omitempty"`
+
+	// CreatedAt CreatedAt is when the execution started.
+	CreatedAt *string `json:"created_at,omitempty"`
+
+	// Error Error is why the workflow failed.
+	Error *ApiError `json:"error,omitempty"`
+
+	// ExecutionId ExecutionID is the current (or last) execution.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Input Input is the execution's argument: any JSON value.
+	Input interface{} `json:"input,omitempty"`
+
+	// InstanceId InstanceID is the instance's id.
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// LastTaskError LastTaskError is the error of the last failed turn, while turns fail.
+	LastTaskError *ApiError `json:"last_task_error,omitempty"`
+
+	// Namespace Namespace is the namespace of the instance.
+	Namespace *string `json:"namespace,omitempty"`
+
+	// Result Result is the value the workflow completed with: any JSON value.
+	Result interface{} `json:"result,omitempty"`
+
+	// Status Status is running, completed, failed, canceled or terminated.
+	Status *string `json:"status,omitempty"`
+
+	// TaskQueue TaskQueue is the queue of the workflow's turns.
+	TaskQueue *string `json:"task_queue,omitempty"`
+
+	// UpdatedAt UpdatedAt is when the instance last changed.
+	UpdatedAt *string `json:"updated_at,omitempty"`
+
+	// WorkflowType WorkflowType names the workflow function.
+	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
 // ApiWorkflowTask defines model for api.WorkflowTask.
 type ApiWorkflowTask struct {
 	// Attempt Attempt counts failed turns since the last successful one (1 = first try).
-	Attempt     *int        `json:"attempt,omitempty"`
-	ExecutionId *int        `json:"execution_id,omitempty"`
-	History     *[]ApiEvent `json:"history,omitempty"`
+	Attempt *int `json:"attempt,omitempty"`
+
+	// ExecutionId ExecutionID is the execution whose turn this is.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// History History holds the execution's recorded events (see history_from_event_id).
+	History *[]ApiEvent `json:"history,omitempty"`
 
 	// HistoryFromEventId HistoryFromEventID, when greater than 1, says that History holds only
 	// the events from this id on: the polling worker acknowledged the
 	// previous turn and is expected to hold the earlier events (its cached
 	// state). A worker that does not must read the whole history with
 	// GET /workflows/{id}/history?execution_id=. 0 means History is whole.
-	HistoryFromEventId *int        `json:"history_from_event_id,omitempty"`
-	Input              interface{} `json:"input,omitempty"`
-	InstanceId         *string     `json:"instance_id,omitempty"`
-	LockToken          *string     `json:"lock_token,omitempty"`
-	LockedUntil        *string     `json:"locked_until,omitempty"`
-	Messages           *[]ApiEvent `json:"messages,omitempty"`
-	Namespace          *string     `json:"namespace,omitempty"`
-	TaskQueue          *string     `json:"task_queue,omitempty"`
-	WorkflowType       *string     `json:"workflow_type,omitempty"`
+	HistoryFromEventId *int `json:"history_from_event_id,omitempty"`
+
+	// Input Input is the execution's argument: any JSON value.
+	Input interface{} `json:"input,omitempty"`
+
+	// InstanceId InstanceID is the instance whose turn this is.
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// LockToken LockToken identifies the locked turn: complete or fail it with this token.
+	LockToken *string `json:"lock_token,omitempty"`
+
+	// LockedUntil LockedUntil is when the lock lapses: complete the turn before.
+	LockedUntil *string `json:"locked_until,omitempty"`
+
+	// Messages Messages are the new events this turn feeds the workflow code, in order.
+	Messages *[]ApiEvent `json:"messages,omitempty"`
+
+	// Namespace Namespace is the namespace of the instance.
+	Namespace *string `json:"namespace,omitempty"`
+
+	// TaskQueue TaskQueue is the queue the turn was taken from.
+	TaskQueue *string `json:"task_queue,omitempty"`
+
+	// WorkflowType WorkflowType names the workflow function to run.
+	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
 // ServerHealth defines model for server.Health.
