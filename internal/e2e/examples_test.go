@@ -99,7 +99,10 @@ func TestSampleWorkerPidFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-exited:
+	case err := <-exited:
+		if err == nil {
+			t.Fatal("the worker exited cleanly; want killed")
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("killing the pid of the pid file did not end the worker")
 	}
