@@ -11,7 +11,7 @@ package openapi
 
 import "embed"
 
-//go:embed openapi3.json openapi3.yaml swagger.json
+//go:embed openapi3.json openapi3.yaml
 var files embed.FS
 
 // JSON returns the OpenAPI 3 document as JSON (a fresh copy on each call).
@@ -19,10 +19,6 @@ func JSON() []byte { return mustRead("openapi3.json") }
 
 // YAML returns the OpenAPI 3 document as YAML (a fresh copy on each call).
 func YAML() []byte { return mustRead("openapi3.yaml") }
-
-// Swagger2JSON returns the Swagger 2.0 document that swag generates, from
-// which the OpenAPI 3 document is converted (a fresh copy on each call).
-func Swagger2JSON() []byte { return mustRead("swagger.json") }
 
 func mustRead(name string) []byte {
 	b, err := files.ReadFile(name)
