@@ -123,7 +123,7 @@ func quietRoute(route string, status int) bool {
 	switch route {
 	case routeWorkflowPoll, routeActivityPoll, routeWorkflowResult, routeWorkerBeat:
 		return status == http.StatusNoContent || status == http.StatusOK && route == routeWorkerBeat
-	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/openapi.yaml", "/docs", "/docs/", "/docs/*":
+	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/openapi.yaml", "/docs", "/docs/", "/docs/doc.json", "/docs/doc.yaml", "/docs/*":
 		return status < 400
 	}
 	return false
