@@ -128,6 +128,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", "/docs"}:          pub,
 		{"GET", "/docs/"}:         pub,
 		{"GET", "/docs/doc.json"}: pub,
+		{"GET", "/docs/doc.yaml"}: pub,
 		{"GET", "/docs/*"}:        pub,
 
 		{"POST", "/v1/namespaces"}:                 {perm: permGlobalAdmin},
@@ -403,6 +404,7 @@ func (k *keyCache) forget(id string) {
 // createAPIKey godoc
 //
 //	@Summary		Create an API key
+//	@ID			createAPIKey
 //	@Description	Creates a key of the given role in the namespace and answers it, this once: the server keeps only its hash. Send it as "Authorization: Bearer <key>". Needs an admin key of the namespace.
 //	@Tags			api-keys
 //	@Accept			json
@@ -451,6 +453,7 @@ func seesGlobalKeys(c echo.Context) bool {
 // listAPIKeys godoc
 //
 //	@Summary		List API keys
+//	@ID			listAPIKeys
 //	@Description	The keys of the namespace (and, for an admin key of every namespace, the keys of every namespace), newest first, without their secrets. Needs an admin key of the namespace.
 //	@Tags			api-keys
 //	@Produce		json,application/problem+json
@@ -479,6 +482,7 @@ func (s *Server) listAPIKeys(c echo.Context) error {
 // revokeAPIKey godoc
 //
 //	@Summary		Revoke an API key
+//	@ID			revokeAPIKey
 //	@Description	The key stops working at once on this server, and within the key cache's bound (5s by default) on the others. Needs an admin key of the namespace (of every namespace for a key of every namespace).
 //	@Tags			api-keys
 //	@Produce		application/problem+json

@@ -79,7 +79,7 @@ func doKey(t *testing.T, key, method, url string, body []byte) response {
 // taken from routeRules, so that a change to the rules shows.
 var routeAccess = map[string]byte{
 	"GET /healthz": 'p', "GET /readyz": 'p', "GET /metrics": 'p', "GET /openapi.json": 'p',
-	"GET /openapi.yaml": 'p', "GET /docs": 'p', "GET /docs/": 'p', "GET /docs/doc.json": 'p', "GET /docs/*": 'p',
+	"GET /openapi.yaml": 'p', "GET /docs": 'p', "GET /docs/": 'p', "GET /docs/doc.json": 'p', "GET /docs/doc.yaml": 'p', "GET /docs/*": 'p',
 
 	"POST /v1/namespaces": 'g', "GET /v1/namespaces": 'g', "DELETE /v1/namespaces/:namespace": 'g',
 	"GET /v1/namespaces/:namespace": 'a', "PATCH /v1/namespaces/:namespace": 'a',

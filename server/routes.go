@@ -12,7 +12,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	echoSwagger "github.com/swaggo/echo-swagger"
 
 	"github.com/tetherhq/tether/openapi"
 	"github.com/tetherhq/tether/server/storage"
@@ -69,7 +68,6 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(e, "/metrics", echo.WrapHandler(s.metrics.Handler()))
 	getAndHead(e, "/openapi.json", s.openapiJSON)
 	getAndHead(e, "/openapi.yaml", s.openapiYAML)
-	docs := echoSwagger.EchoWrapHandler(echoSwagger.URL("/openapi.json"))
 	redirectDocs := func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/docs/index.html")
 	}
@@ -78,7 +76,10 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(e, "/docs/doc.json", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/openapi.json")
 	})
-	getAndHead(e, "/docs/*", docs)
+	getAndHead(e, "/docs/doc.yaml", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/openapi.yaml")
+	})
+	getAndHead(e, "/docs/*", swaggerUI())
 	// The web UI, over this server's own public API (package ui). It
 	// authenticates nobody itself: its API calls carry the browser's
 	// credentials and pass authorize like any other request.
@@ -124,7 +125,7 @@ func quietRoute(route string, status int) bool {
 	switch route {
 	case routeWorkflowPoll, routeActivityPoll, routeWorkflowResult, routeWorkerBeat:
 		return status == http.StatusNoContent || status == http.StatusOK && route == routeWorkerBeat
-	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/openapi.yaml", "/docs", "/docs/", "/docs/*":
+	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/openapi.yaml", "/docs", "/docs/", "/docs/doc.json", "/docs/doc.yaml", "/docs/*":
 		return status < 400
 	}
 	return false
@@ -240,6 +241,7 @@ type Health struct {
 // healthz godoc
 //
 //	@Summary	Liveness: the process is up
+//	@ID		healthz
 //	@Tags		system
 //	@Produce	json
 //	@Success	200	{object}	Health
@@ -251,6 +253,7 @@ func (s *Server) healthz(c echo.Context) error {
 // readyz godoc
 //
 //	@Summary		Readiness: the database answers
+//	@ID			readyz
 //	@Description	Pings PostgreSQL; 503 when it does not answer in time.
 //	@Tags			system
 //	@Produce		json,application/problem+json
@@ -285,7 +288,8 @@ func (s *Server) readyz(c echo.Context) error {
 
 // openapiJSON godoc
 //
-//	@Summary	This API's OpenAPI (Swagger 2.0) document
+//	@Summary	This API's OpenAPI 3 document (also as YAML at /openapi.yaml)
+//	@ID		openapiJSON
 //	@Tags		system
 //	@Produce	json
 //	@Success	200	{object}	object
