@@ -82,6 +82,22 @@ type OrchestratorQueue struct {
 	CreatedAt   time.Time
 }
 
+type Query struct {
+	QueryID      uuid.UUID
+	Namespace    string
+	InstanceID   string
+	ExecutionID  int64
+	TaskQueue    string
+	QueryName    string
+	Input        []byte
+	ClaimedBy    *string
+	ClaimedUntil *time.Time
+	Answered     bool
+	Result       []byte
+	Error        []byte
+	CreatedAt    time.Time
+}
+
 type ReportReceipt struct {
 	LockToken uuid.UUID
 	Namespace string

@@ -269,6 +269,9 @@ type state struct {
 
 	commands []api.Command
 	cancels  []api.ActivityCancel
+
+	// queries are the query handlers the code set (query.go).
+	queries map[string]*fnsig.Sig
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
