@@ -180,7 +180,7 @@ func EventKinds() []string {
 		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
-		EventWorkflowFailed, EventWorkflowCanceled,
+		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowUpdateAccepted, EventWorkflowUpdateCompleted,
 	}
 }
 
@@ -198,6 +198,6 @@ func Statuses() []string {
 func CommandTypes() []string {
 	return []string{
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
-		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew,
+		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
 	}
 }

@@ -142,6 +142,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"POST", BasePath + "/workflows/:instance_id/cancel"}:        cl,
 		{"POST", BasePath + "/workflows/:instance_id/signals/:name"}: cl,
 		{"POST", BasePath + "/workflows/:instance_id/queries/:name"}: cl,
+		{"POST", BasePath + "/workflows/:instance_id/updates/:name"}: cl,
 		{"POST", BasePath + "/query-tasks/poll"}:                     w,
 		{"POST", BasePath + "/query-tasks/:query_id/answer"}:         w,
 		{"POST", BasePath + "/workflow-tasks/poll"}:                  w,

@@ -95,6 +95,7 @@ var routeAccess = map[string]byte{
 	"POST " + BasePath + "/workflows/:instance_id/cancel":        'c',
 	"POST " + BasePath + "/workflows/:instance_id/signals/:name": 'c',
 	"POST " + BasePath + "/workflows/:instance_id/queries/:name": 'c',
+	"POST " + BasePath + "/workflows/:instance_id/updates/:name": 'c',
 	"GET " + BasePath + "/workers":                               'c',
 	"GET " + BasePath + "/workers/:worker_id":                    'c',
 	"GET " + BasePath + "/task-queues/:name":                     'c',

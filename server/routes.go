@@ -96,6 +96,7 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	g.POST("/workflows/:instance_id/queries/:name", s.queryWorkflow)
+	g.POST("/workflows/:instance_id/updates/:name", s.updateWorkflow)
 	// Query tasks.
 	g.POST("/query-tasks/poll", s.pollQueryTask)
 	g.POST("/query-tasks/:query_id/answer", s.answerQueryTask)

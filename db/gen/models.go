@@ -106,6 +106,17 @@ type ReportReceipt struct {
 	CreatedAt time.Time
 }
 
+type Update struct {
+	Namespace  string
+	InstanceID string
+	UpdateID   string
+	UpdateName string
+	Stage      string
+	Result     []byte
+	Error      []byte
+	CreatedAt  time.Time
+}
+
 type Worker struct {
 	Namespace       string
 	WorkerID        string

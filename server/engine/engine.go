@@ -196,6 +196,8 @@ type TurnPlan struct {
 	ContinueAsNew   bool
 	NewWorkflowType string
 	NewInput        json.RawMessage
+	// Updates are the stages the turn's updates reached (update.go).
+	Updates []UpdateOutcome
 }
 
 // InvalidCommandError is a turn the server refuses; Field names the offending
@@ -249,6 +251,10 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 	cancelConsumed := false
 	msgs := slices.Clone(in.Messages)
 	StampMessages(inst.LastEventAt, msgs)
+	msgs, ups, err := planUpdates(msgs, in.Commands)
+	if err != nil {
+		return TurnPlan{}, err
+	}
 	for i, m := range msgs {
 		ev := m.Event
 		ev.EventID = 0
@@ -361,6 +367,12 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			term = &in.Commands[i]
 		case api.CommandCompleteWorkflow, api.CommandCancelWorkflow, api.CommandContinueAsNew:
 			term = &in.Commands[i]
+		case api.CommandCompleteUpdate:
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+				Kind: api.EventWorkflowUpdateCompleted, UpdateID: c.UpdateID, Result: c.Result, Error: c.Error,
+			}})
+		case api.CommandRejectUpdate:
+			// Checked by planUpdates: no event.
 		default:
 			return TurnPlan{}, &InvalidCommandError{Field: field("type"), Message: fmt.Sprintf("unknown command type %q", c.Type)}
 		}
@@ -412,6 +424,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		cancelOutstanding(p.TerminalReason)
 		p.Events = append(p.Events, PlannedEvent{Event: ev})
 	}
+	p.Updates = ups.outcomes()
 	p.NextEventID = inst.NextEventID + int64(len(p.Events))
 	// Every event gets a time, never earlier than the one before: the
 	// messages' own (stamped above), then the transaction's.
