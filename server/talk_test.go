@@ -145,7 +145,7 @@ func TestUpdate_Protocol(t *testing.T) {
 	}
 	e.get("/workflows/up/history").want(t, http.StatusOK).decode(t, &hist)
 	if len(hist.Events) != before {
-		t.Fatalf("a rejected update changed the history: %d events, want %d", len(hist.Events), before)
+		t.Fatalf("a rejected update changed the history: %d events, want %d: %+v", len(hist.Events), before, hist.Events)
 	}
 
 	// Accepted and completed.
@@ -175,5 +175,14 @@ func TestUpdate_Protocol(t *testing.T) {
 	if n < 2 || hist.Events[n-2].Kind != api.EventWorkflowUpdateAccepted || hist.Events[n-1].Kind != api.EventWorkflowUpdateCompleted ||
 		hist.Events[n-1].UpdateID != "a1" || string(hist.Events[n-1].Result) != "42" || string(hist.Events[n-2].Input) != "5" {
 		t.Fatalf("history ends %+v", hist.Events[max(0, n-2):])
+	}
+	// Deleting the instance forgets its update ids: a new instance of the
+	// same id starts a new update a1.
+	e.do(http.MethodDelete, e.base+"/workflows/up?force=true", nil).want(t, http.StatusNoContent)
+	startWF(t, e, "up", "q")
+	e.post("/workflows/up/updates/add", api.UpdateWorkflowRequest{UpdateID: "a1", WaitForStage: api.UpdateStageAdmitted}).
+		want(t, http.StatusOK).decode(t, &ur)
+	if ur.Stage != api.UpdateStageAdmitted {
+		t.Fatalf("update a1 of the new instance: %+v", ur)
 	}
 }

@@ -9,6 +9,21 @@ import (
 	"context"
 )
 
+const deleteInstanceUpdates = `-- name: DeleteInstanceUpdates :exec
+DELETE FROM updates WHERE namespace = $1 AND instance_id = $2
+`
+
+type DeleteInstanceUpdatesParams struct {
+	Namespace  string
+	InstanceID string
+}
+
+// A deleted instance's update ids go with it.
+func (q *Queries) DeleteInstanceUpdates(ctx context.Context, arg DeleteInstanceUpdatesParams) error {
+	_, err := q.db.Exec(ctx, deleteInstanceUpdates, arg.Namespace, arg.InstanceID)
+	return err
+}
+
 const enqueueUpdate = `-- name: EnqueueUpdate :one
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', $1::jsonb

@@ -36,3 +36,7 @@ WHERE u.namespace = sqlc.arg(namespace) AND u.instance_id = sqlc.arg(instance_id
 UPDATE updates u SET stage = o.stage, result = o.result, error = o.error
 FROM jsonb_to_recordset(sqlc.arg(outcomes)::jsonb) AS o(instance_id text, update_id text, stage text, result jsonb, error jsonb)
 WHERE u.namespace = sqlc.arg(namespace) AND u.instance_id = o.instance_id AND u.update_id = o.update_id;
+
+-- name: DeleteInstanceUpdates :exec
+-- A deleted instance's update ids go with it.
+DELETE FROM updates WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);

@@ -85,7 +85,7 @@ func planUpdates(msgs []Message, cmds []api.Command) ([]Message, *turnUpdates, e
 			}
 			if e, ok := rejected[m.Event.UpdateID]; ok {
 				ups.set(UpdateOutcome{UpdateID: m.Event.UpdateID, Stage: api.UpdateStageRejected, Error: e})
-				return false
+				return true
 			}
 			ups.set(UpdateOutcome{UpdateID: m.Event.UpdateID, Stage: api.UpdateStageAccepted})
 			return false
