@@ -24,6 +24,21 @@ func (q *Queries) DeleteInstanceUpdates(ctx context.Context, arg DeleteInstanceU
 	return err
 }
 
+const deleteInstancesUpdates = `-- name: DeleteInstancesUpdates :exec
+DELETE FROM updates WHERE namespace = $1 AND instance_id = ANY($2::text[])
+`
+
+type DeleteInstancesUpdatesParams struct {
+	Namespace   string
+	InstanceIds []string
+}
+
+// The update ids of instances the retention purge deletes.
+func (q *Queries) DeleteInstancesUpdates(ctx context.Context, arg DeleteInstancesUpdatesParams) error {
+	_, err := q.db.Exec(ctx, deleteInstancesUpdates, arg.Namespace, arg.InstanceIds)
+	return err
+}
+
 const enqueueUpdate = `-- name: EnqueueUpdate :one
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', $1::jsonb

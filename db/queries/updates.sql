@@ -40,3 +40,7 @@ WHERE u.namespace = sqlc.arg(namespace) AND u.instance_id = o.instance_id AND u.
 -- name: DeleteInstanceUpdates :exec
 -- A deleted instance's update ids go with it.
 DELETE FROM updates WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: DeleteInstancesUpdates :exec
+-- The update ids of instances the retention purge deletes.
+DELETE FROM updates WHERE namespace = sqlc.arg(namespace) AND instance_id = ANY(sqlc.arg(instance_ids)::text[]);
