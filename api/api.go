@@ -338,6 +338,11 @@ type Event struct {
 	MarkerID string `json:"marker_id,omitempty"`
 	// MarkerDetails is the marker's value (MarkerRecorded).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object"`
+	// WorkflowUpdateAccepted, WorkflowUpdateCompleted: the update's id;
+	// WorkflowUpdateAccepted also its name (and Input its arguments),
+	// WorkflowUpdateCompleted its Result or Error.
+	UpdateID   string `json:"update_id,omitempty"`
+	UpdateName string `json:"update_name,omitempty"`
 	// TurnMessages is set on the first event of a turn that consumed more
 	// than one message: how many message events the turn recorded (they
 	// follow one another). The SDK applies them all before the code runs,
@@ -419,8 +424,8 @@ const (
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow or continue_as_new.
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new"`
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update or reject_update.
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update"`
 	// schedule_activity
 	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	// ActivityType is the activity's registered name (schedule_activity).
@@ -448,6 +453,11 @@ type Command struct {
 	MarkerID string `json:"marker_id,omitempty" validate:"max=1024"`
 	// MarkerDetails is the marker's value, any JSON value (record_marker).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object" validate:"required_if=Type record_marker"`
+	// complete_update, reject_update: the update the turn received (a
+	// WorkflowUpdateAccepted message). complete_update carries the
+	// handler's result or error; reject_update the validator's error (the
+	// update then leaves no event).
+	UpdateID string `json:"update_id,omitempty" validate:"required_if=Type complete_update,required_if=Type reject_update,max=256"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.

@@ -105,6 +105,9 @@ const (
 	// ErrorTypeNondeterminism: the workflow code did not replay its
 	// history.
 	ErrorTypeNondeterminism = "Nondeterminism"
+	// ErrorTypeUnknownQuery: the workflow has no query handler of the
+	// name a query asked for.
+	ErrorTypeUnknownQuery = "UnknownQuery"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -149,6 +152,11 @@ const (
 	// unreachable or refuses connections; the problem's reason names the
 	// class of the database's error.
 	ProblemDatabaseUnavailable = ProblemBase + "database-unavailable"
+	// ProblemQueryFailed (422): the workflow's query handler returned an
+	// error (the problem's detail carries its message).
+	ProblemQueryFailed = ProblemBase + "query-failed"
+	// ProblemQueryTimeout (504): no worker answered the query in time.
+	ProblemQueryTimeout = ProblemBase + "query-timeout"
 	// ProblemInternal (500): the server failed.
 	ProblemInternal = ProblemBase + "internal"
 	// ProblemHTTP: any other HTTP error.
@@ -161,7 +169,7 @@ func ProblemTypes() []string {
 		ProblemValidation, ProblemNotFound, ProblemNoRoute, ProblemMethodNotAllowed, ProblemBodyTooLarge,
 		ProblemAlreadyRunning, ProblemNotRunning, ProblemRunning, ProblemLockLost, ProblemUnhandledSignals,
 		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemDatabaseUnavailable,
-		ProblemInternal, ProblemHTTP,
+		ProblemQueryFailed, ProblemQueryTimeout, ProblemInternal, ProblemHTTP,
 	}
 }
 
@@ -172,7 +180,7 @@ func EventKinds() []string {
 		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
-		EventWorkflowFailed, EventWorkflowCanceled,
+		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowUpdateAccepted, EventWorkflowUpdateCompleted,
 	}
 }
 
@@ -190,6 +198,6 @@ func Statuses() []string {
 func CommandTypes() []string {
 	return []string{
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
-		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew,
+		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
 	}
 }

@@ -20,11 +20,12 @@ func TestVocabularyWireValues(t *testing.T) {
 		"timeout kinds": {"schedule_to_start", "start_to_close", "heartbeat", "schedule_to_close", "execution"},
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
-			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "internal", "http"},
+			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "internal", "http"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
-			"cancel_workflow", "continue_as_new"},
+			"cancel_workflow", "continue_as_new", "complete_update", "reject_update"},
+		"update stages": {"admitted", "accepted", "completed", "rejected"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -37,6 +38,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"worker states":  WorkerStates(),
 		"statuses":       Statuses(),
 		"command types":  CommandTypes(),
+		"update stages":  UpdateStages(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
@@ -53,10 +55,15 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 16 {
-		t.Errorf("%d event kinds, want 16", n)
+	if n := len(EventKinds()); n != 18 {
+		t.Errorf("%d event kinds, want 18", n)
 	}
-	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes()} {
+	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted"} {
+		if !slices.Contains(EventKinds(), ev) {
+			t.Errorf("EventKinds lacks %s", ev)
+		}
+	}
+	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes(), UpdateStages()} {
 		s := slices.Clone(lists)
 		slices.Sort(s)
 		if len(slices.Compact(s)) != len(lists) {

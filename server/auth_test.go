@@ -94,6 +94,8 @@ var routeAccess = map[string]byte{
 	"GET " + BasePath + "/workflows/:instance_id/result":         'c',
 	"POST " + BasePath + "/workflows/:instance_id/cancel":        'c',
 	"POST " + BasePath + "/workflows/:instance_id/signals/:name": 'c',
+	"POST " + BasePath + "/workflows/:instance_id/queries/:name": 'c',
+	"POST " + BasePath + "/workflows/:instance_id/updates/:name": 'c',
 	"GET " + BasePath + "/workers":                               'c',
 	"GET " + BasePath + "/workers/:worker_id":                    'c',
 	"GET " + BasePath + "/task-queues/:name":                     'c',
@@ -107,6 +109,8 @@ var routeAccess = map[string]byte{
 	"POST " + BasePath + "/activity-tasks/:token/fail":      'w',
 	"POST " + BasePath + "/activity-tasks/:token/abandon":   'w',
 	"POST " + BasePath + "/workers/heartbeat":               'w',
+	"POST " + BasePath + "/query-tasks/poll":                'w',
+	"POST " + BasePath + "/query-tasks/:query_id/answer":    'w',
 	"GET " + uiPath:  'p',
 	"POST " + uiPath: 'p',
 }

@@ -98,6 +98,11 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(g, "/workflows/:instance_id/result", s.workflowResult)
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
+	g.POST("/workflows/:instance_id/queries/:name", s.queryWorkflow)
+	g.POST("/workflows/:instance_id/updates/:name", s.updateWorkflow)
+	// Query tasks.
+	g.POST("/query-tasks/poll", s.pollQueryTask)
+	g.POST("/query-tasks/:query_id/answer", s.answerQueryTask)
 	// Workflow tasks.
 	g.POST("/workflow-tasks/poll", s.pollWorkflowTask)
 	g.POST("/workflow-tasks/:token/complete", s.completeWorkflowTask)

@@ -21,10 +21,12 @@ import (
 const (
 	ApiCommandTypeCancelTimer      ApiCommandType = "cancel_timer"
 	ApiCommandTypeCancelWorkflow   ApiCommandType = "cancel_workflow"
+	ApiCommandTypeCompleteUpdate   ApiCommandType = "complete_update"
 	ApiCommandTypeCompleteWorkflow ApiCommandType = "complete_workflow"
 	ApiCommandTypeContinueAsNew    ApiCommandType = "continue_as_new"
 	ApiCommandTypeFailWorkflow     ApiCommandType = "fail_workflow"
 	ApiCommandTypeRecordMarker     ApiCommandType = "record_marker"
+	ApiCommandTypeRejectUpdate     ApiCommandType = "reject_update"
 	ApiCommandTypeScheduleActivity ApiCommandType = "schedule_activity"
 	ApiCommandTypeStartTimer       ApiCommandType = "start_timer"
 )
@@ -36,6 +38,8 @@ func (e ApiCommandType) Valid() bool {
 		return true
 	case ApiCommandTypeCancelWorkflow:
 		return true
+	case ApiCommandTypeCompleteUpdate:
+		return true
 	case ApiCommandTypeCompleteWorkflow:
 		return true
 	case ApiCommandTypeContinueAsNew:
@@ -43,6 +47,8 @@ func (e ApiCommandType) Valid() bool {
 	case ApiCommandTypeFailWorkflow:
 		return true
 	case ApiCommandTypeRecordMarker:
+		return true
+	case ApiCommandTypeRejectUpdate:
 		return true
 	case ApiCommandTypeScheduleActivity:
 		return true
@@ -68,6 +74,27 @@ func (e ApiCreateAPIKeyRequestRole) Valid() bool {
 	case ApiCreateAPIKeyRequestRoleClient:
 		return true
 	case ApiCreateAPIKeyRequestRoleWorker:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiUpdateWorkflowRequestWaitForStage.
+const (
+	ApiUpdateWorkflowRequestWaitForStageAccepted  ApiUpdateWorkflowRequestWaitForStage = "accepted"
+	ApiUpdateWorkflowRequestWaitForStageAdmitted  ApiUpdateWorkflowRequestWaitForStage = "admitted"
+	ApiUpdateWorkflowRequestWaitForStageCompleted ApiUpdateWorkflowRequestWaitForStage = "completed"
+)
+
+// Valid indicates whether the value is a known member of the ApiUpdateWorkflowRequestWaitForStage enum.
+func (e ApiUpdateWorkflowRequestWaitForStage) Valid() bool {
+	switch e {
+	case ApiUpdateWorkflowRequestWaitForStageAccepted:
+		return true
+	case ApiUpdateWorkflowRequestWaitForStageAdmitted:
+		return true
+	case ApiUpdateWorkflowRequestWaitForStageCompleted:
 		return true
 	default:
 		return false
@@ -278,6 +305,15 @@ type ApiActivityTask struct {
 	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
+// ApiAnswerQueryTaskRequest defines model for api.AnswerQueryTaskRequest.
+type ApiAnswerQueryTaskRequest struct {
+	// Error Error, when set, is why the query has no result: Type
+	// ErrorTypeUnknownQuery when the workflow has no handler of that name,
+	// else the handler's error.
+	Error  *ApiError   `json:"error,omitempty"`
+	Result interface{} `json:"result,omitempty"`
+}
+
 // ApiAttemptCancel defines model for api.AttemptCancel.
 type ApiAttemptCancel struct {
 	// LockToken LockToken is the attempt whose cancellation was requested.
@@ -378,14 +414,20 @@ type ApiCommand struct {
 	// TimerId start_timer, cancel_timer
 	TimerId *int `json:"timer_id,omitempty"`
 
-	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow or continue_as_new.
+	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update or reject_update.
 	Type ApiCommandType `json:"type"`
+
+	// UpdateId complete_update, reject_update: the update the turn received (a
+	// WorkflowUpdateAccepted message). complete_update carries the
+	// handler's result or error; reject_update the validator's error (the
+	// update then leaves no event).
+	UpdateId *string `json:"update_id,omitempty"`
 
 	// WorkflowType continue_as_new: optional new workflow type (the task queue stays).
 	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
-// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow or continue_as_new.
+// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update or reject_update.
 type ApiCommandType string
 
 // ApiCompleteActivityTaskRequest defines model for api.CompleteActivityTaskRequest.
@@ -621,6 +663,12 @@ type ApiEvent struct {
 	// on replay as when the turn was live; absent means one.
 	TurnMessages *int `json:"turn_messages,omitempty"`
 
+	// UpdateId WorkflowUpdateAccepted, WorkflowUpdateCompleted: the update's id;
+	// WorkflowUpdateAccepted also its name (and Input its arguments),
+	// WorkflowUpdateCompleted its Result or Error.
+	UpdateId   *string `json:"update_id,omitempty"`
+	UpdateName *string `json:"update_name,omitempty"`
+
 	// WorkflowType WorkflowStarted, ContinuedAsNew
 	WorkflowType *string `json:"workflow_type,omitempty"`
 }
@@ -731,6 +779,17 @@ type ApiPollActivityTaskRequest struct {
 	WorkerId string `json:"worker_id"`
 }
 
+// ApiPollQueryTaskRequest defines model for api.PollQueryTaskRequest.
+type ApiPollQueryTaskRequest struct {
+	TaskQueue string `json:"task_queue"`
+
+	// Wait Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
+	//
+	// Example: 30s
+	Wait     *string `json:"wait,omitempty"`
+	WorkerId string  `json:"worker_id"`
+}
+
 // ApiPollWorkflowTaskRequest defines model for api.PollWorkflowTaskRequest.
 type ApiPollWorkflowTaskRequest struct {
 	// BuildId BuildID is the worker's build id (empty: none). An execution takes
@@ -779,6 +838,42 @@ type ApiProblem struct {
 
 	// Type Type is a URI naming the kind of problem (api.Problem*).
 	Type *string `json:"type,omitempty"`
+}
+
+// ApiQueryTask defines model for api.QueryTask.
+type ApiQueryTask struct {
+	ExecutionId  *int        `json:"execution_id,omitempty"`
+	History      *[]ApiEvent `json:"history,omitempty"`
+	Input        interface{} `json:"input,omitempty"`
+	InstanceId   *string     `json:"instance_id,omitempty"`
+	Namespace    *string     `json:"namespace,omitempty"`
+	QueryId      *string     `json:"query_id,omitempty"`
+	QueryName    *string     `json:"query_name,omitempty"`
+	TaskQueue    *string     `json:"task_queue,omitempty"`
+	WorkflowType *string     `json:"workflow_type,omitempty"`
+}
+
+// ApiQueryWorkflowRequest defines model for api.QueryWorkflowRequest.
+type ApiQueryWorkflowRequest struct {
+	// ExecutionId ExecutionID names the execution to query (0, the default: the
+	// current one).
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Input Input is the query's arguments: none, one value, or a JSON array of
+	// several.
+	Input interface{} `json:"input,omitempty"`
+
+	// Wait Wait bounds how long the server waits for a worker's answer (default
+	// 30s, at most 60s).
+	//
+	// Example: 10s
+	Wait *string `json:"wait,omitempty"`
+}
+
+// ApiQueryWorkflowResponse defines model for api.QueryWorkflowResponse.
+type ApiQueryWorkflowResponse struct {
+	// Result Result is the query handler's result (absent when it returned none).
+	Result interface{} `json:"result,omitempty"`
 }
 
 // ApiRetryPolicy defines model for api.RetryPolicy.
@@ -885,6 +980,44 @@ type ApiUpdateNamespaceRequest struct {
 	//
 	// Example: 720h
 	Retention *string `json:"retention,omitempty"`
+}
+
+// ApiUpdateWorkflowRequest defines model for api.UpdateWorkflowRequest.
+type ApiUpdateWorkflowRequest struct {
+	// Input Input is the handler's arguments: none, one value, or a JSON array
+	// of several.
+	Input interface{} `json:"input,omitempty"`
+
+	// UpdateId UpdateID identifies the update: a request repeated with the same id
+	// gets the same update (its handler runs once).
+	UpdateId string `json:"update_id"`
+
+	// Wait Wait bounds the wait (default 30s, at most 60s).
+	//
+	// Example: 10s
+	Wait *string `json:"wait,omitempty"`
+
+	// WaitForStage WaitForStage is the stage to wait for: accepted (default) or
+	// completed (admitted answers at once).
+	WaitForStage *ApiUpdateWorkflowRequestWaitForStage `json:"wait_for_stage,omitempty"`
+}
+
+// ApiUpdateWorkflowRequestWaitForStage WaitForStage is the stage to wait for: accepted (default) or
+// completed (admitted answers at once).
+type ApiUpdateWorkflowRequestWaitForStage string
+
+// ApiUpdateWorkflowResponse defines model for api.UpdateWorkflowResponse.
+type ApiUpdateWorkflowResponse struct {
+	// Error Error is the handler's error (completed) or the rejection (rejected).
+	Error *ApiError `json:"error,omitempty"`
+
+	// Result Result is the handler's result (completed).
+	Result interface{} `json:"result,omitempty"`
+
+	// Stage Stage is admitted, accepted, completed or rejected; short of the
+	// stage asked for when the wait ran out.
+	Stage    *string `json:"stage,omitempty"`
+	UpdateId *string `json:"update_id,omitempty"`
 }
 
 // ApiWorker defines model for api.Worker.
@@ -1206,6 +1339,12 @@ type HeartbeatActivityTaskJSONRequestBody = ApiActivityHeartbeatRequest
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = ApiCreateAPIKeyRequest
 
+// PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody defines body for PostV1NamespacesNamespaceQueryTasksPoll for application/json ContentType.
+type PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody = ApiPollQueryTaskRequest
+
+// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody defines body for PostV1NamespacesNamespaceQueryTasksQueryIdAnswer for application/json ContentType.
+type PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody = ApiAnswerQueryTaskRequest
+
 // WorkerHeartbeatJSONRequestBody defines body for WorkerHeartbeat for application/json ContentType.
 type WorkerHeartbeatJSONRequestBody = ApiWorkerHeartbeatRequest
 
@@ -1224,8 +1363,14 @@ type StartWorkflowJSONRequestBody = ApiStartWorkflowRequest
 // CancelWorkflowJSONRequestBody defines body for CancelWorkflow for application/json ContentType.
 type CancelWorkflowJSONRequestBody = ApiCancelWorkflowRequest
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName for application/json ContentType.
+type PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody = ApiQueryWorkflowRequest
+
 // SignalWorkflowJSONRequestBody defines body for SignalWorkflow for application/json ContentType.
 type SignalWorkflowJSONRequestBody = ApiSignalRequest
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName for application/json ContentType.
+type PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody = ApiUpdateWorkflowRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1497,6 +1642,42 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 	RevokeAPIKey(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostV1NamespacesNamespaceQueryTasksPollWithBody Poll for a query to answer
+	//
+	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
+	PostV1NamespacesNamespaceQueryTasksPollWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceQueryTasksPoll Poll for a query to answer
+	//
+	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
+	PostV1NamespacesNamespaceQueryTasksPoll(ctx context.Context, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody Answer a query
+	//
+	// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
+	PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceQueryTasksQueryIdAnswer Answer a query
+	//
+	// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
+	PostV1NamespacesNamespaceQueryTasksQueryIdAnswer(ctx context.Context, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DescribeTaskQueue Describe a task queue
 	//
 	// Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -1646,6 +1827,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/history (the `WorkflowHistory` operationId).
 	WorkflowHistory(ctx context.Context, namespace string, instanceId string, params *WorkflowHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody Query a workflow
+	//
+	// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName Query a workflow
+	//
+	// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WorkflowResult Wait for a workflow's result
 	//
 	// Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
@@ -1666,6 +1865,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} (the `SignalWorkflow` operationId).
 	SignalWorkflow(ctx context.Context, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody Update a workflow
+	//
+	// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName Update a workflow
+	//
+	// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Healthz Liveness: the process is up
@@ -2104,6 +2321,82 @@ func (c *Client) RevokeAPIKey(ctx context.Context, namespace string, keyId strin
 	return c.Client.Do(req)
 }
 
+// PostV1NamespacesNamespaceQueryTasksPollWithBody Poll for a query to answer
+//
+// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
+func (c *Client) PostV1NamespacesNamespaceQueryTasksPollWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody(c.Server, namespace, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceQueryTasksPoll Poll for a query to answer
+//
+// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
+func (c *Client) PostV1NamespacesNamespaceQueryTasksPoll(ctx context.Context, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceQueryTasksPollRequest(c.Server, namespace, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody Answer a query
+//
+// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
+func (c *Client) PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequestWithBody(c.Server, namespace, queryId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceQueryTasksQueryIdAnswer Answer a query
+//
+// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
+func (c *Client) PostV1NamespacesNamespaceQueryTasksQueryIdAnswer(ctx context.Context, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequest(c.Server, namespace, queryId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DescribeTaskQueue Describe a task queue
 //
 // Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -2443,6 +2736,44 @@ func (c *Client) WorkflowHistory(ctx context.Context, namespace string, instance
 	return c.Client.Do(req)
 }
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody Query a workflow
+//
+// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequestWithBody(c.Server, namespace, instanceId, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName Query a workflow
+//
+// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequest(c.Server, namespace, instanceId, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // WorkflowResult Wait for a workflow's result
 //
 // Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
@@ -2484,6 +2815,44 @@ func (c *Client) SignalWorkflowWithBody(ctx context.Context, namespace string, i
 // Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} (the `SignalWorkflow` operationId).
 func (c *Client) SignalWorkflow(ctx context.Context, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSignalWorkflowRequest(c.Server, namespace, instanceId, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody Update a workflow
+//
+// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequestWithBody(c.Server, namespace, instanceId, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName Update a workflow
+//
+// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequest(c.Server, namespace, instanceId, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3138,6 +3507,107 @@ func NewRevokeAPIKeyRequest(server string, namespace string, keyId string) (*htt
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPostV1NamespacesNamespaceQueryTasksPollRequest calls the generic PostV1NamespacesNamespaceQueryTasksPoll builder with application/json body
+func NewPostV1NamespacesNamespaceQueryTasksPollRequest(server string, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody(server, namespace, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceQueryTasksPoll method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody(server string, namespace string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/query-tasks/poll", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequest calls the generic PostV1NamespacesNamespaceQueryTasksQueryIdAnswer builder with application/json body
+func NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequest(server string, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequestWithBody(server, namespace, queryId, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceQueryTasksQueryIdAnswer method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequestWithBody(server string, namespace string, queryId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "query_id", queryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/query-tasks/%s/answer", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -3922,6 +4392,67 @@ func NewWorkflowHistoryRequest(server string, namespace string, instanceId strin
 	return req, nil
 }
 
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName builder with application/json body
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequest(server string, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequestWithBody(server, namespace, instanceId, name, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequestWithBody(server string, namespace string, instanceId string, name string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/queries/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWorkflowResultRequest constructs an http.Request for the WorkflowResult method
 func NewWorkflowResultRequest(server string, namespace string, instanceId string, params *WorkflowResultParams) (*http.Request, error) {
 	var err error
@@ -4032,6 +4563,67 @@ func NewSignalWorkflowRequestWithBody(server string, namespace string, instanceI
 	}
 
 	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/signals/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName builder with application/json body
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequest(server string, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequestWithBody(server, namespace, instanceId, name, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequestWithBody(server string, namespace string, instanceId string, name string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/updates/%s", pathParam0, pathParam1, pathParam2)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4307,6 +4899,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 	RevokeAPIKeyWithResponse(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
 
+	// PostV1NamespacesNamespaceQueryTasksPollWithBodyWithResponse Poll for a query to answer
+	//
+	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
+	PostV1NamespacesNamespaceQueryTasksPollWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error)
+
+	// PostV1NamespacesNamespaceQueryTasksPollWithResponse Poll for a query to answer
+	//
+	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
+	PostV1NamespacesNamespaceQueryTasksPollWithResponse(ctx context.Context, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error)
+
+	// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBodyWithResponse Answer a query
+	//
+	// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
+	PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBodyWithResponse(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error)
+
+	// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse Answer a query
+	//
+	// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
+	PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse(ctx context.Context, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error)
+
 	// DescribeTaskQueueWithResponse Describe a task queue
 	//
 	// Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -4470,6 +5098,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/history (the `WorkflowHistory` operationId).
 	WorkflowHistoryWithResponse(ctx context.Context, namespace string, instanceId string, params *WorkflowHistoryParams, reqEditors ...RequestEditorFn) (*WorkflowHistoryResponse, error)
 
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBodyWithResponse Query a workflow
+	//
+	// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse Query a workflow
+	//
+	// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error)
+
 	// WorkflowResultWithResponse Wait for a workflow's result
 	//
 	// Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
@@ -4492,6 +5138,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} (the `SignalWorkflow` operationId).
 	SignalWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalWorkflowResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse Update a workflow
+	//
+	// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse Update a workflow
+	//
+	// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error)
 }
 
 type HealthzResponse struct {
@@ -5661,6 +6325,144 @@ func (r RevokeAPIKeyResponse) ContentType() string {
 	return ""
 }
 
+type PostV1NamespacesNamespaceQueryTasksPollResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiQueryTask
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetJSON200() *ApiQueryTask {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetApplicationproblemJSON429() *ApiProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceQueryTasksPollResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiAccepted
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetJSON200() *ApiAccepted {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type DescribeTaskQueueResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6719,6 +7521,96 @@ func (r WorkflowHistoryResponse) ContentType() string {
 	return ""
 }
 
+type PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiQueryWorkflowResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetJSON200() *ApiQueryWorkflowResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON422() *ApiProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON504() *ApiProblem {
+	return r.ApplicationproblemJSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type WorkflowResultResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6886,6 +7778,89 @@ func (r SignalWorkflowResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SignalWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiUpdateWorkflowResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetJSON200() *ApiUpdateWorkflowResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7248,6 +8223,66 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, name
 	return ParseRevokeAPIKeyResponse(rsp)
 }
 
+// PostV1NamespacesNamespaceQueryTasksPollWithBodyWithResponse Poll for a query to answer
+//
+// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceQueryTasksPollWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceQueryTasksPollWithBody(ctx, namespace, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceQueryTasksPollResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceQueryTasksPollWithResponse Poll for a query to answer
+//
+// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceQueryTasksPollWithResponse(ctx context.Context, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceQueryTasksPoll(ctx, namespace, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceQueryTasksPollResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBodyWithResponse Answer a query
+//
+// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBodyWithResponse(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody(ctx, namespace, queryId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse Answer a query
+//
+// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse(ctx context.Context, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceQueryTasksQueryIdAnswer(ctx, namespace, queryId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse(rsp)
+}
+
 // DescribeTaskQueueWithResponse Describe a task queue
 //
 // Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -7525,6 +8560,36 @@ func (c *ClientWithResponses) WorkflowHistoryWithResponse(ctx context.Context, n
 	return ParseWorkflowHistoryResponse(rsp)
 }
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBodyWithResponse Query a workflow
+//
+// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody(ctx, namespace, instanceId, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse Query a workflow
+//
+// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName(ctx, namespace, instanceId, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse(rsp)
+}
+
 // WorkflowResultWithResponse Wait for a workflow's result
 //
 // Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
@@ -7564,6 +8629,36 @@ func (c *ClientWithResponses) SignalWorkflowWithResponse(ctx context.Context, na
 		return nil, err
 	}
 	return ParseSignalWorkflowResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse Update a workflow
+//
+// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody(ctx, namespace, instanceId, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse Update a workflow
+//
+// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName(ctx, namespace, instanceId, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse(rsp)
 }
 
 // ParseHealthzResponse parses an HTTP response from a HealthzWithResponse call
@@ -8502,6 +9597,117 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 	return response, nil
 }
 
+// ParsePostV1NamespacesNamespaceQueryTasksPollResponse parses an HTTP response from a PostV1NamespacesNamespaceQueryTasksPollWithResponse call
+func ParsePostV1NamespacesNamespaceQueryTasksPollResponse(rsp *http.Response) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceQueryTasksPollResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiQueryTask
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse parses an HTTP response from a PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse call
+func ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse(rsp *http.Response) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiAccepted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseDescribeTaskQueueResponse parses an HTTP response from a DescribeTaskQueueWithResponse call
 func ParseDescribeTaskQueueResponse(rsp *http.Response) (*DescribeTaskQueueResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9371,6 +10577,81 @@ func ParseWorkflowHistoryResponse(rsp *http.Response) (*WorkflowHistoryResponse,
 	return response, nil
 }
 
+// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse call
+func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiQueryWorkflowResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseWorkflowResultResponse parses an HTTP response from a WorkflowResultWithResponse call
 func ParseWorkflowResultResponse(rsp *http.Response) (*WorkflowResultResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9476,6 +10757,74 @@ func ParseSignalWorkflowResponse(rsp *http.Response) (*SignalWorkflowResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse call
+func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiUpdateWorkflowResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ApiProblem

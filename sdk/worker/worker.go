@@ -338,6 +338,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		for range w.opts.WorkflowPollers {
 			pollers.Go(func() { w.pollWorkflows(ctx, turns) })
 		}
+		queries := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)
+		pollers.Go(func() { w.pollQueries(ctx, queries) })
 		if hasAct && !w.opts.DisableEagerDispatch {
 			w.eagerTurns.Store(&turns)
 		}

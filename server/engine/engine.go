@@ -200,6 +200,8 @@ type TurnPlan struct {
 	// execution ends (PlanCron): the instance moves to ExecutionID+1,
 	// running, started at Cron.At.
 	Cron *CronRun
+	// Updates are the stages the turn's updates reached (update.go).
+	Updates []UpdateOutcome
 }
 
 // InvalidCommandError is a turn the server refuses; Field names the offending
@@ -253,6 +255,10 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 	cancelConsumed := false
 	msgs := slices.Clone(in.Messages)
 	StampMessages(inst.LastEventAt, msgs)
+	msgs, ups, err := planUpdates(msgs, in.Commands)
+	if err != nil {
+		return TurnPlan{}, err
+	}
 	for i, m := range msgs {
 		ev := m.Event
 		ev.EventID = 0
@@ -365,6 +371,12 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			term = &in.Commands[i]
 		case api.CommandCompleteWorkflow, api.CommandCancelWorkflow, api.CommandContinueAsNew:
 			term = &in.Commands[i]
+		case api.CommandCompleteUpdate:
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+				Kind: api.EventWorkflowUpdateCompleted, UpdateID: c.UpdateID, Result: c.Result, Error: c.Error,
+			}})
+		case api.CommandRejectUpdate:
+			// Checked by planUpdates: no event.
 		default:
 			return TurnPlan{}, &InvalidCommandError{Field: field("type"), Message: fmt.Sprintf("unknown command type %q", c.Type)}
 		}
@@ -416,6 +428,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		cancelOutstanding(p.TerminalReason)
 		p.Events = append(p.Events, PlannedEvent{Event: ev})
 	}
+	p.Updates = ups.outcomes()
 	p.NextEventID = inst.NextEventID + int64(len(p.Events))
 	// Every event gets a time, never earlier than the one before: the
 	// messages' own (stamped above), then the transaction's.

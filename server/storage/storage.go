@@ -32,6 +32,33 @@ type Provider interface {
 	Workflows
 	Visibility
 	Admin
+	Talk
+}
+
+// Talk is reading and changing a running workflow from outside: queries
+// (answered by a worker, never written to history) and updates (recorded
+// and applied in a turn).
+type Talk interface {
+	// InsertQuery records a query of an execution of an instance (running
+	// or closed; executionID 0: the current one) and wakes the query
+	// pollers of its task queue; it returns the query's id and the task
+	// queue. ErrNotFound: no such instance or execution.
+	InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage) (queryID, taskQueue string, err error)
+	// ClaimQuery hands the next unanswered query of taskQueue to workerID
+	// (nil when there is none).
+	ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error)
+	// AnswerQuery records a query's answer and wakes its asker; found is
+	// false for an unknown query.
+	AnswerQuery(ctx context.Context, ns, queryID string, result json.RawMessage, qerr *api.Error) (found bool, err error)
+	// GetQueryAnswer reads a query's answer (Answered false while none).
+	GetQueryAnswer(ctx context.Context, ns, queryID string) (QueryAnswer, error)
+	// DeleteQuery removes a query once its asker is done with it.
+	DeleteQuery(ctx context.Context, ns, queryID string) error
+	// RequestUpdate admits an update to a running instance, recorded and
+	// enqueued in one transaction; a known update id is left alone.
+	RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage) error
+	// GetUpdate reads an update's stage and outcome.
+	GetUpdate(ctx context.Context, ns, instanceID, updateID string) (UpdateState, error)
 }
 
 // Turns are workflow tasks: a turn locks an instance with its pending

@@ -466,6 +466,10 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 			return nil
 		})
 	}
+	if len(plan.Updates) > 0 {
+		ups := plan.Updates
+		w.afterAttempts = append(w.afterAttempts, func() error { return writeUpdateStages(ctx, t, ns, id, ups) })
+	}
 	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
 	// nothing left to cancel.
 	if plan.TerminalReason != "" && !plan.CancelAllFirst {

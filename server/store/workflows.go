@@ -304,6 +304,9 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 		if err := t.w.DeleteHistory(ctx, gen.DeleteHistoryParams{Namespace: ns, InstanceID: instanceID}); err != nil {
 			return fmt.Errorf("delete workflow: history: %w", err)
 		}
+		if err := t.w.DeleteInstanceUpdates(ctx, gen.DeleteInstanceUpdatesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+			return fmt.Errorf("delete workflow: updates: %w", err)
+		}
 		if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: instanceID}); err != nil {
 			return fmt.Errorf("delete workflow: %w", err)
 		}

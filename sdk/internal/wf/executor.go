@@ -272,6 +272,13 @@ type state struct {
 
 	local          *localState     // local_activity.go
 	lastCompletion json.RawMessage // cron.go
+	// queries are the query handlers the code set (query.go).
+	queries map[string]*fnsig.Sig
+	// Updates (update.go): the handlers the code set, the update messages
+	// of the batch being applied, and the updates this turn rejected.
+	updates        map[string]*updateHandler
+	pendingUpdates []api.Event
+	rejectedNow    map[string]bool
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
@@ -310,6 +317,10 @@ func (s *state) issue(cmd api.Command) {
 		}
 	case api.CommandStartTimer:
 		if s.hist.timers[cmd.TimerID] {
+			return
+		}
+	case api.CommandCompleteUpdate:
+		if s.hist.updateDone[cmd.UpdateID] {
 			return
 		}
 	case api.CommandCancelTimer:
@@ -418,6 +429,10 @@ func (s *state) applyBatch(events []api.Event) {
 		}
 	}
 	s.run()
+	if len(s.pendingUpdates) > 0 && !s.stopped() {
+		s.startUpdates()
+		s.run()
+	}
 }
 
 // isMessageKind reports whether events of kind come from messages (they
@@ -425,7 +440,8 @@ func (s *state) applyBatch(events []api.Event) {
 func isMessageKind(kind string) bool {
 	switch kind {
 	case api.EventWorkflowStarted, api.EventActivityCompleted, api.EventActivityFailed, api.EventTimerFired,
-		api.EventSignalReceived, api.EventCancelRequested, api.EventActivityAttemptCancelRequested:
+		api.EventSignalReceived, api.EventCancelRequested, api.EventActivityAttemptCancelRequested,
+		api.EventWorkflowUpdateAccepted:
 		return true
 	}
 	return false
@@ -465,6 +481,10 @@ func (s *state) apply(ev *api.Event) {
 	case api.EventCancelRequested:
 		s.tick(ev)
 		s.onCancelRequested(ev.Reason)
+	case api.EventWorkflowUpdateAccepted:
+		// Started once the batch's code has run (its handlers are set).
+		s.tick(ev)
+		s.pendingUpdates = append(s.pendingUpdates, *ev)
 	default:
 		// Events the turn's commands produced (ActivityScheduled,
 		// TimerCreated, ActivityCancelRequested) and terminal events

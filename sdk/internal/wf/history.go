@@ -13,10 +13,11 @@ type eventKey struct {
 	activityID int64
 	timerID    int64
 	marker     string // MarkerRecorded: markerKey(name, id)
+	update     string // WorkflowUpdateAccepted / Completed: the update id
 }
 
 func keyOf(ev *api.Event) eventKey {
-	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID}
+	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID, update: ev.UpdateID}
 	if ev.Kind == api.EventMarkerRecorded {
 		k.marker = markerKey(ev.MarkerName, ev.MarkerID)
 	}
@@ -39,6 +40,7 @@ type histIndex struct {
 	closed      map[int64]bool             // ActivityCompleted / Failed / CancelRequested
 	outstanding map[int64]bool             // scheduled and not closed
 	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
+	updateDone  map[string]bool            // WorkflowUpdateCompleted: update id
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -52,6 +54,7 @@ func newHistIndex() *histIndex {
 		closed:      map[int64]bool{},
 		outstanding: map[int64]bool{},
 		markers:     map[string]json.RawMessage{},
+		updateDone:  map[string]bool{},
 	}
 }
 
@@ -79,6 +82,8 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		h.timerFired[k.timerID] = true
 	case api.EventTimerCanceled:
 		h.timerCancel[k.timerID] = true
+	case api.EventWorkflowUpdateCompleted:
+		h.updateDone[k.update] = true
 	}
 	h.seen = append(h.seen, k)
 }
@@ -129,6 +134,9 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 	h := s.hist
 	cancel := false
 	for i := range messages {
+		if messages[i].Kind == api.EventWorkflowUpdateAccepted && s.rejectedNow[messages[i].UpdateID] {
+			continue // the server records no event for it
+		}
 		h.record(&messages[i])
 		if messages[i].Kind == api.EventCancelRequested {
 			cancel = true
@@ -147,6 +155,8 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventTimerCreated, timerID: c.TimerID}, "")
 		case api.CommandCancelTimer:
 			h.recordKey(eventKey{kind: api.EventTimerCanceled, timerID: c.TimerID}, "")
+		case api.CommandCompleteUpdate:
+			h.recordKey(eventKey{kind: api.EventWorkflowUpdateCompleted, update: c.UpdateID}, "")
 		case api.CommandRecordMarker:
 			k := markerKey(c.MarkerName, c.MarkerID)
 			h.markers[k] = c.MarkerDetails
@@ -159,4 +169,5 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventActivityCancelRequested, activityID: c.ActivityID}, "")
 		}
 	}
+	clear(s.rejectedNow)
 }
