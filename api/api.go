@@ -187,6 +187,19 @@ type CancelWorkflowRequest struct {
 	Reason string `json:"reason,omitempty" validate:"max=1024"`
 }
 
+// TerminateWorkflowRequest is the body of POST /workflows/{id}/terminate.
+type TerminateWorkflowRequest struct {
+	// Reason is recorded in the WorkflowTerminated event and the instance's
+	// error message.
+	Reason string `json:"reason,omitempty" validate:"max=1024"`
+	// Details, any JSON value, is recorded in the WorkflowTerminated event
+	// and the instance's error details.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+	// ExecutionID, when set, must be the instance's current execution (the
+	// SDK's run id); otherwise the request fails with 409 not-running.
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+}
+
 // SignalRequest is the body of POST /workflows/{id}/signals/{name}.
 type SignalRequest struct {
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
@@ -237,6 +250,10 @@ const (
 	EventWorkflowCompleted = "WorkflowCompleted"
 	EventWorkflowFailed    = "WorkflowFailed"
 	EventWorkflowCanceled  = "WorkflowCanceled"
+	// EventWorkflowTerminated records POST /workflows/{id}/terminate: the
+	// execution was closed from outside, at once, without a turn; Reason
+	// and Details are the request's.
+	EventWorkflowTerminated = "WorkflowTerminated"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -270,8 +287,11 @@ type Event struct {
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string"`
 	// SignalReceived
 	SignalName string `json:"signal_name,omitempty"`
-	// ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested
+	// ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
+	// WorkflowTerminated
 	Reason string `json:"reason,omitempty"`
+	// WorkflowTerminated: the details given with the request.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 	// ContinuedAsNew: the execution that follows.
 	NewExecutionID int64 `json:"new_execution_id,omitempty"`
 	// WorkflowStarted of an execution started by continue-as-new: the

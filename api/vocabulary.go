@@ -45,6 +45,8 @@ const (
 	// CancelReasonContextCanceled: the workflow code canceled the
 	// activity's context (SDK).
 	CancelReasonContextCanceled = "context_canceled"
+	// CancelReasonWorkflowTerminated: the workflow was terminated.
+	CancelReasonWorkflowTerminated = "workflow_terminated"
 )
 
 // CancelReasons returns every cancel reason Tether and its SDK use.
@@ -54,6 +56,7 @@ func CancelReasons() []string {
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
 		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
+		CancelReasonWorkflowTerminated,
 	}
 }
 
@@ -63,7 +66,8 @@ func KnownCancelReason(r string) bool {
 	case CancelReasonWorkflowCanceled, CancelReasonWorkflowFailed, CancelReasonWorkflowCompleted,
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
-		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled:
+		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
+		CancelReasonWorkflowTerminated:
 		return true
 	}
 	return false
@@ -105,6 +109,9 @@ const (
 	// ErrorTypeNondeterminism: the workflow code did not replay its
 	// history.
 	ErrorTypeNondeterminism = "Nondeterminism"
+	// ErrorTypeTerminated: the workflow was terminated (the instance's
+	// error; its message is the reason).
+	ErrorTypeTerminated = "Terminated"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -172,7 +179,7 @@ func EventKinds() []string {
 		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
-		EventWorkflowFailed, EventWorkflowCanceled,
+		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowTerminated,
 	}
 }
 

@@ -16,7 +16,8 @@ func TestVocabularyWireValues(t *testing.T) {
 	want := map[string][]string{
 		"cancel reasons": {"workflow_canceled", "workflow_failed", "workflow_completed", "continued_as_new",
 			"instance_deleted", "timeout:start_to_close", "timeout:heartbeat", "timeout:schedule_to_close",
-			"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled"},
+			"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled",
+			"workflow_terminated"},
 		"timeout kinds": {"schedule_to_start", "start_to_close", "heartbeat", "schedule_to_close", "execution"},
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",

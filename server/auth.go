@@ -140,6 +140,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workflows/:instance_id/history"}:        cl,
 		{"GET", BasePath + "/workflows/:instance_id/result"}:         cl,
 		{"POST", BasePath + "/workflows/:instance_id/cancel"}:        cl,
+		{"POST", BasePath + "/workflows/:instance_id/terminate"}:     cl,
 		{"POST", BasePath + "/workflows/:instance_id/signals/:name"}: cl,
 		{"POST", BasePath + "/workflow-tasks/poll"}:                  w,
 		{"POST", BasePath + "/workflow-tasks/:token/complete"}:       w,

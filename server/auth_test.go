@@ -93,6 +93,7 @@ var routeAccess = map[string]byte{
 	"GET " + BasePath + "/workflows/:instance_id/history":        'c',
 	"GET " + BasePath + "/workflows/:instance_id/result":         'c',
 	"POST " + BasePath + "/workflows/:instance_id/cancel":        'c',
+	"POST " + BasePath + "/workflows/:instance_id/terminate":     'c',
 	"POST " + BasePath + "/workflows/:instance_id/signals/:name": 'c',
 	"GET " + BasePath + "/workers":                               'c',
 	"GET " + BasePath + "/workers/:worker_id":                    'c',
