@@ -150,6 +150,32 @@ type StartWorkflowRequest struct {
 	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
 }
 
+// SignalWithStartRequest is the body of POST
+// /workflows/{id}/signal-with-start: the signal, and the workflow to start
+// when the instance is not running.
+type SignalWithStartRequest struct {
+	SignalName  string          `json:"signal_name" validate:"required,name"`
+	SignalInput json.RawMessage `json:"signal_input,omitempty" swaggertype:"object"`
+	// WorkflowType, TaskQueue, Input and ExecutionTimeout are those of
+	// StartWorkflowRequest; they are used only when the call starts the
+	// workflow.
+	WorkflowType     string          `json:"workflow_type" validate:"required,name"`
+	TaskQueue        string          `json:"task_queue" validate:"required,name"`
+	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+}
+
+// SignalWithStartResponse is the answer of POST
+// /workflows/{id}/signal-with-start.
+type SignalWithStartResponse struct {
+	InstanceID  string `json:"instance_id"`
+	ExecutionID int64  `json:"execution_id"`
+	Status      string `json:"status"`
+	// Started is true when the call started the execution, false when it
+	// signalled one already running.
+	Started bool `json:"started"`
+}
+
 // StartWorkflowResponse is the answer of POST /workflows.
 type StartWorkflowResponse struct {
 	InstanceID  string `json:"instance_id"`

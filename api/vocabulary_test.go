@@ -54,8 +54,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 16 {
-		t.Errorf("%d event kinds, want 16", n)
+	if n := len(EventKinds()); n != 17 {
+		t.Errorf("%d event kinds, want 17", n)
 	}
 	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes()} {
 		s := slices.Clone(lists)

@@ -95,6 +95,7 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(g, "/workflows/:instance_id/result", s.workflowResult)
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/terminate", s.terminateWorkflow)
+	g.POST("/workflows/:instance_id/signal-with-start", s.signalWithStart)
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	// Workflow tasks.
 	g.POST("/workflow-tasks/poll", s.pollWorkflowTask)
