@@ -280,6 +280,18 @@ const (
 	// execution was closed from outside, at once, without a turn; Reason
 	// and Details are the request's.
 	EventWorkflowTerminated = "WorkflowTerminated"
+	// EventExternalSignalInitiated records a signal_external command; its
+	// outcome arrives as an ExternalCompleted or ExternalFailed message.
+	EventExternalSignalInitiated = "ExternalSignalInitiated"
+	// EventExternalCancelInitiated records a cancel_external command; its
+	// outcome arrives as an ExternalCompleted or ExternalFailed message.
+	EventExternalCancelInitiated = "ExternalCancelInitiated"
+	// EventExternalCompleted: the signal or cancel request external_id
+	// reached its target (a message, written by the ack that applied it).
+	EventExternalCompleted = "ExternalCompleted"
+	// EventExternalFailed: the signal or cancel request external_id found
+	// no running target (error type ExternalWorkflowNotFound).
+	EventExternalFailed = "ExternalFailed"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -316,6 +328,12 @@ type Event struct {
 	// ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
 	// WorkflowTerminated
 	Reason string `json:"reason,omitempty"`
+	// ExternalSignalInitiated, ExternalCancelInitiated, ExternalCompleted,
+	// ExternalFailed: the request's sequence number; the target (the
+	// initiated events).
+	ExternalID        int64  `json:"external_id,omitempty"`
+	TargetInstanceID  string `json:"target_instance_id,omitempty"`
+	TargetExecutionID int64  `json:"target_execution_id,omitempty"`
 	// WorkflowTerminated: the details given with the request.
 	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 	// ContinuedAsNew: the execution that follows.
@@ -382,11 +400,17 @@ const (
 	CommandFailWorkflow     = "fail_workflow"
 	CommandCancelWorkflow   = "cancel_workflow"
 	CommandContinueAsNew    = "continue_as_new"
+	// CommandSignalExternal signals another workflow (SDK:
+	// SignalExternalWorkflow); applied in the ack's transaction.
+	CommandSignalExternal = "signal_external"
+	// CommandCancelExternal requests another workflow's cancellation (SDK:
+	// RequestCancelExternalWorkflow); applied in the ack's transaction.
+	CommandCancelExternal = "cancel_external"
 )
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new"`
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new signal_external cancel_external"`
 	// schedule_activity
 	ActivityID   int64            `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	ActivityType string           `json:"activity_type,omitempty" validate:"required_if=Type schedule_activity,omitempty,name"`
@@ -408,6 +432,17 @@ type Command struct {
 	MarkerName    string          `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
 	MarkerID      string          `json:"marker_id,omitempty" validate:"max=1024"`
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object" validate:"required_if=Type record_marker"`
+	// signal_external, cancel_external: the per-execution sequence number
+	// of the request (1, 2, …, chosen by the SDK), which the outcome
+	// message (ExternalCompleted / ExternalFailed) carries back; the
+	// target instance, and its execution (0: whichever runs).
+	ExternalID        int64  `json:"external_id,omitempty" validate:"required_if=Type signal_external,required_if=Type cancel_external,gte=0"`
+	TargetInstanceID  string `json:"target_instance_id,omitempty" validate:"required_if=Type signal_external,required_if=Type cancel_external,omitempty,name"`
+	TargetExecutionID int64  `json:"target_execution_id,omitempty" validate:"gte=0"`
+	// signal_external: the signal's name (its payload is Input).
+	SignalName string `json:"signal_name,omitempty" validate:"required_if=Type signal_external,omitempty,name"`
+	// cancel_external: the reason recorded in the target's cancel request.
+	Reason string `json:"reason,omitempty" validate:"max=1024"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.

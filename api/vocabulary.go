@@ -112,6 +112,9 @@ const (
 	// ErrorTypeTerminated: the workflow was terminated (the instance's
 	// error; its message is the reason).
 	ErrorTypeTerminated = "Terminated"
+	// ErrorTypeExternalWorkflowNotFound: a signal_external or
+	// cancel_external found no running target (ExternalFailed).
+	ErrorTypeExternalWorkflowNotFound = "ExternalWorkflowNotFound"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -180,6 +183,7 @@ func EventKinds() []string {
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
 		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowTerminated,
+		EventExternalSignalInitiated, EventExternalCancelInitiated, EventExternalCompleted, EventExternalFailed,
 	}
 }
 
@@ -197,6 +201,6 @@ func Statuses() []string {
 func CommandTypes() []string {
 	return []string{
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
-		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew,
+		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandSignalExternal, CommandCancelExternal,
 	}
 }

@@ -25,7 +25,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
-			"cancel_workflow", "continue_as_new"},
+			"cancel_workflow", "continue_as_new", "signal_external", "cancel_external"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -54,8 +54,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 17 {
-		t.Errorf("%d event kinds, want 17", n)
+	if n := len(EventKinds()); n != 21 {
+		t.Errorf("%d event kinds, want 21", n)
 	}
 	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes()} {
 		s := slices.Clone(lists)

@@ -13,10 +13,11 @@ type eventKey struct {
 	activityID int64
 	timerID    int64
 	marker     string // MarkerRecorded: markerKey(name, id)
+	externalID int64
 }
 
 func keyOf(ev *api.Event) eventKey {
-	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID}
+	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID, externalID: ev.ExternalID}
 	if ev.Kind == api.EventMarkerRecorded {
 		k.marker = markerKey(ev.MarkerName, ev.MarkerID)
 	}
@@ -39,6 +40,7 @@ type histIndex struct {
 	closed      map[int64]bool             // ActivityCompleted / Failed / CancelRequested
 	outstanding map[int64]bool             // scheduled and not closed
 	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
+	externals   map[int64]string           // External*Initiated: external id → command type
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -52,6 +54,7 @@ func newHistIndex() *histIndex {
 		closed:      map[int64]bool{},
 		outstanding: map[int64]bool{},
 		markers:     map[string]json.RawMessage{},
+		externals:   map[int64]string{},
 	}
 }
 
@@ -79,6 +82,10 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		h.timerFired[k.timerID] = true
 	case api.EventTimerCanceled:
 		h.timerCancel[k.timerID] = true
+	case api.EventExternalSignalInitiated:
+		h.externals[k.externalID] = api.CommandSignalExternal
+	case api.EventExternalCancelInitiated:
+		h.externals[k.externalID] = api.CommandCancelExternal
 	}
 	h.seen = append(h.seen, k)
 }
@@ -147,6 +154,10 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventTimerCreated, timerID: c.TimerID}, "")
 		case api.CommandCancelTimer:
 			h.recordKey(eventKey{kind: api.EventTimerCanceled, timerID: c.TimerID}, "")
+		case api.CommandSignalExternal:
+			h.recordKey(eventKey{kind: api.EventExternalSignalInitiated, externalID: c.ExternalID}, "")
+		case api.CommandCancelExternal:
+			h.recordKey(eventKey{kind: api.EventExternalCancelInitiated, externalID: c.ExternalID}, "")
 		case api.CommandRecordMarker:
 			k := markerKey(c.MarkerName, c.MarkerID)
 			h.markers[k] = c.MarkerDetails
