@@ -588,6 +588,31 @@ type CompleteActivityTaskRequest struct {
 	EagerWorkflowTask *EagerWorkflowTask `json:"eager_workflow_task,omitempty"`
 }
 
+// CompleteActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/complete: completes the held
+// attempt of the activity (asynchronous completion by id).
+type CompleteActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64           `json:"execution_id,omitempty" validate:"min=0"`
+	Result      json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+}
+
+// FailActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/fail.
+type FailActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+	Error       Error `json:"error"`
+}
+
+// HeartbeatActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/heartbeat.
+type HeartbeatActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64           `json:"execution_id,omitempty" validate:"min=0"`
+	Details     json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+}
+
 // EagerWorkflowTask asks for the turn an activity result makes due to be
 // handed out in the result's answer (see CompleteActivityTaskRequest).
 type EagerWorkflowTask struct {

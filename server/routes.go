@@ -96,6 +96,9 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/terminate", s.terminateWorkflow)
 	g.POST("/workflows/:instance_id/signal-with-start", s.signalWithStart)
+	g.POST("/workflows/:instance_id/activities/:activity_id/complete", s.completeActivityByID)
+	g.POST("/workflows/:instance_id/activities/:activity_id/fail", s.failActivityByID)
+	g.POST("/workflows/:instance_id/activities/:activity_id/heartbeat", s.heartbeatActivityByID)
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	// Workflow tasks.
 	g.POST("/workflow-tasks/poll", s.pollWorkflowTask)
@@ -107,6 +110,7 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/activity-tasks/:token/complete", s.completeActivityTask)
 	g.POST("/activity-tasks/:token/fail", s.failActivityTask)
 	g.POST("/activity-tasks/:token/abandon", s.abandonActivityTask)
+	g.POST("/activity-tasks/:token/pending", s.pendingActivityTask)
 	// Workers and task queues.
 	g.POST("/workers/heartbeat", s.workerHeartbeat)
 	getAndHead(g, "/workers", s.listWorkers)
