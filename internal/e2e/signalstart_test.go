@@ -28,7 +28,9 @@ func SumFlow(ctx workflow.Context, in SumInput) (int, error) {
 	}
 	sum := base + v
 	for got := 1; got < want; got++ {
-		ch.Receive(ctx, &v)
+		if err := ch.Receive(ctx, &v); err != nil {
+			return 0, err
+		}
 		sum += v
 	}
 	return sum, nil

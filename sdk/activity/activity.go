@@ -111,7 +111,7 @@ const (
 	ReasonWorkerLost = api.CancelReasonWorkerLost
 )
 
-// ErrResultPending, returned by an activity, leaves its attempt pending:
+// ErrResultPending is returned by an activity to leave its attempt pending:
 // the worker neither reports nor abandons it, and the attempt stays held
 // until client.CompleteActivity (with GetInfo(ctx).TaskToken) or
 // client.CompleteActivityByID completes or fails it from any process, or
