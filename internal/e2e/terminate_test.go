@@ -112,6 +112,9 @@ func TestTerminateWorkflow(t *testing.T) {
 		string(compact(t, last.Details)) != `{"ticket":42}` {
 		t.Fatalf("last event %+v, want WorkflowTerminated with the reason and details", last)
 	}
+	if prev := h[len(h)-2]; last.Timestamp.Before(prev.Timestamp) {
+		t.Fatalf("WorkflowTerminated at %s, before the event before it (%s)", last.Timestamp, prev.Timestamp)
+	}
 	if n := count(h, api.EventActivityScheduled, ""); n != 1 {
 		t.Fatalf("history kept %d ActivityScheduled, want 1", n)
 	}

@@ -38,9 +38,15 @@ func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, ex
 			return fmt.Errorf("terminate workflow: messages: %w", err)
 		}
 		ev := api.Event{Reason: reason, Details: details}
+		// History times never go back (docs/architecture.md): the event is
+		// stamped now, or at the instance's last event if that is later.
+		at := s.opts.Now().UTC()
+		if i.LastEventAt != nil && i.LastEventAt.After(at) {
+			at = i.LastEventAt.UTC()
+		}
 		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON([]historyRow{{
 			InstanceID: instanceID, ExecutionID: i.ExecutionID, EventID: i.NextEventID,
-			Kind: api.EventWorkflowTerminated, Payload: mustJSON(ev)}})}); err != nil {
+			Kind: api.EventWorkflowTerminated, Payload: mustJSON(ev), CreatedAt: &at}})}); err != nil {
 			return fmt.Errorf("terminate workflow: history: %w", err)
 		}
 		msg := reason
@@ -50,7 +56,7 @@ func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, ex
 		e := api.Error{Type: api.ErrorTypeTerminated, Message: msg, Details: details}
 		fin := finishRow{Status: api.StatusTerminated, ExecutionID: i.ExecutionID, WorkflowType: i.WorkflowType,
 			Input: boxed(i.Input), Result: nil, Error: boxed(mustJSON(e)), NextEventID: i.NextEventID + 1,
-			NextActivityID: i.NextActivityID, NextTimerID: i.NextTimerID}
+			NextActivityID: i.NextActivityID, NextTimerID: i.NextTimerID, LastEventAt: &at}
 		if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: []string{instanceID},
 			Turns: mustJSON(map[string]finishRow{instanceID: fin})}); err != nil {
 			return fmt.Errorf("terminate workflow: %w", err)
