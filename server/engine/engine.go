@@ -17,13 +17,11 @@ import (
 // Cancel reasons recorded on attempts and in ActivityCancelRequested events
 // (api's, named here for the engine and the store).
 const (
-	ReasonWorkflowCanceled  = api.CancelReasonWorkflowCanceled
-	ReasonWorkflowFailed    = api.CancelReasonWorkflowFailed
-	ReasonWorkflowCompleted = api.CancelReasonWorkflowCompleted
-	ReasonContinuedAsNew    = api.CancelReasonContinuedAsNew
-	ReasonInstanceDeleted   = api.CancelReasonInstanceDeleted
-	// ReasonWorkflowTerminated: POST /workflows/{id}/terminate.
-	ReasonWorkflowTerminated = api.CancelReasonWorkflowTerminated
+	ReasonWorkflowCanceled   = api.CancelReasonWorkflowCanceled
+	ReasonWorkflowFailed     = api.CancelReasonWorkflowFailed
+	ReasonWorkflowCompleted  = api.CancelReasonWorkflowCompleted
+	ReasonContinuedAsNew     = api.CancelReasonContinuedAsNew
+	ReasonInstanceDeleted    = api.CancelReasonInstanceDeleted
 	ReasonStartToClose       = api.CancelReasonStartToCloseTimeout
 	ReasonHeartbeatTimeout   = api.CancelReasonHeartbeatTimeout
 	ReasonScheduleToClose    = api.CancelReasonScheduleToCloseTimeout
