@@ -168,6 +168,32 @@ type StartWorkflowRequest struct {
 	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256" example:"*/5 * * * *"`
 }
 
+// SignalWithStartRequest is the body of POST
+// /workflows/{id}/signal-with-start: the signal, and the workflow to start
+// when the instance is not running.
+type SignalWithStartRequest struct {
+	SignalName  string          `json:"signal_name" validate:"required,name"`
+	SignalInput json.RawMessage `json:"signal_input,omitempty" swaggertype:"object"`
+	// WorkflowType, TaskQueue, Input and ExecutionTimeout are those of
+	// StartWorkflowRequest; they are used only when the call starts the
+	// workflow.
+	WorkflowType     string          `json:"workflow_type" validate:"required,name"`
+	TaskQueue        string          `json:"task_queue" validate:"required,name"`
+	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+}
+
+// SignalWithStartResponse is the answer of POST
+// /workflows/{id}/signal-with-start.
+type SignalWithStartResponse struct {
+	InstanceID  string `json:"instance_id"`
+	ExecutionID int64  `json:"execution_id"`
+	Status      string `json:"status"`
+	// Started is true when the call started the execution, false when it
+	// signalled one already running.
+	Started bool `json:"started"`
+}
+
 // StartWorkflowResponse is the answer of POST /workflows.
 type StartWorkflowResponse struct {
 	// InstanceID is the started instance's id.
@@ -229,6 +255,19 @@ type CancelWorkflowRequest struct {
 	Reason string `json:"reason,omitempty" validate:"max=1024"`
 }
 
+// TerminateWorkflowRequest is the body of POST /workflows/{id}/terminate.
+type TerminateWorkflowRequest struct {
+	// Reason is recorded in the WorkflowTerminated event and the instance's
+	// error message.
+	Reason string `json:"reason,omitempty" validate:"max=1024"`
+	// Details, any JSON value, is recorded in the WorkflowTerminated event
+	// and the instance's error details.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+	// ExecutionID, when set, must be the instance's current execution (the
+	// SDK's run id); otherwise the request fails with 409 not-running.
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+}
+
 // SignalRequest is the body of POST /workflows/{id}/signals/{name}.
 type SignalRequest struct {
 	// Input is the signal's payload, any JSON value.
@@ -282,6 +321,22 @@ const (
 	EventWorkflowCompleted = "WorkflowCompleted"
 	EventWorkflowFailed    = "WorkflowFailed"
 	EventWorkflowCanceled  = "WorkflowCanceled"
+	// EventWorkflowTerminated records POST /workflows/{id}/terminate: the
+	// execution was closed from outside, at once, without a turn; Reason
+	// and Details are the request's.
+	EventWorkflowTerminated = "WorkflowTerminated"
+	// EventExternalSignalInitiated records a signal_external command; its
+	// outcome arrives as an ExternalCompleted or ExternalFailed message.
+	EventExternalSignalInitiated = "ExternalSignalInitiated"
+	// EventExternalCancelInitiated records a cancel_external command; its
+	// outcome arrives as an ExternalCompleted or ExternalFailed message.
+	EventExternalCancelInitiated = "ExternalCancelInitiated"
+	// EventExternalCompleted: the signal or cancel request external_id
+	// reached its target (a message, written by the ack that applied it).
+	EventExternalCompleted = "ExternalCompleted"
+	// EventExternalFailed: the signal or cancel request external_id found
+	// no running target (error type ExternalWorkflowNotFound).
+	EventExternalFailed = "ExternalFailed"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -320,8 +375,17 @@ type Event struct {
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string"`
 	// SignalReceived
 	SignalName string `json:"signal_name,omitempty"`
-	// ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested
+	// ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
+	// WorkflowTerminated
 	Reason string `json:"reason,omitempty"`
+	// ExternalSignalInitiated, ExternalCancelInitiated, ExternalCompleted,
+	// ExternalFailed: the request's sequence number; the target (the
+	// initiated events).
+	ExternalID        int64  `json:"external_id,omitempty"`
+	TargetInstanceID  string `json:"target_instance_id,omitempty"`
+	TargetExecutionID int64  `json:"target_execution_id,omitempty"`
+	// WorkflowTerminated: the details given with the request.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 	// ContinuedAsNew: the execution that follows.
 	NewExecutionID int64 `json:"new_execution_id,omitempty"`
 	// WorkflowStarted of an execution started by continue-as-new: the
@@ -420,12 +484,18 @@ const (
 	CommandFailWorkflow     = "fail_workflow"
 	CommandCancelWorkflow   = "cancel_workflow"
 	CommandContinueAsNew    = "continue_as_new"
+	// CommandSignalExternal signals another workflow (SDK:
+	// SignalExternalWorkflow); applied in the ack's transaction.
+	CommandSignalExternal = "signal_external"
+	// CommandCancelExternal requests another workflow's cancellation (SDK:
+	// RequestCancelExternalWorkflow); applied in the ack's transaction.
+	CommandCancelExternal = "cancel_external"
 )
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update or reject_update.
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update"`
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external or cancel_external.
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external"`
 	// schedule_activity
 	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	// ActivityType is the activity's registered name (schedule_activity).
@@ -458,6 +528,19 @@ type Command struct {
 	// handler's result or error; reject_update the validator's error (the
 	// update then leaves no event).
 	UpdateID string `json:"update_id,omitempty" validate:"required_if=Type complete_update,required_if=Type reject_update,max=256"`
+	// signal_external, cancel_external: the per-execution sequence number
+	// of the request (1, 2, …, chosen by the SDK), which the outcome
+	// message (ExternalCompleted / ExternalFailed) carries back; the
+	// target instance, and its execution (0: whichever runs).
+	ExternalID int64 `json:"external_id,omitempty" validate:"required_if=Type signal_external,required_if=Type cancel_external,gte=0"`
+	// TargetInstanceID is the instance signalled or cancelled (signal_external, cancel_external).
+	TargetInstanceID string `json:"target_instance_id,omitempty" validate:"required_if=Type signal_external,required_if=Type cancel_external,omitempty,name"`
+	// TargetExecutionID is the target's execution (0: whichever runs).
+	TargetExecutionID int64 `json:"target_execution_id,omitempty" validate:"gte=0"`
+	// SignalName is the signal's name (signal_external; its payload is Input).
+	SignalName string `json:"signal_name,omitempty" validate:"required_if=Type signal_external,omitempty,name"`
+	// Reason is recorded in the target's cancel request (cancel_external).
+	Reason string `json:"reason,omitempty" validate:"max=1024"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.
@@ -640,6 +723,31 @@ type CompleteActivityTaskRequest struct {
 	// for the worker that ran the attempt, and to return it in
 	// workflow_task, as a workflow-task poll by that worker would have.
 	EagerWorkflowTask *EagerWorkflowTask `json:"eager_workflow_task,omitempty"`
+}
+
+// CompleteActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/complete: completes the held
+// attempt of the activity (asynchronous completion by id).
+type CompleteActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64           `json:"execution_id,omitempty" validate:"min=0"`
+	Result      json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+}
+
+// FailActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/fail.
+type FailActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+	Error       Error `json:"error"`
+}
+
+// HeartbeatActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/heartbeat.
+type HeartbeatActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64           `json:"execution_id,omitempty" validate:"min=0"`
+	Details     json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 }
 
 // EagerWorkflowTask asks for the turn an activity result makes due to be

@@ -45,6 +45,8 @@ const (
 	// CancelReasonContextCanceled: the workflow code canceled the
 	// activity's context (SDK).
 	CancelReasonContextCanceled = "context_canceled"
+	// CancelReasonWorkflowTerminated: the workflow was terminated.
+	CancelReasonWorkflowTerminated = "workflow_terminated"
 )
 
 // CancelReasons returns every cancel reason Tether and its SDK use.
@@ -54,6 +56,7 @@ func CancelReasons() []string {
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
 		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
+		CancelReasonWorkflowTerminated,
 	}
 }
 
@@ -63,7 +66,8 @@ func KnownCancelReason(r string) bool {
 	case CancelReasonWorkflowCanceled, CancelReasonWorkflowFailed, CancelReasonWorkflowCompleted,
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
-		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled:
+		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
+		CancelReasonWorkflowTerminated:
 		return true
 	}
 	return false
@@ -108,6 +112,12 @@ const (
 	// ErrorTypeUnknownQuery: the workflow has no query handler of the
 	// name a query asked for.
 	ErrorTypeUnknownQuery = "UnknownQuery"
+	// ErrorTypeTerminated: the workflow was terminated (the instance's
+	// error; its message is the reason).
+	ErrorTypeTerminated = "Terminated"
+	// ErrorTypeExternalWorkflowNotFound: a signal_external or
+	// cancel_external found no running target (ExternalFailed).
+	ErrorTypeExternalWorkflowNotFound = "ExternalWorkflowNotFound"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -180,7 +190,8 @@ func EventKinds() []string {
 		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
-		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowUpdateAccepted, EventWorkflowUpdateCompleted,
+		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowUpdateAccepted, EventWorkflowUpdateCompleted, EventWorkflowTerminated,
+		EventExternalSignalInitiated, EventExternalCancelInitiated, EventExternalCompleted, EventExternalFailed,
 	}
 }
 
@@ -199,5 +210,6 @@ func CommandTypes() []string {
 	return []string{
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
+		CommandSignalExternal, CommandCancelExternal,
 	}
 }

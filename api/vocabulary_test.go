@@ -16,7 +16,8 @@ func TestVocabularyWireValues(t *testing.T) {
 	want := map[string][]string{
 		"cancel reasons": {"workflow_canceled", "workflow_failed", "workflow_completed", "continued_as_new",
 			"instance_deleted", "timeout:start_to_close", "timeout:heartbeat", "timeout:schedule_to_close",
-			"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled"},
+			"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled",
+			"workflow_terminated"},
 		"timeout kinds": {"schedule_to_start", "start_to_close", "heartbeat", "schedule_to_close", "execution"},
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
@@ -24,7 +25,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
-			"cancel_workflow", "continue_as_new", "complete_update", "reject_update"},
+			"cancel_workflow", "continue_as_new", "complete_update", "reject_update", "signal_external", "cancel_external"},
 		"update stages": {"admitted", "accepted", "completed", "rejected"},
 	}
 	var problems []string
@@ -55,8 +56,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 18 {
-		t.Errorf("%d event kinds, want 18", n)
+	if n := len(EventKinds()); n != 23 {
+		t.Errorf("%d event kinds, want 23", n)
 	}
 	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted"} {
 		if !slices.Contains(EventKinds(), ev) {

@@ -164,6 +164,14 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workers"}:                               cl,
 		{"GET", BasePath + "/workers/:worker_id"}:                    cl,
 		{"GET", BasePath + "/task-queues/:name"}:                     cl,
+
+		// Issue 20: workflows that talk.
+		{"POST", BasePath + "/workflows/:instance_id/terminate"}:                         cl,
+		{"POST", BasePath + "/workflows/:instance_id/signal-with-start"}:                 cl,
+		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/complete"}:  cl,
+		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/fail"}:      cl,
+		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/heartbeat"}: cl,
+		{"POST", BasePath + "/activity-tasks/:token/pending"}:                            w,
 	}
 	rules[ruleKey{http.MethodGet, uiPath}] = pub
 	rules[ruleKey{http.MethodPost, uiPath}] = pub

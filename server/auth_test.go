@@ -100,6 +100,14 @@ var routeAccess = map[string]byte{
 	"GET " + BasePath + "/workers/:worker_id":                    'c',
 	"GET " + BasePath + "/task-queues/:name":                     'c',
 
+	// Issue 20: workflows that talk.
+	"POST " + BasePath + "/workflows/:instance_id/terminate":                         'c',
+	"POST " + BasePath + "/workflows/:instance_id/signal-with-start":                 'c',
+	"POST " + BasePath + "/workflows/:instance_id/activities/:activity_id/complete":  'c',
+	"POST " + BasePath + "/workflows/:instance_id/activities/:activity_id/fail":      'c',
+	"POST " + BasePath + "/workflows/:instance_id/activities/:activity_id/heartbeat": 'c',
+	"POST " + BasePath + "/activity-tasks/:token/pending":                            'w',
+
 	"POST " + BasePath + "/workflow-tasks/poll":             'w',
 	"POST " + BasePath + "/workflow-tasks/:token/complete":  'w',
 	"POST " + BasePath + "/workflow-tasks/:token/fail":      'w',

@@ -201,7 +201,7 @@ func badInputCases() []badCase {
 		{"wcomplete: bad cancel", post, "/workflow-tasks/" + turnTok + "/complete",
 			`{"commands":[],"activity_cancels":[{"activity_id":0}]}`, bad, []string{"activity_cancels[0].activity_id", "activity_cancels[0].reason"}},
 		{"wcomplete: unknown command field", post, "/workflow-tasks/" + turnTok + "/complete",
-			`{"commands":[{"type":"cancel_workflow","reason":"x"}]}`, bad, []string{"reason"}},
+			`{"commands":[{"type":"cancel_workflow","why":"x"}]}`, bad, []string{"why"}},
 
 		// POST /workflow-tasks/{token}/fail
 		{"wfail: no error", post, "/workflow-tasks/" + turnTok + "/fail", `{}`, bad, []string{"error.message"}},

@@ -19,6 +19,7 @@ import (
 
 // Defines values for ApiCommandType.
 const (
+	ApiCommandTypeCancelExternal   ApiCommandType = "cancel_external"
 	ApiCommandTypeCancelTimer      ApiCommandType = "cancel_timer"
 	ApiCommandTypeCancelWorkflow   ApiCommandType = "cancel_workflow"
 	ApiCommandTypeCompleteUpdate   ApiCommandType = "complete_update"
@@ -28,12 +29,15 @@ const (
 	ApiCommandTypeRecordMarker     ApiCommandType = "record_marker"
 	ApiCommandTypeRejectUpdate     ApiCommandType = "reject_update"
 	ApiCommandTypeScheduleActivity ApiCommandType = "schedule_activity"
+	ApiCommandTypeSignalExternal   ApiCommandType = "signal_external"
 	ApiCommandTypeStartTimer       ApiCommandType = "start_timer"
 )
 
 // Valid indicates whether the value is a known member of the ApiCommandType enum.
 func (e ApiCommandType) Valid() bool {
 	switch e {
+	case ApiCommandTypeCancelExternal:
+		return true
 	case ApiCommandTypeCancelTimer:
 		return true
 	case ApiCommandTypeCancelWorkflow:
@@ -51,6 +55,8 @@ func (e ApiCommandType) Valid() bool {
 	case ApiCommandTypeRejectUpdate:
 		return true
 	case ApiCommandTypeScheduleActivity:
+		return true
+	case ApiCommandTypeSignalExternal:
 		return true
 	case ApiCommandTypeStartTimer:
 		return true
@@ -386,6 +392,12 @@ type ApiCommand struct {
 	// Error fail_workflow
 	Error *ApiError `json:"error,omitempty"`
 
+	// ExternalId signal_external, cancel_external: the per-execution sequence number
+	// of the request (1, 2, …, chosen by the SDK), which the outcome
+	// message (ExternalCompleted / ExternalFailed) carries back; the
+	// target instance, and its execution (0: whichever runs).
+	ExternalId *int `json:"external_id,omitempty"`
+
 	// FireAfter FireAfter is how long after the turn the timer fires (start_timer).
 	FireAfter *string `json:"fire_after,omitempty"`
 
@@ -405,8 +417,20 @@ type ApiCommand struct {
 	// Options Options are the activity's timeouts and retry policy (schedule_activity).
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
+	// Reason Reason is recorded in the target's cancel request (cancel_external).
+	Reason *string `json:"reason,omitempty"`
+
 	// Result complete_workflow
 	Result interface{} `json:"result,omitempty"`
+
+	// SignalName SignalName is the signal's name (signal_external; its payload is Input).
+	SignalName *string `json:"signal_name,omitempty"`
+
+	// TargetExecutionId TargetExecutionID is the target's execution (0: whichever runs).
+	TargetExecutionId *int `json:"target_execution_id,omitempty"`
+
+	// TargetInstanceId TargetInstanceID is the instance signalled or cancelled (signal_external, cancel_external).
+	TargetInstanceId *string `json:"target_instance_id,omitempty"`
 
 	// TaskQueue TaskQueue is the activity's queue (schedule_activity; default the workflow's).
 	TaskQueue *string `json:"task_queue,omitempty"`
@@ -414,7 +438,7 @@ type ApiCommand struct {
 	// TimerId start_timer, cancel_timer
 	TimerId *int `json:"timer_id,omitempty"`
 
-	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update or reject_update.
+	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external or cancel_external.
 	Type ApiCommandType `json:"type"`
 
 	// UpdateId complete_update, reject_update: the update the turn received (a
@@ -427,8 +451,15 @@ type ApiCommand struct {
 	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
-// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update or reject_update.
+// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external or cancel_external.
 type ApiCommandType string
+
+// ApiCompleteActivityByIDRequest defines model for api.CompleteActivityByIDRequest.
+type ApiCompleteActivityByIDRequest struct {
+	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
+	ExecutionId *int        `json:"execution_id,omitempty"`
+	Result      interface{} `json:"result,omitempty"`
+}
 
 // ApiCompleteActivityTaskRequest defines model for api.CompleteActivityTaskRequest.
 type ApiCompleteActivityTaskRequest struct {
@@ -603,11 +634,19 @@ type ApiEvent struct {
 	// execution it continues.
 	ContinuedFromExecutionId *int `json:"continued_from_execution_id,omitempty"`
 
+	// Details WorkflowTerminated: the details given with the request.
+	Details interface{} `json:"details,omitempty"`
+
 	// Error ActivityFailed, WorkflowFailed
 	Error *ApiError `json:"error,omitempty"`
 
 	// EventId EventID is the event's position in its execution's history, from 1.
 	EventId *int `json:"event_id,omitempty"`
+
+	// ExternalId ExternalSignalInitiated, ExternalCancelInitiated, ExternalCompleted,
+	// ExternalFailed: the request's sequence number; the target (the
+	// initiated events).
+	ExternalId *int `json:"external_id,omitempty"`
 
 	// FireAfter FireAfter is how long after its creation the timer fires (TimerCreated).
 	FireAfter *string `json:"fire_after,omitempty"`
@@ -639,14 +678,17 @@ type ApiEvent struct {
 	// Options ActivityScheduled
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
-	// Reason ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested
+	// Reason ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
+	// WorkflowTerminated
 	Reason *string `json:"reason,omitempty"`
 
 	// Result ActivityCompleted, WorkflowCompleted
 	Result interface{} `json:"result,omitempty"`
 
 	// SignalName SignalReceived
-	SignalName *string `json:"signal_name,omitempty"`
+	SignalName        *string `json:"signal_name,omitempty"`
+	TargetExecutionId *int    `json:"target_execution_id,omitempty"`
+	TargetInstanceId  *string `json:"target_instance_id,omitempty"`
 
 	// TaskQueue WorkflowStarted, ActivityScheduled
 	TaskQueue *string `json:"task_queue,omitempty"`
@@ -673,6 +715,14 @@ type ApiEvent struct {
 	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
+// ApiFailActivityByIDRequest defines model for api.FailActivityByIDRequest.
+type ApiFailActivityByIDRequest struct {
+	Error *ApiError `json:"error,omitempty"`
+
+	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
+	ExecutionId *int `json:"execution_id,omitempty"`
+}
+
 // ApiFailActivityTaskRequest defines model for api.FailActivityTaskRequest.
 type ApiFailActivityTaskRequest struct {
 	// Error Error is what went wrong; its type decides with the retry policy whether to retry.
@@ -697,6 +747,14 @@ type ApiFieldProblem struct {
 
 	// Message Message says what is wrong with the field.
 	Message *string `json:"message,omitempty"`
+}
+
+// ApiHeartbeatActivityByIDRequest defines model for api.HeartbeatActivityByIDRequest.
+type ApiHeartbeatActivityByIDRequest struct {
+	Details interface{} `json:"details,omitempty"`
+
+	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
+	ExecutionId *int `json:"execution_id,omitempty"`
 }
 
 // ApiHistoryResponse defines model for api.HistoryResponse.
@@ -900,6 +958,32 @@ type ApiSignalRequest struct {
 	Input interface{} `json:"input,omitempty"`
 }
 
+// ApiSignalWithStartRequest defines model for api.SignalWithStartRequest.
+type ApiSignalWithStartRequest struct {
+	// ExecutionTimeout Example: 1h
+	ExecutionTimeout *string     `json:"execution_timeout,omitempty"`
+	Input            interface{} `json:"input,omitempty"`
+	SignalInput      interface{} `json:"signal_input,omitempty"`
+	SignalName       string      `json:"signal_name"`
+	TaskQueue        string      `json:"task_queue"`
+
+	// WorkflowType WorkflowType, TaskQueue, Input and ExecutionTimeout are those of
+	// StartWorkflowRequest; they are used only when the call starts the
+	// workflow.
+	WorkflowType string `json:"workflow_type"`
+}
+
+// ApiSignalWithStartResponse defines model for api.SignalWithStartResponse.
+type ApiSignalWithStartResponse struct {
+	ExecutionId *int    `json:"execution_id,omitempty"`
+	InstanceId  *string `json:"instance_id,omitempty"`
+
+	// Started Started is true when the call started the execution, false when it
+	// signalled one already running.
+	Started *bool   `json:"started,omitempty"`
+	Status  *string `json:"status,omitempty"`
+}
+
 // ApiStartWorkflowRequest defines model for api.StartWorkflowRequest.
 type ApiStartWorkflowRequest struct {
 	// CronSchedule CronSchedule makes a cron workflow: standard cron syntax (five
@@ -969,6 +1053,21 @@ type ApiTaskQueue struct {
 
 	// WorkflowBacklog WorkflowBacklog counts workflow instances with a visible message.
 	WorkflowBacklog *int `json:"workflow_backlog,omitempty"`
+}
+
+// ApiTerminateWorkflowRequest defines model for api.TerminateWorkflowRequest.
+type ApiTerminateWorkflowRequest struct {
+	// Details Details, any JSON value, is recorded in the WorkflowTerminated event
+	// and the instance's error details.
+	Details interface{} `json:"details,omitempty"`
+
+	// ExecutionId ExecutionID, when set, must be the instance's current execution (the
+	// SDK's run id); otherwise the request fails with 409 not-running.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Reason Reason is recorded in the WorkflowTerminated event and the instance's
+	// error message.
+	Reason *string `json:"reason,omitempty"`
 }
 
 // ApiUpdateNamespaceRequest defines model for api.UpdateNamespaceRequest.
@@ -1360,14 +1459,29 @@ type FailWorkflowTaskJSONRequestBody = ApiFailWorkflowTaskRequest
 // StartWorkflowJSONRequestBody defines body for StartWorkflow for application/json ContentType.
 type StartWorkflowJSONRequestBody = ApiStartWorkflowRequest
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete for application/json ContentType.
+type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody = ApiCompleteActivityByIDRequest
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail for application/json ContentType.
+type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody = ApiFailActivityByIDRequest
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat for application/json ContentType.
+type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody = ApiHeartbeatActivityByIDRequest
+
 // CancelWorkflowJSONRequestBody defines body for CancelWorkflow for application/json ContentType.
 type CancelWorkflowJSONRequestBody = ApiCancelWorkflowRequest
 
 // PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName for application/json ContentType.
 type PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody = ApiQueryWorkflowRequest
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart for application/json ContentType.
+type PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody = ApiSignalWithStartRequest
+
 // SignalWorkflowJSONRequestBody defines body for SignalWorkflow for application/json ContentType.
 type SignalWorkflowJSONRequestBody = ApiSignalRequest
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate for application/json ContentType.
+type PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody = ApiTerminateWorkflowRequest
 
 // PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName for application/json ContentType.
 type PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody = ApiUpdateWorkflowRequest
@@ -1610,6 +1724,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat (the `HeartbeatActivityTask` operationId).
 	HeartbeatActivityTask(ctx context.Context, namespace string, token openapi_types.UUID, body HeartbeatActivityTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostV1NamespacesNamespaceActivityTasksTokenPending Leave an activity attempt pending (asynchronous completion)
+	//
+	// The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PostV1NamespacesNamespaceActivityTasksTokenPending` operationId).
+	PostV1NamespacesNamespaceActivityTasksTokenPending(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAPIKeys List API keys
 	//
 	// The keys of the namespace (and, for an admin key of every namespace, the keys of every namespace), newest first, without their secrets. Needs an admin key of the namespace.
@@ -1804,6 +1925,60 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id} (the `DescribeWorkflow` operationId).
 	DescribeWorkflow(ctx context.Context, namespace string, instanceId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody Complete an activity by id (asynchronous completion)
+	//
+	// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete Complete an activity by id (asynchronous completion)
+	//
+	// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody Fail an activity by id (asynchronous completion)
+	//
+	// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail Fail an activity by id (asynchronous completion)
+	//
+	// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody Heartbeat an activity by id (asynchronous completion)
+	//
+	// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat Heartbeat an activity by id (asynchronous completion)
+	//
+	// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CancelWorkflowWithBody Request a workflow's cancellation
 	//
 	// The next turn sees the request and every activity outstanding then is flagged cancelled. The first reason wins; a finished instance is not changed (changed=false).
@@ -1852,6 +2027,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/result (the `WorkflowResult` operationId).
 	WorkflowResult(ctx context.Context, namespace string, instanceId string, params *WorkflowResultParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody Signal a workflow, starting it if it is not running
+	//
+	// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart Signal a workflow, starting it if it is not running
+	//
+	// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SignalWorkflowWithBody Send a signal to a running workflow
 	//
 	// Takes any type of body and a specified content type.
@@ -1865,6 +2058,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} (the `SignalWorkflow` operationId).
 	SignalWorkflow(ctx context.Context, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody Terminate a workflow
+	//
+	// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate Terminate a workflow
+	//
+	// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody Update a workflow
 	//
@@ -2239,6 +2450,23 @@ func (c *Client) HeartbeatActivityTaskWithBody(ctx context.Context, namespace st
 // Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat (the `HeartbeatActivityTask` operationId).
 func (c *Client) HeartbeatActivityTask(ctx context.Context, namespace string, token openapi_types.UUID, body HeartbeatActivityTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeartbeatActivityTaskRequest(c.Server, namespace, token, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceActivityTasksTokenPending Leave an activity attempt pending (asynchronous completion)
+//
+// The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PostV1NamespacesNamespaceActivityTasksTokenPending` operationId).
+func (c *Client) PostV1NamespacesNamespaceActivityTasksTokenPending(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceActivityTasksTokenPendingRequest(c.Server, namespace, token)
 	if err != nil {
 		return nil, err
 	}
@@ -2683,6 +2911,120 @@ func (c *Client) DescribeWorkflow(ctx context.Context, namespace string, instanc
 	return c.Client.Do(req)
 }
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody Complete an activity by id (asynchronous completion)
+//
+// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete Complete an activity by id (asynchronous completion)
+//
+// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequest(c.Server, namespace, instanceId, activityId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody Fail an activity by id (asynchronous completion)
+//
+// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail Fail an activity by id (asynchronous completion)
+//
+// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequest(c.Server, namespace, instanceId, activityId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody Heartbeat an activity by id (asynchronous completion)
+//
+// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat Heartbeat an activity by id (asynchronous completion)
+//
+// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequest(c.Server, namespace, instanceId, activityId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CancelWorkflowWithBody Request a workflow's cancellation
 //
 // The next turn sees the request and every activity outstanding then is flagged cancelled. The first reason wins; a finished instance is not changed (changed=false).
@@ -2791,6 +3133,44 @@ func (c *Client) WorkflowResult(ctx context.Context, namespace string, instanceI
 	return c.Client.Do(req)
 }
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody Signal a workflow, starting it if it is not running
+//
+// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequestWithBody(c.Server, namespace, instanceId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart Signal a workflow, starting it if it is not running
+//
+// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequest(c.Server, namespace, instanceId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SignalWorkflowWithBody Send a signal to a running workflow
 //
 // Takes any type of body and a specified content type.
@@ -2815,6 +3195,44 @@ func (c *Client) SignalWorkflowWithBody(ctx context.Context, namespace string, i
 // Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} (the `SignalWorkflow` operationId).
 func (c *Client) SignalWorkflow(ctx context.Context, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSignalWorkflowRequest(c.Server, namespace, instanceId, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody Terminate a workflow
+//
+// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody(c.Server, namespace, instanceId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate Terminate a workflow
+//
+// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
+func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequest(c.Server, namespace, instanceId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3385,6 +3803,47 @@ func NewHeartbeatActivityTaskRequestWithBody(server string, namespace string, to
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostV1NamespacesNamespaceActivityTasksTokenPendingRequest constructs an http.Request for the PostV1NamespacesNamespaceActivityTasksTokenPending method
+func NewPostV1NamespacesNamespaceActivityTasksTokenPendingRequest(server string, namespace string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/activity-tasks/%s/pending", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -4246,6 +4705,189 @@ func NewDescribeWorkflowRequest(server string, namespace string, instanceId stri
 	return req, nil
 }
 
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete builder with application/json body
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequest(server string, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "activity_id", activityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/activities/%s/complete", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail builder with application/json body
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequest(server string, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "activity_id", activityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/activities/%s/fail", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat builder with application/json body
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequest(server string, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "activity_id", activityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/activities/%s/heartbeat", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCancelWorkflowRequest calls the generic CancelWorkflow builder with application/json body
 func NewCancelWorkflowRequest(server string, namespace string, instanceId string, body CancelWorkflowJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4521,6 +5163,60 @@ func NewWorkflowResultRequest(server string, namespace string, instanceId string
 	return req, nil
 }
 
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart builder with application/json body
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequest(server string, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequestWithBody(server, namespace, instanceId, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequestWithBody(server string, namespace string, instanceId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/signal-with-start", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSignalWorkflowRequest calls the generic SignalWorkflow builder with application/json body
 func NewSignalWorkflowRequest(server string, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4563,6 +5259,60 @@ func NewSignalWorkflowRequestWithBody(server string, namespace string, instanceI
 	}
 
 	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/signals/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate builder with application/json body
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequest(server string, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody(server, namespace, instanceId, "application/json", bodyReader)
+}
+
+// NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate method, with any body, and a specified content type
+func NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody(server string, namespace string, instanceId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/terminate", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4863,6 +5613,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat (the `HeartbeatActivityTask` operationId).
 	HeartbeatActivityTaskWithResponse(ctx context.Context, namespace string, token openapi_types.UUID, body HeartbeatActivityTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatActivityTaskResponse, error)
 
+	// PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse Leave an activity attempt pending (asynchronous completion)
+	//
+	// The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PostV1NamespacesNamespaceActivityTasksTokenPending` operationId).
+	PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceActivityTasksTokenPendingResponse, error)
+
 	// ListAPIKeysWithResponse List API keys
 	//
 	// The keys of the namespace (and, for an admin key of every namespace, the keys of every namespace), newest first, without their secrets. Needs an admin key of the namespace.
@@ -5073,6 +5832,60 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id} (the `DescribeWorkflow` operationId).
 	DescribeWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, reqEditors ...RequestEditorFn) (*DescribeWorkflowResponse, error)
 
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBodyWithResponse Complete an activity by id (asynchronous completion)
+	//
+	// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse Complete an activity by id (asynchronous completion)
+	//
+	// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBodyWithResponse Fail an activity by id (asynchronous completion)
+	//
+	// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse Fail an activity by id (asynchronous completion)
+	//
+	// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBodyWithResponse Heartbeat an activity by id (asynchronous completion)
+	//
+	// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse Heartbeat an activity by id (asynchronous completion)
+	//
+	// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error)
+
 	// CancelWorkflowWithBodyWithResponse Request a workflow's cancellation
 	//
 	// The next turn sees the request and every activity outstanding then is flagged cancelled. The first reason wins; a finished instance is not changed (changed=false).
@@ -5125,6 +5938,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/result (the `WorkflowResult` operationId).
 	WorkflowResultWithResponse(ctx context.Context, namespace string, instanceId string, params *WorkflowResultParams, reqEditors ...RequestEditorFn) (*WorkflowResultResponse, error)
 
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBodyWithResponse Signal a workflow, starting it if it is not running
+	//
+	// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse Signal a workflow, starting it if it is not running
+	//
+	// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error)
+
 	// SignalWorkflowWithBodyWithResponse Send a signal to a running workflow
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5138,6 +5969,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} (the `SignalWorkflow` operationId).
 	SignalWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalWorkflowResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBodyWithResponse Terminate a workflow
+	//
+	// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error)
+
+	// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse Terminate a workflow
+	//
+	// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
+	PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error)
 
 	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse Update a workflow
 	//
@@ -6098,6 +6947,61 @@ func (r HeartbeatActivityTaskResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HeartbeatActivityTaskResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostV1NamespacesNamespaceActivityTasksTokenPendingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7355,6 +8259,213 @@ func (r DescribeWorkflowResponse) ContentType() string {
 	return ""
 }
 
+type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiActivityAckResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetJSON200() *ApiActivityAckResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiActivityAckResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetJSON200() *ApiActivityAckResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiActivityHeartbeatResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetJSON200() *ApiActivityHeartbeatResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type CancelWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7687,6 +8798,82 @@ func (r WorkflowResultResponse) ContentType() string {
 	return ""
 }
 
+type PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiSignalWithStartResponse
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiSignalWithStartResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetJSON200() *ApiSignalWithStartResponse {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetJSON201() *ApiSignalWithStartResponse {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SignalWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7778,6 +8965,89 @@ func (r SignalWorkflowResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SignalWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ApiAccepted
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetJSON202() *ApiAccepted {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8163,6 +9433,21 @@ func (c *ClientWithResponses) HeartbeatActivityTaskWithResponse(ctx context.Cont
 	return ParseHeartbeatActivityTaskResponse(rsp)
 }
 
+// PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse Leave an activity attempt pending (asynchronous completion)
+//
+// The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PostV1NamespacesNamespaceActivityTasksTokenPending` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceActivityTasksTokenPendingResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceActivityTasksTokenPending(ctx, namespace, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceActivityTasksTokenPendingResponse(rsp)
+}
+
 // ListAPIKeysWithResponse List API keys
 //
 // The keys of the namespace (and, for an admin key of every namespace, the keys of every namespace), newest first, without their secrets. Needs an admin key of the namespace.
@@ -8517,6 +9802,96 @@ func (c *ClientWithResponses) DescribeWorkflowWithResponse(ctx context.Context, 
 	return ParseDescribeWorkflowResponse(rsp)
 }
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBodyWithResponse Complete an activity by id (asynchronous completion)
+//
+// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse Complete an activity by id (asynchronous completion)
+//
+// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete(ctx, namespace, instanceId, activityId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBodyWithResponse Fail an activity by id (asynchronous completion)
+//
+// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse Fail an activity by id (asynchronous completion)
+//
+// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail(ctx, namespace, instanceId, activityId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBodyWithResponse Heartbeat an activity by id (asynchronous completion)
+//
+// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse Heartbeat an activity by id (asynchronous completion)
+//
+// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat(ctx, namespace, instanceId, activityId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse(rsp)
+}
+
 // CancelWorkflowWithBodyWithResponse Request a workflow's cancellation
 //
 // The next turn sees the request and every activity outstanding then is flagged cancelled. The first reason wins; a finished instance is not changed (changed=false).
@@ -8605,6 +9980,36 @@ func (c *ClientWithResponses) WorkflowResultWithResponse(ctx context.Context, na
 	return ParseWorkflowResultResponse(rsp)
 }
 
+// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBodyWithResponse Signal a workflow, starting it if it is not running
+//
+// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody(ctx, namespace, instanceId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse Signal a workflow, starting it if it is not running
+//
+// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart(ctx, namespace, instanceId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse(rsp)
+}
+
 // SignalWorkflowWithBodyWithResponse Send a signal to a running workflow
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -8629,6 +10034,36 @@ func (c *ClientWithResponses) SignalWorkflowWithResponse(ctx context.Context, na
 		return nil, err
 	}
 	return ParseSignalWorkflowResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBodyWithResponse Terminate a workflow
+//
+// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody(ctx, namespace, instanceId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse(rsp)
+}
+
+// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse Terminate a workflow
+//
+// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
+func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error) {
+	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate(ctx, namespace, instanceId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse(rsp)
 }
 
 // PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse Update a workflow
@@ -9405,6 +10840,49 @@ func ParseHeartbeatActivityTaskResponse(rsp *http.Response) (*HeartbeatActivityT
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostV1NamespacesNamespaceActivityTasksTokenPendingResponse parses an HTTP response from a PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse call
+func ParsePostV1NamespacesNamespaceActivityTasksTokenPendingResponse(rsp *http.Response) (*PostV1NamespacesNamespaceActivityTasksTokenPendingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceActivityTasksTokenPendingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ApiProblem
@@ -10441,6 +11919,168 @@ func ParseDescribeWorkflowResponse(rsp *http.Response) (*DescribeWorkflowRespons
 	return response, nil
 }
 
+// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse call
+func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiActivityAckResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse call
+func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiActivityAckResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse call
+func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiActivityHeartbeatResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseCancelWorkflowResponse parses an HTTP response from a CancelWorkflowWithResponse call
 func ParseCancelWorkflowResponse(rsp *http.Response) (*CancelWorkflowResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10716,6 +12356,67 @@ func ParseWorkflowResultResponse(rsp *http.Response) (*WorkflowResultResponse, e
 	return response, nil
 }
 
+// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse call
+func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiSignalWithStartResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiSignalWithStartResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseSignalWorkflowResponse parses an HTTP response from a SignalWorkflowWithResponse call
 func ParseSignalWorkflowResponse(rsp *http.Response) (*SignalWorkflowResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10757,6 +12458,74 @@ func ParseSignalWorkflowResponse(rsp *http.Response) (*SignalWorkflowResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse call
+func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ApiAccepted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ApiProblem

@@ -179,6 +179,9 @@ type TurnPlan struct {
 	// ActivityCancels to flag after NewAttempts are inserted (outstanding
 	// activities only, first reason kept).
 	ActivityCancels []api.ActivityCancel
+	// Externals are the turn's signal_external and cancel_external
+	// commands, to apply in the ack's transaction.
+	Externals []External
 	// TerminalReason, when set, flags every remaining attempt of the
 	// execution with this reason after everything else.
 	TerminalReason string
@@ -364,6 +367,13 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventMarkerRecorded, MarkerName: c.MarkerName, MarkerID: c.MarkerID, MarkerDetails: c.MarkerDetails,
 			}})
+		case api.CommandSignalExternal, api.CommandCancelExternal:
+			ev, ext, err := planExternal(c, field)
+			if err != nil {
+				return TurnPlan{}, err
+			}
+			p.Externals = append(p.Externals, ext)
+			p.Events = append(p.Events, PlannedEvent{Event: ev})
 		case api.CommandFailWorkflow:
 			if c.Error == nil || c.Error.Message == "" {
 				return TurnPlan{}, &InvalidCommandError{Field: field("error.message"), Message: "required"}

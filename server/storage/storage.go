@@ -33,6 +33,28 @@ type Provider interface {
 	Visibility
 	Admin
 	Talk
+	External
+}
+
+// External is finishing work from outside its usual path: terminating a
+// workflow, signal-with-start, and completing activities asynchronously.
+type External interface {
+	// TerminateWorkflow closes the current (or the given) execution at
+	// once with WorkflowTerminated, flags its outstanding attempts
+	// cancelled (workflow_terminated) and deletes its pending messages.
+	// ErrNotFound, ErrNotRunning.
+	TerminateWorkflow(ctx context.Context, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error
+	// SignalWithStartWorkflow signals instanceID, starting it first when
+	// it is not running, in one transaction.
+	SignalWithStartWorkflow(ctx context.Context, ns, instanceID string, req api.SignalWithStartRequest) (api.SignalWithStartResponse, error)
+	// MarkActivityPending leaves a held attempt to be completed later from
+	// any process (activity.ErrResultPending). ErrLockLost when the token
+	// holds nothing.
+	MarkActivityPending(ctx context.Context, ns, token string) error
+	// ActivityToken returns the lock token of the held attempt of an
+	// activity by workflow id, execution (0: current) and activity id.
+	// ErrNotFound when no attempt of it is held.
+	ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (string, error)
 }
 
 // Talk is reading and changing a running workflow from outside: queries

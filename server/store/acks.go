@@ -470,6 +470,14 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		ups := plan.Updates
 		w.afterAttempts = append(w.afterAttempts, func() error { return writeUpdateStages(ctx, t, ns, id, ups) })
 	}
+	// Signals and cancel requests to other workflows, and their outcomes
+	// to this one (external.go).
+	if len(plan.Externals) > 0 {
+		exts, running := plan.Externals, plan.TerminalReason == ""
+		w.afterAttempts = append(w.afterAttempts, func() error {
+			return applyExternals(ctx, t, ns, id, exec, inst.TaskQueue, running, exts)
+		})
+	}
 	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
 	// nothing left to cancel.
 	if plan.TerminalReason != "" && !plan.CancelAllFirst {

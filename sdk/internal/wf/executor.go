@@ -90,6 +90,7 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		activities:     map[int64]*future{},
 		timers:         map[int64]*future{},
 		canceledTimers: map[int64]bool{},
+		externals:      map[int64]*future{},
 		signals:        map[string]*SignalChannel{},
 		hist:           newHistIndex(),
 		usedMarkers:    map[string]bool{},
@@ -251,6 +252,8 @@ type state struct {
 	activities     map[int64]*future // pending activity futures
 	timers         map[int64]*future // pending timer futures
 	canceledTimers map[int64]bool    // timers the code cancelled
+	nextExternalID int64
+	externals      map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
 	signals        map[string]*SignalChannel
 
 	cancelRequested bool
@@ -323,6 +326,13 @@ func (s *state) issue(cmd api.Command) {
 		if s.hist.updateDone[cmd.UpdateID] {
 			return
 		}
+	case api.CommandSignalExternal, api.CommandCancelExternal:
+		if kind, ok := s.hist.externals[cmd.ExternalID]; ok {
+			if kind != cmd.Type {
+				s.nondeterminism("external request %d: history has %s, the code issued %s", cmd.ExternalID, kind, cmd.Type)
+			}
+			return
+		}
 	case api.CommandCancelTimer:
 		s.canceledTimers[cmd.TimerID] = true
 		// Replayed, or (in a history from before timers were cancelled on
@@ -346,6 +356,12 @@ func (s *state) checkHistoryIssued() {
 	for _, id := range sortedKeys(s.hist.timers) {
 		if id > s.nextTimerID {
 			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has timer %d that the code did not start", id)}
+			return
+		}
+	}
+	for _, id := range sortedKeys(s.hist.externals) {
+		if id > s.nextExternalID {
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has external request %d (%s) that the code did not issue", id, s.hist.externals[id])}
 			return
 		}
 	}
@@ -441,7 +457,7 @@ func isMessageKind(kind string) bool {
 	switch kind {
 	case api.EventWorkflowStarted, api.EventActivityCompleted, api.EventActivityFailed, api.EventTimerFired,
 		api.EventSignalReceived, api.EventCancelRequested, api.EventActivityAttemptCancelRequested,
-		api.EventWorkflowUpdateAccepted:
+		api.EventWorkflowUpdateAccepted, api.EventExternalCompleted, api.EventExternalFailed:
 		return true
 	}
 	return false
@@ -485,6 +501,9 @@ func (s *state) apply(ev *api.Event) {
 		// Started once the batch's code has run (its handlers are set).
 		s.tick(ev)
 		s.pendingUpdates = append(s.pendingUpdates, *ev)
+	case api.EventExternalCompleted, api.EventExternalFailed:
+		s.tick(ev)
+		s.onExternalOutcome(ev)
 	default:
 		// Events the turn's commands produced (ActivityScheduled,
 		// TimerCreated, ActivityCancelRequested) and terminal events

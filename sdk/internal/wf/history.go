@@ -14,10 +14,11 @@ type eventKey struct {
 	timerID    int64
 	marker     string // MarkerRecorded: markerKey(name, id)
 	update     string // WorkflowUpdateAccepted / Completed: the update id
+	externalID int64
 }
 
 func keyOf(ev *api.Event) eventKey {
-	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID, update: ev.UpdateID}
+	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID, update: ev.UpdateID, externalID: ev.ExternalID}
 	if ev.Kind == api.EventMarkerRecorded {
 		k.marker = markerKey(ev.MarkerName, ev.MarkerID)
 	}
@@ -41,6 +42,7 @@ type histIndex struct {
 	outstanding map[int64]bool             // scheduled and not closed
 	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
 	updateDone  map[string]bool            // WorkflowUpdateCompleted: update id
+	externals   map[int64]string           // External*Initiated: external id → command type
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -55,6 +57,7 @@ func newHistIndex() *histIndex {
 		outstanding: map[int64]bool{},
 		markers:     map[string]json.RawMessage{},
 		updateDone:  map[string]bool{},
+		externals:   map[int64]string{},
 	}
 }
 
@@ -84,6 +87,10 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		h.timerCancel[k.timerID] = true
 	case api.EventWorkflowUpdateCompleted:
 		h.updateDone[k.update] = true
+	case api.EventExternalSignalInitiated:
+		h.externals[k.externalID] = api.CommandSignalExternal
+	case api.EventExternalCancelInitiated:
+		h.externals[k.externalID] = api.CommandCancelExternal
 	}
 	h.seen = append(h.seen, k)
 }
@@ -157,6 +164,10 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventTimerCanceled, timerID: c.TimerID}, "")
 		case api.CommandCompleteUpdate:
 			h.recordKey(eventKey{kind: api.EventWorkflowUpdateCompleted, update: c.UpdateID}, "")
+		case api.CommandSignalExternal:
+			h.recordKey(eventKey{kind: api.EventExternalSignalInitiated, externalID: c.ExternalID}, "")
+		case api.CommandCancelExternal:
+			h.recordKey(eventKey{kind: api.EventExternalCancelInitiated, externalID: c.ExternalID}, "")
 		case api.CommandRecordMarker:
 			k := markerKey(c.MarkerName, c.MarkerID)
 			h.markers[k] = c.MarkerDetails
