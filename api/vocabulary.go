@@ -45,6 +45,12 @@ const (
 	// CancelReasonContextCanceled: the workflow code canceled the
 	// activity's context (SDK).
 	CancelReasonContextCanceled = "context_canceled"
+	// CancelReasonParentClosed: the child workflow's parent closed, and its
+	// parent close policy asks for the child's end.
+	CancelReasonParentClosed = "parent_closed"
+	// CancelReasonParentCanceled: the child workflow's parent was
+	// canceled, and its parent close policy asks for the child's end.
+	CancelReasonParentCanceled = "parent_canceled"
 )
 
 // CancelReasons returns every cancel reason Tether and its SDK use.
@@ -54,6 +60,7 @@ func CancelReasons() []string {
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
 		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
+		CancelReasonParentClosed, CancelReasonParentCanceled,
 	}
 }
 
@@ -63,7 +70,8 @@ func KnownCancelReason(r string) bool {
 	case CancelReasonWorkflowCanceled, CancelReasonWorkflowFailed, CancelReasonWorkflowCompleted,
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
-		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled:
+		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
+		CancelReasonParentClosed, CancelReasonParentCanceled:
 		return true
 	}
 	return false
@@ -173,6 +181,9 @@ func EventKinds() []string {
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
 		EventWorkflowFailed, EventWorkflowCanceled,
+		EventChildWorkflowInitiated, EventChildWorkflowStarted, EventStartChildWorkflowFailed,
+		EventChildWorkflowCompleted, EventChildWorkflowFailed, EventChildWorkflowCanceled,
+		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested,
 	}
 }
 
@@ -191,5 +202,11 @@ func CommandTypes() []string {
 	return []string{
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew,
+		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow,
 	}
+}
+
+// ParentClosePolicies returns every parent close policy.
+func ParentClosePolicies() []string {
+	return []string{ParentClosePolicyTerminate, ParentClosePolicyRequestCancel, ParentClosePolicyAbandon}
 }
