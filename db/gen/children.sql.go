@@ -17,7 +17,7 @@ WITH p AS (
 ), c AS (
     UPDATE instances c SET cancel_requested = true, cancel_reason = p.reason, updated_at = now()
     FROM p
-    WHERE c.namespace = $4 AND c.parent_namespace = c.namespace
+    WHERE c.namespace = $4 AND c.parent_namespace = $5::text
       AND c.parent_instance_id = p.instance_id
       AND c.parent_execution_id = p.execution_id AND c.parent_instance_id IS NOT NULL
       AND c.status = 'running' AND NOT c.cancel_requested
@@ -35,10 +35,11 @@ FROM (SELECT DISTINCT task_queue FROM m) q
 `
 
 type CancelChildrenParams struct {
-	Channel   string
-	KeyPrefix string
-	Parents   []byte
-	Namespace string
+	Channel         string
+	KeyPrefix       string
+	Parents         []byte
+	Namespace       string
+	ParentNamespace string
 }
 
 // Asks running child workflows to cancel, in the ack's transaction of
@@ -55,6 +56,7 @@ func (q *Queries) CancelChildren(ctx context.Context, arg CancelChildrenParams) 
 		arg.KeyPrefix,
 		arg.Parents,
 		arg.Namespace,
+		arg.ParentNamespace,
 	)
 	return err
 }

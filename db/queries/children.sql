@@ -123,7 +123,7 @@ WITH p AS (
 ), c AS (
     UPDATE instances c SET cancel_requested = true, cancel_reason = p.reason, updated_at = now()
     FROM p
-    WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = c.namespace
+    WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(parent_namespace)::text
       AND c.parent_instance_id = p.instance_id
       AND c.parent_execution_id = p.execution_id AND c.parent_instance_id IS NOT NULL
       AND c.status = 'running' AND NOT c.cancel_requested

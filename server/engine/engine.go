@@ -196,6 +196,16 @@ type TurnPlan struct {
 	ContinueAsNew   bool
 	NewWorkflowType string
 	NewInput        json.RawMessage
+	// Children are the child workflows the turn starts (children.go).
+	Children []NewChild
+	// CancelChildren are the workflow ids of the children the turn asks
+	// to cancel (request_cancel_child_workflow).
+	CancelChildren []string
+	// CloseChildrenReason, when set, applies the parent close policy to
+	// the execution's open children with this cancel reason: the turn
+	// consumed a cancel request (parent_canceled) or ends the execution
+	// (parent_closed).
+	CloseChildrenReason string
 }
 
 // InvalidCommandError is a turn the server refuses; Field names the offending
@@ -270,6 +280,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 	if cancelConsumed {
 		p.CancelAllFirst = true
 		cancelOutstanding(ReasonWorkflowCanceled)
+		p.CloseChildrenReason = api.CancelReasonParentCanceled
 	}
 
 	// 3. Commands.
@@ -354,6 +365,10 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventMarkerRecorded, MarkerName: c.MarkerName, MarkerID: c.MarkerID, MarkerDetails: c.MarkerDetails,
 			}})
+		case api.CommandStartChildWorkflow, api.CommandRequestCancelChildWorkflow:
+			if err := planChildCommand(&p, inst, c, field); err != nil {
+				return TurnPlan{}, err
+			}
 		case api.CommandFailWorkflow:
 			if c.Error == nil || c.Error.Message == "" {
 				return TurnPlan{}, &InvalidCommandError{Field: field("error.message"), Message: "required"}
@@ -411,6 +426,9 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		}
 		cancelOutstanding(p.TerminalReason)
 		p.Events = append(p.Events, PlannedEvent{Event: ev})
+		if p.CloseChildrenReason == "" {
+			p.CloseChildrenReason = api.CancelReasonParentClosed
+		}
 	}
 	p.NextEventID = inst.NextEventID + int64(len(p.Events))
 	// Every event gets a time, never earlier than the one before: the
