@@ -269,6 +269,12 @@ type state struct {
 
 	commands []api.Command
 	cancels  []api.ActivityCancel
+
+	// Child workflows (child.go): the last child id, the pending futures,
+	// the children the code asked to cancel.
+	nextChildID      int64
+	children         map[int64]*childFuture
+	canceledChildren []int64
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
@@ -309,6 +315,18 @@ func (s *state) issue(cmd api.Command) {
 		if s.hist.timers[cmd.TimerID] {
 			return
 		}
+	case api.CommandStartChildWorkflow:
+		if typ, ok := s.hist.children[cmd.ChildID]; ok {
+			if typ != cmd.WorkflowType {
+				s.nondeterminism("child workflow %d: history has type %q, the code started %q", cmd.ChildID, typ, cmd.WorkflowType)
+			}
+			return
+		}
+	case api.CommandRequestCancelChildWorkflow:
+		s.canceledChildren = append(s.canceledChildren, cmd.ChildID)
+		if s.hist.childCancel[cmd.ChildID] {
+			return
+		}
 	case api.CommandCancelTimer:
 		s.canceledTimers[cmd.TimerID] = true
 		// Replayed, or (in a history from before timers were cancelled on
@@ -340,6 +358,9 @@ func (s *state) checkHistoryIssued() {
 			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has timer %d cancelled, the code did not cancel it", id)}
 			return
 		}
+	}
+	if s.checkChildrenIssued(); s.fatal != nil {
+		return
 	}
 	markers := make([]string, 0, len(s.hist.markers))
 	for k := range s.hist.markers {
@@ -383,6 +404,7 @@ func (s *state) afterScopeCancel(activityReason string) {
 			s.cancelActivity(f, activityReason)
 		}
 	}
+	s.cancelChildren(activityReason)
 }
 
 // replay feeds the recorded history to the state one turn at a time: the
@@ -425,7 +447,7 @@ func isMessageKind(kind string) bool {
 		api.EventSignalReceived, api.EventCancelRequested, api.EventActivityAttemptCancelRequested:
 		return true
 	}
-	return false
+	return isChildMessage(kind)
 }
 
 // apply feeds one event (from history or a message) to the state without
@@ -462,6 +484,9 @@ func (s *state) apply(ev *api.Event) {
 	case api.EventCancelRequested:
 		s.tick(ev)
 		s.onCancelRequested(ev.Reason)
+	case api.EventChildWorkflowStarted, api.EventStartChildWorkflowFailed, api.EventChildWorkflowCompleted,
+		api.EventChildWorkflowFailed, api.EventChildWorkflowCanceled, api.EventChildWorkflowTerminated:
+		s.applyChild(ev)
 	default:
 		// Events the turn's commands produced (ActivityScheduled,
 		// TimerCreated, ActivityCancelRequested) and terminal events

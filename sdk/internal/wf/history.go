@@ -13,10 +13,11 @@ type eventKey struct {
 	activityID int64
 	timerID    int64
 	marker     string // MarkerRecorded: markerKey(name, id)
+	childID    int64
 }
 
 func keyOf(ev *api.Event) eventKey {
-	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID}
+	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID, childID: ev.ChildID}
 	if ev.Kind == api.EventMarkerRecorded {
 		k.marker = markerKey(ev.MarkerName, ev.MarkerID)
 	}
@@ -39,6 +40,8 @@ type histIndex struct {
 	closed      map[int64]bool             // ActivityCompleted / Failed / CancelRequested
 	outstanding map[int64]bool             // scheduled and not closed
 	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
+	children    map[int64]string           // ChildWorkflowInitiated: child id → type
+	childCancel map[int64]bool             // ChildWorkflowCancelRequested
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -52,6 +55,8 @@ func newHistIndex() *histIndex {
 		closed:      map[int64]bool{},
 		outstanding: map[int64]bool{},
 		markers:     map[string]json.RawMessage{},
+		children:    map[int64]string{},
+		childCancel: map[int64]bool{},
 	}
 }
 
@@ -60,7 +65,11 @@ func (h *histIndex) record(ev *api.Event) {
 	if k.marker != "" {
 		h.markers[k.marker] = ev.MarkerDetails
 	}
-	h.recordKey(k, ev.ActivityType)
+	typ := ev.ActivityType
+	if ev.Kind == api.EventChildWorkflowInitiated {
+		typ = ev.WorkflowType
+	}
+	h.recordKey(k, typ)
 }
 
 func (h *histIndex) recordKey(k eventKey, activityType string) {
@@ -79,6 +88,10 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		h.timerFired[k.timerID] = true
 	case api.EventTimerCanceled:
 		h.timerCancel[k.timerID] = true
+	case api.EventChildWorkflowInitiated:
+		h.children[k.childID] = activityType
+	case api.EventChildWorkflowCancelRequested:
+		h.childCancel[k.childID] = true
 	}
 	h.seen = append(h.seen, k)
 }
@@ -147,6 +160,10 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventTimerCreated, timerID: c.TimerID}, "")
 		case api.CommandCancelTimer:
 			h.recordKey(eventKey{kind: api.EventTimerCanceled, timerID: c.TimerID}, "")
+		case api.CommandStartChildWorkflow:
+			h.recordKey(eventKey{kind: api.EventChildWorkflowInitiated, childID: c.ChildID}, c.WorkflowType)
+		case api.CommandRequestCancelChildWorkflow:
+			h.recordKey(eventKey{kind: api.EventChildWorkflowCancelRequested, childID: c.ChildID}, "")
 		case api.CommandRecordMarker:
 			k := markerKey(c.MarkerName, c.MarkerID)
 			h.markers[k] = c.MarkerDetails
