@@ -174,6 +174,10 @@ type Workflow struct {
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 	CompletedAt     *time.Time      `json:"completed_at,omitempty"`
+	// ParentWorkflowID and ParentExecutionID: the parent execution that
+	// started this instance as a child workflow (absent: none).
+	ParentWorkflowID  string `json:"parent_workflow_id,omitempty"`
+	ParentExecutionID int64  `json:"parent_execution_id,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.

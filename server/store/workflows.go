@@ -99,6 +99,9 @@ func toWorkflow(i gen.Instance) api.Workflow {
 		CancelRequested: i.CancelRequested, CancelReason: strOr(i.CancelReason),
 		CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt, CompletedAt: i.CompletedAt,
 	}
+	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
+		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
+	}
 	if len(i.Error) > 0 {
 		var e api.Error
 		if json.Unmarshal(i.Error, &e) == nil {
