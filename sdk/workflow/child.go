@@ -35,8 +35,8 @@ type Execution = wf.WorkflowExecution
 // temporal.ChildWorkflowExecutionError); errors.As reaches the cause.
 type ChildWorkflowExecutionError = wf.ChildWorkflowExecutionError
 
-// ChildWorkflowExecutionAlreadyStartedError: a running workflow held the
-// child's workflow id.
+// ChildWorkflowExecutionAlreadyStartedError is the error of a child whose
+// workflow id a running workflow held.
 type ChildWorkflowExecutionAlreadyStartedError = wf.ChildWorkflowExecutionAlreadyStartedError
 
 // ErrChildWorkflowTerminated is the cause of a terminated child's error.

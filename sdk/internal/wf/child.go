@@ -67,7 +67,9 @@ func GetChildWorkflowOptions(ctx Context) ChildWorkflowOptions {
 // workflow.Execution): its instance id, and its execution id as a decimal
 // string.
 type WorkflowExecution struct {
-	ID    string
+	// ID is the instance id.
+	ID string
+	// RunID is the execution id, in decimal.
 	RunID string
 }
 
@@ -85,10 +87,13 @@ type ChildWorkflowFuture interface {
 // failed, was canceled or terminated; Err is the cause (ErrCanceled for a
 // canceled child).
 type ChildWorkflowExecutionError struct {
+	// WorkflowID and WorkflowType name the child.
 	WorkflowID   string
 	WorkflowType string
-	Failure      *api.Error
-	Err          error
+	// Failure is the child's recorded error (a failed child only).
+	Failure *api.Error
+	// Err is the cause.
+	Err error
 }
 
 func (e *ChildWorkflowExecutionError) Error() string {
@@ -101,9 +106,10 @@ func (e *ChildWorkflowExecutionError) Unwrap() error { return e.Err }
 // ErrChildWorkflowTerminated is the cause of a terminated child's error.
 var ErrChildWorkflowTerminated = errors.New("child workflow terminated")
 
-// ChildWorkflowExecutionAlreadyStartedError: a running instance held the
-// child's workflow id; the child was not started.
+// ChildWorkflowExecutionAlreadyStartedError is the error of a child whose
+// workflow id a running instance held: the child was not started.
 type ChildWorkflowExecutionAlreadyStartedError struct {
+	// WorkflowID is the child's workflow id.
 	WorkflowID string
 }
 
@@ -135,7 +141,7 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 	f := &childFuture{future: &future{s: s, scope: c.scope}, started: &future{s: s}}
 	fail := func(err error) ChildWorkflowFuture {
 		f.started.settle(nil, err)
-		f.future.settle(nil, err)
+		f.settle(nil, err)
 		return f
 	}
 	name, ok := workflow.(string)
@@ -210,7 +216,7 @@ func (s *state) applyChild(ev *api.Event) {
 	}
 	closed := func(err error) {
 		delete(s.children, ev.ChildID)
-		f.future.settle(ev.Result, err)
+		f.settle(ev.Result, err)
 	}
 	chErr := func(failure *api.Error, cause error) error {
 		return &ChildWorkflowExecutionError{WorkflowID: f.workflowID, WorkflowType: f.workflowType, Failure: failure, Err: cause}
@@ -228,7 +234,7 @@ func (s *state) applyChild(ev *api.Event) {
 	case api.EventChildWorkflowCompleted:
 		closed(nil)
 	case api.EventChildWorkflowFailed:
-		var cause error = errors.New("child workflow failed")
+		cause := errors.New("child workflow failed")
 		if ev.Error != nil {
 			var ae *ActivityError
 			if errors.As(activityFailure(0, "", ev.Error), &ae) {
@@ -259,7 +265,7 @@ func (s *state) cancelChildren(reason string) {
 			s.issue(api.Command{Type: api.CommandRequestCancelChildWorkflow, ChildID: id, WorkflowID: f.workflowID})
 		}
 		if !f.wait {
-			f.future.settle(nil, &ChildWorkflowExecutionError{WorkflowID: f.workflowID, WorkflowType: f.workflowType, Err: ErrCanceled})
+			f.settle(nil, &ChildWorkflowExecutionError{WorkflowID: f.workflowID, WorkflowType: f.workflowType, Err: ErrCanceled})
 		}
 	}
 }
