@@ -20,6 +20,9 @@ import (
 // SampleChildWorkflow is the sample's child.
 func SampleChildWorkflow(ctx workflow.Context, name string) (string, error) {
 	greeting := "Hello " + name + "!"
+	if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p == nil || p.ID != "parent" || p.RunID != "1" {
+		return "", fmt.Errorf("parent %+v", p)
+	}
 	workflow.GetLogger(ctx).Info("Child workflow execution: " + greeting)
 	return greeting, nil
 }

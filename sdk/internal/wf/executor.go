@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -506,6 +507,10 @@ func (s *state) start(ev *api.Event) {
 	s.started = true
 	s.info.StartedAt = ev.Timestamp
 	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
+	if ev.ParentWorkflowID != "" {
+		s.info.ParentWorkflowExecution = &WorkflowExecution{ID: ev.ParentWorkflowID,
+			RunID: strconv.FormatInt(ev.ParentExecutionID, 10)}
+	}
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
 	}
