@@ -413,8 +413,9 @@ type Command struct {
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 	// fail_workflow
 	Error *Error `json:"error,omitempty" validate:"required_if=Type fail_workflow"`
-	// continue_as_new: optional new workflow type (the task queue stays).
-	WorkflowType string `json:"workflow_type,omitempty" validate:"omitempty,name"`
+	// continue_as_new: optional new workflow type (the task queue stays);
+	// start_child_workflow: the child's type (required).
+	WorkflowType string `json:"workflow_type,omitempty" validate:"required_if=Type start_child_workflow,omitempty,name"`
 	// record_marker: the marker's kind and id (recorded as given in a
 	// MarkerRecorded event) and its value (JSON, required).
 	MarkerName    string          `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
@@ -423,8 +424,8 @@ type Command struct {
 	// start_child_workflow, request_cancel_child_workflow: the child's
 	// number within the execution (chosen by the SDK, unique) and its
 	// workflow id (the child instance's id).
-	ChildID    int64  `json:"child_id,omitempty" validate:"gte=0"`
-	WorkflowID string `json:"workflow_id,omitempty" validate:"omitempty,name"`
+	ChildID    int64  `json:"child_id,omitempty" validate:"required_if=Type start_child_workflow,required_if=Type request_cancel_child_workflow,gte=0"`
+	WorkflowID string `json:"workflow_id,omitempty" validate:"required_if=Type start_child_workflow,required_if=Type request_cancel_child_workflow,omitempty,name"`
 	// start_child_workflow: the child's execution_timeout and parent
 	// close policy (ParentClosePolicy*, default terminate).
 	ExecutionTimeout  Duration `json:"execution_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
