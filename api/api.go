@@ -120,10 +120,15 @@ func (e *Error) Error() string {
 // Problem is an RFC 9457 problem document, the body of every error answer
 // (content type application/problem+json).
 type Problem struct {
-	Type   string         `json:"type"`
-	Title  string         `json:"title"`
-	Status int            `json:"status"`
-	Detail string         `json:"detail,omitempty"`
+	// Type is a URI naming the kind of problem (api.Problem*).
+	Type string `json:"type"`
+	// Title is a short summary of the kind of problem.
+	Title string `json:"title"`
+	// Status is the HTTP status code of the answer.
+	Status int `json:"status"`
+	// Detail explains this occurrence of the problem.
+	Detail string `json:"detail,omitempty"`
+	// Errors names each invalid field of the request.
 	Errors []FieldProblem `json:"errors,omitempty"`
 	// Reason classifies a 503 whose cause is the database
 	// (type …/database-unavailable): connection_refused,
@@ -134,7 +139,9 @@ type Problem struct {
 
 // FieldProblem names one invalid field of a request.
 type FieldProblem struct {
-	Field   string `json:"field"`
+	// Field is the path of the invalid field, such as "commands[2].activity_id".
+	Field string `json:"field"`
+	// Message says what is wrong with the field.
 	Message string `json:"message"`
 }
 
@@ -143,37 +150,69 @@ type FieldProblem struct {
 
 // StartWorkflowRequest is the body of POST /workflows.
 type StartWorkflowRequest struct {
-	WorkflowType     string          `json:"workflow_type" validate:"required,name"`
-	TaskQueue        string          `json:"task_queue" validate:"required,name"`
-	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	InstanceID       string          `json:"instance_id,omitempty" validate:"omitempty,name"`
-	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// WorkflowType is the registered name of the workflow to run.
+	WorkflowType string `json:"workflow_type" validate:"required,name"`
+	// TaskQueue is the queue whose workers run the workflow's turns.
+	TaskQueue string `json:"task_queue" validate:"required,name"`
+	// Input is the workflow's argument, any JSON value.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// InstanceID names the instance; the server generates one when it is empty.
+	InstanceID string `json:"instance_id,omitempty" validate:"omitempty,name"`
+	// ExecutionTimeout fails the workflow when it runs longer (0: no limit).
+	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// CronSchedule makes a cron workflow: standard cron syntax (five
+	// fields, minute first, UTC; or a descriptor such as "@hourly" or
+	// "@every 1h30m"). The first run starts at the schedule's next time,
+	// and each run that completes or fails is followed by the next, as
+	// the instance's next execution; a cancel ends it.
+	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256" example:"*/5 * * * *"`
 }
 
 // StartWorkflowResponse is the answer of POST /workflows.
 type StartWorkflowResponse struct {
-	InstanceID  string `json:"instance_id"`
-	ExecutionID int64  `json:"execution_id"`
-	Status      string `json:"status"`
+	// InstanceID is the started instance's id.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the started execution (1 for a new instance).
+	ExecutionID int64 `json:"execution_id"`
+	// Status is the instance's status (running).
+	Status string `json:"status"`
 }
 
 // Workflow describes one workflow instance.
 type Workflow struct {
-	Namespace       string          `json:"namespace"`
-	InstanceID      string          `json:"instance_id"`
-	WorkflowType    string          `json:"workflow_type"`
-	TaskQueue       string          `json:"task_queue"`
-	Status          string          `json:"status"`
-	ExecutionID     int64           `json:"execution_id"`
-	Input           json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	Result          json.RawMessage `json:"result,omitempty" swaggertype:"object"`
-	Error           *Error          `json:"error,omitempty"`
-	CancelRequested bool            `json:"cancel_requested"`
-	CancelReason    string          `json:"cancel_reason,omitempty"`
-	LastTaskError   *Error          `json:"last_task_error,omitempty"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
-	CompletedAt     *time.Time      `json:"completed_at,omitempty"`
+	// Namespace is the instance's namespace.
+	Namespace string `json:"namespace"`
+	// InstanceID is the instance's id.
+	InstanceID string `json:"instance_id"`
+	// WorkflowType is the workflow's registered name.
+	WorkflowType string `json:"workflow_type"`
+	// TaskQueue is the queue of the workflow's turns.
+	TaskQueue string `json:"task_queue"`
+	// Status is running, completed, failed, canceled or terminated.
+	Status string `json:"status"`
+	// ExecutionID is the current execution (continue-as-new starts the next).
+	ExecutionID int64 `json:"execution_id"`
+	// Input is the current execution's argument.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Result is the workflow's result, once completed.
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	// Error is why the workflow failed, once failed.
+	Error *Error `json:"error,omitempty"`
+	// CancelRequested tells whether cancellation was requested.
+	CancelRequested bool `json:"cancel_requested"`
+	// CancelReason is the reason given with the cancel request.
+	CancelReason string `json:"cancel_reason,omitempty"`
+	// LastTaskError is the error of the last failed turn, while it is retried.
+	LastTaskError *Error `json:"last_task_error,omitempty"`
+	// CreatedAt is when the instance was started.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when the instance last changed.
+	UpdatedAt time.Time `json:"updated_at"`
+	// CompletedAt is when the instance closed, once closed.
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// CronSchedule is the schedule of a cron workflow (absent otherwise);
+	// while it runs, Result holds the last completed run's result.
+	CronSchedule string `json:"cron_schedule,omitempty"`
 	// ParentWorkflowID and ParentExecutionID: the parent execution that
 	// started this instance as a child workflow (absent: none).
 	ParentWorkflowID  string `json:"parent_workflow_id,omitempty"`
@@ -182,17 +221,21 @@ type Workflow struct {
 
 // ListWorkflowsResponse is the answer of GET /workflows.
 type ListWorkflowsResponse struct {
-	Workflows     []Workflow `json:"workflows"`
-	NextPageToken string     `json:"next_page_token,omitempty"`
+	// Workflows are this page's instances, newest first.
+	Workflows []Workflow `json:"workflows"`
+	// NextPageToken, when set, is the page_token of the next page.
+	NextPageToken string `json:"next_page_token,omitempty"`
 }
 
 // CancelWorkflowRequest is the body of POST /workflows/{id}/cancel.
 type CancelWorkflowRequest struct {
+	// Reason is recorded with the cancel request and shown to the workflow.
 	Reason string `json:"reason,omitempty" validate:"max=1024"`
 }
 
 // SignalRequest is the body of POST /workflows/{id}/signals/{name}.
 type SignalRequest struct {
+	// Input is the signal's payload, any JSON value.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 }
 
@@ -209,8 +252,10 @@ type Accepted struct {
 // HistoryResponse is the answer of GET /workflows/{id}/history: one page
 // of an execution's events, in order.
 type HistoryResponse struct {
-	ExecutionID int64   `json:"execution_id"`
-	Events      []Event `json:"events"`
+	// ExecutionID is the execution whose events these are.
+	ExecutionID int64 `json:"execution_id"`
+	// Events are the execution's events in event_id order.
+	Events []Event `json:"events"`
 	// NextPageToken, when set, is the page_token of the next page.
 	NextPageToken string `json:"next_page_token,omitempty"`
 }
@@ -268,8 +313,11 @@ const (
 // assigns it when the turn is acknowledged). Only the fields of its Kind are
 // set.
 type Event struct {
-	EventID   int64     `json:"event_id,omitempty"`
-	Kind      string    `json:"kind"`
+	// EventID is the event's position in its execution's history, from 1.
+	EventID int64 `json:"event_id,omitempty"`
+	// Kind is the event's kind (WorkflowStarted, ActivityScheduled, …).
+	Kind string `json:"kind"`
+	// Timestamp is when the event was recorded.
 	Timestamp time.Time `json:"timestamp"`
 
 	// WorkflowStarted, ContinuedAsNew
@@ -277,7 +325,8 @@ type Event struct {
 	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested
-	ActivityID   int64  `json:"activity_id,omitempty"`
+	ActivityID int64 `json:"activity_id,omitempty"`
+	// ActivityType is the activity's registered name (ActivityScheduled).
 	ActivityType string `json:"activity_type,omitempty"`
 	// WorkflowStarted, ActivityScheduled
 	TaskQueue string `json:"task_queue,omitempty"`
@@ -290,7 +339,8 @@ type Event struct {
 	// ActivityFailed, WorkflowFailed
 	Error *Error `json:"error,omitempty"`
 	// TimerCreated, TimerFired, TimerCanceled
-	TimerID   int64    `json:"timer_id,omitempty"`
+	TimerID int64 `json:"timer_id,omitempty"`
+	// FireAfter is how long after its creation the timer fires (TimerCreated).
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string"`
 	// SignalReceived
 	SignalName string `json:"signal_name,omitempty"`
@@ -301,11 +351,16 @@ type Event struct {
 	// WorkflowStarted of an execution started by continue-as-new: the
 	// execution it continues.
 	ContinuedFromExecutionID int64 `json:"continued_from_execution_id,omitempty"`
+	// WorkflowStarted of a cron workflow's run after the first: the result
+	// of the last run that completed (absent when none has).
+	LastCompletionResult json.RawMessage `json:"last_completion_result,omitempty" swaggertype:"object"`
 	// MarkerRecorded: the marker's kind (the SDK's "SideEffect",
 	// "MutableSideEffect", "Version"), its id within that kind, and its
 	// value.
-	MarkerName    string          `json:"marker_name,omitempty"`
-	MarkerID      string          `json:"marker_id,omitempty"`
+	MarkerName string `json:"marker_name,omitempty"`
+	// MarkerID is the marker's id within its kind (MarkerRecorded).
+	MarkerID string `json:"marker_id,omitempty"`
+	// MarkerDetails is the marker's value (MarkerRecorded).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object"`
 	// TurnMessages is set on the first event of a turn that consumed more
 	// than one message: how many message events the turn recorded (they
@@ -333,25 +388,41 @@ type Event struct {
 
 // PollWorkflowTaskRequest is the body of POST /workflow-tasks/poll.
 type PollWorkflowTaskRequest struct {
+	// TaskQueue is the queue to take a turn from.
 	TaskQueue string `json:"task_queue" validate:"required,name"`
-	WorkerID  string `json:"worker_id" validate:"required,name"`
+	// WorkerID is the polling worker's session id.
+	WorkerID string `json:"worker_id" validate:"required,name"`
 	// Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
 	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 	// LockFor is how long the turn's lock lasts (default 10s, 1s … 10m).
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+	// BuildID is the worker's build id (empty: none). An execution takes
+	// the build id of the worker that fetches its first turn; its later
+	// turns go only to workers of that build id, or to any worker when it
+	// has none. A worker without a build id gets only executions without
+	// one.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
 }
 
 // WorkflowTask is a locked workflow turn: the execution's history and the new
 // messages to feed it.
 type WorkflowTask struct {
-	LockToken    string          `json:"lock_token"`
-	Namespace    string          `json:"namespace"`
-	InstanceID   string          `json:"instance_id"`
-	ExecutionID  int64           `json:"execution_id"`
-	WorkflowType string          `json:"workflow_type"`
-	TaskQueue    string          `json:"task_queue"`
-	Input        json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	LockedUntil  time.Time       `json:"locked_until"`
+	// LockToken identifies the turn's lock: acknowledge the turn with it.
+	LockToken string `json:"lock_token"`
+	// Namespace is the instance's namespace.
+	Namespace string `json:"namespace"`
+	// InstanceID is the instance whose turn this is.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the execution the turn belongs to.
+	ExecutionID int64 `json:"execution_id"`
+	// WorkflowType is the workflow's registered name.
+	WorkflowType string `json:"workflow_type"`
+	// TaskQueue is the workflow's task queue.
+	TaskQueue string `json:"task_queue"`
+	// Input is the execution's argument.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// LockedUntil is when the turn's lock expires and the turn is delivered again.
+	LockedUntil time.Time `json:"locked_until"`
 	// Attempt counts failed turns since the last successful one (1 = first try).
 	Attempt int32 `json:"attempt"`
 	// HistoryFromEventID, when greater than 1, says that History holds only
@@ -359,9 +430,17 @@ type WorkflowTask struct {
 	// previous turn and is expected to hold the earlier events (its cached
 	// state). A worker that does not must read the whole history with
 	// GET /workflows/{id}/history?execution_id=. 0 means History is whole.
-	HistoryFromEventID int64   `json:"history_from_event_id,omitempty"`
-	History            []Event `json:"history"`
-	Messages           []Event `json:"messages"`
+	HistoryFromEventID int64 `json:"history_from_event_id,omitempty"`
+	// HistoryNextPageToken, when set, says that History holds only the
+	// first events of the execution (as many as the server's history page
+	// size): the worker reads the rest with GET
+	// /workflows/{id}/history?page_token=, a page at a time, before it
+	// replays. Empty: History is whole (or starts at HistoryFromEventID).
+	HistoryNextPageToken string `json:"history_next_page_token,omitempty"`
+	// History are the execution's events so far, to replay.
+	History []Event `json:"history"`
+	// Messages are the new events the turn must handle, in order.
+	Messages []Event `json:"messages"`
 }
 
 // Command types of a workflow turn.
@@ -398,16 +477,21 @@ const (
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, start_child_workflow or request_cancel_child_workflow.
 	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new start_child_workflow request_cancel_child_workflow"`
 	// schedule_activity
-	ActivityID   int64            `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
-	ActivityType string           `json:"activity_type,omitempty" validate:"required_if=Type schedule_activity,omitempty,name"`
-	TaskQueue    string           `json:"task_queue,omitempty" validate:"omitempty,name"`
-	Options      *ActivityOptions `json:"options,omitempty"`
+	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
+	// ActivityType is the activity's registered name (schedule_activity).
+	ActivityType string `json:"activity_type,omitempty" validate:"required_if=Type schedule_activity,omitempty,name"`
+	// TaskQueue is the activity's queue (schedule_activity; default the workflow's).
+	TaskQueue string `json:"task_queue,omitempty" validate:"omitempty,name"`
+	// Options are the activity's timeouts and retry policy (schedule_activity).
+	Options *ActivityOptions `json:"options,omitempty"`
 	// schedule_activity, continue_as_new
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// start_timer, cancel_timer
-	TimerID   int64    `json:"timer_id,omitempty" validate:"required_if=Type start_timer,required_if=Type cancel_timer,gte=0"`
+	TimerID int64 `json:"timer_id,omitempty" validate:"required_if=Type start_timer,required_if=Type cancel_timer,gte=0"`
+	// FireAfter is how long after the turn the timer fires (start_timer).
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string" validate:"gte=0"`
 	// complete_workflow
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
@@ -418,8 +502,10 @@ type Command struct {
 	WorkflowType string `json:"workflow_type,omitempty" validate:"required_if=Type start_child_workflow,omitempty,name"`
 	// record_marker: the marker's kind and id (recorded as given in a
 	// MarkerRecorded event) and its value (JSON, required).
-	MarkerName    string          `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
-	MarkerID      string          `json:"marker_id,omitempty" validate:"max=1024"`
+	MarkerName string `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
+	// MarkerID is the marker's id within its kind (record_marker).
+	MarkerID string `json:"marker_id,omitempty" validate:"max=1024"`
+	// MarkerDetails is the marker's value, any JSON value (record_marker).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object" validate:"required_if=Type record_marker"`
 	// start_child_workflow, request_cancel_child_workflow: the child's
 	// number within the execution (chosen by the SDK, unique) and its
@@ -435,11 +521,16 @@ type Command struct {
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.
 // Zero durations mean "no such timeout".
 type ActivityOptions struct {
-	ScheduleToStartTimeout Duration     `json:"schedule_to_start_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
-	StartToCloseTimeout    Duration     `json:"start_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
-	ScheduleToCloseTimeout Duration     `json:"schedule_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
-	HeartbeatTimeout       Duration     `json:"heartbeat_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
-	RetryPolicy            *RetryPolicy `json:"retry_policy,omitempty"`
+	// ScheduleToStartTimeout bounds the wait of an attempt for a worker.
+	ScheduleToStartTimeout Duration `json:"schedule_to_start_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// StartToCloseTimeout bounds one attempt's run.
+	StartToCloseTimeout Duration `json:"start_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// ScheduleToCloseTimeout bounds the activity over all its attempts.
+	ScheduleToCloseTimeout Duration `json:"schedule_to_close_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// HeartbeatTimeout bounds the time between an attempt's heartbeats.
+	HeartbeatTimeout Duration `json:"heartbeat_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// RetryPolicy decides whether and when a failed attempt is retried.
+	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
 }
 
 // RetryPolicy says how the server retries a failed activity attempt. The
@@ -461,13 +552,17 @@ type RetryPolicy struct {
 // ActivityCancel asks, within a turn, that the attempts of one activity be
 // flagged cancelled.
 type ActivityCancel struct {
-	ActivityID int64  `json:"activity_id" validate:"required,gt=0"`
-	Reason     string `json:"reason" validate:"required,max=256"`
+	// ActivityID is the activity whose cancellation the turn requests.
+	ActivityID int64 `json:"activity_id" validate:"required,gt=0"`
+	// Reason is told to the attempt's worker.
+	Reason string `json:"reason" validate:"required,max=256"`
 }
 
 // CompleteWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/complete.
 type CompleteWorkflowTaskRequest struct {
-	Commands        []Command        `json:"commands" validate:"max=10000,dive"`
+	// Commands are the turn's decisions, applied in order.
+	Commands []Command `json:"commands" validate:"max=10000,dive"`
+	// ActivityCancels are the running activities whose cancellation the turn requests.
 	ActivityCancels []ActivityCancel `json:"activity_cancels,omitempty" validate:"max=100000,dive"`
 	// EagerActivities, when set, asks the server to claim for the
 	// acknowledging worker, in the ack's transaction, up to Max of the
@@ -494,8 +589,9 @@ type EagerActivities struct {
 // CompleteWorkflowTaskResponse is the answer of a turn's ack.
 type CompleteWorkflowTaskResponse struct {
 	// Status is the instance status after the turn.
-	Status      string `json:"status"`
-	ExecutionID int64  `json:"execution_id"`
+	Status string `json:"status"`
+	// ExecutionID is the instance's execution after the turn (the next one after continue_as_new).
+	ExecutionID int64 `json:"execution_id"`
 	// NextEventID is the id the next event of the execution will get.
 	NextEventID int64 `json:"next_event_id"`
 	// ActivityTasks are the attempts claimed for the worker at its request
@@ -505,6 +601,7 @@ type CompleteWorkflowTaskResponse struct {
 
 // FailWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/fail.
 type FailWorkflowTaskRequest struct {
+	// Error is what went wrong, shown as the workflow's last_task_error.
 	Error Error `json:"error"`
 }
 
@@ -513,9 +610,12 @@ type FailWorkflowTaskRequest struct {
 
 // PollActivityTaskRequest is the body of POST /activity-tasks/poll.
 type PollActivityTaskRequest struct {
-	TaskQueues []string  `json:"task_queues" validate:"required,min=1,max=16,dive,name"`
-	WorkerID   string    `json:"worker_id" validate:"required,name"`
-	Wait       *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
+	// TaskQueues are the queues to take an attempt from.
+	TaskQueues []string `json:"task_queues" validate:"required,min=1,max=16,dive,name"`
+	// WorkerID is the polling worker's session id; the attempt is bound to it.
+	WorkerID string `json:"worker_id" validate:"required,name"`
+	// Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
+	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 	// LockFor is the attempt's lock (default 30s, 1s … 10m); renew it with
 	// heartbeats.
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"30s"`
@@ -523,49 +623,74 @@ type PollActivityTaskRequest struct {
 
 // CancelInfo tells a worker whether an attempt's cancellation was requested.
 type CancelInfo struct {
-	Requested bool   `json:"requested"`
-	Reason    string `json:"reason,omitempty"`
+	// Requested tells whether the attempt's cancellation was requested.
+	Requested bool `json:"requested"`
+	// Reason is why cancellation was requested.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ActivityTask is a locked activity attempt.
 type ActivityTask struct {
-	LockToken    string `json:"lock_token"`
-	Namespace    string `json:"namespace"`
-	InstanceID   string `json:"instance_id"`
-	ExecutionID  int64  `json:"execution_id"`
-	ActivityID   int64  `json:"activity_id"`
-	Attempt      int32  `json:"attempt"`
+	// LockToken identifies the attempt's lock: heartbeat and acknowledge with it.
+	LockToken string `json:"lock_token"`
+	// Namespace is the workflow's namespace.
+	Namespace string `json:"namespace"`
+	// InstanceID is the workflow instance that scheduled the activity.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the execution that scheduled the activity.
+	ExecutionID int64 `json:"execution_id"`
+	// ActivityID is the activity's id within the execution.
+	ActivityID int64 `json:"activity_id"`
+	// Attempt is the attempt's number, from 1.
+	Attempt int32 `json:"attempt"`
+	// ActivityType is the activity's registered name.
 	ActivityType string `json:"activity_type"`
-	TaskQueue    string `json:"task_queue"`
+	// TaskQueue is the queue the attempt was taken from.
+	TaskQueue string `json:"task_queue"`
+	// WorkflowType is the type of the workflow that scheduled the activity.
 	WorkflowType string `json:"workflow_type"`
 	// WorkflowTaskQueue is the task queue of the workflow that scheduled
 	// the activity.
-	WorkflowTaskQueue string          `json:"workflow_task_queue"`
-	Input             json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	HeartbeatDetails  json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
-	ScheduledAt       time.Time       `json:"scheduled_at"`
-	StartedAt         time.Time       `json:"started_at"`
-	LockedUntil       time.Time       `json:"locked_until"`
-	DeliveryCount     int32           `json:"delivery_count"`
-	Options           ActivityOptions `json:"options"`
-	Cancel            CancelInfo      `json:"cancel"`
+	WorkflowTaskQueue string `json:"workflow_task_queue"`
+	// Input is the activity's argument.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// HeartbeatDetails are the latest details a previous attempt heartbeated.
+	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
+	// ScheduledAt is when the attempt was scheduled.
+	ScheduledAt time.Time `json:"scheduled_at"`
+	// StartedAt is when the attempt was fetched.
+	StartedAt time.Time `json:"started_at"`
+	// LockedUntil is when the attempt's lock expires unless renewed.
+	LockedUntil time.Time `json:"locked_until"`
+	// DeliveryCount is how many times the attempt has been delivered.
+	DeliveryCount int32 `json:"delivery_count"`
+	// Options are the activity's timeouts and retry policy.
+	Options ActivityOptions `json:"options"`
+	// Cancel tells whether the attempt's cancellation was requested: then ack it at once.
+	Cancel CancelInfo `json:"cancel"`
 }
 
 // ActivityHeartbeatRequest is the body of POST /activity-tasks/{token}/heartbeat.
 type ActivityHeartbeatRequest struct {
-	Details   json.RawMessage `json:"details,omitempty" swaggertype:"object"`
-	ExtendFor Duration        `json:"extend_for,omitempty" swaggertype:"string" example:"30s"`
+	// Details are the attempt's progress, given to a later attempt.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+	// ExtendFor extends the lock (0s … 10m; omitted or 0: 30s).
+	ExtendFor Duration `json:"extend_for,omitempty" swaggertype:"string" example:"30s"`
 }
 
 // ActivityHeartbeatResponse is the answer of an attempt's heartbeat.
 type ActivityHeartbeatResponse struct {
-	CancelRequested bool      `json:"cancel_requested"`
-	Reason          string    `json:"reason,omitempty"`
-	LockedUntil     time.Time `json:"locked_until"`
+	// CancelRequested tells whether the attempt's cancellation was requested.
+	CancelRequested bool `json:"cancel_requested"`
+	// Reason is why cancellation was requested.
+	Reason string `json:"reason,omitempty"`
+	// LockedUntil is when the renewed lock expires.
+	LockedUntil time.Time `json:"locked_until"`
 }
 
 // CompleteActivityTaskRequest is the body of POST /activity-tasks/{token}/complete.
 type CompleteActivityTaskRequest struct {
+	// Result is the activity's result, any JSON value.
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 	// EagerWorkflowTask, when set, asks the server to lock, in the same
 	// transaction, the workflow turn this result makes due — if the
@@ -583,10 +708,14 @@ type EagerWorkflowTask struct {
 	// LockFor is the turn's lock, as in a workflow-task poll (default 10s,
 	// 1s … 10m).
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+	// BuildID is the worker's build id, as in a workflow-task poll: the
+	// turn is handed over only when the execution's build id allows it.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
 }
 
 // FailActivityTaskRequest is the body of POST /activity-tasks/{token}/fail.
 type FailActivityTaskRequest struct {
+	// Error is what went wrong; its type decides with the retry policy whether to retry.
 	Error Error `json:"error"`
 	// HeartbeatDetails are the attempt's latest heartbeat details (also
 	// those recorded after its last renewal); when set, the next attempt
@@ -598,6 +727,7 @@ type FailActivityTaskRequest struct {
 // the worker gives the attempt back unfinished (it is shutting down); it is
 // delivered again after Delay.
 type AbandonActivityTaskRequest struct {
+	// Delay is how long until the attempt is delivered again (default 0).
 	Delay Duration `json:"delay,omitempty" swaggertype:"string" validate:"gte=0"`
 }
 
@@ -618,19 +748,29 @@ type ActivityAckResponse struct {
 
 // WorkerHeartbeatRequest is the body of POST /workers/heartbeat.
 type WorkerHeartbeatRequest struct {
-	WorkerID      string            `json:"worker_id" validate:"required,name"`
-	Identity      string            `json:"identity,omitempty" validate:"max=256"`
-	Host          string            `json:"host,omitempty" validate:"max=256"`
-	TaskQueues    []string          `json:"task_queues,omitempty" validate:"max=16,dive,name"`
-	HostTaskQueue string            `json:"host_task_queue,omitempty" validate:"omitempty,name"`
-	BuildID       string            `json:"build_id,omitempty" validate:"max=256"`
-	Metadata      map[string]string `json:"metadata,omitempty" validate:"max=64"`
-	LeaseDuration Duration          `json:"lease_duration" swaggertype:"string" example:"10s"`
+	// WorkerID is the worker session's id.
+	WorkerID string `json:"worker_id" validate:"required,name"`
+	// Identity describes the worker process for people (as in Temporal).
+	Identity string `json:"identity,omitempty" validate:"max=256"`
+	// Host is the worker's host name.
+	Host string `json:"host,omitempty" validate:"max=256"`
+	// TaskQueues are the queues the worker serves.
+	TaskQueues []string `json:"task_queues,omitempty" validate:"max=16,dive,name"`
+	// HostTaskQueue is the worker's own queue (attempts that must run on its host).
+	HostTaskQueue string `json:"host_task_queue,omitempty" validate:"omitempty,name"`
+	// BuildID identifies the worker's build.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
+	// Metadata are free-form labels of the worker.
+	Metadata map[string]string `json:"metadata,omitempty" validate:"max=64"`
+	// LeaseDuration is how long the session lives without another heartbeat.
+	LeaseDuration Duration `json:"lease_duration" swaggertype:"string" example:"10s"`
 	// BoundActivities lists the lock tokens of the attempts the worker
 	// holds. When given (even empty), only those — and attempts fetched
 	// within the last lease — are renewed; omitted, every attempt bound to
 	// the worker id is.
-	BoundActivities   []string `json:"bound_activities,omitzero" validate:"max=10000"`
+	BoundActivities []string `json:"bound_activities,omitzero" validate:"max=10000"`
+	// UnboundActivities lists tokens of bound_activities that the worker has
+	// just acknowledged: they are not reported as lost.
 	UnboundActivities []string `json:"unbound_activities,omitempty" validate:"max=10000"`
 	// Wait, when set, holds the answer until an attempt bound to this
 	// worker is flagged cancelled, or until Wait elapses (at most 60s and at
@@ -650,8 +790,10 @@ type WorkerHeartbeatRequest struct {
 
 // AttemptCancel is the cancel info of one attempt a worker holds.
 type AttemptCancel struct {
+	// LockToken is the attempt whose cancellation was requested.
 	LockToken string `json:"lock_token"`
-	Reason    string `json:"reason"`
+	// Reason is why cancellation was requested.
+	Reason string `json:"reason"`
 	// RequestedAt is when the cancellation was requested (set by the
 	// cancel long-poll).
 	RequestedAt time.Time `json:"requested_at,omitzero"`
@@ -659,9 +801,12 @@ type AttemptCancel struct {
 
 // WorkerHeartbeatResponse is the answer of POST /workers/heartbeat.
 type WorkerHeartbeatResponse struct {
-	State          string          `json:"state"`
-	LeaseExpiresAt time.Time       `json:"lease_expires_at"`
-	Cancels        []AttemptCancel `json:"cancels"`
+	// State is the worker's state after the heartbeat (active).
+	State string `json:"state"`
+	// LeaseExpiresAt is when the session expires without another heartbeat.
+	LeaseExpiresAt time.Time `json:"lease_expires_at"`
+	// Cancels are the held attempts whose cancellation was requested.
+	Cancels []AttemptCancel `json:"cancels"`
 	// Lost lists held tokens the server no longer knows as this worker's
 	// (completed, expired, or taken over): the worker should stop them.
 	Lost []string `json:"lost,omitempty"`
@@ -669,40 +814,66 @@ type WorkerHeartbeatResponse struct {
 
 // Worker describes a worker session.
 type Worker struct {
-	Namespace       string            `json:"namespace"`
-	WorkerID        string            `json:"worker_id"`
-	Identity        string            `json:"identity,omitempty"`
-	Host            string            `json:"host,omitempty"`
-	TaskQueues      []string          `json:"task_queues"`
-	HostTaskQueue   string            `json:"host_task_queue,omitempty"`
-	BuildID         string            `json:"build_id,omitempty"`
-	Metadata        map[string]string `json:"metadata,omitempty"`
-	State           string            `json:"state"`
-	LeaseDuration   Duration          `json:"lease_duration" swaggertype:"string"`
-	LeaseExpiresAt  time.Time         `json:"lease_expires_at"`
-	LastHeartbeatAt time.Time         `json:"last_heartbeat_at"`
-	StateChangedAt  time.Time         `json:"state_changed_at"`
-	CreatedAt       time.Time         `json:"created_at"`
-	BoundActivities []BoundActivity   `json:"bound_activities"`
+	// Namespace is the worker's namespace.
+	Namespace string `json:"namespace"`
+	// WorkerID is the worker session's id.
+	WorkerID string `json:"worker_id"`
+	// Identity describes the worker process for people.
+	Identity string `json:"identity,omitempty"`
+	// Host is the worker's host name.
+	Host string `json:"host,omitempty"`
+	// TaskQueues are the queues the worker serves.
+	TaskQueues []string `json:"task_queues"`
+	// HostTaskQueue is the worker's own queue.
+	HostTaskQueue string `json:"host_task_queue,omitempty"`
+	// BuildID identifies the worker's build.
+	BuildID string `json:"build_id,omitempty"`
+	// Metadata are free-form labels of the worker.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// State is active, inactive or cleaned_up (docs/liveness.md).
+	State string `json:"state"`
+	// LeaseDuration is the lease the worker asked for.
+	LeaseDuration Duration `json:"lease_duration" swaggertype:"string"`
+	// LeaseExpiresAt is when the session expires without another heartbeat.
+	LeaseExpiresAt time.Time `json:"lease_expires_at"`
+	// LastHeartbeatAt is when the worker last heartbeated.
+	LastHeartbeatAt time.Time `json:"last_heartbeat_at"`
+	// StateChangedAt is when the worker entered its state.
+	StateChangedAt time.Time `json:"state_changed_at"`
+	// CreatedAt is when the session was created.
+	CreatedAt time.Time `json:"created_at"`
+	// BoundActivities are the attempts the worker holds.
+	BoundActivities []BoundActivity `json:"bound_activities"`
 }
 
 // BoundActivity is an attempt bound to a worker.
 type BoundActivity struct {
-	LockToken       string    `json:"lock_token"`
-	InstanceID      string    `json:"instance_id"`
-	ExecutionID     int64     `json:"execution_id"`
-	ActivityID      int64     `json:"activity_id"`
-	Attempt         int32     `json:"attempt"`
-	ActivityType    string    `json:"activity_type"`
-	TaskQueue       string    `json:"task_queue"`
-	LockedUntil     time.Time `json:"locked_until"`
-	CancelRequested bool      `json:"cancel_requested"`
-	CancelReason    string    `json:"cancel_reason,omitempty"`
+	// LockToken is the attempt's lock token.
+	LockToken string `json:"lock_token"`
+	// InstanceID is the workflow instance that scheduled the activity.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the execution that scheduled the activity.
+	ExecutionID int64 `json:"execution_id"`
+	// ActivityID is the activity's id within the execution.
+	ActivityID int64 `json:"activity_id"`
+	// Attempt is the attempt's number, from 1.
+	Attempt int32 `json:"attempt"`
+	// ActivityType is the activity's registered name.
+	ActivityType string `json:"activity_type"`
+	// TaskQueue is the queue the attempt was taken from.
+	TaskQueue string `json:"task_queue"`
+	// LockedUntil is when the attempt's lock expires unless renewed.
+	LockedUntil time.Time `json:"locked_until"`
+	// CancelRequested tells whether the attempt's cancellation was requested.
+	CancelRequested bool `json:"cancel_requested"`
+	// CancelReason is why cancellation was requested.
+	CancelReason string `json:"cancel_reason,omitempty"`
 }
 
 // ListWorkersResponse is the answer of GET /workers: one page of worker
 // sessions, by worker_id.
 type ListWorkersResponse struct {
+	// Workers are this page's worker sessions.
 	Workers []Worker `json:"workers"`
 	// NextPageToken, when set, is the page_token of the next page.
 	NextPageToken string `json:"next_page_token,omitempty"`
@@ -710,6 +881,7 @@ type ListWorkersResponse struct {
 
 // TaskQueue describes a task queue: its backlog and who serves it.
 type TaskQueue struct {
+	// Name is the task queue's name.
 	Name string `json:"name"`
 	// Backlog counts attempts waiting (visible and not locked).
 	Backlog int64 `json:"backlog"`

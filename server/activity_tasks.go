@@ -18,11 +18,13 @@ import (
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.PollActivityTaskRequest	true	"Queues and worker"
 //	@Success		200			{object}	api.ActivityTask
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -39,15 +41,11 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
-		return err
-	}
-	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	done, err := s.startPoll(c, ns, req.WorkerID, req.TaskQueues)
 	if err != nil {
 		return err
 	}
-	defer release()
-	defer s.pollers.add(ns, req.TaskQueues, req.WorkerID)()
+	defer done()
 
 	keys := make([]string, len(req.TaskQueues))
 	for i, q := range req.TaskQueues {
@@ -83,35 +81,29 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.ActivityHeartbeatRequest	false	"Progress details"
 //	@Success		200			{object}	api.ActivityHeartbeatResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat [post]
 func (s *Server) heartbeatActivityTask(c echo.Context) error {
-	b := s.bind(c)
-	ns := b.namespace()
-	token := b.token()
-	var req api.ActivityHeartbeatRequest
-	b.body(&req)
-	b.check(req.ExtendFor >= 0 && req.ExtendFor.D() <= maxExtendFor, "extend_for", "must be between 0s and %s", maxExtendFor)
-	if err := b.err(); err != nil {
-		return err
-	}
-	extend := req.ExtendFor.D()
-	if extend == 0 {
-		extend = defaultActivityLockFor
-	}
-	resp, err := s.store.HeartbeatActivityTask(c.Request().Context(), ns, token, req.Details, extend)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, resp)
+	return ackAttempt(s, c, func(b *binder, req *api.ActivityHeartbeatRequest) {
+		b.check(req.ExtendFor >= 0 && req.ExtendFor.D() <= maxExtendFor, "extend_for", "must be between 0s and %s", maxExtendFor)
+	}, func(ctx context.Context, ns, token string, req *api.ActivityHeartbeatRequest) (api.ActivityHeartbeatResponse, error) {
+		extend := req.ExtendFor.D()
+		if extend == 0 {
+			extend = defaultActivityLockFor
+		}
+		return s.store.HeartbeatActivityTask(ctx, ns, token, req.Details, extend)
+	})
 }
 
 // completeActivityTask godoc
@@ -121,33 +113,27 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.CompleteActivityTaskRequest	false	"The result"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/complete [post]
 func (s *Server) completeActivityTask(c echo.Context) error {
-	b := s.bind(c)
-	ns := b.namespace()
-	token := b.token()
-	var req api.CompleteActivityTaskRequest
-	b.body(&req)
-	if e := req.EagerWorkflowTask; e != nil {
-		e.LockFor = api.Duration(b.durationRange("eager_workflow_task.lock_for", e.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor))
-	}
-	if err := b.err(); err != nil {
-		return err
-	}
-	resp, err := s.store.CompleteActivityTaskEager(c.Request().Context(), ns, token, req.Result, req.EagerWorkflowTask)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, resp)
+	return ackAttempt(s, c, func(b *binder, req *api.CompleteActivityTaskRequest) {
+		if e := req.EagerWorkflowTask; e != nil {
+			e.LockFor = api.Duration(b.durationRange("eager_workflow_task.lock_for", e.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor))
+		}
+	}, func(ctx context.Context, ns, token string, req *api.CompleteActivityTaskRequest) (api.ActivityAckResponse, error) {
+		return s.store.CompleteActivityTaskEager(ctx, ns, token, req.Result, req.EagerWorkflowTask)
+	})
 }
 
 // failActivityTask godoc
@@ -157,30 +143,23 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string						true	"Namespace"					default(default)
 //	@Param			token		path		string						true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.FailActivityTaskRequest	true	"The error"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
 func (s *Server) failActivityTask(c echo.Context) error {
-	b := s.bind(c)
-	ns := b.namespace()
-	token := b.token()
-	var req api.FailActivityTaskRequest
-	b.body(&req)
-	if err := b.err(); err != nil {
-		return err
-	}
-	resp, err := s.store.FailActivityTask(c.Request().Context(), ns, token, req.Error, req.HeartbeatDetails)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, resp)
+	return ackAttempt(s, c, nil, func(ctx context.Context, ns, token string, req *api.FailActivityTaskRequest) (api.ActivityAckResponse, error) {
+		return s.store.FailActivityTask(ctx, ns, token, req.Error, req.HeartbeatDetails)
+	})
 }
 
 // abandonActivityTask godoc
@@ -190,28 +169,21 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
-//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace	path		string							true	"Namespace"					default(default)
 //	@Param			token		path		string							true	"Lock token of the attempt"	format(uuid)
 //	@Param			request		body		api.AbandonActivityTaskRequest	false	"When to deliver it again"
 //	@Success		200			{object}	api.ActivityAckResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
 func (s *Server) abandonActivityTask(c echo.Context) error {
-	b := s.bind(c)
-	ns := b.namespace()
-	token := b.token()
-	var req api.AbandonActivityTaskRequest
-	b.body(&req)
-	if err := b.err(); err != nil {
-		return err
-	}
-	resp, err := s.store.AbandonActivityTask(c.Request().Context(), ns, token, req.Delay.D())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, resp)
+	return ackAttempt(s, c, nil, func(ctx context.Context, ns, token string, req *api.AbandonActivityTaskRequest) (api.ActivityAckResponse, error) {
+		return s.store.AbandonActivityTask(ctx, ns, token, req.Delay.D())
+	})
 }

@@ -15,6 +15,10 @@ import (
 
 	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/services/retention"
+	"github.com/tetherhq/tether/server/services/sweeper"
+	"github.com/tetherhq/tether/server/services/workergauge"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -84,10 +88,12 @@ type App struct {
 	cfg       AppConfig
 	logger    *slog.Logger
 	pool      *pgxpool.Pool
-	store     *store.Store
+	store     storage.Provider
 	hub       *longpoll.Hub
 	metrics   *Metrics
-	sweeps    *sweepMetrics
+	sweeper   *sweeper.Sweeper
+	gauge     *workergauge.Gauge
+	retention *retention.Job
 	srv       *Server
 	ln        net.Listener
 	connected <-chan struct{}
@@ -157,17 +163,24 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		return nil, err
 	}
 
-	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics, sweeps: newSweepMetrics()}
+	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics}
 	if cfg.Store.Grace == nil {
 		cfg.Store.Grace = store.NewOutageGrace(cfg.OutageGrace, nil)
 	}
+	if cfg.Store.TurnHistoryEvents <= 0 {
+		// A turn's answer carries at most one history page.
+		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.withDefaults(cfg.Server.BodyLimit).HistoryPageSize
+	}
 	a.store = store.New(pool, cfg.Store)
+	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval}, logger)
+	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
+	a.retention = retention.New(a.store, cfg.Retention, logger)
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
 	a.hub = longpoll.New(longpoll.Config{ConnConfig: listenCfg, MinBackoff: cfg.ListenerMinBackoff}, logger)
 	a.connected = a.hub.NextConnect()
 	a.srv = New(a.store, a.hub, cfg.Server, logger)
-	if err := a.metrics.Register(a.sweeps.collectors()...); err != nil {
+	if err := a.metrics.Register(a.sweeper.Collectors()...); err != nil {
 		return nil, err
 	}
 	addr := a.srv.Config().Addr
@@ -220,12 +233,14 @@ func (a *App) Run(ctx context.Context) error {
 			a.logger.Error("notification listener stopped", "err", err)
 		}
 	})
-	grace := a.store.Options().Grace
-	grace.Restart() // the server starts: turns and attempts held through the outage are reported first
-	wg.Go(func() { sweepLoop(bgCtx, a.store, a.cfg.SweepInterval, grace, a.sweeps, a.logger) })
-	wg.Go(func() { workerGaugeLoop(bgCtx, a.store, a.metrics, a.cfg.WorkerGaugeInterval, a.logger) })
-	wg.Go(func() { retentionLoop(bgCtx, a.store, a.cfg.Retention, a.logger) })
+	a.store.OutageGrace().Restart() // the server starts: turns and attempts held through the outage are reported first
+	a.sweeper.Start(bgCtx)
+	a.gauge.Start(bgCtx)
+	a.retention.Start(bgCtx)
 	defer func() {
+		a.sweeper.Stop()
+		a.gauge.Stop()
+		a.retention.Stop()
 		stopBackground()
 		wg.Wait()
 	}()
@@ -273,8 +288,9 @@ func (a *App) ListenerConnected() <-chan struct{} { return a.connected }
 // Server is the HTTP server.
 func (a *App) Server() *Server { return a.srv }
 
-// Store is the store the server serves.
-func (a *App) Store() *store.Store { return a.store }
+// Store is the storage provider the server serves (the PostgreSQL
+// provider of server/store over Pool).
+func (a *App) Store() storage.Provider { return a.store }
 
 // Hub is the long-poll hub.
 func (a *App) Hub() *longpoll.Hub { return a.hub }

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -84,6 +85,10 @@ const (
 	permWorker
 	// permClient: a client or admin key of the route's namespace.
 	permClient
+	// permRead: a worker, client or admin key of the route's namespace
+	// (an execution's history, which a worker reads to replay a turn
+	// whose history did not fit one answer, or whose state it lost).
+	permRead
 	// permAdmin: an admin key of the route's namespace.
 	permAdmin
 	// permGlobalAdmin: an admin key of every namespace.
@@ -111,6 +116,7 @@ type ruleKey struct{ method, path string }
 func routeRules() map[ruleKey]routeRule {
 	w := routeRule{perm: permWorker, checkNamespace: true}
 	cl := routeRule{perm: permClient, checkNamespace: true}
+	rd := routeRule{perm: permRead, checkNamespace: true}
 	ad := routeRule{perm: permAdmin, checkNamespace: true}
 	pub := routeRule{perm: permPublic}
 	rules := map[ruleKey]routeRule{
@@ -137,7 +143,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workflows"}:                             cl,
 		{"GET", BasePath + "/workflows/:instance_id"}:                cl,
 		{"DELETE", BasePath + "/workflows/:instance_id"}:             ad,
-		{"GET", BasePath + "/workflows/:instance_id/history"}:        cl,
+		{"GET", BasePath + "/workflows/:instance_id/history"}:        rd,
 		{"GET", BasePath + "/workflows/:instance_id/result"}:         cl,
 		{"POST", BasePath + "/workflows/:instance_id/cancel"}:        cl,
 		{"POST", BasePath + "/workflows/:instance_id/signals/:name"}: cl,
@@ -156,21 +162,15 @@ func routeRules() map[ruleKey]routeRule {
 	}
 	rules[ruleKey{http.MethodGet, uiPath}] = pub
 	rules[ruleKey{http.MethodPost, uiPath}] = pub
-	// HEAD answers wherever GET does, with GET's rule.
-	for k, r := range rules {
-		if k.method == http.MethodGet {
-			rules[ruleKey{http.MethodHead, k.path}] = r
-		}
-	}
 	return rules
 }
 
-// principalKey holds the caller's *store.KeyRecord in the echo context.
+// principalKey holds the caller's *storage.KeyRecord in the echo context.
 const principalKey = "tether.principal"
 
 // principal returns the caller's verified key (nil when auth is off).
-func principal(c echo.Context) *store.KeyRecord {
-	k, _ := c.Get(principalKey).(*store.KeyRecord)
+func principal(c echo.Context) *storage.KeyRecord {
+	k, _ := c.Get(principalKey).(*storage.KeyRecord)
 	return k
 }
 
@@ -188,7 +188,7 @@ func forbidden() error {
 }
 
 // allows reports whether key k may call a route requiring p in namespace ns.
-func allows(k *store.KeyRecord, p perm, ns string) bool {
+func allows(k *storage.KeyRecord, p perm, ns string) bool {
 	if p == permGlobalAdmin || p == permMetrics {
 		return k.Role == api.RoleAdmin && (p == permMetrics || k.Namespace == api.AllNamespaces)
 	}
@@ -199,9 +199,9 @@ func allows(k *store.KeyRecord, p perm, ns string) bool {
 	case api.RoleAdmin:
 		return true
 	case api.RoleWorker:
-		return p == permWorker
+		return p == permWorker || p == permRead
 	case api.RoleClient:
-		return p == permClient
+		return p == permClient || p == permRead
 	}
 	return false
 }
@@ -228,7 +228,11 @@ func routeNamespace(c echo.Context) string {
 // the route's template.
 func (s *Server) authorize(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		rule, known := s.rules[ruleKey{c.Request().Method, c.Path()}]
+		method := c.Request().Method
+		if method == http.MethodHead {
+			method = http.MethodGet // HEAD is GET without the body: GET's rule
+		}
+		rule, known := s.rules[ruleKey{method, c.Path()}]
 		if rule.perm == permPublic && known || rule.perm == permMetrics && !s.cfg.Auth.MetricsAuth {
 			return next(c)
 		}
@@ -293,7 +297,7 @@ func (s *Server) limitPerKey(c echo.Context, ns string) error {
 }
 
 // authenticate verifies the request's bearer key (401 when it cannot).
-func (s *Server) authenticate(c echo.Context) (*store.KeyRecord, error) {
+func (s *Server) authenticate(c echo.Context) (*storage.KeyRecord, error) {
 	h := c.Request().Header.Get(echo.HeaderAuthorization)
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
@@ -310,7 +314,7 @@ func (s *Server) authenticate(c echo.Context) (*store.KeyRecord, error) {
 	if !found {
 		// Compare anyway, so that an unknown id costs what a known one
 		// does.
-		rec = &store.KeyRecord{Revoked: true}
+		rec = &storage.KeyRecord{Revoked: true}
 	}
 	if subtle.ConstantTimeCompare(rec.SecretHash[:], hash[:]) != 1 || rec.Revoked {
 		return nil, unauthorized(c)
@@ -322,7 +326,7 @@ func (s *Server) authenticate(c echo.Context) (*store.KeyRecord, error) {
 // at most ttl: a request with a known key costs no database query.
 type keyCache struct {
 	ttl    time.Duration
-	lookup func(ctx context.Context, id string) (store.KeyRecord, error)
+	lookup func(ctx context.Context, id string) (storage.KeyRecord, error)
 	now    func() time.Time
 
 	mu sync.RWMutex
@@ -330,7 +334,7 @@ type keyCache struct {
 }
 
 type keyEntry struct {
-	rec   *store.KeyRecord // nil: no such key
+	rec   *storage.KeyRecord // nil: no such key
 	until time.Time
 }
 
@@ -339,13 +343,13 @@ type keyEntry struct {
 // everything does.
 const maxCachedKeys = 10000
 
-func newKeyCache(ttl time.Duration, lookup func(context.Context, string) (store.KeyRecord, error)) *keyCache {
+func newKeyCache(ttl time.Duration, lookup func(context.Context, string) (storage.KeyRecord, error)) *keyCache {
 	return &keyCache{ttl: ttl, lookup: lookup, now: time.Now, m: make(map[string]keyEntry)}
 }
 
 // get returns the key of that id (found false: none), from the cache when
 // it was read less than ttl ago.
-func (k *keyCache) get(ctx context.Context, id string) (*store.KeyRecord, bool, error) {
+func (k *keyCache) get(ctx context.Context, id string) (*storage.KeyRecord, bool, error) {
 	now := k.now()
 	k.mu.RLock()
 	e, ok := k.m[id]
@@ -356,7 +360,7 @@ func (k *keyCache) get(ctx context.Context, id string) (*store.KeyRecord, bool, 
 	rec, err := k.lookup(ctx, id)
 	e = keyEntry{until: now.Add(k.ttl)}
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, storage.ErrNotFound):
 	case err != nil:
 		return nil, false, err
 	default:

@@ -74,7 +74,7 @@ func doKey(t *testing.T, key, method, url string, body []byte) response {
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
-// Who may call a route: p public, w worker, c client, a admin of the
+// Who may call a route: p public, w worker, c client, r worker or client, a admin of the
 // namespace, g admin of every namespace. Written out here rather than
 // taken from routeRules, so that a change to the rules shows.
 var routeAccess = map[string]byte{
@@ -90,7 +90,7 @@ var routeAccess = map[string]byte{
 	"GET " + BasePath + "/workflows":                             'c',
 	"GET " + BasePath + "/workflows/:instance_id":                'c',
 	"DELETE " + BasePath + "/workflows/:instance_id":             'a',
-	"GET " + BasePath + "/workflows/:instance_id/history":        'c',
+	"GET " + BasePath + "/workflows/:instance_id/history":        'r',
 	"GET " + BasePath + "/workflows/:instance_id/result":         'c',
 	"POST " + BasePath + "/workflows/:instance_id/cancel":        'c',
 	"POST " + BasePath + "/workflows/:instance_id/signals/:name": 'c',
@@ -116,29 +116,40 @@ var routeAccess = map[string]byte{
 func TestAuth_EveryRouteHasARule(t *testing.T) {
 	e := newEnv(t, Config{})
 	rules := routeRules()
-	seen, heads := 0, 0
+	seen := 0
+	heads := map[string]bool{}
 	for _, r := range e.srv.Echo().Routes() {
+		heads[r.Path] = heads[r.Path] || r.Method == http.MethodHead
+	}
+	for _, r := range e.srv.Echo().Routes() {
+		if r.Method == http.MethodGet && !heads[r.Path] {
+			t.Errorf("GET %s has no HEAD route", r.Path)
+		}
+		if r.Method == http.MethodHead {
+			// HEAD takes GET's rule (authorize).
+			if _, ok := rules[ruleKey{http.MethodGet, r.Path}]; !ok {
+				t.Errorf("route HEAD %s has no GET rule in routeRules", r.Path)
+			}
+			continue
+		}
 		k := r.Method + " " + r.Path
 		rule, ok := rules[ruleKey{r.Method, r.Path}]
 		if !ok {
 			t.Errorf("route %s has no rule in routeRules", k)
 			continue
 		}
-		want, ok := routeAccess[strings.Replace(k, "HEAD ", "GET ", 1)]
+		want, ok := routeAccess[k]
 		if !ok {
 			t.Errorf("route %s is not in routeAccess", k)
 			continue
 		}
-		got := map[perm]byte{permPublic: 'p', permMetrics: 'p', permWorker: 'w', permClient: 'c', permAdmin: 'a', permGlobalAdmin: 'g'}[rule.perm]
+		got := map[perm]byte{permPublic: 'p', permMetrics: 'p', permWorker: 'w', permClient: 'c', permRead: 'r', permAdmin: 'a', permGlobalAdmin: 'g'}[rule.perm]
 		if got != want {
 			t.Errorf("route %s: rule %c, want %c", k, got, want)
 		}
 		seen++
-		if r.Method == http.MethodHead {
-			heads++
-		}
 	}
-	if seen-heads != len(routeAccess) || seen != len(rules) {
+	if seen != len(routeAccess) || seen != len(rules) {
 		t.Errorf("%d routes served, %d in routeAccess, %d rules", seen, len(routeAccess), len(rules))
 	}
 }
@@ -169,8 +180,8 @@ func TestAuth_RolesOverEveryRoute(t *testing.T) {
 		may       func(access byte) bool
 	}{
 		{"none", "", func(a byte) bool { return a == 'p' }},
-		{"worker", e.worker, func(a byte) bool { return a == 'p' || a == 'w' }},
-		{"client", e.client, func(a byte) bool { return a == 'p' || a == 'c' }},
+		{"worker", e.worker, func(a byte) bool { return a == 'p' || a == 'w' || a == 'r' }},
+		{"client", e.client, func(a byte) bool { return a == 'p' || a == 'c' || a == 'r' }},
 		{"admin", e.admin, func(a byte) bool { return a != 'g' }},
 		{"global admin", e.global, func(a byte) bool { return true }},
 		{"client of other", e.otherClient, func(a byte) bool { return a == 'p' }},
@@ -211,6 +222,25 @@ func TestAuth_RolesOverEveryRoute(t *testing.T) {
 				}
 				if p := r.problem(t); p.Type != ProblemForbidden {
 					t.Errorf("%s by %s: problem %s", route, c.name, p.Type)
+				}
+			}
+			// HEAD, wherever GET is served, is decided as GET.
+			if method != http.MethodGet {
+				continue
+			}
+			h := doKey(t, c.key, http.MethodHead, url, nil)
+			switch {
+			case c.may(access):
+				if h.status == http.StatusUnauthorized || h.status == http.StatusForbidden {
+					t.Errorf("HEAD %s by %s: %d, want it allowed", tmpl, c.name, h.status)
+				}
+			case c.key == "":
+				if h.status != http.StatusUnauthorized {
+					t.Errorf("HEAD %s without a key: %d, want 401", tmpl, h.status)
+				}
+			default:
+				if h.status != http.StatusForbidden {
+					t.Errorf("HEAD %s by %s: %d, want 403", tmpl, c.name, h.status)
 				}
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // ProblemContentType is the content type of every error answer.
@@ -107,7 +107,7 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 	if errors.As(err, &pe) {
 		return pe, pe.p.Status >= 500
 	}
-	var inv *store.InvalidError
+	var inv *storage.InvalidError
 	if errors.As(err, &inv) {
 		field := inv.Field
 		if field == "" {
@@ -116,27 +116,27 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 		return validationProblem([]api.FieldProblem{{Field: field, Message: inv.Message}}), false
 	}
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, storage.ErrNotFound):
 		return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", err.Error()), false
-	case errors.Is(err, store.ErrAlreadyRunning):
+	case errors.Is(err, storage.ErrAlreadyRunning):
 		return newProblem(http.StatusConflict, ProblemAlreadyRunning, "Workflow already running",
 			"A running workflow instance already has this instance_id."), false
-	case errors.Is(err, store.ErrNotRunning):
+	case errors.Is(err, storage.ErrNotRunning):
 		return newProblem(http.StatusConflict, ProblemNotRunning, "Workflow not running",
 			"The workflow instance has finished; the request needs a running one."), false
-	case errors.Is(err, store.ErrRunning):
+	case errors.Is(err, storage.ErrRunning):
 		return newProblem(http.StatusConflict, ProblemRunning, "Workflow still running",
 			"The workflow instance is still running; use force=true to delete it anyway."), false
-	case errors.Is(err, store.ErrUnhandledSignals):
+	case errors.Is(err, storage.ErrUnhandledSignals):
 		return newProblem(http.StatusConflict, ProblemUnhandledSignals, "Unhandled signals",
 			"Signals arrived while the turn ran; it would have ended the workflow without them, so it was not applied. The lock is released and the next turn carries them."), false
-	case errors.Is(err, store.ErrLockLost):
+	case errors.Is(err, storage.ErrLockLost):
 		return newProblem(http.StatusConflict, ProblemLockLost, "Lock lost",
 			"The lock token is unknown, expired, or already acknowledged."), false
-	case errors.Is(err, store.ErrWorkerGone):
+	case errors.Is(err, storage.ErrWorkerGone):
 		return newProblem(http.StatusGone, ProblemWorkerGone, "Worker cleaned up",
 			"This worker session was cleaned up; start again with a new worker_id."), false
-	case errors.Is(err, store.ErrBadPageToken):
+	case errors.Is(err, storage.ErrBadPageToken):
 		return validationProblem([]api.FieldProblem{{Field: "page_token", Message: "is not a page token this server issued"}}), false
 	case errors.Is(err, context.Canceled):
 		return newProblem(statusClientClosedRequest, ProblemClientClosed, "Client closed request",
@@ -153,7 +153,7 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 		// The database is unreachable: the outage grace runs again, so
 		// that workers report what they did meanwhile before anything
 		// they hold expires.
-		s.store.Options().Grace.Restart()
+		s.store.OutageGrace().Restart()
 		return p, true
 	}
 	var pgErr *pgconn.PgError

@@ -15,12 +15,13 @@ import (
 )
 
 // fuzzRoute is a route of the API with one path parameter ("{}") the
-// fuzzer fills in.
+// fuzzer fills in. Its path is under BasePath, or, starting with "~",
+// under /v1/namespaces.
 type fuzzRoute struct {
 	method, path string
 }
 
-// fuzzRoutes lists every route of the REST contract.
+// fuzzRoutes lists every route of the REST contract (TestFuzzRoutesCoverEveryRoute).
 func fuzzRoutes() []fuzzRoute {
 	return []fuzzRoute{
 		{http.MethodPost, "/workflows"},
@@ -45,6 +46,15 @@ func fuzzRoutes() []fuzzRoute {
 		{http.MethodGet, "/workers/{}"},
 		{http.MethodGet, "/task-queues/{}"},
 		{http.MethodPut, "/workflows"},
+		{http.MethodPost, "~"},
+		{http.MethodGet, "~"},
+		{http.MethodHead, "~/{}"},
+		{http.MethodGet, "~/{}"},
+		{http.MethodPatch, "~/{}"},
+		{http.MethodDelete, "~/{}"},
+		{http.MethodPost, "/api-keys"},
+		{http.MethodGet, "/api-keys"},
+		{http.MethodDelete, "/api-keys/{}"},
 	}
 }
 
@@ -70,6 +80,8 @@ func FuzzRoutes(f *testing.F) {
 		`{"commands":[{"type":"schedule_activity","activity_id":1,"activity_type":"A","options":{"retry_policy":{"backoff_coefficient":1e308}}}]}`,
 		`{"commands":[{"type":"start_timer","timer_id":1,"fire_after":"99999999h"}]}`,
 		`{"delay":"-1s"}`, `{"extend_for":9223372036854775807}`,
+		`{"name":"n1","retention":"1e9h"}`, `{"name":"%zz","description":"` + strings.Repeat("d", 5000) + `"}`,
+		`{"retention":"0.5ms"}`, `{"role":"root","namespace":"*"}`, `{"role":"admin","Role":"worker"}`,
 	}
 	segs := []string{
 		"i1", "%zz", "a%2", "%00", "%2F", "..", "a%20b", strings.Repeat("n", 300), "é", uuid.NewString(),
@@ -100,7 +112,11 @@ func FuzzRoutes(f *testing.F) {
 			t.Fatal(err)
 		}
 		// Sent as is, escapes and all: net/http's client does not check.
-		req.URL.Opaque = "/v1/namespaces/default" + path
+		if rest, ok := strings.CutPrefix(path, "~"); ok {
+			req.URL.Opaque = "/v1/namespaces" + rest
+		} else {
+			req.URL.Opaque = "/v1/namespaces/default" + path
+		}
 		req.URL.RawQuery = query
 		if len(body) == 0 {
 			req.Body = http.NoBody
@@ -139,4 +155,45 @@ func isPrintable(s string) bool {
 		}
 	}
 	return true
+}
+
+// TestFuzzRoutesCoverEveryRoute: FuzzRoutes sends every /v1 route the
+// server serves.
+func TestFuzzRoutesCoverEveryRoute(t *testing.T) {
+	e := newEnv(t, Config{})
+	fuzzed := map[string]bool{}
+	for _, r := range fuzzRoutes() {
+		p := "/v1/namespaces/default" + r.path
+		if rest, ok := strings.CutPrefix(r.path, "~"); ok {
+			p = "/v1/namespaces" + rest
+		}
+		fuzzed[r.method+" "+p] = true
+	}
+	for _, r := range e.srv.Echo().Routes() {
+		if !strings.HasPrefix(r.Path, "/v1/") || r.Method == http.MethodHead {
+			continue
+		}
+		// The fuzzer fills in the last parameter; the others are fixed.
+		segs := strings.Split(r.Path, "/")
+		last := -1
+		for i, sg := range segs {
+			if strings.HasPrefix(sg, ":") && (sg != ":namespace" || i == len(segs)-1) {
+				last = i
+			}
+		}
+		for i, sg := range segs {
+			switch {
+			case i == last:
+				segs[i] = "{}"
+			case sg == ":namespace":
+				segs[i] = "default"
+			case sg == ":instance_id":
+				segs[i] = "i1"
+			}
+		}
+		p := strings.Join(segs, "/")
+		if !fuzzed[r.Method+" "+p] {
+			t.Errorf("FuzzRoutes does not send %s %s (%s)", r.Method, r.Path, p)
+		}
+	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // The worker heartbeat is the server's hottest route: every worker sends
@@ -66,9 +66,9 @@ func (s *Server) heartbeatFast(c echo.Context, buf *[]byte, req *api.WorkerHeart
 	ns = c.Param("namespace")
 	ok = validName(ns) && decodeHeartbeat(data, req) && heartbeatValid(req)
 	if ok {
-		opts := s.store.Options()
+		minLease, maxLease := s.store.LeaseBounds()
 		lease := req.LeaseDuration.D()
-		ok = lease != 0 && lease >= opts.MinLease && lease <= opts.MaxLease
+		ok = lease != 0 && lease >= minLease && lease <= maxLease
 		if ok && req.Wait != nil {
 			wait = req.Wait.D()
 			ok = wait >= 0 && wait <= s.cfg.MaxWait && wait <= lease/2
@@ -139,71 +139,53 @@ func (r *replayReader) Close() error { return nil }
 func decodeHeartbeat(data []byte, req *api.WorkerHeartbeatRequest) bool {
 	p := jsonSubset{data: data}
 	p.space()
-	if !p.byte('{') {
-		return false
-	}
-	p.space()
-	if !p.byte('}') {
-		var seen uint16 // members already decoded, by their bit
-		for {
-			key, ok := p.str()
-			if !ok {
-				return false
-			}
-			p.space()
-			if !p.byte(':') {
-				return false
-			}
-			p.space()
-			var bit uint16
-			switch string(key) {
-			case "worker_id":
-				bit, ok = 1<<0, p.strInto(&req.WorkerID)
-			case "identity":
-				bit, ok = 1<<1, p.strInto(&req.Identity)
-			case "host":
-				bit, ok = 1<<2, p.strInto(&req.Host)
-			case "task_queues":
-				bit, ok = 1<<3, p.strList(&req.TaskQueues)
-			case "host_task_queue":
-				bit, ok = 1<<4, p.strInto(&req.HostTaskQueue)
-			case "build_id":
-				bit, ok = 1<<5, p.strInto(&req.BuildID)
-			case "metadata":
-				bit, ok = 1<<6, p.strMap(&req.Metadata)
-			case "lease_duration":
-				bit, ok = 1<<7, p.duration((*time.Duration)(&req.LeaseDuration))
-			case "bound_activities":
-				bit, ok = 1<<8, p.strList(&req.BoundActivities)
-			case "unbound_activities":
-				bit, ok = 1<<9, p.strList(&req.UnboundActivities)
-			case "wait":
-				var d time.Duration
-				bit, ok = 1<<10, p.duration(&d)
-				req.Wait = (*api.Duration)(&d)
-			case "known_cancels":
-				bit, ok = 1<<11, p.strList(&req.KnownCancels)
-			case "shutdown":
-				bit, ok = 1<<12, p.boolean(&req.Shutdown)
-			default:
-				return false // unknown, or a name encoding/json would fold
-			}
-			if !ok || seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			p.space()
-			if p.byte('}') {
-				break
-			}
-			if !p.byte(',') {
-				return false
-			}
-			p.space()
+	var seen uint16 // members already decoded, by their bit
+	members := p.seq('{', '}', func() bool {
+		key, ok := p.key()
+		if !ok {
+			return false
 		}
-	}
+		var bit uint16
+		switch string(key) {
+		case "worker_id":
+			bit, ok = 1<<0, p.strInto(&req.WorkerID)
+		case "identity":
+			bit, ok = 1<<1, p.strInto(&req.Identity)
+		case "host":
+			bit, ok = 1<<2, p.strInto(&req.Host)
+		case "task_queues":
+			bit, ok = 1<<3, p.strList(&req.TaskQueues)
+		case "host_task_queue":
+			bit, ok = 1<<4, p.strInto(&req.HostTaskQueue)
+		case "build_id":
+			bit, ok = 1<<5, p.strInto(&req.BuildID)
+		case "metadata":
+			bit, ok = 1<<6, p.strMap(&req.Metadata)
+		case "lease_duration":
+			bit, ok = 1<<7, p.duration((*time.Duration)(&req.LeaseDuration))
+		case "bound_activities":
+			bit, ok = 1<<8, p.strList(&req.BoundActivities)
+		case "unbound_activities":
+			bit, ok = 1<<9, p.strList(&req.UnboundActivities)
+		case "wait":
+			var d time.Duration
+			bit, ok = 1<<10, p.duration(&d)
+			req.Wait = (*api.Duration)(&d)
+		case "known_cancels":
+			bit, ok = 1<<11, p.strList(&req.KnownCancels)
+		case "shutdown":
+			bit, ok = 1<<12, p.boolean(&req.Shutdown)
+		default:
+			return false // unknown, or a name encoding/json would fold
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
 	p.space()
-	return p.i == len(data)
+	return members && p.i == len(data)
 }
 
 // jsonSubset reads the JSON subset decodeHeartbeat accepts. Each method
@@ -256,6 +238,45 @@ func (p *jsonSubset) str() ([]byte, bool) {
 	return nil, false
 }
 
+// seq reads an array or object: open, items separated by commas, end,
+// with whitespace between; item reads one item at its first byte.
+func (p *jsonSubset) seq(open, end byte, item func() bool) bool {
+	if !p.byte(open) {
+		return false
+	}
+	p.space()
+	if p.byte(end) {
+		return true
+	}
+	for {
+		if !item() {
+			return false
+		}
+		p.space()
+		if p.byte(end) {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+		p.space()
+	}
+}
+
+// key reads an object member's name and the colon after it.
+func (p *jsonSubset) key() ([]byte, bool) {
+	k, ok := p.str()
+	if !ok {
+		return nil, false
+	}
+	p.space()
+	if !p.byte(':') {
+		return nil, false
+	}
+	p.space()
+	return k, true
+}
+
 func (p *jsonSubset) strInto(dst *string) bool {
 	s, ok := p.str()
 	*dst = string(s)
@@ -265,27 +286,13 @@ func (p *jsonSubset) strInto(dst *string) bool {
 // strList reads an array of strings; [] is an empty list, not nil, as
 // encoding/json makes it.
 func (p *jsonSubset) strList(dst *[]string) bool {
-	if !p.byte('[') {
-		return false
-	}
 	list := []string{}
-	p.space()
-	if !p.byte(']') {
-		for {
-			s, ok := p.str()
-			if !ok {
-				return false
-			}
-			list = append(list, string(s))
-			p.space()
-			if p.byte(']') {
-				break
-			}
-			if !p.byte(',') {
-				return false
-			}
-			p.space()
-		}
+	if !p.seq('[', ']', func() bool {
+		s, ok := p.str()
+		list = append(list, string(s))
+		return ok
+	}) {
+		return false
 	}
 	*dst = list
 	return true
@@ -294,36 +301,17 @@ func (p *jsonSubset) strList(dst *[]string) bool {
 // strMap reads an object of strings; {} is an empty map, not nil. A key
 // given twice keeps its last value, as with encoding/json.
 func (p *jsonSubset) strMap(dst *map[string]string) bool {
-	if !p.byte('{') {
-		return false
-	}
 	m := map[string]string{}
-	p.space()
-	if !p.byte('}') {
-		for {
-			k, ok := p.str()
-			if !ok {
-				return false
-			}
-			p.space()
-			if !p.byte(':') {
-				return false
-			}
-			p.space()
-			v, ok := p.str()
-			if !ok {
-				return false
-			}
-			m[string(k)] = string(v)
-			p.space()
-			if p.byte('}') {
-				break
-			}
-			if !p.byte(',') {
-				return false
-			}
-			p.space()
+	if !p.seq('{', '}', func() bool {
+		k, ok := p.key()
+		if !ok {
+			return false
 		}
+		v, ok := p.str()
+		m[string(k)] = string(v)
+		return ok
+	}) {
+		return false
 	}
 	*dst = m
 	return true
@@ -398,7 +386,7 @@ func textWithin(s string) bool {
 // buf, byte for byte what c.JSON sends; any other, and any answer c.JSON
 // would indent (?pretty, Echo's debug mode) or another serializer would
 // encode, is left to c.JSON.
-func (s *Server) writeHeartbeatAnswer(c echo.Context, buf *[]byte, ns, workerID string, r store.HeartbeatResult) error {
+func (s *Server) writeHeartbeatAnswer(c echo.Context, buf *[]byte, ns, workerID string, r storage.HeartbeatResult) error {
 	resp := heartbeatAnswer(r)
 	if !s.answersByHand(c) {
 		return c.JSON(http.StatusOK, resp)

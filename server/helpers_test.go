@@ -83,7 +83,7 @@ func newEnv(t testing.TB, cfg Config) *env {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	st := store.New(pool, store.Options{Observer: cfg.Metrics})
+	st := store.New(pool, store.Options{Observer: cfg.Metrics, TurnHistoryEvents: cfg.Limits.HistoryPageSize})
 	connCfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)

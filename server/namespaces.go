@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // namespaceCache is the set of known namespaces, read from the database at
@@ -125,7 +125,7 @@ func (s *Server) createNamespace(c echo.Context) error {
 		return err
 	}
 	n, err := s.store.CreateNamespaceWith(c.Request().Context(), req)
-	if errors.Is(err, store.ErrNamespaceExists) {
+	if errors.Is(err, storage.ErrNamespaceExists) {
 		return newProblem(http.StatusConflict, ProblemNamespaceExists, "Namespace exists",
 			"A namespace of this name exists already.")
 	}
@@ -179,7 +179,7 @@ func (s *Server) getNamespace(c echo.Context) error {
 		return err
 	}
 	n, err := s.store.GetNamespace(c.Request().Context(), ns)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
 	}
 	if err != nil {
@@ -234,7 +234,7 @@ func (s *Server) updateNamespace(c echo.Context) error {
 		return err
 	}
 	n, err := s.store.UpdateNamespace(c.Request().Context(), ns, req)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
 	}
 	if err != nil {
@@ -272,9 +272,9 @@ func (s *Server) deleteNamespace(c echo.Context) error {
 	}
 	err := s.store.DeleteNamespace(c.Request().Context(), ns)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, storage.ErrNotFound):
 		return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
-	case errors.Is(err, store.ErrNamespaceNotEmpty):
+	case errors.Is(err, storage.ErrNamespaceNotEmpty):
 		return newProblem(http.StatusConflict, ProblemNamespaceInUse, "Namespace not empty",
 			"The namespace still holds workflow instances; delete them first.")
 	case err != nil:

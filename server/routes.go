@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	echoSwagger "github.com/swaggo/echo-swagger"
 
 	"github.com/tetherhq/tether/openapi"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/ui"
 )
 
@@ -258,10 +260,12 @@ func (s *Server) healthz(c echo.Context) error {
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.ReadyTimeout)
 	defer cancel()
-	if s.store == nil || s.store.Pool() == nil {
+	if s.store == nil {
 		return newProblem(http.StatusServiceUnavailable, ProblemUnavailable, "Not ready", "No database.")
 	}
-	if err := s.store.Pool().Ping(ctx); err != nil {
+	if err := s.store.Ping(ctx); errors.Is(err, storage.ErrNoDatabase) {
+		return newProblem(http.StatusServiceUnavailable, ProblemUnavailable, "Not ready", "No database.")
+	} else if err != nil {
 		s.logger.Warn("server: readiness ping failed", "err", err)
 		return newProblem(http.StatusServiceUnavailable, ProblemUnavailable, "Not ready",
 			"The database does not answer.")

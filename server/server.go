@@ -14,7 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/server/longpoll"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Config tunes a Server. The zero value of each field selects its default.
@@ -113,7 +113,7 @@ func (c Config) withDefaults() Config {
 
 // Server is Tether's HTTP/JSON control plane over one store.
 type Server struct {
-	store    *store.Store
+	store    storage.Provider
 	hub      *longpoll.Hub
 	cfg      Config
 	logger   *slog.Logger
@@ -150,7 +150,7 @@ type Server struct {
 // database announces work; it may be nil, in which case long polls only
 // look at the database on timers and on the re-check interval. The caller
 // runs hub.Run. A nil logger discards logs.
-func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *Server {
+func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -171,8 +171,14 @@ func New(st *store.Store, hub *longpoll.Hub, cfg Config, logger *slog.Logger) *S
 		startLimiter:   newHeartbeatLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
 		keyBeatLimiter: newHeartbeatLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
 	}
-	s.keys = newKeyCache(cfg.Auth.CacheTTL, st.LookupAPIKey)
-	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, st.NamespaceNames)
+	// Closures, not method values: st may be nil (tests that serve no
+	// database), and a method value of a nil interface panics.
+	s.keys = newKeyCache(cfg.Auth.CacheTTL, func(ctx context.Context, id string) (storage.KeyRecord, error) {
+		return s.store.LookupAPIKey(ctx, id)
+	})
+	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, func(ctx context.Context) ([]string, error) {
+		return s.store.NamespaceNames(ctx)
+	})
 	if hub != nil {
 		if err := s.metrics.registerHub(hub); err != nil {
 			logger.Warn("server: hub metrics not registered", "err", err)

@@ -307,25 +307,35 @@ func (s *strictScanner) object(sc *schema, inPayload bool) bool {
 				// An unknown field: the decoder names it.
 			}
 		}
-		s.path = append(s.path, pathSeg{name: key})
-		if !s.value(elem, inPayload) {
-			return false
+		if done, ok := s.member(pathSeg{name: key}, elem, inPayload, '}'); done || !ok {
+			return ok
 		}
-		s.path = s.path[:len(s.path)-1]
-		s.space()
-		if s.i >= len(s.data) {
-			return false
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
-		}
+	}
+}
+
+// member reads one value of an object or array, at seg of the path, and
+// what follows it: a comma (done false: more to come) or end, which
+// closes the container (done true). ok is false on a malformed body.
+func (s *strictScanner) member(seg pathSeg, elem *schema, inPayload bool, end byte) (done, ok bool) {
+	s.path = append(s.path, seg)
+	if !s.value(elem, inPayload) {
+		return false, false
+	}
+	s.path = s.path[:len(s.path)-1]
+	s.space()
+	if s.i >= len(s.data) {
+		return false, false
+	}
+	switch s.data[s.i] {
+	case ',':
+		s.i++
+		return false, true
+	case end:
+		s.i++
+		s.depth--
+		return true, true
+	default:
+		return false, false
 	}
 }
 
@@ -348,24 +358,8 @@ func (s *strictScanner) array(sc *schema, inPayload bool) bool {
 		return true
 	}
 	for n := 0; ; n++ {
-		s.path = append(s.path, pathSeg{index: n})
-		if !s.value(elem, inPayload) {
-			return false
-		}
-		s.path = s.path[:len(s.path)-1]
-		s.space()
-		if s.i >= len(s.data) {
-			return false
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
+		if done, ok := s.member(pathSeg{index: n}, elem, inPayload, ']'); done || !ok {
+			return ok
 		}
 	}
 }

@@ -75,8 +75,27 @@ func TestOpenAPIAndDocs(t *testing.T) {
 			t.Errorf("%s %s is not in openapi.json", rt.Method, path)
 			continue
 		}
-		if _, ok := ops[strings.ToLower(rt.Method)]; !ok {
+		raw, ok := ops[strings.ToLower(rt.Method)]
+		if !ok {
 			t.Errorf("%s %s: method not in openapi.json", rt.Method, path)
+			continue
+		}
+		// Every /v1 route takes an API key: it says so, and documents
+		// the answers without one (401) and with one that may not (403).
+		var op struct {
+			Security  []map[string][]string      `json:"security"`
+			Responses map[string]json.RawMessage `json:"responses"`
+		}
+		if err := json.Unmarshal(raw, &op); err != nil {
+			t.Fatal(err)
+		}
+		if len(op.Security) != 1 || op.Security[0]["BearerAuth"] == nil {
+			t.Errorf("%s %s: security %v, want BearerAuth", rt.Method, path, op.Security)
+		}
+		for _, code := range []string{"401", "403"} {
+			if _, ok := op.Responses[code]; !ok {
+				t.Errorf("%s %s: no %s response", rt.Method, path, code)
+			}
 		}
 	}
 

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // WorkerSecretHeader carries a worker session's secret when authentication
@@ -89,7 +89,7 @@ func (s *Server) checkWorkerOwner(ctx context.Context, ns, workerID, caller stri
 	if !ok {
 		var err error
 		owner, err = s.store.WorkerOwner(ctx, ns, workerID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
@@ -106,9 +106,9 @@ func (s *Server) checkWorkerOwner(ctx context.Context, ns, workerID, caller stri
 // heartbeatAs sends the heartbeat as the caller; a heartbeat the store
 // refused as gone is told 403 when the session is someone else's (a
 // registration race that the check before it could not see).
-func (s *Server) heartbeatAs(ctx context.Context, ns, owner string, req *api.WorkerHeartbeatRequest) (store.HeartbeatResult, error) {
+func (s *Server) heartbeatAs(ctx context.Context, ns, owner string, req *api.WorkerHeartbeatRequest) (storage.HeartbeatResult, error) {
 	res, err := s.store.WorkerHeartbeatAs(ctx, ns, owner, *req)
-	if errors.Is(err, store.ErrWorkerGone) {
+	if errors.Is(err, storage.ErrWorkerGone) {
 		if cerr := s.checkWorkerOwner(ctx, ns, req.WorkerID, owner, true); cerr != nil {
 			return res, cerr
 		}

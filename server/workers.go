@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -19,6 +20,7 @@ import (
 //	@Tags			workers
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.WorkerHeartbeatRequest	true	"The worker"
 //	@Success		200			{object}	api.WorkerHeartbeatResponse
@@ -123,13 +125,13 @@ func (s *Server) heartbeatRequest(c echo.Context, req *api.WorkerHeartbeatReques
 	b := s.bind(c)
 	ns := b.namespace()
 	b.body(req)
-	opts := s.store.Options()
+	minLease, maxLease := s.store.LeaseBounds()
 	switch {
 	case b.has("lease_duration"):
 	case req.LeaseDuration == 0:
 		b.add("lease_duration", "is required")
-	case req.LeaseDuration.D() < opts.MinLease || req.LeaseDuration.D() > opts.MaxLease:
-		b.add("lease_duration", "must be between %s and %s", opts.MinLease, opts.MaxLease)
+	case req.LeaseDuration.D() < minLease || req.LeaseDuration.D() > maxLease:
+		b.add("lease_duration", "must be between %s and %s", minLease, maxLease)
 	}
 	var wait time.Duration
 	if req.Wait != nil {
@@ -155,7 +157,7 @@ func hasNewCancel(cancels []api.AttemptCancel, known []string) bool {
 // made (a worker registered or resurrected). It is called for every result
 // of the store, including the first of a held heartbeat, whose answer is
 // not the one sent: the renewal after the wait finds the worker active.
-func (s *Server) noteTransition(ns, workerID string, r store.HeartbeatResult) {
+func (s *Server) noteTransition(ns, workerID string, r storage.HeartbeatResult) {
 	switch r.PrevState {
 	case "":
 		s.metrics.WorkerTransitions.WithLabelValues("registered").Inc()
@@ -169,7 +171,7 @@ func (s *Server) noteTransition(ns, workerID string, r store.HeartbeatResult) {
 }
 
 // heartbeatAnswer returns the answer to a heartbeat's result r.
-func heartbeatAnswer(r store.HeartbeatResult) api.WorkerHeartbeatResponse {
+func heartbeatAnswer(r storage.HeartbeatResult) api.WorkerHeartbeatResponse {
 	resp := r.WorkerHeartbeatResponse
 	if resp.Cancels == nil {
 		resp.Cancels = []api.AttemptCancel{}
@@ -182,12 +184,15 @@ func heartbeatAnswer(r store.HeartbeatResult) api.WorkerHeartbeatResponse {
 //	@Summary	List worker sessions
 //	@Tags		workers
 //	@Produce	json,application/problem+json
-//	@Param		namespace	path		string	true	"Namespace"	default(default)
-//	@Param		state		query		string	false	"Only workers in this state"	Enums(active, inactive, cleaned_up)
+//	@Security	BearerAuth
+//	@Param		namespace	path		string	true	"Namespace"										default(default)
+//	@Param		state		query		string	false	"Only workers in this state"					Enums(active, inactive, cleaned_up)
 //	@Param		page_size	query		int		false	"Workers per page (default 100, at most 1000)"	minimum(1)	maximum(1000)
 //	@Param		page_token	query		string	false	"next_page_token of the previous page"
 //	@Success	200			{object}	api.ListWorkersResponse
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workers [get]
 func (s *Server) listWorkers(c echo.Context) error {
@@ -226,10 +231,13 @@ func normalizeWorker(w *api.Worker) {
 //	@Summary	Describe a worker session
 //	@Tags		workers
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace	path		string	true	"Namespace"	default(default)
 //	@Param		worker_id	path		string	true	"Worker id"
 //	@Success	200			{object}	api.Worker
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404			{object}	api.Problem	"Unknown worker"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workers/{worker_id} [get]
@@ -254,10 +262,13 @@ func (s *Server) getWorker(c echo.Context) error {
 //	@Description	Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
 //	@Tags			task-queues
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string	true	"Namespace"	default(default)
 //	@Param			name		path		string	true	"Task queue name"
 //	@Success		200			{object}	api.TaskQueue
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/task-queues/{name} [get]
 func (s *Server) describeTaskQueue(c echo.Context) error {

@@ -18,11 +18,13 @@ import (
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.PollWorkflowTaskRequest	true	"Queue and worker"
 //	@Success		200			{object}	api.WorkflowTask
 //	@Success		204			"Nothing to do within wait"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -39,15 +41,11 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
-		return err
-	}
-	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	done, err := s.startPoll(c, ns, req.WorkerID, []string{req.TaskQueue})
 	if err != nil {
 		return err
 	}
-	defer release()
-	defer s.pollers.add(ns, []string{req.TaskQueue}, req.WorkerID)()
+	defer done()
 
 	var task *api.WorkflowTask
 	found, err := s.longPoll(c.Request().Context(), pollSpec{
@@ -56,7 +54,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			task, err = s.store.FetchWorkflowTask(ctx, ns, req.TaskQueue, req.WorkerID, lockFor)
+			task, err = s.store.FetchWorkflowTaskForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor)
 			return task != nil, err
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
@@ -86,11 +84,14 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string							true	"Namespace"	default(default)
 //	@Param			token		path		string							true	"Lock token of the turn (the poll's lock_token)"
 //	@Param			request		body		api.CompleteWorkflowTaskRequest	true	"The turn's commands"
 //	@Success		200			{object}	api.CompleteWorkflowTaskResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request (naming the bad command field)"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost, or unhandled signals"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -125,11 +126,14 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			token		path		string						true	"Lock token of the turn (the poll's lock_token)"
 //	@Param			request		body		api.FailWorkflowTaskRequest	true	"What went wrong"
 //	@Success		200			{object}	api.Empty
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"

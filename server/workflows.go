@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -32,10 +33,13 @@ const (
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.StartWorkflowRequest	true	"The workflow to start"
 //	@Success		201			{object}	api.StartWorkflowResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		409			{object}	api.Problem	"A running instance has this id"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -47,6 +51,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	var req api.StartWorkflowRequest
 	b.body(&req)
 	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
+	b.checkCron(req.CronSchedule)
 	if err := b.err(); err != nil {
 		return err
 	}
@@ -62,10 +67,13 @@ func (s *Server) startWorkflow(c echo.Context) error {
 //	@Summary	Describe a workflow instance
 //	@Tags		workflows
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace	path		string	true	"Namespace"	default(default)
 //	@Param		instance_id	path		string	true	"Instance id"
 //	@Success	200			{object}	api.Workflow
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404			{object}	api.Problem	"Unknown instance"
 //	@Failure	500			{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workflows/{instance_id} [get]
@@ -89,20 +97,23 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 //	@Description	Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
-//	@Param			namespace		path		string	true	"Namespace"	default(default)
+//	@Security		BearerAuth
+//	@Param			namespace		path		string	true	"Namespace"						default(default)
 //	@Param			status			query		string	false	"Only instances of this status"	Enums(running, completed, failed, canceled, terminated)
 //	@Param			workflow_type	query		string	false	"Only instances of this workflow type"
 //	@Param			page_size		query		int		false	"Page size (default 100, at most 1000)"	minimum(1)	maximum(1000)
-//	@Param			limit			query		int		false	"Former name of page_size"	minimum(1)	maximum(1000)
+//	@Param			limit			query		int		false	"Former name of page_size"				minimum(1)	maximum(1000)
 //	@Param			page_token		query		string	false	"next_page_token of the previous page"
 //	@Success		200				{object}	api.ListWorkflowsResponse
 //	@Failure		400				{object}	api.Problem	"Invalid request"
+//	@Failure		401				{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403				{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500				{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows [get]
 func (s *Server) listWorkflows(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
-	f := store.ListFilter{
+	f := storage.ListFilter{
 		Status:       b.query("status", tagStatus),
 		WorkflowType: b.query("workflow_type", tagOptionalName),
 		Limit:        int32(b.queryInt("limit", defaultListPageSize, 1, maxListLimit)),
@@ -129,13 +140,16 @@ func (s *Server) listWorkflows(c echo.Context) error {
 //	@Summary	An execution's history
 //	@Tags		workflows
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace		path		string	true	"Namespace"	default(default)
 //	@Param		instance_id		path		string	true	"Instance id"
-//	@Param		execution_id	query		int		false	"Execution (default: the current one)"	minimum(1)
+//	@Param		execution_id	query		int		false	"Execution (default: the current one)"			minimum(1)
 //	@Param		page_size		query		int		false	"Events per page (default 1000, at most 10000)"	minimum(1)
 //	@Param		page_token		query		string	false	"next_page_token of the previous page"
 //	@Success	200				{object}	api.HistoryResponse
 //	@Failure	400				{object}	api.Problem	"Invalid request"
+//	@Failure	401				{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403				{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404				{object}	api.Problem	"Unknown instance or execution"
 //	@Failure	500				{object}	api.Problem
 //	@Router		/v1/namespaces/{namespace}/workflows/{instance_id}/history [get]
@@ -166,12 +180,15 @@ func (s *Server) workflowHistory(c echo.Context) error {
 //	@Description	Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string	true	"Namespace"	default(default)
 //	@Param			instance_id	path		string	true	"Instance id"
 //	@Param			wait		query		string	false	"How long to wait (Go duration, 0s … 60s)"	default(30s)
 //	@Success		200			{object}	api.Workflow
 //	@Success		204			"Still running"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/result [get]
@@ -213,11 +230,14 @@ func (s *Server) workflowResult(c echo.Context) error {
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			instance_id	path		string						true	"Instance id"
 //	@Param			request		body		api.CancelWorkflowRequest	false	"Why"
 //	@Success		202			{object}	api.Accepted
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
@@ -245,12 +265,15 @@ func (s *Server) cancelWorkflow(c echo.Context) error {
 //	@Tags		workflows
 //	@Accept		json
 //	@Produce	json,application/problem+json
+//	@Security	BearerAuth
 //	@Param		namespace	path		string				true	"Namespace"	default(default)
 //	@Param		instance_id	path		string				true	"Instance id"
 //	@Param		name		path		string				true	"Signal name"
 //	@Param		request		body		api.SignalRequest	false	"The signal's input"
 //	@Success	202			{object}	api.Accepted
 //	@Failure	400			{object}	api.Problem	"Invalid request"
+//	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404			{object}	api.Problem	"Unknown instance"
 //	@Failure	409			{object}	api.Problem	"The instance is not running"
 //	@Failure	413			{object}	api.Problem	"Body, or one payload, too large"
@@ -279,11 +302,14 @@ func (s *Server) signalWorkflow(c echo.Context) error {
 //	@Description	Deletes the instance with its history and messages. A running instance needs force=true, which flags its outstanding activities cancelled.
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path	string	true	"Namespace"	default(default)
 //	@Param			instance_id	path	string	true	"Instance id"
 //	@Param			force		query	bool	false	"Delete even a running instance"
 //	@Success		204			"Deleted"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
 //	@Failure		409			{object}	api.Problem	"Still running (use force=true)"
 //	@Failure		500			{object}	api.Problem

@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/server"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -23,10 +25,17 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, "usage: tether apikey create|list|revoke [flags]")
 		return errUsage
 	}
+	if wantsHelp(args[:1]) {
+		fmt.Fprintln(stderr, "usage: tether apikey create|list|revoke [flags]  (tether apikey <action> -h: its flags)")
+		return flag.ErrHelp
+	}
 	fs := flag.NewFlagSet("tether apikey "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbURL := fs.String("database-url", os.Getenv(envDatabaseURL), "PostgreSQL URL ($"+envDatabaseURL+")")
 	ns := fs.String("namespace", "default", `namespace of the key ("*": every namespace)`)
+	viaAPI := fs.Bool("via-api", false, "go through the server's REST API (an admin key) instead of the database")
+	address := fs.String("address", envOr(envAddress, defaultAddress), "with --via-api: the server's base URL ($"+envAddress+")")
+	apiKey := fs.String("api-key", os.Getenv(envAPIKeyCLI), "with --via-api: an admin key ($"+envAPIKeyCLI+")")
 	var role, name, id string
 	switch args[0] {
 	case "create":
@@ -41,6 +50,18 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
+	}
+	if args[0] == "create" {
+		switch role {
+		case api.RoleWorker, api.RoleClient, api.RoleAdmin:
+		default:
+			fmt.Fprintln(stderr, "--role must be worker, client or admin")
+			return errUsage
+		}
+	}
+	if *viaAPI {
+		return apiKeyViaAPI(ctx, args[0], client.Options{Address: *address, Namespace: *ns, APIKey: *apiKey,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, role, name, id, stdout, stderr)
 	}
 	if *dbURL == "" {
 		return fmt.Errorf("no database: set --database-url or $%s", envDatabaseURL)
@@ -60,12 +81,6 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	st := store.New(pool, store.Options{})
 	switch args[0] {
 	case "create":
-		switch role {
-		case api.RoleWorker, api.RoleClient, api.RoleAdmin:
-		default:
-			fmt.Fprintln(stderr, "--role must be worker, client or admin")
-			return errUsage
-		}
 		k, err := st.CreateAPIKey(ctx, *ns, role, name)
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no namespace %q", *ns)
@@ -80,19 +95,55 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		for _, k := range keys {
-			state := "valid"
-			if k.RevokedAt != nil {
-				state = "revoked " + k.RevokedAt.UTC().Format("2006-01-02T15:04:05Z")
-			}
-			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Namespace, k.Role, state, k.Name)
-		}
+		printAPIKeys(stdout, keys)
 	case "revoke":
 		if err := st.RevokeAPIKey(ctx, *ns, id, *ns == api.AllNamespaces); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("no valid key %q in namespace %q", id, *ns)
 			}
 			return err
+		}
+		fmt.Fprintf(stdout, "revoked %s\n", id)
+	}
+	return nil
+}
+
+// printAPIKeys writes keys one a line: id, namespace, role, state, name.
+func printAPIKeys(w io.Writer, keys []api.APIKey) {
+	for _, k := range keys {
+		state := "valid"
+		if k.RevokedAt != nil {
+			state = "revoked " + k.RevokedAt.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Namespace, k.Role, state, k.Name)
+	}
+}
+
+// apiKeyViaAPI is `tether apikey … --via-api`: the same actions through the
+// server's REST API, with an admin key. Its errors carry the exit codes of
+// the API commands.
+func apiKeyViaAPI(ctx context.Context, action string, opts client.Options, role, name, id string, stdout, stderr io.Writer) error {
+	cl, err := client.New(opts)
+	if err != nil {
+		return usageErrorf("--address: %w", err)
+	}
+	switch action {
+	case "create":
+		k, err := cl.CreateAPIKey(ctx, role, name)
+		if err != nil {
+			return apiError(err)
+		}
+		fmt.Fprintf(stderr, "created API key %s (role %s, namespace %s); it is shown once:\n", k.ID, k.Role, k.Namespace)
+		fmt.Fprintln(stdout, k.Key)
+	case "list":
+		keys, err := cl.ListAPIKeys(ctx)
+		if err != nil {
+			return apiError(err)
+		}
+		printAPIKeys(stdout, keys)
+	case "revoke":
+		if err := cl.RevokeAPIKey(ctx, id); err != nil {
+			return apiError(err)
 		}
 		fmt.Fprintf(stdout, "revoked %s\n", id)
 	}

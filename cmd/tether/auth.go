@@ -12,7 +12,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // authOptions are the authentication and TLS settings of `tether server`
@@ -86,7 +86,7 @@ func (a authOptions) tlsConfig() (*tls.Config, error) {
 
 // prepare runs once the schema is migrated: it refuses to start a server
 // that requires keys while none exists, and creates dev's admin key.
-func (a authOptions) prepare(ctx context.Context, st *store.Store, logger *slog.Logger) error {
+func (a authOptions) prepare(ctx context.Context, st storage.Admin, logger *slog.Logger) error {
 	if a.off {
 		logger.Warn("authentication is off: anyone who reaches the port may do anything")
 		return nil

@@ -23,6 +23,7 @@ func benchScenarios() []struct{ name, summary string } {
 		{"cancel", "running activities cancelled → delivery latency; a 10 000-activity workflow cancelled → its turn"},
 		{"failover", "a worker process killed mid-activity → time until the activity runs elsewhere"},
 		{"heartbeats", "simulated workers heartbeating once a second → latency, commits/s, server CPU"},
+		{"retention", "1 000 000 closed workflows past retention purged by the retention job → deleted/s, pass time, WAL, sizes"},
 		{"ceiling", "PostgreSQL's single-row commit rate on this machine"},
 	}
 }
@@ -136,6 +137,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.IntVar(&c.Conns, "conns", 256, "concurrent requests (and connections)")
 		fs.DurationVar(&c.Lease, "lease", 10*time.Second, "the workers' lease_duration")
 		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.Heartbeats(ctx, c) }
+	case "retention":
+		var c bench.RetentionConfig
+		fs.IntVar(&c.Workflows, "workflows", 1_000_000, "closed workflows past retention inserted per round")
+		fs.IntVar(&c.Kept, "kept", 0, "workflows of each kind the job must keep (0: a tenth of --workflows)")
+		fs.IntVar(&c.Events, "events", 4, "history events per workflow")
+		fs.IntVar(&c.Batch, "batch", 500, "workflows per batch (as -retention-batch)")
+		fs.IntVar(&c.BatchesPerPass, "batches-per-pass", 20, "batches per pass of the job")
+		fs.IntVar(&c.Rounds, "rounds", 2, "insert-and-purge rounds (the second shows whether the tables grow)")
+		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.Retention(ctx, c) }
 	case "ceiling":
 		var c bench.CeilingConfig
 		fs.IntVar(&c.Conns, "conns", 8, "connections inserting at once")

@@ -59,6 +59,10 @@ type serveOptions struct {
 	addrSet bool
 	// retention: the retention job (retention.go)
 	retention server.RetentionConfig
+	// limits and timeouts: the request bounds (server.Limits,
+	// server.Timeouts); a zero field takes the server's default.
+	limits   server.Limits
+	timeouts server.Timeouts
 }
 
 // flags declares the serve flags on fs, with defaults from the environment.
@@ -80,6 +84,14 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.heartbeatBurst, "heartbeat-burst", 50, "heartbeat burst allowed per worker")
 	fs.DurationVar(&o.retention.Interval, "retention-interval", time.Minute, "how often the retention job deletes closed workflows past their namespace's retention (negative: never)")
 	fs.IntVar(&o.retention.Batch, "retention-batch", 500, "most workflows the retention job deletes in one statement")
+	fs.IntVar(&o.limits.PayloadBytes, "payload-limit", 1<<20, "largest payload (input, result, details...) accepted, in bytes, as sent")
+	fs.IntVar(&o.limits.Depth, "depth-limit", 64, "deepest nesting of arrays and objects accepted in a request body")
+	fs.IntVar(&o.limits.CommandsPerTurn, "commands-per-turn", 10000, "most commands a workflow turn may carry")
+	fs.IntVar(&o.limits.HistoryPageSize, "history-page-size", 1000, "default events per history page, and the most history a workflow-task poll answer carries (the rest by page token)")
+	fs.IntVar(&o.limits.MaxHistoryPageSize, "max-history-page-size", 10000, "largest page_size a history request may ask for")
+	fs.DurationVar(&o.timeouts.BodyRead, "body-read-timeout", 30*time.Second, "longest the reading of a request body may take, from the end of its headers (408 past it)")
+	fs.DurationVar(&o.timeouts.Request, "request-timeout", 30*time.Second, "longest a request may take, database work included (a long poll: its wait plus this); 503 past it")
+	fs.IntVar(&o.timeouts.PollsPerWorker, "polls-per-worker", 64, "most long polls one worker_id may hold open at once on this replica (429 past it)")
 	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
@@ -203,6 +215,8 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 			HeartbeatRate:   o.heartbeatRate,
 			HeartbeatBurst:  o.heartbeatBurst,
 			Auth:            o.auth.config(),
+			Limits:          o.limits,
+			Timeouts:        o.timeouts,
 		},
 		Retention: o.retention,
 		Store: store.Options{

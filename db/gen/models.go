@@ -60,6 +60,8 @@ type Instance struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
 	ParentNamespace   *string
 	ParentInstanceID  *string
 	ParentExecutionID *int64

@@ -217,7 +217,9 @@ func (e *Env) startServer(ctx context.Context) error {
 		MaxConns:      e.cfg.MaxConns,
 		SweepInterval: e.cfg.SweepInterval,
 		Server:        server.Config{Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second},
-		Logger:        e.logger,
+		// The retention scenario runs the job's passes itself.
+		Retention: server.RetentionConfig{Interval: -1},
+		Logger:    e.logger,
 	})
 	if err != nil {
 		return err

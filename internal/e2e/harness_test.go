@@ -11,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -26,7 +29,9 @@ func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
 type env struct {
 	t    testing.TB
 	addr string
-	st   *store.Store
+	st   storage.Provider
+	// pool is the server's database pool.
+	pool *pgxpool.Pool
 	c    *client.Client
 	log  *slog.Logger
 	// handler is the server's handler (addr serves it).
@@ -128,7 +133,7 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, addr: app.URL(), st: app.Store(), c: c, log: logger, handler: app.Handler()}
+	return &env{t: t, addr: app.URL(), st: app.Store(), pool: app.Pool(), c: c, log: logger, handler: app.Handler()}
 }
 
 // testOptions are worker options suited to tests: short locks, leases and

@@ -43,7 +43,7 @@ func DrainFlow(ctx workflow.Context) ([]int, error) {
 func (e *env) dueTimers(id string) int {
 	e.t.Helper()
 	var n int
-	if err := e.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM orchestrator_queue
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM orchestrator_queue
 		WHERE instance_id = $1 AND kind = 'TimerFired' AND visible_at <= now()`, id).Scan(&n); err != nil {
 		e.t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func (e *env) dueTimers(id string) int {
 func (e *env) timerMessages(id string) int {
 	e.t.Helper()
 	var n int
-	if err := e.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM orchestrator_queue
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM orchestrator_queue
 		WHERE instance_id = $1 AND kind = 'TimerFired'`, id).Scan(&n); err != nil {
 		e.t.Fatal(err)
 	}

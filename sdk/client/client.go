@@ -176,6 +176,11 @@ func (c *Client) url(query url.Values, segs ...string) string {
 // not nil and the answer has a body). It returns the HTTP status. Statuses
 // >= 400 become a *ProblemError.
 func (c *Client) do(ctx context.Context, method, op string, query url.Values, body, out any, segs ...string) (int, error) {
+	return c.doURL(ctx, method, op, c.url(query, segs...), body, out)
+}
+
+// doURL is do on a complete URL (the routes outside a namespace).
+func (c *Client) doURL(ctx context.Context, method, op, target string, body, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -184,7 +189,7 @@ func (c *Client) do(ctx context.Context, method, op string, query url.Values, bo
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.url(query, segs...), rd)
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
 		return 0, fmt.Errorf("tether: %s: %w", op, err)
 	}

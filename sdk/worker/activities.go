@@ -379,7 +379,7 @@ func (w *Worker) eagerTurnRequest(task *api.ActivityTask) (*api.EagerWorkflowTas
 	if p == nil || task.WorkflowTaskQueue != w.queue || len(*p) >= cap(*p) {
 		return nil, nil
 	}
-	return &api.EagerWorkflowTask{TaskQueue: w.queue, LockFor: api.Duration(w.opts.WorkflowLockDuration)}, *p
+	return &api.EagerWorkflowTask{TaskQueue: w.queue, LockFor: api.Duration(w.opts.WorkflowLockDuration), BuildID: w.opts.BuildID}, *p
 }
 
 // startEagerTurn runs the turn an activity report handed out (resp is nil

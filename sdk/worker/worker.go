@@ -34,7 +34,13 @@ type Options struct {
 	// Identity names the worker in the server's records (default
 	// "host/pid").
 	Identity string
-	// BuildID identifies the worker's code version in the server's records.
+	// BuildID identifies the worker's code version in the server's records,
+	// and pins workflows to it (Temporal's worker versioning, simplified):
+	// an execution takes the build id of the worker that runs its first
+	// turn, and its later turns go only to workers of the same build id
+	// (to any worker when that first worker had none). A worker without a
+	// build id gets only executions without one. Activities are not
+	// pinned.
 	BuildID string
 	// MaxConcurrentWorkflowTurns bounds the workflow turns run at once
 	// (default 10).
@@ -382,6 +388,7 @@ type stats struct {
 	activityFails atomic.Int64
 	skipped       atomic.Int64
 	historyReads  atomic.Int64
+	historyPages  atomic.Int64
 	eager         atomic.Int64
 	eagerTurns    atomic.Int64
 }
@@ -408,6 +415,9 @@ type Stats struct {
 	// to hold the workflow's state but it did not (evicted): the worker
 	// read the whole history instead.
 	HistoryReads int64
+	// HistoryPageReads counts turns whose answer carried only the first
+	// page of a long history: the worker read the rest before replaying.
+	HistoryPageReads int64
 	// EagerActivities counts attempts handed to this worker in the answer
 	// of its own turn's ack (eager dispatch) rather than by a poll.
 	EagerActivities int64
@@ -428,6 +438,7 @@ func (w *Worker) Stats() Stats {
 		Abandoned:          w.stats.abandoned.Load(),
 		SkippedCanceled:    w.stats.skipped.Load(),
 		HistoryReads:       w.stats.historyReads.Load(),
+		HistoryPageReads:   w.stats.historyPages.Load(),
 		EagerActivities:    w.stats.eager.Load(),
 		EagerWorkflowTasks: w.stats.eagerTurns.Load(),
 	}

@@ -28,6 +28,7 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 			WorkerID:  w.ID(),
 			Wait:      client.PollWait(w.opts.PollWait),
 			LockFor:   api.Duration(w.opts.WorkflowLockDuration),
+			BuildID:   w.opts.BuildID,
 		})
 	}, func(task *api.WorkflowTask, _ func()) { w.handleTurn(task) })
 }
@@ -84,6 +85,17 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 		w.failTurn(log, task, api.Error{Message: fmt.Sprintf("workflow type %q is not registered on worker %s", task.WorkflowType, w.ID()), Type: "WorkflowTypeNotRegistered"})
 		return
 	}
+	if task.HistoryNextPageToken != "" {
+		// The answer carried the history's first page only: read the
+		// rest, a page at a time, so that replay sees the whole history.
+		rest, err := w.c.HistoryAfter(ctx, task.InstanceID, task.HistoryNextPageToken)
+		if err != nil {
+			w.failTurn(log, task, api.Error{Message: fmt.Sprintf("reading the history: %v", err), Type: "HistoryUnavailable"})
+			return
+		}
+		w.stats.historyPages.Add(1)
+		task.History, task.HistoryNextPageToken = append(task.History, rest...), ""
+	}
 	key := cacheKey{task.InstanceID, task.ExecutionID}
 	exec := w.cache.take(key)
 	if exec != nil && !exec.MatchesFrom(task.HistoryFromEventID, task.History) {
@@ -113,6 +125,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			Logger:       w.opts.Logger,
 			ActivityName: w.reg.activityName,
 		})
+		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
 	res, err := runTurn(exec, task)
 	if err != nil {
@@ -241,6 +254,7 @@ func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err
 		}
 	}()
 	exec.SetAttempt(task.Attempt)
+	exec.SetTurnDeadline(task.LockedUntil)
 	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
 }
 

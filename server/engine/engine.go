@@ -206,6 +206,10 @@ type TurnPlan struct {
 	// consumed a cancel request (parent_canceled) or ends the execution
 	// (parent_closed).
 	CloseChildrenReason string
+	// Cron, when set, is the next run of the cron workflow this turn's
+	// execution ends (PlanCron): the instance moves to ExecutionID+1,
+	// running, started at Cron.At.
+	Cron *CronRun
 }
 
 // InvalidCommandError is a turn the server refuses; Field names the offending

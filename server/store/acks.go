@@ -243,7 +243,10 @@ func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLocke
 	if errors.As(err, &inv) {
 		return engine.TurnPlan{}, &InvalidError{Field: inv.Field, Message: inv.Message}
 	}
-	return plan, err
+	if err != nil {
+		return plan, err
+	}
+	return plan, planCron(&plan, inst, row.TxTime)
 }
 
 // refuseUnhandledSignals refuses the turns that would complete or fail
@@ -485,13 +488,19 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, boxed(plan.NewInput)
 		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
 	}
+	if plan.Cron != nil {
+		cronFinish(&fin, plan.Cron)
+	}
 	w.finishes[id] = fin
 	w.children.addChildren(inst, plan)
 	// Exactly the consumed messages (a finished instance loses them all).
-	if plan.Status == api.StatusRunning {
+	if plan.Status == api.StatusRunning || plan.Cron != nil {
 		w.consumes[id] = consumeArg{LockToken: *inst.LockToken, Wake: WorkflowQueueKey(ns, inst.TaskQueue)}
 	}
 	switch {
+	case plan.Cron != nil:
+		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan.Cron, pt.txTime))
+		out.ExecutionID, out.NextEventID = exec+1, 1
 	case plan.ContinueAsNew:
 		next := exec + 1
 		start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,

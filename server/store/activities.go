@@ -11,14 +11,6 @@ import (
 	"github.com/tetherhq/tether/server/engine"
 )
 
-// Outcomes of an attempt's acknowledgement (api.ActivityAckResponse).
-const (
-	OutcomeDelivered      = "delivered"
-	OutcomeRetryScheduled = "retry_scheduled"
-	OutcomeStale          = "stale"
-	OutcomeAbandoned      = "abandoned"
-)
-
 func attemptOptions(r gen.WorkerQueue) api.ActivityOptions {
 	var o api.ActivityOptions
 	_ = json.Unmarshal(r.Options, &o) // written by this package; a bad row yields defaults

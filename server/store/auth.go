@@ -17,14 +17,6 @@ import (
 	"github.com/tetherhq/tether/db/gen"
 )
 
-// Errors of namespaces and keys.
-var (
-	// ErrNamespaceExists: a namespace of that name exists already.
-	ErrNamespaceExists = errors.New("namespace exists")
-	// ErrNamespaceNotEmpty: the namespace still holds workflow instances.
-	ErrNamespaceNotEmpty = errors.New("namespace not empty")
-)
-
 // API keys are "tk_<id>_<secret>": a 16-hex-digit id, by which the key is
 // found, and a 256-bit random secret in unpadded base64url, of which only
 // the SHA-256 is stored.
@@ -62,22 +54,6 @@ func newAPIKey() (key, id string, secretHash [32]byte) {
 	id = hex.EncodeToString(idb[:])
 	s := base64.RawURLEncoding.EncodeToString(secret[:])
 	return apiKeyPrefix + id + "_" + s, id, sha256.Sum256([]byte(s))
-}
-
-// KeyRecord is a stored API key as the server checks it.
-type KeyRecord struct {
-	// ID is the key's public id.
-	ID string
-	// Namespace the key is valid in; api.AllNamespaces for every one.
-	Namespace string
-	// Role is api.RoleWorker, api.RoleClient or api.RoleAdmin.
-	Role string
-	// SecretHash is the SHA-256 of the key's secret.
-	SecretHash [32]byte
-	// Revoked keys authenticate nobody.
-	Revoked bool
-	// Owner is the key as the owner of worker sessions ("key:<id>").
-	Owner string
 }
 
 func toAPIKey(k gen.ApiKey) api.APIKey {

@@ -2,13 +2,12 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -39,95 +38,36 @@ func m[T any](v T, err error) func(*testing.T) T {
 	}
 }
 
-func start(t *testing.T, s *store.Store, id string) {
-	t.Helper()
-	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{
-		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"n":1}`)}))(t)
-}
+// The suite's helpers, under the names the store's tests use.
+var (
+	start               = storagetest.Start
+	fetchTurn           = storagetest.FetchTurn
+	fetchTurnOrNil      = storagetest.FetchTurnOrNil
+	schedule            = storagetest.Schedule
+	scheduleWith        = storagetest.ScheduleWith
+	startWithActivities = storagetest.StartWithActivities
+	fetchAct            = storagetest.FetchAct
+	history             = storagetest.History
+	expectTimeout       = storagetest.ExpectTimeout
+	kinds               = storagetest.Kinds
+	count               = storagetest.Count
+	eventually          = storagetest.Eventually
+	sweepUntil          = storagetest.SweepUntil
+)
 
-func fetchTurn(t *testing.T, s *store.Store) *api.WorkflowTask {
-	t.Helper()
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
-	if task == nil {
-		t.Fatal("expected a workflow task, got none")
-	}
-	return task
-}
-
-func schedule(ids ...int64) []api.Command {
-	var cs []api.Command
-	for _, id := range ids {
-		cs = append(cs, api.Command{Type: api.CommandScheduleActivity, ActivityID: id, ActivityType: "act",
-			Input: json.RawMessage(`"in"`)})
-	}
-	return cs
-}
-
-func scheduleWith(id int64, o api.ActivityOptions) api.Command {
-	return api.Command{Type: api.CommandScheduleActivity, ActivityID: id, ActivityType: "act", Options: &o}
-}
-
-// startWithActivities starts an instance and acks its first turn with the
-// given commands.
-func startWithActivities(t *testing.T, s *store.Store, id string, cmds []api.Command) {
-	t.Helper()
-	start(t, s, id)
-	task := fetchTurn(t, s)
-	if task.InstanceID != id {
-		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
-	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
-}
-
-func fetchAct(t *testing.T, s *store.Store, lock time.Duration) *api.ActivityTask {
-	t.Helper()
-	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", lock))(t)
-	if a == nil {
-		t.Fatal("expected an activity task, got none")
-	}
-	return a
-}
-
-func history(t *testing.T, s *store.Store, id string) []api.Event {
-	t.Helper()
-	return m(s.History(ctxT(t), ns, id, 0))(t).Events
-}
-
-func kinds(evs []api.Event) []string {
-	out := make([]string, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, e.Kind)
-	}
-	return out
-}
-
-func count(evs []api.Event, kind string) int {
-	n := 0
-	for _, e := range evs {
-		if e.Kind == kind {
-			n++
+func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
+	return func(tm time.Time, ok bool, err error) (time.Time, bool) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	return n
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return tm, ok
 	}
 }
 
-// sweepUntil runs the sweeper until cond holds.
-func sweepUntil(t *testing.T, s *store.Store, d time.Duration, what string, cond func() bool) {
+func must0(t *testing.T, err error) {
 	t.Helper()
-	eventually(t, d, what, func() bool {
-		m(s.Sweep(ctxT(t)))(t)
-		return cond()
-	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

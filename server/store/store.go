@@ -7,44 +7,10 @@
 package store
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-// Errors a caller can match with errors.Is.
-var (
-	// ErrNotFound: no such workflow instance, worker or task.
-	ErrNotFound = errors.New("not found")
-	// ErrAlreadyRunning: a running instance already has that id.
-	ErrAlreadyRunning = errors.New("workflow already running")
-	// ErrNotRunning: the instance has finished; the request needs a running one.
-	ErrNotRunning = errors.New("workflow not running")
-	// ErrRunning: the instance is still running (delete without force).
-	ErrRunning = errors.New("workflow still running")
-	// ErrLockLost: the lock token is unknown, expired, or already acknowledged.
-	ErrLockLost = errors.New("lock lost")
-	// ErrWorkerGone: the worker session was cleaned up; register a new worker id.
-	ErrWorkerGone = errors.New("worker cleaned up")
-	// ErrBadPageToken: a list page token that this server did not issue.
-	ErrBadPageToken = errors.New("invalid page token")
-	// ErrUnhandledSignals: a turn that would complete or fail the workflow
-	// was refused because signals arrived while it ran; nothing was written,
-	// the lock is released, and the next turn carries the signals.
-	ErrUnhandledSignals = errors.New("signals arrived during the turn: the turn must run again with them")
-)
-
-// InvalidError is a request that is well formed but breaks a rule the store
-// enforces (an activity id gap, a command after a terminal one). Field names
-// the offending JSON field, as a path such as "commands[2].activity_id".
-type InvalidError struct {
-	Field   string
-	Message string
-}
-
-func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Message) }
 
 // Options tune the store. The zero value of each field selects its default.
 type Options struct {
@@ -67,6 +33,11 @@ type Options struct {
 	// than twice the rows of its last statistics plus StatsMinRows.
 	// Default 1000; negative disables it (autovacuum alone then).
 	StatsMinRows int64
+	// TurnHistoryEvents is the most history events a workflow turn's
+	// answer carries; a longer history comes as its first events and the
+	// page token of the rest (api.WorkflowTask.HistoryNextPageToken).
+	// Default 1 000, the server's history page size.
+	TurnHistoryEvents int
 	// Now, when set, replaces the database clock in Go-side computations
 	// (never in SQL). For tests.
 	Now func() time.Time

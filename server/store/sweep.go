@@ -14,35 +14,6 @@ import (
 // so that a worker fetching it sees the flag, before the sweeper drops it.
 const cancelledRetention = 5 * time.Minute
 
-// SweepResult counts what one sweeper pass did.
-type SweepResult struct {
-	LocksExpired     int
-	Poisoned         int
-	Timeouts         map[string]int
-	WorkersExpired   []ExpiredWorker
-	Rescheduled      int
-	RescheduleFailed int
-	WorkersCleanedUp []string
-	CancelledDropped int64
-	// ExecutionTimeouts counts workflows failed by their execution timeout.
-	ExecutionTimeouts int
-	// Analyzed are the tables whose statistics the pass refreshed.
-	Analyzed []string
-}
-
-// ExpiredWorker is a worker that lost its lease in a sweep.
-type ExpiredWorker struct {
-	Namespace string
-	WorkerID  string
-	// Attempts is how many running attempts were taken from it.
-	Attempts int
-	// HostQueueFailed is how many attempts waiting in its host queue failed
-	// with WorkerLost.
-	HostQueueFailed int
-	// DetectionDelay is how long after the lease deadline the sweep saw it.
-	DetectionDelay time.Duration
-}
-
 // Sweep runs one pass of the sweeper: lock expiries (redelivery or poison),
 // the four activity timeouts, worker lease expiry (reschedule) and cleanup,
 // and the removal of long-cancelled attempts. Every step claims its rows
@@ -50,18 +21,6 @@ type ExpiredWorker struct {
 // several replicas may sweep at once and each row is handled once.
 func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
 	return s.SweepWith(ctx, SweepOptions{})
-}
-
-// SweepOptions tune one sweeper pass.
-type SweepOptions struct {
-	// HoldExpiry skips the steps that expire what workers renew — worker
-	// leases, attempt locks, StartToClose and Heartbeat timeouts — for the
-	// pass. The sweeper holds them for a grace period after it could not
-	// run (server start, database unreachable), so that the workers that
-	// kept running through an outage renew and report first instead of
-	// losing their attempts to deadlines that passed while nobody could
-	// renew anything.
-	HoldExpiry bool
 }
 
 // SweepWith is Sweep with options.

@@ -153,6 +153,13 @@ func doneFromHistory(h []api.Event) engine.ActivityDone {
 // (stale activity results, results for another execution) are consumed
 // silently; a turn left with no message is released at once.
 func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID string, lockFor time.Duration) (*api.WorkflowTask, error) {
+	return s.FetchWorkflowTaskForBuild(ctx, ns, taskQueue, workerID, "", lockFor)
+}
+
+// FetchWorkflowTaskForBuild is FetchWorkflowTask for a worker of build id
+// buildID ("" for none): it takes only the turns of executions of a
+// compatible build (docs/architecture.md, "Build ids").
+func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error) {
 	for range 8 {
 		var task *api.WorkflowTask
 		empty := false
@@ -166,7 +173,7 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			t.p.commitWithNext()
 			row, err := t.q.LockNextTurn(ctx, gen.LockNextTurnParams{
 				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
-				MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
+				MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
 			})
 			if noRows(err) {
 				return nil
@@ -205,6 +212,7 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 	// the messages name.
 	sticky := inst.StickyWorkerID != nil && *inst.StickyWorkerID == workerID
 	var hist []api.Event
+	var nextPage string
 	var done engine.ActivityDone
 	switch {
 	case sticky:
@@ -214,8 +222,16 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 		// A new execution: no history yet, no activity.
 		hist, done = []api.Event{}, engine.ActivityDone{}
 	default:
-		hist, err = s.history(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
-		done = doneFromHistory(hist)
+		hist, nextPage, err = s.turnHistory(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
+		switch {
+		case err != nil:
+		case nextPage != "":
+			// Only the history's head: the activity states come with
+			// the row, as for the sticky worker.
+			done, err = parseActivityStates(row.ActivityStates)
+		default:
+			done = doneFromHistory(hist)
+		}
 	}
 	if err != nil {
 		return nil, false, err
@@ -235,7 +251,8 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 		LockToken: TurnToken(inst.InstanceID, *inst.LockToken), Namespace: ns, InstanceID: inst.InstanceID,
 		ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
 		Input: rawOrNil(inst.Input), LockedUntil: *inst.LockedUntil,
-		Attempt: inst.TaskFailures + 1, History: hist, Messages: make([]api.Event, 0, len(kept)),
+		Attempt: inst.TaskFailures + 1, History: hist, HistoryNextPageToken: nextPage,
+		Messages: make([]api.Event, 0, len(kept)),
 	}
 	if sticky {
 		task.HistoryFromEventID = inst.NextEventID

@@ -12,15 +12,6 @@ import (
 	"github.com/tetherhq/tether/server/engine"
 )
 
-// HeartbeatResult is a worker heartbeat's answer plus what the server
-// layer needs for metrics and logs.
-type HeartbeatResult struct {
-	api.WorkerHeartbeatResponse
-	// PrevState is the state before the heartbeat ("" for a new worker);
-	// PrevState inactive means the worker was resurrected.
-	PrevState string `json:"-"`
-}
-
 func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
 	out := api.Worker{
 		Namespace: w.Namespace, WorkerID: w.WorkerID, Identity: w.Identity, Host: w.Host,

@@ -276,6 +276,8 @@ type state struct {
 	nextChildID      int64
 	children         map[int64]*childFuture
 	canceledChildren []int64
+	local          *localState     // local_activity.go
+	lastCompletion json.RawMessage // cron.go
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
@@ -511,6 +513,7 @@ func (s *state) start(ev *api.Event) {
 		s.info.ParentWorkflowExecution = &WorkflowExecution{ID: ev.ParentWorkflowID,
 			RunID: strconv.FormatInt(ev.ParentExecutionID, 10)}
 	}
+	s.lastCompletion = ev.LastCompletionResult
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
 	}

@@ -1,4 +1,4 @@
-package store_test
+package storagetest
 
 import (
 	"encoding/json"
@@ -11,16 +11,15 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/internal/pgtest"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Goal: the instance lock is exclusive — 10 concurrent fetchers over 10
 // instances each lock a distinct instance, and none is handed out twice.
-func TestFetch_ConcurrentFetchersLockEachInstanceOnce(t *testing.T) {
+func fetchConcurrentFetchersLockEachInstanceOnce(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	for i := range 10 {
-		start(t, s, fmt.Sprintf("i%d", i))
+		Start(t, s, fmt.Sprintf("i%d", i))
 	}
 	var mu sync.Mutex
 	got := map[string]int{}
@@ -63,19 +62,19 @@ func TestFetch_ConcurrentFetchersLockEachInstanceOnce(t *testing.T) {
 
 // Goal: a message that arrives while a turn runs is neither lost nor
 // consumed by that turn's ack; the next turn sees it.
-func TestAck_MessageArrivingDuringTurnIsKept(t *testing.T) {
+func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "a")
-	task := fetchTurn(t, s)
+	Start(t, s, "a")
+	task := FetchTurn(t, s)
 	if err := s.SignalWorkflow(ctxT(t), ns, "a", "late", json.RawMessage(`1`)); err != nil {
 		t.Fatal(err)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
 	next := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "another-worker", 10*time.Second))(t)
 	if next == nil || len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
 		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
 	}
-	if got := kinds(next.History); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled}) {
+	if got := Kinds(next.History); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled}) {
 		t.Fatalf("history = %v", got)
 	}
 }
@@ -83,17 +82,17 @@ func TestAck_MessageArrivingDuringTurnIsKept(t *testing.T) {
 // Goal: two acks with one token — exactly one is applied; the other finds
 // the lock gone, writes nothing, and gets the first one's answer (its
 // receipt), as a retried ack whose first answer was lost.
-func TestAck_DoubleAckOneWins(t *testing.T) {
+func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "a")
-	task := fetchTurn(t, s)
+	Start(t, s, "a")
+	task := FetchTurn(t, s)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)})
+			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)})
 		}()
 	}
 	wg.Wait()
@@ -102,7 +101,7 @@ func TestAck_DoubleAckOneWins(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case errors.Is(err, store.ErrLockLost):
+		case errors.Is(err, storage.ErrLockLost):
 			lost++
 		default:
 			t.Fatal(err)
@@ -111,11 +110,11 @@ func TestAck_DoubleAckOneWins(t *testing.T) {
 	if ok != 2 || lost != 0 {
 		t.Fatalf("ok=%d lost=%d, want 2 and 0", ok, lost)
 	}
-	h := history(t, s, "a")
-	if count(h, api.EventActivityScheduled) != 1 {
-		t.Fatalf("history %v: the losing ack wrote", kinds(h))
+	h := History(t, s, "a")
+	if Count(h, api.EventActivityScheduled) != 1 {
+		t.Fatalf("history %v: the losing ack wrote", Kinds(h))
 	}
-	if a := fetchAct(t, s, time.Minute); a.ActivityID != 1 {
+	if a := FetchAct(t, s, time.Minute); a.ActivityID != 1 {
 		t.Fatalf("activity %d", a.ActivityID)
 	}
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
@@ -125,13 +124,13 @@ func TestAck_DoubleAckOneWins(t *testing.T) {
 
 // Goal: 8 concurrent pollers over 1 000 attempts — every attempt delivered
 // exactly once.
-func TestActivity_EightPollersNoDoubleDelivery(t *testing.T) {
+func activityEightPollersNoDoubleDelivery(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	cmds := make([]api.Command, 0, 1000)
 	for i := range 1000 {
-		cmds = append(cmds, schedule(int64(i+1))...)
+		cmds = append(cmds, Schedule(int64(i+1))...)
 	}
-	startWithActivities(t, s, "fan", cmds)
+	StartWithActivities(t, s, "fan", cmds)
 	var mu sync.Mutex
 	seen := map[int64]int{}
 	var wg sync.WaitGroup
@@ -170,30 +169,30 @@ func TestActivity_EightPollersNoDoubleDelivery(t *testing.T) {
 // Goal: renew extends the lock and fails for unknown, acked and expired
 // tokens — expired meaning released by the sweeper: until then nobody else
 // can hold the attempt, and its holder may still renew it.
-func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
+func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "a", schedule(1, 2))
-	a := fetchAct(t, s, 2*time.Second)
+	StartWithActivities(t, s, "a", Schedule(1, 2))
+	a := FetchAct(t, s, 2*time.Second)
 	r := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
 	if !r.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
 		t.Fatalf("renew did not extend: %v → %v", a.LockedUntil, r.LockedUntil)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "00000000-0000-0000-0000-000000000000", nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "00000000-0000-0000-0000-000000000000", nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("unknown token: %v", err)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "not-a-token", nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, "not-a-token", nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("malformed token: %v", err)
 	}
 	m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t)
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("acked token: %v", err)
 	}
-	b := fetchAct(t, s, 100*time.Millisecond)
-	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(b.LockedUntil.Add(50 * time.Millisecond)) })
+	b := FetchAct(t, s, 100*time.Millisecond)
+	Eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(b.LockedUntil.Add(50 * time.Millisecond)) })
 	if res := m(s.Sweep(ctxT(t)))(t); res.LocksExpired != 1 {
 		t.Fatalf("the sweep released %d locks, want 1", res.LocksExpired)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, b.LockToken, nil, time.Minute); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, b.LockToken, nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("expired token: %v", err)
 	}
 }
@@ -202,38 +201,38 @@ func TestRenew_ExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T) {
 // changes nothing; the turn, redelivered, carries the same messages. (An
 // ack after expiry that nobody overtook is accepted:
 // TestTurnAck_AfterLockExpiredWhileTokenHolds.)
-func TestAck_AfterTurnTakenOverFails(t *testing.T) {
+func ackAfterTurnTakenOverFails(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "a")
+	Start(t, s, "a")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 100*time.Millisecond))(t)
-	eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
-	again := fetchTurn(t, s)
+	Eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
+	again := FetchTurn(t, s)
 	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
 		t.Fatalf("redelivered turn messages: %+v", again.Messages)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("err = %v, want ErrLockLost", err)
 	}
-	if h := history(t, s, "a"); len(h) != 0 {
-		t.Fatalf("history written: %v", kinds(h))
+	if h := History(t, s, "a"); len(h) != 0 {
+		t.Fatalf("history written: %v", Kinds(h))
 	}
 }
 
 // Goal: an abandoned attempt is hidden until its delay passes, then
 // delivered again with a higher delivery_count.
-func TestAbandon_DelayHidesItem(t *testing.T) {
+func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "a", schedule(1))
-	a := fetchAct(t, s, time.Minute)
+	StartWithActivities(t, s, "a", Schedule(1))
+	a := FetchAct(t, s, time.Minute)
 	r := m(s.AbandonActivityTask(ctxT(t), ns, a.LockToken, 400*time.Millisecond))(t)
-	if r.Outcome != store.OutcomeAbandoned {
+	if r.Outcome != storage.OutcomeAbandoned {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	if got := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); got != nil {
 		t.Fatal("abandoned attempt visible before its delay")
 	}
 	var b *api.ActivityTask
-	eventually(t, 5*time.Second, "redelivery after abandon", func() bool {
+	Eventually(t, 5*time.Second, "redelivery after abandon", func() bool {
 		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
 		return b != nil
 	})
@@ -244,12 +243,12 @@ func TestAbandon_DelayHidesItem(t *testing.T) {
 
 // Goal: delivery_count rises on every lock expiry; at the limit the
 // attempt is poison and the workflow sees an ActivityFailed of type Poison.
-func TestDeliveryCount_PoisonAtLimit(t *testing.T) {
+func deliveryCountPoisonAtLimit(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t) // MaxDeliveries 3
-	startWithActivities(t, s, "p", schedule(1))
+	StartWithActivities(t, s, "p", Schedule(1))
 	for want := int32(1); want <= 3; want++ {
 		var a *api.ActivityTask
-		sweepUntil(t, s, 5*time.Second, "redelivery", func() bool {
+		SweepUntil(t, s, 5*time.Second, "redelivery", func() bool {
 			a = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", 50*time.Millisecond))(t)
 			return a != nil
 		})
@@ -258,7 +257,7 @@ func TestDeliveryCount_PoisonAtLimit(t *testing.T) {
 		}
 	}
 	var task *api.WorkflowTask
-	sweepUntil(t, s, 5*time.Second, "poison failure", func() bool {
+	SweepUntil(t, s, 5*time.Second, "poison failure", func() bool {
 		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
 		return task != nil
 	})
@@ -268,10 +267,10 @@ func TestDeliveryCount_PoisonAtLimit(t *testing.T) {
 }
 
 // Goal: a timer is a message invisible until due.
-func TestTimer_InvisibleUntilDue(t *testing.T) {
+func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "t")
-	task := fetchTurn(t, s)
+	Start(t, s, "t")
+	task := FetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(500 * time.Millisecond)}}}))(t)
 	begin := time.Now()
@@ -283,7 +282,7 @@ func TestTimer_InvisibleUntilDue(t *testing.T) {
 		t.Fatalf("next wake %v ok=%v", wake, ok)
 	}
 	var fired *api.WorkflowTask
-	eventually(t, 5*time.Second, "timer", func() bool {
+	Eventually(t, 5*time.Second, "timer", func() bool {
 		fired = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
 		return fired != nil
 	})
@@ -308,17 +307,17 @@ func must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
 // Goal: continue-as-new moves the instance to execution 2 with its own
 // history starting at WorkflowStarted, cancels execution 1's outstanding
 // activities, and drops execution 1's late results.
-func TestContinueAsNew_NewExecutionOwnHistory(t *testing.T) {
+func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "c", schedule(1))
-	a := fetchAct(t, s, time.Minute)
-	task := fetchTurnOrNil(t, s)
+	StartWithActivities(t, s, "c", Schedule(1))
+	a := FetchAct(t, s, time.Minute)
+	task := FetchTurnOrNil(t, s)
 	if task != nil {
 		t.Fatalf("unexpected turn %+v", task)
 	}
 	// A signal triggers a turn that continues as new.
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
-	task = fetchTurn(t, s)
+	task = FetchTurn(t, s)
 	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`{"n":2}`)}}}))(t)
 	if resp.ExecutionID != 2 {
@@ -328,18 +327,18 @@ func TestContinueAsNew_NewExecutionOwnHistory(t *testing.T) {
 	if last := old[len(old)-1]; last.Kind != api.EventContinuedAsNew || last.NewExecutionID != 2 {
 		t.Fatalf("old history ends with %+v", last)
 	}
-	if count(old, api.EventActivityCancelRequested) != 1 {
-		t.Fatalf("old history %v: want the outstanding activity cancel-requested", kinds(old))
+	if Count(old, api.EventActivityCancelRequested) != 1 {
+		t.Fatalf("old history %v: want the outstanding activity cancel-requested", Kinds(old))
 	}
 	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
 	if !hb.CancelRequested || hb.Reason != "continued_as_new" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
 	// The old attempt's result is stale.
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`1`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
-	next := fetchTurn(t, s)
+	next := FetchTurn(t, s)
 	if next.ExecutionID != 2 || len(next.History) != 0 || next.Messages[0].Kind != api.EventWorkflowStarted ||
 		!jsonEqual(next.Messages[0].Input, `{"n":2}`) {
 		t.Fatalf("execution 2 turn %+v", next)
@@ -351,7 +350,8 @@ func TestContinueAsNew_NewExecutionOwnHistory(t *testing.T) {
 	}
 }
 
-func fetchTurnOrNil(t *testing.T, s *store.Store) *api.WorkflowTask {
+// FetchTurnOrNil fetches the next turn of queue "q" for worker "w", or nil.
+func FetchTurnOrNil(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	t.Helper()
 	return m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 10*time.Second))(t)
 }
@@ -365,13 +365,13 @@ func must0(t *testing.T, err error) {
 
 // Goal: a failed attempt is retried as a new attempt row after the policy's
 // backoff, until maximum_attempts; then the workflow sees ActivityFailed.
-func TestRetry_BackoffAndMaxAttempts(t *testing.T) {
+func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
+	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
-	a := fetchAct(t, s, time.Minute)
+	a := FetchAct(t, s, time.Minute)
 	r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "boom", Type: "Oops"}, nil))(t)
-	if r.Outcome != store.OutcomeRetryScheduled {
+	if r.Outcome != storage.OutcomeRetryScheduled {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	failedAt := time.Now()
@@ -379,33 +379,33 @@ func TestRetry_BackoffAndMaxAttempts(t *testing.T) {
 		t.Fatal("retry visible before its backoff")
 	}
 	var b *api.ActivityTask
-	eventually(t, 5*time.Second, "retry", func() bool {
+	Eventually(t, 5*time.Second, "retry", func() bool {
 		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
 		return b != nil
 	})
 	if time.Since(failedAt) < 250*time.Millisecond || b.Attempt != 2 {
 		t.Fatalf("attempt %d after %s", b.Attempt, time.Since(failedAt))
 	}
-	if turn := fetchTurnOrNil(t, s); turn != nil {
+	if turn := FetchTurnOrNil(t, s); turn != nil {
 		t.Fatal("the retry was visible to the workflow")
 	}
 	r = m(s.FailActivityTask(ctxT(t), ns, b.LockToken, api.Error{Message: "boom again", Type: "Oops"}, nil))(t)
-	if r.Outcome != store.OutcomeDelivered {
+	if r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
-	turn := fetchTurn(t, s)
+	turn := FetchTurn(t, s)
 	if m := turn.Messages[0]; m.Kind != api.EventActivityFailed || m.Attempt != 2 || m.Error.Message != "boom again" {
 		t.Fatalf("message %+v", m)
 	}
 }
 
 // Goal: a non-retryable error type fails the activity at once.
-func TestRetry_NonRetryableType(t *testing.T) {
+func retryNonRetryableType(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "r", []api.Command{scheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
+	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		NonRetryableErrorTypes: []string{"BadInput"}}})})
-	a := fetchAct(t, s, time.Minute)
-	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != store.OutcomeDelivered {
+	a := FetchAct(t, s, time.Minute)
+	if r := m(s.FailActivityTask(ctxT(t), ns, a.LockToken, api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -413,20 +413,20 @@ func TestRetry_NonRetryableType(t *testing.T) {
 // Goal: each of the four activity timeouts fires and reaches the workflow
 // as ActivityFailed{type Timeout, timeout_type}; StartToClose flags the
 // running attempt cancelled and runs the next attempt.
-func TestTimeouts_EachKindFires(t *testing.T) {
+func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	noRetry := &api.RetryPolicy{MaximumAttempts: 1}
 	t.Run("schedule_to_start", func(t *testing.T) {
 		s := newStore(t)
-		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartWithActivities(t, s, "x", []api.Command{ScheduleWith(1, api.ActivityOptions{
 			ScheduleToStartTimeout: api.Duration(200 * time.Millisecond)})})
-		expectTimeout(t, s, "schedule_to_start")
+		ExpectTimeout(t, s, "schedule_to_start")
 	})
 	t.Run("schedule_to_close", func(t *testing.T) {
 		s := newStore(t)
-		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartWithActivities(t, s, "x", []api.Command{ScheduleWith(1, api.ActivityOptions{
 			ScheduleToCloseTimeout: api.Duration(300 * time.Millisecond)})})
-		a := fetchAct(t, s, time.Minute)
-		expectTimeout(t, s, "schedule_to_close")
+		a := FetchAct(t, s, time.Minute)
+		ExpectTimeout(t, s, "schedule_to_close")
 		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:schedule_to_close" {
 			t.Fatalf("heartbeat %+v", hb)
@@ -434,10 +434,10 @@ func TestTimeouts_EachKindFires(t *testing.T) {
 	})
 	t.Run("heartbeat", func(t *testing.T) {
 		s := newStore(t)
-		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartWithActivities(t, s, "x", []api.Command{ScheduleWith(1, api.ActivityOptions{
 			HeartbeatTimeout: api.Duration(200 * time.Millisecond), RetryPolicy: noRetry})})
-		a := fetchAct(t, s, time.Minute)
-		expectTimeout(t, s, "heartbeat")
+		a := FetchAct(t, s, time.Minute)
+		ExpectTimeout(t, s, "heartbeat")
 		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:heartbeat" {
 			t.Fatalf("heartbeat %+v", hb)
@@ -445,12 +445,12 @@ func TestTimeouts_EachKindFires(t *testing.T) {
 	})
 	t.Run("start_to_close_then_next_attempt", func(t *testing.T) {
 		s := newStore(t)
-		startWithActivities(t, s, "x", []api.Command{scheduleWith(1, api.ActivityOptions{
+		StartWithActivities(t, s, "x", []api.Command{ScheduleWith(1, api.ActivityOptions{
 			StartToCloseTimeout: api.Duration(200 * time.Millisecond),
 			RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
-		a := fetchAct(t, s, time.Minute)
+		a := FetchAct(t, s, time.Minute)
 		var b *api.ActivityTask
-		sweepUntil(t, s, 5*time.Second, "second attempt", func() bool {
+		SweepUntil(t, s, 5*time.Second, "second attempt", func() bool {
 			b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t)
 			return b != nil
 		})
@@ -462,24 +462,26 @@ func TestTimeouts_EachKindFires(t *testing.T) {
 			t.Fatalf("first attempt heartbeat %+v", hb)
 		}
 		// The timed-out attempt's late result is stale; the second's counts.
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("late outcome %s", r.Outcome)
 		}
 		// History records the attempt's cancellation; the activity goes on.
-		turn := fetchTurn(t, s)
+		turn := FetchTurn(t, s)
 		if msg := turn.Messages[0]; len(turn.Messages) != 1 || msg.Kind != api.EventActivityAttemptCancelRequested ||
 			msg.Attempt != 1 || msg.Reason != "timeout:start_to_close" {
 			t.Fatalf("messages %+v", turn.Messages)
 		}
 		m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
-		expectTimeout(t, s, "start_to_close")
+		ExpectTimeout(t, s, "start_to_close")
 	})
 }
 
-func expectTimeout(t *testing.T, s *store.Store, kind string) {
+// ExpectTimeout sweeps until a turn is due and requires its first message
+// to be an ActivityFailed timeout of kind.
+func ExpectTimeout(t *testing.T, s storage.Provider, kind string) {
 	t.Helper()
 	var task *api.WorkflowTask
-	sweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
+	SweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
 		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
 		return task != nil
 	})
@@ -491,62 +493,62 @@ func expectTimeout(t *testing.T, s *store.Store, kind string) {
 
 // Goal: an activity scheduled and cancelled in the same ack is fetched with
 // cancel.requested = true, and its empty ack is stale.
-func TestCancel_ScheduledAndCancelledInSameAck(t *testing.T) {
+func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "sc")
-	task := fetchTurn(t, s)
+	Start(t, s, "sc")
+	task := FetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
-		Commands:        schedule(1),
+		Commands:        Schedule(1),
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}},
 	}))(t)
-	a := fetchAct(t, s, time.Minute)
+	a := FetchAct(t, s, time.Minute)
 	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:timeout" {
 		t.Fatalf("cancel %+v", a.Cancel)
 	}
-	h := history(t, s, "sc")
-	if got := kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
+	h := History(t, s, "sc")
+	if got := Kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
 		t.Fatalf("history %v", got)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, nil))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
 
 // Goal: the server refuses a turn whose ids leave a gap or repeat, or that
 // has a command after a terminal one — and writes nothing.
-func TestAck_RejectsBadCommands(t *testing.T) {
+func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "b")
-	task := fetchTurn(t, s)
+	Start(t, s, "b")
+	task := FetchTurn(t, s)
 	cases := map[string]api.CompleteWorkflowTaskRequest{
-		"commands[0].activity_id":         {Commands: schedule(2)},
-		"commands[1].activity_id":         {Commands: schedule(1, 1)},
-		"commands[1]":                     {Commands: []api.Command{{Type: api.CommandCompleteWorkflow}, schedule(1)[0]}},
+		"commands[0].activity_id":         {Commands: Schedule(2)},
+		"commands[1].activity_id":         {Commands: Schedule(1, 1)},
+		"commands[1]":                     {Commands: []api.Command{{Type: api.CommandCompleteWorkflow}, Schedule(1)[0]}},
 		"activity_cancels[0].activity_id": {ActivityCancels: []api.ActivityCancel{{ActivityID: 5, Reason: "x"}}},
 		"commands[0].timer_id":            {Commands: []api.Command{{Type: api.CommandStartTimer, TimerID: 3}}},
 	}
 	for field, req := range cases {
 		_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, req)
-		var inv *store.InvalidError
+		var inv *storage.InvalidError
 		if !errors.As(err, &inv) || inv.Field != field {
 			t.Errorf("%s: err = %v", field, err)
 		}
 	}
-	if h := history(t, s, "b"); len(h) != 0 {
-		t.Fatalf("history written: %v", kinds(h))
+	if h := History(t, s, "b"); len(h) != 0 {
+		t.Fatalf("history written: %v", Kinds(h))
 	}
 	// The lock is still held and a good ack succeeds.
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
 }
 
 // Goal: a failed turn is handed out again only after its backoff, with
 // attempt 2, and the error is visible on the instance.
-func TestFailTurn_Backoff(t *testing.T) {
+func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "f")
-	task := fetchTurn(t, s)
+	Start(t, s, "f")
+	task := FetchTurn(t, s)
 	must0(t, s.FailWorkflowTask(ctxT(t), ns, task.LockToken, api.Error{Message: "nondeterminism", Type: "Nondeterminism"}))
-	if got := fetchTurnOrNil(t, s); got != nil {
+	if got := FetchTurnOrNil(t, s); got != nil {
 		t.Fatal("failed turn visible before its backoff")
 	}
 	w := m(s.DescribeWorkflow(ctxT(t), ns, "f"))(t)
@@ -554,8 +556,8 @@ func TestFailTurn_Backoff(t *testing.T) {
 		t.Fatalf("describe %+v", w)
 	}
 	var again *api.WorkflowTask
-	eventually(t, 5*time.Second, "turn retry", func() bool {
-		again = fetchTurnOrNil(t, s)
+	Eventually(t, 5*time.Second, "turn retry", func() bool {
+		again = FetchTurnOrNil(t, s)
 		return again != nil
 	})
 	if again.Attempt != 2 || again.Messages[0].Kind != api.EventWorkflowStarted {
@@ -574,9 +576,9 @@ func jsonEqual(a json.RawMessage, b string) bool {
 // Goal: the worker that acknowledged the last turn gets the next one
 // without the old history (history_from_event_id = the next event id);
 // any other worker, or the same one after a failed turn, gets it whole.
-func TestFetch_StickyWorkerGetsNoOldHistory(t *testing.T) {
+func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "st", schedule(1)) // acked by w1
+	StartWithActivities(t, s, "st", Schedule(1)) // acked by w1
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "st", "a", nil))
 	same := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
 	if same.HistoryFromEventID != 3 || len(same.History) != 0 || len(same.Messages) != 1 {
@@ -584,7 +586,7 @@ func TestFetch_StickyWorkerGetsNoOldHistory(t *testing.T) {
 	}
 	must0(t, s.FailWorkflowTask(ctxT(t), ns, same.LockToken, api.Error{Message: "lost my cache"}))
 	var again *api.WorkflowTask
-	eventually(t, 5*time.Second, "retried turn", func() bool {
+	Eventually(t, 5*time.Second, "retried turn", func() bool {
 		again = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
 		return again != nil
 	})
@@ -596,25 +598,25 @@ func TestFetch_StickyWorkerGetsNoOldHistory(t *testing.T) {
 // Goal: a result reported after the attempt's StartToClose deadline, before
 // the sweeper flagged it, is stale all the same, and the attempt is timed
 // out then and there (the next attempt is scheduled).
-func TestComplete_AfterDeadlineIsStale(t *testing.T) {
+func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "late", []api.Command{scheduleWith(1, api.ActivityOptions{
+	StartWithActivities(t, s, "late", []api.Command{ScheduleWith(1, api.ActivityOptions{
 		StartToCloseTimeout: api.Duration(200 * time.Millisecond),
 		RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
-	a := fetchAct(t, s, time.Minute)
-	eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+	a := FetchAct(t, s, time.Minute)
+	Eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	var b *api.ActivityTask
-	eventually(t, 5*time.Second, "the next attempt", func() bool {
+	Eventually(t, 5*time.Second, "the next attempt", func() bool {
 		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
 		return b != nil
 	})
 	if b.Attempt != 2 {
 		t.Fatalf("attempt %d", b.Attempt)
 	}
-	turn := fetchTurn(t, s)
+	turn := FetchTurn(t, s)
 	if msg := turn.Messages[0]; msg.Kind != api.EventActivityAttemptCancelRequested || msg.Reason != "timeout:start_to_close" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
@@ -624,24 +626,24 @@ func TestComplete_AfterDeadlineIsStale(t *testing.T) {
 // workflow runs is not lost: the completion is refused (nothing written),
 // the lock is released, and the next turn carries both the turn's messages
 // and the signal.
-func TestAck_CompletionWithUnconsumedSignalIsRefused(t *testing.T) {
+func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "sig")
-	task := fetchTurn(t, s)
+	Start(t, s, "sig")
+	task := FetchTurn(t, s)
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "sig", "late", json.RawMessage(`"hello"`)))
 	_, err := s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
-	if !errors.Is(err, store.ErrUnhandledSignals) {
+	if !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("err = %v, want ErrUnhandledSignals", err)
 	}
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusRunning {
 		t.Fatalf("status %s", w.Status)
 	}
-	if h := history(t, s, "sig"); len(h) != 0 {
-		t.Fatalf("history written: %v", kinds(h))
+	if h := History(t, s, "sig"); len(h) != 0 {
+		t.Fatalf("history written: %v", Kinds(h))
 	}
-	next := fetchTurn(t, s)
-	if got := kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
+	next := FetchTurn(t, s)
+	if got := Kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
 		t.Fatalf("next turn messages %v", got)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, next.LockToken, api.CompleteWorkflowTaskRequest{
@@ -654,23 +656,23 @@ func TestAck_CompletionWithUnconsumedSignalIsRefused(t *testing.T) {
 // Goal: a workflow past its execution timeout is failed by the sweeper
 // (type Timeout, timeout_type execution), its running activities are
 // cancelled, and a client waiting for the result sees the failure.
-func TestExecutionTimeout_FailsWorkflow(t *testing.T) {
+func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
 		ExecutionTimeout: api.Duration(300 * time.Millisecond)}))(t)
-	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
-	a := fetchAct(t, s, time.Minute)
-	sweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
+	task := FetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	a := FetchAct(t, s, time.Minute)
+	SweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
 		return m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t).Status != api.StatusRunning
 	})
 	w := m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t)
 	if w.Status != api.StatusFailed || w.Error == nil || w.Error.Type != "Timeout" || w.Error.TimeoutType != "execution" {
 		t.Fatalf("describe %+v", w)
 	}
-	h := history(t, s, "et")
-	if last := h[len(h)-1]; last.Kind != api.EventWorkflowFailed || count(h, api.EventActivityCancelRequested) != 1 {
-		t.Fatalf("history %v", kinds(h))
+	h := History(t, s, "et")
+	if last := h[len(h)-1]; last.Kind != api.EventWorkflowFailed || Count(h, api.EventActivityCancelRequested) != 1 {
+		t.Fatalf("history %v", Kinds(h))
 	}
 	if hb := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Minute))(t); !hb.CancelRequested {
 		t.Fatalf("activity not cancelled: %+v", hb)
@@ -679,85 +681,31 @@ func TestExecutionTimeout_FailsWorkflow(t *testing.T) {
 
 // Goal: an attempt's renewal never shortens its lock (a worker heartbeat
 // may have extended it further).
-func TestRenew_NeverShortensTheLock(t *testing.T) {
+func renewNeverShortensTheLock(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "r", schedule(1))
-	a := fetchAct(t, s, time.Minute)
+	StartWithActivities(t, s, "r", Schedule(1))
+	a := FetchAct(t, s, time.Minute)
 	r := m(s.HeartbeatActivityTask(ctxT(t), ns, a.LockToken, nil, time.Second))(t)
 	if r.LockedUntil.Before(a.LockedUntil) {
 		t.Fatalf("renewal shortened the lock: %v → %v", a.LockedUntil, r.LockedUntil)
 	}
 }
 
-// Goal: a signal racing the turn that ends the workflow is never accepted
-// and then lost. The ack holds the instance row FOR UPDATE (injected here
-// by hand); the signal waits for it, finds the workflow over, and is
-// refused with ErrNotRunning, leaving no message behind.
-func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
-	pool := pgtest.New(t)
-	s := store.New(pool, store.Options{})
-	start(t, s, "race")
-	ctx := ctxT(t)
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM instances WHERE namespace = $1 AND instance_id = 'race' FOR UPDATE`, ns); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.SignalWorkflow(ctx, ns, "race", "late", json.RawMessage(`1`)) }()
-	eventually(t, 5*time.Second, "the signal waiting for the turn's row lock", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("signal returned %v while the ending turn held the instance", err)
-		default:
-		}
-		var waiting int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		return waiting == 1
-	})
-	if _, err := tx.Exec(ctx, `UPDATE instances SET status = 'completed' WHERE namespace = $1 AND instance_id = 'race'`, ns); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; !errors.Is(err, store.ErrNotRunning) {
-		t.Fatalf("signal after the workflow ended: %v, want ErrNotRunning", err)
-	}
-	var signals int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM orchestrator_queue
-		WHERE instance_id = 'race' AND kind = 'SignalReceived'`).Scan(&signals); err != nil {
-		t.Fatal(err)
-	}
-	if signals != 0 {
-		t.Fatalf("%d signal messages left for the finished workflow", signals)
-	}
-	// Unblocked and running, a signal is accepted as before.
-	start(t, s, "race2")
-	must0(t, s.SignalWorkflow(ctx, ns, "race2", "ok", nil))
-}
-
 // Goal: turns in flight never hide new work — with more turns held than
 // the fetch looks at (1 000 candidate messages), the next fetch still
 // finds the instance that has a message nobody holds.
-func TestFetch_HeldTurnsDoNotHideNewWork(t *testing.T) {
+func fetchHeldTurnsDoNotHideNewWork(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	const held = 1001
 	for i := range held {
-		start(t, s, fmt.Sprintf("held-%04d", i))
+		Start(t, s, fmt.Sprintf("held-%04d", i))
 	}
 	for range held {
 		if task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", time.Minute))(t); task == nil {
 			t.Fatal("a started instance was not fetched")
 		}
 	}
-	start(t, s, "new")
+	Start(t, s, "new")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
 	if task == nil || task.InstanceID != "new" {
 		t.Fatalf("fetch after %d held turns: %+v, want the turn of instance new", held, task)
@@ -767,14 +715,14 @@ func TestFetch_HeldTurnsDoNotHideNewWork(t *testing.T) {
 // Goal: messages waiting for a held instance never hide new work — with
 // more signals queued for an instance whose turn runs than the fetch looks
 // at, the next fetch still finds the instance that is free.
-func TestFetch_MessagesForAHeldInstanceDoNotHideNewWork(t *testing.T) {
+func fetchMessagesForAHeldInstanceDoNotHideNewWork(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	start(t, s, "busy")
-	fetchTurn(t, s)
+	Start(t, s, "busy")
+	FetchTurn(t, s)
 	for i := range 1001 {
 		must0(t, s.SignalWorkflow(ctxT(t), ns, "busy", "ping", json.RawMessage(strconv.Itoa(i))))
 	}
-	start(t, s, "free")
+	Start(t, s, "free")
 	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
 	if task == nil || task.InstanceID != "free" {
 		t.Fatalf("fetch with 1 001 signals waiting for a held instance: %+v, want the turn of instance free", task)

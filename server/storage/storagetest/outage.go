@@ -1,11 +1,11 @@
-package store_test
+package storagetest
 
 import (
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Goal: a pass that holds expiry (the sweeper's grace after an outage)
@@ -13,9 +13,9 @@ import (
 // place; the worker's next heartbeat keeps it active (no resurrection) and
 // its attempt's report is delivered. Without the hold the same pass expires
 // the worker.
-func TestSweepHoldExpiry_LeavesLeasesAndLocks(t *testing.T) {
+func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "a", schedule(1))
+	StartWithActivities(t, s, "a", Schedule(1))
 	hb := api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}
 	m(s.WorkerHeartbeat(ctxT(t), ns, hb))(t)
 	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Second))(t)
@@ -23,10 +23,10 @@ func TestSweepHoldExpiry_LeavesLeasesAndLocks(t *testing.T) {
 		t.Fatal("no attempt")
 	}
 	// Let lease and lock pass, as during an outage nobody renewed them.
-	eventually(t, 10*time.Second, "lease and lock to pass", func() bool {
+	Eventually(t, 10*time.Second, "lease and lock to pass", func() bool {
 		return time.Now().After(a.LockedUntil.Add(100*time.Millisecond)) && time.Now().After(a.StartedAt.Add(1100*time.Millisecond))
 	})
-	res := m(s.SweepWith(ctxT(t), store.SweepOptions{HoldExpiry: true}))(t)
+	res := m(s.SweepWith(ctxT(t), storage.SweepOptions{HoldExpiry: true}))(t)
 	if len(res.WorkersExpired) != 0 || res.LocksExpired != 0 {
 		t.Fatalf("a held pass expired %d workers and %d locks", len(res.WorkersExpired), res.LocksExpired)
 	}
@@ -36,12 +36,12 @@ func TestSweepHoldExpiry_LeavesLeasesAndLocks(t *testing.T) {
 		t.Fatalf("heartbeat after the outage: %+v (prev %s), want still active", r.WorkerHeartbeatResponse, r.PrevState)
 	}
 	out := m(s.CompleteActivityTask(ctxT(t), ns, a.LockToken, []byte(`1`)))(t)
-	if out.Outcome != store.OutcomeDelivered {
+	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("report after the outage: %+v", out)
 	}
 	// The same pass without the hold expires a worker whose lease passed.
 	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w2", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}))(t)
-	sweepUntil(t, s, 10*time.Second, "w2 expired", func() bool {
+	SweepUntil(t, s, 10*time.Second, "w2 expired", func() bool {
 		ws, _, err := s.ListWorkers(ctxT(t), ns, api.WorkerInactive, "", 1000)
 		if err != nil {
 			t.Fatal(err)

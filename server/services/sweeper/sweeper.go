@@ -1,4 +1,8 @@
-package server
+// Package sweeper runs the sweeper: a pass of storage's Sweep every
+// interval (lock expiries, activity and execution timeouts, worker lease
+// expiry and cleanup), with a grace after an outage, counted in metrics and
+// logged.
+package sweeper
 
 import (
 	"context"
@@ -7,8 +11,47 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/services"
+	"github.com/tetherhq/tether/server/storage"
 )
+
+// Config tunes the sweeper.
+type Config struct {
+	// Interval is the time between passes. Default 1s.
+	Interval time.Duration
+}
+
+// Sweeper runs sweeper passes in the background.
+type Sweeper struct {
+	services.Loop
+	st      storage.Admin
+	cfg     Config
+	metrics *sweepMetrics
+	logger  *slog.Logger
+}
+
+// New returns a Sweeper over st. A nil logger discards logs.
+func New(st storage.Admin, cfg Config, logger *slog.Logger) *Sweeper {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Sweeper{st: st, cfg: cfg, metrics: newSweepMetrics(), logger: logger}
+}
+
+// Collectors are the sweeper's metrics (tether_sweeper_*), for the
+// caller's registry.
+func (s *Sweeper) Collectors() []prometheus.Collector { return s.metrics.collectors() }
+
+// Start runs the sweeper in the background until Stop (or until ctx is
+// done).
+func (s *Sweeper) Start(ctx context.Context) { s.Go(ctx, s.Run) }
+
+// Run runs a sweeper pass every interval until ctx is done. Within the
+// provider's outage grace (storage.Admin.OutageGrace) a pass holds the
+// expiry of what workers renew; a failed pass starts the grace again.
+func (s *Sweeper) Run(ctx context.Context) {
+	sweepLoop(ctx, s.st, s.cfg.Interval, s.st.OutageGrace(), s.metrics, s.logger)
+}
 
 // sweepMetrics count what the sweeper did.
 type sweepMetrics struct {
@@ -33,7 +76,7 @@ func (m *sweepMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.passes, m.actions}
 }
 
-func (m *sweepMetrics) record(r store.SweepResult) {
+func (m *sweepMetrics) record(r storage.SweepResult) {
 	add := func(action string, n int) {
 		if n > 0 {
 			m.actions.WithLabelValues(action).Add(float64(n))
@@ -57,7 +100,7 @@ func (m *sweepMetrics) record(r store.SweepResult) {
 // A pass within grace (the store's outage grace, started when the App
 // runs) holds expiry; a failed pass starts the grace again, and so does
 // the first pass after it.
-func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, grace *store.OutageGrace, m *sweepMetrics, logger *slog.Logger) {
+func sweepLoop(ctx context.Context, st storage.Admin, interval time.Duration, grace storage.Grace, m *sweepMetrics, logger *slog.Logger) {
 	if interval <= 0 {
 		interval = time.Second
 	}
@@ -75,7 +118,7 @@ func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, gra
 		if failed {
 			grace.Restart()
 		}
-		res, err := st.SweepWith(ctx, store.SweepOptions{HoldExpiry: grace.Active()})
+		res, err := st.SweepWith(ctx, storage.SweepOptions{HoldExpiry: grace.Active()})
 		failed = err != nil
 		if err != nil {
 			if ctx.Err() != nil {
@@ -109,27 +152,6 @@ func sweepLoop(ctx context.Context, st *store.Store, interval time.Duration, gra
 		if res.LocksExpired+res.Poisoned+res.Rescheduled+res.RescheduleFailed > 0 || len(res.Timeouts) > 0 {
 			logger.Debug("sweeper pass", "locks_expired", res.LocksExpired, "poisoned", res.Poisoned,
 				"timeouts", res.Timeouts, "rescheduled", res.Rescheduled, "reschedule_failed", res.RescheduleFailed)
-		}
-	}
-}
-
-// workerGaugeLoop refreshes the workers-by-state gauge every interval.
-func workerGaugeLoop(ctx context.Context, st *store.Store, m *Metrics, interval time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		counts, err := st.CountWorkersByState(ctx)
-		if err == nil {
-			for state, n := range counts {
-				m.WorkersByState.WithLabelValues(state).Set(float64(n))
-			}
-		} else if ctx.Err() == nil {
-			logger.Warn("counting workers failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
 		}
 	}
 }

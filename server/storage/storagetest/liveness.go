@@ -1,24 +1,25 @@
-package store_test
+package storagetest
 
 import (
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Goal: a worker the server declared lost gets no attempts until a
 // heartbeat brings it back — otherwise a paused worker's open long poll
 // takes back the attempts just rescheduled away from it and sits on them
 // until their lock expires — while a worker id without a session is served.
-func TestLiveness_InactiveWorkerFetchesNothing(t *testing.T) {
+func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "lost", schedule(1))
+	StartWithActivities(t, s, "lost", Schedule(1))
 	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
 		LeaseDuration: api.Duration(time.Second)}))(t)
-	held := fetchAct(t, s, time.Minute) // bound to w1
-	eventually(t, 5*time.Second, "lease deadline", func() bool { return time.Now().After(hb.LeaseExpiresAt.Add(20 * time.Millisecond)) })
-	sweepUntil(t, s, 5*time.Second, "w1 inactive", func() bool {
+	held := FetchAct(t, s, time.Minute) // bound to w1
+	Eventually(t, 5*time.Second, "lease deadline", func() bool { return time.Now().After(hb.LeaseExpiresAt.Add(20 * time.Millisecond)) })
+	SweepUntil(t, s, 5*time.Second, "w1 inactive", func() bool {
 		return m(s.GetWorker(ctxT(t), ns, "w1"))(t).State == api.WorkerInactive
 	})
 
@@ -34,12 +35,12 @@ func TestLiveness_InactiveWorkerFetchesNothing(t *testing.T) {
 
 	// Resurrected, the worker is served again. (First the turn that records
 	// the lost attempt's cancellation.)
-	turn := fetchTurn(t, s)
+	turn := FetchTurn(t, s)
 	if turn.InstanceID != "lost" || turn.Messages[0].Reason != "worker_lost" {
 		t.Fatalf("turn %+v", turn)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turn.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
-	startWithActivities(t, s, "next", schedule(1))
+	StartWithActivities(t, s, "next", Schedule(1))
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
 		t.Fatalf("the inactive worker fetched %+v", a)
 	}
@@ -53,9 +54,9 @@ func TestLiveness_InactiveWorkerFetchesNothing(t *testing.T) {
 // Goal: a worker heartbeat renews every attempt bound to the worker (to
 // twice its lease) and no other worker's, so that the lease, not the
 // attempt lock, is what detects a dead worker.
-func TestLiveness_HeartbeatRenewsTheWorkersAttempts(t *testing.T) {
+func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "renew", schedule(1, 2))
+	StartWithActivities(t, s, "renew", Schedule(1, 2))
 	mine := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Second))(t)
 	other := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Second))(t)
 	if mine == nil || other == nil {
@@ -73,7 +74,7 @@ func TestLiveness_HeartbeatRenewsTheWorkersAttempts(t *testing.T) {
 	}
 	// Past the 1 s attempt lock: w1's attempt is still held, w2's (no
 	// session) was released.
-	eventually(t, 5*time.Second, "the attempt lock", func() bool { return time.Now().After(other.LockedUntil.Add(50 * time.Millisecond)) })
+	Eventually(t, 5*time.Second, "the attempt lock", func() bool { return time.Now().After(other.LockedUntil.Add(50 * time.Millisecond)) })
 	r := m(s.Sweep(ctxT(t)))(t)
 	if r.LocksExpired != 1 {
 		t.Fatalf("sweep %+v: want only w2's lock expired", r)
@@ -87,11 +88,11 @@ func TestLiveness_HeartbeatRenewsTheWorkersAttempts(t *testing.T) {
 // attempts fetched within its lease) alive: an attempt bound to the same
 // worker id by a process that died is not renewed by its successor, and is
 // delivered again when its lock expires.
-func TestLiveness_SuccessorDoesNotRenewPredecessorsAttempts(t *testing.T) {
+func livenessSuccessorDoesNotRenewPredecessorsAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	startWithActivities(t, s, "reuse", schedule(1, 2))
+	StartWithActivities(t, s, "reuse", Schedule(1, 2))
 	old := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
-	eventually(t, 5*time.Second, "the lease to pass", func() bool { return time.Since(old.StartedAt) > 1200*time.Millisecond })
+	Eventually(t, 5*time.Second, "the lease to pass", func() bool { return time.Since(old.StartedAt) > 1200*time.Millisecond })
 	fresh := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
 	// The restarted process (same id, lease 1 s) holds nothing it knows of
 	// yet; the attempt fetched just now is renewed anyway.

@@ -1,0 +1,188 @@
+// Package storage is the seam between Tether's server and its durable
+// state: the interfaces a provider implements, by concern, and the typed
+// values and errors that cross them.
+//
+// The server (server.Server, its handlers, server.App and the background
+// services) holds a Provider, never a concrete store. The one
+// implementation is the PostgreSQL provider of server/store (pgx and sqlc);
+// storagetest is the conformance suite any provider must pass.
+//
+// Each method is one atomic operation (one transaction in the PostgreSQL
+// provider). Payloads — workflow inputs, activity results, heartbeat
+// details — are opaque JSON (json.RawMessage) carried through unread;
+// everything else crosses the seam as a typed value of package api or of
+// this package. How a provider batches work internally (the PostgreSQL
+// provider expands jsonb batches with jsonb_to_recordset and coalesces
+// concurrent acknowledgements) stays inside it.
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// Provider is everything the server needs of durable state.
+type Provider interface {
+	Turns
+	Attempts
+	Workers
+	Workflows
+	Visibility
+	Admin
+}
+
+// Turns are workflow tasks: a turn locks an instance with its pending
+// messages, and its acknowledgement writes the turn's commands.
+type Turns interface {
+	// FetchWorkflowTask locks the next due turn of taskQueue for workerID
+	// for lockFor; nil when none is due.
+	FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID string, lockFor time.Duration) (*api.WorkflowTask, error)
+	// FetchWorkflowTaskForBuild is FetchWorkflowTask for a worker of
+	// buildID ("" for none): it hands over only turns of executions whose
+	// build id allows it (docs/architecture.md, "Build ids").
+	FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error)
+	// NextWorkflowWake is when the next turn of taskQueue becomes due
+	// (a timer); false when nothing is scheduled.
+	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)
+	// CompleteWorkflowTask acknowledges the turn of token with its
+	// commands (ErrLockLost, ErrUnhandledSignals, *InvalidError).
+	CompleteWorkflowTask(ctx context.Context, ns, token string, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error)
+	// FailWorkflowTask releases the turn of token for redelivery.
+	FailWorkflowTask(ctx context.Context, ns, token string, e api.Error) error
+}
+
+// Attempts are activity attempts: fetched by workers, heartbeated,
+// completed, failed (retry or fail) or abandoned.
+type Attempts interface {
+	// FetchActivityTask locks the next ready attempt of taskQueues for
+	// workerID; nil when none is ready.
+	FetchActivityTask(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration) (*api.ActivityTask, error)
+	// FetchActivityTasks locks up to max ready attempts.
+	FetchActivityTasks(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration, max int32) ([]api.ActivityTask, error)
+	// NextActivityWake is when the next attempt of taskQueues becomes
+	// ready (a retry backoff); false when none is scheduled.
+	NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error)
+	// HeartbeatActivityTask records details and extends the attempt's lock.
+	HeartbeatActivityTask(ctx context.Context, ns, token string, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error)
+	// CompleteActivityTask acknowledges an attempt with its result.
+	CompleteActivityTask(ctx context.Context, ns, token string, result json.RawMessage) (api.ActivityAckResponse, error)
+	// CompleteActivityTaskEager is CompleteActivityTask that may also lock
+	// the workflow turn the result makes due (eager workflow task).
+	CompleteActivityTaskEager(ctx context.Context, ns, token string, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error)
+	// FailActivityTask fails an attempt: a retry, or the activity fails.
+	FailActivityTask(ctx context.Context, ns, token string, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error)
+	// AbandonActivityTask gives an attempt back, ready again after delay.
+	AbandonActivityTask(ctx context.Context, ns, token string, delay time.Duration) (api.ActivityAckResponse, error)
+}
+
+// Workers are worker sessions: leases renewed by heartbeats, the attempts
+// bound to them, and their cancel requests.
+type Workers interface {
+	// WorkerHeartbeat registers or renews a worker session
+	// (ErrWorkerGone for a cleaned-up one).
+	WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error)
+	// WorkerHeartbeatAs is WorkerHeartbeat by the principal owner.
+	WorkerHeartbeatAs(ctx context.Context, ns, owner string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error)
+	// WorkerOwner is the principal that created the worker session
+	// (ErrNotFound).
+	WorkerOwner(ctx context.Context, ns, workerID string) (string, error)
+	// ListWorkers pages through the workers of ns, of state if not "".
+	ListWorkers(ctx context.Context, ns, state, pageToken string, pageSize int32) (_ []api.Worker, nextPageToken string, _ error)
+	// GetWorker describes one worker (ErrNotFound).
+	GetWorker(ctx context.Context, ns, workerID string) (api.Worker, error)
+	// DescribeTaskQueue describes a task queue's backlog and pollers.
+	DescribeTaskQueue(ctx context.Context, ns, name string) (api.TaskQueue, error)
+	// PendingCancels lists the attempts held by workerID whose
+	// cancellation was requested.
+	PendingCancels(ctx context.Context, ns, workerID string) ([]api.AttemptCancel, error)
+	// CountWorkersByState counts the workers of every namespace by state.
+	CountWorkersByState(ctx context.Context) (map[string]int64, error)
+	// LeaseBounds are the shortest and longest lease_duration a worker
+	// heartbeat may ask for.
+	LeaseBounds() (minLease, maxLease time.Duration)
+}
+
+// Workflows are the client's commands on workflow instances.
+type Workflows interface {
+	// StartWorkflow starts an instance (ErrAlreadyRunning).
+	StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error)
+	// CancelWorkflow requests the cancellation of a running instance;
+	// changed is false when it was requested already.
+	CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error)
+	// SignalWorkflow sends a signal to a running instance (ErrNotRunning).
+	SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error
+	// DeleteWorkflow deletes an instance and its history (ErrRunning
+	// unless force).
+	DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error
+}
+
+// Visibility reads workflow instances and their histories.
+type Visibility interface {
+	// DescribeWorkflow describes an instance (ErrNotFound).
+	DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error)
+	// ListWorkflows pages through the instances of ns that f selects.
+	ListWorkflows(ctx context.Context, ns string, f ListFilter) (api.ListWorkflowsResponse, error)
+	// History returns an execution's events (executionID 0: the current).
+	History(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error)
+	// HistoryPage returns one page of an execution's events.
+	HistoryPage(ctx context.Context, ns, instanceID string, executionID int64, pageToken string, pageSize int32) (api.HistoryResponse, error)
+}
+
+// Admin is what operators and the background services need: namespaces,
+// API keys, retention, the sweep and the health of the database.
+type Admin interface {
+	// CreateNamespace creates a namespace (ErrNamespaceExists).
+	CreateNamespace(ctx context.Context, name, description string) (api.Namespace, error)
+	// CreateNamespaceWith creates a namespace with every setting of req.
+	CreateNamespaceWith(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error)
+	// GetNamespace describes a namespace (ErrNotFound).
+	GetNamespace(ctx context.Context, name string) (api.Namespace, error)
+	// ListNamespaces lists every namespace.
+	ListNamespaces(ctx context.Context) ([]api.Namespace, error)
+	// NamespaceNames lists the names of every namespace.
+	NamespaceNames(ctx context.Context) ([]string, error)
+	// UpdateNamespace changes a namespace's settings (ErrNotFound).
+	UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (api.Namespace, error)
+	// DeleteNamespace deletes an empty namespace (ErrNotFound,
+	// ErrNamespaceNotEmpty).
+	DeleteNamespace(ctx context.Context, name string) error
+
+	// CreateAPIKey creates an API key; the answer holds its secret, once.
+	CreateAPIKey(ctx context.Context, ns, role, name string) (api.CreateAPIKeyResponse, error)
+	// LookupAPIKey finds a key by id (ErrNotFound).
+	LookupAPIKey(ctx context.Context, id string) (KeyRecord, error)
+	// ListAPIKeys lists the keys of ns (and the global ones if withGlobal).
+	ListAPIKeys(ctx context.Context, ns string, withGlobal bool) ([]api.APIKey, error)
+	// RevokeAPIKey revokes a key (ErrNotFound).
+	RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool) error
+	// CountValidAPIKeys counts the keys not revoked.
+	CountValidAPIKeys(ctx context.Context) (int64, error)
+
+	// PurgeClosed deletes closed instances past their namespace's
+	// retention, at most maxBatches batches of batch; it returns how many.
+	PurgeClosed(ctx context.Context, batch int32, maxBatches int) (int, error)
+	// Sweep runs one pass of the sweeper.
+	Sweep(ctx context.Context) (SweepResult, error)
+	// SweepWith is Sweep with options.
+	SweepWith(ctx context.Context, o SweepOptions) (SweepResult, error)
+	// Ping reports whether the database answers (ErrNoDatabase when the
+	// provider has none).
+	Ping(ctx context.Context) error
+	// OutageGrace is the provider's outage grace: within it the sweeper
+	// holds expiry and turn fetches leave expired turns to their workers.
+	OutageGrace() Grace
+}
+
+// Grace is an outage grace: for a while after the server starts, and after
+// the database was unreachable, what workers hold is not taken from them
+// for a deadline that passed while nobody could renew or report. Its
+// methods are safe for concurrent use.
+type Grace interface {
+	// Restart starts the grace again from now.
+	Restart()
+	// Active reports whether now is within the grace.
+	Active() bool
+}

@@ -1,0 +1,208 @@
+// Package storagetest is the conformance suite of the storage seam: the
+// behaviours every storage.Provider must have, each a named test with its
+// goal, run against a provider by Run.
+//
+// A provider's own tests call Run with a constructor of fresh, empty
+// providers (server/store runs it against a throwaway PostgreSQL database
+// from internal/pgtest):
+//
+//	func TestConformance(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T) storage.Provider {
+//			return store.New(pgtest.New(t), store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
+//		})
+//	}
+//
+// The suite uses namespace "default" (which must exist) and task queue
+// "q". It expects a provider whose failed turns are retried after about
+// 50ms and poisoned at their third delivery (store.Options TurnRetryBase
+// and MaxDeliveries), and that a worker may take leases of one second.
+//
+// The suite's helpers (Start, FetchTurn, StartWithActivities, FetchAct,
+// History, Eventually, SweepUntil, …) are exported for a provider's own
+// tests: server/store's use them.
+package storagetest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+)
+
+// behaviour is one test of the suite: its name under Run and the test.
+type behaviour struct {
+	name string
+	run  func(t *testing.T, newProvider func(*testing.T) storage.Provider)
+}
+
+// behaviours are the suite, in the order Run runs them. Each function's
+// doc comment states its goal.
+var behaviours = []behaviour{
+	{"Fetch_ConcurrentFetchersLockEachInstanceOnce", fetchConcurrentFetchersLockEachInstanceOnce},
+	{"Ack_MessageArrivingDuringTurnIsKept", ackMessageArrivingDuringTurnIsKept},
+	{"Ack_DoubleAckOneWins", ackDoubleAckOneWins},
+	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
+	{"Renew_ExtendsLockAndFailsForUnknownExpiredAcked", renewExtendsLockAndFailsForUnknownExpiredAcked},
+	{"Ack_AfterTurnTakenOverFails", ackAfterTurnTakenOverFails},
+	{"Abandon_DelayHidesItem", abandonDelayHidesItem},
+	{"DeliveryCount_PoisonAtLimit", deliveryCountPoisonAtLimit},
+	{"Timer_InvisibleUntilDue", timerInvisibleUntilDue},
+	{"ContinueAsNew_NewExecutionOwnHistory", continueAsNewNewExecutionOwnHistory},
+	{"Retry_BackoffAndMaxAttempts", retryBackoffAndMaxAttempts},
+	{"Retry_NonRetryableType", retryNonRetryableType},
+	{"Timeouts_EachKindFires", timeoutsEachKindFires},
+	{"Cancel_ScheduledAndCancelledInSameAck", cancelScheduledAndCancelledInSameAck},
+	{"Ack_RejectsBadCommands", ackRejectsBadCommands},
+	{"FailTurn_Backoff", failTurnBackoff},
+	{"Fetch_StickyWorkerGetsNoOldHistory", fetchStickyWorkerGetsNoOldHistory},
+	{"Complete_AfterDeadlineIsStale", completeAfterDeadlineIsStale},
+	{"Ack_CompletionWithUnconsumedSignalIsRefused", ackCompletionWithUnconsumedSignalIsRefused},
+	{"ExecutionTimeout_FailsWorkflow", executionTimeoutFailsWorkflow},
+	{"Renew_NeverShortensTheLock", renewNeverShortensTheLock},
+	{"Fetch_HeldTurnsDoNotHideNewWork", fetchHeldTurnsDoNotHideNewWork},
+	{"Fetch_MessagesForAHeldInstanceDoNotHideNewWork", fetchMessagesForAHeldInstanceDoNotHideNewWork},
+	{"Liveness_InactiveWorkerFetchesNothing", livenessInactiveWorkerFetchesNothing},
+	{"Liveness_HeartbeatRenewsTheWorkersAttempts", livenessHeartbeatRenewsTheWorkersAttempts},
+	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
+	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
+}
+
+// Run runs every behaviour of the suite as a subtest of t, each on a fresh
+// provider from newProvider (called at most once per subtest, within it;
+// it should register its own cleanup with t.Cleanup).
+func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
+	t.Helper()
+	for _, b := range behaviours {
+		t.Run(b.name, func(t *testing.T) { b.run(t, newProvider) })
+	}
+}
+
+const ns = "default"
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// m unwraps a (value, error) pair, failing the test on error:
+// m(f())(t).
+func m[T any](v T, err error) func(*testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// Start starts instance id of workflow type "wf" on task queue "q" with
+// input {"n":1}.
+func Start(t *testing.T, s storage.Provider, id string) {
+	t.Helper()
+	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{
+		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"n":1}`)}))(t)
+}
+
+// FetchTurn fetches the next turn of queue "q" for worker "w1", failing t
+// when there is none.
+func FetchTurn(t *testing.T, s storage.Provider) *api.WorkflowTask {
+	t.Helper()
+	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
+	if task == nil {
+		t.Fatal("expected a workflow task, got none")
+	}
+	return task
+}
+
+// Schedule is a schedule_activity command of activity type "act" for each
+// of ids.
+func Schedule(ids ...int64) []api.Command {
+	var cs []api.Command
+	for _, id := range ids {
+		cs = append(cs, api.Command{Type: api.CommandScheduleActivity, ActivityID: id, ActivityType: "act",
+			Input: json.RawMessage(`"in"`)})
+	}
+	return cs
+}
+
+// ScheduleWith is a schedule_activity command of activity id with options o.
+func ScheduleWith(id int64, o api.ActivityOptions) api.Command {
+	return api.Command{Type: api.CommandScheduleActivity, ActivityID: id, ActivityType: "act", Options: &o}
+}
+
+// StartWithActivities starts instance id and acknowledges its first turn
+// with cmds.
+func StartWithActivities(t *testing.T, s storage.Provider, id string, cmds []api.Command) {
+	t.Helper()
+	Start(t, s, id)
+	task := FetchTurn(t, s)
+	if task.InstanceID != id {
+		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
+}
+
+// FetchAct fetches the next attempt of queue "q" for worker "w1", locked
+// for lock, failing t when there is none.
+func FetchAct(t *testing.T, s storage.Provider, lock time.Duration) *api.ActivityTask {
+	t.Helper()
+	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", lock))(t)
+	if a == nil {
+		t.Fatal("expected an activity task, got none")
+	}
+	return a
+}
+
+// History is the events of instance id's current execution.
+func History(t *testing.T, s storage.Provider, id string) []api.Event {
+	t.Helper()
+	return m(s.History(ctxT(t), ns, id, 0))(t).Events
+}
+
+// Kinds are the kinds of evs, in order.
+func Kinds(evs []api.Event) []string {
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+// Count is how many of evs are of kind.
+func Count(evs []api.Event, kind string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// Eventually polls cond until it holds, failing t when d has passed
+// first; what names the condition in the failure.
+func Eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// SweepUntil runs sweeper passes of s until cond holds, failing t when d
+// has passed first.
+func SweepUntil(t *testing.T, s storage.Admin, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	Eventually(t, d, what, func() bool {
+		m(s.Sweep(ctxT(t)))(t)
+		return cond()
+	})
+}

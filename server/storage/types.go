@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// ErrNoDatabase is the error of Ping when the provider has no database.
+var ErrNoDatabase = errors.New("no database")
+
+// Errors a caller can match with errors.Is.
+var (
+	// ErrNotFound: no such workflow instance, worker or task.
+	ErrNotFound = errors.New("not found")
+	// ErrAlreadyRunning: a running instance already has that id.
+	ErrAlreadyRunning = errors.New("workflow already running")
+	// ErrNotRunning: the instance has finished; the request needs a running one.
+	ErrNotRunning = errors.New("workflow not running")
+	// ErrRunning: the instance is still running (delete without force).
+	ErrRunning = errors.New("workflow still running")
+	// ErrLockLost: the lock token is unknown, expired, or already acknowledged.
+	ErrLockLost = errors.New("lock lost")
+	// ErrWorkerGone: the worker session was cleaned up; register a new worker id.
+	ErrWorkerGone = errors.New("worker cleaned up")
+	// ErrBadPageToken: a list page token that this server did not issue.
+	ErrBadPageToken = errors.New("invalid page token")
+	// ErrUnhandledSignals: a turn that would complete or fail the workflow
+	// was refused because signals arrived while it ran; nothing was written,
+	// the lock is released, and the next turn carries the signals.
+	ErrUnhandledSignals = errors.New("signals arrived during the turn: the turn must run again with them")
+)
+
+// InvalidError is a request that is well formed but breaks a rule the store
+// enforces (an activity id gap, a command after a terminal one). Field names
+// the offending JSON field, as a path such as "commands[2].activity_id".
+type InvalidError struct {
+	// Field is the path of the offending field.
+	Field string
+	// Message says what is wrong with it.
+	Message string
+}
+
+// Error is "field: message".
+func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Message) }
+
+// Errors of namespaces and keys.
+var (
+	// ErrNamespaceExists: a namespace of that name exists already.
+	ErrNamespaceExists = errors.New("namespace exists")
+	// ErrNamespaceNotEmpty: the namespace still holds workflow instances.
+	ErrNamespaceNotEmpty = errors.New("namespace not empty")
+)
+
+// KeyRecord is a stored API key as the server checks it.
+type KeyRecord struct {
+	// ID is the key's public id.
+	ID string
+	// Namespace the key is valid in; api.AllNamespaces for every one.
+	Namespace string
+	// Role is api.RoleWorker, api.RoleClient or api.RoleAdmin.
+	Role string
+	// SecretHash is the SHA-256 of the key's secret.
+	SecretHash [32]byte
+	// Revoked keys authenticate nobody.
+	Revoked bool
+	// Owner is the key as the owner of worker sessions ("key:<id>").
+	Owner string
+}
+
+// SweepResult counts what one sweeper pass did.
+type SweepResult struct {
+	// LocksExpired counts expired turn and attempt locks released.
+	LocksExpired int
+	// Poisoned counts turns failed for being delivered too often.
+	Poisoned int
+	// Timeouts counts activity timeouts by kind (api.Timeout*).
+	Timeouts map[string]int
+	// WorkersExpired are the workers that lost their lease.
+	WorkersExpired []ExpiredWorker
+	// Rescheduled counts attempts taken from lost workers and retried.
+	Rescheduled int
+	// RescheduleFailed counts attempts of lost workers that could not be.
+	RescheduleFailed int
+	// WorkersCleanedUp are the ids of workers cleaned up.
+	WorkersCleanedUp []string
+	// CancelledDropped counts long-cancelled attempts removed.
+	CancelledDropped int64
+	// ExecutionTimeouts counts workflows failed by their execution timeout.
+	ExecutionTimeouts int
+	// Analyzed are the tables whose statistics the pass refreshed.
+	Analyzed []string
+}
+
+// ExpiredWorker is a worker that lost its lease in a sweep.
+type ExpiredWorker struct {
+	// Namespace is the worker's namespace.
+	Namespace string
+	// WorkerID is the worker's id.
+	WorkerID string
+	// Attempts is how many running attempts were taken from it.
+	Attempts int
+	// HostQueueFailed is how many attempts waiting in its host queue failed
+	// with WorkerLost.
+	HostQueueFailed int
+	// DetectionDelay is how long after the lease deadline the sweep saw it.
+	DetectionDelay time.Duration
+}
+
+// SweepOptions tune one sweeper pass.
+type SweepOptions struct {
+	// HoldExpiry skips the steps that expire what workers renew — worker
+	// leases, attempt locks, StartToClose and Heartbeat timeouts — for the
+	// pass. The sweeper holds them for a grace period after it could not
+	// run (server start, database unreachable), so that the workers that
+	// kept running through an outage renew and report first instead of
+	// losing their attempts to deadlines that passed while nobody could
+	// renew anything.
+	HoldExpiry bool
+}
+
+// HeartbeatResult is a worker heartbeat's answer plus what the server
+// layer needs for metrics and logs.
+type HeartbeatResult struct {
+	api.WorkerHeartbeatResponse
+	// PrevState is the state before the heartbeat ("" for a new worker);
+	// PrevState inactive means the worker was resurrected.
+	PrevState string `json:"-"`
+}
+
+// ListFilter selects workflows for ListWorkflows.
+type ListFilter struct {
+	// Status selects instances of that status ("": any).
+	Status string
+	// WorkflowType selects instances of that type ("": any).
+	WorkflowType string
+	// Limit defaults to 100 and is capped at 1000.
+	Limit int32
+	// PageToken continues a previous page ("": the first).
+	PageToken string
+}
+
+// Outcomes of an attempt's acknowledgement (api.ActivityAckResponse).
+const (
+	// OutcomeDelivered: the result or failure reached the workflow.
+	OutcomeDelivered = "delivered"
+	// OutcomeRetryScheduled: the failure scheduled another attempt.
+	OutcomeRetryScheduled = "retry_scheduled"
+	// OutcomeStale: the report came too late (the attempt was cancelled,
+	// timed out or its execution is over) and was dropped.
+	OutcomeStale = "stale"
+	// OutcomeAbandoned: the attempt was given back.
+	OutcomeAbandoned = "abandoned"
+)

@@ -1,0 +1,65 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// Goal: a signal racing the turn that ends the workflow is never accepted
+// and then lost. The ack holds the instance row FOR UPDATE (injected here
+// by hand); the signal waits for it, finds the workflow over, and is
+// refused with ErrNotRunning, leaving no message behind.
+func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
+	pool := pgtest.New(t)
+	s := store.New(pool, store.Options{})
+	start(t, s, "race")
+	ctx := ctxT(t)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM instances WHERE namespace = $1 AND instance_id = 'race' FOR UPDATE`, ns); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.SignalWorkflow(ctx, ns, "race", "late", json.RawMessage(`1`)) }()
+	eventually(t, 5*time.Second, "the signal waiting for the turn's row lock", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("signal returned %v while the ending turn held the instance", err)
+		default:
+		}
+		var waiting int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		return waiting == 1
+	})
+	if _, err := tx.Exec(ctx, `UPDATE instances SET status = 'completed' WHERE namespace = $1 AND instance_id = 'race'`, ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, store.ErrNotRunning) {
+		t.Fatalf("signal after the workflow ended: %v, want ErrNotRunning", err)
+	}
+	var signals int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM orchestrator_queue
+		WHERE instance_id = 'race' AND kind = 'SignalReceived'`).Scan(&signals); err != nil {
+		t.Fatal(err)
+	}
+	if signals != 0 {
+		t.Fatalf("%d signal messages left for the finished workflow", signals)
+	}
+	// Unblocked and running, a signal is accepted as before.
+	start(t, s, "race2")
+	must0(t, s.SignalWorkflow(ctx, ns, "race2", "ok", nil))
+}
