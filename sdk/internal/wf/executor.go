@@ -276,8 +276,8 @@ type state struct {
 	nextChildID      int64
 	children         map[int64]*childFuture
 	canceledChildren []int64
-	local          *localState     // local_activity.go
-	lastCompletion json.RawMessage // cron.go
+	local            *localState     // local_activity.go
+	lastCompletion   json.RawMessage // cron.go
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
