@@ -239,6 +239,10 @@ type Workflow struct {
 	// CronSchedule is the schedule of a cron workflow (absent otherwise);
 	// while it runs, Result holds the last completed run's result.
 	CronSchedule string `json:"cron_schedule,omitempty"`
+	// ParentWorkflowID and ParentExecutionID: the parent execution that
+	// started this instance as a child workflow (absent: none).
+	ParentWorkflowID  string `json:"parent_workflow_id,omitempty"`
+	ParentExecutionID int64  `json:"parent_execution_id,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.
@@ -337,6 +341,26 @@ const (
 	// EventExternalFailed: the signal or cancel request external_id found
 	// no running target (error type ExternalWorkflowNotFound).
 	EventExternalFailed = "ExternalFailed"
+	// EventChildWorkflowInitiated records a start_child_workflow command:
+	// the child instance was created in the same transaction, or its id
+	// was taken (then StartChildWorkflowFailed follows).
+	EventChildWorkflowInitiated = "ChildWorkflowInitiated"
+	// EventChildWorkflowStarted (a message): the child started.
+	EventChildWorkflowStarted = "ChildWorkflowStarted"
+	// EventStartChildWorkflowFailed (a message): a running instance held
+	// the child's workflow id; nothing was started.
+	EventStartChildWorkflowFailed = "StartChildWorkflowFailed"
+	// EventChildWorkflowCompleted (a message): the child completed; Result.
+	EventChildWorkflowCompleted = "ChildWorkflowCompleted"
+	// EventChildWorkflowFailed (a message): the child failed; Error.
+	EventChildWorkflowFailed = "ChildWorkflowFailed"
+	// EventChildWorkflowCanceled (a message): the child was canceled.
+	EventChildWorkflowCanceled = "ChildWorkflowCanceled"
+	// EventChildWorkflowTerminated (a message): the child was terminated.
+	EventChildWorkflowTerminated = "ChildWorkflowTerminated"
+	// EventChildWorkflowCancelRequested records a
+	// request_cancel_child_workflow command: the child was asked to cancel.
+	EventChildWorkflowCancelRequested = "ChildWorkflowCancelRequested"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -412,6 +436,20 @@ type Event struct {
 	// follow one another). The SDK applies them all before the code runs,
 	// on replay as when the turn was live; absent means one.
 	TurnMessages int `json:"turn_messages,omitempty"`
+	// ChildWorkflowInitiated, ChildWorkflowStarted, StartChildWorkflowFailed,
+	// ChildWorkflowCompleted/Failed/Canceled/Terminated,
+	// ChildWorkflowCancelRequested: the child's number within the parent
+	// execution (the start_child_workflow command's child_id), its
+	// workflow id and (once started) its execution.
+	ChildID          int64  `json:"child_id,omitempty"`
+	ChildWorkflowID  string `json:"child_workflow_id,omitempty"`
+	ChildExecutionID int64  `json:"child_execution_id,omitempty"`
+	// ChildWorkflowInitiated: what happens to the child when the parent
+	// closes (ParentClosePolicy*).
+	ParentClosePolicy string `json:"parent_close_policy,omitempty"`
+	// WorkflowStarted of a child workflow: its parent.
+	ParentWorkflowID  string `json:"parent_workflow_id,omitempty"`
+	ParentExecutionID int64  `json:"parent_execution_id,omitempty"`
 }
 
 // ---------------------------------------------------------------------------
@@ -490,12 +528,32 @@ const (
 	// CommandCancelExternal requests another workflow's cancellation (SDK:
 	// RequestCancelExternalWorkflow); applied in the ack's transaction.
 	CommandCancelExternal = "cancel_external"
+	// CommandStartChildWorkflow starts a child workflow (child_id,
+	// workflow_id, workflow_type, task_queue, input, execution_timeout,
+	// parent_close_policy).
+	CommandStartChildWorkflow = "start_child_workflow"
+	// CommandRequestCancelChildWorkflow asks a child workflow to cancel
+	// (child_id, workflow_id).
+	CommandRequestCancelChildWorkflow = "request_cancel_child_workflow"
+)
+
+// Parent close policies: what happens to a child workflow still running
+// when its parent closes or is canceled (Temporal's ParentClosePolicy).
+const (
+	// ParentClosePolicyTerminate (the default) ends the child. Until
+	// terminate exists, the child is asked to cancel, as with
+	// ParentClosePolicyRequestCancel.
+	ParentClosePolicyTerminate = "terminate"
+	// ParentClosePolicyRequestCancel asks the child to cancel.
+	ParentClosePolicyRequestCancel = "request_cancel"
+	// ParentClosePolicyAbandon leaves the child running.
+	ParentClosePolicyAbandon = "abandon"
 )
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external or cancel_external.
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external"`
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external start_child_workflow request_cancel_child_workflow"`
 	// schedule_activity
 	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	// ActivityType is the activity's registered name (schedule_activity).
@@ -514,8 +572,9 @@ type Command struct {
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 	// fail_workflow
 	Error *Error `json:"error,omitempty" validate:"required_if=Type fail_workflow"`
-	// continue_as_new: optional new workflow type (the task queue stays).
-	WorkflowType string `json:"workflow_type,omitempty" validate:"omitempty,name"`
+	// continue_as_new: optional new workflow type (the task queue stays);
+	// start_child_workflow: the child's type (required).
+	WorkflowType string `json:"workflow_type,omitempty" validate:"required_if=Type start_child_workflow,omitempty,name"`
 	// record_marker: the marker's kind and id (recorded as given in a
 	// MarkerRecorded event) and its value (JSON, required).
 	MarkerName string `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
@@ -541,6 +600,17 @@ type Command struct {
 	SignalName string `json:"signal_name,omitempty" validate:"required_if=Type signal_external,omitempty,name"`
 	// Reason is recorded in the target's cancel request (cancel_external).
 	Reason string `json:"reason,omitempty" validate:"max=1024"`
+	// start_child_workflow, request_cancel_child_workflow: the child's
+	// number within the execution (chosen by the SDK, unique) and its
+	// workflow id (the child instance's id).
+	ChildID int64 `json:"child_id,omitempty" validate:"required_if=Type start_child_workflow,required_if=Type request_cancel_child_workflow,gte=0"`
+	// WorkflowID is the child instance's id (start_child_workflow, request_cancel_child_workflow).
+	WorkflowID string `json:"workflow_id,omitempty" validate:"required_if=Type start_child_workflow,required_if=Type request_cancel_child_workflow,omitempty,name"`
+	// start_child_workflow: the child's execution_timeout and parent
+	// close policy (ParentClosePolicy*, default terminate).
+	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
+	ParentClosePolicy string `json:"parent_close_policy,omitempty" validate:"omitempty,oneof=terminate request_cancel abandon"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.

@@ -47,6 +47,12 @@ const (
 	CancelReasonContextCanceled = "context_canceled"
 	// CancelReasonWorkflowTerminated: the workflow was terminated.
 	CancelReasonWorkflowTerminated = "workflow_terminated"
+	// CancelReasonParentClosed: the child workflow's parent closed, and its
+	// parent close policy asks for the child's end.
+	CancelReasonParentClosed = "parent_closed"
+	// CancelReasonParentCanceled: the child workflow's parent was
+	// canceled, and its parent close policy asks for the child's end.
+	CancelReasonParentCanceled = "parent_canceled"
 )
 
 // CancelReasons returns every cancel reason Tether and its SDK use.
@@ -56,7 +62,7 @@ func CancelReasons() []string {
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
 		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
-		CancelReasonWorkflowTerminated,
+		CancelReasonWorkflowTerminated, CancelReasonParentClosed, CancelReasonParentCanceled,
 	}
 }
 
@@ -67,7 +73,7 @@ func KnownCancelReason(r string) bool {
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
 		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
-		CancelReasonWorkflowTerminated:
+		CancelReasonWorkflowTerminated, CancelReasonParentClosed, CancelReasonParentCanceled:
 		return true
 	}
 	return false
@@ -192,6 +198,9 @@ func EventKinds() []string {
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
 		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowUpdateAccepted, EventWorkflowUpdateCompleted, EventWorkflowTerminated,
 		EventExternalSignalInitiated, EventExternalCancelInitiated, EventExternalCompleted, EventExternalFailed,
+		EventChildWorkflowInitiated, EventChildWorkflowStarted, EventStartChildWorkflowFailed,
+		EventChildWorkflowCompleted, EventChildWorkflowFailed, EventChildWorkflowCanceled,
+		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested,
 	}
 }
 
@@ -211,5 +220,11 @@ func CommandTypes() []string {
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
 		CommandSignalExternal, CommandCancelExternal,
+		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow,
 	}
+}
+
+// ParentClosePolicies returns every parent close policy.
+func ParentClosePolicies() []string {
+	return []string{ParentClosePolicyTerminate, ParentClosePolicyRequestCancel, ParentClosePolicyAbandon}
 }

@@ -62,6 +62,11 @@ type Instance struct {
 	LastEventAt       *time.Time
 	CronSchedule      *string
 	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
 }
 
 type Namespace struct {

@@ -60,7 +60,8 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason,
   execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
-  created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id
+  created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
+  parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)

@@ -17,20 +17,43 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ApiCommandParentClosePolicy.
+const (
+	ApiCommandParentClosePolicyAbandon       ApiCommandParentClosePolicy = "abandon"
+	ApiCommandParentClosePolicyRequestCancel ApiCommandParentClosePolicy = "request_cancel"
+	ApiCommandParentClosePolicyTerminate     ApiCommandParentClosePolicy = "terminate"
+)
+
+// Valid indicates whether the value is a known member of the ApiCommandParentClosePolicy enum.
+func (e ApiCommandParentClosePolicy) Valid() bool {
+	switch e {
+	case ApiCommandParentClosePolicyAbandon:
+		return true
+	case ApiCommandParentClosePolicyRequestCancel:
+		return true
+	case ApiCommandParentClosePolicyTerminate:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiCommandType.
 const (
-	ApiCommandTypeCancelExternal   ApiCommandType = "cancel_external"
-	ApiCommandTypeCancelTimer      ApiCommandType = "cancel_timer"
-	ApiCommandTypeCancelWorkflow   ApiCommandType = "cancel_workflow"
-	ApiCommandTypeCompleteUpdate   ApiCommandType = "complete_update"
-	ApiCommandTypeCompleteWorkflow ApiCommandType = "complete_workflow"
-	ApiCommandTypeContinueAsNew    ApiCommandType = "continue_as_new"
-	ApiCommandTypeFailWorkflow     ApiCommandType = "fail_workflow"
-	ApiCommandTypeRecordMarker     ApiCommandType = "record_marker"
-	ApiCommandTypeRejectUpdate     ApiCommandType = "reject_update"
-	ApiCommandTypeScheduleActivity ApiCommandType = "schedule_activity"
-	ApiCommandTypeSignalExternal   ApiCommandType = "signal_external"
-	ApiCommandTypeStartTimer       ApiCommandType = "start_timer"
+	ApiCommandTypeCancelExternal             ApiCommandType = "cancel_external"
+	ApiCommandTypeCancelTimer                ApiCommandType = "cancel_timer"
+	ApiCommandTypeCancelWorkflow             ApiCommandType = "cancel_workflow"
+	ApiCommandTypeCompleteUpdate             ApiCommandType = "complete_update"
+	ApiCommandTypeCompleteWorkflow           ApiCommandType = "complete_workflow"
+	ApiCommandTypeContinueAsNew              ApiCommandType = "continue_as_new"
+	ApiCommandTypeFailWorkflow               ApiCommandType = "fail_workflow"
+	ApiCommandTypeRecordMarker               ApiCommandType = "record_marker"
+	ApiCommandTypeRejectUpdate               ApiCommandType = "reject_update"
+	ApiCommandTypeRequestCancelChildWorkflow ApiCommandType = "request_cancel_child_workflow"
+	ApiCommandTypeScheduleActivity           ApiCommandType = "schedule_activity"
+	ApiCommandTypeSignalExternal             ApiCommandType = "signal_external"
+	ApiCommandTypeStartChildWorkflow         ApiCommandType = "start_child_workflow"
+	ApiCommandTypeStartTimer                 ApiCommandType = "start_timer"
 )
 
 // Valid indicates whether the value is a known member of the ApiCommandType enum.
@@ -54,9 +77,13 @@ func (e ApiCommandType) Valid() bool {
 		return true
 	case ApiCommandTypeRejectUpdate:
 		return true
+	case ApiCommandTypeRequestCancelChildWorkflow:
+		return true
 	case ApiCommandTypeScheduleActivity:
 		return true
 	case ApiCommandTypeSignalExternal:
+		return true
+	case ApiCommandTypeStartChildWorkflow:
 		return true
 	case ApiCommandTypeStartTimer:
 		return true
@@ -389,8 +416,17 @@ type ApiCommand struct {
 	// ActivityType ActivityType is the activity's registered name (schedule_activity).
 	ActivityType *string `json:"activity_type,omitempty"`
 
+	// ChildId start_child_workflow, request_cancel_child_workflow: the child's
+	// number within the execution (chosen by the SDK, unique) and its
+	// workflow id (the child instance's id).
+	ChildId *int `json:"child_id,omitempty"`
+
 	// Error fail_workflow
 	Error *ApiError `json:"error,omitempty"`
+
+	// ExecutionTimeout start_child_workflow: the child's execution_timeout and parent
+	// close policy (ParentClosePolicy*, default terminate).
+	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
 
 	// ExternalId signal_external, cancel_external: the per-execution sequence number
 	// of the request (1, 2, …, chosen by the SDK), which the outcome
@@ -417,6 +453,9 @@ type ApiCommand struct {
 	// Options Options are the activity's timeouts and retry policy (schedule_activity).
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
+	// ParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
+	ParentClosePolicy *ApiCommandParentClosePolicy `json:"parent_close_policy,omitempty"`
+
 	// Reason Reason is recorded in the target's cancel request (cancel_external).
 	Reason *string `json:"reason,omitempty"`
 
@@ -438,7 +477,7 @@ type ApiCommand struct {
 	// TimerId start_timer, cancel_timer
 	TimerId *int `json:"timer_id,omitempty"`
 
-	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external or cancel_external.
+	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
 	Type ApiCommandType `json:"type"`
 
 	// UpdateId complete_update, reject_update: the update the turn received (a
@@ -447,11 +486,18 @@ type ApiCommand struct {
 	// update then leaves no event).
 	UpdateId *string `json:"update_id,omitempty"`
 
-	// WorkflowType continue_as_new: optional new workflow type (the task queue stays).
+	// WorkflowId WorkflowID is the child instance's id (start_child_workflow, request_cancel_child_workflow).
+	WorkflowId *string `json:"workflow_id,omitempty"`
+
+	// WorkflowType continue_as_new: optional new workflow type (the task queue stays);
+	// start_child_workflow: the child's type (required).
 	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
-// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external or cancel_external.
+// ApiCommandParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
+type ApiCommandParentClosePolicy string
+
+// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
 type ApiCommandType string
 
 // ApiCompleteActivityByIDRequest defines model for api.CompleteActivityByIDRequest.
@@ -628,7 +674,16 @@ type ApiEvent struct {
 	ActivityType *string `json:"activity_type,omitempty"`
 
 	// Attempt ActivityCompleted, ActivityFailed, ActivityAttemptCancelRequested
-	Attempt *int `json:"attempt,omitempty"`
+	Attempt          *int `json:"attempt,omitempty"`
+	ChildExecutionId *int `json:"child_execution_id,omitempty"`
+
+	// ChildId ChildWorkflowInitiated, ChildWorkflowStarted, StartChildWorkflowFailed,
+	// ChildWorkflowCompleted/Failed/Canceled/Terminated,
+	// ChildWorkflowCancelRequested: the child's number within the parent
+	// execution (the start_child_workflow command's child_id), its
+	// workflow id and (once started) its execution.
+	ChildId         *int    `json:"child_id,omitempty"`
+	ChildWorkflowId *string `json:"child_workflow_id,omitempty"`
 
 	// ContinuedFromExecutionId WorkflowStarted of an execution started by continue-as-new: the
 	// execution it continues.
@@ -677,6 +732,14 @@ type ApiEvent struct {
 
 	// Options ActivityScheduled
 	Options *ApiActivityOptions `json:"options,omitempty"`
+
+	// ParentClosePolicy ChildWorkflowInitiated: what happens to the child when the parent
+	// closes (ParentClosePolicy*).
+	ParentClosePolicy *string `json:"parent_close_policy,omitempty"`
+	ParentExecutionId *int    `json:"parent_execution_id,omitempty"`
+
+	// ParentWorkflowId WorkflowStarted of a child workflow: its parent.
+	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
 
 	// Reason ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
 	// WorkflowTerminated
@@ -1275,7 +1338,12 @@ type ApiWorkflow struct {
 	LastTaskError *ApiError `json:"last_task_error,omitempty"`
 
 	// Namespace Namespace is the instance's namespace.
-	Namespace *string `json:"namespace,omitempty"`
+	Namespace         *string `json:"namespace,omitempty"`
+	ParentExecutionId *int    `json:"parent_execution_id,omitempty"`
+
+	// ParentWorkflowId ParentWorkflowID and ParentExecutionID: the parent execution that
+	// started this instance as a child workflow (absent: none).
+	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
 
 	// Result Result is the workflow's result, once completed.
 	Result interface{} `json:"result,omitempty"`

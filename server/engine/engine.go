@@ -199,6 +199,16 @@ type TurnPlan struct {
 	ContinueAsNew   bool
 	NewWorkflowType string
 	NewInput        json.RawMessage
+	// Children are the child workflows the turn starts (children.go).
+	Children []NewChild
+	// CancelChildren are the workflow ids of the children the turn asks
+	// to cancel (request_cancel_child_workflow).
+	CancelChildren []string
+	// CloseChildrenReason, when set, applies the parent close policy to
+	// the execution's open children with this cancel reason: the turn
+	// consumed a cancel request (parent_canceled) or ends the execution
+	// (parent_closed).
+	CloseChildrenReason string
 	// Cron, when set, is the next run of the cron workflow this turn's
 	// execution ends (PlanCron): the instance moves to ExecutionID+1,
 	// running, started at Cron.At.
@@ -283,6 +293,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 	if cancelConsumed {
 		p.CancelAllFirst = true
 		cancelOutstanding(ReasonWorkflowCanceled)
+		p.CloseChildrenReason = api.CancelReasonParentCanceled
 	}
 
 	// 3. Commands.
@@ -374,6 +385,10 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			}
 			p.Externals = append(p.Externals, ext)
 			p.Events = append(p.Events, PlannedEvent{Event: ev})
+		case api.CommandStartChildWorkflow, api.CommandRequestCancelChildWorkflow:
+			if err := planChildCommand(&p, inst, c, field); err != nil {
+				return TurnPlan{}, err
+			}
 		case api.CommandFailWorkflow:
 			if c.Error == nil || c.Error.Message == "" {
 				return TurnPlan{}, &InvalidCommandError{Field: field("error.message"), Message: "required"}
@@ -437,6 +452,9 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		}
 		cancelOutstanding(p.TerminalReason)
 		p.Events = append(p.Events, PlannedEvent{Event: ev})
+		if p.CloseChildrenReason == "" {
+			p.CloseChildrenReason = api.CancelReasonParentClosed
+		}
 	}
 	p.Updates = ups.outcomes()
 	p.NextEventID = inst.NextEventID + int64(len(p.Events))

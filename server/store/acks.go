@@ -361,6 +361,8 @@ type turnWrites struct {
 	// execution's messages.
 	continued []func() error
 	finished  []string
+	// children: the child workflows' writes (children.go).
+	children childWrites
 }
 
 func newTurnWrites(ns string) *turnWrites {
@@ -502,6 +504,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		cronFinish(&fin, plan.Cron)
 	}
 	w.finishes[id] = fin
+	w.children.addChildren(inst, plan)
 	// Exactly the consumed messages (a finished instance loses them all).
 	if plan.Status == api.StatusRunning || plan.Cron != nil {
 		w.consumes[id] = consumeArg{LockToken: *inst.LockToken, Wake: WorkflowQueueKey(ns, inst.TaskQueue)}
@@ -599,6 +602,9 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		if err := f(); err != nil {
 			return err
 		}
+	}
+	if err := writeChildren(ctx, t, ns, &w.children, w.finished); err != nil {
+		return err
 	}
 	if len(w.finished) > 0 {
 		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: w.finished}); err != nil {

@@ -105,6 +105,9 @@ func toWorkflow(i gen.Instance) api.Workflow {
 		CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt, CompletedAt: i.CompletedAt,
 		CronSchedule: strOr(i.CronSchedule),
 	}
+	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
+		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
+	}
 	if len(i.Error) > 0 {
 		var e api.Error
 		if json.Unmarshal(i.Error, &e) == nil {

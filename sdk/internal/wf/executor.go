@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -282,6 +283,11 @@ type state struct {
 	updates        map[string]*updateHandler
 	pendingUpdates []api.Event
 	rejectedNow    map[string]bool
+	// Child workflows (child.go): the last child id, the pending futures,
+	// the children the code asked to cancel.
+	nextChildID      int64
+	children         map[int64]*childFuture
+	canceledChildren []int64
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
@@ -333,6 +339,18 @@ func (s *state) issue(cmd api.Command) {
 			}
 			return
 		}
+	case api.CommandStartChildWorkflow:
+		if typ, ok := s.hist.children[cmd.ChildID]; ok {
+			if typ != cmd.WorkflowType {
+				s.nondeterminism("child workflow %d: history has type %q, the code started %q", cmd.ChildID, typ, cmd.WorkflowType)
+			}
+			return
+		}
+	case api.CommandRequestCancelChildWorkflow:
+		s.canceledChildren = append(s.canceledChildren, cmd.ChildID)
+		if s.hist.childCancel[cmd.ChildID] {
+			return
+		}
 	case api.CommandCancelTimer:
 		s.canceledTimers[cmd.TimerID] = true
 		// Replayed, or (in a history from before timers were cancelled on
@@ -370,6 +388,9 @@ func (s *state) checkHistoryIssued() {
 			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has timer %d cancelled, the code did not cancel it", id)}
 			return
 		}
+	}
+	if s.checkChildrenIssued(); s.fatal != nil {
+		return
 	}
 	markers := make([]string, 0, len(s.hist.markers))
 	for k := range s.hist.markers {
@@ -413,6 +434,7 @@ func (s *state) afterScopeCancel(activityReason string) {
 			s.cancelActivity(f, activityReason)
 		}
 	}
+	s.cancelChildren(activityReason)
 }
 
 // replay feeds the recorded history to the state one turn at a time: the
@@ -460,7 +482,7 @@ func isMessageKind(kind string) bool {
 		api.EventWorkflowUpdateAccepted, api.EventExternalCompleted, api.EventExternalFailed:
 		return true
 	}
-	return false
+	return isChildMessage(kind)
 }
 
 // apply feeds one event (from history or a message) to the state without
@@ -504,6 +526,9 @@ func (s *state) apply(ev *api.Event) {
 	case api.EventExternalCompleted, api.EventExternalFailed:
 		s.tick(ev)
 		s.onExternalOutcome(ev)
+	case api.EventChildWorkflowStarted, api.EventStartChildWorkflowFailed, api.EventChildWorkflowCompleted,
+		api.EventChildWorkflowFailed, api.EventChildWorkflowCanceled, api.EventChildWorkflowTerminated:
+		s.applyChild(ev)
 	default:
 		// Events the turn's commands produced (ActivityScheduled,
 		// TimerCreated, ActivityCancelRequested) and terminal events
@@ -523,6 +548,10 @@ func (s *state) start(ev *api.Event) {
 	s.started = true
 	s.info.StartedAt = ev.Timestamp
 	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
+	if ev.ParentWorkflowID != "" {
+		s.info.ParentWorkflowExecution = &WorkflowExecution{ID: ev.ParentWorkflowID,
+			RunID: strconv.FormatInt(ev.ParentExecutionID, 10)}
+	}
 	s.lastCompletion = ev.LastCompletionResult
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue

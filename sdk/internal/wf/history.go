@@ -15,10 +15,11 @@ type eventKey struct {
 	marker     string // MarkerRecorded: markerKey(name, id)
 	update     string // WorkflowUpdateAccepted / Completed: the update id
 	externalID int64
+	childID    int64
 }
 
 func keyOf(ev *api.Event) eventKey {
-	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID, update: ev.UpdateID, externalID: ev.ExternalID}
+	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID, update: ev.UpdateID, externalID: ev.ExternalID, childID: ev.ChildID}
 	if ev.Kind == api.EventMarkerRecorded {
 		k.marker = markerKey(ev.MarkerName, ev.MarkerID)
 	}
@@ -43,6 +44,8 @@ type histIndex struct {
 	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
 	updateDone  map[string]bool            // WorkflowUpdateCompleted: update id
 	externals   map[int64]string           // External*Initiated: external id → command type
+	children    map[int64]string           // ChildWorkflowInitiated: child id → type
+	childCancel map[int64]bool             // ChildWorkflowCancelRequested
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -58,6 +61,8 @@ func newHistIndex() *histIndex {
 		markers:     map[string]json.RawMessage{},
 		updateDone:  map[string]bool{},
 		externals:   map[int64]string{},
+		children:    map[int64]string{},
+		childCancel: map[int64]bool{},
 	}
 }
 
@@ -66,7 +71,11 @@ func (h *histIndex) record(ev *api.Event) {
 	if k.marker != "" {
 		h.markers[k.marker] = ev.MarkerDetails
 	}
-	h.recordKey(k, ev.ActivityType)
+	typ := ev.ActivityType
+	if ev.Kind == api.EventChildWorkflowInitiated {
+		typ = ev.WorkflowType
+	}
+	h.recordKey(k, typ)
 }
 
 func (h *histIndex) recordKey(k eventKey, activityType string) {
@@ -91,6 +100,10 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		h.externals[k.externalID] = api.CommandSignalExternal
 	case api.EventExternalCancelInitiated:
 		h.externals[k.externalID] = api.CommandCancelExternal
+	case api.EventChildWorkflowInitiated:
+		h.children[k.childID] = activityType
+	case api.EventChildWorkflowCancelRequested:
+		h.childCancel[k.childID] = true
 	}
 	h.seen = append(h.seen, k)
 }
@@ -168,6 +181,10 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventExternalSignalInitiated, externalID: c.ExternalID}, "")
 		case api.CommandCancelExternal:
 			h.recordKey(eventKey{kind: api.EventExternalCancelInitiated, externalID: c.ExternalID}, "")
+		case api.CommandStartChildWorkflow:
+			h.recordKey(eventKey{kind: api.EventChildWorkflowInitiated, childID: c.ChildID}, c.WorkflowType)
+		case api.CommandRequestCancelChildWorkflow:
+			h.recordKey(eventKey{kind: api.EventChildWorkflowCancelRequested, childID: c.ChildID}, "")
 		case api.CommandRecordMarker:
 			k := markerKey(c.MarkerName, c.MarkerID)
 			h.markers[k] = c.MarkerDetails
