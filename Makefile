@@ -4,11 +4,14 @@
 
 all: build
 
-# Regenerate db/gen (sqlc) and openapi/ (swag); both are committed and CI
-# checks that they match their sources.
+# Regenerate db/gen (sqlc), openapi/ (swag, then its OpenAPI 3 conversion by
+# internal/tools/oas3) and internal/oapiclient (oapi-codegen, from the OpenAPI
+# 3 document); all are committed and CI checks that they match their sources.
 generate:
 	go tool sqlc generate
 	go tool swag init -q -g doc.go -d server,api -o openapi --ot json,yaml
+	go run ./internal/tools/oas3 -in openapi/swagger.json -out openapi/openapi3
+	go tool -modfile=tools/go.mod oapi-codegen -config internal/oapiclient/oapi-codegen.yaml openapi/openapi3.yaml
 
 # Tests run against a real PostgreSQL: internal/pgtest starts a throwaway
 # cluster (or uses TETHER_TEST_DATABASE_URL). Every package runs under the

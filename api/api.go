@@ -160,6 +160,38 @@ type StartWorkflowRequest struct {
 	InstanceID string `json:"instance_id,omitempty" validate:"omitempty,name"`
 	// ExecutionTimeout fails the workflow when it runs longer (0: no limit).
 	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// CronSchedule makes a cron workflow: standard cron syntax (five
+	// fields, minute first, UTC; or a descriptor such as "@hourly" or
+	// "@every 1h30m"). The first run starts at the schedule's next time,
+	// and each run that completes or fails is followed by the next, as
+	// the instance's next execution; a cancel ends it.
+	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256" example:"*/5 * * * *"`
+}
+
+// SignalWithStartRequest is the body of POST
+// /workflows/{id}/signal-with-start: the signal, and the workflow to start
+// when the instance is not running.
+type SignalWithStartRequest struct {
+	SignalName  string          `json:"signal_name" validate:"required,name"`
+	SignalInput json.RawMessage `json:"signal_input,omitempty" swaggertype:"object"`
+	// WorkflowType, TaskQueue, Input and ExecutionTimeout are those of
+	// StartWorkflowRequest; they are used only when the call starts the
+	// workflow.
+	WorkflowType     string          `json:"workflow_type" validate:"required,name"`
+	TaskQueue        string          `json:"task_queue" validate:"required,name"`
+	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+}
+
+// SignalWithStartResponse is the answer of POST
+// /workflows/{id}/signal-with-start.
+type SignalWithStartResponse struct {
+	InstanceID  string `json:"instance_id"`
+	ExecutionID int64  `json:"execution_id"`
+	Status      string `json:"status"`
+	// Started is true when the call started the execution, false when it
+	// signalled one already running.
+	Started bool `json:"started"`
 }
 
 // StartWorkflowResponse is the answer of POST /workflows.
@@ -204,6 +236,13 @@ type Workflow struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// CompletedAt is when the instance closed, once closed.
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// CronSchedule is the schedule of a cron workflow (absent otherwise);
+	// while it runs, Result holds the last completed run's result.
+	CronSchedule string `json:"cron_schedule,omitempty"`
+	// ParentWorkflowID and ParentExecutionID: the parent execution that
+	// started this instance as a child workflow (absent: none).
+	ParentWorkflowID  string `json:"parent_workflow_id,omitempty"`
+	ParentExecutionID int64  `json:"parent_execution_id,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.
@@ -218,6 +257,19 @@ type ListWorkflowsResponse struct {
 type CancelWorkflowRequest struct {
 	// Reason is recorded with the cancel request and shown to the workflow.
 	Reason string `json:"reason,omitempty" validate:"max=1024"`
+}
+
+// TerminateWorkflowRequest is the body of POST /workflows/{id}/terminate.
+type TerminateWorkflowRequest struct {
+	// Reason is recorded in the WorkflowTerminated event and the instance's
+	// error message.
+	Reason string `json:"reason,omitempty" validate:"max=1024"`
+	// Details, any JSON value, is recorded in the WorkflowTerminated event
+	// and the instance's error details.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+	// ExecutionID, when set, must be the instance's current execution (the
+	// SDK's run id); otherwise the request fails with 409 not-running.
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
 }
 
 // SignalRequest is the body of POST /workflows/{id}/signals/{name}.
@@ -273,6 +325,42 @@ const (
 	EventWorkflowCompleted = "WorkflowCompleted"
 	EventWorkflowFailed    = "WorkflowFailed"
 	EventWorkflowCanceled  = "WorkflowCanceled"
+	// EventWorkflowTerminated records POST /workflows/{id}/terminate: the
+	// execution was closed from outside, at once, without a turn; Reason
+	// and Details are the request's.
+	EventWorkflowTerminated = "WorkflowTerminated"
+	// EventExternalSignalInitiated records a signal_external command; its
+	// outcome arrives as an ExternalCompleted or ExternalFailed message.
+	EventExternalSignalInitiated = "ExternalSignalInitiated"
+	// EventExternalCancelInitiated records a cancel_external command; its
+	// outcome arrives as an ExternalCompleted or ExternalFailed message.
+	EventExternalCancelInitiated = "ExternalCancelInitiated"
+	// EventExternalCompleted: the signal or cancel request external_id
+	// reached its target (a message, written by the ack that applied it).
+	EventExternalCompleted = "ExternalCompleted"
+	// EventExternalFailed: the signal or cancel request external_id found
+	// no running target (error type ExternalWorkflowNotFound).
+	EventExternalFailed = "ExternalFailed"
+	// EventChildWorkflowInitiated records a start_child_workflow command:
+	// the child instance was created in the same transaction, or its id
+	// was taken (then StartChildWorkflowFailed follows).
+	EventChildWorkflowInitiated = "ChildWorkflowInitiated"
+	// EventChildWorkflowStarted (a message): the child started.
+	EventChildWorkflowStarted = "ChildWorkflowStarted"
+	// EventStartChildWorkflowFailed (a message): a running instance held
+	// the child's workflow id; nothing was started.
+	EventStartChildWorkflowFailed = "StartChildWorkflowFailed"
+	// EventChildWorkflowCompleted (a message): the child completed; Result.
+	EventChildWorkflowCompleted = "ChildWorkflowCompleted"
+	// EventChildWorkflowFailed (a message): the child failed; Error.
+	EventChildWorkflowFailed = "ChildWorkflowFailed"
+	// EventChildWorkflowCanceled (a message): the child was canceled.
+	EventChildWorkflowCanceled = "ChildWorkflowCanceled"
+	// EventChildWorkflowTerminated (a message): the child was terminated.
+	EventChildWorkflowTerminated = "ChildWorkflowTerminated"
+	// EventChildWorkflowCancelRequested records a
+	// request_cancel_child_workflow command: the child was asked to cancel.
+	EventChildWorkflowCancelRequested = "ChildWorkflowCancelRequested"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -311,13 +399,25 @@ type Event struct {
 	FireAfter Duration `json:"fire_after,omitempty" swaggertype:"string"`
 	// SignalReceived
 	SignalName string `json:"signal_name,omitempty"`
-	// ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested
+	// ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
+	// WorkflowTerminated
 	Reason string `json:"reason,omitempty"`
+	// ExternalSignalInitiated, ExternalCancelInitiated, ExternalCompleted,
+	// ExternalFailed: the request's sequence number; the target (the
+	// initiated events).
+	ExternalID        int64  `json:"external_id,omitempty"`
+	TargetInstanceID  string `json:"target_instance_id,omitempty"`
+	TargetExecutionID int64  `json:"target_execution_id,omitempty"`
+	// WorkflowTerminated: the details given with the request.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 	// ContinuedAsNew: the execution that follows.
 	NewExecutionID int64 `json:"new_execution_id,omitempty"`
 	// WorkflowStarted of an execution started by continue-as-new: the
 	// execution it continues.
 	ContinuedFromExecutionID int64 `json:"continued_from_execution_id,omitempty"`
+	// WorkflowStarted of a cron workflow's run after the first: the result
+	// of the last run that completed (absent when none has).
+	LastCompletionResult json.RawMessage `json:"last_completion_result,omitempty" swaggertype:"object"`
 	// MarkerRecorded: the marker's kind (the SDK's "SideEffect",
 	// "MutableSideEffect", "Version"), its id within that kind, and its
 	// value.
@@ -326,11 +426,30 @@ type Event struct {
 	MarkerID string `json:"marker_id,omitempty"`
 	// MarkerDetails is the marker's value (MarkerRecorded).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object"`
+	// WorkflowUpdateAccepted, WorkflowUpdateCompleted: the update's id;
+	// WorkflowUpdateAccepted also its name (and Input its arguments),
+	// WorkflowUpdateCompleted its Result or Error.
+	UpdateID   string `json:"update_id,omitempty"`
+	UpdateName string `json:"update_name,omitempty"`
 	// TurnMessages is set on the first event of a turn that consumed more
 	// than one message: how many message events the turn recorded (they
 	// follow one another). The SDK applies them all before the code runs,
 	// on replay as when the turn was live; absent means one.
 	TurnMessages int `json:"turn_messages,omitempty"`
+	// ChildWorkflowInitiated, ChildWorkflowStarted, StartChildWorkflowFailed,
+	// ChildWorkflowCompleted/Failed/Canceled/Terminated,
+	// ChildWorkflowCancelRequested: the child's number within the parent
+	// execution (the start_child_workflow command's child_id), its
+	// workflow id and (once started) its execution.
+	ChildID          int64  `json:"child_id,omitempty"`
+	ChildWorkflowID  string `json:"child_workflow_id,omitempty"`
+	ChildExecutionID int64  `json:"child_execution_id,omitempty"`
+	// ChildWorkflowInitiated: what happens to the child when the parent
+	// closes (ParentClosePolicy*).
+	ParentClosePolicy string `json:"parent_close_policy,omitempty"`
+	// WorkflowStarted of a child workflow: its parent.
+	ParentWorkflowID  string `json:"parent_workflow_id,omitempty"`
+	ParentExecutionID int64  `json:"parent_execution_id,omitempty"`
 }
 
 // ---------------------------------------------------------------------------
@@ -346,6 +465,12 @@ type PollWorkflowTaskRequest struct {
 	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 	// LockFor is how long the turn's lock lasts (default 10s, 1s … 10m).
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+	// BuildID is the worker's build id (empty: none). An execution takes
+	// the build id of the worker that fetches its first turn; its later
+	// turns go only to workers of that build id, or to any worker when it
+	// has none. A worker without a build id gets only executions without
+	// one.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
 }
 
 // WorkflowTask is a locked workflow turn: the execution's history and the new
@@ -397,12 +522,38 @@ const (
 	CommandFailWorkflow     = "fail_workflow"
 	CommandCancelWorkflow   = "cancel_workflow"
 	CommandContinueAsNew    = "continue_as_new"
+	// CommandSignalExternal signals another workflow (SDK:
+	// SignalExternalWorkflow); applied in the ack's transaction.
+	CommandSignalExternal = "signal_external"
+	// CommandCancelExternal requests another workflow's cancellation (SDK:
+	// RequestCancelExternalWorkflow); applied in the ack's transaction.
+	CommandCancelExternal = "cancel_external"
+	// CommandStartChildWorkflow starts a child workflow (child_id,
+	// workflow_id, workflow_type, task_queue, input, execution_timeout,
+	// parent_close_policy).
+	CommandStartChildWorkflow = "start_child_workflow"
+	// CommandRequestCancelChildWorkflow asks a child workflow to cancel
+	// (child_id, workflow_id).
+	CommandRequestCancelChildWorkflow = "request_cancel_child_workflow"
+)
+
+// Parent close policies: what happens to a child workflow still running
+// when its parent closes or is canceled (Temporal's ParentClosePolicy).
+const (
+	// ParentClosePolicyTerminate (the default) ends the child. Until
+	// terminate exists, the child is asked to cancel, as with
+	// ParentClosePolicyRequestCancel.
+	ParentClosePolicyTerminate = "terminate"
+	// ParentClosePolicyRequestCancel asks the child to cancel.
+	ParentClosePolicyRequestCancel = "request_cancel"
+	// ParentClosePolicyAbandon leaves the child running.
+	ParentClosePolicyAbandon = "abandon"
 )
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow or continue_as_new.
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new"`
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external start_child_workflow request_cancel_child_workflow"`
 	// schedule_activity
 	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	// ActivityType is the activity's registered name (schedule_activity).
@@ -421,8 +572,9 @@ type Command struct {
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 	// fail_workflow
 	Error *Error `json:"error,omitempty" validate:"required_if=Type fail_workflow"`
-	// continue_as_new: optional new workflow type (the task queue stays).
-	WorkflowType string `json:"workflow_type,omitempty" validate:"omitempty,name"`
+	// continue_as_new: optional new workflow type (the task queue stays);
+	// start_child_workflow: the child's type (required).
+	WorkflowType string `json:"workflow_type,omitempty" validate:"required_if=Type start_child_workflow,omitempty,name"`
 	// record_marker: the marker's kind and id (recorded as given in a
 	// MarkerRecorded event) and its value (JSON, required).
 	MarkerName string `json:"marker_name,omitempty" validate:"required_if=Type record_marker,max=256"`
@@ -430,6 +582,35 @@ type Command struct {
 	MarkerID string `json:"marker_id,omitempty" validate:"max=1024"`
 	// MarkerDetails is the marker's value, any JSON value (record_marker).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object" validate:"required_if=Type record_marker"`
+	// complete_update, reject_update: the update the turn received (a
+	// WorkflowUpdateAccepted message). complete_update carries the
+	// handler's result or error; reject_update the validator's error (the
+	// update then leaves no event).
+	UpdateID string `json:"update_id,omitempty" validate:"required_if=Type complete_update,required_if=Type reject_update,max=256"`
+	// signal_external, cancel_external: the per-execution sequence number
+	// of the request (1, 2, …, chosen by the SDK), which the outcome
+	// message (ExternalCompleted / ExternalFailed) carries back; the
+	// target instance, and its execution (0: whichever runs).
+	ExternalID int64 `json:"external_id,omitempty" validate:"required_if=Type signal_external,required_if=Type cancel_external,gte=0"`
+	// TargetInstanceID is the instance signalled or cancelled (signal_external, cancel_external).
+	TargetInstanceID string `json:"target_instance_id,omitempty" validate:"required_if=Type signal_external,required_if=Type cancel_external,omitempty,name"`
+	// TargetExecutionID is the target's execution (0: whichever runs).
+	TargetExecutionID int64 `json:"target_execution_id,omitempty" validate:"gte=0"`
+	// SignalName is the signal's name (signal_external; its payload is Input).
+	SignalName string `json:"signal_name,omitempty" validate:"required_if=Type signal_external,omitempty,name"`
+	// Reason is recorded in the target's cancel request (cancel_external).
+	Reason string `json:"reason,omitempty" validate:"max=1024"`
+	// start_child_workflow, request_cancel_child_workflow: the child's
+	// number within the execution (chosen by the SDK, unique) and its
+	// workflow id (the child instance's id).
+	ChildID int64 `json:"child_id,omitempty" validate:"required_if=Type start_child_workflow,required_if=Type request_cancel_child_workflow,gte=0"`
+	// WorkflowID is the child instance's id (start_child_workflow, request_cancel_child_workflow).
+	WorkflowID string `json:"workflow_id,omitempty" validate:"required_if=Type start_child_workflow,required_if=Type request_cancel_child_workflow,omitempty,name"`
+	// start_child_workflow: the child's execution_timeout and parent
+	// close policy (ParentClosePolicy*, default terminate).
+	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
+	// ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
+	ParentClosePolicy string `json:"parent_close_policy,omitempty" validate:"omitempty,oneof=terminate request_cancel abandon"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.
@@ -614,6 +795,31 @@ type CompleteActivityTaskRequest struct {
 	EagerWorkflowTask *EagerWorkflowTask `json:"eager_workflow_task,omitempty"`
 }
 
+// CompleteActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/complete: completes the held
+// attempt of the activity (asynchronous completion by id).
+type CompleteActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64           `json:"execution_id,omitempty" validate:"min=0"`
+	Result      json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+}
+
+// FailActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/fail.
+type FailActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+	Error       Error `json:"error"`
+}
+
+// HeartbeatActivityByIDRequest is the body of POST
+// /workflows/{id}/activities/{activity_id}/heartbeat.
+type HeartbeatActivityByIDRequest struct {
+	// ExecutionID is the workflow's execution (0: the current one).
+	ExecutionID int64           `json:"execution_id,omitempty" validate:"min=0"`
+	Details     json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+}
+
 // EagerWorkflowTask asks for the turn an activity result makes due to be
 // handed out in the result's answer (see CompleteActivityTaskRequest).
 type EagerWorkflowTask struct {
@@ -622,6 +828,9 @@ type EagerWorkflowTask struct {
 	// LockFor is the turn's lock, as in a workflow-task poll (default 10s,
 	// 1s … 10m).
 	LockFor Duration `json:"lock_for,omitempty" swaggertype:"string" example:"10s"`
+	// BuildID is the worker's build id, as in a workflow-task poll: the
+	// turn is handed over only when the execution's build id allows it.
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
 }
 
 // FailActivityTaskRequest is the body of POST /activity-tasks/{token}/fail.

@@ -45,6 +45,14 @@ const (
 	// CancelReasonContextCanceled: the workflow code canceled the
 	// activity's context (SDK).
 	CancelReasonContextCanceled = "context_canceled"
+	// CancelReasonWorkflowTerminated: the workflow was terminated.
+	CancelReasonWorkflowTerminated = "workflow_terminated"
+	// CancelReasonParentClosed: the child workflow's parent closed, and its
+	// parent close policy asks for the child's end.
+	CancelReasonParentClosed = "parent_closed"
+	// CancelReasonParentCanceled: the child workflow's parent was
+	// canceled, and its parent close policy asks for the child's end.
+	CancelReasonParentCanceled = "parent_canceled"
 )
 
 // CancelReasons returns every cancel reason Tether and its SDK use.
@@ -54,6 +62,7 @@ func CancelReasons() []string {
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
 		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
+		CancelReasonWorkflowTerminated, CancelReasonParentClosed, CancelReasonParentCanceled,
 	}
 }
 
@@ -63,7 +72,8 @@ func KnownCancelReason(r string) bool {
 	case CancelReasonWorkflowCanceled, CancelReasonWorkflowFailed, CancelReasonWorkflowCompleted,
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
-		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled:
+		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
+		CancelReasonWorkflowTerminated, CancelReasonParentClosed, CancelReasonParentCanceled:
 		return true
 	}
 	return false
@@ -105,6 +115,15 @@ const (
 	// ErrorTypeNondeterminism: the workflow code did not replay its
 	// history.
 	ErrorTypeNondeterminism = "Nondeterminism"
+	// ErrorTypeUnknownQuery: the workflow has no query handler of the
+	// name a query asked for.
+	ErrorTypeUnknownQuery = "UnknownQuery"
+	// ErrorTypeTerminated: the workflow was terminated (the instance's
+	// error; its message is the reason).
+	ErrorTypeTerminated = "Terminated"
+	// ErrorTypeExternalWorkflowNotFound: a signal_external or
+	// cancel_external found no running target (ExternalFailed).
+	ErrorTypeExternalWorkflowNotFound = "ExternalWorkflowNotFound"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -149,6 +168,11 @@ const (
 	// unreachable or refuses connections; the problem's reason names the
 	// class of the database's error.
 	ProblemDatabaseUnavailable = ProblemBase + "database-unavailable"
+	// ProblemQueryFailed (422): the workflow's query handler returned an
+	// error (the problem's detail carries its message).
+	ProblemQueryFailed = ProblemBase + "query-failed"
+	// ProblemQueryTimeout (504): no worker answered the query in time.
+	ProblemQueryTimeout = ProblemBase + "query-timeout"
 	// ProblemInternal (500): the server failed.
 	ProblemInternal = ProblemBase + "internal"
 	// ProblemHTTP: any other HTTP error.
@@ -161,7 +185,7 @@ func ProblemTypes() []string {
 		ProblemValidation, ProblemNotFound, ProblemNoRoute, ProblemMethodNotAllowed, ProblemBodyTooLarge,
 		ProblemAlreadyRunning, ProblemNotRunning, ProblemRunning, ProblemLockLost, ProblemUnhandledSignals,
 		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemDatabaseUnavailable,
-		ProblemInternal, ProblemHTTP,
+		ProblemQueryFailed, ProblemQueryTimeout, ProblemInternal, ProblemHTTP,
 	}
 }
 
@@ -172,7 +196,11 @@ func EventKinds() []string {
 		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
-		EventWorkflowFailed, EventWorkflowCanceled,
+		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowUpdateAccepted, EventWorkflowUpdateCompleted, EventWorkflowTerminated,
+		EventExternalSignalInitiated, EventExternalCancelInitiated, EventExternalCompleted, EventExternalFailed,
+		EventChildWorkflowInitiated, EventChildWorkflowStarted, EventStartChildWorkflowFailed,
+		EventChildWorkflowCompleted, EventChildWorkflowFailed, EventChildWorkflowCanceled,
+		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested,
 	}
 }
 
@@ -190,6 +218,13 @@ func Statuses() []string {
 func CommandTypes() []string {
 	return []string{
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
-		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew,
+		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
+		CommandSignalExternal, CommandCancelExternal,
+		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow,
 	}
+}
+
+// ParentClosePolicies returns every parent close policy.
+func ParentClosePolicies() []string {
+	return []string{ParentClosePolicyTerminate, ParentClosePolicyRequestCancel, ParentClosePolicyAbandon}
 }

@@ -16,27 +16,33 @@ func TestVocabularyWireValues(t *testing.T) {
 	want := map[string][]string{
 		"cancel reasons": {"workflow_canceled", "workflow_failed", "workflow_completed", "continued_as_new",
 			"instance_deleted", "timeout:start_to_close", "timeout:heartbeat", "timeout:schedule_to_close",
-			"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled"},
+			"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled",
+			"workflow_terminated", "parent_closed", "parent_canceled"},
 		"timeout kinds": {"schedule_to_start", "start_to_close", "heartbeat", "schedule_to_close", "execution"},
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
-			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "internal", "http"},
+			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "internal", "http"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
-			"cancel_workflow", "continue_as_new"},
+			"cancel_workflow", "continue_as_new", "complete_update", "reject_update", "signal_external", "cancel_external",
+			"start_child_workflow", "request_cancel_child_workflow"},
+		"update stages":         {"admitted", "accepted", "completed", "rejected"},
+		"parent close policies": {"terminate", "request_cancel", "abandon"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
 		problems = append(problems, strings.TrimPrefix(p, "https://tether.dev/problems/"))
 	}
 	got := map[string][]string{
-		"cancel reasons": CancelReasons(),
-		"timeout kinds":  TimeoutKinds(),
-		"problem types":  problems,
-		"worker states":  WorkerStates(),
-		"statuses":       Statuses(),
-		"command types":  CommandTypes(),
+		"cancel reasons":        CancelReasons(),
+		"timeout kinds":         TimeoutKinds(),
+		"problem types":         problems,
+		"worker states":         WorkerStates(),
+		"statuses":              Statuses(),
+		"command types":         CommandTypes(),
+		"parent close policies": ParentClosePolicies(),
+		"update stages":         UpdateStages(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
@@ -53,10 +59,15 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 16 {
-		t.Errorf("%d event kinds, want 16", n)
+	if n := len(EventKinds()); n != 31 {
+		t.Errorf("%d event kinds, want 31", n)
 	}
-	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes()} {
+	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted"} {
+		if !slices.Contains(EventKinds(), ev) {
+			t.Errorf("EventKinds lacks %s", ev)
+		}
+	}
+	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes(), UpdateStages(), ParentClosePolicies()} {
 		s := slices.Clone(lists)
 		slices.Sort(s)
 		if len(slices.Compact(s)) != len(lists) {

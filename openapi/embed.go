@@ -1,21 +1,24 @@
-// Package openapi holds Tether's OpenAPI (Swagger 2.0) document, generated
-// by swag from the annotations of package server:
+// Package openapi holds Tether's API documents. swag generates the Swagger
+// 2.0 document from the annotations of package server, and
+// internal/tools/oas3 converts it into the OpenAPI 3 document that the
+// server publishes (make generate):
 //
 //	go tool swag init -q -g doc.go -d server,api -o openapi --ot json,yaml
+//	go run ./internal/tools/oas3 -in openapi/swagger.json -out openapi/openapi3
 //
 // The generated files are committed; CI checks that they match the code.
 package openapi
 
 import "embed"
 
-//go:embed swagger.json swagger.yaml
+//go:embed openapi3.json openapi3.yaml
 var files embed.FS
 
-// JSON returns the OpenAPI document as JSON (a fresh copy on each call).
-func JSON() []byte { return mustRead("swagger.json") }
+// JSON returns the OpenAPI 3 document as JSON (a fresh copy on each call).
+func JSON() []byte { return mustRead("openapi3.json") }
 
-// YAML returns the OpenAPI document as YAML (a fresh copy on each call).
-func YAML() []byte { return mustRead("swagger.yaml") }
+// YAML returns the OpenAPI 3 document as YAML (a fresh copy on each call).
+func YAML() []byte { return mustRead("openapi3.yaml") }
 
 func mustRead(name string) []byte {
 	b, err := files.ReadFile(name)

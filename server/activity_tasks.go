@@ -15,6 +15,7 @@ import (
 // pollActivityTask godoc
 //
 //	@Summary		Poll for an activity attempt
+//	@ID			pollActivityTask
 //	@Description	Long poll: locks one visible attempt of the task queues, binds it to worker_id and returns it, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 30s, 1s … 10m); renew it with heartbeats. An attempt whose cancel.requested is true must not be run: ack it at once.
 //	@Tags			activity-tasks
 //	@Accept			json
@@ -78,6 +79,7 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 // heartbeatActivityTask godoc
 //
 //	@Summary		Heartbeat an activity attempt
+//	@ID			heartbeatActivityTask
 //	@Description	Records details and extends the attempt's lock by extend_for (0s … 10m; omitted or 0 means 30s, the default lock of a poll), even when its cancellation was requested, and tells whether it was. A lost lock → 409.
 //	@Tags			activity-tasks
 //	@Accept			json
@@ -110,6 +112,7 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 // completeActivityTask godoc
 //
 //	@Summary		Complete an activity attempt
+//	@ID			completeActivityTask
 //	@Description	Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
 //	@Tags			activity-tasks
 //	@Accept			json
@@ -140,6 +143,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 // failActivityTask godoc
 //
 //	@Summary		Fail an activity attempt
+//	@ID			failActivityTask
 //	@Description	Acknowledges the attempt with an error; the activity's retry policy decides between a new attempt ("retry_scheduled") and a failure the workflow sees ("delivered"). heartbeat_details, when given, are the attempt's latest heartbeat details: the next attempt gets them. A lost lock → 409.
 //	@Tags			activity-tasks
 //	@Accept			json
@@ -166,6 +170,7 @@ func (s *Server) failActivityTask(c echo.Context) error {
 // abandonActivityTask godoc
 //
 //	@Summary		Abandon an activity attempt
+//	@ID			abandonActivityTask
 //	@Description	The worker gives the attempt back unfinished (it is shutting down); it is delivered again after delay. A lost lock → 409.
 //	@Tags			activity-tasks
 //	@Accept			json

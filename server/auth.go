@@ -128,6 +128,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", "/docs"}:          pub,
 		{"GET", "/docs/"}:         pub,
 		{"GET", "/docs/doc.json"}: pub,
+		{"GET", "/docs/doc.yaml"}: pub,
 		{"GET", "/docs/*"}:        pub,
 
 		{"POST", "/v1/namespaces"}:                 {perm: permGlobalAdmin},
@@ -147,6 +148,10 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workflows/:instance_id/result"}:         cl,
 		{"POST", BasePath + "/workflows/:instance_id/cancel"}:        cl,
 		{"POST", BasePath + "/workflows/:instance_id/signals/:name"}: cl,
+		{"POST", BasePath + "/workflows/:instance_id/queries/:name"}: cl,
+		{"POST", BasePath + "/workflows/:instance_id/updates/:name"}: cl,
+		{"POST", BasePath + "/query-tasks/poll"}:                     w,
+		{"POST", BasePath + "/query-tasks/:query_id/answer"}:         w,
 		{"POST", BasePath + "/workflow-tasks/poll"}:                  w,
 		{"POST", BasePath + "/workflow-tasks/:token/complete"}:       w,
 		{"POST", BasePath + "/workflow-tasks/:token/fail"}:           w,
@@ -159,6 +164,14 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workers"}:                               cl,
 		{"GET", BasePath + "/workers/:worker_id"}:                    cl,
 		{"GET", BasePath + "/task-queues/:name"}:                     cl,
+
+		// Issue 20: workflows that talk.
+		{"POST", BasePath + "/workflows/:instance_id/terminate"}:                         cl,
+		{"POST", BasePath + "/workflows/:instance_id/signal-with-start"}:                 cl,
+		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/complete"}:  cl,
+		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/fail"}:      cl,
+		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/heartbeat"}: cl,
+		{"POST", BasePath + "/activity-tasks/:token/pending"}:                            w,
 	}
 	rules[ruleKey{http.MethodGet, uiPath}] = pub
 	rules[ruleKey{http.MethodPost, uiPath}] = pub
@@ -403,6 +416,7 @@ func (k *keyCache) forget(id string) {
 // createAPIKey godoc
 //
 //	@Summary		Create an API key
+//	@ID			createAPIKey
 //	@Description	Creates a key of the given role in the namespace and answers it, this once: the server keeps only its hash. Send it as "Authorization: Bearer <key>". Needs an admin key of the namespace.
 //	@Tags			api-keys
 //	@Accept			json
@@ -451,6 +465,7 @@ func seesGlobalKeys(c echo.Context) bool {
 // listAPIKeys godoc
 //
 //	@Summary		List API keys
+//	@ID			listAPIKeys
 //	@Description	The keys of the namespace (and, for an admin key of every namespace, the keys of every namespace), newest first, without their secrets. Needs an admin key of the namespace.
 //	@Tags			api-keys
 //	@Produce		json,application/problem+json
@@ -479,6 +494,7 @@ func (s *Server) listAPIKeys(c echo.Context) error {
 // revokeAPIKey godoc
 //
 //	@Summary		Revoke an API key
+//	@ID			revokeAPIKey
 //	@Description	The key stops working at once on this server, and within the key cache's bound (5s by default) on the others. Needs an admin key of the namespace (of every namespace for a key of every namespace).
 //	@Tags			api-keys
 //	@Produce		application/problem+json

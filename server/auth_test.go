@@ -80,7 +80,7 @@ func doKey(t *testing.T, key, method, url string, body []byte) response {
 // taken from routeRules, so that a change to the rules shows.
 var routeAccess = map[string]byte{
 	"GET /healthz": 'p', "GET /readyz": 'p', "GET /metrics": 'p', "GET /openapi.json": 'p',
-	"GET /openapi.yaml": 'p', "GET /docs": 'p', "GET /docs/": 'p', "GET /docs/doc.json": 'p', "GET /docs/*": 'p',
+	"GET /openapi.yaml": 'p', "GET /docs": 'p', "GET /docs/": 'p', "GET /docs/doc.json": 'p', "GET /docs/doc.yaml": 'p', "GET /docs/*": 'p',
 
 	"POST /v1/namespaces": 'g', "GET /v1/namespaces": 'g', "DELETE /v1/namespaces/:namespace": 'g',
 	"GET /v1/namespaces/:namespace": 'a', "PATCH /v1/namespaces/:namespace": 'a',
@@ -95,9 +95,19 @@ var routeAccess = map[string]byte{
 	"GET " + BasePath + "/workflows/:instance_id/result":         'c',
 	"POST " + BasePath + "/workflows/:instance_id/cancel":        'c',
 	"POST " + BasePath + "/workflows/:instance_id/signals/:name": 'c',
+	"POST " + BasePath + "/workflows/:instance_id/queries/:name": 'c',
+	"POST " + BasePath + "/workflows/:instance_id/updates/:name": 'c',
 	"GET " + BasePath + "/workers":                               'c',
 	"GET " + BasePath + "/workers/:worker_id":                    'c',
 	"GET " + BasePath + "/task-queues/:name":                     'c',
+
+	// Issue 20: workflows that talk.
+	"POST " + BasePath + "/workflows/:instance_id/terminate":                         'c',
+	"POST " + BasePath + "/workflows/:instance_id/signal-with-start":                 'c',
+	"POST " + BasePath + "/workflows/:instance_id/activities/:activity_id/complete":  'c',
+	"POST " + BasePath + "/workflows/:instance_id/activities/:activity_id/fail":      'c',
+	"POST " + BasePath + "/workflows/:instance_id/activities/:activity_id/heartbeat": 'c',
+	"POST " + BasePath + "/activity-tasks/:token/pending":                            'w',
 
 	"POST " + BasePath + "/workflow-tasks/poll":             'w',
 	"POST " + BasePath + "/workflow-tasks/:token/complete":  'w',
@@ -108,6 +118,8 @@ var routeAccess = map[string]byte{
 	"POST " + BasePath + "/activity-tasks/:token/fail":      'w',
 	"POST " + BasePath + "/activity-tasks/:token/abandon":   'w',
 	"POST " + BasePath + "/workers/heartbeat":               'w',
+	"POST " + BasePath + "/query-tasks/poll":                'w',
+	"POST " + BasePath + "/query-tasks/:query_id/answer":    'w',
 	"GET " + uiPath:  'p',
 	"POST " + uiPath: 'p',
 }

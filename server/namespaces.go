@@ -101,6 +101,7 @@ func (s *Server) namespaceRoutes(e *echo.Echo) {
 // createNamespace godoc
 //
 //	@Summary		Create a namespace
+//	@ID			createNamespace
 //	@Description	Needs an admin key of every namespace. A namespace of that name exists → 409.
 //	@Tags			namespaces
 //	@Accept			json
@@ -140,6 +141,7 @@ func (s *Server) createNamespace(c echo.Context) error {
 // listNamespaces godoc
 //
 //	@Summary		List namespaces
+//	@ID			listNamespaces
 //	@Description	Needs an admin key of every namespace.
 //	@Tags			namespaces
 //	@Produce		json,application/problem+json
@@ -160,6 +162,7 @@ func (s *Server) listNamespaces(c echo.Context) error {
 // getNamespace godoc
 //
 //	@Summary		Describe a namespace
+//	@ID			getNamespace
 //	@Description	Needs an admin key of the namespace.
 //	@Tags			namespaces
 //	@Produce		json,application/problem+json
@@ -208,6 +211,7 @@ func (b *binder) retention(d api.Duration, clear bool) {
 // updateNamespace godoc
 //
 //	@Summary		Update a namespace
+//	@ID			updateNamespace
 //	@Description	Sets the description and/or the retention of closed workflows ("0s" removes the retention: closed workflows are kept). Needs an admin key of the namespace.
 //	@Tags			namespaces
 //	@Accept			json
@@ -247,6 +251,7 @@ func (s *Server) updateNamespace(c echo.Context) error {
 // deleteNamespace godoc
 //
 //	@Summary		Delete a namespace
+//	@ID			deleteNamespace
 //	@Description	Deletes an empty namespace with its worker sessions and API keys. A namespace that still holds workflow instances → 409 (delete them first); the namespace "default" cannot be deleted (409). Another server replica may accept requests under the namespace for up to its cache bound (5s by default). Needs an admin key of every namespace.
 //	@Tags			namespaces
 //	@Produce		application/problem+json

@@ -12,7 +12,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	echoSwagger "github.com/swaggo/echo-swagger"
 
 	"github.com/tetherhq/tether/openapi"
 	"github.com/tetherhq/tether/server/storage"
@@ -69,7 +68,6 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(e, "/metrics", echo.WrapHandler(s.metrics.Handler()))
 	getAndHead(e, "/openapi.json", s.openapiJSON)
 	getAndHead(e, "/openapi.yaml", s.openapiYAML)
-	docs := echoSwagger.EchoWrapHandler(echoSwagger.URL("/openapi.json"))
 	redirectDocs := func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/docs/index.html")
 	}
@@ -78,7 +76,10 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(e, "/docs/doc.json", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/openapi.json")
 	})
-	getAndHead(e, "/docs/*", docs)
+	getAndHead(e, "/docs/doc.yaml", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/openapi.yaml")
+	})
+	getAndHead(e, "/docs/*", swaggerUI())
 	// The web UI, over this server's own public API (package ui). It
 	// authenticates nobody itself: its API calls carry the browser's
 	// credentials and pass authorize like any other request.
@@ -96,7 +97,17 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(g, "/workflows/:instance_id/history", s.workflowHistory)
 	getAndHead(g, "/workflows/:instance_id/result", s.workflowResult)
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
+	g.POST("/workflows/:instance_id/terminate", s.terminateWorkflow)
+	g.POST("/workflows/:instance_id/signal-with-start", s.signalWithStart)
+	g.POST("/workflows/:instance_id/activities/:activity_id/complete", s.completeActivityByID)
+	g.POST("/workflows/:instance_id/activities/:activity_id/fail", s.failActivityByID)
+	g.POST("/workflows/:instance_id/activities/:activity_id/heartbeat", s.heartbeatActivityByID)
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
+	g.POST("/workflows/:instance_id/queries/:name", s.queryWorkflow)
+	g.POST("/workflows/:instance_id/updates/:name", s.updateWorkflow)
+	// Query tasks.
+	g.POST("/query-tasks/poll", s.pollQueryTask)
+	g.POST("/query-tasks/:query_id/answer", s.answerQueryTask)
 	// Workflow tasks.
 	g.POST("/workflow-tasks/poll", s.pollWorkflowTask)
 	g.POST("/workflow-tasks/:token/complete", s.completeWorkflowTask)
@@ -107,6 +118,7 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/activity-tasks/:token/complete", s.completeActivityTask)
 	g.POST("/activity-tasks/:token/fail", s.failActivityTask)
 	g.POST("/activity-tasks/:token/abandon", s.abandonActivityTask)
+	g.POST("/activity-tasks/:token/pending", s.pendingActivityTask)
 	// Workers and task queues.
 	g.POST("/workers/heartbeat", s.workerHeartbeat)
 	getAndHead(g, "/workers", s.listWorkers)
@@ -124,7 +136,7 @@ func quietRoute(route string, status int) bool {
 	switch route {
 	case routeWorkflowPoll, routeActivityPoll, routeWorkflowResult, routeWorkerBeat:
 		return status == http.StatusNoContent || status == http.StatusOK && route == routeWorkerBeat
-	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/openapi.yaml", "/docs", "/docs/", "/docs/*":
+	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/openapi.yaml", "/docs", "/docs/", "/docs/doc.json", "/docs/doc.yaml", "/docs/*":
 		return status < 400
 	}
 	return false
@@ -240,6 +252,7 @@ type Health struct {
 // healthz godoc
 //
 //	@Summary	Liveness: the process is up
+//	@ID		healthz
 //	@Tags		system
 //	@Produce	json
 //	@Success	200	{object}	Health
@@ -251,6 +264,7 @@ func (s *Server) healthz(c echo.Context) error {
 // readyz godoc
 //
 //	@Summary		Readiness: the database answers
+//	@ID			readyz
 //	@Description	Pings PostgreSQL; 503 when it does not answer in time.
 //	@Tags			system
 //	@Produce		json,application/problem+json
@@ -285,7 +299,8 @@ func (s *Server) readyz(c echo.Context) error {
 
 // openapiJSON godoc
 //
-//	@Summary	This API's OpenAPI (Swagger 2.0) document
+//	@Summary	This API's OpenAPI 3 document (also as YAML at /openapi.yaml)
+//	@ID		openapiJSON
 //	@Tags		system
 //	@Produce	json
 //	@Success	200	{object}	object

@@ -54,12 +54,15 @@ func TestOpenAPIAndDocs(t *testing.T) {
 	e := newEnv(t, Config{})
 	r := e.do(http.MethodGet, e.ts.URL+"/openapi.json", nil).want(t, http.StatusOK)
 	var doc struct {
-		Swagger string                                `json:"swagger"`
+		OpenAPI string                                `json:"openapi"`
 		Info    struct{ Title, Version string }       `json:"info"`
 		Paths   map[string]map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(r.body, &doc); err != nil {
 		t.Fatalf("openapi.json: %v", err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Fatalf("/openapi.json is not OpenAPI 3: %q", doc.OpenAPI)
 	}
 	if doc.Info.Title != "Tether API" || doc.Info.Version != "1" {
 		t.Fatalf("info: %+v", doc.Info)
@@ -112,6 +115,36 @@ func TestOpenAPIAndDocs(t *testing.T) {
 	if !strings.Contains(string(page.body), "/openapi.json") {
 		t.Fatal("the Swagger UI page does not point at /openapi.json")
 	}
+	if strings.Contains(string(page.body), "doc.yaml") {
+		t.Fatal("the Swagger UI page lists doc.yaml")
+	}
+	yml := e.do(http.MethodGet, e.ts.URL+"/openapi.yaml", nil).want(t, http.StatusOK)
+	if !strings.HasPrefix(yml.header.Get("Content-Type"), "application/yaml") || !strings.Contains(string(yml.body), "openapi: 3.") {
+		t.Fatalf("/openapi.yaml: %s %.200s", yml.header.Get("Content-Type"), yml.body)
+	}
+	// The old document addresses under /docs lead to the documents.
+	for from, to := range map[string]string{"/docs/doc.json": "/openapi.json", "/docs/doc.yaml": "/openapi.yaml"} {
+		resp, err := noRedirect.Get(e.ts.URL + from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != to {
+			t.Errorf("%s: %d to %q", from, resp.StatusCode, resp.Header.Get("Location"))
+		}
+		e.do(http.MethodGet, e.ts.URL+from, nil).want(t, http.StatusOK)
+	}
+	// Links with a query (the UI's own deep links, ?urls.primaryName=…)
+	// serve the page and its assets.
+	for _, link := range []string{
+		"/docs/index.html?urls.primaryName=%2Fopenapi.json",
+		"/docs/index.html?x=doc.json",
+		"/docs/swagger-ui.css?v=1",
+		"/docs/swagger-ui-bundle.js?v=1",
+	} {
+		e.do(http.MethodGet, e.ts.URL+link, nil).want(t, http.StatusOK)
+	}
+	e.do(http.MethodHead, e.ts.URL+"/docs/index.html", nil).want(t, http.StatusOK)
 }
 
 // echoToOpenAPI turns "/a/:b/c" into "/a/{b}/c".

@@ -16,6 +16,7 @@ import (
 // workerHeartbeat godoc
 //
 //	@Summary		Heartbeat a worker session
+//	@ID			workerHeartbeat
 //	@Description	Creates or renews the worker's session: its lease ends lease_duration from now by the server's clock, and every attempt the worker holds is renewed. The answer lists the held attempts whose cancellation was requested. With wait, the answer is held until one of the worker's attempts is flagged cancelled or wait ends (at most 60s and half of lease_duration); the heartbeat is then renewed. A cleaned-up worker gets 410 and must start again with a new worker_id.
 //	@Tags			workers
 //	@Accept			json
@@ -182,6 +183,7 @@ func heartbeatAnswer(r storage.HeartbeatResult) api.WorkerHeartbeatResponse {
 // listWorkers godoc
 //
 //	@Summary	List worker sessions
+//	@ID		listWorkers
 //	@Tags		workers
 //	@Produce	json,application/problem+json
 //	@Security	BearerAuth
@@ -229,6 +231,7 @@ func normalizeWorker(w *api.Worker) {
 // getWorker godoc
 //
 //	@Summary	Describe a worker session
+//	@ID		getWorker
 //	@Tags		workers
 //	@Produce	json,application/problem+json
 //	@Security	BearerAuth
@@ -259,6 +262,7 @@ func (s *Server) getWorker(c echo.Context) error {
 // describeTaskQueue godoc
 //
 //	@Summary		Describe a task queue
+//	@ID			describeTaskQueue
 //	@Description	Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
 //	@Tags			task-queues
 //	@Produce		json,application/problem+json

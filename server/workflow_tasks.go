@@ -14,6 +14,7 @@ import (
 // pollWorkflowTask godoc
 //
 //	@Summary		Poll for a workflow turn
+//	@ID			pollWorkflowTask
 //	@Description	Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
 //	@Tags			workflow-tasks
 //	@Accept			json
@@ -54,7 +55,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			task, err = s.store.FetchWorkflowTask(ctx, ns, req.TaskQueue, req.WorkerID, lockFor)
+			task, err = s.store.FetchWorkflowTaskForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor)
 			return task != nil, err
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
@@ -80,6 +81,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 // completeWorkflowTask godoc
 //
 //	@Summary		Complete a workflow turn
+//	@ID			completeWorkflowTask
 //	@Description	Acknowledges the turn in one transaction: appends the events of its messages and commands, schedules activities and timers, deletes the timers it cancels (cancel_timer: they never fire), flags the activities named in activity_cancels, and releases the lock. With eager_activities, up to max of the attempts the turn schedules on the listed queues are claimed for the worker in the same transaction and returned in activity_tasks (eager dispatch: no poll needed). A stale or doubled ack changes nothing and gets 409. A turn that would complete or fail the workflow while signals arrived during it is not applied (409, type unhandled-signals): its lock is released and the next turn carries the signals.
 //	@Tags			workflow-tasks
 //	@Accept			json
@@ -122,6 +124,7 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 // failWorkflowTask godoc
 //
 //	@Summary		Fail a workflow turn
+//	@ID			failWorkflowTask
 //	@Description	Gives the turn back unprocessed (a panic, a nondeterminism error); it is retried after a backoff and the error is shown as last_task_error.
 //	@Tags			workflow-tasks
 //	@Accept			json

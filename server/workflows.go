@@ -29,6 +29,7 @@ const (
 // startWorkflow godoc
 //
 //	@Summary		Start a workflow
+//	@ID			startWorkflow
 //	@Description	Creates a workflow instance and the message that starts its first turn. Without instance_id the server picks one. A running instance with the same instance_id → 409.
 //	@Tags			workflows
 //	@Accept			json
@@ -51,6 +52,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	var req api.StartWorkflowRequest
 	b.body(&req)
 	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
+	b.checkCron(req.CronSchedule)
 	if err := b.err(); err != nil {
 		return err
 	}
@@ -64,6 +66,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 // describeWorkflow godoc
 //
 //	@Summary	Describe a workflow instance
+//	@ID		describeWorkflow
 //	@Tags		workflows
 //	@Produce	json,application/problem+json
 //	@Security	BearerAuth
@@ -93,6 +96,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 // listWorkflows godoc
 //
 //	@Summary		List workflow instances
+//	@ID			listWorkflows
 //	@Description	Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
@@ -137,6 +141,7 @@ func (s *Server) listWorkflows(c echo.Context) error {
 // workflowHistory godoc
 //
 //	@Summary	An execution's history
+//	@ID		workflowHistory
 //	@Tags		workflows
 //	@Produce	json,application/problem+json
 //	@Security	BearerAuth
@@ -176,6 +181,7 @@ func (s *Server) workflowHistory(c echo.Context) error {
 // workflowResult godoc
 //
 //	@Summary		Wait for a workflow's result
+//	@ID			workflowResult
 //	@Description	Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
@@ -225,6 +231,7 @@ func (s *Server) workflowResult(c echo.Context) error {
 // cancelWorkflow godoc
 //
 //	@Summary		Request a workflow's cancellation
+//	@ID			cancelWorkflow
 //	@Description	The next turn sees the request and every activity outstanding then is flagged cancelled. The first reason wins; a finished instance is not changed (changed=false).
 //	@Tags			workflows
 //	@Accept			json
@@ -261,6 +268,7 @@ func (s *Server) cancelWorkflow(c echo.Context) error {
 // signalWorkflow godoc
 //
 //	@Summary	Send a signal to a running workflow
+//	@ID		signalWorkflow
 //	@Tags		workflows
 //	@Accept		json
 //	@Produce	json,application/problem+json
@@ -298,6 +306,7 @@ func (s *Server) signalWorkflow(c echo.Context) error {
 // deleteWorkflow godoc
 //
 //	@Summary		Delete a workflow instance
+//	@ID			deleteWorkflow
 //	@Description	Deletes the instance with its history and messages. A running instance needs force=true, which flags its outstanding activities cancelled.
 //	@Tags			workflows
 //	@Produce		json,application/problem+json

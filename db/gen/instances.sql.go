@@ -80,6 +80,8 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     next_timer_id = ($1::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
     last_event_at = COALESCE(($1::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
     completed_at = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    build_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
+                    THEN instances.build_id END,
     sticky_worker_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' AND ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
@@ -105,7 +107,7 @@ func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error 
 }
 
 const getInstance = `-- name: GetInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at FROM instances WHERE namespace = $1 AND instance_id = $2
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy FROM instances WHERE namespace = $1 AND instance_id = $2
 `
 
 type GetInstanceParams struct {
@@ -143,12 +145,19 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.LastEventAt,
+		&i.CronSchedule,
+		&i.BuildID,
+		&i.ParentNamespace,
+		&i.ParentInstanceID,
+		&i.ParentExecutionID,
+		&i.ParentChildID,
+		&i.ParentClosePolicy,
 	)
 	return i, err
 }
 
 const getInstanceForUpdate = `-- name: GetInstanceForUpdate :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
 `
 
 type GetInstanceForUpdateParams struct {
@@ -186,12 +195,19 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.LastEventAt,
+		&i.CronSchedule,
+		&i.BuildID,
+		&i.ParentNamespace,
+		&i.ParentInstanceID,
+		&i.ParentExecutionID,
+		&i.ParentChildID,
+		&i.ParentClosePolicy,
 	)
 	return i, err
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, now()::timestamptz AS tx_time FROM instances
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
   AND lock_token = $3
 FOR UPDATE
@@ -241,13 +257,20 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 		&i.Instance.UpdatedAt,
 		&i.Instance.CompletedAt,
 		&i.Instance.LastEventAt,
+		&i.Instance.CronSchedule,
+		&i.Instance.BuildID,
+		&i.Instance.ParentNamespace,
+		&i.Instance.ParentInstanceID,
+		&i.Instance.ParentExecutionID,
+		&i.Instance.ParentChildID,
+		&i.Instance.ParentClosePolicy,
 		&i.TxTime,
 	)
 	return i, err
 }
 
 const getLockedTurns = `-- name: GetLockedTurns :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, now()::timestamptz AS tx_time,
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
@@ -360,6 +383,13 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 			&i.Instance.UpdatedAt,
 			&i.Instance.CompletedAt,
 			&i.Instance.LastEventAt,
+			&i.Instance.CronSchedule,
+			&i.Instance.BuildID,
+			&i.Instance.ParentNamespace,
+			&i.Instance.ParentInstanceID,
+			&i.Instance.ParentExecutionID,
+			&i.Instance.ParentChildID,
+			&i.Instance.ParentClosePolicy,
 			&i.TxTime,
 			&i.Messages,
 			&i.ActivityStates,
@@ -381,7 +411,8 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason,
   execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
-  created_at, updated_at, completed_at, last_event_at
+  created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
+  parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy
 FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
@@ -428,6 +459,13 @@ type ListInstancesRow struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
 }
 
 // Keyset paging, newest first. "created_at IS NOT NULL" always holds; it
@@ -478,6 +516,13 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 			&i.UpdatedAt,
 			&i.CompletedAt,
 			&i.LastEventAt,
+			&i.CronSchedule,
+			&i.BuildID,
+			&i.ParentNamespace,
+			&i.ParentInstanceID,
+			&i.ParentExecutionID,
+			&i.ParentChildID,
+			&i.ParentClosePolicy,
 		); err != nil {
 			return nil, err
 		}
@@ -494,15 +539,17 @@ WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + $1::bigint * interval '1 millisecond',
-        locked_by = $2
+        locked_by = $2,
+        build_id = COALESCE(i.build_id, $3::text)
     FROM (
         SELECT c.namespace, c.instance_id
         FROM (
             SELECT q.namespace, q.instance_id
             FROM orchestrator_queue q
-            WHERE q.namespace = $3 AND q.task_queue = $4 AND q.visible_at <= now()
+            WHERE q.namespace = $4 AND q.task_queue = $5 AND q.visible_at <= now()
               AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() OR ($5::boolean AND ix.locked_until IS NOT NULL)
+                  SELECT ix.locked_until >= now() OR ($6::boolean AND ix.locked_until IS NOT NULL)
+                         OR ix.build_id NOT IN ('', $3::text)
                   FROM instances ix
                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
             ORDER BY q.visible_at
@@ -513,13 +560,14 @@ WITH inst AS (
             FROM instances i2
             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $5::boolean))
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $6::boolean))
+              AND (i2.build_id IS NULL OR i2.build_id IN ('', $3::text))
             FOR UPDATE SKIP LOCKED
         ) c
         LIMIT 1
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
@@ -527,11 +575,11 @@ WITH inst AS (
         SELECT q.id FROM orchestrator_queue q, inst i3
         WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
         ORDER BY q.id
-        LIMIT $6
+        LIMIT $7
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs), '[]'::jsonb)::jsonb AS messages,
@@ -550,6 +598,7 @@ FROM inst
 type LockNextTurnParams struct {
 	LockMs      int64
 	WorkerID    *string
+	BuildID     string
 	Namespace   string
 	TaskQueue   string
 	HoldExpired bool
@@ -583,6 +632,13 @@ type LockNextTurnRow struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
 	Messages          []byte
 	ActivityStates    []byte
 }
@@ -600,7 +656,11 @@ type LockNextTurnRow struct {
 // wait for them, the first 1 000 candidates are messages of instances free
 // to take (an expired turn's instance is, so that its turn is delivered
 // again). The check is a scalar subquery, a key probe per message: as NOT
-// EXISTS the planner may make it an anti-join over all instances.
+// EXISTS the planner may make it an anti-join over all instances. The same
+// probe skips the instances pinned to another build id (build_id: the
+// fetching worker's, ” for none): an execution takes the build id of the
+// worker that fetches its first turn, and later turns go only to workers
+// of that build id — to any worker when it is ”.
 // With hold_expired (the server's outage grace: after it started, and
 // after the database was unreachable) an instance whose lock expired is no
 // candidate either: the worker that holds its turn may have run it through
@@ -610,6 +670,7 @@ func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (Loc
 	row := q.db.QueryRow(ctx, lockNextTurn,
 		arg.LockMs,
 		arg.WorkerID,
+		arg.BuildID,
 		arg.Namespace,
 		arg.TaskQueue,
 		arg.HoldExpired,
@@ -643,6 +704,13 @@ func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (Loc
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.LastEventAt,
+		&i.CronSchedule,
+		&i.BuildID,
+		&i.ParentNamespace,
+		&i.ParentInstanceID,
+		&i.ParentExecutionID,
+		&i.ParentChildID,
+		&i.ParentClosePolicy,
 		&i.Messages,
 		&i.ActivityStates,
 	)
@@ -654,12 +722,14 @@ WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + $1::bigint * interval '1 millisecond',
-        locked_by = $2
+        locked_by = $2,
+        build_id = COALESCE(i.build_id, $3::text)
     FROM (
         SELECT ix.namespace, ix.instance_id FROM instances ix
-        WHERE ix.namespace = $3 AND ix.instance_id = $4
-          AND ix.task_queue = $5 AND ix.status = 'running'
-          AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $6::boolean))
+        WHERE ix.namespace = $4 AND ix.instance_id = $5
+          AND ix.task_queue = $6 AND ix.status = 'running'
+          AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $7::boolean))
+          AND (ix.build_id IS NULL OR ix.build_id IN ('', $3::text))
           AND NOT EXISTS (
               SELECT 1 FROM worker_queue q
               WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
@@ -668,7 +738,7 @@ WITH inst AS (
         FOR NO KEY UPDATE OF ix SKIP LOCKED
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
@@ -676,11 +746,11 @@ WITH inst AS (
         SELECT q.id FROM orchestrator_queue q, inst i3
         WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
         ORDER BY q.id
-        LIMIT $7
+        LIMIT $8
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs), '[]'::jsonb)::jsonb AS messages,
@@ -699,6 +769,7 @@ FROM inst
 type LockTurnParams struct {
 	LockMs      int64
 	WorkerID    *string
+	BuildID     string
 	Namespace   string
 	InstanceID  string
 	TaskQueue   string
@@ -733,12 +804,20 @@ type LockTurnRow struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
 	Messages          []byte
 	ActivityStates    []byte
 }
 
 // The eager workflow task of an activity result, in one statement: locks
-// the instance by id for a worker, marks up to max_messages of its visible
+// the instance by id for a worker (of a compatible build id, as in
+// LockNextTurn), marks up to max_messages of its visible
 // messages as consumed by the turn, and returns it as LockNextTurn does
 // (the messages, and the states of the activities they name). No row when
 // the instance is held, finished, or on another queue — or when other
@@ -755,6 +834,7 @@ func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow
 	row := q.db.QueryRow(ctx, lockTurn,
 		arg.LockMs,
 		arg.WorkerID,
+		arg.BuildID,
 		arg.Namespace,
 		arg.InstanceID,
 		arg.TaskQueue,
@@ -789,6 +869,13 @@ func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow
 		&i.UpdatedAt,
 		&i.CompletedAt,
 		&i.LastEventAt,
+		&i.CronSchedule,
+		&i.BuildID,
+		&i.ParentNamespace,
+		&i.ParentInstanceID,
+		&i.ParentExecutionID,
+		&i.ParentChildID,
+		&i.ParentClosePolicy,
 		&i.Messages,
 		&i.ActivityStates,
 	)
@@ -839,9 +926,10 @@ func (q *Queries) RequestCancel(ctx context.Context, arg RequestCancelParams) (R
 
 const startInstance = `-- name: StartInstance :one
 WITH i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule)
     VALUES ($3, $4, $5, $6, $7,
-            CASE WHEN $8::bigint > 0 THEN now() + $8::bigint * interval '1 millisecond' END)
+            CASE WHEN $8::bigint > 0 THEN now() + $8::bigint * interval '1 millisecond' END,
+            $9::text)
     ON CONFLICT (namespace, instance_id) DO UPDATE SET
         workflow_type = EXCLUDED.workflow_type,
         task_queue = EXCLUDED.task_queue,
@@ -856,6 +944,8 @@ WITH i AS (
         cancel_requested = false,
         cancel_reason = NULL,
         execution_deadline = EXCLUDED.execution_deadline,
+        cron_schedule = EXCLUDED.cron_schedule,
+        build_id = NULL,
         lock_token = NULL,
         locked_until = NULL,
         locked_by = NULL,
@@ -867,9 +957,9 @@ WITH i AS (
     WHERE i.status <> 'running'
     RETURNING i.execution_id, i.status
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT $3, $4, i.execution_id, $6, 'WorkflowStarted',
-           $9::jsonb
+           $10::jsonb, now() + $11::bigint * interval '1 millisecond'
     FROM i
 )
 SELECT i.execution_id, i.status
@@ -885,7 +975,9 @@ type StartInstanceParams struct {
 	TaskQueue    string
 	Input        []byte
 	TimeoutMs    int64
+	CronSchedule *string
 	Payload      []byte
+	DelayMs      int64
 }
 
 type StartInstanceRow struct {
@@ -894,7 +986,8 @@ type StartInstanceRow struct {
 }
 
 // Creates an instance, or restarts a finished one as its next execution,
-// with its start message (payload: the WorkflowStarted event), and wakes
+// with its start message (payload: the WorkflowStarted event, visible
+// after delay_ms: a cron workflow's first run waits for its schedule), and wakes
 // the queue's pollers (wake: the queue's notification) — one statement,
 // atomic on its own, so that a start is one round trip and one commit.
 // No row comes back, and nothing is written, when a running instance holds
@@ -909,7 +1002,9 @@ func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (S
 		arg.TaskQueue,
 		arg.Input,
 		arg.TimeoutMs,
+		arg.CronSchedule,
 		arg.Payload,
+		arg.DelayMs,
 	)
 	var i StartInstanceRow
 	err := row.Scan(&i.ExecutionID, &i.Status)
@@ -917,7 +1012,7 @@ func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (S
 }
 
 const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy FROM instances
 WHERE status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
@@ -962,6 +1057,13 @@ func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]I
 			&i.UpdatedAt,
 			&i.CompletedAt,
 			&i.LastEventAt,
+			&i.CronSchedule,
+			&i.BuildID,
+			&i.ParentNamespace,
+			&i.ParentInstanceID,
+			&i.ParentExecutionID,
+			&i.ParentChildID,
+			&i.ParentClosePolicy,
 		); err != nil {
 			return nil, err
 		}

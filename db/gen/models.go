@@ -60,6 +60,13 @@ type Instance struct {
 	UpdatedAt         time.Time
 	CompletedAt       *time.Time
 	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
 }
 
 type Namespace struct {
@@ -82,12 +89,39 @@ type OrchestratorQueue struct {
 	CreatedAt   time.Time
 }
 
+type Query struct {
+	QueryID      uuid.UUID
+	Namespace    string
+	InstanceID   string
+	ExecutionID  int64
+	TaskQueue    string
+	QueryName    string
+	Input        []byte
+	ClaimedBy    *string
+	ClaimedUntil *time.Time
+	Answered     bool
+	Result       []byte
+	Error        []byte
+	CreatedAt    time.Time
+}
+
 type ReportReceipt struct {
 	LockToken uuid.UUID
 	Namespace string
 	Kind      string
 	Answer    []byte
 	CreatedAt time.Time
+}
+
+type Update struct {
+	Namespace  string
+	InstanceID string
+	UpdateID   string
+	UpdateName string
+	Stage      string
+	Result     []byte
+	Error      []byte
+	CreatedAt  time.Time
 }
 
 type Worker struct {

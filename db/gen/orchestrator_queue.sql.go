@@ -308,7 +308,7 @@ const pendingSignals = `-- name: PendingSignals :many
 SELECT DISTINCT q.instance_id
 FROM orchestrator_queue q
 WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
-  AND q.kind = 'SignalReceived' AND q.visible_at <= now()
+  AND q.kind IN ('SignalReceived', 'WorkflowUpdateAccepted') AND q.visible_at <= now()
   AND (q.lock_token IS NULL OR q.lock_token <> ($3::jsonb ->> q.instance_id)::uuid)
 `
 
@@ -320,7 +320,7 @@ type PendingSignalsParams struct {
 
 // Of the instances named in instance_ids, those to which signals arrived
 // after their turn (lock_tokens[instance_id], a jsonb object) was fetched:
-// a turn that would end the workflow must see them first.
+// a turn that would end the workflow must see them (and updates) first.
 func (q *Queries) PendingSignals(ctx context.Context, arg PendingSignalsParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, pendingSignals, arg.Namespace, arg.InstanceIds, arg.LockTokens)
 	if err != nil {

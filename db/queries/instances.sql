@@ -1,14 +1,16 @@
 -- name: StartInstance :one
 -- Creates an instance, or restarts a finished one as its next execution,
--- with its start message (payload: the WorkflowStarted event), and wakes
+-- with its start message (payload: the WorkflowStarted event, visible
+-- after delay_ms: a cron workflow's first run waits for its schedule), and wakes
 -- the queue's pollers (wake: the queue's notification) — one statement,
 -- atomic on its own, so that a start is one round trip and one commit.
 -- No row comes back, and nothing is written, when a running instance holds
 -- the id.
 WITH i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline)
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule)
     VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
-            CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END)
+            CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END,
+            sqlc.narg(cron_schedule)::text)
     ON CONFLICT (namespace, instance_id) DO UPDATE SET
         workflow_type = EXCLUDED.workflow_type,
         task_queue = EXCLUDED.task_queue,
@@ -23,6 +25,8 @@ WITH i AS (
         cancel_requested = false,
         cancel_reason = NULL,
         execution_deadline = EXCLUDED.execution_deadline,
+        cron_schedule = EXCLUDED.cron_schedule,
+        build_id = NULL,
         lock_token = NULL,
         locked_until = NULL,
         locked_by = NULL,
@@ -34,9 +38,9 @@ WITH i AS (
     WHERE i.status <> 'running'
     RETURNING i.execution_id, i.status
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT sqlc.arg(namespace), sqlc.arg(instance_id), i.execution_id, sqlc.arg(task_queue), 'WorkflowStarted',
-           sqlc.arg(payload)::jsonb
+           sqlc.arg(payload)::jsonb, now() + sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
     FROM i
 )
 SELECT i.execution_id, i.status
@@ -56,7 +60,8 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason,
   execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
-  created_at, updated_at, completed_at, last_event_at
+  created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
+  parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
@@ -76,7 +81,8 @@ RETURNING execution_id, task_queue;
 
 -- name: LockTurn :one
 -- The eager workflow task of an activity result, in one statement: locks
--- the instance by id for a worker, marks up to max_messages of its visible
+-- the instance by id for a worker (of a compatible build id, as in
+-- LockNextTurn), marks up to max_messages of its visible
 -- messages as consumed by the turn, and returns it as LockNextTurn does
 -- (the messages, and the states of the activities they name). No row when
 -- the instance is held, finished, or on another queue — or when other
@@ -93,12 +99,14 @@ WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-        locked_by = sqlc.arg(worker_id)
+        locked_by = sqlc.arg(worker_id),
+        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
     FROM (
         SELECT ix.namespace, ix.instance_id FROM instances ix
         WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
           AND ix.task_queue = sqlc.arg(task_queue) AND ix.status = 'running'
           AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+          AND (ix.build_id IS NULL OR ix.build_id IN ('', sqlc.arg(build_id)::text))
           AND NOT EXISTS (
               SELECT 1 FROM worker_queue q
               WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
@@ -148,7 +156,11 @@ FROM inst;
 -- wait for them, the first 1 000 candidates are messages of instances free
 -- to take (an expired turn's instance is, so that its turn is delivered
 -- again). The check is a scalar subquery, a key probe per message: as NOT
--- EXISTS the planner may make it an anti-join over all instances.
+-- EXISTS the planner may make it an anti-join over all instances. The same
+-- probe skips the instances pinned to another build id (build_id: the
+-- fetching worker's, '' for none): an execution takes the build id of the
+-- worker that fetches its first turn, and later turns go only to workers
+-- of that build id — to any worker when it is ''.
 -- With hold_expired (the server's outage grace: after it started, and
 -- after the database was unreachable) an instance whose lock expired is no
 -- candidate either: the worker that holds its turn may have run it through
@@ -158,7 +170,8 @@ WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-        locked_by = sqlc.arg(worker_id)
+        locked_by = sqlc.arg(worker_id),
+        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
     FROM (
         SELECT c.namespace, c.instance_id
         FROM (
@@ -167,6 +180,7 @@ WITH inst AS (
             WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
               AND NOT COALESCE((
                   SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                         OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
                   FROM instances ix
                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
             ORDER BY q.visible_at
@@ -178,6 +192,7 @@ WITH inst AS (
             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+              AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
             FOR UPDATE SKIP LOCKED
         ) c
         LIMIT 1
@@ -310,6 +325,8 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
     last_event_at = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
     completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
+                    THEN instances.build_id END,
     sticky_worker_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' AND (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,

@@ -129,11 +129,11 @@ SET LOCAL synchronous_commit TO OFF;
 -- name: PendingSignals :many
 -- Of the instances named in instance_ids, those to which signals arrived
 -- after their turn (lock_tokens[instance_id], a jsonb object) was fetched:
--- a turn that would end the workflow must see them first.
+-- a turn that would end the workflow must see them (and updates) first.
 SELECT DISTINCT q.instance_id
 FROM orchestrator_queue q
 WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-  AND q.kind = 'SignalReceived' AND q.visible_at <= now()
+  AND q.kind IN ('SignalReceived', 'WorkflowUpdateAccepted') AND q.visible_at <= now()
   AND (q.lock_token IS NULL OR q.lock_token <> (sqlc.arg(lock_tokens)::jsonb ->> q.instance_id)::uuid);
 
 -- name: UnlockMessages :exec

@@ -2,10 +2,18 @@
 // one process. Start the server first (go run ./cmd/tether dev), then:
 //
 //	go run ./examples/hello Ada
+//
+// Its server is -address, by default $TETHER_ADDRESS or else
+// http://127.0.0.1:7070 (where `tether dev` serves); the API key, when the
+// server requires one, comes from $TETHER_API_KEY:
+//
+//	TETHER_ADDRESS=https://tether.example.com TETHER_API_KEY=tk_… go run ./examples/hello Ada
+//	go run ./examples/hello -address http://127.0.0.1:7392 Ada
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -31,13 +39,32 @@ func SayHello(ctx context.Context, name string) (string, error) {
 	return "Hello, " + name + "!", nil
 }
 
+// envAddress names the server when -address is not given, as for the
+// tether CLI.
+const envAddress = "TETHER_ADDRESS"
+
+// defaultAddress is the default of -address: $TETHER_ADDRESS, or else the
+// address of `tether dev`.
+func defaultAddress() string {
+	if a := os.Getenv(envAddress); a != "" {
+		return a
+	}
+	return "http://127.0.0.1:7070"
+}
+
 func main() {
+	address := flag.String("address", defaultAddress(), "Tether server address (default: $"+envAddress+" if set); the API key comes from $TETHER_API_KEY")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: hello [-address URL] [name]\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
 	name := "world"
-	if len(os.Args) > 1 {
-		name = os.Args[1]
+	if flag.NArg() > 0 {
+		name = flag.Arg(0)
 	}
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Options{Address: "http://localhost:7070"})
+	c, err := client.Dial(ctx, client.Options{Address: *address})
 	if err != nil {
 		log.Fatal(err)
 	}

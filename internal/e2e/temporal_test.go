@@ -148,8 +148,9 @@ func TestAwaitChannelsAndSelector(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Temporal's mutex sample, ported: the lock's workflow drains its requests
 // with ReceiveAsync and waits for each holder's release with a Selector.
-// Tether has no SignalExternalWorkflow or SignalWithStart: activities of a
-// struct holding the client stand in for them.
+// As in Temporal's, an activity takes the lock with
+// client.SignalWithStartWorkflow, and the workflows tell each other with
+// workflow.SignalExternalWorkflow.
 
 const (
 	requestLockSignalName = "request-lock"
@@ -165,24 +166,13 @@ type MutexActivities struct {
 	order   []string
 }
 
-// SignalWithStartMutexWorkflowActivity starts the lock's workflow unless it
-// runs, then signals it the request (again while it ends between the two).
+// SignalWithStartMutexWorkflowActivity sends the lock request, starting
+// the lock's workflow if it does not run (Temporal's, verbatim but for the
+// options).
 func (a *MutexActivities) SignalWithStartMutexWorkflowActivity(ctx context.Context, mutexWorkflowID, senderWorkflowID string) error {
-	for {
-		_, err := a.C.StartWorkflow(ctx, client.StartWorkflowOptions{ID: mutexWorkflowID, TaskQueue: "q"}, "MutexWorkflow", nil)
-		if err != nil && !errors.Is(err, client.ErrAlreadyRunning) {
-			return err
-		}
-		err = a.C.Signal(ctx, mutexWorkflowID, requestLockSignalName, senderWorkflowID)
-		if err == nil || (!errors.Is(err, client.ErrConflict) && !errors.Is(err, client.ErrNotFound)) {
-			return err
-		}
-	}
-}
-
-// SignalWorkflowActivity signals workflow id (SignalExternalWorkflow).
-func (a *MutexActivities) SignalWorkflowActivity(ctx context.Context, id, name, payload string) error {
-	return a.C.Signal(ctx, id, name, payload)
+	workflowOptions := client.StartWorkflowOptions{ID: mutexWorkflowID, TaskQueue: "q"}
+	_, err := a.C.SignalWithStartWorkflow(ctx, mutexWorkflowID, requestLockSignalName, senderWorkflowID, workflowOptions, MutexWorkflow)
+	return err
 }
 
 // CriticalSection records that who holds the lock while it runs.
@@ -203,8 +193,6 @@ func (a *MutexActivities) CriticalSection(ctx context.Context, who string) error
 // ends when none is left.
 func MutexWorkflow(ctx workflow.Context) error {
 	logger := workflow.GetLogger(ctx)
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
-	var a *MutexActivities
 	var ack string
 	unlockTimeout := time.Minute
 	requestLockCh := workflow.GetSignalChannel(ctx, requestLockSignalName)
@@ -215,7 +203,7 @@ func MutexWorkflow(ctx workflow.Context) error {
 			break
 		}
 		releaseLockChannelName := "unlock-event-" + senderWorkflowID
-		err := workflow.ExecuteActivity(ctx, a.SignalWorkflowActivity, senderWorkflowID, acquireLockSignalName, releaseLockChannelName).Get(ctx, nil)
+		err := workflow.SignalExternalWorkflow(ctx, senderWorkflowID, "", acquireLockSignalName, releaseLockChannelName).Get(ctx, nil)
 		if err != nil {
 			logger.Info("SignalExternalWorkflow error", "Error", err)
 			continue
@@ -247,7 +235,7 @@ func SampleWorkflowWithMutex(ctx workflow.Context, resourceID string) error {
 	if err := workflow.ExecuteActivity(ctx, a.CriticalSection, currentWorkflowID).Get(ctx, nil); err != nil {
 		return err
 	}
-	return workflow.ExecuteActivity(ctx, a.SignalWorkflowActivity, resourceID, releaseLockChannelName, "releaseLock").Get(ctx, nil)
+	return workflow.SignalExternalWorkflow(ctx, resourceID, "", releaseLockChannelName, "releaseLock").Get(ctx, nil)
 }
 
 func TestMutexSample(t *testing.T) {
@@ -280,6 +268,12 @@ func TestMutexSample(t *testing.T) {
 	defer acts.mu.Unlock()
 	if acts.most != 1 || len(acts.order) != 4 {
 		t.Fatalf("critical sections %v, at most %d at once: want 4, one at a time", acts.order, acts.most)
+	}
+	for i := range 4 {
+		h := e.history(fmt.Sprintf("requester-%d", i))
+		if a, b := count(h, api.EventExternalSignalInitiated, ""), count(h, api.EventExternalCompleted, ""); a != 1 || b != 1 {
+			t.Fatalf("requester-%d: %d ExternalSignalInitiated, %d ExternalCompleted: want 1 and 1", i, a, b)
+		}
 	}
 	e.replayClean("resource", MutexWorkflow)
 	e.replayClean("requester-0", SampleWorkflowWithMutex)

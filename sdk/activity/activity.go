@@ -111,6 +111,13 @@ const (
 	ReasonWorkerLost = api.CancelReasonWorkerLost
 )
 
+// ErrResultPending is returned by an activity to leave its attempt pending:
+// the worker neither reports nor abandons it, and the attempt stays held
+// until client.CompleteActivity (with GetInfo(ctx).TaskToken) or
+// client.CompleteActivityByID completes or fails it from any process, or
+// its timeouts end it. Temporal's activity.ErrResultPending.
+var ErrResultPending = errors.New("not error: do not autocomplete, using Client.CompleteActivity() to complete")
+
 // ErrCanceled is matched (errors.Is) by every *CanceledError.
 var ErrCanceled = errors.New("activity canceled")
 

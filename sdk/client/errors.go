@@ -43,6 +43,10 @@ var (
 	// ErrServer: the server failed (5xx); the request may be retried.
 	ErrServer = errors.New("server error")
 
+	// ErrQueryFailed: the workflow's query handler returned an error, whose
+	// message the ProblemError's Detail carries (422).
+	ErrQueryFailed = errors.New("query failed")
+
 	// ErrWorkflowCanceled: the workflow ended canceled.
 	ErrWorkflowCanceled = errors.New("workflow canceled")
 	// ErrWorkflowTerminated: the workflow was terminated.
@@ -152,7 +156,9 @@ func sentinelFor(status int, problemType string) error {
 		return ErrTooLarge
 	case api.ProblemRateLimited:
 		return ErrRateLimited
-	case api.ProblemInternal, api.ProblemUnavailable, api.ProblemDatabaseUnavailable:
+	case api.ProblemQueryFailed:
+		return ErrQueryFailed
+	case api.ProblemInternal, api.ProblemUnavailable, api.ProblemDatabaseUnavailable, api.ProblemQueryTimeout:
 		return ErrServer
 	}
 	return sentinelForStatus(status)

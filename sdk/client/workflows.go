@@ -27,6 +27,16 @@ type StartWorkflowOptions struct {
 	TaskQueue string
 	// ExecutionTimeout bounds the whole workflow; zero means none.
 	ExecutionTimeout time.Duration
+	// CronSchedule makes a cron workflow (Temporal's
+	// StartWorkflowOptions.CronSchedule): standard cron syntax, in UTC
+	// ("*/5 * * * *", "@hourly", "@every 90s"). The first run starts at
+	// the schedule's next time; each run that completes or fails is
+	// followed by the next as the instance's next execution, which reads
+	// the last completed run's result with
+	// workflow.GetLastCompletionResult. Get waits until the cron is
+	// cancelled (Cancel stops it, between runs too). A bad schedule is a
+	// *ProblemError naming cron_schedule.
+	CronSchedule string
 }
 
 // WorkflowRun is a handle on a workflow instance.
@@ -121,6 +131,7 @@ func (c *Client) StartWorkflow(ctx context.Context, opts StartWorkflowOptions, w
 		Input:            raw,
 		InstanceID:       opts.ID,
 		ExecutionTimeout: api.Duration(opts.ExecutionTimeout),
+		CronSchedule:     opts.CronSchedule,
 	}
 	var resp api.StartWorkflowResponse
 	if _, err := c.do(ctx, http.MethodPost, "POST /workflows", nil, req, &resp, "workflows"); err != nil {

@@ -162,7 +162,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 			ActivityID: task.ActivityID, Attempt: task.Attempt, ActivityType: task.ActivityType,
 			TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
 			HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,
-			Deadline: deadline, WorkerID: w.ID(),
+			Deadline: deadline, WorkerID: w.ID(), TaskToken: []byte(task.LockToken),
 		},
 		Heartbeat: a.recordDetails,
 		Logger:    log,
@@ -198,6 +198,14 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 
 	select {
 	case out := <-results:
+		if out.err != nil && errors.Is(out.err, activity.ErrResultPending) && !out.panicked {
+			// Asynchronous completion: hand the attempt to the server as
+			// pending (renewing until it answers), then forget it.
+			w.stats.activities.Add(1)
+			w.markPending(log, task)
+			stopRenewing()
+			return
+		}
 		// The lock is renewed until the report is answered: a report
 		// retried through an outage must find its attempt still held.
 		a.reporting.Store(true)
@@ -379,7 +387,7 @@ func (w *Worker) eagerTurnRequest(task *api.ActivityTask) (*api.EagerWorkflowTas
 	if p == nil || task.WorkflowTaskQueue != w.queue || len(*p) >= cap(*p) {
 		return nil, nil
 	}
-	return &api.EagerWorkflowTask{TaskQueue: w.queue, LockFor: api.Duration(w.opts.WorkflowLockDuration)}, *p
+	return &api.EagerWorkflowTask{TaskQueue: w.queue, LockFor: api.Duration(w.opts.WorkflowLockDuration), BuildID: w.opts.BuildID}, *p
 }
 
 // startEagerTurn runs the turn an activity report handed out (resp is nil
@@ -439,4 +447,21 @@ func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send
 		log.Error("attempt report failed", "report", what, "error", err)
 	}
 	return nil
+}
+
+// markPending tells the server that the attempt's activity returned
+// activity.ErrResultPending (retried like a report): the attempt stays held
+// for client.CompleteActivity and leaves this worker.
+func (w *Worker) markPending(log *slog.Logger, task *api.ActivityTask) {
+	err := w.sendReport(log, "pending", func(ctx context.Context) error {
+		return w.c.PendingActivityTask(ctx, task.LockToken)
+	})
+	switch {
+	case err == nil:
+		log.Debug("activity result pending: the attempt waits for client.CompleteActivity")
+	case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
+		log.Debug("pending mark dropped (stale lock)", "error", err)
+	case !errors.Is(err, errReportAbandoned):
+		log.Error("pending mark failed", "error", err)
+	}
 }

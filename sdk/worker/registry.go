@@ -120,3 +120,12 @@ func (r *registry) counts() (workflows, activities bool) {
 	defer r.mu.RUnlock()
 	return len(r.workflows) > 0, len(r.activities) > 0
 }
+
+// localActivity returns the signature of the activity registered as name,
+// for workflow.ExecuteLocalActivity by name; nil when there is none.
+func (r *registry) localActivity(name string) *fnsig.Sig {
+	if def := r.activity(name); def != nil {
+		return def.sig
+	}
+	return nil
+}

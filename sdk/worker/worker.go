@@ -34,7 +34,13 @@ type Options struct {
 	// Identity names the worker in the server's records (default
 	// "host/pid").
 	Identity string
-	// BuildID identifies the worker's code version in the server's records.
+	// BuildID identifies the worker's code version in the server's records,
+	// and pins workflows to it (Temporal's worker versioning, simplified):
+	// an execution takes the build id of the worker that runs its first
+	// turn, and its later turns go only to workers of the same build id
+	// (to any worker when that first worker had none). A worker without a
+	// build id gets only executions without one. Activities are not
+	// pinned.
 	BuildID string
 	// MaxConcurrentWorkflowTurns bounds the workflow turns run at once
 	// (default 10).
@@ -332,6 +338,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		for range w.opts.WorkflowPollers {
 			pollers.Go(func() { w.pollWorkflows(ctx, turns) })
 		}
+		queries := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)
+		pollers.Go(func() { w.pollQueries(ctx, queries) })
 		if hasAct && !w.opts.DisableEagerDispatch {
 			w.eagerTurns.Store(&turns)
 		}

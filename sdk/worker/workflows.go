@@ -28,6 +28,7 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 			WorkerID:  w.ID(),
 			Wait:      client.PollWait(w.opts.PollWait),
 			LockFor:   api.Duration(w.opts.WorkflowLockDuration),
+			BuildID:   w.opts.BuildID,
 		})
 	}, func(task *api.WorkflowTask, _ func()) { w.handleTurn(task) })
 }
@@ -124,6 +125,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			Logger:       w.opts.Logger,
 			ActivityName: w.reg.activityName,
 		})
+		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
 	res, err := runTurn(exec, task)
 	if err != nil {
@@ -252,6 +254,7 @@ func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err
 		}
 	}()
 	exec.SetAttempt(task.Attempt)
+	exec.SetTurnDeadline(task.LockedUntil)
 	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
 }
 

@@ -289,3 +289,22 @@ func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals 
 func GetVersion(ctx Context, changeID string, minSupported, maxSupported Version) Version {
 	return wf.GetVersion(ctx, changeID, minSupported, maxSupported)
 }
+
+// SignalExternalWorkflow signals another workflow (runID "" for its running
+// execution); the future resolves once the signal was enqueued, or with an
+// error matching ErrUnknownExternalWorkflowExecution. See
+// wf.SignalExternalWorkflow.
+func SignalExternalWorkflow(ctx Context, workflowID, runID, signalName string, arg any) Future {
+	return wf.SignalExternalWorkflow(ctx, workflowID, runID, signalName, arg)
+}
+
+// RequestCancelExternalWorkflow requests another workflow's cancellation;
+// the future resolves once the request was recorded, or with an error
+// matching ErrUnknownExternalWorkflowExecution.
+func RequestCancelExternalWorkflow(ctx Context, workflowID, runID string) Future {
+	return wf.RequestCancelExternalWorkflow(ctx, workflowID, runID)
+}
+
+// ErrUnknownExternalWorkflowExecution is matched by the error of an
+// external signal or cancel request whose target is not running.
+var ErrUnknownExternalWorkflowExecution = wf.ErrUnknownExternalWorkflowExecution

@@ -179,6 +179,9 @@ type TurnPlan struct {
 	// ActivityCancels to flag after NewAttempts are inserted (outstanding
 	// activities only, first reason kept).
 	ActivityCancels []api.ActivityCancel
+	// Externals are the turn's signal_external and cancel_external
+	// commands, to apply in the ack's transaction.
+	Externals []External
 	// TerminalReason, when set, flags every remaining attempt of the
 	// execution with this reason after everything else.
 	TerminalReason string
@@ -196,6 +199,22 @@ type TurnPlan struct {
 	ContinueAsNew   bool
 	NewWorkflowType string
 	NewInput        json.RawMessage
+	// Children are the child workflows the turn starts (children.go).
+	Children []NewChild
+	// CancelChildren are the workflow ids of the children the turn asks
+	// to cancel (request_cancel_child_workflow).
+	CancelChildren []string
+	// CloseChildrenReason, when set, applies the parent close policy to
+	// the execution's open children with this cancel reason: the turn
+	// consumed a cancel request (parent_canceled) or ends the execution
+	// (parent_closed).
+	CloseChildrenReason string
+	// Cron, when set, is the next run of the cron workflow this turn's
+	// execution ends (PlanCron): the instance moves to ExecutionID+1,
+	// running, started at Cron.At.
+	Cron *CronRun
+	// Updates are the stages the turn's updates reached (update.go).
+	Updates []UpdateOutcome
 }
 
 // InvalidCommandError is a turn the server refuses; Field names the offending
@@ -249,6 +268,10 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 	cancelConsumed := false
 	msgs := slices.Clone(in.Messages)
 	StampMessages(inst.LastEventAt, msgs)
+	msgs, ups, err := planUpdates(msgs, in.Commands)
+	if err != nil {
+		return TurnPlan{}, err
+	}
 	for i, m := range msgs {
 		ev := m.Event
 		ev.EventID = 0
@@ -270,6 +293,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 	if cancelConsumed {
 		p.CancelAllFirst = true
 		cancelOutstanding(ReasonWorkflowCanceled)
+		p.CloseChildrenReason = api.CancelReasonParentCanceled
 	}
 
 	// 3. Commands.
@@ -354,6 +378,17 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventMarkerRecorded, MarkerName: c.MarkerName, MarkerID: c.MarkerID, MarkerDetails: c.MarkerDetails,
 			}})
+		case api.CommandSignalExternal, api.CommandCancelExternal:
+			ev, ext, err := planExternal(c, field)
+			if err != nil {
+				return TurnPlan{}, err
+			}
+			p.Externals = append(p.Externals, ext)
+			p.Events = append(p.Events, PlannedEvent{Event: ev})
+		case api.CommandStartChildWorkflow, api.CommandRequestCancelChildWorkflow:
+			if err := planChildCommand(&p, inst, c, field); err != nil {
+				return TurnPlan{}, err
+			}
 		case api.CommandFailWorkflow:
 			if c.Error == nil || c.Error.Message == "" {
 				return TurnPlan{}, &InvalidCommandError{Field: field("error.message"), Message: "required"}
@@ -361,6 +396,12 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			term = &in.Commands[i]
 		case api.CommandCompleteWorkflow, api.CommandCancelWorkflow, api.CommandContinueAsNew:
 			term = &in.Commands[i]
+		case api.CommandCompleteUpdate:
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+				Kind: api.EventWorkflowUpdateCompleted, UpdateID: c.UpdateID, Result: c.Result, Error: c.Error,
+			}})
+		case api.CommandRejectUpdate:
+			// Checked by planUpdates: no event.
 		default:
 			return TurnPlan{}, &InvalidCommandError{Field: field("type"), Message: fmt.Sprintf("unknown command type %q", c.Type)}
 		}
@@ -411,7 +452,11 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		}
 		cancelOutstanding(p.TerminalReason)
 		p.Events = append(p.Events, PlannedEvent{Event: ev})
+		if p.CloseChildrenReason == "" {
+			p.CloseChildrenReason = api.CancelReasonParentClosed
+		}
 	}
+	p.Updates = ups.outcomes()
 	p.NextEventID = inst.NextEventID + int64(len(p.Events))
 	// Every event gets a time, never earlier than the one before: the
 	// messages' own (stamped above), then the transaction's.

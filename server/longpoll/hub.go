@@ -494,7 +494,7 @@ func (h *Hub) handle(payload string) {
 	}
 	kind, _, _, _ := store.ParseKey(key)
 	switch kind {
-	case 'w', 'a':
+	case 'w', 'a', 'q':
 		// Work queues: one poller per new item.
 		h.WakeN(key, items)
 	default:

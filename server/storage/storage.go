@@ -32,6 +32,55 @@ type Provider interface {
 	Workflows
 	Visibility
 	Admin
+	Talk
+	External
+}
+
+// External is finishing work from outside its usual path: terminating a
+// workflow, signal-with-start, and completing activities asynchronously.
+type External interface {
+	// TerminateWorkflow closes the current (or the given) execution at
+	// once with WorkflowTerminated, flags its outstanding attempts
+	// cancelled (workflow_terminated) and deletes its pending messages.
+	// ErrNotFound, ErrNotRunning.
+	TerminateWorkflow(ctx context.Context, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error
+	// SignalWithStartWorkflow signals instanceID, starting it first when
+	// it is not running, in one transaction.
+	SignalWithStartWorkflow(ctx context.Context, ns, instanceID string, req api.SignalWithStartRequest) (api.SignalWithStartResponse, error)
+	// MarkActivityPending leaves a held attempt to be completed later from
+	// any process (activity.ErrResultPending). ErrLockLost when the token
+	// holds nothing.
+	MarkActivityPending(ctx context.Context, ns, token string) error
+	// ActivityToken returns the lock token of the held attempt of an
+	// activity by workflow id, execution (0: current) and activity id.
+	// ErrNotFound when no attempt of it is held.
+	ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (string, error)
+}
+
+// Talk is reading and changing a running workflow from outside: queries
+// (answered by a worker, never written to history) and updates (recorded
+// and applied in a turn).
+type Talk interface {
+	// InsertQuery records a query of an execution of an instance (running
+	// or closed; executionID 0: the current one) and wakes the query
+	// pollers of its task queue; it returns the query's id and the task
+	// queue. ErrNotFound: no such instance or execution.
+	InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage) (queryID, taskQueue string, err error)
+	// ClaimQuery hands the next unanswered query of taskQueue to workerID
+	// (nil when there is none).
+	ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error)
+	// AnswerQuery records a query's answer and wakes its asker; found is
+	// false for an unknown query.
+	AnswerQuery(ctx context.Context, ns, queryID string, result json.RawMessage, qerr *api.Error) (found bool, err error)
+	// GetQueryAnswer reads a query's answer (Answered false while none).
+	GetQueryAnswer(ctx context.Context, ns, queryID string) (QueryAnswer, error)
+	// DeleteQuery removes a query once its asker is done with it.
+	DeleteQuery(ctx context.Context, ns, queryID string) error
+	// RequestUpdate admits an update to a running instance, recorded and
+	// enqueued in one transaction; a known update id is left alone.
+	RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage) error
+	// GetUpdate reads an update's stage and outcome.
+	GetUpdate(ctx context.Context, ns, instanceID, updateID string) (UpdateState, error)
 }
 
 // Turns are workflow tasks: a turn locks an instance with its pending
@@ -40,6 +89,10 @@ type Turns interface {
 	// FetchWorkflowTask locks the next due turn of taskQueue for workerID
 	// for lockFor; nil when none is due.
 	FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID string, lockFor time.Duration) (*api.WorkflowTask, error)
+	// FetchWorkflowTaskForBuild is FetchWorkflowTask for a worker of
+	// buildID ("" for none): it hands over only turns of executions whose
+	// build id allows it (docs/architecture.md, "Build ids").
+	FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error)
 	// NextWorkflowWake is when the next turn of taskQueue becomes due
 	// (a timer); false when nothing is scheduled.
 	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)

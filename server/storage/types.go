@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -154,3 +155,20 @@ const (
 	// OutcomeAbandoned: the attempt was given back.
 	OutcomeAbandoned = "abandoned"
 )
+
+// QueryAnswer is a query's answer once a worker gave it.
+type QueryAnswer struct {
+	// Answered is false while no worker has answered.
+	Answered bool
+	Result   json.RawMessage
+	Error    *api.Error
+}
+
+// UpdateState is where an update stands.
+type UpdateState struct {
+	Stage  string
+	Result json.RawMessage
+	Error  *api.Error
+	// InstanceStatus is the status of the update's instance.
+	InstanceStatus string
+}

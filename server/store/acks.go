@@ -241,7 +241,10 @@ func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLocke
 	if errors.As(err, &inv) {
 		return engine.TurnPlan{}, &InvalidError{Field: inv.Field, Message: inv.Message}
 	}
-	return plan, err
+	if err != nil {
+		return plan, err
+	}
+	return plan, planCron(&plan, inst, row.TxTime)
 }
 
 // refuseUnhandledSignals refuses the turns that would complete or fail
@@ -356,6 +359,8 @@ type turnWrites struct {
 	// execution's messages.
 	continued []func() error
 	finished  []string
+	// children: the child workflows' writes (children.go).
+	children childWrites
 }
 
 func newTurnWrites(ns string) *turnWrites {
@@ -461,6 +466,18 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 			return nil
 		})
 	}
+	if len(plan.Updates) > 0 {
+		ups := plan.Updates
+		w.afterAttempts = append(w.afterAttempts, func() error { return writeUpdateStages(ctx, t, ns, id, ups) })
+	}
+	// Signals and cancel requests to other workflows, and their outcomes
+	// to this one (external.go).
+	if len(plan.Externals) > 0 {
+		exts, running := plan.Externals, plan.TerminalReason == ""
+		w.afterAttempts = append(w.afterAttempts, func() error {
+			return applyExternals(ctx, t, ns, id, exec, inst.TaskQueue, running, exts)
+		})
+	}
 	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
 	// nothing left to cancel.
 	if plan.TerminalReason != "" && !plan.CancelAllFirst {
@@ -481,12 +498,19 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, boxed(plan.NewInput)
 		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
 	}
+	if plan.Cron != nil {
+		cronFinish(&fin, plan.Cron)
+	}
 	w.finishes[id] = fin
+	w.children.addChildren(inst, plan)
 	// Exactly the consumed messages (a finished instance loses them all).
-	if plan.Status == api.StatusRunning {
+	if plan.Status == api.StatusRunning || plan.Cron != nil {
 		w.consumes[id] = consumeArg{LockToken: *inst.LockToken, Wake: WorkflowQueueKey(ns, inst.TaskQueue)}
 	}
 	switch {
+	case plan.Cron != nil:
+		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan.Cron, pt.txTime))
+		out.ExecutionID, out.NextEventID = exec+1, 1
 	case plan.ContinueAsNew:
 		next := exec + 1
 		start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,
@@ -576,6 +600,9 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		if err := f(); err != nil {
 			return err
 		}
+	}
+	if err := writeChildren(ctx, t, ns, &w.children, w.finished); err != nil {
+		return err
 	}
 	if len(w.finished) > 0 {
 		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: w.finished}); err != nil {

@@ -318,6 +318,9 @@ func (s *Store) PurgeClosed(ctx context.Context, batch int32, maxBatches int) (i
 				if err := t.w.DeleteInstancesAttempts(ctx, gen.DeleteInstancesAttemptsParams{Namespace: ns, InstanceIds: ids}); err != nil {
 					return err
 				}
+				if err := t.w.DeleteInstancesUpdates(ctx, gen.DeleteInstancesUpdatesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+					return err
+				}
 				if err := t.w.DeleteInstances(ctx, gen.DeleteInstancesParams{Namespace: ns, InstanceIds: ids}); err != nil {
 					return err
 				}

@@ -142,6 +142,9 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 	// an empty table; TestTakeAttempts_UsesLockTokenIndex checks it on a
 	// large one).
 	byToken := map[string]bool{"TakeAttempt": true, "HeartbeatAttempt": true, "AbandonAttempt": true}
+	// The statement that finds a parent's children (its close policy, its
+	// cancels) reads instances_parent.
+	byParent := map[string]bool{"CancelChildren": true}
 	for i, name := range names {
 		if !plannable(queries[name]) {
 			continue
@@ -200,6 +203,12 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 			}
 			delete(byToken, name)
 		}
+		if byParent[name] {
+			if !used["instances_parent"] {
+				t.Errorf("%s does not find the children through instances_parent: %v", name, list)
+			}
+			delete(byParent, name)
+		}
 		if want, ok := sweeper[name]; ok {
 			if !used[want.index] {
 				t.Errorf("%s does not read %s: %v", name, want.index, list)
@@ -214,6 +223,9 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		t.Errorf("no generated statement %s", name)
 	}
 	for name := range byToken {
+		t.Errorf("no generated statement %s", name)
+	}
+	for name := range byParent {
 		t.Errorf("no generated statement %s", name)
 	}
 	for name := range turnMessages {

@@ -15,6 +15,10 @@ var _ storage.Provider = (*Store)(nil)
 type (
 	// InvalidError is storage.InvalidError.
 	InvalidError = storage.InvalidError
+	// QueryAnswer is storage.QueryAnswer.
+	QueryAnswer = storage.QueryAnswer
+	// UpdateState is storage.UpdateState.
+	UpdateState = storage.UpdateState
 	// KeyRecord is storage.KeyRecord.
 	KeyRecord = storage.KeyRecord
 	// SweepResult is storage.SweepResult.

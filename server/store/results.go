@@ -176,7 +176,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 func (s *Store) eagerTurn(ctx context.Context, t *txn, ns string, r gen.WorkerQueue, e *api.EagerWorkflowTask) (*api.WorkflowTask, error) {
 	row, err := t.q.LockTurn(ctx, gen.LockTurnParams{
 		LockMs: ms(max(e.LockFor.D(), time.Second)), WorkerID: r.WorkerID, Namespace: ns,
-		InstanceID: r.InstanceID, TaskQueue: e.TaskQueue, MaxMessages: maxTurnMessages,
+		InstanceID: r.InstanceID, TaskQueue: e.TaskQueue, MaxMessages: maxTurnMessages, BuildID: e.BuildID,
 		HoldExpired: s.opts.Grace.Active(),
 	})
 	if noRows(err) {

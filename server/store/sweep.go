@@ -28,11 +28,11 @@ func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, err
 	res := SweepResult{Timeouts: map[string]int{}}
 	steps := []func(context.Context, *SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
-		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepStats,
+		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
 	}
 	if o.HoldExpiry {
 		steps = []func(context.Context, *SweepResult) error{
-			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepStats,
+			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
 		}
 	}
 	for _, step := range steps {

@@ -154,6 +154,13 @@ func doneFromHistory(h []api.Event) engine.ActivityDone {
 // (stale activity results, results for another execution) are consumed
 // silently; a turn left with no message is released at once.
 func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID string, lockFor time.Duration) (*api.WorkflowTask, error) {
+	return s.FetchWorkflowTaskForBuild(ctx, ns, taskQueue, workerID, "", lockFor)
+}
+
+// FetchWorkflowTaskForBuild is FetchWorkflowTask for a worker of build id
+// buildID ("" for none): it takes only the turns of executions of a
+// compatible build (docs/architecture.md, "Build ids").
+func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error) {
 	for range 8 {
 		var task *api.WorkflowTask
 		empty := false
@@ -167,7 +174,7 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 			t.p.commitWithNext()
 			row, err := t.q.LockNextTurn(ctx, gen.LockNextTurnParams{
 				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
-				MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
+				MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
 			})
 			if noRows(err) {
 				return nil

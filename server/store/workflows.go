@@ -77,9 +77,14 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 	// the wake-up of its queue's pollers, in one round trip.
 	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
 		TaskQueue: req.TaskQueue, Input: req.Input}
+	cronSchedule, delay, err := firstCronRun(req.CronSchedule, s.opts.Now())
+	if err != nil {
+		return api.StartWorkflowResponse{}, err
+	}
 	row, err := gen.New(s.pool).StartInstance(ctx, gen.StartInstanceParams{
 		Namespace: ns, InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
 		Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: mustJSON(started),
+		CronSchedule: cronSchedule, DelayMs: ms(delay),
 		Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, req.TaskQueue), 1),
 	})
 	if noRows(err) {
@@ -98,6 +103,10 @@ func toWorkflow(i gen.Instance) api.Workflow {
 		Input: rawOrNil(i.Input), Result: rawOrNil(i.Result),
 		CancelRequested: i.CancelRequested, CancelReason: strOr(i.CancelReason),
 		CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt, CompletedAt: i.CompletedAt,
+		CronSchedule: strOr(i.CronSchedule),
+	}
+	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
+		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
 	}
 	if len(i.Error) > 0 {
 		var e api.Error
@@ -226,6 +235,10 @@ func (s *Store) History(ctx context.Context, ns, instanceID string, executionID 
 // is finished or a cancel was already requested (the first reason wins).
 func (s *Store) CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error) {
 	err = s.inTx(ctx, func(t *txn) error {
+		if stopped, err := stopWaitingCron(ctx, t, ns, instanceID, reason); err != nil || stopped {
+			changed = stopped
+			return err
+		}
 		_, err := t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: instanceID, Reason: &reason})
 		if noRows(err) {
 			if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
@@ -293,6 +306,9 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 		}
 		if err := t.w.DeleteHistory(ctx, gen.DeleteHistoryParams{Namespace: ns, InstanceID: instanceID}); err != nil {
 			return fmt.Errorf("delete workflow: history: %w", err)
+		}
+		if err := t.w.DeleteInstanceUpdates(ctx, gen.DeleteInstanceUpdatesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+			return fmt.Errorf("delete workflow: updates: %w", err)
 		}
 		if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: instanceID}); err != nil {
 			return fmt.Errorf("delete workflow: %w", err)

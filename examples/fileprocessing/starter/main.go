@@ -4,6 +4,10 @@
 // step.
 //
 //	go run ./examples/fileprocessing/starter -files 20
+//
+// Its server is -address, by default $TETHER_ADDRESS or else
+// http://127.0.0.1:7070; the API key, when the server requires one, comes
+// from $TETHER_API_KEY.
 package main
 
 import (
@@ -23,7 +27,7 @@ import (
 
 func main() {
 	var o fileprocessing.BatchOptions
-	address := flag.String("address", "http://localhost:7070", "Tether server address")
+	address := flag.String("address", fileprocessing.DefaultAddress(), "Tether server address (default: $"+fileprocessing.EnvAddress+" if set); the API key comes from $TETHER_API_KEY")
 	dest := flag.String("dest", filepath.Join(os.TempDir(), "fp", "uploads"), "directory that receives the uploads")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up waiting after this long")
 	flag.IntVar(&o.Files, "files", 20, "number of files (one workflow each)")

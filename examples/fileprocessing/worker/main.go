@@ -5,7 +5,10 @@
 //	go run ./examples/fileprocessing/worker -dir /tmp/fp/host1
 //
 // It prints "ready <worker id> <host task queue>" on stdout once it is
-// set up, logs to stderr, and stops on SIGINT or SIGTERM.
+// set up, logs to stderr, and stops on SIGINT or SIGTERM. Its server is
+// -address, by default $TETHER_ADDRESS or else http://127.0.0.1:7070; the
+// API key, when the server requires one, comes from $TETHER_API_KEY.
+// -pid-file writes its process id, so that a host can be killed.
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,7 +33,7 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.address, "address", "http://localhost:7070", "Tether server address")
+	flag.StringVar(&o.address, "address", fileprocessing.DefaultAddress(), "Tether server address (default: $"+fileprocessing.EnvAddress+" if set); the API key comes from $TETHER_API_KEY")
 	flag.StringVar(&o.dir, "dir", "", "this host's local directory (required, one per worker process)")
 	flag.StringVar(&o.name, "name", "", "host label, also the worker identity (default: the base name of -dir)")
 	flag.StringVar(&o.queue, "queue", fileprocessing.TaskQueue, "shared task queue")
@@ -38,6 +42,7 @@ func main() {
 	flag.DurationVar(&o.processDelay, "process-delay", 0, "make Process wait this long before it starts (to demonstrate failover)")
 	flag.StringVar(&o.processGate, "process-gate", "", "make Process wait until this file exists (for tests)")
 	flag.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	flag.StringVar(&o.pidFile, "pid-file", "", "write this process's id to this file (to kill the host: kill -9 \"$(cat FILE)\")")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
@@ -46,8 +51,8 @@ func main() {
 }
 
 type options struct {
-	address, dir, name, queue, logLevel, processGate string
-	lease, workflowLock, processDelay                time.Duration
+	address, dir, name, queue, logLevel, processGate, pidFile string
+	lease, workflowLock, processDelay                         time.Duration
 }
 
 func run(o options) error {
@@ -67,6 +72,14 @@ func run(o options) error {
 	}
 	if err := prepareDir(dir); err != nil {
 		return err
+	}
+	if o.pidFile != "" {
+		// This process's own id: under `go run`, the id of the worker,
+		// not of the go command that built it.
+		if err := os.WriteFile(o.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			return fmt.Errorf("-pid-file: %w", err)
+		}
+		defer os.Remove(o.pidFile)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("host", o.name)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -88,7 +101,7 @@ func run(o options) error {
 	if err := fileprocessing.Register(w, acts); err != nil {
 		return err
 	}
-	logger.Info("host ready", "worker_id", w.ID(), "host_task_queue", w.HostTaskQueue(), "dir", dir)
+	logger.Info("host ready", "worker_id", w.ID(), "host_task_queue", w.HostTaskQueue(), "dir", dir, "pid", os.Getpid())
 	fmt.Println("ready", w.ID(), w.HostTaskQueue())
 	return w.Run(ctx)
 }

@@ -42,6 +42,10 @@ type Info struct {
 	// Deadline is when the attempt times out (zero when it has no
 	// start-to-close or schedule-to-close timeout).
 	Deadline time.Time
+	// TaskToken identifies the attempt (its lock token) for
+	// client.CompleteActivity and client.RecordActivityHeartbeat, when the
+	// activity returns ErrResultPending (Temporal's TaskToken).
+	TaskToken []byte
 	// WorkerID is the worker running the attempt.
 	WorkerID string
 }

@@ -232,6 +232,9 @@ type Info struct {
 	// returned NewContinueAsNewError), 0 when it was started by a client
 	// (Temporal's ContinuedExecutionRunID).
 	ContinuedFromExecutionID int64
+	// ParentWorkflowExecution is the parent execution of a child
+	// workflow, nil for a workflow started by a client (Temporal's).
+	ParentWorkflowExecution *WorkflowExecution
 }
 
 // GetInfo returns the execution's info.

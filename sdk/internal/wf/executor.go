@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,6 +91,7 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		activities:     map[int64]*future{},
 		timers:         map[int64]*future{},
 		canceledTimers: map[int64]bool{},
+		externals:      map[int64]*future{},
 		signals:        map[string]*SignalChannel{},
 		hist:           newHistIndex(),
 		usedMarkers:    map[string]bool{},
@@ -251,6 +253,8 @@ type state struct {
 	activities     map[int64]*future // pending activity futures
 	timers         map[int64]*future // pending timer futures
 	canceledTimers map[int64]bool    // timers the code cancelled
+	nextExternalID int64
+	externals      map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
 	signals        map[string]*SignalChannel
 
 	cancelRequested bool
@@ -269,6 +273,21 @@ type state struct {
 
 	commands []api.Command
 	cancels  []api.ActivityCancel
+
+	local          *localState     // local_activity.go
+	lastCompletion json.RawMessage // cron.go
+	// queries are the query handlers the code set (query.go).
+	queries map[string]*fnsig.Sig
+	// Updates (update.go): the handlers the code set, the update messages
+	// of the batch being applied, and the updates this turn rejected.
+	updates        map[string]*updateHandler
+	pendingUpdates []api.Event
+	rejectedNow    map[string]bool
+	// Child workflows (child.go): the last child id, the pending futures,
+	// the children the code asked to cancel.
+	nextChildID      int64
+	children         map[int64]*childFuture
+	canceledChildren []int64
 }
 
 func (s *state) stopped() bool { return s.terminal != nil || s.fatal != nil }
@@ -309,6 +328,29 @@ func (s *state) issue(cmd api.Command) {
 		if s.hist.timers[cmd.TimerID] {
 			return
 		}
+	case api.CommandCompleteUpdate:
+		if s.hist.updateDone[cmd.UpdateID] {
+			return
+		}
+	case api.CommandSignalExternal, api.CommandCancelExternal:
+		if kind, ok := s.hist.externals[cmd.ExternalID]; ok {
+			if kind != cmd.Type {
+				s.nondeterminism("external request %d: history has %s, the code issued %s", cmd.ExternalID, kind, cmd.Type)
+			}
+			return
+		}
+	case api.CommandStartChildWorkflow:
+		if typ, ok := s.hist.children[cmd.ChildID]; ok {
+			if typ != cmd.WorkflowType {
+				s.nondeterminism("child workflow %d: history has type %q, the code started %q", cmd.ChildID, typ, cmd.WorkflowType)
+			}
+			return
+		}
+	case api.CommandRequestCancelChildWorkflow:
+		s.canceledChildren = append(s.canceledChildren, cmd.ChildID)
+		if s.hist.childCancel[cmd.ChildID] {
+			return
+		}
 	case api.CommandCancelTimer:
 		s.canceledTimers[cmd.TimerID] = true
 		// Replayed, or (in a history from before timers were cancelled on
@@ -335,11 +377,20 @@ func (s *state) checkHistoryIssued() {
 			return
 		}
 	}
+	for _, id := range sortedKeys(s.hist.externals) {
+		if id > s.nextExternalID {
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has external request %d (%s) that the code did not issue", id, s.hist.externals[id])}
+			return
+		}
+	}
 	for _, id := range sortedKeys(s.hist.timerCancel) {
 		if !s.canceledTimers[id] {
 			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has timer %d cancelled, the code did not cancel it", id)}
 			return
 		}
+	}
+	if s.checkChildrenIssued(); s.fatal != nil {
+		return
 	}
 	markers := make([]string, 0, len(s.hist.markers))
 	for k := range s.hist.markers {
@@ -383,6 +434,7 @@ func (s *state) afterScopeCancel(activityReason string) {
 			s.cancelActivity(f, activityReason)
 		}
 	}
+	s.cancelChildren(activityReason)
 }
 
 // replay feeds the recorded history to the state one turn at a time: the
@@ -415,6 +467,10 @@ func (s *state) applyBatch(events []api.Event) {
 		}
 	}
 	s.run()
+	if len(s.pendingUpdates) > 0 && !s.stopped() {
+		s.startUpdates()
+		s.run()
+	}
 }
 
 // isMessageKind reports whether events of kind come from messages (they
@@ -422,10 +478,11 @@ func (s *state) applyBatch(events []api.Event) {
 func isMessageKind(kind string) bool {
 	switch kind {
 	case api.EventWorkflowStarted, api.EventActivityCompleted, api.EventActivityFailed, api.EventTimerFired,
-		api.EventSignalReceived, api.EventCancelRequested, api.EventActivityAttemptCancelRequested:
+		api.EventSignalReceived, api.EventCancelRequested, api.EventActivityAttemptCancelRequested,
+		api.EventWorkflowUpdateAccepted, api.EventExternalCompleted, api.EventExternalFailed:
 		return true
 	}
-	return false
+	return isChildMessage(kind)
 }
 
 // apply feeds one event (from history or a message) to the state without
@@ -462,6 +519,16 @@ func (s *state) apply(ev *api.Event) {
 	case api.EventCancelRequested:
 		s.tick(ev)
 		s.onCancelRequested(ev.Reason)
+	case api.EventWorkflowUpdateAccepted:
+		// Started once the batch's code has run (its handlers are set).
+		s.tick(ev)
+		s.pendingUpdates = append(s.pendingUpdates, *ev)
+	case api.EventExternalCompleted, api.EventExternalFailed:
+		s.tick(ev)
+		s.onExternalOutcome(ev)
+	case api.EventChildWorkflowStarted, api.EventStartChildWorkflowFailed, api.EventChildWorkflowCompleted,
+		api.EventChildWorkflowFailed, api.EventChildWorkflowCanceled, api.EventChildWorkflowTerminated:
+		s.applyChild(ev)
 	default:
 		// Events the turn's commands produced (ActivityScheduled,
 		// TimerCreated, ActivityCancelRequested) and terminal events
@@ -481,6 +548,11 @@ func (s *state) start(ev *api.Event) {
 	s.started = true
 	s.info.StartedAt = ev.Timestamp
 	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
+	if ev.ParentWorkflowID != "" {
+		s.info.ParentWorkflowExecution = &WorkflowExecution{ID: ev.ParentWorkflowID,
+			RunID: strconv.FormatInt(ev.ParentExecutionID, 10)}
+	}
+	s.lastCompletion = ev.LastCompletionResult
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
 	}

@@ -13,10 +13,13 @@ type eventKey struct {
 	activityID int64
 	timerID    int64
 	marker     string // MarkerRecorded: markerKey(name, id)
+	update     string // WorkflowUpdateAccepted / Completed: the update id
+	externalID int64
+	childID    int64
 }
 
 func keyOf(ev *api.Event) eventKey {
-	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID}
+	k := eventKey{kind: ev.Kind, activityID: ev.ActivityID, timerID: ev.TimerID, update: ev.UpdateID, externalID: ev.ExternalID, childID: ev.ChildID}
 	if ev.Kind == api.EventMarkerRecorded {
 		k.marker = markerKey(ev.MarkerName, ev.MarkerID)
 	}
@@ -39,6 +42,10 @@ type histIndex struct {
 	closed      map[int64]bool             // ActivityCompleted / Failed / CancelRequested
 	outstanding map[int64]bool             // scheduled and not closed
 	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
+	updateDone  map[string]bool            // WorkflowUpdateCompleted: update id
+	externals   map[int64]string           // External*Initiated: external id → command type
+	children    map[int64]string           // ChildWorkflowInitiated: child id → type
+	childCancel map[int64]bool             // ChildWorkflowCancelRequested
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -52,6 +59,10 @@ func newHistIndex() *histIndex {
 		closed:      map[int64]bool{},
 		outstanding: map[int64]bool{},
 		markers:     map[string]json.RawMessage{},
+		updateDone:  map[string]bool{},
+		externals:   map[int64]string{},
+		children:    map[int64]string{},
+		childCancel: map[int64]bool{},
 	}
 }
 
@@ -60,7 +71,11 @@ func (h *histIndex) record(ev *api.Event) {
 	if k.marker != "" {
 		h.markers[k.marker] = ev.MarkerDetails
 	}
-	h.recordKey(k, ev.ActivityType)
+	typ := ev.ActivityType
+	if ev.Kind == api.EventChildWorkflowInitiated {
+		typ = ev.WorkflowType
+	}
+	h.recordKey(k, typ)
 }
 
 func (h *histIndex) recordKey(k eventKey, activityType string) {
@@ -79,6 +94,16 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		h.timerFired[k.timerID] = true
 	case api.EventTimerCanceled:
 		h.timerCancel[k.timerID] = true
+	case api.EventWorkflowUpdateCompleted:
+		h.updateDone[k.update] = true
+	case api.EventExternalSignalInitiated:
+		h.externals[k.externalID] = api.CommandSignalExternal
+	case api.EventExternalCancelInitiated:
+		h.externals[k.externalID] = api.CommandCancelExternal
+	case api.EventChildWorkflowInitiated:
+		h.children[k.childID] = activityType
+	case api.EventChildWorkflowCancelRequested:
+		h.childCancel[k.childID] = true
 	}
 	h.seen = append(h.seen, k)
 }
@@ -129,6 +154,9 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 	h := s.hist
 	cancel := false
 	for i := range messages {
+		if messages[i].Kind == api.EventWorkflowUpdateAccepted && s.rejectedNow[messages[i].UpdateID] {
+			continue // the server records no event for it
+		}
 		h.record(&messages[i])
 		if messages[i].Kind == api.EventCancelRequested {
 			cancel = true
@@ -147,6 +175,16 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventTimerCreated, timerID: c.TimerID}, "")
 		case api.CommandCancelTimer:
 			h.recordKey(eventKey{kind: api.EventTimerCanceled, timerID: c.TimerID}, "")
+		case api.CommandCompleteUpdate:
+			h.recordKey(eventKey{kind: api.EventWorkflowUpdateCompleted, update: c.UpdateID}, "")
+		case api.CommandSignalExternal:
+			h.recordKey(eventKey{kind: api.EventExternalSignalInitiated, externalID: c.ExternalID}, "")
+		case api.CommandCancelExternal:
+			h.recordKey(eventKey{kind: api.EventExternalCancelInitiated, externalID: c.ExternalID}, "")
+		case api.CommandStartChildWorkflow:
+			h.recordKey(eventKey{kind: api.EventChildWorkflowInitiated, childID: c.ChildID}, c.WorkflowType)
+		case api.CommandRequestCancelChildWorkflow:
+			h.recordKey(eventKey{kind: api.EventChildWorkflowCancelRequested, childID: c.ChildID}, "")
 		case api.CommandRecordMarker:
 			k := markerKey(c.MarkerName, c.MarkerID)
 			h.markers[k] = c.MarkerDetails
@@ -159,4 +197,5 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventActivityCancelRequested, activityID: c.ActivityID}, "")
 		}
 	}
+	clear(s.rejectedNow)
 }

@@ -1,0 +1,55 @@
+package api
+
+import "encoding/json"
+
+// QueryWorkflowRequest is the body of POST /workflows/{id}/queries/{name}.
+type QueryWorkflowRequest struct {
+	// Input is the query's arguments: none, one value, or a JSON array of
+	// several.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// ExecutionID names the execution to query (0, the default: the
+	// current one).
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"gte=0"`
+	// Wait bounds how long the server waits for a worker's answer (default
+	// 30s, at most 60s).
+	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"10s"`
+}
+
+// QueryWorkflowResponse is the answer of a query.
+type QueryWorkflowResponse struct {
+	// Result is the query handler's result (absent when it returned none).
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+}
+
+// PollQueryTaskRequest is the body of POST /query-tasks/poll.
+type PollQueryTaskRequest struct {
+	TaskQueue string `json:"task_queue" validate:"required,name"`
+	WorkerID  string `json:"worker_id" validate:"required,name"`
+	// Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
+	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
+}
+
+// QueryTask is a query handed to a worker: the execution's history, which
+// the worker replays (or its cached state), and the query to answer from
+// it. A query is never written to history.
+type QueryTask struct {
+	QueryID      string          `json:"query_id"`
+	Namespace    string          `json:"namespace"`
+	InstanceID   string          `json:"instance_id"`
+	ExecutionID  int64           `json:"execution_id"`
+	WorkflowType string          `json:"workflow_type"`
+	TaskQueue    string          `json:"task_queue"`
+	QueryName    string          `json:"query_name"`
+	Input        json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	History      []Event         `json:"history"`
+}
+
+// AnswerQueryTaskRequest is the body of POST /query-tasks/{query_id}/answer:
+// the handler's result, or the error that stood in for it.
+type AnswerQueryTaskRequest struct {
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	// Error, when set, is why the query has no result: Type
+	// ErrorTypeUnknownQuery when the workflow has no handler of that name,
+	// else the handler's error.
+	Error *Error `json:"error,omitempty"`
+}

@@ -1,0 +1,140 @@
+-- name: StartChildren :exec
+-- Starts the child workflows of one or more acknowledged turns, in the
+-- ack's transaction (children: one object per child). Each child instance
+-- is created — or a finished instance with its id starts again as its
+-- next execution, as StartInstance does — with its parent recorded and its
+-- start message; its parent gets ChildWorkflowStarted, or
+-- StartChildWorkflowFailed when a running instance holds the id (nothing
+-- is written for that child then). The queues of both are woken
+-- (key_prefix: the workflow queue key without its queue name). No answer
+-- to wait for: the statement travels with the next one.
+WITH c AS (
+    SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'workflow_type')::text AS workflow_type,
+           (x ->> 'task_queue')::text AS task_queue, (x -> 'input')::jsonb AS input,
+           (x ->> 'timeout_ms')::bigint AS timeout_ms, (x ->> 'parent_instance_id')::text AS parent_instance_id,
+           (x ->> 'parent_execution_id')::bigint AS parent_execution_id,
+           (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
+           (x ->> 'parent_close_policy')::text AS parent_close_policy
+    FROM jsonb_array_elements(sqlc.arg(children)::jsonb) x
+), i AS (
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline,
+                                parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
+                                parent_close_policy)
+    SELECT sqlc.arg(namespace), c.instance_id, c.workflow_type, c.task_queue, c.input,
+           CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
+           sqlc.arg(namespace), c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy
+    FROM c
+    ON CONFLICT (namespace, instance_id) DO UPDATE SET
+        workflow_type = EXCLUDED.workflow_type,
+        task_queue = EXCLUDED.task_queue,
+        status = 'running',
+        execution_id = i.execution_id + 1,
+        input = EXCLUDED.input,
+        result = NULL,
+        error = NULL,
+        next_event_id = 1,
+        next_activity_id = 1,
+        next_timer_id = 1,
+        cancel_requested = false,
+        cancel_reason = NULL,
+        execution_deadline = EXCLUDED.execution_deadline,
+        lock_token = NULL,
+        locked_until = NULL,
+        locked_by = NULL,
+        task_failures = 0,
+        last_task_error = NULL,
+        created_at = now(),
+        updated_at = now(),
+        completed_at = NULL,
+        parent_namespace = EXCLUDED.parent_namespace,
+        parent_instance_id = EXCLUDED.parent_instance_id,
+        parent_execution_id = EXCLUDED.parent_execution_id,
+        parent_child_id = EXCLUDED.parent_child_id,
+        parent_close_policy = EXCLUDED.parent_close_policy
+    WHERE i.status <> 'running'
+    RETURNING i.instance_id, i.execution_id
+), starts AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    SELECT sqlc.arg(namespace), c.instance_id, i.execution_id, c.task_queue, 'WorkflowStarted',
+           jsonb_build_object('workflow_type', c.workflow_type, 'task_queue', c.task_queue,
+                              'parent_workflow_id', c.parent_instance_id,
+                              'parent_execution_id', c.parent_execution_id)
+           || CASE WHEN c.input IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('input', c.input) END
+    FROM i JOIN c ON c.instance_id = i.instance_id
+    RETURNING task_queue
+), parents AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    SELECT sqlc.arg(namespace), c.parent_instance_id, c.parent_execution_id, c.parent_task_queue,
+           CASE WHEN i.instance_id IS NULL THEN 'StartChildWorkflowFailed' ELSE 'ChildWorkflowStarted' END,
+           jsonb_build_object('child_id', c.child_id, 'child_workflow_id', c.instance_id,
+                              'workflow_type', c.workflow_type)
+           || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
+                   ELSE jsonb_build_object('child_execution_id', i.execution_id) END
+    FROM c LEFT JOIN i ON i.instance_id = c.instance_id
+    RETURNING task_queue
+)
+SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || q.task_queue)
+FROM (SELECT task_queue FROM starts UNION SELECT task_queue FROM parents) q;
+
+-- name: NotifyParents :exec
+-- Delivers the close of child workflows to their parents, in the
+-- transaction that closed them: for each instance of instance_ids that
+-- has a parent and is no longer running, a ChildWorkflowCompleted,
+-- ChildWorkflowFailed, ChildWorkflowCanceled or ChildWorkflowTerminated
+-- message to the parent's execution that started it, if it still runs.
+-- Wakes the parents' queues. No answer to wait for.
+WITH m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
+           CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
+                         WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
+           jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
+                              'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
+           || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
+           || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+    FROM instances c
+    CROSS JOIN LATERAL (
+        SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
+        FROM instances px
+        WHERE px.namespace = c.parent_namespace AND px.instance_id = c.parent_instance_id
+          AND px.execution_id = c.parent_execution_id AND px.status = 'running'
+        LIMIT 1
+    ) p
+    WHERE c.namespace = sqlc.arg(namespace) AND c.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+      AND c.parent_instance_id IS NOT NULL AND c.status <> 'running'
+    RETURNING task_queue
+)
+SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || q.task_queue)
+FROM (SELECT DISTINCT task_queue FROM m) q;
+
+-- name: CancelChildren :exec
+-- Asks running child workflows to cancel, in the ack's transaction of
+-- their parent (parents: one object per parent execution, with the reason
+-- of the cancel). With workflow_ids (a JSON array), the children so named
+-- (the parent's request_cancel_child_workflow commands); without, every
+-- child of the execution whose parent close policy is not abandon (the
+-- parent closed or was canceled). A child already asked keeps its first
+-- reason. Each gets a CancelRequested message, as from the cancel
+-- endpoint; the children's queues are woken. No answer to wait for.
+WITH p AS (
+    SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
+           (x ->> 'reason')::text AS reason, (x -> 'workflow_ids')::jsonb AS workflow_ids
+    FROM jsonb_array_elements(sqlc.arg(parents)::jsonb) x
+), c AS (
+    UPDATE instances c SET cancel_requested = true, cancel_reason = p.reason, updated_at = now()
+    FROM p
+    WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(parent_namespace)::text
+      AND c.parent_instance_id = p.instance_id
+      AND c.parent_execution_id = p.execution_id AND c.parent_instance_id IS NOT NULL
+      AND c.status = 'running' AND NOT c.cancel_requested
+      AND CASE WHEN p.workflow_ids IS NULL THEN c.parent_close_policy <> 'abandon'
+               ELSE p.workflow_ids ? c.instance_id END
+    RETURNING c.instance_id, c.task_queue, p.reason
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind, payload)
+    SELECT sqlc.arg(namespace), c.instance_id, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
+    FROM c
+    RETURNING task_queue
+)
+SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || q.task_queue)
+FROM (SELECT DISTINCT task_queue FROM m) q;

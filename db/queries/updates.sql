@@ -1,0 +1,46 @@
+-- name: InsertUpdate :one
+-- Records a new update id of an instance; no row comes back when the id
+-- is known already (the request then reads it with GetUpdate).
+INSERT INTO updates (namespace, instance_id, update_id, update_name)
+VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(update_id), sqlc.arg(update_name))
+ON CONFLICT DO NOTHING
+RETURNING update_id;
+
+-- name: EnqueueUpdate :one
+-- Enqueues an update to a running instance as a WorkflowUpdateAccepted
+-- message (the event its turn records when the validator accepts it) and
+-- returns the task queue; no row: not running, or unknown. Locked as
+-- EnqueueSignal is: an update either commits before the ack that would
+-- end the workflow, which then refuses to (PendingSignals), or finds the
+-- workflow over.
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', sqlc.arg(payload)::jsonb
+FROM (
+    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    FROM instances ix
+    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
+      AND ix.status = 'running'
+    FOR KEY SHARE
+) i
+RETURNING task_queue;
+
+-- name: GetUpdate :one
+-- An update with the status of its instance.
+SELECT u.stage, u.result, u.error, i.status
+FROM updates u JOIN instances i ON i.namespace = u.namespace AND i.instance_id = u.instance_id
+WHERE u.namespace = sqlc.arg(namespace) AND u.instance_id = sqlc.arg(instance_id) AND u.update_id = sqlc.arg(update_id);
+
+-- name: SetUpdateStages :exec
+-- The stages a turn's ack reached for its instances' updates (outcomes: a
+-- jsonb array of {instance_id, update_id, stage, result, error}).
+UPDATE updates u SET stage = o.stage, result = o.result, error = o.error
+FROM jsonb_to_recordset(sqlc.arg(outcomes)::jsonb) AS o(instance_id text, update_id text, stage text, result jsonb, error jsonb)
+WHERE u.namespace = sqlc.arg(namespace) AND u.instance_id = o.instance_id AND u.update_id = o.update_id;
+
+-- name: DeleteInstanceUpdates :exec
+-- A deleted instance's update ids go with it.
+DELETE FROM updates WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: DeleteInstancesUpdates :exec
+-- The update ids of instances the retention purge deletes.
+DELETE FROM updates WHERE namespace = sqlc.arg(namespace) AND instance_id = ANY(sqlc.arg(instance_ids)::text[]);

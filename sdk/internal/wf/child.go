@@ -1,0 +1,288 @@
+package wf
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/names"
+)
+
+// ParentClosePolicy is what happens to a child workflow still running when
+// its parent closes or is canceled (Temporal's enums.ParentClosePolicy).
+type ParentClosePolicy string
+
+// Parent close policies.
+const (
+	// ParentClosePolicyTerminate (the default, also for the zero value)
+	// ends the child. Until Tether has terminate, the child is asked to
+	// cancel, as with ParentClosePolicyRequestCancel.
+	ParentClosePolicyTerminate ParentClosePolicy = api.ParentClosePolicyTerminate
+	// ParentClosePolicyRequestCancel asks the child to cancel.
+	ParentClosePolicyRequestCancel ParentClosePolicy = api.ParentClosePolicyRequestCancel
+	// ParentClosePolicyAbandon leaves the child running.
+	ParentClosePolicyAbandon ParentClosePolicy = api.ParentClosePolicyAbandon
+)
+
+// ChildWorkflowOptions configure the child workflows a context starts
+// (Temporal's workflow.ChildWorkflowOptions).
+type ChildWorkflowOptions struct {
+	// WorkflowID is the child's instance id. Empty: "<parent id>-<parent
+	// execution>-child-<n>", n counting the children of the execution.
+	WorkflowID string
+	// TaskQueue is the child's task queue (empty: the parent's).
+	TaskQueue string
+	// WorkflowExecutionTimeout bounds the child's execution (0: none).
+	WorkflowExecutionTimeout time.Duration
+	// RetryPolicy is accepted for Temporal compatibility and not applied
+	// yet: a failed child is not retried.
+	RetryPolicy *RetryPolicy
+	// ParentClosePolicy: what happens to the child when the parent closes
+	// or is canceled (zero: ParentClosePolicyTerminate).
+	ParentClosePolicy ParentClosePolicy
+	// WaitForCancellation: when the child's context is cancelled, its
+	// future waits for the child to close (ChildWorkflowCanceled) instead
+	// of resolving with ErrCanceled at once.
+	WaitForCancellation bool
+}
+
+type childOptionsKey struct{}
+
+// WithChildOptions returns a context whose child workflows use opts.
+func WithChildOptions(ctx Context, opts ChildWorkflowOptions) Context {
+	return WithValue(ctx, childOptionsKey{}, opts)
+}
+
+// GetChildWorkflowOptions returns the child workflow options of ctx.
+func GetChildWorkflowOptions(ctx Context) ChildWorkflowOptions {
+	o, _ := ctx.Value(childOptionsKey{}).(ChildWorkflowOptions)
+	return o
+}
+
+// WorkflowExecution identifies a workflow execution (Temporal's
+// workflow.Execution): its instance id, and its execution id as a decimal
+// string.
+type WorkflowExecution struct {
+	// ID is the instance id.
+	ID string
+	// RunID is the execution id, in decimal.
+	RunID string
+}
+
+// ChildWorkflowFuture is the future of a child workflow: Get waits for its
+// result, GetChildWorkflowExecution for its start.
+type ChildWorkflowFuture interface {
+	Future
+	// GetChildWorkflowExecution returns a future resolved with the
+	// child's WorkflowExecution once it started, or with the error that
+	// kept it from starting.
+	GetChildWorkflowExecution() Future
+}
+
+// ChildWorkflowExecutionError is the error of a child workflow that
+// failed, was canceled or terminated; Err is the cause (ErrCanceled for a
+// canceled child).
+type ChildWorkflowExecutionError struct {
+	// WorkflowID and WorkflowType name the child.
+	WorkflowID   string
+	WorkflowType string
+	// Failure is the child's recorded error (a failed child only).
+	Failure *api.Error
+	// Err is the cause.
+	Err error
+}
+
+func (e *ChildWorkflowExecutionError) Error() string {
+	return fmt.Sprintf("child workflow %s (%s): %v", e.WorkflowID, e.WorkflowType, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ChildWorkflowExecutionError) Unwrap() error { return e.Err }
+
+// ErrChildWorkflowTerminated is the cause of a terminated child's error.
+var ErrChildWorkflowTerminated = errors.New("child workflow terminated")
+
+// ChildWorkflowExecutionAlreadyStartedError is the error of a child whose
+// workflow id a running instance held: the child was not started.
+type ChildWorkflowExecutionAlreadyStartedError struct {
+	// WorkflowID is the child's workflow id.
+	WorkflowID string
+}
+
+func (e *ChildWorkflowExecutionAlreadyStartedError) Error() string {
+	return fmt.Sprintf("child workflow %s: a running workflow has this id", e.WorkflowID)
+}
+
+type childFuture struct {
+	*future
+	started      *future
+	id           int64
+	workflowID   string
+	workflowType string
+	wait         bool
+	cancelSent   bool
+}
+
+func (f *childFuture) GetChildWorkflowExecution() Future { return f.started }
+
+// ExecuteChildWorkflow starts a child workflow and returns its future
+// (Temporal's workflow.ExecuteChildWorkflow). workflow is the workflow
+// function (named by its function name, as RegisterWorkflow names it) or
+// its registered name; args are its input, as for ExecuteActivity. The
+// options come from WithChildOptions. Cancelling ctx asks the child to
+// cancel.
+func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowFuture {
+	c := ctx.impl()
+	s := c.s
+	f := &childFuture{future: &future{s: s, scope: c.scope}, started: &future{s: s}}
+	fail := func(err error) ChildWorkflowFuture {
+		f.started.settle(nil, err)
+		f.settle(nil, err)
+		return f
+	}
+	name, ok := workflow.(string)
+	if !ok {
+		var err error
+		if name, err = names.FuncName(workflow); err != nil {
+			return fail(fmt.Errorf("workflow.ExecuteChildWorkflow: %w", err))
+		}
+		sig, err := fnsig.Inspect(workflow, workflowContextType, "workflow")
+		if err == nil {
+			err = sig.CheckInput(args...)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("workflow.ExecuteChildWorkflow %s: %w", name, err))
+		}
+	}
+	if name == "" {
+		return fail(errors.New("workflow.ExecuteChildWorkflow: empty workflow name"))
+	}
+	f.workflowType = name
+	raw, err := fnsig.EncodeArgs(args...)
+	if err != nil {
+		return fail(fmt.Errorf("workflow.ExecuteChildWorkflow %s: input: %w", name, err))
+	}
+	if c.scope.canceled {
+		return fail(&ChildWorkflowExecutionError{WorkflowType: name, Err: ErrCanceled})
+	}
+	opts := GetChildWorkflowOptions(ctx)
+	s.nextChildID++
+	f.id = s.nextChildID
+	f.wait = opts.WaitForCancellation
+	f.workflowID = opts.WorkflowID
+	if f.workflowID == "" {
+		f.workflowID = fmt.Sprintf("%s-%d-child-%d", s.info.InstanceID, s.info.ExecutionID, f.id)
+	}
+	tq := opts.TaskQueue
+	if tq == "" {
+		tq = s.info.TaskQueue
+	}
+	policy := opts.ParentClosePolicy
+	if policy == "" {
+		policy = ParentClosePolicyTerminate
+	}
+	s.issue(api.Command{
+		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
+		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
+		ParentClosePolicy: string(policy),
+	})
+	if s.children == nil {
+		s.children = map[int64]*childFuture{}
+	}
+	s.children[f.id] = f
+	return f
+}
+
+// isChildMessage reports whether kind is a message about a child.
+func isChildMessage(kind string) bool {
+	switch kind {
+	case api.EventChildWorkflowStarted, api.EventStartChildWorkflowFailed, api.EventChildWorkflowCompleted,
+		api.EventChildWorkflowFailed, api.EventChildWorkflowCanceled, api.EventChildWorkflowTerminated:
+		return true
+	}
+	return false
+}
+
+// applyChild feeds a message about a child to its future.
+func (s *state) applyChild(ev *api.Event) {
+	s.tick(ev)
+	f := s.children[ev.ChildID]
+	if f == nil {
+		return
+	}
+	closed := func(err error) {
+		delete(s.children, ev.ChildID)
+		f.settle(ev.Result, err)
+	}
+	chErr := func(failure *api.Error, cause error) error {
+		return &ChildWorkflowExecutionError{WorkflowID: f.workflowID, WorkflowType: f.workflowType, Failure: failure, Err: cause}
+	}
+	switch ev.Kind {
+	case api.EventChildWorkflowStarted:
+		if !f.started.done {
+			f.started.done = true
+			f.started.value = WorkflowExecution{ID: ev.ChildWorkflowID, RunID: strconv.FormatInt(ev.ChildExecutionID, 10)}
+		}
+	case api.EventStartChildWorkflowFailed:
+		err := &ChildWorkflowExecutionAlreadyStartedError{WorkflowID: ev.ChildWorkflowID}
+		f.started.settle(nil, err)
+		closed(err)
+	case api.EventChildWorkflowCompleted:
+		closed(nil)
+	case api.EventChildWorkflowFailed:
+		cause := errors.New("child workflow failed")
+		if ev.Error != nil {
+			var ae *ActivityError
+			if errors.As(activityFailure(0, "", ev.Error), &ae) {
+				cause = ae.Err
+			}
+		}
+		closed(chErr(ev.Error, cause))
+	case api.EventChildWorkflowCanceled:
+		closed(chErr(nil, ErrCanceled))
+	case api.EventChildWorkflowTerminated:
+		closed(chErr(nil, ErrChildWorkflowTerminated))
+	}
+}
+
+// cancelChildren handles the children of cancelled scopes: the ones
+// cancelled by workflow code are asked to cancel (a cancel of the whole
+// workflow leaves them to their parent close policy, which the server
+// applies); a future not waiting for the cancellation resolves with
+// ErrCanceled at once.
+func (s *state) cancelChildren(reason string) {
+	for _, id := range sortedKeys(s.children) {
+		f := s.children[id]
+		if !f.scope.canceled || f.cancelSent {
+			continue
+		}
+		f.cancelSent = true
+		if reason != cancelReasonWorkflow && !s.stopped() && !s.unwinding {
+			s.issue(api.Command{Type: api.CommandRequestCancelChildWorkflow, ChildID: id, WorkflowID: f.workflowID})
+		}
+		if !f.wait {
+			f.settle(nil, &ChildWorkflowExecutionError{WorkflowID: f.workflowID, WorkflowType: f.workflowType, Err: ErrCanceled})
+		}
+	}
+}
+
+// checkChildrenIssued: every child started or cancelled in history must
+// have been by the code.
+func (s *state) checkChildrenIssued() {
+	for _, id := range sortedKeys(s.hist.children) {
+		if id > s.nextChildID {
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has child workflow %d (%s) that the code did not start", id, s.hist.children[id])}
+			return
+		}
+	}
+	for _, id := range sortedKeys(s.hist.childCancel) {
+		if !slices.Contains(s.canceledChildren, id) {
+			s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has child workflow %d cancelled, the code did not cancel it", id)}
+			return
+		}
+	}
+}

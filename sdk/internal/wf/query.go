@@ -1,0 +1,104 @@
+package wf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+)
+
+// UnknownQueryError is what Executor.Query returns for a query name that
+// has no handler.
+type UnknownQueryError struct {
+	// QueryType is the name asked for.
+	QueryType string
+	// Known are the names that have handlers, sorted.
+	Known []string
+}
+
+func (e *UnknownQueryError) Error() string {
+	return fmt.Sprintf("unknown queryType %s. KnownQueryTypes=[%s]", e.QueryType, strings.Join(e.Known, " "))
+}
+
+// errQueryChangedState: a query handler issued a command or blocked; the
+// executor is unusable after it.
+var errQueryChangedState = errors.New("workflow: a query handler must not block or change the workflow (issue commands)")
+
+// SetQueryHandler sets the handler of queryType, replacing any earlier
+// one (Temporal's workflow.SetQueryHandler). handler is a function of the
+// query's arguments (optionally after a Context) that returns a result and
+// an error, or only an error:
+//
+//	func(args...) (R, error)
+//
+// It reads the workflow's state and must not block or start anything
+// (activities, timers, side effects).
+func SetQueryHandler(ctx Context, queryType string, handler any) error {
+	if queryType == "" {
+		return errors.New("workflow: SetQueryHandler: empty query type")
+	}
+	sig, err := fnsig.InspectActivity(handler, workflowContextType)
+	if err != nil {
+		return fmt.Errorf("workflow: SetQueryHandler %q: %w", queryType, err)
+	}
+	s := ctx.impl().s
+	if s.queries == nil {
+		s.queries = map[string]*fnsig.Sig{}
+	}
+	s.queries[queryType] = sig
+	return nil
+}
+
+// Query answers queryType with input (its encoded arguments) from the
+// workflow's current state. A name without a handler gives an
+// *UnknownQueryError; a handler's error is returned as it is. A handler
+// that blocks, panics or issues commands leaves the executor Broken.
+func (e *Executor) Query(queryType string, input json.RawMessage) (result json.RawMessage, err error) {
+	s := e.s
+	if s.broken != nil {
+		return nil, s.broken
+	}
+	sig := s.queries[queryType]
+	if sig == nil {
+		known := make([]string, 0, len(s.queries))
+		for k := range s.queries {
+			known = append(known, k)
+		}
+		slices.Sort(known)
+		return nil, &UnknownQueryError{QueryType: queryType, Known: known}
+	}
+	in, err := sig.DecodeInput(input)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", queryType, err)
+	}
+	nCmds, nCancels, nAct, nTimer, nSide := len(s.commands), len(s.cancels), s.nextActivityID, s.nextTimerID, s.nextSideEffect
+	defer func() {
+		if r := recover(); r != nil {
+			s.broken = errQueryChangedState
+			result, err = nil, fmt.Errorf("query %s: handler panicked: %v", queryType, r)
+			return
+		}
+		if len(s.commands) != nCmds || len(s.cancels) != nCancels || s.nextActivityID != nAct ||
+			s.nextTimerID != nTimer || s.nextSideEffect != nSide {
+			s.broken = errQueryChangedState
+			result, err = nil, fmt.Errorf("query %s: %w", queryType, errQueryChangedState)
+		}
+	}()
+	out, err := sig.Call(reflect.ValueOf(Context(s.rootCtx)), in)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := fnsig.Encode(out)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: result: %w", queryType, err)
+	}
+	return raw, nil
+}
+
+// Broken reports whether the executor can no longer be used (a turn or a
+// query failed on it); it must be closed.
+func (e *Executor) Broken() bool { return e.s.broken != nil }

@@ -1,0 +1,16 @@
+package workflow
+
+import "github.com/tetherhq/tether/sdk/internal/wf"
+
+// UnknownQueryError is the error of a query whose name has no handler.
+type UnknownQueryError = wf.UnknownQueryError
+
+// SetQueryHandler sets the handler of queryType, as Temporal's
+// workflow.SetQueryHandler: client.QueryWorkflow calls it with the query's
+// arguments and gets its result. handler is func(args...) (R, error) (or
+// returns only an error); it reads the workflow's state, computed from
+// history, and must not block or start anything. A query is never written
+// to history.
+func SetQueryHandler(ctx Context, queryType string, handler any) error {
+	return wf.SetQueryHandler(ctx, queryType, handler)
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// pendingActivityTask godoc
+//
+//	@Summary		Leave an activity attempt pending (asynchronous completion)
+//	@Description	The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
+//	@Tags			activity-tasks
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path	string	true	"Namespace"	default(default)
+//	@Param			token		path	string	true	"Lock token"
+//	@Success		204			"Pending"
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/pending [post]
+func (s *Server) pendingActivityTask(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	token := b.token()
+	if err := b.err(); err != nil {
+		return err
+	}
+	if err := s.store.MarkActivityPending(c.Request().Context(), ns, token); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// activityParams binds the namespace, instance id and activity id of the
+// by-id routes.
+func activityParams(b *binder) (ns, id string, activityID int64) {
+	ns = b.namespace()
+	id = b.param("instance_id", tagName)
+	raw := b.param("activity_id", "required")
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if raw != "" && (err != nil || n < 1) {
+		b.add("activity_id", "must be a positive integer")
+	}
+	return ns, id, n
+}
+
+// completeActivityByID godoc
+//
+//	@Summary		Complete an activity by id (asynchronous completion)
+//	@Description	Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
+//	@Tags			workflows
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string							true	"Namespace"	default(default)
+//	@Param			instance_id	path		string							true	"Instance id"
+//	@Param			activity_id	path		int								true	"Activity id"
+//	@Param			request		body		api.CompleteActivityByIDRequest	false	"The result"
+//	@Success		200			{object}	api.ActivityAckResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		404			{object}	api.Problem	"No held attempt"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete [post]
+func (s *Server) completeActivityByID(c echo.Context) error {
+	b := s.bind(c)
+	ns, id, aid := activityParams(b)
+	var req api.CompleteActivityByIDRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	token, err := s.store.ActivityToken(ctx, ns, id, req.ExecutionID, aid)
+	if err != nil {
+		return err
+	}
+	resp, err := s.store.CompleteActivityTaskEager(ctx, ns, token, req.Result, nil)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// failActivityByID godoc
+//
+//	@Summary		Fail an activity by id (asynchronous completion)
+//	@Description	Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
+//	@Tags			workflows
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			instance_id	path		string						true	"Instance id"
+//	@Param			activity_id	path		int							true	"Activity id"
+//	@Param			request		body		api.FailActivityByIDRequest	true	"The error"
+//	@Success		200			{object}	api.ActivityAckResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		404			{object}	api.Problem	"No held attempt"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail [post]
+func (s *Server) failActivityByID(c echo.Context) error {
+	b := s.bind(c)
+	ns, id, aid := activityParams(b)
+	var req api.FailActivityByIDRequest
+	b.body(&req)
+	b.check(req.Error.Message != "", "error.message", "required")
+	if err := b.err(); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	token, err := s.store.ActivityToken(ctx, ns, id, req.ExecutionID, aid)
+	if err != nil {
+		return err
+	}
+	resp, err := s.store.FailActivityTask(ctx, ns, token, req.Error, nil)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// heartbeatActivityByID godoc
+//
+//	@Summary		Heartbeat an activity by id (asynchronous completion)
+//	@Description	Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
+//	@Tags			workflows
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string								true	"Namespace"	default(default)
+//	@Param			instance_id	path		string								true	"Instance id"
+//	@Param			activity_id	path		int									true	"Activity id"
+//	@Param			request		body		api.HeartbeatActivityByIDRequest	false	"Details"
+//	@Success		200			{object}	api.ActivityHeartbeatResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		404			{object}	api.Problem	"No held attempt"
+//	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat [post]
+func (s *Server) heartbeatActivityByID(c echo.Context) error {
+	b := s.bind(c)
+	ns, id, aid := activityParams(b)
+	var req api.HeartbeatActivityByIDRequest
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	token, err := s.store.ActivityToken(ctx, ns, id, req.ExecutionID, aid)
+	if err != nil {
+		return err
+	}
+	details := req.Details
+	if details == nil {
+		details = []byte("null")
+	}
+	resp, err := s.store.HeartbeatActivityTask(ctx, ns, token, details, defaultActivityLockFor)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}

@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// NewChild is a child workflow started by a turn.
+type NewChild struct {
+	ChildID           int64
+	WorkflowID        string
+	WorkflowType      string
+	TaskQueue         string
+	Input             []byte
+	ExecutionTimeout  time.Duration
+	ParentClosePolicy string
+}
+
+// planChildCommand validates a start_child_workflow or
+// request_cancel_child_workflow command and plans its event and writes.
+// The child's instance is created by the store in the ack's transaction;
+// whether it started comes back to the parent as a message
+// (ChildWorkflowStarted or StartChildWorkflowFailed).
+func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(string) string) error {
+	if c.ChildID <= 0 {
+		return &InvalidCommandError{Field: field("child_id"), Message: "required: a positive number, unique within the execution"}
+	}
+	if c.WorkflowID == "" {
+		return &InvalidCommandError{Field: field("workflow_id"), Message: "required"}
+	}
+	if c.Type == api.CommandRequestCancelChildWorkflow {
+		if !slices.Contains(p.CancelChildren, c.WorkflowID) {
+			p.CancelChildren = append(p.CancelChildren, c.WorkflowID)
+		}
+		p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+			Kind: api.EventChildWorkflowCancelRequested, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,
+		}})
+		return nil
+	}
+	if c.WorkflowType == "" {
+		return &InvalidCommandError{Field: field("workflow_type"), Message: "required"}
+	}
+	if c.WorkflowID == inst.InstanceID {
+		return &InvalidCommandError{Field: field("workflow_id"), Message: "a workflow cannot be its own child"}
+	}
+	if c.ExecutionTimeout < 0 {
+		return &InvalidCommandError{Field: field("execution_timeout"), Message: "must not be negative"}
+	}
+	policy := c.ParentClosePolicy
+	if policy == "" {
+		policy = api.ParentClosePolicyTerminate
+	}
+	if !slices.Contains(api.ParentClosePolicies(), policy) {
+		return &InvalidCommandError{Field: field("parent_close_policy"),
+			Message: fmt.Sprintf("unknown parent close policy %q", c.ParentClosePolicy)}
+	}
+	for _, ch := range p.Children {
+		if ch.WorkflowID == c.WorkflowID {
+			return &InvalidCommandError{Field: field("workflow_id"),
+				Message: fmt.Sprintf("the turn already starts a child with workflow id %q", c.WorkflowID)}
+		}
+		if ch.ChildID == c.ChildID {
+			return &InvalidCommandError{Field: field("child_id"),
+				Message: fmt.Sprintf("the turn already starts child %d", c.ChildID)}
+		}
+	}
+	tq := c.TaskQueue
+	if tq == "" {
+		tq = inst.TaskQueue
+	}
+	p.Children = append(p.Children, NewChild{
+		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
+		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
+	})
+	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,
+		WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input, ParentClosePolicy: policy,
+	}})
+	return nil
+}

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// External is a signal_external or cancel_external command to apply to
+// its target in the ack's transaction.
+type External struct {
+	// Cancel is true for cancel_external, false for signal_external.
+	Cancel            bool
+	ExternalID        int64
+	TargetInstanceID  string
+	TargetExecutionID int64
+	SignalName        string
+	Input             json.RawMessage
+	Reason            string
+}
+
+// planExternal validates a signal_external or cancel_external command and
+// returns its event and its write.
+func planExternal(c api.Command, field func(string) string) (api.Event, External, error) {
+	if c.ExternalID <= 0 {
+		return api.Event{}, External{}, &InvalidCommandError{Field: field("external_id"), Message: "required: a positive sequence number"}
+	}
+	if c.TargetInstanceID == "" {
+		return api.Event{}, External{}, &InvalidCommandError{Field: field("target_instance_id"), Message: "required"}
+	}
+	if c.TargetExecutionID < 0 {
+		return api.Event{}, External{}, &InvalidCommandError{Field: field("target_execution_id"), Message: "must not be negative"}
+	}
+	ext := External{Cancel: c.Type == api.CommandCancelExternal, ExternalID: c.ExternalID,
+		TargetInstanceID: c.TargetInstanceID, TargetExecutionID: c.TargetExecutionID}
+	ev := api.Event{ExternalID: c.ExternalID, TargetInstanceID: c.TargetInstanceID, TargetExecutionID: c.TargetExecutionID}
+	if ext.Cancel {
+		ext.Reason = c.Reason
+		ev.Kind, ev.Reason = api.EventExternalCancelInitiated, c.Reason
+		return ev, ext, nil
+	}
+	if c.SignalName == "" {
+		return api.Event{}, External{}, &InvalidCommandError{Field: field("signal_name"), Message: "required"}
+	}
+	ext.SignalName, ext.Input = c.SignalName, c.Input
+	ev.Kind, ev.SignalName, ev.Input = api.EventExternalSignalInitiated, c.SignalName, c.Input
+	return ev, ext, nil
+}

@@ -1,0 +1,47 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// signalWithStart godoc
+//
+//	@Summary		Signal a workflow, starting it if it is not running
+//	@Description	One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
+//	@Tags			workflows
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			instance_id	path		string						true	"Instance id"
+//	@Param			request		body		api.SignalWithStartRequest	true	"The signal and the workflow to start"
+//	@Success		200			{object}	api.SignalWithStartResponse	"Signalled the running execution"
+//	@Success		201			{object}	api.SignalWithStartResponse	"Started, and signalled"
+//	@Failure		400			{object}	api.Problem					"Invalid request"
+//	@Failure		413			{object}	api.Problem					"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem					"Not declared Content-Type: application/json, or encoded"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start [post]
+func (s *Server) signalWithStart(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("instance_id", tagName)
+	var req api.SignalWithStartRequest
+	b.body(&req)
+	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
+	if err := b.err(); err != nil {
+		return err
+	}
+	resp, err := s.store.SignalWithStartWorkflow(c.Request().Context(), ns, id, req)
+	if err != nil {
+		return err
+	}
+	code := http.StatusOK
+	if resp.Started {
+		code = http.StatusCreated
+	}
+	return c.JSON(code, resp)
+}

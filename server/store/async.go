@@ -1,0 +1,46 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetherhq/tether/db/gen"
+)
+
+// MarkActivityPending records that the attempt's activity returned
+// ErrResultPending: it stays held under its lock token, which completes,
+// fails or heartbeats it later from any process, but leaves its worker (no
+// renewal needed, no loss with the worker); its timeouts and cancel flag
+// still apply, and its lock lasts until a minute past its StartToClose or
+// ScheduleToClose deadline (for ever without either). ErrLockLost when
+// the token holds nothing.
+func (s *Store) MarkActivityPending(ctx context.Context, ns, token string) error {
+	tok, err := parseToken(token)
+	if err != nil {
+		return err
+	}
+	_, err = gen.New(s.pool).MarkAttemptPending(ctx, gen.MarkAttemptPendingParams{LockToken: &tok, Namespace: ns})
+	if noRows(err) {
+		return ErrLockLost
+	}
+	if err != nil {
+		return fmt.Errorf("mark activity pending: %w", err)
+	}
+	return nil
+}
+
+// ActivityToken returns the lock token of the held attempt of an activity,
+// by workflow id, execution (0: the current one) and activity id, so that
+// it can be completed, failed or heartbeated by id. ErrNotFound when no
+// attempt of it is held (unknown, finished, or waiting for a worker).
+func (s *Store) ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (string, error) {
+	tok, err := gen.New(s.pool).HeldAttemptToken(ctx, gen.HeldAttemptTokenParams{Namespace: ns, InstanceID: instanceID,
+		ActivityID: activityID, ExecutionID: executionID})
+	if noRows(err) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("activity token: %w", err)
+	}
+	return tok.String(), nil
+}

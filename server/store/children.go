@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// Child workflows (docs/architecture.md, "Child workflows"). A parent's
+// turn ack starts its children, asks them to cancel and applies its
+// parent close policy in the ack's transaction, one set-based statement
+// each for the whole group of acks; a child's close reaches its parent as
+// a message written in the transaction that closes the child.
+
+// childArg is what StartChildren is told of one child.
+type childArg struct {
+	InstanceID        string   `json:"instance_id"`
+	WorkflowType      string   `json:"workflow_type"`
+	TaskQueue         string   `json:"task_queue"`
+	Input             *jsonRaw `json:"input,omitempty"`
+	TimeoutMS         int64    `json:"timeout_ms,omitempty"`
+	ParentInstanceID  string   `json:"parent_instance_id"`
+	ParentExecutionID int64    `json:"parent_execution_id"`
+	ParentTaskQueue   string   `json:"parent_task_queue"`
+	ChildID           int64    `json:"child_id"`
+	ParentClosePolicy string   `json:"parent_close_policy"`
+}
+
+// jsonRaw is a JSON value carried as itself inside a jsonb document.
+type jsonRaw []byte
+
+// MarshalJSON returns the value.
+func (r jsonRaw) MarshalJSON() ([]byte, error) { return r, nil }
+
+// parentCancelArg is what CancelChildren is told of one parent execution.
+type parentCancelArg struct {
+	InstanceID  string `json:"instance_id"`
+	ExecutionID int64  `json:"execution_id"`
+	Reason      string `json:"reason"`
+	// WorkflowIDs names the children to cancel; absent: every child
+	// whose parent close policy is not abandon.
+	WorkflowIDs []string `json:"workflow_ids,omitempty"`
+}
+
+// childWrites are the child-workflow writes of a group of turn acks.
+type childWrites struct {
+	children []childArg
+	// cancels: the children the turns named, then the executions whose
+	// close policy applies (two statements: a child named by a turn keeps
+	// the reason context_canceled).
+	cancels     []parentCancelArg
+	closePolicy []parentCancelArg
+}
+
+// addChildren plans the child-workflow writes of one planned turn.
+func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
+	id, exec := inst.InstanceID, inst.ExecutionID
+	for _, c := range plan.Children {
+		a := childArg{InstanceID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: c.TaskQueue,
+			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec,
+			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy}
+		if len(c.Input) > 0 {
+			in := jsonRaw(c.Input)
+			a.Input = &in
+		}
+		w.children = append(w.children, a)
+	}
+	if len(plan.CancelChildren) > 0 {
+		w.cancels = append(w.cancels, parentCancelArg{InstanceID: id, ExecutionID: exec,
+			Reason: api.CancelReasonContextCanceled, WorkflowIDs: plan.CancelChildren})
+	}
+	if plan.CloseChildrenReason != "" {
+		w.closePolicy = append(w.closePolicy, parentCancelArg{InstanceID: id, ExecutionID: exec, Reason: plan.CloseChildrenReason})
+	}
+}
+
+// writeChildren sends the child-workflow writes of a group, after its
+// instances are written (finished lists the instances the group closed,
+// whose parents learn of it). No statement waits for an answer.
+func writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finished []string) error {
+	prefix := WorkflowQueueKey(ns, "")
+	if len(w.children) > 0 {
+		if err := t.w.StartChildren(ctx, gen.StartChildrenParams{Namespace: ns, Children: mustJSON(w.children),
+			Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
+			return fmt.Errorf("start children: %w", err)
+		}
+	}
+	for _, parents := range [][]parentCancelArg{w.cancels, w.closePolicy} {
+		if len(parents) == 0 {
+			continue
+		}
+		if err := t.w.CancelChildren(ctx, gen.CancelChildrenParams{Namespace: ns, ParentNamespace: ns,
+			Parents: mustJSON(parents), Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
+			return fmt.Errorf("cancel children: %w", err)
+		}
+	}
+	if len(finished) > 0 {
+		if err := t.w.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: finished,
+			Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
+			return fmt.Errorf("notify parents: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// Cron workflows (docs/api.md, "Cron workflows"): the instance keeps its
+// schedule; each execution that completes or fails is followed, in the
+// same ack, by the next (the instance's execution_id + 1, like
+// continue-as-new) whose start message becomes visible at the schedule's
+// next time and carries the last completion result.
+
+// firstCronRun validates a start's cron schedule and returns it (nil when
+// empty) with the wait before the first run.
+func firstCronRun(spec string, now time.Time) (*string, time.Duration, error) {
+	if spec == "" {
+		return nil, 0, nil
+	}
+	next, err := engine.CronNext(spec, now)
+	if err != nil {
+		return nil, 0, &InvalidError{Field: "cron_schedule", Message: err.Error()}
+	}
+	return &spec, next.Sub(now), nil
+}
+
+// planCron sets plan.Cron when the execution the turn ends is followed by
+// the next run of the instance's schedule.
+func planCron(plan *engine.TurnPlan, inst gen.Instance, now time.Time) error {
+	if inst.CronSchedule == nil {
+		return nil
+	}
+	run, err := engine.PlanCron(plan, *inst.CronSchedule, inst.CancelRequested, inst.Result, now)
+	if err != nil {
+		return fmt.Errorf("cron of %s: %w", inst.InstanceID, err)
+	}
+	plan.Cron = run
+	return nil
+}
+
+// cronFinish makes fin the instance's row of the next run: running, the
+// next execution, the same input, the last completion result kept in
+// result.
+func cronFinish(fin *finishRow, run *engine.CronRun) {
+	fin.Status = api.StatusRunning
+	fin.ExecutionID++
+	fin.Result, fin.Error = boxed(run.LastCompletionResult), nil
+	fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
+}
+
+// cronContinue returns the write of the next run's start message (after
+// the old execution's messages are dropped), visible at run.At.
+func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, run *engine.CronRun, now time.Time) func() error {
+	id, exec := inst.InstanceID, inst.ExecutionID
+	next := exec + 1
+	start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: inst.WorkflowType,
+		TaskQueue: inst.TaskQueue, Input: inst.Input, ContinuedFromExecutionID: exec,
+		LastCompletionResult: run.LastCompletionResult}, max(run.At.Sub(now), 0))
+	return func() error {
+		if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
+			return fmt.Errorf("drop old execution messages: %w", err)
+		}
+		return enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{start})
+	}
+}
+
+// stopWaitingCron ends a cron workflow canceled between two runs (its
+// current execution has not started): it reports whether it did.
+func stopWaitingCron(ctx context.Context, t *txn, ns, instanceID, reason string) (bool, error) {
+	_, err := t.q.StopWaitingCron(ctx, gen.StopWaitingCronParams{Namespace: ns, InstanceID: instanceID, Reason: &reason})
+	if noRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stop waiting cron: %w", err)
+	}
+	if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{instanceID}}); err != nil {
+		return false, fmt.Errorf("drop messages of the stopped cron: %w", err)
+	}
+	t.wake(ResultKey(ns, instanceID))
+	return true, nil
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/engine"
+)
+
+// applyExternals applies a turn's signal_external and cancel_external
+// commands in the ack's transaction and, when the turn leaves the
+// execution running, sends each outcome to it as an ExternalCompleted or
+// ExternalFailed message (which the next turn consumes). A signal is
+// enqueued as POST …/signals/{name} would (it waits for an ack of the
+// target in flight, so it is never accepted and then dropped); a cancel
+// is recorded as POST …/cancel would (a target already cancel-requested
+// counts as reached). A target that is unknown, finished, or on another
+// execution than target_execution_id → ExternalFailed{type:
+// ExternalWorkflowNotFound}.
+func applyExternals(ctx context.Context, t *txn, ns, instanceID string, exec int64, taskQueue string, running bool, exts []engine.External) error {
+	outcomes := make([]outMessage, 0, len(exts))
+	for _, x := range exts {
+		ok, err := applyExternal(ctx, t, ns, x)
+		if err != nil {
+			return err
+		}
+		ev := api.Event{Kind: api.EventExternalCompleted, ExternalID: x.ExternalID}
+		if !ok {
+			what := "signal"
+			if x.Cancel {
+				what = "cancel request"
+			}
+			target := x.TargetInstanceID
+			if x.TargetExecutionID != 0 {
+				target = fmt.Sprintf("%s (execution %d)", target, x.TargetExecutionID)
+			}
+			no := false
+			ev = api.Event{Kind: api.EventExternalFailed, ExternalID: x.ExternalID, Error: &api.Error{
+				Type: api.ErrorTypeExternalWorkflowNotFound, Retryable: &no,
+				Message: fmt.Sprintf("%s to workflow %s: unknown external workflow execution (not found or not running)", what, target)}}
+		}
+		outcomes = append(outcomes, eventMessage(instanceID, &exec, ev, 0))
+	}
+	if !running {
+		return nil
+	}
+	return enqueueTo(ctx, t, ns, instanceID, taskQueue, outcomes)
+}
+
+// applyExternal applies one external command; ok is false when the target
+// is not running (or not on the execution named).
+func applyExternal(ctx context.Context, t *txn, ns string, x engine.External) (ok bool, err error) {
+	if x.TargetExecutionID != 0 {
+		i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: x.TargetInstanceID})
+		if noRows(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("external %d: %w", x.ExternalID, err)
+		}
+		if i.ExecutionID != x.TargetExecutionID || i.Status != api.StatusRunning {
+			return false, nil
+		}
+	}
+	if !x.Cancel {
+		msg := eventMessage(x.TargetInstanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: x.SignalName, Input: x.Input}, 0)
+		queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, Namespace: ns, InstanceID: x.TargetInstanceID})
+		if noRows(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("external %d: signal: %w", x.ExternalID, err)
+		}
+		t.wake(WorkflowQueueKey(ns, queue))
+		return true, nil
+	}
+	reason := x.Reason
+	row, err := t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: x.TargetInstanceID, Reason: &reason})
+	if noRows(err) {
+		// Finished, unknown, or already cancel-requested (reached).
+		i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: x.TargetInstanceID})
+		if noRows(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("external %d: %w", x.ExternalID, err)
+		}
+		return i.Status == api.StatusRunning, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("external %d: cancel: %w", x.ExternalID, err)
+	}
+	err = enqueueTo(ctx, t, ns, x.TargetInstanceID, row.TaskQueue, []outMessage{eventMessage(x.TargetInstanceID, nil,
+		api.Event{Kind: api.EventCancelRequested, Reason: reason}, 0)})
+	return err == nil, err
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+)
+
+// QueryQueueKey names the wake-up of query pollers of a task queue.
+func QueryQueueKey(namespace, taskQueue string) string {
+	return "q|" + namespace + "|" + taskQueue
+}
+
+// QueryAnswerKey names the wake-up of the request waiting on a query's
+// answer.
+func QueryAnswerKey(namespace, queryID string) string {
+	return "x|" + namespace + "|" + queryID
+}
+
+// QueryClaim is how long a worker holds a query it polled before another
+// worker may take it.
+const QueryClaim = 10 * time.Second
+
+// InsertQuery records a query of an execution of an instance (running or
+// closed; executionID 0: the current one) and wakes the query pollers of
+// its task queue; it returns the query's id and the task queue.
+// ErrNotFound: no such instance or execution.
+func (s *Store) InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage) (queryID, taskQueue string, err error) {
+	id := uuid.New()
+	tq, err := gen.New(s.pool).InsertQuery(ctx, gen.InsertQueryParams{
+		Channel:     NotifyChannel,
+		WakePrefix:  QueryQueueKey(ns, ""),
+		QueryID:     id,
+		QueryName:   name,
+		Input:       input,
+		ExecutionID: executionID,
+		Namespace:   ns,
+		InstanceID:  instanceID,
+	})
+	if noRows(err) {
+		return "", "", ErrNotFound
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("insert query: %w", err)
+	}
+	return id.String(), tq, nil
+}
+
+// ClaimQuery hands the oldest unclaimed query of a task queue to workerID,
+// with the history of the execution it asks about; nil when there is none.
+func (s *Store) ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error) {
+	q := gen.New(s.pool)
+	r, err := q.ClaimQuery(ctx, gen.ClaimQueryParams{WorkerID: &workerID, ClaimMs: QueryClaim.Milliseconds(), Namespace: ns, TaskQueue: taskQueue})
+	if noRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim query: %w", err)
+	}
+	i, err := q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: r.InstanceID})
+	if err != nil {
+		// The instance was deleted meanwhile: answer the query for it.
+		if noRows(err) {
+			_, aerr := s.AnswerQuery(ctx, ns, r.QueryID.String(), nil, &api.Error{Message: "workflow instance deleted", Type: "NotFound"})
+			return nil, aerr
+		}
+		return nil, fmt.Errorf("claim query: instance: %w", err)
+	}
+	h, err := s.history(ctx, q, ns, r.InstanceID, r.ExecutionID)
+	if err != nil {
+		return nil, fmt.Errorf("claim query: %w", err)
+	}
+	return &api.QueryTask{
+		QueryID:      r.QueryID.String(),
+		Namespace:    ns,
+		InstanceID:   r.InstanceID,
+		ExecutionID:  r.ExecutionID,
+		WorkflowType: i.WorkflowType,
+		TaskQueue:    r.TaskQueue,
+		QueryName:    r.QueryName,
+		Input:        r.Input,
+		History:      h,
+	}, nil
+}
+
+// AnswerQuery records a query's answer and wakes its request; found is
+// false when the query is gone (its request gave up) or already answered.
+func (s *Store) AnswerQuery(ctx context.Context, ns, queryID string, result json.RawMessage, qerr *api.Error) (found bool, err error) {
+	id, err := uuid.Parse(queryID)
+	if err != nil {
+		return false, nil
+	}
+	var errJSON []byte
+	if qerr != nil {
+		if errJSON, err = json.Marshal(qerr); err != nil {
+			return false, fmt.Errorf("answer query: %w", err)
+		}
+	}
+	_, err = gen.New(s.pool).AnswerQuery(ctx, gen.AnswerQueryParams{
+		Channel: NotifyChannel, Wake: QueryAnswerKey(ns, queryID),
+		Result: result, Error: errJSON, Namespace: ns, QueryID: id,
+	})
+	if noRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("answer query: %w", err)
+	}
+	return true, nil
+}
+
+// GetQueryAnswer reads a query's answer (Answered false while there is none).
+func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (QueryAnswer, error) {
+	id, err := uuid.Parse(queryID)
+	if err != nil {
+		return QueryAnswer{}, ErrNotFound
+	}
+	r, err := gen.New(s.pool).GetQueryAnswer(ctx, gen.GetQueryAnswerParams{Namespace: ns, QueryID: id})
+	if noRows(err) {
+		return QueryAnswer{}, ErrNotFound
+	}
+	if err != nil {
+		return QueryAnswer{}, fmt.Errorf("query answer: %w", err)
+	}
+	a := QueryAnswer{Answered: r.Answered, Result: r.Result}
+	if len(r.Error) > 0 {
+		a.Error = new(api.Error)
+		if err := json.Unmarshal(r.Error, a.Error); err != nil {
+			return QueryAnswer{}, fmt.Errorf("query answer: %w", err)
+		}
+	}
+	return a, nil
+}
+
+// DeleteQuery forgets a query (its request has its answer, or gave up).
+func (s *Store) DeleteQuery(ctx context.Context, ns, queryID string) error {
+	id, err := uuid.Parse(queryID)
+	if err != nil {
+		return nil
+	}
+	if err := gen.New(s.pool).DeleteQuery(ctx, gen.DeleteQueryParams{Namespace: ns, QueryID: id}); err != nil {
+		return fmt.Errorf("delete query: %w", err)
+	}
+	return nil
+}
+
+// queryKeep is how long a query row outlives the longest wait of its
+// request: the sweeper deletes older rows, left by a request whose server
+// went away before it could delete its own.
+const queryKeep = 5 * time.Minute
+
+func (s *Store) sweepQueries(ctx context.Context, _ *SweepResult) error {
+	if _, err := gen.New(s.pool).DeleteOldQueries(ctx, queryKeep.Milliseconds()); err != nil {
+		return fmt.Errorf("sweep queries: %w", err)
+	}
+	return nil
+}

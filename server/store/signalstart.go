@@ -1,0 +1,62 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+)
+
+// SignalWithStartWorkflow signals instanceID, starting it first when it is
+// not running (unknown, or finished: then as its next execution), in one
+// transaction. A started execution's first turn sees WorkflowStarted and
+// the signal together, so the signal is in its channel when the workflow
+// code's first line runs. A start that races another start of the same id
+// signals the execution that won.
+func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID string, req api.SignalWithStartRequest) (api.SignalWithStartResponse, error) {
+	var resp api.SignalWithStartResponse
+	err := s.inTx(ctx, func(t *txn) error {
+		resp = api.SignalWithStartResponse{InstanceID: instanceID}
+		signal := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived,
+			SignalName: req.SignalName, Input: req.SignalInput}, 0)
+		// Two rounds at most: a start refused because another one committed
+		// meanwhile finds the instance running at the second signal.
+		for range 2 {
+			queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: signal.Payload, Namespace: ns, InstanceID: instanceID})
+			if err == nil {
+				t.wake(WorkflowQueueKey(ns, queue))
+				i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
+				if err != nil {
+					return fmt.Errorf("signal with start: %w", err)
+				}
+				resp.ExecutionID, resp.Status = i.ExecutionID, i.Status
+				return nil
+			}
+			if !noRows(err) {
+				return fmt.Errorf("signal with start: signal: %w", err)
+			}
+			started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
+				TaskQueue: req.TaskQueue, Input: req.Input}
+			row, err := t.q.StartInstance(ctx, gen.StartInstanceParams{
+				Namespace: ns, InstanceID: instanceID, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
+				Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: mustJSON(started),
+				Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, req.TaskQueue), 1),
+			})
+			if noRows(err) {
+				continue // started meanwhile: signal it
+			}
+			if err != nil {
+				return fmt.Errorf("signal with start: start: %w", err)
+			}
+			// The signal follows the start message: the first turn takes both.
+			if err := enqueueTo(ctx, t, ns, instanceID, req.TaskQueue, []outMessage{signal}); err != nil {
+				return fmt.Errorf("signal with start: %w", err)
+			}
+			resp.ExecutionID, resp.Status, resp.Started = row.ExecutionID, row.Status, true
+			return nil
+		}
+		return fmt.Errorf("signal with start %s: the instance neither runs nor starts", instanceID)
+	})
+	return resp, err
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// updateStageRank orders the stages a request can wait for.
+func updateStageRank(stage string) int {
+	switch stage {
+	case api.UpdateStageAdmitted:
+		return 0
+	case api.UpdateStageAccepted:
+		return 1
+	}
+	return 2 // completed, rejected: final
+}
+
+// updateWorkflow godoc
+//
+//	@Summary		Update a workflow
+//	@Description	Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
+//	@Tags			workflows
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			namespace	path		string						true	"Namespace"	default(default)
+//	@Param			instance_id	path		string						true	"Instance id"
+//	@Param			name		path		string						true	"Update name"
+//	@Param			request		body		api.UpdateWorkflowRequest	true	"Update id, arguments, stage to wait for"
+//	@Success		200			{object}	api.UpdateWorkflowResponse
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		404			{object}	api.Problem	"Unknown instance"
+//	@Failure		409			{object}	api.Problem	"The workflow has finished (and did not accept the update)"
+//	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
+//	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} [post]
+func (s *Server) updateWorkflow(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	id := b.param("instance_id", tagName)
+	name := b.param("name", tagName)
+	var req api.UpdateWorkflowRequest
+	b.body(&req)
+	wait := b.wait("wait", req.Wait)
+	if err := b.err(); err != nil {
+		return err
+	}
+	want := req.WaitForStage
+	if want == "" {
+		want = api.UpdateStageAccepted
+	}
+	ctx := c.Request().Context()
+	if err := s.store.RequestUpdate(ctx, ns, id, req.UpdateID, name, req.Input); err != nil {
+		return err
+	}
+	var st store.UpdateState
+	_, err := s.longPoll(ctx, pollSpec{
+		route: "workflow_update",
+		keys:  []string{store.UpdateKey(ns, id, req.UpdateID)},
+		wait:  wait,
+		fetch: func(ctx context.Context) (bool, error) {
+			var err error
+			st, err = s.store.GetUpdate(ctx, ns, id, req.UpdateID)
+			if err != nil {
+				return false, err
+			}
+			if updateStageRank(st.Stage) >= updateStageRank(want) {
+				return true, nil
+			}
+			if st.Stage == api.UpdateStageAdmitted && st.InstanceStatus != api.StatusRunning {
+				// The workflow ended before a turn saw the update.
+				return false, store.ErrNotRunning
+			}
+			return false, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, api.UpdateWorkflowResponse{UpdateID: req.UpdateID, Stage: st.Stage, Result: st.Result, Error: st.Error})
+}
