@@ -50,11 +50,11 @@ type External interface {
 	// MarkActivityPending leaves a held attempt to be completed later from
 	// any process (activity.ErrResultPending). ErrLockLost when the token
 	// holds nothing.
-	MarkActivityPending(ctx context.Context, ns, token string) error
+	MarkActivityPending(ctx context.Context, ns string, token AttemptToken) error
 	// ActivityToken returns the lock token of the held attempt of an
 	// activity by workflow id, execution (0: current) and activity id.
 	// ErrNotFound when no attempt of it is held.
-	ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (string, error)
+	ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (AttemptToken, error)
 }
 
 // Talk is reading and changing a running workflow from outside: queries

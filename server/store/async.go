@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // MarkActivityPending records that the attempt's activity returned
@@ -14,12 +16,9 @@ import (
 // still apply, and its lock lasts until a minute past its StartToClose or
 // ScheduleToClose deadline (for ever without either). ErrLockLost when
 // the token holds nothing.
-func (s *Store) MarkActivityPending(ctx context.Context, ns, token string) error {
-	tok, err := parseToken(token)
-	if err != nil {
-		return err
-	}
-	_, err = gen.New(s.pool).MarkAttemptPending(ctx, gen.MarkAttemptPendingParams{LockToken: &tok, Namespace: ns})
+func (s *Store) MarkActivityPending(ctx context.Context, ns string, token storage.AttemptToken) error {
+	tok := uuid.UUID(token)
+	_, err := gen.New(s.pool).MarkAttemptPending(ctx, gen.MarkAttemptPendingParams{LockToken: &tok, Namespace: ns})
 	if noRows(err) {
 		return ErrLockLost
 	}
@@ -33,14 +32,14 @@ func (s *Store) MarkActivityPending(ctx context.Context, ns, token string) error
 // by workflow id, execution (0: the current one) and activity id, so that
 // it can be completed, failed or heartbeated by id. ErrNotFound when no
 // attempt of it is held (unknown, finished, or waiting for a worker).
-func (s *Store) ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (string, error) {
+func (s *Store) ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (storage.AttemptToken, error) {
 	tok, err := gen.New(s.pool).HeldAttemptToken(ctx, gen.HeldAttemptTokenParams{Namespace: ns, InstanceID: instanceID,
 		ActivityID: activityID, ExecutionID: executionID})
 	if noRows(err) {
-		return "", ErrNotFound
+		return storage.AttemptToken{}, ErrNotFound
 	}
 	if err != nil {
-		return "", fmt.Errorf("activity token: %w", err)
+		return storage.AttemptToken{}, fmt.Errorf("activity token: %w", err)
 	}
-	return tok.String(), nil
+	return storage.AttemptToken(tok), nil
 }

@@ -21,7 +21,7 @@ func fetchFor(t *testing.T, s *store.Store, build string) *api.WorkflowTask {
 // ackEmpty acknowledges a turn with no commands (the workflow waits).
 func ackEmpty(t *testing.T, s *store.Store, task *api.WorkflowTask) {
 	t.Helper()
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 }
 
 // An execution takes the build id of the worker that fetches its first
@@ -49,7 +49,7 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 		t.Fatalf("v1 got %+v, want a's second turn", next)
 	}
 	// Continue-as-new: the next execution is free for any build.
-	m(s.CompleteWorkflowTask(ctxT(t), ns, next.LockToken, api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, next.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandContinueAsNew}}}))(t)
 	if task := fetchFor(t, s, "v2"); task == nil || task.InstanceID != "a" || task.ExecutionID != 2 {
 		t.Fatalf("v2 got %+v, want the continued execution's first turn", task)
@@ -143,7 +143,7 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 					if err != nil || task == nil {
 						b.Fatalf("fetch: %v, %v", task, err)
 					}
-					if _, err := s.CompleteWorkflowTask(ctx, ns, task.LockToken, api.CompleteWorkflowTaskRequest{}); err != nil {
+					if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -40,7 +40,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	start(t, s, "p")
 	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "busy", TaskQueue: "q3", InstanceID: "busy"}))(t)
 	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "kidwf", TaskQueue: "q2",
 			Input: json.RawMessage(`"hi"`), ParentClosePolicy: api.ParentClosePolicyRequestCancel},
 		{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "busy", WorkflowType: "kidwf", TaskQueue: "q2"},
@@ -74,7 +74,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	if string(kid.Messages[0].Input) != `"hi"` || kid.Messages[0].ParentWorkflowID != "p" {
 		t.Fatalf("child start %+v", kid.Messages[0])
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, kid.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, kid.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"ok":true}`)}}}))(t)
 	closed := xminOf(t, s, `SELECT xmin::text FROM history WHERE namespace = $1 AND instance_id = 'kid' AND kind = 'WorkflowCompleted'`, ns)
 	if x := xminOf(t, s, `SELECT xmin::text FROM orchestrator_queue WHERE namespace = $1 AND instance_id = 'p' AND kind = 'ChildWorkflowCompleted' AND payload->'result' = '{"ok":true}'::jsonb`, ns); x != closed {
@@ -85,7 +85,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	// keeps running, untouched.
 	task = fetchTurn(t, s)
 	got := kinds(task.Messages)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}))(t)
 	h := history(t, s, "p")
 	for _, k := range []string{api.EventChildWorkflowStarted, api.EventStartChildWorkflowFailed, api.EventChildWorkflowCompleted} {
@@ -107,7 +107,7 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "p")
 	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "rc", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyRequestCancel},
 		{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "term", WorkflowType: "k", TaskQueue: "q2"},
 		{Type: api.CommandStartChildWorkflow, ChildID: 3, WorkflowID: "ab", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyAbandon},
@@ -118,10 +118,10 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 		t.Fatalf("ab2 was not asked to cancel: %+v", w)
 	}
 	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 	m(s.CancelWorkflow(ctxT(t), ns, "p", "stop"))(t)
 	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, task.LockToken, api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 	for id, want := range map[string]bool{"rc": true, "term": true, "ab": false} {
 		w := m(s.DescribeWorkflow(ctxT(t), ns, id))(t)
 		if w.CancelRequested != want || w.Status != api.StatusRunning {
