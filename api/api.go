@@ -172,23 +172,31 @@ type StartWorkflowRequest struct {
 // /workflows/{id}/signal-with-start: the signal, and the workflow to start
 // when the instance is not running.
 type SignalWithStartRequest struct {
-	SignalName  string          `json:"signal_name" validate:"required,name"`
+	// SignalName is the signal sent, whether or not the workflow was started.
+	SignalName string `json:"signal_name" validate:"required,name"`
+	// SignalInput is the signal's payload, any JSON value.
 	SignalInput json.RawMessage `json:"signal_input,omitempty" swaggertype:"object"`
 	// WorkflowType, TaskQueue, Input and ExecutionTimeout are those of
 	// StartWorkflowRequest; they are used only when the call starts the
 	// workflow.
-	WorkflowType     string          `json:"workflow_type" validate:"required,name"`
-	TaskQueue        string          `json:"task_queue" validate:"required,name"`
-	Input            json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	ExecutionTimeout Duration        `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	WorkflowType string `json:"workflow_type" validate:"required,name"`
+	// TaskQueue is the queue of a started workflow's turns.
+	TaskQueue string `json:"task_queue" validate:"required,name"`
+	// Input is the workflow's argument when it is started, any JSON value.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// ExecutionTimeout fails a started workflow that runs longer (0: no limit).
+	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
 }
 
 // SignalWithStartResponse is the answer of POST
 // /workflows/{id}/signal-with-start.
 type SignalWithStartResponse struct {
-	InstanceID  string `json:"instance_id"`
-	ExecutionID int64  `json:"execution_id"`
-	Status      string `json:"status"`
+	// InstanceID is the workflow signalled.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the execution that received the signal.
+	ExecutionID int64 `json:"execution_id"`
+	// Status is the workflow's status (running).
+	Status string `json:"status"`
 	// Started is true when the call started the execution, false when it
 	// signalled one already running.
 	Started bool `json:"started"`
@@ -241,8 +249,9 @@ type Workflow struct {
 	CronSchedule string `json:"cron_schedule,omitempty"`
 	// ParentWorkflowID and ParentExecutionID: the parent execution that
 	// started this instance as a child workflow (absent: none).
-	ParentWorkflowID  string `json:"parent_workflow_id,omitempty"`
-	ParentExecutionID int64  `json:"parent_execution_id,omitempty"`
+	ParentWorkflowID string `json:"parent_workflow_id,omitempty"`
+	// ParentExecutionID is the parent's execution (child workflows only).
+	ParentExecutionID int64 `json:"parent_execution_id,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.
@@ -405,9 +414,11 @@ type Event struct {
 	// ExternalSignalInitiated, ExternalCancelInitiated, ExternalCompleted,
 	// ExternalFailed: the request's sequence number; the target (the
 	// initiated events).
-	ExternalID        int64  `json:"external_id,omitempty"`
-	TargetInstanceID  string `json:"target_instance_id,omitempty"`
-	TargetExecutionID int64  `json:"target_execution_id,omitempty"`
+	ExternalID int64 `json:"external_id,omitempty"`
+	// TargetInstanceID is the workflow signalled or cancelled (External*Initiated).
+	TargetInstanceID string `json:"target_instance_id,omitempty"`
+	// TargetExecutionID is the target's execution, 0 for whichever runs (External*Initiated).
+	TargetExecutionID int64 `json:"target_execution_id,omitempty"`
 	// WorkflowTerminated: the details given with the request.
 	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 	// ContinuedAsNew: the execution that follows.
@@ -429,7 +440,8 @@ type Event struct {
 	// WorkflowUpdateAccepted, WorkflowUpdateCompleted: the update's id;
 	// WorkflowUpdateAccepted also its name (and Input its arguments),
 	// WorkflowUpdateCompleted its Result or Error.
-	UpdateID   string `json:"update_id,omitempty"`
+	UpdateID string `json:"update_id,omitempty"`
+	// UpdateName is the update's name (WorkflowUpdateAccepted).
 	UpdateName string `json:"update_name,omitempty"`
 	// TurnMessages is set on the first event of a turn that consumed more
 	// than one message: how many message events the turn recorded (they
@@ -441,15 +453,18 @@ type Event struct {
 	// ChildWorkflowCancelRequested: the child's number within the parent
 	// execution (the start_child_workflow command's child_id), its
 	// workflow id and (once started) its execution.
-	ChildID          int64  `json:"child_id,omitempty"`
-	ChildWorkflowID  string `json:"child_workflow_id,omitempty"`
-	ChildExecutionID int64  `json:"child_execution_id,omitempty"`
+	ChildID int64 `json:"child_id,omitempty"`
+	// ChildWorkflowID is the child workflow's instance id (child workflow events).
+	ChildWorkflowID string `json:"child_workflow_id,omitempty"`
+	// ChildExecutionID is the child workflow's execution (child workflow events).
+	ChildExecutionID int64 `json:"child_execution_id,omitempty"`
 	// ChildWorkflowInitiated: what happens to the child when the parent
 	// closes (ParentClosePolicy*).
 	ParentClosePolicy string `json:"parent_close_policy,omitempty"`
 	// WorkflowStarted of a child workflow: its parent.
-	ParentWorkflowID  string `json:"parent_workflow_id,omitempty"`
-	ParentExecutionID int64  `json:"parent_execution_id,omitempty"`
+	ParentWorkflowID string `json:"parent_workflow_id,omitempty"`
+	// ParentExecutionID is the parent's execution (WorkflowStarted of a child workflow).
+	ParentExecutionID int64 `json:"parent_execution_id,omitempty"`
 }
 
 // ---------------------------------------------------------------------------
@@ -800,8 +815,9 @@ type CompleteActivityTaskRequest struct {
 // attempt of the activity (asynchronous completion by id).
 type CompleteActivityByIDRequest struct {
 	// ExecutionID is the workflow's execution (0: the current one).
-	ExecutionID int64           `json:"execution_id,omitempty" validate:"min=0"`
-	Result      json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+	// Result is the activity's result, any JSON value.
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 }
 
 // FailActivityByIDRequest is the body of POST
@@ -816,8 +832,9 @@ type FailActivityByIDRequest struct {
 // /workflows/{id}/activities/{activity_id}/heartbeat.
 type HeartbeatActivityByIDRequest struct {
 	// ExecutionID is the workflow's execution (0: the current one).
-	ExecutionID int64           `json:"execution_id,omitempty" validate:"min=0"`
-	Details     json.RawMessage `json:"details,omitempty" swaggertype:"object"`
+	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+	// Details are the heartbeat details to record, any JSON value.
+	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 }
 
 // EagerWorkflowTask asks for the turn an activity result makes due to be

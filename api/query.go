@@ -23,8 +23,10 @@ type QueryWorkflowResponse struct {
 
 // PollQueryTaskRequest is the body of POST /query-tasks/poll.
 type PollQueryTaskRequest struct {
+	// TaskQueue is the queue whose workflows' queries the worker answers.
 	TaskQueue string `json:"task_queue" validate:"required,name"`
-	WorkerID  string `json:"worker_id" validate:"required,name"`
+	// WorkerID is the polling worker's session id.
+	WorkerID string `json:"worker_id" validate:"required,name"`
 	// Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
 	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"30s"`
 }
@@ -33,20 +35,30 @@ type PollQueryTaskRequest struct {
 // the worker replays (or its cached state), and the query to answer from
 // it. A query is never written to history.
 type QueryTask struct {
-	QueryID      string          `json:"query_id"`
-	Namespace    string          `json:"namespace"`
-	InstanceID   string          `json:"instance_id"`
-	ExecutionID  int64           `json:"execution_id"`
-	WorkflowType string          `json:"workflow_type"`
-	TaskQueue    string          `json:"task_queue"`
-	QueryName    string          `json:"query_name"`
-	Input        json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	History      []Event         `json:"history"`
+	// QueryID names the query; the answer is sent to /query-tasks/{query_id}/answer.
+	QueryID string `json:"query_id"`
+	// Namespace is the workflow's namespace.
+	Namespace string `json:"namespace"`
+	// InstanceID is the workflow queried.
+	InstanceID string `json:"instance_id"`
+	// ExecutionID is the execution queried.
+	ExecutionID int64 `json:"execution_id"`
+	// WorkflowType is the workflow's registered name.
+	WorkflowType string `json:"workflow_type"`
+	// TaskQueue is the workflow's task queue.
+	TaskQueue string `json:"task_queue"`
+	// QueryName is the query handler's name.
+	QueryName string `json:"query_name"`
+	// Input are the query's arguments, any JSON value.
+	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// History is the execution's whole history, to answer from by replay.
+	History []Event `json:"history"`
 }
 
 // AnswerQueryTaskRequest is the body of POST /query-tasks/{query_id}/answer:
 // the handler's result, or the error that stood in for it.
 type AnswerQueryTaskRequest struct {
+	// Result is the query handler's result, any JSON value (absent when Error is set).
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 	// Error, when set, is why the query has no result: Type
 	// ErrorTypeUnknownQuery when the workflow has no handler of that name,

@@ -56,6 +56,7 @@ type UpdateWorkflowRequest struct {
 
 // UpdateWorkflowResponse is where an update stands.
 type UpdateWorkflowResponse struct {
+	// UpdateID names the update (the request's, or a new one).
 	UpdateID string `json:"update_id"`
 	// Stage is admitted, accepted, completed or rejected; short of the
 	// stage asked for when the wait ran out.

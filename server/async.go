@@ -12,14 +12,18 @@ import (
 // pendingActivityTask godoc
 //
 //	@Summary		Leave an activity attempt pending (asynchronous completion)
+//	@ID			pendingActivityTask
 //	@Description	The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
 //	@Tags			activity-tasks
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path	string	true	"Namespace"	default(default)
 //	@Param			token		path	string	true	"Lock token"
 //	@Success		204			"Pending"
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/pending [post]
 func (s *Server) pendingActivityTask(c echo.Context) error {
@@ -51,10 +55,12 @@ func activityParams(b *binder) (ns, id string, activityID int64) {
 // completeActivityByID godoc
 //
 //	@Summary		Complete an activity by id (asynchronous completion)
+//	@ID			completeActivityByID
 //	@Description	Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string							true	"Namespace"	default(default)
 //	@Param			instance_id	path		string							true	"Instance id"
 //	@Param			activity_id	path		int								true	"Activity id"
@@ -63,6 +69,8 @@ func activityParams(b *binder) (ns, id string, activityID int64) {
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		404			{object}	api.Problem	"No held attempt"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete [post]
 func (s *Server) completeActivityByID(c echo.Context) error {
@@ -88,10 +96,12 @@ func (s *Server) completeActivityByID(c echo.Context) error {
 // failActivityByID godoc
 //
 //	@Summary		Fail an activity by id (asynchronous completion)
+//	@ID			failActivityByID
 //	@Description	Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			instance_id	path		string						true	"Instance id"
 //	@Param			activity_id	path		int							true	"Activity id"
@@ -100,6 +110,8 @@ func (s *Server) completeActivityByID(c echo.Context) error {
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		404			{object}	api.Problem	"No held attempt"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail [post]
 func (s *Server) failActivityByID(c echo.Context) error {
@@ -126,10 +138,12 @@ func (s *Server) failActivityByID(c echo.Context) error {
 // heartbeatActivityByID godoc
 //
 //	@Summary		Heartbeat an activity by id (asynchronous completion)
+//	@ID			heartbeatActivityByID
 //	@Description	Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string								true	"Namespace"	default(default)
 //	@Param			instance_id	path		string								true	"Instance id"
 //	@Param			activity_id	path		int									true	"Activity id"
@@ -138,6 +152,8 @@ func (s *Server) failActivityByID(c echo.Context) error {
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		404			{object}	api.Problem	"No held attempt"
 //	@Failure		409			{object}	api.Problem	"Lock lost"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat [post]
 func (s *Server) heartbeatActivityByID(c echo.Context) error {

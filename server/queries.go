@@ -21,10 +21,12 @@ const (
 // queryWorkflow godoc
 //
 //	@Summary		Query a workflow
+//	@ID			queryWorkflow
 //	@Description	Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			instance_id	path		string						true	"Instance id"
 //	@Param			name		path		string						true	"Query name"
@@ -35,6 +37,8 @@ const (
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		422			{object}	api.Problem	"The query handler returned an error"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Failure		504			{object}	api.Problem	"No worker answered within wait"
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} [post]
@@ -97,10 +101,12 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 // pollQueryTask godoc
 //
 //	@Summary		Poll for a query to answer
+//	@ID			pollQueryTask
 //	@Description	Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 //	@Tags			query-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			request		body		api.PollQueryTaskRequest	true	"Queue and worker"
 //	@Success		200			{object}	api.QueryTask
@@ -108,6 +114,8 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		403			{object}	api.Problem	"The key may not do this, or worker_id is another key's (or session secret's) session"
 //	@Failure		429			{object}	api.Problem	"The worker holds too many long polls"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/query-tasks/poll [post]
 func (s *Server) pollQueryTask(c echo.Context) error {
@@ -154,10 +162,12 @@ func (s *Server) pollQueryTask(c echo.Context) error {
 // answerQueryTask godoc
 //
 //	@Summary		Answer a query
+//	@ID			answerQueryTask
 //	@Description	Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 //	@Tags			query-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			query_id	path		string						true	"Query id"
 //	@Param			request		body		api.AnswerQueryTaskRequest	true	"Result or error"
@@ -165,6 +175,8 @@ func (s *Server) pollQueryTask(c echo.Context) error {
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/query-tasks/{query_id}/answer [post]
 func (s *Server) answerQueryTask(c echo.Context) error {

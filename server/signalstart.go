@@ -11,10 +11,12 @@ import (
 // signalWithStart godoc
 //
 //	@Summary		Signal a workflow, starting it if it is not running
+//	@ID			signalWithStart
 //	@Description	One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			instance_id	path		string						true	"Instance id"
 //	@Param			request		body		api.SignalWithStartRequest	true	"The signal and the workflow to start"
@@ -23,6 +25,8 @@ import (
 //	@Failure		400			{object}	api.Problem					"Invalid request"
 //	@Failure		413			{object}	api.Problem					"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem					"Not declared Content-Type: application/json, or encoded"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start [post]
 func (s *Server) signalWithStart(c echo.Context) error {

@@ -11,10 +11,12 @@ import (
 // terminateWorkflow godoc
 //
 //	@Summary		Terminate a workflow
+//	@ID			terminateWorkflow
 //	@Description	Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string							true	"Namespace"	default(default)
 //	@Param			instance_id	path		string							true	"Instance id"
 //	@Param			request		body		api.TerminateWorkflowRequest	false	"Why"
@@ -24,6 +26,8 @@ import (
 //	@Failure		409			{object}	api.Problem	"The workflow is not running"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/terminate [post]
 func (s *Server) terminateWorkflow(c echo.Context) error {

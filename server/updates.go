@@ -24,10 +24,12 @@ func updateStageRank(stage string) int {
 // updateWorkflow godoc
 //
 //	@Summary		Update a workflow
+//	@ID			updateWorkflow
 //	@Description	Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 //	@Tags			workflows
 //	@Accept			json
 //	@Produce		json,application/problem+json
+//	@Security		BearerAuth
 //	@Param			namespace	path		string						true	"Namespace"	default(default)
 //	@Param			instance_id	path		string						true	"Instance id"
 //	@Param			name		path		string						true	"Update name"
@@ -38,6 +40,8 @@ func updateStageRank(stage string) int {
 //	@Failure		409			{object}	api.Problem	"The workflow has finished (and did not accept the update)"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} [post]
 func (s *Server) updateWorkflow(c echo.Context) error {

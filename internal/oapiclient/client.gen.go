@@ -343,7 +343,9 @@ type ApiAnswerQueryTaskRequest struct {
 	// Error Error, when set, is why the query has no result: Type
 	// ErrorTypeUnknownQuery when the workflow has no handler of that name,
 	// else the handler's error.
-	Error  *ApiError   `json:"error,omitempty"`
+	Error *ApiError `json:"error,omitempty"`
+
+	// Result Result is the query handler's result, any JSON value (absent when Error is set).
 	Result interface{} `json:"result,omitempty"`
 }
 
@@ -503,8 +505,10 @@ type ApiCommandType string
 // ApiCompleteActivityByIDRequest defines model for api.CompleteActivityByIDRequest.
 type ApiCompleteActivityByIDRequest struct {
 	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
-	ExecutionId *int        `json:"execution_id,omitempty"`
-	Result      interface{} `json:"result,omitempty"`
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Result Result is the activity's result, any JSON value.
+	Result interface{} `json:"result,omitempty"`
 }
 
 // ApiCompleteActivityTaskRequest defines model for api.CompleteActivityTaskRequest.
@@ -674,7 +678,9 @@ type ApiEvent struct {
 	ActivityType *string `json:"activity_type,omitempty"`
 
 	// Attempt ActivityCompleted, ActivityFailed, ActivityAttemptCancelRequested
-	Attempt          *int `json:"attempt,omitempty"`
+	Attempt *int `json:"attempt,omitempty"`
+
+	// ChildExecutionId ChildExecutionID is the child workflow's execution (child workflow events).
 	ChildExecutionId *int `json:"child_execution_id,omitempty"`
 
 	// ChildId ChildWorkflowInitiated, ChildWorkflowStarted, StartChildWorkflowFailed,
@@ -682,7 +688,9 @@ type ApiEvent struct {
 	// ChildWorkflowCancelRequested: the child's number within the parent
 	// execution (the start_child_workflow command's child_id), its
 	// workflow id and (once started) its execution.
-	ChildId         *int    `json:"child_id,omitempty"`
+	ChildId *int `json:"child_id,omitempty"`
+
+	// ChildWorkflowId ChildWorkflowID is the child workflow's instance id (child workflow events).
 	ChildWorkflowId *string `json:"child_workflow_id,omitempty"`
 
 	// ContinuedFromExecutionId WorkflowStarted of an execution started by continue-as-new: the
@@ -736,7 +744,9 @@ type ApiEvent struct {
 	// ParentClosePolicy ChildWorkflowInitiated: what happens to the child when the parent
 	// closes (ParentClosePolicy*).
 	ParentClosePolicy *string `json:"parent_close_policy,omitempty"`
-	ParentExecutionId *int    `json:"parent_execution_id,omitempty"`
+
+	// ParentExecutionId ParentExecutionID is the parent's execution (WorkflowStarted of a child workflow).
+	ParentExecutionId *int `json:"parent_execution_id,omitempty"`
 
 	// ParentWorkflowId WorkflowStarted of a child workflow: its parent.
 	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
@@ -749,9 +759,13 @@ type ApiEvent struct {
 	Result interface{} `json:"result,omitempty"`
 
 	// SignalName SignalReceived
-	SignalName        *string `json:"signal_name,omitempty"`
-	TargetExecutionId *int    `json:"target_execution_id,omitempty"`
-	TargetInstanceId  *string `json:"target_instance_id,omitempty"`
+	SignalName *string `json:"signal_name,omitempty"`
+
+	// TargetExecutionId TargetExecutionID is the target's execution, 0 for whichever runs (External*Initiated).
+	TargetExecutionId *int `json:"target_execution_id,omitempty"`
+
+	// TargetInstanceId TargetInstanceID is the workflow signalled or cancelled (External*Initiated).
+	TargetInstanceId *string `json:"target_instance_id,omitempty"`
 
 	// TaskQueue WorkflowStarted, ActivityScheduled
 	TaskQueue *string `json:"task_queue,omitempty"`
@@ -771,7 +785,9 @@ type ApiEvent struct {
 	// UpdateId WorkflowUpdateAccepted, WorkflowUpdateCompleted: the update's id;
 	// WorkflowUpdateAccepted also its name (and Input its arguments),
 	// WorkflowUpdateCompleted its Result or Error.
-	UpdateId   *string `json:"update_id,omitempty"`
+	UpdateId *string `json:"update_id,omitempty"`
+
+	// UpdateName UpdateName is the update's name (WorkflowUpdateAccepted).
 	UpdateName *string `json:"update_name,omitempty"`
 
 	// WorkflowType WorkflowStarted, ContinuedAsNew
@@ -814,6 +830,7 @@ type ApiFieldProblem struct {
 
 // ApiHeartbeatActivityByIDRequest defines model for api.HeartbeatActivityByIDRequest.
 type ApiHeartbeatActivityByIDRequest struct {
+	// Details Details are the heartbeat details to record, any JSON value.
 	Details interface{} `json:"details,omitempty"`
 
 	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
@@ -902,13 +919,16 @@ type ApiPollActivityTaskRequest struct {
 
 // ApiPollQueryTaskRequest defines model for api.PollQueryTaskRequest.
 type ApiPollQueryTaskRequest struct {
+	// TaskQueue TaskQueue is the queue whose workflows' queries the worker answers.
 	TaskQueue string `json:"task_queue"`
 
 	// Wait Wait bounds the long poll (default 30s, at most 60s; 0s answers at once).
 	//
 	// Example: 30s
-	Wait     *string `json:"wait,omitempty"`
-	WorkerId string  `json:"worker_id"`
+	Wait *string `json:"wait,omitempty"`
+
+	// WorkerId WorkerID is the polling worker's session id.
+	WorkerId string `json:"worker_id"`
 }
 
 // ApiPollWorkflowTaskRequest defines model for api.PollWorkflowTaskRequest.
@@ -963,15 +983,32 @@ type ApiProblem struct {
 
 // ApiQueryTask defines model for api.QueryTask.
 type ApiQueryTask struct {
-	ExecutionId  *int        `json:"execution_id,omitempty"`
-	History      *[]ApiEvent `json:"history,omitempty"`
-	Input        interface{} `json:"input,omitempty"`
-	InstanceId   *string     `json:"instance_id,omitempty"`
-	Namespace    *string     `json:"namespace,omitempty"`
-	QueryId      *string     `json:"query_id,omitempty"`
-	QueryName    *string     `json:"query_name,omitempty"`
-	TaskQueue    *string     `json:"task_queue,omitempty"`
-	WorkflowType *string     `json:"workflow_type,omitempty"`
+	// ExecutionId ExecutionID is the execution queried.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// History History is the execution's whole history, to answer from by replay.
+	History *[]ApiEvent `json:"history,omitempty"`
+
+	// Input Input are the query's arguments, any JSON value.
+	Input interface{} `json:"input,omitempty"`
+
+	// InstanceId InstanceID is the workflow queried.
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// Namespace Namespace is the workflow's namespace.
+	Namespace *string `json:"namespace,omitempty"`
+
+	// QueryId QueryID names the query; the answer is sent to /query-tasks/{query_id}/answer.
+	QueryId *string `json:"query_id,omitempty"`
+
+	// QueryName QueryName is the query handler's name.
+	QueryName *string `json:"query_name,omitempty"`
+
+	// TaskQueue TaskQueue is the workflow's task queue.
+	TaskQueue *string `json:"task_queue,omitempty"`
+
+	// WorkflowType WorkflowType is the workflow's registered name.
+	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
 // ApiQueryWorkflowRequest defines model for api.QueryWorkflowRequest.
@@ -1023,12 +1060,22 @@ type ApiSignalRequest struct {
 
 // ApiSignalWithStartRequest defines model for api.SignalWithStartRequest.
 type ApiSignalWithStartRequest struct {
-	// ExecutionTimeout Example: 1h
-	ExecutionTimeout *string     `json:"execution_timeout,omitempty"`
-	Input            interface{} `json:"input,omitempty"`
-	SignalInput      interface{} `json:"signal_input,omitempty"`
-	SignalName       string      `json:"signal_name"`
-	TaskQueue        string      `json:"task_queue"`
+	// ExecutionTimeout ExecutionTimeout fails a started workflow that runs longer (0: no limit).
+	//
+	// Example: 1h
+	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Input Input is the workflow's argument when it is started, any JSON value.
+	Input interface{} `json:"input,omitempty"`
+
+	// SignalInput SignalInput is the signal's payload, any JSON value.
+	SignalInput interface{} `json:"signal_input,omitempty"`
+
+	// SignalName SignalName is the signal sent, whether or not the workflow was started.
+	SignalName string `json:"signal_name"`
+
+	// TaskQueue TaskQueue is the queue of a started workflow's turns.
+	TaskQueue string `json:"task_queue"`
 
 	// WorkflowType WorkflowType, TaskQueue, Input and ExecutionTimeout are those of
 	// StartWorkflowRequest; they are used only when the call starts the
@@ -1038,13 +1085,18 @@ type ApiSignalWithStartRequest struct {
 
 // ApiSignalWithStartResponse defines model for api.SignalWithStartResponse.
 type ApiSignalWithStartResponse struct {
-	ExecutionId *int    `json:"execution_id,omitempty"`
-	InstanceId  *string `json:"instance_id,omitempty"`
+	// ExecutionId ExecutionID is the execution that received the signal.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// InstanceId InstanceID is the workflow signalled.
+	InstanceId *string `json:"instance_id,omitempty"`
 
 	// Started Started is true when the call started the execution, false when it
 	// signalled one already running.
-	Started *bool   `json:"started,omitempty"`
-	Status  *string `json:"status,omitempty"`
+	Started *bool `json:"started,omitempty"`
+
+	// Status Status is the workflow's status (running).
+	Status *string `json:"status,omitempty"`
 }
 
 // ApiStartWorkflowRequest defines model for api.StartWorkflowRequest.
@@ -1178,7 +1230,9 @@ type ApiUpdateWorkflowResponse struct {
 
 	// Stage Stage is admitted, accepted, completed or rejected; short of the
 	// stage asked for when the wait ran out.
-	Stage    *string `json:"stage,omitempty"`
+	Stage *string `json:"stage,omitempty"`
+
+	// UpdateId UpdateID names the update (the request's, or a new one).
 	UpdateId *string `json:"update_id,omitempty"`
 }
 
@@ -1338,8 +1392,10 @@ type ApiWorkflow struct {
 	LastTaskError *ApiError `json:"last_task_error,omitempty"`
 
 	// Namespace Namespace is the instance's namespace.
-	Namespace         *string `json:"namespace,omitempty"`
-	ParentExecutionId *int    `json:"parent_execution_id,omitempty"`
+	Namespace *string `json:"namespace,omitempty"`
+
+	// ParentExecutionId ParentExecutionID is the parent's execution (child workflows only).
+	ParentExecutionId *int `json:"parent_execution_id,omitempty"`
 
 	// ParentWorkflowId ParentWorkflowID and ParentExecutionID: the parent execution that
 	// started this instance as a child workflow (absent: none).
@@ -1506,11 +1562,11 @@ type HeartbeatActivityTaskJSONRequestBody = ApiActivityHeartbeatRequest
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = ApiCreateAPIKeyRequest
 
-// PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody defines body for PostV1NamespacesNamespaceQueryTasksPoll for application/json ContentType.
-type PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody = ApiPollQueryTaskRequest
+// PollQueryTaskJSONRequestBody defines body for PollQueryTask for application/json ContentType.
+type PollQueryTaskJSONRequestBody = ApiPollQueryTaskRequest
 
-// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody defines body for PostV1NamespacesNamespaceQueryTasksQueryIdAnswer for application/json ContentType.
-type PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody = ApiAnswerQueryTaskRequest
+// AnswerQueryTaskJSONRequestBody defines body for AnswerQueryTask for application/json ContentType.
+type AnswerQueryTaskJSONRequestBody = ApiAnswerQueryTaskRequest
 
 // WorkerHeartbeatJSONRequestBody defines body for WorkerHeartbeat for application/json ContentType.
 type WorkerHeartbeatJSONRequestBody = ApiWorkerHeartbeatRequest
@@ -1527,32 +1583,32 @@ type FailWorkflowTaskJSONRequestBody = ApiFailWorkflowTaskRequest
 // StartWorkflowJSONRequestBody defines body for StartWorkflow for application/json ContentType.
 type StartWorkflowJSONRequestBody = ApiStartWorkflowRequest
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete for application/json ContentType.
-type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody = ApiCompleteActivityByIDRequest
+// CompleteActivityByIDJSONRequestBody defines body for CompleteActivityByID for application/json ContentType.
+type CompleteActivityByIDJSONRequestBody = ApiCompleteActivityByIDRequest
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail for application/json ContentType.
-type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody = ApiFailActivityByIDRequest
+// FailActivityByIDJSONRequestBody defines body for FailActivityByID for application/json ContentType.
+type FailActivityByIDJSONRequestBody = ApiFailActivityByIDRequest
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat for application/json ContentType.
-type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody = ApiHeartbeatActivityByIDRequest
+// HeartbeatActivityByIDJSONRequestBody defines body for HeartbeatActivityByID for application/json ContentType.
+type HeartbeatActivityByIDJSONRequestBody = ApiHeartbeatActivityByIDRequest
 
 // CancelWorkflowJSONRequestBody defines body for CancelWorkflow for application/json ContentType.
 type CancelWorkflowJSONRequestBody = ApiCancelWorkflowRequest
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName for application/json ContentType.
-type PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody = ApiQueryWorkflowRequest
+// QueryWorkflowJSONRequestBody defines body for QueryWorkflow for application/json ContentType.
+type QueryWorkflowJSONRequestBody = ApiQueryWorkflowRequest
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart for application/json ContentType.
-type PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody = ApiSignalWithStartRequest
+// SignalWithStartJSONRequestBody defines body for SignalWithStart for application/json ContentType.
+type SignalWithStartJSONRequestBody = ApiSignalWithStartRequest
 
 // SignalWorkflowJSONRequestBody defines body for SignalWorkflow for application/json ContentType.
 type SignalWorkflowJSONRequestBody = ApiSignalRequest
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate for application/json ContentType.
-type PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody = ApiTerminateWorkflowRequest
+// TerminateWorkflowJSONRequestBody defines body for TerminateWorkflow for application/json ContentType.
+type TerminateWorkflowJSONRequestBody = ApiTerminateWorkflowRequest
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody defines body for PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName for application/json ContentType.
-type PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody = ApiUpdateWorkflowRequest
+// UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
+type UpdateWorkflowJSONRequestBody = ApiUpdateWorkflowRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1792,12 +1848,12 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat (the `HeartbeatActivityTask` operationId).
 	HeartbeatActivityTask(ctx context.Context, namespace string, token openapi_types.UUID, body HeartbeatActivityTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceActivityTasksTokenPending Leave an activity attempt pending (asynchronous completion)
+	// PendingActivityTask Leave an activity attempt pending (asynchronous completion)
 	//
 	// The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PostV1NamespacesNamespaceActivityTasksTokenPending` operationId).
-	PostV1NamespacesNamespaceActivityTasksTokenPending(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PendingActivityTask` operationId).
+	PendingActivityTask(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAPIKeys List API keys
 	//
@@ -1831,41 +1887,41 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 	RevokeAPIKey(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceQueryTasksPollWithBody Poll for a query to answer
+	// PollQueryTaskWithBody Poll for a query to answer
 	//
 	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
-	PostV1NamespacesNamespaceQueryTasksPollWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PollQueryTask` operationId).
+	PollQueryTaskWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceQueryTasksPoll Poll for a query to answer
+	// PollQueryTask Poll for a query to answer
 	//
 	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
-	PostV1NamespacesNamespaceQueryTasksPoll(ctx context.Context, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PollQueryTask` operationId).
+	PollQueryTask(ctx context.Context, namespace string, body PollQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody Answer a query
+	// AnswerQueryTaskWithBody Answer a query
 	//
 	// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
-	PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
+	AnswerQueryTaskWithBody(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceQueryTasksQueryIdAnswer Answer a query
+	// AnswerQueryTask Answer a query
 	//
 	// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
-	PostV1NamespacesNamespaceQueryTasksQueryIdAnswer(ctx context.Context, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
+	AnswerQueryTask(ctx context.Context, namespace string, queryId string, body AnswerQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DescribeTaskQueue Describe a task queue
 	//
@@ -1993,59 +2049,59 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id} (the `DescribeWorkflow` operationId).
 	DescribeWorkflow(ctx context.Context, namespace string, instanceId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody Complete an activity by id (asynchronous completion)
+	// CompleteActivityByIDWithBody Complete an activity by id (asynchronous completion)
 	//
 	// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `CompleteActivityByID` operationId).
+	CompleteActivityByIDWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete Complete an activity by id (asynchronous completion)
+	// CompleteActivityByID Complete an activity by id (asynchronous completion)
 	//
 	// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `CompleteActivityByID` operationId).
+	CompleteActivityByID(ctx context.Context, namespace string, instanceId string, activityId int, body CompleteActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody Fail an activity by id (asynchronous completion)
+	// FailActivityByIDWithBody Fail an activity by id (asynchronous completion)
 	//
 	// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `FailActivityByID` operationId).
+	FailActivityByIDWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail Fail an activity by id (asynchronous completion)
+	// FailActivityByID Fail an activity by id (asynchronous completion)
 	//
 	// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `FailActivityByID` operationId).
+	FailActivityByID(ctx context.Context, namespace string, instanceId string, activityId int, body FailActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody Heartbeat an activity by id (asynchronous completion)
+	// HeartbeatActivityByIDWithBody Heartbeat an activity by id (asynchronous completion)
 	//
 	// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `HeartbeatActivityByID` operationId).
+	HeartbeatActivityByIDWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat Heartbeat an activity by id (asynchronous completion)
+	// HeartbeatActivityByID Heartbeat an activity by id (asynchronous completion)
 	//
 	// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `HeartbeatActivityByID` operationId).
+	HeartbeatActivityByID(ctx context.Context, namespace string, instanceId string, activityId int, body HeartbeatActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelWorkflowWithBody Request a workflow's cancellation
 	//
@@ -2070,23 +2126,23 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/history (the `WorkflowHistory` operationId).
 	WorkflowHistory(ctx context.Context, namespace string, instanceId string, params *WorkflowHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody Query a workflow
+	// QueryWorkflowWithBody Query a workflow
 	//
 	// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
+	QueryWorkflowWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName Query a workflow
+	// QueryWorkflow Query a workflow
 	//
 	// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
+	QueryWorkflow(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WorkflowResult Wait for a workflow's result
 	//
@@ -2095,23 +2151,23 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/result (the `WorkflowResult` operationId).
 	WorkflowResult(ctx context.Context, namespace string, instanceId string, params *WorkflowResultParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody Signal a workflow, starting it if it is not running
+	// SignalWithStartWithBody Signal a workflow, starting it if it is not running
 	//
 	// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `SignalWithStart` operationId).
+	SignalWithStartWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart Signal a workflow, starting it if it is not running
+	// SignalWithStart Signal a workflow, starting it if it is not running
 	//
 	// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `SignalWithStart` operationId).
+	SignalWithStart(ctx context.Context, namespace string, instanceId string, body SignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SignalWorkflowWithBody Send a signal to a running workflow
 	//
@@ -2127,41 +2183,41 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} (the `SignalWorkflow` operationId).
 	SignalWorkflow(ctx context.Context, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody Terminate a workflow
+	// TerminateWorkflowWithBody Terminate a workflow
 	//
 	// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
+	TerminateWorkflowWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate Terminate a workflow
+	// TerminateWorkflow Terminate a workflow
 	//
 	// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
+	TerminateWorkflow(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody Update a workflow
+	// UpdateWorkflowWithBody Update a workflow
 	//
 	// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
+	UpdateWorkflowWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName Update a workflow
+	// UpdateWorkflow Update a workflow
 	//
 	// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
+	UpdateWorkflow(ctx context.Context, namespace string, instanceId string, name string, body UpdateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Healthz Liveness: the process is up
@@ -2528,13 +2584,13 @@ func (c *Client) HeartbeatActivityTask(ctx context.Context, namespace string, to
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceActivityTasksTokenPending Leave an activity attempt pending (asynchronous completion)
+// PendingActivityTask Leave an activity attempt pending (asynchronous completion)
 //
 // The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PostV1NamespacesNamespaceActivityTasksTokenPending` operationId).
-func (c *Client) PostV1NamespacesNamespaceActivityTasksTokenPending(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceActivityTasksTokenPendingRequest(c.Server, namespace, token)
+// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PendingActivityTask` operationId).
+func (c *Client) PendingActivityTask(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPendingActivityTaskRequest(c.Server, namespace, token)
 	if err != nil {
 		return nil, err
 	}
@@ -2617,15 +2673,15 @@ func (c *Client) RevokeAPIKey(ctx context.Context, namespace string, keyId strin
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceQueryTasksPollWithBody Poll for a query to answer
+// PollQueryTaskWithBody Poll for a query to answer
 //
 // Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
-func (c *Client) PostV1NamespacesNamespaceQueryTasksPollWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody(c.Server, namespace, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PollQueryTask` operationId).
+func (c *Client) PollQueryTaskWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPollQueryTaskRequestWithBody(c.Server, namespace, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2636,15 +2692,15 @@ func (c *Client) PostV1NamespacesNamespaceQueryTasksPollWithBody(ctx context.Con
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceQueryTasksPoll Poll for a query to answer
+// PollQueryTask Poll for a query to answer
 //
 // Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
-func (c *Client) PostV1NamespacesNamespaceQueryTasksPoll(ctx context.Context, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceQueryTasksPollRequest(c.Server, namespace, body)
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PollQueryTask` operationId).
+func (c *Client) PollQueryTask(ctx context.Context, namespace string, body PollQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPollQueryTaskRequest(c.Server, namespace, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2655,15 +2711,15 @@ func (c *Client) PostV1NamespacesNamespaceQueryTasksPoll(ctx context.Context, na
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody Answer a query
+// AnswerQueryTaskWithBody Answer a query
 //
 // Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
-func (c *Client) PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequestWithBody(c.Server, namespace, queryId, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
+func (c *Client) AnswerQueryTaskWithBody(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerQueryTaskRequestWithBody(c.Server, namespace, queryId, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2674,15 +2730,15 @@ func (c *Client) PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody(ctx co
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceQueryTasksQueryIdAnswer Answer a query
+// AnswerQueryTask Answer a query
 //
 // Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
-func (c *Client) PostV1NamespacesNamespaceQueryTasksQueryIdAnswer(ctx context.Context, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequest(c.Server, namespace, queryId, body)
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
+func (c *Client) AnswerQueryTask(ctx context.Context, namespace string, queryId string, body AnswerQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerQueryTaskRequest(c.Server, namespace, queryId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2979,15 +3035,15 @@ func (c *Client) DescribeWorkflow(ctx context.Context, namespace string, instanc
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody Complete an activity by id (asynchronous completion)
+// CompleteActivityByIDWithBody Complete an activity by id (asynchronous completion)
 //
 // Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `CompleteActivityByID` operationId).
+func (c *Client) CompleteActivityByIDWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompleteActivityByIDRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2998,15 +3054,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityI
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete Complete an activity by id (asynchronous completion)
+// CompleteActivityByID Complete an activity by id (asynchronous completion)
 //
 // Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequest(c.Server, namespace, instanceId, activityId, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `CompleteActivityByID` operationId).
+func (c *Client) CompleteActivityByID(ctx context.Context, namespace string, instanceId string, activityId int, body CompleteActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompleteActivityByIDRequest(c.Server, namespace, instanceId, activityId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3017,15 +3073,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityI
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody Fail an activity by id (asynchronous completion)
+// FailActivityByIDWithBody Fail an activity by id (asynchronous completion)
 //
 // Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `FailActivityByID` operationId).
+func (c *Client) FailActivityByIDWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFailActivityByIDRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3036,15 +3092,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityI
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail Fail an activity by id (asynchronous completion)
+// FailActivityByID Fail an activity by id (asynchronous completion)
 //
 // Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequest(c.Server, namespace, instanceId, activityId, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `FailActivityByID` operationId).
+func (c *Client) FailActivityByID(ctx context.Context, namespace string, instanceId string, activityId int, body FailActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFailActivityByIDRequest(c.Server, namespace, instanceId, activityId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3055,15 +3111,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityI
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody Heartbeat an activity by id (asynchronous completion)
+// HeartbeatActivityByIDWithBody Heartbeat an activity by id (asynchronous completion)
 //
 // Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `HeartbeatActivityByID` operationId).
+func (c *Client) HeartbeatActivityByIDWithBody(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeartbeatActivityByIDRequestWithBody(c.Server, namespace, instanceId, activityId, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3074,15 +3130,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityI
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat Heartbeat an activity by id (asynchronous completion)
+// HeartbeatActivityByID Heartbeat an activity by id (asynchronous completion)
 //
 // Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequest(c.Server, namespace, instanceId, activityId, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `HeartbeatActivityByID` operationId).
+func (c *Client) HeartbeatActivityByID(ctx context.Context, namespace string, instanceId string, activityId int, body HeartbeatActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeartbeatActivityByIDRequest(c.Server, namespace, instanceId, activityId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3146,15 +3202,15 @@ func (c *Client) WorkflowHistory(ctx context.Context, namespace string, instance
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody Query a workflow
+// QueryWorkflowWithBody Query a workflow
 //
 // Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequestWithBody(c.Server, namespace, instanceId, name, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
+func (c *Client) QueryWorkflowWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewQueryWorkflowRequestWithBody(c.Server, namespace, instanceId, name, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3165,15 +3221,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName Query a workflow
+// QueryWorkflow Query a workflow
 //
 // Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequest(c.Server, namespace, instanceId, name, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
+func (c *Client) QueryWorkflow(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewQueryWorkflowRequest(c.Server, namespace, instanceId, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3201,15 +3257,15 @@ func (c *Client) WorkflowResult(ctx context.Context, namespace string, instanceI
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody Signal a workflow, starting it if it is not running
+// SignalWithStartWithBody Signal a workflow, starting it if it is not running
 //
 // One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequestWithBody(c.Server, namespace, instanceId, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `SignalWithStart` operationId).
+func (c *Client) SignalWithStartWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSignalWithStartRequestWithBody(c.Server, namespace, instanceId, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3220,15 +3276,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWith
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart Signal a workflow, starting it if it is not running
+// SignalWithStart Signal a workflow, starting it if it is not running
 //
 // One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequest(c.Server, namespace, instanceId, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `SignalWithStart` operationId).
+func (c *Client) SignalWithStart(ctx context.Context, namespace string, instanceId string, body SignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSignalWithStartRequest(c.Server, namespace, instanceId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3273,15 +3329,15 @@ func (c *Client) SignalWorkflow(ctx context.Context, namespace string, instanceI
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody Terminate a workflow
+// TerminateWorkflowWithBody Terminate a workflow
 //
 // Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody(c.Server, namespace, instanceId, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
+func (c *Client) TerminateWorkflowWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTerminateWorkflowRequestWithBody(c.Server, namespace, instanceId, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3292,15 +3348,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody(c
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate Terminate a workflow
+// TerminateWorkflow Terminate a workflow
 //
 // Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequest(c.Server, namespace, instanceId, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
+func (c *Client) TerminateWorkflow(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTerminateWorkflowRequest(c.Server, namespace, instanceId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3311,15 +3367,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate(ctx conte
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody Update a workflow
+// UpdateWorkflowWithBody Update a workflow
 //
 // Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequestWithBody(c.Server, namespace, instanceId, name, contentType, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
+func (c *Client) UpdateWorkflowWithBody(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWorkflowRequestWithBody(c.Server, namespace, instanceId, name, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3330,15 +3386,15 @@ func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody
 	return c.Client.Do(req)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName Update a workflow
+// UpdateWorkflow Update a workflow
 //
 // Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
-func (c *Client) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequest(c.Server, namespace, instanceId, name, body)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
+func (c *Client) UpdateWorkflow(ctx context.Context, namespace string, instanceId string, name string, body UpdateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWorkflowRequest(c.Server, namespace, instanceId, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3875,8 +3931,8 @@ func NewHeartbeatActivityTaskRequestWithBody(server string, namespace string, to
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceActivityTasksTokenPendingRequest constructs an http.Request for the PostV1NamespacesNamespaceActivityTasksTokenPending method
-func NewPostV1NamespacesNamespaceActivityTasksTokenPendingRequest(server string, namespace string, token string) (*http.Request, error) {
+// NewPendingActivityTaskRequest constructs an http.Request for the PendingActivityTask method
+func NewPendingActivityTaskRequest(server string, namespace string, token string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4038,19 +4094,19 @@ func NewRevokeAPIKeyRequest(server string, namespace string, keyId string) (*htt
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceQueryTasksPollRequest calls the generic PostV1NamespacesNamespaceQueryTasksPoll builder with application/json body
-func NewPostV1NamespacesNamespaceQueryTasksPollRequest(server string, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody) (*http.Request, error) {
+// NewPollQueryTaskRequest calls the generic PollQueryTask builder with application/json body
+func NewPollQueryTaskRequest(server string, namespace string, body PollQueryTaskJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody(server, namespace, "application/json", bodyReader)
+	return NewPollQueryTaskRequestWithBody(server, namespace, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceQueryTasksPoll method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody(server string, namespace string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPollQueryTaskRequestWithBody constructs an http.Request for the PollQueryTask method, with any body, and a specified content type
+func NewPollQueryTaskRequestWithBody(server string, namespace string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4085,19 +4141,19 @@ func NewPostV1NamespacesNamespaceQueryTasksPollRequestWithBody(server string, na
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequest calls the generic PostV1NamespacesNamespaceQueryTasksQueryIdAnswer builder with application/json body
-func NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequest(server string, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody) (*http.Request, error) {
+// NewAnswerQueryTaskRequest calls the generic AnswerQueryTask builder with application/json body
+func NewAnswerQueryTaskRequest(server string, namespace string, queryId string, body AnswerQueryTaskJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequestWithBody(server, namespace, queryId, "application/json", bodyReader)
+	return NewAnswerQueryTaskRequestWithBody(server, namespace, queryId, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceQueryTasksQueryIdAnswer method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceQueryTasksQueryIdAnswerRequestWithBody(server string, namespace string, queryId string, contentType string, body io.Reader) (*http.Request, error) {
+// NewAnswerQueryTaskRequestWithBody constructs an http.Request for the AnswerQueryTask method, with any body, and a specified content type
+func NewAnswerQueryTaskRequestWithBody(server string, namespace string, queryId string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4773,19 +4829,19 @@ func NewDescribeWorkflowRequest(server string, namespace string, instanceId stri
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete builder with application/json body
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequest(server string, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody) (*http.Request, error) {
+// NewCompleteActivityByIDRequest calls the generic CompleteActivityByID builder with application/json body
+func NewCompleteActivityByIDRequest(server string, namespace string, instanceId string, activityId int, body CompleteActivityByIDJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
+	return NewCompleteActivityByIDRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
+// NewCompleteActivityByIDRequestWithBody constructs an http.Request for the CompleteActivityByID method, with any body, and a specified content type
+func NewCompleteActivityByIDRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4834,19 +4890,19 @@ func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail builder with application/json body
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequest(server string, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody) (*http.Request, error) {
+// NewFailActivityByIDRequest calls the generic FailActivityByID builder with application/json body
+func NewFailActivityByIDRequest(server string, namespace string, instanceId string, activityId int, body FailActivityByIDJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
+	return NewFailActivityByIDRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
+// NewFailActivityByIDRequestWithBody constructs an http.Request for the FailActivityByID method, with any body, and a specified content type
+func NewFailActivityByIDRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4895,19 +4951,19 @@ func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRequ
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat builder with application/json body
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequest(server string, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody) (*http.Request, error) {
+// NewHeartbeatActivityByIDRequest calls the generic HeartbeatActivityByID builder with application/json body
+func NewHeartbeatActivityByIDRequest(server string, namespace string, instanceId string, activityId int, body HeartbeatActivityByIDJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
+	return NewHeartbeatActivityByIDRequestWithBody(server, namespace, instanceId, activityId, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
+// NewHeartbeatActivityByIDRequestWithBody constructs an http.Request for the HeartbeatActivityByID method, with any body, and a specified content type
+func NewHeartbeatActivityByIDRequestWithBody(server string, namespace string, instanceId string, activityId int, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5102,19 +5158,19 @@ func NewWorkflowHistoryRequest(server string, namespace string, instanceId strin
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName builder with application/json body
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequest(server string, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody) (*http.Request, error) {
+// NewQueryWorkflowRequest calls the generic QueryWorkflow builder with application/json body
+func NewQueryWorkflowRequest(server string, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequestWithBody(server, namespace, instanceId, name, "application/json", bodyReader)
+	return NewQueryWorkflowRequestWithBody(server, namespace, instanceId, name, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameRequestWithBody(server string, namespace string, instanceId string, name string, contentType string, body io.Reader) (*http.Request, error) {
+// NewQueryWorkflowRequestWithBody constructs an http.Request for the QueryWorkflow method, with any body, and a specified content type
+func NewQueryWorkflowRequestWithBody(server string, namespace string, instanceId string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5231,19 +5287,19 @@ func NewWorkflowResultRequest(server string, namespace string, instanceId string
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart builder with application/json body
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequest(server string, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody) (*http.Request, error) {
+// NewSignalWithStartRequest calls the generic SignalWithStart builder with application/json body
+func NewSignalWithStartRequest(server string, namespace string, instanceId string, body SignalWithStartJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequestWithBody(server, namespace, instanceId, "application/json", bodyReader)
+	return NewSignalWithStartRequestWithBody(server, namespace, instanceId, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartRequestWithBody(server string, namespace string, instanceId string, contentType string, body io.Reader) (*http.Request, error) {
+// NewSignalWithStartRequestWithBody constructs an http.Request for the SignalWithStart method, with any body, and a specified content type
+func NewSignalWithStartRequestWithBody(server string, namespace string, instanceId string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5346,19 +5402,19 @@ func NewSignalWorkflowRequestWithBody(server string, namespace string, instanceI
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate builder with application/json body
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequest(server string, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody) (*http.Request, error) {
+// NewTerminateWorkflowRequest calls the generic TerminateWorkflow builder with application/json body
+func NewTerminateWorkflowRequest(server string, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody(server, namespace, instanceId, "application/json", bodyReader)
+	return NewTerminateWorkflowRequestWithBody(server, namespace, instanceId, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody(server string, namespace string, instanceId string, contentType string, body io.Reader) (*http.Request, error) {
+// NewTerminateWorkflowRequestWithBody constructs an http.Request for the TerminateWorkflow method, with any body, and a specified content type
+func NewTerminateWorkflowRequestWithBody(server string, namespace string, instanceId string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5400,19 +5456,19 @@ func NewPostV1NamespacesNamespaceWorkflowsInstanceIdTerminateRequestWithBody(ser
 	return req, nil
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequest calls the generic PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName builder with application/json body
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequest(server string, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody) (*http.Request, error) {
+// NewUpdateWorkflowRequest calls the generic UpdateWorkflow builder with application/json body
+func NewUpdateWorkflowRequest(server string, namespace string, instanceId string, name string, body UpdateWorkflowJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequestWithBody(server, namespace, instanceId, name, "application/json", bodyReader)
+	return NewUpdateWorkflowRequestWithBody(server, namespace, instanceId, name, "application/json", bodyReader)
 }
 
-// NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequestWithBody constructs an http.Request for the PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName method, with any body, and a specified content type
-func NewPostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameRequestWithBody(server string, namespace string, instanceId string, name string, contentType string, body io.Reader) (*http.Request, error) {
+// NewUpdateWorkflowRequestWithBody constructs an http.Request for the UpdateWorkflow method, with any body, and a specified content type
+func NewUpdateWorkflowRequestWithBody(server string, namespace string, instanceId string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5681,14 +5737,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/heartbeat (the `HeartbeatActivityTask` operationId).
 	HeartbeatActivityTaskWithResponse(ctx context.Context, namespace string, token openapi_types.UUID, body HeartbeatActivityTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatActivityTaskResponse, error)
 
-	// PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse Leave an activity attempt pending (asynchronous completion)
+	// PendingActivityTaskWithResponse Leave an activity attempt pending (asynchronous completion)
 	//
 	// The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PostV1NamespacesNamespaceActivityTasksTokenPending` operationId).
-	PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceActivityTasksTokenPendingResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PendingActivityTask` operationId).
+	PendingActivityTaskWithResponse(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*PendingActivityTaskResponse, error)
 
 	// ListAPIKeysWithResponse List API keys
 	//
@@ -5726,41 +5782,41 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 	RevokeAPIKeyWithResponse(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
 
-	// PostV1NamespacesNamespaceQueryTasksPollWithBodyWithResponse Poll for a query to answer
+	// PollQueryTaskWithBodyWithResponse Poll for a query to answer
 	//
 	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
-	PostV1NamespacesNamespaceQueryTasksPollWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PollQueryTask` operationId).
+	PollQueryTaskWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PollQueryTaskResponse, error)
 
-	// PostV1NamespacesNamespaceQueryTasksPollWithResponse Poll for a query to answer
+	// PollQueryTaskWithResponse Poll for a query to answer
 	//
 	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
-	PostV1NamespacesNamespaceQueryTasksPollWithResponse(ctx context.Context, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PollQueryTask` operationId).
+	PollQueryTaskWithResponse(ctx context.Context, namespace string, body PollQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*PollQueryTaskResponse, error)
 
-	// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBodyWithResponse Answer a query
+	// AnswerQueryTaskWithBodyWithResponse Answer a query
 	//
 	// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
-	PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBodyWithResponse(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
+	AnswerQueryTaskWithBodyWithResponse(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerQueryTaskResponse, error)
 
-	// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse Answer a query
+	// AnswerQueryTaskWithResponse Answer a query
 	//
 	// Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
-	PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse(ctx context.Context, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
+	AnswerQueryTaskWithResponse(ctx context.Context, namespace string, queryId string, body AnswerQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerQueryTaskResponse, error)
 
 	// DescribeTaskQueueWithResponse Describe a task queue
 	//
@@ -5900,59 +5956,59 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id} (the `DescribeWorkflow` operationId).
 	DescribeWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, reqEditors ...RequestEditorFn) (*DescribeWorkflowResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBodyWithResponse Complete an activity by id (asynchronous completion)
+	// CompleteActivityByIDWithBodyWithResponse Complete an activity by id (asynchronous completion)
 	//
 	// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `CompleteActivityByID` operationId).
+	CompleteActivityByIDWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompleteActivityByIDResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse Complete an activity by id (asynchronous completion)
+	// CompleteActivityByIDWithResponse Complete an activity by id (asynchronous completion)
 	//
 	// Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `CompleteActivityByID` operationId).
+	CompleteActivityByIDWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body CompleteActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteActivityByIDResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBodyWithResponse Fail an activity by id (asynchronous completion)
+	// FailActivityByIDWithBodyWithResponse Fail an activity by id (asynchronous completion)
 	//
 	// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `FailActivityByID` operationId).
+	FailActivityByIDWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FailActivityByIDResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse Fail an activity by id (asynchronous completion)
+	// FailActivityByIDWithResponse Fail an activity by id (asynchronous completion)
 	//
 	// Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `FailActivityByID` operationId).
+	FailActivityByIDWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body FailActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*FailActivityByIDResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBodyWithResponse Heartbeat an activity by id (asynchronous completion)
+	// HeartbeatActivityByIDWithBodyWithResponse Heartbeat an activity by id (asynchronous completion)
 	//
 	// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `HeartbeatActivityByID` operationId).
+	HeartbeatActivityByIDWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HeartbeatActivityByIDResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse Heartbeat an activity by id (asynchronous completion)
+	// HeartbeatActivityByIDWithResponse Heartbeat an activity by id (asynchronous completion)
 	//
 	// Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `HeartbeatActivityByID` operationId).
+	HeartbeatActivityByIDWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body HeartbeatActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatActivityByIDResponse, error)
 
 	// CancelWorkflowWithBodyWithResponse Request a workflow's cancellation
 	//
@@ -5979,23 +6035,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/history (the `WorkflowHistory` operationId).
 	WorkflowHistoryWithResponse(ctx context.Context, namespace string, instanceId string, params *WorkflowHistoryParams, reqEditors ...RequestEditorFn) (*WorkflowHistoryResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBodyWithResponse Query a workflow
+	// QueryWorkflowWithBodyWithResponse Query a workflow
 	//
 	// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
+	QueryWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*QueryWorkflowResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse Query a workflow
+	// QueryWorkflowWithResponse Query a workflow
 	//
 	// Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
+	QueryWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*QueryWorkflowResponse, error)
 
 	// WorkflowResultWithResponse Wait for a workflow's result
 	//
@@ -6006,23 +6062,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/result (the `WorkflowResult` operationId).
 	WorkflowResultWithResponse(ctx context.Context, namespace string, instanceId string, params *WorkflowResultParams, reqEditors ...RequestEditorFn) (*WorkflowResultResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBodyWithResponse Signal a workflow, starting it if it is not running
+	// SignalWithStartWithBodyWithResponse Signal a workflow, starting it if it is not running
 	//
 	// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `SignalWithStart` operationId).
+	SignalWithStartWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SignalWithStartResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse Signal a workflow, starting it if it is not running
+	// SignalWithStartWithResponse Signal a workflow, starting it if it is not running
 	//
 	// One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `SignalWithStart` operationId).
+	SignalWithStartWithResponse(ctx context.Context, namespace string, instanceId string, body SignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalWithStartResponse, error)
 
 	// SignalWorkflowWithBodyWithResponse Send a signal to a running workflow
 	//
@@ -6038,41 +6094,41 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signals/{name} (the `SignalWorkflow` operationId).
 	SignalWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body SignalWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalWorkflowResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBodyWithResponse Terminate a workflow
+	// TerminateWorkflowWithBodyWithResponse Terminate a workflow
 	//
 	// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
+	TerminateWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TerminateWorkflowResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse Terminate a workflow
+	// TerminateWorkflowWithResponse Terminate a workflow
 	//
 	// Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
+	TerminateWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*TerminateWorkflowResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse Update a workflow
+	// UpdateWorkflowWithBodyWithResponse Update a workflow
 	//
 	// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
+	UpdateWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWorkflowResponse, error)
 
-	// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse Update a workflow
+	// UpdateWorkflowWithResponse Update a workflow
 	//
 	// Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
-	PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error)
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
+	UpdateWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body UpdateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWorkflowResponse, error)
 }
 
 type HealthzResponse struct {
@@ -7021,11 +7077,15 @@ func (r HeartbeatActivityTaskResponse) ContentType() string {
 	return ""
 }
 
-type PostV1NamespacesNamespaceActivityTasksTokenPendingResponse struct {
+type PendingActivityTaskResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *ApiProblem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -7033,27 +7093,37 @@ type PostV1NamespacesNamespaceActivityTasksTokenPendingResponse struct {
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r PendingActivityTaskResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PendingActivityTaskResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PendingActivityTaskResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) GetApplicationproblemJSON409() *ApiProblem {
+func (r PendingActivityTaskResponse) GetApplicationproblemJSON409() *ApiProblem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r PendingActivityTaskResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) GetBody() []byte {
+func (r PendingActivityTaskResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) Status() string {
+func (r PendingActivityTaskResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7061,7 +7131,7 @@ func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) Status() str
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) StatusCode() int {
+func (r PendingActivityTaskResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7069,7 +7139,7 @@ func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) StatusCode()
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceActivityTasksTokenPendingResponse) ContentType() string {
+func (r PendingActivityTaskResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7297,13 +7367,15 @@ func (r RevokeAPIKeyResponse) ContentType() string {
 	return ""
 }
 
-type PostV1NamespacesNamespaceQueryTasksPollResponse struct {
+type PollQueryTaskResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiQueryTask
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -7313,37 +7385,42 @@ type PostV1NamespacesNamespaceQueryTasksPollResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetJSON200() *ApiQueryTask {
+func (r PollQueryTaskResponse) GetJSON200() *ApiQueryTask {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r PollQueryTaskResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PollQueryTaskResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetApplicationproblemJSON403() *ApiProblem {
+func (r PollQueryTaskResponse) GetApplicationproblemJSON403() *ApiProblem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetApplicationproblemJSON429() *ApiProblem {
+func (r PollQueryTaskResponse) GetApplicationproblemJSON429() *ApiProblem {
 	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r PollQueryTaskResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) GetBody() []byte {
+func (r PollQueryTaskResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) Status() string {
+func (r PollQueryTaskResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7351,7 +7428,7 @@ func (r PostV1NamespacesNamespaceQueryTasksPollResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) StatusCode() int {
+func (r PollQueryTaskResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7359,20 +7436,24 @@ func (r PostV1NamespacesNamespaceQueryTasksPollResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceQueryTasksPollResponse) ContentType() string {
+func (r PollQueryTaskResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse struct {
+type AnswerQueryTaskResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiAccepted
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ApiProblem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -7382,37 +7463,47 @@ type PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetJSON200() *ApiAccepted {
+func (r AnswerQueryTaskResponse) GetJSON200() *ApiAccepted {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r AnswerQueryTaskResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AnswerQueryTaskResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AnswerQueryTaskResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetApplicationproblemJSON413() *ApiProblem {
+func (r AnswerQueryTaskResponse) GetApplicationproblemJSON413() *ApiProblem {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetApplicationproblemJSON415() *ApiProblem {
+func (r AnswerQueryTaskResponse) GetApplicationproblemJSON415() *ApiProblem {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r AnswerQueryTaskResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) GetBody() []byte {
+func (r AnswerQueryTaskResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) Status() string {
+func (r AnswerQueryTaskResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7420,7 +7511,7 @@ func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) Status() strin
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) StatusCode() int {
+func (r AnswerQueryTaskResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7428,7 +7519,7 @@ func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) StatusCode() i
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse) ContentType() string {
+func (r AnswerQueryTaskResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8327,13 +8418,17 @@ func (r DescribeWorkflowResponse) ContentType() string {
 	return ""
 }
 
-type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse struct {
+type CompleteActivityByIDResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiActivityAckResponse
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *ApiProblem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -8343,37 +8438,47 @@ type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteRes
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetJSON200() *ApiActivityAckResponse {
+func (r CompleteActivityByIDResponse) GetJSON200() *ApiActivityAckResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r CompleteActivityByIDResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CompleteActivityByIDResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CompleteActivityByIDResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetApplicationproblemJSON404() *ApiProblem {
+func (r CompleteActivityByIDResponse) GetApplicationproblemJSON404() *ApiProblem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetApplicationproblemJSON409() *ApiProblem {
+func (r CompleteActivityByIDResponse) GetApplicationproblemJSON409() *ApiProblem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r CompleteActivityByIDResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) GetBody() []byte {
+func (r CompleteActivityByIDResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) Status() string {
+func (r CompleteActivityByIDResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8381,7 +8486,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) StatusCode() int {
+func (r CompleteActivityByIDResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8389,20 +8494,24 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse) ContentType() string {
+func (r CompleteActivityByIDResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse struct {
+type FailActivityByIDResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiActivityAckResponse
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *ApiProblem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -8412,37 +8521,47 @@ type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRespons
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetJSON200() *ApiActivityAckResponse {
+func (r FailActivityByIDResponse) GetJSON200() *ApiActivityAckResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r FailActivityByIDResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r FailActivityByIDResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r FailActivityByIDResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetApplicationproblemJSON404() *ApiProblem {
+func (r FailActivityByIDResponse) GetApplicationproblemJSON404() *ApiProblem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetApplicationproblemJSON409() *ApiProblem {
+func (r FailActivityByIDResponse) GetApplicationproblemJSON409() *ApiProblem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r FailActivityByIDResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) GetBody() []byte {
+func (r FailActivityByIDResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) Status() string {
+func (r FailActivityByIDResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8450,7 +8569,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResp
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) StatusCode() int {
+func (r FailActivityByIDResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8458,20 +8577,24 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResp
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse) ContentType() string {
+func (r FailActivityByIDResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse struct {
+type HeartbeatActivityByIDResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiActivityHeartbeatResponse
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *ApiProblem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -8481,37 +8604,47 @@ type PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatRe
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetJSON200() *ApiActivityHeartbeatResponse {
+func (r HeartbeatActivityByIDResponse) GetJSON200() *ApiActivityHeartbeatResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r HeartbeatActivityByIDResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r HeartbeatActivityByIDResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r HeartbeatActivityByIDResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetApplicationproblemJSON404() *ApiProblem {
+func (r HeartbeatActivityByIDResponse) GetApplicationproblemJSON404() *ApiProblem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetApplicationproblemJSON409() *ApiProblem {
+func (r HeartbeatActivityByIDResponse) GetApplicationproblemJSON409() *ApiProblem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r HeartbeatActivityByIDResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) GetBody() []byte {
+func (r HeartbeatActivityByIDResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) Status() string {
+func (r HeartbeatActivityByIDResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8519,7 +8652,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbea
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) StatusCode() int {
+func (r HeartbeatActivityByIDResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8527,7 +8660,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbea
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse) ContentType() string {
+func (r HeartbeatActivityByIDResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8700,13 +8833,17 @@ func (r WorkflowHistoryResponse) ContentType() string {
 	return ""
 }
 
-type PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse struct {
+type QueryWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiQueryWorkflowResponse
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *ApiProblem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -8722,52 +8859,62 @@ type PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetJSON200() *ApiQueryWorkflowResponse {
+func (r QueryWorkflowResponse) GetJSON200() *ApiQueryWorkflowResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r QueryWorkflowResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r QueryWorkflowResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r QueryWorkflowResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON404() *ApiProblem {
+func (r QueryWorkflowResponse) GetApplicationproblemJSON404() *ApiProblem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON413() *ApiProblem {
+func (r QueryWorkflowResponse) GetApplicationproblemJSON413() *ApiProblem {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON415() *ApiProblem {
+func (r QueryWorkflowResponse) GetApplicationproblemJSON415() *ApiProblem {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON422() *ApiProblem {
+func (r QueryWorkflowResponse) GetApplicationproblemJSON422() *ApiProblem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r QueryWorkflowResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetApplicationproblemJSON504() *ApiProblem {
+func (r QueryWorkflowResponse) GetApplicationproblemJSON504() *ApiProblem {
 	return r.ApplicationproblemJSON504
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) GetBody() []byte {
+func (r QueryWorkflowResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) Status() string {
+func (r QueryWorkflowResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8775,7 +8922,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) Status(
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) StatusCode() int {
+func (r QueryWorkflowResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8783,7 +8930,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) StatusC
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse) ContentType() string {
+func (r QueryWorkflowResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8866,7 +9013,7 @@ func (r WorkflowResultResponse) ContentType() string {
 	return ""
 }
 
-type PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse struct {
+type SignalWithStartResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -8875,6 +9022,10 @@ type PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse struct 
 	JSON201 *ApiSignalWithStartResponse
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *ApiProblem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -8884,42 +9035,52 @@ type PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse struct 
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetJSON200() *ApiSignalWithStartResponse {
+func (r SignalWithStartResponse) GetJSON200() *ApiSignalWithStartResponse {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetJSON201() *ApiSignalWithStartResponse {
+func (r SignalWithStartResponse) GetJSON201() *ApiSignalWithStartResponse {
 	return r.JSON201
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r SignalWithStartResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SignalWithStartResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SignalWithStartResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetApplicationproblemJSON413() *ApiProblem {
+func (r SignalWithStartResponse) GetApplicationproblemJSON413() *ApiProblem {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetApplicationproblemJSON415() *ApiProblem {
+func (r SignalWithStartResponse) GetApplicationproblemJSON415() *ApiProblem {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r SignalWithStartResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) GetBody() []byte {
+func (r SignalWithStartResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) Status() string {
+func (r SignalWithStartResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8927,7 +9088,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) Sta
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) StatusCode() int {
+func (r SignalWithStartResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8935,7 +9096,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) Sta
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse) ContentType() string {
+func (r SignalWithStartResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9039,13 +9200,17 @@ func (r SignalWorkflowResponse) ContentType() string {
 	return ""
 }
 
-type PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse struct {
+type TerminateWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *ApiAccepted
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *ApiProblem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -9059,47 +9224,57 @@ type PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse struct {
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetJSON202() *ApiAccepted {
+func (r TerminateWorkflowResponse) GetJSON202() *ApiAccepted {
 	return r.JSON202
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r TerminateWorkflowResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TerminateWorkflowResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TerminateWorkflowResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON404() *ApiProblem {
+func (r TerminateWorkflowResponse) GetApplicationproblemJSON404() *ApiProblem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON409() *ApiProblem {
+func (r TerminateWorkflowResponse) GetApplicationproblemJSON409() *ApiProblem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON413() *ApiProblem {
+func (r TerminateWorkflowResponse) GetApplicationproblemJSON413() *ApiProblem {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON415() *ApiProblem {
+func (r TerminateWorkflowResponse) GetApplicationproblemJSON415() *ApiProblem {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r TerminateWorkflowResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) GetBody() []byte {
+func (r TerminateWorkflowResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) Status() string {
+func (r TerminateWorkflowResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9107,7 +9282,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) Status() 
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) StatusCode() int {
+func (r TerminateWorkflowResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9115,20 +9290,24 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) StatusCod
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse) ContentType() string {
+func (r TerminateWorkflowResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse struct {
+type UpdateWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiUpdateWorkflowResponse
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *ApiProblem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -9142,47 +9321,57 @@ type PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetJSON200() *ApiUpdateWorkflowResponse {
+func (r UpdateWorkflowResponse) GetJSON200() *ApiUpdateWorkflowResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON400() *ApiProblem {
+func (r UpdateWorkflowResponse) GetApplicationproblemJSON400() *ApiProblem {
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateWorkflowResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateWorkflowResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON404() *ApiProblem {
+func (r UpdateWorkflowResponse) GetApplicationproblemJSON404() *ApiProblem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON409() *ApiProblem {
+func (r UpdateWorkflowResponse) GetApplicationproblemJSON409() *ApiProblem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON413() *ApiProblem {
+func (r UpdateWorkflowResponse) GetApplicationproblemJSON413() *ApiProblem {
 	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON415() *ApiProblem {
+func (r UpdateWorkflowResponse) GetApplicationproblemJSON415() *ApiProblem {
 	return r.ApplicationproblemJSON415
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetApplicationproblemJSON500() *ApiProblem {
+func (r UpdateWorkflowResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) GetBody() []byte {
+func (r UpdateWorkflowResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) Status() string {
+func (r UpdateWorkflowResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9190,7 +9379,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) Status(
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) StatusCode() int {
+func (r UpdateWorkflowResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9198,7 +9387,7 @@ func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) StatusC
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse) ContentType() string {
+func (r UpdateWorkflowResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9501,19 +9690,19 @@ func (c *ClientWithResponses) HeartbeatActivityTaskWithResponse(ctx context.Cont
 	return ParseHeartbeatActivityTaskResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse Leave an activity attempt pending (asynchronous completion)
+// PendingActivityTaskWithResponse Leave an activity attempt pending (asynchronous completion)
 //
 // The activity returned ErrResultPending: the attempt stays held under its token, which completes, fails or heartbeats it later from any process (or by id, /workflows/{id}/activities/{activity_id}/…), but leaves the worker: no renewal is needed and the worker's loss does not concern it. Its timeouts and cancel flag still apply; its lock lasts until a minute past its StartToClose or ScheduleToClose deadline (for ever without either).
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PostV1NamespacesNamespaceActivityTasksTokenPending` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceActivityTasksTokenPendingResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceActivityTasksTokenPending(ctx, namespace, token, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/activity-tasks/{token}/pending (the `PendingActivityTask` operationId).
+func (c *ClientWithResponses) PendingActivityTaskWithResponse(ctx context.Context, namespace string, token string, reqEditors ...RequestEditorFn) (*PendingActivityTaskResponse, error) {
+	rsp, err := c.PendingActivityTask(ctx, namespace, token, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceActivityTasksTokenPendingResponse(rsp)
+	return ParsePendingActivityTaskResponse(rsp)
 }
 
 // ListAPIKeysWithResponse List API keys
@@ -9576,64 +9765,64 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, name
 	return ParseRevokeAPIKeyResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceQueryTasksPollWithBodyWithResponse Poll for a query to answer
+// PollQueryTaskWithBodyWithResponse Poll for a query to answer
 //
 // Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceQueryTasksPollWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceQueryTasksPollWithBody(ctx, namespace, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PollQueryTask` operationId).
+func (c *ClientWithResponses) PollQueryTaskWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PollQueryTaskResponse, error) {
+	rsp, err := c.PollQueryTaskWithBody(ctx, namespace, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceQueryTasksPollResponse(rsp)
+	return ParsePollQueryTaskResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceQueryTasksPollWithResponse Poll for a query to answer
+// PollQueryTaskWithResponse Poll for a query to answer
 //
 // Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PostV1NamespacesNamespaceQueryTasksPoll` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceQueryTasksPollWithResponse(ctx context.Context, namespace string, body PostV1NamespacesNamespaceQueryTasksPollJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceQueryTasksPoll(ctx, namespace, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/poll (the `PollQueryTask` operationId).
+func (c *ClientWithResponses) PollQueryTaskWithResponse(ctx context.Context, namespace string, body PollQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*PollQueryTaskResponse, error) {
+	rsp, err := c.PollQueryTask(ctx, namespace, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceQueryTasksPollResponse(rsp)
+	return ParsePollQueryTaskResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBodyWithResponse Answer a query
+// AnswerQueryTaskWithBodyWithResponse Answer a query
 //
 // Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBodyWithResponse(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithBody(ctx, namespace, queryId, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
+func (c *ClientWithResponses) AnswerQueryTaskWithBodyWithResponse(ctx context.Context, namespace string, queryId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerQueryTaskResponse, error) {
+	rsp, err := c.AnswerQueryTaskWithBody(ctx, namespace, queryId, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse(rsp)
+	return ParseAnswerQueryTaskResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse Answer a query
+// AnswerQueryTaskWithResponse Answer a query
 //
 // Records the answer of a polled query (its result, or the error that stands in for it) and wakes the request waiting on it. changed=false: the query is gone (its request gave up) or was answered already.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `PostV1NamespacesNamespaceQueryTasksQueryIdAnswer` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse(ctx context.Context, namespace string, queryId string, body PostV1NamespacesNamespaceQueryTasksQueryIdAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceQueryTasksQueryIdAnswer(ctx, namespace, queryId, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
+func (c *ClientWithResponses) AnswerQueryTaskWithResponse(ctx context.Context, namespace string, queryId string, body AnswerQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerQueryTaskResponse, error) {
+	rsp, err := c.AnswerQueryTask(ctx, namespace, queryId, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse(rsp)
+	return ParseAnswerQueryTaskResponse(rsp)
 }
 
 // DescribeTaskQueueWithResponse Describe a task queue
@@ -9870,94 +10059,94 @@ func (c *ClientWithResponses) DescribeWorkflowWithResponse(ctx context.Context, 
 	return ParseDescribeWorkflowResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBodyWithResponse Complete an activity by id (asynchronous completion)
+// CompleteActivityByIDWithBodyWithResponse Complete an activity by id (asynchronous completion)
 //
 // Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `CompleteActivityByID` operationId).
+func (c *ClientWithResponses) CompleteActivityByIDWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompleteActivityByIDResponse, error) {
+	rsp, err := c.CompleteActivityByIDWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse(rsp)
+	return ParseCompleteActivityByIDResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse Complete an activity by id (asynchronous completion)
+// CompleteActivityByIDWithResponse Complete an activity by id (asynchronous completion)
 //
 // Completes the held attempt of the activity, as its token's /complete would. No held attempt (unknown, finished, or waiting for a worker) → 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComplete(ctx, namespace, instanceId, activityId, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete (the `CompleteActivityByID` operationId).
+func (c *ClientWithResponses) CompleteActivityByIDWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body CompleteActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteActivityByIDResponse, error) {
+	rsp, err := c.CompleteActivityByID(ctx, namespace, instanceId, activityId, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse(rsp)
+	return ParseCompleteActivityByIDResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBodyWithResponse Fail an activity by id (asynchronous completion)
+// FailActivityByIDWithBodyWithResponse Fail an activity by id (asynchronous completion)
 //
 // Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `FailActivityByID` operationId).
+func (c *ClientWithResponses) FailActivityByIDWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FailActivityByIDResponse, error) {
+	rsp, err := c.FailActivityByIDWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse(rsp)
+	return ParseFailActivityByIDResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse Fail an activity by id (asynchronous completion)
+// FailActivityByIDWithResponse Fail an activity by id (asynchronous completion)
 //
 // Fails the held attempt of the activity, as its token's /fail would (the retry policy applies). No held attempt → 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFail(ctx, namespace, instanceId, activityId, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail (the `FailActivityByID` operationId).
+func (c *ClientWithResponses) FailActivityByIDWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body FailActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*FailActivityByIDResponse, error) {
+	rsp, err := c.FailActivityByID(ctx, namespace, instanceId, activityId, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse(rsp)
+	return ParseFailActivityByIDResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBodyWithResponse Heartbeat an activity by id (asynchronous completion)
+// HeartbeatActivityByIDWithBodyWithResponse Heartbeat an activity by id (asynchronous completion)
 //
 // Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `HeartbeatActivityByID` operationId).
+func (c *ClientWithResponses) HeartbeatActivityByIDWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HeartbeatActivityByIDResponse, error) {
+	rsp, err := c.HeartbeatActivityByIDWithBody(ctx, namespace, instanceId, activityId, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse(rsp)
+	return ParseHeartbeatActivityByIDResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse Heartbeat an activity by id (asynchronous completion)
+// HeartbeatActivityByIDWithResponse Heartbeat an activity by id (asynchronous completion)
 //
 // Records details on the held attempt of the activity, as its token's /heartbeat would, and answers its cancel flag. No held attempt → 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeat(ctx, namespace, instanceId, activityId, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat (the `HeartbeatActivityByID` operationId).
+func (c *ClientWithResponses) HeartbeatActivityByIDWithResponse(ctx context.Context, namespace string, instanceId string, activityId int, body HeartbeatActivityByIDJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatActivityByIDResponse, error) {
+	rsp, err := c.HeartbeatActivityByID(ctx, namespace, instanceId, activityId, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse(rsp)
+	return ParseHeartbeatActivityByIDResponse(rsp)
 }
 
 // CancelWorkflowWithBodyWithResponse Request a workflow's cancellation
@@ -10003,34 +10192,34 @@ func (c *ClientWithResponses) WorkflowHistoryWithResponse(ctx context.Context, n
 	return ParseWorkflowHistoryResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBodyWithResponse Query a workflow
+// QueryWorkflowWithBodyWithResponse Query a workflow
 //
 // Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithBody(ctx, namespace, instanceId, name, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
+func (c *ClientWithResponses) QueryWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*QueryWorkflowResponse, error) {
+	rsp, err := c.QueryWorkflowWithBody(ctx, namespace, instanceId, name, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse(rsp)
+	return ParseQueryWorkflowResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse Query a workflow
+// QueryWorkflowWithResponse Query a workflow
 //
 // Asks a worker of the instance's task queue to answer the named query from the workflow's current state (running or closed) and waits for its answer up to wait (default 30s, at most 60s). A query is never written to history.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesName(ctx, namespace, instanceId, name, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
+func (c *ClientWithResponses) QueryWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*QueryWorkflowResponse, error) {
+	rsp, err := c.QueryWorkflow(ctx, namespace, instanceId, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse(rsp)
+	return ParseQueryWorkflowResponse(rsp)
 }
 
 // WorkflowResultWithResponse Wait for a workflow's result
@@ -10048,34 +10237,34 @@ func (c *ClientWithResponses) WorkflowResultWithResponse(ctx context.Context, na
 	return ParseWorkflowResultResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBodyWithResponse Signal a workflow, starting it if it is not running
+// SignalWithStartWithBodyWithResponse Signal a workflow, starting it if it is not running
 //
 // One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithBody(ctx, namespace, instanceId, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `SignalWithStart` operationId).
+func (c *ClientWithResponses) SignalWithStartWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SignalWithStartResponse, error) {
+	rsp, err := c.SignalWithStartWithBody(ctx, namespace, instanceId, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse(rsp)
+	return ParseSignalWithStartResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse Signal a workflow, starting it if it is not running
+// SignalWithStartWithResponse Signal a workflow, starting it if it is not running
 //
 // One transaction: a running instance gets the signal; an unknown or finished one is started (as its next execution) with the signal queued behind its start, so the first turn sees both before the workflow code runs. started tells which happened.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStart(ctx, namespace, instanceId, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/signal-with-start (the `SignalWithStart` operationId).
+func (c *ClientWithResponses) SignalWithStartWithResponse(ctx context.Context, namespace string, instanceId string, body SignalWithStartJSONRequestBody, reqEditors ...RequestEditorFn) (*SignalWithStartResponse, error) {
+	rsp, err := c.SignalWithStart(ctx, namespace, instanceId, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse(rsp)
+	return ParseSignalWithStartResponse(rsp)
 }
 
 // SignalWorkflowWithBodyWithResponse Send a signal to a running workflow
@@ -10104,64 +10293,64 @@ func (c *ClientWithResponses) SignalWorkflowWithResponse(ctx context.Context, na
 	return ParseSignalWorkflowResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBodyWithResponse Terminate a workflow
+// TerminateWorkflowWithBodyWithResponse Terminate a workflow
 //
 // Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithBody(ctx, namespace, instanceId, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
+func (c *ClientWithResponses) TerminateWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TerminateWorkflowResponse, error) {
+	rsp, err := c.TerminateWorkflowWithBody(ctx, namespace, instanceId, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse(rsp)
+	return ParseTerminateWorkflowResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse Terminate a workflow
+// TerminateWorkflowWithResponse Terminate a workflow
 //
 // Closes the running execution at once, without a turn: history ends with WorkflowTerminated{reason, details}, the status becomes terminated, outstanding activities are flagged cancelled (reason workflow_terminated) and pending timers, signals and results are dropped. One transaction. A finished instance, or execution_id naming another execution → 409 not-running.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse(ctx context.Context, namespace string, instanceId string, body PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdTerminate(ctx, namespace, instanceId, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
+func (c *ClientWithResponses) TerminateWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*TerminateWorkflowResponse, error) {
+	rsp, err := c.TerminateWorkflow(ctx, namespace, instanceId, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse(rsp)
+	return ParseTerminateWorkflowResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse Update a workflow
+// UpdateWorkflowWithBodyWithResponse Update a workflow
 //
 // Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithBody(ctx, namespace, instanceId, name, contentType, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
+func (c *ClientWithResponses) UpdateWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWorkflowResponse, error) {
+	rsp, err := c.UpdateWorkflowWithBody(ctx, namespace, instanceId, name, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse(rsp)
+	return ParseUpdateWorkflowResponse(rsp)
 }
 
-// PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse Update a workflow
+// UpdateWorkflowWithResponse Update a workflow
 //
 // Sends the update name to a running workflow as a turn message and waits (up to wait, default 30s, at most 60s) for wait_for_stage (default accepted). The workflow's validator may reject it: stage rejected, nothing recorded in history. An accepted update is recorded (WorkflowUpdateAccepted, then WorkflowUpdateCompleted with the handler's result). A request repeated with the same update_id gets the same update (its handler runs once) and waits on it again; the answer is 200 with the stage reached, short of the one asked for when the wait ran out.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName` operationId).
-func (c *ClientWithResponses) PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse(ctx context.Context, namespace string, instanceId string, name string, body PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error) {
-	rsp, err := c.PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesName(ctx, namespace, instanceId, name, body, reqEditors...)
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
+func (c *ClientWithResponses) UpdateWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body UpdateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWorkflowResponse, error) {
+	rsp, err := c.UpdateWorkflow(ctx, namespace, instanceId, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse(rsp)
+	return ParseUpdateWorkflowResponse(rsp)
 }
 
 // ParseHealthzResponse parses an HTTP response from a HealthzWithResponse call
@@ -10921,15 +11110,15 @@ func ParseHeartbeatActivityTaskResponse(rsp *http.Response) (*HeartbeatActivityT
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceActivityTasksTokenPendingResponse parses an HTTP response from a PostV1NamespacesNamespaceActivityTasksTokenPendingWithResponse call
-func ParsePostV1NamespacesNamespaceActivityTasksTokenPendingResponse(rsp *http.Response) (*PostV1NamespacesNamespaceActivityTasksTokenPendingResponse, error) {
+// ParsePendingActivityTaskResponse parses an HTTP response from a PendingActivityTaskWithResponse call
+func ParsePendingActivityTaskResponse(rsp *http.Response) (*PendingActivityTaskResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceActivityTasksTokenPendingResponse{
+	response := &PendingActivityTaskResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -10944,6 +11133,20 @@ func ParsePostV1NamespacesNamespaceActivityTasksTokenPendingResponse(rsp *http.R
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest ApiProblem
@@ -11143,15 +11346,15 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceQueryTasksPollResponse parses an HTTP response from a PostV1NamespacesNamespaceQueryTasksPollWithResponse call
-func ParsePostV1NamespacesNamespaceQueryTasksPollResponse(rsp *http.Response) (*PostV1NamespacesNamespaceQueryTasksPollResponse, error) {
+// ParsePollQueryTaskResponse parses an HTTP response from a PollQueryTaskWithResponse call
+func ParsePollQueryTaskResponse(rsp *http.Response) (*PollQueryTaskResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceQueryTasksPollResponse{
+	response := &PollQueryTaskResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -11173,6 +11376,13 @@ func ParsePostV1NamespacesNamespaceQueryTasksPollResponse(rsp *http.Response) (*
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest ApiProblem
@@ -11200,15 +11410,15 @@ func ParsePostV1NamespacesNamespaceQueryTasksPollResponse(rsp *http.Response) (*
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse parses an HTTP response from a PostV1NamespacesNamespaceQueryTasksQueryIdAnswerWithResponse call
-func ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse(rsp *http.Response) (*PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse, error) {
+// ParseAnswerQueryTaskResponse parses an HTTP response from a AnswerQueryTaskWithResponse call
+func ParseAnswerQueryTaskResponse(rsp *http.Response) (*AnswerQueryTaskResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse{
+	response := &AnswerQueryTaskResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -11227,6 +11437,20 @@ func ParsePostV1NamespacesNamespaceQueryTasksQueryIdAnswerResponse(rsp *http.Res
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ApiProblem
@@ -11987,15 +12211,15 @@ func ParseDescribeWorkflowResponse(rsp *http.Response) (*DescribeWorkflowRespons
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteWithResponse call
-func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse, error) {
+// ParseCompleteActivityByIDResponse parses an HTTP response from a CompleteActivityByIDWithResponse call
+func ParseCompleteActivityByIDResponse(rsp *http.Response) (*CompleteActivityByIDResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdCompleteResponse{
+	response := &CompleteActivityByIDResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -12014,6 +12238,20 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComple
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ApiProblem
@@ -12041,15 +12279,15 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdComple
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailWithResponse call
-func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse, error) {
+// ParseFailActivityByIDResponse parses an HTTP response from a FailActivityByIDWithResponse call
+func ParseFailActivityByIDResponse(rsp *http.Response) (*FailActivityByIDResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailResponse{
+	response := &FailActivityByIDResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -12068,6 +12306,20 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRe
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ApiProblem
@@ -12095,15 +12347,15 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdFailRe
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatWithResponse call
-func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse, error) {
+// ParseHeartbeatActivityByIDResponse parses an HTTP response from a HeartbeatActivityByIDWithResponse call
+func ParseHeartbeatActivityByIDResponse(rsp *http.Response) (*HeartbeatActivityByIDResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartbeatResponse{
+	response := &HeartbeatActivityByIDResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -12122,6 +12374,20 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdActivitiesActivityIdHeartb
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ApiProblem
@@ -12285,15 +12551,15 @@ func ParseWorkflowHistoryResponse(rsp *http.Response) (*WorkflowHistoryResponse,
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameWithResponse call
-func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse, error) {
+// ParseQueryWorkflowResponse parses an HTTP response from a QueryWorkflowWithResponse call
+func ParseQueryWorkflowResponse(rsp *http.Response) (*QueryWorkflowResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse{
+	response := &QueryWorkflowResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -12312,6 +12578,20 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdQueriesNameResponse(rsp *h
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ApiProblem
@@ -12424,15 +12704,15 @@ func ParseWorkflowResultResponse(rsp *http.Response) (*WorkflowResultResponse, e
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartWithResponse call
-func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse, error) {
+// ParseSignalWithStartResponse parses an HTTP response from a SignalWithStartWithResponse call
+func ParseSignalWithStartResponse(rsp *http.Response) (*SignalWithStartResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse{
+	response := &SignalWithStartResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -12458,6 +12738,20 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdSignalWithStartResponse(rs
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ApiProblem
@@ -12567,15 +12861,15 @@ func ParseSignalWorkflowResponse(rsp *http.Response) (*SignalWorkflowResponse, e
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateWithResponse call
-func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse, error) {
+// ParseTerminateWorkflowResponse parses an HTTP response from a TerminateWorkflowWithResponse call
+func ParseTerminateWorkflowResponse(rsp *http.Response) (*TerminateWorkflowResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse{
+	response := &TerminateWorkflowResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -12594,6 +12888,20 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse(rsp *htt
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ApiProblem
@@ -12635,15 +12943,15 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdTerminateResponse(rsp *htt
 	return response, nil
 }
 
-// ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse parses an HTTP response from a PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameWithResponse call
-func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse(rsp *http.Response) (*PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse, error) {
+// ParseUpdateWorkflowResponse parses an HTTP response from a UpdateWorkflowWithResponse call
+func ParseUpdateWorkflowResponse(rsp *http.Response) (*UpdateWorkflowResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse{
+	response := &UpdateWorkflowResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -12662,6 +12970,20 @@ func ParsePostV1NamespacesNamespaceWorkflowsInstanceIdUpdatesNameResponse(rsp *h
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ApiProblem
