@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/oapiclient"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
@@ -122,10 +123,16 @@ func TestSDK_WorkerSessionSecret(t *testing.T) {
 		o, err := e.st.WorkerOwner(context.Background(), "default", id)
 		return err == nil && o != ""
 	})
-	_, err := e.c.WorkerHeartbeat(context.Background(), api.WorkerHeartbeatRequest{WorkerID: id,
-		LeaseDuration: api.Duration(5 * time.Second), Shutdown: true})
-	if !errors.Is(err, client.ErrForbidden) {
-		t.Fatalf("a heartbeat for the worker without its secret: %v", err)
+	// Another caller: plain HTTP, without the worker's secret.
+	oc, err := oapiclient.NewClientWithResponses(e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, shutdown := "5s", true
+	hb, err := oc.WorkerHeartbeatWithResponse(context.Background(), "default", oapiclient.ApiWorkerHeartbeatRequest{
+		WorkerId: id, LeaseDuration: &lease, Shutdown: &shutdown})
+	if err != nil || status(hb.HTTPResponse) != http.StatusForbidden {
+		t.Fatalf("a heartbeat for the worker without its secret: %v %d %s", err, status(hb.HTTPResponse), hb.Body)
 	}
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: "q"}, SequentialFlow, 1)
 	if err != nil {

@@ -11,15 +11,6 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
 
-// PendingActivityTask tells the server that the attempt's activity
-// returned activity.ErrResultPending: the attempt stays held under its
-// token for CompleteActivity and RecordActivityHeartbeat, and leaves the
-// worker. Package worker calls it.
-func (c *Client) PendingActivityTask(ctx context.Context, token string) error {
-	_, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/pending", nil, struct{}{}, nil, "activity-tasks", token, "pending")
-	return refine(err, ErrLockLost)
-}
-
 // CompleteActivity completes an activity that returned
 // activity.ErrResultPending, from any process, with its task token
 // (activity.GetInfo(ctx).TaskToken): result when err is nil, else the
@@ -32,14 +23,14 @@ func (c *Client) PendingActivityTask(ctx context.Context, token string) error {
 func (c *Client) CompleteActivity(ctx context.Context, taskToken []byte, result any, err error) error {
 	token := string(taskToken)
 	if err != nil {
-		_, ferr := c.FailActivityTask(ctx, token, errconv.ToAPI(err))
+		_, ferr := c.proto.FailActivityTask(ctx, token, api.FailActivityTaskRequest{Error: errconv.ToAPI(err)})
 		return ferr
 	}
 	raw, eerr := fnsig.Encode(result)
 	if eerr != nil {
 		return fmt.Errorf("tether: complete activity: result: %w", eerr)
 	}
-	_, cerr := c.CompleteActivityTask(ctx, token, api.CompleteActivityTaskRequest{Result: raw})
+	_, cerr := c.proto.CompleteActivityTask(ctx, token, api.CompleteActivityTaskRequest{Result: raw})
 	return cerr
 }
 
@@ -53,7 +44,7 @@ func (c *Client) RecordActivityHeartbeat(ctx context.Context, taskToken []byte, 
 	if err != nil {
 		return err
 	}
-	resp, err := c.HeartbeatActivityTask(ctx, string(taskToken), api.ActivityHeartbeatRequest{Details: raw})
+	resp, err := c.proto.HeartbeatActivityTask(ctx, string(taskToken), api.ActivityHeartbeatRequest{Details: raw})
 	if err != nil {
 		return err
 	}

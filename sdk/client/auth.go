@@ -1,39 +1,30 @@
 package client
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+
+	"github.com/tetherhq/tether/sdk/internal/protocol"
 )
 
 // EnvAPIKey is the environment variable read when Options.APIKey is empty.
 const EnvAPIKey = "TETHER_API_KEY"
 
 // workerSecretHeader carries a worker session's secret (see
-// WithWorkerSecret); the server's name for it is server.WorkerSecretHeader.
+// protocol.WithWorkerSecret); the server's name for it is
+// server.WorkerSecretHeader.
 const workerSecretHeader = "Tether-Worker-Secret"
-
-type workerSecretKey struct{}
-
-// WithWorkerSecret returns a context whose requests carry a worker
-// session's secret. Package worker uses it: a server without
-// authentication binds the session to the first secret that heartbeats it,
-// and refuses heartbeats and polls for it without that secret (with
-// authentication, the API key is the binding).
-func WithWorkerSecret(ctx context.Context, secret string) context.Context {
-	return context.WithValue(ctx, workerSecretKey{}, secret)
-}
 
 // authHeaders sets the request's API key and worker secret.
 func (c *Client) authHeaders(req *http.Request) {
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	if s, ok := req.Context().Value(workerSecretKey{}).(string); ok && s != "" {
+	if s := protocol.WorkerSecret(req.Context()); s != "" {
 		req.Header.Set(workerSecretHeader, s)
 	}
 }

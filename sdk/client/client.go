@@ -3,7 +3,9 @@
 // delete them.
 //
 // A [Client] is safe for concurrent use; create one per process and share it
-// (package worker takes one too).
+// (package worker takes one too). The worker side of the protocol (polling
+// and acknowledging tasks, worker sessions) is not here: package worker
+// drives it.
 package client
 
 import (
@@ -27,6 +29,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/protocol"
 )
 
 // DefaultNamespace is the namespace used when Options.Namespace is empty.
@@ -72,7 +75,22 @@ type Client struct {
 	ids      atomic.Uint64
 	// apiKey is sent as a bearer token on every request ("" when none).
 	apiKey string
+	// proto is the worker protocol over this client's HTTP core (package
+	// worker reaches it through protocol.Of).
+	proto *protocol.Conn
 }
+
+func init() {
+	protocol.Register(func(c any) *protocol.Conn {
+		if cl, ok := c.(*Client); ok && cl != nil {
+			return cl.proto
+		}
+		return nil
+	})
+}
+
+// waitPtr returns d as the wait field of a request.
+func waitPtr(d time.Duration) *api.Duration { return protocol.WaitPtr(d) }
 
 // RequestIDHeader is the header that names a request; the client sends one
 // with every request, the server logs it and echoes it, and errors carry it
@@ -150,6 +168,7 @@ func New(opts Options) (*Client, error) {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
+	c.proto = protocol.New(c.do, func(err error) error { return refine(err, ErrLockLost) })
 	return c, nil
 }
 

@@ -71,24 +71,3 @@ func (c *Client) QueryWorkflow(ctx context.Context, workflowID, runID, queryType
 	}
 	return encodedValue{raw: resp.Result}, nil
 }
-
-// PollQueryTask long-polls for a query to answer on req.TaskQueue. It
-// returns nil, nil when none came within the wait.
-func (c *Client) PollQueryTask(ctx context.Context, req api.PollQueryTaskRequest) (*api.QueryTask, error) {
-	var t api.QueryTask
-	status, err := c.do(ctx, http.MethodPost, "POST /query-tasks/poll", nil, req, &t, "query-tasks", "poll")
-	if err != nil || status == http.StatusNoContent {
-		return nil, err
-	}
-	return &t, nil
-}
-
-// AnswerQueryTask sends a polled query's answer; changed is false when the
-// query's request is gone.
-func (c *Client) AnswerQueryTask(ctx context.Context, queryID string, req api.AnswerQueryTaskRequest) (changed bool, err error) {
-	var resp api.Accepted
-	if _, err := c.do(ctx, http.MethodPost, "POST /query-tasks/{id}/answer", nil, req, &resp, "query-tasks", queryID, "answer"); err != nil {
-		return false, err
-	}
-	return resp.Changed, nil
-}

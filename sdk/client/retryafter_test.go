@@ -44,7 +44,7 @@ func TestRateLimitedCarriesRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.WorkerHeartbeat(context.Background(), api.WorkerHeartbeatRequest{WorkerID: "w"})
+	_, err = c.proto.WorkerHeartbeat(context.Background(), api.WorkerHeartbeatRequest{WorkerID: "w"})
 	var pe *ProblemError
 	if !errors.Is(err, ErrRateLimited) || !errors.As(err, &pe) || pe.RetryAfter != 2*time.Second {
 		t.Fatalf("error %v (%+v)", err, pe)
@@ -71,7 +71,7 @@ func TestUnavailableIsRetryableWithRequestID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.CompleteActivityTask(context.Background(), "00000000-0000-0000-0000-000000000001", api.CompleteActivityTaskRequest{})
+	_, err = c.proto.CompleteActivityTask(context.Background(), "00000000-0000-0000-0000-000000000001", api.CompleteActivityTaskRequest{})
 	var pe *ProblemError
 	if !errors.As(err, &pe) || !IsRetryable(err) || !errors.Is(err, ErrServer) || pe.RetryAfter != time.Second ||
 		pe.Problem.Reason != "connection_refused" {
@@ -81,7 +81,7 @@ func TestUnavailableIsRetryableWithRequestID(t *testing.T) {
 		t.Fatalf("request id sent %q, error's %q (%v)", sent, RequestID(err), err)
 	}
 	srv.Close()
-	_, err = c.CompleteActivityTask(context.Background(), "00000000-0000-0000-0000-000000000001", api.CompleteActivityTaskRequest{})
+	_, err = c.proto.CompleteActivityTask(context.Background(), "00000000-0000-0000-0000-000000000001", api.CompleteActivityTaskRequest{})
 	if err == nil || !IsRetryable(err) || RequestID(err) == "" || RequestID(err) == sent {
 		t.Fatalf("transport error %v, request id %q", err, RequestID(err))
 	}

@@ -19,16 +19,17 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
+	"github.com/tetherhq/tether/sdk/internal/protocol"
 )
 
 // pollActivities long-polls for attempts while ctx lasts, holding a slot
 // for each attempt it runs.
 func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
 	pollLoop(ctx, w, "activity", slots, func(pctx context.Context) (*api.ActivityTask, error) {
-		return w.c.PollActivityTask(pctx, api.PollActivityTaskRequest{
+		return w.p.PollActivityTask(pctx, api.PollActivityTaskRequest{
 			TaskQueues: w.activityQueues(),
 			WorkerID:   w.ID(),
-			Wait:       client.PollWait(w.opts.PollWait),
+			Wait:       protocol.WaitPtr(w.opts.PollWait),
 			LockFor:    api.Duration(w.opts.ActivityLockDuration),
 		})
 	}, w.runActivity)
@@ -243,7 +244,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		log.Warn("worker stop timeout: giving the attempt back")
 		actx, done := w.ackContext()
 		defer done()
-		if _, err := w.c.AbandonActivityTask(actx, task.LockToken, 0); err != nil {
+		if _, err := w.p.AbandonActivityTask(actx, task.LockToken, 0); err != nil {
 			log.Warn("abandon failed", "error", err)
 		}
 	}
@@ -262,7 +263,7 @@ func (w *Worker) answerHostQueue(log *slog.Logger, task *api.ActivityTask) {
 	}
 	raw, _ := json.Marshal(w.hostQ) // a string always encodes
 	w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
-		return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw})
+		return w.p.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw})
 	})
 }
 
@@ -313,7 +314,7 @@ func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
 		}
 		details := a.takeDetails()
 		ctx, cancel := context.WithTimeout(context.Background(), max(interval, 5*time.Second))
-		resp, err := w.c.HeartbeatActivityTask(ctx, a.task.LockToken, api.ActivityHeartbeatRequest{Details: details, ExtendFor: api.Duration(lockFor)})
+		resp, err := w.p.HeartbeatActivityTask(ctx, a.task.LockToken, api.ActivityHeartbeatRequest{Details: details, ExtendFor: api.Duration(lockFor)})
 		cancel()
 		switch {
 		case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
@@ -370,7 +371,7 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 		}
 		eager, slots := w.eagerTurnRequest(task)
 		resp := w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
-			return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw, EagerWorkflowTask: eager})
+			return w.p.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw, EagerWorkflowTask: eager})
 		})
 		w.startEagerTurn(resp, slots)
 	}
@@ -417,14 +418,14 @@ func (w *Worker) reportFailure(log *slog.Logger, task *api.ActivityTask, e api.E
 func (w *Worker) reportFailureDetails(log *slog.Logger, task *api.ActivityTask, e api.Error, details json.RawMessage) {
 	w.stats.activityFails.Add(1)
 	w.ack(log, task, "fail", func(ctx context.Context) (*api.ActivityAckResponse, error) {
-		return w.c.FailActivityTaskDetails(ctx, task.LockToken, api.FailActivityTaskRequest{Error: e, HeartbeatDetails: details})
+		return w.p.FailActivityTask(ctx, task.LockToken, api.FailActivityTaskRequest{Error: e, HeartbeatDetails: details})
 	})
 }
 
 // ackEmpty acknowledges an attempt without a result (a cancelled attempt).
 func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 	w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
-		return w.c.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{})
+		return w.p.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{})
 	})
 }
 
@@ -454,7 +455,7 @@ func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send
 // for client.CompleteActivity and leaves this worker.
 func (w *Worker) markPending(log *slog.Logger, task *api.ActivityTask) {
 	err := w.sendReport(log, "pending", func(ctx context.Context) error {
-		return w.c.PendingActivityTask(ctx, task.LockToken)
+		return w.p.PendingActivityTask(ctx, task.LockToken)
 	})
 	switch {
 	case err == nil:

@@ -7,8 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
+	"github.com/tetherhq/tether/sdk/internal/protocol"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
@@ -16,10 +16,10 @@ import (
 // lasts, answering each on its own goroutine (at most slots at once).
 func (w *Worker) pollQueries(ctx context.Context, slots chan struct{}) {
 	pollLoop(ctx, w, "query", slots, func(pctx context.Context) (*api.QueryTask, error) {
-		return w.c.PollQueryTask(pctx, api.PollQueryTaskRequest{
+		return w.p.PollQueryTask(pctx, api.PollQueryTaskRequest{
 			TaskQueue: w.queue,
 			WorkerID:  w.ID(),
-			Wait:      client.PollWait(w.opts.PollWait),
+			Wait:      protocol.WaitPtr(w.opts.PollWait),
 		})
 	}, func(task *api.QueryTask, _ func()) { w.handleQuery(task) })
 }
@@ -43,7 +43,7 @@ func (w *Worker) handleQuery(task *api.QueryTask) {
 	}
 	ctx, cancel := w.ackContext()
 	defer cancel()
-	if _, err := w.c.AnswerQueryTask(ctx, task.QueryID, ans); err != nil {
+	if _, err := w.p.AnswerQueryTask(ctx, task.QueryID, ans); err != nil {
 		log.Warn("answering the query failed", "error", err)
 	}
 }

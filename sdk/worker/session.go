@@ -17,6 +17,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/internal/protocol"
 )
 
 // Session timing (docs/liveness.md).
@@ -91,7 +92,7 @@ func (w *Worker) runSession(ctx context.Context) {
 		rctx, cancel := context.WithTimeout(ctx, wait.D()+max(period, time.Second))
 		req := w.heartbeatRequest(host)
 		req.Wait = &wait
-		resp, err := w.c.WorkerHeartbeat(rctx, req)
+		resp, err := w.p.WorkerHeartbeat(rctx, req)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -231,7 +232,7 @@ func (w *Worker) endSession(host string) {
 	defer cancel()
 	req := w.heartbeatRequest(host)
 	req.Shutdown = true
-	if _, err := w.c.WorkerHeartbeat(ctx, req); err != nil && !errors.Is(err, client.ErrGone) {
+	if _, err := w.p.WorkerHeartbeat(ctx, req); err != nil && !errors.Is(err, client.ErrGone) {
 		w.log.Debug("ending the worker session failed; its lease will run out", "worker_id", w.ID(), "error", err)
 	}
 }
@@ -347,7 +348,7 @@ func (a *attempt) givesBack() bool {
 // has it, and is dropped as stale if the server flagged it worker_lost.
 func (w *Worker) giveBack(log *slog.Logger, task *api.ActivityTask) {
 	w.ack(log, task, "abandon", func(ctx context.Context) (*api.ActivityAckResponse, error) {
-		return w.c.AbandonActivityTask(ctx, task.LockToken, 0)
+		return w.p.AbandonActivityTask(ctx, task.LockToken, 0)
 	})
 }
 
@@ -363,7 +364,7 @@ func newSessionSecret() string {
 
 // withSecret makes ctx's requests carry the session secret.
 func (w *Worker) withSecret(ctx context.Context) context.Context {
-	return client.WithWorkerSecret(ctx, w.secret)
+	return protocol.WithWorkerSecret(ctx, w.secret)
 }
 
 // retryAfter is the Retry-After delay of a problem answer (zero when none).

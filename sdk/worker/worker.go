@@ -26,6 +26,7 @@ import (
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/protocol"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -143,6 +144,7 @@ const maxQueueName = 200
 // Worker serves one task queue. Register workflows and activities, then Run.
 type Worker struct {
 	c      *client.Client
+	p      *protocol.Conn // the worker protocol over c's HTTP core
 	queue  string
 	opts   Options
 	log    *slog.Logger
@@ -178,7 +180,7 @@ type Worker struct {
 // New returns a worker for taskQueue.
 func New(c *client.Client, taskQueue string, opts Options) *Worker {
 	opts = opts.withDefaults(c)
-	w := &Worker{c: c, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
+	w := &Worker{c: c, p: protocol.Of(c), queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
 	if opts.HostQueue {

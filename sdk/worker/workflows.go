@@ -12,6 +12,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
+	"github.com/tetherhq/tether/sdk/internal/protocol"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
@@ -23,10 +24,10 @@ const ackTimeout = 30 * time.Second
 // turns for each turn it runs.
 func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 	pollLoop(ctx, w, "workflow", turns, func(pctx context.Context) (*api.WorkflowTask, error) {
-		return w.c.PollWorkflowTask(pctx, api.PollWorkflowTaskRequest{
+		return w.p.PollWorkflowTask(pctx, api.PollWorkflowTaskRequest{
 			TaskQueue: w.queue,
 			WorkerID:  w.ID(),
-			Wait:      client.PollWait(w.opts.PollWait),
+			Wait:      protocol.WaitPtr(w.opts.PollWait),
 			LockFor:   api.Duration(w.opts.WorkflowLockDuration),
 			BuildID:   w.opts.BuildID,
 		})
@@ -147,7 +148,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 	var resp *api.CompleteWorkflowTaskResponse
 	err = w.sendReport(log, "turn ack", func(ctx context.Context) error {
 		var err error
-		resp, err = w.c.CompleteWorkflowTask(ctx, task.LockToken, api.CompleteWorkflowTaskRequest{
+		resp, err = w.p.CompleteWorkflowTask(ctx, task.LockToken, api.CompleteWorkflowTaskRequest{
 			Commands:        res.Commands,
 			ActivityCancels: res.ActivityCancels,
 			EagerActivities: eager,
@@ -262,7 +263,7 @@ func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err
 func (w *Worker) failTurn(log *slog.Logger, task *api.WorkflowTask, e api.Error) {
 	w.stats.failedTurns.Add(1)
 	err := w.sendReport(log, "turn failure", func(ctx context.Context) error {
-		return w.c.FailWorkflowTask(ctx, task.LockToken, e)
+		return w.p.FailWorkflowTask(ctx, task.LockToken, e)
 	})
 	if err != nil && !errors.Is(err, errReportAbandoned) {
 		log.Error("failing the turn failed", "error", err)

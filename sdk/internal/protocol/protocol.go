@@ -1,0 +1,200 @@
+// Package protocol is the worker side of Tether's HTTP protocol: workflow
+// turns, activity attempts, query tasks and worker sessions. Package worker
+// drives it; it is not part of the SDK's public surface (package client
+// keeps only what authors and operators use, like Temporal's client).
+//
+// A [Conn] has no HTTP machinery of its own: it sends through the HTTP core
+// of a client.Client (its request ids, API key, error decoding), so the SDK
+// keeps one HTTP core. Package worker gets a client's Conn with [Of].
+package protocol
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// Do sends one JSON request to the namespaced route made of the escaped
+// path segments segs and query, decodes a JSON answer into out (when out is
+// not nil and the answer has a body) and returns the HTTP status. op names
+// the operation in errors; statuses >= 400 become the client's error type.
+type Do func(ctx context.Context, method, op string, query url.Values, body, out any, segs ...string) (int, error)
+
+// Conn is the worker protocol over one client's HTTP core.
+type Conn struct {
+	do Do
+	// lockLost refines a conflict answer to the client's ErrLockLost.
+	lockLost func(error) error
+}
+
+// New returns a Conn that sends through do; lockLost turns a conflict
+// answer of a lock-token route into the client's lock-lost error.
+func New(do Do, lockLost func(error) error) *Conn {
+	return &Conn{do: do, lockLost: lockLost}
+}
+
+// of returns a client's Conn. Package client sets it once, in its init,
+// before any client exists; it is never written again. (Go has no other
+// way to hand one package's unexported state to another without exporting
+// it: a promoted or exported method would be public surface.)
+var of func(c any) *Conn
+
+// Register is called once, from package client's init, with the function
+// that returns a client's Conn. It is the bridge that lets package worker
+// reach a client's protocol calls without them being exported by package
+// client; nothing else may call it.
+func Register(f func(c any) *Conn) { of = f }
+
+// Of returns the Conn of c, a *client.Client (nil for anything else).
+func Of(c any) *Conn {
+	if of == nil {
+		return nil
+	}
+	return of(c)
+}
+
+// WaitPtr returns d as the wait field of a poll request.
+func WaitPtr(d time.Duration) *api.Duration {
+	w := api.Duration(d)
+	return &w
+}
+
+// PollWorkflowTask long-polls for a workflow turn on req.TaskQueue. It
+// returns nil, nil when none came within the wait.
+func (c *Conn) PollWorkflowTask(ctx context.Context, req api.PollWorkflowTaskRequest) (*api.WorkflowTask, error) {
+	var t api.WorkflowTask
+	status, err := c.do(ctx, http.MethodPost, "POST /workflow-tasks/poll", nil, req, &t, "workflow-tasks", "poll")
+	if err != nil || status == http.StatusNoContent {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// CompleteWorkflowTask acknowledges a turn with its commands. A stale or
+// doubled ack fails with the client's ErrLockLost.
+func (c *Conn) CompleteWorkflowTask(ctx context.Context, token string, req api.CompleteWorkflowTaskRequest) (*api.CompleteWorkflowTaskResponse, error) {
+	var resp api.CompleteWorkflowTaskResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /workflow-tasks/{token}/complete", nil, req, &resp, "workflow-tasks", token, "complete"); err != nil {
+		return nil, c.lockLost(err)
+	}
+	return &resp, nil
+}
+
+// FailWorkflowTask gives a turn back with an error; the server retries it
+// after a backoff.
+func (c *Conn) FailWorkflowTask(ctx context.Context, token string, e api.Error) error {
+	_, err := c.do(ctx, http.MethodPost, "POST /workflow-tasks/{token}/fail", nil, api.FailWorkflowTaskRequest{Error: e}, nil, "workflow-tasks", token, "fail")
+	return c.lockLost(err)
+}
+
+// PollActivityTask long-polls for an activity attempt. It returns nil, nil
+// when none came within the wait.
+func (c *Conn) PollActivityTask(ctx context.Context, req api.PollActivityTaskRequest) (*api.ActivityTask, error) {
+	var t api.ActivityTask
+	status, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/poll", nil, req, &t, "activity-tasks", "poll")
+	if err != nil || status == http.StatusNoContent {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// HeartbeatActivityTask renews an attempt's lock (and records details); the
+// answer tells whether its cancellation was requested. A lost lock fails
+// with the client's ErrLockLost.
+func (c *Conn) HeartbeatActivityTask(ctx context.Context, token string, req api.ActivityHeartbeatRequest) (*api.ActivityHeartbeatResponse, error) {
+	var resp api.ActivityHeartbeatResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/heartbeat", nil, req, &resp, "activity-tasks", token, "heartbeat"); err != nil {
+		return nil, c.lockLost(err)
+	}
+	return &resp, nil
+}
+
+// CompleteActivityTask reports an attempt's result.
+func (c *Conn) CompleteActivityTask(ctx context.Context, token string, req api.CompleteActivityTaskRequest) (*api.ActivityAckResponse, error) {
+	var resp api.ActivityAckResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/complete", nil, req, &resp, "activity-tasks", token, "complete"); err != nil {
+		return nil, c.lockLost(err)
+	}
+	return &resp, nil
+}
+
+// FailActivityTask reports an attempt's failure with req.Error and the
+// attempt's latest heartbeat details (req.HeartbeatDetails), which the next
+// attempt gets.
+func (c *Conn) FailActivityTask(ctx context.Context, token string, req api.FailActivityTaskRequest) (*api.ActivityAckResponse, error) {
+	var resp api.ActivityAckResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/fail", nil, req, &resp, "activity-tasks", token, "fail"); err != nil {
+		return nil, c.lockLost(err)
+	}
+	return &resp, nil
+}
+
+// AbandonActivityTask gives an attempt back unfinished; it is delivered
+// again after delay.
+func (c *Conn) AbandonActivityTask(ctx context.Context, token string, delay time.Duration) (*api.ActivityAckResponse, error) {
+	var resp api.ActivityAckResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/abandon", nil, api.AbandonActivityTaskRequest{Delay: api.Duration(delay)}, &resp, "activity-tasks", token, "abandon"); err != nil {
+		return nil, c.lockLost(err)
+	}
+	return &resp, nil
+}
+
+// PendingActivityTask tells the server that the attempt's activity
+// returned activity.ErrResultPending: the attempt stays held under its
+// token for client.CompleteActivity and RecordActivityHeartbeat, and leaves
+// the worker.
+func (c *Conn) PendingActivityTask(ctx context.Context, token string) error {
+	_, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/pending", nil, struct{}{}, nil, "activity-tasks", token, "pending")
+	return c.lockLost(err)
+}
+
+// WorkerHeartbeat renews a worker session's lease and returns the cancel
+// requests of the attempts it holds. A cleaned-up session fails with the
+// client's ErrGone.
+func (c *Conn) WorkerHeartbeat(ctx context.Context, req api.WorkerHeartbeatRequest) (*api.WorkerHeartbeatResponse, error) {
+	var resp api.WorkerHeartbeatResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /workers/heartbeat", nil, req, &resp, "workers", "heartbeat"); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// PollQueryTask long-polls for a query to answer on req.TaskQueue. It
+// returns nil, nil when none came within the wait.
+func (c *Conn) PollQueryTask(ctx context.Context, req api.PollQueryTaskRequest) (*api.QueryTask, error) {
+	var t api.QueryTask
+	status, err := c.do(ctx, http.MethodPost, "POST /query-tasks/poll", nil, req, &t, "query-tasks", "poll")
+	if err != nil || status == http.StatusNoContent {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// AnswerQueryTask sends a polled query's answer; changed is false when the
+// query's request is gone.
+func (c *Conn) AnswerQueryTask(ctx context.Context, queryID string, req api.AnswerQueryTaskRequest) (changed bool, err error) {
+	var resp api.Accepted
+	if _, err := c.do(ctx, http.MethodPost, "POST /query-tasks/{id}/answer", nil, req, &resp, "query-tasks", queryID, "answer"); err != nil {
+		return false, err
+	}
+	return resp.Changed, nil
+}
+
+type workerSecretKey struct{}
+
+// WithWorkerSecret returns a context whose requests carry a worker
+// session's secret: a server without authentication binds the session to
+// the first secret that heartbeats it, and refuses heartbeats and polls for
+// it without that secret (with authentication, the API key is the binding).
+func WithWorkerSecret(ctx context.Context, secret string) context.Context {
+	return context.WithValue(ctx, workerSecretKey{}, secret)
+}
+
+// WorkerSecret returns the worker secret ctx carries ("" when none).
+func WorkerSecret(ctx context.Context) string {
+	s, _ := ctx.Value(workerSecretKey{}).(string)
+	return s
+}
