@@ -359,6 +359,10 @@ type turnWrites struct {
 	// execution's messages.
 	continued []func() error
 	finished  []string
+	// finishedChildren: the finished instances that are child workflows,
+	// whose parents learn of their close (most instances have no parent:
+	// they cost no statement).
+	finishedChildren []string
 	// children: the child workflows' writes (children.go).
 	children childWrites
 }
@@ -524,6 +528,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		out.ExecutionID, out.NextEventID = next, 1
 	case plan.Status != api.StatusRunning:
 		w.finished = append(w.finished, id)
+		if inst.ParentInstanceID != nil {
+			w.finishedChildren = append(w.finishedChildren, id)
+		}
 		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
 	default:
 		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
@@ -601,7 +608,7 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 			return err
 		}
 	}
-	if err := writeChildren(ctx, t, ns, &w.children, w.finished); err != nil {
+	if err := writeChildren(ctx, t, ns, &w.children, w.finishedChildren); err != nil {
 		return err
 	}
 	if len(w.finished) > 0 {

@@ -79,7 +79,8 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 
 // writeChildren sends the child-workflow writes of a group, after its
 // instances are written (finished lists the instances the group closed,
-// whose parents learn of it). No statement waits for an answer.
+// that are child workflows, whose parents learn of it). No statement
+// waits for an answer.
 func writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finished []string) error {
 	prefix := WorkflowQueueKey(ns, "")
 	if len(w.children) > 0 {
