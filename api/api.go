@@ -555,9 +555,9 @@ const (
 // Parent close policies: what happens to a child workflow still running
 // when its parent closes or is canceled (Temporal's ParentClosePolicy).
 const (
-	// ParentClosePolicyTerminate (the default) ends the child. Until
-	// terminate exists, the child is asked to cancel, as with
-	// ParentClosePolicyRequestCancel.
+	// ParentClosePolicyTerminate (the default) terminates the child, in
+	// the transaction that closes or cancels the parent, as the terminate
+	// endpoint does (reason parent_closed or parent_canceled).
 	ParentClosePolicyTerminate = "terminate"
 	// ParentClosePolicyRequestCancel asks the child to cancel.
 	ParentClosePolicyRequestCancel = "request_cancel"

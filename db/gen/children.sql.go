@@ -7,6 +7,7 @@ package gen
 
 import (
 	"context"
+	"time"
 )
 
 const cancelChildren = `-- name: CancelChildren :exec
@@ -21,7 +22,7 @@ WITH p AS (
       AND c.parent_instance_id = p.instance_id
       AND c.parent_execution_id = p.execution_id AND c.parent_instance_id IS NOT NULL
       AND c.status = 'running' AND NOT c.cancel_requested
-      AND CASE WHEN p.workflow_ids IS NULL THEN c.parent_close_policy <> 'abandon'
+      AND CASE WHEN p.workflow_ids IS NULL THEN c.parent_close_policy = 'request_cancel'
                ELSE p.workflow_ids ? c.instance_id END
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
@@ -46,9 +47,10 @@ type CancelChildrenParams struct {
 // their parent (parents: one object per parent execution, with the reason
 // of the cancel). With workflow_ids (a JSON array), the children so named
 // (the parent's request_cancel_child_workflow commands); without, every
-// child of the execution whose parent close policy is not abandon (the
-// parent closed or was canceled). A child already asked keeps its first
-// reason. Each gets a CancelRequested message, as from the cancel
+// child of the execution whose parent close policy is request_cancel (the
+// parent closed or was canceled; terminate children are terminated by
+// TakeTerminateChildren and the terminate writes). A child already asked
+// keeps its first reason. Each gets a CancelRequested message, as from the cancel
 // endpoint; the children's queues are woken. No answer to wait for.
 func (q *Queries) CancelChildren(ctx context.Context, arg CancelChildrenParams) error {
 	_, err := q.db.Exec(ctx, cancelChildren,
@@ -204,4 +206,69 @@ func (q *Queries) StartChildren(ctx context.Context, arg StartChildrenParams) er
 		arg.Namespace,
 	)
 	return err
+}
+
+const takeTerminateChildren = `-- name: TakeTerminateChildren :many
+SELECT c.instance_id, c.execution_id, c.workflow_type, c.input, c.next_event_id, c.next_activity_id,
+       c.next_timer_id, c.last_event_at, (p ->> 'reason')::text AS reason
+FROM instances c
+JOIN jsonb_array_elements($1::jsonb) p
+  ON c.parent_instance_id = (p ->> 'instance_id') AND c.parent_execution_id = (p ->> 'execution_id')::bigint
+WHERE c.namespace = $2 AND c.parent_namespace = $3::text
+  AND c.parent_instance_id IS NOT NULL AND c.status = 'running' AND c.parent_close_policy = 'terminate'
+ORDER BY c.instance_id
+FOR UPDATE OF c
+`
+
+type TakeTerminateChildrenParams struct {
+	Parents         []byte
+	Namespace       string
+	ParentNamespace string
+}
+
+type TakeTerminateChildrenRow struct {
+	InstanceID     string
+	ExecutionID    int64
+	WorkflowType   string
+	Input          []byte
+	NextEventID    int64
+	NextActivityID int64
+	NextTimerID    int64
+	LastEventAt    *time.Time
+	Reason         string
+}
+
+// The running children whose parent close policy is terminate of the
+// parent executions that closed or were canceled (parents: one object per
+// parent execution, with the reason), locked for the ack's transaction to
+// terminate them; reason is the parent's (parent_closed or
+// parent_canceled).
+func (q *Queries) TakeTerminateChildren(ctx context.Context, arg TakeTerminateChildrenParams) ([]TakeTerminateChildrenRow, error) {
+	rows, err := q.db.Query(ctx, takeTerminateChildren, arg.Parents, arg.Namespace, arg.ParentNamespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TakeTerminateChildrenRow{}
+	for rows.Next() {
+		var i TakeTerminateChildrenRow
+		if err := rows.Scan(
+			&i.InstanceID,
+			&i.ExecutionID,
+			&i.WorkflowType,
+			&i.Input,
+			&i.NextEventID,
+			&i.NextActivityID,
+			&i.NextTimerID,
+			&i.LastEventAt,
+			&i.Reason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -112,9 +112,10 @@ FROM (SELECT DISTINCT task_queue FROM m) q;
 -- their parent (parents: one object per parent execution, with the reason
 -- of the cancel). With workflow_ids (a JSON array), the children so named
 -- (the parent's request_cancel_child_workflow commands); without, every
--- child of the execution whose parent close policy is not abandon (the
--- parent closed or was canceled). A child already asked keeps its first
--- reason. Each gets a CancelRequested message, as from the cancel
+-- child of the execution whose parent close policy is request_cancel (the
+-- parent closed or was canceled; terminate children are terminated by
+-- TakeTerminateChildren and the terminate writes). A child already asked
+-- keeps its first reason. Each gets a CancelRequested message, as from the cancel
 -- endpoint; the children's queues are woken. No answer to wait for.
 WITH p AS (
     SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
@@ -127,7 +128,7 @@ WITH p AS (
       AND c.parent_instance_id = p.instance_id
       AND c.parent_execution_id = p.execution_id AND c.parent_instance_id IS NOT NULL
       AND c.status = 'running' AND NOT c.cancel_requested
-      AND CASE WHEN p.workflow_ids IS NULL THEN c.parent_close_policy <> 'abandon'
+      AND CASE WHEN p.workflow_ids IS NULL THEN c.parent_close_policy = 'request_cancel'
                ELSE p.workflow_ids ? c.instance_id END
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
@@ -138,3 +139,19 @@ WITH p AS (
 )
 SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || q.task_queue)
 FROM (SELECT DISTINCT task_queue FROM m) q;
+
+-- name: TakeTerminateChildren :many
+-- The running children whose parent close policy is terminate of the
+-- parent executions that closed or were canceled (parents: one object per
+-- parent execution, with the reason), locked for the ack's transaction to
+-- terminate them; reason is the parent's (parent_closed or
+-- parent_canceled).
+SELECT c.instance_id, c.execution_id, c.workflow_type, c.input, c.next_event_id, c.next_activity_id,
+       c.next_timer_id, c.last_event_at, (p ->> 'reason')::text AS reason
+FROM instances c
+JOIN jsonb_array_elements(sqlc.arg(parents)::jsonb) p
+  ON c.parent_instance_id = (p ->> 'instance_id') AND c.parent_execution_id = (p ->> 'execution_id')::bigint
+WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(parent_namespace)::text
+  AND c.parent_instance_id IS NOT NULL AND c.status = 'running' AND c.parent_close_policy = 'terminate'
+ORDER BY c.instance_id
+FOR UPDATE OF c;

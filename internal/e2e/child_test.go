@@ -242,3 +242,83 @@ func TestChildWorkflow_ParentCancelAndClosePolicies(t *testing.T) {
 		t.Fatalf("abandoned child: %q %v", got, err)
 	}
 }
+
+// TerminateArgs is TerminatePolicyParent's input.
+type TerminateArgs struct {
+	// ChildID is the child's workflow id.
+	ChildID string
+	// Wait: wait for the child's close rather than closing the parent.
+	Wait bool
+}
+
+// TerminatePolicyParent starts a child under the terminate parent close
+// policy (the default) and reports how the child's future ends; with
+// wait false it returns once the child started, closing the parent.
+func TerminatePolicyParent(ctx workflow.Context, a TerminateArgs) (string, error) {
+	f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: a.ChildID}), WaitingChild)
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		return "", err
+	}
+	if !a.Wait {
+		return "started", nil
+	}
+	err := f.Get(ctx, nil)
+	var ce *workflow.ChildWorkflowExecutionError
+	if !errors.As(err, &ce) || !errors.Is(err, workflow.ErrChildWorkflowTerminated) {
+		return "", fmt.Errorf("terminated child: %v", err)
+	}
+	return "child terminated", nil
+}
+
+// Goal: a parent that closes terminates its terminate-policy child (status
+// terminated, WorkflowTerminated in its history, reason parent_closed),
+// and a child terminated directly fails its parent's future with the
+// terminated error.
+func TestChildWorkflow_TerminatePolicyAndTerminatedChild(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		for _, fn := range []any{TerminatePolicyParent, WaitingChild} {
+			if err := w.RegisterWorkflow(fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "tp", TaskQueue: "q"}, TerminatePolicyParent, TerminateArgs{ChildID: "tp-child"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := result[string](t, run, 60*time.Second); err != nil || got != "started" {
+		t.Fatalf("parent: %q %v", got, err)
+	}
+	w, err := e.c.Describe(ctx, "tp-child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Status != api.StatusTerminated || w.Error == nil || w.Error.Message != api.CancelReasonParentClosed {
+		t.Fatalf("child %+v, want terminated by parent_closed", w)
+	}
+	if n := count(e.history("tp-child"), api.EventWorkflowTerminated, ""); n != 1 {
+		t.Fatalf("%d WorkflowTerminated in the child's history", n)
+	}
+
+	run2, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "tw", TaskQueue: "q"}, TerminatePolicyParent, TerminateArgs{ChildID: "tw-child", Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the child started", func() bool {
+		return count(e.history("tw"), api.EventChildWorkflowStarted, "") == 1
+	})
+	if err := e.c.TerminateWorkflow(ctx, "tw-child", "", "stop it"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := result[string](t, run2, 60*time.Second); err != nil || got != "child terminated" {
+		t.Fatalf("parent: %q %v", got, err)
+	}
+	if n := count(e.history("tw"), api.EventChildWorkflowTerminated, ""); n != 1 {
+		t.Fatalf("%d ChildWorkflowTerminated in the parent's history", n)
+	}
+	e.replayClean("tw", TerminatePolicyParent)
+}

@@ -601,7 +601,7 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 			return err
 		}
 	}
-	if err := writeChildren(ctx, t, ns, &w.children, w.finished); err != nil {
+	if err := s.writeChildren(ctx, t, ns, &w.children, w.finished); err != nil {
 		return err
 	}
 	if len(w.finished) > 0 {

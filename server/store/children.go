@@ -79,8 +79,9 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 
 // writeChildren sends the child-workflow writes of a group, after its
 // instances are written (finished lists the instances the group closed,
-// whose parents learn of it). No statement waits for an answer.
-func writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finished []string) error {
+// whose parents learn of it). Only the terminate policy's statement
+// (which children to terminate) waits for an answer.
+func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finished []string) error {
 	prefix := WorkflowQueueKey(ns, "")
 	if len(w.children) > 0 {
 		if err := t.w.StartChildren(ctx, gen.StartChildrenParams{Namespace: ns, Children: mustJSON(w.children),
@@ -95,6 +96,18 @@ func writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finis
 		if err := t.w.CancelChildren(ctx, gen.CancelChildrenParams{Namespace: ns, ParentNamespace: ns,
 			Parents: mustJSON(parents), Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
 			return fmt.Errorf("cancel children: %w", err)
+		}
+	}
+	if len(w.closePolicy) > 0 {
+		// The terminate policy: the children are terminated here, as
+		// TerminateWorkflow does, with the parent's reason.
+		rows, err := t.q.TakeTerminateChildren(ctx, gen.TakeTerminateChildrenParams{Namespace: ns,
+			ParentNamespace: ns, Parents: mustJSON(w.closePolicy)})
+		if err != nil {
+			return fmt.Errorf("terminate children: %w", err)
+		}
+		if err := s.terminateInstances(ctx, t, ns, rows, "", nil); err != nil {
+			return fmt.Errorf("terminate children: %w", err)
 		}
 	}
 	if len(finished) > 0 {
