@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -321,4 +322,61 @@ func TestChildWorkflow_TerminatePolicyAndTerminatedChild(t *testing.T) {
 		t.Fatalf("%d ChildWorkflowTerminated in the parent's history", n)
 	}
 	e.replayClean("tw", TerminatePolicyParent)
+}
+
+// FlakyChild fails its first two executions and succeeds in its third.
+func FlakyChild(ctx workflow.Context) (string, error) {
+	if n := workflow.GetInfo(ctx).ExecutionID; n < 3 {
+		return "", fmt.Errorf("flaky execution %d", n)
+	}
+	return "ok", nil
+}
+
+// RetryingParent runs FlakyChild under a retry policy of maxAttempts.
+func RetryingParent(ctx workflow.Context, maxAttempts int32) (string, error) {
+	var s string
+	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		RetryPolicy: &workflow.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: maxAttempts}}),
+		FlakyChild).Get(ctx, &s)
+	return s, err
+}
+
+// Goal: a child's RetryPolicy retries its failed executions on the server;
+// the parent sees the result of the attempt that succeeds, or only the
+// last failure when the attempts run out.
+func TestChildWorkflow_RetryPolicy(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		for _, fn := range []any{RetryingParent, FlakyChild} {
+			if err := w.RegisterWorkflow(fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "rp3", TaskQueue: "q"}, RetryingParent, int32(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := result[string](t, run, 60*time.Second); err != nil || got != "ok" {
+		t.Fatalf("parent with 3 attempts: %q %v", got, err)
+	}
+	h := e.history("rp3")
+	if n, m := count(h, api.EventChildWorkflowCompleted, ""), count(h, api.EventChildWorkflowFailed, ""); n != 1 || m != 0 {
+		t.Fatalf("parent history: %d ChildWorkflowCompleted, %d ChildWorkflowFailed", n, m)
+	}
+	e.replayClean("rp3", RetryingParent)
+
+	run2, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "rp2", TaskQueue: "q"}, RetryingParent, int32(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = result[string](t, run2, 60*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "flaky execution 2") {
+		t.Fatalf("parent with 2 attempts: %v, want the second execution's failure", err)
+	}
+	if n := count(e.history("rp2"), api.EventChildWorkflowFailed, ""); n != 1 {
+		t.Fatalf("%d ChildWorkflowFailed", n)
+	}
 }

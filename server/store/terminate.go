@@ -33,16 +33,20 @@ func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, ex
 		if i.Status != api.StatusRunning || (executionID != 0 && executionID != i.ExecutionID) {
 			return ErrNotRunning
 		}
-		row := gen.TakeTerminateChildrenRow{InstanceID: instanceID, ExecutionID: i.ExecutionID,
+		row := terminateRow{InstanceID: instanceID, ExecutionID: i.ExecutionID,
 			WorkflowType: i.WorkflowType, Input: i.Input, NextEventID: i.NextEventID,
 			NextActivityID: i.NextActivityID, NextTimerID: i.NextTimerID, LastEventAt: i.LastEventAt,
 			Reason: engine.ReasonWorkflowTerminated}
-		if err := s.terminateInstances(ctx, t, ns, []gen.TakeTerminateChildrenRow{row}, reason, details); err != nil {
+		if err := s.terminateInstances(ctx, t, ns, []terminateRow{row}, reason, details); err != nil {
 			return fmt.Errorf("terminate workflow: %w", err)
 		}
 		return nil
 	})
 }
+
+// terminateRow is what terminateInstances needs of one instance: its
+// row, and the reason its attempts are cancelled with.
+type terminateRow = gen.ApplyClosePolicyRow
 
 // terminateInstances terminates running instances, locked by the caller,
 // in its transaction: each one's attempts are cancelled with its row's
@@ -50,7 +54,7 @@ func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, ex
 // appended (reason: the row's Reason when empty), its row written
 // terminated through FinishTurns, and its parent notified
 // (NotifyParents). The statements need no answer.
-func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows []gen.TakeTerminateChildrenRow, reason string, details json.RawMessage) error {
+func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows []terminateRow, reason string, details json.RawMessage) error {
 	if len(rows) == 0 {
 		return nil
 	}
