@@ -19,8 +19,7 @@ type ParentClosePolicy string
 // Parent close policies.
 const (
 	// ParentClosePolicyTerminate (the default, also for the zero value)
-	// ends the child. Until Tether has terminate, the child is asked to
-	// cancel, as with ParentClosePolicyRequestCancel.
+	// terminates the child when the parent closes or is canceled.
 	ParentClosePolicyTerminate ParentClosePolicy = api.ParentClosePolicyTerminate
 	// ParentClosePolicyRequestCancel asks the child to cancel.
 	ParentClosePolicyRequestCancel ParentClosePolicy = api.ParentClosePolicyRequestCancel
