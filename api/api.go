@@ -555,9 +555,9 @@ const (
 // Parent close policies: what happens to a child workflow still running
 // when its parent closes or is canceled (Temporal's ParentClosePolicy).
 const (
-	// ParentClosePolicyTerminate (the default) ends the child. Until
-	// terminate exists, the child is asked to cancel, as with
-	// ParentClosePolicyRequestCancel.
+	// ParentClosePolicyTerminate (the default) terminates the child, in
+	// the transaction that closes or cancels the parent, as the terminate
+	// endpoint does (reason parent_closed or parent_canceled).
 	ParentClosePolicyTerminate = "terminate"
 	// ParentClosePolicyRequestCancel asks the child to cancel.
 	ParentClosePolicyRequestCancel = "request_cancel"
@@ -626,6 +626,11 @@ type Command struct {
 	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
 	// ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
 	ParentClosePolicy string `json:"parent_close_policy,omitempty" validate:"omitempty,oneof=terminate request_cancel abandon"`
+	// RetryPolicy retries the child's failed executions (start_child_workflow;
+	// absent: a failed child is not retried): a failed execution with
+	// attempts left is followed, after the policy's backoff, by the next
+	// one, and only the last failure reaches the parent.
+	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.

@@ -67,6 +67,8 @@ type Instance struct {
 	ParentExecutionID *int64
 	ParentChildID     *int64
 	ParentClosePolicy *string
+	RetryPolicy       []byte
+	RetryAttempt      int32
 }
 
 type Namespace struct {

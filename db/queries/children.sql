@@ -14,15 +14,16 @@ WITH c AS (
            (x ->> 'timeout_ms')::bigint AS timeout_ms, (x ->> 'parent_instance_id')::text AS parent_instance_id,
            (x ->> 'parent_execution_id')::bigint AS parent_execution_id,
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
-           (x ->> 'parent_close_policy')::text AS parent_close_policy
+           (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy
     FROM jsonb_array_elements(sqlc.arg(children)::jsonb) x
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
-                                parent_close_policy)
+                                parent_close_policy, retry_policy, retry_attempt)
     SELECT sqlc.arg(namespace), c.instance_id, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
-           sqlc.arg(namespace), c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy
+           sqlc.arg(namespace), c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
+           c.retry_policy, 1
     FROM c
     ON CONFLICT (namespace, instance_id) DO UPDATE SET
         workflow_type = EXCLUDED.workflow_type,
@@ -50,7 +51,9 @@ WITH c AS (
         parent_instance_id = EXCLUDED.parent_instance_id,
         parent_execution_id = EXCLUDED.parent_execution_id,
         parent_child_id = EXCLUDED.parent_child_id,
-        parent_close_policy = EXCLUDED.parent_close_policy
+        parent_close_policy = EXCLUDED.parent_close_policy,
+        retry_policy = EXCLUDED.retry_policy,
+        retry_attempt = 1
     WHERE i.status <> 'running'
     RETURNING i.instance_id, i.execution_id
 ), starts AS (
@@ -113,8 +116,8 @@ FROM (SELECT DISTINCT task_queue FROM m) q;
 -- of the cancel). With workflow_ids (a JSON array), the children so named
 -- (the parent's request_cancel_child_workflow commands); without, every
 -- child of the execution whose parent close policy is not abandon (the
--- parent closed or was canceled). A child already asked keeps its first
--- reason. Each gets a CancelRequested message, as from the cancel
+-- parent closed or was canceled; ApplyClosePolicy does that now). A child
+-- already asked keeps its first reason. Each gets a CancelRequested message, as from the cancel
 -- endpoint; the children's queues are woken. No answer to wait for.
 WITH p AS (
     SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
@@ -138,3 +141,53 @@ WITH p AS (
 )
 SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || q.task_queue)
 FROM (SELECT DISTINCT task_queue FROM m) q;
+
+-- name: ApplyClosePolicy :many
+-- Applies the parent close policy of parent executions that closed or
+-- were canceled, in the ack's transaction (parents: one object per parent
+-- execution, with the reason, parent_closed or parent_canceled). Running
+-- request_cancel children are asked to cancel, as CancelChildren does:
+-- one row each of kind 'wake' names the task queue to wake. Running
+-- terminate children are locked and returned, one row each of kind
+-- 'terminate', for the terminate writes (terminateInstances) with the
+-- parent's reason. One statement, so that a parent without children
+-- costs no more than before.
+WITH p AS (
+    SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
+           (x ->> 'reason')::text AS reason
+    FROM jsonb_array_elements(sqlc.arg(parents)::jsonb) x
+), rc AS (
+    UPDATE instances c SET cancel_requested = true, cancel_reason = p.reason, updated_at = now()
+    FROM p
+    WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(parent_namespace)::text
+      AND c.parent_instance_id = p.instance_id AND c.parent_execution_id = p.execution_id
+      AND c.parent_instance_id IS NOT NULL AND c.status = 'running' AND NOT c.cancel_requested
+      AND c.parent_close_policy = 'request_cancel'
+    RETURNING c.instance_id, c.task_queue, p.reason
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind, payload)
+    SELECT sqlc.arg(namespace), rc.instance_id, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason)
+    FROM rc
+    RETURNING task_queue
+), term AS (
+    SELECT c.instance_id, c.execution_id, c.workflow_type, c.input, c.next_event_id, c.next_activity_id,
+           c.next_timer_id, c.last_event_at, p.reason
+    FROM instances c JOIN p ON c.parent_instance_id = p.instance_id AND c.parent_execution_id = p.execution_id
+    WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(parent_namespace)::text
+      AND c.parent_instance_id IS NOT NULL AND c.status = 'running' AND c.parent_close_policy = 'terminate'
+    FOR UPDATE OF c
+)
+SELECT 'terminate'::text AS kind, term.instance_id, term.execution_id, term.workflow_type, term.input,
+       term.next_event_id, term.next_activity_id, term.next_timer_id, term.last_event_at, term.reason,
+       ''::text AS task_queue
+FROM term
+UNION ALL
+SELECT DISTINCT 'wake'::text, '', 0::bigint, '', NULL::jsonb, 0::bigint, 0::bigint, 0::bigint, NULL::timestamptz,
+       '', m.task_queue
+FROM m;
+
+-- name: NextRetryAttempt :exec
+-- Counts the next execution of a child workflow retried by its retry
+-- policy (in the ack's transaction that planned the retry).
+UPDATE instances SET retry_attempt = retry_attempt + 1
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);

@@ -34,7 +34,9 @@ WITH i AS (
         last_task_error = NULL,
         created_at = now(),
         updated_at = now(),
-        completed_at = NULL
+        completed_at = NULL,
+        retry_policy = NULL,
+        retry_attempt = 1
     WHERE i.status <> 'running'
     RETURNING i.execution_id, i.status
 ), m AS (
@@ -61,7 +63,8 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
-  parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy
+  parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
+  retry_policy, retry_attempt
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)

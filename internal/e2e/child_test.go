@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,5 +241,142 @@ func TestChildWorkflow_ParentCancelAndClosePolicies(t *testing.T) {
 	got, err = result[string](t, e.c.GetWorkflow("pp-ab"), 60*time.Second)
 	if err != nil || got != "done x" {
 		t.Fatalf("abandoned child: %q %v", got, err)
+	}
+}
+
+// TerminateArgs is TerminatePolicyParent's input.
+type TerminateArgs struct {
+	// ChildID is the child's workflow id.
+	ChildID string
+	// Wait: wait for the child's close rather than closing the parent.
+	Wait bool
+}
+
+// TerminatePolicyParent starts a child under the terminate parent close
+// policy (the default) and reports how the child's future ends; with
+// wait false it returns once the child started, closing the parent.
+func TerminatePolicyParent(ctx workflow.Context, a TerminateArgs) (string, error) {
+	f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: a.ChildID}), WaitingChild)
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		return "", err
+	}
+	if !a.Wait {
+		return "started", nil
+	}
+	err := f.Get(ctx, nil)
+	var ce *workflow.ChildWorkflowExecutionError
+	if !errors.As(err, &ce) || !errors.Is(err, workflow.ErrChildWorkflowTerminated) {
+		return "", fmt.Errorf("terminated child: %v", err)
+	}
+	return "child terminated", nil
+}
+
+// Goal: a parent that closes terminates its terminate-policy child (status
+// terminated, WorkflowTerminated in its history, reason parent_closed),
+// and a child terminated directly fails its parent's future with the
+// terminated error.
+func TestChildWorkflow_TerminatePolicyAndTerminatedChild(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		for _, fn := range []any{TerminatePolicyParent, WaitingChild} {
+			if err := w.RegisterWorkflow(fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "tp", TaskQueue: "q"}, TerminatePolicyParent, TerminateArgs{ChildID: "tp-child"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := result[string](t, run, 60*time.Second); err != nil || got != "started" {
+		t.Fatalf("parent: %q %v", got, err)
+	}
+	w, err := e.c.Describe(ctx, "tp-child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Status != api.StatusTerminated || w.Error == nil || w.Error.Message != api.CancelReasonParentClosed {
+		t.Fatalf("child %+v, want terminated by parent_closed", w)
+	}
+	if n := count(e.history("tp-child"), api.EventWorkflowTerminated, ""); n != 1 {
+		t.Fatalf("%d WorkflowTerminated in the child's history", n)
+	}
+
+	run2, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "tw", TaskQueue: "q"}, TerminatePolicyParent, TerminateArgs{ChildID: "tw-child", Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the child started", func() bool {
+		return count(e.history("tw"), api.EventChildWorkflowStarted, "") == 1
+	})
+	if err := e.c.TerminateWorkflow(ctx, "tw-child", "", "stop it"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := result[string](t, run2, 60*time.Second); err != nil || got != "child terminated" {
+		t.Fatalf("parent: %q %v", got, err)
+	}
+	if n := count(e.history("tw"), api.EventChildWorkflowTerminated, ""); n != 1 {
+		t.Fatalf("%d ChildWorkflowTerminated in the parent's history", n)
+	}
+	e.replayClean("tw", TerminatePolicyParent)
+}
+
+// FlakyChild fails its first two executions and succeeds in its third.
+func FlakyChild(ctx workflow.Context) (string, error) {
+	if n := workflow.GetInfo(ctx).ExecutionID; n < 3 {
+		return "", fmt.Errorf("flaky execution %d", n)
+	}
+	return "ok", nil
+}
+
+// RetryingParent runs FlakyChild under a retry policy of maxAttempts.
+func RetryingParent(ctx workflow.Context, maxAttempts int32) (string, error) {
+	var s string
+	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		RetryPolicy: &workflow.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: maxAttempts}}),
+		FlakyChild).Get(ctx, &s)
+	return s, err
+}
+
+// Goal: a child's RetryPolicy retries its failed executions on the server;
+// the parent sees the result of the attempt that succeeds, or only the
+// last failure when the attempts run out.
+func TestChildWorkflow_RetryPolicy(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		for _, fn := range []any{RetryingParent, FlakyChild} {
+			if err := w.RegisterWorkflow(fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "rp3", TaskQueue: "q"}, RetryingParent, int32(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := result[string](t, run, 60*time.Second); err != nil || got != "ok" {
+		t.Fatalf("parent with 3 attempts: %q %v", got, err)
+	}
+	h := e.history("rp3")
+	if n, m := count(h, api.EventChildWorkflowCompleted, ""), count(h, api.EventChildWorkflowFailed, ""); n != 1 || m != 0 {
+		t.Fatalf("parent history: %d ChildWorkflowCompleted, %d ChildWorkflowFailed", n, m)
+	}
+	e.replayClean("rp3", RetryingParent)
+
+	run2, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "rp2", TaskQueue: "q"}, RetryingParent, int32(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = result[string](t, run2, 60*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "flaky execution 2") {
+		t.Fatalf("parent with 2 attempts: %v, want the second execution's failure", err)
+	}
+	if n := count(e.history("rp2"), api.EventChildWorkflowFailed, ""); n != 1 {
+		t.Fatalf("%d ChildWorkflowFailed", n)
 	}
 }

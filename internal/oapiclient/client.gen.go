@@ -464,6 +464,12 @@ type ApiCommand struct {
 	// Result complete_workflow
 	Result interface{} `json:"result,omitempty"`
 
+	// RetryPolicy RetryPolicy retries the child's failed executions (start_child_workflow;
+	// absent: a failed child is not retried): a failed execution with
+	// attempts left is followed, after the policy's backoff, by the next
+	// one, and only the last failure reaches the parent.
+	RetryPolicy *ApiRetryPolicy `json:"retry_policy,omitempty"`
+
 	// SignalName SignalName is the signal's name (signal_external; its payload is Input).
 	SignalName *string `json:"signal_name,omitempty"`
 

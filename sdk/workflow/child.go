@@ -3,8 +3,8 @@ package workflow
 import "github.com/tetherhq/tether/sdk/internal/wf"
 
 // ChildWorkflowOptions configure the child workflows a context starts
-// (Temporal's workflow.ChildWorkflowOptions). RetryPolicy is accepted and
-// not applied yet.
+// (Temporal's workflow.ChildWorkflowOptions). RetryPolicy retries a failed
+// child on the server; only the last failure reaches the parent.
 type ChildWorkflowOptions = wf.ChildWorkflowOptions
 
 // ParentClosePolicy is what happens to a running child workflow when its
@@ -13,8 +13,7 @@ type ParentClosePolicy = wf.ParentClosePolicy
 
 // Parent close policies (Temporal's enums.PARENT_CLOSE_POLICY_*).
 const (
-	// ParentClosePolicyTerminate (the default) ends the child; until
-	// Tether has terminate, the child is asked to cancel.
+	// ParentClosePolicyTerminate (the default) terminates the child.
 	ParentClosePolicyTerminate = wf.ParentClosePolicyTerminate
 	// ParentClosePolicyRequestCancel asks the child to cancel.
 	ParentClosePolicyRequestCancel = wf.ParentClosePolicyRequestCancel

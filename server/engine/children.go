@@ -17,6 +17,8 @@ type NewChild struct {
 	Input             []byte
 	ExecutionTimeout  time.Duration
 	ParentClosePolicy string
+	// RetryPolicy, when set, retries the child's failed executions.
+	RetryPolicy *api.RetryPolicy
 }
 
 // planChildCommand validates a start_child_workflow or
@@ -74,6 +76,7 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 	p.Children = append(p.Children, NewChild{
 		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
 		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
+		RetryPolicy: c.RetryPolicy,
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,

@@ -43,6 +43,9 @@ type CronRun struct {
 	// completed: the one that just ended, or when it failed the one
 	// before it (nil when none has).
 	LastCompletionResult json.RawMessage
+	// Retry: the next execution is a retry of a failed one (PlanRetry),
+	// not a cron run.
+	Retry bool
 }
 
 // PlanCron decides whether the execution that plan ends is followed by
@@ -69,4 +72,24 @@ func PlanCron(plan *TurnPlan, schedule string, cancelRequested bool, prevResult 
 	}
 	run.At = at
 	return run, nil
+}
+
+// PlanRetry decides whether the execution that plan ends is followed by
+// another attempt under its retry policy (a child workflow's): when the
+// execution failed (not cancelled, terminated or continued as new, and
+// without a cancel request) and NextRetry allows attempt+1. The next
+// execution starts after the policy's backoff, as a cron's next run does.
+func PlanRetry(plan *TurnPlan, policy *api.RetryPolicy, attempt int32, cancelRequested bool, now time.Time) *CronRun {
+	if policy == nil || cancelRequested || plan.ContinueAsNew || plan.Status != api.StatusFailed {
+		return nil
+	}
+	var e api.Error
+	if plan.Error != nil {
+		e = *plan.Error
+	}
+	d := NextRetry(policy, attempt, e, now, nil)
+	if !d.Retry {
+		return nil
+	}
+	return &CronRun{At: now.Add(d.Delay), Retry: true}
 }

@@ -608,7 +608,7 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 			return err
 		}
 	}
-	if err := writeChildren(ctx, t, ns, &w.children, w.finishedChildren); err != nil {
+	if err := s.writeChildren(ctx, t, ns, &w.children, w.finishedChildren); err != nil {
 		return err
 	}
 	if len(w.finished) > 0 {

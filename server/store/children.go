@@ -27,6 +27,8 @@ type childArg struct {
 	ParentTaskQueue   string   `json:"parent_task_queue"`
 	ChildID           int64    `json:"child_id"`
 	ParentClosePolicy string   `json:"parent_close_policy"`
+	// RetryPolicy is the child's retry policy (absent: none).
+	RetryPolicy *api.RetryPolicy `json:"retry_policy,omitempty"`
 }
 
 // jsonRaw is a JSON value carried as itself inside a jsonb document.
@@ -61,7 +63,8 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 	for _, c := range plan.Children {
 		a := childArg{InstanceID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: c.TaskQueue,
 			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec,
-			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy}
+			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy,
+			RetryPolicy: c.RetryPolicy}
 		if len(c.Input) > 0 {
 			in := jsonRaw(c.Input)
 			a.Input = &in
@@ -79,9 +82,10 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 
 // writeChildren sends the child-workflow writes of a group, after its
 // instances are written (finished lists the instances the group closed,
-// that are child workflows, whose parents learn of it). No statement
+// that are child workflows, whose parents learn of it). Only the close
+// policy's statement (which children to terminate, which queues to wake)
 // waits for an answer.
-func writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finished []string) error {
+func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finished []string) error {
 	prefix := WorkflowQueueKey(ns, "")
 	if len(w.children) > 0 {
 		if err := t.w.StartChildren(ctx, gen.StartChildrenParams{Namespace: ns, Children: mustJSON(w.children),
@@ -89,13 +93,31 @@ func writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finis
 			return fmt.Errorf("start children: %w", err)
 		}
 	}
-	for _, parents := range [][]parentCancelArg{w.cancels, w.closePolicy} {
-		if len(parents) == 0 {
-			continue
-		}
+	if len(w.cancels) > 0 {
 		if err := t.w.CancelChildren(ctx, gen.CancelChildrenParams{Namespace: ns, ParentNamespace: ns,
-			Parents: mustJSON(parents), Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
+			Parents: mustJSON(w.cancels), Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
 			return fmt.Errorf("cancel children: %w", err)
+		}
+	}
+	if len(w.closePolicy) > 0 {
+		// request_cancel children are asked to cancel; terminate children
+		// are terminated here, as TerminateWorkflow does, with the
+		// parent's reason.
+		rows, err := t.q.ApplyClosePolicy(ctx, gen.ApplyClosePolicyParams{Namespace: ns,
+			ParentNamespace: ns, Parents: mustJSON(w.closePolicy)})
+		if err != nil {
+			return fmt.Errorf("parent close policy: %w", err)
+		}
+		var term []terminateRow
+		for _, r := range rows {
+			if r.Kind == "wake" {
+				t.wake(WorkflowQueueKey(ns, r.TaskQueue))
+				continue
+			}
+			term = append(term, r)
+		}
+		if err := s.terminateInstances(ctx, t, ns, term, "", nil); err != nil {
+			return fmt.Errorf("terminate children: %w", err)
 		}
 	}
 	if len(finished) > 0 {

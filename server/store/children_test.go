@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,9 +101,10 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 }
 
 // Goal: a parent whose cancel request its turn consumes asks its
-// request_cancel and terminate children to cancel in the ack's
-// transaction (reason parent_canceled), not its abandoned one; a
-// request_cancel_child_workflow asks the named child alone.
+// request_cancel children to cancel and terminates its terminate children
+// in the ack's transaction (reason parent_canceled), not its abandoned
+// one, and hears of the terminated child; a request_cancel_child_workflow
+// asks the named child alone.
 func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "p")
@@ -122,7 +124,19 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 	m(s.CancelWorkflow(ctxT(t), ns, "p", "stop"))(t)
 	task = fetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
-	for id, want := range map[string]bool{"rc": true, "term": true, "ab": false} {
+	term := m(s.DescribeWorkflow(ctxT(t), ns, "term"))(t)
+	if term.Status != api.StatusTerminated || term.Error == nil || term.Error.Type != api.ErrorTypeTerminated ||
+		term.Error.Message != api.CancelReasonParentCanceled {
+		t.Fatalf("term: %+v, want terminated by parent_canceled", term)
+	}
+	if h := history(t, s, "term"); count(h, api.EventWorkflowTerminated) != 1 {
+		t.Fatalf("term history %v has no WorkflowTerminated", kinds(h))
+	}
+	task = fetchTurn(t, s)
+	if task.InstanceID != "p" || !slices.Contains(kinds(task.Messages), api.EventChildWorkflowTerminated) {
+		t.Fatalf("turn of %s with messages %v, want p's with ChildWorkflowTerminated", task.InstanceID, kinds(task.Messages))
+	}
+	for id, want := range map[string]bool{"rc": true, "ab": false} {
 		w := m(s.DescribeWorkflow(ctxT(t), ns, id))(t)
 		if w.CancelRequested != want || w.Status != api.StatusRunning {
 			t.Fatalf("%s: %+v, want cancel requested %v", id, w, want)

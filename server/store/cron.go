@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -30,9 +31,17 @@ func firstCronRun(spec string, now time.Time) (*string, time.Duration, error) {
 }
 
 // planCron sets plan.Cron when the execution the turn ends is followed by
-// the next run of the instance's schedule.
+// the next run of the instance's schedule, or (an instance without a
+// schedule, with a retry policy: a child workflow's) by its retry.
 func planCron(plan *engine.TurnPlan, inst gen.Instance, now time.Time) error {
 	if inst.CronSchedule == nil {
+		if len(inst.RetryPolicy) > 0 {
+			var p api.RetryPolicy
+			if err := json.Unmarshal(inst.RetryPolicy, &p); err != nil {
+				return fmt.Errorf("retry policy of %s: %w", inst.InstanceID, err)
+			}
+			plan.Cron = engine.PlanRetry(plan, &p, inst.RetryAttempt, inst.CancelRequested, now)
+		}
 		return nil
 	}
 	run, err := engine.PlanCron(plan, *inst.CronSchedule, inst.CancelRequested, inst.Result, now)
@@ -64,6 +73,11 @@ func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, run
 	return func() error {
 		if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
 			return fmt.Errorf("drop old execution messages: %w", err)
+		}
+		if run.Retry {
+			if err := t.w.NextRetryAttempt(ctx, gen.NextRetryAttemptParams{Namespace: ns, InstanceID: id}); err != nil {
+				return fmt.Errorf("next retry attempt: %w", err)
+			}
 		}
 		return enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{start})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
@@ -15,9 +16,10 @@ import (
 // details}, its status becomes terminated (error {type: Terminated,
 // message: reason, details}), its outstanding activity attempts are
 // flagged cancelled with reason workflow_terminated (unheld ones dropped),
-// its pending messages (timers, signals, results) are deleted, and a turn
-// in flight loses its lock (its ack answers lock-lost). executionID, when
-// not 0, must be the current execution. ErrNotFound, ErrNotRunning (a
+// its pending messages (timers, signals, results) are deleted, a turn
+// in flight loses its lock (its ack answers lock-lost), and its parent, if
+// it has one still running, gets ChildWorkflowTerminated. executionID,
+// when not 0, must be the current execution. ErrNotFound, ErrNotRunning (a
 // finished instance, or another execution).
 func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error {
 	return s.inTx(ctx, func(t *txn) error {
@@ -31,37 +33,82 @@ func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, ex
 		if i.Status != api.StatusRunning || (executionID != 0 && executionID != i.ExecutionID) {
 			return ErrNotRunning
 		}
-		if err := cancelExecutions(ctx, t, ns, []execCancel{{instanceID, i.ExecutionID, engine.ReasonWorkflowTerminated}}); err != nil {
+		row := terminateRow{InstanceID: instanceID, ExecutionID: i.ExecutionID,
+			WorkflowType: i.WorkflowType, Input: i.Input, NextEventID: i.NextEventID,
+			NextActivityID: i.NextActivityID, NextTimerID: i.NextTimerID, LastEventAt: i.LastEventAt,
+			Reason: engine.ReasonWorkflowTerminated}
+		if err := s.terminateInstances(ctx, t, ns, []terminateRow{row}, reason, details); err != nil {
 			return fmt.Errorf("terminate workflow: %w", err)
 		}
-		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{instanceID}}); err != nil {
-			return fmt.Errorf("terminate workflow: messages: %w", err)
+		return nil
+	})
+}
+
+// terminateRow is what terminateInstances needs of one instance: its
+// row, and the reason its attempts are cancelled with.
+type terminateRow = gen.ApplyClosePolicyRow
+
+// terminateInstances terminates running instances, locked by the caller,
+// in its transaction: each one's attempts are cancelled with its row's
+// Reason, its messages deleted, WorkflowTerminated{reason, details}
+// appended (reason: the row's Reason when empty), its row written
+// terminated through FinishTurns, and its parent notified
+// (NotifyParents). The statements need no answer.
+func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows []terminateRow, reason string, details json.RawMessage) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(rows))
+	execs := make([]execCancel, 0, len(rows))
+	events := make([]historyRow, 0, len(rows))
+	fins := make(map[string]finishRow, len(rows))
+	now := s.opts.Now().UTC()
+	for _, r := range rows {
+		ids = append(ids, r.InstanceID)
+		execs = append(execs, execCancel{r.InstanceID, r.ExecutionID, r.Reason})
+		why := reason
+		if why == "" {
+			why = r.Reason
 		}
-		ev := api.Event{Reason: reason, Details: details}
-		// History times never go back (docs/architecture.md): the event is
-		// stamped now, or at the instance's last event if that is later.
-		at := s.opts.Now().UTC()
-		if i.LastEventAt != nil && i.LastEventAt.After(at) {
-			at = i.LastEventAt.UTC()
+		// History times never go back (docs/architecture.md): the event
+		// is stamped now, or at the instance's last event if that is
+		// later.
+		at := now
+		if r.LastEventAt != nil && r.LastEventAt.After(at) {
+			at = r.LastEventAt.UTC()
 		}
-		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON([]historyRow{{
-			InstanceID: instanceID, ExecutionID: i.ExecutionID, EventID: i.NextEventID,
-			Kind: api.EventWorkflowTerminated, Payload: mustJSON(ev), CreatedAt: &at}})}); err != nil {
-			return fmt.Errorf("terminate workflow: history: %w", err)
-		}
-		msg := reason
+		events = append(events, historyRow{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, EventID: r.NextEventID,
+			Kind: api.EventWorkflowTerminated, Payload: mustJSON(api.Event{Reason: why, Details: details}), CreatedAt: ptrTime(at)})
+		msg := why
 		if msg == "" {
 			msg = "workflow terminated"
 		}
 		e := api.Error{Type: api.ErrorTypeTerminated, Message: msg, Details: details}
-		fin := finishRow{Status: api.StatusTerminated, ExecutionID: i.ExecutionID, WorkflowType: i.WorkflowType,
-			Input: boxed(i.Input), Result: nil, Error: boxed(mustJSON(e)), NextEventID: i.NextEventID + 1,
-			NextActivityID: i.NextActivityID, NextTimerID: i.NextTimerID, LastEventAt: &at}
-		if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: []string{instanceID},
-			Turns: mustJSON(map[string]finishRow{instanceID: fin})}); err != nil {
-			return fmt.Errorf("terminate workflow: %w", err)
-		}
-		t.wake(ResultKey(ns, instanceID))
-		return nil
-	})
+		fins[r.InstanceID] = finishRow{Status: api.StatusTerminated, ExecutionID: r.ExecutionID, WorkflowType: r.WorkflowType,
+			Input: boxed(r.Input), Result: nil, Error: boxed(mustJSON(e)), NextEventID: r.NextEventID + 1,
+			NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID, LastEventAt: ptrTime(at)}
+	}
+	if err := cancelExecutions(ctx, t, ns, execs); err != nil {
+		return err
+	}
+	if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+		return fmt.Errorf("messages: %w", err)
+	}
+	if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON(events)}); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(fins)}); err != nil {
+		return fmt.Errorf("finish: %w", err)
+	}
+	if err := t.w.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: ids,
+		Channel: NotifyChannel, KeyPrefix: WorkflowQueueKey(ns, "")}); err != nil {
+		return fmt.Errorf("notify parents: %w", err)
+	}
+	for _, id := range ids {
+		t.wake(ResultKey(ns, id))
+	}
+	return nil
 }
+
+// ptrTime returns a pointer to a copy of at.
+func ptrTime(at time.Time) *time.Time { return &at }

@@ -19,8 +19,7 @@ type ParentClosePolicy string
 // Parent close policies.
 const (
 	// ParentClosePolicyTerminate (the default, also for the zero value)
-	// ends the child. Until Tether has terminate, the child is asked to
-	// cancel, as with ParentClosePolicyRequestCancel.
+	// terminates the child when the parent closes or is canceled.
 	ParentClosePolicyTerminate ParentClosePolicy = api.ParentClosePolicyTerminate
 	// ParentClosePolicyRequestCancel asks the child to cancel.
 	ParentClosePolicyRequestCancel ParentClosePolicy = api.ParentClosePolicyRequestCancel
@@ -38,8 +37,10 @@ type ChildWorkflowOptions struct {
 	TaskQueue string
 	// WorkflowExecutionTimeout bounds the child's execution (0: none).
 	WorkflowExecutionTimeout time.Duration
-	// RetryPolicy is accepted for Temporal compatibility and not applied
-	// yet: a failed child is not retried.
+	// RetryPolicy, when set, retries the child's failed executions on the
+	// server (a failed execution with attempts left is followed by the
+	// next one after the backoff); only the last failure reaches the
+	// parent. Nil: a failed child is not retried.
 	RetryPolicy *RetryPolicy
 	// ParentClosePolicy: what happens to the child when the parent closes
 	// or is canceled (zero: ParentClosePolicyTerminate).
@@ -188,7 +189,7 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 	s.issue(api.Command{
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
-		ParentClosePolicy: string(policy),
+		ParentClosePolicy: string(policy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}

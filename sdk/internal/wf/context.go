@@ -179,16 +179,22 @@ func (o *ActivityOptions) toAPI() *api.ActivityOptions {
 		ScheduleToCloseTimeout: api.Duration(o.ScheduleToCloseTimeout),
 		HeartbeatTimeout:       api.Duration(o.HeartbeatTimeout),
 	}
-	if p := o.RetryPolicy; p != nil {
-		a.RetryPolicy = &api.RetryPolicy{
-			InitialInterval:        api.Duration(p.InitialInterval),
-			BackoffCoefficient:     p.BackoffCoefficient,
-			MaximumInterval:        api.Duration(p.MaximumInterval),
-			MaximumAttempts:        p.MaximumAttempts,
-			NonRetryableErrorTypes: p.NonRetryableErrorTypes,
-		}
-	}
+	a.RetryPolicy = apiRetryPolicy(o.RetryPolicy)
 	return a
+}
+
+// apiRetryPolicy is p on the wire (nil: nil).
+func apiRetryPolicy(p *RetryPolicy) *api.RetryPolicy {
+	if p == nil {
+		return nil
+	}
+	return &api.RetryPolicy{
+		InitialInterval:        api.Duration(p.InitialInterval),
+		BackoffCoefficient:     p.BackoffCoefficient,
+		MaximumInterval:        api.Duration(p.MaximumInterval),
+		MaximumAttempts:        p.MaximumAttempts,
+		NonRetryableErrorTypes: p.NonRetryableErrorTypes,
+	}
 }
 
 // WithActivityOptions returns a child of ctx whose activities use opts.
