@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // pendingActivityTask godoc
@@ -74,23 +76,10 @@ func activityParams(b *binder) (ns, id string, activityID int64) {
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete [post]
 func (s *Server) completeActivityByID(c echo.Context) error {
-	b := s.bind(c)
-	ns, id, aid := activityParams(b)
-	var req api.CompleteActivityByIDRequest
-	b.body(&req)
-	if err := b.err(); err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	token, err := s.store.ActivityToken(ctx, ns, id, req.ExecutionID, aid)
-	if err != nil {
-		return err
-	}
-	resp, err := s.store.CompleteActivityTaskEager(ctx, ns, token, req.Result, nil)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, resp)
+	return actByID(s, c, nil, func(r *api.CompleteActivityByIDRequest) int64 { return r.ExecutionID },
+		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.CompleteActivityByIDRequest) (any, error) {
+			return s.store.CompleteActivityTaskEager(ctx, ns, tok, r.Result, nil)
+		})
 }
 
 // failActivityByID godoc
@@ -115,24 +104,13 @@ func (s *Server) completeActivityByID(c echo.Context) error {
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/fail [post]
 func (s *Server) failActivityByID(c echo.Context) error {
-	b := s.bind(c)
-	ns, id, aid := activityParams(b)
-	var req api.FailActivityByIDRequest
-	b.body(&req)
-	b.check(req.Error.Message != "", "error.message", "required")
-	if err := b.err(); err != nil {
-		return err
+	check := func(b *binder, r *api.FailActivityByIDRequest) {
+		b.check(r.Error.Message != "", "error.message", "required")
 	}
-	ctx := c.Request().Context()
-	token, err := s.store.ActivityToken(ctx, ns, id, req.ExecutionID, aid)
-	if err != nil {
-		return err
-	}
-	resp, err := s.store.FailActivityTask(ctx, ns, token, req.Error, nil)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, resp)
+	return actByID(s, c, check, func(r *api.FailActivityByIDRequest) int64 { return r.ExecutionID },
+		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.FailActivityByIDRequest) (any, error) {
+			return s.store.FailActivityTask(ctx, ns, tok, r.Error, nil)
+		})
 }
 
 // heartbeatActivityByID godoc
@@ -157,23 +135,38 @@ func (s *Server) failActivityByID(c echo.Context) error {
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat [post]
 func (s *Server) heartbeatActivityByID(c echo.Context) error {
+	return actByID(s, c, nil, func(r *api.HeartbeatActivityByIDRequest) int64 { return r.ExecutionID },
+		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.HeartbeatActivityByIDRequest) (any, error) {
+			details := r.Details
+			if details == nil {
+				details = []byte("null")
+			}
+			return s.store.HeartbeatActivityTask(ctx, ns, tok, details, defaultActivityLockFor)
+		})
+}
+
+// actByID is the skeleton of the by-id routes of asynchronous completion:
+// bind the path and the body (check adds the route's own rules), find the
+// token of the activity's held attempt, and act on it as the token's own
+// route would.
+func actByID[R any](s *Server, c echo.Context, check func(*binder, *R), execID func(*R) int64,
+	act func(ctx context.Context, ns string, tok storage.AttemptToken, req *R) (any, error)) error {
 	b := s.bind(c)
 	ns, id, aid := activityParams(b)
-	var req api.HeartbeatActivityByIDRequest
+	var req R
 	b.body(&req)
+	if check != nil {
+		check(b, &req)
+	}
 	if err := b.err(); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	token, err := s.store.ActivityToken(ctx, ns, id, req.ExecutionID, aid)
+	token, err := s.store.ActivityToken(ctx, ns, id, execID(&req), aid)
 	if err != nil {
 		return err
 	}
-	details := req.Details
-	if details == nil {
-		details = []byte("null")
-	}
-	resp, err := s.store.HeartbeatActivityTask(ctx, ns, token, details, defaultActivityLockFor)
+	resp, err := act(ctx, ns, token, &req)
 	if err != nil {
 		return err
 	}
