@@ -19,7 +19,9 @@ func GetLocalActivityOptions(ctx Context) LocalActivityOptions {
 }
 
 // ExecuteLocalActivity runs activity (a function, or the name of an activity
-// registered on this worker) in the worker that runs the turn, retried there
+// registered on this worker; a function registered on the worker, such as
+// a method called through a nil struct pointer, runs as registered) in the
+// worker that runs the turn, retried there
 // with backoff, and records its outcome in history (a MarkerRecorded event
 // "LocalActivity" sent with the turn's ack): no activity task, no extra turn.
 // Replay returns the recorded outcome without running it again. When a

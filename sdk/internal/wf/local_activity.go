@@ -117,8 +117,10 @@ type localMarker struct {
 // the turn's lock, the activity is scheduled as an ordinary activity (same
 // name, input, timeouts and retry policy; it must then be registered on a
 // worker of the workflow's queue) and the future resolves with its result.
-// activity is a function or a registered activity's name; an anonymous
-// function runs under its Go name and records its last failure instead of
+// activity is a function or a registered activity's name; a function
+// whose name is registered on the worker runs as registered (a method
+// called through a nil struct pointer runs on the registered struct, as
+// in Temporal); an anonymous function runs under its Go name and records its last failure instead of
 // falling back. Temporal's
 // workflow.ExecuteLocalActivity.
 func ExecuteLocalActivity(ctx Context, activity any, args ...any) Future {
@@ -157,18 +159,25 @@ func (s *state) executeLocalActivity(c *wctx, activity any, args []any) Future {
 		f.settle(nil, fmt.Errorf("workflow.ExecuteLocalActivity %s: input: %w", name, err))
 		return f
 	}
+	// A registered activity runs as registered, whether it is named or
+	// passed as a function, as in Temporal: a method called through a nil
+	// struct pointer (var a *Activities; a.Do) runs on the registered
+	// struct.
 	var sig *fnsig.Sig
-	if _, isName := activity.(string); isName {
-		if ls.resolve != nil {
-			sig = ls.resolve(name)
-		}
-		if sig == nil {
-			f.settle(nil, fmt.Errorf("workflow.ExecuteLocalActivity: activity %q is not registered on this worker", name))
+	if !anonymous && ls.resolve != nil {
+		sig = ls.resolve(name)
+	}
+	_, isName := activity.(string)
+	switch {
+	case sig != nil:
+	case isName:
+		f.settle(nil, fmt.Errorf("workflow.ExecuteLocalActivity: activity %q is not registered on this worker", name))
+		return f
+	default:
+		if sig, err = fnsig.InspectActivity(activity, contextType); err != nil {
+			f.settle(nil, fmt.Errorf("workflow.ExecuteLocalActivity %s: %w", name, err))
 			return f
 		}
-	} else if sig, err = fnsig.InspectActivity(activity, contextType); err != nil {
-		f.settle(nil, fmt.Errorf("workflow.ExecuteLocalActivity %s: %w", name, err))
-		return f
 	}
 	in, err := sig.DecodeInput(raw)
 	if err != nil {
