@@ -296,6 +296,20 @@ func TestAwaitSignalsSample(t *testing.T) {
 			}
 		}
 	}
+	// The built-in stack_trace query shows where each goroutine waits.
+	v, err := e.c.QueryWorkflow(ctx, "await-signals", "", workflow.StackTraceQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace string
+	if err := v.Get(&trace); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"coroutine root [blocked]:", "e2e.AwaitSignalsWorkflow(", "e2e.(*AwaitSignals).Listen("} {
+		if !strings.Contains(trace, want) {
+			t.Fatalf("stack_trace lacks %q:\n%s", want, trace)
+		}
+	}
 	if _, err := result[struct{}](t, run, 60*time.Second); err != nil {
 		t.Fatalf("await-signals: %v", err)
 	}

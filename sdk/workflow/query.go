@@ -14,3 +14,10 @@ type UnknownQueryError = wf.UnknownQueryError
 func SetQueryHandler(ctx Context, queryType string, handler any) error {
 	return wf.SetQueryHandler(ctx, queryType, handler)
 }
+
+// StackTraceQuery is the built-in query "stack_trace" (Temporal's
+// "__stack_trace"; query names start with a letter or digit) that answers,
+// as a string, the stack of each of the workflow's goroutines from the call
+// it is blocked in: where a stuck workflow waits. A handler set for the name
+// replaces it.
+const StackTraceQuery = wf.StackTraceQuery

@@ -15,6 +15,7 @@ type coroutine struct {
 	resume  chan struct{}
 	yield   chan struct{}
 	cond    func() bool // what a parked coroutine waits for
+	trace   []byte      // the stack park recorded for stackTrace
 	started bool
 	done    bool
 }
@@ -80,13 +81,26 @@ func (s *state) waitUntil(cond func() bool) {
 	}
 	for !cond() {
 		c.cond = cond
-		c.yield <- struct{}{}
-		<-c.resume
-		if s.unwinding {
-			panic(unwindSignal{})
-		}
+		c.park()
 	}
 	c.cond = nil
+}
+
+// park hands control back to the dispatcher until it resumes c to go on.
+// Resumed while the dispatcher is tracing (stackTrace), c records its stack
+// and parks again without running any workflow code.
+func (c *coroutine) park() {
+	for {
+		c.yield <- struct{}{}
+		<-c.resume
+		if c.s.unwinding {
+			panic(unwindSignal{})
+		}
+		if !c.s.tracing {
+			return
+		}
+		c.trace = debug.Stack()
+	}
 }
 
 // step runs c until it parks or ends.

@@ -235,6 +235,7 @@ type state struct {
 	coros     []*coroutine
 	current   *coroutine
 	unwinding bool
+	tracing   bool // stackTrace is collecting the coroutines' stacks
 	closed    bool
 
 	started   bool

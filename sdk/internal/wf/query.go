@@ -24,6 +24,54 @@ func (e *UnknownQueryError) Error() string {
 	return fmt.Sprintf("unknown queryType %s. KnownQueryTypes=[%s]", e.QueryType, strings.Join(e.Known, " "))
 }
 
+// StackTraceQuery is the built-in query that answers the stacks of the
+// workflow's goroutines, as a string: where each one is blocked, which is
+// what a stuck workflow needs. It is Temporal's "__stack_trace", renamed
+// because query names start with a letter or digit. A handler set for the
+// name replaces it.
+const StackTraceQuery = "stack_trace"
+
+// stackTrace returns the stack of every goroutine of the workflow: each
+// parked one is resumed to record its own stack and parks again at once,
+// without running workflow code (coroutine.park).
+func (s *state) stackTrace() string {
+	var b strings.Builder
+	s.tracing = true
+	defer func() { s.tracing = false }()
+	for _, c := range s.coros {
+		if c.done {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		if !c.started {
+			fmt.Fprintf(&b, "coroutine %s [not started]\n", c.name)
+			continue
+		}
+		c.trace = nil
+		s.step(c)
+		fmt.Fprintf(&b, "coroutine %s [blocked]:\n%s", c.name, workflowFrames(c.trace))
+	}
+	return b.String()
+}
+
+// workflowFrames keeps the frames of a parked coroutine's stack from the
+// blocking call on: the header and the SDK's parking frames go.
+func workflowFrames(stack []byte) string {
+	lines := strings.Split(strings.TrimRight(string(stack), "\n"), "\n")
+	from := 1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "github.com/tetherhq/tether/sdk/internal/wf.(*state).waitUntil(") {
+			from = i + 2
+		}
+	}
+	if from > len(lines) {
+		from = len(lines)
+	}
+	return strings.Join(lines[from:], "\n") + "\n"
+}
+
 // errQueryChangedState: a query handler issued a command or blocked; the
 // executor is unusable after it.
 var errQueryChangedState = errors.New("workflow: a query handler must not block or change the workflow (issue commands)")
@@ -63,10 +111,16 @@ func (e *Executor) Query(queryType string, input json.RawMessage) (result json.R
 		return nil, s.broken
 	}
 	sig := s.queries[queryType]
+	if sig == nil && queryType == StackTraceQuery {
+		return fnsig.Encode(s.stackTrace())
+	}
 	if sig == nil {
-		known := make([]string, 0, len(s.queries))
+		known := make([]string, 0, len(s.queries)+1)
 		for k := range s.queries {
 			known = append(known, k)
+		}
+		if s.queries[StackTraceQuery] == nil {
+			known = append(known, StackTraceQuery)
 		}
 		slices.Sort(known)
 		return nil, &UnknownQueryError{QueryType: queryType, Known: known}
