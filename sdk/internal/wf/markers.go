@@ -146,7 +146,9 @@ func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals 
 // DefaultVersion. A recorded version (or DefaultVersion) outside
 // [minSupported, maxSupported] fails the turn with a
 // *NondeterminismError naming the change: the workflow waits, intact, for
-// a worker with code that supports it. Temporal's workflow.GetVersion.
+// a worker with code that supports it. Once no execution takes the old
+// branch, the call may be removed: a recorded marker without its call
+// replays (as in Temporal). Temporal's workflow.GetVersion.
 func GetVersion(ctx Context, changeID string, minSupported, maxSupported Version) Version {
 	s := ctx.impl().s
 	v, ok := s.versions[changeID]

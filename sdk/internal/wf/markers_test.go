@@ -148,6 +148,22 @@ func TestGetVersion(t *testing.T) {
 	if got := describe(res.Commands); !slices.Equal(got, []string{"complete:-1"}) {
 		t.Fatalf("history before the change: commands %v, want DefaultVersion's path", got)
 	}
+	// The change's call removed once no execution takes the old branch:
+	// a history that recorded it still replays (Temporal skips version
+	// markers).
+	removed := func(ctx workflow.Context) (int, error) {
+		if err := workflow.ExecuteActivity(ctx, "NewStep").Get(ctx, nil); err != nil {
+			return 0, err
+		}
+		return 1, workflow.Sleep(ctx, time.Minute)
+	}
+	res, err = turnOf(t, removed, newHist, []api.Event{{Kind: api.EventTimerFired, TimerID: 1}})
+	if err != nil {
+		t.Fatalf("replay without the GetVersion call: %v", err)
+	}
+	if got := describe(res.Commands); !slices.Equal(got, []string{"complete:1"}) {
+		t.Fatalf("replay without the GetVersion call: commands %v", got)
+	}
 	var nd *workflow.NondeterminismError
 	_, err = turnOf(t, versionFlow(1), oldHist, []api.Event{{Kind: api.EventTimerFired, TimerID: 1}})
 	if !errors.As(err, &nd) || !strings.Contains(err.Error(), `GetVersion "add-step": version -1 is not supported by this code (supported: 1 to 1)`) {
