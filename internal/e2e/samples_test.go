@@ -650,3 +650,119 @@ func TestVersioningSample(t *testing.T) {
 		t.Fatalf("replay of new through v3: %v", err)
 	}
 }
+
+// ---------------------------------------------------------------------------
+// ActivityOptions.WaitForCancellation: accepted, with no effect yet. Both
+// settings resolve the future at once with ErrCanceled (Temporal's false);
+// the activity observes the cancellation and does its cleanup, and its
+// outcome is dropped by the server (docs/sdk.md, docs/cancellation.md).
+// Waiting for the outcome (Temporal's true) needs the server to deliver the
+// outcome of a cancel-requested attempt.
+
+// CleanupActivities is a heartbeating activity that cleans up when it is
+// cancelled; the test releases its cleanup.
+type CleanupActivities struct {
+	started  map[string]chan struct{}
+	observed map[string]chan string // the cancellation's reason
+	release  map[string]chan struct{}
+	cleaned  map[string]chan struct{}
+}
+
+// Work heartbeats until it is cancelled, then cleans up before returning.
+func (a *CleanupActivities) Work(ctx context.Context, setting string) (string, error) {
+	close(a.started[setting])
+	for {
+		select {
+		case <-time.After(20 * time.Millisecond):
+			_ = activity.RecordHeartbeat(ctx, "working")
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	reason := "unknown"
+	var ce *activity.CanceledError
+	if errors.As(context.Cause(ctx), &ce) {
+		reason = ce.Reason
+	}
+	a.observed[setting] <- reason
+	<-a.release[setting] // the cleanup
+	close(a.cleaned[setting])
+	return "cleaned up", ctx.Err()
+}
+
+// WaitForCancellationFlow runs Work under a cancellable context with
+// WaitForCancellation set to wait, cancels it on a signal, and reports what
+// the future resolved with.
+func WaitForCancellationFlow(ctx workflow.Context, wait bool) (string, error) {
+	cctx, cancel := workflow.WithCancel(ctx)
+	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: wait,
+	})
+	var a *CleanupActivities
+	f := workflow.ExecuteActivity(cctx, a.Work, fmt.Sprint(wait))
+	if _, err := workflow.ReceiveSignal[string](ctx, "cancel"); err != nil {
+		return "", err
+	}
+	cancel()
+	var v string
+	err := f.Get(ctx, &v)
+	return fmt.Sprintf("result=%q canceled=%v", v, errors.Is(err, workflow.ErrCanceled)), nil
+}
+
+func TestWaitForCancellationHasNoEffectYet(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acts := &CleanupActivities{started: map[string]chan struct{}{}, observed: map[string]chan string{},
+		release: map[string]chan struct{}{}, cleaned: map[string]chan struct{}{}}
+	for _, s := range []string{"true", "false"} {
+		acts.started[s], acts.observed[s] = make(chan struct{}), make(chan string, 1)
+		acts.release[s], acts.cleaned[s] = make(chan struct{}), make(chan struct{})
+	}
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(WaitForCancellationFlow), w.RegisterActivity(acts))
+	})
+	for _, wait := range []bool{true, false} {
+		s := fmt.Sprint(wait)
+		id := "wait-" + s
+		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "q"}, WaitForCancellationFlow, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-acts.started[s]:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the activity did not start", id)
+		}
+		if err := e.c.Signal(ctx, id, "cancel", "now"); err != nil {
+			t.Fatal(err)
+		}
+		// The workflow finishes while the activity is still in its
+		// cleanup (released only below), whatever the setting.
+		got, err := result[string](t, run, 60*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if want := `result="" canceled=true`; got != want {
+			t.Fatalf("%s: %s, want %s", id, got, want)
+		}
+		select {
+		case reason := <-acts.observed[s]:
+			if reason != api.CancelReasonContextCanceled {
+				t.Fatalf("%s: cancellation reason %q, want %q", id, reason, api.CancelReasonContextCanceled)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the activity did not observe its cancellation", id)
+		}
+		close(acts.release[s])
+		<-acts.cleaned[s]
+		h := e.history(id)
+		if c, f, r := count(h, api.EventActivityCompleted, ""), count(h, api.EventActivityFailed, ""),
+			count(h, api.EventActivityCancelRequested, api.CancelReasonContextCanceled); c != 0 || f != 0 || r != 1 {
+			t.Fatalf("%s: %d ActivityCompleted, %d ActivityFailed, %d ActivityCancelRequested: want 0, 0, 1", id, c, f, r)
+		}
+		e.replayClean(id, WaitForCancellationFlow)
+	}
+}
