@@ -161,11 +161,12 @@ type ActivityOptions struct {
 	ScheduleToCloseTimeout time.Duration
 	HeartbeatTimeout       time.Duration
 	RetryPolicy            *RetryPolicy
-	// WaitForCancellation is accepted for Temporal compatibility. Tether
-	// resolves a cancelled activity's future with ErrCanceled as soon as
-	// the cancellation is decided (the server then cancels the attempt and
-	// drops its late result) whatever this field says: it does not wait for
-	// the activity to acknowledge the cancellation.
+	// WaitForCancellation is accepted for Temporal compatibility and has
+	// no effect: whatever it says, a cancelled activity's future resolves
+	// with ErrCanceled as soon as the cancellation is decided (Temporal's
+	// false). The cancellation still reaches the activity (its
+	// context.Context is cancelled), but the server drops the outcome of a
+	// cancel-requested attempt, so there is nothing to wait for.
 	WaitForCancellation bool
 }
 
