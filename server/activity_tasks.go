@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -67,13 +66,7 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 			return s.store.NextActivityWake(ctx, ns, req.TaskQueues)
 		},
 	})
-	if err != nil {
-		return err
-	}
-	if !found {
-		return c.NoContent(http.StatusNoContent)
-	}
-	return c.JSON(http.StatusOK, task)
+	return answerPoll(c, found, err, task, nil)
 }
 
 // heartbeatActivityTask godoc

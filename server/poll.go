@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 // minPollDelay is the shortest a long poll sleeps between two looks at the
@@ -35,6 +38,31 @@ type pollSpec struct {
 	// empty look then marks them quiet, and a poll on quiet keys waits
 	// for a wake-up without looking first.
 	workQueue bool
+}
+
+// answerPoll is the answer of a poll for one thing: the poll's error, 204
+// when it found nothing, else 200 with *v, after fill (when not nil) has
+// run on it.
+func answerPoll[T any](c echo.Context, found bool, err error, v *T, fill func(*T)) error {
+	if err != nil {
+		return err
+	}
+	if !found {
+		return c.NoContent(http.StatusNoContent)
+	}
+	if fill != nil {
+		fill(v)
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// orEmpty is s, or an empty slice (encoded [] rather than null) when s is
+// nil.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // longPoll runs a long poll: register on the keys, fetch, and when nothing

@@ -147,16 +147,7 @@ func (s *Server) pollQueryTask(c echo.Context) error {
 		},
 		workQueue: true,
 	})
-	if err != nil {
-		return err
-	}
-	if !found {
-		return c.NoContent(http.StatusNoContent)
-	}
-	if task.History == nil {
-		task.History = []api.Event{}
-	}
-	return c.JSON(http.StatusOK, task)
+	return answerPoll(c, found, err, task, func(t *api.QueryTask) { t.History = orEmpty(t.History) })
 }
 
 // answerQueryTask godoc

@@ -63,19 +63,9 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		},
 		workQueue: true,
 	})
-	if err != nil {
-		return err
-	}
-	if !found {
-		return c.NoContent(http.StatusNoContent)
-	}
-	if task.History == nil {
-		task.History = []api.Event{}
-	}
-	if task.Messages == nil {
-		task.Messages = []api.Event{}
-	}
-	return c.JSON(http.StatusOK, task)
+	return answerPoll(c, found, err, task, func(t *api.WorkflowTask) {
+		t.History, t.Messages = orEmpty(t.History), orEmpty(t.Messages)
+	})
 }
 
 // completeWorkflowTask godoc

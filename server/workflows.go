@@ -219,13 +219,7 @@ func (s *Server) workflowResult(c echo.Context) error {
 			return wf.Status != api.StatusRunning, nil
 		},
 	})
-	if err != nil {
-		return err
-	}
-	if !found {
-		return c.NoContent(http.StatusNoContent)
-	}
-	return c.JSON(http.StatusOK, wf)
+	return answerPoll(c, found, err, &wf, nil)
 }
 
 // cancelWorkflow godoc

@@ -140,6 +140,24 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 	}
 }
 
+// clientWithPayload is what a command that sends a payload needs: the JSON
+// of its flag --name (value v; a nil payload when v is empty, so that
+// none is sent), checked before the client is made.
+func (c *cli) clientWithPayload(name, v string) (*client.Client, any, error) {
+	raw, err := jsonFlag(name, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := c.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	if raw == nil {
+		return cl, nil, nil
+	}
+	return cl, raw, nil
+}
+
 // jsonFlag checks that a flag's value is JSON and returns it ("" → nil).
 func jsonFlag(name, v string) (json.RawMessage, error) {
 	if v == "" {

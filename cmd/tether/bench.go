@@ -61,6 +61,19 @@ func (c *benchCommon) flags(fs *flag.FlagSet, ceiling bool) {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (the in-process server's) during the scenario to this file")
 }
 
+// workerFlags registers the flags of a scenario's workers on fs, into w;
+// def is the default number of workers.
+func workerFlags(fs *flag.FlagSet, w *bench.Workers, def int) {
+	fs.IntVar(&w.Count, "workers", def, "worker processes (or in-process workers with --workers-inprocess)")
+	fs.BoolVar(&w.InProcess, "workers-inprocess", false, "run the workers in the bench process instead of as processes")
+	fs.BoolVar(&w.NoEager, "no-eager", false, "turn off eager activity dispatch (every attempt goes through its queue)")
+}
+
+// scenario is the scenario that runs run with *c, as the flags left it.
+func scenario[C any](c *C, run func(*bench.Env, context.Context, C) (*bench.Report, error)) bench.Scenario {
+	return func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return run(e, ctx, *c) }
+}
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		benchUsage(stderr)
@@ -78,79 +91,60 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	var common benchCommon
 	var sc bench.Scenario
-	workers := func(def int) *bench.Workers {
-		w := &bench.Workers{}
-		fs.IntVar(&w.Count, "workers", def, "worker processes (or in-process workers with --workers-inprocess)")
-		fs.BoolVar(&w.InProcess, "workers-inprocess", false, "run the workers in the bench process instead of as processes")
-		fs.BoolVar(&w.NoEager, "no-eager", false, "turn off eager activity dispatch (every attempt goes through its queue)")
-		return w
-	}
 	switch name {
 	case "throughput":
-		var c bench.ThroughputConfig
+		c := &bench.ThroughputConfig{}
 		fs.IntVar(&c.Workflows, "workflows", 1000, "workflows to run")
 		fs.IntVar(&c.Starters, "starters", 16, "concurrent starters")
-		w := workers(1)
-		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) {
-			c.Workers = *w
-			return e.Throughput(ctx, c)
-		}
+		workerFlags(fs, &c.Workers, 1)
+		sc = scenario(c, (*bench.Env).Throughput)
 	case "fanout":
-		var c bench.FanoutConfig
+		c := &bench.FanoutConfig{}
 		fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long workflows are started")
 		fs.IntVar(&c.InFlight, "in-flight", 20, "workflows kept running")
 		fs.IntVar(&c.Width, "width", 5, "parallel activities per workflow")
 		fs.DurationVar(&c.Sleep, "activity", 10*time.Millisecond, "each activity's duration")
-		w := workers(1)
-		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) {
-			c.Workers = *w
-			return e.Fanout(ctx, c)
-		}
+		workerFlags(fs, &c.Workers, 1)
+		sc = scenario(c, (*bench.Env).Fanout)
 	case "dispatch":
-		var c bench.DispatchConfig
+		c := &bench.DispatchConfig{}
 		fs.IntVar(&c.Count, "count", 100, "activities")
 		fs.DurationVar(&c.Interval, "interval", 100*time.Millisecond, "time between two starts")
-		w := workers(1)
-		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) {
-			c.Workers = *w
-			return e.Dispatch(ctx, c)
-		}
+		workerFlags(fs, &c.Workers, 1)
+		sc = scenario(c, (*bench.Env).Dispatch)
 	case "cancel":
-		var c bench.CancelConfig
+		c := &bench.CancelConfig{}
 		fs.IntVar(&c.Count, "count", 20, "running activities cancelled, one at a time")
 		fs.IntVar(&c.Mass, "mass", 10_000, "outstanding activities of the mass cancel (needs database access; negative: skip)")
-		w := workers(1)
-		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) {
-			c.Workers = *w
-			return e.Cancel(ctx, c)
-		}
+		workerFlags(fs, &c.Workers, 1)
+		sc = scenario(c, (*bench.Env).Cancel)
 	case "failover":
-		var c bench.FailoverConfig
+		c := &bench.FailoverConfig{}
 		fs.IntVar(&c.Rounds, "rounds", 3, "kills")
 		fs.DurationVar(&c.Lease, "lease", 2*time.Second, "the killed worker's lease")
 		fs.BoolVar(&c.SecondInProcess, "second-inprocess", false, "the worker taking over runs in the bench process")
-		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.Failover(ctx, c) }
+		sc = scenario(c, (*bench.Env).Failover)
 	case "heartbeats":
-		var c bench.HeartbeatsConfig
+		c := &bench.HeartbeatsConfig{}
 		fs.IntVar(&c.Workers, "workers", 10_000, "simulated workers, one heartbeat a second each")
 		fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long they heartbeat")
 		fs.IntVar(&c.Conns, "conns", 256, "concurrent requests (and connections)")
 		fs.DurationVar(&c.Lease, "lease", 10*time.Second, "the workers' lease_duration")
-		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.Heartbeats(ctx, c) }
+		sc = scenario(c, (*bench.Env).Heartbeats)
 	case "retention":
-		var c bench.RetentionConfig
+		c := &bench.RetentionConfig{}
 		fs.IntVar(&c.Workflows, "workflows", 1_000_000, "closed workflows past retention inserted per round")
 		fs.IntVar(&c.Kept, "kept", 0, "workflows of each kind the job must keep (0: a tenth of --workflows)")
 		fs.IntVar(&c.Events, "events", 4, "history events per workflow")
 		fs.IntVar(&c.Batch, "batch", 500, "workflows per batch (as -retention-batch)")
 		fs.IntVar(&c.BatchesPerPass, "batches-per-pass", 20, "batches per pass of the job")
 		fs.IntVar(&c.Rounds, "rounds", 2, "insert-and-purge rounds (the second shows whether the tables grow)")
-		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.Retention(ctx, c) }
+		sc = scenario(c, (*bench.Env).Retention)
 	case "ceiling":
-		var c bench.CeilingConfig
+		c := &bench.CeilingConfig{}
 		fs.IntVar(&c.Conns, "conns", 8, "connections inserting at once")
 		fs.DurationVar(&c.Duration, "duration", 5*time.Second, "how long they insert")
-		sc = func(ctx context.Context, e *bench.Env) (*bench.Report, error) { return e.CeilingReport(ctx, c) }
+		sc = scenario(c, (*bench.Env).CeilingReport)
 	default:
 		fmt.Fprintf(stderr, "tether bench: unknown scenario %q\n\n", name)
 		benchUsage(stderr)

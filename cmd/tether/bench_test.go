@@ -4,18 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/tetherhq/tether/internal/pgtest"
 )
 
 func TestBenchCommandLine(t *testing.T) {
-	cases := []struct {
-		args     []string
-		code     int
-		inOutput string
-	}{
+	checkCommandLines(t, []commandLine{
 		{[]string{"bench"}, 2, "Scenarios:"},
 		{[]string{"bench", "-h"}, 0, "throughput"},
 		{[]string{"bench", "frobnicate"}, 2, `unknown scenario "frobnicate"`},
@@ -24,16 +19,7 @@ func TestBenchCommandLine(t *testing.T) {
 		{[]string{"bench", "heartbeats", "-h"}, 0, "-conns"},
 		{[]string{"bench", "throughput", "--server-url", "http://10.1.2.3:7070"}, 1, "not a loopback address"},
 		{[]string{"bench", "ceiling", "--server-url", "http://127.0.0.1:1"}, 1, "needs a database"},
-	}
-	for _, c := range cases {
-		code, stdout, stderr := runArgs(t, c.args...)
-		if code != c.code {
-			t.Errorf("tether %v: exit %d, want %d (stdout %q, stderr %q)", c.args, code, c.code, stdout, stderr)
-		}
-		if !strings.Contains(stdout+stderr, c.inOutput) {
-			t.Errorf("tether %v: output lacks %q: stdout %q, stderr %q", c.args, c.inOutput, stdout, stderr)
-		}
-	}
+	})
 }
 
 // TestBenchCeilingJSON runs the quickest scenario end to end and checks

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/internal/apptest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
@@ -31,32 +31,7 @@ type cliServer struct {
 // startCLIServer runs an App until the end of the test.
 func startCLIServer(t *testing.T, auth server.AuthConfig) *cliServer {
 	t.Helper()
-	app, err := server.NewApp(context.Background(), server.AppConfig{
-		DatabaseURL:        pgtest.NewURL(t),
-		SweepInterval:      100 * time.Millisecond,
-		ListenerMinBackoff: 20 * time.Millisecond,
-		Server:             server.Config{Addr: "127.0.0.1:0", Auth: auth},
-		Logger:             slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server Run: %v", err)
-		}
-	})
-	select {
-	case <-app.ListenerConnected():
-	case err := <-done:
-		t.Fatalf("the server stopped: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server's listener did not connect")
-	}
+	app := apptest.Start(t, server.AppConfig{Server: server.Config{Auth: auth}})
 	return &cliServer{url: app.URL(), app: app}
 }
 

@@ -26,12 +26,33 @@ func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// commandLine is a tether command line and what it must do.
+type commandLine struct {
+	// args are the arguments after "tether".
+	args []string
+	// code is the exit code it must end with.
+	code int
+	// inOutput must appear in its stdout or stderr.
+	inOutput string
+}
+
+// checkCommandLines runs each command line in-process and checks its exit
+// code and output.
+func checkCommandLines(t *testing.T, cases []commandLine) {
+	t.Helper()
+	for _, c := range cases {
+		code, stdout, stderr := runArgs(t, c.args...)
+		if code != c.code {
+			t.Errorf("tether %v: exit %d, want %d (stdout %q, stderr %q)", c.args, code, c.code, stdout, stderr)
+		}
+		if !strings.Contains(stdout+stderr, c.inOutput) {
+			t.Errorf("tether %v: output lacks %q: stdout %q, stderr %q", c.args, c.inOutput, stdout, stderr)
+		}
+	}
+}
+
 func TestCommandLine(t *testing.T) {
-	cases := []struct {
-		args     []string
-		code     int
-		inOutput string
-	}{
+	checkCommandLines(t, []commandLine{
 		{nil, 2, "Usage: tether <command>"},
 		{[]string{"help"}, 0, "Commands:"},
 		{[]string{"version"}, 0, "tether "},
@@ -45,16 +66,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"chaos", "--config", "huge"}, 2, `unknown --config "huge"`},
 		{[]string{"chaos", "-h"}, 0, "-workflows"},
 		{[]string{"chaos", "worker", "--no-such-flag"}, 1, "flag provided but not defined"},
-	}
-	for _, c := range cases {
-		code, stdout, stderr := runArgs(t, c.args...)
-		if code != c.code {
-			t.Errorf("tether %v: exit %d, want %d (stdout %q, stderr %q)", c.args, code, c.code, stdout, stderr)
-		}
-		if !strings.Contains(stdout+stderr, c.inOutput) {
-			t.Errorf("tether %v: output lacks %q: stdout %q, stderr %q", c.args, c.inOutput, stdout, stderr)
-		}
-	}
+	})
 }
 
 func TestMigrate(t *testing.T) {

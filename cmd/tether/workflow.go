@@ -52,17 +52,9 @@ it as 'workflow result' does.`,
 			if queue == "" {
 				return usageErrorf("--task-queue is required")
 			}
-			raw, err := jsonFlag("input", input)
+			cl, in, err := c.clientWithPayload("input", input)
 			if err != nil {
 				return err
-			}
-			cl, err := c.client()
-			if err != nil {
-				return err
-			}
-			var in any
-			if raw != nil {
-				in = raw
 			}
 			run, err := cl.StartWorkflow(cmd.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: queue, ExecutionTimeout: timeout}, args[0], in)
 			if err != nil {
@@ -357,17 +349,9 @@ func (c *cli) workflowSignal() *cobra.Command {
   tether workflow signal order-42 item --input '"book"'`,
 		Args: exactArgs("ID", "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := jsonFlag("input", input)
+			cl, payload, err := c.clientWithPayload("input", input)
 			if err != nil {
 				return err
-			}
-			cl, err := c.client()
-			if err != nil {
-				return err
-			}
-			var payload any
-			if raw != nil {
-				payload = raw
 			}
 			if err := cl.Signal(cmd.Context(), args[0], args[1], payload); err != nil {
 				return apiError(err)

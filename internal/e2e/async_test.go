@@ -12,7 +12,6 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
-	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -103,12 +102,7 @@ func ExpenseWorkflow(ctx workflow.Context, expenseID string) (string, error) {
 }
 
 func startExpenseWorker(e *env, acts *ExpenseActs) *running {
-	return e.startWorker("q", testOptions(), func(w *worker.Worker) error {
-		if err := w.RegisterWorkflow(ExpenseWorkflow); err != nil {
-			return err
-		}
-		return w.RegisterActivity(acts)
-	})
+	return e.startWorker("q", testOptions(), registers([]any{ExpenseWorkflow}, acts))
 }
 
 // TestAsyncCompletion_ExpenseSample: the pending attempt outlives the

@@ -57,15 +57,7 @@ func TestPerAttemptTimeoutCancelsAttemptAndRetries(t *testing.T) {
 	if err != nil || got != "attempt 2" {
 		t.Fatalf("result %q, %v; want the second attempt's", got, err)
 	}
-	select {
-	case cause := <-f.causes:
-		var ce *activity.CanceledError
-		if !errors.As(cause, &ce) || ce.Reason != "timeout:start_to_close" {
-			t.Fatalf("first attempt cancelled with %v", cause)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the timed-out attempt's context was not cancelled")
-	}
+	wantCanceled(t, f.causes, 20*time.Second, "timeout:start_to_close", "the timed-out attempt")
 	h := e.history("pat")
 	var attemptCancel, completed []api.Event
 	for _, ev := range h {
@@ -130,15 +122,7 @@ func TestContinueAsNewCancelsOldActivities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case cause := <-l.causes:
-		var ce *activity.CanceledError
-		if !errors.As(cause, &ce) || ce.Reason != "continued_as_new" {
-			t.Fatalf("execution 1's activity cancelled with %v", cause)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("execution 1's activity was not cancelled")
-	}
+	wantCanceled(t, l.causes, 20*time.Second, "continued_as_new", "execution 1's activity")
 	close(l.release) // its result is now sent, and must be dropped
 	waitFor(t, 10*time.Second, "execution 2", func() bool {
 		d, err := e.c.Describe(ctx, "can")

@@ -86,15 +86,7 @@ func TestSelectTimerWinsCancelsActivity(t *testing.T) {
 	if n := count(h, api.EventActivityCancelRequested, "select_loser:timeout"); n != 1 {
 		t.Errorf("%d ActivityCancelRequested{select_loser:timeout} in history, want 1", n)
 	}
-	select {
-	case cause := <-b.causes:
-		var ce *activity.CanceledError
-		if !errors.As(cause, &ce) || ce.Reason != "select_loser:timeout" {
-			t.Errorf("activity cancelled with cause %v, want select_loser:timeout", cause)
-		}
-	case <-time.After(20 * time.Second):
-		t.Error("the losing activity's context was not cancelled")
-	}
+	wantCanceled(t, b.causes, 20*time.Second, "select_loser:timeout", "the losing activity")
 }
 
 func CancelFlow(ctx workflow.Context) (string, error) {
@@ -131,15 +123,7 @@ func TestWorkflowCancel(t *testing.T) {
 	if _, err := result[string](t, run, 30*time.Second); !errors.Is(err, client.ErrWorkflowCanceled) {
 		t.Fatalf("result error %v, want ErrWorkflowCanceled", err)
 	}
-	select {
-	case cause := <-b.causes:
-		var ce *activity.CanceledError
-		if !errors.As(cause, &ce) || ce.Reason != "workflow_canceled" {
-			t.Fatalf("activity cancelled with cause %v", cause)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the activity's context was not cancelled")
-	}
+	wantCanceled(t, b.causes, 20*time.Second, "workflow_canceled", "the activity")
 	h := e.history("cancel-me")
 	if h[len(h)-1].Kind != api.EventWorkflowCanceled {
 		t.Fatalf("history ends with %s", h[len(h)-1].Kind)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/apptest"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
@@ -93,42 +94,12 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 	if cfg.Store.TurnRetryMax == 0 {
 		cfg.Store.TurnRetryMax = 500 * time.Millisecond
 	}
-	if cfg.SweepInterval <= 0 {
-		cfg.SweepInterval = 100 * time.Millisecond
-	}
-	app, err := server.NewApp(context.Background(), server.AppConfig{
-		DatabaseURL:        pgtest.NewURL(t),
-		SweepInterval:      cfg.SweepInterval,
-		OutageGrace:        cfg.OutageGrace,
-		ListenerMinBackoff: 20 * time.Millisecond,
-		Server:             server.Config{Addr: "127.0.0.1:0"},
-		Store:              cfg.Store,
-		Logger:             logger,
+	app := apptest.Start(t, server.AppConfig{
+		SweepInterval: cfg.SweepInterval,
+		OutageGrace:   cfg.OutageGrace,
+		Store:         cfg.Store,
+		Logger:        logger,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var runErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runErr = app.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		if runErr != nil {
-			t.Errorf("server Run: %v", runErr)
-		}
-	})
-	select {
-	case <-app.ListenerConnected():
-	case <-done:
-		t.Fatalf("the server stopped: %v", runErr)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the hub did not connect")
-	}
 	c, err := client.Dial(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)

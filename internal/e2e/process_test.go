@@ -186,15 +186,7 @@ func TestStopTimeoutAbandonsActivity(t *testing.T) {
 		t.Fatalf("started on %s", who)
 	}
 	a.stop()
-	select {
-	case cause := <-h.causes:
-		var ce *activity.CanceledError
-		if !errors.As(cause, &ce) || ce.Reason != activity.ReasonWorkerStopping {
-			t.Fatalf("cause %v", cause)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the held activity was not cancelled at the stop timeout")
-	}
+	wantCanceled(t, h.causes, 10*time.Second, activity.ReasonWorkerStopping, "the held activity (at the stop timeout)")
 	if a.w.Stats().Abandoned != 1 {
 		t.Fatalf("stats %+v", a.w.Stats())
 	}

@@ -112,12 +112,7 @@ func AwaitFlow(ctx workflow.Context) (string, error) {
 func TestAwaitChannelsAndSelector(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
-		if err := w.RegisterWorkflow(AwaitFlow); err != nil {
-			return err
-		}
-		return w.RegisterActivity(Pick)
-	})
+	e.startWorker("q", testOptions(), registers([]any{AwaitFlow}, Pick))
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "await", TaskQueue: "q"}, AwaitFlow, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -361,12 +356,7 @@ func TestCancellationSample(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	acts := &CancelActivities{}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
-		if err := w.RegisterWorkflow(YourWorkflow); err != nil {
-			return err
-		}
-		return w.RegisterActivity(acts)
-	})
+	e.startWorker("q", testOptions(), registers([]any{YourWorkflow}, acts))
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "cancellation", TaskQueue: "q"}, YourWorkflow, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
-	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -71,12 +70,7 @@ func TestTerminateWorkflow(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	acts := &terminateActs{}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
-		if err := w.RegisterWorkflow(TerminateFlow); err != nil {
-			return err
-		}
-		return w.RegisterActivity(acts)
-	})
+	e.startWorker("q", testOptions(), registers([]any{TerminateFlow}, acts))
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "term", TaskQueue: "q"}, TerminateFlow, nil)
 	if err != nil {
 		t.Fatal(err)

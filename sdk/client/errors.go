@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -135,56 +136,53 @@ func RequestID(err error) string {
 // Unwrap returns the sentinel matching the problem type or the status.
 func (e *ProblemError) Unwrap() error { return e.sentinel }
 
-// sentinelFor maps an error answer to its sentinel: by its problem type
-// when the type is one of Tether's (api.ProblemTypes) that names a
-// sentinel, else by its HTTP status.
-func sentinelFor(status int, problemType string) error {
-	switch problemType {
-	case api.ProblemValidation:
-		return ErrInvalidRequest
-	case api.ProblemNotFound:
-		return ErrNotFound
-	case api.ProblemAlreadyRunning:
-		return ErrAlreadyRunning
-	case api.ProblemLockLost:
-		return ErrLockLost
-	case api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals:
-		return ErrConflict
-	case api.ProblemWorkerGone:
-		return ErrGone
-	case api.ProblemBodyTooLarge:
-		return ErrTooLarge
-	case api.ProblemRateLimited:
-		return ErrRateLimited
-	case api.ProblemQueryFailed:
-		return ErrQueryFailed
-	case api.ProblemInternal, api.ProblemUnavailable, api.ProblemDatabaseUnavailable, api.ProblemQueryTimeout:
-		return ErrServer
-	}
-	return sentinelForStatus(status)
+// sentinelRule is a sentinel with the problem types of Tether and the HTTP
+// status that name it.
+type sentinelRule struct {
+	// err is the sentinel.
+	err error
+	// status names it when the problem type names no sentinel (0: none).
+	status int
+	// types are the problem types (api.ProblemTypes) that name it.
+	types []string
 }
 
-// sentinelForStatus maps a status to its sentinel (answers whose problem
-// type names none: another server, a proxy, a type added later).
-func sentinelForStatus(status int) error {
-	switch {
-	case status == http.StatusBadRequest:
-		return ErrInvalidRequest
-	case status == http.StatusUnauthorized:
-		return ErrUnauthorized
-	case status == http.StatusForbidden:
-		return ErrForbidden
-	case status == http.StatusNotFound:
-		return ErrNotFound
-	case status == http.StatusConflict:
-		return ErrConflict
-	case status == http.StatusGone:
-		return ErrGone
-	case status == http.StatusRequestEntityTooLarge:
-		return ErrTooLarge
-	case status == http.StatusTooManyRequests:
-		return ErrRateLimited
-	case status >= 500:
+// sentinelRules lists every sentinel an error answer unwraps to, with what
+// names it. A status of 500 or more that no rule names is ErrServer.
+func sentinelRules() []sentinelRule {
+	return []sentinelRule{
+		{ErrInvalidRequest, http.StatusBadRequest, []string{api.ProblemValidation}},
+		{ErrUnauthorized, http.StatusUnauthorized, nil},
+		{ErrForbidden, http.StatusForbidden, nil},
+		{ErrNotFound, http.StatusNotFound, []string{api.ProblemNotFound}},
+		{ErrAlreadyRunning, 0, []string{api.ProblemAlreadyRunning}},
+		{ErrLockLost, 0, []string{api.ProblemLockLost}},
+		{ErrConflict, http.StatusConflict, []string{api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals}},
+		{ErrGone, http.StatusGone, []string{api.ProblemWorkerGone}},
+		{ErrTooLarge, http.StatusRequestEntityTooLarge, []string{api.ProblemBodyTooLarge}},
+		{ErrRateLimited, http.StatusTooManyRequests, []string{api.ProblemRateLimited}},
+		{ErrQueryFailed, 0, []string{api.ProblemQueryFailed}},
+		{ErrServer, 0, []string{api.ProblemInternal, api.ProblemUnavailable, api.ProblemDatabaseUnavailable, api.ProblemQueryTimeout}},
+	}
+}
+
+// sentinelFor maps an error answer to its sentinel (sentinelRules): by its
+// problem type when the type is one of Tether's that names a sentinel, else
+// by its HTTP status (answers whose problem type names none: another
+// server, a proxy, a type added later).
+func sentinelFor(status int, problemType string) error {
+	rules := sentinelRules()
+	for _, r := range rules {
+		if slices.Contains(r.types, problemType) {
+			return r.err
+		}
+	}
+	for _, r := range rules {
+		if r.status != 0 && r.status == status {
+			return r.err
+		}
+	}
+	if status >= 500 {
 		return ErrServer
 	}
 	return nil

@@ -61,3 +61,50 @@ func TestSentinelByProblemType(t *testing.T) {
 		}
 	}
 }
+
+// TestSentinelForEveryTypeAndStatus pins sentinelFor for every problem type
+// of api.ProblemTypes (with a status that names no sentinel) and for every
+// status from 400 to 599 (with a type that names none).
+func TestSentinelForEveryTypeAndStatus(t *testing.T) {
+	byType := map[string]error{
+		api.ProblemValidation:          ErrInvalidRequest,
+		api.ProblemNotFound:            ErrNotFound,
+		api.ProblemAlreadyRunning:      ErrAlreadyRunning,
+		api.ProblemLockLost:            ErrLockLost,
+		api.ProblemNotRunning:          ErrConflict,
+		api.ProblemRunning:             ErrConflict,
+		api.ProblemUnhandledSignals:    ErrConflict,
+		api.ProblemWorkerGone:          ErrGone,
+		api.ProblemBodyTooLarge:        ErrTooLarge,
+		api.ProblemRateLimited:         ErrRateLimited,
+		api.ProblemQueryFailed:         ErrQueryFailed,
+		api.ProblemInternal:            ErrServer,
+		api.ProblemUnavailable:         ErrServer,
+		api.ProblemDatabaseUnavailable: ErrServer,
+		api.ProblemQueryTimeout:        ErrServer,
+	}
+	for _, typ := range api.ProblemTypes() {
+		if got := sentinelFor(http.StatusTeapot, typ); got != byType[typ] {
+			t.Errorf("type %s: sentinel %v, want %v", typ, got, byType[typ])
+		}
+	}
+	byStatus := map[int]error{
+		http.StatusBadRequest:            ErrInvalidRequest,
+		http.StatusUnauthorized:          ErrUnauthorized,
+		http.StatusForbidden:             ErrForbidden,
+		http.StatusNotFound:              ErrNotFound,
+		http.StatusConflict:              ErrConflict,
+		http.StatusGone:                  ErrGone,
+		http.StatusRequestEntityTooLarge: ErrTooLarge,
+		http.StatusTooManyRequests:       ErrRateLimited,
+	}
+	for status := 400; status < 600; status++ {
+		want := byStatus[status]
+		if status >= 500 {
+			want = ErrServer
+		}
+		if got := sentinelFor(status, "about:blank"); got != want {
+			t.Errorf("status %d: sentinel %v, want %v", status, got, want)
+		}
+	}
+}

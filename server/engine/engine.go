@@ -14,40 +14,6 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
-// Cancel reasons recorded on attempts and in ActivityCancelRequested events
-// (api's, named here for the engine and the store).
-const (
-	ReasonWorkflowCanceled   = api.CancelReasonWorkflowCanceled
-	ReasonWorkflowFailed     = api.CancelReasonWorkflowFailed
-	ReasonWorkflowCompleted  = api.CancelReasonWorkflowCompleted
-	ReasonContinuedAsNew     = api.CancelReasonContinuedAsNew
-	ReasonInstanceDeleted    = api.CancelReasonInstanceDeleted
-	ReasonStartToClose       = api.CancelReasonStartToCloseTimeout
-	ReasonHeartbeatTimeout   = api.CancelReasonHeartbeatTimeout
-	ReasonScheduleToClose    = api.CancelReasonScheduleToCloseTimeout
-	ReasonWorkerLost         = api.CancelReasonWorkerLost
-	ReasonSelectLoserTimeout = api.CancelReasonSelectLoserTimeout
-	ReasonSelectLoserOther   = api.CancelReasonSelectLoserOther
-)
-
-// Error types Tether itself records (api's).
-const (
-	ErrorTypeTimeout        = api.ErrorTypeTimeout
-	ErrorTypeWorkerLost     = api.ErrorTypeWorkerLost
-	ErrorTypePoison         = api.ErrorTypePoison
-	ErrorTypeNondeterminism = api.ErrorTypeNondeterminism
-)
-
-// Timeout kinds (api.Error.TimeoutType; api's).
-const (
-	TimeoutScheduleToStart = api.TimeoutScheduleToStart
-	TimeoutStartToClose    = api.TimeoutStartToClose
-	TimeoutHeartbeat       = api.TimeoutHeartbeat
-	TimeoutScheduleToClose = api.TimeoutScheduleToClose
-	// TimeoutExecution: a workflow's execution_timeout.
-	TimeoutExecution = api.TimeoutExecution
-)
-
 // Message is a message to an instance, as read from the orchestrator queue.
 type Message struct {
 	ID          int64
@@ -292,7 +258,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 	// 2. A consumed cancel request flags everything outstanding now.
 	if cancelConsumed {
 		p.CancelAllFirst = true
-		cancelOutstanding(ReasonWorkflowCanceled)
+		cancelOutstanding(api.CancelReasonWorkflowCanceled)
 		p.CloseChildrenReason = api.CancelReasonParentCanceled
 	}
 
@@ -431,16 +397,16 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		var ev api.Event
 		switch term.Type {
 		case api.CommandCompleteWorkflow:
-			p.Status, p.Result, p.TerminalReason = api.StatusCompleted, term.Result, ReasonWorkflowCompleted
+			p.Status, p.Result, p.TerminalReason = api.StatusCompleted, term.Result, api.CancelReasonWorkflowCompleted
 			ev = api.Event{Kind: api.EventWorkflowCompleted, Result: term.Result}
 		case api.CommandFailWorkflow:
-			p.Status, p.Error, p.TerminalReason = api.StatusFailed, term.Error, ReasonWorkflowFailed
+			p.Status, p.Error, p.TerminalReason = api.StatusFailed, term.Error, api.CancelReasonWorkflowFailed
 			ev = api.Event{Kind: api.EventWorkflowFailed, Error: term.Error}
 		case api.CommandCancelWorkflow:
-			p.Status, p.TerminalReason = api.StatusCanceled, ReasonWorkflowCanceled
+			p.Status, p.TerminalReason = api.StatusCanceled, api.CancelReasonWorkflowCanceled
 			ev = api.Event{Kind: api.EventWorkflowCanceled}
 		case api.CommandContinueAsNew:
-			p.TerminalReason = ReasonContinuedAsNew
+			p.TerminalReason = api.CancelReasonContinuedAsNew
 			p.ContinueAsNew = true
 			p.NewInput = term.Input
 			p.NewWorkflowType = inst.WorkflowType
@@ -524,7 +490,7 @@ func NextRetry(rp *api.RetryPolicy, attempt int32, e api.Error, now time.Time, s
 	if e.Retryable != nil && !*e.Retryable {
 		return RetryDecision{}
 	}
-	if e.Type == ErrorTypeTimeout && (e.TimeoutType == TimeoutScheduleToStart || e.TimeoutType == TimeoutScheduleToClose) {
+	if e.Type == api.ErrorTypeTimeout && (e.TimeoutType == api.TimeoutScheduleToStart || e.TimeoutType == api.TimeoutScheduleToClose) {
 		return RetryDecision{}
 	}
 	var p api.RetryPolicy
@@ -579,5 +545,5 @@ func TimeoutError(kind string, limit time.Duration) api.Error {
 	if limit > 0 {
 		msg = fmt.Sprintf("activity timed out (%s after %s)", kind, limit)
 	}
-	return api.Error{Type: ErrorTypeTimeout, TimeoutType: kind, Message: msg, Retryable: &no}
+	return api.Error{Type: api.ErrorTypeTimeout, TimeoutType: kind, Message: msg, Retryable: &no}
 }

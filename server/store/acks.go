@@ -429,7 +429,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		w.timers[id] = timersArg{ExecutionID: exec, TimerIDs: plan.CancelTimers}
 	}
 	if plan.CancelAllFirst {
-		w.cancelFirst = append(w.cancelFirst, execCancel{id, exec, engine.ReasonWorkflowCanceled})
+		w.cancelFirst = append(w.cancelFirst, execCancel{id, exec, api.CancelReasonWorkflowCanceled})
 	}
 	// New attempts and timers, unless the turn ends the execution anyway.
 	if plan.TerminalReason == "" {

@@ -140,9 +140,9 @@ func (s *Store) takeAttempt(ctx context.Context, t *txn, ns string, token storag
 // sweeper flagged it: the attempt is treated as the sweeper would have —
 // timed out, retried or failed — and the returned row is flagged.
 func (s *Store) lateAttempt(ctx context.Context, t *txn, row gen.WorkerQueue, timedOut string) (gen.WorkerQueue, error) {
-	kind, limit, reason := engine.TimeoutStartToClose, time.Duration(row.StartToCloseMs)*time.Millisecond, engine.ReasonStartToClose
-	if timedOut == engine.TimeoutHeartbeat {
-		kind, limit, reason = engine.TimeoutHeartbeat, time.Duration(row.HeartbeatTimeoutMs)*time.Millisecond, engine.ReasonHeartbeatTimeout
+	kind, limit, reason := api.TimeoutStartToClose, time.Duration(row.StartToCloseMs)*time.Millisecond, api.CancelReasonStartToCloseTimeout
+	if timedOut == api.TimeoutHeartbeat {
+		kind, limit, reason = api.TimeoutHeartbeat, time.Duration(row.HeartbeatTimeoutMs)*time.Millisecond, api.CancelReasonHeartbeatTimeout
 	}
 	row.CancelRequested, row.CancelReason = true, &reason
 	e := engine.TimeoutError(kind, limit)

@@ -42,8 +42,8 @@ func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, err
 	}
 	if o := s.opts.Observer; o != nil {
 		for kind, reason := range map[string]string{
-			engine.TimeoutStartToClose: engine.ReasonStartToClose, engine.TimeoutHeartbeat: engine.ReasonHeartbeatTimeout,
-			engine.TimeoutScheduleToClose: engine.ReasonScheduleToClose,
+			api.TimeoutStartToClose: api.CancelReasonStartToCloseTimeout, api.TimeoutHeartbeat: api.CancelReasonHeartbeatTimeout,
+			api.TimeoutScheduleToClose: api.CancelReasonScheduleToCloseTimeout,
 		} {
 			if n := res.Timeouts[kind]; n > 0 {
 				o.CancelRequested(reason, n)
@@ -54,7 +54,7 @@ func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, err
 			lost += w.Attempts
 		}
 		if lost > 0 {
-			o.CancelRequested(engine.ReasonWorkerLost, lost)
+			o.CancelRequested(api.CancelReasonWorkerLost, lost)
 		}
 	}
 	return res, nil
@@ -119,7 +119,7 @@ func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
 				drop = append(drop, r.ID)
 				res.Poisoned++
 				no := false
-				e := api.Error{Type: engine.ErrorTypePoison, Retryable: &no,
+				e := api.Error{Type: api.ErrorTypePoison, Retryable: &no,
 					Message: fmt.Sprintf("attempt delivered %d times without being completed", r.DeliveryCount)}
 				if _, err := s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
 					return err
@@ -143,8 +143,8 @@ func (s *Store) sweepScheduleToStart(ctx context.Context, res *SweepResult) erro
 			return fmt.Errorf("sweep schedule-to-start: %w", err)
 		}
 		for _, r := range rows {
-			res.Timeouts[engine.TimeoutScheduleToStart]++
-			e := engine.TimeoutError(engine.TimeoutScheduleToStart, attemptOptions(r).ScheduleToStartTimeout.D())
+			res.Timeouts[api.TimeoutScheduleToStart]++
+			e := engine.TimeoutError(api.TimeoutScheduleToStart, attemptOptions(r).ScheduleToStartTimeout.D())
 			if _, err := s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
 				return err
 			}
@@ -160,9 +160,9 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) erro
 			return fmt.Errorf("sweep attempt timeouts: %w", err)
 		}
 		for _, r := range rows {
-			kind, limit := engine.TimeoutStartToClose, time.Duration(r.StartToCloseMs)*time.Millisecond
-			if strOr(r.CancelReason) == engine.ReasonHeartbeatTimeout {
-				kind, limit = engine.TimeoutHeartbeat, time.Duration(r.HeartbeatTimeoutMs)*time.Millisecond
+			kind, limit := api.TimeoutStartToClose, time.Duration(r.StartToCloseMs)*time.Millisecond
+			if strOr(r.CancelReason) == api.CancelReasonHeartbeatTimeout {
+				kind, limit = api.TimeoutHeartbeat, time.Duration(r.HeartbeatTimeoutMs)*time.Millisecond
 			}
 			res.Timeouts[kind]++
 			if r.WorkerID != nil {
@@ -192,13 +192,13 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) erro
 		}
 		var drop []int64
 		for _, r := range rows {
-			res.Timeouts[engine.TimeoutScheduleToClose]++
+			res.Timeouts[api.TimeoutScheduleToClose]++
 			if r.LockToken == nil {
 				drop = append(drop, r.ID)
 			} else if r.WorkerID != nil {
 				t.wake(WorkerCancelKey(r.Namespace, *r.WorkerID))
 			}
-			e := engine.TimeoutError(engine.TimeoutScheduleToClose, attemptOptions(r).ScheduleToCloseTimeout.D())
+			e := engine.TimeoutError(api.TimeoutScheduleToClose, attemptOptions(r).ScheduleToCloseTimeout.D())
 			if _, err := s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
 				return err
 			}
@@ -355,7 +355,7 @@ func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *SweepResult) er
 				return err
 			}
 			no := false
-			e := api.Error{Type: engine.ErrorTypeTimeout, TimeoutType: engine.TimeoutExecution, Retryable: &no,
+			e := api.Error{Type: api.ErrorTypeTimeout, TimeoutType: api.TimeoutExecution, Retryable: &no,
 				Message: "workflow execution timed out"}
 			if inst.ExecutionDeadline != nil {
 				e.Message = fmt.Sprintf("workflow execution timed out (deadline %s)", inst.ExecutionDeadline.UTC().Format(time.RFC3339))

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
-	"github.com/tetherhq/tether/server/engine"
 )
 
 // TerminateWorkflow closes a running instance at once, without a turn, in
@@ -36,7 +35,7 @@ func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, ex
 		row := terminateRow{InstanceID: instanceID, ExecutionID: i.ExecutionID,
 			WorkflowType: i.WorkflowType, Input: i.Input, NextEventID: i.NextEventID,
 			NextActivityID: i.NextActivityID, NextTimerID: i.NextTimerID, LastEventAt: i.LastEventAt,
-			Reason: engine.ReasonWorkflowTerminated}
+			Reason: api.CancelReasonWorkflowTerminated}
 		if err := s.terminateInstances(ctx, t, ns, []terminateRow{row}, reason, details); err != nil {
 			return fmt.Errorf("terminate workflow: %w", err)
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
-	"github.com/tetherhq/tether/server/engine"
 )
 
 func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
@@ -140,7 +139,7 @@ func (s *Store) DescribeTaskQueue(ctx context.Context, ns, name string) (api.Tas
 // workerLostError is what an attempt of a lost worker fails with.
 func workerLostError(workerID string) api.Error {
 	yes := true
-	return api.Error{Type: engine.ErrorTypeWorkerLost, Retryable: &yes,
+	return api.Error{Type: api.ErrorTypeWorkerLost, Retryable: &yes,
 		Message: fmt.Sprintf("worker %s lost its lease", workerID)}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
-	"github.com/tetherhq/tether/server/engine"
 )
 
 // outMessage is one row for EnqueueMessages.
@@ -298,7 +297,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 		if i.Status == api.StatusRunning && !force {
 			return ErrRunning
 		}
-		if err := cancelExecutions(ctx, t, ns, []execCancel{{instanceID, i.ExecutionID, engine.ReasonInstanceDeleted}}); err != nil {
+		if err := cancelExecutions(ctx, t, ns, []execCancel{{instanceID, i.ExecutionID, api.CancelReasonInstanceDeleted}}); err != nil {
 			return fmt.Errorf("delete workflow: %w", err)
 		}
 		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{instanceID}}); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tetherhq/tether/internal/apptest"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
@@ -101,32 +102,7 @@ func chromium(t *testing.T) string {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	app, err := server.NewApp(context.Background(), server.AppConfig{
-		DatabaseURL:        pgtest.NewURL(t),
-		SweepInterval:      100 * time.Millisecond,
-		ListenerMinBackoff: 20 * time.Millisecond,
-		Server:             server.Config{Addr: "127.0.0.1:0"},
-		Logger:             logger,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server Run: %v", err)
-		}
-	})
-	select {
-	case <-app.ListenerConnected():
-	case err := <-done:
-		t.Fatalf("the server stopped: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the listener did not connect")
-	}
+	app := apptest.Start(t, server.AppConfig{Logger: logger})
 	c, err := client.Dial(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,60 @@
+// Package apptest runs a real server.App on a fresh PostgreSQL database
+// (internal/pgtest) for the tests of other packages: the command line's,
+// the web UI's and the end-to-end tests'. The App runs until the end of the
+// test that started it.
+package apptest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server"
+)
+
+// Start builds a server.App from cfg on a fresh database, runs it until the
+// end of t and returns once its notification listener has connected. It
+// sets cfg.DatabaseURL and fills in, where cfg leaves them zero, the
+// listening address (127.0.0.1 on a free port), a sweep interval of 100 ms
+// and a listener backoff of 20 ms. A failure to start fails the test, as
+// does an error from Run when the test ends.
+func Start(t testing.TB, cfg server.AppConfig) *server.App {
+	t.Helper()
+	cfg.DatabaseURL = pgtest.NewURL(t)
+	if cfg.Server.Addr == "" {
+		cfg.Server.Addr = "127.0.0.1:0"
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = 100 * time.Millisecond
+	}
+	if cfg.ListenerMinBackoff <= 0 {
+		cfg.ListenerMinBackoff = 20 * time.Millisecond
+	}
+	app, err := server.NewApp(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var runErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runErr = app.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if runErr != nil {
+			t.Errorf("server Run: %v", runErr)
+		}
+	})
+	select {
+	case <-app.ListenerConnected():
+	case <-done:
+		t.Fatalf("the server stopped: %v", runErr)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server's listener did not connect")
+	}
+	return app
+}
