@@ -375,14 +375,21 @@ func (h *Hub) NextConnect() <-chan struct{} {
 	return h.connectedCh
 }
 
-func (h *Hub) markConnected(pid uint32) {
+// markConnected records a successful LISTEN, wakes every waiter (their
+// notifications may have been lost) and only then announces the connection
+// to NextConnect's channel, so that whoever waits for it finds the hub's
+// reset done: no quiet mark set after the announcement is cleared by it.
+// It returns how many waiters it woke.
+func (h *Hub) markConnected(pid uint32) int {
 	h.backendPID.Store(pid)
 	h.connected.Store(true)
 	h.connects.Add(1)
+	woken := h.WakeAll()
 	h.connMu.Lock()
 	close(h.connectedCh)
 	h.connectedCh = make(chan struct{})
 	h.connMu.Unlock()
+	return woken
 }
 
 func (h *Hub) markDisconnected() {
@@ -441,10 +448,9 @@ func (h *Hub) listen(ctx context.Context, onConnect func()) error {
 		return fmt.Errorf("longpoll: listen: %w", err)
 	}
 	pid := conn.PgConn().PID()
-	h.markConnected(pid)
+	woken := h.markConnected(pid)
 	defer h.markDisconnected()
 	onConnect()
-	woken := h.WakeAll()
 	h.logger.Debug("longpoll: listening", "channel", h.cfg.Channel, "backend_pid", pid, "woken", woken)
 
 	for {
