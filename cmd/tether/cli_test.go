@@ -139,6 +139,9 @@ func startCLIWorker(t *testing.T, addr, queue, identity string) {
 	if err := w.RegisterWorkflow(GreetFlow); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.RegisterWorkflow(TallyFlow); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -430,7 +433,8 @@ func TestCLIAuth(t *testing.T) {
 	}
 }
 
-// TestCLIHelp checks that every command answers --help with an example.
+// TestCLIHelp checks that every command has a summary and an example,
+// and answers --help with them.
 func TestCLIHelp(t *testing.T) {
 	var paths [][]string
 	var walk func(cmd *cobra.Command, path []string)
@@ -440,6 +444,9 @@ func TestCLIHelp(t *testing.T) {
 				continue
 			}
 			p := append(append([]string{}, path...), sub.Name())
+			if sub.Runnable() && (strings.TrimSpace(sub.Short) == "" || strings.TrimSpace(sub.Example) == "") {
+				t.Errorf("tether %s: Short %q, Example %q; want both", strings.Join(p, " "), sub.Short, sub.Example)
+			}
 			paths = append(paths, p)
 			walk(sub, p)
 		}
