@@ -146,4 +146,15 @@ func TestCLIQueryUpdateTerminate(t *testing.T) {
 	if r := s.tether(t, "workflow", "terminate", "no-such-wf"); r.code != exitNotFound {
 		t.Fatalf("terminate unknown: exit %d, stderr %q", r.code, r.stderr)
 	}
+
+	// The address and namespace from the environment; a flag wins.
+	t.Setenv(envAddress, s.url)
+	t.Setenv(envNamespace, "no-such-namespace")
+	if r := (*cliServer)(nil).tether(t, "workflow", "describe", "tally-1"); r.code != exitNotFound || !strings.Contains(r.stderr, "namespace") {
+		t.Fatalf("describe in $%s=no-such-namespace: exit %d, stderr %q", envNamespace, r.code, r.stderr)
+	}
+	r = (*cliServer)(nil).tether(t, "workflow", "describe", "tally-1", "-n", "default")
+	if r.code != 0 || !strings.Contains(r.stdout, "terminated") {
+		t.Fatalf("describe with $%s and -n default: exit %d, stdout %q, stderr %q", envAddress, r.code, r.stdout, r.stderr)
+	}
 }
