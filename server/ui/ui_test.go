@@ -59,6 +59,15 @@ func OrderFlow(ctx workflow.Context, order string) (string, error) {
 	return order + " approved by " + a.By, nil
 }
 
+// ParentFlow runs OrderFlow as its child "<id>-child" and returns the
+// child's result.
+func ParentFlow(ctx workflow.Context, id string) (string, error) {
+	ctx = workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id + "-child"})
+	var out string
+	err := workflow.ExecuteChildWorkflow(ctx, OrderFlow, id+"-child").Get(ctx, &out)
+	return out, err
+}
+
 // RoundsFlow continues as new until n reaches 2, then completes.
 func RoundsFlow(ctx workflow.Context, n int) (int, error) {
 	if n < 2 {
@@ -141,7 +150,7 @@ func newEnv(t *testing.T) *env {
 		StopTimeout:          5 * time.Second,
 		PollWait:             5 * time.Second,
 	})
-	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterWorkflow(RoundsFlow), w.RegisterActivity(Hold)); err != nil {
+	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterWorkflow(RoundsFlow), w.RegisterWorkflow(ParentFlow), w.RegisterActivity(Hold)); err != nil {
 		t.Fatal(err)
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -400,6 +409,48 @@ func TestUI(t *testing.T) {
 		}
 	})
 
+	t.Run("children and terminate", func(t *testing.T) {
+		if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "parent-1", TaskQueue: queue}, ParentFlow, "parent-1"); err != nil {
+			t.Fatal(err)
+		}
+		parent := ns + "/workflows/parent-1"
+		text := e.waitPage(parent, "the started child", func(s string) bool {
+			return strings.Contains(s, "parent-1-child") && strings.Contains(s, "ChildWorkflowStarted")
+		})
+		mustContain(t, "the parent's page", text, "Child workflows", "OrderFlow", "started", "child parent-1-child")
+		// The child's link leads to its page, which links back.
+		e.run("open the child", chromedp.Click(`//table[@id="children"]//a[text()="parent-1-child"]`),
+			chromedp.WaitVisible(chromedp.CSS("#parent-link")))
+		mustContain(t, "the child's page", e.text("main"), "Parent", "parent-1 (execution 1)", "Terminate")
+
+		// Terminate (its box ticked) ends the child at once.
+		child := ns + "/workflows/parent-1-child"
+		e.waitPage(child, "the child's held activity", func(s string) bool { return strings.Contains(s, e.worker.ID()) })
+		e.run("terminate the child",
+			chromedp.SendKeys(chromedp.CSS("#terminate-reason"), "ops drill"),
+			chromedp.Click(chromedp.CSS("#terminate-confirm")),
+			chromedp.Click(`//button[text()="Terminate"]`),
+			chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+		mustContain(t, "the page after terminate", e.text("p.flash"), "Workflow terminated.")
+		text = e.text("main")
+		mustContain(t, "the terminated child", text, "terminated", "WorkflowTerminated", "reason: ops drill")
+		if strings.Contains(text, "Send a signal") || strings.Contains(text, "End it now") {
+			t.Fatalf("a terminated workflow offers actions:\n%s", text)
+		}
+		d, err := e.c.Describe(context.Background(), "parent-1-child")
+		if err != nil || d.Status != "terminated" {
+			t.Fatalf("the child after terminate: %+v, %v", d, err)
+		}
+		// The parent hears of it.
+		e.waitPage(parent, "the parent to see the child terminated", func(s string) bool {
+			return strings.Contains(s, "ChildWorkflowTerminated")
+		})
+		state := get(e, "child state", chromedp.Text(`//table[@id="children"]//tbody/tr/td[3]`))
+		if strings.TrimSpace(state) != "terminated" {
+			t.Fatalf("the child's state on the parent's page: %q", state)
+		}
+	})
+
 	t.Run("executions", func(t *testing.T) {
 		run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "rounds", TaskQueue: queue}, RoundsFlow, 0)
 		if err != nil {
@@ -530,8 +581,12 @@ func TestUI(t *testing.T) {
 		if token == "" {
 			t.Fatal("no CSRF cookie set")
 		}
+		var postTo func(path string, form url.Values, origin string) int
 		post := func(form url.Values, origin string) int {
-			req, _ := http.NewRequest(http.MethodPost, e.url+ns+"/workflows/order-3/cancel", strings.NewReader(form.Encode()))
+			return postTo(ns+"/workflows/order-3/cancel", form, origin)
+		}
+		postTo = func(path string, form url.Values, origin string) int {
+			req, _ := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			if origin != "" {
 				req.Header.Set("Origin", origin)
@@ -556,8 +611,12 @@ func TestUI(t *testing.T) {
 		if got := post(url.Values{"reason": {"x"}, "csrf": {token}}, "http://evil.example"); got != http.StatusForbidden {
 			t.Fatalf("POST from another origin: %d, want 403", got)
 		}
+		// Terminate without its box ticked: refused, nothing changes.
+		if got := postTo(ns+"/workflows/order-3/terminate", url.Values{"reason": {"x"}, "csrf": {token}}, ""); got != http.StatusBadRequest {
+			t.Fatalf("terminate without confirm: %d, want 400", got)
+		}
 		d, err := e.c.Describe(context.Background(), "order-3")
-		if err != nil || d.CancelRequested {
+		if err != nil || d.CancelRequested || d.Status != "running" {
 			t.Fatalf("order-3 after refused POSTs: %+v, %v", d, err)
 		}
 		if got := post(url.Values{"reason": {"x"}, "csrf": {token}}, e.url); got != http.StatusSeeOther {
