@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"log/slog"
 	"maps"
@@ -13,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -246,9 +251,56 @@ func (e *env) screenshot(name string) {
 	if len(png) < 1000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		e.t.Fatalf("screenshot %s: %d bytes, not a PNG", name, len(png))
 	}
-	if err := os.WriteFile(filepath.Join(e.shots, name+".png"), png, 0o644); err != nil {
+	small, err := paletted(png)
+	if err != nil {
+		e.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(e.shots, name+".png"), small, 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// paletted re-encodes a screenshot with at most 256 colours (its most
+// frequent ones; any other pixel takes the nearest) and the best
+// compression, so that the documentation's PNGs stay small. The pages have
+// few colours, so the loss is the faintest anti-aliasing.
+func paletted(raw []byte) ([]byte, error) {
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	b := img.Bounds()
+	counts := map[color.RGBA]int{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			counts[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	byCount := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(byCount, func(a, c color.RGBA) int { return counts[c] - counts[a] })
+	pal := make(color.Palette, 0, 256)
+	for _, c := range byCount[:min(256, len(byCount))] {
+		pal = append(pal, c)
+	}
+	out := image.NewPaletted(b, pal)
+	index := map[color.RGBA]uint8{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			i, ok := index[c]
+			if !ok {
+				i = uint8(pal.Index(c))
+				index[c] = i
+			}
+			out.SetColorIndex(x, y, i)
+		}
+	}
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&buf, out); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 func mustContain(t *testing.T, where, text string, wants ...string) {
@@ -437,6 +489,7 @@ func TestUI(t *testing.T) {
 		if strings.Contains(text, "Send a signal") || strings.Contains(text, "End it now") {
 			t.Fatalf("a terminated workflow offers actions:\n%s", text)
 		}
+		e.screenshot("workflow-terminated")
 		d, err := e.c.Describe(context.Background(), "parent-1-child")
 		if err != nil || d.Status != "terminated" {
 			t.Fatalf("the child after terminate: %+v, %v", d, err)
