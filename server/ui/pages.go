@@ -252,7 +252,10 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	d.Pending = slices.DeleteFunc(d.Pending, func(p pendingActivity) bool {
 		return !p.Held && (p.CancelRequested || !running)
 	})
-	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, Data: d})
+	// An action the API refused the key (401, 403) links to the API key
+	// page, as a refused page does.
+	needsKey := status == http.StatusUnauthorized || status == http.StatusForbidden
+	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, NeedsKey: needsKey, Data: d})
 }
 
 // summarize finds the activities of events without a result, and the

@@ -544,6 +544,13 @@ func TestUI(t *testing.T) {
 			mu.Lock()
 			seen = append(seen, r.Clone(context.Background()))
 			mu.Unlock()
+			if r.Header.Get("Authorization") == "Bearer no-terminate" && strings.HasSuffix(r.URL.Path, "/terminate") {
+				// A key whose role may read but not terminate (injected).
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = io.WriteString(w, `{"type":"https://tether.dev/problems/forbidden","title":"Forbidden","status":403,"detail":"The API key's role or namespace does not allow this request."}`)
+				return
+			}
 			if r.Header.Get("Authorization") == "Bearer revoked" { // an injected refusal
 				w.Header().Set("Content-Type", "application/problem+json")
 				w.WriteHeader(http.StatusUnauthorized)
@@ -601,6 +608,28 @@ func TestUI(t *testing.T) {
 		api, _ = get(ns+"/workers", nil, &http.Cookie{Name: "tether_ui_key", Value: "k-cookie"})
 		if got := api.Header.Get("Authorization"); got != "Bearer k-cookie" {
 			t.Errorf("API got Authorization %q, want the login cookie's key", got)
+		}
+
+		// An action the key may not do: the API's 403 on the page, the
+		// workflow unchanged.
+		form := url.Values{"csrf": {"tok-1"}, "confirm": {"yes"}, "reason": {"not allowed"}}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+ns+"/workflows/order-3/terminate", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", "Bearer no-terminate")
+		req.AddCookie(&http.Cookie{Name: "tether_ui_csrf", Value: "tok-1"})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("terminate with a key that may not: %d, want 403\n%s", resp.StatusCode, refused)
+		}
+		mustContain(t, "the refused terminate", string(refused), "Not terminated: 403 Forbidden",
+			`The API refused the request's credentials: <a href="/ui/login">enter an API key</a>`)
+		if d, err := e.c.Describe(context.Background(), "order-3"); err != nil || d.Status != "running" {
+			t.Fatalf("order-3 after a refused terminate: %+v, %v", d, err)
 		}
 
 		// A key the API refuses: its answer, and the way to another key.
