@@ -202,6 +202,9 @@ type workflowData struct {
 	Signals    []signal
 	// Children are the child workflows the execution started.
 	Children []child
+	// ReadOnlyRole is the role of a key that may read the workflow but not
+	// act on it (a reader key): the actions are not offered.
+	ReadOnlyRole string
 	// SignalName and SignalInput refill the form after an error.
 	SignalName, SignalInput string
 }
@@ -238,6 +241,16 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	d.Events = h.Events
 	d.Pending, d.Signals = summarize(h.Events)
 	d.Children = children(h.Events)
+	if wf.Status == api.StatusRunning {
+		// Offer the actions only to a key whose role may do them. When
+		// the caller cannot be asked (a server without GET /caller), the
+		// forms are shown and the API has the last word.
+		var who api.Caller
+		if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "caller"), nil, nil, &who); err == nil && who.AuthRequired &&
+			who.Role != api.RoleClient && who.Role != api.RoleAdmin {
+			d.ReadOnlyRole = who.Role
+		}
+	}
 	if len(d.Pending) > 0 && d.ExecutionID == wf.ExecutionID {
 		var ws api.ListWorkersResponse
 		if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "workers"), nil, nil, &ws); err != nil {

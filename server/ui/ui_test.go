@@ -25,6 +25,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
@@ -168,6 +169,17 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 
+	shots := os.Getenv("TETHER_UI_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	return &env{t: t, url: app.URL(), c: c, worker: w, browser: newBrowser(t), shots: shots, handler: app.Handler()}
+}
+
+// newBrowser starts a headless Chromium until the end of the test and
+// returns its tab.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)),
 		chromedp.NoSandbox, // CI runs as root
@@ -181,11 +193,100 @@ func newEnv(t *testing.T) *env {
 	if err := chromedp.Do(bctx); err != nil { // starts the browser
 		t.Fatalf("start Chromium: %v", err)
 	}
-	shots := os.Getenv("TETHER_UI_SCREENSHOTS")
-	if shots == "" {
-		shots = t.TempDir()
+	return bctx
+}
+
+// startApp runs a server on a fresh database until the end of the test.
+func startApp(t *testing.T, auth server.AuthConfig) *server.App {
+	t.Helper()
+	app, err := server.NewApp(context.Background(), server.AppConfig{
+		DatabaseURL:        pgtest.NewURL(t),
+		SweepInterval:      100 * time.Millisecond,
+		ListenerMinBackoff: 20 * time.Millisecond,
+		Server:             server.Config{Addr: "127.0.0.1:0", Auth: auth},
+		Logger:             slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return &env{t: t, url: app.URL(), c: c, worker: w, browser: bctx, shots: shots, handler: app.Handler()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server Run: %v", err)
+		}
+	})
+	select {
+	case <-app.ListenerConnected():
+	case err := <-done:
+		t.Fatalf("the server stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not connect")
+	}
+	return app
+}
+
+// TestUIRoles: on a server that requires API keys, the workflow page
+// offers no action to a reader key (it says why), and offers them to a
+// client key, whose terminate works.
+func TestUIRoles(t *testing.T) {
+	app := startApp(t, server.AuthConfig{Required: true})
+	ctx := context.Background()
+	key := func(role string) string {
+		t.Helper()
+		k, err := app.Store().CreateAPIKey(ctx, "default", role, "ui "+role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.Key
+	}
+	readerKey, clientKey := key(api.RoleReader), key(api.RoleClient)
+	c, err := client.New(client.Options{Address: app.URL(), APIKey: clientKey, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "roles-1", TaskQueue: "nobody"}, "OrderFlow", "roles-1"); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, url: app.URL(), browser: newBrowser(t), shots: t.TempDir()}
+	login := func(k string) {
+		t.Helper()
+		e.open("/ui/login")
+		e.run("save the key", chromedp.SendKeys(chromedp.CSS("#api-key"), k),
+			chromedp.Submit(chromedp.CSS("#api-key")), chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	}
+	path := "/ui/namespaces/default/workflows/roles-1"
+
+	// The reader sees the workflow, and no form to act on it.
+	login(readerKey)
+	text := e.open(path)
+	mustContain(t, "the reader's page", text, "roles-1", "running", "History of execution 1",
+		"Your API key (role reader) may read this workflow but not signal, cancel or terminate it.")
+	for _, action := range []string{"Send a signal", "Request cancellation", "End it now"} {
+		if strings.Contains(text, action) {
+			t.Fatalf("the reader is offered %q:\n%s", action, text)
+		}
+	}
+
+	// The client is offered the actions; its terminate ends the workflow.
+	login(clientKey)
+	text = e.open(path)
+	mustContain(t, "the client's page", text, "Send a signal", "Request cancellation", "End it now")
+	if strings.Contains(text, "may read this workflow but not") {
+		t.Fatalf("the client is told it may not act:\n%s", text)
+	}
+	e.run("terminate",
+		chromedp.SendKeys(chromedp.CSS("#terminate-reason"), "by the client"),
+		chromedp.Click(chromedp.CSS("#terminate-confirm")),
+		chromedp.Click(`//button[text()="Terminate"]`),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	mustContain(t, "the page after terminate", e.text("main"), "Workflow terminated.", "terminated", "WorkflowTerminated", "reason: by the client")
+	d, err := c.Describe(ctx, "roles-1")
+	if err != nil || d.Status != api.StatusTerminated {
+		t.Fatalf("roles-1 after the client's terminate: %+v, %v", d, err)
+	}
 }
 
 // testWriter sends log lines to the test's log.
