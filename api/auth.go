@@ -30,8 +30,6 @@ type Caller struct {
 	KeyNamespace string `json:"key_namespace,omitempty"`
 	// Role of the key: worker, client, reader or admin.
 	Role string `json:"role,omitempty"`
-	// Name of the key, free text for people.
-	Name string `json:"name,omitempty"`
 }
 
 // AllNamespaces is the Namespace of an API key that holds its role in

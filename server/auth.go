@@ -545,7 +545,7 @@ func validKeyID(id string) bool {
 //
 //	@Summary		Who the caller is
 //	@ID			caller
-//	@Description	The request's API key: its id, namespace, role and name, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+//	@Description	The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
 //	@Tags			api-keys
 //	@Produce		json,application/problem+json
 //	@Security		BearerAuth

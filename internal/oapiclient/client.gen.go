@@ -410,9 +410,6 @@ type ApiCaller struct {
 	// KeyNamespace KeyNamespace is the namespace the key is valid in ("*": every one).
 	KeyNamespace *string `json:"key_namespace,omitempty"`
 
-	// Name Name of the key, free text for people.
-	Name *string `json:"name,omitempty"`
-
 	// Role Role of the key: worker, client, reader or admin.
 	Role *string `json:"role,omitempty"`
 }
@@ -1917,7 +1914,7 @@ type ClientInterface interface {
 
 	// Caller Who the caller is
 	//
-	// The request's API key: its id, namespace, role and name, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+	// The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
 	//
 	// Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
 	Caller(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2710,7 +2707,7 @@ func (c *Client) RevokeAPIKey(ctx context.Context, namespace string, keyId strin
 
 // Caller Who the caller is
 //
-// The request's API key: its id, namespace, role and name, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+// The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
 //
 // Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
 func (c *Client) Caller(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5870,7 +5867,7 @@ type ClientWithResponsesInterface interface {
 
 	// CallerWithResponse Who the caller is
 	//
-	// The request's API key: its id, namespace, role and name, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+	// The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9938,7 +9935,7 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, name
 
 // CallerWithResponse Who the caller is
 //
-// The request's API key: its id, namespace, role and name, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+// The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
 //
 // Returns a wrapper object for the known response body format(s).
 //
