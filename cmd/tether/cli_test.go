@@ -418,6 +418,17 @@ func TestCLIAuth(t *testing.T) {
 	}
 	// The new key works for the workflow commands.
 	s.must(t, "workflow", "list", "--api-key", key)
+	// A reader key reads and may not act: exit 5.
+	r = via("apikey", "create", "--role", "reader", "--name", "dashboard")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "tk_") {
+		t.Fatalf("apikey create --role reader --via-api: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	reader := strings.TrimSpace(r.stdout)
+	s.must(t, "workflow", "start", "GreetFlow", "-q", "nobody", "--id", "watched", "--api-key", key)
+	s.must(t, "workflow", "describe", "watched", "--api-key", reader)
+	if r := s.tether(t, "workflow", "terminate", "watched", "--api-key", reader); r.code != exitAuth || !strings.Contains(r.stderr, "forbidden") {
+		t.Fatalf("terminate with a reader key: exit %d, stderr %q", r.code, r.stderr)
+	}
 	if r := via("apikey", "revoke", "--id", keyID); r.code != 0 {
 		t.Fatalf("apikey revoke --via-api: exit %d, stderr %q", r.code, r.stderr)
 	}
