@@ -4,12 +4,33 @@ import "time"
 
 // API key roles. A worker key polls, completes and fails tasks and sends
 // heartbeats; a client key starts, signals, cancels and reads workflows;
-// an admin key does everything, keys and namespaces included.
+// a reader key reads workflows, their histories, workers and task queues
+// and changes nothing; an admin key does everything, keys and namespaces
+// included.
 const (
 	RoleWorker = "worker"
 	RoleClient = "client"
 	RoleAdmin  = "admin"
+	RoleReader = "reader"
 )
+
+// Roles lists the API key roles.
+func Roles() []string { return []string{RoleWorker, RoleClient, RoleReader, RoleAdmin} }
+
+// Caller is the answer of GET /v1/namespaces/{ns}/caller: who the request's
+// credentials are, so that a program (the web UI) can offer only what the
+// key may do.
+type Caller struct {
+	// AuthRequired is false when the server requires no API key: then
+	// anyone may do anything, and the key fields are empty.
+	AuthRequired bool `json:"auth_required"`
+	// KeyID is the id of the request's key.
+	KeyID string `json:"key_id,omitempty"`
+	// KeyNamespace is the namespace the key is valid in ("*": every one).
+	KeyNamespace string `json:"key_namespace,omitempty"`
+	// Role of the key: worker, client, reader or admin.
+	Role string `json:"role,omitempty"`
+}
 
 // AllNamespaces is the Namespace of an API key that holds its role in
 // every namespace (made by `tether apikey create --namespace '*'`).
@@ -61,7 +82,7 @@ type APIKey struct {
 	ID string `json:"id"`
 	// Namespace the key is valid in ("*": every namespace).
 	Namespace string `json:"namespace"`
-	// Role of the key: worker, client or admin.
+	// Role of the key: worker, client, reader or admin.
 	Role string `json:"role"`
 	// Name is free text for people.
 	Name string `json:"name"`
@@ -73,8 +94,8 @@ type APIKey struct {
 
 // CreateAPIKeyRequest is the body of POST /v1/namespaces/{ns}/api-keys.
 type CreateAPIKeyRequest struct {
-	// Role of the new key: worker, client or admin.
-	Role string `json:"role" validate:"required,oneof=worker client admin"`
+	// Role of the new key: worker, client, reader or admin.
+	Role string `json:"role" validate:"required,oneof=worker client reader admin"`
 	// Name is free text for people (who holds the key).
 	Name string `json:"name,omitempty" validate:"max=256"`
 }

@@ -29,6 +29,7 @@ func TestVocabularyWireValues(t *testing.T) {
 			"start_child_workflow", "request_cancel_child_workflow"},
 		"update stages":         {"admitted", "accepted", "completed", "rejected"},
 		"parent close policies": {"terminate", "request_cancel", "abandon"},
+		"roles":                 {"worker", "client", "reader", "admin"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -43,6 +44,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"command types":         CommandTypes(),
 		"parent close policies": ParentClosePolicies(),
 		"update stages":         UpdateStages(),
+		"roles":                 Roles(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
@@ -180,6 +182,14 @@ func TestTagsAndAnnotationsUseTheVocabulary(t *testing.T) {
 	oneof := regexp.MustCompile(`oneof=([^,]*)`).FindStringSubmatch(f.Tag.Get("validate"))
 	if oneof == nil || !sameSet(strings.Fields(oneof[1]), CommandTypes()) {
 		t.Errorf("Command.Type is validated against %q, api has %q", oneof, CommandTypes())
+	}
+	f, ok = reflect.TypeFor[CreateAPIKeyRequest]().FieldByName("Role")
+	if !ok {
+		t.Fatal("no CreateAPIKeyRequest.Role")
+	}
+	oneof = regexp.MustCompile(`oneof=([^,]*)`).FindStringSubmatch(f.Tag.Get("validate"))
+	if oneof == nil || !sameSet(strings.Fields(oneof[1]), Roles()) {
+		t.Errorf("CreateAPIKeyRequest.Role is validated against %q, api has %q", oneof, Roles())
 	}
 
 	files, err := filepath.Glob(filepath.Join("..", "server", "*.go"))

@@ -85,10 +85,16 @@ const (
 	permWorker
 	// permClient: a client or admin key of the route's namespace.
 	permClient
-	// permRead: a worker, client or admin key of the route's namespace
-	// (an execution's history, which a worker reads to replay a turn
-	// whose history did not fit one answer, or whose state it lost).
+	// permRead: a worker, client, reader or admin key of the route's
+	// namespace (an execution's history, which a worker reads to replay a
+	// turn whose history did not fit one answer, or whose state it lost).
 	permRead
+	// permView: a client, reader or admin key of the route's namespace
+	// (reading workflows, workers and task queues; it changes nothing).
+	permView
+	// permAnyKey: any valid key of the route's namespace (who the caller
+	// is: GET /caller).
+	permAnyKey
 	// permAdmin: an admin key of the route's namespace.
 	permAdmin
 	// permGlobalAdmin: an admin key of every namespace.
@@ -117,6 +123,8 @@ func routeRules() map[ruleKey]routeRule {
 	w := routeRule{perm: permWorker, checkNamespace: true}
 	cl := routeRule{perm: permClient, checkNamespace: true}
 	rd := routeRule{perm: permRead, checkNamespace: true}
+	vw := routeRule{perm: permView, checkNamespace: true}
+	anyKey := routeRule{perm: permAnyKey, checkNamespace: true}
 	ad := routeRule{perm: permAdmin, checkNamespace: true}
 	pub := routeRule{perm: permPublic}
 	rules := map[ruleKey]routeRule{
@@ -139,13 +147,14 @@ func routeRules() map[ruleKey]routeRule {
 		{"POST", BasePath + "/api-keys"}:           ad,
 		{"GET", BasePath + "/api-keys"}:            ad,
 		{"DELETE", BasePath + "/api-keys/:key_id"}: ad,
+		{"GET", BasePath + "/caller"}:              anyKey,
 
 		{"POST", BasePath + "/workflows"}:                            cl,
-		{"GET", BasePath + "/workflows"}:                             cl,
-		{"GET", BasePath + "/workflows/:instance_id"}:                cl,
+		{"GET", BasePath + "/workflows"}:                             vw,
+		{"GET", BasePath + "/workflows/:instance_id"}:                vw,
 		{"DELETE", BasePath + "/workflows/:instance_id"}:             ad,
 		{"GET", BasePath + "/workflows/:instance_id/history"}:        rd,
-		{"GET", BasePath + "/workflows/:instance_id/result"}:         cl,
+		{"GET", BasePath + "/workflows/:instance_id/result"}:         vw,
 		{"POST", BasePath + "/workflows/:instance_id/cancel"}:        cl,
 		{"POST", BasePath + "/workflows/:instance_id/signals/:name"}: cl,
 		{"POST", BasePath + "/workflows/:instance_id/queries/:name"}: cl,
@@ -161,9 +170,9 @@ func routeRules() map[ruleKey]routeRule {
 		{"POST", BasePath + "/activity-tasks/:token/fail"}:           w,
 		{"POST", BasePath + "/activity-tasks/:token/abandon"}:        w,
 		{"POST", BasePath + "/workers/heartbeat"}:                    w,
-		{"GET", BasePath + "/workers"}:                               cl,
-		{"GET", BasePath + "/workers/:worker_id"}:                    cl,
-		{"GET", BasePath + "/task-queues/:name"}:                     cl,
+		{"GET", BasePath + "/workers"}:                               vw,
+		{"GET", BasePath + "/workers/:worker_id"}:                    vw,
+		{"GET", BasePath + "/task-queues/:name"}:                     vw,
 
 		// Issue 20: workflows that talk.
 		{"POST", BasePath + "/workflows/:instance_id/terminate"}:                         cl,
@@ -212,9 +221,11 @@ func allows(k *storage.KeyRecord, p perm, ns string) bool {
 	case api.RoleAdmin:
 		return true
 	case api.RoleWorker:
-		return p == permWorker || p == permRead
+		return p == permWorker || p == permRead || p == permAnyKey
 	case api.RoleClient:
-		return p == permClient || p == permRead
+		return p == permClient || p == permView || p == permRead || p == permAnyKey
+	case api.RoleReader:
+		return p == permView || p == permRead || p == permAnyKey
 	}
 	return false
 }
@@ -528,4 +539,33 @@ func (s *Server) revokeAPIKey(c echo.Context) error {
 func validKeyID(id string) bool {
 	_, _, ok := store.ParseAPIKey("tk_" + id + "_" + strings.Repeat("A", 43))
 	return ok
+}
+
+// caller godoc
+//
+//	@Summary		Who the caller is
+//	@ID			caller
+//	@Description	The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+//	@Tags			api-keys
+//	@Produce		json,application/problem+json
+//	@Security		BearerAuth
+//	@Param			namespace	path		string	true	"Namespace"	default(default)
+//	@Success		200			{object}	api.Caller
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key"
+//	@Failure		403			{object}	api.Problem	"The key is of another namespace"
+//	@Failure		404			{object}	api.Problem	"Unknown namespace"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/caller [get]
+func (s *Server) caller(c echo.Context) error {
+	b := s.bind(c)
+	b.namespace()
+	if err := b.err(); err != nil {
+		return err
+	}
+	k := principal(c)
+	if k == nil {
+		return c.JSON(http.StatusOK, api.Caller{AuthRequired: s.cfg.Auth.Required})
+	}
+	return c.JSON(http.StatusOK, api.Caller{AuthRequired: true, KeyID: k.ID, KeyNamespace: k.Namespace, Role: k.Role})
 }

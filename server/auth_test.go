@@ -22,7 +22,7 @@ import (
 // authEnv is a server that requires API keys, with one key of each kind.
 type authEnv struct {
 	*env
-	global, admin, client, worker, otherClient, otherAdmin string
+	global, admin, client, worker, reader, otherClient, otherAdmin string
 }
 
 func newAuthEnv(t *testing.T) *authEnv {
@@ -42,7 +42,7 @@ func newAuthEnv(t *testing.T) *authEnv {
 	}
 	return &authEnv{env: e,
 		global: key(api.AllNamespaces, api.RoleAdmin), admin: key("default", api.RoleAdmin),
-		client: key("default", api.RoleClient), worker: key("default", api.RoleWorker),
+		client: key("default", api.RoleClient), worker: key("default", api.RoleWorker), reader: key("default", api.RoleReader),
 		otherClient: key("other", api.RoleClient), otherAdmin: key("other", api.RoleAdmin)}
 }
 
@@ -75,7 +75,8 @@ func doKey(t *testing.T, key, method, url string, body []byte) response {
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
-// Who may call a route: p public, w worker, c client, r worker or client, a admin of the
+// Who may call a route: p public, w worker, c client, v client or reader,
+// r worker, client or reader, k any key of the namespace, a admin of the
 // namespace, g admin of every namespace. Written out here rather than
 // taken from routeRules, so that a change to the rules shows.
 var routeAccess = map[string]byte{
@@ -86,20 +87,21 @@ var routeAccess = map[string]byte{
 	"GET /v1/namespaces/:namespace": 'a', "PATCH /v1/namespaces/:namespace": 'a',
 	"POST " + BasePath + "/api-keys": 'a', "GET " + BasePath + "/api-keys": 'a',
 	"DELETE " + BasePath + "/api-keys/:key_id": 'a',
+	"GET " + BasePath + "/caller":              'k',
 
 	"POST " + BasePath + "/workflows":                            'c',
-	"GET " + BasePath + "/workflows":                             'c',
-	"GET " + BasePath + "/workflows/:instance_id":                'c',
+	"GET " + BasePath + "/workflows":                             'v',
+	"GET " + BasePath + "/workflows/:instance_id":                'v',
 	"DELETE " + BasePath + "/workflows/:instance_id":             'a',
 	"GET " + BasePath + "/workflows/:instance_id/history":        'r',
-	"GET " + BasePath + "/workflows/:instance_id/result":         'c',
+	"GET " + BasePath + "/workflows/:instance_id/result":         'v',
 	"POST " + BasePath + "/workflows/:instance_id/cancel":        'c',
 	"POST " + BasePath + "/workflows/:instance_id/signals/:name": 'c',
 	"POST " + BasePath + "/workflows/:instance_id/queries/:name": 'c',
 	"POST " + BasePath + "/workflows/:instance_id/updates/:name": 'c',
-	"GET " + BasePath + "/workers":                               'c',
-	"GET " + BasePath + "/workers/:worker_id":                    'c',
-	"GET " + BasePath + "/task-queues/:name":                     'c',
+	"GET " + BasePath + "/workers":                               'v',
+	"GET " + BasePath + "/workers/:worker_id":                    'v',
+	"GET " + BasePath + "/task-queues/:name":                     'v',
 
 	// Issue 20: workflows that talk.
 	"POST " + BasePath + "/workflows/:instance_id/terminate":                         'c',
@@ -156,7 +158,7 @@ func TestAuth_EveryRouteHasARule(t *testing.T) {
 			t.Errorf("route %s is not in routeAccess", k)
 			continue
 		}
-		got := map[perm]byte{permPublic: 'p', permMetrics: 'p', permWorker: 'w', permClient: 'c', permRead: 'r', permAdmin: 'a', permGlobalAdmin: 'g'}[rule.perm]
+		got := map[perm]byte{permPublic: 'p', permMetrics: 'p', permWorker: 'w', permClient: 'c', permRead: 'r', permView: 'v', permAnyKey: 'k', permAdmin: 'a', permGlobalAdmin: 'g'}[rule.perm]
 		if got != want {
 			t.Errorf("route %s: rule %c, want %c", k, got, want)
 		}
@@ -193,8 +195,9 @@ func TestAuth_RolesOverEveryRoute(t *testing.T) {
 		may       func(access byte) bool
 	}{
 		{"none", "", func(a byte) bool { return a == 'p' }},
-		{"worker", e.worker, func(a byte) bool { return a == 'p' || a == 'w' || a == 'r' }},
-		{"client", e.client, func(a byte) bool { return a == 'p' || a == 'c' || a == 'r' }},
+		{"worker", e.worker, func(a byte) bool { return a == 'p' || a == 'w' || a == 'r' || a == 'k' }},
+		{"client", e.client, func(a byte) bool { return a == 'p' || a == 'c' || a == 'v' || a == 'r' || a == 'k' }},
+		{"reader", e.reader, func(a byte) bool { return a == 'p' || a == 'v' || a == 'r' || a == 'k' }},
 		{"admin", e.admin, func(a byte) bool { return a != 'g' }},
 		{"global admin", e.global, func(a byte) bool { return true }},
 		{"client of other", e.otherClient, func(a byte) bool { return a == 'p' }},
@@ -554,4 +557,70 @@ func TestAuth_PerKeyRateLimits(t *testing.T) {
 		t.Fatal("no Retry-After")
 	}
 	beat(w2, "w-d").want(t, http.StatusOK)
+}
+
+// TestAuth_CallerAndReader: GET /caller names the request's key; a reader
+// key reads workflows, histories, workers and task queues and changes
+// nothing; a reader key can be created through the API.
+func TestAuth_CallerAndReader(t *testing.T) {
+	e := newAuthEnv(t)
+	base := e.ts.URL + BasePath
+	base = strings.Replace(base, ":namespace", "default", 1)
+
+	var who api.Caller
+	doKey(t, e.reader, http.MethodGet, base+"/caller", nil).want(t, http.StatusOK).decode(t, &who)
+	if !who.AuthRequired || who.Role != api.RoleReader || who.KeyNamespace != "default" || who.KeyID == "" {
+		t.Fatalf("caller of the reader key: %+v", who)
+	}
+	doKey(t, e.global, http.MethodGet, base+"/caller", nil).want(t, http.StatusOK).decode(t, &who)
+	if who.Role != api.RoleAdmin || who.KeyNamespace != api.AllNamespaces {
+		t.Fatalf("caller of the global admin key: %+v", who)
+	}
+	if p := doKey(t, e.otherClient, http.MethodGet, base+"/caller", nil).want(t, http.StatusForbidden).problem(t); p.Type != ProblemForbidden {
+		t.Fatalf("caller with a key of another namespace: %s", p.Type)
+	}
+	doKey(t, "", http.MethodGet, base+"/caller", nil).want(t, http.StatusUnauthorized)
+
+	// A workflow started by the client: the reader sees it and its
+	// history, and may not signal, cancel, terminate or start.
+	doKey(t, e.client, http.MethodPost, base+"/workflows", []byte(`{"workflow_type":"T","task_queue":"q","instance_id":"r-1"}`)).want(t, http.StatusCreated)
+	var wf api.Workflow
+	doKey(t, e.reader, http.MethodGet, base+"/workflows/r-1", nil).want(t, http.StatusOK).decode(t, &wf)
+	if wf.InstanceID != "r-1" || wf.Status != api.StatusRunning {
+		t.Fatalf("the reader's view of r-1: %+v", wf)
+	}
+	doKey(t, e.reader, http.MethodGet, base+"/workflows/r-1/history", nil).want(t, http.StatusOK)
+	doKey(t, e.reader, http.MethodGet, base+"/workflows", nil).want(t, http.StatusOK)
+	for _, path := range []string{"/workflows/r-1/signals/s", "/workflows/r-1/cancel", "/workflows/r-1/terminate"} {
+		doKey(t, e.reader, http.MethodPost, base+path, []byte(`{}`)).want(t, http.StatusForbidden)
+	}
+	doKey(t, e.reader, http.MethodGet, base+"/workflows/r-1", nil).want(t, http.StatusOK).decode(t, &wf)
+	if wf.Status != api.StatusRunning || wf.CancelRequested {
+		t.Fatalf("r-1 after the reader's refused actions: %+v", wf)
+	}
+
+	// An admin creates a reader key through the API.
+	var k api.CreateAPIKeyResponse
+	doKey(t, e.admin, http.MethodPost, base+"/api-keys", []byte(`{"role":"reader","name":"dashboard"}`)).want(t, http.StatusCreated).decode(t, &k)
+	if k.Role != api.RoleReader || k.Key == "" {
+		t.Fatalf("created reader key: %+v", k)
+	}
+	doKey(t, k.Key, http.MethodGet, base+"/caller", nil).want(t, http.StatusOK).decode(t, &who)
+	if who.Role != api.RoleReader || who.KeyID != k.ID {
+		t.Fatalf("caller of the new reader key: %+v", who)
+	}
+}
+
+// TestCaller_WithoutAuth: without authentication anyone may ask, and the
+// answer says no key is required.
+func TestCaller_WithoutAuth(t *testing.T) {
+	e := newEnv(t, Config{})
+	var who api.Caller
+	doKey(t, "", http.MethodGet, e.ts.URL+"/v1/namespaces/default/caller", nil).want(t, http.StatusOK).decode(t, &who)
+	if who.AuthRequired || who.Role != "" {
+		t.Fatalf("caller without auth: %+v", who)
+	}
+	if p := doKey(t, "", http.MethodGet, e.ts.URL+"/v1/namespaces/no-such-ns/caller", nil).want(t, http.StatusNotFound).problem(t); p.Type != api.ProblemNotFound {
+		t.Fatalf("caller in an unknown namespace: %s", p.Type)
+	}
 }

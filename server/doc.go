@@ -18,7 +18,7 @@
 //	@securityDefinitions.apikey	BearerAuth
 //	@in							header
 //	@name						Authorization
-//	@description				"Bearer <key>", an API key of role worker, client or admin (see docs/security.md).
+//	@description				"Bearer <key>", an API key of role worker, client, reader or admin (see docs/security.md).
 //	@schemes					http https
 //	@tag.name					workflows
 //	@tag.description			Start, describe, list, signal, cancel and delete workflow instances; wait for results.

@@ -65,6 +65,7 @@ func fuzzRoutes() []fuzzRoute {
 		{http.MethodPost, "/api-keys"},
 		{http.MethodGet, "/api-keys"},
 		{http.MethodDelete, "/api-keys/{}"},
+		{http.MethodGet, "/caller"},
 	}
 }
 

@@ -96,6 +96,7 @@ func (s *Server) namespaceRoutes(e *echo.Echo) {
 	e.POST(BasePath+"/api-keys", s.createAPIKey)
 	getAndHead(e, BasePath+"/api-keys", s.listAPIKeys)
 	e.DELETE(BasePath+"/api-keys/:key_id", s.revokeAPIKey)
+	getAndHead(e, BasePath+"/caller", s.caller)
 }
 
 // createNamespace godoc

@@ -39,7 +39,7 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var role, name, id string
 	switch args[0] {
 	case "create":
-		fs.StringVar(&role, "role", "", "worker, client or admin")
+		fs.StringVar(&role, "role", "", "worker, client, reader or admin")
 		fs.StringVar(&name, "name", "", "who or what holds the key (free text)")
 	case "list":
 	case "revoke":
@@ -53,9 +53,9 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if args[0] == "create" {
 		switch role {
-		case api.RoleWorker, api.RoleClient, api.RoleAdmin:
+		case api.RoleWorker, api.RoleClient, api.RoleReader, api.RoleAdmin:
 		default:
-			fmt.Fprintln(stderr, "--role must be worker, client or admin")
+			fmt.Fprintln(stderr, "--role must be worker, client, reader or admin")
 			return errUsage
 		}
 	}

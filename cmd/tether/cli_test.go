@@ -114,6 +114,9 @@ func startCLIWorker(t *testing.T, addr, queue, identity string) {
 	if err := w.RegisterWorkflow(GreetFlow); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.RegisterWorkflow(TallyFlow); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -390,6 +393,17 @@ func TestCLIAuth(t *testing.T) {
 	}
 	// The new key works for the workflow commands.
 	s.must(t, "workflow", "list", "--api-key", key)
+	// A reader key reads and may not act: exit 5.
+	r = via("apikey", "create", "--role", "reader", "--name", "dashboard")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "tk_") {
+		t.Fatalf("apikey create --role reader --via-api: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	reader := strings.TrimSpace(r.stdout)
+	s.must(t, "workflow", "start", "GreetFlow", "-q", "nobody", "--id", "watched", "--api-key", key)
+	s.must(t, "workflow", "describe", "watched", "--api-key", reader)
+	if r := s.tether(t, "workflow", "terminate", "watched", "--api-key", reader); r.code != exitAuth || !strings.Contains(r.stderr, "forbidden") {
+		t.Fatalf("terminate with a reader key: exit %d, stderr %q", r.code, r.stderr)
+	}
 	if r := via("apikey", "revoke", "--id", keyID); r.code != 0 {
 		t.Fatalf("apikey revoke --via-api: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -405,7 +419,8 @@ func TestCLIAuth(t *testing.T) {
 	}
 }
 
-// TestCLIHelp checks that every command answers --help with an example.
+// TestCLIHelp checks that every command has a summary and an example,
+// and answers --help with them.
 func TestCLIHelp(t *testing.T) {
 	var paths [][]string
 	var walk func(cmd *cobra.Command, path []string)
@@ -415,6 +430,9 @@ func TestCLIHelp(t *testing.T) {
 				continue
 			}
 			p := append(append([]string{}, path...), sub.Name())
+			if sub.Runnable() && (strings.TrimSpace(sub.Short) == "" || strings.TrimSpace(sub.Example) == "") {
+				t.Errorf("tether %s: Short %q, Example %q; want both", strings.Join(p, " "), sub.Short, sub.Example)
+			}
 			paths = append(paths, p)
 			walk(sub, p)
 		}

@@ -17,12 +17,12 @@ func (c *cli) workflowCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "workflow",
 		Aliases: []string{"wf"},
-		Short:   "start, list, describe, show, signal, cancel and delete workflows",
-		Long: `Start and inspect workflow instances over the REST API.
+		Short:   "start, list, describe, show, signal, query, update, cancel, terminate and delete workflows",
+		Long: `Start, inspect and drive workflow instances over the REST API.
 
-The server has no routes to terminate, query or update a workflow; the CLI
-has no such commands (cancel asks the workflow to stop; delete --force
-removes a running one).`,
+cancel asks the workflow to stop (its code decides how); terminate ends it
+at once without running its code; delete --force removes a running one with
+its history.`,
 		Example: `  tether workflow start Greet --task-queue main --id greet-1 --input '"Ada"'
   tether workflow list --status running
   tether workflow show greet-1`,
@@ -30,7 +30,8 @@ removes a running one).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(c.workflowStart(), c.workflowList(), c.workflowDescribe(), c.workflowShow(),
-		c.workflowResult(), c.workflowSignal(), c.workflowCancel(), c.workflowDelete())
+		c.workflowResult(), c.workflowSignal(), c.workflowQuery(), c.workflowUpdate(), c.workflowCancel(),
+		c.workflowTerminate(), c.workflowDelete())
 	return cmd
 }
 

@@ -96,6 +96,7 @@ func (e ApiCommandType) Valid() bool {
 const (
 	ApiCreateAPIKeyRequestRoleAdmin  ApiCreateAPIKeyRequestRole = "admin"
 	ApiCreateAPIKeyRequestRoleClient ApiCreateAPIKeyRequestRole = "client"
+	ApiCreateAPIKeyRequestRoleReader ApiCreateAPIKeyRequestRole = "reader"
 	ApiCreateAPIKeyRequestRoleWorker ApiCreateAPIKeyRequestRole = "worker"
 )
 
@@ -105,6 +106,8 @@ func (e ApiCreateAPIKeyRequestRole) Valid() bool {
 	case ApiCreateAPIKeyRequestRoleAdmin:
 		return true
 	case ApiCreateAPIKeyRequestRoleClient:
+		return true
+	case ApiCreateAPIKeyRequestRoleReader:
 		return true
 	case ApiCreateAPIKeyRequestRoleWorker:
 		return true
@@ -200,7 +203,7 @@ type ApiAPIKey struct {
 	// RevokedAt RevokedAt is when the key was revoked (absent: the key is valid).
 	RevokedAt *string `json:"revoked_at,omitempty"`
 
-	// Role Role of the key: worker, client or admin.
+	// Role Role of the key: worker, client, reader or admin.
 	Role *string `json:"role,omitempty"`
 }
 
@@ -395,6 +398,22 @@ type ApiBoundActivity struct {
 	TaskQueue *string `json:"task_queue,omitempty"`
 }
 
+// ApiCaller defines model for api.Caller.
+type ApiCaller struct {
+	// AuthRequired AuthRequired is false when the server requires no API key: then
+	// anyone may do anything, and the key fields are empty.
+	AuthRequired *bool `json:"auth_required,omitempty"`
+
+	// KeyId KeyID is the id of the request's key.
+	KeyId *string `json:"key_id,omitempty"`
+
+	// KeyNamespace KeyNamespace is the namespace the key is valid in ("*": every one).
+	KeyNamespace *string `json:"key_namespace,omitempty"`
+
+	// Role Role of the key: worker, client, reader or admin.
+	Role *string `json:"role,omitempty"`
+}
+
 // ApiCancelInfo defines model for api.CancelInfo.
 type ApiCancelInfo struct {
 	// Reason Reason is why cancellation was requested.
@@ -569,11 +588,11 @@ type ApiCreateAPIKeyRequest struct {
 	// Name Name is free text for people (who holds the key).
 	Name *string `json:"name,omitempty"`
 
-	// Role Role of the new key: worker, client or admin.
+	// Role Role of the new key: worker, client, reader or admin.
 	Role ApiCreateAPIKeyRequestRole `json:"role"`
 }
 
-// ApiCreateAPIKeyRequestRole Role of the new key: worker, client or admin.
+// ApiCreateAPIKeyRequestRole Role of the new key: worker, client, reader or admin.
 type ApiCreateAPIKeyRequestRole string
 
 // ApiCreateAPIKeyResponse defines model for api.CreateAPIKeyResponse.
@@ -598,7 +617,7 @@ type ApiCreateAPIKeyResponse struct {
 	// RevokedAt RevokedAt is when the key was revoked (absent: the key is valid).
 	RevokedAt *string `json:"revoked_at,omitempty"`
 
-	// Role Role of the key: worker, client or admin.
+	// Role Role of the key: worker, client, reader or admin.
 	Role *string `json:"role,omitempty"`
 }
 
@@ -1893,6 +1912,13 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 	RevokeAPIKey(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// Caller Who the caller is
+	//
+	// The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
+	Caller(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PollQueryTaskWithBody Poll for a query to answer
 	//
 	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
@@ -2669,6 +2695,23 @@ func (c *Client) CreateAPIKey(ctx context.Context, namespace string, body Create
 // Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 func (c *Client) RevokeAPIKey(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeAPIKeyRequest(c.Server, namespace, keyId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Caller Who the caller is
+//
+// The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
+func (c *Client) Caller(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallerRequest(c.Server, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -4093,6 +4136,40 @@ func NewRevokeAPIKeyRequest(server string, namespace string, keyId string) (*htt
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCallerRequest constructs an http.Request for the Caller method
+func NewCallerRequest(server string, namespace string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/caller", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -5788,6 +5865,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 	RevokeAPIKeyWithResponse(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
 
+	// CallerWithResponse Who the caller is
+	//
+	// The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
+	CallerWithResponse(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*CallerResponse, error)
+
 	// PollQueryTaskWithBodyWithResponse Poll for a query to answer
 	//
 	// Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
@@ -7367,6 +7453,82 @@ func (r RevokeAPIKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CallerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiCaller
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallerResponse) GetJSON200() *ApiCaller {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CallerResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CallerResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CallerResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CallerResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CallerResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CallerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallerResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9771,6 +9933,21 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, name
 	return ParseRevokeAPIKeyResponse(rsp)
 }
 
+// CallerWithResponse Who the caller is
+//
+// The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
+func (c *ClientWithResponses) CallerWithResponse(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*CallerResponse, error) {
+	rsp, err := c.Caller(ctx, namespace, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallerResponse(rsp)
+}
+
 // PollQueryTaskWithBodyWithResponse Poll for a query to answer
 //
 // Long poll: claims the oldest query of the task queue (for 10s) and returns it with the history of the execution it asks about, or answers 204 when none came within wait (default 30s, at most 60s; 0s looks once).
@@ -11311,6 +11488,67 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCallerResponse parses an HTTP response from a CallerWithResponse call
+func ParseCallerResponse(rsp *http.Response) (*CallerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiCaller
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest ApiProblem

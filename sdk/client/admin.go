@@ -113,8 +113,8 @@ func (c *Client) DeleteNamespace(ctx context.Context, name string) error {
 	return err
 }
 
-// CreateAPIKey creates an API key of role (api.RoleWorker, RoleClient or
-// RoleAdmin) in the client's namespace. The answer's Key is the secret,
+// CreateAPIKey creates an API key of role (api.RoleWorker, RoleClient,
+// RoleReader or RoleAdmin) in the client's namespace. The answer's Key is the secret,
 // shown this once.
 func (c *Client) CreateAPIKey(ctx context.Context, role, name string) (*api.CreateAPIKeyResponse, error) {
 	var k api.CreateAPIKeyResponse
@@ -146,4 +146,17 @@ func (c *Client) RevokeAPIKey(ctx context.Context, id string) error {
 // outcome into an error as [WorkflowRun.Get] does.
 func (c *Client) WaitResult(ctx context.Context, id string) (*api.Workflow, error) {
 	return c.waitResult(ctx, id)
+}
+
+// Caller returns who the client's credentials are in its namespace: the
+// API key's id, namespace and role (api.Caller). Any valid key of the
+// namespace may ask; without authentication AuthRequired is false and the
+// key fields are empty. An unknown namespace → ErrNotFound; a key of
+// another namespace → ErrForbidden.
+func (c *Client) Caller(ctx context.Context) (*api.Caller, error) {
+	var out api.Caller
+	if _, err := c.do(ctx, http.MethodGet, "GET /caller", nil, nil, &out, "caller"); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

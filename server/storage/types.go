@@ -61,7 +61,8 @@ type KeyRecord struct {
 	ID string
 	// Namespace the key is valid in; api.AllNamespaces for every one.
 	Namespace string
-	// Role is api.RoleWorker, api.RoleClient or api.RoleAdmin.
+	// Role is api.RoleWorker, api.RoleClient, api.RoleReader or
+	// api.RoleAdmin.
 	Role string
 	// SecretHash is the SHA-256 of the key's secret.
 	SecretHash [32]byte

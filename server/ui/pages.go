@@ -173,6 +173,21 @@ type signal struct {
 	Input   json.RawMessage
 }
 
+// child is a child workflow started by the shown execution.
+type child struct {
+	// ChildID is the child's number within the parent execution.
+	ChildID int64
+	// WorkflowID is the child's instance id; WorkflowType its type.
+	WorkflowID   string
+	WorkflowType string
+	// State is what the parent's history says of it: initiated, started,
+	// start failed, completed, failed, canceled, terminated (with "cancel
+	// requested" while it has not ended).
+	State string
+	// CancelRequested: the parent asked the child to cancel.
+	CancelRequested bool
+}
+
 // workflowData is the content of a workflow's page.
 type workflowData struct {
 	W *api.Workflow
@@ -185,6 +200,11 @@ type workflowData struct {
 	// WorkersErr says why holders could not be looked up.
 	WorkersErr string
 	Signals    []signal
+	// Children are the child workflows the execution started.
+	Children []child
+	// ReadOnlyRole is the role of a key that may read the workflow but not
+	// act on it (a reader key): the actions are not offered.
+	ReadOnlyRole string
 	// SignalName and SignalInput refill the form after an error.
 	SignalName, SignalInput string
 }
@@ -220,6 +240,17 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	}
 	d.Events = h.Events
 	d.Pending, d.Signals = summarize(h.Events)
+	d.Children = children(h.Events)
+	if wf.Status == api.StatusRunning {
+		// Offer the actions only to a key whose role may do them. When
+		// the caller cannot be asked (a server without GET /caller), the
+		// forms are shown and the API has the last word.
+		var who api.Caller
+		if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "caller"), nil, nil, &who); err == nil && who.AuthRequired &&
+			who.Role != api.RoleClient && who.Role != api.RoleAdmin {
+			d.ReadOnlyRole = who.Role
+		}
+	}
 	if len(d.Pending) > 0 && d.ExecutionID == wf.ExecutionID {
 		var ws api.ListWorkersResponse
 		if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "workers"), nil, nil, &ws); err != nil {
@@ -234,7 +265,10 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	d.Pending = slices.DeleteFunc(d.Pending, func(p pendingActivity) bool {
 		return !p.Held && (p.CancelRequested || !running)
 	})
-	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, Data: d})
+	// An action the API refused the key (401, 403) links to the API key
+	// page, as a refused page does.
+	needsKey := status == http.StatusUnauthorized || status == http.StatusForbidden
+	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, NeedsKey: needsKey, Data: d})
 }
 
 // summarize finds the activities of events without a result, and the
@@ -264,6 +298,48 @@ func summarize(events []api.Event) ([]pendingActivity, []signal) {
 	}
 	pending = slices.DeleteFunc(pending, func(p pendingActivity) bool { return p.ActivityID == 0 })
 	return pending, signals
+}
+
+// childStates names the state a child workflow event leaves the child in.
+var childStates = map[string]string{
+	api.EventChildWorkflowInitiated:   "initiated",
+	api.EventChildWorkflowStarted:     "started",
+	api.EventStartChildWorkflowFailed: "start failed",
+	api.EventChildWorkflowCompleted:   "completed",
+	api.EventChildWorkflowFailed:      "failed",
+	api.EventChildWorkflowCanceled:    "canceled",
+	api.EventChildWorkflowTerminated:  "terminated",
+}
+
+// children lists the child workflows of events, in the order they were
+// initiated, each in the state its last event left it.
+func children(events []api.Event) []child {
+	var out []child
+	index := map[int64]int{}
+	for _, e := range events {
+		if e.ChildID == 0 {
+			continue
+		}
+		i, ok := index[e.ChildID]
+		if !ok {
+			index[e.ChildID] = len(out)
+			i = len(out)
+			out = append(out, child{ChildID: e.ChildID})
+		}
+		c := &out[i]
+		if e.ChildWorkflowID != "" {
+			c.WorkflowID = e.ChildWorkflowID
+		}
+		if e.WorkflowType != "" && c.WorkflowType == "" {
+			c.WorkflowType = e.WorkflowType
+		}
+		if e.Kind == api.EventChildWorkflowCancelRequested {
+			c.CancelRequested = true
+		} else if st, ok := childStates[e.Kind]; ok {
+			c.State = st
+		}
+	}
+	return out
 }
 
 // holders fills in the workers holding attempts of pending activities.
@@ -323,6 +399,20 @@ func (u *UI) cancel(w http.ResponseWriter, r *http.Request) {
 		msg = "Nothing changed: the workflow has finished or its cancellation was already requested."
 	}
 	u.redirect(w, r, nsURL(ns, "workflows", id), msg)
+}
+
+func (u *UI) terminate(w http.ResponseWriter, r *http.Request) {
+	ns, id := r.PathValue("ns"), r.PathValue("id")
+	if r.PostFormValue("confirm") != "yes" {
+		u.showWorkflow(w, r, http.StatusBadRequest, "", "Terminate: tick the box to confirm.", "", "")
+		return
+	}
+	body := api.TerminateWorkflowRequest{Reason: strings.TrimSpace(r.PostFormValue("reason"))}
+	if _, err := u.client(w, r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "terminate"), nil, body, nil); err != nil {
+		u.showWorkflow(w, r, statusOf(err), "", "Not terminated: "+err.Error(), "", "")
+		return
+	}
+	u.redirect(w, r, nsURL(ns, "workflows", id), "Workflow terminated.")
 }
 
 // redirect sends the browser to path with a flash message (POST, redirect,
@@ -464,6 +554,9 @@ func eventSummary(e api.Event) string {
 	}
 	if e.Reason != "" {
 		parts = append(parts, "reason: "+e.Reason)
+	}
+	if e.ChildWorkflowID != "" {
+		parts = append(parts, "child "+e.ChildWorkflowID)
 	}
 	if e.NewExecutionID != 0 {
 		parts = append(parts, fmt.Sprintf("new execution %d", e.NewExecutionID))

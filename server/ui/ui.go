@@ -116,6 +116,7 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET "+ns+"/workflows/{id}", u.workflow)
 	m.HandleFunc("POST "+ns+"/workflows/{id}/signal", u.signal)
 	m.HandleFunc("POST "+ns+"/workflows/{id}/cancel", u.cancel)
+	m.HandleFunc("POST "+ns+"/workflows/{id}/terminate", u.terminate)
 	m.HandleFunc("GET "+ns+"/workers", u.workers)
 	m.HandleFunc("GET "+ns+"/task-queues", u.queues)
 	m.HandleFunc("GET "+ns+"/task-queues/{name}", u.queue)

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"log/slog"
 	"maps"
@@ -13,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +25,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/apptest"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
@@ -58,6 +64,15 @@ func OrderFlow(ctx workflow.Context, order string) (string, error) {
 		return "", err
 	}
 	return order + " approved by " + a.By, nil
+}
+
+// ParentFlow runs OrderFlow as its child "<id>-child" and returns the
+// child's result.
+func ParentFlow(ctx workflow.Context, id string) (string, error) {
+	ctx = workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id + "-child"})
+	var out string
+	err := workflow.ExecuteChildWorkflow(ctx, OrderFlow, id+"-child").Get(ctx, &out)
+	return out, err
 }
 
 // RoundsFlow continues as new until n reaches 2, then completes.
@@ -117,7 +132,7 @@ func newEnv(t *testing.T) *env {
 		StopTimeout:          5 * time.Second,
 		PollWait:             5 * time.Second,
 	})
-	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterWorkflow(RoundsFlow), w.RegisterActivity(Hold)); err != nil {
+	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterWorkflow(RoundsFlow), w.RegisterWorkflow(ParentFlow), w.RegisterActivity(Hold)); err != nil {
 		t.Fatal(err)
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -130,6 +145,17 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 
+	shots := os.Getenv("TETHER_UI_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	return &env{t: t, url: app.URL(), c: c, worker: w, browser: newBrowser(t), shots: shots, handler: app.Handler()}
+}
+
+// newBrowser starts a headless Chromium until the end of the test and
+// returns its tab.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)),
 		chromedp.NoSandbox, // CI runs as root
@@ -143,11 +169,100 @@ func newEnv(t *testing.T) *env {
 	if err := chromedp.Do(bctx); err != nil { // starts the browser
 		t.Fatalf("start Chromium: %v", err)
 	}
-	shots := os.Getenv("TETHER_UI_SCREENSHOTS")
-	if shots == "" {
-		shots = t.TempDir()
+	return bctx
+}
+
+// startApp runs a server on a fresh database until the end of the test.
+func startApp(t *testing.T, auth server.AuthConfig) *server.App {
+	t.Helper()
+	app, err := server.NewApp(context.Background(), server.AppConfig{
+		DatabaseURL:        pgtest.NewURL(t),
+		SweepInterval:      100 * time.Millisecond,
+		ListenerMinBackoff: 20 * time.Millisecond,
+		Server:             server.Config{Addr: "127.0.0.1:0", Auth: auth},
+		Logger:             slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return &env{t: t, url: app.URL(), c: c, worker: w, browser: bctx, shots: shots, handler: app.Handler()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server Run: %v", err)
+		}
+	})
+	select {
+	case <-app.ListenerConnected():
+	case err := <-done:
+		t.Fatalf("the server stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not connect")
+	}
+	return app
+}
+
+// TestUIRoles: on a server that requires API keys, the workflow page
+// offers no action to a reader key (it says why), and offers them to a
+// client key, whose terminate works.
+func TestUIRoles(t *testing.T) {
+	app := startApp(t, server.AuthConfig{Required: true})
+	ctx := context.Background()
+	key := func(role string) string {
+		t.Helper()
+		k, err := app.Store().CreateAPIKey(ctx, "default", role, "ui "+role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.Key
+	}
+	readerKey, clientKey := key(api.RoleReader), key(api.RoleClient)
+	c, err := client.New(client.Options{Address: app.URL(), APIKey: clientKey, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "roles-1", TaskQueue: "nobody"}, "OrderFlow", "roles-1"); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, url: app.URL(), browser: newBrowser(t), shots: t.TempDir()}
+	login := func(k string) {
+		t.Helper()
+		e.open("/ui/login")
+		e.run("save the key", chromedp.SendKeys(chromedp.CSS("#api-key"), k),
+			chromedp.Submit(chromedp.CSS("#api-key")), chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	}
+	path := "/ui/namespaces/default/workflows/roles-1"
+
+	// The reader sees the workflow, and no form to act on it.
+	login(readerKey)
+	text := e.open(path)
+	mustContain(t, "the reader's page", text, "roles-1", "running", "History of execution 1",
+		"Your API key (role reader) may read this workflow but not signal, cancel or terminate it.")
+	for _, action := range []string{"Send a signal", "Request cancellation", "End it now"} {
+		if strings.Contains(text, action) {
+			t.Fatalf("the reader is offered %q:\n%s", action, text)
+		}
+	}
+
+	// The client is offered the actions; its terminate ends the workflow.
+	login(clientKey)
+	text = e.open(path)
+	mustContain(t, "the client's page", text, "Send a signal", "Request cancellation", "End it now")
+	if strings.Contains(text, "may read this workflow but not") {
+		t.Fatalf("the client is told it may not act:\n%s", text)
+	}
+	e.run("terminate",
+		chromedp.SendKeys(chromedp.CSS("#terminate-reason"), "by the client"),
+		chromedp.Click(chromedp.CSS("#terminate-confirm")),
+		chromedp.Click(`//button[text()="Terminate"]`),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	mustContain(t, "the page after terminate", e.text("main"), "Workflow terminated.", "terminated", "WorkflowTerminated", "reason: by the client")
+	d, err := c.Describe(ctx, "roles-1")
+	if err != nil || d.Status != api.StatusTerminated {
+		t.Fatalf("roles-1 after the client's terminate: %+v, %v", d, err)
+	}
 }
 
 // testWriter sends log lines to the test's log.
@@ -213,9 +328,56 @@ func (e *env) screenshot(name string) {
 	if len(png) < 1000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		e.t.Fatalf("screenshot %s: %d bytes, not a PNG", name, len(png))
 	}
-	if err := os.WriteFile(filepath.Join(e.shots, name+".png"), png, 0o644); err != nil {
+	small, err := paletted(png)
+	if err != nil {
+		e.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(e.shots, name+".png"), small, 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// paletted re-encodes a screenshot with at most 256 colours (its most
+// frequent ones; any other pixel takes the nearest) and the best
+// compression, so that the documentation's PNGs stay small. The pages have
+// few colours, so the loss is the faintest anti-aliasing.
+func paletted(raw []byte) ([]byte, error) {
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	b := img.Bounds()
+	counts := map[color.RGBA]int{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			counts[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	byCount := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(byCount, func(a, c color.RGBA) int { return counts[c] - counts[a] })
+	pal := make(color.Palette, 0, 256)
+	for _, c := range byCount[:min(256, len(byCount))] {
+		pal = append(pal, c)
+	}
+	out := image.NewPaletted(b, pal)
+	index := map[color.RGBA]uint8{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			i, ok := index[c]
+			if !ok {
+				i = uint8(pal.Index(c))
+				index[c] = i
+			}
+			out.SetColorIndex(x, y, i)
+		}
+	}
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&buf, out); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 func mustContain(t *testing.T, where, text string, wants ...string) {
@@ -376,6 +538,49 @@ func TestUI(t *testing.T) {
 		}
 	})
 
+	t.Run("children and terminate", func(t *testing.T) {
+		if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "parent-1", TaskQueue: queue}, ParentFlow, "parent-1"); err != nil {
+			t.Fatal(err)
+		}
+		parent := ns + "/workflows/parent-1"
+		text := e.waitPage(parent, "the started child", func(s string) bool {
+			return strings.Contains(s, "parent-1-child") && strings.Contains(s, "ChildWorkflowStarted")
+		})
+		mustContain(t, "the parent's page", text, "Child workflows", "OrderFlow", "started", "child parent-1-child")
+		// The child's link leads to its page, which links back.
+		e.run("open the child", chromedp.Click(`//table[@id="children"]//a[text()="parent-1-child"]`),
+			chromedp.WaitVisible(chromedp.CSS("#parent-link")))
+		mustContain(t, "the child's page", e.text("main"), "Parent", "parent-1 (execution 1)", "Terminate")
+
+		// Terminate (its box ticked) ends the child at once.
+		child := ns + "/workflows/parent-1-child"
+		e.waitPage(child, "the child's held activity", func(s string) bool { return strings.Contains(s, e.worker.ID()) })
+		e.run("terminate the child",
+			chromedp.SendKeys(chromedp.CSS("#terminate-reason"), "ops drill"),
+			chromedp.Click(chromedp.CSS("#terminate-confirm")),
+			chromedp.Click(`//button[text()="Terminate"]`),
+			chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+		mustContain(t, "the page after terminate", e.text("p.flash"), "Workflow terminated.")
+		text = e.text("main")
+		mustContain(t, "the terminated child", text, "terminated", "WorkflowTerminated", "reason: ops drill")
+		if strings.Contains(text, "Send a signal") || strings.Contains(text, "End it now") {
+			t.Fatalf("a terminated workflow offers actions:\n%s", text)
+		}
+		e.screenshot("workflow-terminated")
+		d, err := e.c.Describe(context.Background(), "parent-1-child")
+		if err != nil || d.Status != "terminated" {
+			t.Fatalf("the child after terminate: %+v, %v", d, err)
+		}
+		// The parent hears of it.
+		e.waitPage(parent, "the parent to see the child terminated", func(s string) bool {
+			return strings.Contains(s, "ChildWorkflowTerminated")
+		})
+		state := get(e, "child state", chromedp.Text(`//table[@id="children"]//tbody/tr/td[3]`))
+		if strings.TrimSpace(state) != "terminated" {
+			t.Fatalf("the child's state on the parent's page: %q", state)
+		}
+	})
+
 	t.Run("executions", func(t *testing.T) {
 		run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "rounds", TaskQueue: queue}, RoundsFlow, 0)
 		if err != nil {
@@ -416,6 +621,13 @@ func TestUI(t *testing.T) {
 			mu.Lock()
 			seen = append(seen, r.Clone(context.Background()))
 			mu.Unlock()
+			if r.Header.Get("Authorization") == "Bearer no-terminate" && strings.HasSuffix(r.URL.Path, "/terminate") {
+				// A key whose role may read but not terminate (injected).
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = io.WriteString(w, `{"type":"https://tether.dev/problems/forbidden","title":"Forbidden","status":403,"detail":"The API key's role or namespace does not allow this request."}`)
+				return
+			}
 			if r.Header.Get("Authorization") == "Bearer revoked" { // an injected refusal
 				w.Header().Set("Content-Type", "application/problem+json")
 				w.WriteHeader(http.StatusUnauthorized)
@@ -475,6 +687,28 @@ func TestUI(t *testing.T) {
 			t.Errorf("API got Authorization %q, want the login cookie's key", got)
 		}
 
+		// An action the key may not do: the API's 403 on the page, the
+		// workflow unchanged.
+		form := url.Values{"csrf": {"tok-1"}, "confirm": {"yes"}, "reason": {"not allowed"}}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+ns+"/workflows/order-3/terminate", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", "Bearer no-terminate")
+		req.AddCookie(&http.Cookie{Name: "tether_ui_csrf", Value: "tok-1"})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("terminate with a key that may not: %d, want 403\n%s", resp.StatusCode, refused)
+		}
+		mustContain(t, "the refused terminate", string(refused), "Not terminated: 403 Forbidden",
+			`The API refused the request's credentials: <a href="/ui/login">enter an API key</a>`)
+		if d, err := e.c.Describe(context.Background(), "order-3"); err != nil || d.Status != "running" {
+			t.Fatalf("order-3 after a refused terminate: %+v, %v", d, err)
+		}
+
 		// A key the API refuses: its answer, and the way to another key.
 		for _, path := range []string{ns + "/workers", ns + "/workflows/order-1"} {
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
@@ -506,8 +740,12 @@ func TestUI(t *testing.T) {
 		if token == "" {
 			t.Fatal("no CSRF cookie set")
 		}
+		var postTo func(path string, form url.Values, origin string) int
 		post := func(form url.Values, origin string) int {
-			req, _ := http.NewRequest(http.MethodPost, e.url+ns+"/workflows/order-3/cancel", strings.NewReader(form.Encode()))
+			return postTo(ns+"/workflows/order-3/cancel", form, origin)
+		}
+		postTo = func(path string, form url.Values, origin string) int {
+			req, _ := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			if origin != "" {
 				req.Header.Set("Origin", origin)
@@ -532,8 +770,12 @@ func TestUI(t *testing.T) {
 		if got := post(url.Values{"reason": {"x"}, "csrf": {token}}, "http://evil.example"); got != http.StatusForbidden {
 			t.Fatalf("POST from another origin: %d, want 403", got)
 		}
+		// Terminate without its box ticked: refused, nothing changes.
+		if got := postTo(ns+"/workflows/order-3/terminate", url.Values{"reason": {"x"}, "csrf": {token}}, ""); got != http.StatusBadRequest {
+			t.Fatalf("terminate without confirm: %d, want 400", got)
+		}
 		d, err := e.c.Describe(context.Background(), "order-3")
-		if err != nil || d.CancelRequested {
+		if err != nil || d.CancelRequested || d.Status != "running" {
 			t.Fatalf("order-3 after refused POSTs: %+v, %v", d, err)
 		}
 		if got := post(url.Values{"reason": {"x"}, "csrf": {token}}, e.url); got != http.StatusSeeOther {
