@@ -21,7 +21,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"timeout kinds": {"schedule_to_start", "start_to_close", "heartbeat", "schedule_to_close", "execution"},
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
-			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "internal", "http"},
+			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "already-exists", "internal", "http"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
@@ -29,6 +29,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			"start_child_workflow", "request_cancel_child_workflow"},
 		"update stages":         {"admitted", "accepted", "completed", "rejected"},
 		"parent close policies": {"terminate", "request_cancel", "abandon"},
+		"overlap policies":      {"skip", "buffer_one", "cancel_other", "terminate_other", "allow_all"},
+		"schedule action kinds": {"scheduled", "triggered", "backfilled"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -43,6 +45,8 @@ func TestVocabularyWireValues(t *testing.T) {
 		"command types":         CommandTypes(),
 		"parent close policies": ParentClosePolicies(),
 		"update stages":         UpdateStages(),
+		"overlap policies":      OverlapPolicies(),
+		"schedule action kinds": ScheduleActionKinds(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
