@@ -30,6 +30,10 @@ var (
 	// ErrAlreadyRunning: StartWorkflow found a running instance with that
 	// id. It wraps ErrConflict.
 	ErrAlreadyRunning = fmt.Errorf("workflow already running: %w", ErrConflict)
+	// ErrScheduleAlreadyRunning: ScheduleClient.Create found a schedule
+	// with that id (Temporal's temporal.ErrScheduleAlreadyRunning). It
+	// wraps ErrConflict.
+	ErrScheduleAlreadyRunning = fmt.Errorf("schedule with this id already exists: %w", ErrConflict)
 	// ErrLockLost: a task's lock token is unknown, expired, or already
 	// acknowledged. It wraps ErrConflict.
 	ErrLockLost = fmt.Errorf("lock lost: %w", ErrConflict)
@@ -148,6 +152,8 @@ func sentinelFor(status int, problemType string) error {
 		return ErrAlreadyRunning
 	case api.ProblemLockLost:
 		return ErrLockLost
+	case api.ProblemAlreadyExists:
+		return ErrScheduleAlreadyRunning
 	case api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals:
 		return ErrConflict
 	case api.ProblemWorkerGone:
