@@ -442,11 +442,81 @@ func scheduleRequest(spec ScheduleSpec, action ScheduleAction, pol SchedulePolic
 func (h *scheduleHandle) GetID() string { return h.id }
 
 func (h *scheduleHandle) Describe(ctx context.Context) (*ScheduleDescription, error) {
-	var s api.Schedule
-	if _, err := h.c.do(ctx, http.MethodGet, "GET /schedules/{id}", nil, nil, &s, "schedules", h.id); err != nil {
+	s, err := h.c.DescribeSchedule(ctx, h.id)
+	if err != nil {
 		return nil, err
 	}
-	return scheduleDescription(s), nil
+	return scheduleDescription(*s), nil
+}
+
+// DescribeSchedule returns a schedule in its wire form (the CLI's and the
+// UI's view; ScheduleHandle.Describe is the SDK's). ErrNotFound when
+// unknown.
+func (c *Client) DescribeSchedule(ctx context.Context, id string) (*api.Schedule, error) {
+	var s api.Schedule
+	if _, err := c.do(ctx, http.MethodGet, "GET /schedules/{id}", nil, nil, &s, "schedules", id); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// ListSchedules returns one page of the namespace's schedules in their
+// wire form (pageSize 0: the server's default; token: the previous page's
+// NextPageToken).
+func (c *Client) ListSchedules(ctx context.Context, pageSize int, token string) (*api.ListSchedulesResponse, error) {
+	q := url.Values{}
+	if pageSize > 0 {
+		q.Set("page_size", strconv.Itoa(pageSize))
+	}
+	if token != "" {
+		q.Set("page_token", token)
+	}
+	var resp api.ListSchedulesResponse
+	if _, err := c.do(ctx, http.MethodGet, "GET /schedules", q, nil, &resp, "schedules"); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// CreateSchedule creates a schedule from its wire form
+// (ErrScheduleAlreadyRunning when the id is taken).
+func (c *Client) CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*api.Schedule, error) {
+	var s api.Schedule
+	if _, err := c.do(ctx, http.MethodPost, "POST /schedules", nil, req, &s, "schedules"); err != nil {
+		return nil, refine(err, ErrScheduleAlreadyRunning)
+	}
+	return &s, nil
+}
+
+// ReplaceSchedule replaces a schedule's spec, action and policies (PUT).
+func (c *Client) ReplaceSchedule(ctx context.Context, id string, req api.ScheduleRequest) (*api.Schedule, error) {
+	var s api.Schedule
+	if _, err := c.do(ctx, http.MethodPut, "PUT /schedules/{id}", nil, req, &s, "schedules", id); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// TriggerSchedule fires a schedule's action now and says what happened
+// (started, skipped or buffered).
+func (c *Client) TriggerSchedule(ctx context.Context, id string, overlap ScheduleOverlapPolicy) (*api.ScheduleTriggerResponse, error) {
+	var r api.ScheduleTriggerResponse
+	if _, err := c.do(ctx, http.MethodPost, "POST /schedules/{id}/trigger", nil,
+		api.ScheduleTriggerRequest{OverlapPolicy: string(overlap)}, &r, "schedules", id, "trigger"); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// BackfillSchedule fires the slots of one range and says which workflows
+// started.
+func (c *Client) BackfillSchedule(ctx context.Context, id string, b ScheduleBackfill) (*api.ScheduleBackfillResponse, error) {
+	var r api.ScheduleBackfillResponse
+	req := api.ScheduleBackfillRequest{StartAt: b.Start, EndAt: b.End, OverlapPolicy: string(b.Overlap)}
+	if _, err := c.do(ctx, http.MethodPost, "POST /schedules/{id}/backfill", nil, req, &r, "schedules", id, "backfill"); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // scheduleDescription is the SDK's form of a described schedule.
@@ -531,15 +601,13 @@ func (h *scheduleHandle) Unpause(ctx context.Context, o ScheduleUnpauseOptions) 
 }
 
 func (h *scheduleHandle) Trigger(ctx context.Context, o ScheduleTriggerOptions) error {
-	_, err := h.c.do(ctx, http.MethodPost, "POST /schedules/{id}/trigger", nil,
-		api.ScheduleTriggerRequest{OverlapPolicy: string(o.Overlap)}, nil, "schedules", h.id, "trigger")
+	_, err := h.c.TriggerSchedule(ctx, h.id, o.Overlap)
 	return err
 }
 
 func (h *scheduleHandle) Backfill(ctx context.Context, o ScheduleBackfillOptions) error {
 	for _, b := range o.Backfill {
-		req := api.ScheduleBackfillRequest{StartAt: b.Start, EndAt: b.End, OverlapPolicy: string(b.Overlap)}
-		if _, err := h.c.do(ctx, http.MethodPost, "POST /schedules/{id}/backfill", nil, req, nil, "schedules", h.id, "backfill"); err != nil {
+		if _, err := h.c.BackfillSchedule(ctx, h.id, b); err != nil {
 			return err
 		}
 	}
