@@ -167,8 +167,8 @@ func routeRules() map[ruleKey]routeRule {
 
 		// Issue 20: workflows that talk.
 		{"POST", BasePath + "/schedules"}:                                                cl,
-		{"GET", BasePath + "/schedules"}:                                                 rd,
-		{"GET", BasePath + "/schedules/:schedule_id"}:                                    rd,
+		{"GET", BasePath + "/schedules"}:                                                 cl,
+		{"GET", BasePath + "/schedules/:schedule_id"}:                                    cl,
 		{"PUT", BasePath + "/schedules/:schedule_id"}:                                    cl,
 		{"DELETE", BasePath + "/schedules/:schedule_id"}:                                 cl,
 		{"POST", BasePath + "/schedules/:schedule_id/pause"}:                             cl,

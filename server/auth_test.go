@@ -122,8 +122,8 @@ var routeAccess = map[string]byte{
 	"POST " + BasePath + "/query-tasks/:query_id/answer":    'w',
 	// Schedules.
 	"POST " + BasePath + "/schedules":                       'c',
-	"GET " + BasePath + "/schedules":                        'r',
-	"GET " + BasePath + "/schedules/:schedule_id":           'r',
+	"GET " + BasePath + "/schedules":                        'c',
+	"GET " + BasePath + "/schedules/:schedule_id":           'c',
 	"PUT " + BasePath + "/schedules/:schedule_id":           'c',
 	"DELETE " + BasePath + "/schedules/:schedule_id":        'c',
 	"POST " + BasePath + "/schedules/:schedule_id/pause":    'c',
