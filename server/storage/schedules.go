@@ -2,7 +2,7 @@ package storage
 
 import "errors"
 
-// ErrScheduleExists: a schedule of that id exists already.
+// ErrScheduleExists is the error of a create whose schedule id is taken.
 var ErrScheduleExists = errors.New("schedule exists")
 
 // MaxBackfillSlots is the most slots one backfill fires.

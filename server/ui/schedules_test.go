@@ -36,7 +36,7 @@ func TestUISchedules(t *testing.T) {
 
 	e.run("trigger", chromedp.Click(`//button[text()="Trigger now"]`), chromedp.WaitVisible(chromedp.CSS("p.flash")))
 	mustContain(t, "the flash after the trigger", e.text("p.flash"), "Triggered: started nightly-")
-	text = e.waitPage(ns+"/schedules/nightly", "the triggered workflow to complete", func(s string) bool {
+	e.waitPage(ns+"/schedules/nightly", "the triggered workflow to complete", func(s string) bool {
 		return strings.Contains(s, "triggered") && strings.Contains(s, "completed")
 	})
 	mustContain(t, "the recent actions", e.text("#recent-actions"), "nightly-", "triggered", "completed")
