@@ -339,9 +339,10 @@ func (q *Queries) LockSchedule(ctx context.Context, arg LockScheduleParams) (Sch
 }
 
 const nextScheduleFire = `-- name: NextScheduleFire :one
-SELECT COALESCE(min(next_fire_at) FILTER (WHERE NOT paused), '9999-12-31T00:00:00Z')::timestamptz AS next_fire_at,
-       COALESCE(bool_or(buffered_slot IS NOT NULL AND NOT paused), false)::boolean AS buffered
-FROM schedules
+SELECT COALESCE((SELECT d.next_fire_at FROM schedules d
+                 WHERE NOT d.paused AND d.next_fire_at IS NOT NULL
+                 ORDER BY d.next_fire_at LIMIT 1), '9999-12-31T00:00:00Z')::timestamptz AS next_fire_at,
+       EXISTS (SELECT 1 FROM schedules b WHERE b.buffered_slot IS NOT NULL AND NOT b.paused)::boolean AS buffered
 `
 
 type NextScheduleFireRow struct {
@@ -349,8 +350,9 @@ type NextScheduleFireRow struct {
 	Buffered   bool
 }
 
-// The earliest fire time of the unpaused schedules, and whether any holds
-// a buffered slot (9999-12-31 when none is due ever).
+// The earliest fire time of the unpaused schedules (by the schedules_due
+// index; 9999-12-31 when none is due ever), and whether any holds a
+// buffered slot.
 func (q *Queries) NextScheduleFire(ctx context.Context) (NextScheduleFireRow, error) {
 	row := q.db.QueryRow(ctx, nextScheduleFire)
 	var i NextScheduleFireRow

@@ -38,11 +38,13 @@ LIMIT 1
 FOR UPDATE OF s SKIP LOCKED;
 
 -- name: NextScheduleFire :one
--- The earliest fire time of the unpaused schedules, and whether any holds
--- a buffered slot (9999-12-31 when none is due ever).
-SELECT COALESCE(min(next_fire_at) FILTER (WHERE NOT paused), '9999-12-31T00:00:00Z')::timestamptz AS next_fire_at,
-       COALESCE(bool_or(buffered_slot IS NOT NULL AND NOT paused), false)::boolean AS buffered
-FROM schedules;
+-- The earliest fire time of the unpaused schedules (by the schedules_due
+-- index; 9999-12-31 when none is due ever), and whether any holds a
+-- buffered slot.
+SELECT COALESCE((SELECT d.next_fire_at FROM schedules d
+                 WHERE NOT d.paused AND d.next_fire_at IS NOT NULL
+                 ORDER BY d.next_fire_at LIMIT 1), '9999-12-31T00:00:00Z')::timestamptz AS next_fire_at,
+       EXISTS (SELECT 1 FROM schedules b WHERE b.buffered_slot IS NOT NULL AND NOT b.paused)::boolean AS buffered;
 
 -- name: ListSchedules :many
 -- A page of a namespace's schedules by id, after the page token's id.
