@@ -21,6 +21,7 @@ var scheduleBehaviours = []behaviour{
 	{"Schedules_BackfillFiresEachSlotOnce", schedulesBackfillFiresEachSlotOnce},
 	{"Schedules_ConcurrentClaimsFireEachSlotOnce", schedulesConcurrentClaimsFireEachSlotOnce},
 	{"Schedules_PauseStopsFiring", schedulesPauseStopsFiring},
+	{"Schedules_BufferedSlotStartsWhenTheRunningOneCloses", schedulesBufferedSlotStartsWhenTheRunningOneCloses},
 }
 
 func scheduleReq(id string) api.ScheduleRequest {
@@ -269,4 +270,45 @@ func schedulesPauseStopsFiring(t *testing.T, newProvider func(t *testing.T) stor
 func sameJSON(a []byte, b string) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// Goal: a slot buffered by buffer_one starts (named by its slot) once the
+// workflow it waited for closes, at the next claim, and not before; a
+// cancel_other slot asks the running workflow to cancel.
+func schedulesBufferedSlotStartsWhenTheRunningOneCloses(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
+	s := newProvider(t)
+	ctx := ctxT(t)
+	req := scheduleReq("buf")
+	req.OverlapPolicy = api.OverlapBufferOne
+	Must0(t, s.CreateSchedule(ctx, ns, req))
+	first := m(s.TriggerSchedule(ctx, ns, "buf", ""))(t)
+	var buffered api.ScheduleTriggerResponse
+	Eventually(t, 5*time.Second, "a trigger in another millisecond", func() bool {
+		buffered = m(s.TriggerSchedule(ctx, ns, "buf", ""))(t)
+		return buffered.Outcome == api.TriggerBuffered
+	})
+	slot := m(s.DescribeSchedule(ctx, ns, "buf"))(t).Info.BufferedSlot
+	if slot == nil {
+		t.Fatal("no buffered slot")
+	}
+	if found := m(s.FireDueSchedule(ctx))(t); found {
+		t.Fatal("the buffered slot was claimed while its workflow runs")
+	}
+	Must0(t, s.TerminateWorkflow(ctx, ns, first.WorkflowID, 0, "done", nil))
+	if found := m(s.FireDueSchedule(ctx))(t); !found {
+		t.Fatal("the buffered slot was not claimed after the workflow closed")
+	}
+	sc := m(s.DescribeSchedule(ctx, ns, "buf"))(t)
+	want := "buf-" + slot.UTC().Format(time.RFC3339Nano)
+	if sc.Info.BufferedSlot != nil || !slices.Equal(sc.Info.RunningWorkflows, []string{want}) || sc.Info.ActionCount != 2 {
+		t.Fatalf("after the close: buffered %v, running %v (want %s), actions %d", sc.Info.BufferedSlot, sc.Info.RunningWorkflows, want, sc.Info.ActionCount)
+	}
+	var third api.ScheduleTriggerResponse
+	Eventually(t, 5*time.Second, "a trigger in another millisecond", func() bool {
+		third = m(s.TriggerSchedule(ctx, ns, "buf", api.OverlapCancelOther))(t)
+		return third.Outcome == api.TriggerStarted
+	})
+	if wf := m(s.DescribeWorkflow(ctx, ns, want))(t); !wf.CancelRequested {
+		t.Fatalf("%s: no cancel requested by cancel_other: %+v", want, wf)
+	}
 }
