@@ -186,6 +186,17 @@ func TestTagsAndAnnotationsUseTheVocabulary(t *testing.T) {
 		t.Errorf("Command.Type is validated against %q, api has %q", oneof, CommandTypes())
 	}
 
+	for _, typ := range []reflect.Type{reflect.TypeFor[ScheduleRequest](), reflect.TypeFor[ScheduleTriggerRequest](), reflect.TypeFor[ScheduleBackfillRequest]()} {
+		f, ok := typ.FieldByName("OverlapPolicy")
+		if !ok {
+			t.Fatalf("no %s.OverlapPolicy", typ.Name())
+		}
+		oneof := regexp.MustCompile(`oneof=([^,]*)`).FindStringSubmatch(f.Tag.Get("validate"))
+		if oneof == nil || !sameSet(strings.Fields(oneof[1]), OverlapPolicies()) {
+			t.Errorf("%s.OverlapPolicy is validated against %q, api has %q", typ.Name(), oneof, OverlapPolicies())
+		}
+	}
+
 	files, err := filepath.Glob(filepath.Join("..", "server", "*.go"))
 	if err != nil {
 		t.Fatal(err)
