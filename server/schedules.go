@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -40,7 +41,7 @@ func (b *binder) checkScheduleRequest(req *api.ScheduleRequest) {
 			b.add("spec", "%v", err)
 		}
 	}
-	if d := req.CatchupWindow.D(); d != 0 && (d < 1e9 || d > 365*24*3600*1e9) {
+	if d := req.CatchupWindow.D(); d != 0 && (d < time.Second || d > 365*24*time.Hour) {
 		b.add("catchup_window", "must be between 1s and 8760h")
 	}
 }
