@@ -173,6 +173,9 @@ const (
 	ProblemQueryFailed = ProblemBase + "query-failed"
 	// ProblemQueryTimeout (504): no worker answered the query in time.
 	ProblemQueryTimeout = ProblemBase + "query-timeout"
+	// ProblemAlreadyExists (409): a resource with that id exists (a
+	// schedule).
+	ProblemAlreadyExists = ProblemBase + "already-exists"
 	// ProblemInternal (500): the server failed.
 	ProblemInternal = ProblemBase + "internal"
 	// ProblemHTTP: any other HTTP error.
@@ -185,7 +188,7 @@ func ProblemTypes() []string {
 		ProblemValidation, ProblemNotFound, ProblemNoRoute, ProblemMethodNotAllowed, ProblemBodyTooLarge,
 		ProblemAlreadyRunning, ProblemNotRunning, ProblemRunning, ProblemLockLost, ProblemUnhandledSignals,
 		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemDatabaseUnavailable,
-		ProblemQueryFailed, ProblemQueryTimeout, ProblemInternal, ProblemHTTP,
+		ProblemQueryFailed, ProblemQueryTimeout, ProblemAlreadyExists, ProblemInternal, ProblemHTTP,
 	}
 }
 

@@ -21,7 +21,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"timeout kinds": {"schedule_to_start", "start_to_close", "heartbeat", "schedule_to_close", "execution"},
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
-			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "internal", "http"},
+			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "already-exists", "internal", "http"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
@@ -30,6 +30,8 @@ func TestVocabularyWireValues(t *testing.T) {
 		"update stages":         {"admitted", "accepted", "completed", "rejected"},
 		"parent close policies": {"terminate", "request_cancel", "abandon"},
 		"roles":                 {"worker", "client", "reader", "admin"},
+		"overlap policies":      {"skip", "buffer_one", "cancel_other", "terminate_other", "allow_all"},
+		"schedule action kinds": {"scheduled", "triggered", "backfilled"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -45,6 +47,8 @@ func TestVocabularyWireValues(t *testing.T) {
 		"parent close policies": ParentClosePolicies(),
 		"update stages":         UpdateStages(),
 		"roles":                 Roles(),
+		"overlap policies":      OverlapPolicies(),
+		"schedule action kinds": ScheduleActionKinds(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
@@ -190,6 +194,17 @@ func TestTagsAndAnnotationsUseTheVocabulary(t *testing.T) {
 	oneof = regexp.MustCompile(`oneof=([^,]*)`).FindStringSubmatch(f.Tag.Get("validate"))
 	if oneof == nil || !sameSet(strings.Fields(oneof[1]), Roles()) {
 		t.Errorf("CreateAPIKeyRequest.Role is validated against %q, api has %q", oneof, Roles())
+	}
+
+	for _, typ := range []reflect.Type{reflect.TypeFor[ScheduleRequest](), reflect.TypeFor[ScheduleTriggerRequest](), reflect.TypeFor[ScheduleBackfillRequest]()} {
+		f, ok := typ.FieldByName("OverlapPolicy")
+		if !ok {
+			t.Fatalf("no %s.OverlapPolicy", typ.Name())
+		}
+		oneof := regexp.MustCompile(`oneof=([^,]*)`).FindStringSubmatch(f.Tag.Get("validate"))
+		if oneof == nil || !sameSet(strings.Fields(oneof[1]), OverlapPolicies()) {
+			t.Errorf("%s.OverlapPolicy is validated against %q, api has %q", typ.Name(), oneof, OverlapPolicies())
+		}
 	}
 
 	files, err := filepath.Glob(filepath.Join("..", "server", "*.go"))

@@ -16,6 +16,7 @@ import (
 	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/services/retention"
+	"github.com/tetherhq/tether/server/services/scheduler"
 	"github.com/tetherhq/tether/server/services/sweeper"
 	"github.com/tetherhq/tether/server/services/workergauge"
 	"github.com/tetherhq/tether/server/storage"
@@ -75,6 +76,10 @@ type AppConfig struct {
 	// the database's clock, and Observer the server's Metrics.
 	// NewApp refuses a MinLease above the MaxLease in effect.
 	Store store.Options
+	// Scheduler tunes the scheduler service, which fires the schedules'
+	// slots (scheduler.Config; its Now defaults to Store.Now and its Wake
+	// to the hub's store.ScheduleKey notification).
+	Scheduler scheduler.Config
 	// Logger receives the process's logs. Default: discarded.
 	Logger *slog.Logger
 }
@@ -94,6 +99,7 @@ type App struct {
 	sweeper   *sweeper.Sweeper
 	gauge     *workergauge.Gauge
 	retention *retention.Job
+	scheduler *scheduler.Scheduler
 	srv       *Server
 	ln        net.Listener
 	connected <-chan struct{}
@@ -179,6 +185,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
 	a.hub = longpoll.New(longpoll.Config{ConnConfig: listenCfg, MinBackoff: cfg.ListenerMinBackoff}, logger)
 	a.connected = a.hub.NextConnect()
+	a.scheduler = a.newScheduler(cfg.Scheduler, cfg.Store.Now)
 	a.srv = New(a.store, a.hub, cfg.Server, logger)
 	if err := a.metrics.Register(a.sweeper.Collectors()...); err != nil {
 		return nil, err
@@ -237,7 +244,9 @@ func (a *App) Run(ctx context.Context) error {
 	a.sweeper.Start(bgCtx)
 	a.gauge.Start(bgCtx)
 	a.retention.Start(bgCtx)
+	a.scheduler.Start(bgCtx)
 	defer func() {
+		a.scheduler.Stop()
 		a.sweeper.Stop()
 		a.gauge.Stop()
 		a.retention.Stop()
@@ -300,3 +309,21 @@ func (a *App) Metrics() *Metrics { return a.metrics }
 
 // Pool is the database pool of the store (closed when Run returns).
 func (a *App) Pool() *pgxpool.Pool { return a.pool }
+
+// Scheduler is the scheduler service (started by Run).
+func (a *App) Scheduler() *scheduler.Scheduler { return a.scheduler }
+
+// newScheduler builds the scheduler service over the store, woken by the
+// hub's store.ScheduleKey notifications and timed with the store's clock.
+func (a *App) newScheduler(cfg scheduler.Config, now func() time.Time) *scheduler.Scheduler {
+	if cfg.Now == nil {
+		cfg.Now = now
+	}
+	if cfg.Wake == nil {
+		cfg.Wake = func() (<-chan struct{}, func()) {
+			w := a.hub.Register(store.ScheduleKey)
+			return w.C(), w.Close
+		}
+	}
+	return scheduler.New(a.store, cfg, a.logger)
+}

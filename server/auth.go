@@ -175,6 +175,15 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/task-queues/:name"}:                     vw,
 
 		// Issue 20: workflows that talk.
+		{"POST", BasePath + "/schedules"}:                                                cl,
+		{"GET", BasePath + "/schedules"}:                                                 vw,
+		{"GET", BasePath + "/schedules/:schedule_id"}:                                    vw,
+		{"PUT", BasePath + "/schedules/:schedule_id"}:                                    cl,
+		{"DELETE", BasePath + "/schedules/:schedule_id"}:                                 cl,
+		{"POST", BasePath + "/schedules/:schedule_id/pause"}:                             cl,
+		{"POST", BasePath + "/schedules/:schedule_id/unpause"}:                           cl,
+		{"POST", BasePath + "/schedules/:schedule_id/trigger"}:                           cl,
+		{"POST", BasePath + "/schedules/:schedule_id/backfill"}:                          cl,
 		{"POST", BasePath + "/workflows/:instance_id/terminate"}:                         cl,
 		{"POST", BasePath + "/workflows/:instance_id/signal-with-start"}:                 cl,
 		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/complete"}:  cl,

@@ -122,6 +122,16 @@ var routeAccess = map[string]byte{
 	"POST " + BasePath + "/workers/heartbeat":               'w',
 	"POST " + BasePath + "/query-tasks/poll":                'w',
 	"POST " + BasePath + "/query-tasks/:query_id/answer":    'w',
+	// Schedules.
+	"POST " + BasePath + "/schedules":                       'c',
+	"GET " + BasePath + "/schedules":                        'v',
+	"GET " + BasePath + "/schedules/:schedule_id":           'v',
+	"PUT " + BasePath + "/schedules/:schedule_id":           'c',
+	"DELETE " + BasePath + "/schedules/:schedule_id":        'c',
+	"POST " + BasePath + "/schedules/:schedule_id/pause":    'c',
+	"POST " + BasePath + "/schedules/:schedule_id/unpause":  'c',
+	"POST " + BasePath + "/schedules/:schedule_id/trigger":  'c',
+	"POST " + BasePath + "/schedules/:schedule_id/backfill": 'c',
 	"GET " + uiPath:  'p',
 	"POST " + uiPath: 'p',
 }

@@ -66,6 +66,15 @@ func fuzzRoutes() []fuzzRoute {
 		{http.MethodGet, "/api-keys"},
 		{http.MethodDelete, "/api-keys/{}"},
 		{http.MethodGet, "/caller"},
+		{http.MethodPost, "/schedules"},
+		{http.MethodGet, "/schedules"},
+		{http.MethodGet, "/schedules/{}"},
+		{http.MethodPut, "/schedules/{}"},
+		{http.MethodDelete, "/schedules/{}"},
+		{http.MethodPost, "/schedules/{}/pause"},
+		{http.MethodPost, "/schedules/{}/unpause"},
+		{http.MethodPost, "/schedules/{}/trigger"},
+		{http.MethodPost, "/schedules/{}/backfill"},
 	}
 }
 

@@ -124,6 +124,7 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(g, "/workers", s.listWorkers)
 	getAndHead(g, "/workers/:worker_id", s.getWorker)
 	getAndHead(g, "/task-queues/:name", s.describeTaskQueue)
+	s.scheduleRoutes(g)
 	return e
 }
 

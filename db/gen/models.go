@@ -115,6 +115,35 @@ type ReportReceipt struct {
 	CreatedAt time.Time
 }
 
+type Schedule struct {
+	Namespace        string
+	ScheduleID       string
+	Spec             []byte
+	Action           []byte
+	OverlapPolicy    string
+	CatchupWindowMs  int64
+	Paused           bool
+	Note             string
+	RemainingActions *int32
+	NextSlot         *time.Time
+	NextFireAt       *time.Time
+	BufferedSlot     *time.Time
+	ActionsTaken     int64
+	OverlapSkipped   int64
+	MissedCatchup    int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+type ScheduleAction struct {
+	Namespace  string
+	ScheduleID string
+	SlotAt     time.Time
+	WorkflowID string
+	Kind       string
+	FiredAt    time.Time
+}
+
 type Update struct {
 	Namespace  string
 	InstanceID string

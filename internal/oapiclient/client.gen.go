@@ -116,6 +116,87 @@ func (e ApiCreateAPIKeyRequestRole) Valid() bool {
 	}
 }
 
+// Defines values for ApiScheduleBackfillRequestOverlapPolicy.
+const (
+	ApiScheduleBackfillRequestOverlapPolicyAllowAll       ApiScheduleBackfillRequestOverlapPolicy = "allow_all"
+	ApiScheduleBackfillRequestOverlapPolicyBufferOne      ApiScheduleBackfillRequestOverlapPolicy = "buffer_one"
+	ApiScheduleBackfillRequestOverlapPolicyCancelOther    ApiScheduleBackfillRequestOverlapPolicy = "cancel_other"
+	ApiScheduleBackfillRequestOverlapPolicySkip           ApiScheduleBackfillRequestOverlapPolicy = "skip"
+	ApiScheduleBackfillRequestOverlapPolicyTerminateOther ApiScheduleBackfillRequestOverlapPolicy = "terminate_other"
+)
+
+// Valid indicates whether the value is a known member of the ApiScheduleBackfillRequestOverlapPolicy enum.
+func (e ApiScheduleBackfillRequestOverlapPolicy) Valid() bool {
+	switch e {
+	case ApiScheduleBackfillRequestOverlapPolicyAllowAll:
+		return true
+	case ApiScheduleBackfillRequestOverlapPolicyBufferOne:
+		return true
+	case ApiScheduleBackfillRequestOverlapPolicyCancelOther:
+		return true
+	case ApiScheduleBackfillRequestOverlapPolicySkip:
+		return true
+	case ApiScheduleBackfillRequestOverlapPolicyTerminateOther:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiScheduleRequestOverlapPolicy.
+const (
+	ApiScheduleRequestOverlapPolicyAllowAll       ApiScheduleRequestOverlapPolicy = "allow_all"
+	ApiScheduleRequestOverlapPolicyBufferOne      ApiScheduleRequestOverlapPolicy = "buffer_one"
+	ApiScheduleRequestOverlapPolicyCancelOther    ApiScheduleRequestOverlapPolicy = "cancel_other"
+	ApiScheduleRequestOverlapPolicySkip           ApiScheduleRequestOverlapPolicy = "skip"
+	ApiScheduleRequestOverlapPolicyTerminateOther ApiScheduleRequestOverlapPolicy = "terminate_other"
+)
+
+// Valid indicates whether the value is a known member of the ApiScheduleRequestOverlapPolicy enum.
+func (e ApiScheduleRequestOverlapPolicy) Valid() bool {
+	switch e {
+	case ApiScheduleRequestOverlapPolicyAllowAll:
+		return true
+	case ApiScheduleRequestOverlapPolicyBufferOne:
+		return true
+	case ApiScheduleRequestOverlapPolicyCancelOther:
+		return true
+	case ApiScheduleRequestOverlapPolicySkip:
+		return true
+	case ApiScheduleRequestOverlapPolicyTerminateOther:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiScheduleTriggerRequestOverlapPolicy.
+const (
+	ApiScheduleTriggerRequestOverlapPolicyAllowAll       ApiScheduleTriggerRequestOverlapPolicy = "allow_all"
+	ApiScheduleTriggerRequestOverlapPolicyBufferOne      ApiScheduleTriggerRequestOverlapPolicy = "buffer_one"
+	ApiScheduleTriggerRequestOverlapPolicyCancelOther    ApiScheduleTriggerRequestOverlapPolicy = "cancel_other"
+	ApiScheduleTriggerRequestOverlapPolicySkip           ApiScheduleTriggerRequestOverlapPolicy = "skip"
+	ApiScheduleTriggerRequestOverlapPolicyTerminateOther ApiScheduleTriggerRequestOverlapPolicy = "terminate_other"
+)
+
+// Valid indicates whether the value is a known member of the ApiScheduleTriggerRequestOverlapPolicy enum.
+func (e ApiScheduleTriggerRequestOverlapPolicy) Valid() bool {
+	switch e {
+	case ApiScheduleTriggerRequestOverlapPolicyAllowAll:
+		return true
+	case ApiScheduleTriggerRequestOverlapPolicyBufferOne:
+		return true
+	case ApiScheduleTriggerRequestOverlapPolicyCancelOther:
+		return true
+	case ApiScheduleTriggerRequestOverlapPolicySkip:
+		return true
+	case ApiScheduleTriggerRequestOverlapPolicyTerminateOther:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiUpdateWorkflowRequestWaitForStage.
 const (
 	ApiUpdateWorkflowRequestWaitForStageAccepted  ApiUpdateWorkflowRequestWaitForStage = "accepted"
@@ -886,6 +967,15 @@ type ApiListNamespacesResponse struct {
 	Namespaces *[]ApiNamespace `json:"namespaces,omitempty"`
 }
 
+// ApiListSchedulesResponse defines model for api.ListSchedulesResponse.
+type ApiListSchedulesResponse struct {
+	// NextPageToken NextPageToken fetches the next page; empty on the last.
+	NextPageToken *string `json:"next_page_token,omitempty"`
+
+	// Schedules Schedules are at most the page size (default 100, at most 1000).
+	Schedules *[]ApiScheduleSummary `json:"schedules,omitempty"`
+}
+
 // ApiListWorkersResponse defines model for api.ListWorkersResponse.
 type ApiListWorkersResponse struct {
 	// NextPageToken NextPageToken, when set, is the page_token of the next page.
@@ -1075,6 +1165,263 @@ type ApiRetryPolicy struct {
 
 	// NonRetryableErrorTypes NonRetryableErrorTypes fail the activity at once when the error's type matches.
 	NonRetryableErrorTypes *[]string `json:"non_retryable_error_types,omitempty"`
+}
+
+// ApiSchedule defines model for api.Schedule.
+type ApiSchedule struct {
+	// Action Action is what it starts.
+	Action *ApiScheduleWorkflowAction `json:"action,omitempty"`
+
+	// CatchupWindow CatchupWindow is its catch-up window.
+	//
+	// Example: 1m
+	CatchupWindow *string `json:"catchup_window,omitempty"`
+
+	// Info Info is what it did and will do.
+	Info *ApiScheduleInfo `json:"info,omitempty"`
+
+	// Note Note says why it was paused or unpaused.
+	Note *string `json:"note,omitempty"`
+
+	// OverlapPolicy OverlapPolicy is its overlap policy.
+	OverlapPolicy *string `json:"overlap_policy,omitempty"`
+
+	// Paused Paused: it does not fire.
+	Paused *bool `json:"paused,omitempty"`
+
+	// RemainingActions RemainingActions is how many actions it may still take (absent:
+	// no limit).
+	RemainingActions *int `json:"remaining_actions,omitempty"`
+
+	// ScheduleId ScheduleID names it.
+	ScheduleId *string `json:"schedule_id,omitempty"`
+
+	// Spec Spec is when it fires.
+	Spec *ApiScheduleSpec `json:"spec,omitempty"`
+}
+
+// ApiScheduleActionResult defines model for api.ScheduleActionResult.
+type ApiScheduleActionResult struct {
+	// FiredAt FiredAt is when the workflow was started.
+	FiredAt *string `json:"fired_at,omitempty"`
+
+	// Kind Kind is scheduled, triggered or backfilled.
+	Kind *string `json:"kind,omitempty"`
+
+	// SlotAt SlotAt is the slot's nominal time (a trigger's: when it was asked).
+	SlotAt *string `json:"slot_at,omitempty"`
+
+	// Status Status is the workflow's status now (empty when it was deleted).
+	Status *string `json:"status,omitempty"`
+
+	// WorkflowId WorkflowID is the workflow started.
+	WorkflowId *string `json:"workflow_id,omitempty"`
+}
+
+// ApiScheduleBackfillRequest defines model for api.ScheduleBackfillRequest.
+type ApiScheduleBackfillRequest struct {
+	// EndAt EndAt is the last time of the range, not before StartAt.
+	EndAt string `json:"end_at"`
+
+	// OverlapPolicy OverlapPolicy applies to the backfilled slots (empty: the
+	// schedule's).
+	OverlapPolicy *ApiScheduleBackfillRequestOverlapPolicy `json:"overlap_policy,omitempty"`
+
+	// StartAt StartAt is the first time of the range.
+	StartAt string `json:"start_at"`
+}
+
+// ApiScheduleBackfillRequestOverlapPolicy OverlapPolicy applies to the backfilled slots (empty: the
+// schedule's).
+type ApiScheduleBackfillRequestOverlapPolicy string
+
+// ApiScheduleBackfillResponse defines model for api.ScheduleBackfillResponse.
+type ApiScheduleBackfillResponse struct {
+	// Skipped Skipped is how many slots the overlap policy skipped or that had
+	// fired already.
+	Skipped *int `json:"skipped,omitempty"`
+
+	// Started Started are the workflows started, oldest slot first.
+	Started *[]string `json:"started,omitempty"`
+}
+
+// ApiScheduleInfo defines model for api.ScheduleInfo.
+type ApiScheduleInfo struct {
+	// ActionCount ActionCount is how many workflows it started.
+	ActionCount *int `json:"action_count,omitempty"`
+
+	// BufferedSlot BufferedSlot is the slot waiting for a running workflow (buffer_one).
+	BufferedSlot *string `json:"buffered_slot,omitempty"`
+
+	// CreatedAt CreatedAt is when the schedule was created.
+	CreatedAt *string `json:"created_at,omitempty"`
+
+	// MissedCatchupWindow MissedCatchupWindow is how many slots were older than the catch-up
+	// window when the scheduler saw them.
+	MissedCatchupWindow *int `json:"missed_catchup_window,omitempty"`
+
+	// NextActionTimes NextActionTimes are the next (at most 10) slots, when not paused.
+	NextActionTimes *[]string `json:"next_action_times,omitempty"`
+
+	// OverlapSkipped OverlapSkipped is how many slots the overlap policy skipped.
+	OverlapSkipped *int `json:"overlap_skipped,omitempty"`
+
+	// RecentActions RecentActions are the newest (at most 10) actions, newest first.
+	RecentActions *[]ApiScheduleActionResult `json:"recent_actions,omitempty"`
+
+	// RunningWorkflows RunningWorkflows are the ids of its workflows still running (at most
+	// 100).
+	RunningWorkflows *[]string `json:"running_workflows,omitempty"`
+
+	// UpdatedAt UpdatedAt is when it was last changed.
+	UpdatedAt *string `json:"updated_at,omitempty"`
+}
+
+// ApiScheduleIntervalSpec defines model for api.ScheduleIntervalSpec.
+type ApiScheduleIntervalSpec struct {
+	// Every Every is the interval, at least 1s and at most 366 days.
+	//
+	// Example: 1h
+	Every *string `json:"every,omitempty"`
+
+	// Offset Offset shifts the slots; 0 ≤ Offset < Every.
+	//
+	// Example: 5m
+	Offset *string `json:"offset,omitempty"`
+}
+
+// ApiSchedulePauseRequest defines model for api.SchedulePauseRequest.
+type ApiSchedulePauseRequest struct {
+	// Note Note says why, at most 1000 characters.
+	Note *string `json:"note,omitempty"`
+}
+
+// ApiScheduleRequest defines model for api.ScheduleRequest.
+type ApiScheduleRequest struct {
+	// Action Action is what it starts.
+	Action *ApiScheduleWorkflowAction `json:"action,omitempty"`
+
+	// CatchupWindow CatchupWindow: after downtime, slots missed longer ago than this are
+	// skipped, newer ones fire (default 1m, at least 1s, at most 365 days).
+	//
+	// Example: 1m
+	CatchupWindow *string `json:"catchup_window,omitempty"`
+
+	// Note Note says why it is paused, at most 1000 characters.
+	Note *string `json:"note,omitempty"`
+
+	// OverlapPolicy OverlapPolicy is what a slot does while a workflow the schedule
+	// started still runs: skip (default), buffer_one, cancel_other,
+	// terminate_other or allow_all.
+	OverlapPolicy *ApiScheduleRequestOverlapPolicy `json:"overlap_policy,omitempty"`
+
+	// Paused Paused creates (or leaves) the schedule paused.
+	Paused *bool `json:"paused,omitempty"`
+
+	// RemainingActions RemainingActions, when set, is how many actions the schedule may
+	// still take (0 to 1,000,000); it stops firing at 0.
+	RemainingActions *int `json:"remaining_actions,omitempty"`
+
+	// ScheduleId ScheduleID names the schedule (create only; PUT takes it from the
+	// path): an instance id of at most 150 characters.
+	ScheduleId *string `json:"schedule_id,omitempty"`
+
+	// Spec Spec is when it fires.
+	Spec *ApiScheduleSpec `json:"spec,omitempty"`
+}
+
+// ApiScheduleRequestOverlapPolicy OverlapPolicy is what a slot does while a workflow the schedule
+// started still runs: skip (default), buffer_one, cancel_other,
+// terminate_other or allow_all.
+type ApiScheduleRequestOverlapPolicy string
+
+// ApiScheduleSpec defines model for api.ScheduleSpec.
+type ApiScheduleSpec struct {
+	// CronExpressions CronExpressions are cron expressions in standard syntax (five fields,
+	// minute first, or a descriptor such as "@daily" or "@every 1h"),
+	// evaluated in TimeZoneName. At most 10, each at most 256 characters.
+	//
+	// Example: ["0 3 * * *"]
+	CronExpressions *[]string `json:"cron_expressions,omitempty"`
+
+	// Intervals Intervals are fixed intervals. At most 10.
+	Intervals *[]ApiScheduleIntervalSpec `json:"intervals,omitempty"`
+
+	// Jitter Jitter delays each slot by a random amount below it (the same for a
+	// slot on every replica), at most 24h. The workflow id keeps the slot's
+	// nominal time.
+	//
+	// Example: 30s
+	Jitter *string `json:"jitter,omitempty"`
+
+	// TimeZoneName TimeZoneName is the IANA time zone of the cron expressions (default
+	// UTC), at most 64 characters.
+	//
+	// Example: Europe/Paris
+	TimeZoneName *string `json:"time_zone_name,omitempty"`
+}
+
+// ApiScheduleSummary defines model for api.ScheduleSummary.
+type ApiScheduleSummary struct {
+	// ActionCount ActionCount is how many workflows it started.
+	ActionCount *int `json:"action_count,omitempty"`
+
+	// NextActionTime NextActionTime is its next slot (absent when paused or none).
+	NextActionTime *string `json:"next_action_time,omitempty"`
+
+	// Note Note says why it was paused.
+	Note *string `json:"note,omitempty"`
+
+	// Paused Paused: it does not fire.
+	Paused *bool `json:"paused,omitempty"`
+
+	// ScheduleId ScheduleID names it.
+	ScheduleId *string `json:"schedule_id,omitempty"`
+
+	// WorkflowType WorkflowType is the type its action starts.
+	WorkflowType *string `json:"workflow_type,omitempty"`
+}
+
+// ApiScheduleTriggerRequest defines model for api.ScheduleTriggerRequest.
+type ApiScheduleTriggerRequest struct {
+	// OverlapPolicy OverlapPolicy overrides the schedule's for this action (empty: the
+	// schedule's).
+	OverlapPolicy *ApiScheduleTriggerRequestOverlapPolicy `json:"overlap_policy,omitempty"`
+}
+
+// ApiScheduleTriggerRequestOverlapPolicy OverlapPolicy overrides the schedule's for this action (empty: the
+// schedule's).
+type ApiScheduleTriggerRequestOverlapPolicy string
+
+// ApiScheduleTriggerResponse defines model for api.ScheduleTriggerResponse.
+type ApiScheduleTriggerResponse struct {
+	// Outcome Outcome is started, skipped or buffered.
+	Outcome *string `json:"outcome,omitempty"`
+
+	// WorkflowId WorkflowID is the workflow started (empty when the overlap policy
+	// skipped or buffered the action).
+	WorkflowId *string `json:"workflow_id,omitempty"`
+}
+
+// ApiScheduleWorkflowAction defines model for api.ScheduleWorkflowAction.
+type ApiScheduleWorkflowAction struct {
+	// ExecutionTimeout ExecutionTimeout fails each workflow that runs longer (0: no limit).
+	//
+	// Example: 1h
+	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Input Input is the workflow's argument, any JSON value.
+	Input interface{} `json:"input,omitempty"`
+
+	// TaskQueue TaskQueue is the queue whose workers run it.
+	TaskQueue string `json:"task_queue"`
+
+	// WorkflowIdPrefix WorkflowIDPrefix starts each workflow id (default: the schedule id);
+	// at most 160 characters of an instance id.
+	WorkflowIdPrefix *string `json:"workflow_id_prefix,omitempty"`
+
+	// WorkflowType WorkflowType is the registered name of the workflow to run.
+	WorkflowType string `json:"workflow_type"`
 }
 
 // ApiSignalRequest defines model for api.SignalRequest.
@@ -1503,6 +1850,15 @@ type ServerHealth struct {
 	Status *string `json:"status,omitempty"`
 }
 
+// ListSchedulesParams defines parameters for ListSchedules.
+type ListSchedulesParams struct {
+	// PageSize Page size (default 100, at most 1000)
+	PageSize *int `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken next_page_token of the previous page
+	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
 // ListWorkersParams defines parameters for ListWorkers.
 type ListWorkersParams struct {
 	// State Only workers in this state
@@ -1592,6 +1948,24 @@ type PollQueryTaskJSONRequestBody = ApiPollQueryTaskRequest
 
 // AnswerQueryTaskJSONRequestBody defines body for AnswerQueryTask for application/json ContentType.
 type AnswerQueryTaskJSONRequestBody = ApiAnswerQueryTaskRequest
+
+// CreateScheduleJSONRequestBody defines body for CreateSchedule for application/json ContentType.
+type CreateScheduleJSONRequestBody = ApiScheduleRequest
+
+// UpdateScheduleJSONRequestBody defines body for UpdateSchedule for application/json ContentType.
+type UpdateScheduleJSONRequestBody = ApiScheduleRequest
+
+// BackfillScheduleJSONRequestBody defines body for BackfillSchedule for application/json ContentType.
+type BackfillScheduleJSONRequestBody = ApiScheduleBackfillRequest
+
+// PauseScheduleJSONRequestBody defines body for PauseSchedule for application/json ContentType.
+type PauseScheduleJSONRequestBody = ApiSchedulePauseRequest
+
+// TriggerScheduleJSONRequestBody defines body for TriggerSchedule for application/json ContentType.
+type TriggerScheduleJSONRequestBody = ApiScheduleTriggerRequest
+
+// UnpauseScheduleJSONRequestBody defines body for UnpauseSchedule for application/json ContentType.
+type UnpauseScheduleJSONRequestBody = ApiSchedulePauseRequest
 
 // WorkerHeartbeatJSONRequestBody defines body for WorkerHeartbeat for application/json ContentType.
 type WorkerHeartbeatJSONRequestBody = ApiWorkerHeartbeatRequest
@@ -1954,6 +2328,135 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
 	AnswerQueryTask(ctx context.Context, namespace string, queryId string, body AnswerQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSchedules List schedules
+	//
+	// A namespace's schedules by id, a page at a time: pass next_page_token back as page_token.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/schedules (the `ListSchedules` operationId).
+	ListSchedules(ctx context.Context, namespace string, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateScheduleWithBody Create a schedule
+	//
+	// A schedule starts a workflow at each slot of its spec (cron expressions in a time zone, intervals with an offset, jitter). Each slot's workflow id is the action's workflow_id_prefix (default the schedule id), "-" and the slot's time in RFC 3339 UTC; the scheduler fires each slot once across replicas. Overlap policy skip (default), buffer_one, cancel_other, terminate_other or allow_all; catch-up window default 1m. An id in use → 409 already-exists.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSchedule Create a schedule
+	//
+	// A schedule starts a workflow at each slot of its spec (cron expressions in a time zone, intervals with an offset, jitter). Each slot's workflow id is the action's workflow_id_prefix (default the schedule id), "-" and the slot's time in RFC 3339 UTC; the scheduler fires each slot once across replicas. Overlap policy skip (default), buffer_one, cancel_other, terminate_other or allow_all; catch-up window default 1m. An id in use → 409 already-exists.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules (the `CreateSchedule` operationId).
+	CreateSchedule(ctx context.Context, namespace string, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSchedule Delete a schedule
+	//
+	// Deletes the schedule and its recorded actions; the workflows it started stay.
+	//
+	// Corresponds with DELETE /v1/namespaces/{namespace}/schedules/{schedule_id} (the `DeleteSchedule` operationId).
+	DeleteSchedule(ctx context.Context, namespace string, scheduleId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DescribeSchedule Describe a schedule
+	//
+	// The schedule's spec, action and policies, and its info: the next (at most 10) slots, the newest (at most 10) actions with their workflows' status, the running workflows (at most 100), the counters.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/schedules/{schedule_id} (the `DescribeSchedule` operationId).
+	DescribeSchedule(ctx context.Context, namespace string, scheduleId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateScheduleWithBody Update a schedule
+	//
+	// Replaces the spec, action and policies (and paused, note, remaining_actions); the id, counters and recent actions stay. The next slot is computed from now; a buffered slot is dropped. schedule_id in the body, when given, must be the path's.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/namespaces/{namespace}/schedules/{schedule_id} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSchedule Update a schedule
+	//
+	// Replaces the spec, action and policies (and paused, note, remaining_actions); the id, counters and recent actions stay. The next slot is computed from now; a buffered slot is dropped. schedule_id in the body, when given, must be the path's.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/namespaces/{namespace}/schedules/{schedule_id} (the `UpdateSchedule` operationId).
+	UpdateSchedule(ctx context.Context, namespace string, scheduleId string, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BackfillScheduleWithBody Backfill a schedule
+	//
+	// Fires every slot of the spec in [start_at, end_at] (at most 1000), oldest first, with the overlap policy given (default the schedule's), in one transaction. A slot that fired already is skipped. end_at before start_at → 400 naming end_at.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/backfill (the `BackfillSchedule` operationId).
+	BackfillScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BackfillSchedule Backfill a schedule
+	//
+	// Fires every slot of the spec in [start_at, end_at] (at most 1000), oldest first, with the overlap policy given (default the schedule's), in one transaction. A slot that fired already is skipped. end_at before start_at → 400 naming end_at.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/backfill (the `BackfillSchedule` operationId).
+	BackfillSchedule(ctx context.Context, namespace string, scheduleId string, body BackfillScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseScheduleWithBody Pause a schedule
+	//
+	// A paused schedule fires no slot (a trigger or a backfill still does). The note says why.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/pause (the `PauseSchedule` operationId).
+	PauseScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseSchedule Pause a schedule
+	//
+	// A paused schedule fires no slot (a trigger or a backfill still does). The note says why.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/pause (the `PauseSchedule` operationId).
+	PauseSchedule(ctx context.Context, namespace string, scheduleId string, body PauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TriggerScheduleWithBody Trigger a schedule now
+	//
+	// Fires the action now (its slot: now, to the millisecond), with the schedule's overlap policy unless the request overrides it; also when paused. outcome: started, skipped or buffered.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/trigger (the `TriggerSchedule` operationId).
+	TriggerScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TriggerSchedule Trigger a schedule now
+	//
+	// Fires the action now (its slot: now, to the millisecond), with the schedule's overlap policy unless the request overrides it; also when paused. outcome: started, skipped or buffered.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/trigger (the `TriggerSchedule` operationId).
+	TriggerSchedule(ctx context.Context, namespace string, scheduleId string, body TriggerScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnpauseScheduleWithBody Unpause a schedule
+	//
+	// The schedule fires again from its next slot after now: the slots of the pause do not fire.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
+	UnpauseScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnpauseSchedule Unpause a schedule
+	//
+	// The schedule fires again from its next slot after now: the slots of the pause do not fire.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
+	UnpauseSchedule(ctx context.Context, namespace string, scheduleId string, body UnpauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DescribeTaskQueue Describe a task queue
 	//
@@ -2788,6 +3291,285 @@ func (c *Client) AnswerQueryTaskWithBody(ctx context.Context, namespace string, 
 // Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
 func (c *Client) AnswerQueryTask(ctx context.Context, namespace string, queryId string, body AnswerQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAnswerQueryTaskRequest(c.Server, namespace, queryId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSchedules List schedules
+//
+// A namespace's schedules by id, a page at a time: pass next_page_token back as page_token.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/schedules (the `ListSchedules` operationId).
+func (c *Client) ListSchedules(ctx context.Context, namespace string, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSchedulesRequest(c.Server, namespace, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateScheduleWithBody Create a schedule
+//
+// A schedule starts a workflow at each slot of its spec (cron expressions in a time zone, intervals with an offset, jitter). Each slot's workflow id is the action's workflow_id_prefix (default the schedule id), "-" and the slot's time in RFC 3339 UTC; the scheduler fires each slot once across replicas. Overlap policy skip (default), buffer_one, cancel_other, terminate_other or allow_all; catch-up window default 1m. An id in use → 409 already-exists.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules (the `CreateSchedule` operationId).
+func (c *Client) CreateScheduleWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScheduleRequestWithBody(c.Server, namespace, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSchedule Create a schedule
+//
+// A schedule starts a workflow at each slot of its spec (cron expressions in a time zone, intervals with an offset, jitter). Each slot's workflow id is the action's workflow_id_prefix (default the schedule id), "-" and the slot's time in RFC 3339 UTC; the scheduler fires each slot once across replicas. Overlap policy skip (default), buffer_one, cancel_other, terminate_other or allow_all; catch-up window default 1m. An id in use → 409 already-exists.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules (the `CreateSchedule` operationId).
+func (c *Client) CreateSchedule(ctx context.Context, namespace string, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScheduleRequest(c.Server, namespace, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSchedule Delete a schedule
+//
+// Deletes the schedule and its recorded actions; the workflows it started stay.
+//
+// Corresponds with DELETE /v1/namespaces/{namespace}/schedules/{schedule_id} (the `DeleteSchedule` operationId).
+func (c *Client) DeleteSchedule(ctx context.Context, namespace string, scheduleId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteScheduleRequest(c.Server, namespace, scheduleId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DescribeSchedule Describe a schedule
+//
+// The schedule's spec, action and policies, and its info: the next (at most 10) slots, the newest (at most 10) actions with their workflows' status, the running workflows (at most 100), the counters.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/schedules/{schedule_id} (the `DescribeSchedule` operationId).
+func (c *Client) DescribeSchedule(ctx context.Context, namespace string, scheduleId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDescribeScheduleRequest(c.Server, namespace, scheduleId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateScheduleWithBody Update a schedule
+//
+// Replaces the spec, action and policies (and paused, note, remaining_actions); the id, counters and recent actions stay. The next slot is computed from now; a buffered slot is dropped. schedule_id in the body, when given, must be the path's.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/namespaces/{namespace}/schedules/{schedule_id} (the `UpdateSchedule` operationId).
+func (c *Client) UpdateScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateScheduleRequestWithBody(c.Server, namespace, scheduleId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSchedule Update a schedule
+//
+// Replaces the spec, action and policies (and paused, note, remaining_actions); the id, counters and recent actions stay. The next slot is computed from now; a buffered slot is dropped. schedule_id in the body, when given, must be the path's.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/namespaces/{namespace}/schedules/{schedule_id} (the `UpdateSchedule` operationId).
+func (c *Client) UpdateSchedule(ctx context.Context, namespace string, scheduleId string, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateScheduleRequest(c.Server, namespace, scheduleId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BackfillScheduleWithBody Backfill a schedule
+//
+// Fires every slot of the spec in [start_at, end_at] (at most 1000), oldest first, with the overlap policy given (default the schedule's), in one transaction. A slot that fired already is skipped. end_at before start_at → 400 naming end_at.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/backfill (the `BackfillSchedule` operationId).
+func (c *Client) BackfillScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBackfillScheduleRequestWithBody(c.Server, namespace, scheduleId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BackfillSchedule Backfill a schedule
+//
+// Fires every slot of the spec in [start_at, end_at] (at most 1000), oldest first, with the overlap policy given (default the schedule's), in one transaction. A slot that fired already is skipped. end_at before start_at → 400 naming end_at.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/backfill (the `BackfillSchedule` operationId).
+func (c *Client) BackfillSchedule(ctx context.Context, namespace string, scheduleId string, body BackfillScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBackfillScheduleRequest(c.Server, namespace, scheduleId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseScheduleWithBody Pause a schedule
+//
+// A paused schedule fires no slot (a trigger or a backfill still does). The note says why.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/pause (the `PauseSchedule` operationId).
+func (c *Client) PauseScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseScheduleRequestWithBody(c.Server, namespace, scheduleId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseSchedule Pause a schedule
+//
+// A paused schedule fires no slot (a trigger or a backfill still does). The note says why.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/pause (the `PauseSchedule` operationId).
+func (c *Client) PauseSchedule(ctx context.Context, namespace string, scheduleId string, body PauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseScheduleRequest(c.Server, namespace, scheduleId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TriggerScheduleWithBody Trigger a schedule now
+//
+// Fires the action now (its slot: now, to the millisecond), with the schedule's overlap policy unless the request overrides it; also when paused. outcome: started, skipped or buffered.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/trigger (the `TriggerSchedule` operationId).
+func (c *Client) TriggerScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTriggerScheduleRequestWithBody(c.Server, namespace, scheduleId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TriggerSchedule Trigger a schedule now
+//
+// Fires the action now (its slot: now, to the millisecond), with the schedule's overlap policy unless the request overrides it; also when paused. outcome: started, skipped or buffered.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/trigger (the `TriggerSchedule` operationId).
+func (c *Client) TriggerSchedule(ctx context.Context, namespace string, scheduleId string, body TriggerScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTriggerScheduleRequest(c.Server, namespace, scheduleId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnpauseScheduleWithBody Unpause a schedule
+//
+// The schedule fires again from its next slot after now: the slots of the pause do not fire.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
+func (c *Client) UnpauseScheduleWithBody(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnpauseScheduleRequestWithBody(c.Server, namespace, scheduleId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnpauseSchedule Unpause a schedule
+//
+// The schedule fires again from its next slot after now: the slots of the pause do not fire.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
+func (c *Client) UnpauseSchedule(ctx context.Context, namespace string, scheduleId string, body UnpauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnpauseScheduleRequest(c.Server, namespace, scheduleId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4259,6 +5041,478 @@ func NewAnswerQueryTaskRequestWithBody(server string, namespace string, queryId 
 	}
 
 	operationPath := fmt.Sprintf("/v1/namespaces/%s/query-tasks/%s/answer", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListSchedulesRequest constructs an http.Request for the ListSchedules method
+func NewListSchedulesRequest(server string, namespace string, params *ListSchedulesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateScheduleRequest calls the generic CreateSchedule builder with application/json body
+func NewCreateScheduleRequest(server string, namespace string, body CreateScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateScheduleRequestWithBody(server, namespace, "application/json", bodyReader)
+}
+
+// NewCreateScheduleRequestWithBody constructs an http.Request for the CreateSchedule method, with any body, and a specified content type
+func NewCreateScheduleRequestWithBody(server string, namespace string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteScheduleRequest constructs an http.Request for the DeleteSchedule method
+func NewDeleteScheduleRequest(server string, namespace string, scheduleId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "schedule_id", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDescribeScheduleRequest constructs an http.Request for the DescribeSchedule method
+func NewDescribeScheduleRequest(server string, namespace string, scheduleId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "schedule_id", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateScheduleRequest calls the generic UpdateSchedule builder with application/json body
+func NewUpdateScheduleRequest(server string, namespace string, scheduleId string, body UpdateScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateScheduleRequestWithBody(server, namespace, scheduleId, "application/json", bodyReader)
+}
+
+// NewUpdateScheduleRequestWithBody constructs an http.Request for the UpdateSchedule method, with any body, and a specified content type
+func NewUpdateScheduleRequestWithBody(server string, namespace string, scheduleId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "schedule_id", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewBackfillScheduleRequest calls the generic BackfillSchedule builder with application/json body
+func NewBackfillScheduleRequest(server string, namespace string, scheduleId string, body BackfillScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBackfillScheduleRequestWithBody(server, namespace, scheduleId, "application/json", bodyReader)
+}
+
+// NewBackfillScheduleRequestWithBody constructs an http.Request for the BackfillSchedule method, with any body, and a specified content type
+func NewBackfillScheduleRequestWithBody(server string, namespace string, scheduleId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "schedule_id", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules/%s/backfill", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPauseScheduleRequest calls the generic PauseSchedule builder with application/json body
+func NewPauseScheduleRequest(server string, namespace string, scheduleId string, body PauseScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPauseScheduleRequestWithBody(server, namespace, scheduleId, "application/json", bodyReader)
+}
+
+// NewPauseScheduleRequestWithBody constructs an http.Request for the PauseSchedule method, with any body, and a specified content type
+func NewPauseScheduleRequestWithBody(server string, namespace string, scheduleId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "schedule_id", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules/%s/pause", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewTriggerScheduleRequest calls the generic TriggerSchedule builder with application/json body
+func NewTriggerScheduleRequest(server string, namespace string, scheduleId string, body TriggerScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTriggerScheduleRequestWithBody(server, namespace, scheduleId, "application/json", bodyReader)
+}
+
+// NewTriggerScheduleRequestWithBody constructs an http.Request for the TriggerSchedule method, with any body, and a specified content type
+func NewTriggerScheduleRequestWithBody(server string, namespace string, scheduleId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "schedule_id", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules/%s/trigger", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewUnpauseScheduleRequest calls the generic UnpauseSchedule builder with application/json body
+func NewUnpauseScheduleRequest(server string, namespace string, scheduleId string, body UnpauseScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUnpauseScheduleRequestWithBody(server, namespace, scheduleId, "application/json", bodyReader)
+}
+
+// NewUnpauseScheduleRequestWithBody constructs an http.Request for the UnpauseSchedule method, with any body, and a specified content type
+func NewUnpauseScheduleRequestWithBody(server string, namespace string, scheduleId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "schedule_id", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/schedules/%s/unpause", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5909,6 +7163,141 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/query-tasks/{query_id}/answer (the `AnswerQueryTask` operationId).
 	AnswerQueryTaskWithResponse(ctx context.Context, namespace string, queryId string, body AnswerQueryTaskJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerQueryTaskResponse, error)
+
+	// ListSchedulesWithResponse List schedules
+	//
+	// A namespace's schedules by id, a page at a time: pass next_page_token back as page_token.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/schedules (the `ListSchedules` operationId).
+	ListSchedulesWithResponse(ctx context.Context, namespace string, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*ListSchedulesResponse, error)
+
+	// CreateScheduleWithBodyWithResponse Create a schedule
+	//
+	// A schedule starts a workflow at each slot of its spec (cron expressions in a time zone, intervals with an offset, jitter). Each slot's workflow id is the action's workflow_id_prefix (default the schedule id), "-" and the slot's time in RFC 3339 UTC; the scheduler fires each slot once across replicas. Overlap policy skip (default), buffer_one, cancel_other, terminate_other or allow_all; catch-up window default 1m. An id in use → 409 already-exists.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error)
+
+	// CreateScheduleWithResponse Create a schedule
+	//
+	// A schedule starts a workflow at each slot of its spec (cron expressions in a time zone, intervals with an offset, jitter). Each slot's workflow id is the action's workflow_id_prefix (default the schedule id), "-" and the slot's time in RFC 3339 UTC; the scheduler fires each slot once across replicas. Overlap policy skip (default), buffer_one, cancel_other, terminate_other or allow_all; catch-up window default 1m. An id in use → 409 already-exists.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithResponse(ctx context.Context, namespace string, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error)
+
+	// DeleteScheduleWithResponse Delete a schedule
+	//
+	// Deletes the schedule and its recorded actions; the workflows it started stay.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/namespaces/{namespace}/schedules/{schedule_id} (the `DeleteSchedule` operationId).
+	DeleteScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, reqEditors ...RequestEditorFn) (*DeleteScheduleResponse, error)
+
+	// DescribeScheduleWithResponse Describe a schedule
+	//
+	// The schedule's spec, action and policies, and its info: the next (at most 10) slots, the newest (at most 10) actions with their workflows' status, the running workflows (at most 100), the counters.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/schedules/{schedule_id} (the `DescribeSchedule` operationId).
+	DescribeScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, reqEditors ...RequestEditorFn) (*DescribeScheduleResponse, error)
+
+	// UpdateScheduleWithBodyWithResponse Update a schedule
+	//
+	// Replaces the spec, action and policies (and paused, note, remaining_actions); the id, counters and recent actions stay. The next slot is computed from now; a buffered slot is dropped. schedule_id in the body, when given, must be the path's.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/namespaces/{namespace}/schedules/{schedule_id} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error)
+
+	// UpdateScheduleWithResponse Update a schedule
+	//
+	// Replaces the spec, action and policies (and paused, note, remaining_actions); the id, counters and recent actions stay. The next slot is computed from now; a buffered slot is dropped. schedule_id in the body, when given, must be the path's.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/namespaces/{namespace}/schedules/{schedule_id} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error)
+
+	// BackfillScheduleWithBodyWithResponse Backfill a schedule
+	//
+	// Fires every slot of the spec in [start_at, end_at] (at most 1000), oldest first, with the overlap policy given (default the schedule's), in one transaction. A slot that fired already is skipped. end_at before start_at → 400 naming end_at.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/backfill (the `BackfillSchedule` operationId).
+	BackfillScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BackfillScheduleResponse, error)
+
+	// BackfillScheduleWithResponse Backfill a schedule
+	//
+	// Fires every slot of the spec in [start_at, end_at] (at most 1000), oldest first, with the overlap policy given (default the schedule's), in one transaction. A slot that fired already is skipped. end_at before start_at → 400 naming end_at.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/backfill (the `BackfillSchedule` operationId).
+	BackfillScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body BackfillScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*BackfillScheduleResponse, error)
+
+	// PauseScheduleWithBodyWithResponse Pause a schedule
+	//
+	// A paused schedule fires no slot (a trigger or a backfill still does). The note says why.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/pause (the `PauseSchedule` operationId).
+	PauseScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error)
+
+	// PauseScheduleWithResponse Pause a schedule
+	//
+	// A paused schedule fires no slot (a trigger or a backfill still does). The note says why.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/pause (the `PauseSchedule` operationId).
+	PauseScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body PauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error)
+
+	// TriggerScheduleWithBodyWithResponse Trigger a schedule now
+	//
+	// Fires the action now (its slot: now, to the millisecond), with the schedule's overlap policy unless the request overrides it; also when paused. outcome: started, skipped or buffered.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/trigger (the `TriggerSchedule` operationId).
+	TriggerScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TriggerScheduleResponse, error)
+
+	// TriggerScheduleWithResponse Trigger a schedule now
+	//
+	// Fires the action now (its slot: now, to the millisecond), with the schedule's overlap policy unless the request overrides it; also when paused. outcome: started, skipped or buffered.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/trigger (the `TriggerSchedule` operationId).
+	TriggerScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body TriggerScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*TriggerScheduleResponse, error)
+
+	// UnpauseScheduleWithBodyWithResponse Unpause a schedule
+	//
+	// The schedule fires again from its next slot after now: the slots of the pause do not fire.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
+	UnpauseScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnpauseScheduleResponse, error)
+
+	// UnpauseScheduleWithResponse Unpause a schedule
+	//
+	// The schedule fires again from its next slot after now: the slots of the pause do not fire.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
+	UnpauseScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body UnpauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UnpauseScheduleResponse, error)
 
 	// DescribeTaskQueueWithResponse Describe a task queue
 	//
@@ -7688,6 +9077,732 @@ func (r AnswerQueryTaskResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AnswerQueryTaskResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListSchedulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiListSchedulesResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSchedulesResponse) GetJSON200() *ApiListSchedulesResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSchedulesResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSchedulesResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSchedulesResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSchedulesResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSchedulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSchedulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSchedulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSchedulesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiSchedule
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateScheduleResponse) GetJSON201() *ApiSchedule {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateScheduleResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateScheduleResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateScheduleResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateScheduleResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateScheduleResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateScheduleResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateScheduleResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteScheduleResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteScheduleResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteScheduleResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteScheduleResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteScheduleResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DescribeScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiSchedule
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DescribeScheduleResponse) GetJSON200() *ApiSchedule {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DescribeScheduleResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DescribeScheduleResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DescribeScheduleResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DescribeScheduleResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DescribeScheduleResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DescribeScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DescribeScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DescribeScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DescribeScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiSchedule
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateScheduleResponse) GetJSON200() *ApiSchedule {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateScheduleResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateScheduleResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateScheduleResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateScheduleResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateScheduleResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateScheduleResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r UpdateScheduleResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BackfillScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiScheduleBackfillResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BackfillScheduleResponse) GetJSON200() *ApiScheduleBackfillResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r BackfillScheduleResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r BackfillScheduleResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r BackfillScheduleResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r BackfillScheduleResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r BackfillScheduleResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r BackfillScheduleResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BackfillScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BackfillScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BackfillScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BackfillScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PauseScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiSchedule
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseScheduleResponse) GetJSON200() *ApiSchedule {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PauseScheduleResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseScheduleResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseScheduleResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PauseScheduleResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PauseScheduleResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PauseScheduleResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type TriggerScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiScheduleTriggerResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TriggerScheduleResponse) GetJSON200() *ApiScheduleTriggerResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r TriggerScheduleResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TriggerScheduleResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TriggerScheduleResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r TriggerScheduleResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r TriggerScheduleResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r TriggerScheduleResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r TriggerScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TriggerScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TriggerScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TriggerScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UnpauseScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiSchedule
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UnpauseScheduleResponse) GetJSON200() *ApiSchedule {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UnpauseScheduleResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UnpauseScheduleResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UnpauseScheduleResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UnpauseScheduleResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UnpauseScheduleResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r UnpauseScheduleResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UnpauseScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnpauseScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnpauseScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnpauseScheduleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10008,6 +12123,231 @@ func (c *ClientWithResponses) AnswerQueryTaskWithResponse(ctx context.Context, n
 	return ParseAnswerQueryTaskResponse(rsp)
 }
 
+// ListSchedulesWithResponse List schedules
+//
+// A namespace's schedules by id, a page at a time: pass next_page_token back as page_token.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/schedules (the `ListSchedules` operationId).
+func (c *ClientWithResponses) ListSchedulesWithResponse(ctx context.Context, namespace string, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*ListSchedulesResponse, error) {
+	rsp, err := c.ListSchedules(ctx, namespace, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSchedulesResponse(rsp)
+}
+
+// CreateScheduleWithBodyWithResponse Create a schedule
+//
+// A schedule starts a workflow at each slot of its spec (cron expressions in a time zone, intervals with an offset, jitter). Each slot's workflow id is the action's workflow_id_prefix (default the schedule id), "-" and the slot's time in RFC 3339 UTC; the scheduler fires each slot once across replicas. Overlap policy skip (default), buffer_one, cancel_other, terminate_other or allow_all; catch-up window default 1m. An id in use → 409 already-exists.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules (the `CreateSchedule` operationId).
+func (c *ClientWithResponses) CreateScheduleWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error) {
+	rsp, err := c.CreateScheduleWithBody(ctx, namespace, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateScheduleResponse(rsp)
+}
+
+// CreateScheduleWithResponse Create a schedule
+//
+// A schedule starts a workflow at each slot of its spec (cron expressions in a time zone, intervals with an offset, jitter). Each slot's workflow id is the action's workflow_id_prefix (default the schedule id), "-" and the slot's time in RFC 3339 UTC; the scheduler fires each slot once across replicas. Overlap policy skip (default), buffer_one, cancel_other, terminate_other or allow_all; catch-up window default 1m. An id in use → 409 already-exists.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules (the `CreateSchedule` operationId).
+func (c *ClientWithResponses) CreateScheduleWithResponse(ctx context.Context, namespace string, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error) {
+	rsp, err := c.CreateSchedule(ctx, namespace, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateScheduleResponse(rsp)
+}
+
+// DeleteScheduleWithResponse Delete a schedule
+//
+// Deletes the schedule and its recorded actions; the workflows it started stay.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/namespaces/{namespace}/schedules/{schedule_id} (the `DeleteSchedule` operationId).
+func (c *ClientWithResponses) DeleteScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, reqEditors ...RequestEditorFn) (*DeleteScheduleResponse, error) {
+	rsp, err := c.DeleteSchedule(ctx, namespace, scheduleId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteScheduleResponse(rsp)
+}
+
+// DescribeScheduleWithResponse Describe a schedule
+//
+// The schedule's spec, action and policies, and its info: the next (at most 10) slots, the newest (at most 10) actions with their workflows' status, the running workflows (at most 100), the counters.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/schedules/{schedule_id} (the `DescribeSchedule` operationId).
+func (c *ClientWithResponses) DescribeScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, reqEditors ...RequestEditorFn) (*DescribeScheduleResponse, error) {
+	rsp, err := c.DescribeSchedule(ctx, namespace, scheduleId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDescribeScheduleResponse(rsp)
+}
+
+// UpdateScheduleWithBodyWithResponse Update a schedule
+//
+// Replaces the spec, action and policies (and paused, note, remaining_actions); the id, counters and recent actions stay. The next slot is computed from now; a buffered slot is dropped. schedule_id in the body, when given, must be the path's.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/namespaces/{namespace}/schedules/{schedule_id} (the `UpdateSchedule` operationId).
+func (c *ClientWithResponses) UpdateScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error) {
+	rsp, err := c.UpdateScheduleWithBody(ctx, namespace, scheduleId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateScheduleResponse(rsp)
+}
+
+// UpdateScheduleWithResponse Update a schedule
+//
+// Replaces the spec, action and policies (and paused, note, remaining_actions); the id, counters and recent actions stay. The next slot is computed from now; a buffered slot is dropped. schedule_id in the body, when given, must be the path's.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/namespaces/{namespace}/schedules/{schedule_id} (the `UpdateSchedule` operationId).
+func (c *ClientWithResponses) UpdateScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error) {
+	rsp, err := c.UpdateSchedule(ctx, namespace, scheduleId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateScheduleResponse(rsp)
+}
+
+// BackfillScheduleWithBodyWithResponse Backfill a schedule
+//
+// Fires every slot of the spec in [start_at, end_at] (at most 1000), oldest first, with the overlap policy given (default the schedule's), in one transaction. A slot that fired already is skipped. end_at before start_at → 400 naming end_at.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/backfill (the `BackfillSchedule` operationId).
+func (c *ClientWithResponses) BackfillScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BackfillScheduleResponse, error) {
+	rsp, err := c.BackfillScheduleWithBody(ctx, namespace, scheduleId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBackfillScheduleResponse(rsp)
+}
+
+// BackfillScheduleWithResponse Backfill a schedule
+//
+// Fires every slot of the spec in [start_at, end_at] (at most 1000), oldest first, with the overlap policy given (default the schedule's), in one transaction. A slot that fired already is skipped. end_at before start_at → 400 naming end_at.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/backfill (the `BackfillSchedule` operationId).
+func (c *ClientWithResponses) BackfillScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body BackfillScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*BackfillScheduleResponse, error) {
+	rsp, err := c.BackfillSchedule(ctx, namespace, scheduleId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBackfillScheduleResponse(rsp)
+}
+
+// PauseScheduleWithBodyWithResponse Pause a schedule
+//
+// A paused schedule fires no slot (a trigger or a backfill still does). The note says why.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/pause (the `PauseSchedule` operationId).
+func (c *ClientWithResponses) PauseScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error) {
+	rsp, err := c.PauseScheduleWithBody(ctx, namespace, scheduleId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseScheduleResponse(rsp)
+}
+
+// PauseScheduleWithResponse Pause a schedule
+//
+// A paused schedule fires no slot (a trigger or a backfill still does). The note says why.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/pause (the `PauseSchedule` operationId).
+func (c *ClientWithResponses) PauseScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body PauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseScheduleResponse, error) {
+	rsp, err := c.PauseSchedule(ctx, namespace, scheduleId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseScheduleResponse(rsp)
+}
+
+// TriggerScheduleWithBodyWithResponse Trigger a schedule now
+//
+// Fires the action now (its slot: now, to the millisecond), with the schedule's overlap policy unless the request overrides it; also when paused. outcome: started, skipped or buffered.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/trigger (the `TriggerSchedule` operationId).
+func (c *ClientWithResponses) TriggerScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TriggerScheduleResponse, error) {
+	rsp, err := c.TriggerScheduleWithBody(ctx, namespace, scheduleId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTriggerScheduleResponse(rsp)
+}
+
+// TriggerScheduleWithResponse Trigger a schedule now
+//
+// Fires the action now (its slot: now, to the millisecond), with the schedule's overlap policy unless the request overrides it; also when paused. outcome: started, skipped or buffered.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/trigger (the `TriggerSchedule` operationId).
+func (c *ClientWithResponses) TriggerScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body TriggerScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*TriggerScheduleResponse, error) {
+	rsp, err := c.TriggerSchedule(ctx, namespace, scheduleId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTriggerScheduleResponse(rsp)
+}
+
+// UnpauseScheduleWithBodyWithResponse Unpause a schedule
+//
+// The schedule fires again from its next slot after now: the slots of the pause do not fire.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
+func (c *ClientWithResponses) UnpauseScheduleWithBodyWithResponse(ctx context.Context, namespace string, scheduleId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnpauseScheduleResponse, error) {
+	rsp, err := c.UnpauseScheduleWithBody(ctx, namespace, scheduleId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnpauseScheduleResponse(rsp)
+}
+
+// UnpauseScheduleWithResponse Unpause a schedule
+//
+// The schedule fires again from its next slot after now: the slots of the pause do not fire.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
+func (c *ClientWithResponses) UnpauseScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body UnpauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UnpauseScheduleResponse, error) {
+	rsp, err := c.UnpauseSchedule(ctx, namespace, scheduleId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnpauseScheduleResponse(rsp)
+}
+
 // DescribeTaskQueueWithResponse Describe a task queue
 //
 // Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -11702,6 +14042,600 @@ func ParseAnswerQueryTaskResponse(rsp *http.Response) (*AnswerQueryTaskResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListSchedulesResponse parses an HTTP response from a ListSchedulesWithResponse call
+func ParseListSchedulesResponse(rsp *http.Response) (*ListSchedulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSchedulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiListSchedulesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateScheduleResponse parses an HTTP response from a CreateScheduleWithResponse call
+func ParseCreateScheduleResponse(rsp *http.Response) (*CreateScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteScheduleResponse parses an HTTP response from a DeleteScheduleWithResponse call
+func ParseDeleteScheduleResponse(rsp *http.Response) (*DeleteScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDescribeScheduleResponse parses an HTTP response from a DescribeScheduleWithResponse call
+func ParseDescribeScheduleResponse(rsp *http.Response) (*DescribeScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DescribeScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateScheduleResponse parses an HTTP response from a UpdateScheduleWithResponse call
+func ParseUpdateScheduleResponse(rsp *http.Response) (*UpdateScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBackfillScheduleResponse parses an HTTP response from a BackfillScheduleWithResponse call
+func ParseBackfillScheduleResponse(rsp *http.Response) (*BackfillScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BackfillScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiScheduleBackfillResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePauseScheduleResponse parses an HTTP response from a PauseScheduleWithResponse call
+func ParsePauseScheduleResponse(rsp *http.Response) (*PauseScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseTriggerScheduleResponse parses an HTTP response from a TriggerScheduleWithResponse call
+func ParseTriggerScheduleResponse(rsp *http.Response) (*TriggerScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TriggerScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiScheduleTriggerResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUnpauseScheduleResponse parses an HTTP response from a UnpauseScheduleWithResponse call
+func ParseUnpauseScheduleResponse(rsp *http.Response) (*UnpauseScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnpauseScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiSchedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ApiProblem

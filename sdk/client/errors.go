@@ -31,6 +31,10 @@ var (
 	// ErrAlreadyRunning: StartWorkflow found a running instance with that
 	// id. It wraps ErrConflict.
 	ErrAlreadyRunning = fmt.Errorf("workflow already running: %w", ErrConflict)
+	// ErrScheduleAlreadyRunning: ScheduleClient.Create found a schedule
+	// with that id (Temporal's temporal.ErrScheduleAlreadyRunning). It
+	// wraps ErrConflict.
+	ErrScheduleAlreadyRunning = fmt.Errorf("schedule with this id already exists: %w", ErrConflict)
 	// ErrLockLost: a task's lock token is unknown, expired, or already
 	// acknowledged. It wraps ErrConflict.
 	ErrLockLost = fmt.Errorf("lock lost: %w", ErrConflict)
@@ -157,6 +161,7 @@ func sentinelRules() []sentinelRule {
 		{ErrNotFound, http.StatusNotFound, []string{api.ProblemNotFound}},
 		{ErrAlreadyRunning, 0, []string{api.ProblemAlreadyRunning}},
 		{ErrLockLost, 0, []string{api.ProblemLockLost}},
+		{ErrScheduleAlreadyRunning, 0, []string{api.ProblemAlreadyExists}},
 		{ErrConflict, http.StatusConflict, []string{api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals}},
 		{ErrGone, http.StatusGone, []string{api.ProblemWorkerGone}},
 		{ErrTooLarge, http.StatusRequestEntityTooLarge, []string{api.ProblemBodyTooLarge}},

@@ -23,6 +23,7 @@ func TestSentinelByProblemType(t *testing.T) {
 		// The type is more precise than the status.
 		{api.ProblemLockLost, http.StatusConflict, ErrLockLost, nil},
 		{api.ProblemAlreadyRunning, http.StatusConflict, ErrAlreadyRunning, nil},
+		{api.ProblemAlreadyExists, http.StatusConflict, ErrScheduleAlreadyRunning, ErrAlreadyRunning},
 		{api.ProblemNotRunning, http.StatusConflict, ErrConflict, ErrLockLost},
 		// The type wins over a status that would say otherwise.
 		{api.ProblemWorkerGone, http.StatusBadRequest, ErrGone, ErrInvalidRequest},

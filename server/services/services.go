@@ -1,7 +1,8 @@
 // Package services holds what the server runs in the background, each
 // service in its own package with an explicit Start and Stop: the sweeper
-// (services/sweeper), the retention job (services/retention) and the
-// workers-by-state gauge (services/workergauge). server.App starts them in
+// (services/sweeper), the retention job (services/retention), the
+// workers-by-state gauge (services/workergauge) and the scheduler of
+// server-side schedules (services/scheduler). server.App starts them in
 // Run and stops them on shutdown, after the HTTP server has drained.
 //
 // The coalescers that group concurrent heartbeats, turn acks and activity

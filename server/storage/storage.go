@@ -34,6 +34,50 @@ type Provider interface {
 	Admin
 	Talk
 	External
+	Schedules
+}
+
+// Schedules are the server-side schedules (docs/api.md, "Schedules"):
+// the REST operations and the scheduler service's claim (FireDueSchedule).
+// Errors: ErrNotFound, ErrScheduleExists, *InvalidError (a bad spec or
+// policy, naming the field), ErrBadPageToken.
+type Schedules interface {
+	// CreateSchedule stores a new schedule, its next slot computed from
+	// now (ErrScheduleExists when the id is taken).
+	CreateSchedule(ctx context.Context, ns string, req api.ScheduleRequest) error
+	// DescribeSchedule returns a schedule with its next slots, recent
+	// actions and running workflows.
+	DescribeSchedule(ctx context.Context, ns, id string) (api.Schedule, error)
+	// ListSchedules pages through a namespace's schedules by id.
+	ListSchedules(ctx context.Context, ns string, f ScheduleFilter) (api.ListSchedulesResponse, error)
+	// UpdateSchedule replaces a schedule's spec, action and policies (its
+	// id, counters and recent actions stay); the next slot is computed
+	// from now.
+	UpdateSchedule(ctx context.Context, ns, id string, req api.ScheduleRequest) error
+	// PauseSchedule pauses (paused true) or unpauses a schedule with a
+	// note; an unpaused schedule's next slot is computed from now (the
+	// slots of the pause are not caught up).
+	PauseSchedule(ctx context.Context, ns, id string, paused bool, note string) error
+	// TriggerSchedule fires the action now, with the overlap policy given
+	// ("": the schedule's).
+	TriggerSchedule(ctx context.Context, ns, id, overlap string) (api.ScheduleTriggerResponse, error)
+	// BackfillSchedule fires every slot of the spec in the range, with the
+	// request's overlap policy, in one transaction (at most
+	// MaxBackfillSlots; a slot that fired already is skipped).
+	BackfillSchedule(ctx context.Context, ns, id string, req api.ScheduleBackfillRequest) (api.ScheduleBackfillResponse, error)
+	// DeleteSchedule deletes a schedule and its actions (its workflows
+	// stay).
+	DeleteSchedule(ctx context.Context, ns, id string) error
+	// FireDueSchedule claims one due schedule that no other transaction
+	// holds (or one whose buffered slot may start) and, in the claim's
+	// transaction, starts the workflows of its due slots, records the
+	// actions and advances its next slot. found is false when no schedule
+	// was due.
+	FireDueSchedule(ctx context.Context) (found bool, err error)
+	// NextScheduleWake is the earliest time a schedule is due (far in the
+	// future when none) and whether a buffered slot waits for a workflow
+	// to close.
+	NextScheduleWake(ctx context.Context) (at time.Time, buffered bool, err error)
 }
 
 // External is finishing work from outside its usual path: terminating a

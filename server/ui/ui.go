@@ -1,7 +1,8 @@
 // Package ui is Tether's web UI, served by the server under /ui: pages that
 // list and inspect workflows (with their history, pending activities and
-// signals), send signals and cancel requests, and show workers and task
-// queues.
+// signals), send signals and cancel requests, show workers and task
+// queues, and list and inspect schedules (next runs, recent actions) with
+// their pause, unpause and trigger forms.
 //
 // The UI renders HTML on the server with html/template and needs no
 // JavaScript. It reads and changes nothing but through the public REST API
@@ -93,7 +94,7 @@ func New(cfg Config) *UI {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
-	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "login", "error"} {
+	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "schedules", "schedule", "login", "error"} {
 		u.pages[p] = template.Must(template.New("layout.html").Funcs(funcs(cfg.Now)).
 			ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}
@@ -120,6 +121,7 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET "+ns+"/workers", u.workers)
 	m.HandleFunc("GET "+ns+"/task-queues", u.queues)
 	m.HandleFunc("GET "+ns+"/task-queues/{name}", u.queue)
+	u.scheduleRoutes(m, ns)
 	return u
 }
 

@@ -25,6 +25,7 @@ package storagetest
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,7 +76,7 @@ var behaviours = []behaviour{
 // it should register its own cleanup with t.Cleanup).
 func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	t.Helper()
-	for _, b := range behaviours {
+	for _, b := range slices.Concat(behaviours, scheduleBehaviours) {
 		t.Run(b.name, func(t *testing.T) { b.run(t, newProvider) })
 	}
 }
