@@ -232,3 +232,60 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		t.Errorf("no generated statement %s", name)
 	}
 }
+
+// TestTurnMessagesFunctionUsesIndexes plans the statement inside
+// lock_turn_messages (migration 00018: the message lock and activity
+// states that LockTurn and LockNextTurn share) as PL/pgSQL keeps it: a
+// prepared statement with the function's parameters, its generic plan, on
+// a new database without statistics. EXPLAIN of the callers does not show
+// it (it runs inside the function).
+// Goal: the turn's messages are found through orchestrator_queue_instance
+// and the activities' events through a history index; neither table is
+// read sequentially.
+func TestTurnMessagesFunctionUsesIndexes(t *testing.T) {
+	ctx := ctxT(t)
+	pool := pgtest.New(t)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var src string
+	if err := conn.QueryRow(ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'lock_turn_messages'`).Scan(&src); err != nil {
+		t.Fatalf("lock_turn_messages: %v", err)
+	}
+	begin, end := strings.Index(src, "WITH msgs AS"), strings.Index(src, "INTO result;")
+	if begin < 0 || end < begin {
+		t.Fatalf("lock_turn_messages has no WITH msgs … INTO result statement:\n%s", src)
+	}
+	stmt := strings.NewReplacer("p_namespace", "$1", "p_instance_id", "$2", "p_execution_id", "$3",
+		"p_lock_token", "$4", "p_max_messages", "$5").Replace(src[begin:end])
+	pg := conn.Conn().PgConn()
+	for _, sql := range []string{
+		"SET plan_cache_mode = force_generic_plan",
+		"PREPARE turn_messages(text, text, bigint, uuid, bigint) AS " + stmt,
+	} {
+		if _, err := pg.Exec(ctx, sql).ReadAll(); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	res, err := pg.Exec(ctx, "EXPLAIN (FORMAT JSON) EXECUTE turn_messages(NULL, NULL, NULL, NULL, NULL)").ReadAll()
+	if err != nil || len(res) == 0 || len(res[0].Rows) == 0 {
+		t.Fatalf("explain: %v", err)
+	}
+	var plans []struct {
+		Plan map[string]any `json:"Plan"`
+	}
+	if err := json.Unmarshal(res[0].Rows[0][0], &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("plan %s: %v", res[0].Rows[0][0], err)
+	}
+	used := map[string]bool{}
+	planIndexes(plans[0].Plan, used)
+	t.Logf("lock_turn_messages: %v", used)
+	if !used["orchestrator_queue_instance"] || used["seq:orchestrator_queue"] {
+		t.Errorf("the turn's messages are not found through orchestrator_queue_instance: %v", used)
+	}
+	if used["seq:history"] || !(used["history_activity"] || used["history_pkey"]) {
+		t.Errorf("the activities' events are not found through a history index: %v", used)
+	}
+}
