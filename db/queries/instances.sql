@@ -119,17 +119,31 @@ WITH inst AS (
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
     RETURNING i.*
-), turn AS (
-    -- The messages and the states of the activities they name (migration
-    -- 00018, shared with LockTurn / LockNextTurn); OFFSET 0 keeps the call
-    -- to one per instance.
-    SELECT lock_turn_messages(inst.namespace, inst.instance_id, inst.execution_id, inst.lock_token,
-                              sqlc.arg(max_messages)::bigint) AS r
+), msgs AS (
+    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
-    OFFSET 0
+    WHERE m.id IN (
+        SELECT q.id FROM orchestrator_queue q, inst i3
+        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+        ORDER BY q.id
+        LIMIT sqlc.arg(max_messages)
+    )
+    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.*, (turn.r -> 'messages')::jsonb AS messages, (turn.r -> 'activity_states')::jsonb AS activity_states
-FROM inst CROSS JOIN turn;
+SELECT inst.*,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst;
 
 -- name: LockNextTurn :one
 -- The workflow-turn fetch, in one statement: locks one running, unlocked
@@ -188,17 +202,31 @@ WITH inst AS (
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
     RETURNING i.*
-), turn AS (
-    -- The messages and the states of the activities they name (migration
-    -- 00018, shared with LockTurn / LockNextTurn); OFFSET 0 keeps the call
-    -- to one per instance.
-    SELECT lock_turn_messages(inst.namespace, inst.instance_id, inst.execution_id, inst.lock_token,
-                              sqlc.arg(max_messages)::bigint) AS r
+), msgs AS (
+    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
-    OFFSET 0
+    WHERE m.id IN (
+        SELECT q.id FROM orchestrator_queue q, inst i3
+        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+        ORDER BY q.id
+        LIMIT sqlc.arg(max_messages)
+    )
+    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.*, (turn.r -> 'messages')::jsonb AS messages, (turn.r -> 'activity_states')::jsonb AS activity_states
-FROM inst CROSS JOIN turn;
+SELECT inst.*,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                       FROM history h
+                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst;
 
 -- name: GetLockedTurns :many
 -- The first step of an ack of one or more turns, in one round trip: of the
