@@ -64,7 +64,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
-  retry_policy, retry_attempt
+  retry_policy, retry_attempt, has_children
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
@@ -289,7 +289,8 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 -- locks: each instance named in instance_ids gets the fields of
 -- turns[instance_id]. input, result and error are boxed as {"v": value},
 -- so that a JSON null value stays a jsonb null and an absent box is SQL
--- NULL. Instances are found by key (= ANY of the ids).
+-- NULL. has_children, when true, marks an instance whose turn started a
+-- child workflow (it stays set). Instances are found by key (= ANY of the ids).
 UPDATE instances
 SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     execution_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
@@ -304,6 +305,7 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
     build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
+    has_children = instances.has_children OR COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
     sticky_worker_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' AND (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
