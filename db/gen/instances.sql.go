@@ -82,6 +82,7 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     completed_at = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
     build_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
+    has_children = instances.has_children OR COALESCE(($1::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
     sticky_worker_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' AND ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
@@ -100,14 +101,15 @@ type FinishTurnsParams struct {
 // locks: each instance named in instance_ids gets the fields of
 // turns[instance_id]. input, result and error are boxed as {"v": value},
 // so that a JSON null value stays a jsonb null and an absent box is SQL
-// NULL. Instances are found by key (= ANY of the ids).
+// NULL. has_children, when true, marks an instance whose turn started a
+// child workflow (it stays set). Instances are found by key (= ANY of the ids).
 func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error {
 	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
 	return err
 }
 
 const getInstance = `-- name: GetInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt FROM instances WHERE namespace = $1 AND instance_id = $2
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, has_children FROM instances WHERE namespace = $1 AND instance_id = $2
 `
 
 type GetInstanceParams struct {
@@ -154,12 +156,13 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 		&i.ParentClosePolicy,
 		&i.RetryPolicy,
 		&i.RetryAttempt,
+		&i.HasChildren,
 	)
 	return i, err
 }
 
 const getInstanceForUpdate = `-- name: GetInstanceForUpdate :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, has_children FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
 `
 
 type GetInstanceForUpdateParams struct {
@@ -206,12 +209,13 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 		&i.ParentClosePolicy,
 		&i.RetryPolicy,
 		&i.RetryAttempt,
+		&i.HasChildren,
 	)
 	return i, err
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, now()::timestamptz AS tx_time FROM instances
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.has_children, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
   AND lock_token = $3
 FOR UPDATE
@@ -270,13 +274,14 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 		&i.Instance.ParentClosePolicy,
 		&i.Instance.RetryPolicy,
 		&i.Instance.RetryAttempt,
+		&i.Instance.HasChildren,
 		&i.TxTime,
 	)
 	return i, err
 }
 
 const getLockedTurns = `-- name: GetLockedTurns :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, now()::timestamptz AS tx_time,
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.has_children, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
@@ -398,6 +403,7 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 			&i.Instance.ParentClosePolicy,
 			&i.Instance.RetryPolicy,
 			&i.Instance.RetryAttempt,
+			&i.Instance.HasChildren,
 			&i.TxTime,
 			&i.Messages,
 			&i.ActivityStates,
@@ -421,7 +427,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
-  retry_policy, retry_attempt
+  retry_policy, retry_attempt, has_children
 FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
@@ -477,6 +483,7 @@ type ListInstancesRow struct {
 	ParentClosePolicy *string
 	RetryPolicy       []byte
 	RetryAttempt      int32
+	HasChildren       bool
 }
 
 // Keyset paging, newest first. "created_at IS NOT NULL" always holds; it
@@ -536,6 +543,7 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 			&i.ParentClosePolicy,
 			&i.RetryPolicy,
 			&i.RetryAttempt,
+			&i.HasChildren,
 		); err != nil {
 			return nil, err
 		}
@@ -555,32 +563,48 @@ WITH inst AS (
         locked_by = $2,
         build_id = COALESCE(i.build_id, $3::text)
     FROM (
-        SELECT c.namespace, c.instance_id
-        FROM (
-            SELECT q.namespace, q.instance_id
-            FROM orchestrator_queue q
-            WHERE q.namespace = $4 AND q.task_queue = $5 AND q.visible_at <= now()
-              AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() OR ($6::boolean AND ix.locked_until IS NOT NULL)
-                         OR ix.build_id NOT IN ('', $3::text)
-                  FROM instances ix
-                  WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-            ORDER BY q.visible_at
-            LIMIT 1000
-        ) q
-        CROSS JOIN LATERAL (
-            SELECT i2.namespace, i2.instance_id
-            FROM instances i2
-            WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
-              AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $6::boolean))
-              AND (i2.build_id IS NULL OR i2.build_id IN ('', $3::text))
-            FOR UPDATE SKIP LOCKED
-        ) c
+        (SELECT e.namespace, e.instance_id
+         FROM (
+             SELECT ix.namespace, ix.instance_id FROM instances ix
+             WHERE ix.namespace = $4 AND ix.instance_id = $5::text
+               AND ix.task_queue = $6 AND ix.status = 'running'
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $7::boolean))
+               AND (ix.build_id IS NULL OR ix.build_id IN ('', $3::text))
+               AND NOT EXISTS (
+                   SELECT 1 FROM worker_queue w
+                   WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
+                     AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+               )
+             FOR NO KEY UPDATE OF ix SKIP LOCKED
+         ) e)
+        UNION ALL
+        (SELECT c.namespace, c.instance_id
+         FROM (
+             SELECT q.namespace, q.instance_id
+             FROM orchestrator_queue q
+             WHERE q.namespace = $4 AND q.task_queue = $6 AND q.visible_at <= now()
+               AND NOT COALESCE((
+                   SELECT ix.locked_until >= now() OR ($7::boolean AND ix.locked_until IS NOT NULL)
+                          OR ix.build_id NOT IN ('', $3::text)
+                   FROM instances ix
+                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
+             ORDER BY q.visible_at
+             LIMIT 1000
+         ) q
+         CROSS JOIN LATERAL (
+             SELECT i2.namespace, i2.instance_id
+             FROM instances i2
+             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+               AND i2.status = 'running'
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $7::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $3::text))
+             FOR UPDATE SKIP LOCKED
+         ) c
+         WHERE $5::text IS NULL)
         LIMIT 1
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.has_children
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
@@ -588,11 +612,11 @@ WITH inst AS (
         SELECT q.id FROM orchestrator_queue q, inst i3
         WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
         ORDER BY q.id
-        LIMIT $7
+        LIMIT $8
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.has_children,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs), '[]'::jsonb)::jsonb AS messages,
@@ -613,6 +637,7 @@ type LockNextTurnParams struct {
 	WorkerID    *string
 	BuildID     string
 	Namespace   string
+	InstanceID  *string
 	TaskQueue   string
 	HoldExpired bool
 	MaxMessages int32
@@ -654,39 +679,62 @@ type LockNextTurnRow struct {
 	ParentClosePolicy *string
 	RetryPolicy       []byte
 	RetryAttempt      int32
+	HasChildren       bool
 	Messages          []byte
 	ActivityStates    []byte
 }
 
-// The workflow-turn fetch, in one statement: locks one running, unlocked
-// instance of the task queue that has a visible message, marks up to
-// max_messages of its visible messages as consumed by the turn, and
-// returns the instance with those messages (jsonb, id order) and the states
-// of the activities they name (jsonb, activity id → done). Candidates
-// come from the queue's dequeue index in order; each is locked by primary
-// key (LATERAL … FOR UPDATE SKIP LOCKED), so that the plan never scans the
-// instances. Messages of an instance a live turn holds (locked_until not
-// passed) are no candidates — the turn's own and those that arrived
-// during it: however many turns are in flight and however many messages
-// wait for them, the first 1 000 candidates are messages of instances free
-// to take (an expired turn's instance is, so that its turn is delivered
-// again). The check is a scalar subquery, a key probe per message: as NOT
-// EXISTS the planner may make it an anti-join over all instances. The same
-// probe skips the instances pinned to another build id (build_id: the
-// fetching worker's, ” for none): an execution takes the build id of the
-// worker that fetches its first turn, and later turns go only to workers
-// of that build id — to any worker when it is ”.
+// A workflow turn, locked in one statement: the queue's fetch (instance_id
+// NULL) or the eager turn of an activity result (instance_id: the
+// instance whose result it is). It locks the instance for a worker, marks
+// up to max_messages of its visible messages as consumed by the turn, and
+// returns the instance with those messages (jsonb, id order) and the
+// states of the activities they name (jsonb, activity id → done). The
+// two ways of finding the instance are the two branches of the candidate
+// union; the lock, the messages and the activity states are written once
+// for both (a generic plan runs only the branch its parameters select:
+// the eager branch finds nothing for a NULL id, the queue's branch is
+// switched off by its one-time filter).
+//
+// The fetch (instance_id NULL): one running, unlocked instance of the
+// task queue that has a visible message. Candidates come from the queue's
+// dequeue index in order; each is locked by primary key (LATERAL … FOR
+// UPDATE SKIP LOCKED), so that the plan never scans the instances.
+// Messages of an instance a live turn holds (locked_until not passed) are
+// no candidates — the turn's own and those that arrived during it:
+// however many turns are in flight and however many messages wait for
+// them, the first 1 000 candidates are messages of instances free to take
+// (an expired turn's instance is, so that its turn is delivered again).
+// The check is a scalar subquery, a key probe per message: as NOT EXISTS
+// the planner may make it an anti-join over all instances. The same probe
+// skips the instances pinned to another build id (build_id: the fetching
+// worker's, ” for none): an execution takes the build id of the worker
+// that fetches its first turn, and later turns go only to workers of that
+// build id — to any worker when it is ”.
+//
+// The eager turn (instance_id set): the instance by id, for a worker of a
+// compatible build id. No row when the instance is held, finished, or on
+// another queue — or when other activities of its execution are still
+// outstanding: their results may come in a moment, and a turn taken now
+// would see only this one (the queue's poll, a few milliseconds later,
+// batches what has arrived). An instance another transaction holds (an
+// ack, a poll, another result) is skipped, never waited for: the
+// result's transaction already holds attempts, and instances come before
+// worker_queue in the lock order (docs/architecture.md); the queue's poll
+// takes the turn then.
+//
 // With hold_expired (the server's outage grace: after it started, and
-// after the database was unreachable) an instance whose lock expired is no
-// candidate either: the worker that holds its turn may have run it through
-// the outage, and its retried ack, which the token still matching lets
-// through (GetLockedTurns), comes within the grace.
+// after the database was unreachable) an instance whose lock expired is
+// held like a live one, in both ways: the worker that holds its turn may
+// have run it through the outage, and its retried ack, which the token
+// still matching lets through (GetLockedTurns), comes within the grace.
 func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (LockNextTurnRow, error) {
 	row := q.db.QueryRow(ctx, lockNextTurn,
 		arg.LockMs,
 		arg.WorkerID,
 		arg.BuildID,
 		arg.Namespace,
+		arg.InstanceID,
 		arg.TaskQueue,
 		arg.HoldExpired,
 		arg.MaxMessages,
@@ -728,175 +776,7 @@ func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (Loc
 		&i.ParentClosePolicy,
 		&i.RetryPolicy,
 		&i.RetryAttempt,
-		&i.Messages,
-		&i.ActivityStates,
-	)
-	return i, err
-}
-
-const lockTurn = `-- name: LockTurn :one
-WITH inst AS (
-    UPDATE instances i
-    SET lock_token = gen_random_uuid(),
-        locked_until = now() + $1::bigint * interval '1 millisecond',
-        locked_by = $2,
-        build_id = COALESCE(i.build_id, $3::text)
-    FROM (
-        SELECT ix.namespace, ix.instance_id FROM instances ix
-        WHERE ix.namespace = $4 AND ix.instance_id = $5
-          AND ix.task_queue = $6 AND ix.status = 'running'
-          AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $7::boolean))
-          AND (ix.build_id IS NULL OR ix.build_id IN ('', $3::text))
-          AND NOT EXISTS (
-              SELECT 1 FROM worker_queue q
-              WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
-                AND q.execution_id = ix.execution_id AND NOT q.cancel_requested
-          )
-        FOR NO KEY UPDATE OF ix SKIP LOCKED
-    ) c
-    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt
-), msgs AS (
-    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
-    FROM inst
-    WHERE m.id IN (
-        SELECT q.id FROM orchestrator_queue q, inst i3
-        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
-        ORDER BY q.id
-        LIMIT $8
-    )
-    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
-)
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt,
-       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
-                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
-                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
-       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
-                 FROM (SELECT h.activity_id,
-                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
-                       FROM history h
-                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
-                         AND h.execution_id = inst.execution_id
-                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
-                                               WHERE msgs.payload ? 'activity_id')
-                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
-FROM inst
-`
-
-type LockTurnParams struct {
-	LockMs      int64
-	WorkerID    *string
-	BuildID     string
-	Namespace   string
-	InstanceID  string
-	TaskQueue   string
-	HoldExpired bool
-	MaxMessages int32
-}
-
-type LockTurnRow struct {
-	Namespace         string
-	InstanceID        string
-	WorkflowType      string
-	TaskQueue         string
-	Status            string
-	ExecutionID       int64
-	Input             []byte
-	Result            []byte
-	Error             []byte
-	NextEventID       int64
-	NextActivityID    int64
-	NextTimerID       int64
-	CancelRequested   bool
-	CancelReason      *string
-	ExecutionTimeout  pgtype.Interval
-	ExecutionDeadline *time.Time
-	LockToken         *uuid.UUID
-	LockedUntil       *time.Time
-	LockedBy          *string
-	StickyWorkerID    *string
-	TaskFailures      int32
-	LastTaskError     []byte
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	CompletedAt       *time.Time
-	LastEventAt       *time.Time
-	CronSchedule      *string
-	BuildID           *string
-	ParentNamespace   *string
-	ParentInstanceID  *string
-	ParentExecutionID *int64
-	ParentChildID     *int64
-	ParentClosePolicy *string
-	RetryPolicy       []byte
-	RetryAttempt      int32
-	Messages          []byte
-	ActivityStates    []byte
-}
-
-// The eager workflow task of an activity result, in one statement: locks
-// the instance by id for a worker (of a compatible build id, as in
-// LockNextTurn), marks up to max_messages of its visible
-// messages as consumed by the turn, and returns it as LockNextTurn does
-// (the messages, and the states of the activities they name). No row when
-// the instance is held, finished, or on another queue — or when other
-// activities of its execution are still outstanding: their results may
-// come in a moment, and a turn taken now would see only this one (the
-// queue's poll, a few milliseconds later, batches what has arrived).
-// An instance another transaction holds (an ack, a poll, another result)
-// is skipped, never waited for: the result's transaction already holds
-// attempts, and instances come before worker_queue in the lock order
-// (docs/architecture.md); the queue's poll takes the turn then. With
-// hold_expired (the server's outage grace) an instance whose lock expired
-// is held too: its turn's ack may be on its way (see GetLockedTurns).
-func (q *Queries) LockTurn(ctx context.Context, arg LockTurnParams) (LockTurnRow, error) {
-	row := q.db.QueryRow(ctx, lockTurn,
-		arg.LockMs,
-		arg.WorkerID,
-		arg.BuildID,
-		arg.Namespace,
-		arg.InstanceID,
-		arg.TaskQueue,
-		arg.HoldExpired,
-		arg.MaxMessages,
-	)
-	var i LockTurnRow
-	err := row.Scan(
-		&i.Namespace,
-		&i.InstanceID,
-		&i.WorkflowType,
-		&i.TaskQueue,
-		&i.Status,
-		&i.ExecutionID,
-		&i.Input,
-		&i.Result,
-		&i.Error,
-		&i.NextEventID,
-		&i.NextActivityID,
-		&i.NextTimerID,
-		&i.CancelRequested,
-		&i.CancelReason,
-		&i.ExecutionTimeout,
-		&i.ExecutionDeadline,
-		&i.LockToken,
-		&i.LockedUntil,
-		&i.LockedBy,
-		&i.StickyWorkerID,
-		&i.TaskFailures,
-		&i.LastTaskError,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.CompletedAt,
-		&i.LastEventAt,
-		&i.CronSchedule,
-		&i.BuildID,
-		&i.ParentNamespace,
-		&i.ParentInstanceID,
-		&i.ParentExecutionID,
-		&i.ParentChildID,
-		&i.ParentClosePolicy,
-		&i.RetryPolicy,
-		&i.RetryAttempt,
+		&i.HasChildren,
 		&i.Messages,
 		&i.ActivityStates,
 	)
@@ -1035,7 +915,7 @@ func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (S
 }
 
 const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, has_children FROM instances
 WHERE status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
@@ -1089,6 +969,7 @@ func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]I
 			&i.ParentClosePolicy,
 			&i.RetryPolicy,
 			&i.RetryAttempt,
+			&i.HasChildren,
 		); err != nil {
 			return nil, err
 		}

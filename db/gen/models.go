@@ -69,6 +69,7 @@ type Instance struct {
 	ParentClosePolicy *string
 	RetryPolicy       []byte
 	RetryAttempt      int32
+	HasChildren       bool
 }
 
 type Namespace struct {

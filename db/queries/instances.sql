@@ -64,7 +64,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
-  retry_policy, retry_attempt
+  retry_policy, retry_attempt, has_children
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
@@ -82,93 +82,51 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
   AND status = 'running' AND NOT cancel_requested
 RETURNING execution_id, task_queue;
 
--- name: LockTurn :one
--- The eager workflow task of an activity result, in one statement: locks
--- the instance by id for a worker (of a compatible build id, as in
--- LockNextTurn), marks up to max_messages of its visible
--- messages as consumed by the turn, and returns it as LockNextTurn does
--- (the messages, and the states of the activities they name). No row when
--- the instance is held, finished, or on another queue — or when other
--- activities of its execution are still outstanding: their results may
--- come in a moment, and a turn taken now would see only this one (the
--- queue's poll, a few milliseconds later, batches what has arrived).
--- An instance another transaction holds (an ack, a poll, another result)
--- is skipped, never waited for: the result's transaction already holds
--- attempts, and instances come before worker_queue in the lock order
--- (docs/architecture.md); the queue's poll takes the turn then. With
--- hold_expired (the server's outage grace) an instance whose lock expired
--- is held too: its turn's ack may be on its way (see GetLockedTurns).
-WITH inst AS (
-    UPDATE instances i
-    SET lock_token = gen_random_uuid(),
-        locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-        locked_by = sqlc.arg(worker_id),
-        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
-    FROM (
-        SELECT ix.namespace, ix.instance_id FROM instances ix
-        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
-          AND ix.task_queue = sqlc.arg(task_queue) AND ix.status = 'running'
-          AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-          AND (ix.build_id IS NULL OR ix.build_id IN ('', sqlc.arg(build_id)::text))
-          AND NOT EXISTS (
-              SELECT 1 FROM worker_queue q
-              WHERE q.namespace = ix.namespace AND q.instance_id = ix.instance_id
-                AND q.execution_id = ix.execution_id AND NOT q.cancel_requested
-          )
-        FOR NO KEY UPDATE OF ix SKIP LOCKED
-    ) c
-    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.*
-), msgs AS (
-    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
-    FROM inst
-    WHERE m.id IN (
-        SELECT q.id FROM orchestrator_queue q, inst i3
-        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
-        ORDER BY q.id
-        LIMIT sqlc.arg(max_messages)
-    )
-    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
-)
-SELECT inst.*,
-       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
-                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
-                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
-       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
-                 FROM (SELECT h.activity_id,
-                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
-                       FROM history h
-                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
-                         AND h.execution_id = inst.execution_id
-                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
-                                               WHERE msgs.payload ? 'activity_id')
-                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
-FROM inst;
-
 -- name: LockNextTurn :one
--- The workflow-turn fetch, in one statement: locks one running, unlocked
--- instance of the task queue that has a visible message, marks up to
--- max_messages of its visible messages as consumed by the turn, and
--- returns the instance with those messages (jsonb, id order) and the states
--- of the activities they name (jsonb, activity id → done). Candidates
--- come from the queue's dequeue index in order; each is locked by primary
--- key (LATERAL … FOR UPDATE SKIP LOCKED), so that the plan never scans the
--- instances. Messages of an instance a live turn holds (locked_until not
--- passed) are no candidates — the turn's own and those that arrived
--- during it: however many turns are in flight and however many messages
--- wait for them, the first 1 000 candidates are messages of instances free
--- to take (an expired turn's instance is, so that its turn is delivered
--- again). The check is a scalar subquery, a key probe per message: as NOT
--- EXISTS the planner may make it an anti-join over all instances. The same
--- probe skips the instances pinned to another build id (build_id: the
--- fetching worker's, '' for none): an execution takes the build id of the
--- worker that fetches its first turn, and later turns go only to workers
--- of that build id — to any worker when it is ''.
+-- A workflow turn, locked in one statement: the queue's fetch (instance_id
+-- NULL) or the eager turn of an activity result (instance_id: the
+-- instance whose result it is). It locks the instance for a worker, marks
+-- up to max_messages of its visible messages as consumed by the turn, and
+-- returns the instance with those messages (jsonb, id order) and the
+-- states of the activities they name (jsonb, activity id → done). The
+-- two ways of finding the instance are the two branches of the candidate
+-- union; the lock, the messages and the activity states are written once
+-- for both (a generic plan runs only the branch its parameters select:
+-- the eager branch finds nothing for a NULL id, the queue's branch is
+-- switched off by its one-time filter).
+--
+-- The fetch (instance_id NULL): one running, unlocked instance of the
+-- task queue that has a visible message. Candidates come from the queue's
+-- dequeue index in order; each is locked by primary key (LATERAL … FOR
+-- UPDATE SKIP LOCKED), so that the plan never scans the instances.
+-- Messages of an instance a live turn holds (locked_until not passed) are
+-- no candidates — the turn's own and those that arrived during it:
+-- however many turns are in flight and however many messages wait for
+-- them, the first 1 000 candidates are messages of instances free to take
+-- (an expired turn's instance is, so that its turn is delivered again).
+-- The check is a scalar subquery, a key probe per message: as NOT EXISTS
+-- the planner may make it an anti-join over all instances. The same probe
+-- skips the instances pinned to another build id (build_id: the fetching
+-- worker's, '' for none): an execution takes the build id of the worker
+-- that fetches its first turn, and later turns go only to workers of that
+-- build id — to any worker when it is ''.
+--
+-- The eager turn (instance_id set): the instance by id, for a worker of a
+-- compatible build id. No row when the instance is held, finished, or on
+-- another queue — or when other activities of its execution are still
+-- outstanding: their results may come in a moment, and a turn taken now
+-- would see only this one (the queue's poll, a few milliseconds later,
+-- batches what has arrived). An instance another transaction holds (an
+-- ack, a poll, another result) is skipped, never waited for: the
+-- result's transaction already holds attempts, and instances come before
+-- worker_queue in the lock order (docs/architecture.md); the queue's poll
+-- takes the turn then.
+--
 -- With hold_expired (the server's outage grace: after it started, and
--- after the database was unreachable) an instance whose lock expired is no
--- candidate either: the worker that holds its turn may have run it through
--- the outage, and its retried ack, which the token still matching lets
--- through (GetLockedTurns), comes within the grace.
+-- after the database was unreachable) an instance whose lock expired is
+-- held like a live one, in both ways: the worker that holds its turn may
+-- have run it through the outage, and its retried ack, which the token
+-- still matching lets through (GetLockedTurns), comes within the grace.
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
@@ -176,28 +134,44 @@ WITH inst AS (
         locked_by = sqlc.arg(worker_id),
         build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
     FROM (
-        SELECT c.namespace, c.instance_id
-        FROM (
-            SELECT q.namespace, q.instance_id
-            FROM orchestrator_queue q
-            WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-              AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                         OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
-                  FROM instances ix
-                  WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-            ORDER BY q.visible_at
-            LIMIT 1000
-        ) q
-        CROSS JOIN LATERAL (
-            SELECT i2.namespace, i2.instance_id
-            FROM instances i2
-            WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
-              AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-              AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
-            FOR UPDATE SKIP LOCKED
-        ) c
+        (SELECT e.namespace, e.instance_id
+         FROM (
+             SELECT ix.namespace, ix.instance_id FROM instances ix
+             WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.narg(instance_id)::text
+               AND ix.task_queue = sqlc.arg(task_queue) AND ix.status = 'running'
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+               AND (ix.build_id IS NULL OR ix.build_id IN ('', sqlc.arg(build_id)::text))
+               AND NOT EXISTS (
+                   SELECT 1 FROM worker_queue w
+                   WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
+                     AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+               )
+             FOR NO KEY UPDATE OF ix SKIP LOCKED
+         ) e)
+        UNION ALL
+        (SELECT c.namespace, c.instance_id
+         FROM (
+             SELECT q.namespace, q.instance_id
+             FROM orchestrator_queue q
+             WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
+               AND NOT COALESCE((
+                   SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                          OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                   FROM instances ix
+                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
+             ORDER BY q.visible_at
+             LIMIT 1000
+         ) q
+         CROSS JOIN LATERAL (
+             SELECT i2.namespace, i2.instance_id
+             FROM instances i2
+             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+               AND i2.status = 'running'
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+             FOR UPDATE SKIP LOCKED
+         ) c
+         WHERE sqlc.narg(instance_id)::text IS NULL)
         LIMIT 1
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
@@ -315,7 +289,8 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 -- locks: each instance named in instance_ids gets the fields of
 -- turns[instance_id]. input, result and error are boxed as {"v": value},
 -- so that a JSON null value stays a jsonb null and an absent box is SQL
--- NULL. Instances are found by key (= ANY of the ids).
+-- NULL. has_children, when true, marks an instance whose turn started a
+-- child workflow (it stays set). Instances are found by key (= ANY of the ids).
 UPDATE instances
 SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     execution_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
@@ -330,6 +305,7 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
     build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
+    has_children = instances.has_children OR COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
     sticky_worker_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' AND (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,

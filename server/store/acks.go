@@ -312,6 +312,9 @@ type finishRow struct {
 	// LastEventAt is the time of the turn's last event (absent: the
 	// instance keeps its own).
 	LastEventAt *time.Time `json:"last_event_at,omitempty"`
+	// HasChildren is true when the turn starts a child workflow: the
+	// instance's has_children is set (false leaves it as it is).
+	HasChildren bool `json:"has_children,omitempty"`
 }
 
 // jsonBox carries a jsonb value through a jsonb document: a JSON null
@@ -490,7 +493,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	// The instance.
 	fin := finishRow{Status: plan.Status, ExecutionID: exec, WorkflowType: inst.WorkflowType, Input: boxed(inst.Input),
 		Result: boxed(plan.Result), NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
-		NextTimerID: plan.NextTimerID}
+		NextTimerID: plan.NextTimerID, HasChildren: len(plan.Children) > 0}
 	if !plan.LastEventAt.IsZero() {
 		at := plan.LastEventAt.UTC()
 		fin.LastEventAt = &at

@@ -75,7 +75,9 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 		w.cancels = append(w.cancels, parentCancelArg{InstanceID: id, ExecutionID: exec,
 			Reason: api.CancelReasonContextCanceled, WorkflowIDs: plan.CancelChildren})
 	}
-	if plan.CloseChildrenReason != "" {
+	// The close policy applies to children: an instance that never
+	// started one (has_children, or this very turn) skips its statement.
+	if plan.CloseChildrenReason != "" && (inst.HasChildren || len(plan.Children) > 0) {
 		w.closePolicy = append(w.closePolicy, parentCancelArg{InstanceID: id, ExecutionID: exec, Reason: plan.CloseChildrenReason})
 	}
 }

@@ -146,3 +146,55 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 		}
 	}
 }
+
+// Goal: the close policy costs a closing workflow nothing when it never
+// started a child (instances.has_children, migration 00019): its ack sends
+// no ApplyClosePolicy. A workflow that starts a child in the very turn
+// that closes it, and one that started it in an earlier turn, still apply
+// it (the request_cancel child is asked to cancel).
+func TestChildren_ClosePolicyOnlyForParents(t *testing.T) {
+	c := &sqlCapture{marker: "name: ApplyClosePolicy"}
+	s, _ := tracedStore(t, c)
+	applied := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		ran := c.sql != ""
+		c.sql = ""
+		return ran
+	}
+	complete := func(cmds ...api.Command) {
+		t.Helper()
+		task := fetchTurn(t, s)
+		m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
+	}
+	kid := func(id string) api.Command {
+		return api.Command{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: id, WorkflowType: "k", TaskQueue: "q2",
+			ParentClosePolicy: api.ParentClosePolicyRequestCancel}
+	}
+	done := api.Command{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}
+
+	start(t, s, "lone")
+	complete(done)
+	if applied() {
+		t.Fatal("a workflow without children sent ApplyClosePolicy")
+	}
+
+	start(t, s, "same-turn")
+	complete(kid("kid1"), done)
+	if !applied() {
+		t.Fatal("a workflow closing in the turn that starts its child did not apply its close policy")
+	}
+	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid1"))(t); !w.CancelRequested {
+		t.Fatalf("kid1 was not asked to cancel: %+v", w)
+	}
+
+	start(t, s, "earlier")
+	complete(kid("kid2"))
+	complete(done)
+	if !applied() {
+		t.Fatal("a workflow that started a child earlier did not apply its close policy")
+	}
+	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid2"))(t); !w.CancelRequested {
+		t.Fatalf("kid2 was not asked to cancel: %+v", w)
+	}
+}

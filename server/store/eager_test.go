@@ -272,3 +272,27 @@ func TestAck_EndingTurnCancelsOnlyOutstanding(t *testing.T) {
 		t.Fatalf("held attempt of activity 2: cancel reason %v", reason)
 	}
 }
+
+// Goal: the eager turn of a result and the queue's fetch are one statement
+// (LockNextTurn), and a result whose workflow cannot take its turn now (a
+// sibling activity is outstanding) never takes another workflow's turn
+// from the queue instead: the queue's branch runs only for a fetch. The
+// other workflow's turn stays on the queue for a poll.
+func TestLockNextTurn_EagerBranchLeavesTheQueue(t *testing.T) {
+	s := newStore(t)
+	startWithActivities(t, s, "eager-busy", schedule(1, 2))
+	a1 := fetchAct(t, s, time.Minute)
+	fetchAct(t, s, time.Minute) // activity 2 stays outstanding
+	if _, err := s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bystander"}); err != nil {
+		t.Fatal(err)
+	}
+	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`),
+		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
+	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+		t.Fatalf("answer %+v (turn %+v): want delivered without a turn", resp, resp.WorkflowTask)
+	}
+	turn := fetchTurn(t, s)
+	if turn.InstanceID != "bystander" || len(turn.Messages) != 1 || turn.Messages[0].Kind != api.EventWorkflowStarted {
+		t.Fatalf("the poll got %s with %+v, want the bystander's start", turn.InstanceID, turn.Messages)
+	}
+}

@@ -15,7 +15,7 @@ import (
 // orchestrator_queue.lock_token, so the locked version of a message gets no
 // index entry (the dequeue index keeps one entry per message). Checked for
 // the turn fetch (LockNextTurn, 50 instances with two messages each) and
-// for the eager turn an activity result locks (LockTurn); the turns are
+// for the eager turn an activity result locks (LockNextTurn by id); the turns are
 // then acknowledged and the workflows complete, so the statements that
 // find a turn's messages by instance and token still find them.
 func TestTurnLock_MessageLockIsHOT(t *testing.T) {

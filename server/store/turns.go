@@ -28,7 +28,7 @@ const ackBatch = 1000
 const copyThreshold = 200
 
 // parseActivityStates reads the activity_states of GetLockedTurns,
-// LockNextTurn and LockTurn: a jsonb object of activity id → done.
+// LockNextTurn: a jsonb object of activity id → done.
 func parseActivityStates(raw []byte) (engine.ActivityDone, error) {
 	var m map[string]bool
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -45,7 +45,7 @@ func parseActivityStates(raw []byte) (engine.ActivityDone, error) {
 	return done, nil
 }
 
-// instanceOfTurn is the instance part of a LockNextTurn (or LockTurn) row.
+// instanceOfTurn is the instance part of a LockNextTurn row.
 func instanceOfTurn(r gen.LockNextTurnRow) gen.Instance {
 	return gen.Instance{
 		Namespace: r.Namespace, InstanceID: r.InstanceID, WorkflowType: r.WorkflowType, TaskQueue: r.TaskQueue,
@@ -195,8 +195,8 @@ func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, wo
 	return nil, nil
 }
 
-// takeTurn builds the turn that LockNextTurn or LockTurn (row) has just
-// locked for workerID: the messages they marked as consumed by the turn,
+// takeTurn builds the turn that LockNextTurn (row: a fetch or an eager turn) has just
+// locked for workerID: the messages it marked as consumed by the turn,
 // and the history (none for the sticky worker, which holds the state and
 // needs only the states of the activities the messages name, which the
 // row carries). A turn left with only stale messages consumes them,
