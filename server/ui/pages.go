@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -245,11 +246,7 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 		// Offer the actions only to a key whose role may do them. When
 		// the caller cannot be asked (a server without GET /caller), the
 		// forms are shown and the API has the last word.
-		var who api.Caller
-		if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "caller"), nil, nil, &who); err == nil && who.AuthRequired &&
-			who.Role != api.RoleClient && who.Role != api.RoleAdmin {
-			d.ReadOnlyRole = who.Role
-		}
+		d.ReadOnlyRole = readOnlyRole(ctx, c, ns)
 	}
 	if len(d.Pending) > 0 && d.ExecutionID == wf.ExecutionID {
 		var ws api.ListWorkersResponse
@@ -565,4 +562,19 @@ func eventSummary(e api.Event) string {
 		parts = append(parts, "error: "+e.Error.Message)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// readOnlyRole asks GET /caller who the browser's key is, and returns its
+// role when that role may read but not act (a reader key), so that a page
+// offers no form its owner cannot use. It returns "" when the key may act,
+// when keys are not required, or when the caller cannot be asked (a server
+// without GET /caller): then the forms are shown and the API has the last
+// word.
+func readOnlyRole(ctx context.Context, c *apiClient, ns string) string {
+	var who api.Caller
+	if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "caller"), nil, nil, &who); err == nil && who.AuthRequired &&
+		who.Role != api.RoleClient && who.Role != api.RoleAdmin {
+		return who.Role
+	}
+	return ""
 }

@@ -53,6 +53,9 @@ type scheduleData struct {
 	// Spec is the spec in words, one line per cron expression or
 	// interval.
 	Spec []string
+	// ReadOnlyRole is the role of a key that may read the schedule but not
+	// trigger, pause or unpause it ("" when it may).
+	ReadOnlyRole string
 }
 
 func (u *UI) schedule(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +70,7 @@ func (u *UI) showSchedule(w http.ResponseWriter, r *http.Request, status int, fl
 		u.fail(w, r, "Schedule "+id, err)
 		return
 	}
-	d := &scheduleData{S: &s}
+	d := &scheduleData{S: &s, ReadOnlyRole: readOnlyRole(r.Context(), u.client(w, r), ns)}
 	for _, c := range s.Spec.CronExpressions {
 		d.Spec = append(d.Spec, "cron "+c)
 	}

@@ -235,9 +235,27 @@ func TestUIRoles(t *testing.T) {
 	}
 	path := "/ui/namespaces/default/workflows/roles-1"
 
-	// The reader sees the workflow, and no form to act on it.
+	if _, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:     "roles-nightly",
+		Spec:   client.ScheduleSpec{CronExpressions: []string{"0 3 * * *"}},
+		Action: &client.ScheduleWorkflowAction{Workflow: "OrderFlow", TaskQueue: "nobody"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	schedulePath := "/ui/namespaces/default/schedules/roles-nightly"
+
+	// The reader sees the workflow and the schedule, and no form to act on
+	// either.
 	login(readerKey)
-	text := e.open(path)
+	text := e.open(schedulePath)
+	mustContain(t, "the reader's schedule page", text, "roles-nightly", "Next runs",
+		"Your API key (role reader) may read this schedule but not trigger, pause or unpause it.")
+	for _, action := range []string{"Trigger now", "Start the workflow now"} {
+		if strings.Contains(text, action) {
+			t.Fatalf("the reader is offered %q:\n%s", action, text)
+		}
+	}
+	text = e.open(path)
 	mustContain(t, "the reader's page", text, "roles-1", "running", "History of execution 1",
 		"Your API key (role reader) may read this workflow but not signal, cancel or terminate it.")
 	for _, action := range []string{"Send a signal", "Request cancellation", "End it now"} {
@@ -248,6 +266,7 @@ func TestUIRoles(t *testing.T) {
 
 	// The client is offered the actions; its terminate ends the workflow.
 	login(clientKey)
+	mustContain(t, "the client's schedule page", e.open(schedulePath), "Trigger now", "Pause")
 	text = e.open(path)
 	mustContain(t, "the client's page", text, "Send a signal", "Request cancellation", "End it now")
 	if strings.Contains(text, "may read this workflow but not") {
