@@ -193,7 +193,7 @@ func ProblemTypes() []string {
 func EventKinds() []string {
 	return []string{
 		EventWorkflowStarted, EventActivityScheduled, EventActivityCompleted, EventActivityFailed,
-		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
+		EventActivityCancelRequested, EventActivityCanceled, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
 		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowUpdateAccepted, EventWorkflowUpdateCompleted, EventWorkflowTerminated,

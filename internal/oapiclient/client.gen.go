@@ -278,6 +278,16 @@ type ApiActivityOptions struct {
 
 	// StartToCloseTimeout StartToCloseTimeout bounds one attempt's run.
 	StartToCloseTimeout *string `json:"start_to_close_timeout,omitempty"`
+
+	// WaitForCancellation WaitForCancellation (Temporal's): when the activity is cancelled
+	// (activity_cancels, a workflow cancel request), the workflow gets the
+	// outcome of the attempt that was running — ActivityCompleted,
+	// ActivityFailed (never retried) or ActivityCanceled (a "Canceled"
+	// error) — after its ActivityCancelRequested, instead of nothing; an
+	// attempt nobody held, or whose worker is lost, ends as
+	// ActivityCanceled. False (the default): the cancellation ends the
+	// activity for the workflow and a later outcome is dropped.
+	WaitForCancellation *bool `json:"wait_for_cancellation,omitempty"`
 }
 
 // ApiActivityTask defines model for api.ActivityTask.
