@@ -35,17 +35,17 @@ func markerKey(name, id string) string { return name + "\x00" + id }
 // server sees them, and the keys of every event (to validate the next turn's
 // history against a cached state).
 type histIndex struct {
-	activities  map[int64]string           // ActivityScheduled: id → type
-	timers      map[int64]bool             // TimerCreated
-	timerFired  map[int64]bool             // TimerFired
-	timerCancel map[int64]bool             // TimerCanceled
-	closed      map[int64]bool             // ActivityCompleted / Failed / Canceled, CancelRequested (not waiting)
-	outstanding map[int64]bool             // scheduled and not closed
+	activities  map[int64]string // ActivityScheduled: id → type
+	timers      map[int64]bool   // TimerCreated
+	timerFired  map[int64]bool   // TimerFired
+	timerCancel map[int64]bool   // TimerCanceled
+	closed      map[int64]bool   // ActivityCompleted / Failed / Canceled, CancelRequested (not waiting)
+	outstanding map[int64]bool   // scheduled and not closed
 	// waits: activities scheduled with WaitForCancellation; their
 	// ActivityCancelRequested does not close them (cancelReq records it):
 	// their outcome event does.
-	waits     map[int64]bool
-	cancelReq map[int64]bool
+	waits       map[int64]bool
+	cancelReq   map[int64]bool
 	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
 	updateDone  map[string]bool            // WorkflowUpdateCompleted: update id
 	externals   map[int64]string           // External*Initiated: external id → command type
