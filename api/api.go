@@ -393,7 +393,7 @@ type Event struct {
 	WorkflowType string `json:"workflow_type,omitempty"`
 	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested
+	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested, ActivityCanceled
 	ActivityID int64 `json:"activity_id,omitempty"`
 	// ActivityType is the activity's registered name (ActivityScheduled).
 	ActivityType string `json:"activity_type,omitempty"`
@@ -401,11 +401,11 @@ type Event struct {
 	TaskQueue string `json:"task_queue,omitempty"`
 	// ActivityScheduled
 	Options *ActivityOptions `json:"options,omitempty"`
-	// ActivityCompleted, ActivityFailed, ActivityAttemptCancelRequested
+	// ActivityCompleted, ActivityFailed, ActivityCanceled, ActivityAttemptCancelRequested
 	Attempt int32 `json:"attempt,omitempty"`
 	// ActivityCompleted, WorkflowCompleted
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
-	// ActivityFailed, WorkflowFailed
+	// ActivityFailed, ActivityCanceled, WorkflowFailed
 	Error *Error `json:"error,omitempty"`
 	// TimerCreated, TimerFired, TimerCanceled
 	TimerID int64 `json:"timer_id,omitempty"`

@@ -687,13 +687,13 @@ type ApiError struct {
 
 // ApiEvent defines model for api.Event.
 type ApiEvent struct {
-	// ActivityId ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested
+	// ActivityId ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested, ActivityCanceled
 	ActivityId *int `json:"activity_id,omitempty"`
 
 	// ActivityType ActivityType is the activity's registered name (ActivityScheduled).
 	ActivityType *string `json:"activity_type,omitempty"`
 
-	// Attempt ActivityCompleted, ActivityFailed, ActivityAttemptCancelRequested
+	// Attempt ActivityCompleted, ActivityFailed, ActivityCanceled, ActivityAttemptCancelRequested
 	Attempt *int `json:"attempt,omitempty"`
 
 	// ChildExecutionId ChildExecutionID is the child workflow's execution (child workflow events).
@@ -716,7 +716,7 @@ type ApiEvent struct {
 	// Details WorkflowTerminated: the details given with the request.
 	Details interface{} `json:"details,omitempty"`
 
-	// Error ActivityFailed, WorkflowFailed
+	// Error ActivityFailed, ActivityCanceled, WorkflowFailed
 	Error *ApiError `json:"error,omitempty"`
 
 	// EventId EventID is the event's position in its execution's history, from 1.
