@@ -124,6 +124,10 @@ const (
 	// ErrorTypeExternalWorkflowNotFound: a signal_external or
 	// cancel_external found no running target (ExternalFailed).
 	ErrorTypeExternalWorkflowNotFound = "ExternalWorkflowNotFound"
+	// ErrorTypeCanceled: an activity attempt ended because it was
+	// cancelled (the Go SDK reports an activity returning context.Canceled
+	// after its cancellation with it); the error of ActivityCanceled.
+	ErrorTypeCanceled = "Canceled"
 )
 
 // ProblemBase is the prefix of every problem type.

@@ -357,7 +357,7 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 		e := errconv.ToAPI(out.err)
 		switch {
 		case canceled && errors.Is(out.err, context.Canceled):
-			e.Type = "Canceled"
+			e.Type = api.ErrorTypeCanceled
 		case errors.Is(out.err, context.DeadlineExceeded) && e.Type == "deadlineExceededError":
 			e.Type = "DeadlineExceeded"
 		}

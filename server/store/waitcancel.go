@@ -9,11 +9,6 @@ import (
 	"github.com/tetherhq/tether/server/engine"
 )
 
-// ErrorTypeCanceled is the error type of an attempt that ended because it
-// was cancelled (the SDK's report of an activity returning
-// context.Canceled after its cancellation).
-const ErrorTypeCanceled = "Canceled"
-
 // waitsForOutcome reports whether the outcome of attempt r, flagged
 // cancelled, still goes to its workflow: its activity has
 // wait_for_cancellation and the cancellation is the activity's (not that of
@@ -35,7 +30,7 @@ func waitsForOutcome(r gen.WorkerQueue) bool {
 // cancellation whose attempt failed with e: ActivityCanceled for a
 // "Canceled" error, ActivityFailed (never retried) otherwise.
 func cancelledFailure(e api.Error) api.Event {
-	if e.Type == ErrorTypeCanceled {
+	if e.Type == api.ErrorTypeCanceled {
 		return api.Event{Kind: api.EventActivityCanceled, Error: &e}
 	}
 	return api.Event{Kind: api.EventActivityFailed, Error: &e}
@@ -44,7 +39,7 @@ func cancelledFailure(e api.Error) api.Event {
 // canceledEvent is the ActivityCanceled of an attempt that ended without a
 // report: why says how.
 func canceledEvent(why string) api.Event {
-	return api.Event{Kind: api.EventActivityCanceled, Error: &api.Error{Type: ErrorTypeCanceled, Message: why}}
+	return api.Event{Kind: api.EventActivityCanceled, Error: &api.Error{Type: api.ErrorTypeCanceled, Message: why}}
 }
 
 // cancelUnheldWaiting removes the attempts nobody holds of the execution's

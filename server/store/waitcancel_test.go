@@ -57,7 +57,7 @@ func TestWaitCancel_HeldAttemptOutcomeDelivered(t *testing.T) {
 		case "completed":
 			out = m(s.CompleteActivityTask(ctxT(t), ns, tok, json.RawMessage(`"cleaned up"`)))(t)
 		case "canceled":
-			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: store.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
+			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
 		case "failed":
 			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: "Boom", Message: "cleanup failed"}, nil))(t)
 		}
@@ -85,7 +85,7 @@ func TestWaitCancel_NotWaitingDropsOutcome(t *testing.T) {
 	startWithActivities(t, s, "plain", schedule(1))
 	a := fetchAct(t, s, time.Minute)
 	cancelActivity1(t, s, "plain")
-	out := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), api.Error{Type: store.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
+	out := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
 	if out.Outcome != store.OutcomeStale {
 		t.Fatalf("outcome %s, want stale", out.Outcome)
 	}

@@ -728,7 +728,7 @@ func cancelWaitingActivityGetsItsOutcome(t *testing.T, newStore func(*testing.T)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled},
 			{ActivityID: 2, Reason: api.CancelReasonContextCanceled}}}))(t)
-	out := m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Type: "Canceled", Message: "context canceled"}, nil))(t)
+	out := m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
 	if out.Outcome != "delivered" {
 		t.Fatalf("outcome %s, want delivered", out.Outcome)
 	}
