@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -810,4 +811,77 @@ func TestWaitForCancellation(t *testing.T) {
 		}
 		e.replayClean(id, WaitForCancellationFlow)
 	}
+}
+
+// StubbornActivities holds an activity that ignores its cancellation until
+// the test releases it.
+type StubbornActivities struct {
+	started  chan struct{}
+	release  chan struct{}
+	returned atomic.Int32
+}
+
+// Hold ignores its context until released.
+func (a *StubbornActivities) Hold(ctx context.Context) (string, error) {
+	close(a.started)
+	<-a.release
+	a.returned.Add(1)
+	return "late", nil
+}
+
+// StubbornFlow runs Hold with WaitForCancellation, cancels it on a signal,
+// and reports what its future resolved with.
+func StubbornFlow(ctx workflow.Context) (string, error) {
+	cctx, cancel := workflow.WithCancel(ctx)
+	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, WaitForCancellation: true})
+	var a *StubbornActivities
+	f := workflow.ExecuteActivity(cctx, a.Hold)
+	if _, err := workflow.ReceiveSignal[string](ctx, "cancel"); err != nil {
+		return "", err
+	}
+	cancel()
+	var v string
+	err := f.Get(ctx, &v)
+	return fmt.Sprintf("result=%q canceled=%v", v, errors.Is(err, workflow.ErrCanceled)), nil
+}
+
+// An activity with WaitForCancellation that ignores its cancellation is
+// abandoned after the worker's grace period: the worker gives its attempt
+// back and the workflow gets ActivityCanceled (it does not wait forever);
+// the result the goroutine returns later is dropped.
+func TestWaitForCancellationNonCooperative(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acts := &StubbornActivities{started: make(chan struct{}), release: make(chan struct{})}
+	opts := testOptions()
+	opts.CancelGracePeriod = 500 * time.Millisecond
+	r := e.startWorker("q", opts, func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(StubbornFlow), w.RegisterActivity(acts))
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "stubborn-wait", TaskQueue: "q"}, StubbornFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-acts.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the activity did not start")
+	}
+	if err := e.c.Signal(ctx, "stubborn-wait", "cancel", "now"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if want := `result="" canceled=true`; err != nil || got != want {
+		t.Fatalf("%q, %v; want %s", got, err, want)
+	}
+	if r.w.Stats().Abandoned != 1 || acts.returned.Load() != 0 {
+		t.Fatalf("abandoned %d, returned %d: want the workflow to end on the abandonment", r.w.Stats().Abandoned, acts.returned.Load())
+	}
+	close(acts.release)
+	waitFor(t, 10*time.Second, "the abandoned goroutine to return", func() bool { return acts.returned.Load() == 1 })
+	h := e.history("stubborn-wait")
+	if c, n := count(h, api.EventActivityCompleted, ""), count(h, api.EventActivityCanceled, ""); c != 0 || n != 1 {
+		t.Fatalf("%d ActivityCompleted, %d ActivityCanceled: want 0 and 1", c, n)
+	}
+	e.replayClean("stubborn-wait", StubbornFlow)
 }
