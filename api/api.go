@@ -315,6 +315,11 @@ const (
 	EventActivityCompleted       = "ActivityCompleted"
 	EventActivityFailed          = "ActivityFailed"
 	EventActivityCancelRequested = "ActivityCancelRequested"
+	// EventActivityCanceled records that a cancelled activity with
+	// wait_for_cancellation is over without a result: its attempt reported
+	// a "Canceled" error, was never started, or its worker was lost after
+	// the cancellation. It follows the activity's ActivityCancelRequested.
+	EventActivityCanceled = "ActivityCanceled"
 	// EventActivityAttemptCancelRequested records that the server cancelled
 	// one attempt of an activity and scheduled the next (StartToClose or
 	// Heartbeat timeout, lost worker); the activity itself goes on.
@@ -388,7 +393,7 @@ type Event struct {
 	WorkflowType string `json:"workflow_type,omitempty"`
 	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
-	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested
+	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested, ActivityCanceled
 	ActivityID int64 `json:"activity_id,omitempty"`
 	// ActivityType is the activity's registered name (ActivityScheduled).
 	ActivityType string `json:"activity_type,omitempty"`
@@ -396,11 +401,11 @@ type Event struct {
 	TaskQueue string `json:"task_queue,omitempty"`
 	// ActivityScheduled
 	Options *ActivityOptions `json:"options,omitempty"`
-	// ActivityCompleted, ActivityFailed, ActivityAttemptCancelRequested
+	// ActivityCompleted, ActivityFailed, ActivityCanceled, ActivityAttemptCancelRequested
 	Attempt int32 `json:"attempt,omitempty"`
 	// ActivityCompleted, WorkflowCompleted
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
-	// ActivityFailed, WorkflowFailed
+	// ActivityFailed, ActivityCanceled, WorkflowFailed
 	Error *Error `json:"error,omitempty"`
 	// TimerCreated, TimerFired, TimerCanceled
 	TimerID int64 `json:"timer_id,omitempty"`
@@ -646,6 +651,15 @@ type ActivityOptions struct {
 	HeartbeatTimeout Duration `json:"heartbeat_timeout,omitempty" swaggertype:"string" validate:"gte=0"`
 	// RetryPolicy decides whether and when a failed attempt is retried.
 	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
+	// WaitForCancellation (Temporal's): when the activity is cancelled
+	// (activity_cancels, a workflow cancel request), the workflow gets the
+	// outcome of the attempt that was running — ActivityCompleted,
+	// ActivityFailed (never retried) or ActivityCanceled (a "Canceled"
+	// error) — after its ActivityCancelRequested, instead of nothing; an
+	// attempt nobody held, or whose worker is lost, ends as
+	// ActivityCanceled. False (the default): the cancellation ends the
+	// activity for the workflow and a later outcome is dropped.
+	WaitForCancellation bool `json:"wait_for_cancellation,omitempty"`
 }
 
 // RetryPolicy says how the server retries a failed activity attempt. The

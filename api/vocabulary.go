@@ -124,6 +124,10 @@ const (
 	// ErrorTypeExternalWorkflowNotFound: a signal_external or
 	// cancel_external found no running target (ExternalFailed).
 	ErrorTypeExternalWorkflowNotFound = "ExternalWorkflowNotFound"
+	// ErrorTypeCanceled: an activity attempt ended because it was
+	// cancelled (the Go SDK reports an activity returning context.Canceled
+	// after its cancellation with it); the error of ActivityCanceled.
+	ErrorTypeCanceled = "Canceled"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -196,7 +200,7 @@ func ProblemTypes() []string {
 func EventKinds() []string {
 	return []string{
 		EventWorkflowStarted, EventActivityScheduled, EventActivityCompleted, EventActivityFailed,
-		EventActivityCancelRequested, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
+		EventActivityCancelRequested, EventActivityCanceled, EventActivityAttemptCancelRequested, EventTimerCreated, EventTimerFired,
 		EventTimerCanceled, EventMarkerRecorded,
 		EventSignalReceived, EventCancelRequested, EventContinuedAsNew, EventWorkflowCompleted,
 		EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowUpdateAccepted, EventWorkflowUpdateCompleted, EventWorkflowTerminated,

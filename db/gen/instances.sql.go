@@ -289,7 +289,10 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE NOT COALESCE(($1::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
@@ -303,7 +306,10 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
-                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE COALESCE(($1::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
@@ -622,7 +628,10 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                  FROM msgs), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id

@@ -1101,6 +1101,92 @@ func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32)
 	return items, nil
 }
 
+const takeUnheldWaitingAttempts = `-- name: TakeUnheldWaitingAttempts :many
+DELETE FROM worker_queue
+WHERE id IN (
+    SELECT w.id FROM worker_queue w
+    WHERE w.namespace = $1 AND w.instance_id = $2
+      AND w.execution_id = $3 AND w.lock_token IS NULL
+      AND (w.options->>'wait_for_cancellation') = 'true'
+      AND ($4::boolean OR w.activity_id = ANY($5::bigint[]))
+    ORDER BY w.id
+    FOR UPDATE
+)
+RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
+`
+
+type TakeUnheldWaitingAttemptsParams struct {
+	Namespace     string
+	InstanceID    string
+	ExecutionID   int64
+	AllActivities bool
+	ActivityIds   []int64
+}
+
+// The attempts nobody holds of an execution's activities with
+// wait_for_cancellation that are being cancelled — every activity of the
+// execution (all_activities) or those named in activity_ids — removed and
+// returned: the caller delivers their ActivityCanceled at once, since no
+// worker will report an outcome. Locked in id order, then deleted.
+func (q *Queries) TakeUnheldWaitingAttempts(ctx context.Context, arg TakeUnheldWaitingAttemptsParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, takeUnheldWaitingAttempts,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.ExecutionID,
+		arg.AllActivities,
+		arg.ActivityIds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WorkerQueue{}
+	for rows.Next() {
+		var i WorkerQueue
+		if err := rows.Scan(
+			&i.ID,
+			&i.Namespace,
+			&i.TaskQueue,
+			&i.InstanceID,
+			&i.ExecutionID,
+			&i.ActivityID,
+			&i.Attempt,
+			&i.ActivityType,
+			&i.WorkflowType,
+			&i.WorkflowTaskQueue,
+			&i.Input,
+			&i.Options,
+			&i.StartToCloseMs,
+			&i.HeartbeatTimeoutMs,
+			&i.ScheduledAt,
+			&i.VisibleAt,
+			&i.ScheduleToStartDeadline,
+			&i.ScheduleToCloseDeadline,
+			&i.StartToCloseDeadline,
+			&i.HeartbeatDeadline,
+			&i.StartedAt,
+			&i.LockToken,
+			&i.LockedUntil,
+			&i.WorkerID,
+			&i.DeliveryCount,
+			&i.HeartbeatDetails,
+			&i.LastHeartbeatAt,
+			&i.CancelRequested,
+			&i.CancelReason,
+			&i.CancelRequestedAt,
+			&i.LastError,
+			&i.CancelledUnheldAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workflowQueueBacklog = `-- name: WorkflowQueueBacklog :one
 SELECT count(DISTINCT instance_id)::bigint FROM orchestrator_queue
 WHERE namespace = $1 AND task_queue = $2 AND visible_at <= now()

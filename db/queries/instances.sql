@@ -193,7 +193,10 @@ SELECT inst.*,
                  FROM msgs), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -230,7 +233,10 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE NOT COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
@@ -244,7 +250,10 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
-                              bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCancelRequested')) AS done
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id

@@ -389,3 +389,21 @@ FROM worker_queue WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.ar
 -- name: WorkflowQueueBacklog :one
 SELECT count(DISTINCT instance_id)::bigint FROM orchestrator_queue
 WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue) AND visible_at <= now();
+
+-- name: TakeUnheldWaitingAttempts :many
+-- The attempts nobody holds of an execution's activities with
+-- wait_for_cancellation that are being cancelled — every activity of the
+-- execution (all_activities) or those named in activity_ids — removed and
+-- returned: the caller delivers their ActivityCanceled at once, since no
+-- worker will report an outcome. Locked in id order, then deleted.
+DELETE FROM worker_queue
+WHERE id IN (
+    SELECT w.id FROM worker_queue w
+    WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
+      AND w.execution_id = sqlc.arg(execution_id) AND w.lock_token IS NULL
+      AND (w.options->>'wait_for_cancellation') = 'true'
+      AND (sqlc.arg(all_activities)::boolean OR w.activity_id = ANY(sqlc.arg(activity_ids)::bigint[]))
+    ORDER BY w.id
+    FOR UPDATE
+)
+RETURNING *;

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,8 +104,7 @@ func SamplePickFirstWorkflow(ctx workflow.Context) (string, error) {
 	cancelHandler()
 
 	// The futures of the activities still running resolve with
-	// ErrCanceled (Tether does not wait for the activity to acknowledge
-	// its cancellation: see docs/sdk.md).
+	// ErrCanceled once their activity has returned (WaitForCancellation).
 	var canceled int
 	for _, f := range pendingFutures {
 		if err := f.Get(ctx, nil); errors.Is(err, workflow.ErrCanceled) {
@@ -132,12 +133,8 @@ func TestPickFirstSample(t *testing.T) {
 	if want := "Branch 0 done in 100ms. canceled=1"; got != want {
 		t.Fatalf("result %q, want %q", got, want)
 	}
-	// The loser's handler sees its context cancelled and returns.
-	waitFor(t, 30*time.Second, "branch 1 to observe its cancellation", func() bool {
-		acts.mu.Lock()
-		defer acts.mu.Unlock()
-		return acts.canceled[1] != ""
-	})
+	// The loser's handler saw its context cancelled and returned before
+	// the workflow went on (WaitForCancellation): no wait needed.
 	acts.mu.Lock()
 	if _, ok := acts.canceled[0]; ok || acts.canceled[1] != api.CancelReasonContextCanceled {
 		t.Fatalf("cancelled branches %v, want branch 1 alone, by its context", acts.canceled)
@@ -152,6 +149,12 @@ func TestPickFirstSample(t *testing.T) {
 	}
 	if len(cancelled) != 1 || cancelled[0] != 2 || count(h, api.EventActivityCancelRequested, api.CancelReasonContextCanceled) != 1 {
 		t.Fatalf("cancel requests for activities %v, want activity 2 (%s)", cancelled, api.CancelReasonContextCanceled)
+	}
+	// Its end is in history, after its cancel request.
+	req := slices.IndexFunc(h, func(ev api.Event) bool { return ev.Kind == api.EventActivityCancelRequested })
+	end := slices.IndexFunc(h, func(ev api.Event) bool { return ev.Kind == api.EventActivityCanceled && ev.ActivityID == 2 })
+	if end < req || count(h, api.EventActivityCanceled, "") != 1 {
+		t.Fatalf("ActivityCanceled of activity 2 at %d, its ActivityCancelRequested at %d", end, req)
 	}
 	e.replayClean("pickfirst", SamplePickFirstWorkflow)
 }
@@ -652,12 +655,13 @@ func TestVersioningSample(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// ActivityOptions.WaitForCancellation: accepted, with no effect yet. Both
-// settings resolve the future at once with ErrCanceled (Temporal's false);
-// the activity observes the cancellation and does its cleanup, and its
-// outcome is dropped by the server (docs/sdk.md, docs/cancellation.md).
-// Waiting for the outcome (Temporal's true) needs the server to deliver the
-// outcome of a cancel-requested attempt.
+// ActivityOptions.WaitForCancellation (Temporal's semantics). With false the
+// future resolves with ErrCanceled as soon as the cancellation is decided;
+// with true it waits for the activity to react: the workflow sees the
+// activity's real end (a result, or ActivityCanceled for a
+// context.Canceled error) only after its cleanup, and history records
+// ActivityCancelRequested before that outcome (docs/sdk.md,
+// docs/cancellation.md).
 
 // CleanupActivities is a heartbeating activity that cleans up when it is
 // cancelled; the test releases its cleanup.
@@ -668,7 +672,9 @@ type CleanupActivities struct {
 	cleaned  map[string]chan struct{}
 }
 
-// Work heartbeats until it is cancelled, then cleans up before returning.
+// Work heartbeats until it is cancelled, then cleans up before returning:
+// with setting "true-result" it returns a result, otherwise the context's
+// error.
 func (a *CleanupActivities) Work(ctx context.Context, setting string) (string, error) {
 	close(a.started[setting])
 	for {
@@ -688,21 +694,24 @@ func (a *CleanupActivities) Work(ctx context.Context, setting string) (string, e
 	a.observed[setting] <- reason
 	<-a.release[setting] // the cleanup
 	close(a.cleaned[setting])
-	return "cleaned up", ctx.Err()
+	if setting == "true-result" {
+		return "cleaned up", nil
+	}
+	return "", ctx.Err()
 }
 
-// WaitForCancellationFlow runs Work under a cancellable context with
-// WaitForCancellation set to wait, cancels it on a signal, and reports what
-// the future resolved with.
-func WaitForCancellationFlow(ctx workflow.Context, wait bool) (string, error) {
+// WaitForCancellationFlow runs Work under a cancellable context, with
+// WaitForCancellation unless setting is "false", cancels it on a signal,
+// and reports what the future resolved with.
+func WaitForCancellationFlow(ctx workflow.Context, setting string) (string, error) {
 	cctx, cancel := workflow.WithCancel(ctx)
 	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		HeartbeatTimeout:    10 * time.Second,
-		WaitForCancellation: wait,
+		WaitForCancellation: setting != "false",
 	})
 	var a *CleanupActivities
-	f := workflow.ExecuteActivity(cctx, a.Work, fmt.Sprint(wait))
+	f := workflow.ExecuteActivity(cctx, a.Work, setting)
 	if _, err := workflow.ReceiveSignal[string](ctx, "cancel"); err != nil {
 		return "", err
 	}
@@ -712,22 +721,27 @@ func WaitForCancellationFlow(ctx workflow.Context, wait bool) (string, error) {
 	return fmt.Sprintf("result=%q canceled=%v", v, errors.Is(err, workflow.ErrCanceled)), nil
 }
 
-func TestWaitForCancellationHasNoEffectYet(t *testing.T) {
+func TestWaitForCancellation(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
+	settings := []string{"true", "true-result", "false"}
 	acts := &CleanupActivities{started: map[string]chan struct{}{}, observed: map[string]chan string{},
 		release: map[string]chan struct{}{}, cleaned: map[string]chan struct{}{}}
-	for _, s := range []string{"true", "false"} {
+	for _, s := range settings {
 		acts.started[s], acts.observed[s] = make(chan struct{}), make(chan string, 1)
 		acts.release[s], acts.cleaned[s] = make(chan struct{}), make(chan struct{})
 	}
 	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(WaitForCancellationFlow), w.RegisterActivity(acts))
 	})
-	for _, wait := range []bool{true, false} {
-		s := fmt.Sprint(wait)
+	// position is the index in h of the first event of kind about the
+	// activity (-1: none).
+	position := func(h []api.Event, kind string) int {
+		return slices.IndexFunc(h, func(ev api.Event) bool { return ev.Kind == kind && ev.ActivityID == 1 })
+	}
+	for _, s := range settings {
 		id := "wait-" + s
-		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "q"}, WaitForCancellationFlow, wait)
+		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "q"}, WaitForCancellationFlow, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -739,15 +753,6 @@ func TestWaitForCancellationHasNoEffectYet(t *testing.T) {
 		if err := e.c.Signal(ctx, id, "cancel", "now"); err != nil {
 			t.Fatal(err)
 		}
-		// The workflow finishes while the activity is still in its
-		// cleanup (released only below), whatever the setting.
-		got, err := result[string](t, run, 60*time.Second)
-		if err != nil {
-			t.Fatalf("%s: %v", id, err)
-		}
-		if want := `result="" canceled=true`; got != want {
-			t.Fatalf("%s: %s, want %s", id, got, want)
-		}
 		select {
 		case reason := <-acts.observed[s]:
 			if reason != api.CancelReasonContextCanceled {
@@ -756,13 +761,127 @@ func TestWaitForCancellationHasNoEffectYet(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s: the activity did not observe its cancellation", id)
 		}
-		close(acts.release[s])
-		<-acts.cleaned[s]
+		want := map[string]string{"true": `result="" canceled=true`, "true-result": `result="cleaned up" canceled=false`,
+			"false": `result="" canceled=true`}[s]
+		if s == "false" {
+			// The workflow finishes while the activity is still in its
+			// cleanup (released only below).
+			got, err := result[string](t, run, 60*time.Second)
+			if err != nil || got != want {
+				t.Fatalf("%s: %q, %v; want %s before the cleanup", id, got, err, want)
+			}
+			close(acts.release[s])
+			<-acts.cleaned[s]
+		} else {
+			// The turn that recorded the cancel request did not end the
+			// workflow: its future still waits for the activity.
+			waitFor(t, 30*time.Second, id+": ActivityCancelRequested", func() bool {
+				return position(e.history(id), api.EventActivityCancelRequested) >= 0
+			})
+			if d, err := e.c.Describe(ctx, id); err != nil || d.Status != api.StatusRunning {
+				t.Fatalf("%s: describe %+v, %v; want running while the activity cleans up", id, d, err)
+			}
+			close(acts.release[s])
+			<-acts.cleaned[s]
+			got, err := result[string](t, run, 60*time.Second)
+			if err != nil || got != want {
+				t.Fatalf("%s: %q, %v; want %s after the cleanup", id, got, err, want)
+			}
+		}
 		h := e.history(id)
-		if c, f, r := count(h, api.EventActivityCompleted, ""), count(h, api.EventActivityFailed, ""),
-			count(h, api.EventActivityCancelRequested, api.CancelReasonContextCanceled); c != 0 || f != 0 || r != 1 {
-			t.Fatalf("%s: %d ActivityCompleted, %d ActivityFailed, %d ActivityCancelRequested: want 0, 0, 1", id, c, f, r)
+		req := position(h, api.EventActivityCancelRequested)
+		if r := count(h, api.EventActivityCancelRequested, api.CancelReasonContextCanceled); r != 1 || req < 0 {
+			t.Fatalf("%s: %d ActivityCancelRequested (context_canceled), want 1", id, r)
+		}
+		outcome := map[string]string{"true": api.EventActivityCanceled, "true-result": api.EventActivityCompleted}[s]
+		for _, kind := range []string{api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled} {
+			n, want := count(h, kind, ""), 0
+			if kind == outcome {
+				want = 1
+			}
+			if n != want {
+				t.Fatalf("%s: %d %s events, want %d", id, n, kind, want)
+			}
+		}
+		if outcome != "" {
+			// The outcome comes after the cancel request, before the end.
+			if at := position(h, outcome); at < req || h[len(h)-1].Kind != api.EventWorkflowCompleted {
+				t.Fatalf("%s: %s at %d, ActivityCancelRequested at %d, in %d events", id, outcome, at, req, len(h))
+			}
 		}
 		e.replayClean(id, WaitForCancellationFlow)
 	}
+}
+
+// StubbornActivities holds an activity that ignores its cancellation until
+// the test releases it.
+type StubbornActivities struct {
+	started  chan struct{}
+	release  chan struct{}
+	returned atomic.Int32
+}
+
+// Hold ignores its context until released.
+func (a *StubbornActivities) Hold(ctx context.Context) (string, error) {
+	close(a.started)
+	<-a.release
+	a.returned.Add(1)
+	return "late", nil
+}
+
+// StubbornFlow runs Hold with WaitForCancellation, cancels it on a signal,
+// and reports what its future resolved with.
+func StubbornFlow(ctx workflow.Context) (string, error) {
+	cctx, cancel := workflow.WithCancel(ctx)
+	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, WaitForCancellation: true})
+	var a *StubbornActivities
+	f := workflow.ExecuteActivity(cctx, a.Hold)
+	if _, err := workflow.ReceiveSignal[string](ctx, "cancel"); err != nil {
+		return "", err
+	}
+	cancel()
+	var v string
+	err := f.Get(ctx, &v)
+	return fmt.Sprintf("result=%q canceled=%v", v, errors.Is(err, workflow.ErrCanceled)), nil
+}
+
+// An activity with WaitForCancellation that ignores its cancellation is
+// abandoned after the worker's grace period: the worker gives its attempt
+// back and the workflow gets ActivityCanceled (it does not wait forever);
+// the result the goroutine returns later is dropped.
+func TestWaitForCancellationNonCooperative(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acts := &StubbornActivities{started: make(chan struct{}), release: make(chan struct{})}
+	opts := testOptions()
+	opts.CancelGracePeriod = 500 * time.Millisecond
+	r := e.startWorker("q", opts, func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(StubbornFlow), w.RegisterActivity(acts))
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "stubborn-wait", TaskQueue: "q"}, StubbornFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-acts.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the activity did not start")
+	}
+	if err := e.c.Signal(ctx, "stubborn-wait", "cancel", "now"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 60*time.Second)
+	if want := `result="" canceled=true`; err != nil || got != want {
+		t.Fatalf("%q, %v; want %s", got, err, want)
+	}
+	if r.w.Stats().Abandoned != 1 || acts.returned.Load() != 0 {
+		t.Fatalf("abandoned %d, returned %d: want the workflow to end on the abandonment", r.w.Stats().Abandoned, acts.returned.Load())
+	}
+	close(acts.release)
+	waitFor(t, 10*time.Second, "the abandoned goroutine to return", func() bool { return acts.returned.Load() == 1 })
+	h := e.history("stubborn-wait")
+	if c, n := count(h, api.EventActivityCompleted, ""), count(h, api.EventActivityCanceled, ""); c != 0 || n != 1 {
+		t.Fatalf("%d ActivityCompleted, %d ActivityCanceled: want 0 and 1", c, n)
+	}
+	e.replayClean("stubborn-wait", StubbornFlow)
 }

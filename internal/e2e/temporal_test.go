@@ -371,6 +371,16 @@ func TestCancellationSample(t *testing.T) {
 	if c, s := acts.cleaned.Load(), acts.skipped.Load(); c != 1 || s != 0 {
 		t.Fatalf("cleanup ran %d times, skipped activity %d: want 1 and 0", c, s)
 	}
+	// WaitForCancellation: ActivityToBeCanceled's own end (it returns a
+	// result when cancelled) reaches the workflow after its cancel request.
+	h := e.history("cancellation")
+	req := slices.IndexFunc(h, func(ev api.Event) bool {
+		return ev.Kind == api.EventActivityCancelRequested && ev.ActivityID == 1 && ev.Reason == api.CancelReasonWorkflowCanceled
+	})
+	end := slices.IndexFunc(h, func(ev api.Event) bool { return ev.Kind == api.EventActivityCompleted && ev.ActivityID == 1 })
+	if req < 0 || end < req || string(h[end].Result) != `"I am canceled by Done"` {
+		t.Fatalf("ActivityCancelRequested at %d, ActivityCompleted at %d: want the result after the cancel request (%+v)", req, end, h)
+	}
 	e.replayClean("cancellation", YourWorkflow)
 }
 

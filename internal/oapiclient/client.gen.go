@@ -362,6 +362,16 @@ type ApiActivityOptions struct {
 
 	// StartToCloseTimeout StartToCloseTimeout bounds one attempt's run.
 	StartToCloseTimeout *string `json:"start_to_close_timeout,omitempty"`
+
+	// WaitForCancellation WaitForCancellation (Temporal's): when the activity is cancelled
+	// (activity_cancels, a workflow cancel request), the workflow gets the
+	// outcome of the attempt that was running — ActivityCompleted,
+	// ActivityFailed (never retried) or ActivityCanceled (a "Canceled"
+	// error) — after its ActivityCancelRequested, instead of nothing; an
+	// attempt nobody held, or whose worker is lost, ends as
+	// ActivityCanceled. False (the default): the cancellation ends the
+	// activity for the workflow and a later outcome is dropped.
+	WaitForCancellation *bool `json:"wait_for_cancellation,omitempty"`
 }
 
 // ApiActivityTask defines model for api.ActivityTask.
@@ -777,13 +787,13 @@ type ApiError struct {
 
 // ApiEvent defines model for api.Event.
 type ApiEvent struct {
-	// ActivityId ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested
+	// ActivityId ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested, ActivityCanceled
 	ActivityId *int `json:"activity_id,omitempty"`
 
 	// ActivityType ActivityType is the activity's registered name (ActivityScheduled).
 	ActivityType *string `json:"activity_type,omitempty"`
 
-	// Attempt ActivityCompleted, ActivityFailed, ActivityAttemptCancelRequested
+	// Attempt ActivityCompleted, ActivityFailed, ActivityCanceled, ActivityAttemptCancelRequested
 	Attempt *int `json:"attempt,omitempty"`
 
 	// ChildExecutionId ChildExecutionID is the child workflow's execution (child workflow events).
@@ -806,7 +816,7 @@ type ApiEvent struct {
 	// Details WorkflowTerminated: the details given with the request.
 	Details interface{} `json:"details,omitempty"`
 
-	// Error ActivityFailed, WorkflowFailed
+	// Error ActivityFailed, ActivityCanceled, WorkflowFailed
 	Error *ApiError `json:"error,omitempty"`
 
 	// EventId EventID is the event's position in its execution's history, from 1.

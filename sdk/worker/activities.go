@@ -134,7 +134,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	if task.Cancel.Requested {
 		log.Debug("attempt fetched already cancelled: acknowledging without running it", "reason", task.Cancel.Reason)
 		w.stats.skipped.Add(1)
-		w.ackEmpty(log, task)
+		w.ackCancelled(log, task)
 		return
 	}
 	def := w.reg.activity(task.ActivityType)
@@ -223,7 +223,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		case a.givesBack():
 			w.giveBack(log, task)
 		default:
-			w.ackEmpty(log, task)
+			w.ackCancelled(log, task)
 		}
 		release()
 		// The goroutine is left running; if it ever returns, its result is
@@ -357,7 +357,7 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 		e := errconv.ToAPI(out.err)
 		switch {
 		case canceled && errors.Is(out.err, context.Canceled):
-			e.Type = "Canceled"
+			e.Type = api.ErrorTypeCanceled
 		case errors.Is(out.err, context.DeadlineExceeded) && e.Type == "deadlineExceededError":
 			e.Type = "DeadlineExceeded"
 		}
@@ -420,6 +420,21 @@ func (w *Worker) reportFailureDetails(log *slog.Logger, task *api.ActivityTask, 
 	w.ack(log, task, "fail", func(ctx context.Context) (*api.ActivityAckResponse, error) {
 		return w.p.FailActivityTask(ctx, task.LockToken, api.FailActivityTaskRequest{Error: e, HeartbeatDetails: details})
 	})
+}
+
+// ackCancelled acknowledges an attempt that was cancelled and will report
+// nothing (never run, or abandoned after its grace period): with an empty
+// completion, which the server drops as stale — or, for an activity that
+// waits for its cancellation, by giving it back, which the server turns
+// into the activity's ActivityCanceled.
+func (w *Worker) ackCancelled(log *slog.Logger, task *api.ActivityTask) {
+	if task.Options.WaitForCancellation {
+		w.ack(log, task, "abandon", func(ctx context.Context) (*api.ActivityAckResponse, error) {
+			return w.p.AbandonActivityTask(ctx, task.LockToken, 0)
+		})
+		return
+	}
+	w.ackEmpty(log, task)
 }
 
 // ackEmpty acknowledges an attempt without a result (a cancelled attempt).

@@ -22,8 +22,9 @@ type Message struct {
 }
 
 // ActivityDone maps each activity id scheduled in an execution to whether it
-// is done (completed, failed or cancel-requested). An id missing from the
-// map was never scheduled.
+// is done (completed, failed, canceled, or cancel-requested — unless it has
+// wait_for_cancellation: then it is done once its outcome is in). An id
+// missing from the map was never scheduled.
 type ActivityDone map[int64]bool
 
 // FilterMessages drops the messages a turn must not see: results addressed
@@ -38,7 +39,7 @@ func FilterMessages(executionID int64, done ActivityDone, msgs []Message) []Mess
 			continue
 		}
 		switch m.Event.Kind {
-		case api.EventActivityCompleted, api.EventActivityFailed:
+		case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled:
 			id := m.Event.ActivityID
 			d, scheduled := done[id]
 			if !scheduled || d || seen[id] {
@@ -247,7 +248,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		t := ev.Timestamp
 		p.Events = append(p.Events, PlannedEvent{Event: ev, Time: &t})
 		switch ev.Kind {
-		case api.EventActivityCompleted, api.EventActivityFailed:
+		case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled:
 			delete(outstanding, ev.ActivityID)
 		case api.EventCancelRequested:
 			cancelConsumed = true

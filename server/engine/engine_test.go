@@ -86,7 +86,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestFilterMessages(t *testing.T) {
 	two, one := int64(2), int64(1)
-	done := engine.ActivityDone{1: true, 2: false, 3: false}
+	done := engine.ActivityDone{1: true, 2: false, 3: false, 4: true}
 	msgs := []engine.Message{
 		{ID: 1, ExecutionID: &one, Event: api.Event{Kind: api.EventActivityCompleted, ActivityID: 2}}, // old execution
 		{ID: 2, ExecutionID: &two, Event: api.Event{Kind: api.EventActivityCompleted, ActivityID: 1}}, // already done
@@ -95,13 +95,16 @@ func TestFilterMessages(t *testing.T) {
 		{ID: 5, ExecutionID: &two, Event: api.Event{Kind: api.EventActivityCompleted, ActivityID: 9}}, // unknown
 		{ID: 6, Event: api.Event{Kind: api.EventSignalReceived, SignalName: "s"}},                     // kept
 		{ID: 7, ExecutionID: &two, Event: api.Event{Kind: api.EventWorkflowStarted}},                  // kept, first
+		{ID: 8, ExecutionID: &two, Event: api.Event{Kind: api.EventActivityCanceled, ActivityID: 3}},  // kept (a waiting activity's end)
+		{ID: 9, ExecutionID: &two, Event: api.Event{Kind: api.EventActivityCompleted, ActivityID: 3}}, // duplicate of its end
+		{ID: 10, ExecutionID: &two, Event: api.Event{Kind: api.EventActivityCanceled, ActivityID: 4}}, // already done
 	}
 	got := engine.FilterMessages(2, done, msgs)
 	var ids []int64
 	for _, m := range got {
 		ids = append(ids, m.ID)
 	}
-	if !slices.Equal(ids, []int64{7, 3, 6}) {
+	if !slices.Equal(ids, []int64{7, 3, 6, 8}) {
 		t.Fatalf("kept %v", ids)
 	}
 }

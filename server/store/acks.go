@@ -344,7 +344,11 @@ type turnWrites struct {
 	// cancelFirst: executions whose consumed cancel request cancels what
 	// was outstanding before the turn's own attempts exist.
 	cancelFirst []execCancel
-	attempts    []attemptRow
+	// waitingFirst run before cancelFirst: the ActivityCanceled of the
+	// attempts nobody holds of activities with wait_for_cancellation, in
+	// executions that go on.
+	waitingFirst []func() error
+	attempts     []attemptRow
 	// timers: executions whose turn cancelled timers of earlier turns, by
 	// instance id.
 	timers map[string]timersArg
@@ -433,6 +437,11 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	}
 	if plan.CancelAllFirst {
 		w.cancelFirst = append(w.cancelFirst, execCancel{id, exec, api.CancelReasonWorkflowCanceled})
+		if plan.TerminalReason == "" {
+			w.waitingFirst = append(w.waitingFirst, func() error {
+				return cancelUnheldWaiting(ctx, t, ns, id, exec, inst.TaskQueue, true, nil)
+			})
+		}
 	}
 	// New attempts and timers, unless the turn ends the execution anyway.
 	if plan.TerminalReason == "" {
@@ -457,7 +466,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	// after its new attempts exist — also in a turn that ends the
 	// execution, so that the first reason (the select's) is the one kept.
 	if len(plan.ActivityCancels) > 0 {
-		cancels := plan.ActivityCancels
+		cancels, running := plan.ActivityCancels, plan.TerminalReason == ""
 		w.afterAttempts = append(w.afterAttempts, func() error {
 			for i := 0; i < len(cancels); i += ackBatch {
 				batch := cancels[i:min(i+ackBatch, len(cancels))]
@@ -470,7 +479,14 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 					t.wake(WorkerCancelKey(ns, wk))
 				}
 			}
-			return nil
+			if !running {
+				return nil
+			}
+			ids := make([]int64, 0, len(cancels))
+			for _, c := range cancels {
+				ids = append(ids, c.ActivityID)
+			}
+			return cancelUnheldWaiting(ctx, t, ns, id, exec, inst.TaskQueue, false, ids)
 		})
 	}
 	if len(plan.Updates) > 0 {
@@ -558,6 +574,11 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		if err := t.w.DeleteCanceledTimers(ctx, gen.DeleteCanceledTimersParams{Namespace: ns,
 			InstanceIds: slices.Sorted(maps.Keys(w.timers)), Turns: mustJSON(w.timers)}); err != nil {
 			return fmt.Errorf("delete cancelled timers: %w", err)
+		}
+	}
+	for _, f := range w.waitingFirst {
+		if err := f(); err != nil {
+			return err
 		}
 	}
 	if err := cancelExecutions(ctx, t, ns, w.cancelFirst); err != nil {

@@ -221,16 +221,25 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 		if err != nil {
 			return err
 		}
-		if late || r.CancelRequested {
+		switch {
+		case !late && waitsForOutcome(r):
+			// Cancelled and awaited: the failure ends the activity,
+			// with no retry.
+			out.Outcome, err = s.deliver(ctx, t, r, cancelledFailure(e))
+			if err != nil {
+				return err
+			}
+		case late || r.CancelRequested:
 			out.Outcome = OutcomeStale
 			return nil
-		}
-		if details != nil {
-			r.HeartbeatDetails = details
-		}
-		out.Outcome, err = s.retryOrFail(ctx, t, r, e)
-		if err != nil {
-			return err
+		default:
+			if details != nil {
+				r.HeartbeatDetails = details
+			}
+			out.Outcome, err = s.retryOrFail(ctx, t, r, e)
+			if err != nil {
+				return err
+			}
 		}
 		return writeReceipts(ctx, t, ns, []receipt{newReceipt(*r.LockToken, receiptFail, out)})
 	})
@@ -260,6 +269,12 @@ func (s *Store) AbandonActivityTask(ctx context.Context, ns string, token storag
 		}
 		if r.CancelRequested {
 			out.Outcome = OutcomeStale
+			if waitsForOutcome(r) {
+				// Given back after its cancellation: it ends as canceled.
+				if out.Outcome, err = s.deliver(ctx, t, r, canceledEvent("given back after its cancellation")); err != nil {
+					return err
+				}
+			}
 			return t.w.DeleteAttempts(ctx, []int64{r.ID})
 		}
 		if delay <= 0 {

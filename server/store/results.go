@@ -39,8 +39,9 @@ func newResults() *coalescer[*resultCall] {
 }
 
 // CompleteActivityTask acknowledges an attempt with its result. The result
-// of an attempt whose cancellation was requested, or of an execution that is
-// over, is dropped (outcome "stale").
+// of an attempt whose cancellation was requested (unless its activity waits
+// for its cancellation: waitsForOutcome), or of an execution that is over,
+// is dropped (outcome "stale").
 func (s *Store) CompleteActivityTask(ctx context.Context, ns string, token storage.AttemptToken, result json.RawMessage) (api.ActivityAckResponse, error) {
 	return s.CompleteActivityTaskEager(ctx, ns, token, result, nil)
 }
@@ -113,7 +114,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			c.out.Outcome = OutcomeStale
 			continue
 		}
-		if row.CancelRequested {
+		if row.CancelRequested && !waitsForOutcome(row) {
 			c.out.Outcome = OutcomeStale
 			continue
 		}

@@ -115,6 +115,13 @@ func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
 			switch {
 			case r.CancelRequested:
 				drop = append(drop, r.ID)
+				if waitsForOutcome(r) {
+					// Its worker is gone after the cancellation: nobody
+					// will report its outcome.
+					if _, err := s.deliver(ctx, t, r, canceledEvent("its worker was lost after its cancellation")); err != nil {
+						return err
+					}
+				}
 			case r.DeliveryCount >= s.opts.MaxDeliveries:
 				drop = append(drop, r.ID)
 				res.Poisoned++

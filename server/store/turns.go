@@ -135,13 +135,19 @@ func endsExecution(cmds []api.Command) bool {
 
 func doneFromHistory(h []api.Event) engine.ActivityDone {
 	done := engine.ActivityDone{}
+	waits := map[int64]bool{}
 	for _, ev := range h {
 		switch ev.Kind {
 		case api.EventActivityScheduled:
 			if _, ok := done[ev.ActivityID]; !ok {
 				done[ev.ActivityID] = false
 			}
-		case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCancelRequested:
+			waits[ev.ActivityID] = ev.Options != nil && ev.Options.WaitForCancellation
+		case api.EventActivityCancelRequested:
+			if !waits[ev.ActivityID] {
+				done[ev.ActivityID] = true
+			}
+		case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled:
 			done[ev.ActivityID] = true
 		}
 	}

@@ -285,7 +285,7 @@ func summarize(events []api.Event) ([]pendingActivity, []signal) {
 				pending[i].CancelRequested = true
 				pending[i].CancelReason = e.Reason
 			}
-		case api.EventActivityCompleted, api.EventActivityFailed:
+		case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled:
 			if i, ok := index[e.ActivityID]; ok {
 				pending[i].ActivityID = 0 // done
 			}

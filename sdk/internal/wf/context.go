@@ -161,12 +161,15 @@ type ActivityOptions struct {
 	ScheduleToCloseTimeout time.Duration
 	HeartbeatTimeout       time.Duration
 	RetryPolicy            *RetryPolicy
-	// WaitForCancellation is accepted for Temporal compatibility and has
-	// no effect: whatever it says, a cancelled activity's future resolves
-	// with ErrCanceled as soon as the cancellation is decided (Temporal's
-	// false). The cancellation still reaches the activity (its
-	// context.Context is cancelled), but the server drops the outcome of a
-	// cancel-requested attempt, so there is nothing to wait for.
+	// WaitForCancellation (Temporal's): when the activity is cancelled
+	// (its context, a Select it lost, the workflow's cancellation), its
+	// future stays pending until the activity has reacted: it resolves with
+	// the activity's result if it completed anyway, its error if it failed
+	// (never retried after the cancellation), or ErrCanceled if it returned
+	// context.Canceled, was never started, or its worker was lost. False
+	// (the default): the future resolves with ErrCanceled at once and the
+	// activity's later outcome is dropped. Either way the cancellation
+	// reaches the activity (its context.Context is cancelled).
 	WaitForCancellation bool
 }
 
@@ -179,6 +182,7 @@ func (o *ActivityOptions) toAPI() *api.ActivityOptions {
 		StartToCloseTimeout:    api.Duration(o.StartToCloseTimeout),
 		ScheduleToCloseTimeout: api.Duration(o.ScheduleToCloseTimeout),
 		HeartbeatTimeout:       api.Duration(o.HeartbeatTimeout),
+		WaitForCancellation:    o.WaitForCancellation,
 	}
 	a.RetryPolicy = apiRetryPolicy(o.RetryPolicy)
 	return a

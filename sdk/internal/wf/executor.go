@@ -412,7 +412,20 @@ func (s *state) checkHistoryIssued() {
 
 // cancelActivity resolves a pending activity future as cancelled and asks
 // the server to cancel it (unless history shows it already settled).
+//
+// An activity with WaitForCancellation stays pending: its outcome event
+// (ActivityCompleted, ActivityFailed, ActivityCanceled) settles it once the
+// activity has reacted to the cancellation. It is cancelled once.
 func (s *state) cancelActivity(f *future, reason string) {
+	if f.waitCancel {
+		if !f.cancelSent {
+			f.cancelSent = true
+			if !s.hist.closed[f.id] && !s.hist.cancelReq[f.id] {
+				s.cancels = append(s.cancels, api.ActivityCancel{ActivityID: f.id, Reason: reason})
+			}
+		}
+		return
+	}
 	f.settle(nil, &ActivityError{ActivityID: f.id, ActivityType: f.activityType, Err: ErrCanceled})
 	delete(s.activities, f.id)
 	if !s.hist.closed[f.id] {
@@ -481,7 +494,7 @@ func (s *state) applyBatch(events []api.Event) {
 // open a turn, and can unblock code) rather than from commands.
 func isMessageKind(kind string) bool {
 	switch kind {
-	case api.EventWorkflowStarted, api.EventActivityCompleted, api.EventActivityFailed, api.EventTimerFired,
+	case api.EventWorkflowStarted, api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled, api.EventTimerFired,
 		api.EventSignalReceived, api.EventCancelRequested, api.EventActivityAttemptCancelRequested,
 		api.EventWorkflowUpdateAccepted, api.EventExternalCompleted, api.EventExternalFailed:
 		return true
@@ -509,6 +522,13 @@ func (s *state) apply(ev *api.Event) {
 		if f := s.activities[ev.ActivityID]; f != nil {
 			delete(s.activities, ev.ActivityID)
 			f.settle(nil, activityFailure(ev.ActivityID, f.activityType, ev.Error))
+		}
+	case api.EventActivityCanceled:
+		// The end of an activity that waited for its cancellation.
+		s.tick(ev)
+		if f := s.activities[ev.ActivityID]; f != nil {
+			delete(s.activities, ev.ActivityID)
+			f.settle(nil, &ActivityError{ActivityID: ev.ActivityID, ActivityType: f.activityType, Err: ErrCanceled})
 		}
 	case api.EventTimerFired:
 		s.tick(ev)
@@ -581,8 +601,17 @@ func (s *state) onCancelRequested(reason string) {
 	// ones scheduled earlier in this same turn are cancelled explicitly.
 	for _, id := range sortedKeys(s.activities) {
 		f := s.activities[id]
-		f.settle(nil, &ActivityError{ActivityID: id, ActivityType: f.activityType, Err: ErrCanceled})
-		delete(s.activities, id)
+		if f.waitCancel {
+			// Pending until its outcome; cancelled by the server (or
+			// below when scheduled in this turn), once.
+			if f.cancelSent {
+				continue
+			}
+			f.cancelSent = true
+		} else {
+			f.settle(nil, &ActivityError{ActivityID: id, ActivityType: f.activityType, Err: ErrCanceled})
+			delete(s.activities, id)
+		}
 		if _, recorded := s.hist.activities[id]; !recorded && !s.hist.closed[id] {
 			s.cancels = append(s.cancels, api.ActivityCancel{ActivityID: id, Reason: cancelReasonWorkflow})
 		}

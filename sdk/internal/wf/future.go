@@ -51,6 +51,11 @@ type future struct {
 	id           int64 // activity or timer id
 	activityType string
 	scope        *scope
+	// waitCancel (an activity with WaitForCancellation): its
+	// cancellation does not settle it; its outcome event does.
+	// cancelSent says the cancellation was requested.
+	waitCancel bool
+	cancelSent bool
 }
 
 func (f *future) settle(raw json.RawMessage, err error) {
@@ -214,6 +219,7 @@ func (s *state) executeActivity(c *wctx, activity any, args []any) Future {
 		Input:        raw,
 		Options:      opts.toAPI(),
 	})
+	f.waitCancel = opts != nil && opts.WaitForCancellation
 	s.activities[f.id] = f
 	return f
 }

@@ -35,12 +35,17 @@ func markerKey(name, id string) string { return name + "\x00" + id }
 // server sees them, and the keys of every event (to validate the next turn's
 // history against a cached state).
 type histIndex struct {
-	activities  map[int64]string           // ActivityScheduled: id → type
-	timers      map[int64]bool             // TimerCreated
-	timerFired  map[int64]bool             // TimerFired
-	timerCancel map[int64]bool             // TimerCanceled
-	closed      map[int64]bool             // ActivityCompleted / Failed / CancelRequested
-	outstanding map[int64]bool             // scheduled and not closed
+	activities  map[int64]string // ActivityScheduled: id → type
+	timers      map[int64]bool   // TimerCreated
+	timerFired  map[int64]bool   // TimerFired
+	timerCancel map[int64]bool   // TimerCanceled
+	closed      map[int64]bool   // ActivityCompleted / Failed / Canceled, CancelRequested (not waiting)
+	outstanding map[int64]bool   // scheduled and not closed
+	// waits: activities scheduled with WaitForCancellation; their
+	// ActivityCancelRequested does not close them (cancelReq records it):
+	// their outcome event does.
+	waits       map[int64]bool
+	cancelReq   map[int64]bool
 	markers     map[string]json.RawMessage // MarkerRecorded: markerKey → details
 	updateDone  map[string]bool            // WorkflowUpdateCompleted: update id
 	externals   map[int64]string           // External*Initiated: external id → command type
@@ -58,6 +63,8 @@ func newHistIndex() *histIndex {
 		timerCancel: map[int64]bool{},
 		closed:      map[int64]bool{},
 		outstanding: map[int64]bool{},
+		waits:       map[int64]bool{},
+		cancelReq:   map[int64]bool{},
 		markers:     map[string]json.RawMessage{},
 		updateDone:  map[string]bool{},
 		externals:   map[int64]string{},
@@ -72,6 +79,9 @@ func (h *histIndex) record(ev *api.Event) {
 		h.markers[k.marker] = ev.MarkerDetails
 	}
 	typ := ev.ActivityType
+	if ev.Kind == api.EventActivityScheduled && ev.Options != nil && ev.Options.WaitForCancellation {
+		h.waits[ev.ActivityID] = true
+	}
 	if ev.Kind == api.EventChildWorkflowInitiated {
 		typ = ev.WorkflowType
 	}
@@ -85,7 +95,13 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		if !h.closed[k.activityID] {
 			h.outstanding[k.activityID] = true
 		}
-	case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCancelRequested:
+	case api.EventActivityCancelRequested:
+		h.cancelReq[k.activityID] = true
+		if !h.waits[k.activityID] {
+			h.closed[k.activityID] = true
+			delete(h.outstanding, k.activityID)
+		}
+	case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled:
 		h.closed[k.activityID] = true
 		delete(h.outstanding, k.activityID)
 	case api.EventTimerCreated:
@@ -170,6 +186,9 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 	for _, c := range res.Commands {
 		switch c.Type {
 		case api.CommandScheduleActivity:
+			if c.Options != nil && c.Options.WaitForCancellation {
+				h.waits[c.ActivityID] = true
+			}
 			h.recordKey(eventKey{kind: api.EventActivityScheduled, activityID: c.ActivityID}, c.ActivityType)
 		case api.CommandStartTimer:
 			h.recordKey(eventKey{kind: api.EventTimerCreated, timerID: c.TimerID}, "")

@@ -34,6 +34,9 @@ type simActivity struct {
 	taskQueue   string
 	outstanding bool
 	settled     bool
+	// wait: scheduled with wait_for_cancellation; its cancel request
+	// leaves it outstanding (the server's done is its outcome).
+	wait bool
 }
 
 func newSim(t testing.TB, input any) *sim {
@@ -82,6 +85,20 @@ func (s *sim) fail(id int64, e api.Error) bool {
 	a.settled = true
 	a.outstanding = false
 	s.msg(api.Event{Kind: api.EventActivityFailed, ActivityID: id, Error: &e})
+	return true
+}
+
+// canceledOutcome delivers ActivityCanceled for an activity that waits for
+// its cancellation (what the server sends for a "Canceled" error, an
+// attempt nobody held, a lost worker).
+func (s *sim) canceledOutcome(id int64) bool {
+	a := s.acts[id]
+	if a == nil || !a.outstanding || !a.wait {
+		return false
+	}
+	a.settled = true
+	a.outstanding = false
+	s.msg(api.Event{Kind: api.EventActivityCanceled, ActivityID: id, Error: &api.Error{Type: "Canceled", Message: "context canceled"}})
 	return true
 }
 
@@ -157,7 +174,7 @@ func (s *sim) ack(msgs []api.Event, res *workflow.TurnResult) {
 	if cancel && !s.canceled {
 		s.canceled = true
 		for _, id := range s.outstanding() {
-			s.acts[id].outstanding = false
+			s.acts[id].outstanding = s.acts[id].wait
 			s.append(api.Event{Kind: api.EventActivityCancelRequested, ActivityID: id, Reason: "workflow_canceled"})
 		}
 	}
@@ -172,7 +189,8 @@ func (s *sim) ack(msgs []api.Event, res *workflow.TurnResult) {
 				s.t.Fatalf("activity id %d, want %d", c.ActivityID, s.nextAct+1)
 			}
 			s.nextAct++
-			s.acts[c.ActivityID] = &simActivity{typ: c.ActivityType, input: c.Input, taskQueue: c.TaskQueue, outstanding: true}
+			s.acts[c.ActivityID] = &simActivity{typ: c.ActivityType, input: c.Input, taskQueue: c.TaskQueue, outstanding: true,
+				wait: c.Options != nil && c.Options.WaitForCancellation}
 			s.append(api.Event{Kind: api.EventActivityScheduled, ActivityID: c.ActivityID, ActivityType: c.ActivityType, TaskQueue: c.TaskQueue, Input: c.Input, Options: c.Options})
 		case api.CommandStartTimer:
 			if c.TimerID != s.nextTmr+1 {
@@ -201,7 +219,7 @@ func (s *sim) ack(msgs []api.Event, res *workflow.TurnResult) {
 			s.t.Fatalf("cancel of unknown activity %d", c.ActivityID)
 		}
 		if a.outstanding {
-			a.outstanding = false
+			a.outstanding = a.wait
 			s.append(api.Event{Kind: api.EventActivityCancelRequested, ActivityID: c.ActivityID, Reason: c.Reason})
 		}
 	}

@@ -711,3 +711,43 @@ func fetchMessagesForAHeldInstanceDoNotHideNewWork(t *testing.T, newStore func(*
 		t.Fatalf("fetch with 1 001 signals waiting for a held instance: %+v, want the turn of instance free", task)
 	}
 }
+
+// Goal: an activity with wait_for_cancellation is not over when it is
+// cancelled: the outcome its held attempt reports after the cancel request
+// reaches the workflow (here a "Canceled" error, as ActivityCanceled, never
+// retried), and history records it after ActivityCancelRequested; one that
+// nobody held ends as ActivityCanceled in the cancelling turn.
+func cancelWaitingActivityGetsItsOutcome(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	waiting := api.ActivityOptions{WaitForCancellation: true,
+		RetryPolicy: &api.RetryPolicy{InitialInterval: api.Duration(time.Millisecond)}}
+	StartWithActivities(t, s, "w", []api.Command{ScheduleWith(1, waiting), ScheduleWith(2, waiting)})
+	a := FetchAct(t, s, time.Minute) // activity 1; activity 2 stays unheld
+	must0(t, s.SignalWorkflow(ctxT(t), ns, "w", "go", nil))
+	turn := FetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled},
+			{ActivityID: 2, Reason: api.CancelReasonContextCanceled}}}))(t)
+	out := m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
+	if out.Outcome != "delivered" {
+		t.Fatalf("outcome %s, want delivered", out.Outcome)
+	}
+	turn = FetchTurn(t, s)
+	var got []string
+	for _, e := range turn.Messages {
+		got = append(got, fmt.Sprintf("%s %d", e.Kind, e.ActivityID))
+	}
+	slices.Sort(got)
+	if want := []string{api.EventActivityCanceled + " 1", api.EventActivityCanceled + " 2"}; !slices.Equal(got, want) {
+		t.Fatalf("messages %v, want %v", got, want)
+	}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	if b := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); b != nil {
+		t.Fatalf("an attempt after the cancellation: %+v", b)
+	}
+	h := Kinds(History(t, s, "w"))
+	first := slices.Index(h, api.EventActivityCancelRequested)
+	if first < 0 || slices.Index(h, api.EventActivityCanceled) < first {
+		t.Fatalf("history %v: want ActivityCancelRequested before ActivityCanceled", h)
+	}
+}

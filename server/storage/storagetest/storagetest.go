@@ -56,6 +56,7 @@ var behaviours = []behaviour{
 	{"Retry_NonRetryableType", retryNonRetryableType},
 	{"Timeouts_EachKindFires", timeoutsEachKindFires},
 	{"Cancel_ScheduledAndCancelledInSameAck", cancelScheduledAndCancelledInSameAck},
+	{"Cancel_WaitingActivityGetsItsOutcome", cancelWaitingActivityGetsItsOutcome},
 	{"Ack_RejectsBadCommands", ackRejectsBadCommands},
 	{"FailTurn_Backoff", failTurnBackoff},
 	{"Fetch_StickyWorkerGetsNoOldHistory", fetchStickyWorkerGetsNoOldHistory},
