@@ -69,6 +69,8 @@ type Instance struct {
 	ParentClosePolicy *string
 	RetryPolicy       []byte
 	RetryAttempt      int32
+	SearchAttributes  []byte
+	Memo              []byte
 }
 
 type Namespace struct {
@@ -112,6 +114,13 @@ type ReportReceipt struct {
 	Namespace string
 	Kind      string
 	Answer    []byte
+	CreatedAt time.Time
+}
+
+type SearchAttribute struct {
+	Namespace string
+	Name      string
+	Type      string
 	CreatedAt time.Time
 }
 
