@@ -166,6 +166,12 @@ type StartWorkflowRequest struct {
 	// and each run that completes or fails is followed by the next, as
 	// the instance's next execution; a cancel ends it.
 	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256" example:"*/5 * * * *"`
+	// SearchAttributes are the workflow's search attribute values by name
+	// (at most 64; each name registered in the namespace and each value of
+	// its type).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
+	// Memo is any JSON object shown by describe (at most 32 KiB).
+	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 }
 
 // SignalWithStartRequest is the body of POST
@@ -252,6 +258,11 @@ type Workflow struct {
 	ParentWorkflowID string `json:"parent_workflow_id,omitempty"`
 	// ParentExecutionID is the parent's execution (child workflows only).
 	ParentExecutionID int64 `json:"parent_execution_id,omitempty"`
+	// SearchAttributes are the workflow's search attribute values by name
+	// (absent: none).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object"`
+	// Memo is the memo given at start (absent: none; never in a list).
+	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.
