@@ -192,6 +192,11 @@ type SignalWithStartRequest struct {
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// ExecutionTimeout fails a started workflow that runs longer (0: no limit).
 	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// SearchAttributes are a started workflow's search attributes (as
+	// StartWorkflowRequest's; checked only when the call starts it).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
+	// Memo is a started workflow's memo (a JSON object, at most 32 KiB).
+	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 }
 
 // SignalWithStartResponse is the answer of POST

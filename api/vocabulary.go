@@ -177,6 +177,9 @@ const (
 	ProblemInternal = ProblemBase + "internal"
 	// ProblemHTTP: any other HTTP error.
 	ProblemHTTP = ProblemBase + "http"
+	// ProblemSearchAttributeExists: the namespace has a search attribute
+	// of that name already (409).
+	ProblemSearchAttributeExists = ProblemBase + "search-attribute-exists"
 )
 
 // ProblemTypes returns every problem type.
@@ -185,7 +188,7 @@ func ProblemTypes() []string {
 		ProblemValidation, ProblemNotFound, ProblemNoRoute, ProblemMethodNotAllowed, ProblemBodyTooLarge,
 		ProblemAlreadyRunning, ProblemNotRunning, ProblemRunning, ProblemLockLost, ProblemUnhandledSignals,
 		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemDatabaseUnavailable,
-		ProblemQueryFailed, ProblemQueryTimeout, ProblemInternal, ProblemHTTP,
+		ProblemQueryFailed, ProblemQueryTimeout, ProblemInternal, ProblemHTTP, ProblemSearchAttributeExists,
 	}
 }
 

@@ -142,6 +142,10 @@ func routeRules() map[ruleKey]routeRule {
 
 		{"POST", BasePath + "/workflows"}:                            cl,
 		{"GET", BasePath + "/workflows"}:                             cl,
+		{"GET", BasePath + "/workflows/count"}:                       cl,
+		{"POST", BasePath + "/search-attributes"}:                    ad,
+		{"GET", BasePath + "/search-attributes"}:                     cl,
+		{"DELETE", BasePath + "/search-attributes/:name"}:            ad,
 		{"GET", BasePath + "/workflows/:instance_id"}:                cl,
 		{"DELETE", BasePath + "/workflows/:instance_id"}:             ad,
 		{"GET", BasePath + "/workflows/:instance_id/history"}:        rd,

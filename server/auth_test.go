@@ -89,6 +89,10 @@ var routeAccess = map[string]byte{
 
 	"POST " + BasePath + "/workflows":                            'c',
 	"GET " + BasePath + "/workflows":                             'c',
+	"GET " + BasePath + "/workflows/count":                       'c',
+	"POST " + BasePath + "/search-attributes":                    'a',
+	"GET " + BasePath + "/search-attributes":                     'c',
+	"DELETE " + BasePath + "/search-attributes/:name":            'a',
 	"GET " + BasePath + "/workflows/:instance_id":                'c',
 	"DELETE " + BasePath + "/workflows/:instance_id":             'a',
 	"GET " + BasePath + "/workflows/:instance_id/history":        'r',
