@@ -74,15 +74,15 @@ func TestVisibility_AttributesQueryAndCount(t *testing.T) {
 	}
 
 	for q, want := range map[string]string{
-		"CustomerId = 'c-1'":                                      "c,a",
-		"CustomerId = 'c-1' ORDER BY StartTime ASC":               "a,c",
-		"WorkflowType = 'Order' AND ExecutionStatus = 'Running'":  "d,b,a",
-		"Amount >= 20 OR Tags = 'red'":                            "c,b,a",
-		"Tags IN ('blue', 'big')":                                 "b,a",
-		"CustomerId IS NULL":                                      "d",
-		"CustomerId != 'c-1'":                                     "b",
-		"DueAt < '2026-11-02T00:00:00Z' AND WorkflowId STARTS_WITH 'a'": "a",
-		"(WorkflowType = 'Refund' OR Amount = 20) AND CustomerId IN ('c-1', 'c-2')": "c,b",
+		"CustomerId = 'c-1'":                                                           "c,a",
+		"CustomerId = 'c-1' ORDER BY StartTime ASC":                                    "a,c",
+		"WorkflowType = 'Order' AND ExecutionStatus = 'Running'":                       "d,b,a",
+		"Amount >= 20 OR Tags = 'red'":                                                 "c,b,a",
+		"Tags IN ('blue', 'big')":                                                      "b,a",
+		"CustomerId IS NULL":                                                           "d",
+		"CustomerId != 'c-1'":                                                          "b",
+		"DueAt < '2026-11-02T00:00:00Z' AND WorkflowId STARTS_WITH 'a'":                "a",
+		"(WorkflowType = 'Refund' OR Amount = 20) AND CustomerId IN ('c-1', 'c-2')":    "c,b",
 		"StartTime > '2000-01-01T00:00:00Z' AND CloseTime IS NULL AND TaskQueue = 'q'": "d,c,b,a",
 	} {
 		if got := ids(listQuery(t, e, q, "")); got != want {
