@@ -153,13 +153,13 @@ func (s *Store) visibilityWhere(ctx context.Context, ns string, f ListFilter) (s
 	return where, args, q.Asc, nil
 }
 
-// listByQuery is ListWorkflows with a query: the one statement of the
-// store built at run time, from visibility.Compile's condition (values
-// bound, names from a whitelist) and this fixed text.
-func (s *Store) listByQuery(ctx context.Context, ns string, f ListFilter, limit int32) (api.ListWorkflowsResponse, error) {
+// listStatement is the statement of a list with a query: the one
+// statement of the store built at run time, from visibility.Compile's
+// condition (values bound, names from a whitelist) and this fixed text.
+func (s *Store) listStatement(ctx context.Context, ns string, f ListFilter, limit int32) (string, []any, error) {
 	where, args, asc, err := s.visibilityWhere(ctx, ns, f)
 	if err != nil {
-		return api.ListWorkflowsResponse{}, err
+		return "", nil, err
 	}
 	cmp, dir := "<", "DESC"
 	if asc {
@@ -168,14 +168,28 @@ func (s *Store) listByQuery(ctx context.Context, ns string, f ListFilter, limit 
 	if f.PageToken != "" {
 		tok, err := decodePageToken(f.PageToken)
 		if err != nil {
-			return api.ListWorkflowsResponse{}, err
+			return "", nil, err
 		}
 		args = append(args, tok.CreatedAt, tok.ID)
 		where += fmt.Sprintf(" AND (created_at, instance_id) %s ($%d::timestamptz, $%d::text)", cmp, len(args)-1, len(args))
 	}
 	args = append(args, limit+1)
-	sql := fmt.Sprintf("SELECT %s FROM instances WHERE %s ORDER BY created_at %s, instance_id %s LIMIT $%d",
-		listColumns, where, dir, dir, len(args))
+	return fmt.Sprintf("SELECT %s FROM instances WHERE %s ORDER BY created_at %s, instance_id %s LIMIT $%d",
+		listColumns, where, dir, dir, len(args)), args, nil
+}
+
+// countStatement is the statement of a count with a query.
+func (s *Store) countStatement(ctx context.Context, ns string, f ListFilter) (string, []any, error) {
+	where, args, _, err := s.visibilityWhere(ctx, ns, f)
+	return "SELECT count(*) FROM instances WHERE " + where, args, err
+}
+
+// listByQuery is ListWorkflows with a query (listStatement).
+func (s *Store) listByQuery(ctx context.Context, ns string, f ListFilter, limit int32) (api.ListWorkflowsResponse, error) {
+	sql, args, err := s.listStatement(ctx, ns, f, limit)
+	if err != nil {
+		return api.ListWorkflowsResponse{}, err
+	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return api.ListWorkflowsResponse{}, fmt.Errorf("list workflows: %w", err)
@@ -205,12 +219,12 @@ func (s *Store) listByQuery(ctx context.Context, ns string, f ListFilter, limit 
 // CountWorkflows counts the instances of ns that f selects (its Query,
 // Status and WorkflowType; not its page).
 func (s *Store) CountWorkflows(ctx context.Context, ns string, f ListFilter) (int64, error) {
-	where, args, _, err := s.visibilityWhere(ctx, ns, f)
+	sql, args, err := s.countStatement(ctx, ns, f)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
-	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM instances WHERE "+where, args...).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count workflows: %w", err)
 	}
 	return n, nil
