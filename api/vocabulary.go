@@ -203,7 +203,7 @@ func EventKinds() []string {
 		EventExternalSignalInitiated, EventExternalCancelInitiated, EventExternalCompleted, EventExternalFailed,
 		EventChildWorkflowInitiated, EventChildWorkflowStarted, EventStartChildWorkflowFailed,
 		EventChildWorkflowCompleted, EventChildWorkflowFailed, EventChildWorkflowCanceled,
-		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested,
+		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested, EventUpsertWorkflowSearchAttributes,
 	}
 }
 
@@ -223,7 +223,7 @@ func CommandTypes() []string {
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
 		CommandSignalExternal, CommandCancelExternal,
-		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow,
+		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow, CommandUpsertSearchAttributes,
 	}
 }
 

@@ -54,6 +54,7 @@ const (
 	ApiCommandTypeSignalExternal             ApiCommandType = "signal_external"
 	ApiCommandTypeStartChildWorkflow         ApiCommandType = "start_child_workflow"
 	ApiCommandTypeStartTimer                 ApiCommandType = "start_timer"
+	ApiCommandTypeUpsertSearchAttributes     ApiCommandType = "upsert_search_attributes"
 )
 
 // Valid indicates whether the value is a known member of the ApiCommandType enum.
@@ -86,6 +87,8 @@ func (e ApiCommandType) Valid() bool {
 	case ApiCommandTypeStartChildWorkflow:
 		return true
 	case ApiCommandTypeStartTimer:
+		return true
+	case ApiCommandTypeUpsertSearchAttributes:
 		return true
 	default:
 		return false
@@ -530,6 +533,10 @@ type ApiCommand struct {
 	// one, and only the last failure reaches the parent.
 	RetryPolicy *ApiRetryPolicy `json:"retry_policy,omitempty"`
 
+	// SearchAttributes SearchAttributes are the values upsert_search_attributes sets, by
+	// name (1 to 64; null removes an attribute).
+	SearchAttributes interface{} `json:"search_attributes,omitempty"`
+
 	// SignalName SignalName is the signal's name (signal_external; its payload is Input).
 	SignalName *string `json:"signal_name,omitempty"`
 
@@ -545,7 +552,7 @@ type ApiCommand struct {
 	// TimerId start_timer, cancel_timer
 	TimerId *int `json:"timer_id,omitempty"`
 
-	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
+	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
 	Type ApiCommandType `json:"type"`
 
 	// UpdateId complete_update, reject_update: the update the turn received (a
@@ -565,7 +572,7 @@ type ApiCommand struct {
 // ApiCommandParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
 type ApiCommandParentClosePolicy string
 
-// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
+// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
 type ApiCommandType string
 
 // ApiCompleteActivityByIDRequest defines model for api.CompleteActivityByIDRequest.
@@ -829,6 +836,10 @@ type ApiEvent struct {
 
 	// Result ActivityCompleted, WorkflowCompleted
 	Result interface{} `json:"result,omitempty"`
+
+	// SearchAttributes SearchAttributes are the values an UpsertWorkflowSearchAttributes
+	// event set (null: removed).
+	SearchAttributes interface{} `json:"search_attributes,omitempty"`
 
 	// SignalName SignalReceived
 	SignalName *string `json:"signal_name,omitempty"`

@@ -148,7 +148,7 @@ func sentinelFor(status int, problemType string) error {
 		return ErrAlreadyRunning
 	case api.ProblemLockLost:
 		return ErrLockLost
-	case api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals:
+	case api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals, api.ProblemSearchAttributeExists:
 		return ErrConflict
 	case api.ProblemWorkerGone:
 		return ErrGone

@@ -37,6 +37,16 @@ type StartWorkflowOptions struct {
 	// cancelled (Cancel stops it, between runs too). A bad schedule is a
 	// *ProblemError naming cron_schedule.
 	CronSchedule string
+	// SearchAttributes are the workflow's search attributes by name
+	// (Temporal's StartWorkflowOptions.SearchAttributes): each registered
+	// in the namespace (RegisterSearchAttribute) and each value of its
+	// type — string for keyword and text, an integer for int, a number for
+	// double, bool, time.Time for datetime, []string for keyword_list. A
+	// bad one is a *ProblemError naming search_attributes.<name>.
+	SearchAttributes map[string]any
+	// Memo is any JSON-encodable values by name, shown by Describe
+	// (Temporal's StartWorkflowOptions.Memo; at most 32 KiB as JSON).
+	Memo map[string]any
 }
 
 // WorkflowRun is a handle on a workflow instance.
@@ -132,6 +142,9 @@ func (c *Client) StartWorkflow(ctx context.Context, opts StartWorkflowOptions, w
 		InstanceID:       opts.ID,
 		ExecutionTimeout: api.Duration(opts.ExecutionTimeout),
 		CronSchedule:     opts.CronSchedule,
+	}
+	if req.SearchAttributes, req.Memo, err = encodeVisibility(opts.SearchAttributes, opts.Memo); err != nil {
+		return nil, fmt.Errorf("tether: start workflow %s: %w", name, err)
 	}
 	var resp api.StartWorkflowResponse
 	if _, err := c.do(ctx, http.MethodPost, "POST /workflows", nil, req, &resp, "workflows"); err != nil {
