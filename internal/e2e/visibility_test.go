@@ -57,20 +57,10 @@ func TestVisibility_UpsertListCountReplay(t *testing.T) {
 	if !errors.As(err, &pe) || len(pe.Problem.Errors) == 0 || pe.Problem.Errors[0].Field != "search_attributes.Amount" {
 		t.Fatalf("bad attribute: %v", err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitFor(t, 30*time.Second, "the first upsert to be visible", func() bool {
 		n, err := e.c.CountWorkflow(ctx, "Stage = 'waiting' AND CustomerId = 'c-1' AND Tags = 'red'")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first upsert never became visible")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && n == 1
+	})
 	if err := e.c.Signal(ctx, "vis", "go", "ok"); err != nil {
 		t.Fatal(err)
 	}

@@ -257,8 +257,8 @@ type state struct {
 	// nextUpsert counts the code's UpsertSearchAttributes calls: the
 	// first hist.upserts of them are replayed.
 	nextUpsert int
-	externals      map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
-	signals        map[string]*SignalChannel
+	externals  map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
+	signals    map[string]*SignalChannel
 
 	cancelRequested bool
 	cancelReason    string

@@ -35,4 +35,3 @@ func UpsertSearchAttributes(ctx Context, attributes map[string]any) error {
 	s.issue(api.Command{Type: api.CommandUpsertSearchAttributes, SearchAttributes: raw})
 	return nil
 }
-
