@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetherhq/tether/api"
 )
@@ -148,4 +149,44 @@ func TestVisibility_AttributesQueryAndCount(t *testing.T) {
 	e.do(http.MethodDelete, e.base+"/search-attributes/Tags", nil).want(t, http.StatusNoContent)
 	e.do(http.MethodDelete, e.base+"/search-attributes/Tags", nil).want(t, http.StatusNotFound)
 	wantProblemField(t, e.get("/workflows?query="+url.QueryEscape("Tags = 'red'")), http.StatusBadRequest, "query")
+}
+
+// Goal: a turn's upsert_search_attributes is checked against the
+// registered types (400 naming the command's attribute, nothing written),
+// and a valid one merges into the instance's attributes (null removes).
+func TestVisibility_UpsertCommand(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.post("/search-attributes", api.RegisterSearchAttributeRequest{Name: "Amount", Type: "int"}).want(t, http.StatusCreated)
+	e.post("/search-attributes", api.RegisterSearchAttributeRequest{Name: "Stage", Type: "keyword"}).want(t, http.StatusCreated)
+	e.post("/workflows", api.StartWorkflowRequest{WorkflowType: "Greet", TaskQueue: "q", InstanceID: "u",
+		SearchAttributes: map[string]json.RawMessage{"Stage": json.RawMessage(`"new"`)}}).want(t, http.StatusCreated)
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	upsert := func(attrs string) api.CompleteWorkflowTaskRequest {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(attrs), &m); err != nil {
+			t.Fatal(err)
+		}
+		return api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+			{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(time.Hour)},
+			{Type: api.CommandUpsertSearchAttributes, SearchAttributes: m},
+		}}
+	}
+	wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert(`{"Amount":"ten"}`)), http.StatusBadRequest, "commands[1].search_attributes.Amount")
+	wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert(`{"Nope":1}`)), http.StatusBadRequest, "commands[1].search_attributes.Nope")
+	wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert(`{}`)), http.StatusBadRequest, "commands[1].search_attributes")
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert(`{"Amount":10,"Stage":null}`)).want(t, http.StatusOK)
+	var wf api.Workflow
+	e.get("/workflows/u").want(t, http.StatusOK).decode(t, &wf)
+	if len(wf.SearchAttributes) != 1 || string(wf.SearchAttributes["Amount"]) != "10" {
+		t.Fatalf("after upsert: %s", wf.SearchAttributes)
+	}
+	var h api.HistoryResponse
+	e.get("/workflows/u/history").want(t, http.StatusOK).decode(t, &h)
+	last := h.Events[len(h.Events)-1]
+	if last.Kind != api.EventUpsertWorkflowSearchAttributes || string(last.SearchAttributes["Amount"]) != "10" {
+		t.Fatalf("last event: %+v", last)
+	}
 }
