@@ -187,6 +187,8 @@ type ListOptions struct {
 	Limit int
 	// PageToken continues a previous List (its NextPageToken).
 	PageToken string
+	// Query is a list query (see ListWorkflowRequest.Query; "": none).
+	Query string
 }
 
 // List returns one page of instances, newest first, as summaries (no
@@ -206,6 +208,9 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*api.ListWorkflows
 	}
 	if opts.PageToken != "" {
 		q.Set("page_token", opts.PageToken)
+	}
+	if opts.Query != "" {
+		q.Set("query", opts.Query)
 	}
 	var resp api.ListWorkflowsResponse
 	if _, err := c.do(ctx, http.MethodGet, "GET /workflows", q, nil, &resp, "workflows"); err != nil {
