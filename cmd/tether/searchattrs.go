@@ -45,7 +45,9 @@ func (c *cli) searchAttributeList() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "list the namespace's search attributes",
-		Args:  cobra.NoArgs,
+		Example: `  tether search-attribute list
+  tether search-attribute list -n billing -o json | jq -r '.search_attributes[].name'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cl, err := c.client()
 			if err != nil {
@@ -91,9 +93,10 @@ func (c *cli) searchAttributeCreate() *cobra.Command {
 
 func (c *cli) searchAttributeDelete() *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete NAME",
-		Short: "unregister a search attribute (workflows keep their values)",
-		Args:  exactArgs("NAME"),
+		Use:     "delete NAME",
+		Short:   "unregister a search attribute (workflows keep their values)",
+		Example: `  tether search-attribute delete Amount`,
+		Args:    exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, err := c.client()
 			if err != nil {
