@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
@@ -419,6 +420,36 @@ func TestUI(t *testing.T) {
 		if strings.Contains(text, "WorkflowCompleted") {
 			t.Fatalf("execution 1's history shows the end of execution 3:\n%s", text)
 		}
+	})
+
+	t.Run("query", func(t *testing.T) {
+		ctx := context.Background()
+		if _, err := e.c.RegisterSearchAttribute(ctx, "CustomerId", api.SearchAttributeKeyword); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "order-q", TaskQueue: queue,
+			SearchAttributes: map[string]any{"CustomerId": "c-42"}, Memo: map[string]any{"note": "gift wrap"}}, OrderFlow, "order-q"); err != nil {
+			t.Fatal(err)
+		}
+		e.open(ns + "/workflows")
+		e.run("query by a search attribute",
+			chromedp.SendKeys(chromedp.CSS("#f-query"), "CustomerId = 'c-42' AND WorkflowType = 'OrderFlow'"),
+			chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS("#wf-count")))
+		text := e.text("main")
+		mustContain(t, "the queried list", text, "1 workflows match the query.", "order-q", `CustomerId="c-42"`)
+		for _, other := range []string{"order-1", "order-2", "order-3"} {
+			if strings.Contains(text, other) {
+				t.Fatalf("the queried list shows %s:\n%s", other, text)
+			}
+		}
+		e.screenshot("workflows-query")
+		e.run("open it", chromedp.Click(`//tbody//a[text()="order-q"]`), chromedp.WaitVisible(chromedp.CSS("#wf-attrs")))
+		mustContain(t, "the workflow's attributes and memo", e.text("main"), `CustomerId="c-42"`, "Memo", "gift wrap")
+
+		// A bad query is the API's 400, naming the query and the position.
+		text = e.open(ns + "/workflows?query=" + url.QueryEscape("CustomerId = "))
+		mustContain(t, "the list with a bad query", text, "400", "query", "position 12")
 	})
 
 	t.Run("login", func(t *testing.T) {
