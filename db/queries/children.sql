@@ -53,7 +53,9 @@ WITH c AS (
         parent_child_id = EXCLUDED.parent_child_id,
         parent_close_policy = EXCLUDED.parent_close_policy,
         retry_policy = EXCLUDED.retry_policy,
-        retry_attempt = 1
+        retry_attempt = 1,
+        search_attributes = NULL,
+        memo = NULL
     WHERE i.status <> 'running'
     RETURNING i.instance_id, i.execution_id
 ), starts AS (
