@@ -20,7 +20,9 @@ func VisFlow(ctx workflow.Context, n int) (string, error) {
 		return "", err
 	}
 	var s string
-	workflow.GetSignalChannel(ctx, "go").Receive(ctx, &s)
+	if err := workflow.GetSignalChannel(ctx, "go").Receive(ctx, &s); err != nil {
+		return "", err
+	}
 	if err := workflow.UpsertSearchAttributes(ctx, map[string]any{"Stage": "done", "Tags": nil}); err != nil {
 		return "", err
 	}
@@ -100,8 +102,8 @@ func TestVisibility_UpsertListCountReplay(t *testing.T) {
 			return "", err
 		}
 		var s string
-		workflow.GetSignalChannel(ctx, "go").Receive(ctx, &s)
-		return s, nil
+		err := workflow.GetSignalChannel(ctx, "go").Receive(ctx, &s)
+		return s, err
 	}, worker.WithName("VisFlow")); err != nil {
 		t.Fatal(err)
 	}
