@@ -445,6 +445,8 @@ func (p *parser) next() error {
 			}
 			ch := s[p.pos]
 			switch {
+			case ch == 0:
+				return &Error{Field: "query", Pos: p.pos, Msg: "a string may not hold a NUL character"}
 			case ch == c && p.pos+1 < len(s) && s[p.pos+1] == c: // '' inside '...'
 				b.WriteByte(c)
 				p.pos += 2

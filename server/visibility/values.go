@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -85,6 +86,9 @@ func Normalize(typ string, raw json.RawMessage) (json.RawMessage, error) {
 		if len(s) > max {
 			return nil, fmt.Errorf("must be at most %d bytes long", max)
 		}
+		if strings.ContainsRune(s, 0) {
+			return nil, fmt.Errorf("may not hold a NUL character")
+		}
 		return json.Marshal(s)
 	case api.SearchAttributeInt:
 		n, ok := v.(json.Number)
@@ -133,7 +137,7 @@ func Normalize(typ string, raw json.RawMessage) (json.RawMessage, error) {
 		out := make([]string, len(l))
 		for i, e := range l {
 			s, ok := e.(string)
-			if !ok || len(s) > api.MaxKeywordBytes {
+			if !ok || len(s) > api.MaxKeywordBytes || strings.ContainsRune(s, 0) {
 				return nil, fmt.Errorf("item %d must be a string of at most %d bytes", i, api.MaxKeywordBytes)
 			}
 			out[i] = s

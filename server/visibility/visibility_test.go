@@ -80,6 +80,7 @@ func TestErrorsNamePosition(t *testing.T) {
 		{"Vip > true", 0},
 		{"WorkflowId = 'a' #", 17},
 		{strings.Repeat("(", 40) + "WorkflowId = 'a'", 32},
+		{"WorkflowId = 'a\x00b'", 15},
 	} {
 		q, err := Parse(tc.q)
 		if err == nil {
@@ -102,7 +103,7 @@ func TestNormalizeAll(t *testing.T) {
 	if err != nil || string(got) != `{"Amount":12,"DueAt":"2026-11-01T00:00:00.000000000Z","Score":1.5,"Tags":["a","b"]}` {
 		t.Fatalf("got %s, %v", got, err)
 	}
-	for name, raw := range map[string]string{"Amount": `1.5`, "Vip": `"yes"`, "Tags": `"a"`, "Unknown": `1`, "CustomerId": `3`} {
+	for name, raw := range map[string]string{"Amount": `1.5`, "Vip": `"yes"`, "Tags": `"a"`, "Unknown": `1`, "CustomerId": `3`, "Note": `"a\u0000"`} {
 		_, err := NormalizeAll(testTypes, map[string]json.RawMessage{name: json.RawMessage(raw)}, "search_attributes", false)
 		var e *Error
 		if !errors.As(err, &e) || e.Field != "search_attributes."+name {
