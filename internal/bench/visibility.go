@@ -120,6 +120,7 @@ func (e *Env) Visibility(ctx context.Context, cfg VisibilityConfig) (*Report, er
 		}
 		r.add("list_"+q.key+"_ms", fmt.Sprintf("first page (%d rows) of %q", rows, query), ms(summarize(lists).P50), "ms")
 		r.add("count_"+q.key+"_ms", fmt.Sprintf("count (%d) of %q", n, query), ms(summarize(counts).P50), "ms")
+		r.add("matches_"+q.key, fmt.Sprintf("workflows %q selects", query), float64(n), "")
 	}
 	r.note("median of %d runs each; every query through the store's list and count (statements built by server/visibility, values bound)", cfg.Repeat)
 	return r, nil
