@@ -177,6 +177,9 @@ func TestVisibility_UpsertCommand(t *testing.T) {
 	wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert(`{"Amount":"ten"}`)), http.StatusBadRequest, "commands[1].search_attributes.Amount")
 	wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert(`{"Nope":1}`)), http.StatusBadRequest, "commands[1].search_attributes.Nope")
 	wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert(`{}`)), http.StatusBadRequest, "commands[1].search_attributes")
+	child := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandStartChildWorkflow, ChildID: 1,
+		WorkflowID: "kid", WorkflowType: "Greet", SearchAttributes: map[string]json.RawMessage{"Amount": json.RawMessage(`"x"`)}}}}
+	wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete", child), http.StatusBadRequest, "commands[0].search_attributes.Amount")
 	e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert(`{"Amount":10,"Stage":null}`)).want(t, http.StatusOK)
 	var wf api.Workflow
 	e.get("/workflows/u").want(t, http.StatusOK).decode(t, &wf)

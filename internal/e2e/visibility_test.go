@@ -112,3 +112,50 @@ func TestVisibility_UpsertListCountReplay(t *testing.T) {
 		t.Fatalf("replay without the second upsert: %v, want a NondeterminismError", err)
 	}
 }
+
+// VisKid returns its input.
+func VisKid(ctx workflow.Context, s string) (string, error) { return s, nil }
+
+// VisParent starts VisKid with search attributes and returns its result.
+func VisParent(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "vis-kid",
+		SearchAttributes: map[string]any{"CustomerId": "kid-1", "Amount": 3}})
+	var out string
+	err := workflow.ExecuteChildWorkflow(ctx, VisKid, "hi").Get(ctx, &out)
+	return out, err
+}
+
+// TestVisibility_ChildSearchAttributes: a child workflow started with
+// search attributes carries them (list, describe), and the parent's
+// history replays.
+func TestVisibility_ChildSearchAttributes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for name, typ := range map[string]string{"CustomerId": api.SearchAttributeKeyword, "Amount": api.SearchAttributeInt} {
+		if _, err := e.c.RegisterSearchAttribute(ctx, name, typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		if err := w.RegisterWorkflow(VisKid); err != nil {
+			return err
+		}
+		return w.RegisterWorkflow(VisParent)
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "vis-parent", TaskQueue: "q"}, VisParent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := result[string](t, run, 30*time.Second); err != nil || got != "hi" {
+		t.Fatalf("parent: %q, %v", got, err)
+	}
+	list, err := e.c.ListWorkflow(ctx, client.ListWorkflowRequest{Query: "CustomerId = 'kid-1' AND Amount = 3"})
+	if err != nil || len(list.Workflows) != 1 || list.Workflows[0].InstanceID != "vis-kid" {
+		t.Fatalf("list: %+v, %v", list, err)
+	}
+	e.replayClean("vis-parent", VisParent)
+	kid, err := e.c.Describe(ctx, "vis-kid")
+	if err != nil || string(kid.SearchAttributes["Amount"]) != "3" {
+		t.Fatalf("child: %+v, %v", kid, err)
+	}
+}

@@ -255,12 +255,33 @@ func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLocke
 // namespace's types (one read, only for a turn that has some) and merges
 // them, in command order, into plan.Upserts[0].
 func (s *Store) planUpserts(ctx context.Context, t *txn, ns string, plan *engine.TurnPlan) error {
-	if len(plan.Upserts) == 0 {
+	childAttrs := slices.ContainsFunc(plan.Children, func(c engine.NewChild) bool { return len(c.SearchAttributes) > 0 })
+	if len(plan.Upserts) == 0 && !childAttrs {
 		return nil
 	}
 	types, err := searchAttributeTypes(ctx, t.q, ns)
 	if err != nil {
 		return err
+	}
+	// A start_child_workflow's search attributes, in their stored form.
+	for i, c := range plan.Children {
+		if len(c.SearchAttributes) == 0 {
+			continue
+		}
+		raw, err := visibility.NormalizeAll(types, c.SearchAttributes, c.SearchAttributesField, false)
+		if err != nil {
+			return invalid(err)
+		}
+		var vals map[string]json.RawMessage
+		if raw != nil {
+			if err := json.Unmarshal(raw, &vals); err != nil {
+				return fmt.Errorf("child search attributes: %w", err)
+			}
+		}
+		plan.Children[i].SearchAttributes = vals
+	}
+	if len(plan.Upserts) == 0 {
+		return nil
 	}
 	merged := map[string]json.RawMessage{}
 	for _, u := range plan.Upserts {

@@ -8,6 +8,24 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
+// encodeAttributes encodes search attribute values for a command (nil when
+// none); a value that cannot be encoded is a bug of the workflow code and
+// fails it like a panic.
+func encodeAttributes(attrs map[string]any) map[string]json.RawMessage {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(attrs))
+	for k, v := range attrs {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(fmt.Sprintf("workflow: search attribute %s: %v", k, err))
+		}
+		out[k] = b
+	}
+	return out
+}
+
 // UpsertSearchAttributes sets search attributes of the running workflow
 // (Temporal's workflow.UpsertSearchAttributes): an
 // upsert_search_attributes command, recorded in history as an
