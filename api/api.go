@@ -166,6 +166,12 @@ type StartWorkflowRequest struct {
 	// and each run that completes or fails is followed by the next, as
 	// the instance's next execution; a cancel ends it.
 	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256" example:"*/5 * * * *"`
+	// SearchAttributes are the workflow's search attribute values by name
+	// (at most 64; each name registered in the namespace and each value of
+	// its type).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
+	// Memo is any JSON object shown by describe (at most 32 KiB).
+	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 }
 
 // SignalWithStartRequest is the body of POST
@@ -186,6 +192,11 @@ type SignalWithStartRequest struct {
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// ExecutionTimeout fails a started workflow that runs longer (0: no limit).
 	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// SearchAttributes are a started workflow's search attributes (as
+	// StartWorkflowRequest's; checked only when the call starts it).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
+	// Memo is a started workflow's memo (a JSON object, at most 32 KiB).
+	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 }
 
 // SignalWithStartResponse is the answer of POST
@@ -252,6 +263,11 @@ type Workflow struct {
 	ParentWorkflowID string `json:"parent_workflow_id,omitempty"`
 	// ParentExecutionID is the parent's execution (child workflows only).
 	ParentExecutionID int64 `json:"parent_execution_id,omitempty"`
+	// SearchAttributes are the workflow's search attribute values by name
+	// (absent: none).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object"`
+	// Memo is the memo given at start (absent: none; never in a list).
+	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.
@@ -375,6 +391,10 @@ const (
 	// EventChildWorkflowCancelRequested records a
 	// request_cancel_child_workflow command: the child was asked to cancel.
 	EventChildWorkflowCancelRequested = "ChildWorkflowCancelRequested"
+	// EventUpsertWorkflowSearchAttributes records an
+	// upsert_search_attributes command (search_attributes: the values as
+	// the command gave them).
+	EventUpsertWorkflowSearchAttributes = "UpsertWorkflowSearchAttributes"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -442,6 +462,9 @@ type Event struct {
 	MarkerID string `json:"marker_id,omitempty"`
 	// MarkerDetails is the marker's value (MarkerRecorded).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object"`
+	// SearchAttributes are the values an UpsertWorkflowSearchAttributes
+	// event set (null: removed).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object"`
 	// WorkflowUpdateAccepted, WorkflowUpdateCompleted: the update's id;
 	// WorkflowUpdateAccepted also its name (and Input its arguments),
 	// WorkflowUpdateCompleted its Result or Error.
@@ -555,6 +578,10 @@ const (
 	// CommandRequestCancelChildWorkflow asks a child workflow to cancel
 	// (child_id, workflow_id).
 	CommandRequestCancelChildWorkflow = "request_cancel_child_workflow"
+	// CommandUpsertSearchAttributes sets the workflow's search attributes
+	// (search_attributes; a null value removes one) — SDK:
+	// workflow.UpsertSearchAttributes.
+	CommandUpsertSearchAttributes = "upsert_search_attributes"
 )
 
 // Parent close policies: what happens to a child workflow still running
@@ -572,8 +599,8 @@ const (
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external start_child_workflow request_cancel_child_workflow"`
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external start_child_workflow request_cancel_child_workflow upsert_search_attributes"`
 	// schedule_activity
 	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	// ActivityType is the activity's registered name (schedule_activity).
@@ -602,6 +629,9 @@ type Command struct {
 	MarkerID string `json:"marker_id,omitempty" validate:"max=1024"`
 	// MarkerDetails is the marker's value, any JSON value (record_marker).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object" validate:"required_if=Type record_marker"`
+	// SearchAttributes are the values upsert_search_attributes sets, by
+	// name (1 to 64; null removes an attribute).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object" validate:"max=64"`
 	// complete_update, reject_update: the update the turn received (a
 	// WorkflowUpdateAccepted message). complete_update carries the
 	// handler's result or error; reject_update the validator's error (the

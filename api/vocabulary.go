@@ -184,6 +184,9 @@ const (
 	ProblemInternal = ProblemBase + "internal"
 	// ProblemHTTP: any other HTTP error.
 	ProblemHTTP = ProblemBase + "http"
+	// ProblemSearchAttributeExists: the namespace has a search attribute
+	// of that name already (409).
+	ProblemSearchAttributeExists = ProblemBase + "search-attribute-exists"
 )
 
 // ProblemTypes returns every problem type.
@@ -192,7 +195,7 @@ func ProblemTypes() []string {
 		ProblemValidation, ProblemNotFound, ProblemNoRoute, ProblemMethodNotAllowed, ProblemBodyTooLarge,
 		ProblemAlreadyRunning, ProblemNotRunning, ProblemRunning, ProblemLockLost, ProblemUnhandledSignals,
 		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemDatabaseUnavailable,
-		ProblemQueryFailed, ProblemQueryTimeout, ProblemAlreadyExists, ProblemInternal, ProblemHTTP,
+		ProblemQueryFailed, ProblemQueryTimeout, ProblemAlreadyExists, ProblemInternal, ProblemHTTP, ProblemSearchAttributeExists,
 	}
 }
 
@@ -207,7 +210,7 @@ func EventKinds() []string {
 		EventExternalSignalInitiated, EventExternalCancelInitiated, EventExternalCompleted, EventExternalFailed,
 		EventChildWorkflowInitiated, EventChildWorkflowStarted, EventStartChildWorkflowFailed,
 		EventChildWorkflowCompleted, EventChildWorkflowFailed, EventChildWorkflowCanceled,
-		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested,
+		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested, EventUpsertWorkflowSearchAttributes,
 	}
 }
 
@@ -227,7 +230,7 @@ func CommandTypes() []string {
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
 		CommandSignalExternal, CommandCancelExternal,
-		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow,
+		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow, CommandUpsertSearchAttributes,
 	}
 }
 

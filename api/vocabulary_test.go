@@ -21,34 +21,37 @@ func TestVocabularyWireValues(t *testing.T) {
 		"timeout kinds": {"schedule_to_start", "start_to_close", "heartbeat", "schedule_to_close", "execution"},
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
-			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "already-exists", "internal", "http"},
+			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "already-exists", "internal", "http",
+			"search-attribute-exists"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
 			"cancel_workflow", "continue_as_new", "complete_update", "reject_update", "signal_external", "cancel_external",
-			"start_child_workflow", "request_cancel_child_workflow"},
-		"update stages":         {"admitted", "accepted", "completed", "rejected"},
-		"parent close policies": {"terminate", "request_cancel", "abandon"},
-		"roles":                 {"worker", "client", "reader", "admin"},
-		"overlap policies":      {"skip", "buffer_one", "cancel_other", "terminate_other", "allow_all"},
-		"schedule action kinds": {"scheduled", "triggered", "backfilled"},
+			"start_child_workflow", "request_cancel_child_workflow", "upsert_search_attributes"},
+		"update stages":          {"admitted", "accepted", "completed", "rejected"},
+		"search attribute types": {"keyword", "text", "int", "double", "bool", "datetime", "keyword_list"},
+		"parent close policies":  {"terminate", "request_cancel", "abandon"},
+		"roles":                  {"worker", "client", "reader", "admin"},
+		"overlap policies":       {"skip", "buffer_one", "cancel_other", "terminate_other", "allow_all"},
+		"schedule action kinds":  {"scheduled", "triggered", "backfilled"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
 		problems = append(problems, strings.TrimPrefix(p, "https://tether.dev/problems/"))
 	}
 	got := map[string][]string{
-		"cancel reasons":        CancelReasons(),
-		"timeout kinds":         TimeoutKinds(),
-		"problem types":         problems,
-		"worker states":         WorkerStates(),
-		"statuses":              Statuses(),
-		"command types":         CommandTypes(),
-		"parent close policies": ParentClosePolicies(),
-		"update stages":         UpdateStages(),
-		"roles":                 Roles(),
-		"overlap policies":      OverlapPolicies(),
-		"schedule action kinds": ScheduleActionKinds(),
+		"cancel reasons":         CancelReasons(),
+		"timeout kinds":          TimeoutKinds(),
+		"problem types":          problems,
+		"worker states":          WorkerStates(),
+		"statuses":               Statuses(),
+		"command types":          CommandTypes(),
+		"parent close policies":  ParentClosePolicies(),
+		"update stages":          UpdateStages(),
+		"search attribute types": SearchAttributeTypes(),
+		"roles":                  Roles(),
+		"overlap policies":       OverlapPolicies(),
+		"schedule action kinds":  ScheduleActionKinds(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
@@ -73,7 +76,7 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("EventKinds lacks %s", ev)
 		}
 	}
-	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes(), UpdateStages(), ParentClosePolicies()} {
+	for _, lists := range [][]string{CancelReasons(), TimeoutKinds(), ProblemTypes(), EventKinds(), WorkerStates(), Statuses(), CommandTypes(), UpdateStages(), ParentClosePolicies(), SearchAttributeTypes()} {
 		s := slices.Clone(lists)
 		slices.Sort(s)
 		if len(slices.Compact(s)) != len(lists) {

@@ -151,6 +151,10 @@ func routeRules() map[ruleKey]routeRule {
 
 		{"POST", BasePath + "/workflows"}:                            cl,
 		{"GET", BasePath + "/workflows"}:                             vw,
+		{"GET", BasePath + "/workflows/count"}:                       vw,
+		{"POST", BasePath + "/search-attributes"}:                    ad,
+		{"GET", BasePath + "/search-attributes"}:                     vw,
+		{"DELETE", BasePath + "/search-attributes/:name"}:            ad,
 		{"GET", BasePath + "/workflows/:instance_id"}:                vw,
 		{"DELETE", BasePath + "/workflows/:instance_id"}:             ad,
 		{"GET", BasePath + "/workflows/:instance_id/history"}:        rd,

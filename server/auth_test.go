@@ -91,6 +91,10 @@ var routeAccess = map[string]byte{
 
 	"POST " + BasePath + "/workflows":                            'c',
 	"GET " + BasePath + "/workflows":                             'v',
+	"GET " + BasePath + "/workflows/count":                       'v',
+	"POST " + BasePath + "/search-attributes":                    'a',
+	"GET " + BasePath + "/search-attributes":                     'v',
+	"DELETE " + BasePath + "/search-attributes/:name":            'a',
 	"GET " + BasePath + "/workflows/:instance_id":                'v',
 	"DELETE " + BasePath + "/workflows/:instance_id":             'a',
 	"GET " + BasePath + "/workflows/:instance_id/history":        'r',

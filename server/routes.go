@@ -92,6 +92,7 @@ func (s *Server) newEcho() *echo.Echo {
 	// Workflows.
 	g.POST("/workflows", s.startWorkflow)
 	getAndHead(g, "/workflows", s.listWorkflows)
+	getAndHead(g, "/workflows/count", s.countWorkflows)
 	getAndHead(g, "/workflows/:instance_id", s.describeWorkflow)
 	g.DELETE("/workflows/:instance_id", s.deleteWorkflow)
 	getAndHead(g, "/workflows/:instance_id/history", s.workflowHistory)
@@ -105,6 +106,10 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	g.POST("/workflows/:instance_id/queries/:name", s.queryWorkflow)
 	g.POST("/workflows/:instance_id/updates/:name", s.updateWorkflow)
+	// Search attributes.
+	g.POST("/search-attributes", s.registerSearchAttribute)
+	getAndHead(g, "/search-attributes", s.listSearchAttributes)
+	g.DELETE("/search-attributes/:name", s.deleteSearchAttribute)
 	// Query tasks.
 	g.POST("/query-tasks/poll", s.pollQueryTask)
 	g.POST("/query-tasks/:query_id/answer", s.answerQueryTask)

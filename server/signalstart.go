@@ -36,6 +36,7 @@ func (s *Server) signalWithStart(c echo.Context) error {
 	var req api.SignalWithStartRequest
 	b.body(&req)
 	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
+	b.checkMemo("memo", req.Memo)
 	if err := b.err(); err != nil {
 		return err
 	}

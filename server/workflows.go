@@ -53,6 +53,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	b.body(&req)
 	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
 	b.checkCron(req.CronSchedule)
+	b.checkMemo("memo", req.Memo)
 	if err := b.err(); err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 //
 //	@Summary		List workflow instances
 //	@ID			listWorkflows
-//	@Description	Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
+//	@Description	With query: the instances the list query selects (a query's problem names the field query and the position). Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 //	@Tags			workflows
 //	@Produce		json,application/problem+json
 //	@Security		BearerAuth
@@ -107,6 +108,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 //	@Param			page_size		query		int		false	"Page size (default 100, at most 1000)"	minimum(1)	maximum(1000)
 //	@Param			limit			query		int		false	"Former name of page_size"				minimum(1)	maximum(1000)
 //	@Param			page_token		query		string	false	"next_page_token of the previous page"
+//	@Param			query			query		string	false	"List query (at most 4096 bytes; docs/api.md, Visibility), e.g. WorkflowType = 'X' AND CustomerId = 'c-1' ORDER BY StartTime DESC"
 //	@Success		200				{object}	api.ListWorkflowsResponse
 //	@Failure		400				{object}	api.Problem	"Invalid request"
 //	@Failure		401				{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
@@ -121,6 +123,7 @@ func (s *Server) listWorkflows(c echo.Context) error {
 		WorkflowType: b.query("workflow_type", tagOptionalName),
 		Limit:        int32(b.queryInt("limit", defaultListPageSize, 1, maxListLimit)),
 		PageToken:    b.query("page_token", tagPageToken),
+		Query:        b.query("query", tagListQuery),
 	}
 	if c.QueryParam("page_size") != "" {
 		f.Limit = int32(b.queryInt("page_size", defaultListPageSize, 1, maxListLimit))

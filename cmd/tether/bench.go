@@ -24,6 +24,7 @@ func benchScenarios() []struct{ name, summary string } {
 		{"failover", "a worker process killed mid-activity → time until the activity runs elsewhere"},
 		{"heartbeats", "simulated workers heartbeating once a second → latency, commits/s, server CPU"},
 		{"retention", "1 000 000 closed workflows past retention purged by the retention job → deleted/s, pass time, WAL, sizes"},
+		{"visibility", "list queries and counts on 1 000 000 workflows with search attributes → ms per query"},
 		{"ceiling", "PostgreSQL's single-row commit rate on this machine"},
 	}
 }
@@ -140,6 +141,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.IntVar(&c.BatchesPerPass, "batches-per-pass", 20, "batches per pass of the job")
 		fs.IntVar(&c.Rounds, "rounds", 2, "insert-and-purge rounds (the second shows whether the tables grow)")
 		sc = scenario(c, (*bench.Env).Retention)
+	case "visibility":
+		c := &bench.VisibilityConfig{}
+		fs.IntVar(&c.Workflows, "workflows", 1_000_000, "workflows inserted (set-based)")
+		fs.IntVar(&c.Repeat, "repeat", 5, "runs of each query (the median is reported)")
+		sc = scenario(c, (*bench.Env).Visibility)
 	case "ceiling":
 		c := &bench.CeilingConfig{}
 		fs.IntVar(&c.Conns, "conns", 8, "connections inserting at once")

@@ -449,3 +449,45 @@ func TestCLIHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestCLISearchAttributes: search-attribute create/list/delete, workflow
+// start with --search-attributes and --memo, list and count by --query,
+// and describe showing both.
+func TestCLISearchAttributes(t *testing.T) {
+	s := startCLIServer(t, server.AuthConfig{})
+	s.must(t, "search-attribute", "create", "CustomerId", "--type", "keyword")
+	s.must(t, "search-attribute", "create", "Amount", "--type", "int")
+	if r := s.tether(t, "search-attribute", "create", "X", "--type", "money"); r.code == 0 || !strings.Contains(r.stderr, "--type must be one of") {
+		t.Fatalf("bad type: %+v", r)
+	}
+	r := s.must(t, "search-attribute", "list")
+	if !strings.Contains(r.stdout, "CustomerId") || !strings.Contains(r.stdout, "keyword") {
+		t.Fatalf("list:\n%s", r.stdout)
+	}
+	s.must(t, "workflow", "start", "Order", "--task-queue", "q", "--id", "o-1",
+		"--search-attributes", `{"CustomerId":"c-1","Amount":5}`, "--memo", `{"note":"first"}`)
+	s.must(t, "workflow", "start", "Order", "--task-queue", "q", "--id", "o-2", "--search-attributes", `{"CustomerId":"c-2"}`)
+	var list api.ListWorkflowsResponse
+	s.must(t, "workflow", "list", "--query", "CustomerId = 'c-1' AND Amount > 1", "-o", "json").decode(t, &list)
+	if len(list.Workflows) != 1 || list.Workflows[0].InstanceID != "o-1" {
+		t.Fatalf("list --query: %+v", list.Workflows)
+	}
+	var n api.CountWorkflowsResponse
+	s.must(t, "workflow", "count", "--query", "CustomerId IN ('c-1', 'c-2')", "-o", "json").decode(t, &n)
+	if n.Count != 2 {
+		t.Fatalf("count: %d", n.Count)
+	}
+	r = s.must(t, "workflow", "describe", "o-1")
+	for _, want := range []string{"search_attributes:", `Amount=5 CustomerId="c-1"`, "memo:", "first"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("describe lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r := s.tether(t, "workflow", "list", "--query", "CustomerId = "); r.code == 0 || !strings.Contains(r.stderr, "query") || !strings.Contains(r.stderr, "position 13") {
+		t.Fatalf("bad query: %+v", r)
+	}
+	s.must(t, "search-attribute", "delete", "Amount")
+	if r := s.tether(t, "search-attribute", "delete", "Amount"); r.code != exitNotFound {
+		t.Fatalf("second delete: %+v", r)
+	}
+}

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,18 +29,19 @@ at once without running its code; delete --force removes a running one with
 its history.`,
 		Example: `  tether workflow start Greet --task-queue main --id greet-1 --input '"Ada"'
   tether workflow list --status running
+  tether workflow list --query "WorkflowType = 'Order' AND CustomerId = 'c-1'"
   tether workflow show greet-1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(c.workflowStart(), c.workflowList(), c.workflowDescribe(), c.workflowShow(),
+	cmd.AddCommand(c.workflowStart(), c.workflowList(), c.workflowCount(), c.workflowDescribe(), c.workflowShow(),
 		c.workflowResult(), c.workflowSignal(), c.workflowQuery(), c.workflowUpdate(), c.workflowCancel(),
 		c.workflowTerminate(), c.workflowDelete())
 	return cmd
 }
 
 func (c *cli) workflowStart() *cobra.Command {
-	var queue, id, input string
+	var queue, id, input, attrs, memo string
 	var timeout time.Duration
 	var wait bool
 	cmd := &cobra.Command{
@@ -57,7 +62,14 @@ it as 'workflow result' does.`,
 			if err != nil {
 				return err
 			}
-			run, err := cl.StartWorkflow(cmd.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: queue, ExecutionTimeout: timeout}, args[0], in)
+			opts := client.StartWorkflowOptions{ID: id, TaskQueue: queue, ExecutionTimeout: timeout}
+			if opts.SearchAttributes, err = objectFlag("search-attributes", attrs); err != nil {
+				return err
+			}
+			if opts.Memo, err = objectFlag("memo", memo); err != nil {
+				return err
+			}
+			run, err := cl.StartWorkflow(cmd.Context(), opts, args[0], in)
 			if err != nil {
 				return apiError(err)
 			}
@@ -76,21 +88,40 @@ it as 'workflow result' does.`,
 	f.StringVarP(&input, "input", "i", "", "the input, as JSON")
 	f.DurationVar(&timeout, "execution-timeout", 0, "bound on the whole workflow (0: none)")
 	f.BoolVarP(&wait, "wait", "w", false, "wait for the outcome and print it")
+	f.StringVar(&attrs, "search-attributes", "", `search attributes, as a JSON object ('{"CustomerId":"c-1"}'; each registered: tether search-attribute create)`)
+	f.StringVar(&memo, "memo", "", "a memo, as a JSON object (shown by describe)")
 	return cmd
 }
 
+// objectFlag decodes a flag holding a JSON object (nil when empty).
+func objectFlag(name, v string) (map[string]any, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, usageErrorf("--%s must be a JSON object: %q", name, v)
+	}
+	return m, nil
+}
+
 func (c *cli) workflowList() *cobra.Command {
-	var status, typ, token string
+	var status, typ, token, query string
 	var limit int
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "list [--status STATUS] [--type TYPE]",
+		Use:   "list [--status STATUS] [--type TYPE] [--query QUERY]",
 		Short: "list workflow instances, newest first",
 		Long: `List workflow instances, newest first, one page (--limit) at a time; the
 token of the next page is printed on stderr (table) or in next_page_token
-(json). --all follows every page.`,
+(json). --all follows every page. --query takes a list query (docs/api.md,
+"Visibility"): built-in attributes WorkflowId, WorkflowType, ExecutionStatus,
+TaskQueue, StartTime, CloseTime and the namespace's search attributes, with
+=, !=, <, <=, >, >=, IN, STARTS_WITH, IS [NOT] NULL, AND, OR, parentheses and
+ORDER BY StartTime [ASC|DESC].`,
 		Example: `  tether workflow list
   tether workflow list --status running --type Order
+  tether workflow list --query "WorkflowType = 'Order' AND ExecutionStatus = 'Running' AND CustomerId = 'c-1'"
   tether workflow list --all -o json | jq -r '.workflows[].instance_id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -101,7 +132,7 @@ token of the next page is printed on stderr (table) or in next_page_token
 			if err != nil {
 				return err
 			}
-			opts := client.ListOptions{Status: status, WorkflowType: typ, Limit: limit, PageToken: token}
+			opts := client.ListOptions{Status: status, WorkflowType: typ, Limit: limit, PageToken: token, Query: query}
 			var resp api.ListWorkflowsResponse
 			if all {
 				resp.Workflows = []api.Workflow{}
@@ -141,6 +172,34 @@ token of the next page is printed on stderr (table) or in next_page_token
 	f.IntVar(&limit, "limit", 0, "instances per page (0: the server's default)")
 	f.StringVar(&token, "page-token", "", "the next_page_token of the previous page")
 	f.BoolVar(&all, "all", false, "follow every page")
+	f.StringVar(&query, "query", "", "a list query, e.g. \"CustomerId = 'c-1' ORDER BY StartTime ASC\"")
+	return cmd
+}
+
+func (c *cli) workflowCount() *cobra.Command {
+	var query string
+	cmd := &cobra.Command{
+		Use:   "count [--query QUERY]",
+		Short: "count the workflow instances a list query selects",
+		Example: `  tether workflow count
+  tether workflow count --query "ExecutionStatus = 'Running' AND CustomerId = 'c-1'"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.client()
+			if err != nil {
+				return err
+			}
+			n, err := cl.CountWorkflow(cmd.Context(), query)
+			if err != nil {
+				return apiError(err)
+			}
+			if c.json() {
+				return c.printJSON(api.CountWorkflowsResponse{Count: n})
+			}
+			return c.fields("count", strconv.FormatInt(n, 10))
+		},
+	}
+	cmd.Flags().StringVar(&query, "query", "", "a list query (as workflow list's)")
 	return cmd
 }
 
@@ -192,7 +251,19 @@ func (c *cli) describeWorkflow(w *api.Workflow) error {
 		"created_at", timeText(w.CreatedAt),
 		"updated_at", timeText(w.UpdatedAt),
 		"completed_at", timePtrText(w.CompletedAt),
+		"search_attributes", attributesText(w.SearchAttributes),
+		"memo", jsonText(w.Memo),
 	)
+}
+
+// attributesText is a workflow's search attributes for a table:
+// name=value pairs by name.
+func attributesText(attrs map[string]json.RawMessage) string {
+	parts := make([]string, 0, len(attrs))
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		parts = append(parts, k+"="+string(attrs[k]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // errorText is a recorded error for a table.

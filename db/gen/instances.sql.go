@@ -109,7 +109,7 @@ func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error 
 }
 
 const getInstance = `-- name: GetInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, has_children FROM instances WHERE namespace = $1 AND instance_id = $2
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children FROM instances WHERE namespace = $1 AND instance_id = $2
 `
 
 type GetInstanceParams struct {
@@ -156,13 +156,15 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 		&i.ParentClosePolicy,
 		&i.RetryPolicy,
 		&i.RetryAttempt,
+		&i.SearchAttributes,
+		&i.Memo,
 		&i.HasChildren,
 	)
 	return i, err
 }
 
 const getInstanceForUpdate = `-- name: GetInstanceForUpdate :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, has_children FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
 `
 
 type GetInstanceForUpdateParams struct {
@@ -209,13 +211,15 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 		&i.ParentClosePolicy,
 		&i.RetryPolicy,
 		&i.RetryAttempt,
+		&i.SearchAttributes,
+		&i.Memo,
 		&i.HasChildren,
 	)
 	return i, err
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.has_children, now()::timestamptz AS tx_time FROM instances
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
   AND lock_token = $3
 FOR UPDATE
@@ -274,6 +278,8 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 		&i.Instance.ParentClosePolicy,
 		&i.Instance.RetryPolicy,
 		&i.Instance.RetryAttempt,
+		&i.Instance.SearchAttributes,
+		&i.Instance.Memo,
 		&i.Instance.HasChildren,
 		&i.TxTime,
 	)
@@ -281,7 +287,7 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 }
 
 const getLockedTurns = `-- name: GetLockedTurns :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.has_children, now()::timestamptz AS tx_time,
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
@@ -409,6 +415,8 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 			&i.Instance.ParentClosePolicy,
 			&i.Instance.RetryPolicy,
 			&i.Instance.RetryAttempt,
+			&i.Instance.SearchAttributes,
+			&i.Instance.Memo,
 			&i.Instance.HasChildren,
 			&i.TxTime,
 			&i.Messages,
@@ -433,7 +441,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
-  retry_policy, retry_attempt, has_children
+  retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children
 FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
@@ -489,6 +497,8 @@ type ListInstancesRow struct {
 	ParentClosePolicy *string
 	RetryPolicy       []byte
 	RetryAttempt      int32
+	SearchAttributes  []byte
+	Memo              []byte
 	HasChildren       bool
 }
 
@@ -549,6 +559,8 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 			&i.ParentClosePolicy,
 			&i.RetryPolicy,
 			&i.RetryAttempt,
+			&i.SearchAttributes,
+			&i.Memo,
 			&i.HasChildren,
 		); err != nil {
 			return nil, err
@@ -610,7 +622,7 @@ WITH inst AS (
         LIMIT 1
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.has_children
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
@@ -622,7 +634,7 @@ WITH inst AS (
     )
     RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.has_children,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs), '[]'::jsonb)::jsonb AS messages,
@@ -688,6 +700,8 @@ type LockNextTurnRow struct {
 	ParentClosePolicy *string
 	RetryPolicy       []byte
 	RetryAttempt      int32
+	SearchAttributes  []byte
+	Memo              []byte
 	HasChildren       bool
 	Messages          []byte
 	ActivityStates    []byte
@@ -785,6 +799,8 @@ func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (Loc
 		&i.ParentClosePolicy,
 		&i.RetryPolicy,
 		&i.RetryAttempt,
+		&i.SearchAttributes,
+		&i.Memo,
 		&i.HasChildren,
 		&i.Messages,
 		&i.ActivityStates,
@@ -836,10 +852,11 @@ func (q *Queries) RequestCancel(ctx context.Context, arg RequestCancelParams) (R
 
 const startInstance = `-- name: StartInstance :one
 WITH i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule)
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule,
+                                search_attributes, memo)
     VALUES ($3, $4, $5, $6, $7,
             CASE WHEN $8::bigint > 0 THEN now() + $8::bigint * interval '1 millisecond' END,
-            $9::text)
+            $9::text, $10::jsonb, $11::jsonb)
     ON CONFLICT (namespace, instance_id) DO UPDATE SET
         workflow_type = EXCLUDED.workflow_type,
         task_queue = EXCLUDED.task_queue,
@@ -865,13 +882,15 @@ WITH i AS (
         updated_at = now(),
         completed_at = NULL,
         retry_policy = NULL,
-        retry_attempt = 1
+        retry_attempt = 1,
+        search_attributes = EXCLUDED.search_attributes,
+        memo = EXCLUDED.memo
     WHERE i.status <> 'running'
     RETURNING i.execution_id, i.status
 ), m AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT $3, $4, i.execution_id, $6, 'WorkflowStarted',
-           $10::jsonb, now() + $11::bigint * interval '1 millisecond'
+           $12::jsonb, now() + $13::bigint * interval '1 millisecond'
     FROM i
 )
 SELECT i.execution_id, i.status
@@ -879,17 +898,19 @@ FROM i CROSS JOIN LATERAL (SELECT pg_notify($1::text, $2::text)) n
 `
 
 type StartInstanceParams struct {
-	Channel      string
-	Wake         string
-	Namespace    string
-	InstanceID   string
-	WorkflowType string
-	TaskQueue    string
-	Input        []byte
-	TimeoutMs    int64
-	CronSchedule *string
-	Payload      []byte
-	DelayMs      int64
+	Channel          string
+	Wake             string
+	Namespace        string
+	InstanceID       string
+	WorkflowType     string
+	TaskQueue        string
+	Input            []byte
+	TimeoutMs        int64
+	CronSchedule     *string
+	SearchAttributes []byte
+	Memo             []byte
+	Payload          []byte
+	DelayMs          int64
 }
 
 type StartInstanceRow struct {
@@ -915,6 +936,8 @@ func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (S
 		arg.Input,
 		arg.TimeoutMs,
 		arg.CronSchedule,
+		arg.SearchAttributes,
+		arg.Memo,
 		arg.Payload,
 		arg.DelayMs,
 	)
@@ -924,7 +947,7 @@ func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (S
 }
 
 const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, has_children FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children FROM instances
 WHERE status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
@@ -978,6 +1001,8 @@ func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]I
 			&i.ParentClosePolicy,
 			&i.RetryPolicy,
 			&i.RetryAttempt,
+			&i.SearchAttributes,
+			&i.Memo,
 			&i.HasChildren,
 		); err != nil {
 			return nil, err

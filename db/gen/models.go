@@ -69,6 +69,8 @@ type Instance struct {
 	ParentClosePolicy *string
 	RetryPolicy       []byte
 	RetryAttempt      int32
+	SearchAttributes  []byte
+	Memo              []byte
 	HasChildren       bool
 }
 
@@ -143,6 +145,13 @@ type ScheduleAction struct {
 	WorkflowID string
 	Kind       string
 	FiredAt    time.Time
+}
+
+type SearchAttribute struct {
+	Namespace string
+	Name      string
+	Type      string
+	CreatedAt time.Time
 }
 
 type Update struct {

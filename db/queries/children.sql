@@ -14,16 +14,17 @@ WITH c AS (
            (x ->> 'timeout_ms')::bigint AS timeout_ms, (x ->> 'parent_instance_id')::text AS parent_instance_id,
            (x ->> 'parent_execution_id')::bigint AS parent_execution_id,
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
-           (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy
+           (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
+           (x -> 'search_attributes')::jsonb AS search_attributes
     FROM jsonb_array_elements(sqlc.arg(children)::jsonb) x
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
-                                parent_close_policy, retry_policy, retry_attempt)
+                                parent_close_policy, retry_policy, retry_attempt, search_attributes)
     SELECT sqlc.arg(namespace), c.instance_id, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
            sqlc.arg(namespace), c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
-           c.retry_policy, 1
+           c.retry_policy, 1, c.search_attributes
     FROM c
     ON CONFLICT (namespace, instance_id) DO UPDATE SET
         workflow_type = EXCLUDED.workflow_type,
@@ -53,7 +54,9 @@ WITH c AS (
         parent_child_id = EXCLUDED.parent_child_id,
         parent_close_policy = EXCLUDED.parent_close_policy,
         retry_policy = EXCLUDED.retry_policy,
-        retry_attempt = 1
+        retry_attempt = 1,
+        search_attributes = EXCLUDED.search_attributes,
+        memo = NULL
     WHERE i.status <> 'running'
     RETURNING i.instance_id, i.execution_id
 ), starts AS (

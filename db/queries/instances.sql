@@ -7,10 +7,11 @@
 -- No row comes back, and nothing is written, when a running instance holds
 -- the id.
 WITH i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule)
+    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule,
+                                search_attributes, memo)
     VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
             CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END,
-            sqlc.narg(cron_schedule)::text)
+            sqlc.narg(cron_schedule)::text, sqlc.narg(search_attributes)::jsonb, sqlc.narg(memo)::jsonb)
     ON CONFLICT (namespace, instance_id) DO UPDATE SET
         workflow_type = EXCLUDED.workflow_type,
         task_queue = EXCLUDED.task_queue,
@@ -36,7 +37,9 @@ WITH i AS (
         updated_at = now(),
         completed_at = NULL,
         retry_policy = NULL,
-        retry_attempt = 1
+        retry_attempt = 1,
+        search_attributes = EXCLUDED.search_attributes,
+        memo = EXCLUDED.memo
     WHERE i.status <> 'running'
     RETURNING i.execution_id, i.status
 ), m AS (
@@ -64,7 +67,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
-  retry_policy, retry_attempt, has_children
+  retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)

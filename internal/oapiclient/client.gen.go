@@ -54,6 +54,7 @@ const (
 	ApiCommandTypeSignalExternal             ApiCommandType = "signal_external"
 	ApiCommandTypeStartChildWorkflow         ApiCommandType = "start_child_workflow"
 	ApiCommandTypeStartTimer                 ApiCommandType = "start_timer"
+	ApiCommandTypeUpsertSearchAttributes     ApiCommandType = "upsert_search_attributes"
 )
 
 // Valid indicates whether the value is a known member of the ApiCommandType enum.
@@ -87,6 +88,8 @@ func (e ApiCommandType) Valid() bool {
 		return true
 	case ApiCommandTypeStartTimer:
 		return true
+	case ApiCommandTypeUpsertSearchAttributes:
+		return true
 	default:
 		return false
 	}
@@ -110,6 +113,39 @@ func (e ApiCreateAPIKeyRequestRole) Valid() bool {
 	case ApiCreateAPIKeyRequestRoleReader:
 		return true
 	case ApiCreateAPIKeyRequestRoleWorker:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiRegisterSearchAttributeRequestType.
+const (
+	ApiRegisterSearchAttributeRequestTypeBool        ApiRegisterSearchAttributeRequestType = "bool"
+	ApiRegisterSearchAttributeRequestTypeDatetime    ApiRegisterSearchAttributeRequestType = "datetime"
+	ApiRegisterSearchAttributeRequestTypeDouble      ApiRegisterSearchAttributeRequestType = "double"
+	ApiRegisterSearchAttributeRequestTypeInt         ApiRegisterSearchAttributeRequestType = "int"
+	ApiRegisterSearchAttributeRequestTypeKeyword     ApiRegisterSearchAttributeRequestType = "keyword"
+	ApiRegisterSearchAttributeRequestTypeKeywordList ApiRegisterSearchAttributeRequestType = "keyword_list"
+	ApiRegisterSearchAttributeRequestTypeText        ApiRegisterSearchAttributeRequestType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ApiRegisterSearchAttributeRequestType enum.
+func (e ApiRegisterSearchAttributeRequestType) Valid() bool {
+	switch e {
+	case ApiRegisterSearchAttributeRequestTypeBool:
+		return true
+	case ApiRegisterSearchAttributeRequestTypeDatetime:
+		return true
+	case ApiRegisterSearchAttributeRequestTypeDouble:
+		return true
+	case ApiRegisterSearchAttributeRequestTypeInt:
+		return true
+	case ApiRegisterSearchAttributeRequestTypeKeyword:
+		return true
+	case ApiRegisterSearchAttributeRequestTypeKeywordList:
+		return true
+	case ApiRegisterSearchAttributeRequestTypeText:
 		return true
 	default:
 		return false
@@ -260,6 +296,33 @@ func (e ListWorkflowsParamsStatus) Valid() bool {
 	case ListWorkflowsParamsStatusRunning:
 		return true
 	case ListWorkflowsParamsStatusTerminated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CountWorkflowsParamsStatus.
+const (
+	CountWorkflowsParamsStatusCanceled   CountWorkflowsParamsStatus = "canceled"
+	CountWorkflowsParamsStatusCompleted  CountWorkflowsParamsStatus = "completed"
+	CountWorkflowsParamsStatusFailed     CountWorkflowsParamsStatus = "failed"
+	CountWorkflowsParamsStatusRunning    CountWorkflowsParamsStatus = "running"
+	CountWorkflowsParamsStatusTerminated CountWorkflowsParamsStatus = "terminated"
+)
+
+// Valid indicates whether the value is a known member of the CountWorkflowsParamsStatus enum.
+func (e CountWorkflowsParamsStatus) Valid() bool {
+	switch e {
+	case CountWorkflowsParamsStatusCanceled:
+		return true
+	case CountWorkflowsParamsStatusCompleted:
+		return true
+	case CountWorkflowsParamsStatusFailed:
+		return true
+	case CountWorkflowsParamsStatusRunning:
+		return true
+	case CountWorkflowsParamsStatusTerminated:
 		return true
 	default:
 		return false
@@ -580,6 +643,10 @@ type ApiCommand struct {
 	// one, and only the last failure reaches the parent.
 	RetryPolicy *ApiRetryPolicy `json:"retry_policy,omitempty"`
 
+	// SearchAttributes SearchAttributes are the values upsert_search_attributes sets, by
+	// name (1 to 64; null removes an attribute).
+	SearchAttributes interface{} `json:"search_attributes,omitempty"`
+
 	// SignalName SignalName is the signal's name (signal_external; its payload is Input).
 	SignalName *string `json:"signal_name,omitempty"`
 
@@ -595,7 +662,7 @@ type ApiCommand struct {
 	// TimerId start_timer, cancel_timer
 	TimerId *int `json:"timer_id,omitempty"`
 
-	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
+	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
 	Type ApiCommandType `json:"type"`
 
 	// UpdateId complete_update, reject_update: the update the turn received (a
@@ -615,7 +682,7 @@ type ApiCommand struct {
 // ApiCommandParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
 type ApiCommandParentClosePolicy string
 
-// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow or request_cancel_child_workflow.
+// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
 type ApiCommandType string
 
 // ApiCompleteActivityByIDRequest defines model for api.CompleteActivityByIDRequest.
@@ -672,6 +739,12 @@ type ApiCompleteWorkflowTaskResponse struct {
 
 	// Status Status is the instance status after the turn.
 	Status *string `json:"status,omitempty"`
+}
+
+// ApiCountWorkflowsResponse defines model for api.CountWorkflowsResponse.
+type ApiCountWorkflowsResponse struct {
+	// Count Count is the number of workflow instances the query selects.
+	Count *int `json:"count,omitempty"`
 }
 
 // ApiCreateAPIKeyRequest defines model for api.CreateAPIKeyRequest.
@@ -874,6 +947,10 @@ type ApiEvent struct {
 	// Result ActivityCompleted, WorkflowCompleted
 	Result interface{} `json:"result,omitempty"`
 
+	// SearchAttributes SearchAttributes are the values an UpsertWorkflowSearchAttributes
+	// event set (null: removed).
+	SearchAttributes interface{} `json:"search_attributes,omitempty"`
+
 	// SignalName SignalReceived
 	SignalName *string `json:"signal_name,omitempty"`
 
@@ -984,6 +1061,13 @@ type ApiListSchedulesResponse struct {
 
 	// Schedules Schedules are at most the page size (default 100, at most 1000).
 	Schedules *[]ApiScheduleSummary `json:"schedules,omitempty"`
+}
+
+// ApiListSearchAttributesResponse defines model for api.ListSearchAttributesResponse.
+type ApiListSearchAttributesResponse struct {
+	// SearchAttributes SearchAttributes are the namespace's attributes, by name (at most
+	// MaxSearchAttributesPerNamespace).
+	SearchAttributes *[]ApiSearchAttribute `json:"search_attributes,omitempty"`
 }
 
 // ApiListWorkersResponse defines model for api.ListWorkersResponse.
@@ -1158,6 +1242,18 @@ type ApiQueryWorkflowResponse struct {
 	// Result Result is the query handler's result (absent when it returned none).
 	Result interface{} `json:"result,omitempty"`
 }
+
+// ApiRegisterSearchAttributeRequest defines model for api.RegisterSearchAttributeRequest.
+type ApiRegisterSearchAttributeRequest struct {
+	// Name Name is the attribute's name (see SearchAttribute.Name).
+	Name string `json:"name"`
+
+	// Type Type is keyword, text, int, double, bool, datetime or keyword_list.
+	Type ApiRegisterSearchAttributeRequestType `json:"type"`
+}
+
+// ApiRegisterSearchAttributeRequestType Type is keyword, text, int, double, bool, datetime or keyword_list.
+type ApiRegisterSearchAttributeRequestType string
 
 // ApiRetryPolicy defines model for api.RetryPolicy.
 type ApiRetryPolicy struct {
@@ -1434,6 +1530,20 @@ type ApiScheduleWorkflowAction struct {
 	WorkflowType string `json:"workflow_type"`
 }
 
+// ApiSearchAttribute defines model for api.SearchAttribute.
+type ApiSearchAttribute struct {
+	// CreatedAt CreatedAt is when the attribute was registered.
+	CreatedAt *string `json:"created_at,omitempty"`
+
+	// Name Name is the attribute's name in queries and in workflows'
+	// search_attributes: a letter or underscore, then letters, digits or
+	// underscores, at most 64 characters; not a built-in attribute's name.
+	Name *string `json:"name,omitempty"`
+
+	// Type Type is keyword, text, int, double, bool, datetime or keyword_list.
+	Type *string `json:"type,omitempty"`
+}
+
 // ApiSignalRequest defines model for api.SignalRequest.
 type ApiSignalRequest struct {
 	// Input Input is the signal's payload, any JSON value.
@@ -1449,6 +1559,13 @@ type ApiSignalWithStartRequest struct {
 
 	// Input Input is the workflow's argument when it is started, any JSON value.
 	Input interface{} `json:"input,omitempty"`
+
+	// Memo Memo is a started workflow's memo (a JSON object, at most 32 KiB).
+	Memo interface{} `json:"memo,omitempty"`
+
+	// SearchAttributes SearchAttributes are a started workflow's search attributes (as
+	// StartWorkflowRequest's; checked only when the call starts it).
+	SearchAttributes interface{} `json:"search_attributes,omitempty"`
 
 	// SignalInput SignalInput is the signal's payload, any JSON value.
 	SignalInput interface{} `json:"signal_input,omitempty"`
@@ -1502,6 +1619,14 @@ type ApiStartWorkflowRequest struct {
 
 	// InstanceId InstanceID names the instance; the server generates one when it is empty.
 	InstanceId *string `json:"instance_id,omitempty"`
+
+	// Memo Memo is any JSON object shown by describe (at most 32 KiB).
+	Memo interface{} `json:"memo,omitempty"`
+
+	// SearchAttributes SearchAttributes are the workflow's search attribute values by name
+	// (at most 64; each name registered in the namespace and each value of
+	// its type).
+	SearchAttributes interface{} `json:"search_attributes,omitempty"`
 
 	// TaskQueue TaskQueue is the queue whose workers run the workflow's turns.
 	TaskQueue string `json:"task_queue"`
@@ -1773,6 +1898,9 @@ type ApiWorkflow struct {
 	// LastTaskError LastTaskError is the error of the last failed turn, while it is retried.
 	LastTaskError *ApiError `json:"last_task_error,omitempty"`
 
+	// Memo Memo is the memo given at start (absent: none; never in a list).
+	Memo interface{} `json:"memo,omitempty"`
+
 	// Namespace Namespace is the instance's namespace.
 	Namespace *string `json:"namespace,omitempty"`
 
@@ -1785,6 +1913,10 @@ type ApiWorkflow struct {
 
 	// Result Result is the workflow's result, once completed.
 	Result interface{} `json:"result,omitempty"`
+
+	// SearchAttributes SearchAttributes are the workflow's search attribute values by name
+	// (absent: none).
+	SearchAttributes interface{} `json:"search_attributes,omitempty"`
 
 	// Status Status is running, completed, failed, canceled or terminated.
 	Status *string `json:"status,omitempty"`
@@ -1900,10 +2032,28 @@ type ListWorkflowsParams struct {
 
 	// PageToken next_page_token of the previous page
 	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
+
+	// Query List query (at most 4096 bytes; docs/api.md, Visibility), e.g. WorkflowType = 'X' AND CustomerId = 'c-1' ORDER BY StartTime DESC
+	Query *string `form:"query,omitempty" json:"query,omitempty"`
 }
 
 // ListWorkflowsParamsStatus defines parameters for ListWorkflows.
 type ListWorkflowsParamsStatus string
+
+// CountWorkflowsParams defines parameters for CountWorkflows.
+type CountWorkflowsParams struct {
+	// Query List query (at most 4096 bytes), e.g. WorkflowType = 'X' AND ExecutionStatus = 'Running'
+	Query *string `form:"query,omitempty" json:"query,omitempty"`
+
+	// Status Only instances of this status
+	Status *CountWorkflowsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// WorkflowType Only instances of this workflow type
+	WorkflowType *string `form:"workflow_type,omitempty" json:"workflow_type,omitempty"`
+}
+
+// CountWorkflowsParamsStatus defines parameters for CountWorkflows.
+type CountWorkflowsParamsStatus string
 
 // DeleteWorkflowParams defines parameters for DeleteWorkflow.
 type DeleteWorkflowParams struct {
@@ -1976,6 +2126,9 @@ type TriggerScheduleJSONRequestBody = ApiScheduleTriggerRequest
 
 // UnpauseScheduleJSONRequestBody defines body for UnpauseSchedule for application/json ContentType.
 type UnpauseScheduleJSONRequestBody = ApiSchedulePauseRequest
+
+// RegisterSearchAttributeJSONRequestBody defines body for RegisterSearchAttribute for application/json ContentType.
+type RegisterSearchAttributeJSONRequestBody = ApiRegisterSearchAttributeRequest
 
 // WorkerHeartbeatJSONRequestBody defines body for WorkerHeartbeat for application/json ContentType.
 type WorkerHeartbeatJSONRequestBody = ApiWorkerHeartbeatRequest
@@ -2468,6 +2621,36 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
 	UnpauseSchedule(ctx context.Context, namespace string, scheduleId string, body UnpauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListSearchAttributes List search attributes
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/search-attributes (the `ListSearchAttributes` operationId).
+	ListSearchAttributes(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RegisterSearchAttributeWithBody Register a search attribute
+	//
+	// Registers a typed search attribute of the namespace (at most 100): workflows may then set it at start or by upsert, and list queries may name it. A name taken → 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/search-attributes (the `RegisterSearchAttribute` operationId).
+	RegisterSearchAttributeWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RegisterSearchAttribute Register a search attribute
+	//
+	// Registers a typed search attribute of the namespace (at most 100): workflows may then set it at start or by upsert, and list queries may name it. A name taken → 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/search-attributes (the `RegisterSearchAttribute` operationId).
+	RegisterSearchAttribute(ctx context.Context, namespace string, body RegisterSearchAttributeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSearchAttribute Unregister a search attribute
+	//
+	// Workflows keep the values they hold; queries may no longer name the attribute.
+	//
+	// Corresponds with DELETE /v1/namespaces/{namespace}/search-attributes/{name} (the `DeleteSearchAttribute` operationId).
+	DeleteSearchAttribute(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DescribeTaskQueue Describe a task queue
 	//
 	// Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -2559,7 +2742,7 @@ type ClientInterface interface {
 
 	// ListWorkflows List workflow instances
 	//
-	// Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
+	// With query: the instances the list query selects (a query's problem names the field query and the position). Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 	//
 	// Corresponds with GET /v1/namespaces/{namespace}/workflows (the `ListWorkflows` operationId).
 	ListWorkflows(ctx context.Context, namespace string, params *ListWorkflowsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2581,6 +2764,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows (the `StartWorkflow` operationId).
 	StartWorkflow(ctx context.Context, namespace string, body StartWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CountWorkflows Count workflow instances
+	//
+	// Counts the instances a list query selects (docs/api.md, "Visibility"). An instance named "count" is described by GET /workflows?query=WorkflowId='count', as this route takes its path.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/workflows/count (the `CountWorkflows` operationId).
+	CountWorkflows(ctx context.Context, namespace string, params *CountWorkflowsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteWorkflow Delete a workflow instance
 	//
@@ -3590,6 +3780,76 @@ func (c *Client) UnpauseSchedule(ctx context.Context, namespace string, schedule
 	return c.Client.Do(req)
 }
 
+// ListSearchAttributes List search attributes
+//
+// Corresponds with GET /v1/namespaces/{namespace}/search-attributes (the `ListSearchAttributes` operationId).
+func (c *Client) ListSearchAttributes(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSearchAttributesRequest(c.Server, namespace)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RegisterSearchAttributeWithBody Register a search attribute
+//
+// Registers a typed search attribute of the namespace (at most 100): workflows may then set it at start or by upsert, and list queries may name it. A name taken → 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/search-attributes (the `RegisterSearchAttribute` operationId).
+func (c *Client) RegisterSearchAttributeWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterSearchAttributeRequestWithBody(c.Server, namespace, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RegisterSearchAttribute Register a search attribute
+//
+// Registers a typed search attribute of the namespace (at most 100): workflows may then set it at start or by upsert, and list queries may name it. A name taken → 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/search-attributes (the `RegisterSearchAttribute` operationId).
+func (c *Client) RegisterSearchAttribute(ctx context.Context, namespace string, body RegisterSearchAttributeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterSearchAttributeRequest(c.Server, namespace, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSearchAttribute Unregister a search attribute
+//
+// Workflows keep the values they hold; queries may no longer name the attribute.
+//
+// Corresponds with DELETE /v1/namespaces/{namespace}/search-attributes/{name} (the `DeleteSearchAttribute` operationId).
+func (c *Client) DeleteSearchAttribute(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSearchAttributeRequest(c.Server, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DescribeTaskQueue Describe a task queue
 //
 // Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -3791,7 +4051,7 @@ func (c *Client) FailWorkflowTask(ctx context.Context, namespace string, token s
 
 // ListWorkflows List workflow instances
 //
-// Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
+// With query: the instances the list query selects (a query's problem names the field query and the position). Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 //
 // Corresponds with GET /v1/namespaces/{namespace}/workflows (the `ListWorkflows` operationId).
 func (c *Client) ListWorkflows(ctx context.Context, namespace string, params *ListWorkflowsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3834,6 +4094,23 @@ func (c *Client) StartWorkflowWithBody(ctx context.Context, namespace string, co
 // Corresponds with POST /v1/namespaces/{namespace}/workflows (the `StartWorkflow` operationId).
 func (c *Client) StartWorkflow(ctx context.Context, namespace string, body StartWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStartWorkflowRequest(c.Server, namespace, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CountWorkflows Count workflow instances
+//
+// Counts the instances a list query selects (docs/api.md, "Visibility"). An instance named "count" is described by GET /workflows?query=WorkflowId='count', as this route takes its path.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/workflows/count (the `CountWorkflows` operationId).
+func (c *Client) CountWorkflows(ctx context.Context, namespace string, params *CountWorkflowsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCountWorkflowsRequest(c.Server, namespace, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5542,6 +5819,128 @@ func NewUnpauseScheduleRequestWithBody(server string, namespace string, schedule
 	return req, nil
 }
 
+// NewListSearchAttributesRequest constructs an http.Request for the ListSearchAttributes method
+func NewListSearchAttributesRequest(server string, namespace string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/search-attributes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRegisterSearchAttributeRequest calls the generic RegisterSearchAttribute builder with application/json body
+func NewRegisterSearchAttributeRequest(server string, namespace string, body RegisterSearchAttributeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRegisterSearchAttributeRequestWithBody(server, namespace, "application/json", bodyReader)
+}
+
+// NewRegisterSearchAttributeRequestWithBody constructs an http.Request for the RegisterSearchAttribute method, with any body, and a specified content type
+func NewRegisterSearchAttributeRequestWithBody(server string, namespace string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/search-attributes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteSearchAttributeRequest constructs an http.Request for the DeleteSearchAttribute method
+func NewDeleteSearchAttributeRequest(server string, namespace string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/search-attributes/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDescribeTaskQueueRequest constructs an http.Request for the DescribeTaskQueue method
 func NewDescribeTaskQueueRequest(server string, namespace string, name string) (*http.Request, error) {
 	var err error
@@ -6006,6 +6405,18 @@ func NewListWorkflowsRequest(server string, namespace string, params *ListWorkfl
 
 		}
 
+		if params.Query != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "query", *params.Query, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6063,6 +6474,91 @@ func NewStartWorkflowRequestWithBody(server string, namespace string, contentTyp
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCountWorkflowsRequest constructs an http.Request for the CountWorkflows method
+func NewCountWorkflowsRequest(server string, namespace string, params *CountWorkflowsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/count", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Query != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "query", *params.Query, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.WorkflowType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "workflow_type", *params.WorkflowType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -7309,6 +7805,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/schedules/{schedule_id}/unpause (the `UnpauseSchedule` operationId).
 	UnpauseScheduleWithResponse(ctx context.Context, namespace string, scheduleId string, body UnpauseScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UnpauseScheduleResponse, error)
 
+	// ListSearchAttributesWithResponse List search attributes
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/search-attributes (the `ListSearchAttributes` operationId).
+	ListSearchAttributesWithResponse(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*ListSearchAttributesResponse, error)
+
+	// RegisterSearchAttributeWithBodyWithResponse Register a search attribute
+	//
+	// Registers a typed search attribute of the namespace (at most 100): workflows may then set it at start or by upsert, and list queries may name it. A name taken → 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/search-attributes (the `RegisterSearchAttribute` operationId).
+	RegisterSearchAttributeWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterSearchAttributeResponse, error)
+
+	// RegisterSearchAttributeWithResponse Register a search attribute
+	//
+	// Registers a typed search attribute of the namespace (at most 100): workflows may then set it at start or by upsert, and list queries may name it. A name taken → 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/search-attributes (the `RegisterSearchAttribute` operationId).
+	RegisterSearchAttributeWithResponse(ctx context.Context, namespace string, body RegisterSearchAttributeJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterSearchAttributeResponse, error)
+
+	// DeleteSearchAttributeWithResponse Unregister a search attribute
+	//
+	// Workflows keep the values they hold; queries may no longer name the attribute.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/namespaces/{namespace}/search-attributes/{name} (the `DeleteSearchAttribute` operationId).
+	DeleteSearchAttributeWithResponse(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*DeleteSearchAttributeResponse, error)
+
 	// DescribeTaskQueueWithResponse Describe a task queue
 	//
 	// Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -7406,7 +7936,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWorkflowsWithResponse List workflow instances
 	//
-	// Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
+	// With query: the instances the list query selects (a query's problem names the field query and the position). Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7430,6 +7960,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows (the `StartWorkflow` operationId).
 	StartWorkflowWithResponse(ctx context.Context, namespace string, body StartWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*StartWorkflowResponse, error)
+
+	// CountWorkflowsWithResponse Count workflow instances
+	//
+	// Counts the instances a list query selects (docs/api.md, "Visibility"). An instance named "count" is described by GET /workflows?query=WorkflowId='count', as this route takes its path.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/workflows/count (the `CountWorkflows` operationId).
+	CountWorkflowsWithResponse(ctx context.Context, namespace string, params *CountWorkflowsParams, reqEditors ...RequestEditorFn) (*CountWorkflowsResponse, error)
 
 	// DeleteWorkflowWithResponse Delete a workflow instance
 	//
@@ -9819,6 +10358,220 @@ func (r UnpauseScheduleResponse) ContentType() string {
 	return ""
 }
 
+type ListSearchAttributesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiListSearchAttributesResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSearchAttributesResponse) GetJSON200() *ApiListSearchAttributesResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSearchAttributesResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSearchAttributesResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSearchAttributesResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSearchAttributesResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSearchAttributesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSearchAttributesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSearchAttributesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSearchAttributesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RegisterSearchAttributeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiSearchAttribute
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RegisterSearchAttributeResponse) GetJSON201() *ApiSearchAttribute {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RegisterSearchAttributeResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RegisterSearchAttributeResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RegisterSearchAttributeResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RegisterSearchAttributeResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RegisterSearchAttributeResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RegisterSearchAttributeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RegisterSearchAttributeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RegisterSearchAttributeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RegisterSearchAttributeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteSearchAttributeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteSearchAttributeResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteSearchAttributeResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteSearchAttributeResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteSearchAttributeResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteSearchAttributeResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSearchAttributeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSearchAttributeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSearchAttributeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSearchAttributeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type DescribeTaskQueueResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10553,6 +11306,75 @@ func (r StartWorkflowResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StartWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CountWorkflowsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiCountWorkflowsResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CountWorkflowsResponse) GetJSON200() *ApiCountWorkflowsResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CountWorkflowsResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CountWorkflowsResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CountWorkflowsResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CountWorkflowsResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CountWorkflowsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CountWorkflowsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CountWorkflowsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CountWorkflowsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12358,6 +13180,64 @@ func (c *ClientWithResponses) UnpauseScheduleWithResponse(ctx context.Context, n
 	return ParseUnpauseScheduleResponse(rsp)
 }
 
+// ListSearchAttributesWithResponse List search attributes
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/search-attributes (the `ListSearchAttributes` operationId).
+func (c *ClientWithResponses) ListSearchAttributesWithResponse(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*ListSearchAttributesResponse, error) {
+	rsp, err := c.ListSearchAttributes(ctx, namespace, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSearchAttributesResponse(rsp)
+}
+
+// RegisterSearchAttributeWithBodyWithResponse Register a search attribute
+//
+// Registers a typed search attribute of the namespace (at most 100): workflows may then set it at start or by upsert, and list queries may name it. A name taken → 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/search-attributes (the `RegisterSearchAttribute` operationId).
+func (c *ClientWithResponses) RegisterSearchAttributeWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterSearchAttributeResponse, error) {
+	rsp, err := c.RegisterSearchAttributeWithBody(ctx, namespace, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRegisterSearchAttributeResponse(rsp)
+}
+
+// RegisterSearchAttributeWithResponse Register a search attribute
+//
+// Registers a typed search attribute of the namespace (at most 100): workflows may then set it at start or by upsert, and list queries may name it. A name taken → 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/search-attributes (the `RegisterSearchAttribute` operationId).
+func (c *ClientWithResponses) RegisterSearchAttributeWithResponse(ctx context.Context, namespace string, body RegisterSearchAttributeJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterSearchAttributeResponse, error) {
+	rsp, err := c.RegisterSearchAttribute(ctx, namespace, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRegisterSearchAttributeResponse(rsp)
+}
+
+// DeleteSearchAttributeWithResponse Unregister a search attribute
+//
+// Workflows keep the values they hold; queries may no longer name the attribute.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/namespaces/{namespace}/search-attributes/{name} (the `DeleteSearchAttribute` operationId).
+func (c *ClientWithResponses) DeleteSearchAttributeWithResponse(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*DeleteSearchAttributeResponse, error) {
+	rsp, err := c.DeleteSearchAttribute(ctx, namespace, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSearchAttributeResponse(rsp)
+}
+
 // DescribeTaskQueueWithResponse Describe a task queue
 //
 // Backlog (waiting attempts and the age of the oldest), running attempts, workflow backlog, the workers polling it on this server, and the live workers that serve it.
@@ -12521,7 +13401,7 @@ func (c *ClientWithResponses) FailWorkflowTaskWithResponse(ctx context.Context, 
 
 // ListWorkflowsWithResponse List workflow instances
 //
-// Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
+// With query: the instances the list query selects (a query's problem names the field query and the position). Newest first, a page at a time: pass next_page_token back as page_token. Each instance is a summary: no input, result, error details or stack (describe the instance for those).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12562,6 +13442,21 @@ func (c *ClientWithResponses) StartWorkflowWithResponse(ctx context.Context, nam
 		return nil, err
 	}
 	return ParseStartWorkflowResponse(rsp)
+}
+
+// CountWorkflowsWithResponse Count workflow instances
+//
+// Counts the instances a list query selects (docs/api.md, "Visibility"). An instance named "count" is described by GET /workflows?query=WorkflowId='count', as this route takes its path.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/workflows/count (the `CountWorkflows` operationId).
+func (c *ClientWithResponses) CountWorkflowsWithResponse(ctx context.Context, namespace string, params *CountWorkflowsParams, reqEditors ...RequestEditorFn) (*CountWorkflowsResponse, error) {
+	rsp, err := c.CountWorkflows(ctx, namespace, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCountWorkflowsResponse(rsp)
 }
 
 // DeleteWorkflowWithResponse Delete a workflow instance
@@ -14666,6 +15561,178 @@ func ParseUnpauseScheduleResponse(rsp *http.Response) (*UnpauseScheduleResponse,
 	return response, nil
 }
 
+// ParseListSearchAttributesResponse parses an HTTP response from a ListSearchAttributesWithResponse call
+func ParseListSearchAttributesResponse(rsp *http.Response) (*ListSearchAttributesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSearchAttributesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiListSearchAttributesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRegisterSearchAttributeResponse parses an HTTP response from a RegisterSearchAttributeWithResponse call
+func ParseRegisterSearchAttributeResponse(rsp *http.Response) (*RegisterSearchAttributeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RegisterSearchAttributeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiSearchAttribute
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSearchAttributeResponse parses an HTTP response from a DeleteSearchAttributeWithResponse call
+func ParseDeleteSearchAttributeResponse(rsp *http.Response) (*DeleteSearchAttributeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSearchAttributeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseDescribeTaskQueueResponse parses an HTTP response from a DescribeTaskQueueWithResponse call
 func ParseDescribeTaskQueueResponse(rsp *http.Response) (*DescribeTaskQueueResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15261,6 +16328,60 @@ func ParseStartWorkflowResponse(rsp *http.Response) (*StartWorkflowResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCountWorkflowsResponse parses an HTTP response from a CountWorkflowsWithResponse call
+func ParseCountWorkflowsResponse(rsp *http.Response) (*CountWorkflowsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CountWorkflowsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiCountWorkflowsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ApiProblem

@@ -39,6 +39,9 @@ func (c *Client) SignalWithStartWorkflow(ctx context.Context, workflowID, signal
 		WorkflowType: name, TaskQueue: options.TaskQueue, Input: in,
 		ExecutionTimeout: api.Duration(options.ExecutionTimeout),
 	}
+	if req.SearchAttributes, req.Memo, err = encodeVisibility(options.SearchAttributes, options.Memo); err != nil {
+		return nil, fmt.Errorf("tether: signal with start %s: %w", workflowID, err)
+	}
 	var resp api.SignalWithStartResponse
 	if _, err := c.do(ctx, http.MethodPost, "POST /workflows/{id}/signal-with-start", nil, req, &resp,
 		"workflows", workflowID, "signal-with-start"); err != nil {

@@ -37,6 +37,16 @@ type StartWorkflowOptions struct {
 	// cancelled (Cancel stops it, between runs too). A bad schedule is a
 	// *ProblemError naming cron_schedule.
 	CronSchedule string
+	// SearchAttributes are the workflow's search attributes by name
+	// (Temporal's StartWorkflowOptions.SearchAttributes): each registered
+	// in the namespace (RegisterSearchAttribute) and each value of its
+	// type — string for keyword and text, an integer for int, a number for
+	// double, bool, time.Time for datetime, []string for keyword_list. A
+	// bad one is a *ProblemError naming search_attributes.<name>.
+	SearchAttributes map[string]any
+	// Memo is any JSON-encodable values by name, shown by Describe
+	// (Temporal's StartWorkflowOptions.Memo; at most 32 KiB as JSON).
+	Memo map[string]any
 }
 
 // WorkflowRun is a handle on a workflow instance.
@@ -133,6 +143,9 @@ func (c *Client) StartWorkflow(ctx context.Context, opts StartWorkflowOptions, w
 		ExecutionTimeout: api.Duration(opts.ExecutionTimeout),
 		CronSchedule:     opts.CronSchedule,
 	}
+	if req.SearchAttributes, req.Memo, err = encodeVisibility(opts.SearchAttributes, opts.Memo); err != nil {
+		return nil, fmt.Errorf("tether: start workflow %s: %w", name, err)
+	}
 	var resp api.StartWorkflowResponse
 	if _, err := c.do(ctx, http.MethodPost, "POST /workflows", nil, req, &resp, "workflows"); err != nil {
 		return nil, refine(err, ErrAlreadyRunning)
@@ -174,6 +187,8 @@ type ListOptions struct {
 	Limit int
 	// PageToken continues a previous List (its NextPageToken).
 	PageToken string
+	// Query is a list query (see ListWorkflowRequest.Query; "": none).
+	Query string
 }
 
 // List returns one page of instances, newest first, as summaries (no
@@ -193,6 +208,9 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*api.ListWorkflows
 	}
 	if opts.PageToken != "" {
 		q.Set("page_token", opts.PageToken)
+	}
+	if opts.Query != "" {
+		q.Set("query", opts.Query)
 	}
 	var resp api.ListWorkflowsResponse
 	if _, err := c.do(ctx, http.MethodGet, "GET /workflows", q, nil, &resp, "workflows"); err != nil {

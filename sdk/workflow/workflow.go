@@ -282,6 +282,14 @@ func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals 
 	return wf.MutableSideEffect(ctx, id, fn, equals)
 }
 
+// UpsertSearchAttributes sets search attributes of the running workflow
+// (Temporal's workflow.UpsertSearchAttributes): recorded in history,
+// replay-safe. Names must be registered in the namespace; a nil value
+// removes an attribute. See wf.UpsertSearchAttributes.
+func UpsertSearchAttributes(ctx Context, attributes map[string]any) error {
+	return wf.UpsertSearchAttributes(ctx, attributes)
+}
+
 // GetVersion returns the code version to run at changeID: maxSupported,
 // recorded in history, on first execution; the recorded version on replay;
 // DefaultVersion when the history predates the change. A version outside

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -19,6 +20,11 @@ type NewChild struct {
 	ParentClosePolicy string
 	// RetryPolicy, when set, retries the child's failed executions.
 	RetryPolicy *api.RetryPolicy
+	// SearchAttributes are the child's search attributes (the provider
+	// checks them against the namespace's types and stores them in their
+	// stored form); SearchAttributesField is their path for errors.
+	SearchAttributes      map[string]json.RawMessage
+	SearchAttributesField string
 }
 
 // planChildCommand validates a start_child_workflow or
@@ -76,7 +82,7 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 	p.Children = append(p.Children, NewChild{
 		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
 		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
-		RetryPolicy: c.RetryPolicy,
+		RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, SearchAttributesField: field("search_attributes"),
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,

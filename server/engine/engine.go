@@ -131,10 +131,23 @@ type NewTimer struct {
 	FireAfter time.Duration
 }
 
+// Upsert is one upsert_search_attributes command of a turn.
+type Upsert struct {
+	// Field is the command's search_attributes path, for errors
+	// ("commands[2].search_attributes").
+	Field string
+	// Attributes are the values by name (null: remove).
+	Attributes map[string]json.RawMessage
+}
+
 // TurnPlan is what the store writes for an acknowledged turn.
 type TurnPlan struct {
 	// Events to append, in order, numbered from Instance.NextEventID.
 	Events []PlannedEvent
+	// Upserts are the turn's upsert_search_attributes commands, in order:
+	// the provider checks their values against the namespace's types and
+	// merges them into the instance's attributes.
+	Upserts []Upsert
 	// CancelAllFirst: a cancel request was consumed; flag every attempt of
 	// the execution (reason workflow_canceled) before inserting NewAttempts.
 	CancelAllFirst bool
@@ -366,6 +379,18 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		case api.CommandCompleteUpdate:
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventWorkflowUpdateCompleted, UpdateID: c.UpdateID, Result: c.Result, Error: c.Error,
+			}})
+		case api.CommandUpsertSearchAttributes:
+			if len(c.SearchAttributes) == 0 {
+				return TurnPlan{}, &InvalidCommandError{Field: field("search_attributes"), Message: "required: at least one attribute"}
+			}
+			if len(c.SearchAttributes) > api.MaxSearchAttributesPerWorkflow {
+				return TurnPlan{}, &InvalidCommandError{Field: field("search_attributes"),
+					Message: fmt.Sprintf("must have at most %d items", api.MaxSearchAttributesPerWorkflow)}
+			}
+			p.Upserts = append(p.Upserts, Upsert{Field: field("search_attributes"), Attributes: c.SearchAttributes})
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
+				Kind: api.EventUpsertWorkflowSearchAttributes, SearchAttributes: c.SearchAttributes,
 			}})
 		case api.CommandRejectUpdate:
 			// Checked by planUpdates: no event.

@@ -218,6 +218,17 @@ type Visibility interface {
 	DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error)
 	// ListWorkflows pages through the instances of ns that f selects.
 	ListWorkflows(ctx context.Context, ns string, f ListFilter) (api.ListWorkflowsResponse, error)
+	// CountWorkflows counts the instances of ns that f selects (its page
+	// fields ignored).
+	CountWorkflows(ctx context.Context, ns string, f ListFilter) (int64, error)
+	// RegisterSearchAttribute registers a search attribute of a type
+	// (ErrSearchAttributeExists; an InvalidError naming "name" past
+	// api.MaxSearchAttributesPerNamespace).
+	RegisterSearchAttribute(ctx context.Context, ns, name, typ string) (api.SearchAttribute, error)
+	// ListSearchAttributes lists the search attributes of ns, by name.
+	ListSearchAttributes(ctx context.Context, ns string) ([]api.SearchAttribute, error)
+	// DeleteSearchAttribute unregisters a search attribute (ErrNotFound).
+	DeleteSearchAttribute(ctx context.Context, ns, name string) error
 	// History returns an execution's events (executionID 0: the current).
 	History(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error)
 	// HistoryPage returns one page of an execution's events.

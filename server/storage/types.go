@@ -26,6 +26,9 @@ var (
 	ErrLockLost = errors.New("lock lost")
 	// ErrWorkerGone: the worker session was cleaned up; register a new worker id.
 	ErrWorkerGone = errors.New("worker cleaned up")
+	// ErrSearchAttributeExists: the namespace has a search attribute of
+	// that name already.
+	ErrSearchAttributeExists = errors.New("search attribute exists")
 	// ErrBadPageToken: a list page token that this server did not issue.
 	ErrBadPageToken = errors.New("invalid page token")
 	// ErrUnhandledSignals: a turn that would complete or fail the workflow
@@ -142,6 +145,10 @@ type ListFilter struct {
 	Limit int32
 	// PageToken continues a previous page ("": the first).
 	PageToken string
+	// Query is a list query (docs/api.md, "Visibility"; "": none). A
+	// query that does not parse, or names an unknown attribute, is an
+	// InvalidError naming "query" and the position.
+	Query string
 }
 
 // Outcomes of an attempt's acknowledgement (api.ActivityAckResponse).

@@ -15,6 +15,7 @@ import (
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/visibility"
 )
 
 // Turn acks are grouped: concurrent acknowledgements of turns share one
@@ -244,7 +245,58 @@ func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLocke
 	if err != nil {
 		return plan, err
 	}
+	if err := s.planUpserts(ctx, t, ns, &plan); err != nil {
+		return engine.TurnPlan{}, err
+	}
 	return plan, planCron(&plan, inst, row.TxTime)
+}
+
+// planUpserts checks a turn's upsert_search_attributes values against the
+// namespace's types (one read, only for a turn that has some) and merges
+// them, in command order, into plan.Upserts[0].
+func (s *Store) planUpserts(ctx context.Context, t *txn, ns string, plan *engine.TurnPlan) error {
+	childAttrs := slices.ContainsFunc(plan.Children, func(c engine.NewChild) bool { return len(c.SearchAttributes) > 0 })
+	if len(plan.Upserts) == 0 && !childAttrs {
+		return nil
+	}
+	types, err := searchAttributeTypes(ctx, t.q, ns)
+	if err != nil {
+		return err
+	}
+	// A start_child_workflow's search attributes, in their stored form.
+	for i, c := range plan.Children {
+		if len(c.SearchAttributes) == 0 {
+			continue
+		}
+		raw, err := visibility.NormalizeAll(types, c.SearchAttributes, c.SearchAttributesField, false)
+		if err != nil {
+			return invalid(err)
+		}
+		var vals map[string]json.RawMessage
+		if raw != nil {
+			if err := json.Unmarshal(raw, &vals); err != nil {
+				return fmt.Errorf("child search attributes: %w", err)
+			}
+		}
+		plan.Children[i].SearchAttributes = vals
+	}
+	if len(plan.Upserts) == 0 {
+		return nil
+	}
+	merged := map[string]json.RawMessage{}
+	for _, u := range plan.Upserts {
+		raw, err := visibility.NormalizeAll(types, u.Attributes, u.Field, true)
+		if err != nil {
+			return invalid(err)
+		}
+		var vals map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &vals); err != nil {
+			return fmt.Errorf("upsert search attributes: %w", err)
+		}
+		maps.Copy(merged, vals)
+	}
+	plan.Upserts = []engine.Upsert{{Attributes: merged}}
+	return nil
 }
 
 // refuseUnhandledSignals refuses the turns that would complete or fail
@@ -492,6 +544,16 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if len(plan.Updates) > 0 {
 		ups := plan.Updates
 		w.afterAttempts = append(w.afterAttempts, func() error { return writeUpdateStages(ctx, t, ns, id, ups) })
+	}
+	// The turn's upsert_search_attributes, merged by planUpserts.
+	if len(plan.Upserts) > 0 {
+		attrs := mustJSON(plan.Upserts[0].Attributes)
+		w.afterAttempts = append(w.afterAttempts, func() error {
+			if err := t.q.UpsertSearchAttributes(ctx, gen.UpsertSearchAttributesParams{Namespace: ns, InstanceID: id, Attributes: attrs}); err != nil {
+				return fmt.Errorf("upsert search attributes: %w", err)
+			}
+			return nil
+		})
 	}
 	// Signals and cancel requests to other workflows, and their outcomes
 	// to this one (external.go).

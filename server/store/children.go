@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/tetherhq/tether/api"
@@ -29,6 +30,8 @@ type childArg struct {
 	ParentClosePolicy string   `json:"parent_close_policy"`
 	// RetryPolicy is the child's retry policy (absent: none).
 	RetryPolicy *api.RetryPolicy `json:"retry_policy,omitempty"`
+	// SearchAttributes are the child's search attributes, checked (absent: none).
+	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty"`
 }
 
 // jsonRaw is a JSON value carried as itself inside a jsonb document.
@@ -64,7 +67,7 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 		a := childArg{InstanceID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: c.TaskQueue,
 			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec,
 			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy,
-			RetryPolicy: c.RetryPolicy}
+			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes}
 		if len(c.Input) > 0 {
 			in := jsonRaw(c.Input)
 			a.Input = &in

@@ -38,7 +38,12 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			}
 			started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
 				TaskQueue: req.TaskQueue, Input: req.Input}
+			attrs, err := s.normalizeSearchAttributes(ctx, t.q, ns, req.SearchAttributes, "search_attributes", false)
+			if err != nil {
+				return err
+			}
 			row, err := t.q.StartInstance(ctx, gen.StartInstanceParams{
+				SearchAttributes: attrs, Memo: jsonValue(req.Memo),
 				Namespace: ns, InstanceID: instanceID, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
 				Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: mustJSON(started),
 				Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, req.TaskQueue), 1),

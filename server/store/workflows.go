@@ -80,7 +80,14 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 	if err != nil {
 		return api.StartWorkflowResponse{}, err
 	}
+	// Attributes are checked against the namespace's registered types: a
+	// read only when the request has some.
+	attrs, err := s.normalizeSearchAttributes(ctx, gen.New(s.pool), ns, req.SearchAttributes, "search_attributes", false)
+	if err != nil {
+		return api.StartWorkflowResponse{}, err
+	}
 	row, err := gen.New(s.pool).StartInstance(ctx, gen.StartInstanceParams{
+		SearchAttributes: attrs, Memo: jsonValue(req.Memo),
 		Namespace: ns, InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
 		Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: mustJSON(started),
 		CronSchedule: cronSchedule, DelayMs: ms(delay),
@@ -104,6 +111,10 @@ func toWorkflow(i gen.Instance) api.Workflow {
 		CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt, CompletedAt: i.CompletedAt,
 		CronSchedule: strOr(i.CronSchedule),
 	}
+	if len(i.SearchAttributes) > 0 {
+		_ = json.Unmarshal(i.SearchAttributes, &w.SearchAttributes)
+	}
+	w.Memo = rawOrNil(i.Memo)
 	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
 		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
 	}
@@ -150,6 +161,9 @@ func (s *Store) ListWorkflows(ctx context.Context, ns string, f ListFilter) (api
 	if limit > 1000 {
 		limit = 1000
 	}
+	if f.Query != "" {
+		return s.listByQuery(ctx, ns, f, limit)
+	}
 	p := gen.ListInstancesParams{Namespace: ns, MaxRows: limit + 1}
 	if f.Status != "" {
 		p.Status = &f.Status
@@ -158,10 +172,9 @@ func (s *Store) ListWorkflows(ctx context.Context, ns string, f ListFilter) (api
 		p.WorkflowType = &f.WorkflowType
 	}
 	if f.PageToken != "" {
-		b, err := base64.RawURLEncoding.DecodeString(f.PageToken)
-		var tok pageToken
-		if err != nil || json.Unmarshal(b, &tok) != nil || tok.ID == "" {
-			return api.ListWorkflowsResponse{}, ErrBadPageToken
+		tok, err := decodePageToken(f.PageToken)
+		if err != nil {
+			return api.ListWorkflowsResponse{}, err
 		}
 		p.BeforeCreated = &tok.CreatedAt
 		p.BeforeID = tok.ID

@@ -37,7 +37,23 @@ func funcs(now func() time.Time) template.FuncMap {
 		"lower":    strings.ToLower,
 		"payloads": eventPayloads,
 		"summary":  eventSummary,
+		"attrs":    attrsText,
 	}
+}
+
+// attrsText is a workflow's search attributes as name=value pairs, by
+// name.
+func attrsText(attrs map[string]json.RawMessage) string {
+	names := make([]string, 0, len(attrs))
+	for k := range attrs {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		parts = append(parts, k+"="+string(attrs[k]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // prettyJSON indents a payload for display.
@@ -78,6 +94,9 @@ type listData struct {
 	Status, WorkflowType, Query, Limit string
 	Statuses                           []string
 	Workflows                          []api.Workflow
+	// Count is the number of workflows the query selects (shown with a
+	// query only; -1 when the count failed).
+	Count int64
 	// Next is the URL of the next page ("" on the last one); First the
 	// first page's, when this is not the first.
 	Next, First string
@@ -88,7 +107,7 @@ func (u *UI) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	in := r.URL.Query()
 	d := listData{
 		Status: in.Get("status"), WorkflowType: strings.TrimSpace(in.Get("workflow_type")),
-		Query: strings.TrimSpace(in.Get("query")), Limit: in.Get("limit"), Statuses: statuses,
+		Query: strings.TrimSpace(in.Get("query")), Limit: in.Get("limit"), Statuses: statuses, Count: -1,
 	}
 	q := url.Values{}
 	keep := url.Values{} // the filters, for the pages' links
@@ -120,6 +139,19 @@ func (u *UI) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Workflows = resp.Workflows
+	if d.Query != "" {
+		// How many match in all, beside this page.
+		cq := url.Values{"query": {d.Query}}
+		for _, k := range []string{"status", "workflow_type"} {
+			if v := q.Get(k); v != "" {
+				cq.Set(k, v)
+			}
+		}
+		var n api.CountWorkflowsResponse
+		if _, err := u.client(w, r).do(r.Context(), http.MethodGet, nsPath(ns, "workflows", "count"), cq, nil, &n); err == nil {
+			d.Count = n.Count
+		}
+	}
 	if resp.NextPageToken != "" {
 		next := url.Values{}
 		for k, v := range keep {

@@ -621,6 +621,36 @@ func TestUI(t *testing.T) {
 		}
 	})
 
+	t.Run("query", func(t *testing.T) {
+		ctx := context.Background()
+		if _, err := e.c.RegisterSearchAttribute(ctx, "CustomerId", api.SearchAttributeKeyword); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "order-q", TaskQueue: queue,
+			SearchAttributes: map[string]any{"CustomerId": "c-42"}, Memo: map[string]any{"note": "gift wrap"}}, OrderFlow, "order-q"); err != nil {
+			t.Fatal(err)
+		}
+		e.open(ns + "/workflows")
+		e.run("query by a search attribute",
+			chromedp.SendKeys(chromedp.CSS("#f-query"), "CustomerId = 'c-42' AND WorkflowType = 'OrderFlow'"),
+			chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS("#wf-count")))
+		text := e.text("main")
+		mustContain(t, "the queried list", text, "1 workflows match the query.", "order-q", `CustomerId="c-42"`)
+		for _, other := range []string{"order-1", "order-2", "order-3"} {
+			if strings.Contains(text, other) {
+				t.Fatalf("the queried list shows %s:\n%s", other, text)
+			}
+		}
+		e.screenshot("workflows-query")
+		e.run("open it", chromedp.Click(`//tbody//a[text()="order-q"]`), chromedp.WaitVisible(chromedp.CSS("#wf-attrs")))
+		mustContain(t, "the workflow's attributes and memo", e.text("main"), `CustomerId="c-42"`, "Memo", "gift wrap")
+
+		// A bad query is the API's 400, naming the query and the position.
+		text = e.open(ns + "/workflows?query=" + url.QueryEscape("CustomerId = "))
+		mustContain(t, "the list with a bad query", text, "400", "query", "position 12")
+	})
+
 	t.Run("login", func(t *testing.T) {
 		e.open("/ui/login")
 		e.run("save a key", chromedp.SendKeys(chromedp.CSS("#api-key"), "k-123"),

@@ -49,6 +49,11 @@ type ChildWorkflowOptions struct {
 	// future waits for the child to close (ChildWorkflowCanceled) instead
 	// of resolving with ErrCanceled at once.
 	WaitForCancellation bool
+	// SearchAttributes are the child's search attributes (Temporal's
+	// ChildWorkflowOptions.SearchAttributes): each registered in the
+	// namespace, of its type (as client.StartWorkflowOptions'); a bad one
+	// fails the parent's turn.
+	SearchAttributes map[string]any
 }
 
 type childOptionsKey struct{}
@@ -190,6 +195,7 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
 		ParentClosePolicy: string(policy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
+		SearchAttributes: encodeAttributes(opts.SearchAttributes),
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}

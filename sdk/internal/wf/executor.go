@@ -255,8 +255,11 @@ type state struct {
 	timers         map[int64]*future // pending timer futures
 	canceledTimers map[int64]bool    // timers the code cancelled
 	nextExternalID int64
-	externals      map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
-	signals        map[string]*SignalChannel
+	// nextUpsert counts the code's UpsertSearchAttributes calls: the
+	// first hist.upserts of them are replayed.
+	nextUpsert int
+	externals  map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
+	signals    map[string]*SignalChannel
 
 	cancelRequested bool
 	cancelReason    string
@@ -352,6 +355,11 @@ func (s *state) issue(cmd api.Command) {
 		if s.hist.childCancel[cmd.ChildID] {
 			return
 		}
+	case api.CommandUpsertSearchAttributes:
+		s.nextUpsert++
+		if s.nextUpsert <= s.hist.upserts {
+			return
+		}
 	case api.CommandCancelTimer:
 		s.canceledTimers[cmd.TimerID] = true
 		// Replayed, or (in a history from before timers were cancelled on
@@ -391,6 +399,10 @@ func (s *state) checkHistoryIssued() {
 		}
 	}
 	if s.checkChildrenIssued(); s.fatal != nil {
+		return
+	}
+	if s.hist.upserts > s.nextUpsert {
+		s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has %d search attribute upserts, the code made %d", s.hist.upserts, s.nextUpsert)}
 		return
 	}
 	markers := make([]string, 0, len(s.hist.markers))

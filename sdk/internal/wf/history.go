@@ -51,6 +51,7 @@ type histIndex struct {
 	externals   map[int64]string           // External*Initiated: external id → command type
 	children    map[int64]string           // ChildWorkflowInitiated: child id → type
 	childCancel map[int64]bool             // ChildWorkflowCancelRequested
+	upserts     int                        // UpsertWorkflowSearchAttributes events
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -120,6 +121,8 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		h.children[k.childID] = activityType
 	case api.EventChildWorkflowCancelRequested:
 		h.childCancel[k.childID] = true
+	case api.EventUpsertWorkflowSearchAttributes:
+		h.upserts++
 	}
 	h.seen = append(h.seen, k)
 }
@@ -204,6 +207,8 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventChildWorkflowInitiated, childID: c.ChildID}, c.WorkflowType)
 		case api.CommandRequestCancelChildWorkflow:
 			h.recordKey(eventKey{kind: api.EventChildWorkflowCancelRequested, childID: c.ChildID}, "")
+		case api.CommandUpsertSearchAttributes:
+			h.recordKey(eventKey{kind: api.EventUpsertWorkflowSearchAttributes}, "")
 		case api.CommandRecordMarker:
 			k := markerKey(c.MarkerName, c.MarkerID)
 			h.markers[k] = c.MarkerDetails

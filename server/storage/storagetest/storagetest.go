@@ -70,6 +70,7 @@ var behaviours = []behaviour{
 	{"Liveness_HeartbeatRenewsTheWorkersAttempts", livenessHeartbeatRenewsTheWorkersAttempts},
 	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
 	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
+	{"Visibility_SearchAttributes", visibilitySearchAttributes},
 }
 
 // Run runs every behaviour of the suite as a subtest of t, each on a fresh

@@ -1,0 +1,27 @@
+-- name: CreateSearchAttribute :one
+-- Registers a search attribute; no row when the name is taken (whatever
+-- its type).
+INSERT INTO search_attributes (namespace, name, type)
+VALUES (sqlc.arg(namespace), sqlc.arg(name), sqlc.arg(type))
+ON CONFLICT (namespace, name) DO NOTHING
+RETURNING *;
+
+-- name: ListSearchAttributes :many
+-- The search attributes of a namespace, by name (at most 1000: the
+-- server's registration refuses more).
+SELECT * FROM search_attributes WHERE namespace = sqlc.arg(namespace) ORDER BY name LIMIT 1000;
+
+-- name: CountSearchAttributes :one
+SELECT count(*) FROM search_attributes WHERE namespace = sqlc.arg(namespace);
+
+-- name: DeleteSearchAttribute :execrows
+-- Unregisters a search attribute. The values workflows hold stay in their
+-- rows, unsearchable until a attribute of that name is registered again.
+DELETE FROM search_attributes WHERE namespace = sqlc.arg(namespace) AND name = sqlc.arg(name);
+
+-- name: UpsertSearchAttributes :exec
+-- A workflow's upsert_search_attributes command: merges the attributes
+-- into the instance's (a null value removes the attribute).
+UPDATE instances
+SET search_attributes = NULLIF(jsonb_strip_nulls(COALESCE(search_attributes, '{}'::jsonb) || sqlc.arg(attributes)::jsonb), '{}'::jsonb)
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);

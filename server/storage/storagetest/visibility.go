@@ -1,0 +1,63 @@
+package storagetest
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+)
+
+// visibilitySearchAttributes: search attributes registered with a type are
+// set at start (checked against the type: an InvalidError naming the
+// attribute), merged by a turn's upsert_search_attributes (null removes
+// one), shown by describe with the memo, and selected by a list query and
+// a count; a second registration of a name is ErrSearchAttributeExists and
+// a query naming an unknown attribute an InvalidError naming "query".
+func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) storage.Provider) {
+	s := newProvider(t)
+	ctx := ctxT(t)
+	m(s.RegisterSearchAttribute(ctx, ns, "CustomerId", api.SearchAttributeKeyword))(t)
+	m(s.RegisterSearchAttribute(ctx, ns, "Amount", api.SearchAttributeInt))(t)
+	if _, err := s.RegisterSearchAttribute(ctx, ns, "Amount", api.SearchAttributeText); !errors.Is(err, storage.ErrSearchAttributeExists) {
+		t.Fatalf("second registration: %v", err)
+	}
+	attrs := func(js string) map[string]json.RawMessage {
+		var out map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(js), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var inv *storage.InvalidError
+	_, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bad",
+		SearchAttributes: attrs(`{"Amount":"ten"}`)})
+	if !errors.As(err, &inv) || inv.Field != "search_attributes.Amount" {
+		t.Fatalf("bad value: %v", err)
+	}
+	m(s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "a",
+		SearchAttributes: attrs(`{"CustomerId":"c-0"}`)}))(t)
+	task := FetchTurn(t, s)
+	m(s.CompleteWorkflowTask(ctx, ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandUpsertSearchAttributes, SearchAttributes: attrs(`{"Amount":7,"CustomerId":null}`)},
+	}}))(t)
+	if w := m(s.DescribeWorkflow(ctx, ns, "a"))(t); len(w.SearchAttributes) != 1 || string(w.SearchAttributes["Amount"]) != "7" {
+		t.Fatalf("after upsert: %s", w.SearchAttributes)
+	}
+	m(s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "b",
+		SearchAttributes: attrs(`{"CustomerId":"c-1"}`), Memo: json.RawMessage(`{"note":"x"}`)}))(t)
+	if b := m(s.DescribeWorkflow(ctx, ns, "b"))(t); string(b.SearchAttributes["CustomerId"]) != `"c-1"` || len(b.Memo) == 0 {
+		t.Fatalf("describe b: %s %s", b.SearchAttributes, b.Memo)
+	}
+	list := m(s.ListWorkflows(ctx, ns, storage.ListFilter{Query: "CustomerId = 'c-1' OR Amount > 5"}))(t)
+	if len(list.Workflows) != 2 {
+		t.Fatalf("list: %+v", list.Workflows)
+	}
+	if n := m(s.CountWorkflows(ctx, ns, storage.ListFilter{Query: "Amount = 7 AND WorkflowId = 'a'"}))(t); n != 1 {
+		t.Fatalf("count: %d", n)
+	}
+	if _, err := s.ListWorkflows(ctx, ns, storage.ListFilter{Query: "Nope = 1"}); !errors.As(err, &inv) || inv.Field != "query" {
+		t.Fatalf("unknown attribute: %v", err)
+	}
+}
