@@ -68,8 +68,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 32 {
-		t.Errorf("%d event kinds, want 32", n)
+	if n := len(EventKinds()); n != 33 {
+		t.Errorf("%d event kinds, want 33", n)
 	}
 	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted"} {
 		if !slices.Contains(EventKinds(), ev) {
