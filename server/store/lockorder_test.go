@@ -53,7 +53,10 @@ func isDeadlock(err error) bool {
 // whether or not a caller saw it, as is every 40P01 a caller got.
 func TestLockOrder_NoDeadlocks(t *testing.T) {
 	u := pgtest.NewURL(t)
-	ctx := ctxT(t)
+	// Four iterations of a contended workload: more than ctxT's minute on
+	// a loaded machine (the bound is against a hang, not a speed check).
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
 	admin, err := pgxpool.New(ctx, u)
 	if err != nil {
 		t.Fatal(err)
