@@ -60,6 +60,12 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if req.CronSchedule == "" && s.hub != nil {
+		// The start's statement notified its queue of one item; hand the
+		// item to a poller of this server now rather than after the
+		// notification's round trip through PostgreSQL.
+		s.hub.WakeEarly(store.WorkflowQueueKey(ns, req.TaskQueue))
+	}
 	return c.JSON(http.StatusCreated, resp)
 }
 

@@ -106,6 +106,9 @@ type Hub struct {
 	// fetch, each until when that stands (see MarkQuiet).
 	seq   uint64
 	quiet map[string]time.Time
+	// early holds, per work-queue key, the wake-ups given by WakeEarly
+	// ahead of the notification of their item, which then wakes no one.
+	early map[string]earlyWakes
 
 	connected       atomic.Bool
 	backendPID      atomic.Uint32
@@ -133,6 +136,7 @@ func New(cfg Config, logger *slog.Logger) *Hub {
 		logger:      logger,
 		waiters:     make(map[string]map[*Waiter]struct{}),
 		quiet:       make(map[string]time.Time),
+		early:       make(map[string]earlyWakes),
 		connectedCh: make(chan struct{}),
 	}
 }
@@ -255,13 +259,104 @@ func (h *Hub) wakeN(key string, n int) int {
 	return woken
 }
 
+// earlyWakes counts a work-queue key's early wake-ups whose notifications
+// have not arrived yet.
+type earlyWakes struct {
+	n int
+	// until: past it, the notifications are taken as lost and the count
+	// is dropped (a notification that arrives later wakes a waiter, which
+	// finds nothing).
+	until time.Time
+}
+
+// earlyTTL bounds how long an early wake-up waits for its notification.
+const earlyTTL = 5 * time.Second
+
+// WakeEarly wakes one waiter of the work-queue key that has no wake-up
+// pending, for one item whose transaction has committed in this process
+// and whose notification of key (one item) is on its way through
+// PostgreSQL, and reports whether it woke one. The notification, when it
+// arrives, then wakes no one for that item: the item is not announced
+// twice. The notification may also come first (its waiter takes the item):
+// the early waiter's look then finds nothing, and its EmptyLook drops the
+// early count, so that the next item's notification is not swallowed. Call it only when the notification is certain (the statement that
+// made the item sent it); with the listener down it does nothing, as the
+// notification will not come (the reconnect wakes every waiter).
+func (h *Hub) WakeEarly(key string) bool {
+	if !h.connected.Load() {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for w := range h.waiters[key] {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+			continue
+		}
+		h.wakes.Add(1)
+		e := h.early[key]
+		now := time.Now()
+		if !now.Before(e.until) {
+			e.n = 0
+		}
+		e.n++
+		e.until = now.Add(earlyTTL)
+		h.early[key] = e
+		return true
+	}
+	return false
+}
+
+// EmptyLook records that a look at the work queues of keys found nothing.
+// It drops the keys' early wake-ups (WakeEarly): their items may have been
+// taken by waiters that their notifications, arriving first, had woken,
+// so the notifications still to come must wake waiters again. A poll
+// calls it after every empty look at a work queue.
+func (h *Hub) EmptyLook(keys ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.early) == 0 {
+		return
+	}
+	for _, k := range keys {
+		delete(h.early, k)
+	}
+}
+
+// wakeNotified wakes waiters for items new items of the work-queue key,
+// less the items an early wake-up was already given for.
+func (h *Hub) wakeNotified(key string, items int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e, ok := h.early[key]; ok {
+		if time.Now().Before(e.until) {
+			k := min(e.n, items)
+			e.n -= k
+			items -= k
+		} else {
+			e.n = 0
+		}
+		if e.n == 0 {
+			delete(h.early, key)
+		} else {
+			h.early[key] = e
+		}
+	}
+	if items > 0 {
+		h.wakeN(key, items)
+	}
+}
+
 // WakeAll wakes every registered waiter and returns how many there were.
 func (h *Hub) WakeAll() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// Notifications may have been lost: no key is known quiet.
+	// Notifications may have been lost: no key is known quiet, and no early
+	// wake-up waits for its notification.
 	h.seq++
 	clear(h.quiet)
+	clear(h.early)
 	woken := make(map[*Waiter]struct{}, h.count)
 	for _, set := range h.waiters {
 		for w := range set {
@@ -391,6 +486,7 @@ func (h *Hub) markDisconnected() {
 	h.mu.Lock()
 	h.seq++
 	clear(h.quiet)
+	clear(h.early)
 	h.mu.Unlock()
 }
 
@@ -495,8 +591,9 @@ func (h *Hub) handle(payload string) {
 	kind, _, _, _ := store.ParseKey(key)
 	switch kind {
 	case 'w', 'a', 'q':
-		// Work queues: one poller per new item.
-		h.WakeN(key, items)
+		// Work queues: one poller per new item (less the items this
+		// process woke a poller for early).
+		h.wakeNotified(key, items)
 	default:
 		// A result or a cancel concerns every waiter on it.
 		h.Wake(key)
