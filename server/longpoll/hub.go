@@ -87,6 +87,12 @@ type Stats struct {
 	Wakes uint64
 	// HealthChecks counts pings of an idle listening connection.
 	HealthChecks uint64
+	// EarlyWakes counts waiters woken by WakeEarly.
+	EarlyWakes uint64
+	// EarlyAbsorbed counts notified items that woke no one because an
+	// early wake-up had been given for them (at most EarlyWakes; the rest
+	// came after their notification, or their count was dropped).
+	EarlyAbsorbed uint64
 	// Waiters is the number of waiters registered now.
 	Waiters int
 }
@@ -119,6 +125,8 @@ type Hub struct {
 	badPayloads     atomic.Uint64
 	wakes           atomic.Uint64
 	healthChecks    atomic.Uint64
+	earlyWakes      atomic.Uint64
+	earlyAbsorbed   atomic.Uint64
 
 	// connectedCh is closed (and replaced) at each successful LISTEN, so
 	// that tests and readiness checks can wait for the listener.
@@ -295,6 +303,7 @@ func (h *Hub) WakeEarly(key string) bool {
 			continue
 		}
 		h.wakes.Add(1)
+		h.earlyWakes.Add(1)
 		e := h.early[key]
 		now := time.Now()
 		if !now.Before(e.until) {
@@ -334,6 +343,7 @@ func (h *Hub) wakeNotified(key string, items int) {
 			k := min(e.n, items)
 			e.n -= k
 			items -= k
+			h.earlyAbsorbed.Add(uint64(k))
 		} else {
 			e.n = 0
 		}
@@ -455,6 +465,8 @@ func (h *Hub) Stats() Stats {
 		BadPayloads:     h.badPayloads.Load(),
 		Wakes:           h.wakes.Load(),
 		HealthChecks:    h.healthChecks.Load(),
+		EarlyWakes:      h.earlyWakes.Load(),
+		EarlyAbsorbed:   h.earlyAbsorbed.Load(),
 		Waiters:         h.Waiters(),
 	}
 }
