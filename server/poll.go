@@ -88,9 +88,6 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 			if err != nil || found {
 				return found, err
 			}
-			if s.hub != nil && p.workQueue {
-				s.hub.EmptyLook(p.keys...)
-			}
 		}
 		if timer == nil {
 			inFlight := s.metrics.LongPollsInFlight.WithLabelValues(p.route)

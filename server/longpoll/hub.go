@@ -115,6 +115,8 @@ type Hub struct {
 	// early holds, per work-queue key, the wake-ups given by WakeEarly
 	// ahead of the notification of their item, which then wakes no one.
 	early map[string]earlyWakes
+	// workNotes counts the work-queue notifications handled (WorkNotes).
+	workNotes uint64
 
 	connected       atomic.Bool
 	backendPID      atomic.Uint32
@@ -280,22 +282,38 @@ type earlyWakes struct {
 // earlyTTL bounds how long an early wake-up waits for its notification.
 const earlyTTL = 5 * time.Second
 
+// WorkNotes returns how many work-queue notifications the hub has handled.
+// Take it before the statement whose item WakeEarly is to announce.
+func (h *Hub) WorkNotes() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.workNotes
+}
+
 // WakeEarly wakes one waiter of the work-queue key that has no wake-up
-// pending, for one item whose transaction has committed in this process
-// and whose notification of key (one item) is on its way through
-// PostgreSQL, and reports whether it woke one. The notification, when it
-// arrives, then wakes no one for that item: the item is not announced
-// twice. The notification may also come first (its waiter takes the item):
-// the early waiter's look then finds nothing, and its EmptyLook drops the
-// early count, so that the next item's notification is not swallowed. Call it only when the notification is certain (the statement that
-// made the item sent it); with the listener down it does nothing, as the
-// notification will not come (the reconnect wakes every waiter).
-func (h *Hub) WakeEarly(key string) bool {
+// pending, for one item whose statement has committed in this process and
+// sent its notification of key (one item), and reports whether it woke
+// one. The notification, when it arrives, then wakes no one for that item:
+// the item is not announced twice.
+//
+// notes is WorkNotes taken before the statement. When a work-queue
+// notification was handled since, it may have been this item's (it can
+// overtake the statement's answer): then the item's waiter is already
+// woken, and WakeEarly does nothing, so that no notification is absorbed
+// that has no early wake-up to stand for. The check and the notifications'
+// handling hold the same lock: either the item's notification was handled
+// before (and is seen here), or it comes after and finds the count. With
+// the listener down it does nothing too: no notification would come (and
+// the reconnect wakes every waiter).
+func (h *Hub) WakeEarly(key string, notes uint64) bool {
 	if !h.connected.Load() {
 		return false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.workNotes != notes {
+		return false
+	}
 	for w := range h.waiters[key] {
 		select {
 		case w.ch <- struct{}{}:
@@ -317,27 +335,12 @@ func (h *Hub) WakeEarly(key string) bool {
 	return false
 }
 
-// EmptyLook records that a look at the work queues of keys found nothing.
-// It drops the keys' early wake-ups (WakeEarly): their items may have been
-// taken by waiters that their notifications, arriving first, had woken,
-// so the notifications still to come must wake waiters again. A poll
-// calls it after every empty look at a work queue.
-func (h *Hub) EmptyLook(keys ...string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.early) == 0 {
-		return
-	}
-	for _, k := range keys {
-		delete(h.early, k)
-	}
-}
-
 // wakeNotified wakes waiters for items new items of the work-queue key,
 // less the items an early wake-up was already given for.
 func (h *Hub) wakeNotified(key string, items int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.workNotes++
 	if e, ok := h.early[key]; ok {
 		if time.Now().Before(e.until) {
 			k := min(e.n, items)
