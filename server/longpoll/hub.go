@@ -90,8 +90,8 @@ type Stats struct {
 	// EarlyWakes counts waiters woken by WakeEarly.
 	EarlyWakes uint64
 	// EarlyAbsorbed counts notified items that woke no one because an
-	// early wake-up had been given for them (at most EarlyWakes; the rest
-	// came after their notification, or their count was dropped).
+	// early wake-up had been given for them (EarlyWakes, less the counts
+	// that lapsed or were cleared when the listener was lost).
 	EarlyAbsorbed uint64
 	// Waiters is the number of waiters registered now.
 	Waiters int
@@ -335,8 +335,9 @@ func (h *Hub) WakeEarly(key string, notes uint64) bool {
 	return false
 }
 
-// wakeNotified wakes waiters for items new items of the work-queue key,
-// less the items an early wake-up was already given for.
+// wakeNotified handles a notification of items new items of the
+// work-queue key: it wakes one waiter per item, less the items an early
+// wake-up was already given for.
 func (h *Hub) wakeNotified(key string, items int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
