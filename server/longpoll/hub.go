@@ -553,10 +553,14 @@ func (h *Hub) listen(ctx context.Context, onConnect func()) error {
 		return fmt.Errorf("longpoll: listen: %w", err)
 	}
 	pid := conn.PgConn().PID()
+	// Wake everybody before the hub counts as connected: a look that began
+	// before this wake-up must not mark its queue quiet (the wake-up moves
+	// the sequence), and one who waits for NextConnect then finds the
+	// wake-up done.
+	woken := h.WakeAll()
 	h.markConnected(pid)
 	defer h.markDisconnected()
 	onConnect()
-	woken := h.WakeAll()
 	h.logger.Debug("longpoll: listening", "channel", h.cfg.Channel, "backend_pid", pid, "woken", woken)
 
 	for {
