@@ -219,3 +219,15 @@ func (p *pollerSet) list(ns, queue string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// wakeLocal wakes this server's long polls waiting on key (a broadcast
+// key: a workflow's result) as soon as the change behind it has committed.
+// The store's NOTIFY of the same key wakes them too, but only after a
+// round trip through PostgreSQL's listener; waking here takes that hop off
+// the critical path of a waiter in this process. A waiter woken twice looks
+// at the database once more and finds what it waits for.
+func (s *Server) wakeLocal(key string) {
+	if s.hub != nil {
+		s.hub.Wake(key)
+	}
+}

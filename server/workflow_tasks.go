@@ -108,6 +108,13 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if resp.Status != api.StatusRunning {
+		// The turn closed the workflow: wake this server's waiters on its
+		// result now, without waiting for the commit's notification to come
+		// back from PostgreSQL (it still comes, and still wakes the
+		// waiters of the other replicas; here it finds them gone).
+		s.wakeLocal(store.ResultKey(ns, token.InstanceID))
+	}
 	return c.JSON(http.StatusOK, resp)
 }
 

@@ -57,9 +57,19 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	var notes uint64
+	if s.hub != nil {
+		notes = s.hub.WorkNotes()
+	}
 	resp, err := s.store.StartWorkflow(c.Request().Context(), ns, req)
 	if err != nil {
 		return err
+	}
+	if req.CronSchedule == "" && s.hub != nil {
+		// The start's statement notified its queue of one item; hand the
+		// item to a poller of this server now rather than after the
+		// notification's round trip through PostgreSQL.
+		s.hub.WakeEarly(store.WorkflowQueueKey(ns, req.TaskQueue), notes)
 	}
 	return c.JSON(http.StatusCreated, resp)
 }

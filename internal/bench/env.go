@@ -21,6 +21,7 @@ import (
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/longpoll"
 )
 
 // Namespace is the namespace every scenario works in.
@@ -75,6 +76,7 @@ type Env struct {
 	http     *http.Client
 	cluster  *pgtest.Cluster
 	srvPool  *pgxpool.Pool // the in-process server's pool
+	srvHub   *longpoll.Hub // the in-process server's hub (nil for an external server)
 	stopSrv  func() error
 	children *children
 
@@ -225,6 +227,7 @@ func (e *Env) startServer(ctx context.Context) error {
 		return err
 	}
 	e.srvPool = app.Pool()
+	e.srvHub = app.Hub()
 	e.ServerURL = app.URL()
 	e.desc.Server = "in-process"
 	e.desc.SweepInterval = e.cfg.SweepInterval.String()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/server/longpoll"
 )
 
 // ThroughputConfig configures the throughput scenario.
@@ -78,6 +79,10 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 
+	var hub0 longpoll.Stats
+	if e.srvHub != nil {
+		hub0 = e.srvHub.Stats()
+	}
 	w, err := e.beginWindow(ctx, ws.pids()...)
 	if err != nil {
 		return nil, err
@@ -119,6 +124,13 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	r.add("activities_per_s", "activities/s", float64(cfg.Workflows)/secs, "/s")
 	r.latency("start_to_result", "start→result", summarize(lat))
 	r.windowFigures(w, "workflow", cfg.Workflows)
+	if e.srvHub != nil {
+		st := e.srvHub.Stats()
+		n := float64(cfg.Workflows)
+		r.add("early_wakes_per_workflow", "early wake-ups per workflow", float64(st.EarlyWakes-hub0.EarlyWakes)/n, "")
+		r.add("early_absorbed_per_workflow", "notifications absorbed per workflow", float64(st.EarlyAbsorbed-hub0.EarlyAbsorbed)/n, "")
+		r.add("poll_wakes_per_workflow", "long-poll wake-ups per workflow", float64(st.Wakes-hub0.Wakes)/n, "")
+	}
 	if e.InProcessServer() {
 		r.note("server process CPU includes the %d starters (they run in the bench process)%s", cfg.Starters, inProcessWorkersNote(cfg.Workers))
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -241,6 +243,24 @@ func runWorkerChild(ctx context.Context, args []string, out *lineWriter, stderr 
 	if err := registerSpec(w, acts, spec.ActivitiesOnly); err != nil {
 		return err
 	}
+	if prefix := os.Getenv(EnvWorkerCPUProfile); prefix != "" {
+		f, err := os.Create(prefix + "." + *identity)
+		if err != nil {
+			return fmt.Errorf("bench worker: cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("bench worker: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	out.printf("ready %s", strings.ReplaceAll(w.ID(), " ", "_"))
 	return w.Run(ctx)
 }
+
+// EnvWorkerCPUProfile names the environment variable that makes each bench
+// worker process write a CPU profile of its whole run to
+// "<value>.<identity>" (the worker processes inherit the bench's
+// environment): `TETHER_BENCH_WORKER_CPUPROFILE=/tmp/w.prof tether bench
+// throughput …`.
+const EnvWorkerCPUProfile = "TETHER_BENCH_WORKER_CPUPROFILE"

@@ -87,6 +87,12 @@ type Stats struct {
 	Wakes uint64
 	// HealthChecks counts pings of an idle listening connection.
 	HealthChecks uint64
+	// EarlyWakes counts waiters woken by WakeEarly.
+	EarlyWakes uint64
+	// EarlyAbsorbed counts notified items that woke no one because an
+	// early wake-up had been given for them (EarlyWakes, less the counts
+	// that lapsed or were cleared when the listener was lost).
+	EarlyAbsorbed uint64
 	// Waiters is the number of waiters registered now.
 	Waiters int
 }
@@ -106,6 +112,11 @@ type Hub struct {
 	// fetch, each until when that stands (see MarkQuiet).
 	seq   uint64
 	quiet map[string]time.Time
+	// early holds, per work-queue key, the wake-ups given by WakeEarly
+	// ahead of the notification of their item, which then wakes no one.
+	early map[string]earlyWakes
+	// workNotes counts the work-queue notifications handled (WorkNotes).
+	workNotes uint64
 
 	connected       atomic.Bool
 	backendPID      atomic.Uint32
@@ -116,6 +127,8 @@ type Hub struct {
 	badPayloads     atomic.Uint64
 	wakes           atomic.Uint64
 	healthChecks    atomic.Uint64
+	earlyWakes      atomic.Uint64
+	earlyAbsorbed   atomic.Uint64
 
 	// connectedCh is closed (and replaced) at each successful LISTEN, so
 	// that tests and readiness checks can wait for the listener.
@@ -133,6 +146,7 @@ func New(cfg Config, logger *slog.Logger) *Hub {
 		logger:      logger,
 		waiters:     make(map[string]map[*Waiter]struct{}),
 		quiet:       make(map[string]time.Time),
+		early:       make(map[string]earlyWakes),
 		connectedCh: make(chan struct{}),
 	}
 }
@@ -255,13 +269,108 @@ func (h *Hub) wakeN(key string, n int) int {
 	return woken
 }
 
+// earlyWakes counts a work-queue key's early wake-ups whose notifications
+// have not arrived yet.
+type earlyWakes struct {
+	n int
+	// until: past it, the notifications are taken as lost and the count
+	// is dropped (a notification that arrives later wakes a waiter, which
+	// finds nothing).
+	until time.Time
+}
+
+// earlyTTL bounds how long an early wake-up waits for its notification.
+const earlyTTL = 5 * time.Second
+
+// WorkNotes returns how many work-queue notifications the hub has handled.
+// Take it before the statement whose item WakeEarly is to announce.
+func (h *Hub) WorkNotes() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.workNotes
+}
+
+// WakeEarly wakes one waiter of the work-queue key that has no wake-up
+// pending, for one item whose statement has committed in this process and
+// sent its notification of key (one item), and reports whether it woke
+// one. The notification, when it arrives, then wakes no one for that item:
+// the item is not announced twice.
+//
+// notes is WorkNotes taken before the statement. When a work-queue
+// notification was handled since, it may have been this item's (it can
+// overtake the statement's answer): then the item's waiter is already
+// woken, and WakeEarly does nothing, so that no notification is absorbed
+// that has no early wake-up to stand for. The check and the notifications'
+// handling hold the same lock: either the item's notification was handled
+// before (and is seen here), or it comes after and finds the count. With
+// the listener down it does nothing too: no notification would come (and
+// the reconnect wakes every waiter).
+func (h *Hub) WakeEarly(key string, notes uint64) bool {
+	if !h.connected.Load() {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.workNotes != notes {
+		return false
+	}
+	for w := range h.waiters[key] {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+			continue
+		}
+		h.wakes.Add(1)
+		h.earlyWakes.Add(1)
+		e := h.early[key]
+		now := time.Now()
+		if !now.Before(e.until) {
+			e.n = 0
+		}
+		e.n++
+		e.until = now.Add(earlyTTL)
+		h.early[key] = e
+		return true
+	}
+	return false
+}
+
+// wakeNotified handles a notification of items new items of the
+// work-queue key: it wakes one waiter per item, less the items an early
+// wake-up was already given for.
+func (h *Hub) wakeNotified(key string, items int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.workNotes++
+	if e, ok := h.early[key]; ok {
+		if time.Now().Before(e.until) {
+			k := min(e.n, items)
+			e.n -= k
+			items -= k
+			h.earlyAbsorbed.Add(uint64(k))
+		} else {
+			e.n = 0
+		}
+		if e.n == 0 {
+			delete(h.early, key)
+		} else {
+			h.early[key] = e
+		}
+	}
+	if items > 0 {
+		h.wakeN(key, items)
+	}
+}
+
 // WakeAll wakes every registered waiter and returns how many there were.
 func (h *Hub) WakeAll() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// Notifications may have been lost: no key is known quiet.
+	// Notifications may have been lost: no key is known quiet, and no early
+	// wake-up waits for its notification.
 	h.seq++
 	clear(h.quiet)
+	clear(h.early)
 	woken := make(map[*Waiter]struct{}, h.count)
 	for _, set := range h.waiters {
 		for w := range set {
@@ -360,6 +469,8 @@ func (h *Hub) Stats() Stats {
 		BadPayloads:     h.badPayloads.Load(),
 		Wakes:           h.wakes.Load(),
 		HealthChecks:    h.healthChecks.Load(),
+		EarlyWakes:      h.earlyWakes.Load(),
+		EarlyAbsorbed:   h.earlyAbsorbed.Load(),
 		Waiters:         h.Waiters(),
 	}
 }
@@ -398,6 +509,7 @@ func (h *Hub) markDisconnected() {
 	h.mu.Lock()
 	h.seq++
 	clear(h.quiet)
+	clear(h.early)
 	h.mu.Unlock()
 }
 
@@ -501,8 +613,9 @@ func (h *Hub) handle(payload string) {
 	kind, _, _, _ := store.ParseKey(key)
 	switch kind {
 	case 'w', 'a', 'q':
-		// Work queues: one poller per new item.
-		h.WakeN(key, items)
+		// Work queues: one poller per new item (less the items this
+		// process woke a poller for early).
+		h.wakeNotified(key, items)
 	default:
 		// A result or a cancel concerns every waiter on it.
 		h.Wake(key)

@@ -578,3 +578,97 @@ func TestQuietMarksClearedWhenTheListenerIsLost(t *testing.T) {
 		t.Fatal("a mark survived the lost connection")
 	}
 }
+
+// handled sends a result notification after the ones sent before it and
+// waits until the hub has handled it: notifications are handled in order,
+// so the earlier ones have been handled too.
+func handled(t *testing.T, h *longpoll.Hub, conn *pgx.Conn) {
+	t.Helper()
+	r := store.ResultKey("default", "sentinel")
+	w := h.Register(r)
+	defer w.Close()
+	notify(t, conn, r)
+	if !woken(w, 10*time.Second) {
+		t.Fatal("the sentinel notification was not handled")
+	}
+}
+
+// pendingCount counts (and takes) the wake-ups pending on ws.
+func pendingCount(ws ...*longpoll.Waiter) int {
+	n := 0
+	for _, w := range ws {
+		if pending(w) {
+			n++
+		}
+	}
+	return n
+}
+
+// Goal: an item woken early in this process (WakeEarly, after its commit)
+// is not announced twice: its notification, arriving after, wakes no
+// other waiter; the next item's notification wakes one again.
+func TestWakeEarlyIsNotAnnouncedTwice(t *testing.T) {
+	h, conn := listening(t)
+	q := store.WorkflowQueueKey("default", "q")
+	a, b := h.Register(q), h.Register(q)
+	defer a.Close()
+	defer b.Close()
+
+	if !h.WakeEarly(q, h.WorkNotes()) {
+		t.Fatal("WakeEarly woke no waiter")
+	}
+	if n := pendingCount(a, b); n != 1 {
+		t.Fatalf("WakeEarly woke %d waiters, want 1", n)
+	}
+	notify(t, conn, q) // the early item's own notification
+	handled(t, h, conn)
+	if n := pendingCount(a, b); n != 0 {
+		t.Fatalf("the notification of an item woken early woke %d more waiters, want 0", n)
+	}
+	notify(t, conn, q) // a new item
+	handled(t, h, conn)
+	if n := pendingCount(a, b); n != 1 {
+		t.Fatalf("the next item's notification woke %d waiters, want 1", n)
+	}
+}
+
+// Goal: when an item's notification is handled before its early wake-up
+// (it can overtake the statement's answer), the notification has woken the
+// item's waiter and WakeEarly wakes no second one: it would find nothing,
+// and its count would swallow the next item's notification.
+func TestWakeEarlyAfterItsNotificationWakesNoOne(t *testing.T) {
+	h, conn := listening(t)
+	q := store.WorkflowQueueKey("default", "q")
+	a, b := h.Register(q), h.Register(q)
+	defer a.Close()
+	defer b.Close()
+
+	notes := h.WorkNotes() // taken before the item's statement
+	notify(t, conn, q)     // the item's notification, first
+	handled(t, h, conn)
+	if n := pendingCount(a, b); n != 1 {
+		t.Fatalf("the notification woke %d waiters, want 1", n)
+	}
+	if h.WakeEarly(q, notes) {
+		t.Fatal("WakeEarly woke a waiter after the item's notification was handled")
+	}
+	if n := pendingCount(a, b); n != 0 {
+		t.Fatalf("WakeEarly woke %d waiters, want 0", n)
+	}
+	notify(t, conn, q) // the next item
+	handled(t, h, conn)
+	if n := pendingCount(a, b); n != 1 {
+		t.Fatalf("the next item's notification woke %d waiters, want 1 (it was swallowed)", n)
+	}
+}
+
+// Goal: with the listener down no notification will come, so WakeEarly
+// wakes no one and records nothing (the reconnect wakes every waiter).
+func TestWakeEarlyNeedsTheListener(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	w := h.Register("w|default|q")
+	defer w.Close()
+	if h.WakeEarly("w|default|q", h.WorkNotes()) || pending(w) {
+		t.Fatal("WakeEarly woke a waiter of a hub that is not listening")
+	}
+}

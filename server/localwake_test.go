@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// deafEnv is e's database and store served by a second server whose hub
+// never listens: its long polls are woken only by what the server does
+// itself (and by the re-check interval, ten minutes here).
+func deafEnv(t *testing.T, e *env) *env {
+	t.Helper()
+	hub := longpoll.New(longpoll.Config{}, nil)
+	srv := New(e.store, hub, slowRecheck(), testLogger(t, slog.LevelWarn))
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Config = srv.HTTPServer(context.Background())
+	ts.Listener = srv.WrapListener(ts.Listener)
+	ts.Start()
+	t.Cleanup(func() {
+		srv.BeginShutdown()
+		ts.Close()
+	})
+	d := *e
+	d.hub, d.srv, d.ts, d.base = hub, srv, ts, ts.URL+"/v1/namespaces/default"
+	return &d
+}
+
+// Goal: the ack of a turn that closes a workflow wakes the result long
+// polls of its own server at once, without the notification's round trip
+// through PostgreSQL: here the server's hub hears no notification at all,
+// and the result poll still answers at once rather than at the end of its
+// wait.
+func TestClosingAckWakesLocalResultPolls(t *testing.T) {
+	e := deafEnv(t, newEnv(t, slowRecheck()))
+	startWF(t, e, "wf-local", "q")
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	resultDone := make(chan response, 1)
+	go func() { resultDone <- e.get("/workflows/wf-local/result?wait=60s") }()
+	waitUntil(t, 10*time.Second, "the result poll to wait", func() bool {
+		return e.hub.WaitersOn(store.ResultKey("default", "wf-local")) == 1
+	})
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`7`)},
+	}}).want(t, http.StatusOK)
+	var wf api.Workflow
+	select {
+	case r := <-resultDone:
+		r.want(t, http.StatusOK).decode(t, &wf)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the result poll was not woken by the closing ack")
+	}
+	if wf.Status != api.StatusCompleted || string(wf.Result) != "7" {
+		t.Fatalf("result: %+v", wf)
+	}
+}
