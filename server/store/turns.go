@@ -201,6 +201,32 @@ func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, wo
 	return nil, nil
 }
 
+// FetchWorkflowTasksForBuild is FetchWorkflowTaskForBuild taking up to n
+// turns (clamped to 1 … api.MaxWorkflowTasksPerPoll) of distinct instances
+// of the queue: it locks turns one after the other until n are locked or
+// none is left, so that one poll answers with several. Each turn is
+// locked on its own (a lock commits with its fetch), so a failure after
+// the first turn returns the turns already locked without the error: they
+// are the worker's, and a later poll meets the failure again.
+func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error) {
+	n = min(max(n, 1), api.MaxWorkflowTasksPerPoll)
+	var tasks []*api.WorkflowTask
+	for len(tasks) < n {
+		task, err := s.FetchWorkflowTaskForBuild(ctx, ns, taskQueue, workerID, buildID, lockFor)
+		if err != nil {
+			if len(tasks) > 0 {
+				return tasks, nil
+			}
+			return nil, err
+		}
+		if task == nil {
+			break
+		}
+		tasks = append(tasks, task)
+	}
+	return tasks, nil
+}
+
 // takeTurn builds the turn that LockNextTurn (row: a fetch or an eager turn) has just
 // locked for workerID: the messages it marked as consumed by the turn,
 // and the history (none for the sticky worker, which holds the state and
