@@ -203,28 +203,52 @@ func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, wo
 
 // FetchWorkflowTasksForBuild is FetchWorkflowTaskForBuild taking up to n
 // turns (clamped to 1 … api.MaxWorkflowTasksPerPoll) of distinct instances
-// of the queue: it locks turns one after the other until n are locked or
-// none is left, so that one poll answers with several. Each turn is
-// locked on its own (a lock commits with its fetch), so a failure after
-// the first turn returns the turns already locked without the error: they
-// are the worker's, and a later poll meets the failure again.
+// of the queue, locked by one statement (LockNextTurns) whose lock commits
+// in its round trip; the turns are then built one after the other. A turn
+// left with only stale messages is released and left out, and the
+// statement runs again (at most 8 times) only when every turn it locked
+// came back empty. A failure after the locks committed fails the fetch as
+// FetchWorkflowTaskForBuild's does: the locks expire and the turns are
+// delivered again.
 func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error) {
 	n = min(max(n, 1), api.MaxWorkflowTasksPerPoll)
-	var tasks []*api.WorkflowTask
-	for len(tasks) < n {
-		task, err := s.FetchWorkflowTaskForBuild(ctx, ns, taskQueue, workerID, buildID, lockFor)
-		if err != nil {
-			if len(tasks) > 0 {
-				return tasks, nil
+	for range 8 {
+		var tasks []*api.WorkflowTask
+		locked := 0
+		err := s.inTx(ctx, func(t *txn) error {
+			if err := t.w.RelaxCommit(ctx); err != nil {
+				return fmt.Errorf("relax commit: %w", err)
 			}
-			return nil, err
+			// The locks commit in the fetch's round trip, as in
+			// FetchWorkflowTaskForBuild.
+			t.p.commitWithNext()
+			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
+				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
+				MaxTurns: int32(n), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
+			})
+			if err != nil {
+				return fmt.Errorf("lock instances: %w", err)
+			}
+			locked = len(rows)
+			for _, row := range rows {
+				task, empty, err := s.takeTurn(ctx, t, ns, gen.LockNextTurnRow(row), workerID)
+				if err != nil {
+					return err
+				}
+				if !empty {
+					tasks = append(tasks, task)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fetch workflow tasks: %w", err)
 		}
-		if task == nil {
-			break
+		if len(tasks) > 0 || locked == 0 {
+			return tasks, nil
 		}
-		tasks = append(tasks, task)
 	}
-	return tasks, nil
+	return nil, nil
 }
 
 // takeTurn builds the turn that LockNextTurn (row: a fetch or an eager turn) has just
