@@ -18,24 +18,58 @@ func fetchBatch(t *testing.T, s *store.Store, worker, build string, n int) []*ap
 
 // Goal: one fetch locks several turns at once, each of a distinct
 // instance, none twice (not within a batch, not across batches while the
-// locks hold), each with all its messages; the count is bounded by the
-// request and by api.MaxWorkflowTasksPerPoll; each turn is acknowledged on
-// its own token.
+// locks hold); the count is the request's, bounded by
+// api.MaxWorkflowTasksPerPoll; each turn is acknowledged on its own token.
 func TestFetchWorkflowTasks_LocksSeveralTurnsOnce(t *testing.T) {
 	s := newStore(t)
 	const n = 21
 	for i := range n {
-		id := fmt.Sprintf("tb-%02d", i)
+		start(t, s, fmt.Sprintf("tb-%02d", i))
+	}
+	seen := map[string]bool{}
+	var all []*api.WorkflowTask
+	for _, c := range []struct{ ask, want int }{{3, 3}, {100, api.MaxWorkflowTasksPerPoll}, {16, 2}, {16, 0}} {
+		batch := fetchBatch(t, s, "w1", "", c.ask)
+		if len(batch) != c.want {
+			t.Fatalf("asked for %d turns with %d left, got %d; want %d", c.ask, n-len(seen), len(batch), c.want)
+		}
+		for _, task := range batch {
+			if seen[task.InstanceID] {
+				t.Fatalf("instance %s handed out twice", task.InstanceID)
+			}
+			seen[task.InstanceID] = true
+			if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventWorkflowStarted {
+				t.Fatalf("turn of %s: messages %+v, want the start", task.InstanceID, task.Messages)
+			}
+			all = append(all, task)
+		}
+	}
+	for _, task := range all {
+		out := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
+			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+		if out.Status != api.StatusCompleted {
+			t.Fatalf("%s: status %s after its turn", task.InstanceID, out.Status)
+		}
+	}
+}
+
+// Goal: two messages of one instance are two candidates of the batch's
+// dequeue: the instance is handed out once, with both messages, never in
+// two turns; a batch is then smaller than asked, never larger.
+func TestFetchWorkflowTasks_InstanceWithSeveralMessagesOnce(t *testing.T) {
+	s := newStore(t)
+	const n = 6
+	for i := range n {
+		id := fmt.Sprintf("tm-%d", i)
 		start(t, s, id)
-		// A second message: two candidates of the same instance.
 		must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", json.RawMessage(`1`)))
 	}
 	seen := map[string]bool{}
-	var sizes []int
-	var all []*api.WorkflowTask
-	for _, ask := range []int{3, 100, 16} {
-		batch := fetchBatch(t, s, "w1", "", ask)
-		sizes = append(sizes, len(batch))
+	for len(seen) < n {
+		batch := fetchBatch(t, s, "w1", "", 4)
+		if len(batch) == 0 || len(batch) > 4 {
+			t.Fatalf("asked for 4 turns with %d instances free, got %d", n-len(seen), len(batch))
+		}
 		for _, task := range batch {
 			if seen[task.InstanceID] {
 				t.Fatalf("instance %s handed out twice", task.InstanceID)
@@ -44,37 +78,10 @@ func TestFetchWorkflowTasks_LocksSeveralTurnsOnce(t *testing.T) {
 			if len(task.Messages) != 2 {
 				t.Fatalf("turn of %s has %d messages, want the start and the signal", task.InstanceID, len(task.Messages))
 			}
-			all = append(all, task)
-		}
-	}
-	// 3, then at most the bound of 16 although 100 were asked, then the
-	// rest. Two messages of one instance may make a batch smaller than
-	// asked, never larger.
-	if sizes[0] < 1 || sizes[0] > 3 || sizes[1] < 1 || sizes[1] > api.MaxWorkflowTasksPerPoll {
-		t.Fatalf("batch sizes %v: want 1…3, then 1…%d", sizes, api.MaxWorkflowTasksPerPoll)
-	}
-	for len(seen) < n {
-		batch := fetchBatch(t, s, "w1", "", 16)
-		if len(batch) == 0 {
-			t.Fatalf("only %d of %d turns handed out, then none", len(seen), n)
-		}
-		for _, task := range batch {
-			if seen[task.InstanceID] {
-				t.Fatalf("instance %s handed out twice", task.InstanceID)
-			}
-			seen[task.InstanceID] = true
-			all = append(all, task)
 		}
 	}
 	if more := fetchBatch(t, s, "w2", "", 16); len(more) != 0 {
 		t.Fatalf("%d turns handed out while every instance is locked", len(more))
-	}
-	for _, task := range all {
-		out := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
-			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
-		if out.Status != api.StatusCompleted {
-			t.Fatalf("%s: status %s after its turn", task.InstanceID, out.Status)
-		}
 	}
 }
 
