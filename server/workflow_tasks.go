@@ -73,7 +73,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		workQueue: true,
 	})
 	var task *api.WorkflowTask
-	if found {
+	if found && err == nil && len(tasks) > 0 {
 		task = tasks[0]
 		for _, t := range tasks[1:] {
 			t.History, t.Messages = orEmpty(t.History), orEmpty(t.Messages)

@@ -39,7 +39,7 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 			req.MaxTasks = n
 		}
 		return w.p.PollWorkflowTask(pctx, req)
-	}, func(task *api.WorkflowTask, release func()) {
+	}, func(task *api.WorkflowTask, _ func()) {
 		more := task.MoreTasks
 		task.MoreTasks = nil
 		for i := range more {
