@@ -514,7 +514,16 @@ type PollWorkflowTaskRequest struct {
 	// has none. A worker without a build id gets only executions without
 	// one.
 	BuildID string `json:"build_id,omitempty" validate:"max=256"`
+	// MaxTasks is how many turns the poll may take at once (default 1, at
+	// most MaxWorkflowTasksPerPoll): the first is the answer itself, the
+	// others come in its more_tasks. Each is locked for lock_for and
+	// acknowledged on its own; a turn never acknowledged is delivered
+	// again when its lock expires.
+	MaxTasks int `json:"max_tasks,omitempty" validate:"omitempty,min=1,max=16" example:"1"`
 }
+
+// MaxWorkflowTasksPerPoll bounds PollWorkflowTaskRequest.MaxTasks.
+const MaxWorkflowTasksPerPoll = 16
 
 // WorkflowTask is a locked workflow turn: the execution's history and the new
 // messages to feed it.
@@ -553,6 +562,10 @@ type WorkflowTask struct {
 	History []Event `json:"history"`
 	// Messages are the new events the turn must handle, in order.
 	Messages []Event `json:"messages"`
+	// MoreTasks are the further turns a poll with max_tasks > 1 took at
+	// the same time (at most max_tasks-1, each of another instance, each
+	// with an empty more_tasks); absent otherwise.
+	MoreTasks []WorkflowTask `json:"more_tasks,omitempty"`
 }
 
 // Command types of a workflow turn.

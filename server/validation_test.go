@@ -153,6 +153,9 @@ func badInputCases() []badCase {
 		{"wpoll: lock_for 11m", post, "/workflow-tasks/poll", `{"task_queue":"q","worker_id":"w","lock_for":"11m"}`, bad, []string{"lock_for"}},
 		{"wpoll: lock_for 500ms", post, "/workflow-tasks/poll", `{"task_queue":"q","worker_id":"w","lock_for":"500ms"}`, bad, []string{"lock_for"}},
 		{"wpoll: negative lock_for", post, "/workflow-tasks/poll", `{"task_queue":"q","worker_id":"w","lock_for":"-5s"}`, bad, []string{"lock_for"}},
+		{"wpoll: max_tasks 17", post, "/workflow-tasks/poll", `{"task_queue":"q","worker_id":"w","max_tasks":17}`, bad, []string{"max_tasks"}},
+		{"wpoll: negative max_tasks", post, "/workflow-tasks/poll", `{"task_queue":"q","worker_id":"w","max_tasks":-1}`, bad, []string{"max_tasks"}},
+		{"wpoll: max_tasks not a number", post, "/workflow-tasks/poll", `{"task_queue":"q","worker_id":"w","max_tasks":"2"}`, bad, []string{"max_tasks"}},
 
 		// POST /workflow-tasks/{token}/complete
 		{"wcomplete: bad token", post, "/workflow-tasks/not-a-token/complete", `{"commands":[]}`, bad, []string{"token"}},

@@ -15,7 +15,7 @@ import (
 //
 //	@Summary		Poll for a workflow turn
 //	@ID			pollWorkflowTask
-//	@Description	Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+//	@Description	Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 //	@Tags			workflow-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -48,21 +48,38 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 	}
 	defer done()
 
-	var task *api.WorkflowTask
+	var tasks []*api.WorkflowTask
 	found, err := s.longPoll(c.Request().Context(), pollSpec{
 		route: "workflow_task_poll",
 		keys:  []string{store.WorkflowQueueKey(ns, req.TaskQueue)},
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			task, err = s.store.FetchWorkflowTaskForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor)
-			return task != nil, err
+			if req.MaxTasks <= 1 {
+				var task *api.WorkflowTask
+				task, err = s.store.FetchWorkflowTaskForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor)
+				tasks = nil
+				if task != nil {
+					tasks = []*api.WorkflowTask{task}
+				}
+			} else {
+				tasks, err = s.store.FetchWorkflowTasksForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor, req.MaxTasks)
+			}
+			return len(tasks) > 0, err
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
 			return s.store.NextWorkflowWake(ctx, ns, req.TaskQueue)
 		},
 		workQueue: true,
 	})
+	var task *api.WorkflowTask
+	if found && err == nil && len(tasks) > 0 {
+		task = tasks[0]
+		for _, t := range tasks[1:] {
+			t.History, t.Messages = orEmpty(t.History), orEmpty(t.Messages)
+			task.MoreTasks = append(task.MoreTasks, *t)
+		}
+	}
 	return answerPoll(c, found, err, task, func(t *api.WorkflowTask) {
 		t.History, t.Messages = orEmpty(t.History), orEmpty(t.Messages)
 	})

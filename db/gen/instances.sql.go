@@ -808,6 +808,212 @@ func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (Loc
 	return i, err
 }
 
+const lockNextTurns = `-- name: LockNextTurns :many
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = gen_random_uuid(),
+        locked_until = now() + $1::bigint * interval '1 millisecond',
+        locked_by = $2,
+        build_id = COALESCE(i.build_id, $3::text)
+    FROM (
+        SELECT c.namespace, c.instance_id
+        FROM (
+            SELECT q.namespace, q.instance_id
+            FROM orchestrator_queue q
+            WHERE q.namespace = $4 AND q.task_queue = $5 AND q.visible_at <= now()
+              AND NOT COALESCE((
+                  SELECT ix.locked_until >= now() OR ($6::boolean AND ix.locked_until IS NOT NULL)
+                         OR ix.build_id NOT IN ('', $3::text)
+                  FROM instances ix
+                  WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
+            ORDER BY q.visible_at
+            LIMIT 1000
+        ) q
+        CROSS JOIN LATERAL (
+            SELECT i2.namespace, i2.instance_id
+            FROM instances i2
+            WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+              AND i2.status = 'running'
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $6::boolean))
+              AND (i2.build_id IS NULL OR i2.build_id IN ('', $3::text))
+            FOR UPDATE SKIP LOCKED
+        ) c
+        LIMIT $7
+    ) c
+    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children
+), msgs AS (
+    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
+    FROM inst
+    WHERE m.namespace = inst.namespace AND m.instance_id = inst.instance_id
+      AND m.id IN (
+        SELECT x.id FROM inst i3
+        CROSS JOIN LATERAL (
+            SELECT q.id FROM orchestrator_queue q
+            WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+            ORDER BY q.id
+            LIMIT $8
+        ) x
+    )
+    RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                       FROM history h
+                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+ORDER BY inst.instance_id
+`
+
+type LockNextTurnsParams struct {
+	LockMs      int64
+	WorkerID    *string
+	BuildID     string
+	Namespace   string
+	TaskQueue   string
+	HoldExpired bool
+	MaxTurns    int32
+	MaxMessages int32
+}
+
+type LockNextTurnsRow struct {
+	Namespace         string
+	InstanceID        string
+	WorkflowType      string
+	TaskQueue         string
+	Status            string
+	ExecutionID       int64
+	Input             []byte
+	Result            []byte
+	Error             []byte
+	NextEventID       int64
+	NextActivityID    int64
+	NextTimerID       int64
+	CancelRequested   bool
+	CancelReason      *string
+	ExecutionTimeout  pgtype.Interval
+	ExecutionDeadline *time.Time
+	LockToken         *uuid.UUID
+	LockedUntil       *time.Time
+	LockedBy          *string
+	StickyWorkerID    *string
+	TaskFailures      int32
+	LastTaskError     []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CompletedAt       *time.Time
+	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
+	RetryPolicy       []byte
+	RetryAttempt      int32
+	SearchAttributes  []byte
+	Memo              []byte
+	HasChildren       bool
+	Messages          []byte
+	ActivityStates    []byte
+}
+
+// Up to max_turns workflow turns of the queue, locked in one statement:
+// the queue's branch of LockNextTurn (which see) with LIMIT max_turns
+// instead of 1. Candidates come from the dequeue index in order, each
+// locked by primary key (LATERAL … FOR UPDATE SKIP LOCKED) as it is
+// pulled; the statement stops pulling after max_turns candidates. Two
+// messages of one instance are two candidates of the same instance (its
+// own lock does not skip it): the UPDATE takes each instance once, so a
+// call returns from 1 to max_turns distinct instances when any is free.
+// Each instance's turn consumes up to max_messages of its visible
+// messages (id order) and carries the states of the activities they name.
+// Instances are locked in the dequeue index's order, as LockNextTurn
+// locks its one: each is skipped, never waited for, when another
+// transaction holds it, so the lock order is not at stake.
+func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([]LockNextTurnsRow, error) {
+	rows, err := q.db.Query(ctx, lockNextTurns,
+		arg.LockMs,
+		arg.WorkerID,
+		arg.BuildID,
+		arg.Namespace,
+		arg.TaskQueue,
+		arg.HoldExpired,
+		arg.MaxTurns,
+		arg.MaxMessages,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LockNextTurnsRow{}
+	for rows.Next() {
+		var i LockNextTurnsRow
+		if err := rows.Scan(
+			&i.Namespace,
+			&i.InstanceID,
+			&i.WorkflowType,
+			&i.TaskQueue,
+			&i.Status,
+			&i.ExecutionID,
+			&i.Input,
+			&i.Result,
+			&i.Error,
+			&i.NextEventID,
+			&i.NextActivityID,
+			&i.NextTimerID,
+			&i.CancelRequested,
+			&i.CancelReason,
+			&i.ExecutionTimeout,
+			&i.ExecutionDeadline,
+			&i.LockToken,
+			&i.LockedUntil,
+			&i.LockedBy,
+			&i.StickyWorkerID,
+			&i.TaskFailures,
+			&i.LastTaskError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.CompletedAt,
+			&i.LastEventAt,
+			&i.CronSchedule,
+			&i.BuildID,
+			&i.ParentNamespace,
+			&i.ParentInstanceID,
+			&i.ParentExecutionID,
+			&i.ParentChildID,
+			&i.ParentClosePolicy,
+			&i.RetryPolicy,
+			&i.RetryAttempt,
+			&i.SearchAttributes,
+			&i.Memo,
+			&i.HasChildren,
+			&i.Messages,
+			&i.ActivityStates,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const releaseInstance = `-- name: ReleaseInstance :exec
 UPDATE instances SET lock_token = NULL, locked_until = NULL, locked_by = NULL
 WHERE namespace = $1 AND instance_id = $2

@@ -208,6 +208,87 @@ SELECT inst.*,
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
 FROM inst;
 
+-- name: LockNextTurns :many
+-- Up to max_turns workflow turns of the queue, locked in one statement:
+-- the queue's branch of LockNextTurn (which see) with LIMIT max_turns
+-- instead of 1. Candidates come from the dequeue index in order, each
+-- locked by primary key (LATERAL … FOR UPDATE SKIP LOCKED) as it is
+-- pulled; the statement stops pulling after max_turns candidates. Two
+-- messages of one instance are two candidates of the same instance (its
+-- own lock does not skip it): the UPDATE takes each instance once, so a
+-- call returns from 1 to max_turns distinct instances when any is free.
+-- Each instance's turn consumes up to max_messages of its visible
+-- messages (id order) and carries the states of the activities they name.
+-- Instances are locked in the dequeue index's order, as LockNextTurn
+-- locks its one: each is skipped, never waited for, when another
+-- transaction holds it, so the lock order is not at stake.
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = gen_random_uuid(),
+        locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+        locked_by = sqlc.arg(worker_id),
+        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
+    FROM (
+        SELECT c.namespace, c.instance_id
+        FROM (
+            SELECT q.namespace, q.instance_id
+            FROM orchestrator_queue q
+            WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
+              AND NOT COALESCE((
+                  SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                         OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                  FROM instances ix
+                  WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
+            ORDER BY q.visible_at
+            LIMIT 1000
+        ) q
+        CROSS JOIN LATERAL (
+            SELECT i2.namespace, i2.instance_id
+            FROM instances i2
+            WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+              AND i2.status = 'running'
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+              AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+            FOR UPDATE SKIP LOCKED
+        ) c
+        LIMIT sqlc.arg(max_turns)
+    ) c
+    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
+    RETURNING i.*
+), msgs AS (
+    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
+    FROM inst
+    WHERE m.namespace = inst.namespace AND m.instance_id = inst.instance_id
+      AND m.id IN (
+        SELECT x.id FROM inst i3
+        CROSS JOIN LATERAL (
+            SELECT q.id FROM orchestrator_queue q
+            WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+            ORDER BY q.id
+            LIMIT sqlc.arg(max_messages)
+        ) x
+    )
+    RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.*,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                       FROM history h
+                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+ORDER BY inst.instance_id;
+
 -- name: GetLockedTurns :many
 -- The first step of an ack of one or more turns, in one round trip: of the
 -- instances named in instance_ids, those whose lock the token in

@@ -1154,6 +1154,15 @@ type ApiPollWorkflowTaskRequest struct {
 	// Example: 10s
 	LockFor *string `json:"lock_for,omitempty"`
 
+	// MaxTasks MaxTasks is how many turns the poll may take at once (default 1, at
+	// most MaxWorkflowTasksPerPoll): the first is the answer itself, the
+	// others come in its more_tasks. Each is locked for lock_for and
+	// acknowledged on its own; a turn never acknowledged is delivered
+	// again when its lock expires.
+	//
+	// Example: 1
+	MaxTasks *int `json:"max_tasks,omitempty"`
+
 	// TaskQueue TaskQueue is the queue to take a turn from.
 	TaskQueue string `json:"task_queue"`
 
@@ -1971,6 +1980,11 @@ type ApiWorkflowTask struct {
 	// Messages Messages are the new events the turn must handle, in order.
 	Messages *[]ApiEvent `json:"messages,omitempty"`
 
+	// MoreTasks MoreTasks are the further turns a poll with max_tasks > 1 took at
+	// the same time (at most max_tasks-1, each of another instance, each
+	// with an empty more_tasks); absent otherwise.
+	MoreTasks *[]ApiWorkflowTask `json:"more_tasks,omitempty"`
+
 	// Namespace Namespace is the instance's namespace.
 	Namespace *string `json:"namespace,omitempty"`
 
@@ -2688,7 +2702,7 @@ type ClientInterface interface {
 
 	// PollWorkflowTaskWithBody Poll for a workflow turn
 	//
-	// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+	// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2697,7 +2711,7 @@ type ClientInterface interface {
 
 	// PollWorkflowTask Poll for a workflow turn
 	//
-	// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+	// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3937,7 +3951,7 @@ func (c *Client) GetWorker(ctx context.Context, namespace string, workerId strin
 
 // PollWorkflowTaskWithBody Poll for a workflow turn
 //
-// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3956,7 +3970,7 @@ func (c *Client) PollWorkflowTaskWithBody(ctx context.Context, namespace string,
 
 // PollWorkflowTask Poll for a workflow turn
 //
-// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7882,7 +7896,7 @@ type ClientWithResponsesInterface interface {
 
 	// PollWorkflowTaskWithBodyWithResponse Poll for a workflow turn
 	//
-	// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+	// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7891,7 +7905,7 @@ type ClientWithResponsesInterface interface {
 
 	// PollWorkflowTaskWithResponse Poll for a workflow turn
 	//
-	// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+	// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13311,7 +13325,7 @@ func (c *ClientWithResponses) GetWorkerWithResponse(ctx context.Context, namespa
 
 // PollWorkflowTaskWithBodyWithResponse Poll for a workflow turn
 //
-// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13326,7 +13340,7 @@ func (c *ClientWithResponses) PollWorkflowTaskWithBodyWithResponse(ctx context.C
 
 // PollWorkflowTaskWithResponse Poll for a workflow turn
 //
-// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m).
+// Long poll: locks one instance of the task queue that has new messages and returns its history and messages, or answers 204 when nothing came within wait (default 30s, at most 60s; 0s looks once). The lock lasts lock_for (default 10s, 1s … 10m). With max_tasks (default 1, at most 16) the poll takes up to that many turns of distinct instances at once: the first is the answer, the others are in its more_tasks.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -53,6 +53,11 @@ type Options struct {
 	// polls (default 2 each, at most the matching concurrency limit).
 	WorkflowPollers int
 	ActivityPollers int
+	// WorkflowTasksPerPoll is how many turns one workflow poll may take at
+	// once (default and at most 16; 1: one turn per poll, as servers
+	// before max_tasks understand). A poll asks for as many as there are
+	// free turn slots, up to this bound.
+	WorkflowTasksPerPoll int
 	// PollWait is the long-poll wait (default 30s).
 	PollWait time.Duration
 	// WorkflowLockDuration is the lock of a workflow turn (default: the
@@ -110,6 +115,10 @@ func (o Options) withDefaults(c *client.Client) Options {
 		o.WorkflowPollers = 2
 	}
 	o.WorkflowPollers = min(o.WorkflowPollers, o.MaxConcurrentWorkflowTurns)
+	if o.WorkflowTasksPerPoll <= 0 {
+		o.WorkflowTasksPerPoll = maxWorkflowTasksPerPoll
+	}
+	o.WorkflowTasksPerPoll = min(o.WorkflowTasksPerPoll, maxWorkflowTasksPerPoll, o.MaxConcurrentWorkflowTurns)
 	if o.ActivityPollers <= 0 {
 		o.ActivityPollers = 2
 	}
@@ -395,6 +404,7 @@ type stats struct {
 	historyPages  atomic.Int64
 	eager         atomic.Int64
 	eagerTurns    atomic.Int64
+	batchedTurns  atomic.Int64
 }
 
 // Stats is a snapshot of a worker's counters.
@@ -429,6 +439,10 @@ type Stats struct {
 	// of an activity result it reported (eager dispatch) rather than by a
 	// poll.
 	EagerWorkflowTasks int64
+	// BatchedWorkflowTasks counts turns that came in the more_tasks of a
+	// poll's answer (a poll that took several turns at once) rather than as
+	// the answer itself.
+	BatchedWorkflowTasks int64
 }
 
 // Stats returns the worker's counters.
@@ -445,5 +459,10 @@ func (w *Worker) Stats() Stats {
 		HistoryPageReads:   w.stats.historyPages.Load(),
 		EagerActivities:    w.stats.eager.Load(),
 		EagerWorkflowTasks: w.stats.eagerTurns.Load(),
+
+		BatchedWorkflowTasks: w.stats.batchedTurns.Load(),
 	}
 }
+
+// maxWorkflowTasksPerPoll is the server's bound on a poll's max_tasks.
+const maxWorkflowTasksPerPoll = 16

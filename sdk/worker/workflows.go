@@ -21,17 +21,51 @@ import (
 const ackTimeout = 30 * time.Second
 
 // pollWorkflows long-polls for turns while ctx lasts, holding a slot of
-// turns for each turn it runs.
+// turns for each turn it runs. A poll holds one slot and asks for as many
+// turns as there are free slots besides (up to WorkflowTasksPerPoll); the
+// further turns of its answer each wait for a slot of their own on their
+// goroutine, as an eager turn does, so that a poll never keeps slots the
+// eager turns could use.
 func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 	pollLoop(ctx, w, "workflow", turns, func(pctx context.Context) (*api.WorkflowTask, error) {
-		return w.p.PollWorkflowTask(pctx, api.PollWorkflowTaskRequest{
+		req := api.PollWorkflowTaskRequest{
 			TaskQueue: w.queue,
 			WorkerID:  w.ID(),
 			Wait:      protocol.WaitPtr(w.opts.PollWait),
 			LockFor:   api.Duration(w.opts.WorkflowLockDuration),
 			BuildID:   w.opts.BuildID,
-		})
-	}, func(task *api.WorkflowTask, _ func()) { w.handleTurn(task) })
+		}
+		if n := min(1+cap(turns)-len(turns), w.opts.WorkflowTasksPerPoll); n > 1 {
+			req.MaxTasks = n
+		}
+		return w.p.PollWorkflowTask(pctx, req)
+	}, func(task *api.WorkflowTask, _ func()) {
+		more := task.MoreTasks
+		task.MoreTasks = nil
+		for i := range more {
+			w.startMoreTurn(&more[i], turns)
+		}
+		w.handleTurn(task)
+	})
+}
+
+// startMoreTurn runs a further turn of a poll's answer on a slot of turns,
+// waiting for one if none is free. A worker that stops meanwhile still
+// runs it (the stop waits for w.work); a hard stop abandons it, and its
+// lock expires and the turn is delivered again.
+func (w *Worker) startMoreTurn(task *api.WorkflowTask, turns chan struct{}) {
+	w.stats.batchedTurns.Add(1)
+	w.work.Add(1)
+	go func() {
+		defer w.work.Done()
+		select {
+		case turns <- struct{}{}:
+		case <-w.hardStop:
+			return
+		}
+		defer func() { <-turns }()
+		w.handleTurn(task)
+	}()
 }
 
 // pollLoop is the loop of one poller: while ctx lasts it takes a slot,

@@ -137,6 +137,10 @@ type Turns interface {
 	// buildID ("" for none): it hands over only turns of executions whose
 	// build id allows it (docs/architecture.md, "Build ids").
 	FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error)
+	// FetchWorkflowTasksForBuild is FetchWorkflowTaskForBuild taking up to
+	// n turns (1 … api.MaxWorkflowTasksPerPoll) of distinct instances at
+	// once, each locked for lockFor; empty when none is due.
+	FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error)
 	// NextWorkflowWake is when the next turn of taskQueue becomes due
 	// (a timer); false when nothing is scheduled.
 	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)

@@ -201,6 +201,56 @@ func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, wo
 	return nil, nil
 }
 
+// FetchWorkflowTasksForBuild is FetchWorkflowTaskForBuild taking up to n
+// turns (clamped to 1 … api.MaxWorkflowTasksPerPoll) of distinct instances
+// of the queue, locked by one statement (LockNextTurns) whose lock commits
+// in its round trip; the turns are then built one after the other. A turn
+// left with only stale messages is released and left out, and the
+// statement runs again (at most 8 times) only when every turn it locked
+// came back empty. A failure after the locks committed fails the fetch as
+// FetchWorkflowTaskForBuild's does: the locks expire and the turns are
+// delivered again.
+func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error) {
+	n = min(max(n, 1), api.MaxWorkflowTasksPerPoll)
+	for range 8 {
+		var tasks []*api.WorkflowTask
+		locked := 0
+		err := s.inTx(ctx, func(t *txn) error {
+			if err := t.w.RelaxCommit(ctx); err != nil {
+				return fmt.Errorf("relax commit: %w", err)
+			}
+			// The locks commit in the fetch's round trip, as in
+			// FetchWorkflowTaskForBuild.
+			t.p.commitWithNext()
+			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
+				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
+				MaxTurns: int32(n), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
+			})
+			if err != nil {
+				return fmt.Errorf("lock instances: %w", err)
+			}
+			locked = len(rows)
+			for _, row := range rows {
+				task, empty, err := s.takeTurn(ctx, t, ns, gen.LockNextTurnRow(row), workerID)
+				if err != nil {
+					return err
+				}
+				if !empty {
+					tasks = append(tasks, task)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fetch workflow tasks: %w", err)
+		}
+		if len(tasks) > 0 || locked == 0 {
+			return tasks, nil
+		}
+	}
+	return nil, nil
+}
+
 // takeTurn builds the turn that LockNextTurn (row: a fetch or an eager turn) has just
 // locked for workerID: the messages it marked as consumed by the turn,
 // and the history (none for the sticky worker, which holds the state and

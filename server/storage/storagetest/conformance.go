@@ -14,6 +14,51 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
+// Goal: the batch fetch is exclusive too — 4 concurrent fetchers taking
+// up to 8 turns each over 30 instances never hand an instance out twice,
+// never take more than they asked for, and every instance is handed out.
+func fetchConcurrentBatchFetchersLockEachInstanceOnce(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	const n = 30
+	for i := range n {
+		Start(t, s, fmt.Sprintf("b%d", i))
+	}
+	var mu sync.Mutex
+	got := map[string]int{}
+	take := func(worker string) int {
+		tasks, err := s.FetchWorkflowTasksForBuild(ctxT(t), ns, "q", worker, "", 30*time.Second, 8)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		if len(tasks) > 8 {
+			t.Errorf("asked for 8 turns, got %d", len(tasks))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, task := range tasks {
+			got[task.InstanceID]++
+		}
+		return len(tasks)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() { take(fmt.Sprintf("w%d", w)) })
+	}
+	wg.Wait()
+	// Whatever the race left unfetched is fetched now, sequentially.
+	for take("late") > 0 {
+	}
+	if len(got) != n {
+		t.Fatalf("locked %d distinct instances, want %d: %v", len(got), n, got)
+	}
+	for id, c := range got {
+		if c != 1 {
+			t.Errorf("instance %s locked %d times", id, c)
+		}
+	}
+}
+
 // Goal: the instance lock is exclusive — 10 concurrent fetchers over 10
 // instances each lock a distinct instance, and none is handed out twice.
 func fetchConcurrentFetchersLockEachInstanceOnce(t *testing.T, newStore func(*testing.T) storage.Provider) {

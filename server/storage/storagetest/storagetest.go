@@ -43,6 +43,7 @@ type behaviour struct {
 // doc comment states its goal.
 var behaviours = []behaviour{
 	{"Fetch_ConcurrentFetchersLockEachInstanceOnce", fetchConcurrentFetchersLockEachInstanceOnce},
+	{"Fetch_ConcurrentBatchFetchersLockEachInstanceOnce", fetchConcurrentBatchFetchersLockEachInstanceOnce},
 	{"Ack_MessageArrivingDuringTurnIsKept", ackMessageArrivingDuringTurnIsKept},
 	{"Ack_DoubleAckOneWins", ackDoubleAckOneWins},
 	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
