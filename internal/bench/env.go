@@ -218,7 +218,11 @@ func (e *Env) startServer(ctx context.Context) error {
 		DatabaseURL:   e.DatabaseURL,
 		MaxConns:      e.cfg.MaxConns,
 		SweepInterval: e.cfg.SweepInterval,
-		Server:        server.Config{Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second},
+		// Above net/http's 5 s: a connection a client opened but sent no
+		// request on counts as idle for Shutdown only once it is 5 s old,
+		// so a 5 s bound can lose that race when a worker dialled just
+		// before the end of a scenario.
+		Server: server.Config{Addr: "127.0.0.1:0", ShutdownTimeout: 15 * time.Second},
 		// The retention scenario runs the job's passes itself.
 		Retention: server.RetentionConfig{Interval: -1},
 		Logger:    e.logger,
