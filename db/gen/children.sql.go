@@ -235,47 +235,23 @@ WITH c AS (
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
            (x -> 'search_attributes')::jsonb AS search_attributes
     FROM jsonb_array_elements($3::jsonb) x
+), d AS (
+    -- A finished instance with a child's id is replaced by a fresh row
+    -- (as in StartInstance): nothing of its last execution carries over.
+    DELETE FROM instances x
+    USING c
+    WHERE x.namespace = $4 AND x.instance_id = c.instance_id AND x.status <> 'running'
+    RETURNING x.instance_id, x.execution_id
 ), i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline,
+    INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
                                 parent_close_policy, retry_policy, retry_attempt, search_attributes)
-    SELECT $4, c.instance_id, c.workflow_type, c.task_queue, c.input,
+    SELECT $4, c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
            $4, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
            c.retry_policy, 1, c.search_attributes
-    FROM c
-    ON CONFLICT (namespace, instance_id) DO UPDATE SET
-        workflow_type = EXCLUDED.workflow_type,
-        task_queue = EXCLUDED.task_queue,
-        status = 'running',
-        execution_id = i.execution_id + 1,
-        input = EXCLUDED.input,
-        result = NULL,
-        error = NULL,
-        next_event_id = 1,
-        next_activity_id = 1,
-        next_timer_id = 1,
-        cancel_requested = false,
-        cancel_reason = NULL,
-        execution_deadline = EXCLUDED.execution_deadline,
-        lock_token = NULL,
-        locked_until = NULL,
-        locked_by = NULL,
-        task_failures = 0,
-        last_task_error = NULL,
-        created_at = now(),
-        updated_at = now(),
-        completed_at = NULL,
-        parent_namespace = EXCLUDED.parent_namespace,
-        parent_instance_id = EXCLUDED.parent_instance_id,
-        parent_execution_id = EXCLUDED.parent_execution_id,
-        parent_child_id = EXCLUDED.parent_child_id,
-        parent_close_policy = EXCLUDED.parent_close_policy,
-        retry_policy = EXCLUDED.retry_policy,
-        retry_attempt = 1,
-        search_attributes = EXCLUDED.search_attributes,
-        memo = NULL
-    WHERE i.status <> 'running'
+    FROM c LEFT JOIN d ON d.instance_id = c.instance_id
+    ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id
 ), starts AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)

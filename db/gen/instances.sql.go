@@ -573,7 +573,7 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 	return items, nil
 }
 
-const lockNextTurn = `-- name: LockNextTurn :one
+const lockNextTurns = `-- name: LockNextTurns :many
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
@@ -584,9 +584,9 @@ WITH inst AS (
         (SELECT e.namespace, e.instance_id
          FROM (
              SELECT ix.namespace, ix.instance_id FROM instances ix
-             WHERE ix.namespace = $4 AND ix.instance_id = $5::text
-               AND ix.task_queue = $6 AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $7::boolean))
+             WHERE ix.namespace = $5 AND ix.instance_id = $6::text
+               AND ix.task_queue = $7 AND ix.status = 'running'
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $8::boolean))
                AND (ix.build_id IS NULL OR ix.build_id IN ('', $3::text))
                AND NOT EXISTS (
                    SELECT 1 FROM worker_queue w
@@ -600,9 +600,9 @@ WITH inst AS (
          FROM (
              SELECT q.namespace, q.instance_id
              FROM orchestrator_queue q
-             WHERE q.namespace = $4 AND q.task_queue = $6 AND q.visible_at <= now()
+             WHERE q.namespace = $5 AND q.task_queue = $7 AND q.visible_at <= now()
                AND NOT COALESCE((
-                   SELECT ix.locked_until >= now() OR ($7::boolean AND ix.locked_until IS NOT NULL)
+                   SELECT ix.locked_until >= now() OR ($8::boolean AND ix.locked_until IS NOT NULL)
                           OR ix.build_id NOT IN ('', $3::text)
                    FROM instances ix
                    WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
@@ -614,231 +614,12 @@ WITH inst AS (
              FROM instances i2
              WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $7::boolean))
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $8::boolean))
                AND (i2.build_id IS NULL OR i2.build_id IN ('', $3::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE $5::text IS NULL)
-        LIMIT 1
-    ) c
-    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children
-), msgs AS (
-    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
-    FROM inst
-    WHERE m.id IN (
-        SELECT q.id FROM orchestrator_queue q, inst i3
-        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
-        ORDER BY q.id
-        LIMIT $8
-    )
-    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
-)
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children,
-       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
-                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
-                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
-       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
-                 FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
-                       FROM history h
-                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
-                         AND h.execution_id = inst.execution_id
-                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
-                                               WHERE msgs.payload ? 'activity_id')
-                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
-FROM inst
-`
-
-type LockNextTurnParams struct {
-	LockMs      int64
-	WorkerID    *string
-	BuildID     string
-	Namespace   string
-	InstanceID  *string
-	TaskQueue   string
-	HoldExpired bool
-	MaxMessages int32
-}
-
-type LockNextTurnRow struct {
-	Namespace         string
-	InstanceID        string
-	WorkflowType      string
-	TaskQueue         string
-	Status            string
-	ExecutionID       int64
-	Input             []byte
-	Result            []byte
-	Error             []byte
-	NextEventID       int64
-	NextActivityID    int64
-	NextTimerID       int64
-	CancelRequested   bool
-	CancelReason      *string
-	ExecutionTimeout  pgtype.Interval
-	ExecutionDeadline *time.Time
-	LockToken         *uuid.UUID
-	LockedUntil       *time.Time
-	LockedBy          *string
-	StickyWorkerID    *string
-	TaskFailures      int32
-	LastTaskError     []byte
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	CompletedAt       *time.Time
-	LastEventAt       *time.Time
-	CronSchedule      *string
-	BuildID           *string
-	ParentNamespace   *string
-	ParentInstanceID  *string
-	ParentExecutionID *int64
-	ParentChildID     *int64
-	ParentClosePolicy *string
-	RetryPolicy       []byte
-	RetryAttempt      int32
-	SearchAttributes  []byte
-	Memo              []byte
-	HasChildren       bool
-	Messages          []byte
-	ActivityStates    []byte
-}
-
-// A workflow turn, locked in one statement: the queue's fetch (instance_id
-// NULL) or the eager turn of an activity result (instance_id: the
-// instance whose result it is). It locks the instance for a worker, marks
-// up to max_messages of its visible messages as consumed by the turn, and
-// returns the instance with those messages (jsonb, id order) and the
-// states of the activities they name (jsonb, activity id → done). The
-// two ways of finding the instance are the two branches of the candidate
-// union; the lock, the messages and the activity states are written once
-// for both (a generic plan runs only the branch its parameters select:
-// the eager branch finds nothing for a NULL id, the queue's branch is
-// switched off by its one-time filter).
-//
-// The fetch (instance_id NULL): one running, unlocked instance of the
-// task queue that has a visible message. Candidates come from the queue's
-// dequeue index in order; each is locked by primary key (LATERAL … FOR
-// UPDATE SKIP LOCKED), so that the plan never scans the instances.
-// Messages of an instance a live turn holds (locked_until not passed) are
-// no candidates — the turn's own and those that arrived during it:
-// however many turns are in flight and however many messages wait for
-// them, the first 1 000 candidates are messages of instances free to take
-// (an expired turn's instance is, so that its turn is delivered again).
-// The check is a scalar subquery, a key probe per message: as NOT EXISTS
-// the planner may make it an anti-join over all instances. The same probe
-// skips the instances pinned to another build id (build_id: the fetching
-// worker's, ” for none): an execution takes the build id of the worker
-// that fetches its first turn, and later turns go only to workers of that
-// build id — to any worker when it is ”.
-//
-// The eager turn (instance_id set): the instance by id, for a worker of a
-// compatible build id. No row when the instance is held, finished, or on
-// another queue — or when other activities of its execution are still
-// outstanding: their results may come in a moment, and a turn taken now
-// would see only this one (the queue's poll, a few milliseconds later,
-// batches what has arrived). An instance another transaction holds (an
-// ack, a poll, another result) is skipped, never waited for: the
-// result's transaction already holds attempts, and instances come before
-// worker_queue in the lock order (docs/architecture.md); the queue's poll
-// takes the turn then.
-//
-// With hold_expired (the server's outage grace: after it started, and
-// after the database was unreachable) an instance whose lock expired is
-// held like a live one, in both ways: the worker that holds its turn may
-// have run it through the outage, and its retried ack, which the token
-// still matching lets through (GetLockedTurns), comes within the grace.
-func (q *Queries) LockNextTurn(ctx context.Context, arg LockNextTurnParams) (LockNextTurnRow, error) {
-	row := q.db.QueryRow(ctx, lockNextTurn,
-		arg.LockMs,
-		arg.WorkerID,
-		arg.BuildID,
-		arg.Namespace,
-		arg.InstanceID,
-		arg.TaskQueue,
-		arg.HoldExpired,
-		arg.MaxMessages,
-	)
-	var i LockNextTurnRow
-	err := row.Scan(
-		&i.Namespace,
-		&i.InstanceID,
-		&i.WorkflowType,
-		&i.TaskQueue,
-		&i.Status,
-		&i.ExecutionID,
-		&i.Input,
-		&i.Result,
-		&i.Error,
-		&i.NextEventID,
-		&i.NextActivityID,
-		&i.NextTimerID,
-		&i.CancelRequested,
-		&i.CancelReason,
-		&i.ExecutionTimeout,
-		&i.ExecutionDeadline,
-		&i.LockToken,
-		&i.LockedUntil,
-		&i.LockedBy,
-		&i.StickyWorkerID,
-		&i.TaskFailures,
-		&i.LastTaskError,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.CompletedAt,
-		&i.LastEventAt,
-		&i.CronSchedule,
-		&i.BuildID,
-		&i.ParentNamespace,
-		&i.ParentInstanceID,
-		&i.ParentExecutionID,
-		&i.ParentChildID,
-		&i.ParentClosePolicy,
-		&i.RetryPolicy,
-		&i.RetryAttempt,
-		&i.SearchAttributes,
-		&i.Memo,
-		&i.HasChildren,
-		&i.Messages,
-		&i.ActivityStates,
-	)
-	return i, err
-}
-
-const lockNextTurns = `-- name: LockNextTurns :many
-WITH inst AS (
-    UPDATE instances i
-    SET lock_token = gen_random_uuid(),
-        locked_until = now() + $1::bigint * interval '1 millisecond',
-        locked_by = $2,
-        build_id = COALESCE(i.build_id, $3::text)
-    FROM (
-        SELECT c.namespace, c.instance_id
-        FROM (
-            SELECT q.namespace, q.instance_id
-            FROM orchestrator_queue q
-            WHERE q.namespace = $4 AND q.task_queue = $5 AND q.visible_at <= now()
-              AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() OR ($6::boolean AND ix.locked_until IS NOT NULL)
-                         OR ix.build_id NOT IN ('', $3::text)
-                  FROM instances ix
-                  WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-            ORDER BY q.visible_at
-            LIMIT 1000
-        ) q
-        CROSS JOIN LATERAL (
-            SELECT i2.namespace, i2.instance_id
-            FROM instances i2
-            WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
-              AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $6::boolean))
-              AND (i2.build_id IS NULL OR i2.build_id IN ('', $3::text))
-            FOR UPDATE SKIP LOCKED
-        ) c
-        LIMIT $7
+         WHERE $6::text IS NULL)
+        LIMIT $4
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
     RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children
@@ -852,7 +633,7 @@ WITH inst AS (
             SELECT q.id FROM orchestrator_queue q
             WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
             ORDER BY q.id
-            LIMIT $8
+            LIMIT $9
         ) x
     )
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
@@ -881,10 +662,11 @@ type LockNextTurnsParams struct {
 	LockMs      int64
 	WorkerID    *string
 	BuildID     string
+	MaxTurns    int32
 	Namespace   string
+	InstanceID  *string
 	TaskQueue   string
 	HoldExpired bool
-	MaxTurns    int32
 	MaxMessages int32
 }
 
@@ -931,28 +713,67 @@ type LockNextTurnsRow struct {
 	ActivityStates    []byte
 }
 
-// Up to max_turns workflow turns of the queue, locked in one statement:
-// the queue's branch of LockNextTurn (which see) with LIMIT max_turns
-// instead of 1. Candidates come from the dequeue index in order, each
-// locked by primary key (LATERAL … FOR UPDATE SKIP LOCKED) as it is
-// pulled; the statement stops pulling after max_turns candidates. Two
-// messages of one instance are two candidates of the same instance (its
-// own lock does not skip it): the UPDATE takes each instance once, so a
-// call returns from 1 to max_turns distinct instances when any is free.
-// Each instance's turn consumes up to max_messages of its visible
-// messages (id order) and carries the states of the activities they name.
-// Instances are locked in the dequeue index's order, as LockNextTurn
-// locks its one: each is skipped, never waited for, when another
-// transaction holds it, so the lock order is not at stake.
+// Workflow turns, locked in one statement: up to max_turns of the queue's
+// (instance_id NULL), or the eager turn of an activity result
+// (instance_id: the instance whose result it is; max_turns 1). It locks
+// each instance for a worker, marks up to max_messages of its visible
+// messages as consumed by the turn (id order), and returns the instances
+// in id order, each with those messages (jsonb, id order) and the states
+// of the activities they name (jsonb, activity id → done). The
+// two ways of finding the instance are the two branches of the candidate
+// union; the lock, the messages and the activity states are written once
+// for both (a generic plan runs only the branch its parameters select:
+// the eager branch finds nothing for a NULL id, the queue's branch is
+// switched off by its one-time filter).
+//
+// The fetch (instance_id NULL): running, unlocked instances of the task
+// queue that have a visible message. Candidates come from the queue's
+// dequeue index in order; each is locked by primary key (LATERAL … FOR
+// UPDATE SKIP LOCKED) as it is pulled, so that the plan never scans the
+// instances, and the statement stops pulling after max_turns candidates.
+// Two messages of one instance are two candidates of the same instance
+// (its own lock does not skip it): the UPDATE takes each instance once,
+// so a fetch returns from 1 to max_turns distinct instances when any is
+// free. Each is skipped, never waited for, when another transaction holds
+// it, so the lock order is not at stake.
+// Messages of an instance a live turn holds (locked_until not passed) are
+// no candidates — the turn's own and those that arrived during it:
+// however many turns are in flight and however many messages wait for
+// them, the first 1 000 candidates are messages of instances free to take
+// (an expired turn's instance is, so that its turn is delivered again).
+// The check is a scalar subquery, a key probe per message: as NOT EXISTS
+// the planner may make it an anti-join over all instances. The same probe
+// skips the instances pinned to another build id (build_id: the fetching
+// worker's, ” for none): an execution takes the build id of the worker
+// that fetches its first turn, and later turns go only to workers of that
+// build id — to any worker when it is ”.
+//
+// The eager turn (instance_id set): the instance by id, for a worker of a
+// compatible build id. No row when the instance is held, finished, or on
+// another queue — or when other activities of its execution are still
+// outstanding: their results may come in a moment, and a turn taken now
+// would see only this one (the queue's poll, a few milliseconds later,
+// batches what has arrived). An instance another transaction holds (an
+// ack, a poll, another result) is skipped, never waited for: the
+// result's transaction already holds attempts, and instances come before
+// worker_queue in the lock order (docs/architecture.md); the queue's poll
+// takes the turn then.
+//
+// With hold_expired (the server's outage grace: after it started, and
+// after the database was unreachable) an instance whose lock expired is
+// held like a live one, in both ways: the worker that holds its turn may
+// have run it through the outage, and its retried ack, which the token
+// still matching lets through (GetLockedTurns), comes within the grace.
 func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([]LockNextTurnsRow, error) {
 	rows, err := q.db.Query(ctx, lockNextTurns,
 		arg.LockMs,
 		arg.WorkerID,
 		arg.BuildID,
+		arg.MaxTurns,
 		arg.Namespace,
+		arg.InstanceID,
 		arg.TaskQueue,
 		arg.HoldExpired,
-		arg.MaxTurns,
 		arg.MaxMessages,
 	)
 	if err != nil {
@@ -1057,41 +878,18 @@ func (q *Queries) RequestCancel(ctx context.Context, arg RequestCancelParams) (R
 }
 
 const startInstance = `-- name: StartInstance :one
-WITH i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule,
-                                search_attributes, memo)
-    VALUES ($3, $4, $5, $6, $7,
-            CASE WHEN $8::bigint > 0 THEN now() + $8::bigint * interval '1 millisecond' END,
-            $9::text, $10::jsonb, $11::jsonb)
-    ON CONFLICT (namespace, instance_id) DO UPDATE SET
-        workflow_type = EXCLUDED.workflow_type,
-        task_queue = EXCLUDED.task_queue,
-        status = 'running',
-        execution_id = i.execution_id + 1,
-        input = EXCLUDED.input,
-        result = NULL,
-        error = NULL,
-        next_event_id = 1,
-        next_activity_id = 1,
-        next_timer_id = 1,
-        cancel_requested = false,
-        cancel_reason = NULL,
-        execution_deadline = EXCLUDED.execution_deadline,
-        cron_schedule = EXCLUDED.cron_schedule,
-        build_id = NULL,
-        lock_token = NULL,
-        locked_until = NULL,
-        locked_by = NULL,
-        task_failures = 0,
-        last_task_error = NULL,
-        created_at = now(),
-        updated_at = now(),
-        completed_at = NULL,
-        retry_policy = NULL,
-        retry_attempt = 1,
-        search_attributes = EXCLUDED.search_attributes,
-        memo = EXCLUDED.memo
-    WHERE i.status <> 'running'
+WITH d AS (
+    DELETE FROM instances x
+    WHERE x.namespace = $3 AND x.instance_id = $4 AND x.status <> 'running'
+    RETURNING x.execution_id
+), i AS (
+    INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
+                                cron_schedule, search_attributes, memo)
+    SELECT $3, $4, COALESCE((SELECT d.execution_id FROM d), 0) + 1,
+           $5, $6, $7,
+           CASE WHEN $8::bigint > 0 THEN now() + $8::bigint * interval '1 millisecond' END,
+           $9::text, $10::jsonb, $11::jsonb
+    ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.execution_id, i.status
 ), m AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
@@ -1131,6 +929,13 @@ type StartInstanceRow struct {
 // atomic on its own, so that a start is one round trip and one commit.
 // No row comes back, and nothing is written, when a running instance holds
 // the id.
+//
+// A restart replaces the finished row (d) with a fresh one whose
+// execution_id is the next: every other column starts from its default,
+// so that nothing of the last execution — its parent, its children, its
+// build id, its sticky worker — carries over. The insert does nothing when
+// the id is held: by a running instance, which d leaves, or by a
+// concurrent start that took it first (d then deletes nothing).
 func (q *Queries) StartInstance(ctx context.Context, arg StartInstanceParams) (StartInstanceRow, error) {
 	row := q.db.QueryRow(ctx, startInstance,
 		arg.Channel,

@@ -6,41 +6,25 @@
 -- atomic on its own, so that a start is one round trip and one commit.
 -- No row comes back, and nothing is written, when a running instance holds
 -- the id.
-WITH i AS (
-    INSERT INTO instances AS i (namespace, instance_id, workflow_type, task_queue, input, execution_deadline, cron_schedule,
-                                search_attributes, memo)
-    VALUES (sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
-            CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END,
-            sqlc.narg(cron_schedule)::text, sqlc.narg(search_attributes)::jsonb, sqlc.narg(memo)::jsonb)
-    ON CONFLICT (namespace, instance_id) DO UPDATE SET
-        workflow_type = EXCLUDED.workflow_type,
-        task_queue = EXCLUDED.task_queue,
-        status = 'running',
-        execution_id = i.execution_id + 1,
-        input = EXCLUDED.input,
-        result = NULL,
-        error = NULL,
-        next_event_id = 1,
-        next_activity_id = 1,
-        next_timer_id = 1,
-        cancel_requested = false,
-        cancel_reason = NULL,
-        execution_deadline = EXCLUDED.execution_deadline,
-        cron_schedule = EXCLUDED.cron_schedule,
-        build_id = NULL,
-        lock_token = NULL,
-        locked_until = NULL,
-        locked_by = NULL,
-        task_failures = 0,
-        last_task_error = NULL,
-        created_at = now(),
-        updated_at = now(),
-        completed_at = NULL,
-        retry_policy = NULL,
-        retry_attempt = 1,
-        search_attributes = EXCLUDED.search_attributes,
-        memo = EXCLUDED.memo
-    WHERE i.status <> 'running'
+--
+-- A restart replaces the finished row (d) with a fresh one whose
+-- execution_id is the next: every other column starts from its default,
+-- so that nothing of the last execution — its parent, its children, its
+-- build id, its sticky worker — carries over. The insert does nothing when
+-- the id is held: by a running instance, which d leaves, or by a
+-- concurrent start that took it first (d then deletes nothing).
+WITH d AS (
+    DELETE FROM instances x
+    WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = sqlc.arg(instance_id) AND x.status <> 'running'
+    RETURNING x.execution_id
+), i AS (
+    INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
+                                cron_schedule, search_attributes, memo)
+    SELECT sqlc.arg(namespace), sqlc.arg(instance_id), COALESCE((SELECT d.execution_id FROM d), 0) + 1,
+           sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
+           CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END,
+           sqlc.narg(cron_schedule)::text, sqlc.narg(search_attributes)::jsonb, sqlc.narg(memo)::jsonb
+    ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.execution_id, i.status
 ), m AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
@@ -85,23 +69,30 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
   AND status = 'running' AND NOT cancel_requested
 RETURNING execution_id, task_queue;
 
--- name: LockNextTurn :one
--- A workflow turn, locked in one statement: the queue's fetch (instance_id
--- NULL) or the eager turn of an activity result (instance_id: the
--- instance whose result it is). It locks the instance for a worker, marks
--- up to max_messages of its visible messages as consumed by the turn, and
--- returns the instance with those messages (jsonb, id order) and the
--- states of the activities they name (jsonb, activity id → done). The
+-- name: LockNextTurns :many
+-- Workflow turns, locked in one statement: up to max_turns of the queue's
+-- (instance_id NULL), or the eager turn of an activity result
+-- (instance_id: the instance whose result it is; max_turns 1). It locks
+-- each instance for a worker, marks up to max_messages of its visible
+-- messages as consumed by the turn (id order), and returns the instances
+-- in id order, each with those messages (jsonb, id order) and the states
+-- of the activities they name (jsonb, activity id → done). The
 -- two ways of finding the instance are the two branches of the candidate
 -- union; the lock, the messages and the activity states are written once
 -- for both (a generic plan runs only the branch its parameters select:
 -- the eager branch finds nothing for a NULL id, the queue's branch is
 -- switched off by its one-time filter).
 --
--- The fetch (instance_id NULL): one running, unlocked instance of the
--- task queue that has a visible message. Candidates come from the queue's
+-- The fetch (instance_id NULL): running, unlocked instances of the task
+-- queue that have a visible message. Candidates come from the queue's
 -- dequeue index in order; each is locked by primary key (LATERAL … FOR
--- UPDATE SKIP LOCKED), so that the plan never scans the instances.
+-- UPDATE SKIP LOCKED) as it is pulled, so that the plan never scans the
+-- instances, and the statement stops pulling after max_turns candidates.
+-- Two messages of one instance are two candidates of the same instance
+-- (its own lock does not skip it): the UPDATE takes each instance once,
+-- so a fetch returns from 1 to max_turns distinct instances when any is
+-- free. Each is skipped, never waited for, when another transaction holds
+-- it, so the lock order is not at stake.
 -- Messages of an instance a live turn holds (locked_until not passed) are
 -- no candidates — the turn's own and those that arrived during it:
 -- however many turns are in flight and however many messages wait for
@@ -175,82 +166,6 @@ WITH inst AS (
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE sqlc.narg(instance_id)::text IS NULL)
-        LIMIT 1
-    ) c
-    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.*
-), msgs AS (
-    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
-    FROM inst
-    WHERE m.id IN (
-        SELECT q.id FROM orchestrator_queue q, inst i3
-        WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
-        ORDER BY q.id
-        LIMIT sqlc.arg(max_messages)
-    )
-    RETURNING m.id, m.execution_id, m.kind, m.payload, m.visible_at
-)
-SELECT inst.*,
-       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
-                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
-                 FROM msgs), '[]'::jsonb)::jsonb AS messages,
-       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
-                 FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
-                       FROM history h
-                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
-                         AND h.execution_id = inst.execution_id
-                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
-                                               WHERE msgs.payload ? 'activity_id')
-                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
-FROM inst;
-
--- name: LockNextTurns :many
--- Up to max_turns workflow turns of the queue, locked in one statement:
--- the queue's branch of LockNextTurn (which see) with LIMIT max_turns
--- instead of 1. Candidates come from the dequeue index in order, each
--- locked by primary key (LATERAL … FOR UPDATE SKIP LOCKED) as it is
--- pulled; the statement stops pulling after max_turns candidates. Two
--- messages of one instance are two candidates of the same instance (its
--- own lock does not skip it): the UPDATE takes each instance once, so a
--- call returns from 1 to max_turns distinct instances when any is free.
--- Each instance's turn consumes up to max_messages of its visible
--- messages (id order) and carries the states of the activities they name.
--- Instances are locked in the dequeue index's order, as LockNextTurn
--- locks its one: each is skipped, never waited for, when another
--- transaction holds it, so the lock order is not at stake.
-WITH inst AS (
-    UPDATE instances i
-    SET lock_token = gen_random_uuid(),
-        locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-        locked_by = sqlc.arg(worker_id),
-        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
-    FROM (
-        SELECT c.namespace, c.instance_id
-        FROM (
-            SELECT q.namespace, q.instance_id
-            FROM orchestrator_queue q
-            WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-              AND NOT COALESCE((
-                  SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                         OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
-                  FROM instances ix
-                  WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-            ORDER BY q.visible_at
-            LIMIT 1000
-        ) q
-        CROSS JOIN LATERAL (
-            SELECT i2.namespace, i2.instance_id
-            FROM instances i2
-            WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
-              AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-              AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
-            FOR UPDATE SKIP LOCKED
-        ) c
         LIMIT sqlc.arg(max_turns)
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id

@@ -76,7 +76,7 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 // another build id, and its plan stays on the dequeue index with a key
 // probe of instances per candidate: no scan of instances.
 func TestBuildID_FetchSkipsPinnedAndUsesIndexes(t *testing.T) {
-	c := &sqlCapture{marker: "name: LockNextTurn"}
+	c := &sqlCapture{marker: "name: LockNextTurns"}
 	s, pool := tracedStore(t, c)
 	ctx := context.Background()
 	const pinned = 1200

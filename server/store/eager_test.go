@@ -274,11 +274,11 @@ func TestAck_EndingTurnCancelsOnlyOutstanding(t *testing.T) {
 }
 
 // Goal: the eager turn of a result and the queue's fetch are one statement
-// (LockNextTurn), and a result whose workflow cannot take its turn now (a
+// (LockNextTurns), and a result whose workflow cannot take its turn now (a
 // sibling activity is outstanding) never takes another workflow's turn
 // from the queue instead: the queue's branch runs only for a fetch. The
 // other workflow's turn stays on the queue for a poll.
-func TestLockNextTurn_EagerBranchLeavesTheQueue(t *testing.T) {
+func TestLockNextTurns_EagerBranchLeavesTheQueue(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "eager-busy", schedule(1, 2))
 	a1 := fetchAct(t, s, time.Minute)

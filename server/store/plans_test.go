@@ -191,9 +191,9 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		if used["seq:instances"] {
 			t.Errorf("%s reads the instances table sequentially", name)
 		}
-		// The turn fetches (one turn, several turns) take candidates from
-		// the dequeue index and lock instances by primary key.
-		if (name == "LockNextTurn" || name == "LockNextTurns") &&
+		// The turn fetch (one turn or several) takes candidates from
+		// the dequeue index and locks instances by primary key.
+		if name == "LockNextTurns" &&
 			(!used["orchestrator_queue_dequeue"] || !used["instances_pkey"] || used["seq:orchestrator_queue"]) {
 			t.Errorf("%s does not dequeue through orchestrator_queue_dequeue and lock by instances_pkey: %v", name, list)
 		}

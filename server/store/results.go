@@ -171,21 +171,21 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 }
 
 // eagerTurn locks the turn that the result of attempt r makes due for the
-// worker that ran it (LockNextTurn with the instance's id), or returns nil when the workflow is held
-// by a turn in flight, finished, on another queue, or waits for other
-// activities: the queue has it then.
+// worker that ran it (LockNextTurns with the instance's id), or returns nil
+// when the workflow is held by a turn in flight, finished, on another
+// queue, or waits for other activities: the queue has it then.
 func (s *Store) eagerTurn(ctx context.Context, t *txn, ns string, r gen.WorkerQueue, e *api.EagerWorkflowTask) (*api.WorkflowTask, error) {
-	row, err := t.q.LockNextTurn(ctx, gen.LockNextTurnParams{
+	rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
 		LockMs: ms(max(e.LockFor.D(), time.Second)), WorkerID: r.WorkerID, Namespace: ns,
-		InstanceID: &r.InstanceID, TaskQueue: e.TaskQueue, MaxMessages: maxTurnMessages, BuildID: e.BuildID,
+		InstanceID: &r.InstanceID, TaskQueue: e.TaskQueue, MaxTurns: 1, MaxMessages: maxTurnMessages, BuildID: e.BuildID,
 		HoldExpired: s.opts.Grace.Active(),
 	})
-	if noRows(err) {
-		return nil, nil
-	}
 	if err != nil {
 		return nil, fmt.Errorf("lock turn: %w", err)
 	}
-	task, _, err := s.takeTurn(ctx, t, ns, row, *r.WorkerID)
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	task, _, err := s.takeTurn(ctx, t, ns, rows[0], *r.WorkerID)
 	return task, err
 }

@@ -28,7 +28,7 @@ const ackBatch = 1000
 const copyThreshold = 200
 
 // parseActivityStates reads the activity_states of GetLockedTurns,
-// LockNextTurn: a jsonb object of activity id → done.
+// LockNextTurns: a jsonb object of activity id → done.
 func parseActivityStates(raw []byte) (engine.ActivityDone, error) {
 	var m map[string]bool
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -45,8 +45,8 @@ func parseActivityStates(raw []byte) (engine.ActivityDone, error) {
 	return done, nil
 }
 
-// instanceOfTurn is the instance part of a LockNextTurn row.
-func instanceOfTurn(r gen.LockNextTurnRow) gen.Instance {
+// instanceOfTurn is the instance part of a LockNextTurns row.
+func instanceOfTurn(r gen.LockNextTurnsRow) gen.Instance {
 	return gen.Instance{
 		Namespace: r.Namespace, InstanceID: r.InstanceID, WorkflowType: r.WorkflowType, TaskQueue: r.TaskQueue,
 		Status: r.Status, ExecutionID: r.ExecutionID, Input: r.Input, Result: r.Result, Error: r.Error,
@@ -59,7 +59,7 @@ func instanceOfTurn(r gen.LockNextTurnRow) gen.Instance {
 	}
 }
 
-// lockedMessage is one message of a turn as GetLockedTurns and LockNextTurn
+// lockedMessage is one message of a turn as GetLockedTurns and LockNextTurns
 // return it.
 type lockedMessage struct {
 	ID          int64           `json:"id"`
@@ -167,49 +167,22 @@ func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID s
 // buildID ("" for none): it takes only the turns of executions of a
 // compatible build (docs/architecture.md, "Build ids").
 func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error) {
-	for range 8 {
-		var task *api.WorkflowTask
-		empty := false
-		err := s.inTx(ctx, func(t *txn) error {
-			if err := t.w.RelaxCommit(ctx); err != nil {
-				return fmt.Errorf("relax commit: %w", err)
-			}
-			// The lock commits in the fetch's round trip. What follows
-			// reads history the lock holder alone can extend, or cleans
-			// up an empty turn, in a transaction of its own.
-			t.p.commitWithNext()
-			row, err := t.q.LockNextTurn(ctx, gen.LockNextTurnParams{
-				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
-				MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
-			})
-			if noRows(err) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("lock instance: %w", err)
-			}
-			task, empty, err = s.takeTurn(ctx, t, ns, row, workerID)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("fetch workflow task: %w", err)
-		}
-		if !empty {
-			return task, nil
-		}
+	tasks, err := s.FetchWorkflowTasksForBuild(ctx, ns, taskQueue, workerID, buildID, lockFor, 1)
+	if err != nil || len(tasks) == 0 {
+		return nil, err
 	}
-	return nil, nil
+	return tasks[0], nil
 }
 
 // FetchWorkflowTasksForBuild is FetchWorkflowTaskForBuild taking up to n
 // turns (clamped to 1 … api.MaxWorkflowTasksPerPoll) of distinct instances
 // of the queue, locked by one statement (LockNextTurns) whose lock commits
-// in its round trip; the turns are then built one after the other. A turn
-// left with only stale messages is released and left out, and the
-// statement runs again (at most 8 times) only when every turn it locked
-// came back empty. A failure after the locks committed fails the fetch as
-// FetchWorkflowTaskForBuild's does: the locks expire and the turns are
-// delivered again.
+// in its round trip: what follows reads history the lock holder alone can
+// extend, or cleans up an empty turn. The turns are then built one after
+// the other. A turn left with only stale messages is released and left
+// out, and the statement runs again (at most 8 times) only when every turn
+// it locked came back empty. A failure after the locks committed fails the
+// fetch: the locks expire and the turns are delivered again.
 func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error) {
 	n = min(max(n, 1), api.MaxWorkflowTasksPerPoll)
 	for range 8 {
@@ -219,8 +192,6 @@ func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, w
 			if err := t.w.RelaxCommit(ctx); err != nil {
 				return fmt.Errorf("relax commit: %w", err)
 			}
-			// The locks commit in the fetch's round trip, as in
-			// FetchWorkflowTaskForBuild.
 			t.p.commitWithNext()
 			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
 				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
@@ -231,7 +202,7 @@ func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, w
 			}
 			locked = len(rows)
 			for _, row := range rows {
-				task, empty, err := s.takeTurn(ctx, t, ns, gen.LockNextTurnRow(row), workerID)
+				task, empty, err := s.takeTurn(ctx, t, ns, row, workerID)
 				if err != nil {
 					return err
 				}
@@ -251,13 +222,13 @@ func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, w
 	return nil, nil
 }
 
-// takeTurn builds the turn that LockNextTurn (row: a fetch or an eager turn) has just
+// takeTurn builds the turn that LockNextTurns (row: a fetch or an eager turn) has just
 // locked for workerID: the messages it marked as consumed by the turn,
 // and the history (none for the sticky worker, which holds the state and
 // needs only the states of the activities the messages name, which the
 // row carries). A turn left with only stale messages consumes them,
 // releases the lock and comes back empty.
-func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNextTurnRow, workerID string) (task *api.WorkflowTask, empty bool, err error) {
+func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNextTurnsRow, workerID string) (task *api.WorkflowTask, empty bool, err error) {
 	inst := instanceOfTurn(row)
 	msgs, err := parseLockedMessages(row.Messages)
 	if err != nil {
