@@ -44,7 +44,11 @@ type Options struct {
 	// pinned.
 	BuildID string
 	// MaxConcurrentWorkflowTurns bounds the workflow turns run at once
-	// (default 10).
+	// (default 100). A turn holds its slot while its acknowledgement is on
+	// its way, which is most of its time: the more slots, the more turns
+	// a poll or an activity result hands over at once, and the larger the
+	// server's groups of acknowledgements (docs/benchmarks.md, "Worker
+	// turn slots").
 	MaxConcurrentWorkflowTurns int
 	// MaxConcurrentActivities bounds the activity attempts run at once
 	// (default 100). An abandoned activity no longer counts.
@@ -106,7 +110,7 @@ func (o Options) withDefaults(c *client.Client) Options {
 		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
 	if o.MaxConcurrentWorkflowTurns <= 0 {
-		o.MaxConcurrentWorkflowTurns = 10
+		o.MaxConcurrentWorkflowTurns = 100
 	}
 	if o.MaxConcurrentActivities <= 0 {
 		o.MaxConcurrentActivities = 100
