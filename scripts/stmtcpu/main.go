@@ -112,10 +112,10 @@ func parseArgs(s string) []any {
 	}
 	var out []any
 	for _, a := range strings.Split(s, ",") {
-		switch {
-		case a == "NULL":
+		switch a {
+		case "NULL":
 			out = append(out, nil)
-		case a == "true" || a == "false":
+		case "true", "false":
 			out = append(out, a == "true")
 		default:
 			if v, err := strconv.ParseInt(a, 10, 64); err == nil {
