@@ -198,39 +198,3 @@ func TestChildren_ClosePolicyOnlyForParents(t *testing.T) {
 		t.Fatalf("kid2 was not asked to cancel: %+v", w)
 	}
 }
-
-// Goal: a finished child whose id a top-level start takes again starts as
-// a workflow of its own: nothing of its last execution carries over. Its
-// old parent's close does not terminate it (the parent close policy
-// applies to the parent's children, which it no longer is).
-func TestChildren_RestartedChildIsNoLongerAChild(t *testing.T) {
-	s := newStore(t)
-	start(t, s, "p")
-	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "k", TaskQueue: "q2"},
-	}}))(t)
-	kid := fetchOn(t, s, "q2")
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, kid.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCompleteWorkflow}}}))(t)
-
-	// The finished child's id, started again by a client.
-	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "solo", TaskQueue: "q2", InstanceID: "kid"}))(t)
-	var parent *string
-	if err := s.Pool().QueryRow(ctxT(t), `SELECT parent_instance_id FROM instances WHERE namespace = $1 AND instance_id = 'kid'`, ns).
-		Scan(&parent); err != nil {
-		t.Fatal(err)
-	}
-	if parent != nil {
-		t.Fatalf("the restarted instance keeps parent %q", *parent)
-	}
-
-	// The parent consumes its child's messages and completes: its close
-	// policy (terminate) finds no child running.
-	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCompleteWorkflow}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.Status != api.StatusRunning || w.ExecutionID != 2 || w.CancelRequested {
-		t.Fatalf("the restarted instance after its old parent closed: %+v", w)
-	}
-}

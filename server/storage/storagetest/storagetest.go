@@ -72,6 +72,7 @@ var behaviours = []behaviour{
 	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
 	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
 	{"Visibility_SearchAttributes", visibilitySearchAttributes},
+	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
 }
 
 // Run runs every behaviour of the suite as a subtest of t, each on a fresh
