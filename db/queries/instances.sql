@@ -1,39 +1,63 @@
--- name: StartInstance :one
--- Creates an instance, or restarts a finished one as its next execution,
--- with its start message (payload: the WorkflowStarted event, visible
--- after delay_ms: a cron workflow's first run waits for its schedule), and wakes
--- the queue's pollers (wake: the queue's notification) — one statement,
--- atomic on its own, so that a start is one round trip and one commit.
--- No row comes back, and nothing is written, when a running instance holds
--- the id.
+-- name: StartInstances :many
+-- Starts a group of instances of one namespace in one statement: each
+-- start (starts: a jsonb array of objects with instance_id, workflow_type,
+-- task_queue, input, timeout_ms, payload, cron_schedule, delay_ms,
+-- search_attributes, memo; distinct instance ids) creates its instance, or
+-- restarts a finished one as its next execution, with its start message
+-- (payload: the WorkflowStarted event, visible after delay_ms: a cron
+-- workflow's first run waits for its schedule), and each task queue that
+-- got a start has its pollers woken once (wake_prefix || task_queue, with
+-- '#n' for n starts: NotificationPayload). One statement, atomic on its
+-- own, so that a group of starts is one round trip and one commit. Returns
+-- the instances started; a start whose id a running instance holds gets no
+-- row and writes nothing.
 --
 -- A restart replaces the finished row (d) with a fresh one whose
 -- execution_id is the next: every other column starts from its default,
 -- so that nothing of the last execution — its parent, its children, its
--- build id, its sticky worker — carries over. The insert does nothing when
--- the id is held: by a running instance, which d leaves, or by a
--- concurrent start that took it first (d then deletes nothing).
-WITH d AS (
+-- build id, its sticky worker — carries over. The insert does nothing for
+-- an id that is held: by a running instance, which d leaves, or by a
+-- concurrent start that took it first (d then deletes nothing). Rows are
+-- inserted in id order.
+WITH s AS (
+    -- -> keeps a JSON null a jsonb null, as a parameter of its own would;
+    -- an absent key is SQL NULL.
+    SELECT e->>'instance_id' AS instance_id, e->>'workflow_type' AS workflow_type, e->>'task_queue' AS task_queue,
+           e->'input' AS input, (e->>'timeout_ms')::bigint AS timeout_ms, e->'payload' AS payload,
+           e->>'cron_schedule' AS cron_schedule, COALESCE((e->>'delay_ms')::bigint, 0) AS delay_ms,
+           e->'search_attributes' AS search_attributes, e->'memo' AS memo
+    FROM jsonb_array_elements(sqlc.arg(starts)::jsonb) AS e
+), d AS (
     DELETE FROM instances x
-    WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = sqlc.arg(instance_id) AND x.status <> 'running'
-    RETURNING x.execution_id
+    USING s
+    WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = s.instance_id AND x.status <> 'running'
+    RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
                                 cron_schedule, search_attributes, memo)
-    SELECT sqlc.arg(namespace), sqlc.arg(instance_id), COALESCE((SELECT d.execution_id FROM d), 0) + 1,
-           sqlc.arg(workflow_type), sqlc.arg(task_queue), sqlc.arg(input),
-           CASE WHEN sqlc.arg(timeout_ms)::bigint > 0 THEN now() + sqlc.arg(timeout_ms)::bigint * interval '1 millisecond' END,
-           sqlc.narg(cron_schedule)::text, sqlc.narg(search_attributes)::jsonb, sqlc.narg(memo)::jsonb
+    SELECT sqlc.arg(namespace), s.instance_id, COALESCE(d.execution_id, 0) + 1,
+           s.workflow_type, s.task_queue, s.input,
+           CASE WHEN s.timeout_ms > 0 THEN now() + s.timeout_ms * interval '1 millisecond' END,
+           s.cron_schedule, s.search_attributes, s.memo
+    FROM s LEFT JOIN d ON d.instance_id = s.instance_id
+    ORDER BY s.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
-    RETURNING i.execution_id, i.status
+    RETURNING i.instance_id, i.execution_id, i.status, i.task_queue
 ), m AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
-    SELECT sqlc.arg(namespace), sqlc.arg(instance_id), i.execution_id, sqlc.arg(task_queue), 'WorkflowStarted',
-           sqlc.arg(payload)::jsonb, now() + sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
-    FROM i
+    SELECT sqlc.arg(namespace), i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
+           s.payload, now() + s.delay_ms * interval '1 millisecond'
+    FROM i JOIN s ON s.instance_id = i.instance_id
+), n AS (
+    SELECT i.task_queue, pg_notify(sqlc.arg(channel)::text, CASE WHEN count(*) > 1
+               THEN sqlc.arg(wake_prefix)::text || i.task_queue || '#' || count(*)
+               ELSE sqlc.arg(wake_prefix)::text || i.task_queue END) AS sent
+    FROM i GROUP BY i.task_queue
 )
-SELECT i.execution_id, i.status
-FROM i CROSS JOIN LATERAL (SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(wake)::text)) n;
+-- Joined with n so that its notifications are sent (a SELECT in WITH runs
+-- only when it is read).
+SELECT i.instance_id, i.execution_id, i.status
+FROM i JOIN n ON n.task_queue = i.task_queue;
 
 -- name: GetInstance :one
 SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);

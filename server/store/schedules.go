@@ -520,20 +520,16 @@ func (s *Store) fireSlot(ctx context.Context, t *txn, ns string, sc *scheduleRow
 		return api.TriggerSkipped, "", nil
 	}
 	a := sc.action
-	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: a.WorkflowType, TaskQueue: a.TaskQueue, Input: a.Input}
-	_, err = t.q.StartInstance(ctx, gen.StartInstanceParams{
-		Namespace: ns, InstanceID: id, WorkflowType: a.WorkflowType, TaskQueue: a.TaskQueue,
-		Input: jsonValue(a.Input), TimeoutMs: ms(a.ExecutionTimeout.D()), Payload: mustJSON(started),
-		Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, a.TaskQueue), 1),
-	})
-	if noRows(err) {
+	started, err := startInstances(ctx, t.q, ns,
+		[]startRow{newStartRow(id, a.WorkflowType, a.TaskQueue, a.Input, ms(a.ExecutionTimeout.D()))})
+	if err != nil {
+		return "", "", fmt.Errorf("start scheduled workflow: %w", err)
+	}
+	if _, ok := started[id]; !ok {
 		// A running workflow holds the id: the slot's start is refused
 		// by the instance's uniqueness, and its action names it.
 		sc.OverlapSkipped++
 		return api.TriggerSkipped, "", nil
-	}
-	if err != nil {
-		return "", "", fmt.Errorf("start scheduled workflow: %w", err)
 	}
 	sc.ActionsTaken++
 	return api.TriggerStarted, id, nil

@@ -36,23 +36,19 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			if !noRows(err) {
 				return fmt.Errorf("signal with start: signal: %w", err)
 			}
-			started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
-				TaskQueue: req.TaskQueue, Input: req.Input}
 			attrs, err := s.normalizeSearchAttributes(ctx, t.q, ns, req.SearchAttributes, "search_attributes", false)
 			if err != nil {
 				return err
 			}
-			row, err := t.q.StartInstance(ctx, gen.StartInstanceParams{
-				SearchAttributes: attrs, Memo: jsonValue(req.Memo),
-				Namespace: ns, InstanceID: instanceID, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
-				Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: mustJSON(started),
-				Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, req.TaskQueue), 1),
-			})
-			if noRows(err) {
-				continue // started meanwhile: signal it
-			}
+			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()))
+			start.SearchAttributes, start.Memo = attrs, jsonValue(req.Memo)
+			started, err := startInstances(ctx, t.q, ns, []startRow{start})
 			if err != nil {
-				return fmt.Errorf("signal with start: start: %w", err)
+				return fmt.Errorf("signal with start: %w", err)
+			}
+			row, ok := started[instanceID]
+			if !ok {
+				continue // started meanwhile: signal it
 			}
 			// The signal follows the start message: the first turn takes both.
 			if err := enqueueTo(ctx, t, ns, instanceID, req.TaskQueue, []outMessage{signal}); err != nil {

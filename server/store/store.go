@@ -96,13 +96,14 @@ type Store struct {
 	hb      *coalescer[*heartbeatCall]
 	acks    *coalescer[*turnAck]
 	results *coalescer[*resultCall]
+	starts  *coalescer[*startCall]
 }
 
 // New returns a Store over pool. The schema must be migrated
 // (see db/migrations).
 func New(pool *pgxpool.Pool, opts Options) *Store {
 	return &Store{pool: pool, opts: opts.withDefaults(), hb: newHeartbeats(), acks: newTurnAcks(),
-		results: newResults()}
+		results: newResults(), starts: newStarts()}
 }
 
 // Pool returns the store's connection pool.

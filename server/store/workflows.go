@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 )
@@ -62,44 +60,6 @@ func enqueueTo(ctx context.Context, t *txn, ns, instanceID, taskQueue string, ms
 	}
 	t.wake(WorkflowQueueKey(ns, taskQueue))
 	return nil
-}
-
-// StartWorkflow creates a workflow instance and its start message. A
-// finished instance with the same id starts again as its next execution; a
-// running one → ErrAlreadyRunning.
-func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error) {
-	id := req.InstanceID
-	if id == "" {
-		id = uuid.NewString()
-	}
-	// One statement, atomic by itself: the instance, its start message and
-	// the wake-up of its queue's pollers, in one round trip.
-	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: req.WorkflowType,
-		TaskQueue: req.TaskQueue, Input: req.Input}
-	cronSchedule, delay, err := firstCronRun(req.CronSchedule, s.opts.Now())
-	if err != nil {
-		return api.StartWorkflowResponse{}, err
-	}
-	// Attributes are checked against the namespace's registered types: a
-	// read only when the request has some.
-	attrs, err := s.normalizeSearchAttributes(ctx, gen.New(s.pool), ns, req.SearchAttributes, "search_attributes", false)
-	if err != nil {
-		return api.StartWorkflowResponse{}, err
-	}
-	row, err := gen.New(s.pool).StartInstance(ctx, gen.StartInstanceParams{
-		SearchAttributes: attrs, Memo: jsonValue(req.Memo),
-		Namespace: ns, InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue,
-		Input: jsonValue(req.Input), TimeoutMs: ms(req.ExecutionTimeout.D()), Payload: mustJSON(started),
-		CronSchedule: cronSchedule, DelayMs: ms(delay),
-		Channel: NotifyChannel, Wake: NotificationPayload(WorkflowQueueKey(ns, req.TaskQueue), 1),
-	})
-	if noRows(err) {
-		return api.StartWorkflowResponse{}, ErrAlreadyRunning
-	}
-	if err != nil {
-		return api.StartWorkflowResponse{}, fmt.Errorf("start instance: %w", err)
-	}
-	return api.StartWorkflowResponse{InstanceID: id, ExecutionID: row.ExecutionID, Status: row.Status}, nil
 }
 
 func toWorkflow(i gen.Instance) api.Workflow {
