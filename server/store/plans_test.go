@@ -191,6 +191,11 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		if used["seq:instances"] {
 			t.Errorf("%s reads the instances table sequentially", name)
 		}
+		// A group of starts finds the finished instances it replaces by
+		// primary key.
+		if name == "StartInstances" && !used["instances_pkey"] {
+			t.Errorf("%s does not find instances by instances_pkey: %v", name, list)
+		}
 		// The turn fetch (one turn or several) takes candidates from
 		// the dequeue index and locks instances by primary key.
 		if name == "LockNextTurns" &&

@@ -73,6 +73,7 @@ var behaviours = []behaviour{
 	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
 	{"Visibility_SearchAttributes", visibilitySearchAttributes},
 	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
+	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
 }
 
 // Run runs every behaviour of the suite as a subtest of t, each on a fresh
