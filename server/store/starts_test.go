@@ -82,6 +82,14 @@ func TestStarts_ConcurrentStartsShareATransaction(t *testing.T) {
 	if _, err := start("held"); err != nil {
 		t.Fatal(err)
 	}
+	listener, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Release()
+	if _, err := listener.Exec(ctx, "LISTEN "+NotifyChannel); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	answers := make(map[string]api.StartWorkflowResponse)
 	var mu sync.Mutex
@@ -134,6 +142,20 @@ func TestStarts_ConcurrentStartsShareATransaction(t *testing.T) {
 	}
 	if msgs != len(ids) {
 		t.Fatalf("%d start messages for %d starts", msgs, len(ids))
+	}
+	// Each group woke its queue's pollers once, for as many items as it
+	// started.
+	key := WorkflowQueueKey(ns, "q")
+	for _, want := range []string{key, NotificationPayload(key, more)} {
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		n, err := listener.Conn().WaitForNotification(wctx)
+		wcancel()
+		if err != nil {
+			t.Fatalf("waiting for the notification %q: %v", want, err)
+		}
+		if n.Payload != want {
+			t.Fatalf("notification %q, want %q", n.Payload, want)
+		}
 	}
 }
 
