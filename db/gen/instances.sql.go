@@ -887,9 +887,15 @@ WITH s AS (
            e->'search_attributes' AS search_attributes, e->'memo' AS memo
     FROM jsonb_array_elements($1::jsonb) AS e
 ), d AS (
+    -- The finished instances are locked in key order (the lock order of
+    -- every statement that locks several rows), then deleted.
     DELETE FROM instances x
-    USING s
-    WHERE x.namespace = $2 AND x.instance_id = s.instance_id AND x.status <> 'running'
+    WHERE x.namespace = $2 AND x.instance_id IN (
+        SELECT f.instance_id FROM instances f
+        WHERE f.namespace = $2 AND f.instance_id IN (SELECT s.instance_id FROM s)
+          AND f.status <> 'running'
+        ORDER BY f.instance_id
+        FOR UPDATE OF f)
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
@@ -949,7 +955,7 @@ type StartInstancesRow struct {
 // build id, its sticky worker — carries over. The insert does nothing for
 // an id that is held: by a running instance, which d leaves, or by a
 // concurrent start that took it first (d then deletes nothing). Rows are
-// inserted in id order.
+// locked and inserted in id order.
 // Joined with n so that its notifications are sent (a SELECT in WITH runs
 // only when it is read).
 func (q *Queries) StartInstances(ctx context.Context, arg StartInstancesParams) ([]StartInstancesRow, error) {
