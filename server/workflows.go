@@ -66,9 +66,10 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		return err
 	}
 	if req.CronSchedule == "" && s.hub != nil {
-		// The start's statement notified its queue of one item; hand the
-		// item to a poller of this server now rather than after the
-		// notification's round trip through PostgreSQL.
+		// The start's statement (its group's: one item per start on the
+		// queue) notified its queue of this item; hand the item to a
+		// poller of this server now rather than after the notification's
+		// round trip through PostgreSQL.
 		s.hub.WakeEarly(store.WorkflowQueueKey(ns, req.TaskQueue), notes)
 	}
 	return c.JSON(http.StatusCreated, resp)
