@@ -888,14 +888,20 @@ WITH s AS (
     FROM jsonb_array_elements($1::jsonb) AS e
 ), d AS (
     -- The finished instances are locked in key order (the lock order of
-    -- every statement that locks several rows), then deleted.
+    -- every statement that locks several rows), each by a key probe from
+    -- its start (the LATERAL … FOR UPDATE is never flattened into a join),
+    -- then deleted by the ctids locked (a TID scan). A semi-join of the
+    -- instances with the starts let a generic plan scan the namespace's
+    -- instances and run the locking subquery for each: quadratic.
     DELETE FROM instances x
-    WHERE x.namespace = $2 AND x.instance_id IN (
-        SELECT f.instance_id FROM instances f
-        WHERE f.namespace = $2 AND f.instance_id IN (SELECT s.instance_id FROM s)
-          AND f.status <> 'running'
-        ORDER BY f.instance_id
-        FOR UPDATE OF f)
+    WHERE x.namespace = $2 AND x.ctid = ANY(ARRAY(
+        SELECT f.ctid
+        FROM (SELECT s.instance_id FROM s ORDER BY s.instance_id) o
+        CROSS JOIN LATERAL (
+            SELECT f.ctid FROM instances f
+            WHERE f.namespace = $2 AND f.instance_id = o.instance_id AND f.status <> 'running'
+            FOR UPDATE OF f
+        ) f))
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
