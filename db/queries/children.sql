@@ -2,7 +2,7 @@
 -- Starts the child workflows of one or more acknowledged turns, in the
 -- ack's transaction (children: one object per child). Each child instance
 -- is created — or a finished instance with its id starts again as its
--- next execution, as StartInstance does — with its parent recorded and its
+-- next execution, as StartInstances does — with its parent recorded and its
 -- start message; its parent gets ChildWorkflowStarted, or
 -- StartChildWorkflowFailed when a running instance holds the id (nothing
 -- is written for that child then). The queues of both are woken
@@ -19,7 +19,7 @@ WITH c AS (
     FROM jsonb_array_elements(sqlc.arg(children)::jsonb) x
 ), d AS (
     -- A finished instance with a child's id is replaced by a fresh row
-    -- (as in StartInstance): nothing of its last execution carries over.
+    -- (as in StartInstances): nothing of its last execution carries over.
     DELETE FROM instances x
     USING c
     WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = c.instance_id AND x.status <> 'running'
