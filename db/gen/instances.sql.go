@@ -577,33 +577,44 @@ const lockNextTurns = `-- name: LockNextTurns :many
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
-        locked_until = now() + $1::bigint * interval '1 millisecond',
-        locked_by = $2,
-        build_id = COALESCE(i.build_id, $3::text)
+        locked_until = now() + c.lock_ms * interval '1 millisecond',
+        locked_by = c.worker_id,
+        build_id = COALESCE(i.build_id, c.build_id)
     FROM (
-        (SELECT e.namespace, e.instance_id
+        (SELECT DISTINCT ON (e.instance_id) e.namespace, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+                r.k AS eager_element
          FROM (
+             SELECT k, ($2::text[])[k] AS instance_id,
+                    ($3::text[])[k] AS worker_id,
+                    ($4::text[])[k] AS task_queue,
+                    ($5::bigint[])[k] AS lock_ms,
+                    ($6::text[])[k] AS build_id
+             FROM generate_subscripts($2::text[], 1) AS k
+         ) r
+         CROSS JOIN LATERAL (
              SELECT ix.namespace, ix.instance_id FROM instances ix
-             WHERE ix.namespace = $5 AND ix.instance_id = $6::text
-               AND ix.task_queue = $7 AND ix.status = 'running'
+             WHERE ix.namespace = $7 AND ix.instance_id = r.instance_id
+               AND ix.task_queue = r.task_queue AND ix.status = 'running'
                AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $8::boolean))
-               AND (ix.build_id IS NULL OR ix.build_id IN ('', $3::text))
+               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
                AND NOT EXISTS (
                    SELECT 1 FROM worker_queue w
                    WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
                )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
-         ) e)
+         ) e
+         ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id
+        (SELECT c.namespace, c.instance_id, $9::text, $10::bigint,
+                $11::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
              FROM orchestrator_queue q
-             WHERE q.namespace = $5 AND q.task_queue = $7 AND q.visible_at <= now()
+             WHERE q.namespace = $7 AND q.task_queue = $12 AND q.visible_at <= now()
                AND NOT COALESCE((
                    SELECT ix.locked_until >= now() OR ($8::boolean AND ix.locked_until IS NOT NULL)
-                          OR ix.build_id NOT IN ('', $3::text)
+                          OR ix.build_id NOT IN ('', $11::text)
                    FROM instances ix
                    WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
              ORDER BY q.visible_at
@@ -615,14 +626,14 @@ WITH inst AS (
              WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
                AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $8::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $3::text))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $11::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE $6::text IS NULL)
-        LIMIT $4
+         WHERE $2::text[] IS NULL)
+        LIMIT $1
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, c.eager_element
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst
@@ -633,12 +644,12 @@ WITH inst AS (
             SELECT q.id FROM orchestrator_queue q
             WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
             ORDER BY q.id
-            LIMIT $9
+            LIMIT $13
         ) x
     )
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.eager_element,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
@@ -659,15 +670,19 @@ ORDER BY inst.instance_id
 `
 
 type LockNextTurnsParams struct {
-	LockMs      int64
-	WorkerID    *string
-	BuildID     string
-	MaxTurns    int32
-	Namespace   string
-	InstanceID  *string
-	TaskQueue   string
-	HoldExpired bool
-	MaxMessages int32
+	MaxTurns         int32
+	EagerInstanceIds []string
+	EagerWorkerIds   []string
+	EagerTaskQueues  []string
+	EagerLockMs      []int64
+	EagerBuildIds    []string
+	Namespace        string
+	HoldExpired      bool
+	WorkerID         string
+	LockMs           int64
+	BuildID          string
+	TaskQueue        string
+	MaxMessages      int32
 }
 
 type LockNextTurnsRow struct {
@@ -709,27 +724,32 @@ type LockNextTurnsRow struct {
 	SearchAttributes  []byte
 	Memo              []byte
 	HasChildren       bool
+	EagerElement      *int32
 	Messages          []byte
 	ActivityStates    []byte
 }
 
 // Workflow turns, locked in one statement: up to max_turns of the queue's
-// (instance_id NULL), or the eager turn of an activity result
-// (instance_id: the instance whose result it is; max_turns 1). It locks
-// each instance for a worker, marks up to max_messages of its visible
-// messages as consumed by the turn (id order), and returns the instances
-// in id order, each with those messages (jsonb, id order) and the states
-// of the activities they name (jsonb, activity id → done). The
-// two ways of finding the instance are the two branches of the candidate
-// union; the lock, the messages and the activity states are written once
+// (the eager_* arrays NULL), or the eager turns of a group of activity
+// results (the eager_* arrays given; max_turns at least their length). It
+// locks each instance for a worker, marks up to max_messages of its
+// visible messages as consumed by the turn (id order), and returns the
+// instances in id order, each with those messages (jsonb, id order), the
+// states of the activities they name (jsonb, activity id → done), and
+// eager_element: the (1-based) element of the arrays whose worker took
+// the eager turn, 0 for a turn of the queue's. The two ways of finding
+// the instances are the two branches of the candidate union, each
+// candidate with the worker, the lock duration and the build id to lock
+// it for; the lock, the messages and the activity states are written once
 // for both (a generic plan runs only the branch its parameters select:
-// the eager branch finds nothing for a NULL id, the queue's branch is
+// the eager branch finds nothing for NULL arrays, the queue's branch is
 // switched off by its one-time filter).
 //
-// The fetch (instance_id NULL): running, unlocked instances of the task
-// queue that have a visible message. Candidates come from the queue's
-// dequeue index in order; each is locked by primary key (LATERAL … FOR
-// UPDATE SKIP LOCKED) as it is pulled, so that the plan never scans the
+// The fetch (eager_* arrays NULL): running, unlocked instances of the task
+// queue that have a visible message, for worker worker_id of build id
+// build_id, locked for lock_ms. Candidates come from the queue's dequeue
+// index in order; each is locked by primary key (LATERAL … FOR UPDATE
+// SKIP LOCKED) as it is pulled, so that the plan never scans the
 // instances, and the statement stops pulling after max_turns candidates.
 // Two messages of one instance are two candidates of the same instance
 // (its own lock does not skip it): the UPDATE takes each instance once,
@@ -748,16 +768,21 @@ type LockNextTurnsRow struct {
 // that fetches its first turn, and later turns go only to workers of that
 // build id — to any worker when it is ”.
 //
-// The eager turn (instance_id set): the instance by id, for a worker of a
-// compatible build id. No row when the instance is held, finished, or on
-// another queue — or when other activities of its execution are still
-// outstanding: their results may come in a moment, and a turn taken now
-// would see only this one (the queue's poll, a few milliseconds later,
-// batches what has arrived). An instance another transaction holds (an
-// ack, a poll, another result) is skipped, never waited for: the
-// result's transaction already holds attempts, and instances come before
-// worker_queue in the lock order (docs/architecture.md); the queue's poll
-// takes the turn then.
+// The eager turns (eager_* arrays given): element k asks for the turn of
+// instance eager_instance_ids[k] on task queue eager_task_queues[k], for
+// worker eager_worker_ids[k] of build id eager_build_ids[k], locked for
+// eager_lock_ms[k] ms. Each instance is found by primary key and is no
+// candidate for an element when it is held, finished, on another queue,
+// pinned to another build id than the element's — or when other
+// activities of its execution are still outstanding: their results may
+// come in a moment, and a turn taken now would see only this one (the
+// queue's poll, a few milliseconds later, batches what has arrived). An
+// instance named by several elements is locked once, for the first
+// element (array order) whose worker may take it. An instance another
+// transaction holds (an ack, a poll, another group of results) is
+// skipped, never waited for: the results' transaction already holds
+// attempts, and instances come before worker_queue in the lock order
+// (docs/architecture.md); the queue's poll takes the turn then.
 //
 // With hold_expired (the server's outage grace: after it started, and
 // after the database was unreachable) an instance whose lock expired is
@@ -766,14 +791,18 @@ type LockNextTurnsRow struct {
 // still matching lets through (GetLockedTurns), comes within the grace.
 func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([]LockNextTurnsRow, error) {
 	rows, err := q.db.Query(ctx, lockNextTurns,
-		arg.LockMs,
-		arg.WorkerID,
-		arg.BuildID,
 		arg.MaxTurns,
+		arg.EagerInstanceIds,
+		arg.EagerWorkerIds,
+		arg.EagerTaskQueues,
+		arg.EagerLockMs,
+		arg.EagerBuildIds,
 		arg.Namespace,
-		arg.InstanceID,
-		arg.TaskQueue,
 		arg.HoldExpired,
+		arg.WorkerID,
+		arg.LockMs,
+		arg.BuildID,
+		arg.TaskQueue,
 		arg.MaxMessages,
 	)
 	if err != nil {
@@ -822,6 +851,7 @@ func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([
 			&i.SearchAttributes,
 			&i.Memo,
 			&i.HasChildren,
+			&i.EagerElement,
 			&i.Messages,
 			&i.ActivityStates,
 		); err != nil {

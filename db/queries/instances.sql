@@ -107,22 +107,26 @@ RETURNING execution_id, task_queue;
 
 -- name: LockNextTurns :many
 -- Workflow turns, locked in one statement: up to max_turns of the queue's
--- (instance_id NULL), or the eager turn of an activity result
--- (instance_id: the instance whose result it is; max_turns 1). It locks
--- each instance for a worker, marks up to max_messages of its visible
--- messages as consumed by the turn (id order), and returns the instances
--- in id order, each with those messages (jsonb, id order) and the states
--- of the activities they name (jsonb, activity id → done). The
--- two ways of finding the instance are the two branches of the candidate
--- union; the lock, the messages and the activity states are written once
+-- (the eager_* arrays NULL), or the eager turns of a group of activity
+-- results (the eager_* arrays given; max_turns at least their length). It
+-- locks each instance for a worker, marks up to max_messages of its
+-- visible messages as consumed by the turn (id order), and returns the
+-- instances in id order, each with those messages (jsonb, id order), the
+-- states of the activities they name (jsonb, activity id → done), and
+-- eager_element: the (1-based) element of the arrays whose worker took
+-- the eager turn, 0 for a turn of the queue's. The two ways of finding
+-- the instances are the two branches of the candidate union, each
+-- candidate with the worker, the lock duration and the build id to lock
+-- it for; the lock, the messages and the activity states are written once
 -- for both (a generic plan runs only the branch its parameters select:
--- the eager branch finds nothing for a NULL id, the queue's branch is
+-- the eager branch finds nothing for NULL arrays, the queue's branch is
 -- switched off by its one-time filter).
 --
--- The fetch (instance_id NULL): running, unlocked instances of the task
--- queue that have a visible message. Candidates come from the queue's
--- dequeue index in order; each is locked by primary key (LATERAL … FOR
--- UPDATE SKIP LOCKED) as it is pulled, so that the plan never scans the
+-- The fetch (eager_* arrays NULL): running, unlocked instances of the task
+-- queue that have a visible message, for worker worker_id of build id
+-- build_id, locked for lock_ms. Candidates come from the queue's dequeue
+-- index in order; each is locked by primary key (LATERAL … FOR UPDATE
+-- SKIP LOCKED) as it is pulled, so that the plan never scans the
 -- instances, and the statement stops pulling after max_turns candidates.
 -- Two messages of one instance are two candidates of the same instance
 -- (its own lock does not skip it): the UPDATE takes each instance once,
@@ -141,16 +145,21 @@ RETURNING execution_id, task_queue;
 -- that fetches its first turn, and later turns go only to workers of that
 -- build id — to any worker when it is ''.
 --
--- The eager turn (instance_id set): the instance by id, for a worker of a
--- compatible build id. No row when the instance is held, finished, or on
--- another queue — or when other activities of its execution are still
--- outstanding: their results may come in a moment, and a turn taken now
--- would see only this one (the queue's poll, a few milliseconds later,
--- batches what has arrived). An instance another transaction holds (an
--- ack, a poll, another result) is skipped, never waited for: the
--- result's transaction already holds attempts, and instances come before
--- worker_queue in the lock order (docs/architecture.md); the queue's poll
--- takes the turn then.
+-- The eager turns (eager_* arrays given): element k asks for the turn of
+-- instance eager_instance_ids[k] on task queue eager_task_queues[k], for
+-- worker eager_worker_ids[k] of build id eager_build_ids[k], locked for
+-- eager_lock_ms[k] ms. Each instance is found by primary key and is no
+-- candidate for an element when it is held, finished, on another queue,
+-- pinned to another build id than the element's — or when other
+-- activities of its execution are still outstanding: their results may
+-- come in a moment, and a turn taken now would see only this one (the
+-- queue's poll, a few milliseconds later, batches what has arrived). An
+-- instance named by several elements is locked once, for the first
+-- element (array order) whose worker may take it. An instance another
+-- transaction holds (an ack, a poll, another group of results) is
+-- skipped, never waited for: the results' transaction already holds
+-- attempts, and instances come before worker_queue in the lock order
+-- (docs/architecture.md); the queue's poll takes the turn then.
 --
 -- With hold_expired (the server's outage grace: after it started, and
 -- after the database was unreachable) an instance whose lock expired is
@@ -160,26 +169,37 @@ RETURNING execution_id, task_queue;
 WITH inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
-        locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-        locked_by = sqlc.arg(worker_id),
-        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
+        locked_until = now() + c.lock_ms * interval '1 millisecond',
+        locked_by = c.worker_id,
+        build_id = COALESCE(i.build_id, c.build_id)
     FROM (
-        (SELECT e.namespace, e.instance_id
+        (SELECT DISTINCT ON (e.instance_id) e.namespace, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+                r.k AS eager_element
          FROM (
+             SELECT k, (sqlc.narg(eager_instance_ids)::text[])[k] AS instance_id,
+                    (sqlc.narg(eager_worker_ids)::text[])[k] AS worker_id,
+                    (sqlc.narg(eager_task_queues)::text[])[k] AS task_queue,
+                    (sqlc.narg(eager_lock_ms)::bigint[])[k] AS lock_ms,
+                    (sqlc.narg(eager_build_ids)::text[])[k] AS build_id
+             FROM generate_subscripts(sqlc.narg(eager_instance_ids)::text[], 1) AS k
+         ) r
+         CROSS JOIN LATERAL (
              SELECT ix.namespace, ix.instance_id FROM instances ix
-             WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.narg(instance_id)::text
-               AND ix.task_queue = sqlc.arg(task_queue) AND ix.status = 'running'
+             WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = r.instance_id
+               AND ix.task_queue = r.task_queue AND ix.status = 'running'
                AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-               AND (ix.build_id IS NULL OR ix.build_id IN ('', sqlc.arg(build_id)::text))
+               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
                AND NOT EXISTS (
                    SELECT 1 FROM worker_queue w
                    WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
                )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
-         ) e)
+         ) e
+         ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id
+        (SELECT c.namespace, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
+                sqlc.arg(build_id)::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
              FROM orchestrator_queue q
@@ -201,11 +221,11 @@ WITH inst AS (
                AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE sqlc.narg(instance_id)::text IS NULL)
+         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL)
         LIMIT sqlc.arg(max_turns)
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.*
+    RETURNING i.*, c.eager_element
 ), msgs AS (
     UPDATE orchestrator_queue m SET lock_token = inst.lock_token
     FROM inst

@@ -42,7 +42,8 @@ func isDeadlock(err error) bool {
 }
 
 // Goal: the paths that lock several attempt rows — grouped completions
-// (TakeAttempts, then an eager turn: LockNextTurns by id), heartbeat renewals of the
+// (TakeAttempts, then the group's eager turns: one LockNextTurns given
+// the eager arrays), heartbeat renewals of the
 // same workers' attempts (RenewWorkersAttempts) and the sweeper flagging
 // lost workers' attempts (FlagWorkerAttempts) — and grouped acks that end
 // workflows (their instances locked, their outstanding attempts flagged)

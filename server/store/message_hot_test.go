@@ -15,7 +15,8 @@ import (
 // orchestrator_queue.lock_token, so the locked version of a message gets no
 // index entry (the dequeue index keeps one entry per message). Checked for
 // the turn fetch (LockNextTurns, 50 instances with two messages each) and
-// for the eager turn an activity result locks (LockNextTurns by id); the turns are
+// for the eager turn an activity result locks (LockNextTurns' eager
+// branch, given the eager arrays); the turns are
 // then acknowledged and the workflows complete, so the statements that
 // find a turn's messages by instance and token still find them.
 func TestTurnLock_MessageLockIsHOT(t *testing.T) {

@@ -79,6 +79,26 @@ func planIndexes(node map[string]any, into map[string]bool) {
 	}
 }
 
+// lateralOf returns the node of a plan one of whose direct children is a
+// Function Scan of function fn (the join of a LATERAL subquery to the set
+// the function returns), or nil.
+func lateralOf(node map[string]any, fn string) map[string]any {
+	plans, _ := node["Plans"].([]any)
+	for _, p := range plans {
+		if m, ok := p.(map[string]any); ok && m["Node Type"] == "Function Scan" && m["Function Name"] == fn {
+			return node
+		}
+	}
+	for _, p := range plans {
+		if m, ok := p.(map[string]any); ok {
+			if found := lateralOf(m, fn); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
+}
+
 // TestFreshDatabasePlansUseTheRightIndexes prepares every generated
 // statement on a new, empty, never-analyzed database and looks at the
 // generic plan PostgreSQL caches for it: the plan a server keeps on each
@@ -201,6 +221,24 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		if name == "LockNextTurns" &&
 			(!used["orchestrator_queue_dequeue"] || !used["instances_pkey"] || used["seq:orchestrator_queue"]) {
 			t.Errorf("%s does not dequeue through orchestrator_queue_dequeue and lock by instances_pkey: %v", name, list)
+		}
+		// Its eager branch (the eager turns of a group of results: the
+		// elements of its arrays, generate_subscripts) finds each
+		// instance by primary key and its outstanding activities
+		// through worker_queue_activity, with no scan.
+		if name == "LockNextTurns" {
+			eager := lateralOf(plans[0].Plan, "generate_subscripts")
+			if eager == nil {
+				t.Errorf("LockNextTurns has no eager branch over generate_subscripts")
+			} else {
+				branch := map[string]bool{}
+				planIndexes(eager, branch)
+				t.Logf("LockNextTurns eager branch: %v", branch)
+				if !branch["instances_pkey"] || !branch["worker_queue_activity"] ||
+					branch["seq:instances"] || branch["seq:worker_queue"] {
+					t.Errorf("LockNextTurns' eager branch does not lock by instances_pkey and probe worker_queue_activity: %v", branch)
+				}
+			}
 		}
 		if turnMessages[name] {
 			if !used["orchestrator_queue_instance"] || used["seq:orchestrator_queue"] {

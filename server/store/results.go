@@ -34,6 +34,14 @@ type resultCall struct {
 	out api.ActivityAckResponse
 }
 
+// delivery is a result of a group that counts: its call and the attempt
+// it reports.
+type delivery struct {
+	call *resultCall
+	row  gen.WorkerQueue
+}
+
+// newResults is the coalescer of activity results.
 func newResults() *coalescer[*resultCall] {
 	return &coalescer[*resultCall]{maxLeaders: maxResultLeaders, maxGroup: maxResultGroup}
 }
@@ -91,10 +99,6 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	for _, r := range rows {
 		taken[*r.WorkerQueue.LockToken] = r
 	}
-	type delivery struct {
-		call *resultCall
-		row  gen.WorkerQueue
-	}
 	var ds []delivery
 	var msgs []outMessage
 	for _, c := range calls {
@@ -131,7 +135,6 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	for _, e := range enqueued {
 		inserted[e.InstanceID]++
 	}
-	locked := map[string]bool{}
 	defer func() {
 		if err == nil {
 			// The receipts, for reports sent again after a lost answer
@@ -145,6 +148,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			err = writeReceipts(ctx, t, ns, rs)
 		}
 	}()
+	var eager []delivery
 	for _, d := range ds {
 		if inserted[d.row.InstanceID] == 0 {
 			d.call.out.Outcome = OutcomeStale // the execution is over or was continued
@@ -152,40 +156,60 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 		}
 		d.call.out.Outcome = OutcomeDelivered
 		e := d.call.eager
-		if e == nil || d.row.WorkerID == nil || d.row.WorkflowTaskQueue != e.TaskQueue || locked[d.row.InstanceID] {
+		if e == nil || d.row.WorkerID == nil || d.row.WorkflowTaskQueue != e.TaskQueue {
 			continue
 		}
-		task, err := s.eagerTurn(ctx, t, ns, d.row, e)
+		eager = append(eager, d)
+	}
+	return s.eagerTurns(ctx, t, ns, eager, inserted)
+}
+
+// eagerTurns locks, in one statement (LockNextTurns given the eager
+// arrays), the turns that the delivered results ds (each with an eager
+// request for its workflow's queue, in the group's order) make due for
+// the workers that ran them, and builds each locked turn (takeTurn) into
+// the answer of the result that took it: the first result of its
+// instance whose worker may take it. A workflow held by a turn in flight,
+// finished, pinned to another build id, or that waits for other
+// activities gets none: the queue has it then. inserted counts the
+// messages the group enqueued per instance, which a locked workflow's
+// pollers have no longer to take.
+func (s *Store) eagerTurns(ctx context.Context, t *txn, ns string, ds []delivery, inserted map[string]int) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	p := gen.LockNextTurnsParams{
+		Namespace: ns, MaxTurns: int32(len(ds)), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
+		EagerInstanceIds: make([]string, len(ds)), EagerWorkerIds: make([]string, len(ds)),
+		EagerTaskQueues: make([]string, len(ds)), EagerLockMs: make([]int64, len(ds)), EagerBuildIds: make([]string, len(ds)),
+	}
+	for k, d := range ds {
+		e := d.call.eager
+		p.EagerInstanceIds[k], p.EagerWorkerIds[k], p.EagerTaskQueues[k] = d.row.InstanceID, *d.row.WorkerID, e.TaskQueue
+		p.EagerLockMs[k], p.EagerBuildIds[k] = ms(max(e.LockFor.D(), time.Second)), e.BuildID
+	}
+	rows, err := t.q.LockNextTurns(ctx, p)
+	if err != nil {
+		return fmt.Errorf("lock eager turns: %w", err)
+	}
+	locked := make(map[string]bool, len(rows))
+	for _, row := range rows {
+		if row.EagerElement == nil || *row.EagerElement < 1 || int(*row.EagerElement) > len(ds) ||
+			ds[*row.EagerElement-1].row.InstanceID != row.InstanceID || locked[row.InstanceID] {
+			return fmt.Errorf("lock eager turns: instance %q locked for element %v of %d", row.InstanceID, row.EagerElement, len(ds))
+		}
+		d := ds[*row.EagerElement-1]
+		task, _, err := s.takeTurn(ctx, t, ns, row, *d.row.WorkerID)
 		if err != nil {
 			return err
 		}
 		if task != nil {
 			// The workflow is held, with every message this group
 			// enqueued for it: its pollers have nothing to take.
-			locked[d.row.InstanceID] = true
+			locked[row.InstanceID] = true
 			d.call.out.WorkflowTask = task
 			t.unwake(WorkflowQueueKey(ns, task.TaskQueue), inserted[d.row.InstanceID])
 		}
 	}
 	return nil
-}
-
-// eagerTurn locks the turn that the result of attempt r makes due for the
-// worker that ran it (LockNextTurns with the instance's id), or returns nil
-// when the workflow is held by a turn in flight, finished, on another
-// queue, or waits for other activities: the queue has it then.
-func (s *Store) eagerTurn(ctx context.Context, t *txn, ns string, r gen.WorkerQueue, e *api.EagerWorkflowTask) (*api.WorkflowTask, error) {
-	rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
-		LockMs: ms(max(e.LockFor.D(), time.Second)), WorkerID: r.WorkerID, Namespace: ns,
-		InstanceID: &r.InstanceID, TaskQueue: e.TaskQueue, MaxTurns: 1, MaxMessages: maxTurnMessages, BuildID: e.BuildID,
-		HoldExpired: s.opts.Grace.Active(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lock turn: %w", err)
-	}
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	task, _, err := s.takeTurn(ctx, t, ns, rows[0], *r.WorkerID)
-	return task, err
 }

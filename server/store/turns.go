@@ -176,7 +176,8 @@ func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, wo
 
 // FetchWorkflowTasksForBuild is FetchWorkflowTaskForBuild taking up to n
 // turns (clamped to 1 … api.MaxWorkflowTasksPerPoll) of distinct instances
-// of the queue, locked by one statement (LockNextTurns) whose lock commits
+// of the queue, locked by one statement (LockNextTurns, its eager arrays
+// NULL: the queue's branch) whose lock commits
 // in its round trip: what follows reads history the lock holder alone can
 // extend, or cleans up an empty turn. The turns are then built one after
 // the other. A turn left with only stale messages is released and left
@@ -194,7 +195,7 @@ func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, w
 			}
 			t.p.commitWithNext()
 			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
-				LockMs: ms(lockFor), WorkerID: &workerID, Namespace: ns, TaskQueue: taskQueue,
+				LockMs: ms(lockFor), WorkerID: workerID, Namespace: ns, TaskQueue: taskQueue,
 				MaxTurns: int32(n), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
 			})
 			if err != nil {
