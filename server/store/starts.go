@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -118,12 +116,10 @@ func (s *Store) applyStarts(group []*startCall) {
 	applyByNamespace(s, oncePerKey(group, func(c *startCall) string { return c.row.InstanceID }), s.startGroup)
 }
 
-// startGroup runs the starts of one namespace (distinct ids, in id order)
-// as one StartInstances statement, committed in the same round trip.
+// startGroup runs the starts of one namespace (distinct ids: oncePerKey)
+// as one StartInstances statement, committed in the same round trip. The
+// statement locks and inserts in id order itself.
 func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*startCall) error {
-	calls = slices.SortedFunc(slices.Values(calls), func(a, b *startCall) int {
-		return strings.Compare(a.row.InstanceID, b.row.InstanceID)
-	})
 	starts := make([]startRow, len(calls))
 	for i, c := range calls {
 		starts[i] = c.row
