@@ -186,7 +186,18 @@ WITH m AS (
                               'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
            || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
            || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
-    FROM instances c
+    FROM unnest($3::text[]) AS k(id)
+    CROSS JOIN LATERAL (
+        -- A key probe per id (LIMIT: never flattened into a join, which a
+        -- generic plan made without statistics ran as a scan of the
+        -- namespace).
+        SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
+               cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
+        FROM instances cx
+        WHERE cx.namespace = $4 AND cx.instance_id = k.id
+          AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
+        LIMIT 1
+    ) c
     CROSS JOIN LATERAL (
         SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
         FROM instances px
@@ -194,8 +205,6 @@ WITH m AS (
           AND px.execution_id = c.parent_execution_id AND px.status = 'running'
         LIMIT 1
     ) p
-    WHERE c.namespace = $3 AND c.instance_id = ANY($4::text[])
-      AND c.parent_instance_id IS NOT NULL AND c.status <> 'running'
     RETURNING task_queue
 )
 SELECT pg_notify($1::text, $2::text || q.task_queue)
@@ -205,8 +214,8 @@ FROM (SELECT DISTINCT task_queue FROM m) q
 type NotifyParentsParams struct {
 	Channel     string
 	KeyPrefix   string
-	Namespace   string
 	InstanceIds []string
+	Namespace   string
 }
 
 // Delivers the close of child workflows to their parents, in the
@@ -219,8 +228,8 @@ func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) er
 	_, err := q.db.Exec(ctx, notifyParents,
 		arg.Channel,
 		arg.KeyPrefix,
-		arg.Namespace,
 		arg.InstanceIds,
+		arg.Namespace,
 	)
 	return err
 }
@@ -238,9 +247,23 @@ WITH c AS (
 ), d AS (
     -- A finished instance with a child's id is replaced by a fresh row
     -- (as in StartInstances): nothing of its last execution carries over.
+    -- As there, the finished instances are locked in key order, each by a
+    -- key probe from its child (LATERAL … FOR UPDATE, never flattened into
+    -- a join), and deleted by the ctids locked (a TID scan): as a join of
+    -- the instances with the children a generic plan made without
+    -- statistics read the namespace, and the rows were locked in whatever
+    -- order the join met them.
     DELETE FROM instances x
-    USING c
-    WHERE x.namespace = $4 AND x.instance_id = c.instance_id AND x.status <> 'running'
+    USING (
+        SELECT f.tid
+        FROM (SELECT c.instance_id FROM c ORDER BY c.instance_id) o
+        CROSS JOIN LATERAL (
+            SELECT (y).ctid AS tid FROM instances y
+            WHERE y.namespace = $4 AND y.instance_id = o.instance_id AND y.status <> 'running'
+            FOR UPDATE OF y
+        ) f
+    ) t
+    WHERE x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
@@ -251,6 +274,7 @@ WITH c AS (
            $4, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
            c.retry_policy, 1, c.search_attributes
     FROM c LEFT JOIN d ON d.instance_id = c.instance_id
+    ORDER BY c.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id
 ), starts AS (

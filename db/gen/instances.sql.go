@@ -88,13 +88,22 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()
-WHERE instances.namespace = $2 AND instances.instance_id = ANY($3::text[])
+FROM (
+    SELECT f.tid
+    FROM unnest($2::text[]) AS k(id)
+    CROSS JOIN LATERAL (
+        SELECT (x).ctid AS tid FROM instances x
+        WHERE x.namespace = $3 AND x.instance_id = k.id
+        LIMIT 1
+    ) f
+) t
+WHERE instances.ctid = t.tid
 `
 
 type FinishTurnsParams struct {
 	Turns       []byte
-	Namespace   string
 	InstanceIds []string
+	Namespace   string
 }
 
 // Writes the instances of one or more acknowledged turns and releases their
@@ -102,9 +111,17 @@ type FinishTurnsParams struct {
 // turns[instance_id]. input, result and error are boxed as {"v": value},
 // so that a JSON null value stays a jsonb null and an absent box is SQL
 // NULL. has_children, when true, marks an instance whose turn started a
-// child workflow (it stays set). Instances are found by key (= ANY of the ids).
+// child workflow (it stays set). The caller's transaction holds the
+// instances' locks (GetLockedTurns, or a terminate's lock), so that their
+// row versions stay put: each is found by a key probe from its id (the
+// LATERAL … LIMIT is never flattened into a join) and updated through the
+// ctid found (a parameterized TID scan). As "instance_id = ANY(ids)" a
+// generic plan made on a table without statistics read the whole
+// namespace through the primary key's first column, on every call, until
+// the next ANALYZE (StartInstances tells the other forms tried). (x).ctid:
+// sqlc knows no system column in a select list.
 func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error {
-	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
+	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.InstanceIds, arg.Namespace)
 	return err
 }
 
@@ -330,17 +347,20 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                    AND (q.payload->>'timer_id')::bigint IN (
                        SELECT jsonb_array_elements_text($1::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
                 '[]'::jsonb)::jsonb AS pending_timers
-FROM instances
-WHERE instances.namespace = $2 AND instances.instance_id = ANY($3::text[])
-  AND instances.lock_token = ($1::jsonb -> instances.instance_id ->> 'lock_token')::uuid
+FROM (SELECT DISTINCT k.id FROM unnest($2::text[]) AS k(id) ORDER BY k.id) AS k
+CROSS JOIN LATERAL (
+    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children FROM instances i
+    WHERE i.namespace = $3 AND i.instance_id = k.id
+      AND i.lock_token = ($1::jsonb -> k.id ->> 'lock_token')::uuid
+    FOR UPDATE
+) AS instances
 ORDER BY instances.instance_id
-FOR UPDATE
 `
 
 type GetLockedTurnsParams struct {
 	Turns       []byte
-	Namespace   string
 	InstanceIds []string
+	Namespace   string
 }
 
 type GetLockedTurnsRow struct {
@@ -368,10 +388,13 @@ type GetLockedTurnsRow struct {
 // instance a new token). locked_until is not checked: an ack that comes
 // after its lock expired — a worker that ran the turn through a server
 // or database outage — is accepted as long as nobody took the turn.
-// Instances are found by key (= ANY of the ids), whatever the statistics
-// of the table say.
+// Each instance is found and locked by a key probe from its id, in id
+// order (the LATERAL … FOR UPDATE is never flattened into a join),
+// whatever the statistics of the table say: as "instance_id = ANY(ids)" a
+// generic plan made without statistics read the whole namespace through
+// the primary key's first column.
 func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) ([]GetLockedTurnsRow, error) {
-	rows, err := q.db.Query(ctx, getLockedTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
+	rows, err := q.db.Query(ctx, getLockedTurns, arg.Turns, arg.InstanceIds, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -635,18 +658,20 @@ WITH inst AS (
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
     RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, c.eager_element
 ), msgs AS (
-    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
-    FROM inst
-    WHERE m.namespace = inst.namespace AND m.instance_id = inst.instance_id
-      AND m.id IN (
-        SELECT x.id FROM inst i3
+    -- Each locked instance's messages, then each message by primary key
+    -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
+    -- per-instance scan again for every message, n² scans for n turns).
+    UPDATE orchestrator_queue m SET lock_token = x.lock_token
+    FROM (
+        SELECT i3.lock_token, y.id FROM inst i3
         CROSS JOIN LATERAL (
             SELECT q.id FROM orchestrator_queue q
             WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
             ORDER BY q.id
             LIMIT $13
-        ) x
-    )
+        ) y
+    ) x
+    WHERE m.id = x.id
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
 SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.eager_element,
@@ -920,18 +945,25 @@ WITH s AS (
     -- The finished instances are locked in key order (the lock order of
     -- every statement that locks several rows), each by a key probe from
     -- its start (the LATERAL … FOR UPDATE is never flattened into a join),
-    -- then deleted by the ctids locked (a TID scan). A semi-join of the
-    -- instances with the starts let a generic plan scan the namespace's
-    -- instances and run the locking subquery for each: quadratic.
+    -- then deleted by the ctids locked, joined as a parameterized TID scan.
+    -- Other forms each met a generic plan that reads the namespace: a
+    -- semi-join of the instances with the starts (a scan of the instances
+    -- running the locking subquery for each: quadratic); "namespace = $1
+    -- AND ctid = ANY(…)" (made without statistics: the key's first column
+    -- read, the ctids filtered); "ctid = ANY(…)" alone (made on an empty
+    -- table: a sequential scan). (y).ctid: sqlc knows no system column in
+    -- a select list.
     DELETE FROM instances x
-    WHERE x.namespace = $2 AND x.ctid = ANY(ARRAY(
-        SELECT f.ctid
+    USING (
+        SELECT f.tid
         FROM (SELECT s.instance_id FROM s ORDER BY s.instance_id) o
         CROSS JOIN LATERAL (
-            SELECT f.ctid FROM instances f
-            WHERE f.namespace = $2 AND f.instance_id = o.instance_id AND f.status <> 'running'
-            FOR UPDATE OF f
-        ) f))
+            SELECT (y).ctid AS tid FROM instances y
+            WHERE y.namespace = $2 AND y.instance_id = o.instance_id AND y.status <> 'running'
+            FOR UPDATE OF y
+        ) f
+    ) t
+    WHERE x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,

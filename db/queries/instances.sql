@@ -31,18 +31,25 @@ WITH s AS (
     -- The finished instances are locked in key order (the lock order of
     -- every statement that locks several rows), each by a key probe from
     -- its start (the LATERAL … FOR UPDATE is never flattened into a join),
-    -- then deleted by the ctids locked (a TID scan). A semi-join of the
-    -- instances with the starts let a generic plan scan the namespace's
-    -- instances and run the locking subquery for each: quadratic.
+    -- then deleted by the ctids locked, joined as a parameterized TID scan.
+    -- Other forms each met a generic plan that reads the namespace: a
+    -- semi-join of the instances with the starts (a scan of the instances
+    -- running the locking subquery for each: quadratic); "namespace = $1
+    -- AND ctid = ANY(…)" (made without statistics: the key's first column
+    -- read, the ctids filtered); "ctid = ANY(…)" alone (made on an empty
+    -- table: a sequential scan). (y).ctid: sqlc knows no system column in
+    -- a select list.
     DELETE FROM instances x
-    WHERE x.namespace = sqlc.arg(namespace) AND x.ctid = ANY(ARRAY(
-        SELECT f.ctid
+    USING (
+        SELECT f.tid
         FROM (SELECT s.instance_id FROM s ORDER BY s.instance_id) o
         CROSS JOIN LATERAL (
-            SELECT f.ctid FROM instances f
-            WHERE f.namespace = sqlc.arg(namespace) AND f.instance_id = o.instance_id AND f.status <> 'running'
-            FOR UPDATE OF f
-        ) f))
+            SELECT (y).ctid AS tid FROM instances y
+            WHERE y.namespace = sqlc.arg(namespace) AND y.instance_id = o.instance_id AND y.status <> 'running'
+            FOR UPDATE OF y
+        ) f
+    ) t
+    WHERE x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
@@ -227,18 +234,20 @@ WITH inst AS (
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
     RETURNING i.*, c.eager_element
 ), msgs AS (
-    UPDATE orchestrator_queue m SET lock_token = inst.lock_token
-    FROM inst
-    WHERE m.namespace = inst.namespace AND m.instance_id = inst.instance_id
-      AND m.id IN (
-        SELECT x.id FROM inst i3
+    -- Each locked instance's messages, then each message by primary key
+    -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
+    -- per-instance scan again for every message, n² scans for n turns).
+    UPDATE orchestrator_queue m SET lock_token = x.lock_token
+    FROM (
+        SELECT i3.lock_token, y.id FROM inst i3
         CROSS JOIN LATERAL (
             SELECT q.id FROM orchestrator_queue q
             WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
             ORDER BY q.id
             LIMIT sqlc.arg(max_messages)
-        ) x
-    )
+        ) y
+    ) x
+    WHERE m.id = x.id
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
 SELECT inst.*,
@@ -278,8 +287,11 @@ ORDER BY inst.instance_id;
 -- instance a new token). locked_until is not checked: an ack that comes
 -- after its lock expired — a worker that ran the turn through a server
 -- or database outage — is accepted as long as nobody took the turn.
--- Instances are found by key (= ANY of the ids), whatever the statistics
--- of the table say.
+-- Each instance is found and locked by a key probe from its id, in id
+-- order (the LATERAL … FOR UPDATE is never flattened into a join),
+-- whatever the statistics of the table say: as "instance_id = ANY(ids)" a
+-- generic plan made without statistics read the whole namespace through
+-- the primary key's first column.
 SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
@@ -323,11 +335,14 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                    AND (q.payload->>'timer_id')::bigint IN (
                        SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
                 '[]'::jsonb)::jsonb AS pending_timers
-FROM instances
-WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-  AND instances.lock_token = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'lock_token')::uuid
-ORDER BY instances.instance_id
-FOR UPDATE;
+FROM (SELECT DISTINCT k.id FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id) ORDER BY k.id) AS k
+CROSS JOIN LATERAL (
+    SELECT * FROM instances i
+    WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = k.id
+      AND i.lock_token = (sqlc.arg(turns)::jsonb -> k.id ->> 'lock_token')::uuid
+    FOR UPDATE
+) AS instances
+ORDER BY instances.instance_id;
 
 -- name: GetLockedInstance :one
 -- The ack's first step: the instance whose lock the token still holds
@@ -354,7 +369,15 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 -- turns[instance_id]. input, result and error are boxed as {"v": value},
 -- so that a JSON null value stays a jsonb null and an absent box is SQL
 -- NULL. has_children, when true, marks an instance whose turn started a
--- child workflow (it stays set). Instances are found by key (= ANY of the ids).
+-- child workflow (it stays set). The caller's transaction holds the
+-- instances' locks (GetLockedTurns, or a terminate's lock), so that their
+-- row versions stay put: each is found by a key probe from its id (the
+-- LATERAL … LIMIT is never flattened into a join) and updated through the
+-- ctid found (a parameterized TID scan). As "instance_id = ANY(ids)" a
+-- generic plan made on a table without statistics read the whole
+-- namespace through the primary key's first column, on every call, until
+-- the next ANALYZE (StartInstances tells the other forms tried). (x).ctid:
+-- sqlc knows no system column in a select list.
 UPDATE instances
 SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     execution_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
@@ -375,7 +398,16 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()
-WHERE instances.namespace = sqlc.arg(namespace) AND instances.instance_id = ANY(sqlc.arg(instance_ids)::text[]);
+FROM (
+    SELECT f.tid
+    FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
+    CROSS JOIN LATERAL (
+        SELECT (x).ctid AS tid FROM instances x
+        WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = k.id
+        LIMIT 1
+    ) f
+) t
+WHERE instances.ctid = t.tid;
 
 -- name: DeleteInstance :one
 DELETE FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
