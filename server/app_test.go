@@ -141,3 +141,43 @@ func TestNewAppRefusesBadConfig(t *testing.T) {
 		t.Fatalf("MinLease above the default MaxLease: %v", err)
 	}
 }
+
+// TestAppPlansAreGeneric: the server's connections cache the generic plan
+// of every statement from its first call (plan_cache_mode
+// force_generic_plan), the plan the plan tests check, instead of planning
+// each statement five more times per connection after every ANALYZE; a
+// database URL that sets plan_cache_mode keeps its own.
+func TestAppPlansAreGeneric(t *testing.T) {
+	url := pgtest.NewURL(t)
+	for _, c := range []struct{ url, want string }{
+		{url, "force_generic_plan"},
+		{url + sep(url) + "plan_cache_mode=auto", "auto"},
+	} {
+		app, err := NewApp(context.Background(), AppConfig{
+			DatabaseURL: c.url,
+			Server:      Config{Addr: "127.0.0.1:0"},
+			Logger:      testLogger(t, slog.LevelWarn),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mode string
+		if err := app.Pool().QueryRow(context.Background(), "SHOW plan_cache_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := app.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if mode != c.want {
+			t.Errorf("%s: plan_cache_mode %q, want %q", c.url, mode, c.want)
+		}
+	}
+}
+
+// sep is the separator before a URL's next query parameter.
+func sep(url string) string {
+	if strings.Contains(url, "?") {
+		return "&"
+	}
+	return "?"
+}
