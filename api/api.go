@@ -769,6 +769,11 @@ type CompleteWorkflowTaskResponse struct {
 	// ActivityTasks are the attempts claimed for the worker at its request
 	// (eager_activities); it runs and acknowledges them as polled ones.
 	ActivityTasks []ActivityTask `json:"activity_tasks,omitempty"`
+	// Closed is, for a turn that closed its workflow, the workflow as the
+	// turn's transaction committed it — what GET /workflows/{id} answers
+	// then. Never sent: the server hands it to its own waiters on the
+	// result (nil when the answer is a receipt's replay).
+	Closed *Workflow `json:"-"`
 }
 
 // FailWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/fail.

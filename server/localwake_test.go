@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -63,5 +66,74 @@ func TestClosingAckWakesLocalResultPolls(t *testing.T) {
 	}
 	if wf.Status != api.StatusCompleted || string(wf.Result) != "7" {
 		t.Fatalf("result: %+v", wf)
+	}
+}
+
+// describeCounter is a real store that counts the DescribeWorkflow calls
+// the server makes (the result poll's looks at the database).
+type describeCounter struct {
+	storage.Provider
+	n atomic.Int32
+}
+
+func (d *describeCounter) DescribeWorkflow(ctx context.Context, ns, id string) (api.Workflow, error) {
+	d.n.Add(1)
+	return d.Provider.DescribeWorkflow(ctx, ns, id)
+}
+
+// Goal: the ack of a turn that closes a workflow hands the workflow, as
+// its transaction committed it, to the result polls of its own server:
+// the waiting poll answers without reading the workflow again, and its
+// answer is the one GET /workflows/{id} gives (the result as PostgreSQL
+// stored it, not as the worker sent it).
+func TestClosingAckHandsTheResultToLocalPolls(t *testing.T) {
+	base := newEnv(t, slowRecheck())
+	counter := &describeCounter{Provider: base.store}
+	hub := longpoll.New(longpoll.Config{}, nil)
+	srv := New(counter, hub, slowRecheck(), testLogger(t, slog.LevelWarn))
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Config = srv.HTTPServer(context.Background())
+	ts.Listener = srv.WrapListener(ts.Listener)
+	ts.Start()
+	t.Cleanup(func() {
+		srv.BeginShutdown()
+		ts.Close()
+	})
+	e := *base
+	e.hub, e.srv, e.ts, e.base = hub, srv, ts, ts.URL+"/v1/namespaces/default"
+
+	startWF(t, &e, "wf-handed", "q")
+	task, ok := pollWF(t, &e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	resultDone := make(chan response, 1)
+	go func() { resultDone <- e.get("/workflows/wf-handed/result?wait=60s") }()
+	waitUntil(t, 10*time.Second, "the result poll to wait", func() bool {
+		return hub.WaitersOn(store.ResultKey("default", "wf-handed")) == 1
+	})
+	looks := counter.n.Load()
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"b":[1,2],"a":"x"}`)},
+	}}).want(t, http.StatusOK)
+	var got response
+	select {
+	case got = <-resultDone:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the result poll was not woken by the closing ack")
+	}
+	got.want(t, http.StatusOK)
+	if n := counter.n.Load(); n != looks {
+		t.Fatalf("the result poll read the workflow %d more times after the closing ack", n-looks)
+	}
+	described := e.get("/workflows/wf-handed").want(t, http.StatusOK)
+	var fromPoll, fromGet api.Workflow
+	got.decode(t, &fromPoll)
+	described.decode(t, &fromGet)
+	if !reflect.DeepEqual(fromPoll, fromGet) {
+		t.Fatalf("the handed workflow differs from GET /workflows/{id}:\n poll %+v\n get  %+v", fromPoll, fromGet)
+	}
+	if fromPoll.Status != api.StatusCompleted || string(fromPoll.Result) != string(fromGet.Result) {
+		t.Fatalf("result %s, GET says %s", fromPoll.Result, fromGet.Result)
 	}
 }

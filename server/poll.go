@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/server/longpoll"
 )
 
 // minPollDelay is the shortest a long poll sleeps between two looks at the
@@ -38,6 +40,10 @@ type pollSpec struct {
 	// empty look then marks them quiet, and a poll on quiet keys waits
 	// for a wake-up without looking first.
 	workQueue bool
+	// handed, when set, is offered what a wake-up handed the poll
+	// (longpoll.Hub.WakeWith); true ends the poll found, without a look
+	// at the database.
+	handed func(v any) bool
 }
 
 // answerPoll is the answer of a poll for one thing: the poll's error, 204
@@ -93,10 +99,11 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 	// not twice.
 	deadline := time.Now().Add(p.wait)
 	var wake <-chan struct{}
+	var waiter *longpoll.Waiter
 	if s.hub != nil {
-		w := s.hub.Register(p.keys...)
-		defer w.Close()
-		wake = w.C()
+		waiter = s.hub.Register(p.keys...)
+		defer waiter.Close()
+		wake = waiter.C()
 	}
 	var timer *time.Timer
 	// A poll on quiet work queues skips its first look: every item that
@@ -158,6 +165,11 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		timer.Reset(max(time.Until(next), minPollDelay))
 		select {
 		case <-wake:
+			if p.handed != nil {
+				if v := waiter.Handed(); v != nil && p.handed(v) {
+					return true, nil
+				}
+			}
 		case <-timer.C:
 		case <-ctx.Done():
 			return false, ctx.Err()

@@ -129,8 +129,15 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		// The turn closed the workflow: wake this server's waiters on its
 		// result now, without waiting for the commit's notification to come
 		// back from PostgreSQL (it still comes, and still wakes the
-		// waiters of the other replicas; here it finds them gone).
-		s.wakeLocal(store.ResultKey(ns, token.InstanceID))
+		// waiters of the other replicas; here it finds them gone), and
+		// hand them the workflow as committed, so that they answer
+		// without reading it again.
+		key := store.ResultKey(ns, token.InstanceID)
+		if resp.Closed != nil && s.hub != nil {
+			s.hub.WakeWith(key, *resp.Closed)
+		} else {
+			s.wakeLocal(key)
+		}
 	}
 	return c.JSON(http.StatusOK, resp)
 }

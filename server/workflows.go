@@ -232,6 +232,18 @@ func (s *Server) workflowResult(c echo.Context) error {
 			}
 			return wf.Status != api.StatusRunning, nil
 		},
+		// The closing ack of the execution the poll saw running, on this
+		// server, hands over the workflow as it committed it (a closing
+		// turn of another execution — the instance started again since —
+		// is no answer: the poll looks again).
+		handed: func(v any) bool {
+			closed, ok := v.(api.Workflow)
+			if !ok || closed.Status == api.StatusRunning || closed.ExecutionID != wf.ExecutionID {
+				return false
+			}
+			wf = closed
+			return true
+		},
 	})
 	return answerPoll(c, found, err, &wf, nil)
 }

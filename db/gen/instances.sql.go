@@ -235,6 +235,87 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 	return i, err
 }
 
+const getInstancesByID = `-- name: GetInstancesByID :many
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children
+FROM unnest($1::text[]) AS k(id)
+CROSS JOIN LATERAL (
+    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children FROM instances i
+    WHERE i.namespace = $2 AND i.instance_id = k.id
+    LIMIT 1
+) AS instances
+`
+
+type GetInstancesByIDParams struct {
+	InstanceIds []string
+	Namespace   string
+}
+
+type GetInstancesByIDRow struct {
+	Instance Instance
+}
+
+// The instances of instance_ids (no row for an unknown id), each found by
+// a key probe (the LATERAL … LIMIT is never flattened into a join: no
+// statistics make it a scan of the namespace).
+func (q *Queries) GetInstancesByID(ctx context.Context, arg GetInstancesByIDParams) ([]GetInstancesByIDRow, error) {
+	rows, err := q.db.Query(ctx, getInstancesByID, arg.InstanceIds, arg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []GetInstancesByIDRow{}
+	for rows.Next() {
+		var i GetInstancesByIDRow
+		if err := rows.Scan(
+			&i.Instance.Namespace,
+			&i.Instance.InstanceID,
+			&i.Instance.WorkflowType,
+			&i.Instance.TaskQueue,
+			&i.Instance.Status,
+			&i.Instance.ExecutionID,
+			&i.Instance.Input,
+			&i.Instance.Result,
+			&i.Instance.Error,
+			&i.Instance.NextEventID,
+			&i.Instance.NextActivityID,
+			&i.Instance.NextTimerID,
+			&i.Instance.CancelRequested,
+			&i.Instance.CancelReason,
+			&i.Instance.ExecutionTimeout,
+			&i.Instance.ExecutionDeadline,
+			&i.Instance.LockToken,
+			&i.Instance.LockedUntil,
+			&i.Instance.LockedBy,
+			&i.Instance.StickyWorkerID,
+			&i.Instance.TaskFailures,
+			&i.Instance.LastTaskError,
+			&i.Instance.CreatedAt,
+			&i.Instance.UpdatedAt,
+			&i.Instance.CompletedAt,
+			&i.Instance.LastEventAt,
+			&i.Instance.CronSchedule,
+			&i.Instance.BuildID,
+			&i.Instance.ParentNamespace,
+			&i.Instance.ParentInstanceID,
+			&i.Instance.ParentExecutionID,
+			&i.Instance.ParentChildID,
+			&i.Instance.ParentClosePolicy,
+			&i.Instance.RetryPolicy,
+			&i.Instance.RetryAttempt,
+			&i.Instance.SearchAttributes,
+			&i.Instance.Memo,
+			&i.Instance.HasChildren,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getLockedInstance = `-- name: GetLockedInstance :one
 SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2

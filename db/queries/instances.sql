@@ -81,6 +81,18 @@ FROM i JOIN n ON n.task_queue = i.task_queue;
 -- name: GetInstance :one
 SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
+-- name: GetInstancesByID :many
+-- The instances of instance_ids (no row for an unknown id), each found by
+-- a key probe (the LATERAL … LIMIT is never flattened into a join: no
+-- statistics make it a scan of the namespace).
+SELECT sqlc.embed(instances)
+FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
+CROSS JOIN LATERAL (
+    SELECT * FROM instances i
+    WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = k.id
+    LIMIT 1
+) AS instances;
+
 -- name: ListInstances :many
 -- Keyset paging, newest first. "created_at IS NOT NULL" always holds; it
 -- is the predicate of instances_list (see migration 00003), stated so that

@@ -158,6 +158,19 @@ type Waiter struct {
 	keys   []string
 	ch     chan struct{}
 	closed bool // guarded by hub.mu
+	// handed is the value of the last WakeWith that woke the waiter, not
+	// yet taken (guarded by hub.mu).
+	handed any
+}
+
+// Handed returns the value that the last [Hub.WakeWith] of one of the
+// waiter's keys handed it, or nil, and forgets it.
+func (w *Waiter) Handed() any {
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	v := w.handed
+	w.handed = nil
+	return v
 }
 
 // C returns the channel that receives a value when one of the waiter's keys
@@ -231,6 +244,23 @@ func (h *Hub) Wake(key string) int {
 	defer h.mu.Unlock()
 	n := 0
 	for w := range h.waiters[key] {
+		signal(w.ch)
+		n++
+	}
+	h.wakes.Add(uint64(n))
+	return n
+}
+
+// WakeWith is Wake handing v to every waiter it wakes (see
+// [Waiter.Handed]): what the waiters would otherwise read again from the
+// database, known to the caller — a workflow's closing state, to this
+// server's waiters on its result.
+func (h *Hub) WakeWith(key string, v any) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for w := range h.waiters[key] {
+		w.handed = v
 		signal(w.ch)
 		n++
 	}

@@ -672,3 +672,40 @@ func TestWakeEarlyNeedsTheListener(t *testing.T) {
 		t.Fatal("WakeEarly woke a waiter of a hub that is not listening")
 	}
 }
+
+// Goal: WakeWith hands its value to the waiters it wakes, once each, and
+// to no waiter of another key or registered after it.
+func TestWakeWithHandsItsValue(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	a1, a2, b := h.Register("a"), h.Register("a"), h.Register("b")
+	defer a1.Close()
+	defer a2.Close()
+	defer b.Close()
+	if n := h.WakeWith("a", 42); n != 2 {
+		t.Fatalf("WakeWith(a) woke %d waiters, want 2", n)
+	}
+	later := h.Register("a")
+	defer later.Close()
+	for i, w := range []*longpoll.Waiter{a1, a2} {
+		if !pending(w) {
+			t.Fatalf("waiter %d on a not woken", i)
+		}
+		if v := w.Handed(); v != 42 {
+			t.Fatalf("waiter %d on a was handed %v, want 42", i, v)
+		}
+		if v := w.Handed(); v != nil {
+			t.Fatalf("waiter %d on a was handed %v twice", i, v)
+		}
+	}
+	if pending(b) || b.Handed() != nil {
+		t.Fatal("the waiter on b got a's value")
+	}
+	if pending(later) || later.Handed() != nil {
+		t.Fatal("a waiter registered after WakeWith got its value")
+	}
+	// A plain wake-up hands nothing.
+	h.Wake("a")
+	if !pending(a1) || a1.Handed() != nil {
+		t.Fatal("Wake handed a value")
+	}
+}

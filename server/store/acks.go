@@ -704,6 +704,22 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		for _, id := range w.finished {
 			t.wake(ResultKey(ns, id))
 		}
+		// The closed workflows as committed, read in the COMMIT's round
+		// trip: the server hands them to its waiters on their results,
+		// which then need not read them again.
+		t.atCommit(func(ctx context.Context) error {
+			rows, err := t.q.GetInstancesByID(ctx, gen.GetInstancesByIDParams{Namespace: ns, InstanceIds: w.finished})
+			if err != nil {
+				return fmt.Errorf("closed workflows: %w", err)
+			}
+			for _, r := range rows {
+				if out := w.outs[r.Instance.InstanceID]; out != nil && r.Instance.Status != api.StatusRunning {
+					wf := toWorkflow(r.Instance)
+					out.Closed = &wf
+				}
+			}
+			return nil
+		})
 	}
 	return nil
 }

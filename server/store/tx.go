@@ -26,7 +26,19 @@ type txn struct {
 	p *pipe
 	// wakes counts the items announced per notification key.
 	wakes map[string]int
+	// last, when set, runs the transaction's last statement: it travels
+	// with the COMMIT, behind every waiting write and the notifications,
+	// in one round trip (see atCommit).
+	last func(ctx context.Context) error
 }
+
+// atCommit makes fn the transaction's last step: fn runs one statement
+// whose result it reads, and that statement goes in the COMMIT's batch,
+// after everything else the transaction wrote, so that it reads the state
+// about to be committed at no round trip of its own. fn's outcome is to be
+// trusted only once the transaction has committed (inTx returns nil). A
+// later call replaces an earlier one.
+func (t *txn) atCommit(fn func(ctx context.Context) error) { t.last = fn }
 
 // wake announces one new item under key at commit.
 func (t *txn) wake(key string) {
@@ -76,6 +88,15 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 			return fmt.Errorf("notify: %w", err)
 		}
 	}
+	if t.last != nil && p.began {
+		p.commitWithNext()
+		if err := t.last(ctx); err != nil {
+			p.rollback(ctx)
+			return err
+		}
+	}
+	// After a last statement the COMMIT has gone: commit reports its
+	// outcome (the pipe's first error, if any).
 	if err := p.commit(ctx); err != nil {
 		p.rollback(ctx)
 		return fmt.Errorf("commit: %w", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -164,6 +165,36 @@ func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provide
 	}
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
 		t.Fatalf("a second attempt exists: %+v", a)
+	}
+}
+
+// Goal: the answer to an ack whose turn closes the workflow carries the
+// workflow as the ack committed it (Closed) — exactly what
+// DescribeWorkflow returns afterwards, its result as stored — and an ack
+// that leaves it running carries none.
+func ackClosingTurnReturnsTheClosedWorkflow(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	Start(t, s, "a")
+	task := FetchTurn(t, s)
+	out := m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	if out.Closed != nil {
+		t.Fatalf("a turn that leaves the workflow running carries %+v", out.Closed)
+	}
+	a := FetchAct(t, s, time.Minute)
+	m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+	task = FetchTurn(t, s)
+	out = m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"b":[1,2],"a":"x"}`)},
+	}}))(t)
+	if out.Closed == nil {
+		t.Fatal("the closing turn carries no closed workflow")
+	}
+	described := m(s.DescribeWorkflow(ctxT(t), ns, "a"))(t)
+	if !reflect.DeepEqual(*out.Closed, described) {
+		t.Fatalf("closed workflow differs from DescribeWorkflow:\n closed    %+v\n described %+v", *out.Closed, described)
+	}
+	if out.Closed.Status != api.StatusCompleted || out.Closed.ExecutionID != out.ExecutionID {
+		t.Fatalf("closed workflow %+v after a completing turn (answer %+v)", *out.Closed, out)
 	}
 }
 
