@@ -150,14 +150,6 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 	store.SizePool(poolCfg, cfg.DatabaseURL, cfg.MaxConns)
 	poolCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
-	// Every statement is prepared once per connection and written for the
-	// generic plan (the plan tests check those): PostgreSQL's first five
-	// custom plans per connection, again after every ANALYZE of a table the
-	// statement reads, would only re-plan a statement whose plan is known.
-	// A URL that sets plan_cache_mode keeps its own.
-	if _, set := poolCfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
-		poolCfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	}
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the database: %w", err)

@@ -271,6 +271,23 @@ func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (s
 	return task_queue, err
 }
 
+const genericPlans = `-- name: GenericPlans :exec
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+`
+
+// For the transactions of the hot path (turn fetches, acks, activity
+// results, starts): their statements run on the generic plan from the
+// first call on a connection. Each is written for its generic plan (the
+// plan tests check those), so PostgreSQL's first five custom plans per
+// connection, again after every ANALYZE of a table a statement reads, would
+// only plan again what is known. Local to the transaction: the statements
+// whose best plan depends on their values (a list query's filter) keep
+// PostgreSQL's choice.
+func (q *Queries) GenericPlans(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, genericPlans)
+	return err
+}
+
 const nextWorkflowWake = `-- name: NextWorkflowWake :one
 SELECT visible_at FROM orchestrator_queue
 WHERE namespace = $1 AND task_queue = $2 AND visible_at > now()

@@ -120,6 +120,17 @@ LIMIT 1;
 -- name: Notify :exec
 SELECT pg_notify(sqlc.arg(channel)::text, k) FROM unnest(sqlc.arg(keys)::text[]) AS k;
 
+-- name: GenericPlans :exec
+-- For the transactions of the hot path (turn fetches, acks, activity
+-- results, starts): their statements run on the generic plan from the
+-- first call on a connection. Each is written for its generic plan (the
+-- plan tests check those), so PostgreSQL's first five custom plans per
+-- connection, again after every ANALYZE of a table a statement reads, would
+-- only plan again what is known. Local to the transaction: the statements
+-- whose best plan depends on their values (a list query's filter) keep
+-- PostgreSQL's choice.
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
+
 -- name: RelaxCommit :exec
 -- For transactions that only take locks (the fetches): their commit need not
 -- wait for the WAL flush. A fetch lost in a database crash is a lock that

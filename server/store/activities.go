@@ -73,6 +73,9 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 		if err := t.w.RelaxCommit(ctx); err != nil {
 			return fmt.Errorf("relax commit: %w", err)
 		}
+		if err := t.w.GenericPlans(ctx); err != nil {
+			return fmt.Errorf("generic plans: %w", err)
+		}
 		var err error
 		rows, err = t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
 			LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -172,7 +173,13 @@ func applyByNamespace[C groupedCall](s *Store, group []C, apply func(ctx context
 	}
 	for _, ns := range order {
 		calls := byNS[ns]
-		err := s.inTx(ctx, func(t *txn) error { return apply(ctx, t, ns, calls) })
+		run := func(t *txn) error {
+			if err := t.w.GenericPlans(ctx); err != nil {
+				return fmt.Errorf("generic plans: %w", err)
+			}
+			return apply(ctx, t, ns, calls)
+		}
+		err := s.inTx(ctx, run)
 		// A deadlock victim or a serialization failure runs again, its
 		// calls' answers cleared: it wrote nothing.
 		for try := 1; err != nil && retryable(err) && try < maxTxTries; try++ {
@@ -180,7 +187,7 @@ func applyByNamespace[C groupedCall](s *Store, group []C, apply func(ctx context
 				c.reset()
 				c.state().err = nil
 			}
-			err = s.inTx(ctx, func(t *txn) error { return apply(ctx, t, ns, calls) })
+			err = s.inTx(ctx, run)
 		}
 		if err != nil {
 			for _, c := range calls {

@@ -193,6 +193,9 @@ func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, w
 			if err := t.w.RelaxCommit(ctx); err != nil {
 				return fmt.Errorf("relax commit: %w", err)
 			}
+			if err := t.w.GenericPlans(ctx); err != nil {
+				return fmt.Errorf("generic plans: %w", err)
+			}
 			t.p.commitWithNext()
 			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
 				LockMs: ms(lockFor), WorkerID: workerID, Namespace: ns, TaskQueue: taskQueue,

@@ -1,0 +1,81 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// Goal: the statements of the hot path's transactions (a start, a turn
+// fetch, an ack, an activity's result) run on their generic plan from
+// their first call on a connection — no custom plan is made for them —
+// while a statement outside those transactions keeps PostgreSQL's default
+// (custom plans first). The store runs on one connection here, so that
+// pg_prepared_statements, which is per session, sees every statement.
+func TestHotPathStatementsUseGenericPlans(t *testing.T) {
+	ctx := ctxT(t)
+	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s := store.New(pool, store.Options{})
+	ids := []string{"g1", "g2", "g3"}
+	for _, id := range ids {
+		start(t, s, id)
+	}
+	for range ids {
+		task := fetchTurn(t, s)
+		m(s.CompleteWorkflowTask(ctx, "default", turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	}
+	for _, id := range ids {
+		a := fetchAct(t, s, time.Minute)
+		m(s.CompleteActivityTask(ctx, "default", attemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+		m(s.DescribeWorkflow(ctx, "default", id))(t)
+	}
+	rows, err := pool.Query(ctx, `SELECT substring(statement FROM '-- name: (\w+)'), generic_plans, custom_plans
+		FROM pg_prepared_statements WHERE statement LIKE '-- name: %'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	plans := map[string][2]int64{}
+	for rows.Next() {
+		var name string
+		var generic, custom int64
+		if err := rows.Scan(&name, &generic, &custom); err != nil {
+			t.Fatal(err)
+		}
+		plans[name] = [2]int64{generic, custom}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"StartInstances", "LockNextTurns", "GetLockedTurns", "FinishTurns", "FetchAttempts", "TakeAttempts", "EnqueueMessages"} {
+		p, ok := plans[name]
+		if !ok {
+			t.Errorf("%s was not prepared on the connection: %v", name, plans)
+			continue
+		}
+		if p[1] != 0 || p[0] == 0 {
+			t.Errorf("%s: %d generic and %d custom plans, want only generic ones", name, p[0], p[1])
+		}
+	}
+	// DescribeWorkflow's GetInstance runs outside those transactions: its
+	// first calls get custom plans, as PostgreSQL's default makes them.
+	if p := plans["GetInstance"]; p[1] == 0 {
+		t.Errorf("GetInstance: %d generic and %d custom plans, want PostgreSQL's default (custom plans first)", p[0], p[1])
+	}
+}
