@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -87,23 +88,11 @@ func (d *describeCounter) DescribeWorkflow(ctx context.Context, ns, id string) (
 // answer is the one GET /workflows/{id} gives (the result as PostgreSQL
 // stored it, not as the worker sent it).
 func TestClosingAckHandsTheResultToLocalPolls(t *testing.T) {
-	base := newEnv(t, slowRecheck())
-	counter := &describeCounter{Provider: base.store}
-	hub := longpoll.New(longpoll.Config{}, nil)
-	srv := New(counter, hub, slowRecheck(), testLogger(t, slog.LevelWarn))
-	ts := httptest.NewUnstartedServer(srv.Handler())
-	ts.Config = srv.HTTPServer(context.Background())
-	ts.Listener = srv.WrapListener(ts.Listener)
-	ts.Start()
-	t.Cleanup(func() {
-		srv.BeginShutdown()
-		ts.Close()
-	})
-	e := *base
-	e.hub, e.srv, e.ts, e.base = hub, srv, ts, ts.URL+"/v1/namespaces/default"
+	e, counter := countingEnv(t, newEnv(t, slowRecheck()), longpoll.New(longpoll.Config{}, nil))
+	hub := e.hub
 
-	startWF(t, &e, "wf-handed", "q")
-	task, ok := pollWF(t, &e, "q", 5*time.Second)
+	startWF(t, e, "wf-handed", "q")
+	task, ok := pollWF(t, e, "q", 5*time.Second)
 	if !ok {
 		t.Fatal("no turn")
 	}
@@ -135,5 +124,60 @@ func TestClosingAckHandsTheResultToLocalPolls(t *testing.T) {
 	}
 	if fromPoll.Status != api.StatusCompleted || string(fromPoll.Result) != string(fromGet.Result) {
 		t.Fatalf("result %s, GET says %s", fromPoll.Result, fromGet.Result)
+	}
+}
+
+// countingEnv is base's database and store served by a second server,
+// over hub, whose store counts the DescribeWorkflow calls.
+func countingEnv(t *testing.T, base *env, hub *longpoll.Hub) (*env, *describeCounter) {
+	t.Helper()
+	counter := &describeCounter{Provider: base.store}
+	srv := New(counter, hub, slowRecheck(), testLogger(t, slog.LevelWarn))
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Config = srv.HTTPServer(context.Background())
+	ts.Listener = srv.WrapListener(ts.Listener)
+	ts.Start()
+	t.Cleanup(func() {
+		srv.BeginShutdown()
+		ts.Close()
+	})
+	e := *base
+	e.hub, e.srv, e.ts, e.base = hub, srv, ts, ts.URL+"/v1/namespaces/default"
+	return &e, counter
+}
+
+// Goal: with the server listening, the closing ack's own notification,
+// which PostgreSQL delivers at its commit, does not beat the hand-off to
+// the server's waiting result polls (it is held while the ack is under
+// way): no poll reads its workflow after the closing ack. Before the hold,
+// a third to a half of the polls read it again.
+func TestClosingAckNotificationDoesNotBeatTheHandOff(t *testing.T) {
+	base := newEnv(t, slowRecheck())
+	e, counter := countingEnv(t, base, base.hub)
+	for i := range 20 {
+		id := fmt.Sprintf("wf-race-%d", i)
+		startWF(t, e, id, "q")
+		task, ok := pollWF(t, e, "q", 5*time.Second)
+		if !ok {
+			t.Fatal("no turn")
+		}
+		resultDone := make(chan response, 1)
+		go func() { resultDone <- e.get("/workflows/" + id + "/result?wait=60s") }()
+		waitUntil(t, 10*time.Second, "the result poll to wait", func() bool {
+			return e.hub.WaitersOn(store.ResultKey("default", id)) == 1
+		})
+		looks := counter.n.Load()
+		e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+			{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)},
+		}}).want(t, http.StatusOK)
+		select {
+		case r := <-resultDone:
+			r.want(t, http.StatusOK)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the result poll was not woken")
+		}
+		if n := counter.n.Load() - looks; n != 0 {
+			t.Fatalf("workflow %d: the result poll read the workflow %d more times after the closing ack", i, n)
+		}
 	}
 }

@@ -121,6 +121,16 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	key := store.ResultKey(ns, token.InstanceID)
+	// A turn that would close the workflow: the commit's notification of
+	// its result must not wake this server's waiters before the hand-off
+	// below (they would read the workflow again); it is held until then,
+	// and let through if the turn does not close it after all.
+	var handOff func(v any, handed bool)
+	if s.hub != nil && closesWorkflow(req.Commands) {
+		handOff = s.hub.Expect(key)
+		defer handOff(nil, false)
+	}
 	resp, err := s.store.CompleteWorkflowTask(c.Request().Context(), ns, token, req)
 	if err != nil {
 		return err
@@ -132,14 +142,31 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		// waiters of the other replicas; here it finds them gone), and
 		// hand them the workflow as committed, so that they answer
 		// without reading it again.
-		key := store.ResultKey(ns, token.InstanceID)
-		if resp.Closed != nil && s.hub != nil {
+		switch {
+		case resp.Closed != nil && handOff != nil:
+			handOff(*resp.Closed, true)
+		case resp.Closed != nil && s.hub != nil:
 			s.hub.WakeWith(key, *resp.Closed)
-		} else {
+		default:
+			if handOff != nil {
+				handOff(nil, false)
+			}
 			s.wakeLocal(key)
 		}
 	}
 	return c.JSON(http.StatusOK, resp)
+}
+
+// closesWorkflow reports whether a turn's commands end its workflow (a
+// continue-as-new does not: the workflow runs on).
+func closesWorkflow(cmds []api.Command) bool {
+	for _, c := range cmds {
+		switch c.Type {
+		case api.CommandCompleteWorkflow, api.CommandFailWorkflow, api.CommandCancelWorkflow:
+			return true
+		}
+	}
+	return false
 }
 
 // failWorkflowTask godoc

@@ -117,6 +117,10 @@ type Hub struct {
 	early map[string]earlyWakes
 	// workNotes counts the work-queue notifications handled (WorkNotes).
 	workNotes uint64
+	// expected counts, per key, the hand-offs announced by Expect and not
+	// done yet; held marks the keys whose notification came meanwhile.
+	expected map[string]int
+	held     map[string]bool
 
 	connected       atomic.Bool
 	backendPID      atomic.Uint32
@@ -647,7 +651,54 @@ func (h *Hub) handle(payload string) {
 		// process woke a poller for early).
 		h.wakeNotified(key, items)
 	default:
-		// A result or a cancel concerns every waiter on it.
+		// A result or a cancel concerns every waiter on it — unless this
+		// process is about to hand its waiters the value itself (Expect).
+		h.mu.Lock()
+		if h.expected[key] > 0 {
+			if h.held == nil {
+				h.held = make(map[string]bool)
+			}
+			h.held[key] = true
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
 		h.Wake(key)
+	}
+}
+
+// Expect announces a WakeWith of key that this process is about to make
+// (a closing ack's hand-off of the workflow to its result polls, once its
+// transaction commits): until done is called, the notification of key
+// from the database wakes no waiter — woken by it, a waiter would read
+// from the database what the hand-off brings it a moment later. done(v,
+// true) hands v to the waiters (WakeWith); done(nil, false) gives up the
+// hand-off, and a notification held meanwhile then wakes the waiters as it
+// would have. Call done exactly once.
+func (h *Hub) Expect(key string) (done func(v any, handed bool)) {
+	h.mu.Lock()
+	if h.expected == nil {
+		h.expected = make(map[string]int)
+	}
+	h.expected[key]++
+	h.mu.Unlock()
+	var once sync.Once
+	return func(v any, handed bool) {
+		once.Do(func() {
+			h.mu.Lock()
+			h.expected[key]--
+			held := h.held[key]
+			if h.expected[key] <= 0 {
+				delete(h.expected, key)
+				delete(h.held, key)
+			}
+			h.mu.Unlock()
+			switch {
+			case handed:
+				h.WakeWith(key, v)
+			case held:
+				h.Wake(key)
+			}
+		})
 	}
 }

@@ -709,3 +709,58 @@ func TestWakeWithHandsItsValue(t *testing.T) {
 		t.Fatal("Wake handed a value")
 	}
 }
+
+// Goal: while a hand-off of a result key is expected (Expect), the
+// database's notification of that key wakes none of its waiters — they
+// wait for the value — and the hand-off then wakes them with it; an
+// expectation given up lets a notification held meanwhile wake them.
+func TestExpectHoldsTheNotificationUntilTheHandOff(t *testing.T) {
+	h, conn := listening(t)
+	key := store.ResultKey("default", "wf")
+	w := h.Register(key)
+	defer w.Close()
+	barrier := h.Register(store.ResultKey("default", "barrier"))
+	defer barrier.Close()
+	// passed notifies key, then the barrier, and waits for the barrier:
+	// the key's notification has been handled by then.
+	passed := func() {
+		t.Helper()
+		notify(t, conn, key)
+		notify(t, conn, store.ResultKey("default", "barrier"))
+		if !woken(barrier, 10*time.Second) {
+			t.Fatal("the barrier waiter was not woken")
+		}
+	}
+
+	done := h.Expect(key)
+	passed()
+	if pending(w) {
+		t.Fatal("the notification woke the waiter while a hand-off was expected")
+	}
+	done("closed", true)
+	if !pending(w) || w.Handed() != "closed" {
+		t.Fatal("the hand-off did not wake the waiter with its value")
+	}
+	done("again", true) // done runs once
+	if pending(w) {
+		t.Fatal("a second call of done woke the waiter")
+	}
+
+	done = h.Expect(key)
+	passed()
+	done(nil, false)
+	if !pending(w) || w.Handed() != nil {
+		t.Fatal("a held notification did not wake the waiter (without a value) once the hand-off was given up")
+	}
+
+	// With no expectation, the notification wakes at once.
+	passed()
+	if !pending(w) {
+		t.Fatal("the notification did not wake the waiter")
+	}
+	// An expectation given up with nothing held wakes no one.
+	h.Expect(key)(nil, false)
+	if pending(w) {
+		t.Fatal("an expectation given up woke the waiter with nothing held")
+	}
+}
