@@ -40,6 +40,11 @@ type pollSpec struct {
 	// empty look then marks them quiet, and a poll on quiet keys waits
 	// for a wake-up without looking first.
 	workQueue bool
+	// take is how many items of its work queues the poll's next look takes
+	// at most (0: one), and pinned whether it takes only some of them (a
+	// worker with a build id): see longpoll.Hub.RegisterTaking.
+	take   int
+	pinned bool
 	// handed, when set, is offered what a wake-up handed the poll
 	// (longpoll.Hub.WakeWith); true ends the poll found, without a look
 	// at the database.
@@ -101,7 +106,7 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 	var wake <-chan struct{}
 	var waiter *longpoll.Waiter
 	if s.hub != nil {
-		waiter = s.hub.Register(p.keys...)
+		waiter = s.hub.RegisterTaking(p.take, p.pinned, p.keys...)
 		defer waiter.Close()
 		wake = waiter.C()
 	}

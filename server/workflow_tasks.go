@@ -71,6 +71,8 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 			return s.store.NextWorkflowWake(ctx, ns, req.TaskQueue)
 		},
 		workQueue: true,
+		take:      req.MaxTasks,
+		pinned:    req.BuildID != "",
 	})
 	var task *api.WorkflowTask
 	if found && err == nil && len(tasks) > 0 {

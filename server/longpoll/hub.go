@@ -165,6 +165,14 @@ type Waiter struct {
 	// handed is the value of the last WakeWith that woke the waiter, not
 	// yet taken (guarded by hub.mu).
 	handed any
+	// take is how many items of a work queue the waiter's next look takes
+	// at most (its poll's max_tasks; 1 when not told), and pinned whether
+	// it takes only some of them (a worker of one build id); see
+	// RegisterTaking. owed is how many items its last wake-up by WakeN
+	// stood for (guarded by hub.mu).
+	take   int
+	pinned bool
+	owed   int
 }
 
 // Handed returns the value that the last [Hub.WakeWith] of one of the
@@ -210,7 +218,7 @@ func (w *Waiter) Close() {
 	select {
 	case <-w.ch:
 		for _, k := range w.keys {
-			h.wakeN(k, 1)
+			h.wakeN(k, max(w.owed, 1))
 		}
 	default:
 	}
@@ -220,7 +228,19 @@ func (w *Waiter) Close() {
 // looking at the database one last time, then wait on C: a notification
 // that arrives in between is not lost.
 func (h *Hub) Register(keys ...string) *Waiter {
-	w := &Waiter{hub: h, ch: make(chan struct{}, 1)}
+	return h.RegisterTaking(1, false, keys...)
+}
+
+// RegisterTaking is Register for a poll whose next look at a work queue
+// takes up to take items (at least 1), of any kind (pinned false) or only
+// some (pinned: a worker of one build id, which takes the turns of its
+// build's executions alone). WakeN then wakes waiters of a key for n items
+// until their takes cover n — one poll of 16 for a group of 16 starts, not
+// 16 polls of which all but one look in vain — unless a pinned waiter is
+// among them: a waiter's take then counts as one item, as for Register,
+// since the woken waiter may be unable to take what came.
+func (h *Hub) RegisterTaking(take int, pinned bool, keys ...string) *Waiter {
+	w := &Waiter{hub: h, ch: make(chan struct{}, 1), take: max(take, 1), pinned: pinned}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !seen[k] {
@@ -272,9 +292,10 @@ func (h *Hub) WakeWith(key string, v any) int {
 	return n
 }
 
-// WakeN wakes up to n waiters registered on key that have no wake-up
-// pending (a waiter with one pending looks at the database anyway) and
-// returns how many it woke: n new items of a work queue need n pollers,
+// WakeN wakes waiters registered on key that have no wake-up pending (a
+// waiter with one pending looks at the database anyway) until they cover
+// n items — each for its take (RegisterTaking), or for one — and returns
+// how many it woke: n new items of a work queue need pollers for n items,
 // not all of them.
 func (h *Hub) WakeN(key string, n int) int {
 	h.mu.Lock()
@@ -283,19 +304,32 @@ func (h *Hub) WakeN(key string, n int) int {
 }
 
 func (h *Hub) wakeN(key string, n int) int {
-	woken := 0
+	byTake := true
 	for w := range h.waiters[key] {
-		if woken >= n {
+		if w.pinned {
+			byTake = false
+			break
+		}
+	}
+	woken, covered := 0, 0
+	for w := range h.waiters[key] {
+		if covered >= n {
 			break
 		}
 		select {
 		case w.ch <- struct{}{}:
 			woken++
+			share := 1
+			if byTake {
+				share = w.take
+			}
+			w.owed = min(share, n-covered)
+			covered += w.owed
 		default:
 		}
 	}
 	h.wakes.Add(uint64(woken))
-	if woken < n {
+	if covered < n {
 		// Work that no poller was woken for: the next poll must look.
 		h.seq++
 		delete(h.quiet, key)

@@ -764,3 +764,59 @@ func TestExpectHoldsTheNotificationUntilTheHandOff(t *testing.T) {
 		t.Fatal("an expectation given up woke the waiter with nothing held")
 	}
 }
+
+// Goal: WakeN wakes waiters until their takes cover the items — one poll
+// that takes 16 for a group of 6 starts, not 6 polls of which 5 look in
+// vain — counts each waiter for one item when a pinned waiter (a worker
+// of one build id) is among them, and a waiter that leaves with its
+// wake-up untaken passes on every item it was woken for.
+func TestWakeNCountsWhatEachWaiterTakes(t *testing.T) {
+	key := store.WorkflowQueueKey("default", "q")
+	count := func(ws []*longpoll.Waiter) int {
+		n := 0
+		for _, w := range ws {
+			if pending(w) {
+				n++
+			}
+		}
+		return n
+	}
+	register := func(h *longpoll.Hub, n, take int, pinned bool) []*longpoll.Waiter {
+		var ws []*longpoll.Waiter
+		for range n {
+			w := h.RegisterTaking(take, pinned, key)
+			t.Cleanup(w.Close)
+			ws = append(ws, w)
+		}
+		return ws
+	}
+
+	h := longpoll.New(longpoll.Config{}, nil)
+	ws := register(h, 6, 16, false)
+	if n := h.WakeN(key, 6); n != 1 {
+		t.Fatalf("WakeN(6) over waiters taking 16 woke %d, want 1", n)
+	}
+	if n := h.WakeN(key, 20); n != 2 {
+		t.Fatalf("WakeN(20) woke %d more, want 2 (16 + 4)", n)
+	}
+	if n := count(ws); n != 3 {
+		t.Fatalf("%d waiters have a wake-up, want 3", n)
+	}
+
+	// A waiter that leaves with its wake-up untaken hands on all of it.
+	h = longpoll.New(longpoll.Config{}, nil)
+	big := h.RegisterTaking(16, false, key)
+	h.WakeN(key, 6)
+	smalls := register(h, 6, 1, false)
+	big.Close()
+	if n := count(smalls); n != 6 {
+		t.Fatalf("the waiter woken for 6 items left them to %d waiters taking one each, want 6", n)
+	}
+
+	// A pinned waiter among them: each waiter counts for one item.
+	h = longpoll.New(longpoll.Config{}, nil)
+	ws = append(register(h, 5, 16, false), register(h, 1, 16, true)...)
+	if n := h.WakeN(key, 3); n != 3 {
+		t.Fatalf("with a pinned waiter, WakeN(3) woke %d, want 3", n)
+	}
+}
