@@ -181,3 +181,67 @@ func TestClosingAckNotificationDoesNotBeatTheHandOff(t *testing.T) {
 		}
 	}
 }
+
+// Goal: a result poll of a workflow this server started a moment ago
+// waits without a first look at the database (the hub vouches that no
+// close of it was heard) and is answered by the closing ack's hand-off —
+// no read of the workflow at all — while a poll of a workflow that closed
+// before the poll came still finds it closed at once (the close was heard:
+// the poll looks).
+func TestResultPollOfAFreshStartNeedsNoLook(t *testing.T) {
+	base := newEnv(t, slowRecheck())
+	e, counter := countingEnv(t, base, base.hub)
+
+	startWF(t, e, "wf-fresh", "q")
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	resultDone := make(chan response, 1)
+	go func() { resultDone <- e.get("/workflows/wf-fresh/result?wait=60s") }()
+	waitUntil(t, 10*time.Second, "the result poll to wait", func() bool {
+		return e.hub.WaitersOn(store.ResultKey("default", "wf-fresh")) == 1
+	})
+	if n := counter.n.Load(); n != 0 {
+		t.Fatalf("the result poll of a workflow started here a moment ago read it %d times before waiting", n)
+	}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`"done"`)},
+	}}).want(t, http.StatusOK)
+	var wf api.Workflow
+	select {
+	case r := <-resultDone:
+		r.want(t, http.StatusOK).decode(t, &wf)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the result poll was not answered")
+	}
+	if wf.Status != api.StatusCompleted || string(wf.Result) != `"done"` || wf.ExecutionID != 1 {
+		t.Fatalf("result %+v", wf)
+	}
+	if n := counter.n.Load(); n != 0 {
+		t.Fatalf("the result poll read the workflow %d times", n)
+	}
+
+	// Closed before its poll: the poll looks, and answers at once.
+	startWF(t, e, "wf-closed-first", "q")
+	task, ok = pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)},
+	}}).want(t, http.StatusOK)
+	before := counter.n.Load()
+	start := time.Now()
+	r := e.get("/workflows/wf-closed-first/result?wait=60s").want(t, http.StatusOK)
+	r.decode(t, &wf)
+	if wf.Status != api.StatusCompleted || string(wf.Result) != "2" {
+		t.Fatalf("result %+v", wf)
+	}
+	if counter.n.Load() == before {
+		t.Fatal("the poll of a workflow closed before it answered without looking")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("the poll of a closed workflow took %v", d)
+	}
+}

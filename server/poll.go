@@ -45,6 +45,11 @@ type pollSpec struct {
 	// worker with a build id): see longpoll.Hub.RegisterTaking.
 	take   int
 	pinned bool
+	// running, when set, makes the poll a result poll (its one key a
+	// result key): when the hub can vouch that the workflow still runs
+	// (longpoll.Hub.RegisterResult) the poll skips its first look, and
+	// running is told which execution runs.
+	running func(execution int64)
 	// handed, when set, is offered what a wake-up handed the poll
 	// (longpoll.Hub.WakeWith); true ends the poll found, without a look
 	// at the database.
@@ -105,8 +110,18 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 	deadline := time.Now().Add(p.wait)
 	var wake <-chan struct{}
 	var waiter *longpoll.Waiter
+	// lookless: the first look is known to find nothing.
+	lookless := false
 	if s.hub != nil {
-		waiter = s.hub.RegisterTaking(p.take, p.pinned, p.keys...)
+		if p.running != nil && len(p.keys) == 1 {
+			var execution int64
+			waiter, lookless, execution = s.hub.RegisterResult(p.keys[0])
+			if lookless {
+				p.running(execution)
+			}
+		} else {
+			waiter = s.hub.RegisterTaking(p.take, p.pinned, p.keys...)
+		}
 		defer waiter.Close()
 		wake = waiter.C()
 	}
@@ -123,12 +138,13 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		if s.hub != nil {
 			seq = s.hub.Seq()
 		}
-		if !skip {
+		if !skip && !lookless {
 			found, err = p.fetch(ctx)
 			if err != nil || found {
 				return found, err
 			}
 		}
+		lookless = false
 		if timer == nil {
 			inFlight := s.metrics.LongPollsInFlight.WithLabelValues(p.route)
 			inFlight.Inc()

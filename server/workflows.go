@@ -65,6 +65,11 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.hub != nil && resp.Status == api.StatusRunning {
+		// The result polls of this server need not look at it for a
+		// while: every close of it will be heard (RegisterResult).
+		s.hub.MarkStarted(store.ResultKey(ns, resp.InstanceID), resp.ExecutionID)
+	}
 	if req.CronSchedule == "" && s.hub != nil {
 		// The start's statement (its group's: one item per start on the
 		// queue) notified its queue of this item; hand the item to a
@@ -231,6 +236,11 @@ func (s *Server) workflowResult(c echo.Context) error {
 				return false, err
 			}
 			return wf.Status != api.StatusRunning, nil
+		},
+		// Started by this server a moment ago, and heard closed since by
+		// no one: it runs, and the poll waits without a first look.
+		running: func(execution int64) {
+			wf = api.Workflow{Namespace: ns, InstanceID: id, Status: api.StatusRunning, ExecutionID: execution}
 		},
 		// The closing ack of the execution the poll saw running, on this
 		// server, hands over the workflow as it committed it (a closing

@@ -121,6 +121,15 @@ type Hub struct {
 	// done yet; held marks the keys whose notification came meanwhile.
 	expected map[string]int
 	held     map[string]bool
+	// started holds the result keys of the workflows this process started
+	// (MarkStarted), closed the result keys notified or handed off, each
+	// with its time, for runningFor; epoch counts the listener's connects
+	// and losses (a notification may be lost in between). pruned is when
+	// both maps were last pruned.
+	started map[string]startMark
+	closed  map[string]time.Time
+	epoch   uint64
+	pruned  time.Time
 
 	connected       atomic.Bool
 	backendPID      atomic.Uint32
@@ -282,6 +291,9 @@ func (h *Hub) Wake(key string) int {
 func (h *Hub) WakeWith(key string, v any) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if kind, _, _, _ := store.ParseKey(key); kind == 'r' {
+		h.noteClosed(key)
+	}
 	n := 0
 	for w := range h.waiters[key] {
 		w.handed = v
@@ -290,6 +302,91 @@ func (h *Hub) WakeWith(key string, v any) int {
 	}
 	h.wakes.Add(uint64(n))
 	return n
+}
+
+// runningFor is how long after a workflow's start by this process
+// (MarkStarted) RegisterResult may vouch that it still runs; a close of it
+// is remembered at least as long.
+const runningFor = 10 * time.Second
+
+// startMark is one MarkStarted: when, in which listener epoch, which
+// execution.
+type startMark struct {
+	at        time.Time
+	epoch     uint64
+	execution int64
+}
+
+// MarkStarted records that this process has just started execution
+// execution of the workflow whose result key is key (its start
+// committed), while the listener is connected: until runningFor has
+// passed, RegisterResult can tell, without a look at the database, that it
+// has not closed since — every close notifies its result key, and this hub
+// would have heard it.
+func (h *Hub) MarkStarted(key string, execution int64) {
+	if !h.connected.Load() {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started == nil {
+		h.started = make(map[string]startMark)
+	}
+	h.started[key] = startMark{at: time.Now(), epoch: h.epoch, execution: execution}
+	h.prune()
+}
+
+// noteClosed records that key (a result key) was notified or handed off
+// now. Called with h.mu held.
+func (h *Hub) noteClosed(key string) {
+	if h.closed == nil {
+		h.closed = make(map[string]time.Time)
+	}
+	h.closed[key] = time.Now()
+	h.prune()
+}
+
+// prune drops the marks and closes older than runningFor, at most once per
+// runningFor. Called with h.mu held.
+func (h *Hub) prune() {
+	now := time.Now()
+	if now.Sub(h.pruned) < runningFor {
+		return
+	}
+	h.pruned = now
+	for k, m := range h.started {
+		if now.Sub(m.at) >= runningFor {
+			delete(h.started, k)
+		}
+	}
+	for k, at := range h.closed {
+		if now.Sub(at) >= 2*runningFor {
+			delete(h.closed, k)
+		}
+	}
+}
+
+// RegisterResult is Register for a poll on a workflow's result key, and
+// reports whether the workflow is known to run still: this process
+// started it less than runningFor ago (MarkStarted), the listener has been
+// connected throughout, and no close of it was notified or handed off
+// since. Each close notifies its result key after its commit, so a close
+// that committed before this registration was either heard already — and
+// running is false — or its notification is yet to come and wakes the
+// waiter. A poll that is told running (and which execution runs) needs no
+// first look at the database.
+func (h *Hub) RegisterResult(key string) (w *Waiter, running bool, execution int64) {
+	w = h.Register(key)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m, ok := h.started[key]
+	if !ok || !h.connected.Load() || m.epoch != h.epoch || time.Since(m.at) >= runningFor {
+		return w, false, 0
+	}
+	if at, closed := h.closed[key]; closed && !at.Before(m.at) {
+		return w, false, 0
+	}
+	return w, true, m.execution
 }
 
 // WakeN wakes waiters registered on key that have no wake-up pending (a
@@ -561,6 +658,9 @@ func (h *Hub) NextConnect() <-chan struct{} {
 // It returns how many waiters it woke.
 func (h *Hub) markConnected(pid uint32) int {
 	h.backendPID.Store(pid)
+	h.mu.Lock()
+	h.epoch++
+	h.mu.Unlock()
 	h.connected.Store(true)
 	h.connects.Add(1)
 	woken := h.WakeAll()
@@ -575,6 +675,7 @@ func (h *Hub) markDisconnected() {
 	h.connected.Store(false)
 	h.backendPID.Store(0)
 	h.mu.Lock()
+	h.epoch++
 	h.seq++
 	clear(h.quiet)
 	clear(h.early)
@@ -688,6 +789,9 @@ func (h *Hub) handle(payload string) {
 		// A result or a cancel concerns every waiter on it — unless this
 		// process is about to hand its waiters the value itself (Expect).
 		h.mu.Lock()
+		if kind == 'r' {
+			h.noteClosed(key)
+		}
 		if h.expected[key] > 0 {
 			if h.held == nil {
 				h.held = make(map[string]bool)

@@ -815,8 +815,78 @@ func TestWakeNCountsWhatEachWaiterTakes(t *testing.T) {
 
 	// A pinned waiter among them: each waiter counts for one item.
 	h = longpoll.New(longpoll.Config{}, nil)
-	ws = append(register(h, 5, 16, false), register(h, 1, 16, true)...)
+	register(h, 5, 16, false)
+	register(h, 1, 16, true)
 	if n := h.WakeN(key, 3); n != 3 {
 		t.Fatalf("with a pinned waiter, WakeN(3) woke %d, want 3", n)
+	}
+}
+
+// Goal: RegisterResult vouches that a workflow this process started a
+// moment ago still runs — and with which execution — only while no close
+// of it was heard since (a notification of its result key, or a hand-off)
+// and the listener stayed connected; for any other key it vouches nothing.
+func TestRegisterResultVouchesOnlyForAStartNotHeardClosed(t *testing.T) {
+	h, conn := listening(t)
+	started := store.ResultKey("default", "started")
+	h.MarkStarted(started, 3)
+	w, running, execution := h.RegisterResult(started)
+	w.Close()
+	if !running || execution != 3 {
+		t.Fatalf("a workflow just started here: running %v, execution %d; want true, 3", running, execution)
+	}
+	if w, running, _ := h.RegisterResult(store.ResultKey("default", "elsewhere")); running {
+		t.Fatal("vouched for a workflow this process did not start")
+	} else {
+		w.Close()
+	}
+
+	// Closed by a hand-off.
+	h.WakeWith(started, "closed")
+	if w, running, _ := h.RegisterResult(started); running {
+		t.Fatal("vouched for a workflow handed off as closed")
+	} else {
+		w.Close()
+	}
+	// Started again: its new execution runs.
+	h.MarkStarted(started, 4)
+	if w, running, execution := h.RegisterResult(started); !running || execution != 4 {
+		t.Fatalf("after a restart: running %v, execution %d; want true, 4", running, execution)
+	} else {
+		w.Close()
+	}
+
+	// Closed by a notification (another replica's close).
+	notified := store.ResultKey("default", "notified")
+	h.MarkStarted(notified, 1)
+	barrier := h.Register(store.ResultKey("default", "barrier"))
+	defer barrier.Close()
+	notify(t, conn, notified)
+	notify(t, conn, store.ResultKey("default", "barrier"))
+	if !woken(barrier, 10*time.Second) {
+		t.Fatal("the barrier waiter was not woken")
+	}
+	if w, running, _ := h.RegisterResult(notified); running {
+		t.Fatal("vouched for a workflow whose close was notified")
+	} else {
+		w.Close()
+	}
+
+	// A lost listener: a notification may have been missed.
+	lost := store.ResultKey("default", "lost")
+	h.MarkStarted(lost, 1)
+	reconnected := h.NextConnect()
+	if _, err := conn.Exec(context.Background(), `SELECT pg_terminate_backend($1)`, int32(h.Stats().BackendPID)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reconnected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not reconnect")
+	}
+	if w, running, _ := h.RegisterResult(lost); running {
+		t.Fatal("vouched for a workflow across a lost listener connection")
+	} else {
+		w.Close()
 	}
 }
