@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -58,8 +59,10 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		return err
 	}
 	var notes uint64
+	var stamp longpoll.StartStamp
 	if s.hub != nil {
 		notes = s.hub.WorkNotes()
+		stamp = s.hub.StampStart()
 	}
 	resp, err := s.store.StartWorkflow(c.Request().Context(), ns, req)
 	if err != nil {
@@ -67,8 +70,9 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	}
 	if s.hub != nil && resp.Status == api.StatusRunning {
 		// The result polls of this server need not look at it for a
-		// while: every close of it will be heard (RegisterResult).
-		s.hub.MarkStarted(store.ResultKey(ns, resp.InstanceID), resp.ExecutionID)
+		// while: every close of it, from its commit on, will be heard
+		// (RegisterResult).
+		s.hub.MarkStarted(store.ResultKey(ns, resp.InstanceID), resp.ExecutionID, stamp)
 	}
 	if req.CronSchedule == "" && s.hub != nil {
 		// The start's statement (its group's: one item per start on the

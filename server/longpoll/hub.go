@@ -317,14 +317,32 @@ type startMark struct {
 	execution int64
 }
 
-// MarkStarted records that this process has just started execution
-// execution of the workflow whose result key is key (its start
-// committed), while the listener is connected: until runningFor has
-// passed, RegisterResult can tell, without a look at the database, that it
-// has not closed since — every close notifies its result key, and this hub
-// would have heard it.
-func (h *Hub) MarkStarted(key string, execution int64) {
-	if !h.connected.Load() {
+// StartStamp is when a start began, in which listener epoch, and whether
+// the listener was connected then (Hub.StampStart).
+type StartStamp struct {
+	at        time.Time
+	epoch     uint64
+	connected bool
+}
+
+// StampStart stamps a start before its statement runs: a close of the
+// started workflow, however soon it follows the start's commit, is then
+// heard after the stamp (see MarkStarted).
+func (h *Hub) StampStart() StartStamp {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return StartStamp{at: time.Now(), epoch: h.epoch, connected: h.connected.Load()}
+}
+
+// MarkStarted records that this process has started execution execution
+// of the workflow whose result key is key, its start stamped by stamp
+// (StampStart) before its statement: until runningFor has passed since the
+// stamp, RegisterResult can tell, without a look at the database, that it
+// has not closed since — every close notifies its result key, this hub
+// hears it, and a close heard after the stamp voids the mark. Nothing is
+// recorded when the listener was not connected at the stamp.
+func (h *Hub) MarkStarted(key string, execution int64, stamp StartStamp) {
+	if !stamp.connected {
 		return
 	}
 	h.mu.Lock()
@@ -332,7 +350,7 @@ func (h *Hub) MarkStarted(key string, execution int64) {
 	if h.started == nil {
 		h.started = make(map[string]startMark)
 	}
-	h.started[key] = startMark{at: time.Now(), epoch: h.epoch, execution: execution}
+	h.started[key] = startMark{at: stamp.at, epoch: stamp.epoch, execution: execution}
 	h.prune()
 }
 
@@ -380,6 +398,8 @@ func (h *Hub) RegisterResult(key string) (w *Waiter, running bool, execution int
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m, ok := h.started[key]
+	// The epoch changes at each connect and each loss: the same epoch as
+	// the stamp's means connected throughout since.
 	if !ok || !h.connected.Load() || m.epoch != h.epoch || time.Since(m.at) >= runningFor {
 		return w, false, 0
 	}

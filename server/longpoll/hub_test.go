@@ -824,12 +824,14 @@ func TestWakeNCountsWhatEachWaiterTakes(t *testing.T) {
 
 // Goal: RegisterResult vouches that a workflow this process started a
 // moment ago still runs — and with which execution — only while no close
-// of it was heard since (a notification of its result key, or a hand-off)
-// and the listener stayed connected; for any other key it vouches nothing.
+// of it was heard since its start was stamped (a notification of its
+// result key, or a hand-off), even one heard before the start was marked,
+// and while the listener stayed connected; for any other key it vouches
+// nothing.
 func TestRegisterResultVouchesOnlyForAStartNotHeardClosed(t *testing.T) {
 	h, conn := listening(t)
 	started := store.ResultKey("default", "started")
-	h.MarkStarted(started, 3)
+	h.MarkStarted(started, 3, h.StampStart())
 	w, running, execution := h.RegisterResult(started)
 	w.Close()
 	if !running || execution != 3 {
@@ -849,7 +851,7 @@ func TestRegisterResultVouchesOnlyForAStartNotHeardClosed(t *testing.T) {
 		w.Close()
 	}
 	// Started again: its new execution runs.
-	h.MarkStarted(started, 4)
+	h.MarkStarted(started, 4, h.StampStart())
 	if w, running, execution := h.RegisterResult(started); !running || execution != 4 {
 		t.Fatalf("after a restart: running %v, execution %d; want true, 4", running, execution)
 	} else {
@@ -858,7 +860,7 @@ func TestRegisterResultVouchesOnlyForAStartNotHeardClosed(t *testing.T) {
 
 	// Closed by a notification (another replica's close).
 	notified := store.ResultKey("default", "notified")
-	h.MarkStarted(notified, 1)
+	h.MarkStarted(notified, 1, h.StampStart())
 	barrier := h.Register(store.ResultKey("default", "barrier"))
 	defer barrier.Close()
 	notify(t, conn, notified)
@@ -872,9 +874,22 @@ func TestRegisterResultVouchesOnlyForAStartNotHeardClosed(t *testing.T) {
 		w.Close()
 	}
 
+	// Closed between the start's stamp and its mark (a workflow that ran
+	// to its end before the start's answer came back): the close, heard
+	// after the stamp, voids the mark.
+	quick := store.ResultKey("default", "quick")
+	stamp := h.StampStart()
+	h.WakeWith(quick, "closed")
+	h.MarkStarted(quick, 1, stamp)
+	if w, running, _ := h.RegisterResult(quick); running {
+		t.Fatal("vouched for a workflow closed before its start was marked")
+	} else {
+		w.Close()
+	}
+
 	// A lost listener: a notification may have been missed.
 	lost := store.ResultKey("default", "lost")
-	h.MarkStarted(lost, 1)
+	h.MarkStarted(lost, 1, h.StampStart())
 	reconnected := h.NextConnect()
 	if _, err := conn.Exec(context.Background(), `SELECT pg_terminate_backend($1)`, int32(h.Stats().BackendPID)); err != nil {
 		t.Fatal(err)
