@@ -20,6 +20,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -105,7 +106,15 @@ func newEnv(t testing.TB, cfg Config) *env {
 		t.Fatal("the hub did not connect")
 	}
 	srv := New(st, hub, cfg, logger)
-	// Served as Serve serves: its http.Server, its listener wrapper.
+	ts := serve(t, srv)
+	return &env{t: t, url: url, pool: pool, store: st, hub: hub, srv: srv, ts: ts,
+		base: ts.URL + "/v1/namespaces/default"}
+}
+
+// serve serves srv as Serve serves it (its http.Server, its listener
+// wrapper) on a loopback port until the test ends.
+func serve(t testing.TB, srv *Server) *httptest.Server {
+	t.Helper()
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.Config = srv.HTTPServer(context.Background())
 	ts.Listener = srv.WrapListener(ts.Listener)
@@ -114,8 +123,18 @@ func newEnv(t testing.TB, cfg Config) *env {
 		srv.BeginShutdown()
 		ts.Close()
 	})
-	return &env{t: t, url: url, pool: pool, store: st, hub: hub, srv: srv, ts: ts,
-		base: ts.URL + "/v1/namespaces/default"}
+	return ts
+}
+
+// over is e's database served by a second server over st (e's store, or a
+// wrapper of it) and hub, with a ten-minute re-check interval.
+func (e *env) over(t testing.TB, st storage.Provider, hub *longpoll.Hub) *env {
+	t.Helper()
+	srv := New(st, hub, slowRecheck(), testLogger(t, slog.LevelWarn))
+	ts := serve(t, srv)
+	d := *e
+	d.hub, d.srv, d.ts, d.base = hub, srv, ts, ts.URL+"/v1/namespaces/default"
+	return &d
 }
 
 // response is an answer read whole.

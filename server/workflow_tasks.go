@@ -127,8 +127,9 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	// A turn that would close the workflow: the commit's notification of
 	// its result must not wake this server's waiters before the hand-off
 	// below (they would read the workflow again); it is held until then,
-	// and let through if the turn does not close it after all.
-	var handOff func(v any, handed bool)
+	// and let through if the turn does not close it after all. Any other
+	// turn that closes it (none known) only wakes the waiters.
+	handOff := func(any, bool) { s.wakeLocal(key) }
 	if s.hub != nil && closesWorkflow(req.Commands) {
 		handOff = s.hub.Expect(key)
 		defer handOff(nil, false)
@@ -143,16 +144,11 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		// back from PostgreSQL (it still comes, and still wakes the
 		// waiters of the other replicas; here it finds them gone), and
 		// hand them the workflow as committed, so that they answer
-		// without reading it again.
-		switch {
-		case resp.Closed != nil && handOff != nil:
+		// without reading it again (a receipt's replay has none: the
+		// waiters look).
+		if resp.Closed != nil {
 			handOff(*resp.Closed, true)
-		case resp.Closed != nil && s.hub != nil:
-			s.hub.WakeWith(key, *resp.Closed)
-		default:
-			if handOff != nil {
-				handOff(nil, false)
-			}
+		} else {
 			s.wakeLocal(key)
 		}
 	}

@@ -185,6 +185,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 	if err := s.writeTurns(ctx, t, w); err != nil {
 		return err
 	}
+	readClosedAtCommit(t, w)
 	// The receipts, for acks sent again after a lost answer (the eager
 	// attempts are not repeated).
 	rs := make([]receipt, 0, len(planned))
@@ -704,24 +705,31 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		for _, id := range w.finished {
 			t.wake(ResultKey(ns, id))
 		}
-		// The closed workflows as committed, read in the COMMIT's round
-		// trip: the server hands them to its waiters on their results,
-		// which then need not read them again.
-		t.atCommit(func(ctx context.Context) error {
-			rows, err := t.q.GetInstancesByID(ctx, gen.GetInstancesByIDParams{Namespace: ns, InstanceIds: w.finished})
-			if err != nil {
-				return fmt.Errorf("closed workflows: %w", err)
-			}
-			for _, r := range rows {
-				if out := w.outs[r.Instance.InstanceID]; out != nil && r.Instance.Status != api.StatusRunning {
-					wf := toWorkflow(r.Instance)
-					out.Closed = &wf
-				}
-			}
-			return nil
-		})
 	}
 	return nil
+}
+
+// readClosedAtCommit makes the ack transaction's last statement, in its
+// COMMIT's round trip, read the workflows w's turns closed, as committed,
+// into their answers (Closed): the server hands them to its waiters on
+// their results, which then need not read them again.
+func readClosedAtCommit(t *txn, w *turnWrites) {
+	if len(w.finished) == 0 {
+		return
+	}
+	t.atCommit(func(ctx context.Context) error {
+		rows, err := t.q.GetInstancesByID(ctx, gen.GetInstancesByIDParams{Namespace: w.ns, InstanceIds: w.finished})
+		if err != nil {
+			return fmt.Errorf("closed workflows: %w", err)
+		}
+		for _, r := range rows {
+			if out := w.outs[r.Instance.InstanceID]; out != nil && r.Instance.Status != api.StatusRunning {
+				wf := toWorkflow(r.Instance)
+				out.Closed = &wf
+			}
+		}
+		return nil
+	})
 }
 
 // cancelExecutions cancels every attempt of the executions: attempts

@@ -70,11 +70,8 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 	// flush (a fetch lost in a database crash is delivered again).
 	var rows []gen.WorkerQueue
 	err := s.inTx(ctx, func(t *txn) error {
-		if err := t.w.RelaxCommit(ctx); err != nil {
-			return fmt.Errorf("relax commit: %w", err)
-		}
-		if err := t.w.GenericPlans(ctx); err != nil {
-			return fmt.Errorf("generic plans: %w", err)
+		if err := t.fetchOnly(ctx); err != nil {
+			return err
 		}
 		var err error
 		rows, err = t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{

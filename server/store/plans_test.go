@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/tetherhq/tether/internal/pgtest"
 )
 
@@ -61,21 +63,80 @@ func plannable(query string) bool {
 	return false
 }
 
-// planIndexes returns the indexes a plan (EXPLAIN FORMAT JSON) reads, and
-// the tables it reads sequentially as "seq:<table>".
-func planIndexes(node map[string]any, into map[string]bool) {
-	if name, ok := node["Index Name"].(string); ok {
-		into[name] = true
-	}
-	if node["Node Type"] == "Seq Scan" {
-		into["seq:"+fmt.Sprint(node["Relation Name"])] = true
-	}
+// walkPlan calls fn on node, a plan of EXPLAIN (FORMAT JSON), and on each
+// node below it.
+func walkPlan(node map[string]any, fn func(map[string]any)) {
+	fn(node)
 	if plans, ok := node["Plans"].([]any); ok {
 		for _, p := range plans {
 			if m, ok := p.(map[string]any); ok {
-				planIndexes(m, into)
+				walkPlan(m, fn)
 			}
 		}
+	}
+}
+
+// planIndexes returns the indexes a plan (EXPLAIN FORMAT JSON) reads, and
+// the tables it reads sequentially as "seq:<table>".
+func planIndexes(node map[string]any, into map[string]bool) {
+	walkPlan(node, func(n map[string]any) {
+		if name, ok := n["Index Name"].(string); ok {
+			into[name] = true
+		}
+		if n["Node Type"] == "Seq Scan" {
+			into["seq:"+fmt.Sprint(n["Relation Name"])] = true
+		}
+	})
+}
+
+// eachGenericPlan prepares every generated statement that has a plan on
+// conn, in name order, and calls fn with the generic plan PostgreSQL
+// caches for it (plan_cache_mode force_generic_plan, set on conn): the
+// plan a server keeps on each connection until the next ANALYZE.
+func eachGenericPlan(t *testing.T, conn *pgxpool.Conn, fn func(name string, plan map[string]any)) {
+	t.Helper()
+	ctx := ctxT(t)
+	pg := conn.Conn().PgConn()
+	if _, err := pg.Exec(ctx, "SET plan_cache_mode = force_generic_plan").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	queries := generatedQueries(t)
+	names := make([]string, 0, len(queries))
+	for name := range queries {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) < 20 {
+		t.Fatalf("found only %d generated queries: %v", len(names), names)
+	}
+	for i, name := range names {
+		if !plannable(queries[name]) {
+			continue
+		}
+		stmt := fmt.Sprintf("generic_plan_%d", i)
+		if _, err := pg.Exec(ctx, "PREPARE "+stmt+" AS "+queries[name]).ReadAll(); err != nil {
+			t.Fatalf("%s: prepare: %v", name, err)
+		}
+		var nparams int
+		if err := conn.QueryRow(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = $1`,
+			stmt).Scan(&nparams); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		explain := "EXPLAIN (FORMAT JSON) EXECUTE " + stmt
+		if nparams > 0 {
+			explain += "(" + strings.TrimSuffix(strings.Repeat("NULL,", nparams), ",") + ")"
+		}
+		res, err := pg.Exec(ctx, explain).ReadAll()
+		if err != nil || len(res) == 0 || len(res[0].Rows) == 0 {
+			t.Fatalf("%s: explain: %v", name, err)
+		}
+		var plans []struct {
+			Plan map[string]any `json:"Plan"`
+		}
+		if err := json.Unmarshal(res[0].Rows[0][0], &plans); err != nil || len(plans) != 1 {
+			t.Fatalf("%s: plan %s: %v", name, res[0].Rows[0][0], err)
+		}
+		fn(name, plans[0].Plan)
 	}
 }
 
@@ -118,20 +179,6 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	pg := conn.Conn().PgConn()
-	if _, err := pg.Exec(ctx, "SET plan_cache_mode = force_generic_plan").ReadAll(); err != nil {
-		t.Fatal(err)
-	}
-
-	queries := generatedQueries(t)
-	names := make([]string, 0, len(queries))
-	for name := range queries {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	if len(names) < 20 {
-		t.Fatalf("found only %d generated queries: %v", len(names), names)
-	}
 
 	// The index each sweeper statement must read. Where noSeq is set, it
 	// must not read worker_queue sequentially either. FlagAttemptTimeouts
@@ -165,36 +212,9 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 	// The statement that finds a parent's children (its close policy, its
 	// cancels) reads instances_parent.
 	byParent := map[string]bool{"CancelChildren": true}
-	for i, name := range names {
-		if !plannable(queries[name]) {
-			continue
-		}
-		stmt := fmt.Sprintf("plan_%d", i)
-		if _, err := pg.Exec(ctx, "PREPARE "+stmt+" AS "+queries[name]).ReadAll(); err != nil {
-			t.Fatalf("%s: prepare: %v", name, err)
-		}
-		var nparams int
-		if err := conn.QueryRow(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = $1`,
-			stmt).Scan(&nparams); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		args := strings.TrimSuffix(strings.Repeat("NULL,", nparams), ",")
-		explain := "EXPLAIN (FORMAT JSON) EXECUTE " + stmt
-		if nparams > 0 {
-			explain += "(" + args + ")"
-		}
-		res, err := pg.Exec(ctx, explain).ReadAll()
-		if err != nil || len(res) == 0 || len(res[0].Rows) == 0 {
-			t.Fatalf("%s: explain: %v", name, err)
-		}
-		var plans []struct {
-			Plan map[string]any `json:"Plan"`
-		}
-		if err := json.Unmarshal(res[0].Rows[0][0], &plans); err != nil || len(plans) != 1 {
-			t.Fatalf("%s: plan %s: %v", name, res[0].Rows[0][0], err)
-		}
+	eachGenericPlan(t, conn, func(name string, plan map[string]any) {
 		used := map[string]bool{}
-		planIndexes(plans[0].Plan, used)
+		planIndexes(plan, used)
 		var list []string
 		for ix := range used {
 			list = append(list, ix)
@@ -227,7 +247,7 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		// instance by primary key and its outstanding activities
 		// through worker_queue_activity, with no scan.
 		if name == "LockNextTurns" {
-			eager := lateralOf(plans[0].Plan, "generate_subscripts")
+			eager := lateralOf(plan, "generate_subscripts")
 			if eager == nil {
 				t.Errorf("LockNextTurns has no eager branch over generate_subscripts")
 			} else {
@@ -267,7 +287,7 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 			}
 			delete(sweeper, name)
 		}
-	}
+	})
 	for name := range sweeper {
 		t.Errorf("no generated statement %s", name)
 	}

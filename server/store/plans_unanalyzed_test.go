@@ -1,40 +1,31 @@
 package store_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/tetherhq/tether/internal/pgtest"
 )
 
-// namespaceScans appends to into the scans of a plan (EXPLAIN FORMAT JSON)
+// namespaceScans returns the scans of a plan (EXPLAIN FORMAT JSON)
 // that read one of tables through its primary key by namespace alone (an
 // "Index Cond" naming namespace and no other key column), or sequentially:
 // on a table of one namespace both read every row of it.
-func namespaceScans(node map[string]any, tables map[string]bool, into *[]string) {
-	rel, _ := node["Relation Name"].(string)
-	if tables[rel] {
-		if node["Node Type"] == "Seq Scan" {
-			*into = append(*into, "seq:"+rel)
+func namespaceScans(plan map[string]any, tables map[string]bool) []string {
+	var scans []string
+	walkPlan(plan, func(node map[string]any) {
+		if rel, _ := node["Relation Name"].(string); tables[rel] && node["Node Type"] == "Seq Scan" {
+			scans = append(scans, "seq:"+rel)
 		}
-	}
-	if cond, ok := node["Index Cond"].(string); ok && tables[strings.TrimSuffix(fmt.Sprint(node["Index Name"]), "_pkey")] {
 		// "(namespace = $2)" or "(namespace = 'x'::text)": the key's
 		// first column only.
-		if strings.HasPrefix(cond, "(namespace = ") && !strings.Contains(cond, " AND ") {
-			*into = append(*into, fmt.Sprintf("%v by namespace", node["Index Name"]))
+		if cond, ok := node["Index Cond"].(string); ok && tables[strings.TrimSuffix(fmt.Sprint(node["Index Name"]), "_pkey")] &&
+			strings.HasPrefix(cond, "(namespace = ") && !strings.Contains(cond, " AND ") {
+			scans = append(scans, fmt.Sprintf("%v by namespace", node["Index Name"]))
 		}
-	}
-	if plans, ok := node["Plans"].([]any); ok {
-		for _, p := range plans {
-			if m, ok := p.(map[string]any); ok {
-				namespaceScans(m, tables, into)
-			}
-		}
-	}
+	})
+	return scans
 }
 
 // TestUnanalyzedPlansFindRowsByKey prepares every generated statement on a
@@ -64,7 +55,6 @@ func TestUnanalyzedPlansFindRowsByKey(t *testing.T) {
 		 SELECT 'default', 'i-' || g, 'W', 'q' FROM generate_series(1, 3000) g`,
 		`INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, payload)
 		 SELECT 'default', 'i-' || g, 1, e, 'ActivityScheduled', e, '{}' FROM generate_series(1, 3000) g, generate_series(1, 4) e`,
-		`SET plan_cache_mode = force_generic_plan`,
 	} {
 		if _, err := conn.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
@@ -74,13 +64,6 @@ func TestUnanalyzedPlansFindRowsByKey(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stats WHERE tablename IN ('instances', 'history')`).Scan(&analyzed); err != nil || analyzed != 0 {
 		t.Fatalf("the tables have statistics (%d columns, %v): the test needs none", analyzed, err)
 	}
-	pg := conn.Conn().PgConn()
-	queries := generatedQueries(t)
-	names := make([]string, 0, len(queries))
-	for name := range queries {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	tables := map[string]bool{"instances": true, "history": true}
 	// The statements that read a namespace on purpose, or that run only
 	// on tables long analyzed, and why.
@@ -93,46 +76,19 @@ func TestUnanalyzedPlansFindRowsByKey(t *testing.T) {
 		"ClaimBufferedSchedule":    "a schedule's buffered fire, once its overlap policy lets it",
 	}
 	var bad []string
-	for i, name := range names {
-		if !plannable(queries[name]) {
-			continue
-		}
-		stmt := fmt.Sprintf("unanalyzed_%d", i)
-		if _, err := pg.Exec(ctx, "PREPARE "+stmt+" AS "+queries[name]).ReadAll(); err != nil {
-			t.Fatalf("%s: prepare: %v", name, err)
-		}
-		var nparams int
-		if err := conn.QueryRow(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = $1`,
-			stmt).Scan(&nparams); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		explain := "EXPLAIN (FORMAT JSON) EXECUTE " + stmt
-		if nparams > 0 {
-			explain += "(" + strings.TrimSuffix(strings.Repeat("NULL,", nparams), ",") + ")"
-		}
-		res, err := pg.Exec(ctx, explain).ReadAll()
-		if err != nil || len(res) == 0 || len(res[0].Rows) == 0 {
-			t.Fatalf("%s: explain: %v", name, err)
-		}
-		var plans []struct {
-			Plan map[string]any `json:"Plan"`
-		}
-		if err := json.Unmarshal(res[0].Rows[0][0], &plans); err != nil || len(plans) != 1 {
-			t.Fatalf("%s: plan %s: %v", name, res[0].Rows[0][0], err)
-		}
-		var scans []string
-		namespaceScans(plans[0].Plan, tables, &scans)
+	eachGenericPlan(t, conn, func(name string, plan map[string]any) {
+		scans := namespaceScans(plan, tables)
 		if len(scans) == 0 {
-			continue
+			return
 		}
 		if why, ok := allowed[name]; ok {
 			t.Logf("%s: %s (allowed: %s)", name, strings.Join(scans, ", "), why)
 			delete(allowed, name)
-			continue
+			return
 		}
 		bad = append(bad, name)
 		t.Errorf("%s reads a whole namespace without statistics: %s", name, strings.Join(scans, ", "))
-	}
+	})
 	if len(bad) == 0 {
 		for name := range allowed {
 			t.Logf("%s no longer reads a namespace: its entry in allowed can go", name)

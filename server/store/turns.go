@@ -190,11 +190,8 @@ func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, w
 		var tasks []*api.WorkflowTask
 		locked := 0
 		err := s.inTx(ctx, func(t *txn) error {
-			if err := t.w.RelaxCommit(ctx); err != nil {
-				return fmt.Errorf("relax commit: %w", err)
-			}
-			if err := t.w.GenericPlans(ctx); err != nil {
-				return fmt.Errorf("generic plans: %w", err)
+			if err := t.fetchOnly(ctx); err != nil {
+				return err
 			}
 			t.p.commitWithNext()
 			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{

@@ -40,6 +40,21 @@ type txn struct {
 // later call replaces an earlier one.
 func (t *txn) atCommit(fn func(ctx context.Context) error) { t.last = fn }
 
+// fetchOnly begins a transaction that only takes locks (a turn or an
+// activity fetch): its commit need not wait for the WAL flush (RelaxCommit:
+// a fetch lost in a crash is delivered again), and its statements run on
+// their generic plans (GenericPlans), as the hot path's grouped
+// transactions do (applyByNamespace).
+func (t *txn) fetchOnly(ctx context.Context) error {
+	if err := t.w.RelaxCommit(ctx); err != nil {
+		return fmt.Errorf("relax commit: %w", err)
+	}
+	if err := t.w.GenericPlans(ctx); err != nil {
+		return fmt.Errorf("generic plans: %w", err)
+	}
+	return nil
+}
+
 // wake announces one new item under key at commit.
 func (t *txn) wake(key string) {
 	if t.wakes == nil {
