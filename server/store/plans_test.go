@@ -89,13 +89,18 @@ func planIndexes(node map[string]any, into map[string]bool) {
 	})
 }
 
-// eachGenericPlan prepares every generated statement that has a plan on
-// conn, in name order, and calls fn with the generic plan PostgreSQL
-// caches for it (plan_cache_mode force_generic_plan, set on conn): the
-// plan a server keeps on each connection until the next ANALYZE.
-func eachGenericPlan(t *testing.T, conn *pgxpool.Conn, fn func(name string, plan map[string]any)) {
+// eachGenericPlan prepares every generated statement that has a plan on a
+// connection of pool, in name order, and calls fn with the generic plan
+// PostgreSQL caches for it (plan_cache_mode force_generic_plan): the plan
+// a server keeps on each connection until the next ANALYZE.
+func eachGenericPlan(t *testing.T, pool *pgxpool.Pool, fn func(name string, plan map[string]any)) {
 	t.Helper()
 	ctx := ctxT(t)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
 	pg := conn.Conn().PgConn()
 	if _, err := pg.Exec(ctx, "SET plan_cache_mode = force_generic_plan").ReadAll(); err != nil {
 		t.Fatal(err)
@@ -172,13 +177,7 @@ func lateralOf(node map[string]any, fn string) map[string]any {
 // holds through worker_queue_cancelled_unheld (not by walking the dequeue
 // index, whose predicate it implies too).
 func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
-	ctx := ctxT(t)
 	pool := pgtest.New(t)
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
 
 	// The index each sweeper statement must read. Where noSeq is set, it
 	// must not read worker_queue sequentially either. FlagAttemptTimeouts
@@ -212,7 +211,7 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 	// The statement that finds a parent's children (its close policy, its
 	// cancels) reads instances_parent.
 	byParent := map[string]bool{"CancelChildren": true}
-	eachGenericPlan(t, conn, func(name string, plan map[string]any) {
+	eachGenericPlan(t, pool, func(name string, plan map[string]any) {
 		used := map[string]bool{}
 		planIndexes(plan, used)
 		var list []string

@@ -43,11 +43,6 @@ func namespaceScans(plan map[string]any, tables map[string]bool) []string {
 func TestUnanalyzedPlansFindRowsByKey(t *testing.T) {
 	ctx := ctxT(t)
 	pool := pgtest.New(t)
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
 	for _, stmt := range []string{
 		`ALTER TABLE instances SET (autovacuum_enabled = off)`,
 		`ALTER TABLE history SET (autovacuum_enabled = off)`,
@@ -56,12 +51,12 @@ func TestUnanalyzedPlansFindRowsByKey(t *testing.T) {
 		`INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, payload)
 		 SELECT 'default', 'i-' || g, 1, e, 'ActivityScheduled', e, '{}' FROM generate_series(1, 3000) g, generate_series(1, 4) e`,
 	} {
-		if _, err := conn.Exec(ctx, stmt); err != nil {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
 	var analyzed int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stats WHERE tablename IN ('instances', 'history')`).Scan(&analyzed); err != nil || analyzed != 0 {
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stats WHERE tablename IN ('instances', 'history')`).Scan(&analyzed); err != nil || analyzed != 0 {
 		t.Fatalf("the tables have statistics (%d columns, %v): the test needs none", analyzed, err)
 	}
 	tables := map[string]bool{"instances": true, "history": true}
@@ -76,7 +71,7 @@ func TestUnanalyzedPlansFindRowsByKey(t *testing.T) {
 		"ClaimBufferedSchedule":    "a schedule's buffered fire, once its overlap policy lets it",
 	}
 	var bad []string
-	eachGenericPlan(t, conn, func(name string, plan map[string]any) {
+	eachGenericPlan(t, pool, func(name string, plan map[string]any) {
 		scans := namespaceScans(plan, tables)
 		if len(scans) == 0 {
 			return
