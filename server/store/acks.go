@@ -647,26 +647,34 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 	if err := cancelExecutions(ctx, t, ns, w.cancelFirst); err != nil {
 		return err
 	}
-	inserted, claimed, err := s.insertAttemptsQuietly(ctx, t, ns, w.attempts)
+	// The claimed insert is read at commit when nothing later in the
+	// transaction waits for the attempts (see claimAtCommit); otherwise now.
+	rows, err := s.liveAttempts(ctx, t, ns, w.attempts)
 	if err != nil {
 		return err
 	}
-	// Eager dispatch: the attempts inserted held go to their turn's
-	// worker; the pollers of the queues are woken for the rest.
-	type attemptKey struct {
-		instanceID string
-		activityID int64
-	}
-	taken := make(map[attemptKey]bool, len(claimed))
-	for _, r := range claimed {
-		taken[attemptKey{r.InstanceID, r.ActivityID}] = true
-		out := w.outs[r.InstanceID]
-		out.ActivityTasks = append(out.ActivityTasks, toActivityTask(r))
-	}
-	for _, r := range inserted {
-		if !taken[attemptKey{r.InstanceID, r.ActivityID}] {
-			t.wake(ActivityQueueKey(ns, r.TaskQueue))
+	if claimAtCommit(t, w, rows) {
+		// The rows nobody claims wake their pollers now; a claim that
+		// fails (its worker's session ended) at commit (dispatchClaims).
+		for _, r := range rows {
+			if r.ClaimWorker == "" {
+				t.wake(ActivityQueueKey(ns, r.TaskQueue))
+			}
 		}
+		t.atCommit(func(ctx context.Context) error {
+			claimed, err := insertAttemptRows(ctx, t, ns, rows)
+			if err != nil {
+				return err
+			}
+			dispatchClaims(t, w, rows, claimed, true)
+			return nil
+		})
+	} else if len(rows) > 0 {
+		claimed, err := insertAttemptRows(ctx, t, ns, rows)
+		if err != nil {
+			return err
+		}
+		dispatchClaims(t, w, rows, claimed, false)
 	}
 	for _, f := range w.afterAttempts {
 		if err := f(); err != nil {
@@ -707,6 +715,46 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		}
 	}
 	return nil
+}
+
+// claimAtCommit reports whether w's attempts rows, some claimed (eager
+// activity dispatch), may be inserted by the transaction's last statement, in the
+// COMMIT's round trip: when some are claimed, no other step uses the last
+// statement, and no write of w follows that needs the attempts to exist
+// (afterAttempts, cancelAfter, continued) or ends an execution (finished,
+// whose workflows the last statement reads instead: readClosedAtCommit).
+// A turn that only schedules activities — most turns — then costs two
+// round trips instead of three.
+func claimAtCommit(t *txn, w *turnWrites, rows []attemptRow) bool {
+	return t.last == nil && hasClaims(rows) && len(w.afterAttempts) == 0 && len(w.cancelAfter) == 0 &&
+		len(w.continued) == 0 && len(w.finished) == 0
+}
+
+// dispatchClaims hands the claimed attempts to the answers of their turns
+// (eager dispatch) and wakes the pollers of the inserted rows nobody
+// claimed. Those wake-ups are sent after the COMMIT when the claims were
+// read at commit (afterCommit): its NOTIFY has gone by then.
+func dispatchClaims(t *txn, w *turnWrites, rows []attemptRow, claimed []gen.WorkerQueue, afterCommit bool) {
+	type attemptKey struct {
+		instanceID string
+		activityID int64
+	}
+	taken := make(map[attemptKey]bool, len(claimed))
+	for _, r := range claimed {
+		taken[attemptKey{r.InstanceID, r.ActivityID}] = true
+		out := w.outs[r.InstanceID]
+		out.ActivityTasks = append(out.ActivityTasks, toActivityTask(r))
+	}
+	for _, r := range rows {
+		switch {
+		case taken[attemptKey{r.InstanceID, r.ActivityID}]:
+		case !afterCommit:
+			t.wake(ActivityQueueKey(w.ns, r.TaskQueue))
+		case r.ClaimWorker != "":
+			// Rows without a claim were announced before the COMMIT.
+			t.wakeAfterCommit(ActivityQueueKey(w.ns, r.TaskQueue), 1)
+		}
+	}
 }
 
 // readClosedAtCommit makes the ack transaction's last statement, in its

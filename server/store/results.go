@@ -135,19 +135,6 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	for _, e := range enqueued {
 		inserted[e.InstanceID]++
 	}
-	defer func() {
-		if err == nil {
-			// The receipts, for reports sent again after a lost answer
-			// (the eager turn is not repeated).
-			rs := make([]receipt, 0, len(calls))
-			for _, c := range calls {
-				if c.err == nil {
-					rs = append(rs, newReceipt(c.tok, receiptComplete, api.ActivityAckResponse{Outcome: c.out.Outcome}))
-				}
-			}
-			err = writeReceipts(ctx, t, ns, rs)
-		}
-	}()
 	var eager []delivery
 	for _, d := range ds {
 		if inserted[d.row.InstanceID] == 0 {
@@ -161,23 +148,69 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 		}
 		eager = append(eager, d)
 	}
-	return s.eagerTurns(ctx, t, ns, eager, inserted)
+	// The receipts, for reports sent again after a lost answer (the eager
+	// turn is not repeated): every outcome is known.
+	rs := make([]receipt, 0, len(calls))
+	for _, c := range calls {
+		if c.err == nil {
+			rs = append(rs, newReceipt(c.tok, receiptComplete, api.ActivityAckResponse{Outcome: c.out.Outcome}))
+		}
+	}
+	if err := writeReceipts(ctx, t, ns, rs); err != nil {
+		return err
+	}
+	eagerTurnsAtCommit(s, t, ns, eager, enqueued)
+	return nil
 }
 
-// eagerTurns locks, in one statement (LockNextTurns given the eager
-// arrays), the turns that the delivered results ds (each with an eager
-// request for its workflow's queue, in the group's order) make due for
-// the workers that ran them, and builds each locked turn (takeTurn) into
-// the answer of the result that took it: the first result of its
-// instance whose worker may take it. A workflow held by a turn in flight,
-// finished, pinned to another build id, or that waits for other
-// activities gets none: the queue has it then. inserted counts the
-// messages the group enqueued per instance, which a locked workflow's
-// pollers have no longer to take.
-func (s *Store) eagerTurns(ctx context.Context, t *txn, ns string, ds []delivery, inserted map[string]int) error {
+// eagerTurnsAtCommit makes the transaction's last statement, in the
+// COMMIT's round trip (atCommit), lock the turns that the delivered results
+// ds (each with an eager request for its workflow's queue, in the group's
+// order) make due for the workers that ran them: LockNextTurns given the
+// eager arrays. Each locked turn is built (takeTurn, after the COMMIT, as
+// a fetch's is) into the answer of the result that took it: the first
+// result of its instance whose worker may take it. A workflow held by a
+// turn in flight, finished, pinned to another build id, or that waits for
+// other activities gets none: the queue has it then.
+//
+// The wake-ups of the candidates' messages (enqueued: the group's, per
+// instance) are held back from the transaction's NOTIFY, which goes before
+// the last statement: a turn handed to its worker needs no poller. Those
+// of the workflows that got no eager turn are sent after the COMMIT
+// (wakeAfterCommit).
+func eagerTurnsAtCommit(s *Store, t *txn, ns string, ds []delivery, enqueued []gen.EnqueueMessagesRow) {
 	if len(ds) == 0 {
-		return nil
+		return
 	}
+	// held: the messages the group enqueued per candidate instance.
+	held := make(map[string]int, len(ds))
+	for _, d := range ds {
+		held[d.row.InstanceID] = 0
+	}
+	queueOf := make(map[string]string, len(ds))
+	for _, e := range enqueued {
+		if _, ok := held[e.InstanceID]; ok {
+			held[e.InstanceID]++
+			queueOf[e.InstanceID] = e.TaskQueue
+		}
+	}
+	for id, n := range held {
+		t.unwake(WorkflowQueueKey(ns, queueOf[id]), n)
+	}
+	t.atCommit(func(ctx context.Context) error {
+		handed, err := s.eagerTurns(ctx, t, ns, ds)
+		for id, n := range held {
+			if !handed[id] {
+				t.wakeAfterCommit(WorkflowQueueKey(ns, queueOf[id]), n)
+			}
+		}
+		return err
+	})
+}
+
+// eagerTurns locks the eager turns of ds (see eagerTurnsAtCommit) and
+// returns the instances whose turn went into an answer.
+func (s *Store) eagerTurns(ctx context.Context, t *txn, ns string, ds []delivery) (map[string]bool, error) {
 	p := gen.LockNextTurnsParams{
 		Namespace: ns, MaxTurns: int32(len(ds)), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
 		EagerInstanceIds: make([]string, len(ds)), EagerWorkerIds: make([]string, len(ds)),
@@ -190,26 +223,25 @@ func (s *Store) eagerTurns(ctx context.Context, t *txn, ns string, ds []delivery
 	}
 	rows, err := t.q.LockNextTurns(ctx, p)
 	if err != nil {
-		return fmt.Errorf("lock eager turns: %w", err)
+		return nil, fmt.Errorf("lock eager turns: %w", err)
 	}
-	locked := make(map[string]bool, len(rows))
+	handed := make(map[string]bool, len(rows))
 	for _, row := range rows {
 		if row.EagerElement == nil || *row.EagerElement < 1 || int(*row.EagerElement) > len(ds) ||
-			ds[*row.EagerElement-1].row.InstanceID != row.InstanceID || locked[row.InstanceID] {
-			return fmt.Errorf("lock eager turns: instance %q locked for element %v of %d", row.InstanceID, row.EagerElement, len(ds))
+			ds[*row.EagerElement-1].row.InstanceID != row.InstanceID || handed[row.InstanceID] {
+			return handed, fmt.Errorf("lock eager turns: instance %q locked for element %v of %d", row.InstanceID, row.EagerElement, len(ds))
 		}
 		d := ds[*row.EagerElement-1]
 		task, _, err := s.takeTurn(ctx, t, ns, row, *d.row.WorkerID)
 		if err != nil {
-			return err
+			return handed, err
 		}
 		if task != nil {
 			// The workflow is held, with every message this group
 			// enqueued for it: its pollers have nothing to take.
-			locked[row.InstanceID] = true
+			handed[row.InstanceID] = true
 			d.call.out.WorkflowTask = task
-			t.unwake(WorkflowQueueKey(ns, task.TaskQueue), inserted[d.row.InstanceID])
 		}
 	}
-	return nil
+	return handed, nil
 }

@@ -368,63 +368,86 @@ func (s *Store) insertAttempts(ctx context.Context, t *txn, ns string, rows []at
 // with a ClaimWorker are inserted held by that worker, and returned as
 // claimed (eager dispatch; see eagerClaim).
 func (s *Store) insertAttemptsQuietly(ctx context.Context, t *txn, ns string, rows []attemptRow) ([]attemptRow, []gen.WorkerQueue, error) {
-	if len(rows) == 0 {
-		return nil, nil, nil
+	rows, err := s.liveAttempts(ctx, t, ns, rows)
+	if err != nil || len(rows) == 0 {
+		return nil, nil, err
 	}
+	claimed, err := insertAttemptRows(ctx, t, ns, rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, claimed, nil
+}
+
+// liveAttempts returns the rows to insert: those bound for the host task
+// queue of a worker that is no longer active fail at once instead (see
+// insertAttemptsQuietly).
+func (s *Store) liveAttempts(ctx context.Context, t *txn, ns string, rows []attemptRow) ([]attemptRow, error) {
 	var hostLike []string
 	for _, r := range rows {
 		if strings.Contains(r.TaskQueue, "@") && !slices.Contains(hostLike, r.TaskQueue) {
 			hostLike = append(hostLike, r.TaskQueue)
 		}
 	}
-	if len(hostLike) > 0 {
-		owners, err := t.q.LostHostQueues(ctx, gen.LostHostQueuesParams{Namespace: ns, TaskQueues: hostLike})
-		if err != nil {
-			return nil, nil, fmt.Errorf("host queue owners: %w", err)
-		}
-		lost := map[string]string{}
-		for _, o := range owners {
-			if o.State != api.WorkerActive {
-				lost[o.TaskQueue] = o.WorkerID
-			}
-		}
-		if len(lost) > 0 {
-			kept := rows[:0:0]
-			for _, r := range rows {
-				workerID, gone := lost[r.TaskQueue]
-				if !gone {
-					kept = append(kept, r)
-					continue
-				}
-				e := workerLostError(workerID)
-				e.Message = fmt.Sprintf("host task queue %s lost its worker %s", r.TaskQueue, workerID)
-				ref := gen.WorkerQueue{Namespace: ns, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID,
-					ActivityID: r.ActivityID, Attempt: r.Attempt}
-				if _, err := s.deliver(ctx, t, ref, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
-					return nil, nil, err
-				}
-			}
-			rows = kept
-			if len(rows) == 0 {
-				return nil, nil, nil
-			}
+	if len(hostLike) == 0 {
+		return rows, nil
+	}
+	owners, err := t.q.LostHostQueues(ctx, gen.LostHostQueuesParams{Namespace: ns, TaskQueues: hostLike})
+	if err != nil {
+		return nil, fmt.Errorf("host queue owners: %w", err)
+	}
+	lost := map[string]string{}
+	for _, o := range owners {
+		if o.State != api.WorkerActive {
+			lost[o.TaskQueue] = o.WorkerID
 		}
 	}
-	if !slices.ContainsFunc(rows, func(r attemptRow) bool { return r.ClaimWorker != "" }) {
-		if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
-			return nil, nil, fmt.Errorf("insert attempts: %w", err)
+	if len(lost) == 0 {
+		return rows, nil
+	}
+	kept := rows[:0:0]
+	for _, r := range rows {
+		workerID, gone := lost[r.TaskQueue]
+		if !gone {
+			kept = append(kept, r)
+			continue
 		}
-		return rows, nil, nil
+		e := workerLostError(workerID)
+		e.Message = fmt.Sprintf("host task queue %s lost its worker %s", r.TaskQueue, workerID)
+		ref := gen.WorkerQueue{Namespace: ns, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID,
+			ActivityID: r.ActivityID, Attempt: r.Attempt}
+		if _, err := s.deliver(ctx, t, ref, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
+			return nil, err
+		}
+	}
+	return kept, nil
+}
+
+// insertAttemptRows inserts rows as they are and returns the attempts it
+// inserted claimed: none unless a row has a ClaimWorker, which costs a
+// statement whose answer is read; without, the insert waits for the next
+// statement (t.w).
+func insertAttemptRows(ctx context.Context, t *txn, ns string, rows []attemptRow) ([]gen.WorkerQueue, error) {
+	if !hasClaims(rows) {
+		if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
+			return nil, fmt.Errorf("insert attempts: %w", err)
+		}
+		return nil, nil
 	}
 	got, err := t.q.InsertAttemptsClaiming(ctx, gen.InsertAttemptsClaimingParams{Namespace: ns, Attempts: mustJSON(rows)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("insert attempts: %w", err)
+		return nil, fmt.Errorf("insert attempts: %w", err)
 	}
 	claimed := make([]gen.WorkerQueue, 0, len(got))
 	for _, r := range got {
 		claimed = append(claimed, gen.WorkerQueue(r))
 	}
-	return rows, claimed, nil
+	return claimed, nil
+}
+
+// hasClaims reports whether some row asks to be inserted claimed.
+func hasClaims(rows []attemptRow) bool {
+	return slices.ContainsFunc(rows, func(r attemptRow) bool { return r.ClaimWorker != "" })
 }
 
 // eagerClaim says which of a turn's new attempts the acknowledging worker

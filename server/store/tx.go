@@ -30,6 +30,9 @@ type txn struct {
 	// with the COMMIT, behind every waiting write and the notifications,
 	// in one round trip (see atCommit).
 	last func(ctx context.Context) error
+	// late counts the wake-ups that only the last statement found: they
+	// are announced right after the COMMIT (see wakeAfterCommit).
+	late map[string]int
 }
 
 // atCommit makes fn the transaction's last step: fn runs one statement
@@ -61,6 +64,19 @@ func (t *txn) wake(key string) {
 		t.wakes = make(map[string]int)
 	}
 	t.wakes[key]++
+}
+
+// wakeAfterCommit announces n new items under key once the transaction
+// has committed, in a statement of its own (announceLate): for what only
+// the last statement (atCommit) finds, whose batch carries the COMMIT.
+func (t *txn) wakeAfterCommit(key string, n int) {
+	if n <= 0 {
+		return
+	}
+	if t.late == nil {
+		t.late = make(map[string]int)
+	}
+	t.late[key] += n
 }
 
 // unwake drops n wake-ups of key: what they announced was handed out in
@@ -116,7 +132,31 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 		p.rollback(ctx)
 		return fmt.Errorf("commit: %w", err)
 	}
+	if len(t.late) > 0 {
+		s.announceLate(t.late)
+	}
 	return nil
+}
+
+// lateWakeTimeout bounds the sending of a transaction's late wake-ups.
+const lateWakeTimeout = 5 * time.Second
+
+// announceLate sends the wake-ups that a transaction's last statement
+// found (wakeAfterCommit), committed already, in a NOTIFY of their own.
+// It does not hold up the transaction's callers: the statement goes out
+// on a connection of its own, in the background. If it fails (the server
+// stops, the database is unreachable) the pollers find the items at their
+// next re-check.
+func (s *Store) announceLate(late map[string]int) {
+	keys := make([]string, 0, len(late))
+	for _, k := range slices.Sorted(maps.Keys(late)) {
+		keys = append(keys, NotificationPayload(k, late[k]))
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), lateWakeTimeout)
+		defer cancel()
+		_ = gen.New(s.pool).Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: keys})
+	}()
 }
 
 // maxTxTries bounds how many times a grouped transaction (acks, results,

@@ -1,0 +1,227 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// tripCounter counts the round trips to PostgreSQL: a batch is one, a
+// statement sent alone is one.
+type tripCounter struct{ n atomic.Int64 }
+
+func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *tripCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *tripCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// trips returns the round trips counted since the last call.
+func (c *tripCounter) trips() int64 { return c.n.Swap(0) }
+
+// countingStore is a store whose pool counts its round trips, and the URL
+// of its database.
+func countingStore(t *testing.T) (*store.Store, *tripCounter, string) {
+	t.Helper()
+	url := pgtest.NewURL(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &tripCounter{}
+	cfg.ConnConfig.Tracer = c
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return store.New(pool, store.Options{}), c, url
+}
+
+// listener is a connection listening on the store's notification channel.
+type listener struct{ conn *pgx.Conn }
+
+func listen(t *testing.T, url string) *listener {
+	t.Helper()
+	conn, err := pgx.Connect(ctxT(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	if _, err := conn.Exec(ctxT(t), "LISTEN "+pgx.Identifier{store.NotifyChannel}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	return &listener{conn: conn}
+}
+
+// next returns the key and item count of the next notification, failing
+// the test after 20 s.
+func (l *listener) next(t *testing.T) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctxT(t), 20*time.Second)
+	defer cancel()
+	n, err := l.conn.WaitForNotification(ctx)
+	if err != nil {
+		t.Fatalf("no notification: %v", err)
+	}
+	key, items, err := store.ParseNotification(n.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, items
+}
+
+// until returns the items of the first notification of key, skipping the
+// others.
+func (l *listener) until(t *testing.T, key string) int {
+	t.Helper()
+	for {
+		if k, n := l.next(t); k == key {
+			return n
+		}
+	}
+}
+
+// sentinel sends a notification of its own: every notification committed
+// before it arrives first.
+func (l *listener) sentinel(t *testing.T, url string) string {
+	t.Helper()
+	conn, err := pgx.Connect(ctxT(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	key := store.ResultKey(ns, "sentinel")
+	if _, err := conn.Exec(ctxT(t), "SELECT pg_notify($1, $2)", store.NotifyChannel, key); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// Goal: the ack of a turn that schedules an activity which the
+// acknowledging worker claims (eager dispatch) costs two round trips: the
+// turn's lock, then every write with the claimed insert and the COMMIT.
+// The attempt is handed out in the answer, and held.
+func TestRoundTrips_AckWithEagerClaim(t *testing.T) {
+	s, c, _ := countingStore(t)
+	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	start(t, s, "claim-trips")
+	turn := fetchTurn(t, s) // by "w1"
+	c.trips()
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+		Commands:        schedule(1),
+		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
+	}))(t)
+	if n := c.trips(); n != 2 {
+		t.Errorf("the ack took %d round trips, want 2", n)
+	}
+	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 || resp.ActivityTasks[0].LockToken == "" {
+		t.Fatalf("eager tasks = %+v, want activity 1, held", resp.ActivityTasks)
+	}
+	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a != nil {
+		t.Fatalf("a poll took the claimed attempt: %+v", a)
+	}
+}
+
+// Goal: an activity result that hands its worker the workflow's turn
+// (eager turn) costs three round trips: the attempt taken, the result
+// enqueued, then the receipt and the turn's lock with the COMMIT. The turn
+// carries the result, and no poller is woken for it: the transaction's
+// notifications (before a sentinel sent after it) do not name the
+// workflow queue.
+func TestRoundTrips_ResultWithEagerTurn(t *testing.T) {
+	s, c, url := countingStore(t)
+	startWithActivities(t, s, "turn-trips", schedule(1))
+	a := fetchAct(t, s, time.Minute)
+	l := listen(t, url)
+	c.trips()
+	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
+	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`1`), eager))(t)
+	if n := c.trips(); n != 3 {
+		t.Errorf("the result took %d round trips, want 3", n)
+	}
+	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 1 ||
+		resp.WorkflowTask.Messages[0].Kind != api.EventActivityCompleted {
+		t.Fatalf("answer %+v, want delivered with the turn carrying the result", resp)
+	}
+	sentinel := l.sentinel(t, url)
+	for {
+		key, _ := l.next(t)
+		if key == sentinel {
+			break
+		}
+		if key == store.WorkflowQueueKey(ns, "q") {
+			t.Fatalf("the turn handed to the worker woke the queue's pollers too")
+		}
+	}
+}
+
+// Goal: a result that asked for the eager turn and got none (another
+// activity of the workflow is outstanding) still wakes the workflow
+// queue's pollers, once the transaction has committed: the result waits
+// in the queue for them.
+func TestEager_ResultWithoutTurnWakesPollers(t *testing.T) {
+	s, _, url := countingStore(t)
+	startWithActivities(t, s, "no-turn-wakes", schedule(1, 2))
+	a1 := fetchAct(t, s, time.Minute)
+	fetchAct(t, s, time.Minute)
+	l := listen(t, url)
+	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
+	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`), eager))(t)
+	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+		t.Fatalf("answer %+v, want delivered without a turn", resp)
+	}
+	if n := l.until(t, store.WorkflowQueueKey(ns, "q")); n != 1 {
+		t.Fatalf("the queue's pollers were told of %d items, want 1", n)
+	}
+	if turn := fetchTurn(t, s); len(turn.Messages) != 1 || turn.Messages[0].ActivityID != 1 {
+		t.Fatalf("the queue's turn: %+v, want the result", turn.Messages)
+	}
+}
+
+// Goal: an attempt whose eager claim fails at the ack's commit (the
+// acknowledging worker's session is no longer active) wakes its activity
+// queue's pollers, and waits in the queue for them.
+func TestEager_FailedClaimWakesPollers(t *testing.T) {
+	s, _, url := countingStore(t)
+	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second)}))(t)
+	start(t, s, "claim-fails")
+	turn := fetchTurn(t, s)
+	sweepUntil(t, s, 10*time.Second, "worker w1 inactive", func() bool {
+		w, err := s.GetWorker(ctxT(t), ns, "w1")
+		return err == nil && w.State == api.WorkerInactive
+	})
+	l := listen(t, url)
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+		Commands:        schedule(1),
+		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
+	}))(t)
+	if len(resp.ActivityTasks) != 0 {
+		t.Fatalf("inactive worker got eager tasks: %+v", resp.ActivityTasks)
+	}
+	if n := l.until(t, store.ActivityQueueKey(ns, "q")); n != 1 {
+		t.Fatalf("the activity queue's pollers were told of %d items, want 1", n)
+	}
+	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a == nil || a.ActivityID != 1 {
+		t.Fatalf("the attempt is not in the queue: %+v", a)
+	}
+}
