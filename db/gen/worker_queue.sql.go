@@ -953,36 +953,80 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 }
 
 const takeAttempts = `-- name: TakeAttempts :many
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT x.id FROM worker_queue x
+WITH victims AS (
+    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at,
+           (CASE WHEN x.cancel_requested THEN ''
+                 WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
+                 WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
+                 ELSE '' END)::text AS timed_out
+    FROM worker_queue x
     WHERE x.lock_token = ANY($1::uuid[]) AND x.namespace = $2 AND x.locked_until > now() - interval '1 day'
     ORDER BY x.id
     FOR UPDATE
+), enq AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, $3::text,
+           ($4::jsonb -> v.lock_token::text)
+               || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
+           now()
+    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, timed_out FROM victims ORDER BY lock_token) v
+    CROSS JOIN LATERAL (
+        SELECT ix.namespace, ix.instance_id, ix.task_queue
+        FROM instances ix
+        WHERE ix.namespace = $2 AND ix.instance_id = v.instance_id
+          AND ix.status = 'running' AND ix.execution_id = v.execution_id
+        LIMIT 1
+    ) i
+    WHERE v.timed_out = '' AND NOT v.cancel_requested
+    RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
 )
-RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at,
-          (CASE WHEN cancel_requested THEN ''
-                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out
+DELETE FROM worker_queue w
+USING victims v
+WHERE w.id = v.id
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at,
+          (CASE WHEN w.cancel_requested THEN ''
+                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out,
+          EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
+          COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue
 `
 
 type TakeAttemptsParams struct {
 	LockTokens []uuid.UUID
 	Namespace  string
+	Kind       string
+	Results    []byte
 }
 
 type TakeAttemptsRow struct {
-	WorkerQueue WorkerQueue
-	TimedOut    string
+	WorkerQueue   WorkerQueue
+	TimedOut      string
+	Enqueued      bool
+	WorkflowQueue string
 }
 
 // TakeAttempt for the held attempts whose lock_token is one of
 // lock_tokens (the completions of a group): a token that no longer holds
 // its attempt has no row. The attempts are locked in id order (the lock
 // order of worker_queue, see docs/architecture.md), then deleted.
+//
+// In the same statement, the result of each attempt that is neither timed
+// out (timed_out) nor cancelled is enqueued to its workflow execution, as
+// EnqueueMessages would (dropped when the execution is over or was
+// continued): a message of kind, whose payload is results[lock_token] (the
+// event, a jsonb object) with the attempt's activity_id and attempt, in
+// the order of the tokens. Each row says whether its result was enqueued
+// (enqueued) and to which task queue (workflow_queue, ” when none of its
+// instance's was). The caller handles
+// the others (late, cancelled) on its own.
 func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]TakeAttemptsRow, error) {
-	rows, err := q.db.Query(ctx, takeAttempts, arg.LockTokens, arg.Namespace)
+	rows, err := q.db.Query(ctx, takeAttempts,
+		arg.LockTokens,
+		arg.Namespace,
+		arg.Kind,
+		arg.Results,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -1024,6 +1068,8 @@ func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]T
 			&i.WorkerQueue.LastError,
 			&i.WorkerQueue.CancelledUnheldAt,
 			&i.TimedOut,
+			&i.Enqueued,
+			&i.WorkflowQueue,
 		); err != nil {
 			return nil, err
 		}

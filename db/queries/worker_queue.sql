@@ -156,18 +156,53 @@ RETURNING sqlc.embed(worker_queue),
 -- lock_tokens (the completions of a group): a token that no longer holds
 -- its attempt has no row. The attempts are locked in id order (the lock
 -- order of worker_queue, see docs/architecture.md), then deleted.
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT x.id FROM worker_queue x
+--
+-- In the same statement, the result of each attempt that is neither timed
+-- out (timed_out) nor cancelled is enqueued to its workflow execution, as
+-- EnqueueMessages would (dropped when the execution is over or was
+-- continued): a message of kind, whose payload is results[lock_token] (the
+-- event, a jsonb object) with the attempt's activity_id and attempt, in
+-- the order of the tokens. Each row says whether its result was enqueued
+-- (enqueued) and to which task queue (workflow_queue, '' when none of its
+-- instance's was). The caller handles
+-- the others (late, cancelled) on its own.
+WITH victims AS (
+    SELECT x.*,
+           (CASE WHEN x.cancel_requested THEN ''
+                 WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
+                 WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
+                 ELSE '' END)::text AS timed_out
+    FROM worker_queue x
     WHERE x.lock_token = ANY(sqlc.arg(lock_tokens)::uuid[]) AND x.namespace = sqlc.arg(namespace) AND x.locked_until > now() - interval '1 day'
     ORDER BY x.id
     FOR UPDATE
+), enq AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, sqlc.arg(kind)::text,
+           (sqlc.arg(results)::jsonb -> v.lock_token::text)
+               || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
+           now()
+    FROM (SELECT * FROM victims ORDER BY lock_token) v
+    CROSS JOIN LATERAL (
+        SELECT ix.namespace, ix.instance_id, ix.task_queue
+        FROM instances ix
+        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = v.instance_id
+          AND ix.status = 'running' AND ix.execution_id = v.execution_id
+        LIMIT 1
+    ) i
+    WHERE v.timed_out = '' AND NOT v.cancel_requested
+    RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
 )
-RETURNING sqlc.embed(worker_queue),
-          (CASE WHEN cancel_requested THEN ''
-                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out;
+DELETE FROM worker_queue w
+USING victims v
+WHERE w.id = v.id
+RETURNING sqlc.embed(w),
+          (CASE WHEN w.cancel_requested THEN ''
+                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out,
+          EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
+          COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue;
 
 -- name: AbandonAttempt :one
 UPDATE worker_queue

@@ -170,6 +170,13 @@ func outcomeMessage(r gen.WorkerQueue, ev api.Event) outMessage {
 	return eventMessage(r.InstanceID, &exec, ev, 0)
 }
 
+// completedEvent is the message event of an activity's result (its
+// activity id and attempt are the attempt's: outcomeMessage, or
+// TakeAttempts in SQL).
+func completedEvent(result json.RawMessage) api.Event {
+	return api.Event{Kind: api.EventActivityCompleted, Result: result}
+}
+
 // deliver sends an activity's final outcome to its workflow execution.
 func (s *Store) deliver(ctx context.Context, t *txn, r gen.WorkerQueue, ev api.Event) (string, error) {
 	rows, err := s.enqueue(ctx, t, r.Namespace, []outMessage{outcomeMessage(r, ev)})

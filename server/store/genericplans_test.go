@@ -63,7 +63,7 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"StartInstances", "LockNextTurns", "GetLockedTurns", "FinishTurns", "FetchAttempts", "TakeAttempts", "EnqueueMessages"} {
+	for _, name := range []string{"StartInstances", "LockNextTurns", "GetLockedTurns", "FinishTurns", "FetchAttempts", "TakeAttempts", "AppendEvents"} {
 		p, ok := plans[name]
 		if !ok {
 			t.Errorf("%s was not prepared on the connection: %v", name, plans)

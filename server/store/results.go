@@ -83,15 +83,18 @@ func (s *Store) applyResults(group []*resultCall) {
 	applyByNamespace(s, oncePerKey(group, func(c *resultCall) string { return c.tok.String() }), s.deliverResults)
 }
 
-// deliverResults takes the calls' attempts (one statement), enqueues the
-// results that count (one statement), and locks the eager turns the
-// results make due.
+// deliverResults takes the calls' attempts and enqueues the results that
+// count (one statement), and locks the eager turns the results make due
+// (at commit).
 func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*resultCall) (err error) {
 	tokens := make([]uuid.UUID, 0, len(calls))
+	results := make(map[string]json.RawMessage, len(calls))
 	for _, c := range calls {
 		tokens = append(tokens, c.tok)
+		results[c.tok.String()] = mustJSON(completedEvent(c.result))
 	}
-	rows, err := t.q.TakeAttempts(ctx, gen.TakeAttemptsParams{Namespace: ns, LockTokens: tokens})
+	rows, err := t.q.TakeAttempts(ctx, gen.TakeAttemptsParams{Namespace: ns, LockTokens: tokens,
+		Kind: api.EventActivityCompleted, Results: mustJSON(results)})
 	if err != nil {
 		return fmt.Errorf("take attempts: %w", err)
 	}
@@ -99,7 +102,12 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	for _, r := range rows {
 		taken[*r.WorkerQueue.LockToken] = r
 	}
+	// inserted counts the results enqueued per instance, queues names
+	// the instance's task queue.
+	inserted := map[string]int{}
+	queues := map[string]string{}
 	var ds []delivery
+	var waiting []delivery
 	var msgs []outMessage
 	for _, c := range calls {
 		r, ok := taken[c.tok]
@@ -108,40 +116,52 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			continue
 		}
 		row := r.WorkerQueue
-		// A report after its deadline is late: the attempt is timed out
-		// as the sweeper would have done it. A cancelled attempt's result
-		// is dropped.
-		if r.TimedOut != "" {
+		switch {
+		case r.TimedOut != "":
+			// A report after its deadline is late: the attempt is timed
+			// out as the sweeper would have done it.
 			if _, err := s.lateAttempt(ctx, t, row, r.TimedOut); err != nil {
 				return err
 			}
 			c.out.Outcome = OutcomeStale
-			continue
-		}
-		if row.CancelRequested && !waitsForOutcome(row) {
+		case row.CancelRequested && !waitsForOutcome(row):
+			// A cancelled attempt's result is dropped.
 			c.out.Outcome = OutcomeStale
-			continue
+		case row.CancelRequested:
+			// Its activity waits for the outcome: the result goes to the
+			// workflow (not enqueued by TakeAttempts).
+			msgs = append(msgs, outcomeMessage(row, completedEvent(c.result)))
+			waiting = append(waiting, delivery{c, row})
+		case r.Enqueued:
+			inserted[row.InstanceID]++
+			queues[row.InstanceID] = r.WorkflowQueue
+			t.wake(WorkflowQueueKey(ns, r.WorkflowQueue))
+			c.out.Outcome = OutcomeDelivered
+			ds = append(ds, delivery{c, row})
+		default:
+			c.out.Outcome = OutcomeStale // the execution is over or was continued
 		}
-		msgs = append(msgs, outcomeMessage(row, api.Event{Kind: api.EventActivityCompleted, Result: c.result}))
-		ds = append(ds, delivery{c, row})
 	}
-	enqueued, err := s.enqueue(ctx, t, ns, msgs)
-	if err != nil {
-		return err
-	}
-	// A result counts when its execution still runs: its message was
-	// enqueued.
-	inserted := make(map[string]int, len(enqueued))
-	for _, e := range enqueued {
-		inserted[e.InstanceID]++
+	if len(msgs) > 0 {
+		enqueued, err := s.enqueue(ctx, t, ns, msgs)
+		if err != nil {
+			return err
+		}
+		for _, e := range enqueued {
+			inserted[e.InstanceID]++
+			queues[e.InstanceID] = e.TaskQueue
+		}
+		for _, d := range waiting {
+			if inserted[d.row.InstanceID] == 0 {
+				d.call.out.Outcome = OutcomeStale // the execution is over or was continued
+				continue
+			}
+			d.call.out.Outcome = OutcomeDelivered
+			ds = append(ds, d)
+		}
 	}
 	var eager []delivery
 	for _, d := range ds {
-		if inserted[d.row.InstanceID] == 0 {
-			d.call.out.Outcome = OutcomeStale // the execution is over or was continued
-			continue
-		}
-		d.call.out.Outcome = OutcomeDelivered
 		e := d.call.eager
 		if e == nil || d.row.WorkerID == nil || d.row.WorkflowTaskQueue != e.TaskQueue {
 			continue
@@ -159,7 +179,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	if err := writeReceipts(ctx, t, ns, rs); err != nil {
 		return err
 	}
-	eagerTurnsAtCommit(s, t, ns, eager, enqueued)
+	eagerTurnsAtCommit(s, t, ns, eager, inserted, queues)
 	return nil
 }
 
@@ -173,35 +193,28 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 // turn in flight, finished, pinned to another build id, or that waits for
 // other activities gets none: the queue has it then.
 //
-// The wake-ups of the candidates' messages (enqueued: the group's, per
-// instance) are held back from the transaction's NOTIFY, which goes before
+// The wake-ups of the candidates' messages (inserted: the group's, per
+// instance, to the task queue in queues) are held back from the transaction's NOTIFY, which goes before
 // the last statement: a turn handed to its worker needs no poller. Those
 // of the workflows that got no eager turn are sent after the COMMIT
 // (wakeAfterCommit).
-func eagerTurnsAtCommit(s *Store, t *txn, ns string, ds []delivery, enqueued []gen.EnqueueMessagesRow) {
+func eagerTurnsAtCommit(s *Store, t *txn, ns string, ds []delivery, inserted map[string]int, queues map[string]string) {
 	if len(ds) == 0 {
 		return
 	}
 	// held: the messages the group enqueued per candidate instance.
 	held := make(map[string]int, len(ds))
 	for _, d := range ds {
-		held[d.row.InstanceID] = 0
-	}
-	queueOf := make(map[string]string, len(ds))
-	for _, e := range enqueued {
-		if _, ok := held[e.InstanceID]; ok {
-			held[e.InstanceID]++
-			queueOf[e.InstanceID] = e.TaskQueue
-		}
+		held[d.row.InstanceID] = inserted[d.row.InstanceID]
 	}
 	for id, n := range held {
-		t.unwake(WorkflowQueueKey(ns, queueOf[id]), n)
+		t.unwake(WorkflowQueueKey(ns, queues[id]), n)
 	}
 	t.atCommit(func(ctx context.Context) error {
 		handed, err := s.eagerTurns(ctx, t, ns, ds)
 		for id, n := range held {
 			if !handed[id] {
-				t.wakeAfterCommit(WorkflowQueueKey(ns, queueOf[id]), n)
+				t.wakeAfterCommit(WorkflowQueueKey(ns, queues[id]), n)
 			}
 		}
 		return err
