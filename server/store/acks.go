@@ -146,6 +146,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 		}
 		turns[a.instanceID] = arg
 	}
+	signals := readSignalsAhead(t, ns, acks)
 	rows, err := t.q.GetLockedTurns(ctx, gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(turns)})
 	if err != nil {
 		return fmt.Errorf("locked instances: %w", err)
@@ -172,7 +173,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 		}
 		planned = append(planned, plannedTurn{ack: a, inst: row.Instance, txTime: row.TxTime, plan: plan})
 	}
-	planned, err = s.refuseUnhandledSignals(ctx, t, ns, planned)
+	planned, err = s.refuseUnhandledSignals(ctx, t, ns, planned, signals)
 	if err != nil {
 		return err
 	}
@@ -306,7 +307,7 @@ func (s *Store) planUpserts(ctx context.Context, t *txn, ns string, plan *engine
 // turn gives its messages back and releases its lock, and its ack gets
 // ErrUnhandledSignals; the next turn runs with the signals. It returns the
 // turns to write.
-func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, planned []plannedTurn) ([]plannedTurn, error) {
+func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, planned []plannedTurn, ahead *gen.PendingSignalsParams) ([]plannedTurn, error) {
 	var ids []string
 	tokens := map[string]uuid.UUID{}
 	for _, pt := range planned {
@@ -318,10 +319,17 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 	if len(ids) == 0 {
 		return planned, nil
 	}
-	pending, err := t.q.PendingSignals(ctx, gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)})
+	// The statement sent ahead with GetLockedTurns answers when it asked
+	// of every instance that needs asking (a superset is filtered below).
+	p := gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)}
+	if ahead != nil && !slices.ContainsFunc(ids, func(id string) bool { return !slices.Contains(ahead.InstanceIds, id) }) {
+		p = *ahead
+	}
+	pending, err := t.q.PendingSignals(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("pending signals: %w", err)
 	}
+	pending = slices.DeleteFunc(pending, func(id string) bool { return !slices.Contains(ids, id) })
 	if len(pending) == 0 {
 		return planned, nil
 	}
@@ -342,6 +350,41 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 		pt.ack.err = ErrUnhandledSignals
 	}
 	return kept, nil
+}
+
+// readSignalsAhead sends the PendingSignals of the acks whose turns
+// complete or fail their workflows (the turns refuseUnhandledSignals asks
+// about) behind GetLockedTurns, in its round trip
+// (txn.readAhead), and returns its arguments (nil: none asked). It runs
+// after GetLockedTurns in the same transaction, as a statement of its own:
+// it sees every signal committed before the instances were locked, and a
+// later one waits for the ack (EnqueueSignal's FOR KEY SHARE), as when it
+// ran on its own round trip.
+func readSignalsAhead(t *txn, ns string, acks []*turnAck) *gen.PendingSignalsParams {
+	var ids []string
+	tokens := map[string]uuid.UUID{}
+	for _, a := range acks {
+		if completesOrFails(a.req.Commands) {
+			ids = append(ids, a.instanceID)
+			tokens[a.instanceID] = a.tok
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	p := &gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)}
+	t.readAhead(func(q *gen.Queries) error {
+		_, err := q.PendingSignals(context.Background(), *p)
+		return err
+	})
+	return p
+}
+
+// completesOrFails reports whether cmds complete or fail the workflow.
+func completesOrFails(cmds []api.Command) bool {
+	return slices.ContainsFunc(cmds, func(c api.Command) bool {
+		return c.Type == api.CommandCompleteWorkflow || c.Type == api.CommandFailWorkflow
+	})
 }
 
 // execCancel is an execution all of whose attempts are cancelled.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -28,6 +29,63 @@ type pipe struct {
 	// commitNext sends COMMIT right behind the next statement whose
 	// result is read, in its batch (see commitWithNext).
 	commitNext bool
+	// ahead are reads to send behind the next statement whose result is
+	// read, in its batch (see readAhead).
+	ahead []pendingStmt
+	// open is a batch whose answers to reads sent ahead (openAhead, in
+	// order) are still to be read; nil when there is none.
+	open      pgx.BatchResults
+	openAhead []pendingStmt
+}
+
+// readAhead queues sql, a read without side effects, to go behind the next
+// statement whose result is read, in its batch. When the code then runs the
+// same statement with the same arguments, its answer is read from that
+// batch, at no round trip of its own: for a read whose arguments are known
+// before the statement it must follow (a transaction's second read that
+// needs the first one's locks held, not its answer). Its answer is the
+// state right behind that statement: writes the transaction queues in
+// between are not in it. An answer the code does not ask for is read and
+// dropped before the connection's next round trip.
+func (p *pipe) readAhead(sql string, args []any) {
+	p.ahead = append(p.ahead, pendingStmt{sql: sql, args: args})
+}
+
+// aheadFor returns the open batch positioned at the answer of sql run with
+// args when that is the next answer sent ahead, and takes it off the pipe
+// (the caller's rows close it, or hand it back: release).
+func (p *pipe) aheadFor(sql string, args []any) pgx.BatchResults {
+	if p.err != nil || p.open == nil || len(p.openAhead) == 0 || p.openAhead[0].sql != sql || !reflect.DeepEqual(p.openAhead[0].args, args) {
+		return nil
+	}
+	br := p.open
+	p.open, p.openAhead = nil, p.openAhead[1:]
+	return br
+}
+
+// release is called when the answer read from br is done: br stays open
+// while answers sent ahead wait in it, and is closed otherwise.
+func (p *pipe) release(br pgx.BatchResults) error {
+	if len(p.openAhead) > 0 && p.err == nil {
+		p.open = br
+		return nil
+	}
+	p.openAhead = nil
+	return br.Close()
+}
+
+// drain reads and drops the answers of the open batch, so that the
+// connection is free for the next round trip.
+func (p *pipe) drain() error {
+	if p.open == nil {
+		return nil
+	}
+	br := p.open
+	p.open, p.openAhead = nil, nil
+	if err := br.Close(); err != nil {
+		return p.fail(err)
+	}
+	return nil
 }
 
 // commitWithNext makes the next statement whose result is read end the
@@ -62,15 +120,22 @@ func (p *pipe) fail(err error) error {
 	return err
 }
 
-// send sends the waiting statements and then sql, reads the waiting ones'
-// answers, and returns the batch positioned at sql's answer (nil when sql
-// went alone, outside a batch).
-func (p *pipe) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+// send sends the waiting statements and then sql (withAhead: and the reads
+// queued ahead behind it), reads the waiting ones' answers, and returns the
+// batch positioned at sql's answer.
+func (p *pipe) send(ctx context.Context, sql string, args []any, withAhead bool) (pgx.BatchResults, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
+	if err := p.drain(); err != nil {
+		return nil, err
+	}
 	p.queue(sql, args)
 	before := len(p.pending) - 1
+	if withAhead && len(p.ahead) > 0 {
+		p.pending = append(p.pending, p.ahead...)
+		p.openAhead, p.ahead = p.ahead, nil
+	}
 	if p.commitNext {
 		p.pending = append(p.pending, pendingStmt{sql: "commit"})
 		p.commitNext, p.began = false, false
@@ -98,7 +163,7 @@ func (p *pipe) sendPending(ctx context.Context) pgx.BatchResults {
 
 // Exec runs sql now, after the waiting statements.
 func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	br, err := p.send(ctx, sql, args)
+	br, err := p.send(ctx, sql, args, false)
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -114,9 +179,12 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 
 // Query runs sql now, after the waiting statements.
 func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	br, err := p.send(ctx, sql, args)
-	if err != nil {
-		return nil, err
+	br := p.aheadFor(sql, args)
+	if br == nil {
+		var err error
+		if br, err = p.send(ctx, sql, args, true); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -128,9 +196,12 @@ func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 
 // QueryRow runs sql now, after the waiting statements.
 func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	br, err := p.send(ctx, sql, args)
-	if err != nil {
-		return errRow{err: err}
+	br := p.aheadFor(sql, args)
+	if br == nil {
+		var err error
+		if br, err = p.send(ctx, sql, args, true); err != nil {
+			return errRow{err: err}
+		}
 	}
 	return &pipeRow{row: br.QueryRow(), br: br, p: p}
 }
@@ -141,6 +212,7 @@ func (p *pipe) commit(ctx context.Context) error {
 	if p.err != nil {
 		return p.err
 	}
+	p.ahead = nil
 	if !p.began {
 		return nil
 	}
@@ -158,7 +230,8 @@ func (p *pipe) commit(ctx context.Context) error {
 // rollback ends a transaction that did not commit. A connection left in a
 // transaction is destroyed by the pool when it is released.
 func (p *pipe) rollback(ctx context.Context) {
-	p.pending = nil
+	p.pending, p.ahead = nil, nil
+	_ = p.drain()
 	if !p.began || p.conn.Conn().IsClosed() || p.conn.Conn().PgConn().TxStatus() == 'I' {
 		return
 	}
@@ -169,16 +242,21 @@ func (p *pipe) rollback(ctx context.Context) {
 // the batch.
 type pipeRows struct {
 	pgx.Rows
-	br pgx.BatchResults
-	p  *pipe
+	br     pgx.BatchResults
+	p      *pipe
+	closed bool
 }
 
 func (r *pipeRows) Close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
 	r.Rows.Close()
 	if err := r.Err(); err != nil {
 		_ = r.p.fail(err)
 	}
-	if err := r.br.Close(); err != nil {
+	if err := r.p.release(r.br); err != nil {
 		_ = r.p.fail(err)
 	}
 }
@@ -192,7 +270,7 @@ type pipeRow struct {
 
 func (r *pipeRow) Scan(dest ...any) error {
 	err := r.row.Scan(dest...)
-	if cerr := r.br.Close(); err == nil {
+	if cerr := r.p.release(r.br); err == nil {
 		err = cerr
 	}
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -230,6 +308,9 @@ func (d deferredExec) QueryRow(ctx context.Context, sql string, args ...any) pgx
 func (p *pipe) flush(ctx context.Context) error {
 	if p.err != nil {
 		return p.err
+	}
+	if err := p.drain(); err != nil {
+		return err
 	}
 	if len(p.pending) == 0 {
 		return nil

@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/internal/pgtest"
 )
@@ -48,5 +52,120 @@ func TestPipe_CommitWithNext(t *testing.T) {
 	}
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM namespaces WHERE name = 'pipe-c'").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("rolled back row: %d, %v; want 0", n, err)
+	}
+}
+
+// batchCounter counts the batches and the lone statements sent on a pool.
+type batchCounter struct{ n atomic.Int64 }
+
+func (c *batchCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *batchCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *batchCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *batchCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *batchCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// Goal: a read sent ahead (readAhead) goes in the batch of the next read,
+// behind it, and the same statement with the same arguments then reads its
+// answer from there, at no round trip; it sees what the read before it
+// wrote. An answer sent ahead and never asked for is dropped, and the
+// connection goes on; the same statement with other arguments runs on its
+// own; a COMMIT sent with the next read goes behind the reads sent ahead.
+func TestPipe_ReadAhead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg, err := pgxpool.ParseConfig(pgtest.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &batchCounter{}
+	cfg.ConnConfig.Tracer = c
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	const count = "SELECT count(*) FROM namespaces WHERE name LIKE $1"
+	countOf := func(p *pipe, like string) int {
+		t.Helper()
+		var n int
+		if err := p.QueryRow(ctx, count, like).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	c.n.Store(0)
+
+	// Served from the batch, after the write of the read it follows.
+	p := &pipe{conn: conn}
+	p.readAhead(count, []any{"ahead-%"})
+	var name string
+	if err := p.QueryRow(ctx, "INSERT INTO namespaces (name) VALUES ('ahead-a') RETURNING name").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if n := countOf(p, "ahead-%"); n != 1 {
+		t.Fatalf("the read sent ahead counted %d rows, want 1 (the insert before it)", n)
+	}
+	if got := c.n.Swap(0); got != 1 {
+		t.Fatalf("%d round trips for the insert and the read sent ahead, want 1", got)
+	}
+	p.rollback(ctx)
+
+	// Not asked for: dropped; the next statement runs as usual.
+	p = &pipe{conn: conn}
+	p.readAhead(count, []any{"ahead-%"})
+	if err := p.QueryRow(ctx, "INSERT INTO namespaces (name) VALUES ('ahead-b') RETURNING name").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.QueryRow(ctx, "SELECT name FROM namespaces WHERE name = 'ahead-b'").Scan(&name); err != nil || name != "ahead-b" {
+		t.Fatalf("the statement after an unread answer: %q, %v", name, err)
+	}
+	// Other arguments: run on their own, with their own answer.
+	p.readAhead(count, []any{"ahead-%"})
+	if err := p.QueryRow(ctx, "SELECT name FROM namespaces WHERE name = 'ahead-b'").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	c.n.Store(0)
+	if n := countOf(p, "nothing-%"); n != 0 {
+		t.Fatalf("the read with other arguments counted %d rows, want 0", n)
+	}
+	if got := c.n.Swap(0); got != 1 {
+		t.Fatalf("%d round trips for the read with other arguments, want 1 (its own)", got)
+	}
+	p.rollback(ctx)
+
+	// COMMIT behind the read sent ahead: both committed, one round trip.
+	p = &pipe{conn: conn}
+	p.readAhead(count, []any{"ahead-%"})
+	p.commitWithNext()
+	c.n.Store(0)
+	if err := p.QueryRow(ctx, "INSERT INTO namespaces (name) VALUES ('ahead-c') RETURNING name").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if n := countOf(p, "ahead-%"); n != 1 {
+		t.Fatalf("the read sent ahead counted %d rows, want 1", n)
+	}
+	if got := c.n.Swap(0); got != 1 {
+		t.Fatalf("%d round trips, want 1", got)
+	}
+	if st := conn.Conn().PgConn().TxStatus(); st != 'I' {
+		t.Fatalf("after the committing batch the connection is in state %c, want idle", st)
+	}
+	if err := p.commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM namespaces WHERE name LIKE 'ahead-%'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("committed rows: %d, %v; want 1 (ahead-c)", n, err)
 	}
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -224,5 +225,33 @@ func TestEager_FailedClaimWakesPollers(t *testing.T) {
 	}
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a == nil || a.ActivityID != 1 {
 		t.Fatalf("the attempt is not in the queue: %+v", a)
+	}
+}
+
+// Goal: the ack of a turn that ends its workflow costs two round trips:
+// the turn's lock with the check for signals it has not seen (sent ahead,
+// behind the lock), then every write with the read of the closed workflow
+// and the COMMIT. A signal that came before the ack still refuses it.
+func TestRoundTrips_ClosingAck(t *testing.T) {
+	s, c, _ := countingStore(t)
+	start(t, s, "closing-trips")
+	turn := fetchTurn(t, s)
+	complete := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}
+	c.trips()
+	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete))(t)
+	if n := c.trips(); n != 2 {
+		t.Errorf("the closing ack took %d round trips, want 2", n)
+	}
+	if resp.Closed == nil || resp.Closed.Status != api.StatusCompleted {
+		t.Fatalf("closing ack: %+v, want the completed workflow", resp.Closed)
+	}
+
+	start(t, s, "closing-refused")
+	turn = fetchTurn(t, s)
+	if err := s.SignalWorkflow(ctxT(t), ns, "closing-refused", "poke", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete); !errors.Is(err, store.ErrUnhandledSignals) {
+		t.Fatalf("closing ack with an unseen signal: %v, want ErrUnhandledSignals", err)
 	}
 }

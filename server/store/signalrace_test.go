@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -62,4 +63,58 @@ func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
 	// Unblocked and running, a signal is accepted as before.
 	start(t, s, "race2")
 	must0(t, s.SignalWorkflow(ctx, ns, "race2", "ok", nil))
+}
+
+// Goal: a signal that commits while the ending turn's ack waits for the
+// instance's row (the signal holds it FOR KEY SHARE, as EnqueueSignal
+// does) is seen by the ack, which is refused with ErrUnhandledSignals: the
+// check for unseen signals (PendingSignals, sent ahead in GetLockedTurns'
+// round trip) is a statement of its own, run once the lock is taken — not
+// part of the snapshot of the statement that waited for it.
+func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
+	pool := pgtest.New(t)
+	s := store.New(pool, store.Options{})
+	start(t, s, "race-ack")
+	turn := fetchTurn(t, s)
+	ctx := ctxT(t)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM instances WHERE namespace = $1 AND instance_id = 'race-ack' FOR KEY SHARE`, ns); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind)
+		VALUES ($1, 'race-ack', 'q', 'SignalReceived')`, ns); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CompleteWorkflowTask(ctx, ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
+		done <- err
+	}()
+	eventually(t, 5*time.Second, "the ack waiting for the signal's row lock", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("ack returned %v while the signal held the instance", err)
+		default:
+		}
+		var waiting int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		return waiting == 1
+	})
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, store.ErrUnhandledSignals) {
+		t.Fatalf("ending ack after the signal committed: %v, want ErrUnhandledSignals", err)
+	}
+	if w := m(s.DescribeWorkflow(ctx, ns, "race-ack"))(t); w.Status != api.StatusRunning {
+		t.Fatalf("workflow %s after the refused ack, want running", w.Status)
+	}
 }

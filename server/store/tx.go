@@ -43,6 +43,47 @@ type txn struct {
 // later call replaces an earlier one.
 func (t *txn) atCommit(fn func(ctx context.Context) error) { t.last = fn }
 
+// readAhead sends the statement that fn, a call of one sqlc read without
+// side effects, would run behind the transaction's next read, in its
+// batch: run again later with the same arguments, fn reads its answer from
+// there, at no round trip of its own (see pipe.readAhead). fn is called
+// once now against a recorder, which answers it with errRecorded.
+func (t *txn) readAhead(fn func(q *gen.Queries) error) {
+	r := &recorder{}
+	_ = fn(gen.New(r))
+	if r.sql != "" {
+		t.p.readAhead(r.sql, r.args)
+	}
+}
+
+// errRecorded answers the statement a recorder took down.
+var errRecorded = errors.New("statement recorded, not run")
+
+// recorder takes down the statement a sqlc method sends, and runs nothing.
+type recorder struct {
+	sql  string
+	args []any
+}
+
+func (r *recorder) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	r.sql, r.args = sql, args
+	return pgconn.CommandTag{}, errRecorded
+}
+
+func (r *recorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.sql, r.args = sql, args
+	return nil, errRecorded
+}
+
+func (r *recorder) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	r.sql, r.args = sql, args
+	return errRow{err: errRecorded}
+}
+
+func (r *recorder) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errRecorded
+}
+
 // fetchOnly begins a transaction that only takes locks (a turn or an
 // activity fetch): its commit need not wait for the WAL flush (RelaxCommit:
 // a fetch lost in a crash is delivered again), and its statements run on
