@@ -68,9 +68,11 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 }
 
 // Goal: a worker whose session is no longer active gets no eager attempt
-// (as it would get none from a poll); the attempts stay in the queue.
+// (as it would get none from a poll); the attempts stay in the queue, and
+// their queue's pollers are woken (the claim fails at the ack's commit:
+// the wake-up goes right after it).
 func TestEager_InactiveWorkerGetsNone(t *testing.T) {
-	s := newStore(t)
+	s, _, url := countingStore(t)
 	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second)}))(t)
 	start(t, s, "eager-inactive")
 	turn := fetchTurn(t, s)
@@ -78,12 +80,16 @@ func TestEager_InactiveWorkerGetsNone(t *testing.T) {
 		w, err := s.GetWorker(ctxT(t), ns, "w1")
 		return err == nil && w.State == api.WorkerInactive
 	})
+	l := listen(t, url)
 	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1),
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
 	}))(t)
 	if len(resp.ActivityTasks) != 0 {
 		t.Fatalf("inactive worker got eager tasks: %+v", resp.ActivityTasks)
+	}
+	if n := l.until(t, store.ActivityQueueKey(ns, "q")); n != 1 {
+		t.Fatalf("the activity queue's pollers were told of %d items, want 1", n)
 	}
 	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a == nil || a.ActivityID != 1 {
 		t.Fatalf("the attempt is not in the queue: %+v", a)

@@ -55,20 +55,25 @@ func TestPipe_CommitWithNext(t *testing.T) {
 	}
 }
 
-// batchCounter counts the batches and the lone statements sent on a pool.
-type batchCounter struct{ n atomic.Int64 }
+// tripCounter counts the round trips to PostgreSQL of a pool it traces: a
+// batch is one, a statement sent alone is one (TripCounter for the
+// package's external tests).
+type tripCounter struct{ n atomic.Int64 }
 
-func (c *batchCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
 	return ctx
 }
-func (c *batchCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *batchCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *tripCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
 	c.n.Add(1)
 	return ctx
 }
-func (c *batchCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (c *batchCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (c *tripCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// Trips returns the round trips counted since the last call.
+func (c *tripCounter) Trips() int64 { return c.n.Swap(0) }
 
 // Goal: a read sent ahead (readAhead) goes in the batch of the next read,
 // behind it, and the same statement with the same arguments then reads its
@@ -83,7 +88,7 @@ func TestPipe_ReadAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &batchCounter{}
+	c := &tripCounter{}
 	cfg.ConnConfig.Tracer = c
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -104,7 +109,7 @@ func TestPipe_ReadAhead(t *testing.T) {
 		}
 		return n
 	}
-	c.n.Store(0)
+	c.Trips()
 
 	// Served from the batch, after the write of the read it follows.
 	p := &pipe{conn: conn}
@@ -116,7 +121,7 @@ func TestPipe_ReadAhead(t *testing.T) {
 	if n := countOf(p, "ahead-%"); n != 1 {
 		t.Fatalf("the read sent ahead counted %d rows, want 1 (the insert before it)", n)
 	}
-	if got := c.n.Swap(0); got != 1 {
+	if got := c.Trips(); got != 1 {
 		t.Fatalf("%d round trips for the insert and the read sent ahead, want 1", got)
 	}
 	p.rollback(ctx)
@@ -135,11 +140,11 @@ func TestPipe_ReadAhead(t *testing.T) {
 	if err := p.QueryRow(ctx, "SELECT name FROM namespaces WHERE name = 'ahead-b'").Scan(&name); err != nil {
 		t.Fatal(err)
 	}
-	c.n.Store(0)
+	c.Trips()
 	if n := countOf(p, "nothing-%"); n != 0 {
 		t.Fatalf("the read with other arguments counted %d rows, want 0", n)
 	}
-	if got := c.n.Swap(0); got != 1 {
+	if got := c.Trips(); got != 1 {
 		t.Fatalf("%d round trips for the read with other arguments, want 1 (its own)", got)
 	}
 	p.rollback(ctx)
@@ -148,14 +153,14 @@ func TestPipe_ReadAhead(t *testing.T) {
 	p = &pipe{conn: conn}
 	p.readAhead(count, []any{"ahead-%"})
 	p.commitWithNext()
-	c.n.Store(0)
+	c.Trips()
 	if err := p.QueryRow(ctx, "INSERT INTO namespaces (name) VALUES ('ahead-c') RETURNING name").Scan(&name); err != nil {
 		t.Fatal(err)
 	}
 	if n := countOf(p, "ahead-%"); n != 1 {
 		t.Fatalf("the read sent ahead counted %d rows, want 1", n)
 	}
-	if got := c.n.Swap(0); got != 1 {
+	if got := c.Trips(); got != 1 {
 		t.Fatalf("%d round trips, want 1", got)
 	}
 	if st := conn.Conn().PgConn().TxStatus(); st != 'I' {

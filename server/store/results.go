@@ -86,7 +86,7 @@ func (s *Store) applyResults(group []*resultCall) {
 // deliverResults takes the calls' attempts and enqueues the results that
 // count (one statement), and locks the eager turns the results make due
 // (at commit).
-func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*resultCall) (err error) {
+func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*resultCall) error {
 	tokens := make([]uuid.UUID, 0, len(calls))
 	results := make(map[string]json.RawMessage, len(calls))
 	for _, c := range calls {

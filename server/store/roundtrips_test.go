@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,39 +15,16 @@ import (
 	"github.com/tetherhq/tether/server/store"
 )
 
-// tripCounter counts the round trips to PostgreSQL: a batch is one, a
-// statement sent alone is one.
-type tripCounter struct{ n atomic.Int64 }
-
-func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-
-func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (c *tripCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-
-func (c *tripCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-
-func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// trips returns the round trips counted since the last call.
-func (c *tripCounter) trips() int64 { return c.n.Swap(0) }
-
 // countingStore is a store whose pool counts its round trips, and the URL
 // of its database.
-func countingStore(t *testing.T) (*store.Store, *tripCounter, string) {
+func countingStore(t *testing.T) (*store.Store, *store.TripCounter, string) {
 	t.Helper()
 	url := pgtest.NewURL(t)
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &tripCounter{}
+	c := &store.TripCounter{}
 	cfg.ConnConfig.Tracer = c
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
@@ -127,12 +103,12 @@ func TestRoundTrips_AckWithEagerClaim(t *testing.T) {
 	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
 	start(t, s, "claim-trips")
 	turn := fetchTurn(t, s) // by "w1"
-	c.trips()
+	c.Trips()
 	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1),
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
 	}))(t)
-	if n := c.trips(); n != 2 {
+	if n := c.Trips(); n != 2 {
 		t.Errorf("the ack took %d round trips, want 2", n)
 	}
 	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 || resp.ActivityTasks[0].LockToken == "" {
@@ -155,10 +131,10 @@ func TestRoundTrips_ResultWithEagerTurn(t *testing.T) {
 	startWithActivities(t, s, "turn-trips", schedule(1))
 	a := fetchAct(t, s, time.Minute)
 	l := listen(t, url)
-	c.trips()
+	c.Trips()
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
 	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`1`), eager))(t)
-	if n := c.trips(); n != 2 {
+	if n := c.Trips(); n != 2 {
 		t.Errorf("the result took %d round trips, want 2", n)
 	}
 	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 1 ||
@@ -200,34 +176,6 @@ func TestEager_ResultWithoutTurnWakesPollers(t *testing.T) {
 	}
 }
 
-// Goal: an attempt whose eager claim fails at the ack's commit (the
-// acknowledging worker's session is no longer active) wakes its activity
-// queue's pollers, and waits in the queue for them.
-func TestEager_FailedClaimWakesPollers(t *testing.T) {
-	s, _, url := countingStore(t)
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second)}))(t)
-	start(t, s, "claim-fails")
-	turn := fetchTurn(t, s)
-	sweepUntil(t, s, 10*time.Second, "worker w1 inactive", func() bool {
-		w, err := s.GetWorker(ctxT(t), ns, "w1")
-		return err == nil && w.State == api.WorkerInactive
-	})
-	l := listen(t, url)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands:        schedule(1),
-		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
-	}))(t)
-	if len(resp.ActivityTasks) != 0 {
-		t.Fatalf("inactive worker got eager tasks: %+v", resp.ActivityTasks)
-	}
-	if n := l.until(t, store.ActivityQueueKey(ns, "q")); n != 1 {
-		t.Fatalf("the activity queue's pollers were told of %d items, want 1", n)
-	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a == nil || a.ActivityID != 1 {
-		t.Fatalf("the attempt is not in the queue: %+v", a)
-	}
-}
-
 // Goal: the ack of a turn that ends its workflow costs two round trips:
 // the turn's lock with the check for signals it has not seen (sent ahead,
 // behind the lock), then every write with the read of the closed workflow
@@ -237,9 +185,9 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 	start(t, s, "closing-trips")
 	turn := fetchTurn(t, s)
 	complete := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}
-	c.trips()
+	c.Trips()
 	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete))(t)
-	if n := c.trips(); n != 2 {
+	if n := c.Trips(); n != 2 {
 		t.Errorf("the closing ack took %d round trips, want 2", n)
 	}
 	if resp.Closed == nil || resp.Closed.Status != api.StatusCompleted {

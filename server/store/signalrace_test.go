@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/store"
@@ -30,19 +32,7 @@ func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.SignalWorkflow(ctx, ns, "race", "late", json.RawMessage(`1`)) }()
-	eventually(t, 5*time.Second, "the signal waiting for the turn's row lock", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("signal returned %v while the ending turn held the instance", err)
-		default:
-		}
-		var waiting int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		return waiting == 1
-	})
+	waitForLock(t, pool, "the signal", done)
 	if _, err := tx.Exec(ctx, `UPDATE instances SET status = 'completed' WHERE namespace = $1 AND instance_id = 'race'`, ns); err != nil {
 		t.Fatal(err)
 	}
@@ -95,19 +85,7 @@ func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
 			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
 		done <- err
 	}()
-	eventually(t, 5*time.Second, "the ack waiting for the signal's row lock", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("ack returned %v while the signal held the instance", err)
-		default:
-		}
-		var waiting int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		return waiting == 1
-	})
+	waitForLock(t, pool, "the ack", done)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -117,4 +95,23 @@ func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
 	if w := m(s.DescribeWorkflow(ctx, ns, "race-ack"))(t); w.Status != api.StatusRunning {
 		t.Fatalf("workflow %s after the refused ack, want running", w.Status)
 	}
+}
+
+// waitForLock waits until one session of the database waits for a row
+// lock: who's call, whose outcome comes on done, which must not come first.
+func waitForLock(t *testing.T, pool *pgxpool.Pool, who string, done <-chan error) {
+	t.Helper()
+	eventually(t, 5*time.Second, who+" waiting for a row lock", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("%s returned %v while the row was held", who, err)
+		default:
+		}
+		var waiting int
+		if err := pool.QueryRow(ctxT(t), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		return waiting == 1
+	})
 }

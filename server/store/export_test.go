@@ -1,0 +1,4 @@
+package store
+
+// TripCounter is tripCounter, for the package's external tests.
+type TripCounter = tripCounter
