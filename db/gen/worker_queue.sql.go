@@ -1020,6 +1020,8 @@ type TakeAttemptsRow struct {
 // (enqueued) and to which task queue (workflow_queue, ” when none of its
 // instance's was). The caller handles
 // the others (late, cancelled) on its own.
+// timed_out is victims' expression again: sqlc does not resolve a CTE's
+// computed column in a DELETE's RETURNING (same row, same now()).
 func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]TakeAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, takeAttempts,
 		arg.LockTokens,

@@ -196,6 +196,8 @@ WITH victims AS (
 DELETE FROM worker_queue w
 USING victims v
 WHERE w.id = v.id
+-- timed_out is victims' expression again: sqlc does not resolve a CTE's
+-- computed column in a DELETE's RETURNING (same row, same now()).
 RETURNING sqlc.embed(w),
           (CASE WHEN w.cancel_requested THEN ''
                 WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'

@@ -130,12 +130,11 @@ func (t *txn) unwake(key string, n int) {
 	t.wakes[key] -= n
 }
 
-// payloads are the notifications of the transaction's wake-ups, in key
-// order.
-func (t *txn) payloads() []string {
-	out := make([]string, 0, len(t.wakes))
-	for _, k := range slices.Sorted(maps.Keys(t.wakes)) {
-		out = append(out, NotificationPayload(k, t.wakes[k]))
+// payloads are the notifications of items counted per key, in key order.
+func payloads(items map[string]int) []string {
+	out := make([]string, 0, len(items))
+	for _, k := range slices.Sorted(maps.Keys(items)) {
+		out = append(out, NotificationPayload(k, items[k]))
 	}
 	return out
 }
@@ -155,7 +154,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 		return err
 	}
 	if len(t.wakes) > 0 {
-		if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: t.payloads()}); err != nil {
+		if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: payloads(t.wakes)}); err != nil {
 			p.rollback(ctx)
 			return fmt.Errorf("notify: %w", err)
 		}
@@ -189,10 +188,7 @@ const lateWakeTimeout = 5 * time.Second
 // stops, the database is unreachable) the pollers find the items at their
 // next re-check.
 func (s *Store) announceLate(late map[string]int) {
-	keys := make([]string, 0, len(late))
-	for _, k := range slices.Sorted(maps.Keys(late)) {
-		keys = append(keys, NotificationPayload(k, late[k]))
-	}
+	keys := payloads(late)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), lateWakeTimeout)
 		defer cancel()
