@@ -26,6 +26,7 @@ func benchScenarios() []struct{ name, summary string } {
 		{"retention", "1 000 000 closed workflows past retention purged by the retention job → deleted/s, pass time, WAL, sizes"},
 		{"visibility", "list queries and counts on 1 000 000 workflows with search attributes → ms per query"},
 		{"ceiling", "PostgreSQL's single-row commit rate on this machine"},
+		{"hops", "a read round trip, a durable commit and an HTTP exchange, one at a time after an idle gap → a lone workflow's latency floor"},
 	}
 }
 
@@ -146,6 +147,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.IntVar(&c.Workflows, "workflows", 1_000_000, "workflows inserted (set-based)")
 		fs.IntVar(&c.Repeat, "repeat", 5, "runs of each query (the median is reported)")
 		sc = scenario(c, (*bench.Env).Visibility)
+	case "hops":
+		c := &bench.HopsConfig{}
+		fs.IntVar(&c.Count, "count", 1000, "hops of each kind")
+		fs.DurationVar(&c.Gap, "gap", time.Millisecond, "idle time before each hop")
+		sc = scenario(c, (*bench.Env).Hops)
 	case "ceiling":
 		c := &bench.CeilingConfig{}
 		fs.IntVar(&c.Conns, "conns", 8, "connections inserting at once")
@@ -156,14 +162,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		benchUsage(stderr)
 		return errUsage
 	}
-	common.flags(fs, name != "ceiling")
+	// The ceiling and hops measure the database alone: no ceiling first.
+	dbOnly := name == "ceiling" || name == "hops"
+	common.flags(fs, !dbOnly)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	if name == "ceiling" {
+	if dbOnly {
 		common.noCeiling = true
 		if common.serverURL != "" && common.databaseURL == "" {
-			return errors.New("the ceiling needs a database: give --database-url (or neither URL)")
+			return fmt.Errorf("the %s scenario needs a database: give --database-url (or neither URL)", name)
 		}
 	}
 	logger, err := newLogger(stderr, common.logLevel, "text")

@@ -19,6 +19,7 @@ func TestBenchCommandLine(t *testing.T) {
 		{[]string{"bench", "heartbeats", "-h"}, 0, "-conns"},
 		{[]string{"bench", "throughput", "--server-url", "http://10.1.2.3:7070"}, 1, "not a loopback address"},
 		{[]string{"bench", "ceiling", "--server-url", "http://127.0.0.1:1"}, 1, "needs a database"},
+		{[]string{"bench", "hops", "--server-url", "http://127.0.0.1:1"}, 1, "hops scenario needs a database"},
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -157,6 +158,34 @@ func TestCeiling(t *testing.T) {
 	var n int
 	if err := e.DB.QueryRow(ctxT(t), "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'tether_bench_ceiling%'").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("ceiling tables left: %d, %v", n, err)
+	}
+}
+
+// TestHops checks that each hop is timed the given number of times, in a
+// child process for the HTTP exchange, and that the floor is the path's
+// commits and exchanges at p50.
+func TestHops(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r, err := e.Hops(ctxT(t), HopsConfig{Count: 50, Gap: 200 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, r)
+	for _, k := range []string{"read", "commit", "http"} {
+		ordered(t, r, k)
+	}
+	want := pathCommits*figure(t, r, "commit_p50_ms") + pathExchanges*figure(t, r, "http_p50_ms")
+	if got := figure(t, r, "path_floor_ms"); math.Abs(got-want) > 0.01 {
+		t.Fatalf("path floor %v, want %v", got, want)
+	}
+	if r.Params[2] != (Param{"client", "process"}) {
+		t.Fatalf("params %+v: the HTTP client should run in a child", r.Params)
+	}
+	// The commits went to a table of their own, dropped afterwards.
+	var n int
+	if err := e.DB.QueryRow(ctxT(t), "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'tether_bench_hops%'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("hops tables left: %d, %v", n, err)
 	}
 }
 

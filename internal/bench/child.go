@@ -152,8 +152,8 @@ func (cs *children) stopAll() error {
 	return errors.Join(errs...)
 }
 
-// ChildMain runs a bench child process: args[0] is its role ("worker" or
-// "heartbeat-load"), the rest its flags. It returns when its work is done,
+// ChildMain runs a bench child process: args[0] is its role ("worker",
+// "heartbeat-load" or "hop-client"), the rest its flags. It returns when its work is done,
 // when ctx ends or when stdin reaches its end (the parent closed it or
 // died). The tether binary calls it for `tether bench worker …` and
 // `tether bench heartbeat-load …`.
@@ -173,13 +173,17 @@ func ChildMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return runWorkerChild(ctx, args[1:], out, stderr)
 	case "heartbeat-load":
 		return runHeartbeatChild(ctx, args[1:], out, stderr)
+	case "hop-client":
+		return runHopsChild(ctx, args[1:], out, stderr)
 	}
 	return fmt.Errorf("bench child: unknown role %q", args[0])
 }
 
 // IsChildRole reports whether name is the role of a bench child process
 // (the hidden subcommands of `tether bench`).
-func IsChildRole(name string) bool { return name == "worker" || name == "heartbeat-load" }
+func IsChildRole(name string) bool {
+	return name == "worker" || name == "heartbeat-load" || name == "hop-client"
+}
 
 // lineWriter writes whole lines, one write each, from many goroutines.
 type lineWriter struct {
