@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -142,6 +143,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			m(s0.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: workers[w], LeaseDuration: api.Duration(lease)}))(t)
 		}
 		var tokens []string
+		instanceOf := map[string]string{}
 		for w := 0; ; w = (w + 1) % workersCount {
 			got := m(s0.FetchActivityTasks(ctx, ns, []string{queue}, workers[w], time.Minute, 1))(t)
 			if len(got) == 0 {
@@ -149,13 +151,30 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			}
 			held[w] = append(held[w], got[0].LockToken)
 			tokens = append(tokens, got[0].LockToken)
+			instanceOf[got[0].LockToken] = got[0].InstanceID
 		}
 		if len(tokens) != workflows*activities {
 			t.Fatalf("fetched %d attempts, want %d", len(tokens), workflows*activities)
 		}
+		// The attempts of two workflows are held back from the reports:
+		// no result ends those workflows (which would cancel their
+		// attempts), so the sweeper has the lost workers' attempts of them
+		// to flag once their heartbeats stop, however the race of the rest
+		// went.
+		heldBack := map[string]bool{}
+		for _, tok := range tokens {
+			if id := instanceOf[tok]; id == fmt.Sprintf("lo-%d-00", it) || id == fmt.Sprintf("lo-%d-01", it) {
+				heldBack[tok] = true
+			}
+		}
+		tokens = slices.DeleteFunc(tokens, func(tok string) bool { return heldBack[tok] })
 		rng.Shuffle(len(tokens), func(i, j int) { tokens[i], tokens[j] = tokens[j], tokens[i] })
+		flaggedBefore := flaggedLost.Load()
 
 		done := make(chan struct{})
+		// lostDone stops the heartbeats of the workers that lose their
+		// lease.
+		lostDone := make(chan struct{})
 		var bg sync.WaitGroup
 		bgCtx, cancelBG := context.WithCancel(ctx)
 		// Heartbeats: every worker on every replica, its tokens in a
@@ -166,12 +185,14 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 				go func() {
 					defer bg.Done()
 					toks := append([]string(nil), held[w]...)
-					lease := time.Minute
+					lease, stop := time.Minute, done
 					if w < lost {
-						lease = time.Millisecond
+						lease, stop = time.Millisecond, lostDone
 					}
 					for n := 0; ; n++ {
 						select {
+						case <-stop:
+							return
 						case <-done:
 							return
 						default:
@@ -256,11 +277,17 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			}()
 		}
 		reports.Wait()
-		// On a loaded machine the completions may all land before a sweep
-		// saw a lease run out: let the heartbeats and sweeps go on (they
-		// are the paths under test too) until one did, for a bounded time.
-		for wait := time.Now().Add(30 * time.Second); flaggedLost.Load() == 0 && time.Now().Before(wait); {
-			time.Sleep(10 * time.Millisecond)
+		// The lost workers stop heartbeating: their leases run out, and a
+		// sweep flags the attempts held back (unless one flagged theirs
+		// already), while the other heartbeats, sweeps and acks go on.
+		close(lostDone)
+		eventually(t, 30*time.Second, "a sweep to flag the lost workers' attempts", func() bool {
+			return flaggedLost.Load() > flaggedBefore
+		})
+		// Their reports come late.
+		for tok := range heldBack {
+			_, err := stores[0].CompleteActivityTask(ctx, ns, attemptTok(t, tok), json.RawMessage(`1`))
+			check("late complete", err)
 		}
 		close(done)
 		cancelBG()
