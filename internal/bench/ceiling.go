@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -68,19 +69,11 @@ func (e *Env) Ceiling(ctx context.Context, cfg CeilingConfig) (*CeilingResult, e
 	}
 	defer pool.Close()
 
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	table := pgx.Identifier{"tether_bench_ceiling_" + hex.EncodeToString(rnd[:])}.Sanitize()
-	if _, err := pool.Exec(ctx, "CREATE TABLE "+table+" (k bigint NOT NULL, at timestamptz NOT NULL DEFAULT now())"); err != nil {
-		return nil, fmt.Errorf("ceiling: create table: %w", err)
+	table, drop, err := e.scratchTable(ctx, pool, "tether_bench_ceiling_", "k bigint NOT NULL, at timestamptz NOT NULL DEFAULT now()")
+	if err != nil {
+		return nil, fmt.Errorf("ceiling: %w", err)
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if _, err := pool.Exec(dctx, "DROP TABLE IF EXISTS "+table); err != nil {
-			e.logger.Warn("ceiling: drop table", "err", err)
-		}
-	}()
+	defer drop()
 	insert := "INSERT INTO " + table + " (k) VALUES ($1)"
 	// Warm the connections (and their prepared statements) up.
 	var warm sync.WaitGroup
@@ -144,6 +137,30 @@ func (e *Env) Ceiling(ctx context.Context, cfg CeilingConfig) (*CeilingResult, e
 		DurationS:        cfg.Duration.Seconds(),
 		P50Ms:            ms(s.P50),
 		P99Ms:            ms(s.P99),
+	}, nil
+}
+
+// execer runs a statement: a pool or a connection.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// scratchTable creates a logged table with columns cols, named prefix and
+// a random suffix, through db, and returns its quoted name and the function
+// that drops it (logging a failure).
+func (e *Env) scratchTable(ctx context.Context, db execer, prefix, cols string) (table string, drop func(), err error) {
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	table = pgx.Identifier{prefix + hex.EncodeToString(rnd[:])}.Sanitize()
+	if _, err := db.Exec(ctx, "CREATE TABLE "+table+" ("+cols+")"); err != nil {
+		return "", nil, fmt.Errorf("create table: %w", err)
+	}
+	return table, func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if _, err := db.Exec(dctx, "DROP TABLE IF EXISTS "+table); err != nil {
+			e.logger.Warn("drop a scratch table", "table", table, "err", err)
+		}
 	}, nil
 }
 

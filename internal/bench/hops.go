@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -112,19 +110,11 @@ func (e *Env) dbHops(ctx context.Context, count int, gap time.Duration) (reads, 
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
 
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	table := pgx.Identifier{"tether_bench_hops_" + hex.EncodeToString(rnd[:])}.Sanitize()
-	if _, err := conn.Exec(ctx, "CREATE TABLE "+table+" (k bigint NOT NULL)"); err != nil {
-		return reads, commits, fmt.Errorf("hops: create table: %w", err)
+	table, drop, err := e.scratchTable(ctx, conn, "tether_bench_hops_", "k bigint NOT NULL")
+	if err != nil {
+		return reads, commits, fmt.Errorf("hops: %w", err)
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(dctx, "DROP TABLE IF EXISTS "+table); err != nil {
-			e.logger.Warn("hops: drop table", "err", err)
-		}
-	}()
+	defer drop()
 	insert := "INSERT INTO " + table + " (k) VALUES ($1)"
 
 	read := func() error {
