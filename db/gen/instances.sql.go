@@ -986,6 +986,33 @@ func (q *Queries) ReleaseInstance(ctx context.Context, arg ReleaseInstanceParams
 	return err
 }
 
+const releaseTurn = `-- name: ReleaseTurn :one
+UPDATE instances
+SET lock_token = NULL, locked_until = NULL, locked_by = NULL,
+    build_id = CASE WHEN next_event_id = 1 THEN NULL ELSE build_id END
+WHERE namespace = $1 AND instance_id = $2
+  AND lock_token = $3
+RETURNING task_queue
+`
+
+type ReleaseTurnParams struct {
+	Namespace  string
+	InstanceID string
+	LockToken  *uuid.UUID
+}
+
+// Releases a turn that was locked and never delivered (a start's hand-off
+// whose poll had ended): the instance's lock, if the turn's token still
+// holds it, and the build id its first turn would have pinned. Its
+// messages stay visible (the next fetch marks them as its own); no row
+// when the lock is no longer the turn's.
+func (q *Queries) ReleaseTurn(ctx context.Context, arg ReleaseTurnParams) (string, error) {
+	row := q.db.QueryRow(ctx, releaseTurn, arg.Namespace, arg.InstanceID, arg.LockToken)
+	var task_queue string
+	err := row.Scan(&task_queue)
+	return task_queue, err
+}
+
 const requestCancel = `-- name: RequestCancel :one
 UPDATE instances SET cancel_requested = true, cancel_reason = $1, updated_at = now()
 WHERE namespace = $2 AND instance_id = $3

@@ -369,6 +369,19 @@ FOR UPDATE;
 UPDATE instances SET lock_token = NULL, locked_until = NULL, locked_by = NULL
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
+-- name: ReleaseTurn :one
+-- Releases a turn that was locked and never delivered (a start's hand-off
+-- whose poll had ended): the instance's lock, if the turn's token still
+-- holds it, and the build id its first turn would have pinned. Its
+-- messages stay visible (the next fetch marks them as its own); no row
+-- when the lock is no longer the turn's.
+UPDATE instances
+SET lock_token = NULL, locked_until = NULL, locked_by = NULL,
+    build_id = CASE WHEN next_event_id = 1 THEN NULL ELSE build_id END
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
+  AND lock_token = sqlc.arg(lock_token)
+RETURNING task_queue;
+
 -- name: FailInstanceTurn :exec
 UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,

@@ -3,12 +3,17 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Workflow starts are grouped as turn acks are (see acks.go): concurrent
@@ -65,19 +70,36 @@ func startInstances(ctx context.Context, q *gen.Queries, ns string, starts []sta
 	return out, nil
 }
 
+// TurnTaker is a worker waiting for a turn of a task queue on this server
+// (a long poll): the start of a workflow on that queue may hand it the
+// workflow's first turn (StartWorkflowHanding).
+type TurnTaker struct {
+	// WorkerID is the waiting worker's id.
+	WorkerID string
+	// BuildID is its build id ("" for none): the execution is pinned to
+	// it, as by a fetch.
+	BuildID string
+	// LockFor is how long the turn is locked for it.
+	LockFor time.Duration
+}
+
 // startCall is one workflow start on its way through a group.
 type startCall struct {
 	callState
 	row startRow
+	// taker, when set, takes the first turn (see StartWorkflowHanding).
+	taker *TurnTaker
 
 	out api.StartWorkflowResponse
+	// turn is the turn handed to taker, if any.
+	turn *api.WorkflowTask
 }
 
 func newStarts() *coalescer[*startCall] {
 	return &coalescer[*startCall]{maxLeaders: maxStartLeaders, maxGroup: maxStartGroup}
 }
 
-func (c *startCall) reset() { c.out = api.StartWorkflowResponse{} }
+func (c *startCall) reset() { c.out, c.turn = api.StartWorkflowResponse{}, nil }
 
 // StartWorkflow creates a workflow instance and its start message. A
 // finished instance with the same id starts again as its next execution; a
@@ -85,28 +107,46 @@ func (c *startCall) reset() { c.out = api.StartWorkflowResponse{} }
 // one transaction and one statement (a lone start is one statement, one
 // round trip); each start's answer is its own, as if it had run alone.
 func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error) {
+	resp, _, err := s.StartWorkflowHanding(ctx, ns, req, nil)
+	return resp, err
+}
+
+// StartWorkflowHanding is StartWorkflow that also locks the workflow's
+// first turn for taker, when given, in the start's own transaction and
+// round trip, and returns it: a poll waiting on this server gets the turn
+// without a fetch of its own (the start's commit carries the lock). No
+// turn comes back when taker is nil, when the start has a cron schedule
+// (its first run waits), or when the instance could not be locked for
+// taker. A start whose id a running instance holds may still hand over
+// that instance's due turn (returned with ErrAlreadyRunning): it is work
+// of the same queue. The caller must deliver the turn, or release it
+// (ReleaseTurn).
+func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
 	id := req.InstanceID
 	if id == "" {
 		id = uuid.NewString()
 	}
 	cronSchedule, delay, err := firstCronRun(req.CronSchedule, s.opts.Now())
 	if err != nil {
-		return api.StartWorkflowResponse{}, err
+		return api.StartWorkflowResponse{}, nil, err
 	}
 	// Attributes are checked against the namespace's registered types: a
 	// read only when the request has some.
 	attrs, err := s.normalizeSearchAttributes(ctx, gen.New(s.pool), ns, req.SearchAttributes, "search_attributes", false)
 	if err != nil {
-		return api.StartWorkflowResponse{}, err
+		return api.StartWorkflowResponse{}, nil, err
 	}
 	row := newStartRow(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()))
 	row.CronSchedule, row.DelayMS = cronSchedule, ms(delay)
 	row.SearchAttributes, row.Memo = attrs, jsonValue(req.Memo)
 	c := &startCall{callState: callState{ns: ns}, row: row}
-	if err := submit(ctx, s.starts, c, s.applyStarts); err != nil {
-		return api.StartWorkflowResponse{}, err
+	if row.CronSchedule == nil && row.DelayMS == 0 {
+		c.taker = taker
 	}
-	return c.out, nil
+	if err := submit(ctx, s.starts, c, s.applyStarts); err != nil {
+		return api.StartWorkflowResponse{}, c.turn, err
+	}
+	return c.out, c.turn, nil
 }
 
 // applyStarts applies a group of starts: one transaction per namespace,
@@ -124,7 +164,10 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 	for i, c := range calls {
 		starts[i] = c.row
 	}
-	// The statement is the whole transaction: COMMIT travels with it.
+	// The statement is the whole transaction: COMMIT travels with it, and
+	// so do the first turns handed over (LockNextTurns sent ahead, behind
+	// it, in the same round trip).
+	handing := firstTurns(t, s, ns, calls)
 	t.p.commitWithNext()
 	started, err := startInstances(ctx, t.q, ns, starts)
 	if err != nil {
@@ -138,5 +181,77 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 		}
 		c.out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, Status: r.Status}
 	}
+	if handing == nil {
+		return nil
+	}
+	rows, err := t.q.LockNextTurns(ctx, *handing)
+	if err != nil {
+		return fmt.Errorf("lock first turns: %w", err)
+	}
+	for _, row := range rows {
+		k := -1
+		if row.EagerElement != nil {
+			k = int(*row.EagerElement) - 1
+		}
+		if k < 0 || k >= len(calls) || calls[k].taker == nil || calls[k].row.InstanceID != row.InstanceID {
+			return fmt.Errorf("lock first turns: instance %q locked for element %v", row.InstanceID, row.EagerElement)
+		}
+		c := calls[k]
+		turn, _, err := s.takeTurn(ctx, t, ns, row, c.taker.WorkerID)
+		if err != nil {
+			return err
+		}
+		c.turn = turn
+	}
 	return nil
+}
+
+// firstTurns sends ahead (txn.readAhead) the LockNextTurns that locks the
+// first turns of the calls that have a taker, each for its taker (element
+// k+1 of the eager arrays is calls[k]; the others name no instance), and
+// returns its parameters; nil when no call has a taker.
+func firstTurns(t *txn, s *Store, ns string, calls []*startCall) *gen.LockNextTurnsParams {
+	n := 0
+	for _, c := range calls {
+		if c.taker != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	p := gen.LockNextTurnsParams{
+		Namespace: ns, MaxTurns: int32(n), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
+		EagerInstanceIds: make([]string, len(calls)), EagerWorkerIds: make([]string, len(calls)),
+		EagerTaskQueues: make([]string, len(calls)), EagerLockMs: make([]int64, len(calls)), EagerBuildIds: make([]string, len(calls)),
+	}
+	for k, c := range calls {
+		if c.taker == nil {
+			continue // an empty instance id: no instance has it
+		}
+		p.EagerInstanceIds[k], p.EagerWorkerIds[k], p.EagerTaskQueues[k] = c.row.InstanceID, c.taker.WorkerID, c.row.TaskQueue
+		p.EagerLockMs[k], p.EagerBuildIds[k] = ms(max(c.taker.LockFor, time.Second)), c.taker.BuildID
+	}
+	t.readAhead(func(q *gen.Queries) error {
+		_, err := q.LockNextTurns(context.Background(), p)
+		return err
+	})
+	return &p
+}
+
+// ReleaseTurn releases a turn that StartWorkflowHanding locked and the
+// caller could not deliver, and wakes the pollers of its queue. A turn
+// whose lock is no longer its own is left alone.
+func (s *Store) ReleaseTurn(ctx context.Context, ns string, token storage.TurnToken) error {
+	return s.inTx(ctx, func(t *txn) error {
+		queue, err := t.q.ReleaseTurn(ctx, gen.ReleaseTurnParams{Namespace: ns, InstanceID: token.InstanceID, LockToken: &token.Lock})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("release turn: %w", err)
+		}
+		t.wake(WorkflowQueueKey(ns, queue))
+		return nil
+	})
 }
