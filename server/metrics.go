@@ -148,5 +148,9 @@ func (m *Metrics) registerHub(h *longpoll.Hub) error {
 			Namespace: "tether", Subsystem: "longpoll", Name: "wakes_total",
 			Help: "Long-poll waiters woken.",
 		}, func() float64 { return float64(h.Stats().Wakes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "longpoll", Name: "handoffs_total",
+			Help: "Work handed to a waiting poll without a fetch (a start's first turn).",
+		}, func() float64 { return float64(h.Stats().Handoffs) }),
 	)
 }

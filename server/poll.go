@@ -51,9 +51,13 @@ type pollSpec struct {
 	// running is told which execution runs.
 	running func(execution int64)
 	// handed, when set, is offered what a wake-up handed the poll
-	// (longpoll.Hub.WakeWith); true ends the poll found, without a look
-	// at the database.
+	// (longpoll.Hub.WakeWith, longpoll.Waiter.Hand); true ends the poll
+	// found, without a look at the database.
 	handed func(v any) bool
+	// offer, when set, lets a start on this server hand the poll its
+	// work (longpoll.Hub.RegisterOffering: for a workflow poll, the
+	// *storage.TurnTaker a start locks the first turn for).
+	offer any
 }
 
 // answerPoll is the answer of a poll for one thing: the poll's error, 204
@@ -120,7 +124,7 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 				p.running(execution)
 			}
 		} else {
-			waiter = s.hub.RegisterTaking(p.take, p.pinned, p.keys...)
+			waiter = s.hub.RegisterOffering(p.offer, p.take, p.pinned, p.keys...)
 		}
 		defer waiter.Close()
 		wake = waiter.C()

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -73,6 +74,15 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		workQueue: true,
 		take:      req.MaxTasks,
 		pinned:    req.BuildID != "",
+		offer:     &storage.TurnTaker{WorkerID: req.WorkerID, BuildID: req.BuildID, LockFor: lockFor},
+		handed: func(v any) bool {
+			// A start on this server handed over its first turn.
+			task, ok := v.(*api.WorkflowTask)
+			if ok {
+				tasks = []*api.WorkflowTask{task}
+			}
+			return ok
+		},
 	})
 	var task *api.WorkflowTask
 	if found && err == nil && len(tasks) > 0 {

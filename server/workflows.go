@@ -60,11 +60,25 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	}
 	var notes uint64
 	var stamp longpoll.StartStamp
+	queueKey := store.WorkflowQueueKey(ns, req.TaskQueue)
+	// A poll of the queue waiting on this server takes the first turn
+	// from the start's own round trip (handOff), without a fetch.
+	var poll *longpoll.Waiter
+	var taker *storage.TurnTaker
 	if s.hub != nil {
 		notes = s.hub.WorkNotes()
 		stamp = s.hub.StampStart()
+		if req.CronSchedule == "" {
+			var offer any
+			poll, offer = s.hub.Reserve(queueKey)
+			taker, _ = offer.(*storage.TurnTaker)
+		}
 	}
-	resp, err := s.store.StartWorkflow(c.Request().Context(), ns, req)
+	resp, turn, err := s.store.StartWorkflowHanding(c.Request().Context(), ns, req, taker)
+	handed := false
+	if poll != nil {
+		handed = s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)
+	}
 	if err != nil {
 		return err
 	}
@@ -74,7 +88,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		// (RegisterResult).
 		s.hub.MarkStarted(store.ResultKey(ns, resp.InstanceID), resp.ExecutionID, stamp)
 	}
-	if req.CronSchedule == "" && s.hub != nil {
+	if req.CronSchedule == "" && s.hub != nil && !handed {
 		// The start's statement (its group's: one item per start on the
 		// queue) notified its queue of this item; hand the item to a
 		// poller of this server now rather than after the notification's
@@ -82,6 +96,32 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		s.hub.WakeEarly(store.WorkflowQueueKey(ns, req.TaskQueue), notes)
 	}
 	return c.JSON(http.StatusCreated, resp)
+}
+
+// handOff ends the reservation of poll, a waiter of queueKey: it hands
+// over turn, the first turn the start locked for it, or gives the
+// reservation up when there is none. A turn the poll can no longer take
+// (it ended meanwhile) is released at once, for the queue's other pollers,
+// rather than left locked until its lock runs out. It reports whether the
+// poll took the turn.
+func (s *Server) handOff(ctx context.Context, ns string, poll *longpoll.Waiter, queueKey string, turn *api.WorkflowTask, notes uint64) bool {
+	if turn == nil {
+		poll.Unreserve()
+		return false
+	}
+	if poll.Hand(queueKey, turn, notes) {
+		return true
+	}
+	tok, ok := storage.ParseTurnToken(turn.LockToken)
+	if !ok {
+		s.logger.Error("a handed turn has a malformed token", "token", turn.LockToken)
+		return false
+	}
+	if err := s.store.ReleaseTurn(context.WithoutCancel(ctx), ns, tok); err != nil {
+		// Its lock runs out and the turn is delivered then.
+		s.logger.Warn("releasing a turn no poll took", "instance_id", tok.InstanceID, "error", err)
+	}
+	return false
 }
 
 // describeWorkflow godoc

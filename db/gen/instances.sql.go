@@ -701,6 +701,11 @@ WITH inst AS (
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
                AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $8::boolean))
                AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND (NOT $9::boolean
+                    OR (ix.next_event_id = 1 AND (
+                        SELECT true FROM orchestrator_queue q0
+                        WHERE q0.namespace = ix.namespace AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        LIMIT 1)))
                AND NOT EXISTS (
                    SELECT 1 FROM worker_queue w
                    WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
@@ -710,15 +715,15 @@ WITH inst AS (
          ) e
          ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id, $9::text, $10::bigint,
-                $11::text, 0
+        (SELECT c.namespace, c.instance_id, $10::text, $11::bigint,
+                $12::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
              FROM orchestrator_queue q
-             WHERE q.namespace = $7 AND q.task_queue = $12 AND q.visible_at <= now()
+             WHERE q.namespace = $7 AND q.task_queue = $13 AND q.visible_at <= now()
                AND NOT COALESCE((
                    SELECT ix.locked_until >= now() OR ($8::boolean AND ix.locked_until IS NOT NULL)
-                          OR ix.build_id NOT IN ('', $11::text)
+                          OR ix.build_id NOT IN ('', $12::text)
                    FROM instances ix
                    WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
              ORDER BY q.visible_at
@@ -730,7 +735,7 @@ WITH inst AS (
              WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
                AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $8::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $11::text))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $12::text))
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE $2::text[] IS NULL)
@@ -749,7 +754,7 @@ WITH inst AS (
             SELECT q.id FROM orchestrator_queue q
             WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
             ORDER BY q.id
-            LIMIT $13
+            LIMIT $14
         ) y
     ) x
     WHERE m.id = x.id
@@ -784,6 +789,7 @@ type LockNextTurnsParams struct {
 	EagerBuildIds    []string
 	Namespace        string
 	HoldExpired      bool
+	FirstTurns       bool
 	WorkerID         string
 	LockMs           int64
 	BuildID          string
@@ -890,6 +896,14 @@ type LockNextTurnsRow struct {
 // attempts, and instances come before worker_queue in the lock order
 // (docs/architecture.md); the queue's poll takes the turn then.
 //
+// With first_turns (a start handing its first turn to a waiting worker),
+// an eager element takes only an execution that has had no turn yet
+// (next_event_id 1) and has a visible message (its start message, unless
+// a cron schedule delays it): a turn that needs no history to build. The
+// check is a scalar subquery, a key probe (as EXISTS the planner may make
+// it a semi-join over the whole queue). The results' eager turns leave
+// first_turns false (their instance has the result they just enqueued).
+//
 // With hold_expired (the server's outage grace: after it started, and
 // after the database was unreachable) an instance whose lock expired is
 // held like a live one, in both ways: the worker that holds its turn may
@@ -905,6 +919,7 @@ func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([
 		arg.EagerBuildIds,
 		arg.Namespace,
 		arg.HoldExpired,
+		arg.FirstTurns,
 		arg.WorkerID,
 		arg.LockMs,
 		arg.BuildID,

@@ -180,6 +180,14 @@ RETURNING execution_id, task_queue;
 -- attempts, and instances come before worker_queue in the lock order
 -- (docs/architecture.md); the queue's poll takes the turn then.
 --
+-- With first_turns (a start handing its first turn to a waiting worker),
+-- an eager element takes only an execution that has had no turn yet
+-- (next_event_id 1) and has a visible message (its start message, unless
+-- a cron schedule delays it): a turn that needs no history to build. The
+-- check is a scalar subquery, a key probe (as EXISTS the planner may make
+-- it a semi-join over the whole queue). The results' eager turns leave
+-- first_turns false (their instance has the result they just enqueued).
+--
 -- With hold_expired (the server's outage grace: after it started, and
 -- after the database was unreachable) an instance whose lock expired is
 -- held like a live one, in both ways: the worker that holds its turn may
@@ -208,6 +216,11 @@ WITH inst AS (
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
                AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
                AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND (NOT sqlc.arg(first_turns)::boolean
+                    OR (ix.next_event_id = 1 AND (
+                        SELECT true FROM orchestrator_queue q0
+                        WHERE q0.namespace = ix.namespace AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        LIMIT 1)))
                AND NOT EXISTS (
                    SELECT 1 FROM worker_queue w
                    WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id

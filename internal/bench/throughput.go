@@ -130,6 +130,7 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 		r.add("early_wakes_per_workflow", "early wake-ups per workflow", float64(st.EarlyWakes-hub0.EarlyWakes)/n, "")
 		r.add("early_absorbed_per_workflow", "notifications absorbed per workflow", float64(st.EarlyAbsorbed-hub0.EarlyAbsorbed)/n, "")
 		r.add("poll_wakes_per_workflow", "long-poll wake-ups per workflow", float64(st.Wakes-hub0.Wakes)/n, "")
+		r.add("handoffs_per_workflow", "first turns handed to a poll per workflow", float64(st.Handoffs-hub0.Handoffs)/n, "")
 	}
 	if e.InProcessServer() {
 		r.note("server process CPU includes the %d starters (they run in the bench process)%s", cfg.Starters, inProcessWorkersNote(cfg.Workers))

@@ -93,6 +93,9 @@ type Stats struct {
 	// early wake-up had been given for them (EarlyWakes, less the counts
 	// that lapsed or were cleared when the listener was lost).
 	EarlyAbsorbed uint64
+	// Handoffs counts values handed to reserved waiters (Hand): for
+	// workflow polls, first turns a start handed over without a fetch.
+	Handoffs uint64
 	// Waiters is the number of waiters registered now.
 	Waiters int
 }
@@ -142,6 +145,7 @@ type Hub struct {
 	healthChecks    atomic.Uint64
 	earlyWakes      atomic.Uint64
 	earlyAbsorbed   atomic.Uint64
+	handoffs        atomic.Uint64
 
 	// connectedCh is closed (and replaced) at each successful LISTEN, so
 	// that tests and readiness checks can wait for the listener.
@@ -182,6 +186,12 @@ type Waiter struct {
 	take   int
 	pinned bool
 	owed   int
+	// offer is what the waiter's poll takes hand-offs with
+	// (RegisterOffering), nil when it takes none; reserved marks a waiter
+	// Reserve took out of the hub's sets for a hand-off (guarded by
+	// hub.mu).
+	offer    any
+	reserved bool
 }
 
 // Handed returns the value that the last [Hub.WakeWith] of one of the
@@ -216,13 +226,7 @@ func (w *Waiter) Close() {
 		return
 	}
 	w.closed = true
-	for _, k := range w.keys {
-		set := h.waiters[k]
-		delete(set, w)
-		if len(set) == 0 {
-			delete(h.waiters, k)
-		}
-	}
+	h.removeFromSets(w)
 	h.count--
 	select {
 	case <-w.ch:
@@ -249,7 +253,14 @@ func (h *Hub) Register(keys ...string) *Waiter {
 // among them: a waiter's take then counts as one item, as for Register,
 // since the woken waiter may be unable to take what came.
 func (h *Hub) RegisterTaking(take int, pinned bool, keys ...string) *Waiter {
-	w := &Waiter{hub: h, ch: make(chan struct{}, 1), take: max(take, 1), pinned: pinned}
+	return h.RegisterOffering(nil, take, pinned, keys...)
+}
+
+// RegisterOffering is RegisterTaking for a poll that also takes its work
+// handed over (Reserve, Hand): offer says how it takes it (for a workflow
+// poll: its worker, build id and lock duration). A nil offer takes none.
+func (h *Hub) RegisterOffering(offer any, take int, pinned bool, keys ...string) *Waiter {
+	w := &Waiter{hub: h, ch: make(chan struct{}, 1), take: max(take, 1), pinned: pinned, offer: offer}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !seen[k] {
@@ -259,6 +270,80 @@ func (h *Hub) RegisterTaking(take int, pinned bool, keys ...string) *Waiter {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.addToSets(w)
+	h.count++
+	return w
+}
+
+// Reserve takes one waiter of the work-queue key for a hand-off: a waiter
+// whose poll takes hand-offs (RegisterOffering) and has no wake-up
+// pending. It leaves the hub's sets until Hand or Unreserve, so that no
+// other wake-up is counted on it meanwhile, and is returned with its
+// offer; nil when no waiter qualifies. A poll that ends meanwhile closes
+// its waiter as usual: Hand then reports false.
+func (h *Hub) Reserve(key string) (*Waiter, any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for w := range h.waiters[key] {
+		if w.offer == nil || w.reserved || len(w.ch) > 0 {
+			continue
+		}
+		w.reserved = true
+		h.removeFromSets(w)
+		return w, w.offer
+	}
+	return nil, nil
+}
+
+// Hand ends a reservation (Reserve) of a waiter of the work-queue key by
+// handing it v (Handed) and waking it, and reports whether its poll was
+// still there to take it. As with WakeEarly, the notification of the item
+// v stands for then wakes no one: its statement committed in this process
+// and sent it, and notes is WorkNotes taken before that statement (when a
+// work-queue notification was handled since, or the listener is down,
+// nothing is absorbed).
+func (w *Waiter) Hand(key string, v any, notes uint64) bool {
+	h := w.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !w.reserved {
+		return false
+	}
+	w.reserved = false
+	if w.closed {
+		return false
+	}
+	h.addToSets(w)
+	w.handed = v
+	signal(w.ch)
+	h.wakes.Add(1)
+	h.handoffs.Add(1)
+	if h.connected.Load() && h.workNotes == notes {
+		h.earlyWakes.Add(1)
+		h.noteEarly(key)
+	}
+	return true
+}
+
+// Unreserve ends a reservation (Reserve) without a hand-off: the waiter
+// waits on its keys again, woken once, since a wake-up meant for it may
+// have gone to no one while it was reserved.
+func (w *Waiter) Unreserve() {
+	h := w.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !w.reserved {
+		return
+	}
+	w.reserved = false
+	if !w.closed {
+		h.addToSets(w)
+		signal(w.ch)
+	}
+}
+
+// addToSets puts w in the sets of its keys (h.mu held).
+func (h *Hub) addToSets(w *Waiter) {
 	for _, k := range w.keys {
 		set := h.waiters[k]
 		if set == nil {
@@ -267,8 +352,17 @@ func (h *Hub) RegisterTaking(take int, pinned bool, keys ...string) *Waiter {
 		}
 		set[w] = struct{}{}
 	}
-	h.count++
-	return w
+}
+
+// removeFromSets takes w out of the sets of its keys (h.mu held).
+func (h *Hub) removeFromSets(w *Waiter) {
+	for _, k := range w.keys {
+		set := h.waiters[k]
+		delete(set, w)
+		if len(set) == 0 {
+			delete(h.waiters, k)
+		}
+	}
 }
 
 // Wake wakes every waiter registered on key and returns how many there were.
@@ -507,17 +601,23 @@ func (h *Hub) WakeEarly(key string, notes uint64) bool {
 		}
 		h.wakes.Add(1)
 		h.earlyWakes.Add(1)
-		e := h.early[key]
-		now := time.Now()
-		if !now.Before(e.until) {
-			e.n = 0
-		}
-		e.n++
-		e.until = now.Add(earlyTTL)
-		h.early[key] = e
+		h.noteEarly(key)
 		return true
 	}
 	return false
+}
+
+// noteEarly counts an early wake-up of the work-queue key, whose
+// notification is to wake no one (h.mu held).
+func (h *Hub) noteEarly(key string) {
+	e := h.early[key]
+	now := time.Now()
+	if !now.Before(e.until) {
+		e.n = 0
+	}
+	e.n++
+	e.until = now.Add(earlyTTL)
+	h.early[key] = e
 }
 
 // wakeNotified handles a notification of items new items of the
@@ -656,6 +756,7 @@ func (h *Hub) Stats() Stats {
 		HealthChecks:    h.healthChecks.Load(),
 		EarlyWakes:      h.earlyWakes.Load(),
 		EarlyAbsorbed:   h.earlyAbsorbed.Load(),
+		Handoffs:        h.handoffs.Load(),
 		Waiters:         h.Waiters(),
 	}
 }

@@ -905,3 +905,80 @@ func TestRegisterResultVouchesOnlyForAStartNotHeardClosed(t *testing.T) {
 		w.Close()
 	}
 }
+
+// Goal: Reserve takes a waiter that takes hand-offs out of its key's
+// waiters: a wake-up meanwhile goes to another waiter, not to it. Hand
+// gives it the value and wakes it, and the item's notification, arriving
+// after, wakes no one (the hand-off stood for it).
+func TestReserveAndHand(t *testing.T) {
+	h, conn := listening(t)
+	q := store.WorkflowQueueKey("default", "q")
+	plain := h.Register(q)
+	defer plain.Close()
+	taking := h.RegisterOffering("worker-1", 1, false, q)
+	defer taking.Close()
+
+	notes := h.WorkNotes()
+	w, offer := h.Reserve(q)
+	if w != taking || offer != "worker-1" {
+		t.Fatalf("Reserve = %p, %v; want the offering waiter and its offer", w, offer)
+	}
+	if again, _ := h.Reserve(q); again != nil {
+		t.Fatal("a reserved waiter was reserved twice (the other one offers nothing)")
+	}
+	if n := h.WakeN(q, 1); n != 1 || !pending(plain) || pending(taking) {
+		t.Fatalf("a wake-up during the reservation woke %d waiters; want the plain one alone", n)
+	}
+	if !w.Hand(q, "turn", notes) {
+		t.Fatal("Hand to a waiting poll failed")
+	}
+	if !pending(taking) || taking.Handed() != "turn" {
+		t.Fatal("the reserved waiter was not woken with the value")
+	}
+	notify(t, conn, q) // the handed item's notification
+	handled(t, h, conn)
+	if n := pendingCount(plain, taking); n != 0 {
+		t.Fatalf("the handed item's notification woke %d waiters, want 0", n)
+	}
+	notify(t, conn, q) // a new item
+	handled(t, h, conn)
+	if n := pendingCount(plain, taking); n != 1 {
+		t.Fatalf("the next item's notification woke %d waiters, want 1", n)
+	}
+}
+
+// Goal: a reserved waiter whose poll ends takes nothing (Hand reports
+// false: the caller must release what it locked), and a reservation given
+// up puts the waiter back, woken once.
+func TestReserveThenCloseOrUnreserve(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	a := h.RegisterOffering("a", 1, false, "k")
+	w, _ := h.Reserve("k")
+	if w != a {
+		t.Fatal("no reservation")
+	}
+	a.Close()
+	if w.Hand("k", "turn", h.WorkNotes()) {
+		t.Fatal("Hand to a closed waiter succeeded")
+	}
+	if h.WaitersOn("k") != 0 {
+		t.Fatal("a closed waiter is back in the hub")
+	}
+
+	b := h.RegisterOffering("b", 1, false, "k")
+	defer b.Close()
+	w, _ = h.Reserve("k")
+	if w != b || h.WaitersOn("k") != 0 {
+		t.Fatal("the reserved waiter is still counted on its key")
+	}
+	w.Unreserve()
+	if h.WaitersOn("k") != 1 || !pending(b) {
+		t.Fatal("Unreserve did not put the waiter back, woken")
+	}
+	if w.Hand("k", "late", h.WorkNotes()) || b.Handed() != nil {
+		t.Fatal("Hand after Unreserve handed something")
+	}
+	if plain := h.Register("p"); func() bool { defer plain.Close(); r, _ := h.Reserve("p"); return r != nil }() {
+		t.Fatal("a waiter that offers nothing was reserved")
+	}
+}

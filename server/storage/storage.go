@@ -206,6 +206,19 @@ type Workers interface {
 type Workflows interface {
 	// StartWorkflow starts an instance (ErrAlreadyRunning).
 	StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error)
+	// StartWorkflowHanding is StartWorkflow that also locks the workflow's
+	// first turn for taker (nil: none) in the same operation and returns
+	// it, for a poll waiting on this server: no turn for a start with a
+	// cron schedule, or when the instance could not be locked. A start of
+	// a running id may hand over that instance's due turn, with
+	// ErrAlreadyRunning. The caller delivers the turn or releases it
+	// (ReleaseTurn).
+	StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error)
+	// ReleaseTurn releases a turn that was locked and never delivered,
+	// if token still holds its lock, unpinning an execution whose first
+	// turn it was from the taker's build id; the queue's pollers are
+	// told.
+	ReleaseTurn(ctx context.Context, ns string, token TurnToken) error
 	// CancelWorkflow requests the cancellation of a running instance;
 	// changed is false when it was requested already.
 	CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error)

@@ -9,6 +9,19 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
+// TurnTaker is a worker waiting for a turn of a task queue (a long poll):
+// the start of a workflow on that queue may hand it the workflow's first
+// turn (Workflows.StartWorkflowHanding).
+type TurnTaker struct {
+	// WorkerID is the waiting worker's id.
+	WorkerID string
+	// BuildID is its build id ("" for none): the execution is pinned to
+	// it, as by a fetch.
+	BuildID string
+	// LockFor is how long the turn is locked for it (at least a second).
+	LockFor time.Duration
+}
+
 // ErrNoDatabase is the error of Ping when the provider has no database.
 var ErrNoDatabase = errors.New("no database")
 

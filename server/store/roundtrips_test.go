@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -211,7 +212,7 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 // through.
 func TestRoundTrips_StartHandingItsFirstTurn(t *testing.T) {
 	s, c, _ := countingStore(t)
-	taker := &store.TurnTaker{WorkerID: "w1", LockFor: time.Minute}
+	taker := &storage.TurnTaker{WorkerID: "w1", LockFor: time.Minute}
 	c.Trips()
 	resp, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "handed"}, taker)
 	if err != nil {
@@ -232,63 +233,5 @@ func TestRoundTrips_StartHandingItsFirstTurn(t *testing.T) {
 	ack := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
 	if ack.Status != api.StatusRunning {
 		t.Fatalf("ack of the handed turn: %+v", ack)
-	}
-}
-
-// Goal: a start hands no turn when it has none to give at once (a cron
-// schedule's first run waits) or when no one asked; a start of a running
-// id hands that instance's due turn (work of the same queue) with
-// ErrAlreadyRunning, and none once that turn is taken.
-func TestStartHanding_OnlyDueTurns(t *testing.T) {
-	s, _, _ := countingStore(t)
-	taker := &store.TurnTaker{WorkerID: "w1", LockFor: time.Minute}
-	if _, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "plain"}, nil); err != nil || turn != nil {
-		t.Fatalf("start without a taker: turn %+v, err %v", turn, err)
-	}
-	if _, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "cron",
-		CronSchedule: "0 0 1 1 *"}, taker); err != nil || turn != nil {
-		t.Fatalf("cron start: turn %+v, err %v", turn, err)
-	}
-	// "plain" still waits for its first turn: a second start of it hands
-	// that turn over.
-	_, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "plain"}, taker)
-	if !errors.Is(err, store.ErrAlreadyRunning) || turn == nil || turn.InstanceID != "plain" {
-		t.Fatalf("start of a running id: turn %+v, err %v; want its due turn and ErrAlreadyRunning", turn, err)
-	}
-	if _, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "plain"}, taker); !errors.Is(err, store.ErrAlreadyRunning) || turn != nil {
-		t.Fatalf("start of a running id whose turn is taken: turn %+v, err %v", turn, err)
-	}
-}
-
-// Goal: a handed turn the caller could not deliver is released: at once
-// another worker's poll gets it, unpinned from the first worker's build
-// id, and the queue's pollers are woken. A release whose lock is gone
-// changes nothing.
-func TestReleaseTurn(t *testing.T) {
-	s, _, url := countingStore(t)
-	taker := &store.TurnTaker{WorkerID: "w1", BuildID: "b1", LockFor: time.Minute}
-	_, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "released"}, taker)
-	if err != nil || turn == nil {
-		t.Fatalf("start: turn %+v, err %v", turn, err)
-	}
-	tok := turnTok(t, turn.LockToken)
-	l := listen(t, url)
-	if err := s.ReleaseTurn(ctxT(t), ns, tok); err != nil {
-		t.Fatal(err)
-	}
-	if n := l.until(t, store.WorkflowQueueKey(ns, "q")); n != 1 {
-		t.Fatalf("the release told the queue's pollers of %d items, want 1", n)
-	}
-	again := m(s.FetchWorkflowTaskForBuild(ctxT(t), ns, "q", "w2", "b2", time.Minute))(t)
-	if again == nil || again.InstanceID != "released" || len(again.Messages) != 1 {
-		t.Fatalf("after the release a worker of another build got %+v, want the first turn", again)
-	}
-	// The old token no longer holds the lock: releasing it again leaves
-	// the new turn alone.
-	if err := s.ReleaseTurn(ctxT(t), ns, tok); err != nil {
-		t.Fatal(err)
-	}
-	if m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, again.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t).Status != api.StatusRunning {
-		t.Fatal("the new turn's ack failed")
 	}
 }

@@ -70,25 +70,12 @@ func startInstances(ctx context.Context, q *gen.Queries, ns string, starts []sta
 	return out, nil
 }
 
-// TurnTaker is a worker waiting for a turn of a task queue on this server
-// (a long poll): the start of a workflow on that queue may hand it the
-// workflow's first turn (StartWorkflowHanding).
-type TurnTaker struct {
-	// WorkerID is the waiting worker's id.
-	WorkerID string
-	// BuildID is its build id ("" for none): the execution is pinned to
-	// it, as by a fetch.
-	BuildID string
-	// LockFor is how long the turn is locked for it.
-	LockFor time.Duration
-}
-
 // startCall is one workflow start on its way through a group.
 type startCall struct {
 	callState
 	row startRow
 	// taker, when set, takes the first turn (see StartWorkflowHanding).
-	taker *TurnTaker
+	taker *storage.TurnTaker
 
 	out api.StartWorkflowResponse
 	// turn is the turn handed to taker, if any.
@@ -121,7 +108,7 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 // that instance's due turn (returned with ErrAlreadyRunning): it is work
 // of the same queue. The caller must deliver the turn, or release it
 // (ReleaseTurn).
-func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
+func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *storage.TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
 	id := req.InstanceID
 	if id == "" {
 		id = uuid.NewString()
@@ -197,11 +184,13 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 			return fmt.Errorf("lock first turns: instance %q locked for element %v", row.InstanceID, row.EagerElement)
 		}
 		c := calls[k]
-		turn, _, err := s.takeTurn(ctx, t, ns, row, c.taker.WorkerID)
-		if err != nil {
-			return err
+		// The starts have committed: a turn that cannot be built (a first
+		// turn reads and writes nothing more, so only a message that does
+		// not parse) fails no start; it is left to its lock's end and
+		// delivered again then.
+		if turn, _, err := s.takeTurn(ctx, t, ns, row, c.taker.WorkerID); err == nil {
+			c.turn = turn
 		}
-		c.turn = turn
 	}
 	return nil
 }
@@ -221,7 +210,7 @@ func firstTurns(t *txn, s *Store, ns string, calls []*startCall) *gen.LockNextTu
 		return nil
 	}
 	p := gen.LockNextTurnsParams{
-		Namespace: ns, MaxTurns: int32(n), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
+		Namespace: ns, MaxTurns: int32(n), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), FirstTurns: true,
 		EagerInstanceIds: make([]string, len(calls)), EagerWorkerIds: make([]string, len(calls)),
 		EagerTaskQueues: make([]string, len(calls)), EagerLockMs: make([]int64, len(calls)), EagerBuildIds: make([]string, len(calls)),
 	}

@@ -108,3 +108,69 @@ func startConcurrentStartsEachGetTheirOwnAnswer(t *testing.T, newStore func(*tes
 		t.Fatalf("execution 2's first turn %+v", next)
 	}
 }
+
+// Goal: a start hands its first turn to a waiting worker only when that
+// turn is due: none without a taker, none for a cron start (its first run
+// waits). The handed turn carries the start message, is locked for the
+// taker (a poll finds nothing) and its ack goes through. A start of a
+// running id hands that instance's due turn (work of the same queue) with
+// ErrAlreadyRunning, and none once that turn is taken.
+func startHandingHandsOnlyDueTurns(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	taker := &storage.TurnTaker{WorkerID: "w1", LockFor: time.Minute}
+	req := func(id string) api.StartWorkflowRequest {
+		return api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id}
+	}
+	if _, turn, err := s.StartWorkflowHanding(ctxT(t), ns, req("plain"), nil); err != nil || turn != nil {
+		t.Fatalf("start without a taker: turn %+v, err %v", turn, err)
+	}
+	cron := req("cron")
+	cron.CronSchedule = "0 0 1 1 *"
+	if _, turn, err := s.StartWorkflowHanding(ctxT(t), ns, cron, taker); err != nil || turn != nil {
+		t.Fatalf("cron start: turn %+v, err %v", turn, err)
+	}
+	resp, turn, err := s.StartWorkflowHanding(ctxT(t), ns, req("handed"), taker)
+	if err != nil || resp.Status != api.StatusRunning {
+		t.Fatalf("start: %+v, %v", resp, err)
+	}
+	if turn == nil || turn.InstanceID != "handed" || len(turn.Messages) != 1 || turn.Messages[0].Kind != api.EventWorkflowStarted {
+		t.Fatalf("handed turn: %+v, want the start message", turn)
+	}
+	// "plain" still waits for its first turn: a second start of it hands
+	// that turn over.
+	_, again, err := s.StartWorkflowHanding(ctxT(t), ns, req("plain"), taker)
+	if !errors.Is(err, storage.ErrAlreadyRunning) || again == nil || again.InstanceID != "plain" {
+		t.Fatalf("start of a running id: turn %+v, err %v; want its due turn and ErrAlreadyRunning", again, err)
+	}
+	if _, none, err := s.StartWorkflowHanding(ctxT(t), ns, req("plain"), taker); !errors.Is(err, storage.ErrAlreadyRunning) || none != nil {
+		t.Fatalf("start of a running id whose turn is taken: turn %+v, err %v", none, err)
+	}
+	if other := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t); other != nil {
+		t.Fatalf("a poll took a handed turn too: %+v", other)
+	}
+	for _, tt := range []*api.WorkflowTask{turn, again} {
+		m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, tt.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	}
+}
+
+// Goal: a handed turn the caller could not deliver is released: another
+// worker's poll gets it at once, unpinned from the taker's build id. A
+// release whose lock is gone changes nothing.
+func startHandingReleasedTurnGoesToTheNextPoll(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	taker := &storage.TurnTaker{WorkerID: "w1", BuildID: "b1", LockFor: time.Minute}
+	_, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "released"}, taker)
+	if err != nil || turn == nil {
+		t.Fatalf("start: turn %+v, err %v", turn, err)
+	}
+	tok := TurnTok(t, turn.LockToken)
+	must0(t, s.ReleaseTurn(ctxT(t), ns, tok))
+	next := m(s.FetchWorkflowTaskForBuild(ctxT(t), ns, "q", "w2", "b2", time.Minute))(t)
+	if next == nil || next.InstanceID != "released" || len(next.Messages) != 1 {
+		t.Fatalf("after the release a worker of another build got %+v, want the first turn", next)
+	}
+	// The old token no longer holds the lock: releasing it again leaves
+	// the new turn alone.
+	must0(t, s.ReleaseTurn(ctxT(t), ns, tok))
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, next.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+}

@@ -75,6 +75,8 @@ var behaviours = []behaviour{
 	{"Visibility_SearchAttributes", visibilitySearchAttributes},
 	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
 	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
+	{"StartHanding_HandsOnlyDueTurns", startHandingHandsOnlyDueTurns},
+	{"StartHanding_ReleasedTurnGoesToTheNextPoll", startHandingReleasedTurnGoesToTheNextPoll},
 }
 
 // Run runs every behaviour of the suite as a subtest of t, each on a fresh
