@@ -38,7 +38,7 @@ func waitingPoll(t *testing.T, e *env, q string) <-chan response {
 		done <- e.post("/workflow-tasks/poll", api.PollWorkflowTaskRequest{TaskQueue: q, WorkerID: "w1", Wait: dur(60 * time.Second)})
 	}()
 	waitUntil(t, 10*time.Second, "the poll to wait", func() bool {
-		return e.hub.WaitersOn(store.WorkflowQueueKey("default", q)) == 1
+		return e.hub.ReservableOn(store.WorkflowQueueKey("default", q)) == 1
 	})
 	return done
 }
@@ -83,6 +83,7 @@ func TestHandOffToAnEndedPollReleasesTheTurn(t *testing.T) {
 	e := newEnv(t, slowRecheck())
 	key := store.WorkflowQueueKey("default", "q")
 	gone := e.hub.RegisterOffering(&storage.TurnTaker{WorkerID: "gone", LockFor: 10 * time.Minute}, 1, false, key)
+	gone.Waiting(true)
 	poll, offer := e.hub.Reserve(key)
 	if poll != gone {
 		t.Fatal("no reservation")

@@ -58,6 +58,10 @@ type pollSpec struct {
 	// work (longpoll.Hub.RegisterOffering: for a workflow poll, the
 	// *storage.TurnTaker a start locks the first turn for).
 	offer any
+	// unhanded is given what a hand-off gave the poll when the poll ended
+	// without taking it (it found other work first, or its wait ended as
+	// the hand-off came): for a workflow poll, a locked turn to release.
+	unhanded func(v any)
 }
 
 // answerPoll is the answer of a poll for one thing: the poll's error, 204
@@ -126,7 +130,11 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		} else {
 			waiter = s.hub.RegisterOffering(p.offer, p.take, p.pinned, p.keys...)
 		}
-		defer waiter.Close()
+		defer func() {
+			if v := waiter.CloseTaking(); v != nil && p.unhanded != nil {
+				p.unhanded(v)
+			}
+		}()
 		wake = waiter.C()
 	}
 	var timer *time.Timer
@@ -188,18 +196,25 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		}
 		skip = false
 		timer.Reset(max(time.Until(next), minPollDelay))
+		if waiter != nil {
+			waiter.Waiting(true)
+		}
 		select {
 		case <-wake:
+		case <-timer.C:
+		case <-ctx.Done():
+			// A hand-off that came meanwhile is given back (unhanded).
+			return false, ctx.Err()
+		case <-s.shutdown:
+			return false, nil
+		}
+		if waiter != nil {
+			waiter.Waiting(false)
 			if p.handed != nil {
 				if v := waiter.Handed(); v != nil && p.handed(v) {
 					return true, nil
 				}
 			}
-		case <-timer.C:
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-s.shutdown:
-			return false, nil
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-playground/validator/v10"
@@ -138,6 +139,11 @@ type Server struct {
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
 	slowHeartbeats bool
+	// starts counts the starts this server is running, and lastStart is
+	// when the last one began (Unix nanoseconds): a start hands its first
+	// turn to a waiting poll only when starts are sparse (workflows.go).
+	starts    atomic.Int64
+	lastStart atomic.Int64
 	// series caches the request metrics by method, route and status
 	// (routeKey → routeSeries).
 	series sync.Map

@@ -83,6 +83,11 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 			}
 			return ok
 		},
+		unhanded: func(v any) {
+			if task, ok := v.(*api.WorkflowTask); ok {
+				s.releaseTurn(c.Request().Context(), ns, task)
+			}
+		},
 	})
 	var task *api.WorkflowTask
 	if found && err == nil && len(tasks) > 0 {

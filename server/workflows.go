@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -65,10 +66,21 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	// from the start's own round trip (handOff), without a fetch.
 	var poll *longpoll.Waiter
 	var taker *storage.TurnTaker
+	// Only a sparse start reserves a poll: one that runs alone, at least
+	// sparseStarts after the one before. Starts that come thick share
+	// transactions, and their turns are better fetched together (a poll
+	// takes several at once); a reservation would also take its poll out
+	// of the queue's waiters meanwhile, which costs the queue its quiet
+	// marks (measured at 64 starters: 20 % more transactions per workflow
+	// when every start reserved, 4–5 % fewer workflows/s when every start
+	// that ran alone did).
+	now := time.Now().UnixNano()
+	alone := s.starts.Add(1) == 1 && now-s.lastStart.Swap(now) >= int64(sparseStarts)
+	defer s.starts.Add(-1)
 	if s.hub != nil {
 		notes = s.hub.WorkNotes()
 		stamp = s.hub.StampStart()
-		if req.CronSchedule == "" {
+		if req.CronSchedule == "" && alone {
 			var offer any
 			poll, offer = s.hub.Reserve(queueKey)
 			taker, _ = offer.(*storage.TurnTaker)
@@ -98,6 +110,12 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	return c.JSON(http.StatusCreated, resp)
 }
 
+// sparseStarts is how long after the last start a start must come to
+// hand its first turn to a waiting poll: a lone workflow's start→result
+// at low load takes longer than this, and starts under load come far more
+// often.
+const sparseStarts = 2 * time.Millisecond
+
 // handOff ends the reservation of poll, a waiter of queueKey: it hands
 // over turn, the first turn the start locked for it, or gives the
 // reservation up when there is none. A turn the poll can no longer take
@@ -112,16 +130,23 @@ func (s *Server) handOff(ctx context.Context, ns string, poll *longpoll.Waiter, 
 	if poll.Hand(queueKey, turn, notes) {
 		return true
 	}
+	s.releaseTurn(ctx, ns, turn)
+	return false
+}
+
+// releaseTurn releases turn, locked for a poll that did not take it, for
+// the queue's other pollers (whose wake-up the release sends) rather than
+// leave it locked until its lock runs out.
+func (s *Server) releaseTurn(ctx context.Context, ns string, turn *api.WorkflowTask) {
 	tok, ok := storage.ParseTurnToken(turn.LockToken)
 	if !ok {
 		s.logger.Error("a handed turn has a malformed token", "token", turn.LockToken)
-		return false
+		return
 	}
 	if err := s.store.ReleaseTurn(context.WithoutCancel(ctx), ns, tok); err != nil {
 		// Its lock runs out and the turn is delivered then.
 		s.logger.Warn("releasing a turn no poll took", "instance_id", tok.InstanceID, "error", err)
 	}
-	return false
 }
 
 // describeWorkflow godoc

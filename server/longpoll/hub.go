@@ -192,6 +192,22 @@ type Waiter struct {
 	// hub.mu).
 	offer    any
 	reserved bool
+	// reservedSeq is the hub's seq when Reserve took the waiter.
+	reservedSeq uint64
+	// waiting marks a waiter whose poll waits for a wake-up (Waiting):
+	// only such a waiter is reserved, since a poll that is looking at the
+	// database may find other work and end without taking a hand-off
+	// (guarded by hub.mu).
+	waiting bool
+}
+
+// Waiting tells the hub whether the waiter's poll waits for a wake-up
+// (true right before it waits, false once it woke): only a waiting poll
+// is reserved for a hand-off (Reserve).
+func (w *Waiter) Waiting(waiting bool) {
+	w.hub.mu.Lock()
+	w.waiting = waiting
+	w.hub.mu.Unlock()
 }
 
 // Handed returns the value that the last [Hub.WakeWith] of one of the
@@ -237,6 +253,20 @@ func (w *Waiter) Close() {
 	}
 }
 
+// CloseTaking is Close that also returns the value a hand-off (Hand, or
+// WakeWith) gave the waiter and its poll did not take (Handed), or nil:
+// a poll that ended without it must give back what it stands for (a
+// locked turn). After it, Hand reports false.
+func (w *Waiter) CloseTaking() any {
+	w.Close()
+	h := w.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := w.handed
+	w.handed = nil
+	return v
+}
+
 // Register adds a waiter on keys (duplicates are ignored). Register before
 // looking at the database one last time, then wait on C: a notification
 // that arrives in between is not lost.
@@ -276,8 +306,8 @@ func (h *Hub) RegisterOffering(offer any, take int, pinned bool, keys ...string)
 }
 
 // Reserve takes one waiter of the work-queue key for a hand-off: a waiter
-// whose poll takes hand-offs (RegisterOffering) and has no wake-up
-// pending. It leaves the hub's sets until Hand or Unreserve, so that no
+// whose poll takes hand-offs (RegisterOffering), waits (Waiting), and has
+// no wake-up or hand-off pending. It leaves the hub's sets until Hand or Unreserve, so that no
 // other wake-up is counted on it meanwhile, and is returned with its
 // offer; nil when no waiter qualifies. A poll that ends meanwhile closes
 // its waiter as usual: Hand then reports false.
@@ -285,14 +315,32 @@ func (h *Hub) Reserve(key string) (*Waiter, any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for w := range h.waiters[key] {
-		if w.offer == nil || w.reserved || len(w.ch) > 0 {
+		if !w.reservable() {
 			continue
 		}
-		w.reserved = true
+		w.reserved, w.reservedSeq = true, h.seq
 		h.removeFromSets(w)
 		return w, w.offer
 	}
 	return nil, nil
+}
+
+// reservable reports whether Reserve may take w (h.mu held).
+func (w *Waiter) reservable() bool {
+	return w.offer != nil && !w.reserved && w.waiting && w.handed == nil && len(w.ch) == 0
+}
+
+// ReservableOn returns how many waiters of key a Reserve could take now.
+func (h *Hub) ReservableOn(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for w := range h.waiters[key] {
+		if w.reservable() {
+			n++
+		}
+	}
+	return n
 }
 
 // Hand ends a reservation (Reserve) of a waiter of the work-queue key by
@@ -310,7 +358,7 @@ func (w *Waiter) Hand(key string, v any, notes uint64) bool {
 		return false
 	}
 	w.reserved = false
-	if w.closed {
+	if w.closed || w.handed != nil {
 		return false
 	}
 	h.addToSets(w)
@@ -326,8 +374,8 @@ func (w *Waiter) Hand(key string, v any, notes uint64) bool {
 }
 
 // Unreserve ends a reservation (Reserve) without a hand-off: the waiter
-// waits on its keys again, woken once, since a wake-up meant for it may
-// have gone to no one while it was reserved.
+// waits on its keys again. It is woken when work came meanwhile that no
+// waiter was woken for (the hub's seq moved: a wake-up it would have had).
 func (w *Waiter) Unreserve() {
 	h := w.hub
 	h.mu.Lock()
@@ -338,7 +386,9 @@ func (w *Waiter) Unreserve() {
 	w.reserved = false
 	if !w.closed {
 		h.addToSets(w)
-		signal(w.ch)
+		if h.seq != w.reservedSeq {
+			signal(w.ch)
+		}
 	}
 }
 

@@ -917,6 +917,10 @@ func TestReserveAndHand(t *testing.T) {
 	defer plain.Close()
 	taking := h.RegisterOffering("worker-1", 1, false, q)
 	defer taking.Close()
+	if w, _ := h.Reserve(q); w != nil {
+		t.Fatal("a poll that is not waiting (it may be looking at the database) was reserved")
+	}
+	taking.Waiting(true)
 
 	notes := h.WorkNotes()
 	w, offer := h.Reserve(q)
@@ -931,6 +935,9 @@ func TestReserveAndHand(t *testing.T) {
 	}
 	if !w.Hand(q, "turn", notes) {
 		t.Fatal("Hand to a waiting poll failed")
+	}
+	if again, _ := h.Reserve(q); again != nil {
+		t.Fatal("a waiter holding a hand-off was reserved again (the first would be lost)")
 	}
 	if !pending(taking) || taking.Handed() != "turn" {
 		t.Fatal("the reserved waiter was not woken with the value")
@@ -953,6 +960,7 @@ func TestReserveAndHand(t *testing.T) {
 func TestReserveThenCloseOrUnreserve(t *testing.T) {
 	h := longpoll.New(longpoll.Config{}, nil)
 	a := h.RegisterOffering("a", 1, false, "k")
+	a.Waiting(true)
 	w, _ := h.Reserve("k")
 	if w != a {
 		t.Fatal("no reservation")
@@ -967,18 +975,47 @@ func TestReserveThenCloseOrUnreserve(t *testing.T) {
 
 	b := h.RegisterOffering("b", 1, false, "k")
 	defer b.Close()
+	b.Waiting(true)
 	w, _ = h.Reserve("k")
 	if w != b || h.WaitersOn("k") != 0 {
 		t.Fatal("the reserved waiter is still counted on its key")
 	}
 	w.Unreserve()
-	if h.WaitersOn("k") != 1 || !pending(b) {
-		t.Fatal("Unreserve did not put the waiter back, woken")
+	if h.WaitersOn("k") != 1 || pending(b) {
+		t.Fatal("Unreserve did not put the waiter back, or woke it with nothing missed")
+	}
+	// Work that no waiter was woken for during a reservation wakes the
+	// waiter when it is put back.
+	w, _ = h.Reserve("k")
+	if w != b || h.WakeN("k", 1) != 0 {
+		t.Fatal("a reserved waiter was woken")
+	}
+	w.Unreserve()
+	if !pending(b) {
+		t.Fatal("the waiter put back missed the wake-up that came meanwhile")
 	}
 	if w.Hand("k", "late", h.WorkNotes()) || b.Handed() != nil {
 		t.Fatal("Hand after Unreserve handed something")
 	}
-	if plain := h.Register("p"); func() bool { defer plain.Close(); r, _ := h.Reserve("p"); return r != nil }() {
+	if plain := h.Register("p"); func() bool { defer plain.Close(); plain.Waiting(true); r, _ := h.Reserve("p"); return r != nil }() {
 		t.Fatal("a waiter that offers nothing was reserved")
+	}
+}
+
+// Goal: a hand-off that a poll did not take (it ended first) comes back
+// from CloseTaking, for the caller to give back, and Hand after it fails.
+func TestCloseTakingReturnsAnUntakenHandOff(t *testing.T) {
+	h := longpoll.New(longpoll.Config{}, nil)
+	a := h.RegisterOffering("a", 1, false, "k")
+	a.Waiting(true)
+	w, _ := h.Reserve("k")
+	if !w.Hand("k", "turn", h.WorkNotes()) {
+		t.Fatal("Hand failed")
+	}
+	if v := a.CloseTaking(); v != "turn" {
+		t.Fatalf("CloseTaking = %v, want the untaken hand-off", v)
+	}
+	if v := a.CloseTaking(); v != nil {
+		t.Fatalf("a second CloseTaking = %v, want nil", v)
 	}
 }

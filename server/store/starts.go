@@ -103,8 +103,8 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 // round trip, and returns it: a poll waiting on this server gets the turn
 // without a fetch of its own (the start's commit carries the lock). No
 // turn comes back when taker is nil, when the start has a cron schedule
-// (its first run waits), or when the instance could not be locked for
-// taker. A start whose id a running instance holds may still hand over
+// (its first run waits), when it shares its transaction with other starts
+// (firstTurns), or when the instance could not be locked for taker. A start whose id a running instance holds may still hand over
 // that instance's due turn (returned with ErrAlreadyRunning): it is work
 // of the same queue. The caller must deliver the turn, or release it
 // (ReleaseTurn).
@@ -199,7 +199,16 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 // first turns of the calls that have a taker, each for its taker (element
 // k+1 of the eager arrays is calls[k]; the others name no instance), and
 // returns its parameters; nil when no call has a taker.
+//
+// Only a lone start hands its turn over. Starts that come together make a
+// group, and their turns are better fetched together too: a poll takes
+// several turns at once, where hand-offs would give each poll one
+// (measured: 10 % fewer workflows/s at 64 starters when every start of a
+// group handed its turn over).
 func firstTurns(t *txn, s *Store, ns string, calls []*startCall) *gen.LockNextTurnsParams {
+	if len(calls) != 1 {
+		return nil
+	}
 	n := 0
 	for _, c := range calls {
 		if c.taker != nil {
