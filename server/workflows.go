@@ -75,7 +75,8 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	// when every start reserved, 4–5 % fewer workflows/s when every start
 	// that ran alone did).
 	now := time.Now().UnixNano()
-	alone := s.starts.Add(1) == 1 && now-s.lastStart.Swap(now) >= int64(sparseStarts)
+	since := now - s.lastStart.Swap(now)
+	alone := s.starts.Add(1) == 1 && since >= int64(sparseStarts)
 	defer s.starts.Add(-1)
 	if s.hub != nil {
 		notes = s.hub.WorkNotes()
