@@ -221,18 +221,32 @@ func eagerTurnsAtCommit(s *Store, t *txn, ns string, ds []delivery, inserted map
 	})
 }
 
+// eagerTurnParams are the parameters of a LockNextTurns of up to turns
+// eager turns with n elements (setEagerTurn fills them; an element left
+// empty names no instance).
+func (s *Store) eagerTurnParams(ns string, turns, n int) gen.LockNextTurnsParams {
+	return gen.LockNextTurnsParams{
+		Namespace: ns, MaxTurns: int32(turns), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
+		EagerInstanceIds: make([]string, n), EagerWorkerIds: make([]string, n),
+		EagerTaskQueues: make([]string, n), EagerLockMs: make([]int64, n), EagerBuildIds: make([]string, n),
+	}
+}
+
+// setEagerTurn makes element k of p ask for the turn of instanceID on
+// taskQueue, for workerID of buildID, locked for lockFor (at least a
+// second).
+func setEagerTurn(p *gen.LockNextTurnsParams, k int, instanceID, workerID, taskQueue, buildID string, lockFor time.Duration) {
+	p.EagerInstanceIds[k], p.EagerWorkerIds[k], p.EagerTaskQueues[k] = instanceID, workerID, taskQueue
+	p.EagerLockMs[k], p.EagerBuildIds[k] = ms(max(lockFor, time.Second)), buildID
+}
+
 // eagerTurns locks the eager turns of ds (see eagerTurnsAtCommit) and
 // returns the instances whose turn went into an answer.
 func (s *Store) eagerTurns(ctx context.Context, t *txn, ns string, ds []delivery) (map[string]bool, error) {
-	p := gen.LockNextTurnsParams{
-		Namespace: ns, MaxTurns: int32(len(ds)), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
-		EagerInstanceIds: make([]string, len(ds)), EagerWorkerIds: make([]string, len(ds)),
-		EagerTaskQueues: make([]string, len(ds)), EagerLockMs: make([]int64, len(ds)), EagerBuildIds: make([]string, len(ds)),
-	}
+	p := s.eagerTurnParams(ns, len(ds), len(ds))
 	for k, d := range ds {
 		e := d.call.eager
-		p.EagerInstanceIds[k], p.EagerWorkerIds[k], p.EagerTaskQueues[k] = d.row.InstanceID, *d.row.WorkerID, e.TaskQueue
-		p.EagerLockMs[k], p.EagerBuildIds[k] = ms(max(e.LockFor.D(), time.Second)), e.BuildID
+		setEagerTurn(&p, k, d.row.InstanceID, *d.row.WorkerID, e.TaskQueue, e.BuildID, e.LockFor.D())
 	}
 	rows, err := t.q.LockNextTurns(ctx, p)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -218,17 +217,12 @@ func firstTurns(t *txn, s *Store, ns string, calls []*startCall) *gen.LockNextTu
 	if n == 0 {
 		return nil
 	}
-	p := gen.LockNextTurnsParams{
-		Namespace: ns, MaxTurns: int32(n), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), FirstTurns: true,
-		EagerInstanceIds: make([]string, len(calls)), EagerWorkerIds: make([]string, len(calls)),
-		EagerTaskQueues: make([]string, len(calls)), EagerLockMs: make([]int64, len(calls)), EagerBuildIds: make([]string, len(calls)),
-	}
+	p := s.eagerTurnParams(ns, n, len(calls))
+	p.FirstTurns = true
 	for k, c := range calls {
-		if c.taker == nil {
-			continue // an empty instance id: no instance has it
+		if c.taker != nil { // an element left empty names no instance
+			setEagerTurn(&p, k, c.row.InstanceID, c.taker.WorkerID, c.row.TaskQueue, c.taker.BuildID, c.taker.LockFor)
 		}
-		p.EagerInstanceIds[k], p.EagerWorkerIds[k], p.EagerTaskQueues[k] = c.row.InstanceID, c.taker.WorkerID, c.row.TaskQueue
-		p.EagerLockMs[k], p.EagerBuildIds[k] = ms(max(c.taker.LockFor, time.Second)), c.taker.BuildID
 	}
 	t.readAhead(func(q *gen.Queries) error {
 		_, err := q.LockNextTurns(context.Background(), p)
