@@ -196,7 +196,9 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		}
 		skip = false
 		timer.Reset(max(time.Until(next), minPollDelay))
-		if waiter != nil {
+		// Only a poll that takes hand-offs tells the hub it waits.
+		offering := waiter != nil && p.offer != nil
+		if offering {
 			waiter.Waiting(true)
 		}
 		select {
@@ -208,12 +210,12 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 		case <-s.shutdown:
 			return false, nil
 		}
-		if waiter != nil {
+		if offering {
 			waiter.Waiting(false)
-			if p.handed != nil {
-				if v := waiter.Handed(); v != nil && p.handed(v) {
-					return true, nil
-				}
+		}
+		if waiter != nil && p.handed != nil {
+			if v := waiter.Handed(); v != nil && p.handed(v) {
+				return true, nil
 			}
 		}
 	}

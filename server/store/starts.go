@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
@@ -103,8 +102,9 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 // without a fetch of its own (the start's commit carries the lock). No
 // turn comes back when taker is nil, when the start has a cron schedule
 // (its first run waits), when it shares its transaction with other starts
-// (firstTurns), or when the instance could not be locked for taker. A start whose id a running instance holds may still hand over
-// that instance's due turn (returned with ErrAlreadyRunning): it is work
+// (firstTurns), or when the instance could not be locked for taker. A
+// start whose id a running instance holds may still hand over that
+// instance's due turn (returned with ErrAlreadyRunning): it is work
 // of the same queue. The caller must deliver the turn, or release it
 // (ReleaseTurn).
 func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *storage.TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
@@ -195,9 +195,8 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 }
 
 // firstTurns sends ahead (txn.readAhead) the LockNextTurns that locks the
-// first turns of the calls that have a taker, each for its taker (element
-// k+1 of the eager arrays is calls[k]; the others name no instance), and
-// returns its parameters; nil when no call has a taker.
+// first turn of a lone start (calls[0], element 1 of the eager arrays) for
+// its taker, and returns its parameters; nil when there is none to lock.
 //
 // Only a lone start hands its turn over. Starts that come together make a
 // group, and their turns are better fetched together too: a poll takes
@@ -205,25 +204,13 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 // (measured: 10 % fewer workflows/s at 64 starters when every start of a
 // group handed its turn over).
 func firstTurns(t *txn, s *Store, ns string, calls []*startCall) *gen.LockNextTurnsParams {
-	if len(calls) != 1 {
+	if len(calls) != 1 || calls[0].taker == nil {
 		return nil
 	}
-	n := 0
-	for _, c := range calls {
-		if c.taker != nil {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	p := s.eagerTurnParams(ns, n, len(calls))
+	c := calls[0]
+	p := s.eagerTurnParams(ns, 1, 1)
 	p.FirstTurns = true
-	for k, c := range calls {
-		if c.taker != nil { // an element left empty names no instance
-			setEagerTurn(&p, k, c.row.InstanceID, c.taker.WorkerID, c.row.TaskQueue, c.taker.BuildID, c.taker.LockFor)
-		}
-	}
+	setEagerTurn(&p, 0, c.row.InstanceID, c.taker.WorkerID, c.row.TaskQueue, c.taker.BuildID, c.taker.LockFor)
 	t.readAhead(func(q *gen.Queries) error {
 		_, err := q.LockNextTurns(context.Background(), p)
 		return err
