@@ -64,7 +64,7 @@ func main() {
 		name = flag.Arg(0)
 	}
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Options{Address: *address})
+	c, err := client.DialContext(ctx, client.Options{Address: *address})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -232,7 +232,7 @@ func runWorkerChild(ctx context.Context, args []string, out *lineWriter, stderr 
 		return fmt.Errorf("bench worker: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})).With("worker", *identity)
-	c, err := client.Dial(ctx, client.Options{Address: *serverURL, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{Address: *serverURL, Logger: logger})
 	if err != nil {
 		return err
 	}

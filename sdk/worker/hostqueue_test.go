@@ -52,7 +52,7 @@ func TestHostQueue(t *testing.T) {
 	rec := &pollRecorder{next: f}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	c, err := client.Dial(context.Background(), client.Options{Address: srv.URL, Logger: slog.New(slog.DiscardHandler)})
+	c, err := client.DialContext(context.Background(), client.Options{Address: srv.URL, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

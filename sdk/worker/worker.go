@@ -104,7 +104,7 @@ type Options struct {
 	HostQueue bool
 }
 
-func (o Options) withDefaults(c *client.Client) Options {
+func (o Options) withDefaults(c *client.TetherClient) Options {
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
@@ -156,7 +156,7 @@ const maxQueueName = 200
 
 // Worker serves one task queue. Register workflows and activities, then Run.
 type Worker struct {
-	c      *client.Client
+	c      *client.TetherClient
 	p      *protocol.Conn // the worker protocol over c's HTTP core
 	queue  string
 	opts   Options
@@ -191,7 +191,7 @@ type Worker struct {
 }
 
 // New returns a worker for taskQueue.
-func New(c *client.Client, taskQueue string, opts Options) *Worker {
+func New(c *client.TetherClient, taskQueue string, opts Options) *Worker {
 	opts = opts.withDefaults(c)
 	w := &Worker{c: c, p: protocol.Of(c), queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
 	id := newWorkerID(opts.Identity)

@@ -85,7 +85,7 @@ func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	c, err := client.Dial(ctx, client.Options{Address: o.address, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{Address: o.address, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -276,13 +276,17 @@ type WorkflowExecutionError struct {
 
 // Error implements error.
 func (e *WorkflowExecutionError) Error() string {
-	if e.Failure == nil && e.Cause == nil {
-		return fmt.Sprintf("workflow %s failed", e.InstanceID)
-	}
-	if e.Failure == nil {
+	switch {
+	case e.Sentinel != nil && e.Failure != nil:
+		return fmt.Sprintf("workflow %s: %v: %s", e.InstanceID, e.Sentinel, e.Failure.Message)
+	case e.Sentinel != nil:
+		return fmt.Sprintf("workflow %s: %v", e.InstanceID, e.Sentinel)
+	case e.Failure != nil:
+		return fmt.Sprintf("workflow %s failed: %s", e.InstanceID, e.Failure.Error())
+	case e.Cause != nil:
 		return fmt.Sprintf("workflow %s: %v", e.InstanceID, e.Cause)
 	}
-	return fmt.Sprintf("workflow %s failed: %s", e.InstanceID, e.Failure.Error())
+	return fmt.Sprintf("workflow %s failed", e.InstanceID)
 }
 
 // Unwrap returns the cause, the recorded failure and the sentinel.
