@@ -77,7 +77,7 @@ func main() {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	go func() { done <- w.RunContext(wctx) }()
 
 	run, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "hello"}, Greet, name)
 	if err != nil {

@@ -62,5 +62,5 @@ func WorkerMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if _, err := fmt.Fprintln(stdout, "ready", w.ID()); err != nil {
 		return fmt.Errorf("chaos worker: %w", err)
 	}
-	return w.Run(ctx)
+	return w.RunContext(ctx)
 }

@@ -281,7 +281,7 @@ func (e *env) startWorkerOn(c *client.TetherClient, queue string, opts worker.Op
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	go func() { done <- w.RunContext(ctx) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {

@@ -234,7 +234,7 @@ func BenchmarkLocalVsOrdinary10(b *testing.B) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
+			go func() { done <- w.RunContext(ctx) }()
 			defer func() {
 				cancel()
 				if err := <-done; err != nil {

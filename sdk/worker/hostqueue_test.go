@@ -118,7 +118,7 @@ func TestHostQueueNameTooLong(t *testing.T) {
 	_, c := newFake(t)
 	w := New(c, strings.Repeat("q", 190), Options{HostQueue: true})
 	_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("A"))
-	if err := w.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "longer than") {
+	if err := w.RunContext(context.Background()); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("Run with a too long host queue: %v", err)
 	}
 }

@@ -411,7 +411,7 @@ func TestSession_StopEndsTheSession(t *testing.T) {
 	_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	go func() { done <- w.RunContext(ctx) }()
 	waitUntil(t, "the first heartbeat", func() bool { return len(f.heartbeats()) >= 1 })
 	cancel()
 	select {

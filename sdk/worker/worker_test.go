@@ -120,7 +120,7 @@ func runWorker(t *testing.T, c *client.TetherClient, opts Options, reg func(w *W
 	reg(w)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
+	go func() { _ = w.RunContext(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return w
 }

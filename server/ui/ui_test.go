@@ -137,7 +137,7 @@ func newEnv(t *testing.T) *env {
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
 	wdone := make(chan error, 1)
-	go func() { wdone <- w.Run(wctx) }()
+	go func() { wdone <- w.RunContext(wctx) }()
 	t.Cleanup(func() {
 		wcancel()
 		if err := <-wdone; err != nil {

@@ -103,7 +103,7 @@ func run(o options) error {
 	}
 	logger.Info("host ready", "worker_id", w.ID(), "host_task_queue", w.HostTaskQueue(), "dir", dir, "pid", os.Getpid())
 	fmt.Println("ready", w.ID(), w.HostTaskQueue())
-	return w.Run(ctx)
+	return w.RunContext(ctx)
 }
 
 // prepareDir creates dir and removes the files a previous process left

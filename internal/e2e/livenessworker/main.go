@@ -93,5 +93,5 @@ func run(address, queue, identity string, lease time.Duration) error {
 		return err
 	}
 	fmt.Println("ready", w.ID())
-	return w.Run(ctx)
+	return w.RunContext(ctx)
 }

@@ -49,5 +49,5 @@ func run(address, queue, identity string) error {
 		return err
 	}
 	fmt.Println("ready", w.ID())
-	return w.Run(ctx)
+	return w.RunContext(ctx)
 }

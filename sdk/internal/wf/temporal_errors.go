@@ -397,6 +397,11 @@ func encodeDetails(details []any) json.RawMessage {
 	return raw
 }
 
+// DecodeDetails decodes details encoded as one JSON value (one detail) or
+// a JSON array (several) into d, one pointer per detail; ErrNoData when
+// raw holds none.
+func DecodeDetails(raw json.RawMessage, d ...any) error { return decodeDetails(raw, d) }
+
 // hasDetails reports whether raw holds a value.
 func hasDetails(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
