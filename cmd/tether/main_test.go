@@ -140,6 +140,15 @@ func TestServe(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	// `tether healthcheck` (the image's HEALTHCHECK) finds it ready, by
+	// its address as by URL; then not, once it stopped.
+	port := strings.TrimPrefix(base, "http://127.0.0.1")
+	checkCommandLines(t, []commandLine{
+		{[]string{"healthcheck", "--addr", port}, 0, "ready: " + base + "/readyz"},
+		{[]string{"healthcheck", "--url", base + "/readyz"}, 0, "ready"},
+		{[]string{"healthcheck", "--url", base + "/nothing-here"}, 1, "401 Unauthorized"},
+	})
+
 	cancel()
 	select {
 	case err := <-done:
@@ -152,6 +161,8 @@ func TestServe(t *testing.T) {
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Fatal("the server still answers after it stopped")
 	}
+	t.Setenv(envAddr, port)
+	checkCommandLines(t, []commandLine{{[]string{"healthcheck"}, 1, "connection refused"}})
 }
 
 func TestDisplayAddr(t *testing.T) {

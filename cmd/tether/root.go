@@ -209,6 +209,10 @@ a flag given on the command line wins.`, runDev),
   tether bench ceiling --database-url postgres://… --json`, runBench),
 		c.legacy("chaos", "run the chaos suite: faults injected into real processes, invariants checked",
 			`  tether chaos --config small`, runChaos),
+		c.legacy("healthcheck", "exit 0 when the server on this host is ready (a container's HEALTHCHECK)",
+			`  tether healthcheck
+  TETHER_ADDR=:9000 tether healthcheck
+  tether healthcheck --url https://tether.internal:7070/readyz`, runHealthcheck),
 		c.legacy("version", "print the version and exit", `  tether version`, runVersion),
 	}
 }
