@@ -192,8 +192,14 @@ func SurfaceResumable(ctx context.Context) (string, error) {
 	return "", errors.New("transient")
 }
 
-// SurfaceSignalOther signals a workflow through activity.GetClient.
+// SurfaceSignalOther signals a workflow through activity.GetClient, and
+// logs as Temporal's slog adapter sample does.
 func SurfaceSignalOther(ctx context.Context, workflowID, value string) error {
+	withLogger, ok := activity.GetLogger(ctx).(log.WithLogger)
+	if !ok {
+		return errors.New("activity.GetLogger is not a log.WithLogger")
+	}
+	withLogger.With("activity", "SurfaceSignalOther").Info("signalling", "workflow", workflowID)
 	return activity.GetClient(ctx).SignalWorkflow(ctx, workflowID, "", "note", value)
 }
 
@@ -388,15 +394,38 @@ func TestTemporalSurface_UnsupportedStartOptionsAreRefused(t *testing.T) {
 // fakeClient is a client.Client of another kind than package client's.
 type fakeClient struct{ client.Client }
 
+// surfaceKey is the key of a BackgroundActivityContext value.
+type surfaceKey struct{}
+
+// SurfaceBackground returns the BackgroundActivityContext value it sees.
+func SurfaceBackground(ctx context.Context) (string, error) {
+	v, _ := ctx.Value(surfaceKey{}).(string)
+	return v, nil
+}
+
+// SurfaceBackgroundFlow runs SurfaceBackground.
+func SurfaceBackgroundFlow(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var out string
+	err := workflow.ExecuteActivity(ctx, SurfaceBackground).Get(ctx, &out)
+	return out, err
+}
+
 func TestTemporalSurface_WorkerRunAndStop(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	w := worker.New(c, "run", testOptions())
+	opts := testOptions()
+	// Temporal's option names, and its background activity context.
+	opts.MaxConcurrentActivityExecutionSize, opts.MaxConcurrentWorkflowTaskPollers = 3, 1
+	opts.BackgroundActivityContext = context.WithValue(context.Background(), surfaceKey{}, "from the worker")
+	w := worker.New(c, "run", opts)
 	if err := w.Start(); err == nil || !strings.Contains(err.Error(), "nothing registered") {
 		t.Fatalf("Start without registrations: %v", err)
 	}
 	must(t, w.RegisterWorkflow(SurfaceHello))
 	must(t, w.RegisterActivity(SurfaceGreeting))
+	must(t, w.RegisterWorkflow(SurfaceBackgroundFlow))
+	must(t, w.RegisterActivity(SurfaceBackground))
 	interrupt := make(chan any)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(interrupt) }()
@@ -407,6 +436,11 @@ func TestTemporalSurface_WorkerRunAndStop(t *testing.T) {
 	var out string
 	if err := we.Get(ctx, &out); err != nil || out != "Hello, Run!" {
 		t.Fatalf("result %q, %v", out, err)
+	}
+	we, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "run"}, SurfaceBackgroundFlow)
+	must(t, err)
+	if err := we.Get(ctx, &out); err != nil || out != "from the worker" {
+		t.Fatalf("background value %q, %v", out, err)
 	}
 	if err := w.Start(); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("Start while running: %v", err)

@@ -1,0 +1,20 @@
+package envconfig_test
+
+import (
+	"testing"
+
+	"github.com/tetherhq/tether/sdk/contrib/envconfig"
+)
+
+func TestLoadDefaultClientOptions(t *testing.T) {
+	t.Setenv("TETHER_ADDRESS", "")
+	t.Setenv("TEMPORAL_ADDRESS", "localhost:7233")
+	t.Setenv("TETHER_NAMESPACE", "orders")
+	t.Setenv("TEMPORAL_NAMESPACE", "ignored")
+	t.Setenv("TETHER_API_KEY", "")
+	t.Setenv("TEMPORAL_API_KEY", "tk_x")
+	o := envconfig.MustLoadDefaultClientOptions()
+	if o.Address != "localhost:7233" || o.Namespace != "orders" || o.APIKey != "tk_x" {
+		t.Fatalf("options %+v", o)
+	}
+}
