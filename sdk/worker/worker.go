@@ -101,6 +101,28 @@ type Options struct {
 	// Logger defaults to the client's logger. A *slog.Logger is a
 	// log.Logger, as is any adapter written for Temporal (package sdk/log).
 	Logger log.Logger
+	// MaxConcurrentActivityExecutionSize, MaxConcurrentWorkflowTaskExecutionSize,
+	// MaxConcurrentActivityTaskPollers, MaxConcurrentWorkflowTaskPollers,
+	// WorkerStopTimeout and DisableEagerActivities are Temporal's names of
+	// MaxConcurrentActivities, MaxConcurrentWorkflowTurns, ActivityPollers,
+	// WorkflowPollers, StopTimeout and DisableEagerDispatch, used when
+	// Tether's is zero.
+	MaxConcurrentActivityExecutionSize int
+	// MaxConcurrentWorkflowTaskExecutionSize is MaxConcurrentWorkflowTurns.
+	MaxConcurrentWorkflowTaskExecutionSize int
+	// MaxConcurrentActivityTaskPollers is ActivityPollers.
+	MaxConcurrentActivityTaskPollers int
+	// MaxConcurrentWorkflowTaskPollers is WorkflowPollers.
+	MaxConcurrentWorkflowTaskPollers int
+	// WorkerStopTimeout is StopTimeout.
+	WorkerStopTimeout time.Duration
+	// DisableEagerActivities is DisableEagerDispatch.
+	DisableEagerActivities bool
+	// BackgroundActivityContext is the parent of every activity's context
+	// (Temporal's): its values reach the activities; its cancellation does
+	// not (the worker cancels activities itself). Default:
+	// context.Background().
+	BackgroundActivityContext context.Context
 	// HostQueue gives the worker a host task queue of its own,
 	// "<task queue>@<worker id>", which no other worker serves. The worker
 	// polls it for activities before its shared queue. An activity learns
@@ -118,6 +140,25 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if o.MaxConcurrentWorkflowTurns <= 0 {
+		o.MaxConcurrentWorkflowTurns = o.MaxConcurrentWorkflowTaskExecutionSize
+	}
+	if o.MaxConcurrentActivities <= 0 {
+		o.MaxConcurrentActivities = o.MaxConcurrentActivityExecutionSize
+	}
+	if o.WorkflowPollers <= 0 {
+		o.WorkflowPollers = o.MaxConcurrentWorkflowTaskPollers
+	}
+	if o.ActivityPollers <= 0 {
+		o.ActivityPollers = o.MaxConcurrentActivityTaskPollers
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = o.WorkerStopTimeout
+	}
+	o.DisableEagerDispatch = o.DisableEagerDispatch || o.DisableEagerActivities
+	if o.BackgroundActivityContext == nil {
+		o.BackgroundActivityContext = context.Background()
 	}
 	if o.MaxConcurrentWorkflowTurns <= 0 {
 		o.MaxConcurrentWorkflowTurns = 100
