@@ -81,6 +81,8 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			TaskQueue:    task.TaskQueue,
 			Logger:       w.opts.Logger,
 			ActivityName: w.reg.activityName,
+
+			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
 		})
 		if _, err := exec.Turn(task.History, nil); err != nil {
 			return nil, fmt.Errorf("replaying the history: %w", err)

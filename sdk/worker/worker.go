@@ -102,7 +102,30 @@ type Options struct {
 	// docs/host-queues.md). The name is fixed for the life of the Worker,
 	// even if its session is cleaned up and it continues under a new id.
 	HostQueue bool
+	// WorkflowPanicPolicy is what a panic in workflow code, or a
+	// nondeterminism error, does (Temporal's worker.Options field).
+	// BlockWorkflow (the default) fails the turn only: the server retries
+	// it with a backoff, shows the error as the workflow's last_task_error,
+	// and the workflow resumes from its history once a worker with fixed
+	// code runs it. FailWorkflow fails the workflow instead (error type
+	// "Panic" for a panic, "Nondeterminism" for a nondeterminism error).
+	WorkflowPanicPolicy WorkflowPanicPolicy
 }
+
+// WorkflowPanicPolicy is the value of Options.WorkflowPanicPolicy
+// (Temporal's worker.WorkflowPanicPolicy).
+type WorkflowPanicPolicy int
+
+const (
+	// BlockWorkflow fails the turn of a workflow whose code panicked or
+	// disagrees with its history; the turn is retried with a backoff
+	// until a worker with fixed code completes it. The default.
+	BlockWorkflow WorkflowPanicPolicy = iota
+	// FailWorkflow fails the workflow whose code panicked (with a
+	// *workflow.PanicError) or disagrees with its history (with the
+	// *workflow.NondeterminismError).
+	FailWorkflow
+)
 
 func (o Options) withDefaults(c *client.Client) Options {
 	if o.Identity == "" {

@@ -65,7 +65,14 @@ func (s *state) onPanic(r any, stack []byte) {
 	if s.unwinding || s.terminal != nil || s.fatal != nil {
 		return
 	}
-	s.terminate(failCommand(&PanicError{Value: fmt.Sprint(r), Stack: string(stack)}, string(stack)))
+	pe := &PanicError{Value: fmt.Sprint(r), Stack: string(stack)}
+	if !s.failOnPanic {
+		// BlockWorkflow: the turn fails and is retried; the workflow goes
+		// on once code that does not panic runs it.
+		s.fatal = pe
+		return
+	}
+	s.terminate(failCommand(pe, string(stack)))
 }
 
 // waitUntil parks the calling coroutine until cond holds. cond is evaluated

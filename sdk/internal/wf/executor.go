@@ -61,6 +61,13 @@ type ExecutorOptions struct {
 	// ActivityName resolves an activity function passed to ExecuteActivity
 	// to its registered name. Nil derives the name from the function.
 	ActivityName func(fn any) (string, error)
+	// FailWorkflowOnPanic makes a panic in workflow code fail the workflow
+	// (a fail_workflow command with a *PanicError: Temporal's FailWorkflow
+	// panic policy). False (Temporal's BlockWorkflow, the default): the
+	// panic fails the turn — Turn returns the *PanicError and the
+	// executor is unusable, like for a *NondeterminismError — so that the
+	// turn is retried, and resumes once fixed code runs it.
+	FailWorkflowOnPanic bool
 }
 
 // TurnResult is what a turn decided: the body of the turn's ack.
@@ -99,6 +106,7 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		mutableValues:  map[string]json.RawMessage{},
 		versions:       map[string]Version{},
 		actName:        opts.ActivityName,
+		failOnPanic:    opts.FailWorkflowOnPanic,
 		info: Info{
 			Namespace:    opts.Namespace,
 			InstanceID:   opts.InstanceID,
@@ -150,8 +158,9 @@ func (e *Executor) NextEventID() int64 { return int64(len(e.s.hist.seen)) + 1 }
 // Turn runs one workflow turn. A fresh executor replays history first; one
 // that has run turns before requires Matches(history) (else it returns
 // ErrHistoryMismatch) and only processes the messages. It returns a
-// *NondeterminismError when the code disagrees with history; the executor
-// is then unusable and must be closed.
+// *NondeterminismError when the code disagrees with history, and a
+// *PanicError when workflow code panicked (unless FailWorkflowOnPanic); the
+// executor is then unusable and must be closed.
 func (e *Executor) Turn(history, messages []api.Event) (*TurnResult, error) {
 	return e.TurnFrom(0, history, messages)
 }
@@ -231,6 +240,9 @@ type state struct {
 	info    Info
 	logger  *slog.Logger
 	actName func(any) (string, error)
+	// failOnPanic: a panic fails the workflow, not the turn
+	// (ExecutorOptions.FailWorkflowOnPanic).
+	failOnPanic bool
 
 	coros     []*coroutine
 	current   *coroutine

@@ -469,8 +469,11 @@ func Panicky(ctx workflow.Context) error {
 	return nil
 }
 
+// TestWorkflowPanic: with FailWorkflowOnPanic (the FailWorkflow policy)
+// a panic fails the workflow with type "Panic", its message and stack.
 func TestWorkflowPanic(t *testing.T) {
 	d := newDriver(t, Panicky, true)
+	d.opts.FailWorkflowOnPanic = true
 	s := newSim(t, nil)
 	d.turn(s)
 	s.fire(1)
@@ -484,6 +487,52 @@ func TestWorkflowPanic(t *testing.T) {
 	}
 }
 
+// PanicOnce panics while *broken, then completes: the code of a workflow
+// before and after its fix.
+func PanicOnce(broken *atomic.Bool) func(ctx workflow.Context) (string, error) {
+	return func(ctx workflow.Context) (string, error) {
+		if err := workflow.Sleep(ctx, time.Second); err != nil {
+			return "", err
+		}
+		if broken.Load() {
+			var m map[string]int
+			m["boom"] = 1 //nolint:staticcheck // the panic under test: a nil map write
+		}
+		return "fixed", nil
+	}
+}
+
+// TestWorkflowPanicBlocks: by default (Temporal's BlockWorkflow) a panic
+// fails the turn, not the workflow: Turn returns the *PanicError and sends
+// no command; the turn, run again by fixed code, completes the workflow
+// from the same history and messages.
+func TestWorkflowPanicBlocks(t *testing.T) {
+	bothModes(t, func(t *testing.T, cached bool) {
+		var broken atomic.Bool
+		broken.Store(true)
+		d := newDriver(t, PanicOnce(&broken), cached)
+		s := newSim(t, nil)
+		d.turn(s)
+		s.fire(1)
+		for range 2 { // failed, then retried on the same code: failed again
+			_, err := s.tryTurn(d.executor(s))
+			var pe *workflow.PanicError
+			if !errors.As(err, &pe) || !strings.Contains(pe.Value, "nil map") || !strings.Contains(pe.Stack, "PanicOnce") {
+				t.Fatalf("turn error %v, want a *PanicError", err)
+			}
+			if s.final != nil || len(s.inbox) != 1 {
+				t.Fatalf("a failed turn changed the execution: final %+v, inbox %d", s.final, len(s.inbox))
+			}
+			d.close() // the worker drops a failed turn's executor
+		}
+		broken.Store(false)
+		d.turn(s)
+		if got := resultOf[string](t, s.final); got != "fixed" {
+			t.Fatalf("result %q", got)
+		}
+	})
+}
+
 func PanicInGo(ctx workflow.Context) error {
 	f := workflow.Go(ctx, func(ctx workflow.Context) error { panic("in goroutine") })
 	return f.Get(ctx, nil)
@@ -491,10 +540,17 @@ func PanicInGo(ctx workflow.Context) error {
 
 func TestWorkflowGoroutinePanic(t *testing.T) {
 	d := newDriver(t, PanicInGo, true)
+	d.opts.FailWorkflowOnPanic = true
 	s := newSim(t, nil)
 	res := d.turn(s)
 	if len(res.Commands) != 1 || res.Commands[0].Error == nil || res.Commands[0].Error.Type != "Panic" {
 		t.Fatalf("commands %+v", res.Commands)
+	}
+	d = newDriver(t, PanicInGo, true)
+	s = newSim(t, nil)
+	var pe *workflow.PanicError
+	if _, err := s.tryTurn(d.executor(s)); !errors.As(err, &pe) || pe.Value != "in goroutine" {
+		t.Fatalf("default policy: turn error %v, want a *PanicError", err)
 	}
 }
 
