@@ -140,6 +140,59 @@ func TestAwaitChannelsAndSelector(t *testing.T) {
 	e.replayClean("await", AwaitFlow)
 }
 
+// CartWorkflow is the shopping-cart pattern: the Await condition takes
+// the next update with ReceiveAsync (a side effect) and the loop ends on a
+// "checkout" signal.
+func CartWorkflow(ctx workflow.Context) ([]string, error) {
+	add := workflow.GetSignalChannel(ctx, "add")
+	checkout := workflow.GetSignalChannel(ctx, "checkout")
+	var cart []string
+	for {
+		var item string
+		done := false
+		err := workflow.Await(ctx, func() bool {
+			if add.ReceiveAsync(&item) {
+				return true
+			}
+			done = checkout.ReceiveAsync(nil)
+			return done
+		})
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return cart, nil
+		}
+		cart = append(cart, item)
+	}
+}
+
+// TestShoppingCartAwait: every signal reaches the cart, none is lost to
+// a second evaluation of the condition, and the workflow ends.
+func TestShoppingCartAwait(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), registers([]any{CartWorkflow}))
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "cart", TaskQueue: "q"}, CartWorkflow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"apple", "pear", "plum", "fig", "kiwi"}
+	for _, item := range want {
+		if err := e.c.Signal(ctx, "cart", "add", item); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.c.Signal(ctx, "cart", "checkout", nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[[]string](t, run, 30*time.Second)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("cart %v, %v; want %v", got, err, want)
+	}
+	e.replayClean("cart", CartWorkflow)
+}
+
 // ---------------------------------------------------------------------------
 // Temporal's mutex sample, ported: the lock's workflow drains its requests
 // with ReceiveAsync and waits for each holder's release with a Selector.
