@@ -50,7 +50,8 @@
 //
 // # Cancellation
 //
-// When the workflow's cancellation is requested, ctx.Done() is closed,
+// When the workflow's cancellation is requested, ctx.Done() (a workflow
+// Channel, which a Selector can wait on) is closed,
 // every pending activity future resolves with an *ActivityError wrapping
 // ErrCanceled (the server cancels those activities), pending timers resolve
 // with ErrCanceled, and a blocked Receive, Await or Get of a Go future on a

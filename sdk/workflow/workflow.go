@@ -9,9 +9,10 @@ import (
 )
 
 // Context is the context of workflow code: it carries the workflow's state,
-// its cancellation, activity options and values. It is not a
-// context.Context: wait with Get, Select or Receive, which return
-// ErrCanceled when the context is cancelled.
+// its cancellation, activity options and values (Temporal's
+// workflow.Context: Deadline, Done, Err, Value). Its Done is a workflow
+// Channel, closed when the context is cancelled, that a Selector can wait
+// on.
 type Context = wf.Context
 
 // CancelFunc cancels a context made with WithCancel.

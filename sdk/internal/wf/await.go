@@ -70,8 +70,11 @@ type Selector interface {
 	// AddDefault adds a callback that Select runs when nothing is ready,
 	// instead of waiting.
 	AddDefault(fn func())
-	// Select waits until a case is ready and runs its callback. Among
-	// several ready cases it picks the first added.
+	// Select waits until a case is ready and runs its callback: exactly
+	// one callback runs on each call. Among several ready cases it picks
+	// the first added. As in Temporal, it does not return because ctx is
+	// cancelled: add ctx.Done() as a case to wait for the cancellation
+	// too.
 	Select(ctx Context)
 	// HasPending reports whether a case is ready, so that Select would run
 	// it without waiting (the default case does not count).
@@ -132,11 +135,8 @@ func (sel *selector) Select(ctx Context) {
 		return
 	}
 	if won == nil {
-		c := ctx.impl()
-		sel.s.waitUntil(func() bool { return sel.ready() != nil || c.scope.canceled })
-		if won = sel.ready(); won == nil {
-			return // cancelled
-		}
+		sel.s.waitUntil(func() bool { return sel.ready() != nil })
+		won = sel.ready()
 	}
 	if won.future != nil {
 		won.fired = true

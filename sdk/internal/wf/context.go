@@ -9,13 +9,20 @@ import (
 )
 
 // Context is the context of workflow code: it carries the workflow's state,
-// its cancellation, activity options and values. It is not a
-// context.Context: workflow code must not block on Go channels, so Done is
-// only for non-blocking checks; wait with Get, Select or Receive, which
-// return ErrCanceled when the context is cancelled.
+// its cancellation, activity options and values. It mirrors Temporal's
+// workflow.Context, a clone of context.Context whose Done is a workflow
+// Channel: wait for the cancellation with a Selector
+// (sel.AddReceive(ctx.Done(), …)), never with a Go select.
 type Context interface {
-	// Done is closed when the context is cancelled.
-	Done() <-chan struct{}
+	// Deadline returns the time when work done for this context should be
+	// cancelled; ok is false when there is none. Workflow contexts have no
+	// deadline: it is always false (as in Temporal).
+	Deadline() (deadline time.Time, ok bool)
+	// Done returns a channel that is closed when the context is
+	// cancelled: it is ready in a Selector from then on (its callback
+	// gets more false), and ReceiveAsyncWithMoreFlag reports more false.
+	// Successive calls return the same channel.
+	Done() Channel
 	// Err returns ErrCanceled once the context is cancelled, nil before.
 	Err() error
 	// Value returns the value associated with key, or nil.
@@ -29,17 +36,18 @@ type CancelFunc func()
 
 // scope is a node of the cancellation tree.
 type scope struct {
-	done     chan struct{}
+	// done is the Done channel, made on the first call of Done and
+	// closed with the scope.
+	done     *Chan
 	canceled bool
 	children []*scope
 }
 
 func newScope(parent *scope) *scope {
-	sc := &scope{done: make(chan struct{})}
+	sc := &scope{}
 	if parent != nil {
 		if parent.canceled {
 			sc.canceled = true
-			close(sc.done)
 		} else {
 			parent.children = append(parent.children, sc)
 		}
@@ -53,7 +61,9 @@ func (sc *scope) cancel() bool {
 		return false
 	}
 	sc.canceled = true
-	close(sc.done)
+	if sc.done != nil {
+		sc.done.closed = true
+	}
 	for _, ch := range sc.children {
 		ch.cancel()
 	}
@@ -71,7 +81,14 @@ type wctx struct {
 	val    any
 }
 
-func (c *wctx) Done() <-chan struct{} { return c.scope.done }
+func (c *wctx) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+func (c *wctx) Done() Channel {
+	if c.scope.done == nil {
+		c.scope.done = &Chan{s: c.s, name: "context-done", closed: c.scope.canceled}
+	}
+	return c.scope.done
+}
 
 func (c *wctx) Err() error {
 	if c.scope.canceled {

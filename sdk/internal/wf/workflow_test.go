@@ -320,9 +320,7 @@ func Cancellable(ctx workflow.Context) (string, error) {
 	var out string
 	err := workflow.ExecuteActivity(ctx, Slow, nil).Get(ctx, &out)
 	if errors.Is(err, workflow.ErrCanceled) {
-		select {
-		case <-ctx.Done():
-		default:
+		if _, more := ctx.Done().ReceiveAsyncWithMoreFlag(nil); more {
 			return "", errors.New("ctx.Done not closed")
 		}
 		if err := workflow.Sleep(ctx, time.Hour); !errors.Is(err, workflow.ErrCanceled) {
