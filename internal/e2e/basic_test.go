@@ -151,9 +151,7 @@ func SignalFlow(ctx workflow.Context) ([]string, error) {
 	var items []string
 	for len(items) < 3 {
 		var s string
-		if err := ch.Receive(ctx, &s); err != nil {
-			return nil, err
-		}
+		ch.Receive(ctx, &s)
 		items = append(items, s)
 	}
 	return items, nil

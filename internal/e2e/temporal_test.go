@@ -53,7 +53,7 @@ func AwaitFlow(ctx workflow.Context) (string, error) {
 		sig := workflow.GetSignalChannel(ctx, "item")
 		for {
 			var s string
-			sig.Receive(ctx, &s) //nolint:errcheck // Temporal's shape: the loop ends with "last"
+			sig.Receive(ctx, &s)
 			ch.Send(ctx, s)
 			if s == "last" {
 				ch.Close()
@@ -64,8 +64,8 @@ func AwaitFlow(ctx workflow.Context) (string, error) {
 	workflow.Go(ctx, func(ctx workflow.Context) error {
 		for {
 			var s string
-			if err := ch.Receive(ctx, &s); err != nil {
-				return nil
+			if !ch.Receive(ctx, &s) {
+				return nil // closed
 			}
 			got = append(got, s)
 		}
@@ -261,7 +261,7 @@ func MutexWorkflow(ctx workflow.Context) error {
 			logger.Info("unlockTimeout exceeded")
 		})
 		selector.AddReceive(workflow.GetSignalChannel(ctx, releaseLockChannelName), func(c workflow.ReceiveChannel, more bool) {
-			c.Receive(ctx, &ack) //nolint:errcheck // verbatim from Temporal's sample
+			c.Receive(ctx, &ack)
 			logger.Info("release signal received")
 		})
 		selector.Select(ctx)
@@ -279,7 +279,7 @@ func SampleWorkflowWithMutex(ctx workflow.Context, resourceID string) error {
 		return err
 	}
 	var releaseLockChannelName string
-	workflow.GetSignalChannel(ctx, acquireLockSignalName).Receive(ctx, &releaseLockChannelName) //nolint:errcheck // verbatim from Temporal's sample
+	workflow.GetSignalChannel(ctx, acquireLockSignalName).Receive(ctx, &releaseLockChannelName)
 	if err := workflow.ExecuteActivity(ctx, a.CriticalSection, currentWorkflowID).Get(ctx, nil); err != nil {
 		return err
 	}

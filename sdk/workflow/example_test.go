@@ -47,9 +47,7 @@ func ExampleGetSignalChannel() {
 			switch workflow.Select(ctx, approvals, reminder) {
 			case 0:
 				var who string
-				if err := approvals.Receive(ctx, &who); err != nil {
-					return "", err
-				}
+				approvals.Receive(ctx, &who)
 				return who, nil
 			case 1:
 				workflow.GetLogger(ctx).Info("still waiting for an approval")

@@ -70,9 +70,9 @@ type NondeterminismError = wf.NondeterminismError
 // it as a new execution.
 type ContinueAsNewError = wf.ContinueAsNewError
 
-// ReceiveChannel is the receiving side of a signal channel or of a
-// channel made with NewChannel (Temporal's workflow.ReceiveChannel; Receive
-// returns an error instead of the "more" flag).
+// ReceiveChannel is the receiving side of a signal channel, of a channel
+// made with NewChannel, or of a context's Done channel (Temporal's
+// workflow.ReceiveChannel).
 type ReceiveChannel = wf.ReceiveChannel
 
 // SendChannel is the sending side of a channel made with NewChannel.
@@ -85,7 +85,8 @@ type Channel = wf.Channel
 // the ready one, cancelling nothing (Temporal's workflow.Selector).
 type Selector = wf.Selector
 
-// ErrChannelClosed is what Receive returns on a closed, empty channel.
+// ErrChannelClosed is what ReceiveSignal returns on a closed, empty
+// channel.
 var ErrChannelClosed = wf.ErrChannelClosed
 
 // ErrCanceled is the error of what a cancelled context interrupted.
@@ -199,7 +200,7 @@ func GetSignalChannel(ctx Context, name string) *SignalChannel {
 }
 
 // ReceiveSignal waits for the next signal named name and returns its payload
-// as a T.
+// as a T; it returns ErrCanceled when ctx is cancelled first.
 func ReceiveSignal[T any](ctx Context, name string) (T, error) {
 	return wf.ReceiveSignal[T](ctx, name)
 }

@@ -56,8 +56,8 @@ type approval struct {
 func OrderFlow(ctx workflow.Context, order string) (string, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 	workflow.ExecuteActivity(ctx, Hold, order)
-	var a approval
-	if err := workflow.GetSignalChannel(ctx, "approve").Receive(ctx, &a); err != nil {
+	a, err := workflow.ReceiveSignal[approval](ctx, "approve")
+	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}

@@ -255,9 +255,7 @@ func Signals(ctx workflow.Context) (int, error) {
 		switch workflow.Select(ctx, ch, done) {
 		case 0:
 			var n int
-			if err := ch.Receive(ctx, &n); err != nil {
-				return 0, err
-			}
+			ch.Receive(ctx, &n)
 			sum += n
 		case 1:
 			v, err := workflow.ReceiveSignal[string](ctx, "done")
@@ -364,9 +362,7 @@ func TestWorkflowCancel(t *testing.T) {
 // context is already cancelled.
 func CancelSameTurn(ctx workflow.Context) error {
 	ch := workflow.GetSignalChannel(ctx, "go")
-	if err := ch.Receive(ctx, nil); err != nil {
-		return err
-	}
+	ch.Receive(ctx, nil)
 	return workflow.ExecuteActivity(ctx, Slow, nil).Get(ctx, nil)
 }
 
@@ -667,7 +663,8 @@ func Parked(ctx workflow.Context, cleanups *atomic.Int64) error {
 	for i := 0; i < 3; i++ {
 		workflow.Go(ctx, func(ctx workflow.Context) error {
 			defer cleanups.Add(1)
-			return workflow.GetSignalChannel(ctx, "never").Receive(ctx, nil)
+			workflow.GetSignalChannel(ctx, "never").Receive(ctx, nil)
+			return nil
 		})
 	}
 	defer cleanups.Add(1)
