@@ -188,7 +188,7 @@ func ChainFlow(ctx workflow.Context, n int) (int, error) {
 		if err := workflow.ExecuteActivity(ctx, Inc, n).Get(ctx, &next); err != nil {
 			return 0, err
 		}
-		return 0, workflow.NewContinueAsNewError(ctx, next)
+		return 0, workflow.NewContinueAsNewError(ctx, ChainFlow, next)
 	}
 	return n, nil
 }

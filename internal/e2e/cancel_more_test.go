@@ -97,7 +97,7 @@ func ContinueFlow(ctx workflow.Context, n int) (string, error) {
 		if err := workflow.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return "", err
 		}
-		return "", workflow.NewContinueAsNewError(ctx, 2)
+		return "", workflow.NewContinueAsNewError(ctx, ContinueFlow, 2)
 	}
 	var v string
 	workflow.GetSignalChannel(ctx, "finish").Receive(ctx, &v)

@@ -468,7 +468,7 @@ func RegFlow(ctx workflow.Context) (string, error) {
 	}
 	info := workflow.GetInfo(ctx)
 	return fmt.Sprintf("%s %s %d attempt=%d queue=%s started=%v type=%s", byFunc, byName, scaled,
-		info.Attempt, info.TaskQueue, !info.StartedAt.IsZero(), info.WorkflowType), nil
+		info.Attempt, info.TaskQueue, !info.StartedAt.IsZero(), info.WorkflowType.Name), nil
 }
 
 // recorder keeps the attributes of the records logged with a message.
@@ -646,7 +646,7 @@ func TestSideEffectAndVersionMarkers(t *testing.T) {
 func InfoFlow(ctx workflow.Context, prev int64) (string, error) {
 	info := workflow.GetInfo(ctx)
 	if prev == -1 {
-		return "", workflow.NewContinueAsNewError(ctx, info.ContinuedFromExecutionID)
+		return "", workflow.NewContinueAsNewError(ctx, InfoFlow, info.ContinuedFromExecutionID)
 	}
 	return fmt.Sprintf("first-from=%d exec=%d from=%d", prev, info.ExecutionID, info.ContinuedFromExecutionID), nil
 }
@@ -668,4 +668,102 @@ func TestInfoContinuedFrom(t *testing.T) {
 		t.Fatalf("result %q, want %q", got, want)
 	}
 	e.replayClean("info", InfoFlow)
+}
+
+// ---------------------------------------------------------------------------
+// Workflow API: Mutex, AllHandlersFinished, DeterministicKeys,
+// NewContinueAsNewError(ctx, wfn, args...), GetInfo in Temporal's names.
+
+// CheckoutWorkflow takes updates that each hold a mutex until a "release"
+// signal; on "done" it waits for every handler to finish (Temporal's
+// AllHandlersFinished idiom), then continues as new once, by function.
+func CheckoutWorkflow(ctx workflow.Context, round int) (string, error) {
+	lock := workflow.NewMutex(ctx)
+	totals := map[string]int{}
+	release := workflow.GetSignalChannel(ctx, "release")
+	if err := workflow.SetUpdateHandler(ctx, "add", func(ctx workflow.Context, item string) (int, error) {
+		if err := lock.Lock(ctx); err != nil {
+			return 0, err
+		}
+		defer lock.Unlock()
+		release.Receive(ctx, nil)
+		totals[item]++
+		return totals[item], nil
+	}); err != nil {
+		return "", err
+	}
+	workflow.GetSignalChannel(ctx, "done").Receive(ctx, nil)
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return "", err
+	}
+	info := workflow.GetInfo(ctx)
+	var parts []string
+	for _, k := range workflow.DeterministicKeys(totals) {
+		parts = append(parts, fmt.Sprint(k, "=", totals[k]))
+	}
+	summary := fmt.Sprintf("%s run=%s type=%s queue=%s from=%q %s", info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
+		info.WorkflowType.Name, info.TaskQueueName, info.ContinuedExecutionRunID, strings.Join(parts, ","))
+	if round == 0 {
+		return "", workflow.NewContinueAsNewError(ctx, CheckoutWorkflow, round+1)
+	}
+	return summary, nil
+}
+
+func TestWorkflowAPIMutexHandlersContinueAsNew(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), registers([]any{CheckoutWorkflow}))
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "checkout", TaskQueue: "q"}, CheckoutWorkflow, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		var handles []client.WorkflowUpdateHandle
+		for i, item := range []string{"pear", "apple", "pear"} {
+			uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			h, err := e.c.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{WorkflowID: "checkout",
+				UpdateID: fmt.Sprint("u", round, i), UpdateName: "add", Args: []any{item},
+				WaitForStage: client.WorkflowUpdateStageAccepted})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			handles = append(handles, h)
+		}
+		// "done" comes before the handlers are released: the workflow
+		// waits for them.
+		if err := e.c.Signal(ctx, "checkout", "done", nil); err != nil {
+			t.Fatal(err)
+		}
+		for range handles {
+			if err := e.c.Signal(ctx, "checkout", "release", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []int
+		for _, h := range handles {
+			var n int
+			gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err := h.Get(gctx, &n)
+			cancel()
+			if err != nil {
+				t.Fatalf("round %d: update: %v", round, err)
+			}
+			got = append(got, n)
+		}
+		if !slices.Equal(got, []int{1, 1, 2}) {
+			t.Fatalf("round %d: update results %v, want [1 1 2] (one at a time, in order)", round, got)
+		}
+		if round == 0 {
+			waitFor(t, 30*time.Second, "the second execution", func() bool {
+				w, err := e.c.Describe(ctx, "checkout")
+				return err == nil && w.ExecutionID == 2
+			})
+		}
+	}
+	got, err := result[string](t, run, 30*time.Second)
+	if want := `checkout run=2 type=CheckoutWorkflow queue=q from="1" apple=1,pear=2`; err != nil || got != want {
+		t.Fatalf("result %q, %v; want %q", got, err, want)
+	}
+	e.replayClean("checkout", CheckoutWorkflow)
 }

@@ -78,6 +78,7 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			Namespace:    w.c.Namespace(),
 			InstanceID:   task.InstanceID,
 			ExecutionID:  task.ExecutionID,
+			RunID:        wf.RunID(task.ExecutionID),
 			TaskQueue:    task.TaskQueue,
 			Logger:       w.opts.Logger,
 			ActivityName: w.reg.activityName,

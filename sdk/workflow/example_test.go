@@ -108,7 +108,9 @@ func ExampleGo() {
 	_ = fanOut
 }
 
-// ExampleNewContinueAsNewError keeps a long-lived loop's history short.
+// ExampleNewContinueAsNewError keeps a long-lived loop's history short:
+// the workflow, registered as "Poller", continues as a new execution of
+// itself (its function, or as here its name) with the next round.
 func ExampleNewContinueAsNewError() {
 	poller := func(ctx workflow.Context, round int) error {
 		for i := 0; i < 100; i++ {
@@ -119,7 +121,7 @@ func ExampleNewContinueAsNewError() {
 				return err
 			}
 		}
-		return workflow.NewContinueAsNewError(ctx, round+1)
+		return workflow.NewContinueAsNewError(ctx, "Poller", round+1)
 	}
 	_ = poller
 }
@@ -179,4 +181,20 @@ func ExampleGetVersion() {
 		}
 		return token, nil
 	}
+}
+
+// ExampleDeterministicKeys ranges over a map in the same order on every
+// replay.
+func ExampleDeterministicKeys() {
+	totals := map[string]int{"pear": 2, "apple": 1, "fig": 3}
+	for _, k := range workflow.DeterministicKeys(totals) {
+		fmt.Println(k, totals[k])
+	}
+	byCount := workflow.DeterministicKeysFunc(totals, func(a, b string) int { return totals[b] - totals[a] })
+	fmt.Println(byCount)
+	// Output:
+	// apple 1
+	// fig 3
+	// pear 2
+	// [fig pear apple]
 }

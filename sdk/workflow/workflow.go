@@ -1,8 +1,11 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/internal/wf"
@@ -127,8 +130,35 @@ func WithActivityOptions(ctx Context, opts ActivityOptions) Context {
 // GetActivityOptions returns the activity options of ctx.
 func GetActivityOptions(ctx Context) ActivityOptions { return wf.GetActivityOptions(ctx) }
 
-// GetInfo returns the execution's info.
-func GetInfo(ctx Context) Info { return wf.GetInfo(ctx) }
+// GetInfo returns the execution's info (Temporal's fields and methods,
+// and Tether's names of the same facts).
+func GetInfo(ctx Context) *Info { return wf.GetInfo(ctx) }
+
+// Type is a workflow type: its registered name (Temporal's workflow.Type,
+// Info.WorkflowType).
+type Type = wf.WorkflowType
+
+// Mutex is a lock between the goroutines of one workflow (Temporal's
+// workflow.Mutex).
+type Mutex = wf.Mutex
+
+// NewMutex returns a free Mutex.
+func NewMutex(ctx Context) Mutex { return wf.NewMutex(ctx) }
+
+// AllHandlersFinished reports whether no update handler is running; await
+// it before returning so that no update is left unanswered.
+func AllHandlersFinished(ctx Context) bool { return wf.AllHandlersFinished(ctx) }
+
+// DeterministicKeys returns the keys of m sorted, so that workflow code can
+// range over a map in the same order on every replay (Temporal's).
+func DeterministicKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// DeterministicKeysFunc is DeterministicKeys with keys sorted by cmp.
+func DeterministicKeysFunc[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
+	return slices.SortedFunc(maps.Keys(m), cmp)
+}
 
 // Now returns the workflow's time, the same on every replay.
 func Now(ctx Context) time.Time { return wf.Now(ctx) }
@@ -210,10 +240,12 @@ func NewError(typ, message string, details any) *ApplicationError {
 	return wf.NewError(typ, message, details)
 }
 
-// NewContinueAsNewError returns the error that continues the workflow as a
-// new execution with input.
-func NewContinueAsNewError(ctx Context, input any) error {
-	return wf.NewContinueAsNewError(ctx, input)
+// NewContinueAsNewError returns the error that, returned by the workflow,
+// continues it as a new execution of wfn (a workflow function or its
+// registered name; the running workflow's own function continues the same
+// type) with args — Temporal's signature.
+func NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
+	return wf.NewContinueAsNewError(ctx, wfn, args...)
 }
 
 // IsHostLost reports whether err, an activity's error, means that the host

@@ -78,7 +78,7 @@ func ParentFlow(ctx workflow.Context, id string) (string, error) {
 // RoundsFlow continues as new until n reaches 2, then completes.
 func RoundsFlow(ctx workflow.Context, n int) (int, error) {
 	if n < 2 {
-		return 0, workflow.NewContinueAsNewError(ctx, n+1)
+		return 0, workflow.NewContinueAsNewError(ctx, RoundsFlow, n+1)
 	}
 	return n, nil
 }

@@ -3,6 +3,7 @@ package wf
 import (
 	"log/slog"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -235,42 +236,98 @@ func GetActivityOptions(ctx Context) ActivityOptions {
 	return ActivityOptions{}
 }
 
-// Info describes the running workflow execution (Temporal's
-// workflow.Info: InstanceID is WorkflowExecution.ID, ExecutionID its RunID,
-// TaskQueue TaskQueueName, StartedAt WorkflowStartTime).
+// Info describes the running workflow execution: Temporal's workflow.Info
+// (WorkflowExecution, WorkflowType, TaskQueueName, Attempt, Namespace,
+// WorkflowStartTime, ParentWorkflowExecution, ContinuedExecutionRunID and
+// the methods GetContinueAsNewSuggested, GetCurrentHistoryLength), and
+// Tether's own names of the same facts (InstanceID, ExecutionID, TaskQueue,
+// StartedAt, ContinuedFromExecutionID).
 type Info struct {
+	// WorkflowExecution is the execution: ID the instance id, RunID the
+	// run id (see RunID).
+	WorkflowExecution WorkflowExecution
+	// WorkflowType is the workflow's registered name.
+	WorkflowType WorkflowType
+	// TaskQueueName is the workflow's task queue.
+	TaskQueueName string
+	// Attempt is the turn's attempt: 1, or more when earlier tries of the
+	// current turn failed (a panic, a nondeterminism error). Tether does
+	// not retry whole workflows, so it is not Temporal's run attempt.
+	Attempt int32
 	// Namespace is the workflow's namespace.
 	Namespace string
-	// InstanceID is the workflow's id.
-	InstanceID string
-	// ExecutionID is the run: 1, then one more for each continue-as-new or
-	// restart of the id.
-	ExecutionID int64
-	// WorkflowType is the registered name of the workflow.
-	WorkflowType string
-	// TaskQueue is the workflow's task queue.
-	TaskQueue string
-	// StartedAt is the timestamp of the execution's WorkflowStarted event.
-	StartedAt time.Time
-	// Attempt is the turn's attempt: 1, or more when earlier tries of the
-	// current turn failed (Tether does not retry whole workflows, so it is
-	// not Temporal's run attempt).
-	Attempt int32
-	// ContinuedFromExecutionID is the execution this one continues (it
-	// returned NewContinueAsNewError), 0 when it was started by a client
-	// (Temporal's ContinuedExecutionRunID).
-	ContinuedFromExecutionID int64
+	// WorkflowStartTime is the timestamp of the execution's
+	// WorkflowStarted event.
+	WorkflowStartTime time.Time
 	// ParentWorkflowExecution is the parent execution of a child
-	// workflow, nil for a workflow started by a client (Temporal's).
+	// workflow, nil for a workflow started by a client.
 	ParentWorkflowExecution *WorkflowExecution
+	// ContinuedExecutionRunID is the run id of the execution this one
+	// continues (it returned NewContinueAsNewError), "" when it was started
+	// otherwise.
+	ContinuedExecutionRunID string
+
+	// InstanceID is WorkflowExecution.ID (Tether's name).
+	InstanceID string
+	// ExecutionID is the run's number: 1, then one more for each
+	// continue-as-new or restart of the id.
+	ExecutionID int64
+	// TaskQueue is TaskQueueName (Tether's name).
+	TaskQueue string
+	// StartedAt is WorkflowStartTime (Tether's name).
+	StartedAt time.Time
+	// ContinuedFromExecutionID is the number of the execution this one
+	// continues, 0 when it was started otherwise.
+	ContinuedFromExecutionID int64
+
+	historyLength int
 }
 
-// GetInfo returns the execution's info.
-func GetInfo(ctx Context) Info {
+// WorkflowType is the type of a workflow: its registered name (Temporal's
+// workflow.Type).
+type WorkflowType struct {
+	// Name is the registered name.
+	Name string
+}
+
+// continueAsNewSuggestedLength is the history length from which
+// GetContinueAsNewSuggested is true (the default of Temporal's server).
+const continueAsNewSuggestedLength = 4096
+
+// GetCurrentHistoryLength returns the number of events in the execution's
+// history as of the current turn: those recorded before it and the turn's
+// messages (on replay, as of the turn being replayed).
+func (i *Info) GetCurrentHistoryLength() int { return i.historyLength }
+
+// GetContinueAsNewSuggested reports whether the history has grown long
+// enough that the workflow should continue as new: from 4096 events on
+// (Temporal's server suggests it from the same count).
+func (i *Info) GetContinueAsNewSuggested() bool {
+	return i.historyLength >= continueAsNewSuggestedLength
+}
+
+// RunID is the run id of execution number executionID: its number in
+// decimal. It is the one place that makes run ids (of the execution, its
+// parent, the execution it continues).
+func RunID(executionID int64) string {
+	if executionID == 0 {
+		return ""
+	}
+	return strconv.FormatInt(executionID, 10)
+}
+
+// GetInfo returns the execution's info (a copy: changing it changes
+// nothing).
+func GetInfo(ctx Context) *Info {
 	s := ctx.impl().s
 	info := s.info
+	if info.ParentWorkflowExecution != nil {
+		p := *info.ParentWorkflowExecution
+		info.ParentWorkflowExecution = &p
+	}
 	info.Attempt = max(s.attempt, 1)
-	return info
+	info.historyLength = s.historyLength
+	return &info
 }
 
 // Now returns the workflow's time: the timestamp of the last event

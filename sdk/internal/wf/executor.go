@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +28,9 @@ var workflowContextType = reflect.TypeFor[Context]()
 type Definition struct {
 	name string
 	sig  *fnsig.Sig
+	// fn is the function's code pointer (NewContinueAsNewError knows the
+	// running function by it).
+	fn uintptr
 }
 
 // NewDefinition validates fn's signature (see the package comment) and
@@ -43,7 +45,7 @@ func NewDefinition(fn any, name string) (*Definition, error) {
 			return nil, err
 		}
 	}
-	return &Definition{name: name, sig: sig}, nil
+	return &Definition{name: name, sig: sig, fn: reflect.ValueOf(fn).Pointer()}, nil
 }
 
 // Name returns the workflow type the definition is registered as.
@@ -54,6 +56,9 @@ type ExecutorOptions struct {
 	Namespace   string
 	InstanceID  string
 	ExecutionID int64
+	// RunID is the execution's run id (GetInfo's WorkflowExecution.RunID);
+	// empty: RunID(ExecutionID).
+	RunID string
 	// TaskQueue is the workflow's task queue, the default of its activities.
 	TaskQueue string
 	// Logger is the base of the workflow's logger (default slog.Default()).
@@ -93,6 +98,9 @@ type Executor struct {
 
 // NewExecutor returns an executor of def for one execution.
 func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
+	if opts.RunID == "" {
+		opts.RunID = RunID(opts.ExecutionID)
+	}
 	s := &state{
 		def:            def,
 		activities:     map[int64]*future{},
@@ -108,11 +116,13 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		actName:        opts.ActivityName,
 		failOnPanic:    opts.FailWorkflowOnPanic,
 		info: Info{
-			Namespace:    opts.Namespace,
-			InstanceID:   opts.InstanceID,
-			ExecutionID:  opts.ExecutionID,
-			WorkflowType: def.name,
-			TaskQueue:    opts.TaskQueue,
+			WorkflowExecution: WorkflowExecution{ID: opts.InstanceID, RunID: opts.RunID},
+			WorkflowType:      WorkflowType{Name: def.name},
+			TaskQueueName:     opts.TaskQueue,
+			Namespace:         opts.Namespace,
+			InstanceID:        opts.InstanceID,
+			ExecutionID:       opts.ExecutionID,
+			TaskQueue:         opts.TaskQueue,
 		},
 	}
 	base := opts.Logger
@@ -204,6 +214,7 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 	// are buffered in their channels, results and timers settled, in
 	// message order.
 	if !s.stopped() && len(messages) > 0 {
+		s.historyLength = len(s.hist.seen) + len(messages)
 		s.applyBatch(messages)
 	}
 	if s.fatal == nil && !s.started {
@@ -259,7 +270,10 @@ type state struct {
 
 	replaying bool
 	now       time.Time
-	attempt   int32 // the current turn's attempt (Executor.SetAttempt)
+	// historyLength is the history's length as of the turn being run
+	// (Info.GetCurrentHistoryLength).
+	historyLength int
+	attempt       int32 // the current turn's attempt (Executor.SetAttempt)
 
 	nextActivityID int64
 	nextTimerID    int64
@@ -296,9 +310,12 @@ type state struct {
 	queries map[string]*fnsig.Sig
 	// Updates (update.go): the handlers the code set, the update messages
 	// of the batch being applied, and the updates this turn rejected.
-	updates        map[string]*updateHandler
-	pendingUpdates []api.Event
-	rejectedNow    map[string]bool
+	updates map[string]*updateHandler
+	// runningHandlers counts the update handlers running
+	// (AllHandlersFinished).
+	runningHandlers int
+	pendingUpdates  []api.Event
+	rejectedNow     map[string]bool
 	// Child workflows (child.go): the last child id, the pending futures,
 	// the children the code asked to cancel.
 	nextChildID      int64
@@ -494,6 +511,7 @@ func (s *state) replay(history []api.Event) {
 		for j < len(history) && j-i < n && isMessageKind(history[j].Kind) {
 			j++
 		}
+		s.historyLength = j
 		s.applyBatch(history[i:j])
 		i = j
 	}
@@ -595,14 +613,17 @@ func (s *state) tick(ev *api.Event) {
 func (s *state) start(ev *api.Event) {
 	s.started = true
 	s.info.StartedAt = ev.Timestamp
+	s.info.WorkflowStartTime = ev.Timestamp
 	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
+	s.info.ContinuedExecutionRunID = RunID(ev.ContinuedFromExecutionID)
 	if ev.ParentWorkflowID != "" {
 		s.info.ParentWorkflowExecution = &WorkflowExecution{ID: ev.ParentWorkflowID,
-			RunID: strconv.FormatInt(ev.ParentExecutionID, 10)}
+			RunID: RunID(ev.ParentExecutionID)}
 	}
 	s.lastCompletion = ev.LastCompletionResult
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
+		s.info.TaskQueueName = ev.TaskQueue
 	}
 	in, err := s.def.sig.DecodeInput(ev.Input)
 	if err != nil {

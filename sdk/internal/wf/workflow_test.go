@@ -293,7 +293,7 @@ func TestSignals(t *testing.T) {
 
 func Chain(ctx workflow.Context, n int) (int, error) {
 	if n < 3 {
-		return 0, workflow.NewContinueAsNewError(ctx, n+1)
+		return 0, workflow.NewContinueAsNewError(ctx, Chain, n+1)
 	}
 	return n, nil
 }
