@@ -291,6 +291,9 @@ func NewNamedBufferedChannel(ctx Context, name string, size int) Channel {
 type RegisterOptions struct {
 	// Name is the workflow type (default: the function's Go name).
 	Name string
+	// DisableAlreadyRegisteredCheck lets the registration replace an
+	// earlier workflow of the same name instead of failing.
+	DisableAlreadyRegisteredCheck bool
 }
 
 // Version is a version of workflow code, as GetVersion returns it.
