@@ -259,4 +259,7 @@ type RegisterOptions struct {
 	// SkipInvalidStructFunctions skips a struct's exported methods that do
 	// not have an activity's signature instead of failing the registration.
 	SkipInvalidStructFunctions bool
+	// DisableAlreadyRegisteredCheck lets the registration replace an
+	// earlier activity of the same name instead of failing.
+	DisableAlreadyRegisteredCheck bool
 }

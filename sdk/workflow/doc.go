@@ -50,12 +50,14 @@
 //
 // # Cancellation
 //
-// When the workflow's cancellation is requested, ctx.Done() is closed,
-// every pending activity future resolves with an *ActivityError wrapping
-// ErrCanceled (the server cancels those activities), pending timers resolve
-// with ErrCanceled, and a blocked Receive, Await or Get of a Go future on a
-// cancelled context returns ErrCanceled (an activity or timer future's Get
-// waits for that future, which its own context's cancellation settles).
-// Cleanup code may run further activities on a NewDisconnectedContext. Returning ErrCanceled (or an error wrapping it)
-// then ends the workflow as canceled.
+// When the workflow's cancellation is requested, ctx.Done() (a workflow
+// Channel, which a Selector can wait on) is closed, every pending activity
+// future resolves with an *ActivityError wrapping ErrCanceled (the server
+// cancels those activities), pending timers resolve with ErrCanceled, and a
+// blocked ReceiveSignal, Await or Get of a Go future on a cancelled context
+// returns ErrCanceled. An activity or timer future's Get waits for that
+// future, which its own context's cancellation settles; a channel's Receive
+// keeps waiting, as in Temporal (select on ctx.Done() too). Cleanup code
+// may run further activities on a NewDisconnectedContext. Returning
+// ErrCanceled (or an error wrapping it) then ends the workflow as canceled.
 package workflow
