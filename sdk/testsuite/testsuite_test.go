@@ -500,3 +500,24 @@ func Test_ActivityErrors(t *testing.T) {
 	require.ErrorAs(t, err, &panicErr)
 	require.Equal(t, "boom", panicErr.Value)
 }
+
+// Goal: a local activity runs as registered, or through its mock; local
+// retries wait on the mock clock.
+func (s *UnitTestSuite) Test_LocalActivity() {
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(Greet)
+	env.ExecuteWorkflow(LocalGreeting, "Ada")
+	var result string
+	s.NoError(env.GetWorkflowResult(&result))
+	s.Equal("Hello Ada!", result)
+
+	env = s.NewTestWorkflowEnvironment()
+	start := env.Now()
+	env.OnActivity(Greet, mock.Anything, "Ada").Return("", errors.New("flaky")).Twice()
+	env.OnActivity(Greet, mock.Anything, "Ada").Return("mocked", nil).Once()
+	env.ExecuteWorkflow(LocalGreeting, "Ada")
+	s.NoError(env.GetWorkflowResult(&result))
+	s.Equal("mocked", result)
+	s.GreaterOrEqual(env.Now().Sub(start), time.Minute)
+	env.AssertExpectations(s.T())
+}

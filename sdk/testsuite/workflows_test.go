@@ -214,3 +214,14 @@ func Fanout(ctx workflow.Context, n int) (int, error) {
 
 // Step is the activity of Fanout.
 func Step(ctx context.Context, i int) (int, error) { return i, nil }
+
+// LocalGreeting calls Greet as a local activity, retried up to 3 times.
+func LocalGreeting(ctx workflow.Context, name string) (string, error) {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 5 * time.Second,
+		RetryPolicy:         &workflow.RetryPolicy{InitialInterval: time.Minute, MaximumAttempts: 3},
+	})
+	var result string
+	err := workflow.ExecuteLocalActivity(ctx, Greet, name).Get(ctx, &result)
+	return result, err
+}
