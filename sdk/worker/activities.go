@@ -167,6 +167,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		},
 		Heartbeat: a.recordDetails,
 		Logger:    log,
+		Client:    w.c,
 	}
 	actx := actenv.With(ctx, env)
 	if !deadline.IsZero() {

@@ -79,7 +79,7 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			InstanceID:   task.InstanceID,
 			ExecutionID:  task.ExecutionID,
 			TaskQueue:    task.TaskQueue,
-			Logger:       w.opts.Logger,
+			Logger:       w.baseLog,
 			ActivityName: w.reg.activityName,
 		})
 		if _, err := exec.Turn(task.History, nil); err != nil {

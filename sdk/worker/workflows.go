@@ -157,7 +157,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			InstanceID:   task.InstanceID,
 			ExecutionID:  task.ExecutionID,
 			TaskQueue:    task.TaskQueue,
-			Logger:       w.opts.Logger,
+			Logger:       w.baseLog,
 			ActivityName: w.reg.activityName,
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
