@@ -468,22 +468,21 @@ func (x *execution) close(c *api.Command, turnErr error) {
 	reason := api.CancelReasonWorkflowFailed
 	switch {
 	case turnErr != nil:
-		x.err = &WorkflowExecutionError{WorkflowID: x.id, WorkflowType: x.wfType, Err: turnErr}
+		x.err = x.executionError(nil, turnErr)
 	case c.Type == api.CommandCompleteWorkflow:
 		x.result = c.Result
 		reason = api.CancelReasonWorkflowCompleted
 	case c.Type == api.CommandFailWorkflow:
-		x.err = &WorkflowExecutionError{WorkflowID: x.id, WorkflowType: x.wfType, Err: wf.FailureCause(c.Error)}
+		x.err = x.executionError(c.Error, wf.FailureCause(c.Error))
 	case c.Type == api.CommandCancelWorkflow:
-		x.err = &WorkflowExecutionError{WorkflowID: x.id, WorkflowType: x.wfType, Err: errCanceled}
+		x.err = x.executionError(nil, wf.NewTemporalCanceledError())
 		reason = api.CancelReasonWorkflowCanceled
 	case c.Type == api.CommandContinueAsNew:
 		typ := c.WorkflowType
 		if typ == "" {
 			typ = x.wfType
 		}
-		x.err = &WorkflowExecutionError{WorkflowID: x.id, WorkflowType: x.wfType,
-			Err: &wf.ContinueAsNewError{WorkflowType: typ, Input: c.Input}}
+		x.err = x.executionError(nil, &wf.ContinueAsNewError{WorkflowType: typ, Input: c.Input})
 		reason = api.CancelReasonContinuedAsNew
 	}
 	for _, id := range sortedIDs(x.activities) {
@@ -518,9 +517,17 @@ func (x *execution) close(c *api.Command, turnErr error) {
 	}
 }
 
+// executionError is the error of an execution that did not complete
+// (Temporal's *temporal.WorkflowExecutionError): the recorded failure, and
+// its cause as the workflow package types it.
+func (x *execution) executionError(failure *api.Error, cause error) error {
+	return &wf.WorkflowExecutionError{InstanceID: x.id, RunID: strconv.FormatInt(x.runID, 10),
+		WorkflowType: x.wfType, Failure: failure, Cause: cause}
+}
+
 // terminate ends a child whose parent closed (ParentClosePolicyTerminate).
 func (x *execution) terminate() {
-	x.err = &WorkflowExecutionError{WorkflowID: x.id, WorkflowType: x.wfType, Err: wf.ErrChildWorkflowTerminated}
+	x.err = x.executionError(nil, wf.ErrChildWorkflowTerminated)
 	x.done = true
 	x.inbox = nil
 	for _, id := range sortedIDs(x.activities) {
@@ -652,7 +659,7 @@ func (x *execution) childClosed(ch *execution) {
 		ev.Kind = api.EventChildWorkflowTerminated
 	case ch.closed == nil:
 		ev.Kind = api.EventChildWorkflowFailed
-		e := errconv.ToAPI(errors.Unwrap(ch.err))
+		e := errconv.ToAPI(ch.err.(*wf.WorkflowExecutionError).Cause)
 		ev.Error = &e
 	case ch.closed.Type == api.CommandCompleteWorkflow:
 		ev.Kind, ev.Result = api.EventChildWorkflowCompleted, ch.result

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/suite"
 
 	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/sdk/testsuite"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
@@ -57,7 +58,7 @@ func Test_Workflow_UnregisteredActivity(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	err := env.GetWorkflowError()
 	require.ErrorContains(t, err, "unable to find activityType=Greet")
-	var wee *testsuite.WorkflowExecutionError
+	var wee *temporal.WorkflowExecutionError
 	require.ErrorAs(t, err, &wee)
 	require.Equal(t, "Greeting", wee.WorkflowType)
 }
@@ -92,6 +93,9 @@ func Test_Workflow_ActivityError(t *testing.T) {
 	var appErr *workflow.ApplicationError
 	require.ErrorAs(t, env.GetWorkflowError(), &appErr)
 	require.Equal(t, "BadName", appErr.Type)
+	var temporalErr *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &temporalErr)
+	require.Equal(t, "BadName", temporalErr.Type())
 	env.AssertExpectations(t)
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
-	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // EncodedValue is a value as it travels (JSON), decoded on demand: a
@@ -73,29 +72,3 @@ func (v encodedValues) Get(valuePtrs ...any) error {
 	return nil
 }
 
-// WorkflowExecutionError is the error of a workflow that did not complete
-// (GetWorkflowError; Temporal's temporal.WorkflowExecutionError). It
-// unwraps to the cause: the error the workflow failed with as the workflow
-// package types it (*workflow.ApplicationError, *workflow.PanicError, …),
-// workflow.ErrCanceled for a cancelled workflow, a
-// *workflow.ContinueAsNewError for one that continued as new, or the error
-// that failed its turn (a *workflow.NondeterminismError, …).
-type WorkflowExecutionError struct {
-	// WorkflowID is the workflow's id.
-	WorkflowID string
-	// WorkflowType is the workflow's registered name.
-	WorkflowType string
-	// Err is the cause.
-	Err error
-}
-
-// Error implements error.
-func (e *WorkflowExecutionError) Error() string {
-	return fmt.Sprintf("workflow execution error (type: %s, workflowID: %s): %v", e.WorkflowType, e.WorkflowID, e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *WorkflowExecutionError) Unwrap() error { return e.Err }
-
-// errCanceled is what a cancelled workflow's error unwraps to.
-var errCanceled = wf.ErrCanceled

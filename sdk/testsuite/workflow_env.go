@@ -190,8 +190,15 @@ func (t *TestWorkflowEnvironment) GetWorkflowResult(valuePtr any) error {
 	return nil
 }
 
-// GetWorkflowError returns the error of a workflow that did not complete
-// (a *WorkflowExecutionError; see there), nil otherwise.
+// GetWorkflowError returns the error of a workflow that did not complete,
+// nil otherwise: a *temporal.WorkflowExecutionError that unwraps to the
+// recorded failure (*api.Error) and to its cause as the workflow code
+// sees errors — a *workflow.ApplicationError (which errors.As also finds
+// as a *temporal.ApplicationError), *workflow.PanicError,
+// *workflow.TimeoutError; a *temporal.CanceledError (matching
+// workflow.ErrCanceled) for a cancelled workflow; a
+// *workflow.ContinueAsNewError for one that continued as new; or the error
+// that failed its turn (a *workflow.NondeterminismError, …).
 func (t *TestWorkflowEnvironment) GetWorkflowError() error {
 	if t.impl.root == nil {
 		return nil
