@@ -71,4 +71,3 @@ func (v encodedValues) Get(valuePtrs ...any) error {
 	}
 	return nil
 }
-
