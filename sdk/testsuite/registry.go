@@ -141,20 +141,6 @@ func (r *registry) activityName(fn any) (string, error) {
 	return names.FuncName(fn)
 }
 
-// workflowName resolves a workflow (a function or a name) the same way.
-func (r *registry) workflowName(fn any) (string, error) {
-	if s, ok := fn.(string); ok {
-		if s == "" {
-			return "", fmt.Errorf("empty workflow name")
-		}
-		return s, nil
-	}
-	if name := r.pcName(fn); name != "" {
-		return name, nil
-	}
-	return names.FuncName(fn)
-}
-
 func (r *registry) activityTypes() string {
 	keys := make([]string, 0, len(r.activities))
 	for k := range r.activities {
