@@ -98,6 +98,11 @@ func NewMetrics() *Metrics {
 			Help: "Worker sessions by state (active, inactive, cleaned_up).",
 		}, []string{"state"}),
 	}
+	// Every reason's series exists from the start (at 0), so that rates
+	// and alerts over them see the first cancellation.
+	for _, r := range append(api.CancelReasons(), "other") {
+		m.CancelRequests.WithLabelValues(r)
+	}
 	m.Ops = newOpsMetrics(DefaultMetricsLabelLimit)
 	m.Registry.MustRegister(m.Ops.collectors()...)
 	m.Registry.MustRegister(

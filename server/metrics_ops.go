@@ -96,6 +96,10 @@ type OpsMetrics struct {
 	Backlog *prometheus.GaugeVec
 	// BacklogAge is the age of the oldest item of Backlog, in seconds.
 	BacklogAge *prometheus.GaugeVec
+	// WorkflowTaskFailures counts workflow tasks (turns) a worker failed
+	// (a panic, a nondeterministic replay…), by namespace: the workflow's
+	// turn is retried, and a workflow whose turns keep failing is stuck.
+	WorkflowTaskFailures *prometheus.CounterVec
 	// LabelOverflow counts label values counted as OtherLabel, by label.
 	LabelOverflow *prometheus.CounterVec
 
@@ -140,6 +144,10 @@ func newOpsMetrics(limit int) *OpsMetrics {
 			Namespace: "tether", Subsystem: "task_queue", Name: "backlog_age_seconds",
 			Help: "Age of the oldest work waiting in a task queue, by namespace, task queue and kind.",
 		}, []string{"namespace", "task_queue", "kind"}),
+		WorkflowTaskFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tether", Subsystem: "workflow_tasks", Name: "failed_total",
+			Help: "Workflow tasks (turns) failed by a worker (panic, nondeterminism), by namespace; the turn is retried.",
+		}, []string{"namespace"}),
 		LabelOverflow: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tether", Subsystem: "metrics", Name: "label_overflow_total",
 			Help: "Label values counted as \"other\" because the label had reached its limit of distinct values, by label.",
@@ -154,7 +162,7 @@ func newOpsMetrics(limit int) *OpsMetrics {
 
 func (m *OpsMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.WorkflowsStarted, m.WorkflowsClosed, m.WorkflowDuration, m.ActivityAttempts,
-		m.ScheduleToStart, m.StartToClose, m.Backlog, m.BacklogAge, m.LabelOverflow}
+		m.ScheduleToStart, m.StartToClose, m.Backlog, m.BacklogAge, m.WorkflowTaskFailures, m.LabelOverflow}
 }
 
 // WorkflowStarted implements store.Observer.
@@ -197,6 +205,11 @@ func (m *Metrics) activityDelivered(tasks ...api.ActivityTask) {
 		o.ScheduleToStart.WithLabelValues(o.namespaces.value(t.Namespace), o.activityTypes.value(t.ActivityType)).
 			Observe(max(0, t.StartedAt.Sub(t.ScheduledAt)).Seconds())
 	}
+}
+
+// workflowTaskFailed counts a workflow task a worker failed in ns.
+func (m *Metrics) workflowTaskFailed(ns string) {
+	m.Ops.WorkflowTaskFailures.WithLabelValues(m.Ops.namespaces.value(ns)).Inc()
 }
 
 // pollerCollector exports, at scrape time, the workers with a poll open

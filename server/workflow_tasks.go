@@ -218,5 +218,6 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 	if err := s.store.FailWorkflowTask(c.Request().Context(), ns, token, req.Error); err != nil {
 		return err
 	}
+	s.metrics.workflowTaskFailed(ns)
 	return c.JSON(http.StatusOK, api.Empty{})
 }

@@ -3,7 +3,10 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/tetherhq/tether/internal/apptest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/server"
+	"sigs.k8s.io/yaml"
 )
 
 // sample is one line of the Prometheus text format.
@@ -156,8 +160,21 @@ func TestMetricsAfterWorkflows(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A workflow whose type the worker does not know: its workflow tasks
+	// fail, again and again, until it is terminated.
+	if _, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "m-stuck", TaskQueue: "mq"}, "Unknown", nil); err != nil {
+		t.Fatal(err)
+	}
 	url := e.addr + "/metrics"
 	var s []sample
+	waitFor(t, 20*time.Second, "a failed workflow task in /metrics", func() bool {
+		s = scrape(t, url)
+		n, _ := sum(s, "tether_workflow_tasks_failed_total", map[string]string{"namespace": "default"})
+		return n >= 1
+	})
+	if err := e.c.TerminateWorkflow(ctx, "m-stuck", "", "stuck"); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, 10*time.Second, "the idle queue's backlog in /metrics", func() bool {
 		s = scrape(t, url)
 		n, _ := sum(s, "tether_task_queue_backlog", map[string]string{"namespace": "default", "task_queue": "idle", "kind": "workflow"})
@@ -200,6 +217,7 @@ func TestMetricsAfterWorkflows(t *testing.T) {
 		{"tether_workflows_closed_total", with(wf("RetryFlow"), "outcome", "completed"), 1},
 		{"tether_workflows_closed_total", with(wf("RetryFlow"), "outcome", "failed"), 1},
 		{"tether_workflows_closed_total", with(wf("Idle"), "outcome", "terminated"), 1},
+		{"tether_workflows_closed_total", with(wf("Unknown"), "outcome", "terminated"), 1},
 		{"tether_workflows_duration_seconds_count", wf("RetryFlow"), 2},
 		{"tether_activities_attempts_total", act("Flaky", "retried"), 2},
 		{"tether_activities_attempts_total", act("Flaky", "succeeded"), 1},
@@ -224,5 +242,174 @@ func TestMetricsAfterWorkflows(t *testing.T) {
 	}
 	if n, _ := sum(s, "tether_metrics_label_overflow_total", nil); n != 0 {
 		t.Errorf("a label overflowed with a handful of types: %v", n)
+	}
+
+	// deploy/'s dashboard and alert rules query only what this server
+	// exports, with the labels it puts on it.
+	checkDeployQueries(t, families(t, url))
+}
+
+// families reads url (a /metrics) and returns each metric family it
+// exports with the label names of its samples (a histogram's _bucket,
+// _sum and _count samples count as the family's).
+func families(t testing.TB, url string) map[string]map[string]bool {
+	t.Helper()
+	samples := scrape(t, url)
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	fams := map[string]map[string]bool{}
+	kinds := map[string]string{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 4 && f[0] == "#" && f[1] == "TYPE" {
+			fams[f[2]] = map[string]bool{}
+			kinds[f[2]] = f[3]
+		}
+	}
+	for _, s := range samples {
+		fam := familyOf(s.name, kinds)
+		if fams[fam] == nil {
+			t.Fatalf("sample %s of no family", s.name)
+		}
+		for k := range s.labels {
+			fams[fam][k] = true
+		}
+	}
+	return fams
+}
+
+// familyOf is the family of a sample or query name: a histogram's
+// name_bucket, name_sum and name_count are name's.
+func familyOf(name string, kinds map[string]string) string {
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && (kinds[base] == "histogram" || kinds[base] == "summary") {
+			return base
+		}
+	}
+	return name
+}
+
+// deployQueries are the PromQL expressions of deploy/'s Grafana dashboard
+// (its panels' targets and its variables' queries) and alert rules, by
+// where they are.
+func deployQueries(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	raw, err := os.ReadFile("../../deploy/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Type    string `json:"type"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name       string `json:"name"`
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("grafana-dashboard.json: %v", err)
+	}
+	for _, p := range dash.Panels {
+		if p.Type != "row" && len(p.Targets) == 0 {
+			t.Errorf("dashboard panel %q has no query", p.Title)
+		}
+		for i, q := range p.Targets {
+			out["dashboard panel "+p.Title+" #"+strconv.Itoa(i)] = q.Expr
+		}
+	}
+	for _, v := range dash.Templating.List {
+		if v.Definition != "" {
+			out["dashboard variable "+v.Name] = v.Definition
+		}
+	}
+	raw, err = os.ReadFile("../../deploy/prometheus-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `json:"alert"`
+				Expr  string `json:"expr"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := yaml.Unmarshal(raw, &rules); err != nil {
+		t.Fatalf("prometheus-alerts.yaml: %v", err)
+	}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" || r.Expr == "" {
+				t.Errorf("alert rule %+v: no name or expression", r)
+			}
+			out["alert "+r.Alert] = r.Expr
+		}
+	}
+	return out
+}
+
+// checkDeployQueries fails the test for every metric the dashboard or the
+// alert rules name that fams lacks, and for every label they group,
+// join or select by that none of the expression's metrics carries
+// (instance and job, which Prometheus adds, aside).
+func checkDeployQueries(t *testing.T, fams map[string]map[string]bool) {
+	t.Helper()
+	kinds := map[string]string{}
+	for f := range fams {
+		kinds[f] = "histogram" // only to map _bucket, _sum, _count below
+	}
+	metricRe := regexp.MustCompile(`\btether_[a-z0-9_]+`)
+	groupRe := regexp.MustCompile(`\b(?:by|on|without|ignoring)\s*\(([^)]*)\)`)
+	matcherRe := regexp.MustCompile(`([a-z_]+)\s*(?:=~|!~|!=|=)\s*"`)
+	queries := deployQueries(t)
+	if len(queries) < 20 {
+		t.Fatalf("only %d queries in the dashboard and the rules", len(queries))
+	}
+	for where, expr := range queries {
+		labels := map[string]bool{"instance": true, "job": true}
+		names := metricRe.FindAllString(expr, -1)
+		if len(names) == 0 {
+			t.Errorf("%s names no tether metric: %s", where, expr)
+		}
+		for _, n := range names {
+			fam := n
+			if _, ok := fams[n]; !ok {
+				fam = familyOf(n, kinds)
+			}
+			ls, ok := fams[fam]
+			if !ok {
+				t.Errorf("%s: the server exports no %s", where, n)
+				continue
+			}
+			for l := range ls {
+				labels[l] = true
+			}
+		}
+		var used []string
+		for _, m := range groupRe.FindAllStringSubmatch(expr, -1) {
+			for _, l := range strings.Split(m[1], ",") {
+				used = append(used, strings.TrimSpace(l))
+			}
+		}
+		for _, m := range matcherRe.FindAllStringSubmatch(expr, -1) {
+			used = append(used, m[1])
+		}
+		for _, l := range used {
+			if l != "" && !labels[l] {
+				t.Errorf("%s: no metric of it has the label %q: %s", where, l, expr)
+			}
+		}
 	}
 }
