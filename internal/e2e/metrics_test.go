@@ -45,7 +45,7 @@ func scrape(t testing.TB, url string) []sample {
 			continue
 		}
 		s := sample{labels: map[string]string{}}
-		rest := line
+		var rest string
 		if i := strings.IndexByte(line, '{'); i >= 0 {
 			s.name = line[:i]
 			j := strings.LastIndexByte(line, '}')
