@@ -35,6 +35,8 @@ type serveOptions struct {
 	logLevel      string
 	logFormat     string
 	sweepInterval time.Duration
+	// backlogInterval: how often the backlog gauges are refreshed.
+	backlogInterval time.Duration
 	// outageGrace: after the sweeper could not run (start, database
 	// unreachable) it holds lock, lease and attempt-timeout expiry this
 	// long (0: no grace).
@@ -70,6 +72,7 @@ func (o *serveOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL")
 	o.logFlags(fs)
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", time.Second, "how often the sweeper runs (timeouts, lock and lease expiry)")
+	fs.DurationVar(&o.backlogInterval, "backlog-interval", 15*time.Second, "how often the task-queue backlog gauges of /metrics are refreshed (one set-based query)")
 	fs.DurationVar(&o.outageGrace, "outage-grace", 5*time.Second, "after the server starts or regains its database, how long the sweeper holds lock, lease and attempt-timeout expiry so that workers renew and report first")
 	fs.Int64Var(&o.bodyLimit, "body-limit", 4<<20, "largest request body accepted, in bytes")
 	fs.DurationVar(&o.recheck, "recheck-interval", 5*time.Second, "longest a long poll waits without looking at the database")
@@ -186,10 +189,11 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 // appConfig maps the options to the application's configuration.
 func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 	return server.AppConfig{
-		DatabaseURL:   o.databaseURL,
-		MaxConns:      o.maxConns,
-		SweepInterval: o.sweepInterval,
-		OutageGrace:   o.outageGrace,
+		DatabaseURL:     o.databaseURL,
+		MaxConns:        o.maxConns,
+		SweepInterval:   o.sweepInterval,
+		BacklogInterval: o.backlogInterval,
+		OutageGrace:     o.outageGrace,
 		Server: server.Config{
 			Addr:            o.addr,
 			BodyLimit:       o.bodyLimit,
