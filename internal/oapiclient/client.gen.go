@@ -1183,6 +1183,10 @@ type ApiProblem struct {
 	// Errors Errors names each invalid field of the request.
 	Errors *[]ApiFieldProblem `json:"errors,omitempty"`
 
+	// Limit Limit names the bound a 409 …/limit-exceeded answer hit: the server
+	// flag that sets it (docs/security.md).
+	Limit *string `json:"limit,omitempty"`
+
 	// Reason Reason classifies a 503 whose cause is the database
 	// (type …/database-unavailable): connection_refused,
 	// connection_lost, connection_failure, too_many_connections,

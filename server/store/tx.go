@@ -33,6 +33,8 @@ type txn struct {
 	// late counts the wake-ups that only the last statement found: they
 	// are announced right after the COMMIT (see wakeAfterCommit).
 	late map[string]int
+	// opts are the store's options (the bounds a write checks).
+	opts *Options
 }
 
 // atCommit makes fn the transaction's last step: fn runs one statement
@@ -148,7 +150,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	}
 	defer conn.Release()
 	p := &pipe{conn: conn}
-	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p}
+	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p, opts: &s.opts}
 	if err := fn(t); err != nil {
 		p.rollback(ctx)
 		return err
