@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/store"
 )
 
 // bigSignal is a signal body whose input is just under the payload bound
@@ -103,4 +104,55 @@ func TestIsolation_SignalFloodStopsAtTheBound(t *testing.T) {
 	}
 	// Its messages taken, the flooded workflow accepts signals again.
 	e.do(http.MethodPost, e.base+"/workflows/flooded/signals/blob", body).want(t, http.StatusAccepted)
+}
+
+// Goal: a workflow's backlog, however large (here with the
+// pending-message bounds off), comes to its turns a bounded slice at a
+// time (--max-turn-message-bytes): no turn grows past what can be built
+// (a jsonb value holds 256 MB), and the other workflow of the queue is
+// served; no poll answers 5xx.
+func TestIsolation_TurnsTakeABoundedSlice(t *testing.T) {
+	base := newEnv(t, Config{})
+	const turnBytes = 3 << 20
+	e := base.over(t, store.New(base.pool, store.Options{PendingMessages: -1, PendingMessageBytes: -1,
+		TurnMessageBytes: turnBytes}), base.hub)
+	startWF(t, e, "flooded", "shared")
+	body := bigSignal(t)
+	const signals = 12
+	for i := range signals {
+		if r := e.do(http.MethodPost, e.base+"/workflows/flooded/signals/blob", body); r.status != http.StatusAccepted {
+			t.Fatalf("signal %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	startWF(t, e, "bystander", "shared")
+	delivered, bystanderDone := 0, false
+	deadline := time.Now().Add(60 * time.Second)
+	for !bystanderDone || delivered < signals {
+		if time.Now().After(deadline) {
+			t.Fatalf("bystander done %v, %d of %d signals delivered", bystanderDone, delivered, signals)
+		}
+		r := e.post("/workflow-tasks/poll", api.PollWorkflowTaskRequest{TaskQueue: "shared", WorkerID: "w1", Wait: dur(time.Second)})
+		if r.status == http.StatusNoContent {
+			continue
+		}
+		var task api.WorkflowTask
+		r.want(t, http.StatusOK).decode(t, &task)
+		var cmds []api.Command
+		if task.InstanceID == "bystander" {
+			cmds = []api.Command{{Type: api.CommandCompleteWorkflow}}
+			bystanderDone = true
+		}
+		n := 0
+		for _, m := range task.Messages {
+			if m.Kind == api.EventSignalReceived {
+				n++
+			}
+		}
+		// The first message whatever its size, then at most turnBytes.
+		if n > 1+turnBytes/(1<<20) {
+			t.Fatalf("a turn took %d signals of 1 MiB; the bound is %d bytes past the first", n, turnBytes)
+		}
+		delivered += n
+		e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: cmds}).want(t, http.StatusOK)
+	}
 }

@@ -269,17 +269,21 @@ WITH inst AS (
         -- next ones while the messages taken total at most
         -- max_turn_bytes: however much waits for one instance, its turn
         -- stays buildable (a jsonb value holds at most 256 MB) and its
-        -- answer bounded; the rest waits for the next turn. A small
-        -- payload's size is its stored one (read from its header: never
-        -- compressed below 2 kB); a larger one is measured as text, which
-        -- compression cannot hide.
+        -- answer bounded; the rest waits for the next turn. A message's
+        -- size is the one recorded when a client sent it (payload_bytes:
+        -- signals, updates), else its stored size read from its header,
+        -- unless compressed (which would hide its size): then it is
+        -- measured as text. Sizes are taken only of the max_messages
+        -- messages the turn may take.
         SELECT i3.lock_token, y.id FROM inst i3
         CROSS JOIN LATERAL (
             SELECT z.id FROM (
-                SELECT w.id, row_number() OVER (ORDER BY w.id) AS n, sum(w.size) OVER (ORDER BY w.id) AS upto
+                SELECT w.id, row_number() OVER (ORDER BY w.id) AS n,
+                       sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
+                                WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
+                                ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
                 FROM (
-                    SELECT q.id, CASE WHEN pg_column_size(q.payload) < 2048 THEN pg_column_size(q.payload)
-                                      ELSE octet_length(q.payload::text) END AS size
+                    SELECT q.id, q.payload_bytes, q.payload
                     FROM orchestrator_queue q
                     WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
                     ORDER BY q.id
