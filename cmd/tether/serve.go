@@ -63,6 +63,8 @@ type serveOptions struct {
 	// server.Timeouts); a zero field takes the server's default.
 	limits   server.Limits
 	timeouts server.Timeouts
+	// isolation: the bounds per workflow and per tenant (isolation.go)
+	isolation isolationOptions
 }
 
 // flags declares the serve flags on fs. Each is also an environment
@@ -94,6 +96,7 @@ func (o *serveOptions) flags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeouts.BodyRead, "body-read-timeout", 30*time.Second, "longest the reading of a request body may take, from the end of its headers (408 past it)")
 	fs.DurationVar(&o.timeouts.Request, "request-timeout", 30*time.Second, "longest a request may take, database work included (a long poll: its wait plus this); 503 past it")
 	fs.IntVar(&o.timeouts.PollsPerWorker, "polls-per-worker", 64, "most long polls one worker_id may hold open at once on this replica (429 past it)")
+	o.isolation.flags(fs)
 	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
@@ -188,7 +191,7 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 
 // appConfig maps the options to the application's configuration.
 func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
-	return server.AppConfig{
+	cfg := server.AppConfig{
 		DatabaseURL:     o.databaseURL,
 		MaxConns:        o.maxConns,
 		SweepInterval:   o.sweepInterval,
@@ -215,6 +218,8 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 		},
 		Logger: logger,
 	}
+	o.isolation.storeOptions(&cfg.Store)
+	return cfg
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -229,7 +229,7 @@ func eagerTurnsAtCommit(s *Store, t *txn, ns string, ds []delivery, inserted map
 // empty names no instance).
 func (s *Store) eagerTurnParams(ns string, turns, n int) gen.LockNextTurnsParams {
 	return gen.LockNextTurnsParams{
-		Namespace: ns, MaxTurns: int32(turns), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
+		Namespace: ns, MaxTurns: int32(turns), MaxMessages: maxTurnMessages, MaxTurnBytes: s.opts.TurnMessageBytes, HoldExpired: s.opts.Grace.Active(),
 		EagerInstanceIds: make([]string, n), EagerWorkerIds: make([]string, n),
 		EagerTaskQueues: make([]string, n), EagerLockMs: make([]int64, n), EagerBuildIds: make([]string, n),
 	}

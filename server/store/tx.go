@@ -36,6 +36,8 @@ type txn struct {
 	// observed are the outcomes the Observer is told of once the
 	// transaction committed (observe.go).
 	observed []observation
+	// opts are the store's options (the bounds a write checks).
+	opts *Options
 }
 
 // atCommit makes fn the transaction's last step: fn runs one statement
@@ -151,7 +153,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	}
 	defer conn.Release()
 	p := &pipe{conn: conn}
-	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p}
+	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p, opts: &s.opts}
 	if err := fn(t); err != nil {
 		p.rollback(ctx)
 		return err
