@@ -28,6 +28,10 @@ const (
 	envLogFormat   = "TETHER_LOG_FORMAT"
 )
 
+// envListenDatabaseURL names the direct URL of the LISTEN connection and
+// the migrations, past a pooler in transaction mode (--listen-database-url).
+const envListenDatabaseURL = "TETHER_LISTEN_DATABASE_URL"
+
 const defaultAddr = ":7070"
 
 // serveOptions are the settings of `tether server` and `tether dev`.
@@ -63,12 +67,17 @@ type serveOptions struct {
 	// server.Timeouts); a zero field takes the server's default.
 	limits   server.Limits
 	timeouts server.Timeouts
+
+	// listenDatabaseURL: the URL of the LISTEN connection and the
+	// migrations ("": databaseURL).
+	listenDatabaseURL string
 }
 
 // flags declares the serve flags on fs, with defaults from the environment.
 func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.addr, "addr", envOr(envAddr, defaultAddr), "address to listen on ($"+envAddr+")")
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv(envDatabaseURL), "PostgreSQL URL ($"+envDatabaseURL+")")
+	fs.StringVar(&o.listenDatabaseURL, "listen-database-url", os.Getenv(envListenDatabaseURL), "PostgreSQL URL of the LISTEN connection and the migrations, which need a session of their own: behind a pooler in transaction mode, a direct one (default: --database-url) ($"+envListenDatabaseURL+")")
 	o.logFlags(fs)
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", time.Second, "how often the sweeper runs (timeouts, lock and lease expiry)")
 	fs.DurationVar(&o.outageGrace, "outage-grace", 5*time.Second, "after the server starts or regains its database, how long the sweeper holds lock, lease and attempt-timeout expiry so that workers renew and report first")
@@ -226,7 +235,8 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 			CleanupDelay:  o.cleanupDelay,
 			StatsMinRows:  o.statsMinRows,
 		},
-		Logger: logger,
+		Logger:            logger,
+		ListenDatabaseURL: o.listenDatabaseURL,
 	}
 }
 
