@@ -117,9 +117,9 @@ type App struct {
 
 // NewApp connects to the database, applies pending migrations (under an
 // advisory lock, so replicas may start together; over ListenDatabaseURL
-// when it is set), builds the store, the
-// hub, the metrics and the HTTP server, and listens on cfg.Server.Addr.
-// Nothing runs until Run. The caller must call Run or Close.
+// when it is set), builds the store, the hub, the metrics and the HTTP
+// server, and listens on cfg.Server.Addr. Nothing runs until Run. The
+// caller must call Run or Close.
 func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -101,7 +101,7 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 		cfg.Store.TurnRetryMax = 500 * time.Millisecond
 	}
 	start := apptest.Start
-	if cfg.PgBouncer || throughPgBouncer(t) {
+	if cfg.PgBouncer || throughPgBouncer(t) || os.Getenv(envPgBouncer) != "" {
 		start = apptest.StartThroughPgBouncer
 	}
 	app := start(t, server.AppConfig{

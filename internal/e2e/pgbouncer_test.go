@@ -12,6 +12,10 @@ import (
 	"github.com/tetherhq/tether/sdk/client"
 )
 
+// envPgBouncer, set to anything, runs every test of the suite behind
+// PgBouncer, as TestThroughPgBouncer runs its own.
+const envPgBouncer = "TETHER_TEST_PGBOUNCER"
+
 // pgBouncerTest is the name of the test whose subtests run behind PgBouncer.
 const pgBouncerTest = "TestThroughPgBouncer"
 
