@@ -29,6 +29,12 @@ type AppConfig struct {
 	// DatabaseURL is the PostgreSQL connection string (URL or
 	// keyword/value). Required.
 	DatabaseURL string
+	// ListenDatabaseURL is the connection string of the work that needs a
+	// session of its own: the notification listener's LISTEN connection and
+	// the migrations (under a session advisory lock). Behind a pooler in
+	// transaction pooling mode it must reach PostgreSQL directly
+	// (docs/operations.md, "Through PgBouncer"). Default: DatabaseURL.
+	ListenDatabaseURL string
 	// MaxConns is the most connections of the database pool. Default 0:
 	// the connection string's pool_max_conns when it names one, else twice
 	// the CPUs, at least store.MinPoolSize (8) — see store.SizePool.
@@ -115,9 +121,10 @@ type App struct {
 }
 
 // NewApp connects to the database, applies pending migrations (under an
-// advisory lock, so replicas may start together), builds the store, the
-// hub, the metrics and the HTTP server, and listens on cfg.Server.Addr.
-// Nothing runs until Run. The caller must call Run or Close.
+// advisory lock, so replicas may start together; over ListenDatabaseURL
+// when it is set), builds the store, the hub, the metrics and the HTTP
+// server, and listens on cfg.Server.Addr. Nothing runs until Run. The
+// caller must call Run or Close.
 func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -158,6 +165,13 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 	store.SizePool(poolCfg, cfg.DatabaseURL, cfg.MaxConns)
 	poolCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
+	directCfg := poolCfg
+	if cfg.ListenDatabaseURL != "" && cfg.ListenDatabaseURL != cfg.DatabaseURL {
+		if directCfg, err = pgxpool.ParseConfig(cfg.ListenDatabaseURL); err != nil {
+			return nil, fmt.Errorf("bad listen database URL: %w", err)
+		}
+		directCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the database: %w", err)
@@ -173,7 +187,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the database: %w", err)
 	}
-	if err := Migrate(ctx, pool, logger); err != nil {
+	if err := migrateOn(ctx, pool, poolCfg, directCfg, logger); err != nil {
 		return nil, err
 	}
 
@@ -191,7 +205,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
 	a.backlog = NewBacklogGauge(pg, a.metrics, cfg.BacklogInterval, logger)
 	a.retention = retention.New(a.store, cfg.Retention, logger)
-	listenCfg := poolCfg.ConnConfig.Copy()
+	listenCfg := directCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
 	a.hub = longpoll.New(longpoll.Config{ConnConfig: listenCfg, MinBackoff: cfg.ListenerMinBackoff}, logger)
 	a.connected = a.hub.NextConnect()
@@ -210,6 +224,24 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		a.ln = tls.NewListener(a.ln, cfg.TLS)
 	}
 	return a, nil
+}
+
+// migrateOn applies pending migrations over pool, or, when directCfg is
+// not poolCfg (a ListenDatabaseURL of its own), over a small pool of its
+// own on directCfg: the migrations' session advisory lock must stay on one
+// server session, which a pooler in transaction mode does not keep.
+func migrateOn(ctx context.Context, pool *pgxpool.Pool, poolCfg, directCfg *pgxpool.Config, logger *slog.Logger) error {
+	if directCfg == poolCfg {
+		return Migrate(ctx, pool, logger)
+	}
+	cfg := directCfg.Copy()
+	cfg.MaxConns = 2 // the locked session, and one for goose's reads
+	direct, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to the database (listen URL): %w", err)
+	}
+	defer direct.Close()
+	return Migrate(ctx, direct, logger)
 }
 
 // Migrate applies pending migrations to the database of pool (under an

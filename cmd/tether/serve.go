@@ -26,6 +26,10 @@ const (
 	envLogFormat   = "TETHER_LOG_FORMAT"
 )
 
+// envListenDatabaseURL names the direct URL of the LISTEN connection and
+// the migrations, past a pooler in transaction mode (--listen-database-url).
+const envListenDatabaseURL = "TETHER_LISTEN_DATABASE_URL"
+
 const defaultAddr = ":7070"
 
 // serveOptions are the settings of `tether server` and `tether dev`.
@@ -65,6 +69,9 @@ type serveOptions struct {
 	timeouts server.Timeouts
 	// isolation: the bounds per workflow and per tenant (isolation.go)
 	isolation isolationOptions
+	// listenDatabaseURL: the URL of the LISTEN connection and the
+	// migrations ("": databaseURL).
+	listenDatabaseURL string
 }
 
 // flags declares the serve flags on fs. Each is also an environment
@@ -72,6 +79,7 @@ type serveOptions struct {
 func (o *serveOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.addr, "addr", defaultAddr, "address to listen on")
 	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL")
+	fs.StringVar(&o.listenDatabaseURL, "listen-database-url", "", "PostgreSQL URL of the LISTEN connection and the migrations, which need a session of their own: behind a pooler in transaction mode, a direct one (default: --database-url)")
 	o.logFlags(fs)
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", time.Second, "how often the sweeper runs (timeouts, lock and lease expiry)")
 	fs.DurationVar(&o.backlogInterval, "backlog-interval", 15*time.Second, "how often the task-queue backlog gauges of /metrics are refreshed (one set-based query)")
@@ -216,7 +224,8 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 			CleanupDelay:  o.cleanupDelay,
 			StatsMinRows:  o.statsMinRows,
 		},
-		Logger: logger,
+		Logger:            logger,
+		ListenDatabaseURL: o.listenDatabaseURL,
 	}
 	o.isolation.storeOptions(&cfg.Store)
 	return cfg
