@@ -60,7 +60,8 @@ type TimeoutError = wf.TimeoutError
 // WorkerLostError is the failure of an activity whose worker was lost.
 type WorkerLostError = wf.WorkerLostError
 
-// PanicError is a panic in workflow code, which fails the workflow.
+// PanicError is a panic: of an activity, or of workflow code (which fails
+// the turn, or with worker.FailWorkflow the workflow).
 type PanicError = wf.PanicError
 
 // ApplicationError is an error with a type, a message and details.

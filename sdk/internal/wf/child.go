@@ -70,12 +70,11 @@ func GetChildWorkflowOptions(ctx Context) ChildWorkflowOptions {
 }
 
 // WorkflowExecution identifies a workflow execution (Temporal's
-// workflow.Execution): its instance id, and its execution id as a decimal
-// string.
+// workflow.Execution): its instance id and its run id.
 type WorkflowExecution struct {
 	// ID is the instance id.
 	ID string
-	// RunID is the execution id, in decimal.
+	// RunID is the run id (see RunID: the execution id, in decimal).
 	RunID string
 }
 
