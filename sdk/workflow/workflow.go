@@ -146,6 +146,20 @@ type Mutex = wf.Mutex
 // NewMutex returns a free Mutex.
 func NewMutex(ctx Context) Mutex { return wf.NewMutex(ctx) }
 
+// Semaphore is a counting semaphore between the goroutines of one
+// workflow (Temporal's workflow.Semaphore).
+type Semaphore = wf.Semaphore
+
+// NewSemaphore returns a semaphore of n units, all free.
+func NewSemaphore(ctx Context, n int64) Semaphore { return wf.NewSemaphore(ctx, n) }
+
+// WaitGroup waits for a set of workflow goroutines to finish (Temporal's
+// workflow.WaitGroup).
+type WaitGroup = wf.WaitGroup
+
+// NewWaitGroup returns a WaitGroup whose counter is zero.
+func NewWaitGroup(ctx Context) WaitGroup { return wf.NewWaitGroup(ctx) }
+
 // AllHandlersFinished reports whether no update handler is running; await
 // it before returning so that no update is left unanswered.
 func AllHandlersFinished(ctx Context) bool { return wf.AllHandlersFinished(ctx) }
