@@ -59,6 +59,10 @@ type AppConfig struct {
 	// WorkerGaugeInterval is how often the workers-by-state gauge
 	// (tether_workers_by_state) is refreshed. Default 10s.
 	WorkerGaugeInterval time.Duration
+	// BacklogInterval is how often the task-queue backlog gauges
+	// (tether_task_queue_backlog, …) are refreshed, by one set-based
+	// query. Default 15s.
+	BacklogInterval time.Duration
 	// ListenerMinBackoff is the first delay before the notification
 	// listener reconnects after losing its connection (it doubles up to
 	// 5s). Default 100ms.
@@ -98,6 +102,7 @@ type App struct {
 	metrics   *Metrics
 	sweeper   *sweeper.Sweeper
 	gauge     *workergauge.Gauge
+	backlog   *BacklogGauge
 	retention *retention.Job
 	scheduler *scheduler.Scheduler
 	srv       *Server
@@ -128,6 +133,9 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 	if cfg.WorkerGaugeInterval <= 0 {
 		cfg.WorkerGaugeInterval = 10 * time.Second
+	}
+	if cfg.BacklogInterval <= 0 {
+		cfg.BacklogInterval = 15 * time.Second
 	}
 	maxLease := cfg.Store.MaxLease
 	if maxLease == 0 {
@@ -177,9 +185,11 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		// A turn's answer carries at most one history page.
 		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.withDefaults(cfg.Server.BodyLimit).HistoryPageSize
 	}
-	a.store = store.New(pool, cfg.Store)
+	pg := store.New(pool, cfg.Store)
+	a.store = pg
 	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval}, logger)
 	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
+	a.backlog = NewBacklogGauge(pg, a.metrics, cfg.BacklogInterval, logger)
 	a.retention = retention.New(a.store, cfg.Retention, logger)
 	listenCfg := poolCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
@@ -187,7 +197,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	a.connected = a.hub.NextConnect()
 	a.scheduler = a.newScheduler(cfg.Scheduler, cfg.Store.Now)
 	a.srv = New(a.store, a.hub, cfg.Server, logger)
-	if err := a.metrics.Register(a.sweeper.Collectors()...); err != nil {
+	if err := a.metrics.Register(append(a.sweeper.Collectors(), NewPoolCollector(pool))...); err != nil {
 		return nil, err
 	}
 	addr := a.srv.Config().Addr
@@ -243,12 +253,14 @@ func (a *App) Run(ctx context.Context) error {
 	a.store.OutageGrace().Restart() // the server starts: turns and attempts held through the outage are reported first
 	a.sweeper.Start(bgCtx)
 	a.gauge.Start(bgCtx)
+	a.backlog.Start(bgCtx)
 	a.retention.Start(bgCtx)
 	a.scheduler.Start(bgCtx)
 	defer func() {
 		a.scheduler.Stop()
 		a.sweeper.Stop()
 		a.gauge.Stop()
+		a.backlog.Stop()
 		a.retention.Stop()
 		stopBackground()
 		wg.Wait()

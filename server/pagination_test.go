@@ -74,7 +74,7 @@ func TestHistoryPages(t *testing.T) {
 		"eyJlIjoyLCJhIjoyfQ")), http.StatusBadRequest, "page_token") // {"e":2,"a":2}: another execution
 
 	// The SDK client follows the pages.
-	c, err := client.Dial(context.Background(), client.Options{Address: e.ts.URL})
+	c, err := client.DialContext(context.Background(), client.Options{Address: e.ts.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

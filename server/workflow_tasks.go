@@ -153,6 +153,9 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(resp.ActivityTasks) > 0 {
+		s.metrics.activityDelivered(resp.ActivityTasks...)
+	}
 	if resp.Status != api.StatusRunning {
 		// The turn closed the workflow: wake this server's waiters on its
 		// result now, without waiting for the commit's notification to come
@@ -215,5 +218,6 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 	if err := s.store.FailWorkflowTask(c.Request().Context(), ns, token, req.Error); err != nil {
 		return err
 	}
+	s.metrics.workflowTaskFailed(ns)
 	return c.JSON(http.StatusOK, api.Empty{})
 }

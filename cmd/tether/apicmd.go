@@ -17,7 +17,7 @@ import (
 )
 
 // client returns an SDK client for the global flags.
-func (c *cli) client() (*client.Client, error) {
+func (c *cli) client() (*client.TetherClient, error) {
 	cl, err := client.New(client.Options{
 		Address:   c.address,
 		Namespace: c.namespace,
@@ -143,7 +143,7 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // clientWithPayload is what a command that sends a payload needs: the JSON
 // of its flag --name (value v; a nil payload when v is empty, so that
 // none is sent), checked before the client is made.
-func (c *cli) clientWithPayload(name, v string) (*client.Client, any, error) {
+func (c *cli) clientWithPayload(name, v string) (*client.TetherClient, any, error) {
 	raw, err := jsonFlag(name, v)
 	if err != nil {
 		return nil, nil, err

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/pflag"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
@@ -27,10 +27,9 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if wantsHelp(args[:1]) {
 		fmt.Fprintln(stderr, "usage: tether apikey create|list|revoke [flags]  (tether apikey <action> -h: its flags)")
-		return flag.ErrHelp
+		return pflag.ErrHelp
 	}
-	fs := flag.NewFlagSet("tether apikey "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tether apikey "+args[0], stderr)
 	dbURL := fs.String("database-url", os.Getenv(envDatabaseURL), "PostgreSQL URL ($"+envDatabaseURL+")")
 	ns := fs.String("namespace", "default", `namespace of the key ("*": every namespace)`)
 	viaAPI := fs.Bool("via-api", false, "go through the server's REST API (an admin key) instead of the database")

@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server"
@@ -37,7 +38,7 @@ type authOptions struct {
 }
 
 // sharedFlags declares the flags common to server and dev.
-func (a *authOptions) sharedFlags(fs *flag.FlagSet) {
+func (a *authOptions) sharedFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.metricsAuth, "metrics-auth", false, "require an admin API key on /metrics too")
 	fs.DurationVar(&a.cacheTTL, "auth-cache-ttl", 5*time.Second, "how long a verified API key and the set of namespaces are trusted without reading the database (a key revoked through another replica stops working within it)")
 	fs.Float64Var(&a.startRate, "start-rate", 1000, "workflow starts per second allowed per API key, per server (negative: no limit)")
@@ -50,14 +51,14 @@ func (a *authOptions) sharedFlags(fs *flag.FlagSet) {
 
 // serverFlags declares the flags of `tether server`: authentication is on
 // unless --insecure-no-auth.
-func (a *authOptions) serverFlags(fs *flag.FlagSet) {
+func (a *authOptions) serverFlags(fs *pflag.FlagSet) {
 	a.sharedFlags(fs)
 	fs.BoolVar(&a.off, "insecure-no-auth", false, "serve without authentication: anyone who reaches the port may do anything")
 	a.requireKey = true
 }
 
 // devFlags declares the flags of `tether dev`: open unless --auth.
-func (a *authOptions) devFlags(fs *flag.FlagSet, withAuth *bool) {
+func (a *authOptions) devFlags(fs *pflag.FlagSet, withAuth *bool) {
 	a.sharedFlags(fs)
 	fs.BoolVar(withAuth, "auth", false, "require API keys; an admin key of every namespace is created and printed in the banner")
 }

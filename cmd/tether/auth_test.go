@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"flag"
 	"io"
 	"log/slog"
 	"math/big"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/tetherhq/tether/internal/pgtest"
 )
@@ -201,18 +202,15 @@ func TestDev_AuthFlag(t *testing.T) {
 		{[]string{"--auth"}, true, devLoopback},
 		{[]string{"--auth", "--addr", ":7171"}, true, ":7171"},
 	} {
-		fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-		var o serveOptions
-		o.flags(fs)
 		var withAuth bool
-		o.auth.devFlags(fs, &withAuth)
-		if err := fs.Parse(c.args); err != nil {
+		o, _, err := parseServe("tether dev", c.args, io.Discard, func(fs *pflag.FlagSet, o *serveOptions) {
+			o.auth.devFlags(fs, &withAuth)
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		var key string
-		addrSet := false
-		fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
-		addr := o.auth.devSetup(addrSet, o.addr, withAuth, &key)
+		addr := o.auth.devSetup(o.addrSet, o.addr, withAuth, &key)
 		if addr != c.addr || o.auth.off == c.withAuth || o.auth.devKey != c.withAuth {
 			t.Errorf("dev %v: addr %s, off %v, devKey %v", c.args, addr, o.auth.off, o.auth.devKey)
 		}

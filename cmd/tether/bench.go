@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/tetherhq/tether/internal/bench"
 )
@@ -46,7 +47,7 @@ type benchCommon struct {
 	cpuProfile      string
 }
 
-func (c *benchCommon) flags(fs *flag.FlagSet, ceiling bool) {
+func (c *benchCommon) flags(fs *pflag.FlagSet, ceiling bool) {
 	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL to use (default: a throwaway cluster, unless --server-url)")
 	fs.StringVar(&c.serverURL, "server-url", "", "a running Tether server to load (default: one in this process)")
 	fs.BoolVar(&c.jsonOut, "json", false, "print one JSON object instead of the table")
@@ -65,7 +66,7 @@ func (c *benchCommon) flags(fs *flag.FlagSet, ceiling bool) {
 
 // workerFlags registers the flags of a scenario's workers on fs, into w;
 // def is the default number of workers.
-func workerFlags(fs *flag.FlagSet, w *bench.Workers, def int) {
+func workerFlags(fs *pflag.FlagSet, w *bench.Workers, def int) {
 	fs.IntVar(&w.Count, "workers", def, "worker processes (or in-process workers with --workers-inprocess)")
 	fs.BoolVar(&w.InProcess, "workers-inprocess", false, "run the workers in the bench process instead of as processes")
 	fs.BoolVar(&w.NoEager, "no-eager", false, "turn off eager activity dispatch (every attempt goes through its queue)")
@@ -82,15 +83,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if len(args) == 0 {
 			return errUsage
 		}
-		return flag.ErrHelp
+		return pflag.ErrHelp
 	}
 	name := args[0]
 	if bench.IsChildRole(name) {
 		// Hidden: a worker process or the heartbeat load, started by a bench.
 		return bench.ChildMain(ctx, args, os.Stdin, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("tether bench "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tether bench "+name, stderr)
 	var common benchCommon
 	var sc bench.Scenario
 	switch name {
@@ -138,7 +138,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.IntVar(&c.Workflows, "workflows", 1_000_000, "closed workflows past retention inserted per round")
 		fs.IntVar(&c.Kept, "kept", 0, "workflows of each kind the job must keep (0: a tenth of --workflows)")
 		fs.IntVar(&c.Events, "events", 4, "history events per workflow")
-		fs.IntVar(&c.Batch, "batch", 500, "workflows per batch (as -retention-batch)")
+		fs.IntVar(&c.Batch, "batch", 500, "workflows per batch (as --retention-batch)")
 		fs.IntVar(&c.BatchesPerPass, "batches-per-pass", 20, "batches per pass of the job")
 		fs.IntVar(&c.Rounds, "rounds", 2, "insert-and-purge rounds (the second shows whether the tables grow)")
 		sc = scenario(c, (*bench.Env).Retention)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,8 +22,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// Hidden: a worker process started by a chaos run.
 		return chaos.WorkerMain(ctx, args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("tether chaos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tether chaos", stderr)
 	config := fs.String("config", "large", "small (the CI configuration) or large")
 	workflows := fs.Int("workflows", 0, "workflows to run (0: the configuration's)")
 	workers := fs.Int("workers", 0, "worker processes (0: the configuration's)")

@@ -122,7 +122,7 @@ func startCLIWorker(t *testing.T, addr, queue, identity string) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := w.Run(ctx); err != nil {
+		if err := w.RunContext(ctx); err != nil {
 			t.Errorf("worker Run: %v", err)
 		}
 	}()

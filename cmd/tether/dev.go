@@ -3,16 +3,17 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
+
+	"github.com/spf13/pflag"
 )
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var withAuth bool
-	o, logger, err := parseServe("tether dev", args, stderr, func(fs *flag.FlagSet, o *serveOptions) {
+	o, logger, err := parseServe("tether dev", args, stderr, func(fs *pflag.FlagSet, o *serveOptions) {
 		o.auth.devFlags(fs, &withAuth)
 	})
 	var devKey string

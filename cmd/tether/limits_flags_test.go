@@ -1,10 +1,11 @@
 package main
 
 import (
-	"flag"
 	"io"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/tetherhq/tether/server"
 )
@@ -13,7 +14,7 @@ import (
 // server` and `tether dev`, with the server's defaults, and reach
 // server.Config.
 func TestLimitFlags(t *testing.T) {
-	none := func(*flag.FlagSet, *serveOptions) {}
+	none := func(*pflag.FlagSet, *serveOptions) {}
 	o, _, err := parseServe("tether server", nil, io.Discard, none)
 	if err != nil {
 		t.Fatal(err)

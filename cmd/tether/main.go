@@ -8,6 +8,7 @@
 //	tether apikey      create, list or revoke API keys
 //	tether bench       run a load scenario (throughput, fanout, dispatch, …)
 //	tether chaos       run the chaos suite (docs/reliability.md)
+//	tether healthcheck exit 0 when the server on this host is ready
 //	tether version     print the version
 //	tether workflow    start, list, describe, show, signal, cancel, delete workflows
 //	tether worker      list and describe worker sessions

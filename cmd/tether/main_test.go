@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/tetherhq/tether/internal/pgtest"
 )
@@ -59,9 +60,9 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"server"}, 1, "no database"},
 		{[]string{"migrate"}, 1, "no database"},
-		{[]string{"server", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"server", "--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
 		{[]string{"server", "--log-level", "loud", "--database-url", "postgres://x"}, 1, "bad log level"},
-		{[]string{"server", "-h"}, 0, "-database-url"},
+		{[]string{"server", "-h"}, 0, "--database-url"},
 		{[]string{"version", "extra"}, 2, "unexpected arguments"},
 		{[]string{"chaos", "--config", "huge"}, 2, `unknown --config "huge"`},
 		{[]string{"chaos", "-h"}, 0, "-workflows"},
@@ -139,6 +140,15 @@ func TestServe(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	// `tether healthcheck` (the image's HEALTHCHECK) finds it ready, by
+	// its address as by URL; then not, once it stopped.
+	port := strings.TrimPrefix(base, "http://127.0.0.1")
+	checkCommandLines(t, []commandLine{
+		{[]string{"healthcheck", "--addr", port}, 0, "ready: " + base + "/readyz"},
+		{[]string{"healthcheck", "--url", base + "/readyz"}, 0, "ready"},
+		{[]string{"healthcheck", "--url", base + "/nothing-here"}, 1, "401 Unauthorized"},
+	})
+
 	cancel()
 	select {
 	case err := <-done:
@@ -151,6 +161,8 @@ func TestServe(t *testing.T) {
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Fatal("the server still answers after it stopped")
 	}
+	t.Setenv(envAddr, port)
+	checkCommandLines(t, []commandLine{{[]string{"healthcheck"}, 1, "connection refused"}})
 }
 
 func TestDisplayAddr(t *testing.T) {
@@ -182,17 +194,13 @@ func TestDevAddr(t *testing.T) {
 		{[]string{"--addr", "0.0.0.0:7070"}, "", "0.0.0.0:7070"},
 		{nil, ":8000", ":8000"},
 	} {
-		fs := flag.NewFlagSet("tether dev", flag.ContinueOnError)
-		var o serveOptions
 		t.Setenv(envAddr, tc.env)
-		o.flags(fs)
-		if err := fs.Parse(tc.args); err != nil {
+		o, _, err := parseServe("tether dev", tc.args, io.Discard, func(*pflag.FlagSet, *serveOptions) {})
+		if err != nil {
 			t.Fatal(err)
 		}
-		addrSet := false
-		fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
 		var key string
-		if got := o.auth.devSetup(addrSet, o.addr, false, &key); got != tc.want {
+		if got := o.auth.devSetup(o.addrSet, o.addr, false, &key); got != tc.want {
 			t.Errorf("args %q env %q: addr %q, want %q", tc.args, tc.env, got, tc.want)
 		}
 	}

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes of the tether command (docs/cli.md). Scripts may rely on them.
@@ -173,21 +173,32 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 conflict,
 	return root
 }
 
-// legacyRun is a command that parses its own flags with a flag.FlagSet.
+// legacyRun is a command that parses its own flags with a pflag.FlagSet.
 type legacyRun func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // serverCommands are the commands that run the engine. They parse their
-// flags with the standard flag package (cobra passes them the arguments).
+// flags with pflag themselves (cobra passes them the arguments): the
+// flags of server, dev and migrate are also environment variables
+// (parseEnvFlags).
 func (c *cli) serverCommands() []*cobra.Command {
 	return []*cobra.Command{
 		c.legacy("server", "serve the HTTP/JSON API (needs TETHER_DATABASE_URL)",
 			`  TETHER_DATABASE_URL=postgres://tether@db/tether tether server --addr :7070
-  tether server --database-url postgres://tether@db/tether --api-key-file /etc/tether/key`, runServer),
+  tether server --database-url postgres://tether@db/tether --tls-cert /etc/tether/cert.pem --tls-key /etc/tether/key.pem
+  TETHER_MAX_CONNS=40 TETHER_LOG_FORMAT=json tether server
+
+Every flag is also an environment variable: TETHER_ and the flag's name in
+upper snake case (--max-conns is TETHER_MAX_CONNS); a flag given on the
+command line wins over its variable.`, runServer),
 		c.legacy("dev", "serve on localhost:7070 with a throwaway PostgreSQL (or TETHER_DATABASE_URL)",
 			`  tether dev
-  tether dev --addr :9000 --log-level debug`, runDev),
+  tether dev --addr :9000 --log-level debug
+
+Every flag is also an environment variable (--log-level is TETHER_LOG_LEVEL);
+a flag given on the command line wins.`, runDev),
 		c.legacy("migrate", "apply the database migrations and exit",
-			`  tether migrate --database-url postgres://tether@db/tether`, runMigrate),
+			`  tether migrate --database-url postgres://tether@db/tether
+  TETHER_DATABASE_URL=postgres://tether@db/tether tether migrate`, runMigrate),
 		c.legacy("apikey", "create, list or revoke API keys (in the database, or --via-api)",
 			`  tether apikey create --role admin --namespace '*' --name ops
   tether apikey list --namespace default
@@ -198,6 +209,10 @@ func (c *cli) serverCommands() []*cobra.Command {
   tether bench ceiling --database-url postgres://… --json`, runBench),
 		c.legacy("chaos", "run the chaos suite: faults injected into real processes, invariants checked",
 			`  tether chaos --config small`, runChaos),
+		c.legacy("healthcheck", "exit 0 when the server on this host is ready (a container's HEALTHCHECK)",
+			`  tether healthcheck
+  TETHER_ADDR=:9000 tether healthcheck
+  tether healthcheck --url https://tether.internal:7070/readyz`, runHealthcheck),
 		c.legacy("version", "print the version and exit", `  tether version`, runVersion),
 	}
 }
@@ -219,7 +234,7 @@ func (c *cli) legacy(name, short, example string, fn legacyRun) *cobra.Command {
 			}
 			err := fn(cmd.Context(), args, c.stdout, out)
 			switch {
-			case err == nil, errors.Is(err, flag.ErrHelp):
+			case err == nil, errors.Is(err, pflag.ErrHelp):
 				return nil
 			case errors.Is(err, errUsage):
 				return &exitError{code: exitUsage}
@@ -246,5 +261,5 @@ func wantsHelp(args []string) bool {
 	return false
 }
 
-// errUsage reports bad flags or arguments (the flag set has printed why).
+// errUsage reports bad flags or arguments (the command has printed why).
 var errUsage = errors.New("usage")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,10 +9,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/pflag"
 
 	"github.com/tetherhq/tether/server"
 	"github.com/tetherhq/tether/server/store"
@@ -37,6 +35,8 @@ type serveOptions struct {
 	logLevel      string
 	logFormat     string
 	sweepInterval time.Duration
+	// backlogInterval: how often the backlog gauges are refreshed.
+	backlogInterval time.Duration
 	// outageGrace: after the sweeper could not run (start, database
 	// unreachable) it holds lock, lease and attempt-timeout expiry this
 	// long (0: no grace).
@@ -65,12 +65,14 @@ type serveOptions struct {
 	timeouts server.Timeouts
 }
 
-// flags declares the serve flags on fs, with defaults from the environment.
-func (o *serveOptions) flags(fs *flag.FlagSet) {
-	fs.StringVar(&o.addr, "addr", envOr(envAddr, defaultAddr), "address to listen on ($"+envAddr+")")
-	fs.StringVar(&o.databaseURL, "database-url", os.Getenv(envDatabaseURL), "PostgreSQL URL ($"+envDatabaseURL+")")
+// flags declares the serve flags on fs. Each is also an environment
+// variable (envName), applied by parseEnvFlags.
+func (o *serveOptions) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.addr, "addr", defaultAddr, "address to listen on")
+	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL")
 	o.logFlags(fs)
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", time.Second, "how often the sweeper runs (timeouts, lock and lease expiry)")
+	fs.DurationVar(&o.backlogInterval, "backlog-interval", 15*time.Second, "how often the task-queue backlog gauges of /metrics are refreshed (one set-based query)")
 	fs.DurationVar(&o.outageGrace, "outage-grace", 5*time.Second, "after the server starts or regains its database, how long the sweeper holds lock, lease and attempt-timeout expiry so that workers renew and report first")
 	fs.Int64Var(&o.bodyLimit, "body-limit", 4<<20, "largest request body accepted, in bytes")
 	fs.DurationVar(&o.recheck, "recheck-interval", 5*time.Second, "longest a long poll waits without looking at the database")
@@ -95,9 +97,9 @@ func (o *serveOptions) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
-func (o *serveOptions) logFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.logLevel, "log-level", envOr(envLogLevel, "info"), "debug, info, warn or error ($"+envLogLevel+")")
-	fs.StringVar(&o.logFormat, "log-format", envOr(envLogFormat, "text"), "text or json ($"+envLogFormat+")")
+func (o *serveOptions) logFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.logFormat, "log-format", "text", "text or json")
 }
 
 func envOr(name, def string) string {
@@ -105,21 +107,6 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
-}
-
-// parseFlags parses args, mapping flag errors to errUsage.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
-		return errUsage
-	}
-	return nil
 }
 
 // newLogger returns the process logger writing to w.
@@ -141,22 +128,21 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 // parseServe parses the flags of `tether server` or `tether dev` (name)
 // and builds the logger they ask for. authFlags declares the command's own
 // authentication flags.
-func parseServe(name string, args []string, stderr io.Writer, authFlags func(*flag.FlagSet, *serveOptions)) (serveOptions, *slog.Logger, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseServe(name string, args []string, stderr io.Writer, authFlags func(*pflag.FlagSet, *serveOptions)) (serveOptions, *slog.Logger, error) {
+	fs := newFlagSet(name, stderr)
 	var o serveOptions
 	o.flags(fs)
 	authFlags(fs, &o)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseEnvFlags(fs, args, os.LookupEnv); err != nil {
 		return o, nil, err
 	}
-	fs.Visit(func(f *flag.Flag) { o.addrSet = o.addrSet || f.Name == "addr" })
+	fs.Visit(func(f *pflag.Flag) { o.addrSet = o.addrSet || f.Name == "addr" })
 	logger, err := newLogger(stderr, o.logLevel, o.logFormat)
 	return o, logger, err
 }
 
 func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, logger, err := parseServe("tether server", args, stderr, func(fs *flag.FlagSet, o *serveOptions) {
+	o, logger, err := parseServe("tether server", args, stderr, func(fs *pflag.FlagSet, o *serveOptions) {
 		o.auth.serverFlags(fs)
 	})
 	if err != nil {
@@ -203,10 +189,11 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 // appConfig maps the options to the application's configuration.
 func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 	return server.AppConfig{
-		DatabaseURL:   o.databaseURL,
-		MaxConns:      o.maxConns,
-		SweepInterval: o.sweepInterval,
-		OutageGrace:   o.outageGrace,
+		DatabaseURL:     o.databaseURL,
+		MaxConns:        o.maxConns,
+		SweepInterval:   o.sweepInterval,
+		BacklogInterval: o.backlogInterval,
+		OutageGrace:     o.outageGrace,
 		Server: server.Config{
 			Addr:            o.addr,
 			BodyLimit:       o.bodyLimit,
@@ -231,12 +218,11 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tether migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tether migrate", stderr)
 	var o serveOptions
-	fs.StringVar(&o.databaseURL, "database-url", os.Getenv(envDatabaseURL), "PostgreSQL URL ($"+envDatabaseURL+")")
+	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL")
 	o.logFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseEnvFlags(fs, args, os.LookupEnv); err != nil {
 		return err
 	}
 	logger, err := newLogger(stderr, o.logLevel, o.logFormat)
@@ -259,8 +245,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tether version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tether version", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

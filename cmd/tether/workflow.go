@@ -375,7 +375,7 @@ With -o json the whole description is printed either way.`,
 
 // printOutcome waits (at most timeout, when positive) for the outcome of
 // id and prints it.
-func (c *cli) printOutcome(parent context.Context, cl *client.Client, id string, timeout time.Duration) error {
+func (c *cli) printOutcome(parent context.Context, cl *client.TetherClient, id string, timeout time.Duration) error {
 	ctx := parent
 	if timeout > 0 {
 		var cancel context.CancelFunc

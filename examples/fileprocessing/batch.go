@@ -36,11 +36,11 @@ type BatchFile struct {
 	Name string
 	// SHA256 is the checksum of the file served.
 	SHA256 string
-	Run    *client.WorkflowRun
+	Run    client.WorkflowRun
 }
 
 // StartBatch generates the files on fs and starts one workflow per file.
-func StartBatch(ctx context.Context, c *client.Client, fs *FileServer, opts BatchOptions) ([]BatchFile, error) {
+func StartBatch(ctx context.Context, c *client.TetherClient, fs *FileServer, opts BatchOptions) ([]BatchFile, error) {
 	if opts.Files <= 0 {
 		opts.Files = 20
 	}

@@ -64,7 +64,7 @@ func main() {
 		name = flag.Arg(0)
 	}
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Options{Address: *address})
+	c, err := client.DialContext(ctx, client.Options{Address: *address})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func main() {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	go func() { done <- w.RunContext(wctx) }()
 
 	run, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "hello"}, Greet, name)
 	if err != nil {

@@ -107,7 +107,7 @@ func (e *Env) Cancel(ctx context.Context, cfg CancelConfig) (*Report, error) {
 	canceled := 0
 	for _, id := range ids {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := c.GetWorkflow(id).Get(wctx, nil)
+		err := c.GetWorkflow(context.Background(), id, "").Get(wctx, nil)
 		cancel()
 		if !errors.Is(err, client.ErrWorkflowCanceled) {
 			return nil, fmt.Errorf("workflow %s: %v, want canceled", id, err)

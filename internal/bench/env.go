@@ -72,7 +72,7 @@ type Env struct {
 	DatabaseURL string
 
 	desc     Setup
-	client   *client.Client
+	client   *client.TetherClient
 	http     *http.Client
 	cluster  *pgtest.Cluster
 	srvPool  *pgxpool.Pool // the in-process server's pool
@@ -181,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (_ *Env, err error) {
 		e.ServerURL = strings.TrimSuffix(cfg.ServerURL, "/")
 	}
 	e.http = newHTTPClient(64)
-	e.client, err = client.Dial(ctx, client.Options{Address: e.ServerURL, HTTPClient: e.http, Logger: e.logger})
+	e.client, err = client.DialContext(ctx, client.Options{Address: e.ServerURL, HTTPClient: e.http, Logger: e.logger})
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func newHTTPClient(conns int) *http.Client {
 
 // loadClient returns an SDK client for the bench's own load (starters,
 // cancels), keeping up to conns connections; the Env closes them.
-func (e *Env) loadClient(conns int) (*client.Client, error) {
+func (e *Env) loadClient(conns int) (*client.TetherClient, error) {
 	hc := newHTTPClient(conns)
 	e.mu.Lock()
 	e.clients = append(e.clients, hc)

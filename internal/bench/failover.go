@@ -81,7 +81,7 @@ func (e *Env) Failover(ctx context.Context, cfg FailoverConfig) (*Report, error)
 	return r, nil
 }
 
-func (e *Env) failoverRound(ctx context.Context, c *client.Client, cfg FailoverConfig, hub *eventHub, run, wfQueue string, round int) (time.Duration, error) {
+func (e *Env) failoverRound(ctx context.Context, c *client.TetherClient, cfg FailoverConfig, hub *eventHub, run, wfQueue string, round int) (time.Duration, error) {
 	actQueue := fmt.Sprintf("bench-fo-%s-act-%d", run, round)
 	doomedSpec := workerSpec{Queue: actQueue, Processes: 1, Lease: cfg.Lease, ActivitiesOnly: true, Name: fmt.Sprintf("bench-doomed-%d", round)}
 	doomed, err := e.startWorkers(ctx, doomedSpec, hub.publish)

@@ -156,7 +156,7 @@ func (e *Env) startInProcessWorker(spec workerSpec, identity string, onEvent fun
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	bw := &benchWorker{id: w.ID(), cancel: cancel, done: make(chan error, 1)}
-	go func() { bw.done <- w.Run(ctx) }()
+	go func() { bw.done <- w.RunContext(ctx) }()
 	return bw, nil
 }
 
@@ -232,7 +232,7 @@ func runWorkerChild(ctx context.Context, args []string, out *lineWriter, stderr 
 		return fmt.Errorf("bench worker: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})).With("worker", *identity)
-	c, err := client.Dial(ctx, client.Options{Address: *serverURL, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{Address: *serverURL, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func runWorkerChild(ctx context.Context, args []string, out *lineWriter, stderr 
 		defer pprof.StopCPUProfile()
 	}
 	out.printf("ready %s", strings.ReplaceAll(w.ID(), " ", "_"))
-	return w.Run(ctx)
+	return w.RunContext(ctx)
 }
 
 // EnvWorkerCPUProfile names the environment variable that makes each bench

@@ -541,7 +541,7 @@ func (r *runner) stopAll() {
 // both through outages for up to bound. A start whose answer was lost is
 // recognised by the instance's existence; a signal sent twice is harmless
 // (the workflow reads one).
-func startAndSignal(ctx context.Context, c *client.Client, id string, in FlowInput, bound time.Duration) error {
+func startAndSignal(ctx context.Context, c *client.TetherClient, id string, in FlowInput, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	retry := func(what string, op func(context.Context) error) error {
 		for {

@@ -37,7 +37,7 @@ func WorkerMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("bad log level %q: %w", *level, err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
-	c, err := client.Dial(ctx, client.Options{Address: *address, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{Address: *address, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -62,5 +62,5 @@ func WorkerMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if _, err := fmt.Fprintln(stdout, "ready", w.ID()); err != nil {
 		return fmt.Errorf("chaos worker: %w", err)
 	}
-	return w.Run(ctx)
+	return w.RunContext(ctx)
 }

@@ -81,7 +81,7 @@ func TestSDK_APIKeysOverTLS(t *testing.T) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	go func() { done <- w.RunContext(wctx) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {

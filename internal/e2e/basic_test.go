@@ -231,7 +231,7 @@ func TestEvictedStateReadsHistory(t *testing.T) {
 	opts := testOptions()
 	opts.CacheSize = 1
 	r := e.startWorker("q", opts, registerBasics)
-	var runs []*client.WorkflowRun
+	var runs []client.WorkflowRun
 	for i := range 4 {
 		run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprint("evict-", i), TaskQueue: "q"}, SequentialFlow, i)
 		if err != nil {

@@ -36,7 +36,7 @@ func TestWorkerBuildIDs(t *testing.T) {
 			return w.RegisterWorkflow(taggedFlow(tag), worker.WithName("Tagged"))
 		})
 	}
-	begin := func(id string) *client.WorkflowRun {
+	begin := func(id string) client.WorkflowRun {
 		t.Helper()
 		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "q"}, "Tagged", nil)
 		if err != nil {

@@ -242,7 +242,7 @@ func TestChildWorkflow_ParentCancelAndClosePolicies(t *testing.T) {
 	if err := e.c.Signal(ctx, "pp-ab", "done", "x"); err != nil {
 		t.Fatal(err)
 	}
-	got, err = result[string](t, e.c.GetWorkflow("pp-ab"), 60*time.Second)
+	got, err = result[string](t, e.c.GetWorkflow(context.Background(), "pp-ab", ""), 60*time.Second)
 	if err != nil || got != "done x" {
 		t.Fatalf("abandoned child: %q %v", got, err)
 	}

@@ -88,7 +88,7 @@ func TestClientAPI(t *testing.T) {
 	// Get honours its context while the workflow runs.
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	if err := e.c.GetWorkflow("idle-1").Get(short, nil); !errors.Is(err, context.DeadlineExceeded) {
+	if err := e.c.GetWorkflow(context.Background(), "idle-1", "").Get(short, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get on a running workflow: %v", err)
 	}
 }

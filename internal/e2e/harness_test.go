@@ -33,7 +33,7 @@ type env struct {
 	st   storage.Provider
 	// pool is the server's database pool.
 	pool *pgxpool.Pool
-	c    *client.Client
+	c    *client.TetherClient
 	log  *slog.Logger
 	// handler is the server's handler (addr serves it).
 	handler http.Handler
@@ -100,7 +100,7 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 		Store:         cfg.Store,
 		Logger:        logger,
 	})
-	c, err := client.Dial(context.Background(), client.Options{Address: app.URL(), Logger: logger})
+	c, err := client.DialContext(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,13 +146,13 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 }
 
 // result waits for a run's result with a deadline.
-func result[T any](t testing.TB, run *client.WorkflowRun, timeout time.Duration) (T, error) {
+func result[T any](t testing.TB, run client.WorkflowRun, timeout time.Duration) (T, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	v, err := client.GetResult[T](ctx, run)
 	if errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("workflow %s did not finish within %s", run.ID(), timeout)
+		t.Fatalf("workflow %s did not finish within %s", run.GetID(), timeout)
 	}
 	return v, err
 }

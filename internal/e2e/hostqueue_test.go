@@ -79,7 +79,7 @@ func TestHostTaskQueueInfo(t *testing.T) {
 		}
 		hostQueues[r.w.ID()] = r.w.HostTaskQueue()
 	}
-	var runs []*client.WorkflowRun
+	var runs []client.WorkflowRun
 	for i := range 6 {
 		run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("pinned-%d", i), TaskQueue: "hq"}, PinnedFlow, 3)
 		if err != nil {
@@ -94,18 +94,18 @@ func TestHostTaskQueueInfo(t *testing.T) {
 		}
 		first := got[0]
 		if first.TaskQueue != "hq" || first.HostTaskQueue != hostQueues[first.WorkerID] || first.HostTaskQueue == "" {
-			t.Fatalf("%s: first activity %+v; want task queue hq and host queue %q", run.ID(), first, hostQueues[first.WorkerID])
+			t.Fatalf("%s: first activity %+v; want task queue hq and host queue %q", run.GetID(), first, hostQueues[first.WorkerID])
 		}
 		for _, w := range got[1:] {
 			if w.WorkerID != first.WorkerID || w.TaskQueue != first.HostTaskQueue || w.HostTaskQueue != first.HostTaskQueue {
-				t.Fatalf("%s: pinned activity ran as %+v, want worker %s on %s", run.ID(), w, first.WorkerID, first.HostTaskQueue)
+				t.Fatalf("%s: pinned activity ran as %+v, want worker %s on %s", run.GetID(), w, first.WorkerID, first.HostTaskQueue)
 			}
 		}
 		// History records the routing: the pinned activities were
 		// scheduled on the host queue.
-		for _, ev := range e.history(run.ID()) {
+		for _, ev := range e.history(run.GetID()) {
 			if ev.Kind == api.EventActivityScheduled && ev.ActivityID > 1 && ev.TaskQueue != first.HostTaskQueue {
-				t.Fatalf("%s: activity %d scheduled on %q", run.ID(), ev.ActivityID, ev.TaskQueue)
+				t.Fatalf("%s: activity %d scheduled on %q", run.GetID(), ev.ActivityID, ev.TaskQueue)
 			}
 		}
 	}

@@ -273,7 +273,7 @@ func (e *env) workerState(id string) string {
 }
 
 // startWorkerOn is startWorker with a client of the test's own.
-func (e *env) startWorkerOn(c *client.Client, queue string, opts worker.Options, reg func(w *worker.Worker) error) *running {
+func (e *env) startWorkerOn(c *client.TetherClient, queue string, opts worker.Options, reg func(w *worker.Worker) error) *running {
 	e.t.Helper()
 	w := worker.New(c, queue, opts)
 	if err := reg(w); err != nil {
@@ -281,7 +281,7 @@ func (e *env) startWorkerOn(c *client.Client, queue string, opts worker.Options,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	go func() { done <- w.RunContext(ctx) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
@@ -475,7 +475,7 @@ func WhoFlow(ctx workflow.Context) (string, error) {
 func TestLiveness_CleanedUpWorkerReRegisters(t *testing.T) {
 	e := newEnvWith(t, envConfig{Store: store.Options{CleanupDelay: 300 * time.Millisecond}})
 	gate := &heartbeatGate{}
-	c, err := client.Dial(context.Background(), client.Options{Address: e.addr, Logger: e.log, HTTPClient: &http.Client{Transport: gate}})
+	c, err := client.DialContext(context.Background(), client.Options{Address: e.addr, Logger: e.log, HTTPClient: &http.Client{Transport: gate}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +659,7 @@ func TestLiveness_PartitionedWorkerCancelsItsActivities(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("wf", testOptions(), registerLingerFlow)
 	px := newPartitionProxy(t, e.addr)
-	ca, err := client.Dial(context.Background(), client.Options{Address: px.URL(), Logger: e.log})
+	ca, err := client.DialContext(context.Background(), client.Options{Address: px.URL(), Logger: e.log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -224,7 +224,7 @@ func BenchmarkLocalVsOrdinary10(b *testing.B) {
 		name := map[bool]string{true: "local", false: "ordinary"}[local]
 		b.Run(name, func(b *testing.B) {
 			counter := &countingTransport{}
-			c, err := client.Dial(context.Background(), client.Options{Address: e.addr, Logger: e.log, HTTPClient: &http.Client{Transport: counter}})
+			c, err := client.DialContext(context.Background(), client.Options{Address: e.addr, Logger: e.log, HTTPClient: &http.Client{Transport: counter}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -234,7 +234,7 @@ func BenchmarkLocalVsOrdinary10(b *testing.B) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
+			go func() { done <- w.RunContext(ctx) }()
 			defer func() {
 				cancel()
 				if err := <-done; err != nil {

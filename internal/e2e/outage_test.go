@@ -95,7 +95,7 @@ func (f *faultTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // outageClient is a client of the server through a front whose transport
 // is ft.
-func (e *env) outageClient(ft *faultTransport) (*front, *client.Client) {
+func (e *env) outageClient(ft *faultTransport) (*front, *client.TetherClient) {
 	e.t.Helper()
 	f := newFront(e.t, e.handler)
 	ft.base = http.DefaultTransport.(*http.Transport).Clone()
@@ -163,7 +163,7 @@ func TestOutage_ActivityReportSurvivesServerRestart(t *testing.T) {
 			failed.Add(1)
 		}
 	}
-	var c *client.Client
+	var c *client.TetherClient
 	f, c = e.outageClient(ft)
 	e.startWorkerOn(c, "q", outageOptions(), func(w *worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(ShoutFlow), w.RegisterActivity(acts.Shout))
@@ -210,7 +210,7 @@ func TestOutage_TurnAckSurvivesServerRestart(t *testing.T) {
 			turns.Add(1)
 		}
 	}
-	var c *client.Client
+	var c *client.TetherClient
 	f, c = e.outageClient(ft)
 	e.startWorkerOn(c, "q", outageOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(QuietFlow) })
 
@@ -392,7 +392,7 @@ func TestOutage_ServerDownLongerThanTurnLockDoesNotRerunTheTurn(t *testing.T) {
 			failed.Add(1)
 		}
 	}
-	var c *client.Client
+	var c *client.TetherClient
 	f, c = e.outageClient(ft)
 	opts := outageOptions()
 	opts.WorkflowLockDuration = lock

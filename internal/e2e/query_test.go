@@ -37,7 +37,7 @@ func QueryCounterFlow(ctx workflow.Context, target int) (int, error) {
 func registerQueries(w *worker.Worker) error { return w.RegisterWorkflow(QueryCounterFlow) }
 
 // queryInt asks query of id with args and decodes an int.
-func queryInt(t *testing.T, c *client.Client, id, query string, args ...any) (int, error) {
+func queryInt(t *testing.T, c *client.TetherClient, id, query string, args ...any) (int, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

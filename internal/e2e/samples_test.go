@@ -532,7 +532,7 @@ func TestVersioningSample(t *testing.T) {
 			return errors.Join(w.RegisterWorkflow(fn, worker.WithName("Versioning")), w.RegisterActivity(acts))
 		}
 	}
-	start := func(id string) *client.WorkflowRun {
+	start := func(id string) client.WorkflowRun {
 		t.Helper()
 		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "q"}, "Versioning", nil)
 		if err != nil {

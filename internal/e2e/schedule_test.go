@@ -57,7 +57,7 @@ func TestScheduleClient(t *testing.T) {
 		t.Fatalf("action %+v, want workflow %s", a, want)
 	}
 	var out string
-	if err := e.c.GetWorkflow(a.StartWorkflowResult.WorkflowID).Get(ctx, &out); err != nil || out != "run 7" {
+	if err := e.c.GetWorkflow(context.Background(), a.StartWorkflowResult.WorkflowID, "").Get(ctx, &out); err != nil || out != "run 7" {
 		t.Fatalf("scheduled workflow: %q, %v", out, err)
 	}
 	if err := every.Pause(ctx, client.SchedulePauseOptions{Note: "enough"}); err != nil {
@@ -88,7 +88,7 @@ func TestScheduleClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"hourly-2024-01-01T00:00:00Z", "hourly-2024-01-01T01:00:00Z", "hourly-2024-01-01T02:00:00Z"} {
-		if err := e.c.GetWorkflow(id).Get(ctx, &out); err != nil || out != "run 1" {
+		if err := e.c.GetWorkflow(context.Background(), id, "").Get(ctx, &out); err != nil || out != "run 1" {
 			t.Fatalf("backfilled %s: %q, %v", id, out, err)
 		}
 	}

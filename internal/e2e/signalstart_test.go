@@ -47,16 +47,16 @@ func TestSignalWithStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.ExecutionID() != 1 {
-		t.Fatalf("execution %d, want 1", run.ExecutionID())
+	if run.(*client.Run).ExecutionID() != 1 {
+		t.Fatalf("execution %d, want 1", run.(*client.Run).ExecutionID())
 	}
 	for _, v := range []int{2, 3} {
 		r, err := e.c.SignalWithStartWorkflow(ctx, "sum", "add", v, opts, SumFlow, SumInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.ExecutionID() != 1 {
-			t.Fatalf("signal %d went to execution %d, want 1", v, r.ExecutionID())
+		if r.(*client.Run).ExecutionID() != 1 {
+			t.Fatalf("signal %d went to execution %d, want 1", v, r.(*client.Run).ExecutionID())
 		}
 	}
 	if sum, err := result[int](t, run, 30*time.Second); err != nil || sum != 106 {
@@ -75,8 +75,8 @@ func TestSignalWithStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run2.ExecutionID() != 2 {
-		t.Fatalf("execution %d, want 2", run2.ExecutionID())
+	if run2.(*client.Run).ExecutionID() != 2 {
+		t.Fatalf("execution %d, want 2", run2.(*client.Run).ExecutionID())
 	}
 	if sum, err := result[int](t, run2, 30*time.Second); err != nil || sum != 15 {
 		t.Fatalf("result %d, %v: want 15", sum, err)
@@ -105,8 +105,8 @@ func TestSignalWithStart_Concurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r, err := e.c.SignalWithStartWorkflow(ctx, "race", "add", 1<<i, client.StartWorkflowOptions{TaskQueue: "q"}, SumFlow, SumInput{0, n})
-			if err == nil && r.ExecutionID() != 1 {
-				err = fmt.Errorf("execution %d, want 1", r.ExecutionID())
+			if err == nil && r.(*client.Run).ExecutionID() != 1 {
+				err = fmt.Errorf("execution %d, want 1", r.(*client.Run).ExecutionID())
 			}
 			errs <- err
 		}()
@@ -118,7 +118,7 @@ func TestSignalWithStart_Concurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if sum, err := result[int](t, e.c.GetWorkflow("race"), 30*time.Second); err != nil || sum != 1<<n-1 {
+	if sum, err := result[int](t, e.c.GetWorkflow(context.Background(), "race", ""), 30*time.Second); err != nil || sum != 1<<n-1 {
 		t.Fatalf("result %d, %v: want %d", sum, err, 1<<n-1)
 	}
 	e.replayClean("race", SumFlow)

@@ -207,7 +207,7 @@ const (
 
 // MutexActivities are the activities of the mutex sample.
 type MutexActivities struct {
-	C       *client.Client
+	C       *client.TetherClient
 	mu      sync.Mutex
 	holders int
 	most    int
@@ -299,7 +299,7 @@ func TestMutexSample(t *testing.T) {
 		}
 		return w.RegisterActivity(acts)
 	})
-	var runs []*client.WorkflowRun
+	var runs []client.WorkflowRun
 	for i := range 4 {
 		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("requester-%d", i), TaskQueue: "q"}, SampleWorkflowWithMutex, "resource")
 		if err != nil {
@@ -309,7 +309,7 @@ func TestMutexSample(t *testing.T) {
 	}
 	for _, run := range runs {
 		if _, err := result[struct{}](t, run, 60*time.Second); err != nil {
-			t.Fatalf("%s: %v", run.ID(), err)
+			t.Fatalf("%s: %v", run.GetID(), err)
 		}
 	}
 	acts.mu.Lock()

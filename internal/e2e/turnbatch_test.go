@@ -19,7 +19,7 @@ func TestWorkerTakesSeveralTurnsPerPoll(t *testing.T) {
 		t.Run(fmt.Sprint("per_poll=", perPoll), func(t *testing.T) {
 			e := newEnv(t)
 			const n = 12
-			var runs []*client.WorkflowRun
+			var runs []client.WorkflowRun
 			for i := range n {
 				run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprint("batch-", i), TaskQueue: "q"}, SequentialFlow, i)
 				if err != nil {

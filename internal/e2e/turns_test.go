@@ -183,7 +183,7 @@ func TestHistoryTimesUnderConcurrentSignals(t *testing.T) {
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(CountFlow) })
 	const instances, signals = 3, 30
-	var runs []*client.WorkflowRun
+	var runs []client.WorkflowRun
 	for i := range instances {
 		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("mono-%d", i), TaskQueue: "q"}, CountFlow, signals)
 		if err != nil {

@@ -63,7 +63,7 @@ func registerUpdates(w *worker.Worker) error {
 }
 
 // update sends an update and returns its handle's result.
-func update(t *testing.T, c *client.Client, id, updateID, name string, args ...any) (int, error) {
+func update(t *testing.T, c *client.TetherClient, id, updateID, name string, args ...any) (int, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -29,6 +29,7 @@
 package activity
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,8 +37,11 @@ import (
 	"log/slog"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/actenv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/wf"
+	"github.com/tetherhq/tether/sdk/log"
 )
 
 // Info describes the running attempt.
@@ -52,14 +56,16 @@ func GetInfo(ctx context.Context) Info {
 	return Info{}
 }
 
-// GetLogger returns the attempt's logger: the worker's logger with the
-// workflow instance, execution (run), activity id, type and attempt
-// attached. Outside an activity it returns slog.Default().
-func GetLogger(ctx context.Context) *slog.Logger {
+// GetLogger returns the attempt's logger (Temporal's activity.GetLogger):
+// the worker's logger with the workflow instance, execution (run),
+// activity id, type and attempt attached, as a log.Logger that also has
+// With (log.WithLogger). log.ToSlog returns it as a *slog.Logger. Outside
+// an activity it writes to slog.Default().
+func GetLogger(ctx context.Context) log.Logger {
 	if e := actenv.From(ctx); e != nil && e.Logger != nil {
-		return e.Logger
+		return log.NewStructuredLogger(e.Logger)
 	}
-	return slog.Default()
+	return log.NewStructuredLogger(slog.Default())
 }
 
 // IsActivity reports whether ctx is the context of a running activity.
@@ -75,16 +81,52 @@ func HeartbeatDetails(ctx context.Context, ptr any) (ok bool, err error) {
 	return true, fnsig.Decode(e.HeartbeatDetails, ptr)
 }
 
-// RecordHeartbeat records progress details (JSON-encoded; nil for none).
-// The worker sends the latest details with the attempt's next lock renewal
-// and the server hands them to the next attempt if this one fails. Outside
-// an activity it does nothing.
-func RecordHeartbeat(ctx context.Context, details any) error {
+// HasHeartbeatDetails reports whether the previous attempt recorded
+// heartbeat details (Temporal's activity.HasHeartbeatDetails).
+func HasHeartbeatDetails(ctx context.Context) bool {
+	e := actenv.From(ctx)
+	if e == nil {
+		return false
+	}
+	t := bytes.TrimSpace(e.HeartbeatDetails)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// GetHeartbeatDetails decodes the previous attempt's last heartbeat details
+// into d, one pointer per value RecordHeartbeat was given (Temporal's
+// activity.GetHeartbeatDetails). It returns temporal.ErrNoData when there
+// are none.
+func GetHeartbeatDetails(ctx context.Context, d ...any) error {
+	e := actenv.From(ctx)
+	if e == nil {
+		return wf.ErrNoData
+	}
+	return wf.DecodeDetails(e.HeartbeatDetails, d...)
+}
+
+// GetClient returns the client of the worker running the activity
+// (Temporal's activity.GetClient), to start or signal workflows from an
+// activity. Outside an activity, or in a local activity, it returns nil.
+func GetClient(ctx context.Context) client.Client {
 	e := actenv.From(ctx)
 	if e == nil {
 		return nil
 	}
-	raw, err := fnsig.Encode(details)
+	c, _ := e.Client.(client.Client)
+	return c
+}
+
+// RecordHeartbeat records progress details (JSON-encoded: none or nil for
+// none, one value as itself, several as a JSON array). The worker sends the
+// latest details with the attempt's next lock renewal and the server hands
+// them to the next attempt if this one fails (GetHeartbeatDetails,
+// HeartbeatDetails). Outside an activity it does nothing.
+func RecordHeartbeat(ctx context.Context, details ...any) error {
+	e := actenv.From(ctx)
+	if e == nil {
+		return nil
+	}
+	raw, err := fnsig.EncodeArgs(details...)
 	if err != nil {
 		return fmt.Errorf("activity: heartbeat details: %w", err)
 	}

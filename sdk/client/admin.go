@@ -27,7 +27,7 @@ type WorkerListOptions struct {
 // ListWorkers returns one page of the namespace's worker sessions. Pass the
 // answer's NextPageToken as WorkerListOptions.PageToken for the next page;
 // it is empty after the last page.
-func (c *Client) ListWorkers(ctx context.Context, opts WorkerListOptions) (*api.ListWorkersResponse, error) {
+func (c *TetherClient) ListWorkers(ctx context.Context, opts WorkerListOptions) (*api.ListWorkersResponse, error) {
 	q := url.Values{}
 	if opts.State != "" {
 		q.Set("state", opts.State)
@@ -46,7 +46,7 @@ func (c *Client) ListWorkers(ctx context.Context, opts WorkerListOptions) (*api.
 }
 
 // DescribeWorker returns a worker session (ErrNotFound when unknown).
-func (c *Client) DescribeWorker(ctx context.Context, workerID string) (*api.Worker, error) {
+func (c *TetherClient) DescribeWorker(ctx context.Context, workerID string) (*api.Worker, error) {
 	var w api.Worker
 	if _, err := c.do(ctx, http.MethodGet, "GET /workers/{id}", nil, nil, &w, "workers", workerID); err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (c *Client) DescribeWorker(ctx context.Context, workerID string) (*api.Work
 
 // DescribeTaskQueue returns a task queue's backlog, running attempts and
 // pollers.
-func (c *Client) DescribeTaskQueue(ctx context.Context, name string) (*api.TaskQueue, error) {
+func (c *TetherClient) DescribeTaskQueue(ctx context.Context, name string) (*api.TaskQueue, error) {
 	var tq api.TaskQueue
 	if _, err := c.do(ctx, http.MethodGet, "GET /task-queues/{name}", nil, nil, &tq, "task-queues", name); err != nil {
 		return nil, err
@@ -65,13 +65,13 @@ func (c *Client) DescribeTaskQueue(ctx context.Context, name string) (*api.TaskQ
 }
 
 // namespaceURL is the URL of /v1/namespaces, or of one namespace.
-func (c *Client) namespaceURL(name ...string) string {
+func (c *TetherClient) namespaceURL(name ...string) string {
 	return c.base.JoinPath(append([]string{"v1", "namespaces"}, name...)...).String()
 }
 
 // ListNamespaces returns every namespace (needs an admin key of every
 // namespace when the server requires keys).
-func (c *Client) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
+func (c *TetherClient) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
 	var resp api.ListNamespacesResponse
 	if _, err := c.doURL(ctx, http.MethodGet, "GET /v1/namespaces", c.namespaceURL(), nil, &resp); err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
 }
 
 // DescribeNamespace returns the namespace name (ErrNotFound when unknown).
-func (c *Client) DescribeNamespace(ctx context.Context, name string) (*api.Namespace, error) {
+func (c *TetherClient) DescribeNamespace(ctx context.Context, name string) (*api.Namespace, error) {
 	var n api.Namespace
 	if _, err := c.doURL(ctx, http.MethodGet, "GET /v1/namespaces/{namespace}", c.namespaceURL(name), nil, &n); err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (c *Client) DescribeNamespace(ctx context.Context, name string) (*api.Names
 }
 
 // CreateNamespace creates a namespace (ErrConflict when it exists).
-func (c *Client) CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (*api.Namespace, error) {
+func (c *TetherClient) CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (*api.Namespace, error) {
 	var n api.Namespace
 	if _, err := c.doURL(ctx, http.MethodPost, "POST /v1/namespaces", c.namespaceURL(), req, &n); err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func (c *Client) CreateNamespace(ctx context.Context, req api.CreateNamespaceReq
 }
 
 // UpdateNamespace changes a namespace's description and/or retention.
-func (c *Client) UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (*api.Namespace, error) {
+func (c *TetherClient) UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (*api.Namespace, error) {
 	var n api.Namespace
 	if _, err := c.doURL(ctx, http.MethodPatch, "PATCH /v1/namespaces/{namespace}", c.namespaceURL(name), req, &n); err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (c *Client) UpdateNamespace(ctx context.Context, name string, req api.Updat
 
 // DeleteNamespace deletes an empty namespace (ErrConflict when it holds
 // workflow instances, or is "default").
-func (c *Client) DeleteNamespace(ctx context.Context, name string) error {
+func (c *TetherClient) DeleteNamespace(ctx context.Context, name string) error {
 	_, err := c.doURL(ctx, http.MethodDelete, "DELETE /v1/namespaces/{namespace}", c.namespaceURL(name), nil, nil)
 	return err
 }
@@ -116,7 +116,7 @@ func (c *Client) DeleteNamespace(ctx context.Context, name string) error {
 // CreateAPIKey creates an API key of role (api.RoleWorker, RoleClient,
 // RoleReader or RoleAdmin) in the client's namespace. The answer's Key is the secret,
 // shown this once.
-func (c *Client) CreateAPIKey(ctx context.Context, role, name string) (*api.CreateAPIKeyResponse, error) {
+func (c *TetherClient) CreateAPIKey(ctx context.Context, role, name string) (*api.CreateAPIKeyResponse, error) {
 	var k api.CreateAPIKeyResponse
 	if _, err := c.do(ctx, http.MethodPost, "POST /api-keys", nil, api.CreateAPIKeyRequest{Role: role, Name: name}, &k, "api-keys"); err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (c *Client) CreateAPIKey(ctx context.Context, role, name string) (*api.Crea
 
 // ListAPIKeys returns the API keys of the client's namespace, without their
 // secrets.
-func (c *Client) ListAPIKeys(ctx context.Context) ([]api.APIKey, error) {
+func (c *TetherClient) ListAPIKeys(ctx context.Context) ([]api.APIKey, error) {
 	var resp api.ListAPIKeysResponse
 	if _, err := c.do(ctx, http.MethodGet, "GET /api-keys", nil, nil, &resp, "api-keys"); err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func (c *Client) ListAPIKeys(ctx context.Context) ([]api.APIKey, error) {
 
 // RevokeAPIKey revokes the API key id (ErrNotFound when unknown or revoked
 // already).
-func (c *Client) RevokeAPIKey(ctx context.Context, id string) error {
+func (c *TetherClient) RevokeAPIKey(ctx context.Context, id string) error {
 	_, err := c.do(ctx, http.MethodDelete, "DELETE /api-keys/{id}", nil, nil, nil, "api-keys", id)
 	return err
 }
@@ -144,7 +144,7 @@ func (c *Client) RevokeAPIKey(ctx context.Context, id string) error {
 // WaitResult waits (long polls) until the instance id is no longer running
 // and returns its description, without turning a failed or canceled
 // outcome into an error as [WorkflowRun.Get] does.
-func (c *Client) WaitResult(ctx context.Context, id string) (*api.Workflow, error) {
+func (c *TetherClient) WaitResult(ctx context.Context, id string) (*api.Workflow, error) {
 	return c.waitResult(ctx, id)
 }
 
@@ -153,7 +153,7 @@ func (c *Client) WaitResult(ctx context.Context, id string) (*api.Workflow, erro
 // namespace may ask; without authentication AuthRequired is false and the
 // key fields are empty. An unknown namespace → ErrNotFound; a key of
 // another namespace → ErrForbidden.
-func (c *Client) Caller(ctx context.Context) (*api.Caller, error) {
+func (c *TetherClient) Caller(ctx context.Context) (*api.Caller, error) {
 	var out api.Caller
 	if _, err := c.do(ctx, http.MethodGet, "GET /caller", nil, nil, &out, "caller"); err != nil {
 		return nil, err

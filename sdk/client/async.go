@@ -20,7 +20,7 @@ import (
 // one whose attempt was cancelled meanwhile gets an error matching
 // ErrLockLost or is dropped. The token routes take a worker (or admin) API
 // key; CompleteActivityByID takes a client key.
-func (c *Client) CompleteActivity(ctx context.Context, taskToken []byte, result any, err error) error {
+func (c *TetherClient) CompleteActivity(ctx context.Context, taskToken []byte, result any, err error) error {
 	token := string(taskToken)
 	if err != nil {
 		_, ferr := c.proto.FailActivityTask(ctx, token, api.FailActivityTaskRequest{Error: errconv.ToAPI(err)})
@@ -39,7 +39,7 @@ func (c *Client) CompleteActivity(ctx context.Context, taskToken []byte, result 
 // its Heartbeat timeout. It returns an *ActivityCanceledError when the
 // server flagged the attempt cancelled (the completer should then stop and
 // report). Temporal's Client.RecordActivityHeartbeat.
-func (c *Client) RecordActivityHeartbeat(ctx context.Context, taskToken []byte, details ...any) error {
+func (c *TetherClient) RecordActivityHeartbeat(ctx context.Context, taskToken []byte, details ...any) error {
 	raw, err := heartbeatDetails(details)
 	if err != nil {
 		return err
@@ -56,7 +56,7 @@ func (c *Client) RecordActivityHeartbeat(ctx context.Context, taskToken []byte, 
 // runID "" the current execution or an execution id in decimal, activityID
 // the activity's id in decimal (activity.GetInfo(ctx).ActivityID).
 // Temporal's Client.CompleteActivityByID.
-func (c *Client) CompleteActivityByID(ctx context.Context, namespace, workflowID, runID, activityID string, result any, err error) error {
+func (c *TetherClient) CompleteActivityByID(ctx context.Context, namespace, workflowID, runID, activityID string, result any, err error) error {
 	exec, aid, perr := c.activityRef(namespace, runID, activityID)
 	if perr != nil {
 		return perr
@@ -77,7 +77,7 @@ func (c *Client) CompleteActivityByID(ctx context.Context, namespace, workflowID
 
 // RecordActivityHeartbeatByID is RecordActivityHeartbeat by id (arguments
 // as for CompleteActivityByID).
-func (c *Client) RecordActivityHeartbeatByID(ctx context.Context, namespace, workflowID, runID, activityID string, details ...any) error {
+func (c *TetherClient) RecordActivityHeartbeatByID(ctx context.Context, namespace, workflowID, runID, activityID string, details ...any) error {
 	exec, aid, err := c.activityRef(namespace, runID, activityID)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (c *Client) RecordActivityHeartbeatByID(ctx context.Context, namespace, wor
 	return canceled(&resp)
 }
 
-func (c *Client) activityRef(namespace, runID, activityID string) (exec int64, aid string, err error) {
+func (c *TetherClient) activityRef(namespace, runID, activityID string) (exec int64, aid string, err error) {
 	if namespace != "" && namespace != c.ns {
 		return 0, "", fmt.Errorf("tether: namespace %q: this client works in %q", namespace, c.ns)
 	}

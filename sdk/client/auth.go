@@ -20,7 +20,7 @@ const EnvAPIKey = "TETHER_API_KEY"
 const workerSecretHeader = "Tether-Worker-Secret"
 
 // authHeaders sets the request's API key and worker secret.
-func (c *Client) authHeaders(req *http.Request) {
+func (c *TetherClient) authHeaders(req *http.Request) {
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}

@@ -2,10 +2,12 @@
 // workflows, wait for their results, describe, list, cancel, signal and
 // delete them.
 //
-// A [Client] is safe for concurrent use; create one per process and share it
-// (package worker takes one too). The worker side of the protocol (polling
-// and acknowledging tasks, worker sessions) is not here: package worker
-// drives it.
+// [Client] is Temporal's client.Client interface ([Dial], [NewLazyClient]);
+// [*TetherClient] implements it and adds Tether's own calls ([New],
+// [DialContext]). A client is safe for concurrent use; create one per
+// process and share it (package worker takes one too). The worker side of
+// the protocol (polling and acknowledging tasks, worker sessions) is not
+// here: package worker drives it.
 package client
 
 import (
@@ -30,10 +32,15 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
+	"github.com/tetherhq/tether/sdk/log"
 )
 
 // DefaultNamespace is the namespace used when Options.Namespace is empty.
 const DefaultNamespace = "default"
+
+// DefaultHostPort is the server address used when Options.Address and
+// Options.HostPort are empty: where `tether dev` listens.
+const DefaultHostPort = "localhost:7070"
 
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 1 << 20
@@ -43,14 +50,22 @@ type Options struct {
 	// Address is the server's base URL, such as "http://localhost:7070".
 	// A bare "host:port" is taken as http.
 	Address string
+	// HostPort is Temporal's name of Address, used when Address is empty;
+	// both empty: DefaultHostPort.
+	HostPort string
+	// Identity names this client (Temporal's Options.Identity); workers
+	// built on the client take it as their default identity.
+	Identity string
 	// Namespace defaults to "default".
 	Namespace string
 	// HTTPClient defaults to a client without a global timeout (long polls
 	// are bounded by their wait parameter and by the request's context)
 	// that keeps up to 64 idle connections to the server.
 	HTTPClient *http.Client
-	// Logger defaults to slog.Default().
-	Logger *slog.Logger
+	// Logger defaults to slog.Default(). A *slog.Logger is a log.Logger;
+	// so is Temporal's log.NewStructuredLogger and any adapter written for
+	// Temporal (package sdk/log).
+	Logger log.Logger
 	// APIKey is sent as "Authorization: Bearer <key>" on every request.
 	// Empty: the environment variable TETHER_API_KEY, if set.
 	APIKey string
@@ -63,8 +78,9 @@ type Options struct {
 	CAFile string
 }
 
-// Client is a connection to a Tether server, bound to one namespace.
-type Client struct {
+// TetherClient is the client of a Tether server, bound to one namespace:
+// Temporal's Client interface and Tether's own calls.
+type TetherClient struct {
 	base   *url.URL
 	ns     string
 	hc     *http.Client
@@ -75,6 +91,8 @@ type Client struct {
 	ids      atomic.Uint64
 	// apiKey is sent as a bearer token on every request ("" when none).
 	apiKey string
+	// identity is Options.Identity.
+	identity string
 	// proto is the worker protocol over this client's HTTP core (package
 	// worker reaches it through protocol.Of).
 	proto *protocol.Conn
@@ -82,7 +100,7 @@ type Client struct {
 
 func init() {
 	protocol.Register(func(c any) *protocol.Conn {
-		if cl, ok := c.(*Client); ok && cl != nil {
+		if cl, ok := c.(*TetherClient); ok && cl != nil {
 			return cl.proto
 		}
 		return nil
@@ -98,13 +116,14 @@ func waitPtr(d time.Duration) *api.Duration { return protocol.WaitPtr(d) }
 const RequestIDHeader = "X-Request-Id"
 
 // nextRequestID returns the id of a new request.
-func (c *Client) nextRequestID() string {
+func (c *TetherClient) nextRequestID() string {
 	return c.idPrefix + strconv.FormatUint(c.ids.Add(1), 36)
 }
 
-// Dial returns a client for the server at opts.Address. It checks that the
-// server answers (GET /healthz); any HTTP answer counts as reachable.
-func Dial(ctx context.Context, opts Options) (*Client, error) {
+// DialContext returns a client for the server at opts.Address. It checks
+// that the server answers (GET /healthz) within ctx; any HTTP answer counts
+// as reachable. Dial is Temporal's form, without a context.
+func DialContext(ctx context.Context, opts Options) (*TetherClient, error) {
 	c, err := New(opts)
 	if err != nil {
 		return nil, err
@@ -123,10 +142,13 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 }
 
 // New returns a client without contacting the server.
-func New(opts Options) (*Client, error) {
+func New(opts Options) (*TetherClient, error) {
 	addr := strings.TrimSpace(opts.Address)
 	if addr == "" {
-		return nil, errors.New("tether: Options.Address is required")
+		addr = strings.TrimSpace(opts.HostPort)
+	}
+	if addr == "" {
+		addr = DefaultHostPort
 	}
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
@@ -145,7 +167,7 @@ func New(opts Options) (*Client, error) {
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	c := &Client{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: opts.Logger, apiKey: opts.APIKey,
+	c := &TetherClient{base: u, ns: opts.Namespace, hc: opts.HTTPClient, logger: log.ToSlog(opts.Logger), apiKey: opts.APIKey, identity: opts.Identity,
 		idPrefix: "c" + hex.EncodeToString(b[:]) + "-"}
 	if c.apiKey == "" {
 		c.apiKey = os.Getenv(EnvAPIKey)
@@ -173,16 +195,19 @@ func New(opts Options) (*Client, error) {
 }
 
 // Namespace returns the client's namespace.
-func (c *Client) Namespace() string { return c.ns }
+func (c *TetherClient) Namespace() string { return c.ns }
 
 // Address returns the server's base URL.
-func (c *Client) Address() string { return c.base.String() }
+func (c *TetherClient) Address() string { return c.base.String() }
+
+// Identity returns Options.Identity.
+func (c *TetherClient) Identity() string { return c.identity }
 
 // Logger returns the client's logger.
-func (c *Client) Logger() *slog.Logger { return c.logger }
+func (c *TetherClient) Logger() *slog.Logger { return c.logger }
 
 // path builds a namespaced URL from escaped path segments and a query.
-func (c *Client) url(query url.Values, segs ...string) string {
+func (c *TetherClient) url(query url.Values, segs ...string) string {
 	parts := append([]string{"v1", "namespaces", c.ns}, segs...)
 	u := c.base.JoinPath(parts...)
 	if len(query) > 0 {
@@ -194,12 +219,12 @@ func (c *Client) url(query url.Values, segs ...string) string {
 // do sends a JSON request and decodes a JSON answer into out (when out is
 // not nil and the answer has a body). It returns the HTTP status. Statuses
 // >= 400 become a *ProblemError.
-func (c *Client) do(ctx context.Context, method, op string, query url.Values, body, out any, segs ...string) (int, error) {
+func (c *TetherClient) do(ctx context.Context, method, op string, query url.Values, body, out any, segs ...string) (int, error) {
 	return c.doURL(ctx, method, op, c.url(query, segs...), body, out)
 }
 
 // doURL is do on a complete URL (the routes outside a namespace).
-func (c *Client) doURL(ctx context.Context, method, op, target string, body, out any) (int, error) {
+func (c *TetherClient) doURL(ctx context.Context, method, op, target string, body, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)

@@ -32,7 +32,7 @@ func TestProblemErrors(t *testing.T) {
 			Errors: []api.FieldProblem{{Field: "execution_id", Message: "must be positive"}}})
 	}))
 	defer srv.Close()
-	c, err := Dial(context.Background(), Options{Address: srv.URL, Namespace: "ns"})
+	c, err := DialContext(context.Background(), Options{Address: srv.URL, Namespace: "ns"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,23 +84,23 @@ func TestGetLoopsOnNoContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	v, err := GetResult[struct{ N int }](ctx, c.GetWorkflow("w1"))
+	v, err := GetResult[struct{ N int }](ctx, c.GetWorkflow(ctx, "w1", ""))
 	if err != nil || v.N != 7 || calls.Load() != 3 {
 		t.Fatalf("%+v %v after %d calls", v, err, calls.Load())
 	}
-	err = c.GetWorkflow("w2").Get(ctx, nil)
+	err = c.GetWorkflow(ctx, "w2", "").Get(ctx, nil)
 	var wfe *WorkflowFailedError
 	var ae *api.Error
 	if !errors.As(err, &wfe) || wfe.Failure.Type != "Bad" || !errors.As(err, &ae) {
 		t.Fatalf("failed: %v", err)
 	}
-	if err := c.GetWorkflow("w3").Get(ctx, nil); !errors.Is(err, ErrWorkflowCanceled) {
+	if err := c.GetWorkflow(ctx, "w3", "").Get(ctx, nil); !errors.Is(err, ErrWorkflowCanceled) {
 		t.Fatalf("canceled: %v", err)
 	}
 }
 
 func TestNewValidatesAddress(t *testing.T) {
-	for _, a := range []string{"", "ftp://x", "://"} {
+	for _, a := range []string{"ftp://x", "://"} {
 		if _, err := New(Options{Address: a}); err == nil {
 			t.Errorf("address %q accepted", a)
 		}
@@ -108,5 +108,15 @@ func TestNewValidatesAddress(t *testing.T) {
 	c, err := New(Options{Address: "localhost:7070/"})
 	if err != nil || c.Address() != "http://localhost:7070" || c.Namespace() != "default" {
 		t.Fatalf("%v %v", c, err)
+	}
+	// Temporal's HostPort, and its default when no address is given.
+	for _, o := range []Options{{HostPort: "127.0.0.1:7233"}, {}} {
+		want := "http://" + o.HostPort
+		if o.HostPort == "" {
+			want = "http://" + DefaultHostPort
+		}
+		if c, err := New(o); err != nil || c.Address() != want {
+			t.Fatalf("New(%+v) = %v, %v; want %s", o, c, err, want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // Sentinel errors a caller can match with errors.Is. A [*ProblemError]
@@ -205,28 +206,11 @@ func refine(err error, conflict error) error {
 }
 
 // WorkflowFailedError is returned by [WorkflowRun.Get] when the workflow
-// failed. It carries (and unwraps to) the recorded error.
-type WorkflowFailedError struct {
-	InstanceID string
-	// Failure is the error recorded with the WorkflowFailed event.
-	Failure *api.Error
-}
-
-// Error implements error.
-func (e *WorkflowFailedError) Error() string {
-	if e.Failure == nil {
-		return fmt.Sprintf("workflow %s failed", e.InstanceID)
-	}
-	return fmt.Sprintf("workflow %s failed: %s", e.InstanceID, e.Failure.Error())
-}
-
-// Unwrap returns the recorded error.
-func (e *WorkflowFailedError) Unwrap() error {
-	if e.Failure == nil {
-		return nil
-	}
-	return e.Failure
-}
+// did not complete: it failed, was canceled or terminated. It is Temporal's
+// *temporal.WorkflowExecutionError: it carries the recorded error (Failure)
+// and unwraps to it, to the cause in Temporal's shape (Cause) and to
+// ErrWorkflowCanceled or ErrWorkflowTerminated.
+type WorkflowFailedError = wf.WorkflowExecutionError
 
 // IsRetryable reports whether an error from the client is worth retrying
 // after a backoff: server errors (a 503 — the server or its database

@@ -23,18 +23,19 @@ type Receipt struct {
 
 func Example() {
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Options{Address: "http://localhost:7070"})
+	c, err := client.DialContext(ctx, client.Options{Address: "http://localhost:7070"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	// Start by name (or pass the workflow function itself).
-	run, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{
+	var run client.WorkflowRun
+	run, err = c.StartWorkflow(ctx, client.StartWorkflowOptions{
 		ID:               "order-42",
 		TaskQueue:        "orders",
 		ExecutionTimeout: time.Hour,
 	}, "ProcessOrder", Order{ID: "42", Items: []string{"book"}})
 	if errors.Is(err, client.ErrAlreadyRunning) {
-		run = c.GetWorkflow("order-42") // wait for the one already running
+		run = c.GetWorkflow(ctx, "order-42", "") // wait for the one already running
 	} else if err != nil {
 		log.Fatal(err)
 	}
@@ -42,19 +43,19 @@ func Example() {
 	receipt, err := client.GetResult[Receipt](ctx, run)
 	var failed *client.WorkflowFailedError
 	switch {
-	case errors.As(err, &failed):
-		log.Fatalf("order failed: %s (%s)", failed.Failure.Message, failed.Failure.Type)
 	case errors.Is(err, client.ErrWorkflowCanceled):
 		log.Fatal("order canceled")
+	case errors.As(err, &failed) && failed.Failure != nil:
+		log.Fatalf("order failed: %s (%s)", failed.Failure.Message, failed.Failure.Type)
 	case err != nil:
 		log.Fatal(err)
 	}
 	fmt.Println("total:", receipt.Total)
 }
 
-func ExampleClient_ListAll() {
+func ExampleTetherClient_ListAll() {
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Options{Address: "http://localhost:7070"})
+	c, err := client.DialContext(ctx, client.Options{Address: "http://localhost:7070"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,9 +67,9 @@ func ExampleClient_ListAll() {
 	}
 }
 
-func ExampleClient_Signal() {
+func ExampleTetherClient_Signal() {
 	ctx := context.Background()
-	c, err := client.Dial(ctx, client.Options{Address: "http://localhost:7070"})
+	c, err := client.DialContext(ctx, client.Options{Address: "http://localhost:7070"})
 	if err != nil {
 		log.Fatal(err)
 	}

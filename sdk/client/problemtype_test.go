@@ -44,7 +44,7 @@ func TestSentinelByProblemType(t *testing.T) {
 			w.WriteHeader(tc.status)
 			_ = json.NewEncoder(w).Encode(api.Problem{Type: tc.typ, Title: "x", Status: tc.status})
 		}))
-		c, err := Dial(context.Background(), Options{Address: srv.URL})
+		c, err := DialContext(context.Background(), Options{Address: srv.URL})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,7 +46,7 @@ const maxQueryWait = 60 * time.Second
 // ErrQueryFailed (the handler returned an error), ErrServer (no worker
 // answered in time: the server waits up to 30s, or a little less than
 // what ctx's deadline leaves).
-func (c *Client) QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error) {
+func (c *TetherClient) QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error) {
 	var exec int64
 	if runID != "" {
 		var err error

@@ -40,7 +40,7 @@ func TestRateLimitedCarriesRetryAfter(t *testing.T) {
 		_, _ = w.Write([]byte(`{"title":"Too many requests","status":429}`))
 	}))
 	defer srv.Close()
-	c, err := Dial(context.Background(), Options{Address: srv.URL})
+	c, err := DialContext(context.Background(), Options{Address: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestUnavailableIsRetryableWithRequestID(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(`{"type":"https://tether.dev/problems/database-unavailable","title":"Database unavailable","status":503,"reason":"connection_refused"}`))
 	}))
-	c, err := Dial(context.Background(), Options{Address: srv.URL})
+	c, err := DialContext(context.Background(), Options{Address: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

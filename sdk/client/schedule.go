@@ -314,12 +314,12 @@ type ScheduleClient interface {
 }
 
 // ScheduleClient returns the client of the namespace's schedules.
-func (c *Client) ScheduleClient() ScheduleClient { return &scheduleClient{c: c} }
+func (c *TetherClient) ScheduleClient() ScheduleClient { return &scheduleClient{c: c} }
 
-type scheduleClient struct{ c *Client }
+type scheduleClient struct{ c *TetherClient }
 
 type scheduleHandle struct {
-	c  *Client
+	c  *TetherClient
 	id string
 }
 
@@ -356,7 +356,7 @@ func (sc *scheduleClient) List(ctx context.Context, o ScheduleListOptions) (Sche
 // scheduleIterator pages through GET /schedules.
 type scheduleIterator struct {
 	ctx   context.Context
-	c     *Client
+	c     *TetherClient
 	size  int
 	page  []api.ScheduleSummary
 	token string
@@ -452,7 +452,7 @@ func (h *scheduleHandle) Describe(ctx context.Context) (*ScheduleDescription, er
 // DescribeSchedule returns a schedule in its wire form (the CLI's and the
 // UI's view; ScheduleHandle.Describe is the SDK's). ErrNotFound when
 // unknown.
-func (c *Client) DescribeSchedule(ctx context.Context, id string) (*api.Schedule, error) {
+func (c *TetherClient) DescribeSchedule(ctx context.Context, id string) (*api.Schedule, error) {
 	var s api.Schedule
 	if _, err := c.do(ctx, http.MethodGet, "GET /schedules/{id}", nil, nil, &s, "schedules", id); err != nil {
 		return nil, err
@@ -463,7 +463,7 @@ func (c *Client) DescribeSchedule(ctx context.Context, id string) (*api.Schedule
 // ListSchedules returns one page of the namespace's schedules in their
 // wire form (pageSize 0: the server's default; token: the previous page's
 // NextPageToken).
-func (c *Client) ListSchedules(ctx context.Context, pageSize int, token string) (*api.ListSchedulesResponse, error) {
+func (c *TetherClient) ListSchedules(ctx context.Context, pageSize int, token string) (*api.ListSchedulesResponse, error) {
 	q := url.Values{}
 	if pageSize > 0 {
 		q.Set("page_size", strconv.Itoa(pageSize))
@@ -480,7 +480,7 @@ func (c *Client) ListSchedules(ctx context.Context, pageSize int, token string) 
 
 // CreateSchedule creates a schedule from its wire form
 // (ErrScheduleAlreadyRunning when the id is taken).
-func (c *Client) CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*api.Schedule, error) {
+func (c *TetherClient) CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*api.Schedule, error) {
 	var s api.Schedule
 	if _, err := c.do(ctx, http.MethodPost, "POST /schedules", nil, req, &s, "schedules"); err != nil {
 		return nil, refine(err, ErrScheduleAlreadyRunning)
@@ -489,7 +489,7 @@ func (c *Client) CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*
 }
 
 // ReplaceSchedule replaces a schedule's spec, action and policies (PUT).
-func (c *Client) ReplaceSchedule(ctx context.Context, id string, req api.ScheduleRequest) (*api.Schedule, error) {
+func (c *TetherClient) ReplaceSchedule(ctx context.Context, id string, req api.ScheduleRequest) (*api.Schedule, error) {
 	var s api.Schedule
 	if _, err := c.do(ctx, http.MethodPut, "PUT /schedules/{id}", nil, req, &s, "schedules", id); err != nil {
 		return nil, err
@@ -499,7 +499,7 @@ func (c *Client) ReplaceSchedule(ctx context.Context, id string, req api.Schedul
 
 // TriggerSchedule fires a schedule's action now and says what happened
 // (started, skipped or buffered).
-func (c *Client) TriggerSchedule(ctx context.Context, id string, overlap ScheduleOverlapPolicy) (*api.ScheduleTriggerResponse, error) {
+func (c *TetherClient) TriggerSchedule(ctx context.Context, id string, overlap ScheduleOverlapPolicy) (*api.ScheduleTriggerResponse, error) {
 	var r api.ScheduleTriggerResponse
 	if _, err := c.do(ctx, http.MethodPost, "POST /schedules/{id}/trigger", nil,
 		api.ScheduleTriggerRequest{OverlapPolicy: string(overlap)}, &r, "schedules", id, "trigger"); err != nil {
@@ -510,7 +510,7 @@ func (c *Client) TriggerSchedule(ctx context.Context, id string, overlap Schedul
 
 // BackfillSchedule fires the slots of one range and says which workflows
 // started.
-func (c *Client) BackfillSchedule(ctx context.Context, id string, b ScheduleBackfill) (*api.ScheduleBackfillResponse, error) {
+func (c *TetherClient) BackfillSchedule(ctx context.Context, id string, b ScheduleBackfill) (*api.ScheduleBackfillResponse, error) {
 	var r api.ScheduleBackfillResponse
 	req := api.ScheduleBackfillRequest{StartAt: b.Start, EndAt: b.End, OverlapPolicy: string(b.Overlap)}
 	if _, err := c.do(ctx, http.MethodPost, "POST /schedules/{id}/backfill", nil, req, &r, "schedules", id, "backfill"); err != nil {

@@ -17,8 +17,8 @@ import (
 // transaction. A started workflow finds the signal in its channel when its
 // code's first line runs. workflowID is required (options.ID is ignored).
 // The run returned is the execution that received the signal.
-func (c *Client) SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
-	options StartWorkflowOptions, workflow any, workflowArgs ...any) (*WorkflowRun, error) {
+func (c *TetherClient) SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
+	options StartWorkflowOptions, workflow any, workflowArgs ...any) (WorkflowRun, error) {
 	if workflowID == "" {
 		return nil, errors.New("tether: signal with start: empty workflow id")
 	}
@@ -47,5 +47,5 @@ func (c *Client) SignalWithStartWorkflow(ctx context.Context, workflowID, signal
 		"workflows", workflowID, "signal-with-start"); err != nil {
 		return nil, err
 	}
-	return &WorkflowRun{c: c, id: resp.InstanceID, executionID: resp.ExecutionID}, nil
+	return &Run{c: c, id: resp.InstanceID, executionID: resp.ExecutionID}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/tetherhq/tether/sdk/client"
 )
 
-// Goal: *client.Client is the author's and operator's API, like Temporal's
+// Goal: *client.TetherClient is the author's and operator's API, like Temporal's
 // client: the worker side of the protocol (polling and acknowledging tasks,
 // worker sessions) is not among its methods (it is in sdk/internal/protocol).
 func TestClientHasNoWorkerProtocolMethods(t *testing.T) {
@@ -17,16 +17,16 @@ func TestClientHasNoWorkerProtocolMethods(t *testing.T) {
 		"FailActivityTaskDetails", "AbandonActivityTask", "PendingActivityTask",
 		"WorkerHeartbeat", "PollQueryTask", "AnswerQueryTask",
 	}
-	typ := reflect.TypeOf(&client.Client{})
+	typ := reflect.TypeOf(&client.TetherClient{})
 	for _, name := range workerOnly {
 		if _, ok := typ.MethodByName(name); ok {
-			t.Errorf("*client.Client exports the worker protocol call %s", name)
+			t.Errorf("*client.TetherClient exports the worker protocol call %s", name)
 		}
 	}
 	// The author's API is still there.
 	for _, name := range []string{"StartWorkflow", "CompleteActivity", "RecordActivityHeartbeat", "QueryWorkflow", "UpdateWorkflow"} {
 		if _, ok := typ.MethodByName(name); !ok {
-			t.Errorf("*client.Client lacks %s", name)
+			t.Errorf("*client.TetherClient lacks %s", name)
 		}
 	}
 }

@@ -98,7 +98,7 @@ func (e *UpdateFailedError) Error() string {
 }
 
 type updateHandle struct {
-	c     *Client
+	c     *TetherClient
 	wfID  string
 	id    string
 	name  string
@@ -132,7 +132,7 @@ func (h *updateHandle) Get(ctx context.Context, valuePtr any) error {
 // rejected update returns an *UpdateFailedError (Rejected) here; the
 // handler's result or error comes from the handle's Get. Errors:
 // ErrNotFound (no such workflow), ErrConflict (it has finished).
-func (c *Client) UpdateWorkflow(ctx context.Context, opts UpdateWorkflowOptions) (WorkflowUpdateHandle, error) {
+func (c *TetherClient) UpdateWorkflow(ctx context.Context, opts UpdateWorkflowOptions) (WorkflowUpdateHandle, error) {
 	if opts.WaitForStage == WorkflowUpdateStageUnspecified {
 		return nil, errors.New("client: UpdateWorkflow: WaitForStage must be specified")
 	}
@@ -178,7 +178,7 @@ func stageRank(stage string) int {
 // awaitUpdate posts the update (the same id each time: the server keeps one
 // update per id) until it reaches req.WaitForStage or a final stage, or
 // ctx ends.
-func (c *Client) awaitUpdate(ctx context.Context, wfID, name string, req api.UpdateWorkflowRequest) (*api.UpdateWorkflowResponse, error) {
+func (c *TetherClient) awaitUpdate(ctx context.Context, wfID, name string, req api.UpdateWorkflowRequest) (*api.UpdateWorkflowResponse, error) {
 	for {
 		if dl, ok := ctx.Deadline(); ok {
 			left := time.Until(dl)

@@ -55,7 +55,7 @@ type ListWorkflowRequest struct {
 // summaries with their search attributes (Temporal's
 // Client.ListWorkflow). Pass the answer's NextPageToken back for the next
 // page; it is empty after the last.
-func (c *Client) ListWorkflow(ctx context.Context, req ListWorkflowRequest) (*api.ListWorkflowsResponse, error) {
+func (c *TetherClient) ListWorkflow(ctx context.Context, req ListWorkflowRequest) (*api.ListWorkflowsResponse, error) {
 	q := url.Values{}
 	if req.Query != "" {
 		q.Set("query", req.Query)
@@ -75,7 +75,7 @@ func (c *Client) ListWorkflow(ctx context.Context, req ListWorkflowRequest) (*ap
 
 // CountWorkflow counts the workflows query selects (Temporal's
 // Client.CountWorkflow; "" counts every workflow of the namespace).
-func (c *Client) CountWorkflow(ctx context.Context, query string) (int64, error) {
+func (c *TetherClient) CountWorkflow(ctx context.Context, query string) (int64, error) {
 	q := url.Values{}
 	if query != "" {
 		q.Set("query", query)
@@ -90,7 +90,7 @@ func (c *Client) CountWorkflow(ctx context.Context, query string) (int64, error)
 // RegisterSearchAttribute registers a search attribute of the client's
 // namespace (typ: api.SearchAttributeKeyword, …; ErrConflict when the
 // name is taken). Temporal's operator AddSearchAttributes.
-func (c *Client) RegisterSearchAttribute(ctx context.Context, name, typ string) (*api.SearchAttribute, error) {
+func (c *TetherClient) RegisterSearchAttribute(ctx context.Context, name, typ string) (*api.SearchAttribute, error) {
 	var sa api.SearchAttribute
 	req := api.RegisterSearchAttributeRequest{Name: name, Type: typ}
 	if _, err := c.do(ctx, http.MethodPost, "POST /search-attributes", nil, req, &sa, "search-attributes"); err != nil {
@@ -101,7 +101,7 @@ func (c *Client) RegisterSearchAttribute(ctx context.Context, name, typ string) 
 
 // ListSearchAttributes lists the search attributes of the client's
 // namespace, by name.
-func (c *Client) ListSearchAttributes(ctx context.Context) ([]api.SearchAttribute, error) {
+func (c *TetherClient) ListSearchAttributes(ctx context.Context) ([]api.SearchAttribute, error) {
 	var resp api.ListSearchAttributesResponse
 	if _, err := c.do(ctx, http.MethodGet, "GET /search-attributes", nil, nil, &resp, "search-attributes"); err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (c *Client) ListSearchAttributes(ctx context.Context) ([]api.SearchAttribut
 
 // DeleteSearchAttribute unregisters a search attribute (ErrNotFound when
 // unknown). Temporal's operator RemoveSearchAttributes.
-func (c *Client) DeleteSearchAttribute(ctx context.Context, name string) error {
+func (c *TetherClient) DeleteSearchAttribute(ctx context.Context, name string) error {
 	_, err := c.do(ctx, http.MethodDelete, "DELETE /search-attributes/{name}", nil, nil, nil, "search-attributes", name)
 	return err
 }

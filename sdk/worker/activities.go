@@ -153,7 +153,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		return
 	}
 
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(w.opts.BackgroundActivityContext))
 	defer cancel(nil)
 	deadline := attemptDeadline(task)
 	a := &attempt{task: task, cancel: cancel, grace: w.opts.CancelGracePeriod, graceOver: make(chan struct{})}
@@ -167,6 +167,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		},
 		Heartbeat: a.recordDetails,
 		Logger:    log,
+		Client:    w.c,
 	}
 	actx := actenv.With(ctx, env)
 	if !deadline.IsZero() {

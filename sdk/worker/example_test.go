@@ -19,7 +19,7 @@ func Hello(ctx workflow.Context, name string) (string, error) {
 }
 
 // A worker registers workflows and activities, then runs until its context
-// ends (w.Run(ctx)). Registering a name twice is an error.
+// ends (w.RunContext(ctx)). Registering a name twice is an error.
 func ExampleWorker_RegisterActivity() {
 	c, err := client.New(client.Options{Address: "http://localhost:7070"})
 	if err != nil {

@@ -52,7 +52,7 @@ func TestHostQueue(t *testing.T) {
 	rec := &pollRecorder{next: f}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	c, err := client.Dial(context.Background(), client.Options{Address: srv.URL, Logger: slog.New(slog.DiscardHandler)})
+	c, err := client.DialContext(context.Background(), client.Options{Address: srv.URL, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestHostQueueNameTooLong(t *testing.T) {
 	_, c := newFake(t)
 	w := New(c, strings.Repeat("q", 190), Options{HostQueue: true})
 	_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("A"))
-	if err := w.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "longer than") {
+	if err := w.RunContext(context.Background()); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("Run with a too long host queue: %v", err)
 	}
 }

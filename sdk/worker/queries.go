@@ -80,7 +80,7 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			ExecutionID:  task.ExecutionID,
 			RunID:        wf.RunID(task.ExecutionID),
 			TaskQueue:    task.TaskQueue,
-			Logger:       w.opts.Logger,
+			Logger:       w.baseLog,
 			ActivityName: w.reg.activityName,
 
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,

@@ -77,14 +77,14 @@ func (s *sessionFake) heartbeats() []hbCall {
 	return append([]hbCall(nil), s.calls...)
 }
 
-func newSessionFake(t *testing.T, answer func(r *http.Request, req api.WorkerHeartbeatRequest, n int) (int, string), tasks ...api.ActivityTask) (*sessionFake, *client.Client) {
+func newSessionFake(t *testing.T, answer func(r *http.Request, req api.WorkerHeartbeatRequest, n int) (int, string), tasks ...api.ActivityTask) (*sessionFake, *client.TetherClient) {
 	f := &sessionFake{answer: answer, fakeServer: &fakeServer{t: t, tasks: tasks, reports: map[string][]string{}, failures: map[string]api.Error{},
 		heartbeat: func(string) (int, api.ActivityHeartbeatResponse) {
 			return http.StatusOK, api.ActivityHeartbeatResponse{LockedUntil: time.Now().Add(time.Second)}
 		}}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	c, err := client.Dial(context.Background(), client.Options{Address: srv.URL, Logger: slog.New(slog.DiscardHandler)})
+	c, err := client.DialContext(context.Background(), client.Options{Address: srv.URL, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestSession_StopEndsTheSession(t *testing.T) {
 	_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	go func() { done <- w.RunContext(ctx) }()
 	waitUntil(t, "the first heartbeat", func() bool { return len(f.heartbeats()) >= 1 })
 	cancel()
 	select {

@@ -6,7 +6,10 @@
 //	w := worker.New(c, "orders", worker.Options{})
 //	w.RegisterWorkflow(ProcessOrder)
 //	w.RegisterActivity(Charge)
-//	err := w.Run(ctx) // until ctx is cancelled
+//	err := w.Run(worker.InterruptCh()) // until SIGINT or SIGTERM (Temporal's form)
+//	err = w.RunContext(ctx)            // until ctx is cancelled
+//
+// Start and Stop run the worker in the background, as Temporal's do.
 package worker
 
 import (
@@ -17,16 +20,19 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
+	"github.com/tetherhq/tether/sdk/log"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -92,8 +98,31 @@ type Options struct {
 	// CacheSize is the number of workflow executions whose live state is
 	// kept between turns (default 1000; negative disables the cache).
 	CacheSize int
-	// Logger defaults to the client's logger.
-	Logger *slog.Logger
+	// Logger defaults to the client's logger. A *slog.Logger is a
+	// log.Logger, as is any adapter written for Temporal (package sdk/log).
+	Logger log.Logger
+	// MaxConcurrentActivityExecutionSize, MaxConcurrentWorkflowTaskExecutionSize,
+	// MaxConcurrentActivityTaskPollers, MaxConcurrentWorkflowTaskPollers,
+	// WorkerStopTimeout and DisableEagerActivities are Temporal's names of
+	// MaxConcurrentActivities, MaxConcurrentWorkflowTurns, ActivityPollers,
+	// WorkflowPollers, StopTimeout and DisableEagerDispatch, used when
+	// Tether's is zero.
+	MaxConcurrentActivityExecutionSize int
+	// MaxConcurrentWorkflowTaskExecutionSize is MaxConcurrentWorkflowTurns.
+	MaxConcurrentWorkflowTaskExecutionSize int
+	// MaxConcurrentActivityTaskPollers is ActivityPollers.
+	MaxConcurrentActivityTaskPollers int
+	// MaxConcurrentWorkflowTaskPollers is WorkflowPollers.
+	MaxConcurrentWorkflowTaskPollers int
+	// WorkerStopTimeout is StopTimeout.
+	WorkerStopTimeout time.Duration
+	// DisableEagerActivities is DisableEagerDispatch.
+	DisableEagerActivities bool
+	// BackgroundActivityContext is the parent of every activity's context
+	// (Temporal's): its values reach the activities; its cancellation does
+	// not (the worker cancels activities itself). Default:
+	// context.Background().
+	BackgroundActivityContext context.Context
 	// HostQueue gives the worker a host task queue of its own,
 	// "<task queue>@<worker id>", which no other worker serves. The worker
 	// polls it for activities before its shared queue. An activity learns
@@ -127,10 +156,32 @@ const (
 	FailWorkflow
 )
 
-func (o Options) withDefaults(c *client.Client) Options {
+func (o Options) withDefaults(c *client.TetherClient) Options {
+	if o.Identity == "" && c != nil {
+		o.Identity = c.Identity()
+	}
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if o.MaxConcurrentWorkflowTurns <= 0 {
+		o.MaxConcurrentWorkflowTurns = o.MaxConcurrentWorkflowTaskExecutionSize
+	}
+	if o.MaxConcurrentActivities <= 0 {
+		o.MaxConcurrentActivities = o.MaxConcurrentActivityExecutionSize
+	}
+	if o.WorkflowPollers <= 0 {
+		o.WorkflowPollers = o.MaxConcurrentWorkflowTaskPollers
+	}
+	if o.ActivityPollers <= 0 {
+		o.ActivityPollers = o.MaxConcurrentActivityTaskPollers
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = o.WorkerStopTimeout
+	}
+	o.DisableEagerDispatch = o.DisableEagerDispatch || o.DisableEagerActivities
+	if o.BackgroundActivityContext == nil {
+		o.BackgroundActivityContext = context.Background()
 	}
 	if o.MaxConcurrentWorkflowTurns <= 0 {
 		o.MaxConcurrentWorkflowTurns = 100
@@ -168,8 +219,11 @@ func (o Options) withDefaults(c *client.Client) Options {
 	if o.CacheSize == 0 {
 		o.CacheSize = 1000
 	}
-	if o.Logger == nil {
+	if o.Logger == nil && c != nil {
 		o.Logger = c.Logger()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o
 }
@@ -179,18 +233,20 @@ const maxQueueName = 200
 
 // Worker serves one task queue. Register workflows and activities, then Run.
 type Worker struct {
-	c      *client.Client
-	p      *protocol.Conn // the worker protocol over c's HTTP core
-	queue  string
-	opts   Options
-	log    *slog.Logger
-	reg    *registry
-	cache  *cache
-	id     atomic.Pointer[string]
-	secret string // the session secret (session.go), set once in New
-	hostQ  string // the host task queue ("" without Options.HostQueue), set once in New
-	mu     sync.Mutex
-	active bool
+	c     *client.TetherClient
+	p     *protocol.Conn // the worker protocol over c's HTTP core
+	queue string
+	opts  Options
+	log   *slog.Logger
+	// baseLog is Options.Logger as a *slog.Logger (the workflows' logger).
+	baseLog *slog.Logger
+	reg     *registry
+	cache   *cache
+	id      atomic.Pointer[string]
+	secret  string // the session secret (session.go), set once in New
+	hostQ   string // the host task queue ("" without Options.HostQueue), set once in New
+	mu      sync.Mutex
+	active  bool
 
 	// hardStop is closed when the stop timeout has run out.
 	hardStop chan struct{}
@@ -206,6 +262,11 @@ type Worker struct {
 	// running are the attempts being run, by lock token.
 	running sync.Map // string → *attempt
 	stats   stats
+	// newErr is why New could not make a working worker (reported by
+	// Start and Run).
+	newErr error
+	// bg is the run of Start (nil when not started with Start).
+	bg *background
 	// eagerSlots are the activity slots while the worker runs activities
 	// and takes eager attempts (nil otherwise); eagerTurns the turn slots
 	// while it takes eager workflow tasks.
@@ -213,16 +274,26 @@ type Worker struct {
 	eagerTurns atomic.Pointer[chan struct{}]
 }
 
-// New returns a worker for taskQueue.
-func New(c *client.Client, taskQueue string, opts Options) *Worker {
-	opts = opts.withDefaults(c)
-	w := &Worker{c: c, p: protocol.Of(c), queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
+// New returns a worker for taskQueue on c (Temporal's worker.New). c is a
+// client of this package's client: Dial's, NewLazyClient's, or a
+// *client.TetherClient; another implementation of client.Client makes
+// Start and Run fail.
+func New(c client.Client, taskQueue string, opts Options) *Worker {
+	tc, _ := c.(*client.TetherClient)
+	opts = opts.withDefaults(tc)
+	w := &Worker{c: tc, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
+	if tc == nil {
+		w.newErr = fmt.Errorf("worker: New needs a client of package client (Dial, NewLazyClient), got %T", c)
+	} else {
+		w.p = protocol.Of(tc)
+	}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
 	if opts.HostQueue {
 		w.hostQ = taskQueue + "@" + id
 	}
-	w.log = opts.Logger.With("task_queue", taskQueue)
+	w.baseLog = log.ToSlog(opts.Logger)
+	w.log = w.baseLog.With("task_queue", taskQueue)
 	w.cache = newCache(opts.CacheSize)
 	return w
 }
@@ -356,29 +427,112 @@ func (w *Worker) registerActivity(fn any, reg registration, skipInvalid bool) er
 	return w.reg.addActivities(defs, reg.replace)
 }
 
-// Run serves the task queue until ctx is cancelled, then shuts down: it stops
-// polling, lets the running turns and activities finish within the stop
-// timeout, then cancels the activities still running and gives their
-// attempts back to the server (abandon), so that another worker takes them
-// at once. It returns nil after a shutdown, or an error when it cannot start.
-func (w *Worker) Run(ctx context.Context) error {
+// RunContext serves the task queue until ctx is cancelled, then shuts
+// down: it stops polling, lets the running turns and activities finish
+// within the stop timeout, then cancels the activities still running and
+// gives their attempts back to the server (abandon), so that another worker
+// takes them at once. It returns nil after a shutdown, or an error when it
+// cannot start.
+func (w *Worker) RunContext(ctx context.Context) error {
+	if err := w.begin(); err != nil {
+		return err
+	}
+	w.serve(ctx)
+	return nil
+}
+
+// begin checks that the worker can start and marks it active.
+func (w *Worker) begin() error {
+	if w.newErr != nil {
+		return w.newErr
+	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.active {
-		w.mu.Unlock()
 		return errors.New("worker: already running")
 	}
 	hasWF, hasAct := w.reg.counts()
 	if !hasWF && !hasAct {
-		w.mu.Unlock()
 		return errors.New("worker: nothing registered")
 	}
 	if len(w.hostQ) > maxQueueName {
-		w.mu.Unlock()
 		return fmt.Errorf("worker: host task queue %q is longer than %d characters: shorten the task queue or the identity", w.hostQ, maxQueueName)
 	}
 	w.active = true
 	w.hardStop = make(chan struct{})
+	return nil
+}
+
+// background is a run started by Start.
+type background struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Start starts the worker in the background (Temporal's Worker.Start): it
+// returns an error when the worker cannot start (nothing registered,
+// already running, …), and nil once it polls. Stop stops it.
+func (w *Worker) Start() error {
+	if err := w.begin(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	bg := &background{cancel: cancel, done: make(chan struct{})}
+	w.mu.Lock()
+	w.bg = bg
 	w.mu.Unlock()
+	go func() {
+		defer close(bg.done)
+		w.serve(ctx)
+	}()
+	return nil
+}
+
+// Stop stops a worker that Start started and returns once it has shut
+// down, as RunContext does when its context ends. It does nothing for a
+// worker that is not running from Start.
+func (w *Worker) Stop() {
+	w.mu.Lock()
+	bg := w.bg
+	w.bg = nil
+	w.mu.Unlock()
+	if bg == nil {
+		return
+	}
+	bg.cancel()
+	<-bg.done
+}
+
+// Run starts the worker and serves until interruptCh delivers a value or
+// is closed, then stops it (Temporal's Worker.Run; pass InterruptCh() to
+// stop on SIGINT or SIGTERM). It returns Start's error, or nil after the
+// shutdown.
+func (w *Worker) Run(interruptCh <-chan any) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-interruptCh
+	w.Stop()
+	return nil
+}
+
+// InterruptCh returns a channel that receives a value on SIGINT or SIGTERM
+// (Temporal's worker.InterruptCh), for Run.
+func InterruptCh() <-chan any {
+	ch := make(chan any, 1)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		signal.Stop(sigs)
+		ch <- sig
+	}()
+	return ch
+}
+
+// serve runs the worker (begun by begin) until ctx is cancelled.
+func (w *Worker) serve(ctx context.Context) {
+	hasWF, hasAct := w.reg.counts()
 	ctx = w.withSecret(ctx)
 	defer func() {
 		w.mu.Lock()
@@ -432,7 +586,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	session.Wait()
 	w.cache.closeAll()
 	w.log.Info("worker stopped", "worker_id", w.ID())
-	return nil
 }
 
 // stats counts what the worker did (for tests and logs).

@@ -94,14 +94,14 @@ func (f *fakeServer) reportsOf(tok string) []string {
 	return append([]string(nil), f.reports[tok]...)
 }
 
-func newFake(t *testing.T, tasks ...api.ActivityTask) (*fakeServer, *client.Client) {
+func newFake(t *testing.T, tasks ...api.ActivityTask) (*fakeServer, *client.TetherClient) {
 	f := &fakeServer{t: t, tasks: tasks, reports: map[string][]string{}, failures: map[string]api.Error{},
 		heartbeat: func(string) (int, api.ActivityHeartbeatResponse) {
 			return http.StatusOK, api.ActivityHeartbeatResponse{LockedUntil: time.Now().Add(time.Second)}
 		}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	c, err := client.Dial(context.Background(), client.Options{Address: srv.URL, Logger: slog.New(slog.DiscardHandler)})
+	c, err := client.DialContext(context.Background(), client.Options{Address: srv.URL, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +113,14 @@ func task(tok, typ string) api.ActivityTask {
 		ActivityType: typ, TaskQueue: "q", StartedAt: time.Now()}
 }
 
-func runWorker(t *testing.T, c *client.Client, opts Options, reg func(w *Worker)) *Worker {
+func runWorker(t *testing.T, c *client.TetherClient, opts Options, reg func(w *Worker)) *Worker {
 	opts.ActivityLockDuration = 300 * time.Millisecond
 	opts.PollWait = 100 * time.Millisecond
 	w := New(c, "q", opts)
 	reg(w)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
+	go func() { _ = w.RunContext(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return w
 }

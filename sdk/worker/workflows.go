@@ -158,7 +158,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			ExecutionID:  task.ExecutionID,
 			RunID:        runIDOf(task),
 			TaskQueue:    task.TaskQueue,
-			Logger:       w.opts.Logger,
+			Logger:       w.baseLog,
 			ActivityName: w.reg.activityName,
 
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,

@@ -98,6 +98,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	if err != nil {
 		return fmt.Errorf("take attempts: %w", err)
 	}
+	now := s.opts.Now()
 	taken := make(map[uuid.UUID]gen.TakeAttemptsRow, len(rows))
 	for _, r := range rows {
 		taken[*r.WorkerQueue.LockToken] = r
@@ -133,6 +134,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			msgs = append(msgs, outcomeMessage(row, completedEvent(c.result)))
 			waiting = append(waiting, delivery{c, row})
 		case r.Enqueued:
+			t.observeAttemptEnd(ns, row.ActivityType, ActivitySucceeded, row.StartedAt, now)
 			inserted[row.InstanceID]++
 			queues[row.InstanceID] = r.WorkflowQueue
 			t.wake(WorkflowQueueKey(ns, r.WorkflowQueue))
@@ -157,6 +159,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 				continue
 			}
 			d.call.out.Outcome = OutcomeDelivered
+			t.observeAttemptEnd(ns, d.row.ActivityType, ActivitySucceeded, d.row.StartedAt, now)
 			ds = append(ds, d)
 		}
 	}

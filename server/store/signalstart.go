@@ -55,6 +55,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 				return fmt.Errorf("signal with start: %w", err)
 			}
 			resp.ExecutionID, resp.Status, resp.Started = row.ExecutionID, row.Status, true
+			t.observe(observation{kind: observeStarted, ns: ns, typ: req.WorkflowType})
 			return nil
 		}
 		return fmt.Errorf("signal with start %s: the instance neither runs nor starts", instanceID)

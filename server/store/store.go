@@ -56,6 +56,17 @@ type Observer interface {
 	// (one per activity; a turn's ActivityCancelRequested events, timeouts,
 	// lost workers).
 	CancelRequested(reason string, n int)
+	// WorkflowStarted: a workflow of workflowType started in namespace ns
+	// (a start or a signal-with-start that created its execution).
+	WorkflowStarted(ns, workflowType string)
+	// WorkflowClosed: an execution of workflowType in ns ended with
+	// outcome (WorkflowCompleted, …). age, when positive, is the time
+	// from the workflow's start to its close.
+	WorkflowClosed(ns, workflowType, outcome string, age time.Duration)
+	// ActivityAttemptEnded: an attempt of an activity of activityType in
+	// ns ended with outcome (ActivitySucceeded, …). ran, when positive, is
+	// its start-to-close time.
+	ActivityAttemptEnded(ns, activityType, outcome string, ran time.Duration)
 }
 
 func (o Options) withDefaults() Options {

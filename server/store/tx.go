@@ -33,6 +33,9 @@ type txn struct {
 	// late counts the wake-ups that only the last statement found: they
 	// are announced right after the COMMIT (see wakeAfterCommit).
 	late map[string]int
+	// observed are the outcomes the Observer is told of once the
+	// transaction committed (observe.go).
+	observed []observation
 }
 
 // atCommit makes fn the transaction's last step: fn runs one statement
@@ -174,6 +177,9 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	}
 	if len(t.late) > 0 {
 		s.announceLate(t.late)
+	}
+	if len(t.observed) > 0 && s.opts.Observer != nil {
+		t.tell(s.opts.Observer)
 	}
 	return nil
 }

@@ -87,7 +87,7 @@ func RoundsFlow(ctx workflow.Context, n int) (int, error) {
 type env struct {
 	t      *testing.T
 	url    string
-	c      *client.Client
+	c      *client.TetherClient
 	worker *worker.Worker
 	// browser is a headless Chromium's tab.
 	browser context.Context
@@ -118,7 +118,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	app := apptest.Start(t, server.AppConfig{Logger: logger})
-	c, err := client.Dial(context.Background(), client.Options{Address: app.URL(), Logger: logger})
+	c, err := client.DialContext(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func newEnv(t *testing.T) *env {
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
 	wdone := make(chan error, 1)
-	go func() { wdone <- w.Run(wctx) }()
+	go func() { wdone <- w.RunContext(wctx) }()
 	t.Cleanup(func() {
 		wcancel()
 		if err := <-wdone; err != nil {

@@ -55,7 +55,7 @@ func run(address, dest string, timeout time.Duration, o fileprocessing.BatchOpti
 		return err
 	}
 	defer fs.Close()
-	c, err := client.Dial(ctx, client.Options{Address: address, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{Address: address, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	c, err := client.Dial(ctx, client.Options{Address: o.address, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{Address: o.address, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func run(o options) error {
 	}
 	logger.Info("host ready", "worker_id", w.ID(), "host_task_queue", w.HostTaskQueue(), "dir", dir, "pid", os.Getpid())
 	fmt.Println("ready", w.ID(), w.HostTaskQueue())
-	return w.Run(ctx)
+	return w.RunContext(ctx)
 }
 
 // prepareDir creates dir and removes the files a previous process left

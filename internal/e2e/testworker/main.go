@@ -34,7 +34,7 @@ func run(address, queue, identity string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c, err := client.Dial(ctx, client.Options{Address: address, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{Address: address, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -49,5 +49,5 @@ func run(address, queue, identity string) error {
 		return err
 	}
 	fmt.Println("ready", w.ID())
-	return w.Run(ctx)
+	return w.RunContext(ctx)
 }

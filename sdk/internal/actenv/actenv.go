@@ -57,6 +57,9 @@ type Env struct {
 	Heartbeat func(details json.RawMessage)
 	// Logger is the attempt's logger (activity.GetLogger).
 	Logger *slog.Logger
+	// Client is the worker's client (activity.GetClient; a client.Client,
+	// nil for a local activity).
+	Client any
 }
 
 type key struct{}

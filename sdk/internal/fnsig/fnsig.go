@@ -2,14 +2,14 @@
 // reflection. Signatures are validated once, at registration.
 //
 // A workflow function takes a context first (of the type the caller names),
-// at most one input after it, and returns an error last, optionally preceded
-// by one result (activities may take several inputs and no context, see
+// any number of inputs after it, and returns an error last, optionally
+// preceded by one result (activities may also take no context, see
 // InspectActivity):
 //
-//	func(ctx C) error
-//	func(ctx C, in T) error
-//	func(ctx C) (R, error)
-//	func(ctx C, in T) (R, error)
+//	func(ctx C, in1 T1, in2 T2, ...) error
+//	func(ctx C, in1 T1, in2 T2, ...) (R, error)
+//
+// One input travels as its JSON value, several as one JSON array.
 package fnsig
 
 import (
@@ -63,7 +63,7 @@ func inspect(fn any, ctxType reflect.Type, what string, flexible bool) (*Sig, er
 	if t.Kind() != reflect.Func {
 		return nil, fmt.Errorf("%s must be a function, got %T", what, fn)
 	}
-	shape := fmt.Sprintf("want func(%s[, In]) ([Out, ]error)", ctxType)
+	shape := fmt.Sprintf("want func(%s[, In...]) ([Out, ]error)", ctxType)
 	if flexible {
 		shape = fmt.Sprintf("want func([%s, ]In...) ([Out, ]error)", ctxType)
 	}
@@ -75,8 +75,8 @@ func inspect(fn any, ctxType reflect.Type, what string, flexible bool) (*Sig, er
 	if t.NumIn() >= 1 && t.In(0) == ctxType {
 		s.HasCtx, first = true, 1
 	}
-	if !flexible && (!s.HasCtx || t.NumIn() > 2) {
-		return nil, fmt.Errorf("%s %s: the first parameter must be %s and at most one input may follow; %s", what, t, ctxType, shape)
+	if !flexible && !s.HasCtx {
+		return nil, fmt.Errorf("%s %s: the first parameter must be %s; %s", what, t, ctxType, shape)
 	}
 	if t.NumOut() < 1 || t.NumOut() > 2 || t.Out(t.NumOut()-1) != errorType {
 		return nil, fmt.Errorf("%s %s: must return error last, optionally after one result; %s", what, t, shape)

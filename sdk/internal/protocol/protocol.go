@@ -4,7 +4,7 @@
 // keeps only what authors and operators use, like Temporal's client).
 //
 // A [Conn] has no HTTP machinery of its own: it sends through the HTTP core
-// of a client.Client (its request ids, API key, error decoding), so the SDK
+// of a client.TetherClient (its request ids, API key, error decoding), so the SDK
 // keeps one HTTP core. Package worker gets a client's Conn with [Of].
 package protocol
 
@@ -48,7 +48,7 @@ var of func(c any) *Conn
 // client; nothing else may call it.
 func Register(f func(c any) *Conn) { of = f }
 
-// Of returns the Conn of c, a *client.Client (nil for anything else).
+// Of returns the Conn of c, a *client.TetherClient (nil for anything else).
 func Of(c any) *Conn {
 	if of == nil {
 		return nil

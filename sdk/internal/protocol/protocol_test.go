@@ -32,7 +32,7 @@ func TestConnSendsThroughTheClient(t *testing.T) {
 	if p == nil {
 		t.Fatal("protocol.Of(client) is nil")
 	}
-	if protocol.Of("not a client") != nil || protocol.Of((*client.Client)(nil)) != nil {
+	if protocol.Of("not a client") != nil || protocol.Of((*client.TetherClient)(nil)) != nil {
 		t.Fatal("protocol.Of of a non-client is not nil")
 	}
 	ctx := protocol.WithWorkerSecret(context.Background(), "s3")

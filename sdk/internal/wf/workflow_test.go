@@ -764,7 +764,6 @@ func TestWithCancel(t *testing.T) {
 func TestDefinitionValidation(t *testing.T) {
 	bad := []any{
 		func(ctx context.Context) error { return nil },
-		func(ctx workflow.Context, a, b int) error { return nil },
 		func(ctx workflow.Context) int { return 0 },
 		func(ctx workflow.Context) (int, string) { return 0, "" },
 		"notafunc",

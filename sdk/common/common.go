@@ -1,0 +1,129 @@
+// Package common holds the message types of Temporal's API that workflow
+// and client code names (Temporal's go.temporal.io/api/common/v1): the same
+// type and field names and the same nil-safe getters as the protobuf
+// types, as plain Go structs. Tether's payloads are JSON: a Payload's Data
+// is the JSON encoding of a value and its Metadata["encoding"] is
+// "json/plain".
+package common
+
+// EncodingJSON is the Metadata["encoding"] of a Tether payload.
+const EncodingJSON = "json/plain"
+
+// Payload is one encoded value.
+type Payload struct {
+	// Metadata describes Data (its "encoding", …).
+	Metadata map[string][]byte
+	// Data is the encoded value.
+	Data []byte
+}
+
+// GetMetadata returns p.Metadata (nil for a nil p).
+func (p *Payload) GetMetadata() map[string][]byte {
+	if p == nil {
+		return nil
+	}
+	return p.Metadata
+}
+
+// GetData returns p.Data (nil for a nil p).
+func (p *Payload) GetData() []byte {
+	if p == nil {
+		return nil
+	}
+	return p.Data
+}
+
+// Payloads is a list of encoded values (the arguments of a call).
+type Payloads struct {
+	// Payloads are the values in order.
+	Payloads []*Payload
+}
+
+// GetPayloads returns p.Payloads (nil for a nil p).
+func (p *Payloads) GetPayloads() []*Payload {
+	if p == nil {
+		return nil
+	}
+	return p.Payloads
+}
+
+// WorkflowExecution names one execution of a workflow.
+type WorkflowExecution struct {
+	// WorkflowId is the workflow (instance) id.
+	WorkflowId string
+	// RunId is the execution's run id ("" for the current one).
+	RunId string
+}
+
+// GetWorkflowId returns e.WorkflowId ("" for a nil e).
+func (e *WorkflowExecution) GetWorkflowId() string {
+	if e == nil {
+		return ""
+	}
+	return e.WorkflowId
+}
+
+// GetRunId returns e.RunId ("" for a nil e).
+func (e *WorkflowExecution) GetRunId() string {
+	if e == nil {
+		return ""
+	}
+	return e.RunId
+}
+
+// WorkflowType names a workflow type.
+type WorkflowType struct {
+	// Name is the registered name.
+	Name string
+}
+
+// GetName returns t.Name ("" for a nil t).
+func (t *WorkflowType) GetName() string {
+	if t == nil {
+		return ""
+	}
+	return t.Name
+}
+
+// ActivityType names an activity type.
+type ActivityType struct {
+	// Name is the registered name.
+	Name string
+}
+
+// GetName returns t.Name ("" for a nil t).
+func (t *ActivityType) GetName() string {
+	if t == nil {
+		return ""
+	}
+	return t.Name
+}
+
+// Memo is a workflow's memo: encoded values by name.
+type Memo struct {
+	// Fields are the values by name.
+	Fields map[string]*Payload
+}
+
+// GetFields returns m.Fields (nil for a nil m).
+func (m *Memo) GetFields() map[string]*Payload {
+	if m == nil {
+		return nil
+	}
+	return m.Fields
+}
+
+// SearchAttributes are a workflow's search attributes: encoded values by
+// name.
+type SearchAttributes struct {
+	// IndexedFields are the values by name.
+	IndexedFields map[string]*Payload
+}
+
+// GetIndexedFields returns s.IndexedFields (nil for a nil s).
+func (s *SearchAttributes) GetIndexedFields() map[string]*Payload {
+	if s == nil {
+		return nil
+	}
+	return s.IndexedFields
+}

@@ -1,0 +1,225 @@
+// Package temporal is Temporal's go.temporal.io/sdk/temporal on Tether:
+// the retry policy, the error types and constructors that activities,
+// workflows and clients share, and typed search attributes.
+//
+// The error types are the ones the rest of the SDK produces, so errors.As
+// works across packages: an activity that returns NewApplicationError
+// reaches the workflow as an *ActivityError wrapping an *ApplicationError
+// with its type, message and details; a client's WorkflowRun.Get of a
+// failed workflow returns a *WorkflowExecutionError wrapping the cause.
+package temporal
+
+import (
+	"errors"
+
+	"github.com/tetherhq/tether/sdk/enums"
+	"github.com/tetherhq/tether/sdk/internal/searchattr"
+	"github.com/tetherhq/tether/sdk/internal/wf"
+)
+
+// RetryPolicy is how failed activities are retried (workflow.RetryPolicy).
+type RetryPolicy = wf.RetryPolicy
+
+// ApplicationError is an error with a type of its own, returned by an
+// activity or a workflow. Read it with Type, Message, NonRetryable,
+// HasDetails and Details.
+type ApplicationError = wf.TemporalApplicationError
+
+// ApplicationErrorOptions configure NewApplicationErrorWithOptions.
+type ApplicationErrorOptions = wf.ApplicationErrorOptions
+
+// ApplicationErrorCategory classifies an application error.
+type ApplicationErrorCategory = wf.ApplicationErrorCategory
+
+// Application error categories.
+const (
+	// ApplicationErrorCategoryUnspecified is the default.
+	ApplicationErrorCategoryUnspecified = wf.ApplicationErrorCategoryUnspecified
+	// ApplicationErrorCategoryBenign marks an expected error.
+	ApplicationErrorCategoryBenign = wf.ApplicationErrorCategoryBenign
+)
+
+// CanceledError is a cancellation with optional details. It matches
+// workflow.ErrCanceled with errors.Is.
+type CanceledError = wf.TemporalCanceledError
+
+// TimeoutError is a timeout, with its TimeoutType and the last heartbeat's
+// details.
+type TimeoutError = wf.TemporalTimeoutError
+
+// PanicError is a panic of an activity or of workflow code; StackTrace
+// returns its stack.
+type PanicError = wf.PanicError
+
+// ActivityError is the error of an activity as the workflow sees it; it
+// unwraps to the cause (an *ApplicationError, *TimeoutError, *PanicError,
+// *CanceledError, …).
+type ActivityError = wf.ActivityError
+
+// ChildWorkflowExecutionError is the error of a child workflow as its
+// parent sees it; it unwraps to the cause.
+type ChildWorkflowExecutionError = wf.ChildWorkflowExecutionError
+
+// WorkflowExecutionError is the error of a workflow as a client sees it
+// (WorkflowRun.Get); it unwraps to the cause.
+type WorkflowExecutionError = wf.WorkflowExecutionError
+
+// ErrNoData is returned by Details of an error without details.
+var ErrNoData = wf.ErrNoData
+
+// NewApplicationError returns a retryable application error of type
+// errType carrying details.
+func NewApplicationError(message, errType string, details ...any) error {
+	return wf.NewTemporalApplicationError(message, errType, ApplicationErrorOptions{Details: details})
+}
+
+// NewApplicationErrorWithCause returns a retryable application error of
+// type errType with a cause.
+func NewApplicationErrorWithCause(message, errType string, cause error, details ...any) error {
+	return wf.NewTemporalApplicationError(message, errType, ApplicationErrorOptions{Cause: cause, Details: details})
+}
+
+// NewApplicationErrorWithOptions returns an application error of type
+// errType configured by options.
+func NewApplicationErrorWithOptions(message, errType string, options ApplicationErrorOptions) error {
+	return wf.NewTemporalApplicationError(message, errType, options)
+}
+
+// NewNonRetryableApplicationError returns an application error that stops
+// the activity's retries at once, whatever its retry policy.
+func NewNonRetryableApplicationError(message, errType string, cause error, details ...any) error {
+	return wf.NewTemporalApplicationError(message, errType, ApplicationErrorOptions{NonRetryable: true, Cause: cause, Details: details})
+}
+
+// NewCanceledError returns a cancellation carrying details. A workflow
+// that returns it ends canceled.
+func NewCanceledError(details ...any) error { return wf.NewTemporalCanceledError(details...) }
+
+// NewTimeoutError returns a timeout of timeoutType whose last error was
+// lastErr.
+func NewTimeoutError(timeoutType enums.TimeoutType, lastErr error, details ...any) error {
+	return wf.NewTemporalTimeoutError("", timeoutType, lastErr, details...)
+}
+
+// NewHeartbeatTimeoutError returns a heartbeat timeout carrying the last
+// heartbeat's details.
+func NewHeartbeatTimeoutError(details ...any) error {
+	return wf.NewTemporalTimeoutError("heartbeat timeout", enums.TIMEOUT_TYPE_HEARTBEAT, nil, details...)
+}
+
+// IsApplicationError reports whether err is or wraps an *ApplicationError.
+func IsApplicationError(err error) bool {
+	var e *ApplicationError
+	return errors.As(err, &e)
+}
+
+// IsCanceledError reports whether err is or wraps a cancellation: a
+// *CanceledError, workflow.ErrCanceled, or a cancelled activity's or child's
+// error.
+func IsCanceledError(err error) bool {
+	var e *CanceledError
+	return errors.As(err, &e) || errors.Is(err, wf.ErrCanceled)
+}
+
+// IsTimeoutError reports whether err is or wraps a *TimeoutError.
+func IsTimeoutError(err error) bool {
+	var e *TimeoutError
+	return errors.As(err, &e)
+}
+
+// IsPanicError reports whether err is or wraps a *PanicError.
+func IsPanicError(err error) bool {
+	var e *PanicError
+	return errors.As(err, &e)
+}
+
+// IsTerminatedError reports whether err is the error of a terminated
+// workflow or child.
+func IsTerminatedError(err error) bool {
+	return errors.Is(err, wf.ErrTerminated) || errors.Is(err, wf.ErrChildWorkflowTerminated)
+}
+
+// IsWorkflowExecutionAlreadyStartedError reports whether err says that a
+// running workflow already has the id a start asked for (a client's
+// ErrAlreadyRunning, or a child's *ChildWorkflowExecutionAlreadyStartedError).
+func IsWorkflowExecutionAlreadyStartedError(err error) bool {
+	var c *wf.ChildWorkflowExecutionAlreadyStartedError
+	if errors.As(err, &c) {
+		return true
+	}
+	var a interface{ AlreadyStarted() bool }
+	return errors.As(err, &a) && a.AlreadyStarted()
+}
+
+// SearchAttributeKey is a typed search attribute key.
+type SearchAttributeKey = searchattr.Key
+
+// SearchAttributeUpdate sets or unsets one attribute.
+type SearchAttributeUpdate = searchattr.Update
+
+// SearchAttributes is an immutable set of typed search attribute values.
+type SearchAttributes = searchattr.SearchAttributes
+
+// SearchAttributeKeyString is the key of a text attribute.
+type SearchAttributeKeyString = searchattr.KeyString
+
+// SearchAttributeKeyKeyword is the key of a keyword attribute.
+type SearchAttributeKeyKeyword = searchattr.KeyKeyword
+
+// SearchAttributeKeyInt64 is the key of an int attribute.
+type SearchAttributeKeyInt64 = searchattr.KeyInt64
+
+// SearchAttributeKeyFloat64 is the key of a double attribute.
+type SearchAttributeKeyFloat64 = searchattr.KeyFloat64
+
+// SearchAttributeKeyBool is the key of a bool attribute.
+type SearchAttributeKeyBool = searchattr.KeyBool
+
+// SearchAttributeKeyTime is the key of a datetime attribute.
+type SearchAttributeKeyTime = searchattr.KeyTime
+
+// SearchAttributeKeyKeywordList is the key of a keyword list attribute.
+type SearchAttributeKeyKeywordList = searchattr.KeyKeywordList
+
+// NewSearchAttributeKeyString returns the key of the text attribute name.
+func NewSearchAttributeKeyString(name string) SearchAttributeKeyString {
+	return searchattr.NewKeyString(name)
+}
+
+// NewSearchAttributeKeyKeyword returns the key of the keyword attribute
+// name.
+func NewSearchAttributeKeyKeyword(name string) SearchAttributeKeyKeyword {
+	return searchattr.NewKeyKeyword(name)
+}
+
+// NewSearchAttributeKeyInt64 returns the key of the int attribute name.
+func NewSearchAttributeKeyInt64(name string) SearchAttributeKeyInt64 {
+	return searchattr.NewKeyInt64(name)
+}
+
+// NewSearchAttributeKeyFloat64 returns the key of the double attribute
+// name.
+func NewSearchAttributeKeyFloat64(name string) SearchAttributeKeyFloat64 {
+	return searchattr.NewKeyFloat64(name)
+}
+
+// NewSearchAttributeKeyBool returns the key of the bool attribute name.
+func NewSearchAttributeKeyBool(name string) SearchAttributeKeyBool {
+	return searchattr.NewKeyBool(name)
+}
+
+// NewSearchAttributeKeyTime returns the key of the datetime attribute name.
+func NewSearchAttributeKeyTime(name string) SearchAttributeKeyTime {
+	return searchattr.NewKeyTime(name)
+}
+
+// NewSearchAttributeKeyKeywordList returns the key of the keyword list
+// attribute name.
+func NewSearchAttributeKeyKeywordList(name string) SearchAttributeKeyKeywordList {
+	return searchattr.NewKeyKeywordList(name)
+}
+
+// NewSearchAttributes returns the attributes the updates set.
+func NewSearchAttributes(attributes ...SearchAttributeUpdate) SearchAttributes {
+	return searchattr.New(attributes...)
+}
