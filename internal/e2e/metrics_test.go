@@ -124,7 +124,7 @@ func metricsEnv(t *testing.T) *env {
 		BacklogInterval: 50 * time.Millisecond,
 		Logger:          logger,
 	})
-	c, err := client.Dial(context.Background(), client.Options{Address: app.URL(), Logger: logger})
+	c, err := client.DialContext(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
