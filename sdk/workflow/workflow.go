@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tetherhq/tether/sdk/internal/searchattr"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
@@ -340,6 +341,14 @@ func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals 
 // removes an attribute. See wf.UpsertSearchAttributes.
 func UpsertSearchAttributes(ctx Context, attributes map[string]any) error {
 	return wf.UpsertSearchAttributes(ctx, attributes)
+}
+
+// UpsertTypedSearchAttributes is UpsertSearchAttributes with Temporal's
+// typed keys: temporal.NewSearchAttributeKeyKeyword("Stage").ValueSet("shipped")
+// sets an attribute, key.ValueUnset() removes it. Each key's name must be
+// registered in the namespace with the matching type.
+func UpsertTypedSearchAttributes(ctx Context, attributes ...searchattr.Update) error {
+	return wf.UpsertSearchAttributes(ctx, searchattr.New(attributes...).Updates())
 }
 
 // GetVersion returns the code version to run at changeID: maxSupported,
