@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +53,45 @@ func TestUpsertTypedSearchAttributes(t *testing.T) {
 		if got[k] != v {
 			t.Fatalf("attributes %v, want %v", got, want)
 		}
+	}
+}
+
+// typedChild starts a child with untyped and typed attributes, then one
+// whose typed attribute repeats an untyped name.
+func typedChild(ctx workflow.Context) (string, error) {
+	ok := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "kid-1",
+		SearchAttributes:      map[string]any{"Owner": "ada"},
+		TypedSearchAttributes: temporal.NewSearchAttributes(stageKey.ValueSet("new"), amountKey.ValueSet(7))})
+	workflow.ExecuteChildWorkflow(ok, "Kid")
+	bad := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "kid-2",
+		SearchAttributes:      map[string]any{"Stage": "old"},
+		TypedSearchAttributes: temporal.NewSearchAttributes(stageKey.ValueSet("new"))})
+	err := workflow.ExecuteChildWorkflow(bad, "Kid").Get(ctx, nil)
+	return err.Error(), nil
+}
+
+// TestChildTypedSearchAttributes: ChildWorkflowOptions.TypedSearchAttributes
+// merge with SearchAttributes into the start command; a name in both fails
+// that child's future and starts nothing.
+func TestChildTypedSearchAttributes(t *testing.T) {
+	def, err := wf.NewDefinition(typedChild, "typedChild")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := wf.NewExecutor(def, wf.ExecutorOptions{InstanceID: "p", ExecutionID: 1, TaskQueue: "q"})
+	defer e.Close()
+	res, err := e.Turn(nil, []api.Event{{Kind: api.EventWorkflowStarted}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Commands) != 2 || res.Commands[0].Type != api.CommandStartChildWorkflow || res.Commands[1].Type != api.CommandCompleteWorkflow {
+		t.Fatalf("commands %+v", res.Commands)
+	}
+	a := res.Commands[0].SearchAttributes
+	if len(a) != 3 || string(a["Owner"]) != `"ada"` || string(a["Stage"]) != `"new"` || string(a["Amount"]) != "7" {
+		t.Fatalf("child attributes %s", a)
+	}
+	if msg := string(res.Commands[1].Result); !strings.Contains(msg, "Stage is in both") {
+		t.Fatalf("second child: %s", msg)
 	}
 }
