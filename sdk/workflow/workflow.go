@@ -275,7 +275,9 @@ func RunOnHost(ctx Context, opts HostOptions, fn func(hostCtx Context) error) er
 }
 
 // Await waits until cond holds; it returns ErrCanceled if ctx is cancelled
-// first. cond must only read workflow state.
+// first. cond runs in the waiting goroutine, once per wake-up, so it may
+// take a value (ch.ReceiveAsync(&v)) as Temporal's shopping-cart pattern
+// does.
 func Await(ctx Context, cond func() bool) error { return wf.Await(ctx, cond) }
 
 // AwaitWithTimeout is Await bounded by a durable timer: ok is false when
