@@ -354,7 +354,8 @@ func (g *BacklogGauge) Run(ctx context.Context) {
 }
 
 // Refresh reads the backlogs once and sets the gauges. Queues past the
-// label limit are summed under OtherLabel (their age: the oldest).
+// label limit are summed under OtherLabel (their age: the oldest). Run
+// calls it; it is not safe for concurrent use.
 func (g *BacklogGauge) Refresh(ctx context.Context) error {
 	rows, err := g.st.TaskQueueBacklog(ctx)
 	if err != nil {
