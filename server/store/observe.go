@@ -30,12 +30,14 @@ const (
 	// delivered to the workflow.
 	ActivitySucceeded = "succeeded"
 	// ActivityFailed: the attempt failed and no retry follows: the failure
-	// was delivered to the workflow.
+	// was delivered to the workflow (a poisoned attempt, delivered too
+	// often without completing, too).
 	ActivityFailed = "failed"
 	// ActivityRetried: the attempt failed and a new attempt is scheduled.
 	ActivityRetried = "retried"
-	// ActivityTimedOut: the attempt timed out (start-to-close, heartbeat
-	// or schedule-to-close), whether a retry follows or not.
+	// ActivityTimedOut: the attempt timed out (schedule-to-start,
+	// start-to-close, heartbeat or schedule-to-close), whether a retry
+	// follows or not.
 	ActivityTimedOut = "timed_out"
 )
 
