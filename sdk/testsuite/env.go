@@ -36,6 +36,10 @@ const (
 	// forever (Temporal's test environment does the same).
 	defaultMaximumAttempts = 10
 	defaultTestTimeout     = 3 * time.Second
+	// defaultRunTimeout bounds a workflow that sets no timeout: one
+	// blocked for good times out when the clock gets there (ten years,
+	// skipped at once), as in Temporal's test environment.
+	defaultRunTimeout = 10 * 365 * 24 * time.Hour
 )
 
 // env plays the server for the workflows of one test environment: it
@@ -48,10 +52,11 @@ const (
 // (the test's, inside ExecuteWorkflow); activities run on goroutines of
 // their own and hand their outcomes to the loop through post.
 type env struct {
-	logger   *slog.Logger
-	reg      *registry
-	now      time.Time
-	timeout  time.Duration
+	logger     *slog.Logger
+	reg        *registry
+	now        time.Time
+	timeout    time.Duration
+	runTimeout time.Duration
 	started  bool
 	finished bool
 
@@ -106,6 +111,7 @@ func newEnv(logger *slog.Logger, reg *registry, activityMock, workflowMock *mock
 		reg:              reg,
 		now:              time.Now(),
 		timeout:          defaultTestTimeout,
+		runTimeout:       defaultRunTimeout,
 		callbacks:        make(chan func(), 1024),
 		stopped:          make(chan struct{}),
 		activityMock:     activityMock,
@@ -525,6 +531,17 @@ func (x *execution) executionError(failure *api.Error, cause error) error {
 		WorkflowType: x.wfType, Failure: failure, Cause: cause}
 }
 
+// startRunTimeout fails the execution when it runs longer than d.
+func (x *execution) startRunTimeout(d time.Duration) {
+	x.e.addTimer(x.e.now.Add(d), func() {
+		if x.done {
+			return
+		}
+		x.close(&api.Command{Type: api.CommandFailWorkflow, Error: &api.Error{Type: api.ErrorTypeTimeout,
+			TimeoutType: api.TimeoutStartToClose, Message: fmt.Sprintf("workflow timed out after %v", d)}}, nil)
+	})
+}
+
 // terminate ends a child whose parent closed (ParentClosePolicyTerminate).
 func (x *execution) terminate() {
 	x.err = x.executionError(nil, wf.ErrChildWorkflowTerminated)
@@ -642,6 +659,9 @@ func (x *execution) startChild(c *api.Command) {
 	ch := e.newExecution(def, c.WorkflowID, tq)
 	ch.parent, ch.childID, ch.policy = x, c.ChildID, c.ParentClosePolicy
 	x.children[c.ChildID] = ch
+	if d := c.ExecutionTimeout.D(); d > 0 {
+		ch.startRunTimeout(d)
+	}
 	ch.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input,
 		ParentWorkflowID: x.id, ParentExecutionID: x.runID})
 	x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID})

@@ -421,16 +421,19 @@ func (s *UnitTestSuite) Test_SetStartTime() {
 	s.True(env.Now().Equal(start.Add(time.Hour)))
 }
 
-// Goal: a workflow blocked with nothing to wait for makes ExecuteWorkflow
-// panic with its stack, instead of hanging.
-func (s *UnitTestSuite) Test_BlockedWorkflowPanics() {
+// Goal: a workflow blocked for good times out at once, at its run
+// timeout on the mock clock.
+func (s *UnitTestSuite) Test_BlockedWorkflowTimesOut() {
 	env := s.NewTestWorkflowEnvironment()
-	defer func() {
-		r := recover()
-		s.Require().NotNil(r)
-		s.Contains(r, "blocked with nothing to wait for")
-	}()
+	start := env.Now()
+	env.SetWorkflowRunTimeout(48 * time.Hour)
+
 	env.ExecuteWorkflow(Counter)
+
+	s.True(env.IsWorkflowCompleted())
+	var timeoutErr *workflow.TimeoutError
+	s.Require().ErrorAs(env.GetWorkflowError(), &timeoutErr)
+	s.Equal(48*time.Hour, env.Now().Sub(start))
 }
 
 // Goal: AssertExpectations reports an expectation that was not met.
