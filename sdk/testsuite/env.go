@@ -57,8 +57,8 @@ type env struct {
 	now        time.Time
 	timeout    time.Duration
 	runTimeout time.Duration
-	started  bool
-	finished bool
+	started    bool
+	finished   bool
 
 	callbacks chan func()
 	stopped   chan struct{}
