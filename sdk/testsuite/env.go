@@ -221,8 +221,15 @@ func (e *env) registerDelayedCallback(fn func(), delay time.Duration) {
 // has left on the mock clock.
 func (e *env) run() {
 	e.started = true
+	// Callbacks without delay run before the first turn: what they send
+	// arrives with the start (as in Temporal, an update sent so is
+	// delivered in the first workflow task).
 	for _, d := range e.delayed {
-		e.addTimer(e.now.Add(d.delay), d.fn)
+		if d.delay <= 0 {
+			d.fn()
+		} else {
+			e.addTimer(e.now.Add(d.delay), d.fn)
+		}
 	}
 	e.delayed = nil
 	defer e.stop()

@@ -381,9 +381,7 @@ func (s *UnitTestSuite) Test_UpdateWorkflow() {
 			OnReject: func(err error) { s.Fail("u1 rejected", err) },
 			OnComplete: func(v any, err error) {
 				s.Require().NoError(err)
-				var n int
-				s.Require().NoError(v.(testsuite.EncodedValue).Get(&n))
-				results = append(results, n)
+				results = append(results, v.(int))
 			},
 		}, 2)
 		env.UpdateWorkflow("add", "u2", &testsuite.TestUpdateCallback{

@@ -1,6 +1,7 @@
 package wf
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -29,4 +30,15 @@ func FailureCause(e *api.Error) error {
 func (e *Executor) SetLocalClock(now func() time.Time, sleep func(time.Duration)) {
 	ls := e.s.localState()
 	ls.now, ls.sleep = now, sleep
+}
+
+// UpdateResultType returns the result type of the handler the workflow
+// set for the update name: nil when it has none, or when the handler
+// returns only an error. The test environment decodes an update's result
+// into it, to hand the test the value the handler returned.
+func (e *Executor) UpdateResultType(name string) reflect.Type {
+	if h := e.s.updates[name]; h != nil {
+		return h.handler.Out
+	}
+	return nil
 }
