@@ -88,6 +88,11 @@ type env struct {
 	matched          *MockCallWrapper
 
 	updates map[string]*pendingUpdate
+	// tokens are the attempts by task token (CompleteActivity).
+	tokens map[string]*activityRun
+	// signalExternalMocked, cancelExternalMocked: OnSignalExternalWorkflow
+	// and OnRequestCancelExternalWorkflow have expectations.
+	signalExternalMocked, cancelExternalMocked bool
 
 	onActivityStarted   func(info *activity.Info, ctx context.Context, args EncodedValues)
 	onActivityCompleted func(info *activity.Info, result EncodedValue, err error)
@@ -119,6 +124,7 @@ func newEnv(logger *slog.Logger, reg *registry, activityMock, workflowMock *mock
 		mockedActivities: map[string]bool{},
 		mockedWorkflows:  map[string]bool{},
 		updates:          map[string]*pendingUpdate{},
+		tokens:           map[string]*activityRun{},
 	}
 }
 
@@ -611,6 +617,16 @@ func (e *env) find(id string) *execution {
 }
 
 func (x *execution) signalExternal(c *api.Command) {
+	if x.e.signalExternalMocked {
+		var arg any
+		_ = fnsig.Decode(c.Input, &arg)
+		runID := ""
+		if c.TargetExecutionID != 0 {
+			runID = strconv.FormatInt(c.TargetExecutionID, 10)
+		}
+		x.externalMock(c.ExternalID, mockSignalExternal, []any{defaultNamespace, c.TargetInstanceID, runID, c.SignalName, arg})
+		return
+	}
 	target := x.e.find(c.TargetInstanceID)
 	if target == nil || (c.TargetExecutionID != 0 && target.runID != c.TargetExecutionID) {
 		x.deliver(api.Event{Kind: api.EventExternalFailed, ExternalID: c.ExternalID,
@@ -622,6 +638,14 @@ func (x *execution) signalExternal(c *api.Command) {
 }
 
 func (x *execution) cancelExternal(c *api.Command) {
+	if x.e.cancelExternalMocked {
+		runID := ""
+		if c.TargetExecutionID != 0 {
+			runID = strconv.FormatInt(c.TargetExecutionID, 10)
+		}
+		x.externalMock(c.ExternalID, mockCancelExternal, []any{defaultNamespace, c.TargetInstanceID, runID})
+		return
+	}
 	target := x.e.find(c.TargetInstanceID)
 	if target == nil || (c.TargetExecutionID != 0 && target.runID != c.TargetExecutionID) {
 		x.deliver(api.Event{Kind: api.EventExternalFailed, ExternalID: c.ExternalID,
@@ -634,6 +658,54 @@ func (x *execution) cancelExternal(c *api.Command) {
 	}
 	target.requestCancel(reason)
 	x.deliver(api.Event{Kind: api.EventExternalCompleted, ExternalID: c.ExternalID})
+}
+
+// Method names of the mocks of SignalExternalWorkflow and
+// RequestCancelExternalWorkflow on the workflow mock.
+const (
+	mockSignalExternal = "workflow.SignalExternalWorkflow"
+	mockCancelExternal = "workflow.RequestCancelExternalWorkflow"
+)
+
+// externalMock answers a signal or cancel request to another workflow with
+// the workflow mock: its error fails the request, its After delays the
+// answer on the mock clock.
+func (x *execution) externalMock(id int64, method string, args []any) {
+	e := x.e
+	ret, matched := e.methodCalled(e.workflowMock, method, args)
+	var err error
+	if len(ret) > 0 {
+		if fn, ok := ret.Get(0).(func(...any) error); ok {
+			err = fn(args...)
+		} else if fv := reflect.ValueOf(ret.Get(0)); fv.Kind() == reflect.Func {
+			in := make([]reflect.Value, len(args))
+			for i, a := range args {
+				if a == nil {
+					in[i] = reflect.Zero(fv.Type().In(i))
+				} else {
+					in[i] = reflect.ValueOf(a)
+				}
+			}
+			if out := fv.Call(in); len(out) > 0 && !out[0].IsNil() {
+				err, _ = out[0].Interface().(error)
+			}
+		} else {
+			err = ret.Error(0)
+		}
+	}
+	ev := api.Event{Kind: api.EventExternalCompleted, ExternalID: id}
+	if err != nil {
+		ev = api.Event{Kind: api.EventExternalFailed, ExternalID: id, Error: &api.Error{Type: errconv.TypeName(err), Message: err.Error()}}
+	}
+	var delay time.Duration
+	if matched != nil && matched.delay != nil {
+		delay = matched.delay()
+	}
+	if delay <= 0 {
+		x.deliver(ev)
+		return
+	}
+	e.addTimer(e.now.Add(delay), func() { x.deliver(ev) })
 }
 
 // ---------------------------------------------------------------------------
@@ -744,6 +816,10 @@ type activityRun struct {
 	// cancellation was requested (it stays outstanding until its outcome).
 	wait, cancelReq bool
 	cancel          context.CancelCauseFunc // the running attempt's
+	// pending: the attempt returned activity.ErrResultPending and waits
+	// for CompleteActivity; early is a completion that came first.
+	pending bool
+	early   *attemptOutcome
 	retry           *timer                  // the timer of the next attempt
 	mu              sync.Mutex
 	details         json.RawMessage // the latest heartbeat details
@@ -836,6 +912,7 @@ func (e *env) startAttempt(a *activityRun) {
 		info.Deadline = e.now.Add(d)
 		ctx, stopDeadline = context.WithTimeoutCause(ctx, d, &activity.CanceledError{Reason: api.CancelReasonStartToCloseTimeout})
 	}
+	e.tokens[string(info.TaskToken)] = a
 	infoCopy := info
 	aenv := &actenv.Env{
 		Info: info,
@@ -869,6 +946,32 @@ func (e *env) startAttempt(a *activityRun) {
 	}()
 }
 
+// completeActivity completes the attempt of token with result or err, as
+// client.CompleteActivity does for an activity that returned
+// activity.ErrResultPending.
+func (e *env) completeActivity(token string, result any, err error) {
+	a := e.tokens[token]
+	if a == nil || a.x.done || a.x.activities[a.id] != a {
+		return
+	}
+	var out attemptOutcome
+	if err != nil {
+		f := errconv.ToAPI(err)
+		out = attemptOutcome{fail: &f, err: err}
+	} else if raw, encErr := fnsig.Encode(result); encErr != nil {
+		no := false
+		out = attemptOutcome{fail: &api.Error{Type: "InvalidResult", Message: "encode result: " + encErr.Error(), Retryable: &no}, err: encErr}
+	} else {
+		out = attemptOutcome{result: raw, value: result}
+	}
+	if !a.pending {
+		a.early = &out // the attempt has not returned yet
+		return
+	}
+	a.pending = false
+	a.x.activityDone(a, a.attempt, out)
+}
+
 // attemptTimeout is the wall-clock bound of one attempt: its
 // start-to-close timeout, or its schedule-to-close one.
 func attemptTimeout(o api.ActivityOptions) time.Duration {
@@ -887,6 +990,15 @@ func (x *execution) activityDone(a *activityRun, attempt int32, out attemptOutco
 		return // stale: cancelled, or the execution closed
 	}
 	a.cancel = nil
+	if errors.Is(out.err, activity.ErrResultPending) {
+		a.pending = true
+		if early := a.early; early != nil {
+			a.early = nil
+			a.pending = false
+			x.activityDone(a, attempt, *early)
+		}
+		return
+	}
 	if out.fail == nil {
 		delete(x.activities, a.id)
 		x.deliver(api.Event{Kind: api.EventActivityCompleted, ActivityID: a.id, Attempt: attempt, Result: out.result})

@@ -526,3 +526,42 @@ func (s *UnitTestSuite) Test_LocalActivity() {
 	s.GreaterOrEqual(env.Now().Sub(start), time.Minute)
 	env.AssertExpectations(s.T())
 }
+
+// Goal: an activity that returns ErrResultPending is completed by
+// CompleteActivity with its task token, an hour later on the mock clock
+// (samples-go's expense test).
+func (s *UnitTestSuite) Test_CompleteActivity() {
+	env := s.NewTestWorkflowEnvironment()
+	start := env.Now()
+	env.RegisterActivityWithOptions(func(ctx context.Context, expenseID string) (string, error) {
+		token := activity.GetInfo(ctx).TaskToken
+		env.RegisterDelayedCallback(func() { _ = env.CompleteActivity(token, "approved:"+expenseID, nil) }, time.Hour)
+		return "", activity.ErrResultPending
+	}, activity.RegisterOptions{Name: "RequestApproval"})
+
+	env.ExecuteWorkflow(Approval, "exp-1")
+
+	var decision string
+	s.NoError(env.GetWorkflowResult(&decision))
+	s.Equal("approved:exp-1", decision)
+	s.Equal(time.Hour, env.Now().Sub(start))
+}
+
+// Goal: signals to other workflows go to OnSignalExternalWorkflow's mock;
+// without a mock, a target that is not running fails the signal.
+func (s *UnitTestSuite) Test_SignalExternalWorkflow() {
+	env := s.NewTestWorkflowEnvironment()
+	env.OnSignalExternalWorkflow(mock.Anything, "other", "", "ping", float64(5)).Return(nil).Once()
+	env.ExecuteWorkflow(Notifier)
+	s.NoError(env.GetWorkflowError())
+	env.AssertExpectations(s.T())
+
+	env = s.NewTestWorkflowEnvironment()
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(errors.New("gone"))
+	env.ExecuteWorkflow(Notifier)
+	s.ErrorContains(env.GetWorkflowError(), "gone")
+
+	env = s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(Notifier)
+	s.ErrorContains(env.GetWorkflowError(), "other is not running")
+}

@@ -122,6 +122,37 @@ func (t *TestWorkflowEnvironment) OnWorkflow(w any, args ...any) *MockCallWrappe
 	return t.impl.newMockCall(t.workflowMock.On(name, args...))
 }
 
+// OnSignalExternalWorkflow sets an expectation on the workflow's signals
+// to other workflows (workflow.SignalExternalWorkflow), called with the
+// namespace, workflowID, runID, signalName and the signal's argument
+// (decoded as JSON into an any); Return an error (nil: delivered) or a
+// function of those arguments returning one. Once set, every such signal
+// goes to the mock instead of the target.
+func (t *TestWorkflowEnvironment) OnSignalExternalWorkflow(namespace, workflowID, runID, signalName, arg any) *MockCallWrapper {
+	t.impl.signalExternalMocked = true
+	return t.impl.newMockCall(t.workflowMock.On(mockSignalExternal, namespace, workflowID, runID, signalName, arg))
+}
+
+// OnRequestCancelExternalWorkflow sets an expectation on the workflow's
+// cancel requests to other workflows (workflow.RequestCancelExternalWorkflow),
+// called with the namespace, workflowID and runID; Return an error (nil:
+// delivered).
+func (t *TestWorkflowEnvironment) OnRequestCancelExternalWorkflow(namespace, workflowID, runID any) *MockCallWrapper {
+	t.impl.cancelExternalMocked = true
+	return t.impl.newMockCall(t.workflowMock.On(mockCancelExternal, namespace, workflowID, runID))
+}
+
+// CompleteActivity completes an activity that returned
+// activity.ErrResultPending, by its task token (activity.GetInfo(ctx).TaskToken),
+// with result or err, as client.CompleteActivity does on a server. Call it
+// from a delayed callback (or any goroutine); the completion is applied by
+// the environment's loop.
+func (t *TestWorkflowEnvironment) CompleteActivity(taskToken []byte, result any, err error) error {
+	token := string(taskToken)
+	t.impl.post(func() { t.impl.completeActivity(token, result, err) })
+	return nil
+}
+
 // ExecuteWorkflow runs the workflow w (a function, or a registered name)
 // with args until it completes, fails, is cancelled or continues as new;
 // read the outcome with IsWorkflowCompleted, GetWorkflowResult and

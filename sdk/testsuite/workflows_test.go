@@ -225,3 +225,17 @@ func LocalGreeting(ctx workflow.Context, name string) (string, error) {
 	err := workflow.ExecuteLocalActivity(ctx, Greet, name).Get(ctx, &result)
 	return result, err
 }
+
+// Approval waits for the asynchronously completed activity
+// RequestApproval.
+func Approval(ctx workflow.Context, expenseID string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, activityOptions)
+	var decision string
+	err := workflow.ExecuteActivity(ctx, "RequestApproval", expenseID).Get(ctx, &decision)
+	return decision, err
+}
+
+// Notifier signals the workflow "other".
+func Notifier(ctx workflow.Context) error {
+	return workflow.SignalExternalWorkflow(ctx, "other", "", "ping", 5).Get(ctx, nil)
+}
