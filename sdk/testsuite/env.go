@@ -60,11 +60,16 @@ type env struct {
 	started    bool
 	finished   bool
 
-	callbacks chan func()
-	stopped   chan struct{}
-	running   int // activity attempts running (not waiting on the mock clock)
-	timers    timerHeap
-	timerSeq  int64
+	// The queue of what other goroutines hand the loop (post): unbounded,
+	// so that posting never blocks, and wake, which tells the loop.
+	qmu      sync.Mutex
+	queue    []func()
+	qclosed  bool
+	wake     chan struct{}
+	stopped  chan struct{}
+	running  int // activity attempts running (not waiting on the mock clock)
+	timers   timerHeap
+	timerSeq int64
 	// wallFor is the next timer while activities run, and wallAt the wall
 	// time at which it fires if they are still running then.
 	wallFor *timer
@@ -117,7 +122,7 @@ func newEnv(logger *slog.Logger, reg *registry, activityMock, workflowMock *mock
 		now:              time.Now(),
 		timeout:          defaultTestTimeout,
 		runTimeout:       defaultRunTimeout,
-		callbacks:        make(chan func(), 1024),
+		wake:             make(chan struct{}, 1),
 		stopped:          make(chan struct{}),
 		activityMock:     activityMock,
 		workflowMock:     workflowMock,
@@ -128,13 +133,33 @@ func newEnv(logger *slog.Logger, reg *registry, activityMock, workflowMock *mock
 	}
 }
 
-// post hands fn to the main loop (from any goroutine). After the loop has
-// ended, fn is dropped.
+// post hands fn to the main loop (from any goroutine, the loop's own
+// included). After the loop has ended, fn is dropped.
 func (e *env) post(fn func()) {
-	select {
-	case e.callbacks <- fn:
-	case <-e.stopped:
+	e.qmu.Lock()
+	if e.qclosed {
+		e.qmu.Unlock()
+		return
 	}
+	e.queue = append(e.queue, fn)
+	e.qmu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drain runs what was posted, in order; it reports whether there was
+// anything.
+func (e *env) drain() bool {
+	e.qmu.Lock()
+	q := e.queue
+	e.queue = nil
+	e.qmu.Unlock()
+	for _, fn := range q {
+		fn()
+	}
+	return len(q) > 0
 }
 
 // ---------------------------------------------------------------------------
@@ -243,11 +268,8 @@ func (e *env) run() {
 		if e.runTurns() {
 			continue
 		}
-		select {
-		case fn := <-e.callbacks:
-			fn()
+		if e.drain() {
 			continue
-		default:
 		}
 		if e.running == 0 {
 			if e.fireNext() {
@@ -276,8 +298,8 @@ func (e *env) wait() {
 	timeout := time.NewTimer(e.timeout)
 	defer timeout.Stop()
 	select {
-	case fn := <-e.callbacks:
-		fn()
+	case <-e.wake:
+		e.drain()
 	case <-wall:
 		e.fireNext()
 	case <-timeout.C:
@@ -297,6 +319,10 @@ func (e *env) stop() {
 			x.cancelActivity(id, api.CancelReasonWorkflowCompleted)
 		}
 	}
+	e.qmu.Lock()
+	e.qclosed = true
+	e.queue = nil
+	e.qmu.Unlock()
 	close(e.stopped)
 }
 
@@ -820,9 +846,9 @@ type activityRun struct {
 	// for CompleteActivity; early is a completion that came first.
 	pending bool
 	early   *attemptOutcome
-	retry           *timer                  // the timer of the next attempt
-	mu              sync.Mutex
-	details         json.RawMessage // the latest heartbeat details
+	retry   *timer // the timer of the next attempt
+	mu      sync.Mutex
+	details json.RawMessage // the latest heartbeat details
 }
 
 func (a *activityRun) setDetails(raw json.RawMessage) {
