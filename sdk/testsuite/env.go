@@ -252,15 +252,11 @@ func (e *env) registerDelayedCallback(fn func(), delay time.Duration) {
 // has left on the mock clock.
 func (e *env) run() {
 	e.started = true
-	// Callbacks without delay run before the first turn: what they send
-	// arrives with the start (as in Temporal, an update sent so is
-	// delivered in the first workflow task).
+	// Each callback fires as a timer, one per turn: a callback without
+	// delay runs once the first turn has run (the workflow's handlers
+	// are set), and what it sends makes a turn of its own.
 	for _, d := range e.delayed {
-		if d.delay <= 0 {
-			d.fn()
-		} else {
-			e.addTimer(e.now.Add(d.delay), d.fn)
-		}
+		e.addTimer(e.now.Add(d.delay), d.fn)
 	}
 	e.delayed = nil
 	defer e.stop()
@@ -439,7 +435,7 @@ func (x *execution) turn() {
 	for _, c := range res.Commands {
 		if c.Type == api.CommandRejectUpdate {
 			rejected[c.UpdateID] = true
-			e.rejectUpdate(c.UpdateID, wf.FailureCause(c.Error))
+			e.rejectValidated(c.UpdateID, wf.FailureCause(c.Error))
 		}
 	}
 	for _, id := range updates {

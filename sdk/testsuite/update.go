@@ -61,6 +61,7 @@ func (t *TestUpdateCallback) Complete(success any, err error) {
 type pendingUpdate struct {
 	x        *execution
 	name     string
+	input    []byte
 	uc       UpdateCallbacks
 	accepted bool
 	done     bool
@@ -68,7 +69,7 @@ type pendingUpdate struct {
 
 // sendUpdate delivers an update to x.
 func (e *env) sendUpdate(x *execution, name, id string, uc UpdateCallbacks, input []byte) {
-	e.updates[id] = &pendingUpdate{x: x, name: name, uc: uc}
+	e.updates[id] = &pendingUpdate{x: x, name: name, input: input, uc: uc}
 	x.deliver(api.Event{Kind: api.EventWorkflowUpdateAccepted, UpdateID: id, UpdateName: name, Input: input})
 	x.updateIDs = append(x.updateIDs, id)
 }
@@ -78,6 +79,17 @@ func (e *env) acceptUpdate(id string) {
 		u.accepted = true
 		u.uc.Accept()
 	}
+}
+
+// rejectValidated rejects an update the workflow rejected, with its
+// validator's own error when it has one (else with the recorded error).
+func (e *env) rejectValidated(id string, recorded error) {
+	if u := e.updates[id]; u != nil && !u.done {
+		if err := u.x.exec.ValidationError(u.name, u.input); err != nil {
+			recorded = err
+		}
+	}
+	e.rejectUpdate(id, recorded)
 }
 
 func (e *env) rejectUpdate(id string, err error) {

@@ -42,3 +42,16 @@ func (e *Executor) UpdateResultType(name string) reflect.Type {
 	}
 	return nil
 }
+
+// ValidationError runs again the validator the workflow set for the update
+// name on input and returns its error (nil when it has none or accepts
+// it). The test environment hands a rejected update's callbacks the
+// validator's own error, as Temporal's does; validators are free of side
+// effects, so running one again changes nothing.
+func (e *Executor) ValidationError(name string, input []byte) error {
+	h := e.s.updates[name]
+	if h == nil || h.validator == nil {
+		return nil
+	}
+	return e.s.validate(h.validator, api.Event{Input: input})
+}
