@@ -566,3 +566,33 @@ func (s *UnitTestSuite) Test_SignalExternalWorkflow() {
 	env.ExecuteWorkflow(Notifier)
 	s.ErrorContains(env.GetWorkflowError(), "other is not running")
 }
+
+// Goal: a workflow that continues as new ends the test with a
+// *workflow.ContinueAsNewError carrying the next input; a child that
+// continues as new goes on until it completes.
+func (s *UnitTestSuite) Test_ContinueAsNew() {
+	env := s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(Restarting, 1)
+	s.True(env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	s.Require().ErrorAs(env.GetWorkflowError(), &can)
+	s.JSONEq("2", string(can.Input))
+
+	env = s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(Restarting)
+	env.ExecuteWorkflow(ParentOfRestarting)
+	var n int
+	s.NoError(env.GetWorkflowResult(&n))
+	s.Equal(3, n)
+}
+
+// Goal: a panic in workflow code fails the workflow with a
+// *workflow.PanicError naming the panic.
+func (s *UnitTestSuite) Test_WorkflowPanic() {
+	env := s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(Panicking)
+	s.True(env.IsWorkflowCompleted())
+	var panicErr *workflow.PanicError
+	s.Require().ErrorAs(env.GetWorkflowError(), &panicErr)
+	s.Contains(panicErr.Value, "workflow bug")
+}

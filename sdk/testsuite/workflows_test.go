@@ -239,3 +239,24 @@ func Approval(ctx workflow.Context, expenseID string) (string, error) {
 func Notifier(ctx workflow.Context) error {
 	return workflow.SignalExternalWorkflow(ctx, "other", "", "ping", 5).Get(ctx, nil)
 }
+
+// Restarting continues as new with n+1 until n reaches 3.
+func Restarting(ctx workflow.Context, n int) (int, error) {
+	if n < 3 {
+		return 0, workflow.NewContinueAsNewError(ctx, n+1)
+	}
+	return n, nil
+}
+
+// Panicking panics.
+func Panicking(ctx workflow.Context) error {
+	panic("workflow bug")
+}
+
+// ParentOfRestarting runs Restarting as a child, which continues as new
+// until it completes.
+func ParentOfRestarting(ctx workflow.Context) (int, error) {
+	var n int
+	err := workflow.ExecuteChildWorkflow(ctx, Restarting, 0).Get(ctx, &n)
+	return n, err
+}
