@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/suite"
 
 	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/sdk/testsuite"
 	"github.com/tetherhq/tether/sdk/workflow"
@@ -595,4 +596,35 @@ func (s *UnitTestSuite) Test_WorkflowPanic() {
 	var panicErr *workflow.PanicError
 	s.Require().ErrorAs(env.GetWorkflowError(), &panicErr)
 	s.Contains(panicErr.Value, "workflow bug")
+}
+
+// Goal: SetLastCompletionResult is what a cron workflow reads as its last
+// run's result.
+func (s *UnitTestSuite) Test_LastCompletionResult() {
+	env := s.NewTestWorkflowEnvironment()
+	env.SetLastCompletionResult(41)
+	env.ExecuteWorkflow(Cron)
+	var n int
+	s.NoError(env.GetWorkflowResult(&n))
+	s.Equal(42, n)
+}
+
+// Goal: SetStartWorkflowOptions sets the workflow's id and run timeout.
+func (s *UnitTestSuite) Test_SetStartWorkflowOptions() {
+	env := s.NewTestWorkflowEnvironment()
+	start := env.Now()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "counter-1", TaskQueue: "counters", WorkflowRunTimeout: time.Hour})
+	signaled := false
+	env.RegisterDelayedCallback(func() {
+		s.Error(env.SignalWorkflowByID("default-test-workflow-id", "other", nil))
+		s.NoError(env.SignalWorkflowByID("counter-1", "other", nil))
+		signaled = true
+	}, time.Minute)
+
+	env.ExecuteWorkflow(Counter)
+
+	var timeoutErr *workflow.TimeoutError
+	s.Require().ErrorAs(env.GetWorkflowError(), &timeoutErr)
+	s.Equal(time.Hour, env.Now().Sub(start))
+	s.True(signaled)
 }

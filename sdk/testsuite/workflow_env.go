@@ -2,6 +2,7 @@ package testsuite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
@@ -35,6 +37,8 @@ type TestWorkflowEnvironment struct {
 	workerOpts   worker.Options
 	taskQueue    string
 	workflowID   string
+	// lastCompletion is the previous run's result (SetLastCompletionResult).
+	lastCompletion json.RawMessage
 }
 
 func newTestWorkflowEnvironment(logger *slog.Logger) *TestWorkflowEnvironment {
@@ -186,7 +190,8 @@ func (t *TestWorkflowEnvironment) ExecuteWorkflow(w any, args ...any) {
 	x := e.newExecution(d.def, t.workflowID, t.taskQueue)
 	e.root = x
 	x.startRunTimeout(e.runTimeout)
-	x.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: name, TaskQueue: t.taskQueue, Input: input})
+	x.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: name, TaskQueue: t.taskQueue, Input: input,
+		LastCompletionResult: t.lastCompletion})
 	for _, s := range e.preSignals {
 		x.deliver(s)
 	}
@@ -370,6 +375,36 @@ func (t *TestWorkflowEnvironment) SetWorkflowRunTimeout(d time.Duration) {
 	if d > 0 {
 		t.impl.runTimeout = d
 	}
+}
+
+// SetStartWorkflowOptions sets what ExecuteWorkflow takes from a start's
+// options: the workflow's ID and TaskQueue, and its run timeout
+// (WorkflowRunTimeout, else WorkflowExecutionTimeout, else
+// ExecutionTimeout). Call it before ExecuteWorkflow.
+func (t *TestWorkflowEnvironment) SetStartWorkflowOptions(options client.StartWorkflowOptions) {
+	if options.ID != "" {
+		t.workflowID = options.ID
+	}
+	if options.TaskQueue != "" {
+		t.taskQueue = options.TaskQueue
+	}
+	for _, d := range []time.Duration{options.WorkflowRunTimeout, options.WorkflowExecutionTimeout, options.ExecutionTimeout} {
+		if d > 0 {
+			t.impl.runTimeout = d
+			break
+		}
+	}
+}
+
+// SetLastCompletionResult sets the result of the previous run that the
+// workflow reads as a cron workflow's (workflow.HasLastCompletionResult,
+// GetLastCompletionResult).
+func (t *TestWorkflowEnvironment) SetLastCompletionResult(result any) {
+	raw, err := fnsig.Encode(result)
+	if err != nil {
+		panic(fmt.Sprintf("testsuite: SetLastCompletionResult: %v", err))
+	}
+	t.lastCompletion = raw
 }
 
 // SetWorkerOptions sets the options of the (simulated) worker. They are

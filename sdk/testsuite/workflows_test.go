@@ -264,3 +264,14 @@ func ParentOfRestarting(ctx workflow.Context) (int, error) {
 	err := workflow.ExecuteChildWorkflow(ctx, Restarting, 0).Get(ctx, &n)
 	return n, err
 }
+
+// Cron returns the last run's result plus one (0 on the first run).
+func Cron(ctx workflow.Context) (int, error) {
+	last := 0
+	if workflow.HasLastCompletionResult(ctx) {
+		if err := workflow.GetLastCompletionResult(ctx, &last); err != nil {
+			return 0, err
+		}
+	}
+	return last + 1, nil
+}
