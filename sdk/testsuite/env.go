@@ -22,6 +22,7 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/actenv"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/names"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
@@ -31,6 +32,9 @@ const (
 	defaultTaskQueue  = "default-test-taskqueue"
 	defaultWorkflowID = "default-test-workflow-id"
 	defaultWorkerID   = "default-test-worker"
+	// defaultHostQueue is the host task queue the environment answers
+	// workflow.RunOnHost with.
+	defaultHostQueue = "default-test-host-taskqueue"
 	// defaultMaximumAttempts bounds the attempts of an activity that has
 	// no retry policy, so that an activity mocked to fail does not retry
 	// forever (Temporal's test environment does the same).
@@ -1099,6 +1103,12 @@ func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string,
 		}
 	}()
 	sig := e.reg.activities[typ]
+	if sig == nil && typ == names.HostQueueActivity {
+		// workflow.RunOnHost picks a host: the environment is one, with a
+		// host task queue of its own (activities run alike on any queue).
+		raw, _ := fnsig.Encode(defaultHostQueue)
+		return attemptOutcome{result: raw, value: defaultHostQueue}
+	}
 	if sig == nil {
 		err := fmt.Errorf("unable to find activityType=%s. Supported types: [%s]", typ, e.reg.activityTypes())
 		return attemptOutcome{fail: &api.Error{Type: "ActivityTypeNotRegistered", Message: err.Error()}, err: err}

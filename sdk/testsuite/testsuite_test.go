@@ -628,3 +628,22 @@ func (s *UnitTestSuite) Test_SetStartWorkflowOptions() {
 	s.Equal(time.Hour, env.Now().Sub(start))
 	s.True(signaled)
 }
+
+// Goal: workflow.RunOnHost picks the environment as its host, and the
+// pinned activities run there.
+func (s *UnitTestSuite) Test_RunOnHost() {
+	env := s.NewTestWorkflowEnvironment()
+	var queues []string
+	env.SetOnActivityStartedListener(func(info *activity.Info, ctx context.Context, args testsuite.EncodedValues) {
+		queues = append(queues, info.TaskQueue)
+	})
+	env.OnActivity(Step, mock.Anything, mock.Anything).Return(1, nil).Twice()
+
+	env.ExecuteWorkflow(OnOneHost)
+
+	var queue string
+	s.NoError(env.GetWorkflowResult(&queue))
+	s.Equal("default-test-host-taskqueue", queue)
+	s.Equal([]string{queue, queue}, queues)
+	env.AssertExpectations(s.T())
+}

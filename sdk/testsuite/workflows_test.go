@@ -275,3 +275,20 @@ func Cron(ctx workflow.Context) (int, error) {
 	}
 	return last + 1, nil
 }
+
+// OnOneHost runs Step twice on one host (workflow.RunOnHost) and returns
+// the task queue the steps ran on.
+func OnOneHost(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, activityOptions)
+	var queue string
+	err := workflow.RunOnHost(ctx, workflow.HostOptions{}, func(hostCtx workflow.Context) error {
+		queue = workflow.GetActivityOptions(hostCtx).TaskQueue
+		for i := range 2 {
+			if err := workflow.ExecuteActivity(hostCtx, Step, i).Get(hostCtx, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return queue, err
+}
