@@ -647,3 +647,39 @@ func (s *UnitTestSuite) Test_RunOnHost() {
 	s.Equal([]string{queue, queue}, queues)
 	env.AssertExpectations(s.T())
 }
+
+// Goal: the example of docs/sdk.md ("Testing workflows") works as shown;
+// the clock moved by the signal's hour and the shipping's six.
+func (s *UnitTestSuite) Test_OrderShipsWithinADay() {
+	env := s.NewTestWorkflowEnvironment()
+	start := env.Now()
+	env.OnActivity(ChargeCard, mock.Anything, "order-1").Return("receipt-7", nil).Once()
+	env.OnActivity(Ship, mock.Anything, mock.Anything).Return(func(ctx context.Context, receipt string) error {
+		s.Equal("receipt-7", receipt)
+		return nil
+	}).After(6 * time.Hour) // on the mock clock
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow("approve", "ops") }, time.Hour)
+
+	env.ExecuteWorkflow(Order, "order-1") // its 24h timeout timer never fires
+
+	s.True(env.IsWorkflowCompleted())
+	s.NoError(env.GetWorkflowError())
+	var status string
+	s.NoError(env.GetWorkflowResult(&status))
+	s.Equal("shipped", status)
+	env.AssertExpectations(s.T())
+	s.Equal(7*time.Hour, env.Now().Sub(start))
+}
+
+// Goal: the activity example of docs/sdk.md works as shown.
+func TestResumesFromHeartbeat(t *testing.T) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.SetHeartbeatDetails(41) // the last page an earlier attempt finished
+	val, err := env.ExecuteActivity(ImportPages, "s3://bucket/export")
+	require.NoError(t, err)
+	var last int
+	require.NoError(t, val.Get(&last))
+	require.Equal(t, 50, last)
+	require.Len(t, env.Heartbeats(), 9) // pages 42 … 50
+}

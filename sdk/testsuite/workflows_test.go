@@ -292,3 +292,49 @@ func OnOneHost(ctx workflow.Context) (string, error) {
 	})
 	return queue, err
 }
+
+// Order charges the card, waits up to 24h for the signal "approve", then
+// ships (the example of docs/sdk.md, "Testing workflows").
+func Order(ctx workflow.Context, orderID string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, activityOptions)
+	var receipt string
+	if err := workflow.ExecuteActivity(ctx, ChargeCard, orderID).Get(ctx, &receipt); err != nil {
+		return "", err
+	}
+	approved := false
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var by string
+		_ = workflow.GetSignalChannel(ctx, "approve").Receive(ctx, &by)
+		approved = true
+	})
+	if ok, err := workflow.AwaitWithTimeout(ctx, 24*time.Hour, func() bool { return approved }); err != nil || !ok {
+		return "not approved", err
+	}
+	if err := workflow.ExecuteActivity(ctx, Ship, receipt).Get(ctx, nil); err != nil {
+		return "", err
+	}
+	return "shipped", nil
+}
+
+// ChargeCard is Order's first activity.
+func ChargeCard(ctx context.Context, orderID string) (string, error) { return "", nil }
+
+// Ship is Order's last activity.
+func Ship(ctx context.Context, receipt string) error { return nil }
+
+// ImportPages imports the pages of an export up to page 50, resuming after
+// the last page an earlier attempt finished (its heartbeat details), and
+// heartbeats each page (the activity example of docs/sdk.md).
+func ImportPages(ctx context.Context, source string) (int, error) {
+	page := 0
+	if _, err := activity.HeartbeatDetails(ctx, &page); err != nil {
+		return 0, err
+	}
+	for page < 50 {
+		page++
+		if err := activity.RecordHeartbeat(ctx, page); err != nil {
+			return 0, err
+		}
+	}
+	return page, nil
+}
