@@ -172,6 +172,7 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) erro
 				kind, limit = api.TimeoutHeartbeat, time.Duration(r.HeartbeatTimeoutMs)*time.Millisecond
 			}
 			res.Timeouts[kind]++
+			t.observeAttemptEnd(r.Namespace, r.ActivityType, ActivityTimedOut, r.StartedAt, s.opts.Now())
 			if r.WorkerID != nil {
 				t.wake(WorkerCancelKey(r.Namespace, *r.WorkerID))
 			}
@@ -200,6 +201,7 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) erro
 		var drop []int64
 		for _, r := range rows {
 			res.Timeouts[api.TimeoutScheduleToClose]++
+			t.observeAttemptEnd(r.Namespace, r.ActivityType, ActivityTimedOut, r.StartedAt, s.opts.Now())
 			if r.LockToken == nil {
 				drop = append(drop, r.ID)
 			} else if r.WorkerID != nil {
