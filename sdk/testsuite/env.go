@@ -97,6 +97,9 @@ type env struct {
 	matched          *MockCallWrapper
 
 	updates map[string]*pendingUpdate
+	// activityCtx is the parent of the activities' contexts
+	// (worker.Options.BackgroundActivityContext; nil: context.Background).
+	activityCtx context.Context
 	// tokens are the attempts by task token (CompleteActivity).
 	tokens map[string]*activityRun
 	// signalExternalMocked, cancelExternalMocked: OnSignalExternalWorkflow
@@ -924,7 +927,7 @@ type attemptOutcome struct {
 // own.
 func (e *env) startAttempt(a *activityRun) {
 	x := a.x
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(e.background()))
 	a.cancel = cancel
 	a.retry = nil
 	info := actenv.Info{
@@ -996,6 +999,15 @@ func (e *env) completeActivity(token string, result any, err error) {
 	}
 	a.pending = false
 	a.x.activityDone(a, a.attempt, out)
+}
+
+// background is the parent of the activities' contexts: its values reach
+// them, its cancellation does not.
+func (e *env) background() context.Context {
+	if e.activityCtx != nil {
+		return e.activityCtx
+	}
+	return context.Background()
 }
 
 // attemptTimeout is the wall-clock bound of one attempt: its

@@ -16,6 +16,7 @@ import (
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/sdk/testsuite"
+	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -682,4 +683,31 @@ func TestResumesFromHeartbeat(t *testing.T) {
 	require.NoError(t, val.Get(&last))
 	require.Equal(t, 50, last)
 	require.Len(t, env.Heartbeats(), 9) // pages 42 … 50
+}
+
+type ctxKey struct{}
+
+// Goal: the values of worker.Options.BackgroundActivityContext reach the
+// activities, in both environments.
+func (s *UnitTestSuite) Test_BackgroundActivityContext() {
+	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: context.WithValue(context.Background(), ctxKey{}, "deps")})
+	env.RegisterActivityWithOptions(func(ctx context.Context, name string) (string, error) {
+		deps, _ := ctx.Value(ctxKey{}).(string)
+		return deps + ":" + name, nil
+	}, activity.RegisterOptions{Name: "Greet"})
+	env.ExecuteWorkflow(Greeting, "Ada")
+	var result string
+	s.NoError(env.GetWorkflowResult(&result))
+	s.Equal("deps:Ada", result)
+
+	aenv := s.NewTestActivityEnvironment()
+	aenv.SetWorkerOptions(worker.Options{BackgroundActivityContext: context.WithValue(context.Background(), ctxKey{}, "deps")})
+	val, err := aenv.ExecuteActivity(func(ctx context.Context) (string, error) {
+		deps, _ := ctx.Value(ctxKey{}).(string)
+		return deps, nil
+	})
+	s.Require().NoError(err)
+	s.NoError(val.Get(&result))
+	s.Equal("deps", result)
 }

@@ -407,10 +407,14 @@ func (t *TestWorkflowEnvironment) SetLastCompletionResult(result any) {
 	t.lastCompletion = raw
 }
 
-// SetWorkerOptions sets the options of the (simulated) worker. They are
-// kept for the workflow code that reads them; the environment runs every
-// activity and turn itself.
-func (t *TestWorkflowEnvironment) SetWorkerOptions(opts worker.Options) { t.workerOpts = opts }
+// SetWorkerOptions sets the options of the (simulated) worker: its
+// BackgroundActivityContext is the parent of the activities' contexts (its
+// values reach them). The environment runs every activity and turn
+// itself, so the options of concurrency and polling change nothing.
+func (t *TestWorkflowEnvironment) SetWorkerOptions(opts worker.Options) {
+	t.workerOpts = opts
+	t.impl.activityCtx = opts.BackgroundActivityContext
+}
 
 // SetTaskQueue sets the workflow's task queue (default
 // "default-test-taskqueue").
