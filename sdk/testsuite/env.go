@@ -791,6 +791,12 @@ func (x *execution) childClosed(ch *execution) {
 		ev.Error = &e
 	case ch.closed.Type == api.CommandCompleteWorkflow:
 		ev.Kind, ev.Result = api.EventChildWorkflowCompleted, ch.result
+	case ch.closed.Type == api.CommandFailWorkflow && ch.closed.Error != nil && ch.closed.Error.Type == mockStartTypeName:
+		// The mock failed the start: the parent learns nothing else.
+		x.inbox = slices.DeleteFunc(x.inbox, func(m api.Event) bool {
+			return m.Kind == api.EventChildWorkflowStarted && m.ChildID == ch.childID
+		})
+		ev.Kind = api.EventStartChildWorkflowFailed
 	case ch.closed.Type == api.CommandFailWorkflow:
 		ev.Kind, ev.Error = api.EventChildWorkflowFailed, ch.closed.Error
 	case ch.closed.Type == api.CommandCancelWorkflow:

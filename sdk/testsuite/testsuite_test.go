@@ -711,3 +711,18 @@ func (s *UnitTestSuite) Test_BackgroundActivityContext() {
 	s.NoError(val.Get(&result))
 	s.Equal("deps", result)
 }
+
+// Goal: a child mocked with ErrMockStartChildWorkflowFailed fails its
+// start: the parent gets a ChildWorkflowExecutionAlreadyStartedError.
+func (s *UnitTestSuite) Test_ChildWorkflow_MockStartFailed() {
+	env := s.NewTestWorkflowEnvironment()
+	env.OnWorkflow(Child, mock.Anything, mock.Anything).Return("", testsuite.ErrMockStartChildWorkflowFailed).Once()
+
+	env.ExecuteWorkflow(Parent)
+
+	// The workflow failed with the start's error, recorded with its type.
+	var appErr *workflow.ApplicationError
+	s.Require().ErrorAs(env.GetWorkflowError(), &appErr)
+	s.Equal("ChildWorkflowExecutionAlreadyStartedError", appErr.Type)
+	env.AssertExpectations(s.T())
+}
