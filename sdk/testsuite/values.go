@@ -72,8 +72,8 @@ func (v encodedValues) Get(valuePtrs ...any) error {
 	return nil
 }
 
-// ErrMockStartChildWorkflowFailed, returned as the error of a child
-// workflow's mock (OnWorkflow), makes the child's start fail (Temporal's
+// ErrMockStartChildWorkflowFailed is the error to return from a child
+// workflow's mock (OnWorkflow) to make the child's start fail (Temporal's
 // testsuite.ErrMockStartChildWorkflowFailed): the parent's
 // ExecuteChildWorkflow future and its GetChildWorkflowExecution fail with a
 // *workflow.ChildWorkflowExecutionAlreadyStartedError, as for a child whose
