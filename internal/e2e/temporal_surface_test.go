@@ -200,6 +200,11 @@ func SurfaceSignalOther(ctx context.Context, workflowID, value string) error {
 		return errors.New("activity.GetLogger is not a log.WithLogger")
 	}
 	withLogger.With("activity", "SurfaceSignalOther").Info("signalling", "workflow", workflowID)
+	info := activity.GetInfo(ctx)
+	if info.ActivityType.Name != "SurfaceSignalOther" || info.WorkflowType.Name != "SurfaceActivitiesFlow" ||
+		info.WorkflowExecution.ID == "" || info.WorkflowExecution.RunID == "" || info.ActivityID == "" || info.IsLocalActivity {
+		return fmt.Errorf("activity info %+v", info)
+	}
 	return activity.GetClient(ctx).SignalWorkflow(ctx, workflowID, "", "note", value)
 }
 
