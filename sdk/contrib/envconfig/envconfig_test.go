@@ -18,3 +18,17 @@ func TestLoadDefaultClientOptions(t *testing.T) {
 		t.Fatalf("options %+v", o)
 	}
 }
+
+type mapEnv map[string]string
+
+func (m mapEnv) LookupEnv(k string) (string, bool) { v, ok := m[k]; return v, ok }
+
+func TestLoadClientOptions(t *testing.T) {
+	o, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: mapEnv{"TETHER_ADDRESS": "http://h:1", "TEMPORAL_ADDRESS": "x:2"}})
+	if err != nil || o.Address != "http://h:1" {
+		t.Fatalf("%+v %v", o, err)
+	}
+	if _, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFilePath: "config.toml"}); err == nil {
+		t.Fatal("a configuration file accepted")
+	}
+}
