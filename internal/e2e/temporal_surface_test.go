@@ -390,6 +390,10 @@ func TestTemporalSurface_UnsupportedStartOptionsAreRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "StartWorkflowOptions."+field) {
 			t.Errorf("%s: %v", field, err)
 		}
+		_, err = c.SignalWithStartWorkflow(ctx, "refused", "sig", nil, opts, "AnyFlow")
+		if err == nil || !strings.Contains(err.Error(), "StartWorkflowOptions."+field) {
+			t.Errorf("signal-with-start %s: %v", field, err)
+		}
 	}
 	if _, err := c.DescribeWorkflowExecution(ctx, "refused", ""); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("a refused start created the workflow: %v", err)
