@@ -212,6 +212,11 @@ func refine(err error, conflict error) error {
 // ErrWorkflowCanceled or ErrWorkflowTerminated.
 type WorkflowFailedError = wf.WorkflowExecutionError
 
+// AlreadyStarted reports whether the problem is a start refused because a
+// running workflow has the id (ErrAlreadyRunning), for
+// temporal.IsWorkflowExecutionAlreadyStartedError.
+func (e *ProblemError) AlreadyStarted() bool { return errors.Is(e.sentinel, ErrAlreadyRunning) }
+
 // IsRetryable reports whether an error from the client is worth retrying
 // after a backoff: server errors (a 503 — the server or its database
 // unavailable — after its [ProblemError.RetryAfter]), rate limiting, and

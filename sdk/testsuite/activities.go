@@ -135,7 +135,7 @@ func (e *env) startAttempt(a *activityRun) {
 		ctx, stopDeadline = context.WithTimeoutCause(ctx, d, &activity.CanceledError{Reason: api.CancelReasonStartToCloseTimeout})
 	}
 	e.tokens[string(info.TaskToken)] = a
-	infoCopy := info
+	var infoCopy activity.Info
 	aenv := &actenv.Env{
 		Info: info,
 		Heartbeat: func(raw json.RawMessage) {
@@ -148,6 +148,7 @@ func (e *env) startAttempt(a *activityRun) {
 			"activity_type", a.typ, "attempt", a.attempt),
 	}
 	actx := actenv.With(ctx, aenv)
+	infoCopy = activity.GetInfo(actx)
 	attempt := a.attempt
 	e.running++
 	go func() {

@@ -140,7 +140,7 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 	id := t.nextID
 	t.mu.Unlock()
 	now := time.Now()
-	info := activity.Info{
+	info := actenv.Info{
 		Namespace: defaultNamespace, InstanceID: defaultWorkflowID, ExecutionID: 1, ActivityID: id,
 		Attempt: 1, ActivityType: name, TaskQueue: defaultTaskQueue, WorkflowType: "workflow-type-not-specified",
 		HeartbeatDetails: details, ScheduledAt: now, StartedAt: now,
@@ -160,7 +160,7 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 	if logger == nil {
 		logger = slog.Default()
 	}
-	infoCopy := info
+	var infoCopy activity.Info
 	env := &actenv.Env{
 		Info: info,
 		Heartbeat: func(raw json.RawMessage) {
@@ -173,6 +173,7 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 		},
 		Logger: logger.With("activity_type", name, "activity_id", id, "local", local),
 	}
+	infoCopy = activity.GetInfo(actenv.With(ctx, env))
 	defer func() {
 		if r := recover(); r != nil {
 			val, err = nil, &wf.PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}
