@@ -36,6 +36,9 @@ const (
 	ProblemNotRunning       = api.ProblemNotRunning
 	ProblemRunning          = api.ProblemRunning
 	ProblemLockLost         = api.ProblemLockLost
+	// ProblemDuplicateReport: another report of the lock token was
+	// recorded first; this one differs from it and was not.
+	ProblemDuplicateReport = api.ProblemDuplicateReport
 	// ProblemUnhandledSignals: the turn would end the workflow but signals
 	// arrived while it ran; it was not applied and runs again with them.
 	ProblemUnhandledSignals = api.ProblemUnhandledSignals
@@ -133,6 +136,9 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 	case errors.Is(err, storage.ErrLockLost):
 		return newProblem(http.StatusConflict, ProblemLockLost, "Lock lost",
 			"The lock token is unknown, expired, or already acknowledged."), false
+	case errors.Is(err, storage.ErrDuplicateReport):
+		return newProblem(http.StatusConflict, ProblemDuplicateReport, "Duplicate report",
+			"Another report of this lock token, with a different payload, was recorded first; this one was not. A retry of the recorded report gets its answer."), false
 	case errors.Is(err, storage.ErrWorkerGone):
 		return newProblem(http.StatusGone, ProblemWorkerGone, "Worker cleaned up",
 			"This worker session was cleaned up; start again with a new worker_id."), false

@@ -116,6 +116,7 @@ type ReportReceipt struct {
 	Kind      string
 	Answer    []byte
 	CreatedAt time.Time
+	Digest    []byte
 }
 
 type Schedule struct {

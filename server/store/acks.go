@@ -39,6 +39,9 @@ type turnAck struct {
 	instanceID string
 	tok        uuid.UUID
 	req        api.CompleteWorkflowTaskRequest
+	// digest is the ack's digest (its receipt's): of its commands and
+	// activity cancels.
+	digest []byte
 
 	out api.CompleteWorkflowTaskResponse
 	// cancels counts the activity cancels the turn requested, by reason
@@ -59,11 +62,13 @@ func newTurnAcks() *coalescer[*turnAck] {
 // transaction and its statements; each one's outcome is its own.
 func (s *Store) CompleteWorkflowTask(ctx context.Context, ns string, token storage.TurnToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
 	tok := token.Lock
-	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req}
+	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req,
+		digest: reportDigest(mustJSON(req.Commands), mustJSON(req.ActivityCancels))}
 	if err := submit(ctx, s.acks, a, s.ackTurns); err != nil {
-		// A retried ack whose first try was applied gets its answer.
+		// A retried ack whose first try was applied gets its answer; a
+		// different ack of the token, ErrDuplicateReport.
 		var out api.CompleteWorkflowTaskResponse
-		if rerr := s.repeatedReport(ctx, ns, tok, receiptTurn, err, &out); rerr != nil {
+		if rerr := s.repeatedReport(ctx, ns, tok, receiptTurn, a.digest, err, &out); rerr != nil {
 			return api.CompleteWorkflowTaskResponse{}, rerr
 		}
 		return out, nil
@@ -193,7 +198,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 	for _, pt := range planned {
 		out := pt.ack.out
 		out.ActivityTasks = nil
-		rs = append(rs, newReceipt(pt.ack.tok, receiptTurn, out))
+		rs = append(rs, newReceipt(pt.ack.tok, receiptTurn, pt.ack.digest, out))
 	}
 	return writeReceipts(ctx, t, ns, rs)
 }
