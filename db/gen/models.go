@@ -72,6 +72,8 @@ type Instance struct {
 	SearchAttributes  []byte
 	Memo              []byte
 	HasChildren       bool
+	RunID             uuid.UUID
+	ParentRunID       *uuid.UUID
 }
 
 type Namespace struct {

@@ -416,6 +416,9 @@ type finishRow struct {
 	// HasChildren is true when the turn starts a child workflow: the
 	// instance's has_children is set (false leaves it as it is).
 	HasChildren bool `json:"has_children,omitempty"`
+	// RunID is the run id of the execution a continue-as-new or a cron's
+	// next run starts (absent: the instance keeps its own).
+	RunID *uuid.UUID `json:"run_id,omitempty"`
 }
 
 // jsonBox carries a jsonb value through a jsonb document: a JSON null
@@ -486,6 +489,13 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	ns, inst, plan, out := w.ns, pt.inst, pt.plan, &pt.ack.out
 	id, exec := inst.InstanceID, inst.ExecutionID
 	w.outs[id] = out
+	// nextRun is the run id of the execution the turn starts (a
+	// continue-as-new, a cron's next run, a retry), chosen here so that
+	// the ContinuedAsNew event and the new WorkflowStarted name it.
+	var nextRun uuid.UUID
+	if plan.ContinueAsNew || plan.Cron != nil {
+		nextRun = uuid.New()
+	}
 	// Observer counts.
 	for _, e := range plan.Events {
 		if e.Event.Kind == api.EventActivityCancelRequested {
@@ -511,6 +521,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		if ev.TimerID != 0 {
 			tm := ev.TimerID
 			r.TimerID = &tm
+		}
+		if ev.Kind == api.EventContinuedAsNew {
+			ev.NewRunID = nextRun.String()
 		}
 		ev.EventID, ev.Kind, ev.Timestamp = 0, "", time.Time{}
 		r.Payload = mustJSON(ev)
@@ -635,6 +648,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.Cron != nil {
 		cronFinish(&fin, plan.Cron)
 	}
+	if nextRun != uuid.Nil {
+		fin.RunID = &nextRun
+	}
 	w.finishes[id] = fin
 	w.children.addChildren(inst, plan)
 	// Exactly the consumed messages (a finished instance loses them all).
@@ -643,12 +659,13 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	}
 	switch {
 	case plan.Cron != nil:
-		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan.Cron, pt.txTime))
+		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan.Cron, nextRun, pt.txTime))
 		out.ExecutionID, out.NextEventID = exec+1, 1
 	case plan.ContinueAsNew:
 		next := exec + 1
 		start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,
-			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec}, 0)
+			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec,
+			RunID: nextRun.String(), ContinuedFromRunID: inst.RunID.String()}, 0)
 		w.continued = append(w.continued, func() error {
 			if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
 				return fmt.Errorf("drop old execution messages: %w", err)

@@ -30,7 +30,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 				if err != nil {
 					return fmt.Errorf("signal with start: %w", err)
 				}
-				resp.ExecutionID, resp.Status = i.ExecutionID, i.Status
+				resp.ExecutionID, resp.RunID, resp.Status = i.ExecutionID, i.RunID.String(), i.Status
 				return nil
 			}
 			if !noRows(err) {
@@ -54,7 +54,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			if err := enqueueTo(ctx, t, ns, instanceID, req.TaskQueue, []outMessage{signal}); err != nil {
 				return fmt.Errorf("signal with start: %w", err)
 			}
-			resp.ExecutionID, resp.Status, resp.Started = row.ExecutionID, row.Status, true
+			resp.ExecutionID, resp.RunID, resp.Status, resp.Started = row.ExecutionID, row.RunID.String(), row.Status, true
 			return nil
 		}
 		return fmt.Errorf("signal with start %s: the instance neither runs nor starts", instanceID)
