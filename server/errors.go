@@ -210,7 +210,9 @@ func (s *Server) httpErrorProblem(he *echo.HTTPError) *problemError {
 
 // databaseUnavailable classifies an error that means PostgreSQL cannot be
 // used right now — it refuses connections, is shutting down or starting,
-// has no connection slot left, or the connection broke — and returns the
+// has no connection slot left, the connection broke, or it lacks the
+// resources to do the work (disk full, out of memory, an I/O error, a
+// read-only standby) — and returns the
 // reason class ("" for any other error). Such errors are answered 503 with
 // Retry-After: the request may be sent again as it is.
 func databaseUnavailable(err error) string {
@@ -227,6 +229,21 @@ func databaseUnavailable(err error) string {
 			return "cannot_connect_now"
 		case strings.HasPrefix(pgErr.Code, "08"):
 			return "connection_failure"
+		case pgErr.Code == "53100":
+			// No space left on the database's disk: writes fail until
+			// an operator frees some; nothing was written.
+			return "disk_full"
+		case pgErr.Code == "53200":
+			return "out_of_memory"
+		case strings.HasPrefix(pgErr.Code, "53"):
+			// Insufficient resources: the other codes of the class.
+			return "insufficient_resources"
+		case pgErr.Code == "58030":
+			return "io_error"
+		case pgErr.Code == "25006":
+			// A read-only transaction: the server reached a standby (a
+			// failover in progress).
+			return "read_only"
 		}
 		return ""
 	}
