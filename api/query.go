@@ -46,6 +46,9 @@ type QueryTask struct {
 	InstanceID string `json:"instance_id"`
 	// ExecutionID is the execution queried.
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is that execution's run id (a UUID; empty for a past
+	// execution that predates run ids).
+	RunID string `json:"run_id,omitempty"`
 	// WorkflowType is the workflow's registered name.
 	WorkflowType string `json:"workflow_type"`
 	// TaskQueue is the workflow's task queue.

@@ -194,3 +194,30 @@ func TestRunIDsOfChildrenAndExternalTargets(t *testing.T) {
 		{Type: api.CommandSignalExternal, ExternalID: 3, TargetInstanceID: "t", TargetRunID: "nope", SignalName: "hi"}}}
 	wantProblemField(t, e.post("/workflow-tasks/"+next.LockToken+"/complete", bad), http.StatusBadRequest, "commands[0].target_run_id")
 }
+
+// Goal: a query task names the run of the execution it asks about, as the
+// turn does.
+func TestRunIDOfQueryTask(t *testing.T) {
+	e := newEnv(t, Config{})
+	st := startWF(t, e, "asked", "qq")
+	task := turnOf(t, e, "qq", "asked")
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: []api.Command{{
+		Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(time.Hour)}}}).want(t, http.StatusOK)
+	done := make(chan response, 1)
+	go func() {
+		b, _ := json.Marshal(api.QueryWorkflowRequest{RunID: st.RunID, Wait: dur(10 * time.Second)})
+		done <- doCtx(t, t.Context(), http.MethodPost, e.base+"/workflows/asked/queries/state", b)
+	}()
+	var qt api.QueryTask
+	e.post("/query-tasks/poll", api.PollQueryTaskRequest{TaskQueue: "qq", WorkerID: "w1", Wait: dur(10 * time.Second)}).
+		want(t, http.StatusOK).decode(t, &qt)
+	if qt.RunID != st.RunID || qt.ExecutionID != 1 {
+		t.Fatalf("query task: run %q execution %d, want %s and 1", qt.RunID, qt.ExecutionID, st.RunID)
+	}
+	e.post("/query-tasks/"+qt.QueryID+"/answer", api.AnswerQueryTaskRequest{Result: json.RawMessage(`"fine"`)}).want(t, http.StatusOK)
+	var ans api.QueryWorkflowResponse
+	(<-done).want(t, http.StatusOK).decode(t, &ans)
+	if string(ans.Result) != `"fine"` {
+		t.Fatalf("answer %s", ans.Result)
+	}
+}

@@ -1261,6 +1261,10 @@ type ApiQueryTask struct {
 	// QueryName QueryName is the query handler's name.
 	QueryName *string `json:"query_name,omitempty"`
 
+	// RunId RunID is that execution's run id (a UUID; empty for a past
+	// execution that predates run ids).
+	RunId *string `json:"run_id,omitempty"`
+
 	// TaskQueue TaskQueue is the workflow's task queue.
 	TaskQueue *string `json:"task_queue,omitempty"`
 
