@@ -39,6 +39,11 @@ var (
 	// ErrLockLost: a task's lock token is unknown, expired, or already
 	// acknowledged. It wraps ErrConflict.
 	ErrLockLost = fmt.Errorf("lock lost: %w", ErrConflict)
+	// ErrDuplicateReport: another report of the same task token, with a
+	// different payload (a completion with another result, a fail after a
+	// complete, another turn ack), was recorded first; this one was not.
+	// It wraps ErrConflict.
+	ErrDuplicateReport = fmt.Errorf("duplicate report: %w", ErrConflict)
 	// ErrGone: the worker session was cleaned up and must start again with a
 	// new worker id (410).
 	ErrGone = errors.New("gone")
@@ -162,6 +167,7 @@ func sentinelRules() []sentinelRule {
 		{ErrNotFound, http.StatusNotFound, []string{api.ProblemNotFound}},
 		{ErrAlreadyRunning, 0, []string{api.ProblemAlreadyRunning}},
 		{ErrLockLost, 0, []string{api.ProblemLockLost}},
+		{ErrDuplicateReport, 0, []string{api.ProblemDuplicateReport}},
 		{ErrScheduleAlreadyRunning, 0, []string{api.ProblemAlreadyExists}},
 		{ErrConflict, http.StatusConflict, []string{api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals, api.ProblemSearchAttributeExists, api.ProblemLimitExceeded}},
 		{ErrGone, http.StatusGone, []string{api.ProblemWorkerGone}},

@@ -37,6 +37,11 @@ var (
 	ErrRunning = errors.New("workflow still running")
 	// ErrLockLost: the lock token is unknown, expired, or already acknowledged.
 	ErrLockLost = errors.New("lock lost")
+	// ErrDuplicateReport: another report of the same lock token (a
+	// completion with a different result, a fail after a complete, a
+	// different turn ack) was recorded first; this one was not. A retry of
+	// the recorded report itself gets its first answer instead.
+	ErrDuplicateReport = errors.New("duplicate report")
 	// ErrWorkerGone: the worker session was cleaned up; register a new worker id.
 	ErrWorkerGone = errors.New("worker cleaned up")
 	// ErrSearchAttributeExists: the namespace has a search attribute of
