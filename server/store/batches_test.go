@@ -1,0 +1,129 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+)
+
+// TestBatch_OnceAcrossOwners: a job leased to one replica is not claimed
+// by another until the lease expires; then the other resumes at the
+// cursor, and a step by the old owner, or at a stale cursor, applies
+// nothing (Stopped). Each workflow is terminated once.
+func TestBatch_OnceAcrossOwners(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{InstanceID: fmt.Sprintf("l-%d", i),
+			WorkflowType: "L", TaskQueue: "q"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "b", Operation: api.BatchOpTerminate,
+		Query: "WorkflowType = 'L'", Rate: 50}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.ClaimBatch(ctx, "A", 300*time.Millisecond)
+	if err != nil || a == nil || a.ID != "b" || a.AfterID != "" {
+		t.Fatalf("claim by A: %+v, %v", a, err)
+	}
+	if b, err := s.ClaimBatch(ctx, "B", time.Minute); err != nil || b != nil {
+		t.Fatalf("claim by B while A holds the lease: %+v, %v", b, err)
+	}
+	ids, err := s.BatchPage(ctx, a, 10)
+	if err != nil || len(ids) != 3 || ids[0] != "l-0" {
+		t.Fatalf("page: %v, %v", ids, err)
+	}
+	if step, err := s.ApplyBatchItem(ctx, a, ids[0], 300*time.Millisecond); err != nil || step.Stopped || step.Failed || a.AfterID != "l-0" {
+		t.Fatalf("A's step: %+v, %v, cursor %q", step, err, a.AfterID)
+	}
+
+	var b *storage.BatchJob
+	deadline := time.Now().Add(10 * time.Second)
+	for b == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("B never claimed the job after A's lease expired")
+		}
+		time.Sleep(20 * time.Millisecond)
+		if b, err = s.ClaimBatch(ctx, "B", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.AfterID != "l-0" {
+		t.Fatalf("B resumes after %q, want l-0", b.AfterID)
+	}
+	if step, err := s.ApplyBatchItem(ctx, a, ids[1], time.Minute); err != nil || !step.Stopped || step.State != api.BatchRunning {
+		t.Fatalf("A's step after losing the lease: %+v, %v", step, err)
+	}
+	stale := *b
+	for _, id := range ids[1:] {
+		if step, err := s.ApplyBatchItem(ctx, b, id, time.Minute); err != nil || step.Stopped || step.Failed {
+			t.Fatalf("B's step %s: %+v, %v", id, step, err)
+		}
+	}
+	if step, err := s.ApplyBatchItem(ctx, &stale, ids[1], time.Minute); err != nil || !step.Stopped {
+		t.Fatalf("a step at a stale cursor: %+v, %v", step, err)
+	}
+	if rest, err := s.BatchPage(ctx, b, 10); err != nil || len(rest) != 0 {
+		t.Fatalf("page after the last: %v, %v", rest, err)
+	}
+	if err := s.FinishBatch(ctx, b, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.DescribeBatch(ctx, ns, "b")
+	if err != nil || got.State != api.BatchCompleted || got.Done != 3 || got.Failed != 0 || got.FinishedAt == nil {
+		t.Fatalf("job: %+v, %v", got, err)
+	}
+	for _, id := range ids {
+		h, err := s.History(ctx, ns, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ev := range h.Events {
+			if ev.Kind == api.EventWorkflowTerminated {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%s terminated %d times", id, n)
+		}
+	}
+}
+
+// TestBatch_QueryStopsCompiling: a job whose query names a search
+// attribute that is deleted meanwhile ends failed, naming the query.
+func TestBatch_QueryStopsCompiling(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	if _, err := s.RegisterSearchAttribute(ctx, ns, "Stage", api.SearchAttributeKeyword); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "q", Operation: api.BatchOpCancel,
+		Query: "Stage = 'x'", Rate: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSearchAttribute(ctx, ns, "Stage"); err != nil {
+		t.Fatal(err)
+	}
+	job, err := s.ClaimBatch(ctx, "A", time.Minute)
+	if err != nil || job == nil {
+		t.Fatalf("claim: %+v, %v", job, err)
+	}
+	_, err = s.BatchPage(ctx, job, 10)
+	var inv *storage.InvalidError
+	if !errors.As(err, &inv) || inv.Field != "query" {
+		t.Fatalf("page of a query that no longer compiles: %v", err)
+	}
+	if err := s.FinishBatch(ctx, job, err.Error()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.DescribeBatch(ctx, ns, "q"); err != nil || got.State != api.BatchFailed || got.Error == "" {
+		t.Fatalf("job: %+v, %v", got, err)
+	}
+}
