@@ -470,3 +470,41 @@ func TestBatch_SurvivesRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestBatch_RateAndFailures: a job handles at most rate_per_second
+// workflows a second (its steps, here all failures, are spread over at
+// least the time the rate allows), defaults to 50 a second, and records
+// each refusal with its reason.
+func TestBatch_RateAndFailures(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ids := startIdle(t, e.c, "Closed", "closed", 5)
+	for _, id := range ids {
+		if err := e.c.TerminateWorkflow(ctx, id, "", "setup"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := e.c.StartBatch(ctx, client.BatchOptions{ID: "slow", Operation: api.BatchOpSignal,
+		Query: "WorkflowType = 'Closed'", SignalName: "late", RatePerSecond: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = waitBatch(t, e.c, "slow", api.BatchCompleted)
+	if b.Total != 5 || b.Done != 0 || b.Failed != 5 || len(b.Failures) != 5 {
+		t.Fatalf("signal batch over closed workflows: %+v", b)
+	}
+	for i, f := range b.Failures {
+		if f.WorkflowID != ids[i] || f.Reason != "not running" {
+			t.Fatalf("failure %d: %+v", i, f)
+		}
+	}
+	// Five steps at 10 a second are at least 400ms apart from first to
+	// last (less 100ms for the first step's own time).
+	if span := b.Failures[4].At.Sub(b.Failures[0].At); span < 300*time.Millisecond {
+		t.Fatalf("five steps at 10/s took %s", span)
+	}
+	b, err = e.c.StartBatch(ctx, client.BatchOptions{Operation: api.BatchOpCancel, Query: "WorkflowType = 'Closed'"})
+	if err != nil || b.RatePerSecond != api.DefaultBatchRate {
+		t.Fatalf("default rate: %+v, %v", b, err)
+	}
+}

@@ -127,3 +127,47 @@ func TestBatch_QueryStopsCompiling(t *testing.T) {
 		t.Fatalf("job: %+v, %v", got, err)
 	}
 }
+
+// TestBatch_FailuresBounded: a job keeps its first api.MaxBatchFailures
+// failures and counts them all.
+func TestBatch_FailuresBounded(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	n := api.MaxBatchFailures + 2
+	for i := range n {
+		id := fmt.Sprintf("f-%03d", i)
+		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{InstanceID: id, WorkflowType: "F", TaskQueue: "q"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.TerminateWorkflow(ctx, ns, id, 0, "setup", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "f", Operation: api.BatchOpTerminate,
+		Query: "WorkflowType = 'F'", Rate: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	job, err := s.ClaimBatch(ctx, "A", time.Minute)
+	if err != nil || job == nil {
+		t.Fatalf("claim: %+v, %v", job, err)
+	}
+	for {
+		ids, err := s.BatchPage(ctx, job, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) == 0 {
+			break
+		}
+		for _, id := range ids {
+			if step, err := s.ApplyBatchItem(ctx, job, id, time.Minute); err != nil || !step.Failed || step.Reason != "not running" {
+				t.Fatalf("step %s: %+v, %v", id, step, err)
+			}
+		}
+	}
+	got, err := s.DescribeBatch(ctx, ns, "f")
+	if err != nil || got.Failed != int64(n) || got.Done != 0 || len(got.Failures) != api.MaxBatchFailures ||
+		got.Failures[0].WorkflowID != "f-000" || got.Failures[api.MaxBatchFailures-1].WorkflowID != fmt.Sprintf("f-%03d", api.MaxBatchFailures-1) {
+		t.Fatalf("job: failed %d, done %d, %d failures, %v", got.Failed, got.Done, len(got.Failures), err)
+	}
+}
