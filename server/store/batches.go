@@ -267,7 +267,8 @@ func (s *Store) ApplyBatchItem(ctx context.Context, job *storage.BatchJob, insta
 }
 
 // batchRefusal is the reason recorded for an operation refused for one
-// workflow ("" for any other error, which fails the step).
+// workflow: not found, not running, running, or invalid for it ("" for any
+// other error, which fails the step: the service tries it again).
 func batchRefusal(err error) string {
 	switch {
 	case err == nil:
@@ -278,6 +279,10 @@ func batchRefusal(err error) string {
 		return "not running"
 	case errors.Is(err, ErrRunning):
 		return "running (a delete batch deletes running workflows only with force)"
+	}
+	var inv *storage.InvalidError
+	if errors.As(err, &inv) {
+		return inv.Error()
 	}
 	return ""
 }
