@@ -48,7 +48,8 @@ type Batches interface {
 	// after the job's cursor, and in the same operation moves the cursor
 	// to it, counts it done and renews the lease; when the operation is
 	// refused for that workflow (not running, not found, running without
-	// force) nothing is applied and it is counted failed with the reason
+	// force, invalid for it) nothing is applied and it is counted failed
+	// with the reason
 	// instead. It first checks, under the job's lock, that the job is
 	// still running, leased to job.Owner, at job.AfterID: otherwise it
 	// applies nothing and answers Stopped with the job's state. On
