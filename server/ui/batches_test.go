@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/server"
 )
 
 // TestUIBatches: from the workflows list filtered by a query, the batch
@@ -81,4 +83,45 @@ func TestUIBatches(t *testing.T) {
 // one before may show another flash).
 func flash(text string) string {
 	return `//p[@class="flash" and contains(., "` + text + `")]`
+}
+
+// TestUIBatchesReader: on a server that requires keys, a reader key sees
+// the batch operations but is offered no form to start, pause or cancel
+// one, and is told why.
+func TestUIBatchesReader(t *testing.T) {
+	app := startApp(t, server.AuthConfig{Required: true})
+	ctx := context.Background()
+	key := func(role string) string {
+		t.Helper()
+		k, err := app.Store().CreateAPIKey(ctx, "default", role, "ui "+role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.Key
+	}
+	readerKey, clientKey := key(api.RoleReader), key(api.RoleClient)
+	c, err := client.New(client.Options{Address: app.URL(), APIKey: clientKey, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartBatch(ctx, client.BatchOptions{ID: "held", Operation: api.BatchOpCancel, Query: "WorkflowType = 'None'"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PauseBatch(ctx, "held"); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, url: app.URL(), browser: newBrowser(t), shots: t.TempDir()}
+	e.open("/ui/login")
+	e.run("save the key", chromedp.SendKeys(chromedp.CSS("#api-key"), readerKey),
+		chromedp.Submit(chromedp.CSS("#api-key")), chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	text := e.open("/ui/namespaces/default/batches")
+	mustContain(t, "the reader's batches page", text, "held", "Your API key (role reader) may read batch operations but not start one.")
+	text = e.open("/ui/namespaces/default/batches/held")
+	mustContain(t, "the reader's batch page", text, "paused",
+		"Your API key (role reader) may read this batch operation but not pause, resume or cancel it.")
+	for _, action := range []string{"Resume", "Cancel batch"} {
+		if strings.Contains(text, action) {
+			t.Fatalf("the reader is offered %q:\n%s", action, text)
+		}
+	}
 }
