@@ -484,12 +484,11 @@ func TestBatch_RateAndFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, err := e.c.StartBatch(ctx, client.BatchOptions{ID: "slow", Operation: api.BatchOpSignal,
-		Query: "WorkflowType = 'Closed'", SignalName: "late", RatePerSecond: 10})
-	if err != nil {
+	if _, err := e.c.StartBatch(ctx, client.BatchOptions{ID: "slow", Operation: api.BatchOpSignal,
+		Query: "WorkflowType = 'Closed'", SignalName: "late", RatePerSecond: 10}); err != nil {
 		t.Fatal(err)
 	}
-	b = waitBatch(t, e.c, "slow", api.BatchCompleted)
+	b := waitBatch(t, e.c, "slow", api.BatchCompleted)
 	if b.Total != 5 || b.Done != 0 || b.Failed != 5 || len(b.Failures) != 5 {
 		t.Fatalf("signal batch over closed workflows: %+v", b)
 	}
@@ -503,7 +502,7 @@ func TestBatch_RateAndFailures(t *testing.T) {
 	if span := b.Failures[4].At.Sub(b.Failures[0].At); span < 300*time.Millisecond {
 		t.Fatalf("five steps at 10/s took %s", span)
 	}
-	b, err = e.c.StartBatch(ctx, client.BatchOptions{Operation: api.BatchOpCancel, Query: "WorkflowType = 'Closed'"})
+	b, err := e.c.StartBatch(ctx, client.BatchOptions{Operation: api.BatchOpCancel, Query: "WorkflowType = 'Closed'"})
 	if err != nil || b.RatePerSecond != api.DefaultBatchRate {
 		t.Fatalf("default rate: %+v, %v", b, err)
 	}
