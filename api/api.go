@@ -135,6 +135,9 @@ type Problem struct {
 	// connection_lost, connection_failure, too_many_connections,
 	// admin_shutdown, crash_shutdown or cannot_connect_now.
 	Reason string `json:"reason,omitempty"`
+	// Limit names the bound a 409 …/limit-exceeded answer hit: the server
+	// flag that sets it (docs/security.md).
+	Limit string `json:"limit,omitempty"`
 }
 
 // FieldProblem names one invalid field of a request.

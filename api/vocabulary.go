@@ -128,6 +128,10 @@ const (
 	// cancelled (the Go SDK reports an activity returning context.Canceled
 	// after its cancellation with it); the error of ActivityCanceled.
 	ErrorTypeCanceled = "Canceled"
+	// ErrorTypeLimitExceeded: a bound of the server was reached (a signal
+	// to a workflow holding as many pending messages as it may; a
+	// workflow whose history reached its hard limit).
+	ErrorTypeLimitExceeded = "LimitExceeded"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -187,6 +191,10 @@ const (
 	// ProblemSearchAttributeExists: the namespace has a search attribute
 	// of that name already (409).
 	ProblemSearchAttributeExists = ProblemBase + "search-attribute-exists"
+	// ProblemLimitExceeded (409): the request would take a workflow or a
+	// namespace past one of the server's bounds (Problem.Limit names it:
+	// its flag; docs/security.md lists them).
+	ProblemLimitExceeded = ProblemBase + "limit-exceeded"
 )
 
 // ProblemTypes returns every problem type.
@@ -196,6 +204,7 @@ func ProblemTypes() []string {
 		ProblemAlreadyRunning, ProblemNotRunning, ProblemRunning, ProblemLockLost, ProblemUnhandledSignals,
 		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemDatabaseUnavailable,
 		ProblemQueryFailed, ProblemQueryTimeout, ProblemAlreadyExists, ProblemInternal, ProblemHTTP, ProblemSearchAttributeExists,
+		ProblemLimitExceeded,
 	}
 }
 

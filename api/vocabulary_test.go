@@ -22,7 +22,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
 			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "already-exists", "internal", "http",
-			"search-attribute-exists"},
+			"search-attribute-exists", "limit-exceeded"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",

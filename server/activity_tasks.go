@@ -66,6 +66,9 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 			return s.store.NextActivityWake(ctx, ns, req.TaskQueues)
 		},
 	})
+	if found && err == nil {
+		s.metrics.activityDelivered(*task)
+	}
 	return answerPoll(c, found, err, task, nil)
 }
 

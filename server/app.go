@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/services/backloggauge"
 	"github.com/tetherhq/tether/server/services/batch"
 	"github.com/tetherhq/tether/server/services/retention"
 	"github.com/tetherhq/tether/server/services/scheduler"
@@ -30,6 +31,12 @@ type AppConfig struct {
 	// DatabaseURL is the PostgreSQL connection string (URL or
 	// keyword/value). Required.
 	DatabaseURL string
+	// ListenDatabaseURL is the connection string of the work that needs a
+	// session of its own: the notification listener's LISTEN connection and
+	// the migrations (under a session advisory lock). Behind a pooler in
+	// transaction pooling mode it must reach PostgreSQL directly
+	// (docs/operations.md, "Through PgBouncer"). Default: DatabaseURL.
+	ListenDatabaseURL string
 	// MaxConns is the most connections of the database pool. Default 0:
 	// the connection string's pool_max_conns when it names one, else twice
 	// the CPUs, at least store.MinPoolSize (8) — see store.SizePool.
@@ -60,6 +67,10 @@ type AppConfig struct {
 	// WorkerGaugeInterval is how often the workers-by-state gauge
 	// (tether_workers_by_state) is refreshed. Default 10s.
 	WorkerGaugeInterval time.Duration
+	// BacklogInterval is how often the task-queue backlog gauges
+	// (tether_task_queue_backlog, …) are refreshed, by one set-based
+	// query. Default 15s.
+	BacklogInterval time.Duration
 	// ListenerMinBackoff is the first delay before the notification
 	// listener reconnects after losing its connection (it doubles up to
 	// 5s). Default 100ms.
@@ -103,6 +114,7 @@ type App struct {
 	metrics   *Metrics
 	sweeper   *sweeper.Sweeper
 	gauge     *workergauge.Gauge
+	backlog   *backloggauge.Gauge
 	retention *retention.Job
 	scheduler *scheduler.Scheduler
 	batches   *batch.Service
@@ -116,9 +128,10 @@ type App struct {
 }
 
 // NewApp connects to the database, applies pending migrations (under an
-// advisory lock, so replicas may start together), builds the store, the
-// hub, the metrics and the HTTP server, and listens on cfg.Server.Addr.
-// Nothing runs until Run. The caller must call Run or Close.
+// advisory lock, so replicas may start together; over ListenDatabaseURL
+// when it is set), builds the store, the hub, the metrics and the HTTP
+// server, and listens on cfg.Server.Addr. Nothing runs until Run. The
+// caller must call Run or Close.
 func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -134,6 +147,9 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 	if cfg.WorkerGaugeInterval <= 0 {
 		cfg.WorkerGaugeInterval = 10 * time.Second
+	}
+	if cfg.BacklogInterval <= 0 {
+		cfg.BacklogInterval = 15 * time.Second
 	}
 	maxLease := cfg.Store.MaxLease
 	if maxLease == 0 {
@@ -156,6 +172,13 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 	store.SizePool(poolCfg, cfg.DatabaseURL, cfg.MaxConns)
 	poolCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
+	directCfg := poolCfg
+	if cfg.ListenDatabaseURL != "" && cfg.ListenDatabaseURL != cfg.DatabaseURL {
+		if directCfg, err = pgxpool.ParseConfig(cfg.ListenDatabaseURL); err != nil {
+			return nil, fmt.Errorf("bad listen database URL: %w", err)
+		}
+		directCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the database: %w", err)
@@ -171,7 +194,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the database: %w", err)
 	}
-	if err := Migrate(ctx, pool, logger); err != nil {
+	if err := migrateOn(ctx, pool, poolCfg, directCfg, logger); err != nil {
 		return nil, err
 	}
 
@@ -183,18 +206,20 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		// A turn's answer carries at most one history page.
 		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.withDefaults(cfg.Server.BodyLimit).HistoryPageSize
 	}
-	a.store = store.New(pool, cfg.Store)
+	pg := store.New(pool, cfg.Store)
+	a.store = pg
 	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval}, logger)
 	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
+	a.backlog = backloggauge.New(pg, a.metrics.Ops.Backlog, a.metrics.Ops.BacklogAge, a.metrics.Ops.queueLabels, cfg.BacklogInterval, logger)
 	a.retention = retention.New(a.store, cfg.Retention, logger)
-	listenCfg := poolCfg.ConnConfig.Copy()
+	listenCfg := directCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
 	a.hub = longpoll.New(longpoll.Config{ConnConfig: listenCfg, MinBackoff: cfg.ListenerMinBackoff}, logger)
 	a.connected = a.hub.NextConnect()
 	a.scheduler = a.newScheduler(cfg.Scheduler, cfg.Store.Now)
 	a.batches = a.newBatches(cfg.Batches)
 	a.srv = New(a.store, a.hub, cfg.Server, logger)
-	if err := a.metrics.Register(a.sweeper.Collectors()...); err != nil {
+	if err := a.metrics.Register(append(a.sweeper.Collectors(), NewPoolCollector(pool))...); err != nil {
 		return nil, err
 	}
 	addr := a.srv.Config().Addr
@@ -207,6 +232,24 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		a.ln = tls.NewListener(a.ln, cfg.TLS)
 	}
 	return a, nil
+}
+
+// migrateOn applies pending migrations over pool, or, when directCfg is
+// not poolCfg (a ListenDatabaseURL of its own), over a small pool of its
+// own on directCfg: the migrations' session advisory lock must stay on one
+// server session, which a pooler in transaction mode does not keep.
+func migrateOn(ctx context.Context, pool *pgxpool.Pool, poolCfg, directCfg *pgxpool.Config, logger *slog.Logger) error {
+	if directCfg == poolCfg {
+		return Migrate(ctx, pool, logger)
+	}
+	cfg := directCfg.Copy()
+	cfg.MaxConns = 2 // the locked session, and one for goose's reads
+	direct, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to the database (listen URL): %w", err)
+	}
+	defer direct.Close()
+	return Migrate(ctx, direct, logger)
 }
 
 // Migrate applies pending migrations to the database of pool (under an
@@ -250,6 +293,7 @@ func (a *App) Run(ctx context.Context) error {
 	a.store.OutageGrace().Restart() // the server starts: turns and attempts held through the outage are reported first
 	a.sweeper.Start(bgCtx)
 	a.gauge.Start(bgCtx)
+	a.backlog.Start(bgCtx)
 	a.retention.Start(bgCtx)
 	a.scheduler.Start(bgCtx)
 	a.batches.Start(bgCtx)
@@ -258,6 +302,7 @@ func (a *App) Run(ctx context.Context) error {
 		a.scheduler.Stop()
 		a.sweeper.Stop()
 		a.gauge.Stop()
+		a.backlog.Stop()
 		a.retention.Stop()
 		stopBackground()
 		wg.Wait()

@@ -1,12 +1,16 @@
 package server
 
 import (
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Limits bound what one request may carry, so that no request can make
@@ -119,4 +123,14 @@ func quoteHeader(v string) string {
 		v = v[:64] + "..."
 	}
 	return strconv.Quote(v)
+}
+
+// limitProblem is the 409 answer to a request refused by one of the
+// store's bounds (err holds a *storage.LimitError), naming the bound.
+func limitProblem(err error) *problemError {
+	var le *storage.LimitError
+	errors.As(err, &le)
+	p := newProblem(http.StatusConflict, api.ProblemLimitExceeded, "Limit exceeded", le.Message+".")
+	p.p.Limit = le.Limit
+	return p
 }

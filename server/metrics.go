@@ -42,6 +42,10 @@ type Metrics struct {
 	// WorkersByState is the number of worker sessions in each state,
 	// refreshed by the server's sweeper loop.
 	WorkersByState *prometheus.GaugeVec
+	// Ops are the operator's metrics: workflow and activity outcomes by
+	// type, latencies, task-queue backlogs, pollers and the database pool
+	// (metrics_ops.go).
+	Ops *OpsMetrics
 }
 
 // CancelRequested implements store.Observer. Reasons other than Tether's
@@ -94,6 +98,13 @@ func NewMetrics() *Metrics {
 			Help: "Worker sessions by state (active, inactive, cleaned_up).",
 		}, []string{"state"}),
 	}
+	// Every reason's series exists from the start (at 0), so that rates
+	// and alerts over them see the first cancellation.
+	for _, r := range append(api.CancelReasons(), "other") {
+		m.CancelRequests.WithLabelValues(r)
+	}
+	m.Ops = newOpsMetrics(DefaultMetricsLabelLimit)
+	m.Registry.MustRegister(m.Ops.collectors()...)
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

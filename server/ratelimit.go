@@ -105,3 +105,27 @@ func rateLimitedProblem(retry time.Duration) *problemError {
 func retryAfterSeconds(d time.Duration) string {
 	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
 }
+
+// ready reports whether the bucket of (ns, id) holds a whole token now,
+// without taking it; when it does not, how long until it will.
+func (h *heartbeatLimiter) ready(ns, id string, now time.Time) (ok bool, retry time.Duration) {
+	if h == nil || h.limit <= 0 {
+		return true, 0
+	}
+	tokens := h.limiter(limiterKey{ns, id}, now).TokensAt(now)
+	if tokens >= 1 {
+		return true, 0
+	}
+	return false, time.Duration((1 - tokens) / float64(h.limit) * float64(time.Second))
+}
+
+// charge takes n tokens from the bucket of (ns, id) at once (at most the
+// burst), into debt when fewer are there: what they count was done
+// already (workflows a request started), and later requests of the key
+// wait until the bucket refills.
+func (h *heartbeatLimiter) charge(ns, id string, now time.Time, n int) {
+	if h == nil || h.limit <= 0 || n <= 0 {
+		return
+	}
+	h.limiter(limiterKey{ns, id}, now).ReserveN(now, min(n, h.burst))
+}

@@ -312,6 +312,7 @@ func (s *Server) setPaused(c echo.Context, paused bool) error {
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
+//	@Failure		429			{object}	api.Problem	"The key starts workflows too often (Retry-After)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/schedules/{schedule_id}/trigger [post]
 func (s *Server) triggerSchedule(c echo.Context) error {
@@ -323,9 +324,15 @@ func (s *Server) triggerSchedule(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	if err := s.startsReady(c, ns); err != nil {
+		return err
+	}
 	resp, err := s.store.TriggerSchedule(c.Request().Context(), ns, id, req.OverlapPolicy)
 	if err != nil {
 		return err
+	}
+	if resp.Outcome == api.TriggerStarted {
+		s.chargeStarts(c, ns, 1)
 	}
 	return c.JSON(http.StatusOK, resp)
 }
@@ -348,6 +355,7 @@ func (s *Server) triggerSchedule(c echo.Context) error {
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
+//	@Failure		429			{object}	api.Problem	"The key starts workflows too often (Retry-After)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/schedules/{schedule_id}/backfill [post]
 func (s *Server) backfillSchedule(c echo.Context) error {
@@ -362,9 +370,13 @@ func (s *Server) backfillSchedule(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	if err := s.startsReady(c, ns); err != nil {
+		return err
+	}
 	resp, err := s.store.BackfillSchedule(c.Request().Context(), ns, id, req)
 	if err != nil {
 		return err
 	}
+	s.chargeStarts(c, ns, len(resp.Started))
 	return c.JSON(http.StatusOK, resp)
 }

@@ -185,6 +185,9 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, func(ctx context.Context) ([]string, error) {
 		return s.store.NamespaceNames(ctx)
 	})
+	if err := s.metrics.Register(newPollerCollector(s.pollers, s.metrics.Ops)); err != nil {
+		logger.Warn("server: poller metrics not registered", "err", err)
+	}
 	if hub != nil {
 		if err := s.metrics.registerHub(hub); err != nil {
 			logger.Warn("server: hub metrics not registered", "err", err)

@@ -25,6 +25,8 @@ import (
 //	@Failure		400			{object}	api.Problem					"Invalid request"
 //	@Failure		413			{object}	api.Problem					"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem					"Not declared Content-Type: application/json, or encoded"
+//	@Failure		409			{object}	api.Problem					"The workflow holds as many pending signals as it may (limit-exceeded)"
+//	@Failure		429			{object}	api.Problem					"The key starts workflows too often (Retry-After)"
 //	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500			{object}	api.Problem
@@ -40,6 +42,9 @@ func (s *Server) signalWithStart(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	if err := s.startsReady(c, ns); err != nil {
+		return err
+	}
 	resp, err := s.store.SignalWithStartWorkflow(c.Request().Context(), ns, id, req)
 	if err != nil {
 		return err
@@ -47,6 +52,7 @@ func (s *Server) signalWithStart(c echo.Context) error {
 	code := http.StatusOK
 	if resp.Started {
 		code = http.StatusCreated
+		s.chargeStarts(c, ns, 1)
 	}
 	return c.JSON(code, resp)
 }

@@ -37,7 +37,7 @@ func updateStageRank(stage string) int {
 //	@Success		200			{object}	api.UpdateWorkflowResponse
 //	@Failure		400			{object}	api.Problem	"Invalid request"
 //	@Failure		404			{object}	api.Problem	"Unknown instance"
-//	@Failure		409			{object}	api.Problem	"The workflow has finished (and did not accept the update)"
+//	@Failure		409			{object}	api.Problem	"The workflow has finished (and did not accept the update), or holds as many pending messages as it may (limit-exceeded)"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"

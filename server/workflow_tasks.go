@@ -121,6 +121,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 //	@Failure		409			{object}	api.Problem	"Lock lost, or unhandled signals"
 //	@Failure		413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure		415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
+//	@Failure		429			{object}	api.Problem	"The turn starts workflows (children, continue-as-new) and the key starts workflows too often (Retry-After)"
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflow-tasks/{token}/complete [post]
 func (s *Server) completeWorkflowTask(c echo.Context) error {
@@ -138,6 +139,12 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
+	starts := turnStarts(req.Commands)
+	if starts > 0 {
+		if err := s.startsReady(c, ns); err != nil {
+			return err
+		}
+	}
 	key := store.ResultKey(ns, token.InstanceID)
 	// A turn that would close the workflow: the commit's notification of
 	// its result must not wake this server's waiters before the hand-off
@@ -153,6 +160,10 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(resp.ActivityTasks) > 0 {
+		s.metrics.activityDelivered(resp.ActivityTasks...)
+	}
+	s.chargeStarts(c, ns, starts)
 	if resp.Status != api.StatusRunning {
 		// The turn closed the workflow: wake this server's waiters on its
 		// result now, without waiting for the commit's notification to come
@@ -215,5 +226,6 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 	if err := s.store.FailWorkflowTask(c.Request().Context(), ns, token, req.Error); err != nil {
 		return err
 	}
+	s.metrics.workflowTaskFailed(ns)
 	return c.JSON(http.StatusOK, api.Empty{})
 }

@@ -382,7 +382,7 @@ func (s *Server) cancelWorkflow(c echo.Context) error {
 //	@Failure	401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure	403			{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure	404			{object}	api.Problem	"Unknown instance"
-//	@Failure	409			{object}	api.Problem	"The instance is not running"
+//	@Failure	409			{object}	api.Problem	"The instance is not running, or holds as many pending signals as it may (limit-exceeded, naming the bound)"
 //	@Failure	413			{object}	api.Problem	"Body, or one payload, too large"
 //	@Failure	415			{object}	api.Problem	"Not declared Content-Type: application/json, or encoded"
 //	@Failure	500			{object}	api.Problem

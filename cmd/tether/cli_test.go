@@ -95,8 +95,8 @@ func (s *cliServer) eventually(t *testing.T, what string, cond func(cliResult) b
 
 // GreetFlow waits for a signal "drink" and greets its input with it.
 func GreetFlow(ctx workflow.Context, name string) (string, error) {
-	var drink string
-	if err := workflow.GetSignalChannel(ctx, "drink").Receive(ctx, &drink); err != nil {
+	drink, err := workflow.ReceiveSignal[string](ctx, "drink") // ErrCanceled once cancelled
+	if err != nil {
 		return "", err
 	}
 	return name + " likes " + drink, nil

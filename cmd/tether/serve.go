@@ -26,6 +26,10 @@ const (
 	envLogFormat   = "TETHER_LOG_FORMAT"
 )
 
+// envListenDatabaseURL names the direct URL of the LISTEN connection and
+// the migrations, past a pooler in transaction mode (--listen-database-url).
+const envListenDatabaseURL = "TETHER_LISTEN_DATABASE_URL"
+
 const defaultAddr = ":7070"
 
 // serveOptions are the settings of `tether server` and `tether dev`.
@@ -35,6 +39,8 @@ type serveOptions struct {
 	logLevel      string
 	logFormat     string
 	sweepInterval time.Duration
+	// backlogInterval: how often the backlog gauges are refreshed.
+	backlogInterval time.Duration
 	// outageGrace: after the sweeper could not run (start, database
 	// unreachable) it holds lock, lease and attempt-timeout expiry this
 	// long (0: no grace).
@@ -61,6 +67,11 @@ type serveOptions struct {
 	// server.Timeouts); a zero field takes the server's default.
 	limits   server.Limits
 	timeouts server.Timeouts
+	// isolation: the bounds per workflow and per tenant (isolation.go)
+	isolation isolationOptions
+	// listenDatabaseURL: the URL of the LISTEN connection and the
+	// migrations ("": databaseURL).
+	listenDatabaseURL string
 }
 
 // flags declares the serve flags on fs. Each is also an environment
@@ -68,8 +79,10 @@ type serveOptions struct {
 func (o *serveOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.addr, "addr", defaultAddr, "address to listen on")
 	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL")
+	fs.StringVar(&o.listenDatabaseURL, "listen-database-url", "", "PostgreSQL URL of the LISTEN connection and the migrations, which need a session of their own: behind a pooler in transaction mode, a direct one (default: --database-url)")
 	o.logFlags(fs)
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", time.Second, "how often the sweeper runs (timeouts, lock and lease expiry)")
+	fs.DurationVar(&o.backlogInterval, "backlog-interval", 15*time.Second, "how often the task-queue backlog gauges of /metrics are refreshed (one set-based query)")
 	fs.DurationVar(&o.outageGrace, "outage-grace", 5*time.Second, "after the server starts or regains its database, how long the sweeper holds lock, lease and attempt-timeout expiry so that workers renew and report first")
 	fs.Int64Var(&o.bodyLimit, "body-limit", 4<<20, "largest request body accepted, in bytes")
 	fs.DurationVar(&o.recheck, "recheck-interval", 5*time.Second, "longest a long poll waits without looking at the database")
@@ -91,6 +104,7 @@ func (o *serveOptions) flags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeouts.BodyRead, "body-read-timeout", 30*time.Second, "longest the reading of a request body may take, from the end of its headers (408 past it)")
 	fs.DurationVar(&o.timeouts.Request, "request-timeout", 30*time.Second, "longest a request may take, database work included (a long poll: its wait plus this); 503 past it")
 	fs.IntVar(&o.timeouts.PollsPerWorker, "polls-per-worker", 64, "most long polls one worker_id may hold open at once on this replica (429 past it)")
+	o.isolation.flags(fs)
 	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
@@ -185,11 +199,12 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 
 // appConfig maps the options to the application's configuration.
 func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
-	return server.AppConfig{
-		DatabaseURL:   o.databaseURL,
-		MaxConns:      o.maxConns,
-		SweepInterval: o.sweepInterval,
-		OutageGrace:   o.outageGrace,
+	cfg := server.AppConfig{
+		DatabaseURL:     o.databaseURL,
+		MaxConns:        o.maxConns,
+		SweepInterval:   o.sweepInterval,
+		BacklogInterval: o.backlogInterval,
+		OutageGrace:     o.outageGrace,
 		Server: server.Config{
 			Addr:            o.addr,
 			BodyLimit:       o.bodyLimit,
@@ -209,8 +224,11 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 			CleanupDelay:  o.cleanupDelay,
 			StatsMinRows:  o.statsMinRows,
 		},
-		Logger: logger,
+		Logger:            logger,
+		ListenDatabaseURL: o.listenDatabaseURL,
 	}
+	o.isolation.storeOptions(&cfg.Store)
+	return cfg
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -107,16 +107,17 @@ type Namespace struct {
 }
 
 type OrchestratorQueue struct {
-	ID          int64
-	Namespace   string
-	InstanceID  string
-	ExecutionID *int64
-	TaskQueue   string
-	Kind        string
-	Payload     []byte
-	VisibleAt   time.Time
-	LockToken   *uuid.UUID
-	CreatedAt   time.Time
+	ID           int64
+	Namespace    string
+	InstanceID   string
+	ExecutionID  *int64
+	TaskQueue    string
+	Kind         string
+	Payload      []byte
+	VisibleAt    time.Time
+	LockToken    *uuid.UUID
+	CreatedAt    time.Time
+	PayloadBytes int32
 }
 
 type Query struct {

@@ -239,12 +239,13 @@ func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToPa
 }
 
 const enqueueSignal = `-- name: EnqueueSignal :one
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb,
+       $2::integer
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue
     FROM instances ix
-    WHERE ix.namespace = $2 AND ix.instance_id = $3
+    WHERE ix.namespace = $3 AND ix.instance_id = $4
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
@@ -252,9 +253,10 @@ RETURNING task_queue
 `
 
 type EnqueueSignalParams struct {
-	Payload    []byte
-	Namespace  string
-	InstanceID string
+	Payload      []byte
+	PayloadBytes int32
+	Namespace    string
+	InstanceID   string
 }
 
 // Enqueues a signal to a running instance and returns its task queue (no
@@ -265,7 +267,12 @@ type EnqueueSignalParams struct {
 // or finds the workflow over and is refused. Never is it accepted and then
 // dropped with the finished workflow's messages.
 func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (string, error) {
-	row := q.db.QueryRow(ctx, enqueueSignal, arg.Payload, arg.Namespace, arg.InstanceID)
+	row := q.db.QueryRow(ctx, enqueueSignal,
+		arg.Payload,
+		arg.PayloadBytes,
+		arg.Namespace,
+		arg.InstanceID,
+	)
 	var task_queue string
 	err := row.Scan(&task_queue)
 	return task_queue, err
@@ -285,6 +292,25 @@ SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
 // PostgreSQL's choice.
 func (q *Queries) GenericPlans(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, genericPlans)
+	return err
+}
+
+const lockInstanceMessages = `-- name: LockInstanceMessages :exec
+SELECT pg_advisory_xact_lock(34, hashtext($1::text || '/' || $2::text))
+`
+
+type LockInstanceMessagesParams struct {
+	Namespace  string
+	InstanceID string
+}
+
+// Serializes the requests that add messages to one instance from outside
+// (signals, updates) until their transactions end, so that the
+// pending-message bound read next (PendingMessageLoad) holds under
+// concurrency. An advisory lock of its own key space (class 34): it never
+// waits for a turn, an ack or a poll.
+func (q *Queries) LockInstanceMessages(ctx context.Context, arg LockInstanceMessagesParams) error {
+	_, err := q.db.Exec(ctx, lockInstanceMessages, arg.Namespace, arg.InstanceID)
 	return err
 }
 
@@ -319,6 +345,33 @@ type NotifyParams struct {
 func (q *Queries) Notify(ctx context.Context, arg NotifyParams) error {
 	_, err := q.db.Exec(ctx, notify, arg.Channel, arg.Keys)
 	return err
+}
+
+const pendingMessageLoad = `-- name: PendingMessageLoad :one
+SELECT count(*)::bigint AS messages, COALESCE(sum(payload_bytes), 0)::bigint AS bytes
+FROM orchestrator_queue
+WHERE namespace = $1 AND instance_id = $2
+  AND kind IN ('SignalReceived', 'WorkflowUpdateAccepted')
+`
+
+type PendingMessageLoadParams struct {
+	Namespace  string
+	InstanceID string
+}
+
+type PendingMessageLoadRow struct {
+	Messages int64
+	Bytes    int64
+}
+
+// The signals and updates waiting for an instance (its turn in flight
+// included): how many, and their bytes as sent. Found through
+// orchestrator_queue_instance; the bound keeps the rows few.
+func (q *Queries) PendingMessageLoad(ctx context.Context, arg PendingMessageLoadParams) (PendingMessageLoadRow, error) {
+	row := q.db.QueryRow(ctx, pendingMessageLoad, arg.Namespace, arg.InstanceID)
+	var i PendingMessageLoadRow
+	err := row.Scan(&i.Messages, &i.Bytes)
+	return i, err
 }
 
 const pendingSignals = `-- name: PendingSignals :many

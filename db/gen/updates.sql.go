@@ -40,12 +40,13 @@ func (q *Queries) DeleteInstancesUpdates(ctx context.Context, arg DeleteInstance
 }
 
 const enqueueUpdate = `-- name: EnqueueUpdate :one
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', $1::jsonb
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', $1::jsonb,
+       $2::integer
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue
     FROM instances ix
-    WHERE ix.namespace = $2 AND ix.instance_id = $3
+    WHERE ix.namespace = $3 AND ix.instance_id = $4
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
@@ -53,9 +54,10 @@ RETURNING task_queue
 `
 
 type EnqueueUpdateParams struct {
-	Payload    []byte
-	Namespace  string
-	InstanceID string
+	Payload      []byte
+	PayloadBytes int32
+	Namespace    string
+	InstanceID   string
 }
 
 // Enqueues an update to a running instance as a WorkflowUpdateAccepted
@@ -65,7 +67,12 @@ type EnqueueUpdateParams struct {
 // end the workflow, which then refuses to (PendingSignals), or finds the
 // workflow over.
 func (q *Queries) EnqueueUpdate(ctx context.Context, arg EnqueueUpdateParams) (string, error) {
-	row := q.db.QueryRow(ctx, enqueueUpdate, arg.Payload, arg.Namespace, arg.InstanceID)
+	row := q.db.QueryRow(ctx, enqueueUpdate,
+		arg.Payload,
+		arg.PayloadBytes,
+		arg.Namespace,
+		arg.InstanceID,
+	)
 	var task_queue string
 	err := row.Scan(&task_queue)
 	return task_queue, err

@@ -129,7 +129,8 @@ RETURNING execution_id, task_queue;
 -- (the eager_* arrays NULL), or the eager turns of a group of activity
 -- results (the eager_* arrays given; max_turns at least their length). It
 -- locks each instance for a worker, marks up to max_messages of its
--- visible messages as consumed by the turn (id order), and returns the
+-- visible messages (and at most max_turn_bytes of them past the first)
+-- as consumed by the turn (id order), and returns the
 -- instances in id order, each with those messages (jsonb, id order), the
 -- states of the activities they name (jsonb, activity id → done), and
 -- eager_element: the (1-based) element of the arrays whose worker took
@@ -264,12 +265,32 @@ WITH inst AS (
     -- per-instance scan again for every message, n² scans for n turns).
     UPDATE orchestrator_queue m SET lock_token = x.lock_token
     FROM (
+        -- A turn takes its first message whatever its size, and the
+        -- next ones while the messages taken total at most
+        -- max_turn_bytes: however much waits for one instance, its turn
+        -- stays buildable (a jsonb value holds at most 256 MB) and its
+        -- answer bounded; the rest waits for the next turn. A message's
+        -- size is the one recorded when a client sent it (payload_bytes:
+        -- signals, updates), else its stored size read from its header,
+        -- unless compressed (which would hide its size): then it is
+        -- measured as text. Sizes are taken only of the max_messages
+        -- messages the turn may take.
         SELECT i3.lock_token, y.id FROM inst i3
         CROSS JOIN LATERAL (
-            SELECT q.id FROM orchestrator_queue q
-            WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
-            ORDER BY q.id
-            LIMIT sqlc.arg(max_messages)
+            SELECT z.id FROM (
+                SELECT w.id, row_number() OVER (ORDER BY w.id) AS n,
+                       sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
+                                WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
+                                ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
+                FROM (
+                    SELECT q.id, q.payload_bytes, q.payload
+                    FROM orchestrator_queue q
+                    WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    ORDER BY q.id
+                    LIMIT sqlc.arg(max_messages)
+                ) w
+            ) z
+            WHERE z.n = 1 OR z.upto <= sqlc.arg(max_turn_bytes)::bigint
         ) y
     ) x
     WHERE m.id = x.id

@@ -28,8 +28,9 @@ RETURNING instance_id, task_queue;
 -- ack, which sees it and refuses to end the workflow (PendingSignals),
 -- or finds the workflow over and is refused. Never is it accepted and then
 -- dropped with the finished workflow's messages.
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', sqlc.arg(payload)::jsonb
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', sqlc.arg(payload)::jsonb,
+       sqlc.arg(payload_bytes)::integer
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue
     FROM instances ix
@@ -151,3 +152,20 @@ WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instanc
 -- A turn refused: its messages go back to the queue untouched.
 UPDATE orchestrator_queue SET lock_token = NULL
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);
+
+-- name: LockInstanceMessages :exec
+-- Serializes the requests that add messages to one instance from outside
+-- (signals, updates) until their transactions end, so that the
+-- pending-message bound read next (PendingMessageLoad) holds under
+-- concurrency. An advisory lock of its own key space (class 34): it never
+-- waits for a turn, an ack or a poll.
+SELECT pg_advisory_xact_lock(34, hashtext(sqlc.arg(namespace)::text || '/' || sqlc.arg(instance_id)::text));
+
+-- name: PendingMessageLoad :one
+-- The signals and updates waiting for an instance (its turn in flight
+-- included): how many, and their bytes as sent. Found through
+-- orchestrator_queue_instance; the bound keeps the rows few.
+SELECT count(*)::bigint AS messages, COALESCE(sum(payload_bytes), 0)::bigint AS bytes
+FROM orchestrator_queue
+WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
+  AND kind IN ('SignalReceived', 'WorkflowUpdateAccepted');

@@ -13,8 +13,9 @@ RETURNING update_id;
 -- EnqueueSignal is: an update either commits before the ack that would
 -- end the workflow, which then refuses to (PendingSignals), or finds the
 -- workflow over.
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', sqlc.arg(payload)::jsonb
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', sqlc.arg(payload)::jsonb,
+       sqlc.arg(payload_bytes)::integer
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue
     FROM instances ix

@@ -22,6 +22,30 @@ import (
 func Start(t testing.TB, cfg server.AppConfig) *server.App {
 	t.Helper()
 	cfg.DatabaseURL = pgtest.NewURL(t)
+	return start(t, cfg)
+}
+
+// PgBouncerQueryMode is the pgx query mode the App's pool uses through a
+// pooler in transaction mode (StartThroughPgBouncer), set in its URL: no
+// named prepared statement outlives the transaction, and a statement still
+// travels in one round trip (docs/operations.md, "Through PgBouncer").
+const PgBouncerQueryMode = "default_query_exec_mode=cache_describe"
+
+// StartThroughPgBouncer is Start with the App deployed behind PgBouncer in
+// transaction pooling mode (pgtest.NewPgBouncerURL), as docs/operations.md,
+// "Through PgBouncer", says: its pool goes through PgBouncer in the
+// PgBouncerQueryMode, and its listener and migrations reach PostgreSQL
+// directly (cfg.ListenDatabaseURL). Without PgBouncer it fails the test.
+func StartThroughPgBouncer(t testing.TB, cfg server.AppConfig) *server.App {
+	t.Helper()
+	pooled, direct := pgtest.NewPgBouncerURL(t)
+	cfg.DatabaseURL = pooled + "&" + PgBouncerQueryMode
+	cfg.ListenDatabaseURL = direct
+	return start(t, cfg)
+}
+
+func start(t testing.TB, cfg server.AppConfig) *server.App {
+	t.Helper()
 	if cfg.Server.Addr == "" {
 		cfg.Server.Addr = "127.0.0.1:0"
 	}

@@ -151,9 +151,7 @@ func SignalFlow(ctx workflow.Context) ([]string, error) {
 	var items []string
 	for len(items) < 3 {
 		var s string
-		if err := ch.Receive(ctx, &s); err != nil {
-			return nil, err
-		}
+		ch.Receive(ctx, &s)
 		items = append(items, s)
 	}
 	return items, nil
@@ -190,7 +188,7 @@ func ChainFlow(ctx workflow.Context, n int) (int, error) {
 		if err := workflow.ExecuteActivity(ctx, Inc, n).Get(ctx, &next); err != nil {
 			return 0, err
 		}
-		return 0, workflow.NewContinueAsNewError(ctx, next)
+		return 0, workflow.NewContinueAsNewError(ctx, ChainFlow, next)
 	}
 	return n, nil
 }

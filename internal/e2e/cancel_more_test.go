@@ -97,12 +97,10 @@ func ContinueFlow(ctx workflow.Context, n int) (string, error) {
 		if err := workflow.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return "", err
 		}
-		return "", workflow.NewContinueAsNewError(ctx, 2)
+		return "", workflow.NewContinueAsNewError(ctx, ContinueFlow, 2)
 	}
 	var v string
-	if err := workflow.GetSignalChannel(ctx, "finish").Receive(ctx, &v); err != nil {
-		return "", err
-	}
+	workflow.GetSignalChannel(ctx, "finish").Receive(ctx, &v)
 	return "execution 2 finished", nil
 }
 

@@ -126,7 +126,11 @@ func TestChildWorkflow_FailureReachesTheParent(t *testing.T) {
 // WaitingChild runs until it is cancelled or signalled "done".
 func WaitingChild(ctx workflow.Context) (string, error) {
 	var s string
-	if err := workflow.GetSignalChannel(ctx, "done").Receive(ctx, &s); err != nil {
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(workflow.GetSignalChannel(ctx, "done"), func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &s) })
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(ctx)
+	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	return "done " + s, nil

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -150,7 +151,9 @@ func CallPanicActivity(ctx workflow.Context) (string, error) {
 
 func TestPanics(t *testing.T) {
 	e := newEnv(t)
-	r := e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	opts := testOptions()
+	opts.WorkflowPanicPolicy = worker.FailWorkflow
+	r := e.startWorker("q", opts, func(w *worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PanicWorkflow), w.RegisterWorkflow(CallPanicActivity),
 			w.RegisterWorkflow(SequentialFlow), w.RegisterActivity(PanicActivity), w.RegisterActivity(Inc))
 	})
@@ -188,6 +191,85 @@ func TestPanics(t *testing.T) {
 	}
 }
 
+// OrderFlow is the workflow before its fix: it runs an activity, then
+// panics on the signal's value.
+func OrderFlow(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var n int
+	if err := workflow.ExecuteActivity(ctx, Inc, 1).Get(ctx, &n); err != nil {
+		return "", err
+	}
+	var items map[string]int
+	var item string
+	workflow.GetSignalChannel(ctx, "add").Receive(ctx, &item)
+	items[item]++ //nolint:staticcheck // the bug under test: a nil map write
+	return fmt.Sprint(n, items), nil
+}
+
+// OrderFlowFixed is the fixed code, registered under the same name.
+func OrderFlowFixed(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var n int
+	if err := workflow.ExecuteActivity(ctx, Inc, 1).Get(ctx, &n); err != nil {
+		return "", err
+	}
+	items := map[string]int{}
+	var item string
+	workflow.GetSignalChannel(ctx, "add").Receive(ctx, &item)
+	items[item]++
+	return fmt.Sprintf("%d %v attempt>1:%v", n, items, workflow.GetInfo(ctx).Attempt > 1), nil
+}
+
+// TestPanicBlocksWorkflowUntilFixed: under the default panic policy
+// (Temporal's BlockWorkflow) a panic fails the turn only. The server
+// retries it with a backoff and shows the panic as last_task_error while
+// the workflow stays running; a worker with the fixed code, registered
+// under the same name, replays the history and completes the workflow.
+func TestPanicBlocksWorkflowUntilFixed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	broken := e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterActivity(Inc))
+	})
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "order-1", TaskQueue: "q"}, OrderFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the activity's result", func() bool {
+		return count(e.history(run.ID()), api.EventActivityCompleted, "") == 1
+	})
+	if err := e.c.Signal(ctx, run.ID(), "add", "book"); err != nil {
+		t.Fatal(err)
+	}
+	// The panicking turn is failed and retried (on the same, broken code).
+	waitFor(t, 30*time.Second, "the turn failed and retried", func() bool { return broken.w.Stats().FailedTurns >= 2 })
+	wfd, err := e.c.Describe(ctx, run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wfd.Status != api.StatusRunning || wfd.LastTaskError == nil || wfd.LastTaskError.Type != "Panic" ||
+		!strings.Contains(wfd.LastTaskError.Message, "nil map") {
+		t.Fatalf("described %s, last task error %+v: want running with the panic", wfd.Status, wfd.LastTaskError)
+	}
+	h := e.history(run.ID())
+	if n := count(h, api.EventWorkflowFailed, ""); n != 0 {
+		t.Fatalf("the workflow failed: %+v", h)
+	}
+	broken.stop()
+
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflowWithOptions(OrderFlowFixed, workflow.RegisterOptions{Name: "OrderFlow"}),
+			w.RegisterActivity(Inc))
+	})
+	got, err := result[string](t, run, 30*time.Second)
+	if err != nil || got != "2 map[book:1] attempt>1:true" {
+		t.Fatalf("after the fix: %q, %v", got, err)
+	}
+	if n := count(e.history(run.ID()), api.EventActivityScheduled, ""); n != 1 {
+		t.Fatalf("the fixed code ran the activity again: %d scheduled", n)
+	}
+}
+
 // Versioned workflows: v1 is the original, v2 a change that breaks the
 // running instance, both registered as "Versioned".
 func VersionedV1(ctx workflow.Context) (int, error) {
@@ -195,9 +277,7 @@ func VersionedV1(ctx workflow.Context) (int, error) {
 	if err := workflow.ExecuteActivity(ctx, Inc, 1).Get(ctx, &n); err != nil {
 		return 0, err
 	}
-	if err := workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil); err != nil {
-		return 0, err
-	}
+	workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil)
 	if err := workflow.ExecuteActivity(ctx, Square, n).Get(ctx, &n); err != nil {
 		return 0, err
 	}
@@ -209,9 +289,7 @@ func VersionedV2(ctx workflow.Context) (int, error) {
 	if err := workflow.ExecuteActivity(ctx, Square, 1).Get(ctx, &n); err != nil { // was Inc
 		return 0, err
 	}
-	if err := workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil); err != nil {
-		return 0, err
-	}
+	workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil)
 	return n, nil
 }
 
@@ -254,6 +332,40 @@ func TestNondeterminismDetectedAndFixed(t *testing.T) {
 	n, err := result[int](t, run, 30*time.Second)
 	if err != nil || n != 4 {
 		t.Fatalf("result %d, %v; want 4", n, err)
+	}
+}
+
+// TestNondeterminismFailsWorkflowUnderFailWorkflow: with the FailWorkflow
+// panic policy a nondeterminism error fails the workflow (Temporal's), where
+// the default policy fails the turn (TestNondeterminismDetectedAndFixed).
+func TestNondeterminismFailsWorkflowUnderFailWorkflow(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	build := func(fn any) func(w *worker.Worker) error {
+		return func(w *worker.Worker) error {
+			return errors.Join(w.RegisterWorkflow(fn, worker.WithName("Versioned")), w.RegisterActivity(Inc), w.RegisterActivity(Square))
+		}
+	}
+	v1 := e.startWorker("q", testOptions(), build(VersionedV1))
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "versioned", TaskQueue: "q"}, "Versioned", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the first activity to complete", func() bool {
+		return count(e.history("versioned"), api.EventActivityCompleted, "") == 1 && v1.w.Stats().Turns >= 2
+	})
+	v1.stop()
+
+	opts := testOptions()
+	opts.WorkflowPanicPolicy = worker.FailWorkflow
+	e.startWorker("q", opts, build(VersionedV2))
+	if err := e.c.Signal(ctx, "versioned", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = result[int](t, run, 30*time.Second)
+	var wfe *client.WorkflowFailedError
+	if !errors.As(err, &wfe) || wfe.Failure.Type != "Nondeterminism" || !strings.Contains(wfe.Failure.Message, `history has type "Inc"`) {
+		t.Fatalf("result error %v, want the workflow failed with the nondeterminism", err)
 	}
 }
 

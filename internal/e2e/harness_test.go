@@ -37,6 +37,8 @@ type env struct {
 	log  *slog.Logger
 	// handler is the server's handler (addr serves it).
 	handler http.Handler
+	// app is the server process.
+	app *server.App
 }
 
 // logWriter forwards log lines to the test's log until the test ends.
@@ -83,6 +85,10 @@ type envConfig struct {
 	SweepInterval time.Duration
 	// OutageGrace is the App's outage grace (default 0: none).
 	OutageGrace time.Duration
+	// PgBouncer runs the server behind PgBouncer in transaction pooling
+	// mode (apptest.StartThroughPgBouncer); so do the tests that
+	// TestThroughPgBouncer runs.
+	PgBouncer bool
 }
 
 func newEnvWith(t testing.TB, cfg envConfig) *env {
@@ -94,7 +100,11 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 	if cfg.Store.TurnRetryMax == 0 {
 		cfg.Store.TurnRetryMax = 500 * time.Millisecond
 	}
-	app := apptest.Start(t, server.AppConfig{
+	start := apptest.Start
+	if cfg.PgBouncer || throughPgBouncer(t) || os.Getenv(envPgBouncer) != "" {
+		start = apptest.StartThroughPgBouncer
+	}
+	app := start(t, server.AppConfig{
 		SweepInterval: cfg.SweepInterval,
 		OutageGrace:   cfg.OutageGrace,
 		Store:         cfg.Store,
@@ -104,7 +114,7 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, addr: app.URL(), st: app.Store(), pool: app.Pool(), c: c, log: logger, handler: app.Handler()}
+	return &env{t: t, addr: app.URL(), st: app.Store(), pool: app.Pool(), c: c, log: logger, handler: app.Handler(), app: app}
 }
 
 // testOptions are worker options suited to tests: short locks, leases and

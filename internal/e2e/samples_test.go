@@ -177,17 +177,17 @@ func (a *AwaitSignals) Listen(ctx workflow.Context) {
 	for {
 		selector := workflow.NewSelector(ctx)
 		selector.AddReceive(workflow.GetSignalChannel(ctx, "Signal1"), func(c workflow.ReceiveChannel, more bool) {
-			_ = c.Receive(ctx, nil)
+			c.Receive(ctx, nil)
 			a.Signal1Received = true
 			log.Info("Signal1 Received")
 		})
 		selector.AddReceive(workflow.GetSignalChannel(ctx, "Signal2"), func(c workflow.ReceiveChannel, more bool) {
-			_ = c.Receive(ctx, nil)
+			c.Receive(ctx, nil)
 			a.Signal2Received = true
 			log.Info("Signal2 Received")
 		})
 		selector.AddReceive(workflow.GetSignalChannel(ctx, "Signal3"), func(c workflow.ReceiveChannel, more bool) {
-			_ = c.Receive(ctx, nil)
+			c.Receive(ctx, nil)
 			a.Signal3Received = true
 			log.Info("Signal3 Received")
 		})
@@ -485,9 +485,7 @@ func VersioningV1(ctx workflow.Context) (string, error) {
 	if err := workflow.ExecuteActivity(ctx, a.Step, "old").Get(ctx, &step); err != nil {
 		return "", err
 	}
-	if err := workflow.GetSignalChannel(ctx, "finish").Receive(ctx, nil); err != nil {
-		return "", err
-	}
+	workflow.GetSignalChannel(ctx, "finish").Receive(ctx, nil)
 	return step, nil
 }
 
@@ -507,9 +505,7 @@ func VersioningV2(ctx workflow.Context) (string, error) {
 			return "", err
 		}
 	}
-	if err := workflow.GetSignalChannel(ctx, "finish").Receive(ctx, nil); err != nil {
-		return "", err
-	}
+	workflow.GetSignalChannel(ctx, "finish").Receive(ctx, nil)
 	return fmt.Sprintf("%s v%d", step, v), nil
 }
 
@@ -523,9 +519,7 @@ func VersioningV3(ctx workflow.Context) (string, error) {
 	if err := workflow.ExecuteActivity(ctx, a.Step, "new").Get(ctx, &step); err != nil {
 		return "", err
 	}
-	if err := workflow.GetSignalChannel(ctx, "finish").Receive(ctx, nil); err != nil {
-		return "", err
-	}
+	workflow.GetSignalChannel(ctx, "finish").Receive(ctx, nil)
 	return fmt.Sprintf("%s v%d", step, v), nil
 }
 

@@ -53,7 +53,7 @@ func AwaitFlow(ctx workflow.Context) (string, error) {
 		sig := workflow.GetSignalChannel(ctx, "item")
 		for {
 			var s string
-			sig.Receive(ctx, &s) //nolint:errcheck // Temporal's shape: the loop ends with "last"
+			sig.Receive(ctx, &s)
 			ch.Send(ctx, s)
 			if s == "last" {
 				ch.Close()
@@ -64,8 +64,8 @@ func AwaitFlow(ctx workflow.Context) (string, error) {
 	workflow.Go(ctx, func(ctx workflow.Context) error {
 		for {
 			var s string
-			if err := ch.Receive(ctx, &s); err != nil {
-				return nil
+			if !ch.Receive(ctx, &s) {
+				return nil // closed
 			}
 			got = append(got, s)
 		}
@@ -140,6 +140,59 @@ func TestAwaitChannelsAndSelector(t *testing.T) {
 	e.replayClean("await", AwaitFlow)
 }
 
+// CartWorkflow is the shopping-cart pattern: the Await condition takes
+// the next update with ReceiveAsync (a side effect) and the loop ends on a
+// "checkout" signal.
+func CartWorkflow(ctx workflow.Context) ([]string, error) {
+	add := workflow.GetSignalChannel(ctx, "add")
+	checkout := workflow.GetSignalChannel(ctx, "checkout")
+	var cart []string
+	for {
+		var item string
+		done := false
+		err := workflow.Await(ctx, func() bool {
+			if add.ReceiveAsync(&item) {
+				return true
+			}
+			done = checkout.ReceiveAsync(nil)
+			return done
+		})
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return cart, nil
+		}
+		cart = append(cart, item)
+	}
+}
+
+// TestShoppingCartAwait: every signal reaches the cart, none is lost to
+// a second evaluation of the condition, and the workflow ends.
+func TestShoppingCartAwait(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), registers([]any{CartWorkflow}))
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "cart", TaskQueue: "q"}, CartWorkflow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"apple", "pear", "plum", "fig", "kiwi"}
+	for _, item := range want {
+		if err := e.c.Signal(ctx, "cart", "add", item); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.c.Signal(ctx, "cart", "checkout", nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[[]string](t, run, 30*time.Second)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("cart %v, %v; want %v", got, err, want)
+	}
+	e.replayClean("cart", CartWorkflow)
+}
+
 // ---------------------------------------------------------------------------
 // Temporal's mutex sample, ported: the lock's workflow drains its requests
 // with ReceiveAsync and waits for each holder's release with a Selector.
@@ -208,7 +261,7 @@ func MutexWorkflow(ctx workflow.Context) error {
 			logger.Info("unlockTimeout exceeded")
 		})
 		selector.AddReceive(workflow.GetSignalChannel(ctx, releaseLockChannelName), func(c workflow.ReceiveChannel, more bool) {
-			c.Receive(ctx, &ack) //nolint:errcheck // verbatim from Temporal's sample
+			c.Receive(ctx, &ack)
 			logger.Info("release signal received")
 		})
 		selector.Select(ctx)
@@ -226,7 +279,7 @@ func SampleWorkflowWithMutex(ctx workflow.Context, resourceID string) error {
 		return err
 	}
 	var releaseLockChannelName string
-	workflow.GetSignalChannel(ctx, acquireLockSignalName).Receive(ctx, &releaseLockChannelName) //nolint:errcheck // verbatim from Temporal's sample
+	workflow.GetSignalChannel(ctx, acquireLockSignalName).Receive(ctx, &releaseLockChannelName)
 	if err := workflow.ExecuteActivity(ctx, a.CriticalSection, currentWorkflowID).Get(ctx, nil); err != nil {
 		return err
 	}
@@ -415,7 +468,7 @@ func RegFlow(ctx workflow.Context) (string, error) {
 	}
 	info := workflow.GetInfo(ctx)
 	return fmt.Sprintf("%s %s %d attempt=%d queue=%s started=%v type=%s", byFunc, byName, scaled,
-		info.Attempt, info.TaskQueue, !info.StartedAt.IsZero(), info.WorkflowType), nil
+		info.Attempt, info.TaskQueue, !info.StartedAt.IsZero(), info.WorkflowType.Name), nil
 }
 
 // recorder keeps the attributes of the records logged with a message.
@@ -593,7 +646,7 @@ func TestSideEffectAndVersionMarkers(t *testing.T) {
 func InfoFlow(ctx workflow.Context, prev int64) (string, error) {
 	info := workflow.GetInfo(ctx)
 	if prev == -1 {
-		return "", workflow.NewContinueAsNewError(ctx, info.ContinuedFromExecutionID)
+		return "", workflow.NewContinueAsNewError(ctx, InfoFlow, info.ContinuedFromExecutionID)
 	}
 	return fmt.Sprintf("first-from=%d exec=%d from=%d", prev, info.ExecutionID, info.ContinuedFromExecutionID), nil
 }
@@ -615,4 +668,102 @@ func TestInfoContinuedFrom(t *testing.T) {
 		t.Fatalf("result %q, want %q", got, want)
 	}
 	e.replayClean("info", InfoFlow)
+}
+
+// ---------------------------------------------------------------------------
+// Workflow API: Mutex, AllHandlersFinished, DeterministicKeys,
+// NewContinueAsNewError(ctx, wfn, args...), GetInfo in Temporal's names.
+
+// CheckoutWorkflow takes updates that each hold a mutex until a "release"
+// signal; on "done" it waits for every handler to finish (Temporal's
+// AllHandlersFinished idiom), then continues as new once, by function.
+func CheckoutWorkflow(ctx workflow.Context, round int) (string, error) {
+	lock := workflow.NewMutex(ctx)
+	totals := map[string]int{}
+	release := workflow.GetSignalChannel(ctx, "release")
+	if err := workflow.SetUpdateHandler(ctx, "add", func(ctx workflow.Context, item string) (int, error) {
+		if err := lock.Lock(ctx); err != nil {
+			return 0, err
+		}
+		defer lock.Unlock()
+		release.Receive(ctx, nil)
+		totals[item]++
+		return totals[item], nil
+	}); err != nil {
+		return "", err
+	}
+	workflow.GetSignalChannel(ctx, "done").Receive(ctx, nil)
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return "", err
+	}
+	info := workflow.GetInfo(ctx)
+	var parts []string
+	for _, k := range workflow.DeterministicKeys(totals) {
+		parts = append(parts, fmt.Sprint(k, "=", totals[k]))
+	}
+	summary := fmt.Sprintf("%s run=%s type=%s queue=%s from=%q %s", info.WorkflowExecution.ID, info.WorkflowExecution.RunID,
+		info.WorkflowType.Name, info.TaskQueueName, info.ContinuedExecutionRunID, strings.Join(parts, ","))
+	if round == 0 {
+		return "", workflow.NewContinueAsNewError(ctx, CheckoutWorkflow, round+1)
+	}
+	return summary, nil
+}
+
+func TestWorkflowAPIMutexHandlersContinueAsNew(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.startWorker("q", testOptions(), registers([]any{CheckoutWorkflow}))
+	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "checkout", TaskQueue: "q"}, CheckoutWorkflow, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		var handles []client.WorkflowUpdateHandle
+		for i, item := range []string{"pear", "apple", "pear"} {
+			uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			h, err := e.c.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{WorkflowID: "checkout",
+				UpdateID: fmt.Sprint("u", round, i), UpdateName: "add", Args: []any{item},
+				WaitForStage: client.WorkflowUpdateStageAccepted})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			handles = append(handles, h)
+		}
+		// "done" comes before the handlers are released: the workflow
+		// waits for them.
+		if err := e.c.Signal(ctx, "checkout", "done", nil); err != nil {
+			t.Fatal(err)
+		}
+		for range handles {
+			if err := e.c.Signal(ctx, "checkout", "release", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []int
+		for _, h := range handles {
+			var n int
+			gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err := h.Get(gctx, &n)
+			cancel()
+			if err != nil {
+				t.Fatalf("round %d: update: %v", round, err)
+			}
+			got = append(got, n)
+		}
+		if !slices.Equal(got, []int{1, 1, 2}) {
+			t.Fatalf("round %d: update results %v, want [1 1 2] (one at a time, in order)", round, got)
+		}
+		if round == 0 {
+			waitFor(t, 30*time.Second, "the second execution", func() bool {
+				w, err := e.c.Describe(ctx, "checkout")
+				return err == nil && w.ExecutionID == 2
+			})
+		}
+	}
+	got, err := result[string](t, run, 30*time.Second)
+	if want := `checkout run=2 type=CheckoutWorkflow queue=q from="1" apple=1,pear=2`; err != nil || got != want {
+		t.Fatalf("result %q, %v; want %q", got, err, want)
+	}
+	e.replayClean("checkout", CheckoutWorkflow)
 }

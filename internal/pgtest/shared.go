@@ -68,13 +68,20 @@ func Shared() (*Server, error) {
 	return sharedServer, sharedErr
 }
 
-// RunMain runs the tests and then closes the shared Server (stopping the
-// cluster, or dropping the template database from an external server). A
+// RunMain runs the tests and then stops the shared PgBouncer, if one was
+// started, and closes the shared Server (stopping the cluster, or dropping
+// the template database from an external server). A
 // package whose tests use New or NewURL calls it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
 func RunMain(m *testing.M) int {
 	code := m.Run()
+	if err := closeSharedPgBouncer(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if err := closeShared(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {

@@ -41,6 +41,7 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/actenv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/wf"
+	"github.com/tetherhq/tether/sdk/log"
 )
 
 // Info describes the running attempt.
@@ -55,14 +56,16 @@ func GetInfo(ctx context.Context) Info {
 	return Info{}
 }
 
-// GetLogger returns the attempt's logger: the worker's logger with the
-// workflow instance, execution (run), activity id, type and attempt
-// attached. Outside an activity it returns slog.Default().
-func GetLogger(ctx context.Context) *slog.Logger {
+// GetLogger returns the attempt's logger (Temporal's activity.GetLogger):
+// the worker's logger with the workflow instance, execution (run),
+// activity id, type and attempt attached, as a log.Logger that also has
+// With (log.WithLogger). log.ToSlog returns it as a *slog.Logger. Outside
+// an activity it writes to slog.Default().
+func GetLogger(ctx context.Context) log.Logger {
 	if e := actenv.From(ctx); e != nil && e.Logger != nil {
-		return e.Logger
+		return log.NewStructuredLogger(e.Logger)
 	}
-	return slog.Default()
+	return log.NewStructuredLogger(slog.Default())
 }
 
 // IsActivity reports whether ctx is the context of a running activity.
@@ -256,4 +259,7 @@ type RegisterOptions struct {
 	// SkipInvalidStructFunctions skips a struct's exported methods that do
 	// not have an activity's signature instead of failing the registration.
 	SkipInvalidStructFunctions bool
+	// DisableAlreadyRegisteredCheck lets the registration replace an
+	// earlier activity of the same name instead of failing.
+	DisableAlreadyRegisteredCheck bool
 }

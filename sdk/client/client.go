@@ -78,7 +78,8 @@ type Options struct {
 	CAFile string
 }
 
-// Client is a connection to a Tether server, bound to one namespace.
+// TetherClient is the client of a Tether server, bound to one namespace:
+// Temporal's Client interface and Tether's own calls.
 type TetherClient struct {
 	base   *url.URL
 	ns     string

@@ -163,7 +163,7 @@ func sentinelRules() []sentinelRule {
 		{ErrAlreadyRunning, 0, []string{api.ProblemAlreadyRunning}},
 		{ErrLockLost, 0, []string{api.ProblemLockLost}},
 		{ErrScheduleAlreadyRunning, 0, []string{api.ProblemAlreadyExists}},
-		{ErrConflict, http.StatusConflict, []string{api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals, api.ProblemSearchAttributeExists}},
+		{ErrConflict, http.StatusConflict, []string{api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals, api.ProblemSearchAttributeExists, api.ProblemLimitExceeded}},
 		{ErrGone, http.StatusGone, []string{api.ProblemWorkerGone}},
 		{ErrTooLarge, http.StatusRequestEntityTooLarge, []string{api.ProblemBodyTooLarge}},
 		{ErrRateLimited, http.StatusTooManyRequests, []string{api.ProblemRateLimited}},

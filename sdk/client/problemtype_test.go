@@ -77,6 +77,7 @@ func TestSentinelForEveryTypeAndStatus(t *testing.T) {
 		api.ProblemRunning:               ErrConflict,
 		api.ProblemUnhandledSignals:      ErrConflict,
 		api.ProblemSearchAttributeExists: ErrConflict,
+		api.ProblemLimitExceeded:         ErrConflict,
 		api.ProblemWorkerGone:            ErrGone,
 		api.ProblemBodyTooLarge:          ErrTooLarge,
 		api.ProblemRateLimited:           ErrRateLimited,

@@ -153,7 +153,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		return
 	}
 
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(w.opts.BackgroundActivityContext))
 	defer cancel(nil)
 	deadline := attemptDeadline(task)
 	a := &attempt{task: task, cancel: cancel, grace: w.opts.CancelGracePeriod, graceOver: make(chan struct{})}

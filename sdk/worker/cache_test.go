@@ -87,10 +87,10 @@ func TestWorkerID(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	r := newRegistry()
-	if err := r.addActivity(func() {}, "x"); err == nil {
+	if err := r.addActivity(func() {}, "x", false); err == nil {
 		t.Fatal("bad activity accepted")
 	}
-	if err := r.addActivity(Parked, ""); err == nil {
+	if err := r.addActivity(Parked, "", false); err == nil {
 		t.Fatal("workflow signature accepted as an activity")
 	}
 }

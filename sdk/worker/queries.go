@@ -78,9 +78,12 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			Namespace:    w.c.Namespace(),
 			InstanceID:   task.InstanceID,
 			ExecutionID:  task.ExecutionID,
+			RunID:        wf.RunID(task.ExecutionID),
 			TaskQueue:    task.TaskQueue,
 			Logger:       w.baseLog,
 			ActivityName: w.reg.activityName,
+
+			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
 		})
 		if _, err := exec.Turn(task.History, nil); err != nil {
 			return nil, fmt.Errorf("replaying the history: %w", err)

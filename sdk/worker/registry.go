@@ -46,13 +46,16 @@ func (r *registry) registerWorkflow(fn any, opts []RegisterOption) error {
 	if err != nil {
 		return fmt.Errorf("worker: register workflow: %w", err)
 	}
-	return r.addWorkflow(def)
+	return r.addWorkflow(def, o.replace)
 }
 
-func (r *registry) addWorkflow(def *wf.Definition) error {
+// addWorkflow adds def; a second workflow of the same name is an error,
+// unless replace (Temporal's DisableAlreadyRegisteredCheck): it then
+// replaces the first.
+func (r *registry) addWorkflow(def *wf.Definition, replace bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.workflows[def.Name()]; dup {
+	if _, dup := r.workflows[def.Name()]; dup && !replace {
 		return fmt.Errorf("worker: workflow %q registered twice", def.Name())
 	}
 	r.workflows[def.Name()] = def
@@ -60,13 +63,16 @@ func (r *registry) addWorkflow(def *wf.Definition) error {
 }
 
 // addActivity registers the function fn under name (see addActivityPC).
-func (r *registry) addActivity(fn any, name string) error { return r.addActivityPC(fn, name, true) }
+func (r *registry) addActivity(fn any, name string, replace bool) error {
+	return r.addActivityPC(fn, name, true, replace)
+}
 
 // addActivityPC registers fn under name (its Go name when empty). byPC
 // records fn's code pointer for activityName; method values made by
 // reflection all share one pointer, so struct registration leaves it
-// false.
-func (r *registry) addActivityPC(fn any, name string, byPC bool) error {
+// false. A second activity of the same name is an error, unless replace
+// (Temporal's DisableAlreadyRegisteredCheck): it then replaces the first.
+func (r *registry) addActivityPC(fn any, name string, byPC, replace bool) error {
 	sig, err := fnsig.InspectActivity(fn, contextType)
 	if err != nil {
 		return fmt.Errorf("worker: register activity: %w", err)
@@ -78,12 +84,30 @@ func (r *registry) addActivityPC(fn any, name string, byPC bool) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.activities[name]; dup {
+	if _, dup := r.activities[name]; dup && !replace {
 		return fmt.Errorf("worker: activity %q registered twice", name)
 	}
 	r.activities[name] = &activityDef{name: name, sig: sig}
 	if byPC {
 		r.byPC[reflect.ValueOf(fn).Pointer()] = name
+	}
+	return nil
+}
+
+// addActivities registers defs (a struct's methods) at once: a name
+// already taken refuses them all, unless replace.
+func (r *registry) addActivities(defs []*activityDef, replace bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !replace {
+		for _, d := range defs {
+			if _, dup := r.activities[d.name]; dup {
+				return fmt.Errorf("worker: activity %q registered twice", d.name)
+			}
+		}
+	}
+	for _, d := range defs {
+		r.activities[d.name] = d
 	}
 	return nil
 }

@@ -32,14 +32,14 @@ func (r *WorkflowReplayer) RegisterWorkflow(fn any, opts ...RegisterOption) erro
 
 // RegisterWorkflowWithOptions is RegisterWorkflow with Temporal's options.
 func (r *WorkflowReplayer) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
-	return r.RegisterWorkflow(fn, WithName(opts.Name))
+	return r.reg.registerWorkflow(fn, workflowOptions(opts))
 }
 
 // RegisterActivityWithOptions names an activity function as the worker
 // does, so that the code's ExecuteActivity(ctx, fn) matches the history's
 // activity type. Activities registered under their Go name need nothing.
 func (r *WorkflowReplayer) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error {
-	return r.reg.addActivity(fn, opts.Name)
+	return r.reg.addActivity(fn, opts.Name, opts.DisableAlreadyRegisteredCheck)
 }
 
 // ReplayWorkflowHistory replays history (its first event is the

@@ -101,6 +101,28 @@ type Options struct {
 	// Logger defaults to the client's logger. A *slog.Logger is a
 	// log.Logger, as is any adapter written for Temporal (package sdk/log).
 	Logger log.Logger
+	// MaxConcurrentActivityExecutionSize, MaxConcurrentWorkflowTaskExecutionSize,
+	// MaxConcurrentActivityTaskPollers, MaxConcurrentWorkflowTaskPollers,
+	// WorkerStopTimeout and DisableEagerActivities are Temporal's names of
+	// MaxConcurrentActivities, MaxConcurrentWorkflowTurns, ActivityPollers,
+	// WorkflowPollers, StopTimeout and DisableEagerDispatch, used when
+	// Tether's is zero.
+	MaxConcurrentActivityExecutionSize int
+	// MaxConcurrentWorkflowTaskExecutionSize is MaxConcurrentWorkflowTurns.
+	MaxConcurrentWorkflowTaskExecutionSize int
+	// MaxConcurrentActivityTaskPollers is ActivityPollers.
+	MaxConcurrentActivityTaskPollers int
+	// MaxConcurrentWorkflowTaskPollers is WorkflowPollers.
+	MaxConcurrentWorkflowTaskPollers int
+	// WorkerStopTimeout is StopTimeout.
+	WorkerStopTimeout time.Duration
+	// DisableEagerActivities is DisableEagerDispatch.
+	DisableEagerActivities bool
+	// BackgroundActivityContext is the parent of every activity's context
+	// (Temporal's): its values reach the activities; its cancellation does
+	// not (the worker cancels activities itself). Default:
+	// context.Background().
+	BackgroundActivityContext context.Context
 	// HostQueue gives the worker a host task queue of its own,
 	// "<task queue>@<worker id>", which no other worker serves. The worker
 	// polls it for activities before its shared queue. An activity learns
@@ -109,7 +131,30 @@ type Options struct {
 	// docs/host-queues.md). The name is fixed for the life of the Worker,
 	// even if its session is cleaned up and it continues under a new id.
 	HostQueue bool
+	// WorkflowPanicPolicy is what a panic in workflow code, or a
+	// nondeterminism error, does (Temporal's worker.Options field).
+	// BlockWorkflow (the default) fails the turn only: the server retries
+	// it with a backoff, shows the error as the workflow's last_task_error,
+	// and the workflow resumes from its history once a worker with fixed
+	// code runs it. FailWorkflow fails the workflow instead (error type
+	// "Panic" for a panic, "Nondeterminism" for a nondeterminism error).
+	WorkflowPanicPolicy WorkflowPanicPolicy
 }
+
+// WorkflowPanicPolicy is the value of Options.WorkflowPanicPolicy
+// (Temporal's worker.WorkflowPanicPolicy).
+type WorkflowPanicPolicy int
+
+const (
+	// BlockWorkflow fails the turn of a workflow whose code panicked or
+	// disagrees with its history; the turn is retried with a backoff
+	// until a worker with fixed code completes it. The default.
+	BlockWorkflow WorkflowPanicPolicy = iota
+	// FailWorkflow fails the workflow whose code panicked (with a
+	// *workflow.PanicError) or disagrees with its history (with the
+	// *workflow.NondeterminismError).
+	FailWorkflow
+)
 
 func (o Options) withDefaults(c *client.TetherClient) Options {
 	if o.Identity == "" && c != nil {
@@ -118,6 +163,25 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if o.MaxConcurrentWorkflowTurns <= 0 {
+		o.MaxConcurrentWorkflowTurns = o.MaxConcurrentWorkflowTaskExecutionSize
+	}
+	if o.MaxConcurrentActivities <= 0 {
+		o.MaxConcurrentActivities = o.MaxConcurrentActivityExecutionSize
+	}
+	if o.WorkflowPollers <= 0 {
+		o.WorkflowPollers = o.MaxConcurrentWorkflowTaskPollers
+	}
+	if o.ActivityPollers <= 0 {
+		o.ActivityPollers = o.MaxConcurrentActivityTaskPollers
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = o.WorkerStopTimeout
+	}
+	o.DisableEagerDispatch = o.DisableEagerDispatch || o.DisableEagerActivities
+	if o.BackgroundActivityContext == nil {
+		o.BackgroundActivityContext = context.Background()
 	}
 	if o.MaxConcurrentWorkflowTurns <= 0 {
 		o.MaxConcurrentWorkflowTurns = 100
@@ -271,7 +335,12 @@ func newWorkerID(identity string) string {
 // RegisterOption modifies a registration.
 type RegisterOption func(*registration)
 
-type registration struct{ name string }
+type registration struct {
+	name string
+	// replace: a registration of a taken name replaces the earlier one
+	// (Temporal's DisableAlreadyRegisteredCheck).
+	replace bool
+}
 
 // WithName registers the function under name instead of its Go name.
 func WithName(name string) RegisterOption {
@@ -299,51 +368,63 @@ func (w *Worker) RegisterActivity(fn any, opts ...RegisterOption) error {
 	for _, o := range opts {
 		o(&r)
 	}
-	return w.registerActivity(fn, r.name, false)
+	return w.registerActivity(fn, r, false)
 }
 
 // RegisterActivityWithOptions is RegisterActivity with Temporal's options:
 // Name names a function (or prefixes a struct's method names);
 // SkipInvalidStructFunctions skips a struct's exported methods that are not
-// activities instead of failing.
+// activities instead of failing; DisableAlreadyRegisteredCheck lets a
+// registration replace an earlier one of the same name instead of failing.
 func (w *Worker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error {
-	return w.registerActivity(fn, opts.Name, opts.SkipInvalidStructFunctions)
+	return w.registerActivity(fn, registration{name: opts.Name, replace: opts.DisableAlreadyRegisteredCheck},
+		opts.SkipInvalidStructFunctions)
 }
 
 // RegisterWorkflowWithOptions is RegisterWorkflow with Temporal's options:
-// Name is the workflow type (default: the function's Go name).
+// Name is the workflow type (default: the function's Go name);
+// DisableAlreadyRegisteredCheck lets it replace an earlier workflow of the
+// same name instead of failing.
 func (w *Worker) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
-	return w.RegisterWorkflow(fn, WithName(opts.Name))
+	return w.reg.registerWorkflow(fn, workflowOptions(opts))
 }
 
-func (w *Worker) registerActivity(fn any, name string, skipInvalid bool) error {
+// workflowOptions are opts as RegisterOptions.
+func workflowOptions(opts workflow.RegisterOptions) []RegisterOption {
+	return []RegisterOption{func(r *registration) {
+		r.name, r.replace = opts.Name, opts.DisableAlreadyRegisteredCheck
+	}}
+}
+
+func (w *Worker) registerActivity(fn any, reg registration, skipInvalid bool) error {
+	name := reg.name
 	v := reflect.ValueOf(fn)
 	isStruct := v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct)
 	if !isStruct {
-		return w.reg.addActivity(fn, name)
+		return w.reg.addActivity(fn, name, reg.replace)
 	}
+	// Every method is checked before any is registered: a refused struct
+	// registers nothing.
 	t := v.Type()
-	n := 0
+	var defs []*activityDef
 	for i := range t.NumMethod() {
 		m := t.Method(i)
 		if !m.IsExported() {
 			continue
 		}
-		if _, err := fnsig.InspectActivity(v.Method(i).Interface(), reflect.TypeFor[context.Context]()); err != nil {
+		sig, err := fnsig.InspectActivity(v.Method(i).Interface(), reflect.TypeFor[context.Context]())
+		if err != nil {
 			if skipInvalid {
 				continue
 			}
 			return fmt.Errorf("worker: register activities of %s: method %s: %w", t, m.Name, err)
 		}
-		if err := w.reg.addActivityPC(v.Method(i).Interface(), name+m.Name, false); err != nil {
-			return err
-		}
-		n++
+		defs = append(defs, &activityDef{name: name + m.Name, sig: sig})
 	}
-	if n == 0 {
+	if len(defs) == 0 {
 		return fmt.Errorf("worker: register activities of %s: no exported method is an activity", t)
 	}
-	return nil
+	return w.reg.addActivities(defs, reg.replace)
 }
 
 // RunContext serves the task queue until ctx is cancelled, then shuts

@@ -156,9 +156,12 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			Namespace:    w.c.Namespace(),
 			InstanceID:   task.InstanceID,
 			ExecutionID:  task.ExecutionID,
+			RunID:        runIDOf(task),
 			TaskQueue:    task.TaskQueue,
 			Logger:       w.baseLog,
 			ActivityName: w.reg.activityName,
+
+			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
@@ -166,15 +169,24 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 	if err != nil {
 		exec.Close()
 		var nd *workflow.NondeterminismError
-		if errors.As(err, &nd) {
-			log.Error("nondeterminism: failing the turn", "error", err)
+		if w.opts.WorkflowPanicPolicy == FailWorkflow && errors.As(err, &nd) {
+			// FailWorkflow: the turn's one command fails the workflow.
+			log.Error("nondeterminism: failing the workflow", "error", err)
+			e := turnError(err)
+			res = &wf.TurnResult{Commands: []api.Command{{Type: api.CommandFailWorkflow, Error: &e}}, Finished: true}
 		} else {
-			log.Error("workflow turn failed", "error", err)
+			var pe *workflow.PanicError
+			switch {
+			case errors.As(err, &nd):
+				log.Error("nondeterminism: failing the turn", "error", err)
+			case errors.As(err, &pe):
+				log.Error("workflow code panicked: failing the turn", "error", err)
+			default:
+				log.Error("workflow turn failed", "error", err)
+			}
+			w.failTurn(log, task, turnError(err))
+			return
 		}
-		e := errconv.ToAPI(err)
-		e.Retryable = nil
-		w.failTurn(log, task, e)
-		return
 	}
 	eager, reserved := w.reserveEager(res.Commands)
 	// The ack is sent again until the server answers it: a turn run
@@ -291,6 +303,23 @@ func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err
 	exec.SetAttempt(task.Attempt)
 	exec.SetTurnDeadline(task.LockedUntil)
 	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
+}
+
+// runIDOf is the run id of task's execution (workflow.GetInfo's
+// WorkflowExecution.RunID): its execution id in decimal (wf.RunID, used by
+// queries too).
+func runIDOf(task *api.WorkflowTask) string { return wf.RunID(task.ExecutionID) }
+
+// turnError is err, a turn's failure, on the wire: a panic keeps its
+// stack.
+func turnError(err error) api.Error {
+	e := errconv.ToAPI(err)
+	e.Retryable = nil
+	var pe *workflow.PanicError
+	if errors.As(err, &pe) {
+		e.Stack = pe.Stack
+	}
+	return e
 }
 
 // failTurn reports a turn's failure, retried as acks are (sendReport).

@@ -47,9 +47,7 @@ func ExampleGetSignalChannel() {
 			switch workflow.Select(ctx, approvals, reminder) {
 			case 0:
 				var who string
-				if err := approvals.Receive(ctx, &who); err != nil {
-					return "", err
-				}
+				approvals.Receive(ctx, &who)
 				return who, nil
 			case 1:
 				workflow.GetLogger(ctx).Info("still waiting for an approval")
@@ -110,7 +108,9 @@ func ExampleGo() {
 	_ = fanOut
 }
 
-// ExampleNewContinueAsNewError keeps a long-lived loop's history short.
+// ExampleNewContinueAsNewError keeps a long-lived loop's history short:
+// the workflow, registered as "Poller", continues as a new execution of
+// itself (its function, or as here its name) with the next round.
 func ExampleNewContinueAsNewError() {
 	poller := func(ctx workflow.Context, round int) error {
 		for i := 0; i < 100; i++ {
@@ -121,7 +121,7 @@ func ExampleNewContinueAsNewError() {
 				return err
 			}
 		}
-		return workflow.NewContinueAsNewError(ctx, round+1)
+		return workflow.NewContinueAsNewError(ctx, "Poller", round+1)
 	}
 	_ = poller
 }
@@ -181,4 +181,20 @@ func ExampleGetVersion() {
 		}
 		return token, nil
 	}
+}
+
+// ExampleDeterministicKeys ranges over a map in the same order on every
+// replay.
+func ExampleDeterministicKeys() {
+	totals := map[string]int{"pear": 2, "apple": 1, "fig": 3}
+	for _, k := range workflow.DeterministicKeys(totals) {
+		fmt.Println(k, totals[k])
+	}
+	byCount := workflow.DeterministicKeysFunc(totals, func(a, b string) int { return totals[b] - totals[a] })
+	fmt.Println(byCount)
+	// Output:
+	// apple 1
+	// fig 3
+	// pear 2
+	// [fig pear apple]
 }

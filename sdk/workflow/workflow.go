@@ -1,17 +1,22 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/tetherhq/tether/sdk/internal/searchattr"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // Context is the context of workflow code: it carries the workflow's state,
-// its cancellation, activity options and values. It is not a
-// context.Context: wait with Get, Select or Receive, which return
-// ErrCanceled when the context is cancelled.
+// its cancellation, activity options and values (Temporal's
+// workflow.Context: Deadline, Done, Err, Value). Its Done is a workflow
+// Channel, closed when the context is cancelled, that a Selector can wait
+// on.
 type Context = wf.Context
 
 // CancelFunc cancels a context made with WithCancel.
@@ -56,7 +61,8 @@ type TimeoutError = wf.TimeoutError
 // WorkerLostError is the failure of an activity whose worker was lost.
 type WorkerLostError = wf.WorkerLostError
 
-// PanicError is a panic in workflow code, which fails the workflow.
+// PanicError is a panic: of an activity, or of workflow code (which fails
+// the turn, or with worker.FailWorkflow the workflow).
 type PanicError = wf.PanicError
 
 // ApplicationError is an error with a type, a message and details.
@@ -69,9 +75,9 @@ type NondeterminismError = wf.NondeterminismError
 // it as a new execution.
 type ContinueAsNewError = wf.ContinueAsNewError
 
-// ReceiveChannel is the receiving side of a signal channel or of a
-// channel made with NewChannel (Temporal's workflow.ReceiveChannel; Receive
-// returns an error instead of the "more" flag).
+// ReceiveChannel is the receiving side of a signal channel, of a channel
+// made with NewChannel, or of a context's Done channel (Temporal's
+// workflow.ReceiveChannel).
 type ReceiveChannel = wf.ReceiveChannel
 
 // SendChannel is the sending side of a channel made with NewChannel.
@@ -84,7 +90,8 @@ type Channel = wf.Channel
 // the ready one, cancelling nothing (Temporal's workflow.Selector).
 type Selector = wf.Selector
 
-// ErrChannelClosed is what Receive returns on a closed, empty channel.
+// ErrChannelClosed is what ReceiveSignal returns on a closed, empty
+// channel.
 var ErrChannelClosed = wf.ErrChannelClosed
 
 // ErrCanceled is the error of what a cancelled context interrupted.
@@ -125,8 +132,49 @@ func WithActivityOptions(ctx Context, opts ActivityOptions) Context {
 // GetActivityOptions returns the activity options of ctx.
 func GetActivityOptions(ctx Context) ActivityOptions { return wf.GetActivityOptions(ctx) }
 
-// GetInfo returns the execution's info.
-func GetInfo(ctx Context) Info { return wf.GetInfo(ctx) }
+// GetInfo returns the execution's info (Temporal's fields and methods,
+// and Tether's names of the same facts).
+func GetInfo(ctx Context) *Info { return wf.GetInfo(ctx) }
+
+// Type is a workflow type: its registered name (Temporal's workflow.Type,
+// Info.WorkflowType).
+type Type = wf.WorkflowType
+
+// Mutex is a lock between the goroutines of one workflow (Temporal's
+// workflow.Mutex).
+type Mutex = wf.Mutex
+
+// NewMutex returns a free Mutex.
+func NewMutex(ctx Context) Mutex { return wf.NewMutex(ctx) }
+
+// Semaphore is a counting semaphore between the goroutines of one
+// workflow (Temporal's workflow.Semaphore).
+type Semaphore = wf.Semaphore
+
+// NewSemaphore returns a semaphore of n units, all free.
+func NewSemaphore(ctx Context, n int64) Semaphore { return wf.NewSemaphore(ctx, n) }
+
+// WaitGroup waits for a set of workflow goroutines to finish (Temporal's
+// workflow.WaitGroup).
+type WaitGroup = wf.WaitGroup
+
+// NewWaitGroup returns a WaitGroup whose counter is zero.
+func NewWaitGroup(ctx Context) WaitGroup { return wf.NewWaitGroup(ctx) }
+
+// AllHandlersFinished reports whether no update handler is running; await
+// it before returning so that no update is left unanswered.
+func AllHandlersFinished(ctx Context) bool { return wf.AllHandlersFinished(ctx) }
+
+// DeterministicKeys returns the keys of m sorted, so that workflow code can
+// range over a map in the same order on every replay (Temporal's).
+func DeterministicKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// DeterministicKeysFunc is DeterministicKeys with keys sorted by cmp.
+func DeterministicKeysFunc[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
+	return slices.SortedFunc(maps.Keys(m), cmp)
+}
 
 // Now returns the workflow's time, the same on every replay.
 func Now(ctx Context) time.Time { return wf.Now(ctx) }
@@ -198,7 +246,7 @@ func GetSignalChannel(ctx Context, name string) *SignalChannel {
 }
 
 // ReceiveSignal waits for the next signal named name and returns its payload
-// as a T.
+// as a T; it returns ErrCanceled when ctx is cancelled first.
 func ReceiveSignal[T any](ctx Context, name string) (T, error) {
 	return wf.ReceiveSignal[T](ctx, name)
 }
@@ -208,10 +256,12 @@ func NewError(typ, message string, details any) *ApplicationError {
 	return wf.NewError(typ, message, details)
 }
 
-// NewContinueAsNewError returns the error that continues the workflow as a
-// new execution with input.
-func NewContinueAsNewError(ctx Context, input any) error {
-	return wf.NewContinueAsNewError(ctx, input)
+// NewContinueAsNewError returns the error that, returned by the workflow,
+// continues it as a new execution of wfn (a workflow function or its
+// registered name; the running workflow's own function continues the same
+// type) with args — Temporal's signature.
+func NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
+	return wf.NewContinueAsNewError(ctx, wfn, args...)
 }
 
 // IsHostLost reports whether err, an activity's error, means that the host
@@ -225,7 +275,9 @@ func RunOnHost(ctx Context, opts HostOptions, fn func(hostCtx Context) error) er
 }
 
 // Await waits until cond holds; it returns ErrCanceled if ctx is cancelled
-// first. cond must only read workflow state.
+// first. cond runs in the waiting goroutine, once per wake-up, so it may
+// take a value (ch.ReceiveAsync(&v)) as Temporal's shopping-cart pattern
+// does.
 func Await(ctx Context, cond func() bool) error { return wf.Await(ctx, cond) }
 
 // AwaitWithTimeout is Await bounded by a durable timer: ok is false when
@@ -257,6 +309,9 @@ func NewNamedBufferedChannel(ctx Context, name string, size int) Channel {
 type RegisterOptions struct {
 	// Name is the workflow type (default: the function's Go name).
 	Name string
+	// DisableAlreadyRegisteredCheck lets the registration replace an
+	// earlier workflow of the same name instead of failing.
+	DisableAlreadyRegisteredCheck bool
 }
 
 // Version is a version of workflow code, as GetVersion returns it.
@@ -288,6 +343,14 @@ func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals 
 // removes an attribute. See wf.UpsertSearchAttributes.
 func UpsertSearchAttributes(ctx Context, attributes map[string]any) error {
 	return wf.UpsertSearchAttributes(ctx, attributes)
+}
+
+// UpsertTypedSearchAttributes is UpsertSearchAttributes with Temporal's
+// typed keys: temporal.NewSearchAttributeKeyKeyword("Stage").ValueSet("shipped")
+// sets an attribute, key.ValueUnset() removes it. Each key's name must be
+// registered in the namespace with the matching type.
+func UpsertTypedSearchAttributes(ctx Context, attributes ...searchattr.Update) error {
+	return wf.UpsertSearchAttributes(ctx, searchattr.New(attributes...).Updates())
 }
 
 // GetVersion returns the code version to run at changeID: maxSupported,

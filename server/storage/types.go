@@ -193,3 +193,17 @@ type UpdateState struct {
 	// InstanceStatus is the status of the update's instance.
 	InstanceStatus string
 }
+
+// QueueBacklog is the work waiting in one task queue (the PostgreSQL
+// store's TaskQueueBacklog, for the backlog gauges).
+type QueueBacklog struct {
+	// Namespace and TaskQueue name the queue.
+	Namespace, TaskQueue string
+	// Kind is "workflow" (workflows with a turn due) or "activity"
+	// (attempts due that nobody holds).
+	Kind string
+	// Backlog is how many wait.
+	Backlog int64
+	// OldestAge is how long the oldest has been due.
+	OldestAge time.Duration
+}

@@ -631,6 +631,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		cronFinish(&fin, plan.Cron)
 	}
 	w.finishes[id] = fin
+	observeTurnClose(t, ns, inst, plan, pt.txTime)
 	w.children.addChildren(inst, plan)
 	// Exactly the consumed messages (a finished instance loses them all).
 	if plan.Status == api.StatusRunning || plan.Cron != nil {
@@ -850,4 +851,21 @@ func cancelExecutions(ctx context.Context, t *txn, ns string, execs []execCancel
 		return fmt.Errorf("flag execution: %w", err)
 	}
 	return nil
+}
+
+// observeTurnClose records, for the Observer, the close of the execution
+// a turn ends: continued as new, or completed, failed or canceled (its
+// age from the workflow's start, except for a cron run, whose workflow
+// goes on).
+func observeTurnClose(t *txn, ns string, inst gen.Instance, plan engine.TurnPlan, now time.Time) {
+	switch {
+	case plan.ContinueAsNew:
+		t.observeClose(ns, inst.WorkflowType, WorkflowContinuedAsNew, time.Time{}, now)
+	case plan.Status == api.StatusCompleted || plan.Status == api.StatusFailed || plan.Status == api.StatusCanceled:
+		created := inst.CreatedAt
+		if plan.Cron != nil {
+			created = time.Time{}
+		}
+		t.observeClose(ns, inst.WorkflowType, plan.Status, created, now)
+	}
 }

@@ -151,6 +151,7 @@ func (s *Store) lateAttempt(ctx context.Context, t *txn, row gen.WorkerQueue, ti
 	if err != nil {
 		return row, err
 	}
+	t.observeAttemptEnd(row.Namespace, row.ActivityType, ActivityTimedOut, row.StartedAt, s.opts.Now())
 	if outcome == OutcomeRetryScheduled {
 		if err := s.recordAttemptCancel(ctx, t, row); err != nil {
 			return row, err
@@ -247,6 +248,11 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 			if err != nil {
 				return err
 			}
+			outcome := ActivityFailed
+			if out.Outcome == OutcomeRetryScheduled {
+				outcome = ActivityRetried
+			}
+			t.observeAttemptEnd(ns, r.ActivityType, outcome, r.StartedAt, s.opts.Now())
 		}
 		return writeReceipts(ctx, t, ns, []receipt{newReceipt(*r.LockToken, receiptFail, out)})
 	})

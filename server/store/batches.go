@@ -267,7 +267,8 @@ func (s *Store) ApplyBatchItem(ctx context.Context, job *storage.BatchJob, insta
 }
 
 // batchRefusal is the reason recorded for an operation refused for one
-// workflow: not found, not running, running, or invalid for it ("" for any
+// workflow: not found, not running, running, invalid for it, or over one
+// of its bounds (a signal past its pending messages) ("" for any
 // other error, which fails the step: the service tries it again).
 func batchRefusal(err error) string {
 	switch {
@@ -283,6 +284,10 @@ func batchRefusal(err error) string {
 	var inv *storage.InvalidError
 	if errors.As(err, &inv) {
 		return inv.Error()
+	}
+	var lim *storage.LimitError
+	if errors.As(err, &lim) {
+		return lim.Error()
 	}
 	return ""
 }

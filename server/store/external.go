@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // applyExternals applies a turn's signal_external and cancel_external
@@ -23,6 +25,15 @@ func applyExternals(ctx context.Context, t *txn, ns, instanceID string, exec int
 	outcomes := make([]outMessage, 0, len(exts))
 	for _, x := range exts {
 		ok, err := applyExternal(ctx, t, ns, x)
+		var limit *storage.LimitError
+		if errors.As(err, &limit) {
+			// The target holds as many signals as it may: the signal
+			// fails, the turn does not.
+			no := false
+			outcomes = append(outcomes, eventMessage(instanceID, &exec, api.Event{Kind: api.EventExternalFailed, ExternalID: x.ExternalID,
+				Error: &api.Error{Type: api.ErrorTypeLimitExceeded, Retryable: &no, Message: "signal: " + limit.Error()}}, 0))
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -66,7 +77,10 @@ func applyExternal(ctx context.Context, t *txn, ns string, x engine.External) (o
 	}
 	if !x.Cancel {
 		msg := eventMessage(x.TargetInstanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: x.SignalName, Input: x.Input}, 0)
-		queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, Namespace: ns, InstanceID: x.TargetInstanceID})
+		if err := admitMessage(ctx, t, ns, x.TargetInstanceID, len(msg.Payload)); err != nil {
+			return false, err
+		}
+		queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, PayloadBytes: payloadBytes(msg.Payload), Namespace: ns, InstanceID: x.TargetInstanceID})
 		if noRows(err) {
 			return false, nil
 		}

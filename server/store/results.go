@@ -98,6 +98,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	if err != nil {
 		return fmt.Errorf("take attempts: %w", err)
 	}
+	now := s.opts.Now()
 	taken := make(map[uuid.UUID]gen.TakeAttemptsRow, len(rows))
 	for _, r := range rows {
 		taken[*r.WorkerQueue.LockToken] = r
@@ -133,6 +134,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			msgs = append(msgs, outcomeMessage(row, completedEvent(c.result)))
 			waiting = append(waiting, delivery{c, row})
 		case r.Enqueued:
+			t.observeAttemptEnd(ns, row.ActivityType, ActivitySucceeded, row.StartedAt, now)
 			inserted[row.InstanceID]++
 			queues[row.InstanceID] = r.WorkflowQueue
 			t.wake(WorkflowQueueKey(ns, r.WorkflowQueue))
@@ -157,6 +159,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 				continue
 			}
 			d.call.out.Outcome = OutcomeDelivered
+			t.observeAttemptEnd(ns, d.row.ActivityType, ActivitySucceeded, d.row.StartedAt, now)
 			ds = append(ds, d)
 		}
 	}
@@ -226,7 +229,7 @@ func eagerTurnsAtCommit(s *Store, t *txn, ns string, ds []delivery, inserted map
 // empty names no instance).
 func (s *Store) eagerTurnParams(ns string, turns, n int) gen.LockNextTurnsParams {
 	return gen.LockNextTurnsParams{
-		Namespace: ns, MaxTurns: int32(turns), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(),
+		Namespace: ns, MaxTurns: int32(turns), MaxMessages: maxTurnMessages, MaxTurnBytes: s.opts.TurnMessageBytes, HoldExpired: s.opts.Grace.Active(),
 		EagerInstanceIds: make([]string, n), EagerWorkerIds: make([]string, n),
 		EagerTaskQueues: make([]string, n), EagerLockMs: make([]int64, n), EagerBuildIds: make([]string, n),
 	}

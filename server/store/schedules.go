@@ -532,6 +532,7 @@ func (s *Store) fireSlot(ctx context.Context, t *txn, ns string, sc *scheduleRow
 		return api.TriggerSkipped, "", nil
 	}
 	sc.ActionsTaken++
+	t.observe(observation{kind: observeStarted, ns: ns, typ: a.WorkflowType})
 	return api.TriggerStarted, id, nil
 }
 

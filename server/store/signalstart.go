@@ -22,8 +22,11 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			SignalName: req.SignalName, Input: req.SignalInput}, 0)
 		// Two rounds at most: a start refused because another one committed
 		// meanwhile finds the instance running at the second signal.
+		if err := admitMessage(ctx, t, ns, instanceID, len(signal.Payload)); err != nil {
+			return err
+		}
 		for range 2 {
-			queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: signal.Payload, Namespace: ns, InstanceID: instanceID})
+			queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: signal.Payload, PayloadBytes: payloadBytes(signal.Payload), Namespace: ns, InstanceID: instanceID})
 			if err == nil {
 				t.wake(WorkflowQueueKey(ns, queue))
 				i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
@@ -55,6 +58,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 				return fmt.Errorf("signal with start: %w", err)
 			}
 			resp.ExecutionID, resp.Status, resp.Started = row.ExecutionID, row.Status, true
+			t.observe(observation{kind: observeStarted, ns: ns, typ: req.WorkflowType})
 			return nil
 		}
 		return fmt.Errorf("signal with start %s: the instance neither runs nor starts", instanceID)

@@ -166,6 +166,7 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 			continue
 		}
 		c.out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, Status: r.Status}
+		t.observe(observation{kind: observeStarted, ns: ns, typ: c.row.WorkflowType})
 	}
 	if handing == nil {
 		return nil

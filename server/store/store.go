@@ -43,6 +43,20 @@ type Options struct {
 	Now func() time.Time
 	// Observer, when set, is told of what the store did (for metrics).
 	Observer Observer
+	// PendingMessages and PendingMessageBytes bound the signals and
+	// updates waiting for one instance (its turn in flight included): in
+	// number, and in bytes as sent. A signal, signal-with-start or update
+	// past either is refused with a *storage.LimitError; a workflow's
+	// signal to another gets ExternalFailed. Defaults 1 000 and 32 MiB; a
+	// negative value disables the bound.
+	PendingMessages     int
+	PendingMessageBytes int64
+	// TurnMessageBytes bounds the messages one workflow turn takes: the
+	// first whatever its size, then more while they total at most this
+	// many bytes; the rest wait for the next turn. However much waits for
+	// one instance, its turn can be built, and the polls of its queue keep
+	// serving every instance. Default 16 MiB.
+	TurnMessageBytes int64
 	// Grace, when set, is the server's outage grace: while it is active the
 	// turn fetches do not take over turns whose lock expired (their acks
 	// may still come, see OutageGrace). The sweeper shares it.
@@ -56,6 +70,17 @@ type Observer interface {
 	// (one per activity; a turn's ActivityCancelRequested events, timeouts,
 	// lost workers).
 	CancelRequested(reason string, n int)
+	// WorkflowStarted: a workflow of workflowType started in namespace ns
+	// (a start or a signal-with-start that created its execution).
+	WorkflowStarted(ns, workflowType string)
+	// WorkflowClosed: an execution of workflowType in ns ended with
+	// outcome (WorkflowCompleted, …). age, when positive, is the time
+	// from the workflow's start to its close.
+	WorkflowClosed(ns, workflowType, outcome string, age time.Duration)
+	// ActivityAttemptEnded: an attempt of an activity of activityType in
+	// ns ended with outcome (ActivitySucceeded, …). ran, when positive, is
+	// its start-to-close time.
+	ActivityAttemptEnded(ns, activityType, outcome string, ran time.Duration)
 }
 
 func (o Options) withDefaults() Options {
@@ -85,6 +110,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.PendingMessages == 0 {
+		o.PendingMessages = 1000
+	}
+	if o.PendingMessageBytes == 0 {
+		o.PendingMessageBytes = 32 << 20
+	}
+	if o.TurnMessageBytes <= 0 {
+		o.TurnMessageBytes = 16 << 20
 	}
 	return o
 }

@@ -88,6 +88,7 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 			msg = "workflow terminated"
 		}
 		e := api.Error{Type: api.ErrorTypeTerminated, Message: msg, Details: details}
+		t.observeClose(ns, r.WorkflowType, WorkflowTerminated, time.Time{}, now)
 		fins[r.InstanceID] = finishRow{Status: api.StatusTerminated, ExecutionID: r.ExecutionID, WorkflowType: r.WorkflowType,
 			Input: boxed(r.Input), Result: nil, Error: boxed(mustJSON(e)), NextEventID: r.NextEventID + 1,
 			NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID, LastEventAt: ptrTime(at)}

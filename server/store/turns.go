@@ -196,7 +196,7 @@ func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, w
 			t.p.commitWithNext()
 			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
 				LockMs: ms(lockFor), WorkerID: workerID, Namespace: ns, TaskQueue: taskQueue,
-				MaxTurns: int32(n), MaxMessages: maxTurnMessages, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
+				MaxTurns: int32(n), MaxMessages: maxTurnMessages, MaxTurnBytes: s.opts.TurnMessageBytes, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
 			})
 			if err != nil {
 				return fmt.Errorf("lock instances: %w", err)

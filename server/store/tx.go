@@ -33,6 +33,11 @@ type txn struct {
 	// late counts the wake-ups that only the last statement found: they
 	// are announced right after the COMMIT (see wakeAfterCommit).
 	late map[string]int
+	// observed are the outcomes the Observer is told of once the
+	// transaction committed (observe.go).
+	observed []observation
+	// opts are the store's options (the bounds a write checks).
+	opts *Options
 }
 
 // atCommit makes fn the transaction's last step: fn runs one statement
@@ -148,7 +153,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	}
 	defer conn.Release()
 	p := &pipe{conn: conn}
-	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p}
+	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p, opts: &s.opts}
 	if err := fn(t); err != nil {
 		p.rollback(ctx)
 		return err
@@ -174,6 +179,9 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	}
 	if len(t.late) > 0 {
 		s.announceLate(t.late)
+	}
+	if len(t.observed) > 0 && s.opts.Observer != nil {
+		t.tell(s.opts.Observer)
 	}
 	return nil
 }

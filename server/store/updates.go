@@ -31,7 +31,10 @@ func (s *Store) RequestUpdate(ctx context.Context, ns, instanceID, updateID, nam
 			return fmt.Errorf("request update: %w", err)
 		}
 		msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventWorkflowUpdateAccepted, UpdateID: updateID, UpdateName: name, Input: input}, 0)
-		queue, err := t.q.EnqueueUpdate(ctx, gen.EnqueueUpdateParams{Payload: msg.Payload, Namespace: ns, InstanceID: instanceID})
+		if err := admitMessage(ctx, t, ns, instanceID, len(msg.Payload)); err != nil {
+			return err
+		}
+		queue, err := t.q.EnqueueUpdate(ctx, gen.EnqueueUpdateParams{Payload: msg.Payload, PayloadBytes: payloadBytes(msg.Payload), Namespace: ns, InstanceID: instanceID})
 		if err == nil {
 			t.wake(WorkflowQueueKey(ns, queue))
 			return nil

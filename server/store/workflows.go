@@ -247,7 +247,10 @@ func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string,
 // signalWorkflowIn is SignalWorkflow in the transaction t.
 func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, input json.RawMessage) error {
 	msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input}, 0)
-	queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, Namespace: ns, InstanceID: instanceID})
+	if err := admitMessage(ctx, t, ns, instanceID, len(msg.Payload)); err != nil {
+		return err
+	}
+	queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, PayloadBytes: payloadBytes(msg.Payload), Namespace: ns, InstanceID: instanceID})
 	if err == nil {
 		t.wake(WorkflowQueueKey(ns, queue))
 		return nil

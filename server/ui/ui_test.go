@@ -56,8 +56,8 @@ type approval struct {
 func OrderFlow(ctx workflow.Context, order string) (string, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 	workflow.ExecuteActivity(ctx, Hold, order)
-	var a approval
-	if err := workflow.GetSignalChannel(ctx, "approve").Receive(ctx, &a); err != nil {
+	a, err := workflow.ReceiveSignal[approval](ctx, "approve")
+	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -78,7 +78,7 @@ func ParentFlow(ctx workflow.Context, id string) (string, error) {
 // RoundsFlow continues as new until n reaches 2, then completes.
 func RoundsFlow(ctx workflow.Context, n int) (int, error) {
 	if n < 2 {
-		return 0, workflow.NewContinueAsNewError(ctx, n+1)
+		return 0, workflow.NewContinueAsNewError(ctx, RoundsFlow, n+1)
 	}
 	return n, nil
 }

@@ -2,38 +2,57 @@ package wf
 
 import "time"
 
-// Await waits until cond holds (re-evaluated whenever workflow state can
-// have changed: after every message and every step of another goroutine).
-// It returns ErrCanceled if ctx is cancelled first. cond must only read
-// workflow state. Temporal's workflow.Await.
+// Await waits until cond holds. cond runs in the calling goroutine, once
+// now and then once each time workflow state can have changed (after the
+// messages of a turn, and after each step of another goroutine) — exactly
+// once per wake-up, so a condition with a side effect (Temporal's
+// shopping-cart pattern: ch.ReceiveAsync(&v) inside cond) sees every value
+// once. It returns ErrCanceled if ctx is cancelled while cond is false.
+// Temporal's workflow.Await.
 func Await(ctx Context, cond func() bool) error {
 	c := ctx.impl()
-	c.s.waitUntil(func() bool { return cond() || c.scope.canceled })
-	if cond() {
-		return nil
-	}
-	return ErrCanceled
+	var err error
+	c.s.pollUntil(func() bool {
+		if cond() {
+			return true
+		}
+		if c.scope.canceled {
+			err = ErrCanceled
+			return true
+		}
+		return false
+	})
+	return err
 }
 
 // AwaitWithTimeout is Await bounded by a durable timer of timeout: ok is
-// false when the timer fired first. The timer is cancelled on the server
-// when cond holds first. Temporal's workflow.AwaitWithTimeout.
+// false when the timer fired first. cond runs as in Await, once per
+// wake-up; the timer is started only when cond is false at first, and
+// cancelled on the server when cond holds first. Temporal's
+// workflow.AwaitWithTimeout.
 func AwaitWithTimeout(ctx Context, timeout time.Duration, cond func() bool) (ok bool, err error) {
+	c := ctx.impl()
 	if cond() {
 		return true, nil
 	}
-	c := ctx.impl()
-	tctx, cancel := WithCancel(ctx)
-	timer := NewTimer(tctx, timeout)
-	c.s.waitUntil(func() bool { return cond() || timer.IsReady() || c.scope.canceled })
-	cancel()
-	switch {
-	case cond():
-		return true, nil
-	case c.scope.canceled:
+	if c.scope.canceled {
 		return false, ErrCanceled
 	}
-	return false, nil
+	tctx, cancel := WithCancel(ctx)
+	defer cancel()
+	timer := NewTimer(tctx, timeout)
+	c.s.pollUntil(func() bool {
+		switch {
+		case cond():
+			ok = true
+		case c.scope.canceled:
+			err = ErrCanceled
+		case !timer.IsReady():
+			return false
+		}
+		return true
+	})
+	return ok, err
 }
 
 // Selector waits on several futures and channels at once and runs the
@@ -51,8 +70,11 @@ type Selector interface {
 	// AddDefault adds a callback that Select runs when nothing is ready,
 	// instead of waiting.
 	AddDefault(fn func())
-	// Select waits until a case is ready and runs its callback. Among
-	// several ready cases it picks the first added.
+	// Select waits until a case is ready and runs its callback: exactly
+	// one callback runs on each call. Among several ready cases it picks
+	// the first added. As in Temporal, it does not return because ctx is
+	// cancelled: add ctx.Done() as a case to wait for the cancellation
+	// too.
 	Select(ctx Context)
 	// HasPending reports whether a case is ready, so that Select would run
 	// it without waiting (the default case does not count).
@@ -113,11 +135,8 @@ func (sel *selector) Select(ctx Context) {
 		return
 	}
 	if won == nil {
-		c := ctx.impl()
-		sel.s.waitUntil(func() bool { return sel.ready() != nil || c.scope.canceled })
-		if won = sel.ready(); won == nil {
-			return // cancelled
-		}
+		sel.s.waitUntil(func() bool { return sel.ready() != nil })
+		won = sel.ready()
 	}
 	if won.future != nil {
 		won.fired = true

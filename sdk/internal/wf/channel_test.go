@@ -30,12 +30,8 @@ func channelFlow(ctx workflow.Context) ([]string, error) {
 	var got []int
 	for {
 		var v int
-		err := buf.Receive(ctx, &v)
-		if errors.Is(err, workflow.ErrChannelClosed) {
-			break
-		}
-		if err != nil {
-			return nil, err
+		if !buf.Receive(ctx, &v) {
+			break // closed
 		}
 		got = append(got, v)
 	}
@@ -55,9 +51,7 @@ func channelFlow(ctx workflow.Context) ([]string, error) {
 		sent = true
 	})
 	var s string
-	if err := unbuf.Receive(ctx, &s); err != nil {
-		return nil, err
-	}
+	unbuf.Receive(ctx, &s)
 	if err := workflow.Await(ctx, func() bool { return sent }); err != nil {
 		return nil, err
 	}
@@ -74,5 +68,36 @@ func TestChannels(t *testing.T) {
 	want := []string{`complete:["async:true true false","recv:1 true true 1","got:[2 10 11 12]","closed:false false","unbuffered async:false","unbuffered:hello"]`}
 	if !slices.Equal(got, want) {
 		t.Fatalf("commands\n got %v\nwant %v", got, want)
+	}
+}
+
+// ReceiveKeepsWaiting: as in Temporal, Receive on a cancelled context goes
+// on waiting for a value; a value that does not decode is skipped.
+func ReceiveKeepsWaiting(ctx workflow.Context) (string, error) {
+	ch := workflow.GetSignalChannel(ctx, "n")
+	var n int
+	more := ch.Receive(ctx, &n) // the workflow is cancelled meanwhile
+	if ctx.Err() == nil {
+		return "", errors.New("not cancelled")
+	}
+	return fmt.Sprint(n, more), nil
+}
+
+func TestReceiveOnCancelledContextWaits(t *testing.T) {
+	d := newDriver(t, ReceiveKeepsWaiting, true)
+	s := newSim(t, nil)
+	d.turn(s)
+	s.cancel("stop")
+	if res := d.turn(s); len(res.Commands) != 0 {
+		t.Fatalf("the cancellation ended Receive: %v", commandTypes(res.Commands))
+	}
+	s.signal("n", "not a number")
+	if res := d.turn(s); len(res.Commands) != 0 {
+		t.Fatalf("Receive took a value that does not decode: %v", commandTypes(res.Commands))
+	}
+	s.signal("n", 7)
+	d.turn(s)
+	if got := resultOf[string](t, s.final); got != "7 true" {
+		t.Fatalf("result %q", got)
 	}
 }

@@ -3,19 +3,27 @@ package wf
 import (
 	"log/slog"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/tetherhq/tether/api"
 )
 
 // Context is the context of workflow code: it carries the workflow's state,
-// its cancellation, activity options and values. It is not a
-// context.Context: workflow code must not block on Go channels, so Done is
-// only for non-blocking checks; wait with Get, Select or Receive, which
-// return ErrCanceled when the context is cancelled.
+// its cancellation, activity options and values. It mirrors Temporal's
+// workflow.Context, a clone of context.Context whose Done is a workflow
+// Channel: wait for the cancellation with a Selector
+// (sel.AddReceive(ctx.Done(), …)), never with a Go select.
 type Context interface {
-	// Done is closed when the context is cancelled.
-	Done() <-chan struct{}
+	// Deadline returns the time when work done for this context should be
+	// cancelled; ok is false when there is none. Workflow contexts have no
+	// deadline: it is always false (as in Temporal).
+	Deadline() (deadline time.Time, ok bool)
+	// Done returns a channel that is closed when the context is
+	// cancelled: it is ready in a Selector from then on (its callback
+	// gets more false), and ReceiveAsyncWithMoreFlag reports more false.
+	// Successive calls return the same channel.
+	Done() Channel
 	// Err returns ErrCanceled once the context is cancelled, nil before.
 	Err() error
 	// Value returns the value associated with key, or nil.
@@ -29,17 +37,18 @@ type CancelFunc func()
 
 // scope is a node of the cancellation tree.
 type scope struct {
-	done     chan struct{}
+	// done is the Done channel, made on the first call of Done and
+	// closed with the scope.
+	done     *Chan
 	canceled bool
 	children []*scope
 }
 
 func newScope(parent *scope) *scope {
-	sc := &scope{done: make(chan struct{})}
+	sc := &scope{}
 	if parent != nil {
 		if parent.canceled {
 			sc.canceled = true
-			close(sc.done)
 		} else {
 			parent.children = append(parent.children, sc)
 		}
@@ -53,7 +62,9 @@ func (sc *scope) cancel() bool {
 		return false
 	}
 	sc.canceled = true
-	close(sc.done)
+	if sc.done != nil {
+		sc.done.closed = true
+	}
 	for _, ch := range sc.children {
 		ch.cancel()
 	}
@@ -71,7 +82,14 @@ type wctx struct {
 	val    any
 }
 
-func (c *wctx) Done() <-chan struct{} { return c.scope.done }
+func (c *wctx) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+func (c *wctx) Done() Channel {
+	if c.scope.done == nil {
+		c.scope.done = &Chan{s: c.s, name: "context-done", closed: c.scope.canceled}
+	}
+	return c.scope.done
+}
 
 func (c *wctx) Err() error {
 	if c.scope.canceled {
@@ -218,42 +236,98 @@ func GetActivityOptions(ctx Context) ActivityOptions {
 	return ActivityOptions{}
 }
 
-// Info describes the running workflow execution (Temporal's
-// workflow.Info: InstanceID is WorkflowExecution.ID, ExecutionID its RunID,
-// TaskQueue TaskQueueName, StartedAt WorkflowStartTime).
+// Info describes the running workflow execution: Temporal's workflow.Info
+// (WorkflowExecution, WorkflowType, TaskQueueName, Attempt, Namespace,
+// WorkflowStartTime, ParentWorkflowExecution, ContinuedExecutionRunID and
+// the methods GetContinueAsNewSuggested, GetCurrentHistoryLength), and
+// Tether's own names of the same facts (InstanceID, ExecutionID, TaskQueue,
+// StartedAt, ContinuedFromExecutionID).
 type Info struct {
+	// WorkflowExecution is the execution: ID the instance id, RunID the
+	// run id (see RunID).
+	WorkflowExecution WorkflowExecution
+	// WorkflowType is the workflow's registered name.
+	WorkflowType WorkflowType
+	// TaskQueueName is the workflow's task queue.
+	TaskQueueName string
+	// Attempt is the turn's attempt: 1, or more when earlier tries of the
+	// current turn failed (a panic, a nondeterminism error). Tether does
+	// not retry whole workflows, so it is not Temporal's run attempt.
+	Attempt int32
 	// Namespace is the workflow's namespace.
 	Namespace string
-	// InstanceID is the workflow's id.
-	InstanceID string
-	// ExecutionID is the run: 1, then one more for each continue-as-new or
-	// restart of the id.
-	ExecutionID int64
-	// WorkflowType is the registered name of the workflow.
-	WorkflowType string
-	// TaskQueue is the workflow's task queue.
-	TaskQueue string
-	// StartedAt is the timestamp of the execution's WorkflowStarted event.
-	StartedAt time.Time
-	// Attempt is the turn's attempt: 1, or more when earlier tries of the
-	// current turn failed (Tether does not retry whole workflows, so it is
-	// not Temporal's run attempt).
-	Attempt int32
-	// ContinuedFromExecutionID is the execution this one continues (it
-	// returned NewContinueAsNewError), 0 when it was started by a client
-	// (Temporal's ContinuedExecutionRunID).
-	ContinuedFromExecutionID int64
+	// WorkflowStartTime is the timestamp of the execution's
+	// WorkflowStarted event.
+	WorkflowStartTime time.Time
 	// ParentWorkflowExecution is the parent execution of a child
-	// workflow, nil for a workflow started by a client (Temporal's).
+	// workflow, nil for a workflow started by a client.
 	ParentWorkflowExecution *WorkflowExecution
+	// ContinuedExecutionRunID is the run id of the execution this one
+	// continues (it returned NewContinueAsNewError), "" when it was started
+	// otherwise.
+	ContinuedExecutionRunID string
+
+	// InstanceID is WorkflowExecution.ID (Tether's name).
+	InstanceID string
+	// ExecutionID is the run's number: 1, then one more for each
+	// continue-as-new or restart of the id.
+	ExecutionID int64
+	// TaskQueue is TaskQueueName (Tether's name).
+	TaskQueue string
+	// StartedAt is WorkflowStartTime (Tether's name).
+	StartedAt time.Time
+	// ContinuedFromExecutionID is the number of the execution this one
+	// continues, 0 when it was started otherwise.
+	ContinuedFromExecutionID int64
+
+	historyLength int
 }
 
-// GetInfo returns the execution's info.
-func GetInfo(ctx Context) Info {
+// WorkflowType is the type of a workflow: its registered name (Temporal's
+// workflow.Type).
+type WorkflowType struct {
+	// Name is the registered name.
+	Name string
+}
+
+// continueAsNewSuggestedLength is the history length from which
+// GetContinueAsNewSuggested is true (the default of Temporal's server).
+const continueAsNewSuggestedLength = 4096
+
+// GetCurrentHistoryLength returns the number of events in the execution's
+// history as of the current turn: those recorded before it and the turn's
+// messages (on replay, as of the turn being replayed).
+func (i *Info) GetCurrentHistoryLength() int { return i.historyLength }
+
+// GetContinueAsNewSuggested reports whether the history has grown long
+// enough that the workflow should continue as new: from 4096 events on
+// (Temporal's server suggests it from the same count).
+func (i *Info) GetContinueAsNewSuggested() bool {
+	return i.historyLength >= continueAsNewSuggestedLength
+}
+
+// RunID is the run id of execution number executionID: its number in
+// decimal. It is the one place that makes run ids (of the execution, its
+// parent, the execution it continues).
+func RunID(executionID int64) string {
+	if executionID == 0 {
+		return ""
+	}
+	return strconv.FormatInt(executionID, 10)
+}
+
+// GetInfo returns the execution's info (a copy: changing it changes
+// nothing).
+func GetInfo(ctx Context) *Info {
 	s := ctx.impl().s
 	info := s.info
+	if info.ParentWorkflowExecution != nil {
+		p := *info.ParentWorkflowExecution
+		info.ParentWorkflowExecution = &p
+	}
 	info.Attempt = max(s.attempt, 1)
-	return info
+	info.historyLength = s.historyLength
+	return &info
 }
 
 // Now returns the workflow's time: the timestamp of the last event

@@ -10,12 +10,18 @@ import (
 // over unbuffered channels, so exactly one of them runs at any time and every
 // access to the state is ordered.
 type coroutine struct {
-	s       *state
-	name    string
-	resume  chan struct{}
-	yield   chan struct{}
-	cond    func() bool // what a parked coroutine waits for
-	trace   []byte      // the stack park recorded for stackTrace
+	s      *state
+	name   string
+	resume chan struct{}
+	yield  chan struct{}
+	cond   func() bool // what a parked coroutine waits for
+	// polling: parked in pollUntil, the coroutine is resumed on every
+	// pass of the dispatcher and checks its condition itself; kept: it
+	// was resumed, found its condition still false and parked again (no
+	// progress).
+	polling bool
+	kept    bool
+	trace   []byte // the stack park recorded for stackTrace
 	started bool
 	done    bool
 }
@@ -65,7 +71,14 @@ func (s *state) onPanic(r any, stack []byte) {
 	if s.unwinding || s.terminal != nil || s.fatal != nil {
 		return
 	}
-	s.terminate(failCommand(&PanicError{Value: fmt.Sprint(r), Stack: string(stack)}, string(stack)))
+	pe := &PanicError{Value: fmt.Sprint(r), Stack: string(stack)}
+	if !s.failOnPanic {
+		// BlockWorkflow: the turn fails and is retried; the workflow goes
+		// on once code that does not panic runs it.
+		s.fatal = pe
+		return
+	}
+	s.terminate(failCommand(pe, string(stack)))
 }
 
 // waitUntil parks the calling coroutine until cond holds. cond is evaluated
@@ -84,6 +97,28 @@ func (s *state) waitUntil(cond func() bool) {
 		c.park()
 	}
 	c.cond = nil
+}
+
+// pollUntil parks the calling coroutine until check returns true. Unlike
+// waitUntil's condition, check runs in the calling coroutine, exactly once
+// each time the coroutine is resumed: once now, then once on each pass of
+// the dispatcher (each pass follows a message or another coroutine's
+// progress) — so check may have side effects, as the condition of
+// Temporal's workflow.Await may (a ReceiveAsync). A resumption whose check
+// fails again is no progress: it does not make the dispatcher pass again.
+func (s *state) pollUntil(check func() bool) {
+	c := s.current
+	if c == nil {
+		panic("workflow: blocking call outside of workflow code (use workflow.Go, not go)")
+	}
+	if s.unwinding {
+		panic(unwindSignal{})
+	}
+	for again := false; !check(); again = true {
+		c.polling, c.kept = true, again
+		c.park()
+	}
+	c.polling, c.kept = false, false
 }
 
 // park hands control back to the dispatcher until it resumes c to go on.
@@ -119,11 +154,13 @@ func (s *state) run() {
 		progressed := false
 		for i := 0; i < len(s.coros); i++ {
 			c := s.coros[i]
-			if c.done || (c.started && (c.cond == nil || !c.cond())) {
+			if c.done || (c.started && !c.polling && (c.cond == nil || !c.cond())) {
 				continue
 			}
 			s.step(c)
-			progressed = true
+			if !c.kept {
+				progressed = true
+			}
 			if s.stopped() {
 				return
 			}

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/names"
 )
 
 // ErrCanceled reports a cancellation: of the workflow (its context was
@@ -162,13 +165,43 @@ type ContinueAsNewError struct {
 func (e *ContinueAsNewError) Error() string { return "continue as new" }
 
 // NewContinueAsNewError returns the error that, returned by the workflow
-// function, continues the instance as a new execution with input.
-func NewContinueAsNewError(ctx Context, input any) error {
-	raw, err := encode(input)
-	if err != nil {
-		return fmt.Errorf("continue as new: %w", err)
+// function, continues the instance as a new execution of wfn — a workflow
+// function or its registered name — with args (Temporal's signature).
+// Passing the running workflow's own function (or its name) continues the
+// same workflow type, whatever name it was registered under. The arguments
+// are checked against a function's signature; an error that is not a
+// *ContinueAsNewError, returned by the workflow, fails it.
+func NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
+	s := ctx.impl().s
+	name, ok := wfn.(string)
+	if !ok {
+		var err error
+		if name, err = names.FuncName(wfn); err != nil {
+			return fmt.Errorf("workflow.NewContinueAsNewError: %w", err)
+		}
+		sig, err := fnsig.Inspect(wfn, workflowContextType, "workflow")
+		if err == nil {
+			err = sig.CheckInput(args...)
+		}
+		if err != nil {
+			return fmt.Errorf("workflow.NewContinueAsNewError %s: %w", name, err)
+		}
+		if s.def.fn != 0 && reflect.ValueOf(wfn).Pointer() == s.def.fn {
+			name = s.def.name
+		}
 	}
-	return &ContinueAsNewError{Input: raw}
+	if name == "" {
+		return errors.New("workflow.NewContinueAsNewError: empty workflow name")
+	}
+	raw, err := fnsig.EncodeArgs(args...)
+	if err != nil {
+		return fmt.Errorf("workflow.NewContinueAsNewError %s: input: %w", name, err)
+	}
+	e := &ContinueAsNewError{Input: raw}
+	if name != s.def.name {
+		e.WorkflowType = name
+	}
+	return e
 }
 
 // activityFailure maps a recorded failure to the error of a future.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +28,9 @@ var workflowContextType = reflect.TypeFor[Context]()
 type Definition struct {
 	name string
 	sig  *fnsig.Sig
+	// fn is the function's code pointer (NewContinueAsNewError knows the
+	// running function by it).
+	fn uintptr
 }
 
 // NewDefinition validates fn's signature (see the package comment) and
@@ -43,7 +45,7 @@ func NewDefinition(fn any, name string) (*Definition, error) {
 			return nil, err
 		}
 	}
-	return &Definition{name: name, sig: sig}, nil
+	return &Definition{name: name, sig: sig, fn: reflect.ValueOf(fn).Pointer()}, nil
 }
 
 // Name returns the workflow type the definition is registered as.
@@ -54,6 +56,9 @@ type ExecutorOptions struct {
 	Namespace   string
 	InstanceID  string
 	ExecutionID int64
+	// RunID is the execution's run id (GetInfo's WorkflowExecution.RunID);
+	// empty: RunID(ExecutionID).
+	RunID string
 	// TaskQueue is the workflow's task queue, the default of its activities.
 	TaskQueue string
 	// Logger is the base of the workflow's logger (default slog.Default()).
@@ -61,6 +66,13 @@ type ExecutorOptions struct {
 	// ActivityName resolves an activity function passed to ExecuteActivity
 	// to its registered name. Nil derives the name from the function.
 	ActivityName func(fn any) (string, error)
+	// FailWorkflowOnPanic makes a panic in workflow code fail the workflow
+	// (a fail_workflow command with a *PanicError: Temporal's FailWorkflow
+	// panic policy). False (Temporal's BlockWorkflow, the default): the
+	// panic fails the turn — Turn returns the *PanicError and the
+	// executor is unusable, like for a *NondeterminismError — so that the
+	// turn is retried, and resumes once fixed code runs it.
+	FailWorkflowOnPanic bool
 }
 
 // TurnResult is what a turn decided: the body of the turn's ack.
@@ -86,6 +98,9 @@ type Executor struct {
 
 // NewExecutor returns an executor of def for one execution.
 func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
+	if opts.RunID == "" {
+		opts.RunID = RunID(opts.ExecutionID)
+	}
 	s := &state{
 		def:            def,
 		activities:     map[int64]*future{},
@@ -99,12 +114,15 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		mutableValues:  map[string]json.RawMessage{},
 		versions:       map[string]Version{},
 		actName:        opts.ActivityName,
+		failOnPanic:    opts.FailWorkflowOnPanic,
 		info: Info{
-			Namespace:    opts.Namespace,
-			InstanceID:   opts.InstanceID,
-			ExecutionID:  opts.ExecutionID,
-			WorkflowType: def.name,
-			TaskQueue:    opts.TaskQueue,
+			WorkflowExecution: WorkflowExecution{ID: opts.InstanceID, RunID: opts.RunID},
+			WorkflowType:      WorkflowType{Name: def.name},
+			TaskQueueName:     opts.TaskQueue,
+			Namespace:         opts.Namespace,
+			InstanceID:        opts.InstanceID,
+			ExecutionID:       opts.ExecutionID,
+			TaskQueue:         opts.TaskQueue,
 		},
 	}
 	base := opts.Logger
@@ -150,8 +168,9 @@ func (e *Executor) NextEventID() int64 { return int64(len(e.s.hist.seen)) + 1 }
 // Turn runs one workflow turn. A fresh executor replays history first; one
 // that has run turns before requires Matches(history) (else it returns
 // ErrHistoryMismatch) and only processes the messages. It returns a
-// *NondeterminismError when the code disagrees with history; the executor
-// is then unusable and must be closed.
+// *NondeterminismError when the code disagrees with history, and a
+// *PanicError when workflow code panicked (unless FailWorkflowOnPanic); the
+// executor is then unusable and must be closed.
 func (e *Executor) Turn(history, messages []api.Event) (*TurnResult, error) {
 	return e.TurnFrom(0, history, messages)
 }
@@ -195,6 +214,7 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 	// are buffered in their channels, results and timers settled, in
 	// message order.
 	if !s.stopped() && len(messages) > 0 {
+		s.historyLength = len(s.hist.seen) + len(messages)
 		s.applyBatch(messages)
 	}
 	if s.fatal == nil && !s.started {
@@ -231,6 +251,9 @@ type state struct {
 	info    Info
 	logger  *slog.Logger
 	actName func(any) (string, error)
+	// failOnPanic: a panic fails the workflow, not the turn
+	// (ExecutorOptions.FailWorkflowOnPanic).
+	failOnPanic bool
 
 	coros     []*coroutine
 	current   *coroutine
@@ -247,7 +270,10 @@ type state struct {
 
 	replaying bool
 	now       time.Time
-	attempt   int32 // the current turn's attempt (Executor.SetAttempt)
+	// historyLength is the history's length as of the turn being run
+	// (Info.GetCurrentHistoryLength).
+	historyLength int
+	attempt       int32 // the current turn's attempt (Executor.SetAttempt)
 
 	nextActivityID int64
 	nextTimerID    int64
@@ -284,9 +310,12 @@ type state struct {
 	queries map[string]*fnsig.Sig
 	// Updates (update.go): the handlers the code set, the update messages
 	// of the batch being applied, and the updates this turn rejected.
-	updates        map[string]*updateHandler
-	pendingUpdates []api.Event
-	rejectedNow    map[string]bool
+	updates map[string]*updateHandler
+	// runningHandlers counts the update handlers running
+	// (AllHandlersFinished).
+	runningHandlers int
+	pendingUpdates  []api.Event
+	rejectedNow     map[string]bool
 	// Child workflows (child.go): the last child id, the pending futures,
 	// the children the code asked to cancel.
 	nextChildID      int64
@@ -482,6 +511,7 @@ func (s *state) replay(history []api.Event) {
 		for j < len(history) && j-i < n && isMessageKind(history[j].Kind) {
 			j++
 		}
+		s.historyLength = j
 		s.applyBatch(history[i:j])
 		i = j
 	}
@@ -583,14 +613,17 @@ func (s *state) tick(ev *api.Event) {
 func (s *state) start(ev *api.Event) {
 	s.started = true
 	s.info.StartedAt = ev.Timestamp
+	s.info.WorkflowStartTime = ev.Timestamp
 	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
+	s.info.ContinuedExecutionRunID = RunID(ev.ContinuedFromExecutionID)
 	if ev.ParentWorkflowID != "" {
 		s.info.ParentWorkflowExecution = &WorkflowExecution{ID: ev.ParentWorkflowID,
-			RunID: strconv.FormatInt(ev.ParentExecutionID, 10)}
+			RunID: RunID(ev.ParentExecutionID)}
 	}
 	s.lastCompletion = ev.LastCompletionResult
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
+		s.info.TaskQueueName = ev.TaskQueue
 	}
 	in, err := s.def.sig.DecodeInput(ev.Input)
 	if err != nil {

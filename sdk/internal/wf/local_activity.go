@@ -321,7 +321,7 @@ func (s *state) callLocal(sig *fnsig.Sig, name string, attempt int32, in []refle
 	env := &actenv.Env{
 		Info: actenv.Info{
 			Namespace: s.info.Namespace, InstanceID: s.info.InstanceID, ExecutionID: s.info.ExecutionID,
-			Attempt: attempt, ActivityType: name, TaskQueue: s.info.TaskQueue, WorkflowType: s.info.WorkflowType,
+			Attempt: attempt, ActivityType: name, TaskQueue: s.info.TaskQueue, WorkflowType: s.info.WorkflowType.Name,
 			ScheduledAt: s.now, StartedAt: s.localState().now(), Deadline: deadline,
 		},
 		Heartbeat: func(json.RawMessage) {},

@@ -62,7 +62,8 @@ func workflowFrames(stack []byte) string {
 	lines := strings.Split(strings.TrimRight(string(stack), "\n"), "\n")
 	from := 1
 	for i, l := range lines {
-		if strings.HasPrefix(l, "github.com/tetherhq/tether/sdk/internal/wf.(*state).waitUntil(") {
+		if strings.HasPrefix(l, "github.com/tetherhq/tether/sdk/internal/wf.(*state).waitUntil(") ||
+			strings.HasPrefix(l, "github.com/tetherhq/tether/sdk/internal/wf.(*state).pollUntil(") {
 			from = i + 2
 		}
 	}

@@ -9,15 +9,16 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
 
-// ErrChannelClosed is what Receive returns on a closed channel whose values
-// are all taken.
+// ErrChannelClosed is what ReceiveSignal returns on a closed channel whose
+// values are all taken.
 var ErrChannelClosed = errors.New("workflow: channel closed")
 
 // ReceiveChannel is the receiving side of a workflow channel: a signal
-// channel (GetSignalChannel) or a channel made with NewChannel. It mirrors
-// Temporal's workflow.ReceiveChannel, except that Receive returns an error
-// (ErrCanceled, ErrChannelClosed, a decode error) rather than Temporal's
-// "more" flag; a call used as a statement ports unchanged.
+// channel (GetSignalChannel), a channel made with NewChannel, or a
+// context's Done channel. It is Temporal's workflow.ReceiveChannel.
+//
+// A value that does not decode into the receiver's valuePtr is dropped and
+// logged (its error, with TryReceive); the receive goes on with the next.
 type ReceiveChannel interface {
 	// Name returns the channel's name (the signal name for a signal
 	// channel).
@@ -25,9 +26,11 @@ type ReceiveChannel interface {
 	// Len returns the number of values waiting to be received.
 	Len() int
 	// Receive waits for the next value and decodes it into valuePtr (nil
-	// discards it). It returns ErrCanceled if ctx is cancelled first and
-	// ErrChannelClosed once a closed channel is empty.
-	Receive(ctx Context, valuePtr any) error
+	// discards it); more is false when the channel is closed and has no
+	// value left (valuePtr is then untouched). As in Temporal it waits
+	// whatever ctx: a cancelled context does not end it (wait for
+	// ctx.Done() too with a Selector, or use ReceiveWithTimeout).
+	Receive(ctx Context, valuePtr any) (more bool)
 	// ReceiveAsync takes the next value if there is one, without waiting.
 	ReceiveAsync(valuePtr any) (ok bool)
 	// ReceiveAsyncWithMoreFlag is ReceiveAsync that also reports whether
@@ -47,8 +50,8 @@ type SendChannel interface {
 	Send(ctx Context, v any)
 	// SendAsync puts v in the channel if it has room, without waiting.
 	SendAsync(v any) (ok bool)
-	// Close closes the channel: receivers get the values left, then
-	// ErrChannelClosed. Sending on a closed channel panics.
+	// Close closes the channel: receivers get the values left, then more
+	// false. Sending on a closed channel panics.
 	Close()
 }
 
@@ -122,20 +125,20 @@ func (ch *Chan) Name() string { return ch.name }
 func (ch *Chan) Len() int { return len(ch.queue) }
 
 // Receive waits for the next value and decodes it into valuePtr (nil
-// discards it). It returns ErrCanceled if ctx is cancelled first.
-func (ch *Chan) Receive(ctx Context, valuePtr any) error {
-	c := ctx.impl()
-	ch.waiting++
-	ch.s.waitUntil(func() bool { return len(ch.queue) > 0 || ch.closed || c.scope.canceled })
-	ch.waiting--
-	if len(ch.queue) == 0 {
-		if ch.closed {
-			return ErrChannelClosed
+// discards it); more is false once the channel is closed and empty. A
+// cancelled ctx does not end the wait (Temporal's semantics).
+func (ch *Chan) Receive(ctx Context, valuePtr any) (more bool) {
+	for {
+		ch.waiting++
+		ch.s.waitUntil(func() bool { return len(ch.queue) > 0 || ch.closed })
+		ch.waiting--
+		if len(ch.queue) == 0 {
+			return false
 		}
-		return ErrCanceled
+		if ok, _ := ch.ReceiveAsyncWithMoreFlag(valuePtr); ok {
+			return true
+		}
 	}
-	_, err := ch.TryReceive(valuePtr)
-	return err
 }
 
 // TryReceive takes the next value if there is one, without waiting; err
@@ -160,20 +163,23 @@ func (ch *Chan) TryReceive(valuePtr any) (ok bool, err error) {
 }
 
 // ReceiveAsync takes the next value if there is one, without waiting. A
-// value that does not decode into valuePtr is dropped and logged.
+// value that does not decode into valuePtr is dropped and logged (ok is
+// false when it was the last one).
 func (ch *Chan) ReceiveAsync(valuePtr any) (ok bool) {
 	ok, _ = ch.ReceiveAsyncWithMoreFlag(valuePtr)
 	return ok
 }
 
 // ReceiveAsyncWithMoreFlag is ReceiveAsync that also reports whether more
-// values can come.
+// values can come (false once the channel is closed and empty).
 func (ch *Chan) ReceiveAsyncWithMoreFlag(valuePtr any) (ok bool, more bool) {
-	ok, err := ch.TryReceive(valuePtr)
-	if err != nil {
+	for {
+		ok, err := ch.TryReceive(valuePtr)
+		if err == nil {
+			return ok, ok || !ch.closed
+		}
 		ch.s.logger.Error("channel value dropped", "channel", ch.name, "error", err)
 	}
-	return ok, ok || !ch.closed
 }
 
 // ReceiveWithTimeout waits up to timeout of workflow time for the next
@@ -239,10 +245,22 @@ func (ch *Chan) deliver(raw json.RawMessage) {
 }
 
 // ReceiveSignal waits for the next signal named name and returns its payload
-// as a T.
+// as a T. Unlike Receive it returns ErrCanceled if ctx is cancelled first,
+// and the error of a payload that does not decode into a T.
 func ReceiveSignal[T any](ctx Context, name string) (T, error) {
 	var v T
-	err := GetSignalChannel(ctx, name).Receive(ctx, &v)
+	ch := GetSignalChannel(ctx, name)
+	c := ctx.impl()
+	ch.waiting++
+	ch.s.waitUntil(func() bool { return len(ch.queue) > 0 || ch.closed || c.scope.canceled })
+	ch.waiting--
+	if len(ch.queue) == 0 {
+		if ch.closed {
+			return v, ErrChannelClosed
+		}
+		return v, ErrCanceled
+	}
+	_, err := ch.TryReceive(&v)
 	return v, err
 }
 

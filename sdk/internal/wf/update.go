@@ -110,7 +110,9 @@ func (s *state) startUpdates() {
 		}
 		id := ev.UpdateID
 		ctx := reflect.ValueOf(Context(s.rootCtx))
+		s.runningHandlers++
 		s.spawn("update "+id, func() {
+			defer func() { s.runningHandlers-- }()
 			out, err := h.handler.Call(ctx, in)
 			if s.stopped() {
 				return

@@ -255,9 +255,7 @@ func Signals(ctx workflow.Context) (int, error) {
 		switch workflow.Select(ctx, ch, done) {
 		case 0:
 			var n int
-			if err := ch.Receive(ctx, &n); err != nil {
-				return 0, err
-			}
+			ch.Receive(ctx, &n)
 			sum += n
 		case 1:
 			v, err := workflow.ReceiveSignal[string](ctx, "done")
@@ -295,7 +293,7 @@ func TestSignals(t *testing.T) {
 
 func Chain(ctx workflow.Context, n int) (int, error) {
 	if n < 3 {
-		return 0, workflow.NewContinueAsNewError(ctx, n+1)
+		return 0, workflow.NewContinueAsNewError(ctx, Chain, n+1)
 	}
 	return n, nil
 }
@@ -320,9 +318,7 @@ func Cancellable(ctx workflow.Context) (string, error) {
 	var out string
 	err := workflow.ExecuteActivity(ctx, Slow, nil).Get(ctx, &out)
 	if errors.Is(err, workflow.ErrCanceled) {
-		select {
-		case <-ctx.Done():
-		default:
+		if _, more := ctx.Done().ReceiveAsyncWithMoreFlag(nil); more {
 			return "", errors.New("ctx.Done not closed")
 		}
 		if err := workflow.Sleep(ctx, time.Hour); !errors.Is(err, workflow.ErrCanceled) {
@@ -366,9 +362,7 @@ func TestWorkflowCancel(t *testing.T) {
 // context is already cancelled.
 func CancelSameTurn(ctx workflow.Context) error {
 	ch := workflow.GetSignalChannel(ctx, "go")
-	if err := ch.Receive(ctx, nil); err != nil {
-		return err
-	}
+	ch.Receive(ctx, nil)
 	return workflow.ExecuteActivity(ctx, Slow, nil).Get(ctx, nil)
 }
 
@@ -469,8 +463,11 @@ func Panicky(ctx workflow.Context) error {
 	return nil
 }
 
+// TestWorkflowPanic: with FailWorkflowOnPanic (the FailWorkflow policy)
+// a panic fails the workflow with type "Panic", its message and stack.
 func TestWorkflowPanic(t *testing.T) {
 	d := newDriver(t, Panicky, true)
+	d.opts.FailWorkflowOnPanic = true
 	s := newSim(t, nil)
 	d.turn(s)
 	s.fire(1)
@@ -484,6 +481,52 @@ func TestWorkflowPanic(t *testing.T) {
 	}
 }
 
+// PanicOnce panics while *broken, then completes: the code of a workflow
+// before and after its fix.
+func PanicOnce(broken *atomic.Bool) func(ctx workflow.Context) (string, error) {
+	return func(ctx workflow.Context) (string, error) {
+		if err := workflow.Sleep(ctx, time.Second); err != nil {
+			return "", err
+		}
+		if broken.Load() {
+			var m map[string]int
+			m["boom"] = 1 //nolint:staticcheck // the panic under test: a nil map write
+		}
+		return "fixed", nil
+	}
+}
+
+// TestWorkflowPanicBlocks: by default (Temporal's BlockWorkflow) a panic
+// fails the turn, not the workflow: Turn returns the *PanicError and sends
+// no command; the turn, run again by fixed code, completes the workflow
+// from the same history and messages.
+func TestWorkflowPanicBlocks(t *testing.T) {
+	bothModes(t, func(t *testing.T, cached bool) {
+		var broken atomic.Bool
+		broken.Store(true)
+		d := newDriver(t, PanicOnce(&broken), cached)
+		s := newSim(t, nil)
+		d.turn(s)
+		s.fire(1)
+		for range 2 { // failed, then retried on the same code: failed again
+			_, err := s.tryTurn(d.executor(s))
+			var pe *workflow.PanicError
+			if !errors.As(err, &pe) || !strings.Contains(pe.Value, "nil map") || !strings.Contains(pe.Stack, "PanicOnce") {
+				t.Fatalf("turn error %v, want a *PanicError", err)
+			}
+			if s.final != nil || len(s.inbox) != 1 {
+				t.Fatalf("a failed turn changed the execution: final %+v, inbox %d", s.final, len(s.inbox))
+			}
+			d.close() // the worker drops a failed turn's executor
+		}
+		broken.Store(false)
+		d.turn(s)
+		if got := resultOf[string](t, s.final); got != "fixed" {
+			t.Fatalf("result %q", got)
+		}
+	})
+}
+
 func PanicInGo(ctx workflow.Context) error {
 	f := workflow.Go(ctx, func(ctx workflow.Context) error { panic("in goroutine") })
 	return f.Get(ctx, nil)
@@ -491,10 +534,17 @@ func PanicInGo(ctx workflow.Context) error {
 
 func TestWorkflowGoroutinePanic(t *testing.T) {
 	d := newDriver(t, PanicInGo, true)
+	d.opts.FailWorkflowOnPanic = true
 	s := newSim(t, nil)
 	res := d.turn(s)
 	if len(res.Commands) != 1 || res.Commands[0].Error == nil || res.Commands[0].Error.Type != "Panic" {
 		t.Fatalf("commands %+v", res.Commands)
+	}
+	d = newDriver(t, PanicInGo, true)
+	s = newSim(t, nil)
+	var pe *workflow.PanicError
+	if _, err := s.tryTurn(d.executor(s)); !errors.As(err, &pe) || pe.Value != "in goroutine" {
+		t.Fatalf("default policy: turn error %v, want a *PanicError", err)
 	}
 }
 
@@ -613,7 +663,8 @@ func Parked(ctx workflow.Context, cleanups *atomic.Int64) error {
 	for i := 0; i < 3; i++ {
 		workflow.Go(ctx, func(ctx workflow.Context) error {
 			defer cleanups.Add(1)
-			return workflow.GetSignalChannel(ctx, "never").Receive(ctx, nil)
+			workflow.GetSignalChannel(ctx, "never").Receive(ctx, nil)
+			return nil
 		})
 	}
 	defer cleanups.Add(1)

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/store"
+)
+
+// bigSignal is a signal body whose input is just under the payload bound
+// (1 MiB).
+func bigSignal(t *testing.T) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"input": strings.Repeat("x", 1<<20-64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Goal: one instance flooded with 1 MiB signals is refused past its
+// pending-message bound (409 naming it), its turns take the signals a
+// bounded slice at a time, and the other workflows of its task queue keep
+// being served: no request answers 5xx.
+func TestIsolation_SignalFloodStopsAtTheBound(t *testing.T) {
+	e := newEnv(t, Config{})
+	startWF(t, e, "flooded", "shared")
+	startWF(t, e, "bystander", "shared")
+
+	body := bigSignal(t)
+	accepted := 0
+	var refused *api.Problem
+	for range 300 {
+		r := e.do(http.MethodPost, e.base+"/workflows/flooded/signals/blob", body)
+		if r.status >= 500 {
+			t.Fatalf("signal %d: %d %s", accepted+1, r.status, r.body)
+		}
+		if r.status != http.StatusAccepted && r.status != http.StatusOK {
+			p := r.problem(t)
+			refused = &p
+			break
+		}
+		accepted++
+	}
+	if refused == nil {
+		t.Fatalf("%d signals of 1 MiB to one workflow accepted: never refused", accepted)
+	}
+	if refused.Status != http.StatusConflict || refused.Type != api.ProblemLimitExceeded || refused.Limit != storage.LimitPendingMessageBytes {
+		t.Fatalf("refusal after %d signals: %+v, want 409 limit-exceeded naming %s", accepted, refused, storage.LimitPendingMessageBytes)
+	}
+	if accepted < 16 || accepted > 40 {
+		t.Fatalf("%d signals of 1 MiB accepted, want about 32 (32 MiB)", accepted)
+	}
+	// An update is held to the same bound.
+	r := e.post("/workflows/flooded/updates/grow", api.UpdateWorkflowRequest{UpdateID: "u1",
+		Input: json.RawMessage(`"` + strings.Repeat("y", 1<<20-64) + `"`), WaitForStage: api.UpdateStageAdmitted})
+	if p := r.problem(t); p.Status != http.StatusConflict || p.Limit != storage.LimitPendingMessageBytes {
+		t.Fatalf("update past the bound: %+v", p)
+	}
+
+	// The queue serves both: the bystander completes; the flooded
+	// workflow's signals come a bounded slice per turn.
+	delivered, turns, bystanderDone := 0, 0, false
+	deadline := time.Now().Add(60 * time.Second)
+	for !bystanderDone || delivered < accepted {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d turns: bystander done %v, %d of %d signals delivered", turns, bystanderDone, delivered, accepted)
+		}
+		r := e.post("/workflow-tasks/poll", api.PollWorkflowTaskRequest{TaskQueue: "shared", WorkerID: "w1", Wait: dur(time.Second)})
+		if r.status == http.StatusNoContent {
+			continue
+		}
+		var task api.WorkflowTask
+		r.want(t, http.StatusOK).decode(t, &task)
+		turns++
+		var cmds []api.Command
+		switch task.InstanceID {
+		case "bystander":
+			cmds = []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`"done"`)}}
+			bystanderDone = true
+		case "flooded":
+			n := 0
+			for _, m := range task.Messages {
+				if m.Kind == api.EventSignalReceived {
+					n++
+				}
+			}
+			if n >= accepted {
+				t.Fatalf("one turn carried all %d signals (%d MiB): turns are not bounded", n, n)
+			}
+			delivered += n
+		}
+		e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: cmds}).want(t, http.StatusOK)
+	}
+	var d api.Workflow
+	e.get("/workflows/bystander").want(t, http.StatusOK).decode(t, &d)
+	if d.Status != api.StatusCompleted {
+		t.Fatalf("bystander: %s", d.Status)
+	}
+	// Its messages taken, the flooded workflow accepts signals again.
+	e.do(http.MethodPost, e.base+"/workflows/flooded/signals/blob", body).want(t, http.StatusAccepted)
+}
+
+// Goal: a workflow's backlog, however large (here with the
+// pending-message bounds off), comes to its turns a bounded slice at a
+// time (--max-turn-message-bytes): no turn grows past what can be built
+// (a jsonb value holds 256 MB), and the other workflow of the queue is
+// served; no poll answers 5xx.
+func TestIsolation_TurnsTakeABoundedSlice(t *testing.T) {
+	base := newEnv(t, Config{})
+	const turnBytes = 3 << 20
+	e := base.over(t, store.New(base.pool, store.Options{PendingMessages: -1, PendingMessageBytes: -1,
+		TurnMessageBytes: turnBytes}), base.hub)
+	startWF(t, e, "flooded", "shared")
+	body := bigSignal(t)
+	const signals = 12
+	for i := range signals {
+		if r := e.do(http.MethodPost, e.base+"/workflows/flooded/signals/blob", body); r.status != http.StatusAccepted {
+			t.Fatalf("signal %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	startWF(t, e, "bystander", "shared")
+	delivered, bystanderDone := 0, false
+	deadline := time.Now().Add(60 * time.Second)
+	for !bystanderDone || delivered < signals {
+		if time.Now().After(deadline) {
+			t.Fatalf("bystander done %v, %d of %d signals delivered", bystanderDone, delivered, signals)
+		}
+		r := e.post("/workflow-tasks/poll", api.PollWorkflowTaskRequest{TaskQueue: "shared", WorkerID: "w1", Wait: dur(time.Second)})
+		if r.status == http.StatusNoContent {
+			continue
+		}
+		var task api.WorkflowTask
+		r.want(t, http.StatusOK).decode(t, &task)
+		var cmds []api.Command
+		if task.InstanceID == "bystander" {
+			cmds = []api.Command{{Type: api.CommandCompleteWorkflow}}
+			bystanderDone = true
+		}
+		n := 0
+		for _, m := range task.Messages {
+			if m.Kind == api.EventSignalReceived {
+				n++
+			}
+		}
+		// The first message whatever its size, then at most turnBytes.
+		if n > 1+turnBytes/(1<<20) {
+			t.Fatalf("a turn took %d signals of 1 MiB; the bound is %d bytes past the first", n, turnBytes)
+		}
+		delivered += n
+		e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: cmds}).want(t, http.StatusOK)
+	}
+}
