@@ -1,7 +1,6 @@
-package store_test
+package storagetest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -11,13 +10,20 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
-// TestBatch_OnceAcrossOwners: a job leased to one replica is not claimed
-// by another until the lease expires; then the other resumes at the
-// cursor, and a step by the old owner, or at a stale cursor, applies
-// nothing (Stopped). Each workflow is terminated once.
-func TestBatch_OnceAcrossOwners(t *testing.T) {
-	s := newStore(t)
-	ctx := context.Background()
+// batchBehaviours are the behaviours of storage.Batches.
+var batchBehaviours = []behaviour{
+	{"Batches_OnceAcrossOwners", batchesOnceAcrossOwners},
+	{"Batches_QueryStopsCompiling", batchesQueryStopsCompiling},
+	{"Batches_FailuresBounded", batchesFailuresBounded},
+}
+
+// Goal: a job leased to one owner is not claimed by another until the
+// lease expires; then the other resumes at the cursor, and a step by the
+// old owner, or at a stale cursor, applies nothing (Stopped): each
+// workflow is terminated once.
+func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
+	s := newProvider(t)
+	ctx := ctxT(t)
 	for i := range 3 {
 		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{InstanceID: fmt.Sprintf("l-%d", i),
 			WorkflowType: "L", TaskQueue: "q"}); err != nil {
@@ -96,11 +102,11 @@ func TestBatch_OnceAcrossOwners(t *testing.T) {
 	}
 }
 
-// TestBatch_QueryStopsCompiling: a job whose query names a search
-// attribute that is deleted meanwhile ends failed, naming the query.
-func TestBatch_QueryStopsCompiling(t *testing.T) {
-	s := newStore(t)
-	ctx := context.Background()
+// Goal: a job whose query names a search attribute deleted meanwhile gets
+// an InvalidError naming the query from its page, and ends failed.
+func batchesQueryStopsCompiling(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
+	s := newProvider(t)
+	ctx := ctxT(t)
 	if _, err := s.RegisterSearchAttribute(ctx, ns, "Stage", api.SearchAttributeKeyword); err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +134,11 @@ func TestBatch_QueryStopsCompiling(t *testing.T) {
 	}
 }
 
-// TestBatch_FailuresBounded: a job keeps its first api.MaxBatchFailures
-// failures and counts them all.
-func TestBatch_FailuresBounded(t *testing.T) {
-	s := newStore(t)
-	ctx := context.Background()
+// Goal: a job keeps its first api.MaxBatchFailures failures, with their
+// reasons, and counts them all.
+func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
+	s := newProvider(t)
+	ctx := ctxT(t)
 	n := api.MaxBatchFailures + 2
 	for i := range n {
 		id := fmt.Sprintf("f-%03d", i)
