@@ -66,7 +66,9 @@ func (t *TestActivityEnvironment) SetHeartbeatDetails(details any) {
 // by default).
 func (t *TestActivityEnvironment) SetTestTimeout(d time.Duration) { t.timeout = d }
 
-// SetWorkerOptions sets the options of the (simulated) worker.
+// SetWorkerOptions sets the options of the (simulated) worker: its
+// BackgroundActivityContext is the parent of the activity's context (its
+// values reach it).
 func (t *TestActivityEnvironment) SetWorkerOptions(opts worker.Options) { t.workerOpts = opts }
 
 // SetOnActivityHeartbeatListener sets a function called with each
@@ -145,6 +147,9 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 		TaskToken: []byte(fmt.Sprintf("test-activity/%d", id)), WorkerID: defaultWorkerID,
 	}
 	ctx := context.Background()
+	if t.workerOpts.BackgroundActivityContext != nil {
+		ctx = context.WithoutCancel(t.workerOpts.BackgroundActivityContext)
+	}
 	if t.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.timeout)
