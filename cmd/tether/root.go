@@ -164,7 +164,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 conflict,
 		cmd.GroupID = "server"
 		root.AddCommand(cmd)
 	}
-	for _, cmd := range []*cobra.Command{c.workflowCommand(), c.workerCommand(), c.taskQueueCommand(), c.namespaceCommand(), c.scheduleCommand(), c.searchAttributeCommand()} {
+	for _, cmd := range []*cobra.Command{c.workflowCommand(), c.workerCommand(), c.taskQueueCommand(), c.namespaceCommand(), c.scheduleCommand(), c.searchAttributeCommand(), c.batchCommand()} {
 		cmd.GroupID = "api"
 		root.AddCommand(cmd)
 	}

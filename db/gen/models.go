@@ -21,6 +21,31 @@ type ApiKey struct {
 	RevokedAt  *time.Time
 }
 
+type Batch struct {
+	Namespace     string
+	BatchID       string
+	Operation     string
+	Query         string
+	Reason        string
+	SignalName    string
+	SignalInput   []byte
+	Force         bool
+	RatePerSecond int32
+	State         string
+	Total         int64
+	Done          int64
+	Failed        int64
+	Failures      []byte
+	AfterID       string
+	Error         string
+	Identity      string
+	Owner         *string
+	LeaseUntil    *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	FinishedAt    *time.Time
+}
+
 type History struct {
 	Namespace   string
 	InstanceID  string

@@ -37,6 +37,7 @@ type Provider interface {
 	Talk
 	External
 	Schedules
+	Batches
 }
 
 // Schedules are the server-side schedules (docs/api.md, "Schedules"):
