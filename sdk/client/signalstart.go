@@ -61,5 +61,5 @@ func (c *TetherClient) SignalWithStartWorkflow(ctx context.Context, workflowID, 
 		"workflows", workflowID, "signal-with-start"); err != nil {
 		return nil, err
 	}
-	return &Run{c: c, id: resp.InstanceID, executionID: resp.ExecutionID}, nil
+	return &Run{c: c, id: resp.InstanceID, executionID: resp.ExecutionID, runID: resp.RunID}, nil
 }
