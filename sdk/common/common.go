@@ -6,6 +6,11 @@
 // "json/plain".
 package common
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // EncodingJSON is the Metadata["encoding"] of a Tether payload.
 const EncodingJSON = "json/plain"
 
@@ -31,6 +36,34 @@ func (p *Payload) GetData() []byte {
 		return nil
 	}
 	return p.Data
+}
+
+// payloadJSON is the serialized form of a Payload: Temporal's JSON form
+// (metadata values and data in base64).
+type payloadJSON struct {
+	Metadata map[string][]byte `json:"metadata,omitempty"`
+	Data     []byte            `json:"data,omitempty"`
+}
+
+// Marshal serializes p (what a codec that wraps a whole payload, such as
+// an encrypting one, encodes; Temporal's protobuf Marshal). The form is
+// JSON with base64 values; Unmarshal reads it back.
+func (p *Payload) Marshal() ([]byte, error) {
+	b, err := json.Marshal(payloadJSON{Metadata: p.GetMetadata(), Data: p.GetData()})
+	if err != nil {
+		return nil, fmt.Errorf("marshal payload: %w", err)
+	}
+	return b, nil
+}
+
+// Unmarshal reads what Marshal wrote into p.
+func (p *Payload) Unmarshal(b []byte) error {
+	var pj payloadJSON
+	if err := json.Unmarshal(b, &pj); err != nil {
+		return fmt.Errorf("unmarshal payload: %w", err)
+	}
+	p.Metadata, p.Data = pj.Metadata, pj.Data
+	return nil
 }
 
 // Payloads is a list of encoded values (the arguments of a call).
