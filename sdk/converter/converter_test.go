@@ -354,3 +354,44 @@ func TestPayloadMarshal(t *testing.T) {
 		t.Fatal("unmarshal of garbage succeeded")
 	}
 }
+
+func TestRemotePayloadCodec(t *testing.T) {
+	srv := httptest.NewServer(converter.NewPayloadCodecHTTPHandler(newAESCodec()))
+	defer srv.Close()
+	var auth []string
+	remote := converter.NewRemotePayloadCodec(converter.RemotePayloadCodecOptions{
+		Endpoint: srv.URL + "/",
+		ModifyRequest: func(r *http.Request) error {
+			auth = append(auth, r.URL.Path)
+			return nil
+		},
+	})
+	// Encrypted remotely, decrypted locally, and the other way round.
+	remoteDC := converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), remote)
+	localDC := converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), newAESCodec())
+	p, err := remoteDC.ToPayload(order{ID: "secret-order"})
+	if err != nil || encodingOf(p) != metadataEncodingEncrypted {
+		t.Fatalf("remote encode: %v %v", p, err)
+	}
+	var o order
+	if err := localDC.FromPayload(p, &o); err != nil || o.ID != "secret-order" {
+		t.Fatalf("local decode: %+v %v", o, err)
+	}
+	p, _ = localDC.ToPayload(order{ID: "o-2"})
+	if err := remoteDC.FromPayload(p, &o); err != nil || o.ID != "o-2" {
+		t.Fatalf("remote decode: %+v %v", o, err)
+	}
+	if !reflect.DeepEqual(auth, []string{"/encode", "/decode"}) {
+		t.Fatalf("requests %v", auth)
+	}
+	// The server's refusal is the codec's error, with the server's words.
+	other := converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), &aesCodec{KeyID: "other", Key: newAESCodec().Key})
+	p, _ = other.ToPayload(1)
+	if err := remoteDC.FromPayload(p, &o); err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "unknown key id") {
+		t.Fatalf("refused decode: %v", err)
+	}
+	down := converter.NewRemotePayloadCodec(converter.RemotePayloadCodecOptions{Endpoint: "http://127.0.0.1:1"})
+	if _, err := down.Decode([]*common.Payload{p}); err == nil || !strings.Contains(err.Error(), "codec server") {
+		t.Fatalf("unreachable server: %v", err)
+	}
+}
