@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,16 +15,28 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/converter"
 )
 
 // client returns an SDK client for the global flags.
 func (c *cli) client() (*client.TetherClient, error) {
-	cl, err := client.New(client.Options{
+	opts := client.Options{
 		Address:   c.address,
 		Namespace: c.namespace,
 		APIKey:    c.apiKey,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	if c.codecEndpoint != "" {
+		u, err := url.Parse(c.codecEndpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usageErrorf("--codec-endpoint must be an http or https URL, not %q", c.codecEndpoint)
+		}
+		// Payloads are encoded and decoded by the codec server, as the
+		// SDK's codecs would: envelopes are shown decoded.
+		opts.DataConverter = converter.NewCodecDataConverter(converter.GetDefaultDataConverter(),
+			converter.NewRemotePayloadCodec(converter.RemotePayloadCodecOptions{Endpoint: c.codecEndpoint}))
+	}
+	cl, err := client.New(opts)
 	if err != nil {
 		return nil, usageErrorf("--address: %w", err)
 	}
