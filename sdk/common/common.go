@@ -3,7 +3,9 @@
 // type and field names and the same nil-safe getters as the protobuf
 // types, as plain Go structs. Tether's payloads are JSON: a Payload's Data
 // is the JSON encoding of a value and its Metadata["encoding"] is
-// "json/plain".
+// "json/plain" — unless a codec of package converter made it something
+// else (encrypted, compressed), which then travels in an envelope (see
+// converter.EnvelopeKey).
 package common
 
 import (
