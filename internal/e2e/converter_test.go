@@ -138,23 +138,42 @@ func EncryptedFlow(ctx workflow.Context, p Payment) (string, error) {
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return "noted " + p.Card }).Get(&note); err != nil {
 		return "", err
 	}
+	var child string
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID + "-child"})
+	if err := workflow.ExecuteChildWorkflow(cctx, EncryptedChild, p).Get(ctx, &child); err != nil {
+		return "", err
+	}
+	tip := ""
+	if err := workflow.SetUpdateHandler(ctx, "tip", func(ctx workflow.Context, t string) (string, error) {
+		tip = t
+		return "tip " + t + " on " + p.Card, nil
+	}); err != nil {
+		return "", err
+	}
 	state = "waiting " + p.Card
 	var approver string
 	workflow.GetSignalChannel(ctx, "approve").Receive(ctx, &approver)
-	return receipt + "; " + note + "; approved by " + approver, nil
+	return receipt + "; " + note + "; " + child + "; " + tip + "; approved by " + approver, nil
 }
+
+// EncryptedChild repeats the card.
+func EncryptedChild(_ workflow.Context, p Payment) (string, error) { return "child saw " + p.Card, nil }
 
 func registerEncrypted(w *worker.Worker) error {
-	return errors.Join(w.RegisterWorkflow(EncryptedFlow), w.RegisterActivity(ChargeCard))
+	return errors.Join(w.RegisterWorkflow(EncryptedFlow), w.RegisterWorkflow(EncryptedChild), w.RegisterActivity(ChargeCard))
 }
 
-// rowsOf returns the rows of the tables that hold an instance's payloads,
-// as PostgreSQL prints them.
+// rowsOf returns the rows of the tables that hold an instance's payloads
+// (and the stored report answers), as PostgreSQL prints them.
 func (e *env) rowsOf(id string) string {
 	e.t.Helper()
 	var all strings.Builder
-	for _, table := range []string{"instances", "history", "orchestrator_queue", "worker_queue"} {
-		rows, err := e.pool.Query(context.Background(), "SELECT t::text FROM "+table+" t WHERE instance_id = $1", id)
+	for _, table := range []string{"instances", "history", "orchestrator_queue", "worker_queue", "queries", "updates", "report_receipts"} {
+		where := " WHERE instance_id = $1"
+		if table == "report_receipts" {
+			where = " WHERE $1 <> ''" // the answers of every report (a fresh database)
+		}
+		rows, err := e.pool.Query(context.Background(), "SELECT t::text FROM "+table+" t"+where, id)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -187,17 +206,29 @@ func TestEncryptingCodecKeepsPayloadsEncrypted(t *testing.T) {
 		var s string
 		return err == nil && v.Get(&s) == nil && s == "waiting "+secret
 	})
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "enc-1", UpdateName: "tip",
+		Args: []any{"tip-" + secret}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tipAns string
+	if err := h.Get(ctx, &tipAns); err != nil || tipAns != "tip tip-"+secret+" on "+secret {
+		t.Fatalf("update answered %q, %v", tipAns, err)
+	}
 	if err := c.SignalWorkflow(ctx, "enc-1", "", "approve", "ops-"+secret); err != nil {
 		t.Fatal(err)
 	}
 	got, err := result[string](t, run, 30*time.Second)
-	want := "charged 12 to " + secret + "; noted " + secret + "; approved by ops-" + secret
+	want := "charged 12 to " + secret + "; noted " + secret + "; child saw " + secret + "; tip-" + secret + "; approved by ops-" + secret
 	if err != nil || got != want {
 		t.Fatalf("result %q, %v; want %q", got, err, want)
 	}
 
 	// PostgreSQL holds each payload encrypted, in its envelope.
-	rows := e.rowsOf("enc-1")
+	rows := e.rowsOf("enc-1") + e.rowsOf("enc-1-child")
+	if !strings.Contains(rows, "instances: (default,enc-1-child") || !strings.Contains(rows, "updates: (default,enc-1,") {
+		t.Fatalf("no child instance or update in:\n%s", rows)
+	}
 	if strings.Contains(rows, secret) || strings.Contains(rows, "4111") {
 		t.Fatalf("a payload is stored in clear:\n%s", rows)
 	}
@@ -225,11 +256,11 @@ func TestEncryptingCodecKeepsPayloadsEncrypted(t *testing.T) {
 	if err != nil || !strings.Contains(string(d.Memo), secret) {
 		t.Fatalf("memo through the encrypting client: %s %v", d.Memo, err)
 	}
-	h, err := c.History(ctx, "enc-1", 0)
+	hist, err := c.History(ctx, "enc-1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := h.Events[len(h.Events)-1]; last.Kind != api.EventWorkflowCompleted || !strings.Contains(string(last.Result), secret) {
+	if last := hist.Events[len(hist.Events)-1]; last.Kind != api.EventWorkflowCompleted || !strings.Contains(string(last.Result), secret) {
 		t.Fatalf("last event %s %s", last.Kind, last.Result)
 	}
 }
