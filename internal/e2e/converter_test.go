@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/common"
 	"github.com/tetherhq/tether/sdk/converter"
@@ -159,8 +160,26 @@ func EncryptedFlow(ctx workflow.Context, p Payment) (string, error) {
 // EncryptedChild repeats the card.
 func EncryptedChild(_ workflow.Context, p Payment) (string, error) { return "child saw " + p.Card, nil }
 
+// PoisonHeartbeat heartbeats details the codec refuses, then waits for
+// its cancellation.
+func PoisonHeartbeat(ctx context.Context) error {
+	activity.RecordHeartbeat(ctx, "poison")
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// HeartbeatFlow runs PoisonHeartbeat once.
+func HeartbeatFlow(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 20 * time.Second,
+		RetryPolicy:         &workflow.RetryPolicy{MaximumAttempts: 1},
+	})
+	return workflow.ExecuteActivity(ctx, PoisonHeartbeat).Get(ctx, nil)
+}
+
 func registerEncrypted(w *worker.Worker) error {
-	return errors.Join(w.RegisterWorkflow(EncryptedFlow), w.RegisterWorkflow(EncryptedChild), w.RegisterActivity(ChargeCard))
+	return errors.Join(w.RegisterWorkflow(EncryptedFlow), w.RegisterWorkflow(EncryptedChild), w.RegisterActivity(ChargeCard),
+		w.RegisterWorkflow(HeartbeatFlow), w.RegisterActivity(PoisonHeartbeat))
 }
 
 // rowsOf returns the rows of the tables that hold an instance's payloads
@@ -299,6 +318,20 @@ func TestCodecFailureFailsTheAttempt(t *testing.T) {
 	}
 	if !failed || count(h, api.EventActivityCompleted, "") != 0 {
 		t.Fatalf("no ActivityFailed of type %s in the history", api.ErrorTypePayloadCodec)
+	}
+}
+
+func TestCodecFailureOfHeartbeatDetailsFailsTheAttempt(t *testing.T) {
+	e := newEnv(t)
+	c := encryptingClient(t, e, "k1")
+	e.startWorkerOn(c, "enc", testOptions(), registerEncrypted)
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "enc-hb", TaskQueue: "enc"}, HeartbeatFlow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = result[json.RawMessage](t, run, 30*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "PayloadCodecError: encode details") || !strings.Contains(err.Error(), "refuses a poisoned payload") {
+		t.Fatalf("workflow error %v; want the heartbeat's PayloadCodecError", err)
 	}
 }
 

@@ -132,7 +132,21 @@ func (c *Conn) PollActivityTask(ctx context.Context, req api.PollActivityTaskReq
 // with the client's ErrLockLost.
 func (c *Conn) HeartbeatActivityTask(ctx context.Context, token string, req api.ActivityHeartbeatRequest) (*api.ActivityHeartbeatResponse, error) {
 	var resp api.ActivityHeartbeatResponse
-	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/heartbeat", nil, req, &resp, "activity-tasks", token, "heartbeat"); err != nil {
+	_, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/heartbeat", nil, req, &resp, "activity-tasks", token, "heartbeat")
+	if isCodec(err) && req.Details != nil {
+		// The details failed to encode: the attempt fails with the
+		// converter's error, and the renewal answers as for any attempt
+		// that is no longer held (the worker cancels the activity).
+		if _, ferr := c.FailActivityTask(ctx, token, api.FailActivityTaskRequest{Error: codecError(err)}); ferr != nil {
+			return nil, errors.Join(err, ferr)
+		}
+		req.Details = nil
+		_, err = c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/heartbeat", nil, req, &resp, "activity-tasks", token, "heartbeat")
+		if err == nil {
+			return &resp, nil
+		}
+	}
+	if err != nil {
 		return nil, c.lockLost(err)
 	}
 	return &resp, nil
