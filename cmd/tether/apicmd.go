@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"text/tabwriter"
@@ -32,9 +33,16 @@ func (c *cli) client() (*client.TetherClient, error) {
 			return nil, usageErrorf("--codec-endpoint must be an http or https URL, not %q", c.codecEndpoint)
 		}
 		// Payloads are encoded and decoded by the codec server, as the
-		// SDK's codecs would: envelopes are shown decoded.
+		// SDK's codecs would: envelopes are shown decoded. X-Namespace
+		// names the namespace, as Temporal's CLI does, for codec servers
+		// that serve several.
+		ns := c.namespace
 		opts.DataConverter = converter.NewCodecDataConverter(converter.GetDefaultDataConverter(),
-			converter.NewRemotePayloadCodec(converter.RemotePayloadCodecOptions{Endpoint: c.codecEndpoint}))
+			converter.NewRemotePayloadCodec(converter.RemotePayloadCodecOptions{Endpoint: c.codecEndpoint,
+				ModifyRequest: func(r *http.Request) error {
+					r.Header.Set("X-Namespace", ns)
+					return nil
+				}}))
 	}
 	cl, err := client.New(opts)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -23,7 +24,15 @@ import (
 func TestCLICodecEndpoint(t *testing.T) {
 	s := startCLIServer(t, server.AuthConfig{})
 	codec := converter.NewZlibCodec(converter.ZlibCodecOptions{AlwaysEncode: true})
-	codecSrv := httptest.NewServer(converter.NewPayloadCodecHTTPHandler(codec))
+	handler := converter.NewPayloadCodecHTTPHandler(codec)
+	codecSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A codec server of several namespaces routes by X-Namespace.
+		if r.Header.Get("X-Namespace") != "default" {
+			http.Error(w, "no namespace", http.StatusNotFound)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	}))
 	defer codecSrv.Close()
 
 	// An SDK client and worker with the codec.
