@@ -127,6 +127,9 @@ func EncryptedFlow(ctx workflow.Context, p Payment) (string, error) {
 	if err := workflow.SetQueryHandler(ctx, "state", func() (string, error) { return state, nil }); err != nil {
 		return "", err
 	}
+	if err := workflow.SetQueryHandler(ctx, "poisoned", func() (string, error) { return "poison", nil }); err != nil {
+		return "", err
+	}
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &workflow.RetryPolicy{MaximumAttempts: 1},
@@ -225,6 +228,10 @@ func TestEncryptingCodecKeepsPayloadsEncrypted(t *testing.T) {
 		var s string
 		return err == nil && v.Get(&s) == nil && s == "waiting "+secret
 	})
+	// A query answer the codec refuses: the query fails with its error.
+	if _, err := c.QueryWorkflow(ctx, "enc-1", "", "poisoned"); err == nil || !strings.Contains(err.Error(), "PayloadCodecError") || !strings.Contains(err.Error(), "refuses a poisoned payload") {
+		t.Fatalf("poisoned query answered %v", err)
+	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "enc-1", UpdateName: "tip",
 		Args: []any{"tip-" + secret}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
