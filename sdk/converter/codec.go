@@ -126,6 +126,9 @@ func (c *CodecDataConverter) FromPayloads(payloads *common.Payloads, valuePtrs .
 // ToString decodes the payload and renders it with the parent (the error
 // text when a codec fails).
 func (c *CodecDataConverter) ToString(input *common.Payload) string {
+	if input == nil {
+		return c.parent.ToString(nil)
+	}
 	ps, err := c.Decode([]*common.Payload{input})
 	if err != nil {
 		return err.Error()

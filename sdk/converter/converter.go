@@ -177,7 +177,7 @@ func (c *CompositeDataConverter) FromPayload(payload *common.Payload, valuePtr a
 }
 
 func (c *CompositeDataConverter) converterOf(p *common.Payload) (PayloadConverter, error) {
-	if p.Metadata == nil {
+	if p.GetMetadata() == nil {
 		return nil, ErrMetadataIsNotSet
 	}
 	enc, ok := p.Metadata[MetadataEncoding]

@@ -200,6 +200,9 @@ func TestCodecDataConverterOrder(t *testing.T) {
 	if got := dc.ToString(p); got != `{"id":"o","items":0}` {
 		t.Fatalf("ToString %q", got)
 	}
+	if got := dc.ToString(nil); got != converter.ErrMetadataIsNotSet.Error() {
+		t.Fatalf("ToString(nil) %q", got)
+	}
 }
 
 func TestEncryptingCodecRoundTrip(t *testing.T) {
