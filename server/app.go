@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/services/backloggauge"
 	"github.com/tetherhq/tether/server/services/retention"
 	"github.com/tetherhq/tether/server/services/scheduler"
 	"github.com/tetherhq/tether/server/services/sweeper"
@@ -108,7 +109,7 @@ type App struct {
 	metrics   *Metrics
 	sweeper   *sweeper.Sweeper
 	gauge     *workergauge.Gauge
-	backlog   *BacklogGauge
+	backlog   *backloggauge.Gauge
 	retention *retention.Job
 	scheduler *scheduler.Scheduler
 	srv       *Server
@@ -203,7 +204,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	a.store = pg
 	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval}, logger)
 	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
-	a.backlog = NewBacklogGauge(pg, a.metrics, cfg.BacklogInterval, logger)
+	a.backlog = backloggauge.New(pg, a.metrics.Ops.Backlog, a.metrics.Ops.BacklogAge, a.metrics.Ops.queueLabels, cfg.BacklogInterval, logger)
 	a.retention = retention.New(a.store, cfg.Retention, logger)
 	listenCfg := directCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"

@@ -72,6 +72,8 @@ type Instance struct {
 	SearchAttributes  []byte
 	Memo              []byte
 	HasChildren       bool
+	RunID             uuid.UUID
+	ParentRunID       *uuid.UUID
 }
 
 type Namespace struct {
@@ -117,6 +119,7 @@ type ReportReceipt struct {
 	Kind      string
 	Answer    []byte
 	CreatedAt time.Time
+	Digest    []byte
 }
 
 type Schedule struct {

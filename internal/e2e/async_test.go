@@ -47,7 +47,7 @@ func (a *ExpenseActs) WaitForDecisionActivity(ctx context.Context, expenseID str
 	info := activity.GetInfo(ctx)
 	a.mu.Lock()
 	a.tokens[expenseID] = info.TaskToken
-	a.ids[expenseID] = info.ActivityID
+	a.ids[expenseID], _ = strconv.ParseInt(info.ActivityID, 10, 64)
 	a.waits++
 	a.mu.Unlock()
 	activity.GetLogger(ctx).Info("Waiting for expense decision", "ExpenseID", expenseID)

@@ -656,6 +656,10 @@ type ApiCommand struct {
 	// TargetInstanceId TargetInstanceID is the instance signalled or cancelled (signal_external, cancel_external).
 	TargetInstanceId *string `json:"target_instance_id,omitempty"`
 
+	// TargetRunId TargetRunID, when set, names the target's execution instead of
+	// TargetExecutionID: a run id (a UUID) or an execution id in decimal.
+	TargetRunId *string `json:"target_run_id,omitempty"`
+
 	// TaskQueue TaskQueue is the activity's queue (schedule_activity; default the workflow's).
 	TaskQueue *string `json:"task_queue,omitempty"`
 
@@ -692,6 +696,10 @@ type ApiCompleteActivityByIDRequest struct {
 
 	// Result Result is the activity's result, any JSON value.
 	Result interface{} `json:"result,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiCompleteActivityTaskRequest defines model for api.CompleteActivityTaskRequest.
@@ -879,12 +887,19 @@ type ApiEvent struct {
 	// workflow id and (once started) its execution.
 	ChildId *int `json:"child_id,omitempty"`
 
+	// ChildRunId ChildRunID is the child workflow's run id (ChildWorkflowStarted).
+	ChildRunId *string `json:"child_run_id,omitempty"`
+
 	// ChildWorkflowId ChildWorkflowID is the child workflow's instance id (child workflow events).
 	ChildWorkflowId *string `json:"child_workflow_id,omitempty"`
 
 	// ContinuedFromExecutionId WorkflowStarted of an execution started by continue-as-new: the
 	// execution it continues.
 	ContinuedFromExecutionId *int `json:"continued_from_execution_id,omitempty"`
+
+	// ContinuedFromRunId ContinuedFromRunID is the run id of the execution it continues
+	// (WorkflowStarted of an execution started by continue-as-new).
+	ContinuedFromRunId *string `json:"continued_from_run_id,omitempty"`
 
 	// Details WorkflowTerminated: the details given with the request.
 	Details interface{} `json:"details,omitempty"`
@@ -927,6 +942,9 @@ type ApiEvent struct {
 	// NewExecutionId ContinuedAsNew: the execution that follows.
 	NewExecutionId *int `json:"new_execution_id,omitempty"`
 
+	// NewRunId NewRunID is the run id of the execution that follows (ContinuedAsNew).
+	NewRunId *string `json:"new_run_id,omitempty"`
+
 	// Options ActivityScheduled
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
@@ -937,6 +955,9 @@ type ApiEvent struct {
 	// ParentExecutionId ParentExecutionID is the parent's execution (WorkflowStarted of a child workflow).
 	ParentExecutionId *int `json:"parent_execution_id,omitempty"`
 
+	// ParentRunId ParentRunID is the parent execution's run id (WorkflowStarted of a child workflow).
+	ParentRunId *string `json:"parent_run_id,omitempty"`
+
 	// ParentWorkflowId WorkflowStarted of a child workflow: its parent.
 	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
 
@@ -946,6 +967,9 @@ type ApiEvent struct {
 
 	// Result ActivityCompleted, WorkflowCompleted
 	Result interface{} `json:"result,omitempty"`
+
+	// RunId RunID is the run id of the execution the event starts (WorkflowStarted).
+	RunId *string `json:"run_id,omitempty"`
 
 	// SearchAttributes SearchAttributes are the values an UpsertWorkflowSearchAttributes
 	// event set (null: removed).
@@ -959,6 +983,9 @@ type ApiEvent struct {
 
 	// TargetInstanceId TargetInstanceID is the workflow signalled or cancelled (External*Initiated).
 	TargetInstanceId *string `json:"target_instance_id,omitempty"`
+
+	// TargetRunId TargetRunID is the target's run id when the command named one (External*Initiated).
+	TargetRunId *string `json:"target_run_id,omitempty"`
 
 	// TaskQueue WorkflowStarted, ActivityScheduled
 	TaskQueue *string `json:"task_queue,omitempty"`
@@ -993,6 +1020,10 @@ type ApiFailActivityByIDRequest struct {
 
 	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
 	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiFailActivityTaskRequest defines model for api.FailActivityTaskRequest.
@@ -1028,6 +1059,10 @@ type ApiHeartbeatActivityByIDRequest struct {
 
 	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
 	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiHistoryResponse defines model for api.HistoryResponse.
@@ -1040,6 +1075,10 @@ type ApiHistoryResponse struct {
 
 	// NextPageToken NextPageToken, when set, is the page_token of the next page.
 	NextPageToken *string `json:"next_page_token,omitempty"`
+
+	// RunId RunID is that execution's run id (empty for an execution whose
+	// WorkflowStarted event predates run ids and is no longer current).
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiListAPIKeysResponse defines model for api.ListAPIKeysResponse.
@@ -1226,6 +1265,10 @@ type ApiQueryTask struct {
 	// QueryName QueryName is the query handler's name.
 	QueryName *string `json:"query_name,omitempty"`
 
+	// RunId RunID is that execution's run id (a UUID; empty for a past
+	// execution that predates run ids).
+	RunId *string `json:"run_id,omitempty"`
+
 	// TaskQueue TaskQueue is the workflow's task queue.
 	TaskQueue *string `json:"task_queue,omitempty"`
 
@@ -1242,6 +1285,10 @@ type ApiQueryWorkflowRequest struct {
 	// Input Input is the query's arguments: none, one value, or a JSON array of
 	// several.
 	Input interface{} `json:"input,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 
 	// Wait Wait bounds how long the server waits for a worker's answer (default
 	// 30s, at most 60s).
@@ -1603,6 +1650,9 @@ type ApiSignalWithStartResponse struct {
 	// InstanceId InstanceID is the workflow signalled.
 	InstanceId *string `json:"instance_id,omitempty"`
 
+	// RunId RunID is that execution's run id (a UUID).
+	RunId *string `json:"run_id,omitempty"`
+
 	// Started Started is true when the call started the execution, false when it
 	// signalled one already running.
 	Started *bool `json:"started,omitempty"`
@@ -1656,6 +1706,10 @@ type ApiStartWorkflowResponse struct {
 	// InstanceId InstanceID is the started instance's id.
 	InstanceId *string `json:"instance_id,omitempty"`
 
+	// RunId RunID is the started execution's run id: a UUID of its own for every
+	// execution.
+	RunId *string `json:"run_id,omitempty"`
+
 	// Status Status is the instance's status (running).
 	Status *string `json:"status,omitempty"`
 }
@@ -1703,6 +1757,10 @@ type ApiTerminateWorkflowRequest struct {
 	// Reason Reason is recorded in the WorkflowTerminated event and the instance's
 	// error message.
 	Reason *string `json:"reason,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiUpdateNamespaceRequest defines model for api.UpdateNamespaceRequest.
@@ -1920,12 +1978,19 @@ type ApiWorkflow struct {
 	// ParentExecutionId ParentExecutionID is the parent's execution (child workflows only).
 	ParentExecutionId *int `json:"parent_execution_id,omitempty"`
 
+	// ParentRunId ParentRunID is the parent execution's run id (child workflows only).
+	ParentRunId *string `json:"parent_run_id,omitempty"`
+
 	// ParentWorkflowId ParentWorkflowID and ParentExecutionID: the parent execution that
 	// started this instance as a child workflow (absent: none).
 	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
 
 	// Result Result is the workflow's result, once completed.
 	Result interface{} `json:"result,omitempty"`
+
+	// RunId RunID is the current execution's run id: a UUID of its own for every
+	// execution.
+	RunId *string `json:"run_id,omitempty"`
 
 	// SearchAttributes SearchAttributes are the workflow's search attribute values by name
 	// (absent: none).
@@ -1991,6 +2056,10 @@ type ApiWorkflowTask struct {
 
 	// Namespace Namespace is the instance's namespace.
 	Namespace *string `json:"namespace,omitempty"`
+
+	// RunId RunID is that execution's run id (a UUID): the SDK's
+	// workflow.GetInfo(ctx).WorkflowExecution.RunID.
+	RunId *string `json:"run_id,omitempty"`
 
 	// TaskQueue TaskQueue is the workflow's task queue.
 	TaskQueue *string `json:"task_queue,omitempty"`
@@ -2083,6 +2152,9 @@ type DeleteWorkflowParams struct {
 type WorkflowHistoryParams struct {
 	// ExecutionId Execution (default: the current one)
 	ExecutionId *int `form:"execution_id,omitempty" json:"execution_id,omitempty"`
+
+	// RunId Execution by run id (a UUID) or execution id, instead of execution_id
+	RunId *string `form:"run_id,omitempty" json:"run_id,omitempty"`
 
 	// PageSize Events per page (default 1000, at most 10000)
 	PageSize *int `form:"page_size,omitempty" json:"page_size,omitempty"`
@@ -6972,6 +7044,18 @@ func NewWorkflowHistoryRequest(server string, namespace string, instanceId strin
 		if params.ExecutionId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "execution_id", *params.ExecutionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RunId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "run_id", *params.RunId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

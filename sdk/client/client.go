@@ -80,6 +80,11 @@ type Options struct {
 	// TLSConfig configures TLS to an https Address (for example RootCAs to
 	// trust a private CA). Only with the default HTTPClient.
 	TLSConfig *tls.Config
+	// ConnectionOptions is Temporal's: its TLS is TLSConfig's other name.
+	ConnectionOptions ConnectionOptions
+	// Credentials are Temporal's: NewAPIKeyStaticCredentials sets APIKey,
+	// NewMTLSCredentials a client certificate.
+	Credentials Credentials
 	// CAFile is a PEM file of the CA certificates to trust for an https
 	// Address, instead of the system's (added to TLSConfig when both are
 	// set). Only with the default HTTPClient.
@@ -161,8 +166,16 @@ func New(opts Options) (*TetherClient, error) {
 	if addr == "" {
 		addr = DefaultHostPort
 	}
+	usesTLS, err := applyTemporalOptions(&opts)
+	if err != nil {
+		return nil, err
+	}
 	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
+		if usesTLS {
+			addr = "https://" + addr
+		} else {
+			addr = "http://" + addr
+		}
 	}
 	u, err := url.Parse(addr)
 	if err != nil {

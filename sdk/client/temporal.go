@@ -48,6 +48,12 @@ type Client interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error)
 	// UpdateWorkflow sends an update and waits for the stage asked.
 	UpdateWorkflow(ctx context.Context, options UpdateWorkflowOptions) (WorkflowUpdateHandle, error)
+	// NewWithStartWorkflowOperation returns the start half of
+	// UpdateWithStartWorkflow.
+	NewWithStartWorkflowOperation(options StartWorkflowOptions, workflow any, args ...any) WithStartWorkflowOperation
+	// UpdateWithStartWorkflow starts a workflow (or finds the running one)
+	// and sends it an update.
+	UpdateWithStartWorkflow(ctx context.Context, options UpdateWithStartWorkflowOptions) (WorkflowUpdateHandle, error)
 	// DescribeWorkflowExecution describes a workflow.
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*DescribeWorkflowExecutionResponse, error)
 	// ListWorkflow returns one page of the workflows a list query matches.

@@ -54,6 +54,10 @@ type StartWorkflowOptions struct {
 	// with ErrAlreadyRunning when a running workflow has ID; false (as in
 	// Temporal) returns that workflow's handle.
 	WorkflowExecutionErrorWhenAlreadyStarted bool
+	// EnableEagerStart is Temporal's request to run the first workflow
+	// task on this client's worker; like Temporal's server, Tether may
+	// decline it, and does: the first turn goes through the task queue.
+	EnableEagerStart bool
 	// StartDelay is refused when set.
 	StartDelay time.Duration
 	// RetryPolicy is refused when set: Tether retries activities, not

@@ -295,6 +295,19 @@ func attemptDeadline(task *api.ActivityTask) time.Time {
 	return d
 }
 
+// lockLost reports whether a renewal's error says the attempt's lock is
+// lost: a 409 (lock-lost; a conflict is nothing else for a renewal) or a
+// 404 problem of the server's own (not-found). Any other error — a 5xx,
+// a network error, a 404 of a proxy — cannot be attributed to the lock,
+// and does not cancel the activity.
+func lockLost(err error) bool {
+	if errors.Is(err, client.ErrLockLost) {
+		return true
+	}
+	var pe *client.ProblemError
+	return errors.As(err, &pe) && pe.Problem.Type == api.ProblemNotFound
+}
+
 // renewLoop renews the attempt's lock about every third of the lock
 // duration (more often with a short heartbeat timeout), sending the latest
 // heartbeat details, and delivers the cancellation the answers carry.
@@ -318,7 +331,7 @@ func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
 		resp, err := w.p.HeartbeatActivityTask(ctx, a.task.LockToken, api.ActivityHeartbeatRequest{Details: details, ExtendFor: api.Duration(lockFor)})
 		cancel()
 		switch {
-		case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
+		case lockLost(err):
 			if a.reporting.Load() {
 				log.Debug("renewal while reporting found the lock gone (the report was applied, or the lock taken over)", "error", err)
 				return
@@ -327,6 +340,10 @@ func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
 			a.requestCancel(activity.ReasonLockLost, true)
 			return
 		case err != nil:
+			// A 5xx, a network error, an answer that names no lost lock:
+			// nothing says the attempt is no longer this worker's, so it
+			// runs on (the next renewal, or the session's heartbeat,
+			// tells).
 			log.Warn("lock renewal failed", "error", err)
 			if details != nil {
 				a.mu.Lock()

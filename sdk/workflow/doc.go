@@ -27,20 +27,23 @@
 //   - change the code of running workflows behind GetVersion;
 //   - start concurrent work with workflow.Go, never the go statement; wait
 //     with Future.Get, Select, a Selector, Await, signal channels and
-//     NewChannel, never Go channels, mutexes or sync.WaitGroup;
-//   - do not iterate over a map to decide the order of commands (sort the
-//     keys);
+//     NewChannel, NewMutex, NewSemaphore, NewWaitGroup, never Go channels,
+//     sync.Mutex or sync.WaitGroup;
+//   - do not iterate over a map to decide the order of commands (range
+//     over DeterministicKeys);
 //   - log with workflow.GetLogger, which is silent while replaying.
 //
 // A change of code that makes a running workflow issue a different sequence
 // of activities or timers is detected on replay as a *NondeterminismError:
 // the worker fails the turn back to the server, the instance is left intact,
-// and a worker with the fixed code resumes it.
+// and a worker with the fixed code resumes it. A panic in workflow code
+// does the same (worker.Options.WorkflowPanicPolicy, default BlockWorkflow;
+// FailWorkflow fails the workflow instead).
 //
 // # Scheduling
 //
 // The goroutines of one workflow never run at once: each blocking call
-// (Future.Get, Select, Sleep, SignalChannel.Receive) parks the caller and
+// (Future.Get, Select, Sleep, Receive, Await) parks the caller and
 // lets the next runnable one go, in the order they were started. A turn's
 // messages (activity results, timers, signals, cancellation) are all
 // applied first, in their order — signals buffered, results and timers

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tetherhq/tether/sdk/internal/searchattr"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
@@ -60,7 +61,8 @@ type TimeoutError = wf.TimeoutError
 // WorkerLostError is the failure of an activity whose worker was lost.
 type WorkerLostError = wf.WorkerLostError
 
-// PanicError is a panic in workflow code, which fails the workflow.
+// PanicError is a panic: of an activity, or of workflow code (which fails
+// the turn, or with worker.FailWorkflow the workflow).
 type PanicError = wf.PanicError
 
 // ApplicationError is an error with a type, a message and details.
@@ -144,6 +146,20 @@ type Mutex = wf.Mutex
 
 // NewMutex returns a free Mutex.
 func NewMutex(ctx Context) Mutex { return wf.NewMutex(ctx) }
+
+// Semaphore is a counting semaphore between the goroutines of one
+// workflow (Temporal's workflow.Semaphore).
+type Semaphore = wf.Semaphore
+
+// NewSemaphore returns a semaphore of n units, all free.
+func NewSemaphore(ctx Context, n int64) Semaphore { return wf.NewSemaphore(ctx, n) }
+
+// WaitGroup waits for a set of workflow goroutines to finish (Temporal's
+// workflow.WaitGroup).
+type WaitGroup = wf.WaitGroup
+
+// NewWaitGroup returns a WaitGroup whose counter is zero.
+func NewWaitGroup(ctx Context) WaitGroup { return wf.NewWaitGroup(ctx) }
 
 // AllHandlersFinished reports whether no update handler is running; await
 // it before returning so that no update is left unanswered.
@@ -259,7 +275,9 @@ func RunOnHost(ctx Context, opts HostOptions, fn func(hostCtx Context) error) er
 }
 
 // Await waits until cond holds; it returns ErrCanceled if ctx is cancelled
-// first. cond must only read workflow state.
+// first. cond runs in the waiting goroutine, once per wake-up, so it may
+// take a value (ch.ReceiveAsync(&v)) as Temporal's shopping-cart pattern
+// does.
 func Await(ctx Context, cond func() bool) error { return wf.Await(ctx, cond) }
 
 // AwaitWithTimeout is Await bounded by a durable timer: ok is false when
@@ -325,6 +343,14 @@ func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals 
 // removes an attribute. See wf.UpsertSearchAttributes.
 func UpsertSearchAttributes(ctx Context, attributes map[string]any) error {
 	return wf.UpsertSearchAttributes(ctx, attributes)
+}
+
+// UpsertTypedSearchAttributes is UpsertSearchAttributes with Temporal's
+// typed keys: temporal.NewSearchAttributeKeyKeyword("Stage").ValueSet("shipped")
+// sets an attribute, key.ValueUnset() removes it. Each key's name must be
+// registered in the namespace with the matching type.
+func UpsertTypedSearchAttributes(ctx Context, attributes ...searchattr.Update) error {
+	return wf.UpsertSearchAttributes(ctx, searchattr.New(attributes...).Updates())
 }
 
 // GetVersion returns the code version to run at changeID: maxSupported,

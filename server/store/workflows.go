@@ -65,7 +65,7 @@ func enqueueTo(ctx context.Context, t *txn, ns, instanceID, taskQueue string, ms
 func toWorkflow(i gen.Instance) api.Workflow {
 	w := api.Workflow{
 		Namespace: i.Namespace, InstanceID: i.InstanceID, WorkflowType: i.WorkflowType,
-		TaskQueue: i.TaskQueue, Status: i.Status, ExecutionID: i.ExecutionID,
+		TaskQueue: i.TaskQueue, Status: i.Status, ExecutionID: i.ExecutionID, RunID: i.RunID.String(),
 		Input: rawOrNil(i.Input), Result: rawOrNil(i.Result),
 		CancelRequested: i.CancelRequested, CancelReason: strOr(i.CancelReason),
 		CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt, CompletedAt: i.CompletedAt,
@@ -77,6 +77,9 @@ func toWorkflow(i gen.Instance) api.Workflow {
 	w.Memo = rawOrNil(i.Memo)
 	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
 		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
+		if i.ParentRunID != nil {
+			w.ParentRunID = i.ParentRunID.String()
+		}
 	}
 	if len(i.Error) > 0 {
 		var e api.Error
@@ -200,7 +203,13 @@ func (s *Store) History(ctx context.Context, ns, instanceID string, executionID 
 	if err != nil {
 		return api.HistoryResponse{}, err
 	}
-	return api.HistoryResponse{ExecutionID: executionID, Events: evs}, nil
+	out := api.HistoryResponse{ExecutionID: executionID, Events: evs}
+	if executionID == i.ExecutionID {
+		out.RunID = i.RunID.String()
+	} else if len(evs) > 0 {
+		out.RunID = evs[0].RunID
+	}
+	return out, nil
 }
 
 // CancelWorkflow requests cancellation; changed is false when the instance

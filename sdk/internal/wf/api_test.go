@@ -188,3 +188,46 @@ func TestNewContinueAsNewErrorChecksArguments(t *testing.T) {
 		t.Fatalf("final %+v", s.final)
 	}
 }
+
+// PoolFlow runs five goroutines, at most two at a time (a Semaphore), and
+// waits for all of them (a WaitGroup).
+func PoolFlow(ctx workflow.Context) (string, error) {
+	sem := workflow.NewSemaphore(ctx, 2)
+	wg := workflow.NewWaitGroup(ctx)
+	running, most, done := 0, 0, 0
+	for range 5 {
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			if err := sem.Acquire(ctx, 1); err != nil {
+				return
+			}
+			defer sem.Release(1)
+			running++
+			most = max(most, running)
+			_ = workflow.Sleep(ctx, time.Second)
+			running--
+			done++
+		})
+	}
+	wg.Wait(ctx)
+	if sem.TryAcquire(ctx, 3) || !sem.TryAcquire(ctx, 2) || sem.TryAcquire(ctx, 1) {
+		return "", errors.New("TryAcquire")
+	}
+	cctx, cancel := workflow.WithCancel(ctx)
+	cancel()
+	if err := sem.Acquire(cctx, 1); !errors.Is(err, workflow.ErrCanceled) {
+		return "", fmt.Errorf("Acquire on a cancelled context: %v", err)
+	}
+	return fmt.Sprintf("done=%d most=%d", done, most), nil
+}
+
+func TestSemaphoreAndWaitGroup(t *testing.T) {
+	bothModes(t, func(t *testing.T, cached bool) {
+		d := newDriver(t, PoolFlow, cached)
+		s := newSim(t, nil)
+		if got := resultOf[string](t, d.run(s, nil)); got != "done=5 most=2" {
+			t.Fatalf("result %q", got)
+		}
+	})
+}

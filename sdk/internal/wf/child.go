@@ -10,6 +10,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
+	"github.com/tetherhq/tether/sdk/internal/searchattr"
 )
 
 // ParentClosePolicy is what happens to a child workflow still running when
@@ -54,6 +55,11 @@ type ChildWorkflowOptions struct {
 	// namespace, of its type (as client.StartWorkflowOptions'); a bad one
 	// fails the parent's turn.
 	SearchAttributes map[string]any
+	// TypedSearchAttributes are search attributes set with Temporal's
+	// typed keys (temporal.NewSearchAttributes(key.ValueSet(v), …)),
+	// merged with SearchAttributes: a name in both fails the child's
+	// start (its future), as two keys of one name do.
+	TypedSearchAttributes searchattr.SearchAttributes
 }
 
 type childOptionsKey struct{}
@@ -70,12 +76,11 @@ func GetChildWorkflowOptions(ctx Context) ChildWorkflowOptions {
 }
 
 // WorkflowExecution identifies a workflow execution (Temporal's
-// workflow.Execution): its instance id, and its execution id as a decimal
-// string.
+// workflow.Execution): its instance id and its run id.
 type WorkflowExecution struct {
 	// ID is the instance id.
 	ID string
-	// RunID is the execution id, in decimal.
+	// RunID is the run id (see RunID: the execution id, in decimal).
 	RunID string
 }
 
@@ -176,6 +181,10 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 		return fail(&ChildWorkflowExecutionError{WorkflowType: name, Err: ErrCanceled})
 	}
 	opts := GetChildWorkflowOptions(ctx)
+	attrs, err := childAttributes(opts)
+	if err != nil {
+		return fail(fmt.Errorf("workflow.ExecuteChildWorkflow %s: %w", name, err))
+	}
 	s.nextChildID++
 	f.id = s.nextChildID
 	f.wait = opts.WaitForCancellation
@@ -195,13 +204,35 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
 		ParentClosePolicy: string(policy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
-		SearchAttributes: encodeAttributes(opts.SearchAttributes),
+		SearchAttributes: encodeAttributes(attrs),
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}
 	}
 	s.children[f.id] = f
 	return f
+}
+
+// childAttributes merges opts' SearchAttributes and TypedSearchAttributes.
+func childAttributes(opts ChildWorkflowOptions) (map[string]any, error) {
+	typed, err := opts.TypedSearchAttributes.Map()
+	if err != nil {
+		return nil, fmt.Errorf("TypedSearchAttributes: %w", err)
+	}
+	if len(typed) == 0 {
+		return opts.SearchAttributes, nil
+	}
+	out := make(map[string]any, len(typed)+len(opts.SearchAttributes))
+	for k, v := range opts.SearchAttributes {
+		out[k] = v
+	}
+	for k, v := range typed {
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("search attribute %s is in both SearchAttributes and TypedSearchAttributes", k)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // isChildMessage reports whether kind is a message about a child.

@@ -54,3 +54,84 @@ func (m *mutex) IsLocked() bool { return m.locked }
 //
 //	err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 func AllHandlersFinished(ctx Context) bool { return ctx.impl().s.runningHandlers == 0 }
+
+// Semaphore is a counting semaphore between the goroutines of one workflow
+// (Temporal's workflow.Semaphore), made with NewSemaphore.
+type Semaphore interface {
+	// Acquire waits until n units are free and takes them; it returns
+	// ErrCanceled, taking nothing, if ctx is cancelled first. It panics
+	// when n exceeds the semaphore's size.
+	Acquire(ctx Context, n int64) error
+	// TryAcquire takes n units if they are free, without waiting, and
+	// reports whether it did.
+	TryAcquire(ctx Context, n int64) bool
+	// Release gives n units back; it panics when more are released than
+	// are held.
+	Release(n int64)
+}
+
+type semaphore struct{ size, held int64 }
+
+// NewSemaphore returns a semaphore of n units, all free.
+func NewSemaphore(ctx Context, n int64) Semaphore {
+	_ = ctx.impl()
+	return &semaphore{size: n}
+}
+
+func (s *semaphore) Acquire(ctx Context, n int64) error {
+	if n > s.size {
+		panic("workflow: Semaphore.Acquire of more than the semaphore's size")
+	}
+	if err := Await(ctx, func() bool { return s.size-s.held >= n }); err != nil {
+		return err
+	}
+	s.held += n
+	return nil
+}
+
+func (s *semaphore) TryAcquire(_ Context, n int64) bool {
+	if s.size-s.held < n {
+		return false
+	}
+	s.held += n
+	return true
+}
+
+func (s *semaphore) Release(n int64) {
+	if n > s.held {
+		panic("workflow: Semaphore.Release of more than is held")
+	}
+	s.held -= n
+}
+
+// WaitGroup waits for a set of workflow goroutines to finish (Temporal's
+// workflow.WaitGroup), made with NewWaitGroup.
+type WaitGroup interface {
+	// Add adds delta to the counter; it panics if the counter goes
+	// negative.
+	Add(delta int)
+	// Done decrements the counter.
+	Done()
+	// Wait waits until the counter is zero (as in Temporal, whatever
+	// ctx).
+	Wait(ctx Context)
+}
+
+type waitGroup struct {
+	s *state
+	n int
+}
+
+// NewWaitGroup returns a WaitGroup whose counter is zero.
+func NewWaitGroup(ctx Context) WaitGroup { return &waitGroup{s: ctx.impl().s} }
+
+func (wg *waitGroup) Add(delta int) {
+	wg.n += delta
+	if wg.n < 0 {
+		panic("workflow: negative WaitGroup counter")
+	}
+}
+
+func (wg *waitGroup) Done() { wg.Add(-1) }
+
+func (wg *waitGroup) Wait(Context) { wg.s.waitUntil(func() bool { return wg.n == 0 }) }

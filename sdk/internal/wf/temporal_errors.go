@@ -142,7 +142,8 @@ func (e *TemporalApplicationError) ErrorDetails() json.RawMessage { return e.det
 
 // TemporalCanceledError is Temporal's *temporal.CanceledError: a
 // cancellation, with optional details. It matches ErrCanceled (errors.Is),
-// so a workflow that returns one ends canceled.
+// so a workflow whose cancellation was requested ends canceled when it
+// returns one.
 type TemporalCanceledError struct {
 	details json.RawMessage
 }

@@ -46,6 +46,7 @@ var behaviours = []behaviour{
 	{"Fetch_ConcurrentBatchFetchersLockEachInstanceOnce", fetchConcurrentBatchFetchersLockEachInstanceOnce},
 	{"Ack_MessageArrivingDuringTurnIsKept", ackMessageArrivingDuringTurnIsKept},
 	{"Ack_DoubleAckOneWins", ackDoubleAckOneWins},
+	{"Ack_DifferentSecondReportRefused", ackDifferentSecondReportRefused},
 	{"Ack_ClosingTurnReturnsTheClosedWorkflow", ackClosingTurnReturnsTheClosedWorkflow},
 	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
 	{"Renew_ExtendsLockAndFailsForUnknownExpiredAcked", renewExtendsLockAndFailsForUnknownExpiredAcked},
