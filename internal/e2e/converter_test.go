@@ -166,7 +166,9 @@ func EncryptedChild(_ workflow.Context, p Payment) (string, error) { return "chi
 // PoisonHeartbeat heartbeats details the codec refuses, then waits for
 // its cancellation.
 func PoisonHeartbeat(ctx context.Context) error {
-	activity.RecordHeartbeat(ctx, "poison")
+	if err := activity.RecordHeartbeat(ctx, "poison"); err != nil {
+		return err
+	}
 	<-ctx.Done()
 	return ctx.Err()
 }
