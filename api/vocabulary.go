@@ -132,6 +132,10 @@ const (
 	// to a workflow holding as many pending messages as it may; a
 	// workflow whose history reached its hard limit).
 	ErrorTypeLimitExceeded = "LimitExceeded"
+	// ErrorTypePayloadCodec: the SDK's data converter or payload codec
+	// failed on a payload of the turn or the attempt (the Go SDK's
+	// converter.PayloadCodecError).
+	ErrorTypePayloadCodec = "PayloadCodecError"
 )
 
 // ProblemBase is the prefix of every problem type.

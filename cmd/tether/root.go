@@ -77,6 +77,9 @@ type cli struct {
 	namespace string
 	apiKey    string
 	output    string
+	// codecEndpoint is the workflow commands' --codec-endpoint ("" when
+	// payloads are shown as stored).
+	codecEndpoint string
 }
 
 // run executes the command line args and returns the exit code.

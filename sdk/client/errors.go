@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/converter"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
@@ -226,7 +227,8 @@ func (e *ProblemError) AlreadyStarted() bool { return errors.Is(e.sentinel, ErrA
 // IsRetryable reports whether an error from the client is worth retrying
 // after a backoff: server errors (a 503 — the server or its database
 // unavailable — after its [ProblemError.RetryAfter]), rate limiting, and
-// transport errors. Problem answers 400, 404, 409, 410 and 413 are not.
+// transport errors. Problem answers 400, 404, 409, 410 and 413 are not,
+// nor is a data converter's failure (a *converter.PayloadCodecError).
 func IsRetryable(err error) bool {
 	if err == nil {
 		return false
@@ -234,6 +236,11 @@ func IsRetryable(err error) bool {
 	var pe *ProblemError
 	if errors.As(err, &pe) {
 		return pe.Status >= 500 || pe.Status == http.StatusTooManyRequests
+	}
+	var ce *converter.PayloadCodecError
+	if errors.As(err, &ce) {
+		// The converter fails the same way again.
+		return false
 	}
 	return true
 }
