@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/worker"
+	"github.com/tetherhq/tether/sdk/workflow"
+)
+
+// describeHTTP describes instance id with a plain GET, as an operator's
+// tool would.
+func (e *env) describeHTTP(id string) api.Workflow {
+	e.t.Helper()
+	resp, err := http.Get(e.addr + "/v1/namespaces/default/workflows/" + id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("describe %s: %s", id, resp.Status)
+	}
+	var w api.Workflow
+	if err := json.NewDecoder(resp.Body).Decode(&w); err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
+
+// AlwaysFails fails every attempt with a typed error.
+func AlwaysFails(ctx context.Context) error {
+	return activity.NewError("Flaky", "backend unavailable", nil)
+}
+
+// RetryForeverFlow runs AlwaysFails with a growing backoff and no bound.
+func RetryForeverFlow(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &workflow.RetryPolicy{InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 3, MaximumInterval: time.Minute},
+	})
+	return workflow.ExecuteActivity(ctx, AlwaysFails).Get(ctx, nil)
+}
+
+// Goal: describe shows a failing activity's attempt, the previous
+// attempt's failure (type, message, time) and its next retry time.
+func TestPending_FailingActivity(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(RetryForeverFlow), w.RegisterActivity(AlwaysFails))
+	})
+	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-fail", TaskQueue: "q"}, RetryForeverFlow, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got api.PendingActivity
+	waitFor(t, 30*time.Second, "an activity in backoff after two failures", func() bool {
+		w := e.describeHTTP("pending-fail")
+		if len(w.PendingActivities) != 1 {
+			return false
+		}
+		got = w.PendingActivities[0]
+		return got.State == api.PendingBackoff && got.Attempt >= 3
+	})
+	f := got.LastFailure
+	if f == nil || f.Type != "Flaky" || f.Message != "backend unavailable" || f.At.IsZero() {
+		t.Fatalf("last failure %+v, want Flaky: backend unavailable with its time", f)
+	}
+	if got.NextRetryAt == nil || !got.NextRetryAt.After(f.At) {
+		t.Fatalf("next retry at %v, want after the failure at %v", got.NextRetryAt, f.At)
+	}
+	if got.ActivityType != "AlwaysFails" || got.MaximumAttempts != 0 || got.WorkerID != "" {
+		t.Fatalf("pending activity %+v", got)
+	}
+}
+
+// Heartbeater records its progress and runs until cancelled.
+func Heartbeater(ctx context.Context) error {
+	if err := activity.RecordHeartbeat(ctx, 42); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// HeartbeatAndTimerFlow runs Heartbeater with an hour's timer pending.
+func HeartbeatAndTimerFlow(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Hour})
+	timer := workflow.NewTimer(ctx, time.Hour)
+	act := workflow.ExecuteActivity(ctx, Heartbeater)
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(timer, func(workflow.Future) {})
+	sel.AddFuture(act, func(workflow.Future) {})
+	sel.Select(ctx)
+	return nil
+}
+
+// Goal: describe shows the worker holding a started activity, its last
+// heartbeat and details, and a pending timer with its fire time.
+func TestPending_HeartbeatAndTimer(t *testing.T) {
+	e := newEnv(t)
+	opts := testOptions()
+	opts.Identity = "hb-worker"
+	e.startWorker("q", opts, func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(HeartbeatAndTimerFlow), w.RegisterActivity(Heartbeater))
+	})
+	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-hb", TaskQueue: "q"}, HeartbeatAndTimerFlow, nil); err != nil {
+		t.Fatal(err)
+	}
+	var w api.Workflow
+	waitFor(t, 30*time.Second, "a heartbeat on the pending activity", func() bool {
+		w = e.describeHTTP("pending-hb")
+		return len(w.PendingActivities) == 1 && w.PendingActivities[0].LastHeartbeatAt != nil
+	})
+	a := w.PendingActivities[0]
+	if a.State != api.PendingStarted || a.WorkerID == "" || a.Attempt != 1 || a.StartedAt == nil || string(a.HeartbeatDetails) != "42" {
+		t.Fatalf("pending activity %+v, details %s", a, a.HeartbeatDetails)
+	}
+	if w.PendingActivityCount != 1 || w.PendingTimerCount != 1 || len(w.PendingTimers) != 1 {
+		t.Fatalf("counts: %d activities, %d timers (%+v)", w.PendingActivityCount, w.PendingTimerCount, w.PendingTimers)
+	}
+	if d := time.Until(w.PendingTimers[0].FireAt); d < 50*time.Minute || d > time.Hour {
+		t.Fatalf("timer fires in %s, want about an hour", d)
+	}
+	if w.TaskFailing != nil {
+		t.Fatalf("task failing %+v on a healthy workflow", w.TaskFailing)
+	}
+}
+
+// PanickyFlow panics on every turn.
+func PanickyFlow(ctx workflow.Context) error {
+	panic("bad deploy")
+}
+
+// Goal: describe shows a workflow whose turns fail (a panic) with the
+// attempt, the error and since when.
+func TestPending_TaskFailing(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		return w.RegisterWorkflow(PanickyFlow)
+	})
+	start := time.Now()
+	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-panic", TaskQueue: "q"}, PanickyFlow, nil); err != nil {
+		t.Fatal(err)
+	}
+	var w api.Workflow
+	waitFor(t, 30*time.Second, "a turn that failed three times", func() bool {
+		w = e.describeHTTP("pending-panic")
+		return w.TaskFailing != nil && w.TaskFailing.Failures >= 3
+	})
+	f := w.TaskFailing
+	if f.Attempt != f.Failures+1 || f.LastError == nil || f.LastError.Type != "Panic" || f.Since == nil {
+		t.Fatalf("task failing %+v (error %+v)", f, f.LastError)
+	}
+	if f.Since.Before(start.Add(-time.Second)) || !f.Since.Before(w.UpdatedAt) {
+		t.Fatalf("failing since %v: want the first failure, after the start %v and before the last at %v", f.Since, start, w.UpdatedAt)
+	}
+}
