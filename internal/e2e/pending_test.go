@@ -161,3 +161,30 @@ func TestPending_TaskFailing(t *testing.T) {
 		t.Fatalf("failing since %v: want the first failure, after the start %v and before the last at %v", f.Since, start, w.UpdatedAt)
 	}
 }
+
+// PendingChildParent starts a WaitingChild and waits for it.
+func PendingChildParent(ctx workflow.Context) error {
+	f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "pending-kid"}), WaitingChild)
+	return f.Get(ctx, nil)
+}
+
+// Goal: describe lists a running child of the execution with its state.
+func TestPending_Child(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(PendingChildParent), w.RegisterWorkflow(WaitingChild))
+	})
+	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-parent", TaskQueue: "q"}, PendingChildParent, nil); err != nil {
+		t.Fatal(err)
+	}
+	var w api.Workflow
+	waitFor(t, 30*time.Second, "the running child", func() bool {
+		w = e.describeHTTP("pending-parent")
+		return len(w.PendingChildren) == 1
+	})
+	k := w.PendingChildren[0]
+	if k.InstanceID != "pending-kid" || k.WorkflowType != "WaitingChild" || k.State != api.PendingRunning ||
+		k.ChildID < 1 || k.ExecutionID != 1 || w.PendingChildCount != 1 {
+		t.Fatalf("pending child %+v (count %d)", k, w.PendingChildCount)
+	}
+}
