@@ -188,3 +188,39 @@ func TestPending_Child(t *testing.T) {
 		t.Fatalf("pending child %+v (count %d)", k, w.PendingChildCount)
 	}
 }
+
+// ManyPendingFlow schedules 105 activities on a queue nobody serves and
+// waits for the first.
+func ManyPendingFlow(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: "nobody", StartToCloseTimeout: time.Minute})
+	var fs []workflow.Future
+	for range 105 {
+		fs = append(fs, workflow.ExecuteActivity(ctx, "Unserved"))
+	}
+	return fs[0].Get(ctx, nil)
+}
+
+// Goal: describe lists at most api.MaxPendingListed pending activities,
+// the first by id, and counts them all.
+func TestPending_Bounded(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		return w.RegisterWorkflow(ManyPendingFlow)
+	})
+	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-many", TaskQueue: "q"}, ManyPendingFlow, nil); err != nil {
+		t.Fatal(err)
+	}
+	var w api.Workflow
+	waitFor(t, 30*time.Second, "the scheduled activities", func() bool {
+		w = e.describeHTTP("pending-many")
+		return w.PendingActivityCount > 0
+	})
+	if w.PendingActivityCount != 105 || len(w.PendingActivities) != api.MaxPendingListed {
+		t.Fatalf("%d listed of %d, want %d of 105", len(w.PendingActivities), w.PendingActivityCount, api.MaxPendingListed)
+	}
+	for i, a := range w.PendingActivities {
+		if a.ActivityID != int64(i+1) || a.State != api.PendingScheduled || a.Attempt != 1 || a.TaskQueue != "nobody" {
+			t.Fatalf("pending activity %d: %+v", i, a)
+		}
+	}
+}
