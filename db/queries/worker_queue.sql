@@ -448,16 +448,18 @@ RETURNING *;
 
 -- name: DescribePending :one
 -- What execution (namespace, instance_id, execution_id) waits for, for
--- describe: its pending activities (attempt rows), running children and
--- timers, each list bounded by max_rows (in id order) with its full count.
+-- describe: its pending activities (the latest attempt row of each: a
+-- timed-out attempt still held, cancelled, stays until its worker lets go
+-- while its retry waits), running children and timers, each list bounded
+-- by max_rows (in id order) with its full count.
 -- One statement, one round trip; each part is read by index
 -- (worker_queue_activity, instances_parent, orchestrator_queue_instance).
 SELECT
-  (SELECT count(*) FROM worker_queue w
+  (SELECT count(DISTINCT w.activity_id) FROM worker_queue w
    WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
      AND w.execution_id = sqlc.arg(execution_id))::bigint AS activity_count,
   COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.activity_id) FROM (
-     SELECT w.activity_id, w.activity_type, w.task_queue, w.attempt,
+     SELECT DISTINCT ON (w.activity_id) w.activity_id, w.activity_type, w.task_queue, w.attempt,
             (w.options -> 'retry_policy' ->> 'maximum_attempts')::integer AS maximum_attempts,
             w.scheduled_at, w.visible_at, w.visible_at > now() AS in_backoff, w.started_at,
             w.lock_token IS NOT NULL AS held, w.worker_id, w.last_heartbeat_at, w.heartbeat_details,
@@ -465,7 +467,7 @@ SELECT
      FROM worker_queue w
      WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
        AND w.execution_id = sqlc.arg(execution_id)
-     ORDER BY w.activity_id
+     ORDER BY w.activity_id, w.attempt DESC
      LIMIT sqlc.arg(max_rows)) a), '[]')::jsonb AS activities,
   (SELECT count(*) FROM instances c
    WHERE c.parent_namespace = sqlc.arg(namespace) AND c.parent_instance_id = sqlc.arg(instance_id)
