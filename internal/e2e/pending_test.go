@@ -224,3 +224,44 @@ func TestPending_Bounded(t *testing.T) {
 		}
 	}
 }
+
+// Stuck runs until cancelled.
+func Stuck(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TimingOutFlow runs Stuck with a short StartToClose timeout and slow
+// retries.
+func TimingOutFlow(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 300 * time.Millisecond,
+		RetryPolicy:         &workflow.RetryPolicy{InitialInterval: time.Minute, MaximumAttempts: 5},
+	})
+	return workflow.ExecuteActivity(ctx, Stuck).Get(ctx, nil)
+}
+
+// Goal: an attempt that timed out (found by the sweeper) is the retry's
+// last failure, with its timeout type; the activity is listed once.
+func TestPending_TimedOutAttempt(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(TimingOutFlow), w.RegisterActivity(Stuck))
+	})
+	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-timeout", TaskQueue: "q"}, TimingOutFlow, nil); err != nil {
+		t.Fatal(err)
+	}
+	var w api.Workflow
+	waitFor(t, 30*time.Second, "the retry of the timed-out attempt", func() bool {
+		w = e.describeHTTP("pending-timeout")
+		return len(w.PendingActivities) > 0 && w.PendingActivities[0].Attempt == 2
+	})
+	a := w.PendingActivities[0]
+	if len(w.PendingActivities) != 1 || w.PendingActivityCount != 1 {
+		t.Fatalf("%d activities listed (count %d), want 1: %+v", len(w.PendingActivities), w.PendingActivityCount, w.PendingActivities)
+	}
+	f := a.LastFailure
+	if a.State != api.PendingBackoff || a.MaximumAttempts != 5 || f == nil || f.Type != api.ErrorTypeTimeout || f.TimeoutType != api.TimeoutStartToClose {
+		t.Fatalf("pending activity %+v, last failure %+v", a, f)
+	}
+}
