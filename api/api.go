@@ -281,6 +281,27 @@ type Workflow struct {
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object"`
 	// Memo is the memo given at start (absent: none; never in a list).
 	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
+	// TaskFailing is set while the workflow's turns fail and are retried
+	// (in a list too: its last_error then has no details or stack).
+	TaskFailing *TaskFailing `json:"task_failing,omitempty"`
+	// PendingActivities are the running execution's unfinished activities,
+	// at most MaxPendingListed (100) in activity id order (describe only).
+	PendingActivities []PendingActivity `json:"pending_activities,omitempty"`
+	// PendingActivityCount is how many activities are pending in all
+	// (describe only).
+	PendingActivityCount int64 `json:"pending_activity_count,omitempty"`
+	// PendingChildren are the running execution's running child workflows,
+	// at most 100 (describe only).
+	PendingChildren []PendingChild `json:"pending_children,omitempty"`
+	// PendingChildCount is how many children are running in all (describe
+	// only).
+	PendingChildCount int64 `json:"pending_child_count,omitempty"`
+	// PendingTimers are the running execution's timers not yet delivered,
+	// at most 100, soonest first (describe only).
+	PendingTimers []PendingTimer `json:"pending_timers,omitempty"`
+	// PendingTimerCount is how many timers are pending in all (describe
+	// only).
+	PendingTimerCount int64 `json:"pending_timer_count,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.

@@ -35,6 +35,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"roles":                  {"worker", "client", "reader", "admin"},
 		"overlap policies":       {"skip", "buffer_one", "cancel_other", "terminate_other", "allow_all"},
 		"schedule action kinds":  {"scheduled", "triggered", "backfilled"},
+		"pending states":         {"scheduled", "started", "backoff", "cancel_requested", "running"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -53,6 +54,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"roles":                  Roles(),
 		"overlap policies":       OverlapPolicies(),
 		"schedule action kinds":  ScheduleActionKinds(),
+		"pending states":         PendingStates(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {

@@ -219,7 +219,7 @@ func (c *cli) workflowCount() *cobra.Command {
 func (c *cli) workflowDescribe() *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe ID",
-		Short: "describe a workflow instance: status, input, result or error",
+		Short: "describe a workflow instance: status, input, result or error, pending work",
 		Example: `  tether workflow describe order-42
   tether workflow describe order-42 -o json | jq .status`,
 		Args: exactArgs("ID"),
@@ -235,7 +235,10 @@ func (c *cli) workflowDescribe() *cobra.Command {
 			if c.json() {
 				return c.printJSON(w)
 			}
-			return c.describeWorkflow(w)
+			if err := c.describeWorkflow(w); err != nil {
+				return err
+			}
+			return c.describePending(w)
 		},
 	}
 }

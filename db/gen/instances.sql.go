@@ -52,7 +52,10 @@ func (q *Queries) DeleteInstance(ctx context.Context, arg DeleteInstanceParams) 
 const failInstanceTurn = `-- name: FailInstanceTurn :exec
 UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
-    task_failures = task_failures + 1, last_task_error = $1, updated_at = now()
+    task_failures = task_failures + 1,
+    last_task_error = $1::jsonb
+        || jsonb_build_object('since', COALESCE(last_task_error -> 'since', to_jsonb(now()))),
+    updated_at = now()
 WHERE namespace = $2 AND instance_id = $3
 `
 
@@ -62,6 +65,9 @@ type FailInstanceTurnParams struct {
 	InstanceID    string
 }
 
+// last_task_error is the turn's error with "since": when the first of the
+// consecutive failures happened (kept from the error before, if any;
+// FinishTurns clears it).
 func (q *Queries) FailInstanceTurn(ctx context.Context, arg FailInstanceTurnParams) error {
 	_, err := q.db.Exec(ctx, failInstanceTurn, arg.LastTaskError, arg.Namespace, arg.InstanceID)
 	return err

@@ -418,9 +418,15 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
 RETURNING task_queue;
 
 -- name: FailInstanceTurn :exec
+-- last_task_error is the turn's error with "since": when the first of the
+-- consecutive failures happened (kept from the error before, if any;
+-- FinishTurns clears it).
 UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
-    task_failures = task_failures + 1, last_task_error = sqlc.arg(last_task_error), updated_at = now()
+    task_failures = task_failures + 1,
+    last_task_error = sqlc.arg(last_task_error)::jsonb
+        || jsonb_build_object('since', COALESCE(last_task_error -> 'since', to_jsonb(now()))),
+    updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
 -- name: FinishTurns :exec

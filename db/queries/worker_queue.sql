@@ -1,14 +1,15 @@
 -- name: InsertAttempts :exec
 -- Inserts activity attempts in one statement (a turn's new activities,
--- retries, reschedules).
+-- retries, reschedules). last_error is the failure of the attempt a retry
+-- follows (api.LastFailure), shown by describe while the retry waits.
 INSERT INTO worker_queue (
     namespace, task_queue, instance_id, execution_id, activity_id, attempt,
     activity_type, workflow_type, workflow_task_queue, input, options,
-    start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
+    start_to_close_ms, heartbeat_timeout_ms, heartbeat_details, last_error,
     scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline)
 SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
        a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
-       COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
+       COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details, a.last_error,
        now(),
        now() + COALESCE(a.delay_ms, 0) * interval '1 millisecond',
        CASE WHEN a.schedule_to_start_ms > 0
@@ -20,7 +21,7 @@ FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
     activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
     start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
     delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-    schedule_to_close_deadline timestamptz);
+    schedule_to_close_deadline timestamptz, last_error jsonb);
 
 -- name: FetchAttempts :many
 -- Claims up to max_tasks visible attempts of the task queues (in the order
@@ -444,3 +445,47 @@ WHERE id IN (
     FOR UPDATE
 )
 RETURNING *;
+
+-- name: DescribePending :one
+-- What execution (namespace, instance_id, execution_id) waits for, for
+-- describe: its pending activities (the latest attempt row of each: a
+-- timed-out attempt still held, cancelled, stays until its worker lets go
+-- while its retry waits), running children and timers, each list bounded
+-- by max_rows (in id order) with its full count.
+-- One statement, one round trip; each part is read by index
+-- (worker_queue_activity, instances_parent, orchestrator_queue_instance).
+SELECT
+  (SELECT count(DISTINCT w.activity_id) FROM worker_queue w
+   WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
+     AND w.execution_id = sqlc.arg(execution_id))::bigint AS activity_count,
+  COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.activity_id) FROM (
+     SELECT DISTINCT ON (w.activity_id) w.activity_id, w.activity_type, w.task_queue, w.attempt,
+            (w.options -> 'retry_policy' ->> 'maximum_attempts')::integer AS maximum_attempts,
+            w.scheduled_at, w.visible_at, w.visible_at > now() AS in_backoff, w.started_at,
+            w.lock_token IS NOT NULL AS held, w.worker_id, w.last_heartbeat_at, w.heartbeat_details,
+            w.cancel_requested, w.cancel_reason, w.last_error
+     FROM worker_queue w
+     WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
+       AND w.execution_id = sqlc.arg(execution_id)
+     ORDER BY w.activity_id, w.attempt DESC
+     LIMIT sqlc.arg(max_rows)) a), '[]')::jsonb AS activities,
+  (SELECT count(*) FROM instances c
+   WHERE c.parent_namespace = sqlc.arg(namespace) AND c.parent_instance_id = sqlc.arg(instance_id)
+     AND c.parent_execution_id = sqlc.arg(execution_id) AND c.status = 'running')::bigint AS child_count,
+  COALESCE((SELECT jsonb_agg(to_jsonb(k) ORDER BY k.parent_child_id) FROM (
+     SELECT c.instance_id, c.workflow_type, c.execution_id, c.parent_child_id, c.cancel_requested, c.created_at
+     FROM instances c
+     WHERE c.parent_namespace = sqlc.arg(namespace) AND c.parent_instance_id = sqlc.arg(instance_id)
+       AND c.parent_execution_id = sqlc.arg(execution_id) AND c.status = 'running'
+     ORDER BY c.parent_child_id
+     LIMIT sqlc.arg(max_rows)) k), '[]')::jsonb AS children,
+  (SELECT count(*) FROM orchestrator_queue q
+   WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id)
+     AND q.execution_id = sqlc.arg(execution_id) AND q.kind = 'TimerFired')::bigint AS timer_count,
+  COALESCE((SELECT jsonb_agg(to_jsonb(m) ORDER BY m.fire_at, m.timer_id) FROM (
+     SELECT (q.payload ->> 'timer_id')::bigint AS timer_id, q.visible_at AS fire_at
+     FROM orchestrator_queue q
+     WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(instance_id)
+       AND q.execution_id = sqlc.arg(execution_id) AND q.kind = 'TimerFired'
+     ORDER BY q.visible_at
+     LIMIT sqlc.arg(max_rows)) m), '[]')::jsonb AS timers;

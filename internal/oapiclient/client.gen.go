@@ -1219,6 +1219,24 @@ type ApiHistoryResponse struct {
 	RunId *string `json:"run_id,omitempty"`
 }
 
+// ApiLastFailure defines model for api.LastFailure.
+type ApiLastFailure struct {
+	// At At is when the attempt failed.
+	At *string `json:"at,omitempty"`
+
+	// Message Message is the error's message.
+	Message *string `json:"message,omitempty"`
+
+	// Stack Stack is the stack trace of a panic, when there was one.
+	Stack *string `json:"stack,omitempty"`
+
+	// TimeoutType TimeoutType is set for a Timeout: start_to_close, heartbeat, ….
+	TimeoutType *string `json:"timeout_type,omitempty"`
+
+	// Type Type is the error's type (as in Error.Type).
+	Type *string `json:"type,omitempty"`
+}
+
 // ApiListAPIKeysResponse defines model for api.ListAPIKeysResponse.
 type ApiListAPIKeysResponse struct {
 	// Keys Keys of the namespace, newest first (without their secrets).
@@ -1291,6 +1309,87 @@ type ApiNamespace struct {
 	//
 	// Example: 720h
 	Retention *string `json:"retention,omitempty"`
+}
+
+// ApiPendingActivity defines model for api.PendingActivity.
+type ApiPendingActivity struct {
+	// ActivityId ActivityID is the activity's id within its execution.
+	ActivityId *int `json:"activity_id,omitempty"`
+
+	// ActivityType ActivityType is the activity's registered name.
+	ActivityType *string `json:"activity_type,omitempty"`
+
+	// Attempt Attempt is the current attempt's number, from 1.
+	Attempt *int `json:"attempt,omitempty"`
+
+	// CancelReason CancelReason is why cancellation was requested (state
+	// cancel_requested).
+	CancelReason *string `json:"cancel_reason,omitempty"`
+
+	// HeartbeatDetails HeartbeatDetails are the last details recorded (carried over from
+	// earlier attempts).
+	HeartbeatDetails interface{} `json:"heartbeat_details,omitempty"`
+
+	// LastFailure LastFailure is the failure of the previous attempt (absent on a
+	// first attempt).
+	LastFailure *ApiLastFailure `json:"last_failure,omitempty"`
+
+	// LastHeartbeatAt LastHeartbeatAt is when the current attempt last recorded heartbeat
+	// details (absent: never).
+	LastHeartbeatAt *string `json:"last_heartbeat_at,omitempty"`
+
+	// MaximumAttempts MaximumAttempts is the retry policy's bound (0: unlimited).
+	MaximumAttempts *int `json:"maximum_attempts,omitempty"`
+
+	// NextRetryAt NextRetryAt is when the attempt becomes available again (state
+	// backoff only).
+	NextRetryAt *string `json:"next_retry_at,omitempty"`
+
+	// ScheduledAt ScheduledAt is when the current attempt was scheduled.
+	ScheduledAt *string `json:"scheduled_at,omitempty"`
+
+	// StartedAt StartedAt is when a worker fetched the current attempt (absent: not
+	// fetched).
+	StartedAt *string `json:"started_at,omitempty"`
+
+	// State State is scheduled, started, backoff or cancel_requested.
+	State *string `json:"state,omitempty"`
+
+	// TaskQueue TaskQueue is the queue the attempt is dispatched on.
+	TaskQueue *string `json:"task_queue,omitempty"`
+
+	// WorkerId WorkerID is the worker holding the attempt (state started).
+	WorkerId *string `json:"worker_id,omitempty"`
+}
+
+// ApiPendingChild defines model for api.PendingChild.
+type ApiPendingChild struct {
+	// ChildId ChildID is the child's number within the parent execution.
+	ChildId *int `json:"child_id,omitempty"`
+
+	// ExecutionId ExecutionID is the child's current execution.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// InstanceId InstanceID is the child's instance id.
+	InstanceId *string `json:"instance_id,omitempty"`
+
+	// StartedAt StartedAt is when the child was started.
+	StartedAt *string `json:"started_at,omitempty"`
+
+	// State State is running or cancel_requested.
+	State *string `json:"state,omitempty"`
+
+	// WorkflowType WorkflowType is the child's workflow type.
+	WorkflowType *string `json:"workflow_type,omitempty"`
+}
+
+// ApiPendingTimer defines model for api.PendingTimer.
+type ApiPendingTimer struct {
+	// FireAt FireAt is when the timer fires.
+	FireAt *string `json:"fire_at,omitempty"`
+
+	// TimerId TimerID is the timer's id within its execution.
+	TimerId *int `json:"timer_id,omitempty"`
 }
 
 // ApiPollActivityTaskRequest defines model for api.PollActivityTaskRequest.
@@ -1862,6 +1961,21 @@ type ApiStartWorkflowResponse struct {
 	Status *string `json:"status,omitempty"`
 }
 
+// ApiTaskFailing defines model for api.TaskFailing.
+type ApiTaskFailing struct {
+	// Attempt Attempt is the number of the next attempt of the turn (failures + 1).
+	Attempt *int `json:"attempt,omitempty"`
+
+	// Failures Failures is the number of consecutive failed turns.
+	Failures *int `json:"failures,omitempty"`
+
+	// LastError LastError is the error of the last failed turn.
+	LastError *ApiError `json:"last_error,omitempty"`
+
+	// Since Since is when the first of these consecutive failures happened.
+	Since *string `json:"since,omitempty"`
+}
+
 // ApiTaskQueue defines model for api.TaskQueue.
 type ApiTaskQueue struct {
 	// Backlog Backlog counts attempts waiting (visible and not locked).
@@ -2133,6 +2247,30 @@ type ApiWorkflow struct {
 	// started this instance as a child workflow (absent: none).
 	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
 
+	// PendingActivities PendingActivities are the running execution's unfinished activities,
+	// at most MaxPendingListed (100) in activity id order (describe only).
+	PendingActivities *[]ApiPendingActivity `json:"pending_activities,omitempty"`
+
+	// PendingActivityCount PendingActivityCount is how many activities are pending in all
+	// (describe only).
+	PendingActivityCount *int `json:"pending_activity_count,omitempty"`
+
+	// PendingChildCount PendingChildCount is how many children are running in all (describe
+	// only).
+	PendingChildCount *int `json:"pending_child_count,omitempty"`
+
+	// PendingChildren PendingChildren are the running execution's running child workflows,
+	// at most 100 (describe only).
+	PendingChildren *[]ApiPendingChild `json:"pending_children,omitempty"`
+
+	// PendingTimerCount PendingTimerCount is how many timers are pending in all (describe
+	// only).
+	PendingTimerCount *int `json:"pending_timer_count,omitempty"`
+
+	// PendingTimers PendingTimers are the running execution's timers not yet delivered,
+	// at most 100, soonest first (describe only).
+	PendingTimers *[]ApiPendingTimer `json:"pending_timers,omitempty"`
+
 	// Result Result is the workflow's result, once completed.
 	Result interface{} `json:"result,omitempty"`
 
@@ -2146,6 +2284,10 @@ type ApiWorkflow struct {
 
 	// Status Status is running, completed, failed, canceled or terminated.
 	Status *string `json:"status,omitempty"`
+
+	// TaskFailing TaskFailing is set while the workflow's turns fail and are retried
+	// (in a list too: its last_error then has no details or stack).
+	TaskFailing *ApiTaskFailing `json:"task_failing,omitempty"`
 
 	// TaskQueue TaskQueue is the queue of the workflow's turns.
 	TaskQueue *string `json:"task_queue,omitempty"`

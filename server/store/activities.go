@@ -199,10 +199,17 @@ func (s *Store) retryOrFail(ctx context.Context, t *txn, r gen.WorkerQueue, e ap
 		return s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e})
 	}
 	row := nextAttemptRow(r, opts, d.Delay)
+	row.LastError = lastFailure(e, s.opts.Now())
 	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
 		return "", err
 	}
 	return OutcomeRetryScheduled, nil
+}
+
+// lastFailure is failure e of an attempt at time at, as the next
+// attempt's last_error.
+func lastFailure(e api.Error, at time.Time) json.RawMessage {
+	return mustJSON(api.LastFailure{Type: e.Type, Message: e.Message, Stack: e.Stack, TimeoutType: e.TimeoutType, At: at})
 }
 
 // nextAttemptRow is the attempt that follows r after delay: same activity,

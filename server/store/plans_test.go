@@ -224,6 +224,11 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		if used["instances_list"] && name != "ListInstances" {
 			t.Errorf("%s reads instances_list, the listing index; a key lookup must use instances_pkey", name)
 		}
+		// Describe's pending work: each part by its index, no scan.
+		if name == "DescribePending" && (!used["worker_queue_activity"] || !used["instances_parent"] ||
+			!used["orchestrator_queue_instance"] || used["seq:worker_queue"] || used["seq:orchestrator_queue"]) {
+			t.Errorf("%s does not read worker_queue_activity, instances_parent and orchestrator_queue_instance: %v", name, list)
+		}
 		if name == "ListInstances" && !used["instances_list"] {
 			t.Errorf("ListInstances does not read instances_list: %v", list)
 		}

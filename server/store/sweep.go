@@ -311,6 +311,7 @@ func (s *Store) rescheduleLost(ctx context.Context, t *txn, r gen.WorkerQueue, w
 		return s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e})
 	}
 	row := nextAttemptRow(r, opts, 0)
+	row.LastError = lastFailure(e, s.opts.Now())
 	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
 		return "", err
 	}

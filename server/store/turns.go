@@ -336,6 +336,9 @@ type attemptRow struct {
 	// (eager dispatch).
 	ClaimWorker string `json:"claim_worker,omitempty"`
 	ClaimLockMS int64  `json:"claim_lock_ms,omitempty"`
+	// LastError is the failure of the attempt this one retries
+	// (api.LastFailure), kept for describe.
+	LastError json.RawMessage `json:"last_error,omitempty"`
 }
 
 func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue string, a engine.NewAttempt) attemptRow {

@@ -105,7 +105,125 @@ func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (ap
 	if err != nil {
 		return api.Workflow{}, fmt.Errorf("describe workflow: %w", err)
 	}
-	return toWorkflow(i), nil
+	w := toWorkflow(i)
+	w.TaskFailing = taskFailing(i, w.LastTaskError)
+	if i.Status != api.StatusRunning {
+		return w, nil
+	}
+	p, err := gen.New(s.pool).DescribePending(ctx, gen.DescribePendingParams{Namespace: ns, InstanceID: instanceID,
+		ExecutionID: i.ExecutionID, MaxRows: api.MaxPendingListed})
+	if err != nil {
+		return api.Workflow{}, fmt.Errorf("describe pending: %w", err)
+	}
+	if err := addPending(&w, p); err != nil {
+		return api.Workflow{}, err
+	}
+	return w, nil
+}
+
+// taskFailing is the failing turn of instance i (nil when its last turn
+// did not fail); last is its decoded last_task_error.
+func taskFailing(i gen.Instance, last *api.Error) *api.TaskFailing {
+	if i.TaskFailures == 0 && last == nil {
+		return nil
+	}
+	f := &api.TaskFailing{Failures: i.TaskFailures, Attempt: i.TaskFailures + 1, LastError: last}
+	var since struct {
+		Since *time.Time `json:"since"`
+	}
+	if json.Unmarshal(i.LastTaskError, &since) == nil {
+		f.Since = since.Since
+	}
+	return f
+}
+
+// pendingActivityRow is one element of DescribePending's activities.
+type pendingActivityRow struct {
+	ActivityID       int64            `json:"activity_id"`
+	ActivityType     string           `json:"activity_type"`
+	TaskQueue        string           `json:"task_queue"`
+	Attempt          int32            `json:"attempt"`
+	MaximumAttempts  *int32           `json:"maximum_attempts"`
+	ScheduledAt      time.Time        `json:"scheduled_at"`
+	VisibleAt        time.Time        `json:"visible_at"`
+	InBackoff        bool             `json:"in_backoff"`
+	StartedAt        *time.Time       `json:"started_at"`
+	Held             bool             `json:"held"`
+	WorkerID         *string          `json:"worker_id"`
+	LastHeartbeatAt  *time.Time       `json:"last_heartbeat_at"`
+	HeartbeatDetails json.RawMessage  `json:"heartbeat_details"`
+	CancelRequested  bool             `json:"cancel_requested"`
+	CancelReason     *string          `json:"cancel_reason"`
+	LastError        *api.LastFailure `json:"last_error"`
+}
+
+// pendingChildRow is one element of DescribePending's children.
+type pendingChildRow struct {
+	InstanceID      string    `json:"instance_id"`
+	WorkflowType    string    `json:"workflow_type"`
+	ExecutionID     int64     `json:"execution_id"`
+	ParentChildID   *int64    `json:"parent_child_id"`
+	CancelRequested bool      `json:"cancel_requested"`
+	CreatedAt       time.Time `json:"created_at"`
+}
+
+// addPending adds what DescribePending found to w.
+func addPending(w *api.Workflow, p gen.DescribePendingRow) error {
+	var acts []pendingActivityRow
+	var kids []pendingChildRow
+	var timers []api.PendingTimer
+	if err := json.Unmarshal(p.Activities, &acts); err != nil {
+		return fmt.Errorf("describe pending activities: %w", err)
+	}
+	if err := json.Unmarshal(p.Children, &kids); err != nil {
+		return fmt.Errorf("describe pending children: %w", err)
+	}
+	if err := json.Unmarshal(p.Timers, &timers); err != nil {
+		return fmt.Errorf("describe pending timers: %w", err)
+	}
+	w.PendingActivityCount, w.PendingChildCount, w.PendingTimerCount = p.ActivityCount, p.ChildCount, p.TimerCount
+	for _, a := range acts {
+		if string(a.HeartbeatDetails) == "null" {
+			a.HeartbeatDetails = nil
+		}
+		pa := api.PendingActivity{
+			ActivityID: a.ActivityID, ActivityType: a.ActivityType, TaskQueue: a.TaskQueue, Attempt: a.Attempt,
+			ScheduledAt: a.ScheduledAt, LastFailure: a.LastError, LastHeartbeatAt: a.LastHeartbeatAt,
+			HeartbeatDetails: rawOrNil(a.HeartbeatDetails), CancelReason: strOr(a.CancelReason),
+		}
+		if a.MaximumAttempts != nil {
+			pa.MaximumAttempts = *a.MaximumAttempts
+		}
+		switch {
+		case a.CancelRequested:
+			pa.State = api.PendingCancelRequested
+		case a.Held:
+			pa.State = api.PendingStarted
+		case a.InBackoff && a.Attempt > 1:
+			pa.State = api.PendingBackoff
+			at := a.VisibleAt
+			pa.NextRetryAt = &at
+		default:
+			pa.State = api.PendingScheduled
+		}
+		if a.Held {
+			pa.StartedAt, pa.WorkerID = a.StartedAt, strOr(a.WorkerID)
+		}
+		w.PendingActivities = append(w.PendingActivities, pa)
+	}
+	for _, k := range kids {
+		c := api.PendingChild{InstanceID: k.InstanceID, WorkflowType: k.WorkflowType, ExecutionID: k.ExecutionID,
+			State: api.PendingRunning, StartedAt: k.CreatedAt}
+		if k.ParentChildID != nil {
+			c.ChildID = *k.ParentChildID
+		}
+		if k.CancelRequested {
+			c.State = api.PendingCancelRequested
+		}
+		w.PendingChildren = append(w.PendingChildren, c)
+	}
+	w.PendingTimers = timers
+	return nil
 }
 
 type pageToken struct {

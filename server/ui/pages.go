@@ -180,24 +180,6 @@ func statusOf(err error) int {
 	return http.StatusBadGateway
 }
 
-// pendingActivity is an activity of the shown execution without a result.
-type pendingActivity struct {
-	ActivityID   int64
-	ActivityType string
-	TaskQueue    string
-	ScheduledAt  time.Time
-	// CancelRequested and CancelReason come from the history's
-	// ActivityCancelRequested, or from the held attempt.
-	CancelRequested bool
-	CancelReason    string
-	// Held is set when a worker holds an attempt: its worker, attempt
-	// number and lock expiry.
-	Held        bool
-	WorkerID    string
-	Attempt     int32
-	LockedUntil time.Time
-}
-
 // signal is a SignalReceived of the history.
 type signal struct {
 	EventID int64
@@ -229,10 +211,13 @@ type workflowData struct {
 	Executions  []int64
 	Events      []api.Event
 	HistoryErr  string
-	Pending     []pendingActivity
-	// WorkersErr says why holders could not be looked up.
-	WorkersErr string
-	Signals    []signal
+	// Pending are the pending activities of the current execution, from
+	// describe (none when an earlier execution is shown).
+	Pending []api.PendingActivity
+	// PendingMore is set when describe listed only some of them (its
+	// bound, api.MaxPendingListed).
+	PendingMore bool
+	Signals     []signal
 	// Children are the child workflows the execution started.
 	Children []child
 	// ReadOnlyRole is the role of a key that may read the workflow but not
@@ -272,7 +257,7 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 		d.HistoryErr = err.Error()
 	}
 	d.Events = h.Events
-	d.Pending, d.Signals = summarize(h.Events)
+	d.Signals = signals(h.Events)
 	d.Children = children(h.Events)
 	if wf.Status == api.StatusRunning {
 		// Offer the actions only to a key whose role may do them. When
@@ -280,53 +265,25 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 		// forms are shown and the API has the last word.
 		d.ReadOnlyRole = readOnlyRole(ctx, c, ns)
 	}
-	if len(d.Pending) > 0 && d.ExecutionID == wf.ExecutionID {
-		var ws api.ListWorkersResponse
-		if _, err := c.do(ctx, http.MethodGet, nsPath(ns, "workers"), nil, nil, &ws); err != nil {
-			d.WorkersErr = err.Error()
-		} else {
-			holders(d.Pending, ws.Workers, id, d.ExecutionID)
-		}
+	if d.ExecutionID == wf.ExecutionID {
+		d.Pending = wf.PendingActivities
+		d.PendingMore = wf.PendingActivityCount > int64(len(d.Pending))
 	}
-	// An activity flagged cancelled that no worker holds will not run
-	// again, nor will any of an execution that has ended.
-	running := wf.Status == api.StatusRunning && d.ExecutionID == wf.ExecutionID
-	d.Pending = slices.DeleteFunc(d.Pending, func(p pendingActivity) bool {
-		return !p.Held && (p.CancelRequested || !running)
-	})
 	// An action the API refused the key (401, 403) links to the API key
 	// page, as a refused page does.
 	needsKey := status == http.StatusUnauthorized || status == http.StatusForbidden
 	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, NeedsKey: needsKey, Data: d})
 }
 
-// summarize finds the activities of events without a result, and the
-// signals.
-func summarize(events []api.Event) ([]pendingActivity, []signal) {
-	var pending []pendingActivity
-	var signals []signal
-	index := map[int64]int{}
+// signals lists the signals of events.
+func signals(events []api.Event) []signal {
+	var out []signal
 	for _, e := range events {
-		switch e.Kind {
-		case api.EventActivityScheduled:
-			index[e.ActivityID] = len(pending)
-			pending = append(pending, pendingActivity{ActivityID: e.ActivityID, ActivityType: e.ActivityType,
-				TaskQueue: e.TaskQueue, ScheduledAt: e.Timestamp})
-		case api.EventActivityCancelRequested:
-			if i, ok := index[e.ActivityID]; ok {
-				pending[i].CancelRequested = true
-				pending[i].CancelReason = e.Reason
-			}
-		case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled:
-			if i, ok := index[e.ActivityID]; ok {
-				pending[i].ActivityID = 0 // done
-			}
-		case api.EventSignalReceived:
-			signals = append(signals, signal{EventID: e.EventID, Name: e.SignalName, At: e.Timestamp, Input: e.Input})
+		if e.Kind == api.EventSignalReceived {
+			out = append(out, signal{EventID: e.EventID, Name: e.SignalName, At: e.Timestamp, Input: e.Input})
 		}
 	}
-	pending = slices.DeleteFunc(pending, func(p pendingActivity) bool { return p.ActivityID == 0 })
-	return pending, signals
+	return out
 }
 
 // childStates names the state a child workflow event leaves the child in.
@@ -369,28 +326,6 @@ func children(events []api.Event) []child {
 		}
 	}
 	return out
-}
-
-// holders fills in the workers holding attempts of pending activities.
-func holders(pending []pendingActivity, workers []api.Worker, id string, exec int64) {
-	for _, wk := range workers {
-		for _, b := range wk.BoundActivities {
-			if b.InstanceID != id || b.ExecutionID != exec {
-				continue
-			}
-			for i := range pending {
-				p := &pending[i]
-				if p.ActivityID != b.ActivityID || (p.Held && p.Attempt > b.Attempt) {
-					continue
-				}
-				p.Held, p.WorkerID, p.Attempt, p.LockedUntil = true, wk.WorkerID, b.Attempt, b.LockedUntil
-				if b.CancelRequested {
-					p.CancelRequested = true
-					p.CancelReason = b.CancelReason
-				}
-			}
-		}
-	}
 }
 
 func (u *UI) signal(w http.ResponseWriter, r *http.Request) {
