@@ -104,7 +104,15 @@ func TestUIBatchesReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.StartBatch(ctx, client.BatchOptions{ID: "held", Operation: api.BatchOpCancel, Query: "WorkflowType = 'None'"}); err != nil {
+	// Twenty matching workflows at one a second: the batch is still
+	// running when the pause comes (a batch matching nothing would finish
+	// first).
+	for i := range 20 {
+		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("held-%d", i), TaskQueue: "nobody"}, "Held"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.StartBatch(ctx, client.BatchOptions{ID: "held", Operation: api.BatchOpCancel, Query: "WorkflowType = 'Held'", RatePerSecond: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.PauseBatch(ctx, "held"); err != nil {
