@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +157,45 @@ func TestIsolation_TurnsTakeABoundedSlice(t *testing.T) {
 		delivered += n
 		e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: cmds}).want(t, http.StatusOK)
 	}
+}
+
+// Goal: a list query's cost is bounded: too many comparisons or values
+// are a 400 naming the query; a list or count running past the list
+// timeout is stopped and answered 503 with Retry-After.
+func TestIsolation_ListQueryBounds(t *testing.T) {
+	base := newEnv(t, Config{})
+	e := base.over(t, store.New(base.pool, store.Options{ListTimeout: time.Millisecond}), base.hub)
+	q := func(query string) string { return "/workflows?query=" + url.QueryEscape(query) }
+	terms := strings.TrimSuffix(strings.Repeat("WorkflowType = 'a' OR ", 33), " OR ")
+	values := "WorkflowType IN (" + strings.TrimSuffix(strings.Repeat("'v', ", 100), ", ") + ")"
+	values = values + " OR " + values + " OR WorkflowType = 'w'"
+	for what, query := range map[string]string{"33 comparisons": terms, "201 values": values} {
+		for _, path := range []string{q(query), "/workflows/count?query=" + url.QueryEscape(query)} {
+			wantProblemField(t, e.get(path), http.StatusBadRequest, "query")
+			if r := e.get(path); !strings.Contains(string(r.body), "at most") {
+				t.Fatalf("%s: %s", what, r.body)
+			}
+		}
+	}
+	// 32 comparisons and 200 values pass.
+	ok := strings.TrimSuffix(strings.Repeat("WorkflowType = 'a' OR ", 32), " OR ")
+	base.get(q(ok)).want(t, http.StatusOK)
+
+	// Enough workflows that a scan takes longer than the 1 ms timeout.
+	if _, err := base.pool.Exec(context.Background(), `INSERT INTO instances (namespace, instance_id, workflow_type, task_queue)
+		SELECT 'default', 'wf-' || g, 'W', 'q' FROM generate_series(1, 200000) g`); err != nil {
+		t.Fatal(err)
+	}
+	slow := "TaskQueue STARTS_WITH 'zz' OR WorkflowType = 'nothing'"
+	for _, path := range []string{q(slow), "/workflows/count?query=" + url.QueryEscape(slow)} {
+		r := e.get(path)
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+			t.Fatalf("GET %s past the list timeout: %d %v %s", path, r.status, r.header, r.body)
+		}
+		if p := r.problem(t); !strings.Contains(p.Detail, "list-timeout") {
+			t.Fatalf("the 503 does not name the bound: %+v", p)
+		}
+	}
+	// Without the bound (the other server, default 5 s) it answers.
+	base.get("/workflows/count?query="+url.QueryEscape(slow)).want(t, http.StatusOK)
 }

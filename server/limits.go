@@ -134,3 +134,15 @@ func limitProblem(err error) *problemError {
 	p.p.Limit = le.Limit
 	return p
 }
+
+// listTimedOut answers a list or count stopped by the list timeout
+// (storage.ErrListTimeout) 503 with Retry-After, naming the bound; any
+// other error is returned as it is.
+func listTimedOut(c echo.Context, err error) error {
+	if !errors.Is(err, storage.ErrListTimeout) {
+		return err
+	}
+	c.Response().Header().Set("Retry-After", "1")
+	return newProblem(http.StatusServiceUnavailable, api.ProblemUnavailable, "Service unavailable",
+		"The list query ran past the server's list timeout (--list-timeout) and was stopped; narrow it, or try again later.")
+}
