@@ -242,7 +242,8 @@ func (s *Server) Start(ctx context.Context) error {
 // a listener wrapped by WrapListener.
 func (s *Server) HTTPServer(ctx context.Context) *http.Server {
 	return &http.Server{
-		Handler:           s.echo,
+		Handler:           withTLSState(s.echo),
+		ConnContext:       tlsConnContext,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

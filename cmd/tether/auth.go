@@ -81,7 +81,7 @@ func (a authOptions) tlsConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("load the TLS certificate: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
-		NextProtos: []string{"h2", "http/1.1"}}, nil
+		NextProtos: []string{"http/1.1"}}, nil
 }
 
 // prepare runs once the schema is migrated: it refuses to start a server
