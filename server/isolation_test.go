@@ -199,3 +199,28 @@ func TestIsolation_ListQueryBounds(t *testing.T) {
 	// Without the bound (the other server, default 5 s) it answers.
 	base.get("/workflows/count?query="+url.QueryEscape(slow)).want(t, http.StatusOK)
 }
+
+// Goal: requests without a recently verified key are rate-limited per
+// client address before their key is looked up (429 with Retry-After),
+// while a verified key from the same address goes on working.
+func TestIsolation_UnauthenticatedRateLimit(t *testing.T) {
+	e := newEnv(t, Config{Auth: AuthConfig{Required: true, UnauthRate: 0.001, UnauthBurst: 3}})
+	k, err := e.store.CreateAPIKey(context.Background(), "default", api.RoleClient, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := e.base + "/workflows"
+	// The first request with the key looks it up: it counts.
+	doKey(t, k.Key, http.MethodGet, list, nil).want(t, http.StatusOK)
+	made := "tk_0123456789abcdef_" + strings.Repeat("A", 43)
+	doKey(t, made, http.MethodGet, list, nil).want(t, http.StatusUnauthorized)
+	doKey(t, "", http.MethodGet, list, nil).want(t, http.StatusUnauthorized)
+	for _, key := range []string{made, "", "tk_fedcba9876543210_" + strings.Repeat("B", 43)} {
+		r := doKey(t, key, http.MethodGet, list, nil)
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || r.problem(t).Type != ProblemRateLimited {
+			t.Fatalf("key %q past the limit: %d %v %s", key, r.status, r.header, r.body)
+		}
+	}
+	// The verified key is not held back.
+	doKey(t, k.Key, http.MethodGet, list, nil).want(t, http.StatusOK)
+}

@@ -131,7 +131,10 @@ type Server struct {
 	owners     *ownerCache
 	// startLimiter and keyBeatLimiter limit starts and heartbeats per API
 	// key (auth.go).
-	startLimiter   *heartbeatLimiter
+	startLimiter *heartbeatLimiter
+	// unauthLimiter limits the requests without a verified key per client
+	// address (AuthConfig.UnauthRate).
+	unauthLimiter  *heartbeatLimiter
 	keyBeatLimiter *heartbeatLimiter
 	schemas        schemaCache
 	polls          pollSlots
@@ -175,6 +178,7 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 		rules:          routeRules(),
 		owners:         newOwnerCache(),
 		startLimiter:   newHeartbeatLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
+		unauthLimiter:  newHeartbeatLimiter(cfg.Auth.UnauthRate, cfg.Auth.UnauthBurst),
 		keyBeatLimiter: newHeartbeatLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
 	}
 	// Closures, not method values: st may be nil (tests that serve no
