@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -223,4 +226,47 @@ func TestIsolation_UnauthenticatedRateLimit(t *testing.T) {
 	}
 	// The verified key is not held back.
 	doKey(t, k.Key, http.MethodGet, list, nil).want(t, http.StatusOK)
+}
+
+// Goal: with AllowedHosts (tether dev), a request naming another host
+// (a page whose name resolves to the server: DNS rebinding) is refused
+// 403; the allowed names and IP addresses are served.
+func TestIsolation_HostAllowList(t *testing.T) {
+	e := newEnv(t, Config{AllowedHosts: []string{"localhost", "box.lan"}})
+	port := e.ts.Listener.Addr().(*net.TCPAddr).Port
+	get := func(host string) response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, e.base+"/workflows", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return response{status: resp.StatusCode, header: resp.Header, body: b}
+	}
+	for _, host := range []string{"evil.example", fmt.Sprintf("evil.example:%d", port), "localhost.evil.example", "box.lan.evil"} {
+		if p := get(host).problem(t); p.Status != http.StatusForbidden || !strings.Contains(p.Detail, "--allowed-host") {
+			t.Fatalf("Host %s: %+v", host, p)
+		}
+	}
+	for _, host := range []string{"localhost", fmt.Sprintf("LocalHost:%d", port), "box.lan.", "127.0.0.1", fmt.Sprintf("[::1]:%d", port), "10.1.2.3"} {
+		get(host).want(t, http.StatusOK)
+	}
+	// Without the list (tether server), any Host is served.
+	plain := newEnv(t, Config{})
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, plain.base+"/workflows", nil)
+	req.Host = "evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("no allow-list: %d", resp.StatusCode)
+	}
 }

@@ -56,6 +56,12 @@ type Config struct {
 	HeartbeatBurst int
 	// Auth is the authentication of requests (API keys) and its caches.
 	Auth AuthConfig
+	// AllowedHosts, when not empty, are the host names a request's Host
+	// header may name (an IP address is always allowed): any other is
+	// answered 403, so that a web page whose name resolves to the server's
+	// address (DNS rebinding) cannot drive it. `tether dev` sets it to the
+	// loopback names and --allowed-host; empty: no check.
+	AllowedHosts []string
 }
 
 // Limits of request fields, fixed by the REST contract.

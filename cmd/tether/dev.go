@@ -14,6 +14,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	var withAuth bool
 	o, logger, err := parseServe("tether dev", args, stderr, func(fs *flag.FlagSet, o *serveOptions) {
 		o.auth.devFlags(fs, &withAuth)
+		o.isolation.devHostFlag(fs)
 	})
 	var devKey string
 	if err == nil {

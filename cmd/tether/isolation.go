@@ -2,9 +2,11 @@ package main
 
 import (
 	"flag"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server"
 )
 
 // isolationOptions are the bounds that keep one workflow, key or tenant
@@ -14,6 +16,27 @@ type isolationOptions struct {
 	pendingMessageBytes int64
 	turnMessageBytes    int64
 	listTimeout         time.Duration
+	// allowedHosts: the Host names the server answers (dev: the loopback
+	// names and --allowed-host; empty: any).
+	allowedHosts []string
+}
+
+// devLoopbackNames are the host names `tether dev` answers besides IP
+// addresses and --allowed-host.
+var devLoopbackNames = []string{"localhost"}
+
+// devHostFlag declares dev's --allowed-host: more names the dev server
+// answers to, on top of the loopback names.
+func (o *isolationOptions) devHostFlag(fs *flag.FlagSet) {
+	o.allowedHosts = slices.Clone(devLoopbackNames)
+	fs.Func("allowed-host", "a host name the dev server answers besides localhost and IP addresses, against DNS rebinding (repeat or separate with commas)", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+				o.allowedHosts = append(o.allowedHosts, strings.TrimSuffix(h, "."))
+			}
+		}
+		return nil
+	})
 }
 
 // flags declares the isolation flags of `tether server` and `tether dev`.
@@ -24,8 +47,10 @@ func (o *isolationOptions) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.turnMessageBytes, "max-turn-message-bytes", 16<<20, "most bytes of messages one workflow turn takes past its first (the rest wait for the next turn)")
 }
 
-// storeOptions sets the store's isolation bounds in so.
-func (o isolationOptions) storeOptions(so *store.Options) {
+// apply sets the isolation bounds in cfg.
+func (o isolationOptions) apply(cfg *server.AppConfig) {
+	cfg.Server.AllowedHosts = o.allowedHosts
+	so := &cfg.Store
 	so.PendingMessages = o.pendingMessages
 	so.PendingMessageBytes = o.pendingMessageBytes
 	so.TurnMessageBytes = o.turnMessageBytes

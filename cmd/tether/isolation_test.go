@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tetherhq/tether/internal/pgtest"
 )
@@ -58,5 +64,66 @@ func TestServe_TLSSpeaksWhatItOffers(t *testing.T) {
 		if !ck.Secure {
 			t.Errorf("cookie %s over TLS is not Secure", ck.Name)
 		}
+	}
+}
+
+// TestDev_AllowedHosts: `tether dev` answers the loopback names, IP
+// addresses and --allowed-host only; `tether server` checks no Host.
+func TestDev_AllowedHosts(t *testing.T) {
+	none := func(*flag.FlagSet, *serveOptions) {}
+	o, _, err := parseServe("tether server", nil, io.Discard, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := o.appConfig(nil).Server.AllowedHosts; len(h) != 0 {
+		t.Fatalf("server checks hosts %q", h)
+	}
+	dev := func(fs *flag.FlagSet, o *serveOptions) { o.isolation.devHostFlag(fs) }
+	o, _, err = parseServe("tether dev", nil, io.Discard, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := o.appConfig(nil).Server.AllowedHosts; !slices.Equal(h, []string{"localhost"}) {
+		t.Fatalf("dev allows %q", h)
+	}
+	o, _, err = parseServe("tether dev", []string{"--allowed-host", "Box.Lan.,ci", "--allowed-host", "other"}, io.Discard, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := o.appConfig(nil).Server.AllowedHosts; !slices.Equal(h, []string{"localhost", "box.lan", "ci", "other"}) {
+		t.Fatalf("dev allows %q", h)
+	}
+}
+
+// TestDev_DatabaseListensOnItsSocketOnly: the throwaway PostgreSQL of
+// `tether dev` trusts whoever connects, so it takes no TCP connection;
+// its URL (the unix socket) works.
+func TestDev_DatabaseListensOnItsSocketOnly(t *testing.T) {
+	ctx := context.Background()
+	dbURL, stop, err := startDevDatabase(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop() })
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("the dev URL %s: %v", dbURL, err)
+	}
+	defer conn.Close(ctx)
+	var listen string
+	if err := conn.QueryRow(ctx, "SHOW listen_addresses").Scan(&listen); err != nil {
+		t.Fatal(err)
+	}
+	if listen != "" {
+		t.Fatalf("listen_addresses = %q, want none", listen)
+	}
+	u, err := neturl.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := u.Query().Get("port")
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), time.Second); err == nil {
+		c.Close()
+		t.Fatalf("the dev database accepts TCP on port %s", port)
 	}
 }

@@ -231,7 +231,7 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 		},
 		Logger: logger,
 	}
-	o.isolation.storeOptions(&cfg.Store)
+	o.isolation.apply(&cfg)
 	return cfg
 }
 
