@@ -270,3 +270,37 @@ func TestIsolation_HostAllowList(t *testing.T) {
 		t.Fatalf("no allow-list: %d", resp.StatusCode)
 	}
 }
+
+// Goal: deleting a namespace is atomic with respect to starts: a start
+// that passed a server's namespace cache (here another replica's, which
+// still holds the namespace) after the deletion starts nothing (404),
+// and the namespace created again under that name starts empty.
+func TestIsolation_NamespaceDeleteIsAtomicWithStarts(t *testing.T) {
+	e := newEnv(t, Config{})
+	other := e.over(t, e.store, e.hub)
+	root := e.ts.URL + "/v1/namespaces"
+	e.do(http.MethodPost, root, []byte(`{"name":"race"}`)).want(t, http.StatusCreated)
+	raceOther := other.ts.URL + "/v1/namespaces/race"
+	waitUntil(t, 10*time.Second, "the other replica to know the namespace", func() bool {
+		return other.do(http.MethodGet, raceOther+"/workflows", nil).status == http.StatusOK
+	})
+	e.do(http.MethodDelete, root+"/race", nil).want(t, http.StatusNoContent)
+
+	// The other replica still believes in the namespace (its cache): its
+	// starts race the deletion, and lose.
+	start := []byte(`{"workflow_type":"W","task_queue":"q","instance_id":"orphan"}`)
+	if r := other.do(http.MethodPost, raceOther+"/workflows", start); r.status != http.StatusNotFound {
+		t.Fatalf("start after the deletion: %d %s", r.status, r.body)
+	}
+	sws := []byte(`{"workflow_type":"W","task_queue":"q","signal_name":"s"}`)
+	if r := other.do(http.MethodPost, raceOther+"/workflows/orphan-2/signal-with-start", sws); r.status != http.StatusNotFound {
+		t.Fatalf("signal-with-start after the deletion: %d %s", r.status, r.body)
+	}
+
+	e.do(http.MethodPost, root, []byte(`{"name":"race"}`)).want(t, http.StatusCreated)
+	var list api.ListWorkflowsResponse
+	e.do(http.MethodGet, root+"/race/workflows", nil).want(t, http.StatusOK).decode(t, &list)
+	if len(list.Workflows) != 0 {
+		t.Fatalf("the namespace created again holds %d workflows: %+v", len(list.Workflows), list.Workflows)
+	}
+}

@@ -159,10 +159,23 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 	if err != nil {
 		return err
 	}
+	gone := false
+	if len(started) < len(calls) {
+		// A start refused: by a running instance, or because the
+		// namespace was deleted (the statement starts nothing then).
+		exists, err := gen.New(s.pool).NamespaceExists(ctx, ns)
+		if err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		gone = !exists
+	}
 	for _, c := range calls {
 		r, ok := started[c.row.InstanceID]
 		if !ok {
 			c.err = ErrAlreadyRunning
+			if gone {
+				c.err = fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+			}
 			continue
 		}
 		c.out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, Status: r.Status}
