@@ -304,3 +304,28 @@ func TestIsolation_NamespaceDeleteIsAtomicWithStarts(t *testing.T) {
 		t.Fatalf("the namespace created again holds %d workflows: %+v", len(list.Workflows), list.Workflows)
 	}
 }
+
+// Goal: the search attributes of one start total at most
+// api.MaxSearchAttributeBytesPerWorkflow, so that a page of a list, which
+// carries them, cannot reach hundreds of MB: two keyword lists of 100
+// items of 256 bytes (51 KB) are refused naming the field.
+func TestIsolation_SearchAttributeBytesPerWorkflow(t *testing.T) {
+	e := newEnv(t, Config{})
+	for _, n := range []string{"A", "B"} {
+		e.post("/search-attributes", api.RegisterSearchAttributeRequest{Name: n, Type: api.SearchAttributeKeywordList}).want(t, http.StatusCreated)
+	}
+	items := make([]string, api.MaxKeywordListItems)
+	for i := range items {
+		items[i] = fmt.Sprintf("%03d", i) + strings.Repeat("k", api.MaxKeywordBytes-3)
+	}
+	list, _ := json.Marshal(items)
+	req := api.StartWorkflowRequest{WorkflowType: "W", TaskQueue: "q", InstanceID: "big",
+		SearchAttributes: map[string]json.RawMessage{"A": list, "B": list}}
+	p := wantProblemField(t, e.post("/workflows", req), http.StatusBadRequest, "search_attributes")
+	if !strings.Contains(p.Errors[0].Message, "at most") {
+		t.Fatalf("%+v", p)
+	}
+	// One such list (26 KB) is within the bound.
+	req.SearchAttributes = map[string]json.RawMessage{"A": list}
+	e.post("/workflows", req).want(t, http.StatusCreated)
+}
