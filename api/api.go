@@ -271,6 +271,13 @@ type Workflow struct {
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object"`
 	// Memo is the memo given at start (absent: none; never in a list).
 	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
+	// HistoryLength is the number of events of the current execution's
+	// history (describe only; never in a list).
+	HistoryLength int64 `json:"history_length,omitempty"`
+	// Warnings name the bounds the workflow is close to (describe only):
+	// a history past the server's soft limit (--history-events-warn) is
+	// terminated at the hard one (--max-history-events).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.

@@ -329,3 +329,44 @@ func TestIsolation_SearchAttributeBytesPerWorkflow(t *testing.T) {
 	req.SearchAttributes = map[string]json.RawMessage{"A": list}
 	e.post("/workflows", req).want(t, http.StatusCreated)
 }
+
+// Goal: a history past the soft limit is named in describe's warnings; a
+// turn that takes it to the hard limit terminates the workflow with a
+// reason naming the bound.
+func TestIsolation_HistoryLimits(t *testing.T) {
+	e := newEnv(t, Config{Limits: Limits{HistoryEventsWarn: 5, HistoryEventsMax: 10}})
+	startWF(t, e, "long", "q")
+	markers := func(n int) api.CompleteWorkflowTaskRequest {
+		var req api.CompleteWorkflowTaskRequest
+		for i := range n {
+			req.Commands = append(req.Commands, api.Command{Type: api.CommandRecordMarker, MarkerName: "m",
+				MarkerID: fmt.Sprint(i), MarkerDetails: json.RawMessage(`1`)})
+		}
+		return req
+	}
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no first turn")
+	}
+	var ack api.CompleteWorkflowTaskResponse
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", markers(4)).want(t, http.StatusOK).decode(t, &ack)
+	var wf api.Workflow
+	e.get("/workflows/long").want(t, http.StatusOK).decode(t, &wf)
+	if wf.HistoryLength != 5 || len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0], "history-events-warn") {
+		t.Fatalf("past the soft limit: history %d, warnings %q", wf.HistoryLength, wf.Warnings)
+	}
+
+	e.post("/workflows/long/signals/more", api.SignalRequest{}).want(t, http.StatusAccepted)
+	task, ok = pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no second turn")
+	}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", markers(5)).want(t, http.StatusOK).decode(t, &ack)
+	if ack.Status != api.StatusTerminated {
+		t.Fatalf("the turn reaching the hard limit: %+v", ack)
+	}
+	e.get("/workflows/long").want(t, http.StatusOK).decode(t, &wf)
+	if wf.Status != api.StatusTerminated || wf.Error == nil || !strings.Contains(wf.Error.Message, "max-history-events") {
+		t.Fatalf("after the hard limit: %s %+v", wf.Status, wf.Error)
+	}
+}

@@ -177,6 +177,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.historyWarnings(&wf)
 	return c.JSON(http.StatusOK, wf)
 }
 

@@ -16,6 +16,8 @@ type isolationOptions struct {
 	pendingMessageBytes int64
 	turnMessageBytes    int64
 	listTimeout         time.Duration
+	historyEventsWarn   int
+	historyEventsMax    int
 	// allowedHosts: the Host names the server answers (dev: the loopback
 	// names and --allowed-host; empty: any).
 	allowedHosts []string
@@ -44,12 +46,16 @@ func (o *isolationOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.pendingMessages, "max-pending-messages", 1000, "most signals and updates waiting for one workflow (negative: no bound)")
 	fs.Int64Var(&o.pendingMessageBytes, "max-pending-message-bytes", 32<<20, "most bytes of signals and updates waiting for one workflow (negative: no bound)")
 	fs.DurationVar(&o.listTimeout, "list-timeout", 5*time.Second, "longest a list or count of workflows with a query may run (503 with Retry-After past it; negative: no bound)")
+	fs.IntVar(&o.historyEventsWarn, "history-events-warn", 10240, "events of a workflow's history past which describe warns")
+	fs.IntVar(&o.historyEventsMax, "max-history-events", 51200, "events of a workflow's history at which it is terminated (negative: no bound)")
 	fs.Int64Var(&o.turnMessageBytes, "max-turn-message-bytes", 16<<20, "most bytes of messages one workflow turn takes past its first (the rest wait for the next turn)")
 }
 
 // apply sets the isolation bounds in cfg.
 func (o isolationOptions) apply(cfg *server.AppConfig) {
 	cfg.Server.AllowedHosts = o.allowedHosts
+	cfg.Server.Limits.HistoryEventsWarn = o.historyEventsWarn
+	cfg.Server.Limits.HistoryEventsMax = o.historyEventsMax
 	so := &cfg.Store
 	so.PendingMessages = o.pendingMessages
 	so.PendingMessageBytes = o.pendingMessageBytes

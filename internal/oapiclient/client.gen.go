@@ -1902,6 +1902,10 @@ type ApiWorkflow struct {
 	// ExecutionId ExecutionID is the current execution (continue-as-new starts the next).
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// HistoryLength HistoryLength is the number of events of the current execution's
+	// history (describe only; never in a list).
+	HistoryLength *int `json:"history_length,omitempty"`
+
 	// Input Input is the current execution's argument.
 	Input interface{} `json:"input,omitempty"`
 
@@ -1939,6 +1943,11 @@ type ApiWorkflow struct {
 
 	// UpdatedAt UpdatedAt is when the instance last changed.
 	UpdatedAt *string `json:"updated_at,omitempty"`
+
+	// Warnings Warnings name the bounds the workflow is close to (describe only):
+	// a history past the server's soft limit (--history-events-warn) is
+	// terminated at the hard one (--max-history-events).
+	Warnings *[]string `json:"warnings,omitempty"`
 
 	// WorkflowType WorkflowType is the workflow's registered name.
 	WorkflowType *string `json:"workflow_type,omitempty"`

@@ -102,7 +102,9 @@ func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (ap
 	if err != nil {
 		return api.Workflow{}, fmt.Errorf("describe workflow: %w", err)
 	}
-	return toWorkflow(i), nil
+	wf := toWorkflow(i)
+	wf.HistoryLength = i.NextEventID - 1
+	return wf, nil
 }
 
 type pageToken struct {
