@@ -33,7 +33,7 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s (bound %s = %d)", e.Message, e.Limit, e.Max)
 }
 
-// ErrListTimeout: a list or count of workflows ran past the list timeout
-// (the server's --list-timeout) and was stopped; the server answers 503
-// with Retry-After.
+// ErrListTimeout is the error of a list or count of workflows that ran
+// past the list timeout (the server's --list-timeout) and was stopped;
+// the server answers 503 with Retry-After.
 var ErrListTimeout = errors.New("the list query ran past the list timeout")
