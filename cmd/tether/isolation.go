@@ -43,7 +43,7 @@ func (o *isolationOptions) devHostFlag(fs *flag.FlagSet) {
 
 // flags declares the isolation flags of `tether server` and `tether dev`.
 func (o *isolationOptions) flags(fs *flag.FlagSet) {
-	fs.IntVar(&o.pendingMessages, "max-pending-messages", 1000, "most signals and updates waiting for one workflow (negative: no bound)")
+	fs.IntVar(&o.pendingMessages, "max-pending-messages", 10000, "most signals and updates waiting for one workflow (negative: no bound)")
 	fs.Int64Var(&o.pendingMessageBytes, "max-pending-message-bytes", 32<<20, "most bytes of signals and updates waiting for one workflow (negative: no bound)")
 	fs.DurationVar(&o.listTimeout, "list-timeout", 5*time.Second, "longest a list or count of workflows with a query may run (503 with Retry-After past it; negative: no bound)")
 	fs.IntVar(&o.historyEventsWarn, "history-events-warn", 10240, "events of a workflow's history past which describe warns")

@@ -25,7 +25,7 @@ func TestIsolationFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := o.appConfig(nil).Store; s.PendingMessages != 1000 || s.PendingMessageBytes != 32<<20 || s.TurnMessageBytes != 16<<20 ||
+	if s := o.appConfig(nil).Store; s.PendingMessages != 10000 || s.PendingMessageBytes != 32<<20 || s.TurnMessageBytes != 16<<20 ||
 		s.ListTimeout != 5*time.Second {
 		t.Fatalf("defaults: %d messages, %d bytes, %d turn bytes", s.PendingMessages, s.PendingMessageBytes, s.TurnMessageBytes)
 	}

@@ -130,6 +130,13 @@ func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.Sta
 		c.taker = taker
 	}
 	if err := submit(ctx, s.starts, c, s.applyStarts); err != nil {
+		if errors.Is(err, ErrAlreadyRunning) {
+			// Refused by a running instance, or because the namespace
+			// was deleted (StartInstances then starts nothing).
+			if exists, qerr := gen.New(s.pool).NamespaceExists(ctx, ns); qerr == nil && !exists {
+				err = fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+			}
+		}
 		return api.StartWorkflowResponse{}, c.turn, err
 	}
 	return c.out, c.turn, nil
@@ -159,23 +166,10 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 	if err != nil {
 		return err
 	}
-	gone := false
-	if len(started) < len(calls) {
-		// A start refused: by a running instance, or because the
-		// namespace was deleted (the statement starts nothing then).
-		exists, err := gen.New(s.pool).NamespaceExists(ctx, ns)
-		if err != nil {
-			return fmt.Errorf("start: %w", err)
-		}
-		gone = !exists
-	}
 	for _, c := range calls {
 		r, ok := started[c.row.InstanceID]
 		if !ok {
 			c.err = ErrAlreadyRunning
-			if gone {
-				c.err = fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
-			}
 			continue
 		}
 		c.out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, Status: r.Status}

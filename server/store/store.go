@@ -47,7 +47,7 @@ type Options struct {
 	// updates waiting for one instance (its turn in flight included): in
 	// number, and in bytes as sent. A signal, signal-with-start or update
 	// past either is refused with a *storage.LimitError; a workflow's
-	// signal to another gets ExternalFailed. Defaults 1 000 and 32 MiB; a
+	// signal to another gets ExternalFailed. Defaults 10 000 and 32 MiB; a
 	// negative value disables the bound.
 	PendingMessages     int
 	PendingMessageBytes int64
@@ -106,7 +106,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.PendingMessages == 0 {
-		o.PendingMessages = 1000
+		o.PendingMessages = 10000
 	}
 	if o.PendingMessageBytes == 0 {
 		o.PendingMessageBytes = 32 << 20
