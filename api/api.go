@@ -302,6 +302,13 @@ type Workflow struct {
 	// PendingTimerCount is how many timers are pending in all (describe
 	// only).
 	PendingTimerCount int64 `json:"pending_timer_count,omitempty"`
+	// HistoryLength is the number of events of the current execution's
+	// history (describe only; never in a list).
+	HistoryLength int64 `json:"history_length,omitempty"`
+	// Warnings name the bounds the workflow is close to (describe only):
+	// a history past the server's soft limit (--history-events-warn) is
+	// terminated at the hard one (--max-history-events).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ListWorkflowsResponse is the answer of GET /workflows.

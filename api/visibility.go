@@ -50,6 +50,11 @@ const (
 	MaxTextBytes = 4096
 	// MaxKeywordListItems bounds a keyword_list value.
 	MaxKeywordListItems = 100
+	// MaxSearchAttributeBytesPerWorkflow bounds the search attributes of
+	// one start request or upsert command together, as stored JSON, so
+	// that a page of a list (which carries them) stays small: 100
+	// workflows at most 4 MiB.
+	MaxSearchAttributeBytesPerWorkflow = 40 << 10
 	// MaxMemoBytes bounds a memo, as JSON.
 	MaxMemoBytes = 32 << 10
 	// MaxListQueryBytes bounds the query parameter of a list or count.

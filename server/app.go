@@ -229,7 +229,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	if cfg.TLS != nil {
-		a.ln = tls.NewListener(a.ln, cfg.TLS)
+		a.ln = tls.NewListener(a.ln, http1Only(cfg.TLS))
 	}
 	return a, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,6 +55,15 @@ type AuthConfig struct {
 	// negative rate disables the limit. Without auth there is no such limit.
 	KeyHeartbeatRate  float64
 	KeyHeartbeatBurst int
+	// UnauthRate and UnauthBurst rate-limit, per client address (the
+	// connection's peer, not a forwarded header), the requests that do not
+	// carry a key this replica verified recently: a missing, malformed,
+	// unknown or not yet cached key. They are counted before the key is
+	// looked up, so a flood of made-up keys costs no database read past
+	// the limit; over it, 429 with Retry-After. Defaults 100/s and 200; a
+	// negative rate disables the limit.
+	UnauthRate  float64
+	UnauthBurst int
 }
 
 func (a AuthConfig) withDefaults() AuthConfig {
@@ -71,6 +81,12 @@ func (a AuthConfig) withDefaults() AuthConfig {
 	}
 	if a.KeyHeartbeatBurst <= 0 {
 		a.KeyHeartbeatBurst = 4000
+	}
+	if a.UnauthRate == 0 {
+		a.UnauthRate = 100
+	}
+	if a.UnauthBurst <= 0 {
+		a.UnauthBurst = 200
 	}
 	return a
 }
@@ -338,10 +354,17 @@ func (s *Server) limitPerKey(c echo.Context, ns string) error {
 func (s *Server) authenticate(c echo.Context) (*storage.KeyRecord, error) {
 	h := c.Request().Header.Get(echo.HeaderAuthorization)
 	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, unauthorized(c)
+	ok = ok && strings.EqualFold(scheme, "Bearer")
+	var id string
+	var hash [32]byte
+	if ok {
+		id, hash, ok = store.ParseAPIKey(strings.TrimSpace(token))
 	}
-	id, hash, ok := store.ParseAPIKey(strings.TrimSpace(token))
+	if !ok || !s.keys.fresh(id) {
+		if err := s.limitUnauthenticated(c); err != nil {
+			return nil, err
+		}
+	}
 	if !ok {
 		return nil, unauthorized(c)
 	}
@@ -383,6 +406,32 @@ const maxCachedKeys = 10000
 
 func newKeyCache(ttl time.Duration, lookup func(context.Context, string) (storage.KeyRecord, error)) *keyCache {
 	return &keyCache{ttl: ttl, lookup: lookup, now: time.Now, m: make(map[string]keyEntry)}
+}
+
+// fresh reports whether the cache holds a valid key of that id read less
+// than ttl ago (a request with it costs no database read).
+func (k *keyCache) fresh(id string) bool {
+	k.mu.RLock()
+	e, ok := k.m[id]
+	k.mu.RUnlock()
+	return ok && e.rec != nil && k.now().Before(e.until)
+}
+
+// limitUnauthenticated answers 429 with Retry-After to a request without
+// a recently verified key from a client address over
+// AuthConfig.UnauthRate.
+func (s *Server) limitUnauthenticated(c echo.Context) error {
+	addr := c.Request().RemoteAddr
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	ok, retry, _ := s.unauthLimiter.allow(addr, "", time.Now(), false)
+	if ok {
+		return nil
+	}
+	c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
+	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
+		"too many requests without a valid API key from this address; retry after "+retry.Round(time.Millisecond).String())
 }
 
 // get returns the key of that id (found false: none), from the cache when

@@ -1,8 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +159,214 @@ func TestIsolation_TurnsTakeABoundedSlice(t *testing.T) {
 		}
 		delivered += n
 		e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: cmds}).want(t, http.StatusOK)
+	}
+}
+
+// Goal: a list query's cost is bounded: too many comparisons or values
+// are a 400 naming the query; a list or count running past the list
+// timeout is stopped and answered 503 with Retry-After.
+func TestIsolation_ListQueryBounds(t *testing.T) {
+	base := newEnv(t, Config{})
+	e := base.over(t, store.New(base.pool, store.Options{ListTimeout: time.Millisecond}), base.hub)
+	q := func(query string) string { return "/workflows?query=" + url.QueryEscape(query) }
+	terms := strings.TrimSuffix(strings.Repeat("WorkflowType = 'a' OR ", 33), " OR ")
+	values := "WorkflowType IN (" + strings.TrimSuffix(strings.Repeat("'v', ", 100), ", ") + ")"
+	values = values + " OR " + values + " OR WorkflowType = 'w'"
+	for what, query := range map[string]string{"33 comparisons": terms, "201 values": values} {
+		for _, path := range []string{q(query), "/workflows/count?query=" + url.QueryEscape(query)} {
+			wantProblemField(t, e.get(path), http.StatusBadRequest, "query")
+			if r := e.get(path); !strings.Contains(string(r.body), "at most") {
+				t.Fatalf("%s: %s", what, r.body)
+			}
+		}
+	}
+	// 32 comparisons and 200 values pass.
+	ok := strings.TrimSuffix(strings.Repeat("WorkflowType = 'a' OR ", 32), " OR ")
+	base.get(q(ok)).want(t, http.StatusOK)
+
+	// Enough workflows that a scan takes longer than the 1 ms timeout.
+	if _, err := base.pool.Exec(context.Background(), `INSERT INTO instances (namespace, instance_id, workflow_type, task_queue)
+		SELECT 'default', 'wf-' || g, 'W', 'q' FROM generate_series(1, 200000) g`); err != nil {
+		t.Fatal(err)
+	}
+	slow := "TaskQueue STARTS_WITH 'zz' OR WorkflowType = 'nothing'"
+	for _, path := range []string{q(slow), "/workflows/count?query=" + url.QueryEscape(slow)} {
+		r := e.get(path)
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+			t.Fatalf("GET %s past the list timeout: %d %v %s", path, r.status, r.header, r.body)
+		}
+		if p := r.problem(t); !strings.Contains(p.Detail, "list-timeout") {
+			t.Fatalf("the 503 does not name the bound: %+v", p)
+		}
+	}
+	// Without the bound (the other server, default 5 s) it answers.
+	base.get("/workflows/count?query="+url.QueryEscape(slow)).want(t, http.StatusOK)
+}
+
+// Goal: requests without a recently verified key are rate-limited per
+// client address before their key is looked up (429 with Retry-After),
+// while a verified key from the same address goes on working.
+func TestIsolation_UnauthenticatedRateLimit(t *testing.T) {
+	e := newEnv(t, Config{Auth: AuthConfig{Required: true, UnauthRate: 0.001, UnauthBurst: 3}})
+	k, err := e.store.CreateAPIKey(context.Background(), "default", api.RoleClient, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := e.base + "/workflows"
+	// The first request with the key looks it up: it counts.
+	doKey(t, k.Key, http.MethodGet, list, nil).want(t, http.StatusOK)
+	made := "tk_0123456789abcdef_" + strings.Repeat("A", 43)
+	doKey(t, made, http.MethodGet, list, nil).want(t, http.StatusUnauthorized)
+	doKey(t, "", http.MethodGet, list, nil).want(t, http.StatusUnauthorized)
+	for _, key := range []string{made, "", "tk_fedcba9876543210_" + strings.Repeat("B", 43)} {
+		r := doKey(t, key, http.MethodGet, list, nil)
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || r.problem(t).Type != ProblemRateLimited {
+			t.Fatalf("key %q past the limit: %d %v %s", key, r.status, r.header, r.body)
+		}
+	}
+	// The verified key is not held back.
+	doKey(t, k.Key, http.MethodGet, list, nil).want(t, http.StatusOK)
+}
+
+// Goal: with AllowedHosts (tether dev), a request naming another host
+// (a page whose name resolves to the server: DNS rebinding) is refused
+// 403; the allowed names and IP addresses are served.
+func TestIsolation_HostAllowList(t *testing.T) {
+	e := newEnv(t, Config{AllowedHosts: []string{"localhost", "box.lan"}})
+	port := e.ts.Listener.Addr().(*net.TCPAddr).Port
+	get := func(host string) response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, e.base+"/workflows", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return response{status: resp.StatusCode, header: resp.Header, body: b}
+	}
+	for _, host := range []string{"evil.example", fmt.Sprintf("evil.example:%d", port), "localhost.evil.example", "box.lan.evil"} {
+		if p := get(host).problem(t); p.Status != http.StatusForbidden || !strings.Contains(p.Detail, "--allowed-host") {
+			t.Fatalf("Host %s: %+v", host, p)
+		}
+	}
+	for _, host := range []string{"localhost", fmt.Sprintf("LocalHost:%d", port), "box.lan.", "127.0.0.1", fmt.Sprintf("[::1]:%d", port), "10.1.2.3"} {
+		get(host).want(t, http.StatusOK)
+	}
+	// Without the list (tether server), any Host is served.
+	plain := newEnv(t, Config{})
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, plain.base+"/workflows", nil)
+	req.Host = "evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("no allow-list: %d", resp.StatusCode)
+	}
+}
+
+// Goal: deleting a namespace is atomic with respect to starts: a start
+// that passed a server's namespace cache (here another replica's, which
+// still holds the namespace) after the deletion starts nothing (404),
+// and the namespace created again under that name starts empty.
+func TestIsolation_NamespaceDeleteIsAtomicWithStarts(t *testing.T) {
+	e := newEnv(t, Config{})
+	other := e.over(t, e.store, e.hub)
+	root := e.ts.URL + "/v1/namespaces"
+	e.do(http.MethodPost, root, []byte(`{"name":"race"}`)).want(t, http.StatusCreated)
+	raceOther := other.ts.URL + "/v1/namespaces/race"
+	waitUntil(t, 10*time.Second, "the other replica to know the namespace", func() bool {
+		return other.do(http.MethodGet, raceOther+"/workflows", nil).status == http.StatusOK
+	})
+	e.do(http.MethodDelete, root+"/race", nil).want(t, http.StatusNoContent)
+
+	// The other replica still believes in the namespace (its cache): its
+	// starts race the deletion, and lose.
+	start := []byte(`{"workflow_type":"W","task_queue":"q","instance_id":"orphan"}`)
+	if r := other.do(http.MethodPost, raceOther+"/workflows", start); r.status != http.StatusNotFound {
+		t.Fatalf("start after the deletion: %d %s", r.status, r.body)
+	}
+	sws := []byte(`{"workflow_type":"W","task_queue":"q","signal_name":"s"}`)
+	if r := other.do(http.MethodPost, raceOther+"/workflows/orphan-2/signal-with-start", sws); r.status != http.StatusNotFound {
+		t.Fatalf("signal-with-start after the deletion: %d %s", r.status, r.body)
+	}
+
+	e.do(http.MethodPost, root, []byte(`{"name":"race"}`)).want(t, http.StatusCreated)
+	var list api.ListWorkflowsResponse
+	e.do(http.MethodGet, root+"/race/workflows", nil).want(t, http.StatusOK).decode(t, &list)
+	if len(list.Workflows) != 0 {
+		t.Fatalf("the namespace created again holds %d workflows: %+v", len(list.Workflows), list.Workflows)
+	}
+}
+
+// Goal: the search attributes of one start total at most
+// api.MaxSearchAttributeBytesPerWorkflow, so that a page of a list, which
+// carries them, cannot reach hundreds of MB: two keyword lists of 100
+// items of 256 bytes (51 KB) are refused naming the field.
+func TestIsolation_SearchAttributeBytesPerWorkflow(t *testing.T) {
+	e := newEnv(t, Config{})
+	for _, n := range []string{"A", "B"} {
+		e.post("/search-attributes", api.RegisterSearchAttributeRequest{Name: n, Type: api.SearchAttributeKeywordList}).want(t, http.StatusCreated)
+	}
+	items := make([]string, api.MaxKeywordListItems)
+	for i := range items {
+		items[i] = fmt.Sprintf("%03d", i) + strings.Repeat("k", api.MaxKeywordBytes-3)
+	}
+	list, _ := json.Marshal(items)
+	req := api.StartWorkflowRequest{WorkflowType: "W", TaskQueue: "q", InstanceID: "big",
+		SearchAttributes: map[string]json.RawMessage{"A": list, "B": list}}
+	p := wantProblemField(t, e.post("/workflows", req), http.StatusBadRequest, "search_attributes")
+	if !strings.Contains(p.Errors[0].Message, "at most") {
+		t.Fatalf("%+v", p)
+	}
+	// One such list (26 KB) is within the bound.
+	req.SearchAttributes = map[string]json.RawMessage{"A": list}
+	e.post("/workflows", req).want(t, http.StatusCreated)
+}
+
+// Goal: a history past the soft limit is named in describe's warnings; a
+// turn that takes it to the hard limit terminates the workflow with a
+// reason naming the bound.
+func TestIsolation_HistoryLimits(t *testing.T) {
+	e := newEnv(t, Config{Limits: Limits{HistoryEventsWarn: 5, HistoryEventsMax: 10}})
+	startWF(t, e, "long", "q")
+	markers := func(n int) api.CompleteWorkflowTaskRequest {
+		var req api.CompleteWorkflowTaskRequest
+		for i := range n {
+			req.Commands = append(req.Commands, api.Command{Type: api.CommandRecordMarker, MarkerName: "m",
+				MarkerID: fmt.Sprint(i), MarkerDetails: json.RawMessage(`1`)})
+		}
+		return req
+	}
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no first turn")
+	}
+	var ack api.CompleteWorkflowTaskResponse
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", markers(4)).want(t, http.StatusOK).decode(t, &ack)
+	var wf api.Workflow
+	e.get("/workflows/long").want(t, http.StatusOK).decode(t, &wf)
+	if wf.HistoryLength != 5 || len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0], "history-events-warn") {
+		t.Fatalf("past the soft limit: history %d, warnings %q", wf.HistoryLength, wf.Warnings)
+	}
+
+	e.post("/workflows/long/signals/more", api.SignalRequest{}).want(t, http.StatusAccepted)
+	task, ok = pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no second turn")
+	}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", markers(5)).want(t, http.StatusOK).decode(t, &ack)
+	if ack.Status != api.StatusTerminated {
+		t.Fatalf("the turn reaching the hard limit: %+v", ack)
+	}
+	e.get("/workflows/long").want(t, http.StatusOK).decode(t, &wf)
+	if wf.Status != api.StatusTerminated || wf.Error == nil || !strings.Contains(wf.Error.Message, "max-history-events") {
+		t.Fatalf("after the hard limit: %s %+v", wf.Status, wf.Error)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
@@ -46,6 +47,15 @@ type Limits struct {
 	// may ask for. Defaults 1 000 and 10 000.
 	HistoryPageSize    int
 	MaxHistoryPageSize int
+	// HistoryEventsWarn is the soft limit of a workflow execution's
+	// history, in events: past it, describe names it in the workflow's
+	// warnings. HistoryEventsMax is the hard limit: a turn whose
+	// acknowledgement takes the history to it or past it terminates the
+	// workflow, with a reason naming the bound (as Temporal does).
+	// Defaults 10 240 and 51 200; a negative HistoryEventsMax disables
+	// the hard limit.
+	HistoryEventsWarn int
+	HistoryEventsMax  int
 }
 
 func (l Limits) withDefaults(bodyLimit int64) Limits {
@@ -71,6 +81,12 @@ func (l Limits) withDefaults(bodyLimit int64) Limits {
 		l.HistoryPageSize = 1000
 	}
 	l.HistoryPageSize = min(l.HistoryPageSize, l.MaxHistoryPageSize)
+	if l.HistoryEventsWarn <= 0 {
+		l.HistoryEventsWarn = 10240
+	}
+	if l.HistoryEventsMax == 0 {
+		l.HistoryEventsMax = 51200
+	}
 	return l
 }
 
@@ -133,4 +149,51 @@ func limitProblem(err error) *problemError {
 	p := newProblem(http.StatusConflict, api.ProblemLimitExceeded, "Limit exceeded", le.Message+".")
 	p.p.Limit = le.Limit
 	return p
+}
+
+// listTimedOut answers a list or count stopped by the list timeout
+// (storage.ErrListTimeout) 503 with Retry-After, naming the bound; any
+// other error is returned as it is.
+func listTimedOut(c echo.Context, err error) error {
+	if !errors.Is(err, storage.ErrListTimeout) {
+		return err
+	}
+	c.Response().Header().Set("Retry-After", "1")
+	return newProblem(http.StatusServiceUnavailable, api.ProblemUnavailable, "Service unavailable",
+		"The list query ran past the server's list timeout (--list-timeout) and was stopped; narrow it, or try again later.")
+}
+
+// historyWarnings adds to a described workflow the warning of a history
+// past the soft limit (Limits.HistoryEventsWarn).
+func (s *Server) historyWarnings(wf *api.Workflow) {
+	lim := s.cfg.Limits
+	if wf.Status != api.StatusRunning || wf.HistoryLength < int64(lim.HistoryEventsWarn) {
+		return
+	}
+	msg := fmt.Sprintf("history-events-warn: the history holds %d events, past the soft limit of %d", wf.HistoryLength, lim.HistoryEventsWarn)
+	if lim.HistoryEventsMax > 0 {
+		msg += fmt.Sprintf("; the workflow is terminated at %d (max-history-events): continue as new before", lim.HistoryEventsMax)
+	}
+	wf.Warnings = append(wf.Warnings, msg)
+}
+
+// enforceHistoryLimit terminates the workflow of an acknowledged turn
+// whose history reached the hard limit (Limits.HistoryEventsMax), with a
+// reason naming the bound, and answers the turn as terminated. A failure
+// to terminate is logged: the next turn's acknowledgement tries again.
+func (s *Server) enforceHistoryLimit(c echo.Context, ns, instanceID string, resp *api.CompleteWorkflowTaskResponse) {
+	lim := s.cfg.Limits.HistoryEventsMax
+	if lim <= 0 || resp.Status != api.StatusRunning || resp.NextEventID-1 < int64(lim) {
+		return
+	}
+	reason := fmt.Sprintf("%s: the history holds %d events; the bound is %d (max-history-events)",
+		api.ErrorTypeLimitExceeded, resp.NextEventID-1, lim)
+	err := s.store.TerminateWorkflow(c.Request().Context(), ns, instanceID, resp.ExecutionID, reason, nil)
+	if err != nil && !errors.Is(err, storage.ErrNotRunning) {
+		s.logger.Error("history limit: cannot terminate the workflow", "namespace", ns, "instance_id", instanceID, "err", err)
+		return
+	}
+	s.logger.Warn("history limit: workflow terminated", "namespace", ns, "instance_id", instanceID,
+		"events", resp.NextEventID-1, "max_history_events", lim)
+	resp.Status = api.StatusTerminated
 }

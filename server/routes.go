@@ -61,6 +61,7 @@ func (s *Server) newEcho() *echo.Echo {
 			return &panicError{err: err}
 		},
 	}))
+	e.Use(s.checkHost)
 	e.Use(s.limitBody)
 	e.Use(s.boundRequest)
 	e.Use(s.authorize)

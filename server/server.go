@@ -56,6 +56,12 @@ type Config struct {
 	HeartbeatBurst int
 	// Auth is the authentication of requests (API keys) and its caches.
 	Auth AuthConfig
+	// AllowedHosts, when not empty, are the host names a request's Host
+	// header may name (an IP address is always allowed): any other is
+	// answered 403, so that a web page whose name resolves to the server's
+	// address (DNS rebinding) cannot drive it. `tether dev` sets it to the
+	// loopback names and --allowed-host; empty: no check.
+	AllowedHosts []string
 }
 
 // Limits of request fields, fixed by the REST contract.
@@ -131,7 +137,10 @@ type Server struct {
 	owners     *ownerCache
 	// startLimiter and keyBeatLimiter limit starts and heartbeats per API
 	// key (auth.go).
-	startLimiter   *heartbeatLimiter
+	startLimiter *heartbeatLimiter
+	// unauthLimiter limits the requests without a verified key per client
+	// address (AuthConfig.UnauthRate).
+	unauthLimiter  *heartbeatLimiter
 	keyBeatLimiter *heartbeatLimiter
 	schemas        schemaCache
 	polls          pollSlots
@@ -175,6 +184,7 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 		rules:          routeRules(),
 		owners:         newOwnerCache(),
 		startLimiter:   newHeartbeatLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
+		unauthLimiter:  newHeartbeatLimiter(cfg.Auth.UnauthRate, cfg.Auth.UnauthBurst),
 		keyBeatLimiter: newHeartbeatLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
 	}
 	// Closures, not method values: st may be nil (tests that serve no
@@ -245,7 +255,8 @@ func (s *Server) Start(ctx context.Context) error {
 // a listener wrapped by WrapListener.
 func (s *Server) HTTPServer(ctx context.Context) *http.Server {
 	return &http.Server{
-		Handler:           s.echo,
+		Handler:           withTLSState(s.echo),
+		ConnContext:       tlsConnContext,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

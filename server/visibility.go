@@ -150,6 +150,7 @@ func (s *Server) deleteSearchAttribute(c echo.Context) error {
 //	@Failure		401				{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure		403				{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500				{object}	api.Problem
+//	@Failure		503				{object}	api.Problem	"The query ran past the list timeout (Retry-After)"
 //	@Router			/v1/namespaces/{namespace}/workflows/count [get]
 func (s *Server) countWorkflows(c echo.Context) error {
 	b := s.bind(c)
@@ -164,7 +165,7 @@ func (s *Server) countWorkflows(c echo.Context) error {
 	}
 	n, err := s.store.CountWorkflows(c.Request().Context(), ns, f)
 	if err != nil {
-		return err
+		return listTimedOut(c, err)
 	}
 	return c.JSON(http.StatusOK, api.CountWorkflowsResponse{Count: n})
 }

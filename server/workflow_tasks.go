@@ -164,6 +164,7 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		s.metrics.activityDelivered(resp.ActivityTasks...)
 	}
 	s.chargeStarts(c, ns, starts)
+	s.enforceHistoryLimit(c, ns, token.InstanceID, &resp)
 	if resp.Status != api.StatusRunning {
 		// The turn closed the workflow: wake this server's waiters on its
 		// result now, without waiting for the commit's notification to come

@@ -177,6 +177,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.historyWarnings(&wf)
 	return c.JSON(http.StatusOK, wf)
 }
 
@@ -200,6 +201,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 //	@Failure		401				{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
 //	@Failure		403				{object}	api.Problem	"The key may not do this (its role or namespace)"
 //	@Failure		500				{object}	api.Problem
+//	@Failure		503				{object}	api.Problem	"The query ran past the list timeout (Retry-After)"
 //	@Router			/v1/namespaces/{namespace}/workflows [get]
 func (s *Server) listWorkflows(c echo.Context) error {
 	b := s.bind(c)
@@ -219,7 +221,7 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	}
 	resp, err := s.store.ListWorkflows(c.Request().Context(), ns, f)
 	if err != nil {
-		return err
+		return listTimedOut(c, err)
 	}
 	if resp.Workflows == nil {
 		resp.Workflows = []api.Workflow{}

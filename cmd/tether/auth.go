@@ -27,6 +27,8 @@ type authOptions struct {
 	startBurst   int
 	keyBeatRate  float64
 	keyBeatBurst int
+	unauthRate   float64
+	unauthBurst  int
 	tlsCert      string
 	tlsKey       string
 	// requireKey: refuse to start while no API key exists (server).
@@ -45,6 +47,8 @@ func (a *authOptions) sharedFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&a.startBurst, "start-burst", 2000, "workflow start burst allowed per API key")
 	fs.Float64Var(&a.keyBeatRate, "key-heartbeat-rate", 2000, "worker heartbeats per second allowed per API key, all its workers together, per server (negative: no limit)")
 	fs.IntVar(&a.keyBeatBurst, "key-heartbeat-burst", 4000, "worker heartbeat burst allowed per API key")
+	fs.Float64Var(&a.unauthRate, "unauth-rate", 100, "requests per second allowed per client address without a recently verified API key, counted before the key is looked up (negative: no limit)")
+	fs.IntVar(&a.unauthBurst, "unauth-burst", 200, "burst of requests without a recently verified API key allowed per client address")
 	fs.StringVar(&a.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file (with --tls-key)")
 	fs.StringVar(&a.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 }
@@ -66,7 +70,8 @@ func (a *authOptions) devFlags(fs *pflag.FlagSet, withAuth *bool) {
 // config is the server's AuthConfig.
 func (a authOptions) config() server.AuthConfig {
 	return server.AuthConfig{Required: !a.off, MetricsAuth: a.metricsAuth, CacheTTL: a.cacheTTL,
-		StartRate: a.startRate, StartBurst: a.startBurst, KeyHeartbeatRate: a.keyBeatRate, KeyHeartbeatBurst: a.keyBeatBurst}
+		StartRate: a.startRate, StartBurst: a.startBurst, KeyHeartbeatRate: a.keyBeatRate, KeyHeartbeatBurst: a.keyBeatBurst,
+		UnauthRate: a.unauthRate, UnauthBurst: a.unauthBurst}
 }
 
 // tlsConfig loads the certificate when one is given (nil: plain HTTP).
@@ -82,7 +87,7 @@ func (a authOptions) tlsConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("load the TLS certificate: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
-		NextProtos: []string{"h2", "http/1.1"}}, nil
+		NextProtos: []string{"http/1.1"}}, nil
 }
 
 // prepare runs once the schema is migrated: it refuses to start a server

@@ -15,6 +15,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	var withAuth bool
 	o, logger, err := parseServe("tether dev", args, stderr, func(fs *pflag.FlagSet, o *serveOptions) {
 		o.auth.devFlags(fs, &withAuth)
+		o.isolation.devHostFlag(fs)
 	})
 	var devKey string
 	if err == nil {

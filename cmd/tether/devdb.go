@@ -21,7 +21,10 @@ func startDevDatabase(ctx context.Context, logger *slog.Logger) (url string, sto
 	if logger == nil {
 		logger = slog.Default()
 	}
+	// The unix socket alone, in a directory only its owner may enter:
+	// the cluster trusts whoever connects, so nobody else may.
 	c, err := pgtest.Start(ctx, pgtest.Options{
+		SocketOnly: true,
 		Logf: func(format string, args ...any) {
 			logger.Debug(fmt.Sprintf(format, args...), "component", "devdb")
 		},

@@ -20,7 +20,8 @@ func TestLimitFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := o.appConfig(nil).Server
-	want := server.Limits{PayloadBytes: 1 << 20, Depth: 64, CommandsPerTurn: 10000, HistoryPageSize: 1000, MaxHistoryPageSize: 10000}
+	want := server.Limits{PayloadBytes: 1 << 20, Depth: 64, CommandsPerTurn: 10000, HistoryPageSize: 1000, MaxHistoryPageSize: 10000,
+		HistoryEventsWarn: 10240, HistoryEventsMax: 51200}
 	if def.Limits != want {
 		t.Fatalf("default limits %+v, want %+v", def.Limits, want)
 	}
@@ -35,7 +36,8 @@ func TestLimitFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := o.appConfig(nil).Server
-		if want := (server.Limits{PayloadBytes: 10, Depth: 3, CommandsPerTurn: 7, HistoryPageSize: 5, MaxHistoryPageSize: 50}); c.Limits != want {
+		if want := (server.Limits{PayloadBytes: 10, Depth: 3, CommandsPerTurn: 7, HistoryPageSize: 5, MaxHistoryPageSize: 50,
+			HistoryEventsWarn: 10240, HistoryEventsMax: 51200}); c.Limits != want {
 			t.Fatalf("%s: limits %+v, want %+v", name, c.Limits, want)
 		}
 		if want := (server.Timeouts{BodyRead: 2 * time.Second, Request: 3 * time.Second, PollsPerWorker: 4}); c.Timeouts != want {

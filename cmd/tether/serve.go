@@ -227,7 +227,7 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 		Logger:            logger,
 		ListenDatabaseURL: o.listenDatabaseURL,
 	}
-	o.isolation.storeOptions(&cfg.Store)
+	o.isolation.apply(&cfg)
 	return cfg
 }
 

@@ -134,6 +134,24 @@ func (q *Queries) DeleteNamespace(ctx context.Context, name string) (int64, erro
 	return result.RowsAffected(), nil
 }
 
+const deleteNamespaceSchedules = `-- name: DeleteNamespaceSchedules :exec
+DELETE FROM schedules WHERE namespace = $1
+`
+
+func (q *Queries) DeleteNamespaceSchedules(ctx context.Context, namespace string) error {
+	_, err := q.db.Exec(ctx, deleteNamespaceSchedules, namespace)
+	return err
+}
+
+const deleteNamespaceSearchAttributes = `-- name: DeleteNamespaceSearchAttributes :exec
+DELETE FROM search_attributes WHERE namespace = $1
+`
+
+func (q *Queries) DeleteNamespaceSearchAttributes(ctx context.Context, namespace string) error {
+	_, err := q.db.Exec(ctx, deleteNamespaceSearchAttributes, namespace)
+	return err
+}
+
 const deleteNamespaceWorkers = `-- name: DeleteNamespaceWorkers :exec
 DELETE FROM workers WHERE namespace = $1
 `
@@ -273,6 +291,19 @@ func (q *Queries) ListNamespaces(ctx context.Context) ([]Namespace, error) {
 	return items, nil
 }
 
+const lockInstancesForNamespaceDelete = `-- name: LockInstancesForNamespaceDelete :exec
+LOCK TABLE instances IN SHARE MODE
+`
+
+// A namespace's deletion waits for the transactions writing instances
+// (starts in flight) and holds new ones back until it commits: it sees
+// every start that committed, and a start after it finds the namespace
+// gone (StartInstances).
+func (q *Queries) LockInstancesForNamespaceDelete(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockInstancesForNamespaceDelete)
+	return err
+}
+
 const lockNamespace = `-- name: LockNamespace :one
 SELECT name FROM namespaces WHERE name = $1 FOR UPDATE
 `
@@ -282,6 +313,17 @@ func (q *Queries) LockNamespace(ctx context.Context, name string) (string, error
 	var name_2 string
 	err := row.Scan(&name_2)
 	return name_2, err
+}
+
+const namespaceExists = `-- name: NamespaceExists :one
+SELECT EXISTS (SELECT 1 FROM namespaces WHERE name = $1)::boolean AS exists
+`
+
+func (q *Queries) NamespaceExists(ctx context.Context, name string) (bool, error) {
+	row := q.db.QueryRow(ctx, namespaceExists, name)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
 }
 
 const namespaceHasInstances = `-- name: NamespaceHasInstances :one

@@ -97,6 +97,17 @@ func (q *Queries) ListSearchAttributes(ctx context.Context, namespace string) ([
 	return items, nil
 }
 
+const setStatementTimeout = `-- name: SetStatementTimeout :exec
+SELECT set_config('statement_timeout', $1::bigint::text, true)
+`
+
+// Bounds each later statement of the transaction to ms milliseconds (a
+// list or count with a query: the list timeout, store.Options.ListTimeout).
+func (q *Queries) SetStatementTimeout(ctx context.Context, ms int64) error {
+	_, err := q.db.Exec(ctx, setStatementTimeout, ms)
+	return err
+}
+
 const upsertSearchAttributes = `-- name: UpsertSearchAttributes :exec
 UPDATE instances
 SET search_attributes = NULLIF(jsonb_strip_nulls(COALESCE(search_attributes, '{}'::jsonb) || $1::jsonb), '{}'::jsonb)

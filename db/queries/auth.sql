@@ -16,6 +16,22 @@ SELECT name FROM namespaces;
 -- name: NamespaceHasInstances :one
 SELECT EXISTS (SELECT 1 FROM instances WHERE namespace = sqlc.arg(namespace))::boolean AS has;
 
+-- name: LockInstancesForNamespaceDelete :exec
+-- A namespace's deletion waits for the transactions writing instances
+-- (starts in flight) and holds new ones back until it commits: it sees
+-- every start that committed, and a start after it finds the namespace
+-- gone (StartInstances).
+LOCK TABLE instances IN SHARE MODE;
+
+-- name: NamespaceExists :one
+SELECT EXISTS (SELECT 1 FROM namespaces WHERE name = sqlc.arg(name))::boolean AS exists;
+
+-- name: DeleteNamespaceSchedules :exec
+DELETE FROM schedules WHERE namespace = sqlc.arg(namespace);
+
+-- name: DeleteNamespaceSearchAttributes :exec
+DELETE FROM search_attributes WHERE namespace = sqlc.arg(namespace);
+
 -- name: DeleteNamespaceWorkers :exec
 DELETE FROM workers WHERE namespace = sqlc.arg(namespace);
 

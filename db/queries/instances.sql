@@ -28,6 +28,11 @@ WITH s AS (
            e->>'cron_schedule' AS cron_schedule, COALESCE((e->>'delay_ms')::bigint, 0) AS delay_ms,
            e->'search_attributes' AS search_attributes, e->'memo' AS memo
     FROM jsonb_array_elements(sqlc.arg(starts)::jsonb) AS e
+    -- Nothing starts in a namespace that no longer exists: a deletion
+    -- (DeleteNamespace) holds the instances in SHARE mode until it
+    -- commits, so this statement's snapshot, taken once it has its lock,
+    -- sees the namespace gone.
+    WHERE EXISTS (SELECT 1 FROM namespaces n WHERE n.name = sqlc.arg(namespace))
 ), d AS (
     -- The finished instances are locked in key order (the lock order of
     -- every statement that locks several rows), each by a key probe from

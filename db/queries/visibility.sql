@@ -25,3 +25,8 @@ DELETE FROM search_attributes WHERE namespace = sqlc.arg(namespace) AND name = s
 UPDATE instances
 SET search_attributes = NULLIF(jsonb_strip_nulls(COALESCE(search_attributes, '{}'::jsonb) || sqlc.arg(attributes)::jsonb), '{}'::jsonb)
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+
+-- name: SetStatementTimeout :exec
+-- Bounds each later statement of the transaction to ms milliseconds (a
+-- list or count with a query: the list timeout, store.Options.ListTimeout).
+SELECT set_config('statement_timeout', sqlc.arg(ms)::bigint::text, true);

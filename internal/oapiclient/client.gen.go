@@ -2222,6 +2222,10 @@ type ApiWorkflow struct {
 	// ExecutionId ExecutionID is the current execution (continue-as-new starts the next).
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// HistoryLength HistoryLength is the number of events of the current execution's
+	// history (describe only; never in a list).
+	HistoryLength *int `json:"history_length,omitempty"`
+
 	// Input Input is the current execution's argument.
 	Input interface{} `json:"input,omitempty"`
 
@@ -2294,6 +2298,11 @@ type ApiWorkflow struct {
 
 	// UpdatedAt UpdatedAt is when the instance last changed.
 	UpdatedAt *string `json:"updated_at,omitempty"`
+
+	// Warnings Warnings name the bounds the workflow is close to (describe only):
+	// a history past the server's soft limit (--history-events-warn) is
+	// terminated at the hard one (--max-history-events).
+	Warnings *[]string `json:"warnings,omitempty"`
 
 	// WorkflowType WorkflowType is the workflow's registered name.
 	WorkflowType *string `json:"workflow_type,omitempty"`
@@ -12598,6 +12607,8 @@ type ListWorkflowsResponse struct {
 	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *ApiProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ApiProblem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12623,6 +12634,11 @@ func (r ListWorkflowsResponse) GetApplicationproblemJSON403() *ApiProblem {
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListWorkflowsResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListWorkflowsResponse) GetApplicationproblemJSON503() *ApiProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12757,6 +12773,8 @@ type CountWorkflowsResponse struct {
 	ApplicationproblemJSON403 *ApiProblem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *ApiProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ApiProblem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12782,6 +12800,11 @@ func (r CountWorkflowsResponse) GetApplicationproblemJSON403() *ApiProblem {
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r CountWorkflowsResponse) GetApplicationproblemJSON500() *ApiProblem {
 	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CountWorkflowsResponse) GetApplicationproblemJSON503() *ApiProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -18227,6 +18250,13 @@ func ParseListWorkflowsResponse(rsp *http.Response) (*ListWorkflowsResponse, err
 		}
 		response.ApplicationproblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	}
 
 	return response, nil
@@ -18355,6 +18385,13 @@ func ParseCountWorkflowsResponse(rsp *http.Response) (*CountWorkflowsResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 

@@ -57,6 +57,10 @@ type Options struct {
 	// DisableSynchronousCommit sets synchronous_commit=off: commits return
 	// before their WAL is flushed.
 	DisableSynchronousCommit bool
+	// SocketOnly makes the cluster listen on its unix socket alone (in a
+	// directory only its owner may enter), not on TCP: no other local user
+	// can connect. URL then names the socket too.
+	SocketOnly bool
 	// ExtraConfig holds more server settings, passed as `-c key=value`.
 	// They override the defaults of this package.
 	ExtraConfig map[string]string
@@ -216,6 +220,9 @@ func (c *Cluster) startServer(ctx context.Context, opts Options, timeout time.Du
 		"shared_buffers":          "256MB",
 		"logging_collector":       "off",
 	}
+	if opts.SocketOnly {
+		settings["listen_addresses"] = ""
+	}
 	for k, v := range opts.ExtraConfig {
 		settings[k] = v
 	}
@@ -297,8 +304,12 @@ func (c *Cluster) startServer(ctx context.Context, opts Options, timeout time.Du
 }
 
 // URL returns a connection URL (for pgx) to database dbname of the cluster
-// over TCP on 127.0.0.1, as the superuser.
+// over TCP on 127.0.0.1, as the superuser (over the unix socket with
+// Options.SocketOnly).
 func (c *Cluster) URL(dbname string) string {
+	if c.opts.SocketOnly {
+		return c.SocketURL(dbname)
+	}
 	u := url.URL{
 		Scheme:   "postgres",
 		User:     url.User(Superuser),

@@ -1,6 +1,9 @@
 package storage
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Names of the bounds a LimitError reports (LimitError.Limit): each is the
 // server flag that sets it (docs/security.md lists them with their
@@ -29,3 +32,8 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s (bound %s = %d)", e.Message, e.Limit, e.Max)
 }
+
+// ErrListTimeout is the error of a list or count of workflows that ran
+// past the list timeout (the server's --list-timeout) and was stopped;
+// the server answers 503 with Retry-After.
+var ErrListTimeout = errors.New("the list query ran past the list timeout")

@@ -839,6 +839,7 @@ func readClosedAtCommit(t *txn, w *turnWrites) {
 		for _, r := range rows {
 			if out := w.outs[r.Instance.InstanceID]; out != nil && r.Instance.Status != api.StatusRunning {
 				wf := toWorkflow(r.Instance)
+				wf.HistoryLength = r.Instance.NextEventID - 1 // as DescribeWorkflow
 				out.Closed = &wf
 			}
 		}

@@ -210,13 +210,18 @@ func (s *Store) DeleteNamespace(ctx context.Context, name string) error {
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	q := gen.New(tx)
-	// Lock the row first: a workflow started concurrently is either seen
-	// by the check below or finds the namespace gone (within the server's
-	// namespace cache bound).
+	// Lock the row, then the instances in SHARE mode, which waits for the
+	// starts in flight and holds back new ones until the commit: a start
+	// is either seen by the check below (and the namespace is not
+	// deleted) or comes after the commit and finds the namespace gone
+	// (StartInstances), whatever a server's namespace cache says.
 	if _, err := q.LockNamespace(ctx, name); err != nil {
 		if noRows(err) {
 			return ErrNotFound
 		}
+		return fmt.Errorf("delete namespace: %w", err)
+	}
+	if err := q.LockInstancesForNamespaceDelete(ctx); err != nil {
 		return fmt.Errorf("delete namespace: %w", err)
 	}
 	has, err := q.NamespaceHasInstances(ctx, name)
@@ -228,6 +233,14 @@ func (s *Store) DeleteNamespace(ctx context.Context, name string) error {
 	}
 	if err := q.DeleteNamespaceWorkers(ctx, name); err != nil {
 		return fmt.Errorf("delete namespace: %w", err)
+	}
+	// What else the namespace held goes with it: a namespace created
+	// again under its name starts empty.
+	if err := q.DeleteNamespaceSchedules(ctx, name); err != nil {
+		return fmt.Errorf("delete namespace: schedules: %w", err)
+	}
+	if err := q.DeleteNamespaceSearchAttributes(ctx, name); err != nil {
+		return fmt.Errorf("delete namespace: search attributes: %w", err)
 	}
 	n, err := q.DeleteNamespace(ctx, name)
 	if err != nil {

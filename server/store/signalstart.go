@@ -61,6 +61,9 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			t.observe(observation{kind: observeStarted, ns: ns, typ: req.WorkflowType})
 			return nil
 		}
+		if exists, err := t.q.NamespaceExists(ctx, ns); err == nil && !exists {
+			return fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+		}
 		return fmt.Errorf("signal with start %s: the instance neither runs nor starts", instanceID)
 	})
 	return resp, err

@@ -130,6 +130,13 @@ func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.Sta
 		c.taker = taker
 	}
 	if err := submit(ctx, s.starts, c, s.applyStarts); err != nil {
+		if errors.Is(err, ErrAlreadyRunning) {
+			// Refused by a running instance, or because the namespace
+			// was deleted (StartInstances then starts nothing).
+			if exists, qerr := gen.New(s.pool).NamespaceExists(ctx, ns); qerr == nil && !exists {
+				err = fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+			}
+		}
 		return api.StartWorkflowResponse{}, c.turn, err
 	}
 	return c.out, c.turn, nil

@@ -47,7 +47,7 @@ type Options struct {
 	// updates waiting for one instance (its turn in flight included): in
 	// number, and in bytes as sent. A signal, signal-with-start or update
 	// past either is refused with a *storage.LimitError; a workflow's
-	// signal to another gets ExternalFailed. Defaults 1 000 and 32 MiB; a
+	// signal to another gets ExternalFailed. Defaults 10 000 and 32 MiB; a
 	// negative value disables the bound.
 	PendingMessages     int
 	PendingMessageBytes int64
@@ -57,6 +57,11 @@ type Options struct {
 	// one instance, its turn can be built, and the polls of its queue keep
 	// serving every instance. Default 16 MiB.
 	TurnMessageBytes int64
+	// ListTimeout bounds each statement of a list or count of workflows
+	// with a query (GET /workflows?query=, /workflows/count): past it the
+	// statement is stopped and the request gets storage.ErrListTimeout.
+	// Default 5s; negative: no bound.
+	ListTimeout time.Duration
 	// Grace, when set, is the server's outage grace: while it is active the
 	// turn fetches do not take over turns whose lock expired (their acks
 	// may still come, see OutageGrace). The sweeper shares it.
@@ -112,10 +117,13 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.PendingMessages == 0 {
-		o.PendingMessages = 1000
+		o.PendingMessages = 10000
 	}
 	if o.PendingMessageBytes == 0 {
 		o.PendingMessageBytes = 32 << 20
+	}
+	if o.ListTimeout == 0 {
+		o.ListTimeout = 5 * time.Second
 	}
 	if o.TurnMessageBytes <= 0 {
 		o.TurnMessageBytes = 16 << 20

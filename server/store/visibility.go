@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
@@ -190,17 +191,21 @@ func (s *Store) listByQuery(ctx context.Context, ns string, f ListFilter, limit 
 	if err != nil {
 		return api.ListWorkflowsResponse{}, err
 	}
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return api.ListWorkflowsResponse{}, fmt.Errorf("list workflows: %w", err)
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (gen.Instance, error) {
-		var i gen.Instance
-		err := r.Scan(&i.Namespace, &i.InstanceID, &i.WorkflowType, &i.TaskQueue, &i.Status, &i.ExecutionID,
-			&i.Error, &i.CancelRequested, &i.CancelReason, &i.LastTaskError, &i.CreatedAt, &i.UpdatedAt,
-			&i.CompletedAt, &i.CronSchedule, &i.ParentInstanceID, &i.ParentExecutionID, &i.SearchAttributes,
-			&i.RunID, &i.ParentRunID)
-		return i, err
+	var list []gen.Instance
+	err = s.bounded(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		list, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (gen.Instance, error) {
+			var i gen.Instance
+			err := r.Scan(&i.Namespace, &i.InstanceID, &i.WorkflowType, &i.TaskQueue, &i.Status, &i.ExecutionID,
+				&i.Error, &i.CancelRequested, &i.CancelReason, &i.LastTaskError, &i.CreatedAt, &i.UpdatedAt,
+				&i.CompletedAt, &i.CronSchedule, &i.ParentInstanceID, &i.ParentExecutionID, &i.SearchAttributes,
+				&i.RunID, &i.ParentRunID)
+			return i, err
+		})
+		return err
 	})
 	if err != nil {
 		return api.ListWorkflowsResponse{}, fmt.Errorf("list workflows: %w", err)
@@ -225,10 +230,29 @@ func (s *Store) CountWorkflows(ctx context.Context, ns string, f ListFilter) (in
 		return 0, err
 	}
 	var n int64
-	if err := s.pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+	if err := s.bounded(ctx, func(tx pgx.Tx) error { return tx.QueryRow(ctx, sql, args...).Scan(&n) }); err != nil {
 		return 0, fmt.Errorf("count workflows: %w", err)
 	}
 	return n, nil
+}
+
+// bounded runs fn in a read-only transaction whose statements may take at
+// most Options.ListTimeout each; a statement stopped by it is
+// storage.ErrListTimeout.
+func (s *Store) bounded(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if s.opts.ListTimeout > 0 {
+			if err := gen.New(tx).SetStatementTimeout(ctx, max(1, s.opts.ListTimeout.Milliseconds())); err != nil {
+				return err
+			}
+		}
+		return fn(tx)
+	})
+	var pe *pgconn.PgError
+	if err != nil && ctx.Err() == nil && errors.As(err, &pe) && pe.Code == "57014" { // query_canceled
+		return storage.ErrListTimeout
+	}
+	return err
 }
 
 func decodePageToken(s string) (pageToken, error) {

@@ -106,6 +106,7 @@ func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (ap
 		return api.Workflow{}, fmt.Errorf("describe workflow: %w", err)
 	}
 	w := toWorkflow(i)
+	w.HistoryLength = i.NextEventID - 1
 	w.TaskFailing = taskFailing(i, w.LastTaskError)
 	if i.Status != api.StatusRunning {
 		return w, nil

@@ -19,6 +19,14 @@ const MaxDepth = 32
 // MaxInValues bounds the values of one IN list.
 const MaxInValues = 100
 
+// MaxTerms bounds the comparisons (=, IN, STARTS_WITH, IS NULL, …) of a
+// query: each is a condition PostgreSQL evaluates on every row the list
+// reads.
+const MaxTerms = 32
+
+// MaxValues bounds the values of a query, its IN lists' together.
+const MaxValues = 200
+
 // Error is a query or value that is not accepted: Field names the request
 // field ("query", "search_attributes.CustomerId"), Pos the byte offset in
 // the query where the problem is (-1: none).
@@ -164,6 +172,9 @@ type parser struct {
 	pos   int
 	tok   token
 	depth int
+	// terms and values count the comparisons and values read so far
+	// (MaxTerms, MaxValues).
+	terms, values int
 }
 
 // Parse reads a list query: a filter of comparisons joined by AND and OR
@@ -299,6 +310,9 @@ func (p *parser) primary() (Expr, error) {
 	if p.tok.kind != tIdent || reserved[strings.ToUpper(p.tok.text)] {
 		return nil, p.fail("expected an attribute name instead of " + p.describe())
 	}
+	if p.terms++; p.terms > MaxTerms {
+		return nil, p.fail(fmt.Sprintf("a query holds at most %d comparisons", MaxTerms))
+	}
 	attr := Ident{Name: p.tok.text, Pos: p.tok.pos}
 	if err := p.next(); err != nil {
 		return nil, err
@@ -386,6 +400,9 @@ func (p *parser) primary() (Expr, error) {
 
 func (p *parser) literal() (Literal, error) {
 	t := p.tok
+	if p.values++; p.values > MaxValues {
+		return Literal{}, p.fail(fmt.Sprintf("a query holds at most %d values", MaxValues))
+	}
 	switch {
 	case t.kind == tString:
 		return Literal{Kind: LitString, Text: t.text, Pos: t.pos}, p.next()

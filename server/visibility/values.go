@@ -181,5 +181,10 @@ func NormalizeAll(types map[string]string, in map[string]json.RawMessage, field 
 	if len(out) == 0 {
 		return nil, nil
 	}
-	return json.Marshal(out)
+	b, err := json.Marshal(out)
+	if err == nil && len(b) > api.MaxSearchAttributeBytesPerWorkflow {
+		return nil, &Error{Field: field, Pos: -1, Msg: fmt.Sprintf("must total at most %d bytes (as stored JSON; these are %d)",
+			api.MaxSearchAttributeBytesPerWorkflow, len(b))}
+	}
+	return b, err
 }
