@@ -133,7 +133,7 @@ func (a *Activities) Download(ctx context.Context, in DownloadInput) (Downloaded
 		return out, activity.NewNonRetryableError("NoHostQueue", "this worker runs without worker.Options.HostQueue", nil)
 	}
 	info := activity.GetInfo(ctx)
-	name := fmt.Sprintf("%s-%d.in", safeName(info.InstanceID), info.ActivityID)
+	name := fmt.Sprintf("%s-%s.in", safeName(info.InstanceID), info.ActivityID)
 	out.Path = filepath.Join(a.Dir, name)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.URL, nil)
 	if err != nil {

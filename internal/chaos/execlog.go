@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -69,9 +70,10 @@ func (l *ExecLog) write(e Exec) {
 // function that records its end with an outcome.
 func (l *ExecLog) Start(ctx context.Context, resumed int) func(outcome string) {
 	info := activity.GetInfo(ctx)
+	activityID, _ := strconv.ParseInt(info.ActivityID, 10, 64) // the worker writes it in decimal
 	e := Exec{
 		Event: "start", InstanceID: info.InstanceID, ExecutionID: info.ExecutionID,
-		ActivityID: info.ActivityID, Attempt: info.Attempt, Type: info.ActivityType,
+		ActivityID: activityID, Attempt: info.Attempt, Type: info.ActivityType.Name,
 		WorkerID: info.WorkerID, Resumed: resumed,
 	}
 	l.write(e)

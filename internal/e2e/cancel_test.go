@@ -17,7 +17,7 @@ import (
 // blocker is an activity that runs until its context is cancelled and
 // reports the cancellation's cause.
 type blocker struct {
-	started chan int64
+	started chan string
 	causes  chan error
 	// release, when set, makes it ignore its context (non-cooperative)
 	// until the channel is closed.
@@ -27,7 +27,7 @@ type blocker struct {
 }
 
 func newBlocker() *blocker {
-	return &blocker{started: make(chan int64, 16), causes: make(chan error, 16)}
+	return &blocker{started: make(chan string, 16), causes: make(chan error, 16)}
 }
 
 func (b *blocker) Block(ctx context.Context) (string, error) {

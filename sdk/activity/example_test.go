@@ -21,6 +21,6 @@ func ExampleNewNonRetryableError() {
 func ExampleGetInfo() {
 	ctx := context.Background()
 	info := activity.GetInfo(ctx)
-	fmt.Println(activity.IsActivity(ctx), info.Attempt, info.ActivityType == "")
+	fmt.Println(activity.IsActivity(ctx), info.Attempt, info.ActivityType.Name == "")
 	// Output: false 0 true
 }

@@ -138,12 +138,12 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 	id := t.nextID
 	t.mu.Unlock()
 	now := time.Now()
-	info := activity.Info{
-		Namespace: defaultNamespace, InstanceID: defaultWorkflowID, ExecutionID: 1, ActivityID: id,
+	info := actenv.NewInfo(actenv.Attempt{
+		Namespace: defaultNamespace, InstanceID: defaultWorkflowID, RunID: wf.RunID(1), ExecutionID: 1, ActivityID: id,
 		Attempt: 1, ActivityType: name, TaskQueue: defaultTaskQueue, WorkflowType: "workflow-type-not-specified",
 		HeartbeatDetails: details, ScheduledAt: now, StartedAt: now,
-		TaskToken: []byte(fmt.Sprintf("test-activity/%d", id)), WorkerID: defaultWorkerID,
-	}
+		TaskToken: []byte(fmt.Sprintf("test-activity/%d", id)), WorkerID: defaultWorkerID, Local: local,
+	})
 	ctx := context.Background()
 	if t.timeout > 0 {
 		var cancel context.CancelFunc

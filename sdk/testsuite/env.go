@@ -798,12 +798,14 @@ func (e *env) startAttempt(a *activityRun) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	a.cancel = cancel
 	a.retry = nil
-	info := actenv.Info{
-		Namespace: defaultNamespace, InstanceID: x.id, ExecutionID: x.runID, ActivityID: a.id,
+	info := actenv.NewInfo(actenv.Attempt{
+		Namespace: defaultNamespace, InstanceID: x.id, RunID: wf.RunID(x.runID), ExecutionID: x.runID, ActivityID: a.id,
 		Attempt: a.attempt, ActivityType: a.typ, TaskQueue: a.taskQueue, WorkflowType: x.wfType,
 		HeartbeatDetails: a.latestDetails(), ScheduledAt: a.scheduledAt, StartedAt: e.now,
 		TaskToken: []byte(fmt.Sprintf("%s/%d/%d/%d", x.id, x.runID, a.id, a.attempt)), WorkerID: defaultWorkerID,
-	}
+		HeartbeatTimeout: a.opts.HeartbeatTimeout.D(), StartToClose: a.opts.StartToCloseTimeout.D(),
+		ScheduleToClose: a.opts.ScheduleToCloseTimeout.D(),
+	})
 	var stopDeadline context.CancelFunc = func() {}
 	if d := attemptTimeout(a.opts); d > 0 {
 		info.Deadline = e.now.Add(d)

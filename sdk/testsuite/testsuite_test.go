@@ -334,7 +334,7 @@ func (s *UnitTestSuite) Test_CancelWorkflow() {
 	beats := 0
 	env.SetOnActivityHeartbeatListener(func(info *activity.Info, details testsuite.EncodedValues) { beats++ })
 	env.SetOnActivityStartedListener(func(info *activity.Info, ctx context.Context, args testsuite.EncodedValues) {
-		if info.ActivityType == "LongActivity" {
+		if info.ActivityType.Name == "LongActivity" {
 			// While an activity runs, time passes as the wall clock's.
 			env.RegisterDelayedCallback(env.CancelWorkflow, 10*time.Millisecond)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // pollActivities long-polls for attempts while ctx lasts, holding a slot
@@ -158,13 +159,15 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	deadline := attemptDeadline(task)
 	a := &attempt{task: task, cancel: cancel, grace: w.opts.CancelGracePeriod, graceOver: make(chan struct{})}
 	env := &actenv.Env{
-		Info: actenv.Info{
-			Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID,
-			ActivityID: task.ActivityID, Attempt: task.Attempt, ActivityType: task.ActivityType,
-			TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
-			HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,
-			Deadline: deadline, WorkerID: w.ID(), TaskToken: []byte(task.LockToken),
-		},
+		Info: actenv.NewInfo(actenv.Attempt{
+			Namespace: task.Namespace, InstanceID: task.InstanceID, RunID: wf.RunID(task.ExecutionID),
+			ExecutionID: task.ExecutionID, ActivityID: task.ActivityID, Attempt: task.Attempt,
+			ActivityType: task.ActivityType, TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ,
+			WorkflowType: task.WorkflowType, HeartbeatDetails: task.HeartbeatDetails,
+			ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt, Deadline: deadline, WorkerID: w.ID(),
+			TaskToken: []byte(task.LockToken), HeartbeatTimeout: task.Options.HeartbeatTimeout.D(),
+			StartToClose: task.Options.StartToCloseTimeout.D(), ScheduleToClose: task.Options.ScheduleToCloseTimeout.D(),
+		}),
 		Heartbeat: a.recordDetails,
 		Logger:    log,
 		Client:    w.c,

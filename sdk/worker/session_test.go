@@ -213,7 +213,7 @@ func TestSession_LeaseRunsOutCancelsRunningActivities(t *testing.T) {
 		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
 			started <- activity.GetInfo(ctx).WorkerID
 			wait := time.After(300 * time.Millisecond)
-			if activity.GetInfo(ctx).ActivityID == 1 {
+			if activity.GetInfo(ctx).ActivityID == "1" {
 				wait = nil // the first one runs until cancelled
 			}
 			select {

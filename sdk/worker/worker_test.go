@@ -184,7 +184,7 @@ func TestPanickingActivityAndCancelledFetch(t *testing.T) {
 	var ran sync.Map
 	w := runWorker(t, c, Options{}, func(w *Worker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error {
-			ran.Store(activity.GetInfo(ctx).ActivityType, true)
+			ran.Store(activity.GetInfo(ctx).ActivityType.Name, true)
 			panic("kaboom")
 		}, WithName("Boom"))
 		_ = w.RegisterActivity(func(ctx context.Context) (string, error) { return "fine", nil }, WithName("Fine"))
