@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
@@ -236,10 +237,22 @@ func TestSessionWorkerLost(t *testing.T) {
 	b := e.startWorker("sess-lost", opts, acts.register)
 	px.setCut(true)
 	tries, err := result[[]SessionTry](t, run, 60*time.Second)
+	px.setCut(false) // let the cut-off worker stop at the end of the test
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkFailover(t, "session-lost", tries, a.w.ID(), b.w)
+	// The failure came from the server's liveness sweep: the session's
+	// activities on the lost worker failed as WorkerLost.
+	lost := 0
+	for _, ev := range e.history("session-lost") {
+		if ev.Kind == api.EventActivityFailed && ev.Error != nil && ev.Error.Type == api.ErrorTypeWorkerLost {
+			lost++
+		}
+	}
+	if lost == 0 {
+		t.Fatal("history has no WorkerLost failure")
+	}
 }
 
 // Goal: a session whose worker stops fails the same way: ErrSessionFailed,
