@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
@@ -299,4 +301,88 @@ func checkFailover(t *testing.T, wfID string, tries []SessionTry, lost string, b
 		t.Fatalf("the second session reused the id %s", first.SessionID)
 	}
 	checkTry(t, wfID, tries[1], b.ID(), b.HostTaskQueue())
+}
+
+// SessionLimitResult is what SessionLimitFlow saw.
+type SessionLimitResult struct {
+	First         string `json:"first"`
+	NestedErr     string `json:"nested_err"`
+	FullErr       string `json:"full_err"`
+	FullIsTimeout bool   `json:"full_is_timeout"`
+	BadTokenErr   string `json:"bad_token_err"`
+	Recreated     string `json:"recreated"`
+	RecreatedStep string `json:"recreated_step"`
+	RecreatedID   string `json:"recreated_id"`
+	FirstID       string `json:"first_id"`
+}
+
+// SessionLimitFlow opens a session, tries a second one while the only
+// session worker is full, completes the first and recreates it from its
+// token.
+func SessionLimitFlow(ctx workflow.Context) (SessionLimitResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
+	var r SessionLimitResult
+	s1, err := workflow.CreateSession(ctx, &workflow.SessionOptions{CreationTimeout: 20 * time.Second})
+	if err != nil {
+		return r, err
+	}
+	info := workflow.GetSessionInfo(s1)
+	r.First, r.FirstID = info.HostTaskQueue, info.SessionID
+	if _, err := workflow.CreateSession(s1, nil); err != nil {
+		r.NestedErr = err.Error()
+	}
+	if _, err := workflow.CreateSession(ctx, &workflow.SessionOptions{CreationTimeout: 2 * time.Second}); err != nil {
+		r.FullErr, r.FullIsTimeout = err.Error(), temporal.IsTimeoutError(err)
+	}
+	if _, err := workflow.RecreateSession(ctx, []byte("not a token"), nil); err != nil {
+		r.BadTokenErr = err.Error()
+	}
+	token := info.GetRecreateToken()
+	workflow.CompleteSession(s1)
+	s2, err := workflow.RecreateSession(ctx, token, &workflow.SessionOptions{CreationTimeout: 20 * time.Second})
+	if err != nil {
+		return r, err
+	}
+	defer workflow.CompleteSession(s2)
+	r.Recreated, r.RecreatedID = workflow.GetSessionInfo(s2).HostTaskQueue, workflow.GetSessionInfo(s2).SessionID
+	var s SessionStep
+	if err := workflow.ExecuteActivity(s2, "Download").Get(s2, &s); err != nil {
+		return r, err
+	}
+	r.RecreatedStep = s.TaskQueue
+	return r, nil
+}
+
+// Goal: MaxConcurrentSessionExecutionSize bounds a worker's sessions (a
+// creation beyond it times out), a context holds one open session at a
+// time, and RecreateSession opens a new session on the same worker.
+func TestSessionLimitAndRecreate(t *testing.T) {
+	e := newEnv(t)
+	acts := &sessionActs{}
+	opts := sessionOptions()
+	opts.MaxConcurrentSessionExecutionSize = 1
+	a := e.startWorker("sess-limit", opts, func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(SessionLimitFlow), acts.register(w))
+	})
+	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "session-limit", TaskQueue: "sess-limit"}, SessionLimitFlow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := result[SessionLimitResult](t, run, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hq := a.w.HostTaskQueue()
+	if r.First != hq || r.Recreated != hq || r.RecreatedStep != hq || r.RecreatedID == r.FirstID || r.RecreatedID == "" {
+		t.Fatalf("%+v: want both sessions (distinct ids) and the step on %s", r, hq)
+	}
+	if !strings.Contains(r.NestedErr, "already has an open session") {
+		t.Fatalf("a second session on a session context: %q", r.NestedErr)
+	}
+	if !r.FullIsTimeout || !strings.Contains(r.FullErr, "SessionLimitExceeded") {
+		t.Fatalf("a session beyond the limit: %q (timeout %v), want a timeout caused by SessionLimitExceeded", r.FullErr, r.FullIsTimeout)
+	}
+	if !strings.Contains(r.BadTokenErr, "invalid recreate token") {
+		t.Fatalf("a bad recreate token: %q", r.BadTokenErr)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/names"
 )
 
@@ -21,12 +22,12 @@ var ErrSessionFailed = errors.New("session has failed")
 type SessionState int
 
 const (
-	// SessionStateOpen: the session's worker holds it.
+	// SessionStateOpen means that the session's worker holds it.
 	SessionStateOpen SessionState = iota
-	// SessionStateFailed: the session's worker was lost or stopped, or
+	// SessionStateFailed means that the session's worker was lost or stopped, or
 	// the session's ExecutionTimeout ran out.
 	SessionStateFailed
-	// SessionStateClosed: CompleteSession closed it.
+	// SessionStateClosed means that CompleteSession closed it.
 	SessionStateClosed
 )
 
@@ -208,6 +209,9 @@ func openSession(ctx Context, opts *SessionOptions, hostQueue, what string) (Con
 	err := ExecuteActivity(WithActivityOptions(base, create), names.SessionCreateActivity,
 		SessionCreateRequest{CreationTimeout: o.CreationTimeout}).Get(ctx, &created)
 	if err != nil {
+		if !errors.Is(err, ErrCanceled) {
+			err = newCreationTimeout(o.CreationTimeout, err)
+		}
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if created.HostTaskQueue == "" {
@@ -263,3 +267,25 @@ func GetSessionInfo(ctx Context) *SessionInfo {
 	}
 	return &s.info
 }
+
+// creationTimeout is the error of a session creation that no session
+// worker answered in time: a *TimeoutError (as in Temporal, so that
+// temporal.IsTimeoutError holds) with the creation activity's last error
+// as its cause.
+type creationTimeout struct {
+	timeout *TimeoutError
+	cause   error
+}
+
+func newCreationTimeout(d time.Duration, cause error) error {
+	var te *TimeoutError
+	if errors.As(cause, &te) {
+		return cause
+	}
+	msg := fmt.Sprintf("no session worker took the session within its CreationTimeout (%s)", d)
+	return &creationTimeout{cause: cause, timeout: &TimeoutError{TimeoutType: TimeoutScheduleToClose,
+		Failure: &api.Error{Type: api.ErrorTypeTimeout, Message: msg, TimeoutType: TimeoutScheduleToClose}}}
+}
+
+func (e *creationTimeout) Error() string   { return e.timeout.Error() + ": " + e.cause.Error() }
+func (e *creationTimeout) Unwrap() []error { return []error{e.timeout, e.cause} }
