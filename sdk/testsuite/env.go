@@ -745,6 +745,9 @@ func (x *execution) scheduleActivity(c *api.Command) {
 		a.wait = c.Options.WaitForCancellation
 	}
 	x.activities[a.id] = a
+	if x.e.holdsSession(a) {
+		return // a session's keeper: held until cancelled (session.go)
+	}
 	x.e.startAttempt(a)
 }
 

@@ -340,8 +340,14 @@ func (t *TestWorkflowEnvironment) SetTestTimeout(d time.Duration) { t.impl.timeo
 
 // SetWorkerOptions sets the options of the (simulated) worker. They are
 // kept for the workflow code that reads them; the environment runs every
-// activity and turn itself.
-func (t *TestWorkflowEnvironment) SetWorkerOptions(opts worker.Options) { t.workerOpts = opts }
+// activity and turn itself. With EnableSessionWorker, the environment is a
+// session worker: workflow.CreateSession opens sessions on it.
+func (t *TestWorkflowEnvironment) SetWorkerOptions(opts worker.Options) {
+	t.workerOpts = opts
+	if opts.EnableSessionWorker {
+		t.enableSessions()
+	}
+}
 
 // SetTaskQueue sets the workflow's task queue (default
 // "default-test-taskqueue").

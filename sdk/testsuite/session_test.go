@@ -1,0 +1,82 @@
+package testsuite_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/testsuite"
+	"github.com/tetherhq/tether/sdk/worker"
+	"github.com/tetherhq/tether/sdk/workflow"
+)
+
+// FileActs are the fileprocessing sample's activities.
+type FileActs struct{}
+
+// Download reports the task queue it ran on.
+func (FileActs) Download(ctx context.Context, name string) (string, error) {
+	return activity.GetInfo(ctx).TaskQueue, nil
+}
+
+// Process processes a file.
+func (FileActs) Process(_ context.Context, name string) (string, error) {
+	return name + ".processed", nil
+}
+
+// SessionFileFlow is the fileprocessing sample's workflow: three
+// activities in one session.
+func SessionFileFlow(ctx workflow.Context, name string) ([]string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	sctx, err := workflow.CreateSession(ctx, &workflow.SessionOptions{CreationTimeout: time.Minute, ExecutionTimeout: time.Minute})
+	if err != nil {
+		return nil, err
+	}
+	defer workflow.CompleteSession(sctx)
+	var a FileActs
+	var queue, processed string
+	if err := workflow.ExecuteActivity(sctx, a.Download, name).Get(sctx, &queue); err != nil {
+		return nil, err
+	}
+	if err := workflow.ExecuteActivity(sctx, a.Process, name).Get(sctx, &processed); err != nil {
+		return nil, err
+	}
+	info := workflow.GetSessionInfo(sctx)
+	return []string{queue, processed, info.SessionID, info.HostName, info.SessionState.String()}, nil
+}
+
+// Goal: with EnableSessionWorker, the test environment opens sessions
+// (samples-go's fileprocessing test), and real and mocked activities run
+// in them.
+func Test_Session(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
+	var a FileActs
+	env.RegisterActivity(a.Download)
+	env.OnActivity(a.Process, mock.Anything, "f").Return("mocked", nil).Once()
+	env.ExecuteWorkflow(SessionFileFlow, "f")
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var got []string
+	require.NoError(t, env.GetWorkflowResult(&got))
+	require.Equal(t, []string{"default-test-taskqueue@default-test-worker", "mocked", "test-session-1", "test-host", "open"}, got)
+	env.AssertExpectations(t)
+}
+
+// Goal: without EnableSessionWorker, CreateSession fails with a timeout
+// after its CreationTimeout (on the mock clock), as in Temporal.
+func Test_Session_NoSessionWorker(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(SessionFileFlow, "f")
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	var te *workflow.TimeoutError
+	require.True(t, errors.As(err, &te), "want a timeout, got %v", err)
+}
