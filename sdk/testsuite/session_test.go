@@ -80,3 +80,23 @@ func Test_Session_NoSessionWorker(t *testing.T) {
 	var te *workflow.TimeoutError
 	require.True(t, errors.As(err, &te), "want a timeout, got %v", err)
 }
+
+// nilActs has an activity that does not use its receiver.
+type nilActs struct{}
+
+// Fetch fetches.
+func (*nilActs) Fetch(_ context.Context, url string) (string, error) { return "fetched " + url, nil }
+
+// Goal: a nil *T registers T's methods, as Temporal code does (var a
+// *Activities; env.RegisterActivity(a)), and they run.
+func Test_RegisterNilStructPointer(t *testing.T) {
+	var ws testsuite.WorkflowTestSuite
+	env := ws.NewTestActivityEnvironment()
+	var a *nilActs
+	env.RegisterActivity(a)
+	v, err := env.ExecuteActivity(a.Fetch, "x")
+	require.NoError(t, err)
+	var got string
+	require.NoError(t, v.Get(&got))
+	require.Equal(t, "fetched x", got)
+}

@@ -417,7 +417,9 @@ func workflowOptions(opts workflow.RegisterOptions) []RegisterOption {
 func (w *Worker) registerActivity(fn any, reg registration, skipInvalid bool) error {
 	name := reg.name
 	v := reflect.ValueOf(fn)
-	isStruct := v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct)
+	// The type, not the value: a nil *T registers T's methods, as in Temporal
+	// (var a *Activities; w.RegisterActivity(a)).
+	isStruct := v.IsValid() && (v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct))
 	if !isStruct {
 		return w.reg.addActivity(fn, name, reg.replace)
 	}
