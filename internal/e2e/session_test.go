@@ -354,13 +354,17 @@ func SessionLimitFlow(ctx workflow.Context) (SessionLimitResult, error) {
 }
 
 // Goal: MaxConcurrentSessionExecutionSize bounds a worker's sessions (a
-// creation beyond it times out), a context holds one open session at a
-// time, and RecreateSession opens a new session on the same worker.
+// creation beyond it times out), an open session takes none of the
+// worker's activity slots, a context holds one open session at a time,
+// and RecreateSession opens a new session on the same worker.
 func TestSessionLimitAndRecreate(t *testing.T) {
 	e := newEnv(t)
 	acts := &sessionActs{}
 	opts := sessionOptions()
 	opts.MaxConcurrentSessionExecutionSize = 1
+	// A session's keeper takes no activity slot: with one slot, the
+	// session's activities and the creations still run.
+	opts.MaxConcurrentActivities = 1
 	a := e.startWorker("sess-limit", opts, func(w *worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(SessionLimitFlow), acts.register(w))
 	})

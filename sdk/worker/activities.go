@@ -143,6 +143,11 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		w.answerHostQueue(log, task)
 		return
 	}
+	if def != nil && w.sessions != nil && task.ActivityType == names.SessionKeepActivity {
+		// A session's keeper only waits: it takes no activity slot
+		// (sessions are bounded by MaxConcurrentSessionExecutionSize).
+		release()
+	}
 	if def == nil {
 		w.reportFailure(log, task, api.Error{Message: fmt.Sprintf("activity type %q is not registered on worker %s", task.ActivityType, w.ID()), Type: "ActivityTypeNotRegistered"})
 		return

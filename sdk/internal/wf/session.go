@@ -143,6 +143,10 @@ func (e *sessionFailedError) Error() string        { return ErrSessionFailed.Err
 func (e *sessionFailedError) Unwrap() error        { return e.err }
 func (e *sessionFailedError) Is(target error) bool { return target == ErrSessionFailed }
 
+// ErrorType returns "SessionFailed", the error's type when it fails a
+// workflow.
+func (e *sessionFailedError) ErrorType() string { return "SessionFailed" }
+
 // CreateSession opens a session and returns its context (Temporal's
 // workflow.CreateSession): every activity scheduled with that context, or
 // a context derived from it, runs on the session's worker. It runs a
