@@ -48,7 +48,10 @@ type SessionTry struct {
 	Steps         []SessionStep `json:"steps"`
 	Err           string        `json:"err"`
 	SessionFailed bool          `json:"session_failed"`
-	State         string        `json:"state"`
+	// Later is whether an activity scheduled on the failed session failed
+	// at once with ErrSessionFailed.
+	Later bool   `json:"later"`
+	State string `json:"state"`
 }
 
 // sessionActs are the fileprocessing sample's three activities; when hold
@@ -127,6 +130,10 @@ func sessionTry(ctx workflow.Context) (SessionTry, error) {
 		if err := workflow.ExecuteActivity(sctx, act).Get(sctx, &s); err != nil {
 			try.Err, try.SessionFailed = err.Error(), errors.Is(err, workflow.ErrSessionFailed)
 			try.State = workflow.GetSessionInfo(sctx).SessionState.String()
+			if try.State == "failed" {
+				f := workflow.ExecuteActivity(sctx, "Upload")
+				try.Later = f.IsReady() && errors.Is(f.Get(sctx, nil), workflow.ErrSessionFailed)
+			}
 			workflow.CompleteSession(sctx)
 			return try, err
 		}
@@ -294,8 +301,8 @@ func checkFailover(t *testing.T, wfID string, tries []SessionTry, lost string, b
 		t.Fatalf("sessions %+v, want 2", tries)
 	}
 	first := tries[0]
-	if !first.SessionFailed || first.State != "failed" || len(first.Steps) != 1 || first.Steps[0].WorkerID != lost {
-		t.Fatalf("first session %+v: want Download on %s, then Process failing with ErrSessionFailed, state failed", first, lost)
+	if !first.SessionFailed || first.State != "failed" || !first.Later || len(first.Steps) != 1 || first.Steps[0].WorkerID != lost {
+		t.Fatalf("first session %+v: want Download on %s, then Process failing with ErrSessionFailed, state failed, and a later activity failing at once", first, lost)
 	}
 	if tries[1].SessionID == first.SessionID {
 		t.Fatalf("the second session reused the id %s", first.SessionID)
