@@ -44,8 +44,21 @@ import (
 	"github.com/tetherhq/tether/sdk/log"
 )
 
-// Info describes the running attempt.
+// Info describes the running attempt (Temporal's activity.Info).
 type Info = actenv.Info
+
+// Type is the type of an activity, its registered name (Temporal's
+// activity.Type): Info.ActivityType.
+type Type = actenv.ActivityType
+
+// WorkflowType is the type of the workflow that scheduled an activity:
+// Info.WorkflowType.
+type WorkflowType = actenv.WorkflowType
+
+// WorkflowExecution identifies the workflow execution that scheduled an
+// activity: Info.WorkflowExecution (convertible to
+// workflow.Execution).
+type WorkflowExecution = actenv.WorkflowExecution
 
 // GetInfo returns the attempt's info. Outside an activity it returns the
 // zero Info.

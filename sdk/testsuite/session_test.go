@@ -3,6 +3,7 @@ package testsuite_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -99,4 +100,27 @@ func Test_RegisterNilStructPointer(t *testing.T) {
 	var got string
 	require.NoError(t, v.Get(&got))
 	require.Equal(t, "fetched x", got)
+}
+
+// InfoOf returns the parts of its activity.Info that Temporal code reads.
+func InfoOf(ctx context.Context) ([]string, error) {
+	info := activity.GetInfo(ctx)
+	exec := workflow.Execution(info.WorkflowExecution) // the same fields as workflow.Execution
+	return []string{info.ActivityType.Name, info.WorkflowType.Name, exec.ID, exec.RunID, info.ActivityID,
+		fmt.Sprint(info.Attempt), fmt.Sprint(!info.StartedTime.IsZero(), !info.ScheduledTime.IsZero(), info.IsLocalActivity),
+		info.WorkflowNamespace, info.TaskQueue}, nil
+}
+
+// Goal: the test activity environment builds activity.Info with
+// Temporal's fields.
+func Test_ActivityInfo(t *testing.T) {
+	var ws testsuite.WorkflowTestSuite
+	env := ws.NewTestActivityEnvironment()
+	env.RegisterActivity(InfoOf)
+	v, err := env.ExecuteActivity(InfoOf)
+	require.NoError(t, err)
+	var got []string
+	require.NoError(t, v.Get(&got))
+	require.Equal(t, []string{"InfoOf", "workflow-type-not-specified", "default-test-workflow-id", "1", "1", "1",
+		"true true false", "default-test-namespace", "default-test-taskqueue"}, got)
 }
