@@ -397,3 +397,35 @@ func TestSessionLimitAndRecreate(t *testing.T) {
 		t.Fatalf("a bad recreate token: %q", r.BadTokenErr)
 	}
 }
+
+// LocalStep is a local activity that reports its activity.Info.
+func LocalStep(ctx context.Context) (SessionStep, error) { return step(ctx), nil }
+
+// LocalInfoFlow runs LocalStep as a local activity.
+func LocalInfoFlow(ctx workflow.Context) (SessionStep, error) {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var s SessionStep
+	err := workflow.ExecuteLocalActivity(ctx, LocalStep).Get(ctx, &s)
+	return s, err
+}
+
+// Goal: a local activity's activity.Info has Temporal's fields too, with
+// IsLocalActivity set.
+func TestLocalActivityInfo(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker("local-info", testOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(LocalInfoFlow), w.RegisterActivity(LocalStep))
+	})
+	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "local-info", TaskQueue: "local-info"}, LocalInfoFlow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := result[SessionStep](t, run, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Local || s.Activity != "LocalStep" || s.WorkflowID != "local-info" || s.RunID != run.GetRunID() ||
+		s.WorkflowType != "LocalInfoFlow" || s.Attempt != 1 || !s.Started || s.Namespace != "default" {
+		t.Fatalf("local activity info %+v", s)
+	}
+}
