@@ -429,3 +429,44 @@ func TestLocalActivityInfo(t *testing.T) {
 		t.Fatalf("local activity info %+v", s)
 	}
 }
+
+// LongSessionFlow keeps a session open for wait, longer than its
+// HeartbeatTimeout, then runs Download in it.
+func LongSessionFlow(ctx workflow.Context, wait time.Duration) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	sctx, err := workflow.CreateSession(ctx, &workflow.SessionOptions{CreationTimeout: 10 * time.Second, HeartbeatTimeout: time.Second})
+	if err != nil {
+		return "", err
+	}
+	defer workflow.CompleteSession(sctx)
+	if err := workflow.Sleep(ctx, wait); err != nil {
+		return "", err
+	}
+	state := workflow.GetSessionInfo(sctx).SessionState.String()
+	var s SessionStep
+	if err := workflow.ExecuteActivity(sctx, "Download").Get(sctx, &s); err != nil {
+		return state, err
+	}
+	return state + " " + s.TaskQueue, nil
+}
+
+// Goal: a session whose worker lives stays open past its HeartbeatTimeout
+// (the worker renews it).
+func TestSessionOutlivesHeartbeatTimeout(t *testing.T) {
+	e := newEnv(t)
+	acts := &sessionActs{}
+	a := e.startWorker("sess-long", sessionOptions(), func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(LongSessionFlow), acts.register(w))
+	})
+	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "session-long", TaskQueue: "sess-long"}, LongSessionFlow, 4*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, run, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "open " + a.w.HostTaskQueue(); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

@@ -88,11 +88,25 @@ func (h *sessionHost) keep(ctx context.Context, id string) error {
 		h.open--
 		h.mu.Unlock()
 	}()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-h.stop:
-		return activity.NewNonRetryableError("SessionWorkerStopped", "the session's worker stopped", nil)
+	// Heartbeats (sent with the lock renewals) keep the session's
+	// HeartbeatTimeout from running out while the worker lives.
+	every := time.Second
+	if ht := activity.GetInfo(ctx).HeartbeatTimeout; ht > 0 {
+		every = max(ht/4, 10*time.Millisecond)
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if err := activity.RecordHeartbeat(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-h.stop:
+			return activity.NewNonRetryableError("SessionWorkerStopped", "the session's worker stopped", nil)
+		case <-tick.C:
+		}
 	}
 }
 
