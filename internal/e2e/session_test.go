@@ -221,7 +221,11 @@ func TestSessionFileProcessing(t *testing.T) {
 // new session on another worker completes the sequence.
 func TestSessionWorkerLost(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("sess-lost", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(SessionFlow) })
+	// No cache: every turn replays the history, sessions and failure
+	// included, so the replay must agree with it.
+	wopts := testOptions()
+	wopts.CacheSize = -1
+	e.startWorker("sess-lost", wopts, func(w *worker.Worker) error { return w.RegisterWorkflow(SessionFlow) })
 	px := newPartitionProxy(t, e.addr)
 	ca, err := client.DialContext(context.Background(), client.Options{Address: px.URL(), Logger: e.log})
 	if err != nil {
