@@ -209,6 +209,8 @@ type SignalWithStartResponse struct {
 	InstanceID string `json:"instance_id"`
 	// ExecutionID is the execution that received the signal.
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is that execution's run id (a UUID).
+	RunID string `json:"run_id"`
 	// Status is the workflow's status (running).
 	Status string `json:"status"`
 	// Started is true when the call started the execution, false when it
@@ -222,6 +224,9 @@ type StartWorkflowResponse struct {
 	InstanceID string `json:"instance_id"`
 	// ExecutionID is the started execution (1 for a new instance).
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is the started execution's run id: a UUID of its own for every
+	// execution.
+	RunID string `json:"run_id"`
 	// Status is the instance's status (running).
 	Status string `json:"status"`
 }
@@ -240,6 +245,9 @@ type Workflow struct {
 	Status string `json:"status"`
 	// ExecutionID is the current execution (continue-as-new starts the next).
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is the current execution's run id: a UUID of its own for every
+	// execution.
+	RunID string `json:"run_id"`
 	// Input is the current execution's argument.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// Result is the workflow's result, once completed.
@@ -266,6 +274,8 @@ type Workflow struct {
 	ParentWorkflowID string `json:"parent_workflow_id,omitempty"`
 	// ParentExecutionID is the parent's execution (child workflows only).
 	ParentExecutionID int64 `json:"parent_execution_id,omitempty"`
+	// ParentRunID is the parent execution's run id (child workflows only).
+	ParentRunID string `json:"parent_run_id,omitempty"`
 	// SearchAttributes are the workflow's search attribute values by name
 	// (absent: none).
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object"`
@@ -298,6 +308,9 @@ type TerminateWorkflowRequest struct {
 	// ExecutionID, when set, must be the instance's current execution (the
 	// SDK's run id); otherwise the request fails with 409 not-running.
 	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+	// RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunID string `json:"run_id,omitempty" validate:"max=64"`
 }
 
 // SignalRequest is the body of POST /workflows/{id}/signals/{name}.
@@ -321,6 +334,9 @@ type Accepted struct {
 type HistoryResponse struct {
 	// ExecutionID is the execution whose events these are.
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is that execution's run id (empty for an execution whose
+	// WorkflowStarted event predates run ids and is no longer current).
+	RunID string `json:"run_id,omitempty"`
 	// Events are the execution's events in event_id order.
 	Events []Event `json:"events"`
 	// NextPageToken, when set, is the page_token of the next page.
@@ -447,13 +463,22 @@ type Event struct {
 	TargetInstanceID string `json:"target_instance_id,omitempty"`
 	// TargetExecutionID is the target's execution, 0 for whichever runs (External*Initiated).
 	TargetExecutionID int64 `json:"target_execution_id,omitempty"`
+	// TargetRunID is the target's run id when the command named one (External*Initiated).
+	TargetRunID string `json:"target_run_id,omitempty"`
 	// WorkflowTerminated: the details given with the request.
 	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 	// ContinuedAsNew: the execution that follows.
 	NewExecutionID int64 `json:"new_execution_id,omitempty"`
+	// NewRunID is the run id of the execution that follows (ContinuedAsNew).
+	NewRunID string `json:"new_run_id,omitempty"`
+	// RunID is the run id of the execution the event starts (WorkflowStarted).
+	RunID string `json:"run_id,omitempty"`
 	// WorkflowStarted of an execution started by continue-as-new: the
 	// execution it continues.
 	ContinuedFromExecutionID int64 `json:"continued_from_execution_id,omitempty"`
+	// ContinuedFromRunID is the run id of the execution it continues
+	// (WorkflowStarted of an execution started by continue-as-new).
+	ContinuedFromRunID string `json:"continued_from_run_id,omitempty"`
 	// WorkflowStarted of a cron workflow's run after the first: the result
 	// of the last run that completed (absent when none has).
 	LastCompletionResult json.RawMessage `json:"last_completion_result,omitempty" swaggertype:"object"`
@@ -489,6 +514,8 @@ type Event struct {
 	ChildWorkflowID string `json:"child_workflow_id,omitempty"`
 	// ChildExecutionID is the child workflow's execution (child workflow events).
 	ChildExecutionID int64 `json:"child_execution_id,omitempty"`
+	// ChildRunID is the child workflow's run id (ChildWorkflowStarted).
+	ChildRunID string `json:"child_run_id,omitempty"`
 	// ChildWorkflowInitiated: what happens to the child when the parent
 	// closes (ParentClosePolicy*).
 	ParentClosePolicy string `json:"parent_close_policy,omitempty"`
@@ -496,6 +523,8 @@ type Event struct {
 	ParentWorkflowID string `json:"parent_workflow_id,omitempty"`
 	// ParentExecutionID is the parent's execution (WorkflowStarted of a child workflow).
 	ParentExecutionID int64 `json:"parent_execution_id,omitempty"`
+	// ParentRunID is the parent execution's run id (WorkflowStarted of a child workflow).
+	ParentRunID string `json:"parent_run_id,omitempty"`
 }
 
 // ---------------------------------------------------------------------------
@@ -539,6 +568,9 @@ type WorkflowTask struct {
 	InstanceID string `json:"instance_id"`
 	// ExecutionID is the execution the turn belongs to.
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is that execution's run id (a UUID): the SDK's
+	// workflow.GetInfo(ctx).WorkflowExecution.RunID.
+	RunID string `json:"run_id"`
 	// WorkflowType is the workflow's registered name.
 	WorkflowType string `json:"workflow_type"`
 	// TaskQueue is the workflow's task queue.
@@ -662,6 +694,9 @@ type Command struct {
 	TargetInstanceID string `json:"target_instance_id,omitempty" validate:"required_if=Type signal_external,required_if=Type cancel_external,omitempty,name"`
 	// TargetExecutionID is the target's execution (0: whichever runs).
 	TargetExecutionID int64 `json:"target_execution_id,omitempty" validate:"gte=0"`
+	// TargetRunID, when set, names the target's execution instead of
+	// TargetExecutionID: a run id (a UUID) or an execution id in decimal.
+	TargetRunID string `json:"target_run_id,omitempty" validate:"max=64"`
 	// SignalName is the signal's name (signal_external; its payload is Input).
 	SignalName string `json:"signal_name,omitempty" validate:"required_if=Type signal_external,omitempty,name"`
 	// Reason is recorded in the target's cancel request (cancel_external).
@@ -886,6 +921,9 @@ type CompleteActivityTaskRequest struct {
 type CompleteActivityByIDRequest struct {
 	// ExecutionID is the workflow's execution (0: the current one).
 	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+	// RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunID string `json:"run_id,omitempty" validate:"max=64"`
 	// Result is the activity's result, any JSON value.
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
 }
@@ -895,7 +933,10 @@ type CompleteActivityByIDRequest struct {
 type FailActivityByIDRequest struct {
 	// ExecutionID is the workflow's execution (0: the current one).
 	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
-	Error       Error `json:"error"`
+	// RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunID string `json:"run_id,omitempty" validate:"max=64"`
+	Error Error  `json:"error"`
 }
 
 // HeartbeatActivityByIDRequest is the body of POST
@@ -903,6 +944,9 @@ type FailActivityByIDRequest struct {
 type HeartbeatActivityByIDRequest struct {
 	// ExecutionID is the workflow's execution (0: the current one).
 	ExecutionID int64 `json:"execution_id,omitempty" validate:"min=0"`
+	// RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunID string `json:"run_id,omitempty" validate:"max=64"`
 	// Details are the heartbeat details to record, any JSON value.
 	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 }

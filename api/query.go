@@ -10,6 +10,9 @@ type QueryWorkflowRequest struct {
 	// ExecutionID names the execution to query (0, the default: the
 	// current one).
 	ExecutionID int64 `json:"execution_id,omitempty" validate:"gte=0"`
+	// RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunID string `json:"run_id,omitempty" validate:"max=64"`
 	// Wait bounds how long the server waits for a worker's answer (default
 	// 30s, at most 60s).
 	Wait *Duration `json:"wait,omitempty" swaggertype:"string" example:"10s"`
@@ -43,6 +46,9 @@ type QueryTask struct {
 	InstanceID string `json:"instance_id"`
 	// ExecutionID is the execution queried.
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is that execution's run id (a UUID; empty for a past
+	// execution that predates run ids).
+	RunID string `json:"run_id,omitempty"`
 	// WorkflowType is the workflow's registered name.
 	WorkflowType string `json:"workflow_type"`
 	// TaskQueue is the workflow's task queue.

@@ -132,6 +132,10 @@ const (
 	// to a workflow holding as many pending messages as it may; a
 	// workflow whose history reached its hard limit).
 	ErrorTypeLimitExceeded = "LimitExceeded"
+	// ErrorTypePayloadCodec: the SDK's data converter or payload codec
+	// failed on a payload of the turn or the attempt (the Go SDK's
+	// converter.PayloadCodecError).
+	ErrorTypePayloadCodec = "PayloadCodecError"
 )
 
 // ProblemBase is the prefix of every problem type.
@@ -160,6 +164,11 @@ const (
 	// ProblemLockLost (409): the lock token is unknown, expired or already
 	// acknowledged.
 	ProblemLockLost = ProblemBase + "lock-lost"
+	// ProblemDuplicateReport (409): another report of the same lock token
+	// (a completion with a different result, a fail after a complete, a
+	// different turn ack) was recorded first; this one was not. A retry of
+	// the recorded report gets its first answer (200) instead.
+	ProblemDuplicateReport = ProblemBase + "duplicate-report"
 	// ProblemUnhandledSignals (409): the turn would end the workflow but
 	// signals arrived while it ran; it was not applied and runs again with
 	// them.
@@ -205,6 +214,7 @@ func ProblemTypes() []string {
 		ProblemWorkerGone, ProblemRateLimited, ProblemClientClosed, ProblemUnavailable, ProblemDatabaseUnavailable,
 		ProblemQueryFailed, ProblemQueryTimeout, ProblemAlreadyExists, ProblemInternal, ProblemHTTP, ProblemSearchAttributeExists,
 		ProblemLimitExceeded,
+		ProblemDuplicateReport,
 	}
 }
 

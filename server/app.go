@@ -15,6 +15,8 @@ import (
 
 	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/services/backloggauge"
+	"github.com/tetherhq/tether/server/services/batch"
 	"github.com/tetherhq/tether/server/services/retention"
 	"github.com/tetherhq/tether/server/services/scheduler"
 	"github.com/tetherhq/tether/server/services/sweeper"
@@ -90,6 +92,10 @@ type AppConfig struct {
 	// slots (scheduler.Config; its Now defaults to Store.Now and its Wake
 	// to the hub's store.ScheduleKey notification).
 	Scheduler scheduler.Config
+	// Batches tunes the batch service, which runs the batch jobs
+	// (batch.Config; its Wake defaults to the hub's store.BatchKey
+	// notification).
+	Batches batch.Config
 	// Logger receives the process's logs. Default: discarded.
 	Logger *slog.Logger
 }
@@ -108,9 +114,10 @@ type App struct {
 	metrics   *Metrics
 	sweeper   *sweeper.Sweeper
 	gauge     *workergauge.Gauge
-	backlog   *BacklogGauge
+	backlog   *backloggauge.Gauge
 	retention *retention.Job
 	scheduler *scheduler.Scheduler
+	batches   *batch.Service
 	srv       *Server
 	ln        net.Listener
 	connected <-chan struct{}
@@ -203,13 +210,14 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	a.store = pg
 	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval}, logger)
 	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
-	a.backlog = NewBacklogGauge(pg, a.metrics, cfg.BacklogInterval, logger)
+	a.backlog = backloggauge.New(pg, a.metrics.Ops.Backlog, a.metrics.Ops.BacklogAge, a.metrics.Ops.queueLabels, cfg.BacklogInterval, logger)
 	a.retention = retention.New(a.store, cfg.Retention, logger)
 	listenCfg := directCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
 	a.hub = longpoll.New(longpoll.Config{ConnConfig: listenCfg, MinBackoff: cfg.ListenerMinBackoff}, logger)
 	a.connected = a.hub.NextConnect()
 	a.scheduler = a.newScheduler(cfg.Scheduler, cfg.Store.Now)
+	a.batches = a.newBatches(cfg.Batches)
 	a.srv = New(a.store, a.hub, cfg.Server, logger)
 	if err := a.metrics.Register(append(a.sweeper.Collectors(), NewPoolCollector(pool))...); err != nil {
 		return nil, err
@@ -288,7 +296,9 @@ func (a *App) Run(ctx context.Context) error {
 	a.backlog.Start(bgCtx)
 	a.retention.Start(bgCtx)
 	a.scheduler.Start(bgCtx)
+	a.batches.Start(bgCtx)
 	defer func() {
+		a.batches.Stop()
 		a.scheduler.Stop()
 		a.sweeper.Stop()
 		a.gauge.Stop()
@@ -370,4 +380,19 @@ func (a *App) newScheduler(cfg scheduler.Config, now func() time.Time) *schedule
 		}
 	}
 	return scheduler.New(a.store, cfg, a.logger)
+}
+
+// Batches is the batch service (started by Run).
+func (a *App) Batches() *batch.Service { return a.batches }
+
+// newBatches builds the batch service over the store, woken by the hub's
+// store.BatchKey notifications.
+func (a *App) newBatches(cfg batch.Config) *batch.Service {
+	if cfg.Wake == nil {
+		cfg.Wake = func() (<-chan struct{}, func()) {
+			w := a.hub.Register(store.BatchKey)
+			return w.C(), w.Close
+		}
+	}
+	return batch.New(a.store, cfg, a.logger)
 }

@@ -76,7 +76,7 @@ func activityParams(b *binder) (ns, id string, activityID int64) {
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/complete [post]
 func (s *Server) completeActivityByID(c echo.Context) error {
-	return actByID(s, c, nil, func(r *api.CompleteActivityByIDRequest) int64 { return r.ExecutionID },
+	return actByID(s, c, nil, func(r *api.CompleteActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.CompleteActivityByIDRequest) (any, error) {
 			return s.store.CompleteActivityTaskEager(ctx, ns, tok, r.Result, nil)
 		})
@@ -107,7 +107,7 @@ func (s *Server) failActivityByID(c echo.Context) error {
 	check := func(b *binder, r *api.FailActivityByIDRequest) {
 		b.check(r.Error.Message != "", "error.message", "required")
 	}
-	return actByID(s, c, check, func(r *api.FailActivityByIDRequest) int64 { return r.ExecutionID },
+	return actByID(s, c, check, func(r *api.FailActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.FailActivityByIDRequest) (any, error) {
 			return s.store.FailActivityTask(ctx, ns, tok, r.Error, nil)
 		})
@@ -135,7 +135,7 @@ func (s *Server) failActivityByID(c echo.Context) error {
 //	@Failure		500			{object}	api.Problem
 //	@Router			/v1/namespaces/{namespace}/workflows/{instance_id}/activities/{activity_id}/heartbeat [post]
 func (s *Server) heartbeatActivityByID(c echo.Context) error {
-	return actByID(s, c, nil, func(r *api.HeartbeatActivityByIDRequest) int64 { return r.ExecutionID },
+	return actByID(s, c, nil, func(r *api.HeartbeatActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.HeartbeatActivityByIDRequest) (any, error) {
 			details := r.Details
 			if details == nil {
@@ -149,7 +149,7 @@ func (s *Server) heartbeatActivityByID(c echo.Context) error {
 // bind the path and the body (check adds the route's own rules), find the
 // token of the activity's held attempt, and act on it as the token's own
 // route would.
-func actByID[R any](s *Server, c echo.Context, check func(*binder, *R), execID func(*R) int64,
+func actByID[R any](s *Server, c echo.Context, check func(*binder, *R), execID func(*R) (int64, string),
 	act func(ctx context.Context, ns string, tok storage.AttemptToken, req *R) (any, error)) error {
 	b := s.bind(c)
 	ns, id, aid := activityParams(b)
@@ -158,11 +158,17 @@ func actByID[R any](s *Server, c echo.Context, check func(*binder, *R), execID f
 	if check != nil {
 		check(b, &req)
 	}
+	exec, runID := execID(&req)
+	ref := b.runRef("run_id", runID, exec)
 	if err := b.err(); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	token, err := s.store.ActivityToken(ctx, ns, id, execID(&req), aid)
+	exec, err := s.executionOf(ctx, ns, id, ref)
+	if err != nil {
+		return err
+	}
+	token, err := s.store.ActivityToken(ctx, ns, id, exec, aid)
 	if err != nil {
 		return err
 	}

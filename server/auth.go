@@ -197,6 +197,7 @@ func routeRules() map[ruleKey]routeRule {
 	}
 	rules[ruleKey{http.MethodGet, uiPath}] = pub
 	rules[ruleKey{http.MethodPost, uiPath}] = pub
+	batchRouteRules(rules)
 	return rules
 }
 

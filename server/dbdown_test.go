@@ -88,3 +88,43 @@ func TestDatabaseDown_Answers503ProblemWithRetryAfter(t *testing.T) {
 		t.Fatal("answering 503 for the unreachable database did not start the outage grace")
 	}
 }
+
+// Goal: a database that cannot do the work for want of resources — disk
+// full, out of memory, an I/O error, too many connections, a read-only
+// standby — is answered 503 database-unavailable with Retry-After and
+// the reason, not 500: the request may be sent again as it is.
+func TestDatabaseOutOfResources_Answers503(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	for _, tc := range []struct{ code, reason string }{
+		{"53100", "disk_full"},
+		{"53200", "out_of_memory"},
+		{"53400", "insufficient_resources"},
+		{"53300", "too_many_connections"},
+		{"58030", "io_error"},
+		{"25006", "read_only"},
+	} {
+		// PostgreSQL itself raises the error, as it would on a full disk,
+		// when the start inserts its instance.
+		if _, err := e.pool.Exec(ctx, `
+CREATE OR REPLACE FUNCTION refuse_start() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = '`+tc.code+`'; END $$;
+DROP TRIGGER IF EXISTS refuse_start ON instances;
+CREATE TRIGGER refuse_start BEFORE INSERT ON instances FOR EACH ROW EXECUTE FUNCTION refuse_start();`); err != nil {
+			t.Fatal(err)
+		}
+		r := e.post("/workflows", map[string]any{"workflow_type": "W", "task_queue": "q", "instance_id": "full"})
+		p := r.want(t, http.StatusServiceUnavailable).problem(t)
+		if p.Type != ProblemDatabaseUnavailable || p.Reason != tc.reason {
+			t.Fatalf("SQLSTATE %s: problem %+v, want %s with reason %s", tc.code, p, ProblemDatabaseUnavailable, tc.reason)
+		}
+		if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 {
+			t.Fatalf("SQLSTATE %s: Retry-After %q", tc.code, r.header.Get("Retry-After"))
+		}
+	}
+	// Space freed: the same request succeeds.
+	if _, err := e.pool.Exec(ctx, `DROP TRIGGER refuse_start ON instances`); err != nil {
+		t.Fatal(err)
+	}
+	e.post("/workflows", map[string]any{"workflow_type": "W", "task_queue": "q", "instance_id": "full"}).want(t, http.StatusCreated)
+}

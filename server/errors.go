@@ -36,6 +36,9 @@ const (
 	ProblemNotRunning       = api.ProblemNotRunning
 	ProblemRunning          = api.ProblemRunning
 	ProblemLockLost         = api.ProblemLockLost
+	// ProblemDuplicateReport: another report of the lock token was
+	// recorded first; this one differs from it and was not.
+	ProblemDuplicateReport = api.ProblemDuplicateReport
 	// ProblemUnhandledSignals: the turn would end the workflow but signals
 	// arrived while it ran; it was not applied and runs again with them.
 	ProblemUnhandledSignals = api.ProblemUnhandledSignals
@@ -133,6 +136,9 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 	case errors.Is(err, storage.ErrLockLost):
 		return newProblem(http.StatusConflict, ProblemLockLost, "Lock lost",
 			"The lock token is unknown, expired, or already acknowledged."), false
+	case errors.Is(err, storage.ErrDuplicateReport):
+		return newProblem(http.StatusConflict, ProblemDuplicateReport, "Duplicate report",
+			"Another report of this lock token, with a different payload, was recorded first; this one was not. A retry of the recorded report gets its answer."), false
 	case errors.Is(err, storage.ErrWorkerGone):
 		return newProblem(http.StatusGone, ProblemWorkerGone, "Worker cleaned up",
 			"This worker session was cleaned up; start again with a new worker_id."), false
@@ -206,7 +212,9 @@ func (s *Server) httpErrorProblem(he *echo.HTTPError) *problemError {
 
 // databaseUnavailable classifies an error that means PostgreSQL cannot be
 // used right now — it refuses connections, is shutting down or starting,
-// has no connection slot left, or the connection broke — and returns the
+// has no connection slot left, the connection broke, or it lacks the
+// resources to do the work (disk full, out of memory, an I/O error, a
+// read-only standby) — and returns the
 // reason class ("" for any other error). Such errors are answered 503 with
 // Retry-After: the request may be sent again as it is.
 func databaseUnavailable(err error) string {
@@ -223,6 +231,21 @@ func databaseUnavailable(err error) string {
 			return "cannot_connect_now"
 		case strings.HasPrefix(pgErr.Code, "08"):
 			return "connection_failure"
+		case pgErr.Code == "53100":
+			// No space left on the database's disk: writes fail until
+			// an operator frees some; nothing was written.
+			return "disk_full"
+		case pgErr.Code == "53200":
+			return "out_of_memory"
+		case strings.HasPrefix(pgErr.Code, "53"):
+			// Insufficient resources: the other codes of the class.
+			return "insufficient_resources"
+		case pgErr.Code == "58030":
+			return "io_error"
+		case pgErr.Code == "25006":
+			// A read-only transaction: the server reached a standby (a
+			// failover in progress).
+			return "read_only"
 		}
 		return ""
 	}

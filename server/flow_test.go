@@ -69,17 +69,18 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("first turn: %+v", task)
 	}
 	var ack api.CompleteWorkflowTaskResponse
-	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{Commands: []api.Command{{
+	firstAck := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{
 		Type: api.CommandScheduleActivity, ActivityID: 1, ActivityType: "Charge", TaskQueue: "payments",
 		Input: json.RawMessage(`{"amount":3}`),
-	}}}).want(t, http.StatusOK).decode(t, &ack)
+	}}}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", firstAck).want(t, http.StatusOK).decode(t, &ack)
 	if ack.Status != api.StatusRunning {
 		t.Fatalf("ack: %+v", ack)
 	}
 	// A doubled ack (a retry whose first answer was lost) gets the first
 	// answer and writes nothing.
 	var again api.CompleteWorkflowTaskResponse
-	e.post("/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{}).
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", firstAck).
 		want(t, http.StatusOK).decode(t, &again)
 	if again.Status != ack.Status || again.ExecutionID != ack.ExecutionID || again.NextEventID != ack.NextEventID {
 		t.Fatalf("doubled ack: %+v, first %+v", again, ack)
@@ -111,7 +112,7 @@ func TestRoundTrip(t *testing.T) {
 	// A doubled report gets the first answer; a fail with the spent token
 	// is refused.
 	var done2 api.ActivityAckResponse
-	e.post("/activity-tasks/"+act.LockToken+"/complete", api.CompleteActivityTaskRequest{}).want(t, http.StatusOK).decode(t, &done2)
+	e.post("/activity-tasks/"+act.LockToken+"/complete", api.CompleteActivityTaskRequest{Result: json.RawMessage(`"ok"`)}).want(t, http.StatusOK).decode(t, &done2)
 	if done2.Outcome != done.Outcome {
 		t.Fatalf("doubled activity ack: %+v, first %+v", done2, done)
 	}

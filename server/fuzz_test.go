@@ -81,6 +81,12 @@ func fuzzRoutes() []fuzzRoute {
 		{http.MethodPost, "/schedules/{}/unpause"},
 		{http.MethodPost, "/schedules/{}/trigger"},
 		{http.MethodPost, "/schedules/{}/backfill"},
+		{http.MethodPost, "/batches"},
+		{http.MethodGet, "/batches"},
+		{http.MethodGet, "/batches/{}"},
+		{http.MethodPost, "/batches/{}/pause"},
+		{http.MethodPost, "/batches/{}/resume"},
+		{http.MethodPost, "/batches/{}/cancel"},
 	}
 }
 

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -10,8 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/services"
-	"github.com/tetherhq/tether/server/store"
 )
 
 // DefaultMetricsLabelLimit is how many distinct values a label of the
@@ -66,7 +62,8 @@ func (l *labelLimit) value(v string) string {
 // task queue and who polls it, and the database pool. The counters are
 // fed by the store after its transactions commit (Metrics is its
 // Observer) and by the poll handlers, with what they know already; the
-// backlog gauges by a periodic set-based query (BacklogGauge); the
+// backlog gauges by a periodic set-based query
+// (services/backloggauge); the
 // pollers and the pool at scrape time.
 type OpsMetrics struct {
 	// WorkflowsStarted counts workflows started, by namespace and
@@ -305,83 +302,8 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	n(c.cancelAcqs, float64(s.CanceledAcquireCount()))
 }
 
-// backlogSource is what BacklogGauge reads (the PostgreSQL store).
-type backlogSource interface {
-	TaskQueueBacklog(ctx context.Context) ([]store.QueueBacklog, error)
-}
-
-// BacklogGauge refreshes the task-queue backlog gauges
-// (tether_task_queue_backlog, tether_task_queue_backlog_age_seconds) every
-// interval with one set-based query over the queue tables: no request
-// pays for them.
-type BacklogGauge struct {
-	services.Loop
-	st       backlogSource
-	ops      *OpsMetrics
-	interval time.Duration
-	logger   *slog.Logger
-	// shown are the label sets set last time: a queue gone from the
-	// answer is set to 0 rather than left at its last value.
-	shown map[[3]string]bool
-}
-
-// NewBacklogGauge returns a BacklogGauge that sets m's backlog gauges from
-// st every interval. A nil logger discards logs.
-func NewBacklogGauge(st backlogSource, m *Metrics, interval time.Duration, logger *slog.Logger) *BacklogGauge {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &BacklogGauge{st: st, ops: m.Ops, interval: interval, logger: logger, shown: map[[3]string]bool{}}
-}
-
-// Start runs the gauge in the background until Stop (or until ctx is done).
-func (g *BacklogGauge) Start(ctx context.Context) { g.Go(ctx, g.Run) }
-
-// Run refreshes the gauges every interval until ctx is done.
-func (g *BacklogGauge) Run(ctx context.Context) {
-	t := time.NewTicker(g.interval)
-	defer t.Stop()
-	for {
-		if err := g.Refresh(ctx); err != nil && ctx.Err() == nil {
-			g.logger.Warn("reading the task-queue backlogs failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// Refresh reads the backlogs once and sets the gauges. Queues past the
-// label limit are summed under OtherLabel (their age: the oldest).
-func (g *BacklogGauge) Refresh(ctx context.Context) error {
-	rows, err := g.st.TaskQueueBacklog(ctx)
-	if err != nil {
-		return err
-	}
-	type figures struct {
-		n   int64
-		age float64
-	}
-	now := map[[3]string]figures{}
-	for _, r := range rows {
-		k := [3]string{g.ops.namespaces.value(r.Namespace), g.ops.taskQueues.value(r.TaskQueue), r.Kind}
-		f := now[k]
-		f.n += r.Backlog
-		f.age = max(f.age, r.OldestAge.Seconds())
-		now[k] = f
-	}
-	for k := range g.shown {
-		if _, ok := now[k]; !ok {
-			g.ops.Backlog.WithLabelValues(k[0], k[1], k[2]).Set(0)
-			g.ops.BacklogAge.WithLabelValues(k[0], k[1], k[2]).Set(0)
-		}
-	}
-	for k, f := range now {
-		g.ops.Backlog.WithLabelValues(k[0], k[1], k[2]).Set(float64(f.n))
-		g.ops.BacklogAge.WithLabelValues(k[0], k[1], k[2]).Set(f.age)
-		g.shown[k] = true
-	}
-	return nil
+// queueLabels maps a task queue's namespace and name to their label values
+// (bounded: OtherLabel past the limit), for the backlog gauges.
+func (m *OpsMetrics) queueLabels(ns, queue string) (string, string) {
+	return m.namespaces.value(ns), m.taskQueues.value(queue)
 }

@@ -50,11 +50,16 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 	var req api.QueryWorkflowRequest
 	b.body(&req)
 	wait := b.wait("wait", req.Wait)
+	ref := b.runRef("run_id", req.RunID, req.ExecutionID)
 	if err := b.err(); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	qid, _, err := s.store.InsertQuery(ctx, ns, id, req.ExecutionID, name, req.Input)
+	exec, err := s.executionOf(ctx, ns, id, ref)
+	if err != nil {
+		return err
+	}
+	qid, _, err := s.store.InsertQuery(ctx, ns, id, exec, name, req.Input)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,10 @@ const (
 	routeActivityPoll   = BasePath + "/activity-tasks/poll"
 	routeWorkflowResult = BasePath + "/workflows/:instance_id/result"
 	routeWorkerBeat     = BasePath + "/workers/heartbeat"
+	routeQueryPoll      = BasePath + "/query-tasks/poll"
+	// routeWorkflowQuery waits for a worker's answer (its wait) as a
+	// long poll does; its empty end is a 504, not quiet.
+	routeWorkflowQuery = BasePath + "/workflows/:instance_id/queries/:name"
 )
 
 func (s *Server) newEcho() *echo.Echo {
@@ -130,6 +134,7 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(g, "/workers/:worker_id", s.getWorker)
 	getAndHead(g, "/task-queues/:name", s.describeTaskQueue)
 	s.scheduleRoutes(g)
+	s.batchRoutes(g)
 	return e
 }
 
@@ -140,7 +145,7 @@ func quietRoute(route string, status int) bool {
 		return true
 	}
 	switch route {
-	case routeWorkflowPoll, routeActivityPoll, routeWorkflowResult, routeWorkerBeat:
+	case routeWorkflowPoll, routeActivityPoll, routeQueryPoll, routeWorkflowResult, routeWorkerBeat:
 		return status == http.StatusNoContent || status == http.StatusOK && route == routeWorkerBeat
 	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/openapi.yaml", "/docs", "/docs/", "/docs/doc.json", "/docs/doc.yaml", "/docs/*":
 		return status < 400

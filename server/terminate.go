@@ -36,10 +36,15 @@ func (s *Server) terminateWorkflow(c echo.Context) error {
 	id := b.param("instance_id", tagName)
 	var req api.TerminateWorkflowRequest
 	b.body(&req)
+	ref := b.runRef("run_id", req.RunID, req.ExecutionID)
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.TerminateWorkflow(c.Request().Context(), ns, id, req.ExecutionID, req.Reason, req.Details); err != nil {
+	exec, err := s.executionOf(c.Request().Context(), ns, id, ref)
+	if err != nil {
+		return err
+	}
+	if err := s.store.TerminateWorkflow(c.Request().Context(), ns, id, exec, req.Reason, req.Details); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, api.Accepted{Changed: true})

@@ -73,7 +73,7 @@ func payloadTooLargeProblem(field, message string) *problemError {
 // is their wait plus Timeouts.Request.
 func isLongPoll(route string) bool {
 	switch route {
-	case routeWorkflowPoll, routeActivityPoll, routeWorkflowResult, routeWorkerBeat:
+	case routeWorkflowPoll, routeActivityPoll, routeQueryPoll, routeWorkflowResult, routeWorkerBeat, routeWorkflowQuery:
 		return true
 	}
 	return false

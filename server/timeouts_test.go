@@ -136,3 +136,20 @@ func TestNetHTTPErrorsAreProblems(t *testing.T) {
 		r.problem(t)
 	}
 }
+
+// Goal: an idle query-task poll is a long poll like the others: it answers
+// 204 at the end of its wait, even a wait longer than the request bound
+// (it was cut off with a 503 at the bound); and a query that no worker
+// answers ends in 504 query-timeout at its wait, not 503.
+func TestQueryPollsAreLongPolls(t *testing.T) {
+	e := newEnv(t, Config{Timeouts: Timeouts{Request: 300 * time.Millisecond}})
+	r := e.post("/query-tasks/poll", api.PollQueryTaskRequest{TaskQueue: "idle", WorkerID: "w1", Wait: dur(time.Second)})
+	if r.status != http.StatusNoContent {
+		t.Fatalf("idle query poll: status %d, want 204; body %s", r.status, r.body)
+	}
+	startWF(t, e, "asked", "idle")
+	r = e.post("/workflows/asked/queries/state", api.QueryWorkflowRequest{Wait: dur(time.Second)})
+	if p := r.want(t, http.StatusGatewayTimeout).problem(t); p.Type != ProblemQueryTimeout {
+		t.Fatalf("unanswered query: problem %+v", p)
+	}
+}

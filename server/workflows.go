@@ -237,6 +237,7 @@ func (s *Server) listWorkflows(c echo.Context) error {
 //	@Param		namespace		path		string	true	"Namespace"	default(default)
 //	@Param		instance_id		path		string	true	"Instance id"
 //	@Param		execution_id	query		int		false	"Execution (default: the current one)"			minimum(1)
+//	@Param		run_id			query		string	false	"Execution by run id (a UUID) or execution id, instead of execution_id"
 //	@Param		page_size		query		int		false	"Events per page (default 1000, at most 10000)"	minimum(1)
 //	@Param		page_token		query		string	false	"next_page_token of the previous page"
 //	@Success	200				{object}	api.HistoryResponse
@@ -251,10 +252,15 @@ func (s *Server) workflowHistory(c echo.Context) error {
 	ns := b.namespace()
 	id := b.param("instance_id", tagName)
 	exec := b.queryInt("execution_id", 0, 1, 1<<62)
+	ref := b.runRef("run_id", c.QueryParam("run_id"), exec)
 	lim := s.cfg.Limits
 	size := b.queryInt("page_size", int64(lim.HistoryPageSize), 1, int64(lim.MaxHistoryPageSize))
 	token := b.query("page_token", tagPageToken)
 	if err := b.err(); err != nil {
+		return err
+	}
+	exec, err := s.executionOf(c.Request().Context(), ns, id, ref)
+	if err != nil {
 		return err
 	}
 	resp, err := s.store.HistoryPage(c.Request().Context(), ns, id, exec, token, int32(size))

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,16 +16,35 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/converter"
 )
 
 // client returns an SDK client for the global flags.
 func (c *cli) client() (*client.TetherClient, error) {
-	cl, err := client.New(client.Options{
+	opts := client.Options{
 		Address:   c.address,
 		Namespace: c.namespace,
 		APIKey:    c.apiKey,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	if c.codecEndpoint != "" {
+		u, err := url.Parse(c.codecEndpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usageErrorf("--codec-endpoint must be an http or https URL, not %q", c.codecEndpoint)
+		}
+		// Payloads are encoded and decoded by the codec server, as the
+		// SDK's codecs would: envelopes are shown decoded. X-Namespace
+		// names the namespace, as Temporal's CLI does, for codec servers
+		// that serve several.
+		ns := c.namespace
+		opts.DataConverter = converter.NewCodecDataConverter(converter.GetDefaultDataConverter(),
+			converter.NewRemotePayloadCodec(converter.RemotePayloadCodecOptions{Endpoint: c.codecEndpoint,
+				ModifyRequest: func(r *http.Request) error {
+					r.Header.Set("X-Namespace", ns)
+					return nil
+				}}))
+	}
+	cl, err := client.New(opts)
 	if err != nil {
 		return nil, usageErrorf("--address: %w", err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -138,4 +139,19 @@ func TestServerFlagsBadEnv(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "$TETHER_SHUTDOWN_TIMEOUT") {
 		t.Fatalf("bad $TETHER_SHUTDOWN_TIMEOUT: %v", err)
 	}
+}
+
+// TestServerFlagsDocumented: docs/operations.md lists every flag of `tether
+// server` with its environment variable.
+func TestServerFlagsDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	serverFlagSet().VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(doc, "`--"+f.Name+"`") || !strings.Contains(doc, "`"+envName(f.Name)+"`") {
+			t.Errorf("docs/operations.md does not list --%s and $%s", f.Name, envName(f.Name))
+		}
+	})
 }

@@ -77,6 +77,9 @@ type cli struct {
 	namespace string
 	apiKey    string
 	output    string
+	// codecEndpoint is the workflow commands' --codec-endpoint ("" when
+	// payloads are shown as stored).
+	codecEndpoint string
 }
 
 // run executes the command line args and returns the exit code.
@@ -164,7 +167,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 conflict,
 		cmd.GroupID = "server"
 		root.AddCommand(cmd)
 	}
-	for _, cmd := range []*cobra.Command{c.workflowCommand(), c.workerCommand(), c.taskQueueCommand(), c.namespaceCommand(), c.scheduleCommand(), c.searchAttributeCommand()} {
+	for _, cmd := range []*cobra.Command{c.workflowCommand(), c.workerCommand(), c.taskQueueCommand(), c.namespaceCommand(), c.scheduleCommand(), c.searchAttributeCommand(), c.batchCommand()} {
 		cmd.GroupID = "api"
 		root.AddCommand(cmd)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,19 +27,31 @@ func (c *cli) workflowCommand() *cobra.Command {
 
 cancel asks the workflow to stop (its code decides how); terminate ends it
 at once without running its code; delete --force removes a running one with
-its history.`,
+its history.
+
+--codec-endpoint names a codec server (Temporal's protocol, such as the Go
+SDK's converter.NewPayloadCodecHTTPHandler): payloads stored encoded by a
+codec (encrypted, compressed) are shown decoded through it, and --input
+values are encoded through it.`,
 		Example: `  tether workflow start Greet --task-queue main --id greet-1 --input '"Ada"'
   tether workflow list --status running
   tether workflow list --query "WorkflowType = 'Order' AND CustomerId = 'c-1'"
-  tether workflow show greet-1`,
+  tether workflow show greet-1
+  tether workflow describe order-42 --codec-endpoint http://localhost:8081`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	cmd.PersistentFlags().StringVar(&c.codecEndpoint, "codec-endpoint", os.Getenv(envCodecEndpoint),
+		"a codec server's URL: payloads are decoded and encoded through it ($"+envCodecEndpoint+")")
 	cmd.AddCommand(c.workflowStart(), c.workflowList(), c.workflowCount(), c.workflowDescribe(), c.workflowShow(),
 		c.workflowResult(), c.workflowSignal(), c.workflowQuery(), c.workflowUpdate(), c.workflowCancel(),
 		c.workflowTerminate(), c.workflowDelete())
 	return cmd
 }
+
+// envCodecEndpoint is the default of the workflow commands'
+// --codec-endpoint.
+const envCodecEndpoint = "TETHER_CODEC_ENDPOINT"
 
 func (c *cli) workflowStart() *cobra.Command {
 	var queue, id, input, attrs, memo string

@@ -240,6 +240,7 @@ WITH c AS (
            (x ->> 'task_queue')::text AS task_queue, (x -> 'input')::jsonb AS input,
            (x ->> 'timeout_ms')::bigint AS timeout_ms, (x ->> 'parent_instance_id')::text AS parent_instance_id,
            (x ->> 'parent_execution_id')::bigint AS parent_execution_id,
+           (x ->> 'parent_run_id')::uuid AS parent_run_id,
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
            (x -> 'search_attributes')::jsonb AS search_attributes
@@ -268,21 +269,22 @@ WITH c AS (
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
-                                parent_close_policy, retry_policy, retry_attempt, search_attributes)
+                                parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id)
     SELECT $4, c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
            $4, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
-           c.retry_policy, 1, c.search_attributes
+           c.retry_policy, 1, c.search_attributes, c.parent_run_id
     FROM c LEFT JOIN d ON d.instance_id = c.instance_id
     ORDER BY c.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
-    RETURNING i.instance_id, i.execution_id
+    RETURNING i.instance_id, i.execution_id, i.run_id
 ), starts AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
     SELECT $4, c.instance_id, i.execution_id, c.task_queue, 'WorkflowStarted',
            jsonb_build_object('workflow_type', c.workflow_type, 'task_queue', c.task_queue,
                               'parent_workflow_id', c.parent_instance_id,
-                              'parent_execution_id', c.parent_execution_id)
+                              'parent_execution_id', c.parent_execution_id,
+                              'run_id', i.run_id, 'parent_run_id', c.parent_run_id)
            || CASE WHEN c.input IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('input', c.input) END
     FROM i JOIN c ON c.instance_id = i.instance_id
     RETURNING task_queue
@@ -293,7 +295,7 @@ WITH c AS (
            jsonb_build_object('child_id', c.child_id, 'child_workflow_id', c.instance_id,
                               'workflow_type', c.workflow_type)
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
-                   ELSE jsonb_build_object('child_execution_id', i.execution_id) END
+                   ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
     RETURNING task_queue
 )

@@ -8,6 +8,8 @@ package gen
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 const activityStates = `-- name: ActivityStates :many
@@ -86,6 +88,34 @@ type CopyEventsParams struct {
 	TimerID     *int64
 	Payload     []byte
 	CreatedAt   time.Time
+}
+
+const executionOfRunID = `-- name: ExecutionOfRunID :one
+SELECT x.execution_id FROM (
+    SELECT i.execution_id FROM instances i
+    WHERE i.namespace = $1 AND i.instance_id = $2 AND i.run_id = $3::uuid
+    UNION ALL
+    SELECT h.execution_id FROM history h
+    WHERE h.namespace = $1 AND h.instance_id = $2 AND h.event_id = 1
+      AND h.kind = 'WorkflowStarted' AND h.payload ->> 'run_id' = $3::text
+) x
+LIMIT 1
+`
+
+type ExecutionOfRunIDParams struct {
+	Namespace  string
+	InstanceID string
+	RunID      uuid.UUID
+}
+
+// The execution of instance_id whose run id is run_id: the current one
+// (instances.run_id), or a past one, whose WorkflowStarted event (event 1)
+// recorded it. No row: no execution of the instance has that run id.
+func (q *Queries) ExecutionOfRunID(ctx context.Context, arg ExecutionOfRunIDParams) (int64, error) {
+	row := q.db.QueryRow(ctx, executionOfRunID, arg.Namespace, arg.InstanceID, arg.RunID)
+	var execution_id int64
+	err := row.Scan(&execution_id)
+	return execution_id, err
 }
 
 const getHistory = `-- name: GetHistory :many
@@ -186,4 +216,25 @@ func (q *Queries) GetHistoryPage(ctx context.Context, arg GetHistoryPageParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const runIDOfExecution = `-- name: RunIDOfExecution :one
+SELECT COALESCE(h.payload ->> 'run_id', '')::text AS run_id FROM history h
+WHERE h.namespace = $1 AND h.instance_id = $2
+  AND h.execution_id = $3 AND h.event_id = 1
+`
+
+type RunIDOfExecutionParams struct {
+	Namespace   string
+	InstanceID  string
+	ExecutionID int64
+}
+
+// The run id a past execution's WorkflowStarted event recorded (” when
+// it predates run ids).
+func (q *Queries) RunIDOfExecution(ctx context.Context, arg RunIDOfExecutionParams) (string, error) {
+	row := q.db.QueryRow(ctx, runIDOfExecution, arg.Namespace, arg.InstanceID, arg.ExecutionID)
+	var run_id string
+	err := row.Scan(&run_id)
+	return run_id, err
 }

@@ -21,6 +21,31 @@ type ApiKey struct {
 	RevokedAt  *time.Time
 }
 
+type Batch struct {
+	Namespace     string
+	BatchID       string
+	Operation     string
+	Query         string
+	Reason        string
+	SignalName    string
+	SignalInput   []byte
+	Force         bool
+	RatePerSecond int32
+	State         string
+	Total         int64
+	Done          int64
+	Failed        int64
+	Failures      []byte
+	AfterID       string
+	Error         string
+	Identity      string
+	Owner         *string
+	LeaseUntil    *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	FinishedAt    *time.Time
+}
+
 type History struct {
 	Namespace   string
 	InstanceID  string
@@ -72,6 +97,8 @@ type Instance struct {
 	SearchAttributes  []byte
 	Memo              []byte
 	HasChildren       bool
+	RunID             uuid.UUID
+	ParentRunID       *uuid.UUID
 }
 
 type Namespace struct {
@@ -117,6 +144,7 @@ type ReportReceipt struct {
 	Kind      string
 	Answer    []byte
 	CreatedAt time.Time
+	Digest    []byte
 }
 
 type Schedule struct {

@@ -35,7 +35,7 @@ func (q *Queries) DeleteOldReceipts(ctx context.Context, arg DeleteOldReceiptsPa
 }
 
 const getReceipt = `-- name: GetReceipt :one
-SELECT kind, answer FROM report_receipts
+SELECT kind, answer, digest FROM report_receipts
 WHERE lock_token = $1 AND namespace = $2
 `
 
@@ -47,19 +47,20 @@ type GetReceiptParams struct {
 type GetReceiptRow struct {
 	Kind   string
 	Answer []byte
+	Digest []byte
 }
 
 func (q *Queries) GetReceipt(ctx context.Context, arg GetReceiptParams) (GetReceiptRow, error) {
 	row := q.db.QueryRow(ctx, getReceipt, arg.LockToken, arg.Namespace)
 	var i GetReceiptRow
-	err := row.Scan(&i.Kind, &i.Answer)
+	err := row.Scan(&i.Kind, &i.Answer, &i.Digest)
 	return i, err
 }
 
 const insertReceipts = `-- name: InsertReceipts :exec
-INSERT INTO report_receipts (lock_token, namespace, kind, answer)
-SELECT r.lock_token, $1::text, r.kind, r.answer
-FROM jsonb_to_recordset($2::jsonb) AS r(lock_token uuid, kind text, answer jsonb)
+INSERT INTO report_receipts (lock_token, namespace, kind, answer, digest)
+SELECT r.lock_token, $1::text, r.kind, r.answer, decode(r.digest, 'hex')
+FROM jsonb_to_recordset($2::jsonb) AS r(lock_token uuid, kind text, answer jsonb, digest text)
 ON CONFLICT (lock_token) DO NOTHING
 `
 
@@ -69,7 +70,8 @@ type InsertReceiptsParams struct {
 }
 
 // The answers of a group of reports, keyed by lock token (a report applied
-// twice keeps its first answer).
+// twice keeps its first answer), with the digest of what each report said
+// (hex).
 func (q *Queries) InsertReceipts(ctx context.Context, arg InsertReceiptsParams) error {
 	_, err := q.db.Exec(ctx, insertReceipts, arg.Namespace, arg.Receipts)
 	return err

@@ -40,3 +40,24 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AN
   AND event_id > sqlc.arg(after_event_id)::bigint
 ORDER BY event_id
 LIMIT sqlc.arg(page_size)::int;
+
+-- name: ExecutionOfRunID :one
+-- The execution of instance_id whose run id is run_id: the current one
+-- (instances.run_id), or a past one, whose WorkflowStarted event (event 1)
+-- recorded it. No row: no execution of the instance has that run id.
+SELECT x.execution_id FROM (
+    SELECT i.execution_id FROM instances i
+    WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id) AND i.run_id = sqlc.arg(run_id)::uuid
+    UNION ALL
+    SELECT h.execution_id FROM history h
+    WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = sqlc.arg(instance_id) AND h.event_id = 1
+      AND h.kind = 'WorkflowStarted' AND h.payload ->> 'run_id' = sqlc.arg(run_id)::text
+) x
+LIMIT 1;
+
+-- name: RunIDOfExecution :one
+-- The run id a past execution's WorkflowStarted event recorded ('' when
+-- it predates run ids).
+SELECT COALESCE(h.payload ->> 'run_id', '')::text AS run_id FROM history h
+WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = sqlc.arg(instance_id)
+  AND h.execution_id = sqlc.arg(execution_id) AND h.event_id = 1;

@@ -13,7 +13,8 @@
 -- row and writes nothing.
 --
 -- A restart replaces the finished row (d) with a fresh one whose
--- execution_id is the next: every other column starts from its default,
+-- execution_id is the next (and whose run_id is a fresh one, written into
+-- its WorkflowStarted message): every other column starts from its default,
 -- so that nothing of the last execution — its parent, its children, its
 -- build id, its sticky worker — carries over. The insert does nothing for
 -- an id that is held: by a running instance, which d leaves, or by a
@@ -61,11 +62,11 @@ WITH s AS (
     FROM s LEFT JOIN d ON d.instance_id = s.instance_id
     ORDER BY s.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
-    RETURNING i.instance_id, i.execution_id, i.status, i.task_queue
+    RETURNING i.instance_id, i.execution_id, i.status, i.task_queue, i.run_id
 ), m AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT sqlc.arg(namespace), i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
-           s.payload, now() + s.delay_ms * interval '1 millisecond'
+           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond'
     FROM i JOIN s ON s.instance_id = i.instance_id
 ), n AS (
     SELECT i.task_queue, pg_notify(sqlc.arg(channel)::text, CASE WHEN count(*) > 1
@@ -75,7 +76,7 @@ WITH s AS (
 )
 -- Joined with n so that its notifications are sent (a SELECT in WITH runs
 -- only when it is read).
-SELECT i.instance_id, i.execution_id, i.status
+SELECT i.instance_id, i.execution_id, i.status, i.run_id
 FROM i JOIN n ON n.task_queue = i.task_queue;
 
 -- name: GetInstance :one
@@ -106,7 +107,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
-  retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children
+  retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
@@ -440,6 +441,7 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 UPDATE instances
 SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     execution_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
+    run_id = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'run_id')::uuid, instances.run_id),
     workflow_type = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'workflow_type'),
     input = (sqlc.arg(turns)::jsonb -> instances.instance_id -> 'input' -> 'v'),
     result = (sqlc.arg(turns)::jsonb -> instances.instance_id -> 'result' -> 'v'),

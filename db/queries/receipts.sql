@@ -1,13 +1,14 @@
 -- name: InsertReceipts :exec
 -- The answers of a group of reports, keyed by lock token (a report applied
--- twice keeps its first answer).
-INSERT INTO report_receipts (lock_token, namespace, kind, answer)
-SELECT r.lock_token, sqlc.arg(namespace)::text, r.kind, r.answer
-FROM jsonb_to_recordset(sqlc.arg(receipts)::jsonb) AS r(lock_token uuid, kind text, answer jsonb)
+-- twice keeps its first answer), with the digest of what each report said
+-- (hex).
+INSERT INTO report_receipts (lock_token, namespace, kind, answer, digest)
+SELECT r.lock_token, sqlc.arg(namespace)::text, r.kind, r.answer, decode(r.digest, 'hex')
+FROM jsonb_to_recordset(sqlc.arg(receipts)::jsonb) AS r(lock_token uuid, kind text, answer jsonb, digest text)
 ON CONFLICT (lock_token) DO NOTHING;
 
 -- name: GetReceipt :one
-SELECT kind, answer FROM report_receipts
+SELECT kind, answer, digest FROM report_receipts
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace);
 
 -- name: DeleteOldReceipts :execrows

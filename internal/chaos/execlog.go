@@ -70,7 +70,7 @@ func (l *ExecLog) write(e Exec) {
 // function that records its end with an outcome.
 func (l *ExecLog) Start(ctx context.Context, resumed int) func(outcome string) {
 	info := activity.GetInfo(ctx)
-	activityID, _ := strconv.ParseInt(info.ActivityID, 10, 64) // the worker writes it in decimal
+	activityID, _ := strconv.ParseInt(info.ActivityID, 10, 64) // decimal, from the server
 	e := Exec{
 		Event: "start", InstanceID: info.InstanceID, ExecutionID: info.ExecutionID,
 		ActivityID: activityID, Attempt: info.Attempt, Type: info.ActivityType.Name,

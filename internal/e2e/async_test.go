@@ -24,13 +24,13 @@ import (
 type ExpenseActs struct {
 	mu       sync.Mutex
 	tokens   map[string][]byte // expense id → task token
-	ids      map[string]string // expense id → activity id
+	ids      map[string]int64  // expense id → activity id
 	waits    int
 	payments []string
 }
 
 func newExpenseActs() *ExpenseActs {
-	return &ExpenseActs{tokens: map[string][]byte{}, ids: map[string]string{}}
+	return &ExpenseActs{tokens: map[string][]byte{}, ids: map[string]int64{}}
 }
 
 // CreateExpenseActivity creates the expense.
@@ -47,7 +47,7 @@ func (a *ExpenseActs) WaitForDecisionActivity(ctx context.Context, expenseID str
 	info := activity.GetInfo(ctx)
 	a.mu.Lock()
 	a.tokens[expenseID] = info.TaskToken
-	a.ids[expenseID] = info.ActivityID
+	a.ids[expenseID], _ = strconv.ParseInt(info.ActivityID, 10, 64)
 	a.waits++
 	a.mu.Unlock()
 	activity.GetLogger(ctx).Info("Waiting for expense decision", "ExpenseID", expenseID)
@@ -62,7 +62,7 @@ func (a *ExpenseActs) PaymentActivity(ctx context.Context, expenseID string) err
 	return nil
 }
 
-func (a *ExpenseActs) registered(id string) ([]byte, string, bool) {
+func (a *ExpenseActs) registered(id string) ([]byte, int64, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	tok, ok := a.tokens[id]
@@ -132,7 +132,7 @@ func TestAsyncCompletion_ExpenseSample(t *testing.T) {
 		}
 		return pending
 	})
-	if err := e.c.RecordActivityHeartbeatByID(ctx, "", "expense-1", "", aid, "waiting"); err != nil {
+	if err := e.c.RecordActivityHeartbeatByID(ctx, "", "expense-1", "", strconv.FormatInt(aid, 10), "waiting"); err != nil {
 		t.Fatalf("heartbeat by id: %v", err)
 	}
 	if err := e.c.RecordActivityHeartbeat(ctx, token, "still waiting"); err != nil {
@@ -153,7 +153,7 @@ func TestAsyncCompletion_ExpenseSample(t *testing.T) {
 	}
 	h := e.history("expense-1")
 	for _, ev := range h {
-		if ev.Kind == api.EventActivityCompleted && strconv.FormatInt(ev.ActivityID, 10) == aid && (ev.Attempt != 1 || string(ev.Result) != `"APPROVED"`) {
+		if ev.Kind == api.EventActivityCompleted && ev.ActivityID == aid && (ev.Attempt != 1 || string(ev.Result) != `"APPROVED"`) {
 			t.Fatalf("decision recorded as %+v, want attempt 1 APPROVED", ev)
 		}
 	}
@@ -178,7 +178,7 @@ func TestAsyncCompletion_FailByIDAndTimeout(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the decision activity to register", func() bool { _, _, ok := acts.registered("expense-2"); return ok })
 	_, aid, _ := acts.registered("expense-2")
-	if err := e.c.CompleteActivityByID(ctx, "", "expense-2", "1", aid, nil,
+	if err := e.c.CompleteActivityByID(ctx, "", "expense-2", "1", strconv.FormatInt(aid, 10), nil,
 		activity.NewNonRetryableError("Rejected", "expense rejected", nil)); err != nil {
 		t.Fatalf("fail by id: %v", err)
 	}
@@ -187,7 +187,7 @@ func TestAsyncCompletion_FailByIDAndTimeout(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Failure.Type != "Rejected" {
 		t.Fatalf("result: %v, want the activity's Rejected failure", err)
 	}
-	if err := e.c.CompleteActivityByID(ctx, "", "expense-2", "", aid, "APPROVED", nil); !errors.Is(err, client.ErrNotFound) {
+	if err := e.c.CompleteActivityByID(ctx, "", "expense-2", "", strconv.FormatInt(aid, 10), "APPROVED", nil); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("completion of a finished activity: %v, want ErrNotFound", err)
 	}
 

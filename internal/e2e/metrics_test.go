@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/tetherhq/tether/internal/apptest"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/worker"
+	"github.com/tetherhq/tether/sdk/workflow"
 	"github.com/tetherhq/tether/server"
 	"sigs.k8s.io/yaml"
 )
@@ -114,6 +117,19 @@ func sum(samples []sample, name string, want map[string]string) (total float64, 
 	return total, found
 }
 
+// SlowFlow runs Slow once, with a start-to-close timeout it overruns.
+func SlowFlow(ctx workflow.Context, _ any) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 300 * time.Millisecond,
+		RetryPolicy: &workflow.RetryPolicy{MaximumAttempts: 1}})
+	return workflow.ExecuteActivity(ctx, Slow).Get(ctx, nil)
+}
+
+// Slow takes a second, whatever its deadline says.
+func Slow(context.Context) error {
+	time.Sleep(time.Second)
+	return nil
+}
+
 // metricsEnv is an env whose server refreshes its backlog gauges every
 // 50ms.
 func metricsEnv(t *testing.T) *env {
@@ -139,7 +155,9 @@ func TestMetricsAfterWorkflows(t *testing.T) {
 	e := metricsEnv(t)
 	ctx := context.Background()
 	f := &flaky{failures: 2}
-	e.startWorker("mq", testOptions(), registerFlaky(f))
+	e.startWorker("mq", testOptions(), func(w *worker.Worker) error {
+		return errors.Join(registerFlaky(f)(w), w.RegisterWorkflow(SlowFlow), w.RegisterActivity(Slow))
+	})
 
 	ok, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "m-ok", TaskQueue: "mq"}, RetryFlow, "Flaky")
 	if err != nil {
@@ -160,6 +178,13 @@ func TestMetricsAfterWorkflows(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	slow, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "m-slow", TaskQueue: "mq"}, SlowFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := result[string](t, slow, 30*time.Second); err == nil {
+		t.Fatal("m-slow succeeded")
+	}
 	// A workflow whose type the worker does not know: its workflow tasks
 	// fail, again and again, until it is terminated.
 	if _, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "m-stuck", TaskQueue: "mq"}, "Unknown", nil); err != nil {
@@ -222,6 +247,8 @@ func TestMetricsAfterWorkflows(t *testing.T) {
 		{"tether_activities_attempts_total", act("Flaky", "retried"), 2},
 		{"tether_activities_attempts_total", act("Flaky", "succeeded"), 1},
 		{"tether_activities_attempts_total", act("Reject", "failed"), 1},
+		{"tether_activities_attempts_total", act("Slow", "timed_out"), 1},
+		{"tether_workflows_closed_total", with(wf("SlowFlow"), "outcome", "failed"), 1},
 		{"tether_activities_schedule_to_start_seconds_count", map[string]string{"activity_type": "Flaky"}, 1},
 		{"tether_activities_schedule_to_start_seconds_count", map[string]string{"activity_type": "Reject"}, 1},
 		{"tether_activities_start_to_close_seconds_count", map[string]string{"activity_type": "Flaky"}, 3},

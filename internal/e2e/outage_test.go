@@ -415,3 +415,99 @@ func TestOutage_ServerDownLongerThanTurnLockDoesNotRerunTheTurn(t *testing.T) {
 		t.Fatalf("the turn ran %d times, want 1 (its ack came after its lock expired in the outage)", n)
 	}
 }
+
+// Goal: a worker whose heartbeats get 5xx answers it cannot attribute to
+// its lease (here PostgreSQL refuses the heartbeat's write with an
+// internal error, answered 500) for longer than its lease keeps its
+// activities running: only an answer that names the loss (410, lost
+// locks, cancels) cancels them. Once the database takes the heartbeats
+// again the session goes on, and the activity completes once.
+func TestOutage_Server5xxLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
+	// No sweeper: a database that fails the heartbeats fails the sweeper
+	// too.
+	e := newEnvWith(t, envConfig{SweepInterval: time.Hour})
+	const lease = 2 * time.Second
+	b := &outageBlocker{started: make(chan struct{}), release: make(chan struct{})}
+	var mu sync.Mutex
+	var lastOK, last5xxSent, okAfterHeal time.Time
+	var healed bool
+	ft := &faultTransport{}
+	sentAt := map[*http.Request]time.Time{}
+	ft.before = func(r *http.Request) {
+		mu.Lock()
+		sentAt[r] = time.Now()
+		mu.Unlock()
+	}
+	ft.after = func(r *http.Request, resp *http.Response, err error) {
+		if !strings.HasSuffix(r.URL.Path, "/workers/heartbeat") {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		sent := sentAt[r]
+		delete(sentAt, r)
+		switch {
+		case err == nil && resp.StatusCode == http.StatusOK:
+			lastOK = sent
+			if healed && okAfterHeal.IsZero() {
+				okAfterHeal = time.Now()
+			}
+		case err == nil && resp.StatusCode == http.StatusInternalServerError:
+			last5xxSent = sent
+		}
+	}
+	_, c := e.outageClient(ft)
+	opts := outageOptions()
+	opts.LeaseDuration = lease
+	opts.ActivityLockDuration = time.Minute
+	e.startWorkerOn(c, "q", opts, func(w *worker.Worker) error {
+		return errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock))
+	})
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-5xx", TaskQueue: "q"}, OutageBlockFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the activity did not start")
+	}
+	waitFor(t, 10*time.Second, "a heartbeat that got through", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !lastOK.IsZero()
+	})
+	ctx := context.Background()
+	if _, err := e.pool.Exec(ctx, `
+CREATE FUNCTION refuse_heartbeat() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'could not write block: simulated' USING ERRCODE = 'XX000'; END $$;
+CREATE TRIGGER refuse_heartbeat BEFORE INSERT OR UPDATE ON workers FOR EACH ROW EXECUTE FUNCTION refuse_heartbeat();`); err != nil {
+		t.Fatal(err)
+	}
+	// 500s until one was sent after the worker's own view of its lease
+	// ran out.
+	waitFor(t, 30*time.Second, "the lease to run out on the worker's side under 500s", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return last5xxSent.After(lastOK.Add(lease + 200*time.Millisecond))
+	})
+	if _, err := e.pool.Exec(ctx, `DROP TRIGGER refuse_heartbeat ON workers`); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	healed = true
+	mu.Unlock()
+	waitFor(t, 30*time.Second, "a heartbeat after the database healed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !okAfterHeal.IsZero()
+	})
+	close(b.release)
+	got, err := result[string](t, run, 60*time.Second)
+	if err != nil || got != "done" {
+		t.Fatalf("result %q, %v", got, err)
+	}
+	if n, cn := b.runs.Load(), b.canceled.Load(); n != 1 || cn != 0 {
+		t.Fatalf("the activity ran %d times and was cancelled %d times, want 1 and 0", n, cn)
+	}
+}

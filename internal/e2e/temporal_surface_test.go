@@ -200,6 +200,11 @@ func SurfaceSignalOther(ctx context.Context, workflowID, value string) error {
 		return errors.New("activity.GetLogger is not a log.WithLogger")
 	}
 	withLogger.With("activity", "SurfaceSignalOther").Info("signalling", "workflow", workflowID)
+	info := activity.GetInfo(ctx)
+	if info.ActivityType.Name != "SurfaceSignalOther" || info.WorkflowType.Name != "SurfaceActivitiesFlow" ||
+		info.WorkflowExecution.ID == "" || info.WorkflowExecution.RunID == "" || info.ActivityID == "" || info.IsLocalActivity {
+		return fmt.Errorf("activity info %+v", info)
+	}
 	return activity.GetClient(ctx).SignalWorkflow(ctx, workflowID, "", "note", value)
 }
 
@@ -385,6 +390,10 @@ func TestTemporalSurface_UnsupportedStartOptionsAreRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "StartWorkflowOptions."+field) {
 			t.Errorf("%s: %v", field, err)
 		}
+		_, err = c.SignalWithStartWorkflow(ctx, "refused", "sig", nil, opts, "AnyFlow")
+		if err == nil || !strings.Contains(err.Error(), "StartWorkflowOptions."+field) {
+			t.Errorf("signal-with-start %s: %v", field, err)
+		}
 	}
 	if _, err := c.DescribeWorkflowExecution(ctx, "refused", ""); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("a refused start created the workflow: %v", err)
@@ -460,5 +469,62 @@ func TestTemporalSurface_WorkerRunAndStop(t *testing.T) {
 	must(t, foreign.RegisterWorkflow(SurfaceHello))
 	if err := foreign.Start(); err == nil || !strings.Contains(err.Error(), "client of package client") {
 		t.Fatalf("worker on a foreign client: %v", err)
+	}
+}
+
+// SurfaceEarlyReturn answers its "add" update with the running total and
+// ends with ten times it (Temporal's early-return shape).
+func SurfaceEarlyReturn(ctx workflow.Context, base int) (int, error) {
+	total, added := base, false
+	if err := workflow.SetUpdateHandler(ctx, "add", func(ctx workflow.Context, n int) (int, error) {
+		total += n
+		added = true
+		return total, nil
+	}); err != nil {
+		return 0, err
+	}
+	if err := workflow.Await(ctx, func() bool { return added }); err != nil {
+		return 0, err
+	}
+	return total * 10, nil
+}
+
+func TestTemporalSurface_UpdateWithStart(t *testing.T) {
+	e := newEnv(t)
+	c := e.dialTemporal()
+	e.startTemporalWorker(c, "early", func(w *worker.Worker) { must(t, w.RegisterWorkflow(SurfaceEarlyReturn)) })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	startOp := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: "early-1", TaskQueue: "early", WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+	}, SurfaceEarlyReturn, 5)
+	update := client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: startOp,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: "add", Args: []any{2}, WaitForStage: client.WorkflowUpdateStageCompleted}}
+	h, err := c.UpdateWithStartWorkflow(ctx, update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var early int
+	if err := h.Get(ctx, &early); err != nil || early != 7 {
+		t.Fatalf("update result %d, %v", early, err)
+	}
+	run, err := startOp.Get(ctx)
+	if err != nil || run.GetID() != "early-1" {
+		t.Fatalf("start operation: %v", err)
+	}
+	var final int
+	if err := run.Get(ctx, &final); err != nil || final != 70 {
+		t.Fatalf("workflow result %d, %v", final, err)
+	}
+	if _, err := c.UpdateWithStartWorkflow(ctx, update); err == nil || !strings.Contains(err.Error(), "already used") {
+		t.Fatalf("operation used twice: %v", err)
+	}
+	noPolicy := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: "early-2", TaskQueue: "early"}, SurfaceEarlyReturn, 1)
+	update.StartWorkflowOperation = noPolicy
+	if _, err := c.UpdateWithStartWorkflow(ctx, update); err == nil || !strings.Contains(err.Error(), "WorkflowIDConflictPolicy") {
+		t.Fatalf("no conflict policy: %v", err)
+	}
+	if _, err := noPolicy.Get(ctx); err == nil {
+		t.Fatal("the refused operation's Get has no error")
 	}
 }

@@ -17,6 +17,33 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ApiBatchState.
+const (
+	ApiBatchStateCanceled  ApiBatchState = "canceled"
+	ApiBatchStateCompleted ApiBatchState = "completed"
+	ApiBatchStateFailed    ApiBatchState = "failed"
+	ApiBatchStatePaused    ApiBatchState = "paused"
+	ApiBatchStateRunning   ApiBatchState = "running"
+)
+
+// Valid indicates whether the value is a known member of the ApiBatchState enum.
+func (e ApiBatchState) Valid() bool {
+	switch e {
+	case ApiBatchStateCanceled:
+		return true
+	case ApiBatchStateCompleted:
+		return true
+	case ApiBatchStateFailed:
+		return true
+	case ApiBatchStatePaused:
+		return true
+	case ApiBatchStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiCommandParentClosePolicy.
 const (
 	ApiCommandParentClosePolicyAbandon       ApiCommandParentClosePolicy = "abandon"
@@ -519,6 +546,117 @@ type ApiAttemptCancel struct {
 	RequestedAt *string `json:"requested_at,omitempty"`
 }
 
+// ApiBatch defines model for api.Batch.
+type ApiBatch struct {
+	// BatchId BatchID names the job.
+	BatchId *string `json:"batch_id,omitempty"`
+
+	// CreatedAt CreatedAt is when it was created (and started).
+	CreatedAt *string `json:"created_at,omitempty"`
+
+	// Done Done counts the workflows the operation was applied to.
+	Done *int `json:"done,omitempty"`
+
+	// Error Error says why a failed job failed.
+	Error *string `json:"error,omitempty"`
+
+	// Failed Failed counts the workflows it could not be applied to.
+	Failed *int `json:"failed,omitempty"`
+
+	// Failures Failures are the first (at most 100) failures, with their reasons.
+	Failures *[]ApiBatchFailure `json:"failures,omitempty"`
+
+	// FinishedAt FinishedAt is when it completed, was canceled or failed.
+	FinishedAt *string `json:"finished_at,omitempty"`
+
+	// Force Force: a delete batch deletes running workflows too.
+	Force *bool `json:"force,omitempty"`
+
+	// Identity Identity is the API key (its id) that created the job, when the
+	// server requires keys.
+	Identity *string `json:"identity,omitempty"`
+
+	// Operation Operation is cancel, terminate, signal or delete.
+	Operation *string `json:"operation,omitempty"`
+
+	// Query Query is the list query that selects the workflows.
+	Query *string `json:"query,omitempty"`
+
+	// RatePerSecond RatePerSecond bounds how many workflows it handles a second.
+	RatePerSecond *int `json:"rate_per_second,omitempty"`
+
+	// Reason Reason is recorded with each cancel or termination.
+	Reason *string `json:"reason,omitempty"`
+
+	// Signal Signal is the signal a signal batch sends.
+	Signal *ApiBatchSignal `json:"signal,omitempty"`
+
+	// State State is running, paused, completed, canceled or failed.
+	State *ApiBatchState `json:"state,omitempty"`
+
+	// Total Total is how many workflows the query matched when the job was
+	// created (workflows started later that match are handled too).
+	Total *int `json:"total,omitempty"`
+
+	// UpdatedAt UpdatedAt is when its progress or state last changed.
+	UpdatedAt *string `json:"updated_at,omitempty"`
+}
+
+// ApiBatchState State is running, paused, completed, canceled or failed.
+type ApiBatchState string
+
+// ApiBatchFailure defines model for api.BatchFailure.
+type ApiBatchFailure struct {
+	// At At is when it failed.
+	At *string `json:"at,omitempty"`
+
+	// Reason Reason says why (not running, running without force, not found).
+	Reason *string `json:"reason,omitempty"`
+
+	// WorkflowId WorkflowID is the workflow's instance id.
+	WorkflowId *string `json:"workflow_id,omitempty"`
+}
+
+// ApiBatchRequest defines model for api.BatchRequest.
+type ApiBatchRequest struct {
+	// BatchId BatchID names the job (default: a random UUID); an instance id of at
+	// most 150 characters.
+	BatchId *string `json:"batch_id,omitempty"`
+
+	// Force Force lets a delete batch delete running workflows too (without it
+	// each running one is a failure of the job).
+	Force *bool `json:"force,omitempty"`
+
+	// Operation Operation is cancel, terminate, signal or delete (reset is not
+	// supported yet).
+	Operation string `json:"operation"`
+
+	// Query Query is a list query (docs/api.md, "Visibility"), as GET
+	// /workflows?query= takes it, at most 4096 bytes; its ORDER BY is
+	// ignored (the job walks the workflows by id). Required.
+	Query string `json:"query"`
+
+	// RatePerSecond RatePerSecond bounds how many workflows the job handles a second
+	// (default 50, at most 1000).
+	RatePerSecond *int `json:"rate_per_second,omitempty"`
+
+	// Reason Reason is recorded with each cancel or termination, at most 1024
+	// characters.
+	Reason *string `json:"reason,omitempty"`
+
+	// Signal Signal is the signal to send (operation signal only).
+	Signal *ApiBatchSignal `json:"signal,omitempty"`
+}
+
+// ApiBatchSignal defines model for api.BatchSignal.
+type ApiBatchSignal struct {
+	// Input Input is the signal's payload, any JSON value.
+	Input interface{} `json:"input,omitempty"`
+
+	// Name Name is the signal's name (required for a signal batch).
+	Name string `json:"name"`
+}
+
 // ApiBoundActivity defines model for api.BoundActivity.
 type ApiBoundActivity struct {
 	// ActivityId ActivityID is the activity's id within the execution.
@@ -656,6 +794,10 @@ type ApiCommand struct {
 	// TargetInstanceId TargetInstanceID is the instance signalled or cancelled (signal_external, cancel_external).
 	TargetInstanceId *string `json:"target_instance_id,omitempty"`
 
+	// TargetRunId TargetRunID, when set, names the target's execution instead of
+	// TargetExecutionID: a run id (a UUID) or an execution id in decimal.
+	TargetRunId *string `json:"target_run_id,omitempty"`
+
 	// TaskQueue TaskQueue is the activity's queue (schedule_activity; default the workflow's).
 	TaskQueue *string `json:"task_queue,omitempty"`
 
@@ -692,6 +834,10 @@ type ApiCompleteActivityByIDRequest struct {
 
 	// Result Result is the activity's result, any JSON value.
 	Result interface{} `json:"result,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiCompleteActivityTaskRequest defines model for api.CompleteActivityTaskRequest.
@@ -879,12 +1025,19 @@ type ApiEvent struct {
 	// workflow id and (once started) its execution.
 	ChildId *int `json:"child_id,omitempty"`
 
+	// ChildRunId ChildRunID is the child workflow's run id (ChildWorkflowStarted).
+	ChildRunId *string `json:"child_run_id,omitempty"`
+
 	// ChildWorkflowId ChildWorkflowID is the child workflow's instance id (child workflow events).
 	ChildWorkflowId *string `json:"child_workflow_id,omitempty"`
 
 	// ContinuedFromExecutionId WorkflowStarted of an execution started by continue-as-new: the
 	// execution it continues.
 	ContinuedFromExecutionId *int `json:"continued_from_execution_id,omitempty"`
+
+	// ContinuedFromRunId ContinuedFromRunID is the run id of the execution it continues
+	// (WorkflowStarted of an execution started by continue-as-new).
+	ContinuedFromRunId *string `json:"continued_from_run_id,omitempty"`
 
 	// Details WorkflowTerminated: the details given with the request.
 	Details interface{} `json:"details,omitempty"`
@@ -927,6 +1080,9 @@ type ApiEvent struct {
 	// NewExecutionId ContinuedAsNew: the execution that follows.
 	NewExecutionId *int `json:"new_execution_id,omitempty"`
 
+	// NewRunId NewRunID is the run id of the execution that follows (ContinuedAsNew).
+	NewRunId *string `json:"new_run_id,omitempty"`
+
 	// Options ActivityScheduled
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
@@ -937,6 +1093,9 @@ type ApiEvent struct {
 	// ParentExecutionId ParentExecutionID is the parent's execution (WorkflowStarted of a child workflow).
 	ParentExecutionId *int `json:"parent_execution_id,omitempty"`
 
+	// ParentRunId ParentRunID is the parent execution's run id (WorkflowStarted of a child workflow).
+	ParentRunId *string `json:"parent_run_id,omitempty"`
+
 	// ParentWorkflowId WorkflowStarted of a child workflow: its parent.
 	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
 
@@ -946,6 +1105,9 @@ type ApiEvent struct {
 
 	// Result ActivityCompleted, WorkflowCompleted
 	Result interface{} `json:"result,omitempty"`
+
+	// RunId RunID is the run id of the execution the event starts (WorkflowStarted).
+	RunId *string `json:"run_id,omitempty"`
 
 	// SearchAttributes SearchAttributes are the values an UpsertWorkflowSearchAttributes
 	// event set (null: removed).
@@ -959,6 +1121,9 @@ type ApiEvent struct {
 
 	// TargetInstanceId TargetInstanceID is the workflow signalled or cancelled (External*Initiated).
 	TargetInstanceId *string `json:"target_instance_id,omitempty"`
+
+	// TargetRunId TargetRunID is the target's run id when the command named one (External*Initiated).
+	TargetRunId *string `json:"target_run_id,omitempty"`
 
 	// TaskQueue WorkflowStarted, ActivityScheduled
 	TaskQueue *string `json:"task_queue,omitempty"`
@@ -993,6 +1158,10 @@ type ApiFailActivityByIDRequest struct {
 
 	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
 	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiFailActivityTaskRequest defines model for api.FailActivityTaskRequest.
@@ -1028,6 +1197,10 @@ type ApiHeartbeatActivityByIDRequest struct {
 
 	// ExecutionId ExecutionID is the workflow's execution (0: the current one).
 	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiHistoryResponse defines model for api.HistoryResponse.
@@ -1040,12 +1213,26 @@ type ApiHistoryResponse struct {
 
 	// NextPageToken NextPageToken, when set, is the page_token of the next page.
 	NextPageToken *string `json:"next_page_token,omitempty"`
+
+	// RunId RunID is that execution's run id (empty for an execution whose
+	// WorkflowStarted event predates run ids and is no longer current).
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiListAPIKeysResponse defines model for api.ListAPIKeysResponse.
 type ApiListAPIKeysResponse struct {
 	// Keys Keys of the namespace, newest first (without their secrets).
 	Keys *[]ApiAPIKey `json:"keys,omitempty"`
+}
+
+// ApiListBatchesResponse defines model for api.ListBatchesResponse.
+type ApiListBatchesResponse struct {
+	// Batches Batches are at most the page size (default 100, at most 1000); their
+	// failures are left out (GET /batches/{id} has them).
+	Batches *[]ApiBatch `json:"batches,omitempty"`
+
+	// NextPageToken NextPageToken fetches the next page; empty on the last.
+	NextPageToken *string `json:"next_page_token,omitempty"`
 }
 
 // ApiListNamespacesResponse defines model for api.ListNamespacesResponse.
@@ -1226,6 +1413,10 @@ type ApiQueryTask struct {
 	// QueryName QueryName is the query handler's name.
 	QueryName *string `json:"query_name,omitempty"`
 
+	// RunId RunID is that execution's run id (a UUID; empty for a past
+	// execution that predates run ids).
+	RunId *string `json:"run_id,omitempty"`
+
 	// TaskQueue TaskQueue is the workflow's task queue.
 	TaskQueue *string `json:"task_queue,omitempty"`
 
@@ -1242,6 +1433,10 @@ type ApiQueryWorkflowRequest struct {
 	// Input Input is the query's arguments: none, one value, or a JSON array of
 	// several.
 	Input interface{} `json:"input,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 
 	// Wait Wait bounds how long the server waits for a worker's answer (default
 	// 30s, at most 60s).
@@ -1603,6 +1798,9 @@ type ApiSignalWithStartResponse struct {
 	// InstanceId InstanceID is the workflow signalled.
 	InstanceId *string `json:"instance_id,omitempty"`
 
+	// RunId RunID is that execution's run id (a UUID).
+	RunId *string `json:"run_id,omitempty"`
+
 	// Started Started is true when the call started the execution, false when it
 	// signalled one already running.
 	Started *bool `json:"started,omitempty"`
@@ -1656,6 +1854,10 @@ type ApiStartWorkflowResponse struct {
 	// InstanceId InstanceID is the started instance's id.
 	InstanceId *string `json:"instance_id,omitempty"`
 
+	// RunId RunID is the started execution's run id: a UUID of its own for every
+	// execution.
+	RunId *string `json:"run_id,omitempty"`
+
 	// Status Status is the instance's status (running).
 	Status *string `json:"status,omitempty"`
 }
@@ -1703,6 +1905,10 @@ type ApiTerminateWorkflowRequest struct {
 	// Reason Reason is recorded in the WorkflowTerminated event and the instance's
 	// error message.
 	Reason *string `json:"reason,omitempty"`
+
+	// RunId RunID, when set, names the execution instead of ExecutionID: a run
+	// id (a UUID) or an execution id in decimal.
+	RunId *string `json:"run_id,omitempty"`
 }
 
 // ApiUpdateNamespaceRequest defines model for api.UpdateNamespaceRequest.
@@ -1920,12 +2126,19 @@ type ApiWorkflow struct {
 	// ParentExecutionId ParentExecutionID is the parent's execution (child workflows only).
 	ParentExecutionId *int `json:"parent_execution_id,omitempty"`
 
+	// ParentRunId ParentRunID is the parent execution's run id (child workflows only).
+	ParentRunId *string `json:"parent_run_id,omitempty"`
+
 	// ParentWorkflowId ParentWorkflowID and ParentExecutionID: the parent execution that
 	// started this instance as a child workflow (absent: none).
 	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
 
 	// Result Result is the workflow's result, once completed.
 	Result interface{} `json:"result,omitempty"`
+
+	// RunId RunID is the current execution's run id: a UUID of its own for every
+	// execution.
+	RunId *string `json:"run_id,omitempty"`
 
 	// SearchAttributes SearchAttributes are the workflow's search attribute values by name
 	// (absent: none).
@@ -1992,6 +2205,10 @@ type ApiWorkflowTask struct {
 	// Namespace Namespace is the instance's namespace.
 	Namespace *string `json:"namespace,omitempty"`
 
+	// RunId RunID is that execution's run id (a UUID): the SDK's
+	// workflow.GetInfo(ctx).WorkflowExecution.RunID.
+	RunId *string `json:"run_id,omitempty"`
+
 	// TaskQueue TaskQueue is the workflow's task queue.
 	TaskQueue *string `json:"task_queue,omitempty"`
 
@@ -2008,6 +2225,15 @@ type ServerHealth struct {
 
 	// Status Status is "ok" (healthz) or "ready" (readyz).
 	Status *string `json:"status,omitempty"`
+}
+
+// ListBatchesParams defines parameters for ListBatches.
+type ListBatchesParams struct {
+	// PageSize Page size (default 100, at most 1000)
+	PageSize *int `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken next_page_token of the previous page
+	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
 // ListSchedulesParams defines parameters for ListSchedules.
@@ -2084,6 +2310,9 @@ type WorkflowHistoryParams struct {
 	// ExecutionId Execution (default: the current one)
 	ExecutionId *int `form:"execution_id,omitempty" json:"execution_id,omitempty"`
 
+	// RunId Execution by run id (a UUID) or execution id, instead of execution_id
+	RunId *string `form:"run_id,omitempty" json:"run_id,omitempty"`
+
 	// PageSize Events per page (default 1000, at most 10000)
 	PageSize *int `form:"page_size,omitempty" json:"page_size,omitempty"`
 
@@ -2120,6 +2349,9 @@ type HeartbeatActivityTaskJSONRequestBody = ApiActivityHeartbeatRequest
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = ApiCreateAPIKeyRequest
+
+// StartBatchJSONRequestBody defines body for StartBatch for application/json ContentType.
+type StartBatchJSONRequestBody = ApiBatchRequest
 
 // PollQueryTaskJSONRequestBody defines body for PollQueryTask for application/json ContentType.
 type PollQueryTaskJSONRequestBody = ApiPollQueryTaskRequest
@@ -2466,6 +2698,59 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 	RevokeAPIKey(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListBatches List batch jobs
+	//
+	// A namespace's batch jobs, newest first, a page at a time (pass next_page_token back as page_token); without their failures.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/batches (the `ListBatches` operationId).
+	ListBatches(ctx context.Context, namespace string, params *ListBatchesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StartBatchWithBody Start a batch job
+	//
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches (the `StartBatch` operationId).
+	StartBatchWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StartBatch Start a batch job
+	//
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches (the `StartBatch` operationId).
+	StartBatch(ctx context.Context, namespace string, body StartBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DescribeBatch Describe a batch job
+	//
+	// The job and its progress: state, total matched when it started, done, failed, the first (at most 100) failures with their reasons, start and finish times.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/batches/{batch_id} (the `DescribeBatch` operationId).
+	DescribeBatch(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelBatch Cancel a batch job
+	//
+	// Stops a running or paused job for good after the workflow in hand (the workflows it handled stay as they are). A canceled job is left alone; a completed or failed one → 409 not-running.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/cancel (the `CancelBatch` operationId).
+	CancelBatch(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseBatch Pause a batch job
+	//
+	// Stops a running job after the workflow in hand; resume continues where it stopped. A paused job is left alone; a finished one (completed, canceled, failed) → 409 not-running.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/pause (the `PauseBatch` operationId).
+	PauseBatch(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeBatch Resume a paused batch job
+	//
+	// A paused job runs again from where it stopped (on any replica). A running job is left alone; a finished one → 409 not-running.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/resume (the `ResumeBatch` operationId).
+	ResumeBatch(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Caller Who the caller is
 	//
@@ -3416,6 +3701,129 @@ func (c *Client) CreateAPIKey(ctx context.Context, namespace string, body Create
 // Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 func (c *Client) RevokeAPIKey(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeAPIKeyRequest(c.Server, namespace, keyId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListBatches List batch jobs
+//
+// A namespace's batch jobs, newest first, a page at a time (pass next_page_token back as page_token); without their failures.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/batches (the `ListBatches` operationId).
+func (c *Client) ListBatches(ctx context.Context, namespace string, params *ListBatchesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBatchesRequest(c.Server, namespace, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StartBatchWithBody Start a batch job
+//
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches (the `StartBatch` operationId).
+func (c *Client) StartBatchWithBody(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStartBatchRequestWithBody(c.Server, namespace, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StartBatch Start a batch job
+//
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches (the `StartBatch` operationId).
+func (c *Client) StartBatch(ctx context.Context, namespace string, body StartBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStartBatchRequest(c.Server, namespace, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DescribeBatch Describe a batch job
+//
+// The job and its progress: state, total matched when it started, done, failed, the first (at most 100) failures with their reasons, start and finish times.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/batches/{batch_id} (the `DescribeBatch` operationId).
+func (c *Client) DescribeBatch(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDescribeBatchRequest(c.Server, namespace, batchId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelBatch Cancel a batch job
+//
+// Stops a running or paused job for good after the workflow in hand (the workflows it handled stay as they are). A canceled job is left alone; a completed or failed one → 409 not-running.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/cancel (the `CancelBatch` operationId).
+func (c *Client) CancelBatch(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelBatchRequest(c.Server, namespace, batchId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseBatch Pause a batch job
+//
+// Stops a running job after the workflow in hand; resume continues where it stopped. A paused job is left alone; a finished one (completed, canceled, failed) → 409 not-running.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/pause (the `PauseBatch` operationId).
+func (c *Client) PauseBatch(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseBatchRequest(c.Server, namespace, batchId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeBatch Resume a paused batch job
+//
+// A paused job runs again from where it stopped (on any replica). A running job is left alone; a finished one → 409 not-running.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/resume (the `ResumeBatch` operationId).
+func (c *Client) ResumeBatch(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeBatchRequest(c.Server, namespace, batchId)
 	if err != nil {
 		return nil, err
 	}
@@ -5230,6 +5638,290 @@ func NewRevokeAPIKeyRequest(server string, namespace string, keyId string) (*htt
 	return req, nil
 }
 
+// NewListBatchesRequest constructs an http.Request for the ListBatches method
+func NewListBatchesRequest(server string, namespace string, params *ListBatchesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/batches", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStartBatchRequest calls the generic StartBatch builder with application/json body
+func NewStartBatchRequest(server string, namespace string, body StartBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewStartBatchRequestWithBody(server, namespace, "application/json", bodyReader)
+}
+
+// NewStartBatchRequestWithBody constructs an http.Request for the StartBatch method, with any body, and a specified content type
+func NewStartBatchRequestWithBody(server string, namespace string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/batches", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDescribeBatchRequest constructs an http.Request for the DescribeBatch method
+func NewDescribeBatchRequest(server string, namespace string, batchId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "batch_id", batchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/batches/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelBatchRequest constructs an http.Request for the CancelBatch method
+func NewCancelBatchRequest(server string, namespace string, batchId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "batch_id", batchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/batches/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPauseBatchRequest constructs an http.Request for the PauseBatch method
+func NewPauseBatchRequest(server string, namespace string, batchId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "batch_id", batchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/batches/%s/pause", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResumeBatchRequest constructs an http.Request for the ResumeBatch method
+func NewResumeBatchRequest(server string, namespace string, batchId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "batch_id", batchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/batches/%s/resume", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCallerRequest constructs an http.Request for the Caller method
 func NewCallerRequest(server string, namespace string) (*http.Request, error) {
 	var err error
@@ -6981,6 +7673,18 @@ func NewWorkflowHistoryRequest(server string, namespace string, instanceId strin
 
 		}
 
+		if params.RunId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "run_id", *params.RunId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.PageSize != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -7642,6 +8346,69 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/namespaces/{namespace}/api-keys/{key_id} (the `RevokeAPIKey` operationId).
 	RevokeAPIKeyWithResponse(ctx context.Context, namespace string, keyId string, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
+
+	// ListBatchesWithResponse List batch jobs
+	//
+	// A namespace's batch jobs, newest first, a page at a time (pass next_page_token back as page_token); without their failures.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/batches (the `ListBatches` operationId).
+	ListBatchesWithResponse(ctx context.Context, namespace string, params *ListBatchesParams, reqEditors ...RequestEditorFn) (*ListBatchesResponse, error)
+
+	// StartBatchWithBodyWithResponse Start a batch job
+	//
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches (the `StartBatch` operationId).
+	StartBatchWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StartBatchResponse, error)
+
+	// StartBatchWithResponse Start a batch job
+	//
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches (the `StartBatch` operationId).
+	StartBatchWithResponse(ctx context.Context, namespace string, body StartBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*StartBatchResponse, error)
+
+	// DescribeBatchWithResponse Describe a batch job
+	//
+	// The job and its progress: state, total matched when it started, done, failed, the first (at most 100) failures with their reasons, start and finish times.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/batches/{batch_id} (the `DescribeBatch` operationId).
+	DescribeBatchWithResponse(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*DescribeBatchResponse, error)
+
+	// CancelBatchWithResponse Cancel a batch job
+	//
+	// Stops a running or paused job for good after the workflow in hand (the workflows it handled stay as they are). A canceled job is left alone; a completed or failed one → 409 not-running.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/cancel (the `CancelBatch` operationId).
+	CancelBatchWithResponse(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*CancelBatchResponse, error)
+
+	// PauseBatchWithResponse Pause a batch job
+	//
+	// Stops a running job after the workflow in hand; resume continues where it stopped. A paused job is left alone; a finished one (completed, canceled, failed) → 409 not-running.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/pause (the `PauseBatch` operationId).
+	PauseBatchWithResponse(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*PauseBatchResponse, error)
+
+	// ResumeBatchWithResponse Resume a paused batch job
+	//
+	// A paused job runs again from where it stopped (on any replica). A running job is left alone; a finished one → 409 not-running.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/resume (the `ResumeBatch` operationId).
+	ResumeBatchWithResponse(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*ResumeBatchResponse, error)
 
 	// CallerWithResponse Who the caller is
 	//
@@ -9409,6 +10176,490 @@ func (r RevokeAPIKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListBatchesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiListBatchesResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBatchesResponse) GetJSON200() *ApiListBatchesResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListBatchesResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListBatchesResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListBatchesResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListBatchesResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBatchesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBatchesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBatchesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBatchesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StartBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiBatch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r StartBatchResponse) GetJSON201() *ApiBatch {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StartBatchResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StartBatchResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r StartBatchResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r StartBatchResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r StartBatchResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r StartBatchResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r StartBatchResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StartBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StartBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StartBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StartBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DescribeBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiBatch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DescribeBatchResponse) GetJSON200() *ApiBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DescribeBatchResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DescribeBatchResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DescribeBatchResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DescribeBatchResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DescribeBatchResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DescribeBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DescribeBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DescribeBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DescribeBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiBatch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelBatchResponse) GetJSON200() *ApiBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CancelBatchResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CancelBatchResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CancelBatchResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CancelBatchResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CancelBatchResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CancelBatchResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PauseBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiBatch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseBatchResponse) GetJSON200() *ApiBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PauseBatchResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseBatchResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseBatchResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PauseBatchResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PauseBatchResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PauseBatchResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiBatch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeBatchResponse) GetJSON200() *ApiBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeBatchResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeBatchResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeBatchResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeBatchResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeBatchResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResumeBatchResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeBatchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12933,6 +14184,111 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, name
 	return ParseRevokeAPIKeyResponse(rsp)
 }
 
+// ListBatchesWithResponse List batch jobs
+//
+// A namespace's batch jobs, newest first, a page at a time (pass next_page_token back as page_token); without their failures.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/batches (the `ListBatches` operationId).
+func (c *ClientWithResponses) ListBatchesWithResponse(ctx context.Context, namespace string, params *ListBatchesParams, reqEditors ...RequestEditorFn) (*ListBatchesResponse, error) {
+	rsp, err := c.ListBatches(ctx, namespace, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBatchesResponse(rsp)
+}
+
+// StartBatchWithBodyWithResponse Start a batch job
+//
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches (the `StartBatch` operationId).
+func (c *ClientWithResponses) StartBatchWithBodyWithResponse(ctx context.Context, namespace string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StartBatchResponse, error) {
+	rsp, err := c.StartBatchWithBody(ctx, namespace, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStartBatchResponse(rsp)
+}
+
+// StartBatchWithResponse Start a batch job
+//
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches (the `StartBatch` operationId).
+func (c *ClientWithResponses) StartBatchWithResponse(ctx context.Context, namespace string, body StartBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*StartBatchResponse, error) {
+	rsp, err := c.StartBatch(ctx, namespace, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStartBatchResponse(rsp)
+}
+
+// DescribeBatchWithResponse Describe a batch job
+//
+// The job and its progress: state, total matched when it started, done, failed, the first (at most 100) failures with their reasons, start and finish times.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/batches/{batch_id} (the `DescribeBatch` operationId).
+func (c *ClientWithResponses) DescribeBatchWithResponse(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*DescribeBatchResponse, error) {
+	rsp, err := c.DescribeBatch(ctx, namespace, batchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDescribeBatchResponse(rsp)
+}
+
+// CancelBatchWithResponse Cancel a batch job
+//
+// Stops a running or paused job for good after the workflow in hand (the workflows it handled stay as they are). A canceled job is left alone; a completed or failed one → 409 not-running.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/cancel (the `CancelBatch` operationId).
+func (c *ClientWithResponses) CancelBatchWithResponse(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*CancelBatchResponse, error) {
+	rsp, err := c.CancelBatch(ctx, namespace, batchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelBatchResponse(rsp)
+}
+
+// PauseBatchWithResponse Pause a batch job
+//
+// Stops a running job after the workflow in hand; resume continues where it stopped. A paused job is left alone; a finished one (completed, canceled, failed) → 409 not-running.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/pause (the `PauseBatch` operationId).
+func (c *ClientWithResponses) PauseBatchWithResponse(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*PauseBatchResponse, error) {
+	rsp, err := c.PauseBatch(ctx, namespace, batchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseBatchResponse(rsp)
+}
+
+// ResumeBatchWithResponse Resume a paused batch job
+//
+// A paused job runs again from where it stopped (on any replica). A running job is left alone; a finished one → 409 not-running.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/batches/{batch_id}/resume (the `ResumeBatch` operationId).
+func (c *ClientWithResponses) ResumeBatchWithResponse(ctx context.Context, namespace string, batchId string, reqEditors ...RequestEditorFn) (*ResumeBatchResponse, error) {
+	rsp, err := c.ResumeBatch(ctx, namespace, batchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeBatchResponse(rsp)
+}
+
 // CallerWithResponse Who the caller is
 //
 // The request's API key: its id, namespace and role, so that a program (the web UI) offers only what the key may do. Any valid key of the namespace may ask. Without authentication (auth_required false) anyone may do anything and the key fields are absent.
@@ -14814,6 +16170,400 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListBatchesResponse parses an HTTP response from a ListBatchesWithResponse call
+func ParseListBatchesResponse(rsp *http.Response) (*ListBatchesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBatchesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiListBatchesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStartBatchResponse parses an HTTP response from a StartBatchWithResponse call
+func ParseStartBatchResponse(rsp *http.Response) (*StartBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StartBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDescribeBatchResponse parses an HTTP response from a DescribeBatchWithResponse call
+func ParseDescribeBatchResponse(rsp *http.Response) (*DescribeBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DescribeBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelBatchResponse parses an HTTP response from a CancelBatchWithResponse call
+func ParseCancelBatchResponse(rsp *http.Response) (*CancelBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePauseBatchResponse parses an HTTP response from a PauseBatchWithResponse call
+func ParsePauseBatchResponse(rsp *http.Response) (*PauseBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeBatchResponse parses an HTTP response from a ResumeBatchWithResponse call
+func ParseResumeBatchResponse(rsp *http.Response) (*ResumeBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ApiProblem

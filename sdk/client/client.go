@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/converter"
+	"github.com/tetherhq/tether/sdk/internal/payloadwire"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
 	"github.com/tetherhq/tether/sdk/log"
 )
@@ -58,6 +60,12 @@ type Options struct {
 	Identity string
 	// Namespace defaults to "default".
 	Namespace string
+	// DataConverter converts the payloads the client and its workers send
+	// and read (Temporal's Options.DataConverter), typically
+	// converter.NewCodecDataConverter(converter.GetDefaultDataConverter(),
+	// codec) to encrypt or compress them. Nil or the default: payloads
+	// travel as plain JSON. See package converter for the wire form.
+	DataConverter converter.DataConverter
 	// HTTPClient defaults to a client without a global timeout (long polls
 	// are bounded by their wait parameter and by the request's context)
 	// that keeps up to 64 idle connections to the server.
@@ -72,6 +80,11 @@ type Options struct {
 	// TLSConfig configures TLS to an https Address (for example RootCAs to
 	// trust a private CA). Only with the default HTTPClient.
 	TLSConfig *tls.Config
+	// ConnectionOptions is Temporal's: its TLS is TLSConfig's other name.
+	ConnectionOptions ConnectionOptions
+	// Credentials are Temporal's: NewAPIKeyStaticCredentials sets APIKey,
+	// NewMTLSCredentials a client certificate.
+	Credentials Credentials
 	// CAFile is a PEM file of the CA certificates to trust for an https
 	// Address, instead of the system's (added to TLSConfig when both are
 	// set). Only with the default HTTPClient.
@@ -96,6 +109,9 @@ type TetherClient struct {
 	// proto is the worker protocol over this client's HTTP core (package
 	// worker reaches it through protocol.Of).
 	proto *protocol.Conn
+	// dc is Options.DataConverter, nil for the default converter (then
+	// bodies are sent and read as they are).
+	dc converter.DataConverter
 }
 
 func init() {
@@ -150,8 +166,16 @@ func New(opts Options) (*TetherClient, error) {
 	if addr == "" {
 		addr = DefaultHostPort
 	}
+	usesTLS, err := applyTemporalOptions(&opts)
+	if err != nil {
+		return nil, err
+	}
 	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
+		if usesTLS {
+			addr = "https://" + addr
+		} else {
+			addr = "http://" + addr
+		}
 	}
 	u, err := url.Parse(addr)
 	if err != nil {
@@ -189,6 +213,9 @@ func New(opts Options) (*TetherClient, error) {
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
+	}
+	if !converter.IsDefault(opts.DataConverter) {
+		c.dc = opts.DataConverter
 	}
 	c.proto = protocol.New(c.do, func(err error) error { return refine(err, ErrLockLost) })
 	return c, nil
@@ -231,6 +258,11 @@ func (c *TetherClient) doURL(ctx context.Context, method, op, target string, bod
 		if err != nil {
 			return 0, fmt.Errorf("tether: %s: encode request: %w", op, err)
 		}
+		if c.dc != nil {
+			if b, err = payloadwire.Encode(c.dc, b); err != nil {
+				return 0, fmt.Errorf("tether: %s: %w", op, err)
+			}
+		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, rd)
@@ -256,11 +288,36 @@ func (c *TetherClient) doURL(ctx context.Context, method, op, target string, bod
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return resp.StatusCode, nil
 	}
+	if c.dc != nil {
+		return c.decodeConverted(resp, op, out)
+	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		if errors.Is(err, io.EOF) {
 			return resp.StatusCode, nil
 		}
 		return resp.StatusCode, fmt.Errorf("tether: %s: decode answer: %w", op, err)
+	}
+	return resp.StatusCode, nil
+}
+
+// decodeConverted decodes an answer through the client's data converter.
+// A payload the converter fails on leaves the rest of out decoded and
+// returns the *converter.PayloadCodecError, so that the worker protocol
+// can fail the task it belongs to.
+func (c *TetherClient) decodeConverted(resp *http.Response, op string, out any) (int, error) {
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, &TransportError{Op: op, RequestID: resp.Header.Get(RequestIDHeader), Err: err}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return resp.StatusCode, nil
+	}
+	b, perr := payloadwire.Decode(c.dc, b)
+	if err := json.Unmarshal(b, out); err != nil {
+		return resp.StatusCode, fmt.Errorf("tether: %s: decode answer: %w", op, err)
+	}
+	if perr != nil {
+		return resp.StatusCode, fmt.Errorf("tether: %s: %w", op, perr)
 	}
 	return resp.StatusCode, nil
 }

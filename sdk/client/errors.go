@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/converter"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
@@ -39,6 +40,11 @@ var (
 	// ErrLockLost: a task's lock token is unknown, expired, or already
 	// acknowledged. It wraps ErrConflict.
 	ErrLockLost = fmt.Errorf("lock lost: %w", ErrConflict)
+	// ErrDuplicateReport: another report of the same task token, with a
+	// different payload (a completion with another result, a fail after a
+	// complete, another turn ack), was recorded first; this one was not.
+	// It wraps ErrConflict.
+	ErrDuplicateReport = fmt.Errorf("duplicate report: %w", ErrConflict)
 	// ErrGone: the worker session was cleaned up and must start again with a
 	// new worker id (410).
 	ErrGone = errors.New("gone")
@@ -162,6 +168,7 @@ func sentinelRules() []sentinelRule {
 		{ErrNotFound, http.StatusNotFound, []string{api.ProblemNotFound}},
 		{ErrAlreadyRunning, 0, []string{api.ProblemAlreadyRunning}},
 		{ErrLockLost, 0, []string{api.ProblemLockLost}},
+		{ErrDuplicateReport, 0, []string{api.ProblemDuplicateReport}},
 		{ErrScheduleAlreadyRunning, 0, []string{api.ProblemAlreadyExists}},
 		{ErrConflict, http.StatusConflict, []string{api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals, api.ProblemSearchAttributeExists, api.ProblemLimitExceeded}},
 		{ErrGone, http.StatusGone, []string{api.ProblemWorkerGone}},
@@ -212,10 +219,16 @@ func refine(err error, conflict error) error {
 // ErrWorkflowCanceled or ErrWorkflowTerminated.
 type WorkflowFailedError = wf.WorkflowExecutionError
 
+// AlreadyStarted reports whether the problem is a start refused because a
+// running workflow has the id (ErrAlreadyRunning), for
+// temporal.IsWorkflowExecutionAlreadyStartedError.
+func (e *ProblemError) AlreadyStarted() bool { return errors.Is(e.sentinel, ErrAlreadyRunning) }
+
 // IsRetryable reports whether an error from the client is worth retrying
 // after a backoff: server errors (a 503 — the server or its database
 // unavailable — after its [ProblemError.RetryAfter]), rate limiting, and
-// transport errors. Problem answers 400, 404, 409, 410 and 413 are not.
+// transport errors. Problem answers 400, 404, 409, 410 and 413 are not,
+// nor is a data converter's failure (a *converter.PayloadCodecError).
 func IsRetryable(err error) bool {
 	if err == nil {
 		return false
@@ -223,6 +236,11 @@ func IsRetryable(err error) bool {
 	var pe *ProblemError
 	if errors.As(err, &pe) {
 		return pe.Status >= 500 || pe.Status == http.StatusTooManyRequests
+	}
+	var ce *converter.PayloadCodecError
+	if errors.As(err, &ce) {
+		// The converter fails the same way again.
+		return false
 	}
 	return true
 }

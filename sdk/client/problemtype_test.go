@@ -72,6 +72,7 @@ func TestSentinelForEveryTypeAndStatus(t *testing.T) {
 		api.ProblemNotFound:              ErrNotFound,
 		api.ProblemAlreadyRunning:        ErrAlreadyRunning,
 		api.ProblemLockLost:              ErrLockLost,
+		api.ProblemDuplicateReport:       ErrDuplicateReport,
 		api.ProblemAlreadyExists:         ErrScheduleAlreadyRunning,
 		api.ProblemNotRunning:            ErrConflict,
 		api.ProblemRunning:               ErrConflict,

@@ -34,12 +34,26 @@ func (c *TetherClient) SignalWithStartWorkflow(ctx context.Context, workflowID, 
 	if err != nil {
 		return nil, fmt.Errorf("tether: signal with start %s: input: %w", name, err)
 	}
+	if err := options.check(); err != nil {
+		return nil, fmt.Errorf("tether: signal with start %s: %w", workflowID, err)
+	}
+	if options.CronSchedule != "" {
+		return nil, fmt.Errorf("tether: signal with start %s: StartWorkflowOptions.CronSchedule: not supported with signal-with-start", workflowID)
+	}
+	timeout := options.ExecutionTimeout
+	if timeout == 0 {
+		timeout = options.WorkflowExecutionTimeout
+	}
 	req := api.SignalWithStartRequest{
 		SignalName: signalName, SignalInput: sig,
 		WorkflowType: name, TaskQueue: options.TaskQueue, Input: in,
-		ExecutionTimeout: api.Duration(options.ExecutionTimeout),
+		ExecutionTimeout: api.Duration(timeout),
 	}
-	if req.SearchAttributes, req.Memo, err = encodeVisibility(options.SearchAttributes, options.Memo); err != nil {
+	attrs, err := options.searchAttributes()
+	if err != nil {
+		return nil, fmt.Errorf("tether: signal with start %s: %w", workflowID, err)
+	}
+	if req.SearchAttributes, req.Memo, err = encodeVisibility(attrs, options.Memo); err != nil {
 		return nil, fmt.Errorf("tether: signal with start %s: %w", workflowID, err)
 	}
 	var resp api.SignalWithStartResponse
@@ -47,5 +61,5 @@ func (c *TetherClient) SignalWithStartWorkflow(ctx context.Context, workflowID, 
 		"workflows", workflowID, "signal-with-start"); err != nil {
 		return nil, err
 	}
-	return &Run{c: c, id: resp.InstanceID, executionID: resp.ExecutionID}, nil
+	return &Run{c: c, id: resp.InstanceID, executionID: resp.ExecutionID, runID: resp.RunID}, nil
 }

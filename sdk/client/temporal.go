@@ -48,6 +48,12 @@ type Client interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error)
 	// UpdateWorkflow sends an update and waits for the stage asked.
 	UpdateWorkflow(ctx context.Context, options UpdateWorkflowOptions) (WorkflowUpdateHandle, error)
+	// NewWithStartWorkflowOperation returns the start half of
+	// UpdateWithStartWorkflow.
+	NewWithStartWorkflowOperation(options StartWorkflowOptions, workflow any, args ...any) WithStartWorkflowOperation
+	// UpdateWithStartWorkflow starts a workflow (or finds the running one)
+	// and sends it an update.
+	UpdateWithStartWorkflow(ctx context.Context, options UpdateWithStartWorkflowOptions) (WorkflowUpdateHandle, error)
 	// DescribeWorkflowExecution describes a workflow.
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*DescribeWorkflowExecutionResponse, error)
 	// ListWorkflow returns one page of the workflows a list query matches.
@@ -225,11 +231,11 @@ func (c *TetherClient) start(ctx context.Context, opts StartWorkflowOptions, nam
 			if derr != nil {
 				return nil, errors.Join(err, derr)
 			}
-			return &Run{c: c, id: w.InstanceID, executionID: w.ExecutionID}, nil
+			return &Run{c: c, id: w.InstanceID, executionID: w.ExecutionID, runID: w.RunID}, nil
 		}
 		return nil, err
 	}
-	return &Run{c: c, id: resp.InstanceID, executionID: resp.ExecutionID}, nil
+	return &Run{c: c, id: resp.InstanceID, executionID: resp.ExecutionID, runID: resp.RunID}, nil
 }
 
 // searchAttributes merges SearchAttributes and TypedSearchAttributes.
@@ -297,13 +303,29 @@ func (c *TetherClient) checkCurrentRun(ctx context.Context, workflowID, runID st
 	if err != nil {
 		return err
 	}
-	if runIDOf(w.ExecutionID) != runID {
-		return fmt.Errorf("workflow %s: run %s is not the current execution (%s): %w", workflowID, runID, runIDOf(w.ExecutionID), ErrConflict)
+	if !sameRun(w, runID) {
+		return fmt.Errorf("workflow %s: run %s is not the current execution (%s): %w", workflowID, runID, runOf(w), ErrConflict)
 	}
 	return nil
 }
 
-// runIDOf returns the run id of an execution.
+// runOf returns the run id of w's execution: the server's (a UUID), else
+// the execution number in decimal (a server before run ids).
+func runOf(w *api.Workflow) string {
+	if w.RunID != "" {
+		return w.RunID
+	}
+	return runIDOf(w.ExecutionID)
+}
+
+// sameRun reports whether runID names w's execution: its run id or its
+// execution number in decimal.
+func sameRun(w *api.Workflow, runID string) bool {
+	return runID == w.RunID || runID == runIDOf(w.ExecutionID)
+}
+
+// runIDOf returns the execution number in decimal, the run id of a server
+// before run ids (and a name every route accepts).
 func runIDOf(executionID int64) string {
 	if executionID == 0 {
 		return ""
@@ -418,11 +440,11 @@ func (c *TetherClient) DescribeWorkflowExecution(ctx context.Context, workflowID
 	if err != nil {
 		return nil, err
 	}
-	if runID != "" && runIDOf(w.ExecutionID) != runID {
-		return nil, fmt.Errorf("tether: describe workflow %s: run %s is not the current execution (%s): %w", workflowID, runID, runIDOf(w.ExecutionID), ErrConflict)
+	if runID != "" && !sameRun(w, runID) {
+		return nil, fmt.Errorf("tether: describe workflow %s: run %s is not the current execution (%s): %w", workflowID, runID, runOf(w), ErrConflict)
 	}
 	info := &WorkflowExecutionInfo{
-		Execution: &common.WorkflowExecution{WorkflowId: w.InstanceID, RunId: runIDOf(w.ExecutionID)},
+		Execution: &common.WorkflowExecution{WorkflowId: w.InstanceID, RunId: runOf(w)},
 		Type:      &common.WorkflowType{Name: w.WorkflowType},
 		TaskQueue: w.TaskQueue,
 		Status:    statuses[w.Status],
@@ -432,7 +454,10 @@ func (c *TetherClient) DescribeWorkflowExecution(ctx context.Context, workflowID
 		info.CloseTime = *w.CompletedAt
 	}
 	if w.ParentWorkflowID != "" {
-		info.ParentExecution = &common.WorkflowExecution{WorkflowId: w.ParentWorkflowID, RunId: runIDOf(w.ParentExecutionID)}
+		info.ParentExecution = &common.WorkflowExecution{WorkflowId: w.ParentWorkflowID, RunId: w.ParentRunID}
+		if w.ParentRunID == "" {
+			info.ParentExecution.RunId = runIDOf(w.ParentExecutionID)
+		}
 	}
 	if len(w.Memo) > 0 {
 		var fields map[string]json.RawMessage

@@ -54,6 +54,10 @@ type StartWorkflowOptions struct {
 	// with ErrAlreadyRunning when a running workflow has ID; false (as in
 	// Temporal) returns that workflow's handle.
 	WorkflowExecutionErrorWhenAlreadyStarted bool
+	// EnableEagerStart is Temporal's request to run the first workflow
+	// task on this client's worker; like Temporal's server, Tether may
+	// decline it, and does: the first turn goes through the task queue.
+	EnableEagerStart bool
 	// StartDelay is refused when set.
 	StartDelay time.Duration
 	// RetryPolicy is refused when set: Tether retries activities, not
@@ -138,8 +142,8 @@ func (r *Run) GetWithOptions(ctx context.Context, valuePtr any, options Workflow
 	if err != nil {
 		return err
 	}
-	if options.DisableFollowingRuns && r.executionID != 0 && w.ExecutionID != r.executionID {
-		return fmt.Errorf("tether: workflow %s: run %s continued as new (now run %s)", r.id, runIDOf(r.executionID), runIDOf(w.ExecutionID))
+	if options.DisableFollowingRuns && (r.executionID != 0 && w.ExecutionID != r.executionID || r.runID != "" && !sameRun(w, r.runID)) {
+		return fmt.Errorf("tether: workflow %s: run %s continued as new (now run %s)", r.id, r.GetRunID(), runOf(w))
 	}
 	return outcome(w, valuePtr)
 }
@@ -159,17 +163,17 @@ func outcome(w *api.Workflow, valuePtr any) error {
 		}
 		return nil
 	case api.StatusFailed:
-		return &WorkflowFailedError{InstanceID: w.InstanceID, RunID: runIDOf(w.ExecutionID), WorkflowType: w.WorkflowType,
+		return &WorkflowFailedError{InstanceID: w.InstanceID, RunID: runOf(w), WorkflowType: w.WorkflowType,
 			Failure: w.Error, Cause: wf.FailureError(w.Error)}
 	case api.StatusCanceled:
 		sentinel := ErrWorkflowCanceled
 		if w.CancelReason != "" {
 			sentinel = fmt.Errorf("%s: %w", w.CancelReason, ErrWorkflowCanceled)
 		}
-		return &WorkflowFailedError{InstanceID: w.InstanceID, RunID: runIDOf(w.ExecutionID), WorkflowType: w.WorkflowType,
+		return &WorkflowFailedError{InstanceID: w.InstanceID, RunID: runOf(w), WorkflowType: w.WorkflowType,
 			Cause: wf.NewTemporalCanceledError(), Sentinel: sentinel}
 	case api.StatusTerminated:
-		return &WorkflowFailedError{InstanceID: w.InstanceID, RunID: runIDOf(w.ExecutionID), WorkflowType: w.WorkflowType,
+		return &WorkflowFailedError{InstanceID: w.InstanceID, RunID: runOf(w), WorkflowType: w.WorkflowType,
 			Failure: w.Error, Cause: wf.ErrTerminated, Sentinel: ErrWorkflowTerminated}
 	}
 	return fmt.Errorf("tether: workflow %s has unexpected status %q", w.InstanceID, w.Status)

@@ -3,8 +3,15 @@
 // type and field names and the same nil-safe getters as the protobuf
 // types, as plain Go structs. Tether's payloads are JSON: a Payload's Data
 // is the JSON encoding of a value and its Metadata["encoding"] is
-// "json/plain".
+// "json/plain" — unless a codec of package converter made it something
+// else (encrypted, compressed), which then travels in an envelope (see
+// converter.EnvelopeKey).
 package common
+
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // EncodingJSON is the Metadata["encoding"] of a Tether payload.
 const EncodingJSON = "json/plain"
@@ -31,6 +38,34 @@ func (p *Payload) GetData() []byte {
 		return nil
 	}
 	return p.Data
+}
+
+// payloadJSON is the serialized form of a Payload: Temporal's JSON form
+// (metadata values and data in base64).
+type payloadJSON struct {
+	Metadata map[string][]byte `json:"metadata,omitempty"`
+	Data     []byte            `json:"data,omitempty"`
+}
+
+// Marshal serializes p (what a codec that wraps a whole payload, such as
+// an encrypting one, encodes; Temporal's protobuf Marshal). The form is
+// JSON with base64 values; Unmarshal reads it back.
+func (p *Payload) Marshal() ([]byte, error) {
+	b, err := json.Marshal(payloadJSON{Metadata: p.GetMetadata(), Data: p.GetData()})
+	if err != nil {
+		return nil, fmt.Errorf("marshal payload: %w", err)
+	}
+	return b, nil
+}
+
+// Unmarshal reads what Marshal wrote into p.
+func (p *Payload) Unmarshal(b []byte) error {
+	var pj payloadJSON
+	if err := json.Unmarshal(b, &pj); err != nil {
+		return fmt.Errorf("unmarshal payload: %w", err)
+	}
+	p.Metadata, p.Data = pj.Metadata, pj.Data
+	return nil
 }
 
 // Payloads is a list of encoded values (the arguments of a call).

@@ -121,6 +121,27 @@ func (m *Client) UpdateWorkflow(ctx context.Context, options client.UpdateWorkfl
 	return h, ret.Error(1)
 }
 
+// NewWithStartWorkflowOperation mocks
+// client.Client.NewWithStartWorkflowOperation.
+func (m *Client) NewWithStartWorkflowOperation(options client.StartWorkflowOptions, workflow any, args ...any) client.WithStartWorkflowOperation {
+	ret := m.Called(append([]any{options, workflow}, args...)...)
+	if fn, ok := ret.Get(0).(func(client.StartWorkflowOptions, any, ...any) client.WithStartWorkflowOperation); ok {
+		return fn(options, workflow, args...)
+	}
+	op, _ := ret.Get(0).(client.WithStartWorkflowOperation)
+	return op
+}
+
+// UpdateWithStartWorkflow mocks client.Client.UpdateWithStartWorkflow.
+func (m *Client) UpdateWithStartWorkflow(ctx context.Context, options client.UpdateWithStartWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	ret := m.Called(ctx, options)
+	if fn, ok := ret.Get(0).(func(context.Context, client.UpdateWithStartWorkflowOptions) (client.WorkflowUpdateHandle, error)); ok {
+		return fn(ctx, options)
+	}
+	h, _ := ret.Get(0).(client.WorkflowUpdateHandle)
+	return h, ret.Error(1)
+}
+
 // DescribeWorkflowExecution mocks client.Client.DescribeWorkflowExecution.
 func (m *Client) DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*client.DescribeWorkflowExecutionResponse, error) {
 	ret := m.Called(ctx, workflowID, runID)

@@ -91,8 +91,9 @@ func NewNonRetryableApplicationError(message, errType string, cause error, detai
 	return wf.NewTemporalApplicationError(message, errType, ApplicationErrorOptions{NonRetryable: true, Cause: cause, Details: details})
 }
 
-// NewCanceledError returns a cancellation carrying details. A workflow
-// that returns it ends canceled.
+// NewCanceledError returns a cancellation carrying details. It matches
+// workflow.ErrCanceled: a workflow whose cancellation was requested ends
+// canceled when it returns it.
 func NewCanceledError(details ...any) error { return wf.NewTemporalCanceledError(details...) }
 
 // NewTimeoutError returns a timeout of timeoutType whose last error was

@@ -1,12 +1,17 @@
 package temporal_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/wf"
@@ -202,5 +207,25 @@ func TestSearchAttributes(t *testing.T) {
 	}
 	if len(sa.GetUntypedValues()) != 6 {
 		t.Fatal("GetUntypedValues")
+	}
+}
+
+func TestIsWorkflowExecutionAlreadyStartedError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusConflict)
+		_ = json.NewEncoder(w).Encode(api.Problem{Type: api.ProblemAlreadyRunning, Title: "already running", Status: http.StatusConflict})
+	}))
+	defer srv.Close()
+	c, err := client.NewLazyClient(client.Options{HostPort: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "w", TaskQueue: "q", WorkflowExecutionErrorWhenAlreadyStarted: true}, "Flow")
+	if !errors.Is(err, client.ErrAlreadyRunning) || !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		t.Fatalf("%v", err)
+	}
+	if temporal.IsWorkflowExecutionAlreadyStartedError(errors.New("other")) {
+		t.Fatal("any error is already started")
 	}
 }

@@ -66,7 +66,9 @@ func (t *TestActivityEnvironment) SetHeartbeatDetails(details any) {
 // by default).
 func (t *TestActivityEnvironment) SetTestTimeout(d time.Duration) { t.timeout = d }
 
-// SetWorkerOptions sets the options of the (simulated) worker.
+// SetWorkerOptions sets the options of the (simulated) worker: its
+// BackgroundActivityContext is the parent of the activity's context (its
+// values reach it).
 func (t *TestActivityEnvironment) SetWorkerOptions(opts worker.Options) { t.workerOpts = opts }
 
 // SetOnActivityHeartbeatListener sets a function called with each
@@ -138,13 +140,16 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 	id := t.nextID
 	t.mu.Unlock()
 	now := time.Now()
-	info := actenv.NewInfo(actenv.Attempt{
-		Namespace: defaultNamespace, InstanceID: defaultWorkflowID, RunID: wf.RunID(1), ExecutionID: 1, ActivityID: id,
+	info := actenv.Info{
+		Namespace: defaultNamespace, InstanceID: defaultWorkflowID, ExecutionID: 1, ActivityID: id,
 		Attempt: 1, ActivityType: name, TaskQueue: defaultTaskQueue, WorkflowType: "workflow-type-not-specified",
 		HeartbeatDetails: details, ScheduledAt: now, StartedAt: now,
 		TaskToken: []byte(fmt.Sprintf("test-activity/%d", id)), WorkerID: defaultWorkerID, Local: local,
-	})
+	}
 	ctx := context.Background()
+	if t.workerOpts.BackgroundActivityContext != nil {
+		ctx = context.WithoutCancel(t.workerOpts.BackgroundActivityContext)
+	}
 	if t.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.timeout)
@@ -155,7 +160,7 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 	if logger == nil {
 		logger = slog.Default()
 	}
-	infoCopy := info
+	var infoCopy activity.Info
 	env := &actenv.Env{
 		Info: info,
 		Heartbeat: func(raw json.RawMessage) {
@@ -168,6 +173,7 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 		},
 		Logger: logger.With("activity_type", name, "activity_id", id, "local", local),
 	}
+	infoCopy = activity.GetInfo(actenv.With(ctx, env))
 	defer func() {
 		if r := recover(); r != nil {
 			val, err = nil, &wf.PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}

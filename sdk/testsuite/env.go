@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
-	"github.com/tetherhq/tether/sdk/internal/actenv"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/wf"
@@ -31,11 +29,18 @@ const (
 	defaultTaskQueue  = "default-test-taskqueue"
 	defaultWorkflowID = "default-test-workflow-id"
 	defaultWorkerID   = "default-test-worker"
+	// defaultHostQueue is the host task queue the environment answers
+	// workflow.RunOnHost with.
+	defaultHostQueue = "default-test-host-taskqueue"
 	// defaultMaximumAttempts bounds the attempts of an activity that has
 	// no retry policy, so that an activity mocked to fail does not retry
 	// forever (Temporal's test environment does the same).
 	defaultMaximumAttempts = 10
 	defaultTestTimeout     = 3 * time.Second
+	// defaultRunTimeout bounds a workflow that sets no timeout: one
+	// blocked for good times out when the clock gets there (ten years,
+	// skipped at once), as in Temporal's test environment.
+	defaultRunTimeout = 10 * 365 * 24 * time.Hour
 )
 
 // env plays the server for the workflows of one test environment: it
@@ -48,18 +53,24 @@ const (
 // (the test's, inside ExecuteWorkflow); activities run on goroutines of
 // their own and hand their outcomes to the loop through post.
 type env struct {
-	logger   *slog.Logger
-	reg      *registry
-	now      time.Time
-	timeout  time.Duration
-	started  bool
-	finished bool
+	logger     *slog.Logger
+	reg        *registry
+	now        time.Time
+	timeout    time.Duration
+	runTimeout time.Duration
+	started    bool
+	finished   bool
 
-	callbacks chan func()
-	stopped   chan struct{}
-	running   int // activity attempts running (not waiting on the mock clock)
-	timers    timerHeap
-	timerSeq  int64
+	// The queue of what other goroutines hand the loop (post): unbounded,
+	// so that posting never blocks, and wake, which tells the loop.
+	qmu      sync.Mutex
+	queue    []func()
+	qclosed  bool
+	wake     chan struct{}
+	stopped  chan struct{}
+	running  int // activity attempts running (not waiting on the mock clock)
+	timers   timerHeap
+	timerSeq int64
 	// wallFor is the next timer while activities run, and wallAt the wall
 	// time at which it fires if they are still running then.
 	wallFor *timer
@@ -83,6 +94,14 @@ type env struct {
 	matched          *MockCallWrapper
 
 	updates map[string]*pendingUpdate
+	// activityCtx is the parent of the activities' contexts
+	// (worker.Options.BackgroundActivityContext; nil: context.Background).
+	activityCtx context.Context
+	// tokens are the attempts by task token (CompleteActivity).
+	tokens map[string]*activityRun
+	// signalExternalMocked, cancelExternalMocked: OnSignalExternalWorkflow
+	// and OnRequestCancelExternalWorkflow have expectations.
+	signalExternalMocked, cancelExternalMocked bool
 
 	onActivityStarted   func(info *activity.Info, ctx context.Context, args EncodedValues)
 	onActivityCompleted func(info *activity.Info, result EncodedValue, err error)
@@ -106,23 +125,45 @@ func newEnv(logger *slog.Logger, reg *registry, activityMock, workflowMock *mock
 		reg:              reg,
 		now:              time.Now(),
 		timeout:          defaultTestTimeout,
-		callbacks:        make(chan func(), 1024),
+		runTimeout:       defaultRunTimeout,
+		wake:             make(chan struct{}, 1),
 		stopped:          make(chan struct{}),
 		activityMock:     activityMock,
 		workflowMock:     workflowMock,
 		mockedActivities: map[string]bool{},
 		mockedWorkflows:  map[string]bool{},
 		updates:          map[string]*pendingUpdate{},
+		tokens:           map[string]*activityRun{},
 	}
 }
 
-// post hands fn to the main loop (from any goroutine). After the loop has
-// ended, fn is dropped.
+// post hands fn to the main loop (from any goroutine, the loop's own
+// included). After the loop has ended, fn is dropped.
 func (e *env) post(fn func()) {
-	select {
-	case e.callbacks <- fn:
-	case <-e.stopped:
+	e.qmu.Lock()
+	if e.qclosed {
+		e.qmu.Unlock()
+		return
 	}
+	e.queue = append(e.queue, fn)
+	e.qmu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drain runs what was posted, in order; it reports whether there was
+// anything.
+func (e *env) drain() bool {
+	e.qmu.Lock()
+	q := e.queue
+	e.queue = nil
+	e.qmu.Unlock()
+	for _, fn := range q {
+		fn()
+	}
+	return len(q) > 0
 }
 
 // ---------------------------------------------------------------------------
@@ -215,6 +256,9 @@ func (e *env) registerDelayedCallback(fn func(), delay time.Duration) {
 // has left on the mock clock.
 func (e *env) run() {
 	e.started = true
+	// Each callback fires as a timer, one per turn: a callback without
+	// delay runs once the first turn has run (the workflow's handlers
+	// are set), and what it sends makes a turn of its own.
 	for _, d := range e.delayed {
 		e.addTimer(e.now.Add(d.delay), d.fn)
 	}
@@ -224,11 +268,8 @@ func (e *env) run() {
 		if e.runTurns() {
 			continue
 		}
-		select {
-		case fn := <-e.callbacks:
-			fn()
+		if e.drain() {
 			continue
-		default:
 		}
 		if e.running == 0 {
 			if e.fireNext() {
@@ -257,8 +298,8 @@ func (e *env) wait() {
 	timeout := time.NewTimer(e.timeout)
 	defer timeout.Stop()
 	select {
-	case fn := <-e.callbacks:
-		fn()
+	case <-e.wake:
+		e.drain()
 	case <-wall:
 		e.fireNext()
 	case <-timeout.C:
@@ -278,6 +319,10 @@ func (e *env) stop() {
 			x.cancelActivity(id, api.CancelReasonWorkflowCompleted)
 		}
 	}
+	e.qmu.Lock()
+	e.qclosed = true
+	e.queue = nil
+	e.qmu.Unlock()
 	close(e.stopped)
 }
 
@@ -394,7 +439,7 @@ func (x *execution) turn() {
 	for _, c := range res.Commands {
 		if c.Type == api.CommandRejectUpdate {
 			rejected[c.UpdateID] = true
-			e.rejectUpdate(c.UpdateID, wf.FailureCause(c.Error))
+			e.rejectValidated(c.UpdateID, wf.FailureCause(c.Error))
 		}
 	}
 	for _, id := range updates {
@@ -525,6 +570,17 @@ func (x *execution) executionError(failure *api.Error, cause error) error {
 		WorkflowType: x.wfType, Failure: failure, Cause: cause}
 }
 
+// startRunTimeout fails the execution when it runs longer than d.
+func (x *execution) startRunTimeout(d time.Duration) {
+	x.e.addTimer(x.e.now.Add(d), func() {
+		if x.done {
+			return
+		}
+		x.close(&api.Command{Type: api.CommandFailWorkflow, Error: &api.Error{Type: api.ErrorTypeTimeout,
+			TimeoutType: api.TimeoutStartToClose, Message: fmt.Sprintf("workflow timed out after %v", d)}}, nil)
+	})
+}
+
 // terminate ends a child whose parent closed (ParentClosePolicyTerminate).
 func (x *execution) terminate() {
 	x.err = x.executionError(nil, wf.ErrChildWorkflowTerminated)
@@ -587,6 +643,16 @@ func (e *env) find(id string) *execution {
 }
 
 func (x *execution) signalExternal(c *api.Command) {
+	if x.e.signalExternalMocked {
+		var arg any
+		_ = fnsig.Decode(c.Input, &arg)
+		runID := ""
+		if c.TargetExecutionID != 0 {
+			runID = strconv.FormatInt(c.TargetExecutionID, 10)
+		}
+		x.externalMock(c.ExternalID, mockSignalExternal, []any{defaultNamespace, c.TargetInstanceID, runID, c.SignalName, arg})
+		return
+	}
 	target := x.e.find(c.TargetInstanceID)
 	if target == nil || (c.TargetExecutionID != 0 && target.runID != c.TargetExecutionID) {
 		x.deliver(api.Event{Kind: api.EventExternalFailed, ExternalID: c.ExternalID,
@@ -598,6 +664,14 @@ func (x *execution) signalExternal(c *api.Command) {
 }
 
 func (x *execution) cancelExternal(c *api.Command) {
+	if x.e.cancelExternalMocked {
+		runID := ""
+		if c.TargetExecutionID != 0 {
+			runID = strconv.FormatInt(c.TargetExecutionID, 10)
+		}
+		x.externalMock(c.ExternalID, mockCancelExternal, []any{defaultNamespace, c.TargetInstanceID, runID})
+		return
+	}
 	target := x.e.find(c.TargetInstanceID)
 	if target == nil || (c.TargetExecutionID != 0 && target.runID != c.TargetExecutionID) {
 		x.deliver(api.Event{Kind: api.EventExternalFailed, ExternalID: c.ExternalID,
@@ -612,418 +686,50 @@ func (x *execution) cancelExternal(c *api.Command) {
 	x.deliver(api.Event{Kind: api.EventExternalCompleted, ExternalID: c.ExternalID})
 }
 
-// ---------------------------------------------------------------------------
-// Child workflows
+// Method names of the mocks of SignalExternalWorkflow and
+// RequestCancelExternalWorkflow on the workflow mock.
+const (
+	mockSignalExternal = "workflow.SignalExternalWorkflow"
+	mockCancelExternal = "workflow.RequestCancelExternalWorkflow"
+)
 
-// startChild starts a child execution: the mock of its type when it has
-// expectations (OnWorkflow), else the registered workflow.
-func (x *execution) startChild(c *api.Command) {
+// externalMock answers a signal or cancel request to another workflow with
+// the workflow mock: its error fails the request, its After delays the
+// answer on the mock clock.
+func (x *execution) externalMock(id int64, method string, args []any) {
 	e := x.e
-	if e.find(c.WorkflowID) != nil {
-		x.deliver(api.Event{Kind: api.EventStartChildWorkflowFailed, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID})
-		return
-	}
-	var def *wf.Definition
-	if e.mockedWorkflows[c.WorkflowType] {
-		def = e.mockWorkflowDef(c.WorkflowType)
-	} else if d := e.reg.workflows[c.WorkflowType]; d != nil {
-		def = d.def
-	}
-	if def == nil {
-		x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID})
-		x.deliver(api.Event{Kind: api.EventChildWorkflowFailed, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,
-			Error: &api.Error{Type: "WorkflowTypeNotRegistered", Message: fmt.Sprintf("unable to find workflow type: %s. Supported types: [%s]", c.WorkflowType, e.reg.workflowTypes())}})
-		return
-	}
-	tq := c.TaskQueue
-	if tq == "" {
-		tq = x.taskQueue
-	}
-	ch := e.newExecution(def, c.WorkflowID, tq)
-	ch.parent, ch.childID, ch.policy = x, c.ChildID, c.ParentClosePolicy
-	x.children[c.ChildID] = ch
-	ch.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID})
-	x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID})
-}
-
-// childClosed tells the parent how its child ended. A child that
-// continued as new goes on as a new execution of the same id.
-func (x *execution) childClosed(ch *execution) {
-	if x.done {
-		return
-	}
-	ev := api.Event{ChildID: ch.childID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID}
-	switch {
-	case ch.closed == nil && ch.err != nil && errors.Is(ch.err, wf.ErrChildWorkflowTerminated):
-		ev.Kind = api.EventChildWorkflowTerminated
-	case ch.closed == nil:
-		ev.Kind = api.EventChildWorkflowFailed
-		e := errconv.ToAPI(ch.err.(*wf.WorkflowExecutionError).Cause)
-		ev.Error = &e
-	case ch.closed.Type == api.CommandCompleteWorkflow:
-		ev.Kind, ev.Result = api.EventChildWorkflowCompleted, ch.result
-	case ch.closed.Type == api.CommandFailWorkflow:
-		ev.Kind, ev.Error = api.EventChildWorkflowFailed, ch.closed.Error
-	case ch.closed.Type == api.CommandCancelWorkflow:
-		ev.Kind = api.EventChildWorkflowCanceled
-	case ch.closed.Type == api.CommandContinueAsNew:
-		x.continueChild(ch)
-		return
-	}
-	delete(x.children, ch.childID)
-	x.deliver(ev)
-}
-
-func (x *execution) continueChild(ch *execution) {
-	e := x.e
-	typ := ch.closed.WorkflowType
-	if typ == "" {
-		typ = ch.wfType
-	}
-	var def *wf.Definition
-	if e.mockedWorkflows[typ] {
-		def = e.mockWorkflowDef(typ)
-	} else if d := e.reg.workflows[typ]; d != nil {
-		def = d.def
-	}
-	if def == nil {
-		delete(x.children, ch.childID)
-		x.deliver(api.Event{Kind: api.EventChildWorkflowFailed, ChildID: ch.childID, ChildWorkflowID: ch.id,
-			Error: &api.Error{Type: "WorkflowTypeNotRegistered", Message: "unable to find workflow type: " + typ}})
-		return
-	}
-	next := e.newExecution(def, ch.id, ch.taskQueue)
-	next.parent, next.childID, next.policy = x, ch.childID, ch.policy
-	x.children[ch.childID] = next
-	next.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: typ, TaskQueue: ch.taskQueue, Input: ch.closed.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID})
-}
-
-// ---------------------------------------------------------------------------
-// Activities
-
-// activityRun is one scheduled activity and its current attempt.
-type activityRun struct {
-	x           *execution
-	id          int64
-	typ         string
-	input       json.RawMessage
-	taskQueue   string
-	opts        api.ActivityOptions
-	scheduledAt time.Time
-	attempt     int32
-	// wait: scheduled with WaitForCancellation; cancelReq: its
-	// cancellation was requested (it stays outstanding until its outcome).
-	wait, cancelReq bool
-	cancel          context.CancelCauseFunc // the running attempt's
-	retry           *timer                  // the timer of the next attempt
-	mu              sync.Mutex
-	details         json.RawMessage // the latest heartbeat details
-}
-
-func (a *activityRun) setDetails(raw json.RawMessage) {
-	a.mu.Lock()
-	a.details = raw
-	a.mu.Unlock()
-}
-
-func (a *activityRun) latestDetails() json.RawMessage {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.details
-}
-
-func (x *execution) scheduleActivity(c *api.Command) {
-	a := &activityRun{x: x, id: c.ActivityID, typ: c.ActivityType, input: c.Input, taskQueue: c.TaskQueue,
-		scheduledAt: x.e.now, attempt: 1}
-	if a.taskQueue == "" {
-		a.taskQueue = x.taskQueue
-	}
-	if c.Options != nil {
-		a.opts = *c.Options
-		a.wait = c.Options.WaitForCancellation
-	}
-	x.activities[a.id] = a
-	if x.e.holdsSession(a) {
-		return // a session's keeper: held until cancelled (session.go)
-	}
-	x.e.startAttempt(a)
-}
-
-// cancelActivity cancels an outstanding activity: its running attempt's
-// context is cancelled with reason. One that waits for its cancellation
-// stays outstanding until its attempt ends (at once when none runs);
-// another is settled for the workflow already, and its outcome dropped.
-func (x *execution) cancelActivity(id int64, reason string) {
-	a := x.activities[id]
-	if a == nil {
-		return
-	}
-	if a.cancel != nil {
-		a.cancel(&activity.CanceledError{Reason: reason})
-	}
-	if a.wait && !x.done {
-		if a.cancelReq {
-			return
-		}
-		a.cancelReq = true
-		if a.cancel == nil {
-			// Between attempts: nobody holds it, it ends canceled.
-			if a.retry != nil {
-				a.retry.canceled = true
+	ret, matched := e.methodCalled(e.workflowMock, method, args)
+	var err error
+	if len(ret) > 0 {
+		if fn, ok := ret.Get(0).(func(...any) error); ok {
+			err = fn(args...)
+		} else if fv := reflect.ValueOf(ret.Get(0)); fv.Kind() == reflect.Func {
+			in := make([]reflect.Value, len(args))
+			for i, a := range args {
+				if a == nil {
+					in[i] = reflect.Zero(fv.Type().In(i))
+				} else {
+					in[i] = reflect.ValueOf(a)
+				}
 			}
-			delete(x.activities, id)
-			x.deliver(api.Event{Kind: api.EventActivityCanceled, ActivityID: id, Attempt: a.attempt,
-				Error: &api.Error{Type: api.ErrorTypeCanceled, Message: "activity canceled: " + reason}})
-		}
-		return
-	}
-	if a.retry != nil {
-		a.retry.canceled = true
-	}
-	delete(x.activities, id)
-}
-
-// attemptOutcome is what an attempt reports.
-type attemptOutcome struct {
-	result json.RawMessage
-	fail   *api.Error
-	// value and err are the activity's own, for the listeners.
-	value any
-	err   error
-}
-
-// startAttempt runs the activity's current attempt on a goroutine of its
-// own.
-func (e *env) startAttempt(a *activityRun) {
-	x := a.x
-	ctx, cancel := context.WithCancelCause(context.Background())
-	a.cancel = cancel
-	a.retry = nil
-	info := actenv.NewInfo(actenv.Attempt{
-		Namespace: defaultNamespace, InstanceID: x.id, RunID: wf.RunID(x.runID), ExecutionID: x.runID, ActivityID: a.id,
-		Attempt: a.attempt, ActivityType: a.typ, TaskQueue: a.taskQueue, WorkflowType: x.wfType,
-		HeartbeatDetails: a.latestDetails(), ScheduledAt: a.scheduledAt, StartedAt: e.now,
-		TaskToken: []byte(fmt.Sprintf("%s/%d/%d/%d", x.id, x.runID, a.id, a.attempt)), WorkerID: defaultWorkerID,
-		HeartbeatTimeout: a.opts.HeartbeatTimeout.D(), StartToClose: a.opts.StartToCloseTimeout.D(),
-		ScheduleToClose: a.opts.ScheduleToCloseTimeout.D(),
-	})
-	var stopDeadline context.CancelFunc = func() {}
-	if d := attemptTimeout(a.opts); d > 0 {
-		info.Deadline = e.now.Add(d)
-		ctx, stopDeadline = context.WithTimeoutCause(ctx, d, &activity.CanceledError{Reason: api.CancelReasonStartToCloseTimeout})
-	}
-	infoCopy := info
-	aenv := &actenv.Env{
-		Info: info,
-		Heartbeat: func(raw json.RawMessage) {
-			a.setDetails(raw)
-			if l := e.onActivityHeartbeat; l != nil {
-				e.post(func() { l(&infoCopy, encodedValues{raw: raw, n: 1}) })
+			if out := fv.Call(in); len(out) > 0 && !out[0].IsNil() {
+				err, _ = out[0].Interface().(error)
 			}
-		},
-		Logger: e.logger.With("instance_id", x.id, "execution_id", x.runID, "activity_id", a.id,
-			"activity_type", a.typ, "attempt", a.attempt),
-	}
-	actx := actenv.With(ctx, aenv)
-	attempt := a.attempt
-	e.running++
-	go func() {
-		out := e.callActivity(actx, &infoCopy, a.typ, a.input)
-		stopDeadline()
-		canceled := ctx.Err() != nil && errors.Is(out.err, context.Canceled)
-		cancel(nil)
-		if canceled && out.fail != nil {
-			out.fail.Type = api.ErrorTypeCanceled
+		} else {
+			err = ret.Error(0)
 		}
-		e.post(func() {
-			e.running--
-			if l := e.onActivityCompleted; l != nil {
-				l(&infoCopy, encodedValue{out.result}, out.err)
-			}
-			x.activityDone(a, attempt, out)
-		})
-	}()
-}
-
-// attemptTimeout is the wall-clock bound of one attempt: its
-// start-to-close timeout, or its schedule-to-close one.
-func attemptTimeout(o api.ActivityOptions) time.Duration {
-	if d := o.StartToCloseTimeout.D(); d > 0 {
-		return d
 	}
-	return o.ScheduleToCloseTimeout.D()
-}
-
-// activityDone applies an attempt's outcome: a result or a final failure
-// goes to the workflow, a failure with attempts left is retried after the
-// retry policy's backoff on the mock clock.
-func (x *execution) activityDone(a *activityRun, attempt int32, out attemptOutcome) {
-	e := x.e
-	if x.done || x.activities[a.id] != a || a.attempt != attempt {
-		return // stale: cancelled, or the execution closed
-	}
-	a.cancel = nil
-	if out.fail == nil {
-		delete(x.activities, a.id)
-		x.deliver(api.Event{Kind: api.EventActivityCompleted, ActivityID: a.id, Attempt: attempt, Result: out.result})
-		return
-	}
-	if a.cancelReq {
-		delete(x.activities, a.id)
-		kind := api.EventActivityFailed
-		if out.fail.Type == api.ErrorTypeCanceled {
-			kind = api.EventActivityCanceled
-		}
-		x.deliver(api.Event{Kind: kind, ActivityID: a.id, Attempt: attempt, Error: out.fail})
-		return
-	}
-	if d, ok := nextRetry(a.opts, attempt, *out.fail, e.now, a.scheduledAt); ok {
-		a.attempt++
-		a.retry = e.addTimer(e.now.Add(d), func() {
-			if x.done || x.activities[a.id] != a {
-				return
-			}
-			e.startAttempt(a)
-		})
-		return
-	}
-	delete(x.activities, a.id)
-	x.deliver(api.Event{Kind: api.EventActivityFailed, ActivityID: a.id, Attempt: attempt, Error: out.fail})
-}
-
-// nextRetry decides, as the server does, whether a failed attempt is
-// retried and after what delay. An activity without a retry policy gets at
-// most defaultMaximumAttempts attempts.
-func nextRetry(o api.ActivityOptions, attempt int32, fail api.Error, now, scheduledAt time.Time) (time.Duration, bool) {
-	if fail.Retryable != nil && !*fail.Retryable {
-		return 0, false
-	}
-	p := api.RetryPolicy{MaximumAttempts: defaultMaximumAttempts}
-	if o.RetryPolicy != nil {
-		p = *o.RetryPolicy
-	}
-	if p.MaximumAttempts > 0 && attempt >= p.MaximumAttempts {
-		return 0, false
-	}
-	if fail.Type != "" && slices.Contains(p.NonRetryableErrorTypes, fail.Type) {
-		return 0, false
-	}
-	initial := p.InitialInterval.D()
-	if initial <= 0 {
-		initial = time.Second
-	}
-	coef := p.BackoffCoefficient
-	if coef < 1 {
-		coef = 2
-	}
-	maxI := p.MaximumInterval.D()
-	if maxI <= 0 {
-		maxI = 100 * initial
-	}
-	delay := maxI
-	if d := float64(initial) * math.Pow(coef, float64(attempt-1)); d < float64(maxI) {
-		delay = time.Duration(d)
-	}
-	if s2c := o.ScheduleToCloseTimeout.D(); s2c > 0 && !now.Add(delay).Before(scheduledAt.Add(s2c)) {
-		return 0, false
-	}
-	return delay, true
-}
-
-// callActivity runs one attempt: the mock of the activity when it has
-// expectations (OnActivity), else the registered function. A panic fails
-// the attempt with type "Panic", as on a worker.
-func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string, input json.RawMessage) (out attemptOutcome) {
-	defer func() {
-		if r := recover(); r != nil {
-			out = attemptOutcome{fail: &api.Error{Type: "Panic", Message: fmt.Sprint(r), Stack: string(debug.Stack())},
-				err: &wf.PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}}
-		}
-	}()
-	sig := e.reg.activities[typ]
-	if sig == nil {
-		err := fmt.Errorf("unable to find activityType=%s. Supported types: [%s]", typ, e.reg.activityTypes())
-		return attemptOutcome{fail: &api.Error{Type: "ActivityTypeNotRegistered", Message: err.Error()}, err: err}
-	}
-	in, err := sig.DecodeInput(input)
+	ev := api.Event{Kind: api.EventExternalCompleted, ExternalID: id}
 	if err != nil {
-		no := false
-		return attemptOutcome{fail: &api.Error{Type: "InvalidInput", Message: err.Error(), Retryable: &no}, err: err}
+		ev = api.Event{Kind: api.EventExternalFailed, ExternalID: id, Error: &api.Error{Type: errconv.TypeName(err), Message: err.Error()}}
 	}
-	if l := e.onActivityStarted; l != nil {
-		l(info, ctx, encodedValues{raw: input, n: len(sig.Ins)})
+	var delay time.Duration
+	if matched != nil && matched.delay != nil {
+		delay = matched.delay()
 	}
-	ctxv := reflect.ValueOf(ctx)
-	if e.mockedActivities[typ] {
-		out.value, out.err = e.callActivityMock(ctxv, typ, sig, in)
-	} else {
-		out.value, out.err = sig.Call(ctxv, in)
+	if delay <= 0 {
+		x.deliver(ev)
+		return
 	}
-	if out.err != nil {
-		f := errconv.ToAPI(out.err)
-		if errors.Is(out.err, context.DeadlineExceeded) && f.Type == "deadlineExceededError" {
-			f.Type = "DeadlineExceeded"
-		}
-		out.fail = &f
-		return out
-	}
-	raw, err := fnsig.Encode(out.value)
-	if err != nil {
-		no := false
-		return attemptOutcome{fail: &api.Error{Type: "InvalidResult", Message: "encode result: " + err.Error(), Retryable: &no}, err: err}
-	}
-	out.result = raw
-	return out
-}
-
-// localActivity resolves a local activity for the executor: a mocked one
-// calls its mock, another runs as registered.
-func (e *env) localActivity(name string) *fnsig.Sig {
-	sig := e.reg.activities[name]
-	if sig == nil || !e.mockedActivities[name] {
-		return sig
-	}
-	mocked := *sig
-	mocked.Fn = reflect.MakeFunc(sig.Fn.Type(), func(args []reflect.Value) []reflect.Value {
-		var ctxv reflect.Value
-		in := args
-		if sig.HasCtx {
-			ctxv, in = args[0], args[1:]
-		}
-		value, err := e.callActivityMock(ctxv, name, sig, in)
-		return resultValues(sig, value, err)
-	})
-	return &mocked
-}
-
-// resultValues are a function's return values for value and err.
-func resultValues(sig *fnsig.Sig, value any, err error) []reflect.Value {
-	errv := reflect.Zero(reflect.TypeFor[error]())
-	if err != nil {
-		errv = reflect.ValueOf(&err).Elem()
-	}
-	if sig.Out == nil {
-		return []reflect.Value{errv}
-	}
-	v := reflect.Zero(sig.Out)
-	if value != nil {
-		v = reflect.ValueOf(value)
-	}
-	return []reflect.Value{v, errv}
-}
-
-func sortedIDs[V any](m map[int64]V) []int64 {
-	return slices.Sorted(mapsKeys(m))
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
+	e.addTimer(e.now.Add(delay), func() { x.deliver(ev) })
 }

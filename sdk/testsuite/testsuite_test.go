@@ -3,6 +3,7 @@ package testsuite_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/stretchr/testify/suite"
 
 	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/sdk/testsuite"
+	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -381,9 +384,7 @@ func (s *UnitTestSuite) Test_UpdateWorkflow() {
 			OnReject: func(err error) { s.Fail("u1 rejected", err) },
 			OnComplete: func(v any, err error) {
 				s.Require().NoError(err)
-				var n int
-				s.Require().NoError(v.(testsuite.EncodedValue).Get(&n))
-				results = append(results, n)
+				results = append(results, v.(int))
 			},
 		}, 2)
 		env.UpdateWorkflow("add", "u2", &testsuite.TestUpdateCallback{
@@ -400,7 +401,7 @@ func (s *UnitTestSuite) Test_UpdateWorkflow() {
 	s.NoError(env.GetWorkflowResult(&total))
 	s.Equal(5, total)
 	s.Equal([]int{2}, results)
-	s.ErrorContains(rejected, "negative: -1")
+	s.Equal(fmt.Errorf("negative: %d", -1), rejected) // the validator's own error
 }
 
 // Goal: SetStartTime sets the workflow's clock.
@@ -421,16 +422,19 @@ func (s *UnitTestSuite) Test_SetStartTime() {
 	s.True(env.Now().Equal(start.Add(time.Hour)))
 }
 
-// Goal: a workflow blocked with nothing to wait for makes ExecuteWorkflow
-// panic with its stack, instead of hanging.
-func (s *UnitTestSuite) Test_BlockedWorkflowPanics() {
+// Goal: a workflow blocked for good times out at once, at its run
+// timeout on the mock clock.
+func (s *UnitTestSuite) Test_BlockedWorkflowTimesOut() {
 	env := s.NewTestWorkflowEnvironment()
-	defer func() {
-		r := recover()
-		s.Require().NotNil(r)
-		s.Contains(r, "blocked with nothing to wait for")
-	}()
+	start := env.Now()
+	env.SetWorkflowRunTimeout(48 * time.Hour)
+
 	env.ExecuteWorkflow(Counter)
+
+	s.True(env.IsWorkflowCompleted())
+	var timeoutErr *workflow.TimeoutError
+	s.Require().ErrorAs(env.GetWorkflowError(), &timeoutErr)
+	s.Equal(48*time.Hour, env.Now().Sub(start))
 }
 
 // Goal: AssertExpectations reports an expectation that was not met.
@@ -523,5 +527,202 @@ func (s *UnitTestSuite) Test_LocalActivity() {
 	s.NoError(env.GetWorkflowResult(&result))
 	s.Equal("mocked", result)
 	s.GreaterOrEqual(env.Now().Sub(start), time.Minute)
+	env.AssertExpectations(s.T())
+}
+
+// Goal: an activity that returns ErrResultPending is completed by
+// CompleteActivity with its task token, an hour later on the mock clock
+// (samples-go's expense test).
+func (s *UnitTestSuite) Test_CompleteActivity() {
+	env := s.NewTestWorkflowEnvironment()
+	start := env.Now()
+	env.RegisterActivityWithOptions(func(ctx context.Context, expenseID string) (string, error) {
+		token := activity.GetInfo(ctx).TaskToken
+		env.RegisterDelayedCallback(func() { _ = env.CompleteActivity(token, "approved:"+expenseID, nil) }, time.Hour)
+		return "", activity.ErrResultPending
+	}, activity.RegisterOptions{Name: "RequestApproval"})
+
+	env.ExecuteWorkflow(Approval, "exp-1")
+
+	var decision string
+	s.NoError(env.GetWorkflowResult(&decision))
+	s.Equal("approved:exp-1", decision)
+	s.Equal(time.Hour, env.Now().Sub(start))
+}
+
+// Goal: signals to other workflows go to OnSignalExternalWorkflow's mock;
+// without a mock, a target that is not running fails the signal.
+func (s *UnitTestSuite) Test_SignalExternalWorkflow() {
+	env := s.NewTestWorkflowEnvironment()
+	env.OnSignalExternalWorkflow(mock.Anything, "other", "", "ping", float64(5)).Return(nil).Once()
+	env.ExecuteWorkflow(Notifier)
+	s.NoError(env.GetWorkflowError())
+	env.AssertExpectations(s.T())
+
+	env = s.NewTestWorkflowEnvironment()
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(errors.New("gone"))
+	env.ExecuteWorkflow(Notifier)
+	s.ErrorContains(env.GetWorkflowError(), "gone")
+
+	env = s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(Notifier)
+	s.ErrorContains(env.GetWorkflowError(), "other is not running")
+}
+
+// Goal: a workflow that continues as new ends the test with a
+// *workflow.ContinueAsNewError carrying the next input; a child that
+// continues as new goes on until it completes.
+func (s *UnitTestSuite) Test_ContinueAsNew() {
+	env := s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(Restarting, 1)
+	s.True(env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	s.Require().ErrorAs(env.GetWorkflowError(), &can)
+	s.JSONEq("2", string(can.Input))
+
+	env = s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(Restarting)
+	env.ExecuteWorkflow(ParentOfRestarting)
+	var n int
+	s.NoError(env.GetWorkflowResult(&n))
+	s.Equal(3, n)
+}
+
+// Goal: a panic in workflow code fails the workflow with a
+// *workflow.PanicError naming the panic.
+func (s *UnitTestSuite) Test_WorkflowPanic() {
+	env := s.NewTestWorkflowEnvironment()
+	env.ExecuteWorkflow(Panicking)
+	s.True(env.IsWorkflowCompleted())
+	var panicErr *workflow.PanicError
+	s.Require().ErrorAs(env.GetWorkflowError(), &panicErr)
+	s.Contains(panicErr.Value, "workflow bug")
+}
+
+// Goal: SetLastCompletionResult is what a cron workflow reads as its last
+// run's result.
+func (s *UnitTestSuite) Test_LastCompletionResult() {
+	env := s.NewTestWorkflowEnvironment()
+	env.SetLastCompletionResult(41)
+	env.ExecuteWorkflow(Cron)
+	var n int
+	s.NoError(env.GetWorkflowResult(&n))
+	s.Equal(42, n)
+}
+
+// Goal: SetStartWorkflowOptions sets the workflow's id and run timeout.
+func (s *UnitTestSuite) Test_SetStartWorkflowOptions() {
+	env := s.NewTestWorkflowEnvironment()
+	start := env.Now()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "counter-1", TaskQueue: "counters", WorkflowRunTimeout: time.Hour})
+	signaled := false
+	env.RegisterDelayedCallback(func() {
+		s.Error(env.SignalWorkflowByID("default-test-workflow-id", "other", nil))
+		s.NoError(env.SignalWorkflowByID("counter-1", "other", nil))
+		signaled = true
+	}, time.Minute)
+
+	env.ExecuteWorkflow(Counter)
+
+	var timeoutErr *workflow.TimeoutError
+	s.Require().ErrorAs(env.GetWorkflowError(), &timeoutErr)
+	s.Equal(time.Hour, env.Now().Sub(start))
+	s.True(signaled)
+}
+
+// Goal: workflow.RunOnHost picks the environment as its host, and the
+// pinned activities run there.
+func (s *UnitTestSuite) Test_RunOnHost() {
+	env := s.NewTestWorkflowEnvironment()
+	var queues []string
+	env.SetOnActivityStartedListener(func(info *activity.Info, ctx context.Context, args testsuite.EncodedValues) {
+		queues = append(queues, info.TaskQueue)
+	})
+	env.OnActivity(Step, mock.Anything, mock.Anything).Return(1, nil).Twice()
+
+	env.ExecuteWorkflow(OnOneHost)
+
+	var queue string
+	s.NoError(env.GetWorkflowResult(&queue))
+	s.Equal("default-test-host-taskqueue", queue)
+	s.Equal([]string{queue, queue}, queues)
+	env.AssertExpectations(s.T())
+}
+
+// Goal: the example of docs/sdk.md ("Testing workflows") works as shown;
+// the clock moved by the signal's hour and the shipping's six.
+func (s *UnitTestSuite) Test_OrderShipsWithinADay() {
+	env := s.NewTestWorkflowEnvironment()
+	start := env.Now()
+	env.OnActivity(ChargeCard, mock.Anything, "order-1").Return("receipt-7", nil).Once()
+	env.OnActivity(Ship, mock.Anything, mock.Anything).Return(func(ctx context.Context, receipt string) error {
+		s.Equal("receipt-7", receipt)
+		return nil
+	}).After(6 * time.Hour) // on the mock clock
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow("approve", "ops") }, time.Hour)
+
+	env.ExecuteWorkflow(Order, "order-1") // its 24h timeout timer never fires
+
+	s.True(env.IsWorkflowCompleted())
+	s.NoError(env.GetWorkflowError())
+	var status string
+	s.NoError(env.GetWorkflowResult(&status))
+	s.Equal("shipped", status)
+	env.AssertExpectations(s.T())
+	s.Equal(7*time.Hour, env.Now().Sub(start))
+}
+
+// Goal: the activity example of docs/sdk.md works as shown.
+func TestResumesFromHeartbeat(t *testing.T) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.SetHeartbeatDetails(41) // the last page an earlier attempt finished
+	val, err := env.ExecuteActivity(ImportPages, "s3://bucket/export")
+	require.NoError(t, err)
+	var last int
+	require.NoError(t, val.Get(&last))
+	require.Equal(t, 50, last)
+	require.Len(t, env.Heartbeats(), 9) // pages 42 … 50
+}
+
+type ctxKey struct{}
+
+// Goal: the values of worker.Options.BackgroundActivityContext reach the
+// activities, in both environments.
+func (s *UnitTestSuite) Test_BackgroundActivityContext() {
+	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: context.WithValue(context.Background(), ctxKey{}, "deps")})
+	env.RegisterActivityWithOptions(func(ctx context.Context, name string) (string, error) {
+		deps, _ := ctx.Value(ctxKey{}).(string)
+		return deps + ":" + name, nil
+	}, activity.RegisterOptions{Name: "Greet"})
+	env.ExecuteWorkflow(Greeting, "Ada")
+	var result string
+	s.NoError(env.GetWorkflowResult(&result))
+	s.Equal("deps:Ada", result)
+
+	aenv := s.NewTestActivityEnvironment()
+	aenv.SetWorkerOptions(worker.Options{BackgroundActivityContext: context.WithValue(context.Background(), ctxKey{}, "deps")})
+	val, err := aenv.ExecuteActivity(func(ctx context.Context) (string, error) {
+		deps, _ := ctx.Value(ctxKey{}).(string)
+		return deps, nil
+	})
+	s.Require().NoError(err)
+	s.NoError(val.Get(&result))
+	s.Equal("deps", result)
+}
+
+// Goal: a child mocked with ErrMockStartChildWorkflowFailed fails its
+// start: the parent gets a ChildWorkflowExecutionAlreadyStartedError.
+func (s *UnitTestSuite) Test_ChildWorkflow_MockStartFailed() {
+	env := s.NewTestWorkflowEnvironment()
+	env.OnWorkflow(Child, mock.Anything, mock.Anything).Return("", testsuite.ErrMockStartChildWorkflowFailed).Once()
+
+	env.ExecuteWorkflow(Parent)
+
+	// The workflow failed with the start's error, recorded with its type.
+	var appErr *workflow.ApplicationError
+	s.Require().ErrorAs(env.GetWorkflowError(), &appErr)
+	s.Equal("ChildWorkflowExecutionAlreadyStartedError", appErr.Type)
 	env.AssertExpectations(s.T())
 }

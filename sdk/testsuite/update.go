@@ -1,7 +1,11 @@
 package testsuite
 
 import (
+	"fmt"
+	"reflect"
+
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
@@ -15,8 +19,9 @@ type UpdateCallbacks interface {
 	// Reject is called when the update is rejected (no handler, bad
 	// arguments, or its validator's error).
 	Reject(err error)
-	// Complete is called with the handler's result (an EncodedValue) or
-	// error.
+	// Complete is called with the handler's result (a value of the type
+	// the handler returns, decoded from what the workflow recorded) or
+	// its error.
 	Complete(success any, err error)
 }
 
@@ -27,8 +32,8 @@ type TestUpdateCallback struct {
 	OnAccept func()
 	// OnReject is called when the update is rejected.
 	OnReject func(error)
-	// OnComplete is called with the update's result (an EncodedValue) or
-	// error.
+	// OnComplete is called with the update's result (a value of the type
+	// the handler returns) or error.
 	OnComplete func(any, error)
 }
 
@@ -55,6 +60,8 @@ func (t *TestUpdateCallback) Complete(success any, err error) {
 
 type pendingUpdate struct {
 	x        *execution
+	name     string
+	input    []byte
 	uc       UpdateCallbacks
 	accepted bool
 	done     bool
@@ -62,7 +69,7 @@ type pendingUpdate struct {
 
 // sendUpdate delivers an update to x.
 func (e *env) sendUpdate(x *execution, name, id string, uc UpdateCallbacks, input []byte) {
-	e.updates[id] = &pendingUpdate{x: x, uc: uc}
+	e.updates[id] = &pendingUpdate{x: x, name: name, input: input, uc: uc}
 	x.deliver(api.Event{Kind: api.EventWorkflowUpdateAccepted, UpdateID: id, UpdateName: name, Input: input})
 	x.updateIDs = append(x.updateIDs, id)
 }
@@ -72,6 +79,17 @@ func (e *env) acceptUpdate(id string) {
 		u.accepted = true
 		u.uc.Accept()
 	}
+}
+
+// rejectValidated rejects an update the workflow rejected, with its
+// validator's own error when it has one (else with the recorded error).
+func (e *env) rejectValidated(id string, recorded error) {
+	if u := e.updates[id]; u != nil && !u.done {
+		if err := u.x.exec.ValidationError(u.name, u.input); err != nil {
+			recorded = err
+		}
+	}
+	e.rejectUpdate(id, recorded)
 }
 
 func (e *env) rejectUpdate(id string, err error) {
@@ -93,5 +111,15 @@ func (e *env) completeUpdate(c *api.Command) {
 		u.uc.Complete(nil, wf.FailureCause(c.Error))
 		return
 	}
-	u.uc.Complete(encodedValue{c.Result}, nil)
+	typ := u.x.exec.UpdateResultType(u.name)
+	if typ == nil {
+		u.uc.Complete(nil, nil)
+		return
+	}
+	v := reflect.New(typ)
+	if err := fnsig.Decode(c.Result, v.Interface()); err != nil {
+		u.uc.Complete(nil, fmt.Errorf("testsuite: update %s result: %w", u.name, err))
+		return
+	}
+	u.uc.Complete(v.Elem().Interface(), nil)
 }

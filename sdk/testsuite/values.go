@@ -71,3 +71,20 @@ func (v encodedValues) Get(valuePtrs ...any) error {
 	}
 	return nil
 }
+
+// ErrMockStartChildWorkflowFailed is the error to return from a child
+// workflow's mock (OnWorkflow) to make the child's start fail (Temporal's
+// testsuite.ErrMockStartChildWorkflowFailed): the parent's
+// ExecuteChildWorkflow future and its GetChildWorkflowExecution fail with a
+// *workflow.ChildWorkflowExecutionAlreadyStartedError, as for a child whose
+// id is taken.
+var ErrMockStartChildWorkflowFailed error = mockStartFailed{}
+
+// mockStartTypeName is the error type ErrMockStartChildWorkflowFailed is
+// recorded with.
+const mockStartTypeName = "MockStartChildWorkflowFailed"
+
+type mockStartFailed struct{}
+
+func (mockStartFailed) Error() string     { return "start child workflow failed (mocked)" }
+func (mockStartFailed) ErrorType() string { return mockStartTypeName }

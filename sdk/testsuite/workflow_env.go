@@ -2,6 +2,7 @@ package testsuite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
@@ -35,6 +37,8 @@ type TestWorkflowEnvironment struct {
 	workerOpts   worker.Options
 	taskQueue    string
 	workflowID   string
+	// lastCompletion is the previous run's result (SetLastCompletionResult).
+	lastCompletion json.RawMessage
 }
 
 func newTestWorkflowEnvironment(logger *slog.Logger) *TestWorkflowEnvironment {
@@ -80,11 +84,10 @@ func (t *TestWorkflowEnvironment) RegisterActivityWithOptions(a any, opts activi
 // registered.
 func (t *TestWorkflowEnvironment) OnActivity(a any, args ...any) *MockCallWrapper {
 	var name string
-	var sig *fnsig.Sig
 	switch fn := a.(type) {
 	case string:
-		name, sig = fn, t.reg.activities[fn]
-		if sig == nil {
+		name = fn
+		if t.reg.activities[fn] == nil {
 			panic(fmt.Sprintf("testsuite: OnActivity: activity %q is not registered with the TestWorkflowEnvironment", fn))
 		}
 	default:
@@ -95,10 +98,6 @@ func (t *TestWorkflowEnvironment) OnActivity(a any, args ...any) *MockCallWrappe
 		if name, err = t.reg.addActivityFunc(a, "", true); err != nil {
 			panic(fmt.Sprintf("testsuite: OnActivity: %v", err))
 		}
-		sig = t.reg.activities[name]
-	}
-	if n := sig.Fn.Type().NumIn(); len(args) != n {
-		panic(fmt.Sprintf("testsuite: OnActivity %s: the activity takes %d arguments (its context included), the mock has %d", name, n, len(args)))
 	}
 	t.impl.mockedActivities[name] = true
 	return t.impl.newMockCall(t.activityMock.On(name, args...))
@@ -123,19 +122,48 @@ func (t *TestWorkflowEnvironment) OnWorkflow(w any, args ...any) *MockCallWrappe
 			panic(fmt.Sprintf("testsuite: OnWorkflow: %v", err))
 		}
 	}
-	if n := t.reg.workflows[name].sig.Fn.Type().NumIn(); len(args) != n {
-		panic(fmt.Sprintf("testsuite: OnWorkflow %s: the workflow takes %d arguments (its context included), the mock has %d", name, n, len(args)))
-	}
 	t.impl.mockedWorkflows[name] = true
 	return t.impl.newMockCall(t.workflowMock.On(name, args...))
+}
+
+// OnSignalExternalWorkflow sets an expectation on the workflow's signals
+// to other workflows (workflow.SignalExternalWorkflow), called with the
+// namespace, workflowID, runID, signalName and the signal's argument
+// (decoded as JSON into an any); Return an error (nil: delivered) or a
+// function of those arguments returning one. Once set, every such signal
+// goes to the mock instead of the target.
+func (t *TestWorkflowEnvironment) OnSignalExternalWorkflow(namespace, workflowID, runID, signalName, arg any) *MockCallWrapper {
+	t.impl.signalExternalMocked = true
+	return t.impl.newMockCall(t.workflowMock.On(mockSignalExternal, namespace, workflowID, runID, signalName, arg))
+}
+
+// OnRequestCancelExternalWorkflow sets an expectation on the workflow's
+// cancel requests to other workflows (workflow.RequestCancelExternalWorkflow),
+// called with the namespace, workflowID and runID; Return an error (nil:
+// delivered).
+func (t *TestWorkflowEnvironment) OnRequestCancelExternalWorkflow(namespace, workflowID, runID any) *MockCallWrapper {
+	t.impl.cancelExternalMocked = true
+	return t.impl.newMockCall(t.workflowMock.On(mockCancelExternal, namespace, workflowID, runID))
+}
+
+// CompleteActivity completes an activity that returned
+// activity.ErrResultPending, by its task token (activity.GetInfo(ctx).TaskToken),
+// with result or err, as client.CompleteActivity does on a server. Call it
+// from a delayed callback (or any goroutine); the completion is applied by
+// the environment's loop.
+func (t *TestWorkflowEnvironment) CompleteActivity(taskToken []byte, result any, err error) error {
+	token := string(taskToken)
+	t.impl.post(func() { t.impl.completeActivity(token, result, err) })
+	return nil
 }
 
 // ExecuteWorkflow runs the workflow w (a function, or a registered name)
 // with args until it completes, fails, is cancelled or continues as new;
 // read the outcome with IsWorkflowCompleted, GetWorkflowResult and
-// GetWorkflowError. It panics when the workflow blocks with nothing left
-// that could unblock it (no timer, activity or delayed callback), or when
-// running activities report nothing within the test timeout.
+// GetWorkflowError. A workflow blocked with nothing left that could
+// unblock it times out when the clock reaches its run timeout
+// (SetWorkflowRunTimeout). It panics when running activities report
+// nothing within the test timeout (SetTestTimeout).
 func (t *TestWorkflowEnvironment) ExecuteWorkflow(w any, args ...any) {
 	e := t.impl
 	if e.root != nil {
@@ -161,7 +189,9 @@ func (t *TestWorkflowEnvironment) ExecuteWorkflow(w any, args ...any) {
 	}
 	x := e.newExecution(d.def, t.workflowID, t.taskQueue)
 	e.root = x
-	x.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: name, TaskQueue: t.taskQueue, Input: input})
+	x.startRunTimeout(e.runTimeout)
+	x.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: name, TaskQueue: t.taskQueue, Input: input,
+		LastCompletionResult: t.lastCompletion})
 	for _, s := range e.preSignals {
 		x.deliver(s)
 	}
@@ -338,12 +368,54 @@ func (t *TestWorkflowEnvironment) SetStartTime(start time.Time) {
 // the workflow's stack.
 func (t *TestWorkflowEnvironment) SetTestTimeout(d time.Duration) { t.impl.timeout = d }
 
-// SetWorkerOptions sets the options of the (simulated) worker. They are
-// kept for the workflow code that reads them; the environment runs every
-// activity and turn itself. With EnableSessionWorker, the environment is a
-// session worker: workflow.CreateSession opens sessions on it.
+// SetWorkflowRunTimeout bounds the workflow's run on its clock (default
+// ten years): past it, the workflow fails with a *workflow.TimeoutError. A
+// workflow blocked for good therefore ends with that error, at once.
+func (t *TestWorkflowEnvironment) SetWorkflowRunTimeout(d time.Duration) {
+	if d > 0 {
+		t.impl.runTimeout = d
+	}
+}
+
+// SetStartWorkflowOptions sets what ExecuteWorkflow takes from a start's
+// options: the workflow's ID and TaskQueue, and its run timeout
+// (WorkflowRunTimeout, else WorkflowExecutionTimeout, else
+// ExecutionTimeout). Call it before ExecuteWorkflow.
+func (t *TestWorkflowEnvironment) SetStartWorkflowOptions(options client.StartWorkflowOptions) {
+	if options.ID != "" {
+		t.workflowID = options.ID
+	}
+	if options.TaskQueue != "" {
+		t.taskQueue = options.TaskQueue
+	}
+	for _, d := range []time.Duration{options.WorkflowRunTimeout, options.WorkflowExecutionTimeout, options.ExecutionTimeout} {
+		if d > 0 {
+			t.impl.runTimeout = d
+			break
+		}
+	}
+}
+
+// SetLastCompletionResult sets the result of the previous run that the
+// workflow reads as a cron workflow's (workflow.HasLastCompletionResult,
+// GetLastCompletionResult).
+func (t *TestWorkflowEnvironment) SetLastCompletionResult(result any) {
+	raw, err := fnsig.Encode(result)
+	if err != nil {
+		panic(fmt.Sprintf("testsuite: SetLastCompletionResult: %v", err))
+	}
+	t.lastCompletion = raw
+}
+
+// SetWorkerOptions sets the options of the (simulated) worker: its
+// BackgroundActivityContext is the parent of the activities' contexts (its
+// values reach them). The environment runs every activity and turn
+// itself, so the options of concurrency and polling change nothing. With
+// EnableSessionWorker, the environment is a session worker:
+// workflow.CreateSession opens sessions on it.
 func (t *TestWorkflowEnvironment) SetWorkerOptions(opts worker.Options) {
 	t.workerOpts = opts
+	t.impl.activityCtx = opts.BackgroundActivityContext
 	if opts.EnableSessionWorker {
 		t.enableSessions()
 	}

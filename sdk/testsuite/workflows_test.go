@@ -6,8 +6,10 @@ package testsuite_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/activity"
@@ -224,4 +226,115 @@ func LocalGreeting(ctx workflow.Context, name string) (string, error) {
 	var result string
 	err := workflow.ExecuteLocalActivity(ctx, Greet, name).Get(ctx, &result)
 	return result, err
+}
+
+// Approval waits for the asynchronously completed activity
+// RequestApproval.
+func Approval(ctx workflow.Context, expenseID string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, activityOptions)
+	var decision string
+	err := workflow.ExecuteActivity(ctx, "RequestApproval", expenseID).Get(ctx, &decision)
+	return decision, err
+}
+
+// Notifier signals the workflow "other".
+func Notifier(ctx workflow.Context) error {
+	return workflow.SignalExternalWorkflow(ctx, "other", "", "ping", 5).Get(ctx, nil)
+}
+
+// Restarting continues as new with n+1 until n reaches 3.
+func Restarting(ctx workflow.Context, n int) (int, error) {
+	if n < 3 {
+		// What workflow.NewContinueAsNewError returns, built by hand so
+		// that it does not depend on that function's signature.
+		return 0, &workflow.ContinueAsNewError{Input: json.RawMessage(strconv.Itoa(n + 1))}
+	}
+	return n, nil
+}
+
+// Panicking panics.
+func Panicking(ctx workflow.Context) error {
+	panic("workflow bug")
+}
+
+// ParentOfRestarting runs Restarting as a child, which continues as new
+// until it completes.
+func ParentOfRestarting(ctx workflow.Context) (int, error) {
+	var n int
+	err := workflow.ExecuteChildWorkflow(ctx, Restarting, 0).Get(ctx, &n)
+	return n, err
+}
+
+// Cron returns the last run's result plus one (0 on the first run).
+func Cron(ctx workflow.Context) (int, error) {
+	last := 0
+	if workflow.HasLastCompletionResult(ctx) {
+		if err := workflow.GetLastCompletionResult(ctx, &last); err != nil {
+			return 0, err
+		}
+	}
+	return last + 1, nil
+}
+
+// OnOneHost runs Step twice on one host (workflow.RunOnHost) and returns
+// the task queue the steps ran on.
+func OnOneHost(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, activityOptions)
+	var queue string
+	err := workflow.RunOnHost(ctx, workflow.HostOptions{}, func(hostCtx workflow.Context) error {
+		queue = workflow.GetActivityOptions(hostCtx).TaskQueue
+		for i := range 2 {
+			if err := workflow.ExecuteActivity(hostCtx, Step, i).Get(hostCtx, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return queue, err
+}
+
+// Order charges the card, waits up to 24h for the signal "approve", then
+// ships (the example of docs/sdk.md, "Testing workflows").
+func Order(ctx workflow.Context, orderID string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, activityOptions)
+	var receipt string
+	if err := workflow.ExecuteActivity(ctx, ChargeCard, orderID).Get(ctx, &receipt); err != nil {
+		return "", err
+	}
+	approved := false
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var by string
+		_ = workflow.GetSignalChannel(ctx, "approve").Receive(ctx, &by)
+		approved = true
+	})
+	if ok, err := workflow.AwaitWithTimeout(ctx, 24*time.Hour, func() bool { return approved }); err != nil || !ok {
+		return "not approved", err
+	}
+	if err := workflow.ExecuteActivity(ctx, Ship, receipt).Get(ctx, nil); err != nil {
+		return "", err
+	}
+	return "shipped", nil
+}
+
+// ChargeCard is Order's first activity.
+func ChargeCard(ctx context.Context, orderID string) (string, error) { return "", nil }
+
+// Ship is Order's last activity.
+func Ship(ctx context.Context, receipt string) error { return nil }
+
+// ImportPages imports the pages of an export up to page 50, resuming after
+// the last page an earlier attempt finished (its heartbeat details), and
+// heartbeats each page (the activity example of docs/sdk.md).
+func ImportPages(ctx context.Context, source string) (int, error) {
+	page := 0
+	if _, err := activity.HeartbeatDetails(ctx, &page); err != nil {
+		return 0, err
+	}
+	for page < 50 {
+		page++
+		if err := activity.RecordHeartbeat(ctx, page); err != nil {
+			return 0, err
+		}
+	}
+	return page, nil
 }

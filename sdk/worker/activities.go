@@ -20,7 +20,6 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
-	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // pollActivities long-polls for attempts while ctx lasts, holding a slot
@@ -164,15 +163,15 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	deadline := attemptDeadline(task)
 	a := &attempt{task: task, cancel: cancel, grace: w.opts.CancelGracePeriod, graceOver: make(chan struct{})}
 	env := &actenv.Env{
-		Info: actenv.NewInfo(actenv.Attempt{
-			Namespace: task.Namespace, InstanceID: task.InstanceID, RunID: wf.RunID(task.ExecutionID),
-			ExecutionID: task.ExecutionID, ActivityID: task.ActivityID, Attempt: task.Attempt,
-			ActivityType: task.ActivityType, TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ,
-			WorkflowType: task.WorkflowType, HeartbeatDetails: task.HeartbeatDetails,
-			ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt, Deadline: deadline, WorkerID: w.ID(),
-			TaskToken: []byte(task.LockToken), HeartbeatTimeout: task.Options.HeartbeatTimeout.D(),
-			StartToClose: task.Options.StartToCloseTimeout.D(), ScheduleToClose: task.Options.ScheduleToCloseTimeout.D(),
-		}),
+		Info: actenv.Info{
+			Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID,
+			ActivityID: task.ActivityID, Attempt: task.Attempt, ActivityType: task.ActivityType,
+			TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
+			HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,
+			Deadline: deadline, WorkerID: w.ID(), TaskToken: []byte(task.LockToken),
+			HeartbeatTimeout: task.Options.HeartbeatTimeout.D(), StartToCloseTimeout: task.Options.StartToCloseTimeout.D(),
+			ScheduleToCloseTimeout: task.Options.ScheduleToCloseTimeout.D(),
+		},
 		Heartbeat: a.recordDetails,
 		Logger:    log,
 		Client:    w.c,
@@ -303,6 +302,19 @@ func attemptDeadline(task *api.ActivityTask) time.Time {
 	return d
 }
 
+// lockLost reports whether a renewal's error says the attempt's lock is
+// lost: a 409 (lock-lost; a conflict is nothing else for a renewal) or a
+// 404 problem of the server's own (not-found). Any other error — a 5xx,
+// a network error, a 404 of a proxy — cannot be attributed to the lock,
+// and does not cancel the activity.
+func lockLost(err error) bool {
+	if errors.Is(err, client.ErrLockLost) {
+		return true
+	}
+	var pe *client.ProblemError
+	return errors.As(err, &pe) && pe.Problem.Type == api.ProblemNotFound
+}
+
 // renewLoop renews the attempt's lock about every third of the lock
 // duration (more often with a short heartbeat timeout), sending the latest
 // heartbeat details, and delivers the cancellation the answers carry.
@@ -326,7 +338,7 @@ func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
 		resp, err := w.p.HeartbeatActivityTask(ctx, a.task.LockToken, api.ActivityHeartbeatRequest{Details: details, ExtendFor: api.Duration(lockFor)})
 		cancel()
 		switch {
-		case errors.Is(err, client.ErrConflict), errors.Is(err, client.ErrNotFound):
+		case lockLost(err):
 			if a.reporting.Load() {
 				log.Debug("renewal while reporting found the lock gone (the report was applied, or the lock taken over)", "error", err)
 				return
@@ -335,6 +347,10 @@ func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
 			a.requestCancel(activity.ReasonLockLost, true)
 			return
 		case err != nil:
+			// A 5xx, a network error, an answer that names no lost lock:
+			// nothing says the attempt is no longer this worker's, so it
+			// runs on (the next renewal, or the session's heartbeat,
+			// tells).
 			log.Warn("lock renewal failed", "error", err)
 			if details != nil {
 				a.mu.Lock()

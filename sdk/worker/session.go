@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -249,20 +250,30 @@ const (
 )
 
 // serverDown reports whether a heartbeat's error says the server or its
-// database is down — the connection was refused, or closed or reset by the
-// server's side (a killed server process), or the server answered 503 —
-// rather than that the worker cannot reach a running server (a timeout,
-// an unreachable host). While
-// the server is down nobody expires the worker's lease; the server's
-// sweeper holds expiry for a grace period after it comes back
-// (docs/liveness.md).
+// database is down or failing — the connection was refused, or closed or
+// reset by the server's side (a killed server process), or the server
+// itself answered with a 5xx (503 database-unavailable, or a 500 it could
+// not attribute: a full disk answered 500 by an older server) — rather
+// than that the worker cannot reach a running server (a timeout, an
+// unreachable host, a gateway's 502 or 504). Such a failure is not the loss of the worker's lease: while the
+// server is down nobody expires it, the server's sweeper holds expiry for
+// a grace period after it comes back (docs/liveness.md), and if the server
+// did declare the worker lost meanwhile, the answer of the first heartbeat
+// that gets through says so (its cancels and lost locks).
 func serverDown(err error) bool {
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}
 	var pe *client.ProblemError
-	return errors.As(err, &pe) && pe.Status == http.StatusServiceUnavailable
+	if !errors.As(err, &pe) {
+		return false
+	}
+	// A 503, or another 5xx that the server itself answered (a problem
+	// type of its own): a gateway's 502 or 504 says that it cannot reach
+	// the server, which may be running, as a partition would.
+	return pe.Status == http.StatusServiceUnavailable ||
+		pe.Status >= http.StatusInternalServerError && strings.HasPrefix(pe.Problem.Type, api.ProblemBase)
 }
 
 // sessionLost handles the worker's lease running out without a heartbeat

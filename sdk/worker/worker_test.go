@@ -160,6 +160,48 @@ func TestLockLostCancelsActivity(t *testing.T) {
 	}
 }
 
+// Goal: renewals that fail with answers naming no lost lock — 5xx, a
+// 404 that is not the server's not-found problem (a proxy's) — do not
+// cancel the activity; it runs to its end and reports its result.
+func TestRenewalErrorsNamingNoLossDoNotCancel(t *testing.T) {
+	f, c := newFake(t, task("t1", "Wait"))
+	var mu sync.Mutex
+	renewals := 0
+	f.heartbeat = func(string) (int, api.ActivityHeartbeatResponse) {
+		mu.Lock()
+		defer mu.Unlock()
+		renewals++
+		switch renewals % 3 {
+		case 1:
+			return http.StatusInternalServerError, api.ActivityHeartbeatResponse{}
+		case 2:
+			return http.StatusNotFound, api.ActivityHeartbeatResponse{}
+		}
+		return http.StatusBadGateway, api.ActivityHeartbeatResponse{}
+	}
+	runWorker(t, c, Options{}, func(w *Worker) {
+		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
+			for {
+				mu.Lock()
+				n := renewals
+				mu.Unlock()
+				if n >= 6 {
+					return "done", nil
+				}
+				select {
+				case <-ctx.Done():
+					return "", context.Cause(ctx)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}, WithName("Wait"))
+	})
+	waitUntil(t, "the activity's report", func() bool { return len(f.reportsOf("t1")) == 1 })
+	if r := f.reportsOf("t1"); r[0] != `complete:"done"` {
+		t.Fatalf("reports %v, want the result", r)
+	}
+}
+
 func TestRenewalCarriesCancel(t *testing.T) {
 	f, c := newFake(t, task("t1", "Wait"))
 	f.heartbeat = func(string) (int, api.ActivityHeartbeatResponse) {

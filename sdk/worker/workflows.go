@@ -308,7 +308,12 @@ func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err
 // runIDOf is the run id of task's execution (workflow.GetInfo's
 // WorkflowExecution.RunID): its execution id in decimal (wf.RunID, used by
 // queries too).
-func runIDOf(task *api.WorkflowTask) string { return wf.RunID(task.ExecutionID) }
+func runIDOf(task *api.WorkflowTask) string {
+	if task.RunID != "" {
+		return task.RunID
+	}
+	return wf.RunID(task.ExecutionID)
+}
 
 // turnError is err, a turn's failure, on the wire: a panic keeps its
 // stack.

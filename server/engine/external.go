@@ -2,6 +2,9 @@ package engine
 
 import (
 	"encoding/json"
+	"strconv"
+
+	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
 )
@@ -14,9 +17,12 @@ type External struct {
 	ExternalID        int64
 	TargetInstanceID  string
 	TargetExecutionID int64
-	SignalName        string
-	Input             json.RawMessage
-	Reason            string
+	// TargetRunID, when not nil, is the target execution's run id (the
+	// command's target_run_id in the UUID form).
+	TargetRunID *uuid.UUID
+	SignalName  string
+	Input       json.RawMessage
+	Reason      string
 }
 
 // planExternal validates a signal_external or cancel_external command and
@@ -33,7 +39,19 @@ func planExternal(c api.Command, field func(string) string) (api.Event, External
 	}
 	ext := External{Cancel: c.Type == api.CommandCancelExternal, ExternalID: c.ExternalID,
 		TargetInstanceID: c.TargetInstanceID, TargetExecutionID: c.TargetExecutionID}
-	ev := api.Event{ExternalID: c.ExternalID, TargetInstanceID: c.TargetInstanceID, TargetExecutionID: c.TargetExecutionID}
+	if c.TargetRunID != "" {
+		// A run id, or an execution id in decimal.
+		if n, err := strconv.ParseInt(c.TargetRunID, 10, 64); err == nil && n >= 1 && (c.TargetExecutionID == 0 || c.TargetExecutionID == n) {
+			ext.TargetExecutionID = n
+		} else if run, err := uuid.Parse(c.TargetRunID); err == nil && c.TargetExecutionID == 0 {
+			ext.TargetRunID = &run
+		} else {
+			return api.Event{}, External{}, &InvalidCommandError{Field: field("target_run_id"),
+				Message: "must be a run id (a UUID) or an execution id in decimal, naming the execution target_execution_id names if both are set"}
+		}
+	}
+	ev := api.Event{ExternalID: c.ExternalID, TargetInstanceID: c.TargetInstanceID, TargetExecutionID: ext.TargetExecutionID,
+		TargetRunID: c.TargetRunID}
 	if ext.Cancel {
 		ext.Reason = c.Reason
 		ev.Kind, ev.Reason = api.EventExternalCancelInitiated, c.Reason

@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 )
 
@@ -35,6 +37,7 @@ type Provider interface {
 	Talk
 	External
 	Schedules
+	Batches
 }
 
 // Schedules are the server-side schedules (docs/api.md, "Schedules"):
@@ -250,6 +253,9 @@ type Visibility interface {
 	History(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error)
 	// HistoryPage returns one page of an execution's events.
 	HistoryPage(ctx context.Context, ns, instanceID string, executionID int64, pageToken string, pageSize int32) (api.HistoryResponse, error)
+	// ExecutionOfRunID returns the execution of instanceID whose run id is
+	// runID (the current one or a past one); ErrNotFound when none has.
+	ExecutionOfRunID(ctx context.Context, ns, instanceID string, runID uuid.UUID) (int64, error)
 }
 
 // Admin is what operators and the background services need: namespaces,

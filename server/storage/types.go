@@ -37,6 +37,11 @@ var (
 	ErrRunning = errors.New("workflow still running")
 	// ErrLockLost: the lock token is unknown, expired, or already acknowledged.
 	ErrLockLost = errors.New("lock lost")
+	// ErrDuplicateReport: another report of the same lock token (a
+	// completion with a different result, a fail after a complete, a
+	// different turn ack) was recorded first; this one was not. A retry of
+	// the recorded report itself gets its first answer instead.
+	ErrDuplicateReport = errors.New("duplicate report")
 	// ErrWorkerGone: the worker session was cleaned up; register a new worker id.
 	ErrWorkerGone = errors.New("worker cleaned up")
 	// ErrSearchAttributeExists: the namespace has a search attribute of
@@ -192,4 +197,18 @@ type UpdateState struct {
 	Error  *api.Error
 	// InstanceStatus is the status of the update's instance.
 	InstanceStatus string
+}
+
+// QueueBacklog is the work waiting in one task queue (the PostgreSQL
+// store's TaskQueueBacklog, for the backlog gauges).
+type QueueBacklog struct {
+	// Namespace and TaskQueue name the queue.
+	Namespace, TaskQueue string
+	// Kind is "workflow" (workflows with a turn due) or "activity"
+	// (attempts due that nobody holds).
+	Kind string
+	// Backlog is how many wait.
+	Backlog int64
+	// OldestAge is how long the oldest has been due.
+	OldestAge time.Duration
 }

@@ -39,6 +39,9 @@ type turnAck struct {
 	instanceID string
 	tok        uuid.UUID
 	req        api.CompleteWorkflowTaskRequest
+	// digest is the ack's digest (its receipt's): of its commands and
+	// activity cancels.
+	digest []byte
 
 	out api.CompleteWorkflowTaskResponse
 	// cancels counts the activity cancels the turn requested, by reason
@@ -59,11 +62,13 @@ func newTurnAcks() *coalescer[*turnAck] {
 // transaction and its statements; each one's outcome is its own.
 func (s *Store) CompleteWorkflowTask(ctx context.Context, ns string, token storage.TurnToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
 	tok := token.Lock
-	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req}
+	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req,
+		digest: reportDigest(mustJSON(req.Commands), mustJSON(req.ActivityCancels))}
 	if err := submit(ctx, s.acks, a, s.ackTurns); err != nil {
-		// A retried ack whose first try was applied gets its answer.
+		// A retried ack whose first try was applied gets its answer; a
+		// different ack of the token, ErrDuplicateReport.
 		var out api.CompleteWorkflowTaskResponse
-		if rerr := s.repeatedReport(ctx, ns, tok, receiptTurn, err, &out); rerr != nil {
+		if rerr := s.repeatedReport(ctx, ns, tok, receiptTurn, a.digest, err, &out); rerr != nil {
 			return api.CompleteWorkflowTaskResponse{}, rerr
 		}
 		return out, nil
@@ -193,7 +198,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 	for _, pt := range planned {
 		out := pt.ack.out
 		out.ActivityTasks = nil
-		rs = append(rs, newReceipt(pt.ack.tok, receiptTurn, out))
+		rs = append(rs, newReceipt(pt.ack.tok, receiptTurn, pt.ack.digest, out))
 	}
 	return writeReceipts(ctx, t, ns, rs)
 }
@@ -411,6 +416,9 @@ type finishRow struct {
 	// HasChildren is true when the turn starts a child workflow: the
 	// instance's has_children is set (false leaves it as it is).
 	HasChildren bool `json:"has_children,omitempty"`
+	// RunID is the run id of the execution a continue-as-new or a cron's
+	// next run starts (absent: the instance keeps its own).
+	RunID *uuid.UUID `json:"run_id,omitempty"`
 }
 
 // jsonBox carries a jsonb value through a jsonb document: a JSON null
@@ -481,6 +489,13 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	ns, inst, plan, out := w.ns, pt.inst, pt.plan, &pt.ack.out
 	id, exec := inst.InstanceID, inst.ExecutionID
 	w.outs[id] = out
+	// nextRun is the run id of the execution the turn starts (a
+	// continue-as-new, a cron's next run, a retry), chosen here so that
+	// the ContinuedAsNew event and the new WorkflowStarted name it.
+	var nextRun uuid.UUID
+	if plan.ContinueAsNew || plan.Cron != nil {
+		nextRun = uuid.New()
+	}
 	// Observer counts.
 	for _, e := range plan.Events {
 		if e.Event.Kind == api.EventActivityCancelRequested {
@@ -506,6 +521,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		if ev.TimerID != 0 {
 			tm := ev.TimerID
 			r.TimerID = &tm
+		}
+		if ev.Kind == api.EventContinuedAsNew {
+			ev.NewRunID = nextRun.String()
 		}
 		ev.EventID, ev.Kind, ev.Timestamp = 0, "", time.Time{}
 		r.Payload = mustJSON(ev)
@@ -630,6 +648,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.Cron != nil {
 		cronFinish(&fin, plan.Cron)
 	}
+	if nextRun != uuid.Nil {
+		fin.RunID = &nextRun
+	}
 	w.finishes[id] = fin
 	observeTurnClose(t, ns, inst, plan, pt.txTime)
 	w.children.addChildren(inst, plan)
@@ -639,12 +660,13 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	}
 	switch {
 	case plan.Cron != nil:
-		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan.Cron, pt.txTime))
+		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan.Cron, nextRun, pt.txTime))
 		out.ExecutionID, out.NextEventID = exec+1, 1
 	case plan.ContinueAsNew:
 		next := exec + 1
 		start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,
-			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec}, 0)
+			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec,
+			RunID: nextRun.String(), ContinuedFromRunID: inst.RunID.String()}, 0)
 		w.continued = append(w.continued, func() error {
 			if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
 				return fmt.Errorf("drop old execution messages: %w", err)

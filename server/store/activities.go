@@ -224,6 +224,7 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 // next attempt starts from them rather than from those of its last renewal.
 func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.AttemptToken, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error) {
 	var out api.ActivityAckResponse
+	digest := reportDigest(mustJSON(e), details)
 	err := s.inTx(ctx, func(t *txn) error {
 		r, late, err := s.takeAttempt(ctx, t, ns, token)
 		if err != nil {
@@ -239,7 +240,6 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 			}
 		case late || r.CancelRequested:
 			out.Outcome = OutcomeStale
-			return nil
 		default:
 			if details != nil {
 				r.HeartbeatDetails = details
@@ -254,12 +254,13 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 			}
 			t.observeAttemptEnd(ns, r.ActivityType, outcome, r.StartedAt, s.opts.Now())
 		}
-		return writeReceipts(ctx, t, ns, []receipt{newReceipt(*r.LockToken, receiptFail, out)})
+		return writeReceipts(ctx, t, ns, []receipt{newReceipt(*r.LockToken, receiptFail, digest, out)})
 	})
 	if err != nil {
-		// A retried report whose first try was applied gets its answer.
+		// A retried report whose first try was applied gets its answer;
+		// a different report of the token, ErrDuplicateReport.
 		var first api.ActivityAckResponse
-		if rerr := s.repeatedReport(ctx, ns, uuid.UUID(token), receiptFail, err, &first); rerr != nil {
+		if rerr := s.repeatedReport(ctx, ns, uuid.UUID(token), receiptFail, digest, err, &first); rerr != nil {
 			return api.ActivityAckResponse{}, rerr
 		}
 		return first, nil

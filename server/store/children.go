@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
@@ -25,9 +27,11 @@ type childArg struct {
 	TimeoutMS         int64    `json:"timeout_ms,omitempty"`
 	ParentInstanceID  string   `json:"parent_instance_id"`
 	ParentExecutionID int64    `json:"parent_execution_id"`
-	ParentTaskQueue   string   `json:"parent_task_queue"`
-	ChildID           int64    `json:"child_id"`
-	ParentClosePolicy string   `json:"parent_close_policy"`
+	// ParentRunID is the parent execution's run id.
+	ParentRunID       uuid.UUID `json:"parent_run_id"`
+	ParentTaskQueue   string    `json:"parent_task_queue"`
+	ChildID           int64     `json:"child_id"`
+	ParentClosePolicy string    `json:"parent_close_policy"`
 	// RetryPolicy is the child's retry policy (absent: none).
 	RetryPolicy *api.RetryPolicy `json:"retry_policy,omitempty"`
 	// SearchAttributes are the child's search attributes, checked (absent: none).
@@ -65,7 +69,7 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 	id, exec := inst.InstanceID, inst.ExecutionID
 	for _, c := range plan.Children {
 		a := childArg{InstanceID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: c.TaskQueue,
-			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec,
+			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec, ParentRunID: inst.RunID,
 			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy,
 			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes}
 		if len(c.Input) > 0 {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
@@ -63,12 +65,14 @@ func cronFinish(fin *finishRow, run *engine.CronRun) {
 }
 
 // cronContinue returns the write of the next run's start message (after
-// the old execution's messages are dropped), visible at run.At.
-func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, run *engine.CronRun, now time.Time) func() error {
+// the old execution's messages are dropped), visible at run.At; the next
+// run's run id is runID.
+func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, run *engine.CronRun, runID uuid.UUID, now time.Time) func() error {
 	id, exec := inst.InstanceID, inst.ExecutionID
 	next := exec + 1
 	start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: inst.WorkflowType,
 		TaskQueue: inst.TaskQueue, Input: inst.Input, ContinuedFromExecutionID: exec,
+		RunID: runID.String(), ContinuedFromRunID: inst.RunID.String(),
 		LastCompletionResult: run.LastCompletionResult}, max(run.At.Sub(now), 0))
 	return func() error {
 		if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {

@@ -47,6 +47,9 @@ func applyExternals(ctx context.Context, t *txn, ns, instanceID string, exec int
 			if x.TargetExecutionID != 0 {
 				target = fmt.Sprintf("%s (execution %d)", target, x.TargetExecutionID)
 			}
+			if x.TargetRunID != nil {
+				target = fmt.Sprintf("%s (run %s)", target, x.TargetRunID)
+			}
 			no := false
 			ev = api.Event{Kind: api.EventExternalFailed, ExternalID: x.ExternalID, Error: &api.Error{
 				Type: api.ErrorTypeExternalWorkflowNotFound, Retryable: &no,
@@ -63,7 +66,7 @@ func applyExternals(ctx context.Context, t *txn, ns, instanceID string, exec int
 // applyExternal applies one external command; ok is false when the target
 // is not running (or not on the execution named).
 func applyExternal(ctx context.Context, t *txn, ns string, x engine.External) (ok bool, err error) {
-	if x.TargetExecutionID != 0 {
+	if x.TargetExecutionID != 0 || x.TargetRunID != nil {
 		i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: x.TargetInstanceID})
 		if noRows(err) {
 			return false, nil
@@ -71,7 +74,8 @@ func applyExternal(ctx context.Context, t *txn, ns string, x engine.External) (o
 		if err != nil {
 			return false, fmt.Errorf("external %d: %w", x.ExternalID, err)
 		}
-		if i.ExecutionID != x.TargetExecutionID || i.Status != api.StatusRunning {
+		if x.TargetExecutionID != 0 && i.ExecutionID != x.TargetExecutionID || x.TargetRunID != nil && i.RunID != *x.TargetRunID ||
+			i.Status != api.StatusRunning {
 			return false, nil
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 )
@@ -64,5 +66,31 @@ func (s *Store) HistoryPage(ctx context.Context, ns, instanceID string, executio
 		}
 		out.Events = append(out.Events, ev)
 	}
+	switch {
+	case executionID == i.ExecutionID:
+		out.RunID = i.RunID.String()
+	case len(out.Events) > 0 && out.Events[0].Kind == api.EventWorkflowStarted:
+		out.RunID = out.Events[0].RunID
+	default:
+		run, err := q.RunIDOfExecution(ctx, gen.RunIDOfExecutionParams{Namespace: ns, InstanceID: instanceID, ExecutionID: executionID})
+		if err != nil && !noRows(err) {
+			return api.HistoryResponse{}, fmt.Errorf("history: %w", err)
+		}
+		out.RunID = run
+	}
 	return out, nil
+}
+
+// ExecutionOfRunID returns the execution of instanceID whose run id is
+// runID: the current one, or a past one whose WorkflowStarted event
+// recorded it. ErrNotFound when none has.
+func (s *Store) ExecutionOfRunID(ctx context.Context, ns, instanceID string, runID uuid.UUID) (int64, error) {
+	exec, err := gen.New(s.pool).ExecutionOfRunID(ctx, gen.ExecutionOfRunIDParams{Namespace: ns, InstanceID: instanceID, RunID: runID})
+	if noRows(err) {
+		return 0, fmt.Errorf("run %s of %s: %w", runID, instanceID, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("execution of run id: %w", err)
+	}
+	return exec, nil
 }

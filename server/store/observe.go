@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Outcomes told to the Observer: how a workflow execution closed
@@ -30,12 +31,14 @@ const (
 	// delivered to the workflow.
 	ActivitySucceeded = "succeeded"
 	// ActivityFailed: the attempt failed and no retry follows: the failure
-	// was delivered to the workflow.
+	// was delivered to the workflow (a poisoned attempt, delivered too
+	// often without completing, too).
 	ActivityFailed = "failed"
 	// ActivityRetried: the attempt failed and a new attempt is scheduled.
 	ActivityRetried = "retried"
-	// ActivityTimedOut: the attempt timed out (start-to-close, heartbeat
-	// or schedule-to-close), whether a retry follows or not.
+	// ActivityTimedOut: the attempt timed out (schedule-to-start,
+	// start-to-close, heartbeat or schedule-to-close), whether a retry
+	// follows or not.
 	ActivityTimedOut = "timed_out"
 )
 
@@ -96,30 +99,17 @@ func (t *txn) observeClose(ns, workflowType, outcome string, created, now time.T
 	t.observe(observation{kind: observeClosed, ns: ns, typ: workflowType, outcome: outcome, d: age})
 }
 
-// QueueBacklog is the work waiting in one task queue (TaskQueueBacklog).
-type QueueBacklog struct {
-	// Namespace and TaskQueue name the queue.
-	Namespace, TaskQueue string
-	// Kind is "workflow" (workflows with a turn due) or "activity"
-	// (attempts due that nobody holds).
-	Kind string
-	// Backlog is how many wait.
-	Backlog int64
-	// OldestAge is how long the oldest has been due.
-	OldestAge time.Duration
-}
-
 // TaskQueueBacklog reads the backlog of every task queue that has one, in
 // one set-based statement (for the metrics gauges; not for a request's
 // path).
-func (s *Store) TaskQueueBacklog(ctx context.Context) ([]QueueBacklog, error) {
+func (s *Store) TaskQueueBacklog(ctx context.Context) ([]storage.QueueBacklog, error) {
 	rows, err := gen.New(s.pool).TaskQueueBacklog(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("task queue backlog: %w", err)
 	}
-	out := make([]QueueBacklog, len(rows))
+	out := make([]storage.QueueBacklog, len(rows))
 	for i, r := range rows {
-		out[i] = QueueBacklog{Namespace: r.Namespace, TaskQueue: r.TaskQueue, Kind: r.Kind, Backlog: r.Backlog,
+		out[i] = storage.QueueBacklog{Namespace: r.Namespace, TaskQueue: r.TaskQueue, Kind: r.Kind, Backlog: r.Backlog,
 			OldestAge: time.Duration(max(0, r.OldestMs)) * time.Millisecond}
 	}
 	return out, nil

@@ -46,6 +46,8 @@ var (
 	ErrRunning = storage.ErrRunning
 	// ErrLockLost is storage.ErrLockLost.
 	ErrLockLost = storage.ErrLockLost
+	// ErrDuplicateReport is storage.ErrDuplicateReport.
+	ErrDuplicateReport = storage.ErrDuplicateReport
 	// ErrWorkerGone is storage.ErrWorkerGone.
 	ErrWorkerGone = storage.ErrWorkerGone
 	// ErrBadPageToken is storage.ErrBadPageToken.

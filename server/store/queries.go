@@ -76,11 +76,21 @@ func (s *Store) ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) 
 	if err != nil {
 		return nil, fmt.Errorf("claim query: %w", err)
 	}
+	// The run id: the instance's when the query asks about its current
+	// execution, else the one the execution's WorkflowStarted recorded.
+	run := i.RunID.String()
+	if r.ExecutionID != i.ExecutionID {
+		run = ""
+		if len(h) > 0 {
+			run = h[0].RunID
+		}
+	}
 	return &api.QueryTask{
 		QueryID:      r.QueryID.String(),
 		Namespace:    ns,
 		InstanceID:   r.InstanceID,
 		ExecutionID:  r.ExecutionID,
+		RunID:        run,
 		WorkflowType: i.WorkflowType,
 		TaskQueue:    r.TaskQueue,
 		QueryName:    r.QueryName,

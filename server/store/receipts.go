@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +22,12 @@ import (
 // lock token is gone by then, and instead of ErrLockLost the retry gets the
 // first answer (without the eager work it handed out, which stays locked
 // for the worker until its lock expires). Receipts are kept receiptKeep.
+//
+// A receipt holds the digest of what its report said (migration 00020):
+// only a report with the same digest — the same report, retried — gets the
+// first answer. Another report of the same token (a second completion with
+// a different result, a fail after a complete, a different turn ack) gets
+// ErrDuplicateReport: it was not recorded, and its sender must know.
 const (
 	receiptComplete = "complete"
 	receiptFail     = "fail"
@@ -33,6 +42,25 @@ type receipt struct {
 	LockToken uuid.UUID       `json:"lock_token"`
 	Kind      string          `json:"kind"`
 	Answer    json.RawMessage `json:"answer"`
+	// Digest is reportDigest of what the report said, in hex.
+	Digest string `json:"digest"`
+}
+
+// reportDigest is the digest of a report: the SHA-256 of the parts of what
+// it said, each preceded by its length (so that parts never run into each
+// other).
+func reportDigest(parts ...[]byte) []byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range parts {
+		l := uint64(len(p))
+		for i := range n {
+			n[i] = byte(l >> (8 * i))
+		}
+		h.Write(n[:])
+		h.Write(p)
+	}
+	return h.Sum(nil)
 }
 
 // writeReceipts writes the receipts of a group of reports with the
@@ -44,25 +72,30 @@ func writeReceipts(ctx context.Context, t *txn, ns string, rs []receipt) error {
 	return t.w.InsertReceipts(ctx, gen.InsertReceiptsParams{Namespace: ns, Receipts: mustJSON(rs)})
 }
 
-// newReceipt is the receipt of a report of kind with answer v.
-func newReceipt(tok uuid.UUID, kind string, v any) receipt {
-	return receipt{LockToken: tok, Kind: kind, Answer: mustJSON(v)}
+// newReceipt is the receipt of a report of kind, whose digest is digest,
+// with answer v.
+func newReceipt(tok uuid.UUID, kind string, digest []byte, v any) receipt {
+	return receipt{LockToken: tok, Kind: kind, Answer: mustJSON(v), Digest: hex.EncodeToString(digest)}
 }
 
 // repeatedReport answers a report that found its lock gone (err is
-// ErrLockLost): when the report of kind with lock token tok was applied
-// already, its first answer is decoded into out and nil returned;
-// otherwise err is returned as it is.
-func (s *Store) repeatedReport(ctx context.Context, ns string, tok uuid.UUID, kind string, err error, out any) error {
+// ErrLockLost): when the report of kind with lock token tok and digest
+// digest was applied already, its first answer is decoded into out and nil
+// returned; when another report of the token was (another kind or
+// digest), ErrDuplicateReport is returned; otherwise err, as it is.
+func (s *Store) repeatedReport(ctx context.Context, ns string, tok uuid.UUID, kind string, digest []byte, err error, out any) error {
 	if !errors.Is(err, ErrLockLost) {
 		return err
 	}
 	r, qerr := gen.New(s.pool).GetReceipt(ctx, gen.GetReceiptParams{LockToken: tok, Namespace: ns})
-	if noRows(qerr) || (qerr == nil && r.Kind != kind) {
+	if noRows(qerr) {
 		return err
 	}
 	if qerr != nil {
 		return fmt.Errorf("receipt: %w", qerr)
+	}
+	if r.Kind != kind || (r.Digest != nil && !bytes.Equal(r.Digest, digest)) {
+		return fmt.Errorf("%w: the token's first report (%s) was recorded, and this one differs from it", ErrDuplicateReport, r.Kind)
 	}
 	if jerr := json.Unmarshal(r.Answer, out); jerr != nil {
 		return fmt.Errorf("receipt: %w", jerr)

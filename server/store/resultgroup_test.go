@@ -207,8 +207,8 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 
 // Goal: a report sent again after its answer was lost — complete, fail,
 // turn ack — gets the answer of the try that was applied (from its
-// receipt), not ErrLockLost; a different report with the same token does
-// not.
+// receipt), not ErrLockLost; a different report with the same token gets
+// ErrDuplicateReport.
 func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
@@ -224,8 +224,11 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 	if first.Outcome != store.OutcomeDelivered || again != first {
 		t.Fatalf("complete: first %+v, again %+v", first, again)
 	}
-	if _, err := s.FailActivityTask(ctxT(t), ns, attemptTok(t, c), api.Error{Message: "x"}, nil); !errors.Is(err, store.ErrLockLost) {
-		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrLockLost", err)
+	if _, err := s.FailActivityTask(ctxT(t), ns, attemptTok(t, c), api.Error{Message: "x"}, nil); !errors.Is(err, store.ErrDuplicateReport) {
+		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
+	}
+	if _, err := s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`2`)); !errors.Is(err, store.ErrDuplicateReport) {
+		t.Fatalf("another result with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
 	f := byID["f"].LockToken
 	ff := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, f), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
@@ -245,6 +248,9 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 	tb := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req))(t)
 	if ta.Status != api.StatusCompleted || tb.Status != ta.Status || tb.NextEventID != ta.NextEventID || tb.ExecutionID != ta.ExecutionID {
 		t.Fatalf("turn ack: first %+v, again %+v", ta, tb)
+	}
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}); !errors.Is(err, store.ErrDuplicateReport) {
+		t.Fatalf("another ack with a spent turn token: err = %v, want ErrDuplicateReport", err)
 	}
 	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, req); !errors.Is(err, store.ErrLockLost) {
 		t.Fatalf("an ack with a token never handed out: err = %v, want ErrLockLost", err)

@@ -30,6 +30,8 @@ type resultCall struct {
 	tok    uuid.UUID
 	result json.RawMessage
 	eager  *api.EagerWorkflowTask
+	// digest is the report's digest (its receipt's).
+	digest []byte
 
 	out api.ActivityAckResponse
 }
@@ -62,11 +64,12 @@ func (s *Store) CompleteActivityTask(ctx context.Context, ns string, token stora
 // transaction and its statements; each one's outcome is its own.
 func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns string, token storage.AttemptToken, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error) {
 	tok := uuid.UUID(token)
-	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager}
+	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager, digest: reportDigest(result)}
 	if err := submit(ctx, s.results, c, s.applyResults); err != nil {
-		// A retried report whose first try was applied gets its answer.
+		// A retried report whose first try was applied gets its answer;
+		// a different report of the token, ErrDuplicateReport.
 		var out api.ActivityAckResponse
-		if rerr := s.repeatedReport(ctx, ns, tok, receiptComplete, err, &out); rerr != nil {
+		if rerr := s.repeatedReport(ctx, ns, tok, receiptComplete, c.digest, err, &out); rerr != nil {
 			return api.ActivityAckResponse{}, rerr
 		}
 		return out, nil
@@ -176,7 +179,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	rs := make([]receipt, 0, len(calls))
 	for _, c := range calls {
 		if c.err == nil {
-			rs = append(rs, newReceipt(c.tok, receiptComplete, api.ActivityAckResponse{Outcome: c.out.Outcome}))
+			rs = append(rs, newReceipt(c.tok, receiptComplete, c.digest, api.ActivityAckResponse{Outcome: c.out.Outcome}))
 		}
 	}
 	if err := writeReceipts(ctx, t, ns, rs); err != nil {

@@ -33,7 +33,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 				if err != nil {
 					return fmt.Errorf("signal with start: %w", err)
 				}
-				resp.ExecutionID, resp.Status = i.ExecutionID, i.Status
+				resp.ExecutionID, resp.RunID, resp.Status = i.ExecutionID, i.RunID.String(), i.Status
 				return nil
 			}
 			if !noRows(err) {
@@ -57,7 +57,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			if err := enqueueTo(ctx, t, ns, instanceID, req.TaskQueue, []outMessage{signal}); err != nil {
 				return fmt.Errorf("signal with start: %w", err)
 			}
-			resp.ExecutionID, resp.Status, resp.Started = row.ExecutionID, row.Status, true
+			resp.ExecutionID, resp.RunID, resp.Status, resp.Started = row.ExecutionID, row.RunID.String(), row.Status, true
 			t.observe(observation{kind: observeStarted, ns: ns, typ: req.WorkflowType})
 			return nil
 		}

@@ -165,7 +165,7 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 			c.err = ErrAlreadyRunning
 			continue
 		}
-		c.out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, Status: r.Status}
+		c.out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, RunID: r.RunID.String(), Status: r.Status}
 		t.observe(observation{kind: observeStarted, ns: ns, typ: c.row.WorkflowType})
 	}
 	if handing == nil {

@@ -125,6 +125,7 @@ func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
 			case r.DeliveryCount >= s.opts.MaxDeliveries:
 				drop = append(drop, r.ID)
 				res.Poisoned++
+				t.observeAttemptEnd(r.Namespace, r.ActivityType, ActivityFailed, nil, time.Time{})
 				no := false
 				e := api.Error{Type: api.ErrorTypePoison, Retryable: &no,
 					Message: fmt.Sprintf("attempt delivered %d times without being completed", r.DeliveryCount)}
@@ -151,6 +152,7 @@ func (s *Store) sweepScheduleToStart(ctx context.Context, res *SweepResult) erro
 		}
 		for _, r := range rows {
 			res.Timeouts[api.TimeoutScheduleToStart]++
+			t.observeAttemptEnd(r.Namespace, r.ActivityType, ActivityTimedOut, nil, time.Time{})
 			e := engine.TimeoutError(api.TimeoutScheduleToStart, attemptOptions(r).ScheduleToStartTimeout.D())
 			if _, err := s.deliver(ctx, t, r, api.Event{Kind: api.EventActivityFailed, Error: &e}); err != nil {
 				return err

@@ -22,25 +22,30 @@ import (
 // finished instance, or another execution).
 func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error {
 	return s.inTx(ctx, func(t *txn) error {
-		i, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: instanceID})
-		if noRows(err) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("terminate workflow: %w", err)
-		}
-		if i.Status != api.StatusRunning || (executionID != 0 && executionID != i.ExecutionID) {
-			return ErrNotRunning
-		}
-		row := terminateRow{InstanceID: instanceID, ExecutionID: i.ExecutionID,
-			WorkflowType: i.WorkflowType, Input: i.Input, NextEventID: i.NextEventID,
-			NextActivityID: i.NextActivityID, NextTimerID: i.NextTimerID, LastEventAt: i.LastEventAt,
-			Reason: api.CancelReasonWorkflowTerminated}
-		if err := s.terminateInstances(ctx, t, ns, []terminateRow{row}, reason, details); err != nil {
-			return fmt.Errorf("terminate workflow: %w", err)
-		}
-		return nil
+		return s.terminateWorkflowIn(ctx, t, ns, instanceID, executionID, reason, details)
 	})
+}
+
+// terminateWorkflowIn is TerminateWorkflow in the transaction t.
+func (s *Store) terminateWorkflowIn(ctx context.Context, t *txn, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error {
+	i, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: instanceID})
+	if noRows(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("terminate workflow: %w", err)
+	}
+	if i.Status != api.StatusRunning || (executionID != 0 && executionID != i.ExecutionID) {
+		return ErrNotRunning
+	}
+	row := terminateRow{InstanceID: instanceID, ExecutionID: i.ExecutionID,
+		WorkflowType: i.WorkflowType, Input: i.Input, NextEventID: i.NextEventID,
+		NextActivityID: i.NextActivityID, NextTimerID: i.NextTimerID, LastEventAt: i.LastEventAt,
+		Reason: api.CancelReasonWorkflowTerminated}
+	if err := s.terminateInstances(ctx, t, ns, []terminateRow{row}, reason, details); err != nil {
+		return fmt.Errorf("terminate workflow: %w", err)
+	}
+	return nil
 }
 
 // terminateRow is what terminateInstances needs of one instance: its

@@ -55,7 +55,7 @@ func instanceOfTurn(r gen.LockNextTurnsRow) gen.Instance {
 		ExecutionDeadline: r.ExecutionDeadline, LockToken: r.LockToken, LockedUntil: r.LockedUntil,
 		LockedBy: r.LockedBy, StickyWorkerID: r.StickyWorkerID, TaskFailures: r.TaskFailures,
 		LastTaskError: r.LastTaskError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CompletedAt: r.CompletedAt,
-		LastEventAt: r.LastEventAt,
+		LastEventAt: r.LastEventAt, RunID: r.RunID, ParentRunID: r.ParentRunID,
 	}
 }
 
@@ -278,7 +278,7 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 	engine.StampMessages(lastEventAt(inst), kept)
 	task = &api.WorkflowTask{
 		LockToken: storage.TurnToken{InstanceID: inst.InstanceID, Lock: *inst.LockToken}.String(), Namespace: ns, InstanceID: inst.InstanceID,
-		ExecutionID: inst.ExecutionID, WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
+		ExecutionID: inst.ExecutionID, RunID: inst.RunID.String(), WorkflowType: inst.WorkflowType, TaskQueue: inst.TaskQueue,
 		Input: rawOrNil(inst.Input), LockedUntil: *inst.LockedUntil,
 		Attempt: inst.TaskFailures + 1, History: hist, HistoryNextPageToken: nextPage,
 		Messages: make([]api.Event, 0, len(kept)),

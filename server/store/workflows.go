@@ -65,7 +65,7 @@ func enqueueTo(ctx context.Context, t *txn, ns, instanceID, taskQueue string, ms
 func toWorkflow(i gen.Instance) api.Workflow {
 	w := api.Workflow{
 		Namespace: i.Namespace, InstanceID: i.InstanceID, WorkflowType: i.WorkflowType,
-		TaskQueue: i.TaskQueue, Status: i.Status, ExecutionID: i.ExecutionID,
+		TaskQueue: i.TaskQueue, Status: i.Status, ExecutionID: i.ExecutionID, RunID: i.RunID.String(),
 		Input: rawOrNil(i.Input), Result: rawOrNil(i.Result),
 		CancelRequested: i.CancelRequested, CancelReason: strOr(i.CancelReason),
 		CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt, CompletedAt: i.CompletedAt,
@@ -77,6 +77,9 @@ func toWorkflow(i gen.Instance) api.Workflow {
 	w.Memo = rawOrNil(i.Memo)
 	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
 		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
+		if i.ParentRunID != nil {
+			w.ParentRunID = i.ParentRunID.String()
+		}
 	}
 	if len(i.Error) > 0 {
 		var e api.Error
@@ -200,61 +203,76 @@ func (s *Store) History(ctx context.Context, ns, instanceID string, executionID 
 	if err != nil {
 		return api.HistoryResponse{}, err
 	}
-	return api.HistoryResponse{ExecutionID: executionID, Events: evs}, nil
+	out := api.HistoryResponse{ExecutionID: executionID, Events: evs}
+	if executionID == i.ExecutionID {
+		out.RunID = i.RunID.String()
+	} else if len(evs) > 0 {
+		out.RunID = evs[0].RunID
+	}
+	return out, nil
 }
 
 // CancelWorkflow requests cancellation; changed is false when the instance
 // is finished or a cancel was already requested (the first reason wins).
 func (s *Store) CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error) {
 	err = s.inTx(ctx, func(t *txn) error {
-		if stopped, err := stopWaitingCron(ctx, t, ns, instanceID, reason); err != nil || stopped {
-			changed = stopped
-			return err
-		}
-		_, err := t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: instanceID, Reason: &reason})
-		if noRows(err) {
-			if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
-				return ErrNotFound
-			} else if err != nil {
-				return fmt.Errorf("cancel workflow: %w", err)
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("cancel workflow: %w", err)
-		}
-		changed = true
-		_, err = s.enqueue(ctx, t, ns, []outMessage{eventMessage(instanceID, nil,
-			api.Event{Kind: api.EventCancelRequested, Reason: reason}, 0)})
+		var err error
+		changed, err = s.cancelWorkflowIn(ctx, t, ns, instanceID, reason)
 		return err
 	})
 	return changed, err
+}
+
+// cancelWorkflowIn is CancelWorkflow in the transaction t (a batch job's
+// step runs it beside its own progress).
+func (s *Store) cancelWorkflowIn(ctx context.Context, t *txn, ns, instanceID, reason string) (changed bool, err error) {
+	if stopped, err := stopWaitingCron(ctx, t, ns, instanceID, reason); err != nil || stopped {
+		return stopped, err
+	}
+	_, err = t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: instanceID, Reason: &reason})
+	if noRows(err) {
+		if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
+			return false, ErrNotFound
+		} else if err != nil {
+			return false, fmt.Errorf("cancel workflow: %w", err)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("cancel workflow: %w", err)
+	}
+	_, err = s.enqueue(ctx, t, ns, []outMessage{eventMessage(instanceID, nil,
+		api.Event{Kind: api.EventCancelRequested, Reason: reason}, 0)})
+	return err == nil, err
 }
 
 // SignalWorkflow sends a signal (ErrNotFound, ErrNotRunning). A signal that
 // races the turn ending the workflow waits for that turn's commit: it is
 // then either seen by the workflow or refused, never dropped.
 func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error {
-	return s.inTx(ctx, func(t *txn) error {
-		msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input}, 0)
-		if err := admitMessage(ctx, t, ns, instanceID, len(msg.Payload)); err != nil {
-			return err
-		}
-		queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, PayloadBytes: payloadBytes(msg.Payload), Namespace: ns, InstanceID: instanceID})
-		if err == nil {
-			t.wake(WorkflowQueueKey(ns, queue))
-			return nil
-		}
-		if !noRows(err) {
-			return fmt.Errorf("enqueue signal: %w", err)
-		}
-		if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
-			return ErrNotFound
-		} else if err != nil {
-			return fmt.Errorf("signal: %w", err)
-		}
-		return ErrNotRunning
-	})
+	return s.inTx(ctx, func(t *txn) error { return signalWorkflowIn(ctx, t, ns, instanceID, name, input) })
+}
+
+// signalWorkflowIn is SignalWorkflow in the transaction t.
+func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, input json.RawMessage) error {
+	msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input}, 0)
+	if err := admitMessage(ctx, t, ns, instanceID, len(msg.Payload)); err != nil {
+		return err
+	}
+	queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, PayloadBytes: payloadBytes(msg.Payload), Namespace: ns, InstanceID: instanceID})
+	if err == nil {
+		t.wake(WorkflowQueueKey(ns, queue))
+		return nil
+	}
+	if !noRows(err) {
+		return fmt.Errorf("enqueue signal: %w", err)
+	}
+	if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
+		return ErrNotFound
+	} else if err != nil {
+		return fmt.Errorf("signal: %w", err)
+	}
+	return ErrNotRunning
 }
 
 // DeleteWorkflow deletes an instance with its history and messages. A
@@ -262,33 +280,36 @@ func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string,
 // activities are flagged cancelled with reason instance_deleted, so that
 // workers stop them.
 func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error {
-	return s.inTx(ctx, func(t *txn) error {
-		i, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: instanceID})
-		if noRows(err) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("delete workflow: %w", err)
-		}
-		if i.Status == api.StatusRunning && !force {
-			return ErrRunning
-		}
-		if err := cancelExecutions(ctx, t, ns, []execCancel{{instanceID, i.ExecutionID, api.CancelReasonInstanceDeleted}}); err != nil {
-			return fmt.Errorf("delete workflow: %w", err)
-		}
-		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{instanceID}}); err != nil {
-			return fmt.Errorf("delete workflow: messages: %w", err)
-		}
-		if err := t.w.DeleteHistory(ctx, gen.DeleteHistoryParams{Namespace: ns, InstanceID: instanceID}); err != nil {
-			return fmt.Errorf("delete workflow: history: %w", err)
-		}
-		if err := t.w.DeleteInstanceUpdates(ctx, gen.DeleteInstanceUpdatesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
-			return fmt.Errorf("delete workflow: updates: %w", err)
-		}
-		if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: instanceID}); err != nil {
-			return fmt.Errorf("delete workflow: %w", err)
-		}
-		t.wake(ResultKey(ns, instanceID))
-		return nil
-	})
+	return s.inTx(ctx, func(t *txn) error { return deleteWorkflowIn(ctx, t, ns, instanceID, force) })
+}
+
+// deleteWorkflowIn is DeleteWorkflow in the transaction t.
+func deleteWorkflowIn(ctx context.Context, t *txn, ns, instanceID string, force bool) error {
+	i, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: instanceID})
+	if noRows(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("delete workflow: %w", err)
+	}
+	if i.Status == api.StatusRunning && !force {
+		return ErrRunning
+	}
+	if err := cancelExecutions(ctx, t, ns, []execCancel{{instanceID, i.ExecutionID, api.CancelReasonInstanceDeleted}}); err != nil {
+		return fmt.Errorf("delete workflow: %w", err)
+	}
+	if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{instanceID}}); err != nil {
+		return fmt.Errorf("delete workflow: messages: %w", err)
+	}
+	if err := t.w.DeleteHistory(ctx, gen.DeleteHistoryParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+		return fmt.Errorf("delete workflow: history: %w", err)
+	}
+	if err := t.w.DeleteInstanceUpdates(ctx, gen.DeleteInstanceUpdatesParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+		return fmt.Errorf("delete workflow: updates: %w", err)
+	}
+	if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: instanceID}); err != nil {
+		return fmt.Errorf("delete workflow: %w", err)
+	}
+	t.wake(ResultKey(ns, instanceID))
+	return nil
 }

@@ -94,7 +94,7 @@ func New(cfg Config) *UI {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
-	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "schedules", "schedule", "login", "error"} {
+	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "schedules", "schedule", "batches", "batch", "login", "error"} {
 		u.pages[p] = template.Must(template.New("layout.html").Funcs(funcs(cfg.Now)).
 			ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}
@@ -122,6 +122,7 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET "+ns+"/task-queues", u.queues)
 	m.HandleFunc("GET "+ns+"/task-queues/{name}", u.queue)
 	u.scheduleRoutes(m, ns)
+	u.batchRoutes(m, ns)
 	return u
 }
 

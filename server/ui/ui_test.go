@@ -3,6 +3,7 @@ package ui_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -612,6 +613,20 @@ func TestUI(t *testing.T) {
 		}
 		text := e.open(ns + "/workflows/rounds")
 		mustContain(t, "the last execution", text, "History of execution 3", "Executions:", "WorkflowCompleted")
+		// The current execution's run id, as describe answers it.
+		resp, err := http.Get(e.url + "/v1/namespaces/default/workflows/rounds")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf api.Workflow
+		err = json.NewDecoder(resp.Body).Decode(&wf)
+		resp.Body.Close()
+		if err != nil || wf.RunID == "" {
+			t.Fatalf("describe: %+v, %v", wf, err)
+		}
+		if got := get(e, "run id", chromedp.Text("#run-id")); strings.TrimSpace(got) != wf.RunID {
+			t.Fatalf("run id shown %q, want %s", got, wf.RunID)
+		}
 		e.run("open execution 1", chromedp.Click(`//nav[@aria-label="Executions"]/a[text()="1"]`),
 			chromedp.WaitVisible(`//h2[text()="History of execution 1"]`))
 		text = e.text("main")

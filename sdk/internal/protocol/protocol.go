@@ -10,11 +10,13 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/converter"
 )
 
 // Do sends one JSON request to the namespaced route made of the escaped
@@ -67,6 +69,10 @@ func WaitPtr(d time.Duration) *api.Duration {
 func (c *Conn) PollWorkflowTask(ctx context.Context, req api.PollWorkflowTaskRequest) (*api.WorkflowTask, error) {
 	var t api.WorkflowTask
 	status, err := c.do(ctx, http.MethodPost, "POST /workflow-tasks/poll", nil, req, &t, "workflow-tasks", "poll")
+	if isCodec(err) && t.LockToken != "" {
+		// A payload the converter cannot read fails the turn with it.
+		return nil, errors.Join(err, c.FailWorkflowTask(ctx, t.LockToken, codecError(err)))
+	}
 	if err != nil || status == http.StatusNoContent {
 		return nil, err
 	}
@@ -77,7 +83,22 @@ func (c *Conn) PollWorkflowTask(ctx context.Context, req api.PollWorkflowTaskReq
 // doubled ack fails with the client's ErrLockLost.
 func (c *Conn) CompleteWorkflowTask(ctx context.Context, token string, req api.CompleteWorkflowTaskRequest) (*api.CompleteWorkflowTaskResponse, error) {
 	var resp api.CompleteWorkflowTaskResponse
-	if _, err := c.do(ctx, http.MethodPost, "POST /workflow-tasks/{token}/complete", nil, req, &resp, "workflow-tasks", token, "complete"); err != nil {
+	_, err := c.do(ctx, http.MethodPost, "POST /workflow-tasks/{token}/complete", nil, req, &resp, "workflow-tasks", token, "complete")
+	if isCodec(err) {
+		if resp.Status == "" {
+			// A payload of the turn's commands failed to encode: nothing
+			// was sent; the turn fails with the converter's error.
+			return nil, errors.Join(err, c.FailWorkflowTask(ctx, token, codecError(err)))
+		}
+		// The turn was applied; an eager attempt the converter cannot
+		// read fails with its error.
+		for _, t := range resp.ActivityTasks {
+			_, _ = c.FailActivityTask(ctx, t.LockToken, api.FailActivityTaskRequest{Error: codecError(err)})
+		}
+		resp.ActivityTasks = nil
+		return &resp, nil
+	}
+	if err != nil {
 		return nil, c.lockLost(err)
 	}
 	return &resp, nil
@@ -95,6 +116,11 @@ func (c *Conn) FailWorkflowTask(ctx context.Context, token string, e api.Error) 
 func (c *Conn) PollActivityTask(ctx context.Context, req api.PollActivityTaskRequest) (*api.ActivityTask, error) {
 	var t api.ActivityTask
 	status, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/poll", nil, req, &t, "activity-tasks", "poll")
+	if isCodec(err) && t.LockToken != "" {
+		// An input the converter cannot read fails the attempt with it.
+		_, ferr := c.FailActivityTask(ctx, t.LockToken, api.FailActivityTaskRequest{Error: codecError(err)})
+		return nil, errors.Join(err, ferr)
+	}
 	if err != nil || status == http.StatusNoContent {
 		return nil, err
 	}
@@ -106,7 +132,21 @@ func (c *Conn) PollActivityTask(ctx context.Context, req api.PollActivityTaskReq
 // with the client's ErrLockLost.
 func (c *Conn) HeartbeatActivityTask(ctx context.Context, token string, req api.ActivityHeartbeatRequest) (*api.ActivityHeartbeatResponse, error) {
 	var resp api.ActivityHeartbeatResponse
-	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/heartbeat", nil, req, &resp, "activity-tasks", token, "heartbeat"); err != nil {
+	_, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/heartbeat", nil, req, &resp, "activity-tasks", token, "heartbeat")
+	if isCodec(err) && req.Details != nil {
+		// The details failed to encode: the attempt fails with the
+		// converter's error, and the renewal answers as for any attempt
+		// that is no longer held (the worker cancels the activity).
+		if _, ferr := c.FailActivityTask(ctx, token, api.FailActivityTaskRequest{Error: codecError(err)}); ferr != nil {
+			return nil, errors.Join(err, ferr)
+		}
+		req.Details = nil
+		_, err = c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/heartbeat", nil, req, &resp, "activity-tasks", token, "heartbeat")
+		if err == nil {
+			return &resp, nil
+		}
+	}
+	if err != nil {
 		return nil, c.lockLost(err)
 	}
 	return &resp, nil
@@ -115,7 +155,22 @@ func (c *Conn) HeartbeatActivityTask(ctx context.Context, token string, req api.
 // CompleteActivityTask reports an attempt's result.
 func (c *Conn) CompleteActivityTask(ctx context.Context, token string, req api.CompleteActivityTaskRequest) (*api.ActivityAckResponse, error) {
 	var resp api.ActivityAckResponse
-	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/complete", nil, req, &resp, "activity-tasks", token, "complete"); err != nil {
+	_, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/complete", nil, req, &resp, "activity-tasks", token, "complete")
+	if isCodec(err) {
+		if resp.Outcome == "" {
+			// The result failed to encode: nothing was sent; the
+			// attempt fails with the converter's error.
+			return c.FailActivityTask(ctx, token, api.FailActivityTaskRequest{Error: codecError(err)})
+		}
+		// The result was applied; an eager turn the converter cannot
+		// read fails with its error.
+		if resp.WorkflowTask != nil {
+			_ = c.FailWorkflowTask(ctx, resp.WorkflowTask.LockToken, codecError(err))
+			resp.WorkflowTask = nil
+		}
+		return &resp, nil
+	}
+	if err != nil {
 		return nil, c.lockLost(err)
 	}
 	return &resp, nil
@@ -126,7 +181,14 @@ func (c *Conn) CompleteActivityTask(ctx context.Context, token string, req api.C
 // attempt gets.
 func (c *Conn) FailActivityTask(ctx context.Context, token string, req api.FailActivityTaskRequest) (*api.ActivityAckResponse, error) {
 	var resp api.ActivityAckResponse
-	if _, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/fail", nil, req, &resp, "activity-tasks", token, "fail"); err != nil {
+	_, err := c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/fail", nil, req, &resp, "activity-tasks", token, "fail")
+	if isCodec(err) && resp.Outcome == "" {
+		// The error's details or the heartbeat details failed to encode:
+		// report the failure without them, with the converter's error.
+		req = api.FailActivityTaskRequest{Error: codecError(err)}
+		_, err = c.do(ctx, http.MethodPost, "POST /activity-tasks/{token}/fail", nil, req, &resp, "activity-tasks", token, "fail")
+	}
+	if err != nil {
 		return nil, c.lockLost(err)
 	}
 	return &resp, nil
@@ -167,6 +229,11 @@ func (c *Conn) WorkerHeartbeat(ctx context.Context, req api.WorkerHeartbeatReque
 func (c *Conn) PollQueryTask(ctx context.Context, req api.PollQueryTaskRequest) (*api.QueryTask, error) {
 	var t api.QueryTask
 	status, err := c.do(ctx, http.MethodPost, "POST /query-tasks/poll", nil, req, &t, "query-tasks", "poll")
+	if isCodec(err) && t.QueryID != "" {
+		e := codecError(err)
+		_, aerr := c.AnswerQueryTask(ctx, t.QueryID, api.AnswerQueryTaskRequest{Error: &e})
+		return nil, errors.Join(err, aerr)
+	}
 	if err != nil || status == http.StatusNoContent {
 		return nil, err
 	}
@@ -177,10 +244,29 @@ func (c *Conn) PollQueryTask(ctx context.Context, req api.PollQueryTaskRequest) 
 // query's request is gone.
 func (c *Conn) AnswerQueryTask(ctx context.Context, queryID string, req api.AnswerQueryTaskRequest) (changed bool, err error) {
 	var resp api.Accepted
-	if _, err := c.do(ctx, http.MethodPost, "POST /query-tasks/{id}/answer", nil, req, &resp, "query-tasks", queryID, "answer"); err != nil {
+	_, err = c.do(ctx, http.MethodPost, "POST /query-tasks/{id}/answer", nil, req, &resp, "query-tasks", queryID, "answer")
+	if isCodec(err) {
+		// The result failed to encode: answer the converter's error.
+		e := codecError(err)
+		_, err = c.do(ctx, http.MethodPost, "POST /query-tasks/{id}/answer", nil, api.AnswerQueryTaskRequest{Error: &e}, &resp, "query-tasks", queryID, "answer")
+	}
+	if err != nil {
 		return false, err
 	}
 	return resp.Changed, nil
+}
+
+// isCodec reports whether err is a data converter's failure.
+func isCodec(err error) bool {
+	var ce *converter.PayloadCodecError
+	return errors.As(err, &ce)
+}
+
+// codecError is the error a turn or an attempt fails with when the data
+// converter fails on one of its payloads.
+func codecError(err error) api.Error {
+	f := false
+	return api.Error{Message: err.Error(), Type: api.ErrorTypePayloadCodec, Retryable: &f}
 }
 
 type workerSecretKey struct{}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
@@ -60,12 +62,16 @@ func (s *state) external(c *wctx, f *future, what string, cmd api.Command, runID
 		return f
 	}
 	if runID != "" {
-		exec, err := strconv.ParseInt(runID, 10, 64)
-		if err != nil || exec < 1 {
-			f.settle(nil, fmt.Errorf("workflow.%s: run id %q is not an execution id", what, runID))
+		// A run id (a UUID) or an execution id in decimal; the server
+		// resolves the run id in the ack.
+		if exec, err := strconv.ParseInt(runID, 10, 64); err == nil && exec > 0 {
+			cmd.TargetExecutionID = exec
+		} else if _, err := uuid.Parse(runID); err == nil {
+			cmd.TargetRunID = runID
+		} else {
+			f.settle(nil, fmt.Errorf("workflow.%s: run id %q is neither a run id nor an execution id", what, runID))
 			return f
 		}
-		cmd.TargetExecutionID = exec
 	}
 	if c.scope.canceled {
 		f.settle(nil, ErrCanceled)

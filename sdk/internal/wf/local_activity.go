@@ -319,12 +319,12 @@ func retryInterval(p *RetryPolicy, attempt int32) time.Duration {
 // callLocal runs one attempt, turning a panic into an error.
 func (s *state) callLocal(sig *fnsig.Sig, name string, attempt int32, in []reflect.Value, deadline time.Time) (value any, err error) {
 	env := &actenv.Env{
-		Info: actenv.NewInfo(actenv.Attempt{
-			Namespace: s.info.Namespace, InstanceID: s.info.InstanceID, RunID: s.info.WorkflowExecution.RunID,
-			ExecutionID: s.info.ExecutionID, Attempt: attempt, ActivityType: name, TaskQueue: s.info.TaskQueue,
-			WorkflowType: s.info.WorkflowType.Name, ScheduledAt: s.now, StartedAt: s.localState().now(),
-			Deadline: deadline, Local: true,
-		}),
+		Info: actenv.Info{
+			Namespace: s.info.Namespace, InstanceID: s.info.InstanceID, ExecutionID: s.info.ExecutionID,
+			Attempt: attempt, ActivityType: name, TaskQueue: s.info.TaskQueue, WorkflowType: s.info.WorkflowType.Name,
+			ScheduledAt: s.now, StartedAt: s.localState().now(), Deadline: deadline, Local: true,
+			RunID: s.info.WorkflowExecution.RunID,
+		},
 		Heartbeat: func(json.RawMessage) {},
 		Logger:    s.logger.With("activity_type", name, "attempt", attempt, "local", true),
 	}

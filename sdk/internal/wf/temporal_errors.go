@@ -142,7 +142,8 @@ func (e *TemporalApplicationError) ErrorDetails() json.RawMessage { return e.det
 
 // TemporalCanceledError is Temporal's *temporal.CanceledError: a
 // cancellation, with optional details. It matches ErrCanceled (errors.Is),
-// so a workflow that returns one ends canceled.
+// so a workflow whose cancellation was requested ends canceled when it
+// returns one.
 type TemporalCanceledError struct {
 	details json.RawMessage
 }
@@ -289,18 +290,21 @@ func (e *WorkflowExecutionError) Error() string {
 	return fmt.Sprintf("workflow %s failed", e.InstanceID)
 }
 
-// Unwrap returns the cause, the recorded failure and the sentinel.
-func (e *WorkflowExecutionError) Unwrap() []error {
-	var out []error
-	for _, err := range []error{e.Cause, e.Sentinel} {
-		if err != nil {
-			out = append(out, err)
-		}
-	}
-	if e.Failure != nil {
-		out = append(out, e.Failure)
-	}
-	return out
+// Unwrap returns the cause, as Temporal's does (errors.Unwrap reaches it).
+func (e *WorkflowExecutionError) Unwrap() error { return e.Cause }
+
+// Is matches the sentinel and the recorded failure, beside the cause that
+// Unwrap gives.
+func (e *WorkflowExecutionError) Is(target error) bool {
+	return e.Sentinel != nil && errors.Is(e.Sentinel, target) ||
+		e.Failure != nil && errors.Is(e.Failure, target)
+}
+
+// As reaches the sentinel and the recorded failure (*api.Error), beside the
+// cause that Unwrap gives.
+func (e *WorkflowExecutionError) As(target any) bool {
+	return e.Sentinel != nil && errors.As(e.Sentinel, target) ||
+		e.Failure != nil && errors.As(e.Failure, target)
 }
 
 // ErrTerminated is the cause of a terminated workflow's

@@ -1,6 +1,7 @@
 package wf
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -29,4 +30,28 @@ func FailureCause(e *api.Error) error {
 func (e *Executor) SetLocalClock(now func() time.Time, sleep func(time.Duration)) {
 	ls := e.s.localState()
 	ls.now, ls.sleep = now, sleep
+}
+
+// UpdateResultType returns the result type of the handler the workflow
+// set for the update name: nil when it has none, or when the handler
+// returns only an error. The test environment decodes an update's result
+// into it, to hand the test the value the handler returned.
+func (e *Executor) UpdateResultType(name string) reflect.Type {
+	if h := e.s.updates[name]; h != nil {
+		return h.handler.Out
+	}
+	return nil
+}
+
+// ValidationError runs again the validator the workflow set for the update
+// name on input and returns its error (nil when it has none or accepts
+// it). The test environment hands a rejected update's callbacks the
+// validator's own error, as Temporal's does; validators are free of side
+// effects, so running one again changes nothing.
+func (e *Executor) ValidationError(name string, input []byte) error {
+	h := e.s.updates[name]
+	if h == nil || h.validator == nil {
+		return nil
+	}
+	return e.s.validate(h.validator, api.Event{Input: input})
 }

@@ -168,6 +168,37 @@ func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provide
 	}
 }
 
+// Goal: a second report of a spent token that says something else than
+// the first — another result, a fail after a complete, another turn ack —
+// is refused with ErrDuplicateReport and writes nothing; the same report
+// again gets the first answer.
+func ackDifferentSecondReportRefused(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	Start(t, s, "a")
+	task := FetchTurn(t, s)
+	first := api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), first))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), first))(t)
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1, 2)}); !errors.Is(err, storage.ErrDuplicateReport) {
+		t.Fatalf("another ack of a spent turn: err = %v, want ErrDuplicateReport", err)
+	}
+	a := FetchAct(t, s, time.Minute)
+	out := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+	if again := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t); again != out {
+		t.Fatalf("the same result again: %+v, first %+v", again, out)
+	}
+	if _, err := s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`2`)); !errors.Is(err, storage.ErrDuplicateReport) {
+		t.Fatalf("another result: err = %v, want ErrDuplicateReport", err)
+	}
+	if _, err := s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Message: "x"}, nil); !errors.Is(err, storage.ErrDuplicateReport) {
+		t.Fatalf("a fail after a complete: err = %v, want ErrDuplicateReport", err)
+	}
+	h := History(t, s, "a")
+	if Count(h, api.EventActivityScheduled) != 1 || Count(h, api.EventActivityFailed) != 0 {
+		t.Fatalf("history %v: a refused report wrote", Kinds(h))
+	}
+}
+
 // Goal: the answer to an ack whose turn closes the workflow carries the
 // workflow as the ack committed it (Closed) — exactly what
 // DescribeWorkflow returns afterwards, its result as stored — and an ack

@@ -46,6 +46,7 @@ var behaviours = []behaviour{
 	{"Fetch_ConcurrentBatchFetchersLockEachInstanceOnce", fetchConcurrentBatchFetchersLockEachInstanceOnce},
 	{"Ack_MessageArrivingDuringTurnIsKept", ackMessageArrivingDuringTurnIsKept},
 	{"Ack_DoubleAckOneWins", ackDoubleAckOneWins},
+	{"Ack_DifferentSecondReportRefused", ackDifferentSecondReportRefused},
 	{"Ack_ClosingTurnReturnsTheClosedWorkflow", ackClosingTurnReturnsTheClosedWorkflow},
 	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
 	{"Renew_ExtendsLockAndFailsForUnknownExpiredAcked", renewExtendsLockAndFailsForUnknownExpiredAcked},
@@ -84,7 +85,7 @@ var behaviours = []behaviour{
 // it should register its own cleanup with t.Cleanup).
 func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	t.Helper()
-	for _, b := range slices.Concat(behaviours, scheduleBehaviours) {
+	for _, b := range slices.Concat(behaviours, scheduleBehaviours, batchBehaviours) {
 		t.Run(b.name, func(t *testing.T) { b.run(t, newProvider) })
 	}
 }

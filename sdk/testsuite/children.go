@@ -1,0 +1,108 @@
+package testsuite
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/internal/errconv"
+	"github.com/tetherhq/tether/sdk/internal/wf"
+)
+
+// Child workflows: the executions a workflow starts, mocked or
+// registered, and what their parent learns of them.
+
+// startChild starts a child execution: the mock of its type when it has
+// expectations (OnWorkflow), else the registered workflow.
+func (x *execution) startChild(c *api.Command) {
+	e := x.e
+	if e.find(c.WorkflowID) != nil {
+		x.deliver(api.Event{Kind: api.EventStartChildWorkflowFailed, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID})
+		return
+	}
+	var def *wf.Definition
+	if e.mockedWorkflows[c.WorkflowType] {
+		def = e.mockWorkflowDef(c.WorkflowType)
+	} else if d := e.reg.workflows[c.WorkflowType]; d != nil {
+		def = d.def
+	}
+	if def == nil {
+		x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID})
+		x.deliver(api.Event{Kind: api.EventChildWorkflowFailed, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,
+			Error: &api.Error{Type: "WorkflowTypeNotRegistered", Message: fmt.Sprintf("unable to find workflow type: %s. Supported types: [%s]", c.WorkflowType, e.reg.workflowTypes())}})
+		return
+	}
+	tq := c.TaskQueue
+	if tq == "" {
+		tq = x.taskQueue
+	}
+	ch := e.newExecution(def, c.WorkflowID, tq)
+	ch.parent, ch.childID, ch.policy = x, c.ChildID, c.ParentClosePolicy
+	x.children[c.ChildID] = ch
+	if d := c.ExecutionTimeout.D(); d > 0 {
+		ch.startRunTimeout(d)
+	}
+	ch.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input,
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID})
+	x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID})
+}
+
+// childClosed tells the parent how its child ended. A child that
+// continued as new goes on as a new execution of the same id.
+func (x *execution) childClosed(ch *execution) {
+	if x.done {
+		return
+	}
+	ev := api.Event{ChildID: ch.childID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID}
+	switch {
+	case ch.closed == nil && ch.err != nil && errors.Is(ch.err, wf.ErrChildWorkflowTerminated):
+		ev.Kind = api.EventChildWorkflowTerminated
+	case ch.closed == nil:
+		ev.Kind = api.EventChildWorkflowFailed
+		e := errconv.ToAPI(ch.err.(*wf.WorkflowExecutionError).Cause)
+		ev.Error = &e
+	case ch.closed.Type == api.CommandCompleteWorkflow:
+		ev.Kind, ev.Result = api.EventChildWorkflowCompleted, ch.result
+	case ch.closed.Type == api.CommandFailWorkflow && ch.closed.Error != nil && ch.closed.Error.Type == mockStartTypeName:
+		// The mock failed the start: the parent learns nothing else.
+		x.inbox = slices.DeleteFunc(x.inbox, func(m api.Event) bool {
+			return m.Kind == api.EventChildWorkflowStarted && m.ChildID == ch.childID
+		})
+		ev.Kind = api.EventStartChildWorkflowFailed
+	case ch.closed.Type == api.CommandFailWorkflow:
+		ev.Kind, ev.Error = api.EventChildWorkflowFailed, ch.closed.Error
+	case ch.closed.Type == api.CommandCancelWorkflow:
+		ev.Kind = api.EventChildWorkflowCanceled
+	case ch.closed.Type == api.CommandContinueAsNew:
+		x.continueChild(ch)
+		return
+	}
+	delete(x.children, ch.childID)
+	x.deliver(ev)
+}
+
+func (x *execution) continueChild(ch *execution) {
+	e := x.e
+	typ := ch.closed.WorkflowType
+	if typ == "" {
+		typ = ch.wfType
+	}
+	var def *wf.Definition
+	if e.mockedWorkflows[typ] {
+		def = e.mockWorkflowDef(typ)
+	} else if d := e.reg.workflows[typ]; d != nil {
+		def = d.def
+	}
+	if def == nil {
+		delete(x.children, ch.childID)
+		x.deliver(api.Event{Kind: api.EventChildWorkflowFailed, ChildID: ch.childID, ChildWorkflowID: ch.id,
+			Error: &api.Error{Type: "WorkflowTypeNotRegistered", Message: "unable to find workflow type: " + typ}})
+		return
+	}
+	next := e.newExecution(def, ch.id, ch.taskQueue)
+	next.parent, next.childID, next.policy = x, ch.childID, ch.policy
+	x.children[ch.childID] = next
+	next.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: typ, TaskQueue: ch.taskQueue, Input: ch.closed.Input,
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID})
+}

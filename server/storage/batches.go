@@ -1,0 +1,129 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/tetherhq/tether/api"
+)
+
+// Errors of batch jobs.
+var (
+	// ErrBatchExists is the error of a create whose batch id is taken.
+	ErrBatchExists = errors.New("batch exists")
+	// ErrBatchFinished is the error of a pause or resume of a job that
+	// completed, was canceled or failed, and of a cancel of one that
+	// completed or failed.
+	ErrBatchFinished = errors.New("batch finished")
+)
+
+// Batches are the batch jobs (docs/api.md, "Batch operations"): the REST
+// operations and the steps of the batch service, which runs each job as a
+// sequence of atomic steps, one per workflow.
+type Batches interface {
+	// CreateBatch stores a new running job with the number of workflows
+	// its query matches now (ErrBatchExists; an InvalidError naming
+	// "query" when the query does not compile).
+	CreateBatch(ctx context.Context, ns string, b NewBatch) (api.Batch, error)
+	// DescribeBatch returns a job and its progress (ErrNotFound).
+	DescribeBatch(ctx context.Context, ns, id string) (api.Batch, error)
+	// ListBatches pages through a namespace's jobs, newest first.
+	ListBatches(ctx context.Context, ns string, f BatchFilter) (api.ListBatchesResponse, error)
+	// ChangeBatchState pauses (to api.BatchPaused), resumes (to
+	// api.BatchRunning) or cancels (to api.BatchCanceled) a job; a job
+	// already in that state is left alone. ErrNotFound, ErrBatchFinished.
+	ChangeBatchState(ctx context.Context, ns, id, to string) (api.Batch, error)
+
+	// ClaimBatch leases a running job whose lease is free or expired to
+	// owner for lease, skipping jobs another transaction holds; nil when
+	// there is none.
+	ClaimBatch(ctx context.Context, owner string, lease time.Duration) (*BatchJob, error)
+	// BatchPage returns the ids of at most limit workflows that the job's
+	// query matches after its cursor (job.AfterID), by id. An
+	// InvalidError when the query no longer compiles.
+	BatchPage(ctx context.Context, job *BatchJob, limit int) ([]string, error)
+	// ApplyBatchItem applies the job's operation to one workflow, the one
+	// after the job's cursor, and in the same operation moves the cursor
+	// to it, counts it done and renews the lease; when the operation is
+	// refused for that workflow (not running, not found, running without
+	// force, invalid for it) nothing is applied and it is counted failed
+	// with the reason
+	// instead. It first checks, under the job's lock, that the job is
+	// still running, leased to job.Owner, at job.AfterID: otherwise it
+	// applies nothing and answers Stopped with the job's state. On
+	// success job.AfterID is the workflow's id.
+	ApplyBatchItem(ctx context.Context, job *BatchJob, instanceID string, lease time.Duration) (BatchStep, error)
+	// FinishBatch ends a running job that job.Owner holds, as completed
+	// (reason "") or failed with reason; a job no longer running or held
+	// is left alone.
+	FinishBatch(ctx context.Context, job *BatchJob, reason string) error
+	// ReleaseBatch gives up job.Owner's lease of a job, so that another
+	// replica may claim it at once.
+	ReleaseBatch(ctx context.Context, job *BatchJob) error
+}
+
+// NewBatch is a job to create: the request, checked, with its id and the
+// identity of its creator.
+type NewBatch struct {
+	// ID names the job.
+	ID string
+	// Operation is one of api.BatchOperations().
+	Operation string
+	// Query is the list query.
+	Query string
+	// Reason is recorded with each cancel or termination.
+	Reason string
+	// SignalName and SignalInput are the signal of a signal batch.
+	SignalName  string
+	SignalInput json.RawMessage
+	// Force lets a delete batch delete running workflows.
+	Force bool
+	// Rate is how many workflows a second the job handles.
+	Rate int32
+	// Identity is who created it ("" when unknown).
+	Identity string
+}
+
+// BatchJob is a running job as a batch service holds it.
+type BatchJob struct {
+	// Namespace and ID name the job.
+	Namespace, ID string
+	// Owner is the service instance that holds the lease.
+	Owner string
+	// Operation, Query, Reason, SignalName, SignalInput, Force and Rate
+	// are the job's.
+	Operation   string
+	Query       string
+	Reason      string
+	SignalName  string
+	SignalInput json.RawMessage
+	Force       bool
+	Rate        int32
+	// AfterID is the cursor: the id of the last workflow handled ("":
+	// none yet).
+	AfterID string
+}
+
+// BatchStep is the outcome of ApplyBatchItem.
+type BatchStep struct {
+	// Stopped: the job is no longer running, leased to this owner, or at
+	// this cursor; nothing was applied.
+	Stopped bool
+	// State is the job's state when Stopped.
+	State string
+	// Failed: the operation was refused for the workflow, counted failed
+	// with Reason.
+	Failed bool
+	// Reason says why it failed.
+	Reason string
+}
+
+// BatchFilter selects a page of batch jobs.
+type BatchFilter struct {
+	// Limit defaults to 100 and is capped at 1000.
+	Limit int32
+	// PageToken continues a previous page ("": the first).
+	PageToken string
+}
