@@ -97,7 +97,19 @@ type Info struct {
 	WorkerID string
 	// IsLocalActivity is true in a local activity.
 	IsLocalActivity bool
+	// HeartbeatTimeout is the activity's heartbeat timeout (0: none).
+	HeartbeatTimeout time.Duration
+	// StartToCloseTimeout is the activity's start-to-close timeout (0:
+	// none).
+	StartToCloseTimeout time.Duration
+	// ScheduleToCloseTimeout is the activity's schedule-to-close timeout
+	// (0: none).
+	ScheduleToCloseTimeout time.Duration
 }
+
+// Type is the type of an activity (Temporal's activity.Type):
+// Info.ActivityType.
+type Type = ActivityType
 
 // WorkflowExecution names a workflow execution (Temporal's
 // activity.WorkflowExecution).
@@ -128,8 +140,8 @@ func GetInfo(ctx context.Context) Info {
 		return Info{}
 	}
 	i := e.Info
-	runID := ""
-	if i.ExecutionID > 0 {
+	runID := i.RunID
+	if runID == "" && i.ExecutionID > 0 {
 		runID = strconv.FormatInt(i.ExecutionID, 10)
 	}
 	return Info{
@@ -142,7 +154,9 @@ func GetInfo(ctx context.Context) Info {
 		Attempt:           i.Attempt, TaskQueue: i.TaskQueue, HostTaskQueue: i.HostTaskQueue,
 		HeartbeatDetails: i.HeartbeatDetails, ScheduledTime: i.ScheduledAt, ScheduledAt: i.ScheduledAt,
 		StartedTime: i.StartedAt, StartedAt: i.StartedAt,
-		Deadline: i.Deadline, TaskToken: i.TaskToken, WorkerID: i.WorkerID, IsLocalActivity: e.Client == nil,
+		Deadline: i.Deadline, TaskToken: i.TaskToken, WorkerID: i.WorkerID, IsLocalActivity: i.Local,
+		HeartbeatTimeout: i.HeartbeatTimeout, StartToCloseTimeout: i.StartToCloseTimeout,
+		ScheduleToCloseTimeout: i.ScheduleToCloseTimeout,
 	}
 }
 

@@ -70,6 +70,9 @@ func (x *execution) scheduleActivity(c *api.Command) {
 		a.wait = c.Options.WaitForCancellation
 	}
 	x.activities[a.id] = a
+	if x.e.holdsSession(a) {
+		return // a session's keeper: held until cancelled (session.go)
+	}
 	x.e.startAttempt(a)
 }
 
@@ -128,6 +131,8 @@ func (e *env) startAttempt(a *activityRun) {
 		Attempt: a.attempt, ActivityType: a.typ, TaskQueue: a.taskQueue, WorkflowType: x.wfType,
 		HeartbeatDetails: a.latestDetails(), ScheduledAt: a.scheduledAt, StartedAt: e.now,
 		TaskToken: []byte(fmt.Sprintf("%s/%d/%d/%d", x.id, x.runID, a.id, a.attempt)), WorkerID: defaultWorkerID,
+		HeartbeatTimeout: a.opts.HeartbeatTimeout.D(), StartToCloseTimeout: a.opts.StartToCloseTimeout.D(),
+		ScheduleToCloseTimeout: a.opts.ScheduleToCloseTimeout.D(),
 	}
 	var stopDeadline context.CancelFunc = func() {}
 	if d := attemptTimeout(a.opts); d > 0 {

@@ -144,7 +144,7 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 		Namespace: defaultNamespace, InstanceID: defaultWorkflowID, ExecutionID: 1, ActivityID: id,
 		Attempt: 1, ActivityType: name, TaskQueue: defaultTaskQueue, WorkflowType: "workflow-type-not-specified",
 		HeartbeatDetails: details, ScheduledAt: now, StartedAt: now,
-		TaskToken: []byte(fmt.Sprintf("test-activity/%d", id)), WorkerID: defaultWorkerID,
+		TaskToken: []byte(fmt.Sprintf("test-activity/%d", id)), WorkerID: defaultWorkerID, Local: local,
 	}
 	ctx := context.Background()
 	if t.workerOpts.BackgroundActivityContext != nil {

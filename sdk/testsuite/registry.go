@@ -67,7 +67,9 @@ func (r *registry) addWorkflow(fn any, name string) (string, error) {
 // a struct (or pointer to one) as the worker does, name prefixing them.
 func (r *registry) addActivity(fn any, name string, skipInvalid bool) error {
 	v := reflect.ValueOf(fn)
-	isStruct := v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct)
+	// The type, not the value: a nil *T registers T's methods, as in Temporal
+	// (var a *Activities; w.RegisterActivity(a)).
+	isStruct := v.IsValid() && (v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct))
 	if !isStruct {
 		_, err := r.addActivityFunc(fn, name, true)
 		return err

@@ -410,10 +410,15 @@ func (t *TestWorkflowEnvironment) SetLastCompletionResult(result any) {
 // SetWorkerOptions sets the options of the (simulated) worker: its
 // BackgroundActivityContext is the parent of the activities' contexts (its
 // values reach them). The environment runs every activity and turn
-// itself, so the options of concurrency and polling change nothing.
+// itself, so the options of concurrency and polling change nothing. With
+// EnableSessionWorker, the environment is a session worker:
+// workflow.CreateSession opens sessions on it.
 func (t *TestWorkflowEnvironment) SetWorkerOptions(opts worker.Options) {
 	t.workerOpts = opts
 	t.impl.activityCtx = opts.BackgroundActivityContext
+	if opts.EnableSessionWorker {
+		t.enableSessions()
+	}
 }
 
 // SetTaskQueue sets the workflow's task queue (default

@@ -142,6 +142,11 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		w.answerHostQueue(log, task)
 		return
 	}
+	if def != nil && w.sessions != nil && task.ActivityType == names.SessionKeepActivity {
+		// A session's keeper only waits: it takes no activity slot
+		// (sessions are bounded by MaxConcurrentSessionExecutionSize).
+		release()
+	}
 	if def == nil {
 		w.reportFailure(log, task, api.Error{Message: fmt.Sprintf("activity type %q is not registered on worker %s", task.ActivityType, w.ID()), Type: "ActivityTypeNotRegistered"})
 		return
@@ -164,6 +169,8 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 			TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
 			HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,
 			Deadline: deadline, WorkerID: w.ID(), TaskToken: []byte(task.LockToken),
+			HeartbeatTimeout: task.Options.HeartbeatTimeout.D(), StartToCloseTimeout: task.Options.StartToCloseTimeout.D(),
+			ScheduleToCloseTimeout: task.Options.ScheduleToCloseTimeout.D(),
 		},
 		Heartbeat: a.recordDetails,
 		Logger:    log,

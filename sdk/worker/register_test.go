@@ -81,3 +81,22 @@ func TestRegisterOptions(t *testing.T) {
 		t.Fatalf("DisableAlreadyRegisteredCheck: %v", err)
 	}
 }
+
+// nilActs has activities that do not use their receiver.
+type nilActs struct{}
+
+func (*nilActs) Fetch(ctx context.Context, url string) (string, error) { return "fetched " + url, nil }
+
+// TestRegisterNilStructPointer: a nil *T registers T's methods, as
+// Temporal code does (var a *Activities; w.RegisterActivity(a)).
+func TestRegisterNilStructPointer(t *testing.T) {
+	_, c := newFake(t)
+	w := New(c, "q", Options{})
+	var a *nilActs
+	if err := w.RegisterActivity(a); err != nil {
+		t.Fatal(err)
+	}
+	if w.reg.activity("Fetch") == nil {
+		t.Fatal("Fetch is not registered")
+	}
+}

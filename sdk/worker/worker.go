@@ -139,6 +139,15 @@ type Options struct {
 	// code runs it. FailWorkflow fails the workflow instead (error type
 	// "Panic" for a panic, "Nondeterminism" for a nondeterminism error).
 	WorkflowPanicPolicy WorkflowPanicPolicy
+	// EnableSessionWorker makes the worker a session worker (Temporal's
+	// worker.Options field): it answers workflow.CreateSession and runs
+	// the activities of its sessions on its host task queue (it implies
+	// HostQueue). See docs/sdk.md, "Sessions".
+	EnableSessionWorker bool
+	// MaxConcurrentSessionExecutionSize bounds the sessions the worker
+	// holds at once (default 1000); a CreateSession beyond it goes to
+	// another session worker, or waits until its CreationTimeout.
+	MaxConcurrentSessionExecutionSize int
 }
 
 // WorkflowPanicPolicy is the value of Options.WorkflowPanicPolicy
@@ -272,6 +281,10 @@ type Worker struct {
 	// while it takes eager workflow tasks.
 	eagerSlots atomic.Pointer[chan struct{}]
 	eagerTurns atomic.Pointer[chan struct{}]
+
+	// sessions is the worker's side of workflow sessions (nil without
+	// Options.EnableSessionWorker; sessionworker.go).
+	sessions *sessionHost
 }
 
 // New returns a worker for taskQueue on c (Temporal's worker.New). c is a
@@ -289,8 +302,13 @@ func New(c client.Client, taskQueue string, opts Options) *Worker {
 	}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
-	if opts.HostQueue {
+	if opts.HostQueue || opts.EnableSessionWorker {
 		w.hostQ = taskQueue + "@" + id
+	}
+	if opts.EnableSessionWorker {
+		if err := w.enableSessions(); err != nil && w.newErr == nil {
+			w.newErr = fmt.Errorf("worker: sessions: %w", err)
+		}
 	}
 	w.baseLog = log.ToSlog(opts.Logger)
 	w.log = w.baseLog.With("task_queue", taskQueue)
@@ -399,7 +417,9 @@ func workflowOptions(opts workflow.RegisterOptions) []RegisterOption {
 func (w *Worker) registerActivity(fn any, reg registration, skipInvalid bool) error {
 	name := reg.name
 	v := reflect.ValueOf(fn)
-	isStruct := v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct)
+	// The type, not the value: a nil *T registers T's methods, as in Temporal
+	// (var a *Activities; w.RegisterActivity(a)).
+	isStruct := v.IsValid() && (v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct))
 	if !isStruct {
 		return w.reg.addActivity(fn, name, reg.replace)
 	}
@@ -569,6 +589,7 @@ func (w *Worker) serve(ctx context.Context) {
 	}
 
 	<-ctx.Done()
+	w.sessions.stopAll()
 	w.eagerSlots.Store(nil)
 	w.eagerTurns.Store(nil)
 	w.log.Info("worker stopping", "worker_id", w.ID())

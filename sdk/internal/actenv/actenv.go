@@ -48,6 +48,19 @@ type Info struct {
 	TaskToken []byte
 	// WorkerID is the worker running the attempt.
 	WorkerID string
+	// Local is true in a local activity.
+	Local bool
+	// RunID is the workflow execution's run id when known (a local
+	// activity); else activity.GetInfo gives the execution number.
+	RunID string
+	// HeartbeatTimeout is the activity's heartbeat timeout (0: none).
+	HeartbeatTimeout time.Duration
+	// StartToCloseTimeout is the activity's start-to-close timeout (0:
+	// none).
+	StartToCloseTimeout time.Duration
+	// ScheduleToCloseTimeout is the activity's schedule-to-close timeout
+	// (0: none).
+	ScheduleToCloseTimeout time.Duration
 }
 
 // Env is what an activity can learn about its attempt.

@@ -76,3 +76,16 @@ func allDigits(s string) bool {
 // on a shared queue to pick a host: a worker with a host task queue answers
 // it with that queue's name, without running user code.
 const HostQueueActivity = "tether.HostTaskQueue"
+
+// SessionCreateActivity is the built-in activity that workflow.CreateSession
+// runs on a shared queue (and RecreateSession on a host queue): a worker
+// with worker.Options.EnableSessionWorker answers it with its host task
+// queue, its host name and a new session id, when it has room for one
+// more session.
+const SessionCreateActivity = "tether.session.Create"
+
+// SessionKeepActivity is the built-in activity that holds a session open on
+// its worker's host task queue, from CreateSession to CompleteSession: it
+// runs until it is cancelled, and fails when its worker stops or dies, or
+// when the session's ExecutionTimeout runs out.
+const SessionKeepActivity = "tether.session.Keep"

@@ -56,11 +56,17 @@ type future struct {
 	// cancelSent says the cancellation was requested.
 	waitCancel bool
 	cancelSent bool
+	// session is the session of the activity's context (session.go),
+	// which turns its errors into ErrSessionFailed once it failed.
+	session *session
 }
 
 func (f *future) settle(raw json.RawMessage, err error) {
 	if f.done {
 		return
+	}
+	if err != nil && f.session != nil {
+		err = f.session.activityError(err)
 	}
 	f.done, f.raw, f.err = true, raw, err
 }
@@ -200,6 +206,12 @@ func (s *state) executeActivity(c *wctx, activity any, args []any) Future {
 		f.settle(nil, fmt.Errorf("workflow.ExecuteActivity %s: input: %w", name, err))
 		return f
 	}
+	sess := sessionOf(c)
+	if sess != nil && sess.info.SessionState == SessionStateFailed {
+		f.settle(nil, ErrSessionFailed)
+		return f
+	}
+	f.session = sess
 	if c.scope.canceled {
 		f.settle(nil, &ActivityError{ActivityType: name, Err: ErrCanceled})
 		return f
@@ -208,6 +220,11 @@ func (s *state) executeActivity(c *wctx, activity any, args []any) Future {
 	tq := s.info.TaskQueue
 	if opts != nil && opts.TaskQueue != "" {
 		tq = opts.TaskQueue
+	}
+	if sess != nil {
+		// A session's activities run on its worker, whatever queue the
+		// options name (as in Temporal).
+		tq = sess.info.HostTaskQueue
 	}
 	s.nextActivityID++
 	f.id = s.nextActivityID

@@ -322,7 +322,8 @@ func (s *state) callLocal(sig *fnsig.Sig, name string, attempt int32, in []refle
 		Info: actenv.Info{
 			Namespace: s.info.Namespace, InstanceID: s.info.InstanceID, ExecutionID: s.info.ExecutionID,
 			Attempt: attempt, ActivityType: name, TaskQueue: s.info.TaskQueue, WorkflowType: s.info.WorkflowType.Name,
-			ScheduledAt: s.now, StartedAt: s.localState().now(), Deadline: deadline,
+			ScheduledAt: s.now, StartedAt: s.localState().now(), Deadline: deadline, Local: true,
+			RunID: s.info.WorkflowExecution.RunID,
 		},
 		Heartbeat: func(json.RawMessage) {},
 		Logger:    s.logger.With("activity_type", name, "attempt", attempt, "local", true),
