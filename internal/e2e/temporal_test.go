@@ -762,7 +762,12 @@ func TestWorkflowAPIMutexHandlersContinueAsNew(t *testing.T) {
 		}
 	}
 	got, err := result[string](t, run, 30*time.Second)
-	if want := `checkout run=2 type=CheckoutWorkflow queue=q from="1" apple=1,pear=2`; err != nil || got != want {
+	second, derr := e.c.Describe(ctx, "checkout")
+	if derr != nil || second.ExecutionID != 2 || second.RunID == run.GetRunID() {
+		t.Fatalf("describe: %+v, %v", second, derr)
+	}
+	// Run ids are UUIDs: the second execution's own, continued from the first's.
+	if want := fmt.Sprintf(`checkout run=%s type=CheckoutWorkflow queue=q from=%q apple=1,pear=2`, second.RunID, run.GetRunID()); err != nil || got != want {
 		t.Fatalf("result %q, %v; want %q", got, err, want)
 	}
 	e.replayClean("checkout", CheckoutWorkflow)

@@ -316,6 +316,15 @@ func RunID(executionID int64) string {
 	return strconv.FormatInt(executionID, 10)
 }
 
+// orRunID is runID, or the execution number in decimal where the event
+// carries no run id (histories written before run ids).
+func orRunID(runID string, executionID int64) string {
+	if runID != "" {
+		return runID
+	}
+	return RunID(executionID)
+}
+
 // GetInfo returns the execution's info (a copy: changing it changes
 // nothing).
 func GetInfo(ctx Context) *Info {
