@@ -51,7 +51,8 @@ const (
 	// MaxKeywordListItems bounds a keyword_list value.
 	MaxKeywordListItems = 100
 	// MaxSearchAttributeBytesPerWorkflow bounds the search attributes of
-	// one start request or upsert command together, as stored JSON, so
+	// one start request or upsert command together, and those a workflow
+	// holds once an upsert is merged, as stored JSON, so
 	// that a page of a list (which carries them) stays small: 100
 	// workflows at most 4 MiB.
 	MaxSearchAttributeBytesPerWorkflow = 40 << 10

@@ -328,6 +328,25 @@ func TestIsolation_SearchAttributeBytesPerWorkflow(t *testing.T) {
 	// One such list (26 KB) is within the bound.
 	req.SearchAttributes = map[string]json.RawMessage{"A": list}
 	e.post("/workflows", req).want(t, http.StatusCreated)
+
+	// Upserts are held to the bound on what the workflow holds in all:
+	// adding the second list is refused (400 naming commands), and the
+	// turn is not applied.
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	upsert := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandUpsertSearchAttributes,
+		SearchAttributes: map[string]json.RawMessage{"B": list}}}}
+	wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert), http.StatusBadRequest, "commands")
+	var wf api.Workflow
+	e.get("/workflows/big").want(t, http.StatusOK).decode(t, &wf)
+	if len(wf.SearchAttributes) != 1 || wf.HistoryLength != 0 {
+		t.Fatalf("after the refused upsert: attributes %d, history %d", len(wf.SearchAttributes), wf.HistoryLength)
+	}
+	// Replacing the list instead stays within the bound.
+	upsert.Commands[0].SearchAttributes = map[string]json.RawMessage{"A": list, "B": json.RawMessage(`["small"]`)}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", upsert).want(t, http.StatusOK)
 }
 
 // Goal: a history past the soft limit is named in describe's warnings; a

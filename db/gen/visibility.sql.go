@@ -108,21 +108,36 @@ func (q *Queries) SetStatementTimeout(ctx context.Context, ms int64) error {
 	return err
 }
 
-const upsertSearchAttributes = `-- name: UpsertSearchAttributes :exec
-UPDATE instances
-SET search_attributes = NULLIF(jsonb_strip_nulls(COALESCE(search_attributes, '{}'::jsonb) || $1::jsonb), '{}'::jsonb)
-WHERE namespace = $2 AND instance_id = $3
+const upsertSearchAttributes = `-- name: UpsertSearchAttributes :execrows
+UPDATE instances i
+SET search_attributes = m.v
+FROM (SELECT NULLIF(jsonb_strip_nulls(COALESCE(x.search_attributes, '{}'::jsonb) || $4::jsonb), '{}'::jsonb) AS v
+      FROM instances x
+      WHERE x.namespace = $1 AND x.instance_id = $2) m
+WHERE i.namespace = $1 AND i.instance_id = $2
+  AND (m.v IS NULL OR octet_length(m.v::text) <= $3::integer)
 `
 
 type UpsertSearchAttributesParams struct {
-	Attributes []byte
 	Namespace  string
 	InstanceID string
+	MaxBytes   int32
+	Attributes []byte
 }
 
 // A workflow's upsert_search_attributes command: merges the attributes
-// into the instance's (a null value removes the attribute).
-func (q *Queries) UpsertSearchAttributes(ctx context.Context, arg UpsertSearchAttributesParams) error {
-	_, err := q.db.Exec(ctx, upsertSearchAttributes, arg.Attributes, arg.Namespace, arg.InstanceID)
-	return err
+// into the instance's (a null value removes the attribute) — unless the
+// merged attributes would total more than max_bytes as JSON text: then
+// nothing changes and no row is counted.
+func (q *Queries) UpsertSearchAttributes(ctx context.Context, arg UpsertSearchAttributesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, upsertSearchAttributes,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.MaxBytes,
+		arg.Attributes,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

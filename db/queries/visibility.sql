@@ -19,12 +19,18 @@ SELECT count(*) FROM search_attributes WHERE namespace = sqlc.arg(namespace);
 -- rows, unsearchable until a attribute of that name is registered again.
 DELETE FROM search_attributes WHERE namespace = sqlc.arg(namespace) AND name = sqlc.arg(name);
 
--- name: UpsertSearchAttributes :exec
+-- name: UpsertSearchAttributes :execrows
 -- A workflow's upsert_search_attributes command: merges the attributes
--- into the instance's (a null value removes the attribute).
-UPDATE instances
-SET search_attributes = NULLIF(jsonb_strip_nulls(COALESCE(search_attributes, '{}'::jsonb) || sqlc.arg(attributes)::jsonb), '{}'::jsonb)
-WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
+-- into the instance's (a null value removes the attribute) — unless the
+-- merged attributes would total more than max_bytes as JSON text: then
+-- nothing changes and no row is counted.
+UPDATE instances i
+SET search_attributes = m.v
+FROM (SELECT NULLIF(jsonb_strip_nulls(COALESCE(x.search_attributes, '{}'::jsonb) || sqlc.arg(attributes)::jsonb), '{}'::jsonb) AS v
+      FROM instances x
+      WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = sqlc.arg(instance_id)) m
+WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
+  AND (m.v IS NULL OR octet_length(m.v::text) <= sqlc.arg(max_bytes)::integer);
 
 -- name: SetStatementTimeout :exec
 -- Bounds each later statement of the transaction to ms milliseconds (a

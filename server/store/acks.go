@@ -611,8 +611,15 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if len(plan.Upserts) > 0 {
 		attrs := mustJSON(plan.Upserts[0].Attributes)
 		w.afterAttempts = append(w.afterAttempts, func() error {
-			if err := t.q.UpsertSearchAttributes(ctx, gen.UpsertSearchAttributesParams{Namespace: ns, InstanceID: id, Attributes: attrs}); err != nil {
+			n, err := t.q.UpsertSearchAttributes(ctx, gen.UpsertSearchAttributesParams{Namespace: ns, InstanceID: id, Attributes: attrs,
+				MaxBytes: api.MaxSearchAttributeBytesPerWorkflow})
+			if err != nil {
 				return fmt.Errorf("upsert search attributes: %w", err)
+			}
+			if n == 0 {
+				return &InvalidError{Field: "commands", Message: fmt.Sprintf(
+					"the upsert_search_attributes would give the workflow more than %d bytes of search attributes",
+					api.MaxSearchAttributeBytesPerWorkflow)}
 			}
 			return nil
 		})
