@@ -75,7 +75,8 @@ func TestDynamic_SamplesWorkflowAndActivity(t *testing.T) {
 		must(t, w.RegisterDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterOptions{}))
 		must(t, w.RegisterDynamicActivity(DynamicSampleActivity, activity.DynamicRegisterOptions{}))
 	})
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	for _, tc := range []struct{ workflowType, want string }{
 		{"dynamic-workflow-1", "dynamic-workflow-1 - Hello - World"},
 		{"dynamic-activity-2", "dynamic-activity-2 - random-activity-name - Hello - World"},
@@ -103,7 +104,8 @@ func TestDynamic_RegisteredTypesWinAndOneArgument(t *testing.T) {
 		must(t, w.RegisterDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterWorkflowOptions{}))
 		must(t, w.RegisterDynamicActivity(DynamicOneArgActivity, activity.DynamicRegisterOptions{}))
 	})
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "dyn-one", TaskQueue: "dynamic-one"}, DynamicOneArgWorkflow, 7)
 	if err != nil {
 		t.Fatal(err)
