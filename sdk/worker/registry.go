@@ -26,6 +26,10 @@ type registry struct {
 	// byPC maps a function's code pointer to its registered name, so that
 	// ExecuteActivity(ctx, fn) finds names given WithName.
 	byPC map[uintptr]string
+	// dynWorkflow and dynActivity run the types without a registration
+	// (RegisterDynamicWorkflow, RegisterDynamicActivity); nil when none.
+	dynWorkflow *wf.Definition
+	dynActivity *fnsig.Sig
 }
 
 func newRegistry() *registry {
@@ -115,13 +119,20 @@ func (r *registry) addActivities(defs []*activityDef, replace bool) error {
 func (r *registry) workflow(name string) *wf.Definition {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.workflows[name]
+	if def := r.workflows[name]; def != nil || r.dynWorkflow == nil {
+		return def
+	}
+	return r.dynWorkflow.Named(name)
 }
 
 func (r *registry) activity(name string) *activityDef {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.activities[name]
+	// The worker's built-in activities are never dynamic.
+	if def := r.activities[name]; def != nil || r.dynActivity == nil || name == names.HostQueueActivity {
+		return def
+	}
+	return &activityDef{name: name, sig: r.dynActivity}
 }
 
 // activityName resolves an activity function to its registered name, or its
@@ -142,7 +153,7 @@ func (r *registry) activityName(fn any) (string, error) {
 func (r *registry) counts() (workflows, activities bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.workflows) > 0, len(r.activities) > 0
+	return len(r.workflows) > 0 || r.dynWorkflow != nil, len(r.activities) > 0 || r.dynActivity != nil
 }
 
 // localActivity returns the signature of the activity registered as name,

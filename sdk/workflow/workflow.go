@@ -3,13 +3,13 @@ package workflow
 import (
 	"cmp"
 	"context"
-	"log/slog"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/internal/searchattr"
 	"github.com/tetherhq/tether/sdk/internal/wf"
+	"github.com/tetherhq/tether/sdk/log"
 )
 
 // Context is the context of workflow code: it carries the workflow's state,
@@ -186,8 +186,13 @@ func IsReplaying(ctx Context) bool { return wf.IsReplaying(ctx) }
 // requested, and with which reason.
 func IsCancelRequested(ctx Context) (bool, string) { return wf.IsCancelRequested(ctx) }
 
-// GetLogger returns the workflow's logger, silent while replaying.
-func GetLogger(ctx Context) *slog.Logger { return wf.GetLogger(ctx) }
+// GetLogger returns the workflow's logger (Temporal's workflow.GetLogger):
+// the worker's logger with the instance, execution and workflow type
+// attached, silent while replaying, as a log.Logger that also has With
+// (log.WithLogger) and WithCallerSkip (log.WithSkipCallers), so that
+// log.With(logger, ...) and logger.(log.WithLogger) work as in Temporal.
+// log.ToSlog returns it as a *slog.Logger.
+func GetLogger(ctx Context) log.Logger { return log.NewStructuredLogger(wf.GetLogger(ctx)) }
 
 // Typed returns f as a FutureOf[T].
 func Typed[T any](f Future) FutureOf[T] { return wf.Typed[T](f) }
