@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -292,3 +294,44 @@ const (
 	// TriggerBuffered: it waits for the running workflow (buffer_one).
 	TriggerBuffered = "buffered"
 )
+
+// String is the calendar spec in the CLI's syntax (tether schedule create
+// --calendar): its non-empty fields as name=ranges joined by ";", each
+// range START, START-END or START-END/STEP, e.g.
+// "hour=9;day_of_week=1-5;comment=weekdays".
+func (c ScheduleCalendarSpec) String() string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		rs   []ScheduleRange
+	}{
+		{"second", c.Second}, {"minute", c.Minute}, {"hour", c.Hour}, {"day_of_month", c.DayOfMonth},
+		{"month", c.Month}, {"year", c.Year}, {"day_of_week", c.DayOfWeek},
+	} {
+		if len(f.rs) == 0 {
+			continue
+		}
+		var rs []string
+		for _, r := range f.rs {
+			rs = append(rs, r.String())
+		}
+		parts = append(parts, f.name+"="+strings.Join(rs, ","))
+	}
+	if c.Comment != "" {
+		parts = append(parts, "comment="+c.Comment)
+	}
+	return strings.Join(parts, ";")
+}
+
+// String is the range as START, START-END or START-END/STEP.
+func (r ScheduleRange) String() string {
+	s := strconv.Itoa(r.Start)
+	if r.End == 0 || r.End == r.Start {
+		return s
+	}
+	s += "-" + strconv.Itoa(r.End)
+	if r.Step > 1 {
+		s += "/" + strconv.Itoa(r.Step)
+	}
+	return s
+}
