@@ -43,6 +43,10 @@ func TestSchedules_CalendarValidation(t *testing.T) {
 	req := scheduleBody("cal")
 	req.Spec = api.ScheduleSpec{CronExpressions: []string{"0 12 * * *"}, Skip: []api.ScheduleCalendarSpec{{Hour: r(25, 0, 0)}}}
 	wantProblemField(t, e.post("/schedules", req), http.StatusBadRequest, "spec.skip[0].hour[0].start")
+	req.Spec = api.ScheduleSpec{Calendars: []api.ScheduleCalendarSpec{{Comment: string(make([]byte, 257))}}}
+	wantProblemField(t, e.post("/schedules", req), http.StatusBadRequest, "spec.calendars[0].comment")
+	req.Spec = api.ScheduleSpec{Calendars: make([]api.ScheduleCalendarSpec, 11)}
+	wantProblemField(t, e.post("/schedules", req), http.StatusBadRequest, "spec.calendars")
 
 	// The documented JSON form.
 	body := []byte(`{"schedule_id":"weekdays","spec":{"calendars":[{"hour":[{"start":9}],"day_of_week":[{"start":1,"end":5}],"comment":"weekdays at nine"}]},
