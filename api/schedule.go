@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -52,9 +54,46 @@ type ScheduleIntervalSpec struct {
 	Offset Duration `json:"offset,omitempty" swaggertype:"string" example:"5m"`
 }
 
+// ScheduleRange is a range of values of a calendar field: Start, Start+Step,
+// … up to End, as Temporal's.
+type ScheduleRange struct {
+	// Start is the first value.
+	Start int `json:"start"`
+	// End is the last value, not below Start (0: Start).
+	End int `json:"end,omitempty"`
+	// Step is the distance between values, at least 0 (0: 1).
+	Step int `json:"step,omitempty"`
+}
+
+// ScheduleCalendarSpec is a calendar of slots, as Temporal's: the times
+// whose every field is in one of its ranges, evaluated in the spec's
+// TimeZoneName. An empty field takes its default: Second, Minute and Hour
+// are 0; DayOfMonth, Month, Year and DayOfWeek are any value. The day must
+// match both DayOfMonth and DayOfWeek.
+type ScheduleCalendarSpec struct {
+	// Second ranges, 0 to 59 (default 0).
+	Second []ScheduleRange `json:"second,omitempty" validate:"max=60"`
+	// Minute ranges, 0 to 59 (default 0).
+	Minute []ScheduleRange `json:"minute,omitempty" validate:"max=60"`
+	// Hour ranges, 0 to 23 (default 0).
+	Hour []ScheduleRange `json:"hour,omitempty" validate:"max=24"`
+	// DayOfMonth ranges, 1 to 31 (default: every day).
+	DayOfMonth []ScheduleRange `json:"day_of_month,omitempty" validate:"max=31"`
+	// Month ranges, 1 to 12 (default: every month).
+	Month []ScheduleRange `json:"month,omitempty" validate:"max=12"`
+	// Year ranges, 1970 to 9999 (default: every year).
+	Year []ScheduleRange `json:"year,omitempty" validate:"max=100"`
+	// DayOfWeek ranges, 0 (Sunday) to 6 (default: every day).
+	DayOfWeek []ScheduleRange `json:"day_of_week,omitempty" validate:"max=7"`
+	// Comment describes it, at most 256 characters.
+	Comment string `json:"comment,omitempty" validate:"max=256"`
+}
+
 // ScheduleSpec is when a schedule fires: the union of the times of its
-// cron expressions and its intervals.
+// calendars, cron expressions and intervals, less the times of Skip.
 type ScheduleSpec struct {
+	// Calendars are calendar specs. At most 10.
+	Calendars []ScheduleCalendarSpec `json:"calendars,omitempty" validate:"max=10,dive"`
 	// CronExpressions are cron expressions in standard syntax (five fields,
 	// minute first, or a descriptor such as "@daily" or "@every 1h"),
 	// evaluated in TimeZoneName. At most 10, each at most 256 characters.
@@ -65,8 +104,11 @@ type ScheduleSpec struct {
 	// slot on every replica), at most 24h. The workflow id keeps the slot's
 	// nominal time.
 	Jitter Duration `json:"jitter,omitempty" swaggertype:"string" example:"30s"`
-	// TimeZoneName is the IANA time zone of the cron expressions (default
-	// UTC), at most 64 characters.
+	// Skip are calendar specs whose times never fire, whichever part of
+	// the spec gives them. At most 10.
+	Skip []ScheduleCalendarSpec `json:"skip,omitempty" validate:"max=10,dive"`
+	// TimeZoneName is the IANA time zone of the calendars and cron
+	// expressions (default UTC), at most 64 characters.
 	TimeZoneName string `json:"time_zone_name,omitempty" validate:"max=64" example:"Europe/Paris"`
 }
 
@@ -252,3 +294,44 @@ const (
 	// TriggerBuffered: it waits for the running workflow (buffer_one).
 	TriggerBuffered = "buffered"
 )
+
+// String is the calendar spec in the CLI's syntax (tether schedule create
+// --calendar): its non-empty fields as name=ranges joined by ";", each
+// range START, START-END or START-END/STEP, e.g.
+// "hour=9;day_of_week=1-5;comment=weekdays".
+func (c ScheduleCalendarSpec) String() string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		rs   []ScheduleRange
+	}{
+		{"second", c.Second}, {"minute", c.Minute}, {"hour", c.Hour}, {"day_of_month", c.DayOfMonth},
+		{"month", c.Month}, {"year", c.Year}, {"day_of_week", c.DayOfWeek},
+	} {
+		if len(f.rs) == 0 {
+			continue
+		}
+		var rs []string
+		for _, r := range f.rs {
+			rs = append(rs, r.String())
+		}
+		parts = append(parts, f.name+"="+strings.Join(rs, ","))
+	}
+	if c.Comment != "" {
+		parts = append(parts, "comment="+c.Comment)
+	}
+	return strings.Join(parts, ";")
+}
+
+// String is the range as START, START-END or START-END/STEP.
+func (r ScheduleRange) String() string {
+	s := strconv.Itoa(r.Start)
+	if r.End == 0 || r.End == r.Start {
+		return s
+	}
+	s += "-" + strconv.Itoa(r.End)
+	if r.Step > 1 {
+		s += "/" + strconv.Itoa(r.Step)
+	}
+	return s
+}

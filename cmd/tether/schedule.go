@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,8 +21,8 @@ func (c *cli) scheduleCommand() *cobra.Command {
 		Short:   "create, list, describe, update, pause, unpause, trigger, backfill and delete schedules",
 		Long: `Manage the server's schedules over the REST API (docs/api.md, "Schedules").
 
-A schedule starts a workflow at each slot of its spec (cron expressions in a
-time zone, fixed intervals), named "<id>-<slot time>" so that a slot starts
+A schedule starts a workflow at each slot of its spec (calendars and cron
+expressions in a time zone, fixed intervals), named "<id>-<slot time>" so that a slot starts
 once; the server fires the slots whatever replica is up.`,
 		Example: `  tether schedule create nightly --workflow-type Report --task-queue main --cron "0 3 * * *" --time-zone Europe/Paris
   tether schedule describe nightly
@@ -37,7 +38,7 @@ once; the server fires the slots whatever replica is up.`,
 // scheduleFlags are the flags of create and update: a whole schedule.
 type scheduleFlags struct {
 	typ, queue, input, prefix, zone, overlap, note string
-	crons, intervals                               []string
+	crons, intervals, calendars, skip              []string
 	jitter, catchup, timeout                       time.Duration
 	paused                                         bool
 	remaining                                      int
@@ -51,7 +52,9 @@ func (f *scheduleFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.prefix, "workflow-id-prefix", "", "the prefix of the workflow ids (default: the schedule id)")
 	fl.StringArrayVar(&f.crons, "cron", nil, `a cron expression ("0 3 * * *", "@hourly"); repeatable`)
 	fl.StringArrayVar(&f.intervals, "interval", nil, "an interval EVERY[/OFFSET] (1h, 1h/15m); repeatable")
-	fl.StringVar(&f.zone, "time-zone", "", "the IANA time zone of the cron expressions (default UTC)")
+	fl.StringArrayVar(&f.calendars, "calendar", nil, `a calendar spec FIELD=RANGES;... ("hour=9;day_of_week=1-5", "minute=*/15;hour=9-17"); repeatable`)
+	fl.StringArrayVar(&f.skip, "skip", nil, "a calendar spec whose times never fire, in the syntax of --calendar; repeatable")
+	fl.StringVar(&f.zone, "time-zone", "", "the IANA time zone of the calendars and cron expressions (default UTC)")
 	fl.DurationVar(&f.jitter, "jitter", 0, "delay each slot by a random amount below this")
 	fl.StringVar(&f.overlap, "overlap", "", "overlap policy: "+strings.Join(api.OverlapPolicies(), ", ")+" (default skip)")
 	fl.DurationVar(&f.catchup, "catchup-window", 0, "after downtime, skip slots older than this (default 1m)")
@@ -82,6 +85,20 @@ func (f *scheduleFlags) request() (api.ScheduleRequest, error) {
 			ExecutionTimeout: api.Duration(f.timeout)},
 		OverlapPolicy: f.overlap, CatchupWindow: api.Duration(f.catchup), Paused: f.paused, Note: f.note,
 	}
+	for _, text := range f.calendars {
+		cal, err := parseCalendarFlag(text)
+		if err != nil {
+			return api.ScheduleRequest{}, usageErrorf("--calendar %q: %v", text, err)
+		}
+		req.Spec.Calendars = append(req.Spec.Calendars, cal)
+	}
+	for _, text := range f.skip {
+		cal, err := parseCalendarFlag(text)
+		if err != nil {
+			return api.ScheduleRequest{}, usageErrorf("--skip %q: %v", text, err)
+		}
+		req.Spec.Skip = append(req.Spec.Skip, cal)
+	}
 	for _, iv := range f.intervals {
 		everyText, offText, _ := strings.Cut(iv, "/")
 		every, err := time.ParseDuration(everyText)
@@ -106,12 +123,21 @@ func (f *scheduleFlags) request() (api.ScheduleRequest, error) {
 func (c *cli) scheduleCreate() *cobra.Command {
 	var f scheduleFlags
 	cmd := &cobra.Command{
-		Use:   "create ID --workflow-type TYPE --task-queue QUEUE (--cron EXPR | --interval EVERY[/OFFSET])...",
+		Use:   "create ID --workflow-type TYPE --task-queue QUEUE (--calendar SPEC | --cron EXPR | --interval EVERY[/OFFSET])...",
 		Short: "create a schedule",
 		Long: `Create a schedule that starts a workflow of TYPE at each slot of its spec:
-the union of its cron expressions (in --time-zone) and its intervals. An id
-in use exits with the conflict code.`,
+the union of its calendars and cron expressions (in --time-zone) and its
+intervals, less the times of its --skip calendars. An id in use exits with
+the conflict code.
+
+A calendar spec (--calendar, --skip) is FIELD=RANGES pairs joined by ";".
+The fields are second, minute, hour (default 0), day_of_month, month, year
+and day_of_week (0 is Sunday; default: any), and comment=TEXT. RANGES are
+ranges joined by ",": N, N-M, N-M/STEP, * (the field's whole range) or
+*/STEP. A day must match both day_of_month and day_of_week.`,
 		Example: `  tether schedule create nightly -t Report -q main --cron "0 3 * * *" --time-zone Europe/Paris
+  tether schedule create standup -t Remind -q main --calendar 'hour=9;day_of_week=1-5;comment=weekdays at nine'
+  tether schedule create office -t Poll -q main --calendar 'minute=*/15;hour=9-17' --skip 'month=12;day_of_month=24-26'
   tether schedule create poll -t Poll -q main --interval 5m --overlap buffer_one --input '{"url":"x"}'
   tether schedule create once-a-day -t Tick -q main --interval 24h/6h --remaining-actions 7 -o json`,
 		Args: exactArgs("ID"),
@@ -139,7 +165,7 @@ in use exits with the conflict code.`,
 func (c *cli) scheduleUpdate() *cobra.Command {
 	var f scheduleFlags
 	cmd := &cobra.Command{
-		Use:   "update ID --workflow-type TYPE --task-queue QUEUE (--cron EXPR | --interval EVERY[/OFFSET])...",
+		Use:   "update ID --workflow-type TYPE --task-queue QUEUE (--calendar SPEC | --cron EXPR | --interval EVERY[/OFFSET])...",
 		Short: "replace a schedule's spec, action and policies",
 		Long: `Replace everything but the id of a schedule with what the flags say (the
 flags of create; what a flag leaves out takes its default). Its counters and
@@ -253,6 +279,12 @@ func (c *cli) printSchedule(s *api.Schedule) error {
 	var spec []string
 	for _, e := range s.Spec.CronExpressions {
 		spec = append(spec, "cron "+e)
+	}
+	for _, cal := range s.Spec.Calendars {
+		spec = append(spec, "calendar "+cal.String())
+	}
+	for _, cal := range s.Spec.Skip {
+		spec = append(spec, "skip "+cal.String())
 	}
 	for _, iv := range s.Spec.Intervals {
 		t := "every " + iv.Every.D().String()
@@ -450,4 +482,91 @@ func (c *cli) scheduleDelete() *cobra.Command {
 			return c.fields("deleted", args[0])
 		},
 	}
+}
+
+// calendarBounds are the bounds of the fields of a calendar spec, for "*".
+var calendarBounds = map[string][2]int{
+	"second": {0, 59}, "minute": {0, 59}, "hour": {0, 23}, "day_of_month": {1, 31},
+	"month": {1, 12}, "year": {1970, 9999}, "day_of_week": {0, 6},
+}
+
+// parseCalendarFlag parses a calendar spec in the syntax of --calendar:
+// FIELD=RANGES pairs joined by ";", RANGES as N, N-M, N-M/STEP, * or
+// */STEP joined by ",". The server checks the bounds.
+func parseCalendarFlag(text string) (api.ScheduleCalendarSpec, error) {
+	var c api.ScheduleCalendarSpec
+	if strings.TrimSpace(text) == "" {
+		return c, errors.New("empty calendar spec")
+	}
+	for part := range strings.SplitSeq(text, ";") {
+		name, value, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		if !ok {
+			return c, fmt.Errorf("%q: want FIELD=RANGES", part)
+		}
+		if name == "comment" {
+			c.Comment = value
+			continue
+		}
+		bounds, known := calendarBounds[name]
+		if !known {
+			return c, fmt.Errorf("unknown field %q (want second, minute, hour, day_of_month, month, year, day_of_week or comment)", name)
+		}
+		var rs []api.ScheduleRange
+		for rt := range strings.SplitSeq(value, ",") {
+			r, err := parseRangeFlag(strings.TrimSpace(rt), bounds)
+			if err != nil {
+				return c, fmt.Errorf("%s: %w", name, err)
+			}
+			rs = append(rs, r)
+		}
+		switch name {
+		case "second":
+			c.Second = rs
+		case "minute":
+			c.Minute = rs
+		case "hour":
+			c.Hour = rs
+		case "day_of_month":
+			c.DayOfMonth = rs
+		case "month":
+			c.Month = rs
+		case "year":
+			c.Year = rs
+		case "day_of_week":
+			c.DayOfWeek = rs
+		}
+	}
+	return c, nil
+}
+
+// parseRangeFlag parses N, N-M, N-M/STEP, * or */STEP.
+func parseRangeFlag(text string, bounds [2]int) (api.ScheduleRange, error) {
+	var r api.ScheduleRange
+	span, stepText, hasStep := strings.Cut(text, "/")
+	if hasStep {
+		step, err := strconv.Atoi(stepText)
+		if err != nil {
+			return r, fmt.Errorf("range %q: bad step", text)
+		}
+		r.Step = step
+	}
+	if span == "*" {
+		r.Start, r.End = bounds[0], bounds[1]
+		return r, nil
+	}
+	startText, endText, hasEnd := strings.Cut(span, "-")
+	start, err := strconv.Atoi(startText)
+	if err != nil {
+		return r, fmt.Errorf("range %q: bad start", text)
+	}
+	r.Start = start
+	if hasEnd {
+		if r.End, err = strconv.Atoi(endText); err != nil {
+			return r, fmt.Errorf("range %q: bad end", text)
+		}
+	} else if hasStep {
+		return r, fmt.Errorf("range %q: a step needs START-END or *", text)
+	}
+	return r, nil
 }

@@ -1658,6 +1658,33 @@ type ApiScheduleBackfillResponse struct {
 	Started *[]string `json:"started,omitempty"`
 }
 
+// ApiScheduleCalendarSpec defines model for api.ScheduleCalendarSpec.
+type ApiScheduleCalendarSpec struct {
+	// Comment Comment describes it, at most 256 characters.
+	Comment *string `json:"comment,omitempty"`
+
+	// DayOfMonth DayOfMonth ranges, 1 to 31 (default: every day).
+	DayOfMonth *[]ApiScheduleRange `json:"day_of_month,omitempty"`
+
+	// DayOfWeek DayOfWeek ranges, 0 (Sunday) to 6 (default: every day).
+	DayOfWeek *[]ApiScheduleRange `json:"day_of_week,omitempty"`
+
+	// Hour Hour ranges, 0 to 23 (default 0).
+	Hour *[]ApiScheduleRange `json:"hour,omitempty"`
+
+	// Minute Minute ranges, 0 to 59 (default 0).
+	Minute *[]ApiScheduleRange `json:"minute,omitempty"`
+
+	// Month Month ranges, 1 to 12 (default: every month).
+	Month *[]ApiScheduleRange `json:"month,omitempty"`
+
+	// Second Second ranges, 0 to 59 (default 0).
+	Second *[]ApiScheduleRange `json:"second,omitempty"`
+
+	// Year Year ranges, 1970 to 9999 (default: every year).
+	Year *[]ApiScheduleRange `json:"year,omitempty"`
+}
+
 // ApiScheduleInfo defines model for api.ScheduleInfo.
 type ApiScheduleInfo struct {
 	// ActionCount ActionCount is how many workflows it started.
@@ -1709,6 +1736,18 @@ type ApiSchedulePauseRequest struct {
 	Note *string `json:"note,omitempty"`
 }
 
+// ApiScheduleRange defines model for api.ScheduleRange.
+type ApiScheduleRange struct {
+	// End End is the last value, not below Start (0: Start).
+	End *int `json:"end,omitempty"`
+
+	// Start Start is the first value.
+	Start *int `json:"start,omitempty"`
+
+	// Step Step is the distance between values, at least 0 (0: 1).
+	Step *int `json:"step,omitempty"`
+}
+
 // ApiScheduleRequest defines model for api.ScheduleRequest.
 type ApiScheduleRequest struct {
 	// Action Action is what it starts.
@@ -1750,6 +1789,9 @@ type ApiScheduleRequestOverlapPolicy string
 
 // ApiScheduleSpec defines model for api.ScheduleSpec.
 type ApiScheduleSpec struct {
+	// Calendars Calendars are calendar specs. At most 10.
+	Calendars *[]ApiScheduleCalendarSpec `json:"calendars,omitempty"`
+
 	// CronExpressions CronExpressions are cron expressions in standard syntax (five fields,
 	// minute first, or a descriptor such as "@daily" or "@every 1h"),
 	// evaluated in TimeZoneName. At most 10, each at most 256 characters.
@@ -1767,8 +1809,12 @@ type ApiScheduleSpec struct {
 	// Example: 30s
 	Jitter *string `json:"jitter,omitempty"`
 
-	// TimeZoneName TimeZoneName is the IANA time zone of the cron expressions (default
-	// UTC), at most 64 characters.
+	// Skip Skip are calendar specs whose times never fire, whichever part of
+	// the spec gives them. At most 10.
+	Skip *[]ApiScheduleCalendarSpec `json:"skip,omitempty"`
+
+	// TimeZoneName TimeZoneName is the IANA time zone of the calendars and cron
+	// expressions (default UTC), at most 64 characters.
 	//
 	// Example: Europe/Paris
 	TimeZoneName *string `json:"time_zone_name,omitempty"`

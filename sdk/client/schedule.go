@@ -53,18 +53,56 @@ type ScheduleIntervalSpec struct {
 	Offset time.Duration
 }
 
-// ScheduleSpec is when a schedule fires: the union of its cron
-// expressions' and its intervals' times.
+// ScheduleRange is a range of values of a calendar field: Start,
+// Start+Step, … up to End, as Temporal's.
+type ScheduleRange struct {
+	// Start is the first value.
+	Start int
+	// End is the last value, not below Start (0: Start).
+	End int
+	// Step is the distance between values (0: 1).
+	Step int
+}
+
+// ScheduleCalendarSpec is a calendar of slots, as Temporal's: the times
+// whose every field is in one of its ranges, in the spec's TimeZoneName.
+// An empty Second, Minute or Hour is 0; an empty DayOfMonth, Month, Year or
+// DayOfWeek is any value. The day must match both DayOfMonth and DayOfWeek.
+type ScheduleCalendarSpec struct {
+	// Second ranges, 0 to 59 (default 0).
+	Second []ScheduleRange
+	// Minute ranges, 0 to 59 (default 0).
+	Minute []ScheduleRange
+	// Hour ranges, 0 to 23 (default 0).
+	Hour []ScheduleRange
+	// DayOfMonth ranges, 1 to 31 (default: every day).
+	DayOfMonth []ScheduleRange
+	// Month ranges, 1 to 12 (default: every month).
+	Month []ScheduleRange
+	// Year ranges, 1970 to 9999 (default: every year).
+	Year []ScheduleRange
+	// DayOfWeek ranges, 0 (Sunday) to 6 (default: every day).
+	DayOfWeek []ScheduleRange
+	// Comment describes it.
+	Comment string
+}
+
+// ScheduleSpec is when a schedule fires: the union of its calendars',
+// cron expressions' and intervals' times, less the times of Skip.
 type ScheduleSpec struct {
+	// Calendars are calendar specs.
+	Calendars []ScheduleCalendarSpec
 	// CronExpressions in standard syntax (five fields, or "@daily",
 	// "@every 1h"), evaluated in TimeZoneName.
 	CronExpressions []string
 	// Intervals are fixed intervals.
 	Intervals []ScheduleIntervalSpec
+	// Skip are calendars whose times never fire.
+	Skip []ScheduleCalendarSpec
 	// Jitter delays each slot by a random amount below it.
 	Jitter time.Duration
-	// TimeZoneName is the IANA time zone of the cron expressions (default
-	// UTC).
+	// TimeZoneName is the IANA time zone of the calendars and cron
+	// expressions (default UTC).
 	TimeZoneName string
 }
 
@@ -429,6 +467,7 @@ func scheduleRequest(spec ScheduleSpec, action ScheduleAction, pol SchedulePolic
 			ExecutionTimeout: api.Duration(wa.WorkflowExecutionTimeout)},
 		OverlapPolicy: string(pol.Overlap), CatchupWindow: api.Duration(pol.CatchupWindow), Paused: st.Paused, Note: st.Note,
 	}
+	req.Spec.Calendars, req.Spec.Skip = calendarsToAPI(spec.Calendars), calendarsToAPI(spec.Skip)
 	for _, iv := range spec.Intervals {
 		req.Spec.Intervals = append(req.Spec.Intervals, api.ScheduleIntervalSpec{Every: api.Duration(iv.Every), Offset: api.Duration(iv.Offset)})
 	}
@@ -522,6 +561,7 @@ func (c *TetherClient) BackfillSchedule(ctx context.Context, id string, b Schedu
 // scheduleDescription is the SDK's form of a described schedule.
 func scheduleDescription(s api.Schedule) *ScheduleDescription {
 	spec := &ScheduleSpec{CronExpressions: s.Spec.CronExpressions, Jitter: s.Spec.Jitter.D(), TimeZoneName: s.Spec.TimeZoneName}
+	spec.Calendars, spec.Skip = calendarsFromAPI(s.Spec.Calendars), calendarsFromAPI(s.Spec.Skip)
 	for _, iv := range s.Spec.Intervals {
 		spec.Intervals = append(spec.Intervals, ScheduleIntervalSpec{Every: iv.Every.D(), Offset: iv.Offset.D()})
 	}
@@ -612,4 +652,44 @@ func (h *scheduleHandle) Backfill(ctx context.Context, o ScheduleBackfillOptions
 		}
 	}
 	return nil
+}
+
+// calendarsToAPI is the wire form of calendar specs.
+func calendarsToAPI(cs []ScheduleCalendarSpec) []api.ScheduleCalendarSpec {
+	if len(cs) == 0 {
+		return nil
+	}
+	rs := func(in []ScheduleRange) []api.ScheduleRange {
+		var out []api.ScheduleRange
+		for _, r := range in {
+			out = append(out, api.ScheduleRange(r))
+		}
+		return out
+	}
+	out := make([]api.ScheduleCalendarSpec, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, api.ScheduleCalendarSpec{Second: rs(c.Second), Minute: rs(c.Minute), Hour: rs(c.Hour),
+			DayOfMonth: rs(c.DayOfMonth), Month: rs(c.Month), Year: rs(c.Year), DayOfWeek: rs(c.DayOfWeek), Comment: c.Comment})
+	}
+	return out
+}
+
+// calendarsFromAPI is the SDK's form of wire calendar specs.
+func calendarsFromAPI(cs []api.ScheduleCalendarSpec) []ScheduleCalendarSpec {
+	if len(cs) == 0 {
+		return nil
+	}
+	rs := func(in []api.ScheduleRange) []ScheduleRange {
+		var out []ScheduleRange
+		for _, r := range in {
+			out = append(out, ScheduleRange(r))
+		}
+		return out
+	}
+	out := make([]ScheduleCalendarSpec, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, ScheduleCalendarSpec{Second: rs(c.Second), Minute: rs(c.Minute), Hour: rs(c.Hour),
+			DayOfMonth: rs(c.DayOfMonth), Month: rs(c.Month), Year: rs(c.Year), DayOfWeek: rs(c.DayOfWeek), Comment: c.Comment})
+	}
+	return out
 }

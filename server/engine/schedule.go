@@ -35,13 +35,16 @@ func (e *SpecError) Error() string { return e.Field + ": " + e.Message }
 // Spec is a parsed api.ScheduleSpec: Next gives its slots.
 type Spec struct {
 	crons     []cron.Schedule
+	calendars []*calendar
+	skip      []*calendar
 	intervals []api.ScheduleIntervalSpec
 	jitter    time.Duration
 	loc       *time.Location
 }
 
 // ParseSpec parses and checks a spec (a *SpecError when it is not valid).
-// A spec without cron expressions and intervals is valid and never fires.
+// A spec without calendars, cron expressions and intervals is valid and
+// never fires.
 func ParseSpec(s api.ScheduleSpec) (*Spec, error) {
 	p := &Spec{loc: time.UTC, jitter: s.Jitter.D(), intervals: s.Intervals}
 	if s.TimeZoneName != "" {
@@ -57,6 +60,20 @@ func ParseSpec(s api.ScheduleSpec) (*Spec, error) {
 			return nil, &SpecError{Field: fmt.Sprintf("cron_expressions[%d]", i), Message: "invalid cron expression: " + err.Error()}
 		}
 		p.crons = append(p.crons, sched)
+	}
+	for i, c := range s.Calendars {
+		cal, err := parseCalendar(fmt.Sprintf("calendars[%d]", i), c, p.loc)
+		if err != nil {
+			return nil, err
+		}
+		p.calendars = append(p.calendars, cal)
+	}
+	for i, c := range s.Skip {
+		cal, err := parseCalendar(fmt.Sprintf("skip[%d]", i), c, p.loc)
+		if err != nil {
+			return nil, err
+		}
+		p.skip = append(p.skip, cal)
 	}
 	for i, iv := range s.Intervals {
 		every, off := iv.Every.D(), iv.Offset.D()
@@ -77,9 +94,47 @@ func ParseSpec(s api.ScheduleSpec) (*Spec, error) {
 // time given.
 var ErrNoSlot = errors.New("schedule has no next time")
 
-// Next is the spec's first slot strictly after after (UTC).
+// maxSkipped is how many skipped times in a row Next passes over before it
+// says the spec has no next slot.
+const maxSkipped = 10000
+
+// Next is the spec's first slot strictly after after (UTC): the earliest
+// time of its calendars, cron expressions and intervals that no skip
+// calendar matches.
 func (p *Spec) Next(after time.Time) (time.Time, error) {
+	for range maxSkipped {
+		t, err := p.nextAny(after)
+		if err != nil {
+			return t, err
+		}
+		if !p.skipped(t) {
+			return t, nil
+		}
+		after = t
+	}
+	return time.Time{}, ErrNoSlot
+}
+
+// skipped reports whether a skip calendar matches t.
+func (p *Spec) skipped(t time.Time) bool {
+	for _, c := range p.skip {
+		if c.matches(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextAny is the first time strictly after after of any part of the spec,
+// skip calendars aside.
+func (p *Spec) nextAny(after time.Time) (time.Time, error) {
 	var best time.Time
+	for _, c := range p.calendars {
+		t := c.next(after)
+		if !t.IsZero() && (best.IsZero() || t.Before(best)) {
+			best = t
+		}
+	}
 	for _, c := range p.crons {
 		t := c.Next(after.In(p.loc))
 		if !t.IsZero() && (best.IsZero() || t.Before(best)) {

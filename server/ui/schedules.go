@@ -50,8 +50,8 @@ func (u *UI) listSchedules(w http.ResponseWriter, r *http.Request) {
 // scheduleData is the content of a schedule's page.
 type scheduleData struct {
 	S *api.Schedule
-	// Spec is the spec in words, one line per cron expression or
-	// interval.
+	// Spec is the spec in words, one line per calendar, cron expression,
+	// interval or skip calendar.
 	Spec []string
 	// ReadOnlyRole is the role of a key that may read the schedule but not
 	// trigger, pause or unpause it ("" when it may).
@@ -71,6 +71,9 @@ func (u *UI) showSchedule(w http.ResponseWriter, r *http.Request, status int, fl
 		return
 	}
 	d := &scheduleData{S: &s, ReadOnlyRole: readOnlyRole(r.Context(), u.client(w, r), ns)}
+	for _, c := range s.Spec.Calendars {
+		d.Spec = append(d.Spec, "calendar "+c.String())
+	}
 	for _, c := range s.Spec.CronExpressions {
 		d.Spec = append(d.Spec, "cron "+c)
 	}
@@ -80,6 +83,9 @@ func (u *UI) showSchedule(w http.ResponseWriter, r *http.Request, status int, fl
 			line += ", offset " + iv.Offset.D().String()
 		}
 		d.Spec = append(d.Spec, line)
+	}
+	for _, c := range s.Spec.Skip {
+		d.Spec = append(d.Spec, "except "+c.String())
 	}
 	u.render(w, r, status, "schedule", &page{Title: "Schedule " + id, Nav: "schedules", Flash: flash, Error: formErr, Data: d})
 }

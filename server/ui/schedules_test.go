@@ -50,4 +50,20 @@ func TestUISchedules(t *testing.T) {
 
 	e.open(ns + "/schedules/nope")
 	mustContain(t, "an unknown schedule", e.text("main"), "404")
+
+	// A calendar schedule's page shows its calendars and skip calendars.
+	if _, err := sc.Create(context.Background(), client.ScheduleOptions{
+		ID: "standup",
+		Spec: client.ScheduleSpec{
+			Calendars: []client.ScheduleCalendarSpec{{Hour: []client.ScheduleRange{{Start: 9}}, DayOfWeek: []client.ScheduleRange{{Start: 1, End: 5}},
+				Year: []client.ScheduleRange{{Start: 2100}}, Comment: "weekdays"}},
+			Skip: []client.ScheduleCalendarSpec{{Hour: []client.ScheduleRange{{Start: 9}}, Month: []client.ScheduleRange{{Start: 12}}}},
+		},
+		Action: &client.ScheduleWorkflowAction{Workflow: RoundsFlow, Args: []any{2}, TaskQueue: queue},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.open(ns + "/schedules/standup")
+	mustContain(t, "a calendar schedule", e.text("main"), "calendar hour=9;year=2100;day_of_week=1-5;comment=weekdays; except hour=9;month=12",
+		"2100-01-01")
 }
