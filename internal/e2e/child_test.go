@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
@@ -21,7 +23,7 @@ import (
 // SampleChildWorkflow is the sample's child.
 func SampleChildWorkflow(ctx workflow.Context, name string) (string, error) {
 	greeting := "Hello " + name + "!"
-	if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p == nil || p.ID != "parent" || p.RunID != "1" {
+	if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p == nil || p.ID != "parent" || uuid.Validate(p.RunID) != nil {
 		return "", fmt.Errorf("parent %+v", p)
 	}
 	workflow.GetLogger(ctx).Info("Child workflow execution: " + greeting)
@@ -62,7 +64,14 @@ func TestChildWorkflow_Sample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "Hello World! (ABC-SIMPLE-CHILD-WORKFLOW-ID run 1)"; got != want {
+	child, err := e.c.Describe(ctx, "ABC-SIMPLE-CHILD-WORKFLOW-ID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.ParentRunID != run.GetRunID() {
+		t.Fatalf("the child's parent run %q, the parent's run %q", child.ParentRunID, run.GetRunID())
+	}
+	if want := "Hello World! (ABC-SIMPLE-CHILD-WORKFLOW-ID run " + child.RunID + ")"; uuid.Validate(child.RunID) != nil || got != want {
 		t.Fatalf("result %q, want %q", got, want)
 	}
 	h := e.history("parent")
@@ -70,10 +79,6 @@ func TestChildWorkflow_Sample(t *testing.T) {
 		if count(h, k, "") != 1 {
 			t.Fatalf("parent history has %d %s", count(h, k, ""), k)
 		}
-	}
-	child, err := e.c.Describe(ctx, "ABC-SIMPLE-CHILD-WORKFLOW-ID")
-	if err != nil {
-		t.Fatal(err)
 	}
 	if child.Status != api.StatusCompleted || child.ParentWorkflowID != "parent" || child.ParentExecutionID != 1 {
 		t.Fatalf("child %+v", child)

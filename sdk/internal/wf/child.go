@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -80,7 +79,8 @@ func GetChildWorkflowOptions(ctx Context) ChildWorkflowOptions {
 type WorkflowExecution struct {
 	// ID is the instance id.
 	ID string
-	// RunID is the run id (see RunID: the execution id, in decimal).
+	// RunID is the run id (a UUID; the execution number in decimal in a
+	// history written before run ids).
 	RunID string
 }
 
@@ -263,7 +263,7 @@ func (s *state) applyChild(ev *api.Event) {
 	case api.EventChildWorkflowStarted:
 		if !f.started.done {
 			f.started.done = true
-			f.started.value = WorkflowExecution{ID: ev.ChildWorkflowID, RunID: strconv.FormatInt(ev.ChildExecutionID, 10)}
+			f.started.value = WorkflowExecution{ID: ev.ChildWorkflowID, RunID: orRunID(ev.ChildRunID, ev.ChildExecutionID)}
 		}
 	case api.EventStartChildWorkflowFailed:
 		err := &ChildWorkflowExecutionAlreadyStartedError{WorkflowID: ev.ChildWorkflowID}
