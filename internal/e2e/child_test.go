@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
@@ -141,13 +142,14 @@ func WaitingChild(ctx workflow.Context) (string, error) {
 	return "done " + s, nil
 }
 
-// PolicyParent starts a request_cancel child and an abandoned one, and
+// PolicyParent starts a request_cancel child and an abandoned one (named
+// the way Temporal code names it, enums.PARENT_CLOSE_POLICY_ABANDON), and
 // waits (for its cancellation).
 func PolicyParent(ctx workflow.Context, prefix string) error {
 	rc := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: prefix + "-rc", ParentClosePolicy: workflow.ParentClosePolicyRequestCancel}), WaitingChild)
 	ab := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: prefix + "-ab", ParentClosePolicy: workflow.ParentClosePolicyAbandon}), WaitingChild)
+		WorkflowID: prefix + "-ab", ParentClosePolicy: enums.PARENT_CLOSE_POLICY_ABANDON}), WaitingChild)
 	for _, f := range []workflow.ChildWorkflowFuture{rc, ab} {
 		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 			return err

@@ -7,25 +7,38 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
 	"github.com/tetherhq/tether/sdk/internal/searchattr"
 )
 
 // ParentClosePolicy is what happens to a child workflow still running when
-// its parent closes or is canceled (Temporal's enums.ParentClosePolicy).
-type ParentClosePolicy string
+// its parent closes or is canceled: Temporal's enums.ParentClosePolicy, so
+// that enums.PARENT_CLOSE_POLICY_ABANDON and the names below are one type.
+type ParentClosePolicy = enums.ParentClosePolicy
 
 // Parent close policies.
 const (
 	// ParentClosePolicyTerminate (the default, also for the zero value)
 	// terminates the child when the parent closes or is canceled.
-	ParentClosePolicyTerminate ParentClosePolicy = api.ParentClosePolicyTerminate
+	ParentClosePolicyTerminate = enums.PARENT_CLOSE_POLICY_TERMINATE
 	// ParentClosePolicyRequestCancel asks the child to cancel.
-	ParentClosePolicyRequestCancel ParentClosePolicy = api.ParentClosePolicyRequestCancel
+	ParentClosePolicyRequestCancel = enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL
 	// ParentClosePolicyAbandon leaves the child running.
-	ParentClosePolicyAbandon ParentClosePolicy = api.ParentClosePolicyAbandon
+	ParentClosePolicyAbandon = enums.PARENT_CLOSE_POLICY_ABANDON
 )
+
+// apiParentClosePolicy is the wire value of p (unspecified: terminate).
+func apiParentClosePolicy(p ParentClosePolicy) string {
+	switch p {
+	case ParentClosePolicyRequestCancel:
+		return api.ParentClosePolicyRequestCancel
+	case ParentClosePolicyAbandon:
+		return api.ParentClosePolicyAbandon
+	}
+	return api.ParentClosePolicyTerminate
+}
 
 // ChildWorkflowOptions configure the child workflows a context starts
 // (Temporal's workflow.ChildWorkflowOptions).
@@ -196,14 +209,10 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 	if tq == "" {
 		tq = s.info.TaskQueue
 	}
-	policy := opts.ParentClosePolicy
-	if policy == "" {
-		policy = ParentClosePolicyTerminate
-	}
 	s.issue(api.Command{
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
-		ParentClosePolicy: string(policy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
+		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
 		SearchAttributes: encodeAttributes(attrs),
 	})
 	if s.children == nil {
