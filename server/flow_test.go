@@ -423,8 +423,12 @@ func TestWorkerHeartbeatWaitWokenByCancel(t *testing.T) {
 	go func() {
 		done <- e.post("/workers/heartbeat", api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: lease, Wait: dur(9 * time.Second)})
 	}()
+	// The heartbeat waits once its first renewal is done (the in-flight
+	// gauge): a cancel before that would be in the renewal's answer, not
+	// pushed to the wait.
 	waitUntil(t, 10*time.Second, "the heartbeat to wait", func() bool {
-		return e.hub.WaitersOn(store.WorkerCancelKey("default", "w1")) == 1
+		return e.hub.WaitersOn(store.WorkerCancelKey("default", "w1")) == 1 &&
+			strings.Contains(string(e.do(http.MethodGet, e.ts.URL+"/metrics", nil).body), `tether_longpoll_in_flight{route="worker_heartbeat"} 1`)
 	})
 	begin = time.Now()
 	e.post("/workflows/c-1/cancel", api.CancelWorkflowRequest{Reason: "user"}).want(t, http.StatusAccepted)
