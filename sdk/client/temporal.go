@@ -311,26 +311,12 @@ func (c *TetherClient) checkCurrentRun(ctx context.Context, workflowID, runID st
 
 // runOf returns the run id of w's execution: the server's (a UUID), else
 // the execution number in decimal (a server before run ids).
-func runOf(w *api.Workflow) string {
-	if w.RunID != "" {
-		return w.RunID
-	}
-	return runIDOf(w.ExecutionID)
-}
+func runOf(w *api.Workflow) string { return wf.OrRunID(w.RunID, w.ExecutionID) }
 
 // sameRun reports whether runID names w's execution: its run id or its
 // execution number in decimal.
 func sameRun(w *api.Workflow, runID string) bool {
-	return runID == w.RunID || runID == runIDOf(w.ExecutionID)
-}
-
-// runIDOf returns the execution number in decimal, the run id of a server
-// before run ids (and a name every route accepts).
-func runIDOf(executionID int64) string {
-	if executionID == 0 {
-		return ""
-	}
-	return strconv.FormatInt(executionID, 10)
+	return runID == w.RunID || runID == wf.RunID(w.ExecutionID)
 }
 
 // DescribeWorkflowExecutionResponse is the answer of
@@ -454,10 +440,7 @@ func (c *TetherClient) DescribeWorkflowExecution(ctx context.Context, workflowID
 		info.CloseTime = *w.CompletedAt
 	}
 	if w.ParentWorkflowID != "" {
-		info.ParentExecution = &common.WorkflowExecution{WorkflowId: w.ParentWorkflowID, RunId: w.ParentRunID}
-		if w.ParentRunID == "" {
-			info.ParentExecution.RunId = runIDOf(w.ParentExecutionID)
-		}
+		info.ParentExecution = &common.WorkflowExecution{WorkflowId: w.ParentWorkflowID, RunId: wf.OrRunID(w.ParentRunID, w.ParentExecutionID)}
 	}
 	if len(w.Memo) > 0 {
 		var fields map[string]json.RawMessage

@@ -110,7 +110,7 @@ func (r *Run) GetRunID() string {
 	if r.runID != "" {
 		return r.runID
 	}
-	return runIDOf(r.executionID)
+	return wf.RunID(r.executionID)
 }
 
 // ExecutionID returns the execution the run was started as (0 for a handle

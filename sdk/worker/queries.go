@@ -78,7 +78,7 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			Namespace:    w.c.Namespace(),
 			InstanceID:   task.InstanceID,
 			ExecutionID:  task.ExecutionID,
-			RunID:        queryRunID(task),
+			RunID:        wf.OrRunID(task.RunID, task.ExecutionID),
 			TaskQueue:    task.TaskQueue,
 			Logger:       w.baseLog,
 			ActivityName: w.reg.activityName,
@@ -90,13 +90,4 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 		}
 	}
 	return exec.Query(task.QueryName, task.Input)
-}
-
-// queryRunID is the run id of the execution a query reads: the server's,
-// else the execution number in decimal.
-func queryRunID(task *api.QueryTask) string {
-	if task.RunID != "" {
-		return task.RunID
-	}
-	return wf.RunID(task.ExecutionID)
 }

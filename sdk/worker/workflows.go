@@ -156,7 +156,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			Namespace:    w.c.Namespace(),
 			InstanceID:   task.InstanceID,
 			ExecutionID:  task.ExecutionID,
-			RunID:        runIDOf(task),
+			RunID:        wf.OrRunID(task.RunID, task.ExecutionID),
 			TaskQueue:    task.TaskQueue,
 			Logger:       w.baseLog,
 			ActivityName: w.reg.activityName,
@@ -303,16 +303,6 @@ func runTurn(exec *wf.Executor, task *api.WorkflowTask) (res *wf.TurnResult, err
 	exec.SetAttempt(task.Attempt)
 	exec.SetTurnDeadline(task.LockedUntil)
 	return exec.TurnFrom(task.HistoryFromEventID, task.History, task.Messages)
-}
-
-// runIDOf is the run id of task's execution (workflow.GetInfo's
-// WorkflowExecution.RunID): its execution id in decimal (wf.RunID, used by
-// queries too).
-func runIDOf(task *api.WorkflowTask) string {
-	if task.RunID != "" {
-		return task.RunID
-	}
-	return wf.RunID(task.ExecutionID)
 }
 
 // turnError is err, a turn's failure, on the wire: a panic keeps its

@@ -272,7 +272,7 @@ func (s *state) applyChild(ev *api.Event) {
 	case api.EventChildWorkflowStarted:
 		if !f.started.done {
 			f.started.done = true
-			f.started.value = WorkflowExecution{ID: ev.ChildWorkflowID, RunID: orRunID(ev.ChildRunID, ev.ChildExecutionID)}
+			f.started.value = WorkflowExecution{ID: ev.ChildWorkflowID, RunID: OrRunID(ev.ChildRunID, ev.ChildExecutionID)}
 		}
 	case api.EventStartChildWorkflowFailed:
 		err := &ChildWorkflowExecutionAlreadyStartedError{WorkflowID: ev.ChildWorkflowID}

@@ -316,9 +316,9 @@ func RunID(executionID int64) string {
 	return strconv.FormatInt(executionID, 10)
 }
 
-// orRunID is runID, or the execution number in decimal where the event
-// carries no run id (histories written before run ids).
-func orRunID(runID string, executionID int64) string {
+// OrRunID is runID, or the execution number in decimal where the server's
+// answer or event carries no run id (a server or history before run ids).
+func OrRunID(runID string, executionID int64) string {
 	if runID != "" {
 		return runID
 	}

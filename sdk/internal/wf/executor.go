@@ -615,10 +615,10 @@ func (s *state) start(ev *api.Event) {
 	s.info.StartedAt = ev.Timestamp
 	s.info.WorkflowStartTime = ev.Timestamp
 	s.info.ContinuedFromExecutionID = ev.ContinuedFromExecutionID
-	s.info.ContinuedExecutionRunID = orRunID(ev.ContinuedFromRunID, ev.ContinuedFromExecutionID)
+	s.info.ContinuedExecutionRunID = OrRunID(ev.ContinuedFromRunID, ev.ContinuedFromExecutionID)
 	if ev.ParentWorkflowID != "" {
 		s.info.ParentWorkflowExecution = &WorkflowExecution{ID: ev.ParentWorkflowID,
-			RunID: orRunID(ev.ParentRunID, ev.ParentExecutionID)}
+			RunID: OrRunID(ev.ParentRunID, ev.ParentExecutionID)}
 	}
 	s.lastCompletion = ev.LastCompletionResult
 	if s.info.TaskQueue == "" {
