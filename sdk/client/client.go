@@ -124,7 +124,21 @@ type TetherClient struct {
 	// dc is Options.DataConverter, nil for the default converter (then
 	// bodies are sent and read as they are).
 	dc converter.DataConverter
+	// interceptors and propagators are Options.Interceptors and
+	// Options.ContextPropagators; out is the outbound chain the
+	// interceptors built (nil without interceptors).
+	interceptors []ClientInterceptor
+	propagators  []wf.ContextPropagator
+	out          ClientOutboundInterceptor
 }
+
+// Interceptors returns Options.Interceptors (package worker takes those
+// that are also worker interceptors).
+func (c *TetherClient) Interceptors() []ClientInterceptor { return c.interceptors }
+
+// ContextPropagators returns Options.ContextPropagators (package worker
+// uses them too).
+func (c *TetherClient) ContextPropagators() []wf.ContextPropagator { return c.propagators }
 
 func init() {
 	protocol.Register(func(c any) *protocol.Conn {
@@ -229,6 +243,8 @@ func New(opts Options) (*TetherClient, error) {
 	if !converter.IsDefault(opts.DataConverter) {
 		c.dc = opts.DataConverter
 	}
+	c.interceptors, c.propagators = opts.Interceptors, opts.ContextPropagators
+	c.buildInterceptors()
 	c.proto = protocol.New(c.do, func(err error) error { return refine(err, ErrLockLost) })
 	return c, nil
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,6 +202,19 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 	o.DisableEagerDispatch = o.DisableEagerDispatch || o.DisableEagerActivities
 	if o.BackgroundActivityContext == nil {
 		o.BackgroundActivityContext = context.Background()
+	}
+	if c != nil {
+		// The client's interceptors that are also worker interceptors
+		// come first, then the worker's own (Temporal's order); the same
+		// for the propagators.
+		var fromClient []interceptor.WorkerInterceptor
+		for _, ci := range c.Interceptors() {
+			if wi, ok := ci.(interceptor.WorkerInterceptor); ok {
+				fromClient = append(fromClient, wi)
+			}
+		}
+		o.Interceptors = slices.Concat(fromClient, o.Interceptors)
+		o.ContextPropagators = slices.Concat(c.ContextPropagators(), o.ContextPropagators)
 	}
 	if o.MaxConcurrentWorkflowTurns <= 0 {
 		o.MaxConcurrentWorkflowTurns = 100
