@@ -53,7 +53,13 @@ const (
 // (the test's, inside ExecuteWorkflow); activities run on goroutines of
 // their own and hand their outcomes to the loop through post.
 type env struct {
-	logger     *slog.Logger
+	logger *slog.Logger
+	// The worker's interceptors and propagators (SetWorkerOptions,
+	// SetContextPropagators) and the root workflow's start header
+	// (WorkflowTestSuite.SetHeader).
+	interceptors []wf.WorkerInterceptor
+	propagators  []wf.ContextPropagator
+	startHeader  api.Header
 	reg        *registry
 	now        time.Time
 	timeout    time.Duration
@@ -386,6 +392,9 @@ func (e *env) newExecution(def *wf.Definition, id, taskQueue string) *execution 
 		TaskQueue:    taskQueue,
 		Logger:       e.logger,
 		ActivityName: e.reg.activityName,
+
+		Interceptors:       e.interceptors,
+		ContextPropagators: e.propagators,
 	})
 	x.exec.SetLocalActivityResolver(e.localActivity)
 	x.exec.SetLocalClock(func() time.Time { return e.now }, func(d time.Duration) { e.now = e.now.Add(d) })
