@@ -60,12 +60,12 @@ type env struct {
 	interceptors []wf.WorkerInterceptor
 	propagators  []wf.ContextPropagator
 	startHeader  api.Header
-	reg        *registry
-	now        time.Time
-	timeout    time.Duration
-	runTimeout time.Duration
-	started    bool
-	finished   bool
+	reg          *registry
+	now          time.Time
+	timeout      time.Duration
+	runTimeout   time.Duration
+	started      bool
+	finished     bool
 
 	// The queue of what other goroutines hand the loop (post): unbounded,
 	// so that posting never blocks, and wake, which tells the loop.
