@@ -53,19 +53,13 @@ const (
 // (the test's, inside ExecuteWorkflow); activities run on goroutines of
 // their own and hand their outcomes to the loop through post.
 type env struct {
-	logger *slog.Logger
-	// The worker's interceptors and propagators (SetWorkerOptions,
-	// SetContextPropagators) and the root workflow's start header
-	// (WorkflowTestSuite.SetHeader).
-	interceptors []wf.WorkerInterceptor
-	propagators  []wf.ContextPropagator
-	startHeader  api.Header
-	reg          *registry
-	now          time.Time
-	timeout      time.Duration
-	runTimeout   time.Duration
-	started      bool
-	finished     bool
+	logger     *slog.Logger
+	reg        *registry
+	now        time.Time
+	timeout    time.Duration
+	runTimeout time.Duration
+	started    bool
+	finished   bool
 
 	// The queue of what other goroutines hand the loop (post): unbounded,
 	// so that posting never blocks, and wake, which tells the loop.
@@ -115,6 +109,13 @@ type env struct {
 	onTimerScheduled    func(timerID string, duration time.Duration)
 	onTimerFired        func(timerID string)
 	onTimerCanceled     func(timerID string)
+
+	// The worker's interceptors and propagators (SetWorkerOptions,
+	// SetContextPropagators) and the root workflow's start header
+	// (WorkflowTestSuite.SetHeader).
+	interceptors []wf.WorkerInterceptor
+	propagators  []wf.ContextPropagator
+	startHeader  api.Header
 }
 
 type delayedCallback struct {
