@@ -138,7 +138,9 @@ func (a *auditLog) Error(msg string, kv ...any) { a.add("ERROR", msg, kv) }
 
 // stamp is a worker interceptor that stamps every activity's header with
 // the workflow's type, gives the activity the stamp, and tags the loggers.
-type stamp struct{ interceptor.WorkerInterceptorBase }
+type stamp struct {
+	interceptor.WorkerInterceptorBase
+}
 
 func (stamp) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
 	i := &stampInbound{}
@@ -146,7 +148,9 @@ func (stamp) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowIn
 	return i
 }
 
-type stampInbound struct{ interceptor.WorkflowInboundInterceptorBase }
+type stampInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+}
 
 func (i *stampInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
 	o := &stampOutbound{}
@@ -154,7 +158,9 @@ func (i *stampInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) er
 	return i.Next.Init(o)
 }
 
-type stampOutbound struct{ interceptor.WorkflowOutboundInterceptorBase }
+type stampOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+}
 
 func (o *stampOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
 	p, err := converter.GetDefaultDataConverter().ToPayload("from " + workflow.GetInfo(ctx).WorkflowType.Name)
@@ -177,7 +183,9 @@ func (stamp) InterceptActivity(ctx context.Context, next interceptor.ActivityInb
 	return i
 }
 
-type stampActivity struct{ interceptor.ActivityInboundInterceptorBase }
+type stampActivity struct {
+	interceptor.ActivityInboundInterceptorBase
+}
 
 func (i *stampActivity) Init(outbound interceptor.ActivityOutboundInterceptor) error {
 	o := &stampActivityOutbound{}
@@ -195,7 +203,9 @@ func (i *stampActivity) ExecuteActivity(ctx context.Context, in *interceptor.Exe
 	return i.Next.ExecuteActivity(context.WithValue(ctx, stampKey{}, s), in)
 }
 
-type stampActivityOutbound struct{ interceptor.ActivityOutboundInterceptorBase }
+type stampActivityOutbound struct {
+	interceptor.ActivityOutboundInterceptorBase
+}
 
 func (o *stampActivityOutbound) GetLogger(ctx context.Context) log.Logger {
 	return log.With(o.Next.GetLogger(ctx), "stamped", "activity")
@@ -240,7 +250,9 @@ func Test_WorkerInterceptors(t *testing.T) {
 
 // explode is a worker interceptor whose workflow inbound interceptor
 // panics.
-type explode struct{ interceptor.WorkerInterceptorBase }
+type explode struct {
+	interceptor.WorkerInterceptorBase
+}
 
 func (explode) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
 	panic("explode: no config")
