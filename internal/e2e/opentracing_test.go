@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -25,9 +26,7 @@ func TestOpenTracing_OneTraceFromStartToActivity(t *testing.T) {
 	c, err := client.New(client.Options{Address: e.addr, Logger: e.log, Interceptors: []interceptor.ClientInterceptor{ti}})
 	must(t, err)
 	e.startWorkerOn(c, "traced", testOptions(), func(w *worker.Worker) error {
-		w.RegisterWorkflow(PlainFlow)
-		w.RegisterActivity(PropValue)
-		return nil
+		return errors.Join(w.RegisterWorkflow(PlainFlow), w.RegisterActivity(PropValue))
 	})
 	root := tr.StartSpan("caller")
 	ctx := ot.ContextWithSpan(context.Background(), root)
