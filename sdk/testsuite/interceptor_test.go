@@ -87,7 +87,8 @@ func RequestIDChild(ctx workflow.Context) (string, error) {
 	return fmt.Sprintf("child %s, its activity %s", id, act), err
 }
 
-// RequestIDFlow returns its request id, its activity's and its child's.
+// RequestIDFlow returns its request id, its activity's, its child's and
+// its local activity's.
 func RequestIDFlow(ctx workflow.Context) (string, error) {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
@@ -98,11 +99,17 @@ func RequestIDFlow(ctx workflow.Context) (string, error) {
 	if err := workflow.ExecuteChildWorkflow(ctx, RequestIDChild).Get(ctx, &child); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("workflow %s, activity %s, %s", id, act, child), nil
+	var local string
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	if err := workflow.ExecuteLocalActivity(lctx, RequestIDActivity).Get(ctx, &local); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("workflow %s, activity %s, %s, local activity %s", id, act, child, local), nil
 }
 
 // Goal: the start header (SetHeader) reaches the workflow's context through
-// the propagators, and from it the activity's and the child's.
+// the propagators, and from it the activity's, the child's and the local
+// activity's.
 func Test_ContextPropagators(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	p, err := converter.GetDefaultDataConverter().ToPayload("req-7")
@@ -116,7 +123,7 @@ func Test_ContextPropagators(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var got string
 	require.NoError(t, env.GetWorkflowResult(&got))
-	require.Equal(t, "workflow req-7, activity req-7, child req-7, its activity req-7", got)
+	require.Equal(t, "workflow req-7, activity req-7, child req-7, its activity req-7, local activity req-7", got)
 }
 
 // auditLog is a log.Logger that keeps its lines.

@@ -300,7 +300,7 @@ func (*rootOutbound) ExecuteActivity(ctx Context, activityType string, args ...a
 
 func (*rootOutbound) ExecuteLocalActivity(ctx Context, activityType string, args ...any) Future {
 	c := ctx.impl()
-	return c.s.executeLocalActivity(c, calleeOf(ctx, activityType), args)
+	return c.s.executeLocalActivity(c, calleeOf(ctx, activityType), args, WorkflowHeader(ctx))
 }
 
 func (*rootOutbound) ExecuteChildWorkflow(ctx Context, childWorkflowType string, args ...any) ChildWorkflowFuture {
