@@ -370,7 +370,8 @@ func (*rootOutbound) GetLastCompletionResult(ctx Context, d ...any) error {
 }
 
 func (*rootOutbound) NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
-	return newContinueAsNewErrorDirect(ctx, wfn, args...)
+	c := ctx.impl()
+	return c.s.continueWithHeader(c, newContinueAsNewErrorDirect(ctx, wfn, args...), WorkflowHeader(ctx))
 }
 
 // Outbound returns the outbound interceptor chain of ctx's execution, nil
@@ -440,12 +441,25 @@ func GetLastCompletionResult(ctx Context, valuePtr any) error {
 }
 
 // NewContinueAsNewError returns the error that continues the workflow as
-// a new execution (see newContinueAsNewErrorDirect).
+// a new execution (see newContinueAsNewErrorDirect), whose start carries
+// the header of the outbound interceptors and the propagators.
 func NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
-	if o := ctx.impl().s.outbound; o != nil {
-		return o.NewContinueAsNewError(ctx, wfn, args...)
+	c := ctx.impl()
+	if o := c.s.outbound; o != nil {
+		return o.NewContinueAsNewError(WithWorkflowHeader(ctx, map[string]*common.Payload{}), wfn, args...)
 	}
-	return newContinueAsNewErrorDirect(ctx, wfn, args...)
+	return c.s.continueWithHeader(c, newContinueAsNewErrorDirect(ctx, wfn, args...), nil)
+}
+
+// continueWithHeader gives a ContinueAsNewError the header of the next
+// start (nothing without interceptors and propagators).
+func (s *state) continueWithHeader(c *wctx, err error, header map[string]*common.Payload) error {
+	can, ok := err.(*ContinueAsNewError)
+	if !ok || (header == nil && len(s.propagators) == 0) {
+		return err
+	}
+	can.Header = s.outHeader(c, header)
+	return can
 }
 
 // RequestCancelExternalWorkflow requests another workflow's cancellation
