@@ -276,3 +276,28 @@ func Test_PanickingInterceptor(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "explode: no config")
 }
+
+// failingInject is a propagator whose InjectFromWorkflow fails.
+type failingInject struct{ requestIDPropagator }
+
+func (failingInject) InjectFromWorkflow(workflow.Context, workflow.HeaderWriter) error {
+	return fmt.Errorf("request id store unreachable")
+}
+
+// Goal: a propagator's error in workflow code fails the workflow task
+// with that error, naming the propagator, before the activity is
+// scheduled.
+func Test_PropagatorErrorFailsTheTask(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetContextPropagators([]workflow.ContextPropagator{failingInject{}})
+	started := false
+	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { started = true })
+	env.RegisterActivity(RequestIDActivity)
+	env.RegisterWorkflow(RequestIDChild)
+	env.ExecuteWorkflow(RequestIDFlow)
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "context propagator testsuite_test.failingInject: InjectFromWorkflow: request id store unreachable")
+	require.False(t, started, "the activity ran")
+}
