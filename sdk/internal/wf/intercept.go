@@ -76,14 +76,23 @@ func (s *state) outHeader(c *wctx, header map[string]*common.Payload) api.Header
 	return api.Header(raw)
 }
 
-// inHeader decodes the header of an event; a header that cannot be read
-// fails the turn.
+// inHeader decodes the header of an event (an empty map when it has
+// none, for the interceptors to read and write); a header that cannot be
+// read fails the turn.
 func (s *state) inHeader(h api.Header) map[string]*common.Payload {
 	out, err := DecodeHeader(h)
 	if err != nil {
 		s.fatal = fmt.Errorf("workflow: %w", err)
 	}
-	return out
+	return orEmpty(out)
+}
+
+// orEmpty returns h, or an empty map for a nil one.
+func orEmpty(h map[string]*common.Payload) map[string]*common.Payload {
+	if h == nil {
+		return map[string]*common.Payload{}
+	}
+	return h
 }
 
 // extract runs the context propagators' ExtractToWorkflow on ctx with h.
@@ -569,6 +578,7 @@ func (s *state) interceptQuery(queryType string, in []reflect.Value, header api.
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", queryType, err)
 	}
+	h = orEmpty(h)
 	ctx, err := s.extract(WithWorkflowHeader(s.rootCtx, h), h)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", queryType, err)
@@ -587,6 +597,7 @@ func (s *state) updateContext(ev api.Event) (Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("update %s: %w", ev.UpdateName, err)
 	}
+	h = orEmpty(h)
 	return s.extract(WithWorkflowHeader(s.rootCtx, h), h)
 }
 
