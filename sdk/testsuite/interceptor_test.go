@@ -159,6 +159,13 @@ type stampInbound struct {
 	interceptor.WorkflowInboundInterceptorBase
 }
 
+// ExecuteWorkflow marks the start's header as read: the header of a start
+// that came without one is an empty map, not nil.
+func (i *stampInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
+	interceptor.WorkflowHeader(ctx)["read"] = &common.Payload{}
+	return i.Next.ExecuteWorkflow(ctx, in)
+}
+
 func (i *stampInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
 	o := &stampOutbound{}
 	o.Next = outbound
