@@ -305,6 +305,10 @@ type Workflow struct {
 	// HistoryLength is the number of events of the current execution's
 	// history (describe only; never in a list).
 	HistoryLength int64 `json:"history_length,omitempty"`
+	// HistoryBytes is the size of the current execution's history, in
+	// bytes of its events as stored (describe only), bounded by the
+	// server's --max-history-bytes.
+	HistoryBytes int64 `json:"history_bytes,omitempty"`
 	// Warnings name the bounds the workflow is close to (describe only):
 	// a history past the server's soft limit (--history-events-warn) is
 	// terminated at the hard one (--max-history-events).
@@ -840,6 +844,9 @@ type CompleteWorkflowTaskResponse struct {
 	// then. Never sent: the server hands it to its own waiters on the
 	// result (nil when the answer is a receipt's replay).
 	Closed *Workflow `json:"-"`
+	// HistoryBytes is the size of the execution's history after the turn
+	// (server side only: the history bound).
+	HistoryBytes int64 `json:"-"`
 }
 
 // FailWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/fail.

@@ -392,6 +392,50 @@ func TestIsolation_HistoryLimits(t *testing.T) {
 	}
 }
 
+// Goal: the history's size in bytes is bounded like its length: describe
+// answers it and warns past the soft limit; the turn that takes it to the
+// hard limit terminates the workflow, naming the bound.
+func TestIsolation_HistoryBytesLimit(t *testing.T) {
+	e := newEnv(t, Config{Limits: Limits{HistoryBytesWarn: 2000, HistoryBytesMax: 5000}})
+	startWF(t, e, "big", "q")
+	markers := func(n int) api.CompleteWorkflowTaskRequest {
+		var req api.CompleteWorkflowTaskRequest
+		for i := range n {
+			req.Commands = append(req.Commands, api.Command{Type: api.CommandRecordMarker, MarkerName: "m",
+				MarkerID: fmt.Sprint(i), MarkerDetails: json.RawMessage(`"` + strings.Repeat("x", 1000) + `"`)})
+		}
+		return req
+	}
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no first turn")
+	}
+	var ack api.CompleteWorkflowTaskResponse
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", markers(2)).want(t, http.StatusOK).decode(t, &ack)
+	if ack.Status != api.StatusRunning {
+		t.Fatalf("below the hard limit: %+v", ack)
+	}
+	var wf api.Workflow
+	e.get("/workflows/big").want(t, http.StatusOK).decode(t, &wf)
+	if wf.HistoryBytes < 2000 || wf.HistoryBytes > 4000 || len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0], "history-bytes-warn") {
+		t.Fatalf("past the soft limit: %d bytes, warnings %q", wf.HistoryBytes, wf.Warnings)
+	}
+
+	e.post("/workflows/big/signals/more", api.SignalRequest{}).want(t, http.StatusAccepted)
+	task, ok = pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no second turn")
+	}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", markers(3)).want(t, http.StatusOK).decode(t, &ack)
+	if ack.Status != api.StatusTerminated {
+		t.Fatalf("the turn reaching the hard limit: %+v", ack)
+	}
+	e.get("/workflows/big").want(t, http.StatusOK).decode(t, &wf)
+	if wf.Status != api.StatusTerminated || wf.Error == nil || !strings.Contains(wf.Error.Message, "max-history-bytes") {
+		t.Fatalf("after the hard limit: %s %+v", wf.Status, wf.Error)
+	}
+}
+
 // Goal: a request refused before its body is read (no valid key) is
 // answered at once: the server does not wait for a withheld body (up to
 // the body-read bound) before sending the 401, and closes the connection.

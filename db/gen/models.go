@@ -99,6 +99,7 @@ type Instance struct {
 	HasChildren       bool
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
+	HistoryBytes      int64
 }
 
 type Namespace struct {

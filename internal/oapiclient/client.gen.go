@@ -2268,6 +2268,11 @@ type ApiWorkflow struct {
 	// ExecutionId ExecutionID is the current execution (continue-as-new starts the next).
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// HistoryBytes HistoryBytes is the size of the current execution's history, in
+	// bytes of its events as stored (describe only), bounded by the
+	// server's --max-history-bytes.
+	HistoryBytes *int `json:"history_bytes,omitempty"`
+
 	// HistoryLength HistoryLength is the number of events of the current execution's
 	// history (describe only; never in a list).
 	HistoryLength *int `json:"history_length,omitempty"`

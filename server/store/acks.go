@@ -419,6 +419,9 @@ type finishRow struct {
 	// RunID is the run id of the execution a continue-as-new or a cron's
 	// next run starts (absent: the instance keeps its own).
 	RunID *uuid.UUID `json:"run_id,omitempty"`
+	// HistoryBytes is the size of the execution's history after the turn
+	// (absent: the instance keeps its own).
+	HistoryBytes *int64 `json:"history_bytes,omitempty"`
 }
 
 // jsonBox carries a jsonb value through a jsonb document: a JSON null
@@ -507,6 +510,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	}
 	// History delta.
 	hrows := make([]historyRow, 0, len(plan.Events))
+	historyBytes := inst.HistoryBytes
 	for i, pe := range plan.Events {
 		ev := pe.Event
 		r := historyRow{InstanceID: id, ExecutionID: exec, EventID: inst.NextEventID + int64(i), Kind: ev.Kind}
@@ -527,6 +531,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		}
 		ev.EventID, ev.Kind, ev.Timestamp = 0, "", time.Time{}
 		r.Payload = mustJSON(ev)
+		historyBytes += int64(len(r.Payload))
 		hrows = append(hrows, r)
 	}
 	if len(hrows) >= copyThreshold {
@@ -640,7 +645,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	// The instance.
 	fin := finishRow{Status: plan.Status, ExecutionID: exec, WorkflowType: inst.WorkflowType, Input: boxed(inst.Input),
 		Result: boxed(plan.Result), NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
-		NextTimerID: plan.NextTimerID, HasChildren: len(plan.Children) > 0}
+		NextTimerID: plan.NextTimerID, HasChildren: len(plan.Children) > 0, HistoryBytes: &historyBytes}
 	if !plan.LastEventAt.IsZero() {
 		at := plan.LastEventAt.UTC()
 		fin.LastEventAt = &at
@@ -651,6 +656,10 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.ContinueAsNew {
 		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, boxed(plan.NewInput)
 		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
+	}
+	if plan.ContinueAsNew || plan.Cron != nil {
+		var none int64 // the next execution's history starts empty
+		fin.HistoryBytes = &none
 	}
 	if plan.Cron != nil {
 		cronFinish(&fin, plan.Cron)
@@ -689,6 +698,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
 	default:
 		out.ExecutionID, out.NextEventID = exec, plan.NextEventID
+		out.HistoryBytes = historyBytes
 	}
 	out.Status = plan.Status
 	return nil
@@ -847,6 +857,7 @@ func readClosedAtCommit(t *txn, w *turnWrites) {
 			if out := w.outs[r.Instance.InstanceID]; out != nil && r.Instance.Status != api.StatusRunning {
 				wf := toWorkflow(r.Instance)
 				wf.HistoryLength = r.Instance.NextEventID - 1 // as DescribeWorkflow
+				wf.HistoryBytes = r.Instance.HistoryBytes
 				out.Closed = &wf
 			}
 		}

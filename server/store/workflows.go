@@ -107,6 +107,7 @@ func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (ap
 	}
 	w := toWorkflow(i)
 	w.HistoryLength = i.NextEventID - 1
+	w.HistoryBytes = i.HistoryBytes
 	w.TaskFailing = taskFailing(i, w.LastTaskError)
 	if i.Status != api.StatusRunning {
 		return w, nil
