@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,5 +120,70 @@ func TestResetAfterABadDeploy(t *testing.T) {
 		WorkflowExecution: &common.WorkflowExecution{WorkflowId: "event"}, WorkflowTaskFinishEventId: 1})
 	if field, _ := problemField(err); !errors.Is(err, client.ErrInvalidRequest) || field != "event_id" {
 		t.Fatalf("reset to event 1: %v (field %q), want a 400 naming event_id", err, field)
+	}
+}
+
+// A reset batch: every workflow a list query matches is reset to its last
+// turn, each in its own transaction, and completes on the fixed build; a
+// matching workflow that cannot be reset (no turn recorded yet) is
+// counted failed with the reason and left as it was.
+func TestBatchResetAfterABadDeploy(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acts := &doubler{}
+	startBuild := func(fixed bool) *running {
+		return e.startWorker("orders", testOptions(), func(w *worker.Worker) error {
+			return errors.Join(w.RegisterWorkflow(doubledFlow(fixed), worker.WithName("Doubled")),
+				w.RegisterActivity(acts.Double, worker.WithName("Double")))
+		})
+	}
+	bad := startBuild(false)
+	ids := []string{"b-1", "b-2", "b-3"}
+	for _, id := range ids {
+		run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "orders"}, "Doubled", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := result[string](t, run, 30*time.Second); err == nil {
+			t.Fatalf("%s: the buggy build's run did not fail", id)
+		}
+	}
+	bad.stop()
+	// On a queue no worker polls: no turn to go back to.
+	if _, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "b-0", TaskQueue: "nobody"}, "Doubled", 3); err != nil {
+		t.Fatal(err)
+	}
+	startBuild(true)
+	reapply := true
+	b, err := e.c.StartBatch(ctx, client.BatchOptions{ID: "fix", Operation: api.BatchOpReset, Query: "WorkflowType = 'Doubled'",
+		Reason: "fixed build", Reset: &api.BatchReset{ResetType: api.ResetLastTurn, ReapplySignals: &reapply}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Total != 4 || b.Reset == nil || b.Reset.ResetType != api.ResetLastTurn {
+		t.Fatalf("batch %+v", b)
+	}
+	b = waitBatch(t, e.c, "fix", api.BatchCompleted)
+	if b.Done != 3 || b.Failed != 1 || len(b.Failures) != 1 || b.Failures[0].WorkflowID != "b-0" ||
+		!strings.Contains(b.Failures[0].Reason, "no turn recorded") {
+		t.Fatalf("batch done %d failed %d failures %+v", b.Done, b.Failed, b.Failures)
+	}
+	for _, id := range ids {
+		got, err := result[string](t, e.c.GetWorkflow(ctx, id, ""), 30*time.Second)
+		if err != nil || got != "doubled 6" {
+			t.Fatalf("%s after the batch reset: %q, %v", id, got, err)
+		}
+		d, err := e.c.Describe(ctx, id)
+		if err != nil || d.ResetFrom == nil || d.ResetFrom.Reason != "fixed build" || d.ResetFrom.RequestID != "batch fix" {
+			t.Fatalf("%s: describe %+v, %v", id, d, err)
+		}
+	}
+	if n := acts.runs.Load(); n != 3 {
+		t.Fatalf("the activity ran %d times, want 3 (the resets replay its results)", n)
+	}
+	// The workflow the batch could not reset is as it was.
+	d, err := e.c.Describe(ctx, "b-0")
+	if err != nil || d.ExecutionID != 1 || d.ResetFrom != nil || d.Status != api.StatusRunning {
+		t.Fatalf("b-0 after the batch: %+v, %v", d, err)
 	}
 }
