@@ -206,6 +206,26 @@ func TestCLIReset(t *testing.T) {
 		t.Fatalf("the second run's history lacks WorkflowReset:\n%s", r.stdout)
 	}
 
+	// A reset batch over a list query: the third run (stopped) goes back
+	// to its first turn without its signal.
+	s.must(t, "workflow", "signal", "tally-r", "stop", "--input", "1")
+	s.must(t, "workflow", "result", "tally-r", "--timeout", "30s")
+	var b api.Batch
+	s.must(t, "batch", "start", "--operation", "reset", "--reset-type", "first", "--reapply-exclude", "signal",
+		"--query", "WorkflowId = 'tally-r'", "--id", "reset-all", "-o", "json").decode(t, &b)
+	if b.Operation != api.BatchOpReset || b.Reset == nil || b.Reset.ResetType != api.ResetFirstTurn || b.Total != 1 {
+		t.Fatalf("reset batch: %+v", b)
+	}
+	s.eventually(t, "the reset batch's end", func(r cliResult) bool {
+		b = api.Batch{}
+		r.decode(t, &b)
+		return b.State == api.BatchCompleted
+	}, "batch", "describe", "reset-all", "-o", "json")
+	s.must(t, "workflow", "describe", "tally-r", "-o", "json").decode(t, &desc)
+	if b.Done != 1 || desc.ExecutionID != 4 || desc.ResetFrom == nil || desc.ResetFrom.ExecutionID != 3 {
+		t.Fatalf("after the reset batch: batch %+v, workflow %+v", b, desc)
+	}
+
 	// Refusals: bad flags, a point that is not the end of a turn, an
 	// unknown workflow.
 	for _, tc := range []struct {
