@@ -65,10 +65,17 @@ func isMessageEvent(kind string) bool {
 }
 
 // turnsOf splits a history (events in order, ids from 1) into its turns,
-// as the SDK's replay does.
+// as the SDK's replay does; WorkflowTerminated and WorkflowReset, written
+// from outside, belong to no turn.
 func turnsOf(history []api.Event) []turnSpan {
 	var turns []turnSpan
 	for i := 0; i < len(history); {
+		if k := history[i].Kind; k == api.EventWorkflowTerminated || k == api.EventWorkflowReset {
+			// Written from outside, not by a turn: a run's turns keep
+			// their ends when it is terminated or reset.
+			i++
+			continue
+		}
 		if !isMessageEvent(history[i].Kind) {
 			if len(turns) > 0 {
 				turns[len(turns)-1].Last = history[i].EventID
@@ -318,7 +325,7 @@ func resetTurn(p storage.ResetParams, turns []turnSpan, current bool, inst gen.I
 	case api.ResetEvent:
 		last := turns[len(turns)-1].Last
 		if p.EventID > last {
-			return turnSpan{}, &InvalidError{Field: "event_id", Message: fmt.Sprintf("the run's history ends at event %d", last)}
+			return turnSpan{}, &InvalidError{Field: "event_id", Message: fmt.Sprintf("the run's last turn ends at event %d", last)}
 		}
 		for _, tr := range turns {
 			if tr.Last == p.EventID {
