@@ -187,8 +187,9 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 		if err := cancelExecutions(ctx, t, ns, []execCancel{{id, inst.ExecutionID, api.CancelReasonWorkflowReset}}); err != nil {
 			return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: %w", err)
 		}
-		t.observeClose(ns, inst.WorkflowType, WorkflowTerminated, time.Time{}, now)
+		t.observeClose(ns, inst.WorkflowType, WorkflowTerminated, inst.CreatedAt, now)
 	}
+	t.observe(observation{kind: observeStarted, ns: ns, typ: inst.WorkflowType})
 	ended := historyRow{InstanceID: id, ExecutionID: inst.ExecutionID, EventID: inst.NextEventID, Kind: api.EventWorkflowReset,
 		Payload:   mustJSON(api.Event{Reason: p.Reason, ResetEventID: turn.Last, NewExecutionID: newExec, NewRunID: newRun.String()}),
 		CreatedAt: ptrTime(at)}
