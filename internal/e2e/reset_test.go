@@ -187,3 +187,66 @@ func TestBatchResetAfterABadDeploy(t *testing.T) {
 		t.Fatalf("b-0 after the batch: %+v, %v", d, err)
 	}
 }
+
+// panickyFlow is doubledFlow whose buggy build panics at its second turn
+// (the workflow stays running, its turn failing and retried).
+func panickyFlow(fixed bool) func(ctx workflow.Context, n int) (string, error) {
+	return func(ctx workflow.Context, n int) (string, error) {
+		var d int
+		if err := workflow.ExecuteActivity(ctx, "Double", n).Get(ctx, &d); err != nil {
+			return "", err
+		}
+		if !fixed {
+			panic(fmt.Sprintf("bug: %d taken for a string", d))
+		}
+		return fmt.Sprintf("doubled %d", d), nil
+	}
+}
+
+// A workflow whose second turn panics on the buggy build (pinned to it,
+// its turn failing) is reset to its last recorded turn while it runs: the
+// new run is pinned to no build, the fixed build's worker takes it and it
+// completes; the old run ends with WorkflowReset.
+func TestResetOfAWorkflowStuckOnAPanic(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acts := &doubler{}
+	startBuild := func(build string, fixed bool) *running {
+		opts := testOptions()
+		opts.BuildID = build
+		return e.startWorker("orders", opts, func(w *worker.Worker) error {
+			return errors.Join(w.RegisterWorkflow(panickyFlow(fixed), worker.WithName("Panicky")),
+				w.RegisterActivity(acts.Double, worker.WithName("Double")))
+		})
+	}
+	bad := startBuild("v1", false)
+	if _, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "stuck", TaskQueue: "orders"}, "Panicky", 3); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the second turn to fail", func() bool {
+		d, err := e.c.Describe(ctx, "stuck")
+		return err == nil && d.TaskFailing != nil
+	})
+	bad.stop()
+	startBuild("v2", true)
+	resp, err := e.c.ResetWorkflowExecution(ctx, &client.ResetWorkflowExecutionRequest{
+		WorkflowExecution: &common.WorkflowExecution{WorkflowId: "stuck"}, ResetType: client.ResetTypeLastTurn, Reason: "v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := result[string](t, e.c.GetWorkflow(ctx, "stuck", ""), 30*time.Second)
+	if err != nil || got != "doubled 6" {
+		t.Fatalf("after the reset: %q, %v", got, err)
+	}
+	d, err := e.c.Describe(ctx, "stuck")
+	if err != nil || d.RunID != resp.GetRunId() || d.TaskFailing != nil {
+		t.Fatalf("describe %+v, %v", d, err)
+	}
+	old, err := e.c.History(ctx, "stuck", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := old.Events[len(old.Events)-1]; last.Kind != api.EventWorkflowReset || last.NewRunID != resp.GetRunId() {
+		t.Fatalf("the old run ends with %+v", last)
+	}
+}
