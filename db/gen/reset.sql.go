@@ -89,8 +89,8 @@ SET status = 'running', execution_id = $1, run_id = $2::uuid,
     lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = 0, last_task_error = NULL, completed_at = NULL,
     last_event_at = $9::timestamptz, build_id = NULL,
-    reset_from = $10::jsonb, updated_at = now()
-WHERE namespace = $11 AND instance_id = $12
+    reset_from = $10::jsonb, history_bytes = $11::bigint, updated_at = now()
+WHERE namespace = $12 AND instance_id = $13
 `
 
 type ResetInstanceParams struct {
@@ -104,6 +104,7 @@ type ResetInstanceParams struct {
 	CancelReason    *string
 	LastEventAt     *time.Time
 	ResetFrom       []byte
+	HistoryBytes    int64
 	Namespace       string
 	InstanceID      string
 }
@@ -126,6 +127,7 @@ func (q *Queries) ResetInstance(ctx context.Context, arg ResetInstanceParams) er
 		arg.CancelReason,
 		arg.LastEventAt,
 		arg.ResetFrom,
+		arg.HistoryBytes,
 		arg.Namespace,
 		arg.InstanceID,
 	)

@@ -30,7 +30,7 @@ SET status = 'running', execution_id = sqlc.arg(new_execution_id), run_id = sqlc
     lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = 0, last_task_error = NULL, completed_at = NULL,
     last_event_at = sqlc.narg(last_event_at)::timestamptz, build_id = NULL,
-    reset_from = sqlc.arg(reset_from)::jsonb, updated_at = now()
+    reset_from = sqlc.arg(reset_from)::jsonb, history_bytes = sqlc.arg(history_bytes)::bigint, updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
 -- name: ResetPendingSignals :many

@@ -233,7 +233,7 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 		Input: jsonValue(plan.input(history)), NextEventID: int64(len(copied)) + 1,
 		NextActivityID: plan.nextActivity, NextTimerID: plan.nextTimer,
 		CancelRequested: plan.cancelRequested, CancelReason: cancelReason, LastEventAt: lastAt,
-		ResetFrom: mustJSON(originRow), Namespace: ns, InstanceID: id}); err != nil {
+		ResetFrom: mustJSON(originRow), HistoryBytes: storedBytes(copied), Namespace: ns, InstanceID: id}); err != nil {
 		return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: instance: %w", err)
 	}
 	msgs := make([]resetMessage, 0, len(batch)+len(pending))
@@ -502,4 +502,16 @@ func newResetMessage(seq int, ev api.Event, exec int64) resetMessage {
 		out.ExecutionID = nil
 	}
 	return out
+}
+
+// storedBytes is the size of events as the history stores them (their
+// payload: the event without its id, kind and time), the measure of
+// instances.history_bytes.
+func storedBytes(evs []api.Event) int64 {
+	var n int64
+	for _, ev := range evs {
+		ev.EventID, ev.Kind, ev.Timestamp = 0, "", time.Time{}
+		n += int64(len(mustJSON(ev)))
+	}
+	return n
 }
