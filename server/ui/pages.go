@@ -29,6 +29,7 @@ func funcs(now func() time.Time) template.FuncMap {
 		"json":     prettyJSON,
 		"hasJSON":  func(b json.RawMessage) bool { return len(b) > 0 },
 		"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
 		"ago":      func(t time.Time) string { return relative(t, now()) },
 		"nsURL":    nsURL,
@@ -139,6 +140,10 @@ func (u *UI) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Workflows = resp.Workflows
+	if d.First == "" {
+		// The first page follows the workflows as they change.
+		p.Refresh = 2 * u.cfg.RefreshInterval.Milliseconds()
+	}
 	if d.Query != "" {
 		// How many match in all, beside this page.
 		cq := url.Values{"query": {d.Query}}
@@ -225,6 +230,65 @@ type workflowData struct {
 	ReadOnlyRole string
 	// SignalName and SignalInput refill the form after an error.
 	SignalName, SignalInput string
+	// Tab is the view shown below the summary: "history" (pending work,
+	// signals, children, the compact timeline and the events), "stack"
+	// (the stack-trace query's answer) or "query" (the query form).
+	Tab string
+	// Timeline is the compact timeline of the execution shown.
+	Timeline *timeline
+	// Query is the query tab's form and answer.
+	Query queryData
+}
+
+// queryData is the query form of a workflow's page and what the query
+// answered.
+type queryData struct {
+	// Type and Args are the form's values: the query type and its
+	// arguments as JSON (none, one value, or an array of several).
+	Type, Args string
+	// Ran is set when the query was sent; Result is then its answer, or
+	// Err the error (the API's problem, or the form's).
+	Ran    bool
+	Result json.RawMessage
+	Err    string
+	// Text is Result when it is a JSON string, unquoted (a stack trace).
+	Text string
+}
+
+// queryWait bounds how long the UI waits for a worker's answer to a query.
+const queryWait = 10 * time.Second
+
+// Workflow page tabs.
+const (
+	tabHistory = "history"
+	tabStack   = "stack"
+	tabQuery   = "query"
+)
+
+// runQuery sends the query of d.Query (its type and arguments) to the
+// execution shown and records the answer or the error.
+func runQuery(ctx context.Context, c *apiClient, ns, id string, executionID int64, q *queryData) {
+	q.Ran = true
+	req := api.QueryWorkflowRequest{ExecutionID: executionID}
+	w := api.Duration(queryWait)
+	req.Wait = &w
+	if q.Args != "" {
+		if !json.Valid([]byte(q.Args)) {
+			q.Err = "Arguments: not valid JSON."
+			return
+		}
+		req.Input = json.RawMessage(q.Args)
+	}
+	var ans api.QueryWorkflowResponse
+	if _, err := c.do(ctx, http.MethodPost, nsPath(ns, "workflows", id, "queries", q.Type), nil, req, &ans); err != nil {
+		q.Err = err.Error()
+		return
+	}
+	q.Result = ans.Result
+	var text string
+	if json.Unmarshal(ans.Result, &text) == nil {
+		q.Text = text
+	}
 }
 
 func (u *UI) workflow(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +305,16 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 		u.fail(w, r, "Workflow "+id, err)
 		return
 	}
-	d := &workflowData{W: &wf, ExecutionID: wf.ExecutionID, SignalName: sigName, SignalInput: sigInput}
+	d := &workflowData{W: &wf, ExecutionID: wf.ExecutionID, SignalName: sigName, SignalInput: sigInput, Tab: tabHistory}
+	in := r.URL.Query()
+	if r.Method == http.MethodGet {
+		switch in.Get("tab") {
+		case tabStack:
+			d.Tab = tabStack
+		case tabQuery:
+			d.Tab = tabQuery
+		}
+	}
 	for i := wf.ExecutionID; i >= 1; i-- {
 		d.Executions = append(d.Executions, i)
 	}
@@ -259,6 +332,19 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	d.Events = h.Events
 	d.Signals = signals(h.Events)
 	d.Children = children(h.Events)
+	shownRuns := wf.Status == api.StatusRunning && d.ExecutionID == wf.ExecutionID
+	d.Timeline = buildTimeline(h.Events, shownRuns, u.cfg.Now())
+	switch d.Tab {
+	case tabStack:
+		d.Query.Type = stackTraceQuery
+		runQuery(ctx, c, ns, id, d.ExecutionID, &d.Query)
+	case tabQuery:
+		d.Query.Type = strings.TrimSpace(in.Get("query_type"))
+		d.Query.Args = strings.TrimSpace(in.Get("args"))
+		if d.Query.Type != "" {
+			runQuery(ctx, c, ns, id, d.ExecutionID, &d.Query)
+		}
+	}
 	if wf.Status == api.StatusRunning {
 		// Offer the actions only to a key whose role may do them. When
 		// the caller cannot be asked (a server without GET /caller), the
@@ -272,8 +358,18 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	// An action the API refused the key (401, 403) links to the API key
 	// page, as a refused page does.
 	needsKey := status == http.StatusUnauthorized || status == http.StatusForbidden
-	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, NeedsKey: needsKey, Data: d})
+	p := &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, NeedsKey: needsKey, Data: d}
+	if shownRuns && d.Tab == tabHistory {
+		// The page reloads its live parts until the workflow closes.
+		p.Refresh = u.cfg.RefreshInterval.Milliseconds()
+	}
+	u.render(w, r, status, "workflow", p)
 }
+
+// stackTraceQuery is the SDK's built-in query answering the stacks of the
+// workflow's goroutines (sdk/workflow.StackTraceQuery, Temporal's
+// "__stack_trace").
+const stackTraceQuery = "stack_trace"
 
 // signals lists the signals of events.
 func signals(events []api.Event) []signal {
@@ -466,6 +562,9 @@ func (u *UI) queue(w http.ResponseWriter, r *http.Request) {
 type payload struct {
 	Label string
 	JSON  string
+	// Payload is set for a workflow's value (input, result), which a
+	// codec may have encoded; not for Tether's own (options, error).
+	Payload bool
 }
 
 // eventPayloads lists the payloads of e, for the timeline's <details>.
@@ -473,16 +572,16 @@ func eventPayloads(e api.Event) []payload {
 	var ps []payload
 	add := func(label string, v json.RawMessage) {
 		if len(v) > 0 {
-			ps = append(ps, payload{label, prettyJSON(v)})
+			ps = append(ps, payload{label, prettyJSON(v), true})
 		}
 	}
 	add("input", e.Input)
 	add("result", e.Result)
 	if e.Error != nil {
-		ps = append(ps, payload{"error", prettyJSON(e.Error)})
+		ps = append(ps, payload{"error", prettyJSON(e.Error), false})
 	}
 	if e.Options != nil {
-		ps = append(ps, payload{"options", prettyJSON(e.Options)})
+		ps = append(ps, payload{"options", prettyJSON(e.Options), false})
 	}
 	return ps
 }

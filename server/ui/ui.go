@@ -4,9 +4,15 @@
 // queues, and list and inspect schedules (next runs, recent actions) with
 // their pause, unpause and trigger forms.
 //
-// The UI renders HTML on the server with html/template and needs no
-// JavaScript. It reads and changes nothing but through the public REST API
-// (an http.Client, normally InProcess over the server's own handler), and
+// The UI renders HTML on the server with html/template and works without
+// JavaScript. One script of its own (static/ui.js, allowed by the
+// Content-Security-Policy as 'self') adds what needs the browser: the pages
+// of running workflows and the list refresh their live parts while the
+// auto-refresh toggle is on, and payloads a codec encoded are decoded by
+// the codec server of Config.CodecEndpoint, called by the browser.
+//
+// The UI reads and changes nothing but through the public REST API (an
+// http.Client, normally InProcess over the server's own handler), and
 // forwards the browser's credentials with every call — its Authorization
 // header, or the API key saved by the login page in a cookie — so that the
 // API's access rules apply to the UI's users as to any client.
@@ -22,6 +28,7 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -62,6 +69,16 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives the UI's failures. Default: discarded.
 	Logger *slog.Logger
+	// CodecEndpoint is the base URL of a codec server (Temporal's codec
+	// protocol, such as sdk/converter.NewPayloadCodecHTTPHandler): the
+	// browser POSTs the payloads a codec encoded to its /decode and shows
+	// them decoded. The server itself never decodes them. "" (the
+	// default): payloads are shown as stored. A URL that is not http or
+	// https is ignored (and logged).
+	CodecEndpoint string
+	// RefreshInterval is how often a page of a running workflow reloads
+	// its live parts in the browser (the list: twice as long). Default 2s.
+	RefreshInterval time.Duration
 }
 
 // UI is the web UI's HTTP handler; its paths start with Prefix.
@@ -70,6 +87,28 @@ type UI struct {
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
 	static http.Handler
+	// csp is the Content-Security-Policy of every answer.
+	csp string
+}
+
+// codecOrigin checks that endpoint is an http or https URL and returns its
+// origin (scheme://host[:port]), for the Content-Security-Policy.
+func codecOrigin(endpoint string) (string, error) {
+	p, err := url.Parse(endpoint)
+	if err != nil {
+		return "", fmt.Errorf("codec endpoint: %w", err)
+	}
+	if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
+		return "", fmt.Errorf("codec endpoint %q: want an http or https URL without credentials", endpoint)
+	}
+	return p.Scheme + "://" + p.Host, nil
+}
+
+// CheckCodecEndpoint reports whether endpoint may be a Config.CodecEndpoint
+// (an http or https URL without user information).
+func CheckCodecEndpoint(endpoint string) error {
+	_, err := codecOrigin(endpoint)
+	return err
 }
 
 // New returns the UI of cfg.
@@ -93,7 +132,23 @@ func New(cfg Config) *UI {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = 2 * time.Second
+	}
+	csp := "default-src 'self'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'"
+	if cfg.CodecEndpoint != "" {
+		origin, err := codecOrigin(cfg.CodecEndpoint)
+		if err != nil {
+			cfg.Logger.Error("ui: the codec endpoint is ignored", "endpoint", cfg.CodecEndpoint, "err", err)
+			cfg.CodecEndpoint = ""
+		} else {
+			cfg.CodecEndpoint = strings.TrimRight(cfg.CodecEndpoint, "/")
+			// The browser may call the codec server, and nothing else
+			// outside this origin.
+			csp += "; connect-src 'self' " + origin
+		}
+	}
+	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}, csp: csp}
 	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "schedules", "schedule", "batches", "batch", "login", "error"} {
 		u.pages[p] = template.Must(template.New("layout.html").Funcs(funcs(cfg.Now)).
 			ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
@@ -129,7 +184,7 @@ func New(cfg Config) *UI {
 // ServeHTTP serves the UI's pages.
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", u.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	if r.Method == http.MethodPost {
@@ -232,6 +287,13 @@ type page struct {
 	NeedsKey bool
 	// Data is the page's own content.
 	Data any
+	// Refresh, when not zero, is how often (in milliseconds) the browser
+	// reloads the page's live parts (elements with data-live) while the
+	// auto-refresh toggle is on (static/ui.js).
+	Refresh int64
+	// CodecEndpoint is Config.CodecEndpoint: the page's payloads are
+	// decoded through it by the browser.
+	CodecEndpoint string
 }
 
 // render writes the page tmpl with status.
@@ -243,6 +305,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 		p.NS = u.cfg.Namespace
 	}
 	p.CSRF = csrfToken(w, r)
+	p.CodecEndpoint = u.cfg.CodecEndpoint
 	p.LoggedIn = loggedIn(r)
 	if p.Flash == "" {
 		p.Flash = r.URL.Query().Get("flash")
