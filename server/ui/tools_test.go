@@ -365,7 +365,7 @@ func TestUIWorkflowTools(t *testing.T) {
 		// PostgreSQL holds it encrypted.
 		var stored string
 		if err := app.Pool().QueryRow(ctx, `SELECT (SELECT string_agg(i::text, ' ') FROM instances i WHERE i::text LIKE '%vault-1%')
-			|| (SELECT string_agg(h::text, ' ') FROM history h WHERE h::text LIKE '%binary/encrypted%' OR h::text LIKE '%` + converter.EnvelopeKey + `%')`).Scan(&stored); err != nil {
+			|| (SELECT string_agg(h::text, ' ') FROM history h WHERE h::text LIKE '%binary/encrypted%' OR h::text LIKE '%`+converter.EnvelopeKey+`%')`).Scan(&stored); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(stored, converter.EnvelopeKey) || strings.Contains(stored, "great question") || strings.Contains(stored, "is 42") {
