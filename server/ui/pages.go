@@ -359,8 +359,9 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	// page, as a refused page does.
 	needsKey := status == http.StatusUnauthorized || status == http.StatusForbidden
 	p := &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, NeedsKey: needsKey, Data: d}
-	if shownRuns && d.Tab == tabHistory {
-		// The page reloads its live parts until the workflow closes.
+	if shownRuns && d.Tab == tabHistory && r.Method == http.MethodGet {
+		// The page reloads its live parts until the workflow closes (not
+		// the answer to a form, whose URL is the form's).
 		p.Refresh = u.cfg.RefreshInterval.Milliseconds()
 	}
 	u.render(w, r, status, "workflow", p)

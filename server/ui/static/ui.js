@@ -65,6 +65,7 @@
   function codecFailed(err) {
     var p = document.getElementById('codec-error');
     if (!p) return;
+    p.className = 'error';
     p.textContent = 'The codec server ' + codec + ' did not decode the payloads: ' + err.message;
     p.hidden = false;
   }
@@ -166,6 +167,12 @@
     var timer = null;
     var stopped = false;
     var count = 0;
+    // served maps each live element to the HTML the server sent for it
+    // (before any decoding).
+    var served = new WeakMap();
+    document.querySelectorAll('[data-live][id]').forEach(function (el) {
+      served.set(el, el.outerHTML);
+    });
     ctl.hidden = false;
     box.checked = !paused();
 
@@ -204,7 +211,11 @@
       document.querySelectorAll('[data-live][id]').forEach(function (old) {
         var f = doc.getElementById(old.id);
         if (!f) return;
+        // An element the server renders as before stays as it is.
+        var html = f.outerHTML;
+        if (served.get(old) === html) return;
         f = document.importNode(f, true);
+        served.set(f, html);
         keepOpen(old, f);
         old.replaceWith(f);
         decode(f);
@@ -240,8 +251,8 @@
   }
 
   function start() {
-    decode(document);
     refresh();
+    decode(document);
   }
 
   if (document.readyState === 'loading') {
