@@ -305,6 +305,9 @@ type Workflow struct {
 	// HistoryLength is the number of events of the current execution's
 	// history (describe only; never in a list).
 	HistoryLength int64 `json:"history_length,omitempty"`
+	// ResetFrom is set when the current run was made by a reset: the run
+	// it was reset from and the reset point (describe only).
+	ResetFrom *ResetFrom `json:"reset_from,omitempty"`
 	// Warnings name the bounds the workflow is close to (describe only):
 	// a history past the server's soft limit (--history-events-warn) is
 	// terminated at the hard one (--max-history-events).
@@ -406,6 +409,11 @@ const (
 	// execution was closed from outside, at once, without a turn; Reason
 	// and Details are the request's.
 	EventWorkflowTerminated = "WorkflowTerminated"
+	// EventWorkflowReset ends a run that POST /workflows/{id}/reset
+	// replaced (appended after its close when it had closed already):
+	// Reason, ResetEventID (the reset point), NewExecutionID and NewRunID
+	// (the run that replaces it).
+	EventWorkflowReset = "WorkflowReset"
 	// EventExternalSignalInitiated records a signal_external command; its
 	// outcome arrives as an ExternalCompleted or ExternalFailed message.
 	EventExternalSignalInitiated = "ExternalSignalInitiated"
@@ -553,6 +561,12 @@ type Event struct {
 	ParentExecutionID int64 `json:"parent_execution_id,omitempty"`
 	// ParentRunID is the parent execution's run id (WorkflowStarted of a child workflow).
 	ParentRunID string `json:"parent_run_id,omitempty"`
+	// ResetFrom is set on the WorkflowStarted of a run made by a reset:
+	// the run it was reset from and the reset point.
+	ResetFrom *ResetFrom `json:"reset_from,omitempty"`
+	// ResetEventID is the reset point in this run (WorkflowReset; the new
+	// run is NewExecutionID, NewRunID).
+	ResetEventID int64 `json:"reset_event_id,omitempty"`
 }
 
 // ---------------------------------------------------------------------------

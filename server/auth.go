@@ -205,6 +205,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"POST", BasePath + "/schedules/:schedule_id/trigger"}:                           cl,
 		{"POST", BasePath + "/schedules/:schedule_id/backfill"}:                          cl,
 		{"POST", BasePath + "/workflows/:instance_id/terminate"}:                         cl,
+		{"POST", BasePath + "/workflows/:instance_id/reset"}:                             cl,
 		{"POST", BasePath + "/workflows/:instance_id/signal-with-start"}:                 cl,
 		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/complete"}:  cl,
 		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/fail"}:      cl,

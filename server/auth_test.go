@@ -109,6 +109,7 @@ var routeAccess = map[string]byte{
 
 	// Issue 20: workflows that talk.
 	"POST " + BasePath + "/workflows/:instance_id/terminate":                         'c',
+	"POST " + BasePath + "/workflows/:instance_id/reset":                             'c',
 	"POST " + BasePath + "/workflows/:instance_id/signal-with-start":                 'c',
 	"POST " + BasePath + "/workflows/:instance_id/activities/:activity_id/complete":  'c',
 	"POST " + BasePath + "/workflows/:instance_id/activities/:activity_id/fail":      'c',

@@ -104,6 +104,7 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(g, "/workflows/:instance_id/result", s.workflowResult)
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/terminate", s.terminateWorkflow)
+	g.POST("/workflows/:instance_id/reset", s.resetWorkflow)
 	g.POST("/workflows/:instance_id/signal-with-start", s.signalWithStart)
 	g.POST("/workflows/:instance_id/activities/:activity_id/complete", s.completeActivityByID)
 	g.POST("/workflows/:instance_id/activities/:activity_id/fail", s.failActivityByID)

@@ -576,7 +576,7 @@ type ApiBatch struct {
 	// server requires keys.
 	Identity *string `json:"identity,omitempty"`
 
-	// Operation Operation is cancel, terminate, signal or delete.
+	// Operation Operation is cancel, terminate, signal, delete or reset.
 	Operation *string `json:"operation,omitempty"`
 
 	// Query Query is the list query that selects the workflows.
@@ -587,6 +587,9 @@ type ApiBatch struct {
 
 	// Reason Reason is recorded with each cancel or termination.
 	Reason *string `json:"reason,omitempty"`
+
+	// Reset Reset is how a reset batch resets each workflow.
+	Reset *ApiBatchReset `json:"reset,omitempty"`
 
 	// Signal Signal is the signal a signal batch sends.
 	Signal *ApiBatchSignal `json:"signal,omitempty"`
@@ -627,8 +630,7 @@ type ApiBatchRequest struct {
 	// each running one is a failure of the job).
 	Force *bool `json:"force,omitempty"`
 
-	// Operation Operation is cancel, terminate, signal or delete (reset is not
-	// supported yet).
+	// Operation Operation is cancel, terminate, signal, delete or reset.
 	Operation string `json:"operation"`
 
 	// Query Query is a list query (docs/api.md, "Visibility"), as GET
@@ -644,8 +646,27 @@ type ApiBatchRequest struct {
 	// characters.
 	Reason *string `json:"reason,omitempty"`
 
+	// Reset Reset is how a reset batch resets each workflow (operation reset
+	// only; required then).
+	Reset *ApiBatchReset `json:"reset,omitempty"`
+
 	// Signal Signal is the signal to send (operation signal only).
 	Signal *ApiBatchSignal `json:"signal,omitempty"`
+}
+
+// ApiBatchReset defines model for api.BatchReset.
+type ApiBatchReset struct {
+	// BuildId BuildID is the build whose first turn each run goes back to
+	// (reset_type build_id).
+	BuildId *string `json:"build_id,omitempty"`
+
+	// ReapplySignals ReapplySignals re-applies the signals received after the reset
+	// point (default true).
+	ReapplySignals *bool `json:"reapply_signals,omitempty"`
+
+	// ResetType ResetType is first_turn, last_turn or build_id (event ids differ
+	// from one workflow to the next).
+	ResetType string `json:"reset_type"`
 }
 
 // ApiBatchSignal defines model for api.BatchSignal.
@@ -1102,6 +1123,14 @@ type ApiEvent struct {
 	// Reason ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
 	// WorkflowTerminated
 	Reason *string `json:"reason,omitempty"`
+
+	// ResetEventId ResetEventID is the reset point in this run (WorkflowReset; the new
+	// run is NewExecutionID, NewRunID).
+	ResetEventId *int `json:"reset_event_id,omitempty"`
+
+	// ResetFrom ResetFrom is set on the WorkflowStarted of a run made by a reset:
+	// the run it was reset from and the reset point.
+	ResetFrom *ApiResetFrom `json:"reset_from,omitempty"`
 
 	// Result ActivityCompleted, WorkflowCompleted
 	Result interface{} `json:"result,omitempty"`
@@ -1561,6 +1590,73 @@ type ApiRegisterSearchAttributeRequest struct {
 
 // ApiRegisterSearchAttributeRequestType Type is keyword, text, int, double, bool, datetime or keyword_list.
 type ApiRegisterSearchAttributeRequestType string
+
+// ApiResetFrom defines model for api.ResetFrom.
+type ApiResetFrom struct {
+	// EventId EventID is the reset point: the last event of the turn that runs
+	// again (the new run's history holds the events before that turn).
+	EventId *int `json:"event_id,omitempty"`
+
+	// ExecutionId ExecutionID is that run's execution id.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Reason Reason is the reset's reason.
+	Reason *string `json:"reason,omitempty"`
+
+	// RequestId RequestID is the reset request's id, when it gave one.
+	RequestId *string `json:"request_id,omitempty"`
+
+	// ResetType ResetType is how the point was chosen (ResetTypes).
+	ResetType *string `json:"reset_type,omitempty"`
+
+	// RunId RunID is the run that was reset.
+	RunId *string `json:"run_id,omitempty"`
+}
+
+// ApiResetWorkflowRequest defines model for api.ResetWorkflowRequest.
+type ApiResetWorkflowRequest struct {
+	// BuildId BuildID (reset_type build_id) names the build whose first turn the
+	// run goes back to.
+	BuildId *string `json:"build_id,omitempty"`
+
+	// EventId EventID (reset_type event) is the last event of the turn to go back
+	// to: that turn and everything after it are replaced by the new run.
+	EventId *int `json:"event_id,omitempty"`
+
+	// ReapplySignals ReapplySignals re-applies to the new run the signals the old one
+	// received after the reset point (default true; false drops them).
+	ReapplySignals *bool `json:"reapply_signals,omitempty"`
+
+	// Reason Reason is recorded in the old run's WorkflowReset event and the new
+	// run's reset_from, at most 1024 characters.
+	Reason *string `json:"reason,omitempty"`
+
+	// RequestId RequestID, when set, is recorded with the reset (Temporal's
+	// RequestId), at most 128 characters.
+	RequestId *string `json:"request_id,omitempty"`
+
+	// ResetType ResetType is first_turn, last_turn, event or build_id.
+	ResetType string `json:"reset_type"`
+
+	// RunId RunID names the run to reset: a run id (a UUID) or an execution id
+	// in decimal (default: the current run).
+	RunId *string `json:"run_id,omitempty"`
+}
+
+// ApiResetWorkflowResponse defines model for api.ResetWorkflowResponse.
+type ApiResetWorkflowResponse struct {
+	// ExecutionId ExecutionID is the new run's execution id.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// ResetFrom ResetFrom says which run and event the new run was reset from.
+	ResetFrom *ApiResetFrom `json:"reset_from,omitempty"`
+
+	// RunId RunID is the new run's run id.
+	RunId *string `json:"run_id,omitempty"`
+
+	// WorkflowId WorkflowID is the workflow's instance id.
+	WorkflowId *string `json:"workflow_id,omitempty"`
+}
 
 // ApiRetryPolicy defines model for api.RetryPolicy.
 type ApiRetryPolicy struct {
@@ -2321,6 +2417,10 @@ type ApiWorkflow struct {
 	// at most 100, soonest first (describe only).
 	PendingTimers *[]ApiPendingTimer `json:"pending_timers,omitempty"`
 
+	// ResetFrom ResetFrom is set when the current run was made by a reset: the run
+	// it was reset from and the reset point (describe only).
+	ResetFrom *ApiResetFrom `json:"reset_from,omitempty"`
+
 	// Result Result is the workflow's result, once completed.
 	Result interface{} `json:"result,omitempty"`
 
@@ -2606,6 +2706,9 @@ type CancelWorkflowJSONRequestBody = ApiCancelWorkflowRequest
 
 // QueryWorkflowJSONRequestBody defines body for QueryWorkflow for application/json ContentType.
 type QueryWorkflowJSONRequestBody = ApiQueryWorkflowRequest
+
+// ResetWorkflowJSONRequestBody defines body for ResetWorkflow for application/json ContentType.
+type ResetWorkflowJSONRequestBody = ApiResetWorkflowRequest
 
 // SignalWithStartJSONRequestBody defines body for SignalWithStart for application/json ContentType.
 type SignalWithStartJSONRequestBody = ApiSignalWithStartRequest
@@ -3378,6 +3481,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
 	QueryWorkflow(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResetWorkflowWithBody Reset a workflow
+	//
+	// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+	ResetWorkflowWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResetWorkflow Reset a workflow
+	//
+	// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+	ResetWorkflow(ctx context.Context, namespace string, instanceId string, body ResetWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WorkflowResult Wait for a workflow's result
 	//
@@ -4971,6 +5092,44 @@ func (c *Client) QueryWorkflowWithBody(ctx context.Context, namespace string, in
 // Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
 func (c *Client) QueryWorkflow(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewQueryWorkflowRequest(c.Server, namespace, instanceId, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResetWorkflowWithBody Reset a workflow
+//
+// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+func (c *Client) ResetWorkflowWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetWorkflowRequestWithBody(c.Server, namespace, instanceId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResetWorkflow Reset a workflow
+//
+// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+func (c *Client) ResetWorkflow(ctx context.Context, namespace string, instanceId string, body ResetWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetWorkflowRequest(c.Server, namespace, instanceId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7981,6 +8140,60 @@ func NewQueryWorkflowRequestWithBody(server string, namespace string, instanceId
 	return req, nil
 }
 
+// NewResetWorkflowRequest calls the generic ResetWorkflow builder with application/json body
+func NewResetWorkflowRequest(server string, namespace string, instanceId string, body ResetWorkflowJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResetWorkflowRequestWithBody(server, namespace, instanceId, "application/json", bodyReader)
+}
+
+// NewResetWorkflowRequestWithBody constructs an http.Request for the ResetWorkflow method, with any body, and a specified content type
+func NewResetWorkflowRequestWithBody(server string, namespace string, instanceId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/reset", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWorkflowResultRequest constructs an http.Request for the WorkflowResult method
 func NewWorkflowResultRequest(server string, namespace string, instanceId string, params *WorkflowResultParams) (*http.Request, error) {
 	var err error
@@ -9064,6 +9277,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
 	QueryWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*QueryWorkflowResponse, error)
+
+	// ResetWorkflowWithBodyWithResponse Reset a workflow
+	//
+	// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+	ResetWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetWorkflowResponse, error)
+
+	// ResetWorkflowWithResponse Reset a workflow
+	//
+	// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+	ResetWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, body ResetWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetWorkflowResponse, error)
 
 	// WorkflowResultWithResponse Wait for a workflow's result
 	//
@@ -13553,6 +13784,103 @@ func (r QueryWorkflowResponse) ContentType() string {
 	return ""
 }
 
+type ResetWorkflowResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiResetWorkflowResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ResetWorkflowResponse) GetJSON201() *ApiResetWorkflowResponse {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON429() *ApiProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ResetWorkflowResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResetWorkflowResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResetWorkflowResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResetWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type WorkflowResultResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15268,6 +15596,36 @@ func (c *ClientWithResponses) QueryWorkflowWithResponse(ctx context.Context, nam
 		return nil, err
 	}
 	return ParseQueryWorkflowResponse(rsp)
+}
+
+// ResetWorkflowWithBodyWithResponse Reset a workflow
+//
+// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+func (c *ClientWithResponses) ResetWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetWorkflowResponse, error) {
+	rsp, err := c.ResetWorkflowWithBody(ctx, namespace, instanceId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetWorkflowResponse(rsp)
+}
+
+// ResetWorkflowWithResponse Reset a workflow
+//
+// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+func (c *ClientWithResponses) ResetWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, body ResetWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetWorkflowResponse, error) {
+	rsp, err := c.ResetWorkflow(ctx, namespace, instanceId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetWorkflowResponse(rsp)
 }
 
 // WorkflowResultWithResponse Wait for a workflow's result
@@ -18992,6 +19350,88 @@ func ParseQueryWorkflowResponse(rsp *http.Response) (*QueryWorkflowResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON504 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResetWorkflowResponse parses an HTTP response from a ResetWorkflowWithResponse call
+func ParseResetWorkflowResponse(rsp *http.Response) (*ResetWorkflowResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResetWorkflowResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiResetWorkflowResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	}
 
