@@ -39,6 +39,7 @@ func funcs(now func() time.Time) template.FuncMap {
 		"payloads": eventPayloads,
 		"summary":  eventSummary,
 		"attrs":    attrsText,
+		"deref":    func(b *bool) bool { return b != nil && *b },
 	}
 }
 
@@ -238,6 +239,24 @@ type workflowData struct {
 	Timeline *timeline
 	// Query is the query tab's form and answer.
 	Query queryData
+	// Reset is the reset form's values (kept after an error).
+	Reset resetForm
+	// ResetTypes are the reset types the form offers.
+	ResetTypes []string
+	// ResetOpen is set when the page answers the reset form (its error):
+	// the form is shown open.
+	ResetOpen bool
+}
+
+// resetForm is the values of a workflow page's reset form.
+type resetForm struct {
+	// Type is the reset type (api.ResetTypes); EventID and BuildID its
+	// point for the types event and build_id.
+	Type, EventID, BuildID string
+	// Reason is the reset's reason.
+	Reason string
+	// Reapply: re-apply the signals received after the reset point.
+	Reapply bool
 }
 
 // queryData is the query form of a workflow's page and what the query
@@ -305,7 +324,11 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 		u.fail(w, r, "Workflow "+id, err)
 		return
 	}
-	d := &workflowData{W: &wf, ExecutionID: wf.ExecutionID, SignalName: sigName, SignalInput: sigInput, Tab: tabHistory}
+	d := &workflowData{W: &wf, ExecutionID: wf.ExecutionID, SignalName: sigName, SignalInput: sigInput, Tab: tabHistory,
+		ResetTypes: api.ResetTypes(), Reset: resetForm{Type: api.ResetLastTurn, Reapply: true}}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/reset") {
+		d.Reset, d.ResetOpen = postedReset(r), true
+	}
 	in := r.URL.Query()
 	if r.Method == http.MethodGet {
 		switch in.Get("tab") {
@@ -345,12 +368,11 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 			runQuery(ctx, c, ns, id, d.ExecutionID, &d.Query)
 		}
 	}
-	if wf.Status == api.StatusRunning {
-		// Offer the actions only to a key whose role may do them. When
-		// the caller cannot be asked (a server without GET /caller), the
-		// forms are shown and the API has the last word.
-		d.ReadOnlyRole = readOnlyRole(ctx, c, ns)
-	}
+	// Offer the actions (and the reset of a closed workflow) only to a
+	// key whose role may do them. When the caller cannot be asked (a
+	// server without GET /caller), the forms are shown and the API has
+	// the last word.
+	d.ReadOnlyRole = readOnlyRole(ctx, c, ns)
 	if d.ExecutionID == wf.ExecutionID {
 		d.Pending = wf.PendingActivities
 		d.PendingMore = wf.PendingActivityCount > int64(len(d.Pending))
@@ -474,6 +496,51 @@ func (u *UI) terminate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.redirect(w, r, nsURL(ns, "workflows", id), "Workflow terminated.")
+}
+
+// postedReset reads the reset form of r.
+func postedReset(r *http.Request) resetForm {
+	return resetForm{
+		Type:    r.PostFormValue("reset_type"),
+		EventID: strings.TrimSpace(r.PostFormValue("event_id")),
+		BuildID: strings.TrimSpace(r.PostFormValue("build_id")),
+		Reason:  strings.TrimSpace(r.PostFormValue("reason")),
+		Reapply: r.PostFormValue("reapply_signals") != "",
+	}
+}
+
+// reset resets the execution the form names (POST /workflows/{id}/reset)
+// and shows the new run.
+func (u *UI) reset(w http.ResponseWriter, r *http.Request) {
+	ns, id := r.PathValue("ns"), r.PathValue("id")
+	f := postedReset(r)
+	reapply := f.Reapply
+	body := api.ResetWorkflowRequest{RunID: strings.TrimSpace(r.PostFormValue("run_id")), ResetType: f.Type,
+		BuildID: f.BuildID, Reason: f.Reason, ReapplySignals: &reapply}
+	switch f.Type {
+	case api.ResetEvent:
+		n, err := strconv.ParseInt(f.EventID, 10, 64)
+		if err != nil || n < 1 {
+			u.showWorkflow(w, r, http.StatusBadRequest, "", "Reset: the event id must be a positive number.", "", "")
+			return
+		}
+		body.EventID = n
+	case api.ResetBuildID:
+		if f.BuildID == "" {
+			u.showWorkflow(w, r, http.StatusBadRequest, "", "Reset: name the build id.", "", "")
+			return
+		}
+	}
+	if f.Type != api.ResetBuildID {
+		body.BuildID = ""
+	}
+	var ans api.ResetWorkflowResponse
+	if _, err := u.client(w, r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "reset"), nil, body, &ans); err != nil {
+		u.showWorkflow(w, r, statusOf(err), "", "Not reset: "+err.Error(), "", "")
+		return
+	}
+	u.redirect(w, r, nsURL(ns, "workflows", id), fmt.Sprintf("Reset: execution %d (run %s) goes on from event %d of execution %d.",
+		ans.ExecutionID, ans.RunID, ans.ResetFrom.EventID, ans.ResetFrom.ExecutionID))
 }
 
 // redirect sends the browser to path with a flash message (POST, redirect,
@@ -621,6 +688,12 @@ func eventSummary(e api.Event) string {
 	}
 	if e.ChildWorkflowID != "" {
 		parts = append(parts, "child "+e.ChildWorkflowID)
+	}
+	if e.ResetEventID != 0 {
+		parts = append(parts, fmt.Sprintf("reset to event %d", e.ResetEventID))
+	}
+	if e.ResetFrom != nil {
+		parts = append(parts, fmt.Sprintf("reset from execution %d at event %d", e.ResetFrom.ExecutionID, e.ResetFrom.EventID))
 	}
 	if e.NewExecutionID != 0 {
 		parts = append(parts, fmt.Sprintf("new execution %d", e.NewExecutionID))

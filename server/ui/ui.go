@@ -173,6 +173,7 @@ func New(cfg Config) *UI {
 	m.HandleFunc("POST "+ns+"/workflows/{id}/signal", u.signal)
 	m.HandleFunc("POST "+ns+"/workflows/{id}/cancel", u.cancel)
 	m.HandleFunc("POST "+ns+"/workflows/{id}/terminate", u.terminate)
+	m.HandleFunc("POST "+ns+"/workflows/{id}/reset", u.reset)
 	m.HandleFunc("GET "+ns+"/workers", u.workers)
 	m.HandleFunc("GET "+ns+"/task-queues", u.queues)
 	m.HandleFunc("GET "+ns+"/task-queues/{name}", u.queue)
