@@ -81,7 +81,6 @@ func TestUIReset(t *testing.T) {
 	if !strings.Contains(opts[0], api.BatchOpReset) || opts[1] != "first_turn,last_turn,build_id" || opts[2] != "reapply,drop" {
 		t.Fatalf("the batch form offers %q", opts)
 	}
-	e.screenshot("batches-reset")
 
 	// The form's reset batch, as the API receives it.
 	var mu sync.Mutex
