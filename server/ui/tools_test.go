@@ -404,5 +404,40 @@ func TestUIWorkflowTools(t *testing.T) {
 		if len(names) == 0 || names[0] != "default" {
 			t.Fatalf("the codec server's /decode calls named namespaces %q", names)
 		}
+
+		// A browser may choose its own codec server on the settings page:
+		// its pages decode through that one (allowed by their CSP).
+		own := newCodecServer(t, codec)
+		own.mu.Lock()
+		own.origin = e.url
+		own.mu.Unlock()
+		e.open("/ui/settings")
+		e.run("a bad endpoint", chromedp.SendKeys(`#codec-endpoint`, "ftp://codec.example"),
+			chromedp.Click(`//button[text()="Save"]`), chromedp.WaitVisible(`//p[@class="error" and contains(., "codec_endpoint")]`))
+		e.run("save the browser's endpoint", chromedp.SetValue(`#codec-endpoint`, own.URL),
+			chromedp.Click(`//button[text()="Save"]`), chromedp.WaitVisible(flash("Codec endpoint saved")))
+		mustContain(t, "the settings page", e.text("main"), "This browser uses "+own.URL+" instead.", "The server's codec endpoint: "+cs.URL)
+		cs.mu.Lock()
+		before := len(cs.namespaces)
+		cs.mu.Unlock()
+		e.open(ns + "/workflows/vault-1")
+		e.run("decoded by the browser's codec server", chromedp.WaitReady(`#wf-result[data-decoded]`))
+		if got := get(e, "result", chromedp.TextContent(`#wf-result`)); got != `"the answer to the great question is 42"` {
+			t.Fatalf("the result shown %q", got)
+		}
+		own.mu.Lock()
+		ownCalls := len(own.namespaces)
+		own.mu.Unlock()
+		cs.mu.Lock()
+		after := len(cs.namespaces)
+		cs.mu.Unlock()
+		if ownCalls == 0 || after != before {
+			t.Fatalf("the browser's codec server got %d calls, the server's %d more", ownCalls, after-before)
+		}
+		e.open("/ui/settings")
+		e.run("back to the server's", chromedp.Click(`#codec-clear`), chromedp.WaitVisible(flash("uses the server's codec endpoint")))
+		if strings.Contains(e.text("main"), own.URL) {
+			t.Fatalf("the browser's endpoint is kept:\n%s", e.text("main"))
+		}
 	})
 }

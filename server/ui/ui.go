@@ -9,7 +9,8 @@
 // Content-Security-Policy as 'self') adds what needs the browser: the pages
 // of running workflows and the list refresh their live parts while the
 // auto-refresh toggle is on, and payloads a codec encoded are decoded by
-// the codec server of Config.CodecEndpoint, called by the browser.
+// the codec server of Config.CodecEndpoint (or the one a browser chose on
+// the settings page), called by the browser.
 //
 // The UI reads and changes nothing but through the public REST API (an
 // http.Client, normally InProcess over the server's own handler), and
@@ -47,7 +48,14 @@ const (
 	csrfCookie = "tether_ui_csrf"
 	// keyCookie holds the API key given on the login page.
 	keyCookie = "tether_ui_key"
+	// codecCookie holds the codec endpoint chosen on the settings page,
+	// which replaces Config.CodecEndpoint for that browser.
+	codecCookie = "tether_ui_codec"
 )
+
+// baseCSP is the Content-Security-Policy of every page, before the codec
+// server's connect-src.
+const baseCSP = "default-src 'self'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
 //go:embed templates/*.html static/*
 var files embed.FS
@@ -87,8 +95,29 @@ type UI struct {
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
 	static http.Handler
-	// csp is the Content-Security-Policy of every answer.
-	csp string
+}
+
+// codecFor returns the codec endpoint of r's pages: the browser's own
+// (the settings page's cookie) when it chose one, else
+// Config.CodecEndpoint ("" for none).
+func (u *UI) codecFor(r *http.Request) string {
+	if c, err := r.Cookie(codecCookie); err == nil && c.Value != "" {
+		if _, err := codecOrigin(c.Value); err == nil {
+			return c.Value
+		}
+	}
+	return u.cfg.CodecEndpoint
+}
+
+// csp is the Content-Security-Policy of r's answer: the browser may call
+// the codec server of its pages, and nothing else outside this origin.
+func (u *UI) csp(r *http.Request) string {
+	if e := u.codecFor(r); e != "" {
+		if origin, err := codecOrigin(e); err == nil {
+			return baseCSP + "; connect-src 'self' " + origin
+		}
+	}
+	return baseCSP
 }
 
 // codecOrigin checks that endpoint is an http or https URL and returns its
@@ -135,21 +164,15 @@ func New(cfg Config) *UI {
 	if cfg.RefreshInterval <= 0 {
 		cfg.RefreshInterval = 2 * time.Second
 	}
-	csp := "default-src 'self'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'"
 	if cfg.CodecEndpoint != "" {
-		origin, err := codecOrigin(cfg.CodecEndpoint)
-		if err != nil {
+		if _, err := codecOrigin(cfg.CodecEndpoint); err != nil {
 			cfg.Logger.Error("ui: the codec endpoint is ignored", "endpoint", cfg.CodecEndpoint, "err", err)
 			cfg.CodecEndpoint = ""
-		} else {
-			cfg.CodecEndpoint = strings.TrimRight(cfg.CodecEndpoint, "/")
-			// The browser may call the codec server, and nothing else
-			// outside this origin.
-			csp += "; connect-src 'self' " + origin
 		}
+		cfg.CodecEndpoint = strings.TrimRight(cfg.CodecEndpoint, "/")
 	}
-	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}, csp: csp}
-	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "schedules", "schedule", "batches", "batch", "login", "error"} {
+	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "schedules", "schedule", "batches", "batch", "login", "settings", "error"} {
 		u.pages[p] = template.Must(template.New("layout.html").Funcs(funcs(cfg.Now)).
 			ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}
@@ -166,6 +189,8 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET "+Prefix+"/login", u.loginPage)
 	m.HandleFunc("POST "+Prefix+"/login", u.login)
 	m.HandleFunc("POST "+Prefix+"/logout", u.logout)
+	m.HandleFunc("GET "+Prefix+"/settings", u.settingsPage)
+	m.HandleFunc("POST "+Prefix+"/settings", u.saveSettings)
 	ns := Prefix + "/namespaces/{ns}"
 	m.HandleFunc("GET "+ns+"/{$}", u.nsHome)
 	m.HandleFunc("GET "+ns+"/workflows", u.listWorkflows)
@@ -185,7 +210,7 @@ func New(cfg Config) *UI {
 // ServeHTTP serves the UI's pages.
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", u.csp)
+	h.Set("Content-Security-Policy", u.csp(r))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	if r.Method == http.MethodPost {
@@ -306,7 +331,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 		p.NS = u.cfg.Namespace
 	}
 	p.CSRF = csrfToken(w, r)
-	p.CodecEndpoint = u.cfg.CodecEndpoint
+	p.CodecEndpoint = u.codecFor(r)
 	p.LoggedIn = loggedIn(r)
 	if p.Flash == "" {
 		p.Flash = r.URL.Query().Get("flash")
@@ -377,6 +402,44 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: keyCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/login?flash="+url.QueryEscape("API key forgotten."), http.StatusSeeOther)
+}
+
+// settingsData is the content of the settings page.
+type settingsData struct {
+	// Codec is the browser's own codec endpoint ("" when it uses the
+	// server's); ServerCodec is Config.CodecEndpoint.
+	Codec, ServerCodec string
+}
+
+func (u *UI) settingsPage(w http.ResponseWriter, r *http.Request) {
+	d := &settingsData{ServerCodec: u.cfg.CodecEndpoint}
+	if c, err := r.Cookie(codecCookie); err == nil {
+		d.Codec = c.Value
+	}
+	u.render(w, r, http.StatusOK, "settings", &page{Title: "Settings", Nav: "settings", Data: d})
+}
+
+// saveSettings keeps the browser's codec endpoint in a cookie, or forgets
+// it (action "clear"): the browser then uses the server's.
+func (u *UI) saveSettings(w http.ResponseWriter, r *http.Request) {
+	endpoint := strings.TrimRight(strings.TrimSpace(r.PostFormValue("codec_endpoint")), "/")
+	if r.PostFormValue("action") == "clear" || endpoint == "" {
+		http.SetCookie(w, &http.Cookie{Name: codecCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
+			SameSite: http.SameSiteStrictMode})
+		http.Redirect(w, r, Prefix+"/settings?flash="+url.QueryEscape("This browser uses the server's codec endpoint."), http.StatusSeeOther)
+		return
+	}
+	if _, err := codecOrigin(endpoint); err != nil {
+		u.render(w, r, http.StatusBadRequest, "settings", &page{Title: "Settings", Nav: "settings",
+			Error: "codec_endpoint: want an http or https URL without user information, such as http://localhost:8081.",
+			Data:  &settingsData{Codec: endpoint, ServerCodec: u.cfg.CodecEndpoint}})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: codecCookie, Value: endpoint, Path: Prefix, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 400 * 24 * 3600,
+	})
+	http.Redirect(w, r, Prefix+"/settings?flash="+url.QueryEscape("Codec endpoint saved: this browser decodes payloads through "+endpoint+"."), http.StatusSeeOther)
 }
 
 // nsURL is the UI path of a namespace's page (segments escaped).
