@@ -434,6 +434,19 @@ func TestUIWorkflowTools(t *testing.T) {
 		if ownCalls == 0 || after != before {
 			t.Fatalf("the browser's codec server got %d calls, the server's %d more", ownCalls, after-before)
 		}
+		// A codec server that is down: named on the page, the payloads
+		// left as stored.
+		down := httptest.NewServer(http.NotFoundHandler())
+		down.Close()
+		e.open("/ui/settings")
+		e.run("a codec server that is down", chromedp.SetValue(`#codec-endpoint`, down.URL),
+			chromedp.Click(`//button[text()="Save"]`), chromedp.WaitVisible(flash("Codec endpoint saved")))
+		e.open(ns + "/workflows/vault-1")
+		e.run("the codec error", chromedp.WaitVisible(`#codec-error`))
+		mustContain(t, "the codec error", e.text("#codec-error"), "The codec server "+down.URL+" did not decode the payloads")
+		if got := get(e, "result", chromedp.TextContent(`#wf-result`)); !strings.Contains(got, converter.EnvelopeKey) {
+			t.Fatalf("the result shown %q, want the envelope", got)
+		}
 		e.open("/ui/settings")
 		e.run("back to the server's", chromedp.Click(`#codec-clear`), chromedp.WaitVisible(flash("uses the server's codec endpoint")))
 		if strings.Contains(e.text("main"), own.URL) {
