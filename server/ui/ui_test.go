@@ -331,7 +331,20 @@ func (e *env) open(path string) string {
 // selector sel.
 func (e *env) text(sel string) string {
 	e.t.Helper()
-	return get(e, "text of "+sel, chromedp.Text(chromedp.CSS(sel)))
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(e.browser, 15*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		cancel()
+		// A node found in the document a navigation was replacing is
+		// gone: ask again, in the new one.
+		if err != nil && try < 5 && strings.Contains(err.Error(), "No node with given id") {
+			continue
+		}
+		if err != nil {
+			e.t.Fatalf("text of %s: %v", sel, err)
+		}
+		return v
+	}
 }
 
 // waitPage reloads path until its main text satisfies cond.
