@@ -211,6 +211,13 @@ func TestResetWithoutSignalsKeepsTimers(t *testing.T) {
 	}
 	ack(t, e, task)
 
+	// The first run's last turn still ends at event 8, not at the
+	// WorkflowReset the reset appended (event 9).
+	p := e.post("/workflows/r/reset", api.ResetWorkflowRequest{ResetType: api.ResetEvent, EventID: 9, RunID: "1"}).want(t, http.StatusBadRequest).problem(t)
+	if len(p.Errors) != 1 || p.Errors[0].Field != "event_id" {
+		t.Fatalf("reset to the WorkflowReset event: %+v", p)
+	}
+
 	// Back to event 5 without signals: the signal after it is dropped.
 	reset(t, e, "r", api.ResetWorkflowRequest{ResetType: api.ResetEvent, EventID: 5, ReapplySignals: ptr(false), RunID: "1"})
 	task = pollBuild(t, e, "q", "r", "b1")

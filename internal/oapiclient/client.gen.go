@@ -3008,7 +3008,7 @@ type ClientInterface interface {
 
 	// StartBatchWithBody Start a batch job
 	//
-	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3017,7 +3017,7 @@ type ClientInterface interface {
 
 	// StartBatch Start a batch job
 	//
-	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4048,7 +4048,7 @@ func (c *Client) ListBatches(ctx context.Context, namespace string, params *List
 
 // StartBatchWithBody Start a batch job
 //
-// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4067,7 +4067,7 @@ func (c *Client) StartBatchWithBody(ctx context.Context, namespace string, conte
 
 // StartBatch Start a batch job
 //
-// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8768,7 +8768,7 @@ type ClientWithResponsesInterface interface {
 
 	// StartBatchWithBodyWithResponse Start a batch job
 	//
-	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8777,7 +8777,7 @@ type ClientWithResponsesInterface interface {
 
 	// StartBatchWithResponse Start a batch job
 	//
-	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14740,7 +14740,7 @@ func (c *ClientWithResponses) ListBatchesWithResponse(ctx context.Context, names
 
 // StartBatchWithBodyWithResponse Start a batch job
 //
-// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14755,7 +14755,7 @@ func (c *ClientWithResponses) StartBatchWithBodyWithResponse(ctx context.Context
 
 // StartBatchWithResponse Start a batch job
 //
-// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -56,6 +56,9 @@ type Client interface {
 	UpdateWithStartWorkflow(ctx context.Context, options UpdateWithStartWorkflowOptions) (WorkflowUpdateHandle, error)
 	// DescribeWorkflowExecution describes a workflow.
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*DescribeWorkflowExecutionResponse, error)
+	// ResetWorkflowExecution replaces a run by a new one that goes back
+	// to one of its turns.
+	ResetWorkflowExecution(ctx context.Context, request *ResetWorkflowExecutionRequest) (*ResetWorkflowExecutionResponse, error)
 	// ListWorkflow returns one page of the workflows a list query matches.
 	ListWorkflow(ctx context.Context, request ListWorkflowRequest) (*api.ListWorkflowsResponse, error)
 	// CountWorkflow counts the workflows a list query matches.

@@ -152,6 +152,16 @@ func (m *Client) DescribeWorkflowExecution(ctx context.Context, workflowID, runI
 	return d, ret.Error(1)
 }
 
+// ResetWorkflowExecution mocks client.Client.ResetWorkflowExecution.
+func (m *Client) ResetWorkflowExecution(ctx context.Context, request *client.ResetWorkflowExecutionRequest) (*client.ResetWorkflowExecutionResponse, error) {
+	ret := m.Called(ctx, request)
+	if fn, ok := ret.Get(0).(func(context.Context, *client.ResetWorkflowExecutionRequest) (*client.ResetWorkflowExecutionResponse, error)); ok {
+		return fn(ctx, request)
+	}
+	r, _ := ret.Get(0).(*client.ResetWorkflowExecutionResponse)
+	return r, ret.Error(1)
+}
+
 // ListWorkflow mocks client.Client.ListWorkflow.
 func (m *Client) ListWorkflow(ctx context.Context, request client.ListWorkflowRequest) (*api.ListWorkflowsResponse, error) {
 	ret := m.Called(ctx, request)

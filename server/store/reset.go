@@ -65,10 +65,17 @@ func isMessageEvent(kind string) bool {
 }
 
 // turnsOf splits a history (events in order, ids from 1) into its turns,
-// as the SDK's replay does.
+// as the SDK's replay does; WorkflowTerminated and WorkflowReset, written
+// from outside, belong to no turn.
 func turnsOf(history []api.Event) []turnSpan {
 	var turns []turnSpan
 	for i := 0; i < len(history); {
+		if k := history[i].Kind; k == api.EventWorkflowTerminated || k == api.EventWorkflowReset {
+			// Written from outside, not by a turn: a run's turns keep
+			// their ends when it is terminated or reset.
+			i++
+			continue
+		}
 		if !isMessageEvent(history[i].Kind) {
 			if len(turns) > 0 {
 				turns[len(turns)-1].Last = history[i].EventID
@@ -180,8 +187,9 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 		if err := cancelExecutions(ctx, t, ns, []execCancel{{id, inst.ExecutionID, api.CancelReasonWorkflowReset}}); err != nil {
 			return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: %w", err)
 		}
-		t.observeClose(ns, inst.WorkflowType, WorkflowTerminated, time.Time{}, now)
+		t.observeClose(ns, inst.WorkflowType, WorkflowTerminated, inst.CreatedAt, now)
 	}
+	t.observe(observation{kind: observeStarted, ns: ns, typ: inst.WorkflowType})
 	ended := historyRow{InstanceID: id, ExecutionID: inst.ExecutionID, EventID: inst.NextEventID, Kind: api.EventWorkflowReset,
 		Payload:   mustJSON(api.Event{Reason: p.Reason, ResetEventID: turn.Last, NewExecutionID: newExec, NewRunID: newRun.String()}),
 		CreatedAt: ptrTime(at)}
@@ -318,7 +326,7 @@ func resetTurn(p storage.ResetParams, turns []turnSpan, current bool, inst gen.I
 	case api.ResetEvent:
 		last := turns[len(turns)-1].Last
 		if p.EventID > last {
-			return turnSpan{}, &InvalidError{Field: "event_id", Message: fmt.Sprintf("the run's history ends at event %d", last)}
+			return turnSpan{}, &InvalidError{Field: "event_id", Message: fmt.Sprintf("the run's last turn ends at event %d", last)}
 		}
 		for _, tr := range turns {
 			if tr.Last == p.EventID {
