@@ -20,8 +20,8 @@ import (
 
 // TestUIReset: the reset form of a workflow's page makes a new execution
 // from the point chosen and shows it, with links both ways; a reset the API
-// refuses shows why and keeps the form; the batch form offers reset and
-// sends the reset's point and signals.
+// refuses shows why and keeps the form; the batch form resets every
+// workflow a query matches, sending the reset's point and signals.
 func TestUIReset(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -73,8 +73,7 @@ func TestUIReset(t *testing.T) {
 	e.run("the old run", chromedp.Click(`#reset-from a`), chromedp.WaitVisible(`//h2[text()="History of execution 1"]`))
 	mustContain(t, "the old run's history", e.text("#timeline"), "WorkflowReset", "new execution 2", "reason: bad deploy")
 
-	// The batch form offers reset, with its point and signals; what it
-	// sends is checked over plain HTTP below.
+	// The batch form offers reset, with its point and signals.
 	e.open(ns + "/batches?query=" + "WorkflowId+%3D+%27order-b%27")
 	opts := get(e, "the batch form's reset options", chromedp.Evaluate[[]string](
 		`['#batch-operation', '#batch-reset-type', '#batch-reset-signals'].map(s => Array.from(document.querySelectorAll(s + ' option')).map(o => o.value).join(','))`))
@@ -82,7 +81,25 @@ func TestUIReset(t *testing.T) {
 		t.Fatalf("the batch form offers %q", opts)
 	}
 
-	// The form's reset batch, as the API receives it.
+	// A reset batch over the query, started from the form.
+	e.run("start a reset batch",
+		chromedp.SetValue(`#batch-operation`, api.BatchOpReset),
+		chromedp.SetValue(`#batch-reset-type`, api.ResetFirstTurn),
+		chromedp.SendKeys(`#batch-reason`, "batch reset"),
+		chromedp.Click(`#batch-confirm`),
+		chromedp.Click(`//button[text()="Start"]`), chromedp.WaitVisible(`//p[@class="flash" or @class="error"]`))
+	mustContain(t, "the reset batch", e.text("main"), "Batch started: 1 workflows match.",
+		"reset to first_turn, signals after it re-applied", "batch reset")
+	id := e.text("#batch-id")
+	text = e.waitPage(ns+"/batches/"+id, "the batch to complete", func(s string) bool { return strings.Contains(s, "completed") })
+	mustContain(t, "the completed reset batch", text, "1 done, 0 failed, of 1 matched")
+	d, err = e.c.Describe(ctx, "order-b")
+	if err != nil || d.ExecutionID != 2 || d.ResetFrom == nil || d.ResetFrom.ResetType != api.ResetFirstTurn || d.ResetFrom.Reason != "batch reset" {
+		t.Fatalf("order-b after the reset batch: %+v, %v", d, err)
+	}
+
+	// The form's reset batch, as the API receives it: a build id, the
+	// signals dropped.
 	var mu sync.Mutex
 	var sent []byte
 	observed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
