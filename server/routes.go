@@ -88,7 +88,7 @@ func (s *Server) newEcho() *echo.Echo {
 	// The web UI, over this server's own public API (package ui). It
 	// authenticates nobody itself: its API calls carry the browser's
 	// credentials and pass authorize like any other request.
-	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger}))
+	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger, CodecEndpoint: s.cfg.UICodecEndpoint}))
 	getAndHead(e, uiPath, uiHandler)
 	e.POST(uiPath, uiHandler)
 
