@@ -230,6 +230,7 @@ func EventKinds() []string {
 		EventChildWorkflowInitiated, EventChildWorkflowStarted, EventStartChildWorkflowFailed,
 		EventChildWorkflowCompleted, EventChildWorkflowFailed, EventChildWorkflowCanceled,
 		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested, EventUpsertWorkflowSearchAttributes,
+		EventUpsertWorkflowMemo,
 	}
 }
 
@@ -249,7 +250,7 @@ func CommandTypes() []string {
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
 		CommandSignalExternal, CommandCancelExternal,
-		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow, CommandUpsertSearchAttributes,
+		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow, CommandUpsertSearchAttributes, CommandUpsertMemo,
 	}
 }
 

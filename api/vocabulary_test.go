@@ -28,7 +28,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
 			"cancel_workflow", "continue_as_new", "complete_update", "reject_update", "signal_external", "cancel_external",
-			"start_child_workflow", "request_cancel_child_workflow", "upsert_search_attributes"},
+			"start_child_workflow", "request_cancel_child_workflow", "upsert_search_attributes", "upsert_memo"},
 		"update stages":          {"admitted", "accepted", "completed", "rejected"},
 		"search attribute types": {"keyword", "text", "int", "double", "bool", "datetime", "keyword_list"},
 		"parent close policies":  {"terminate", "request_cancel", "abandon"},
@@ -71,8 +71,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 33 {
-		t.Errorf("%d event kinds, want 33", n)
+	if n := len(EventKinds()); n != 34 {
+		t.Errorf("%d event kinds, want 34", n)
 	}
 	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted"} {
 		if !slices.Contains(EventKinds(), ev) {

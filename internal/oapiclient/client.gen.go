@@ -81,6 +81,7 @@ const (
 	ApiCommandTypeSignalExternal             ApiCommandType = "signal_external"
 	ApiCommandTypeStartChildWorkflow         ApiCommandType = "start_child_workflow"
 	ApiCommandTypeStartTimer                 ApiCommandType = "start_timer"
+	ApiCommandTypeUpsertMemo                 ApiCommandType = "upsert_memo"
 	ApiCommandTypeUpsertSearchAttributes     ApiCommandType = "upsert_search_attributes"
 )
 
@@ -114,6 +115,8 @@ func (e ApiCommandType) Valid() bool {
 	case ApiCommandTypeStartChildWorkflow:
 		return true
 	case ApiCommandTypeStartTimer:
+		return true
+	case ApiCommandTypeUpsertMemo:
 		return true
 	case ApiCommandTypeUpsertSearchAttributes:
 		return true
@@ -763,6 +766,11 @@ type ApiCommand struct {
 	// MarkerRecorded event) and its value (JSON, required).
 	MarkerName *string `json:"marker_name,omitempty"`
 
+	// Memo Memo are the memo fields upsert_memo sets, by name (null removes a
+	// field), or a child's memo (start_child_workflow); the workflow's
+	// whole memo stays within MaxMemoBytes.
+	Memo interface{} `json:"memo,omitempty"`
+
 	// Options Options are the activity's timeouts and retry policy (schedule_activity).
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
@@ -804,7 +812,7 @@ type ApiCommand struct {
 	// TimerId start_timer, cancel_timer
 	TimerId *int `json:"timer_id,omitempty"`
 
-	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
+	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow, upsert_search_attributes or upsert_memo.
 	Type ApiCommandType `json:"type"`
 
 	// UpdateId complete_update, reject_update: the update the turn received (a
@@ -824,7 +832,7 @@ type ApiCommand struct {
 // ApiCommandParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
 type ApiCommandParentClosePolicy string
 
-// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
+// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow, upsert_search_attributes or upsert_memo.
 type ApiCommandType string
 
 // ApiCompleteActivityByIDRequest defines model for api.CompleteActivityByIDRequest.
@@ -1077,6 +1085,11 @@ type ApiEvent struct {
 	// value.
 	MarkerName *string `json:"marker_name,omitempty"`
 
+	// Memo Memo is the execution's memo when it started (WorkflowStarted;
+	// absent: none), or the fields an UpsertWorkflowMemo event set (null:
+	// removed).
+	Memo interface{} `json:"memo,omitempty"`
+
 	// NewExecutionId ContinuedAsNew: the execution that follows.
 	NewExecutionId *int `json:"new_execution_id,omitempty"`
 
@@ -1110,7 +1123,8 @@ type ApiEvent struct {
 	RunId *string `json:"run_id,omitempty"`
 
 	// SearchAttributes SearchAttributes are the values an UpsertWorkflowSearchAttributes
-	// event set (null: removed).
+	// event set (null: removed); on WorkflowStarted, the execution's search
+	// attributes when it started (absent: none).
 	SearchAttributes interface{} `json:"search_attributes,omitempty"`
 
 	// SignalName SignalReceived

@@ -358,6 +358,26 @@ func UpsertTypedSearchAttributes(ctx Context, attributes ...searchattr.Update) e
 	return wf.UpsertSearchAttributes(ctx, searchattr.New(attributes...).Updates())
 }
 
+// GetTypedSearchAttributes returns the running workflow's search
+// attributes (Temporal's workflow.GetTypedSearchAttributes): those it
+// started with (StartWorkflowOptions, ChildWorkflowOptions, carried over by
+// continue-as-new; a scheduled run's TemporalScheduledById and
+// TemporalScheduledStartTime) and its own upserts, replay-safe. Read them
+// with typed keys: a value is found by its name and converted to the key's
+// type.
+func GetTypedSearchAttributes(ctx Context) searchattr.SearchAttributes {
+	return wf.GetTypedSearchAttributes(ctx)
+}
+
+// UpsertMemo sets fields of the running workflow's memo (Temporal's
+// workflow.UpsertMemo): recorded in history, replay-safe, seen at once in
+// GetInfo(ctx).Memo and in describe once the turn is acknowledged. A nil
+// value removes a field. The whole memo stays within 32 KiB of JSON (more
+// fails the turn).
+func UpsertMemo(ctx Context, memo map[string]any) error {
+	return wf.UpsertMemo(ctx, memo)
+}
+
 // GetVersion returns the code version to run at changeID: maxSupported,
 // recorded in history, on first execution; the recorded version on replay;
 // DefaultVersion when the history predates the change. A version outside

@@ -50,6 +50,11 @@ type ChildWorkflowOptions struct {
 	TaskQueue string
 	// WorkflowExecutionTimeout bounds the child's execution (0: none).
 	WorkflowExecutionTimeout time.Duration
+	// WorkflowRunTimeout bounds each run of the child (Temporal's
+	// ChildWorkflowOptions.WorkflowRunTimeout; 0: none): a run that lasts
+	// longer fails with a timeout, as for WorkflowExecutionTimeout. When
+	// both are set the shorter one applies to each run.
+	WorkflowRunTimeout time.Duration
 	// RetryPolicy, when set, retries the child's failed executions on the
 	// server (a failed execution with attempts left is followed by the
 	// next one after the backoff); only the last failure reaches the
@@ -72,6 +77,10 @@ type ChildWorkflowOptions struct {
 	// merged with SearchAttributes: a name in both fails the child's
 	// start (its future), as two keys of one name do.
 	TypedSearchAttributes searchattr.SearchAttributes
+	// Memo is the child's memo (Temporal's ChildWorkflowOptions.Memo):
+	// values by name, each encoded as JSON (at most 32 KiB in all), shown
+	// by describe and in the child's GetInfo(ctx).Memo.
+	Memo map[string]any
 }
 
 type childOptionsKey struct{}
@@ -209,11 +218,15 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 	if tq == "" {
 		tq = s.info.TaskQueue
 	}
+	timeout := opts.WorkflowExecutionTimeout
+	if opts.WorkflowRunTimeout > 0 && (timeout <= 0 || opts.WorkflowRunTimeout < timeout) {
+		timeout = opts.WorkflowRunTimeout
+	}
 	s.issue(api.Command{
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
-		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
+		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(timeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
-		SearchAttributes: encodeAttributes(attrs),
+		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo),
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/common"
+	"github.com/tetherhq/tether/sdk/internal/searchattr"
 )
 
 // Context is the context of workflow code: it carries the workflow's state,
@@ -266,6 +268,18 @@ type Info struct {
 	// continues (it returned NewContinueAsNewError), "" when it was started
 	// otherwise.
 	ContinuedExecutionRunID string
+	// Memo is the workflow's memo: the one it started with (given at
+	// start, or carried over by continue-as-new), with its own UpsertMemo
+	// calls merged in; nil when empty. Each field is a JSON payload
+	// (converter.GetDefaultDataConverter().FromPayload reads it).
+	Memo *common.Memo
+	// SearchAttributes are the workflow's search attributes, as Memo is
+	// its memo (UpsertSearchAttributes and UpsertTypedSearchAttributes
+	// merged in); nil when it has none.
+	SearchAttributes *common.SearchAttributes
+	// TypedSearchAttributes are SearchAttributes read with typed keys
+	// (the same as GetTypedSearchAttributes).
+	TypedSearchAttributes searchattr.SearchAttributes
 
 	// InstanceID is WorkflowExecution.ID (Tether's name).
 	InstanceID string
@@ -336,6 +350,13 @@ func GetInfo(ctx Context) *Info {
 	}
 	info.Attempt = max(s.attempt, 1)
 	info.historyLength = s.historyLength
+	if len(s.memo) > 0 {
+		info.Memo = &common.Memo{Fields: payloads(s.memo)}
+	}
+	if len(s.searchAttrs) > 0 {
+		info.SearchAttributes = &common.SearchAttributes{IndexedFields: payloads(s.searchAttrs)}
+	}
+	info.TypedSearchAttributes = searchattr.FromJSON(s.searchAttrs)
 	return &info
 }
 
