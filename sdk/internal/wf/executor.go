@@ -291,8 +291,8 @@ type state struct {
 	// as the code sees them: those it started with (its WorkflowStarted
 	// event), with its own upserts merged in as it makes them.
 	memo, searchAttrs map[string]json.RawMessage
-	externals  map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
-	signals    map[string]*SignalChannel
+	externals         map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
+	signals           map[string]*SignalChannel
 
 	cancelRequested bool
 	cancelReason    string
