@@ -897,6 +897,10 @@ type ActivityTask struct {
 	InstanceID string `json:"instance_id"`
 	// ExecutionID is the execution that scheduled the activity.
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is that execution's run id (a UUID; absent for an attempt
+	// scheduled before the server kept it): the SDK's
+	// activity.GetInfo(ctx).WorkflowExecution.RunID.
+	RunID string `json:"run_id,omitempty"`
 	// ActivityID is the activity's id within the execution.
 	ActivityID int64 `json:"activity_id"`
 	// Attempt is the attempt's number, from 1.

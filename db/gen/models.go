@@ -246,4 +246,5 @@ type WorkerQueue struct {
 	CancelRequestedAt       *time.Time
 	LastError               []byte
 	CancelledUnheldAt       *time.Time
+	RunID                   *uuid.UUID
 }

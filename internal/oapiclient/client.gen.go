@@ -508,6 +508,11 @@ type ApiActivityTask struct {
 	// Options Options are the activity's timeouts and retry policy.
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
+	// RunId RunID is that execution's run id (a UUID; absent for an attempt
+	// scheduled before the server kept it): the SDK's
+	// activity.GetInfo(ctx).WorkflowExecution.RunID.
+	RunId *string `json:"run_id,omitempty"`
+
 	// ScheduledAt ScheduledAt is when the attempt was scheduled.
 	ScheduledAt *string `json:"scheduled_at,omitempty"`
 

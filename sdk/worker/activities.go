@@ -164,7 +164,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	a := &attempt{task: task, cancel: cancel, grace: w.opts.CancelGracePeriod, graceOver: make(chan struct{})}
 	env := &actenv.Env{
 		Info: actenv.Info{
-			Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID,
+			Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID, RunID: task.RunID,
 			ActivityID: task.ActivityID, Attempt: task.Attempt, ActivityType: task.ActivityType,
 			TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
 			HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,

@@ -561,7 +561,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
 		for _, a := range plan.NewAttempts {
-			rows = append(rows, newAttemptRow(id, exec, inst.WorkflowType, inst.TaskQueue, a))
+			rows = append(rows, newAttemptRow(id, exec, inst.RunID, inst.WorkflowType, inst.TaskQueue, a))
 		}
 		newEagerClaim(inst, pt.ack.req.EagerActivities, plan.ActivityCancels).mark(rows)
 		w.attempts = append(w.attempts, rows...)
