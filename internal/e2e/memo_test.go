@@ -96,7 +96,7 @@ func TestMemoAndSearchAttributesInWorkflow(t *testing.T) {
 		}
 	}
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "memo", func(w *worker.Worker) {
+	e.startTemporalWorker(c, "memo", func(w worker.Worker) {
 		must(t, w.RegisterWorkflow(MemoFlow))
 		must(t, w.RegisterWorkflow(MemoKid))
 	})

@@ -27,7 +27,7 @@ var (
 // (R any type, or no result but the error); args.Get decodes the
 // workflow's arguments and workflow.GetInfo(ctx).WorkflowType.Name is the
 // type that was asked for. A second dynamic workflow is an error.
-func (w *Worker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegisterOptions) error {
+func (w *TetherWorker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegisterOptions) error {
 	call, err := dynamicCaller(fn, workflowContextType, "workflow")
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (w *Worker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegisterOptio
 // (R any type, or no result but the error); args.Get decodes the
 // activity's arguments and activity.GetInfo(ctx).ActivityType.Name is the
 // type that was asked for. A second dynamic activity is an error.
-func (w *Worker) RegisterDynamicActivity(fn any, _ activity.DynamicRegisterOptions) error {
+func (w *TetherWorker) RegisterDynamicActivity(fn any, _ activity.DynamicRegisterOptions) error {
 	call, err := dynamicCaller(fn, contextType, "activity")
 	if err != nil {
 		return err
