@@ -65,5 +65,7 @@ func Test_DynamicWorkflowAndActivity(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterDynamicWorkflow(dynWorkflow, workflow.DynamicRegisterOptions{})
 	require.Panics(t, func() { env.RegisterDynamicWorkflow(dynWorkflow, workflow.DynamicRegisterOptions{}) })
-	require.Panics(t, func() { env.RegisterDynamicActivity(func(string) error { return nil }, activity.DynamicRegisterOptions{}) })
+	require.Panics(t, func() {
+		env.RegisterDynamicActivity(func(string) error { return nil }, activity.DynamicRegisterOptions{})
+	})
 }
