@@ -120,8 +120,9 @@ type ChildWorkflowFuture interface {
 // failed, was canceled or terminated; Err is the cause (ErrCanceled for a
 // canceled child).
 type ChildWorkflowExecutionError struct {
-	// WorkflowID and WorkflowType name the child.
-	WorkflowID   string
+	// WorkflowID is the child's workflow id.
+	WorkflowID string
+	// WorkflowType is the child's workflow type.
 	WorkflowType string
 	// Failure is the child's recorded error (a failed child only).
 	Failure *api.Error

@@ -160,9 +160,15 @@ func NewDisconnectedContext(parent Context) (Context, CancelFunc) {
 // the server's defaults (1s initial interval, coefficient 2, maximum
 // interval 100 × initial, unlimited attempts).
 type RetryPolicy struct {
-	InitialInterval    time.Duration
+	// InitialInterval is the wait before the first retry (0: the
+	// server's default, 1s).
+	InitialInterval time.Duration
+	// BackoffCoefficient multiplies the wait after each retry (0: the
+	// server's default, 2).
 	BackoffCoefficient float64
-	MaximumInterval    time.Duration
+	// MaximumInterval caps the wait between retries (0: 100 times
+	// InitialInterval).
+	MaximumInterval time.Duration
 	// MaximumAttempts: 0 means unlimited, 1 means no retry.
 	MaximumAttempts int32
 	// NonRetryableErrorTypes fail the activity at once when the error's
@@ -175,12 +181,21 @@ type RetryPolicy struct {
 type ActivityOptions struct {
 	// TaskQueue defaults to the workflow's task queue. Use a worker's host
 	// task queue to pin an activity to that host.
-	TaskQueue              string
+	TaskQueue string
+	// ScheduleToStartTimeout bounds how long an attempt waits for a
+	// worker to take it.
 	ScheduleToStartTimeout time.Duration
-	StartToCloseTimeout    time.Duration
+	// StartToCloseTimeout bounds one attempt's run (set it, or
+	// ScheduleToCloseTimeout).
+	StartToCloseTimeout time.Duration
+	// ScheduleToCloseTimeout bounds the activity over all its attempts.
 	ScheduleToCloseTimeout time.Duration
-	HeartbeatTimeout       time.Duration
-	RetryPolicy            *RetryPolicy
+	// HeartbeatTimeout bounds the time between an attempt's heartbeats
+	// (activity.RecordHeartbeat).
+	HeartbeatTimeout time.Duration
+	// RetryPolicy is how the server retries a failed attempt (nil: the
+	// server's default policy).
+	RetryPolicy *RetryPolicy
 	// WaitForCancellation (Temporal's): when the activity is cancelled
 	// (its context, a Select it lost, the workflow's cancellation), its
 	// future stays pending until the activity has reacted: it resolves with
