@@ -55,6 +55,10 @@ type ChildWorkflowOptions struct {
 	// longer fails with a timeout, as for WorkflowExecutionTimeout. When
 	// both are set the shorter one applies to each run.
 	WorkflowRunTimeout time.Duration
+	// WorkflowTaskTimeout is accepted for Temporal's code and not used: a
+	// turn of the child is bounded by the lock its worker takes
+	// (worker.Options.WorkflowLockDuration), as every turn is.
+	WorkflowTaskTimeout time.Duration
 	// RetryPolicy, when set, retries the child's failed executions on the
 	// server (a failed execution with attempts left is followed by the
 	// next one after the backoff); only the last failure reaches the
