@@ -22,7 +22,7 @@ func registerHello(r worker.Registry) {
 func TestTemporalSurface_WorkerInterface(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	var w worker.Worker = worker.New(c, "iface", testOptions())
+	w := worker.New(c, "iface", testOptions()) // a worker.Worker: the type assertion below needs an interface
 	registerHello(w)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
