@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
@@ -42,12 +44,21 @@ func TestScheduledRunSeesSchedulerAttributes(t *testing.T) {
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "sched-sa", func(w worker.Worker) { must(t, w.RegisterWorkflow(ScheduledAttrsFlow)) })
 	h, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:     "nightly",
-		Spec:   client.ScheduleSpec{CronExpressions: []string{"0 3 * * *"}},
-		Action: &client.ScheduleWorkflowAction{Workflow: ScheduledAttrsFlow, TaskQueue: "sched-sa"},
+		ID:      "nightly",
+		Spec:    client.ScheduleSpec{CronExpressions: []string{"0 3 * * *"}},
+		Action:  &client.ScheduleWorkflowAction{Workflow: ScheduledAttrsFlow, TaskQueue: "sched-sa"},
+		Overlap: enums.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL, // Temporal's enum, as samples-go's schedule sample sets it
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: "buffered",
+		Spec:    client.ScheduleSpec{CronExpressions: []string{"0 3 * * *"}},
+		Action:  &client.ScheduleWorkflowAction{Workflow: ScheduledAttrsFlow, TaskQueue: "sched-sa"},
+		Overlap: enums.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL})
+	var pe *client.ProblemError
+	if !errors.As(err, &pe) || len(pe.Problem.Errors) == 0 || pe.Problem.Errors[0].Field != "overlap_policy" {
+		t.Fatalf("buffer-all: %v, want a 400 naming overlap_policy", err)
 	}
 	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
 		t.Fatal(err)
@@ -58,6 +69,9 @@ func TestScheduledRunSeesSchedulerAttributes(t *testing.T) {
 		return err == nil && len(d.Info.RecentActions) == 1 && d.Info.RecentActions[0].StartWorkflowStatus == api.StatusCompleted
 	})
 	a := d.Info.RecentActions[0]
+	if d.Schedule.Policy.Overlap != enums.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL {
+		t.Fatalf("overlap policy %v", d.Schedule.Policy.Overlap)
+	}
 	var got ScheduledAttrsResult
 	if err := c.GetWorkflow(ctx, a.StartWorkflowResult.WorkflowID, "").Get(ctx, &got); err != nil {
 		t.Fatal(err)
