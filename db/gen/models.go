@@ -251,4 +251,5 @@ type WorkerQueue struct {
 	CancelRequestedAt       *time.Time
 	LastError               []byte
 	CancelledUnheldAt       *time.Time
+	RunID                   *uuid.UUID
 }

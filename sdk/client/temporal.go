@@ -48,6 +48,9 @@ type Client interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error)
 	// UpdateWorkflow sends an update and waits for the stage asked.
 	UpdateWorkflow(ctx context.Context, options UpdateWorkflowOptions) (WorkflowUpdateHandle, error)
+	// GetWorkflowUpdateHandle returns a handle on an update sent earlier,
+	// by its id: its Get waits for the update's outcome.
+	GetWorkflowUpdateHandle(ref GetWorkflowUpdateHandleOptions) WorkflowUpdateHandle
 	// NewWithStartWorkflowOperation returns the start half of
 	// UpdateWithStartWorkflow.
 	NewWithStartWorkflowOperation(options StartWorkflowOptions, workflow any, args ...any) WithStartWorkflowOperation

@@ -25,6 +25,8 @@ type NewChild struct {
 	// stored form); SearchAttributesField is their path for errors.
 	SearchAttributes      map[string]json.RawMessage
 	SearchAttributesField string
+	// Memo is the child's memo (nil: none).
+	Memo map[string]json.RawMessage
 }
 
 // planChildCommand validates a start_child_workflow or
@@ -75,6 +77,9 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 				Message: fmt.Sprintf("the turn already starts child %d", c.ChildID)}
 		}
 	}
+	if err := checkMemo(c.Memo, field("memo")); err != nil {
+		return err
+	}
 	tq := c.TaskQueue
 	if tq == "" {
 		tq = inst.TaskQueue
@@ -83,6 +88,7 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
 		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
 		RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, SearchAttributesField: field("search_attributes"),
+		Memo: c.Memo,
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,

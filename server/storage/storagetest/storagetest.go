@@ -74,6 +74,7 @@ var behaviours = []behaviour{
 	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
 	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
 	{"Visibility_SearchAttributes", visibilitySearchAttributes},
+	{"Visibility_MemoInWorkflow", visibilityMemoInWorkflow},
 	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
 	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
 	{"StartHanding_HandsOnlyDueTurns", startHandingHandsOnlyDueTurns},
