@@ -40,6 +40,7 @@ func fuzzRoutes() []fuzzRoute {
 		{http.MethodPost, "/workflows/{}/cancel"},
 		{http.MethodPost, "/workflows/i1/signals/{}"},
 		{http.MethodPost, "/workflows/{}/terminate"},
+		{http.MethodPost, "/workflows/{}/reset"},
 		{http.MethodPost, "/workflows/{}/signal-with-start"},
 		{http.MethodPost, "/workflows/i1/queries/{}"},
 		{http.MethodPost, "/workflows/i1/updates/{}"},

@@ -14,7 +14,9 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/internal/dynamic"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
@@ -58,6 +60,45 @@ func (t *TestWorkflowEnvironment) RegisterWorkflowWithOptions(w any, opts workfl
 	if _, err := t.reg.addWorkflow(w, opts.Name); err != nil {
 		panic(fmt.Sprintf("testsuite: RegisterWorkflow: %v", err))
 	}
+}
+
+// RegisterDynamicWorkflow registers the workflow that runs every workflow
+// type without a registration of its own (Temporal's; the shape of
+// worker.RegisterDynamicWorkflow): ExecuteWorkflow("AnyName", args...)
+// and child workflows of unregistered types run it. It panics on a bad
+// function or a second one, as Temporal's does.
+func (t *TestWorkflowEnvironment) RegisterDynamicWorkflow(w any, _ workflow.DynamicRegisterOptions) {
+	wrapper, err := dynamic.Workflow(w)
+	if err == nil && t.reg.dynWorkflow != nil {
+		err = errors.New("a dynamic workflow is already registered")
+	}
+	var def *wf.Definition
+	if err == nil {
+		def, err = wf.NewDefinition(wrapper, "dynamic")
+	}
+	if err != nil {
+		panic(fmt.Sprintf("testsuite: RegisterDynamicWorkflow: %v", err))
+	}
+	t.reg.dynWorkflow = def
+}
+
+// RegisterDynamicActivity registers the activity that runs every activity
+// type without a registration of its own (Temporal's; the shape of
+// worker.RegisterDynamicActivity). It panics on a bad function or a
+// second one.
+func (t *TestWorkflowEnvironment) RegisterDynamicActivity(a any, _ activity.DynamicRegisterOptions) {
+	wrapper, err := dynamic.Activity(a)
+	if err == nil && t.reg.dynActivity != nil {
+		err = errors.New("a dynamic activity is already registered")
+	}
+	var sig *fnsig.Sig
+	if err == nil {
+		sig, err = fnsig.InspectActivity(wrapper, contextType)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("testsuite: RegisterDynamicActivity: %v", err))
+	}
+	t.reg.dynActivity = sig
 }
 
 // RegisterActivity registers an activity function, or the exported
@@ -176,18 +217,20 @@ func (t *TestWorkflowEnvironment) ExecuteWorkflow(w any, args ...any) {
 	} else if name, err = t.reg.addWorkflow(w, ""); err != nil {
 		panic(fmt.Sprintf("testsuite: ExecuteWorkflow: %v", err))
 	}
-	d := t.reg.workflows[name]
-	if d == nil {
+	def := t.reg.workflow(name)
+	if def == nil {
 		panic(fmt.Sprintf("testsuite: ExecuteWorkflow: workflow %q is not registered", name))
 	}
-	if err := d.sig.CheckInput(args...); err != nil {
-		panic(fmt.Sprintf("testsuite: ExecuteWorkflow %s: %v", name, err))
+	if d := t.reg.workflows[name]; d != nil {
+		if err := d.sig.CheckInput(args...); err != nil {
+			panic(fmt.Sprintf("testsuite: ExecuteWorkflow %s: %v", name, err))
+		}
 	}
 	input, err := fnsig.EncodeArgs(args...)
 	if err != nil {
 		panic(fmt.Sprintf("testsuite: ExecuteWorkflow %s: input: %v", name, err))
 	}
-	x := e.newExecution(d.def, t.workflowID, t.taskQueue)
+	x := e.newExecution(def, t.workflowID, t.taskQueue)
 	e.root = x
 	x.startRunTimeout(e.runTimeout)
 	x.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: name, TaskQueue: t.taskQueue, Input: input,
