@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // pollActivities long-polls for attempts while ctx lasts, holding a slot
@@ -202,7 +202,7 @@ func (w *TetherWorker) runActivity(task *api.ActivityTask, release func()) {
 			}
 			results <- out
 		}()
-		out.value, out.err = def.sig.Call(reflect.ValueOf(actx), in)
+		out.value, out.err = wf.RunActivity(actx, w.opts.Interceptors, w.opts.ContextPropagators, task.Header, def.sig, in)
 	}()
 
 	select {

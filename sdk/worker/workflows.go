@@ -162,6 +162,9 @@ func (w *TetherWorker) handleTurn(task *api.WorkflowTask) {
 			ActivityName: w.reg.activityName,
 
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
+			Interceptors:        w.opts.Interceptors,
+			ContextPropagators:  w.opts.ContextPropagators,
+			LogReplay:           w.opts.EnableLoggingInReplay,
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
