@@ -16,9 +16,10 @@ const tracerName = "github.com/tetherhq/tether/server"
 
 // Attributes of the server's spans besides OpenTelemetry's HTTP ones.
 const (
-	attrNamespace  = attribute.Key("tether.namespace")
-	attrWorkflowID = attribute.Key("tether.workflow_id")
-	attrRequestID  = attribute.Key("tether.request_id")
+	attrNamespace    = attribute.Key("tether.namespace")
+	attrWorkflowID   = attribute.Key("tether.workflow_id")
+	attrRequestID    = attribute.Key("tether.request_id")
+	attrWorkflowType = attribute.Key("tether.workflow_type")
 )
 
 // tracing is the server's tracer and the propagator that reads a
@@ -97,3 +98,12 @@ func (s *Server) storeSpan(ctx context.Context, name string) (context.Context, f
 }
 
 func endNothing(error) {}
+
+// tracingOn reports whether the server traces requests. Check it before
+// building attributes for annotate, so that nothing is built when off.
+func (s *Server) tracingOn() bool { return s.tracing.tracer != nil }
+
+// annotate adds attributes to the span of c's request.
+func (s *Server) annotate(c echo.Context, kv ...attribute.KeyValue) {
+	trace.SpanFromContext(c.Request().Context()).SetAttributes(kv...)
+}

@@ -90,6 +90,9 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store StartWorkflow")
 	resp, turn, err := s.store.StartWorkflowHanding(sctx, ns, req, taker)
 	endSpan(err)
+	if s.tracingOn() && err == nil {
+		s.annotate(c, attrWorkflowID.String(resp.InstanceID), attrWorkflowType.String(req.WorkflowType))
+	}
 	handed := false
 	if poll != nil {
 		handed = s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)
