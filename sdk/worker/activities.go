@@ -26,12 +26,14 @@ import (
 // for each attempt it runs.
 func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
 	pollLoop(ctx, w, "activity", slots, func(pctx context.Context) (*api.ActivityTask, error) {
-		return w.p.PollActivityTask(pctx, api.PollActivityTaskRequest{
+		task, err := w.p.PollActivityTask(pctx, api.PollActivityTaskRequest{
 			TaskQueues: w.activityQueues(),
 			WorkerID:   w.ID(),
 			Wait:       protocol.WaitPtr(w.opts.PollWait),
 			LockFor:    api.Duration(w.opts.ActivityLockDuration),
 		})
+		w.metrics.activityPolled(task, err)
+		return task, err
 	}, w.runActivity)
 }
 
@@ -148,6 +150,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		release()
 	}
 	if def == nil {
+		w.metrics.unregisteredActivity(task)
 		w.reportFailure(log, task, api.Error{Message: fmt.Sprintf("activity type %q is not registered on worker %s", task.ActivityType, w.ID()), Type: "ActivityTypeNotRegistered"})
 		return
 	}
@@ -194,11 +197,16 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	stopRenewing := func() { close(renewDone); renewer.Wait() }
 
 	results := make(chan outcome, 1)
+	w.metrics.activityStarted(task)
 	go func() {
 		var out outcome
+		began := time.Now()
 		defer func() {
 			if r := recover(); r != nil {
 				out = outcome{panicked: true, panicVal: r, stack: debug.Stack()}
+			}
+			if !errors.Is(out.err, activity.ErrResultPending) {
+				w.metrics.activityRan(task, time.Since(began), out.panicked || out.err != nil)
 			}
 			results <- out
 		}()

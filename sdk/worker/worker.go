@@ -270,6 +270,9 @@ type Worker struct {
 	work sync.WaitGroup
 	// running are the attempts being run, by lock token.
 	running sync.Map // string → *attempt
+	// metrics emits the worker's metrics (nil: the client has no
+	// MetricsHandler).
+	metrics *workerMetrics
 	stats   stats
 	// newErr is why New could not make a working worker (reported by
 	// Start and Run).
@@ -299,6 +302,7 @@ func New(c client.Client, taskQueue string, opts Options) *Worker {
 		w.newErr = fmt.Errorf("worker: New needs a client of package client (Dial, NewLazyClient), got %T", c)
 	} else {
 		w.p = protocol.Of(tc)
+		w.metrics = newWorkerMetrics(w.p.Metrics(), taskQueue)
 	}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
@@ -561,6 +565,7 @@ func (w *Worker) serve(ctx context.Context) {
 	}()
 
 	w.log.Info("worker starting", "worker_id", w.ID(), "workflows", hasWF, "activities", hasAct)
+	w.metrics.started()
 	var pollers sync.WaitGroup
 	if hasWF {
 		turns := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)

@@ -38,7 +38,9 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 		if n := min(1+cap(turns)-len(turns), w.opts.WorkflowTasksPerPoll); n > 1 {
 			req.MaxTasks = n
 		}
-		return w.p.PollWorkflowTask(pctx, req)
+		task, err := w.p.PollWorkflowTask(pctx, req)
+		w.metrics.workflowPolled(task, err)
+		return task, err
 	}, func(task *api.WorkflowTask, _ func()) {
 		more := task.MoreTasks
 		task.MoreTasks = nil
@@ -165,7 +167,13 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
+	began := time.Now()
 	res, err := runTurn(exec, task)
+	if err != nil {
+		w.metrics.turnRan(task.WorkflowType, time.Since(began), true, nil, false)
+	} else {
+		w.metrics.turnRan(task.WorkflowType, time.Since(began), false, res.Commands, res.Finished)
+	}
 	if err != nil {
 		exec.Close()
 		var nd *workflow.NondeterminismError
