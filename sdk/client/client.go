@@ -35,6 +35,7 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/metrics"
 	"github.com/tetherhq/tether/sdk/internal/payloadwire"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/log"
 )
 
@@ -104,6 +105,17 @@ type Options struct {
 	// sends the W3C traceparent of the span in it and the server's spans
 	// join the caller's trace.
 	RequestHook func(*http.Request)
+	// Interceptors wrap the client's calls to workflows (Temporal's
+	// Options.Interceptors; package interceptor); the first of the slice
+	// is called first. Those that are also interceptor.WorkerInterceptor
+	// intercept the workers built on the client too.
+	Interceptors []ClientInterceptor
+	// ContextPropagators carry values of the caller's context to the
+	// workflows it starts, signals, queries and updates, and on to their
+	// activities and child workflows (Temporal's
+	// Options.ContextPropagators; workflow.ContextPropagator). The workers
+	// built on the client use them too.
+	ContextPropagators []wf.ContextPropagator
 }
 
 // TetherClient is the client of a Tether server, bound to one namespace:

@@ -30,6 +30,7 @@ import (
 
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/interceptor"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
 	"github.com/tetherhq/tether/sdk/log"
@@ -148,6 +149,15 @@ type Options struct {
 	// holds at once (default 1000); a CreateSession beyond it goes to
 	// another session worker, or waits until its CreationTimeout.
 	MaxConcurrentSessionExecutionSize int
+	// Interceptors wrap the workflows and activities the worker runs
+	// (Temporal's worker.Options field; package interceptor). They come
+	// after the client's interceptors that are also WorkerInterceptors;
+	// the first of the slice is called first.
+	Interceptors []interceptor.WorkerInterceptor
+	// ContextPropagators carry values of contexts through the headers of
+	// workflow calls (workflow.ContextPropagator), after the client's
+	// (client.Options.ContextPropagators).
+	ContextPropagators []workflow.ContextPropagator
 }
 
 // WorkflowPanicPolicy is the value of Options.WorkflowPanicPolicy
