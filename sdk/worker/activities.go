@@ -190,6 +190,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	}
 	w.running.Store(task.LockToken, a)
 	defer w.running.Delete(task.LockToken)
+	defer w.reportValues.Delete(task)
 
 	renewDone := make(chan struct{})
 	var renewer sync.WaitGroup
@@ -210,6 +211,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 			}
 			results <- out
 		}()
+		w.reportValues.Store(task, actx)
 		out.value, out.err = def.sig.Call(reflect.ValueOf(actx), in)
 	}()
 
@@ -481,7 +483,11 @@ func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 // the answer (nil when the report was refused: the lock is gone).
 func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) *api.ActivityAckResponse {
 	var resp *api.ActivityAckResponse
+	values, _ := w.reportValues.Load(task)
 	err := w.sendReport(log, what, func(ctx context.Context) error {
+		if values != nil {
+			ctx = valuesOf{ctx, values.(context.Context)}
+		}
 		var err error
 		resp, err = send(ctx)
 		return err
@@ -513,4 +519,21 @@ func (w *Worker) markPending(log *slog.Logger, task *api.ActivityTask) {
 	case !errors.Is(err, errReportAbandoned):
 		log.Error("pending mark failed", "error", err)
 	}
+}
+
+// valuesOf is the context of an attempt's report: its deadline and
+// cancellation are the report's, its values the activity's (the context
+// its function ran with), so that what the request hook reads from the
+// context (the activity's span) travels with its report too.
+type valuesOf struct {
+	context.Context
+	values context.Context
+}
+
+// Value returns the activity context's value of key, else the report's.
+func (v valuesOf) Value(key any) any {
+	if x := v.values.Value(key); x != nil {
+		return x
+	}
+	return v.Context.Value(key)
 }

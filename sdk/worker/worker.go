@@ -283,6 +283,9 @@ type Worker struct {
 	// metrics emits the worker's metrics (nil: the client has no
 	// MetricsHandler).
 	metrics *workerMetrics
+	// reportValues holds, by attempt, the context its activity function
+	// runs with, whose values its reports carry (ack).
+	reportValues sync.Map // *api.ActivityTask → context.Context
 	stats   stats
 	// newErr is why New could not make a working worker (reported by
 	// Start and Run).
