@@ -286,7 +286,7 @@ type Worker struct {
 	// reportValues holds, by attempt, the context its activity function
 	// runs with, whose values its reports carry (ack).
 	reportValues sync.Map // *api.ActivityTask → context.Context
-	stats   stats
+	stats        stats
 	// newErr is why New could not make a working worker (reported by
 	// Start and Run).
 	newErr error
