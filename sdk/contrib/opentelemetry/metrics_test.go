@@ -111,8 +111,12 @@ func TestMetricsHandler_EmitsTheSDKMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := worker.New(c, "metrics", worker.Options{PollWait: time.Second})
-	w.RegisterWorkflow(Greet)
-	w.RegisterActivity(Hello)
+	if err := w.RegisterWorkflow(Greet); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RegisterActivity(Hello); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
