@@ -136,6 +136,7 @@ type Query struct {
 	Result       []byte
 	Error        []byte
 	CreatedAt    time.Time
+	Header       []byte
 }
 
 type ReportReceipt struct {

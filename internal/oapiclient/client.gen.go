@@ -484,6 +484,9 @@ type ApiActivityTask struct {
 	// ExecutionId ExecutionID is the execution that scheduled the activity.
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// Header Header is the header the workflow scheduled the activity with.
+	Header interface{} `json:"header,omitempty"`
+
 	// HeartbeatDetails HeartbeatDetails are the latest details a previous attempt heartbeated.
 	HeartbeatDetails interface{} `json:"heartbeat_details,omitempty"`
 
@@ -749,6 +752,11 @@ type ApiCommand struct {
 
 	// FireAfter FireAfter is how long after the turn the timer fires (start_timer).
 	FireAfter *string `json:"fire_after,omitempty"`
+
+	// Header Header is the header the activity (schedule_activity), the child's
+	// start (start_child_workflow) or the signal (signal_external)
+	// carries, bounded as a request's header.
+	Header interface{} `json:"header,omitempty"`
 
 	// Input schedule_activity, continue_as_new
 	Input interface{} `json:"input,omitempty"`
@@ -1055,6 +1063,11 @@ type ApiEvent struct {
 
 	// FireAfter FireAfter is how long after its creation the timer fires (TimerCreated).
 	FireAfter *string `json:"fire_after,omitempty"`
+
+	// Header Header is the header that came with the input (WorkflowStarted,
+	// SignalReceived, ActivityScheduled, WorkflowUpdateAccepted,
+	// StartChildWorkflowInitiated, ExternalSignalInitiated).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input interface{} `json:"input,omitempty"`
@@ -1494,6 +1507,9 @@ type ApiQueryTask struct {
 	// ExecutionId ExecutionID is the execution queried.
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// Header Header is the query's header.
+	Header interface{} `json:"header,omitempty"`
+
 	// History History is the execution's whole history, to answer from by replay.
 	History *[]ApiEvent `json:"history,omitempty"`
 
@@ -1528,6 +1544,9 @@ type ApiQueryWorkflowRequest struct {
 	// ExecutionId ExecutionID names the execution to query (0, the default: the
 	// current one).
 	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Header Header is the call's header (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the query's arguments: none, one value, or a JSON array of
 	// several.
@@ -1899,6 +1918,11 @@ type ApiSearchAttribute struct {
 
 // ApiSignalRequest defines model for api.SignalRequest.
 type ApiSignalRequest struct {
+	// Header Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header interface{} `json:"header,omitempty"`
+
 	// Input Input is the signal's payload, any JSON value.
 	Input interface{} `json:"input,omitempty"`
 }
@@ -1909,6 +1933,10 @@ type ApiSignalWithStartRequest struct {
 	//
 	// Example: 1h
 	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Header Header is the header of the signal and of a started workflow's
+	// start (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the workflow's argument when it is started, any JSON value.
 	Input interface{} `json:"input,omitempty"`
@@ -1969,6 +1997,11 @@ type ApiStartWorkflowRequest struct {
 	//
 	// Example: 1h
 	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Header Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the workflow's argument, any JSON value.
 	Input interface{} `json:"input,omitempty"`
@@ -2084,6 +2117,9 @@ type ApiUpdateNamespaceRequest struct {
 
 // ApiUpdateWorkflowRequest defines model for api.UpdateWorkflowRequest.
 type ApiUpdateWorkflowRequest struct {
+	// Header Header is the call's header (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
+
 	// Input Input is the handler's arguments: none, one value, or a JSON array
 	// of several.
 	Input interface{} `json:"input,omitempty"`

@@ -123,6 +123,8 @@ type NewAttempt struct {
 	TaskQueue    string
 	Input        json.RawMessage
 	Options      api.ActivityOptions
+	// Header is the header the activity carries.
+	Header api.Header
 }
 
 // NewTimer is a timer started by the turn.
@@ -285,6 +287,11 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			return TurnPlan{}, &InvalidCommandError{Field: fmt.Sprintf("commands[%d]", i),
 				Message: "no command may follow " + term.Type}
 		}
+		if len(c.Header) > 0 {
+			if msg := api.HeaderProblem(c.Header); msg != "" {
+				return TurnPlan{}, &InvalidCommandError{Field: field("header"), Message: msg}
+			}
+		}
 		switch c.Type {
 		case api.CommandScheduleActivity:
 			if c.ActivityID != p.NextActivityID {
@@ -308,12 +315,12 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.NextActivityID++
 			p.NewAttempts = append(p.NewAttempts, NewAttempt{
 				ActivityID: c.ActivityID, ActivityType: c.ActivityType, TaskQueue: tq,
-				Input: c.Input, Options: opts,
+				Input: c.Input, Options: opts, Header: c.Header,
 			})
 			o := opts
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventActivityScheduled, ActivityID: c.ActivityID, ActivityType: c.ActivityType,
-				TaskQueue: tq, Input: c.Input, Options: &o,
+				TaskQueue: tq, Input: c.Input, Options: &o, Header: c.Header,
 			}})
 			outstanding[c.ActivityID] = true
 		case api.CommandStartTimer:

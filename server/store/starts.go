@@ -46,7 +46,13 @@ type startRow struct {
 // newStartRow is the start of instance id for a request's fields, with its
 // WorkflowStarted message.
 func newStartRow(id, workflowType, taskQueue string, input json.RawMessage, timeoutMS int64) startRow {
-	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: workflowType, TaskQueue: taskQueue, Input: input}
+	return newStartRowHeader(id, workflowType, taskQueue, input, timeoutMS, nil)
+}
+
+// newStartRowHeader is newStartRow with the start's header, recorded in
+// its WorkflowStarted event (nothing when absent).
+func newStartRowHeader(id, workflowType, taskQueue string, input json.RawMessage, timeoutMS int64, header api.Header) startRow {
+	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: workflowType, TaskQueue: taskQueue, Input: input, Header: header}
 	return startRow{InstanceID: id, WorkflowType: workflowType, TaskQueue: taskQueue, Input: jsonValue(input),
 		TimeoutMS: timeoutMS, Payload: mustJSON(started)}
 }
@@ -122,7 +128,7 @@ func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.Sta
 	if err != nil {
 		return api.StartWorkflowResponse{}, nil, err
 	}
-	row := newStartRow(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()))
+	row := newStartRowHeader(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), req.Header)
 	row.CronSchedule, row.DelayMS = cronSchedule, ms(delay)
 	row.SearchAttributes, row.Memo = attrs, jsonValue(req.Memo)
 	c := &startCall{callState: callState{ns: ns}, row: row}
