@@ -250,6 +250,9 @@ func New(opts Options) (*TetherClient, error) {
 	}
 	c.proto = protocol.New(c.do, func(err error) error { return refine(err, ErrLockLost) })
 	c.hook = opts.RequestHook
+	if c.hook != nil {
+		c.proto.SetHooked()
+	}
 	if !metrics.IsNop(opts.MetricsHandler) {
 		h := opts.MetricsHandler.WithTags(map[string]string{metrics.TagNamespace: c.ns, metrics.TagClient: metrics.ClientName})
 		c.metrics = &requestMetrics{h: h}

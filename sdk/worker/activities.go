@@ -190,7 +190,9 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	}
 	w.running.Store(task.LockToken, a)
 	defer w.running.Delete(task.LockToken)
-	defer w.reportValues.Delete(task)
+	if w.p.Hooked() {
+		defer w.reportValues.Delete(task)
+	}
 
 	renewDone := make(chan struct{})
 	var renewer sync.WaitGroup
@@ -201,17 +203,19 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	w.metrics.activityStarted(task)
 	go func() {
 		var out outcome
-		began := time.Now()
+		began := w.metrics.now()
 		defer func() {
 			if r := recover(); r != nil {
 				out = outcome{panicked: true, panicVal: r, stack: debug.Stack()}
 			}
 			if !errors.Is(out.err, activity.ErrResultPending) {
-				w.metrics.activityRan(task, time.Since(began), out.panicked || out.err != nil)
+				w.metrics.activityRan(task, began, out.panicked || out.err != nil)
 			}
 			results <- out
 		}()
-		w.reportValues.Store(task, actx)
+		if w.p.Hooked() {
+			w.reportValues.Store(task, actx)
+		}
 		out.value, out.err = def.sig.Call(reflect.ValueOf(actx), in)
 	}()
 
@@ -483,7 +487,10 @@ func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 // the answer (nil when the report was refused: the lock is gone).
 func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) *api.ActivityAckResponse {
 	var resp *api.ActivityAckResponse
-	values, _ := w.reportValues.Load(task)
+	var values any
+	if w.p.Hooked() {
+		values, _ = w.reportValues.Load(task)
+	}
 	err := w.sendReport(log, what, func(ctx context.Context) error {
 		if values != nil {
 			ctx = valuesOf{ctx, values.(context.Context)}

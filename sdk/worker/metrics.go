@@ -36,6 +36,15 @@ func (m *workerMetrics) of(tag, name string) metrics.Handler {
 	return v.(metrics.Handler)
 }
 
+// now is the time a measured span of work begins (zero without metrics:
+// nothing is measured then).
+func (m *workerMetrics) now() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
 // started counts a worker start.
 func (m *workerMetrics) started() {
 	if m != nil {
@@ -62,15 +71,15 @@ func (m *workerMetrics) activityPolled(task *api.ActivityTask, err error) {
 	}
 }
 
-// turnRan records a turn of workflowType that ran for d; failed is true
+// turnRan records a turn of workflowType that began at began; failed is true
 // when the turn failed (it is given back, not acknowledged). A turn that
 // closes the workflow counts the workflow's outcome.
-func (m *workerMetrics) turnRan(workflowType string, d time.Duration, failed bool, cmds []api.Command, finished bool) {
+func (m *workerMetrics) turnRan(workflowType string, began time.Time, failed bool, cmds []api.Command, finished bool) {
 	if m == nil {
 		return
 	}
 	h := m.of(metrics.TagWorkflowType, workflowType)
-	h.Timer(metrics.WorkflowTaskExecution).Record(d)
+	h.Timer(metrics.WorkflowTaskExecution).Record(time.Since(began))
 	if failed {
 		h.Counter(metrics.WorkflowTaskFailed).Inc(1)
 		return
@@ -105,14 +114,14 @@ func (m *workerMetrics) activityStarted(task *api.ActivityTask) {
 	m.of(metrics.TagActivityType, task.ActivityType).Timer(metrics.ActivityScheduleToStart).Record(task.StartedAt.Sub(task.ScheduledAt))
 }
 
-// activityRan records an attempt that ran for d; failed: it returned an
+// activityRan records an attempt that began at began; failed: it returned an
 // error or panicked.
-func (m *workerMetrics) activityRan(task *api.ActivityTask, d time.Duration, failed bool) {
+func (m *workerMetrics) activityRan(task *api.ActivityTask, began time.Time, failed bool) {
 	if m == nil {
 		return
 	}
 	h := m.of(metrics.TagActivityType, task.ActivityType)
-	h.Timer(metrics.ActivityExecution).Record(d)
+	h.Timer(metrics.ActivityExecution).Record(time.Since(began))
 	if failed {
 		h.Counter(metrics.ActivityExecutionFailed).Inc(1)
 	} else if !task.ScheduledAt.IsZero() {

@@ -167,12 +167,12 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
-	began := time.Now()
+	began := w.metrics.now()
 	res, err := runTurn(exec, task)
 	if err != nil {
-		w.metrics.turnRan(task.WorkflowType, time.Since(began), true, nil, false)
+		w.metrics.turnRan(task.WorkflowType, began, true, nil, false)
 	} else {
-		w.metrics.turnRan(task.WorkflowType, time.Since(began), false, res.Commands, res.Finished)
+		w.metrics.turnRan(task.WorkflowType, began, false, res.Commands, res.Finished)
 	}
 	if err != nil {
 		exec.Close()

@@ -34,7 +34,18 @@ type Conn struct {
 	// metrics is the client's MetricsHandler with its namespace tag
 	// (metrics.NopHandler when it has none).
 	metrics metrics.Handler
+	// hooked: the client has a request hook, which may read the values of
+	// a request's context (client.Options.RequestHook).
+	hooked bool
 }
+
+// SetHooked records that the client calls a request hook (package client
+// calls it once, before the Conn is used).
+func (c *Conn) SetHooked() { c.hooked = true }
+
+// Hooked reports whether the client calls a request hook: only then do
+// the worker's reports need the values of the work they report.
+func (c *Conn) Hooked() bool { return c.hooked }
 
 // SetMetrics sets the handler the worker emits its metrics through
 // (package client calls it once, before the Conn is used).
