@@ -143,7 +143,21 @@ type TetherClient struct {
 	// hook is Options.RequestHook.
 	metrics *requestMetrics
 	hook    func(*http.Request)
+	// interceptors and propagators are Options.Interceptors and
+	// Options.ContextPropagators; out is the outbound chain the
+	// interceptors built (nil without interceptors).
+	interceptors []ClientInterceptor
+	propagators  []wf.ContextPropagator
+	out          ClientOutboundInterceptor
 }
+
+// Interceptors returns Options.Interceptors (package worker takes those
+// that are also worker interceptors).
+func (c *TetherClient) Interceptors() []ClientInterceptor { return c.interceptors }
+
+// ContextPropagators returns Options.ContextPropagators (package worker
+// uses them too).
+func (c *TetherClient) ContextPropagators() []wf.ContextPropagator { return c.propagators }
 
 func init() {
 	protocol.Register(func(c any) *protocol.Conn {
@@ -248,6 +262,8 @@ func New(opts Options) (*TetherClient, error) {
 	if !converter.IsDefault(opts.DataConverter) {
 		c.dc = opts.DataConverter
 	}
+	c.interceptors, c.propagators = opts.Interceptors, opts.ContextPropagators
+	c.buildInterceptors()
 	c.proto = protocol.New(c.do, func(err error) error { return refine(err, ErrLockLost) })
 	c.hook = opts.RequestHook
 	if c.hook != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // pollActivities long-polls for attempts while ctx lasts, holding a slot
@@ -213,10 +213,15 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 			}
 			results <- out
 		}()
+		callCtx := actx
 		if w.p.Hooked() {
-			w.reportValues.Store(task, actx)
+			// The attempt's reports carry the values of the context the
+			// function runs with, after the interceptors (ack).
+			sink := &callCtx
+			w.reportValues.Store(task, sink)
+			callCtx = wf.WithCallSink(actx, sink)
 		}
-		out.value, out.err = def.sig.Call(reflect.ValueOf(actx), in)
+		out.value, out.err = wf.RunActivity(callCtx, w.opts.Interceptors, w.opts.ContextPropagators, task.Header, def.sig, in)
 	}()
 
 	select {
@@ -487,13 +492,15 @@ func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 // the answer (nil when the report was refused: the lock is gone).
 func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) *api.ActivityAckResponse {
 	var resp *api.ActivityAckResponse
-	var values any
+	var values context.Context
 	if w.p.Hooked() {
-		values, _ = w.reportValues.Load(task)
+		if sink, ok := w.reportValues.Load(task); ok {
+			values = *sink.(*context.Context)
+		}
 	}
 	err := w.sendReport(log, what, func(ctx context.Context) error {
 		if values != nil {
-			ctx = valuesOf{ctx, values.(context.Context)}
+			ctx = valuesOf{ctx, values}
 		}
 		var err error
 		resp, err = send(ctx)

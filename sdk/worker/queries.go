@@ -84,10 +84,12 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			ActivityName: w.reg.activityName,
 
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
+			Interceptors:        w.opts.Interceptors,
+			ContextPropagators:  w.opts.ContextPropagators,
 		})
 		if _, err := exec.Turn(task.History, nil); err != nil {
 			return nil, fmt.Errorf("replaying the history: %w", err)
 		}
 	}
-	return exec.Query(task.QueryName, task.Input)
+	return exec.QueryWithHeader(task.QueryName, task.Input, task.Header)
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,6 +203,19 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 	if o.BackgroundActivityContext == nil {
 		o.BackgroundActivityContext = context.Background()
 	}
+	if c != nil {
+		// The client's interceptors that are also worker interceptors
+		// come first, then the worker's own (Temporal's order); the same
+		// for the propagators.
+		var fromClient []interceptor.WorkerInterceptor
+		for _, ci := range c.Interceptors() {
+			if wi, ok := ci.(interceptor.WorkerInterceptor); ok {
+				fromClient = append(fromClient, wi)
+			}
+		}
+		o.Interceptors = slices.Concat(fromClient, o.Interceptors)
+		o.ContextPropagators = slices.Concat(c.ContextPropagators(), o.ContextPropagators)
+	}
 	if o.MaxConcurrentWorkflowTurns <= 0 {
 		o.MaxConcurrentWorkflowTurns = 100
 	}
@@ -283,9 +297,10 @@ type Worker struct {
 	// metrics emits the worker's metrics (nil: the client has no
 	// MetricsHandler).
 	metrics *workerMetrics
-	// reportValues holds, by attempt, the context its activity function
-	// runs with, whose values its reports carry (ack).
-	reportValues sync.Map // *api.ActivityTask → context.Context
+	// reportValues holds, by attempt, where the context its activity
+	// function runs with is written (wf.WithCallSink): its reports carry
+	// its values (ack).
+	reportValues sync.Map // *api.ActivityTask → *context.Context
 	stats        stats
 	// newErr is why New could not make a working worker (reported by
 	// Start and Run).

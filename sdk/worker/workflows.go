@@ -164,6 +164,8 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			ActivityName: w.reg.activityName,
 
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
+			Interceptors:        w.opts.Interceptors,
+			ContextPropagators:  w.opts.ContextPropagators,
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}

@@ -192,7 +192,12 @@ func IsCancelRequested(ctx Context) (bool, string) { return wf.IsCancelRequested
 // (log.WithLogger) and WithCallerSkip (log.WithSkipCallers), so that
 // log.With(logger, ...) and logger.(log.WithLogger) work as in Temporal.
 // log.ToSlog returns it as a *slog.Logger.
-func GetLogger(ctx Context) log.Logger { return log.NewStructuredLogger(wf.GetLogger(ctx)) }
+func GetLogger(ctx Context) log.Logger {
+	if o := wf.Outbound(ctx); o != nil {
+		return o.GetLogger(ctx)
+	}
+	return log.NewStructuredLogger(wf.GetLogger(ctx))
+}
 
 // Typed returns f as a FutureOf[T].
 func Typed[T any](f Future) FutureOf[T] { return wf.Typed[T](f) }

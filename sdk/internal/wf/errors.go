@@ -171,7 +171,7 @@ func (e *ContinueAsNewError) Error() string { return "continue as new" }
 // same workflow type, whatever name it was registered under. The arguments
 // are checked against a function's signature; an error that is not a
 // *ContinueAsNewError, returned by the workflow, fails it.
-func NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
+func newContinueAsNewErrorDirect(ctx Context, wfn any, args ...any) error {
 	s := ctx.impl().s
 	name, ok := wfn.(string)
 	if !ok {

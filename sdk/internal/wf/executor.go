@@ -73,6 +73,14 @@ type ExecutorOptions struct {
 	// executor is unusable, like for a *NondeterminismError — so that the
 	// turn is retried, and resumes once fixed code runs it.
 	FailWorkflowOnPanic bool
+	// Interceptors are the worker's interceptors (the first outermost):
+	// InterceptWorkflow builds the execution's inbound chain when it
+	// starts.
+	Interceptors []WorkerInterceptor
+	// ContextPropagators extract the values of the start's, signals',
+	// queries' and updates' headers into the workflow's context and inject
+	// them into the headers of its activities, children and signals.
+	ContextPropagators []ContextPropagator
 }
 
 // TurnResult is what a turn decided: the body of the turn's ack.
@@ -115,6 +123,8 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		versions:       map[string]Version{},
 		actName:        opts.ActivityName,
 		failOnPanic:    opts.FailWorkflowOnPanic,
+		interceptors:   opts.Interceptors,
+		propagators:    opts.ContextPropagators,
 		info: Info{
 			WorkflowExecution: WorkflowExecution{ID: opts.InstanceID, RunID: opts.RunID},
 			WorkflowType:      WorkflowType{Name: def.name},
@@ -254,6 +264,12 @@ type state struct {
 	// failOnPanic: a panic fails the workflow, not the turn
 	// (ExecutorOptions.FailWorkflowOnPanic).
 	failOnPanic bool
+	// The worker's interceptors and propagators (intercept.go); inbound
+	// and outbound are the execution's chains, nil without interceptors.
+	interceptors []WorkerInterceptor
+	propagators  []ContextPropagator
+	inbound      WorkflowInboundInterceptor
+	outbound     WorkflowOutboundInterceptor
 
 	coros     []*coroutine
 	current   *coroutine
@@ -580,8 +596,7 @@ func (s *state) apply(ev *api.Event) {
 		}
 	case api.EventSignalReceived:
 		s.tick(ev)
-		ch := s.signal(ev.SignalName)
-		ch.deliver(ev.Input)
+		s.deliverSignal(ev)
 	case api.EventCancelRequested:
 		s.tick(ev)
 		s.onCancelRequested(ev.Reason)
@@ -630,9 +645,21 @@ func (s *state) start(ev *api.Event) {
 		s.terminate(api.Command{Type: api.CommandFailWorkflow, Error: &api.Error{Message: err.Error(), Type: "InvalidInput"}})
 		return
 	}
-	ctx := reflect.ValueOf(Context(s.rootCtx))
+	if len(s.interceptors) == 0 && len(s.propagators) == 0 {
+		ctx := reflect.ValueOf(Context(s.rootCtx))
+		s.spawn("root", func() {
+			result, err := s.def.sig.Call(ctx, in)
+			s.finish(result, err)
+		})
+		return
+	}
+	h := s.inHeader(ev.Header)
+	ctx := s.startInterceptors(h)
+	if s.fatal != nil {
+		return
+	}
 	s.spawn("root", func() {
-		result, err := s.def.sig.Call(ctx, in)
+		result, err := s.runWorkflow(ctx, h, in)
 		s.finish(result, err)
 	})
 }

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/common"
 	"github.com/tetherhq/tether/sdk/internal/actenv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
@@ -190,4 +192,76 @@ func (activityRoot) GetHeartbeatDetails(ctx context.Context, d ...any) error {
 func IsActivityRoot(o ActivityOutboundInterceptor) bool {
 	_, ok := o.(activityRoot)
 	return ok
+}
+
+// RunActivity calls an activity function (sig, with its decoded inputs)
+// for one attempt: ctx is the attempt's context, header the header the
+// workflow scheduled it with. The propagators extract their values from
+// the header into the context first (an error fails the attempt, naming
+// the propagator), then the interceptors' chain runs, the first
+// interceptor outermost, and its end calls the function with the
+// outbound chain in its context. Without interceptors and propagators it
+// is sig.Call.
+func RunActivity(ctx context.Context, interceptors []WorkerInterceptor, propagators []ContextPropagator,
+	header api.Header, sig *fnsig.Sig, in []reflect.Value) (any, error) {
+	if len(interceptors) == 0 && len(propagators) == 0 {
+		return sig.Call(reflect.ValueOf(ctx), in)
+	}
+	h, err := DecodeHeader(header)
+	if err != nil {
+		return nil, fmt.Errorf("activity: %w", err)
+	}
+	for _, p := range propagators {
+		if ctx, err = p.Extract(ctx, MapHeader(h)); err != nil {
+			return nil, fmt.Errorf("activity: context propagator %T: Extract: %w", p, err)
+		}
+	}
+	if h == nil {
+		h = map[string]*common.Payload{}
+	}
+	ctx = WithHeader(ctx, h)
+	root := &activityInbound{sig: sig}
+	var chain ActivityInboundInterceptor = root
+	for i := len(interceptors) - 1; i >= 0; i-- {
+		chain = interceptors[i].InterceptActivity(ctx, chain)
+	}
+	if err := chain.Init(activityRoot{}); err != nil {
+		return nil, fmt.Errorf("activity: interceptor Init: %w", err)
+	}
+	return chain.ExecuteActivity(ctx, &ExecuteActivityInput{Args: anyArgs(in)})
+}
+
+// activityInbound is the end of an attempt's inbound chain: it calls the
+// activity function with the outbound chain Init installed.
+type activityInbound struct {
+	ActivityInboundInterceptorBase
+	sig      *fnsig.Sig
+	outbound ActivityOutboundInterceptor
+}
+
+// Init keeps the outbound chain for the function's context.
+func (a *activityInbound) Init(outbound ActivityOutboundInterceptor) error {
+	a.outbound = outbound
+	return nil
+}
+
+// ExecuteActivity calls the function.
+func (a *activityInbound) ExecuteActivity(ctx context.Context, in *ExecuteActivityInput) (any, error) {
+	if a.outbound != nil && !IsActivityRoot(a.outbound) {
+		ctx = WithActivityOutbound(ctx, a.outbound)
+	}
+	if sink, ok := ctx.Value(callSinkKey{}).(*context.Context); ok {
+		*sink = ctx
+	}
+	return a.sig.Call(reflect.ValueOf(ctx), valuesOf(in.Args, a.sig.Ins))
+}
+
+type callSinkKey struct{}
+
+// WithCallSink returns ctx with sink, where the end of an attempt's
+// inbound chain writes the context it calls the activity function with
+// (the interceptors' values included): the worker's reports of the
+// attempt carry its values.
+func WithCallSink(ctx context.Context, sink *context.Context) context.Context {
+	return context.WithValue(ctx, callSinkKey{}, sink)
 }

@@ -125,6 +125,15 @@ type localMarker struct {
 // workflow.ExecuteLocalActivity.
 func ExecuteLocalActivity(ctx Context, activity any, args ...any) Future {
 	c := ctx.impl()
+	if o := c.s.outbound; o != nil {
+		name, err := c.s.activityName(activity)
+		if err != nil {
+			if v := reflect.ValueOf(activity); v.Kind() == reflect.Func && !v.IsNil() {
+				name = runtime.FuncForPC(v.Pointer()).Name()
+			}
+		}
+		return o.ExecuteLocalActivity(withCallee(ctx, name, activity), name, args...)
+	}
 	return c.s.executeLocalActivity(c, activity, args)
 }
 
@@ -209,7 +218,7 @@ func (s *state) localOutcome(c *wctx, f *future, m *localMarker, opts LocalActiv
 			s.nondeterminism("local activity %s: history falls back to activity %d, the code's next activity is %d",
 				m.ActivityType, m.FallbackActivityID, s.nextActivityID+1)
 		}
-		return s.executeActivity(WithActivityOptions(c, ao).impl(), m.ActivityType, args)
+		return s.executeActivity(WithActivityOptions(c, ao).impl(), m.ActivityType, args, nil)
 	}
 	if m.Error != nil {
 		f.settle(nil, activityFailure(0, m.ActivityType, m.Error))
