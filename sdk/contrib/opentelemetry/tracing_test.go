@@ -1,0 +1,127 @@
+package opentelemetry_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tetherhq/tether/internal/apptest"
+	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/contrib/opentelemetry"
+	"github.com/tetherhq/tether/sdk/interceptor"
+	"github.com/tetherhq/tether/sdk/worker"
+	"github.com/tetherhq/tether/sdk/workflow"
+	"github.com/tetherhq/tether/server"
+)
+
+// TracedGreet is the traced workflow: one activity.
+func TracedGreet(ctx workflow.Context, name string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var out string
+	err := workflow.ExecuteActivity(ctx, Shout, name).Get(ctx, &out)
+	return out, err
+}
+
+// Shout is the traced activity.
+func Shout(_ context.Context, name string) (string, error) {
+	return strings.ToUpper(name), nil
+}
+
+// Goal: one workflow run — the client's start, the server's requests, the
+// worker's turn and activity, the result — is one trace, recorded by an
+// in-memory exporter, whose spans are linked as they happened across the
+// client, the server and the worker: the headers carry the spans from the
+// client to the workflow and from the workflow to its activity, and the
+// request hook carries them to the server.
+func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	app := apptest.Start(t, server.AppConfig{Server: server.Config{TracerProvider: tp}})
+
+	tracing, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{Tracer: tp.Tracer("sdk")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.DialContext(context.Background(), client.Options{
+		Address:      app.URL(),
+		Interceptors: []interceptor.ClientInterceptor{tracing},
+		RequestHook:  opentelemetry.InjectTraceContext,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := worker.New(c, "traced", worker.Options{PollWait: time.Second})
+	if err := w.RegisterWorkflow(TracedGreet); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RegisterActivity(Shout); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ctx, root := tp.Tracer("test").Start(ctx, "test")
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "traced-1", TaskQueue: "traced"}, TracedGreet, "tether")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	if err := run.Get(ctx, &out); err != nil || out != "TETHER" {
+		t.Fatalf("result %q, %v", out, err)
+	}
+	root.End()
+
+	const base = "/v1/namespaces/:namespace"
+	var (
+		start       = "StartWorkflow:TracedGreet"
+		startReq    = "POST " + base + "/workflows"
+		startStore  = "store StartWorkflow"
+		runWF       = "RunWorkflow:TracedGreet"
+		startAct    = "StartActivity:Shout"
+		runAct      = "RunActivity:Shout"
+		completeReq = "POST " + base + "/activity-tasks/:token/complete"
+		completeSt  = "store CompleteActivityTask"
+		resultReq   = "GET " + base + "/workflows/:instance_id/result"
+	)
+	names := []string{"test", start, startReq, startStore, runWF, startAct, runAct, completeReq, completeSt, resultReq}
+	spans := waitSpans(t, rec, names...)
+
+	traceID := root.SpanContext().TraceID()
+	for _, name := range names {
+		if got := spans[name].SpanContext().TraceID(); got != traceID {
+			t.Errorf("%s is in trace %s, not the workflow's %s", name, got, traceID)
+		}
+	}
+	parentOf := map[string]string{
+		start:       "test",      // the client's span, under the caller's
+		startReq:    start,       // the server's request, through traceparent
+		startStore:  startReq,    // its store transaction
+		runWF:       start,       // the worker's run, through the start's header
+		startAct:    runWF,       // workflow code schedules the activity
+		runAct:      startAct,    // the attempt, through the activity's header
+		completeReq: runAct,      // the attempt's report, through traceparent
+		completeSt:  completeReq, // its store transaction
+		resultReq:   "test",      // the client's wait for the result
+	}
+	for child, parent := range parentOf {
+		if got, want := spans[child].Parent().SpanID(), spans[parent].SpanContext().SpanID(); got != want {
+			t.Errorf("%s's parent is %s, want %s (%s)", child, got, parent, want)
+		}
+	}
+	for name, kind := range map[string]trace.SpanKind{start: trace.SpanKindClient, startAct: trace.SpanKindClient,
+		runWF: trace.SpanKindServer, runAct: trace.SpanKindServer, startReq: trace.SpanKindServer} {
+		if got := spans[name].SpanKind(); got != kind {
+			t.Errorf("%s is of kind %s, want %s", name, got, kind)
+		}
+	}
+}
