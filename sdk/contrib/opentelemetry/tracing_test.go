@@ -2,10 +2,13 @@ package opentelemetry_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -123,5 +126,101 @@ func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
 		if got := spans[name].SpanKind(); got != kind {
 			t.Errorf("%s is of kind %s, want %s", name, got, kind)
 		}
+	}
+}
+
+// Talker waits for a "done" signal, answering the query "state" and the
+// update "add" meanwhile.
+func Talker(ctx workflow.Context) (int, error) {
+	n := 0
+	if err := workflow.SetQueryHandler(ctx, "state", func() (int, error) { return n, nil }); err != nil {
+		return 0, err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, "add", func(_ workflow.Context, d int) (int, error) {
+		n += d
+		return n, nil
+	}, workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, d int) error {
+		if d <= 0 {
+			return errors.New("must be positive")
+		}
+		return nil
+	}}); err != nil {
+		return 0, err
+	}
+	workflow.GetSignalChannel(ctx, "done").Receive(ctx, nil)
+	return n, nil
+}
+
+// Goal: a signal, a query and an update are each traced from the client's
+// span (SignalWorkflow, QueryWorkflow, UpdateWorkflow) to the workflow's
+// handling of it (HandleSignal, HandleQuery, ValidateUpdate and
+// HandleUpdate), through the call's header.
+func TestTracing_SignalQueryUpdate(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	app := apptest.Start(t, server.AppConfig{})
+	tracing, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{Tracer: tp.Tracer("sdk")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.DialContext(context.Background(), client.Options{Address: app.URL(),
+		Interceptors: []interceptor.ClientInterceptor{tracing}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := worker.New(c, "talk", worker.Options{PollWait: time.Second})
+	if err := w.RegisterWorkflow(Talker); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "talk-1", TaskQueue: "talk"}, Talker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "talk-1", UpdateName: "add", Args: []any{2},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int
+	if err := h.Get(ctx, &sum); err != nil || sum != 2 {
+		t.Fatalf("update: %d, %v", sum, err)
+	}
+	v, err := c.QueryWorkflow(ctx, "talk-1", "", "state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Get(&sum); err != nil || sum != 2 {
+		t.Fatalf("query: %d, %v", sum, err)
+	}
+	if err := c.SignalWorkflow(ctx, "talk-1", "", "done", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, &sum); err != nil {
+		t.Fatal(err)
+	}
+	spans := waitSpans(t, rec, "UpdateWorkflow:add", "ValidateUpdate:add", "HandleUpdate:add",
+		"QueryWorkflow:state", "HandleQuery:state", "SignalWorkflow:done", "HandleSignal:done")
+	for child, parent := range map[string]string{
+		"ValidateUpdate:add": "UpdateWorkflow:add",
+		"HandleUpdate:add":   "UpdateWorkflow:add",
+		"HandleQuery:state":  "QueryWorkflow:state",
+		"HandleSignal:done":  "SignalWorkflow:done",
+	} {
+		c, p := spans[child], spans[parent]
+		if c.Parent().SpanID() != p.SpanContext().SpanID() || c.SpanContext().TraceID() != p.SpanContext().TraceID() {
+			t.Errorf("%s's parent is %s, want %s (%s)", child, c.Parent().SpanID(), parent, p.SpanContext().SpanID())
+		}
+	}
+	if got := spans["UpdateWorkflow:add"].Attributes(); !slices.ContainsFunc(got, func(kv attribute.KeyValue) bool {
+		return kv.Key == "temporalWorkflowID" && kv.Value.AsString() == "talk-1"
+	}) {
+		t.Errorf("UpdateWorkflow:add attributes %v lack temporalWorkflowID", got)
 	}
 }
