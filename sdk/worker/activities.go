@@ -535,16 +535,17 @@ func (w *Worker) markPending(log *slog.Logger, task *api.ActivityTask) {
 	}
 }
 
-// valuesOf is the context of an attempt's report: its deadline and
-// cancellation are the report's, its values the activity's (the context
-// its function ran with), so that what the request hook reads from the
-// context (the activity's span) travels with its report too.
+// valuesOf is the context of a report: its deadline and cancellation are
+// the report's, its values those of the work it reports — the context an
+// activity's function ran with, or a workflow's (wf.Executor.Values) — so
+// that what the request hook reads there (the activity's or workflow's
+// span) travels with the report too.
 type valuesOf struct {
 	context.Context
-	values context.Context
+	values interface{ Value(key any) any }
 }
 
-// Value returns the activity context's value of key, else the report's.
+// Value returns the work's value of key, else the report's.
 func (v valuesOf) Value(key any) any {
 	if x := v.values.Value(key); x != nil {
 		return x

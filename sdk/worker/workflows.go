@@ -202,7 +202,14 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 	// The ack is sent again until the server answers it: a turn run
 	// through a server or database outage is not run again for it.
 	var resp *api.CompleteWorkflowTaskResponse
+	var values interface{ Value(key any) any }
+	if w.p.Hooked() {
+		values = exec.Values() // the ack carries the workflow's values (its span)
+	}
 	err = w.sendReport(log, "turn ack", func(ctx context.Context) error {
+		if values != nil {
+			ctx = valuesOf{ctx, values}
+		}
 		var err error
 		resp, err = w.p.CompleteWorkflowTask(ctx, task.LockToken, api.CompleteWorkflowTaskRequest{
 			Commands:        res.Commands,

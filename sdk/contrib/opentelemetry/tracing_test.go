@@ -95,8 +95,10 @@ func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
 		completeReq = "POST " + base + "/activity-tasks/:token/complete"
 		completeSt  = "store CompleteActivityTask"
 		resultReq   = "GET " + base + "/workflows/:instance_id/result"
+		ackReq      = "POST " + base + "/workflow-tasks/:token/complete"
+		ackStore    = "store CompleteWorkflowTask"
 	)
-	names := []string{"test", start, startReq, startStore, runWF, startAct, runAct, completeReq, completeSt, resultReq}
+	names := []string{"test", start, startReq, startStore, runWF, startAct, runAct, completeReq, completeSt, resultReq, ackReq, ackStore}
 	spans := waitSpans(t, rec, names...)
 
 	traceID := root.SpanContext().TraceID()
@@ -115,10 +117,35 @@ func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
 		completeReq: runAct,      // the attempt's report, through traceparent
 		completeSt:  completeReq, // its store transaction
 		resultReq:   "test",      // the client's wait for the result
+		ackReq:      runWF,       // a turn's ack, through traceparent
+		ackStore:    ackReq,      // its store transaction
 	}
 	for child, parent := range parentOf {
 		if got, want := spans[child].Parent().SpanID(), spans[parent].SpanContext().SpanID(); got != want {
 			t.Errorf("%s's parent is %s, want %s (%s)", child, got, parent, want)
+		}
+	}
+	// Both turns' acks (the activity's scheduling, the workflow's
+	// completion) are the workflow's. The last one's span may end just
+	// after the result came back: wait for it.
+	var acks []sdktrace.ReadOnlySpan
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		acks = acks[:0]
+		for _, s := range rec.Ended() {
+			if s.Name() == ackReq {
+				acks = append(acks, s)
+			}
+		}
+		if len(acks) >= 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(acks) < 2 {
+		t.Errorf("%d turn acks traced, want 2", len(acks))
+	}
+	for _, s := range acks {
+		if s.Parent().SpanID() != spans[runWF].SpanContext().SpanID() {
+			t.Errorf("a turn's ack has parent %s, want %s", s.Parent().SpanID(), runWF)
 		}
 	}
 	for name, kind := range map[string]trace.SpanKind{start: trace.SpanKindClient, startAct: trace.SpanKindClient,

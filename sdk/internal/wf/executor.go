@@ -240,6 +240,18 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 	return res, nil
 }
 
+// Values returns the context the workflow function runs with, after the
+// inbound interceptors, for its values (nil when there are no interceptors
+// or the function has not run): the worker's acks of the workflow's turns
+// carry them, so that what a request hook reads there (the workflow's
+// span) reaches the server. Values are immutable; read them between turns.
+func (e *Executor) Values() interface{ Value(key any) any } {
+	if e.s.runCtx == nil {
+		return nil
+	}
+	return e.s.runCtx
+}
+
 // SetAttempt sets the attempt of the turn about to run (GetInfo's
 // Attempt).
 func (e *Executor) SetAttempt(attempt int32) { e.s.attempt = attempt }
@@ -270,6 +282,10 @@ type state struct {
 	propagators  []ContextPropagator
 	inbound      WorkflowInboundInterceptor
 	outbound     WorkflowOutboundInterceptor
+	// runCtx is the context the workflow function runs with, after the
+	// inbound interceptors (nil until it runs, or without interceptors):
+	// Executor.Values.
+	runCtx Context
 
 	coros     []*coroutine
 	current   *coroutine
