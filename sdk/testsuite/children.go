@@ -44,7 +44,7 @@ func (x *execution) startChild(c *api.Command) {
 		ch.startRunTimeout(d)
 	}
 	ch.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID})
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID, Header: c.Header})
 	x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID})
 }
 

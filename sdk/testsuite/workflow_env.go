@@ -191,7 +191,7 @@ func (t *TestWorkflowEnvironment) ExecuteWorkflow(w any, args ...any) {
 	e.root = x
 	x.startRunTimeout(e.runTimeout)
 	x.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: name, TaskQueue: t.taskQueue, Input: input,
-		LastCompletionResult: t.lastCompletion})
+		LastCompletionResult: t.lastCompletion, Header: e.startHeader})
 	for _, s := range e.preSignals {
 		x.deliver(s)
 	}
@@ -416,9 +416,21 @@ func (t *TestWorkflowEnvironment) SetLastCompletionResult(result any) {
 func (t *TestWorkflowEnvironment) SetWorkerOptions(opts worker.Options) {
 	t.workerOpts = opts
 	t.impl.activityCtx = opts.BackgroundActivityContext
+	t.impl.interceptors = opts.Interceptors
+	if len(opts.ContextPropagators) > 0 {
+		t.impl.propagators = opts.ContextPropagators
+	}
 	if opts.EnableSessionWorker {
 		t.enableSessions()
 	}
+}
+
+// SetContextPropagators sets the context propagators of the (simulated)
+// worker (Temporal's): they extract the start header's values into the
+// workflow's context (WorkflowTestSuite.SetHeader) and carry the
+// workflow's values to its activities and child workflows.
+func (t *TestWorkflowEnvironment) SetContextPropagators(propagators []workflow.ContextPropagator) {
+	t.impl.propagators = propagators
 }
 
 // SetTaskQueue sets the workflow's task queue (default

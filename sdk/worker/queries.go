@@ -86,6 +86,7 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
 			Interceptors:        w.opts.Interceptors,
 			ContextPropagators:  w.opts.ContextPropagators,
+			LogReplay:           w.opts.EnableLoggingInReplay,
 		})
 		if _, err := exec.Turn(task.History, nil); err != nil {
 			return nil, fmt.Errorf("replaying the history: %w", err)

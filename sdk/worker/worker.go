@@ -159,6 +159,10 @@ type Options struct {
 	// workflow calls (workflow.ContextPropagator), after the client's
 	// (client.Options.ContextPropagators).
 	ContextPropagators []workflow.ContextPropagator
+	// EnableLoggingInReplay keeps the workflow loggers (workflow.GetLogger)
+	// writing while the worker replays a history (Temporal's field; by
+	// default a replay is silent, so that each line is written once).
+	EnableLoggingInReplay bool
 }
 
 // WorkflowPanicPolicy is the value of Options.WorkflowPanicPolicy

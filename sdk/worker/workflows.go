@@ -166,6 +166,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
 			Interceptors:        w.opts.Interceptors,
 			ContextPropagators:  w.opts.ContextPropagators,
+			LogReplay:           w.opts.EnableLoggingInReplay,
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}

@@ -81,6 +81,9 @@ type ExecutorOptions struct {
 	// queries' and updates' headers into the workflow's context and inject
 	// them into the headers of its activities, children and signals.
 	ContextPropagators []ContextPropagator
+	// LogReplay keeps the workflow's logger writing while it replays
+	// (Temporal's worker.Options.EnableLoggingInReplay).
+	LogReplay bool
 }
 
 // TurnResult is what a turn decided: the body of the turn's ack.
@@ -125,6 +128,7 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		failOnPanic:    opts.FailWorkflowOnPanic,
 		interceptors:   opts.Interceptors,
 		propagators:    opts.ContextPropagators,
+		logReplay:      opts.LogReplay,
 		info: Info{
 			WorkflowExecution: WorkflowExecution{ID: opts.InstanceID, RunID: opts.RunID},
 			WorkflowType:      WorkflowType{Name: def.name},
@@ -286,6 +290,8 @@ type state struct {
 	// inbound interceptors (nil until it runs, or without interceptors):
 	// Executor.Values.
 	runCtx Context
+	// logReplay: ExecutorOptions.LogReplay.
+	logReplay bool
 
 	coros     []*coroutine
 	current   *coroutine

@@ -207,6 +207,17 @@ func RunActivity(ctx context.Context, interceptors []WorkerInterceptor, propagat
 	if len(interceptors) == 0 && len(propagators) == 0 {
 		return sig.Call(reflect.ValueOf(ctx), in)
 	}
+	ctx, err := ActivityContext(ctx, propagators, header)
+	if err != nil {
+		return nil, err
+	}
+	return CallActivity(ctx, interceptors, sig, in)
+}
+
+// ActivityContext returns an attempt's context with its header (Header)
+// and the values the propagators extract from it; a propagator's error is
+// returned, naming it.
+func ActivityContext(ctx context.Context, propagators []ContextPropagator, header api.Header) (context.Context, error) {
 	h, err := DecodeHeader(header)
 	if err != nil {
 		return nil, fmt.Errorf("activity: %w", err)
@@ -219,7 +230,15 @@ func RunActivity(ctx context.Context, interceptors []WorkerInterceptor, propagat
 	if h == nil {
 		h = map[string]*common.Payload{}
 	}
-	ctx = WithHeader(ctx, h)
+	return WithHeader(ctx, h), nil
+}
+
+// CallActivity calls an activity function through the interceptors'
+// chain (the first outermost); ctx is ActivityContext's.
+func CallActivity(ctx context.Context, interceptors []WorkerInterceptor, sig *fnsig.Sig, in []reflect.Value) (any, error) {
+	if len(interceptors) == 0 {
+		return sig.Call(reflect.ValueOf(ctx), in)
+	}
 	root := &activityInbound{sig: sig}
 	var chain ActivityInboundInterceptor = root
 	for i := len(interceptors) - 1; i >= 0; i-- {
