@@ -178,6 +178,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 		Heartbeat: a.recordDetails,
 		Logger:    log,
 		Client:    w.c,
+		Metrics:   w.metrics.activityHandler(task),
 	}
 	actx := actenv.With(ctx, env)
 	if !deadline.IsZero() {

@@ -135,3 +135,25 @@ func (m *workerMetrics) unregisteredActivity(task *api.ActivityTask) {
 		m.of(metrics.TagActivityType, task.ActivityType).Counter(metrics.UnregisteredActivityInvoked).Inc(1)
 	}
 }
+
+// workflowHandler is the handler of a workflow's GetMetricsHandler (nil
+// without metrics).
+func (m *workerMetrics) workflowHandler(workflowType string) metrics.Handler {
+	if m == nil {
+		return nil
+	}
+	return m.of(metrics.TagWorkflowType, workflowType)
+}
+
+// activityHandler is the handler of an attempt's GetMetricsHandler (nil
+// without metrics): tagged with its activity and workflow types.
+func (m *workerMetrics) activityHandler(task *api.ActivityTask) metrics.Handler {
+	if m == nil {
+		return nil
+	}
+	h := m.of(metrics.TagActivityType, task.ActivityType)
+	if task.WorkflowType != "" {
+		h = h.WithTags(map[string]string{metrics.TagWorkflowType: task.WorkflowType})
+	}
+	return h
+}

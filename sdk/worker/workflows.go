@@ -167,6 +167,7 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			Interceptors:        w.opts.Interceptors,
 			ContextPropagators:  w.opts.ContextPropagators,
 			LogReplay:           w.opts.EnableLoggingInReplay,
+			MetricsHandler:      w.metrics.workflowHandler(task.WorkflowType),
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}

@@ -30,6 +30,8 @@ func Greet(ctx workflow.Context, name string) (string, error) {
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: 3},
 	})
+	// Counted once: not again when a later turn replays this.
+	workflow.GetMetricsHandler(ctx).Counter("greet_started").Inc(1)
 	var out string
 	err := workflow.ExecuteActivity(ctx, Hello, name).Get(ctx, &out)
 	return out, err
@@ -37,6 +39,7 @@ func Greet(ctx workflow.Context, name string) (string, error) {
 
 // Hello fails its first attempt.
 func Hello(ctx context.Context, name string) (string, error) {
+	activity.GetMetricsHandler(ctx).Counter("hello_attempts").Inc(1)
 	if activity.GetInfo(ctx).Attempt == 1 {
 		return "", errors.New("first attempt fails")
 	}
@@ -97,7 +100,9 @@ func hasAttrs(set attribute.Set, want map[string]string) bool {
 // Goal: a client and worker with NewMetricsHandler on an OpenTelemetry
 // meter emit Temporal's SDK metrics for one workflow run against a real
 // server: requests by operation, the turns' latencies, the workflow's
-// completion, the activity's failed and successful attempts.
+// completion, the activity's failed and successful attempts; and the
+// workflow's and activity's own metrics through GetMetricsHandler, the
+// workflow's not recorded again when it replays.
 func TestMetricsHandler_EmitsTheSDKMetrics(t *testing.T) {
 	app := apptest.Start(t, server.AppConfig{})
 	reader := sdkmetric.NewManualReader()
@@ -110,7 +115,8 @@ func TestMetricsHandler_EmitsTheSDKMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := worker.New(c, "metrics", worker.Options{PollWait: time.Second})
+	// Without a cache every turn replays the workflow from its history.
+	w := worker.New(c, "metrics", worker.Options{PollWait: time.Second, CacheSize: -1})
 	if err := w.RegisterWorkflow(Greet); err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +181,13 @@ func TestMetricsHandler_EmitsTheSDKMetrics(t *testing.T) {
 	}
 	if n := countOf(rm, "temporal_activity_schedule_to_start_latency", with("activity_type", "Hello")); n != 2 {
 		t.Errorf("temporal_activity_schedule_to_start_latency count %d, want 2", n)
+	}
+	// The workflow's and the activity's own metrics.
+	if n, _ := sumOf(rm, "greet_started", with("task_queue", "metrics", "workflow_type", "Greet")); n != 1 {
+		t.Errorf("greet_started = %d, want 1 (replays record nothing)", n)
+	}
+	if n, _ := sumOf(rm, "hello_attempts", with("activity_type", "Hello", "workflow_type", "Greet")); n != 2 {
+		t.Errorf("hello_attempts = %d, want 2", n)
 	}
 	if n, _ := sumOf(rm, "temporal_worker_start", with("task_queue", "metrics")); n != 1 {
 		t.Errorf("temporal_worker_start = %d, want 1", n)
