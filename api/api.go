@@ -703,8 +703,9 @@ type Command struct {
 	// schedule_activity, continue_as_new
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// Header is the header the activity (schedule_activity), the child's
-	// start (start_child_workflow) or the signal (signal_external)
-	// carries, bounded as a request's header.
+	// start (start_child_workflow), the signal (signal_external) or the
+	// next execution's start (continue_as_new) carries, bounded as a
+	// request's header.
 	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// start_timer, cancel_timer
 	TimerID int64 `json:"timer_id,omitempty" validate:"required_if=Type start_timer,required_if=Type cancel_timer,gte=0"`

@@ -392,6 +392,36 @@ func TestContextPropagation_ClientWorkflowActivityChild(t *testing.T) {
 	}
 }
 
+// PropContinue continues as new once, then returns the propagated value
+// of its second execution's context.
+func PropContinue(ctx workflow.Context, n int) (string, error) {
+	if n == 0 {
+		return "", workflow.NewContinueAsNewError(ctx, PropContinue, 1)
+	}
+	v, _ := ctx.Value(propKey{}).(string)
+	return "continued=" + v, nil
+}
+
+// Goal: the propagated value reaches the execution a continue-as-new
+// starts.
+func TestContextPropagation_ContinueAsNew(t *testing.T) {
+	e := newEnv(t)
+	c, err := client.New(client.Options{Address: e.addr, Logger: e.log,
+		ContextPropagators: []workflow.ContextPropagator{&valuePropagator{}}})
+	must(t, err)
+	e.startWorkerOn(c, "propcan", testOptions(), func(w *worker.Worker) error {
+		return w.RegisterWorkflow(PropContinue)
+	})
+	ctx := context.WithValue(context.Background(), propKey{}, "tenant-9")
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "propcan-1", TaskQueue: "propcan"}, PropContinue, 0)
+	must(t, err)
+	got, err := result[string](t, run, 20*time.Second)
+	must(t, err)
+	if got != "continued=tenant-9" {
+		t.Fatalf("result %q, want %q", got, "continued=tenant-9")
+	}
+}
+
 // panicky is a worker interceptor whose workflow inbound interceptor
 // panics while armed.
 type panicky struct {

@@ -754,8 +754,9 @@ type ApiCommand struct {
 	FireAfter *string `json:"fire_after,omitempty"`
 
 	// Header Header is the header the activity (schedule_activity), the child's
-	// start (start_child_workflow) or the signal (signal_external)
-	// carries, bounded as a request's header.
+	// start (start_child_workflow), the signal (signal_external) or the
+	// next execution's start (continue_as_new) carries, bounded as a
+	// request's header.
 	Header interface{} `json:"header,omitempty"`
 
 	// Input schedule_activity, continue_as_new

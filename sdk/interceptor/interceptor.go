@@ -152,6 +152,6 @@ func Header(ctx context.Context) map[string]*common.Payload { return wf.Header(c
 // to: non-nil inside WorkflowInboundInterceptor.ExecuteWorkflow,
 // HandleSignal, HandleQuery, ValidateUpdate and ExecuteUpdate (the header
 // received) and inside WorkflowOutboundInterceptor.ExecuteActivity,
-// ExecuteLocalActivity, ExecuteChildWorkflow and SignalExternalWorkflow
-// (the header sent).
+// ExecuteLocalActivity, ExecuteChildWorkflow, SignalExternalWorkflow and
+// NewContinueAsNewError (the header sent).
 func WorkflowHeader(ctx workflow.Context) map[string]*common.Payload { return wf.WorkflowHeader(ctx) }

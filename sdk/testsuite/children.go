@@ -104,5 +104,5 @@ func (x *execution) continueChild(ch *execution) {
 	next.parent, next.childID, next.policy = x, ch.childID, ch.policy
 	x.children[ch.childID] = next
 	next.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: typ, TaskQueue: ch.taskQueue, Input: ch.closed.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID})
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID, Header: ch.closed.Header})
 }

@@ -537,7 +537,7 @@ func (x *execution) close(c *api.Command, turnErr error) {
 		if typ == "" {
 			typ = x.wfType
 		}
-		x.err = x.executionError(nil, &wf.ContinueAsNewError{WorkflowType: typ, Input: c.Input})
+		x.err = x.executionError(nil, &wf.ContinueAsNewError{WorkflowType: typ, Input: c.Input, Header: c.Header})
 		reason = api.CancelReasonContinuedAsNew
 	}
 	for _, id := range sortedIDs(x.activities) {

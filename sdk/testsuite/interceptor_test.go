@@ -87,7 +87,8 @@ func RequestIDChild(ctx workflow.Context) (string, error) {
 	return fmt.Sprintf("child %s, its activity %s", id, act), err
 }
 
-// RequestIDFlow returns its request id, its activity's and its child's.
+// RequestIDFlow returns its request id, its activity's, its child's and
+// its local activity's.
 func RequestIDFlow(ctx workflow.Context) (string, error) {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
@@ -98,11 +99,17 @@ func RequestIDFlow(ctx workflow.Context) (string, error) {
 	if err := workflow.ExecuteChildWorkflow(ctx, RequestIDChild).Get(ctx, &child); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("workflow %s, activity %s, %s", id, act, child), nil
+	var local string
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	if err := workflow.ExecuteLocalActivity(lctx, RequestIDActivity).Get(ctx, &local); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("workflow %s, activity %s, %s, local activity %s", id, act, child, local), nil
 }
 
 // Goal: the start header (SetHeader) reaches the workflow's context through
-// the propagators, and from it the activity's and the child's.
+// the propagators, and from it the activity's, the child's and the local
+// activity's.
 func Test_ContextPropagators(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	p, err := converter.GetDefaultDataConverter().ToPayload("req-7")
@@ -116,7 +123,7 @@ func Test_ContextPropagators(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var got string
 	require.NoError(t, env.GetWorkflowResult(&got))
-	require.Equal(t, "workflow req-7, activity req-7, child req-7, its activity req-7", got)
+	require.Equal(t, "workflow req-7, activity req-7, child req-7, its activity req-7, local activity req-7", got)
 }
 
 // auditLog is a log.Logger that keeps its lines.
@@ -150,6 +157,13 @@ func (stamp) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowIn
 
 type stampInbound struct {
 	interceptor.WorkflowInboundInterceptorBase
+}
+
+// ExecuteWorkflow marks the start's header as read: the header of a start
+// that came without one is an empty map, not nil.
+func (i *stampInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
+	interceptor.WorkflowHeader(ctx)["read"] = &common.Payload{}
+	return i.Next.ExecuteWorkflow(ctx, in)
 }
 
 func (i *stampInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
@@ -268,4 +282,29 @@ func Test_PanickingInterceptor(t *testing.T) {
 	err := env.GetWorkflowError()
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "explode: no config")
+}
+
+// failingInject is a propagator whose InjectFromWorkflow fails.
+type failingInject struct{ requestIDPropagator }
+
+func (failingInject) InjectFromWorkflow(workflow.Context, workflow.HeaderWriter) error {
+	return fmt.Errorf("request id store unreachable")
+}
+
+// Goal: a propagator's error in workflow code fails the workflow task
+// with that error, naming the propagator, before the activity is
+// scheduled.
+func Test_PropagatorErrorFailsTheTask(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetContextPropagators([]workflow.ContextPropagator{failingInject{}})
+	started := false
+	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { started = true })
+	env.RegisterActivity(RequestIDActivity)
+	env.RegisterWorkflow(RequestIDChild)
+	env.ExecuteWorkflow(RequestIDFlow)
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "context propagator testsuite_test.failingInject: InjectFromWorkflow: request id store unreachable")
+	require.False(t, started, "the activity ran")
 }

@@ -181,6 +181,8 @@ type TurnPlan struct {
 	ContinueAsNew   bool
 	NewWorkflowType string
 	NewInput        json.RawMessage
+	// NewHeader is the header the next execution starts with.
+	NewHeader api.Header
 	// Children are the child workflows the turn starts (children.go).
 	Children []NewChild
 	// CancelChildren are the workflow ids of the children the turn asks
@@ -441,7 +443,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		case api.CommandContinueAsNew:
 			p.TerminalReason = api.CancelReasonContinuedAsNew
 			p.ContinueAsNew = true
-			p.NewInput = term.Input
+			p.NewInput, p.NewHeader = term.Input, term.Header
 			p.NewWorkflowType = inst.WorkflowType
 			if term.WorkflowType != "" {
 				p.NewWorkflowType = term.WorkflowType

@@ -159,6 +159,9 @@ type ContinueAsNewError struct {
 	WorkflowType string
 	// Input of the next execution.
 	Input json.RawMessage
+	// Header is the header the next execution starts with (the
+	// interceptors' and propagators').
+	Header api.Header
 }
 
 // Error implements error.

@@ -738,7 +738,7 @@ func (s *state) finish(result any, err error) {
 		}
 		s.terminate(api.Command{Type: api.CommandCompleteWorkflow, Result: raw})
 	case errors.As(err, &can):
-		s.terminate(api.Command{Type: api.CommandContinueAsNew, Input: can.Input, WorkflowType: can.WorkflowType})
+		s.terminate(api.Command{Type: api.CommandContinueAsNew, Input: can.Input, WorkflowType: can.WorkflowType, Header: can.Header})
 	case errors.Is(err, ErrCanceled) && s.cancelRequested:
 		s.terminate(api.Command{Type: api.CommandCancelWorkflow})
 	default:

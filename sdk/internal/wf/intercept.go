@@ -76,14 +76,23 @@ func (s *state) outHeader(c *wctx, header map[string]*common.Payload) api.Header
 	return api.Header(raw)
 }
 
-// inHeader decodes the header of an event; a header that cannot be read
-// fails the turn.
+// inHeader decodes the header of an event (an empty map when it has
+// none, for the interceptors to read and write); a header that cannot be
+// read fails the turn.
 func (s *state) inHeader(h api.Header) map[string]*common.Payload {
 	out, err := DecodeHeader(h)
 	if err != nil {
 		s.fatal = fmt.Errorf("workflow: %w", err)
 	}
-	return out
+	return orEmpty(out)
+}
+
+// orEmpty returns h, or an empty map for a nil one.
+func orEmpty(h map[string]*common.Payload) map[string]*common.Payload {
+	if h == nil {
+		return map[string]*common.Payload{}
+	}
+	return h
 }
 
 // extract runs the context propagators' ExtractToWorkflow on ctx with h.
@@ -301,7 +310,7 @@ func (*rootOutbound) ExecuteActivity(ctx Context, activityType string, args ...a
 
 func (*rootOutbound) ExecuteLocalActivity(ctx Context, activityType string, args ...any) Future {
 	c := ctx.impl()
-	return c.s.executeLocalActivity(c, calleeOf(ctx, activityType), args)
+	return c.s.executeLocalActivity(c, calleeOf(ctx, activityType), args, WorkflowHeader(ctx))
 }
 
 func (*rootOutbound) ExecuteChildWorkflow(ctx Context, childWorkflowType string, args ...any) ChildWorkflowFuture {
@@ -371,7 +380,8 @@ func (*rootOutbound) GetLastCompletionResult(ctx Context, d ...any) error {
 }
 
 func (*rootOutbound) NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
-	return newContinueAsNewErrorDirect(ctx, wfn, args...)
+	c := ctx.impl()
+	return c.s.continueWithHeader(c, newContinueAsNewErrorDirect(ctx, wfn, args...), WorkflowHeader(ctx))
 }
 
 // Outbound returns the outbound interceptor chain of ctx's execution, nil
@@ -441,12 +451,25 @@ func GetLastCompletionResult(ctx Context, valuePtr any) error {
 }
 
 // NewContinueAsNewError returns the error that continues the workflow as
-// a new execution (see newContinueAsNewErrorDirect).
+// a new execution (see newContinueAsNewErrorDirect), whose start carries
+// the header of the outbound interceptors and the propagators.
 func NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
-	if o := ctx.impl().s.outbound; o != nil {
-		return o.NewContinueAsNewError(ctx, wfn, args...)
+	c := ctx.impl()
+	if o := c.s.outbound; o != nil {
+		return o.NewContinueAsNewError(WithWorkflowHeader(ctx, map[string]*common.Payload{}), wfn, args...)
 	}
-	return newContinueAsNewErrorDirect(ctx, wfn, args...)
+	return c.s.continueWithHeader(c, newContinueAsNewErrorDirect(ctx, wfn, args...), nil)
+}
+
+// continueWithHeader gives a ContinueAsNewError the header of the next
+// start (nothing without interceptors and propagators).
+func (s *state) continueWithHeader(c *wctx, err error, header map[string]*common.Payload) error {
+	can, ok := err.(*ContinueAsNewError)
+	if !ok || (header == nil && len(s.propagators) == 0) {
+		return err
+	}
+	can.Header = s.outHeader(c, header)
+	return can
 }
 
 // RequestCancelExternalWorkflow requests another workflow's cancellation
@@ -556,6 +579,7 @@ func (s *state) interceptQuery(queryType string, in []reflect.Value, header api.
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", queryType, err)
 	}
+	h = orEmpty(h)
 	ctx, err := s.extract(WithWorkflowHeader(s.rootCtx, h), h)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", queryType, err)
@@ -574,6 +598,7 @@ func (s *state) updateContext(ev api.Event) (Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("update %s: %w", ev.UpdateName, err)
 	}
+	h = orEmpty(h)
 	return s.extract(WithWorkflowHeader(s.rootCtx, h), h)
 }
 

@@ -303,7 +303,8 @@ type WorkflowOutboundInterceptor interface {
 	HasLastCompletionResult(ctx Context) bool
 	// GetLastCompletionResult intercepts workflow.GetLastCompletionResult.
 	GetLastCompletionResult(ctx Context, d ...any) error
-	// NewContinueAsNewError intercepts workflow.NewContinueAsNewError.
+	// NewContinueAsNewError intercepts workflow.NewContinueAsNewError;
+	// WorkflowHeader(ctx) is the header the next execution starts with.
 	NewContinueAsNewError(ctx Context, wfn any, args ...any) error
 
 	mustEmbedWorkflowOutboundInterceptorBase()
