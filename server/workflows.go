@@ -88,7 +88,12 @@ func (s *Server) startWorkflow(c echo.Context) error {
 			taker, _ = offer.(*storage.TurnTaker)
 		}
 	}
-	resp, turn, err := s.store.StartWorkflowHanding(c.Request().Context(), ns, req, taker)
+	sctx, endSpan := s.storeSpan(c.Request().Context(), "store StartWorkflow")
+	resp, turn, err := s.store.StartWorkflowHanding(sctx, ns, req, taker)
+	endSpan(err)
+	if s.tracingOn() && err == nil {
+		s.annotate(c, attrWorkflowID.String(resp.InstanceID), attrWorkflowType.String(req.WorkflowType))
+	}
 	handed := false
 	if poll != nil {
 		handed = s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)

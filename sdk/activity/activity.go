@@ -126,6 +126,17 @@ func GetInfo(ctx context.Context) Info { return wf.ActivityOutbound(ctx).GetInfo
 // an activity it writes to slog.Default().
 func GetLogger(ctx context.Context) log.Logger { return wf.ActivityOutbound(ctx).GetLogger(ctx) }
 
+// GetMetricsHandler returns the attempt's metrics handler (Temporal's
+// activity.GetMetricsHandler): the client's MetricsHandler tagged with the
+// task queue, the workflow and activity types;
+// client.MetricsNopHandler without one, or outside an activity.
+func GetMetricsHandler(ctx context.Context) client.MetricsHandler {
+	if e := actenv.From(ctx); e != nil && e.Metrics != nil {
+		return e.Metrics
+	}
+	return client.MetricsNopHandler
+}
+
 // IsActivity reports whether ctx is the context of a running activity.
 func IsActivity(ctx context.Context) bool { return actenv.From(ctx) != nil }
 

@@ -44,8 +44,7 @@ func (x *execution) startChild(c *api.Command) {
 		ch.startRunTimeout(d)
 	}
 	ch.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID, SearchAttributes: c.SearchAttributes, Memo: c.Memo,
-		Header: c.Header})
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header})
 	x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID})
 }
 
