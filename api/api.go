@@ -175,7 +175,31 @@ type StartWorkflowRequest struct {
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
 	// Memo is any JSON object shown by describe (at most 32 KiB).
 	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
+	// Priority orders the workflow's start among the queue's work, and is
+	// inherited by its activities and children (docs/api.md, "Flow control").
+	Priority *Priority `json:"priority,omitempty"`
 }
+
+// Priority is Temporal's task priority (temporal.Priority): where a task
+// goes among the work of its task queue (docs/api.md, "Flow control").
+type Priority struct {
+	// PriorityKey is 1 (first) … 5 (last); 0 means the default, 3. Work of a
+	// higher priority (a smaller key) is dispatched before any of a lower.
+	PriorityKey int `json:"priority_key,omitempty" validate:"gte=0,lte=5"`
+	// FairnessKey names whose work this is (a tenant, a customer): within a
+	// priority, keys share the queue in weighted round robin.
+	FairnessKey string `json:"fairness_key,omitempty" validate:"max=64"`
+	// FairnessWeight is the key's share (0 means 1; at most 1000): a key of
+	// weight 2 is dispatched twice as often as one of weight 1.
+	FairnessWeight float32 `json:"fairness_weight,omitempty" validate:"gte=0,lte=1000"`
+}
+
+// MaxPriorityKey is the last (lowest) priority key; DefaultPriorityKey is
+// the one of work that names none.
+const (
+	MaxPriorityKey     = 5
+	DefaultPriorityKey = 3
+)
 
 // SignalWithStartRequest is the body of POST
 // /workflows/{id}/signal-with-start: the signal, and the workflow to start
@@ -200,6 +224,8 @@ type SignalWithStartRequest struct {
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
 	// Memo is a started workflow's memo (a JSON object, at most 32 KiB).
 	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
+	// Priority is a started workflow's priority (as StartWorkflowRequest's).
+	Priority *Priority `json:"priority,omitempty"`
 }
 
 // SignalWithStartResponse is the answer of POST
@@ -458,6 +484,8 @@ type Event struct {
 
 	// WorkflowStarted, ContinuedAsNew
 	WorkflowType string `json:"workflow_type,omitempty"`
+	// Priority is the workflow's priority (WorkflowStarted), when it has one.
+	Priority *Priority `json:"priority,omitempty"`
 	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested, ActivityCanceled
@@ -745,6 +773,9 @@ type Command struct {
 	// attempts left is followed, after the policy's backoff, by the next
 	// one, and only the last failure reaches the parent.
 	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
+	// Priority is the child's priority (start_child_workflow; absent: the
+	// parent's).
+	Priority *Priority `json:"priority,omitempty"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.
@@ -769,6 +800,9 @@ type ActivityOptions struct {
 	// ActivityCanceled. False (the default): the cancellation ends the
 	// activity for the workflow and a later outcome is dropped.
 	WaitForCancellation bool `json:"wait_for_cancellation,omitempty"`
+	// Priority orders the activity's attempts among their queue's work
+	// (absent: the workflow's).
+	Priority *Priority `json:"priority,omitempty"`
 }
 
 // RetryPolicy says how the server retries a failed activity attempt. The

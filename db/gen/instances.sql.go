@@ -133,7 +133,7 @@ func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error 
 }
 
 const getInstance = `-- name: GetInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id FROM instances WHERE namespace = $1 AND instance_id = $2
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, priority FROM instances WHERE namespace = $1 AND instance_id = $2
 `
 
 type GetInstanceParams struct {
@@ -185,12 +185,13 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 		&i.HasChildren,
 		&i.RunID,
 		&i.ParentRunID,
+		&i.Priority,
 	)
 	return i, err
 }
 
 const getInstanceForUpdate = `-- name: GetInstanceForUpdate :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, priority FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
 `
 
 type GetInstanceForUpdateParams struct {
@@ -242,15 +243,16 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 		&i.HasChildren,
 		&i.RunID,
 		&i.ParentRunID,
+		&i.Priority,
 	)
 	return i, err
 }
 
 const getInstancesByID = `-- name: GetInstancesByID :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.priority
 FROM unnest($1::text[]) AS k(id)
 CROSS JOIN LATERAL (
-    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id FROM instances i
+    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, priority FROM instances i
     WHERE i.namespace = $2 AND i.instance_id = k.id
     LIMIT 1
 ) AS instances
@@ -318,6 +320,7 @@ func (q *Queries) GetInstancesByID(ctx context.Context, arg GetInstancesByIDPara
 			&i.Instance.HasChildren,
 			&i.Instance.RunID,
 			&i.Instance.ParentRunID,
+			&i.Instance.Priority,
 		); err != nil {
 			return nil, err
 		}
@@ -330,7 +333,7 @@ func (q *Queries) GetInstancesByID(ctx context.Context, arg GetInstancesByIDPara
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, now()::timestamptz AS tx_time FROM instances
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.priority, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
   AND lock_token = $3
 FOR UPDATE
@@ -394,13 +397,14 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 		&i.Instance.HasChildren,
 		&i.Instance.RunID,
 		&i.Instance.ParentRunID,
+		&i.Instance.Priority,
 		&i.TxTime,
 	)
 	return i, err
 }
 
 const getLockedTurns = `-- name: GetLockedTurns :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, now()::timestamptz AS tx_time,
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.priority, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
@@ -445,7 +449,7 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                 '[]'::jsonb)::jsonb AS pending_timers
 FROM (SELECT DISTINCT k.id FROM unnest($2::text[]) AS k(id) ORDER BY k.id) AS k
 CROSS JOIN LATERAL (
-    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id FROM instances i
+    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, priority FROM instances i
     WHERE i.namespace = $3 AND i.instance_id = k.id
       AND i.lock_token = ($1::jsonb -> k.id ->> 'lock_token')::uuid
     FOR UPDATE
@@ -539,6 +543,7 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 			&i.Instance.HasChildren,
 			&i.Instance.RunID,
 			&i.Instance.ParentRunID,
+			&i.Instance.Priority,
 			&i.TxTime,
 			&i.Messages,
 			&i.ActivityStates,
@@ -562,7 +567,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
-  retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id
+  retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id, priority
 FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
@@ -623,6 +628,7 @@ type ListInstancesRow struct {
 	HasChildren       bool
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
+	Priority          []byte
 }
 
 // Keyset paging, newest first. "created_at IS NOT NULL" always holds; it
@@ -687,6 +693,7 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 			&i.HasChildren,
 			&i.RunID,
 			&i.ParentRunID,
+			&i.Priority,
 		); err != nil {
 			return nil, err
 		}
@@ -740,14 +747,44 @@ WITH inst AS (
                 $12::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
-             FROM orchestrator_queue q
-             WHERE q.namespace = $7 AND q.task_queue = $13 AND q.visible_at <= now()
-               AND NOT COALESCE((
+             FROM (
+                 -- Flow control (migration 00042): the queue's visible
+                 -- messages in (priority, pass) order, where a message
+                 -- without flow control is priority 3 with visible_at as
+                 -- its pass: priorities 1 and 2, then priority 3 (the
+                 -- flow-controlled ones merged with the others), then 4
+                 -- and 5, each from its index in order. The branches of a
+                 -- UNION ALL run in turn, and only as far as the LIMIT
+                 -- pulls: with flow control unused, the flow index is
+                 -- empty and this is the scan of orchestrator_queue_dequeue
+                 -- in visible order it always was.
+                 (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
+                  WHERE q1.namespace = $7 AND q1.task_queue = $13
+                    AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
+                  ORDER BY q1.priority, q1.pass)
+                 UNION ALL
+                 (SELECT q3.namespace, q3.instance_id FROM (
+                      (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
+                       WHERE q2.namespace = $7 AND q2.task_queue = $13
+                         AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
+                       ORDER BY q2.pass)
+                      UNION ALL
+                      (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
+                       WHERE q0.namespace = $7 AND q0.task_queue = $13
+                         AND q0.visible_at <= now() AND q0.pass IS NULL
+                       ORDER BY q0.visible_at)
+                  ) q3 ORDER BY q3.r)
+                 UNION ALL
+                 (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
+                  WHERE q5.namespace = $7 AND q5.task_queue = $13
+                    AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
+                  ORDER BY q5.priority, q5.pass)
+             ) q
+             WHERE NOT COALESCE((
                    SELECT ix.locked_until >= now() OR ($8::boolean AND ix.locked_until IS NOT NULL)
                           OR ix.build_id NOT IN ('', $12::text)
                    FROM instances ix
                    WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-             ORDER BY q.visible_at
              LIMIT 1000
          ) q
          CROSS JOIN LATERAL (
@@ -763,7 +800,7 @@ WITH inst AS (
         LIMIT $1
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, c.eager_element
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.priority, c.eager_element
 ), msgs AS (
     -- Each locked instance's messages, then each message by primary key
     -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
@@ -801,7 +838,7 @@ WITH inst AS (
     WHERE m.id = x.id
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.eager_element,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.priority, inst.eager_element,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
@@ -880,6 +917,7 @@ type LockNextTurnsRow struct {
 	HasChildren       bool
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
+	Priority          []byte
 	EagerElement      *int32
 	Messages          []byte
 	ActivityStates    []byte
@@ -1020,6 +1058,7 @@ func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([
 			&i.HasChildren,
 			&i.RunID,
 			&i.ParentRunID,
+			&i.Priority,
 			&i.EagerElement,
 			&i.Messages,
 			&i.ActivityStates,
@@ -1110,7 +1149,7 @@ WITH s AS (
     SELECT e->>'instance_id' AS instance_id, e->>'workflow_type' AS workflow_type, e->>'task_queue' AS task_queue,
            e->'input' AS input, (e->>'timeout_ms')::bigint AS timeout_ms, e->'payload' AS payload,
            e->>'cron_schedule' AS cron_schedule, COALESCE((e->>'delay_ms')::bigint, 0) AS delay_ms,
-           e->'search_attributes' AS search_attributes, e->'memo' AS memo
+           e->'search_attributes' AS search_attributes, e->'memo' AS memo, e->'priority' AS priority
     FROM jsonb_array_elements($1::jsonb) AS e
     -- Nothing starts in a namespace that no longer exists: a deletion
     -- (DeleteNamespace) holds the instances in SHARE mode until it
@@ -1143,20 +1182,55 @@ WITH s AS (
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
-                                cron_schedule, search_attributes, memo)
+                                cron_schedule, search_attributes, memo, priority)
     SELECT $2, s.instance_id, COALESCE(d.execution_id, 0) + 1,
            s.workflow_type, s.task_queue, s.input,
            CASE WHEN s.timeout_ms > 0 THEN now() + s.timeout_ms * interval '1 millisecond' END,
-           s.cron_schedule, s.search_attributes, s.memo
+           s.cron_schedule, s.search_attributes, s.memo, s.priority
     FROM s LEFT JOIN d ON d.instance_id = s.instance_id
     ORDER BY s.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id, i.status, i.task_queue, i.run_id
-), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
-    SELECT $2, i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
-           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond'
+), f AS (
+    -- Flow control (a start with a priority: flow_keys, migration 00042):
+    -- each such start's priority key, fairness key and stride (1 ms /
+    -- weight). Starts without one have none of this.
+    SELECT i.instance_id, i.task_queue,
+           COALESCE(NULLIF((s.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(s.priority->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((s.priority->>'fairness_weight')::float8, 0), 1) AS stride
     FROM i JOIN s ON s.instance_id = i.instance_id
+    WHERE s.priority IS NOT NULL
+), k AS (
+    -- Each fairness key's clock moves by the strides of its starts, from
+    -- where it was or, for a key that fell behind (or is new), from the
+    -- queue's current virtual time: the earliest pass waiting at the
+    -- starts' priority, or now when none waits. Returns where each key
+    -- was (base).
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT $2, f.task_queue, 'w', f.fk,
+           LEAST(now(), (SELECT q.pass FROM orchestrator_queue q
+                         WHERE q.namespace = $2 AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    -- Each flow-controlled start's pass: its key's clock after the
+    -- strides of the key's starts before it in this group (id order).
+    SELECT f.instance_id, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk ORDER BY f.instance_id) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at,
+                                    priority, pass)
+    SELECT $2, i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
+           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond',
+           COALESCE(p.pk, 3), p.pass
+    FROM i JOIN s ON s.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 ), n AS (
     SELECT i.task_queue, pg_notify($3::text, CASE WHEN count(*) > 1
                THEN $4::text || i.task_queue || '#' || count(*)
@@ -1235,7 +1309,7 @@ func (q *Queries) StartInstances(ctx context.Context, arg StartInstancesParams) 
 }
 
 const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, priority FROM instances
 WHERE status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
@@ -1294,6 +1368,7 @@ func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]I
 			&i.HasChildren,
 			&i.RunID,
 			&i.ParentRunID,
+			&i.Priority,
 		); err != nil {
 			return nil, err
 		}

@@ -46,6 +46,15 @@ type Batch struct {
 	FinishedAt    *time.Time
 }
 
+type FlowKey struct {
+	Namespace   string
+	TaskQueue   string
+	Kind        string
+	FairnessKey string
+	Pass        time.Time
+	Step        pgtype.Interval
+}
+
 type History struct {
 	Namespace   string
 	InstanceID  string
@@ -99,6 +108,7 @@ type Instance struct {
 	HasChildren       bool
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
+	Priority          []byte
 }
 
 type Namespace struct {
@@ -120,6 +130,8 @@ type OrchestratorQueue struct {
 	LockToken    *uuid.UUID
 	CreatedAt    time.Time
 	PayloadBytes int32
+	Priority     int16
+	Pass         *time.Time
 }
 
 type Query struct {
@@ -246,4 +258,6 @@ type WorkerQueue struct {
 	CancelRequestedAt       *time.Time
 	LastError               []byte
 	CancelledUnheldAt       *time.Time
+	Priority                int16
+	Pass                    *time.Time
 }

@@ -2,11 +2,42 @@
 -- Inserts activity attempts in one statement (a turn's new activities,
 -- retries, reschedules). last_error is the failure of the attempt a retry
 -- follows (api.LastFailure), shown by describe while the retry waits.
+WITH f AS (
+    -- Flow control (migration 00042): each attempt whose options have a
+    -- priority (the activity's, or its workflow's), its priority key,
+    -- fairness key and stride (1 ms / weight), as StartInstances does for
+    -- starts; attempts without one have none of this.
+    SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
+           (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
+           e->>'task_queue' AS task_queue,
+           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM jsonb_array_elements(sqlc.arg(attempts)::jsonb) AS e
+    WHERE e->'options'->'priority' IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT sqlc.arg(namespace), f.task_queue, 'a', f.fk,
+           LEAST(now(), (SELECT q.pass FROM worker_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL AND q.lock_token IS NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk
+                                        ORDER BY f.instance_id, f.execution_id, f.activity_id, f.attempt) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+)
 INSERT INTO worker_queue (
     namespace, task_queue, instance_id, execution_id, activity_id, attempt,
     activity_type, workflow_type, workflow_task_queue, input, options,
     start_to_close_ms, heartbeat_timeout_ms, heartbeat_details, last_error,
-    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline)
+    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, priority, pass)
 SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
        a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
        COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details, a.last_error,
@@ -15,13 +46,17 @@ SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activ
        CASE WHEN a.schedule_to_start_ms > 0
             THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
        COALESCE(a.schedule_to_close_deadline,
-                CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END)
+                CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
+       COALESCE(p.pk, 3),
+       p.pass
 FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
     task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
     activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
     start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
     delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-    schedule_to_close_deadline timestamptz, last_error jsonb);
+    schedule_to_close_deadline timestamptz, last_error jsonb)
+LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
+                  AND p.activity_id = a.activity_id AND p.attempt = a.attempt;
 
 -- name: FetchAttempts :many
 -- Claims up to max_tasks visible attempts of the task queues (in the order
@@ -45,12 +80,61 @@ FROM (
     SELECT x.id
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-        SELECT wq.id FROM worker_queue wq
-        WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
-          AND wq.lock_token IS NULL AND wq.visible_at <= now()
-        ORDER BY wq.visible_at, wq.id
+        -- A queue without flow control (the flow index has no attempt of
+        -- it: one probe) is taken in visible order, as it always was.
+        SELECT pl.id FROM (
+            SELECT wq.id FROM worker_queue wq
+            WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+              AND wq.lock_token IS NULL AND wq.visible_at <= now()
+              AND NOT EXISTS (SELECT 1 FROM worker_queue fe
+                              WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = tq.name
+                                AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
+            ORDER BY wq.visible_at, wq.id
+            LIMIT sqlc.arg(max_tasks)
+            FOR UPDATE SKIP LOCKED
+        ) pl
+        UNION ALL
+        -- Flow control (migration 00042): the queue's visible attempts in
+        -- (priority, pass) order, where an attempt without flow control is
+        -- priority 3 with visible_at as its pass (as LockNextTurns takes
+        -- turns), each locked by primary key as it is pulled.
+        SELECT fl.id FROM (
+            (SELECT q1.id FROM worker_queue q1
+             WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = tq.name AND q1.priority < 3
+               AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
+             ORDER BY q1.priority, q1.pass, q1.id)
+            UNION ALL
+            (SELECT q3.id FROM (
+                 (SELECT q2.id, q2.pass AS r FROM worker_queue q2
+                  WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = tq.name AND q2.priority = 3
+                    AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
+                  ORDER BY q2.pass, q2.id)
+                 UNION ALL
+                 (SELECT q0.id, q0.visible_at AS r FROM worker_queue q0
+                  WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = tq.name
+                    AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
+                  ORDER BY q0.visible_at, q0.id)
+             ) q3 ORDER BY q3.r, q3.id)
+            UNION ALL
+            (SELECT q5.id FROM worker_queue q5
+             WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = tq.name AND q5.priority > 3
+               AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
+             ORDER BY q5.priority, q5.pass, q5.id)
+        ) u
+        CROSS JOIN LATERAL (
+            -- By primary key: lock_token is checked on the row locked,
+            -- outside (a condition here, or pushed down here, which the
+            -- LIMIT prevents, would make the dequeue index's predicate
+            -- hold, and an empty table's plan walk that index).
+            SELECT wl.id, wl.lock_token FROM worker_queue wl
+            WHERE wl.id = u.id
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        ) fl
+        WHERE fl.lock_token IS NULL AND EXISTS (SELECT 1 FROM worker_queue fe
+                      WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = tq.name
+                        AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
         LIMIT sqlc.arg(max_tasks)
-        FOR UPDATE SKIP LOCKED
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
@@ -70,14 +154,44 @@ RETURNING w.*;
 -- Claiming in the insert spares each such attempt an update: a new version
 -- of the row with an entry in every index of the table (the claim changes
 -- indexed columns, so it cannot be HOT).
-WITH ins AS (
+WITH f AS (
+    -- Flow control (migration 00042): each attempt whose options have a
+    -- priority (the activity's, or its workflow's), its priority key,
+    -- fairness key and stride (1 ms / weight), as StartInstances does for
+    -- starts; attempts without one have none of this.
+    SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
+           (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
+           e->>'task_queue' AS task_queue,
+           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM jsonb_array_elements(sqlc.arg(attempts)::jsonb) AS e
+    WHERE e->'options'->'priority' IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT sqlc.arg(namespace), f.task_queue, 'a', f.fk,
+           LEAST(now(), (SELECT q.pass FROM worker_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL AND q.lock_token IS NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk
+                                        ORDER BY f.instance_id, f.execution_id, f.activity_id, f.attempt) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), ins AS (
     INSERT INTO worker_queue (
         namespace, task_queue, instance_id, execution_id, activity_id, attempt,
         activity_type, workflow_type, workflow_task_queue, input, options,
         start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
         scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
         lock_token, locked_until, worker_id, delivery_count, started_at,
-        start_to_close_deadline, heartbeat_deadline)
+        start_to_close_deadline, heartbeat_deadline, priority, pass)
     SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
            a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
            COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
@@ -95,13 +209,17 @@ WITH ins AS (
            CASE WHEN c.claimed AND a.start_to_close_ms > 0
                 THEN now() + a.start_to_close_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed AND a.heartbeat_timeout_ms > 0
-                THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END
+                THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END,
+           COALESCE(p.pk, 3),
+           p.pass
     FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
         task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
         schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint)
+    LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
+                  AND p.activity_id = a.activity_id AND p.attempt = a.attempt
     CROSS JOIN LATERAL (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
@@ -115,7 +233,7 @@ SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attemp
        scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
        start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
-       cancel_requested_at, last_error, cancelled_unheld_at
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass
 FROM ins WHERE lock_token IS NOT NULL
 ORDER BY instance_id, activity_id;
 

@@ -441,6 +441,10 @@ type ApiActivityOptions struct {
 	// HeartbeatTimeout HeartbeatTimeout bounds the time between an attempt's heartbeats.
 	HeartbeatTimeout *string `json:"heartbeat_timeout,omitempty"`
 
+	// Priority Priority orders the activity's attempts among their queue's work
+	// (absent: the workflow's).
+	Priority *ApiPriority `json:"priority,omitempty"`
+
 	// RetryPolicy RetryPolicy decides whether and when a failed attempt is retried.
 	RetryPolicy *ApiRetryPolicy `json:"retry_policy,omitempty"`
 
@@ -768,6 +772,10 @@ type ApiCommand struct {
 
 	// ParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
 	ParentClosePolicy *ApiCommandParentClosePolicy `json:"parent_close_policy,omitempty"`
+
+	// Priority Priority is the child's priority (start_child_workflow; absent: the
+	// parent's).
+	Priority *ApiPriority `json:"priority,omitempty"`
 
 	// Reason Reason is recorded in the target's cancel request (cancel_external).
 	Reason *string `json:"reason,omitempty"`
@@ -1098,6 +1106,9 @@ type ApiEvent struct {
 
 	// ParentWorkflowId WorkflowStarted of a child workflow: its parent.
 	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
+
+	// Priority Priority is the workflow's priority (WorkflowStarted), when it has one.
+	Priority *ApiPriority `json:"priority,omitempty"`
 
 	// Reason ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
 	// WorkflowTerminated
@@ -1459,6 +1470,21 @@ type ApiPollWorkflowTaskRequest struct {
 
 	// WorkerId WorkerID is the polling worker's session id.
 	WorkerId string `json:"worker_id"`
+}
+
+// ApiPriority defines model for api.Priority.
+type ApiPriority struct {
+	// FairnessKey FairnessKey names whose work this is (a tenant, a customer): within a
+	// priority, keys share the queue in weighted round robin.
+	FairnessKey *string `json:"fairness_key,omitempty"`
+
+	// FairnessWeight FairnessWeight is the key's share (0 means 1; at most 1000): a key of
+	// weight 2 is dispatched twice as often as one of weight 1.
+	FairnessWeight *float32 `json:"fairness_weight,omitempty"`
+
+	// PriorityKey PriorityKey is 1 (first) … 5 (last); 0 means the default, 3. Work of a
+	// higher priority (a smaller key) is dispatched before any of a lower.
+	PriorityKey *int `json:"priority_key,omitempty"`
 }
 
 // ApiProblem defines model for api.Problem.
@@ -1916,6 +1942,9 @@ type ApiSignalWithStartRequest struct {
 	// Memo Memo is a started workflow's memo (a JSON object, at most 32 KiB).
 	Memo interface{} `json:"memo,omitempty"`
 
+	// Priority Priority is a started workflow's priority (as StartWorkflowRequest's).
+	Priority *ApiPriority `json:"priority,omitempty"`
+
 	// SearchAttributes SearchAttributes are a started workflow's search attributes (as
 	// StartWorkflowRequest's; checked only when the call starts it).
 	SearchAttributes interface{} `json:"search_attributes,omitempty"`
@@ -1978,6 +2007,10 @@ type ApiStartWorkflowRequest struct {
 
 	// Memo Memo is any JSON object shown by describe (at most 32 KiB).
 	Memo interface{} `json:"memo,omitempty"`
+
+	// Priority Priority orders the workflow's start among the queue's work, and is
+	// inherited by its activities and children (docs/api.md, "Flow control").
+	Priority *ApiPriority `json:"priority,omitempty"`
 
 	// SearchAttributes SearchAttributes are the workflow's search attribute values by name
 	// (at most 64; each name registered in the namespace and each value of

@@ -25,6 +25,9 @@ type NewChild struct {
 	// stored form); SearchAttributesField is their path for errors.
 	SearchAttributes      map[string]json.RawMessage
 	SearchAttributesField string
+	// Priority is the child's priority as its command gave it (nil: the
+	// parent's, which the provider knows).
+	Priority *api.Priority
 }
 
 // planChildCommand validates a start_child_workflow or
@@ -57,6 +60,9 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 	if c.ExecutionTimeout < 0 {
 		return &InvalidCommandError{Field: field("execution_timeout"), Message: "must not be negative"}
 	}
+	if err := ValidatePriority(c.Priority); err != nil {
+		return &InvalidCommandError{Field: field("priority." + err.Field), Message: err.Message}
+	}
 	policy := c.ParentClosePolicy
 	if policy == "" {
 		policy = api.ParentClosePolicyTerminate
@@ -83,6 +89,7 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
 		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
 		RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, SearchAttributesField: field("search_attributes"),
+		Priority: c.Priority,
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,
