@@ -267,6 +267,9 @@ type Workflow struct {
 	WorkflowType string `json:"workflow_type"`
 	// TaskQueue is the queue of the workflow's turns.
 	TaskQueue string `json:"task_queue"`
+	// Priority is the workflow's priority, when it was given one (its
+	// activities and children inherit it).
+	Priority *Priority `json:"priority,omitempty"`
 	// Status is running, completed, failed, canceled or terminated.
 	Status string `json:"status"`
 	// ExecutionID is the current execution (continue-as-new starts the next).

@@ -2354,6 +2354,10 @@ type ApiWorkflow struct {
 	// at most 100, soonest first (describe only).
 	PendingTimers *[]ApiPendingTimer `json:"pending_timers,omitempty"`
 
+	// Priority Priority is the workflow's priority, when it was given one (its
+	// activities and children inherit it).
+	Priority *ApiPriority `json:"priority,omitempty"`
+
 	// Result Result is the workflow's result, once completed.
 	Result interface{} `json:"result,omitempty"`
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // SignalWithStartWorkflow is Temporal's: it sends the signal signalName
@@ -47,7 +48,7 @@ func (c *TetherClient) SignalWithStartWorkflow(ctx context.Context, workflowID, 
 	req := api.SignalWithStartRequest{
 		SignalName: signalName, SignalInput: sig,
 		WorkflowType: name, TaskQueue: options.TaskQueue, Input: in,
-		ExecutionTimeout: api.Duration(timeout),
+		ExecutionTimeout: api.Duration(timeout), Priority: wf.APIPriority(options.Priority),
 	}
 	attrs, err := options.searchAttributes()
 	if err != nil {

@@ -214,6 +214,7 @@ func (c *TetherClient) start(ctx context.Context, opts StartWorkflowOptions, nam
 		InstanceID:       opts.ID,
 		ExecutionTimeout: api.Duration(timeout),
 		CronSchedule:     opts.CronSchedule,
+		Priority:         wf.APIPriority(opts.Priority),
 	}
 	attrs, err := opts.searchAttributes()
 	if err != nil {

@@ -20,6 +20,11 @@ import (
 // RetryPolicy is how failed activities are retried (workflow.RetryPolicy).
 type RetryPolicy = wf.RetryPolicy
 
+// Priority is a task's priority and fairness key with its weight
+// (Temporal's temporal.Priority), set on client.StartWorkflowOptions,
+// workflow.ActivityOptions and workflow.ChildWorkflowOptions.
+type Priority = wf.Priority
+
 // ApplicationError is an error with a type of its own, returned by an
 // activity or a workflow. Read it with Type, Message, NonRetryable,
 // HasDetails and Details.

@@ -72,6 +72,8 @@ type ChildWorkflowOptions struct {
 	// merged with SearchAttributes: a name in both fails the child's
 	// start (its future), as two keys of one name do.
 	TypedSearchAttributes searchattr.SearchAttributes
+	// Priority is the child's priority (zero: the parent's).
+	Priority Priority
 }
 
 type childOptionsKey struct{}
@@ -213,7 +215,7 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
-		SearchAttributes: encodeAttributes(attrs),
+		SearchAttributes: encodeAttributes(attrs), Priority: APIPriority(opts.Priority),
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}
