@@ -1215,4 +1215,31 @@ type TaskQueue struct {
 	IsHostQueue bool `json:"is_host_queue"`
 	// Orphaned is true for a host queue whose worker is not active.
 	Orphaned bool `json:"orphaned"`
+	// Limits are the queue's rate limits (absent: none).
+	Limits *TaskQueueLimits `json:"limits,omitempty"`
+	// BacklogByPriority counts the visible work waiting, by kind
+	// (workflow: turn messages, activity: attempts) and priority key.
+	BacklogByPriority []PriorityBacklog `json:"backlog_by_priority,omitempty"`
+}
+
+// PriorityBacklog is the visible work of one kind and priority waiting on
+// a task queue.
+type PriorityBacklog struct {
+	// Kind is WorkKindWorkflow (messages of workflow turns) or
+	// WorkKindActivity (attempts).
+	Kind string `json:"kind"`
+	// PriorityKey is the priority (1 … 5).
+	PriorityKey int `json:"priority_key"`
+	// Count is how many wait.
+	Count int64 `json:"count"`
+}
+
+// TaskQueueLimits are the rate limits of a task queue (PUT
+// /task-queues/{name}/limits): dispatches per second across all server
+// replicas, with a burst of one second's worth (at least 1). 0: no limit.
+type TaskQueueLimits struct {
+	// WorkflowTasksPerSecond bounds the workflow turns dispatched.
+	WorkflowTasksPerSecond float64 `json:"workflow_tasks_per_second,omitempty" validate:"gte=0,lte=1000000"`
+	// ActivityTasksPerSecond bounds the activity attempts dispatched.
+	ActivityTasksPerSecond float64 `json:"activity_tasks_per_second,omitempty" validate:"gte=0,lte=1000000"`
 }

@@ -36,6 +36,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"overlap policies":       {"skip", "buffer_one", "cancel_other", "terminate_other", "allow_all"},
 		"schedule action kinds":  {"scheduled", "triggered", "backfilled"},
 		"pending states":         {"scheduled", "started", "backoff", "cancel_requested", "running"},
+		"work kinds":             {"workflow", "activity"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -55,6 +56,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"overlap policies":       OverlapPolicies(),
 		"schedule action kinds":  ScheduleActionKinds(),
 		"pending states":         PendingStates(),
+		"work kinds":             WorkKinds(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {

@@ -193,6 +193,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workers"}:                               vw,
 		{"GET", BasePath + "/workers/:worker_id"}:                    vw,
 		{"GET", BasePath + "/task-queues/:name"}:                     vw,
+		{"PUT", BasePath + "/task-queues/:name/limits"}:              ad,
 
 		// Issue 20: workflows that talk.
 		{"POST", BasePath + "/schedules"}:                                                cl,

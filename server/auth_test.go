@@ -106,6 +106,7 @@ var routeAccess = map[string]byte{
 	"GET " + BasePath + "/workers":                               'v',
 	"GET " + BasePath + "/workers/:worker_id":                    'v',
 	"GET " + BasePath + "/task-queues/:name":                     'v',
+	"PUT " + BasePath + "/task-queues/:name/limits":              'a',
 
 	// Issue 20: workflows that talk.
 	"POST " + BasePath + "/workflows/:instance_id/terminate":                         'c',

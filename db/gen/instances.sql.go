@@ -706,7 +706,13 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 }
 
 const lockNextTurns = `-- name: LockNextTurns :many
-WITH inst AS (
+WITH bud AS (
+    SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+      AND $3::text[] IS NULL
+    FOR UPDATE
+), inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + c.lock_ms * interval '1 millisecond',
@@ -716,20 +722,20 @@ WITH inst AS (
         (SELECT DISTINCT ON (e.instance_id) e.namespace, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
-             SELECT k, ($2::text[])[k] AS instance_id,
-                    ($3::text[])[k] AS worker_id,
-                    ($4::text[])[k] AS task_queue,
-                    ($5::bigint[])[k] AS lock_ms,
-                    ($6::text[])[k] AS build_id
-             FROM generate_subscripts($2::text[], 1) AS k
+             SELECT k, ($3::text[])[k] AS instance_id,
+                    ($5::text[])[k] AS worker_id,
+                    ($6::text[])[k] AS task_queue,
+                    ($7::bigint[])[k] AS lock_ms,
+                    ($8::text[])[k] AS build_id
+             FROM generate_subscripts($3::text[], 1) AS k
          ) r
          CROSS JOIN LATERAL (
              SELECT ix.namespace, ix.instance_id FROM instances ix
-             WHERE ix.namespace = $7 AND ix.instance_id = r.instance_id
+             WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $8::boolean))
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $9::boolean))
                AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
-               AND (NOT $9::boolean
+               AND (NOT $10::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
                         WHERE q0.namespace = ix.namespace AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
@@ -739,12 +745,16 @@ WITH inst AS (
                    WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
                )
+               AND NOT EXISTS (
+                   SELECT 1 FROM task_queue_limits l
+                   WHERE l.namespace = ix.namespace AND l.task_queue = ix.task_queue AND l.work = 'w'
+               )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
          ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id, $10::text, $11::bigint,
-                $12::text, 0
+        (SELECT c.namespace, c.instance_id, $11::text, $12::bigint,
+                $13::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
              FROM (
@@ -759,30 +769,30 @@ WITH inst AS (
                  -- empty and this is the scan of orchestrator_queue_dequeue
                  -- in visible order it always was.
                  (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
-                  WHERE q1.namespace = $7 AND q1.task_queue = $13
+                  WHERE q1.namespace = $1 AND q1.task_queue = $2
                     AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
                   ORDER BY q1.priority, q1.pass)
                  UNION ALL
                  (SELECT q3.namespace, q3.instance_id FROM (
                       (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
-                       WHERE q2.namespace = $7 AND q2.task_queue = $13
+                       WHERE q2.namespace = $1 AND q2.task_queue = $2
                          AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
                        ORDER BY q2.pass)
                       UNION ALL
                       (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
-                       WHERE q0.namespace = $7 AND q0.task_queue = $13
+                       WHERE q0.namespace = $1 AND q0.task_queue = $2
                          AND q0.visible_at <= now() AND q0.pass IS NULL
                        ORDER BY q0.visible_at)
                   ) q3 ORDER BY q3.r)
                  UNION ALL
                  (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
-                  WHERE q5.namespace = $7 AND q5.task_queue = $13
+                  WHERE q5.namespace = $1 AND q5.task_queue = $2
                     AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
                   ORDER BY q5.priority, q5.pass)
              ) q
              WHERE NOT COALESCE((
-                   SELECT ix.locked_until >= now() OR ($8::boolean AND ix.locked_until IS NOT NULL)
-                          OR ix.build_id NOT IN ('', $12::text)
+                   SELECT ix.locked_until >= now() OR ($9::boolean AND ix.locked_until IS NOT NULL)
+                          OR ix.build_id NOT IN ('', $13::text)
                    FROM instances ix
                    WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
              LIMIT 1000
@@ -792,12 +802,13 @@ WITH inst AS (
              FROM instances i2
              WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $8::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $12::text))
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $9::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $13::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE $2::text[] IS NULL)
-        LIMIT $1
+         WHERE $3::text[] IS NULL
+         LIMIT (SELECT bud.n FROM bud))
+        LIMIT $4
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
     RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.priority, c.eager_element
@@ -837,6 +848,14 @@ WITH inst AS (
     ) x
     WHERE m.id = x.id
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+), tb AS (
+    -- The turns taken spend the queue's tokens (a limited queue only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM inst WHERE inst.eager_element = 0),
+        refilled_at = now()
+    WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+      AND $3::text[] IS NULL
 )
 SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.priority, inst.eager_element,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
@@ -859,19 +878,19 @@ ORDER BY inst.instance_id
 `
 
 type LockNextTurnsParams struct {
-	MaxTurns         int32
+	Namespace        string
+	TaskQueue        string
 	EagerInstanceIds []string
+	MaxTurns         int32
 	EagerWorkerIds   []string
 	EagerTaskQueues  []string
 	EagerLockMs      []int64
 	EagerBuildIds    []string
-	Namespace        string
 	HoldExpired      bool
 	FirstTurns       bool
 	WorkerID         string
 	LockMs           int64
 	BuildID          string
-	TaskQueue        string
 	MaxMessages      int32
 	MaxTurnBytes     int64
 }
@@ -992,21 +1011,29 @@ type LockNextTurnsRow struct {
 // held like a live one, in both ways: the worker that holds its turn may
 // have run it through the outage, and its retried ack, which the token
 // still matching lets through (GetLockedTurns), comes within the grace.
+//
+// A rate limit of the queue (task_queue_limits, work 'w'; migration
+// 00043) bounds the fetch: its token bucket row is locked (concurrent
+// fetches of a limited queue, on any replica, take turns), the queue's
+// branch takes at most the whole tokens it has, and the turns taken are
+// spent (tb). A queue without a limit has no row: one probe of the
+// primary key finds none, and nothing is bounded or spent. The eager turns
+// skip limited queues (their poll takes the turn, within the limit).
 func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([]LockNextTurnsRow, error) {
 	rows, err := q.db.Query(ctx, lockNextTurns,
-		arg.MaxTurns,
+		arg.Namespace,
+		arg.TaskQueue,
 		arg.EagerInstanceIds,
+		arg.MaxTurns,
 		arg.EagerWorkerIds,
 		arg.EagerTaskQueues,
 		arg.EagerLockMs,
 		arg.EagerBuildIds,
-		arg.Namespace,
 		arg.HoldExpired,
 		arg.FirstTurns,
 		arg.WorkerID,
 		arg.LockMs,
 		arg.BuildID,
-		arg.TaskQueue,
 		arg.MaxMessages,
 		arg.MaxTurnBytes,
 	)

@@ -195,6 +195,16 @@ type SearchAttribute struct {
 	CreatedAt time.Time
 }
 
+type TaskQueueLimit struct {
+	Namespace  string
+	TaskQueue  string
+	Work       string
+	Rate       float64
+	Burst      float64
+	Tokens     float64
+	RefilledAt time.Time
+}
+
 type Update struct {
 	Namespace  string
 	InstanceID string

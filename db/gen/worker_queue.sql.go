@@ -295,10 +295,18 @@ func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue
 }
 
 const fetchAttempts = `-- name: FetchAttempts :many
+WITH bud AS (
+    SELECT l.task_queue,
+           GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = $1 AND l.task_queue = ANY($2::text[]) AND l.work = 'a'
+    ORDER BY l.task_queue
+    FOR UPDATE
+), taken AS (
 UPDATE worker_queue w
 SET lock_token = gen_random_uuid(),
-    locked_until = now() + $1::bigint * interval '1 millisecond',
-    worker_id = $2,
+    locked_until = now() + $3::bigint * interval '1 millisecond',
+    worker_id = $4,
     delivery_count = w.delivery_count + 1,
     started_at = now(),
     cancelled_unheld_at = NULL,
@@ -308,19 +316,21 @@ SET lock_token = gen_random_uuid(),
                               THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
 FROM (
     SELECT x.id
-    FROM unnest($3::text[]) WITH ORDINALITY AS tq(name, ord)
+    FROM unnest($2::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
+      SELECT z.id FROM (
+      SELECT y.id, row_number() OVER () AS rn FROM (
         -- A queue without flow control (the flow index has no attempt of
         -- it: one probe) is taken in visible order, as it always was.
         SELECT pl.id FROM (
             SELECT wq.id FROM worker_queue wq
-            WHERE wq.namespace = $5 AND wq.task_queue = tq.name
+            WHERE wq.namespace = $1 AND wq.task_queue = tq.name
               AND wq.lock_token IS NULL AND wq.visible_at <= now()
               AND NOT EXISTS (SELECT 1 FROM worker_queue fe
-                              WHERE fe.namespace = $5 AND fe.task_queue = tq.name
+                              WHERE fe.namespace = $1 AND fe.task_queue = tq.name
                                 AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
             ORDER BY wq.visible_at, wq.id
-            LIMIT $4
+            LIMIT $5
             FOR UPDATE SKIP LOCKED
         ) pl
         UNION ALL
@@ -330,24 +340,24 @@ FROM (
         -- turns), each locked by primary key as it is pulled.
         SELECT fl.id FROM (
             (SELECT q1.id FROM worker_queue q1
-             WHERE q1.namespace = $5 AND q1.task_queue = tq.name AND q1.priority < 3
+             WHERE q1.namespace = $1 AND q1.task_queue = tq.name AND q1.priority < 3
                AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
              ORDER BY q1.priority, q1.pass, q1.id)
             UNION ALL
             (SELECT q3.id FROM (
                  (SELECT q2.id, q2.pass AS r FROM worker_queue q2
-                  WHERE q2.namespace = $5 AND q2.task_queue = tq.name AND q2.priority = 3
+                  WHERE q2.namespace = $1 AND q2.task_queue = tq.name AND q2.priority = 3
                     AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
                   ORDER BY q2.pass, q2.id)
                  UNION ALL
                  (SELECT q0.id, q0.visible_at AS r FROM worker_queue q0
-                  WHERE q0.namespace = $5 AND q0.task_queue = tq.name
+                  WHERE q0.namespace = $1 AND q0.task_queue = tq.name
                     AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
                   ORDER BY q0.visible_at, q0.id)
              ) q3 ORDER BY q3.r, q3.id)
             UNION ALL
             (SELECT q5.id FROM worker_queue q5
-             WHERE q5.namespace = $5 AND q5.task_queue = tq.name AND q5.priority > 3
+             WHERE q5.namespace = $1 AND q5.task_queue = tq.name AND q5.priority > 3
                AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
              ORDER BY q5.priority, q5.pass, q5.id)
         ) u
@@ -362,26 +372,83 @@ FROM (
             FOR UPDATE SKIP LOCKED
         ) fl
         WHERE fl.lock_token IS NULL AND EXISTS (SELECT 1 FROM worker_queue fe
-                      WHERE fe.namespace = $5 AND fe.task_queue = tq.name
+                      WHERE fe.namespace = $1 AND fe.task_queue = tq.name
                         AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
-        LIMIT $4
+        LIMIT $5
+      ) y
+      ) z
+      -- The queue's budget, when it has a rate limit.
+      WHERE z.rn <= COALESCE((SELECT b.n FROM bud b WHERE b.task_queue = tq.name), z.rn)
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
-        WHERE k.namespace = $5 AND k.worker_id = $2 AND k.state <> 'active'
+        WHERE k.namespace = $1 AND k.worker_id = $4 AND k.state <> 'active'
     )
-    LIMIT $4
+    LIMIT $5
 ) c
 WHERE w.id = c.id
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass
+), tb AS (
+    -- The attempts taken spend their queues' tokens (limited queues only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM taken WHERE taken.task_queue = l.task_queue),
+        refilled_at = now()
+    FROM bud
+    WHERE l.namespace = $1 AND l.task_queue = bud.task_queue AND l.work = 'a'
+)
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
+       workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
+       scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
+       start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
+       delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass
+FROM taken
 `
 
 type FetchAttemptsParams struct {
+	Namespace  string
+	TaskQueues []string
 	LockMs     int64
 	WorkerID   *string
-	TaskQueues []string
 	MaxTasks   int32
-	Namespace  string
+}
+
+type FetchAttemptsRow struct {
+	ID                      int64
+	Namespace               string
+	TaskQueue               string
+	InstanceID              string
+	ExecutionID             int64
+	ActivityID              int64
+	Attempt                 int32
+	ActivityType            string
+	WorkflowType            string
+	WorkflowTaskQueue       string
+	Input                   []byte
+	Options                 []byte
+	StartToCloseMs          int64
+	HeartbeatTimeoutMs      int64
+	ScheduledAt             time.Time
+	VisibleAt               time.Time
+	ScheduleToStartDeadline *time.Time
+	ScheduleToCloseDeadline *time.Time
+	StartToCloseDeadline    *time.Time
+	HeartbeatDeadline       *time.Time
+	StartedAt               *time.Time
+	LockToken               *uuid.UUID
+	LockedUntil             *time.Time
+	WorkerID                *string
+	DeliveryCount           int32
+	HeartbeatDetails        []byte
+	LastHeartbeatAt         *time.Time
+	CancelRequested         bool
+	CancelReason            *string
+	CancelRequestedAt       *time.Time
+	LastError               []byte
+	CancelledUnheldAt       *time.Time
+	Priority                int16
+	Pass                    *time.Time
 }
 
 // Claims up to max_tasks visible attempts of the task queues (in the order
@@ -390,21 +457,27 @@ type FetchAttemptsParams struct {
 // nothing; a worker id without a session is served. A cancelled attempt is
 // held from now on: the sweeper's retention of cancelled attempts nobody
 // holds (cancelled_unheld_at) no longer applies to it.
-func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([]WorkerQueue, error) {
+//
+// A rate limit of a queue (task_queue_limits, work 'a'; migration 00043)
+// bounds what the fetch takes of it, as LockNextTurns does for turns: its
+// token bucket row is locked (in queue order), at most its whole tokens
+// are taken, and those taken are spent (tb). Queues without a limit have no
+// row: one probe of the primary key per queue finds none.
+func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([]FetchAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, fetchAttempts,
+		arg.Namespace,
+		arg.TaskQueues,
 		arg.LockMs,
 		arg.WorkerID,
-		arg.TaskQueues,
 		arg.MaxTasks,
-		arg.Namespace,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []WorkerQueue{}
+	items := []FetchAttemptsRow{}
 	for rows.Next() {
-		var i WorkerQueue
+		var i FetchAttemptsRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Namespace,
@@ -932,6 +1005,10 @@ WITH f AS (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
             WHERE k.namespace = $2 AND k.worker_id = a.claim_worker AND k.state <> 'active'
+        ) AND NOT EXISTS (
+            -- A rate-limited queue's attempts go through its fetch.
+            SELECT 1 FROM task_queue_limits l
+            WHERE l.namespace = $2 AND l.task_queue = a.task_queue AND l.work = 'a'
         ) AS claimed
     ) c
     RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass

@@ -235,7 +235,21 @@ RETURNING execution_id, task_queue;
 -- held like a live one, in both ways: the worker that holds its turn may
 -- have run it through the outage, and its retried ack, which the token
 -- still matching lets through (GetLockedTurns), comes within the grace.
-WITH inst AS (
+--
+-- A rate limit of the queue (task_queue_limits, work 'w'; migration
+-- 00043) bounds the fetch: its token bucket row is locked (concurrent
+-- fetches of a limited queue, on any replica, take turns), the queue's
+-- branch takes at most the whole tokens it has, and the turns taken are
+-- spent (tb). A queue without a limit has no row: one probe of the
+-- primary key finds none, and nothing is bounded or spent. The eager turns
+-- skip limited queues (their poll takes the turn, within the limit).
+WITH bud AS (
+    SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+      AND sqlc.narg(eager_instance_ids)::text[] IS NULL
+    FOR UPDATE
+), inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + c.lock_ms * interval '1 millisecond',
@@ -267,6 +281,10 @@ WITH inst AS (
                    SELECT 1 FROM worker_queue w
                    WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+               )
+               AND NOT EXISTS (
+                   SELECT 1 FROM task_queue_limits l
+                   WHERE l.namespace = ix.namespace AND l.task_queue = ix.task_queue AND l.work = 'w'
                )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
@@ -325,7 +343,8 @@ WITH inst AS (
                AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL)
+         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL
+         LIMIT (SELECT bud.n FROM bud))
         LIMIT sqlc.arg(max_turns)
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
@@ -366,6 +385,14 @@ WITH inst AS (
     ) x
     WHERE m.id = x.id
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+), tb AS (
+    -- The turns taken spend the queue's tokens (a limited queue only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM inst WHERE inst.eager_element = 0),
+        refilled_at = now()
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+      AND sqlc.narg(eager_instance_ids)::text[] IS NULL
 )
 SELECT inst.*,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,

@@ -65,6 +65,20 @@ LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
 -- nothing; a worker id without a session is served. A cancelled attempt is
 -- held from now on: the sweeper's retention of cancelled attempts nobody
 -- holds (cancelled_unheld_at) no longer applies to it.
+--
+-- A rate limit of a queue (task_queue_limits, work 'a'; migration 00043)
+-- bounds what the fetch takes of it, as LockNextTurns does for turns: its
+-- token bucket row is locked (in queue order), at most its whole tokens
+-- are taken, and those taken are spent (tb). Queues without a limit have no
+-- row: one probe of the primary key per queue finds none.
+WITH bud AS (
+    SELECT l.task_queue,
+           GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = ANY(sqlc.arg(task_queues)::text[]) AND l.work = 'a'
+    ORDER BY l.task_queue
+    FOR UPDATE
+), taken AS (
 UPDATE worker_queue w
 SET lock_token = gen_random_uuid(),
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
@@ -80,6 +94,8 @@ FROM (
     SELECT x.id
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
+      SELECT z.id FROM (
+      SELECT y.id, row_number() OVER () AS rn FROM (
         -- A queue without flow control (the flow index has no attempt of
         -- it: one probe) is taken in visible order, as it always was.
         SELECT pl.id FROM (
@@ -135,6 +151,10 @@ FROM (
                       WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = tq.name
                         AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
         LIMIT sqlc.arg(max_tasks)
+      ) y
+      ) z
+      -- The queue's budget, when it has a rate limit.
+      WHERE z.rn <= COALESCE((SELECT b.n FROM bud b WHERE b.task_queue = tq.name), z.rn)
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
@@ -143,7 +163,23 @@ FROM (
     LIMIT sqlc.arg(max_tasks)
 ) c
 WHERE w.id = c.id
-RETURNING w.*;
+RETURNING w.*
+), tb AS (
+    -- The attempts taken spend their queues' tokens (limited queues only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM taken WHERE taken.task_queue = l.task_queue),
+        refilled_at = now()
+    FROM bud
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = bud.task_queue AND l.work = 'a'
+)
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
+       workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
+       scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
+       start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
+       delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass
+FROM taken;
 
 -- name: InsertAttemptsClaiming :many
 -- Eager dispatch: inserts the attempts of one or more turns as
@@ -224,6 +260,10 @@ WITH f AS (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
             WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = a.claim_worker AND k.state <> 'active'
+        ) AND NOT EXISTS (
+            -- A rate-limited queue's attempts go through its fetch.
+            SELECT 1 FROM task_queue_limits l
+            WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = a.task_queue AND l.work = 'a'
         ) AS claimed
     ) c
     RETURNING *
