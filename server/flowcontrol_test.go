@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -43,5 +44,45 @@ func TestFlow_PriorityBounds(t *testing.T) {
 	} {
 		wantProblemField(t, e.post("/workflow-tasks/"+task.LockToken+"/complete",
 			api.CompleteWorkflowTaskRequest{Commands: []api.Command{field}}), http.StatusBadRequest, cmd)
+	}
+}
+
+// Goal: long polls of a rate-limited queue with a backlog keep taking its
+// work at the limit: a poll that finds no token waits until the bucket's
+// next one (NextWorkflowWake), not until new work is notified or its wait
+// ends. Five turns a second over two seconds of 10 s long polls: 10 ± 2.
+func TestFlow_RateLimitedLongPollsKeepPace(t *testing.T) {
+	e := newEnv(t, Config{})
+	for i := range 40 {
+		e.post("/workflows", api.StartWorkflowRequest{WorkflowType: "W", TaskQueue: "rl",
+			InstanceID: fmt.Sprintf("rl-%02d", i)}).want(t, http.StatusCreated)
+	}
+	e.do(http.MethodPut, e.base+"/task-queues/rl/limits", []byte(`{"workflow_tasks_per_second":5}`)).want(t, http.StatusOK)
+	// Spend the burst (five).
+	for range 5 {
+		if _, ok := pollWF(t, e, "rl", time.Second); !ok {
+			t.Fatal("no turn within the burst")
+		}
+	}
+	const window = 2 * time.Second
+	end := time.Now().Add(window)
+	n := 0
+	for {
+		_, ok := pollWF(t, e, "rl", 10*time.Second)
+		if time.Now().After(end) {
+			break
+		}
+		if ok {
+			n++
+		}
+	}
+	if n < 8 || n > 12 {
+		t.Fatalf("%d turns in %s of long polls at 5 a second, want 10 ± 2", n, window)
+	}
+	var tq api.TaskQueue
+	e.get("/task-queues/rl").want(t, http.StatusOK).decode(t, &tq)
+	if tq.Limits == nil || tq.Limits.WorkflowTasksPerSecond != 5 || len(tq.BacklogByPriority) != 1 ||
+		tq.BacklogByPriority[0].Kind != api.WorkKindWorkflow || tq.BacklogByPriority[0].PriorityKey != 3 {
+		t.Fatalf("describe: limits %+v, backlog by priority %+v", tq.Limits, tq.BacklogByPriority)
 	}
 }

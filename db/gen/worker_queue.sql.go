@@ -1132,11 +1132,19 @@ const nextActivityWake = `-- name: NextActivityWake :one
 SELECT min(x.visible_at)::timestamptz AS next_visible
 FROM unnest($1::text[]) AS tq(name)
 CROSS JOIN LATERAL (
-    SELECT visible_at FROM worker_queue
-    WHERE namespace = $2 AND task_queue = tq.name
-      AND lock_token IS NULL AND visible_at > now()
-    ORDER BY visible_at
-    LIMIT 1
+    (SELECT wq.visible_at FROM worker_queue wq
+     WHERE wq.namespace = $2 AND wq.task_queue = tq.name
+       AND wq.lock_token IS NULL AND wq.visible_at > now()
+     ORDER BY wq.visible_at
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second'
+     FROM task_queue_limits l
+     WHERE l.namespace = $2 AND l.task_queue = tq.name AND l.work = 'a'
+       AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
+       AND EXISTS (SELECT 1 FROM worker_queue v
+                   WHERE v.namespace = $2 AND v.task_queue = tq.name
+                     AND v.lock_token IS NULL AND v.visible_at <= now()))
 ) x
 HAVING count(*) > 0
 `
@@ -1146,6 +1154,9 @@ type NextActivityWakeParams struct {
 	Namespace  string
 }
 
+// When a poll of the queues should look again: the earliest future
+// visible_at of their attempts, or, for a rate-limited queue (migration
+// 00043) with attempts waiting, when its bucket has its next whole token.
 func (q *Queries) NextActivityWake(ctx context.Context, arg NextActivityWakeParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, nextActivityWake, arg.TaskQueues, arg.Namespace)
 	var next_visible time.Time
