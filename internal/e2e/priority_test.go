@@ -45,7 +45,9 @@ func TestPriority_SDKOptions(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
-		w.RegisterActivity(PriorityActivity)
+		if err := w.RegisterActivity(PriorityActivity); err != nil {
+			return err
+		}
 		if err := w.RegisterWorkflow(PriorityParent); err != nil {
 			return err
 		}
