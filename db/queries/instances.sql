@@ -79,7 +79,8 @@ WITH s AS (
     FROM i JOIN s ON s.instance_id = i.instance_id
     WHERE s.priority IS NOT NULL
 ), k AS (
-    -- Each fairness key's clock moves by the strides of its starts, from
+    -- Keys are locked in key order (the INSERT takes the rows in the
+    -- order given). Each fairness key's clock moves by the strides of its starts, from
     -- where it was or, for a key that fell behind (or is new), from the
     -- queue's current virtual time: the earliest pass waiting at the
     -- starts' priority, or now when none waits. Returns where each key
@@ -92,6 +93,7 @@ WITH s AS (
                          ORDER BY q.pass LIMIT 1)) + sum(f.stride),
            sum(f.stride)
     FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
     SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base

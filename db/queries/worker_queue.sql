@@ -24,6 +24,7 @@ WITH f AS (
                          ORDER BY q.pass LIMIT 1)) + sum(f.stride),
            sum(f.stride)
     FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
     SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
@@ -212,6 +213,7 @@ WITH f AS (
                          ORDER BY q.pass LIMIT 1)) + sum(f.stride),
            sum(f.stride)
     FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
     SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base

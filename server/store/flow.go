@@ -26,7 +26,12 @@ func (s *Store) SetTaskQueueLimits(ctx context.Context, ns, name string, l api.T
 		} else if !exists {
 			return fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
 		}
-		for kind, rate := range map[string]float64{limitTurns: l.WorkflowTasksPerSecond, limitAttempts: l.ActivityTasksPerSecond} {
+		// In a fixed order (the rows' lock order).
+		for _, kr := range []struct {
+			kind string
+			rate float64
+		}{{limitAttempts, l.ActivityTasksPerSecond}, {limitTurns, l.WorkflowTasksPerSecond}} {
+			kind, rate := kr.kind, kr.rate
 			if rate <= 0 {
 				if err := t.q.DeleteQueueLimit(ctx, gen.DeleteQueueLimitParams{Namespace: ns, TaskQueue: name, Work: kind}); err != nil {
 					return fmt.Errorf("delete queue limit: %w", err)
