@@ -37,6 +37,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"schedule action kinds":  {"scheduled", "triggered", "backfilled"},
 		"pending states":         {"scheduled", "started", "backoff", "cancel_requested", "running"},
 		"reset types":            {"first_turn", "last_turn", "event", "build_id"},
+		"work kinds":             {"workflow", "activity"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -57,6 +58,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"schedule action kinds":  ScheduleActionKinds(),
 		"pending states":         PendingStates(),
 		"reset types":            ResetTypes(),
+		"work kinds":             WorkKinds(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
