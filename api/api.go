@@ -312,6 +312,13 @@ type Workflow struct {
 	// HistoryLength is the number of events of the current execution's
 	// history (describe only; never in a list).
 	HistoryLength int64 `json:"history_length,omitempty"`
+	// HistoryBytes is the size of the current execution's history, in
+	// bytes of its events as stored (describe only), bounded by the
+	// server's --max-history-bytes.
+	HistoryBytes int64 `json:"history_bytes,omitempty"`
+	// ResetFrom is set when the current run was made by a reset: the run
+	// it was reset from and the reset point (describe only).
+	ResetFrom *ResetFrom `json:"reset_from,omitempty"`
 	// Warnings name the bounds the workflow is close to (describe only):
 	// a history past the server's soft limit (--history-events-warn) is
 	// terminated at the hard one (--max-history-events).
@@ -417,6 +424,11 @@ const (
 	// execution was closed from outside, at once, without a turn; Reason
 	// and Details are the request's.
 	EventWorkflowTerminated = "WorkflowTerminated"
+	// EventWorkflowReset ends a run that POST /workflows/{id}/reset
+	// replaced (appended after its close when it had closed already):
+	// Reason, ResetEventID (the reset point), NewExecutionID and NewRunID
+	// (the run that replaces it).
+	EventWorkflowReset = "WorkflowReset"
 	// EventExternalSignalInitiated records a signal_external command; its
 	// outcome arrives as an ExternalCompleted or ExternalFailed message.
 	EventExternalSignalInitiated = "ExternalSignalInitiated"
@@ -453,6 +465,9 @@ const (
 	// upsert_search_attributes command (search_attributes: the values as
 	// the command gave them).
 	EventUpsertWorkflowSearchAttributes = "UpsertWorkflowSearchAttributes"
+	// EventUpsertWorkflowMemo records an upsert_memo command (memo: the
+	// fields as the command gave them; null removes one).
+	EventUpsertWorkflowMemo = "UpsertWorkflowMemo"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -534,8 +549,13 @@ type Event struct {
 	// MarkerDetails is the marker's value (MarkerRecorded).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object"`
 	// SearchAttributes are the values an UpsertWorkflowSearchAttributes
-	// event set (null: removed).
+	// event set (null: removed); on WorkflowStarted, the execution's search
+	// attributes when it started (absent: none).
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object"`
+	// Memo is the execution's memo when it started (WorkflowStarted;
+	// absent: none), or the fields an UpsertWorkflowMemo event set (null:
+	// removed).
+	Memo map[string]json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 	// WorkflowUpdateAccepted, WorkflowUpdateCompleted: the update's id;
 	// WorkflowUpdateAccepted also its name (and Input its arguments),
 	// WorkflowUpdateCompleted its Result or Error.
@@ -568,6 +588,12 @@ type Event struct {
 	ParentExecutionID int64 `json:"parent_execution_id,omitempty"`
 	// ParentRunID is the parent execution's run id (WorkflowStarted of a child workflow).
 	ParentRunID string `json:"parent_run_id,omitempty"`
+	// ResetFrom is set on the WorkflowStarted of a run made by a reset:
+	// the run it was reset from and the reset point.
+	ResetFrom *ResetFrom `json:"reset_from,omitempty"`
+	// ResetEventID is the reset point in this run (WorkflowReset; the new
+	// run is NewExecutionID, NewRunID).
+	ResetEventID int64 `json:"reset_event_id,omitempty"`
 }
 
 // ---------------------------------------------------------------------------
@@ -673,6 +699,9 @@ const (
 	// (search_attributes; a null value removes one) — SDK:
 	// workflow.UpsertSearchAttributes.
 	CommandUpsertSearchAttributes = "upsert_search_attributes"
+	// CommandUpsertMemo sets fields of the workflow's memo (memo; a null
+	// value removes one) — SDK: workflow.UpsertMemo.
+	CommandUpsertMemo = "upsert_memo"
 )
 
 // Parent close policies: what happens to a child workflow still running
@@ -690,8 +719,8 @@ const (
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external start_child_workflow request_cancel_child_workflow upsert_search_attributes"`
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow, upsert_search_attributes or upsert_memo.
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external start_child_workflow request_cancel_child_workflow upsert_search_attributes upsert_memo"`
 	// schedule_activity
 	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	// ActivityType is the activity's registered name (schedule_activity).
@@ -728,6 +757,10 @@ type Command struct {
 	// SearchAttributes are the values upsert_search_attributes sets, by
 	// name (1 to 64; null removes an attribute).
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object" validate:"max=64"`
+	// Memo are the memo fields upsert_memo sets, by name (null removes a
+	// field), or a child's memo (start_child_workflow); the workflow's
+	// whole memo stays within MaxMemoBytes.
+	Memo map[string]json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 	// complete_update, reject_update: the update the turn received (a
 	// WorkflowUpdateAccepted message). complete_update carries the
 	// handler's result or error; reject_update the validator's error (the
@@ -860,6 +893,9 @@ type CompleteWorkflowTaskResponse struct {
 	// then. Never sent: the server hands it to its own waiters on the
 	// result (nil when the answer is a receipt's replay).
 	Closed *Workflow `json:"-"`
+	// HistoryBytes is the size of the execution's history after the turn
+	// (server side only: the history bound).
+	HistoryBytes int64 `json:"-"`
 }
 
 // FailWorkflowTaskRequest is the body of POST /workflow-tasks/{token}/fail.
@@ -902,6 +938,10 @@ type ActivityTask struct {
 	InstanceID string `json:"instance_id"`
 	// ExecutionID is the execution that scheduled the activity.
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is that execution's run id (a UUID; absent for an attempt
+	// scheduled before the server kept it): the SDK's
+	// activity.GetInfo(ctx).WorkflowExecution.RunID.
+	RunID string `json:"run_id,omitempty"`
 	// ActivityID is the activity's id within the execution.
 	ActivityID int64 `json:"activity_id"`
 	// Attempt is the attempt's number, from 1.

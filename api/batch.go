@@ -19,15 +19,15 @@ const (
 	// BatchOpDelete deletes each workflow and its history (as DELETE
 	// /workflows/{id}; a running one only with Force).
 	BatchOpDelete = "delete"
-	// BatchOpReset is refused: resetting workflows in a batch is not
-	// supported yet.
+	// BatchOpReset resets each workflow (as POST /workflows/{id}/reset,
+	// with the job's Reset options and reason), each in its own
+	// transaction.
 	BatchOpReset = "reset"
 )
 
-// BatchOperations returns every operation a batch job may run (BatchOpReset
-// is not one yet).
+// BatchOperations returns every operation a batch job may run.
 func BatchOperations() []string {
-	return []string{BatchOpCancel, BatchOpTerminate, BatchOpSignal, BatchOpDelete}
+	return []string{BatchOpCancel, BatchOpTerminate, BatchOpSignal, BatchOpDelete, BatchOpReset}
 }
 
 // States of a batch job (Batch.State).
@@ -73,14 +73,27 @@ type BatchSignal struct {
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 }
 
+// BatchReset is how a reset batch resets each workflow: as POST
+// /workflows/{id}/reset on its current run, with the job's reason.
+type BatchReset struct {
+	// ResetType is first_turn, last_turn or build_id (event ids differ
+	// from one workflow to the next).
+	ResetType string `json:"reset_type" validate:"required"`
+	// BuildID is the build whose first turn each run goes back to
+	// (reset_type build_id).
+	BuildID string `json:"build_id,omitempty" validate:"max=256"`
+	// ReapplySignals re-applies the signals received after the reset
+	// point (default true).
+	ReapplySignals *bool `json:"reapply_signals,omitempty"`
+}
+
 // BatchRequest is the body of POST /batches: an operation applied to every
 // workflow of the namespace that a list query matches.
 type BatchRequest struct {
 	// BatchID names the job (default: a random UUID); an instance id of at
 	// most 150 characters.
 	BatchID string `json:"batch_id,omitempty" validate:"omitempty,name,max=150"`
-	// Operation is cancel, terminate, signal or delete (reset is not
-	// supported yet).
+	// Operation is cancel, terminate, signal, delete or reset.
 	Operation string `json:"operation" validate:"required"`
 	// Query is a list query (docs/api.md, "Visibility"), as GET
 	// /workflows?query= takes it, at most 4096 bytes; its ORDER BY is
@@ -94,6 +107,9 @@ type BatchRequest struct {
 	// Force lets a delete batch delete running workflows too (without it
 	// each running one is a failure of the job).
 	Force bool `json:"force,omitempty"`
+	// Reset is how a reset batch resets each workflow (operation reset
+	// only; required then).
+	Reset *BatchReset `json:"reset,omitempty"`
 	// RatePerSecond bounds how many workflows the job handles a second
 	// (default 50, at most 1000).
 	RatePerSecond int32 `json:"rate_per_second,omitempty" validate:"min=0,max=1000"`
@@ -114,7 +130,7 @@ type BatchFailure struct {
 type Batch struct {
 	// BatchID names the job.
 	BatchID string `json:"batch_id"`
-	// Operation is cancel, terminate, signal or delete.
+	// Operation is cancel, terminate, signal, delete or reset.
 	Operation string `json:"operation"`
 	// Query is the list query that selects the workflows.
 	Query string `json:"query"`
@@ -124,6 +140,8 @@ type Batch struct {
 	Signal *BatchSignal `json:"signal,omitempty"`
 	// Force: a delete batch deletes running workflows too.
 	Force bool `json:"force,omitempty"`
+	// Reset is how a reset batch resets each workflow.
+	Reset *BatchReset `json:"reset,omitempty"`
 	// RatePerSecond bounds how many workflows it handles a second.
 	RatePerSecond int32 `json:"rate_per_second"`
 	// State is running, paused, completed, canceled or failed.

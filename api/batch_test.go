@@ -10,7 +10,7 @@ import (
 // constraint of batches.state, which lists exactly BatchStates() (the
 // queries write no state literal: they take the states as parameters).
 func TestBatchVocabulary(t *testing.T) {
-	if got, want := BatchOperations(), []string{"cancel", "terminate", "signal", "delete"}; !slices.Equal(got, want) {
+	if got, want := BatchOperations(), []string{"cancel", "terminate", "signal", "delete", "reset"}; !slices.Equal(got, want) {
 		t.Errorf("BatchOperations() = %q, want %q", got, want)
 	}
 	if got, want := BatchStates(), []string{"running", "paused", "completed", "canceled", "failed"}; !slices.Equal(got, want) {

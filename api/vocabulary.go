@@ -53,6 +53,8 @@ const (
 	// CancelReasonParentCanceled: the child workflow's parent was
 	// canceled, and its parent close policy asks for the child's end.
 	CancelReasonParentCanceled = "parent_canceled"
+	// CancelReasonWorkflowReset: the run was replaced by a reset.
+	CancelReasonWorkflowReset = "workflow_reset"
 )
 
 // CancelReasons returns every cancel reason Tether and its SDK use.
@@ -63,6 +65,7 @@ func CancelReasons() []string {
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
 		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
 		CancelReasonWorkflowTerminated, CancelReasonParentClosed, CancelReasonParentCanceled,
+		CancelReasonWorkflowReset,
 	}
 }
 
@@ -73,7 +76,8 @@ func KnownCancelReason(r string) bool {
 		CancelReasonContinuedAsNew, CancelReasonInstanceDeleted, CancelReasonStartToCloseTimeout,
 		CancelReasonHeartbeatTimeout, CancelReasonScheduleToCloseTimeout, CancelReasonWorkerLost,
 		CancelReasonSelectLoserTimeout, CancelReasonSelectLoserOther, CancelReasonContextCanceled,
-		CancelReasonWorkflowTerminated, CancelReasonParentClosed, CancelReasonParentCanceled:
+		CancelReasonWorkflowTerminated, CancelReasonParentClosed, CancelReasonParentCanceled,
+		CancelReasonWorkflowReset:
 		return true
 	}
 	return false
@@ -230,6 +234,8 @@ func EventKinds() []string {
 		EventChildWorkflowInitiated, EventChildWorkflowStarted, EventStartChildWorkflowFailed,
 		EventChildWorkflowCompleted, EventChildWorkflowFailed, EventChildWorkflowCanceled,
 		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested, EventUpsertWorkflowSearchAttributes,
+		EventWorkflowReset,
+		EventUpsertWorkflowMemo,
 	}
 }
 
@@ -249,7 +255,7 @@ func CommandTypes() []string {
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
 		CommandSignalExternal, CommandCancelExternal,
-		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow, CommandUpsertSearchAttributes,
+		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow, CommandUpsertSearchAttributes, CommandUpsertMemo,
 	}
 }
 

@@ -17,7 +17,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"cancel reasons": {"workflow_canceled", "workflow_failed", "workflow_completed", "continued_as_new",
 			"instance_deleted", "timeout:start_to_close", "timeout:heartbeat", "timeout:schedule_to_close",
 			"worker_lost", "select_loser:timeout", "select_loser:other", "context_canceled",
-			"workflow_terminated", "parent_closed", "parent_canceled"},
+			"workflow_terminated", "parent_closed", "parent_canceled", "workflow_reset"},
 		"timeout kinds": {"schedule_to_start", "start_to_close", "heartbeat", "schedule_to_close", "execution"},
 		"problem types": {"validation", "not-found", "no-such-route", "method-not-allowed", "body-too-large",
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
@@ -28,7 +28,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
 			"cancel_workflow", "continue_as_new", "complete_update", "reject_update", "signal_external", "cancel_external",
-			"start_child_workflow", "request_cancel_child_workflow", "upsert_search_attributes"},
+			"start_child_workflow", "request_cancel_child_workflow", "upsert_search_attributes", "upsert_memo"},
 		"update stages":          {"admitted", "accepted", "completed", "rejected"},
 		"search attribute types": {"keyword", "text", "int", "double", "bool", "datetime", "keyword_list"},
 		"parent close policies":  {"terminate", "request_cancel", "abandon"},
@@ -36,6 +36,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"overlap policies":       {"skip", "buffer_one", "cancel_other", "terminate_other", "allow_all"},
 		"schedule action kinds":  {"scheduled", "triggered", "backfilled"},
 		"pending states":         {"scheduled", "started", "backoff", "cancel_requested", "running"},
+		"reset types":            {"first_turn", "last_turn", "event", "build_id"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -55,6 +56,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"overlap policies":       OverlapPolicies(),
 		"schedule action kinds":  ScheduleActionKinds(),
 		"pending states":         PendingStates(),
+		"reset types":            ResetTypes(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
@@ -71,10 +73,10 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 33 {
-		t.Errorf("%d event kinds, want 33", n)
+	if n := len(EventKinds()); n != 34 {
+		t.Errorf("%d event kinds, want 34", n)
 	}
-	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted"} {
+	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted", "WorkflowReset"} {
 		if !slices.Contains(EventKinds(), ev) {
 			t.Errorf("EventKinds lacks %s", ev)
 		}

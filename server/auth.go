@@ -194,6 +194,9 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workers/:worker_id"}:                    vw,
 		{"GET", BasePath + "/task-queues/:name"}:                     vw,
 
+		// The outcome of an update, by its id (GetWorkflowUpdateHandle).
+		{"GET", BasePath + "/workflows/:instance_id/update-outcomes/:update_id"}: cl,
+
 		// Issue 20: workflows that talk.
 		{"POST", BasePath + "/schedules"}:                                                cl,
 		{"GET", BasePath + "/schedules"}:                                                 vw,
@@ -205,6 +208,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"POST", BasePath + "/schedules/:schedule_id/trigger"}:                           cl,
 		{"POST", BasePath + "/schedules/:schedule_id/backfill"}:                          cl,
 		{"POST", BasePath + "/workflows/:instance_id/terminate"}:                         cl,
+		{"POST", BasePath + "/workflows/:instance_id/reset"}:                             cl,
 		{"POST", BasePath + "/workflows/:instance_id/signal-with-start"}:                 cl,
 		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/complete"}:  cl,
 		{"POST", BasePath + "/workflows/:instance_id/activities/:activity_id/fail"}:      cl,

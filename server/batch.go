@@ -46,7 +46,7 @@ const tagBatchID = "required,name,max=150"
 //
 //	@Summary		Start a batch job
 //	@ID			startBatch
-//	@Description	Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+//	@Description	Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //	@Tags			batches
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -67,13 +67,22 @@ func (s *Server) startBatch(c echo.Context) error {
 	ns := b.namespace()
 	var req api.BatchRequest
 	b.body(&req)
-	if !b.has("operation") {
-		switch {
-		case req.Operation == api.BatchOpReset:
-			b.add("operation", "reset is not supported yet as a batch operation")
-		case !slices.Contains(api.BatchOperations(), req.Operation):
-			b.add("operation", "must be one of %s", strings.Join(api.BatchOperations(), ", "))
+	if !b.has("operation") && !slices.Contains(api.BatchOperations(), req.Operation) {
+		b.add("operation", "must be one of %s", strings.Join(api.BatchOperations(), ", "))
+	}
+	if req.Operation == api.BatchOpReset {
+		b.check(req.Reset != nil, "reset", "is required for a reset batch")
+		if r := req.Reset; r != nil && !b.has("reset.reset_type") {
+			switch r.ResetType {
+			case api.ResetFirstTurn, api.ResetLastTurn, api.ResetBuildID:
+				b.check(r.ResetType != api.ResetBuildID || r.BuildID != "", "reset.build_id", "is required for reset_type build_id")
+				b.check(r.ResetType == api.ResetBuildID || r.BuildID == "", "reset.build_id", "is only for reset_type build_id")
+			default:
+				b.add("reset.reset_type", "must be one of first_turn, last_turn, build_id (event ids differ from one workflow to the next)")
+			}
 		}
+	} else {
+		b.check(req.Reset == nil, "reset", "is only for a reset batch")
 	}
 	if req.Operation == api.BatchOpSignal {
 		b.check(req.Signal != nil, "signal", "is required for a signal batch")
@@ -100,6 +109,7 @@ func (s *Server) startBatch(c echo.Context) error {
 	if req.Signal != nil {
 		nb.SignalName, nb.SignalInput = req.Signal.Name, req.Signal.Input
 	}
+	nb.Reset = req.Reset
 	job, err := s.store.CreateBatch(c.Request().Context(), ns, nb)
 	if errors.Is(err, storage.ErrBatchExists) {
 		return newProblem(http.StatusConflict, api.ProblemAlreadyExists, "Batch exists", "A batch of this batch_id exists in the namespace.")

@@ -73,7 +73,12 @@ func testLogger(t testing.TB, level slog.Level) *slog.Logger {
 // newEnv starts a server with cfg (and a listening hub) on a fresh database.
 func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
-	logger := testLogger(t, slog.LevelWarn)
+	return newEnvLogged(t, cfg, testLogger(t, slog.LevelWarn))
+}
+
+// newEnvLogged is newEnv with the server's logger.
+func newEnvLogged(t testing.TB, cfg Config, logger *slog.Logger) *env {
+	t.Helper()
 	url := pgtest.NewURL(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	pool, err := pgxpool.New(ctx, url)

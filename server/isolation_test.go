@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -387,5 +389,143 @@ func TestIsolation_HistoryLimits(t *testing.T) {
 	e.get("/workflows/long").want(t, http.StatusOK).decode(t, &wf)
 	if wf.Status != api.StatusTerminated || wf.Error == nil || !strings.Contains(wf.Error.Message, "max-history-events") {
 		t.Fatalf("after the hard limit: %s %+v", wf.Status, wf.Error)
+	}
+}
+
+// Goal: the history's size in bytes is bounded like its length: describe
+// answers it and warns past the soft limit; the turn that takes it to the
+// hard limit terminates the workflow, naming the bound.
+func TestIsolation_HistoryBytesLimit(t *testing.T) {
+	e := newEnv(t, Config{Limits: Limits{HistoryBytesWarn: 2000, HistoryBytesMax: 5000}})
+	startWF(t, e, "big", "q")
+	markers := func(n int) api.CompleteWorkflowTaskRequest {
+		var req api.CompleteWorkflowTaskRequest
+		for i := range n {
+			req.Commands = append(req.Commands, api.Command{Type: api.CommandRecordMarker, MarkerName: "m",
+				MarkerID: fmt.Sprint(i), MarkerDetails: json.RawMessage(`"` + strings.Repeat("x", 1000) + `"`)})
+		}
+		return req
+	}
+	task, ok := pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no first turn")
+	}
+	var ack api.CompleteWorkflowTaskResponse
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", markers(2)).want(t, http.StatusOK).decode(t, &ack)
+	if ack.Status != api.StatusRunning {
+		t.Fatalf("below the hard limit: %+v", ack)
+	}
+	var wf api.Workflow
+	e.get("/workflows/big").want(t, http.StatusOK).decode(t, &wf)
+	if wf.HistoryBytes < 2000 || wf.HistoryBytes > 4000 || len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0], "history-bytes-warn") {
+		t.Fatalf("past the soft limit: %d bytes, warnings %q", wf.HistoryBytes, wf.Warnings)
+	}
+
+	e.post("/workflows/big/signals/more", api.SignalRequest{}).want(t, http.StatusAccepted)
+	task, ok = pollWF(t, e, "q", 5*time.Second)
+	if !ok {
+		t.Fatal("no second turn")
+	}
+	e.post("/workflow-tasks/"+task.LockToken+"/complete", markers(3)).want(t, http.StatusOK).decode(t, &ack)
+	if ack.Status != api.StatusTerminated {
+		t.Fatalf("the turn reaching the hard limit: %+v", ack)
+	}
+	e.get("/workflows/big").want(t, http.StatusOK).decode(t, &wf)
+	if wf.Status != api.StatusTerminated || wf.Error == nil || !strings.Contains(wf.Error.Message, "max-history-bytes") {
+		t.Fatalf("after the hard limit: %s %+v", wf.Status, wf.Error)
+	}
+}
+
+// Goal: a request refused before its body is read (no valid key) is
+// answered at once: the server does not wait for a withheld body (up to
+// the body-read bound) before sending the 401, and closes the connection.
+func TestIsolation_WithheldBodyGets401AtOnce(t *testing.T) {
+	// A body-read bound far beyond the test's own: a server that waits for
+	// the body never answers in time.
+	e := newEnv(t, Config{Auth: AuthConfig{Required: true}, Timeouts: Timeouts{BodyRead: time.Hour}})
+	for _, key := range []string{"", "tk_0123456789abcdef_" + strings.Repeat("A", 43)} {
+		conn, err := net.Dial("tcp", e.ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth := ""
+		if key != "" {
+			auth = "Authorization: Bearer " + key + "\r\n"
+		}
+		fmt.Fprintf(conn, "POST /v1/namespaces/default/workflows HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", auth)
+		if err := conn.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("key %q: no answer while the body is withheld: %v", key, err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+			t.Fatalf("key %q: %d, close %v", key, resp.StatusCode, resp.Close)
+		}
+		_ = conn.Close()
+	}
+}
+
+// Goal: every state-changing request is logged as an audit record with
+// the id and role of the key that made it (never its secret), the route
+// and the answer; reads are not; the worker protocol is at Debug.
+func TestIsolation_AuditTrail(t *testing.T) {
+	var out syncBuffer
+	logger := slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	e := newEnvLogged(t, Config{Auth: AuthConfig{Required: true}}, logger)
+	ctx := context.Background()
+	client, err := e.store.CreateAPIKey(ctx, "default", api.RoleClient, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, err := e.store.CreateAPIKey(ctx, "default", api.RoleWorker, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doKey(t, client.Key, http.MethodPost, e.base+"/workflows",
+		[]byte(`{"instance_id":"audited","workflow_type":"wf","task_queue":"q"}`)).want(t, http.StatusCreated)
+	doKey(t, client.Key, http.MethodPost, e.base+"/workflows/audited/terminate", []byte(`{"reason":"r"}`)).want(t, http.StatusAccepted)
+	doKey(t, client.Key, http.MethodGet, e.base+"/workflows/audited", nil).want(t, http.StatusOK)
+	doKey(t, "", http.MethodDelete, e.base+"/workflows/audited", nil).want(t, http.StatusUnauthorized)
+	doKey(t, worker.Key, http.MethodPost, e.base+"/workers/heartbeat",
+		[]byte(`{"worker_id":"w1","lease_duration":"30s"}`)).want(t, http.StatusOK)
+
+	type record struct {
+		Msg, KeyID, Role, Namespace, Method, Route string
+		Status                                     int
+	}
+	var audits []record
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r struct {
+			Msg       string `json:"msg"`
+			KeyID     string `json:"key_id"`
+			Role      string `json:"role"`
+			Namespace string `json:"namespace"`
+			Method    string `json:"method"`
+			Route     string `json:"route"`
+			Status    int    `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if r.Msg == "audit" {
+			audits = append(audits, record(r))
+		}
+	}
+	want := []record{
+		{"audit", client.ID, api.RoleClient, "default", http.MethodPost, BasePath + "/workflows", http.StatusCreated},
+		{"audit", client.ID, api.RoleClient, "default", http.MethodPost, BasePath + "/workflows/:instance_id/terminate", http.StatusAccepted},
+		{"audit", "unauthenticated", "", "default", http.MethodDelete, BasePath + "/workflows/:instance_id", http.StatusUnauthorized},
+	}
+	if fmt.Sprint(audits) != fmt.Sprint(want) {
+		t.Fatalf("audit records:\n got %v\nwant %v", audits, want)
+	}
+	for _, k := range []string{client.Key, worker.Key} {
+		_, secret, _ := strings.Cut(strings.TrimPrefix(k, "tk_"), "_")
+		if strings.Contains(out.String(), secret) {
+			t.Fatal("the log holds a key's secret")
+		}
 	}
 }

@@ -56,6 +56,12 @@ type Limits struct {
 	// the hard limit.
 	HistoryEventsWarn int
 	HistoryEventsMax  int
+	// HistoryBytesWarn and HistoryBytesMax are the same limits of the
+	// history's size, in bytes of its events as stored. Defaults 10 MiB
+	// and 50 MiB (Temporal's); a negative HistoryBytesMax disables the
+	// hard limit.
+	HistoryBytesWarn int64
+	HistoryBytesMax  int64
 }
 
 func (l Limits) withDefaults(bodyLimit int64) Limits {
@@ -86,6 +92,12 @@ func (l Limits) withDefaults(bodyLimit int64) Limits {
 	}
 	if l.HistoryEventsMax == 0 {
 		l.HistoryEventsMax = 51200
+	}
+	if l.HistoryBytesWarn <= 0 {
+		l.HistoryBytesWarn = 10 << 20
+	}
+	if l.HistoryBytesMax == 0 {
+		l.HistoryBytesMax = 50 << 20
 	}
 	return l
 }
@@ -163,37 +175,57 @@ func listTimedOut(c echo.Context, err error) error {
 		"The list query ran past the server's list timeout (--list-timeout) and was stopped; narrow it, or try again later.")
 }
 
-// historyWarnings adds to a described workflow the warning of a history
-// past the soft limit (Limits.HistoryEventsWarn).
+// historyWarnings adds to a described workflow the warnings of a history
+// past a soft limit (Limits.HistoryEventsWarn, Limits.HistoryBytesWarn).
 func (s *Server) historyWarnings(wf *api.Workflow) {
 	lim := s.cfg.Limits
-	if wf.Status != api.StatusRunning || wf.HistoryLength < int64(lim.HistoryEventsWarn) {
+	if wf.Status != api.StatusRunning {
 		return
 	}
-	msg := fmt.Sprintf("history-events-warn: the history holds %d events, past the soft limit of %d", wf.HistoryLength, lim.HistoryEventsWarn)
-	if lim.HistoryEventsMax > 0 {
-		msg += fmt.Sprintf("; the workflow is terminated at %d (max-history-events): continue as new before", lim.HistoryEventsMax)
+	if wf.HistoryLength >= int64(lim.HistoryEventsWarn) {
+		msg := fmt.Sprintf("history-events-warn: the history holds %d events, past the soft limit of %d", wf.HistoryLength, lim.HistoryEventsWarn)
+		if lim.HistoryEventsMax > 0 {
+			msg += fmt.Sprintf("; the workflow is terminated at %d (max-history-events): continue as new before", lim.HistoryEventsMax)
+		}
+		wf.Warnings = append(wf.Warnings, msg)
 	}
-	wf.Warnings = append(wf.Warnings, msg)
+	if wf.HistoryBytes >= lim.HistoryBytesWarn {
+		msg := fmt.Sprintf("history-bytes-warn: the history holds %d bytes, past the soft limit of %d", wf.HistoryBytes, lim.HistoryBytesWarn)
+		if lim.HistoryBytesMax > 0 {
+			msg += fmt.Sprintf("; the workflow is terminated at %d (max-history-bytes): continue as new before", lim.HistoryBytesMax)
+		}
+		wf.Warnings = append(wf.Warnings, msg)
+	}
 }
 
 // enforceHistoryLimit terminates the workflow of an acknowledged turn
-// whose history reached the hard limit (Limits.HistoryEventsMax), with a
-// reason naming the bound, and answers the turn as terminated. A failure
-// to terminate is logged: the next turn's acknowledgement tries again.
+// whose history reached a hard limit (Limits.HistoryEventsMax in events,
+// Limits.HistoryBytesMax in bytes), with a reason naming the bound, and
+// answers the turn as terminated. A failure to terminate is logged: the
+// next turn's acknowledgement tries again.
 func (s *Server) enforceHistoryLimit(c echo.Context, ns, instanceID string, resp *api.CompleteWorkflowTaskResponse) {
-	lim := s.cfg.Limits.HistoryEventsMax
-	if lim <= 0 || resp.Status != api.StatusRunning || resp.NextEventID-1 < int64(lim) {
+	if resp.Status != api.StatusRunning {
 		return
 	}
-	reason := fmt.Sprintf("%s: the history holds %d events; the bound is %d (max-history-events)",
-		api.ErrorTypeLimitExceeded, resp.NextEventID-1, lim)
+	lim := s.cfg.Limits
+	events := resp.NextEventID - 1
+	var reason string
+	switch {
+	case lim.HistoryEventsMax > 0 && events >= int64(lim.HistoryEventsMax):
+		reason = fmt.Sprintf("%s: the history holds %d events; the bound is %d (max-history-events)",
+			api.ErrorTypeLimitExceeded, events, lim.HistoryEventsMax)
+	case lim.HistoryBytesMax > 0 && resp.HistoryBytes >= lim.HistoryBytesMax:
+		reason = fmt.Sprintf("%s: the history holds %d bytes; the bound is %d (max-history-bytes)",
+			api.ErrorTypeLimitExceeded, resp.HistoryBytes, lim.HistoryBytesMax)
+	default:
+		return
+	}
 	err := s.store.TerminateWorkflow(c.Request().Context(), ns, instanceID, resp.ExecutionID, reason, nil)
 	if err != nil && !errors.Is(err, storage.ErrNotRunning) {
 		s.logger.Error("history limit: cannot terminate the workflow", "namespace", ns, "instance_id", instanceID, "err", err)
 		return
 	}
 	s.logger.Warn("history limit: workflow terminated", "namespace", ns, "instance_id", instanceID,
-		"events", resp.NextEventID-1, "max_history_events", lim)
+		"events", events, "bytes", resp.HistoryBytes, "reason", reason)
 	resp.Status = api.StatusTerminated
 }

@@ -91,7 +91,7 @@ func (s *Server) newEcho() *echo.Echo {
 	// The web UI, over this server's own public API (package ui). It
 	// authenticates nobody itself: its API calls carry the browser's
 	// credentials and pass authorize like any other request.
-	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger}))
+	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger, CodecEndpoint: s.cfg.UICodecEndpoint}))
 	getAndHead(e, uiPath, uiHandler)
 	e.POST(uiPath, uiHandler)
 
@@ -107,6 +107,7 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(g, "/workflows/:instance_id/result", s.workflowResult)
 	g.POST("/workflows/:instance_id/cancel", s.cancelWorkflow)
 	g.POST("/workflows/:instance_id/terminate", s.terminateWorkflow)
+	g.POST("/workflows/:instance_id/reset", s.resetWorkflow)
 	g.POST("/workflows/:instance_id/signal-with-start", s.signalWithStart)
 	g.POST("/workflows/:instance_id/activities/:activity_id/complete", s.completeActivityByID)
 	g.POST("/workflows/:instance_id/activities/:activity_id/fail", s.failActivityByID)
@@ -114,6 +115,7 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	g.POST("/workflows/:instance_id/queries/:name", s.queryWorkflow)
 	g.POST("/workflows/:instance_id/updates/:name", s.updateWorkflow)
+	getAndHead(g, "/workflows/:instance_id/update-outcomes/:update_id", s.getWorkflowUpdate)
 	// Search attributes.
 	g.POST("/search-attributes", s.registerSearchAttribute)
 	getAndHead(g, "/search-attributes", s.listSearchAttributes)
@@ -165,6 +167,13 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		path := c.Request().URL.Path
 		err := next(c)
 		if err != nil {
+			if !c.Response().Committed && bodyUnread(c.Request()) {
+				// Refused before its body was read (no valid key, a
+				// bound): close the connection after the answer, rather
+				// than wait for a body the client may withhold (net/http
+				// reads what remains before reusing a connection).
+				c.Response().Header().Set(echo.HeaderConnection, "close")
+			}
 			c.Error(err)
 		}
 		latency := time.Since(start)
@@ -194,8 +203,51 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 				slog.String("remote", c.RealIP()),
 			)
 		}
+		if changesState(req.Method) {
+			s.audit(c, route, status)
+		}
 		return nil
 	}
+}
+
+// changesState reports whether a request of that method may change state
+// (every route but GET and HEAD; a query's POST included).
+func changesState(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
+}
+
+// audit logs a state-changing request as an "audit" record: who made it
+// (the API key's id and role, never its secret; "none" when the server
+// runs without keys, "unauthenticated" when it was refused one), what it
+// was, and how it was answered. The worker protocol (polls, reports,
+// heartbeats: a worker key's routes) is logged at Debug, everything else
+// at Info, so that operators can keep the trail with `msg=audit`.
+func (s *Server) audit(c echo.Context, route string, status int) {
+	req := c.Request()
+	level := slog.LevelInfo
+	if rule, ok := s.rules[ruleKey{req.Method, route}]; ok && rule.perm == permWorker {
+		level = slog.LevelDebug
+	}
+	if !s.logger.Enabled(req.Context(), level) {
+		return
+	}
+	keyID, role := "none", ""
+	if k := principal(c); k != nil {
+		keyID, role = k.ID, k.Role
+	} else if s.cfg.Auth.Required {
+		keyID = "unauthenticated"
+	}
+	s.logger.LogAttrs(req.Context(), level, "audit",
+		slog.String("key_id", keyID),
+		slog.String("role", role),
+		slog.String("namespace", routeNamespace(c)),
+		slog.String("method", req.Method),
+		slog.String("route", route),
+		slog.String("path", req.URL.Path),
+		slog.Int("status", status),
+		slog.String("request_id", requestID(c)),
+		slog.String("remote", c.RealIP()),
+	)
 }
 
 // routeSeries are the request metrics of one method, route and status.

@@ -57,6 +57,10 @@ type Config struct {
 	HeartbeatBurst int
 	// Auth is the authentication of requests (API keys) and its caches.
 	Auth AuthConfig
+	// UICodecEndpoint is the codec server the web UI's pages decode
+	// payloads through, called by the browser (ui.Config.CodecEndpoint;
+	// "": payloads are shown as stored).
+	UICodecEndpoint string
 	// AllowedHosts, when not empty, are the host names a request's Host
 	// header may name (an IP address is always allowed): any other is
 	// answered 403, so that a web page whose name resolves to the server's

@@ -13,7 +13,7 @@ import (
 // TestStartRate_EveryStartPath: the start rate of an API key (here a
 // burst of 2, and no refill to speak of) covers every request that starts
 // workflows: signal-with-start, a schedule's trigger and backfill, a turn
-// starting child workflows, a turn continuing as new. Past it: 429 with
+// starting child workflows, a turn continuing as new, a reset. Past it: 429 with
 // Retry-After.
 func TestStartRate_EveryStartPath(t *testing.T) {
 	e := newEnv(t, Config{HeartbeatRate: -1, Auth: AuthConfig{Required: true, StartRate: 0.001, StartBurst: 2}})
@@ -114,5 +114,15 @@ func TestStartRate_EveryStartPath(t *testing.T) {
 		}
 		task := turn(t, w, "loops")
 		limited(t, send(t, w, "/workflow-tasks/"+task.LockToken+"/complete", can), "continue-as-new")
+	})
+
+	t.Run("reset", func(t *testing.T) {
+		c, w := key(api.RoleClient), key(api.RoleWorker)
+		send(t, c, "/workflows", api.StartWorkflowRequest{WorkflowType: "R", TaskQueue: "resets", InstanceID: "again"}).want(t, http.StatusCreated)
+		task := turn(t, w, "resets")
+		send(t, w, "/workflow-tasks/"+task.LockToken+"/complete", api.CompleteWorkflowTaskRequest{}).want(t, http.StatusOK)
+		// The start took one token, the first reset (a new run) the other.
+		send(t, c, "/workflows/again/reset", api.ResetWorkflowRequest{ResetType: api.ResetFirstTurn}).want(t, http.StatusCreated)
+		limited(t, send(t, c, "/workflows/again/reset", api.ResetWorkflowRequest{ResetType: api.ResetFirstTurn}), "reset")
 	})
 }

@@ -101,6 +101,16 @@ func (s *Server) boundRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// bodyUnread reports whether req declared a body that was not read to its
+// end (or to a read error).
+func bodyUnread(req *http.Request) bool {
+	if req.ContentLength == 0 && len(req.TransferEncoding) == 0 {
+		return false
+	}
+	b, ok := req.Body.(*deadlineBody)
+	return !ok || !b.done
+}
+
 // deadlineBody clears the connection's read deadline once the body is
 // read (or failed): past that point net/http reads the connection in the
 // background to notice a client that goes away, and a deadline then would

@@ -40,7 +40,8 @@ first failures' reasons), total matched when it started.`,
 
 func (c *cli) batchStart() *cobra.Command {
 	var o client.BatchOptions
-	var signalInput string
+	var signalInput, resetType, resetBuildID string
+	var resetExclude []string
 	cmd := &cobra.Command{
 		Use:   "start --operation OP --query QUERY [--reason TEXT] [--signal-name NAME [--signal-input JSON]] [--force] [--rate N] [--id ID]",
 		Short: "start a batch job",
@@ -48,12 +49,16 @@ func (c *cli) batchStart() *cobra.Command {
 cancel (ask each to cancel), terminate (end each running one at once), signal
 (send --signal-name with --signal-input to each running one) or delete
 (delete each and its history; running ones only with --force, and only with
-an admin key). reset is not supported yet. The job handles at most --rate
+an admin key) or reset (go back to --reset-type first, last or build-id, as
+tether workflow reset does, each workflow in its own transaction; signals
+after the point are re-applied unless --reapply-exclude signal). The job
+handles at most --rate
 workflows a second (default 50). The job is printed; its id names it in the
 other commands.`,
 		Example: `  tether batch start --operation terminate --query "WorkflowType = 'Charge'" --reason "bad deploy" --rate 20
   tether batch start --operation signal --query "BuildId = 'v41'" --signal-name pause --signal-input '{"why":"incident"}'
-  tether batch start --operation delete --query "ExecutionStatus = 'Failed'" --id cleanup-1 -o json`,
+  tether batch start --operation delete --query "ExecutionStatus = 'Failed'" --id cleanup-1 -o json
+  tether batch start --operation reset --query "ExecutionStatus = 'Failed' AND BuildId = 'v41'" --reset-type last --reason "fixed in v42"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Operation == "" || o.Query == "" {
@@ -64,6 +69,9 @@ other commands.`,
 			}
 			if o.SignalName == "" && signalInput != "" {
 				return usageErrorf("--signal-input needs --signal-name")
+			}
+			if err := batchResetOptions(&o, resetType, resetBuildID, resetExclude); err != nil {
+				return err
 			}
 			raw, err := jsonFlag("signal-input", signalInput)
 			if err != nil {
@@ -92,7 +100,34 @@ other commands.`,
 	f.BoolVar(&o.Force, "force", false, "delete running workflows too (operation delete)")
 	f.IntVar(&o.RatePerSecond, "rate", 0, "workflows a second at most (0: the server's default, 50)")
 	f.StringVar(&o.ID, "id", "", "the job's id (default: chosen by the server)")
+	f.StringVar(&resetType, "reset-type", "", "where each reset goes back to: first, last or build-id (operation reset)")
+	f.StringVar(&resetBuildID, "build-id", "", "the build whose first turn each reset goes back to (--reset-type build-id)")
+	f.StringSliceVar(&resetExclude, "reapply-exclude", nil, "what the resets do not re-apply: signal (operation reset)")
 	return cmd
+}
+
+// batchResetOptions sets o.Reset from the reset flags of batch start: they
+// are for a reset batch only, which needs --reset-type.
+func batchResetOptions(o *client.BatchOptions, typ, buildID string, exclude []string) error {
+	if o.Operation != api.BatchOpReset {
+		if typ != "" || buildID != "" || len(exclude) > 0 {
+			return usageErrorf("--reset-type, --build-id and --reapply-exclude are for --operation reset")
+		}
+		return nil
+	}
+	rt, ok := resetTypes[typ]
+	if !ok || rt == api.ResetEvent {
+		return usageErrorf("--reset-type must be first, last or build-id for a reset batch, not %q", typ)
+	}
+	reapply := true
+	for _, x := range exclude {
+		if x != "signal" {
+			return usageErrorf("--reapply-exclude must be signal, not %q", x)
+		}
+		reapply = false
+	}
+	o.Reset = &api.BatchReset{ResetType: rt, BuildID: buildID, ReapplySignals: &reapply}
+	return nil
 }
 
 func (c *cli) batchList() *cobra.Command {

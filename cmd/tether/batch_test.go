@@ -31,8 +31,12 @@ func TestCLIBatch(t *testing.T) {
 		t.Fatalf("bad query: exit %d, stderr %s", r.code, r.stderr)
 	}
 	if r := s.tether(t, "batch", "start", "--operation", "reset", "--query", "WorkflowType = 'CLIBatch'"); r.code != exitUsage ||
-		!strings.Contains(r.stderr, "not supported yet") {
-		t.Fatalf("reset: exit %d, stderr %s", r.code, r.stderr)
+		!strings.Contains(r.stderr, "--reset-type must be") {
+		t.Fatalf("reset without --reset-type: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if r := s.tether(t, "batch", "start", "--operation", "cancel", "--reset-type", "first", "--query", "WorkflowType = 'CLIBatch'"); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "for --operation reset") {
+		t.Fatalf("--reset-type on a cancel batch: exit %d, stderr %s", r.code, r.stderr)
 	}
 	if r := s.tether(t, "batch", "start", "--query", "WorkflowType = 'CLIBatch'"); r.code != exitUsage {
 		t.Fatalf("no operation: exit %d", r.code)

@@ -18,6 +18,8 @@ type isolationOptions struct {
 	listTimeout         time.Duration
 	historyEventsWarn   int
 	historyEventsMax    int
+	historyBytesWarn    int64
+	historyBytesMax     int64
 	// allowedHosts: the Host names the server answers (dev: the loopback
 	// names and --allowed-host; empty: any).
 	allowedHosts []string
@@ -48,6 +50,8 @@ func (o *isolationOptions) flags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.listTimeout, "list-timeout", 5*time.Second, "longest a list or count of workflows with a query may run (503 with Retry-After past it; negative: no bound)")
 	fs.IntVar(&o.historyEventsWarn, "history-events-warn", 10240, "events of a workflow's history past which describe warns")
 	fs.IntVar(&o.historyEventsMax, "max-history-events", 51200, "events of a workflow's history at which it is terminated (negative: no bound)")
+	fs.Int64Var(&o.historyBytesWarn, "history-bytes-warn", 10<<20, "bytes of a workflow's history past which describe warns")
+	fs.Int64Var(&o.historyBytesMax, "max-history-bytes", 50<<20, "bytes of a workflow's history at which it is terminated (negative: no bound)")
 	fs.Int64Var(&o.turnMessageBytes, "max-turn-message-bytes", 16<<20, "most bytes of messages one workflow turn takes past its first (the rest wait for the next turn)")
 }
 
@@ -56,6 +60,8 @@ func (o isolationOptions) apply(cfg *server.AppConfig) {
 	cfg.Server.AllowedHosts = o.allowedHosts
 	cfg.Server.Limits.HistoryEventsWarn = o.historyEventsWarn
 	cfg.Server.Limits.HistoryEventsMax = o.historyEventsMax
+	cfg.Server.Limits.HistoryBytesWarn = o.historyBytesWarn
+	cfg.Server.Limits.HistoryBytesMax = o.historyBytesMax
 	so := &cfg.Store
 	so.PendingMessages = o.pendingMessages
 	so.PendingMessageBytes = o.pendingMessageBytes

@@ -21,7 +21,7 @@ func TestLimitFlags(t *testing.T) {
 	}
 	def := o.appConfig(nil).Server
 	want := server.Limits{PayloadBytes: 1 << 20, Depth: 64, CommandsPerTurn: 10000, HistoryPageSize: 1000, MaxHistoryPageSize: 10000,
-		HistoryEventsWarn: 10240, HistoryEventsMax: 51200}
+		HistoryEventsWarn: 10240, HistoryEventsMax: 51200, HistoryBytesWarn: 10 << 20, HistoryBytesMax: 50 << 20}
 	if def.Limits != want {
 		t.Fatalf("default limits %+v, want %+v", def.Limits, want)
 	}
@@ -37,7 +37,7 @@ func TestLimitFlags(t *testing.T) {
 		}
 		c := o.appConfig(nil).Server
 		if want := (server.Limits{PayloadBytes: 10, Depth: 3, CommandsPerTurn: 7, HistoryPageSize: 5, MaxHistoryPageSize: 50,
-			HistoryEventsWarn: 10240, HistoryEventsMax: 51200}); c.Limits != want {
+			HistoryEventsWarn: 10240, HistoryEventsMax: 51200, HistoryBytesWarn: 10 << 20, HistoryBytesMax: 50 << 20}); c.Limits != want {
 			t.Fatalf("%s: limits %+v, want %+v", name, c.Limits, want)
 		}
 		if want := (server.Timeouts{BodyRead: 2 * time.Second, Request: 3 * time.Second, PollsPerWorker: 4}); c.Timeouts != want {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tetherhq/tether/server"
 	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/ui"
 )
 
 // Environment variables read by the commands (flags win).
@@ -72,6 +73,9 @@ type serveOptions struct {
 	// listenDatabaseURL: the URL of the LISTEN connection and the
 	// migrations ("": databaseURL).
 	listenDatabaseURL string
+	// uiCodecEndpoint: the codec server the web UI decodes payloads
+	// through, from the browser ("": none).
+	uiCodecEndpoint string
 }
 
 // flags declares the serve flags on fs. Each is also an environment
@@ -105,6 +109,7 @@ func (o *serveOptions) flags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeouts.Request, "request-timeout", 30*time.Second, "longest a request may take, database work included (a long poll: its wait plus this); 503 past it")
 	fs.IntVar(&o.timeouts.PollsPerWorker, "polls-per-worker", 64, "most long polls one worker_id may hold open at once on this replica (429 past it)")
 	o.isolation.flags(fs)
+	fs.StringVar(&o.uiCodecEndpoint, "ui-codec-endpoint", "", "a codec server's URL (Temporal's protocol): the web UI's pages POST the payloads a codec encoded to its /decode from the browser and show them decoded (the codec server must allow the UI's origin by CORS)")
 	fs.Int64Var(&o.statsMinRows, "stats-min-rows", 1000, "the sweeper analyzes a busy table that grew past twice its last statistics plus this many rows (negative: never)")
 }
 
@@ -177,6 +182,11 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	if o.minLease < 0 || effMax < o.minLease {
 		return fmt.Errorf("bad lease bounds: --min-lease %s, --max-lease %s", o.minLease, o.maxLease)
 	}
+	if o.uiCodecEndpoint != "" {
+		if err := ui.CheckCodecEndpoint(o.uiCodecEndpoint); err != nil {
+			return fmt.Errorf("--ui-codec-endpoint: %w", err)
+		}
+	}
 	tlsCfg, err := o.auth.tlsConfig()
 	if err != nil {
 		return err
@@ -226,6 +236,7 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 			HeartbeatRate:   o.heartbeatRate,
 			HeartbeatBurst:  o.heartbeatBurst,
 			Auth:            o.auth.config(),
+			UICodecEndpoint: o.uiCodecEndpoint,
 			Limits:          o.limits,
 			Timeouts:        o.timeouts,
 		},

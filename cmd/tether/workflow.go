@@ -45,7 +45,7 @@ values are encoded through it.`,
 		"a codec server's URL: payloads are decoded and encoded through it ($"+envCodecEndpoint+")")
 	cmd.AddCommand(c.workflowStart(), c.workflowList(), c.workflowCount(), c.workflowDescribe(), c.workflowShow(),
 		c.workflowResult(), c.workflowSignal(), c.workflowQuery(), c.workflowUpdate(), c.workflowCancel(),
-		c.workflowTerminate(), c.workflowDelete())
+		c.workflowTerminate(), c.workflowDelete(), c.workflowReset())
 	return cmd
 }
 

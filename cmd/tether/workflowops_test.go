@@ -158,3 +158,92 @@ func TestCLIQueryUpdateTerminate(t *testing.T) {
 		t.Fatalf("describe with $%s and -n default: exit %d, stdout %q, stderr %q", envAddress, r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestCLIReset resets a real workflow on a real worker with tether
+// workflow reset: to the first turn with the signal after it re-applied
+// (the new run ends as the old one did), then without it (the new run
+// waits for its signal), and checks the refusals' exit codes.
+func TestCLIReset(t *testing.T) {
+	s := startCLIServer(t, server.AuthConfig{})
+	startCLIWorker(t, s.url, "reset-q", "reset-test-worker")
+
+	s.must(t, "workflow", "start", "TallyFlow", "-q", "reset-q", "--id", "tally-r", "--input", "5")
+	s.eventually(t, "the first turn", func(r cliResult) bool { return strings.Contains(r.stdout, "WorkflowStarted") },
+		"workflow", "show", "tally-r")
+	s.must(t, "workflow", "signal", "tally-r", "stop", "--input", "1")
+	s.must(t, "workflow", "result", "tally-r", "--timeout", "30s")
+
+	// Back to the first turn: the stop signal came after it and is
+	// re-applied, so the new run completes as well.
+	r := s.must(t, "workflow", "reset", "tally-r", "--type", "first", "--reason", "drill")
+	if !strings.Contains(r.stdout, "reset tally-r: new run") || !strings.Contains(r.stdout, "(execution 2)") {
+		t.Fatalf("reset: %q", r.stdout)
+	}
+	var desc api.Workflow
+	s.eventually(t, "the second run's end", func(r cliResult) bool {
+		desc = api.Workflow{}
+		r.decode(t, &desc)
+		return desc.Status == api.StatusCompleted
+	}, "workflow", "describe", "tally-r", "-o", "json")
+	if desc.ExecutionID != 2 || desc.ResetFrom == nil || desc.ResetFrom.ExecutionID != 1 || desc.ResetFrom.Reason != "drill" || string(desc.Result) != "5" {
+		t.Fatalf("after the reset: %+v reset_from %+v", desc, desc.ResetFrom)
+	}
+
+	// Again, without the signals: the third run waits for its stop.
+	var out map[string]any
+	s.must(t, "workflow", "reset", "--workflow-id", "tally-r", "--run-id", "1", "--type", "first", "--reapply-exclude", "signal", "-o", "json").decode(t, &out)
+	if out["execution_id"] != float64(3) || out["workflow_id"] != "tally-r" {
+		t.Fatalf("reset -o json: %v", out)
+	}
+	s.eventually(t, "the third run's first turn", func(r cliResult) bool { return strings.Contains(r.stdout, "WorkflowStarted") },
+		"workflow", "show", "tally-r")
+	s.must(t, "workflow", "describe", "tally-r", "-o", "json").decode(t, &desc)
+	if desc.Status != api.StatusRunning || desc.ExecutionID != 3 {
+		t.Fatalf("third run: %+v", desc)
+	}
+	r = s.must(t, "workflow", "show", "tally-r", "--execution", "2")
+	if !strings.Contains(r.stdout, api.EventWorkflowReset) {
+		t.Fatalf("the second run's history lacks WorkflowReset:\n%s", r.stdout)
+	}
+
+	// A reset batch over a list query: the third run (stopped) goes back
+	// to its first turn without its signal.
+	s.must(t, "workflow", "signal", "tally-r", "stop", "--input", "1")
+	s.must(t, "workflow", "result", "tally-r", "--timeout", "30s")
+	var b api.Batch
+	s.must(t, "batch", "start", "--operation", "reset", "--reset-type", "first", "--reapply-exclude", "signal",
+		"--query", "WorkflowId = 'tally-r'", "--id", "reset-all", "-o", "json").decode(t, &b)
+	if b.Operation != api.BatchOpReset || b.Reset == nil || b.Reset.ResetType != api.ResetFirstTurn || b.Total != 1 {
+		t.Fatalf("reset batch: %+v", b)
+	}
+	s.eventually(t, "the reset batch's end", func(r cliResult) bool {
+		b = api.Batch{}
+		r.decode(t, &b)
+		return b.State == api.BatchCompleted
+	}, "batch", "describe", "reset-all", "-o", "json")
+	s.must(t, "workflow", "describe", "tally-r", "-o", "json").decode(t, &desc)
+	if b.Done != 1 || desc.ExecutionID != 4 || desc.ResetFrom == nil || desc.ResetFrom.ExecutionID != 3 {
+		t.Fatalf("after the reset batch: batch %+v, workflow %+v", b, desc)
+	}
+
+	// Refusals: bad flags, a point that is not the end of a turn, an
+	// unknown workflow.
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"workflow", "reset", "tally-r"}, exitUsage, "--type must be"},
+		{[]string{"workflow", "reset", "tally-r", "--type", "middle"}, exitUsage, "--type must be"},
+		{[]string{"workflow", "reset", "--type", "first"}, exitUsage, "workflow id is required"},
+		{[]string{"workflow", "reset", "tally-r", "--type", "first", "--reapply-exclude", "timer"}, exitUsage, "--reapply-exclude"},
+		{[]string{"workflow", "reset", "tally-r", "--run-id", "1", "--event-id", "2"}, exitUsage, "event_id"},
+		{[]string{"workflow", "reset", "tally-r", "--type", "build-id", "--build-id", "nope"}, exitUsage, "build_id"},
+		{[]string{"workflow", "reset", "no-such-wf", "--type", "first"}, exitNotFound, ""},
+	} {
+		r := s.tether(t, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("tether %v: exit %d, want %d with %q; stderr %q", tc.args, r.code, tc.code, tc.want, r.stderr)
+		}
+	}
+}

@@ -57,7 +57,7 @@ FROM (SELECT c.namespace, c.batch_id FROM batches c
       LIMIT 1
       FOR UPDATE SKIP LOCKED) claim
 WHERE b.namespace = claim.namespace AND b.batch_id = claim.batch_id
-RETURNING b.namespace, b.batch_id, b.operation, b.query, b.reason, b.signal_name, b.signal_input, b.force, b.rate_per_second, b.state, b.total, b.done, b.failed, b.failures, b.after_id, b.error, b.identity, b.owner, b.lease_until, b.created_at, b.updated_at, b.finished_at
+RETURNING b.namespace, b.batch_id, b.operation, b.query, b.reason, b.signal_name, b.signal_input, b.force, b.rate_per_second, b.state, b.total, b.done, b.failed, b.failures, b.after_id, b.error, b.identity, b.owner, b.lease_until, b.created_at, b.updated_at, b.finished_at, b.reset_type, b.reset_build_id, b.reset_reapply_signals
 `
 
 type ClaimBatchParams struct {
@@ -95,32 +95,39 @@ func (q *Queries) ClaimBatch(ctx context.Context, arg ClaimBatchParams) (Batch, 
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.ResetType,
+		&i.ResetBuildID,
+		&i.ResetReapplySignals,
 	)
 	return i, err
 }
 
 const createBatch = `-- name: CreateBatch :execrows
 INSERT INTO batches (namespace, batch_id, operation, query, reason, signal_name, signal_input, force,
-                     rate_per_second, state, total, identity)
+                     rate_per_second, state, total, identity, reset_type, reset_build_id, reset_reapply_signals)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9,
-        $10, $11, $12)
+        $10, $11, $12, $13, $14,
+        $15)
 ON CONFLICT (namespace, batch_id) DO NOTHING
 `
 
 type CreateBatchParams struct {
-	Namespace     string
-	BatchID       string
-	Operation     string
-	Query         string
-	Reason        string
-	SignalName    string
-	SignalInput   []byte
-	Force         bool
-	RatePerSecond int32
-	State         string
-	Total         int64
-	Identity      string
+	Namespace           string
+	BatchID             string
+	Operation           string
+	Query               string
+	Reason              string
+	SignalName          string
+	SignalInput         []byte
+	Force               bool
+	RatePerSecond       int32
+	State               string
+	Total               int64
+	Identity            string
+	ResetType           string
+	ResetBuildID        string
+	ResetReapplySignals bool
 }
 
 // A new batch job; no row is written when the id is taken.
@@ -138,6 +145,9 @@ func (q *Queries) CreateBatch(ctx context.Context, arg CreateBatchParams) (int64
 		arg.State,
 		arg.Total,
 		arg.Identity,
+		arg.ResetType,
+		arg.ResetBuildID,
+		arg.ResetReapplySignals,
 	)
 	if err != nil {
 		return 0, err
@@ -146,7 +156,7 @@ func (q *Queries) CreateBatch(ctx context.Context, arg CreateBatchParams) (int64
 }
 
 const getBatch = `-- name: GetBatch :one
-SELECT namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at FROM batches WHERE namespace = $1 AND batch_id = $2
+SELECT namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at, reset_type, reset_build_id, reset_reapply_signals FROM batches WHERE namespace = $1 AND batch_id = $2
 `
 
 type GetBatchParams struct {
@@ -180,12 +190,15 @@ func (q *Queries) GetBatch(ctx context.Context, arg GetBatchParams) (Batch, erro
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.ResetType,
+		&i.ResetBuildID,
+		&i.ResetReapplySignals,
 	)
 	return i, err
 }
 
 const listBatches = `-- name: ListBatches :many
-SELECT namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at FROM batches
+SELECT namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at, reset_type, reset_build_id, reset_reapply_signals FROM batches
 WHERE namespace = $1
   AND ($2::boolean OR (created_at, batch_id) < ($3::timestamptz, $4::text))
 ORDER BY created_at DESC, batch_id DESC
@@ -240,6 +253,9 @@ func (q *Queries) ListBatches(ctx context.Context, arg ListBatchesParams) ([]Bat
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.ResetType,
+			&i.ResetBuildID,
+			&i.ResetReapplySignals,
 		); err != nil {
 			return nil, err
 		}
@@ -252,7 +268,7 @@ func (q *Queries) ListBatches(ctx context.Context, arg ListBatchesParams) ([]Bat
 }
 
 const lockBatch = `-- name: LockBatch :one
-SELECT namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at FROM batches WHERE namespace = $1 AND batch_id = $2
+SELECT namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at, reset_type, reset_build_id, reset_reapply_signals FROM batches WHERE namespace = $1 AND batch_id = $2
 FOR UPDATE
 `
 
@@ -289,6 +305,9 @@ func (q *Queries) LockBatch(ctx context.Context, arg LockBatchParams) (Batch, er
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.ResetType,
+		&i.ResetBuildID,
+		&i.ResetReapplySignals,
 	)
 	return i, err
 }
@@ -316,7 +335,7 @@ UPDATE batches
 SET state = $1, error = $2, updated_at = now(), owner = NULL, lease_until = NULL,
     finished_at = CASE WHEN $3::boolean THEN now() END
 WHERE namespace = $4 AND batch_id = $5
-RETURNING namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at
+RETURNING namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at, reset_type, reset_build_id, reset_reapply_signals
 `
 
 type SetBatchStateParams struct {
@@ -362,6 +381,9 @@ func (q *Queries) SetBatchState(ctx context.Context, arg SetBatchStateParams) (B
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.ResetType,
+		&i.ResetBuildID,
+		&i.ResetReapplySignals,
 	)
 	return i, err
 }

@@ -22,28 +22,31 @@ type ApiKey struct {
 }
 
 type Batch struct {
-	Namespace     string
-	BatchID       string
-	Operation     string
-	Query         string
-	Reason        string
-	SignalName    string
-	SignalInput   []byte
-	Force         bool
-	RatePerSecond int32
-	State         string
-	Total         int64
-	Done          int64
-	Failed        int64
-	Failures      []byte
-	AfterID       string
-	Error         string
-	Identity      string
-	Owner         *string
-	LeaseUntil    *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
-	FinishedAt    *time.Time
+	Namespace           string
+	BatchID             string
+	Operation           string
+	Query               string
+	Reason              string
+	SignalName          string
+	SignalInput         []byte
+	Force               bool
+	RatePerSecond       int32
+	State               string
+	Total               int64
+	Done                int64
+	Failed              int64
+	Failures            []byte
+	AfterID             string
+	Error               string
+	Identity            string
+	Owner               *string
+	LeaseUntil          *time.Time
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	FinishedAt          *time.Time
+	ResetType           string
+	ResetBuildID        string
+	ResetReapplySignals bool
 }
 
 type History struct {
@@ -99,6 +102,8 @@ type Instance struct {
 	HasChildren       bool
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
+	ResetFrom         []byte
+	HistoryBytes      int64
 }
 
 type Namespace struct {
@@ -247,4 +252,5 @@ type WorkerQueue struct {
 	CancelRequestedAt       *time.Time
 	LastError               []byte
 	CancelledUnheldAt       *time.Time
+	RunID                   *uuid.UUID
 }

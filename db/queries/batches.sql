@@ -1,10 +1,11 @@
 -- name: CreateBatch :execrows
 -- A new batch job; no row is written when the id is taken.
 INSERT INTO batches (namespace, batch_id, operation, query, reason, signal_name, signal_input, force,
-                     rate_per_second, state, total, identity)
+                     rate_per_second, state, total, identity, reset_type, reset_build_id, reset_reapply_signals)
 VALUES (sqlc.arg(namespace), sqlc.arg(batch_id), sqlc.arg(operation), sqlc.arg(query), sqlc.arg(reason),
         sqlc.arg(signal_name), sqlc.narg(signal_input), sqlc.arg(force), sqlc.arg(rate_per_second),
-        sqlc.arg(state), sqlc.arg(total), sqlc.arg(identity))
+        sqlc.arg(state), sqlc.arg(total), sqlc.arg(identity), sqlc.arg(reset_type), sqlc.arg(reset_build_id),
+        sqlc.arg(reset_reapply_signals))
 ON CONFLICT (namespace, batch_id) DO NOTHING;
 
 -- name: GetBatch :one

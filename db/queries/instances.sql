@@ -112,7 +112,8 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   task_failures, (last_task_error - 'details' - 'stack')::jsonb AS last_task_error,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
-  retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id
+  retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id,
+  NULL::jsonb AS reset_from, history_bytes
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
@@ -460,6 +461,7 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     next_event_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
     next_activity_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
+    history_bytes = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'history_bytes')::bigint, instances.history_bytes),
     last_event_at = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
     completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
     build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id

@@ -218,7 +218,7 @@ func BatchSignalFlow(ctx workflow.Context) (string, error) {
 func TestBatch_Signal(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(BatchSignalFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(BatchSignalFlow) })
 	var runs []client.WorkflowRun
 	for _, id := range []string{"sig-a-0", "sig-a-1", "sig-a-2", "sig-b-0"} {
 		run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "q"}, BatchSignalFlow)
@@ -261,7 +261,7 @@ func problemField(err error) (field, message string) {
 }
 
 // TestBatch_BadRequests: a query that does not parse, an unknown
-// operation, reset, a signal batch without a signal are 400s naming the
+// operation, a reset batch without its options or with event ids, a signal batch without a signal are 400s naming the
 // field; an unknown batch is 404; an id in use is 409.
 func TestBatch_BadRequests(t *testing.T) {
 	e := newEnv(t)
@@ -274,7 +274,10 @@ func TestBatch_BadRequests(t *testing.T) {
 		{client.BatchOptions{Operation: api.BatchOpTerminate, Query: "NoSuchAttribute = 'x'"}, "query", ""},
 		{client.BatchOptions{Operation: api.BatchOpTerminate}, "query", ""},
 		{client.BatchOptions{Operation: "explode", Query: "WorkflowType = 'X'"}, "operation", "must be one of"},
-		{client.BatchOptions{Operation: api.BatchOpReset, Query: "WorkflowType = 'X'"}, "operation", "not supported yet"},
+		{client.BatchOptions{Operation: api.BatchOpReset, Query: "WorkflowType = 'X'"}, "reset", "required"},
+		{client.BatchOptions{Operation: api.BatchOpReset, Query: "WorkflowType = 'X'", Reset: &api.BatchReset{ResetType: api.ResetEvent}}, "reset.reset_type", "must be one of"},
+		{client.BatchOptions{Operation: api.BatchOpReset, Query: "WorkflowType = 'X'", Reset: &api.BatchReset{ResetType: api.ResetBuildID}}, "reset.build_id", "required"},
+		{client.BatchOptions{Operation: api.BatchOpCancel, Query: "WorkflowType = 'X'", Reset: &api.BatchReset{ResetType: api.ResetFirstTurn}}, "reset", "only for"},
 		{client.BatchOptions{Operation: api.BatchOpTerminate, Query: "WorkflowType = 'X'", RatePerSecond: 5000}, "rate_per_second", ""},
 		{client.BatchOptions{Operation: api.BatchOpTerminate, Query: "WorkflowType = 'X'", Force: true}, "force", ""},
 	} {

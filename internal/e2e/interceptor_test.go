@@ -235,7 +235,7 @@ func TestInterceptors_HeaderTravelsFromClientToWorkflowAndActivity(t *testing.T)
 	rec := &seen{}
 	opts := testOptions()
 	opts.Interceptors = []interceptor.WorkerInterceptor{&tenantWorker{seen: rec}}
-	e.startWorkerOn(c, "icpt", opts, func(w *worker.Worker) error {
+	e.startWorkerOn(c, "icpt", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(TenantFlow), w.RegisterActivity(TenantEcho))
 	})
 	ctx := context.Background()
@@ -378,7 +378,7 @@ func TestContextPropagation_ClientWorkflowActivityChild(t *testing.T) {
 	c, err := client.New(client.Options{Address: e.addr, Logger: e.log,
 		ContextPropagators: []workflow.ContextPropagator{&valuePropagator{}}})
 	must(t, err)
-	e.startWorkerOn(c, "prop", testOptions(), func(w *worker.Worker) error {
+	e.startWorkerOn(c, "prop", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PropParent), w.RegisterWorkflow(PropChild), w.RegisterActivity(PropValue))
 	})
 	ctx := context.WithValue(context.Background(), propKey{}, "tenant-42")
@@ -409,7 +409,7 @@ func TestContextPropagation_ContinueAsNew(t *testing.T) {
 	c, err := client.New(client.Options{Address: e.addr, Logger: e.log,
 		ContextPropagators: []workflow.ContextPropagator{&valuePropagator{}}})
 	must(t, err)
-	e.startWorkerOn(c, "propcan", testOptions(), func(w *worker.Worker) error {
+	e.startWorkerOn(c, "propcan", testOptions(), func(w worker.Worker) error {
 		return w.RegisterWorkflow(PropContinue)
 	})
 	ctx := context.WithValue(context.Background(), propKey{}, "tenant-9")
@@ -465,7 +465,7 @@ func TestInterceptors_PanicFailsTheWorkflowTask(t *testing.T) {
 	armed.Store(true)
 	opts := testOptions()
 	opts.Interceptors = []interceptor.WorkerInterceptor{&panicky{armed: armed}}
-	e.startWorker("panicky", opts, func(w *worker.Worker) error {
+	e.startWorker("panicky", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PlainFlow), w.RegisterActivity(PropValue))
 	})
 	ctx := context.Background()
@@ -500,7 +500,7 @@ func TestContextPropagation_ExtractErrorFailsTheAttempt(t *testing.T) {
 	e := newEnv(t)
 	opts := testOptions()
 	opts.ContextPropagators = []workflow.ContextPropagator{&valuePropagator{failExtract: true}}
-	e.startWorker("badprop", opts, func(w *worker.Worker) error {
+	e.startWorker("badprop", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PlainFlow), w.RegisterActivity(PropValue))
 	})
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "badprop-1", TaskQueue: "badprop"}, PlainFlow)

@@ -25,7 +25,7 @@ func TestOpenTracing_OneTraceFromStartToActivity(t *testing.T) {
 	must(t, err)
 	c, err := client.New(client.Options{Address: e.addr, Logger: e.log, Interceptors: []interceptor.ClientInterceptor{ti}})
 	must(t, err)
-	e.startWorkerOn(c, "traced", testOptions(), func(w *worker.Worker) error {
+	e.startWorkerOn(c, "traced", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PlainFlow), w.RegisterActivity(PropValue))
 	})
 	root := tr.StartSpan("caller")

@@ -81,6 +81,7 @@ const (
 	ApiCommandTypeSignalExternal             ApiCommandType = "signal_external"
 	ApiCommandTypeStartChildWorkflow         ApiCommandType = "start_child_workflow"
 	ApiCommandTypeStartTimer                 ApiCommandType = "start_timer"
+	ApiCommandTypeUpsertMemo                 ApiCommandType = "upsert_memo"
 	ApiCommandTypeUpsertSearchAttributes     ApiCommandType = "upsert_search_attributes"
 )
 
@@ -114,6 +115,8 @@ func (e ApiCommandType) Valid() bool {
 	case ApiCommandTypeStartChildWorkflow:
 		return true
 	case ApiCommandTypeStartTimer:
+		return true
+	case ApiCommandTypeUpsertMemo:
 		return true
 	case ApiCommandTypeUpsertSearchAttributes:
 		return true
@@ -508,6 +511,11 @@ type ApiActivityTask struct {
 	// Options Options are the activity's timeouts and retry policy.
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
+	// RunId RunID is that execution's run id (a UUID; absent for an attempt
+	// scheduled before the server kept it): the SDK's
+	// activity.GetInfo(ctx).WorkflowExecution.RunID.
+	RunId *string `json:"run_id,omitempty"`
+
 	// ScheduledAt ScheduledAt is when the attempt was scheduled.
 	ScheduledAt *string `json:"scheduled_at,omitempty"`
 
@@ -579,7 +587,7 @@ type ApiBatch struct {
 	// server requires keys.
 	Identity *string `json:"identity,omitempty"`
 
-	// Operation Operation is cancel, terminate, signal or delete.
+	// Operation Operation is cancel, terminate, signal, delete or reset.
 	Operation *string `json:"operation,omitempty"`
 
 	// Query Query is the list query that selects the workflows.
@@ -590,6 +598,9 @@ type ApiBatch struct {
 
 	// Reason Reason is recorded with each cancel or termination.
 	Reason *string `json:"reason,omitempty"`
+
+	// Reset Reset is how a reset batch resets each workflow.
+	Reset *ApiBatchReset `json:"reset,omitempty"`
 
 	// Signal Signal is the signal a signal batch sends.
 	Signal *ApiBatchSignal `json:"signal,omitempty"`
@@ -630,8 +641,7 @@ type ApiBatchRequest struct {
 	// each running one is a failure of the job).
 	Force *bool `json:"force,omitempty"`
 
-	// Operation Operation is cancel, terminate, signal or delete (reset is not
-	// supported yet).
+	// Operation Operation is cancel, terminate, signal, delete or reset.
 	Operation string `json:"operation"`
 
 	// Query Query is a list query (docs/api.md, "Visibility"), as GET
@@ -647,8 +657,27 @@ type ApiBatchRequest struct {
 	// characters.
 	Reason *string `json:"reason,omitempty"`
 
+	// Reset Reset is how a reset batch resets each workflow (operation reset
+	// only; required then).
+	Reset *ApiBatchReset `json:"reset,omitempty"`
+
 	// Signal Signal is the signal to send (operation signal only).
 	Signal *ApiBatchSignal `json:"signal,omitempty"`
+}
+
+// ApiBatchReset defines model for api.BatchReset.
+type ApiBatchReset struct {
+	// BuildId BuildID is the build whose first turn each run goes back to
+	// (reset_type build_id).
+	BuildId *string `json:"build_id,omitempty"`
+
+	// ReapplySignals ReapplySignals re-applies the signals received after the reset
+	// point (default true).
+	ReapplySignals *bool `json:"reapply_signals,omitempty"`
+
+	// ResetType ResetType is first_turn, last_turn or build_id (event ids differ
+	// from one workflow to the next).
+	ResetType string `json:"reset_type"`
 }
 
 // ApiBatchSignal defines model for api.BatchSignal.
@@ -772,6 +801,11 @@ type ApiCommand struct {
 	// MarkerRecorded event) and its value (JSON, required).
 	MarkerName *string `json:"marker_name,omitempty"`
 
+	// Memo Memo are the memo fields upsert_memo sets, by name (null removes a
+	// field), or a child's memo (start_child_workflow); the workflow's
+	// whole memo stays within MaxMemoBytes.
+	Memo interface{} `json:"memo,omitempty"`
+
 	// Options Options are the activity's timeouts and retry policy (schedule_activity).
 	Options *ApiActivityOptions `json:"options,omitempty"`
 
@@ -813,7 +847,7 @@ type ApiCommand struct {
 	// TimerId start_timer, cancel_timer
 	TimerId *int `json:"timer_id,omitempty"`
 
-	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
+	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow, upsert_search_attributes or upsert_memo.
 	Type ApiCommandType `json:"type"`
 
 	// UpdateId complete_update, reject_update: the update the turn received (a
@@ -833,7 +867,7 @@ type ApiCommand struct {
 // ApiCommandParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
 type ApiCommandParentClosePolicy string
 
-// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
+// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow, upsert_search_attributes or upsert_memo.
 type ApiCommandType string
 
 // ApiCompleteActivityByIDRequest defines model for api.CompleteActivityByIDRequest.
@@ -1091,6 +1125,11 @@ type ApiEvent struct {
 	// value.
 	MarkerName *string `json:"marker_name,omitempty"`
 
+	// Memo Memo is the execution's memo when it started (WorkflowStarted;
+	// absent: none), or the fields an UpsertWorkflowMemo event set (null:
+	// removed).
+	Memo interface{} `json:"memo,omitempty"`
+
 	// NewExecutionId ContinuedAsNew: the execution that follows.
 	NewExecutionId *int `json:"new_execution_id,omitempty"`
 
@@ -1117,6 +1156,14 @@ type ApiEvent struct {
 	// WorkflowTerminated
 	Reason *string `json:"reason,omitempty"`
 
+	// ResetEventId ResetEventID is the reset point in this run (WorkflowReset; the new
+	// run is NewExecutionID, NewRunID).
+	ResetEventId *int `json:"reset_event_id,omitempty"`
+
+	// ResetFrom ResetFrom is set on the WorkflowStarted of a run made by a reset:
+	// the run it was reset from and the reset point.
+	ResetFrom *ApiResetFrom `json:"reset_from,omitempty"`
+
 	// Result ActivityCompleted, WorkflowCompleted
 	Result interface{} `json:"result,omitempty"`
 
@@ -1124,7 +1171,8 @@ type ApiEvent struct {
 	RunId *string `json:"run_id,omitempty"`
 
 	// SearchAttributes SearchAttributes are the values an UpsertWorkflowSearchAttributes
-	// event set (null: removed).
+	// event set (null: removed); on WorkflowStarted, the execution's search
+	// attributes when it started (absent: none).
 	SearchAttributes interface{} `json:"search_attributes,omitempty"`
 
 	// SignalName SignalReceived
@@ -1581,6 +1629,73 @@ type ApiRegisterSearchAttributeRequest struct {
 
 // ApiRegisterSearchAttributeRequestType Type is keyword, text, int, double, bool, datetime or keyword_list.
 type ApiRegisterSearchAttributeRequestType string
+
+// ApiResetFrom defines model for api.ResetFrom.
+type ApiResetFrom struct {
+	// EventId EventID is the reset point: the last event of the turn that runs
+	// again (the new run's history holds the events before that turn).
+	EventId *int `json:"event_id,omitempty"`
+
+	// ExecutionId ExecutionID is that run's execution id.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Reason Reason is the reset's reason.
+	Reason *string `json:"reason,omitempty"`
+
+	// RequestId RequestID is the reset request's id, when it gave one.
+	RequestId *string `json:"request_id,omitempty"`
+
+	// ResetType ResetType is how the point was chosen (ResetTypes).
+	ResetType *string `json:"reset_type,omitempty"`
+
+	// RunId RunID is the run that was reset.
+	RunId *string `json:"run_id,omitempty"`
+}
+
+// ApiResetWorkflowRequest defines model for api.ResetWorkflowRequest.
+type ApiResetWorkflowRequest struct {
+	// BuildId BuildID (reset_type build_id) names the build whose first turn the
+	// run goes back to.
+	BuildId *string `json:"build_id,omitempty"`
+
+	// EventId EventID (reset_type event) is the last event of the turn to go back
+	// to: that turn and everything after it are replaced by the new run.
+	EventId *int `json:"event_id,omitempty"`
+
+	// ReapplySignals ReapplySignals re-applies to the new run the signals the old one
+	// received after the reset point (default true; false drops them).
+	ReapplySignals *bool `json:"reapply_signals,omitempty"`
+
+	// Reason Reason is recorded in the old run's WorkflowReset event and the new
+	// run's reset_from, at most 1024 characters.
+	Reason *string `json:"reason,omitempty"`
+
+	// RequestId RequestID, when set, is recorded with the reset (Temporal's
+	// RequestId), at most 128 characters.
+	RequestId *string `json:"request_id,omitempty"`
+
+	// ResetType ResetType is first_turn, last_turn, event or build_id.
+	ResetType string `json:"reset_type"`
+
+	// RunId RunID names the run to reset: a run id (a UUID) or an execution id
+	// in decimal (default: the current run).
+	RunId *string `json:"run_id,omitempty"`
+}
+
+// ApiResetWorkflowResponse defines model for api.ResetWorkflowResponse.
+type ApiResetWorkflowResponse struct {
+	// ExecutionId ExecutionID is the new run's execution id.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// ResetFrom ResetFrom says which run and event the new run was reset from.
+	ResetFrom *ApiResetFrom `json:"reset_from,omitempty"`
+
+	// RunId RunID is the new run's run id.
+	RunId *string `json:"run_id,omitempty"`
+
+	// WorkflowId WorkflowID is the workflow's instance id.
+	WorkflowId *string `json:"workflow_id,omitempty"`
+}
 
 // ApiRetryPolicy defines model for api.RetryPolicy.
 type ApiRetryPolicy struct {
@@ -2305,6 +2420,11 @@ type ApiWorkflow struct {
 	// ExecutionId ExecutionID is the current execution (continue-as-new starts the next).
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// HistoryBytes HistoryBytes is the size of the current execution's history, in
+	// bytes of its events as stored (describe only), bounded by the
+	// server's --max-history-bytes.
+	HistoryBytes *int `json:"history_bytes,omitempty"`
+
 	// HistoryLength HistoryLength is the number of events of the current execution's
 	// history (describe only; never in a list).
 	HistoryLength *int `json:"history_length,omitempty"`
@@ -2357,6 +2477,10 @@ type ApiWorkflow struct {
 	// PendingTimers PendingTimers are the running execution's timers not yet delivered,
 	// at most 100, soonest first (describe only).
 	PendingTimers *[]ApiPendingTimer `json:"pending_timers,omitempty"`
+
+	// ResetFrom ResetFrom is set when the current run was made by a reset: the run
+	// it was reset from and the reset point (describe only).
+	ResetFrom *ApiResetFrom `json:"reset_from,omitempty"`
 
 	// Result Result is the workflow's result, once completed.
 	Result interface{} `json:"result,omitempty"`
@@ -2560,6 +2684,15 @@ type WorkflowResultParams struct {
 	Wait *string `form:"wait,omitempty" json:"wait,omitempty"`
 }
 
+// GetWorkflowUpdateParams defines parameters for GetWorkflowUpdate.
+type GetWorkflowUpdateParams struct {
+	// WaitForStage admitted, accepted or completed (default completed)
+	WaitForStage *string `form:"wait_for_stage,omitempty" json:"wait_for_stage,omitempty"`
+
+	// Wait Long-poll bound (default 30s, at most 60s)
+	Wait *string `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
 // CreateNamespaceJSONRequestBody defines body for CreateNamespace for application/json ContentType.
 type CreateNamespaceJSONRequestBody = ApiCreateNamespaceRequest
 
@@ -2643,6 +2776,9 @@ type CancelWorkflowJSONRequestBody = ApiCancelWorkflowRequest
 
 // QueryWorkflowJSONRequestBody defines body for QueryWorkflow for application/json ContentType.
 type QueryWorkflowJSONRequestBody = ApiQueryWorkflowRequest
+
+// ResetWorkflowJSONRequestBody defines body for ResetWorkflow for application/json ContentType.
+type ResetWorkflowJSONRequestBody = ApiResetWorkflowRequest
 
 // SignalWithStartJSONRequestBody defines body for SignalWithStart for application/json ContentType.
 type SignalWithStartJSONRequestBody = ApiSignalWithStartRequest
@@ -2942,7 +3078,7 @@ type ClientInterface interface {
 
 	// StartBatchWithBody Start a batch job
 	//
-	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2951,7 +3087,7 @@ type ClientInterface interface {
 
 	// StartBatch Start a batch job
 	//
-	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3416,6 +3552,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
 	QueryWorkflow(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ResetWorkflowWithBody Reset a workflow
+	//
+	// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+	ResetWorkflowWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResetWorkflow Reset a workflow
+	//
+	// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+	ResetWorkflow(ctx context.Context, namespace string, instanceId string, body ResetWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WorkflowResult Wait for a workflow's result
 	//
 	// Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
@@ -3472,6 +3626,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
 	TerminateWorkflow(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWorkflowUpdate Wait for an update
+	//
+	// Waits (up to wait, default 30s, at most 60s) for the update update_id of the workflow to reach wait_for_stage (default completed) and answers its stage, with its result or error once completed or rejected: Temporal's GetWorkflowUpdateHandle(…).Get. It never sends an update: an id the workflow was never sent is 404.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/update-outcomes/{update_id} (the `GetWorkflowUpdate` operationId).
+	GetWorkflowUpdate(ctx context.Context, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateWorkflowWithBody Update a workflow
 	//
@@ -3964,7 +4125,7 @@ func (c *Client) ListBatches(ctx context.Context, namespace string, params *List
 
 // StartBatchWithBody Start a batch job
 //
-// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3983,7 +4144,7 @@ func (c *Client) StartBatchWithBody(ctx context.Context, namespace string, conte
 
 // StartBatch Start a batch job
 //
-// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5018,6 +5179,44 @@ func (c *Client) QueryWorkflow(ctx context.Context, namespace string, instanceId
 	return c.Client.Do(req)
 }
 
+// ResetWorkflowWithBody Reset a workflow
+//
+// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+func (c *Client) ResetWorkflowWithBody(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetWorkflowRequestWithBody(c.Server, namespace, instanceId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResetWorkflow Reset a workflow
+//
+// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+func (c *Client) ResetWorkflow(ctx context.Context, namespace string, instanceId string, body ResetWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetWorkflowRequest(c.Server, namespace, instanceId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // WorkflowResult Wait for a workflow's result
 //
 // Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
@@ -5135,6 +5334,23 @@ func (c *Client) TerminateWorkflowWithBody(ctx context.Context, namespace string
 // Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
 func (c *Client) TerminateWorkflow(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTerminateWorkflowRequest(c.Server, namespace, instanceId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWorkflowUpdate Wait for an update
+//
+// Waits (up to wait, default 30s, at most 60s) for the update update_id of the workflow to reach wait_for_stage (default completed) and answers its stage, with its result or error once completed or rejected: Temporal's GetWorkflowUpdateHandle(…).Get. It never sends an update: an id the workflow was never sent is 404.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/update-outcomes/{update_id} (the `GetWorkflowUpdate` operationId).
+func (c *Client) GetWorkflowUpdate(ctx context.Context, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWorkflowUpdateRequest(c.Server, namespace, instanceId, updateId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8018,6 +8234,60 @@ func NewQueryWorkflowRequestWithBody(server string, namespace string, instanceId
 	return req, nil
 }
 
+// NewResetWorkflowRequest calls the generic ResetWorkflow builder with application/json body
+func NewResetWorkflowRequest(server string, namespace string, instanceId string, body ResetWorkflowJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResetWorkflowRequestWithBody(server, namespace, instanceId, "application/json", bodyReader)
+}
+
+// NewResetWorkflowRequestWithBody constructs an http.Request for the ResetWorkflow method, with any body, and a specified content type
+func NewResetWorkflowRequestWithBody(server string, namespace string, instanceId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/reset", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWorkflowResultRequest constructs an http.Request for the WorkflowResult method
 func NewWorkflowResultRequest(server string, namespace string, instanceId string, params *WorkflowResultParams) (*http.Request, error) {
 	var err error
@@ -8251,6 +8521,93 @@ func NewTerminateWorkflowRequestWithBody(server string, namespace string, instan
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetWorkflowUpdateRequest constructs an http.Request for the GetWorkflowUpdate method
+func NewGetWorkflowUpdateRequest(server string, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "update_id", updateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/update-outcomes/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.WaitForStage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait_for_stage", *params.WaitForStage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -8592,7 +8949,7 @@ type ClientWithResponsesInterface interface {
 
 	// StartBatchWithBodyWithResponse Start a batch job
 	//
-	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8601,7 +8958,7 @@ type ClientWithResponsesInterface interface {
 
 	// StartBatchWithResponse Start a batch job
 	//
-	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+	// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9102,6 +9459,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/queries/{name} (the `QueryWorkflow` operationId).
 	QueryWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body QueryWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*QueryWorkflowResponse, error)
 
+	// ResetWorkflowWithBodyWithResponse Reset a workflow
+	//
+	// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+	ResetWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetWorkflowResponse, error)
+
+	// ResetWorkflowWithResponse Reset a workflow
+	//
+	// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+	ResetWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, body ResetWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetWorkflowResponse, error)
+
 	// WorkflowResultWithResponse Wait for a workflow's result
 	//
 	// Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
@@ -9160,6 +9535,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
 	TerminateWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*TerminateWorkflowResponse, error)
+
+	// GetWorkflowUpdateWithResponse Wait for an update
+	//
+	// Waits (up to wait, default 30s, at most 60s) for the update update_id of the workflow to reach wait_for_stage (default completed) and answers its stage, with its result or error once completed or rejected: Temporal's GetWorkflowUpdateHandle(…).Get. It never sends an update: an id the workflow was never sent is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/update-outcomes/{update_id} (the `GetWorkflowUpdate` operationId).
+	GetWorkflowUpdateWithResponse(ctx context.Context, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams, reqEditors ...RequestEditorFn) (*GetWorkflowUpdateResponse, error)
 
 	// UpdateWorkflowWithBodyWithResponse Update a workflow
 	//
@@ -13590,6 +13974,103 @@ func (r QueryWorkflowResponse) ContentType() string {
 	return ""
 }
 
+type ResetWorkflowResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiResetWorkflowResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ApiProblem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *ApiProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ResetWorkflowResponse) GetJSON201() *ApiResetWorkflowResponse {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON413() *ApiProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON415() *ApiProblem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON429() *ApiProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResetWorkflowResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ResetWorkflowResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResetWorkflowResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResetWorkflowResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResetWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type WorkflowResultResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13958,6 +14439,89 @@ func (r TerminateWorkflowResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r TerminateWorkflowResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWorkflowUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiUpdateWorkflowResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWorkflowUpdateResponse) GetJSON200() *ApiUpdateWorkflowResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWorkflowUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWorkflowUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWorkflowUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWorkflowUpdateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14449,7 +15013,7 @@ func (c *ClientWithResponses) ListBatchesWithResponse(ctx context.Context, names
 
 // StartBatchWithBodyWithResponse Start a batch job
 //
-// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14464,7 +15028,7 @@ func (c *ClientWithResponses) StartBatchWithBodyWithResponse(ctx context.Context
 
 // StartBatchWithResponse Start a batch job
 //
-// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, or delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. reset is refused (not supported yet). An id in use → 409 already-exists.
+// Starts a job that applies an operation to every workflow of the namespace that a list query matches (docs/api.md, "Visibility"): cancel, terminate, signal, delete (running ones only with force; a delete batch needs an admin key, as DELETE /workflows/{id}) or reset (as POST /workflows/{id}/reset with the job's reset options: first_turn, last_turn or build_id). The server runs it in the background at rate_per_second (default 50, at most 1000), one workflow per transaction, and resumes it where it was after a restart. An id in use → 409 already-exists.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15307,6 +15871,36 @@ func (c *ClientWithResponses) QueryWorkflowWithResponse(ctx context.Context, nam
 	return ParseQueryWorkflowResponse(rsp)
 }
 
+// ResetWorkflowWithBodyWithResponse Reset a workflow
+//
+// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+func (c *ClientWithResponses) ResetWorkflowWithBodyWithResponse(ctx context.Context, namespace string, instanceId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetWorkflowResponse, error) {
+	rsp, err := c.ResetWorkflowWithBody(ctx, namespace, instanceId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetWorkflowResponse(rsp)
+}
+
+// ResetWorkflowWithResponse Reset a workflow
+//
+// Replaces a run (default: the current one) by a new run of the same workflow id that goes back to one of its turns: first_turn, last_turn, event (event_id: the last event of a turn) or build_id (the first turn run by that build). The new run gets the history before that turn and runs the turn again on the workers there are now; activities and timers outstanding at that point are scheduled again; the signals received after it are re-applied unless reapply_signals is false. The current run ends with WorkflowReset naming the new run (a running one is closed, its activities cancelled with reason workflow_reset); the new run's WorkflowStarted and describe's reset_from name the run and event it came from. One transaction. A child workflow whose parent is running is not reset (400 naming instance_id).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/reset (the `ResetWorkflow` operationId).
+func (c *ClientWithResponses) ResetWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, body ResetWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetWorkflowResponse, error) {
+	rsp, err := c.ResetWorkflow(ctx, namespace, instanceId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetWorkflowResponse(rsp)
+}
+
 // WorkflowResultWithResponse Wait for a workflow's result
 //
 // Long poll: answers 200 with the description once the instance is no longer running, or 204 if it is still running when wait ends (or when the server shuts down).
@@ -15406,6 +16000,21 @@ func (c *ClientWithResponses) TerminateWorkflowWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseTerminateWorkflowResponse(rsp)
+}
+
+// GetWorkflowUpdateWithResponse Wait for an update
+//
+// Waits (up to wait, default 30s, at most 60s) for the update update_id of the workflow to reach wait_for_stage (default completed) and answers its stage, with its result or error once completed or rejected: Temporal's GetWorkflowUpdateHandle(…).Get. It never sends an update: an id the workflow was never sent is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/update-outcomes/{update_id} (the `GetWorkflowUpdate` operationId).
+func (c *ClientWithResponses) GetWorkflowUpdateWithResponse(ctx context.Context, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams, reqEditors ...RequestEditorFn) (*GetWorkflowUpdateResponse, error) {
+	rsp, err := c.GetWorkflowUpdate(ctx, namespace, instanceId, updateId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWorkflowUpdateResponse(rsp)
 }
 
 // UpdateWorkflowWithBodyWithResponse Update a workflow
@@ -19035,6 +19644,88 @@ func ParseQueryWorkflowResponse(rsp *http.Response) (*QueryWorkflowResponse, err
 	return response, nil
 }
 
+// ParseResetWorkflowResponse parses an HTTP response from a ResetWorkflowWithResponse call
+func ParseResetWorkflowResponse(rsp *http.Response) (*ResetWorkflowResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResetWorkflowResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiResetWorkflowResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseWorkflowResultResponse parses an HTTP response from a WorkflowResultWithResponse call
 func ParseWorkflowResultResponse(rsp *http.Response) (*WorkflowResultResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19339,6 +20030,74 @@ func ParseTerminateWorkflowResponse(rsp *http.Response) (*TerminateWorkflowRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWorkflowUpdateResponse parses an HTTP response from a GetWorkflowUpdateWithResponse call
+func ParseGetWorkflowUpdateResponse(rsp *http.Response) (*GetWorkflowUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWorkflowUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiUpdateWorkflowResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ApiProblem

@@ -11,8 +11,8 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
-// Batch jobs (docs/api.md, "Batch operations"): cancel, terminate, signal
-// or delete every workflow a list query matches, run by the server in the
+// Batch jobs (docs/api.md, "Batch operations"): cancel, terminate, signal,
+// delete or reset every workflow a list query matches, run by the server in the
 // background, rate-limited, pausable and cancellable. Temporal exposes the
 // same through its batch operations service; here they are calls of the
 // client. Errors: ErrInvalidRequest (a query that does not parse, an
@@ -24,8 +24,8 @@ import (
 type BatchOptions struct {
 	// ID names the job (default: chosen by the server).
 	ID string
-	// Operation is api.BatchOpCancel, BatchOpTerminate, BatchOpSignal or
-	// BatchOpDelete.
+	// Operation is api.BatchOpCancel, BatchOpTerminate, BatchOpSignal,
+	// BatchOpDelete or BatchOpReset.
 	Operation string
 	// Query is a list query, as ListWorkflow takes it. Required.
 	Query string
@@ -40,13 +40,17 @@ type BatchOptions struct {
 	// RatePerSecond bounds how many workflows the job handles a second
 	// (0: the server's default, 50).
 	RatePerSecond int
+	// Reset is how a reset batch (api.BatchOpReset) resets each workflow:
+	// its reset type (first_turn, last_turn or build_id), build id and
+	// whether signals are re-applied.
+	Reset *api.BatchReset
 }
 
 // StartBatch starts a batch job and returns it (with Total, the number of
 // workflows its query matches now).
 func (c *TetherClient) StartBatch(ctx context.Context, o BatchOptions) (*api.Batch, error) {
 	req := api.BatchRequest{BatchID: o.ID, Operation: o.Operation, Query: o.Query, Reason: o.Reason,
-		Force: o.Force, RatePerSecond: int32(o.RatePerSecond)}
+		Force: o.Force, RatePerSecond: int32(o.RatePerSecond), Reset: o.Reset}
 	if o.Operation == api.BatchOpSignal || o.SignalName != "" {
 		req.Signal = &api.BatchSignal{Name: o.SignalName}
 		if o.SignalArg != nil {

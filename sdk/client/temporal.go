@@ -48,6 +48,9 @@ type Client interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error)
 	// UpdateWorkflow sends an update and waits for the stage asked.
 	UpdateWorkflow(ctx context.Context, options UpdateWorkflowOptions) (WorkflowUpdateHandle, error)
+	// GetWorkflowUpdateHandle returns a handle on an update sent earlier,
+	// by its id: its Get waits for the update's outcome.
+	GetWorkflowUpdateHandle(ref GetWorkflowUpdateHandleOptions) WorkflowUpdateHandle
 	// NewWithStartWorkflowOperation returns the start half of
 	// UpdateWithStartWorkflow.
 	NewWithStartWorkflowOperation(options StartWorkflowOptions, workflow any, args ...any) WithStartWorkflowOperation
@@ -56,6 +59,9 @@ type Client interface {
 	UpdateWithStartWorkflow(ctx context.Context, options UpdateWithStartWorkflowOptions) (WorkflowUpdateHandle, error)
 	// DescribeWorkflowExecution describes a workflow.
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*DescribeWorkflowExecutionResponse, error)
+	// ResetWorkflowExecution replaces a run by a new one that goes back
+	// to one of its turns.
+	ResetWorkflowExecution(ctx context.Context, request *ResetWorkflowExecutionRequest) (*ResetWorkflowExecutionResponse, error)
 	// ListWorkflow returns one page of the workflows a list query matches.
 	ListWorkflow(ctx context.Context, request ListWorkflowRequest) (*api.ListWorkflowsResponse, error)
 	// CountWorkflow counts the workflows a list query matches.

@@ -209,3 +209,55 @@ func (e TimeoutType) String() string {
 	}
 	return strconv.Itoa(int(e))
 }
+
+// ResetReapplyType says which events received after a reset point are
+// applied again to the new run (Temporal's enums.ResetReapplyType).
+// Tether re-applies signals; updates are never re-applied.
+type ResetReapplyType int32
+
+// Values of ResetReapplyType.
+const (
+	// RESET_REAPPLY_TYPE_UNSPECIFIED is unspecified (signals are re-applied).
+	RESET_REAPPLY_TYPE_UNSPECIFIED ResetReapplyType = 0
+	// RESET_REAPPLY_TYPE_SIGNAL re-applies signals.
+	RESET_REAPPLY_TYPE_SIGNAL ResetReapplyType = 1
+	// RESET_REAPPLY_TYPE_NONE re-applies nothing.
+	RESET_REAPPLY_TYPE_NONE ResetReapplyType = 2
+	// RESET_REAPPLY_TYPE_ALL_ELIGIBLE re-applies what can be (signals).
+	RESET_REAPPLY_TYPE_ALL_ELIGIBLE ResetReapplyType = 3
+)
+
+var resetReapplyTypeNames = [...]string{"RESET_REAPPLY_TYPE_UNSPECIFIED", "RESET_REAPPLY_TYPE_SIGNAL", "RESET_REAPPLY_TYPE_NONE", "RESET_REAPPLY_TYPE_ALL_ELIGIBLE"}
+
+// String returns the constant's name, such as "RESET_REAPPLY_TYPE_SIGNAL".
+func (e ResetReapplyType) String() string {
+	if e >= 0 && int(e) < len(resetReapplyTypeNames) {
+		return resetReapplyTypeNames[e]
+	}
+	return strconv.Itoa(int(e))
+}
+
+// ResetReapplyExcludeType names a kind of event a reset does not apply
+// again (Temporal's enums.ResetReapplyExcludeType).
+type ResetReapplyExcludeType int32
+
+// Values of ResetReapplyExcludeType.
+const (
+	// RESET_REAPPLY_EXCLUDE_TYPE_UNSPECIFIED is unspecified.
+	RESET_REAPPLY_EXCLUDE_TYPE_UNSPECIFIED ResetReapplyExcludeType = 0
+	// RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL leaves out signals.
+	RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL ResetReapplyExcludeType = 1
+	// RESET_REAPPLY_EXCLUDE_TYPE_UPDATE leaves out updates (Tether never
+	// re-applies them).
+	RESET_REAPPLY_EXCLUDE_TYPE_UPDATE ResetReapplyExcludeType = 2
+)
+
+var resetReapplyExcludeTypeNames = [...]string{"RESET_REAPPLY_EXCLUDE_TYPE_UNSPECIFIED", "RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL", "RESET_REAPPLY_EXCLUDE_TYPE_UPDATE"}
+
+// String returns the constant's name, such as "RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL".
+func (e ResetReapplyExcludeType) String() string {
+	if e >= 0 && int(e) < len(resetReapplyExcludeTypeNames) {
+		return resetReapplyExcludeTypeNames[e]
+	}
+	return strconv.Itoa(int(e))
+}

@@ -23,6 +23,8 @@ func TestTemporalValuesAndNames(t *testing.T) {
 		{int32(enums.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL), 6, "SCHEDULE_OVERLAP_POLICY_ALLOW_ALL", enums.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL.String()},
 		{int32(enums.INDEXED_VALUE_TYPE_KEYWORD_LIST), 7, "INDEXED_VALUE_TYPE_KEYWORD_LIST", enums.INDEXED_VALUE_TYPE_KEYWORD_LIST.String()},
 		{int32(enums.TIMEOUT_TYPE_HEARTBEAT), 4, "TIMEOUT_TYPE_HEARTBEAT", enums.TIMEOUT_TYPE_HEARTBEAT.String()},
+		{int32(enums.RESET_REAPPLY_TYPE_NONE), 2, "RESET_REAPPLY_TYPE_NONE", enums.RESET_REAPPLY_TYPE_NONE.String()},
+		{int32(enums.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL), 1, "RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL", enums.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL.String()},
 	} {
 		if c.got != c.want || c.str != c.name {
 			t.Errorf("%s = %d (%q), want %d", c.name, c.got, c.str, c.want)

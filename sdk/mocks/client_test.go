@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/common"
 	"github.com/tetherhq/tether/sdk/mocks"
 )
 
@@ -86,3 +87,16 @@ func (f *fakeT) Logf(string, ...any)   {}
 func (f *fakeT) Errorf(string, ...any) { f.failed = true }
 func (f *fakeT) FailNow()              { f.failed = true }
 func (f *fakeT) Helper()               {}
+
+// Goal: the mock implements ResetWorkflowExecution: code that resets a
+// workflow after a bad deploy gets the new run id the test set.
+func TestClientMock_ResetWorkflowExecution(t *testing.T) {
+	c := mocks.NewClient(t)
+	c.On("ResetWorkflowExecution", mock.Anything, mock.MatchedBy(func(r *client.ResetWorkflowExecutionRequest) bool {
+		return r.WorkflowExecution.WorkflowId == "order-9" && r.ResetType == client.ResetTypeLastTurn
+	})).Return(&client.ResetWorkflowExecutionResponse{RunId: "run-2"}, nil).Once()
+	resp, err := c.ResetWorkflowExecution(context.Background(), &client.ResetWorkflowExecutionRequest{
+		WorkflowExecution: &common.WorkflowExecution{WorkflowId: "order-9"}, ResetType: client.ResetTypeLastTurn, Reason: "bad deploy"})
+	require.NoError(t, err)
+	require.Equal(t, "run-2", resp.GetRunId())
+}

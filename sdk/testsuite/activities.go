@@ -314,7 +314,7 @@ func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string,
 				err: &wf.PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}}
 		}
 	}()
-	sig := e.reg.activities[typ]
+	sig := e.reg.activity(typ)
 	if sig == nil && typ == names.HostQueueActivity {
 		// workflow.RunOnHost picks a host: the environment is one, with a
 		// host task queue of its own (activities run alike on any queue).
@@ -364,7 +364,7 @@ func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string,
 // localActivity resolves a local activity for the executor: a mocked one
 // calls its mock, another runs as registered.
 func (e *env) localActivity(name string) *fnsig.Sig {
-	sig := e.reg.activities[name]
+	sig := e.reg.activity(name)
 	if sig == nil || !e.mockedActivities[name] {
 		return sig
 	}

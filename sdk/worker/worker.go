@@ -268,8 +268,74 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 // maxQueueName is the longest task queue name the server accepts.
 const maxQueueName = 200
 
-// Worker serves one task queue. Register workflows and activities, then Run.
-type Worker struct {
+// WorkflowRegistry registers workflows (Temporal's
+// worker.WorkflowRegistry; the methods return an error where Temporal's
+// panic).
+type WorkflowRegistry interface {
+	// RegisterWorkflow registers a workflow function under its name (or
+	// the name of a WithName option).
+	RegisterWorkflow(fn any, opts ...RegisterOption) error
+	// RegisterWorkflowWithOptions registers a workflow function with
+	// Temporal's workflow.RegisterOptions.
+	RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error
+	// RegisterDynamicWorkflow registers the function that runs every
+	// workflow type without a registration of its own.
+	RegisterDynamicWorkflow(fn any, opts workflow.DynamicRegisterOptions) error
+}
+
+// ActivityRegistry registers activities (Temporal's
+// worker.ActivityRegistry; the methods return an error where Temporal's
+// panic).
+type ActivityRegistry interface {
+	// RegisterActivity registers an activity function, or each exported
+	// method of a struct pointer.
+	RegisterActivity(fn any, opts ...RegisterOption) error
+	// RegisterActivityWithOptions registers an activity with Temporal's
+	// activity.RegisterOptions.
+	RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error
+	// RegisterDynamicActivity registers the function that runs every
+	// activity type without a registration of its own.
+	RegisterDynamicActivity(fn any, opts activity.DynamicRegisterOptions) error
+}
+
+// Registry registers workflows and activities (Temporal's worker.Registry).
+type Registry interface {
+	WorkflowRegistry
+	ActivityRegistry
+}
+
+// Worker is a worker of one task queue (Temporal's worker.Worker, which
+// New returns): register workflows and activities, then Start (and Stop)
+// or Run. Its implementation is *TetherWorker.
+type Worker interface {
+	Registry
+	// Start starts the worker in the background; it returns once the
+	// worker has registered with the server (or failed to).
+	Start() error
+	// Run runs the worker until interruptCh delivers (InterruptCh() for
+	// SIGINT and SIGTERM), then stops it.
+	Run(interruptCh <-chan any) error
+	// Stop stops a worker started with Start, waiting for its running
+	// work up to Options.WorkerStopTimeout.
+	Stop()
+	// RunContext runs the worker until ctx ends (Tether's).
+	RunContext(ctx context.Context) error
+	// ID returns the worker's id, as the server knows it (Tether's).
+	ID() string
+	// TaskQueue returns the queue the worker serves (Tether's).
+	TaskQueue() string
+	// HostTaskQueue returns the worker's host task queue, "" without one
+	// (Tether's).
+	HostTaskQueue() string
+	// Stats returns the worker's counters (Tether's).
+	Stats() Stats
+}
+
+var _ Worker = (*TetherWorker)(nil)
+
+// TetherWorker serves one task queue: the Worker that New returns. Register
+// workflows and activities, then Run.
+type TetherWorker struct {
 	c     *client.TetherClient
 	p     *protocol.Conn // the worker protocol over c's HTTP core
 	queue string
@@ -326,10 +392,16 @@ type Worker struct {
 // client of this package's client: Dial's, NewLazyClient's, or a
 // *client.TetherClient; another implementation of client.Client makes
 // Start and Run fail.
-func New(c client.Client, taskQueue string, opts Options) *Worker {
+func New(c client.Client, taskQueue string, opts Options) Worker {
+	return NewTetherWorker(c, taskQueue, opts)
+}
+
+// NewTetherWorker is New returning the implementation (for the few callers
+// that need its type).
+func NewTetherWorker(c client.Client, taskQueue string, opts Options) *TetherWorker {
 	tc, _ := c.(*client.TetherClient)
 	opts = opts.withDefaults(tc)
-	w := &Worker{c: tc, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
+	w := &TetherWorker{c: tc, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
 	if tc == nil {
 		w.newErr = fmt.Errorf("worker: New needs a client of package client (Dial, NewLazyClient), got %T", c)
 	} else {
@@ -353,14 +425,14 @@ func New(c client.Client, taskQueue string, opts Options) *Worker {
 }
 
 // ID returns the worker's id, as the server knows it.
-func (w *Worker) ID() string { return *w.id.Load() }
+func (w *TetherWorker) ID() string { return *w.id.Load() }
 
 // TaskQueue returns the queue the worker serves.
-func (w *Worker) TaskQueue() string { return w.queue }
+func (w *TetherWorker) TaskQueue() string { return w.queue }
 
 // HostTaskQueue returns the worker's host task queue ("<task queue>@<worker
 // id>"), or "" when Options.HostQueue is off.
-func (w *Worker) HostTaskQueue() string { return w.hostQ }
+func (w *TetherWorker) HostTaskQueue() string { return w.hostQ }
 
 // newWorkerID returns identity (reduced to [A-Za-z0-9._-]) and a random
 // suffix.
@@ -405,7 +477,7 @@ func WithName(name string) RegisterOption {
 // the accepted signatures) under its Go name without package, or the name
 // given WithName. It returns an error for an invalid signature, an anonymous
 // function without a name, or a duplicate name.
-func (w *Worker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
+func (w *TetherWorker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
 	return w.reg.registerWorkflow(fn, opts)
 }
 
@@ -417,7 +489,7 @@ func (w *Worker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
 // exported methods that has an activity's signature is registered under the
 // method's name (prefixed with the WithName name, when given); an exported
 // method of another shape is an error.
-func (w *Worker) RegisterActivity(fn any, opts ...RegisterOption) error {
+func (w *TetherWorker) RegisterActivity(fn any, opts ...RegisterOption) error {
 	var r registration
 	for _, o := range opts {
 		o(&r)
@@ -430,7 +502,7 @@ func (w *Worker) RegisterActivity(fn any, opts ...RegisterOption) error {
 // SkipInvalidStructFunctions skips a struct's exported methods that are not
 // activities instead of failing; DisableAlreadyRegisteredCheck lets a
 // registration replace an earlier one of the same name instead of failing.
-func (w *Worker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error {
+func (w *TetherWorker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error {
 	return w.registerActivity(fn, registration{name: opts.Name, replace: opts.DisableAlreadyRegisteredCheck},
 		opts.SkipInvalidStructFunctions)
 }
@@ -439,7 +511,7 @@ func (w *Worker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptio
 // Name is the workflow type (default: the function's Go name);
 // DisableAlreadyRegisteredCheck lets it replace an earlier workflow of the
 // same name instead of failing.
-func (w *Worker) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
+func (w *TetherWorker) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
 	return w.reg.registerWorkflow(fn, workflowOptions(opts))
 }
 
@@ -450,7 +522,7 @@ func workflowOptions(opts workflow.RegisterOptions) []RegisterOption {
 	}}
 }
 
-func (w *Worker) registerActivity(fn any, reg registration, skipInvalid bool) error {
+func (w *TetherWorker) registerActivity(fn any, reg registration, skipInvalid bool) error {
 	name := reg.name
 	v := reflect.ValueOf(fn)
 	// The type, not the value: a nil *T registers T's methods, as in Temporal
@@ -489,7 +561,7 @@ func (w *Worker) registerActivity(fn any, reg registration, skipInvalid bool) er
 // gives their attempts back to the server (abandon), so that another worker
 // takes them at once. It returns nil after a shutdown, or an error when it
 // cannot start.
-func (w *Worker) RunContext(ctx context.Context) error {
+func (w *TetherWorker) RunContext(ctx context.Context) error {
 	if err := w.begin(); err != nil {
 		return err
 	}
@@ -498,7 +570,7 @@ func (w *Worker) RunContext(ctx context.Context) error {
 }
 
 // begin checks that the worker can start and marks it active.
-func (w *Worker) begin() error {
+func (w *TetherWorker) begin() error {
 	if w.newErr != nil {
 		return w.newErr
 	}
@@ -528,7 +600,7 @@ type background struct {
 // Start starts the worker in the background (Temporal's Worker.Start): it
 // returns an error when the worker cannot start (nothing registered,
 // already running, …), and nil once it polls. Stop stops it.
-func (w *Worker) Start() error {
+func (w *TetherWorker) Start() error {
 	if err := w.begin(); err != nil {
 		return err
 	}
@@ -547,7 +619,7 @@ func (w *Worker) Start() error {
 // Stop stops a worker that Start started and returns once it has shut
 // down, as RunContext does when its context ends. It does nothing for a
 // worker that is not running from Start.
-func (w *Worker) Stop() {
+func (w *TetherWorker) Stop() {
 	w.mu.Lock()
 	bg := w.bg
 	w.bg = nil
@@ -563,7 +635,7 @@ func (w *Worker) Stop() {
 // is closed, then stops it (Temporal's Worker.Run; pass InterruptCh() to
 // stop on SIGINT or SIGTERM). It returns Start's error, or nil after the
 // shutdown.
-func (w *Worker) Run(interruptCh <-chan any) error {
+func (w *TetherWorker) Run(interruptCh <-chan any) error {
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -587,7 +659,7 @@ func InterruptCh() <-chan any {
 }
 
 // serve runs the worker (begun by begin) until ctx is cancelled.
-func (w *Worker) serve(ctx context.Context) {
+func (w *TetherWorker) serve(ctx context.Context) {
 	hasWF, hasAct := w.reg.counts()
 	ctx = w.withSecret(ctx)
 	defer func() {
@@ -701,7 +773,7 @@ type Stats struct {
 }
 
 // Stats returns the worker's counters.
-func (w *Worker) Stats() Stats {
+func (w *TetherWorker) Stats() Stats {
 	return Stats{
 		Turns:              w.stats.turns.Load(),
 		CacheHits:          w.stats.cacheHits.Load(),

@@ -150,6 +150,10 @@ type TurnPlan struct {
 	// the provider checks their values against the namespace's types and
 	// merges them into the instance's attributes.
 	Upserts []Upsert
+	// MemoUpserts are the turn's upsert_memo commands' fields, in order
+	// (null: remove): the provider merges them into the instance's memo,
+	// refusing the turn when the memo would exceed api.MaxMemoBytes.
+	MemoUpserts []map[string]json.RawMessage
 	// CancelAllFirst: a cancel request was consumed; flag every attempt of
 	// the execution (reason workflow_canceled) before inserting NewAttempts.
 	CancelAllFirst bool
@@ -401,6 +405,15 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventUpsertWorkflowSearchAttributes, SearchAttributes: c.SearchAttributes,
 			}})
+		case api.CommandUpsertMemo:
+			if len(c.Memo) == 0 {
+				return TurnPlan{}, &InvalidCommandError{Field: field("memo"), Message: "required: at least one field"}
+			}
+			if err := checkMemo(c.Memo, field("memo")); err != nil {
+				return TurnPlan{}, err
+			}
+			p.MemoUpserts = append(p.MemoUpserts, c.Memo)
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{Kind: api.EventUpsertWorkflowMemo, Memo: c.Memo}})
 		case api.CommandRejectUpdate:
 			// Checked by planUpdates: no event.
 		default:
@@ -581,4 +594,17 @@ func TimeoutError(kind string, limit time.Duration) api.Error {
 		msg = fmt.Sprintf("activity timed out (%s after %s)", kind, limit)
 	}
 	return api.Error{Type: api.ErrorTypeTimeout, TimeoutType: kind, Message: msg, Retryable: &no}
+}
+
+// checkMemo checks memo fields of a command: at most api.MaxMemoBytes of
+// JSON in all (the provider checks the merged memo).
+func checkMemo(memo map[string]json.RawMessage, field string) error {
+	n := 0
+	for k, v := range memo {
+		n += len(k) + len(v) + 4
+	}
+	if n > api.MaxMemoBytes {
+		return &InvalidCommandError{Field: field, Message: fmt.Sprintf("must be at most %d bytes of JSON", api.MaxMemoBytes)}
+	}
+	return nil
 }

@@ -84,6 +84,8 @@ type NewBatch struct {
 	Rate int32
 	// Identity is who created it ("" when unknown).
 	Identity string
+	// Reset is how a reset batch resets each workflow (nil otherwise).
+	Reset *api.BatchReset
 }
 
 // BatchJob is a running job as a batch service holds it.
@@ -101,6 +103,11 @@ type BatchJob struct {
 	SignalInput json.RawMessage
 	Force       bool
 	Rate        int32
+	// ResetType, ResetBuildID and ResetReapplySignals are a reset
+	// batch's options.
+	ResetType           string
+	ResetBuildID        string
+	ResetReapplySignals bool
 	// AfterID is the cursor: the id of the last workflow handled ("":
 	// none yet).
 	AfterID string

@@ -232,6 +232,11 @@ type Workflows interface {
 	// DeleteWorkflow deletes an instance and its history (ErrRunning
 	// unless force).
 	DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error
+	// ResetWorkflow replaces a run by a new one that replays its history
+	// up to a turn and runs that turn again, in one operation
+	// (docs/api.md, "Reset"): ErrNotFound, or an InvalidError naming the
+	// field of a reset point, run or build id it cannot use.
+	ResetWorkflow(ctx context.Context, p ResetParams) (api.ResetWorkflowResponse, error)
 }
 
 // Visibility reads workflow instances and their histories.

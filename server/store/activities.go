@@ -47,6 +47,9 @@ func toActivityTask(r gen.WorkerQueue) api.ActivityTask {
 	if r.LockToken != nil {
 		t.LockToken = r.LockToken.String()
 	}
+	if r.RunID != nil {
+		t.RunID = r.RunID.String()
+	}
 	if r.StartedAt != nil {
 		t.StartedAt = *r.StartedAt
 	}
@@ -233,6 +236,7 @@ func lastFailure(e api.Error, at time.Time) json.RawMessage {
 // attempt + 1, the activity's overall deadline and heartbeat details kept.
 func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Duration) attemptRow {
 	return attemptRow{
+		RunID:     r.RunID,
 		TaskQueue: r.TaskQueue, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, ActivityID: r.ActivityID,
 		Attempt: r.Attempt + 1, ActivityType: r.ActivityType, WorkflowType: r.WorkflowType,
 		WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), Options: rawOrNil(r.Options),

@@ -30,7 +30,9 @@ func (s *Store) CreateBatch(ctx context.Context, ns string, b storage.NewBatch) 
 	err = s.inTx(ctx, func(t *txn) error {
 		n, err := t.q.CreateBatch(ctx, gen.CreateBatchParams{Namespace: ns, BatchID: b.ID, Operation: b.Operation,
 			Query: b.Query, Reason: b.Reason, SignalName: b.SignalName, SignalInput: jsonValue(b.SignalInput),
-			Force: b.Force, RatePerSecond: b.Rate, State: api.BatchRunning, Total: total, Identity: b.Identity})
+			Force: b.Force, RatePerSecond: b.Rate, State: api.BatchRunning, Total: total, Identity: b.Identity,
+			ResetType: resetOpt(b.Reset).ResetType, ResetBuildID: resetOpt(b.Reset).BuildID,
+			ResetReapplySignals: resetOpt(b.Reset).ReapplySignals == nil || *resetOpt(b.Reset).ReapplySignals})
 		if err != nil {
 			return fmt.Errorf("create batch: %w", err)
 		}
@@ -162,7 +164,8 @@ func (s *Store) ClaimBatch(ctx context.Context, owner string, lease time.Duratio
 	}
 	return &storage.BatchJob{Namespace: r.Namespace, ID: r.BatchID, Owner: owner, Operation: r.Operation,
 		Query: r.Query, Reason: r.Reason, SignalName: r.SignalName, SignalInput: rawOrNil(r.SignalInput),
-		Force: r.Force, Rate: r.RatePerSecond, AfterID: r.AfterID}, nil
+		Force: r.Force, Rate: r.RatePerSecond, AfterID: r.AfterID,
+		ResetType: r.ResetType, ResetBuildID: r.ResetBuildID, ResetReapplySignals: r.ResetReapplySignals}, nil
 }
 
 // BatchPage returns the ids of at most limit workflows matching the job's
@@ -309,6 +312,11 @@ func (s *Store) applyBatchOp(ctx context.Context, t *txn, job *storage.BatchJob,
 		return signalWorkflowIn(ctx, t, job.Namespace, instanceID, job.SignalName, job.SignalInput, nil)
 	case api.BatchOpDelete:
 		return deleteWorkflowIn(ctx, t, job.Namespace, instanceID, job.Force)
+	case api.BatchOpReset:
+		_, err := s.resetWorkflowIn(ctx, t, storage.ResetParams{Namespace: job.Namespace, InstanceID: instanceID,
+			ResetType: job.ResetType, BuildID: job.ResetBuildID, Reason: reason, RequestID: "batch " + job.ID,
+			ReapplySignals: job.ResetReapplySignals})
+		return err
 	}
 	return fmt.Errorf("batch %s: unknown operation %q", job.ID, job.Operation)
 }
@@ -351,8 +359,21 @@ func toBatch(r gen.Batch, withFailures bool) api.Batch {
 	if r.Operation == api.BatchOpSignal {
 		b.Signal = &api.BatchSignal{Name: r.SignalName, Input: rawOrNil(r.SignalInput)}
 	}
+	if r.Operation == api.BatchOpReset {
+		reapply := r.ResetReapplySignals
+		b.Reset = &api.BatchReset{ResetType: r.ResetType, BuildID: r.ResetBuildID, ReapplySignals: &reapply}
+	}
 	if withFailures && len(r.Failures) > 0 {
 		_ = json.Unmarshal(r.Failures, &b.Failures)
 	}
 	return b
+}
+
+// resetOpt is a reset batch's options (the zero options for another
+// batch).
+func resetOpt(r *api.BatchReset) api.BatchReset {
+	if r == nil {
+		return api.BatchReset{}
+	}
+	return *r
 }

@@ -43,8 +43,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			if err != nil {
 				return err
 			}
-			start := newStartRowHeader(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), req.Header)
-			start.SearchAttributes, start.Memo = attrs, jsonValue(req.Memo)
+			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
 			started, err := startInstances(ctx, t.q, ns, []startRow{start})
 			if err != nil {
 				return fmt.Errorf("signal with start: %w", err)

@@ -107,6 +107,10 @@ func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (ap
 	}
 	w := toWorkflow(i)
 	w.HistoryLength = i.NextEventID - 1
+	w.HistoryBytes = i.HistoryBytes
+	if o := decodeOrigin(i.ResetFrom, i.ExecutionID); o != nil {
+		w.ResetFrom = &o.ResetFrom
+	}
 	w.TaskFailing = taskFailing(i, w.LastTaskError)
 	if i.Status != api.StatusRunning {
 		return w, nil

@@ -33,6 +33,12 @@ type batchesData struct {
 	// The form's values (kept when a start is refused).
 	Operation, Query, Reason, SignalName, SignalInput, Rate string
 	Force                                                   bool
+	// ResetType, ResetBuildID and ResetSignals ("reapply" or "drop") are
+	// the reset's values (operation reset).
+	ResetType, ResetBuildID, ResetSignals string
+	// ResetTypes are the reset types a batch may use (not event: event
+	// ids differ from one workflow to the next).
+	ResetTypes []string
 	// Count is how many workflows the form's query matches now (-1:
 	// not counted).
 	Count int64
@@ -52,6 +58,13 @@ func (u *UI) showBatches(w http.ResponseWriter, r *http.Request, status int, for
 	ns := r.PathValue("ns")
 	c := u.client(w, r)
 	d.Operations, d.Count = api.BatchOperations(), -1
+	d.ResetTypes = []string{api.ResetFirstTurn, api.ResetLastTurn, api.ResetBuildID}
+	if d.ResetType == "" {
+		d.ResetType = api.ResetLastTurn
+	}
+	if d.ResetSignals == "" {
+		d.ResetSignals = "reapply"
+	}
 	q := url.Values{}
 	if tok := r.URL.Query().Get("page_token"); tok != "" {
 		q.Set("page_token", tok)
@@ -84,7 +97,9 @@ func (u *UI) startBatch(w http.ResponseWriter, r *http.Request) {
 		Operation: r.PostFormValue("operation"), Query: strings.TrimSpace(r.PostFormValue("query")),
 		Reason: strings.TrimSpace(r.PostFormValue("reason")), SignalName: strings.TrimSpace(r.PostFormValue("signal_name")),
 		SignalInput: strings.TrimSpace(r.PostFormValue("signal_input")), Rate: strings.TrimSpace(r.PostFormValue("rate")),
-		Force: r.PostFormValue("force") != "",
+		Force:     r.PostFormValue("force") != "",
+		ResetType: r.PostFormValue("reset_type"), ResetBuildID: strings.TrimSpace(r.PostFormValue("reset_build_id")),
+		ResetSignals: r.PostFormValue("reset_signals"),
 	}
 	if r.PostFormValue("confirm") == "" {
 		u.showBatches(w, r, http.StatusBadRequest, "Start: tick the box to confirm.", d)
@@ -107,6 +122,13 @@ func (u *UI) startBatch(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			req.Signal.Input = json.RawMessage(d.SignalInput)
+		}
+	}
+	if d.Operation == api.BatchOpReset {
+		reapply := d.ResetSignals != "drop"
+		req.Reset = &api.BatchReset{ResetType: d.ResetType, ReapplySignals: &reapply}
+		if d.ResetType == api.ResetBuildID {
+			req.Reset.BuildID = d.ResetBuildID
 		}
 	}
 	var b api.Batch

@@ -30,7 +30,7 @@ func TestUIBatches(t *testing.T) {
 	}
 
 	text := e.open(ns + "/workflows?query=" + "WorkflowType+%3D+%27Idle%27")
-	mustContain(t, "the filtered list", text, "5 workflows match the query.", "Cancel, terminate, signal or delete them all")
+	mustContain(t, "the filtered list", text, "5 workflows match the query.", "Cancel, terminate, signal, reset or delete them all")
 	e.run("follow the batch link", chromedp.Click(chromedp.CSS("#wf-batch")), chromedp.WaitVisible(chromedp.CSS("#batch-count")))
 	mustContain(t, "the batch form", e.text("main"), "Start a batch operation", "5 workflows match the query now.")
 	if q := get(e, "the query field", chromedp.Value(chromedp.CSS("#batch-query"))); q != "WorkflowType = 'Idle'" {

@@ -29,6 +29,7 @@ func funcs(now func() time.Time) template.FuncMap {
 		"json":     prettyJSON,
 		"hasJSON":  func(b json.RawMessage) bool { return len(b) > 0 },
 		"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
 		"ago":      func(t time.Time) string { return relative(t, now()) },
 		"nsURL":    nsURL,
@@ -38,6 +39,7 @@ func funcs(now func() time.Time) template.FuncMap {
 		"payloads": eventPayloads,
 		"summary":  eventSummary,
 		"attrs":    attrsText,
+		"deref":    func(b *bool) bool { return b != nil && *b },
 	}
 }
 
@@ -139,6 +141,10 @@ func (u *UI) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Workflows = resp.Workflows
+	if d.First == "" {
+		// The first page follows the workflows as they change.
+		p.Refresh = 2 * u.cfg.RefreshInterval.Milliseconds()
+	}
 	if d.Query != "" {
 		// How many match in all, beside this page.
 		cq := url.Values{"query": {d.Query}}
@@ -225,6 +231,83 @@ type workflowData struct {
 	ReadOnlyRole string
 	// SignalName and SignalInput refill the form after an error.
 	SignalName, SignalInput string
+	// Tab is the view shown below the summary: "history" (pending work,
+	// signals, children, the compact timeline and the events), "stack"
+	// (the stack-trace query's answer) or "query" (the query form).
+	Tab string
+	// Timeline is the compact timeline of the execution shown.
+	Timeline *timeline
+	// Query is the query tab's form and answer.
+	Query queryData
+	// Reset is the reset form's values (kept after an error).
+	Reset resetForm
+	// ResetTypes are the reset types the form offers.
+	ResetTypes []string
+	// ResetOpen is set when the page answers the reset form (its error):
+	// the form is shown open.
+	ResetOpen bool
+}
+
+// resetForm is the values of a workflow page's reset form.
+type resetForm struct {
+	// Type is the reset type (api.ResetTypes); EventID and BuildID its
+	// point for the types event and build_id.
+	Type, EventID, BuildID string
+	// Reason is the reset's reason.
+	Reason string
+	// Reapply: re-apply the signals received after the reset point.
+	Reapply bool
+}
+
+// queryData is the query form of a workflow's page and what the query
+// answered.
+type queryData struct {
+	// Type and Args are the form's values: the query type and its
+	// arguments as JSON (none, one value, or an array of several).
+	Type, Args string
+	// Ran is set when the query was sent; Result is then its answer, or
+	// Err the error (the API's problem, or the form's).
+	Ran    bool
+	Result json.RawMessage
+	Err    string
+	// Text is Result when it is a JSON string, unquoted (a stack trace).
+	Text string
+}
+
+// queryWait bounds how long the UI waits for a worker's answer to a query.
+const queryWait = 10 * time.Second
+
+// Workflow page tabs.
+const (
+	tabHistory = "history"
+	tabStack   = "stack"
+	tabQuery   = "query"
+)
+
+// runQuery sends the query of d.Query (its type and arguments) to the
+// execution shown and records the answer or the error.
+func runQuery(ctx context.Context, c *apiClient, ns, id string, executionID int64, q *queryData) {
+	q.Ran = true
+	req := api.QueryWorkflowRequest{ExecutionID: executionID}
+	w := api.Duration(queryWait)
+	req.Wait = &w
+	if q.Args != "" {
+		if !json.Valid([]byte(q.Args)) {
+			q.Err = "Arguments: not valid JSON."
+			return
+		}
+		req.Input = json.RawMessage(q.Args)
+	}
+	var ans api.QueryWorkflowResponse
+	if _, err := c.do(ctx, http.MethodPost, nsPath(ns, "workflows", id, "queries", q.Type), nil, req, &ans); err != nil {
+		q.Err = err.Error()
+		return
+	}
+	q.Result = ans.Result
+	var text string
+	if json.Unmarshal(ans.Result, &text) == nil {
+		q.Text = text
+	}
 }
 
 func (u *UI) workflow(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +324,20 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 		u.fail(w, r, "Workflow "+id, err)
 		return
 	}
-	d := &workflowData{W: &wf, ExecutionID: wf.ExecutionID, SignalName: sigName, SignalInput: sigInput}
+	d := &workflowData{W: &wf, ExecutionID: wf.ExecutionID, SignalName: sigName, SignalInput: sigInput, Tab: tabHistory,
+		ResetTypes: api.ResetTypes(), Reset: resetForm{Type: api.ResetLastTurn, Reapply: true}}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/reset") {
+		d.Reset, d.ResetOpen = postedReset(r), true
+	}
+	in := r.URL.Query()
+	if r.Method == http.MethodGet {
+		switch in.Get("tab") {
+		case tabStack:
+			d.Tab = tabStack
+		case tabQuery:
+			d.Tab = tabQuery
+		}
+	}
 	for i := wf.ExecutionID; i >= 1; i-- {
 		d.Executions = append(d.Executions, i)
 	}
@@ -259,12 +355,24 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	d.Events = h.Events
 	d.Signals = signals(h.Events)
 	d.Children = children(h.Events)
-	if wf.Status == api.StatusRunning {
-		// Offer the actions only to a key whose role may do them. When
-		// the caller cannot be asked (a server without GET /caller), the
-		// forms are shown and the API has the last word.
-		d.ReadOnlyRole = readOnlyRole(ctx, c, ns)
+	shownRuns := wf.Status == api.StatusRunning && d.ExecutionID == wf.ExecutionID
+	d.Timeline = buildTimeline(h.Events, shownRuns, u.cfg.Now())
+	switch d.Tab {
+	case tabStack:
+		d.Query.Type = stackTraceQuery
+		runQuery(ctx, c, ns, id, d.ExecutionID, &d.Query)
+	case tabQuery:
+		d.Query.Type = strings.TrimSpace(in.Get("query_type"))
+		d.Query.Args = strings.TrimSpace(in.Get("args"))
+		if d.Query.Type != "" {
+			runQuery(ctx, c, ns, id, d.ExecutionID, &d.Query)
+		}
 	}
+	// Offer the actions (and the reset of a closed workflow) only to a
+	// key whose role may do them. When the caller cannot be asked (a
+	// server without GET /caller), the forms are shown and the API has
+	// the last word.
+	d.ReadOnlyRole = readOnlyRole(ctx, c, ns)
 	if d.ExecutionID == wf.ExecutionID {
 		d.Pending = wf.PendingActivities
 		d.PendingMore = wf.PendingActivityCount > int64(len(d.Pending))
@@ -272,8 +380,19 @@ func (u *UI) showWorkflow(w http.ResponseWriter, r *http.Request, status int, fl
 	// An action the API refused the key (401, 403) links to the API key
 	// page, as a refused page does.
 	needsKey := status == http.StatusUnauthorized || status == http.StatusForbidden
-	u.render(w, r, status, "workflow", &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, NeedsKey: needsKey, Data: d})
+	p := &page{Title: "Workflow " + id, Nav: "workflows", Flash: flash, Error: formErr, NeedsKey: needsKey, Data: d}
+	if shownRuns && d.Tab == tabHistory && r.Method == http.MethodGet {
+		// The page reloads its live parts until the workflow closes (not
+		// the answer to a form, whose URL is the form's).
+		p.Refresh = u.cfg.RefreshInterval.Milliseconds()
+	}
+	u.render(w, r, status, "workflow", p)
 }
+
+// stackTraceQuery is the SDK's built-in query answering the stacks of the
+// workflow's goroutines (sdk/workflow.StackTraceQuery, Temporal's
+// "__stack_trace").
+const stackTraceQuery = "stack_trace"
 
 // signals lists the signals of events.
 func signals(events []api.Event) []signal {
@@ -379,6 +498,51 @@ func (u *UI) terminate(w http.ResponseWriter, r *http.Request) {
 	u.redirect(w, r, nsURL(ns, "workflows", id), "Workflow terminated.")
 }
 
+// postedReset reads the reset form of r.
+func postedReset(r *http.Request) resetForm {
+	return resetForm{
+		Type:    r.PostFormValue("reset_type"),
+		EventID: strings.TrimSpace(r.PostFormValue("event_id")),
+		BuildID: strings.TrimSpace(r.PostFormValue("build_id")),
+		Reason:  strings.TrimSpace(r.PostFormValue("reason")),
+		Reapply: r.PostFormValue("reapply_signals") != "",
+	}
+}
+
+// reset resets the execution the form names (POST /workflows/{id}/reset)
+// and shows the new run.
+func (u *UI) reset(w http.ResponseWriter, r *http.Request) {
+	ns, id := r.PathValue("ns"), r.PathValue("id")
+	f := postedReset(r)
+	reapply := f.Reapply
+	body := api.ResetWorkflowRequest{RunID: strings.TrimSpace(r.PostFormValue("run_id")), ResetType: f.Type,
+		BuildID: f.BuildID, Reason: f.Reason, ReapplySignals: &reapply}
+	switch f.Type {
+	case api.ResetEvent:
+		n, err := strconv.ParseInt(f.EventID, 10, 64)
+		if err != nil || n < 1 {
+			u.showWorkflow(w, r, http.StatusBadRequest, "", "Reset: the event id must be a positive number.", "", "")
+			return
+		}
+		body.EventID = n
+	case api.ResetBuildID:
+		if f.BuildID == "" {
+			u.showWorkflow(w, r, http.StatusBadRequest, "", "Reset: name the build id.", "", "")
+			return
+		}
+	}
+	if f.Type != api.ResetBuildID {
+		body.BuildID = ""
+	}
+	var ans api.ResetWorkflowResponse
+	if _, err := u.client(w, r).do(r.Context(), http.MethodPost, nsPath(ns, "workflows", id, "reset"), nil, body, &ans); err != nil {
+		u.showWorkflow(w, r, statusOf(err), "", "Not reset: "+err.Error(), "", "")
+		return
+	}
+	u.redirect(w, r, nsURL(ns, "workflows", id), fmt.Sprintf("Reset: execution %d (run %s) goes on from event %d of execution %d.",
+		ans.ExecutionID, ans.RunID, ans.ResetFrom.EventID, ans.ResetFrom.ExecutionID))
+}
+
 // redirect sends the browser to path with a flash message (POST, redirect,
 // GET: reloading the page does not send the form again).
 func (u *UI) redirect(w http.ResponseWriter, r *http.Request, path, flash string) {
@@ -466,6 +630,9 @@ func (u *UI) queue(w http.ResponseWriter, r *http.Request) {
 type payload struct {
 	Label string
 	JSON  string
+	// Payload is set for a workflow's value (input, result), which a
+	// codec may have encoded; not for Tether's own (options, error).
+	Payload bool
 }
 
 // eventPayloads lists the payloads of e, for the timeline's <details>.
@@ -473,16 +640,16 @@ func eventPayloads(e api.Event) []payload {
 	var ps []payload
 	add := func(label string, v json.RawMessage) {
 		if len(v) > 0 {
-			ps = append(ps, payload{label, prettyJSON(v)})
+			ps = append(ps, payload{label, prettyJSON(v), true})
 		}
 	}
 	add("input", e.Input)
 	add("result", e.Result)
 	if e.Error != nil {
-		ps = append(ps, payload{"error", prettyJSON(e.Error)})
+		ps = append(ps, payload{"error", prettyJSON(e.Error), false})
 	}
 	if e.Options != nil {
-		ps = append(ps, payload{"options", prettyJSON(e.Options)})
+		ps = append(ps, payload{"options", prettyJSON(e.Options), false})
 	}
 	return ps
 }
@@ -521,6 +688,12 @@ func eventSummary(e api.Event) string {
 	}
 	if e.ChildWorkflowID != "" {
 		parts = append(parts, "child "+e.ChildWorkflowID)
+	}
+	if e.ResetEventID != 0 {
+		parts = append(parts, fmt.Sprintf("reset to event %d", e.ResetEventID))
+	}
+	if e.ResetFrom != nil {
+		parts = append(parts, fmt.Sprintf("reset from execution %d at event %d", e.ResetFrom.ExecutionID, e.ResetFrom.EventID))
 	}
 	if e.NewExecutionID != 0 {
 		parts = append(parts, fmt.Sprintf("new execution %d", e.NewExecutionID))

@@ -4,9 +4,16 @@
 // queues, and list and inspect schedules (next runs, recent actions) with
 // their pause, unpause and trigger forms.
 //
-// The UI renders HTML on the server with html/template and needs no
-// JavaScript. It reads and changes nothing but through the public REST API
-// (an http.Client, normally InProcess over the server's own handler), and
+// The UI renders HTML on the server with html/template and works without
+// JavaScript. One script of its own (static/ui.js, allowed by the
+// Content-Security-Policy as 'self') adds what needs the browser: the pages
+// of running workflows and the list refresh their live parts while the
+// auto-refresh toggle is on, and payloads a codec encoded are decoded by
+// the codec server of Config.CodecEndpoint (or the one a browser chose on
+// the settings page), called by the browser.
+//
+// The UI reads and changes nothing but through the public REST API (an
+// http.Client, normally InProcess over the server's own handler), and
 // forwards the browser's credentials with every call — its Authorization
 // header, or the API key saved by the login page in a cookie — so that the
 // API's access rules apply to the UI's users as to any client.
@@ -22,6 +29,7 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -40,7 +48,14 @@ const (
 	csrfCookie = "tether_ui_csrf"
 	// keyCookie holds the API key given on the login page.
 	keyCookie = "tether_ui_key"
+	// codecCookie holds the codec endpoint chosen on the settings page,
+	// which replaces Config.CodecEndpoint for that browser.
+	codecCookie = "tether_ui_codec"
 )
+
+// baseCSP is the Content-Security-Policy of every page, before the codec
+// server's connect-src.
+const baseCSP = "default-src 'self'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
 //go:embed templates/*.html static/*
 var files embed.FS
@@ -62,6 +77,16 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives the UI's failures. Default: discarded.
 	Logger *slog.Logger
+	// CodecEndpoint is the base URL of a codec server (Temporal's codec
+	// protocol, such as sdk/converter.NewPayloadCodecHTTPHandler): the
+	// browser POSTs the payloads a codec encoded to its /decode and shows
+	// them decoded. The server itself never decodes them. "" (the
+	// default): payloads are shown as stored. A URL that is not http or
+	// https is ignored (and logged).
+	CodecEndpoint string
+	// RefreshInterval is how often a page of a running workflow reloads
+	// its live parts in the browser (the list: twice as long). Default 2s.
+	RefreshInterval time.Duration
 }
 
 // UI is the web UI's HTTP handler; its paths start with Prefix.
@@ -70,6 +95,49 @@ type UI struct {
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
 	static http.Handler
+}
+
+// codecFor returns the codec endpoint of r's pages: the browser's own
+// (the settings page's cookie) when it chose one, else
+// Config.CodecEndpoint ("" for none).
+func (u *UI) codecFor(r *http.Request) string {
+	if c, err := r.Cookie(codecCookie); err == nil && c.Value != "" {
+		if _, err := codecOrigin(c.Value); err == nil {
+			return c.Value
+		}
+	}
+	return u.cfg.CodecEndpoint
+}
+
+// csp is the Content-Security-Policy of r's answer: the browser may call
+// the codec server of its pages, and nothing else outside this origin.
+func (u *UI) csp(r *http.Request) string {
+	if e := u.codecFor(r); e != "" {
+		if origin, err := codecOrigin(e); err == nil {
+			return baseCSP + "; connect-src 'self' " + origin
+		}
+	}
+	return baseCSP
+}
+
+// codecOrigin checks that endpoint is an http or https URL and returns its
+// origin (scheme://host[:port]), for the Content-Security-Policy.
+func codecOrigin(endpoint string) (string, error) {
+	p, err := url.Parse(endpoint)
+	if err != nil {
+		return "", fmt.Errorf("codec endpoint: %w", err)
+	}
+	if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
+		return "", fmt.Errorf("codec endpoint %q: want an http or https URL without credentials", endpoint)
+	}
+	return p.Scheme + "://" + p.Host, nil
+}
+
+// CheckCodecEndpoint reports whether endpoint may be a Config.CodecEndpoint
+// (an http or https URL without user information).
+func CheckCodecEndpoint(endpoint string) error {
+	_, err := codecOrigin(endpoint)
+	return err
 }
 
 // New returns the UI of cfg.
@@ -93,8 +161,18 @@ func New(cfg Config) *UI {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = 2 * time.Second
+	}
+	if cfg.CodecEndpoint != "" {
+		if _, err := codecOrigin(cfg.CodecEndpoint); err != nil {
+			cfg.Logger.Error("ui: the codec endpoint is ignored", "endpoint", cfg.CodecEndpoint, "err", err)
+			cfg.CodecEndpoint = ""
+		}
+		cfg.CodecEndpoint = strings.TrimRight(cfg.CodecEndpoint, "/")
+	}
 	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
-	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "schedules", "schedule", "batches", "batch", "login", "error"} {
+	for _, p := range []string{"workflows", "workflow", "workers", "queues", "queue", "schedules", "schedule", "batches", "batch", "login", "settings", "error"} {
 		u.pages[p] = template.Must(template.New("layout.html").Funcs(funcs(cfg.Now)).
 			ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}
@@ -111,6 +189,8 @@ func New(cfg Config) *UI {
 	m.HandleFunc("GET "+Prefix+"/login", u.loginPage)
 	m.HandleFunc("POST "+Prefix+"/login", u.login)
 	m.HandleFunc("POST "+Prefix+"/logout", u.logout)
+	m.HandleFunc("GET "+Prefix+"/settings", u.settingsPage)
+	m.HandleFunc("POST "+Prefix+"/settings", u.saveSettings)
 	ns := Prefix + "/namespaces/{ns}"
 	m.HandleFunc("GET "+ns+"/{$}", u.nsHome)
 	m.HandleFunc("GET "+ns+"/workflows", u.listWorkflows)
@@ -118,6 +198,7 @@ func New(cfg Config) *UI {
 	m.HandleFunc("POST "+ns+"/workflows/{id}/signal", u.signal)
 	m.HandleFunc("POST "+ns+"/workflows/{id}/cancel", u.cancel)
 	m.HandleFunc("POST "+ns+"/workflows/{id}/terminate", u.terminate)
+	m.HandleFunc("POST "+ns+"/workflows/{id}/reset", u.reset)
 	m.HandleFunc("GET "+ns+"/workers", u.workers)
 	m.HandleFunc("GET "+ns+"/task-queues", u.queues)
 	m.HandleFunc("GET "+ns+"/task-queues/{name}", u.queue)
@@ -129,7 +210,7 @@ func New(cfg Config) *UI {
 // ServeHTTP serves the UI's pages.
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", u.csp(r))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	if r.Method == http.MethodPost {
@@ -232,6 +313,13 @@ type page struct {
 	NeedsKey bool
 	// Data is the page's own content.
 	Data any
+	// Refresh, when not zero, is how often (in milliseconds) the browser
+	// reloads the page's live parts (elements with data-live) while the
+	// auto-refresh toggle is on (static/ui.js).
+	Refresh int64
+	// CodecEndpoint is Config.CodecEndpoint: the page's payloads are
+	// decoded through it by the browser.
+	CodecEndpoint string
 }
 
 // render writes the page tmpl with status.
@@ -243,6 +331,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 		p.NS = u.cfg.Namespace
 	}
 	p.CSRF = csrfToken(w, r)
+	p.CodecEndpoint = u.codecFor(r)
 	p.LoggedIn = loggedIn(r)
 	if p.Flash == "" {
 		p.Flash = r.URL.Query().Get("flash")
@@ -313,6 +402,44 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: keyCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/login?flash="+url.QueryEscape("API key forgotten."), http.StatusSeeOther)
+}
+
+// settingsData is the content of the settings page.
+type settingsData struct {
+	// Codec is the browser's own codec endpoint ("" when it uses the
+	// server's); ServerCodec is Config.CodecEndpoint.
+	Codec, ServerCodec string
+}
+
+func (u *UI) settingsPage(w http.ResponseWriter, r *http.Request) {
+	d := &settingsData{ServerCodec: u.cfg.CodecEndpoint}
+	if c, err := r.Cookie(codecCookie); err == nil {
+		d.Codec = c.Value
+	}
+	u.render(w, r, http.StatusOK, "settings", &page{Title: "Settings", Nav: "settings", Data: d})
+}
+
+// saveSettings keeps the browser's codec endpoint in a cookie, or forgets
+// it (action "clear"): the browser then uses the server's.
+func (u *UI) saveSettings(w http.ResponseWriter, r *http.Request) {
+	endpoint := strings.TrimRight(strings.TrimSpace(r.PostFormValue("codec_endpoint")), "/")
+	if r.PostFormValue("action") == "clear" || endpoint == "" {
+		http.SetCookie(w, &http.Cookie{Name: codecCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
+			SameSite: http.SameSiteStrictMode})
+		http.Redirect(w, r, Prefix+"/settings?flash="+url.QueryEscape("This browser uses the server's codec endpoint."), http.StatusSeeOther)
+		return
+	}
+	if _, err := codecOrigin(endpoint); err != nil {
+		u.render(w, r, http.StatusBadRequest, "settings", &page{Title: "Settings", Nav: "settings",
+			Error: "codec_endpoint: want an http or https URL without user information, such as http://localhost:8081.",
+			Data:  &settingsData{Codec: endpoint, ServerCodec: u.cfg.CodecEndpoint}})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: codecCookie, Value: endpoint, Path: Prefix, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 400 * 24 * 3600,
+	})
+	http.Redirect(w, r, Prefix+"/settings?flash="+url.QueryEscape("Codec endpoint saved: this browser decodes payloads through "+endpoint+"."), http.StatusSeeOther)
 }
 
 // nsURL is the UI path of a namespace's page (segments escaped).

@@ -89,7 +89,7 @@ type env struct {
 	t      *testing.T
 	url    string
 	c      *client.TetherClient
-	worker *worker.Worker
+	worker worker.Worker
 	// browser is a headless Chromium's tab.
 	browser context.Context
 	// shots is where screenshots go.
@@ -117,8 +117,17 @@ func chromium(t *testing.T) string {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	e, _ := newEnvWith(t, server.AppConfig{})
+	return e
+}
+
+// newEnvWith is newEnv on a server of cfg (its Logger set by the test);
+// it returns the server too.
+func newEnvWith(t *testing.T, cfg server.AppConfig) (*env, *server.App) {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	app := apptest.Start(t, server.AppConfig{Logger: logger})
+	cfg.Logger = logger
+	app := apptest.Start(t, cfg)
 	c, err := client.DialContext(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +159,7 @@ func newEnv(t *testing.T) *env {
 	if shots == "" {
 		shots = t.TempDir()
 	}
-	return &env{t: t, url: app.URL(), c: c, worker: w, browser: newBrowser(t), shots: shots, handler: app.Handler()}
+	return &env{t: t, url: app.URL(), c: c, worker: w, browser: newBrowser(t), shots: shots, handler: app.Handler()}, app
 }
 
 // newBrowser starts a headless Chromium until the end of the test and
@@ -322,7 +331,20 @@ func (e *env) open(path string) string {
 // selector sel.
 func (e *env) text(sel string) string {
 	e.t.Helper()
-	return get(e, "text of "+sel, chromedp.Text(chromedp.CSS(sel)))
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(e.browser, 15*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		cancel()
+		// A node found in the document a navigation was replacing is
+		// gone: ask again, in the new one.
+		if err != nil && try < 5 && strings.Contains(err.Error(), "No node with given id") {
+			continue
+		}
+		if err != nil {
+			e.t.Fatalf("text of %s: %v", sel, err)
+		}
+		return v
+	}
 }
 
 // waitPage reloads path until its main text satisfies cond.

@@ -51,6 +51,15 @@ type ChildWorkflowOptions struct {
 	TaskQueue string
 	// WorkflowExecutionTimeout bounds the child's execution (0: none).
 	WorkflowExecutionTimeout time.Duration
+	// WorkflowRunTimeout bounds each run of the child (Temporal's
+	// ChildWorkflowOptions.WorkflowRunTimeout; 0: none): a run that lasts
+	// longer fails with a timeout, as for WorkflowExecutionTimeout. When
+	// both are set the shorter one applies to each run.
+	WorkflowRunTimeout time.Duration
+	// WorkflowTaskTimeout is accepted for Temporal's code and not used: a
+	// turn of the child is bounded by the lock its worker takes
+	// (worker.Options.WorkflowLockDuration), as every turn is.
+	WorkflowTaskTimeout time.Duration
 	// RetryPolicy, when set, retries the child's failed executions on the
 	// server (a failed execution with attempts left is followed by the
 	// next one after the backoff); only the last failure reaches the
@@ -73,6 +82,10 @@ type ChildWorkflowOptions struct {
 	// merged with SearchAttributes: a name in both fails the child's
 	// start (its future), as two keys of one name do.
 	TypedSearchAttributes searchattr.SearchAttributes
+	// Memo is the child's memo (Temporal's ChildWorkflowOptions.Memo):
+	// values by name, each encoded as JSON (at most 32 KiB in all), shown
+	// by describe and in the child's GetInfo(ctx).Memo.
+	Memo map[string]any
 }
 
 type childOptionsKey struct{}
@@ -112,8 +125,9 @@ type ChildWorkflowFuture interface {
 // failed, was canceled or terminated; Err is the cause (ErrCanceled for a
 // canceled child).
 type ChildWorkflowExecutionError struct {
-	// WorkflowID and WorkflowType name the child.
-	WorkflowID   string
+	// WorkflowID is the child's workflow id.
+	WorkflowID string
+	// WorkflowType is the child's workflow type.
 	WorkflowType string
 	// Failure is the child's recorded error (a failed child only).
 	Failure *api.Error
@@ -225,11 +239,15 @@ func executeChildWorkflowDirect(ctx Context, workflow any, args []any, header ma
 	if tq == "" {
 		tq = s.info.TaskQueue
 	}
+	timeout := opts.WorkflowExecutionTimeout
+	if opts.WorkflowRunTimeout > 0 && (timeout <= 0 || opts.WorkflowRunTimeout < timeout) {
+		timeout = opts.WorkflowRunTimeout
+	}
 	s.issue(api.Command{
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
-		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
+		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(timeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
-		SearchAttributes: encodeAttributes(attrs), Header: hdr,
+		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo), Header: hdr,
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}

@@ -328,8 +328,15 @@ type state struct {
 	// nextUpsert counts the code's UpsertSearchAttributes calls: the
 	// first hist.upserts of them are replayed.
 	nextUpsert int
-	externals  map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
-	signals    map[string]*SignalChannel
+	// nextMemoUpsert counts the code's UpsertMemo calls: the first
+	// hist.memoUpserts of them are replayed.
+	nextMemoUpsert int
+	// memo and searchAttrs are the execution's memo and search attributes
+	// as the code sees them: those it started with (its WorkflowStarted
+	// event), with its own upserts merged in as it makes them.
+	memo, searchAttrs map[string]json.RawMessage
+	externals         map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
+	signals           map[string]*SignalChannel
 
 	cancelRequested bool
 	cancelReason    string
@@ -429,8 +436,15 @@ func (s *state) issue(cmd api.Command) {
 			return
 		}
 	case api.CommandUpsertSearchAttributes:
+		s.searchAttrs = mergeFields(s.searchAttrs, cmd.SearchAttributes)
 		s.nextUpsert++
 		if s.nextUpsert <= s.hist.upserts {
+			return
+		}
+	case api.CommandUpsertMemo:
+		s.memo = mergeFields(s.memo, cmd.Memo)
+		s.nextMemoUpsert++
+		if s.nextMemoUpsert <= s.hist.memoUpserts {
 			return
 		}
 	case api.CommandCancelTimer:
@@ -476,6 +490,10 @@ func (s *state) checkHistoryIssued() {
 	}
 	if s.hist.upserts > s.nextUpsert {
 		s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has %d search attribute upserts, the code made %d", s.hist.upserts, s.nextUpsert)}
+		return
+	}
+	if s.hist.memoUpserts > s.nextMemoUpsert {
+		s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has %d memo upserts, the code made %d", s.hist.memoUpserts, s.nextMemoUpsert)}
 		return
 	}
 	markers := make([]string, 0, len(s.hist.markers))
@@ -664,6 +682,7 @@ func (s *state) start(ev *api.Event) {
 			RunID: OrRunID(ev.ParentRunID, ev.ParentExecutionID)}
 	}
 	s.lastCompletion = ev.LastCompletionResult
+	s.memo, s.searchAttrs = ev.Memo, ev.SearchAttributes
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
 		s.info.TaskQueueName = ev.TaskQueue

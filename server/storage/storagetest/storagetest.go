@@ -74,6 +74,7 @@ var behaviours = []behaviour{
 	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
 	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
 	{"Visibility_SearchAttributes", visibilitySearchAttributes},
+	{"Visibility_MemoInWorkflow", visibilityMemoInWorkflow},
 	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
 	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
 	{"StartHanding_HandsOnlyDueTurns", startHandingHandsOnlyDueTurns},
@@ -85,7 +86,7 @@ var behaviours = []behaviour{
 // it should register its own cleanup with t.Cleanup).
 func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	t.Helper()
-	for _, b := range slices.Concat(behaviours, scheduleBehaviours, batchBehaviours) {
+	for _, b := range slices.Concat(behaviours, scheduleBehaviours, batchBehaviours, resetBehaviours) {
 		t.Run(b.name, func(t *testing.T) { b.run(t, newProvider) })
 	}
 }
