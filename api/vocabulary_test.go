@@ -75,8 +75,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 34 {
-		t.Errorf("%d event kinds, want 34", n)
+	if n := len(EventKinds()); n != 35 {
+		t.Errorf("%d event kinds, want 35", n)
 	}
 	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted", "WorkflowReset"} {
 		if !slices.Contains(EventKinds(), ev) {
