@@ -11,6 +11,9 @@
 #   scripts/citus.sh createdb DIR NAME
 #                                 create database NAME on every node, with the
 #                                 citus extension and the workers added
+#   scripts/citus.sh test [PKG...] build, start a cluster, run the storage
+#                                 conformance suite and the end-to-end suite on
+#                                 it (or go test PKG...), stop it (make test-citus)
 #
 # Environment:
 #   TETHER_CITUS_TARBALL  the source tarball (default: ../shared/citus/citus-13.2.2.tar.gz
@@ -206,10 +209,38 @@ cmd_stop() {
 	rm -rf "$dir"
 }
 
+# cmd_test runs Tether's tests against a fresh cluster: each test database is
+# made on every node and distributed (internal/pgtest, TETHER_TEST_CITUS_WORKER_URLS).
+cmd_test() {
+	cmd_build
+	local dir env
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/tether-citus-XXXXXX")
+	trap 'cmd_stop "'"$dir"'"' EXIT
+	local start=$SECONDS
+	env=$(cmd_start "$dir")
+	eval "$env"
+	echo "citus.sh: coordinator and $nworkers workers up in $((SECONDS - start))s under $dir"
+	export TETHER_TEST_DATABASE_URL=$TETHER_CITUS_URL
+	export TETHER_TEST_CITUS_WORKER_URLS=$TETHER_CITUS_WORKER_URLS
+	cd "$repo"
+	if (($# > 0)); then
+		go test -count=1 -timeout 30m "$@"
+		return
+	fi
+	local rc=0
+	go test -count=1 -timeout 30m -run '^TestConformance$' ./server/store/ || rc=1
+	go test -count=1 -timeout 30m ./internal/e2e/ || rc=1
+	return $rc
+}
+
 case ${1:-} in
 build) cmd_build ;;
+test)
+	shift
+	cmd_test "$@"
+	;;
 start) cmd_start "${2:-}" ;;
 stop) cmd_stop "${2:-}" ;;
 createdb) cmd_createdb "${2:?usage: citus.sh createdb DIR NAME}" "${3:?usage: citus.sh createdb DIR NAME}" ;;
-*) die "usage: citus.sh build | start [DIR] | stop DIR | createdb DIR NAME" ;;
+*) die "usage: citus.sh build | start [DIR] | stop DIR | createdb DIR NAME | test [GO TEST ARGS...]" ;;
 esac
