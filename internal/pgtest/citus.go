@@ -163,4 +163,3 @@ func (s *Server) dropCitusDatabase(ctx context.Context, name string) error {
 func quoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
-
