@@ -163,3 +163,10 @@ func (s *Server) dropCitusDatabase(ctx context.Context, name string) error {
 func quoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
+
+// OnCitus reports whether the tests' databases are made on a Citus cluster
+// (TETHER_TEST_CITUS_WORKER_URLS is set), for a test whose expectation
+// differs there.
+func OnCitus() bool {
+	return strings.TrimSpace(os.Getenv(EnvCitusWorkerURLs)) != ""
+}
