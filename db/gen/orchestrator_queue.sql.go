@@ -280,6 +280,7 @@ func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (s
 
 const genericPlans = `-- name: GenericPlans :exec
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+WHERE current_setting('citus.version', true) IS NULL
 `
 
 // For the transactions of the hot path (turn fetches, acks, activity
@@ -289,7 +290,9 @@ SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
 // connection, again after every ANALYZE of a table a statement reads, would
 // only plan again what is known. Local to the transaction: the statements
 // whose best plan depends on their values (a list query's filter) keep
-// PostgreSQL's choice.
+// PostgreSQL's choice. Not on Citus (citus.version is its setting): its
+// distributed planner cannot route a generic plan ("could not create
+// distributed plan"), so there the mode stays as it is.
 func (q *Queries) GenericPlans(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, genericPlans)
 	return err

@@ -129,8 +129,11 @@ SELECT pg_notify(sqlc.arg(channel)::text, k) FROM unnest(sqlc.arg(keys)::text[])
 -- connection, again after every ANALYZE of a table a statement reads, would
 -- only plan again what is known. Local to the transaction: the statements
 -- whose best plan depends on their values (a list query's filter) keep
--- PostgreSQL's choice.
-SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
+-- PostgreSQL's choice. Not on Citus (citus.version is its setting): its
+-- distributed planner cannot route a generic plan ("could not create
+-- distributed plan"), so there the mode stays as it is.
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+WHERE current_setting('citus.version', true) IS NULL;
 
 -- name: RelaxCommit :exec
 -- For transactions that only take locks (the fetches): their commit need not
