@@ -135,9 +135,13 @@ func (q *Queries) DeleteNamespace(ctx context.Context, name string) (int64, erro
 }
 
 const deleteNamespaceSchedules = `-- name: DeleteNamespaceSchedules :exec
-DELETE FROM schedules WHERE namespace = $1
+WITH a AS (
+    DELETE FROM schedule_actions x WHERE x.namespace = $1
+)
+DELETE FROM schedules s WHERE s.namespace = $1
 `
 
+// A namespace's schedules and their actions.
 func (q *Queries) DeleteNamespaceSchedules(ctx context.Context, namespace string) error {
 	_, err := q.db.Exec(ctx, deleteNamespaceSchedules, namespace)
 	return err

@@ -174,7 +174,10 @@ func (q *Queries) CreateSchedule(ctx context.Context, arg CreateScheduleParams) 
 }
 
 const deleteSchedule = `-- name: DeleteSchedule :execrows
-DELETE FROM schedules WHERE namespace = $1 AND schedule_id = $2
+WITH a AS (
+    DELETE FROM schedule_actions x WHERE x.namespace = $1 AND x.schedule_id = $2
+)
+DELETE FROM schedules s WHERE s.namespace = $1 AND s.schedule_id = $2
 `
 
 type DeleteScheduleParams struct {
@@ -182,6 +185,8 @@ type DeleteScheduleParams struct {
 	ScheduleID string
 }
 
+// A schedule and its actions (schedule_actions has no foreign key to it:
+// migration 00040).
 func (q *Queries) DeleteSchedule(ctx context.Context, arg DeleteScheduleParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteSchedule, arg.Namespace, arg.ScheduleID)
 	if err != nil {

@@ -27,7 +27,11 @@ LOCK TABLE instances IN SHARE MODE;
 SELECT EXISTS (SELECT 1 FROM namespaces WHERE name = sqlc.arg(name))::boolean AS exists;
 
 -- name: DeleteNamespaceSchedules :exec
-DELETE FROM schedules WHERE namespace = sqlc.arg(namespace);
+-- A namespace's schedules and their actions.
+WITH a AS (
+    DELETE FROM schedule_actions x WHERE x.namespace = sqlc.arg(namespace)
+)
+DELETE FROM schedules s WHERE s.namespace = sqlc.arg(namespace);
 
 -- name: DeleteNamespaceSearchAttributes :exec
 DELETE FROM search_attributes WHERE namespace = sqlc.arg(namespace);

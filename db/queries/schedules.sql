@@ -80,7 +80,12 @@ SET next_slot = sqlc.narg(next_slot), next_fire_at = sqlc.narg(next_fire_at),
 WHERE namespace = sqlc.arg(namespace) AND schedule_id = sqlc.arg(schedule_id);
 
 -- name: DeleteSchedule :execrows
-DELETE FROM schedules WHERE namespace = sqlc.arg(namespace) AND schedule_id = sqlc.arg(schedule_id);
+-- A schedule and its actions (schedule_actions has no foreign key to it:
+-- migration 00040).
+WITH a AS (
+    DELETE FROM schedule_actions x WHERE x.namespace = sqlc.arg(namespace) AND x.schedule_id = sqlc.arg(schedule_id)
+)
+DELETE FROM schedules s WHERE s.namespace = sqlc.arg(namespace) AND s.schedule_id = sqlc.arg(schedule_id);
 
 -- name: InsertScheduleAction :execrows
 -- The action of a slot; no row when the slot fired already.
