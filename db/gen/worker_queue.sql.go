@@ -437,7 +437,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
         cancel_requested_at = LEAST(w.cancel_requested_at, now()),
-        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
         SELECT (x).ctid AS tid, a.reason::text AS reason
         FROM jsonb_to_recordset($2::jsonb) AS a(activity_id bigint, reason text)
@@ -603,7 +603,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, $3::jsonb -> w.instance_id ->> 'reason'),
         cancel_requested_at = LEAST(w.cancel_requested_at, now()),
-        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
         SELECT (x).ctid AS tid FROM worker_queue x
         WHERE x.namespace = $4 AND x.instance_id = ANY($5::text[])
@@ -732,10 +732,12 @@ const heartbeatAttempt = `-- name: HeartbeatAttempt :one
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + $1::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN $2::boolean THEN $3::jsonb ELSE heartbeat_details END,
-    last_heartbeat_at = tether_pick($2::boolean, now(), last_heartbeat_at),
-    heartbeat_deadline = tether_pick($2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested,
-                                     tether_add(now(), heartbeat_timeout_ms * interval '1 millisecond'),
-                                     heartbeat_deadline)
+    -- Both only move forward: GREATEST keeps the column where the
+    -- CASE gives NULL (no details), and takes the new time otherwise.
+    last_heartbeat_at = GREATEST(last_heartbeat_at, tether_add(now(), CASE WHEN $2::boolean THEN interval '0' END)),
+    heartbeat_deadline = GREATEST(heartbeat_deadline,
+        tether_add(now(), CASE WHEN $2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
+                               THEN heartbeat_timeout_ms * interval '1 millisecond' END))
 WHERE lock_token = $4 AND namespace = $5 AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until
 `

@@ -140,10 +140,12 @@ ORDER BY instance_id, activity_id;
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN sqlc.arg(has_details)::boolean THEN sqlc.arg(details)::jsonb ELSE heartbeat_details END,
-    last_heartbeat_at = tether_pick(sqlc.arg(has_details)::boolean, now(), last_heartbeat_at),
-    heartbeat_deadline = tether_pick(sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested,
-                                     tether_add(now(), heartbeat_timeout_ms * interval '1 millisecond'),
-                                     heartbeat_deadline)
+    -- Both only move forward: GREATEST keeps the column where the
+    -- CASE gives NULL (no details), and takes the new time otherwise.
+    last_heartbeat_at = GREATEST(last_heartbeat_at, tether_add(now(), CASE WHEN sqlc.arg(has_details)::boolean THEN interval '0' END)),
+    heartbeat_deadline = GREATEST(heartbeat_deadline,
+        tether_add(now(), CASE WHEN sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
+                               THEN heartbeat_timeout_ms * interval '1 millisecond' END))
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until;
 
@@ -270,7 +272,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, sqlc.arg(executions)::jsonb -> w.instance_id ->> 'reason'),
         cancel_requested_at = LEAST(w.cancel_requested_at, now()),
-        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
         SELECT (x).ctid AS tid FROM worker_queue x
         WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = ANY(sqlc.arg(instance_ids)::text[])
@@ -296,7 +298,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
         cancel_requested_at = LEAST(w.cancel_requested_at, now()),
-        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
         SELECT (x).ctid AS tid, a.reason::text AS reason
         FROM jsonb_to_recordset(sqlc.arg(cancels)::jsonb) AS a(activity_id bigint, reason text)

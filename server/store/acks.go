@@ -766,10 +766,22 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 	if len(w.consumes) > 0 {
 		// Messages that arrived during a turn found its instance locked:
 		// it is free now, and the statement wakes its pollers again.
-		if err := t.w.ConsumeMessages(ctx, gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
-			Turns: mustJSON(w.consumes), Channel: NotifyChannel}); err != nil {
+		consume := gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
+			Turns: mustJSON(w.consumes)}
+		if err := t.w.ConsumeMessages(ctx, consume); err != nil {
 			return fmt.Errorf("delete consumed messages: %w", err)
 		}
+		consumes := w.consumes
+		t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
+			ids, err := q.InstancesWithMessages(ctx, gen.InstancesWithMessagesParams(consume))
+			if err != nil {
+				return fmt.Errorf("instances with messages: %w", err)
+			}
+			for _, id := range ids {
+				t.wakeAfterCommit(consumes[id].Wake, 1)
+			}
+			return nil
+		})
 	}
 	for _, f := range w.continued {
 		if err := f(); err != nil {
