@@ -703,11 +703,11 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 const lockNextTurns = `-- name: LockNextTurns :many
 WITH inst AS (
     UPDATE instances i
-    SET lock_token = ($2::uuid[])[c.n],
+    SET lock_token = c.token,
         locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
         locked_by = c.worker_id,
         build_id = COALESCE(i.build_id, c.build_id)
-    FROM (SELECT u.tid, u.instance_id, u.worker_id, u.lock_ms, u.build_id, u.eager_element, row_number() OVER () AS n FROM (
+    FROM (SELECT u.tid, u.instance_id, u.worker_id, u.lock_ms, u.build_id, u.eager_element, ($2::uuid[])[row_number() OVER ()] AS token FROM (
         (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
@@ -905,7 +905,9 @@ type LockNextTurnsRow struct {
 // the eager branch finds nothing for NULL arrays, the queue's branch is
 // switched off by its one-time filter). Each candidate takes its lock
 // token from lock_tokens (the caller's: at least max_turns of them, and
-// one per eager element), and each instance and message is updated
+// one per eager element), picked in the candidates' subquery (a
+// subscript of a parameter in the SET list crashed the Citus 13.2
+// coordinator), and each instance and message is updated
 // through the ctid its lock or probe found (a TID scan: with the
 // namespace named as a value, a join on the key let a generic plan made
 // on an empty table read the namespace through the key's first column).

@@ -37,7 +37,7 @@ FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
 -- key's first column (so do the other statements that lock attempts
 -- first and write them next).
 UPDATE worker_queue w
-SET lock_token = (sqlc.arg(lock_tokens)::uuid[])[c.n],
+SET lock_token = c.token,
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
     worker_id = sqlc.arg(worker_id),
     delivery_count = w.delivery_count + 1,
@@ -48,7 +48,7 @@ SET lock_token = (sqlc.arg(lock_tokens)::uuid[])[c.n],
     heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
                                                 THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM (
-    SELECT x.tid, row_number() OVER () AS n
+    SELECT x.tid, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
         SELECT (wq).ctid AS tid FROM worker_queue wq
