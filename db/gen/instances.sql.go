@@ -86,7 +86,12 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     next_event_id = ($1::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
     next_activity_id = ($1::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = ($1::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
-    last_event_at = COALESCE(($1::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
+    -- (microseconds since the epoch: a text's cast to timestamptz is
+    -- STABLE, which an UPDATE on Citus may not apply to a column's value)
+    last_event_at = COALESCE(tether_add('epoch'::timestamptz,
+                                        ($1::jsonb -> instances.instance_id ->> 'last_event_at_us')::bigint
+                                            * interval '1 microsecond'),
+                             instances.last_event_at),
     completed_at = tether_add(now(), CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running'
                                           THEN NULL ELSE interval '0' END),
     build_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
