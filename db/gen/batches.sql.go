@@ -14,7 +14,7 @@ const advanceBatch = `-- name: AdvanceBatch :exec
 UPDATE batches
 SET after_id = $1, done = done + $2, failed = failed + $3,
     failures = CASE WHEN $4::jsonb IS NOT NULL AND jsonb_array_length(failures) < $5::int
-                    THEN failures || jsonb_build_array($4::jsonb) ELSE failures END,
+                    THEN failures || $4::jsonb ELSE failures END,
     lease_until = now() + $6::bigint * interval '1 millisecond',
     updated_at = now()
 WHERE namespace = $7 AND batch_id = $8

@@ -1028,6 +1028,7 @@ USING (
                  ELSE '' END)::text AS timed_out
     FROM worker_queue x
     WHERE x.lock_token = $1 AND x.namespace = $2 AND x.locked_until > now() - interval '1 day'
+    OFFSET 0
 ) v
 WHERE worker_queue.namespace = $2 AND worker_queue.ctid = v.tid
 RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at, v.timed_out::text AS timed_out
@@ -1046,8 +1047,9 @@ type TakeAttemptRow struct {
 // Removes a held attempt (complete, fail): the caller decides what follows.
 // timed_out names a StartToClose or Heartbeat deadline that passed before
 // the report (the sweeper had not flagged it yet): the report is then late.
-// (timed_out is computed in the USING subquery: a DELETE's RETURNING
-// calls no function that is not immutable, for Citus.)
+// (timed_out is computed in the USING subquery, which OFFSET 0 keeps a
+// subquery: a DELETE's RETURNING calls no function that is not
+// immutable, for Citus.)
 func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeAttemptRow, error) {
 	row := q.db.QueryRow(ctx, takeAttempt, arg.LockToken, arg.Namespace)
 	var i TakeAttemptRow

@@ -46,7 +46,7 @@ RETURNING b.*;
 UPDATE batches
 SET after_id = sqlc.arg(after_id), done = done + sqlc.arg(done_delta), failed = failed + sqlc.arg(failed_delta),
     failures = CASE WHEN sqlc.narg(failure)::jsonb IS NOT NULL AND jsonb_array_length(failures) < sqlc.arg(max_failures)::int
-                    THEN failures || jsonb_build_array(sqlc.narg(failure)::jsonb) ELSE failures END,
+                    THEN failures || sqlc.narg(failure)::jsonb ELSE failures END,
     lease_until = now() + sqlc.arg(lease_ms)::bigint * interval '1 millisecond',
     updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND batch_id = sqlc.arg(batch_id);

@@ -101,14 +101,14 @@ CROSS JOIN LATERAL (
            cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
     FROM instances cx
     WHERE cx.namespace = sqlc.arg(namespace) AND cx.instance_id = k.id
+      AND cx.parent_namespace = sqlc.arg(namespace)
       AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
     LIMIT 1
 ) c
 CROSS JOIN LATERAL (
     SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
     FROM instances px
-    WHERE px.namespace = sqlc.arg(namespace) AND px.namespace = c.parent_namespace
-      AND px.instance_id = c.parent_instance_id
+    WHERE px.namespace = sqlc.arg(namespace) AND px.instance_id = c.parent_instance_id
       AND px.execution_id = c.parent_execution_id AND px.status = 'running'
     LIMIT 1
 ) p

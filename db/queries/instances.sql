@@ -437,7 +437,7 @@ SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id =
     task_failures = task_failures + 1,
     last_task_error = sqlc.arg(last_task_error)::jsonb
         || jsonb_build_object('since', now())
-        || jsonb_strip_nulls(jsonb_build_object('since', last_task_error -> 'since')),
+        || jsonb_strip_nulls(jsonb_set('{"since": null}'::jsonb, '{since}', COALESCE(last_task_error -> 'since', 'null'::jsonb))),
     updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 

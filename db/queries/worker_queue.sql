@@ -153,8 +153,9 @@ RETURNING cancel_requested, cancel_reason, locked_until;
 -- Removes a held attempt (complete, fail): the caller decides what follows.
 -- timed_out names a StartToClose or Heartbeat deadline that passed before
 -- the report (the sweeper had not flagged it yet): the report is then late.
--- (timed_out is computed in the USING subquery: a DELETE's RETURNING
--- calls no function that is not immutable, for Citus.)
+-- (timed_out is computed in the USING subquery, which OFFSET 0 keeps a
+-- subquery: a DELETE's RETURNING calls no function that is not
+-- immutable, for Citus.)
 DELETE FROM worker_queue
 USING (
     SELECT (x).ctid AS tid,
@@ -164,6 +165,7 @@ USING (
                  ELSE '' END)::text AS timed_out
     FROM worker_queue x
     WHERE x.lock_token = sqlc.arg(lock_token) AND x.namespace = sqlc.arg(namespace) AND x.locked_until > now() - interval '1 day'
+    OFFSET 0
 ) v
 WHERE worker_queue.namespace = sqlc.arg(namespace) AND worker_queue.ctid = v.tid
 RETURNING sqlc.embed(worker_queue), v.timed_out::text AS timed_out;

@@ -164,8 +164,9 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     state = 'active',
     lease_duration = EXCLUDED.lease_duration,
     lease_expires_at = EXCLUDED.lease_expires_at,
-    last_heartbeat_at = now(),
-    state_changed_at = GREATEST(w.state_changed_at, tether_add(now(), CASE WHEN w.state <> 'active' THEN interval '0' END))
+    -- (the inserted values, now(): Citus allows no STABLE function here)
+    last_heartbeat_at = EXCLUDED.last_heartbeat_at,
+    state_changed_at = GREATEST(w.state_changed_at, CASE WHEN w.state <> 'active' THEN EXCLUDED.state_changed_at END)
 WHERE w.state <> 'cleaned_up' AND (w.owner IS NULL OR w.owner = EXCLUDED.owner)
 RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::bool AS inserted;
 
