@@ -117,29 +117,35 @@ FROM (
         -- Flow control (migration 00042): the queue's visible attempts in
         -- (priority, pass) order, where an attempt without flow control is
         -- priority 3 with visible_at as its pass (as LockNextTurns takes
-        -- turns), each locked by primary key as it is pulled.
+        -- turns), each locked by primary key as it is pulled; each branch
+        -- has its LIMIT, so that its plan starts fast whatever the
+        -- statistics say (as in LockNextTurns).
         SELECT fl.id FROM (
             (SELECT q1.id FROM worker_queue q1
              WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = tq.name AND q1.priority < 3
                AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
-             ORDER BY q1.priority, q1.pass, q1.id)
+             ORDER BY q1.priority, q1.pass, q1.id
+             LIMIT 1000)
             UNION ALL
             (SELECT q3.id FROM (
                  (SELECT q2.id, q2.pass AS r FROM worker_queue q2
                   WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = tq.name AND q2.priority = 3
                     AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
-                  ORDER BY q2.pass, q2.id)
+                  ORDER BY q2.pass, q2.id
+                  LIMIT 1000)
                  UNION ALL
                  (SELECT q0.id, q0.visible_at AS r FROM worker_queue q0
                   WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = tq.name
                     AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
-                  ORDER BY q0.visible_at, q0.id)
+                  ORDER BY q0.visible_at, q0.id
+                  LIMIT 1000)
              ) q3 ORDER BY q3.r, q3.id)
             UNION ALL
             (SELECT q5.id FROM worker_queue q5
              WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = tq.name AND q5.priority > 3
                AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
-             ORDER BY q5.priority, q5.pass, q5.id)
+             ORDER BY q5.priority, q5.pass, q5.id
+             LIMIT 1000)
         ) u
         CROSS JOIN LATERAL (
             -- By primary key: lock_token is checked on the row locked,
