@@ -18,9 +18,11 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/converter"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/wf"
+	"github.com/tetherhq/tether/sdk/workflow"
 )
 
 // Defaults of a test environment (Temporal's).
@@ -109,6 +111,13 @@ type env struct {
 	onTimerScheduled    func(timerID string, duration time.Duration)
 	onTimerFired        func(timerID string)
 	onTimerCanceled     func(timerID string)
+
+	// dc is the data converter payloads pass through (SetDataConverter;
+	// nil: none), onChildStarted and onChildCompleted the listeners of
+	// child workflows (converter.go).
+	dc               converter.DataConverter
+	onChildStarted   func(info *workflow.Info, ctx workflow.Context, args EncodedValues)
+	onChildCompleted func(info *workflow.Info, result EncodedValue, err error)
 }
 
 type delayedCallback struct {
@@ -335,6 +344,10 @@ func (e *env) runTurns() bool {
 		if !x.done && len(x.inbox) > 0 {
 			x.turn()
 			ran = true
+			if x.parent != nil && !x.announced {
+				x.announced = true
+				x.childStarted()
+			}
 		}
 	}
 	return ran
@@ -371,6 +384,14 @@ type execution struct {
 	childID   int64
 	policy    string
 	updateIDs []string // the updates delivered in the inbox
+
+	// startInput is the input of the start event; announced is set once
+	// the listener of child starts heard of the child; codecErr is the
+	// data converter's failure on a payload delivered, which fails the
+	// next turn (converter.go).
+	startInput json.RawMessage
+	announced  bool
+	codecErr   error
 }
 
 func (e *env) newExecution(def *wf.Definition, id, taskQueue string) *execution {
@@ -397,6 +418,12 @@ func (e *env) newExecution(def *wf.Definition, id, taskQueue string) *execution 
 func (x *execution) deliver(ev api.Event) {
 	if x.done {
 		return
+	}
+	if err := x.e.convertEvent(&ev); err != nil && x.codecErr == nil {
+		x.codecErr = err
+	}
+	if ev.Kind == api.EventWorkflowStarted {
+		x.startInput = ev.Input
 	}
 	ev.Timestamp = x.e.now
 	x.inbox = append(x.inbox, ev)
@@ -495,6 +522,9 @@ func (x *execution) runTurn(msgs []api.Event) (res *wf.TurnResult, err error) {
 			err = fmt.Errorf("workflow: internal panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	if x.codecErr != nil {
+		return nil, fmt.Errorf("workflow task: %w", x.codecErr)
+	}
 	if x.fresh {
 		x.fresh = false
 		return x.exec.Turn(nil, msgs)
@@ -515,8 +545,12 @@ func (x *execution) close(c *api.Command, turnErr error) {
 	case turnErr != nil:
 		x.err = x.executionError(nil, turnErr)
 	case c.Type == api.CommandCompleteWorkflow:
-		x.result = c.Result
 		reason = api.CancelReasonWorkflowCompleted
+		if res, err := e.viaConverter("result", c.Result); err != nil {
+			x.err = x.executionError(nil, err)
+		} else {
+			x.result = res
+		}
 	case c.Type == api.CommandFailWorkflow:
 		x.err = x.executionError(c.Error, wf.FailureCause(c.Error))
 	case c.Type == api.CommandCancelWorkflow:
@@ -555,6 +589,7 @@ func (x *execution) close(c *api.Command, turnErr error) {
 		}
 	}
 	if x.parent != nil {
+		x.childCompleted()
 		x.parent.childClosed(x)
 	}
 	if x != e.root {
