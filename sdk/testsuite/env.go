@@ -677,19 +677,28 @@ func (e *env) find(id string) *execution {
 	return nil
 }
 
+// targetRunID is the run id a signal or cancel command names ("": the
+// current run): the run id the workflow passed, as it passed it.
+func targetRunID(c *api.Command) string {
+	if c.TargetRunID != "" {
+		return c.TargetRunID
+	}
+	if c.TargetExecutionID != 0 {
+		return strconv.FormatInt(c.TargetExecutionID, 10)
+	}
+	return ""
+}
+
 func (x *execution) signalExternal(c *api.Command) {
 	if x.e.signalExternalMocked {
 		var arg any
 		_ = fnsig.Decode(c.Input, &arg)
-		runID := ""
-		if c.TargetExecutionID != 0 {
-			runID = strconv.FormatInt(c.TargetExecutionID, 10)
-		}
+		runID := targetRunID(c)
 		x.externalMock(c.ExternalID, mockSignalExternal, []any{defaultNamespace, c.TargetInstanceID, runID, c.SignalName, arg})
 		return
 	}
 	target := x.e.find(c.TargetInstanceID)
-	if target == nil || (c.TargetExecutionID != 0 && target.runID != c.TargetExecutionID) {
+	if target == nil || (targetRunID(c) != "" && strconv.FormatInt(target.runID, 10) != targetRunID(c)) {
 		x.deliver(api.Event{Kind: api.EventExternalFailed, ExternalID: c.ExternalID,
 			Error: &api.Error{Type: "NotFound", Message: fmt.Sprintf("workflow %s is not running", c.TargetInstanceID)}})
 		return
@@ -700,15 +709,12 @@ func (x *execution) signalExternal(c *api.Command) {
 
 func (x *execution) cancelExternal(c *api.Command) {
 	if x.e.cancelExternalMocked {
-		runID := ""
-		if c.TargetExecutionID != 0 {
-			runID = strconv.FormatInt(c.TargetExecutionID, 10)
-		}
+		runID := targetRunID(c)
 		x.externalMock(c.ExternalID, mockCancelExternal, []any{defaultNamespace, c.TargetInstanceID, runID})
 		return
 	}
 	target := x.e.find(c.TargetInstanceID)
-	if target == nil || (c.TargetExecutionID != 0 && target.runID != c.TargetExecutionID) {
+	if target == nil || (targetRunID(c) != "" && strconv.FormatInt(target.runID, 10) != targetRunID(c)) {
 		x.deliver(api.Event{Kind: api.EventExternalFailed, ExternalID: c.ExternalID,
 			Error: &api.Error{Type: "NotFound", Message: fmt.Sprintf("workflow %s is not running", c.TargetInstanceID)}})
 		return
