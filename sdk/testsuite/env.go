@@ -118,6 +118,9 @@ type env struct {
 	dc               converter.DataConverter
 	onChildStarted   func(info *workflow.Info, ctx workflow.Context, args EncodedValues)
 	onChildCompleted func(info *workflow.Info, result EncodedValue, err error)
+	// startMemo and startSearchAttrs are what the root execution starts
+	// with (SetMemoOnStart, SetSearchAttributesOnStart; start.go).
+	startMemo, startSearchAttrs map[string]json.RawMessage
 }
 
 type delayedCallback struct {
@@ -424,6 +427,7 @@ func (x *execution) deliver(ev api.Event) {
 	}
 	if ev.Kind == api.EventWorkflowStarted {
 		x.startInput = ev.Input
+		x.withStartFields(&ev)
 	}
 	ev.Timestamp = x.e.now
 	x.inbox = append(x.inbox, ev)
