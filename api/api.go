@@ -175,6 +175,10 @@ type StartWorkflowRequest struct {
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
 	// Memo is any JSON object shown by describe (at most 32 KiB).
 	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
+	// Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 }
 
 // SignalWithStartRequest is the body of POST
@@ -200,6 +204,9 @@ type SignalWithStartRequest struct {
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
 	// Memo is a started workflow's memo (a JSON object, at most 32 KiB).
 	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
+	// Header is the header of the signal and of a started workflow's
+	// start (bounded as StartWorkflowRequest's).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 }
 
 // SignalWithStartResponse is the answer of POST
@@ -352,6 +359,10 @@ type TerminateWorkflowRequest struct {
 type SignalRequest struct {
 	// Input is the signal's payload, any JSON value.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 }
 
 // Empty is the body of an answer that carries nothing but its status.
@@ -475,6 +486,10 @@ type Event struct {
 	WorkflowType string `json:"workflow_type,omitempty"`
 	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the header that came with the input (WorkflowStarted,
+	// SignalReceived, ActivityScheduled, WorkflowUpdateAccepted,
+	// StartChildWorkflowInitiated, ExternalSignalInitiated).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested, ActivityCanceled
 	ActivityID int64 `json:"activity_id,omitempty"`
 	// ActivityType is the activity's registered name (ActivityScheduled).
@@ -716,6 +731,11 @@ type Command struct {
 	Options *ActivityOptions `json:"options,omitempty"`
 	// schedule_activity, continue_as_new
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the header the activity (schedule_activity), the child's
+	// start (start_child_workflow), the signal (signal_external) or the
+	// next execution's start (continue_as_new) carries, bounded as a
+	// request's header.
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// start_timer, cancel_timer
 	TimerID int64 `json:"timer_id,omitempty" validate:"required_if=Type start_timer,required_if=Type cancel_timer,gte=0"`
 	// FireAfter is how long after the turn the timer fires (start_timer).
@@ -937,6 +957,8 @@ type ActivityTask struct {
 	WorkflowTaskQueue string `json:"workflow_task_queue"`
 	// Input is the activity's argument.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the header the workflow scheduled the activity with.
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// HeartbeatDetails are the latest details a previous attempt heartbeated.
 	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
 	// ScheduledAt is when the attempt was scheduled.

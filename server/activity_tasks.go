@@ -58,8 +58,10 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 		keys:  keys,
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
+			ctx, endSpan := s.storeSpan(ctx, "store FetchActivityTask")
 			var err error
 			task, err = s.store.FetchActivityTask(ctx, ns, req.TaskQueues, req.WorkerID, lockFor)
+			endSpan(err)
 			return task != nil, err
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {

@@ -52,6 +52,7 @@ func (s *Server) updateWorkflow(c echo.Context) error {
 	var req api.UpdateWorkflowRequest
 	b.body(&req)
 	wait := b.wait("wait", req.Wait)
+	b.checkHeader("header", req.Header)
 	if err := b.err(); err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *Server) updateWorkflow(c echo.Context) error {
 		want = api.UpdateStageAccepted
 	}
 	ctx := c.Request().Context()
-	if err := s.store.RequestUpdate(ctx, ns, id, req.UpdateID, name, req.Input); err != nil {
+	if err := s.store.RequestUpdate(ctx, ns, id, req.UpdateID, name, req.Input, req.Header); err != nil {
 		return err
 	}
 	var st store.UpdateState

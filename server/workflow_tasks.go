@@ -55,7 +55,9 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		keys:  []string{store.WorkflowQueueKey(ns, req.TaskQueue)},
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
+			ctx, endSpan := s.storeSpan(ctx, "store FetchWorkflowTasks")
 			var err error
+			defer func() { endSpan(err) }()
 			if req.MaxTasks <= 1 {
 				var task *api.WorkflowTask
 				task, err = s.store.FetchWorkflowTaskForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor)
@@ -156,7 +158,9 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		handOff = s.hub.Expect(key)
 		defer handOff(nil, false)
 	}
-	resp, err := s.store.CompleteWorkflowTask(c.Request().Context(), ns, token, req)
+	sctx, endSpan := s.storeSpan(c.Request().Context(), "store CompleteWorkflowTask")
+	resp, err := s.store.CompleteWorkflowTask(sctx, ns, token, req)
+	endSpan(err)
 	if err != nil {
 		return err
 	}
@@ -224,7 +228,10 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.FailWorkflowTask(c.Request().Context(), ns, token, req.Error); err != nil {
+	sctx, endSpan := s.storeSpan(c.Request().Context(), "store FailWorkflowTask")
+	err := s.store.FailWorkflowTask(sctx, ns, token, req.Error)
+	endSpan(err)
+	if err != nil {
 		return err
 	}
 	s.metrics.workflowTaskFailed(ns)

@@ -56,6 +56,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
 	b.checkCron(req.CronSchedule)
 	b.checkMemo("memo", req.Memo)
+	b.checkHeader("header", req.Header)
 	if err := b.err(); err != nil {
 		return err
 	}
@@ -87,7 +88,12 @@ func (s *Server) startWorkflow(c echo.Context) error {
 			taker, _ = offer.(*storage.TurnTaker)
 		}
 	}
-	resp, turn, err := s.store.StartWorkflowHanding(c.Request().Context(), ns, req, taker)
+	sctx, endSpan := s.storeSpan(c.Request().Context(), "store StartWorkflow")
+	resp, turn, err := s.store.StartWorkflowHanding(sctx, ns, req, taker)
+	endSpan(err)
+	if s.tracingOn() && err == nil {
+		s.annotate(c, attrWorkflowID.String(resp.InstanceID), attrWorkflowType.String(req.WorkflowType))
+	}
 	handed := false
 	if poll != nil {
 		handed = s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)
@@ -402,10 +408,11 @@ func (s *Server) signalWorkflow(c echo.Context) error {
 	name := b.param("name", tagName)
 	var req api.SignalRequest
 	b.body(&req)
+	b.checkHeader("header", req.Header)
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.SignalWorkflow(c.Request().Context(), ns, id, name, req.Input); err != nil {
+	if err := s.store.SignalWorkflowWithHeader(c.Request().Context(), ns, id, name, req.Input, req.Header); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, api.Accepted{Changed: true})

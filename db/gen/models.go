@@ -141,6 +141,7 @@ type Query struct {
 	Result       []byte
 	Error        []byte
 	CreatedAt    time.Time
+	Header       []byte
 }
 
 type ReportReceipt struct {

@@ -16,7 +16,8 @@ WITH c AS (
            (x ->> 'parent_run_id')::uuid AS parent_run_id,
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
-           (x -> 'search_attributes')::jsonb AS search_attributes, (x -> 'memo')::jsonb AS memo
+           (x -> 'search_attributes')::jsonb AS search_attributes, (x -> 'memo')::jsonb AS memo,
+           (x -> 'header')::jsonb AS header
     FROM jsonb_array_elements(sqlc.arg(children)::jsonb) x
 ), d AS (
     -- A finished instance with a child's id is replaced by a fresh row
@@ -62,6 +63,7 @@ WITH c AS (
            || CASE WHEN c.search_attributes IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('search_attributes', c.search_attributes) END
            || CASE WHEN c.memo IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('memo', c.memo) END
+           || CASE WHEN c.header IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('header', c.header) END
     FROM i JOIN c ON c.instance_id = i.instance_id
     RETURNING task_queue
 ), parents AS (

@@ -487,6 +487,9 @@ type ApiActivityTask struct {
 	// ExecutionId ExecutionID is the execution that scheduled the activity.
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// Header Header is the header the workflow scheduled the activity with.
+	Header interface{} `json:"header,omitempty"`
+
 	// HeartbeatDetails HeartbeatDetails are the latest details a previous attempt heartbeated.
 	HeartbeatDetails interface{} `json:"heartbeat_details,omitempty"`
 
@@ -778,6 +781,12 @@ type ApiCommand struct {
 
 	// FireAfter FireAfter is how long after the turn the timer fires (start_timer).
 	FireAfter *string `json:"fire_after,omitempty"`
+
+	// Header Header is the header the activity (schedule_activity), the child's
+	// start (start_child_workflow), the signal (signal_external) or the
+	// next execution's start (continue_as_new) carries, bounded as a
+	// request's header.
+	Header interface{} `json:"header,omitempty"`
 
 	// Input schedule_activity, continue_as_new
 	Input interface{} `json:"input,omitempty"`
@@ -1089,6 +1098,11 @@ type ApiEvent struct {
 
 	// FireAfter FireAfter is how long after its creation the timer fires (TimerCreated).
 	FireAfter *string `json:"fire_after,omitempty"`
+
+	// Header Header is the header that came with the input (WorkflowStarted,
+	// SignalReceived, ActivityScheduled, WorkflowUpdateAccepted,
+	// StartChildWorkflowInitiated, ExternalSignalInitiated).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input interface{} `json:"input,omitempty"`
@@ -1542,6 +1556,9 @@ type ApiQueryTask struct {
 	// ExecutionId ExecutionID is the execution queried.
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// Header Header is the query's header.
+	Header interface{} `json:"header,omitempty"`
+
 	// History History is the execution's whole history, to answer from by replay.
 	History *[]ApiEvent `json:"history,omitempty"`
 
@@ -1576,6 +1593,9 @@ type ApiQueryWorkflowRequest struct {
 	// ExecutionId ExecutionID names the execution to query (0, the default: the
 	// current one).
 	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Header Header is the call's header (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the query's arguments: none, one value, or a JSON array of
 	// several.
@@ -2014,6 +2034,11 @@ type ApiSearchAttribute struct {
 
 // ApiSignalRequest defines model for api.SignalRequest.
 type ApiSignalRequest struct {
+	// Header Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header interface{} `json:"header,omitempty"`
+
 	// Input Input is the signal's payload, any JSON value.
 	Input interface{} `json:"input,omitempty"`
 }
@@ -2024,6 +2049,10 @@ type ApiSignalWithStartRequest struct {
 	//
 	// Example: 1h
 	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Header Header is the header of the signal and of a started workflow's
+	// start (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the workflow's argument when it is started, any JSON value.
 	Input interface{} `json:"input,omitempty"`
@@ -2084,6 +2113,11 @@ type ApiStartWorkflowRequest struct {
 	//
 	// Example: 1h
 	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Header Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the workflow's argument, any JSON value.
 	Input interface{} `json:"input,omitempty"`
@@ -2199,6 +2233,9 @@ type ApiUpdateNamespaceRequest struct {
 
 // ApiUpdateWorkflowRequest defines model for api.UpdateWorkflowRequest.
 type ApiUpdateWorkflowRequest struct {
+	// Header Header is the call's header (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
+
 	// Input Input is the handler's arguments: none, one value, or a JSON array
 	// of several.
 	Input interface{} `json:"input,omitempty"`

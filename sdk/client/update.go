@@ -144,7 +144,7 @@ func (h *updateHandle) Get(ctx context.Context, valuePtr any) error {
 // rejected update returns an *UpdateFailedError (Rejected) here; the
 // handler's result or error comes from the handle's Get. Errors:
 // ErrNotFound (no such workflow), ErrConflict (it has finished).
-func (c *TetherClient) UpdateWorkflow(ctx context.Context, opts UpdateWorkflowOptions) (WorkflowUpdateHandle, error) {
+func (c *TetherClient) updateWorkflowDirect(ctx context.Context, opts UpdateWorkflowOptions) (WorkflowUpdateHandle, error) {
 	if opts.WaitForStage == WorkflowUpdateStageUnspecified {
 		return nil, errors.New("client: UpdateWorkflow: WaitForStage must be specified")
 	}
@@ -163,7 +163,7 @@ func (c *TetherClient) UpdateWorkflow(ctx context.Context, opts UpdateWorkflowOp
 		return nil, fmt.Errorf("client: update: %w", err)
 	}
 	h := &updateHandle{c: c, wfID: opts.WorkflowID, id: id, name: opts.UpdateName, input: raw}
-	r, err := c.awaitUpdate(ctx, opts.WorkflowID, opts.UpdateName, api.UpdateWorkflowRequest{UpdateID: id, Input: raw, WaitForStage: opts.WaitForStage.wire()})
+	r, err := c.awaitUpdate(ctx, opts.WorkflowID, opts.UpdateName, api.UpdateWorkflowRequest{UpdateID: id, Input: raw, WaitForStage: opts.WaitForStage.wire(), Header: sendHeader(ctx)})
 	if err != nil {
 		return nil, err
 	}

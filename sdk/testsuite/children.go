@@ -44,7 +44,7 @@ func (x *execution) startChild(c *api.Command) {
 		ch.startRunTimeout(d)
 	}
 	ch.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID, SearchAttributes: c.SearchAttributes, Memo: c.Memo})
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header})
 	x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID})
 }
 
@@ -104,5 +104,5 @@ func (x *execution) continueChild(ch *execution) {
 	next.parent, next.childID, next.policy = x, ch.childID, ch.policy
 	x.children[ch.childID] = next
 	next.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: typ, TaskQueue: ch.taskQueue, Input: ch.closed.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID})
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID, Header: ch.closed.Header})
 }

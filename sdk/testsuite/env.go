@@ -118,9 +118,13 @@ type env struct {
 	dc               converter.DataConverter
 	onChildStarted   func(info *workflow.Info, ctx workflow.Context, args EncodedValues)
 	onChildCompleted func(info *workflow.Info, result EncodedValue, err error)
-	// startMemo and startSearchAttrs are what the root execution starts
-	// with (SetMemoOnStart, SetSearchAttributesOnStart; start.go).
-	startMemo, startSearchAttrs map[string]json.RawMessage
+
+	// The worker's interceptors and propagators (SetWorkerOptions,
+	// SetContextPropagators) and the root workflow's start header
+	// (WorkflowTestSuite.SetHeader).
+	interceptors []wf.WorkerInterceptor
+	propagators  []wf.ContextPropagator
+	startHeader  api.Header
 }
 
 type delayedCallback struct {
@@ -410,6 +414,9 @@ func (e *env) newExecution(def *wf.Definition, id, taskQueue string) *execution 
 		TaskQueue:    taskQueue,
 		Logger:       e.logger,
 		ActivityName: e.reg.activityName,
+
+		Interceptors:       e.interceptors,
+		ContextPropagators: e.propagators,
 	})
 	x.exec.SetLocalActivityResolver(e.localActivity)
 	x.exec.SetLocalClock(func() time.Time { return e.now }, func(d time.Duration) { e.now = e.now.Add(d) })
@@ -427,7 +434,6 @@ func (x *execution) deliver(ev api.Event) {
 	}
 	if ev.Kind == api.EventWorkflowStarted {
 		x.startInput = ev.Input
-		x.withStartFields(&ev)
 	}
 	ev.Timestamp = x.e.now
 	x.inbox = append(x.inbox, ev)
@@ -565,7 +571,7 @@ func (x *execution) close(c *api.Command, turnErr error) {
 		if typ == "" {
 			typ = x.wfType
 		}
-		x.err = x.executionError(nil, &wf.ContinueAsNewError{WorkflowType: typ, Input: c.Input})
+		x.err = x.executionError(nil, &wf.ContinueAsNewError{WorkflowType: typ, Input: c.Input, Header: c.Header})
 		reason = api.CancelReasonContinuedAsNew
 	}
 	for _, id := range sortedIDs(x.activities) {

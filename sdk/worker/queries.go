@@ -84,10 +84,13 @@ func (w *TetherWorker) answerQuery(task *api.QueryTask) (result []byte, err erro
 			ActivityName: w.reg.activityName,
 
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
+			Interceptors:        w.opts.Interceptors,
+			ContextPropagators:  w.opts.ContextPropagators,
+			LogReplay:           w.opts.EnableLoggingInReplay,
 		})
 		if _, err := exec.Turn(task.History, nil); err != nil {
 			return nil, fmt.Errorf("replaying the history: %w", err)
 		}
 	}
-	return exec.Query(task.QueryName, task.Input)
+	return exec.QueryWithHeader(task.QueryName, task.Input, task.Header)
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/interceptor"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
 	"github.com/tetherhq/tether/sdk/log"
@@ -148,6 +150,19 @@ type Options struct {
 	// holds at once (default 1000); a CreateSession beyond it goes to
 	// another session worker, or waits until its CreationTimeout.
 	MaxConcurrentSessionExecutionSize int
+	// Interceptors wrap the workflows and activities the worker runs
+	// (Temporal's worker.Options field; package interceptor). They come
+	// after the client's interceptors that are also WorkerInterceptors;
+	// the first of the slice is called first.
+	Interceptors []interceptor.WorkerInterceptor
+	// ContextPropagators carry values of contexts through the headers of
+	// workflow calls (workflow.ContextPropagator), after the client's
+	// (client.Options.ContextPropagators).
+	ContextPropagators []workflow.ContextPropagator
+	// EnableLoggingInReplay keeps the workflow loggers (workflow.GetLogger)
+	// writing while the worker replays a history (Temporal's field; by
+	// default a replay is silent, so that each line is written once).
+	EnableLoggingInReplay bool
 }
 
 // WorkflowPanicPolicy is the value of Options.WorkflowPanicPolicy
@@ -191,6 +206,19 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 	o.DisableEagerDispatch = o.DisableEagerDispatch || o.DisableEagerActivities
 	if o.BackgroundActivityContext == nil {
 		o.BackgroundActivityContext = context.Background()
+	}
+	if c != nil {
+		// The client's interceptors that are also worker interceptors
+		// come first, then the worker's own (Temporal's order); the same
+		// for the propagators.
+		var fromClient []interceptor.WorkerInterceptor
+		for _, ci := range c.Interceptors() {
+			if wi, ok := ci.(interceptor.WorkerInterceptor); ok {
+				fromClient = append(fromClient, wi)
+			}
+		}
+		o.Interceptors = slices.Concat(fromClient, o.Interceptors)
+		o.ContextPropagators = slices.Concat(c.ContextPropagators(), o.ContextPropagators)
 	}
 	if o.MaxConcurrentWorkflowTurns <= 0 {
 		o.MaxConcurrentWorkflowTurns = 100
@@ -336,7 +364,14 @@ type TetherWorker struct {
 	work sync.WaitGroup
 	// running are the attempts being run, by lock token.
 	running sync.Map // string → *attempt
-	stats   stats
+	// metrics emits the worker's metrics (nil: the client has no
+	// MetricsHandler).
+	metrics *workerMetrics
+	// reportValues holds, by attempt, where the context its activity
+	// function runs with is written (wf.WithCallSink): its reports carry
+	// its values (ack).
+	reportValues sync.Map // *api.ActivityTask → *context.Context
+	stats        stats
 	// newErr is why New could not make a working worker (reported by
 	// Start and Run).
 	newErr error
@@ -371,6 +406,7 @@ func NewTetherWorker(c client.Client, taskQueue string, opts Options) *TetherWor
 		w.newErr = fmt.Errorf("worker: New needs a client of package client (Dial, NewLazyClient), got %T", c)
 	} else {
 		w.p = protocol.Of(tc)
+		w.metrics = newWorkerMetrics(w.p.Metrics(), taskQueue)
 	}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
@@ -633,6 +669,7 @@ func (w *TetherWorker) serve(ctx context.Context) {
 	}()
 
 	w.log.Info("worker starting", "worker_id", w.ID(), "workflows", hasWF, "activities", hasAct)
+	w.metrics.started()
 	var pollers sync.WaitGroup
 	if hasWF {
 		turns := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tetherhq/tether/sdk/internal/metrics"
 	"github.com/tetherhq/tether/sdk/internal/searchattr"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/log"
@@ -319,6 +320,13 @@ func Now(ctx Context) time.Time { return wf.Now(ctx) }
 // IsReplaying reports whether the code is re-running against history.
 func IsReplaying(ctx Context) bool { return wf.IsReplaying(ctx) }
 
+// GetMetricsHandler returns the workflow's metrics handler (Temporal's
+// workflow.GetMetricsHandler, a client.MetricsHandler): the client's
+// MetricsHandler tagged with the task queue and the workflow type, whose
+// metrics record nothing while the workflow replays. Without a handler it
+// records nothing.
+func GetMetricsHandler(ctx Context) metrics.Handler { return wf.GetMetricsHandler(ctx) }
+
 // IsCancelRequested reports whether the workflow's cancellation was
 // requested, and with which reason.
 func IsCancelRequested(ctx Context) (bool, string) { return wf.IsCancelRequested(ctx) }
@@ -329,7 +337,12 @@ func IsCancelRequested(ctx Context) (bool, string) { return wf.IsCancelRequested
 // (log.WithLogger) and WithCallerSkip (log.WithSkipCallers), so that
 // log.With(logger, ...) and logger.(log.WithLogger) work as in Temporal.
 // log.ToSlog returns it as a *slog.Logger.
-func GetLogger(ctx Context) log.Logger { return log.NewStructuredLogger(wf.GetLogger(ctx)) }
+func GetLogger(ctx Context) log.Logger {
+	if o := wf.Outbound(ctx); o != nil {
+		return o.GetLogger(ctx)
+	}
+	return log.NewStructuredLogger(wf.GetLogger(ctx))
+}
 
 // Typed returns f as a FutureOf[T].
 func Typed[T any](f Future) FutureOf[T] { return wf.Typed[T](f) }

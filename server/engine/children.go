@@ -27,6 +27,8 @@ type NewChild struct {
 	SearchAttributesField string
 	// Memo is the child's memo (nil: none).
 	Memo map[string]json.RawMessage
+	// Header is the header of the child's start.
+	Header api.Header
 }
 
 // planChildCommand validates a start_child_workflow or
@@ -88,11 +90,12 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
 		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
 		RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, SearchAttributesField: field("search_attributes"),
-		Memo: c.Memo,
+		Memo:   c.Memo,
+		Header: c.Header,
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,
-		WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input, ParentClosePolicy: policy,
+		WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input, ParentClosePolicy: policy, Header: c.Header,
 	}})
 	return nil
 }

@@ -123,6 +123,8 @@ type NewAttempt struct {
 	TaskQueue    string
 	Input        json.RawMessage
 	Options      api.ActivityOptions
+	// Header is the header the activity carries.
+	Header api.Header
 }
 
 // NewTimer is a timer started by the turn.
@@ -183,6 +185,8 @@ type TurnPlan struct {
 	ContinueAsNew   bool
 	NewWorkflowType string
 	NewInput        json.RawMessage
+	// NewHeader is the header the next execution starts with.
+	NewHeader api.Header
 	// Children are the child workflows the turn starts (children.go).
 	Children []NewChild
 	// CancelChildren are the workflow ids of the children the turn asks
@@ -289,6 +293,11 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			return TurnPlan{}, &InvalidCommandError{Field: fmt.Sprintf("commands[%d]", i),
 				Message: "no command may follow " + term.Type}
 		}
+		if len(c.Header) > 0 {
+			if msg := api.HeaderProblem(c.Header); msg != "" {
+				return TurnPlan{}, &InvalidCommandError{Field: field("header"), Message: msg}
+			}
+		}
 		switch c.Type {
 		case api.CommandScheduleActivity:
 			if c.ActivityID != p.NextActivityID {
@@ -312,12 +321,12 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.NextActivityID++
 			p.NewAttempts = append(p.NewAttempts, NewAttempt{
 				ActivityID: c.ActivityID, ActivityType: c.ActivityType, TaskQueue: tq,
-				Input: c.Input, Options: opts,
+				Input: c.Input, Options: opts, Header: c.Header,
 			})
 			o := opts
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventActivityScheduled, ActivityID: c.ActivityID, ActivityType: c.ActivityType,
-				TaskQueue: tq, Input: c.Input, Options: &o,
+				TaskQueue: tq, Input: c.Input, Options: &o, Header: c.Header,
 			}})
 			outstanding[c.ActivityID] = true
 		case api.CommandStartTimer:
@@ -447,7 +456,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		case api.CommandContinueAsNew:
 			p.TerminalReason = api.CancelReasonContinuedAsNew
 			p.ContinueAsNew = true
-			p.NewInput = term.Input
+			p.NewInput, p.NewHeader = term.Input, term.Header
 			p.NewWorkflowType = inst.WorkflowType
 			if term.WorkflowType != "" {
 				p.NewWorkflowType = term.WorkflowType

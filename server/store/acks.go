@@ -703,7 +703,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		next := exec + 1
 		started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,
 			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec,
-			RunID: nextRun.String(), ContinuedFromRunID: inst.RunID.String()}
+			RunID: nextRun.String(), ContinuedFromRunID: inst.RunID.String(), Header: plan.NewHeader}
 		started.SearchAttributes, started.Memo = carriedVisibility(inst, plan)
 		start := eventMessage(id, &next, started, 0)
 		w.continued = append(w.continued, func() error {

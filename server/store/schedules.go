@@ -522,7 +522,7 @@ func (s *Store) fireSlot(ctx context.Context, t *txn, ns string, sc *scheduleRow
 	}
 	a := sc.action
 	started, err := startInstances(ctx, t.q, ns,
-		[]startRow{newStartRow(id, a.WorkflowType, a.TaskQueue, a.Input, ms(a.ExecutionTimeout.D()), scheduledAttributes(sc.ScheduleID, slot), nil)})
+		[]startRow{newStartRow(id, a.WorkflowType, a.TaskQueue, a.Input, ms(a.ExecutionTimeout.D()), scheduledAttributes(sc.ScheduleID, slot), nil, nil)})
 	if err != nil {
 		return "", "", fmt.Errorf("start scheduled workflow: %w", err)
 	}

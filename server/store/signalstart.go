@@ -19,7 +19,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 	err := s.inTx(ctx, func(t *txn) error {
 		resp = api.SignalWithStartResponse{InstanceID: instanceID}
 		signal := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived,
-			SignalName: req.SignalName, Input: req.SignalInput}, 0)
+			SignalName: req.SignalName, Input: req.SignalInput, Header: req.Header}, 0)
 		// Two rounds at most: a start refused because another one committed
 		// meanwhile finds the instance running at the second signal.
 		if err := admitMessage(ctx, t, ns, instanceID, len(signal.Payload)); err != nil {
@@ -43,7 +43,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			if err != nil {
 				return err
 			}
-			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo)
+			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
 			started, err := startInstances(ctx, t.q, ns, []startRow{start})
 			if err != nil {
 				return fmt.Errorf("signal with start: %w", err)

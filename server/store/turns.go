@@ -352,7 +352,7 @@ func newAttemptRow(instanceID string, exec int64, runID uuid.UUID, workflowType,
 		RunID:     &runID,
 		TaskQueue: a.TaskQueue, InstanceID: instanceID, ExecutionID: exec, ActivityID: a.ActivityID,
 		Attempt: 1, ActivityType: a.ActivityType, WorkflowType: workflowType, WorkflowTaskQueue: workflowQueue,
-		Input: a.Input, Options: mustJSON(o),
+		Input: a.Input, Options: mustJSON(storedOptions{ActivityOptions: o, Header: a.Header}),
 		StartToCloseMS: ms(o.StartToCloseTimeout.D()), HeartbeatTimeoutMS: ms(o.HeartbeatTimeout.D()),
 		ScheduleToStartMS: ms(o.ScheduleToStartTimeout.D()), ScheduleToCloseMS: ms(o.ScheduleToCloseTimeout.D()),
 	}

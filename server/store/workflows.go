@@ -373,12 +373,18 @@ func (s *Store) cancelWorkflowIn(ctx context.Context, t *txn, ns, instanceID, re
 // races the turn ending the workflow waits for that turn's commit: it is
 // then either seen by the workflow or refused, never dropped.
 func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error {
-	return s.inTx(ctx, func(t *txn) error { return signalWorkflowIn(ctx, t, ns, instanceID, name, input) })
+	return s.SignalWorkflowWithHeader(ctx, ns, instanceID, name, input, nil)
+}
+
+// SignalWorkflowWithHeader is SignalWorkflow with the signal's header,
+// recorded in its SignalReceived event.
+func (s *Store) SignalWorkflowWithHeader(ctx context.Context, ns, instanceID, name string, input json.RawMessage, header api.Header) error {
+	return s.inTx(ctx, func(t *txn) error { return signalWorkflowIn(ctx, t, ns, instanceID, name, input, header) })
 }
 
 // signalWorkflowIn is SignalWorkflow in the transaction t.
-func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, input json.RawMessage) error {
-	msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input}, 0)
+func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, input json.RawMessage, header api.Header) error {
+	msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input, Header: header}, 0)
 	if err := admitMessage(ctx, t, ns, instanceID, len(msg.Payload)); err != nil {
 		return err
 	}

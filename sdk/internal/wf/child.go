@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/common"
 	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
@@ -175,6 +176,20 @@ func (f *childFuture) GetChildWorkflowExecution() Future { return f.started }
 // cancel.
 func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowFuture {
 	c := ctx.impl()
+	if o := c.s.outbound; o != nil {
+		name, ok := workflow.(string)
+		if !ok {
+			name, _ = names.FuncName(workflow)
+		}
+		return o.ExecuteChildWorkflow(withCallee(ctx, name, workflow), name, args...)
+	}
+	return executeChildWorkflowDirect(ctx, workflow, args, nil)
+}
+
+// executeChildWorkflowDirect is ExecuteChildWorkflow past the
+// interceptors, with the header of the child's start.
+func executeChildWorkflowDirect(ctx Context, workflow any, args []any, header map[string]*common.Payload) ChildWorkflowFuture {
+	c := ctx.impl()
 	s := c.s
 	f := &childFuture{future: &future{s: s, scope: c.scope}, started: &future{s: s}}
 	fail := func(err error) ChildWorkflowFuture {
@@ -212,6 +227,7 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 	if err != nil {
 		return fail(fmt.Errorf("workflow.ExecuteChildWorkflow %s: %w", name, err))
 	}
+	hdr := s.outHeader(c, header)
 	s.nextChildID++
 	f.id = s.nextChildID
 	f.wait = opts.WaitForCancellation
@@ -231,7 +247,7 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(timeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
-		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo),
+		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo), Header: hdr,
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}

@@ -356,7 +356,7 @@ func OrRunID(runID string, executionID int64) string {
 
 // GetInfo returns the execution's info (a copy: changing it changes
 // nothing).
-func GetInfo(ctx Context) *Info {
+func getInfoDirect(ctx Context) *Info {
 	s := ctx.impl().s
 	info := s.info
 	if info.ParentWorkflowExecution != nil {
@@ -377,11 +377,11 @@ func GetInfo(ctx Context) *Info {
 
 // Now returns the workflow's time: the timestamp of the last event
 // processed. It is the same on every replay; use it instead of time.Now.
-func Now(ctx Context) time.Time { return ctx.impl().s.now }
+func nowDirect(ctx Context) time.Time { return ctx.impl().s.now }
 
 // IsReplaying reports whether the code is re-running against recorded
 // history (as opposed to reacting to new events).
-func IsReplaying(ctx Context) bool { return ctx.impl().s.replaying }
+func isReplayingDirect(ctx Context) bool { return ctx.impl().s.replaying }
 
 // IsCancelRequested reports whether the workflow's cancellation was
 // requested, and with which reason.

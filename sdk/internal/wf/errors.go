@@ -167,6 +167,9 @@ type ContinueAsNewError struct {
 	WorkflowType string
 	// Input of the next execution.
 	Input json.RawMessage
+	// Header is the header the next execution starts with (the
+	// interceptors' and propagators').
+	Header api.Header
 }
 
 // Error implements error.
@@ -179,7 +182,7 @@ func (e *ContinueAsNewError) Error() string { return "continue as new" }
 // same workflow type, whatever name it was registered under. The arguments
 // are checked against a function's signature; an error that is not a
 // *ContinueAsNewError, returned by the workflow, fails it.
-func NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
+func newContinueAsNewErrorDirect(ctx Context, wfn any, args ...any) error {
 	s := ctx.impl().s
 	name, ok := wfn.(string)
 	if !ok {

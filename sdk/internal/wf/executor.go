@@ -13,6 +13,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/metrics"
 	"github.com/tetherhq/tether/sdk/internal/names"
 )
 
@@ -73,6 +74,19 @@ type ExecutorOptions struct {
 	// executor is unusable, like for a *NondeterminismError — so that the
 	// turn is retried, and resumes once fixed code runs it.
 	FailWorkflowOnPanic bool
+	// Interceptors are the worker's interceptors (the first outermost):
+	// InterceptWorkflow builds the execution's inbound chain when it
+	// starts.
+	Interceptors []WorkerInterceptor
+	// ContextPropagators extract the values of the start's, signals',
+	// queries' and updates' headers into the workflow's context and inject
+	// them into the headers of its activities, children and signals.
+	ContextPropagators []ContextPropagator
+	// LogReplay keeps the workflow's logger writing while it replays
+	// (Temporal's worker.Options.EnableLoggingInReplay).
+	LogReplay bool
+	// MetricsHandler is the base of GetMetricsHandler (nil: none).
+	MetricsHandler metrics.Handler
 }
 
 // TurnResult is what a turn decided: the body of the turn's ack.
@@ -115,6 +129,10 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		versions:       map[string]Version{},
 		actName:        opts.ActivityName,
 		failOnPanic:    opts.FailWorkflowOnPanic,
+		interceptors:   opts.Interceptors,
+		propagators:    opts.ContextPropagators,
+		logReplay:      opts.LogReplay,
+		metrics:        opts.MetricsHandler,
 		info: Info{
 			WorkflowExecution: WorkflowExecution{ID: opts.InstanceID, RunID: opts.RunID},
 			WorkflowType:      WorkflowType{Name: def.name},
@@ -230,6 +248,18 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 	return res, nil
 }
 
+// Values returns the context the workflow function runs with, after the
+// inbound interceptors, for its values (nil when there are no interceptors
+// or the function has not run): the worker's acks of the workflow's turns
+// carry them, so that what a request hook reads there (the workflow's
+// span) reaches the server. Values are immutable; read them between turns.
+func (e *Executor) Values() interface{ Value(key any) any } {
+	if e.s.runCtx == nil {
+		return nil
+	}
+	return e.s.runCtx
+}
+
 // SetAttempt sets the attempt of the turn about to run (GetInfo's
 // Attempt).
 func (e *Executor) SetAttempt(attempt int32) { e.s.attempt = attempt }
@@ -254,6 +284,20 @@ type state struct {
 	// failOnPanic: a panic fails the workflow, not the turn
 	// (ExecutorOptions.FailWorkflowOnPanic).
 	failOnPanic bool
+	// The worker's interceptors and propagators (intercept.go); inbound
+	// and outbound are the execution's chains, nil without interceptors.
+	interceptors []WorkerInterceptor
+	propagators  []ContextPropagator
+	inbound      WorkflowInboundInterceptor
+	outbound     WorkflowOutboundInterceptor
+	// metrics is ExecutorOptions.MetricsHandler (GetMetricsHandler).
+	metrics metrics.Handler
+	// runCtx is the context the workflow function runs with, after the
+	// inbound interceptors (nil until it runs, or without interceptors):
+	// Executor.Values.
+	runCtx Context
+	// logReplay: ExecutorOptions.LogReplay.
+	logReplay bool
 
 	coros     []*coroutine
 	current   *coroutine
@@ -598,8 +642,7 @@ func (s *state) apply(ev *api.Event) {
 		}
 	case api.EventSignalReceived:
 		s.tick(ev)
-		ch := s.signal(ev.SignalName)
-		ch.deliver(ev.Input)
+		s.deliverSignal(ev)
 	case api.EventCancelRequested:
 		s.tick(ev)
 		s.onCancelRequested(ev.Reason)
@@ -649,9 +692,21 @@ func (s *state) start(ev *api.Event) {
 		s.terminate(api.Command{Type: api.CommandFailWorkflow, Error: &api.Error{Message: err.Error(), Type: "InvalidInput"}})
 		return
 	}
-	ctx := reflect.ValueOf(Context(s.rootCtx))
+	if len(s.interceptors) == 0 && len(s.propagators) == 0 {
+		ctx := reflect.ValueOf(Context(s.rootCtx))
+		s.spawn("root", func() {
+			result, err := s.def.sig.Call(ctx, in)
+			s.finish(result, err)
+		})
+		return
+	}
+	h := s.inHeader(ev.Header)
+	ctx := s.startInterceptors(h)
+	if s.fatal != nil {
+		return
+	}
 	s.spawn("root", func() {
-		result, err := s.def.sig.Call(ctx, in)
+		result, err := s.runWorkflow(ctx, h, in)
 		s.finish(result, err)
 	})
 }
@@ -702,7 +757,7 @@ func (s *state) finish(result any, err error) {
 		}
 		s.terminate(api.Command{Type: api.CommandCompleteWorkflow, Result: raw})
 	case errors.As(err, &can):
-		s.terminate(api.Command{Type: api.CommandContinueAsNew, Input: can.Input, WorkflowType: can.WorkflowType})
+		s.terminate(api.Command{Type: api.CommandContinueAsNew, Input: can.Input, WorkflowType: can.WorkflowType, Header: can.Header})
 	case errors.Is(err, ErrCanceled) && s.cancelRequested:
 		s.terminate(api.Command{Type: api.CommandCancelWorkflow})
 	default:
