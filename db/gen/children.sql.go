@@ -244,7 +244,7 @@ WITH c AS (
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
            (x -> 'search_attributes')::jsonb AS search_attributes, (x -> 'memo')::jsonb AS memo,
-           (x -> 'header')::jsonb AS header
+           (x -> 'header')::jsonb AS header, (x -> 'priority')::jsonb AS priority
     FROM jsonb_array_elements($3::jsonb) x
 ), d AS (
     -- A finished instance with a child's id is replaced by a fresh row
@@ -270,17 +270,44 @@ WITH c AS (
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
-                                parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id, memo)
+                                parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id, memo,
+                                priority)
     SELECT $4, c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
            $4, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
-           c.retry_policy, 1, c.search_attributes, c.parent_run_id, c.memo
+           c.retry_policy, 1, c.search_attributes, c.parent_run_id, c.memo, c.priority
     FROM c LEFT JOIN d ON d.instance_id = c.instance_id
     ORDER BY c.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id, i.run_id
+), f AS (
+    -- Flow control, as in StartInstances: each child with a priority, its
+    -- priority key, fairness key and stride.
+    SELECT i.instance_id, c.task_queue,
+           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(c.priority->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((c.priority->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM i JOIN c ON c.instance_id = i.instance_id
+    WHERE c.priority IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT $4, f.task_queue, 'w', f.fk,
+           LEAST(now(), (SELECT q.pass FROM orchestrator_queue q
+                         WHERE q.namespace = $4 AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk ORDER BY f.instance_id) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
 ), starts AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT $4, c.instance_id, i.execution_id, c.task_queue, 'WorkflowStarted',
            jsonb_build_object('workflow_type', c.workflow_type, 'task_queue', c.task_queue,
                               'parent_workflow_id', c.parent_instance_id,
@@ -291,7 +318,9 @@ WITH c AS (
                    ELSE jsonb_build_object('search_attributes', c.search_attributes) END
            || CASE WHEN c.memo IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('memo', c.memo) END
            || CASE WHEN c.header IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('header', c.header) END
-    FROM i JOIN c ON c.instance_id = i.instance_id
+           || CASE WHEN c.priority IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('priority', c.priority) END,
+           COALESCE(p.pk, 3), p.pass
+    FROM i JOIN c ON c.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
     RETURNING task_queue
 ), parents AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)

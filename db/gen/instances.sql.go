@@ -134,7 +134,7 @@ func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error 
 }
 
 const getInstance = `-- name: GetInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances WHERE namespace = $1 AND instance_id = $2
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances WHERE namespace = $1 AND instance_id = $2
 `
 
 type GetInstanceParams struct {
@@ -187,13 +187,14 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 		&i.RunID,
 		&i.ParentRunID,
 		&i.ResetFrom,
+		&i.Priority,
 		&i.HistoryBytes,
 	)
 	return i, err
 }
 
 const getInstanceForUpdate = `-- name: GetInstanceForUpdate :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
 `
 
 type GetInstanceForUpdateParams struct {
@@ -246,16 +247,17 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 		&i.RunID,
 		&i.ParentRunID,
 		&i.ResetFrom,
+		&i.Priority,
 		&i.HistoryBytes,
 	)
 	return i, err
 }
 
 const getInstancesByID = `-- name: GetInstancesByID :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.history_bytes
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.priority, instances.history_bytes
 FROM unnest($1::text[]) AS k(id)
 CROSS JOIN LATERAL (
-    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances i
+    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances i
     WHERE i.namespace = $2 AND i.instance_id = k.id
     LIMIT 1
 ) AS instances
@@ -324,6 +326,7 @@ func (q *Queries) GetInstancesByID(ctx context.Context, arg GetInstancesByIDPara
 			&i.Instance.RunID,
 			&i.Instance.ParentRunID,
 			&i.Instance.ResetFrom,
+			&i.Instance.Priority,
 			&i.Instance.HistoryBytes,
 		); err != nil {
 			return nil, err
@@ -337,7 +340,7 @@ func (q *Queries) GetInstancesByID(ctx context.Context, arg GetInstancesByIDPara
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.history_bytes, now()::timestamptz AS tx_time FROM instances
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.priority, instances.history_bytes, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
   AND lock_token = $3
 FOR UPDATE
@@ -402,6 +405,7 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 		&i.Instance.RunID,
 		&i.Instance.ParentRunID,
 		&i.Instance.ResetFrom,
+		&i.Instance.Priority,
 		&i.Instance.HistoryBytes,
 		&i.TxTime,
 	)
@@ -409,7 +413,7 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 }
 
 const getLockedTurns = `-- name: GetLockedTurns :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.history_bytes, now()::timestamptz AS tx_time,
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.priority, instances.history_bytes, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
@@ -454,7 +458,7 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                 '[]'::jsonb)::jsonb AS pending_timers
 FROM (SELECT DISTINCT k.id FROM unnest($2::text[]) AS k(id) ORDER BY k.id) AS k
 CROSS JOIN LATERAL (
-    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances i
+    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances i
     WHERE i.namespace = $3 AND i.instance_id = k.id
       AND i.lock_token = ($1::jsonb -> k.id ->> 'lock_token')::uuid
     FOR UPDATE
@@ -549,6 +553,7 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 			&i.Instance.RunID,
 			&i.Instance.ParentRunID,
 			&i.Instance.ResetFrom,
+			&i.Instance.Priority,
 			&i.Instance.HistoryBytes,
 			&i.TxTime,
 			&i.Messages,
@@ -574,7 +579,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
   retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id,
-  NULL::jsonb AS reset_from, history_bytes
+  NULL::jsonb AS reset_from, priority, history_bytes
 FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
@@ -636,6 +641,7 @@ type ListInstancesRow struct {
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
 	ResetFrom         []byte
+	Priority          []byte
 	HistoryBytes      int64
 }
 
@@ -702,6 +708,7 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 			&i.RunID,
 			&i.ParentRunID,
 			&i.ResetFrom,
+			&i.Priority,
 			&i.HistoryBytes,
 		); err != nil {
 			return nil, err
@@ -715,7 +722,13 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 }
 
 const lockNextTurns = `-- name: LockNextTurns :many
-WITH inst AS (
+WITH bud AS (
+    SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+      AND $3::text[] IS NULL
+    FOR UPDATE
+), inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + c.lock_ms * interval '1 millisecond',
@@ -725,20 +738,20 @@ WITH inst AS (
         (SELECT DISTINCT ON (e.instance_id) e.namespace, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
-             SELECT k, ($2::text[])[k] AS instance_id,
-                    ($3::text[])[k] AS worker_id,
-                    ($4::text[])[k] AS task_queue,
-                    ($5::bigint[])[k] AS lock_ms,
-                    ($6::text[])[k] AS build_id
-             FROM generate_subscripts($2::text[], 1) AS k
+             SELECT k, ($3::text[])[k] AS instance_id,
+                    ($5::text[])[k] AS worker_id,
+                    ($6::text[])[k] AS task_queue,
+                    ($7::bigint[])[k] AS lock_ms,
+                    ($8::text[])[k] AS build_id
+             FROM generate_subscripts($3::text[], 1) AS k
          ) r
          CROSS JOIN LATERAL (
              SELECT ix.namespace, ix.instance_id FROM instances ix
-             WHERE ix.namespace = $7 AND ix.instance_id = r.instance_id
+             WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $8::boolean))
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $9::boolean))
                AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
-               AND (NOT $9::boolean
+               AND (NOT $10::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
                         WHERE q0.namespace = ix.namespace AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
@@ -748,22 +761,56 @@ WITH inst AS (
                    WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
                )
+               AND NOT EXISTS (
+                   SELECT 1 FROM task_queue_limits l
+                   WHERE l.namespace = ix.namespace AND l.task_queue = ix.task_queue AND l.work = 'w'
+               )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
          ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id, $10::text, $11::bigint,
-                $12::text, 0
+        (SELECT c.namespace, c.instance_id, $11::text, $12::bigint,
+                $13::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
-             FROM orchestrator_queue q
-             WHERE q.namespace = $7 AND q.task_queue = $13 AND q.visible_at <= now()
-               AND NOT COALESCE((
-                   SELECT ix.locked_until >= now() OR ($8::boolean AND ix.locked_until IS NOT NULL)
-                          OR ix.build_id NOT IN ('', $12::text)
+             FROM (
+                 -- Flow control (migration 00042): the queue's visible
+                 -- messages in (priority, pass) order, where a message
+                 -- without flow control is priority 3 with visible_at as
+                 -- its pass: priorities 1 and 2, then priority 3 (the
+                 -- flow-controlled ones merged with the others), then 4
+                 -- and 5, each from its index in order. The branches of a
+                 -- UNION ALL run in turn, and only as far as the LIMIT
+                 -- pulls: with flow control unused, the flow index is
+                 -- empty and this is the scan of orchestrator_queue_dequeue
+                 -- in visible order it always was.
+                 (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
+                  WHERE q1.namespace = $1 AND q1.task_queue = $2
+                    AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
+                  ORDER BY q1.priority, q1.pass)
+                 UNION ALL
+                 (SELECT q3.namespace, q3.instance_id FROM (
+                      (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
+                       WHERE q2.namespace = $1 AND q2.task_queue = $2
+                         AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
+                       ORDER BY q2.pass)
+                      UNION ALL
+                      (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
+                       WHERE q0.namespace = $1 AND q0.task_queue = $2
+                         AND q0.visible_at <= now() AND q0.pass IS NULL
+                       ORDER BY q0.visible_at)
+                  ) q3 ORDER BY q3.r)
+                 UNION ALL
+                 (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
+                  WHERE q5.namespace = $1 AND q5.task_queue = $2
+                    AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
+                  ORDER BY q5.priority, q5.pass)
+             ) q
+             WHERE NOT COALESCE((
+                   SELECT ix.locked_until >= now() OR ($9::boolean AND ix.locked_until IS NOT NULL)
+                          OR ix.build_id NOT IN ('', $13::text)
                    FROM instances ix
                    WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-             ORDER BY q.visible_at
              LIMIT 1000
          ) q
          CROSS JOIN LATERAL (
@@ -771,15 +818,16 @@ WITH inst AS (
              FROM instances i2
              WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $8::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $12::text))
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $9::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $13::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE $2::text[] IS NULL)
-        LIMIT $1
+         WHERE $3::text[] IS NULL
+         LIMIT (SELECT bud.n FROM bud))
+        LIMIT $4
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.reset_from, i.history_bytes, c.eager_element
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.reset_from, i.priority, i.history_bytes, c.eager_element
 ), msgs AS (
     -- Each locked instance's messages, then each message by primary key
     -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
@@ -816,8 +864,16 @@ WITH inst AS (
     ) x
     WHERE m.id = x.id
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+), tb AS (
+    -- The turns taken spend the queue's tokens (a limited queue only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM inst WHERE inst.eager_element = 0),
+        refilled_at = now()
+    WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+      AND $3::text[] IS NULL
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.reset_from, inst.history_bytes, inst.eager_element,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.reset_from, inst.priority, inst.history_bytes, inst.eager_element,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
@@ -838,19 +894,19 @@ ORDER BY inst.instance_id
 `
 
 type LockNextTurnsParams struct {
-	MaxTurns         int32
+	Namespace        string
+	TaskQueue        string
 	EagerInstanceIds []string
+	MaxTurns         int32
 	EagerWorkerIds   []string
 	EagerTaskQueues  []string
 	EagerLockMs      []int64
 	EagerBuildIds    []string
-	Namespace        string
 	HoldExpired      bool
 	FirstTurns       bool
 	WorkerID         string
 	LockMs           int64
 	BuildID          string
-	TaskQueue        string
 	MaxMessages      int32
 	MaxTurnBytes     int64
 }
@@ -897,6 +953,7 @@ type LockNextTurnsRow struct {
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
 	ResetFrom         []byte
+	Priority          []byte
 	HistoryBytes      int64
 	EagerElement      *int32
 	Messages          []byte
@@ -972,21 +1029,29 @@ type LockNextTurnsRow struct {
 // held like a live one, in both ways: the worker that holds its turn may
 // have run it through the outage, and its retried ack, which the token
 // still matching lets through (GetLockedTurns), comes within the grace.
+//
+// A rate limit of the queue (task_queue_limits, work 'w'; migration
+// 00043) bounds the fetch: its token bucket row is locked (concurrent
+// fetches of a limited queue, on any replica, take turns), the queue's
+// branch takes at most the whole tokens it has, and the turns taken are
+// spent (tb). A queue without a limit has no row: one probe of the
+// primary key finds none, and nothing is bounded or spent. The eager turns
+// skip limited queues (their poll takes the turn, within the limit).
 func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([]LockNextTurnsRow, error) {
 	rows, err := q.db.Query(ctx, lockNextTurns,
-		arg.MaxTurns,
+		arg.Namespace,
+		arg.TaskQueue,
 		arg.EagerInstanceIds,
+		arg.MaxTurns,
 		arg.EagerWorkerIds,
 		arg.EagerTaskQueues,
 		arg.EagerLockMs,
 		arg.EagerBuildIds,
-		arg.Namespace,
 		arg.HoldExpired,
 		arg.FirstTurns,
 		arg.WorkerID,
 		arg.LockMs,
 		arg.BuildID,
-		arg.TaskQueue,
 		arg.MaxMessages,
 		arg.MaxTurnBytes,
 	)
@@ -1039,6 +1104,7 @@ func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([
 			&i.RunID,
 			&i.ParentRunID,
 			&i.ResetFrom,
+			&i.Priority,
 			&i.HistoryBytes,
 			&i.EagerElement,
 			&i.Messages,
@@ -1130,7 +1196,7 @@ WITH s AS (
     SELECT e->>'instance_id' AS instance_id, e->>'workflow_type' AS workflow_type, e->>'task_queue' AS task_queue,
            e->'input' AS input, (e->>'timeout_ms')::bigint AS timeout_ms, e->'payload' AS payload,
            e->>'cron_schedule' AS cron_schedule, COALESCE((e->>'delay_ms')::bigint, 0) AS delay_ms,
-           e->'search_attributes' AS search_attributes, e->'memo' AS memo
+           e->'search_attributes' AS search_attributes, e->'memo' AS memo, e->'priority' AS priority
     FROM jsonb_array_elements($1::jsonb) AS e
     -- Nothing starts in a namespace that no longer exists: a deletion
     -- (DeleteNamespace) holds the instances in SHARE mode until it
@@ -1163,20 +1229,57 @@ WITH s AS (
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
-                                cron_schedule, search_attributes, memo)
+                                cron_schedule, search_attributes, memo, priority)
     SELECT $2, s.instance_id, COALESCE(d.execution_id, 0) + 1,
            s.workflow_type, s.task_queue, s.input,
            CASE WHEN s.timeout_ms > 0 THEN now() + s.timeout_ms * interval '1 millisecond' END,
-           s.cron_schedule, s.search_attributes, s.memo
+           s.cron_schedule, s.search_attributes, s.memo, s.priority
     FROM s LEFT JOIN d ON d.instance_id = s.instance_id
     ORDER BY s.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id, i.status, i.task_queue, i.run_id
-), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
-    SELECT $2, i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
-           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond'
+), f AS (
+    -- Flow control (a start with a priority: flow_keys, migration 00042):
+    -- each such start's priority key, fairness key and stride (1 ms /
+    -- weight). Starts without one have none of this.
+    SELECT i.instance_id, i.task_queue,
+           COALESCE(NULLIF((s.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(s.priority->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((s.priority->>'fairness_weight')::float8, 0), 1) AS stride
     FROM i JOIN s ON s.instance_id = i.instance_id
+    WHERE s.priority IS NOT NULL
+), k AS (
+    -- Keys are locked in key order (the INSERT takes the rows in the
+    -- order given). Each fairness key's clock moves by the strides of its starts, from
+    -- where it was or, for a key that fell behind (or is new), from the
+    -- queue's current virtual time: the earliest pass waiting at the
+    -- starts' priority, or now when none waits. Returns where each key
+    -- was (base).
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT $2, f.task_queue, 'w', f.fk,
+           LEAST(now(), (SELECT q.pass FROM orchestrator_queue q
+                         WHERE q.namespace = $2 AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    -- Each flow-controlled start's pass: its key's clock after the
+    -- strides of the key's starts before it in this group (id order).
+    SELECT f.instance_id, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk ORDER BY f.instance_id) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at,
+                                    priority, pass)
+    SELECT $2, i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
+           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond',
+           COALESCE(p.pk, 3), p.pass
+    FROM i JOIN s ON s.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 ), n AS (
     SELECT i.task_queue, pg_notify($3::text, CASE WHEN count(*) > 1
                THEN $4::text || i.task_queue || '#' || count(*)
@@ -1255,7 +1358,7 @@ func (q *Queries) StartInstances(ctx context.Context, arg StartInstancesParams) 
 }
 
 const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances
 WHERE status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
@@ -1315,6 +1418,7 @@ func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]I
 			&i.RunID,
 			&i.ParentRunID,
 			&i.ResetFrom,
+			&i.Priority,
 			&i.HistoryBytes,
 		); err != nil {
 			return nil, err

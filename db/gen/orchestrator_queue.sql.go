@@ -315,9 +315,20 @@ func (q *Queries) LockInstanceMessages(ctx context.Context, arg LockInstanceMess
 }
 
 const nextWorkflowWake = `-- name: NextWorkflowWake :one
-SELECT visible_at FROM orchestrator_queue
-WHERE namespace = $1 AND task_queue = $2 AND visible_at > now()
-ORDER BY visible_at
+SELECT w.visible_at::timestamptz AS visible_at FROM (
+    (SELECT q.visible_at FROM orchestrator_queue q
+     WHERE q.namespace = $1 AND q.task_queue = $2 AND q.visible_at > now()
+     ORDER BY q.visible_at
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second'
+     FROM task_queue_limits l
+     WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+       AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
+       AND EXISTS (SELECT 1 FROM orchestrator_queue v
+                   WHERE v.namespace = $1 AND v.task_queue = $2 AND v.visible_at <= now()))
+) w
+ORDER BY w.visible_at
 LIMIT 1
 `
 
@@ -326,6 +337,9 @@ type NextWorkflowWakeParams struct {
 	TaskQueue string
 }
 
+// When a poll of the queue should look again: the earliest future
+// visible_at of its messages, or, for a rate-limited queue (migration
+// 00043) with work waiting, when its bucket has its next whole token.
 func (q *Queries) NextWorkflowWake(ctx context.Context, arg NextWorkflowWakeParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, nextWorkflowWake, arg.Namespace, arg.TaskQueue)
 	var visible_at time.Time

@@ -26,7 +26,7 @@ WITH s AS (
     SELECT e->>'instance_id' AS instance_id, e->>'workflow_type' AS workflow_type, e->>'task_queue' AS task_queue,
            e->'input' AS input, (e->>'timeout_ms')::bigint AS timeout_ms, e->'payload' AS payload,
            e->>'cron_schedule' AS cron_schedule, COALESCE((e->>'delay_ms')::bigint, 0) AS delay_ms,
-           e->'search_attributes' AS search_attributes, e->'memo' AS memo
+           e->'search_attributes' AS search_attributes, e->'memo' AS memo, e->'priority' AS priority
     FROM jsonb_array_elements(sqlc.arg(starts)::jsonb) AS e
     -- Nothing starts in a namespace that no longer exists: a deletion
     -- (DeleteNamespace) holds the instances in SHARE mode until it
@@ -59,20 +59,57 @@ WITH s AS (
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
-                                cron_schedule, search_attributes, memo)
+                                cron_schedule, search_attributes, memo, priority)
     SELECT sqlc.arg(namespace), s.instance_id, COALESCE(d.execution_id, 0) + 1,
            s.workflow_type, s.task_queue, s.input,
            CASE WHEN s.timeout_ms > 0 THEN now() + s.timeout_ms * interval '1 millisecond' END,
-           s.cron_schedule, s.search_attributes, s.memo
+           s.cron_schedule, s.search_attributes, s.memo, s.priority
     FROM s LEFT JOIN d ON d.instance_id = s.instance_id
     ORDER BY s.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id, i.status, i.task_queue, i.run_id
-), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
-    SELECT sqlc.arg(namespace), i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
-           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond'
+), f AS (
+    -- Flow control (a start with a priority: flow_keys, migration 00042):
+    -- each such start's priority key, fairness key and stride (1 ms /
+    -- weight). Starts without one have none of this.
+    SELECT i.instance_id, i.task_queue,
+           COALESCE(NULLIF((s.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(s.priority->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((s.priority->>'fairness_weight')::float8, 0), 1) AS stride
     FROM i JOIN s ON s.instance_id = i.instance_id
+    WHERE s.priority IS NOT NULL
+), k AS (
+    -- Keys are locked in key order (the INSERT takes the rows in the
+    -- order given). Each fairness key's clock moves by the strides of its starts, from
+    -- where it was or, for a key that fell behind (or is new), from the
+    -- queue's current virtual time: the earliest pass waiting at the
+    -- starts' priority, or now when none waits. Returns where each key
+    -- was (base).
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT sqlc.arg(namespace), f.task_queue, 'w', f.fk,
+           LEAST(now(), (SELECT q.pass FROM orchestrator_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    -- Each flow-controlled start's pass: its key's clock after the
+    -- strides of the key's starts before it in this group (id order).
+    SELECT f.instance_id, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk ORDER BY f.instance_id) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at,
+                                    priority, pass)
+    SELECT sqlc.arg(namespace), i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
+           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond',
+           COALESCE(p.pk, 3), p.pass
+    FROM i JOIN s ON s.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 ), n AS (
     SELECT i.task_queue, pg_notify(sqlc.arg(channel)::text, CASE WHEN count(*) > 1
                THEN sqlc.arg(wake_prefix)::text || i.task_queue || '#' || count(*)
@@ -113,7 +150,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
   retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id,
-  NULL::jsonb AS reset_from, history_bytes
+  NULL::jsonb AS reset_from, priority, history_bytes
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
@@ -201,7 +238,21 @@ RETURNING execution_id, task_queue;
 -- held like a live one, in both ways: the worker that holds its turn may
 -- have run it through the outage, and its retried ack, which the token
 -- still matching lets through (GetLockedTurns), comes within the grace.
-WITH inst AS (
+--
+-- A rate limit of the queue (task_queue_limits, work 'w'; migration
+-- 00043) bounds the fetch: its token bucket row is locked (concurrent
+-- fetches of a limited queue, on any replica, take turns), the queue's
+-- branch takes at most the whole tokens it has, and the turns taken are
+-- spent (tb). A queue without a limit has no row: one probe of the
+-- primary key finds none, and nothing is bounded or spent. The eager turns
+-- skip limited queues (their poll takes the turn, within the limit).
+WITH bud AS (
+    SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+      AND sqlc.narg(eager_instance_ids)::text[] IS NULL
+    FOR UPDATE
+), inst AS (
     UPDATE instances i
     SET lock_token = gen_random_uuid(),
         locked_until = now() + c.lock_ms * interval '1 millisecond',
@@ -234,6 +285,10 @@ WITH inst AS (
                    WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
                )
+               AND NOT EXISTS (
+                   SELECT 1 FROM task_queue_limits l
+                   WHERE l.namespace = ix.namespace AND l.task_queue = ix.task_queue AND l.work = 'w'
+               )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
          ORDER BY e.instance_id, r.k)
@@ -242,14 +297,44 @@ WITH inst AS (
                 sqlc.arg(build_id)::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
-             FROM orchestrator_queue q
-             WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-               AND NOT COALESCE((
+             FROM (
+                 -- Flow control (migration 00042): the queue's visible
+                 -- messages in (priority, pass) order, where a message
+                 -- without flow control is priority 3 with visible_at as
+                 -- its pass: priorities 1 and 2, then priority 3 (the
+                 -- flow-controlled ones merged with the others), then 4
+                 -- and 5, each from its index in order. The branches of a
+                 -- UNION ALL run in turn, and only as far as the LIMIT
+                 -- pulls: with flow control unused, the flow index is
+                 -- empty and this is the scan of orchestrator_queue_dequeue
+                 -- in visible order it always was.
+                 (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
+                  WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = sqlc.arg(task_queue)
+                    AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
+                  ORDER BY q1.priority, q1.pass)
+                 UNION ALL
+                 (SELECT q3.namespace, q3.instance_id FROM (
+                      (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
+                       WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = sqlc.arg(task_queue)
+                         AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
+                       ORDER BY q2.pass)
+                      UNION ALL
+                      (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
+                       WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = sqlc.arg(task_queue)
+                         AND q0.visible_at <= now() AND q0.pass IS NULL
+                       ORDER BY q0.visible_at)
+                  ) q3 ORDER BY q3.r)
+                 UNION ALL
+                 (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
+                  WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = sqlc.arg(task_queue)
+                    AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
+                  ORDER BY q5.priority, q5.pass)
+             ) q
+             WHERE NOT COALESCE((
                    SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
                           OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
                    FROM instances ix
                    WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-             ORDER BY q.visible_at
              LIMIT 1000
          ) q
          CROSS JOIN LATERAL (
@@ -261,7 +346,8 @@ WITH inst AS (
                AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL)
+         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL
+         LIMIT (SELECT bud.n FROM bud))
         LIMIT sqlc.arg(max_turns)
     ) c
     WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
@@ -302,6 +388,14 @@ WITH inst AS (
     ) x
     WHERE m.id = x.id
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+), tb AS (
+    -- The turns taken spend the queue's tokens (a limited queue only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM inst WHERE inst.eager_element = 0),
+        refilled_at = now()
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+      AND sqlc.narg(eager_instance_ids)::text[] IS NULL
 )
 SELECT inst.*,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,

@@ -113,9 +113,23 @@ WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instanc
       SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> q.instance_id -> 'timer_ids')::bigint);
 
 -- name: NextWorkflowWake :one
-SELECT visible_at FROM orchestrator_queue
-WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue) AND visible_at > now()
-ORDER BY visible_at
+-- When a poll of the queue should look again: the earliest future
+-- visible_at of its messages, or, for a rate-limited queue (migration
+-- 00043) with work waiting, when its bucket has its next whole token.
+SELECT w.visible_at::timestamptz AS visible_at FROM (
+    (SELECT q.visible_at FROM orchestrator_queue q
+     WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at > now()
+     ORDER BY q.visible_at
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second'
+     FROM task_queue_limits l
+     WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+       AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
+       AND EXISTS (SELECT 1 FROM orchestrator_queue v
+                   WHERE v.namespace = sqlc.arg(namespace) AND v.task_queue = sqlc.arg(task_queue) AND v.visible_at <= now()))
+) w
+ORDER BY w.visible_at
 LIMIT 1;
 
 -- name: Notify :exec

@@ -2,11 +2,43 @@
 -- Inserts activity attempts in one statement (a turn's new activities,
 -- retries, reschedules). last_error is the failure of the attempt a retry
 -- follows (api.LastFailure), shown by describe while the retry waits.
+WITH f AS (
+    -- Flow control (migration 00042): each attempt whose options have a
+    -- priority (the activity's, or its workflow's), its priority key,
+    -- fairness key and stride (1 ms / weight), as StartInstances does for
+    -- starts; attempts without one have none of this.
+    SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
+           (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
+           e->>'task_queue' AS task_queue,
+           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM jsonb_array_elements(sqlc.arg(attempts)::jsonb) AS e
+    WHERE e->'options'->'priority' IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT sqlc.arg(namespace), f.task_queue, 'a', f.fk,
+           LEAST(now(), (SELECT q.pass FROM worker_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL AND q.lock_token IS NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk
+                                        ORDER BY f.instance_id, f.execution_id, f.activity_id, f.attempt) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+)
 INSERT INTO worker_queue (
     namespace, task_queue, instance_id, execution_id, activity_id, attempt,
     activity_type, workflow_type, workflow_task_queue, input, options,
     start_to_close_ms, heartbeat_timeout_ms, heartbeat_details, last_error,
-    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, run_id)
+    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, priority, pass, run_id)
 SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
        a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
        COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details, a.last_error,
@@ -16,13 +48,17 @@ SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activ
             THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
        COALESCE(a.schedule_to_close_deadline,
                 CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
+       COALESCE(p.pk, 3),
+       p.pass,
        a.run_id
 FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
     task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
     activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
     start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
     delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-    schedule_to_close_deadline timestamptz, last_error jsonb, run_id uuid);
+    schedule_to_close_deadline timestamptz, last_error jsonb, run_id uuid)
+LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
+                  AND p.activity_id = a.activity_id AND p.attempt = a.attempt;
 
 -- name: FetchAttempts :many
 -- Claims up to max_tasks visible attempts of the task queues (in the order
@@ -31,6 +67,20 @@ FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
 -- nothing; a worker id without a session is served. A cancelled attempt is
 -- held from now on: the sweeper's retention of cancelled attempts nobody
 -- holds (cancelled_unheld_at) no longer applies to it.
+--
+-- A rate limit of a queue (task_queue_limits, work 'a'; migration 00043)
+-- bounds what the fetch takes of it, as LockNextTurns does for turns: its
+-- token bucket row is locked (in queue order), at most its whole tokens
+-- are taken, and those taken are spent (tb). Queues without a limit have no
+-- row: one probe of the primary key per queue finds none.
+WITH bud AS (
+    SELECT l.task_queue,
+           GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = ANY(sqlc.arg(task_queues)::text[]) AND l.work = 'a'
+    ORDER BY l.task_queue
+    FOR UPDATE
+), taken AS (
 UPDATE worker_queue w
 SET lock_token = gen_random_uuid(),
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
@@ -46,12 +96,67 @@ FROM (
     SELECT x.id
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-        SELECT wq.id FROM worker_queue wq
-        WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
-          AND wq.lock_token IS NULL AND wq.visible_at <= now()
-        ORDER BY wq.visible_at, wq.id
+      SELECT z.id FROM (
+      SELECT y.id, row_number() OVER () AS rn FROM (
+        -- A queue without flow control (the flow index has no attempt of
+        -- it: one probe) is taken in visible order, as it always was.
+        SELECT pl.id FROM (
+            SELECT wq.id FROM worker_queue wq
+            WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+              AND wq.lock_token IS NULL AND wq.visible_at <= now()
+              AND NOT EXISTS (SELECT 1 FROM worker_queue fe
+                              WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = tq.name
+                                AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
+            ORDER BY wq.visible_at, wq.id
+            LIMIT sqlc.arg(max_tasks)
+            FOR UPDATE SKIP LOCKED
+        ) pl
+        UNION ALL
+        -- Flow control (migration 00042): the queue's visible attempts in
+        -- (priority, pass) order, where an attempt without flow control is
+        -- priority 3 with visible_at as its pass (as LockNextTurns takes
+        -- turns), each locked by primary key as it is pulled.
+        SELECT fl.id FROM (
+            (SELECT q1.id FROM worker_queue q1
+             WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = tq.name AND q1.priority < 3
+               AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
+             ORDER BY q1.priority, q1.pass, q1.id)
+            UNION ALL
+            (SELECT q3.id FROM (
+                 (SELECT q2.id, q2.pass AS r FROM worker_queue q2
+                  WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = tq.name AND q2.priority = 3
+                    AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
+                  ORDER BY q2.pass, q2.id)
+                 UNION ALL
+                 (SELECT q0.id, q0.visible_at AS r FROM worker_queue q0
+                  WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = tq.name
+                    AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
+                  ORDER BY q0.visible_at, q0.id)
+             ) q3 ORDER BY q3.r, q3.id)
+            UNION ALL
+            (SELECT q5.id FROM worker_queue q5
+             WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = tq.name AND q5.priority > 3
+               AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
+             ORDER BY q5.priority, q5.pass, q5.id)
+        ) u
+        CROSS JOIN LATERAL (
+            -- By primary key: lock_token is checked on the row locked,
+            -- outside (a condition here, or pushed down here, which the
+            -- LIMIT prevents, would make the dequeue index's predicate
+            -- hold, and an empty table's plan walk that index).
+            SELECT wl.id, wl.lock_token FROM worker_queue wl
+            WHERE wl.id = u.id
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        ) fl
+        WHERE fl.lock_token IS NULL AND EXISTS (SELECT 1 FROM worker_queue fe
+                      WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = tq.name
+                        AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
         LIMIT sqlc.arg(max_tasks)
-        FOR UPDATE SKIP LOCKED
+      ) y
+      ) z
+      -- The queue's budget, when it has a rate limit.
+      WHERE z.rn <= COALESCE((SELECT b.n FROM bud b WHERE b.task_queue = tq.name), z.rn)
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
@@ -60,7 +165,23 @@ FROM (
     LIMIT sqlc.arg(max_tasks)
 ) c
 WHERE w.id = c.id
-RETURNING w.*;
+RETURNING w.*
+), tb AS (
+    -- The attempts taken spend their queues' tokens (limited queues only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM taken WHERE taken.task_queue = l.task_queue),
+        refilled_at = now()
+    FROM bud
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = bud.task_queue AND l.work = 'a'
+)
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
+       workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
+       scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
+       start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
+       delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
+FROM taken;
 
 -- name: InsertAttemptsClaiming :many
 -- Eager dispatch: inserts the attempts of one or more turns as
@@ -71,14 +192,45 @@ RETURNING w.*;
 -- Claiming in the insert spares each such attempt an update: a new version
 -- of the row with an entry in every index of the table (the claim changes
 -- indexed columns, so it cannot be HOT).
-WITH ins AS (
+WITH f AS (
+    -- Flow control (migration 00042): each attempt whose options have a
+    -- priority (the activity's, or its workflow's), its priority key,
+    -- fairness key and stride (1 ms / weight), as StartInstances does for
+    -- starts; attempts without one have none of this.
+    SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
+           (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
+           e->>'task_queue' AS task_queue,
+           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM jsonb_array_elements(sqlc.arg(attempts)::jsonb) AS e
+    WHERE e->'options'->'priority' IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT sqlc.arg(namespace), f.task_queue, 'a', f.fk,
+           LEAST(now(), (SELECT q.pass FROM worker_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL AND q.lock_token IS NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk
+                                        ORDER BY f.instance_id, f.execution_id, f.activity_id, f.attempt) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), ins AS (
     INSERT INTO worker_queue (
         namespace, task_queue, instance_id, execution_id, activity_id, attempt,
         activity_type, workflow_type, workflow_task_queue, input, options,
         start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
         scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
         lock_token, locked_until, worker_id, delivery_count, started_at,
-        start_to_close_deadline, heartbeat_deadline, run_id)
+        start_to_close_deadline, heartbeat_deadline, priority, pass, run_id)
     SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
            a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
            COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
@@ -97,6 +249,8 @@ WITH ins AS (
                 THEN now() + a.start_to_close_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed AND a.heartbeat_timeout_ms > 0
                 THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END,
+           COALESCE(p.pk, 3),
+           p.pass,
            a.run_id
     FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
         task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
@@ -104,10 +258,16 @@ WITH ins AS (
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
         schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, run_id uuid)
+    LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
+                  AND p.activity_id = a.activity_id AND p.attempt = a.attempt
     CROSS JOIN LATERAL (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
             WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = a.claim_worker AND k.state <> 'active'
+        ) AND NOT EXISTS (
+            -- A rate-limited queue's attempts go through its fetch.
+            SELECT 1 FROM task_queue_limits l
+            WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = a.task_queue AND l.work = 'a'
         ) AS claimed
     ) c
     RETURNING *
@@ -117,7 +277,7 @@ SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attemp
        scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
        start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
-       cancel_requested_at, last_error, cancelled_unheld_at, run_id
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
 FROM ins WHERE lock_token IS NOT NULL
 ORDER BY instance_id, activity_id;
 
@@ -294,14 +454,25 @@ WITH u AS (
 SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL;
 
 -- name: NextActivityWake :one
+-- When a poll of the queues should look again: the earliest future
+-- visible_at of their attempts, or, for a rate-limited queue (migration
+-- 00043) with attempts waiting, when its bucket has its next whole token.
 SELECT min(x.visible_at)::timestamptz AS next_visible
 FROM unnest(sqlc.arg(task_queues)::text[]) AS tq(name)
 CROSS JOIN LATERAL (
-    SELECT visible_at FROM worker_queue
-    WHERE namespace = sqlc.arg(namespace) AND task_queue = tq.name
-      AND lock_token IS NULL AND visible_at > now()
-    ORDER BY visible_at
-    LIMIT 1
+    (SELECT wq.visible_at FROM worker_queue wq
+     WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+       AND wq.lock_token IS NULL AND wq.visible_at > now()
+     ORDER BY wq.visible_at
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second'
+     FROM task_queue_limits l
+     WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = tq.name AND l.work = 'a'
+       AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
+       AND EXISTS (SELECT 1 FROM worker_queue v
+                   WHERE v.namespace = sqlc.arg(namespace) AND v.task_queue = tq.name
+                     AND v.lock_token IS NULL AND v.visible_at <= now()))
 ) x
 HAVING count(*) > 0;
 

@@ -207,6 +207,8 @@ type NondeterminismError = wf.NondeterminismError
 //   - WorkflowType string: WorkflowType of the next execution; empty keeps the
 //     current one.
 //   - Input json.RawMessage: Input of the next execution.
+//   - Header api.Header: Header is the header the next execution starts with
+//     (the interceptors' and propagators').
 type ContinueAsNewError = wf.ContinueAsNewError
 
 // ReceiveChannel is the receiving side of a signal channel, of a channel

@@ -566,6 +566,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
 		for _, a := range plan.NewAttempts {
+			// An activity without a priority of its own has its
+			// workflow's; its attempts keep it in their options.
+			a.Options.Priority = flowPriority(inheritPriority(a.Options.Priority, inst.Priority))
 			rows = append(rows, newAttemptRow(id, exec, inst.RunID, inst.WorkflowType, inst.TaskQueue, a))
 		}
 		newEagerClaim(inst, pt.ack.req.EagerActivities, plan.ActivityCancels).mark(rows)

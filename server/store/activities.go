@@ -93,10 +93,12 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 		if err := t.fetchOnly(ctx); err != nil {
 			return err
 		}
-		var err error
-		rows, err = t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
+		taken, err := t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
 			LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
 		})
+		for _, r := range taken {
+			rows = append(rows, gen.WorkerQueue(r))
+		}
 		return err
 	})
 	if err != nil {

@@ -40,6 +40,8 @@ type childArg struct {
 	Memo map[string]json.RawMessage `json:"memo,omitempty"`
 	// Header is the header of the child's start (absent: none).
 	Header api.Header `json:"header,omitempty"`
+	// Priority is the child's flow control (absent: none).
+	Priority *api.Priority `json:"priority,omitempty"`
 }
 
 // jsonRaw is a JSON value carried as itself inside a jsonb document.
@@ -75,7 +77,8 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 		a := childArg{InstanceID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: c.TaskQueue,
 			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec, ParentRunID: inst.RunID,
 			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy,
-			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header}
+			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header,
+			Priority: flowPriority(inheritPriority(c.Priority, inst.Priority))}
 		if len(c.Input) > 0 {
 			in := jsonRaw(c.Input)
 			a.Input = &in
@@ -140,4 +143,18 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 		}
 	}
 	return nil
+}
+
+// inheritPriority is p, or when p is nil the priority stored for the
+// workflow (its instances.priority, or nil): children and activities
+// inherit their workflow's unless their options name one.
+func inheritPriority(p *api.Priority, stored []byte) *api.Priority {
+	if p != nil || len(stored) == 0 {
+		return p
+	}
+	var q api.Priority
+	if err := json.Unmarshal(stored, &q); err != nil {
+		return nil
+	}
+	return &q
 }

@@ -44,6 +44,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 				return err
 			}
 			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
+			start.withPriority(req.Priority)
 			started, err := startInstances(ctx, t.q, ns, []startRow{start})
 			if err != nil {
 				return fmt.Errorf("signal with start: %w", err)

@@ -41,6 +41,33 @@ type startRow struct {
 	DelayMS          int64           `json:"delay_ms"`
 	SearchAttributes json.RawMessage `json:"search_attributes,omitempty"`
 	Memo             json.RawMessage `json:"memo,omitempty"`
+	// Priority is the start's flow control (nil: none, see flowPriority).
+	Priority *api.Priority `json:"priority,omitempty"`
+}
+
+// flowPriority is p as a start or an attempt stores it: nil when it asks
+// for nothing but the defaults (priority 3, no fairness key, weight 1), so
+// that work without flow control stays on the queue's plain path.
+func flowPriority(p *api.Priority) *api.Priority {
+	if p == nil || ((p.PriorityKey == 0 || p.PriorityKey == api.DefaultPriorityKey) && p.FairnessKey == "" &&
+		(p.FairnessWeight == 0 || p.FairnessWeight == 1)) {
+		return nil
+	}
+	return p
+}
+
+// withPriority sets the start's flow control, recorded in its
+// WorkflowStarted message as well.
+func (r *startRow) withPriority(p *api.Priority) {
+	if p = flowPriority(p); p == nil {
+		return
+	}
+	r.Priority = p
+	var started api.Event
+	if err := json.Unmarshal(r.Payload, &started); err == nil {
+		started.Priority = p
+		r.Payload = mustJSON(started)
+	}
 }
 
 // newStartRow is the start of instance id for a request's fields, with its
@@ -128,6 +155,7 @@ func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.Sta
 	}
 	row := newStartRow(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
 	row.CronSchedule, row.DelayMS = cronSchedule, ms(delay)
+	row.withPriority(req.Priority)
 	c := &startCall{callState: callState{ns: ns}, row: row}
 	if row.CronSchedule == nil && row.DelayMS == 0 {
 		c.taker = taker

@@ -86,7 +86,7 @@ var behaviours = []behaviour{
 // it should register its own cleanup with t.Cleanup).
 func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	t.Helper()
-	for _, b := range slices.Concat(behaviours, scheduleBehaviours, batchBehaviours, resetBehaviours) {
+	for _, b := range slices.Concat(behaviours, scheduleBehaviours, batchBehaviours, resetBehaviours, flowBehaviours) {
 		t.Run(b.name, func(t *testing.T) { b.run(t, newProvider) })
 	}
 }
