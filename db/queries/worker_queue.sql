@@ -82,19 +82,11 @@ WITH bud AS (
     WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = ANY(sqlc.arg(task_queues)::text[]) AND l.work = 'a'
     ORDER BY l.task_queue
     FOR UPDATE
-), taken AS (
-UPDATE worker_queue w
-SET lock_token = c.token,
-    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-    worker_id = sqlc.arg(worker_id),
-    delivery_count = w.delivery_count + 1,
-    started_at = now(),
-    cancelled_unheld_at = NULL,
-    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
-                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
-    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
-                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
-FROM (
+), cand AS MATERIALIZED (
+    -- The attempts to claim, each with its token: computed once (as a
+    -- subquery of the UPDATE, a plan that rescans it for each row would
+    -- skip the rows this statement already updated and number the next
+    -- ones from 1 again).
     SELECT x.id, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
@@ -171,7 +163,19 @@ FROM (
         WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
     )
     LIMIT sqlc.arg(max_tasks)
-) c
+), taken AS (
+UPDATE worker_queue w
+SET lock_token = c.token,
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    worker_id = sqlc.arg(worker_id),
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    cancelled_unheld_at = NULL,
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
+FROM cand c
 WHERE w.namespace = sqlc.arg(namespace) AND w.id = c.id
 RETURNING w.*
 ), tb AS (

@@ -94,7 +94,7 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 			return err
 		}
 		taken, err := t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
-			LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+			LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
 			LockTokens: lockTokens(int(max)),
 		})
 		for _, r := range taken {
