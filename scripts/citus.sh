@@ -158,6 +158,8 @@ cmd_start() {
 			unix_socket_directories = '$node'
 			max_connections = 300
 			max_prepared_transactions = 200
+			# Citus runs a maintenance daemon per database: one per test database.
+			max_worker_processes = 256
 			shared_buffers = 128MB
 			fsync = off
 			synchronous_commit = off

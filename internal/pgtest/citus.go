@@ -122,28 +122,12 @@ func (s *Server) nodes() []*url.URL {
 }
 
 // createCitusDatabase copies the template on every node, the coordinator
-// first. A copy waits for the connections of the template (Citus's
-// maintenance daemon, the coordinator's cached connections to the workers)
-// to go: they are ended, and the copy tried again.
+// first.
 func (s *Server) createCitusDatabase(ctx context.Context, name string) error {
 	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{s.template}.Sanitize()
 	for _, n := range s.nodes() {
-		admin := nodeURL(n, "postgres")
-		for try := 0; ; try++ {
-			err := execAdmin(ctx, admin, create)
-			if err == nil {
-				break
-			}
-			if try >= 50 || !strings.Contains(err.Error(), "is being accessed by other users") {
-				return err
-			}
-			_ = execAdmin(ctx, admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "+
-				quoteLiteral(s.template)+" AND pid <> pg_backend_pid()")
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("pgtest: %s: %w", create, ctx.Err())
-			case <-time.After(20 * time.Millisecond):
-			}
+		if err := execEndingSessions(ctx, nodeURL(n, "postgres"), create, s.template); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -153,11 +137,32 @@ func (s *Server) createCitusDatabase(ctx context.Context, name string) error {
 // first.
 func (s *Server) dropCitusDatabase(ctx context.Context, name string) error {
 	for _, n := range s.nodes() {
-		if err := execAdmin(ctx, nodeURL(n, "postgres"), dropSQL(name)); err != nil {
+		if err := execEndingSessions(ctx, nodeURL(n, "postgres"), dropSQL(name), name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// execEndingSessions runs sql (a CREATE DATABASE from template db, or a
+// DROP DATABASE of db) at admin. Either waits for the sessions on db to go,
+// and on Citus there are sessions that DROP DATABASE … WITH (FORCE) does
+// not end and that come back (Citus's maintenance daemon, the cached
+// connections of the other nodes): they are ended, and sql is tried again.
+func execEndingSessions(ctx context.Context, admin, sql, db string) error {
+	for try := 0; ; try++ {
+		err := execAdmin(ctx, admin, sql)
+		if err == nil || try >= 100 || !strings.Contains(err.Error(), "is being accessed by other users") {
+			return err
+		}
+		_ = execAdmin(ctx, admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "+
+			quoteLiteral(db)+" AND pid <> pg_backend_pid()")
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pgtest: %s: %w", sql, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func quoteLiteral(s string) string {
