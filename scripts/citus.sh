@@ -230,7 +230,12 @@ cmd_test() {
 		return
 	fi
 	local rc=0
-	go test -count=1 -timeout 30m -run '^TestConformance$' ./server/store/ || rc=1
+	# What is Citus's own: the distribution step, --citus, generic plans off.
+	go test -count=1 -timeout 30m -run '^TestDistribute$' ./db/migrations/ || rc=1
+	go test -count=1 -timeout 30m -run '^TestMigrateCitus$' ./cmd/tether/ || rc=1
+	# The storage conformance suite, as the store runs it, and the
+	# end-to-end suite.
+	go test -count=1 -timeout 30m -run '^(TestConformance|TestGenericPlansOnlyWhereAllowed)$' ./server/store/ || rc=1
 	go test -count=1 -timeout 30m ./internal/e2e/ || rc=1
 	return $rc
 }
