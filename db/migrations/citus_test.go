@@ -17,8 +17,8 @@ func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
 // cluster (make test-citus, where pgtest distributes every test database
 // with it) a second Distribute changes nothing, namespaces and api_keys are
 // reference tables, every other table of the schema but goose's own is
-// distributed by namespace in instances' colocation group, and the
-// foreign keys between distributed tables are back.
+// distributed by namespace in instances' colocation group, and two new
+// tables joined by a foreign key are both distributed, the key kept.
 func TestDistribute(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -73,12 +73,29 @@ func TestDistribute(t *testing.T) {
 	if kinds["instances"] == "" || kinds["schedule_actions"] == "" {
 		t.Fatalf("tables found: %v", kinds)
 	}
-	var fk int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_constraint
-		WHERE contype = 'f' AND conrelid = 'schedule_actions'::regclass AND confrelid = 'schedules'::regclass`).Scan(&fk); err != nil {
+	// Two new tables, one holding a foreign key to the other: Citus
+	// distributes neither while the other is local; Distribute does both
+	// and keeps the key.
+	for _, ddl := range []string{
+		`CREATE TABLE zz_parent (namespace text, id int, PRIMARY KEY (namespace, id))`,
+		`CREATE TABLE zz_child (namespace text, id int, parent int, PRIMARY KEY (namespace, id),
+			FOREIGN KEY (namespace, parent) REFERENCES zz_parent (namespace, id) ON DELETE CASCADE)`,
+	} {
+		if _, err := pool.Exec(ctx, ddl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err = migrations.Distribute(ctx, pool)
+	if err != nil || len(res) != 2 {
+		t.Fatalf("Distribute with two new tables: %v, %v; want both distributed", res, err)
+	}
+	var fk, distributed int
+	if err := pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid = 'zz_child'::regclass AND confrelid = 'zz_parent'::regclass),
+		(SELECT count(*) FROM pg_dist_partition WHERE logicalrelid IN ('zz_child'::regclass, 'zz_parent'::regclass))`).Scan(&fk, &distributed); err != nil {
 		t.Fatal(err)
 	}
-	if fk != 1 {
-		t.Errorf("schedule_actions has %d foreign keys to schedules, want 1", fk)
+	if fk != 1 || distributed != 2 {
+		t.Errorf("zz_child has %d foreign keys to zz_parent, %d of the two tables are distributed; want 1 and 2", fk, distributed)
 	}
 }
