@@ -24,10 +24,10 @@ WITH p AS (
       AND c.parent_close_policy = 'request_cancel'
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, task_queue, kind, payload)
     SELECT $2, rc.instance_id, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason)
     FROM rc
-    RETURNING task_queue
+    RETURNING o.task_queue
 ), term AS (
     SELECT c.instance_id, c.execution_id, c.workflow_type, c.input, c.next_event_id, c.next_activity_id,
            c.next_timer_id, c.last_event_at, p.reason
@@ -107,15 +107,15 @@ func (q *Queries) ApplyClosePolicy(ctx context.Context, arg ApplyClosePolicyPara
 	return items, nil
 }
 
-const cancelChildren = `-- name: CancelChildren :exec
+const cancelChildren = `-- name: CancelChildren :many
 WITH p AS (
     SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
            (x ->> 'reason')::text AS reason, (x -> 'workflow_ids')::jsonb AS workflow_ids
-    FROM jsonb_array_elements($3::jsonb) x
+    FROM jsonb_array_elements($1::jsonb) x
 ), c AS (
     UPDATE instances c SET cancel_requested = true, cancel_reason = p.reason, updated_at = now()
     FROM p
-    WHERE c.namespace = $4 AND c.parent_namespace = $5::text
+    WHERE c.namespace = $2 AND c.parent_namespace = $3::text
       AND c.parent_instance_id = p.instance_id
       AND c.parent_execution_id = p.execution_id AND c.parent_instance_id IS NOT NULL
       AND c.status = 'running' AND NOT c.cancel_requested
@@ -123,18 +123,15 @@ WITH p AS (
                ELSE p.workflow_ids ? c.instance_id END
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind, payload)
-    SELECT $4, c.instance_id, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, task_queue, kind, payload)
+    SELECT $2, c.instance_id, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
     FROM c
-    RETURNING task_queue
+    RETURNING o.task_queue
 )
-SELECT pg_notify($1::text, $2::text || q.task_queue)
-FROM (SELECT DISTINCT task_queue FROM m) q
+SELECT DISTINCT m.task_queue FROM m
 `
 
 type CancelChildrenParams struct {
-	Channel         string
-	KeyPrefix       string
 	Parents         []byte
 	Namespace       string
 	ParentNamespace string
@@ -147,16 +144,26 @@ type CancelChildrenParams struct {
 // child of the execution whose parent close policy is not abandon (the
 // parent closed or was canceled; ApplyClosePolicy does that now). A child
 // already asked keeps its first reason. Each gets a CancelRequested message, as from the cancel
-// endpoint; the children's queues are woken. No answer to wait for.
-func (q *Queries) CancelChildren(ctx context.Context, arg CancelChildrenParams) error {
-	_, err := q.db.Exec(ctx, cancelChildren,
-		arg.Channel,
-		arg.KeyPrefix,
-		arg.Parents,
-		arg.Namespace,
-		arg.ParentNamespace,
-	)
-	return err
+// endpoint. Returns the children's task queues, whose pollers the caller
+// wakes.
+func (q *Queries) CancelChildren(ctx context.Context, arg CancelChildrenParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, cancelChildren, arg.Parents, arg.Namespace, arg.ParentNamespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var task_queue string
+		if err := rows.Scan(&task_queue); err != nil {
+			return nil, err
+		}
+		items = append(items, task_queue)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const nextRetryAttempt = `-- name: NextRetryAttempt :exec
@@ -176,44 +183,39 @@ func (q *Queries) NextRetryAttempt(ctx context.Context, arg NextRetryAttemptPara
 	return err
 }
 
-const notifyParents = `-- name: NotifyParents :exec
-WITH m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
-           CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
-                         WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
-           jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
-                              'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
-           || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
-           || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
-    FROM unnest($3::text[]) AS k(id)
-    CROSS JOIN LATERAL (
-        -- A key probe per id (LIMIT: never flattened into a join, which a
-        -- generic plan made without statistics ran as a scan of the
-        -- namespace).
-        SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
-               cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
-        FROM instances cx
-        WHERE cx.namespace = $4 AND cx.instance_id = k.id
-          AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
-        LIMIT 1
-    ) c
-    CROSS JOIN LATERAL (
-        SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
-        FROM instances px
-        WHERE px.namespace = c.parent_namespace AND px.instance_id = c.parent_instance_id
-          AND px.execution_id = c.parent_execution_id AND px.status = 'running'
-        LIMIT 1
-    ) p
-    RETURNING task_queue
-)
-SELECT pg_notify($1::text, $2::text || q.task_queue)
-FROM (SELECT DISTINCT task_queue FROM m) q
+const notifyParents = `-- name: NotifyParents :many
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
+       CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
+                     WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
+       jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
+                          'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
+       || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
+       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+FROM unnest($1::text[]) AS k(id)
+CROSS JOIN LATERAL (
+    -- A key probe per id (LIMIT: never flattened into a join, which a
+    -- generic plan made without statistics ran as a scan of the
+    -- namespace).
+    SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
+           cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
+    FROM instances cx
+    WHERE cx.namespace = $2 AND cx.instance_id = k.id
+      AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
+    LIMIT 1
+) c
+CROSS JOIN LATERAL (
+    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
+    FROM instances px
+    WHERE px.namespace = $2 AND px.namespace = c.parent_namespace
+      AND px.instance_id = c.parent_instance_id
+      AND px.execution_id = c.parent_execution_id AND px.status = 'running'
+    LIMIT 1
+) p
+RETURNING o.task_queue
 `
 
 type NotifyParentsParams struct {
-	Channel     string
-	KeyPrefix   string
 	InstanceIds []string
 	Namespace   string
 }
@@ -223,15 +225,27 @@ type NotifyParentsParams struct {
 // has a parent and is no longer running, a ChildWorkflowCompleted,
 // ChildWorkflowFailed, ChildWorkflowCanceled or ChildWorkflowTerminated
 // message to the parent's execution that started it, if it still runs.
-// Wakes the parents' queues. No answer to wait for.
-func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) error {
-	_, err := q.db.Exec(ctx, notifyParents,
-		arg.Channel,
-		arg.KeyPrefix,
-		arg.InstanceIds,
-		arg.Namespace,
-	)
-	return err
+// A child lives in its parent's namespace (StartChildren), so that the
+// parent is found in the namespace too. Returns the parents' task queues,
+// whose pollers the caller wakes.
+func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, notifyParents, arg.InstanceIds, arg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var task_queue string
+		if err := rows.Scan(&task_queue); err != nil {
+			return nil, err
+		}
+		items = append(items, task_queue)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const startChildren = `-- name: StartChildren :exec
@@ -244,7 +258,7 @@ WITH c AS (
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
            (x -> 'search_attributes')::jsonb AS search_attributes
-    FROM jsonb_array_elements($3::jsonb) x
+    FROM jsonb_array_elements($1::jsonb) x
 ), d AS (
     -- A finished instance with a child's id is replaced by a fresh row
     -- (as in StartInstances): nothing of its last execution carries over.
@@ -260,7 +274,7 @@ WITH c AS (
         FROM (SELECT c.instance_id FROM c ORDER BY c.instance_id) o
         CROSS JOIN LATERAL (
             SELECT (y).ctid AS tid FROM instances y
-            WHERE y.namespace = $4 AND y.instance_id = o.instance_id AND y.status <> 'running'
+            WHERE y.namespace = $2 AND y.instance_id = o.instance_id AND y.status <> 'running'
             FOR UPDATE OF y
         ) f
     ) t
@@ -270,9 +284,9 @@ WITH c AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
                                 parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id)
-    SELECT $4, c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
+    SELECT $2, c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
-           $4, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
+           $2, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
            c.retry_policy, 1, c.search_attributes, c.parent_run_id
     FROM c LEFT JOIN d ON d.instance_id = c.instance_id
     ORDER BY c.instance_id
@@ -280,32 +294,27 @@ WITH c AS (
     RETURNING i.instance_id, i.execution_id, i.run_id
 ), starts AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT $4, c.instance_id, i.execution_id, c.task_queue, 'WorkflowStarted',
+    SELECT $2, c.instance_id, i.execution_id, c.task_queue, 'WorkflowStarted',
            jsonb_build_object('workflow_type', c.workflow_type, 'task_queue', c.task_queue,
                               'parent_workflow_id', c.parent_instance_id,
                               'parent_execution_id', c.parent_execution_id,
                               'run_id', i.run_id, 'parent_run_id', c.parent_run_id)
            || CASE WHEN c.input IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('input', c.input) END
     FROM i JOIN c ON c.instance_id = i.instance_id
-    RETURNING task_queue
 ), parents AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT $4, c.parent_instance_id, c.parent_execution_id, c.parent_task_queue,
+    SELECT $2, c.parent_instance_id, c.parent_execution_id, c.parent_task_queue,
            CASE WHEN i.instance_id IS NULL THEN 'StartChildWorkflowFailed' ELSE 'ChildWorkflowStarted' END,
            jsonb_build_object('child_id', c.child_id, 'child_workflow_id', c.instance_id,
                               'workflow_type', c.workflow_type)
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
-    RETURNING task_queue
 )
-SELECT pg_notify($1::text, $2::text || q.task_queue)
-FROM (SELECT task_queue FROM starts UNION SELECT task_queue FROM parents) q
+SELECT count(*) FROM i
 `
 
 type StartChildrenParams struct {
-	Channel   string
-	KeyPrefix string
 	Children  []byte
 	Namespace string
 }
@@ -316,15 +325,10 @@ type StartChildrenParams struct {
 // next execution, as StartInstances does — with its parent recorded and its
 // start message; its parent gets ChildWorkflowStarted, or
 // StartChildWorkflowFailed when a running instance holds the id (nothing
-// is written for that child then). The queues of both are woken
-// (key_prefix: the workflow queue key without its queue name). No answer
-// to wait for: the statement travels with the next one.
+// is written for that child then). The caller wakes the queues of both
+// (a notification of its own). No answer to wait for: the statement
+// travels with the next one.
 func (q *Queries) StartChildren(ctx context.Context, arg StartChildrenParams) error {
-	_, err := q.db.Exec(ctx, startChildren,
-		arg.Channel,
-		arg.KeyPrefix,
-		arg.Children,
-		arg.Namespace,
-	)
+	_, err := q.db.Exec(ctx, startChildren, arg.Children, arg.Namespace)
 	return err
 }

@@ -54,7 +54,7 @@ UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = task_failures + 1,
     last_task_error = $1::jsonb
-        || jsonb_build_object('since', COALESCE(last_task_error -> 'since', to_jsonb(now()))),
+        || jsonb_build_object('since', tether_pick(last_task_error ? 'since', last_task_error -> 'since', to_jsonb(now()))),
     updated_at = now()
 WHERE namespace = $2 AND instance_id = $3
 `
@@ -86,7 +86,7 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     next_activity_id = ($1::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = ($1::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
     last_event_at = COALESCE(($1::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
-    completed_at = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    completed_at = tether_pick(($1::jsonb -> instances.instance_id ->> 'status') = 'running', NULL, now()),
     build_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
     has_children = instances.has_children OR COALESCE(($1::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
@@ -97,20 +97,20 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     updated_at = now()
 FROM (
     SELECT f.tid
-    FROM unnest($2::text[]) AS k(id)
+    FROM unnest($3::text[]) AS k(id)
     CROSS JOIN LATERAL (
         SELECT (x).ctid AS tid FROM instances x
-        WHERE x.namespace = $3 AND x.instance_id = k.id
+        WHERE x.namespace = $2 AND x.instance_id = k.id
         LIMIT 1
     ) f
 ) t
-WHERE instances.ctid = t.tid
+WHERE instances.namespace = $2 AND instances.ctid = t.tid
 `
 
 type FinishTurnsParams struct {
 	Turns       []byte
-	InstanceIds []string
 	Namespace   string
+	InstanceIds []string
 }
 
 // Writes the instances of one or more acknowledged turns and releases their
@@ -128,7 +128,7 @@ type FinishTurnsParams struct {
 // the next ANALYZE (StartInstances tells the other forms tried). (x).ctid:
 // sqlc knows no system column in a select list.
 func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error {
-	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.InstanceIds, arg.Namespace)
+	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
 	return err
 }
 
@@ -404,7 +404,7 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
-                 WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                 WHERE q.namespace = $1 AND q.instance_id = instances.instance_id
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
@@ -413,15 +413,15 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                                    AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
-                       WHERE NOT COALESCE(($1::jsonb -> instances.instance_id ->> 'all')::boolean, false)
-                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                       WHERE NOT COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                         AND h.namespace = $1 AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
                              SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
-                             WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                             WHERE q.namespace = $1 AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
-                             SELECT jsonb_array_elements_text($1::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
+                             SELECT jsonb_array_elements_text($2::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
@@ -430,33 +430,33 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                                    AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
-                       WHERE COALESCE(($1::jsonb -> instances.instance_id ->> 'all')::boolean, false)
-                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                       WHERE COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                         AND h.namespace = $1 AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states,
        COALESCE((SELECT jsonb_agg((q.payload->>'timer_id')::bigint)
                  FROM orchestrator_queue q
-                 WHERE ($1::jsonb -> instances.instance_id) ? 'timer_ids'
-                   AND q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                 WHERE ($2::jsonb -> instances.instance_id) ? 'timer_ids'
+                   AND q.namespace = $1 AND q.instance_id = instances.instance_id
                    AND q.execution_id = instances.execution_id AND q.kind = 'TimerFired'
                    AND q.lock_token IS DISTINCT FROM instances.lock_token
                    AND (q.payload->>'timer_id')::bigint IN (
-                       SELECT jsonb_array_elements_text($1::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
+                       SELECT jsonb_array_elements_text($2::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
                 '[]'::jsonb)::jsonb AS pending_timers
-FROM (SELECT DISTINCT k.id FROM unnest($2::text[]) AS k(id) ORDER BY k.id) AS k
+FROM (SELECT DISTINCT k.id FROM unnest($3::text[]) AS k(id) ORDER BY k.id) AS k
 CROSS JOIN LATERAL (
     SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id FROM instances i
-    WHERE i.namespace = $3 AND i.instance_id = k.id
-      AND i.lock_token = ($1::jsonb -> k.id ->> 'lock_token')::uuid
+    WHERE i.namespace = $1 AND i.instance_id = k.id
+      AND i.lock_token = ($2::jsonb -> k.id ->> 'lock_token')::uuid
     FOR UPDATE
 ) AS instances
 ORDER BY instances.instance_id
 `
 
 type GetLockedTurnsParams struct {
+	Namespace   string
 	Turns       []byte
 	InstanceIds []string
-	Namespace   string
 }
 
 type GetLockedTurnsRow struct {
@@ -490,7 +490,7 @@ type GetLockedTurnsRow struct {
 // generic plan made without statistics read the whole namespace through
 // the primary key's first column.
 func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) ([]GetLockedTurnsRow, error) {
-	rows, err := q.db.Query(ctx, getLockedTurns, arg.Turns, arg.InstanceIds, arg.Namespace)
+	rows, err := q.db.Query(ctx, getLockedTurns, arg.Namespace, arg.Turns, arg.InstanceIds)
 	if err != nil {
 		return nil, err
 	}
@@ -701,68 +701,68 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 const lockNextTurns = `-- name: LockNextTurns :many
 WITH inst AS (
     UPDATE instances i
-    SET lock_token = gen_random_uuid(),
-        locked_until = now() + c.lock_ms * interval '1 millisecond',
+    SET lock_token = ($2::uuid[])[c.n],
+        locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
         locked_by = c.worker_id,
         build_id = COALESCE(i.build_id, c.build_id)
-    FROM (
-        (SELECT DISTINCT ON (e.instance_id) e.namespace, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+    FROM (SELECT u.tid, u.instance_id, u.worker_id, u.lock_ms, u.build_id, u.eager_element, row_number() OVER () AS n FROM (
+        (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
-             SELECT k, ($2::text[])[k] AS instance_id,
-                    ($3::text[])[k] AS worker_id,
-                    ($4::text[])[k] AS task_queue,
-                    ($5::bigint[])[k] AS lock_ms,
-                    ($6::text[])[k] AS build_id
-             FROM generate_subscripts($2::text[], 1) AS k
+             SELECT k, ($4::text[])[k] AS instance_id,
+                    ($5::text[])[k] AS worker_id,
+                    ($6::text[])[k] AS task_queue,
+                    ($7::bigint[])[k] AS lock_ms,
+                    ($8::text[])[k] AS build_id
+             FROM generate_subscripts($4::text[], 1) AS k
          ) r
          CROSS JOIN LATERAL (
-             SELECT ix.namespace, ix.instance_id FROM instances ix
-             WHERE ix.namespace = $7 AND ix.instance_id = r.instance_id
+             SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
+             WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $8::boolean))
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $9::boolean))
                AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
-               AND (NOT $9::boolean
+               AND (NOT $10::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
-                        WHERE q0.namespace = ix.namespace AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        WHERE q0.namespace = $1 AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
                         LIMIT 1)))
-               AND NOT EXISTS (
-                   SELECT 1 FROM worker_queue w
-                   WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
+               AND NOT COALESCE((
+                   SELECT true FROM worker_queue w
+                   WHERE w.namespace = $1 AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
-               )
+                   LIMIT 1), false)
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
          ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id, $10::text, $11::bigint,
-                $12::text, 0
+        (SELECT c.tid, c.instance_id, $11::text, $12::bigint,
+                $13::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
              FROM orchestrator_queue q
-             WHERE q.namespace = $7 AND q.task_queue = $13 AND q.visible_at <= now()
+             WHERE q.namespace = $1 AND q.task_queue = $14 AND q.visible_at <= now()
                AND NOT COALESCE((
-                   SELECT ix.locked_until >= now() OR ($8::boolean AND ix.locked_until IS NOT NULL)
-                          OR ix.build_id NOT IN ('', $12::text)
+                   SELECT ix.locked_until >= now() OR ($9::boolean AND ix.locked_until IS NOT NULL)
+                          OR ix.build_id NOT IN ('', $13::text)
                    FROM instances ix
-                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
+                   WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), false)
              ORDER BY q.visible_at
              LIMIT 1000
          ) q
          CROSS JOIN LATERAL (
-             SELECT i2.namespace, i2.instance_id
+             SELECT (i2).ctid AS tid, i2.instance_id
              FROM instances i2
-             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+             WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $8::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $12::text))
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $9::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $13::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE $2::text[] IS NULL)
-        LIMIT $1
-    ) c
-    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
+         WHERE $4::text[] IS NULL)
+        LIMIT $3
+    ) u) c
+    WHERE i.namespace = $1 AND i.ctid = c.tid
     RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, c.eager_element
 ), msgs AS (
     -- Each locked instance's messages, then each message by primary key
@@ -780,25 +780,25 @@ WITH inst AS (
         -- unless compressed (which would hide its size): then it is
         -- measured as text. Sizes are taken only of the max_messages
         -- messages the turn may take.
-        SELECT i3.lock_token, y.id FROM inst i3
+        SELECT i3.lock_token, y.tid FROM inst i3
         CROSS JOIN LATERAL (
-            SELECT z.id FROM (
-                SELECT w.id, row_number() OVER (ORDER BY w.id) AS n,
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
                        sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
                                 WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
                                 ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
                 FROM (
-                    SELECT q.id, q.payload_bytes, q.payload
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
                     FROM orchestrator_queue q
-                    WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    WHERE q.namespace = $1 AND q.instance_id = i3.instance_id AND q.visible_at <= now()
                     ORDER BY q.id
-                    LIMIT $14
+                    LIMIT $15
                 ) w
             ) z
-            WHERE z.n = 1 OR z.upto <= $15::bigint
+            WHERE z.n = 1 OR z.upto <= $16::bigint
         ) y
     ) x
-    WHERE m.id = x.id
+    WHERE m.namespace = $1 AND m.ctid = x.tid
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
 SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.eager_element,
@@ -812,7 +812,7 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                                    AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
-                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                       WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
                          AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
                                                WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
@@ -822,13 +822,14 @@ ORDER BY inst.instance_id
 `
 
 type LockNextTurnsParams struct {
+	Namespace        string
+	LockTokens       []uuid.UUID
 	MaxTurns         int32
 	EagerInstanceIds []string
 	EagerWorkerIds   []string
 	EagerTaskQueues  []string
 	EagerLockMs      []int64
 	EagerBuildIds    []string
-	Namespace        string
 	HoldExpired      bool
 	FirstTurns       bool
 	WorkerID         string
@@ -900,7 +901,12 @@ type LockNextTurnsRow struct {
 // it for; the lock, the messages and the activity states are written once
 // for both (a generic plan runs only the branch its parameters select:
 // the eager branch finds nothing for NULL arrays, the queue's branch is
-// switched off by its one-time filter).
+// switched off by its one-time filter). Each candidate takes its lock
+// token from lock_tokens (the caller's: at least max_turns of them, and
+// one per eager element), and each instance and message is updated
+// through the ctid its lock or probe found (a TID scan: with the
+// namespace named as a value, a join on the key let a generic plan made
+// on an empty table read the namespace through the key's first column).
 //
 // The fetch (eager_* arrays NULL): running, unlocked instances of the task
 // queue that have a visible message, for worker worker_id of build id
@@ -956,13 +962,14 @@ type LockNextTurnsRow struct {
 // still matching lets through (GetLockedTurns), comes within the grace.
 func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([]LockNextTurnsRow, error) {
 	rows, err := q.db.Query(ctx, lockNextTurns,
+		arg.Namespace,
+		arg.LockTokens,
 		arg.MaxTurns,
 		arg.EagerInstanceIds,
 		arg.EagerWorkerIds,
 		arg.EagerTaskQueues,
 		arg.EagerLockMs,
 		arg.EagerBuildIds,
-		arg.Namespace,
 		arg.HoldExpired,
 		arg.FirstTurns,
 		arg.WorkerID,
@@ -1157,21 +1164,14 @@ WITH s AS (
     SELECT $2, i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
            s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond'
     FROM i JOIN s ON s.instance_id = i.instance_id
-), n AS (
-    SELECT i.task_queue, pg_notify($3::text, CASE WHEN count(*) > 1
-               THEN $4::text || i.task_queue || '#' || count(*)
-               ELSE $4::text || i.task_queue END) AS sent
-    FROM i GROUP BY i.task_queue
 )
 SELECT i.instance_id, i.execution_id, i.status, i.run_id
-FROM i JOIN n ON n.task_queue = i.task_queue
+FROM i
 `
 
 type StartInstancesParams struct {
-	Starts     []byte
-	Namespace  string
-	Channel    string
-	WakePrefix string
+	Starts    []byte
+	Namespace string
 }
 
 type StartInstancesRow struct {
@@ -1187,12 +1187,12 @@ type StartInstancesRow struct {
 // search_attributes, memo; distinct instance ids) creates its instance, or
 // restarts a finished one as its next execution, with its start message
 // (payload: the WorkflowStarted event, visible after delay_ms: a cron
-// workflow's first run waits for its schedule), and each task queue that
-// got a start has its pollers woken once (wake_prefix || task_queue, with
-// '#n' for n starts: NotificationPayload). One statement, atomic on its
-// own, so that a group of starts is one round trip and one commit. Returns
-// the instances started; a start whose id a running instance holds gets no
-// row and writes nothing.
+// workflow's first run waits for its schedule). The caller wakes the
+// pollers of the starts' task queues (a notification of its own, sent in
+// the same batch). One statement, atomic on its own, so that a group of
+// starts is one round trip and one commit. Returns the instances started;
+// a start whose id a running instance holds gets no row and writes
+// nothing.
 //
 // A restart replaces the finished row (d) with a fresh one whose
 // execution_id is the next (and whose run_id is a fresh one, written into
@@ -1202,15 +1202,8 @@ type StartInstancesRow struct {
 // an id that is held: by a running instance, which d leaves, or by a
 // concurrent start that took it first (d then deletes nothing). Rows are
 // locked and inserted in id order.
-// Joined with n so that its notifications are sent (a SELECT in WITH runs
-// only when it is read).
 func (q *Queries) StartInstances(ctx context.Context, arg StartInstancesParams) ([]StartInstancesRow, error) {
-	rows, err := q.db.Query(ctx, startInstances,
-		arg.Starts,
-		arg.Namespace,
-		arg.Channel,
-		arg.WakePrefix,
-	)
+	rows, err := q.db.Query(ctx, startInstances, arg.Starts, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -1236,16 +1229,22 @@ func (q *Queries) StartInstances(ctx context.Context, arg StartInstancesParams) 
 
 const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
 SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id FROM instances
-WHERE status = 'running' AND execution_deadline < now()
+WHERE namespace = $1 AND status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
-LIMIT $1
+LIMIT $2
 FOR UPDATE SKIP LOCKED
 `
 
-// Running instances past their execution deadline and not held by a turn.
-func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]Instance, error) {
-	rows, err := q.db.Query(ctx, takeTimedOutInstances, maxRows)
+type TakeTimedOutInstancesParams struct {
+	Namespace string
+	MaxRows   int32
+}
+
+// Running instances past their execution deadline and not held by a turn
+// (one namespace per statement).
+func (q *Queries) TakeTimedOutInstances(ctx context.Context, arg TakeTimedOutInstancesParams) ([]Instance, error) {
+	rows, err := q.db.Query(ctx, takeTimedOutInstances, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ func (q *Queries) DeleteLockedMessages(ctx context.Context, arg DeleteLockedMess
 }
 
 const enqueueMessages = `-- name: EnqueueMessages :many
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
 FROM jsonb_to_recordset($1::jsonb)
@@ -170,7 +170,7 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
-RETURNING instance_id, task_queue
+RETURNING o.instance_id, o.task_queue
 `
 
 type EnqueueMessagesParams struct {
@@ -239,7 +239,7 @@ func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToPa
 }
 
 const enqueueSignal = `-- name: EnqueueSignal :one
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb,
        $2::integer
 FROM (
@@ -249,7 +249,7 @@ FROM (
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING task_queue
+RETURNING o.task_queue
 `
 
 type EnqueueSignalParams struct {

@@ -68,27 +68,45 @@ func (q *Queries) AbandonAttempt(ctx context.Context, arg AbandonAttemptParams) 
 }
 
 const deleteAttempts = `-- name: DeleteAttempts :exec
-DELETE FROM worker_queue WHERE id = ANY($1::bigint[])
+DELETE FROM worker_queue d
+USING (
+    SELECT f.tid FROM unnest($1::bigint[]) AS k(id)
+    CROSS JOIN LATERAL (
+        SELECT (x).ctid AS tid FROM worker_queue x
+        WHERE x.namespace = $2 AND x.id = k.id
+        LIMIT 1
+    ) f
+) t
+WHERE d.namespace = $2 AND d.ctid = t.tid
 `
 
-func (q *Queries) DeleteAttempts(ctx context.Context, ids []int64) error {
-	_, err := q.db.Exec(ctx, deleteAttempts, ids)
+type DeleteAttemptsParams struct {
+	Ids       []int64
+	Namespace string
+}
+
+// Each attempt found by a key probe (the LATERAL … LIMIT is never
+// flattened into a join) and deleted through the ctid found.
+func (q *Queries) DeleteAttempts(ctx context.Context, arg DeleteAttemptsParams) error {
+	_, err := q.db.Exec(ctx, deleteAttempts, arg.Ids, arg.Namespace)
 	return err
 }
 
 const deleteCancelledUnlocked = `-- name: DeleteCancelledUnlocked :execrows
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT id FROM worker_queue
-    WHERE cancelled_unheld_at < now() - $1::bigint * interval '1 millisecond'
+DELETE FROM worker_queue d
+USING (
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE x.namespace = $1 AND cancelled_unheld_at < now() - $2::bigint * interval '1 millisecond'
       AND cancel_requested AND lock_token IS NULL
     ORDER BY cancelled_unheld_at
-    LIMIT $2
+    LIMIT $3
     FOR UPDATE SKIP LOCKED
-)
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
 `
 
 type DeleteCancelledUnlockedParams struct {
+	Namespace   string
 	OlderThanMs int64
 	MaxRows     int32
 }
@@ -101,7 +119,7 @@ type DeleteCancelledUnlockedParams struct {
 // never dropped. (The ORDER BY keeps a plan made without statistics off
 // worker_queue_dequeue, whose predicate the statement implies as well.)
 func (q *Queries) DeleteCancelledUnlocked(ctx context.Context, arg DeleteCancelledUnlockedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteCancelledUnlocked, arg.OlderThanMs, arg.MaxRows)
+	result, err := q.db.Exec(ctx, deleteCancelledUnlocked, arg.Namespace, arg.OlderThanMs, arg.MaxRows)
 	if err != nil {
 		return 0, err
 	}
@@ -125,12 +143,14 @@ SELECT
      ORDER BY w.activity_id, w.attempt DESC
      LIMIT $4) a), '[]')::jsonb AS activities,
   (SELECT count(*) FROM instances c
-   WHERE c.parent_namespace = $1 AND c.parent_instance_id = $2
+   WHERE c.namespace = $1 AND c.parent_namespace = $1
+     AND c.parent_instance_id = $2
      AND c.parent_execution_id = $3 AND c.status = 'running')::bigint AS child_count,
   COALESCE((SELECT jsonb_agg(to_jsonb(k) ORDER BY k.parent_child_id) FROM (
      SELECT c.instance_id, c.workflow_type, c.execution_id, c.parent_child_id, c.cancel_requested, c.created_at
      FROM instances c
-     WHERE c.parent_namespace = $1 AND c.parent_instance_id = $2
+     WHERE c.namespace = $1 AND c.parent_namespace = $1
+       AND c.parent_instance_id = $2
        AND c.parent_execution_id = $3 AND c.status = 'running'
      ORDER BY c.parent_child_id
      LIMIT $4) k), '[]')::jsonb AS children,
@@ -189,15 +209,16 @@ func (q *Queries) DescribePending(ctx context.Context, arg DescribePendingParams
 }
 
 const dropUnheldExecutionAttempts = `-- name: DropUnheldExecutionAttempts :execrows
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT w.id FROM worker_queue w
+DELETE FROM worker_queue d
+USING (
+    SELECT (w).ctid AS tid FROM worker_queue w
     WHERE w.namespace = $1 AND w.instance_id = ANY($2::text[])
       AND w.execution_id = ($3::jsonb -> w.instance_id ->> 'execution_id')::bigint
       AND w.lock_token IS NULL
     ORDER BY w.id
     FOR UPDATE
-)
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
 `
 
 type DropUnheldExecutionAttemptsParams struct {
@@ -223,22 +244,28 @@ UPDATE worker_queue w
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     started_at = CASE WHEN w.schedule_to_start_deadline IS NULL THEN w.started_at END,
-    schedule_to_start_deadline = now() + (w.schedule_to_start_deadline - w.visible_at)
+    schedule_to_start_deadline = tether_add(now(), w.schedule_to_start_deadline - w.visible_at)
 FROM (
-    SELECT id FROM worker_queue
-    WHERE lock_token IS NOT NULL AND locked_until < now()
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE namespace = $1 AND lock_token IS NOT NULL AND locked_until < now()
     ORDER BY locked_until
-    LIMIT $1
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = $1 AND w.ctid = c.tid
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
+type ExpireLocksParams struct {
+	Namespace string
+	MaxRows   int32
+}
+
 // Releases attempts whose lock expired, so they can be delivered again.
 // The attempt waits to be started again: its ScheduleToStart runs anew.
-func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, expireLocks, maxRows)
+// One namespace per statement, as every sweeper statement.
+func (q *Queries) ExpireLocks(ctx context.Context, arg ExpireLocksParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, expireLocks, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -292,42 +319,43 @@ func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue
 
 const fetchAttempts = `-- name: FetchAttempts :many
 UPDATE worker_queue w
-SET lock_token = gen_random_uuid(),
-    locked_until = now() + $1::bigint * interval '1 millisecond',
-    worker_id = $2,
+SET lock_token = ($1::uuid[])[c.n],
+    locked_until = now() + $2::bigint * interval '1 millisecond',
+    worker_id = $3,
     delivery_count = w.delivery_count + 1,
     started_at = now(),
     cancelled_unheld_at = NULL,
-    start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
-                                   THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
-    heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
-                              THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM (
-    SELECT x.id
-    FROM unnest($3::text[]) WITH ORDINALITY AS tq(name, ord)
+    SELECT x.tid, row_number() OVER () AS n
+    FROM unnest($5::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-        SELECT wq.id FROM worker_queue wq
+        SELECT (wq).ctid AS tid FROM worker_queue wq
         WHERE wq.namespace = $4 AND wq.task_queue = tq.name
           AND wq.lock_token IS NULL AND wq.visible_at <= now()
         ORDER BY wq.visible_at, wq.id
-        LIMIT $5
+        LIMIT $6
         FOR UPDATE SKIP LOCKED
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
-        WHERE k.namespace = $4 AND k.worker_id = $2 AND k.state <> 'active'
+        WHERE k.namespace = $4 AND k.worker_id = $3 AND k.state <> 'active'
     )
-    LIMIT $5
+    LIMIT $6
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = $4 AND w.ctid = c.tid
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
 type FetchAttemptsParams struct {
+	LockTokens []uuid.UUID
 	LockMs     int64
 	WorkerID   *string
-	TaskQueues []string
 	Namespace  string
+	TaskQueues []string
 	MaxTasks   int32
 }
 
@@ -336,13 +364,20 @@ type FetchAttemptsParams struct {
 // A worker whose session is no longer active (inactive, cleaned up) claims
 // nothing; a worker id without a session is served. A cancelled attempt is
 // held from now on: the sweeper's retention of cancelled attempts nobody
-// holds (cancelled_unheld_at) no longer applies to it.
+// holds (cancelled_unheld_at) no longer applies to it. The lock tokens
+// come from the caller (lock_tokens: at least max_tasks of them), one per
+// attempt claimed. Each attempt is updated through the ctid its lock
+// found (a TID scan): as "id = c.id" with the key (namespace, id), a
+// generic plan made on an empty table read the namespace through the
+// key's first column (so do the other statements that lock attempts
+// first and write them next).
 func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([]WorkerQueue, error) {
 	rows, err := q.db.Query(ctx, fetchAttempts,
+		arg.LockTokens,
 		arg.LockMs,
 		arg.WorkerID,
-		arg.TaskQueues,
 		arg.Namespace,
+		arg.TaskQueues,
 		arg.MaxTasks,
 	)
 	if err != nil {
@@ -401,26 +436,26 @@ WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
-        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+        cancel_requested_at = LEAST(w.cancel_requested_at, now()),
+        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
     FROM (
-        SELECT x.id, a.reason::text AS reason
-        FROM jsonb_to_recordset($1::jsonb) AS a(activity_id bigint, reason text)
+        SELECT (x).ctid AS tid, a.reason::text AS reason
+        FROM jsonb_to_recordset($2::jsonb) AS a(activity_id bigint, reason text)
         JOIN worker_queue x ON x.activity_id = a.activity_id
-        WHERE x.namespace = $2 AND x.instance_id = $3
+        WHERE x.namespace = $1 AND x.instance_id = $3
           AND x.execution_id = $4 AND NOT x.cancel_requested
         ORDER BY x.id
         FOR NO KEY UPDATE OF x
     ) c
-    WHERE w.id = c.id
+    WHERE w.namespace = $1 AND w.ctid = c.tid
     RETURNING w.worker_id
 )
 SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL
 `
 
 type FlagActivitiesParams struct {
-	Cancels     []byte
 	Namespace   string
+	Cancels     []byte
 	InstanceID  string
 	ExecutionID int64
 }
@@ -432,8 +467,8 @@ type FlagActivitiesParams struct {
 // in id order, then flagged.
 func (q *Queries) FlagActivities(ctx context.Context, arg FlagActivitiesParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, flagActivities,
-		arg.Cancels,
 		arg.Namespace,
+		arg.Cancels,
 		arg.InstanceID,
 		arg.ExecutionID,
 	)
@@ -460,34 +495,40 @@ WITH cleared AS (
     UPDATE worker_queue x
     SET schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
     FROM (
-        SELECT id FROM worker_queue
-        WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+        SELECT (y).ctid AS tid FROM worker_queue y
+        WHERE namespace = $1
+          AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
           AND cancel_requested
         ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
-        LIMIT $1
+        LIMIT $2
         FOR UPDATE SKIP LOCKED
     ) d
-    WHERE x.id = d.id
+    WHERE x.namespace = $1 AND x.ctid = d.tid
     RETURNING x.id
 )
 UPDATE worker_queue w
 SET cancel_requested = true,
-    cancel_reason = CASE WHEN w.start_to_close_deadline < now() THEN 'timeout:start_to_close'
-                         ELSE 'timeout:heartbeat' END,
+    cancel_reason = CASE WHEN c.start_to_close THEN 'timeout:start_to_close' ELSE 'timeout:heartbeat' END,
     cancel_requested_at = now(),
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT id FROM worker_queue
-    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+    SELECT (y).ctid AS tid, y.start_to_close_deadline < now() AS start_to_close FROM worker_queue y
+    WHERE namespace = $1
+      AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
       AND (start_to_close_deadline < now() OR heartbeat_deadline < now())
       AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
-    LIMIT $1
+    LIMIT $2
     FOR NO KEY UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id AND NOT w.cancel_requested
+WHERE w.namespace = $1 AND w.ctid = c.tid AND NOT w.cancel_requested
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
+
+type FlagAttemptTimeoutsParams struct {
+	Namespace string
+	MaxRows   int32
+}
 
 // StartToClose and Heartbeat timeouts: the running attempt is flagged
 // cancelled; the caller schedules the next attempt or fails the activity.
@@ -503,8 +544,8 @@ RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.acti
 // acknowledges it (stale), or lets its lock expire (it is then dropped).
 // Both parts skip the attempts another transaction holds (the next sweep
 // finds them), so that the sweep never waits on a row lock.
-func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, flagAttemptTimeouts, maxRows)
+func (q *Queries) FlagAttemptTimeouts(ctx context.Context, arg FlagAttemptTimeoutsParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, flagAttemptTimeouts, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -561,17 +602,17 @@ WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, $3::jsonb -> w.instance_id ->> 'reason'),
-        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+        cancel_requested_at = LEAST(w.cancel_requested_at, now()),
+        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
     FROM (
-        SELECT x.id FROM worker_queue x
+        SELECT (x).ctid AS tid FROM worker_queue x
         WHERE x.namespace = $4 AND x.instance_id = ANY($5::text[])
           AND x.execution_id = ($3::jsonb -> x.instance_id ->> 'execution_id')::bigint
           AND NOT x.cancel_requested
         ORDER BY x.id
         FOR NO KEY UPDATE
     ) c
-    WHERE w.id = c.id
+    WHERE w.namespace = $4 AND w.ctid = c.tid
     RETURNING w.worker_id
 )
 SELECT pg_notify($1::text, $2::text || x.worker_id)
@@ -612,25 +653,30 @@ const flagScheduleToCloseExpired = `-- name: FlagScheduleToCloseExpired :many
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = COALESCE(w.cancel_reason, 'timeout:schedule_to_close'),
-    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+    cancel_requested_at = LEAST(w.cancel_requested_at, now()),
     schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT id FROM worker_queue
-    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+    SELECT (y).ctid AS tid FROM worker_queue y
+    WHERE namespace = $1 AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
       AND schedule_to_close_deadline < now() AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
-    LIMIT $1
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = $1 AND w.ctid = c.tid
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
+
+type FlagScheduleToCloseExpiredParams struct {
+	Namespace string
+	MaxRows   int32
+}
 
 // ScheduleToClose timeouts, through worker_queue_deadline (oldest first);
 // cancelled attempts are skipped on the heap (FlagAttemptTimeouts clears
 // their deadlines). The attempt's deadlines are cleared: it has fired.
-func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, flagScheduleToCloseExpired, maxRows)
+func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, arg FlagScheduleToCloseExpiredParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, flagScheduleToCloseExpired, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -686,10 +732,10 @@ const heartbeatAttempt = `-- name: HeartbeatAttempt :one
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + $1::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN $2::boolean THEN $3::jsonb ELSE heartbeat_details END,
-    last_heartbeat_at = CASE WHEN $2::boolean THEN now() ELSE last_heartbeat_at END,
-    heartbeat_deadline = CASE WHEN $2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
-                              THEN now() + heartbeat_timeout_ms * interval '1 millisecond'
-                              ELSE heartbeat_deadline END
+    last_heartbeat_at = tether_pick($2::boolean, now(), last_heartbeat_at),
+    heartbeat_deadline = tether_pick($2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested,
+                                     tether_add(now(), heartbeat_timeout_ms * interval '1 millisecond'),
+                                     heartbeat_deadline)
 WHERE lock_token = $4 AND namespace = $5 AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until
 `
@@ -785,7 +831,7 @@ WITH ins AS (
                 THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
            COALESCE(a.schedule_to_close_deadline,
                     CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
-           CASE WHEN c.claimed THEN gen_random_uuid() END,
+           CASE WHEN c.claimed THEN a.claim_token END,
            CASE WHEN c.claimed THEN now() + a.claim_lock_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed THEN a.claim_worker END,
            CASE WHEN c.claimed THEN 1 ELSE 0 END,
@@ -799,7 +845,7 @@ WITH ins AS (
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint)
+        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, claim_token uuid)
     CROSS JOIN LATERAL (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
@@ -860,7 +906,8 @@ type InsertAttemptsClaimingRow struct {
 
 // Eager dispatch: inserts the attempts of one or more turns as
 // InsertAttempts does, those with a claim_worker already held by that
-// worker (the one acknowledging the turn) for claim_lock_ms — locked, bound
+// worker (the one acknowledging the turn) for claim_lock_ms with the lock
+// token claim_token — locked, bound
 // and started exactly as FetchAttempts would leave them — unless that
 // worker's session is no longer active; returns the attempts it claimed.
 // Claiming in the insert spares each such attempt an update: a new version
@@ -971,12 +1018,17 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) (QueueSt
 
 const takeAttempt = `-- name: TakeAttempt :one
 DELETE FROM worker_queue
-WHERE lock_token = $1 AND namespace = $2 AND locked_until > now() - interval '1 day'
-RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at,
-          (CASE WHEN cancel_requested THEN ''
-                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out
+USING (
+    SELECT (x).ctid AS tid,
+           (CASE WHEN x.cancel_requested THEN ''
+                 WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
+                 WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
+                 ELSE '' END)::text AS timed_out
+    FROM worker_queue x
+    WHERE x.lock_token = $1 AND x.namespace = $2 AND x.locked_until > now() - interval '1 day'
+) v
+WHERE worker_queue.namespace = $2 AND worker_queue.ctid = v.tid
+RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at, v.timed_out::text AS timed_out
 `
 
 type TakeAttemptParams struct {
@@ -992,6 +1044,8 @@ type TakeAttemptRow struct {
 // Removes a held attempt (complete, fail): the caller decides what follows.
 // timed_out names a StartToClose or Heartbeat deadline that passed before
 // the report (the sweeper had not flagged it yet): the report is then late.
+// (timed_out is computed in the USING subquery: a DELETE's RETURNING
+// calls no function that is not immutable, for Citus.)
 func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeAttemptRow, error) {
 	row := q.db.QueryRow(ctx, takeAttempt, arg.LockToken, arg.Namespace)
 	var i TakeAttemptRow
@@ -1035,47 +1089,43 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 
 const takeAttempts = `-- name: TakeAttempts :many
 WITH victims AS (
-    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at,
+    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at, (x).ctid AS tid,
            (CASE WHEN x.cancel_requested THEN ''
                  WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
                  WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
                  ELSE '' END)::text AS timed_out
     FROM worker_queue x
-    WHERE x.lock_token = ANY($1::uuid[]) AND x.namespace = $2 AND x.locked_until > now() - interval '1 day'
+    WHERE x.lock_token = ANY($2::uuid[]) AND x.namespace = $1 AND x.locked_until > now() - interval '1 day'
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, $3::text,
            ($4::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
            now()
-    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, timed_out FROM victims ORDER BY lock_token) v
+    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, tid, timed_out FROM victims ORDER BY lock_token) v
     CROSS JOIN LATERAL (
         SELECT ix.namespace, ix.instance_id, ix.task_queue
         FROM instances ix
-        WHERE ix.namespace = $2 AND ix.instance_id = v.instance_id
+        WHERE ix.namespace = $1 AND ix.instance_id = v.instance_id
           AND ix.status = 'running' AND ix.execution_id = v.execution_id
         LIMIT 1
     ) i
     WHERE v.timed_out = '' AND NOT v.cancel_requested
-    RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
+    RETURNING o.instance_id, (o.payload->>'activity_id')::bigint AS activity_id, o.task_queue
 )
 DELETE FROM worker_queue w
 USING victims v
-WHERE w.id = v.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at,
-          (CASE WHEN w.cancel_requested THEN ''
-                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out,
+WHERE w.namespace = $1 AND w.ctid = v.tid
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, v.timed_out::text AS timed_out,
           EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
           COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue
 `
 
 type TakeAttemptsParams struct {
-	LockTokens []uuid.UUID
 	Namespace  string
+	LockTokens []uuid.UUID
 	Kind       string
 	Results    []byte
 }
@@ -1101,12 +1151,10 @@ type TakeAttemptsRow struct {
 // (enqueued) and to which task queue (workflow_queue, ” when none of its
 // instance's was). The caller handles
 // the others (late, cancelled) on its own.
-// timed_out is victims' expression again: sqlc does not resolve a CTE's
-// computed column in a DELETE's RETURNING (same row, same now()).
 func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]TakeAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, takeAttempts,
-		arg.LockTokens,
 		arg.Namespace,
+		arg.LockTokens,
 		arg.Kind,
 		arg.Results,
 	)
@@ -1165,20 +1213,27 @@ func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]T
 }
 
 const takeScheduleToStartExpired = `-- name: TakeScheduleToStartExpired :many
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT id FROM worker_queue
-    WHERE lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
+DELETE FROM worker_queue d
+USING (
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE x.namespace = $1
+      AND lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
       AND NOT cancel_requested
     ORDER BY schedule_to_start_deadline
-    LIMIT $1
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
-)
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
+RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at
 `
 
-func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, takeScheduleToStartExpired, maxRows)
+type TakeScheduleToStartExpiredParams struct {
+	Namespace string
+	MaxRows   int32
+}
+
+func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, arg TakeScheduleToStartExpiredParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, takeScheduleToStartExpired, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -1231,17 +1286,18 @@ func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32)
 }
 
 const takeUnheldWaitingAttempts = `-- name: TakeUnheldWaitingAttempts :many
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT w.id FROM worker_queue w
+DELETE FROM worker_queue d
+USING (
+    SELECT (w).ctid AS tid FROM worker_queue w
     WHERE w.namespace = $1 AND w.instance_id = $2
       AND w.execution_id = $3 AND w.lock_token IS NULL
       AND (w.options->>'wait_for_cancellation') = 'true'
       AND ($4::boolean OR w.activity_id = ANY($5::bigint[]))
     ORDER BY w.id
     FOR UPDATE
-)
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
+RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at
 `
 
 type TakeUnheldWaitingAttemptsParams struct {

@@ -5,9 +5,9 @@
 -- next execution, as StartInstances does — with its parent recorded and its
 -- start message; its parent gets ChildWorkflowStarted, or
 -- StartChildWorkflowFailed when a running instance holds the id (nothing
--- is written for that child then). The queues of both are woken
--- (key_prefix: the workflow queue key without its queue name). No answer
--- to wait for: the statement travels with the next one.
+-- is written for that child then). The caller wakes the queues of both
+-- (a notification of its own). No answer to wait for: the statement
+-- travels with the next one.
 WITH c AS (
     SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'workflow_type')::text AS workflow_type,
            (x ->> 'task_queue')::text AS task_queue, (x -> 'input')::jsonb AS input,
@@ -60,7 +60,6 @@ WITH c AS (
                               'run_id', i.run_id, 'parent_run_id', c.parent_run_id)
            || CASE WHEN c.input IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('input', c.input) END
     FROM i JOIN c ON c.instance_id = i.instance_id
-    RETURNING task_queue
 ), parents AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
     SELECT sqlc.arg(namespace), c.parent_instance_id, c.parent_execution_id, c.parent_task_queue,
@@ -70,52 +69,49 @@ WITH c AS (
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
-    RETURNING task_queue
 )
-SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || q.task_queue)
-FROM (SELECT task_queue FROM starts UNION SELECT task_queue FROM parents) q;
+SELECT count(*) FROM i;
 
--- name: NotifyParents :exec
+-- name: NotifyParents :many
 -- Delivers the close of child workflows to their parents, in the
 -- transaction that closed them: for each instance of instance_ids that
 -- has a parent and is no longer running, a ChildWorkflowCompleted,
 -- ChildWorkflowFailed, ChildWorkflowCanceled or ChildWorkflowTerminated
 -- message to the parent's execution that started it, if it still runs.
--- Wakes the parents' queues. No answer to wait for.
-WITH m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
-           CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
-                         WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
-           jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
-                              'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
-           || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
-           || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
-    FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
-    CROSS JOIN LATERAL (
-        -- A key probe per id (LIMIT: never flattened into a join, which a
-        -- generic plan made without statistics ran as a scan of the
-        -- namespace).
-        SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
-               cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
-        FROM instances cx
-        WHERE cx.namespace = sqlc.arg(namespace) AND cx.instance_id = k.id
-          AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
-        LIMIT 1
-    ) c
-    CROSS JOIN LATERAL (
-        SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
-        FROM instances px
-        WHERE px.namespace = c.parent_namespace AND px.instance_id = c.parent_instance_id
-          AND px.execution_id = c.parent_execution_id AND px.status = 'running'
-        LIMIT 1
-    ) p
-    RETURNING task_queue
-)
-SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || q.task_queue)
-FROM (SELECT DISTINCT task_queue FROM m) q;
+-- A child lives in its parent's namespace (StartChildren), so that the
+-- parent is found in the namespace too. Returns the parents' task queues,
+-- whose pollers the caller wakes.
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
+       CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
+                     WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
+       jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
+                          'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
+       || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
+       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
+CROSS JOIN LATERAL (
+    -- A key probe per id (LIMIT: never flattened into a join, which a
+    -- generic plan made without statistics ran as a scan of the
+    -- namespace).
+    SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
+           cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
+    FROM instances cx
+    WHERE cx.namespace = sqlc.arg(namespace) AND cx.instance_id = k.id
+      AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
+    LIMIT 1
+) c
+CROSS JOIN LATERAL (
+    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
+    FROM instances px
+    WHERE px.namespace = sqlc.arg(namespace) AND px.namespace = c.parent_namespace
+      AND px.instance_id = c.parent_instance_id
+      AND px.execution_id = c.parent_execution_id AND px.status = 'running'
+    LIMIT 1
+) p
+RETURNING o.task_queue;
 
--- name: CancelChildren :exec
+-- name: CancelChildren :many
 -- Asks running child workflows to cancel, in the ack's transaction of
 -- their parent (parents: one object per parent execution, with the reason
 -- of the cancel). With workflow_ids (a JSON array), the children so named
@@ -123,7 +119,8 @@ FROM (SELECT DISTINCT task_queue FROM m) q;
 -- child of the execution whose parent close policy is not abandon (the
 -- parent closed or was canceled; ApplyClosePolicy does that now). A child
 -- already asked keeps its first reason. Each gets a CancelRequested message, as from the cancel
--- endpoint; the children's queues are woken. No answer to wait for.
+-- endpoint. Returns the children's task queues, whose pollers the caller
+-- wakes.
 WITH p AS (
     SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
            (x ->> 'reason')::text AS reason, (x -> 'workflow_ids')::jsonb AS workflow_ids
@@ -139,13 +136,12 @@ WITH p AS (
                ELSE p.workflow_ids ? c.instance_id END
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, task_queue, kind, payload)
     SELECT sqlc.arg(namespace), c.instance_id, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
     FROM c
-    RETURNING task_queue
+    RETURNING o.task_queue
 )
-SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || q.task_queue)
-FROM (SELECT DISTINCT task_queue FROM m) q;
+SELECT DISTINCT m.task_queue FROM m;
 
 -- name: ApplyClosePolicy :many
 -- Applies the parent close policy of parent executions that closed or
@@ -170,10 +166,10 @@ WITH p AS (
       AND c.parent_close_policy = 'request_cancel'
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, task_queue, kind, payload)
     SELECT sqlc.arg(namespace), rc.instance_id, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason)
     FROM rc
-    RETURNING task_queue
+    RETURNING o.task_queue
 ), term AS (
     SELECT c.instance_id, c.execution_id, c.workflow_type, c.input, c.next_event_id, c.next_activity_id,
            c.next_timer_id, c.last_event_at, p.reason

@@ -5,12 +5,12 @@
 -- search_attributes, memo; distinct instance ids) creates its instance, or
 -- restarts a finished one as its next execution, with its start message
 -- (payload: the WorkflowStarted event, visible after delay_ms: a cron
--- workflow's first run waits for its schedule), and each task queue that
--- got a start has its pollers woken once (wake_prefix || task_queue, with
--- '#n' for n starts: NotificationPayload). One statement, atomic on its
--- own, so that a group of starts is one round trip and one commit. Returns
--- the instances started; a start whose id a running instance holds gets no
--- row and writes nothing.
+-- workflow's first run waits for its schedule). The caller wakes the
+-- pollers of the starts' task queues (a notification of its own, sent in
+-- the same batch). One statement, atomic on its own, so that a group of
+-- starts is one round trip and one commit. Returns the instances started;
+-- a start whose id a running instance holds gets no row and writes
+-- nothing.
 --
 -- A restart replaces the finished row (d) with a fresh one whose
 -- execution_id is the next (and whose run_id is a fresh one, written into
@@ -73,16 +73,9 @@ WITH s AS (
     SELECT sqlc.arg(namespace), i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
            s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond'
     FROM i JOIN s ON s.instance_id = i.instance_id
-), n AS (
-    SELECT i.task_queue, pg_notify(sqlc.arg(channel)::text, CASE WHEN count(*) > 1
-               THEN sqlc.arg(wake_prefix)::text || i.task_queue || '#' || count(*)
-               ELSE sqlc.arg(wake_prefix)::text || i.task_queue END) AS sent
-    FROM i GROUP BY i.task_queue
 )
--- Joined with n so that its notifications are sent (a SELECT in WITH runs
--- only when it is read).
 SELECT i.instance_id, i.execution_id, i.status, i.run_id
-FROM i JOIN n ON n.task_queue = i.task_queue;
+FROM i;
 
 -- name: GetInstance :one
 SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
@@ -146,7 +139,12 @@ RETURNING execution_id, task_queue;
 -- it for; the lock, the messages and the activity states are written once
 -- for both (a generic plan runs only the branch its parameters select:
 -- the eager branch finds nothing for NULL arrays, the queue's branch is
--- switched off by its one-time filter).
+-- switched off by its one-time filter). Each candidate takes its lock
+-- token from lock_tokens (the caller's: at least max_turns of them, and
+-- one per eager element), and each instance and message is updated
+-- through the ctid its lock or probe found (a TID scan: with the
+-- namespace named as a value, a join on the key let a generic plan made
+-- on an empty table read the namespace through the key's first column).
 --
 -- The fetch (eager_* arrays NULL): running, unlocked instances of the task
 -- queue that have a visible message, for worker worker_id of build id
@@ -202,12 +200,12 @@ RETURNING execution_id, task_queue;
 -- still matching lets through (GetLockedTurns), comes within the grace.
 WITH inst AS (
     UPDATE instances i
-    SET lock_token = gen_random_uuid(),
-        locked_until = now() + c.lock_ms * interval '1 millisecond',
+    SET lock_token = (sqlc.arg(lock_tokens)::uuid[])[c.n],
+        locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
         locked_by = c.worker_id,
         build_id = COALESCE(i.build_id, c.build_id)
-    FROM (
-        (SELECT DISTINCT ON (e.instance_id) e.namespace, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+    FROM (SELECT u.*, row_number() OVER () AS n FROM (
+        (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
              SELECT k, (sqlc.narg(eager_instance_ids)::text[])[k] AS instance_id,
@@ -218,7 +216,7 @@ WITH inst AS (
              FROM generate_subscripts(sqlc.narg(eager_instance_ids)::text[], 1) AS k
          ) r
          CROSS JOIN LATERAL (
-             SELECT ix.namespace, ix.instance_id FROM instances ix
+             SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
              WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
                AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
@@ -226,18 +224,18 @@ WITH inst AS (
                AND (NOT sqlc.arg(first_turns)::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
-                        WHERE q0.namespace = ix.namespace AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        WHERE q0.namespace = sqlc.arg(namespace) AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
                         LIMIT 1)))
-               AND NOT EXISTS (
-                   SELECT 1 FROM worker_queue w
-                   WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
+               AND NOT COALESCE((
+                   SELECT true FROM worker_queue w
+                   WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
-               )
+                   LIMIT 1), false)
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
          ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
+        (SELECT c.tid, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
                 sqlc.arg(build_id)::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
@@ -247,14 +245,14 @@ WITH inst AS (
                    SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
                           OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
                    FROM instances ix
-                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
+                   WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), false)
              ORDER BY q.visible_at
              LIMIT 1000
          ) q
          CROSS JOIN LATERAL (
-             SELECT i2.namespace, i2.instance_id
+             SELECT (i2).ctid AS tid, i2.instance_id
              FROM instances i2
-             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+             WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
                AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
                AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
@@ -262,8 +260,8 @@ WITH inst AS (
          ) c
          WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL)
         LIMIT sqlc.arg(max_turns)
-    ) c
-    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
+    ) u) c
+    WHERE i.namespace = sqlc.arg(namespace) AND i.ctid = c.tid
     RETURNING i.*, c.eager_element
 ), msgs AS (
     -- Each locked instance's messages, then each message by primary key
@@ -281,17 +279,17 @@ WITH inst AS (
         -- unless compressed (which would hide its size): then it is
         -- measured as text. Sizes are taken only of the max_messages
         -- messages the turn may take.
-        SELECT i3.lock_token, y.id FROM inst i3
+        SELECT i3.lock_token, y.tid FROM inst i3
         CROSS JOIN LATERAL (
-            SELECT z.id FROM (
-                SELECT w.id, row_number() OVER (ORDER BY w.id) AS n,
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
                        sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
                                 WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
                                 ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
                 FROM (
-                    SELECT q.id, q.payload_bytes, q.payload
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
                     FROM orchestrator_queue q
-                    WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = i3.instance_id AND q.visible_at <= now()
                     ORDER BY q.id
                     LIMIT sqlc.arg(max_messages)
                 ) w
@@ -299,7 +297,7 @@ WITH inst AS (
             WHERE z.n = 1 OR z.upto <= sqlc.arg(max_turn_bytes)::bigint
         ) y
     ) x
-    WHERE m.id = x.id
+    WHERE m.namespace = sqlc.arg(namespace) AND m.ctid = x.tid
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
 )
 SELECT inst.*,
@@ -313,7 +311,7 @@ SELECT inst.*,
                                    AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
-                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                       WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
                          AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
                                                WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
@@ -348,7 +346,7 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
-                 WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                 WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = instances.instance_id
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
@@ -358,11 +356,11 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE NOT COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
-                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                         AND h.namespace = sqlc.arg(namespace) AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
                              SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
-                             WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                             WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
                              SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
@@ -375,13 +373,13 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
-                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                         AND h.namespace = sqlc.arg(namespace) AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states,
        COALESCE((SELECT jsonb_agg((q.payload->>'timer_id')::bigint)
                  FROM orchestrator_queue q
                  WHERE (sqlc.arg(turns)::jsonb -> instances.instance_id) ? 'timer_ids'
-                   AND q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                   AND q.namespace = sqlc.arg(namespace) AND q.instance_id = instances.instance_id
                    AND q.execution_id = instances.execution_id AND q.kind = 'TimerFired'
                    AND q.lock_token IS DISTINCT FROM instances.lock_token
                    AND (q.payload->>'timer_id')::bigint IN (
@@ -430,7 +428,7 @@ UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = task_failures + 1,
     last_task_error = sqlc.arg(last_task_error)::jsonb
-        || jsonb_build_object('since', COALESCE(last_task_error -> 'since', to_jsonb(now()))),
+        || jsonb_build_object('since', tether_pick(last_task_error ? 'since', last_task_error -> 'since', to_jsonb(now()))),
     updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
@@ -461,7 +459,7 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     next_activity_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
     last_event_at = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
-    completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    completed_at = tether_pick((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running', NULL, now()),
     build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
     has_children = instances.has_children OR COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
@@ -479,7 +477,7 @@ FROM (
         LIMIT 1
     ) f
 ) t
-WHERE instances.ctid = t.tid;
+WHERE instances.namespace = sqlc.arg(namespace) AND instances.ctid = t.tid;
 
 -- name: DeleteInstance :one
 DELETE FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
@@ -492,9 +490,10 @@ DELETE FROM history WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc
 SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) FOR UPDATE;
 
 -- name: TakeTimedOutInstances :many
--- Running instances past their execution deadline and not held by a turn.
+-- Running instances past their execution deadline and not held by a turn
+-- (one namespace per statement).
 SELECT * FROM instances
-WHERE status = 'running' AND execution_deadline < now()
+WHERE namespace = sqlc.arg(namespace) AND status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
 LIMIT sqlc.arg(max_rows)

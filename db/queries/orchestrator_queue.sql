@@ -6,7 +6,7 @@
 -- its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 -- probe (without it the planner flattens the join and, believing
 -- jsonb_to_recordset's 100 rows, hashes every running instance).
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
@@ -18,7 +18,7 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
-RETURNING instance_id, task_queue;
+RETURNING o.instance_id, o.task_queue;
 
 -- name: EnqueueSignal :one
 -- Enqueues a signal to a running instance and returns its task queue (no
@@ -28,7 +28,7 @@ RETURNING instance_id, task_queue;
 -- ack, which sees it and refuses to end the workflow (PendingSignals),
 -- or finds the workflow over and is refused. Never is it accepted and then
 -- dropped with the finished workflow's messages.
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', sqlc.arg(payload)::jsonb,
        sqlc.arg(payload_bytes)::integer
 FROM (
@@ -38,7 +38,7 @@ FROM (
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING task_queue;
+RETURNING o.task_queue;
 
 -- name: EnqueueMessagesTo :exec
 -- Enqueues messages to one instance the transaction has just written or

@@ -29,23 +29,29 @@ FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
 -- A worker whose session is no longer active (inactive, cleaned up) claims
 -- nothing; a worker id without a session is served. A cancelled attempt is
 -- held from now on: the sweeper's retention of cancelled attempts nobody
--- holds (cancelled_unheld_at) no longer applies to it.
+-- holds (cancelled_unheld_at) no longer applies to it. The lock tokens
+-- come from the caller (lock_tokens: at least max_tasks of them), one per
+-- attempt claimed. Each attempt is updated through the ctid its lock
+-- found (a TID scan): as "id = c.id" with the key (namespace, id), a
+-- generic plan made on an empty table read the namespace through the
+-- key's first column (so do the other statements that lock attempts
+-- first and write them next).
 UPDATE worker_queue w
-SET lock_token = gen_random_uuid(),
+SET lock_token = (sqlc.arg(lock_tokens)::uuid[])[c.n],
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
     worker_id = sqlc.arg(worker_id),
     delivery_count = w.delivery_count + 1,
     started_at = now(),
     cancelled_unheld_at = NULL,
-    start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
-                                   THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
-    heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
-                              THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM (
-    SELECT x.id
+    SELECT x.tid, row_number() OVER () AS n
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-        SELECT wq.id FROM worker_queue wq
+        SELECT (wq).ctid AS tid FROM worker_queue wq
         WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
           AND wq.lock_token IS NULL AND wq.visible_at <= now()
         ORDER BY wq.visible_at, wq.id
@@ -58,13 +64,14 @@ FROM (
     )
     LIMIT sqlc.arg(max_tasks)
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
 RETURNING w.*;
 
 -- name: InsertAttemptsClaiming :many
 -- Eager dispatch: inserts the attempts of one or more turns as
 -- InsertAttempts does, those with a claim_worker already held by that
--- worker (the one acknowledging the turn) for claim_lock_ms — locked, bound
+-- worker (the one acknowledging the turn) for claim_lock_ms with the lock
+-- token claim_token — locked, bound
 -- and started exactly as FetchAttempts would leave them — unless that
 -- worker's session is no longer active; returns the attempts it claimed.
 -- Claiming in the insert spares each such attempt an update: a new version
@@ -87,7 +94,7 @@ WITH ins AS (
                 THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
            COALESCE(a.schedule_to_close_deadline,
                     CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
-           CASE WHEN c.claimed THEN gen_random_uuid() END,
+           CASE WHEN c.claimed THEN a.claim_token END,
            CASE WHEN c.claimed THEN now() + a.claim_lock_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed THEN a.claim_worker END,
            CASE WHEN c.claimed THEN 1 ELSE 0 END,
@@ -101,7 +108,7 @@ WITH ins AS (
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint)
+        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, claim_token uuid)
     CROSS JOIN LATERAL (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
@@ -133,10 +140,10 @@ ORDER BY instance_id, activity_id;
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN sqlc.arg(has_details)::boolean THEN sqlc.arg(details)::jsonb ELSE heartbeat_details END,
-    last_heartbeat_at = CASE WHEN sqlc.arg(has_details)::boolean THEN now() ELSE last_heartbeat_at END,
-    heartbeat_deadline = CASE WHEN sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
-                              THEN now() + heartbeat_timeout_ms * interval '1 millisecond'
-                              ELSE heartbeat_deadline END
+    last_heartbeat_at = tether_pick(sqlc.arg(has_details)::boolean, now(), last_heartbeat_at),
+    heartbeat_deadline = tether_pick(sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested,
+                                     tether_add(now(), heartbeat_timeout_ms * interval '1 millisecond'),
+                                     heartbeat_deadline)
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until;
 
@@ -144,13 +151,20 @@ RETURNING cancel_requested, cancel_reason, locked_until;
 -- Removes a held attempt (complete, fail): the caller decides what follows.
 -- timed_out names a StartToClose or Heartbeat deadline that passed before
 -- the report (the sweeper had not flagged it yet): the report is then late.
+-- (timed_out is computed in the USING subquery: a DELETE's RETURNING
+-- calls no function that is not immutable, for Citus.)
 DELETE FROM worker_queue
-WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
-RETURNING sqlc.embed(worker_queue),
-          (CASE WHEN cancel_requested THEN ''
-                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out;
+USING (
+    SELECT (x).ctid AS tid,
+           (CASE WHEN x.cancel_requested THEN ''
+                 WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
+                 WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
+                 ELSE '' END)::text AS timed_out
+    FROM worker_queue x
+    WHERE x.lock_token = sqlc.arg(lock_token) AND x.namespace = sqlc.arg(namespace) AND x.locked_until > now() - interval '1 day'
+) v
+WHERE worker_queue.namespace = sqlc.arg(namespace) AND worker_queue.ctid = v.tid
+RETURNING sqlc.embed(worker_queue), v.timed_out::text AS timed_out;
 
 -- name: TakeAttempts :many
 -- TakeAttempt for the held attempts whose lock_token is one of
@@ -168,7 +182,7 @@ RETURNING sqlc.embed(worker_queue),
 -- instance's was). The caller handles
 -- the others (late, cancelled) on its own.
 WITH victims AS (
-    SELECT x.*,
+    SELECT x.*, (x).ctid AS tid,
            (CASE WHEN x.cancel_requested THEN ''
                  WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
                  WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
@@ -178,7 +192,7 @@ WITH victims AS (
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, sqlc.arg(kind)::text,
            (sqlc.arg(results)::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
@@ -192,18 +206,12 @@ WITH victims AS (
         LIMIT 1
     ) i
     WHERE v.timed_out = '' AND NOT v.cancel_requested
-    RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
+    RETURNING o.instance_id, (o.payload->>'activity_id')::bigint AS activity_id, o.task_queue
 )
 DELETE FROM worker_queue w
 USING victims v
-WHERE w.id = v.id
--- timed_out is victims' expression again: sqlc does not resolve a CTE's
--- computed column in a DELETE's RETURNING (same row, same now()).
-RETURNING sqlc.embed(w),
-          (CASE WHEN w.cancel_requested THEN ''
-                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out,
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = v.tid
+RETURNING sqlc.embed(w), v.timed_out::text AS timed_out,
           EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
           COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue;
 
@@ -216,22 +224,34 @@ WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND 
 RETURNING *;
 
 -- name: DeleteAttempts :exec
-DELETE FROM worker_queue WHERE id = ANY(sqlc.arg(ids)::bigint[]);
+-- Each attempt found by a key probe (the LATERAL … LIMIT is never
+-- flattened into a join) and deleted through the ctid found.
+DELETE FROM worker_queue d
+USING (
+    SELECT f.tid FROM unnest(sqlc.arg(ids)::bigint[]) AS k(id)
+    CROSS JOIN LATERAL (
+        SELECT (x).ctid AS tid FROM worker_queue x
+        WHERE x.namespace = sqlc.arg(namespace) AND x.id = k.id
+        LIMIT 1
+    ) f
+) t
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = t.tid;
 
 -- name: DropUnheldExecutionAttempts :execrows
 -- A workflow-wide cancel of executions — of each instance named in
 -- instance_ids, execution executions[instance_id].execution_id: attempts
 -- nobody holds have nobody to tell, so they are removed (they never start)
 -- rather than flagged. Locked in id order, then deleted.
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT w.id FROM worker_queue w
+DELETE FROM worker_queue d
+USING (
+    SELECT (w).ctid AS tid FROM worker_queue w
     WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instance_ids)::text[])
       AND w.execution_id = (sqlc.arg(executions)::jsonb -> w.instance_id ->> 'execution_id')::bigint
       AND w.lock_token IS NULL
     ORDER BY w.id
     FOR UPDATE
-);
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid;
 
 -- name: FlagExecution :exec
 -- Flags every attempt of executions — of each instance named in
@@ -249,17 +269,17 @@ WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, sqlc.arg(executions)::jsonb -> w.instance_id ->> 'reason'),
-        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+        cancel_requested_at = LEAST(w.cancel_requested_at, now()),
+        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
     FROM (
-        SELECT x.id FROM worker_queue x
+        SELECT (x).ctid AS tid FROM worker_queue x
         WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = ANY(sqlc.arg(instance_ids)::text[])
           AND x.execution_id = (sqlc.arg(executions)::jsonb -> x.instance_id ->> 'execution_id')::bigint
           AND NOT x.cancel_requested
         ORDER BY x.id
         FOR NO KEY UPDATE
     ) c
-    WHERE w.id = c.id
+    WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
     RETURNING w.worker_id
 )
 SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || x.worker_id)
@@ -275,10 +295,10 @@ WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
-        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+        cancel_requested_at = LEAST(w.cancel_requested_at, now()),
+        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
     FROM (
-        SELECT x.id, a.reason::text AS reason
+        SELECT (x).ctid AS tid, a.reason::text AS reason
         FROM jsonb_to_recordset(sqlc.arg(cancels)::jsonb) AS a(activity_id bigint, reason text)
         JOIN worker_queue x ON x.activity_id = a.activity_id
         WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = sqlc.arg(instance_id)
@@ -286,7 +306,7 @@ WITH u AS (
         ORDER BY x.id
         FOR NO KEY UPDATE OF x
     ) c
-    WHERE w.id = c.id
+    WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
     RETURNING w.worker_id
 )
 SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL;
@@ -306,32 +326,35 @@ HAVING count(*) > 0;
 -- name: ExpireLocks :many
 -- Releases attempts whose lock expired, so they can be delivered again.
 -- The attempt waits to be started again: its ScheduleToStart runs anew.
+-- One namespace per statement, as every sweeper statement.
 UPDATE worker_queue w
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     started_at = CASE WHEN w.schedule_to_start_deadline IS NULL THEN w.started_at END,
-    schedule_to_start_deadline = now() + (w.schedule_to_start_deadline - w.visible_at)
+    schedule_to_start_deadline = tether_add(now(), w.schedule_to_start_deadline - w.visible_at)
 FROM (
-    SELECT id FROM worker_queue
-    WHERE lock_token IS NOT NULL AND locked_until < now()
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE namespace = sqlc.arg(namespace) AND lock_token IS NOT NULL AND locked_until < now()
     ORDER BY locked_until
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
 RETURNING w.*;
 
 -- name: TakeScheduleToStartExpired :many
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT id FROM worker_queue
-    WHERE lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
+DELETE FROM worker_queue d
+USING (
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE x.namespace = sqlc.arg(namespace)
+      AND lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
       AND NOT cancel_requested
     ORDER BY schedule_to_start_deadline
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
-)
-RETURNING *;
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid
+RETURNING d.*;
 
 -- name: FlagAttemptTimeouts :many
 -- StartToClose and Heartbeat timeouts: the running attempt is flagged
@@ -352,32 +375,33 @@ WITH cleared AS (
     UPDATE worker_queue x
     SET schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
     FROM (
-        SELECT id FROM worker_queue
-        WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+        SELECT (y).ctid AS tid FROM worker_queue y
+        WHERE namespace = sqlc.arg(namespace)
+          AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
           AND cancel_requested
         ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
         LIMIT sqlc.arg(max_rows)
         FOR UPDATE SKIP LOCKED
     ) d
-    WHERE x.id = d.id
+    WHERE x.namespace = sqlc.arg(namespace) AND x.ctid = d.tid
     RETURNING x.id
 )
 UPDATE worker_queue w
 SET cancel_requested = true,
-    cancel_reason = CASE WHEN w.start_to_close_deadline < now() THEN 'timeout:start_to_close'
-                         ELSE 'timeout:heartbeat' END,
+    cancel_reason = CASE WHEN c.start_to_close THEN 'timeout:start_to_close' ELSE 'timeout:heartbeat' END,
     cancel_requested_at = now(),
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT id FROM worker_queue
-    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+    SELECT (y).ctid AS tid, y.start_to_close_deadline < now() AS start_to_close FROM worker_queue y
+    WHERE namespace = sqlc.arg(namespace)
+      AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
       AND (start_to_close_deadline < now() OR heartbeat_deadline < now())
       AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT sqlc.arg(max_rows)
     FOR NO KEY UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id AND NOT w.cancel_requested
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid AND NOT w.cancel_requested
 RETURNING w.*;
 
 -- name: FlagScheduleToCloseExpired :many
@@ -387,17 +411,17 @@ RETURNING w.*;
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = COALESCE(w.cancel_reason, 'timeout:schedule_to_close'),
-    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+    cancel_requested_at = LEAST(w.cancel_requested_at, now()),
     schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT id FROM worker_queue
-    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+    SELECT (y).ctid AS tid FROM worker_queue y
+    WHERE namespace = sqlc.arg(namespace) AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
       AND schedule_to_close_deadline < now() AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
 RETURNING w.*;
 
 -- name: DeleteCancelledUnlocked :execrows
@@ -408,15 +432,16 @@ RETURNING w.*;
 -- and lock columns are checked on the heap too, so that a held attempt is
 -- never dropped. (The ORDER BY keeps a plan made without statistics off
 -- worker_queue_dequeue, whose predicate the statement implies as well.)
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT id FROM worker_queue
-    WHERE cancelled_unheld_at < now() - sqlc.arg(older_than_ms)::bigint * interval '1 millisecond'
+DELETE FROM worker_queue d
+USING (
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE x.namespace = sqlc.arg(namespace) AND cancelled_unheld_at < now() - sqlc.arg(older_than_ms)::bigint * interval '1 millisecond'
       AND cancel_requested AND lock_token IS NULL
     ORDER BY cancelled_unheld_at
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
-);
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid;
 
 -- name: QueueStats :one
 SELECT count(*) FILTER (WHERE lock_token IS NULL AND visible_at <= now())::bigint AS backlog,
@@ -434,17 +459,18 @@ WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue) AND 
 -- execution (all_activities) or those named in activity_ids — removed and
 -- returned: the caller delivers their ActivityCanceled at once, since no
 -- worker will report an outcome. Locked in id order, then deleted.
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT w.id FROM worker_queue w
+DELETE FROM worker_queue d
+USING (
+    SELECT (w).ctid AS tid FROM worker_queue w
     WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
       AND w.execution_id = sqlc.arg(execution_id) AND w.lock_token IS NULL
       AND (w.options->>'wait_for_cancellation') = 'true'
       AND (sqlc.arg(all_activities)::boolean OR w.activity_id = ANY(sqlc.arg(activity_ids)::bigint[]))
     ORDER BY w.id
     FOR UPDATE
-)
-RETURNING *;
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid
+RETURNING d.*;
 
 -- name: DescribePending :one
 -- What execution (namespace, instance_id, execution_id) waits for, for
@@ -470,12 +496,14 @@ SELECT
      ORDER BY w.activity_id, w.attempt DESC
      LIMIT sqlc.arg(max_rows)) a), '[]')::jsonb AS activities,
   (SELECT count(*) FROM instances c
-   WHERE c.parent_namespace = sqlc.arg(namespace) AND c.parent_instance_id = sqlc.arg(instance_id)
+   WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(namespace)
+     AND c.parent_instance_id = sqlc.arg(instance_id)
      AND c.parent_execution_id = sqlc.arg(execution_id) AND c.status = 'running')::bigint AS child_count,
   COALESCE((SELECT jsonb_agg(to_jsonb(k) ORDER BY k.parent_child_id) FROM (
      SELECT c.instance_id, c.workflow_type, c.execution_id, c.parent_child_id, c.cancel_requested, c.created_at
      FROM instances c
-     WHERE c.parent_namespace = sqlc.arg(namespace) AND c.parent_instance_id = sqlc.arg(instance_id)
+     WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(namespace)
+       AND c.parent_instance_id = sqlc.arg(instance_id)
        AND c.parent_execution_id = sqlc.arg(execution_id) AND c.status = 'running'
      ORDER BY c.parent_child_id
      LIMIT sqlc.arg(max_rows)) k), '[]')::jsonb AS children,

@@ -76,6 +76,7 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 		var err error
 		rows, err = t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
 			LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+			LockTokens: lockTokens(int(max)),
 		})
 		return err
 	})
@@ -296,7 +297,7 @@ func (s *Store) AbandonActivityTask(ctx context.Context, ns string, token storag
 					return err
 				}
 			}
-			return t.w.DeleteAttempts(ctx, []int64{r.ID})
+			return t.w.DeleteAttempts(ctx, gen.DeleteAttemptsParams{Namespace: ns, Ids: []int64{r.ID}})
 		}
 		if delay <= 0 {
 			t.wake(ActivityQueueKey(ns, r.TaskQueue))

@@ -45,7 +45,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			}
 			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()))
 			start.SearchAttributes, start.Memo = attrs, jsonValue(req.Memo)
-			started, err := startInstances(ctx, t.q, ns, []startRow{start})
+			started, err := startInstances(ctx, t, ns, []startRow{start})
 			if err != nil {
 				return fmt.Errorf("signal with start: %w", err)
 			}

@@ -52,12 +52,21 @@ func newStartRow(id, workflowType, taskQueue string, input json.RawMessage, time
 }
 
 // startInstances runs StartInstances over starts (distinct ids) of
-// namespace ns with q and returns the instances started, by id: a start
+// namespace ns in t and returns the instances started, by id: a start
 // missing from the answer found its id held by a running instance and
-// wrote nothing.
-func startInstances(ctx context.Context, q *gen.Queries, ns string, starts []startRow) (map[string]gen.StartInstancesRow, error) {
-	rows, err := q.StartInstances(ctx, gen.StartInstancesParams{Namespace: ns, Starts: mustJSON(starts),
-		Channel: NotifyChannel, WakePrefix: WorkflowQueueKey(ns, "")})
+// wrote nothing. The pollers of the starts' task queues are woken by a
+// notification of its own (a routed statement's NOTIFY would be sent by
+// the node that ran it), sent ahead of the statement in its batch and
+// delivered on commit; a start refused wakes its queue for nothing.
+func startInstances(ctx context.Context, t *txn, ns string, starts []startRow) (map[string]gen.StartInstancesRow, error) {
+	queues := make(map[string]int, 1)
+	for _, st := range starts {
+		queues[WorkflowQueueKey(ns, st.TaskQueue)]++
+	}
+	if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: payloads(queues)}); err != nil {
+		return nil, fmt.Errorf("start instances: wake: %w", err)
+	}
+	rows, err := t.q.StartInstances(ctx, gen.StartInstancesParams{Namespace: ns, Starts: mustJSON(starts)})
 	if err != nil {
 		return nil, fmt.Errorf("start instances: %w", err)
 	}
@@ -162,7 +171,7 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 	// it, in the same round trip).
 	handing := firstTurns(t, s, ns, calls)
 	t.p.commitWithNext()
-	started, err := startInstances(ctx, t.q, ns, starts)
+	started, err := startInstances(ctx, t, ns, starts)
 	if err != nil {
 		return err
 	}

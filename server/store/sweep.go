@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -23,22 +24,36 @@ func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
 	return s.SweepWith(ctx, SweepOptions{})
 }
 
-// SweepWith is Sweep with options.
+// SweepWith is Sweep with options. The steps run namespace by namespace
+// (namespaces: the namespaces table): each statement that claims rows
+// names one namespace, so that on a database distributed by namespace it
+// runs on the one node that holds it (docs/architecture.md, "Distributed
+// by namespace").
 func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, error) {
 	res := SweepResult{Timeouts: map[string]int{}}
-	steps := []func(context.Context, *SweepResult) error{
+	steps := []func(context.Context, string, *SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
-		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
+		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
 	}
 	if o.HoldExpiry {
-		steps = []func(context.Context, *SweepResult) error{
-			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
+		steps = []func(context.Context, string, *SweepResult) error{
+			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
 		}
 	}
-	for _, step := range steps {
-		if err := step(ctx, &res); err != nil {
-			return res, err
+	nss, err := gen.New(s.pool).ListNamespaceNames(ctx)
+	if err != nil {
+		return res, fmt.Errorf("sweep: namespaces: %w", err)
+	}
+	slices.Sort(nss)
+	for _, ns := range nss {
+		for _, step := range steps {
+			if err := step(ctx, ns, &res); err != nil {
+				return res, err
+			}
 		}
+	}
+	if err := s.sweepStats(ctx, &res); err != nil {
+		return res, err
 	}
 	if o := s.opts.Observer; o != nil {
 		for kind, reason := range map[string]string{
@@ -104,9 +119,9 @@ func (s *Store) sweepStats(ctx context.Context, res *SweepResult) error {
 	return nil
 }
 
-func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepLocks(ctx context.Context, ns string, res *SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		rows, err := t.q.ExpireLocks(ctx, s.opts.SweepBatch)
+		rows, err := t.q.ExpireLocks(ctx, gen.ExpireLocksParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep locks: %w", err)
 		}
@@ -138,15 +153,15 @@ func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
 			}
 		}
 		if len(drop) > 0 {
-			return t.w.DeleteAttempts(ctx, drop)
+			return t.w.DeleteAttempts(ctx, gen.DeleteAttemptsParams{Namespace: ns, Ids: drop})
 		}
 		return nil
 	})
 }
 
-func (s *Store) sweepScheduleToStart(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepScheduleToStart(ctx context.Context, ns string, res *SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		rows, err := t.q.TakeScheduleToStartExpired(ctx, s.opts.SweepBatch)
+		rows, err := t.q.TakeScheduleToStartExpired(ctx, gen.TakeScheduleToStartExpiredParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep schedule-to-start: %w", err)
 		}
@@ -162,9 +177,9 @@ func (s *Store) sweepScheduleToStart(ctx context.Context, res *SweepResult) erro
 	})
 }
 
-func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepAttemptTimeouts(ctx context.Context, ns string, res *SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		rows, err := t.q.FlagAttemptTimeouts(ctx, s.opts.SweepBatch)
+		rows, err := t.q.FlagAttemptTimeouts(ctx, gen.FlagAttemptTimeoutsParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep attempt timeouts: %w", err)
 		}
@@ -194,9 +209,9 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) erro
 	})
 }
 
-func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepScheduleToClose(ctx context.Context, ns string, res *SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		rows, err := t.q.FlagScheduleToCloseExpired(ctx, s.opts.SweepBatch)
+		rows, err := t.q.FlagScheduleToCloseExpired(ctx, gen.FlagScheduleToCloseExpiredParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep schedule-to-close: %w", err)
 		}
@@ -215,7 +230,7 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) erro
 			}
 		}
 		if len(drop) > 0 {
-			return t.w.DeleteAttempts(ctx, drop)
+			return t.w.DeleteAttempts(ctx, gen.DeleteAttemptsParams{Namespace: ns, Ids: drop})
 		}
 		return nil
 	})
@@ -226,9 +241,9 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) erro
 // cancelled (worker_lost) and a fresh attempt of it is scheduled (per its
 // retry policy, without backoff), and attempts waiting in its host task
 // queue fail at once with a retryable WorkerLost error.
-func (s *Store) sweepWorkerLeases(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepWorkerLeases(ctx context.Context, ns string, res *SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		ws, err := t.q.ExpireWorkerLeases(ctx, s.opts.SweepBatch)
+		ws, err := t.q.ExpireWorkerLeases(ctx, gen.ExpireWorkerLeasesParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep leases: %w", err)
 		}
@@ -238,12 +253,11 @@ func (s *Store) sweepWorkerLeases(ctx context.Context, res *SweepResult) error {
 		// Every expired worker's attempts in one statement, locked in id
 		// order (the lock order of worker_queue).
 		type workerKey struct{ ns, id string }
-		nss := make([]string, 0, len(ws))
 		ids := make([]string, 0, len(ws))
 		for _, w := range ws {
-			nss, ids = append(nss, w.Namespace), append(ids, w.WorkerID)
+			ids = append(ids, w.WorkerID)
 		}
-		flagged, err := t.q.FlagWorkerAttempts(ctx, gen.FlagWorkerAttemptsParams{Namespaces: nss, WorkerIds: ids})
+		flagged, err := t.q.FlagWorkerAttempts(ctx, gen.FlagWorkerAttemptsParams{Namespace: ns, WorkerIds: ids})
 		if err != nil {
 			return fmt.Errorf("sweep leases: flag attempts: %w", err)
 		}
@@ -318,9 +332,9 @@ func (s *Store) rescheduleLost(ctx context.Context, t *txn, r gen.WorkerQueue, w
 	return OutcomeRetryScheduled, nil
 }
 
-func (s *Store) sweepCleanup(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepCleanup(ctx context.Context, ns string, res *SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		ws, err := t.q.CleanupWorkers(ctx, gen.CleanupWorkersParams{DelayMs: ms(s.opts.CleanupDelay), MaxRows: s.opts.SweepBatch})
+		ws, err := t.q.CleanupWorkers(ctx, gen.CleanupWorkersParams{Namespace: ns, DelayMs: ms(s.opts.CleanupDelay), MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep cleanup: %w", err)
 		}
@@ -328,11 +342,11 @@ func (s *Store) sweepCleanup(ctx context.Context, res *SweepResult) error {
 			res.WorkersCleanedUp = append(res.WorkersCleanedUp, w.WorkerID)
 		}
 		n, err := t.q.DeleteCancelledUnlocked(ctx, gen.DeleteCancelledUnlockedParams{
-			OlderThanMs: ms(cancelledRetention), MaxRows: s.opts.SweepBatch})
+			Namespace: ns, OlderThanMs: ms(cancelledRetention), MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep cancelled: %w", err)
 		}
-		res.CancelledDropped = n
+		res.CancelledDropped += n
 		return nil
 	})
 }
@@ -352,9 +366,9 @@ func (s *Store) recordAttemptCancel(ctx context.Context, t *txn, r gen.WorkerQue
 // their outstanding activities are cancelled and history ends with
 // WorkflowFailed{type: Timeout, timeout_type: execution}. One that a turn
 // holds is failed at the next pass after the turn.
-func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepExecutionTimeouts(ctx context.Context, ns string, res *SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		insts, err := t.q.TakeTimedOutInstances(ctx, s.opts.SweepBatch)
+		insts, err := t.q.TakeTimedOutInstances(ctx, gen.TakeTimedOutInstancesParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep execution timeouts: %w", err)
 		}

@@ -105,9 +105,8 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 	if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(fins)}); err != nil {
 		return fmt.Errorf("finish: %w", err)
 	}
-	if err := t.w.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: ids,
-		Channel: NotifyChannel, KeyPrefix: WorkflowQueueKey(ns, "")}); err != nil {
-		return fmt.Errorf("notify parents: %w", err)
+	if err := notifyParents(ctx, t, ns, ids); err != nil {
+		return err
 	}
 	for _, id := range ids {
 		t.wake(ResultKey(ns, id))

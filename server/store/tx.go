@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -252,4 +254,20 @@ func strOr(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// lockTokens returns n fresh lock tokens (random UUIDs, version 4), read
+// from crypto/rand at once. The statements that lock rows take their
+// tokens from the caller: a volatile function such as gen_random_uuid()
+// may not set a column in an UPDATE on Citus.
+func lockTokens(n int) []uuid.UUID {
+	b := make([]byte, 16*n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (it crashes the program instead)
+	out := make([]uuid.UUID, n)
+	for i := range out {
+		copy(out[i][:], b[16*i:16*i+16])
+		out[i][6] = out[i][6]&0x0f | 0x40 // version 4
+		out[i][8] = out[i][8]&0x3f | 0x80 // variant RFC 4122
+	}
+	return out
 }
