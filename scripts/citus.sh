@@ -226,8 +226,10 @@ cmd_test() {
 	export TETHER_TEST_CITUS_WORKER_URLS=$TETHER_CITUS_WORKER_URLS
 	cd "$repo"
 	if (($# > 0)); then
-		go test -count=1 -timeout 30m "$@"
-		return
+		local rc=0
+		go test -count=1 -timeout 30m "$@" || rc=1
+		crashes "$dir"
+		return $rc
 	fi
 	local rc=0
 	# What is Citus's own: the distribution step, --citus, generic plans off.
@@ -237,7 +239,21 @@ cmd_test() {
 	# end-to-end suite.
 	go test -count=1 -timeout 30m -run '^(TestConformance|TestGenericPlansOnlyWhereAllowed)$' ./server/store/ || rc=1
 	go test -count=1 -timeout 30m ./internal/e2e/ || rc=1
+	crashes "$dir"
 	return $rc
+}
+
+# crashes lists the server processes of the cluster under DIR that died of a
+# signal (a crash restarts the node: every test on it fails meanwhile), with
+# the statement each was running.
+crashes() {
+	local dir=$1 n
+	for n in "$dir"/node*; do
+		if grep -q 'terminated by signal' "$n/log" 2>/dev/null; then
+			echo "citus.sh: $(basename "$n") crashed; the statements that crashed it:" >&2
+			grep -A1 'terminated by signal' "$n/log" | grep -o 'name: [A-Za-z]*' | sort | uniq -c >&2
+		fi
+	done
 }
 
 case ${1:-} in
