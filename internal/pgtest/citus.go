@@ -17,9 +17,9 @@ import (
 // EnvCitusWorkerURLs names the environment variable that makes the server of
 // TETHER_TEST_DATABASE_URL the coordinator of a Citus cluster: a
 // comma-separated list of URLs of its worker nodes (any database; the path
-// is replaced). Each node must have the citus extension available, the
-// coordinator's `postgres` database must know it as the coordinator, and
-// the URLs' host and port must be those the nodes reach each other on.
+// is replaced). Each node must load citus (shared_preload_libraries) and
+// have a `postgres` database, and the URLs' host and port (the
+// coordinator's too) must be those the nodes reach each other on.
 // Every test database is then made on every node, with the citus extension,
 // the nodes added and the tables distributed (migrations.Distribute).
 // `make test-citus` sets it (scripts/citus.sh starts the cluster).
