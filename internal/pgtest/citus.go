@@ -134,10 +134,16 @@ func (s *Server) createCitusDatabase(ctx context.Context, name string) error {
 }
 
 // dropCitusDatabase drops database name on every node, the coordinator
-// first.
+// first. The database is closed to new connections first: Citus's
+// maintenance daemon, which DROP DATABASE … WITH (FORCE) does not end,
+// comes back within seconds otherwise, and keeps the drop waiting.
 func (s *Server) dropCitusDatabase(ctx context.Context, name string) error {
 	for _, n := range s.nodes() {
-		if err := execEndingSessions(ctx, nodeURL(n, "postgres"), dropSQL(name), name); err != nil {
+		admin := nodeURL(n, "postgres")
+		// An error here (the database is gone already) is the DROP's to
+		// report, or not.
+		_ = execAdmin(ctx, admin, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" ALLOW_CONNECTIONS false")
+		if err := execEndingSessions(ctx, admin, dropSQL(name), name); err != nil {
 			return err
 		}
 	}
