@@ -320,7 +320,7 @@ func (q *Queries) ReleaseBatch(ctx context.Context, arg ReleaseBatchParams) erro
 const setBatchState = `-- name: SetBatchState :one
 UPDATE batches
 SET state = $1, error = $2, updated_at = now(), owner = NULL, lease_until = NULL,
-    finished_at = tether_pick($3::boolean, now(), NULL)
+    finished_at = tether_add(now(), CASE WHEN $3::boolean THEN interval '0' END)
 WHERE namespace = $4 AND batch_id = $5
 RETURNING namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at
 `

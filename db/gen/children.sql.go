@@ -268,17 +268,20 @@ WITH c AS (
     -- the instances with the children a generic plan made without
     -- statistics read the namespace, and the rows were locked in whatever
     -- order the join met them.
+    -- The ids are read from the parameter again, not from c (see
+    -- StartInstances).
     DELETE FROM instances x
     USING (
         SELECT f.tid
-        FROM (SELECT c.instance_id FROM c ORDER BY c.instance_id) o
+        FROM (SELECT DISTINCT x ->> 'instance_id' AS instance_id
+              FROM jsonb_array_elements($1::jsonb) x ORDER BY 1) o
         CROSS JOIN LATERAL (
             SELECT (y).ctid AS tid FROM instances y
             WHERE y.namespace = $2 AND y.instance_id = o.instance_id AND y.status <> 'running'
             FOR UPDATE OF y
         ) f
     ) t
-    WHERE x.ctid = t.tid
+    WHERE x.namespace = $2 AND x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,

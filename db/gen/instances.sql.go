@@ -54,7 +54,8 @@ UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = task_failures + 1,
     last_task_error = $1::jsonb
-        || jsonb_build_object('since', tether_pick(last_task_error ? 'since', last_task_error -> 'since', to_jsonb(now()))),
+        || jsonb_build_object('since', now())
+        || jsonb_strip_nulls(jsonb_build_object('since', last_task_error -> 'since')),
     updated_at = now()
 WHERE namespace = $2 AND instance_id = $3
 `
@@ -85,8 +86,14 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     next_event_id = ($1::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
     next_activity_id = ($1::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = ($1::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
-    last_event_at = COALESCE(($1::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
-    completed_at = tether_pick(($1::jsonb -> instances.instance_id ->> 'status') = 'running', NULL, now()),
+    -- (microseconds since the epoch: a text's cast to timestamptz is
+    -- STABLE, which an UPDATE on Citus may not apply to a column's value)
+    last_event_at = COALESCE(tether_add('epoch'::timestamptz,
+                                        ($1::jsonb -> instances.instance_id ->> 'last_event_at_us')::bigint
+                                            * interval '1 microsecond'),
+                             instances.last_event_at),
+    completed_at = tether_add(now(), CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running'
+                                          THEN NULL ELSE interval '0' END),
     build_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
     has_children = instances.has_children OR COALESCE(($1::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
@@ -701,11 +708,11 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 const lockNextTurns = `-- name: LockNextTurns :many
 WITH inst AS (
     UPDATE instances i
-    SET lock_token = ($2::uuid[])[c.n],
+    SET lock_token = c.token,
         locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
         locked_by = c.worker_id,
         build_id = COALESCE(i.build_id, c.build_id)
-    FROM (SELECT u.tid, u.instance_id, u.worker_id, u.lock_ms, u.build_id, u.eager_element, row_number() OVER () AS n FROM (
+    FROM (SELECT u.tid, u.instance_id, u.worker_id, u.lock_ms, u.build_id, u.eager_element, ($2::uuid[])[row_number() OVER ()] AS token FROM (
         (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
@@ -903,7 +910,9 @@ type LockNextTurnsRow struct {
 // the eager branch finds nothing for NULL arrays, the queue's branch is
 // switched off by its one-time filter). Each candidate takes its lock
 // token from lock_tokens (the caller's: at least max_turns of them, and
-// one per eager element), and each instance and message is updated
+// one per eager element), picked in the candidates' subquery (a
+// subscript of a parameter in the SET list crashed the Citus 13.2
+// coordinator), and each instance and message is updated
 // through the ctid its lock or probe found (a TID scan: with the
 // namespace named as a value, a join on the key let a generic plan made
 // on an empty table read the namespace through the key's first column).
@@ -1136,17 +1145,23 @@ WITH s AS (
     -- read, the ctids filtered); "ctid = ANY(…)" alone (made on an empty
     -- table: a sequential scan). (y).ctid: sqlc knows no system column in
     -- a select list.
+    -- The ids are read from the parameter again, not from s: on Citus a
+    -- DELETE through ctids must be routed whole to one node, which a
+    -- read of another part of the statement prevents.
     DELETE FROM instances x
     USING (
         SELECT f.tid
-        FROM (SELECT s.instance_id FROM s ORDER BY s.instance_id) o
+        FROM (SELECT DISTINCT e->>'instance_id' AS instance_id
+              FROM jsonb_array_elements($1::jsonb) AS e
+              WHERE EXISTS (SELECT 1 FROM namespaces n WHERE n.name = $2)
+              ORDER BY 1) o
         CROSS JOIN LATERAL (
             SELECT (y).ctid AS tid FROM instances y
             WHERE y.namespace = $2 AND y.instance_id = o.instance_id AND y.status <> 'running'
             FOR UPDATE OF y
         ) f
     ) t
-    WHERE x.ctid = t.tid
+    WHERE x.namespace = $2 AND x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,

@@ -13,46 +13,24 @@ import (
 )
 
 const consumeMessages = `-- name: ConsumeMessages :exec
-WITH d AS (
-    DELETE FROM orchestrator_queue q
-    WHERE q.namespace = $3 AND q.instance_id = ANY($4::text[])
-      AND q.lock_token = ($2::jsonb -> q.instance_id ->> 'lock_token')::uuid
-)
-SELECT pg_notify($1::text, CASE WHEN w.n > 1 THEN w.wake || '#' || w.n ELSE w.wake END)
-FROM (
-    SELECT $2::jsonb -> x.instance_id ->> 'wake' AS wake, count(*) AS n
-    FROM (SELECT DISTINCT q.instance_id FROM orchestrator_queue q
-          WHERE q.namespace = $3 AND q.instance_id = ANY($4::text[])
-            AND q.visible_at <= now()
-            AND (q.lock_token IS NULL
-                 OR q.lock_token <> ($2::jsonb -> q.instance_id ->> 'lock_token')::uuid)) x
-    GROUP BY 1
-) w
+DELETE FROM orchestrator_queue q
+WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
+  AND q.lock_token = ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid
 `
 
 type ConsumeMessagesParams struct {
-	Channel     string
-	Turns       []byte
 	Namespace   string
 	InstanceIds []string
+	Turns       []byte
 }
 
-// Deletes the consumed messages of one or more turns — of each instance
-// named in instance_ids, those locked by turns[instance_id].lock_token —
-// and, for each instance that has other visible messages (arrived during
-// its turn, whose own wake-up found it locked), announces its next turn on
-// turns[instance_id].wake, the notification key of its workflow queue: one
-// notification per key, carrying the count as NotificationPayload does
-// ("key" for one, "key#n" for n). No answer to wait for: the statement
-// travels with the COMMIT. The rows the DELETE removes are still in this
-// statement's snapshot, hence the lock_token filter.
+// Deletes the consumed messages of one or more turns: of each instance
+// named in instance_ids, those locked by turns[instance_id].lock_token.
+// No answer to wait for: the statement travels with the next one or the
+// COMMIT. InstancesWithMessages, at the commit, finds the instances to
+// wake.
 func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) error {
-	_, err := q.db.Exec(ctx, consumeMessages,
-		arg.Channel,
-		arg.Turns,
-		arg.Namespace,
-		arg.InstanceIds,
-	)
+	_, err := q.db.Exec(ctx, consumeMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
 	return err
 }
 
@@ -296,6 +274,45 @@ WHERE current_setting('citus.version', true) IS NULL
 func (q *Queries) GenericPlans(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, genericPlans)
 	return err
+}
+
+const instancesWithMessages = `-- name: InstancesWithMessages :many
+SELECT DISTINCT q.instance_id FROM orchestrator_queue q
+WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
+  AND q.visible_at <= now()
+  AND (q.lock_token IS NULL
+       OR q.lock_token <> ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid)
+`
+
+type InstancesWithMessagesParams struct {
+	Namespace   string
+	InstanceIds []string
+	Turns       []byte
+}
+
+// Of the instances named in instance_ids, whose turns were just
+// acknowledged, those that have visible messages their turn did not take
+// (turns[instance_id].lock_token): messages that arrived during the turn,
+// whose own wake-up found the instance locked. Read with the ack's COMMIT;
+// the caller announces their next turns once it has committed.
+func (q *Queries) InstancesWithMessages(ctx context.Context, arg InstancesWithMessagesParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, instancesWithMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var instance_id string
+		if err := rows.Scan(&instance_id); err != nil {
+			return nil, err
+		}
+		items = append(items, instance_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const lockInstanceMessages = `-- name: LockInstanceMessages :exec

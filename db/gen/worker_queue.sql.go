@@ -319,9 +319,9 @@ func (q *Queries) ExpireLocks(ctx context.Context, arg ExpireLocksParams) ([]Wor
 
 const fetchAttempts = `-- name: FetchAttempts :many
 UPDATE worker_queue w
-SET lock_token = ($1::uuid[])[c.n],
-    locked_until = now() + $2::bigint * interval '1 millisecond',
-    worker_id = $3,
+SET lock_token = c.token,
+    locked_until = now() + $1::bigint * interval '1 millisecond',
+    worker_id = $2,
     delivery_count = w.delivery_count + 1,
     started_at = now(),
     cancelled_unheld_at = NULL,
@@ -330,11 +330,11 @@ SET lock_token = ($1::uuid[])[c.n],
     heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
                                                 THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM (
-    SELECT x.tid, row_number() OVER () AS n
+    SELECT x.tid, ($4::uuid[])[row_number() OVER ()] AS token
     FROM unnest($5::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
         SELECT (wq).ctid AS tid FROM worker_queue wq
-        WHERE wq.namespace = $4 AND wq.task_queue = tq.name
+        WHERE wq.namespace = $3 AND wq.task_queue = tq.name
           AND wq.lock_token IS NULL AND wq.visible_at <= now()
         ORDER BY wq.visible_at, wq.id
         LIMIT $6
@@ -342,19 +342,19 @@ FROM (
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
-        WHERE k.namespace = $4 AND k.worker_id = $3 AND k.state <> 'active'
+        WHERE k.namespace = $3 AND k.worker_id = $2 AND k.state <> 'active'
     )
     LIMIT $6
 ) c
-WHERE w.namespace = $4 AND w.ctid = c.tid
+WHERE w.namespace = $3 AND w.ctid = c.tid
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
 `
 
 type FetchAttemptsParams struct {
-	LockTokens []uuid.UUID
 	LockMs     int64
 	WorkerID   *string
 	Namespace  string
+	LockTokens []uuid.UUID
 	TaskQueues []string
 	MaxTasks   int32
 }
@@ -373,10 +373,10 @@ type FetchAttemptsParams struct {
 // first and write them next).
 func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([]WorkerQueue, error) {
 	rows, err := q.db.Query(ctx, fetchAttempts,
-		arg.LockTokens,
 		arg.LockMs,
 		arg.WorkerID,
 		arg.Namespace,
+		arg.LockTokens,
 		arg.TaskQueues,
 		arg.MaxTasks,
 	)
@@ -437,7 +437,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
         cancel_requested_at = LEAST(w.cancel_requested_at, now()),
-        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
         SELECT (x).ctid AS tid, a.reason::text AS reason
         FROM jsonb_to_recordset($2::jsonb) AS a(activity_id bigint, reason text)
@@ -603,7 +603,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, $3::jsonb -> w.instance_id ->> 'reason'),
         cancel_requested_at = LEAST(w.cancel_requested_at, now()),
-        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
         SELECT (x).ctid AS tid FROM worker_queue x
         WHERE x.namespace = $4 AND x.instance_id = ANY($5::text[])
@@ -732,10 +732,12 @@ const heartbeatAttempt = `-- name: HeartbeatAttempt :one
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + $1::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN $2::boolean THEN $3::jsonb ELSE heartbeat_details END,
-    last_heartbeat_at = tether_pick($2::boolean, now(), last_heartbeat_at),
-    heartbeat_deadline = tether_pick($2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested,
-                                     tether_add(now(), heartbeat_timeout_ms * interval '1 millisecond'),
-                                     heartbeat_deadline)
+    -- Both only move forward: GREATEST keeps the column where the
+    -- CASE gives NULL (no details), and takes the new time otherwise.
+    last_heartbeat_at = GREATEST(last_heartbeat_at, tether_add(now(), CASE WHEN $2::boolean THEN interval '0' END)),
+    heartbeat_deadline = GREATEST(heartbeat_deadline,
+        tether_add(now(), CASE WHEN $2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
+                               THEN heartbeat_timeout_ms * interval '1 millisecond' END))
 WHERE lock_token = $4 AND namespace = $5 AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until
 `

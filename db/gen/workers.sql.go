@@ -529,7 +529,7 @@ UPDATE workers w SET
     lease_duration = (c.j->>'lease_ms')::bigint * interval '1 millisecond',
     lease_expires_at = tether_add(now(), (c.j->>'lease_ms')::bigint * interval '1 millisecond'),
     last_heartbeat_at = now(),
-    state_changed_at = tether_pick(w.state = 'active', w.state_changed_at, now())
+    state_changed_at = GREATEST(w.state_changed_at, tether_add(now(), CASE WHEN w.state <> 'active' THEN interval '0' END))
 FROM (
     SELECT k.namespace, k.worker_id, x.j
     FROM unnest(ARRAY(SELECT jsonb_array_elements($2::jsonb))) AS x(j)
@@ -758,7 +758,7 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     lease_duration = EXCLUDED.lease_duration,
     lease_expires_at = EXCLUDED.lease_expires_at,
     last_heartbeat_at = now(),
-    state_changed_at = tether_pick(w.state = 'active', w.state_changed_at, now())
+    state_changed_at = GREATEST(w.state_changed_at, tether_add(now(), CASE WHEN w.state <> 'active' THEN interval '0' END))
 WHERE w.state <> 'cleaned_up' AND (w.owner IS NULL OR w.owner = EXCLUDED.owner)
 RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::bool AS inserted
 `

@@ -57,7 +57,7 @@ WHERE namespace = sqlc.arg(namespace) AND batch_id = sqlc.arg(batch_id);
 -- state is final.
 UPDATE batches
 SET state = sqlc.arg(state), error = sqlc.arg(error), updated_at = now(), owner = NULL, lease_until = NULL,
-    finished_at = tether_pick(sqlc.arg(final)::boolean, now(), NULL)
+    finished_at = tether_add(now(), CASE WHEN sqlc.arg(final)::boolean THEN interval '0' END)
 WHERE namespace = sqlc.arg(namespace) AND batch_id = sqlc.arg(batch_id)
 RETURNING *;
 

@@ -45,17 +45,23 @@ WITH s AS (
     -- read, the ctids filtered); "ctid = ANY(…)" alone (made on an empty
     -- table: a sequential scan). (y).ctid: sqlc knows no system column in
     -- a select list.
+    -- The ids are read from the parameter again, not from s: on Citus a
+    -- DELETE through ctids must be routed whole to one node, which a
+    -- read of another part of the statement prevents.
     DELETE FROM instances x
     USING (
         SELECT f.tid
-        FROM (SELECT s.instance_id FROM s ORDER BY s.instance_id) o
+        FROM (SELECT DISTINCT e->>'instance_id' AS instance_id
+              FROM jsonb_array_elements(sqlc.arg(starts)::jsonb) AS e
+              WHERE EXISTS (SELECT 1 FROM namespaces n WHERE n.name = sqlc.arg(namespace))
+              ORDER BY 1) o
         CROSS JOIN LATERAL (
             SELECT (y).ctid AS tid FROM instances y
             WHERE y.namespace = sqlc.arg(namespace) AND y.instance_id = o.instance_id AND y.status <> 'running'
             FOR UPDATE OF y
         ) f
     ) t
-    WHERE x.ctid = t.tid
+    WHERE x.namespace = sqlc.arg(namespace) AND x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
@@ -141,7 +147,9 @@ RETURNING execution_id, task_queue;
 -- the eager branch finds nothing for NULL arrays, the queue's branch is
 -- switched off by its one-time filter). Each candidate takes its lock
 -- token from lock_tokens (the caller's: at least max_turns of them, and
--- one per eager element), and each instance and message is updated
+-- one per eager element), picked in the candidates' subquery (a
+-- subscript of a parameter in the SET list crashed the Citus 13.2
+-- coordinator), and each instance and message is updated
 -- through the ctid its lock or probe found (a TID scan: with the
 -- namespace named as a value, a join on the key let a generic plan made
 -- on an empty table read the namespace through the key's first column).
@@ -200,11 +208,11 @@ RETURNING execution_id, task_queue;
 -- still matching lets through (GetLockedTurns), comes within the grace.
 WITH inst AS (
     UPDATE instances i
-    SET lock_token = (sqlc.arg(lock_tokens)::uuid[])[c.n],
+    SET lock_token = c.token,
         locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
         locked_by = c.worker_id,
         build_id = COALESCE(i.build_id, c.build_id)
-    FROM (SELECT u.*, row_number() OVER () AS n FROM (
+    FROM (SELECT u.*, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token FROM (
         (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
@@ -428,7 +436,8 @@ UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = task_failures + 1,
     last_task_error = sqlc.arg(last_task_error)::jsonb
-        || jsonb_build_object('since', tether_pick(last_task_error ? 'since', last_task_error -> 'since', to_jsonb(now()))),
+        || jsonb_build_object('since', now())
+        || jsonb_strip_nulls(jsonb_build_object('since', last_task_error -> 'since')),
     updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
@@ -458,8 +467,14 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     next_event_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
     next_activity_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
-    last_event_at = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
-    completed_at = tether_pick((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running', NULL, now()),
+    -- (microseconds since the epoch: a text's cast to timestamptz is
+    -- STABLE, which an UPDATE on Citus may not apply to a column's value)
+    last_event_at = COALESCE(tether_add('epoch'::timestamptz,
+                                        (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at_us')::bigint
+                                            * interval '1 microsecond'),
+                             instances.last_event_at),
+    completed_at = tether_add(now(), CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running'
+                                          THEN NULL ELSE interval '0' END),
     build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
     has_children = instances.has_children OR COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),

@@ -58,30 +58,26 @@ DELETE FROM orchestrator_queue
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);
 
 -- name: ConsumeMessages :exec
--- Deletes the consumed messages of one or more turns — of each instance
--- named in instance_ids, those locked by turns[instance_id].lock_token —
--- and, for each instance that has other visible messages (arrived during
--- its turn, whose own wake-up found it locked), announces its next turn on
--- turns[instance_id].wake, the notification key of its workflow queue: one
--- notification per key, carrying the count as NotificationPayload does
--- ("key" for one, "key#n" for n). No answer to wait for: the statement
--- travels with the COMMIT. The rows the DELETE removes are still in this
--- statement's snapshot, hence the lock_token filter.
-WITH d AS (
-    DELETE FROM orchestrator_queue q
-    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-      AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid
-)
-SELECT pg_notify(sqlc.arg(channel)::text, CASE WHEN w.n > 1 THEN w.wake || '#' || w.n ELSE w.wake END)
-FROM (
-    SELECT sqlc.arg(turns)::jsonb -> x.instance_id ->> 'wake' AS wake, count(*) AS n
-    FROM (SELECT DISTINCT q.instance_id FROM orchestrator_queue q
-          WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-            AND q.visible_at <= now()
-            AND (q.lock_token IS NULL
-                 OR q.lock_token <> (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid)) x
-    GROUP BY 1
-) w;
+-- Deletes the consumed messages of one or more turns: of each instance
+-- named in instance_ids, those locked by turns[instance_id].lock_token.
+-- No answer to wait for: the statement travels with the next one or the
+-- COMMIT. InstancesWithMessages, at the commit, finds the instances to
+-- wake.
+DELETE FROM orchestrator_queue q
+WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid;
+
+-- name: InstancesWithMessages :many
+-- Of the instances named in instance_ids, whose turns were just
+-- acknowledged, those that have visible messages their turn did not take
+-- (turns[instance_id].lock_token): messages that arrived during the turn,
+-- whose own wake-up found the instance locked. Read with the ack's COMMIT;
+-- the caller announces their next turns once it has committed.
+SELECT DISTINCT q.instance_id FROM orchestrator_queue q
+WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND q.visible_at <= now()
+  AND (q.lock_token IS NULL
+       OR q.lock_token <> (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid);
 
 -- name: DeferLockedMessages :exec
 -- A failed turn: its messages become visible again after the backoff.

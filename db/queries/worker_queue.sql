@@ -37,7 +37,7 @@ FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
 -- key's first column (so do the other statements that lock attempts
 -- first and write them next).
 UPDATE worker_queue w
-SET lock_token = (sqlc.arg(lock_tokens)::uuid[])[c.n],
+SET lock_token = c.token,
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
     worker_id = sqlc.arg(worker_id),
     delivery_count = w.delivery_count + 1,
@@ -48,7 +48,7 @@ SET lock_token = (sqlc.arg(lock_tokens)::uuid[])[c.n],
     heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
                                                 THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM (
-    SELECT x.tid, row_number() OVER () AS n
+    SELECT x.tid, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
         SELECT (wq).ctid AS tid FROM worker_queue wq
@@ -140,10 +140,12 @@ ORDER BY instance_id, activity_id;
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN sqlc.arg(has_details)::boolean THEN sqlc.arg(details)::jsonb ELSE heartbeat_details END,
-    last_heartbeat_at = tether_pick(sqlc.arg(has_details)::boolean, now(), last_heartbeat_at),
-    heartbeat_deadline = tether_pick(sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested,
-                                     tether_add(now(), heartbeat_timeout_ms * interval '1 millisecond'),
-                                     heartbeat_deadline)
+    -- Both only move forward: GREATEST keeps the column where the
+    -- CASE gives NULL (no details), and takes the new time otherwise.
+    last_heartbeat_at = GREATEST(last_heartbeat_at, tether_add(now(), CASE WHEN sqlc.arg(has_details)::boolean THEN interval '0' END)),
+    heartbeat_deadline = GREATEST(heartbeat_deadline,
+        tether_add(now(), CASE WHEN sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
+                               THEN heartbeat_timeout_ms * interval '1 millisecond' END))
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until;
 
@@ -270,7 +272,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, sqlc.arg(executions)::jsonb -> w.instance_id ->> 'reason'),
         cancel_requested_at = LEAST(w.cancel_requested_at, now()),
-        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
         SELECT (x).ctid AS tid FROM worker_queue x
         WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = ANY(sqlc.arg(instance_ids)::text[])
@@ -296,7 +298,7 @@ WITH u AS (
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
         cancel_requested_at = LEAST(w.cancel_requested_at, now()),
-        cancelled_unheld_at = tether_pick(w.lock_token IS NULL, now(), NULL)
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
         SELECT (x).ctid AS tid, a.reason::text AS reason
         FROM jsonb_to_recordset(sqlc.arg(cancels)::jsonb) AS a(activity_id bigint, reason text)

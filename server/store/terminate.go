@@ -91,7 +91,7 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 		t.observeClose(ns, r.WorkflowType, WorkflowTerminated, time.Time{}, now)
 		fins[r.InstanceID] = finishRow{Status: api.StatusTerminated, ExecutionID: r.ExecutionID, WorkflowType: r.WorkflowType,
 			Input: boxed(r.Input), Result: nil, Error: boxed(mustJSON(e)), NextEventID: r.NextEventID + 1,
-			NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID, LastEventAt: ptrTime(at)}
+			NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID, LastEventAt: new(unixMicros(at))}
 	}
 	if err := cancelExecutions(ctx, t, ns, execs); err != nil {
 		return err
