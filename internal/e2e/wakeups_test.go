@@ -27,7 +27,7 @@ func TestWakeUpsReachThePolls(t *testing.T) {
 	e := newEnvWith(t, envConfig{RecheckInterval: quiet})
 	opts := testOptions()
 	opts.PollWait = quiet
-	e.startWorker("q", opts, func(w *worker.Worker) error {
+	e.startWorker("q", opts, func(w worker.Worker) error {
 		if err := registerBasics(w); err != nil {
 			return err
 		}
