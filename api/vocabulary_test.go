@@ -146,7 +146,7 @@ func TestSQLUsesTheVocabulary(t *testing.T) {
 		vocab []string
 	}{
 		{"cancel reason", queries, regexp.MustCompile(`(?is)cancel_reason\s*=\s*(CASE\b.*?\bEND|COALESCE\([^()]*\))`), CancelReasons()},
-		{"timeout kind", queries, regexp.MustCompile(`(?is)\(CASE\s+WHEN\s+cancel_requested\s+THEN\s+''(.*?)\bEND\)::text\s+AS\s+timed_out`), TimeoutKinds()},
+		{"timeout kind", queries, regexp.MustCompile(`(?is)\(CASE\s+WHEN\s+(?:\w+\.)?cancel_requested\s+THEN\s+''(.*?)\bEND\)::text\s+AS\s+timed_out`), TimeoutKinds()},
 		{"worker state", queries + schema, regexp.MustCompile(`(?i)\bstate\s*(?:=|<>)\s*('[^']*')`), WorkerStates()},
 		{"worker state", schema, regexp.MustCompile(`(?i)\bDEFAULT\s+('[^']*')\s+CHECK\s*\(\s*state\b`), WorkerStates()},
 		{"status", queries, regexp.MustCompile(`(?i)\bstatus\s*(?:=|<>)\s*('[^']*')`), Statuses()},

@@ -57,11 +57,10 @@ func (c RetentionConfig) withDefaults() RetentionConfig {
 // (db/queries/auth.sql, TakeExpiredInstances), which the scenario
 // explains; a test checks that it is the query's text.
 const TakeExpiredInstancesSQL = `SELECT i.namespace, i.instance_id FROM instances i
-JOIN namespaces n ON n.name = i.namespace
-WHERE i.status <> 'running' AND n.retention IS NOT NULL
-  AND i.completed_at < now() - n.retention
+WHERE i.namespace = $1 AND i.status <> 'running'
+  AND i.completed_at < now() - $2::bigint * interval '1 millisecond'
 ORDER BY i.completed_at
-LIMIT $1
+LIMIT $3
 FOR UPDATE OF i SKIP LOCKED`
 
 // insertChunk bounds one INSERT … SELECT generate_series of the scenario.
@@ -143,7 +142,7 @@ func (e *Env) Retention(ctx context.Context, cfg RetentionConfig) (*Report, erro
 		}
 		sizes = append(sizes, size)
 		if round == 1 {
-			plan, err := e.explainLines(ctx, "EXPLAIN "+TakeExpiredInstancesSQL, cfg.Batch)
+			plan, err := e.explainLines(ctx, "EXPLAIN "+TakeExpiredInstancesSQL, expNS, (24 * time.Hour).Milliseconds(), cfg.Batch)
 			if err != nil {
 				return nil, err
 			}

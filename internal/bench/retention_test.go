@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -46,7 +47,11 @@ func TestTakeExpiredInstancesSQL(t *testing.T) {
 		}
 	}
 	q, _, _ := strings.Cut(strings.Join(lines, "\n"), ";")
-	got := regexp.MustCompile(`sqlc\.arg\(\w+\)`).ReplaceAllString(strings.TrimSpace(q), "$$1")
+	n := 0
+	got := regexp.MustCompile(`sqlc\.arg\(\w+\)`).ReplaceAllStringFunc(strings.TrimSpace(q), func(string) string {
+		n++
+		return fmt.Sprintf("$%d", n)
+	})
 	if got != TakeExpiredInstancesSQL {
 		t.Fatalf("TakeExpiredInstancesSQL differs from the query:\n%s\nvs\n%s", TakeExpiredInstancesSQL, got)
 	}
