@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -72,7 +73,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 			s.logger.Warn("server: deleting a query", "query_id", qid, "error", err)
 		}
 	}()
-	var ans store.QueryAnswer
+	var ans storage.QueryAnswer
 	found, err := s.longPoll(ctx, pollSpec{
 		route: "workflow_query",
 		keys:  []string{store.QueryAnswerKey(ns, qid)},
@@ -95,7 +96,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 		case api.ErrorTypeUnknownQuery:
 			return validationProblem([]api.FieldProblem{{Field: "name", Message: ans.Error.Message}})
 		case "NotFound":
-			return store.ErrNotFound
+			return storage.ErrNotFound
 		}
 		return newProblem(http.StatusUnprocessableEntity, ProblemQueryFailed, "Query failed",
 			fmt.Sprintf("Query %q failed: %s", name, ans.Error.Message))

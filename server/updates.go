@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -63,7 +64,7 @@ func (s *Server) updateWorkflow(c echo.Context) error {
 	if err := s.store.RequestUpdate(ctx, ns, id, req.UpdateID, name, req.Input); err != nil {
 		return err
 	}
-	var st store.UpdateState
+	var st storage.UpdateState
 	_, err := s.longPoll(ctx, pollSpec{
 		route: "workflow_update",
 		keys:  []string{store.UpdateKey(ns, id, req.UpdateID)},
@@ -79,7 +80,7 @@ func (s *Server) updateWorkflow(c echo.Context) error {
 			}
 			if st.Stage == api.UpdateStageAdmitted && st.InstanceStatus != api.StatusRunning {
 				// The workflow ended before a turn saw the update.
-				return false, store.ErrNotRunning
+				return false, storage.ErrNotRunning
 			}
 			return false, nil
 		},

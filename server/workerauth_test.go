@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // sendAs posts body to the server's default namespace with a key and a
@@ -125,10 +125,10 @@ func TestWorkerIdentity_StoreRefusesOtherOwner(t *testing.T) {
 	}
 	evil := req
 	evil.Host, evil.Shutdown = "evil", true
-	if _, err := e.store.WorkerHeartbeatAs(ctx, "default", "key:b", evil); !errors.Is(err, store.ErrWorkerGone) {
+	if _, err := e.store.WorkerHeartbeatAs(ctx, "default", "key:b", evil); !errors.Is(err, storage.ErrWorkerGone) {
 		t.Fatalf("another owner's heartbeat: %v", err)
 	}
-	if _, err := e.store.WorkerHeartbeat(ctx, "default", evil); !errors.Is(err, store.ErrWorkerGone) {
+	if _, err := e.store.WorkerHeartbeat(ctx, "default", evil); !errors.Is(err, storage.ErrWorkerGone) {
 		t.Fatalf("an ownerless heartbeat: %v", err)
 	}
 	w, err := e.store.GetWorker(ctx, "default", "w-st")
@@ -153,7 +153,7 @@ func TestWorkerIdentity_StoreRefusesOtherOwner(t *testing.T) {
 			switch err := <-errs; {
 			case err == nil:
 				okN++
-			case errors.Is(err, store.ErrWorkerGone):
+			case errors.Is(err, storage.ErrWorkerGone):
 				goneN++
 			default:
 				t.Fatal(err)

@@ -90,7 +90,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 	// A stale ack of instance g-00 (a token it never had) in the same burst.
 	stale := storage.TurnToken{InstanceID: ids[0], Lock: uuid.New()}.String()
 	outs, errs := ackAll(t, s, append(tokens, stale), append(reqs, reqs[0]))
-	if !errors.Is(errs[n], store.ErrLockLost) {
+	if !errors.Is(errs[n], storage.ErrLockLost) {
 		t.Errorf("stale ack: err = %v, want ErrLockLost", errs[n])
 	}
 	for i := range n {
@@ -118,7 +118,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: history %v", ids[i], kinds(h))
 			}
 		case 2:
-			var inv *store.InvalidError
+			var inv *storage.InvalidError
 			if !errors.As(err, &inv) || inv.Field != "commands[0].activity_id" {
 				t.Errorf("%s: err = %v, want an InvalidError", ids[i], err)
 			}
@@ -128,7 +128,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 			// Its lock is still held: a good ack succeeds.
 			m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, tokens[i]), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
 		case 3:
-			if !errors.Is(err, store.ErrUnhandledSignals) {
+			if !errors.Is(err, storage.ErrUnhandledSignals) {
 				t.Errorf("%s: err = %v, want ErrUnhandledSignals", ids[i], err)
 			}
 			if w := m(s.DescribeWorkflow(ctxT(t), ns, ids[i]))(t); w.Status != api.StatusRunning || len(h) != 0 {
@@ -175,7 +175,7 @@ func TestAckGroup_AFailingAckFailsOnlyItself(t *testing.T) {
 	for i := range n {
 		h := history(t, s, ids[i])
 		if i == 5 {
-			if errs[i] == nil || errors.Is(errs[i], store.ErrLockLost) {
+			if errs[i] == nil || errors.Is(errs[i], storage.ErrLockLost) {
 				t.Errorf("%s: err = %v, want the write's error", ids[i], errs[i])
 			}
 			if len(h) != 1 {

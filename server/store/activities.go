@@ -100,7 +100,7 @@ func (s *Store) HeartbeatActivityTask(ctx context.Context, ns string, token stor
 		LockToken: &tok, Namespace: ns,
 	})
 	if noRows(err) {
-		return api.ActivityHeartbeatResponse{}, ErrLockLost
+		return api.ActivityHeartbeatResponse{}, storage.ErrLockLost
 	}
 	if err != nil {
 		return api.ActivityHeartbeatResponse{}, fmt.Errorf("heartbeat: %w", err)
@@ -122,7 +122,7 @@ func (s *Store) takeAttempt(ctx context.Context, t *txn, ns string, token storag
 	tok := uuid.UUID(token)
 	r, err := t.q.TakeAttempt(ctx, gen.TakeAttemptParams{LockToken: &tok, Namespace: ns})
 	if noRows(err) {
-		return gen.WorkerQueue{}, false, ErrLockLost
+		return gen.WorkerQueue{}, false, storage.ErrLockLost
 	}
 	if err != nil {
 		return gen.WorkerQueue{}, false, fmt.Errorf("take attempt: %w", err)
@@ -152,7 +152,7 @@ func (s *Store) lateAttempt(ctx context.Context, t *txn, row gen.WorkerQueue, ti
 		return row, err
 	}
 	t.observeAttemptEnd(row.Namespace, row.ActivityType, ActivityTimedOut, row.StartedAt, s.opts.Now())
-	if outcome == OutcomeRetryScheduled {
+	if outcome == storage.OutcomeRetryScheduled {
 		if err := s.recordAttemptCancel(ctx, t, row); err != nil {
 			return row, err
 		}
@@ -185,9 +185,9 @@ func (s *Store) deliver(ctx context.Context, t *txn, r gen.WorkerQueue, ev api.E
 		return "", err
 	}
 	if len(rows) == 0 {
-		return OutcomeStale, nil // the execution is over or was continued
+		return storage.OutcomeStale, nil // the execution is over or was continued
 	}
-	return OutcomeDelivered, nil
+	return storage.OutcomeDelivered, nil
 }
 
 // retryOrFail applies the retry policy to a failed attempt r: either a new
@@ -203,7 +203,7 @@ func (s *Store) retryOrFail(ctx context.Context, t *txn, r gen.WorkerQueue, e ap
 	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
 		return "", err
 	}
-	return OutcomeRetryScheduled, nil
+	return storage.OutcomeRetryScheduled, nil
 }
 
 // lastFailure is failure e of an attempt at time at, as the next
@@ -246,7 +246,7 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 				return err
 			}
 		case late || r.CancelRequested:
-			out.Outcome = OutcomeStale
+			out.Outcome = storage.OutcomeStale
 		default:
 			if details != nil {
 				r.HeartbeatDetails = details
@@ -256,7 +256,7 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 				return err
 			}
 			outcome := ActivityFailed
-			if out.Outcome == OutcomeRetryScheduled {
+			if out.Outcome == storage.OutcomeRetryScheduled {
 				outcome = ActivityRetried
 			}
 			t.observeAttemptEnd(ns, r.ActivityType, outcome, r.StartedAt, s.opts.Now())
@@ -265,7 +265,7 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 	})
 	if err != nil {
 		// A retried report whose first try was applied gets its answer;
-		// a different report of the token, ErrDuplicateReport.
+		// a different report of the token, storage.ErrDuplicateReport.
 		var first api.ActivityAckResponse
 		if rerr := s.repeatedReport(ctx, ns, uuid.UUID(token), receiptFail, digest, err, &first); rerr != nil {
 			return api.ActivityAckResponse{}, rerr
@@ -283,13 +283,13 @@ func (s *Store) AbandonActivityTask(ctx context.Context, ns string, token storag
 	err := s.inTx(ctx, func(t *txn) error {
 		r, err := t.q.AbandonAttempt(ctx, gen.AbandonAttemptParams{DelayMs: ms(delay), LockToken: &tok, Namespace: ns})
 		if noRows(err) {
-			return ErrLockLost
+			return storage.ErrLockLost
 		}
 		if err != nil {
 			return fmt.Errorf("abandon: %w", err)
 		}
 		if r.CancelRequested {
-			out.Outcome = OutcomeStale
+			out.Outcome = storage.OutcomeStale
 			if waitsForOutcome(r) {
 				// Given back after its cancellation: it ends as canceled.
 				if out.Outcome, err = s.deliver(ctx, t, r, canceledEvent("given back after its cancellation")); err != nil {
@@ -301,7 +301,7 @@ func (s *Store) AbandonActivityTask(ctx context.Context, ns string, token storag
 		if delay <= 0 {
 			t.wake(ActivityQueueKey(ns, r.TaskQueue))
 		}
-		out.Outcome = OutcomeAbandoned
+		out.Outcome = storage.OutcomeAbandoned
 		return nil
 	})
 	return out, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -204,7 +205,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		if !hb.CancelRequested || hb.Reason != "select_loser:other" {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("activity %d: late result %s", id, r.Outcome)
 		}
 	}
@@ -296,7 +297,7 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 		t.Fatalf("a second sweep dropped %d", res.CancelledDropped)
 	}
 	for _, x := range []*api.ActivityTask{h, a} {
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, x.LockToken), nil))(t); r.Outcome != store.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, x.LockToken), nil))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("activity %d: outcome %s", x.ActivityID, r.Outcome)
 		}
 	}

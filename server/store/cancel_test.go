@@ -16,6 +16,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -106,7 +107,7 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	if len(history(t, s, "c")) != 3 {
 		t.Fatalf("history %v", kinds(history(t, s, "c")))
 	}
-	if _, err := s.CancelWorkflow(ctxT(t), ns, "nope", ""); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.CancelWorkflow(ctxT(t), ns, "nope", ""); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unknown: %v", err)
 	}
 }
@@ -234,7 +235,7 @@ func TestCancel_LateResultsAreStale(t *testing.T) {
 	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`)))(t)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}))(t)
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`)))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	// The queued completion of activity 2 is consumed silently: no turn.
@@ -252,7 +253,7 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "d", schedule(1))
 	a := fetchAct(t, s, time.Minute)
-	if err := s.DeleteWorkflow(ctxT(t), ns, "d", false); !errors.Is(err, store.ErrRunning) {
+	if err := s.DeleteWorkflow(ctxT(t), ns, "d", false); !errors.Is(err, storage.ErrRunning) {
 		t.Fatalf("delete without force: %v", err)
 	}
 	must0(t, s.DeleteWorkflow(ctxT(t), ns, "d", true))
@@ -260,10 +261,10 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 	if !hb.CancelRequested || hb.Reason != "instance_deleted" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
-	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("describe after delete: %v", err)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -350,7 +351,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	if hb.State != api.WorkerActive || hb.PrevState != api.WorkerInactive {
 		t.Fatalf("resurrection %+v", hb)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[1].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[1].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("late result outcome %s", r.Outcome)
 	}
 }
@@ -364,7 +365,7 @@ func TestLiveness_CleanupThenGone(t *testing.T) {
 		w := m(s.GetWorker(ctxT(t), ns, "w"))(t)
 		return w.State == api.WorkerCleanedUp
 	})
-	if _, err := s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}); !errors.Is(err, store.ErrWorkerGone) {
+	if _, err := s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}); !errors.Is(err, storage.ErrWorkerGone) {
 		t.Fatalf("heartbeat after cleanup: %v (lease was %v)", err, hb.LeaseExpiresAt)
 	}
 }

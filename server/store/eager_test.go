@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -125,7 +126,7 @@ func TestEager_ResultHandsOutTheTurn(t *testing.T) {
 	}
 	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`"r"`),
 		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask == nil {
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask == nil {
 		t.Fatalf("answer %+v: want delivered with a workflow task", resp)
 	}
 	turn := resp.WorkflowTask
@@ -158,7 +159,7 @@ func TestEager_ResultWithoutTurn(t *testing.T) {
 	held := fetchTurn(t, s) // a turn in flight holds the workflow
 	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`),
 		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v: want delivered, no turn (the workflow is held)", resp)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, held.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
@@ -179,7 +180,7 @@ func TestEager_ResultWaitsForSiblings(t *testing.T) {
 	a2 := fetchAct(t, s, time.Minute)
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
 	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`), eager))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("first result: %+v, want delivered without a turn (a sibling is outstanding)", resp)
 	}
 	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`), eager))(t)
@@ -294,7 +295,7 @@ func TestLockNextTurns_EagerBranchLeavesTheQueue(t *testing.T) {
 	}
 	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`),
 		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v (turn %+v): want delivered without a turn", resp, resp.WorkflowTask)
 	}
 	turn := fetchTurn(t, s)

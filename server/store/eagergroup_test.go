@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 )
 
@@ -165,7 +166,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 	turns := map[string]int{} // instance → eager turns handed out
 	for i, r := range group {
 		c := calls[i]
-		if c.err != nil || c.alone || c.out.Outcome != OutcomeDelivered {
+		if c.err != nil || c.alone || c.out.Outcome != storage.OutcomeDelivered {
 			t.Fatalf("%s: %+v err %v alone %v, want delivered in the group", r.name, c.out, c.err, c.alone)
 		}
 		turn := c.out.WorkflowTask

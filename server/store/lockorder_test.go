@@ -18,6 +18,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -102,7 +103,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 	)
 	check := func(what string, err error) {
 		switch {
-		case err == nil, errors.Is(err, store.ErrLockLost), errors.Is(err, store.ErrUnhandledSignals),
+		case err == nil, errors.Is(err, storage.ErrLockLost), errors.Is(err, storage.ErrUnhandledSignals),
 			errors.Is(err, context.Canceled):
 		case isDeadlock(err):
 			callerDeadlocks.Add(1)
@@ -263,7 +264,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 				defer reports.Done()
 				out, err := s.CompleteActivityTaskEager(ctx, ns, attemptTok(t, tok), json.RawMessage(`1`), eager)
 				check("complete", err)
-				if err == nil && out.Outcome == store.OutcomeDelivered {
+				if err == nil && out.Outcome == storage.OutcomeDelivered {
 					delivered.Add(1)
 				}
 				if err == nil && out.WorkflowTask != nil {
@@ -381,7 +382,7 @@ func TestLockOrder_HeartbeatDeadlockVictimRunsAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	type answer struct {
-		res store.HeartbeatResult
+		res storage.HeartbeatResult
 		err error
 	}
 	got := make(chan answer, 1)
@@ -468,7 +469,7 @@ func TestLockOrder_CompletionDeadlockVictimRunsAgain(t *testing.T) {
 	if ans.err != nil {
 		t.Fatalf("complete: %v, want its group run again", ans.err)
 	}
-	if ans.out.Outcome != store.OutcomeDelivered || ans.out.WorkflowTask == nil {
+	if ans.out.Outcome != storage.OutcomeDelivered || ans.out.WorkflowTask == nil {
 		t.Fatalf("complete answered %+v, want delivered with the eager turn", ans.out)
 	}
 	eventually(t, 30*time.Second, "PostgreSQL to count the deadlock", func() bool { return deadlocks(t, pool) > before })

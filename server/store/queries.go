@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // QueryQueueKey names the wake-up of query pollers of a task queue.
@@ -30,7 +31,7 @@ const QueryClaim = 10 * time.Second
 // InsertQuery records a query of an execution of an instance (running or
 // closed; executionID 0: the current one) and wakes the query pollers of
 // its task queue; it returns the query's id and the task queue.
-// ErrNotFound: no such instance or execution.
+// storage.ErrNotFound: no such instance or execution.
 func (s *Store) InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage) (queryID, taskQueue string, err error) {
 	id := uuid.New()
 	tq, err := gen.New(s.pool).InsertQuery(ctx, gen.InsertQueryParams{
@@ -44,7 +45,7 @@ func (s *Store) InsertQuery(ctx context.Context, ns, instanceID string, executio
 		InstanceID:  instanceID,
 	})
 	if noRows(err) {
-		return "", "", ErrNotFound
+		return "", "", storage.ErrNotFound
 	}
 	if err != nil {
 		return "", "", fmt.Errorf("insert query: %w", err)
@@ -126,23 +127,23 @@ func (s *Store) AnswerQuery(ctx context.Context, ns, queryID string, result json
 }
 
 // GetQueryAnswer reads a query's answer (Answered false while there is none).
-func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (QueryAnswer, error) {
+func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (storage.QueryAnswer, error) {
 	id, err := uuid.Parse(queryID)
 	if err != nil {
-		return QueryAnswer{}, ErrNotFound
+		return storage.QueryAnswer{}, storage.ErrNotFound
 	}
 	r, err := gen.New(s.pool).GetQueryAnswer(ctx, gen.GetQueryAnswerParams{Namespace: ns, QueryID: id})
 	if noRows(err) {
-		return QueryAnswer{}, ErrNotFound
+		return storage.QueryAnswer{}, storage.ErrNotFound
 	}
 	if err != nil {
-		return QueryAnswer{}, fmt.Errorf("query answer: %w", err)
+		return storage.QueryAnswer{}, fmt.Errorf("query answer: %w", err)
 	}
-	a := QueryAnswer{Answered: r.Answered, Result: r.Result}
+	a := storage.QueryAnswer{Answered: r.Answered, Result: r.Result}
 	if len(r.Error) > 0 {
 		a.Error = new(api.Error)
 		if err := json.Unmarshal(r.Error, a.Error); err != nil {
-			return QueryAnswer{}, fmt.Errorf("query answer: %w", err)
+			return storage.QueryAnswer{}, fmt.Errorf("query answer: %w", err)
 		}
 	}
 	return a, nil
@@ -165,7 +166,7 @@ func (s *Store) DeleteQuery(ctx context.Context, ns, queryID string) error {
 // went away before it could delete its own.
 const queryKeep = 5 * time.Minute
 
-func (s *Store) sweepQueries(ctx context.Context, _ *SweepResult) error {
+func (s *Store) sweepQueries(ctx context.Context, _ *storage.SweepResult) error {
 	if _, err := gen.New(s.pool).DeleteOldQueries(ctx, queryKeep.Milliseconds()); err != nil {
 		return fmt.Errorf("sweep queries: %w", err)
 	}

@@ -76,7 +76,7 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 			if i == 0 {
 				continue // checked with its double below
 			}
-			if err != nil || out.Outcome != store.OutcomeDelivered || out.WorkflowTask == nil {
+			if err != nil || out.Outcome != storage.OutcomeDelivered || out.WorkflowTask == nil {
 				t.Fatalf("%s: %+v %v, want delivered with its turn", id, out, err)
 			}
 			turn := out.WorkflowTask
@@ -84,11 +84,11 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: eager turn %+v", id, turn)
 			}
 		case 1:
-			if err != nil || out.Outcome != store.OutcomeDelivered || out.WorkflowTask != nil {
+			if err != nil || out.Outcome != storage.OutcomeDelivered || out.WorkflowTask != nil {
 				t.Errorf("%s: %+v %v, want delivered without a turn", id, out, err)
 			}
 		case 2:
-			if !errors.Is(err, store.ErrLockLost) {
+			if !errors.Is(err, storage.ErrLockLost) {
 				t.Errorf("%s: err = %v, want ErrLockLost", id, err)
 			}
 		}
@@ -104,15 +104,15 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 	if won.WorkflowTask == nil {
 		won, echo = echo, won
 	}
-	if won.Outcome != store.OutcomeDelivered || won.WorkflowTask == nil || won.WorkflowTask.InstanceID != "r-00" {
+	if won.Outcome != storage.OutcomeDelivered || won.WorkflowTask == nil || won.WorkflowTask.InstanceID != "r-00" {
 		t.Fatalf("the doubled report's winner: %+v", won)
 	}
-	if echo.Outcome != store.OutcomeDelivered || echo.WorkflowTask != nil {
+	if echo.Outcome != storage.OutcomeDelivered || echo.WorkflowTask != nil {
 		t.Fatalf("the doubled report's echo: %+v, want delivered without a turn", echo)
 	}
 	// "pair": one turn with both results, handed out once.
 	pa, pb := outs[n], outs[n+1]
-	if errs[n] != nil || errs[n+1] != nil || pa.Outcome != store.OutcomeDelivered || pb.Outcome != store.OutcomeDelivered {
+	if errs[n] != nil || errs[n+1] != nil || pa.Outcome != storage.OutcomeDelivered || pb.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("pair: %+v %v / %+v %v", pa, errs[n], pb, errs[n+1])
 	}
 	turns := 0
@@ -185,12 +185,12 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	outs, errs := completeAll(t, s, tokens, results, eager)
 	for i := range n {
 		if i == 4 {
-			if errs[i] == nil || errors.Is(errs[i], store.ErrLockLost) {
+			if errs[i] == nil || errors.Is(errs[i], storage.ErrLockLost) {
 				t.Errorf("x-04: err = %v, want the injected fault", errs[i])
 			}
 			continue
 		}
-		if errs[i] != nil || outs[i].Outcome != store.OutcomeDelivered {
+		if errs[i] != nil || outs[i].Outcome != storage.OutcomeDelivered {
 			t.Errorf("x-%02d: %+v %v, want delivered", i, outs[i], errs[i])
 		}
 	}
@@ -200,7 +200,7 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	// Nothing of x-04's failed report was kept: its attempt is still held,
 	// and a new report is delivered.
 	out := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, tokens[4]), json.RawMessage(`4`)))(t)
-	if out.Outcome != store.OutcomeDelivered {
+	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("x-04 again: %+v", out)
 	}
 }
@@ -221,13 +221,13 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 	c := byID["c"].LockToken
 	first := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`1`)))(t)
 	again := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`1`)))(t)
-	if first.Outcome != store.OutcomeDelivered || again != first {
+	if first.Outcome != storage.OutcomeDelivered || again != first {
 		t.Fatalf("complete: first %+v, again %+v", first, again)
 	}
-	if _, err := s.FailActivityTask(ctxT(t), ns, attemptTok(t, c), api.Error{Message: "x"}, nil); !errors.Is(err, store.ErrDuplicateReport) {
+	if _, err := s.FailActivityTask(ctxT(t), ns, attemptTok(t, c), api.Error{Message: "x"}, nil); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`2`)); !errors.Is(err, store.ErrDuplicateReport) {
+	if _, err := s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`2`)); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another result with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
 	f := byID["f"].LockToken
@@ -249,10 +249,10 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 	if ta.Status != api.StatusCompleted || tb.Status != ta.Status || tb.NextEventID != ta.NextEventID || tb.ExecutionID != ta.ExecutionID {
 		t.Fatalf("turn ack: first %+v, again %+v", ta, tb)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}); !errors.Is(err, store.ErrDuplicateReport) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another ack with a spent turn token: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, req); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, req); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("an ack with a token never handed out: err = %v, want ErrLockLost", err)
 	}
 }

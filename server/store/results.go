@@ -67,7 +67,7 @@ func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns string, token 
 	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager, digest: reportDigest(result)}
 	if err := submit(ctx, s.results, c, s.applyResults); err != nil {
 		// A retried report whose first try was applied gets its answer;
-		// a different report of the token, ErrDuplicateReport.
+		// a different report of the token, storage.ErrDuplicateReport.
 		var out api.ActivityAckResponse
 		if rerr := s.repeatedReport(ctx, ns, tok, receiptComplete, c.digest, err, &out); rerr != nil {
 			return api.ActivityAckResponse{}, rerr
@@ -116,7 +116,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	for _, c := range calls {
 		r, ok := taken[c.tok]
 		if !ok {
-			c.err = ErrLockLost
+			c.err = storage.ErrLockLost
 			continue
 		}
 		row := r.WorkerQueue
@@ -127,10 +127,10 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			if _, err := s.lateAttempt(ctx, t, row, r.TimedOut); err != nil {
 				return err
 			}
-			c.out.Outcome = OutcomeStale
+			c.out.Outcome = storage.OutcomeStale
 		case row.CancelRequested && !waitsForOutcome(row):
 			// A cancelled attempt's result is dropped.
-			c.out.Outcome = OutcomeStale
+			c.out.Outcome = storage.OutcomeStale
 		case row.CancelRequested:
 			// Its activity waits for the outcome: the result goes to the
 			// workflow (not enqueued by TakeAttempts).
@@ -141,10 +141,10 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			inserted[row.InstanceID]++
 			queues[row.InstanceID] = r.WorkflowQueue
 			t.wake(WorkflowQueueKey(ns, r.WorkflowQueue))
-			c.out.Outcome = OutcomeDelivered
+			c.out.Outcome = storage.OutcomeDelivered
 			ds = append(ds, delivery{c, row})
 		default:
-			c.out.Outcome = OutcomeStale // the execution is over or was continued
+			c.out.Outcome = storage.OutcomeStale // the execution is over or was continued
 		}
 	}
 	if len(msgs) > 0 {
@@ -158,10 +158,10 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 		}
 		for _, d := range waiting {
 			if inserted[d.row.InstanceID] == 0 {
-				d.call.out.Outcome = OutcomeStale // the execution is over or was continued
+				d.call.out.Outcome = storage.OutcomeStale // the execution is over or was continued
 				continue
 			}
-			d.call.out.Outcome = OutcomeDelivered
+			d.call.out.Outcome = storage.OutcomeDelivered
 			t.observeAttemptEnd(ns, d.row.ActivityType, ActivitySucceeded, d.row.StartedAt, now)
 			ds = append(ds, d)
 		}

@@ -138,7 +138,7 @@ func TestRoundTrips_ResultWithEagerTurn(t *testing.T) {
 	if n := c.Trips(); n != 2 {
 		t.Errorf("the result took %d round trips, want 2", n)
 	}
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 1 ||
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 1 ||
 		resp.WorkflowTask.Messages[0].Kind != api.EventActivityCompleted {
 		t.Fatalf("answer %+v, want delivered with the turn carrying the result", resp)
 	}
@@ -166,7 +166,7 @@ func TestEager_ResultWithoutTurnWakesPollers(t *testing.T) {
 	l := listen(t, url)
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
 	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`), eager))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v, want delivered without a turn", resp)
 	}
 	if n := l.until(t, store.WorkflowQueueKey(ns, "q")); n != 1 {
@@ -200,7 +200,7 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 	if err := s.SignalWorkflow(ctxT(t), ns, "closing-refused", "poke", json.RawMessage(`1`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete); !errors.Is(err, store.ErrUnhandledSignals) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete); !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("closing ack with an unseen signal: %v, want ErrUnhandledSignals", err)
 	}
 }

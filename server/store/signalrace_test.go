@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -39,7 +40,7 @@ func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; !errors.Is(err, store.ErrNotRunning) {
+	if err := <-done; !errors.Is(err, storage.ErrNotRunning) {
 		t.Fatalf("signal after the workflow ended: %v, want ErrNotRunning", err)
 	}
 	var signals int
@@ -89,7 +90,7 @@ func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; !errors.Is(err, store.ErrUnhandledSignals) {
+	if err := <-done; !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("ending ack after the signal committed: %v, want ErrUnhandledSignals", err)
 	}
 	if w := m(s.DescribeWorkflow(ctx, ns, "race-ack"))(t); w.Status != api.StatusRunning {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // SignalWithStartWorkflow signals instanceID, starting it first when it is
@@ -62,7 +63,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			return nil
 		}
 		if exists, err := t.q.NamespaceExists(ctx, ns); err == nil && !exists {
-			return fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+			return fmt.Errorf("namespace %s: %w", ns, storage.ErrNotFound)
 		}
 		return fmt.Errorf("signal with start %s: the instance neither runs nor starts", instanceID)
 	})

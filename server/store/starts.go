@@ -88,7 +88,7 @@ func (c *startCall) reset() { c.out, c.turn = api.StartWorkflowResponse{}, nil }
 
 // StartWorkflow creates a workflow instance and its start message. A
 // finished instance with the same id starts again as its next execution; a
-// running one → ErrAlreadyRunning. Concurrent starts of a namespace share
+// running one → storage.ErrAlreadyRunning. Concurrent starts of a namespace share
 // one transaction and one statement (a lone start is one statement, one
 // round trip); each start's answer is its own, as if it had run alone.
 func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error) {
@@ -104,7 +104,7 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 // (its first run waits), when it shares its transaction with other starts
 // (firstTurns), or when the instance could not be locked for taker. A
 // start whose id a running instance holds may still hand over that
-// instance's due turn (returned with ErrAlreadyRunning): it is work
+// instance's due turn (returned with storage.ErrAlreadyRunning): it is work
 // of the same queue. The caller must deliver the turn, or release it
 // (ReleaseTurn).
 func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *storage.TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
@@ -130,11 +130,11 @@ func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.Sta
 		c.taker = taker
 	}
 	if err := submit(ctx, s.starts, c, s.applyStarts); err != nil {
-		if errors.Is(err, ErrAlreadyRunning) {
+		if errors.Is(err, storage.ErrAlreadyRunning) {
 			// Refused by a running instance, or because the namespace
 			// was deleted (StartInstances then starts nothing).
 			if exists, qerr := gen.New(s.pool).NamespaceExists(ctx, ns); qerr == nil && !exists {
-				err = fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+				err = fmt.Errorf("namespace %s: %w", ns, storage.ErrNotFound)
 			}
 		}
 		return api.StartWorkflowResponse{}, c.turn, err
@@ -169,7 +169,7 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 	for _, c := range calls {
 		r, ok := started[c.row.InstanceID]
 		if !ok {
-			c.err = ErrAlreadyRunning
+			c.err = storage.ErrAlreadyRunning
 			continue
 		}
 		c.out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, RunID: r.RunID.String(), Status: r.Status}

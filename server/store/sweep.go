@@ -8,6 +8,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // cancelledRetention is how long a cancelled attempt nobody holds is kept,
@@ -19,19 +20,19 @@ const cancelledRetention = 5 * time.Minute
 // and the removal of long-cancelled attempts. Every step claims its rows
 // with FOR UPDATE SKIP LOCKED (or re-checks them under the row lock), so
 // several replicas may sweep at once and each row is handled once.
-func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
-	return s.SweepWith(ctx, SweepOptions{})
+func (s *Store) Sweep(ctx context.Context) (storage.SweepResult, error) {
+	return s.SweepWith(ctx, storage.SweepOptions{})
 }
 
 // SweepWith is Sweep with options.
-func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, error) {
-	res := SweepResult{Timeouts: map[string]int{}}
-	steps := []func(context.Context, *SweepResult) error{
+func (s *Store) SweepWith(ctx context.Context, o storage.SweepOptions) (storage.SweepResult, error) {
+	res := storage.SweepResult{Timeouts: map[string]int{}}
+	steps := []func(context.Context, *storage.SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
 		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
 	}
 	if o.HoldExpiry {
-		steps = []func(context.Context, *SweepResult) error{
+		steps = []func(context.Context, *storage.SweepResult) error{
 			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
 		}
 	}
@@ -69,7 +70,7 @@ func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, err
 // was meant, until autovacuum analyzes it (its naptime is a minute). An
 // ANALYZE invalidates those plans. A table that keeps doubling is analyzed
 // a logarithmic number of times.
-func (s *Store) sweepStats(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepStats(ctx context.Context, res *storage.SweepResult) error {
 	if s.opts.StatsMinRows < 0 {
 		return nil
 	}
@@ -104,7 +105,7 @@ func (s *Store) sweepStats(ctx context.Context, res *SweepResult) error {
 	return nil
 }
 
-func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepLocks(ctx context.Context, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		rows, err := t.q.ExpireLocks(ctx, s.opts.SweepBatch)
 		if err != nil {
@@ -144,7 +145,7 @@ func (s *Store) sweepLocks(ctx context.Context, res *SweepResult) error {
 	})
 }
 
-func (s *Store) sweepScheduleToStart(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepScheduleToStart(ctx context.Context, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		rows, err := t.q.TakeScheduleToStartExpired(ctx, s.opts.SweepBatch)
 		if err != nil {
@@ -162,7 +163,7 @@ func (s *Store) sweepScheduleToStart(ctx context.Context, res *SweepResult) erro
 	})
 }
 
-func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		rows, err := t.q.FlagAttemptTimeouts(ctx, s.opts.SweepBatch)
 		if err != nil {
@@ -184,7 +185,7 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) erro
 			if err != nil {
 				return err
 			}
-			if outcome == OutcomeRetryScheduled {
+			if outcome == storage.OutcomeRetryScheduled {
 				if err := s.recordAttemptCancel(ctx, t, r); err != nil {
 					return err
 				}
@@ -194,7 +195,7 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *SweepResult) erro
 	})
 }
 
-func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepScheduleToClose(ctx context.Context, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		rows, err := t.q.FlagScheduleToCloseExpired(ctx, s.opts.SweepBatch)
 		if err != nil {
@@ -226,7 +227,7 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, res *SweepResult) erro
 // cancelled (worker_lost) and a fresh attempt of it is scheduled (per its
 // retry policy, without backoff), and attempts waiting in its host task
 // queue fail at once with a retryable WorkerLost error.
-func (s *Store) sweepWorkerLeases(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepWorkerLeases(ctx context.Context, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		ws, err := t.q.ExpireWorkerLeases(ctx, s.opts.SweepBatch)
 		if err != nil {
@@ -256,7 +257,7 @@ func (s *Store) sweepWorkerLeases(ctx context.Context, res *SweepResult) error {
 		}
 		now := s.opts.Now()
 		for _, w := range ws {
-			ew := ExpiredWorker{Namespace: w.Namespace, WorkerID: w.WorkerID, DetectionDelay: now.Sub(w.LeaseExpiresAt)}
+			ew := storage.ExpiredWorker{Namespace: w.Namespace, WorkerID: w.WorkerID, DetectionDelay: now.Sub(w.LeaseExpiresAt)}
 			t.wake(WorkerCancelKey(w.Namespace, w.WorkerID))
 			for _, r := range byWorker[workerKey{w.Namespace, w.WorkerID}] {
 				ew.Attempts++
@@ -264,7 +265,7 @@ func (s *Store) sweepWorkerLeases(ctx context.Context, res *SweepResult) error {
 				if err != nil {
 					return err
 				}
-				if outcome == OutcomeRetryScheduled {
+				if outcome == storage.OutcomeRetryScheduled {
 					res.Rescheduled++
 					if err := s.recordAttemptCancel(ctx, t, r); err != nil {
 						return err
@@ -315,10 +316,10 @@ func (s *Store) rescheduleLost(ctx context.Context, t *txn, r gen.WorkerQueue, w
 	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
 		return "", err
 	}
-	return OutcomeRetryScheduled, nil
+	return storage.OutcomeRetryScheduled, nil
 }
 
-func (s *Store) sweepCleanup(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepCleanup(ctx context.Context, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		ws, err := t.q.CleanupWorkers(ctx, gen.CleanupWorkersParams{DelayMs: ms(s.opts.CleanupDelay), MaxRows: s.opts.SweepBatch})
 		if err != nil {
@@ -352,7 +353,7 @@ func (s *Store) recordAttemptCancel(ctx context.Context, t *txn, r gen.WorkerQue
 // their outstanding activities are cancelled and history ends with
 // WorkflowFailed{type: Timeout, timeout_type: execution}. One that a turn
 // holds is failed at the next pass after the turn.
-func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		insts, err := t.q.TakeTimedOutInstances(ctx, s.opts.SweepBatch)
 		if err != nil {

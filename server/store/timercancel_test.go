@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -104,7 +105,7 @@ func TestTimer_CancelDeletesTheTimerAndRecordsIt(t *testing.T) {
 	task := fetchTurn(t, s)
 	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCancelTimer, TimerID: 9}}})
-	var inv *store.InvalidError
+	var inv *storage.InvalidError
 	if !errors.As(err, &inv) || inv.Field != "commands[0].timer_id" {
 		t.Fatalf("err %v, want an invalid commands[0].timer_id", err)
 	}

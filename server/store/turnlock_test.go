@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -68,7 +69,7 @@ func TestTurnAck_AfterAnotherWorkerTookTheTurnIsLockLost(t *testing.T) {
 		t.Fatalf("the expired turn was not handed out again: %+v", cur)
 	}
 	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, old.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)})
-	if !errors.Is(err, store.ErrLockLost) {
+	if !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("ack of the turn another worker took: %v, want ErrLockLost", err)
 	}
 	if n := count(history(t, s, "b"), api.EventActivityScheduled); n != 0 {
@@ -107,7 +108,7 @@ func TestFetchWorkflowTask_HoldsExpiredTurnsDuringOutageGrace(t *testing.T) {
 	if after == nil || after.InstanceID != "c" {
 		t.Fatalf("after the grace fetched %+v, want c's turn again", after)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, old.LockToken), api.CompleteWorkflowTaskRequest{}); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, old.LockToken), api.CompleteWorkflowTaskRequest{}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("ack of the crashed worker's turn after it was taken: %v, want ErrLockLost", err)
 	}
 }

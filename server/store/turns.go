@@ -510,7 +510,7 @@ func (s *Store) FailWorkflowTask(ctx context.Context, ns string, token storage.T
 	return s.inTx(ctx, func(t *txn) error {
 		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns, InstanceID: instanceID})
 		if noRows(err) {
-			return ErrLockLost
+			return storage.ErrLockLost
 		}
 		if err != nil {
 			return fmt.Errorf("locked instance: %w", err)

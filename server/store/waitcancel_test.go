@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -61,7 +62,7 @@ func TestWaitCancel_HeldAttemptOutcomeDelivered(t *testing.T) {
 		case "failed":
 			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: "Boom", Message: "cleanup failed"}, nil))(t)
 		}
-		if out.Outcome != store.OutcomeDelivered {
+		if out.Outcome != storage.OutcomeDelivered {
 			t.Fatalf("%s: outcome %s, want delivered", id, out.Outcome)
 		}
 		if ev := outcomeTurn(t, s); ev.Kind != tc.kind {
@@ -86,7 +87,7 @@ func TestWaitCancel_NotWaitingDropsOutcome(t *testing.T) {
 	a := fetchAct(t, s, time.Minute)
 	cancelActivity1(t, s, "plain")
 	out := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
-	if out.Outcome != store.OutcomeStale {
+	if out.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s, want stale", out.Outcome)
 	}
 	if turn := fetchTurnOrNil(t, s); turn != nil {

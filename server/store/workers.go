@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
@@ -40,7 +41,7 @@ func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
 
 // ListWorkers lists one page of worker sessions by worker_id, optionally
 // of one state: up to pageSize, after pageToken (a nextPageToken of an
-// earlier page; ErrBadPageToken when this server did not issue it).
+// earlier page; storage.ErrBadPageToken when this server did not issue it).
 // nextPageToken is set when more may follow.
 func (s *Store) ListWorkers(ctx context.Context, ns, state, pageToken string, pageSize int32) (_ []api.Worker, nextPageToken string, _ error) {
 	q := gen.New(s.pool)
@@ -52,7 +53,7 @@ func (s *Store) ListWorkers(ctx context.Context, ns, state, pageToken string, pa
 		b, err := base64.RawURLEncoding.DecodeString(pageToken)
 		var tok workersToken
 		if err != nil || json.Unmarshal(b, &tok) != nil || tok.After == "" {
-			return nil, "", ErrBadPageToken
+			return nil, "", storage.ErrBadPageToken
 		}
 		p.AfterWorkerID = tok.After
 	}
@@ -85,12 +86,12 @@ type workersToken struct {
 	After string `json:"w"`
 }
 
-// GetWorker returns one worker session (ErrNotFound).
+// GetWorker returns one worker session (storage.ErrNotFound).
 func (s *Store) GetWorker(ctx context.Context, ns, workerID string) (api.Worker, error) {
 	q := gen.New(s.pool)
 	w, err := q.GetWorker(ctx, gen.GetWorkerParams{Namespace: ns, WorkerID: workerID})
 	if noRows(err) {
-		return api.Worker{}, ErrNotFound
+		return api.Worker{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.Worker{}, fmt.Errorf("get worker: %w", err)

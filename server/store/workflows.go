@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // outMessage is one row for EnqueueMessages.
@@ -96,11 +97,11 @@ func toWorkflow(i gen.Instance) api.Workflow {
 	return w
 }
 
-// DescribeWorkflow returns one instance (ErrNotFound).
+// DescribeWorkflow returns one instance (storage.ErrNotFound).
 func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error) {
 	i, err := gen.New(s.pool).GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
-		return api.Workflow{}, ErrNotFound
+		return api.Workflow{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.Workflow{}, fmt.Errorf("describe workflow: %w", err)
@@ -239,7 +240,7 @@ type pageToken struct {
 // ListWorkflows pages through instances, newest first, as summaries: no
 // input, no result, and errors without details or stack (the query leaves
 // them in the table, so that a list never renders payloads).
-func (s *Store) ListWorkflows(ctx context.Context, ns string, f ListFilter) (api.ListWorkflowsResponse, error) {
+func (s *Store) ListWorkflows(ctx context.Context, ns string, f storage.ListFilter) (api.ListWorkflowsResponse, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -311,7 +312,7 @@ func (s *Store) History(ctx context.Context, ns, instanceID string, executionID 
 	q := gen.New(s.pool)
 	i, err := q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
-		return api.HistoryResponse{}, ErrNotFound
+		return api.HistoryResponse{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.HistoryResponse{}, fmt.Errorf("history: %w", err)
@@ -320,7 +321,7 @@ func (s *Store) History(ctx context.Context, ns, instanceID string, executionID 
 		executionID = i.ExecutionID
 	}
 	if executionID < 0 || executionID > i.ExecutionID {
-		return api.HistoryResponse{}, fmt.Errorf("execution %d: %w", executionID, ErrNotFound)
+		return api.HistoryResponse{}, fmt.Errorf("execution %d: %w", executionID, storage.ErrNotFound)
 	}
 	evs, err := s.history(ctx, q, ns, instanceID, executionID)
 	if err != nil {
@@ -355,7 +356,7 @@ func (s *Store) cancelWorkflowIn(ctx context.Context, t *txn, ns, instanceID, re
 	_, err = t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: instanceID, Reason: &reason})
 	if noRows(err) {
 		if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
-			return false, ErrNotFound
+			return false, storage.ErrNotFound
 		} else if err != nil {
 			return false, fmt.Errorf("cancel workflow: %w", err)
 		}
@@ -369,7 +370,7 @@ func (s *Store) cancelWorkflowIn(ctx context.Context, t *txn, ns, instanceID, re
 	return err == nil, err
 }
 
-// SignalWorkflow sends a signal (ErrNotFound, ErrNotRunning). A signal that
+// SignalWorkflow sends a signal (storage.ErrNotFound, storage.ErrNotRunning). A signal that
 // races the turn ending the workflow waits for that turn's commit: it is
 // then either seen by the workflow or refused, never dropped.
 func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error {
@@ -391,15 +392,15 @@ func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, 
 		return fmt.Errorf("enqueue signal: %w", err)
 	}
 	if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
-		return ErrNotFound
+		return storage.ErrNotFound
 	} else if err != nil {
 		return fmt.Errorf("signal: %w", err)
 	}
-	return ErrNotRunning
+	return storage.ErrNotRunning
 }
 
 // DeleteWorkflow deletes an instance with its history and messages. A
-// running instance needs force (else ErrRunning); its outstanding
+// running instance needs force (else storage.ErrRunning); its outstanding
 // activities are flagged cancelled with reason instance_deleted, so that
 // workers stop them.
 func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error {
@@ -410,13 +411,13 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 func deleteWorkflowIn(ctx context.Context, t *txn, ns, instanceID string, force bool) error {
 	i, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
-		return ErrNotFound
+		return storage.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("delete workflow: %w", err)
 	}
 	if i.Status == api.StatusRunning && !force {
-		return ErrRunning
+		return storage.ErrRunning
 	}
 	if err := cancelExecutions(ctx, t, ns, []execCancel{{instanceID, i.ExecutionID, api.CancelReasonInstanceDeleted}}); err != nil {
 		return fmt.Errorf("delete workflow: %w", err)
