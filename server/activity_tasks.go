@@ -58,9 +58,12 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 		keys:  keys,
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
-			var err error
-			task, err = s.store.FetchActivityTask(ctx, ns, req.TaskQueues, req.WorkerID, lockFor)
-			return task != nil, err
+			tasks, err := s.store.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: req.TaskQueues, WorkerID: req.WorkerID, LockFor: lockFor})
+			if err != nil || len(tasks) == 0 {
+				return false, err
+			}
+			task = &tasks[0]
+			return true, nil
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
 			return s.store.NextActivityWake(ctx, ns, req.TaskQueues)
@@ -132,7 +135,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 			e.LockFor = api.Duration(b.durationRange("eager_workflow_task.lock_for", e.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor))
 		}
 	}, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.CompleteActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.CompleteActivityTaskEager(ctx, ns, token, req.Result, req.EagerWorkflowTask)
+		return s.store.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: token, Result: req.Result, Eager: req.EagerWorkflowTask})
 	})
 }
 

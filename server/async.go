@@ -78,7 +78,7 @@ func activityParams(b *binder) (ns, id string, activityID int64) {
 func (s *Server) completeActivityByID(c echo.Context) error {
 	return actByID(s, c, nil, func(r *api.CompleteActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.CompleteActivityByIDRequest) (any, error) {
-			return s.store.CompleteActivityTaskEager(ctx, ns, tok, r.Result, nil)
+			return s.store.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: tok, Result: r.Result, Eager: nil})
 		})
 }
 

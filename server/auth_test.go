@@ -28,7 +28,7 @@ func newAuthEnv(t *testing.T) *authEnv {
 	t.Helper()
 	e := newEnv(t, Config{Auth: AuthConfig{Required: true}})
 	ctx := context.Background()
-	if _, err := e.store.CreateNamespace(ctx, "other", ""); err != nil {
+	if _, err := e.store.CreateNamespace(ctx, api.CreateNamespaceRequest{Name: "other", Description: ""}); err != nil {
 		t.Fatal(err)
 	}
 	key := func(ns, role string) string {

@@ -56,16 +56,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			if req.MaxTasks <= 1 {
-				var task *api.WorkflowTask
-				task, err = s.store.FetchWorkflowTaskForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor)
-				tasks = nil
-				if task != nil {
-					tasks = []*api.WorkflowTask{task}
-				}
-			} else {
-				tasks, err = s.store.FetchWorkflowTasksForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor, req.MaxTasks)
-			}
+			tasks, err = s.store.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: req.TaskQueue, WorkerID: req.WorkerID, BuildID: req.BuildID, LockFor: lockFor, Max: req.MaxTasks})
 			return len(tasks) > 0, err
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {

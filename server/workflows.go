@@ -87,7 +87,8 @@ func (s *Server) startWorkflow(c echo.Context) error {
 			taker, _ = offer.(*storage.TurnTaker)
 		}
 	}
-	resp, turn, err := s.store.StartWorkflowHanding(c.Request().Context(), ns, req, taker)
+	res, err := s.store.StartWorkflow(c.Request().Context(), &storage.StartWorkflowParams{Namespace: ns, Request: req, Taker: taker})
+	resp, turn := res.StartWorkflowResponse, res.Turn
 	handed := false
 	if poll != nil {
 		handed = s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)
@@ -265,7 +266,7 @@ func (s *Server) workflowHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := s.store.HistoryPage(c.Request().Context(), ns, id, exec, token, int32(size))
+	resp, err := s.store.History(c.Request().Context(), &storage.HistoryParams{Namespace: ns, InstanceID: id, ExecutionID: exec, PageToken: token, PageSize: int32(size)})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tetherhq/tether/server/storage"
 	"strconv"
 	"sync"
 	"testing"
@@ -12,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -140,7 +141,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 	// but the attempts of the turns acked after the burst.
 	got := 0
 	for {
-		a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w9", time.Minute))(t)
+		a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w9", LockFor: time.Minute})))(t)
 		if a == nil {
 			break
 		}

@@ -39,21 +39,12 @@ func toActivityTask(r gen.WorkerQueue) api.ActivityTask {
 	return t
 }
 
-// FetchActivityTask claims one visible attempt of the task queues (the
-// first queue with work wins, in the order given), binding it to workerID
-// in the same statement, or returns nil. An attempt whose cancellation was
-// requested is handed out too, with Cancel.Requested set: the worker must
-// not run it and acknowledges it at once.
-func (s *Store) FetchActivityTask(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration) (*api.ActivityTask, error) {
-	tasks, err := s.FetchActivityTasks(ctx, ns, taskQueues, workerID, lockFor, 1)
-	if err != nil || len(tasks) == 0 {
-		return nil, err
-	}
-	return &tasks[0], nil
-}
-
-// FetchActivityTasks claims up to max attempts in one statement (one commit
-// for many attempts), binding them to workerID.
+// FetchActivityTasks claims up to p.Max (at least one) visible attempts of
+// the task queues (the first queue with work wins, in the order given) in
+// one statement (one commit for many attempts), binding them to
+// p.WorkerID. An attempt whose cancellation was requested is handed out
+// too, with Cancel.Requested set: the worker must not run it and
+// acknowledges it at once.
 //
 // A worker whose session the server declared lost (inactive, cleaned up)
 // gets nothing until a heartbeat brings it back: its lease is no longer
@@ -65,7 +56,8 @@ func (s *Store) FetchActivityTask(ctx context.Context, ns string, taskQueues []s
 // racing the very sweep that expires the worker may still bind an attempt
 // to it; the attempt's lock then bounds the delay.) A worker id without a
 // session (sessions disabled, or before the first heartbeat) is served.
-func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration, max int32) ([]api.ActivityTask, error) {
+func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivityTasksParams) ([]api.ActivityTask, error) {
+	ns, taskQueues, workerID, lockFor, max := p.Namespace, p.TaskQueues, p.WorkerID, p.LockFor, max(p.Max, 1)
 	// The fetch only takes locks: its commit does not wait for the WAL
 	// flush (a fetch lost in a database crash is delivered again).
 	var rows []gen.WorkerQueue

@@ -146,14 +146,9 @@ func (s *Store) RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool
 	return nil
 }
 
-// CreateNamespace creates a namespace (storage.ErrNamespaceExists).
-func (s *Store) CreateNamespace(ctx context.Context, name, description string) (api.Namespace, error) {
-	return s.CreateNamespaceWith(ctx, api.CreateNamespaceRequest{Name: name, Description: description})
-}
-
-// CreateNamespaceWith creates the namespace req describes
+// CreateNamespace creates the namespace req describes
 // (storage.ErrNamespaceExists).
-func (s *Store) CreateNamespaceWith(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error) {
+func (s *Store) CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error) {
 	n, err := gen.New(s.pool).CreateNamespace(ctx, gen.CreateNamespaceParams{Name: req.Name,
 		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
 	if noRows(err) {

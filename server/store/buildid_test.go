@@ -3,11 +3,13 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"github.com/tetherhq/tether/server/storage"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -15,7 +17,7 @@ import (
 // none is allowed.
 func fetchFor(t *testing.T, s *store.Store, build string) *api.WorkflowTask {
 	t.Helper()
-	return m(s.FetchWorkflowTaskForBuild(ctxT(t), ns, "q", "w-"+build, build, 10*time.Second))(t)
+	return m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w-" + build, BuildID: build, LockFor: 10 * time.Second})))(t)
 }
 
 // ackEmpty acknowledges a turn with no commands (the workflow waits).
@@ -81,7 +83,7 @@ func TestBuildID_FetchSkipsPinnedAndUsesIndexes(t *testing.T) {
 	ctx := context.Background()
 	const pinned = 1200
 	for i := range pinned {
-		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}); err != nil {
+		if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,10 +94,10 @@ func TestBuildID_FetchSkipsPinnedAndUsesIndexes(t *testing.T) {
 	if _, err := pool.Exec(ctx, `ANALYZE instances; ANALYZE orchestrator_queue`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "free"}); err != nil {
+	if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "free"}}); err != nil {
 		t.Fatal(err)
 	}
-	task, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w2", "v2", 10*time.Second)
+	task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "v2", LockFor: 10 * time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 				s, pool := tracedStore(b, nil)
 				ctx := context.Background()
 				for i := range pinned {
-					if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}); err != nil {
+					if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -130,7 +132,7 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 					b.Fatal(err)
 				}
 				for i := range b.N {
-					if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("f", i)}); err != nil {
+					if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("f", i)}}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -139,7 +141,7 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 				}
 				b.ResetTimer()
 				for range b.N {
-					task, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w", build, time.Minute)
+					task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", BuildID: build, LockFor: time.Minute}))
 					if err != nil || task == nil {
 						b.Fatalf("fetch: %v, %v", task, err)
 					}

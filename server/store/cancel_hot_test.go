@@ -41,7 +41,7 @@ func holdAll(t *testing.T, s *store.Store, n int) map[int64]api.ActivityTask {
 	t.Helper()
 	held := map[int64]api.ActivityTask{}
 	for len(held) < n {
-		ts := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w1", time.Minute, 100))(t)
+		ts := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute, Max: 100}))(t)
 		if len(ts) == 0 {
 			t.Fatalf("held %d attempts, want %d", len(held), n)
 		}
@@ -120,7 +120,7 @@ func TestCancel_HeldSelectLosersFlagIsHOT(t *testing.T) {
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancels updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
 	}
-	pending := m(s.PendingCancels(ctxT(t), ns, "w1"))(t)
+	pending := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t).Cancels
 	if len(pending) != n {
 		t.Fatalf("the cancel poll lists %d attempts, want %d", len(pending), n)
 	}
@@ -180,7 +180,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		return pending == 0
 	})
 	upd0, _ := tableUpdates(t, pool, "worker_queue")
-	res := m(s.Sweep(ctxT(t)))(t)
+	res := m(s.Sweep(ctxT(t), nil))(t)
 	want := map[string]int{"start_to_close": 1, "heartbeat": 1, "schedule_to_close": 1}
 	if !maps.Equal(res.Timeouts, want) {
 		t.Fatalf("timeouts %v, want %v", res.Timeouts, want)
@@ -194,7 +194,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 	if upd1-upd0 != 6 {
 		t.Fatalf("the sweep updated %d rows of worker_queue, want 6", upd1-upd0)
 	}
-	if res := m(s.Sweep(ctxT(t)))(t); len(res.Timeouts) != 0 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); len(res.Timeouts) != 0 {
 		t.Fatalf("a second sweep timed out %v", res.Timeouts)
 	}
 	if upd2, _ := tableUpdates(t, pool, "worker_queue"); upd2 != upd1 {
@@ -205,7 +205,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		if !hb.CancelRequested || hb.Reason != "select_loser:other" {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[id].LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("activity %d: late result %s", id, r.Outcome)
 		}
 	}
@@ -217,7 +217,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 	}
 	// The next attempts of the running StartToClose and Heartbeat ones.
 	var next []string
-	for _, a := range m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w2", time.Minute, 10))(t) {
+	for _, a := range m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute, Max: 10}))(t) {
 		next = append(next, fmt.Sprintf("%d/%d", a.ActivityID, a.Attempt))
 	}
 	slices.Sort(next)
@@ -265,7 +265,7 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	if !a.Cancel.Requested {
 		t.Fatalf("fetched %+v", a)
 	}
-	if res := m(s.Sweep(ctxT(t)))(t); res.CancelledDropped != 0 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); res.CancelledDropped != 0 {
 		t.Fatalf("dropped %d within the retention", res.CancelledDropped)
 	}
 	// Every cancel is made older than the retention (5 minutes); only the
@@ -282,7 +282,7 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	if unheld != 1 {
 		t.Fatalf("%d attempts carry cancelled_unheld_at, want 1", unheld)
 	}
-	if res := m(s.Sweep(ctxT(t)))(t); res.CancelledDropped != 1 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); res.CancelledDropped != 1 {
 		t.Fatalf("dropped %d, want the unheld one", res.CancelledDropped)
 	}
 	rows, err := pool.Query(ctxT(t), `SELECT activity_id FROM worker_queue ORDER BY activity_id`)
@@ -293,11 +293,11 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	if !slices.Equal(left, wantLeft) {
 		t.Fatalf("attempts left %v, want the held ones %v", left, wantLeft)
 	}
-	if res := m(s.Sweep(ctxT(t)))(t); res.CancelledDropped != 0 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); res.CancelledDropped != 0 {
 		t.Fatalf("a second sweep dropped %d", res.CancelledDropped)
 	}
 	for _, x := range []*api.ActivityTask{h, a} {
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, x.LockToken), nil))(t); r.Outcome != storage.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, x.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("activity %d: outcome %s", x.ActivityID, r.Outcome)
 		}
 	}
@@ -404,7 +404,7 @@ func TestSweep_UsesIndexes(t *testing.T) {
 		WHERE lock_token IS NULL AND id % 2 = 0;
 		ANALYZE worker_queue`)
 	must0(t, err)
-	m(s.Sweep(ctxT(t)))(t)
+	m(s.Sweep(ctxT(t), nil))(t)
 	for i, c := range caps {
 		// A copy: the EXPLAIN is traced too, and names the marker.
 		c.mu.Lock()

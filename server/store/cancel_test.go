@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tetherhq/tether/server/storage"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
-	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -49,7 +50,7 @@ func TestCancel_BeforeStartNeverStarts(t *testing.T) {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("a cancelled activity was handed out: %+v", a)
 	}
 	if h := history(t, s, "c"); count(h, api.EventActivityCancelRequested) != 1 {
@@ -72,8 +73,8 @@ func TestCancel_RenewSurfacesFlagAndExtendsLock(t *testing.T) {
 	if !hb.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
 		t.Fatalf("lock not extended: %v → %v", a.LockedUntil, hb.LockedUntil)
 	}
-	// The worker's cancel poll lists it too.
-	pc := m(s.PendingCancels(ctxT(t), ns, "w1"))(t)
+	// The worker's heartbeat lists it too.
+	pc := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t).Cancels
 	if len(pc) != 1 || pc[0].LockToken != a.LockToken || pc[0].Reason != "workflow_canceled" {
 		t.Fatalf("pending cancels %+v", pc)
 	}
@@ -198,7 +199,7 @@ func TestCancel_MassCancel(t *testing.T) {
 		cmds = append(cmds, schedule(int64(i+1))...)
 	}
 	startWithActivities(t, s, "mass", cmds)
-	held := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w1", time.Minute, 100))(t)
+	held := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute, Max: 100}))(t)
 	m(s.CancelWorkflow(ctxT(t), ns, "mass", "stop"))(t)
 	turn := fetchTurn(t, s)
 	counter.n.Store(0)
@@ -232,10 +233,10 @@ func TestCancel_LateResultsAreStale(t *testing.T) {
 	// both as select losers before seeing that message.
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "late", "go", nil))
 	turn := fetchTurn(t, s)
-	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`)}))(t)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}))(t)
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`)))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	// The queued completion of activity 2 is consumed silently: no turn.
@@ -264,7 +265,7 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("describe after delete: %v", err)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -281,12 +282,12 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	}
 	cmds = append(cmds, api.Command{Type: api.CommandScheduleActivity, ActivityID: n + 1, ActivityType: "pinned", TaskQueue: "q@w1"})
 	startWithActivities(t, s, "live", cmds)
-	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
-		HostTaskQueue: "q@w1", LeaseDuration: api.Duration(time.Second)}))(t)
+	hb := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
+		HostTaskQueue: "q@w1", LeaseDuration: api.Duration(time.Second)}}))(t)
 	if hb.State != api.WorkerActive || hb.PrevState != "" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
-	held := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w1", time.Minute, n))(t)
+	held := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute, Max: n}))(t)
 	if len(held) != n {
 		t.Fatalf("held %d", len(held))
 	}
@@ -298,7 +299,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := s.Sweep(ctxT(t))
+			r, err := s.Sweep(ctxT(t), nil)
 			if err != nil {
 				t.Error(err)
 				return
@@ -317,7 +318,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	if expired != 1 {
 		t.Fatalf("worker expired %d times", expired)
 	}
-	again := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q", "q@w1"}, "w2", time.Minute, 100))(t)
+	again := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q", "q@w1"}, WorkerID: "w2", LockFor: time.Minute, Max: 100}))(t)
 	if len(again) != n {
 		t.Fatalf("%d attempts rescheduled, want %d", len(again), n)
 	}
@@ -347,11 +348,11 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	}
 	// Resurrection: the same worker heartbeats again and is active; its
 	// old attempts stay cancelled and their results are stale.
-	hb = m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	hb = m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t)
 	if hb.State != api.WorkerActive || hb.PrevState != api.WorkerInactive {
 		t.Fatalf("resurrection %+v", hb)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[1].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[1].LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("late result outcome %s", r.Outcome)
 	}
 }
@@ -360,12 +361,12 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 // heartbeat is then ErrWorkerGone.
 func TestLiveness_CleanupThenGone(t *testing.T) {
 	s := store.New(pgtest.New(t), store.Options{CleanupDelay: 100 * time.Millisecond})
-	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}))(t)
+	hb := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}))(t)
 	sweepUntil(t, s, 10*time.Second, "cleanup", func() bool {
 		w := m(s.GetWorker(ctxT(t), ns, "w"))(t)
 		return w.State == api.WorkerCleanedUp
 	})
-	if _, err := s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}); !errors.Is(err, storage.ErrWorkerGone) {
+	if _, err := s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}); !errors.Is(err, storage.ErrWorkerGone) {
 		t.Fatalf("heartbeat after cleanup: %v (lease was %v)", err, hb.LeaseExpiresAt)
 	}
 }
@@ -394,11 +395,11 @@ func TestCancel_TerminalTurnKeepsSelectReason(t *testing.T) {
 // next sweep.
 func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
 	s := newStore(t)
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
-		LeaseDuration: api.Duration(time.Minute)}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
+		LeaseDuration: api.Duration(time.Minute)}}))(t)
 	// A graceful stop: the session ends now.
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
-		LeaseDuration: api.Duration(time.Minute), Shutdown: true}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
+		LeaseDuration: api.Duration(time.Minute), Shutdown: true}}))(t)
 	sweepUntil(t, s, 5*time.Second, "the session to end", func() bool {
 		return m(s.GetWorker(ctxT(t), ns, "h1"))(t).State == api.WorkerInactive
 	})

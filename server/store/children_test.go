@@ -2,11 +2,13 @@ package store_test
 
 import (
 	"encoding/json"
+	"github.com/tetherhq/tether/server/storage"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -22,7 +24,7 @@ func xminOf(t *testing.T, s *store.Store, query string, args ...any) string {
 
 func fetchOn(t *testing.T, s *store.Store, queue string) *api.WorkflowTask {
 	t.Helper()
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, queue, "w1", 10*time.Second))(t)
+	task := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: queue, WorkerID: "w1", LockFor: 10 * time.Second})))(t)
 	if task == nil {
 		t.Fatalf("expected a workflow task on %s, got none", queue)
 	}
@@ -39,7 +41,7 @@ func fetchOn(t *testing.T, s *store.Store, queue string) *api.WorkflowTask {
 func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "p")
-	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "busy", TaskQueue: "q3", InstanceID: "busy"}))(t)
+	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "busy", TaskQueue: "q3", InstanceID: "busy"}}))(t)
 	task := fetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "kidwf", TaskQueue: "q2",

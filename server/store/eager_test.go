@@ -2,12 +2,13 @@ package store_test
 
 import (
 	"encoding/json"
+	"github.com/tetherhq/tether/server/storage"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
-	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // them locked and bound to it, and leaves the others in their queues.
 func TestEager_AckClaimsNewAttempts(t *testing.T) {
 	s := newStore(t)
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t)
 	start(t, s, "eager")
 	turn := fetchTurn(t, s) // fetched by worker "w1"
 	cmds := schedule(1, 2, 3)
@@ -43,11 +44,11 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 	}
 	// The claimed attempts are held: a poll gets the third one only, and
 	// the other queue's attempt waits there.
-	left := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w2", time.Minute, 10))(t)
+	left := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute, Max: 10}))(t)
 	if len(left) != 1 || left[0].ActivityID != 3 {
 		t.Fatalf("left in queue q: %+v, want activity 3 only", left)
 	}
-	if got := m(s.FetchActivityTasks(ctxT(t), ns, []string{"elsewhere"}, "w2", time.Minute, 10))(t); len(got) != 1 || got[0].ActivityID != 4 {
+	if got := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"elsewhere"}, WorkerID: "w2", LockFor: time.Minute, Max: 10}))(t); len(got) != 1 || got[0].ActivityID != 4 {
 		t.Fatalf("queue elsewhere: %+v, want activity 4", got)
 	}
 	// Bound to the acknowledging worker; completing one reaches the workflow.
@@ -55,7 +56,7 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 	if len(w.BoundActivities) != 2 {
 		t.Fatalf("worker w1 holds %d attempts, want the 2 eager ones: %+v", len(w.BoundActivities), w.BoundActivities)
 	}
-	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, resp.ActivityTasks[0].LockToken), json.RawMessage(`"done"`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, resp.ActivityTasks[0].LockToken), Result: json.RawMessage(`"done"`)}))(t)
 	next := fetchTurn(t, s)
 	found := false
 	for _, e := range next.Messages {
@@ -74,7 +75,7 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 // the wake-up goes right after it).
 func TestEager_InactiveWorkerGetsNone(t *testing.T) {
 	s, _, url := countingStore(t)
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second)}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second)}}))(t)
 	start(t, s, "eager-inactive")
 	turn := fetchTurn(t, s)
 	sweepUntil(t, s, 10*time.Second, "worker w1 inactive", func() bool {
@@ -92,7 +93,7 @@ func TestEager_InactiveWorkerGetsNone(t *testing.T) {
 	if n := l.until(t, store.ActivityQueueKey(ns, "q")); n != 1 {
 		t.Fatalf("the activity queue's pollers were told of %d items, want 1", n)
 	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a == nil || a.ActivityID != 1 {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute})))(t); a == nil || a.ActivityID != 1 {
 		t.Fatalf("the attempt is not in the queue: %+v", a)
 	}
 }
@@ -124,8 +125,7 @@ func TestEager_ResultHandsOutTheTurn(t *testing.T) {
 	if a.WorkflowTaskQueue != "q" {
 		t.Fatalf("activity task workflow_task_queue = %q, want q", a.WorkflowTaskQueue)
 	}
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`"r"`),
-		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask == nil {
 		t.Fatalf("answer %+v: want delivered with a workflow task", resp)
 	}
@@ -134,7 +134,7 @@ func TestEager_ResultHandsOutTheTurn(t *testing.T) {
 		string(turn.Messages[0].Result) != `"r"` {
 		t.Fatalf("eager turn %+v", turn)
 	}
-	if got := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t); got != nil {
+	if got := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); got != nil {
 		t.Fatalf("a poll took the held workflow: %+v", got)
 	}
 	done := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
@@ -151,14 +151,12 @@ func TestEager_ResultWithoutTurn(t *testing.T) {
 	startWithActivities(t, s, "eager-none", schedule(1, 2))
 	a1 := fetchAct(t, s, time.Minute)
 	a2 := fetchAct(t, s, time.Minute)
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`),
-		&api.EagerWorkflowTask{TaskQueue: "other", LockFor: api.Duration(time.Minute)}))(t)
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "other", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.WorkflowTask != nil {
 		t.Fatalf("eager turn for a workflow on another queue: %+v", resp.WorkflowTask)
 	}
 	held := fetchTurn(t, s) // a turn in flight holds the workflow
-	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`),
-		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
+	resp = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v: want delivered, no turn (the workflow is held)", resp)
 	}
@@ -179,11 +177,11 @@ func TestEager_ResultWaitsForSiblings(t *testing.T) {
 	a1 := fetchAct(t, s, time.Minute)
 	a2 := fetchAct(t, s, time.Minute)
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`), eager))(t)
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("first result: %+v, want delivered without a turn (a sibling is outstanding)", resp)
 	}
-	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`), eager))(t)
+	resp = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`), Eager: eager}))(t)
 	if resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 2 {
 		t.Fatalf("last result: %+v, want a turn with both results", resp)
 	}
@@ -253,7 +251,7 @@ func TestAck_EndingTurnCancelsOnlyOutstanding(t *testing.T) {
 	if a1.ActivityID != 1 || a2.ActivityID != 2 {
 		t.Fatalf("fetched activities %d, %d; want 1, 2", a1.ActivityID, a2.ActivityID)
 	}
-	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`"one"`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`"one"`)}))(t)
 	turn := fetchTurn(t, s)
 	out := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
@@ -290,11 +288,10 @@ func TestLockNextTurns_EagerBranchLeavesTheQueue(t *testing.T) {
 	startWithActivities(t, s, "eager-busy", schedule(1, 2))
 	a1 := fetchAct(t, s, time.Minute)
 	fetchAct(t, s, time.Minute) // activity 2 stays outstanding
-	if _, err := s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bystander"}); err != nil {
+	if _, err := s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bystander"}}); err != nil {
 		t.Fatal(err)
 	}
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`),
-		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v (turn %+v): want delivered without a turn", resp, resp.WorkflowTask)
 	}

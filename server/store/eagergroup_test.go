@@ -101,7 +101,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 	}
 	for _, id := range []string{"pinned-same", "pinned-other", "pinned-pair"} {
 		storagetest.Start(t, s, id)
-		turn, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w1", "b1", time.Minute)
+		turn, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", BuildID: "b1", LockFor: time.Minute}))
 		if err != nil || turn == nil || turn.InstanceID != id {
 			t.Fatalf("first turn of %s: %+v %v", id, turn, err)
 		}
@@ -202,7 +202,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 	// of the locked ones.
 	var polled []string
 	for {
-		turn, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w2", "", time.Minute)
+		turn, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "", LockFor: time.Minute}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 	if strings.Join(polled, " ") != "sibling" {
 		t.Errorf("a poll of a worker without a build id took %v, want only sibling's turn", polled)
 	}
-	other, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w2", "b1", time.Minute)
+	other, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "b1", LockFor: time.Minute}))
 	if err != nil || other == nil || other.InstanceID != "pinned-other" {
 		t.Errorf("a poll of build id b1 took %+v (%v), want pinned-other's turn", other, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -42,7 +43,7 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	}
 	for _, id := range ids {
 		a := fetchAct(t, s, time.Minute)
-		m(s.CompleteActivityTask(ctx, "default", attemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+		m(s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 		m(s.DescribeWorkflow(ctx, "default", id))(t)
 	}
 	rows, err := pool.Query(ctx, `SELECT substring(statement FROM '-- name: (\w+)'), generic_plans, custom_plans

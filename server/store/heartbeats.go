@@ -41,18 +41,15 @@ func newHeartbeats() *coalescer[*heartbeatCall] {
 // renews every attempt the worker holds (to twice the lease), returning the
 // cancel info of those whose cancellation was requested. Tokens the worker
 // reports holding (bound_activities) that it no longer holds come back in
-// Lost. A cleaned-up worker → storage.ErrWorkerGone. Concurrent heartbeats share
-// one transaction.
-func (s *Store) WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHeartbeatRequest) (storage.HeartbeatResult, error) {
-	return s.WorkerHeartbeatAs(ctx, ns, "", req)
-}
-
-// WorkerHeartbeatAs is WorkerHeartbeat by owner: a new session is created
-// with this owner ("" : none), and a session with an owner is renewed only
-// by the same one. Any other caller changes nothing and gets storage.ErrWorkerGone
-// (the server tells it apart with WorkerOwner).
-func (s *Store) WorkerHeartbeatAs(ctx context.Context, ns, owner string, req api.WorkerHeartbeatRequest) (storage.HeartbeatResult, error) {
-	call := &heartbeatCall{ns: ns, owner: owner, req: req}
+// Lost. A cleaned-up worker → storage.ErrWorkerGone. Concurrent heartbeats
+// share one transaction.
+//
+// A new session is created with p.Owner ("": none), and a session with an
+// owner is renewed only by the same one. Any other caller changes nothing
+// and gets storage.ErrWorkerGone (the server tells it apart with
+// WorkerOwner).
+func (s *Store) WorkerHeartbeat(ctx context.Context, p *storage.WorkerHeartbeatParams) (storage.HeartbeatResult, error) {
+	call := &heartbeatCall{ns: p.Namespace, owner: p.Owner, req: p.Request}
 	if err := s.hb.do(ctx, call, s.applyHeartbeats); err != nil {
 		return storage.HeartbeatResult{}, err
 	}

@@ -20,12 +20,12 @@ type historyToken struct {
 	After       int64 `json:"a"`
 }
 
-// HistoryPage returns up to pageSize events of an execution (executionID
+// historyPage returns up to pageSize events of an execution (executionID
 // 0 = the current one), from the start or from pageToken, a
 // next_page_token of an earlier page. NextPageToken is set when more
 // events may follow. A page token of another execution, or one this
 // server did not issue, is storage.ErrBadPageToken.
-func (s *Store) HistoryPage(ctx context.Context, ns, instanceID string, executionID int64, pageToken string, pageSize int32) (api.HistoryResponse, error) {
+func (s *Store) historyPage(ctx context.Context, ns, instanceID string, executionID int64, pageToken string, pageSize int32) (api.HistoryResponse, error) {
 	var tok historyToken
 	if pageToken != "" {
 		b, err := base64.RawURLEncoding.DecodeString(pageToken)

@@ -2,11 +2,13 @@ package store_test
 
 import (
 	"fmt"
+	"github.com/tetherhq/tether/server/storage"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 )
 
 // nonDecreasing fails the test when an event of h is earlier than the one
@@ -84,7 +86,7 @@ func TestHistory_TimesNeverGoBackUnderConcurrentSignals(t *testing.T) {
 	for w := range 2 {
 		turns.Go(func() {
 			for {
-				task, err := s.FetchWorkflowTask(ctxT(t), ns, "q", fmt.Sprintf("w%d", w), 10*time.Second)
+				task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: fmt.Sprintf("w%d", w), LockFor: 10 * time.Second}))
 				if err != nil {
 					t.Error(err)
 					return
@@ -92,7 +94,7 @@ func TestHistory_TimesNeverGoBackUnderConcurrentSignals(t *testing.T) {
 				if task == nil {
 					select {
 					case <-done:
-						if task, err = s.FetchWorkflowTask(ctxT(t), ns, "q", fmt.Sprintf("w%d", w), 10*time.Second); err != nil || task == nil {
+						if task, err = storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: fmt.Sprintf("w%d", w), LockFor: 10 * time.Second})); err != nil || task == nil {
 							return
 						}
 					default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -50,8 +51,7 @@ func TestTurnLock_MessageLockIsHOT(t *testing.T) {
 	eager := make([]*api.WorkflowTask, 0, n)
 	for range n {
 		a := fetchAct(t, s, time.Minute)
-		resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`"r"`),
-			&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
+		resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
 		if resp.WorkflowTask == nil {
 			t.Fatalf("result of %s: no eager turn (%+v)", a.InstanceID, resp)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tetherhq/tether/server/storage"
 	"strconv"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -21,7 +22,7 @@ func completeAll(t *testing.T, s *store.Store, tokens []string, results []json.R
 	outs := make([]api.ActivityAckResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, tokens[i]), results[i], eager[i])
+		outs[i], errs[i] = s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tokens[i]), Result: results[i], Eager: eager[i]})
 	})
 	return outs, errs
 }
@@ -131,7 +132,7 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 	// their own result.
 	queued := map[string]bool{}
 	for {
-		task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w9", time.Minute))(t)
+		task := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w9", LockFor: time.Minute})))(t)
 		if task == nil {
 			break
 		}
@@ -199,7 +200,7 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	}
 	// Nothing of x-04's failed report was kept: its attempt is still held,
 	// and a new report is delivered.
-	out := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, tokens[4]), json.RawMessage(`4`)))(t)
+	out := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tokens[4]), Result: json.RawMessage(`4`)}))(t)
 	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("x-04 again: %+v", out)
 	}
@@ -219,15 +220,15 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 		byID[a.InstanceID] = a
 	}
 	c := byID["c"].LockToken
-	first := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`1`)))(t)
-	again := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`1`)))(t)
+	first := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`1`)}))(t)
+	again := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`1`)}))(t)
 	if first.Outcome != storage.OutcomeDelivered || again != first {
 		t.Fatalf("complete: first %+v, again %+v", first, again)
 	}
 	if _, err := s.FailActivityTask(ctxT(t), ns, attemptTok(t, c), api.Error{Message: "x"}, nil); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`2`)); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another result with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
 	f := byID["f"].LockToken
@@ -240,7 +241,7 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 	start(t, s, "t")
 	var task *api.WorkflowTask
 	eventually(t, 10*time.Second, "the turn of t", func() bool {
-		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		task = m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
 		return task != nil && task.InstanceID == "t"
 	})
 	req := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}

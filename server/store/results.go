@@ -51,18 +51,14 @@ func newResults() *coalescer[*resultCall] {
 // CompleteActivityTask acknowledges an attempt with its result. The result
 // of an attempt whose cancellation was requested (unless its activity waits
 // for its cancellation: waitsForOutcome), or of an execution that is over,
-// is dropped (outcome "stale").
-func (s *Store) CompleteActivityTask(ctx context.Context, ns string, token storage.AttemptToken, result json.RawMessage) (api.ActivityAckResponse, error) {
-	return s.CompleteActivityTaskEager(ctx, ns, token, result, nil)
-}
-
-// CompleteActivityTaskEager is CompleteActivityTask that, when eager is set
-// and the result was delivered, also locks the workflow turn the result
-// makes due for the worker that ran the attempt — if the workflow's task
-// queue is eager.TaskQueue and no one holds the workflow — and returns it
-// in WorkflowTask (eager workflow task). Concurrent results share the
+// is dropped (outcome "stale"). When p.Eager is set and the result was
+// delivered, it also locks the workflow turn the result makes due for the
+// worker that ran the attempt — if the workflow's task queue is
+// p.Eager.TaskQueue and no one holds the workflow — and returns it in
+// WorkflowTask (eager workflow task). Concurrent results share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns string, token storage.AttemptToken, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error) {
+func (s *Store) CompleteActivityTask(ctx context.Context, p *storage.CompleteActivityTaskParams) (api.ActivityAckResponse, error) {
+	ns, token, result, eager := p.Namespace, p.Token, p.Result, p.Eager
 	tok := uuid.UUID(token)
 	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager, digest: reportDigest(result)}
 	if err := submit(ctx, s.results, c, s.applyResults); err != nil {

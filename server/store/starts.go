@@ -72,7 +72,7 @@ func startInstances(ctx context.Context, q *gen.Queries, ns string, starts []sta
 type startCall struct {
 	callState
 	row startRow
-	// taker, when set, takes the first turn (see StartWorkflowHanding).
+	// taker, when set, takes the first turn (see StartWorkflow).
 	taker *storage.TurnTaker
 
 	out api.StartWorkflowResponse
@@ -91,13 +91,9 @@ func (c *startCall) reset() { c.out, c.turn = api.StartWorkflowResponse{}, nil }
 // running one → storage.ErrAlreadyRunning. Concurrent starts of a namespace share
 // one transaction and one statement (a lone start is one statement, one
 // round trip); each start's answer is its own, as if it had run alone.
-func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error) {
-	resp, _, err := s.StartWorkflowHanding(ctx, ns, req, nil)
-	return resp, err
-}
-
-// StartWorkflowHanding is StartWorkflow that also locks the workflow's
-// first turn for taker, when given, in the start's own transaction and
+//
+// With p.Taker it also locks the workflow's
+// first turn for taker in the start's own transaction and
 // round trip, and returns it: a poll waiting on this server gets the turn
 // without a fetch of its own (the start's commit carries the lock). No
 // turn comes back when taker is nil, when the start has a cron schedule
@@ -107,7 +103,13 @@ func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkf
 // instance's due turn (returned with storage.ErrAlreadyRunning): it is work
 // of the same queue. The caller must deliver the turn, or release it
 // (ReleaseTurn).
-func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *storage.TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
+func (s *Store) StartWorkflow(ctx context.Context, p *storage.StartWorkflowParams) (storage.StartWorkflowResult, error) {
+	resp, turn, err := s.startWorkflow(ctx, p.Namespace, p.Request, p.Taker)
+	return storage.StartWorkflowResult{StartWorkflowResponse: resp, Turn: turn}, err
+}
+
+// startWorkflow is StartWorkflow.
+func (s *Store) startWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *storage.TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
 	id := req.InstanceID
 	if id == "" {
 		id = uuid.NewString()

@@ -20,18 +20,13 @@ const cancelledRetention = 5 * time.Minute
 // and the removal of long-cancelled attempts. Every step claims its rows
 // with FOR UPDATE SKIP LOCKED (or re-checks them under the row lock), so
 // several replicas may sweep at once and each row is handled once.
-func (s *Store) Sweep(ctx context.Context) (storage.SweepResult, error) {
-	return s.SweepWith(ctx, storage.SweepOptions{})
-}
-
-// SweepWith is Sweep with options.
-func (s *Store) SweepWith(ctx context.Context, o storage.SweepOptions) (storage.SweepResult, error) {
+func (s *Store) Sweep(ctx context.Context, o *storage.SweepParams) (storage.SweepResult, error) {
 	res := storage.SweepResult{Timeouts: map[string]int{}}
 	steps := []func(context.Context, *storage.SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
 		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
 	}
-	if o.HoldExpiry {
+	if o != nil && o.HoldExpiry {
 		steps = []func(context.Context, *storage.SweepResult) error{
 			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
 		}

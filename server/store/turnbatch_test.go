@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
 // fetchBatch takes up to n turns of queue q for worker as build build.
 func fetchBatch(t *testing.T, s *store.Store, worker, build string, n int) []*api.WorkflowTask {
 	t.Helper()
-	return m(s.FetchWorkflowTasksForBuild(ctxT(t), ns, "q", worker, build, 10*time.Second, n))(t)
+	return m(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: worker, BuildID: build, LockFor: 10 * time.Second, Max: n}))(t)
 }
 
 // Goal: one fetch locks several turns at once, each of a distinct

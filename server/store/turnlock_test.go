@@ -2,12 +2,13 @@ package store_test
 
 import (
 	"errors"
+	"github.com/tetherhq/tether/server/storage"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
-	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -28,7 +29,7 @@ func pastLock(t *testing.T, task *api.WorkflowTask) {
 func TestTurnAck_AfterLockExpiredWhileTokenHolds(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "a")
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 300*time.Millisecond))(t)
+	task := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 300 * time.Millisecond})))(t)
 	if task == nil || task.InstanceID != "a" {
 		t.Fatalf("fetched %+v, want a's turn", task)
 	}
@@ -45,7 +46,7 @@ func TestTurnAck_AfterLockExpiredWhileTokenHolds(t *testing.T) {
 	if n := count(history(t, s, "a"), api.EventActivityScheduled); n != 1 {
 		t.Fatalf("ActivityScheduled %d times, want 1", n)
 	}
-	if next := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Second))(t); next != nil {
+	if next := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Second})))(t); next != nil {
 		t.Fatalf("the acknowledged turn was handed out again: %+v", next)
 	}
 	if a := fetchAct(t, s, time.Minute); a.ActivityID != 1 {
@@ -59,12 +60,12 @@ func TestTurnAck_AfterLockExpiredWhileTokenHolds(t *testing.T) {
 func TestTurnAck_AfterAnotherWorkerTookTheTurnIsLockLost(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "b")
-	old := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 300*time.Millisecond))(t)
+	old := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 300 * time.Millisecond})))(t)
 	if old == nil {
 		t.Fatal("no turn")
 	}
 	pastLock(t, old)
-	cur := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	cur := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
 	if cur == nil || cur.InstanceID != "b" {
 		t.Fatalf("the expired turn was not handed out again: %+v", cur)
 	}
@@ -89,22 +90,22 @@ func TestFetchWorkflowTask_HoldsExpiredTurnsDuringOutageGrace(t *testing.T) {
 	grace := store.NewOutageGrace(time.Hour, nil)
 	s := store.New(pgtest.New(t), store.Options{Grace: grace})
 	start(t, s, "c")
-	old := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 300*time.Millisecond))(t)
+	old := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 300 * time.Millisecond})))(t)
 	if old == nil {
 		t.Fatal("no turn")
 	}
 	grace.Restart()
 	pastLock(t, old)
 	start(t, s, "d")
-	got := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	got := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
 	if got == nil || got.InstanceID != "d" {
 		t.Fatalf("within the grace fetched %+v, want d's turn (c's expired turn is held)", got)
 	}
-	if again := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t); again != nil {
+	if again := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); again != nil {
 		t.Fatalf("within the grace the expired turn of %s was taken over", again.InstanceID)
 	}
 	grace.End()
-	after := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	after := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
 	if after == nil || after.InstanceID != "c" {
 		t.Fatalf("after the grace fetched %+v, want c's turn again", after)
 	}

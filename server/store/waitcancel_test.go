@@ -2,11 +2,12 @@ package store_test
 
 import (
 	"encoding/json"
+	"github.com/tetherhq/tether/server/storage"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -56,7 +57,7 @@ func TestWaitCancel_HeldAttemptOutcomeDelivered(t *testing.T) {
 		var out api.ActivityAckResponse
 		switch tc.name {
 		case "completed":
-			out = m(s.CompleteActivityTask(ctxT(t), ns, tok, json.RawMessage(`"cleaned up"`)))(t)
+			out = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: tok, Result: json.RawMessage(`"cleaned up"`)}))(t)
 		case "canceled":
 			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
 		case "failed":
@@ -68,7 +69,7 @@ func TestWaitCancel_HeldAttemptOutcomeDelivered(t *testing.T) {
 		if ev := outcomeTurn(t, s); ev.Kind != tc.kind {
 			t.Fatalf("%s: message %+v, want %s", id, ev, tc.kind)
 		}
-		if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
+		if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 			t.Fatalf("%s: an attempt after the cancellation: %+v", id, a)
 		}
 		h := history(t, s, id)
@@ -115,7 +116,7 @@ func TestWaitCancel_UnheldAttemptCanceledAtOnce(t *testing.T) {
 	if ev := outcomeTurn(t, s); ev.Kind != api.EventActivityCanceled {
 		t.Fatalf("message %+v, want ActivityCanceled", ev)
 	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("a cancelled attempt was handed out: %+v", a)
 	}
 	if h := history(t, s, "wf"); count(h, api.EventActivityCancelRequested) != 1 || count(h, api.EventActivityCanceled) != 1 {
@@ -132,11 +133,11 @@ func TestWaitCancel_LockExpiredAfterCancel(t *testing.T) {
 	a := fetchAct(t, s, 300*time.Millisecond)
 	cancelActivity1(t, s, "lost")
 	eventually(t, 10*time.Second, "the lock to expire", func() bool { return time.Now().After(a.LockedUntil.Add(50 * time.Millisecond)) })
-	m(s.Sweep(ctxT(t)))(t)
+	m(s.Sweep(ctxT(t), nil))(t)
 	if ev := outcomeTurn(t, s); ev.Kind != api.EventActivityCanceled {
 		t.Fatalf("message %+v, want ActivityCanceled", ev)
 	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("an attempt after the cancellation: %+v", a)
 	}
 }

@@ -144,21 +144,6 @@ func workerLostError(workerID string) api.Error {
 		Message: fmt.Sprintf("worker %s lost its lease", workerID)}
 }
 
-// PendingCancels lists the attempts held by workerID whose cancellation was
-// requested: the answer of a worker's cancel long-poll, woken by
-// WorkerCancelKey notifications.
-func (s *Store) PendingCancels(ctx context.Context, ns, workerID string) ([]api.AttemptCancel, error) {
-	rows, err := gen.New(s.pool).PendingCancels(ctx, gen.PendingCancelsParams{Namespace: ns, WorkerID: &workerID})
-	if err != nil {
-		return nil, fmt.Errorf("pending cancels: %w", err)
-	}
-	out := make([]api.AttemptCancel, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, api.AttemptCancel{LockToken: r.LockToken.String(), Reason: r.Reason, RequestedAt: r.RequestedAt})
-	}
-	return out, nil
-}
-
 // CountWorkersByState counts worker sessions per state, over all
 // namespaces (for metrics).
 func (s *Store) CountWorkersByState(ctx context.Context) (map[string]int64, error) {

@@ -307,8 +307,18 @@ func (s *Store) history(ctx context.Context, q *gen.Queries, ns, id string, exec
 	return evs, nil
 }
 
-// History returns an execution's events (executionID 0 = current).
-func (s *Store) History(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error) {
+// History returns an execution's events (p.ExecutionID 0 = current): all
+// of them when p.PageSize is 0 and no p.PageToken is given, else one page
+// (historyPage).
+func (s *Store) History(ctx context.Context, p *storage.HistoryParams) (api.HistoryResponse, error) {
+	if p.PageSize > 0 || p.PageToken != "" {
+		return s.historyPage(ctx, p.Namespace, p.InstanceID, p.ExecutionID, p.PageToken, p.PageSize)
+	}
+	return s.historyAll(ctx, p.Namespace, p.InstanceID, p.ExecutionID)
+}
+
+// historyAll returns every event of an execution (executionID 0 = current).
+func (s *Store) historyAll(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error) {
 	q := gen.New(s.pool)
 	i, err := q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {

@@ -27,7 +27,7 @@ func fetchConcurrentBatchFetchersLockEachInstanceOnce(t *testing.T, newStore fun
 	var mu sync.Mutex
 	got := map[string]int{}
 	take := func(worker string) int {
-		tasks, err := s.FetchWorkflowTasksForBuild(ctxT(t), ns, "q", worker, "", 30*time.Second, 8)
+		tasks, err := s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: worker, BuildID: "", LockFor: 30 * time.Second, Max: 8})
 		if err != nil {
 			t.Error(err)
 			return 0
@@ -74,7 +74,7 @@ func fetchConcurrentFetchersLockEachInstanceOnce(t *testing.T, newStore func(*te
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			task, err := s.FetchWorkflowTask(ctxT(t), ns, "q", fmt.Sprintf("w%d", w), 30*time.Second)
+			task, err := FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: fmt.Sprintf("w%d", w), LockFor: 30 * time.Second}))
 			if err != nil {
 				t.Error(err)
 				return
@@ -89,7 +89,7 @@ func fetchConcurrentFetchersLockEachInstanceOnce(t *testing.T, newStore func(*te
 	wg.Wait()
 	// Whatever the race left unfetched is fetched now, sequentially.
 	for {
-		task, err := s.FetchWorkflowTask(ctxT(t), ns, "q", "late", 30*time.Second)
+		task, err := FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "late", LockFor: 30 * time.Second}))
 		must0(t, err)
 		if task == nil {
 			break
@@ -116,7 +116,7 @@ func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) 
 		t.Fatal(err)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
-	next := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "another-worker", 10*time.Second))(t)
+	next := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "another-worker", LockFor: 10 * time.Second})))(t)
 	if next == nil || len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
 		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
 	}
@@ -163,7 +163,7 @@ func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provide
 	if a := FetchAct(t, s, time.Minute); a.ActivityID != 1 {
 		t.Fatalf("activity %d", a.ActivityID)
 	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
+	if a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("a second attempt exists: %+v", a)
 	}
 }
@@ -183,11 +183,11 @@ func ackDifferentSecondReportRefused(t *testing.T, newStore func(*testing.T) sto
 		t.Fatalf("another ack of a spent turn: err = %v, want ErrDuplicateReport", err)
 	}
 	a := FetchAct(t, s, time.Minute)
-	out := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
-	if again := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t); again != out {
+	out := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
+	if again := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t); again != out {
 		t.Fatalf("the same result again: %+v, first %+v", again, out)
 	}
-	if _, err := s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`2`)); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another result: err = %v, want ErrDuplicateReport", err)
 	}
 	if _, err := s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Message: "x"}, nil); !errors.Is(err, storage.ErrDuplicateReport) {
@@ -212,7 +212,7 @@ func ackClosingTurnReturnsTheClosedWorkflow(t *testing.T, newStore func(*testing
 		t.Fatalf("a turn that leaves the workflow running carries %+v", out.Closed)
 	}
 	a := FetchAct(t, s, time.Minute)
-	m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 	task = FetchTurn(t, s)
 	out = m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"b":[1,2],"a":"x"}`)},
@@ -246,7 +246,7 @@ func activityEightPollersNoDoubleDelivery(t *testing.T, newStore func(*testing.T
 		go func() {
 			defer wg.Done()
 			for {
-				tasks, err := s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, fmt.Sprintf("w%d", w), time.Minute, 7)
+				tasks, err := s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: fmt.Sprintf("w%d", w), LockFor: time.Minute, Max: 7})
 				if err != nil {
 					t.Error(err)
 					return
@@ -290,13 +290,13 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 	if _, ok := storage.ParseAttemptToken("not-a-token"); ok {
 		t.Fatal(`ParseAttemptToken("not-a-token") accepted it`)
 	}
-	m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("acked token: %v", err)
 	}
 	b := FetchAct(t, s, 100*time.Millisecond)
 	Eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(b.LockedUntil.Add(50 * time.Millisecond)) })
-	if res := m(s.Sweep(ctxT(t)))(t); res.LocksExpired != 1 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); res.LocksExpired != 1 {
 		t.Fatalf("the sweep released %d locks, want 1", res.LocksExpired)
 	}
 	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, b.LockToken), nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
@@ -311,7 +311,7 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 func ackAfterTurnTakenOverFails(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	Start(t, s, "a")
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 100*time.Millisecond))(t)
+	task := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: 100 * time.Millisecond})))(t)
 	Eventually(t, 5*time.Second, "lock expiry", func() bool { return time.Now().After(task.LockedUntil.Add(50 * time.Millisecond)) })
 	again := FetchTurn(t, s)
 	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
@@ -335,12 +335,12 @@ func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provi
 	if r.Outcome != storage.OutcomeAbandoned {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
-	if got := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); got != nil {
+	if got := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); got != nil {
 		t.Fatal("abandoned attempt visible before its delay")
 	}
 	var b *api.ActivityTask
 	Eventually(t, 5*time.Second, "redelivery after abandon", func() bool {
-		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
+		b = m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t)
 		return b != nil
 	})
 	if b.DeliveryCount != a.DeliveryCount+1 || b.Attempt != a.Attempt {
@@ -356,7 +356,7 @@ func deliveryCountPoisonAtLimit(t *testing.T, newStore func(*testing.T) storage.
 	for want := int32(1); want <= 3; want++ {
 		var a *api.ActivityTask
 		SweepUntil(t, s, 5*time.Second, "redelivery", func() bool {
-			a = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", 50*time.Millisecond))(t)
+			a = m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: 50 * time.Millisecond})))(t)
 			return a != nil
 		})
 		if a.DeliveryCount != want {
@@ -365,7 +365,7 @@ func deliveryCountPoisonAtLimit(t *testing.T, newStore func(*testing.T) storage.
 	}
 	var task *api.WorkflowTask
 	SweepUntil(t, s, 5*time.Second, "poison failure", func() bool {
-		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		task = m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
 		return task != nil
 	})
 	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventActivityFailed || task.Messages[0].Error.Type != "Poison" {
@@ -381,7 +381,7 @@ func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Prov
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(500 * time.Millisecond)}}}))(t)
 	begin := time.Now()
-	if got := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t); got != nil {
+	if got := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t); got != nil {
 		t.Fatal("timer visible before due")
 	}
 	wake, ok := must2(t)(s.NextWorkflowWake(ctxT(t), ns, "q"))
@@ -390,7 +390,7 @@ func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Prov
 	}
 	var fired *api.WorkflowTask
 	Eventually(t, 5*time.Second, "timer", func() bool {
-		fired = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		fired = m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
 		return fired != nil
 	})
 	if time.Since(begin) < 400*time.Millisecond {
@@ -420,7 +420,7 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 	if resp.ExecutionID != 2 {
 		t.Fatalf("execution %d", resp.ExecutionID)
 	}
-	old := m(s.History(ctxT(t), ns, "c", 1))(t).Events
+	old := m(s.History(ctxT(t), &storage.HistoryParams{Namespace: ns, InstanceID: "c", ExecutionID: 1}))(t).Events
 	if last := old[len(old)-1]; last.Kind != api.EventContinuedAsNew || last.NewExecutionID != 2 {
 		t.Fatalf("old history ends with %+v", last)
 	}
@@ -432,7 +432,7 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 		t.Fatalf("heartbeat %+v", hb)
 	}
 	// The old attempt's result is stale.
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`1`)))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	next := FetchTurn(t, s)
@@ -450,7 +450,7 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 // FetchTurnOrNil fetches the next turn of queue "q" for worker "w", or nil.
 func FetchTurnOrNil(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	t.Helper()
-	return m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", 10*time.Second))(t)
+	return m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: 10 * time.Second})))(t)
 }
 
 // Goal: a failed attempt is retried as a new attempt row after the policy's
@@ -465,12 +465,12 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	failedAt := time.Now()
-	if got := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); got != nil {
+	if got := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); got != nil {
 		t.Fatal("retry visible before its backoff")
 	}
 	var b *api.ActivityTask
 	Eventually(t, 5*time.Second, "retry", func() bool {
-		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
+		b = m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t)
 		return b != nil
 	})
 	if time.Since(failedAt) < 250*time.Millisecond || b.Attempt != 2 {
@@ -541,7 +541,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 		a := FetchAct(t, s, time.Minute)
 		var b *api.ActivityTask
 		SweepUntil(t, s, 5*time.Second, "second attempt", func() bool {
-			b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t)
+			b = m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute})))(t)
 			return b != nil
 		})
 		if b.Attempt != 2 {
@@ -552,7 +552,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			t.Fatalf("first attempt heartbeat %+v", hb)
 		}
 		// The timed-out attempt's late result is stale; the second's counts.
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("late outcome %s", r.Outcome)
 		}
 		// History records the attempt's cancellation; the activity goes on.
@@ -572,7 +572,7 @@ func ExpectTimeout(t *testing.T, s storage.Provider, kind string) {
 	t.Helper()
 	var task *api.WorkflowTask
 	SweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
-		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		task = m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
 		return task != nil
 	})
 	m := task.Messages[0]
@@ -599,7 +599,7 @@ func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T
 	if got := Kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
 		t.Fatalf("history %v", got)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -670,14 +670,14 @@ func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) s
 	s := newStore(t)
 	StartWithActivities(t, s, "st", Schedule(1)) // acked by w1
 	must0(t, s.SignalWorkflow(ctxT(t), ns, "st", "a", nil))
-	same := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
+	same := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 10 * time.Second})))(t)
 	if same.HistoryFromEventID != 3 || len(same.History) != 0 || len(same.Messages) != 1 {
 		t.Fatalf("sticky turn: from=%d history=%d messages=%d", same.HistoryFromEventID, len(same.History), len(same.Messages))
 	}
 	must0(t, s.FailWorkflowTask(ctxT(t), ns, TurnTok(t, same.LockToken), api.Error{Message: "lost my cache"}))
 	var again *api.WorkflowTask
 	Eventually(t, 5*time.Second, "retried turn", func() bool {
-		again = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
+		again = m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 10 * time.Second})))(t)
 		return again != nil
 	})
 	if again.HistoryFromEventID != 0 || len(again.History) != 2 {
@@ -695,12 +695,12 @@ func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storag
 		RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
 	a := FetchAct(t, s, time.Minute)
 	Eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	var b *api.ActivityTask
 	Eventually(t, 5*time.Second, "the next attempt", func() bool {
-		b = m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
+		b = m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t)
 		return b != nil
 	})
 	if b.Attempt != 2 {
@@ -748,8 +748,8 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 // cancelled, and a client waiting for the result sees the failure.
 func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
-	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
-		ExecutionTimeout: api.Duration(300 * time.Millisecond)}))(t)
+	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
+		ExecutionTimeout: api.Duration(300 * time.Millisecond)}}))(t)
 	task := FetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
 	a := FetchAct(t, s, time.Minute)
@@ -791,12 +791,12 @@ func fetchHeldTurnsDoNotHideNewWork(t *testing.T, newStore func(*testing.T) stor
 		Start(t, s, fmt.Sprintf("held-%04d", i))
 	}
 	for range held {
-		if task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", time.Minute))(t); task == nil {
+		if task := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: time.Minute})))(t); task == nil {
 			t.Fatal("a started instance was not fetched")
 		}
 	}
 	Start(t, s, "new")
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	task := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
 	if task == nil || task.InstanceID != "new" {
 		t.Fatalf("fetch after %d held turns: %+v, want the turn of instance new", held, task)
 	}
@@ -813,7 +813,7 @@ func fetchMessagesForAHeldInstanceDoNotHideNewWork(t *testing.T, newStore func(*
 		must0(t, s.SignalWorkflow(ctxT(t), ns, "busy", "ping", json.RawMessage(strconv.Itoa(i))))
 	}
 	Start(t, s, "free")
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	task := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
 	if task == nil || task.InstanceID != "free" {
 		t.Fatalf("fetch with 1 001 signals waiting for a held instance: %+v, want the turn of instance free", task)
 	}
@@ -849,7 +849,7 @@ func cancelWaitingActivityGetsItsOutcome(t *testing.T, newStore func(*testing.T)
 		t.Fatalf("messages %v, want %v", got, want)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
-	if b := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); b != nil {
+	if b := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); b != nil {
 		t.Fatalf("an attempt after the cancellation: %+v", b)
 	}
 	h := Kinds(History(t, s, "w"))

@@ -24,7 +24,7 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 	s := newStore(t)
 	StartWithActivities(t, s, "r", Schedule(1))
 	a := FetchAct(t, s, time.Minute)
-	m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), json.RawMessage(`7`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`7`)}))(t)
 	task := FetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandFailWorkflow, Error: &api.Error{Message: "bug"}}}}))(t)
@@ -34,7 +34,7 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 	if out.ExecutionID != 2 || out.ResetFrom.EventID != 4 || out.ResetFrom.ExecutionID != 1 {
 		t.Fatalf("reset %+v", out)
 	}
-	old := m(s.History(ctxT(t), ns, "r", 1))(t).Events
+	old := m(s.History(ctxT(t), &storage.HistoryParams{Namespace: ns, InstanceID: "r", ExecutionID: 1}))(t).Events
 	if last := old[len(old)-1]; last.Kind != api.EventWorkflowReset || last.NewRunID != out.RunID || last.NewExecutionID != 2 {
 		t.Fatalf("old run ends with %+v", last)
 	}
@@ -72,7 +72,7 @@ func resetRunningRunIsClosedAndOutstandingWorkRescheduled(t *testing.T, newStore
 		t.Fatal("one activity fetched twice")
 	}
 	done, held := first, second
-	m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, done.LockToken), json.RawMessage(`1`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, done.LockToken), Result: json.RawMessage(`1`)}))(t)
 	task := FetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
 	Must0(t, s.SignalWorkflow(ctxT(t), ns, "r", "go", json.RawMessage(`"now"`)))

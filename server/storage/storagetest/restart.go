@@ -19,7 +19,7 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "k", TaskQueue: "q2"},
 	}}))(t)
-	kid := m(s.FetchWorkflowTask(ctxT(t), ns, "q2", "w", 10*time.Second))(t)
+	kid := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q2", WorkerID: "w", LockFor: 10 * time.Second})))(t)
 	if kid == nil || kid.InstanceID != "kid" {
 		t.Fatalf("child turn %+v", kid)
 	}
@@ -29,7 +29,7 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 		t.Fatalf("the child names parent %q", w.ParentWorkflowID)
 	}
 
-	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "solo", TaskQueue: "q2", InstanceID: "kid"}))(t)
+	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "solo", TaskQueue: "q2", InstanceID: "kid"}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "" || w.ExecutionID != 2 {
 		t.Fatalf("the restarted instance: parent %q, execution %d", w.ParentWorkflowID, w.ExecutionID)
 	}

@@ -24,8 +24,8 @@ func startConcurrentStartsEachGetTheirOwnAnswer(t *testing.T, newStore func(*tes
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			resp, err := s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
-				InstanceID: fmt.Sprintf("d%02d", i), Input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
+			resp, err := s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
+				InstanceID: fmt.Sprintf("d%02d", i), Input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}})
 			if err != nil {
 				t.Errorf("start d%02d: %v", i, err)
 				return
@@ -38,7 +38,7 @@ func startConcurrentStartsEachGetTheirOwnAnswer(t *testing.T, newStore func(*tes
 	wg.Wait()
 	starts := map[string]int{}
 	for {
-		tasks := m(s.FetchWorkflowTasksForBuild(ctxT(t), ns, "q", "w1", "", time.Minute, 16))(t)
+		tasks := m(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", BuildID: "", LockFor: time.Minute, Max: 16}))(t)
 		if len(tasks) == 0 {
 			break
 		}
@@ -70,8 +70,8 @@ func startConcurrentStartsEachGetTheirOwnAnswer(t *testing.T, newStore func(*tes
 	won, refused := 0, 0
 	for range 10 {
 		wg.Go(func() {
-			resp, err := s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q2",
-				InstanceID: "same"})
+			resp, err := s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q2",
+				InstanceID: "same"}})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -91,14 +91,14 @@ func startConcurrentStartsEachGetTheirOwnAnswer(t *testing.T, newStore func(*tes
 
 	// A finished id starts again as its next execution.
 	Start(t, s, "again")
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", time.Minute))(t)
+	task := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: time.Minute})))(t)
 	if task == nil || task.InstanceID != "again" {
 		t.Fatalf("fetched %+v, want again's first turn", task)
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
-	resp := m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
-		InstanceID: "again", Input: json.RawMessage(`{"n":2}`)}))(t)
+	resp := m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
+		InstanceID: "again", Input: json.RawMessage(`{"n":2}`)}}))(t)
 	if resp.ExecutionID != 2 || resp.Status != api.StatusRunning {
 		t.Fatalf("restart answered %+v, want execution 2 running", resp)
 	}
@@ -121,15 +121,15 @@ func startHandingHandsOnlyDueTurns(t *testing.T, newStore func(*testing.T) stora
 	req := func(id string) api.StartWorkflowRequest {
 		return api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id}
 	}
-	if _, turn, err := s.StartWorkflowHanding(ctxT(t), ns, req("plain"), nil); err != nil || turn != nil {
+	if _, turn, err := SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: req("plain"), Taker: nil})); err != nil || turn != nil {
 		t.Fatalf("start without a taker: turn %+v, err %v", turn, err)
 	}
 	cron := req("cron")
 	cron.CronSchedule = "0 0 1 1 *"
-	if _, turn, err := s.StartWorkflowHanding(ctxT(t), ns, cron, taker); err != nil || turn != nil {
+	if _, turn, err := SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: cron, Taker: taker})); err != nil || turn != nil {
 		t.Fatalf("cron start: turn %+v, err %v", turn, err)
 	}
-	resp, turn, err := s.StartWorkflowHanding(ctxT(t), ns, req("handed"), taker)
+	resp, turn, err := SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: req("handed"), Taker: taker}))
 	if err != nil || resp.Status != api.StatusRunning {
 		t.Fatalf("start: %+v, %v", resp, err)
 	}
@@ -138,14 +138,14 @@ func startHandingHandsOnlyDueTurns(t *testing.T, newStore func(*testing.T) stora
 	}
 	// "plain" still waits for its first turn: a second start of it hands
 	// that turn over.
-	_, again, err := s.StartWorkflowHanding(ctxT(t), ns, req("plain"), taker)
+	_, again, err := SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: req("plain"), Taker: taker}))
 	if !errors.Is(err, storage.ErrAlreadyRunning) || again == nil || again.InstanceID != "plain" {
 		t.Fatalf("start of a running id: turn %+v, err %v; want its due turn and ErrAlreadyRunning", again, err)
 	}
-	if _, none, err := s.StartWorkflowHanding(ctxT(t), ns, req("plain"), taker); !errors.Is(err, storage.ErrAlreadyRunning) || none != nil {
+	if _, none, err := SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: req("plain"), Taker: taker})); !errors.Is(err, storage.ErrAlreadyRunning) || none != nil {
 		t.Fatalf("start of a running id whose turn is taken: turn %+v, err %v", none, err)
 	}
-	if other := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t); other != nil {
+	if other := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); other != nil {
 		t.Fatalf("a poll took a handed turn too: %+v", other)
 	}
 	for _, tt := range []*api.WorkflowTask{turn, again} {
@@ -159,13 +159,13 @@ func startHandingHandsOnlyDueTurns(t *testing.T, newStore func(*testing.T) stora
 func startHandingReleasedTurnGoesToTheNextPoll(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	taker := &storage.TurnTaker{WorkerID: "w1", BuildID: "b1", LockFor: time.Minute}
-	_, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "released"}, taker)
+	_, turn, err := SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "released"}, Taker: taker}))
 	if err != nil || turn == nil {
 		t.Fatalf("start: turn %+v, err %v", turn, err)
 	}
 	tok := TurnTok(t, turn.LockToken)
 	must0(t, s.ReleaseTurn(ctxT(t), ns, tok))
-	next := m(s.FetchWorkflowTaskForBuild(ctxT(t), ns, "q", "w2", "b2", time.Minute))(t)
+	next := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "b2", LockFor: time.Minute})))(t)
 	if next == nil || next.InstanceID != "released" || len(next.Messages) != 1 {
 		t.Fatalf("after the release a worker of another build got %+v, want the first turn", next)
 	}

@@ -25,12 +25,12 @@ package storagetest
 import (
 	"context"
 	"encoding/json"
+	"github.com/tetherhq/tether/server/storage"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/storage"
 )
 
 // behaviour is one test of the suite: its name under Run and the test.
@@ -163,15 +163,15 @@ func m[T any](v T, err error) func(*testing.T) T { return M(v, err) }
 // input {"n":1}.
 func Start(t *testing.T, s storage.Provider, id string) {
 	t.Helper()
-	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{
-		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"n":1}`)}))(t)
+	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{
+		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"n":1}`)}}))(t)
 }
 
 // FetchTurn fetches the next turn of queue "q" for worker "w1", failing t
 // when there is none.
 func FetchTurn(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	t.Helper()
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
+	task := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 10 * time.Second})))(t)
 	if task == nil {
 		t.Fatal("expected a workflow task, got none")
 	}
@@ -210,7 +210,7 @@ func StartWithActivities(t *testing.T, s storage.Provider, id string, cmds []api
 // for lock, failing t when there is none.
 func FetchAct(t *testing.T, s storage.Provider, lock time.Duration) *api.ActivityTask {
 	t.Helper()
-	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", lock))(t)
+	a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: lock})))(t)
 	if a == nil {
 		t.Fatal("expected an activity task, got none")
 	}
@@ -220,7 +220,7 @@ func FetchAct(t *testing.T, s storage.Provider, lock time.Duration) *api.Activit
 // History is the events of instance id's current execution.
 func History(t *testing.T, s storage.Provider, id string) []api.Event {
 	t.Helper()
-	return m(s.History(ctxT(t), ns, id, 0))(t).Events
+	return m(s.History(ctxT(t), &storage.HistoryParams{Namespace: ns, InstanceID: id, ExecutionID: 0}))(t).Events
 }
 
 // Kinds are the kinds of evs, in order.
@@ -261,7 +261,31 @@ func Eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 func SweepUntil(t *testing.T, s storage.Admin, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	Eventually(t, d, what, func() bool {
-		m(s.Sweep(ctxT(t)))(t)
+		m(s.Sweep(ctxT(t), nil))(t)
 		return cond()
 	})
+}
+
+// FirstTurn is the first of the turns a fetch returned (nil when none),
+// with its error: FetchWorkflowTasks of one turn.
+func FirstTurn(tasks []*api.WorkflowTask, err error) (*api.WorkflowTask, error) {
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	return tasks[0], nil
+}
+
+// FirstActivity is the first of the attempts a fetch returned (nil when
+// none), with its error: FetchActivityTasks of one attempt.
+func FirstActivity(tasks []api.ActivityTask, err error) (*api.ActivityTask, error) {
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	return &tasks[0], nil
+}
+
+// SplitStart splits a StartWorkflow result into the start's answer and
+// the turn handed with it.
+func SplitStart(res storage.StartWorkflowResult, err error) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
+	return res.StartWorkflowResponse, res.Turn, err
 }

@@ -31,13 +31,13 @@ func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) stora
 		return out
 	}
 	var inv *storage.InvalidError
-	_, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bad",
-		SearchAttributes: attrs(`{"Amount":"ten"}`)})
+	_, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bad",
+		SearchAttributes: attrs(`{"Amount":"ten"}`)}})
 	if !errors.As(err, &inv) || inv.Field != "search_attributes.Amount" {
 		t.Fatalf("bad value: %v", err)
 	}
-	m(s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "a",
-		SearchAttributes: attrs(`{"CustomerId":"c-0"}`)}))(t)
+	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "a",
+		SearchAttributes: attrs(`{"CustomerId":"c-0"}`)}}))(t)
 	task := FetchTurn(t, s)
 	m(s.CompleteWorkflowTask(ctx, ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandUpsertSearchAttributes, SearchAttributes: attrs(`{"Amount":7,"CustomerId":null}`)},
@@ -45,8 +45,8 @@ func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) stora
 	if w := m(s.DescribeWorkflow(ctx, ns, "a"))(t); len(w.SearchAttributes) != 1 || string(w.SearchAttributes["Amount"]) != "7" {
 		t.Fatalf("after upsert: %s", w.SearchAttributes)
 	}
-	m(s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "b",
-		SearchAttributes: attrs(`{"CustomerId":"c-1"}`), Memo: json.RawMessage(`{"note":"x"}`)}))(t)
+	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "b",
+		SearchAttributes: attrs(`{"CustomerId":"c-1"}`), Memo: json.RawMessage(`{"note":"x"}`)}}))(t)
 	if b := m(s.DescribeWorkflow(ctx, ns, "b"))(t); string(b.SearchAttributes["CustomerId"]) != `"c-1"` || len(b.Memo) == 0 {
 		t.Fatalf("describe b: %s %s", b.SearchAttributes, b.Memo)
 	}
