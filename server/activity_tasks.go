@@ -104,7 +104,7 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 		if extend == 0 {
 			extend = defaultActivityLockFor
 		}
-		return s.store.HeartbeatActivityTask(ctx, ns, token, req.Details, extend)
+		return s.store.HeartbeatActivityTask(ctx, &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: token, Details: req.Details, ExtendFor: extend})
 	})
 }
 
@@ -162,7 +162,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
 func (s *Server) failActivityTask(c echo.Context) error {
 	return ackAttempt(s, c, nil, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.FailActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.FailActivityTask(ctx, ns, token, req.Error, req.HeartbeatDetails)
+		return s.store.FailActivityTask(ctx, &storage.FailActivityTaskParams{Namespace: ns, Token: token, Error: req.Error, Details: req.HeartbeatDetails})
 	})
 }
 
@@ -189,6 +189,6 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
 func (s *Server) abandonActivityTask(c echo.Context) error {
 	return ackAttempt(s, c, nil, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.AbandonActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.AbandonActivityTask(ctx, ns, token, req.Delay.D())
+		return s.store.AbandonActivityTask(ctx, &storage.AbandonActivityTaskParams{Namespace: ns, Token: token, Delay: req.Delay.D()})
 	})
 }

@@ -109,7 +109,7 @@ func (s *Server) failActivityByID(c echo.Context) error {
 	}
 	return actByID(s, c, check, func(r *api.FailActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.FailActivityByIDRequest) (any, error) {
-			return s.store.FailActivityTask(ctx, ns, tok, r.Error, nil)
+			return s.store.FailActivityTask(ctx, &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: r.Error, Details: nil})
 		})
 }
 
@@ -141,7 +141,7 @@ func (s *Server) heartbeatActivityByID(c echo.Context) error {
 			if details == nil {
 				details = []byte("null")
 			}
-			return s.store.HeartbeatActivityTask(ctx, ns, tok, details, defaultActivityLockFor)
+			return s.store.HeartbeatActivityTask(ctx, &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: tok, Details: details, ExtendFor: defaultActivityLockFor})
 		})
 }
 

@@ -2,13 +2,13 @@ package server
 
 import (
 	"context"
-	"github.com/tetherhq/tether/server/storage"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )

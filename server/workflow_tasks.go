@@ -147,7 +147,7 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		handOff = s.hub.Expect(key)
 		defer handOff(nil, false)
 	}
-	resp, err := s.store.CompleteWorkflowTask(c.Request().Context(), ns, token, req)
+	resp, err := s.store.CompleteWorkflowTask(c.Request().Context(), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: token, Request: req})
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.FailWorkflowTask(c.Request().Context(), ns, token, req.Error); err != nil {
+	if err := s.store.FailWorkflowTask(c.Request().Context(), &storage.FailWorkflowTaskParams{Namespace: ns, Token: token, Error: req.Error}); err != nil {
 		return err
 	}
 	s.metrics.workflowTaskFailed(ns)

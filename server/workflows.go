@@ -367,7 +367,7 @@ func (s *Server) cancelWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	changed, err := s.store.CancelWorkflow(c.Request().Context(), ns, id, req.Reason)
+	changed, err := s.store.CancelWorkflow(c.Request().Context(), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: id, Reason: req.Reason})
 	if err != nil {
 		return err
 	}
@@ -406,7 +406,7 @@ func (s *Server) signalWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.SignalWorkflow(c.Request().Context(), ns, id, name, req.Input); err != nil {
+	if err := s.store.SignalWorkflow(c.Request().Context(), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: name, Input: req.Input}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, api.Accepted{Changed: true})
@@ -439,7 +439,7 @@ func (s *Server) deleteWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.DeleteWorkflow(c.Request().Context(), ns, id, force); err != nil {
+	if err := s.store.DeleteWorkflow(c.Request().Context(), &storage.DeleteWorkflowParams{Namespace: ns, InstanceID: id, Force: force}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

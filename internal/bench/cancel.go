@@ -179,7 +179,7 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		if err := st.DeleteWorkflow(dctx, Namespace, id, true); err != nil {
+		if err := st.DeleteWorkflow(dctx, &storage.DeleteWorkflowParams{Namespace: Namespace, InstanceID: id, Force: true}); err != nil {
 			e.logger.Warn("mass cancel: delete the workflow", "id", id, "err", err)
 		}
 	}()
@@ -192,7 +192,7 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 	for i := range cmds {
 		cmds[i] = api.Command{Type: api.CommandScheduleActivity, ActivityID: int64(i + 1), ActivityType: "Nap"}
 	}
-	if _, err := st.CompleteWorkflowTask(ctx, Namespace, turnToken(tasks[0]), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+	if _, err := st.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: Namespace, Token: turnToken(tasks[0]), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: schedule %d activities: %w", n, err)
 	}
 	if held {
@@ -207,7 +207,7 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 			got += len(ts)
 		}
 	}
-	if _, err := st.CancelWorkflow(ctx, Namespace, id, "bench"); err != nil {
+	if _, err := st.CancelWorkflow(ctx, &storage.CancelWorkflowParams{Namespace: Namespace, InstanceID: id, Reason: "bench"}); err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: %w", err)
 	}
 	tasks, err = st.FetchWorkflowTasks(ctx, fetch)
@@ -216,8 +216,8 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 	}
 	counter.n.Store(0)
 	t0 := time.Now()
-	resp, err := st.CompleteWorkflowTask(ctx, Namespace, turnToken(tasks[0]), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}})
+	resp, err := st.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: Namespace, Token: turnToken(tasks[0]), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}})
 	d := time.Since(t0)
 	if err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: the cancel turn: %w", err)

@@ -90,10 +90,10 @@ type External interface {
 	// once with WorkflowTerminated, flags its outstanding attempts
 	// cancelled (workflow_terminated) and deletes its pending messages.
 	// ErrNotFound, ErrNotRunning.
-	TerminateWorkflow(ctx context.Context, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error
+	TerminateWorkflow(ctx context.Context, p *TerminateWorkflowParams) error
 	// SignalWithStartWorkflow signals instanceID, starting it first when
 	// it is not running, in one transaction.
-	SignalWithStartWorkflow(ctx context.Context, ns, instanceID string, req api.SignalWithStartRequest) (api.SignalWithStartResponse, error)
+	SignalWithStartWorkflow(ctx context.Context, p *SignalWithStartWorkflowParams) (api.SignalWithStartResponse, error)
 	// MarkActivityPending leaves a held attempt to be completed later from
 	// any process (activity.ErrResultPending). ErrLockLost when the token
 	// holds nothing.
@@ -144,9 +144,9 @@ type Turns interface {
 	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)
 	// CompleteWorkflowTask acknowledges the turn of token with its
 	// commands (ErrLockLost, ErrUnhandledSignals, *InvalidError).
-	CompleteWorkflowTask(ctx context.Context, ns string, token TurnToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error)
+	CompleteWorkflowTask(ctx context.Context, p *CompleteWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error)
 	// FailWorkflowTask releases the turn of token for redelivery.
-	FailWorkflowTask(ctx context.Context, ns string, token TurnToken, e api.Error) error
+	FailWorkflowTask(ctx context.Context, p *FailWorkflowTaskParams) error
 }
 
 // Attempts are activity attempts: fetched by workers, heartbeated,
@@ -160,15 +160,15 @@ type Attempts interface {
 	// ready (a retry backoff); false when none is scheduled.
 	NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error)
 	// HeartbeatActivityTask records details and extends the attempt's lock.
-	HeartbeatActivityTask(ctx context.Context, ns string, token AttemptToken, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error)
+	HeartbeatActivityTask(ctx context.Context, p *HeartbeatActivityTaskParams) (api.ActivityHeartbeatResponse, error)
 	// CompleteActivityTask acknowledges an attempt with its result; with
 	// p.Eager it may also lock the workflow turn the result makes due
 	// (eager workflow task).
 	CompleteActivityTask(ctx context.Context, p *CompleteActivityTaskParams) (api.ActivityAckResponse, error)
 	// FailActivityTask fails an attempt: a retry, or the activity fails.
-	FailActivityTask(ctx context.Context, ns string, token AttemptToken, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error)
+	FailActivityTask(ctx context.Context, p *FailActivityTaskParams) (api.ActivityAckResponse, error)
 	// AbandonActivityTask gives an attempt back, ready again after delay.
-	AbandonActivityTask(ctx context.Context, ns string, token AttemptToken, delay time.Duration) (api.ActivityAckResponse, error)
+	AbandonActivityTask(ctx context.Context, p *AbandonActivityTaskParams) (api.ActivityAckResponse, error)
 }
 
 // Workers are worker sessions: leases renewed by heartbeats, the attempts
@@ -211,12 +211,12 @@ type Workflows interface {
 	ReleaseTurn(ctx context.Context, ns string, token TurnToken) error
 	// CancelWorkflow requests the cancellation of a running instance;
 	// changed is false when it was requested already.
-	CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error)
+	CancelWorkflow(ctx context.Context, p *CancelWorkflowParams) (changed bool, err error)
 	// SignalWorkflow sends a signal to a running instance (ErrNotRunning).
-	SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error
+	SignalWorkflow(ctx context.Context, p *SignalWorkflowParams) error
 	// DeleteWorkflow deletes an instance and its history (ErrRunning
 	// unless force).
-	DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error
+	DeleteWorkflow(ctx context.Context, p *DeleteWorkflowParams) error
 	// ResetWorkflow replaces a run by a new one that replays its history
 	// up to a turn and runs that turn again, in one operation
 	// (docs/api.md, "Reset"): ErrNotFound, or an InvalidError naming the

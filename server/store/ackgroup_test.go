@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tetherhq/tether/server/storage"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -40,7 +40,7 @@ func ackAll(t *testing.T, s *store.Store, tokens []string, reqs []api.CompleteWo
 	outs := make([]api.CompleteWorkflowTaskResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, tokens[i]), reqs[i])
+		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, tokens[i]), Request: reqs[i]})
 	})
 	return outs, errs
 }
@@ -84,7 +84,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 		case 2: // refused: an activity id gap
 			reqs[i] = api.CompleteWorkflowTaskRequest{Commands: schedule(2)}
 		case 3: // complete, with a signal that arrived during the turn
-			must0(t, s.SignalWorkflow(ctxT(t), ns, ids[i], "late", json.RawMessage(`1`)))
+			must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: ids[i], Name: "late", Input: json.RawMessage(`1`)}))
 			reqs[i] = api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow}}}
 		}
 	}
@@ -127,7 +127,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: history written: %v", ids[i], kinds(h))
 			}
 			// Its lock is still held: a good ack succeeds.
-			m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, tokens[i]), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+			m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, tokens[i]), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 		case 3:
 			if !errors.Is(err, storage.ErrUnhandledSignals) {
 				t.Errorf("%s: err = %v, want ErrUnhandledSignals", ids[i], err)

@@ -85,7 +85,8 @@ func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivity
 // cancellation was requested, so that the worker can finish its grace period
 // — and returns the cancel info. Details, when given (even JSON null), are
 // recorded and reset the heartbeat timeout; a bare renewal does not.
-func (s *Store) HeartbeatActivityTask(ctx context.Context, ns string, token storage.AttemptToken, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error) {
+func (s *Store) HeartbeatActivityTask(ctx context.Context, p *storage.HeartbeatActivityTaskParams) (api.ActivityHeartbeatResponse, error) {
+	ns, token, details, extendFor := p.Namespace, p.Token, p.Details, p.ExtendFor
 	tok := uuid.UUID(token)
 	row, err := gen.New(s.pool).HeartbeatAttempt(ctx, gen.HeartbeatAttemptParams{
 		ExtendMs: ms(extendFor), HasDetails: details != nil, Details: jsonValue(details),
@@ -221,7 +222,8 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 // decides between a new attempt and a failure delivered to the workflow.
 // details, when not nil, are the attempt's latest heartbeat details: the
 // next attempt starts from them rather than from those of its last renewal.
-func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.AttemptToken, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error) {
+func (s *Store) FailActivityTask(ctx context.Context, p *storage.FailActivityTaskParams) (api.ActivityAckResponse, error) {
+	ns, token, e, details := p.Namespace, p.Token, p.Error, p.Details
 	var out api.ActivityAckResponse
 	digest := reportDigest(mustJSON(e), details)
 	err := s.inTx(ctx, func(t *txn) error {
@@ -269,7 +271,8 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 
 // AbandonActivityTask gives a held attempt back unfinished: it is delivered
 // again after delay. A cancelled attempt is dropped instead.
-func (s *Store) AbandonActivityTask(ctx context.Context, ns string, token storage.AttemptToken, delay time.Duration) (api.ActivityAckResponse, error) {
+func (s *Store) AbandonActivityTask(ctx context.Context, p *storage.AbandonActivityTaskParams) (api.ActivityAckResponse, error) {
+	ns, token, delay := p.Namespace, p.Token, p.Delay
 	tok := uuid.UUID(token)
 	var out api.ActivityAckResponse
 	err := s.inTx(ctx, func(t *txn) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/tetherhq/tether/server/storage"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -126,9 +126,9 @@ func TestMassCancel_UsesIndex(t *testing.T) {
 	s, pool := tracedStore(t, c)
 	fillQueue(t, pool, 50_000)
 	startWithActivities(t, s, "x", schedule(1))
-	m(s.CancelWorkflow(ctxT(t), ns, "x", ""))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "x", Reason: ""}))(t)
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	plan := explain(t, pool, c)
 	t.Logf("flag plan:\n%s", plan)
 	if !strings.Contains(plan, "worker_queue_activity") {
@@ -219,7 +219,7 @@ func BenchmarkAckTurn1000Activities(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -248,10 +248,10 @@ func BenchmarkMassCancel10000(b *testing.B) {
 		if err != nil || task == nil {
 			b.Fatal(err)
 		}
-		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.CancelWorkflow(ctx, ns, id, "bench"); err != nil {
+		if _, err := s.CancelWorkflow(ctx, &storage.CancelWorkflowParams{Namespace: ns, InstanceID: id, Reason: "bench"}); err != nil {
 			b.Fatal(err)
 		}
 		task, err = storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute}))
@@ -260,8 +260,8 @@ func BenchmarkMassCancel10000(b *testing.B) {
 		}
 		counter.n.Store(0)
 		b.StartTimer()
-		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{
-			Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+			Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}); err != nil {
 			b.Fatal(err)
 		}
 		stmts = counter.n.Load()
@@ -304,7 +304,7 @@ func BenchmarkAckTurns(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for _, tk := range turns[a*per : (a+1)*per] {
-						if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, tk.LockToken), req); err != nil {
+						if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, tk.LockToken), Request: req}); err != nil {
 							b.Error(err)
 							return
 						}

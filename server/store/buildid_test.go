@@ -3,12 +3,12 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"github.com/tetherhq/tether/server/storage"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -23,7 +23,7 @@ func fetchFor(t *testing.T, s *store.Store, build string) *api.WorkflowTask {
 // ackEmpty acknowledges a turn with no commands (the workflow waits).
 func ackEmpty(t *testing.T, s *store.Store, task *api.WorkflowTask) {
 	t.Helper()
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 }
 
 // An execution takes the build id of the worker that fetches its first
@@ -38,7 +38,7 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 		t.Fatalf("first turn %+v, want a's for any build", first)
 	}
 	ackEmpty(t, s, first)
-	if err := s.SignalWorkflow(ctxT(t), ns, "a", "go", nil); err != nil {
+	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "a", Name: "go", Input: nil}); err != nil {
 		t.Fatal(err)
 	}
 	for _, other := range []string{"v2", ""} {
@@ -51,8 +51,8 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 		t.Fatalf("v1 got %+v, want a's second turn", next)
 	}
 	// Continue-as-new: the next execution is free for any build.
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, next.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandContinueAsNew}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandContinueAsNew}}}}))(t)
 	if task := fetchFor(t, s, "v2"); task == nil || task.InstanceID != "a" || task.ExecutionID != 2 {
 		t.Fatalf("v2 got %+v, want the continued execution's first turn", task)
 	} else {
@@ -65,7 +65,7 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 		t.Fatalf("no-build worker got %+v, want b's first turn", nb)
 	}
 	ackEmpty(t, s, nb)
-	if err := s.SignalWorkflow(ctxT(t), ns, "b", "go", nil); err != nil {
+	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "b", Name: "go", Input: nil}); err != nil {
 		t.Fatal(err)
 	}
 	if task := fetchFor(t, s, "v3"); task == nil || task.InstanceID != "b" {
@@ -145,7 +145,7 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 					if err != nil || task == nil {
 						b.Fatalf("fetch: %v, %v", task, err)
 					}
-					if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{}); err != nil {
+					if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -75,11 +75,11 @@ func TestCancel_HeldFlagIsHOT(t *testing.T) {
 	}
 	startWithActivities(t, s, "hot", cmds)
 	held := holdAll(t, s, n)
-	m(s.CancelWorkflow(ctxT(t), ns, "hot", "stop"))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "hot", Reason: "stop"}))(t)
 	turn := fetchTurn(t, s)
 	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
 	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancel updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
@@ -91,7 +91,7 @@ func TestCancel_HeldFlagIsHOT(t *testing.T) {
 	if flagged != n {
 		t.Fatalf("%d held attempts flagged, want %d", flagged, n)
 	}
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[1].LockToken), nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[1].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != "workflow_canceled" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
@@ -112,10 +112,10 @@ func TestCancel_HeldSelectLosersFlagIsHOT(t *testing.T) {
 	}
 	startWithActivities(t, s, "hot-sel", cmds)
 	holdAll(t, s, n)
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "hot-sel", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "hot-sel", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
 	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}}))(t)
 	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancels updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
@@ -154,11 +154,11 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		scheduleWith(6, api.ActivityOptions{ScheduleToCloseTimeout: d}),
 	})
 	held := holdAll(t, s, 6)
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "sw", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "sw", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 2, Reason: "select_loser:other"}, {ActivityID: 4, Reason: "select_loser:other"},
-		{ActivityID: 6, Reason: "select_loser:other"}}}))(t)
+		{ActivityID: 6, Reason: "select_loser:other"}}}}))(t)
 	// The cancelled attempts that still hold a deadline.
 	withDeadline := func() []int64 {
 		rows, err := pool.Query(ctxT(t), `SELECT activity_id FROM worker_queue
@@ -201,7 +201,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		t.Fatalf("a second sweep updated %d rows of worker_queue, want none", upd2-upd1)
 	}
 	for _, id := range []int64{2, 4, 6} {
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[id].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 		if !hb.CancelRequested || hb.Reason != "select_loser:other" {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
@@ -210,7 +210,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		}
 	}
 	for _, id := range []int64{1, 3, 5} {
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[id].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 		if !hb.CancelRequested || !strings.HasPrefix(hb.Reason, "timeout:") {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
@@ -256,11 +256,11 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	s := store.New(pool, store.Options{})
 	startWithActivities(t, s, "ret", schedule(1, 2, 3))
 	h := fetchAct(t, s, time.Minute) // held when flagged
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "ret", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "ret", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"},
-		{ActivityID: 3, Reason: "select_loser:other"}}}))(t)
+		{ActivityID: 3, Reason: "select_loser:other"}}}}))(t)
 	a := fetchAct(t, s, time.Minute) // fetched after its flag
 	if !a.Cancel.Requested {
 		t.Fatalf("fetched %+v", a)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tetherhq/tether/server/storage"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -26,10 +26,10 @@ import (
 func TestCancel_FetchSurfacesFlag(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "c", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}}))(t)
 	a := fetchAct(t, s, time.Minute)
 	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:other" {
 		t.Fatalf("cancel %+v", a.Cancel)
@@ -42,14 +42,14 @@ func TestCancel_FetchSurfacesFlag(t *testing.T) {
 func TestCancel_BeforeStartNeverStarts(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
-	if changed := m(s.CancelWorkflow(ctxT(t), ns, "c", "user asked"))(t); !changed {
+	if changed := m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: "user asked"}))(t); !changed {
 		t.Fatal("cancel had no effect")
 	}
 	turn := fetchTurn(t, s)
 	if turn.Messages[0].Kind != api.EventCancelRequested || turn.Messages[0].Reason != "user asked" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("a cancelled activity was handed out: %+v", a)
 	}
@@ -63,10 +63,10 @@ func TestCancel_RenewSurfacesFlagAndExtendsLock(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
 	a := fetchAct(t, s, 2*time.Second)
-	m(s.CancelWorkflow(ctxT(t), ns, "c", ""))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: ""}))(t)
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != "workflow_canceled" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
@@ -87,7 +87,7 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "c")
 	for i := range 5 {
-		changed := m(s.CancelWorkflow(ctxT(t), ns, "c", fmt.Sprintf("reason %d", i)))(t)
+		changed := m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: fmt.Sprintf("reason %d", i)}))(t)
 		if changed != (i == 0) {
 			t.Fatalf("request %d changed=%v", i, changed)
 		}
@@ -96,19 +96,19 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	if n := count(turn.Messages, api.EventCancelRequested); n != 1 {
 		t.Fatalf("%d CancelRequested messages", n)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
 	w := m(s.DescribeWorkflow(ctxT(t), ns, "c"))(t)
 	if w.Status != api.StatusCanceled || w.CancelReason != "reason 0" {
 		t.Fatalf("describe %+v", w)
 	}
-	if changed := m(s.CancelWorkflow(ctxT(t), ns, "c", "again"))(t); changed {
+	if changed := m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: "again"}))(t); changed {
 		t.Fatal("cancelling a finished workflow changed it")
 	}
 	if len(history(t, s, "c")) != 3 {
 		t.Fatalf("history %v", kinds(history(t, s, "c")))
 	}
-	if _, err := s.CancelWorkflow(ctxT(t), ns, "nope", ""); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "nope", Reason: ""}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unknown: %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestCancel_RolledBackTurnLeavesNoFlag(t *testing.T) {
 	pool := pgtest.New(t)
 	s := store.New(pool, store.Options{})
 	startWithActivities(t, s, "rb", schedule(1))
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "rb", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "rb", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
 	for _, q := range []string{
 		`CREATE FUNCTION fail_turn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
@@ -131,8 +131,8 @@ func TestCancel_RolledBackTurnLeavesNoFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}})
+	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}})
 	if err == nil || !strings.Contains(err.Error(), "injected fault") {
 		t.Fatalf("err = %v, want the injected fault", err)
 	}
@@ -200,11 +200,11 @@ func TestCancel_MassCancel(t *testing.T) {
 	}
 	startWithActivities(t, s, "mass", cmds)
 	held := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute, Max: 100}))(t)
-	m(s.CancelWorkflow(ctxT(t), ns, "mass", "stop"))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "mass", Reason: "stop"}))(t)
 	turn := fetchTurn(t, s)
 	counter.n.Store(0)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
 	if got := counter.n.Load(); got > 10 {
 		t.Fatalf("mass cancel took %d statements, want ≤ 10", got)
 	}
@@ -216,7 +216,7 @@ func TestCancel_MassCancel(t *testing.T) {
 	if c := count(history(t, s, "mass"), api.EventActivityCancelRequested); c != n {
 		t.Fatalf("%d ActivityCancelRequested events, want %d", c, n)
 	}
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[0].LockToken), nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[0].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested {
 		t.Fatal("a held attempt was not flagged")
 	}
@@ -231,11 +231,11 @@ func TestCancel_LateResultsAreStale(t *testing.T) {
 	a2 := fetchAct(t, s, time.Minute)
 	// Activity 2 completes (its message is queued), then a turn cancels
 	// both as select losers before seeing that message.
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "late", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "late", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
 	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`)}))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
-		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}}))(t)
 	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -254,11 +254,11 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "d", schedule(1))
 	a := fetchAct(t, s, time.Minute)
-	if err := s.DeleteWorkflow(ctxT(t), ns, "d", false); !errors.Is(err, storage.ErrRunning) {
+	if err := s.DeleteWorkflow(ctxT(t), &storage.DeleteWorkflowParams{Namespace: ns, InstanceID: "d", Force: false}); !errors.Is(err, storage.ErrRunning) {
 		t.Fatalf("delete without force: %v", err)
 	}
-	must0(t, s.DeleteWorkflow(ctxT(t), ns, "d", true))
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
+	must0(t, s.DeleteWorkflow(ctxT(t), &storage.DeleteWorkflowParams{Namespace: ns, InstanceID: "d", Force: true}))
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != "instance_deleted" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
@@ -327,7 +327,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 			t.Fatalf("rescheduled %+v", a)
 		}
 	}
-	old := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[0].LockToken), nil, time.Minute))(t)
+	old := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[0].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !old.CancelRequested || old.Reason != "worker_lost" {
 		t.Fatalf("old attempt %+v", old)
 	}
@@ -378,12 +378,12 @@ func TestCancel_TerminalTurnKeepsSelectReason(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "tt", schedule(1))
 	a := fetchAct(t, s, time.Minute)
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "tt", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "tt", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        []api.Command{{Type: api.CommandCompleteWorkflow}},
-		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}}}))(t)
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}}}}))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if hb.Reason != "select_loser:timeout" {
 		t.Fatalf("reason %q", hb.Reason)
 	}

@@ -2,12 +2,12 @@ package store_test
 
 import (
 	"encoding/json"
-	"github.com/tetherhq/tether/server/storage"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -24,10 +24,10 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 	other := schedule(4)[0]
 	other.TaskQueue = "elsewhere"
 	cmds = append(cmds, other)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        cmds,
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 2, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if len(resp.ActivityTasks) != 2 {
 		t.Fatalf("eager tasks = %d, want 2 (max)", len(resp.ActivityTasks))
 	}
@@ -83,10 +83,10 @@ func TestEager_InactiveWorkerGetsNone(t *testing.T) {
 		return err == nil && w.State == api.WorkerInactive
 	})
 	l := listen(t, url)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1),
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if len(resp.ActivityTasks) != 0 {
 		t.Fatalf("inactive worker got eager tasks: %+v", resp.ActivityTasks)
 	}
@@ -104,11 +104,11 @@ func TestEager_SkipsCancelled(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "eager-skip")
 	turn := fetchTurn(t, s)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1, 2),
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 2, Reason: "select_lost"}},
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 {
 		t.Fatalf("eager tasks = %+v, want activity 1 only", resp.ActivityTasks)
 	}
@@ -137,8 +137,8 @@ func TestEager_ResultHandsOutTheTurn(t *testing.T) {
 	if got := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); got != nil {
 		t.Fatalf("a poll took the held workflow: %+v", got)
 	}
-	done := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+	done := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	if done.Status != api.StatusCompleted {
 		t.Fatalf("status after the eager turn: %s", done.Status)
 	}
@@ -160,7 +160,7 @@ func TestEager_ResultWithoutTurn(t *testing.T) {
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v: want delivered, no turn (the workflow is held)", resp)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, held.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, held.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	next := fetchTurn(t, s)
 	if len(next.Messages) != 1 || next.Messages[0].ActivityID != 2 {
 		t.Fatalf("the second result did not wait in the queue: %+v", next.Messages)
@@ -197,14 +197,14 @@ func TestEager_ClaimedAttemptIsInsertedHeld(t *testing.T) {
 	start(t, s, "eager-held")
 	turn := fetchTurn(t, s)
 	upd0, _ := tableUpdates(t, pool, "worker_queue")
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{
 			scheduleWith(1, api.ActivityOptions{StartToCloseTimeout: api.Duration(time.Minute),
 				HeartbeatTimeout: api.Duration(30 * time.Second), ScheduleToStartTimeout: api.Duration(time.Hour)}),
 			scheduleWith(2, api.ActivityOptions{}),
 		},
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 {
 		t.Fatalf("eager tasks = %+v, want activity 1", resp.ActivityTasks)
 	}
@@ -253,8 +253,8 @@ func TestAck_EndingTurnCancelsOnlyOutstanding(t *testing.T) {
 	}
 	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`"one"`)}))(t)
 	turn := fetchTurn(t, s)
-	out := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+	out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	if out.Status != api.StatusCompleted {
 		t.Fatalf("status %s", out.Status)
 	}

@@ -105,8 +105,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 		if err != nil || turn == nil || turn.InstanceID != id {
 			t.Fatalf("first turn of %s: %+v %v", id, turn, err)
 		}
-		if _, err := s.CompleteWorkflowTask(ctx, ns, storagetest.TurnTok(t, turn.LockToken),
-			api.CompleteWorkflowTaskRequest{Commands: pinned[id]}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: storagetest.TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: pinned[id]}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,7 +115,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 		attempts[a.InstanceID] = append(attempts[a.InstanceID], a)
 	}
 	// "held": a turn in flight (a signal's) holds it.
-	if err := s.SignalWorkflow(ctx, ns, "held", "poke", json.RawMessage(`1`)); err != nil {
+	if err := s.SignalWorkflow(ctx, &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "held", Name: "poke", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
 	if turn := storagetest.FetchTurn(t, s); turn.InstanceID != "held" {

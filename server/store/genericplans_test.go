@@ -39,7 +39,7 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	}
 	for range ids {
 		task := fetchTurn(t, s)
-		m(s.CompleteWorkflowTask(ctx, "default", turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+		m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: "default", Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	}
 	for _, id := range ids {
 		a := fetchAct(t, s, time.Minute)

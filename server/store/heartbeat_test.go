@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"github.com/tetherhq/tether/server/storage"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 )
 
@@ -49,9 +49,9 @@ func TestHeartbeat_CoalescedAndCorrect(t *testing.T) {
 	startWithActivities(t, s, "hb", schedule(1, 2))
 	a1 := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w-1", LockFor: time.Minute})))(t)
 	a2 := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w-2", LockFor: time.Minute})))(t)
-	m(s.CancelWorkflow(ctxT(t), ns, "hb", ""))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "hb", Reason: ""}))(t)
 	turn := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 
 	const n = 400
 	counter.n.Store(0)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tetherhq/tether/server/storage"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -130,7 +130,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			for a := range ids {
 				ids[a] = int64(a + 1)
 			}
-			m(s0.CompleteWorkflowTask(ctx, ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}))(t)
+			m(s0.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}}))(t)
 		}
 		// The workers and the attempts each one holds, dealt round robin so
 		// that every workflow's attempts are spread over them.
@@ -242,7 +242,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 					if task == nil {
 						continue
 					}
-					_, err = s.CompleteWorkflowTask(bgCtx, ns, turnTok(t, task.LockToken), endWorkflow)
+					_, err = s.CompleteWorkflowTask(bgCtx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: endWorkflow})
 					check("ack", err)
 					if err == nil {
 						acks.Add(1)
@@ -270,7 +270,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 				}
 				if err == nil && out.WorkflowTask != nil {
 					eagerTurns.Add(1)
-					_, err := s.CompleteWorkflowTask(ctx, ns, turnTok(t, out.WorkflowTask.LockToken), endWorkflow)
+					_, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, out.WorkflowTask.LockToken), Request: endWorkflow})
 					check("eager ack", err)
 					if err == nil {
 						acks.Add(1)
@@ -429,7 +429,7 @@ func TestLockOrder_CompletionDeadlockVictimRunsAgain(t *testing.T) {
 	s := store.New(pool, store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
 	startWithActivities(t, s, "victim", schedule(1))
 	a := fetchAct(t, s, time.Minute)
-	if err := s.SignalWorkflow(ctx, ns, "victim", "go", json.RawMessage(`1`)); err != nil {
+	if err := s.SignalWorkflow(ctx, &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "victim", Name: "go", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
 	before := deadlocks(t, pool)

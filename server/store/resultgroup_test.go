@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tetherhq/tether/server/storage"
 	"strconv"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -225,15 +225,15 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 	if first.Outcome != storage.OutcomeDelivered || again != first {
 		t.Fatalf("complete: first %+v, again %+v", first, again)
 	}
-	if _, err := s.FailActivityTask(ctxT(t), ns, attemptTok(t, c), api.Error{Message: "x"}, nil); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Error: api.Error{Message: "x"}, Details: nil}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
 	if _, err := s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another result with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
 	f := byID["f"].LockToken
-	ff := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, f), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
-	fa := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, f), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
+	ff := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, f), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
+	fa := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, f), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
 	if ff.Outcome == "" || fa != ff {
 		t.Fatalf("fail: first %+v, again %+v", ff, fa)
 	}
@@ -245,15 +245,15 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 		return task != nil && task.InstanceID == "t"
 	})
 	req := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}
-	ta := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req))(t)
-	tb := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req))(t)
+	ta := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req}))(t)
+	tb := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req}))(t)
 	if ta.Status != api.StatusCompleted || tb.Status != ta.Status || tb.NextEventID != ta.NextEventID || tb.ExecutionID != ta.ExecutionID {
 		t.Fatalf("turn ack: first %+v, again %+v", ta, tb)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another ack with a spent turn token: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, req); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, Request: req}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("an ack with a token never handed out: err = %v, want ErrLockLost", err)
 	}
 }

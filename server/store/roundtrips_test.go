@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/tetherhq/tether/server/storage"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -106,10 +106,10 @@ func TestRoundTrips_AckWithEagerClaim(t *testing.T) {
 	start(t, s, "claim-trips")
 	turn := fetchTurn(t, s) // by "w1"
 	c.Trips()
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1),
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if n := c.Trips(); n != 2 {
 		t.Errorf("the ack took %d round trips, want 2", n)
 	}
@@ -188,7 +188,7 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 	turn := fetchTurn(t, s)
 	complete := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}
 	c.Trips()
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete))(t)
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: complete}))(t)
 	if n := c.Trips(); n != 2 {
 		t.Errorf("the closing ack took %d round trips, want 2", n)
 	}
@@ -198,10 +198,10 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 
 	start(t, s, "closing-refused")
 	turn = fetchTurn(t, s)
-	if err := s.SignalWorkflow(ctxT(t), ns, "closing-refused", "poke", json.RawMessage(`1`)); err != nil {
+	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "closing-refused", Name: "poke", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete); !errors.Is(err, storage.ErrUnhandledSignals) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: complete}); !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("closing ack with an unseen signal: %v, want ErrUnhandledSignals", err)
 	}
 }
@@ -231,7 +231,7 @@ func TestRoundTrips_StartHandingItsFirstTurn(t *testing.T) {
 	if other := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); other != nil {
 		t.Fatalf("a poll took the handed turn too: %+v", other)
 	}
-	ack := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	ack := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	if ack.Status != api.StatusRunning {
 		t.Fatalf("ack of the handed turn: %+v", ack)
 	}

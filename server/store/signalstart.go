@@ -15,7 +15,8 @@ import (
 // the signal together, so the signal is in its channel when the workflow
 // code's first line runs. A start that races another start of the same id
 // signals the execution that won.
-func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID string, req api.SignalWithStartRequest) (api.SignalWithStartResponse, error) {
+func (s *Store) SignalWithStartWorkflow(ctx context.Context, p *storage.SignalWithStartWorkflowParams) (api.SignalWithStartResponse, error) {
+	ns, instanceID, req := p.Namespace, p.InstanceID, p.Request
 	var resp api.SignalWithStartResponse
 	err := s.inTx(ctx, func(t *txn) error {
 		resp = api.SignalWithStartResponse{InstanceID: instanceID}

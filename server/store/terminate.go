@@ -21,7 +21,8 @@ import (
 // it has one still running, gets ChildWorkflowTerminated. executionID,
 // when not 0, must be the current execution. storage.ErrNotFound, storage.ErrNotRunning (a
 // finished instance, or another execution).
-func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error {
+func (s *Store) TerminateWorkflow(ctx context.Context, p *storage.TerminateWorkflowParams) error {
+	ns, instanceID, executionID, reason, details := p.Namespace, p.InstanceID, p.ExecutionID, p.Reason, p.Details
 	return s.inTx(ctx, func(t *txn) error {
 		return s.terminateWorkflowIn(ctx, t, ns, instanceID, executionID, reason, details)
 	})

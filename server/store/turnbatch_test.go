@@ -46,8 +46,8 @@ func TestFetchWorkflowTasks_LocksSeveralTurnsOnce(t *testing.T) {
 		}
 	}
 	for _, task := range all {
-		out := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
-			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+		out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 		if out.Status != api.StatusCompleted {
 			t.Fatalf("%s: status %s after its turn", task.InstanceID, out.Status)
 		}
@@ -63,7 +63,7 @@ func TestFetchWorkflowTasks_InstanceWithSeveralMessagesOnce(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("tm-%d", i)
 		start(t, s, id)
-		must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", json.RawMessage(`1`)))
+		must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: json.RawMessage(`1`)}))
 	}
 	seen := map[string]bool{}
 	for len(seen) < n {
@@ -101,7 +101,7 @@ func TestFetchWorkflowTasks_KeepsBuildIDs(t *testing.T) {
 		ackEmpty(t, s, task)
 	}
 	for _, id := range pinned {
-		must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", nil))
+		must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: nil}))
 	}
 	start(t, s, "free")
 	got := fetchBatch(t, s, "w-v2", "v2", 16)
@@ -113,7 +113,7 @@ func TestFetchWorkflowTasks_KeepsBuildIDs(t *testing.T) {
 		t.Fatalf("v1 got %v, want the three executions pinned to v1", ids(got))
 	}
 	ackEmpty(t, s, got[0])
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "free", "again", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "free", Name: "again", Input: nil}))
 	ack := fetchBatch(t, s, "w-v1", "v1", 16)
 	if len(ack) != 0 {
 		t.Fatalf("v1 got %v: free is pinned to v2 and held, p* are held", ids(ack))

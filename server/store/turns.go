@@ -493,7 +493,8 @@ func (c *eagerClaim) mark(rows []attemptRow) {
 // FailWorkflowTask gives a turn back: its messages become visible again
 // after a backoff that grows with consecutive failures, and the error is
 // kept on the instance (last_task_error) for operators.
-func (s *Store) FailWorkflowTask(ctx context.Context, ns string, token storage.TurnToken, e api.Error) error {
+func (s *Store) FailWorkflowTask(ctx context.Context, p *storage.FailWorkflowTaskParams) error {
+	ns, token, e := p.Namespace, p.Token, p.Error
 	instanceID, tok := token.InstanceID, token.Lock
 	return s.inTx(ctx, func(t *txn) error {
 		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns, InstanceID: instanceID})

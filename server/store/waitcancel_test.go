@@ -2,11 +2,11 @@ package store_test
 
 import (
 	"encoding/json"
-	"github.com/tetherhq/tether/server/storage"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -20,10 +20,10 @@ var waiting = api.ActivityOptions{WaitForCancellation: true,
 // activity 1's cancellation.
 func cancelActivity1(t *testing.T, s *store.Store, id string) {
 	t.Helper()
-	must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled}}}}))(t)
 }
 
 // outcomeTurn fetches the next turn, which must bring activity 1's outcome
@@ -34,7 +34,7 @@ func outcomeTurn(t *testing.T, s *store.Store) api.Event {
 	if len(turn.Messages) != 1 || turn.Messages[0].ActivityID != 1 {
 		t.Fatalf("messages %+v, want activity 1's outcome", turn.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	return turn.Messages[0]
 }
 
@@ -59,9 +59,9 @@ func TestWaitCancel_HeldAttemptOutcomeDelivered(t *testing.T) {
 		case "completed":
 			out = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: tok, Result: json.RawMessage(`"cleaned up"`)}))(t)
 		case "canceled":
-			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
+			out = m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
 		case "failed":
-			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: "Boom", Message: "cleanup failed"}, nil))(t)
+			out = m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: api.Error{Type: "Boom", Message: "cleanup failed"}, Details: nil}))(t)
 		}
 		if out.Outcome != storage.OutcomeDelivered {
 			t.Fatalf("%s: outcome %s, want delivered", id, out.Outcome)
@@ -87,7 +87,7 @@ func TestWaitCancel_NotWaitingDropsOutcome(t *testing.T) {
 	startWithActivities(t, s, "plain", schedule(1))
 	a := fetchAct(t, s, time.Minute)
 	cancelActivity1(t, s, "plain")
-	out := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
+	out := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
 	if out.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s, want stale", out.Outcome)
 	}
@@ -108,11 +108,11 @@ func TestWaitCancel_UnheldAttemptCanceledAtOnce(t *testing.T) {
 	}
 
 	startWithActivities(t, s, "wf", []api.Command{scheduleWith(1, waiting)})
-	if changed := m(s.CancelWorkflow(ctxT(t), ns, "wf", "user asked"))(t); !changed {
+	if changed := m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "wf", Reason: "user asked"}))(t); !changed {
 		t.Fatal("cancel had no effect")
 	}
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	if ev := outcomeTurn(t, s); ev.Kind != api.EventActivityCanceled {
 		t.Fatalf("message %+v, want ActivityCanceled", ev)
 	}

@@ -348,7 +348,8 @@ func (s *Store) historyAll(ctx context.Context, ns, instanceID string, execution
 
 // CancelWorkflow requests cancellation; changed is false when the instance
 // is finished or a cancel was already requested (the first reason wins).
-func (s *Store) CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error) {
+func (s *Store) CancelWorkflow(ctx context.Context, p *storage.CancelWorkflowParams) (changed bool, err error) {
+	ns, instanceID, reason := p.Namespace, p.InstanceID, p.Reason
 	err = s.inTx(ctx, func(t *txn) error {
 		var err error
 		changed, err = s.cancelWorkflowIn(ctx, t, ns, instanceID, reason)
@@ -383,7 +384,8 @@ func (s *Store) cancelWorkflowIn(ctx context.Context, t *txn, ns, instanceID, re
 // SignalWorkflow sends a signal (storage.ErrNotFound, storage.ErrNotRunning). A signal that
 // races the turn ending the workflow waits for that turn's commit: it is
 // then either seen by the workflow or refused, never dropped.
-func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error {
+func (s *Store) SignalWorkflow(ctx context.Context, p *storage.SignalWorkflowParams) error {
+	ns, instanceID, name, input := p.Namespace, p.InstanceID, p.Name, p.Input
 	return s.inTx(ctx, func(t *txn) error { return signalWorkflowIn(ctx, t, ns, instanceID, name, input) })
 }
 
@@ -413,7 +415,8 @@ func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, 
 // running instance needs force (else storage.ErrRunning); its outstanding
 // activities are flagged cancelled with reason instance_deleted, so that
 // workers stop them.
-func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error {
+func (s *Store) DeleteWorkflow(ctx context.Context, p *storage.DeleteWorkflowParams) error {
+	ns, instanceID, force := p.Namespace, p.InstanceID, p.Force
 	return s.inTx(ctx, func(t *txn) error { return deleteWorkflowIn(ctx, t, ns, instanceID, force) })
 }
 

@@ -145,7 +145,7 @@ func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage
 		if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{InstanceID: id, WorkflowType: "F", TaskQueue: "q"}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.TerminateWorkflow(ctx, ns, id, 0, "setup", nil); err != nil {
+		if err := s.TerminateWorkflow(ctx, &storage.TerminateWorkflowParams{Namespace: ns, InstanceID: id, ExecutionID: 0, Reason: "setup", Details: nil}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -112,10 +112,10 @@ func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) 
 	s := newStore(t)
 	Start(t, s, "a")
 	task := FetchTurn(t, s)
-	if err := s.SignalWorkflow(ctxT(t), ns, "a", "late", json.RawMessage(`1`)); err != nil {
+	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "a", Name: "late", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	next := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "another-worker", LockFor: 10 * time.Second})))(t)
 	if next == nil || len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
 		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
@@ -138,7 +138,7 @@ func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provide
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)})
+			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}})
 		}()
 	}
 	wg.Wait()
@@ -177,9 +177,9 @@ func ackDifferentSecondReportRefused(t *testing.T, newStore func(*testing.T) sto
 	Start(t, s, "a")
 	task := FetchTurn(t, s)
 	first := api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), first))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), first))(t)
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1, 2)}); !errors.Is(err, storage.ErrDuplicateReport) {
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: first}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: first}))(t)
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1, 2)}}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another ack of a spent turn: err = %v, want ErrDuplicateReport", err)
 	}
 	a := FetchAct(t, s, time.Minute)
@@ -190,7 +190,7 @@ func ackDifferentSecondReportRefused(t *testing.T, newStore func(*testing.T) sto
 	if _, err := s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another result: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Message: "x"}, nil); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "x"}, Details: nil}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("a fail after a complete: err = %v, want ErrDuplicateReport", err)
 	}
 	h := History(t, s, "a")
@@ -207,16 +207,16 @@ func ackClosingTurnReturnsTheClosedWorkflow(t *testing.T, newStore func(*testing
 	s := newStore(t)
 	Start(t, s, "a")
 	task := FetchTurn(t, s)
-	out := m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	if out.Closed != nil {
 		t.Fatalf("a turn that leaves the workflow running carries %+v", out.Closed)
 	}
 	a := FetchAct(t, s, time.Minute)
 	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 	task = FetchTurn(t, s)
-	out = m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	out = m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"b":[1,2],"a":"x"}`)},
-	}}))(t)
+	}}}))(t)
 	if out.Closed == nil {
 		t.Fatal("the closing turn carries no closed workflow")
 	}
@@ -280,18 +280,18 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 	s := newStore(t)
 	StartWithActivities(t, s, "a", Schedule(1, 2))
 	a := FetchAct(t, s, 2*time.Second)
-	r := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
+	r := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !r.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
 		t.Fatalf("renew did not extend: %v → %v", a.LockedUntil, r.LockedUntil)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, "00000000-0000-0000-0000-000000000000"), nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, "00000000-0000-0000-0000-000000000000"), Details: nil, ExtendFor: time.Minute}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("unknown token: %v", err)
 	}
 	if _, ok := storage.ParseAttemptToken("not-a-token"); ok {
 		t.Fatal(`ParseAttemptToken("not-a-token") accepted it`)
 	}
 	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("acked token: %v", err)
 	}
 	b := FetchAct(t, s, 100*time.Millisecond)
@@ -299,7 +299,7 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 	if res := m(s.Sweep(ctxT(t), nil))(t); res.LocksExpired != 1 {
 		t.Fatalf("the sweep released %d locks, want 1", res.LocksExpired)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, b.LockToken), nil, time.Minute); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, b.LockToken), Details: nil, ExtendFor: time.Minute}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("expired token: %v", err)
 	}
 }
@@ -317,7 +317,7 @@ func ackAfterTurnTakenOverFails(t *testing.T, newStore func(*testing.T) storage.
 	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
 		t.Fatalf("redelivered turn messages: %+v", again.Messages)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("err = %v, want ErrLockLost", err)
 	}
 	if h := History(t, s, "a"); len(h) != 0 {
@@ -331,7 +331,7 @@ func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provi
 	s := newStore(t)
 	StartWithActivities(t, s, "a", Schedule(1))
 	a := FetchAct(t, s, time.Minute)
-	r := m(s.AbandonActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), 400*time.Millisecond))(t)
+	r := m(s.AbandonActivityTask(ctxT(t), &storage.AbandonActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Delay: 400 * time.Millisecond}))(t)
 	if r.Outcome != storage.OutcomeAbandoned {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -378,8 +378,8 @@ func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Prov
 	s := newStore(t)
 	Start(t, s, "t")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(500 * time.Millisecond)}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(500 * time.Millisecond)}}}}))(t)
 	begin := time.Now()
 	if got := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t); got != nil {
 		t.Fatal("timer visible before due")
@@ -413,10 +413,10 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 		t.Fatalf("unexpected turn %+v", task)
 	}
 	// A signal triggers a turn that continues as new.
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "c", Name: "go", Input: nil}))
 	task = FetchTurn(t, s)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`{"n":2}`)}}}))(t)
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`{"n":2}`)}}}}))(t)
 	if resp.ExecutionID != 2 {
 		t.Fatalf("execution %d", resp.ExecutionID)
 	}
@@ -427,7 +427,7 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 	if Count(old, api.EventActivityCancelRequested) != 1 {
 		t.Fatalf("old history %v: want the outstanding activity cancel-requested", Kinds(old))
 	}
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != "continued_as_new" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
@@ -460,7 +460,7 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
 	a := FetchAct(t, s, time.Minute)
-	r := m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
+	r := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
 	if r.Outcome != storage.OutcomeRetryScheduled {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -479,7 +479,7 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 	if turn := FetchTurnOrNil(t, s); turn != nil {
 		t.Fatal("the retry was visible to the workflow")
 	}
-	r = m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, b.LockToken), api.Error{Message: "boom again", Type: "Oops"}, nil))(t)
+	r = m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, b.LockToken), Error: api.Error{Message: "boom again", Type: "Oops"}, Details: nil}))(t)
 	if r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -495,7 +495,7 @@ func retryNonRetryableType(t *testing.T, newStore func(*testing.T) storage.Provi
 	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		NonRetryableErrorTypes: []string{"BadInput"}}})})
 	a := FetchAct(t, s, time.Minute)
-	if r := m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Message: "x", Type: "BadInput"}, nil))(t); r.Outcome != storage.OutcomeDelivered {
+	if r := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "x", Type: "BadInput"}, Details: nil}))(t); r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -517,7 +517,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			ScheduleToCloseTimeout: api.Duration(300 * time.Millisecond)})})
 		a := FetchAct(t, s, time.Minute)
 		ExpectTimeout(t, s, "schedule_to_close")
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:schedule_to_close" {
 			t.Fatalf("heartbeat %+v", hb)
 		}
@@ -528,7 +528,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			HeartbeatTimeout: api.Duration(200 * time.Millisecond), RetryPolicy: noRetry})})
 		a := FetchAct(t, s, time.Minute)
 		ExpectTimeout(t, s, "heartbeat")
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:heartbeat" {
 			t.Fatalf("heartbeat %+v", hb)
 		}
@@ -547,7 +547,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 		if b.Attempt != 2 {
 			t.Fatalf("attempt %d", b.Attempt)
 		}
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 		if !hb.CancelRequested || hb.Reason != "timeout:start_to_close" {
 			t.Fatalf("first attempt heartbeat %+v", hb)
 		}
@@ -561,7 +561,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			msg.Attempt != 1 || msg.Reason != "timeout:start_to_close" {
 			t.Fatalf("messages %+v", turn.Messages)
 		}
-		m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 		ExpectTimeout(t, s, "start_to_close")
 	})
 }
@@ -587,10 +587,10 @@ func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T
 	s := newStore(t)
 	Start(t, s, "sc")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        Schedule(1),
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}},
-	}))(t)
+	}}))(t)
 	a := FetchAct(t, s, time.Minute)
 	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:timeout" {
 		t.Fatalf("cancel %+v", a.Cancel)
@@ -618,7 +618,7 @@ func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provi
 		"commands[0].timer_id":            {Commands: []api.Command{{Type: api.CommandStartTimer, TimerID: 3}}},
 	}
 	for field, req := range cases {
-		_, err := s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), req)
+		_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: req})
 		var inv *storage.InvalidError
 		if !errors.As(err, &inv) || inv.Field != field {
 			t.Errorf("%s: err = %v", field, err)
@@ -628,7 +628,7 @@ func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provi
 		t.Fatalf("history written: %v", Kinds(h))
 	}
 	// The lock is still held and a good ack succeeds.
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 }
 
 // Goal: a failed turn is handed out again only after its backoff, with
@@ -637,7 +637,7 @@ func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	Start(t, s, "f")
 	task := FetchTurn(t, s)
-	must0(t, s.FailWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.Error{Message: "nondeterminism", Type: "Nondeterminism"}))
+	must0(t, s.FailWorkflowTask(ctxT(t), &storage.FailWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Error: api.Error{Message: "nondeterminism", Type: "Nondeterminism"}}))
 	if got := FetchTurnOrNil(t, s); got != nil {
 		t.Fatal("failed turn visible before its backoff")
 	}
@@ -669,12 +669,12 @@ func jsonEqual(a json.RawMessage, b string) bool {
 func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	StartWithActivities(t, s, "st", Schedule(1)) // acked by w1
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "st", "a", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "st", Name: "a", Input: nil}))
 	same := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 10 * time.Second})))(t)
 	if same.HistoryFromEventID != 3 || len(same.History) != 0 || len(same.Messages) != 1 {
 		t.Fatalf("sticky turn: from=%d history=%d messages=%d", same.HistoryFromEventID, len(same.History), len(same.Messages))
 	}
-	must0(t, s.FailWorkflowTask(ctxT(t), ns, TurnTok(t, same.LockToken), api.Error{Message: "lost my cache"}))
+	must0(t, s.FailWorkflowTask(ctxT(t), &storage.FailWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, same.LockToken), Error: api.Error{Message: "lost my cache"}}))
 	var again *api.WorkflowTask
 	Eventually(t, 5*time.Second, "retried turn", func() bool {
 		again = m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 10 * time.Second})))(t)
@@ -720,9 +720,9 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	s := newStore(t)
 	Start(t, s, "sig")
 	task := FetchTurn(t, s)
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "sig", "late", json.RawMessage(`"hello"`)))
-	_, err := s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "sig", Name: "late", Input: json.RawMessage(`"hello"`)}))
+	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}})
 	if !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("err = %v, want ErrUnhandledSignals", err)
 	}
@@ -736,8 +736,8 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	if got := Kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
 		t.Fatalf("next turn messages %v", got)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, next.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusCompleted {
 		t.Fatalf("status %s", w.Status)
 	}
@@ -751,7 +751,7 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
 		ExecutionTimeout: api.Duration(300 * time.Millisecond)}}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	a := FetchAct(t, s, time.Minute)
 	SweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
 		return m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t).Status != api.StatusRunning
@@ -764,7 +764,7 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	if last := h[len(h)-1]; last.Kind != api.EventWorkflowFailed || Count(h, api.EventActivityCancelRequested) != 1 {
 		t.Fatalf("history %v", Kinds(h))
 	}
-	if hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Minute))(t); !hb.CancelRequested {
+	if hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t); !hb.CancelRequested {
 		t.Fatalf("activity not cancelled: %+v", hb)
 	}
 }
@@ -775,7 +775,7 @@ func renewNeverShortensTheLock(t *testing.T, newStore func(*testing.T) storage.P
 	s := newStore(t)
 	StartWithActivities(t, s, "r", Schedule(1))
 	a := FetchAct(t, s, time.Minute)
-	r := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), nil, time.Second))(t)
+	r := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Second}))(t)
 	if r.LockedUntil.Before(a.LockedUntil) {
 		t.Fatalf("renewal shortened the lock: %v → %v", a.LockedUntil, r.LockedUntil)
 	}
@@ -810,7 +810,7 @@ func fetchMessagesForAHeldInstanceDoNotHideNewWork(t *testing.T, newStore func(*
 	Start(t, s, "busy")
 	FetchTurn(t, s)
 	for i := range 1001 {
-		must0(t, s.SignalWorkflow(ctxT(t), ns, "busy", "ping", json.RawMessage(strconv.Itoa(i))))
+		must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "busy", Name: "ping", Input: json.RawMessage(strconv.Itoa(i))}))
 	}
 	Start(t, s, "free")
 	task := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
@@ -830,12 +830,12 @@ func cancelWaitingActivityGetsItsOutcome(t *testing.T, newStore func(*testing.T)
 		RetryPolicy: &api.RetryPolicy{InitialInterval: api.Duration(time.Millisecond)}}
 	StartWithActivities(t, s, "w", []api.Command{ScheduleWith(1, waiting), ScheduleWith(2, waiting)})
 	a := FetchAct(t, s, time.Minute) // activity 1; activity 2 stays unheld
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "w", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "w", Name: "go", Input: nil}))
 	turn := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled},
-			{ActivityID: 2, Reason: api.CancelReasonContextCanceled}}}))(t)
-	out := m(s.FailActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
+			{ActivityID: 2, Reason: api.CancelReasonContextCanceled}}}}))(t)
+	out := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
 	if out.Outcome != "delivered" {
 		t.Fatalf("outcome %s, want delivered", out.Outcome)
 	}
@@ -848,7 +848,7 @@ func cancelWaitingActivityGetsItsOutcome(t *testing.T, newStore func(*testing.T)
 	if want := []string{api.EventActivityCanceled + " 1", api.EventActivityCanceled + " 2"}; !slices.Equal(got, want) {
 		t.Fatalf("messages %v, want %v", got, want)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	if b := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); b != nil {
 		t.Fatalf("an attempt after the cancellation: %+v", b)
 	}

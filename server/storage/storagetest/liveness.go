@@ -39,7 +39,7 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 	if turn.InstanceID != "lost" || turn.Messages[0].Reason != "worker_lost" {
 		t.Fatalf("turn %+v", turn)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	StartWithActivities(t, s, "next", Schedule(1))
 	if a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("the inactive worker fetched %+v", a)
@@ -79,7 +79,7 @@ func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*test
 	if r.LocksExpired != 1 {
 		t.Fatalf("sweep %+v: want only w2's lock expired", r)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, mine.LockToken), nil, time.Second); err != nil {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, mine.LockToken), Details: nil, ExtendFor: time.Second}); err != nil {
 		t.Fatalf("w1's attempt after its own lock ran out: %v", err)
 	}
 }

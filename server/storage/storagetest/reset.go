@@ -26,8 +26,8 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 	a := FetchAct(t, s, time.Minute)
 	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`7`)}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandFailWorkflow, Error: &api.Error{Message: "bug"}}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandFailWorkflow, Error: &api.Error{Message: "bug"}}}}}))(t)
 
 	out := m(s.ResetWorkflow(ctxT(t), storage.ResetParams{Namespace: ns, InstanceID: "r", ResetType: api.ResetLastTurn,
 		Reason: "fix", ReapplySignals: true}))(t)
@@ -46,8 +46,8 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 		next.Messages[0].Kind != api.EventActivityCompleted || !jsonEqual(next.Messages[0].Result, `7`) {
 		t.Fatalf("new run's turn %+v", next)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, next.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`"ok"`)}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`"ok"`)}}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "r"))(t); w.Status != api.StatusCompleted || w.ResetFrom == nil || w.ResetFrom.Reason != "fix" {
 		t.Fatalf("after the new run: %+v", w)
 	}
@@ -74,13 +74,13 @@ func resetRunningRunIsClosedAndOutstandingWorkRescheduled(t *testing.T, newStore
 	done, held := first, second
 	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, done.LockToken), Result: json.RawMessage(`1`)}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
-	Must0(t, s.SignalWorkflow(ctxT(t), ns, "r", "go", json.RawMessage(`"now"`)))
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	Must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "r", Name: "go", Input: json.RawMessage(`"now"`)}))
 
 	// Back to the second turn: the held activity was outstanding then.
 	out := m(s.ResetWorkflow(ctxT(t), storage.ResetParams{Namespace: ns, InstanceID: "r", ResetType: api.ResetLastTurn,
 		ReapplySignals: true}))(t)
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, held.LockToken), nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, held.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != api.CancelReasonWorkflowReset {
 		t.Fatalf("held attempt after the reset: %+v", hb)
 	}

@@ -16,15 +16,15 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 	s := newStore(t)
 	Start(t, s, "p")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "k", TaskQueue: "q2"},
-	}}))(t)
+	}}}))(t)
 	kid := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q2", WorkerID: "w", LockFor: 10 * time.Second})))(t)
 	if kid == nil || kid.InstanceID != "kid" {
 		t.Fatalf("child turn %+v", kid)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, kid.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCompleteWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow}}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "p" {
 		t.Fatalf("the child names parent %q", w.ParentWorkflowID)
 	}
@@ -36,8 +36,8 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 
 	// The parent consumes its child's messages and completes.
 	task = FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCompleteWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow}}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.Status != api.StatusRunning || w.CancelRequested {
 		t.Fatalf("the restarted instance after its old parent closed: %+v", w)
 	}

@@ -95,8 +95,8 @@ func startConcurrentStartsEachGetTheirOwnAnswer(t *testing.T, newStore func(*tes
 	if task == nil || task.InstanceID != "again" {
 		t.Fatalf("fetched %+v, want again's first turn", task)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	resp := m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
 		InstanceID: "again", Input: json.RawMessage(`{"n":2}`)}}))(t)
 	if resp.ExecutionID != 2 || resp.Status != api.StatusRunning {
@@ -149,7 +149,7 @@ func startHandingHandsOnlyDueTurns(t *testing.T, newStore func(*testing.T) stora
 		t.Fatalf("a poll took a handed turn too: %+v", other)
 	}
 	for _, tt := range []*api.WorkflowTask{turn, again} {
-		m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, tt.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, tt.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	}
 }
 
@@ -172,5 +172,5 @@ func startHandingReleasedTurnGoesToTheNextPoll(t *testing.T, newStore func(*test
 	// The old token no longer holds the lock: releasing it again leaves
 	// the new turn alone.
 	must0(t, s.ReleaseTurn(ctxT(t), ns, tok))
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, next.LockToken), api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 }

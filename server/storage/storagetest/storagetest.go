@@ -25,12 +25,12 @@ package storagetest
 import (
 	"context"
 	"encoding/json"
-	"github.com/tetherhq/tether/server/storage"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // behaviour is one test of the suite: its name under Run and the test.
@@ -203,7 +203,7 @@ func StartWithActivities(t *testing.T, s storage.Provider, id string, cmds []api
 	if task.InstanceID != id {
 		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 }
 
 // FetchAct fetches the next attempt of queue "q" for worker "w1", locked

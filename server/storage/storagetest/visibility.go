@@ -39,9 +39,9 @@ func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) stora
 	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "a",
 		SearchAttributes: attrs(`{"CustomerId":"c-0"}`)}}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctx, ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandUpsertSearchAttributes, SearchAttributes: attrs(`{"Amount":7,"CustomerId":null}`)},
-	}}))(t)
+	}}}))(t)
 	if w := m(s.DescribeWorkflow(ctx, ns, "a"))(t); len(w.SearchAttributes) != 1 || string(w.SearchAttributes["Amount"]) != "7" {
 		t.Fatalf("after upsert: %s", w.SearchAttributes)
 	}
