@@ -20,11 +20,17 @@
 // The suite's helpers (Start, FetchTurn, StartWithActivities, FetchAct,
 // History, Eventually, SweepUntil, …) are exported for a provider's own
 // tests: server/store's use them.
+//
+// The behaviours are grouped by the storage interface they exercise, one
+// file each: turns.go (Turns), attempts.go (Attempts), workers.go
+// (Workers), workflows.go (Workflows), visibility.go (Visibility),
+// admin.go (Admin), schedules.go (Schedules) and batches.go (Batches).
 package storagetest
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -39,53 +45,13 @@ type behaviour struct {
 	run  func(t *testing.T, newProvider func(*testing.T) storage.Provider)
 }
 
-// behaviours are the suite, in the order Run runs them. Each function's
-// doc comment states its goal.
-var behaviours = []behaviour{
-	{"Fetch_ConcurrentFetchersLockEachInstanceOnce", fetchConcurrentFetchersLockEachInstanceOnce},
-	{"Fetch_ConcurrentBatchFetchersLockEachInstanceOnce", fetchConcurrentBatchFetchersLockEachInstanceOnce},
-	{"Ack_MessageArrivingDuringTurnIsKept", ackMessageArrivingDuringTurnIsKept},
-	{"Ack_DoubleAckOneWins", ackDoubleAckOneWins},
-	{"Ack_DifferentSecondReportRefused", ackDifferentSecondReportRefused},
-	{"Ack_ClosingTurnReturnsTheClosedWorkflow", ackClosingTurnReturnsTheClosedWorkflow},
-	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
-	{"Renew_ExtendsLockAndFailsForUnknownExpiredAcked", renewExtendsLockAndFailsForUnknownExpiredAcked},
-	{"Ack_AfterTurnTakenOverFails", ackAfterTurnTakenOverFails},
-	{"Abandon_DelayHidesItem", abandonDelayHidesItem},
-	{"DeliveryCount_PoisonAtLimit", deliveryCountPoisonAtLimit},
-	{"Timer_InvisibleUntilDue", timerInvisibleUntilDue},
-	{"ContinueAsNew_NewExecutionOwnHistory", continueAsNewNewExecutionOwnHistory},
-	{"Retry_BackoffAndMaxAttempts", retryBackoffAndMaxAttempts},
-	{"Retry_NonRetryableType", retryNonRetryableType},
-	{"Timeouts_EachKindFires", timeoutsEachKindFires},
-	{"Cancel_ScheduledAndCancelledInSameAck", cancelScheduledAndCancelledInSameAck},
-	{"Cancel_WaitingActivityGetsItsOutcome", cancelWaitingActivityGetsItsOutcome},
-	{"Ack_RejectsBadCommands", ackRejectsBadCommands},
-	{"FailTurn_Backoff", failTurnBackoff},
-	{"Fetch_StickyWorkerGetsNoOldHistory", fetchStickyWorkerGetsNoOldHistory},
-	{"Complete_AfterDeadlineIsStale", completeAfterDeadlineIsStale},
-	{"Ack_CompletionWithUnconsumedSignalIsRefused", ackCompletionWithUnconsumedSignalIsRefused},
-	{"ExecutionTimeout_FailsWorkflow", executionTimeoutFailsWorkflow},
-	{"Renew_NeverShortensTheLock", renewNeverShortensTheLock},
-	{"Fetch_HeldTurnsDoNotHideNewWork", fetchHeldTurnsDoNotHideNewWork},
-	{"Fetch_MessagesForAHeldInstanceDoNotHideNewWork", fetchMessagesForAHeldInstanceDoNotHideNewWork},
-	{"Liveness_InactiveWorkerFetchesNothing", livenessInactiveWorkerFetchesNothing},
-	{"Liveness_HeartbeatRenewsTheWorkersAttempts", livenessHeartbeatRenewsTheWorkersAttempts},
-	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
-	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
-	{"Visibility_SearchAttributes", visibilitySearchAttributes},
-	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
-	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
-	{"StartHanding_HandsOnlyDueTurns", startHandingHandsOnlyDueTurns},
-	{"StartHanding_ReleasedTurnGoesToTheNextPoll", startHandingReleasedTurnGoesToTheNextPoll},
-}
-
 // Run runs every behaviour of the suite as a subtest of t, each on a fresh
 // provider from newProvider (called at most once per subtest, within it;
 // it should register its own cleanup with t.Cleanup).
 func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	t.Helper()
-	for _, b := range slices.Concat(behaviours, scheduleBehaviours, batchBehaviours, resetBehaviours) {
+	for _, b := range slices.Concat(turnBehaviours, attemptBehaviours, workerBehaviours, workflowBehaviours,
+		visibilityBehaviours, adminBehaviours, scheduleBehaviours, batchBehaviours) {
 		t.Run(b.name, func(t *testing.T) { b.run(t, newProvider) })
 	}
 }
@@ -288,4 +254,33 @@ func FirstActivity(tasks []api.ActivityTask, err error) (*api.ActivityTask, erro
 // the turn handed with it.
 func SplitStart(res storage.StartWorkflowResult, err error) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
 	return res.StartWorkflowResponse, res.Turn, err
+}
+
+// FetchTurnOrNil fetches the next turn of queue "q" for worker "w", or nil.
+func FetchTurnOrNil(t *testing.T, s storage.Provider) *api.WorkflowTask {
+	t.Helper()
+	return m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: 10 * time.Second})))(t)
+}
+
+// ExpectTimeout sweeps until a turn is due and requires its first message
+// to be an ActivityFailed timeout of kind.
+func ExpectTimeout(t *testing.T, s storage.Provider, kind string) {
+	t.Helper()
+	var task *api.WorkflowTask
+	SweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
+		task = m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
+		return task != nil
+	})
+	m := task.Messages[0]
+	if m.Kind != api.EventActivityFailed || m.Error == nil || m.Error.Type != "Timeout" || m.Error.TimeoutType != kind {
+		t.Fatalf("message %+v", m)
+	}
+}
+
+func jsonEqual(a json.RawMessage, b string) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return fmt.Sprint(x) == fmt.Sprint(y)
 }

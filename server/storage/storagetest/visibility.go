@@ -9,6 +9,12 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
+// visibilityBehaviours are the suite's behaviours of Visibility: listing and
+// search attributes.
+var visibilityBehaviours = []behaviour{
+	{"Visibility_SearchAttributes", visibilitySearchAttributes},
+}
+
 // visibilitySearchAttributes: search attributes registered with a type are
 // set at start (checked against the type: an InvalidError naming the
 // attribute), merged by a turn's upsert_search_attributes (null removes

@@ -8,6 +8,12 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
+// adminBehaviours are the suite's behaviours of Admin: the sweep and the
+// outage grace.
+var adminBehaviours = []behaviour{
+	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
+}
+
 // Goal: a pass that holds expiry (the sweeper's grace after an outage)
 // leaves a worker whose lease passed active, and the lock it holds, in
 // place; the worker's next heartbeat keeps it active (no resurrection) and

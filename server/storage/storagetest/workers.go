@@ -8,6 +8,14 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
+// workerBehaviours are the suite's behaviours of Workers: worker sessions,
+// their leases and the attempts bound to them.
+var workerBehaviours = []behaviour{
+	{"Liveness_InactiveWorkerFetchesNothing", livenessInactiveWorkerFetchesNothing},
+	{"Liveness_HeartbeatRenewsTheWorkersAttempts", livenessHeartbeatRenewsTheWorkersAttempts},
+	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
+}
+
 // Goal: a worker the server declared lost gets no attempts until a
 // heartbeat brings it back — otherwise a paused worker's open long poll
 // takes back the attempts just rescheduled away from it and sits on them
