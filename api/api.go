@@ -175,6 +175,10 @@ type StartWorkflowRequest struct {
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
 	// Memo is any JSON object shown by describe (at most 32 KiB).
 	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
+	// Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 }
 
 // SignalWithStartRequest is the body of POST
@@ -200,6 +204,9 @@ type SignalWithStartRequest struct {
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" validate:"max=64" swaggertype:"object"`
 	// Memo is a started workflow's memo (a JSON object, at most 32 KiB).
 	Memo json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
+	// Header is the header of the signal and of a started workflow's
+	// start (bounded as StartWorkflowRequest's).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 }
 
 // SignalWithStartResponse is the answer of POST
@@ -352,6 +359,10 @@ type TerminateWorkflowRequest struct {
 type SignalRequest struct {
 	// Input is the signal's payload, any JSON value.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 }
 
 // Empty is the body of an answer that carries nothing but its status.
@@ -454,6 +465,9 @@ const (
 	// upsert_search_attributes command (search_attributes: the values as
 	// the command gave them).
 	EventUpsertWorkflowSearchAttributes = "UpsertWorkflowSearchAttributes"
+	// EventUpsertWorkflowMemo records an upsert_memo command (memo: the
+	// fields as the command gave them; null removes one).
+	EventUpsertWorkflowMemo = "UpsertWorkflowMemo"
 )
 
 // Event is one entry of a workflow execution's history, and also the shape
@@ -472,6 +486,10 @@ type Event struct {
 	WorkflowType string `json:"workflow_type,omitempty"`
 	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the header that came with the input (WorkflowStarted,
+	// SignalReceived, ActivityScheduled, WorkflowUpdateAccepted,
+	// StartChildWorkflowInitiated, ExternalSignalInitiated).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// ActivityScheduled, ActivityCompleted, ActivityFailed, ActivityCancelRequested, ActivityCanceled
 	ActivityID int64 `json:"activity_id,omitempty"`
 	// ActivityType is the activity's registered name (ActivityScheduled).
@@ -531,8 +549,13 @@ type Event struct {
 	// MarkerDetails is the marker's value (MarkerRecorded).
 	MarkerDetails json.RawMessage `json:"marker_details,omitempty" swaggertype:"object"`
 	// SearchAttributes are the values an UpsertWorkflowSearchAttributes
-	// event set (null: removed).
+	// event set (null: removed); on WorkflowStarted, the execution's search
+	// attributes when it started (absent: none).
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object"`
+	// Memo is the execution's memo when it started (WorkflowStarted;
+	// absent: none), or the fields an UpsertWorkflowMemo event set (null:
+	// removed).
+	Memo map[string]json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 	// WorkflowUpdateAccepted, WorkflowUpdateCompleted: the update's id;
 	// WorkflowUpdateAccepted also its name (and Input its arguments),
 	// WorkflowUpdateCompleted its Result or Error.
@@ -676,6 +699,9 @@ const (
 	// (search_attributes; a null value removes one) — SDK:
 	// workflow.UpsertSearchAttributes.
 	CommandUpsertSearchAttributes = "upsert_search_attributes"
+	// CommandUpsertMemo sets fields of the workflow's memo (memo; a null
+	// value removes one) — SDK: workflow.UpsertMemo.
+	CommandUpsertMemo = "upsert_memo"
 )
 
 // Parent close policies: what happens to a child workflow still running
@@ -693,8 +719,8 @@ const (
 
 // Command is one decision of a workflow turn, in the order the code issued it.
 type Command struct {
-	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
-	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external start_child_workflow request_cancel_child_workflow upsert_search_attributes"`
+	// Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow, upsert_search_attributes or upsert_memo.
+	Type string `json:"type" validate:"required,oneof=schedule_activity start_timer cancel_timer record_marker complete_workflow fail_workflow cancel_workflow continue_as_new complete_update reject_update signal_external cancel_external start_child_workflow request_cancel_child_workflow upsert_search_attributes upsert_memo"`
 	// schedule_activity
 	ActivityID int64 `json:"activity_id,omitempty" validate:"required_if=Type schedule_activity,gte=0"`
 	// ActivityType is the activity's registered name (schedule_activity).
@@ -705,6 +731,11 @@ type Command struct {
 	Options *ActivityOptions `json:"options,omitempty"`
 	// schedule_activity, continue_as_new
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the header the activity (schedule_activity), the child's
+	// start (start_child_workflow), the signal (signal_external) or the
+	// next execution's start (continue_as_new) carries, bounded as a
+	// request's header.
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// start_timer, cancel_timer
 	TimerID int64 `json:"timer_id,omitempty" validate:"required_if=Type start_timer,required_if=Type cancel_timer,gte=0"`
 	// FireAfter is how long after the turn the timer fires (start_timer).
@@ -726,6 +757,10 @@ type Command struct {
 	// SearchAttributes are the values upsert_search_attributes sets, by
 	// name (1 to 64; null removes an attribute).
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty" swaggertype:"object" validate:"max=64"`
+	// Memo are the memo fields upsert_memo sets, by name (null removes a
+	// field), or a child's memo (start_child_workflow); the workflow's
+	// whole memo stays within MaxMemoBytes.
+	Memo map[string]json.RawMessage `json:"memo,omitempty" swaggertype:"object"`
 	// complete_update, reject_update: the update the turn received (a
 	// WorkflowUpdateAccepted message). complete_update carries the
 	// handler's result or error; reject_update the validator's error (the
@@ -903,6 +938,10 @@ type ActivityTask struct {
 	InstanceID string `json:"instance_id"`
 	// ExecutionID is the execution that scheduled the activity.
 	ExecutionID int64 `json:"execution_id"`
+	// RunID is that execution's run id (a UUID; absent for an attempt
+	// scheduled before the server kept it): the SDK's
+	// activity.GetInfo(ctx).WorkflowExecution.RunID.
+	RunID string `json:"run_id,omitempty"`
 	// ActivityID is the activity's id within the execution.
 	ActivityID int64 `json:"activity_id"`
 	// Attempt is the attempt's number, from 1.
@@ -918,6 +957,8 @@ type ActivityTask struct {
 	WorkflowTaskQueue string `json:"workflow_task_queue"`
 	// Input is the activity's argument.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the header the workflow scheduled the activity with.
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// HeartbeatDetails are the latest details a previous attempt heartbeated.
 	HeartbeatDetails json.RawMessage `json:"heartbeat_details,omitempty" swaggertype:"object"`
 	// ScheduledAt is when the attempt was scheduled.

@@ -7,6 +7,8 @@ type QueryWorkflowRequest struct {
 	// Input is the query's arguments: none, one value, or a JSON array of
 	// several.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the call's header (bounded as StartWorkflowRequest's).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// ExecutionID names the execution to query (0, the default: the
 	// current one).
 	ExecutionID int64 `json:"execution_id,omitempty" validate:"gte=0"`
@@ -57,6 +59,8 @@ type QueryTask struct {
 	QueryName string `json:"query_name"`
 	// Input are the query's arguments, any JSON value.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the query's header.
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// History is the execution's whole history, to answer from by replay.
 	History []Event `json:"history"`
 }

@@ -47,6 +47,8 @@ type UpdateWorkflowRequest struct {
 	// Input is the handler's arguments: none, one value, or a JSON array
 	// of several.
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
+	// Header is the call's header (bounded as StartWorkflowRequest's).
+	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// WaitForStage is the stage to wait for: accepted (default) or
 	// completed (admitted answers at once).
 	WaitForStage string `json:"wait_for_stage,omitempty" validate:"omitempty,oneof=admitted accepted completed"`

@@ -98,3 +98,13 @@ type CountWorkflowsResponse struct {
 // SearchAttributes are a workflow's search attribute values by name, as
 // JSON values of the registered types.
 type SearchAttributes = map[string]json.RawMessage
+
+// Search attributes a schedule's runs start with, as Temporal's scheduler
+// sets them (in the run's WorkflowStarted event and its stored
+// attributes; queried like other attributes once registered under these
+// names): the schedule's id (a keyword) and the time of the slot the run
+// is for (a datetime).
+const (
+	SearchAttributeScheduledByID      = "TemporalScheduledById"
+	SearchAttributeScheduledStartTime = "TemporalScheduledStartTime"
+)

@@ -235,6 +235,7 @@ func EventKinds() []string {
 		EventChildWorkflowCompleted, EventChildWorkflowFailed, EventChildWorkflowCanceled,
 		EventChildWorkflowTerminated, EventChildWorkflowCancelRequested, EventUpsertWorkflowSearchAttributes,
 		EventWorkflowReset,
+		EventUpsertWorkflowMemo,
 	}
 }
 
@@ -254,7 +255,7 @@ func CommandTypes() []string {
 		CommandScheduleActivity, CommandStartTimer, CommandCancelTimer, CommandRecordMarker, CommandCompleteWorkflow,
 		CommandFailWorkflow, CommandCancelWorkflow, CommandContinueAsNew, CommandCompleteUpdate, CommandRejectUpdate,
 		CommandSignalExternal, CommandCancelExternal,
-		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow, CommandUpsertSearchAttributes,
+		CommandStartChildWorkflow, CommandRequestCancelChildWorkflow, CommandUpsertSearchAttributes, CommandUpsertMemo,
 	}
 }
 

@@ -28,7 +28,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
 			"cancel_workflow", "continue_as_new", "complete_update", "reject_update", "signal_external", "cancel_external",
-			"start_child_workflow", "request_cancel_child_workflow", "upsert_search_attributes"},
+			"start_child_workflow", "request_cancel_child_workflow", "upsert_search_attributes", "upsert_memo"},
 		"update stages":          {"admitted", "accepted", "completed", "rejected"},
 		"search attribute types": {"keyword", "text", "int", "double", "bool", "datetime", "keyword_list"},
 		"parent close policies":  {"terminate", "request_cancel", "abandon"},

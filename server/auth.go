@@ -194,6 +194,9 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workers/:worker_id"}:                    vw,
 		{"GET", BasePath + "/task-queues/:name"}:                     vw,
 
+		// The outcome of an update, by its id (GetWorkflowUpdateHandle).
+		{"GET", BasePath + "/workflows/:instance_id/update-outcomes/:update_id"}: cl,
+
 		// Issue 20: workflows that talk.
 		{"POST", BasePath + "/schedules"}:                                                cl,
 		{"GET", BasePath + "/schedules"}:                                                 vw,

@@ -106,6 +106,9 @@ var routeAccess = map[string]byte{
 	"GET " + BasePath + "/workers/:worker_id":                    'v',
 	"GET " + BasePath + "/task-queues/:name":                     'v',
 
+	// The outcome of an update, by its id (GetWorkflowUpdateHandle).
+	"GET " + BasePath + "/workflows/:instance_id/update-outcomes/:update_id": 'c',
+
 	// Issue 20: workflows that talk.
 	"POST " + BasePath + "/workflows/:instance_id/terminate":                         'c',
 	"POST " + BasePath + "/workflows/:instance_id/reset":                             'c',

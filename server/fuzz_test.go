@@ -44,6 +44,8 @@ func fuzzRoutes() []fuzzRoute {
 		{http.MethodPost, "/workflows/{}/signal-with-start"},
 		{http.MethodPost, "/workflows/i1/queries/{}"},
 		{http.MethodPost, "/workflows/i1/updates/{}"},
+		{http.MethodGet, "/workflows/i1/update-outcomes/{}"},
+		{http.MethodHead, "/workflows/i1/update-outcomes/{}"},
 		{http.MethodPost, "/workflows/i1/activities/{}/complete"},
 		{http.MethodPost, "/workflows/i1/activities/{}/fail"},
 		{http.MethodPost, "/workflows/i1/activities/{}/heartbeat"},

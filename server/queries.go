@@ -52,6 +52,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 	b.body(&req)
 	wait := b.wait("wait", req.Wait)
 	ref := b.runRef("run_id", req.RunID, req.ExecutionID)
+	b.checkHeader("header", req.Header)
 	if err := b.err(); err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	qid, _, err := s.store.InsertQuery(ctx, ns, id, exec, name, req.Input)
+	qid, _, err := s.store.InsertQuery(ctx, ns, id, exec, name, req.Input, req.Header)
 	if err != nil {
 		return err
 	}

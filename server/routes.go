@@ -112,6 +112,7 @@ func (s *Server) newEcho() *echo.Echo {
 	g.POST("/workflows/:instance_id/signals/:name", s.signalWorkflow)
 	g.POST("/workflows/:instance_id/queries/:name", s.queryWorkflow)
 	g.POST("/workflows/:instance_id/updates/:name", s.updateWorkflow)
+	getAndHead(g, "/workflows/:instance_id/update-outcomes/:update_id", s.getWorkflowUpdate)
 	// Search attributes.
 	g.POST("/search-attributes", s.registerSearchAttribute)
 	getAndHead(g, "/search-attributes", s.listSearchAttributes)

@@ -40,6 +40,7 @@ func (s *Server) signalWithStart(c echo.Context) error {
 	b.body(&req)
 	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
 	b.checkMemo("memo", req.Memo)
+	b.checkHeader("header", req.Header)
 	if err := b.err(); err != nil {
 		return err
 	}

@@ -56,6 +56,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	b.check(req.ExecutionTimeout >= 0, "execution_timeout", "must not be negative")
 	b.checkCron(req.CronSchedule)
 	b.checkMemo("memo", req.Memo)
+	b.checkHeader("header", req.Header)
 	if err := b.err(); err != nil {
 		return err
 	}
@@ -403,10 +404,11 @@ func (s *Server) signalWorkflow(c echo.Context) error {
 	name := b.param("name", tagName)
 	var req api.SignalRequest
 	b.body(&req)
+	b.checkHeader("header", req.Header)
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.SignalWorkflow(c.Request().Context(), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: name, Input: req.Input}); err != nil {
+	if err := s.store.SignalWorkflow(c.Request().Context(), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: name, Input: req.Input, Header: req.Header}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, api.Accepted{Changed: true})

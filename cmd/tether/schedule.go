@@ -394,7 +394,11 @@ overrides it (also when paused). Prints started, skipped or buffered.`,
 			if err != nil {
 				return err
 			}
-			r, err := cl.TriggerSchedule(cmd.Context(), args[0], client.ScheduleOverlapPolicy(overlap))
+			policy, err := client.ParseScheduleOverlapPolicy(overlap)
+			if err != nil {
+				return usageErrorf("--overlap: %v", err)
+			}
+			r, err := cl.TriggerSchedule(cmd.Context(), args[0], policy)
 			if err != nil {
 				return apiError(err)
 			}
@@ -437,7 +441,11 @@ the schedule's). A slot that fired already is skipped.`,
 			if err != nil {
 				return err
 			}
-			r, err := cl.BackfillSchedule(cmd.Context(), args[0], client.ScheduleBackfill{Start: from, End: to, Overlap: client.ScheduleOverlapPolicy(overlap)})
+			policy, err := client.ParseScheduleOverlapPolicy(overlap)
+			if err != nil {
+				return usageErrorf("--overlap: %v", err)
+			}
+			r, err := cl.BackfillSchedule(cmd.Context(), args[0], client.ScheduleBackfill{Start: from, End: to, Overlap: policy})
 			if err != nil {
 				return apiError(err)
 			}

@@ -141,6 +141,7 @@ type Query struct {
 	Result       []byte
 	Error        []byte
 	CreatedAt    time.Time
+	Header       []byte
 }
 
 type ReportReceipt struct {
@@ -251,4 +252,5 @@ type WorkerQueue struct {
 	CancelRequestedAt       *time.Time
 	LastError               []byte
 	CancelledUnheldAt       *time.Time
+	RunID                   *uuid.UUID
 }

@@ -56,7 +56,7 @@ WHERE q.query_id = (
     LIMIT 1
     FOR UPDATE SKIP LOCKED
 )
-RETURNING q.query_id, q.instance_id, q.execution_id, q.task_queue, q.query_name, q.input
+RETURNING q.query_id, q.instance_id, q.execution_id, q.task_queue, q.query_name, q.input, q.header
 `
 
 type ClaimQueryParams struct {
@@ -73,6 +73,7 @@ type ClaimQueryRow struct {
 	TaskQueue   string
 	QueryName   string
 	Input       []byte
+	Header      []byte
 }
 
 // Claims the oldest unanswered query of a task queue that nobody holds
@@ -92,6 +93,7 @@ func (q *Queries) ClaimQuery(ctx context.Context, arg ClaimQueryParams) (ClaimQu
 		&i.TaskQueue,
 		&i.QueryName,
 		&i.Input,
+		&i.Header,
 	)
 	return i, err
 }
@@ -148,12 +150,12 @@ func (q *Queries) GetQueryAnswer(ctx context.Context, arg GetQueryAnswerParams) 
 
 const insertQuery = `-- name: InsertQuery :one
 WITH q AS (
-    INSERT INTO queries (query_id, namespace, instance_id, execution_id, task_queue, query_name, input)
+    INSERT INTO queries (query_id, namespace, instance_id, execution_id, task_queue, query_name, input, header)
     SELECT $3, i.namespace, i.instance_id,
            CASE WHEN $4::bigint > 0 THEN $4::bigint ELSE i.execution_id END,
-           i.task_queue, $5, $6
+           i.task_queue, $5, $6, $7::jsonb
     FROM instances i
-    WHERE i.namespace = $7 AND i.instance_id = $8
+    WHERE i.namespace = $8 AND i.instance_id = $9
       AND $4::bigint <= i.execution_id
     RETURNING task_queue
 )
@@ -168,6 +170,7 @@ type InsertQueryParams struct {
 	ExecutionID int64
 	QueryName   string
 	Input       []byte
+	Header      []byte
 	Namespace   string
 	InstanceID  string
 }
@@ -184,6 +187,7 @@ func (q *Queries) InsertQuery(ctx context.Context, arg InsertQueryParams) (strin
 		arg.ExecutionID,
 		arg.QueryName,
 		arg.Input,
+		arg.Header,
 		arg.Namespace,
 		arg.InstanceID,
 	)

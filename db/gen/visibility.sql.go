@@ -108,6 +108,45 @@ func (q *Queries) SetStatementTimeout(ctx context.Context, ms int64) error {
 	return err
 }
 
+const upsertMemo = `-- name: UpsertMemo :execrows
+UPDATE instances i
+SET memo = m.v
+FROM (SELECT NULLIF((COALESCE(x.memo, '{}'::jsonb)
+                     - ARRAY(SELECT f.key FROM jsonb_each($4::jsonb) f WHERE f.value = 'null'::jsonb))
+                    || (SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
+                        FROM jsonb_each($4::jsonb) f WHERE f.value <> 'null'::jsonb),
+                    '{}'::jsonb) AS v
+      FROM instances x
+      WHERE x.namespace = $1 AND x.instance_id = $2) m
+WHERE i.namespace = $1 AND i.instance_id = $2
+  AND (m.v IS NULL OR octet_length(m.v::text) <= $3::integer)
+`
+
+type UpsertMemoParams struct {
+	Namespace  string
+	InstanceID string
+	MaxBytes   int32
+	Fields     []byte
+}
+
+// A workflow's upsert_memo commands: merges the fields into the
+// instance's memo (a null value removes the field; the values are kept as
+// they are, nulls inside them too) — unless the merged memo would total
+// more than max_bytes as JSON text: then nothing changes and no row is
+// counted.
+func (q *Queries) UpsertMemo(ctx context.Context, arg UpsertMemoParams) (int64, error) {
+	result, err := q.db.Exec(ctx, upsertMemo,
+		arg.Namespace,
+		arg.InstanceID,
+		arg.MaxBytes,
+		arg.Fields,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const upsertSearchAttributes = `-- name: UpsertSearchAttributes :execrows
 UPDATE instances i
 SET search_attributes = m.v

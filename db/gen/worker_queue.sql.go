@@ -18,7 +18,7 @@ SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     visible_at = now() + $1::bigint * interval '1 millisecond'
 WHERE lock_token = $2 AND namespace = $3 AND locked_until > now() - interval '1 day'
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
+RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id
 `
 
 type AbandonAttemptParams struct {
@@ -63,6 +63,7 @@ func (q *Queries) AbandonAttempt(ctx context.Context, arg AbandonAttemptParams) 
 		&i.CancelRequestedAt,
 		&i.LastError,
 		&i.CancelledUnheldAt,
+		&i.RunID,
 	)
 	return i, err
 }
@@ -232,7 +233,7 @@ FROM (
     FOR UPDATE SKIP LOCKED
 ) c
 WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
 `
 
 // Releases attempts whose lock expired, so they can be delivered again.
@@ -279,6 +280,7 @@ func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}
@@ -320,7 +322,7 @@ FROM (
     LIMIT $5
 ) c
 WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
 `
 
 type FetchAttemptsParams struct {
@@ -385,6 +387,7 @@ func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}
@@ -486,7 +489,7 @@ FROM (
     FOR NO KEY UPDATE SKIP LOCKED
 ) c
 WHERE w.id = c.id AND NOT w.cancel_requested
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
 `
 
 // StartToClose and Heartbeat timeouts: the running attempt is flagged
@@ -545,6 +548,7 @@ func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]Wor
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}
@@ -623,7 +627,7 @@ FROM (
     FOR UPDATE SKIP LOCKED
 ) c
 WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
 `
 
 // ScheduleToClose timeouts, through worker_queue_deadline (oldest first);
@@ -671,6 +675,7 @@ func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, maxRows int32)
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}
@@ -736,7 +741,7 @@ INSERT INTO worker_queue (
     namespace, task_queue, instance_id, execution_id, activity_id, attempt,
     activity_type, workflow_type, workflow_task_queue, input, options,
     start_to_close_ms, heartbeat_timeout_ms, heartbeat_details, last_error,
-    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline)
+    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, run_id)
 SELECT $1, a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
        a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
        COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details, a.last_error,
@@ -745,13 +750,14 @@ SELECT $1, a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt
        CASE WHEN a.schedule_to_start_ms > 0
             THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
        COALESCE(a.schedule_to_close_deadline,
-                CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END)
+                CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
+       a.run_id
 FROM jsonb_to_recordset($2::jsonb) AS a(
     task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
     activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
     start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
     delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-    schedule_to_close_deadline timestamptz, last_error jsonb)
+    schedule_to_close_deadline timestamptz, last_error jsonb, run_id uuid)
 `
 
 type InsertAttemptsParams struct {
@@ -775,7 +781,7 @@ WITH ins AS (
         start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
         scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
         lock_token, locked_until, worker_id, delivery_count, started_at,
-        start_to_close_deadline, heartbeat_deadline)
+        start_to_close_deadline, heartbeat_deadline, run_id)
     SELECT $1, a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
            a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
            COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
@@ -793,27 +799,28 @@ WITH ins AS (
            CASE WHEN c.claimed AND a.start_to_close_ms > 0
                 THEN now() + a.start_to_close_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed AND a.heartbeat_timeout_ms > 0
-                THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END
+                THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END,
+           a.run_id
     FROM jsonb_to_recordset($2::jsonb) AS a(
         task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint)
+        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, run_id uuid)
     CROSS JOIN LATERAL (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
             WHERE k.namespace = $1 AND k.worker_id = a.claim_worker AND k.state <> 'active'
         ) AS claimed
     ) c
-    RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
+    RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id
 )
 SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
        workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
        scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
        start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
-       cancel_requested_at, last_error, cancelled_unheld_at
+       cancel_requested_at, last_error, cancelled_unheld_at, run_id
 FROM ins WHERE lock_token IS NOT NULL
 ORDER BY instance_id, activity_id
 `
@@ -856,6 +863,7 @@ type InsertAttemptsClaimingRow struct {
 	CancelRequestedAt       *time.Time
 	LastError               []byte
 	CancelledUnheldAt       *time.Time
+	RunID                   *uuid.UUID
 }
 
 // Eager dispatch: inserts the attempts of one or more turns as
@@ -908,6 +916,7 @@ func (q *Queries) InsertAttemptsClaiming(ctx context.Context, arg InsertAttempts
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}
@@ -972,7 +981,7 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) (QueueSt
 const takeAttempt = `-- name: TakeAttempt :one
 DELETE FROM worker_queue
 WHERE lock_token = $1 AND namespace = $2 AND locked_until > now() - interval '1 day'
-RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at,
+RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at, worker_queue.run_id,
           (CASE WHEN cancel_requested THEN ''
                 WHEN start_to_close_deadline <= now() THEN 'start_to_close'
                 WHEN heartbeat_deadline <= now() THEN 'heartbeat'
@@ -1028,6 +1037,7 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 		&i.WorkerQueue.CancelRequestedAt,
 		&i.WorkerQueue.LastError,
 		&i.WorkerQueue.CancelledUnheldAt,
+		&i.WorkerQueue.RunID,
 		&i.TimedOut,
 	)
 	return i, err
@@ -1035,7 +1045,7 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 
 const takeAttempts = `-- name: TakeAttempts :many
 WITH victims AS (
-    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at,
+    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at, x.run_id,
            (CASE WHEN x.cancel_requested THEN ''
                  WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
                  WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
@@ -1050,7 +1060,7 @@ WITH victims AS (
            ($4::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
            now()
-    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, timed_out FROM victims ORDER BY lock_token) v
+    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id, timed_out FROM victims ORDER BY lock_token) v
     CROSS JOIN LATERAL (
         SELECT ix.namespace, ix.instance_id, ix.task_queue
         FROM instances ix
@@ -1064,7 +1074,7 @@ WITH victims AS (
 DELETE FROM worker_queue w
 USING victims v
 WHERE w.id = v.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at,
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id,
           (CASE WHEN w.cancel_requested THEN ''
                 WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
                 WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
@@ -1150,6 +1160,7 @@ func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]T
 			&i.WorkerQueue.CancelRequestedAt,
 			&i.WorkerQueue.LastError,
 			&i.WorkerQueue.CancelledUnheldAt,
+			&i.WorkerQueue.RunID,
 			&i.TimedOut,
 			&i.Enqueued,
 			&i.WorkflowQueue,
@@ -1174,7 +1185,7 @@ WHERE id IN (
     LIMIT $1
     FOR UPDATE SKIP LOCKED
 )
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
+RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id
 `
 
 func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
@@ -1219,6 +1230,7 @@ func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32)
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}
@@ -1241,7 +1253,7 @@ WHERE id IN (
     ORDER BY w.id
     FOR UPDATE
 )
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at
+RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id
 `
 
 type TakeUnheldWaitingAttemptsParams struct {
@@ -1305,6 +1317,7 @@ func (q *Queries) TakeUnheldWaitingAttempts(ctx context.Context, arg TakeUnheldW
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}

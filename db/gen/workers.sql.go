@@ -13,7 +13,7 @@ import (
 )
 
 const boundAttempts = `-- name: BoundAttempts :many
-SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at FROM worker_queue
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id FROM worker_queue
 WHERE namespace = $1 AND worker_id = ANY($2::text[]) AND lock_token IS NOT NULL
 ORDER BY id
 `
@@ -65,6 +65,7 @@ func (q *Queries) BoundAttempts(ctx context.Context, arg BoundAttemptsParams) ([
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}
@@ -213,7 +214,7 @@ FROM (
     FOR NO KEY UPDATE
 ) c
 WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
 `
 
 type FlagWorkerAttemptsParams struct {
@@ -267,6 +268,7 @@ func (q *Queries) FlagWorkerAttempts(ctx context.Context, arg FlagWorkerAttempts
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}
@@ -658,7 +660,7 @@ WHERE d.id IN (
       AND wq.lock_token IS NULL AND NOT wq.cancel_requested
     FOR UPDATE SKIP LOCKED
 )
-RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at
+RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at, d.run_id
 `
 
 type TakeQueueAttemptsParams struct {
@@ -709,6 +711,7 @@ func (q *Queries) TakeQueueAttempts(ctx context.Context, arg TakeQueueAttemptsPa
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.RunID,
 		); err != nil {
 			return nil, err
 		}

@@ -16,7 +16,8 @@ WITH c AS (
            (x ->> 'parent_run_id')::uuid AS parent_run_id,
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
-           (x -> 'search_attributes')::jsonb AS search_attributes
+           (x -> 'search_attributes')::jsonb AS search_attributes, (x -> 'memo')::jsonb AS memo,
+           (x -> 'header')::jsonb AS header
     FROM jsonb_array_elements(sqlc.arg(children)::jsonb) x
 ), d AS (
     -- A finished instance with a child's id is replaced by a fresh row
@@ -42,11 +43,11 @@ WITH c AS (
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
-                                parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id)
+                                parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id, memo)
     SELECT sqlc.arg(namespace), c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
            sqlc.arg(namespace), c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
-           c.retry_policy, 1, c.search_attributes, c.parent_run_id
+           c.retry_policy, 1, c.search_attributes, c.parent_run_id, c.memo
     FROM c LEFT JOIN d ON d.instance_id = c.instance_id
     ORDER BY c.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
@@ -59,6 +60,10 @@ WITH c AS (
                               'parent_execution_id', c.parent_execution_id,
                               'run_id', i.run_id, 'parent_run_id', c.parent_run_id)
            || CASE WHEN c.input IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('input', c.input) END
+           || CASE WHEN c.search_attributes IS NULL THEN '{}'::jsonb
+                   ELSE jsonb_build_object('search_attributes', c.search_attributes) END
+           || CASE WHEN c.memo IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('memo', c.memo) END
+           || CASE WHEN c.header IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('header', c.header) END
     FROM i JOIN c ON c.instance_id = i.instance_id
     RETURNING task_queue
 ), parents AS (

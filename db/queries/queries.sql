@@ -4,10 +4,10 @@
 -- query pollers of its task queue. No row comes back when the instance
 -- or the execution does not exist.
 WITH q AS (
-    INSERT INTO queries (query_id, namespace, instance_id, execution_id, task_queue, query_name, input)
+    INSERT INTO queries (query_id, namespace, instance_id, execution_id, task_queue, query_name, input, header)
     SELECT sqlc.arg(query_id), i.namespace, i.instance_id,
            CASE WHEN sqlc.arg(execution_id)::bigint > 0 THEN sqlc.arg(execution_id)::bigint ELSE i.execution_id END,
-           i.task_queue, sqlc.arg(query_name), sqlc.arg(input)
+           i.task_queue, sqlc.arg(query_name), sqlc.arg(input), sqlc.narg(header)::jsonb
     FROM instances i
     WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
       AND sqlc.arg(execution_id)::bigint <= i.execution_id
@@ -28,7 +28,7 @@ WHERE q.query_id = (
     LIMIT 1
     FOR UPDATE SKIP LOCKED
 )
-RETURNING q.query_id, q.instance_id, q.execution_id, q.task_queue, q.query_name, q.input;
+RETURNING q.query_id, q.instance_id, q.execution_id, q.task_queue, q.query_name, q.input, q.header;
 
 -- name: AnswerQuery :one
 -- Records a claimed query's answer and wakes its waiting request. No row

@@ -32,6 +32,24 @@ FROM (SELECT NULLIF(jsonb_strip_nulls(COALESCE(x.search_attributes, '{}'::jsonb)
 WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
   AND (m.v IS NULL OR octet_length(m.v::text) <= sqlc.arg(max_bytes)::integer);
 
+-- name: UpsertMemo :execrows
+-- A workflow's upsert_memo commands: merges the fields into the
+-- instance's memo (a null value removes the field; the values are kept as
+-- they are, nulls inside them too) — unless the merged memo would total
+-- more than max_bytes as JSON text: then nothing changes and no row is
+-- counted.
+UPDATE instances i
+SET memo = m.v
+FROM (SELECT NULLIF((COALESCE(x.memo, '{}'::jsonb)
+                     - ARRAY(SELECT f.key FROM jsonb_each(sqlc.arg(fields)::jsonb) f WHERE f.value = 'null'::jsonb))
+                    || (SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
+                        FROM jsonb_each(sqlc.arg(fields)::jsonb) f WHERE f.value <> 'null'::jsonb),
+                    '{}'::jsonb) AS v
+      FROM instances x
+      WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = sqlc.arg(instance_id)) m
+WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = sqlc.arg(instance_id)
+  AND (m.v IS NULL OR octet_length(m.v::text) <= sqlc.arg(max_bytes)::integer);
+
 -- name: SetStatementTimeout :exec
 -- Bounds each later statement of the transaction to ms milliseconds (a
 -- list or count with a query: the list timeout, store.Options.ListTimeout).

@@ -6,7 +6,7 @@ INSERT INTO worker_queue (
     namespace, task_queue, instance_id, execution_id, activity_id, attempt,
     activity_type, workflow_type, workflow_task_queue, input, options,
     start_to_close_ms, heartbeat_timeout_ms, heartbeat_details, last_error,
-    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline)
+    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, run_id)
 SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
        a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
        COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details, a.last_error,
@@ -15,13 +15,14 @@ SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activ
        CASE WHEN a.schedule_to_start_ms > 0
             THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
        COALESCE(a.schedule_to_close_deadline,
-                CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END)
+                CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
+       a.run_id
 FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
     task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
     activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
     start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
     delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-    schedule_to_close_deadline timestamptz, last_error jsonb);
+    schedule_to_close_deadline timestamptz, last_error jsonb, run_id uuid);
 
 -- name: FetchAttempts :many
 -- Claims up to max_tasks visible attempts of the task queues (in the order
@@ -77,7 +78,7 @@ WITH ins AS (
         start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
         scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
         lock_token, locked_until, worker_id, delivery_count, started_at,
-        start_to_close_deadline, heartbeat_deadline)
+        start_to_close_deadline, heartbeat_deadline, run_id)
     SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
            a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
            COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
@@ -95,13 +96,14 @@ WITH ins AS (
            CASE WHEN c.claimed AND a.start_to_close_ms > 0
                 THEN now() + a.start_to_close_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed AND a.heartbeat_timeout_ms > 0
-                THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END
+                THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END,
+           a.run_id
     FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
         task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint)
+        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, run_id uuid)
     CROSS JOIN LATERAL (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
@@ -115,7 +117,7 @@ SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attemp
        scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
        start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
-       cancel_requested_at, last_error, cancelled_unheld_at
+       cancel_requested_at, last_error, cancelled_unheld_at, run_id
 FROM ins WHERE lock_token IS NOT NULL
 ORDER BY instance_id, activity_id;
 

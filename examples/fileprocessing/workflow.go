@@ -95,7 +95,7 @@ type Output struct {
 var acts *Activities
 
 // Register registers the sample's workflows and a's activities on w.
-func Register(w *worker.Worker, a *Activities) error {
+func Register(w worker.Worker, a *Activities) error {
 	return errors.Join(
 		w.RegisterWorkflow(ProcessFile),
 		w.RegisterWorkflow(ProcessFileOnHost),

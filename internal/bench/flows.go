@@ -167,7 +167,7 @@ func (a *activities) Linger(ctx context.Context, d time.Duration) (string, error
 }
 
 // register registers every bench workflow and activity on w.
-func register(w *worker.Worker, acts *activities) error {
+func register(w worker.Worker, acts *activities) error {
 	return errors.Join(
 		w.RegisterWorkflow(OneStep),
 		w.RegisterWorkflow(Fanout),

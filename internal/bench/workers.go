@@ -160,7 +160,7 @@ func (e *Env) startInProcessWorker(spec workerSpec, identity string, onEvent fun
 	return bw, nil
 }
 
-func registerSpec(w *worker.Worker, acts *activities, activitiesOnly bool) error {
+func registerSpec(w worker.Worker, acts *activities, activitiesOnly bool) error {
 	if !activitiesOnly {
 		return register(w, acts)
 	}

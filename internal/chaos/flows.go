@@ -120,7 +120,7 @@ type Activities struct {
 }
 
 // Register registers ChaosFlow and the activities on w.
-func (a *Activities) Register(w *worker.Worker) error {
+func (a *Activities) Register(w worker.Worker) error {
 	return errors.Join(
 		w.RegisterWorkflow(ChaosFlow, worker.WithName(WorkflowType)),
 		w.RegisterActivity(a.Step, worker.WithName("Step")),

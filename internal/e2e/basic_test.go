@@ -27,7 +27,7 @@ func SequentialFlow(ctx workflow.Context, n int) (int, error) {
 	return n, nil
 }
 
-func registerBasics(w *worker.Worker) error {
+func registerBasics(w worker.Worker) error {
 	return errors.Join(
 		w.RegisterWorkflow(SequentialFlow),
 		w.RegisterWorkflow(FanOutFlow),

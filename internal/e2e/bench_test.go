@@ -44,7 +44,7 @@ func BenchmarkSequential1000(b *testing.B) {
 			queue := "bench-" + mode.name
 			opts := testOptions()
 			opts.CacheSize = mode.cache
-			r := e.startWorker(queue, opts, func(w *worker.Worker) error {
+			r := e.startWorker(queue, opts, func(w worker.Worker) error {
 				if err := w.RegisterWorkflow(ThousandSteps); err != nil {
 					return err
 				}
@@ -85,7 +85,7 @@ func BenchmarkOneActivityWorkflow(b *testing.B) {
 	if s := os.Getenv("BENCH_STARTERS"); s != "" {
 		starters, _ = strconv.Atoi(s)
 	}
-	e.startWorker(queue, testOptions(), func(w *worker.Worker) error {
+	e.startWorker(queue, testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(OneStep), w.RegisterActivity(Step))
 	})
 	ctx := context.Background()

@@ -32,7 +32,7 @@ func TestWorkerBuildIDs(t *testing.T) {
 	startTagged := func(tag, build string) *running {
 		opts := testOptions()
 		opts.BuildID = build
-		return e.startWorker("q", opts, func(w *worker.Worker) error {
+		return e.startWorker("q", opts, func(w worker.Worker) error {
 			return w.RegisterWorkflow(taggedFlow(tag), worker.WithName("Tagged"))
 		})
 	}

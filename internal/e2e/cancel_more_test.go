@@ -46,7 +46,7 @@ func PerAttemptTimeoutFlow(ctx workflow.Context) (string, error) {
 func TestPerAttemptTimeoutCancelsAttemptAndRetries(t *testing.T) {
 	e := newEnv(t)
 	f := &hangsOnce{causes: make(chan error, 4)}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PerAttemptTimeoutFlow), w.RegisterActivity(f.Slow))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pat", TaskQueue: "q"}, PerAttemptTimeoutFlow, nil)
@@ -112,7 +112,7 @@ func TestContinueAsNewCancelsOldActivities(t *testing.T) {
 	l := &lingering{started: make(chan struct{}, 1), release: make(chan struct{}), causes: make(chan error, 1)}
 	opts := testOptions()
 	opts.CancelGracePeriod = 30 * time.Second // the activity returns late, inside its grace period
-	e.startWorker("q", opts, func(w *worker.Worker) error {
+	e.startWorker("q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(ContinueFlow), w.RegisterActivity(l.Linger))
 	})
 	ctx := context.Background()
@@ -179,7 +179,7 @@ func BenchmarkCancelDelivery(b *testing.B) {
 	opts := testOptions()
 	opts.ActivityLockDuration = 90 * time.Second // renewals every 30 s
 	opts.LeaseDuration = 90 * time.Second
-	e.startWorker("q", opts, func(wk *worker.Worker) error {
+	e.startWorker("q", opts, func(wk worker.Worker) error {
 		return errors.Join(wk.RegisterWorkflow(WaitFlow), wk.RegisterActivity(w.Wait))
 	})
 	ctx := context.Background()

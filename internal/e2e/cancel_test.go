@@ -59,8 +59,8 @@ func SelectTimeoutFlow(ctx workflow.Context) (string, error) {
 	return "timeout", nil
 }
 
-func registerBlocker(b *blocker) func(w *worker.Worker) error {
-	return func(w *worker.Worker) error {
+func registerBlocker(b *blocker) func(w worker.Worker) error {
+	return func(w worker.Worker) error {
 		return errors.Join(
 			w.RegisterWorkflow(SelectTimeoutFlow),
 			w.RegisterWorkflow(CancelFlow),

@@ -51,7 +51,7 @@ func SampleParentWorkflow(ctx workflow.Context) (string, error) {
 func TestChildWorkflow_Sample(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		if err := w.RegisterWorkflow(SampleParentWorkflow); err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func ParentOfFailing(ctx workflow.Context) (string, error) {
 func TestChildWorkflow_FailureReachesTheParent(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		if err := w.RegisterWorkflow(ParentOfFailing); err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func CancellingParent(ctx workflow.Context, busyID string) (string, error) {
 func TestChildWorkflow_ParentCancelAndClosePolicies(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		for _, fn := range []any{PolicyParent, WaitingChild, CancellingParent} {
 			if err := w.RegisterWorkflow(fn); err != nil {
 				return err
@@ -290,7 +290,7 @@ func TerminatePolicyParent(ctx workflow.Context, a TerminateArgs) (string, error
 func TestChildWorkflow_TerminatePolicyAndTerminatedChild(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		for _, fn := range []any{TerminatePolicyParent, WaitingChild} {
 			if err := w.RegisterWorkflow(fn); err != nil {
 				return err
@@ -358,7 +358,7 @@ func RetryingParent(ctx workflow.Context, maxAttempts int32) (string, error) {
 func TestChildWorkflow_RetryPolicy(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		for _, fn := range []any{RetryingParent, FlakyChild} {
 			if err := w.RegisterWorkflow(fn); err != nil {
 				return err

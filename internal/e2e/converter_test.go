@@ -182,7 +182,7 @@ func HeartbeatFlow(ctx workflow.Context) error {
 	return workflow.ExecuteActivity(ctx, PoisonHeartbeat).Get(ctx, nil)
 }
 
-func registerEncrypted(w *worker.Worker) error {
+func registerEncrypted(w worker.Worker) error {
 	return errors.Join(w.RegisterWorkflow(EncryptedFlow), w.RegisterWorkflow(EncryptedChild), w.RegisterActivity(ChargeCard),
 		w.RegisterWorkflow(HeartbeatFlow), w.RegisterActivity(PoisonHeartbeat))
 }

@@ -44,7 +44,7 @@ func TestCronWorkflow(t *testing.T) {
 	ctx := context.Background()
 	var failed atomic.Bool
 	flow := cronFlow(3, &failed)
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return w.RegisterWorkflow(flow, worker.WithName("CronFlow"))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "cron", TaskQueue: "q", CronSchedule: "@every 1s"}, "CronFlow", nil)
@@ -105,7 +105,7 @@ func TestCronCancelBeforeFirstRun(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	var runs atomic.Int32
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return w.RegisterWorkflow(func(ctx workflow.Context) error { runs.Add(1); return nil }, worker.WithName("Yearly"))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "yearly", TaskQueue: "q", CronSchedule: "0 0 1 1 *"}, "Yearly", nil)

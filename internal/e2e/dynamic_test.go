@@ -71,7 +71,7 @@ func DynamicOneArgActivity(ctx context.Context, args converter.EncodedValues) (s
 func TestDynamic_SamplesWorkflowAndActivity(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "dynamic", func(w *worker.Worker) {
+	e.startTemporalWorker(c, "dynamic", func(w worker.Worker) {
 		must(t, w.RegisterDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterOptions{}))
 		must(t, w.RegisterDynamicActivity(DynamicSampleActivity, activity.DynamicRegisterOptions{}))
 	})
@@ -99,7 +99,7 @@ func TestDynamic_SamplesWorkflowAndActivity(t *testing.T) {
 func TestDynamic_RegisteredTypesWinAndOneArgument(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "dynamic-one", func(w *worker.Worker) {
+	e.startTemporalWorker(c, "dynamic-one", func(w worker.Worker) {
 		must(t, w.RegisterWorkflow(DynamicOneArgWorkflow))
 		must(t, w.RegisterDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterWorkflowOptions{}))
 		must(t, w.RegisterDynamicActivity(DynamicOneArgActivity, activity.DynamicRegisterOptions{}))

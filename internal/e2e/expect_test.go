@@ -11,8 +11,8 @@ import (
 
 // registers is a worker setup (for env.startWorker) that registers the
 // workflows wfs and the activities acts.
-func registers(wfs []any, acts ...any) func(w *worker.Worker) error {
-	return func(w *worker.Worker) error {
+func registers(wfs []any, acts ...any) func(w worker.Worker) error {
+	return func(w worker.Worker) error {
 		var errs []error
 		for _, wf := range wfs {
 			errs = append(errs, w.RegisterWorkflow(wf))

@@ -52,7 +52,7 @@ func ExtCaller(ctx workflow.Context, target string) (string, error) {
 func TestExternalSignalAndCancel(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		if err := w.RegisterWorkflow(ExtTarget); err != nil {
 			return err
 		}

@@ -55,8 +55,8 @@ func RetryFlow(ctx workflow.Context, activityName string) (string, error) {
 	return out, err
 }
 
-func registerFlaky(f *flaky) func(w *worker.Worker) error {
-	return func(w *worker.Worker) error {
+func registerFlaky(f *flaky) func(w worker.Worker) error {
+	return func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(RetryFlow), w.RegisterActivity(f.Flaky), w.RegisterActivity(f.Reject))
 	}
 }
@@ -153,7 +153,7 @@ func TestPanics(t *testing.T) {
 	e := newEnv(t)
 	opts := testOptions()
 	opts.WorkflowPanicPolicy = worker.FailWorkflow
-	r := e.startWorker("q", opts, func(w *worker.Worker) error {
+	r := e.startWorker("q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PanicWorkflow), w.RegisterWorkflow(CallPanicActivity),
 			w.RegisterWorkflow(SequentialFlow), w.RegisterActivity(PanicActivity), w.RegisterActivity(Inc))
 	})
@@ -228,7 +228,7 @@ func OrderFlowFixed(ctx workflow.Context) (string, error) {
 func TestPanicBlocksWorkflowUntilFixed(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	broken := e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	broken := e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterActivity(Inc))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "order-1", TaskQueue: "q"}, OrderFlow, nil)
@@ -257,7 +257,7 @@ func TestPanicBlocksWorkflowUntilFixed(t *testing.T) {
 	}
 	broken.stop()
 
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflowWithOptions(OrderFlowFixed, workflow.RegisterOptions{Name: "OrderFlow"}),
 			w.RegisterActivity(Inc))
 	})
@@ -296,8 +296,8 @@ func VersionedV2(ctx workflow.Context) (int, error) {
 func TestNondeterminismDetectedAndFixed(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	build := func(fn any) func(w *worker.Worker) error {
-		return func(w *worker.Worker) error {
+	build := func(fn any) func(w worker.Worker) error {
+		return func(w worker.Worker) error {
 			return errors.Join(w.RegisterWorkflow(fn, worker.WithName("Versioned")), w.RegisterActivity(Inc), w.RegisterActivity(Square))
 		}
 	}
@@ -341,8 +341,8 @@ func TestNondeterminismDetectedAndFixed(t *testing.T) {
 func TestNondeterminismFailsWorkflowUnderFailWorkflow(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	build := func(fn any) func(w *worker.Worker) error {
-		return func(w *worker.Worker) error {
+	build := func(fn any) func(w worker.Worker) error {
+		return func(w worker.Worker) error {
 			return errors.Join(w.RegisterWorkflow(fn, worker.WithName("Versioned")), w.RegisterActivity(Inc), w.RegisterActivity(Square))
 		}
 	}
@@ -392,7 +392,7 @@ func SlowWho(ctx context.Context) (string, error) {
 
 func TestTwoWorkersShareTheLoad(t *testing.T) {
 	e := newEnv(t)
-	reg := func(w *worker.Worker) error {
+	reg := func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(ShareFlow), w.RegisterActivity(SlowWho))
 	}
 	opts := testOptions()

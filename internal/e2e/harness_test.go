@@ -132,13 +132,13 @@ func testOptions() worker.Options {
 
 // running is a worker started by a test.
 type running struct {
-	w    *worker.Worker
+	w    worker.Worker
 	stop func()
 }
 
 // startWorker registers with reg on a new worker of queue and runs it until
 // stop (or the end of the test).
-func (e *env) startWorker(queue string, opts worker.Options, reg func(w *worker.Worker) error) *running {
+func (e *env) startWorker(queue string, opts worker.Options, reg func(w worker.Worker) error) *running {
 	e.t.Helper()
 	return e.startWorkerOn(e.c, queue, opts, reg)
 }

@@ -60,7 +60,7 @@ func TestHeartbeatDetails_CarriedByTheFailure(t *testing.T) {
 	r := &resumer{}
 	opts := testOptions()
 	opts.ActivityLockDuration = 30 * time.Second // renewals every 10s: none during attempt 1
-	e.startWorker("q", opts, func(w *worker.Worker) error {
+	e.startWorker("q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(FailFastResumeFlow), w.RegisterActivity(r.Resume))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "resume-fail-fast", TaskQueue: "q"}, FailFastResumeFlow, nil)

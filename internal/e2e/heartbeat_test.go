@@ -51,7 +51,7 @@ func TestHeartbeatDetailsResumeNextAttempt(t *testing.T) {
 	e := newEnv(t)
 	opts := testOptions()
 	opts.ActivityLockDuration = time.Second // renew every ~330ms
-	e.startWorker("q", opts, func(w *worker.Worker) error {
+	e.startWorker("q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(ResumeFlow), w.RegisterActivity(Resumable))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "resume", TaskQueue: "q"}, ResumeFlow, nil)
@@ -90,7 +90,7 @@ func CancelAtOnce(ctx workflow.Context) (string, error) {
 func TestAttemptFetchedCancelledIsNotRun(t *testing.T) {
 	e := newEnv(t)
 	n := &neverRun{}
-	r := e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	r := e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(CancelAtOnce), w.RegisterActivity(n.NeverRun))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "at-once", TaskQueue: "q"}, CancelAtOnce, nil)

@@ -39,7 +39,7 @@ func PagedFlow(ctx workflow.Context, n int) (int, error) {
 // history and runs the workflow to completion.
 func TestTurnHistoryIsPaged(t *testing.T) {
 	e := newEnvWith(t, envConfig{Store: store.Options{TurnHistoryEvents: 5}})
-	reg := func(w *worker.Worker) error {
+	reg := func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PagedFlow), w.RegisterActivity(Inc))
 	}
 	first := e.startWorker("paged", testOptions(), reg)

@@ -66,7 +66,7 @@ func PinnedFlow(ctx workflow.Context, n int) ([]HostWhere, error) {
 
 func TestHostTaskQueueInfo(t *testing.T) {
 	e := newEnv(t)
-	reg := func(w *worker.Worker) error {
+	reg := func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PinnedFlow), w.RegisterActivity(WhereAmI))
 	}
 	opts := testOptions()
@@ -153,7 +153,7 @@ func StartTimeoutFlow(ctx workflow.Context, queue string) (string, error) {
 
 func TestScheduleToStartOnUnpolledQueue(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("s2s", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("s2s", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(StartTimeoutFlow), w.RegisterActivity(WhereAmI))
 	})
 	begin := time.Now()
@@ -224,7 +224,7 @@ func OnHostFlow(ctx workflow.Context) ([][]HostWhere, error) {
 func TestRunOnHostMovesToAnotherHost(t *testing.T) {
 	e := newEnv(t)
 	g := &hostGate{ran: make(chan string, 8), open: make(chan struct{})}
-	reg := func(w *worker.Worker) error {
+	reg := func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(OnHostFlow), w.RegisterActivity(WhereAmI), w.RegisterActivity(g.GatedWhere))
 	}
 	opts := testOptions()

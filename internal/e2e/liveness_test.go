@@ -47,7 +47,7 @@ func LingerFlow(ctx workflow.Context, d time.Duration) (string, error) {
 	return out, err
 }
 
-func registerLingerFlow(w *worker.Worker) error { return w.RegisterWorkflow(LingerFlow) }
+func registerLingerFlow(w worker.Worker) error { return w.RegisterWorkflow(LingerFlow) }
 
 // lingerStart is an attempt of Linger that started on an in-process worker.
 type lingerStart struct {
@@ -89,7 +89,7 @@ func (r *relay) Linger(ctx context.Context, d time.Duration) (string, error) {
 	return "inproc:" + info.WorkerID, nil
 }
 
-func (r *relay) register(w *worker.Worker) error {
+func (r *relay) register(w worker.Worker) error {
 	return w.RegisterActivity(r.Linger, worker.WithName("Linger"))
 }
 
@@ -273,7 +273,7 @@ func (e *env) workerState(id string) string {
 }
 
 // startWorkerOn is startWorker with a client of the test's own.
-func (e *env) startWorkerOn(c *client.TetherClient, queue string, opts worker.Options, reg func(w *worker.Worker) error) *running {
+func (e *env) startWorkerOn(c *client.TetherClient, queue string, opts worker.Options, reg func(w worker.Worker) error) *running {
 	e.t.Helper()
 	w := worker.New(c, queue, opts)
 	if err := reg(w); err != nil {
@@ -481,7 +481,7 @@ func TestLiveness_CleanedUpWorkerReRegisters(t *testing.T) {
 	}
 	opts := testOptions()
 	opts.LeaseDuration = time.Second
-	a := e.startWorkerOn(c, "q", opts, func(w *worker.Worker) error {
+	a := e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(WhoFlow), w.RegisterActivity(WhoAmI))
 	})
 	old := a.w.ID()
@@ -664,7 +664,7 @@ func TestLiveness_PartitionedWorkerCancelsItsActivities(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &holdFirst{started: make(chan string, 1), cancelled: make(chan lingerCancel, 1)}
-	a := e.startWorkerOn(ca, "act", testOptions(), func(w *worker.Worker) error {
+	a := e.startWorkerOn(ca, "act", testOptions(), func(w worker.Worker) error {
 		return w.RegisterActivity(h.Linger, worker.WithName("Linger"))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "partition", TaskQueue: "wf"}, LingerFlow, time.Minute)

@@ -82,7 +82,7 @@ func TestLocalActivities(t *testing.T) {
 	opts := testOptions()
 	opts.CacheSize = -1
 	opts.WorkflowLockDuration = 30 * time.Second // room for the local retries
-	r := e.startWorker("q", opts, func(w *worker.Worker) error {
+	r := e.startWorker("q", opts, func(w worker.Worker) error {
 		if err := w.RegisterActivity(acts.Flaky); err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func TestLocalActivityFallsBack(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	acts := &LocalActs{failFirst: 2}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		if err := w.RegisterActivity(acts.Flaky); err != nil {
 			return err
 		}

@@ -155,7 +155,7 @@ func TestMetricsAfterWorkflows(t *testing.T) {
 	e := metricsEnv(t)
 	ctx := context.Background()
 	f := &flaky{failures: 2}
-	e.startWorker("mq", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("mq", testOptions(), func(w worker.Worker) error {
 		return errors.Join(registerFlaky(f)(w), w.RegisterWorkflow(SlowFlow), w.RegisterActivity(Slow))
 	})
 

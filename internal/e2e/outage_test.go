@@ -165,7 +165,7 @@ func TestOutage_ActivityReportSurvivesServerRestart(t *testing.T) {
 	}
 	var c *client.TetherClient
 	f, c = e.outageClient(ft)
-	e.startWorkerOn(c, "q", outageOptions(), func(w *worker.Worker) error {
+	e.startWorkerOn(c, "q", outageOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(ShoutFlow), w.RegisterActivity(acts.Shout))
 	})
 
@@ -212,7 +212,7 @@ func TestOutage_TurnAckSurvivesServerRestart(t *testing.T) {
 	}
 	var c *client.TetherClient
 	f, c = e.outageClient(ft)
-	e.startWorkerOn(c, "q", outageOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(QuietFlow) })
+	e.startWorkerOn(c, "q", outageOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(QuietFlow) })
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-turn", TaskQueue: "q"}, QuietFlow, "ok")
 	if err != nil {
@@ -301,7 +301,7 @@ func TestOutage_ServerDownLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
 	opts := outageOptions()
 	opts.LeaseDuration = lease
 	opts.ActivityLockDuration = time.Minute
-	e.startWorkerOn(c, "q", opts, func(w *worker.Worker) error {
+	e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock))
 	})
 
@@ -396,7 +396,7 @@ func TestOutage_ServerDownLongerThanTurnLockDoesNotRerunTheTurn(t *testing.T) {
 	f, c = e.outageClient(ft)
 	opts := outageOptions()
 	opts.WorkflowLockDuration = lock
-	e.startWorkerOn(c, "q", opts, func(w *worker.Worker) error {
+	e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
 		return w.RegisterWorkflow(counter.CountedFlow, worker.WithName("CountedFlow"))
 	})
 
@@ -460,7 +460,7 @@ func TestOutage_Server5xxLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
 	opts := outageOptions()
 	opts.LeaseDuration = lease
 	opts.ActivityLockDuration = time.Minute
-	e.startWorkerOn(c, "q", opts, func(w *worker.Worker) error {
+	e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-5xx", TaskQueue: "q"}, OutageBlockFlow, nil)

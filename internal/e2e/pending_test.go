@@ -52,7 +52,7 @@ func RetryForeverFlow(ctx workflow.Context) error {
 // attempt's failure (type, message, time) and its next retry time.
 func TestPending_FailingActivity(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(RetryForeverFlow), w.RegisterActivity(AlwaysFails))
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-fail", TaskQueue: "q"}, RetryForeverFlow, nil); err != nil {
@@ -106,7 +106,7 @@ func TestPending_HeartbeatAndTimer(t *testing.T) {
 	e := newEnv(t)
 	opts := testOptions()
 	opts.Identity = "hb-worker"
-	e.startWorker("q", opts, func(w *worker.Worker) error {
+	e.startWorker("q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(HeartbeatAndTimerFlow), w.RegisterActivity(Heartbeater))
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-hb", TaskQueue: "q"}, HeartbeatAndTimerFlow, nil); err != nil {
@@ -141,7 +141,7 @@ func PanickyFlow(ctx workflow.Context) error {
 // attempt, the error and since when.
 func TestPending_TaskFailing(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return w.RegisterWorkflow(PanickyFlow)
 	})
 	start := time.Now()
@@ -171,7 +171,7 @@ func PendingChildParent(ctx workflow.Context) error {
 // Goal: describe lists a running child of the execution with its state.
 func TestPending_Child(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(PendingChildParent), w.RegisterWorkflow(WaitingChild))
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-parent", TaskQueue: "q"}, PendingChildParent, nil); err != nil {
@@ -204,7 +204,7 @@ func ManyPendingFlow(ctx workflow.Context) error {
 // the first by id, and counts them all.
 func TestPending_Bounded(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return w.RegisterWorkflow(ManyPendingFlow)
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-many", TaskQueue: "q"}, ManyPendingFlow, nil); err != nil {
@@ -245,7 +245,7 @@ func TimingOutFlow(ctx workflow.Context) error {
 // last failure, with its timeout type; the activity is listed once.
 func TestPending_TimedOutAttempt(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(TimingOutFlow), w.RegisterActivity(Stuck))
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-timeout", TaskQueue: "q"}, TimingOutFlow, nil); err != nil {

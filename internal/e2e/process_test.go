@@ -137,7 +137,7 @@ func HoldFlow(ctx workflow.Context, d time.Duration) (string, error) {
 func TestGracefulStopFinishesRunningActivity(t *testing.T) {
 	e := newEnv(t)
 	h := &holder{started: make(chan string, 4), causes: make(chan error, 4)}
-	reg := func(w *worker.Worker) error {
+	reg := func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(HoldFlow), w.RegisterActivity(h.Hold))
 	}
 	a := e.startWorker("q", testOptions(), reg)
@@ -169,7 +169,7 @@ func TestGracefulStopFinishesRunningActivity(t *testing.T) {
 func TestStopTimeoutAbandonsActivity(t *testing.T) {
 	e := newEnv(t)
 	h := &holder{started: make(chan string, 4), causes: make(chan error, 4)}
-	reg := func(w *worker.Worker) error {
+	reg := func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(HoldFlow), w.RegisterActivity(h.Hold))
 	}
 	opts := testOptions()

@@ -54,7 +54,7 @@ func TestResetAfterABadDeploy(t *testing.T) {
 	startBuild := func(build string, fixed bool) *running {
 		opts := testOptions()
 		opts.BuildID = build
-		return e.startWorker("orders", opts, func(w *worker.Worker) error {
+		return e.startWorker("orders", opts, func(w worker.Worker) error {
 			return errors.Join(w.RegisterWorkflow(doubledFlow(fixed), worker.WithName("Doubled")),
 				w.RegisterActivity(acts.Double, worker.WithName("Double")))
 		})
@@ -132,7 +132,7 @@ func TestBatchResetAfterABadDeploy(t *testing.T) {
 	ctx := context.Background()
 	acts := &doubler{}
 	startBuild := func(fixed bool) *running {
-		return e.startWorker("orders", testOptions(), func(w *worker.Worker) error {
+		return e.startWorker("orders", testOptions(), func(w worker.Worker) error {
 			return errors.Join(w.RegisterWorkflow(doubledFlow(fixed), worker.WithName("Doubled")),
 				w.RegisterActivity(acts.Double, worker.WithName("Double")))
 		})
@@ -214,7 +214,7 @@ func TestResetOfAWorkflowStuckOnAPanic(t *testing.T) {
 	startBuild := func(build string, fixed bool) *running {
 		opts := testOptions()
 		opts.BuildID = build
-		return e.startWorker("orders", opts, func(w *worker.Worker) error {
+		return e.startWorker("orders", opts, func(w worker.Worker) error {
 			return errors.Join(w.RegisterWorkflow(panickyFlow(fixed), worker.WithName("Panicky")),
 				w.RegisterActivity(acts.Double, worker.WithName("Double")))
 		})

@@ -39,7 +39,7 @@ func RunIDParent(ctx workflow.Context) ([]string, error) {
 func TestRunIDsAreUUIDs(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "runids", func(w *worker.Worker) {
+	e.startTemporalWorker(c, "runids", func(w worker.Worker) {
 		must(t, w.RegisterWorkflow(RunIDParent))
 		must(t, w.RegisterWorkflow(RunIDChild))
 	})
@@ -91,7 +91,7 @@ func RunIDSignaller(ctx workflow.Context, id, runID string) error {
 func TestSignalExternalByRunID(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "runids", func(w *worker.Worker) {
+	e.startTemporalWorker(c, "runids", func(w worker.Worker) {
 		must(t, w.RegisterWorkflow(RunIDWaiter))
 		must(t, w.RegisterWorkflow(RunIDSignaller))
 	})

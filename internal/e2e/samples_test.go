@@ -119,7 +119,7 @@ func TestPickFirstSample(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	acts := &PickFirstActivities{canceled: map[int]string{}}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(SamplePickFirstWorkflow), w.RegisterActivity(acts))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "pickfirst", TaskQueue: "q"}, SamplePickFirstWorkflow, nil)
@@ -277,7 +277,7 @@ func AwaitSignalsWorkflow(ctx workflow.Context, timeout time.Duration) (err erro
 func TestAwaitSignalsSample(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(AwaitSignalsWorkflow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(AwaitSignalsWorkflow) })
 
 	// Out of order, each in its own turn: the workflow waits for Signal1.
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "await-signals", TaskQueue: "q"}, AwaitSignalsWorkflow, time.Hour)
@@ -427,7 +427,7 @@ func TestGreetingsSamples(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	activities := &GreetingActivities{Name: "Temporal", Greeting: "Hello"}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(GreetingSample), w.RegisterWorkflow(GreetingLocalSample), w.RegisterActivity(activities))
 	})
 	for _, c := range []struct {
@@ -527,8 +527,8 @@ func TestVersioningSample(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	acts := &VersioningActivities{}
-	build := func(fn any) func(w *worker.Worker) error {
-		return func(w *worker.Worker) error {
+	build := func(fn any) func(w worker.Worker) error {
+		return func(w worker.Worker) error {
 			return errors.Join(w.RegisterWorkflow(fn, worker.WithName("Versioning")), w.RegisterActivity(acts))
 		}
 	}
@@ -711,7 +711,7 @@ func TestWaitForCancellation(t *testing.T) {
 		acts.started[s], acts.observed[s] = make(chan struct{}), make(chan string, 1)
 		acts.release[s], acts.cleaned[s] = make(chan struct{}), make(chan struct{})
 	}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(WaitForCancellationFlow), w.RegisterActivity(acts))
 	})
 	// position is the index in h of the first event of kind about the
@@ -835,7 +835,7 @@ func TestWaitForCancellationNonCooperative(t *testing.T) {
 	acts := &StubbornActivities{started: make(chan struct{}), release: make(chan struct{})}
 	opts := testOptions()
 	opts.CancelGracePeriod = 500 * time.Millisecond
-	r := e.startWorker("q", opts, func(w *worker.Worker) error {
+	r := e.startWorker("q", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(StubbornFlow), w.RegisterActivity(acts))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "stubborn-wait", TaskQueue: "q"}, StubbornFlow, nil)

@@ -93,7 +93,7 @@ func (a *sessionActs) Process(ctx context.Context) (SessionStep, error) {
 // Upload is the third step.
 func (a *sessionActs) Upload(ctx context.Context) (SessionStep, error) { return step(ctx), nil }
 
-func (a *sessionActs) register(w *worker.Worker) error {
+func (a *sessionActs) register(w worker.Worker) error {
 	return errors.Join(w.RegisterActivity(a.Download, worker.WithName("Download")),
 		w.RegisterActivity(a.Process, worker.WithName("Process")),
 		w.RegisterActivity(a.Upload, worker.WithName("Upload")))
@@ -176,7 +176,7 @@ func sessionOptions() worker.Options {
 func TestSessionFileProcessing(t *testing.T) {
 	e := newEnv(t)
 	acts := &sessionActs{}
-	reg := func(w *worker.Worker) error { return errors.Join(w.RegisterWorkflow(SessionFlow), acts.register(w)) }
+	reg := func(w worker.Worker) error { return errors.Join(w.RegisterWorkflow(SessionFlow), acts.register(w)) }
 	hosts := map[string]string{} // worker id → host queue
 	for range 2 {
 		r := e.startWorker("sess", sessionOptions(), reg)
@@ -225,7 +225,7 @@ func TestSessionWorkerLost(t *testing.T) {
 	// included, so the replay must agree with it.
 	wopts := testOptions()
 	wopts.CacheSize = -1
-	e.startWorker("sess-lost", wopts, func(w *worker.Worker) error { return w.RegisterWorkflow(SessionFlow) })
+	e.startWorker("sess-lost", wopts, func(w worker.Worker) error { return w.RegisterWorkflow(SessionFlow) })
 	px := newPartitionProxy(t, e.addr)
 	ca, err := client.DialContext(context.Background(), client.Options{Address: px.URL(), Logger: e.log})
 	if err != nil {
@@ -272,7 +272,7 @@ func TestSessionWorkerLost(t *testing.T) {
 // state failed, and a new session on another worker completes.
 func TestSessionWorkerStopped(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("sess-stop", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(SessionFlow) })
+	e.startWorker("sess-stop", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(SessionFlow) })
 	acts := &sessionActs{hold: true, held: make(chan string, 1)}
 	opts := sessionOptions()
 	opts.LeaseDuration = time.Second
@@ -299,7 +299,7 @@ func TestSessionWorkerStopped(t *testing.T) {
 
 // checkFailover checks a SessionFlow whose first session, on worker lost,
 // failed at Process and whose second ran on b.
-func checkFailover(t *testing.T, wfID string, tries []SessionTry, lost string, b *worker.Worker) {
+func checkFailover(t *testing.T, wfID string, tries []SessionTry, lost string, b worker.Worker) {
 	t.Helper()
 	if len(tries) != 2 {
 		t.Fatalf("sessions %+v, want 2", tries)
@@ -376,7 +376,7 @@ func TestSessionLimitAndRecreate(t *testing.T) {
 	// A session's keeper takes no activity slot: with one slot, the
 	// session's activities and the creations still run.
 	opts.MaxConcurrentActivities = 1
-	a := e.startWorker("sess-limit", opts, func(w *worker.Worker) error {
+	a := e.startWorker("sess-limit", opts, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(SessionLimitFlow), acts.register(w))
 	})
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "session-limit", TaskQueue: "sess-limit"}, SessionLimitFlow)
@@ -417,7 +417,7 @@ func LocalInfoFlow(ctx workflow.Context) (SessionStep, error) {
 // IsLocalActivity set.
 func TestLocalActivityInfo(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("local-info", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("local-info", testOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(LocalInfoFlow), w.RegisterActivity(LocalStep))
 	})
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "local-info", TaskQueue: "local-info"}, LocalInfoFlow)
@@ -459,7 +459,7 @@ func LongSessionFlow(ctx workflow.Context, wait time.Duration) (string, error) {
 func TestSessionOutlivesHeartbeatTimeout(t *testing.T) {
 	e := newEnv(t)
 	acts := &sessionActs{}
-	a := e.startWorker("sess-long", sessionOptions(), func(w *worker.Worker) error {
+	a := e.startWorker("sess-long", sessionOptions(), func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(LongSessionFlow), acts.register(w))
 	})
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "session-long", TaskQueue: "sess-long"}, LongSessionFlow, 4*time.Second)

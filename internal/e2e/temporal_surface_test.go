@@ -38,7 +38,7 @@ func (e *env) dialTemporal() client.Client {
 
 // startTemporalWorker starts a worker with Start and stops it with Stop at
 // the end of the test.
-func (e *env) startTemporalWorker(c client.Client, queue string, register func(w *worker.Worker)) *worker.Worker {
+func (e *env) startTemporalWorker(c client.Client, queue string, register func(w worker.Worker)) worker.Worker {
 	e.t.Helper()
 	w := worker.New(c, queue, testOptions())
 	register(w)
@@ -65,7 +65,7 @@ func SurfaceHello(ctx workflow.Context, name string, times int) (string, error) 
 func TestTemporalSurface_HelloWorldWithSeveralArguments(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "hello", func(w *worker.Worker) {
+	e.startTemporalWorker(c, "hello", func(w worker.Worker) {
 		must(t, w.RegisterWorkflow(SurfaceHello))
 		must(t, w.RegisterActivity(SurfaceGreeting))
 	})
@@ -141,7 +141,7 @@ func SurfaceChargeFlow(ctx workflow.Context, card int) (string, error) {
 func TestTemporalSurface_ApplicationErrorsAndRetries(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "pay", func(w *worker.Worker) {
+	e.startTemporalWorker(c, "pay", func(w worker.Worker) {
 		must(t, w.RegisterWorkflow(SurfaceChargeFlow))
 		must(t, w.RegisterActivity(SurfaceCharge))
 	})
@@ -231,7 +231,7 @@ func SurfaceNoteFlow(ctx workflow.Context) (string, error) {
 func TestTemporalSurface_ActivityHelpers(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "acts", func(w *worker.Worker) {
+	e.startTemporalWorker(c, "acts", func(w worker.Worker) {
 		must(t, w.RegisterWorkflow(SurfaceActivitiesFlow))
 		must(t, w.RegisterWorkflow(SurfaceNoteFlow))
 		must(t, w.RegisterActivity(SurfaceResumable))
@@ -276,7 +276,7 @@ func SurfaceWaitFlow(ctx workflow.Context, fail bool) (string, error) {
 func TestTemporalSurface_ClientCalls(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "calls", func(w *worker.Worker) { must(t, w.RegisterWorkflow(SurfaceWaitFlow)) })
+	e.startTemporalWorker(c, "calls", func(w worker.Worker) { must(t, w.RegisterWorkflow(SurfaceWaitFlow)) })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for name, typ := range map[string]string{"CustomerId": api.SearchAttributeKeyword, "Amount": api.SearchAttributeDouble} {
@@ -492,7 +492,7 @@ func SurfaceEarlyReturn(ctx workflow.Context, base int) (int, error) {
 func TestTemporalSurface_UpdateWithStart(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "early", func(w *worker.Worker) { must(t, w.RegisterWorkflow(SurfaceEarlyReturn)) })
+	e.startTemporalWorker(c, "early", func(w worker.Worker) { must(t, w.RegisterWorkflow(SurfaceEarlyReturn)) })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	startOp := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{

@@ -290,7 +290,7 @@ func TestMutexSample(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	acts := &MutexActivities{C: e.c}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		if err := w.RegisterWorkflow(MutexWorkflow); err != nil {
 			return err
 		}
@@ -501,7 +501,7 @@ func TestRegistrationLoggersAndInfo(t *testing.T) {
 	rec := &recorder{recs: map[string][]map[string]string{}}
 	opts := testOptions()
 	opts.Logger = slog.New(rec)
-	e.startWorker("q", opts, func(w *worker.Worker) error {
+	e.startWorker("q", opts, func(w worker.Worker) error {
 		if err := w.RegisterWorkflowWithOptions(RegFlow, workflow.RegisterOptions{Name: "reg-flow"}); err != nil {
 			return err
 		}
@@ -598,7 +598,7 @@ func TestSideEffectAndVersionMarkers(t *testing.T) {
 	opts := testOptions()
 	opts.CacheSize = -1
 	flow := markerFlow(counts, &setting)
-	e.startWorker("q", opts, func(w *worker.Worker) error {
+	e.startWorker("q", opts, func(w worker.Worker) error {
 		return w.RegisterWorkflow(flow, worker.WithName("MarkerFlow"))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "markers", TaskQueue: "q"}, "MarkerFlow", nil)
@@ -655,7 +655,7 @@ func InfoFlow(ctx workflow.Context, prev int64) (string, error) {
 // ContinuedExecutionRunID); a started one continues none.
 func TestInfoContinuedFrom(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(InfoFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(InfoFlow) })
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "info", TaskQueue: "q"}, InfoFlow, int64(-1))
 	if err != nil {
 		t.Fatal(err)

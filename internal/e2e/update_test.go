@@ -58,7 +58,7 @@ func UpdateCounterFlow(ctx workflow.Context) (int, error) {
 	return counter, nil
 }
 
-func registerUpdates(w *worker.Worker) error {
+func registerUpdates(w worker.Worker) error {
 	return errors.Join(w.RegisterWorkflow(UpdateCounterFlow), w.RegisterActivity(Double))
 }
 

@@ -44,7 +44,7 @@ func TestVisibility_UpsertListCountReplay(t *testing.T) {
 	if _, err := e.c.RegisterSearchAttribute(ctx, "Stage", api.SearchAttributeText); !errors.Is(err, client.ErrConflict) {
 		t.Fatalf("second registration: %v, want ErrConflict", err)
 	}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error { return w.RegisterWorkflow(VisFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(VisFlow) })
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "vis", TaskQueue: "q",
 		SearchAttributes: map[string]any{"CustomerId": "c-1", "Tags": []string{"red"}},
 		Memo:             map[string]any{"note": "hello"}}, VisFlow, 7)
@@ -134,7 +134,7 @@ func TestVisibility_ChildSearchAttributes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.startWorker("q", testOptions(), func(w *worker.Worker) error {
+	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		if err := w.RegisterWorkflow(VisKid); err != nil {
 			return err
 		}

@@ -81,6 +81,7 @@ const (
 	ApiCommandTypeSignalExternal             ApiCommandType = "signal_external"
 	ApiCommandTypeStartChildWorkflow         ApiCommandType = "start_child_workflow"
 	ApiCommandTypeStartTimer                 ApiCommandType = "start_timer"
+	ApiCommandTypeUpsertMemo                 ApiCommandType = "upsert_memo"
 	ApiCommandTypeUpsertSearchAttributes     ApiCommandType = "upsert_search_attributes"
 )
 
@@ -114,6 +115,8 @@ func (e ApiCommandType) Valid() bool {
 	case ApiCommandTypeStartChildWorkflow:
 		return true
 	case ApiCommandTypeStartTimer:
+		return true
+	case ApiCommandTypeUpsertMemo:
 		return true
 	case ApiCommandTypeUpsertSearchAttributes:
 		return true
@@ -484,6 +487,9 @@ type ApiActivityTask struct {
 	// ExecutionId ExecutionID is the execution that scheduled the activity.
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// Header Header is the header the workflow scheduled the activity with.
+	Header interface{} `json:"header,omitempty"`
+
 	// HeartbeatDetails HeartbeatDetails are the latest details a previous attempt heartbeated.
 	HeartbeatDetails interface{} `json:"heartbeat_details,omitempty"`
 
@@ -504,6 +510,11 @@ type ApiActivityTask struct {
 
 	// Options Options are the activity's timeouts and retry policy.
 	Options *ApiActivityOptions `json:"options,omitempty"`
+
+	// RunId RunID is that execution's run id (a UUID; absent for an attempt
+	// scheduled before the server kept it): the SDK's
+	// activity.GetInfo(ctx).WorkflowExecution.RunID.
+	RunId *string `json:"run_id,omitempty"`
 
 	// ScheduledAt ScheduledAt is when the attempt was scheduled.
 	ScheduledAt *string `json:"scheduled_at,omitempty"`
@@ -771,6 +782,12 @@ type ApiCommand struct {
 	// FireAfter FireAfter is how long after the turn the timer fires (start_timer).
 	FireAfter *string `json:"fire_after,omitempty"`
 
+	// Header Header is the header the activity (schedule_activity), the child's
+	// start (start_child_workflow), the signal (signal_external) or the
+	// next execution's start (continue_as_new) carries, bounded as a
+	// request's header.
+	Header interface{} `json:"header,omitempty"`
+
 	// Input schedule_activity, continue_as_new
 	Input interface{} `json:"input,omitempty"`
 
@@ -783,6 +800,11 @@ type ApiCommand struct {
 	// MarkerName record_marker: the marker's kind and id (recorded as given in a
 	// MarkerRecorded event) and its value (JSON, required).
 	MarkerName *string `json:"marker_name,omitempty"`
+
+	// Memo Memo are the memo fields upsert_memo sets, by name (null removes a
+	// field), or a child's memo (start_child_workflow); the workflow's
+	// whole memo stays within MaxMemoBytes.
+	Memo interface{} `json:"memo,omitempty"`
 
 	// Options Options are the activity's timeouts and retry policy (schedule_activity).
 	Options *ApiActivityOptions `json:"options,omitempty"`
@@ -825,7 +847,7 @@ type ApiCommand struct {
 	// TimerId start_timer, cancel_timer
 	TimerId *int `json:"timer_id,omitempty"`
 
-	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
+	// Type Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow, upsert_search_attributes or upsert_memo.
 	Type ApiCommandType `json:"type"`
 
 	// UpdateId complete_update, reject_update: the update the turn received (a
@@ -845,7 +867,7 @@ type ApiCommand struct {
 // ApiCommandParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
 type ApiCommandParentClosePolicy string
 
-// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow or upsert_search_attributes.
+// ApiCommandType Type is what the command does: schedule_activity, start_timer, cancel_timer, record_marker, complete_workflow, fail_workflow, cancel_workflow, continue_as_new, complete_update, reject_update, signal_external, cancel_external, start_child_workflow, request_cancel_child_workflow, upsert_search_attributes or upsert_memo.
 type ApiCommandType string
 
 // ApiCompleteActivityByIDRequest defines model for api.CompleteActivityByIDRequest.
@@ -1077,6 +1099,11 @@ type ApiEvent struct {
 	// FireAfter FireAfter is how long after its creation the timer fires (TimerCreated).
 	FireAfter *string `json:"fire_after,omitempty"`
 
+	// Header Header is the header that came with the input (WorkflowStarted,
+	// SignalReceived, ActivityScheduled, WorkflowUpdateAccepted,
+	// StartChildWorkflowInitiated, ExternalSignalInitiated).
+	Header interface{} `json:"header,omitempty"`
+
 	// Input WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input interface{} `json:"input,omitempty"`
 
@@ -1097,6 +1124,11 @@ type ApiEvent struct {
 	// "MutableSideEffect", "Version"), its id within that kind, and its
 	// value.
 	MarkerName *string `json:"marker_name,omitempty"`
+
+	// Memo Memo is the execution's memo when it started (WorkflowStarted;
+	// absent: none), or the fields an UpsertWorkflowMemo event set (null:
+	// removed).
+	Memo interface{} `json:"memo,omitempty"`
 
 	// NewExecutionId ContinuedAsNew: the execution that follows.
 	NewExecutionId *int `json:"new_execution_id,omitempty"`
@@ -1139,7 +1171,8 @@ type ApiEvent struct {
 	RunId *string `json:"run_id,omitempty"`
 
 	// SearchAttributes SearchAttributes are the values an UpsertWorkflowSearchAttributes
-	// event set (null: removed).
+	// event set (null: removed); on WorkflowStarted, the execution's search
+	// attributes when it started (absent: none).
 	SearchAttributes interface{} `json:"search_attributes,omitempty"`
 
 	// SignalName SignalReceived
@@ -1523,6 +1556,9 @@ type ApiQueryTask struct {
 	// ExecutionId ExecutionID is the execution queried.
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// Header Header is the query's header.
+	Header interface{} `json:"header,omitempty"`
+
 	// History History is the execution's whole history, to answer from by replay.
 	History *[]ApiEvent `json:"history,omitempty"`
 
@@ -1557,6 +1593,9 @@ type ApiQueryWorkflowRequest struct {
 	// ExecutionId ExecutionID names the execution to query (0, the default: the
 	// current one).
 	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// Header Header is the call's header (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the query's arguments: none, one value, or a JSON array of
 	// several.
@@ -1995,6 +2034,11 @@ type ApiSearchAttribute struct {
 
 // ApiSignalRequest defines model for api.SignalRequest.
 type ApiSignalRequest struct {
+	// Header Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header interface{} `json:"header,omitempty"`
+
 	// Input Input is the signal's payload, any JSON value.
 	Input interface{} `json:"input,omitempty"`
 }
@@ -2005,6 +2049,10 @@ type ApiSignalWithStartRequest struct {
 	//
 	// Example: 1h
 	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Header Header is the header of the signal and of a started workflow's
+	// start (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the workflow's argument when it is started, any JSON value.
 	Input interface{} `json:"input,omitempty"`
@@ -2065,6 +2113,11 @@ type ApiStartWorkflowRequest struct {
 	//
 	// Example: 1h
 	ExecutionTimeout *string `json:"execution_timeout,omitempty"`
+
+	// Header Header is the call's header: payloads by key that the SDK's
+	// interceptors and context propagators read and write (at most
+	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
+	Header interface{} `json:"header,omitempty"`
 
 	// Input Input is the workflow's argument, any JSON value.
 	Input interface{} `json:"input,omitempty"`
@@ -2180,6 +2233,9 @@ type ApiUpdateNamespaceRequest struct {
 
 // ApiUpdateWorkflowRequest defines model for api.UpdateWorkflowRequest.
 type ApiUpdateWorkflowRequest struct {
+	// Header Header is the call's header (bounded as StartWorkflowRequest's).
+	Header interface{} `json:"header,omitempty"`
+
 	// Input Input is the handler's arguments: none, one value, or a JSON array
 	// of several.
 	Input interface{} `json:"input,omitempty"`
@@ -2625,6 +2681,15 @@ type WorkflowHistoryParams struct {
 // WorkflowResultParams defines parameters for WorkflowResult.
 type WorkflowResultParams struct {
 	// Wait How long to wait (Go duration, 0s … 60s)
+	Wait *string `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
+// GetWorkflowUpdateParams defines parameters for GetWorkflowUpdate.
+type GetWorkflowUpdateParams struct {
+	// WaitForStage admitted, accepted or completed (default completed)
+	WaitForStage *string `form:"wait_for_stage,omitempty" json:"wait_for_stage,omitempty"`
+
+	// Wait Long-poll bound (default 30s, at most 60s)
 	Wait *string `form:"wait,omitempty" json:"wait,omitempty"`
 }
 
@@ -3561,6 +3626,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
 	TerminateWorkflow(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWorkflowUpdate Wait for an update
+	//
+	// Waits (up to wait, default 30s, at most 60s) for the update update_id of the workflow to reach wait_for_stage (default completed) and answers its stage, with its result or error once completed or rejected: Temporal's GetWorkflowUpdateHandle(…).Get. It never sends an update: an id the workflow was never sent is 404.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/update-outcomes/{update_id} (the `GetWorkflowUpdate` operationId).
+	GetWorkflowUpdate(ctx context.Context, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateWorkflowWithBody Update a workflow
 	//
@@ -5262,6 +5334,23 @@ func (c *Client) TerminateWorkflowWithBody(ctx context.Context, namespace string
 // Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
 func (c *Client) TerminateWorkflow(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTerminateWorkflowRequest(c.Server, namespace, instanceId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWorkflowUpdate Wait for an update
+//
+// Waits (up to wait, default 30s, at most 60s) for the update update_id of the workflow to reach wait_for_stage (default completed) and answers its stage, with its result or error once completed or rejected: Temporal's GetWorkflowUpdateHandle(…).Get. It never sends an update: an id the workflow was never sent is 404.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/update-outcomes/{update_id} (the `GetWorkflowUpdate` operationId).
+func (c *Client) GetWorkflowUpdate(ctx context.Context, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWorkflowUpdateRequest(c.Server, namespace, instanceId, updateId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8436,6 +8525,93 @@ func NewTerminateWorkflowRequestWithBody(server string, namespace string, instan
 	return req, nil
 }
 
+// NewGetWorkflowUpdateRequest constructs an http.Request for the GetWorkflowUpdate method
+func NewGetWorkflowUpdateRequest(server string, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance_id", instanceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "update_id", updateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/update-outcomes/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.WaitForStage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait_for_stage", *params.WaitForStage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewUpdateWorkflowRequest calls the generic UpdateWorkflow builder with application/json body
 func NewUpdateWorkflowRequest(server string, namespace string, instanceId string, name string, body UpdateWorkflowJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9359,6 +9535,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/terminate (the `TerminateWorkflow` operationId).
 	TerminateWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, body TerminateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*TerminateWorkflowResponse, error)
+
+	// GetWorkflowUpdateWithResponse Wait for an update
+	//
+	// Waits (up to wait, default 30s, at most 60s) for the update update_id of the workflow to reach wait_for_stage (default completed) and answers its stage, with its result or error once completed or rejected: Temporal's GetWorkflowUpdateHandle(…).Get. It never sends an update: an id the workflow was never sent is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/update-outcomes/{update_id} (the `GetWorkflowUpdate` operationId).
+	GetWorkflowUpdateWithResponse(ctx context.Context, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams, reqEditors ...RequestEditorFn) (*GetWorkflowUpdateResponse, error)
 
 	// UpdateWorkflowWithBodyWithResponse Update a workflow
 	//
@@ -14260,6 +14445,89 @@ func (r TerminateWorkflowResponse) ContentType() string {
 	return ""
 }
 
+type GetWorkflowUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiUpdateWorkflowResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWorkflowUpdateResponse) GetJSON200() *ApiUpdateWorkflowResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetWorkflowUpdateResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWorkflowUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWorkflowUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWorkflowUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWorkflowUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type UpdateWorkflowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15732,6 +16000,21 @@ func (c *ClientWithResponses) TerminateWorkflowWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseTerminateWorkflowResponse(rsp)
+}
+
+// GetWorkflowUpdateWithResponse Wait for an update
+//
+// Waits (up to wait, default 30s, at most 60s) for the update update_id of the workflow to reach wait_for_stage (default completed) and answers its stage, with its result or error once completed or rejected: Temporal's GetWorkflowUpdateHandle(…).Get. It never sends an update: an id the workflow was never sent is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/workflows/{instance_id}/update-outcomes/{update_id} (the `GetWorkflowUpdate` operationId).
+func (c *ClientWithResponses) GetWorkflowUpdateWithResponse(ctx context.Context, namespace string, instanceId string, updateId string, params *GetWorkflowUpdateParams, reqEditors ...RequestEditorFn) (*GetWorkflowUpdateResponse, error) {
+	rsp, err := c.GetWorkflowUpdate(ctx, namespace, instanceId, updateId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWorkflowUpdateResponse(rsp)
 }
 
 // UpdateWorkflowWithBodyWithResponse Update a workflow
@@ -19747,6 +20030,74 @@ func ParseTerminateWorkflowResponse(rsp *http.Response) (*TerminateWorkflowRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWorkflowUpdateResponse parses an HTTP response from a GetWorkflowUpdateWithResponse call
+func ParseGetWorkflowUpdateResponse(rsp *http.Response) (*GetWorkflowUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWorkflowUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiUpdateWorkflowResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ApiProblem

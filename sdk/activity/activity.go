@@ -29,14 +29,9 @@
 package activity
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
-	"strconv"
-	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
@@ -48,64 +43,7 @@ import (
 
 // Info describes the running attempt, with Temporal's field names and
 // shapes (activity.Info) and Tether's.
-type Info struct {
-	// Namespace is the workflow's namespace; WorkflowNamespace is
-	// Temporal's name of it.
-	Namespace string
-	// WorkflowNamespace is Namespace.
-	WorkflowNamespace string
-	// InstanceID is the workflow instance's id.
-	InstanceID string
-	// ExecutionID is the workflow execution (run) the activity belongs to.
-	ExecutionID int64
-	// WorkflowExecution is the workflow id and run id (Temporal's).
-	WorkflowExecution WorkflowExecution
-	// WorkflowType is the type of the workflow that scheduled the activity.
-	WorkflowType *WorkflowType
-	// ActivityID is the activity's id within its execution, in decimal.
-	ActivityID string
-	// ActivityType is the activity's registered name.
-	ActivityType ActivityType
-	// Attempt counts from 1.
-	Attempt int32
-	// TaskQueue is the queue the attempt was taken from.
-	TaskQueue string
-	// HostTaskQueue is the task queue only this worker serves (empty when
-	// the worker has none).
-	HostTaskQueue string
-	// HeartbeatDetails are the details of the last heartbeat of an earlier
-	// attempt, to resume from (see GetHeartbeatDetails).
-	HeartbeatDetails json.RawMessage
-	// ScheduledTime is when the activity was scheduled; ScheduledAt is
-	// Tether's name of it.
-	ScheduledTime time.Time
-	// ScheduledAt is ScheduledTime.
-	ScheduledAt time.Time
-	// StartedTime is when this attempt started; StartedAt is Tether's name
-	// of it.
-	StartedTime time.Time
-	// StartedAt is StartedTime.
-	StartedAt time.Time
-	// Deadline is when the attempt times out (zero when it has no
-	// start-to-close or schedule-to-close timeout).
-	Deadline time.Time
-	// TaskToken identifies the attempt for client.CompleteActivity and
-	// client.RecordActivityHeartbeat, when the activity returns
-	// ErrResultPending.
-	TaskToken []byte
-	// WorkerID is the worker running the attempt.
-	WorkerID string
-	// IsLocalActivity is true in a local activity.
-	IsLocalActivity bool
-	// HeartbeatTimeout is the activity's heartbeat timeout (0: none).
-	HeartbeatTimeout time.Duration
-	// StartToCloseTimeout is the activity's start-to-close timeout (0:
-	// none).
-	StartToCloseTimeout time.Duration
-	// ScheduleToCloseTimeout is the activity's schedule-to-close timeout
-	// (0: none).
-	ScheduleToCloseTimeout time.Duration
-}
+type Info = actenv.ActivityInfo
 
 // Type is the type of an activity (Temporal's activity.Type):
 // Info.ActivityType.
@@ -113,64 +51,24 @@ type Type = ActivityType
 
 // WorkflowExecution names a workflow execution (Temporal's
 // activity.WorkflowExecution).
-type WorkflowExecution struct {
-	// ID is the workflow id.
-	ID string
-	// RunID is the run id of the execution.
-	RunID string
-}
+type WorkflowExecution = actenv.WorkflowExecution
 
 // ActivityType names an activity type.
-type ActivityType struct {
-	// Name is the registered name.
-	Name string
-}
+type ActivityType = actenv.ActivityType
 
 // WorkflowType names a workflow type.
-type WorkflowType struct {
-	// Name is the registered name.
-	Name string
-}
+type WorkflowType = actenv.WorkflowType
 
 // GetInfo returns the attempt's info. Outside an activity it returns the
 // zero Info.
-func GetInfo(ctx context.Context) Info {
-	e := actenv.From(ctx)
-	if e == nil {
-		return Info{}
-	}
-	i := e.Info
-	runID := i.RunID
-	if runID == "" && i.ExecutionID > 0 {
-		runID = strconv.FormatInt(i.ExecutionID, 10)
-	}
-	return Info{
-		Namespace: i.Namespace, WorkflowNamespace: i.Namespace,
-		InstanceID: i.InstanceID, ExecutionID: i.ExecutionID,
-		WorkflowExecution: WorkflowExecution{ID: i.InstanceID, RunID: runID},
-		WorkflowType:      &WorkflowType{Name: i.WorkflowType},
-		ActivityID:        strconv.FormatInt(i.ActivityID, 10),
-		ActivityType:      ActivityType{Name: i.ActivityType},
-		Attempt:           i.Attempt, TaskQueue: i.TaskQueue, HostTaskQueue: i.HostTaskQueue,
-		HeartbeatDetails: i.HeartbeatDetails, ScheduledTime: i.ScheduledAt, ScheduledAt: i.ScheduledAt,
-		StartedTime: i.StartedAt, StartedAt: i.StartedAt,
-		Deadline: i.Deadline, TaskToken: i.TaskToken, WorkerID: i.WorkerID, IsLocalActivity: i.Local,
-		HeartbeatTimeout: i.HeartbeatTimeout, StartToCloseTimeout: i.StartToCloseTimeout,
-		ScheduleToCloseTimeout: i.ScheduleToCloseTimeout,
-	}
-}
+func GetInfo(ctx context.Context) Info { return wf.ActivityOutbound(ctx).GetInfo(ctx) }
 
 // GetLogger returns the attempt's logger (Temporal's activity.GetLogger):
 // the worker's logger with the workflow instance, execution (run),
 // activity id, type and attempt attached, as a log.Logger that also has
 // With (log.WithLogger). log.ToSlog returns it as a *slog.Logger. Outside
 // an activity it writes to slog.Default().
-func GetLogger(ctx context.Context) log.Logger {
-	if e := actenv.From(ctx); e != nil && e.Logger != nil {
-		return log.NewStructuredLogger(e.Logger)
-	}
-	return log.NewStructuredLogger(slog.Default())
-}
+func GetLogger(ctx context.Context) log.Logger { return wf.ActivityOutbound(ctx).GetLogger(ctx) }
 
 // IsActivity reports whether ctx is the context of a running activity.
 func IsActivity(ctx context.Context) bool { return actenv.From(ctx) != nil }
@@ -188,12 +86,7 @@ func HeartbeatDetails(ctx context.Context, ptr any) (ok bool, err error) {
 // HasHeartbeatDetails reports whether the previous attempt recorded
 // heartbeat details (Temporal's activity.HasHeartbeatDetails).
 func HasHeartbeatDetails(ctx context.Context) bool {
-	e := actenv.From(ctx)
-	if e == nil {
-		return false
-	}
-	t := bytes.TrimSpace(e.HeartbeatDetails)
-	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+	return wf.ActivityOutbound(ctx).HasHeartbeatDetails(ctx)
 }
 
 // GetHeartbeatDetails decodes the previous attempt's last heartbeat details
@@ -201,11 +94,7 @@ func HasHeartbeatDetails(ctx context.Context) bool {
 // activity.GetHeartbeatDetails). It returns temporal.ErrNoData when there
 // are none.
 func GetHeartbeatDetails(ctx context.Context, d ...any) error {
-	e := actenv.From(ctx)
-	if e == nil {
-		return wf.ErrNoData
-	}
-	return wf.DecodeDetails(e.HeartbeatDetails, d...)
+	return wf.ActivityOutbound(ctx).GetHeartbeatDetails(ctx, d...)
 }
 
 // GetClient returns the client of the worker running the activity
@@ -226,18 +115,12 @@ func GetClient(ctx context.Context) client.Client {
 // them to the next attempt if this one fails (GetHeartbeatDetails,
 // HeartbeatDetails). Outside an activity it does nothing.
 func RecordHeartbeat(ctx context.Context, details ...any) error {
-	e := actenv.From(ctx)
-	if e == nil {
-		return nil
+	o := wf.ActivityOutbound(ctx)
+	if wf.IsActivityRoot(o) {
+		// Without interceptors the encoding error is returned.
+		return wf.RecordActivityHeartbeat(ctx, details...)
 	}
-	raw, err := fnsig.EncodeArgs(details...)
-	if err != nil {
-		return fmt.Errorf("activity: heartbeat details: %w", err)
-	}
-	if raw == nil {
-		raw = json.RawMessage("null")
-	}
-	e.Heartbeat(raw)
+	o.RecordHeartbeat(ctx, details...)
 	return nil
 }
 

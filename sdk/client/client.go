@@ -34,6 +34,7 @@ import (
 	"github.com/tetherhq/tether/sdk/converter"
 	"github.com/tetherhq/tether/sdk/internal/payloadwire"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/log"
 )
 
@@ -89,6 +90,17 @@ type Options struct {
 	// Address, instead of the system's (added to TLSConfig when both are
 	// set). Only with the default HTTPClient.
 	CAFile string
+	// Interceptors wrap the client's calls to workflows (Temporal's
+	// Options.Interceptors; package interceptor); the first of the slice
+	// is called first. Those that are also interceptor.WorkerInterceptor
+	// intercept the workers built on the client too.
+	Interceptors []ClientInterceptor
+	// ContextPropagators carry values of the caller's context to the
+	// workflows it starts, signals, queries and updates, and on to their
+	// activities and child workflows (Temporal's
+	// Options.ContextPropagators; workflow.ContextPropagator). The workers
+	// built on the client use them too.
+	ContextPropagators []wf.ContextPropagator
 }
 
 // TetherClient is the client of a Tether server, bound to one namespace:
@@ -112,7 +124,21 @@ type TetherClient struct {
 	// dc is Options.DataConverter, nil for the default converter (then
 	// bodies are sent and read as they are).
 	dc converter.DataConverter
+	// interceptors and propagators are Options.Interceptors and
+	// Options.ContextPropagators; out is the outbound chain the
+	// interceptors built (nil without interceptors).
+	interceptors []ClientInterceptor
+	propagators  []wf.ContextPropagator
+	out          ClientOutboundInterceptor
 }
+
+// Interceptors returns Options.Interceptors (package worker takes those
+// that are also worker interceptors).
+func (c *TetherClient) Interceptors() []ClientInterceptor { return c.interceptors }
+
+// ContextPropagators returns Options.ContextPropagators (package worker
+// uses them too).
+func (c *TetherClient) ContextPropagators() []wf.ContextPropagator { return c.propagators }
 
 func init() {
 	protocol.Register(func(c any) *protocol.Conn {
@@ -217,6 +243,8 @@ func New(opts Options) (*TetherClient, error) {
 	if !converter.IsDefault(opts.DataConverter) {
 		c.dc = opts.DataConverter
 	}
+	c.interceptors, c.propagators = opts.Interceptors, opts.ContextPropagators
+	c.buildInterceptors()
 	c.proto = protocol.New(c.do, func(err error) error { return refine(err, ErrLockLost) })
 	return c, nil
 }

@@ -217,6 +217,18 @@ func refine(err error, conflict error) error {
 // *temporal.WorkflowExecutionError: it carries the recorded error (Failure)
 // and unwraps to it, to the cause in Temporal's shape (Cause) and to
 // ErrWorkflowCanceled or ErrWorkflowTerminated.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - InstanceID string: InstanceID is the workflow id.
+//   - RunID string: RunID is the run id of the execution ("" when unknown).
+//   - WorkflowType string: WorkflowType is the workflow's type ("" when
+//     unknown).
+//   - Failure *api.Error: Failure is the recorded error (nil for a cancellation
+//     or a termination without one).
+//   - Cause error: Cause is the cause in Temporal's shape.
+//   - Sentinel error: Sentinel is a sentinel error the execution error also
+//     matches (client.ErrWorkflowCanceled, …; nil for none).
 type WorkflowFailedError = wf.WorkflowExecutionError
 
 // AlreadyStarted reports whether the problem is a start refused because a

@@ -46,7 +46,7 @@ const maxQueryWait = 60 * time.Second
 // ErrQueryFailed (the handler returned an error), ErrServer (no worker
 // answered in time: the server waits up to 30s, or a little less than
 // what ctx's deadline leaves).
-func (c *TetherClient) QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error) {
+func (c *TetherClient) queryWorkflowDirect(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error) {
 	var exec int64
 	if runID != "" {
 		var err error
@@ -58,7 +58,7 @@ func (c *TetherClient) QueryWorkflow(ctx context.Context, workflowID, runID, que
 	if err != nil {
 		return nil, fmt.Errorf("client: query: %w", err)
 	}
-	req := api.QueryWorkflowRequest{Input: raw, ExecutionID: exec}
+	req := api.QueryWorkflowRequest{Input: raw, ExecutionID: exec, Header: sendHeader(ctx)}
 	if dl, ok := ctx.Deadline(); ok {
 		// The server gives up a little before the caller does, so that
 		// the caller gets its timeout problem rather than its own.

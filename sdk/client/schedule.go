@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
 
@@ -20,29 +22,66 @@ import (
 // docs/sdk.md).
 
 // ScheduleOverlapPolicy is what a slot does while a workflow the schedule
-// started still runs (Temporal's enumspb.ScheduleOverlapPolicy).
-type ScheduleOverlapPolicy string
+// started still runs: Temporal's enumspb.ScheduleOverlapPolicy, so that
+// enums.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL and the others work too.
+type ScheduleOverlapPolicy = enums.ScheduleOverlapPolicy
 
-// Overlap policies.
+// Overlap policies (enums.SCHEDULE_OVERLAP_POLICY_*).
 const (
 	// ScheduleOverlapPolicyUnspecified: the schedule's (for a trigger or a
 	// backfill) or skip (for a schedule).
-	ScheduleOverlapPolicyUnspecified ScheduleOverlapPolicy = ""
+	ScheduleOverlapPolicyUnspecified = enums.SCHEDULE_OVERLAP_POLICY_UNSPECIFIED
 	// ScheduleOverlapPolicySkip: the slot is skipped (the default).
-	ScheduleOverlapPolicySkip ScheduleOverlapPolicy = api.OverlapSkip
+	ScheduleOverlapPolicySkip = enums.SCHEDULE_OVERLAP_POLICY_SKIP
 	// ScheduleOverlapPolicyBufferOne: the slot starts when the running
 	// workflow closes; at most one waits.
-	ScheduleOverlapPolicyBufferOne ScheduleOverlapPolicy = api.OverlapBufferOne
+	ScheduleOverlapPolicyBufferOne = enums.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE
+	// ScheduleOverlapPolicyBufferAll is Temporal's buffer-all policy, which
+	// Tether does not have: the server refuses it (400 on overlap_policy).
+	ScheduleOverlapPolicyBufferAll = enums.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL
 	// ScheduleOverlapPolicyCancelOther: the running workflows are asked to
 	// cancel and the slot starts.
-	ScheduleOverlapPolicyCancelOther ScheduleOverlapPolicy = api.OverlapCancelOther
+	ScheduleOverlapPolicyCancelOther = enums.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER
 	// ScheduleOverlapPolicyTerminateOther: the running workflows are
 	// terminated and the slot starts.
-	ScheduleOverlapPolicyTerminateOther ScheduleOverlapPolicy = api.OverlapTerminateOther
+	ScheduleOverlapPolicyTerminateOther = enums.SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER
 	// ScheduleOverlapPolicyAllowAll: the slot starts beside the running
 	// workflows.
-	ScheduleOverlapPolicyAllowAll ScheduleOverlapPolicy = api.OverlapAllowAll
+	ScheduleOverlapPolicyAllowAll = enums.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL
 )
+
+// overlapWire are the API's names of the overlap policies ("buffer_all",
+// which the server refuses, for Temporal's buffer-all).
+var overlapWire = map[ScheduleOverlapPolicy]string{
+	ScheduleOverlapPolicyUnspecified:    "",
+	ScheduleOverlapPolicySkip:           api.OverlapSkip,
+	ScheduleOverlapPolicyBufferOne:      api.OverlapBufferOne,
+	ScheduleOverlapPolicyBufferAll:      "buffer_all",
+	ScheduleOverlapPolicyCancelOther:    api.OverlapCancelOther,
+	ScheduleOverlapPolicyTerminateOther: api.OverlapTerminateOther,
+	ScheduleOverlapPolicyAllowAll:       api.OverlapAllowAll,
+}
+
+// overlapName is p's name in the API (an unknown value: its number, which
+// the server refuses).
+func overlapName(p ScheduleOverlapPolicy) string {
+	if s, ok := overlapWire[p]; ok {
+		return s
+	}
+	return strconv.Itoa(int(p))
+}
+
+// ParseScheduleOverlapPolicy returns the policy of an API name (skip,
+// buffer_one, cancel_other, terminate_other, allow_all; "" is
+// ScheduleOverlapPolicyUnspecified).
+func ParseScheduleOverlapPolicy(name string) (ScheduleOverlapPolicy, error) {
+	for p, s := range overlapWire {
+		if s == name && (name == "" || slices.Contains(api.OverlapPolicies(), name)) {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("client: unknown overlap policy %q (one of %v)", name, api.OverlapPolicies())
+}
 
 // ScheduleIntervalSpec is a fixed interval: slots at epoch + Offset +
 // k*Every.
@@ -465,7 +504,7 @@ func scheduleRequest(spec ScheduleSpec, action ScheduleAction, pol SchedulePolic
 		Spec: api.ScheduleSpec{CronExpressions: spec.CronExpressions, Jitter: api.Duration(spec.Jitter), TimeZoneName: spec.TimeZoneName},
 		Action: api.ScheduleWorkflowAction{WorkflowType: name, TaskQueue: wa.TaskQueue, Input: input, WorkflowIDPrefix: wa.ID,
 			ExecutionTimeout: api.Duration(wa.WorkflowExecutionTimeout)},
-		OverlapPolicy: string(pol.Overlap), CatchupWindow: api.Duration(pol.CatchupWindow), Paused: st.Paused, Note: st.Note,
+		OverlapPolicy: overlapName(pol.Overlap), CatchupWindow: api.Duration(pol.CatchupWindow), Paused: st.Paused, Note: st.Note,
 	}
 	req.Spec.Calendars, req.Spec.Skip = calendarsToAPI(spec.Calendars), calendarsToAPI(spec.Skip)
 	for _, iv := range spec.Intervals {
@@ -541,7 +580,7 @@ func (c *TetherClient) ReplaceSchedule(ctx context.Context, id string, req api.S
 func (c *TetherClient) TriggerSchedule(ctx context.Context, id string, overlap ScheduleOverlapPolicy) (*api.ScheduleTriggerResponse, error) {
 	var r api.ScheduleTriggerResponse
 	if _, err := c.do(ctx, http.MethodPost, "POST /schedules/{id}/trigger", nil,
-		api.ScheduleTriggerRequest{OverlapPolicy: string(overlap)}, &r, "schedules", id, "trigger"); err != nil {
+		api.ScheduleTriggerRequest{OverlapPolicy: overlapName(overlap)}, &r, "schedules", id, "trigger"); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -551,7 +590,7 @@ func (c *TetherClient) TriggerSchedule(ctx context.Context, id string, overlap S
 // started.
 func (c *TetherClient) BackfillSchedule(ctx context.Context, id string, b ScheduleBackfill) (*api.ScheduleBackfillResponse, error) {
 	var r api.ScheduleBackfillResponse
-	req := api.ScheduleBackfillRequest{StartAt: b.Start, EndAt: b.End, OverlapPolicy: string(b.Overlap)}
+	req := api.ScheduleBackfillRequest{StartAt: b.Start, EndAt: b.End, OverlapPolicy: overlapName(b.Overlap)}
 	if _, err := c.do(ctx, http.MethodPost, "POST /schedules/{id}/backfill", nil, req, &r, "schedules", id, "backfill"); err != nil {
 		return nil, err
 	}
@@ -576,7 +615,7 @@ func scheduleDescription(s api.Schedule) *ScheduleDescription {
 	}
 	d := &ScheduleDescription{
 		Schedule: Schedule{Action: action, Spec: spec, State: st,
-			Policy: &SchedulePolicies{Overlap: ScheduleOverlapPolicy(s.OverlapPolicy), CatchupWindow: s.CatchupWindow.D()}},
+			Policy: &SchedulePolicies{Overlap: overlapOf(s.OverlapPolicy), CatchupWindow: s.CatchupWindow.D()}},
 		Info: ScheduleInfo{NumActions: int(s.Info.ActionCount), NumActionsMissedCatchupWindow: int(s.Info.MissedCatchupWindow),
 			NumActionsSkippedOverlap: int(s.Info.OverlapSkipped), NextActionTimes: s.Info.NextActionTimes,
 			CreatedAt: s.Info.CreatedAt, LastUpdateAt: s.Info.UpdatedAt},
@@ -692,4 +731,10 @@ func calendarsFromAPI(cs []api.ScheduleCalendarSpec) []ScheduleCalendarSpec {
 			DayOfMonth: rs(c.DayOfMonth), Month: rs(c.Month), Year: rs(c.Year), DayOfWeek: rs(c.DayOfWeek), Comment: c.Comment})
 	}
 	return out
+}
+
+// overlapOf is the policy of the API's name (unspecified when unknown).
+func overlapOf(name string) ScheduleOverlapPolicy {
+	p, _ := ParseScheduleOverlapPolicy(name)
+	return p
 }

@@ -17,7 +17,7 @@ import (
 // transaction. A started workflow finds the signal in its channel when its
 // code's first line runs. workflowID is required (options.ID is ignored).
 // The run returned is the execution that received the signal.
-func (c *TetherClient) SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
+func (c *TetherClient) signalWithStartWorkflowDirect(ctx context.Context, workflowID, signalName string, signalArg any,
 	options StartWorkflowOptions, workflow any, workflowArgs ...any) (WorkflowRun, error) {
 	if workflowID == "" {
 		return nil, errors.New("tether: signal with start: empty workflow id")
@@ -47,7 +47,7 @@ func (c *TetherClient) SignalWithStartWorkflow(ctx context.Context, workflowID, 
 	req := api.SignalWithStartRequest{
 		SignalName: signalName, SignalInput: sig,
 		WorkflowType: name, TaskQueue: options.TaskQueue, Input: in,
-		ExecutionTimeout: api.Duration(timeout),
+		ExecutionTimeout: api.Duration(timeout), Header: sendHeader(ctx),
 	}
 	attrs, err := options.searchAttributes()
 	if err != nil {

@@ -48,6 +48,9 @@ type Client interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (EncodedValue, error)
 	// UpdateWorkflow sends an update and waits for the stage asked.
 	UpdateWorkflow(ctx context.Context, options UpdateWorkflowOptions) (WorkflowUpdateHandle, error)
+	// GetWorkflowUpdateHandle returns a handle on an update sent earlier,
+	// by its id: its Get waits for the update's outcome.
+	GetWorkflowUpdateHandle(ref GetWorkflowUpdateHandleOptions) WorkflowUpdateHandle
 	// NewWithStartWorkflowOperation returns the start half of
 	// UpdateWithStartWorkflow.
 	NewWithStartWorkflowOperation(options StartWorkflowOptions, workflow any, args ...any) WithStartWorkflowOperation
@@ -133,7 +136,7 @@ type WorkflowRunGetOptions struct {
 // options.WorkflowExecutionErrorWhenAlreadyStarted (then an error matching
 // ErrAlreadyRunning). Options that Tether does not support are refused,
 // naming the option (see StartWorkflowOptions).
-func (c *TetherClient) ExecuteWorkflow(ctx context.Context, options StartWorkflowOptions, workflow any, args ...any) (WorkflowRun, error) {
+func (c *TetherClient) executeWorkflowDirect(ctx context.Context, options StartWorkflowOptions, workflow any, args ...any) (WorkflowRun, error) {
 	name, err := workflowName(workflow)
 	if err != nil {
 		return nil, fmt.Errorf("tether: execute workflow: %w", err)
@@ -217,6 +220,7 @@ func (c *TetherClient) start(ctx context.Context, opts StartWorkflowOptions, nam
 		InstanceID:       opts.ID,
 		ExecutionTimeout: api.Duration(timeout),
 		CronSchedule:     opts.CronSchedule,
+		Header:           sendHeader(ctx),
 	}
 	attrs, err := opts.searchAttributes()
 	if err != nil {
@@ -277,7 +281,7 @@ func (c *TetherClient) GetWorkflow(_ context.Context, workflowID, runID string) 
 // SignalWorkflow sends the signal signalName with arg (nil for none) to a
 // running workflow (Temporal's Client.SignalWorkflow). runID "" signals
 // the current execution; another run id must be the current one.
-func (c *TetherClient) SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error {
+func (c *TetherClient) signalWorkflowDirect(ctx context.Context, workflowID, runID, signalName string, arg any) error {
 	if err := c.checkCurrentRun(ctx, workflowID, runID); err != nil {
 		return fmt.Errorf("tether: signal %s: %w", signalName, err)
 	}
@@ -288,7 +292,7 @@ func (c *TetherClient) SignalWorkflow(ctx context.Context, workflowID, runID, si
 // Client.CancelWorkflow); the workflow sees its context cancelled. A
 // cancellation already requested, or of a closed workflow, is not an
 // error; an unknown workflow is ErrNotFound.
-func (c *TetherClient) CancelWorkflow(ctx context.Context, workflowID, runID string) error {
+func (c *TetherClient) cancelWorkflowDirect(ctx context.Context, workflowID, runID string) error {
 	if err := c.checkCurrentRun(ctx, workflowID, runID); err != nil {
 		return fmt.Errorf("tether: cancel workflow: %w", err)
 	}

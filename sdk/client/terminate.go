@@ -20,7 +20,7 @@ import (
 // current one. details: none, one value (recorded as is), or several
 // (recorded as a JSON array). A finished workflow → an error matching
 // ErrConflict (problem not-running); an unknown one → ErrNotFound.
-func (c *TetherClient) TerminateWorkflow(ctx context.Context, workflowID, runID, reason string, details ...any) error {
+func (c *TetherClient) terminateWorkflowDirect(ctx context.Context, workflowID, runID, reason string, details ...any) error {
 	req := api.TerminateWorkflowRequest{Reason: reason}
 	if runID != "" {
 		exec, err := strconv.ParseInt(runID, 10, 64)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,17 +101,28 @@ func (e *UpdateFailedError) Error() string {
 type updateHandle struct {
 	c     *TetherClient
 	wfID  string
+	runID string
 	id    string
 	name  string
 	input []byte
 	done  *api.UpdateWorkflowResponse
+	// byID: the handle of GetWorkflowUpdateHandle, which waits for the
+	// update without sending it.
+	byID bool
 }
 
 func (h *updateHandle) WorkflowID() string { return h.wfID }
-func (h *updateHandle) RunID() string      { return "" }
+func (h *updateHandle) RunID() string      { return h.runID }
 func (h *updateHandle) UpdateID() string   { return h.id }
 
 func (h *updateHandle) Get(ctx context.Context, valuePtr any) error {
+	if h.done == nil && h.byID {
+		r, err := h.c.awaitUpdateOutcome(ctx, h.wfID, h.id)
+		if err != nil {
+			return err
+		}
+		h.done = r
+	}
 	if h.done == nil {
 		r, err := h.c.awaitUpdate(ctx, h.wfID, h.name, api.UpdateWorkflowRequest{UpdateID: h.id, Input: h.input, WaitForStage: api.UpdateStageCompleted})
 		if err != nil {
@@ -132,7 +144,7 @@ func (h *updateHandle) Get(ctx context.Context, valuePtr any) error {
 // rejected update returns an *UpdateFailedError (Rejected) here; the
 // handler's result or error comes from the handle's Get. Errors:
 // ErrNotFound (no such workflow), ErrConflict (it has finished).
-func (c *TetherClient) UpdateWorkflow(ctx context.Context, opts UpdateWorkflowOptions) (WorkflowUpdateHandle, error) {
+func (c *TetherClient) updateWorkflowDirect(ctx context.Context, opts UpdateWorkflowOptions) (WorkflowUpdateHandle, error) {
 	if opts.WaitForStage == WorkflowUpdateStageUnspecified {
 		return nil, errors.New("client: UpdateWorkflow: WaitForStage must be specified")
 	}
@@ -151,7 +163,7 @@ func (c *TetherClient) UpdateWorkflow(ctx context.Context, opts UpdateWorkflowOp
 		return nil, fmt.Errorf("client: update: %w", err)
 	}
 	h := &updateHandle{c: c, wfID: opts.WorkflowID, id: id, name: opts.UpdateName, input: raw}
-	r, err := c.awaitUpdate(ctx, opts.WorkflowID, opts.UpdateName, api.UpdateWorkflowRequest{UpdateID: id, Input: raw, WaitForStage: opts.WaitForStage.wire()})
+	r, err := c.awaitUpdate(ctx, opts.WorkflowID, opts.UpdateName, api.UpdateWorkflowRequest{UpdateID: id, Input: raw, WaitForStage: opts.WaitForStage.wire(), Header: sendHeader(ctx)})
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +205,54 @@ func (c *TetherClient) awaitUpdate(ctx context.Context, wfID, name string, req a
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("client: update %s: waiting for stage %s (at %s): %w", req.UpdateID, req.WaitForStage, resp.Stage, err)
+		}
+	}
+}
+
+// GetWorkflowUpdateHandleOptions name an update sent earlier (Temporal's
+// client.GetWorkflowUpdateHandleOptions).
+type GetWorkflowUpdateHandleOptions struct {
+	// WorkflowID is the workflow the update was sent to (required).
+	WorkflowID string
+	// RunID is the run it was sent to; the handle's RunID returns it, and
+	// the update is looked up by its id in the workflow whatever it is.
+	RunID string
+	// UpdateID is the update's id (required).
+	UpdateID string
+}
+
+// GetWorkflowUpdateHandle returns a handle on the update ref names
+// (Temporal's Client.GetWorkflowUpdateHandle), sent earlier by this or
+// another client: its Get waits for the update to complete and returns
+// the handler's result or error (an *UpdateFailedError, Rejected when the
+// validator refused it). It never sends the update: Get of an id the
+// workflow was never sent fails with ErrNotFound.
+func (c *TetherClient) GetWorkflowUpdateHandle(ref GetWorkflowUpdateHandleOptions) WorkflowUpdateHandle {
+	return &updateHandle{c: c, wfID: ref.WorkflowID, runID: ref.RunID, id: ref.UpdateID, byID: true}
+}
+
+// awaitUpdateOutcome waits, a long poll at a time, until the update
+// updateID of workflow wfID is completed (or rejected), or ctx ends.
+func (c *TetherClient) awaitUpdateOutcome(ctx context.Context, wfID, updateID string) (*api.UpdateWorkflowResponse, error) {
+	if wfID == "" || updateID == "" {
+		return nil, errors.New("client: GetWorkflowUpdateHandle: WorkflowID and UpdateID are required")
+	}
+	for {
+		q := url.Values{"wait_for_stage": {api.UpdateStageCompleted}}
+		if dl, ok := ctx.Deadline(); ok {
+			left := time.Until(dl)
+			q.Set("wait", min(max(left-left/5, 0), maxQueryWait).Truncate(time.Millisecond).String())
+		}
+		var resp api.UpdateWorkflowResponse
+		if _, err := c.do(ctx, http.MethodGet, "GET /workflows/{id}/update-outcomes/{update_id}", q, nil, &resp,
+			"workflows", wfID, "update-outcomes", updateID); err != nil {
+			return nil, err
+		}
+		if stageRank(resp.Stage) >= stageRank(api.UpdateStageCompleted) {
+			return &resp, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("client: update %s: waiting for its outcome (at %s): %w", updateID, resp.Stage, err)
 		}
 	}
 }

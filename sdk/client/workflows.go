@@ -363,7 +363,7 @@ func (c *TetherClient) Signal(ctx context.Context, id, name string, payload any)
 	if err != nil {
 		return fmt.Errorf("tether: signal %s: payload: %w", name, err)
 	}
-	_, err = c.do(ctx, http.MethodPost, "POST /workflows/{id}/signals/{name}", nil, api.SignalRequest{Input: raw}, nil, "workflows", id, "signals", name)
+	_, err = c.do(ctx, http.MethodPost, "POST /workflows/{id}/signals/{name}", nil, api.SignalRequest{Input: raw, Header: sendHeader(ctx)}, nil, "workflows", id, "signals", name)
 	return err
 }
 

@@ -162,3 +162,19 @@ func (s *SearchAttributes) GetIndexedFields() map[string]*Payload {
 	}
 	return s.IndexedFields
 }
+
+// Header is the header of a call: payloads by key (Temporal's
+// commonpb.Header), as interceptors and context propagators read and
+// write it.
+type Header struct {
+	// Fields are the header's payloads by key.
+	Fields map[string]*Payload
+}
+
+// GetFields returns h.Fields (nil for a nil h).
+func (h *Header) GetFields() map[string]*Payload {
+	if h == nil {
+		return nil
+	}
+	return h.Fields
+}

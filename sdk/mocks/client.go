@@ -121,6 +121,16 @@ func (m *Client) UpdateWorkflow(ctx context.Context, options client.UpdateWorkfl
 	return h, ret.Error(1)
 }
 
+// GetWorkflowUpdateHandle mocks client.Client.GetWorkflowUpdateHandle.
+func (m *Client) GetWorkflowUpdateHandle(ref client.GetWorkflowUpdateHandleOptions) client.WorkflowUpdateHandle {
+	ret := m.Called(ref)
+	if fn, ok := ret.Get(0).(func(client.GetWorkflowUpdateHandleOptions) client.WorkflowUpdateHandle); ok {
+		return fn(ref)
+	}
+	h, _ := ret.Get(0).(client.WorkflowUpdateHandle)
+	return h
+}
+
 // NewWithStartWorkflowOperation mocks
 // client.Client.NewWithStartWorkflowOperation.
 func (m *Client) NewWithStartWorkflowOperation(options client.StartWorkflowOptions, workflow any, args ...any) client.WithStartWorkflowOperation {

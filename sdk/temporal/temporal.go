@@ -18,6 +18,19 @@ import (
 )
 
 // RetryPolicy is how failed activities are retried (workflow.RetryPolicy).
+//
+// Fields (the type is defined in an internal package):
+//
+//   - InitialInterval time.Duration: InitialInterval is the wait before the
+//     first retry (0: the server's default, 1s).
+//   - BackoffCoefficient float64: BackoffCoefficient multiplies the wait after
+//     each retry (0: the server's default, 2).
+//   - MaximumInterval time.Duration: MaximumInterval caps the wait between
+//     retries (0: 100 times InitialInterval).
+//   - MaximumAttempts int32: MaximumAttempts: 0 means unlimited, 1 means no
+//     retry.
+//   - NonRetryableErrorTypes []string: NonRetryableErrorTypes fail the activity
+//     at once when the error's type matches.
 type RetryPolicy = wf.RetryPolicy
 
 // ApplicationError is an error with a type of its own, returned by an
@@ -26,6 +39,19 @@ type RetryPolicy = wf.RetryPolicy
 type ApplicationError = wf.TemporalApplicationError
 
 // ApplicationErrorOptions configure NewApplicationErrorWithOptions.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - NonRetryable bool: NonRetryable stops the retries of the failing activity
+//     at once.
+//   - Cause error: Cause is the underlying error; its message is recorded after
+//     the error's own.
+//   - Details []any: Details are JSON-encodable values recorded with the error.
+//   - NextRetryDelay time.Duration: NextRetryDelay asks for this delay before
+//     the next attempt. Tether's server schedules retries by the retry policy
+//     alone, so it is kept on the error but does not change the delay.
+//   - Category ApplicationErrorCategory: Category classifies the error
+//     (ApplicationErrorCategoryBenign).
 type ApplicationErrorOptions = wf.ApplicationErrorOptions
 
 // ApplicationErrorCategory classifies an application error.
@@ -49,19 +75,54 @@ type TimeoutError = wf.TemporalTimeoutError
 
 // PanicError is a panic of an activity or of workflow code; StackTrace
 // returns its stack.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Value string: Value is the panic value, formatted.
+//   - Stack string: Stack is the panicking goroutine's stack.
+//   - Failure *api.Error: Failure is the error as history recorded it, when it
+//     did.
 type PanicError = wf.PanicError
 
 // ActivityError is the error of an activity as the workflow sees it; it
 // unwraps to the cause (an *ApplicationError, *TimeoutError, *PanicError,
 // *CanceledError, …).
+//
+// Fields (the type is defined in an internal package):
+//
+//   - ActivityID int64: ActivityID is the activity's id within the execution.
+//   - ActivityType string: ActivityType is the activity's registered name.
+//   - Failure *api.Error: Failure is the error recorded in history (nil for a
+//     cancellation decided by the workflow).
+//   - Err error: Err is the cause.
 type ActivityError = wf.ActivityError
 
 // ChildWorkflowExecutionError is the error of a child workflow as its
 // parent sees it; it unwraps to the cause.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - WorkflowID string: WorkflowID is the child's workflow id.
+//   - WorkflowType string: WorkflowType is the child's workflow type.
+//   - Failure *api.Error: Failure is the child's recorded error (a failed child
+//     only).
+//   - Err error: Err is the cause.
 type ChildWorkflowExecutionError = wf.ChildWorkflowExecutionError
 
 // WorkflowExecutionError is the error of a workflow as a client sees it
 // (WorkflowRun.Get); it unwraps to the cause.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - InstanceID string: InstanceID is the workflow id.
+//   - RunID string: RunID is the run id of the execution ("" when unknown).
+//   - WorkflowType string: WorkflowType is the workflow's type ("" when
+//     unknown).
+//   - Failure *api.Error: Failure is the recorded error (nil for a cancellation
+//     or a termination without one).
+//   - Cause error: Cause is the cause in Temporal's shape.
+//   - Sentinel error: Sentinel is a sentinel error the execution error also
+//     matches (client.ErrWorkflowCanceled, …; nil for none).
 type WorkflowExecutionError = wf.WorkflowExecutionError
 
 // ErrNoData is returned by Details of an error without details.

@@ -30,6 +30,7 @@ type activityRun struct {
 	id          int64
 	typ         string
 	input       json.RawMessage
+	header      api.Header
 	taskQueue   string
 	opts        api.ActivityOptions
 	scheduledAt time.Time
@@ -60,7 +61,7 @@ func (a *activityRun) latestDetails() json.RawMessage {
 }
 
 func (x *execution) scheduleActivity(c *api.Command) {
-	a := &activityRun{x: x, id: c.ActivityID, typ: c.ActivityType, input: c.Input, taskQueue: c.TaskQueue,
+	a := &activityRun{x: x, id: c.ActivityID, typ: c.ActivityType, input: c.Input, header: c.Header, taskQueue: c.TaskQueue,
 		scheduledAt: x.e.now, attempt: 1}
 	if a.taskQueue == "" {
 		a.taskQueue = x.taskQueue
@@ -157,7 +158,7 @@ func (e *env) startAttempt(a *activityRun) {
 	attempt := a.attempt
 	e.running++
 	go func() {
-		out := e.callActivity(actx, &infoCopy, a.typ, a.input)
+		out := e.callActivity(actx, &infoCopy, a.typ, a.input, a.header)
 		stopDeadline()
 		canceled := ctx.Err() != nil && errors.Is(out.err, context.Canceled)
 		cancel(nil)
@@ -306,14 +307,14 @@ func nextRetry(o api.ActivityOptions, attempt int32, fail api.Error, now, schedu
 // callActivity runs one attempt: the mock of the activity when it has
 // expectations (OnActivity), else the registered function. A panic fails
 // the attempt with type "Panic", as on a worker.
-func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string, input json.RawMessage) (out attemptOutcome) {
+func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string, input json.RawMessage, header api.Header) (out attemptOutcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = attemptOutcome{fail: &api.Error{Type: "Panic", Message: fmt.Sprint(r), Stack: string(debug.Stack())},
 				err: &wf.PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}}
 		}
 	}()
-	sig := e.reg.activities[typ]
+	sig := e.reg.activity(typ)
 	if sig == nil && typ == names.HostQueueActivity {
 		// workflow.RunOnHost picks a host: the environment is one, with a
 		// host task queue of its own (activities run alike on any queue).
@@ -329,6 +330,11 @@ func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string,
 		no := false
 		return attemptOutcome{fail: &api.Error{Type: "InvalidInput", Message: err.Error(), Retryable: &no}, err: err}
 	}
+	if len(e.propagators) > 0 || len(e.interceptors) > 0 {
+		if ctx, err = wf.ActivityContext(ctx, e.propagators, header); err != nil {
+			return attemptOutcome{fail: &api.Error{Type: "ContextPropagation", Message: err.Error()}, err: err}
+		}
+	}
 	if l := e.onActivityStarted; l != nil {
 		l(info, ctx, encodedValues{raw: input, n: len(sig.Ins)})
 	}
@@ -336,7 +342,7 @@ func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string,
 	if e.mockedActivities[typ] {
 		out.value, out.err = e.callActivityMock(ctxv, typ, sig, in)
 	} else {
-		out.value, out.err = sig.Call(ctxv, in)
+		out.value, out.err = wf.CallActivity(ctx, e.interceptors, sig, in)
 	}
 	if out.err != nil {
 		f := errconv.ToAPI(out.err)
@@ -358,7 +364,7 @@ func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string,
 // localActivity resolves a local activity for the executor: a mocked one
 // calls its mock, another runs as registered.
 func (e *env) localActivity(name string) *fnsig.Sig {
-	sig := e.reg.activities[name]
+	sig := e.reg.activity(name)
 	if sig == nil || !e.mockedActivities[name] {
 		return sig
 	}

@@ -179,7 +179,7 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 			val, err = nil, &wf.PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}
 		}
 	}()
-	value, err := sig.Call(reflect.ValueOf(actenv.With(ctx, env)), in)
+	value, err := wf.RunActivity(actenv.With(ctx, env), t.workerOpts.Interceptors, t.workerOpts.ContextPropagators, nil, sig, in)
 	if err != nil {
 		return nil, err
 	}

@@ -24,8 +24,8 @@ func (x *execution) startChild(c *api.Command) {
 	var def *wf.Definition
 	if e.mockedWorkflows[c.WorkflowType] {
 		def = e.mockWorkflowDef(c.WorkflowType)
-	} else if d := e.reg.workflows[c.WorkflowType]; d != nil {
-		def = d.def
+	} else {
+		def = e.reg.workflow(c.WorkflowType)
 	}
 	if def == nil {
 		x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID})
@@ -44,7 +44,7 @@ func (x *execution) startChild(c *api.Command) {
 		ch.startRunTimeout(d)
 	}
 	ch.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID})
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header})
 	x.deliver(api.Event{Kind: api.EventChildWorkflowStarted, ChildID: c.ChildID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID})
 }
 
@@ -91,8 +91,8 @@ func (x *execution) continueChild(ch *execution) {
 	var def *wf.Definition
 	if e.mockedWorkflows[typ] {
 		def = e.mockWorkflowDef(typ)
-	} else if d := e.reg.workflows[typ]; d != nil {
-		def = d.def
+	} else {
+		def = e.reg.workflow(typ)
 	}
 	if def == nil {
 		delete(x.children, ch.childID)
@@ -104,5 +104,5 @@ func (x *execution) continueChild(ch *execution) {
 	next.parent, next.childID, next.policy = x, ch.childID, ch.policy
 	x.children[ch.childID] = next
 	next.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: typ, TaskQueue: ch.taskQueue, Input: ch.closed.Input,
-		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID})
+		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID, Header: ch.closed.Header})
 }

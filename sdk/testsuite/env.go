@@ -109,6 +109,13 @@ type env struct {
 	onTimerScheduled    func(timerID string, duration time.Duration)
 	onTimerFired        func(timerID string)
 	onTimerCanceled     func(timerID string)
+
+	// The worker's interceptors and propagators (SetWorkerOptions,
+	// SetContextPropagators) and the root workflow's start header
+	// (WorkflowTestSuite.SetHeader).
+	interceptors []wf.WorkerInterceptor
+	propagators  []wf.ContextPropagator
+	startHeader  api.Header
 }
 
 type delayedCallback struct {
@@ -386,6 +393,9 @@ func (e *env) newExecution(def *wf.Definition, id, taskQueue string) *execution 
 		TaskQueue:    taskQueue,
 		Logger:       e.logger,
 		ActivityName: e.reg.activityName,
+
+		Interceptors:       e.interceptors,
+		ContextPropagators: e.propagators,
 	})
 	x.exec.SetLocalActivityResolver(e.localActivity)
 	x.exec.SetLocalClock(func() time.Time { return e.now }, func(d time.Duration) { e.now = e.now.Add(d) })
@@ -527,7 +537,7 @@ func (x *execution) close(c *api.Command, turnErr error) {
 		if typ == "" {
 			typ = x.wfType
 		}
-		x.err = x.executionError(nil, &wf.ContinueAsNewError{WorkflowType: typ, Input: c.Input})
+		x.err = x.executionError(nil, &wf.ContinueAsNewError{WorkflowType: typ, Input: c.Input, Header: c.Header})
 		reason = api.CancelReasonContinuedAsNew
 	}
 	for _, id := range sortedIDs(x.activities) {

@@ -25,6 +25,31 @@ type registry struct {
 	// byPC maps a function's code pointer to its registered name, so
 	// that ExecuteActivity(ctx, fn) finds a name given at registration.
 	byPC map[uintptr]string
+	// dynWorkflow and dynActivity run the types without a registration
+	// of their own (RegisterDynamicWorkflow, RegisterDynamicActivity).
+	dynWorkflow *wf.Definition
+	dynActivity *fnsig.Sig
+}
+
+// workflow returns the definition that runs workflow type name: its
+// registration, else the dynamic workflow named so (nil: neither).
+func (r *registry) workflow(name string) *wf.Definition {
+	if d := r.workflows[name]; d != nil {
+		return d.def
+	}
+	if r.dynWorkflow != nil {
+		return r.dynWorkflow.Named(name)
+	}
+	return nil
+}
+
+// activity returns the function that runs activity type name: its
+// registration, else the dynamic activity (nil: neither).
+func (r *registry) activity(name string) *fnsig.Sig {
+	if sig := r.activities[name]; sig != nil {
+		return sig
+	}
+	return r.dynActivity
 }
 
 type wfDef struct {

@@ -31,17 +31,28 @@ package testsuite
 
 import (
 	"log/slog"
+
+	"github.com/tetherhq/tether/sdk/common"
+	"github.com/tetherhq/tether/sdk/internal/wf"
+	"github.com/tetherhq/tether/sdk/log"
 )
 
 // WorkflowTestSuite makes test environments; embed it in a testify suite
 // (Temporal's testsuite.WorkflowTestSuite). Its zero value is ready to use.
 type WorkflowTestSuite struct {
 	logger *slog.Logger
+	header *common.Header
 }
 
 // SetLogger sets the logger of the workflows and activities of the
-// environments made afterwards (default slog.Default()).
-func (s *WorkflowTestSuite) SetLogger(logger *slog.Logger) { s.logger = logger }
+// environments made afterwards (default slog.Default()): a *slog.Logger,
+// or any log.Logger (Temporal's logger interface).
+func (s *WorkflowTestSuite) SetLogger(logger log.Logger) { s.logger = log.ToSlog(logger) }
+
+// SetHeader sets the header the workflows of the environments made
+// afterwards start with (Temporal's WorkflowTestSuite.SetHeader): what a
+// client's interceptors or context propagators would have sent.
+func (s *WorkflowTestSuite) SetHeader(header *common.Header) { s.header = header }
 
 // GetLogger returns the suite's logger.
 func (s *WorkflowTestSuite) GetLogger() *slog.Logger {
@@ -54,7 +65,15 @@ func (s *WorkflowTestSuite) GetLogger() *slog.Logger {
 // NewTestWorkflowEnvironment returns a fresh environment to run one
 // workflow in.
 func (s *WorkflowTestSuite) NewTestWorkflowEnvironment() *TestWorkflowEnvironment {
-	return newTestWorkflowEnvironment(s.GetLogger())
+	t := newTestWorkflowEnvironment(s.GetLogger())
+	if h := s.header.GetFields(); len(h) > 0 {
+		raw, err := wf.EncodeHeader(h)
+		if err != nil {
+			panic("testsuite: SetHeader: " + err.Error())
+		}
+		t.impl.startHeader = raw
+	}
+	return t
 }
 
 // NewTestActivityEnvironment returns a fresh environment to run activities

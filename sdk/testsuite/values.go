@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tetherhq/tether/sdk/converter"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
 
@@ -20,12 +21,7 @@ type EncodedValue interface {
 // EncodedValues are the encoded arguments of a call (Temporal's
 // converter.EncodedValues): one argument travels as itself, several as a
 // JSON array.
-type EncodedValues interface {
-	// HasValues reports whether there are any.
-	HasValues() bool
-	// Get decodes the arguments, in order, into valuePtrs.
-	Get(valuePtrs ...any) error
-}
+type EncodedValues = converter.EncodedValues
 
 type encodedValue struct{ raw json.RawMessage }
 

@@ -14,7 +14,10 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/internal/dynamic"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/wf"
+	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
@@ -37,6 +40,9 @@ type TestWorkflowEnvironment struct {
 	workerOpts   worker.Options
 	taskQueue    string
 	workflowID   string
+	// memo and searchAttrs are what the workflow starts with
+	// (SetMemoOnStart, SetSearchAttributesOnStart).
+	memo, searchAttrs map[string]json.RawMessage
 	// lastCompletion is the previous run's result (SetLastCompletionResult).
 	lastCompletion json.RawMessage
 }
@@ -58,6 +64,45 @@ func (t *TestWorkflowEnvironment) RegisterWorkflowWithOptions(w any, opts workfl
 	if _, err := t.reg.addWorkflow(w, opts.Name); err != nil {
 		panic(fmt.Sprintf("testsuite: RegisterWorkflow: %v", err))
 	}
+}
+
+// RegisterDynamicWorkflow registers the workflow that runs every workflow
+// type without a registration of its own (Temporal's; the shape of
+// worker.RegisterDynamicWorkflow): ExecuteWorkflow("AnyName", args...)
+// and child workflows of unregistered types run it. It panics on a bad
+// function or a second one, as Temporal's does.
+func (t *TestWorkflowEnvironment) RegisterDynamicWorkflow(w any, _ workflow.DynamicRegisterOptions) {
+	wrapper, err := dynamic.Workflow(w)
+	if err == nil && t.reg.dynWorkflow != nil {
+		err = errors.New("a dynamic workflow is already registered")
+	}
+	var def *wf.Definition
+	if err == nil {
+		def, err = wf.NewDefinition(wrapper, "dynamic")
+	}
+	if err != nil {
+		panic(fmt.Sprintf("testsuite: RegisterDynamicWorkflow: %v", err))
+	}
+	t.reg.dynWorkflow = def
+}
+
+// RegisterDynamicActivity registers the activity that runs every activity
+// type without a registration of its own (Temporal's; the shape of
+// worker.RegisterDynamicActivity). It panics on a bad function or a
+// second one.
+func (t *TestWorkflowEnvironment) RegisterDynamicActivity(a any, _ activity.DynamicRegisterOptions) {
+	wrapper, err := dynamic.Activity(a)
+	if err == nil && t.reg.dynActivity != nil {
+		err = errors.New("a dynamic activity is already registered")
+	}
+	var sig *fnsig.Sig
+	if err == nil {
+		sig, err = fnsig.InspectActivity(wrapper, contextType)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("testsuite: RegisterDynamicActivity: %v", err))
+	}
+	t.reg.dynActivity = sig
 }
 
 // RegisterActivity registers an activity function, or the exported
@@ -176,22 +221,24 @@ func (t *TestWorkflowEnvironment) ExecuteWorkflow(w any, args ...any) {
 	} else if name, err = t.reg.addWorkflow(w, ""); err != nil {
 		panic(fmt.Sprintf("testsuite: ExecuteWorkflow: %v", err))
 	}
-	d := t.reg.workflows[name]
-	if d == nil {
+	def := t.reg.workflow(name)
+	if def == nil {
 		panic(fmt.Sprintf("testsuite: ExecuteWorkflow: workflow %q is not registered", name))
 	}
-	if err := d.sig.CheckInput(args...); err != nil {
-		panic(fmt.Sprintf("testsuite: ExecuteWorkflow %s: %v", name, err))
+	if d := t.reg.workflows[name]; d != nil {
+		if err := d.sig.CheckInput(args...); err != nil {
+			panic(fmt.Sprintf("testsuite: ExecuteWorkflow %s: %v", name, err))
+		}
 	}
 	input, err := fnsig.EncodeArgs(args...)
 	if err != nil {
 		panic(fmt.Sprintf("testsuite: ExecuteWorkflow %s: input: %v", name, err))
 	}
-	x := e.newExecution(d.def, t.workflowID, t.taskQueue)
+	x := e.newExecution(def, t.workflowID, t.taskQueue)
 	e.root = x
 	x.startRunTimeout(e.runTimeout)
 	x.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: name, TaskQueue: t.taskQueue, Input: input,
-		LastCompletionResult: t.lastCompletion})
+		LastCompletionResult: t.lastCompletion, Header: e.startHeader, Memo: t.memo, SearchAttributes: t.searchAttrs})
 	for _, s := range e.preSignals {
 		x.deliver(s)
 	}
@@ -407,6 +454,56 @@ func (t *TestWorkflowEnvironment) SetLastCompletionResult(result any) {
 	t.lastCompletion = raw
 }
 
+// SetMemoOnStart sets the memo the workflow starts with (Temporal's):
+// GetInfo(ctx).Memo shows it. A value that does not encode as JSON is an
+// error.
+func (t *TestWorkflowEnvironment) SetMemoOnStart(memo map[string]any) error {
+	raw, err := encodeFields(memo)
+	if err != nil {
+		return fmt.Errorf("testsuite: SetMemoOnStart: %w", err)
+	}
+	t.memo = raw
+	return nil
+}
+
+// SetSearchAttributesOnStart sets the search attributes the workflow
+// starts with (Temporal's): GetInfo(ctx).SearchAttributes and
+// GetTypedSearchAttributes show them (not checked against a namespace).
+func (t *TestWorkflowEnvironment) SetSearchAttributesOnStart(attributes map[string]any) error {
+	raw, err := encodeFields(attributes)
+	if err != nil {
+		return fmt.Errorf("testsuite: SetSearchAttributesOnStart: %w", err)
+	}
+	t.searchAttrs = raw
+	return nil
+}
+
+// SetTypedSearchAttributesOnStart is SetSearchAttributesOnStart with
+// Temporal's typed keys.
+func (t *TestWorkflowEnvironment) SetTypedSearchAttributesOnStart(attributes temporal.SearchAttributes) error {
+	m, err := attributes.Map()
+	if err != nil {
+		return fmt.Errorf("testsuite: SetTypedSearchAttributesOnStart: %w", err)
+	}
+	return t.SetSearchAttributesOnStart(m)
+}
+
+// encodeFields encodes each value as JSON (nil for no fields).
+func encodeFields(fields map[string]any) (map[string]json.RawMessage, error) {
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
 // SetWorkerOptions sets the options of the (simulated) worker: its
 // BackgroundActivityContext is the parent of the activities' contexts (its
 // values reach them). The environment runs every activity and turn
@@ -416,9 +513,21 @@ func (t *TestWorkflowEnvironment) SetLastCompletionResult(result any) {
 func (t *TestWorkflowEnvironment) SetWorkerOptions(opts worker.Options) {
 	t.workerOpts = opts
 	t.impl.activityCtx = opts.BackgroundActivityContext
+	t.impl.interceptors = opts.Interceptors
+	if len(opts.ContextPropagators) > 0 {
+		t.impl.propagators = opts.ContextPropagators
+	}
 	if opts.EnableSessionWorker {
 		t.enableSessions()
 	}
+}
+
+// SetContextPropagators sets the context propagators of the (simulated)
+// worker (Temporal's): they extract the start header's values into the
+// workflow's context (WorkflowTestSuite.SetHeader) and carry the
+// workflow's values to its activities and child workflows.
+func (t *TestWorkflowEnvironment) SetContextPropagators(propagators []workflow.ContextPropagator) {
+	t.impl.propagators = propagators
 }
 
 // SetTaskQueue sets the workflow's task queue (default

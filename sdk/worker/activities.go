@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -20,11 +19,12 @@ import (
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // pollActivities long-polls for attempts while ctx lasts, holding a slot
 // for each attempt it runs.
-func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
+func (w *TetherWorker) pollActivities(ctx context.Context, slots chan struct{}) {
 	pollLoop(ctx, w, "activity", slots, func(pctx context.Context) (*api.ActivityTask, error) {
 		return w.p.PollActivityTask(pctx, api.PollActivityTaskRequest{
 			TaskQueues: w.activityQueues(),
@@ -39,7 +39,7 @@ func (w *Worker) pollActivities(ctx context.Context, slots chan struct{}) {
 // the server looks at them: the host queue first, so that work pinned to
 // this worker (which no one else can take) never waits behind the shared
 // backlog.
-func (w *Worker) activityQueues() []string {
+func (w *TetherWorker) activityQueues() []string {
 	if w.hostQ != "" {
 		return []string{w.hostQ, w.queue}
 	}
@@ -128,7 +128,7 @@ type outcome struct {
 
 // runActivity runs one attempt and reports it; release frees its
 // concurrency slot (early, when the activity is abandoned).
-func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
+func (w *TetherWorker) runActivity(task *api.ActivityTask, release func()) {
 	log := w.log.With("instance_id", task.InstanceID, "execution_id", task.ExecutionID,
 		"activity_id", task.ActivityID, "activity_type", task.ActivityType, "attempt", task.Attempt)
 	if task.Cancel.Requested {
@@ -164,7 +164,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 	a := &attempt{task: task, cancel: cancel, grace: w.opts.CancelGracePeriod, graceOver: make(chan struct{})}
 	env := &actenv.Env{
 		Info: actenv.Info{
-			Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID,
+			Namespace: task.Namespace, InstanceID: task.InstanceID, ExecutionID: task.ExecutionID, RunID: task.RunID,
 			ActivityID: task.ActivityID, Attempt: task.Attempt, ActivityType: task.ActivityType,
 			TaskQueue: task.TaskQueue, HostTaskQueue: w.hostQ, WorkflowType: task.WorkflowType,
 			HeartbeatDetails: task.HeartbeatDetails, ScheduledAt: task.ScheduledAt, StartedAt: task.StartedAt,
@@ -202,7 +202,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 			}
 			results <- out
 		}()
-		out.value, out.err = def.sig.Call(reflect.ValueOf(actx), in)
+		out.value, out.err = wf.RunActivity(actx, w.opts.Interceptors, w.opts.ContextPropagators, task.Header, def.sig, in)
 	}()
 
 	select {
@@ -262,7 +262,7 @@ func (w *Worker) runActivity(task *api.ActivityTask, release func()) {
 // completes the attempt with the worker's host task queue, or fails it
 // (retryable, so that the server may hand it to another worker) when the
 // worker has none.
-func (w *Worker) answerHostQueue(log *slog.Logger, task *api.ActivityTask) {
+func (w *TetherWorker) answerHostQueue(log *slog.Logger, task *api.ActivityTask) {
 	w.stats.activities.Add(1)
 	if w.hostQ == "" {
 		w.reportFailure(log, task, api.Error{Type: "NoHostQueue",
@@ -318,7 +318,7 @@ func lockLost(err error) bool {
 // renewLoop renews the attempt's lock about every third of the lock
 // duration (more often with a short heartbeat timeout), sending the latest
 // heartbeat details, and delivers the cancellation the answers carry.
-func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
+func (w *TetherWorker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
 	lockFor := w.opts.ActivityLockDuration
 	interval := lockFor / 3
 	if ht := a.task.Options.HeartbeatTimeout.D(); ht > 0 && ht/3 < interval {
@@ -369,7 +369,7 @@ func (w *Worker) renewLoop(log *slog.Logger, a *attempt, done chan struct{}) {
 }
 
 // report sends an attempt's outcome.
-func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
+func (w *TetherWorker) report(log *slog.Logger, a *attempt, out outcome) {
 	task := a.task
 	canceled, _ := a.state()
 	switch {
@@ -408,7 +408,7 @@ func (w *Worker) report(log *slog.Logger, a *attempt, out outcome) {
 // most results of a fan-out hand out no turn, and slots held for them
 // would keep the workflow pollers waiting; a turn that does come takes a
 // slot when it arrives (startEagerTurn).
-func (w *Worker) eagerTurnRequest(task *api.ActivityTask) (*api.EagerWorkflowTask, chan struct{}) {
+func (w *TetherWorker) eagerTurnRequest(task *api.ActivityTask) (*api.EagerWorkflowTask, chan struct{}) {
 	p := w.eagerTurns.Load()
 	if p == nil || task.WorkflowTaskQueue != w.queue || len(*p) >= cap(*p) {
 		return nil, nil
@@ -419,7 +419,7 @@ func (w *Worker) eagerTurnRequest(task *api.ActivityTask) (*api.EagerWorkflowTas
 // startEagerTurn runs the turn an activity report handed out (resp is nil
 // when the report failed), on a turn slot: it waits for one if the slots
 // filled up meanwhile, as a poll would before it polled.
-func (w *Worker) startEagerTurn(resp *api.ActivityAckResponse, slots chan struct{}) {
+func (w *TetherWorker) startEagerTurn(resp *api.ActivityAckResponse, slots chan struct{}) {
 	if slots == nil || resp == nil || resp.WorkflowTask == nil {
 		return
 	}
@@ -433,14 +433,14 @@ func (w *Worker) startEagerTurn(resp *api.ActivityAckResponse, slots chan struct
 	}()
 }
 
-func (w *Worker) reportFailure(log *slog.Logger, task *api.ActivityTask, e api.Error) {
+func (w *TetherWorker) reportFailure(log *slog.Logger, task *api.ActivityTask, e api.Error) {
 	w.reportFailureDetails(log, task, e, nil)
 }
 
 // reportFailureDetails fails the attempt with e, sending the activity's
 // latest heartbeat details (nil: none) so that the next attempt starts from
 // them, also when they were recorded after the last renewal.
-func (w *Worker) reportFailureDetails(log *slog.Logger, task *api.ActivityTask, e api.Error, details json.RawMessage) {
+func (w *TetherWorker) reportFailureDetails(log *slog.Logger, task *api.ActivityTask, e api.Error, details json.RawMessage) {
 	w.stats.activityFails.Add(1)
 	w.ack(log, task, "fail", func(ctx context.Context) (*api.ActivityAckResponse, error) {
 		return w.p.FailActivityTask(ctx, task.LockToken, api.FailActivityTaskRequest{Error: e, HeartbeatDetails: details})
@@ -452,7 +452,7 @@ func (w *Worker) reportFailureDetails(log *slog.Logger, task *api.ActivityTask, 
 // completion, which the server drops as stale — or, for an activity that
 // waits for its cancellation, by giving it back, which the server turns
 // into the activity's ActivityCanceled.
-func (w *Worker) ackCancelled(log *slog.Logger, task *api.ActivityTask) {
+func (w *TetherWorker) ackCancelled(log *slog.Logger, task *api.ActivityTask) {
 	if task.Options.WaitForCancellation {
 		w.ack(log, task, "abandon", func(ctx context.Context) (*api.ActivityAckResponse, error) {
 			return w.p.AbandonActivityTask(ctx, task.LockToken, 0)
@@ -463,7 +463,7 @@ func (w *Worker) ackCancelled(log *slog.Logger, task *api.ActivityTask) {
 }
 
 // ackEmpty acknowledges an attempt without a result (a cancelled attempt).
-func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
+func (w *TetherWorker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 	w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
 		return w.p.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{})
 	})
@@ -471,7 +471,7 @@ func (w *Worker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 
 // ack sends a report until the server answers it (sendReport) and returns
 // the answer (nil when the report was refused: the lock is gone).
-func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) *api.ActivityAckResponse {
+func (w *TetherWorker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) *api.ActivityAckResponse {
 	var resp *api.ActivityAckResponse
 	err := w.sendReport(log, what, func(ctx context.Context) error {
 		var err error
@@ -493,7 +493,7 @@ func (w *Worker) ack(log *slog.Logger, task *api.ActivityTask, what string, send
 // markPending tells the server that the attempt's activity returned
 // activity.ErrResultPending (retried like a report): the attempt stays held
 // for client.CompleteActivity and leaves this worker.
-func (w *Worker) markPending(log *slog.Logger, task *api.ActivityTask) {
+func (w *TetherWorker) markPending(log *slog.Logger, task *api.ActivityTask) {
 	err := w.sendReport(log, "pending", func(ctx context.Context) error {
 		return w.p.PendingActivityTask(ctx, task.LockToken)
 	})

@@ -1,21 +1,13 @@
 package worker
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/tetherhq/tether/sdk/activity"
-	"github.com/tetherhq/tether/sdk/converter"
+	"github.com/tetherhq/tether/sdk/internal/dynamic"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/workflow"
-)
-
-var (
-	workflowContextType = reflect.TypeFor[workflow.Context]()
-	encodedValuesType   = reflect.TypeFor[converter.EncodedValues]()
 )
 
 // RegisterDynamicWorkflow registers fn as the worker's dynamic workflow
@@ -27,13 +19,10 @@ var (
 // (R any type, or no result but the error); args.Get decodes the
 // workflow's arguments and workflow.GetInfo(ctx).WorkflowType.Name is the
 // type that was asked for. A second dynamic workflow is an error.
-func (w *Worker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegisterOptions) error {
-	call, err := dynamicCaller(fn, workflowContextType, "workflow")
+func (w *TetherWorker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegisterOptions) error {
+	wrapper, err := dynamic.Workflow(fn)
 	if err != nil {
-		return err
-	}
-	wrapper := func(ctx workflow.Context, raw json.RawMessage) (any, error) {
-		return call(reflect.ValueOf(&ctx).Elem(), raw)
+		return fmt.Errorf("worker: %w", err)
 	}
 	def, err := wf.NewDefinition(wrapper, "dynamic")
 	if err != nil {
@@ -57,13 +46,10 @@ func (w *Worker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegisterOptio
 // (R any type, or no result but the error); args.Get decodes the
 // activity's arguments and activity.GetInfo(ctx).ActivityType.Name is the
 // type that was asked for. A second dynamic activity is an error.
-func (w *Worker) RegisterDynamicActivity(fn any, _ activity.DynamicRegisterOptions) error {
-	call, err := dynamicCaller(fn, contextType, "activity")
+func (w *TetherWorker) RegisterDynamicActivity(fn any, _ activity.DynamicRegisterOptions) error {
+	wrapper, err := dynamic.Activity(fn)
 	if err != nil {
-		return err
-	}
-	wrapper := func(ctx context.Context, raw json.RawMessage) (any, error) {
-		return call(reflect.ValueOf(&ctx).Elem(), raw)
+		return fmt.Errorf("worker: %w", err)
 	}
 	sig, err := fnsig.InspectActivity(wrapper, contextType)
 	if err != nil {
@@ -76,30 +62,4 @@ func (w *Worker) RegisterDynamicActivity(fn any, _ activity.DynamicRegisterOptio
 	}
 	w.reg.dynActivity = sig
 	return nil
-}
-
-// dynamicCaller validates a dynamic function (a context of ctxType, then
-// converter.EncodedValues; an optional result, then an error) and returns
-// a function calling it with a context and the call's raw input.
-func dynamicCaller(fn any, ctxType reflect.Type, what string) (func(ctx reflect.Value, raw json.RawMessage) (any, error), error) {
-	v := reflect.ValueOf(fn)
-	if fn == nil || v.Kind() != reflect.Func {
-		return nil, fmt.Errorf("worker: register dynamic %s: want a function, got %T", what, fn)
-	}
-	t := v.Type()
-	if t.NumIn() != 2 || t.In(0) != ctxType || t.In(1) != encodedValuesType ||
-		t.NumOut() < 1 || t.NumOut() > 2 || t.Out(t.NumOut()-1) != reflect.TypeFor[error]() {
-		return nil, fmt.Errorf("worker: register dynamic %s: %s: want func(%s, converter.EncodedValues) ([Out, ]error)", what, t, ctxType)
-	}
-	return func(ctx reflect.Value, raw json.RawMessage) (any, error) {
-		out := v.Call([]reflect.Value{ctx, reflect.ValueOf(converter.EncodedValues(fnsig.Values{Raw: raw}))})
-		var err error
-		if e := out[len(out)-1]; !e.IsNil() {
-			err = e.Interface().(error)
-		}
-		if len(out) == 1 {
-			return nil, err
-		}
-		return out[0].Interface(), err
-	}, nil
 }

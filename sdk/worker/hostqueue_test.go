@@ -57,7 +57,7 @@ func TestHostQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	infos := make(chan activity.Info, 1)
-	w := runWorker(t, c, Options{HostQueue: true}, func(w *Worker) {
+	w := runWorker(t, c, Options{HostQueue: true}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
 			infos <- activity.GetInfo(ctx)
 			return activity.GetInfo(ctx).HostTaskQueue, nil
@@ -97,7 +97,7 @@ func TestHostQueue(t *testing.T) {
 
 func TestNoHostQueue(t *testing.T) {
 	f, c := newFake(t, task("t1", "Where"), task("t2", names.HostQueueActivity))
-	w := runWorker(t, c, Options{}, func(w *Worker) {
+	w := runWorker(t, c, Options{}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
 			return activity.GetInfo(ctx).HostTaskQueue, nil
 		}, WithName("Where"))

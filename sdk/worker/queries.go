@@ -14,7 +14,7 @@ import (
 
 // pollQueries long-polls for queries of the worker's task queue while ctx
 // lasts, answering each on its own goroutine (at most slots at once).
-func (w *Worker) pollQueries(ctx context.Context, slots chan struct{}) {
+func (w *TetherWorker) pollQueries(ctx context.Context, slots chan struct{}) {
 	pollLoop(ctx, w, "query", slots, func(pctx context.Context) (*api.QueryTask, error) {
 		return w.p.PollQueryTask(pctx, api.PollQueryTaskRequest{
 			TaskQueue: w.queue,
@@ -27,7 +27,7 @@ func (w *Worker) pollQueries(ctx context.Context, slots chan struct{}) {
 // handleQuery answers one query from the workflow's state: the cached
 // executor when it holds exactly the task's history, else a replay of the
 // history on a fresh one. Nothing the query does is reported as a turn.
-func (w *Worker) handleQuery(task *api.QueryTask) {
+func (w *TetherWorker) handleQuery(task *api.QueryTask) {
 	log := w.log.With("instance_id", task.InstanceID, "execution_id", task.ExecutionID, "query", task.QueryName)
 	result, qerr := w.answerQuery(task)
 	ans := api.AnswerQueryTaskRequest{Result: result}
@@ -49,7 +49,7 @@ func (w *Worker) handleQuery(task *api.QueryTask) {
 }
 
 // answerQuery runs the query on the execution's state.
-func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
+func (w *TetherWorker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 	def := w.reg.workflow(task.WorkflowType)
 	if def == nil {
 		return nil, fmt.Errorf("workflow type %q is not registered on worker %s", task.WorkflowType, w.ID())
@@ -84,10 +84,13 @@ func (w *Worker) answerQuery(task *api.QueryTask) (result []byte, err error) {
 			ActivityName: w.reg.activityName,
 
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
+			Interceptors:        w.opts.Interceptors,
+			ContextPropagators:  w.opts.ContextPropagators,
+			LogReplay:           w.opts.EnableLoggingInReplay,
 		})
 		if _, err := exec.Turn(task.History, nil); err != nil {
 			return nil, fmt.Errorf("replaying the history: %w", err)
 		}
 	}
-	return exec.Query(task.QueryName, task.Input)
+	return exec.QueryWithHeader(task.QueryName, task.Input, task.Header)
 }

@@ -44,7 +44,7 @@ func resultOf(t *testing.T, r *registry, name string) string {
 // name is replaced instead of refused), SkipInvalidStructFunctions.
 func TestRegisterOptions(t *testing.T) {
 	_, c := newFake(t)
-	w := New(c, "q", Options{})
+	w := NewTetherWorker(c, "q", Options{})
 	if err := w.RegisterWorkflowWithOptions(OldGreeting, workflow.RegisterOptions{Name: "Greet"}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func (*nilActs) Fetch(ctx context.Context, url string) (string, error) { return 
 // Temporal code does (var a *Activities; w.RegisterActivity(a)).
 func TestRegisterNilStructPointer(t *testing.T) {
 	_, c := newFake(t)
-	w := New(c, "q", Options{})
+	w := NewTetherWorker(c, "q", Options{})
 	var a *nilActs
 	if err := w.RegisterActivity(a); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ var errReportAbandoned = errors.New("worker stop timeout ran out while the repor
 // reportMaxDelay later than the backoff would have), for as long as it
 // takes — the lock's holder keeps renewing meanwhile — until the worker's
 // stop timeout runs out. It returns the last error (nil on success).
-func (w *Worker) sendReport(log *slog.Logger, what string, send func(context.Context) error) error {
+func (w *TetherWorker) sendReport(log *slog.Logger, what string, send func(context.Context) error) error {
 	bo := newReportBackoff()
 	for try := 1; ; try++ {
 		ctx, cancel := w.ackContext()
@@ -72,7 +72,7 @@ func (w *Worker) sendReport(log *slog.Logger, what string, send func(context.Con
 
 // sleepUnlessHardStop sleeps d; it returns false when the worker's stop
 // timeout runs out first.
-func (w *Worker) sleepUnlessHardStop(d time.Duration) bool {
+func (w *TetherWorker) sleepUnlessHardStop(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -65,7 +65,7 @@ func jittered(d time.Duration) time.Duration {
 // sessionLost). The next heartbeat that gets through resurrects the session
 // under the same id. When ctx ends (the worker stopped), it ends the
 // session (endSession).
-func (w *Worker) runSession(ctx context.Context) {
+func (w *TetherWorker) runSession(ctx context.Context) {
 	lease := w.opts.LeaseDuration
 	period := heartbeatPeriod(lease)
 	host, _ := os.Hostname()
@@ -197,7 +197,7 @@ func (w *Worker) runSession(ctx context.Context) {
 // those it no longer knows as this worker's), and those whose cancellation
 // it already knows (a waiting heartbeat is answered early only for a new
 // one).
-func (w *Worker) heartbeatRequest(host string) api.WorkerHeartbeatRequest {
+func (w *TetherWorker) heartbeatRequest(host string) api.WorkerHeartbeatRequest {
 	req := api.WorkerHeartbeatRequest{
 		WorkerID:      w.ID(),
 		Identity:      w.opts.Identity,
@@ -228,7 +228,7 @@ const endSessionTimeout = 2 * time.Second
 // expires it at its next sweep instead of a lease later, so that what
 // waits in its host task queue fails fast. Best effort: if it does not get
 // through, the lease runs out as usual.
-func (w *Worker) endSession(host string) {
+func (w *TetherWorker) endSession(host string) {
 	ctx, cancel := context.WithTimeout(w.withSecret(context.Background()), endSessionTimeout)
 	defer cancel()
 	req := w.heartbeatRequest(host)
@@ -285,7 +285,7 @@ func serverDown(err error) bool {
 // lost). Otherwise the server reschedules them elsewhere, and cancelling
 // them here, no later than the server's deadline, keeps the two copies
 // from running at once.
-func (w *Worker) sessionLost(lastOK time.Time) {
+func (w *TetherWorker) sessionLost(lastOK time.Time) {
 	if w.downState.Load() == downOnly {
 		w.lossDeferred.Store(true)
 		w.log.Warn("worker lease ran out locally while the server was down: keeping the activities running until the server answers",
@@ -307,7 +307,7 @@ func (w *Worker) sessionLost(lastOK time.Time) {
 // cancelForSessionLoss cancels the running activities whose cancellation
 // was deferred by sessionLost, when a heartbeat then failed for another
 // reason than the server being down.
-func (w *Worker) cancelForSessionLoss() {
+func (w *TetherWorker) cancelForSessionLoss() {
 	if !w.lossDeferred.Swap(false) {
 		return
 	}
@@ -318,7 +318,7 @@ func (w *Worker) cancelForSessionLoss() {
 
 // cancelRunningForLoss cancels every running activity for the loss of the
 // session (cancelForLoss) and returns how many it cancelled.
-func (w *Worker) cancelRunningForLoss() int {
+func (w *TetherWorker) cancelRunningForLoss() int {
 	n := 0
 	w.running.Range(func(_, v any) bool {
 		if v.(*attempt).cancelForLoss() {
@@ -357,7 +357,7 @@ func (a *attempt) givesBack() bool {
 // giveBack reports an attempt cancelled by cancelForLoss: abandon, so that
 // it runs again at once without counting as a failure if the server still
 // has it, and is dropped as stale if the server flagged it worker_lost.
-func (w *Worker) giveBack(log *slog.Logger, task *api.ActivityTask) {
+func (w *TetherWorker) giveBack(log *slog.Logger, task *api.ActivityTask) {
 	w.ack(log, task, "abandon", func(ctx context.Context) (*api.ActivityAckResponse, error) {
 		return w.p.AbandonActivityTask(ctx, task.LockToken, 0)
 	})
@@ -374,7 +374,7 @@ func newSessionSecret() string {
 }
 
 // withSecret makes ctx's requests carry the session secret.
-func (w *Worker) withSecret(ctx context.Context) context.Context {
+func (w *TetherWorker) withSecret(ctx context.Context) context.Context {
 	return protocol.WithWorkerSecret(ctx, w.secret)
 }
 

@@ -117,7 +117,7 @@ func TestHeartbeatPeriodAndJitter(t *testing.T) {
 // step (jitter), and asks the server to hold each one at most the period.
 func TestSession_PacedAtAThirdOfTheLease(t *testing.T) {
 	f, c := newSessionFake(t, ok)
-	runWorker(t, c, Options{LeaseDuration: 1500 * time.Millisecond}, func(w *Worker) {
+	runWorker(t, c, Options{LeaseDuration: 1500 * time.Millisecond}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	})
 	waitUntil(t, "six heartbeats", func() bool { return len(f.heartbeats()) >= 6 })
@@ -146,7 +146,7 @@ func TestSession_RateLimitedWaitsRetryAfter(t *testing.T) {
 		}
 		return http.StatusOK, ""
 	})
-	runWorker(t, c, Options{LeaseDuration: 600 * time.Millisecond}, func(w *Worker) {
+	runWorker(t, c, Options{LeaseDuration: 600 * time.Millisecond}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	})
 	waitUntil(t, "a heartbeat after the 429", func() bool { return len(f.heartbeats()) >= 2 })
@@ -172,7 +172,7 @@ func TestSession_GoneContinuesUnderNewID(t *testing.T) {
 		}
 		return http.StatusOK, ""
 	})
-	w := runWorker(t, c, Options{Identity: "me", LeaseDuration: 3 * time.Second}, func(w *Worker) {
+	w := runWorker(t, c, Options{Identity: "me", LeaseDuration: 3 * time.Second}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	})
 	waitUntil(t, "a heartbeat under a new id", func() bool { return len(f.heartbeats()) >= 2 })
@@ -209,7 +209,7 @@ func TestSession_LeaseRunsOutCancelsRunningActivities(t *testing.T) {
 	}
 	causes := make(chan cancelled, 2)
 	started := make(chan string, 2)
-	w := runWorker(t, c, Options{LeaseDuration: lease, CancelGracePeriod: time.Second}, func(w *Worker) {
+	w := runWorker(t, c, Options{LeaseDuration: lease, CancelGracePeriod: time.Second}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
 			started <- activity.GetInfo(ctx).WorkerID
 			wait := time.After(300 * time.Millisecond)
@@ -365,7 +365,7 @@ func TestLeaseWatch(t *testing.T) {
 func TestSession_DeliversCancelsAndListsThemAsKnown(t *testing.T) {
 	f, c := newSessionFake(t, ok, task("t1", "Slow"))
 	causes := make(chan error, 1)
-	runWorker(t, c, Options{LeaseDuration: 900 * time.Millisecond, CancelGracePeriod: 5 * time.Second}, func(w *Worker) {
+	runWorker(t, c, Options{LeaseDuration: 900 * time.Millisecond, CancelGracePeriod: 5 * time.Second}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error {
 			<-ctx.Done()
 			causes <- context.Cause(ctx)
@@ -452,7 +452,7 @@ func TestSession_OwnLossGraceEndsInAbandon(t *testing.T) {
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	defer close(release)
-	runWorker(t, c, Options{LeaseDuration: time.Second, CancelGracePeriod: 200 * time.Millisecond}, func(w *Worker) {
+	runWorker(t, c, Options{LeaseDuration: time.Second, CancelGracePeriod: 200 * time.Millisecond}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error {
 			started <- struct{}{}
 			<-release // ignores its context

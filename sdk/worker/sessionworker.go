@@ -34,7 +34,7 @@ type sessionHost struct {
 }
 
 // enableSessions registers the session activities on w.
-func (w *Worker) enableSessions() error {
+func (w *TetherWorker) enableSessions() error {
 	host, _ := os.Hostname()
 	h := &sessionHost{max: w.opts.MaxConcurrentSessionExecutionSize, hostName: host,
 		pending: map[string]time.Time{}, stop: make(chan struct{})}

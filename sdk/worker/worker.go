@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/interceptor"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
 	"github.com/tetherhq/tether/sdk/log"
@@ -148,6 +150,19 @@ type Options struct {
 	// holds at once (default 1000); a CreateSession beyond it goes to
 	// another session worker, or waits until its CreationTimeout.
 	MaxConcurrentSessionExecutionSize int
+	// Interceptors wrap the workflows and activities the worker runs
+	// (Temporal's worker.Options field; package interceptor). They come
+	// after the client's interceptors that are also WorkerInterceptors;
+	// the first of the slice is called first.
+	Interceptors []interceptor.WorkerInterceptor
+	// ContextPropagators carry values of contexts through the headers of
+	// workflow calls (workflow.ContextPropagator), after the client's
+	// (client.Options.ContextPropagators).
+	ContextPropagators []workflow.ContextPropagator
+	// EnableLoggingInReplay keeps the workflow loggers (workflow.GetLogger)
+	// writing while the worker replays a history (Temporal's field; by
+	// default a replay is silent, so that each line is written once).
+	EnableLoggingInReplay bool
 }
 
 // WorkflowPanicPolicy is the value of Options.WorkflowPanicPolicy
@@ -191,6 +206,19 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 	o.DisableEagerDispatch = o.DisableEagerDispatch || o.DisableEagerActivities
 	if o.BackgroundActivityContext == nil {
 		o.BackgroundActivityContext = context.Background()
+	}
+	if c != nil {
+		// The client's interceptors that are also worker interceptors
+		// come first, then the worker's own (Temporal's order); the same
+		// for the propagators.
+		var fromClient []interceptor.WorkerInterceptor
+		for _, ci := range c.Interceptors() {
+			if wi, ok := ci.(interceptor.WorkerInterceptor); ok {
+				fromClient = append(fromClient, wi)
+			}
+		}
+		o.Interceptors = slices.Concat(fromClient, o.Interceptors)
+		o.ContextPropagators = slices.Concat(c.ContextPropagators(), o.ContextPropagators)
 	}
 	if o.MaxConcurrentWorkflowTurns <= 0 {
 		o.MaxConcurrentWorkflowTurns = 100
@@ -240,8 +268,74 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 // maxQueueName is the longest task queue name the server accepts.
 const maxQueueName = 200
 
-// Worker serves one task queue. Register workflows and activities, then Run.
-type Worker struct {
+// WorkflowRegistry registers workflows (Temporal's
+// worker.WorkflowRegistry; the methods return an error where Temporal's
+// panic).
+type WorkflowRegistry interface {
+	// RegisterWorkflow registers a workflow function under its name (or
+	// the name of a WithName option).
+	RegisterWorkflow(fn any, opts ...RegisterOption) error
+	// RegisterWorkflowWithOptions registers a workflow function with
+	// Temporal's workflow.RegisterOptions.
+	RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error
+	// RegisterDynamicWorkflow registers the function that runs every
+	// workflow type without a registration of its own.
+	RegisterDynamicWorkflow(fn any, opts workflow.DynamicRegisterOptions) error
+}
+
+// ActivityRegistry registers activities (Temporal's
+// worker.ActivityRegistry; the methods return an error where Temporal's
+// panic).
+type ActivityRegistry interface {
+	// RegisterActivity registers an activity function, or each exported
+	// method of a struct pointer.
+	RegisterActivity(fn any, opts ...RegisterOption) error
+	// RegisterActivityWithOptions registers an activity with Temporal's
+	// activity.RegisterOptions.
+	RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error
+	// RegisterDynamicActivity registers the function that runs every
+	// activity type without a registration of its own.
+	RegisterDynamicActivity(fn any, opts activity.DynamicRegisterOptions) error
+}
+
+// Registry registers workflows and activities (Temporal's worker.Registry).
+type Registry interface {
+	WorkflowRegistry
+	ActivityRegistry
+}
+
+// Worker is a worker of one task queue (Temporal's worker.Worker, which
+// New returns): register workflows and activities, then Start (and Stop)
+// or Run. Its implementation is *TetherWorker.
+type Worker interface {
+	Registry
+	// Start starts the worker in the background; it returns once the
+	// worker has registered with the server (or failed to).
+	Start() error
+	// Run runs the worker until interruptCh delivers (InterruptCh() for
+	// SIGINT and SIGTERM), then stops it.
+	Run(interruptCh <-chan any) error
+	// Stop stops a worker started with Start, waiting for its running
+	// work up to Options.WorkerStopTimeout.
+	Stop()
+	// RunContext runs the worker until ctx ends (Tether's).
+	RunContext(ctx context.Context) error
+	// ID returns the worker's id, as the server knows it (Tether's).
+	ID() string
+	// TaskQueue returns the queue the worker serves (Tether's).
+	TaskQueue() string
+	// HostTaskQueue returns the worker's host task queue, "" without one
+	// (Tether's).
+	HostTaskQueue() string
+	// Stats returns the worker's counters (Tether's).
+	Stats() Stats
+}
+
+var _ Worker = (*TetherWorker)(nil)
+
+// TetherWorker serves one task queue: the Worker that New returns. Register
+// workflows and activities, then Run.
+type TetherWorker struct {
 	c     *client.TetherClient
 	p     *protocol.Conn // the worker protocol over c's HTTP core
 	queue string
@@ -291,10 +385,16 @@ type Worker struct {
 // client of this package's client: Dial's, NewLazyClient's, or a
 // *client.TetherClient; another implementation of client.Client makes
 // Start and Run fail.
-func New(c client.Client, taskQueue string, opts Options) *Worker {
+func New(c client.Client, taskQueue string, opts Options) Worker {
+	return NewTetherWorker(c, taskQueue, opts)
+}
+
+// NewTetherWorker is New returning the implementation (for the few callers
+// that need its type).
+func NewTetherWorker(c client.Client, taskQueue string, opts Options) *TetherWorker {
 	tc, _ := c.(*client.TetherClient)
 	opts = opts.withDefaults(tc)
-	w := &Worker{c: tc, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
+	w := &TetherWorker{c: tc, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
 	if tc == nil {
 		w.newErr = fmt.Errorf("worker: New needs a client of package client (Dial, NewLazyClient), got %T", c)
 	} else {
@@ -317,14 +417,14 @@ func New(c client.Client, taskQueue string, opts Options) *Worker {
 }
 
 // ID returns the worker's id, as the server knows it.
-func (w *Worker) ID() string { return *w.id.Load() }
+func (w *TetherWorker) ID() string { return *w.id.Load() }
 
 // TaskQueue returns the queue the worker serves.
-func (w *Worker) TaskQueue() string { return w.queue }
+func (w *TetherWorker) TaskQueue() string { return w.queue }
 
 // HostTaskQueue returns the worker's host task queue ("<task queue>@<worker
 // id>"), or "" when Options.HostQueue is off.
-func (w *Worker) HostTaskQueue() string { return w.hostQ }
+func (w *TetherWorker) HostTaskQueue() string { return w.hostQ }
 
 // newWorkerID returns identity (reduced to [A-Za-z0-9._-]) and a random
 // suffix.
@@ -369,7 +469,7 @@ func WithName(name string) RegisterOption {
 // the accepted signatures) under its Go name without package, or the name
 // given WithName. It returns an error for an invalid signature, an anonymous
 // function without a name, or a duplicate name.
-func (w *Worker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
+func (w *TetherWorker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
 	return w.reg.registerWorkflow(fn, opts)
 }
 
@@ -381,7 +481,7 @@ func (w *Worker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
 // exported methods that has an activity's signature is registered under the
 // method's name (prefixed with the WithName name, when given); an exported
 // method of another shape is an error.
-func (w *Worker) RegisterActivity(fn any, opts ...RegisterOption) error {
+func (w *TetherWorker) RegisterActivity(fn any, opts ...RegisterOption) error {
 	var r registration
 	for _, o := range opts {
 		o(&r)
@@ -394,7 +494,7 @@ func (w *Worker) RegisterActivity(fn any, opts ...RegisterOption) error {
 // SkipInvalidStructFunctions skips a struct's exported methods that are not
 // activities instead of failing; DisableAlreadyRegisteredCheck lets a
 // registration replace an earlier one of the same name instead of failing.
-func (w *Worker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error {
+func (w *TetherWorker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error {
 	return w.registerActivity(fn, registration{name: opts.Name, replace: opts.DisableAlreadyRegisteredCheck},
 		opts.SkipInvalidStructFunctions)
 }
@@ -403,7 +503,7 @@ func (w *Worker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptio
 // Name is the workflow type (default: the function's Go name);
 // DisableAlreadyRegisteredCheck lets it replace an earlier workflow of the
 // same name instead of failing.
-func (w *Worker) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
+func (w *TetherWorker) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
 	return w.reg.registerWorkflow(fn, workflowOptions(opts))
 }
 
@@ -414,7 +514,7 @@ func workflowOptions(opts workflow.RegisterOptions) []RegisterOption {
 	}}
 }
 
-func (w *Worker) registerActivity(fn any, reg registration, skipInvalid bool) error {
+func (w *TetherWorker) registerActivity(fn any, reg registration, skipInvalid bool) error {
 	name := reg.name
 	v := reflect.ValueOf(fn)
 	// The type, not the value: a nil *T registers T's methods, as in Temporal
@@ -453,7 +553,7 @@ func (w *Worker) registerActivity(fn any, reg registration, skipInvalid bool) er
 // gives their attempts back to the server (abandon), so that another worker
 // takes them at once. It returns nil after a shutdown, or an error when it
 // cannot start.
-func (w *Worker) RunContext(ctx context.Context) error {
+func (w *TetherWorker) RunContext(ctx context.Context) error {
 	if err := w.begin(); err != nil {
 		return err
 	}
@@ -462,7 +562,7 @@ func (w *Worker) RunContext(ctx context.Context) error {
 }
 
 // begin checks that the worker can start and marks it active.
-func (w *Worker) begin() error {
+func (w *TetherWorker) begin() error {
 	if w.newErr != nil {
 		return w.newErr
 	}
@@ -492,7 +592,7 @@ type background struct {
 // Start starts the worker in the background (Temporal's Worker.Start): it
 // returns an error when the worker cannot start (nothing registered,
 // already running, …), and nil once it polls. Stop stops it.
-func (w *Worker) Start() error {
+func (w *TetherWorker) Start() error {
 	if err := w.begin(); err != nil {
 		return err
 	}
@@ -511,7 +611,7 @@ func (w *Worker) Start() error {
 // Stop stops a worker that Start started and returns once it has shut
 // down, as RunContext does when its context ends. It does nothing for a
 // worker that is not running from Start.
-func (w *Worker) Stop() {
+func (w *TetherWorker) Stop() {
 	w.mu.Lock()
 	bg := w.bg
 	w.bg = nil
@@ -527,7 +627,7 @@ func (w *Worker) Stop() {
 // is closed, then stops it (Temporal's Worker.Run; pass InterruptCh() to
 // stop on SIGINT or SIGTERM). It returns Start's error, or nil after the
 // shutdown.
-func (w *Worker) Run(interruptCh <-chan any) error {
+func (w *TetherWorker) Run(interruptCh <-chan any) error {
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -551,7 +651,7 @@ func InterruptCh() <-chan any {
 }
 
 // serve runs the worker (begun by begin) until ctx is cancelled.
-func (w *Worker) serve(ctx context.Context) {
+func (w *TetherWorker) serve(ctx context.Context) {
 	hasWF, hasAct := w.reg.counts()
 	ctx = w.withSecret(ctx)
 	defer func() {
@@ -664,7 +764,7 @@ type Stats struct {
 }
 
 // Stats returns the worker's counters.
-func (w *Worker) Stats() Stats {
+func (w *TetherWorker) Stats() Stats {
 	return Stats{
 		Turns:              w.stats.turns.Load(),
 		CacheHits:          w.stats.cacheHits.Load(),

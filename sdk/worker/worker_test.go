@@ -113,10 +113,10 @@ func task(tok, typ string) api.ActivityTask {
 		ActivityType: typ, TaskQueue: "q", StartedAt: time.Now()}
 }
 
-func runWorker(t *testing.T, c *client.TetherClient, opts Options, reg func(w *Worker)) *Worker {
+func runWorker(t *testing.T, c *client.TetherClient, opts Options, reg func(w *TetherWorker)) *TetherWorker {
 	opts.ActivityLockDuration = 300 * time.Millisecond
 	opts.PollWait = 100 * time.Millisecond
-	w := New(c, "q", opts)
+	w := NewTetherWorker(c, "q", opts)
 	reg(w)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -142,7 +142,7 @@ func TestLockLostCancelsActivity(t *testing.T) {
 		return http.StatusConflict, api.ActivityHeartbeatResponse{}
 	}
 	causes := make(chan error, 1)
-	runWorker(t, c, Options{}, func(w *Worker) {
+	runWorker(t, c, Options{}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error {
 			<-ctx.Done()
 			causes <- context.Cause(ctx)
@@ -179,7 +179,7 @@ func TestRenewalErrorsNamingNoLossDoNotCancel(t *testing.T) {
 		}
 		return http.StatusBadGateway, api.ActivityHeartbeatResponse{}
 	}
-	runWorker(t, c, Options{}, func(w *Worker) {
+	runWorker(t, c, Options{}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
 			for {
 				mu.Lock()
@@ -207,7 +207,7 @@ func TestRenewalCarriesCancel(t *testing.T) {
 	f.heartbeat = func(string) (int, api.ActivityHeartbeatResponse) {
 		return http.StatusOK, api.ActivityHeartbeatResponse{CancelRequested: true, Reason: "timeout:start_to_close"}
 	}
-	runWorker(t, c, Options{}, func(w *Worker) {
+	runWorker(t, c, Options{}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error {
 			<-ctx.Done()
 			return ctx.Err()
@@ -224,7 +224,7 @@ func TestPanickingActivityAndCancelledFetch(t *testing.T) {
 	cancelled.Cancel = api.CancelInfo{Requested: true, Reason: "workflow_canceled"}
 	f, c := newFake(t, cancelled, task("t1", "Boom"), task("t2", "Fine"))
 	var ran sync.Map
-	w := runWorker(t, c, Options{}, func(w *Worker) {
+	w := runWorker(t, c, Options{}, func(w *TetherWorker) {
 		_ = w.RegisterActivity(func(ctx context.Context) error {
 			ran.Store(activity.GetInfo(ctx).ActivityType.Name, true)
 			panic("kaboom")

@@ -26,7 +26,7 @@ const ackTimeout = 30 * time.Second
 // further turns of its answer each wait for a slot of their own on their
 // goroutine, as an eager turn does, so that a poll never keeps slots the
 // eager turns could use.
-func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
+func (w *TetherWorker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 	pollLoop(ctx, w, "workflow", turns, func(pctx context.Context) (*api.WorkflowTask, error) {
 		req := api.PollWorkflowTaskRequest{
 			TaskQueue: w.queue,
@@ -53,7 +53,7 @@ func (w *Worker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 // waiting for one if none is free. A worker that stops meanwhile still
 // runs it (the stop waits for w.work); a hard stop abandons it, and its
 // lock expires and the turn is delivered again.
-func (w *Worker) startMoreTurn(task *api.WorkflowTask, turns chan struct{}) {
+func (w *TetherWorker) startMoreTurn(task *api.WorkflowTask, turns chan struct{}) {
 	w.stats.batchedTurns.Add(1)
 	w.work.Add(1)
 	go func() {
@@ -72,7 +72,7 @@ func (w *Worker) startMoreTurn(task *api.WorkflowTask, turns chan struct{}) {
 // long-polls with poll and hands the task to run on its own goroutine, which
 // holds the slot until run returns or calls release (whichever is first).
 // Poll errors are logged and backed off; an empty poll frees the slot.
-func pollLoop[T any](ctx context.Context, w *Worker, what string, slots chan struct{},
+func pollLoop[T any](ctx context.Context, w *TetherWorker, what string, slots chan struct{},
 	poll func(ctx context.Context) (*T, error), run func(task *T, release func())) {
 	bo := newBackoff()
 	for {
@@ -110,7 +110,7 @@ func pollLoop[T any](ctx context.Context, w *Worker, what string, slots chan str
 }
 
 // handleTurn runs one workflow turn and acknowledges it.
-func (w *Worker) handleTurn(task *api.WorkflowTask) {
+func (w *TetherWorker) handleTurn(task *api.WorkflowTask) {
 	log := w.log.With("instance_id", task.InstanceID, "execution_id", task.ExecutionID, "workflow_type", task.WorkflowType)
 	ctx, cancel := w.ackContext()
 	defer cancel()
@@ -162,6 +162,9 @@ func (w *Worker) handleTurn(task *api.WorkflowTask) {
 			ActivityName: w.reg.activityName,
 
 			FailWorkflowOnPanic: w.opts.WorkflowPanicPolicy == FailWorkflow,
+			Interceptors:        w.opts.Interceptors,
+			ContextPropagators:  w.opts.ContextPropagators,
+			LogReplay:           w.opts.EnableLoggingInReplay,
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
@@ -239,7 +242,7 @@ type eagerReservation struct {
 // reserveEager takes free activity slots, one per activity the commands
 // schedule (without waiting), and returns the eager request for them (nil
 // when none was free or wanted).
-func (w *Worker) reserveEager(cmds []api.Command) (*api.EagerActivities, eagerReservation) {
+func (w *TetherWorker) reserveEager(cmds []api.Command) (*api.EagerActivities, eagerReservation) {
 	p := w.eagerSlots.Load()
 	if p == nil {
 		return nil, eagerReservation{}
@@ -271,7 +274,7 @@ reserve:
 // startEager runs the attempts an ack handed out, each on one of the
 // reserved slots, and gives back the slots of attempts that did not come
 // (resp is nil when the ack failed).
-func (w *Worker) startEager(resp *api.CompleteWorkflowTaskResponse, r eagerReservation) {
+func (w *TetherWorker) startEager(resp *api.CompleteWorkflowTaskResponse, r eagerReservation) {
 	var tasks []api.ActivityTask
 	if resp != nil {
 		tasks = resp.ActivityTasks[:min(len(resp.ActivityTasks), r.n)]
@@ -318,7 +321,7 @@ func turnError(err error) api.Error {
 }
 
 // failTurn reports a turn's failure, retried as acks are (sendReport).
-func (w *Worker) failTurn(log *slog.Logger, task *api.WorkflowTask, e api.Error) {
+func (w *TetherWorker) failTurn(log *slog.Logger, task *api.WorkflowTask, e api.Error) {
 	w.stats.failedTurns.Add(1)
 	err := w.sendReport(log, "turn failure", func(ctx context.Context) error {
 		return w.p.FailWorkflowTask(ctx, task.LockToken, e)
@@ -331,7 +334,7 @@ func (w *Worker) failTurn(log *slog.Logger, task *api.WorkflowTask, e api.Error)
 // ackContext is the context of a report to the server. It is not derived
 // from Run's context: work in flight is still reported during a graceful
 // stop.
-func (w *Worker) ackContext() (context.Context, context.CancelFunc) {
+func (w *TetherWorker) ackContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), ackTimeout)
 }
 
@@ -341,7 +344,7 @@ func (w *Worker) ackContext() (context.Context, context.CancelFunc) {
 const pollMargin = 30 * time.Second
 
 // pollContext bounds one long poll.
-func (w *Worker) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (w *TetherWorker) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	wait := w.opts.PollWait
 	if wait <= 0 {
 		wait = 30 * time.Second

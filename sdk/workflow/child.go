@@ -5,6 +5,46 @@ import "github.com/tetherhq/tether/sdk/internal/wf"
 // ChildWorkflowOptions configure the child workflows a context starts
 // (Temporal's workflow.ChildWorkflowOptions). RetryPolicy retries a failed
 // child on the server; only the last failure reaches the parent.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - WorkflowID string: WorkflowID is the child's instance id. Empty: "<parent
+//     id>-<parent execution>-child-<n>", n counting the children of the
+//     execution.
+//   - TaskQueue string: TaskQueue is the child's task queue (empty: the
+//     parent's).
+//   - WorkflowExecutionTimeout time.Duration: WorkflowExecutionTimeout bounds
+//     the child's execution (0: none).
+//   - WorkflowRunTimeout time.Duration: WorkflowRunTimeout bounds each run of
+//     the child (Temporal's ChildWorkflowOptions.WorkflowRunTimeout; 0: none):
+//     a run that lasts longer fails with a timeout, as for
+//     WorkflowExecutionTimeout. When both are set the shorter one applies to
+//     each run.
+//   - WorkflowTaskTimeout time.Duration: WorkflowTaskTimeout is accepted for
+//     Temporal's code and not used: a turn of the child is bounded by the lock
+//     its worker takes (worker.Options.WorkflowLockDuration), as every turn is.
+//   - RetryPolicy *RetryPolicy: RetryPolicy, when set, retries the child's
+//     failed executions on the server (a failed execution with attempts left is
+//     followed by the next one after the backoff); only the last failure
+//     reaches the parent. Nil: a failed child is not retried.
+//   - ParentClosePolicy ParentClosePolicy: ParentClosePolicy: what happens to
+//     the child when the parent closes or is canceled (zero:
+//     ParentClosePolicyTerminate).
+//   - WaitForCancellation bool: WaitForCancellation: when the child's context
+//     is cancelled, its future waits for the child to close
+//     (ChildWorkflowCanceled) instead of resolving with ErrCanceled at once.
+//   - SearchAttributes map[string]any: SearchAttributes are the child's search
+//     attributes (Temporal's ChildWorkflowOptions.SearchAttributes): each
+//     registered in the namespace, of its type (as
+//     client.StartWorkflowOptions'); a bad one fails the parent's turn.
+//   - TypedSearchAttributes searchattr.SearchAttributes: TypedSearchAttributes
+//     are search attributes set with Temporal's typed keys
+//     (temporal.NewSearchAttributes(key.ValueSet(v), …)), merged with
+//     SearchAttributes: a name in both fails the child's start (its future), as
+//     two keys of one name do.
+//   - Memo map[string]any: Memo is the child's memo (Temporal's
+//     ChildWorkflowOptions.Memo): values by name, each encoded as JSON (at most
+//     32 KiB in all), shown by describe and in the child's GetInfo(ctx).Memo.
 type ChildWorkflowOptions = wf.ChildWorkflowOptions
 
 // ParentClosePolicy is what happens to a running child workflow when its
@@ -27,15 +67,33 @@ type ChildWorkflowFuture = wf.ChildWorkflowFuture
 
 // Execution identifies a workflow execution (Temporal's
 // workflow.Execution): ID is the instance id, RunID the execution id.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - ID string: ID is the instance id.
+//   - RunID string: RunID is the run id (a UUID; the execution number in
+//     decimal in a history written before run ids).
 type Execution = wf.WorkflowExecution
 
 // ChildWorkflowExecutionError is the error of a child workflow that
 // failed, was canceled or terminated (Temporal's
 // temporal.ChildWorkflowExecutionError); errors.As reaches the cause.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - WorkflowID string: WorkflowID is the child's workflow id.
+//   - WorkflowType string: WorkflowType is the child's workflow type.
+//   - Failure *api.Error: Failure is the child's recorded error (a failed child
+//     only).
+//   - Err error: Err is the cause.
 type ChildWorkflowExecutionError = wf.ChildWorkflowExecutionError
 
 // ChildWorkflowExecutionAlreadyStartedError is the error of a child whose
 // workflow id a running workflow held.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - WorkflowID string: WorkflowID is the child's workflow id.
 type ChildWorkflowExecutionAlreadyStartedError = wf.ChildWorkflowExecutionAlreadyStartedError
 
 // ErrChildWorkflowTerminated is the cause of a terminated child's error.

@@ -5,6 +5,18 @@ import "github.com/tetherhq/tether/sdk/internal/wf"
 // LocalActivityOptions configure the local activities a context runs
 // (Temporal's workflow.LocalActivityOptions): StartToCloseTimeout,
 // ScheduleToCloseTimeout, RetryPolicy.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - StartToCloseTimeout time.Duration: StartToCloseTimeout bounds one
+//     attempt.
+//   - ScheduleToCloseTimeout time.Duration: ScheduleToCloseTimeout bounds the
+//     activity, retries included.
+//   - RetryPolicy *RetryPolicy: RetryPolicy is how a failed attempt is retried
+//     (nil: the server's defaults, unlimited attempts). Local retries wait in
+//     the worker; once the next retry would end past the turn's lock, the
+//     activity is scheduled as an ordinary activity with the same options
+//     instead.
 type LocalActivityOptions = wf.LocalActivityOptions
 
 // WithLocalActivityOptions returns a child of ctx whose local activities use

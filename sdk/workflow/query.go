@@ -3,6 +3,11 @@ package workflow
 import "github.com/tetherhq/tether/sdk/internal/wf"
 
 // UnknownQueryError is the error of a query whose name has no handler.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - QueryType string: QueryType is the name asked for.
+//   - Known []string: Known are the names that have handlers, sorted.
 type UnknownQueryError = wf.UnknownQueryError
 
 // SetQueryHandler sets the handler of queryType, as Temporal's

@@ -25,10 +25,34 @@ const (
 // SessionOptions configure CreateSession and RecreateSession (Temporal's
 // workflow.SessionOptions: ExecutionTimeout, CreationTimeout,
 // HeartbeatTimeout).
+//
+// Fields (the type is defined in an internal package):
+//
+//   - ExecutionTimeout time.Duration: ExecutionTimeout is the longest the
+//     session may stay open; when it runs out, the session fails. Default 24h.
+//   - CreationTimeout time.Duration: CreationTimeout bounds how long
+//     CreateSession waits for a session worker with room for the session; past
+//     it CreateSession returns a timeout error (temporal.IsTimeoutError).
+//     Default 1m.
+//   - HeartbeatTimeout time.Duration: HeartbeatTimeout is how long the
+//     session's worker may go without renewing the session before the session
+//     counts as failed. Default 20s. A worker that dies is noticed sooner when
+//     its lease (worker.Options.LeaseDuration) is shorter.
 type SessionOptions = wf.SessionOptions
 
 // SessionInfo describes a session (Temporal's workflow.SessionInfo:
 // SessionID, HostName, SessionState, GetRecreateToken).
+//
+// Fields (the type is defined in an internal package):
+//
+//   - SessionID string: SessionID is the session's id, unique per session.
+//   - HostName string: HostName is the host name of the session's worker.
+//   - SessionState SessionState: SessionState is the session's state as the
+//     workflow last learned it (it may lag the worker's real state by up to the
+//     session's HeartbeatTimeout, or one worker lease).
+//   - HostTaskQueue string: HostTaskQueue is the host task queue of the
+//     session's worker, where the session's activities run (Tether's, see
+//     docs/host-queues.md).
 type SessionInfo = wf.SessionInfo
 
 // CreateSession opens a session on one worker that runs with

@@ -6,6 +6,13 @@ import "github.com/tetherhq/tether/sdk/internal/wf"
 // (Temporal's): Validator, func([ctx Context, ]args...) error, rejects an
 // update before it is accepted; a rejected update leaves no trace in
 // history.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Validator any: Validator, when set, is called with the update's arguments
+//     before the update is accepted: func([ctx Context, ]args...) error. An
+//     error rejects the update: the caller gets it, and nothing is recorded in
+//     history. It must not block or change the workflow's state.
 type UpdateHandlerOptions = wf.UpdateHandlerOptions
 
 // SetUpdateHandler sets the handler of updateName, as Temporal's

@@ -24,12 +24,87 @@ type CancelFunc = wf.CancelFunc
 
 // RetryPolicy is how the server retries a failed activity. Zero fields take
 // the server's defaults.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - InitialInterval time.Duration: InitialInterval is the wait before the
+//     first retry (0: the server's default, 1s).
+//   - BackoffCoefficient float64: BackoffCoefficient multiplies the wait after
+//     each retry (0: the server's default, 2).
+//   - MaximumInterval time.Duration: MaximumInterval caps the wait between
+//     retries (0: 100 times InitialInterval).
+//   - MaximumAttempts int32: MaximumAttempts: 0 means unlimited, 1 means no
+//     retry.
+//   - NonRetryableErrorTypes []string: NonRetryableErrorTypes fail the activity
+//     at once when the error's type matches.
 type RetryPolicy = wf.RetryPolicy
 
 // ActivityOptions configure the activities a context schedules.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - TaskQueue string: TaskQueue defaults to the workflow's task queue. Use a
+//     worker's host task queue to pin an activity to that host.
+//   - ScheduleToStartTimeout time.Duration: ScheduleToStartTimeout bounds how
+//     long an attempt waits for a worker to take it.
+//   - StartToCloseTimeout time.Duration: StartToCloseTimeout bounds one
+//     attempt's run (set it, or ScheduleToCloseTimeout).
+//   - ScheduleToCloseTimeout time.Duration: ScheduleToCloseTimeout bounds the
+//     activity over all its attempts.
+//   - HeartbeatTimeout time.Duration: HeartbeatTimeout bounds the time between
+//     an attempt's heartbeats (activity.RecordHeartbeat).
+//   - RetryPolicy *RetryPolicy: RetryPolicy is how the server retries a failed
+//     attempt (nil: the server's default policy).
+//   - WaitForCancellation bool: WaitForCancellation (Temporal's): when the
+//     activity is cancelled (its context, a Select it lost, the workflow's
+//     cancellation), its future stays pending until the activity has reacted:
+//     it resolves with the activity's result if it completed anyway, its error
+//     if it failed (never retried after the cancellation), or ErrCanceled if it
+//     returned context.Canceled, was never started, or its worker was lost.
+//     False (the default): the future resolves with ErrCanceled at once and the
+//     activity's later outcome is dropped. Either way the cancellation reaches
+//     the activity (its context.Context is cancelled).
 type ActivityOptions = wf.ActivityOptions
 
 // Info describes the running workflow execution.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - WorkflowExecution WorkflowExecution: WorkflowExecution is the execution:
+//     ID the instance id, RunID the run id (see RunID).
+//   - WorkflowType WorkflowType: WorkflowType is the workflow's registered
+//     name.
+//   - TaskQueueName string: TaskQueueName is the workflow's task queue.
+//   - Attempt int32: Attempt is the turn's attempt: 1, or more when earlier
+//     tries of the current turn failed (a panic, a nondeterminism error).
+//     Tether does not retry whole workflows, so it is not Temporal's run
+//     attempt.
+//   - Namespace string: Namespace is the workflow's namespace.
+//   - WorkflowStartTime time.Time: WorkflowStartTime is the timestamp of the
+//     execution's WorkflowStarted event.
+//   - ParentWorkflowExecution *WorkflowExecution: ParentWorkflowExecution is
+//     the parent execution of a child workflow, nil for a workflow started by a
+//     client.
+//   - ContinuedExecutionRunID string: ContinuedExecutionRunID is the run id of
+//     the execution this one continues (it returned NewContinueAsNewError), ""
+//     when it was started otherwise.
+//   - Memo *common.Memo: Memo is the workflow's memo: the one it started with
+//     (given at start, or carried over by continue-as-new), with its own
+//     UpsertMemo calls merged in; nil when empty. Each field is a JSON payload
+//     (converter.GetDefaultDataConverter().FromPayload reads it).
+//   - SearchAttributes *common.SearchAttributes: SearchAttributes are the
+//     workflow's search attributes, as Memo is its memo (UpsertSearchAttributes
+//     and UpsertTypedSearchAttributes merged in); nil when it has none.
+//   - TypedSearchAttributes searchattr.SearchAttributes: TypedSearchAttributes
+//     are SearchAttributes read with typed keys (the same as
+//     GetTypedSearchAttributes).
+//   - InstanceID string: InstanceID is WorkflowExecution.ID (Tether's name).
+//   - ExecutionID int64: ExecutionID is the run's number: 1, then one more for
+//     each continue-as-new or restart of the id.
+//   - TaskQueue string: TaskQueue is TaskQueueName (Tether's name).
+//   - StartedAt time.Time: StartedAt is WorkflowStartTime (Tether's name).
+//   - ContinuedFromExecutionID int64: ContinuedFromExecutionID is the number of
+//     the execution this one continues, 0 when it was started otherwise.
 type Info = wf.Info
 
 // Selectable is something Select can wait on: a Future, a FutureOf, or a
@@ -50,29 +125,87 @@ type Settable = wf.Settable
 type SignalChannel = wf.SignalChannel
 
 // HostOptions configure RunOnHost.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - TaskQueue string: TaskQueue is the shared queue on which a host is
+//     picked. Default: the TaskQueue of ctx's activity options, else the
+//     workflow's queue. Every worker of that queue must run with
+//     worker.Options{HostQueue: true}.
+//   - ScheduleToStartTimeout time.Duration: ScheduleToStartTimeout bounds how
+//     long an activity pinned to the host may wait in the host's queue; past it
+//     the host counts as lost. Default 10s. A host whose worker session expires
+//     is noticed sooner: the server fails what waits in its queue with
+//     WorkerLost.
+//   - MaxHosts int: MaxHosts is how many hosts are tried before RunOnHost gives
+//     up (default 3).
 type HostOptions = wf.HostOptions
 
 // ActivityError is the error of an activity future that failed.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - ActivityID int64: ActivityID is the activity's id within the execution.
+//   - ActivityType string: ActivityType is the activity's registered name.
+//   - Failure *api.Error: Failure is the error recorded in history (nil for a
+//     cancellation decided by the workflow).
+//   - Err error: Err is the cause.
 type ActivityError = wf.ActivityError
 
 // TimeoutError is an activity's timeout.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - TimeoutType string: TimeoutType is schedule_to_start, start_to_close,
+//     heartbeat or schedule_to_close.
+//   - Failure *api.Error: Failure is the error recorded in history.
 type TimeoutError = wf.TimeoutError
 
 // WorkerLostError is the failure of an activity whose worker was lost.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Failure *api.Error: Failure is the error recorded in history.
 type WorkerLostError = wf.WorkerLostError
 
 // PanicError is a panic: of an activity, or of workflow code (which fails
 // the turn, or with worker.FailWorkflow the workflow).
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Value string: Value is the panic value, formatted.
+//   - Stack string: Stack is the panicking goroutine's stack.
+//   - Failure *api.Error: Failure is the error as history recorded it, when it
+//     did.
 type PanicError = wf.PanicError
 
 // ApplicationError is an error with a type, a message and details.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Type string: Type classifies the error (retry policies match it).
+//   - Message string: Message is the error's message.
+//   - NonRetryable bool: NonRetryable is true when the activity asked for no
+//     retry.
+//   - Details json.RawMessage: Details is the JSON the failing code attached.
+//   - Failure *api.Error: Failure is the error recorded in history.
 type ApplicationError = wf.ApplicationError
 
 // NondeterminismError reports code that disagrees with its history.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Message string: Message says how the code and the history differ.
 type NondeterminismError = wf.NondeterminismError
 
 // ContinueAsNewError is the error that, returned by a workflow, continues
 // it as a new execution.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - WorkflowType string: WorkflowType of the next execution; empty keeps the
+//     current one.
+//   - Input json.RawMessage: Input of the next execution.
 type ContinueAsNewError = wf.ContinueAsNewError
 
 // ReceiveChannel is the receiving side of a signal channel, of a channel
@@ -138,6 +271,10 @@ func GetInfo(ctx Context) *Info { return wf.GetInfo(ctx) }
 
 // Type is a workflow type: its registered name (Temporal's workflow.Type,
 // Info.WorkflowType).
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Name string: Name is the registered name.
 type Type = wf.WorkflowType
 
 // Mutex is a lock between the goroutines of one workflow (Temporal's
@@ -192,7 +329,12 @@ func IsCancelRequested(ctx Context) (bool, string) { return wf.IsCancelRequested
 // (log.WithLogger) and WithCallerSkip (log.WithSkipCallers), so that
 // log.With(logger, ...) and logger.(log.WithLogger) work as in Temporal.
 // log.ToSlog returns it as a *slog.Logger.
-func GetLogger(ctx Context) log.Logger { return log.NewStructuredLogger(wf.GetLogger(ctx)) }
+func GetLogger(ctx Context) log.Logger {
+	if o := wf.Outbound(ctx); o != nil {
+		return o.GetLogger(ctx)
+	}
+	return log.NewStructuredLogger(wf.GetLogger(ctx))
+}
 
 // Typed returns f as a FutureOf[T].
 func Typed[T any](f Future) FutureOf[T] { return wf.Typed[T](f) }
@@ -356,6 +498,26 @@ func UpsertSearchAttributes(ctx Context, attributes map[string]any) error {
 // registered in the namespace with the matching type.
 func UpsertTypedSearchAttributes(ctx Context, attributes ...searchattr.Update) error {
 	return wf.UpsertSearchAttributes(ctx, searchattr.New(attributes...).Updates())
+}
+
+// GetTypedSearchAttributes returns the running workflow's search
+// attributes (Temporal's workflow.GetTypedSearchAttributes): those it
+// started with (StartWorkflowOptions, ChildWorkflowOptions, carried over by
+// continue-as-new; a scheduled run's TemporalScheduledById and
+// TemporalScheduledStartTime) and its own upserts, replay-safe. Read them
+// with typed keys: a value is found by its name and converted to the key's
+// type.
+func GetTypedSearchAttributes(ctx Context) searchattr.SearchAttributes {
+	return wf.GetTypedSearchAttributes(ctx)
+}
+
+// UpsertMemo sets fields of the running workflow's memo (Temporal's
+// workflow.UpsertMemo): recorded in history, replay-safe, seen at once in
+// GetInfo(ctx).Memo and in describe once the turn is acknowledged. A nil
+// value removes a field. The whole memo stays within 32 KiB of JSON (more
+// fails the turn).
+func UpsertMemo(ctx Context, memo map[string]any) error {
+	return wf.UpsertMemo(ctx, memo)
 }
 
 // GetVersion returns the code version to run at changeID: maxSupported,

@@ -25,6 +25,10 @@ type NewChild struct {
 	// stored form); SearchAttributesField is their path for errors.
 	SearchAttributes      map[string]json.RawMessage
 	SearchAttributesField string
+	// Memo is the child's memo (nil: none).
+	Memo map[string]json.RawMessage
+	// Header is the header of the child's start.
+	Header api.Header
 }
 
 // planChildCommand validates a start_child_workflow or
@@ -75,6 +79,9 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 				Message: fmt.Sprintf("the turn already starts child %d", c.ChildID)}
 		}
 	}
+	if err := checkMemo(c.Memo, field("memo")); err != nil {
+		return err
+	}
 	tq := c.TaskQueue
 	if tq == "" {
 		tq = inst.TaskQueue
@@ -83,10 +90,12 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
 		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
 		RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, SearchAttributesField: field("search_attributes"),
+		Memo:   c.Memo,
+		Header: c.Header,
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,
-		WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input, ParentClosePolicy: policy,
+		WorkflowType: c.WorkflowType, TaskQueue: tq, Input: c.Input, ParentClosePolicy: policy, Header: c.Header,
 	}})
 	return nil
 }

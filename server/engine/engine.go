@@ -123,6 +123,8 @@ type NewAttempt struct {
 	TaskQueue    string
 	Input        json.RawMessage
 	Options      api.ActivityOptions
+	// Header is the header the activity carries.
+	Header api.Header
 }
 
 // NewTimer is a timer started by the turn.
@@ -148,6 +150,10 @@ type TurnPlan struct {
 	// the provider checks their values against the namespace's types and
 	// merges them into the instance's attributes.
 	Upserts []Upsert
+	// MemoUpserts are the turn's upsert_memo commands' fields, in order
+	// (null: remove): the provider merges them into the instance's memo,
+	// refusing the turn when the memo would exceed api.MaxMemoBytes.
+	MemoUpserts []map[string]json.RawMessage
 	// CancelAllFirst: a cancel request was consumed; flag every attempt of
 	// the execution (reason workflow_canceled) before inserting NewAttempts.
 	CancelAllFirst bool
@@ -179,6 +185,8 @@ type TurnPlan struct {
 	ContinueAsNew   bool
 	NewWorkflowType string
 	NewInput        json.RawMessage
+	// NewHeader is the header the next execution starts with.
+	NewHeader api.Header
 	// Children are the child workflows the turn starts (children.go).
 	Children []NewChild
 	// CancelChildren are the workflow ids of the children the turn asks
@@ -285,6 +293,11 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			return TurnPlan{}, &InvalidCommandError{Field: fmt.Sprintf("commands[%d]", i),
 				Message: "no command may follow " + term.Type}
 		}
+		if len(c.Header) > 0 {
+			if msg := api.HeaderProblem(c.Header); msg != "" {
+				return TurnPlan{}, &InvalidCommandError{Field: field("header"), Message: msg}
+			}
+		}
 		switch c.Type {
 		case api.CommandScheduleActivity:
 			if c.ActivityID != p.NextActivityID {
@@ -308,12 +321,12 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.NextActivityID++
 			p.NewAttempts = append(p.NewAttempts, NewAttempt{
 				ActivityID: c.ActivityID, ActivityType: c.ActivityType, TaskQueue: tq,
-				Input: c.Input, Options: opts,
+				Input: c.Input, Options: opts, Header: c.Header,
 			})
 			o := opts
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventActivityScheduled, ActivityID: c.ActivityID, ActivityType: c.ActivityType,
-				TaskQueue: tq, Input: c.Input, Options: &o,
+				TaskQueue: tq, Input: c.Input, Options: &o, Header: c.Header,
 			}})
 			outstanding[c.ActivityID] = true
 		case api.CommandStartTimer:
@@ -392,6 +405,15 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 			p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 				Kind: api.EventUpsertWorkflowSearchAttributes, SearchAttributes: c.SearchAttributes,
 			}})
+		case api.CommandUpsertMemo:
+			if len(c.Memo) == 0 {
+				return TurnPlan{}, &InvalidCommandError{Field: field("memo"), Message: "required: at least one field"}
+			}
+			if err := checkMemo(c.Memo, field("memo")); err != nil {
+				return TurnPlan{}, err
+			}
+			p.MemoUpserts = append(p.MemoUpserts, c.Memo)
+			p.Events = append(p.Events, PlannedEvent{Event: api.Event{Kind: api.EventUpsertWorkflowMemo, Memo: c.Memo}})
 		case api.CommandRejectUpdate:
 			// Checked by planUpdates: no event.
 		default:
@@ -434,7 +456,7 @@ func PlanTurn(in TurnInput) (TurnPlan, error) {
 		case api.CommandContinueAsNew:
 			p.TerminalReason = api.CancelReasonContinuedAsNew
 			p.ContinueAsNew = true
-			p.NewInput = term.Input
+			p.NewInput, p.NewHeader = term.Input, term.Header
 			p.NewWorkflowType = inst.WorkflowType
 			if term.WorkflowType != "" {
 				p.NewWorkflowType = term.WorkflowType
@@ -572,4 +594,17 @@ func TimeoutError(kind string, limit time.Duration) api.Error {
 		msg = fmt.Sprintf("activity timed out (%s after %s)", kind, limit)
 	}
 	return api.Error{Type: api.ErrorTypeTimeout, TimeoutType: kind, Message: msg, Retryable: &no}
+}
+
+// checkMemo checks memo fields of a command: at most api.MaxMemoBytes of
+// JSON in all (the provider checks the merged memo).
+func checkMemo(memo map[string]json.RawMessage, field string) error {
+	n := 0
+	for k, v := range memo {
+		n += len(k) + len(v) + 4
+	}
+	if n > api.MaxMemoBytes {
+		return &InvalidCommandError{Field: field, Message: fmt.Sprintf("must be at most %d bytes of JSON", api.MaxMemoBytes)}
+	}
+	return nil
 }

@@ -23,6 +23,8 @@ type External struct {
 	SignalName  string
 	Input       json.RawMessage
 	Reason      string
+	// Header is the signal's header (signal_external).
+	Header api.Header
 }
 
 // planExternal validates a signal_external or cancel_external command and
@@ -60,7 +62,7 @@ func planExternal(c api.Command, field func(string) string) (api.Event, External
 	if c.SignalName == "" {
 		return api.Event{}, External{}, &InvalidCommandError{Field: field("signal_name"), Message: "required"}
 	}
-	ext.SignalName, ext.Input = c.SignalName, c.Input
-	ev.Kind, ev.SignalName, ev.Input = api.EventExternalSignalInitiated, c.SignalName, c.Input
+	ext.SignalName, ext.Input, ext.Header = c.SignalName, c.Input, c.Header
+	ev.Kind, ev.SignalName, ev.Input, ev.Header = api.EventExternalSignalInitiated, c.SignalName, c.Input, c.Header
 	return ev, ext, nil
 }

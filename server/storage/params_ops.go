@@ -105,6 +105,9 @@ type SignalWorkflowParams struct {
 	Name string
 	// Input is the signal's input (opaque JSON).
 	Input json.RawMessage
+	// Header is the signal's header, recorded in its SignalReceived event
+	// (nil: none).
+	Header api.Header
 }
 
 // DeleteWorkflowParams are the parameters of DeleteWorkflow.

@@ -112,7 +112,7 @@ type Talk interface {
 	// or closed; executionID 0: the current one) and wakes the query
 	// pollers of its task queue; it returns the query's id and the task
 	// queue. ErrNotFound: no such instance or execution.
-	InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage) (queryID, taskQueue string, err error)
+	InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage, header api.Header) (queryID, taskQueue string, err error)
 	// ClaimQuery hands the next unanswered query of taskQueue to workerID
 	// (nil when there is none).
 	ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error)
@@ -125,7 +125,7 @@ type Talk interface {
 	DeleteQuery(ctx context.Context, ns, queryID string) error
 	// RequestUpdate admits an update to a running instance, recorded and
 	// enqueued in one transaction; a known update id is left alone.
-	RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage) error
+	RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage, header api.Header) error
 	// GetUpdate reads an update's stage and outcome.
 	GetUpdate(ctx context.Context, ns, instanceID, updateID string) (UpdateState, error)
 }

@@ -567,7 +567,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
 		for _, a := range plan.NewAttempts {
-			rows = append(rows, newAttemptRow(id, exec, inst.WorkflowType, inst.TaskQueue, a))
+			rows = append(rows, newAttemptRow(id, exec, inst.RunID, inst.WorkflowType, inst.TaskQueue, a))
 		}
 		newEagerClaim(inst, pt.ack.req.EagerActivities, plan.ActivityCancels).mark(rows)
 		w.attempts = append(w.attempts, rows...)
@@ -630,6 +630,27 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 			return nil
 		})
 	}
+	// The turn's upsert_memo, merged in command order.
+	if len(plan.MemoUpserts) > 0 {
+		// One patch: later commands win, nulls stay (they remove).
+		patch := map[string]json.RawMessage{}
+		for _, m := range plan.MemoUpserts {
+			maps.Copy(patch, m)
+		}
+		fields := mustJSON(patch)
+		w.afterAttempts = append(w.afterAttempts, func() error {
+			n, err := t.q.UpsertMemo(ctx, gen.UpsertMemoParams{Namespace: ns, InstanceID: id, Fields: fields,
+				MaxBytes: api.MaxMemoBytes})
+			if err != nil {
+				return fmt.Errorf("upsert memo: %w", err)
+			}
+			if n == 0 {
+				return &storage.InvalidError{Field: "commands", Message: fmt.Sprintf(
+					"the upsert_memo would give the workflow a memo of more than %d bytes", api.MaxMemoBytes)}
+			}
+			return nil
+		})
+	}
 	// Signals and cancel requests to other workflows, and their outcomes
 	// to this one (external.go).
 	if len(plan.Externals) > 0 {
@@ -677,13 +698,15 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	}
 	switch {
 	case plan.Cron != nil:
-		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan.Cron, nextRun, pt.txTime))
+		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan, nextRun, pt.txTime))
 		out.ExecutionID, out.NextEventID = exec+1, 1
 	case plan.ContinueAsNew:
 		next := exec + 1
-		start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,
+		started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: plan.NewWorkflowType,
 			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec,
-			RunID: nextRun.String(), ContinuedFromRunID: inst.RunID.String()}, 0)
+			RunID: nextRun.String(), ContinuedFromRunID: inst.RunID.String(), Header: plan.NewHeader}
+		started.SearchAttributes, started.Memo = carriedVisibility(inst, plan)
+		start := eventMessage(id, &next, started, 0)
 		w.continued = append(w.continued, func() error {
 			if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
 				return fmt.Errorf("drop old execution messages: %w", err)
@@ -910,4 +933,57 @@ func observeTurnClose(t *txn, ns string, inst gen.Instance, plan engine.TurnPlan
 		}
 		t.observeClose(ns, inst.WorkflowType, plan.Status, created, now)
 	}
+}
+
+// carriedVisibility returns the search attributes and memo an execution
+// that follows inst's current one starts with (continue-as-new, a cron's
+// next run, a retry): inst's, with the turn's upserts merged in (nil when
+// none).
+func carriedVisibility(inst gen.Instance, plan engine.TurnPlan) (attrs, memo map[string]json.RawMessage) {
+	var upserts []map[string]json.RawMessage
+	if len(plan.Upserts) > 0 {
+		upserts = append(upserts, plan.Upserts[0].Attributes)
+	}
+	return mergeFields(objectFields(inst.SearchAttributes), upserts...), mergeFields(objectFields(inst.Memo), plan.MemoUpserts...)
+}
+
+// objectFields returns the fields of a stored JSON object (nil for none,
+// or for what is not an object).
+func objectFields(raw []byte) map[string]json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// mergeFields merges patches into base in order (a JSON null removes a
+// field) and returns the result, nil when it is empty.
+func mergeFields(base map[string]json.RawMessage, patches ...map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(patches) == 0 {
+		if len(base) == 0 {
+			return nil
+		}
+		return base
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]json.RawMessage{}
+	}
+	for _, p := range patches {
+		for k, v := range p {
+			if string(v) == "null" {
+				delete(out, k)
+			} else {
+				out[k] = v
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

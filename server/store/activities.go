@@ -19,16 +19,36 @@ func attemptOptions(r gen.WorkerQueue) api.ActivityOptions {
 	return o
 }
 
+// storedOptions is an attempt's options column: the activity's options
+// and, when it has one, its header (which travels with every attempt
+// without a column of its own).
+type storedOptions struct {
+	api.ActivityOptions
+	// Header is the header the workflow scheduled the activity with.
+	Header api.Header `json:"header,omitempty"`
+}
+
+// attemptOptionsHeader reads an attempt's options and header.
+func attemptOptionsHeader(r gen.WorkerQueue) (api.ActivityOptions, api.Header) {
+	var o storedOptions
+	_ = json.Unmarshal(r.Options, &o) // written by this package; a bad row yields defaults
+	return o.ActivityOptions, o.Header
+}
+
 func toActivityTask(r gen.WorkerQueue) api.ActivityTask {
 	t := api.ActivityTask{
 		Namespace: r.Namespace, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID,
 		ActivityID: r.ActivityID, Attempt: r.Attempt, ActivityType: r.ActivityType, TaskQueue: r.TaskQueue,
 		WorkflowType: r.WorkflowType, WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), HeartbeatDetails: rawOrNil(r.HeartbeatDetails),
-		ScheduledAt: r.ScheduledAt, DeliveryCount: r.DeliveryCount, Options: attemptOptions(r),
+		ScheduledAt: r.ScheduledAt, DeliveryCount: r.DeliveryCount,
 		Cancel: api.CancelInfo{Requested: r.CancelRequested, Reason: strOr(r.CancelReason)},
 	}
+	t.Options, t.Header = attemptOptionsHeader(r)
 	if r.LockToken != nil {
 		t.LockToken = r.LockToken.String()
+	}
+	if r.RunID != nil {
+		t.RunID = r.RunID.String()
 	}
 	if r.StartedAt != nil {
 		t.StartedAt = *r.StartedAt
@@ -209,6 +229,7 @@ func lastFailure(e api.Error, at time.Time) json.RawMessage {
 // attempt + 1, the activity's overall deadline and heartbeat details kept.
 func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Duration) attemptRow {
 	return attemptRow{
+		RunID:     r.RunID,
 		TaskQueue: r.TaskQueue, InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, ActivityID: r.ActivityID,
 		Attempt: r.Attempt + 1, ActivityType: r.ActivityType, WorkflowType: r.WorkflowType,
 		WorkflowTaskQueue: r.WorkflowTaskQueue, Input: rawOrNil(r.Input), Options: rawOrNil(r.Options),

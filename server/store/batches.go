@@ -309,7 +309,7 @@ func (s *Store) applyBatchOp(ctx context.Context, t *txn, job *storage.BatchJob,
 	case api.BatchOpTerminate:
 		return s.terminateWorkflowIn(ctx, t, job.Namespace, instanceID, 0, reason, nil)
 	case api.BatchOpSignal:
-		return signalWorkflowIn(ctx, t, job.Namespace, instanceID, job.SignalName, job.SignalInput)
+		return signalWorkflowIn(ctx, t, job.Namespace, instanceID, job.SignalName, job.SignalInput, nil)
 	case api.BatchOpDelete:
 		return deleteWorkflowIn(ctx, t, job.Namespace, instanceID, job.Force)
 	case api.BatchOpReset:

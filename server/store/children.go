@@ -36,6 +36,10 @@ type childArg struct {
 	RetryPolicy *api.RetryPolicy `json:"retry_policy,omitempty"`
 	// SearchAttributes are the child's search attributes, checked (absent: none).
 	SearchAttributes map[string]json.RawMessage `json:"search_attributes,omitempty"`
+	// Memo is the child's memo (absent: none).
+	Memo map[string]json.RawMessage `json:"memo,omitempty"`
+	// Header is the header of the child's start (absent: none).
+	Header api.Header `json:"header,omitempty"`
 }
 
 // jsonRaw is a JSON value carried as itself inside a jsonb document.
@@ -71,7 +75,7 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 		a := childArg{InstanceID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: c.TaskQueue,
 			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec, ParentRunID: inst.RunID,
 			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy,
-			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes}
+			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header}
 		if len(c.Input) > 0 {
 			in := jsonRaw(c.Input)
 			a.Input = &in

@@ -68,13 +68,16 @@ func cronFinish(fin *finishRow, run *engine.CronRun) {
 // cronContinue returns the write of the next run's start message (after
 // the old execution's messages are dropped), visible at run.At; the next
 // run's run id is runID.
-func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, run *engine.CronRun, runID uuid.UUID, now time.Time) func() error {
+func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, plan engine.TurnPlan, runID uuid.UUID, now time.Time) func() error {
+	run := plan.Cron
 	id, exec := inst.InstanceID, inst.ExecutionID
 	next := exec + 1
-	start := eventMessage(id, &next, api.Event{Kind: api.EventWorkflowStarted, WorkflowType: inst.WorkflowType,
+	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: inst.WorkflowType,
 		TaskQueue: inst.TaskQueue, Input: inst.Input, ContinuedFromExecutionID: exec,
 		RunID: runID.String(), ContinuedFromRunID: inst.RunID.String(),
-		LastCompletionResult: run.LastCompletionResult}, max(run.At.Sub(now), 0))
+		LastCompletionResult: run.LastCompletionResult}
+	started.SearchAttributes, started.Memo = carriedVisibility(inst, plan)
+	start := eventMessage(id, &next, started, max(run.At.Sub(now), 0))
 	return func() error {
 		if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
 			return fmt.Errorf("drop old execution messages: %w", err)

@@ -80,7 +80,7 @@ func applyExternal(ctx context.Context, t *txn, ns string, x engine.External) (o
 		}
 	}
 	if !x.Cancel {
-		msg := eventMessage(x.TargetInstanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: x.SignalName, Input: x.Input}, 0)
+		msg := eventMessage(x.TargetInstanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: x.SignalName, Input: x.Input, Header: x.Header}, 0)
 		if err := admitMessage(ctx, t, ns, x.TargetInstanceID, len(msg.Payload)); err != nil {
 			return false, err
 		}

@@ -32,14 +32,19 @@ const QueryClaim = 10 * time.Second
 // closed; executionID 0: the current one) and wakes the query pollers of
 // its task queue; it returns the query's id and the task queue.
 // storage.ErrNotFound: no such instance or execution.
-func (s *Store) InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage) (queryID, taskQueue string, err error) {
+func (s *Store) InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage, header api.Header) (queryID, taskQueue string, err error) {
 	id := uuid.New()
+	var hdr []byte
+	if len(header) > 0 {
+		hdr = mustJSON(header)
+	}
 	tq, err := gen.New(s.pool).InsertQuery(ctx, gen.InsertQueryParams{
 		Channel:     NotifyChannel,
 		WakePrefix:  QueryQueueKey(ns, ""),
 		QueryID:     id,
 		QueryName:   name,
 		Input:       input,
+		Header:      hdr,
 		ExecutionID: executionID,
 		Namespace:   ns,
 		InstanceID:  instanceID,
@@ -96,6 +101,7 @@ func (s *Store) ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) 
 		TaskQueue:    r.TaskQueue,
 		QueryName:    r.QueryName,
 		Input:        r.Input,
+		Header:       headerOf(r.Header),
 		History:      h,
 	}, nil
 }
@@ -171,4 +177,14 @@ func (s *Store) sweepQueries(ctx context.Context, _ *storage.SweepResult) error 
 		return fmt.Errorf("sweep queries: %w", err)
 	}
 	return nil
+}
+
+// headerOf reads a stored header (nil when absent).
+func headerOf(raw []byte) api.Header {
+	if len(raw) == 0 {
+		return nil
+	}
+	var h api.Header
+	_ = json.Unmarshal(raw, &h) // written by this package from a checked api.Header
+	return h
 }

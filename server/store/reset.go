@@ -269,7 +269,7 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 	if len(plan.activities) > 0 {
 		rows := make([]attemptRow, 0, len(plan.activities))
 		for _, a := range plan.activities {
-			rows = append(rows, newAttemptRow(id, newExec, inst.WorkflowType, inst.TaskQueue, a))
+			rows = append(rows, newAttemptRow(id, newExec, newRun, inst.WorkflowType, inst.TaskQueue, a))
 		}
 		if err := s.insertAttempts(ctx, t, ns, rows); err != nil {
 			return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: attempts: %w", err)

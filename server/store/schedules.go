@@ -12,6 +12,7 @@ import (
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/visibility"
 )
 
 // Schedules (docs/api.md, "Schedules"; docs/operations.md, "The
@@ -521,7 +522,7 @@ func (s *Store) fireSlot(ctx context.Context, t *txn, ns string, sc *scheduleRow
 	}
 	a := sc.action
 	started, err := startInstances(ctx, t.q, ns,
-		[]startRow{newStartRow(id, a.WorkflowType, a.TaskQueue, a.Input, ms(a.ExecutionTimeout.D()))})
+		[]startRow{newStartRow(id, a.WorkflowType, a.TaskQueue, a.Input, ms(a.ExecutionTimeout.D()), scheduledAttributes(sc.ScheduleID, slot), nil, nil)})
 	if err != nil {
 		return "", "", fmt.Errorf("start scheduled workflow: %w", err)
 	}
@@ -595,4 +596,11 @@ func (sc *scheduleRow) save(ctx context.Context, t *txn, ns string) error {
 		return fmt.Errorf("trim schedule actions: %w", err)
 	}
 	return nil
+}
+
+// scheduledAttributes are the search attributes of the run a schedule
+// starts for slot, in their stored form.
+func scheduledAttributes(scheduleID string, slot time.Time) json.RawMessage {
+	return mustJSON(map[string]string{api.SearchAttributeScheduledByID: scheduleID,
+		api.SearchAttributeScheduledStartTime: slot.UTC().Format(visibility.DatetimeLayout)})
 }

@@ -21,7 +21,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, p *storage.SignalWi
 	err := s.inTx(ctx, func(t *txn) error {
 		resp = api.SignalWithStartResponse{InstanceID: instanceID}
 		signal := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived,
-			SignalName: req.SignalName, Input: req.SignalInput}, 0)
+			SignalName: req.SignalName, Input: req.SignalInput, Header: req.Header}, 0)
 		// Two rounds at most: a start refused because another one committed
 		// meanwhile finds the instance running at the second signal.
 		if err := admitMessage(ctx, t, ns, instanceID, len(signal.Payload)); err != nil {
@@ -45,8 +45,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, p *storage.SignalWi
 			if err != nil {
 				return err
 			}
-			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()))
-			start.SearchAttributes, start.Memo = attrs, jsonValue(req.Memo)
+			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
 			started, err := startInstances(ctx, t.q, ns, []startRow{start})
 			if err != nil {
 				return fmt.Errorf("signal with start: %w", err)

@@ -44,11 +44,15 @@ type startRow struct {
 }
 
 // newStartRow is the start of instance id for a request's fields, with its
-// WorkflowStarted message.
-func newStartRow(id, workflowType, taskQueue string, input json.RawMessage, timeoutMS int64) startRow {
-	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: workflowType, TaskQueue: taskQueue, Input: input}
+// WorkflowStarted message; attrs (search attributes in their stored form)
+// and memo are JSON objects or empty, and the message carries them when
+// set (workflow.GetInfo's SearchAttributes and Memo), as it does the
+// start's header (nothing when absent).
+func newStartRow(id, workflowType, taskQueue string, input json.RawMessage, timeoutMS int64, attrs, memo json.RawMessage, header api.Header) startRow {
+	started := api.Event{Kind: api.EventWorkflowStarted, WorkflowType: workflowType, TaskQueue: taskQueue, Input: input,
+		SearchAttributes: objectFields(attrs), Memo: objectFields(jsonValue(memo)), Header: header}
 	return startRow{InstanceID: id, WorkflowType: workflowType, TaskQueue: taskQueue, Input: jsonValue(input),
-		TimeoutMS: timeoutMS, Payload: mustJSON(started)}
+		TimeoutMS: timeoutMS, Payload: mustJSON(started), SearchAttributes: attrs, Memo: jsonValue(memo)}
 }
 
 // startInstances runs StartInstances over starts (distinct ids) of
@@ -124,9 +128,8 @@ func (s *Store) startWorkflow(ctx context.Context, ns string, req api.StartWorkf
 	if err != nil {
 		return api.StartWorkflowResponse{}, nil, err
 	}
-	row := newStartRow(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()))
+	row := newStartRow(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
 	row.CronSchedule, row.DelayMS = cronSchedule, ms(delay)
-	row.SearchAttributes, row.Memo = attrs, jsonValue(req.Memo)
 	c := &startCall{callState: callState{ns: ns}, row: row}
 	if row.CronSchedule == nil && row.DelayMS == 0 {
 		c.taker = taker

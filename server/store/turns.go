@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
@@ -327,14 +329,18 @@ type attemptRow struct {
 	// LastError is the failure of the attempt this one retries
 	// (api.LastFailure), kept for describe.
 	LastError json.RawMessage `json:"last_error,omitempty"`
+	// RunID is the run id of the execution that scheduled the activity
+	// (absent for attempts of rows from before run ids were kept).
+	RunID *uuid.UUID `json:"run_id,omitempty"`
 }
 
-func newAttemptRow(instanceID string, exec int64, workflowType, workflowQueue string, a engine.NewAttempt) attemptRow {
+func newAttemptRow(instanceID string, exec int64, runID uuid.UUID, workflowType, workflowQueue string, a engine.NewAttempt) attemptRow {
 	o := a.Options
 	return attemptRow{
+		RunID:     &runID,
 		TaskQueue: a.TaskQueue, InstanceID: instanceID, ExecutionID: exec, ActivityID: a.ActivityID,
 		Attempt: 1, ActivityType: a.ActivityType, WorkflowType: workflowType, WorkflowTaskQueue: workflowQueue,
-		Input: a.Input, Options: mustJSON(o),
+		Input: a.Input, Options: mustJSON(storedOptions{ActivityOptions: o, Header: a.Header}),
 		StartToCloseMS: ms(o.StartToCloseTimeout.D()), HeartbeatTimeoutMS: ms(o.HeartbeatTimeout.D()),
 		ScheduleToStartMS: ms(o.ScheduleToStartTimeout.D()), ScheduleToCloseMS: ms(o.ScheduleToCloseTimeout.D()),
 	}

@@ -22,7 +22,7 @@ func UpdateKey(namespace, instanceID, updateID string) string {
 // in one transaction; a known one is left alone (the caller waits on it
 // with GetUpdate). storage.ErrNotFound: no such instance; storage.ErrNotRunning: the
 // instance has finished (for a new id).
-func (s *Store) RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage) error {
+func (s *Store) RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage, header api.Header) error {
 	return s.inTx(ctx, func(t *txn) error {
 		_, err := t.q.InsertUpdate(ctx, gen.InsertUpdateParams{Namespace: ns, InstanceID: instanceID, UpdateID: updateID, UpdateName: name})
 		if noRows(err) {
@@ -31,7 +31,7 @@ func (s *Store) RequestUpdate(ctx context.Context, ns, instanceID, updateID, nam
 		if err != nil {
 			return fmt.Errorf("request update: %w", err)
 		}
-		msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventWorkflowUpdateAccepted, UpdateID: updateID, UpdateName: name, Input: input}, 0)
+		msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventWorkflowUpdateAccepted, UpdateID: updateID, UpdateName: name, Input: input, Header: header}, 0)
 		if err := admitMessage(ctx, t, ns, instanceID, len(msg.Payload)); err != nil {
 			return err
 		}

@@ -381,17 +381,18 @@ func (s *Store) cancelWorkflowIn(ctx context.Context, t *txn, ns, instanceID, re
 	return err == nil, err
 }
 
-// SignalWorkflow sends a signal (storage.ErrNotFound, storage.ErrNotRunning). A signal that
+// SignalWorkflow sends a signal, its header (p.Header) recorded in its
+// SignalReceived event (storage.ErrNotFound, storage.ErrNotRunning). A signal that
 // races the turn ending the workflow waits for that turn's commit: it is
 // then either seen by the workflow or refused, never dropped.
 func (s *Store) SignalWorkflow(ctx context.Context, p *storage.SignalWorkflowParams) error {
-	ns, instanceID, name, input := p.Namespace, p.InstanceID, p.Name, p.Input
-	return s.inTx(ctx, func(t *txn) error { return signalWorkflowIn(ctx, t, ns, instanceID, name, input) })
+	ns, instanceID, name, input, header := p.Namespace, p.InstanceID, p.Name, p.Input, p.Header
+	return s.inTx(ctx, func(t *txn) error { return signalWorkflowIn(ctx, t, ns, instanceID, name, input, header) })
 }
 
 // signalWorkflowIn is SignalWorkflow in the transaction t.
-func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, input json.RawMessage) error {
-	msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input}, 0)
+func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, input json.RawMessage, header api.Header) error {
+	msg := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived, SignalName: name, Input: input, Header: header}, 0)
 	if err := admitMessage(ctx, t, ns, instanceID, len(msg.Payload)); err != nil {
 		return err
 	}

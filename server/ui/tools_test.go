@@ -179,7 +179,7 @@ func newCodecServer(t *testing.T, codec converter.PayloadCodec) *codecServer {
 
 // runWorker runs a worker of c on queue with the registrations of reg
 // until the end of the test.
-func runWorker(t *testing.T, c client.Client, queue string, reg func(w *worker.Worker) error) {
+func runWorker(t *testing.T, c client.Client, queue string, reg func(w worker.Worker) error) {
 	t.Helper()
 	w := worker.New(c, queue, worker.Options{LeaseDuration: 10 * time.Second, StopTimeout: 5 * time.Second, PollWait: 5 * time.Second})
 	if err := reg(w); err != nil {
@@ -207,7 +207,7 @@ func TestUIWorkflowTools(t *testing.T) {
 	cs.mu.Lock()
 	cs.origin = e.url
 	cs.mu.Unlock()
-	runWorker(t, e.c, toolsQueue, func(w *worker.Worker) error {
+	runWorker(t, e.c, toolsQueue, func(w worker.Worker) error {
 		return errors.Join(w.RegisterWorkflow(ToolsFlow), w.RegisterWorkflow(QuickChild), w.RegisterActivity(Quick))
 	})
 	ctx := context.Background()
@@ -352,7 +352,7 @@ func TestUIWorkflowTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runWorker(t, sc, secretQueue, func(w *worker.Worker) error { return w.RegisterWorkflow(SecretFlow) })
+		runWorker(t, sc, secretQueue, func(w worker.Worker) error { return w.RegisterWorkflow(SecretFlow) })
 		run, err := sc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "vault-1", TaskQueue: secretQueue}, SecretFlow, "the great question")
 		if err != nil {
 			t.Fatal(err)

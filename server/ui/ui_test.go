@@ -89,7 +89,7 @@ type env struct {
 	t      *testing.T
 	url    string
 	c      *client.TetherClient
-	worker *worker.Worker
+	worker worker.Worker
 	// browser is a headless Chromium's tab.
 	browser context.Context
 	// shots is where screenshots go.

@@ -50,7 +50,7 @@ func WhoRuns(ctx context.Context) (string, error) {
 }
 
 // Register registers the shared workflows and activities on w.
-func Register(w *worker.Worker) error {
+func Register(w worker.Worker) error {
 	if err := w.RegisterWorkflow(KillFlow); err != nil {
 		return err
 	}

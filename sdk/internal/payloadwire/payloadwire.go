@@ -26,8 +26,9 @@ var payloadFields = map[string]bool{
 const memoField = "memo"
 
 // opaque are fields whose values are user data that is not a payload
-// (search attributes stay plain: the server indexes them).
-var opaque = map[string]bool{"search_attributes": true}
+// (search attributes stay plain: the server indexes them; a header's
+// payloads are the interceptors', whose keys may be any name).
+var opaque = map[string]bool{"search_attributes": true, "header": true}
 
 // Encode returns body with each payload converted by dc for the wire. It
 // stops at the first failure, a *converter.PayloadCodecError.

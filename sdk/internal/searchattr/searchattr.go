@@ -5,9 +5,12 @@
 package searchattr
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/enums"
@@ -175,7 +178,10 @@ func (sa *SearchAttributes) put(k Key, v any) {
 // get returns k's value when it is set.
 func (sa SearchAttributes) get(k Key) (any, bool) {
 	v, ok := sa.values[k]
-	return v, ok && v != nil
+	if !ok {
+		return sa.byName(k)
+	}
+	return v, v != nil
 }
 
 // GetString returns the value of a text attribute.
@@ -285,4 +291,85 @@ func (sa SearchAttributes) Map() (map[string]any, error) {
 		out[k.GetName()] = v
 	}
 	return out, nil
+}
+
+// FromJSON returns the attributes of a workflow's search attribute values
+// by name, as Tether stores them (JSON; datetimes as RFC 3339 strings):
+// each value under a key of the type its JSON suggests (a string a
+// keyword, an integral number an int, another number a double, a bool a
+// bool, an array a keyword list). A getter for another key of the same
+// name converts the value when it can (a keyword to text or a datetime, an
+// int to a double), so GetTime and GetString work on what was stored.
+func FromJSON(raw map[string]json.RawMessage) SearchAttributes {
+	sa := SearchAttributes{values: make(map[Key]any, len(raw))}
+	for name, r := range raw {
+		var v any
+		d := json.NewDecoder(bytes.NewReader(r))
+		d.UseNumber()
+		if d.Decode(&v) != nil {
+			continue
+		}
+		switch x := v.(type) {
+		case string:
+			sa.values[NewKeyKeyword(name)] = x
+		case bool:
+			sa.values[NewKeyBool(name)] = x
+		case json.Number:
+			if i, err := strconv.ParseInt(x.String(), 10, 64); err == nil {
+				sa.values[NewKeyInt64(name)] = i
+			} else if f, err := x.Float64(); err == nil {
+				sa.values[NewKeyFloat64(name)] = f
+			}
+		case []any:
+			l := make([]string, 0, len(x))
+			for _, e := range x {
+				if s, ok := e.(string); ok {
+					l = append(l, s)
+				}
+			}
+			sa.values[NewKeyKeywordList(name)] = l
+		}
+	}
+	return sa
+}
+
+// byName returns the value of another key named as k, converted to k's
+// type when it can be.
+func (sa SearchAttributes) byName(k Key) (any, bool) {
+	for other, v := range sa.values {
+		if other.GetName() != k.GetName() || v == nil {
+			continue
+		}
+		switch k.GetValueType() {
+		case enums.INDEXED_VALUE_TYPE_TEXT, enums.INDEXED_VALUE_TYPE_KEYWORD:
+			if s, ok := v.(string); ok {
+				return s, true
+			}
+		case enums.INDEXED_VALUE_TYPE_DATETIME:
+			switch x := v.(type) {
+			case string:
+				if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
+					return t, true
+				}
+			case time.Time:
+				return x, true
+			}
+		case enums.INDEXED_VALUE_TYPE_DOUBLE:
+			switch x := v.(type) {
+			case int64:
+				return float64(x), true
+			case float64:
+				return x, true
+			}
+		case enums.INDEXED_VALUE_TYPE_INT:
+			if f, ok := v.(float64); ok && f == float64(int64(f)) {
+				return int64(f), true
+			}
+		case enums.INDEXED_VALUE_TYPE_KEYWORD_LIST:
+			if s, ok := v.(string); ok {
+				return []string{s}, true
+			}
+		}
+	}
+	return nil, false
 }

@@ -9,7 +9,7 @@ import "time"
 // shopping-cart pattern: ch.ReceiveAsync(&v) inside cond) sees every value
 // once. It returns ErrCanceled if ctx is cancelled while cond is false.
 // Temporal's workflow.Await.
-func Await(ctx Context, cond func() bool) error {
+func awaitDirect(ctx Context, cond func() bool) error {
 	c := ctx.impl()
 	var err error
 	c.s.pollUntil(func() bool {
@@ -30,7 +30,7 @@ func Await(ctx Context, cond func() bool) error {
 // wake-up; the timer is started only when cond is false at first, and
 // cancelled on the server when cond holds first. Temporal's
 // workflow.AwaitWithTimeout.
-func AwaitWithTimeout(ctx Context, timeout time.Duration, cond func() bool) (ok bool, err error) {
+func awaitWithTimeoutDirect(ctx Context, timeout time.Duration, cond func() bool) (ok bool, err error) {
 	c := ctx.impl()
 	if cond() {
 		return true, nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/common"
 	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/names"
@@ -50,6 +51,15 @@ type ChildWorkflowOptions struct {
 	TaskQueue string
 	// WorkflowExecutionTimeout bounds the child's execution (0: none).
 	WorkflowExecutionTimeout time.Duration
+	// WorkflowRunTimeout bounds each run of the child (Temporal's
+	// ChildWorkflowOptions.WorkflowRunTimeout; 0: none): a run that lasts
+	// longer fails with a timeout, as for WorkflowExecutionTimeout. When
+	// both are set the shorter one applies to each run.
+	WorkflowRunTimeout time.Duration
+	// WorkflowTaskTimeout is accepted for Temporal's code and not used: a
+	// turn of the child is bounded by the lock its worker takes
+	// (worker.Options.WorkflowLockDuration), as every turn is.
+	WorkflowTaskTimeout time.Duration
 	// RetryPolicy, when set, retries the child's failed executions on the
 	// server (a failed execution with attempts left is followed by the
 	// next one after the backoff); only the last failure reaches the
@@ -72,6 +82,10 @@ type ChildWorkflowOptions struct {
 	// merged with SearchAttributes: a name in both fails the child's
 	// start (its future), as two keys of one name do.
 	TypedSearchAttributes searchattr.SearchAttributes
+	// Memo is the child's memo (Temporal's ChildWorkflowOptions.Memo):
+	// values by name, each encoded as JSON (at most 32 KiB in all), shown
+	// by describe and in the child's GetInfo(ctx).Memo.
+	Memo map[string]any
 }
 
 type childOptionsKey struct{}
@@ -111,8 +125,9 @@ type ChildWorkflowFuture interface {
 // failed, was canceled or terminated; Err is the cause (ErrCanceled for a
 // canceled child).
 type ChildWorkflowExecutionError struct {
-	// WorkflowID and WorkflowType name the child.
-	WorkflowID   string
+	// WorkflowID is the child's workflow id.
+	WorkflowID string
+	// WorkflowType is the child's workflow type.
 	WorkflowType string
 	// Failure is the child's recorded error (a failed child only).
 	Failure *api.Error
@@ -161,6 +176,20 @@ func (f *childFuture) GetChildWorkflowExecution() Future { return f.started }
 // cancel.
 func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowFuture {
 	c := ctx.impl()
+	if o := c.s.outbound; o != nil {
+		name, ok := workflow.(string)
+		if !ok {
+			name, _ = names.FuncName(workflow)
+		}
+		return o.ExecuteChildWorkflow(withCallee(ctx, name, workflow), name, args...)
+	}
+	return executeChildWorkflowDirect(ctx, workflow, args, nil)
+}
+
+// executeChildWorkflowDirect is ExecuteChildWorkflow past the
+// interceptors, with the header of the child's start.
+func executeChildWorkflowDirect(ctx Context, workflow any, args []any, header map[string]*common.Payload) ChildWorkflowFuture {
+	c := ctx.impl()
 	s := c.s
 	f := &childFuture{future: &future{s: s, scope: c.scope}, started: &future{s: s}}
 	fail := func(err error) ChildWorkflowFuture {
@@ -198,6 +227,7 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 	if err != nil {
 		return fail(fmt.Errorf("workflow.ExecuteChildWorkflow %s: %w", name, err))
 	}
+	hdr := s.outHeader(c, header)
 	s.nextChildID++
 	f.id = s.nextChildID
 	f.wait = opts.WaitForCancellation
@@ -209,11 +239,15 @@ func ExecuteChildWorkflow(ctx Context, workflow any, args ...any) ChildWorkflowF
 	if tq == "" {
 		tq = s.info.TaskQueue
 	}
+	timeout := opts.WorkflowExecutionTimeout
+	if opts.WorkflowRunTimeout > 0 && (timeout <= 0 || opts.WorkflowRunTimeout < timeout) {
+		timeout = opts.WorkflowRunTimeout
+	}
 	s.issue(api.Command{
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
-		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(opts.WorkflowExecutionTimeout),
+		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(timeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
-		SearchAttributes: encodeAttributes(attrs),
+		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo), Header: hdr,
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}

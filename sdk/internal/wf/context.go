@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/common"
+	"github.com/tetherhq/tether/sdk/internal/searchattr"
 )
 
 // Context is the context of workflow code: it carries the workflow's state,
@@ -158,9 +160,15 @@ func NewDisconnectedContext(parent Context) (Context, CancelFunc) {
 // the server's defaults (1s initial interval, coefficient 2, maximum
 // interval 100 × initial, unlimited attempts).
 type RetryPolicy struct {
-	InitialInterval    time.Duration
+	// InitialInterval is the wait before the first retry (0: the
+	// server's default, 1s).
+	InitialInterval time.Duration
+	// BackoffCoefficient multiplies the wait after each retry (0: the
+	// server's default, 2).
 	BackoffCoefficient float64
-	MaximumInterval    time.Duration
+	// MaximumInterval caps the wait between retries (0: 100 times
+	// InitialInterval).
+	MaximumInterval time.Duration
 	// MaximumAttempts: 0 means unlimited, 1 means no retry.
 	MaximumAttempts int32
 	// NonRetryableErrorTypes fail the activity at once when the error's
@@ -173,12 +181,21 @@ type RetryPolicy struct {
 type ActivityOptions struct {
 	// TaskQueue defaults to the workflow's task queue. Use a worker's host
 	// task queue to pin an activity to that host.
-	TaskQueue              string
+	TaskQueue string
+	// ScheduleToStartTimeout bounds how long an attempt waits for a
+	// worker to take it.
 	ScheduleToStartTimeout time.Duration
-	StartToCloseTimeout    time.Duration
+	// StartToCloseTimeout bounds one attempt's run (set it, or
+	// ScheduleToCloseTimeout).
+	StartToCloseTimeout time.Duration
+	// ScheduleToCloseTimeout bounds the activity over all its attempts.
 	ScheduleToCloseTimeout time.Duration
-	HeartbeatTimeout       time.Duration
-	RetryPolicy            *RetryPolicy
+	// HeartbeatTimeout bounds the time between an attempt's heartbeats
+	// (activity.RecordHeartbeat).
+	HeartbeatTimeout time.Duration
+	// RetryPolicy is how the server retries a failed attempt (nil: the
+	// server's default policy).
+	RetryPolicy *RetryPolicy
 	// WaitForCancellation (Temporal's): when the activity is cancelled
 	// (its context, a Select it lost, the workflow's cancellation), its
 	// future stays pending until the activity has reacted: it resolves with
@@ -266,6 +283,18 @@ type Info struct {
 	// continues (it returned NewContinueAsNewError), "" when it was started
 	// otherwise.
 	ContinuedExecutionRunID string
+	// Memo is the workflow's memo: the one it started with (given at
+	// start, or carried over by continue-as-new), with its own UpsertMemo
+	// calls merged in; nil when empty. Each field is a JSON payload
+	// (converter.GetDefaultDataConverter().FromPayload reads it).
+	Memo *common.Memo
+	// SearchAttributes are the workflow's search attributes, as Memo is
+	// its memo (UpsertSearchAttributes and UpsertTypedSearchAttributes
+	// merged in); nil when it has none.
+	SearchAttributes *common.SearchAttributes
+	// TypedSearchAttributes are SearchAttributes read with typed keys
+	// (the same as GetTypedSearchAttributes).
+	TypedSearchAttributes searchattr.SearchAttributes
 
 	// InstanceID is WorkflowExecution.ID (Tether's name).
 	InstanceID string
@@ -327,7 +356,7 @@ func OrRunID(runID string, executionID int64) string {
 
 // GetInfo returns the execution's info (a copy: changing it changes
 // nothing).
-func GetInfo(ctx Context) *Info {
+func getInfoDirect(ctx Context) *Info {
 	s := ctx.impl().s
 	info := s.info
 	if info.ParentWorkflowExecution != nil {
@@ -336,16 +365,23 @@ func GetInfo(ctx Context) *Info {
 	}
 	info.Attempt = max(s.attempt, 1)
 	info.historyLength = s.historyLength
+	if len(s.memo) > 0 {
+		info.Memo = &common.Memo{Fields: payloads(s.memo)}
+	}
+	if len(s.searchAttrs) > 0 {
+		info.SearchAttributes = &common.SearchAttributes{IndexedFields: payloads(s.searchAttrs)}
+	}
+	info.TypedSearchAttributes = searchattr.FromJSON(s.searchAttrs)
 	return &info
 }
 
 // Now returns the workflow's time: the timestamp of the last event
 // processed. It is the same on every replay; use it instead of time.Now.
-func Now(ctx Context) time.Time { return ctx.impl().s.now }
+func nowDirect(ctx Context) time.Time { return ctx.impl().s.now }
 
 // IsReplaying reports whether the code is re-running against recorded
 // history (as opposed to reacting to new events).
-func IsReplaying(ctx Context) bool { return ctx.impl().s.replaying }
+func isReplayingDirect(ctx Context) bool { return ctx.impl().s.replaying }
 
 // IsCancelRequested reports whether the workflow's cancellation was
 // requested, and with which reason.

@@ -67,6 +67,11 @@ func (s *state) onPanic(r any, stack []byte) {
 			s.fatal = v.err
 		}
 		return
+	case fatalPanic:
+		if s.fatal == nil && !s.unwinding {
+			s.fatal = v.err
+		}
+		return
 	}
 	if s.unwinding || s.terminal != nil || s.fatal != nil {
 		return

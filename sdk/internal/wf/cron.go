@@ -14,7 +14,7 @@ var ErrNoLastCompletionResult = errors.New("workflow: no last completion result"
 // HasLastCompletionResult reports whether this run of a cron workflow
 // follows a run that completed (its result is then
 // GetLastCompletionResult's). Temporal's workflow.HasLastCompletionResult.
-func HasLastCompletionResult(ctx Context) bool {
+func hasLastCompletionResultDirect(ctx Context) bool {
 	return len(ctx.impl().s.lastCompletion) > 0
 }
 
@@ -22,7 +22,7 @@ func HasLastCompletionResult(ctx Context) bool {
 // run of this cron workflow that completed (a failed run passes on the
 // one before it), or returns ErrNoLastCompletionResult. Temporal's
 // workflow.GetLastCompletionResult.
-func GetLastCompletionResult(ctx Context, valuePtr any) error {
+func getLastCompletionResultDirect(ctx Context, valuePtr any) error {
 	raw := ctx.impl().s.lastCompletion
 	if len(raw) == 0 {
 		return ErrNoLastCompletionResult

@@ -25,7 +25,9 @@ var ErrHistoryMismatch = errors.New("workflow: history does not continue the cac
 // was cancelled. It unwraps to the cause: a *TimeoutError, *WorkerLostError,
 // *PanicError, *ApplicationError, or ErrCanceled.
 type ActivityError struct {
-	ActivityID   int64
+	// ActivityID is the activity's id within the execution.
+	ActivityID int64
+	// ActivityType is the activity's registered name.
 	ActivityType string
 	// Failure is the error recorded in history (nil for a cancellation
 	// decided by the workflow).
@@ -47,7 +49,8 @@ type TimeoutError struct {
 	// TimeoutType is schedule_to_start, start_to_close, heartbeat or
 	// schedule_to_close.
 	TimeoutType string
-	Failure     *api.Error
+	// Failure is the error recorded in history.
+	Failure *api.Error
 }
 
 // Error implements error.
@@ -61,6 +64,7 @@ func (e *TimeoutError) ErrorType() string { return api.ErrorTypeTimeout }
 // WorkerLostError is an activity whose worker died holding it (error type
 // "WorkerLost"): typically its host task queue lost its only worker.
 type WorkerLostError struct {
+	// Failure is the error recorded in history.
 	Failure *api.Error
 }
 
@@ -76,7 +80,8 @@ type PanicError struct {
 	// Value is the panic value, formatted.
 	Value string
 	// Stack is the panicking goroutine's stack.
-	Stack   string
+	Stack string
+	// Failure is the error as history recorded it, when it did.
 	Failure *api.Error
 }
 
@@ -91,12 +96,14 @@ func (e *PanicError) ErrorType() string { return "Panic" }
 // workflow with that type). Create one with NewError.
 type ApplicationError struct {
 	// Type classifies the error (retry policies match it).
-	Type    string
+	Type string
+	// Message is the error's message.
 	Message string
 	// NonRetryable is true when the activity asked for no retry.
 	NonRetryable bool
 	// Details is the JSON the failing code attached.
 	Details json.RawMessage
+	// Failure is the error recorded in history.
 	Failure *api.Error
 }
 
@@ -143,6 +150,7 @@ func (e *ApplicationError) DetailsInto(ptr any) error {
 // code was changed incompatibly, or it is not deterministic. The worker fails
 // the turn with error type "Nondeterminism"; the instance is not changed.
 type NondeterminismError struct {
+	// Message says how the code and the history differ.
 	Message string
 }
 
@@ -159,6 +167,9 @@ type ContinueAsNewError struct {
 	WorkflowType string
 	// Input of the next execution.
 	Input json.RawMessage
+	// Header is the header the next execution starts with (the
+	// interceptors' and propagators').
+	Header api.Header
 }
 
 // Error implements error.
@@ -171,7 +182,7 @@ func (e *ContinueAsNewError) Error() string { return "continue as new" }
 // same workflow type, whatever name it was registered under. The arguments
 // are checked against a function's signature; an error that is not a
 // *ContinueAsNewError, returned by the workflow, fails it.
-func NewContinueAsNewError(ctx Context, wfn any, args ...any) error {
+func newContinueAsNewErrorDirect(ctx Context, wfn any, args ...any) error {
 	s := ctx.impl().s
 	name, ok := wfn.(string)
 	if !ok {

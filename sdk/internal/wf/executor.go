@@ -73,6 +73,17 @@ type ExecutorOptions struct {
 	// executor is unusable, like for a *NondeterminismError — so that the
 	// turn is retried, and resumes once fixed code runs it.
 	FailWorkflowOnPanic bool
+	// Interceptors are the worker's interceptors (the first outermost):
+	// InterceptWorkflow builds the execution's inbound chain when it
+	// starts.
+	Interceptors []WorkerInterceptor
+	// ContextPropagators extract the values of the start's, signals',
+	// queries' and updates' headers into the workflow's context and inject
+	// them into the headers of its activities, children and signals.
+	ContextPropagators []ContextPropagator
+	// LogReplay keeps the workflow's logger writing while it replays
+	// (Temporal's worker.Options.EnableLoggingInReplay).
+	LogReplay bool
 }
 
 // TurnResult is what a turn decided: the body of the turn's ack.
@@ -115,6 +126,9 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		versions:       map[string]Version{},
 		actName:        opts.ActivityName,
 		failOnPanic:    opts.FailWorkflowOnPanic,
+		interceptors:   opts.Interceptors,
+		propagators:    opts.ContextPropagators,
+		logReplay:      opts.LogReplay,
 		info: Info{
 			WorkflowExecution: WorkflowExecution{ID: opts.InstanceID, RunID: opts.RunID},
 			WorkflowType:      WorkflowType{Name: def.name},
@@ -254,6 +268,14 @@ type state struct {
 	// failOnPanic: a panic fails the workflow, not the turn
 	// (ExecutorOptions.FailWorkflowOnPanic).
 	failOnPanic bool
+	// The worker's interceptors and propagators (intercept.go); inbound
+	// and outbound are the execution's chains, nil without interceptors.
+	interceptors []WorkerInterceptor
+	propagators  []ContextPropagator
+	inbound      WorkflowInboundInterceptor
+	outbound     WorkflowOutboundInterceptor
+	// logReplay: ExecutorOptions.LogReplay.
+	logReplay bool
 
 	coros     []*coroutine
 	current   *coroutine
@@ -284,8 +306,15 @@ type state struct {
 	// nextUpsert counts the code's UpsertSearchAttributes calls: the
 	// first hist.upserts of them are replayed.
 	nextUpsert int
-	externals  map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
-	signals    map[string]*SignalChannel
+	// nextMemoUpsert counts the code's UpsertMemo calls: the first
+	// hist.memoUpserts of them are replayed.
+	nextMemoUpsert int
+	// memo and searchAttrs are the execution's memo and search attributes
+	// as the code sees them: those it started with (its WorkflowStarted
+	// event), with its own upserts merged in as it makes them.
+	memo, searchAttrs map[string]json.RawMessage
+	externals         map[int64]*future // pending SignalExternalWorkflow / RequestCancelExternalWorkflow futures
+	signals           map[string]*SignalChannel
 
 	cancelRequested bool
 	cancelReason    string
@@ -385,8 +414,15 @@ func (s *state) issue(cmd api.Command) {
 			return
 		}
 	case api.CommandUpsertSearchAttributes:
+		s.searchAttrs = mergeFields(s.searchAttrs, cmd.SearchAttributes)
 		s.nextUpsert++
 		if s.nextUpsert <= s.hist.upserts {
+			return
+		}
+	case api.CommandUpsertMemo:
+		s.memo = mergeFields(s.memo, cmd.Memo)
+		s.nextMemoUpsert++
+		if s.nextMemoUpsert <= s.hist.memoUpserts {
 			return
 		}
 	case api.CommandCancelTimer:
@@ -432,6 +468,10 @@ func (s *state) checkHistoryIssued() {
 	}
 	if s.hist.upserts > s.nextUpsert {
 		s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has %d search attribute upserts, the code made %d", s.hist.upserts, s.nextUpsert)}
+		return
+	}
+	if s.hist.memoUpserts > s.nextMemoUpsert {
+		s.fatal = &NondeterminismError{Message: fmt.Sprintf("history has %d memo upserts, the code made %d", s.hist.memoUpserts, s.nextMemoUpsert)}
 		return
 	}
 	markers := make([]string, 0, len(s.hist.markers))
@@ -580,8 +620,7 @@ func (s *state) apply(ev *api.Event) {
 		}
 	case api.EventSignalReceived:
 		s.tick(ev)
-		ch := s.signal(ev.SignalName)
-		ch.deliver(ev.Input)
+		s.deliverSignal(ev)
 	case api.EventCancelRequested:
 		s.tick(ev)
 		s.onCancelRequested(ev.Reason)
@@ -621,6 +660,7 @@ func (s *state) start(ev *api.Event) {
 			RunID: OrRunID(ev.ParentRunID, ev.ParentExecutionID)}
 	}
 	s.lastCompletion = ev.LastCompletionResult
+	s.memo, s.searchAttrs = ev.Memo, ev.SearchAttributes
 	if s.info.TaskQueue == "" {
 		s.info.TaskQueue = ev.TaskQueue
 		s.info.TaskQueueName = ev.TaskQueue
@@ -630,9 +670,21 @@ func (s *state) start(ev *api.Event) {
 		s.terminate(api.Command{Type: api.CommandFailWorkflow, Error: &api.Error{Message: err.Error(), Type: "InvalidInput"}})
 		return
 	}
-	ctx := reflect.ValueOf(Context(s.rootCtx))
+	if len(s.interceptors) == 0 && len(s.propagators) == 0 {
+		ctx := reflect.ValueOf(Context(s.rootCtx))
+		s.spawn("root", func() {
+			result, err := s.def.sig.Call(ctx, in)
+			s.finish(result, err)
+		})
+		return
+	}
+	h := s.inHeader(ev.Header)
+	ctx := s.startInterceptors(h)
+	if s.fatal != nil {
+		return
+	}
 	s.spawn("root", func() {
-		result, err := s.def.sig.Call(ctx, in)
+		result, err := s.runWorkflow(ctx, h, in)
 		s.finish(result, err)
 	})
 }
@@ -683,7 +735,7 @@ func (s *state) finish(result any, err error) {
 		}
 		s.terminate(api.Command{Type: api.CommandCompleteWorkflow, Result: raw})
 	case errors.As(err, &can):
-		s.terminate(api.Command{Type: api.CommandContinueAsNew, Input: can.Input, WorkflowType: can.WorkflowType})
+		s.terminate(api.Command{Type: api.CommandContinueAsNew, Input: can.Input, WorkflowType: can.WorkflowType, Header: can.Header})
 	case errors.Is(err, ErrCanceled) && s.cancelRequested:
 		s.terminate(api.Command{Type: api.CommandCancelWorkflow})
 	default:

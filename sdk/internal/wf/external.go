@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/common"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
 
@@ -26,7 +27,7 @@ var ErrUnknownExternalWorkflowExecution = errors.New("unknown external workflow 
 // running. The request is recorded in history (ExternalSignalInitiated,
 // then ExternalCompleted or ExternalFailed) and not sent again on replay.
 // Temporal's workflow.SignalExternalWorkflow.
-func SignalExternalWorkflow(ctx Context, workflowID, runID, signalName string, arg any) Future {
+func signalExternalWorkflowDirect(ctx Context, workflowID, runID, signalName string, arg any, header map[string]*common.Payload) Future {
 	c := ctx.impl()
 	s := c.s
 	f := &future{s: s}
@@ -35,7 +36,8 @@ func SignalExternalWorkflow(ctx Context, workflowID, runID, signalName string, a
 		f.settle(nil, fmt.Errorf("workflow.SignalExternalWorkflow %s: arg: %w", signalName, err))
 		return f
 	}
-	cmd := api.Command{Type: api.CommandSignalExternal, TargetInstanceID: workflowID, SignalName: signalName, Input: raw}
+	cmd := api.Command{Type: api.CommandSignalExternal, TargetInstanceID: workflowID, SignalName: signalName, Input: raw,
+		Header: s.outHeader(c, header)}
 	return s.external(c, f, "SignalExternalWorkflow", cmd, runID)
 }
 
@@ -45,7 +47,7 @@ func SignalExternalWorkflow(ctx Context, workflowID, runID, signalName string, a
 // was recorded (also when the target was already cancel-requested), or
 // with an error matching ErrUnknownExternalWorkflowExecution. Temporal's
 // workflow.RequestCancelExternalWorkflow.
-func RequestCancelExternalWorkflow(ctx Context, workflowID, runID string) Future {
+func requestCancelExternalWorkflowDirect(ctx Context, workflowID, runID string) Future {
 	c := ctx.impl()
 	s := c.s
 	f := &future{s: s}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/common"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
 
@@ -167,7 +168,16 @@ func GetValue[T any](ctx Context, f Future) (T, error) {
 // that takes several inputs).
 func ExecuteActivity(ctx Context, activity any, args ...any) Future {
 	c := ctx.impl()
-	return c.s.executeActivity(c, activity, args)
+	if o := c.s.outbound; o != nil {
+		name, err := c.s.activityName(activity)
+		if err != nil {
+			f := &future{s: c.s, kind: kindActivity, scope: c.scope}
+			f.settle(nil, fmt.Errorf("workflow.ExecuteActivity: %w", err))
+			return f
+		}
+		return o.ExecuteActivity(withCallee(ctx, name, activity), name, args...)
+	}
+	return c.s.executeActivity(c, activity, args, nil)
 }
 
 // ExecuteActivityT is ExecuteActivity with a typed result.
@@ -183,7 +193,7 @@ func ExecuteActivityFunc[I, R any](ctx Context, fn func(context.Context, I) (R, 
 
 var contextType = reflect.TypeFor[context.Context]()
 
-func (s *state) executeActivity(c *wctx, activity any, args []any) Future {
+func (s *state) executeActivity(c *wctx, activity any, args []any, header map[string]*common.Payload) Future {
 	f := &future{s: s, kind: kindActivity, scope: c.scope}
 	name, err := s.activityName(activity)
 	if err != nil {
@@ -226,6 +236,7 @@ func (s *state) executeActivity(c *wctx, activity any, args []any) Future {
 		// options name (as in Temporal).
 		tq = sess.info.HostTaskQueue
 	}
+	hdr := s.outHeader(c, header)
 	s.nextActivityID++
 	f.id = s.nextActivityID
 	s.issue(api.Command{
@@ -235,6 +246,7 @@ func (s *state) executeActivity(c *wctx, activity any, args []any) Future {
 		TaskQueue:    tq,
 		Input:        raw,
 		Options:      opts.toAPI(),
+		Header:       hdr,
 	})
 	f.waitCancel = opts != nil && opts.WaitForCancellation
 	s.activities[f.id] = f
@@ -244,7 +256,7 @@ func (s *state) executeActivity(c *wctx, activity any, args []any) Future {
 // NewTimer returns a future resolved after d of workflow time. A duration
 // <= 0 gives a future that is already resolved. Cancelling ctx resolves it
 // with ErrCanceled.
-func NewTimer(ctx Context, d time.Duration) Future {
+func newTimerDirect(ctx Context, d time.Duration) Future {
 	c := ctx.impl()
 	s := c.s
 	f := &future{s: s, kind: kindTimer, scope: c.scope}
@@ -265,7 +277,7 @@ func NewTimer(ctx Context, d time.Duration) Future {
 
 // Sleep waits for d of workflow time; it returns ErrCanceled if ctx is
 // cancelled first.
-func Sleep(ctx Context, d time.Duration) error {
+func sleepDirect(ctx Context, d time.Duration) error {
 	return NewTimer(ctx, d).Get(ctx, nil)
 }
 
@@ -339,6 +351,19 @@ func Go[F func(ctx Context) error | func(ctx Context)](ctx Context, fn F) Future
 	c := ctx.impl()
 	s := c.s
 	f := &future{s: s, kind: kindGeneric}
+	if o := s.outbound; o != nil {
+		o.Go(ctx, "go", func(ctx Context) {
+			var err error
+			switch fn := any(fn).(type) {
+			case func(Context) error:
+				err = fn(ctx)
+			case func(Context):
+				fn(ctx)
+			}
+			f.settle(nil, err)
+		})
+		return f
+	}
 	run := func() error { return nil }
 	switch fn := any(fn).(type) {
 	case func(Context) error:

@@ -52,6 +52,7 @@ type histIndex struct {
 	children    map[int64]string           // ChildWorkflowInitiated: child id → type
 	childCancel map[int64]bool             // ChildWorkflowCancelRequested
 	upserts     int                        // UpsertWorkflowSearchAttributes events
+	memoUpserts int                        // UpsertWorkflowMemo events
 	seen        []eventKey
 	verified    int // seen[:verified] was compared with a fetched history
 }
@@ -123,6 +124,8 @@ func (h *histIndex) recordKey(k eventKey, activityType string) {
 		h.childCancel[k.childID] = true
 	case api.EventUpsertWorkflowSearchAttributes:
 		h.upserts++
+	case api.EventUpsertWorkflowMemo:
+		h.memoUpserts++
 	}
 	h.seen = append(h.seen, k)
 }
@@ -209,6 +212,8 @@ func (s *state) predict(messages []api.Event, res *TurnResult) {
 			h.recordKey(eventKey{kind: api.EventChildWorkflowCancelRequested, childID: c.ChildID}, "")
 		case api.CommandUpsertSearchAttributes:
 			h.recordKey(eventKey{kind: api.EventUpsertWorkflowSearchAttributes}, "")
+		case api.CommandUpsertMemo:
+			h.recordKey(eventKey{kind: api.EventUpsertWorkflowMemo}, "")
 		case api.CommandRecordMarker:
 			k := markerKey(c.MarkerName, c.MarkerID)
 			h.markers[k] = c.MarkerDetails

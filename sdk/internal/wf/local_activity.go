@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/sdk/common"
 	"github.com/tetherhq/tether/sdk/internal/actenv"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
@@ -125,10 +126,19 @@ type localMarker struct {
 // workflow.ExecuteLocalActivity.
 func ExecuteLocalActivity(ctx Context, activity any, args ...any) Future {
 	c := ctx.impl()
-	return c.s.executeLocalActivity(c, activity, args)
+	if o := c.s.outbound; o != nil {
+		name, err := c.s.activityName(activity)
+		if err != nil {
+			if v := reflect.ValueOf(activity); v.Kind() == reflect.Func && !v.IsNil() {
+				name = runtime.FuncForPC(v.Pointer()).Name()
+			}
+		}
+		return o.ExecuteLocalActivity(withCallee(ctx, name, activity), name, args...)
+	}
+	return c.s.executeLocalActivity(c, activity, args, nil)
 }
 
-func (s *state) executeLocalActivity(c *wctx, activity any, args []any) Future {
+func (s *state) executeLocalActivity(c *wctx, activity any, args []any, header map[string]*common.Payload) Future {
 	ls := s.localState()
 	ls.next++
 	id := strconv.FormatInt(ls.next, 10)
@@ -188,7 +198,11 @@ func (s *state) executeLocalActivity(c *wctx, activity any, args []any) Future {
 		f.settle(nil, &ActivityError{ActivityType: name, Err: ErrCanceled})
 		return f
 	}
-	m := s.runLocal(sig, name, in, opts, !anonymous)
+	var hdr api.Header
+	if len(s.interceptors) > 0 || len(s.propagators) > 0 {
+		hdr = s.outHeader(c, header)
+	}
+	m := s.runLocal(sig, name, in, opts, !anonymous, hdr)
 	s.recordMarker(markerLocalActivity, id, mustEncode("ExecuteLocalActivity", m))
 	return s.localOutcome(c, f, m, opts, args)
 }
@@ -209,7 +223,7 @@ func (s *state) localOutcome(c *wctx, f *future, m *localMarker, opts LocalActiv
 			s.nondeterminism("local activity %s: history falls back to activity %d, the code's next activity is %d",
 				m.ActivityType, m.FallbackActivityID, s.nextActivityID+1)
 		}
-		return s.executeActivity(WithActivityOptions(c, ao).impl(), m.ActivityType, args)
+		return s.executeActivity(WithActivityOptions(c, ao).impl(), m.ActivityType, args, nil)
 	}
 	if m.Error != nil {
 		f.settle(nil, activityFailure(0, m.ActivityType, m.Error))
@@ -220,7 +234,7 @@ func (s *state) localOutcome(c *wctx, f *future, m *localMarker, opts LocalActiv
 }
 
 // runLocal runs the attempts of a local activity and returns its outcome.
-func (s *state) runLocal(sig *fnsig.Sig, name string, in []reflect.Value, opts LocalActivityOptions, canFallBack bool) *localMarker {
+func (s *state) runLocal(sig *fnsig.Sig, name string, in []reflect.Value, opts LocalActivityOptions, canFallBack bool, header api.Header) *localMarker {
 	ls := s.localState()
 	start := ls.now()
 	bound := ls.deadline.Add(-localLockMargin)
@@ -248,7 +262,7 @@ func (s *state) runLocal(sig *fnsig.Sig, name string, in []reflect.Value, opts L
 		if ls.hook != nil {
 			ls.hook(name, attempt)
 		}
-		value, err := s.callLocal(sig, name, attempt, in, attemptEnd)
+		value, err := s.callLocal(sig, name, attempt, in, attemptEnd, header)
 		if err == nil {
 			raw, encErr := fnsig.Encode(value)
 			if encErr == nil {
@@ -316,8 +330,10 @@ func retryInterval(p *RetryPolicy, attempt int32) time.Duration {
 	return time.Duration(d)
 }
 
-// callLocal runs one attempt, turning a panic into an error.
-func (s *state) callLocal(sig *fnsig.Sig, name string, attempt int32, in []reflect.Value, deadline time.Time) (value any, err error) {
+// callLocal runs one attempt, turning a panic into an error, through the
+// worker's activity interceptors and propagators with the header the
+// workflow's call wrote.
+func (s *state) callLocal(sig *fnsig.Sig, name string, attempt int32, in []reflect.Value, deadline time.Time, header api.Header) (value any, err error) {
 	env := &actenv.Env{
 		Info: actenv.Info{
 			Namespace: s.info.Namespace, InstanceID: s.info.InstanceID, ExecutionID: s.info.ExecutionID,
@@ -337,7 +353,7 @@ func (s *state) callLocal(sig *fnsig.Sig, name string, attempt int32, in []refle
 			value, err = nil, &PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}
 		}
 	}()
-	value, err = sig.Call(reflect.ValueOf(ctx), in)
+	value, err = RunActivity(ctx, s.interceptors, s.propagators, header, sig, in)
 	if err == nil && ctx.Err() != nil {
 		// The attempt outlived its deadline: its result counts as late,
 		// as the server would count it.

@@ -12,11 +12,11 @@ type replayHandler struct {
 }
 
 func (h *replayHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return !h.s.replaying && h.inner.Enabled(ctx, l)
+	return (!h.s.replaying || h.s.logReplay) && h.inner.Enabled(ctx, l)
 }
 
 func (h *replayHandler) Handle(ctx context.Context, r slog.Record) error {
-	if h.s.replaying {
+	if h.s.replaying && !h.s.logReplay {
 		return nil
 	}
 	return h.inner.Handle(ctx, r)

@@ -82,7 +82,7 @@ func mustEncode(what string, v any) json.RawMessage {
 // fn again. Use it for small non-deterministic values (a random id, a
 // UUID); fn must not fail (do I/O in activities). Temporal's
 // workflow.SideEffect.
-func SideEffect(ctx Context, fn func(ctx Context) any) EncodedValue {
+func sideEffectDirect(ctx Context, fn func(ctx Context) any) EncodedValue {
 	s := ctx.impl().s
 	s.nextSideEffect++
 	id := strconv.FormatInt(s.nextSideEffect, 10)
@@ -107,7 +107,7 @@ type mutableRecord struct {
 // in between, without running fn. Temporal's workflow.MutableSideEffect.
 // equals receives the current value decoded as fn's result type, and the
 // new one.
-func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals func(a, b any) bool) EncodedValue {
+func mutableSideEffectDirect(ctx Context, id string, fn func(ctx Context) any, equals func(a, b any) bool) EncodedValue {
 	s := ctx.impl().s
 	s.mutableCalls[id]++
 	call := s.mutableCalls[id]
@@ -149,7 +149,7 @@ func MutableSideEffect(ctx Context, id string, fn func(ctx Context) any, equals 
 // a worker with code that supports it. Once no execution takes the old
 // branch, the call may be removed: a recorded marker without its call
 // replays (as in Temporal). Temporal's workflow.GetVersion.
-func GetVersion(ctx Context, changeID string, minSupported, maxSupported Version) Version {
+func getVersionDirect(ctx Context, changeID string, minSupported, maxSupported Version) Version {
 	s := ctx.impl().s
 	v, ok := s.versions[changeID]
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 )
 
@@ -86,7 +87,7 @@ var errQueryChangedState = errors.New("workflow: a query handler must not block 
 //
 // It reads the workflow's state and must not block or start anything
 // (activities, timers, side effects).
-func SetQueryHandler(ctx Context, queryType string, handler any) error {
+func setQueryHandlerDirect(ctx Context, queryType string, handler any) error {
 	if queryType == "" {
 		return errors.New("workflow: SetQueryHandler: empty query type")
 	}
@@ -107,6 +108,12 @@ func SetQueryHandler(ctx Context, queryType string, handler any) error {
 // *UnknownQueryError; a handler's error is returned as it is. A handler
 // that blocks, panics or issues commands leaves the executor Broken.
 func (e *Executor) Query(queryType string, input json.RawMessage) (result json.RawMessage, err error) {
+	return e.QueryWithHeader(queryType, input, nil)
+}
+
+// QueryWithHeader is Query with the query's header, which the inbound
+// interceptors' HandleQuery and the context propagators read.
+func (e *Executor) QueryWithHeader(queryType string, input json.RawMessage, header api.Header) (result json.RawMessage, err error) {
 	s := e.s
 	if s.broken != nil {
 		return nil, s.broken
@@ -143,7 +150,12 @@ func (e *Executor) Query(queryType string, input json.RawMessage) (result json.R
 			result, err = nil, fmt.Errorf("query %s: %w", queryType, errQueryChangedState)
 		}
 	}()
-	out, err := sig.Call(reflect.ValueOf(Context(s.rootCtx)), in)
+	var out any
+	if s.inbound == nil && len(s.propagators) == 0 {
+		out, err = sig.Call(reflect.ValueOf(Context(s.rootCtx)), in)
+	} else {
+		out, err = s.interceptQuery(queryType, in, header)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func encodeAttributes(attrs map[string]any) map[string]json.RawMessage {
 // and each value of its type (string, integer, number, bool, time.Time,
 // []string); a nil value removes the attribute. A value of the wrong type
 // fails the turn (the server answers 400 naming the attribute).
-func UpsertSearchAttributes(ctx Context, attributes map[string]any) error {
+func upsertSearchAttributesDirect(ctx Context, attributes map[string]any) error {
 	if len(attributes) == 0 {
 		return errors.New("workflow.UpsertSearchAttributes: no attributes")
 	}

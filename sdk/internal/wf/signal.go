@@ -86,7 +86,7 @@ type Chan struct {
 type SignalChannel = Chan
 
 // GetSignalChannel returns the channel of the signals named name.
-func GetSignalChannel(ctx Context, name string) *SignalChannel {
+func getSignalChannelDirect(ctx Context, name string) *SignalChannel {
 	return ctx.impl().s.signal(name)
 }
 

@@ -38,7 +38,7 @@ func SetUpdateHandler(ctx Context, updateName string, handler any) error {
 }
 
 // SetUpdateHandlerWithOptions is SetUpdateHandler with a validator.
-func SetUpdateHandlerWithOptions(ctx Context, updateName string, handler any, opts UpdateHandlerOptions) error {
+func setUpdateHandlerWithOptionsDirect(ctx Context, updateName string, handler any, opts UpdateHandlerOptions) error {
 	if updateName == "" {
 		return errors.New("workflow: SetUpdateHandler: empty update name")
 	}
@@ -100,8 +100,8 @@ func (s *state) startUpdates() {
 			s.rejectUpdate(ev.UpdateID, api.Error{Type: "InvalidInput", Message: err.Error()})
 			continue
 		}
-		if !s.replaying && h.validator != nil {
-			if err := s.validate(h.validator, ev); err != nil {
+		if !s.replaying && (h.validator != nil || s.inbound != nil) {
+			if err := s.validateUpdate(h, ev, in); err != nil {
 				e := errconv.ToAPI(err)
 				e.Retryable = nil
 				s.rejectUpdate(ev.UpdateID, e)
@@ -113,7 +113,7 @@ func (s *state) startUpdates() {
 		s.runningHandlers++
 		s.spawn("update "+id, func() {
 			defer func() { s.runningHandlers-- }()
-			out, err := h.handler.Call(ctx, in)
+			out, err := s.executeUpdate(h, ev, ctx, in)
 			if s.stopped() {
 				return
 			}

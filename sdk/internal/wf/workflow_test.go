@@ -734,6 +734,23 @@ func TestLoggerSilentWhileReplaying(t *testing.T) {
 	}
 }
 
+// Goal: with LogReplay (worker.Options.EnableLoggingInReplay) the replay
+// writes its lines again.
+func TestLoggerWritesWhileReplayingWhenAsked(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	d := newDriver(t, Logging, false)
+	d.opts.Logger = logger
+	d.opts.LogReplay = true
+	s := newSim(t, nil)
+	d.turn(s)
+	s.fire(1)
+	d.turn(s) // replays "before", aloud
+	if out := buf.String(); strings.Count(out, "msg=before") != 2 || strings.Count(out, "msg=after") != 1 {
+		t.Fatalf("log:\n%s", out)
+	}
+}
+
 func WithCancelScope(ctx workflow.Context) (string, error) {
 	cctx, cancel := workflow.WithCancel(ctx)
 	f := workflow.ExecuteActivity(cctx, Slow, nil)

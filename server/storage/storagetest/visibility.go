@@ -3,6 +3,7 @@ package storagetest
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/tetherhq/tether/api"
@@ -13,6 +14,7 @@ import (
 // search attributes.
 var visibilityBehaviours = []behaviour{
 	{"Visibility_SearchAttributes", visibilitySearchAttributes},
+	{"Visibility_MemoInWorkflow", visibilityMemoInWorkflow},
 }
 
 // visibilitySearchAttributes: search attributes registered with a type are
@@ -65,5 +67,55 @@ func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) stora
 	}
 	if _, err := s.ListWorkflows(ctx, ns, storage.ListFilter{Query: "Nope = 1"}); !errors.As(err, &inv) || inv.Field != "query" {
 		t.Fatalf("unknown attribute: %v", err)
+	}
+}
+
+// visibilityMemoInWorkflow: an execution's WorkflowStarted carries the
+// memo and search attributes it started with; a turn's upsert_memo merges
+// fields into the memo (null removes one, a null inside a value stays),
+// describe shows it, and a memo that would exceed api.MaxMemoBytes refuses
+// the turn (an InvalidError on "commands") with nothing of it written;
+// continue-as-new starts the next execution with the memo and attributes
+// as the turn left them.
+func visibilityMemoInWorkflow(t *testing.T, newProvider func(*testing.T) storage.Provider) {
+	s := newProvider(t)
+	ctx := ctxT(t)
+	m(s.RegisterSearchAttribute(ctx, ns, "CustomerId", api.SearchAttributeKeyword))(t)
+	m(s.RegisterSearchAttribute(ctx, ns, "Amount", api.SearchAttributeInt))(t)
+	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "memo",
+		SearchAttributes: map[string]json.RawMessage{"CustomerId": json.RawMessage(`"c-1"`)},
+		Memo:             json.RawMessage(`{"note":"hello","gone":1}`)}}))(t)
+	task := FetchTurn(t, s)
+	if st := task.Messages[0]; st.Kind != api.EventWorkflowStarted || string(st.Memo["note"]) != `"hello"` ||
+		string(st.SearchAttributes["CustomerId"]) != `"c-1"` {
+		t.Fatalf("WorkflowStarted: memo %s, attributes %s", st.Memo, st.SearchAttributes)
+	}
+	big := json.RawMessage(`"` + strings.Repeat("x", api.MaxMemoBytes-100) + `"`)
+	_, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandUpsertMemo, Memo: map[string]json.RawMessage{"big": big, "bigger": big}},
+	}}})
+	var inv *storage.InvalidError
+	if !errors.As(err, &inv) {
+		t.Fatalf("a memo over the bound: %v, want an InvalidError", err)
+	}
+	if w := m(s.DescribeWorkflow(ctx, ns, "memo"))(t); strings.Contains(string(w.Memo), "big") {
+		t.Fatalf("the refused turn changed the memo: %s", w.Memo)
+	}
+	// The refused ack left the turn locked: the worker acknowledges it again.
+	m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandUpsertMemo, Memo: map[string]json.RawMessage{"note": json.RawMessage(`{"a":null}`), "gone": json.RawMessage(`null`)}},
+		{Type: api.CommandUpsertSearchAttributes, SearchAttributes: map[string]json.RawMessage{"Amount": json.RawMessage(`7`)}},
+		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`2`)},
+	}}}))(t)
+	w := m(s.DescribeWorkflow(ctx, ns, "memo"))(t)
+	var memo map[string]json.RawMessage
+	if err := json.Unmarshal(w.Memo, &memo); err != nil || len(memo) != 1 || strings.ReplaceAll(string(memo["note"]), " ", "") != `{"a":null}` {
+		t.Fatalf("describe memo %s, want only note with its inner null", w.Memo)
+	}
+	next := FetchTurn(t, s)
+	st := next.Messages[0]
+	if next.ExecutionID != 2 || st.Kind != api.EventWorkflowStarted || len(st.Memo) != 1 ||
+		string(st.SearchAttributes["Amount"]) != "7" || string(st.SearchAttributes["CustomerId"]) != `"c-1"` {
+		t.Fatalf("the next execution's WorkflowStarted: memo %s, attributes %s", st.Memo, st.SearchAttributes)
 	}
 }
