@@ -9,7 +9,6 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server/storage"
-	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -20,14 +19,9 @@ type fetchCounter struct {
 	n atomic.Int32
 }
 
-func (f *fetchCounter) FetchWorkflowTaskForBuild(ctx context.Context, ns, q, w, b string, lockFor time.Duration) (*api.WorkflowTask, error) {
+func (f *fetchCounter) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflowTasksParams) ([]*api.WorkflowTask, error) {
 	f.n.Add(1)
-	return storagetest.FirstTurn(f.Provider.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: q, WorkerID: w, BuildID: b, LockFor: lockFor}))
-}
-
-func (f *fetchCounter) FetchWorkflowTasksForBuild(ctx context.Context, ns, q, w, b string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error) {
-	f.n.Add(1)
-	return f.Provider.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: q, WorkerID: w, BuildID: b, LockFor: lockFor, Max: n})
+	return f.Provider.FetchWorkflowTasks(ctx, p)
 }
 
 // waitingPoll opens a workflow poll of queue q on e and waits until it

@@ -231,7 +231,7 @@ func firstTurns(t *txn, s *Store, ns string, calls []*startCall) *gen.LockNextTu
 	return &p
 }
 
-// ReleaseTurn releases a turn that StartWorkflowHanding locked and the
+// ReleaseTurn releases a turn that StartWorkflow locked for a taker and the
 // caller could not deliver, and wakes the pollers of its queue. A turn
 // whose lock is no longer its own is left alone.
 func (s *Store) ReleaseTurn(ctx context.Context, ns string, token storage.TurnToken) error {
