@@ -168,7 +168,7 @@ func actByID[R any](s *Server, c echo.Context, check func(*binder, *R), execID f
 	if err != nil {
 		return err
 	}
-	token, err := s.store.ActivityToken(ctx, ns, id, exec, aid)
+	token, err := s.store.ActivityToken(ctx, &storage.ActivityTokenParams{Namespace: ns, InstanceID: id, ExecutionID: exec, ActivityID: aid})
 	if err != nil {
 		return err
 	}

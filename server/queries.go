@@ -61,7 +61,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	qid, _, err := s.store.InsertQuery(ctx, ns, id, exec, name, req.Input, req.Header)
+	qid, _, err := s.store.InsertQuery(ctx, &storage.InsertQueryParams{Namespace: ns, InstanceID: id, ExecutionID: exec, Name: name, Input: req.Input, Header: req.Header})
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (s *Server) answerQueryTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	changed, err := s.store.AnswerQuery(c.Request().Context(), ns, qid, req.Result, req.Error)
+	changed, err := s.store.AnswerQuery(c.Request().Context(), &storage.AnswerQueryParams{Namespace: ns, QueryID: qid, Result: req.Result, Error: req.Error})
 	if err != nil {
 		return err
 	}

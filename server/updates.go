@@ -62,7 +62,7 @@ func (s *Server) updateWorkflow(c echo.Context) error {
 		want = api.UpdateStageAccepted
 	}
 	ctx := c.Request().Context()
-	if err := s.store.RequestUpdate(ctx, ns, id, req.UpdateID, name, req.Input, req.Header); err != nil {
+	if err := s.store.RequestUpdate(ctx, &storage.RequestUpdateParams{Namespace: ns, InstanceID: id, UpdateID: req.UpdateID, Name: name, Input: req.Input, Header: req.Header}); err != nil {
 		return err
 	}
 	var st storage.UpdateState
@@ -72,7 +72,7 @@ func (s *Server) updateWorkflow(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			st, err = s.store.GetUpdate(ctx, ns, id, req.UpdateID)
+			st, err = s.store.GetUpdate(ctx, &storage.GetUpdateParams{Namespace: ns, InstanceID: id, UpdateID: req.UpdateID})
 			if err != nil {
 				return false, err
 			}
@@ -134,7 +134,7 @@ func (s *Server) getWorkflowUpdate(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			st, err = s.store.GetUpdate(ctx, ns, id, updateID)
+			st, err = s.store.GetUpdate(ctx, &storage.GetUpdateParams{Namespace: ns, InstanceID: id, UpdateID: updateID})
 			if err != nil {
 				return false, err
 			}

@@ -119,3 +119,69 @@ type DeleteWorkflowParams struct {
 	// Force deletes a running instance too.
 	Force bool
 }
+
+// ActivityTokenParams are the parameters of ActivityToken.
+type ActivityTokenParams struct {
+	// Namespace is the namespace.
+	Namespace string
+	// InstanceID is the workflow id.
+	InstanceID string
+	// ExecutionID is the execution (0: the current one).
+	ExecutionID int64
+	// ActivityID is the activity's id in its execution.
+	ActivityID int64
+}
+
+// InsertQueryParams are the parameters of InsertQuery.
+type InsertQueryParams struct {
+	// Namespace is the namespace.
+	Namespace string
+	// InstanceID is the workflow id.
+	InstanceID string
+	// ExecutionID is the execution (0: the current one).
+	ExecutionID int64
+	// Name is the query's name.
+	Name string
+	// Input is the query's input (opaque JSON).
+	Input json.RawMessage
+	// Header is the query's header (nil: none).
+	Header api.Header
+}
+
+// AnswerQueryParams are the parameters of AnswerQuery.
+type AnswerQueryParams struct {
+	// Namespace is the namespace.
+	Namespace string
+	// QueryID is the query answered.
+	QueryID string
+	// Result is the answer (opaque JSON).
+	Result json.RawMessage
+	// Error is the query's failure (nil: none).
+	Error *api.Error
+}
+
+// RequestUpdateParams are the parameters of RequestUpdate.
+type RequestUpdateParams struct {
+	// Namespace is the namespace.
+	Namespace string
+	// InstanceID is the workflow id.
+	InstanceID string
+	// UpdateID is the update's id, unique in the instance.
+	UpdateID string
+	// Name is the update's name.
+	Name string
+	// Input is the update's input (opaque JSON).
+	Input json.RawMessage
+	// Header is the update's header (nil: none).
+	Header api.Header
+}
+
+// GetUpdateParams are the parameters of GetUpdate.
+type GetUpdateParams struct {
+	// Namespace is the namespace.
+	Namespace string
+	// InstanceID is the workflow id.
+	InstanceID string
+	// UpdateID is the update's id.
+	UpdateID string
+}

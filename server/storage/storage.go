@@ -18,7 +18,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,7 +100,7 @@ type External interface {
 	// ActivityToken returns the lock token of the held attempt of an
 	// activity by workflow id, execution (0: current) and activity id.
 	// ErrNotFound when no attempt of it is held.
-	ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (AttemptToken, error)
+	ActivityToken(ctx context.Context, p *ActivityTokenParams) (AttemptToken, error)
 }
 
 // Talk is reading and changing a running workflow from outside: queries
@@ -112,22 +111,22 @@ type Talk interface {
 	// or closed; executionID 0: the current one) and wakes the query
 	// pollers of its task queue; it returns the query's id and the task
 	// queue. ErrNotFound: no such instance or execution.
-	InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage, header api.Header) (queryID, taskQueue string, err error)
+	InsertQuery(ctx context.Context, p *InsertQueryParams) (queryID, taskQueue string, err error)
 	// ClaimQuery hands the next unanswered query of taskQueue to workerID
 	// (nil when there is none).
 	ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error)
 	// AnswerQuery records a query's answer and wakes its asker; found is
 	// false for an unknown query.
-	AnswerQuery(ctx context.Context, ns, queryID string, result json.RawMessage, qerr *api.Error) (found bool, err error)
+	AnswerQuery(ctx context.Context, p *AnswerQueryParams) (found bool, err error)
 	// GetQueryAnswer reads a query's answer (Answered false while none).
 	GetQueryAnswer(ctx context.Context, ns, queryID string) (QueryAnswer, error)
 	// DeleteQuery removes a query once its asker is done with it.
 	DeleteQuery(ctx context.Context, ns, queryID string) error
 	// RequestUpdate admits an update to a running instance, recorded and
 	// enqueued in one transaction; a known update id is left alone.
-	RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage, header api.Header) error
+	RequestUpdate(ctx context.Context, p *RequestUpdateParams) error
 	// GetUpdate reads an update's stage and outcome.
-	GetUpdate(ctx context.Context, ns, instanceID, updateID string) (UpdateState, error)
+	GetUpdate(ctx context.Context, p *GetUpdateParams) (UpdateState, error)
 }
 
 // Turns are workflow tasks: a turn locks an instance with its pending

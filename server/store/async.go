@@ -32,7 +32,8 @@ func (s *Store) MarkActivityPending(ctx context.Context, ns string, token storag
 // by workflow id, execution (0: the current one) and activity id, so that
 // it can be completed, failed or heartbeated by id. storage.ErrNotFound when no
 // attempt of it is held (unknown, finished, or waiting for a worker).
-func (s *Store) ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (storage.AttemptToken, error) {
+func (s *Store) ActivityToken(ctx context.Context, p *storage.ActivityTokenParams) (storage.AttemptToken, error) {
+	ns, instanceID, executionID, activityID := p.Namespace, p.InstanceID, p.ExecutionID, p.ActivityID
 	tok, err := gen.New(s.pool).HeldAttemptToken(ctx, gen.HeldAttemptTokenParams{Namespace: ns, InstanceID: instanceID,
 		ActivityID: activityID, ExecutionID: executionID})
 	if noRows(err) {

@@ -32,7 +32,8 @@ const QueryClaim = 10 * time.Second
 // closed; executionID 0: the current one) and wakes the query pollers of
 // its task queue; it returns the query's id and the task queue.
 // storage.ErrNotFound: no such instance or execution.
-func (s *Store) InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage, header api.Header) (queryID, taskQueue string, err error) {
+func (s *Store) InsertQuery(ctx context.Context, p *storage.InsertQueryParams) (queryID, taskQueue string, err error) {
+	ns, instanceID, executionID, name, input, header := p.Namespace, p.InstanceID, p.ExecutionID, p.Name, p.Input, p.Header
 	id := uuid.New()
 	var hdr []byte
 	if len(header) > 0 {
@@ -73,7 +74,7 @@ func (s *Store) ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) 
 	if err != nil {
 		// The instance was deleted meanwhile: answer the query for it.
 		if noRows(err) {
-			_, aerr := s.AnswerQuery(ctx, ns, r.QueryID.String(), nil, &api.Error{Message: "workflow instance deleted", Type: "NotFound"})
+			_, aerr := s.AnswerQuery(ctx, &storage.AnswerQueryParams{Namespace: ns, QueryID: r.QueryID.String(), Result: nil, Error: &api.Error{Message: "workflow instance deleted", Type: "NotFound"}})
 			return nil, aerr
 		}
 		return nil, fmt.Errorf("claim query: instance: %w", err)
@@ -108,7 +109,8 @@ func (s *Store) ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) 
 
 // AnswerQuery records a query's answer and wakes its request; found is
 // false when the query is gone (its request gave up) or already answered.
-func (s *Store) AnswerQuery(ctx context.Context, ns, queryID string, result json.RawMessage, qerr *api.Error) (found bool, err error) {
+func (s *Store) AnswerQuery(ctx context.Context, p *storage.AnswerQueryParams) (found bool, err error) {
+	ns, queryID, result, qerr := p.Namespace, p.QueryID, p.Result, p.Error
 	id, err := uuid.Parse(queryID)
 	if err != nil {
 		return false, nil

@@ -22,7 +22,8 @@ func UpdateKey(namespace, instanceID, updateID string) string {
 // in one transaction; a known one is left alone (the caller waits on it
 // with GetUpdate). storage.ErrNotFound: no such instance; storage.ErrNotRunning: the
 // instance has finished (for a new id).
-func (s *Store) RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage, header api.Header) error {
+func (s *Store) RequestUpdate(ctx context.Context, p *storage.RequestUpdateParams) error {
+	ns, instanceID, updateID, name, input, header := p.Namespace, p.InstanceID, p.UpdateID, p.Name, p.Input, p.Header
 	return s.inTx(ctx, func(t *txn) error {
 		_, err := t.q.InsertUpdate(ctx, gen.InsertUpdateParams{Namespace: ns, InstanceID: instanceID, UpdateID: updateID, UpdateName: name})
 		if noRows(err) {
@@ -53,7 +54,8 @@ func (s *Store) RequestUpdate(ctx context.Context, ns, instanceID, updateID, nam
 }
 
 // GetUpdate reads an update's stage. storage.ErrNotFound: no such update.
-func (s *Store) GetUpdate(ctx context.Context, ns, instanceID, updateID string) (storage.UpdateState, error) {
+func (s *Store) GetUpdate(ctx context.Context, p *storage.GetUpdateParams) (storage.UpdateState, error) {
+	ns, instanceID, updateID := p.Namespace, p.InstanceID, p.UpdateID
 	r, err := gen.New(s.pool).GetUpdate(ctx, gen.GetUpdateParams{Namespace: ns, InstanceID: instanceID, UpdateID: updateID})
 	if noRows(err) {
 		return storage.UpdateState{}, storage.ErrNotFound
