@@ -9,7 +9,7 @@ all: build
 # 3 document); all are committed and CI checks that they match their sources.
 generate:
 	go tool sqlc generate
-	go tool swag init -q -g doc.go -d server,api -o openapi --ot json,yaml
+	go tool -modfile=tools/go.mod swag init -q -g doc.go -d server,api -o openapi --ot json,yaml
 	go run ./internal/tools/oas3 -in openapi/swagger.json -out openapi/openapi3
 	go tool -modfile=tools/go.mod oapi-codegen -config internal/oapiclient/oapi-codegen.yaml openapi/openapi3.yaml
 

@@ -58,7 +58,9 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 		keys:  keys,
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
+			ctx, endSpan := s.storeSpan(ctx, "store FetchActivityTasks")
 			tasks, err := s.store.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: req.TaskQueues, WorkerID: req.WorkerID, LockFor: lockFor})
+			endSpan(err)
 			if err != nil || len(tasks) == 0 {
 				return false, err
 			}

@@ -6,7 +6,7 @@
 // The OpenAPI document in openapi/ is generated from the annotations of the
 // handlers in this package with
 //
-//	go tool swag init -q -g doc.go -d server,api -o openapi --ot json,yaml
+//	go tool -modfile=tools/go.mod swag init -q -g doc.go -d server,api -o openapi --ot json,yaml
 //
 //	@title						Tether API
 //	@version					1

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,11 +28,29 @@ func ackAttempt[Req, Resp any](s *Server, c echo.Context, check func(b *binder, 
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := call(c.Request().Context(), ns, token, &req)
+	ctx, endSpan := s.storeSpan(c.Request().Context(), attemptSpanName(c.Path()))
+	resp, err := call(ctx, ns, token, &req)
+	endSpan(err)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, resp)
+}
+
+// attemptSpanName is the name of the store span of an attempt report on
+// route (tracing.go): "store CompleteActivityTask", ….
+func attemptSpanName(route string) string {
+	switch route[strings.LastIndexByte(route, '/')+1:] {
+	case "heartbeat":
+		return "store HeartbeatActivityTask"
+	case "complete":
+		return "store CompleteActivityTask"
+	case "fail":
+		return "store FailActivityTask"
+	case "abandon":
+		return "store AbandonActivityTask"
+	}
+	return "store ActivityTask"
 }
 
 // startPoll admits a long poll of workerID on queues: the worker must be

@@ -49,6 +49,9 @@ func (s *Server) newEcho() *echo.Echo {
 			}
 		},
 	}))
+	if s.tracing.tracer != nil {
+		e.Use(s.traceRequest)
+	}
 	e.Use(s.observe)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableErrorHandler: true,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/storage"
@@ -66,6 +67,13 @@ type Config struct {
 	// address (DNS rebinding) cannot drive it. `tether dev` sets it to the
 	// loopback names and --allowed-host; empty: no check.
 	AllowedHosts []string
+	// TracerProvider, when set, turns tracing on: a span per request, a
+	// child of the W3C trace context the request carries, and child spans
+	// for the store transactions of starts, turn fetches and acks and
+	// activity reports (docs/operations.md, "Tracing"). Nil: no tracing,
+	// and nothing of it on the request path. TracingFromEnv makes one from
+	// the OTEL_* environment variables.
+	TracerProvider trace.TracerProvider
 }
 
 // Limits of request fields, fixed by the REST contract.
@@ -160,6 +168,9 @@ type Server struct {
 	// series caches the request metrics by method, route and status
 	// (routeKey → routeSeries).
 	series sync.Map
+	// tracing is Config.TracerProvider's tracer (tracing.go); its zero
+	// value is tracing off.
+	tracing tracing
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{}
@@ -190,6 +201,7 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 		startLimiter:   newHeartbeatLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
 		unauthLimiter:  newHeartbeatLimiter(cfg.Auth.UnauthRate, cfg.Auth.UnauthBurst),
 		keyBeatLimiter: newHeartbeatLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
+		tracing:        newTracing(cfg.TracerProvider),
 	}
 	// Closures, not method values: st may be nil (tests that serve no
 	// database), and a method value of a nil interface panics.

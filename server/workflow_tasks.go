@@ -55,7 +55,9 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		keys:  []string{store.WorkflowQueueKey(ns, req.TaskQueue)},
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
+			ctx, endSpan := s.storeSpan(ctx, "store FetchWorkflowTasks")
 			var err error
+			defer func() { endSpan(err) }()
 			tasks, err = s.store.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: req.TaskQueue, WorkerID: req.WorkerID, BuildID: req.BuildID, LockFor: lockFor, Max: req.MaxTasks})
 			return len(tasks) > 0, err
 		},
@@ -147,7 +149,9 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		handOff = s.hub.Expect(key)
 		defer handOff(nil, false)
 	}
-	resp, err := s.store.CompleteWorkflowTask(c.Request().Context(), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: token, Request: req})
+	sctx, endSpan := s.storeSpan(c.Request().Context(), "store CompleteWorkflowTask")
+	resp, err := s.store.CompleteWorkflowTask(sctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: token, Request: req})
+	endSpan(err)
 	if err != nil {
 		return err
 	}
@@ -215,7 +219,10 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.FailWorkflowTask(c.Request().Context(), &storage.FailWorkflowTaskParams{Namespace: ns, Token: token, Error: req.Error}); err != nil {
+	sctx, endSpan := s.storeSpan(c.Request().Context(), "store FailWorkflowTask")
+	err := s.store.FailWorkflowTask(sctx, &storage.FailWorkflowTaskParams{Namespace: ns, Token: token, Error: req.Error})
+	endSpan(err)
+	if err != nil {
 		return err
 	}
 	s.metrics.workflowTaskFailed(ns)

@@ -88,8 +88,13 @@ func (s *Server) startWorkflow(c echo.Context) error {
 			taker, _ = offer.(*storage.TurnTaker)
 		}
 	}
-	res, err := s.store.StartWorkflow(c.Request().Context(), &storage.StartWorkflowParams{Namespace: ns, Request: req, Taker: taker})
+	sctx, endSpan := s.storeSpan(c.Request().Context(), "store StartWorkflow")
+	res, err := s.store.StartWorkflow(sctx, &storage.StartWorkflowParams{Namespace: ns, Request: req, Taker: taker})
 	resp, turn := res.StartWorkflowResponse, res.Turn
+	endSpan(err)
+	if s.tracingOn() && err == nil {
+		s.annotate(c, attrWorkflowID.String(resp.InstanceID), attrWorkflowType.String(req.WorkflowType))
+	}
 	handed := false
 	if poll != nil {
 		handed = s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)

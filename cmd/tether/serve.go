@@ -193,6 +193,19 @@ func serve(ctx context.Context, o serveOptions, logger *slog.Logger, ready func(
 	}
 	cfg := o.appConfig(logger)
 	cfg.TLS = tlsCfg
+	// Tracing is configured by the OTEL_* variables (off without them).
+	tp, stopTracing, err := server.TracingFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			logger.Warn("tracing: flushing the spans failed", "err", err)
+		}
+	}()
+	cfg.Server.TracerProvider = tp
 	app, err := server.NewApp(ctx, cfg)
 	if err != nil {
 		return err

@@ -43,6 +43,49 @@ import (
 
 // Info describes the running attempt, with Temporal's field names and
 // shapes (activity.Info) and Tether's.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Namespace string: Namespace is the workflow's namespace;
+//     WorkflowNamespace is Temporal's name of it.
+//   - WorkflowNamespace string: WorkflowNamespace is Namespace.
+//   - InstanceID string: InstanceID is the workflow instance's id.
+//   - ExecutionID int64: ExecutionID is the workflow execution (run) the
+//     activity belongs to.
+//   - WorkflowExecution WorkflowExecution: WorkflowExecution is the workflow id
+//     and run id (Temporal's).
+//   - WorkflowType *WorkflowType: WorkflowType is the type of the workflow that
+//     scheduled the activity.
+//   - ActivityID string: ActivityID is the activity's id within its execution,
+//     in decimal.
+//   - ActivityType ActivityType: ActivityType is the activity's registered
+//     name.
+//   - Attempt int32: Attempt counts from 1.
+//   - TaskQueue string: TaskQueue is the queue the attempt was taken from.
+//   - HostTaskQueue string: HostTaskQueue is the task queue only this worker
+//     serves (empty when the worker has none).
+//   - HeartbeatDetails json.RawMessage: HeartbeatDetails are the details of the
+//     last heartbeat of an earlier attempt, to resume from (see
+//     GetHeartbeatDetails).
+//   - ScheduledTime time.Time: ScheduledTime is when the activity was
+//     scheduled; ScheduledAt is Tether's name of it.
+//   - ScheduledAt time.Time: ScheduledAt is ScheduledTime.
+//   - StartedTime time.Time: StartedTime is when this attempt started;
+//     StartedAt is Tether's name of it.
+//   - StartedAt time.Time: StartedAt is StartedTime.
+//   - Deadline time.Time: Deadline is when the attempt times out (zero when it
+//     has no start-to-close or schedule-to-close timeout).
+//   - TaskToken []byte: TaskToken identifies the attempt for
+//     client.CompleteActivity and client.RecordActivityHeartbeat, when the
+//     activity returns ErrResultPending.
+//   - WorkerID string: WorkerID is the worker running the attempt.
+//   - IsLocalActivity bool: IsLocalActivity is true in a local activity.
+//   - HeartbeatTimeout time.Duration: HeartbeatTimeout is the activity's
+//     heartbeat timeout (0: none).
+//   - StartToCloseTimeout time.Duration: StartToCloseTimeout is the activity's
+//     start-to-close timeout (0: none).
+//   - ScheduleToCloseTimeout time.Duration: ScheduleToCloseTimeout is the
+//     activity's schedule-to-close timeout (0: none).
 type Info = actenv.ActivityInfo
 
 // Type is the type of an activity (Temporal's activity.Type):
@@ -51,12 +94,25 @@ type Type = ActivityType
 
 // WorkflowExecution names a workflow execution (Temporal's
 // activity.WorkflowExecution).
+//
+// Fields (the type is defined in an internal package):
+//
+//   - ID string: ID is the workflow id.
+//   - RunID string: RunID is the run id of the execution.
 type WorkflowExecution = actenv.WorkflowExecution
 
 // ActivityType names an activity type.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Name string: Name is the registered name.
 type ActivityType = actenv.ActivityType
 
 // WorkflowType names a workflow type.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Name string: Name is the registered name.
 type WorkflowType = actenv.WorkflowType
 
 // GetInfo returns the attempt's info. Outside an activity it returns the
@@ -69,6 +125,17 @@ func GetInfo(ctx context.Context) Info { return wf.ActivityOutbound(ctx).GetInfo
 // With (log.WithLogger). log.ToSlog returns it as a *slog.Logger. Outside
 // an activity it writes to slog.Default().
 func GetLogger(ctx context.Context) log.Logger { return wf.ActivityOutbound(ctx).GetLogger(ctx) }
+
+// GetMetricsHandler returns the attempt's metrics handler (Temporal's
+// activity.GetMetricsHandler): the client's MetricsHandler tagged with the
+// task queue, the workflow and activity types;
+// client.MetricsNopHandler without one, or outside an activity.
+func GetMetricsHandler(ctx context.Context) client.MetricsHandler {
+	if e := actenv.From(ctx); e != nil && e.Metrics != nil {
+		return e.Metrics
+	}
+	return client.MetricsNopHandler
+}
 
 // IsActivity reports whether ctx is the context of a running activity.
 func IsActivity(ctx context.Context) bool { return actenv.From(ctx) != nil }

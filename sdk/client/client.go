@@ -32,6 +32,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/converter"
+	"github.com/tetherhq/tether/sdk/internal/metrics"
 	"github.com/tetherhq/tether/sdk/internal/payloadwire"
 	"github.com/tetherhq/tether/sdk/internal/protocol"
 	"github.com/tetherhq/tether/sdk/internal/wf"
@@ -90,6 +91,20 @@ type Options struct {
 	// Address, instead of the system's (added to TLSConfig when both are
 	// set). Only with the default HTTPClient.
 	CAFile string
+	// MetricsHandler receives the client's and its workers' metrics
+	// (Temporal's Options.MetricsHandler): request counts, failures and
+	// latencies, workflow and activity outcomes and latencies. Nil: none
+	// (MetricsNopHandler). sdk/contrib/opentelemetry.NewMetricsHandler
+	// makes one of an OpenTelemetry meter.
+	MetricsHandler MetricsHandler
+	// RequestHook, when set, is called with every HTTP request the client
+	// and its workers send, after the client set its headers and before
+	// the request goes: it may add headers of its own. The request's
+	// context is the caller's (an activity's report carries the activity's
+	// context), so sdk/contrib/opentelemetry.InjectTraceContext, set here,
+	// sends the W3C traceparent of the span in it and the server's spans
+	// join the caller's trace.
+	RequestHook func(*http.Request)
 	// Interceptors wrap the client's calls to workflows (Temporal's
 	// Options.Interceptors; package interceptor); the first of the slice
 	// is called first. Those that are also interceptor.WorkerInterceptor
@@ -124,6 +139,10 @@ type TetherClient struct {
 	// dc is Options.DataConverter, nil for the default converter (then
 	// bodies are sent and read as they are).
 	dc converter.DataConverter
+	// metrics are the request metrics (nil without a MetricsHandler);
+	// hook is Options.RequestHook.
+	metrics *requestMetrics
+	hook    func(*http.Request)
 	// interceptors and propagators are Options.Interceptors and
 	// Options.ContextPropagators; out is the outbound chain the
 	// interceptors built (nil without interceptors).
@@ -246,6 +265,15 @@ func New(opts Options) (*TetherClient, error) {
 	c.interceptors, c.propagators = opts.Interceptors, opts.ContextPropagators
 	c.buildInterceptors()
 	c.proto = protocol.New(c.do, func(err error) error { return refine(err, ErrLockLost) })
+	c.hook = opts.RequestHook
+	if c.hook != nil {
+		c.proto.SetHooked()
+	}
+	if !metrics.IsNop(opts.MetricsHandler) {
+		h := opts.MetricsHandler.WithTags(map[string]string{metrics.TagNamespace: c.ns, metrics.TagClient: metrics.ClientName})
+		c.metrics = &requestMetrics{h: h}
+		c.proto.SetMetrics(h)
+	}
 	return c, nil
 }
 
@@ -304,11 +332,24 @@ func (c *TetherClient) doURL(ctx context.Context, method, op, target string, bod
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if c.hook != nil {
+		c.hook(req)
+	}
+	var start time.Time
+	if c.metrics != nil {
+		start = time.Now()
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if c.metrics != nil {
+			c.metrics.record(op, start, 0, true)
+		}
 		return 0, &TransportError{Op: op, RequestID: id, Err: err}
 	}
 	defer resp.Body.Close()
+	if c.metrics != nil {
+		c.metrics.record(op, start, resp.StatusCode, resp.StatusCode >= 400)
+	}
 	if resp.StatusCode >= 400 {
 		return resp.StatusCode, decodeProblem(resp, op, id)
 	}

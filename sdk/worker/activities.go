@@ -26,12 +26,14 @@ import (
 // for each attempt it runs.
 func (w *TetherWorker) pollActivities(ctx context.Context, slots chan struct{}) {
 	pollLoop(ctx, w, "activity", slots, func(pctx context.Context) (*api.ActivityTask, error) {
-		return w.p.PollActivityTask(pctx, api.PollActivityTaskRequest{
+		task, err := w.p.PollActivityTask(pctx, api.PollActivityTaskRequest{
 			TaskQueues: w.activityQueues(),
 			WorkerID:   w.ID(),
 			Wait:       protocol.WaitPtr(w.opts.PollWait),
 			LockFor:    api.Duration(w.opts.ActivityLockDuration),
 		})
+		w.metrics.activityPolled(task, err)
+		return task, err
 	}, w.runActivity)
 }
 
@@ -148,6 +150,7 @@ func (w *TetherWorker) runActivity(task *api.ActivityTask, release func()) {
 		release()
 	}
 	if def == nil {
+		w.metrics.unregisteredActivity(task)
 		w.reportFailure(log, task, api.Error{Message: fmt.Sprintf("activity type %q is not registered on worker %s", task.ActivityType, w.ID()), Type: "ActivityTypeNotRegistered"})
 		return
 	}
@@ -175,6 +178,7 @@ func (w *TetherWorker) runActivity(task *api.ActivityTask, release func()) {
 		Heartbeat: a.recordDetails,
 		Logger:    log,
 		Client:    w.c,
+		Metrics:   w.metrics.activityHandler(task),
 	}
 	actx := actenv.With(ctx, env)
 	if !deadline.IsZero() {
@@ -187,6 +191,9 @@ func (w *TetherWorker) runActivity(task *api.ActivityTask, release func()) {
 	}
 	w.running.Store(task.LockToken, a)
 	defer w.running.Delete(task.LockToken)
+	if w.p.Hooked() {
+		defer w.reportValues.Delete(task)
+	}
 
 	renewDone := make(chan struct{})
 	var renewer sync.WaitGroup
@@ -194,15 +201,28 @@ func (w *TetherWorker) runActivity(task *api.ActivityTask, release func()) {
 	stopRenewing := func() { close(renewDone); renewer.Wait() }
 
 	results := make(chan outcome, 1)
+	w.metrics.activityStarted(task)
 	go func() {
 		var out outcome
+		began := w.metrics.now()
 		defer func() {
 			if r := recover(); r != nil {
 				out = outcome{panicked: true, panicVal: r, stack: debug.Stack()}
 			}
+			if !errors.Is(out.err, activity.ErrResultPending) {
+				w.metrics.activityRan(task, began, out.panicked || out.err != nil)
+			}
 			results <- out
 		}()
-		out.value, out.err = wf.RunActivity(actx, w.opts.Interceptors, w.opts.ContextPropagators, task.Header, def.sig, in)
+		callCtx := actx
+		if w.p.Hooked() {
+			// The attempt's reports carry the values of the context the
+			// function runs with, after the interceptors (ack).
+			sink := &callCtx
+			w.reportValues.Store(task, sink)
+			callCtx = wf.WithCallSink(actx, sink)
+		}
+		out.value, out.err = wf.RunActivity(callCtx, w.opts.Interceptors, w.opts.ContextPropagators, task.Header, def.sig, in)
 	}()
 
 	select {
@@ -473,7 +493,16 @@ func (w *TetherWorker) ackEmpty(log *slog.Logger, task *api.ActivityTask) {
 // the answer (nil when the report was refused: the lock is gone).
 func (w *TetherWorker) ack(log *slog.Logger, task *api.ActivityTask, what string, send func(context.Context) (*api.ActivityAckResponse, error)) *api.ActivityAckResponse {
 	var resp *api.ActivityAckResponse
+	var values context.Context
+	if w.p.Hooked() {
+		if sink, ok := w.reportValues.Load(task); ok {
+			values = *sink.(*context.Context)
+		}
+	}
 	err := w.sendReport(log, what, func(ctx context.Context) error {
+		if values != nil {
+			ctx = valuesOf{ctx, values}
+		}
 		var err error
 		resp, err = send(ctx)
 		return err
@@ -505,4 +534,22 @@ func (w *TetherWorker) markPending(log *slog.Logger, task *api.ActivityTask) {
 	case !errors.Is(err, errReportAbandoned):
 		log.Error("pending mark failed", "error", err)
 	}
+}
+
+// valuesOf is the context of a report: its deadline and cancellation are
+// the report's, its values those of the work it reports — the context an
+// activity's function ran with, or a workflow's (wf.Executor.Values) — so
+// that what the request hook reads there (the activity's or workflow's
+// span) travels with the report too.
+type valuesOf struct {
+	context.Context
+	values interface{ Value(key any) any }
+}
+
+// Value returns the work's value of key, else the report's.
+func (v valuesOf) Value(key any) any {
+	if x := v.values.Value(key); x != nil {
+		return x
+	}
+	return v.Context.Value(key)
 }

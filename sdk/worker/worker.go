@@ -364,7 +364,14 @@ type TetherWorker struct {
 	work sync.WaitGroup
 	// running are the attempts being run, by lock token.
 	running sync.Map // string → *attempt
-	stats   stats
+	// metrics emits the worker's metrics (nil: the client has no
+	// MetricsHandler).
+	metrics *workerMetrics
+	// reportValues holds, by attempt, where the context its activity
+	// function runs with is written (wf.WithCallSink): its reports carry
+	// its values (ack).
+	reportValues sync.Map // *api.ActivityTask → *context.Context
+	stats        stats
 	// newErr is why New could not make a working worker (reported by
 	// Start and Run).
 	newErr error
@@ -399,6 +406,7 @@ func NewTetherWorker(c client.Client, taskQueue string, opts Options) *TetherWor
 		w.newErr = fmt.Errorf("worker: New needs a client of package client (Dial, NewLazyClient), got %T", c)
 	} else {
 		w.p = protocol.Of(tc)
+		w.metrics = newWorkerMetrics(w.p.Metrics(), taskQueue)
 	}
 	id := newWorkerID(opts.Identity)
 	w.id.Store(&id)
@@ -661,6 +669,7 @@ func (w *TetherWorker) serve(ctx context.Context) {
 	}()
 
 	w.log.Info("worker starting", "worker_id", w.ID(), "workflows", hasWF, "activities", hasAct)
+	w.metrics.started()
 	var pollers sync.WaitGroup
 	if hasWF {
 		turns := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)

@@ -38,7 +38,9 @@ func (w *TetherWorker) pollWorkflows(ctx context.Context, turns chan struct{}) {
 		if n := min(1+cap(turns)-len(turns), w.opts.WorkflowTasksPerPoll); n > 1 {
 			req.MaxTasks = n
 		}
-		return w.p.PollWorkflowTask(pctx, req)
+		task, err := w.p.PollWorkflowTask(pctx, req)
+		w.metrics.workflowPolled(task, err)
+		return task, err
 	}, func(task *api.WorkflowTask, _ func()) {
 		more := task.MoreTasks
 		task.MoreTasks = nil
@@ -165,10 +167,17 @@ func (w *TetherWorker) handleTurn(task *api.WorkflowTask) {
 			Interceptors:        w.opts.Interceptors,
 			ContextPropagators:  w.opts.ContextPropagators,
 			LogReplay:           w.opts.EnableLoggingInReplay,
+			MetricsHandler:      w.metrics.workflowHandler(task.WorkflowType),
 		})
 		exec.SetLocalActivityResolver(w.reg.localActivity)
 	}
+	began := w.metrics.now()
 	res, err := runTurn(exec, task)
+	if err != nil {
+		w.metrics.turnRan(task.WorkflowType, began, true, nil, false)
+	} else {
+		w.metrics.turnRan(task.WorkflowType, began, false, res.Commands, res.Finished)
+	}
 	if err != nil {
 		exec.Close()
 		var nd *workflow.NondeterminismError
@@ -195,7 +204,14 @@ func (w *TetherWorker) handleTurn(task *api.WorkflowTask) {
 	// The ack is sent again until the server answers it: a turn run
 	// through a server or database outage is not run again for it.
 	var resp *api.CompleteWorkflowTaskResponse
+	var values interface{ Value(key any) any }
+	if w.p.Hooked() {
+		values = exec.Values() // the ack carries the workflow's values (its span)
+	}
 	err = w.sendReport(log, "turn ack", func(ctx context.Context) error {
+		if values != nil {
+			ctx = valuesOf{ctx, values}
+		}
 		var err error
 		resp, err = w.p.CompleteWorkflowTask(ctx, task.LockToken, api.CompleteWorkflowTaskRequest{
 			Commands:        res.Commands,

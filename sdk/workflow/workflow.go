@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tetherhq/tether/sdk/internal/metrics"
 	"github.com/tetherhq/tether/sdk/internal/searchattr"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/log"
@@ -206,6 +207,8 @@ type NondeterminismError = wf.NondeterminismError
 //   - WorkflowType string: WorkflowType of the next execution; empty keeps the
 //     current one.
 //   - Input json.RawMessage: Input of the next execution.
+//   - Header api.Header: Header is the header the next execution starts with
+//     (the interceptors' and propagators').
 type ContinueAsNewError = wf.ContinueAsNewError
 
 // ReceiveChannel is the receiving side of a signal channel, of a channel
@@ -318,6 +321,13 @@ func Now(ctx Context) time.Time { return wf.Now(ctx) }
 
 // IsReplaying reports whether the code is re-running against history.
 func IsReplaying(ctx Context) bool { return wf.IsReplaying(ctx) }
+
+// GetMetricsHandler returns the workflow's metrics handler (Temporal's
+// workflow.GetMetricsHandler, a client.MetricsHandler): the client's
+// MetricsHandler tagged with the task queue and the workflow type, whose
+// metrics record nothing while the workflow replays. Without a handler it
+// records nothing.
+func GetMetricsHandler(ctx Context) metrics.Handler { return wf.GetMetricsHandler(ctx) }
 
 // IsCancelRequested reports whether the workflow's cancellation was
 // requested, and with which reason.

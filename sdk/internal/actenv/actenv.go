@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"time"
+
+	"github.com/tetherhq/tether/sdk/internal/metrics"
 )
 
 // Info describes the running attempt; package activity exports it as
@@ -73,6 +75,9 @@ type Env struct {
 	// Client is the worker's client (activity.GetClient; a client.Client,
 	// nil for a local activity).
 	Client any
+	// Metrics is the attempt's metrics handler (activity.GetMetricsHandler;
+	// nil: none).
+	Metrics metrics.Handler
 }
 
 type key struct{}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/converter"
+	"github.com/tetherhq/tether/sdk/internal/metrics"
 )
 
 // Do sends one JSON request to the namespaced route made of the escaped
@@ -30,6 +31,33 @@ type Conn struct {
 	do Do
 	// lockLost refines a conflict answer to the client's ErrLockLost.
 	lockLost func(error) error
+	// metrics is the client's MetricsHandler with its namespace tag
+	// (metrics.NopHandler when it has none).
+	metrics metrics.Handler
+	// hooked: the client has a request hook, which may read the values of
+	// a request's context (client.Options.RequestHook).
+	hooked bool
+}
+
+// SetHooked records that the client calls a request hook (package client
+// calls it once, before the Conn is used).
+func (c *Conn) SetHooked() { c.hooked = true }
+
+// Hooked reports whether the client calls a request hook: only then do
+// the worker's reports need the values of the work they report.
+func (c *Conn) Hooked() bool { return c.hooked }
+
+// SetMetrics sets the handler the worker emits its metrics through
+// (package client calls it once, before the Conn is used).
+func (c *Conn) SetMetrics(h metrics.Handler) { c.metrics = h }
+
+// Metrics returns the handler of SetMetrics, metrics.NopHandler when none
+// was set.
+func (c *Conn) Metrics() metrics.Handler {
+	if c.metrics == nil {
+		return metrics.NopHandler
+	}
+	return c.metrics
 }
 
 // New returns a Conn that sends through do; lockLost turns a conflict

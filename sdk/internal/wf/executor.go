@@ -13,6 +13,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/metrics"
 	"github.com/tetherhq/tether/sdk/internal/names"
 )
 
@@ -84,6 +85,8 @@ type ExecutorOptions struct {
 	// LogReplay keeps the workflow's logger writing while it replays
 	// (Temporal's worker.Options.EnableLoggingInReplay).
 	LogReplay bool
+	// MetricsHandler is the base of GetMetricsHandler (nil: none).
+	MetricsHandler metrics.Handler
 }
 
 // TurnResult is what a turn decided: the body of the turn's ack.
@@ -129,6 +132,7 @@ func NewExecutor(def *Definition, opts ExecutorOptions) *Executor {
 		interceptors:   opts.Interceptors,
 		propagators:    opts.ContextPropagators,
 		logReplay:      opts.LogReplay,
+		metrics:        opts.MetricsHandler,
 		info: Info{
 			WorkflowExecution: WorkflowExecution{ID: opts.InstanceID, RunID: opts.RunID},
 			WorkflowType:      WorkflowType{Name: def.name},
@@ -244,6 +248,18 @@ func (e *Executor) TurnFrom(from int64, history, messages []api.Event) (*TurnRes
 	return res, nil
 }
 
+// Values returns the context the workflow function runs with, after the
+// inbound interceptors, for its values (nil when there are no interceptors
+// or the function has not run): the worker's acks of the workflow's turns
+// carry them, so that what a request hook reads there (the workflow's
+// span) reaches the server. Values are immutable; read them between turns.
+func (e *Executor) Values() interface{ Value(key any) any } {
+	if e.s.runCtx == nil {
+		return nil
+	}
+	return e.s.runCtx
+}
+
 // SetAttempt sets the attempt of the turn about to run (GetInfo's
 // Attempt).
 func (e *Executor) SetAttempt(attempt int32) { e.s.attempt = attempt }
@@ -274,6 +290,12 @@ type state struct {
 	propagators  []ContextPropagator
 	inbound      WorkflowInboundInterceptor
 	outbound     WorkflowOutboundInterceptor
+	// metrics is ExecutorOptions.MetricsHandler (GetMetricsHandler).
+	metrics metrics.Handler
+	// runCtx is the context the workflow function runs with, after the
+	// inbound interceptors (nil until it runs, or without interceptors):
+	// Executor.Values.
+	runCtx Context
 	// logReplay: ExecutorOptions.LogReplay.
 	logReplay bool
 

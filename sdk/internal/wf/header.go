@@ -269,5 +269,18 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *ExecuteActivi
 	if a.outbound != nil && !IsActivityRoot(a.outbound) {
 		ctx = WithActivityOutbound(ctx, a.outbound)
 	}
+	if sink, ok := ctx.Value(callSinkKey{}).(*context.Context); ok {
+		*sink = ctx
+	}
 	return a.sig.Call(reflect.ValueOf(ctx), valuesOf(in.Args, a.sig.Ins))
+}
+
+type callSinkKey struct{}
+
+// WithCallSink returns ctx with sink, where the end of an attempt's
+// inbound chain writes the context it calls the activity function with
+// (the interceptors' values included): the worker's reports of the
+// attempt carry its values.
+func WithCallSink(ctx context.Context, sink *context.Context) context.Context {
+	return context.WithValue(ctx, callSinkKey{}, sink)
 }

@@ -207,6 +207,7 @@ func (r *rootInbound) Init(outbound WorkflowOutboundInterceptor) error {
 
 // ExecuteWorkflow calls the workflow function.
 func (r *rootInbound) ExecuteWorkflow(ctx Context, in *ExecuteWorkflowInput) (any, error) {
+	r.s.runCtx = ctx
 	vals := make([]reflect.Value, len(r.s.def.sig.Ins))
 	for i, t := range r.s.def.sig.Ins {
 		if i < len(in.Args) && in.Args[i] != nil {
