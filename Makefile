@@ -1,6 +1,6 @@
 # Tether developer tasks. `make test` is what CI and the README run.
 
-.PHONY: all generate test vet lint fmt build dev bench
+.PHONY: all generate test test-citus vet lint fmt build dev bench
 
 all: build
 
@@ -19,6 +19,15 @@ generate:
 # five minutes with -race on a shared two-core machine.
 test:
 	go test -race -count=1 -timeout 20m ./...
+
+# The storage conformance suite and the end-to-end suite on a Citus cluster
+# (a coordinator and two workers on this machine), every test database
+# distributed by namespace: scripts/citus.sh builds Citus from
+# ../shared/citus/ (TETHER_CITUS_TARBALL), cached in ~/.cache/tether-citus,
+# and installs it into the local PostgreSQL (as root). docs/operations.md,
+# "Running on Citus".
+test-citus:
+	scripts/citus.sh test
 
 vet:
 	go vet ./...

@@ -179,7 +179,31 @@ type StartWorkflowRequest struct {
 	// interceptors and context propagators read and write (at most
 	// MaxHeaderFields keys and MaxHeaderBytes in all; absent: none).
 	Header Header `json:"header,omitempty" swaggertype:"object"`
+	// Priority orders the workflow's start among the queue's work, and is
+	// inherited by its activities and children (docs/api.md, "Flow control").
+	Priority *Priority `json:"priority,omitempty"`
 }
+
+// Priority is Temporal's task priority (temporal.Priority): where a task
+// goes among the work of its task queue (docs/api.md, "Flow control").
+type Priority struct {
+	// PriorityKey is 1 (first) … 5 (last); 0 means the default, 3. Work of a
+	// higher priority (a smaller key) is dispatched before any of a lower.
+	PriorityKey int `json:"priority_key,omitempty" validate:"gte=0,lte=5"`
+	// FairnessKey names whose work this is (a tenant, a customer): within a
+	// priority, keys share the queue in weighted round robin.
+	FairnessKey string `json:"fairness_key,omitempty" validate:"max=64"`
+	// FairnessWeight is the key's share (0 means 1; at most 1000): a key of
+	// weight 2 is dispatched twice as often as one of weight 1.
+	FairnessWeight float32 `json:"fairness_weight,omitempty" validate:"gte=0,lte=1000"`
+}
+
+// MaxPriorityKey is the last (lowest) priority key; DefaultPriorityKey is
+// the one of work that names none.
+const (
+	MaxPriorityKey     = 5
+	DefaultPriorityKey = 3
+)
 
 // SignalWithStartRequest is the body of POST
 // /workflows/{id}/signal-with-start: the signal, and the workflow to start
@@ -207,6 +231,8 @@ type SignalWithStartRequest struct {
 	// Header is the header of the signal and of a started workflow's
 	// start (bounded as StartWorkflowRequest's).
 	Header Header `json:"header,omitempty" swaggertype:"object"`
+	// Priority is a started workflow's priority (as StartWorkflowRequest's).
+	Priority *Priority `json:"priority,omitempty"`
 }
 
 // SignalWithStartResponse is the answer of POST
@@ -248,6 +274,9 @@ type Workflow struct {
 	WorkflowType string `json:"workflow_type"`
 	// TaskQueue is the queue of the workflow's turns.
 	TaskQueue string `json:"task_queue"`
+	// Priority is the workflow's priority, when it was given one (its
+	// activities and children inherit it).
+	Priority *Priority `json:"priority,omitempty"`
 	// Status is running, completed, failed, canceled or terminated.
 	Status string `json:"status"`
 	// ExecutionID is the current execution (continue-as-new starts the next).
@@ -484,6 +513,8 @@ type Event struct {
 
 	// WorkflowStarted, ContinuedAsNew
 	WorkflowType string `json:"workflow_type,omitempty"`
+	// Priority is the workflow's priority (WorkflowStarted), when it has one.
+	Priority *Priority `json:"priority,omitempty"`
 	// WorkflowStarted, ActivityScheduled, SignalReceived, ContinuedAsNew
 	Input json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	// Header is the header that came with the input (WorkflowStarted,
@@ -798,6 +829,9 @@ type Command struct {
 	// attempts left is followed, after the policy's backoff, by the next
 	// one, and only the last failure reaches the parent.
 	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
+	// Priority is the child's priority (start_child_workflow; absent: the
+	// parent's).
+	Priority *Priority `json:"priority,omitempty"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.
@@ -822,6 +856,9 @@ type ActivityOptions struct {
 	// ActivityCanceled. False (the default): the cancellation ends the
 	// activity for the workflow and a later outcome is dropped.
 	WaitForCancellation bool `json:"wait_for_cancellation,omitempty"`
+	// Priority orders the activity's attempts among their queue's work
+	// (absent: the workflow's).
+	Priority *Priority `json:"priority,omitempty"`
 }
 
 // RetryPolicy says how the server retries a failed activity attempt. The
@@ -1240,4 +1277,31 @@ type TaskQueue struct {
 	IsHostQueue bool `json:"is_host_queue"`
 	// Orphaned is true for a host queue whose worker is not active.
 	Orphaned bool `json:"orphaned"`
+	// Limits are the queue's rate limits (absent: none).
+	Limits *TaskQueueLimits `json:"limits,omitempty"`
+	// BacklogByPriority counts the visible work waiting, by kind
+	// (workflow: turn messages, activity: attempts) and priority key.
+	BacklogByPriority []PriorityBacklog `json:"backlog_by_priority,omitempty"`
+}
+
+// PriorityBacklog is the visible work of one kind and priority waiting on
+// a task queue.
+type PriorityBacklog struct {
+	// Kind is WorkKindWorkflow (messages of workflow turns) or
+	// WorkKindActivity (attempts).
+	Kind string `json:"kind"`
+	// PriorityKey is the priority (1 … 5).
+	PriorityKey int `json:"priority_key"`
+	// Count is how many wait.
+	Count int64 `json:"count"`
+}
+
+// TaskQueueLimits are the rate limits of a task queue (PUT
+// /task-queues/{name}/limits): dispatches per second across all server
+// replicas, with a burst of one second's worth (at least 1). 0: no limit.
+type TaskQueueLimits struct {
+	// WorkflowTasksPerSecond bounds the workflow turns dispatched.
+	WorkflowTasksPerSecond float64 `json:"workflow_tasks_per_second,omitempty" validate:"gte=0,lte=1000000"`
+	// ActivityTasksPerSecond bounds the activity attempts dispatched.
+	ActivityTasksPerSecond float64 `json:"activity_tasks_per_second,omitempty" validate:"gte=0,lte=1000000"`
 }

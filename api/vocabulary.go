@@ -263,3 +263,14 @@ func CommandTypes() []string {
 func ParentClosePolicies() []string {
 	return []string{ParentClosePolicyTerminate, ParentClosePolicyRequestCancel, ParentClosePolicyAbandon}
 }
+
+// Kinds of work on a task queue (PriorityBacklog.Kind).
+const (
+	// WorkKindWorkflow is workflow turns (their messages).
+	WorkKindWorkflow = "workflow"
+	// WorkKindActivity is activity attempts.
+	WorkKindActivity = "activity"
+)
+
+// WorkKinds returns every kind of work on a task queue.
+func WorkKinds() []string { return []string{WorkKindWorkflow, WorkKindActivity} }

@@ -37,6 +37,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"schedule action kinds":  {"scheduled", "triggered", "backfilled"},
 		"pending states":         {"scheduled", "started", "backoff", "cancel_requested", "running"},
 		"reset types":            {"first_turn", "last_turn", "event", "build_id"},
+		"work kinds":             {"workflow", "activity"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -57,6 +58,7 @@ func TestVocabularyWireValues(t *testing.T) {
 		"schedule action kinds":  ScheduleActionKinds(),
 		"pending states":         PendingStates(),
 		"reset types":            ResetTypes(),
+		"work kinds":             WorkKinds(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {
@@ -73,8 +75,8 @@ func TestVocabularyWireValues(t *testing.T) {
 			t.Errorf("KnownCancelReason(%q) = true", r)
 		}
 	}
-	if n := len(EventKinds()); n != 34 {
-		t.Errorf("%d event kinds, want 34", n)
+	if n := len(EventKinds()); n != 35 {
+		t.Errorf("%d event kinds, want 35", n)
 	}
 	for _, ev := range []string{"WorkflowUpdateAccepted", "WorkflowUpdateCompleted", "WorkflowReset"} {
 		if !slices.Contains(EventKinds(), ev) {

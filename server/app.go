@@ -37,6 +37,10 @@ type AppConfig struct {
 	// transaction pooling mode it must reach PostgreSQL directly
 	// (docs/operations.md, "Through PgBouncer"). Default: DatabaseURL.
 	ListenDatabaseURL string
+	// Citus makes NewApp distribute the tables after the migrations
+	// (DistributeCitus): the database is a Citus coordinator with its
+	// workers added (docs/operations.md, "Running on Citus").
+	Citus bool
 	// MaxConns is the most connections of the database pool. Default 0:
 	// the connection string's pool_max_conns when it names one, else twice
 	// the CPUs, at least store.MinPoolSize (8) — see store.SizePool.
@@ -194,7 +198,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the database: %w", err)
 	}
-	if err := migrateOn(ctx, pool, poolCfg, directCfg, logger); err != nil {
+	if err := migrateOn(ctx, pool, poolCfg, directCfg, cfg.Citus, logger); err != nil {
 		return nil, err
 	}
 
@@ -238,9 +242,15 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 // not poolCfg (a ListenDatabaseURL of its own), over a small pool of its
 // own on directCfg: the migrations' session advisory lock must stay on one
 // server session, which a pooler in transaction mode does not keep.
-func migrateOn(ctx context.Context, pool *pgxpool.Pool, poolCfg, directCfg *pgxpool.Config, logger *slog.Logger) error {
+func migrateOn(ctx context.Context, pool *pgxpool.Pool, poolCfg, directCfg *pgxpool.Config, citus bool, logger *slog.Logger) error {
 	if directCfg == poolCfg {
-		return Migrate(ctx, pool, logger)
+		if err := Migrate(ctx, pool, logger); err != nil {
+			return err
+		}
+		if citus {
+			return DistributeCitus(ctx, pool, logger)
+		}
+		return nil
 	}
 	cfg := directCfg.Copy()
 	cfg.MaxConns = 2 // the locked session, and one for goose's reads
@@ -249,7 +259,30 @@ func migrateOn(ctx context.Context, pool *pgxpool.Pool, poolCfg, directCfg *pgxp
 		return fmt.Errorf("connect to the database (listen URL): %w", err)
 	}
 	defer direct.Close()
-	return Migrate(ctx, direct, logger)
+	if err := Migrate(ctx, direct, logger); err != nil {
+		return err
+	}
+	if citus {
+		return DistributeCitus(ctx, direct, logger)
+	}
+	return nil
+}
+
+// DistributeCitus distributes the tables of a migrated database on a Citus
+// cluster by namespace (migrations.Distribute; idempotent) and logs what
+// it changed.
+func DistributeCitus(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	res, err := migrations.Distribute(ctx, pool)
+	if err != nil {
+		return fmt.Errorf("distribute on Citus: %w", err)
+	}
+	for _, r := range res {
+		logger.Info("citus table created", "table", r.Table, "kind", r.Kind)
+	}
+	if len(res) == 0 {
+		logger.Debug("citus tables already distributed")
+	}
+	return nil
 }
 
 // Migrate applies pending migrations to the database of pool (under an

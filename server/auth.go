@@ -193,6 +193,7 @@ func routeRules() map[ruleKey]routeRule {
 		{"GET", BasePath + "/workers"}:                               vw,
 		{"GET", BasePath + "/workers/:worker_id"}:                    vw,
 		{"GET", BasePath + "/task-queues/:name"}:                     vw,
+		{"PUT", BasePath + "/task-queues/:name/limits"}:              ad,
 
 		// The outcome of an update, by its id (GetWorkflowUpdateHandle).
 		{"GET", BasePath + "/workflows/:instance_id/update-outcomes/:update_id"}: cl,

@@ -105,6 +105,7 @@ var routeAccess = map[string]byte{
 	"GET " + BasePath + "/workers":                               'v',
 	"GET " + BasePath + "/workers/:worker_id":                    'v',
 	"GET " + BasePath + "/task-queues/:name":                     'v',
+	"PUT " + BasePath + "/task-queues/:name/limits":              'a',
 
 	// The outcome of an update, by its id (GetWorkflowUpdateHandle).
 	"GET " + BasePath + "/workflows/:instance_id/update-outcomes/:update_id": 'c',

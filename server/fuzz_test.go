@@ -64,6 +64,7 @@ func fuzzRoutes() []fuzzRoute {
 		{http.MethodGet, "/workers"},
 		{http.MethodGet, "/workers/{}"},
 		{http.MethodGet, "/task-queues/{}"},
+		{http.MethodPut, "/task-queues/{}/limits"},
 		{http.MethodPut, "/workflows"},
 		{http.MethodPost, "~"},
 		{http.MethodGet, "~"},

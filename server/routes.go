@@ -139,6 +139,7 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(g, "/workers", s.listWorkers)
 	getAndHead(g, "/workers/:worker_id", s.getWorker)
 	getAndHead(g, "/task-queues/:name", s.describeTaskQueue)
+	g.PUT("/task-queues/:name/limits", s.setTaskQueueLimits)
 	s.scheduleRoutes(g)
 	s.batchRoutes(g)
 	return e

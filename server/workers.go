@@ -293,3 +293,37 @@ func (s *Server) describeTaskQueue(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, tq)
 }
+
+// setTaskQueueLimits godoc
+//
+//	@Summary		Set a task queue's rate limits
+//	@ID			setTaskQueueLimits
+//	@Description	Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+//	@Tags			task-queues
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Security		BearerAuth
+//	@Param			namespace	path		string					true	"Namespace"	default(default)
+//	@Param			name		path		string					true	"Task queue name"
+//	@Param			request		body		api.TaskQueueLimits		true	"The limits"
+//	@Success		200			{object}	api.TaskQueueLimits
+//	@Failure		400			{object}	api.Problem	"Invalid request"
+//	@Failure		401			{object}	api.Problem	"No valid API key (Authorization: Bearer <key>)"
+//	@Failure		403			{object}	api.Problem	"The key may not do this (its role or namespace)"
+//	@Failure		404			{object}	api.Problem	"No such namespace"
+//	@Failure		500			{object}	api.Problem
+//	@Router			/v1/namespaces/{namespace}/task-queues/{name}/limits [put]
+func (s *Server) setTaskQueueLimits(c echo.Context) error {
+	b := s.bind(c)
+	ns := b.namespace()
+	name := b.param("name", tagName)
+	var req api.TaskQueueLimits
+	b.body(&req)
+	if err := b.err(); err != nil {
+		return err
+	}
+	if err := s.store.SetTaskQueueLimits(c.Request().Context(), ns, name, req); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, req)
+}

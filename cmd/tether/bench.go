@@ -21,6 +21,7 @@ func benchScenarios() []struct{ name, summary string } {
 		{"throughput", "one-activity workflows from concurrent starters → workflows/s, latency, commits per workflow"},
 		{"fanout", "workflows of 5 parallel 10ms activities, 20 in flight, for a duration → workflows/s, activities/s"},
 		{"dispatch", "single activities at a low rate → schedule-to-start latency"},
+		{"flow", "a trickle of one fairness key behind a backlog of another → the trickle's latency vs an idle queue's"},
 		{"cancel", "running activities cancelled → delivery latency; a 10 000-activity workflow cancelled → its turn"},
 		{"failover", "a worker process killed mid-activity → time until the activity runs elsewhere"},
 		{"heartbeats", "simulated workers heartbeating once a second → latency, commits/s, server CPU"},
@@ -114,6 +115,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.DurationVar(&c.Interval, "interval", 100*time.Millisecond, "time between two starts")
 		workerFlags(fs, &c.Workers, 1)
 		sc = scenario(c, (*bench.Env).Dispatch)
+	case "flow":
+		c := &bench.FlowConfig{}
+		fs.IntVar(&c.Backlog, "backlog", 10_000, "workflows of the backlog's key, started at once")
+		fs.IntVar(&c.Trickle, "trickle", 50, "workflows of the trickle's key, on the idle queue and then behind the backlog")
+		fs.DurationVar(&c.Interval, "interval", 50*time.Millisecond, "time between two trickle starts")
+		fs.IntVar(&c.Starters, "starters", 16, "concurrent starters of the backlog")
+		workerFlags(fs, &c.Workers, 1)
+		sc = scenario(c, (*bench.Env).Flow)
 	case "cancel":
 		c := &bench.CancelConfig{}
 		fs.IntVar(&c.Count, "count", 20, "running activities cancelled, one at a time")

@@ -76,7 +76,13 @@ type serveOptions struct {
 	// uiCodecEndpoint: the codec server the web UI decodes payloads
 	// through, from the browser ("": none).
 	uiCodecEndpoint string
+	// citus: distribute the tables on a Citus cluster after the
+	// migrations (migrations.Distribute).
+	citus bool
 }
+
+// citusUsage is the help of --citus, on tether server and tether migrate.
+const citusUsage = "after the migrations, distribute the tables by namespace on the Citus cluster of --database-url (its coordinator; idempotent; docs/operations.md, \"Running on Citus\")"
 
 // flags declares the serve flags on fs. Each is also an environment
 // variable (envName), applied by parseEnvFlags.
@@ -84,6 +90,7 @@ func (o *serveOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.addr, "addr", defaultAddr, "address to listen on")
 	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL")
 	fs.StringVar(&o.listenDatabaseURL, "listen-database-url", "", "PostgreSQL URL of the LISTEN connection and the migrations, which need a session of their own: behind a pooler in transaction mode, a direct one (default: --database-url)")
+	fs.BoolVar(&o.citus, "citus", false, citusUsage)
 	o.logFlags(fs)
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", time.Second, "how often the sweeper runs (timeouts, lock and lease expiry)")
 	fs.DurationVar(&o.backlogInterval, "backlog-interval", 15*time.Second, "how often the task-queue backlog gauges of /metrics are refreshed (one set-based query)")
@@ -250,6 +257,7 @@ func (o serveOptions) appConfig(logger *slog.Logger) server.AppConfig {
 		},
 		Logger:            logger,
 		ListenDatabaseURL: o.listenDatabaseURL,
+		Citus:             o.citus,
 	}
 	o.isolation.apply(&cfg)
 	return cfg
@@ -259,6 +267,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("tether migrate", stderr)
 	var o serveOptions
 	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL")
+	fs.BoolVar(&o.citus, "citus", false, citusUsage)
 	o.logFlags(fs)
 	if err := parseEnvFlags(fs, args, os.LookupEnv); err != nil {
 		return err
@@ -277,6 +286,13 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer pool.Close()
 	if err := server.Migrate(ctx, pool, logger); err != nil {
 		return err
+	}
+	if o.citus {
+		if err := server.DistributeCitus(ctx, pool, logger); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "schema up to date, tables distributed by namespace")
+		return nil
 	}
 	fmt.Fprintln(stdout, "schema up to date")
 	return nil

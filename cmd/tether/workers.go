@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -158,18 +159,61 @@ the server that answers, and the live workers that serve it.`,
 			if c.json() {
 				return c.printJSON(tq)
 			}
-			return c.fields(
+			kv := []string{
 				"name", tq.Name,
 				"backlog", strconv.FormatInt(tq.Backlog, 10),
 				"oldest_backlog_age", tq.OldestBacklogAge.D().String(),
 				"running", strconv.FormatInt(tq.Running, 10),
 				"workflow_backlog", strconv.FormatInt(tq.WorkflowBacklog, 10),
-				"pollers", strconv.Itoa(len(tq.Pollers))+" "+strings.Join(tq.Pollers, ","),
-				"workers", strconv.Itoa(len(tq.Workers))+" "+strings.Join(tq.Workers, ","),
+				"pollers", strconv.Itoa(len(tq.Pollers)) + " " + strings.Join(tq.Pollers, ","),
+				"workers", strconv.Itoa(len(tq.Workers)) + " " + strings.Join(tq.Workers, ","),
 				"is_host_queue", strconv.FormatBool(tq.IsHostQueue),
 				"orphaned", strconv.FormatBool(tq.Orphaned),
-			)
+			}
+			if l := tq.Limits; l != nil {
+				kv = append(kv, "workflow_tasks_per_second", strconv.FormatFloat(l.WorkflowTasksPerSecond, 'g', -1, 64),
+					"activity_tasks_per_second", strconv.FormatFloat(l.ActivityTasksPerSecond, 'g', -1, 64))
+			}
+			for _, b := range tq.BacklogByPriority {
+				kv = append(kv, fmt.Sprintf("%s_backlog_priority_%d", b.Kind, b.PriorityKey), strconv.FormatInt(b.Count, 10))
+			}
+			return c.fields(kv...)
 		},
 	})
+	cmd.AddCommand(c.taskQueueLimitsCommand())
+	return cmd
+}
+
+// taskQueueLimitsCommand is `tether task-queue set-limits`.
+func (c *cli) taskQueueLimitsCommand() *cobra.Command {
+	var limits api.TaskQueueLimits
+	cmd := &cobra.Command{
+		Use:   "set-limits NAME [--workflow-rate N] [--activity-rate N]",
+		Short: "set a task queue's rate limits (dispatches per second, across all servers)",
+		Long: `Set the rate limits of a task queue: at most N workflow tasks (turns) and N
+activity tasks (attempts) dispatched per second, across every server replica,
+with a burst of one second's worth. A rate of 0 (or a flag left out) removes
+that limit. Needs an admin key.`,
+		Example: `  tether task-queue set-limits main --activity-rate 10
+  tether task-queue set-limits main   # no limits`,
+		Args: exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, err := c.client()
+			if err != nil {
+				return err
+			}
+			if err := cl.SetTaskQueueLimits(cmd.Context(), args[0], limits); err != nil {
+				return apiError(err)
+			}
+			if c.json() {
+				return c.printJSON(limits)
+			}
+			return c.fields("name", args[0],
+				"workflow_tasks_per_second", strconv.FormatFloat(limits.WorkflowTasksPerSecond, 'g', -1, 64),
+				"activity_tasks_per_second", strconv.FormatFloat(limits.ActivityTasksPerSecond, 'g', -1, 64))
+		},
+	}
+	cmd.Flags().Float64Var(&limits.WorkflowTasksPerSecond, "workflow-rate", 0, "workflow tasks dispatched per second (0: no limit)")
+	cmd.Flags().Float64Var(&limits.ActivityTasksPerSecond, "activity-rate", 0, "activity tasks dispatched per second (0: no limit)")
 	return cmd
 }

@@ -45,7 +45,7 @@ func (q *Queries) HeldAttemptToken(ctx context.Context, arg HeldAttemptTokenPara
 const markAttemptPending = `-- name: MarkAttemptPending :one
 UPDATE worker_queue
 SET worker_id = NULL,
-    locked_until = COALESCE(LEAST(start_to_close_deadline, schedule_to_close_deadline) + interval '1 minute',
+    locked_until = COALESCE(tether_add(LEAST(start_to_close_deadline, schedule_to_close_deadline), interval '1 minute'),
                             'infinity'::timestamptz)
 WHERE lock_token = $1 AND namespace = $2 AND locked_until > now() - interval '1 day'
 RETURNING id

@@ -135,9 +135,13 @@ func (q *Queries) DeleteNamespace(ctx context.Context, name string) (int64, erro
 }
 
 const deleteNamespaceSchedules = `-- name: DeleteNamespaceSchedules :exec
-DELETE FROM schedules WHERE namespace = $1
+WITH a AS (
+    DELETE FROM schedule_actions x WHERE x.namespace = $1
+)
+DELETE FROM schedules s WHERE s.namespace = $1
 `
 
+// A namespace's schedules and their actions.
 func (q *Queries) DeleteNamespaceSchedules(ctx context.Context, namespace string) error {
 	_, err := q.db.Exec(ctx, deleteNamespaceSchedules, namespace)
 	return err
@@ -359,26 +363,31 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) (int
 
 const takeExpiredInstances = `-- name: TakeExpiredInstances :many
 SELECT i.namespace, i.instance_id FROM instances i
-JOIN namespaces n ON n.name = i.namespace
-WHERE i.status <> 'running' AND n.retention IS NOT NULL
-  AND i.completed_at < now() - n.retention
+WHERE i.namespace = $1 AND i.status <> 'running'
+  AND i.completed_at < now() - $2::bigint * interval '1 millisecond'
 ORDER BY i.completed_at
-LIMIT $1
+LIMIT $3
 FOR UPDATE OF i SKIP LOCKED
 `
+
+type TakeExpiredInstancesParams struct {
+	Namespace   string
+	RetentionMs int64
+	MaxRows     int32
+}
 
 type TakeExpiredInstancesRow struct {
 	Namespace  string
 	InstanceID string
 }
 
-// One bounded batch of the retention job: at most max_rows closed
-// instances whose namespace has a retention and that closed longer ago
-// than it, locked (rows another transaction holds are skipped; the next
-// batch takes them). The caller deletes them with the statements below, by
+// One bounded batch of the retention job in a namespace: at most max_rows
+// closed instances that closed longer ago than its retention (retention_ms),
+// locked (rows another transaction holds are skipped; the next batch
+// takes them). The caller deletes them with the statements below, by
 // namespace and = ANY(ids), so that each finds its rows by key.
-func (q *Queries) TakeExpiredInstances(ctx context.Context, maxRows int32) ([]TakeExpiredInstancesRow, error) {
-	rows, err := q.db.Query(ctx, takeExpiredInstances, maxRows)
+func (q *Queries) TakeExpiredInstances(ctx context.Context, arg TakeExpiredInstancesParams) ([]TakeExpiredInstancesRow, error) {
+	rows, err := q.db.Query(ctx, takeExpiredInstances, arg.Namespace, arg.RetentionMs, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ const advanceBatch = `-- name: AdvanceBatch :exec
 UPDATE batches
 SET after_id = $1, done = done + $2, failed = failed + $3,
     failures = CASE WHEN $4::jsonb IS NOT NULL AND jsonb_array_length(failures) < $5::int
-                    THEN failures || jsonb_build_array($4::jsonb) ELSE failures END,
+                    THEN failures || $4::jsonb ELSE failures END,
     lease_until = now() + $6::bigint * interval '1 millisecond',
     updated_at = now()
 WHERE namespace = $7 AND batch_id = $8
@@ -51,26 +51,32 @@ func (q *Queries) AdvanceBatch(ctx context.Context, arg AdvanceBatchParams) erro
 const claimBatch = `-- name: ClaimBatch :one
 UPDATE batches b
 SET owner = $1, lease_until = now() + $2::bigint * interval '1 millisecond'
-FROM (SELECT c.namespace, c.batch_id FROM batches c
-      WHERE c.state = $3 AND (c.lease_until IS NULL OR c.lease_until < now())
+FROM (SELECT c.batch_id FROM batches c
+      WHERE c.namespace = $3 AND c.state = $4 AND (c.lease_until IS NULL OR c.lease_until < now())
       ORDER BY c.created_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED) claim
-WHERE b.namespace = claim.namespace AND b.batch_id = claim.batch_id
+WHERE b.namespace = $3 AND b.batch_id = claim.batch_id
 RETURNING b.namespace, b.batch_id, b.operation, b.query, b.reason, b.signal_name, b.signal_input, b.force, b.rate_per_second, b.state, b.total, b.done, b.failed, b.failures, b.after_id, b.error, b.identity, b.owner, b.lease_until, b.created_at, b.updated_at, b.finished_at, b.reset_type, b.reset_build_id, b.reset_reapply_signals
 `
 
 type ClaimBatchParams struct {
 	Owner        *string
 	LeaseMs      int64
+	Namespace    string
 	RunningState string
 }
 
 // The batch service's claim: the oldest job in the running state whose
 // lease is free or expired, that no other transaction holds (another
-// replica skips it), leased to owner.
+// replica skips it), leased to owner. One namespace per statement.
 func (q *Queries) ClaimBatch(ctx context.Context, arg ClaimBatchParams) (Batch, error) {
-	row := q.db.QueryRow(ctx, claimBatch, arg.Owner, arg.LeaseMs, arg.RunningState)
+	row := q.db.QueryRow(ctx, claimBatch,
+		arg.Owner,
+		arg.LeaseMs,
+		arg.Namespace,
+		arg.RunningState,
+	)
 	var i Batch
 	err := row.Scan(
 		&i.Namespace,
@@ -333,7 +339,7 @@ func (q *Queries) ReleaseBatch(ctx context.Context, arg ReleaseBatchParams) erro
 const setBatchState = `-- name: SetBatchState :one
 UPDATE batches
 SET state = $1, error = $2, updated_at = now(), owner = NULL, lease_until = NULL,
-    finished_at = CASE WHEN $3::boolean THEN now() END
+    finished_at = tether_add(now(), CASE WHEN $3::boolean THEN interval '0' END)
 WHERE namespace = $4 AND batch_id = $5
 RETURNING namespace, batch_id, operation, query, reason, signal_name, signal_input, force, rate_per_second, state, total, done, failed, failures, after_id, error, identity, owner, lease_until, created_at, updated_at, finished_at, reset_type, reset_build_id, reset_reapply_signals
 `

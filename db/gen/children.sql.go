@@ -24,10 +24,10 @@ WITH p AS (
       AND c.parent_close_policy = 'request_cancel'
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind, payload)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, task_queue, kind, payload)
     SELECT $2, rc.instance_id, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason)
     FROM rc
-    RETURNING task_queue
+    RETURNING o.task_queue
 ), term AS (
     SELECT c.instance_id, c.execution_id, c.workflow_type, c.input, c.next_event_id, c.next_activity_id,
            c.next_timer_id, c.last_event_at, p.reason
@@ -107,15 +107,15 @@ func (q *Queries) ApplyClosePolicy(ctx context.Context, arg ApplyClosePolicyPara
 	return items, nil
 }
 
-const cancelChildren = `-- name: CancelChildren :exec
+const cancelChildren = `-- name: CancelChildren :many
 WITH p AS (
     SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
            (x ->> 'reason')::text AS reason, (x -> 'workflow_ids')::jsonb AS workflow_ids
-    FROM jsonb_array_elements($3::jsonb) x
+    FROM jsonb_array_elements($1::jsonb) x
 ), c AS (
     UPDATE instances c SET cancel_requested = true, cancel_reason = p.reason, updated_at = now()
     FROM p
-    WHERE c.namespace = $4 AND c.parent_namespace = $5::text
+    WHERE c.namespace = $2 AND c.parent_namespace = $3::text
       AND c.parent_instance_id = p.instance_id
       AND c.parent_execution_id = p.execution_id AND c.parent_instance_id IS NOT NULL
       AND c.status = 'running' AND NOT c.cancel_requested
@@ -123,18 +123,15 @@ WITH p AS (
                ELSE p.workflow_ids ? c.instance_id END
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, task_queue, kind, payload)
-    SELECT $4, c.instance_id, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, task_queue, kind, payload)
+    SELECT $2, c.instance_id, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
     FROM c
-    RETURNING task_queue
+    RETURNING o.task_queue
 )
-SELECT pg_notify($1::text, $2::text || q.task_queue)
-FROM (SELECT DISTINCT task_queue FROM m) q
+SELECT DISTINCT m.task_queue FROM m
 `
 
 type CancelChildrenParams struct {
-	Channel         string
-	KeyPrefix       string
 	Parents         []byte
 	Namespace       string
 	ParentNamespace string
@@ -147,16 +144,26 @@ type CancelChildrenParams struct {
 // child of the execution whose parent close policy is not abandon (the
 // parent closed or was canceled; ApplyClosePolicy does that now). A child
 // already asked keeps its first reason. Each gets a CancelRequested message, as from the cancel
-// endpoint; the children's queues are woken. No answer to wait for.
-func (q *Queries) CancelChildren(ctx context.Context, arg CancelChildrenParams) error {
-	_, err := q.db.Exec(ctx, cancelChildren,
-		arg.Channel,
-		arg.KeyPrefix,
-		arg.Parents,
-		arg.Namespace,
-		arg.ParentNamespace,
-	)
-	return err
+// endpoint. Returns the children's task queues, whose pollers the caller
+// wakes.
+func (q *Queries) CancelChildren(ctx context.Context, arg CancelChildrenParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, cancelChildren, arg.Parents, arg.Namespace, arg.ParentNamespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var task_queue string
+		if err := rows.Scan(&task_queue); err != nil {
+			return nil, err
+		}
+		items = append(items, task_queue)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const nextRetryAttempt = `-- name: NextRetryAttempt :exec
@@ -176,44 +183,39 @@ func (q *Queries) NextRetryAttempt(ctx context.Context, arg NextRetryAttemptPara
 	return err
 }
 
-const notifyParents = `-- name: NotifyParents :exec
-WITH m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
-           CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
-                         WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
-           jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
-                              'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
-           || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
-           || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
-    FROM unnest($3::text[]) AS k(id)
-    CROSS JOIN LATERAL (
-        -- A key probe per id (LIMIT: never flattened into a join, which a
-        -- generic plan made without statistics ran as a scan of the
-        -- namespace).
-        SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
-               cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
-        FROM instances cx
-        WHERE cx.namespace = $4 AND cx.instance_id = k.id
-          AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
-        LIMIT 1
-    ) c
-    CROSS JOIN LATERAL (
-        SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
-        FROM instances px
-        WHERE px.namespace = c.parent_namespace AND px.instance_id = c.parent_instance_id
-          AND px.execution_id = c.parent_execution_id AND px.status = 'running'
-        LIMIT 1
-    ) p
-    RETURNING task_queue
-)
-SELECT pg_notify($1::text, $2::text || q.task_queue)
-FROM (SELECT DISTINCT task_queue FROM m) q
+const notifyParents = `-- name: NotifyParents :many
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
+       CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
+                     WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
+       jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
+                          'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
+       || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
+       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+FROM unnest($1::text[]) AS k(id)
+CROSS JOIN LATERAL (
+    -- A key probe per id (LIMIT: never flattened into a join, which a
+    -- generic plan made without statistics ran as a scan of the
+    -- namespace).
+    SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
+           cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
+    FROM instances cx
+    WHERE cx.namespace = $2 AND cx.instance_id = k.id
+      AND cx.parent_namespace = $2
+      AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
+    LIMIT 1
+) c
+CROSS JOIN LATERAL (
+    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
+    FROM instances px
+    WHERE px.namespace = $2 AND px.instance_id = c.parent_instance_id
+      AND px.execution_id = c.parent_execution_id AND px.status = 'running'
+    LIMIT 1
+) p
+RETURNING o.task_queue
 `
 
 type NotifyParentsParams struct {
-	Channel     string
-	KeyPrefix   string
 	InstanceIds []string
 	Namespace   string
 }
@@ -223,15 +225,27 @@ type NotifyParentsParams struct {
 // has a parent and is no longer running, a ChildWorkflowCompleted,
 // ChildWorkflowFailed, ChildWorkflowCanceled or ChildWorkflowTerminated
 // message to the parent's execution that started it, if it still runs.
-// Wakes the parents' queues. No answer to wait for.
-func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) error {
-	_, err := q.db.Exec(ctx, notifyParents,
-		arg.Channel,
-		arg.KeyPrefix,
-		arg.InstanceIds,
-		arg.Namespace,
-	)
-	return err
+// A child lives in its parent's namespace (StartChildren), so that the
+// parent is found in the namespace too. Returns the parents' task queues,
+// whose pollers the caller wakes.
+func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, notifyParents, arg.InstanceIds, arg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var task_queue string
+		if err := rows.Scan(&task_queue); err != nil {
+			return nil, err
+		}
+		items = append(items, task_queue)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const startChildren = `-- name: StartChildren :exec
@@ -244,8 +258,8 @@ WITH c AS (
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
            (x -> 'search_attributes')::jsonb AS search_attributes, (x -> 'memo')::jsonb AS memo,
-           (x -> 'header')::jsonb AS header
-    FROM jsonb_array_elements($3::jsonb) x
+           (x -> 'header')::jsonb AS header, (x -> 'priority')::jsonb AS priority
+    FROM jsonb_array_elements($1::jsonb) x
 ), d AS (
     -- A finished instance with a child's id is replaced by a fresh row
     -- (as in StartInstances): nothing of its last execution carries over.
@@ -255,33 +269,63 @@ WITH c AS (
     -- the instances with the children a generic plan made without
     -- statistics read the namespace, and the rows were locked in whatever
     -- order the join met them.
+    -- The ids are read from the parameter again, not from c (see
+    -- StartInstances).
     DELETE FROM instances x
     USING (
         SELECT f.tid
-        FROM (SELECT c.instance_id FROM c ORDER BY c.instance_id) o
+        FROM (SELECT DISTINCT x ->> 'instance_id' AS instance_id
+              FROM jsonb_array_elements($1::jsonb) x ORDER BY 1) o
         CROSS JOIN LATERAL (
             SELECT (y).ctid AS tid FROM instances y
-            WHERE y.namespace = $4 AND y.instance_id = o.instance_id AND y.status <> 'running'
+            WHERE y.namespace = $2 AND y.instance_id = o.instance_id AND y.status <> 'running'
             FOR UPDATE OF y
         ) f
     ) t
-    WHERE x.ctid = t.tid
+    WHERE x.namespace = $2 AND x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
-                                parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id, memo)
-    SELECT $4, c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
+                                parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id, memo,
+                                priority)
+    SELECT $2, c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
-           $4, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
-           c.retry_policy, 1, c.search_attributes, c.parent_run_id, c.memo
+           $2, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
+           c.retry_policy, 1, c.search_attributes, c.parent_run_id, c.memo, c.priority
     FROM c LEFT JOIN d ON d.instance_id = c.instance_id
     ORDER BY c.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id, i.run_id
+), f AS (
+    -- Flow control, as in StartInstances: each child with a priority, its
+    -- priority key, fairness key and stride.
+    SELECT i.instance_id, c.task_queue,
+           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(c.priority->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((c.priority->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM i JOIN c ON c.instance_id = i.instance_id
+    WHERE c.priority IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT $2, f.task_queue, 'w', f.fk,
+           LEAST(now(), (SELECT q.pass FROM orchestrator_queue q
+                         WHERE q.namespace = $2 AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk ORDER BY f.instance_id) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
 ), starts AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT $4, c.instance_id, i.execution_id, c.task_queue, 'WorkflowStarted',
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
+    SELECT $2, c.instance_id, i.execution_id, c.task_queue, 'WorkflowStarted',
            jsonb_build_object('workflow_type', c.workflow_type, 'task_queue', c.task_queue,
                               'parent_workflow_id', c.parent_instance_id,
                               'parent_execution_id', c.parent_execution_id,
@@ -291,26 +335,23 @@ WITH c AS (
                    ELSE jsonb_build_object('search_attributes', c.search_attributes) END
            || CASE WHEN c.memo IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('memo', c.memo) END
            || CASE WHEN c.header IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('header', c.header) END
-    FROM i JOIN c ON c.instance_id = i.instance_id
-    RETURNING task_queue
+           || CASE WHEN c.priority IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('priority', c.priority) END,
+           COALESCE(p.pk, 3), p.pass
+    FROM i JOIN c ON c.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 ), parents AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT $4, c.parent_instance_id, c.parent_execution_id, c.parent_task_queue,
+    SELECT $2, c.parent_instance_id, c.parent_execution_id, c.parent_task_queue,
            CASE WHEN i.instance_id IS NULL THEN 'StartChildWorkflowFailed' ELSE 'ChildWorkflowStarted' END,
            jsonb_build_object('child_id', c.child_id, 'child_workflow_id', c.instance_id,
                               'workflow_type', c.workflow_type)
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
-    RETURNING task_queue
 )
-SELECT pg_notify($1::text, $2::text || q.task_queue)
-FROM (SELECT task_queue FROM starts UNION SELECT task_queue FROM parents) q
+SELECT count(*) FROM i
 `
 
 type StartChildrenParams struct {
-	Channel   string
-	KeyPrefix string
 	Children  []byte
 	Namespace string
 }
@@ -321,15 +362,10 @@ type StartChildrenParams struct {
 // next execution, as StartInstances does — with its parent recorded and its
 // start message; its parent gets ChildWorkflowStarted, or
 // StartChildWorkflowFailed when a running instance holds the id (nothing
-// is written for that child then). The queues of both are woken
-// (key_prefix: the workflow queue key without its queue name). No answer
-// to wait for: the statement travels with the next one.
+// is written for that child then). The caller wakes the queues of both
+// (a notification of its own). No answer to wait for: the statement
+// travels with the next one.
 func (q *Queries) StartChildren(ctx context.Context, arg StartChildrenParams) error {
-	_, err := q.db.Exec(ctx, startChildren,
-		arg.Channel,
-		arg.KeyPrefix,
-		arg.Children,
-		arg.Namespace,
-	)
+	_, err := q.db.Exec(ctx, startChildren, arg.Children, arg.Namespace)
 	return err
 }

@@ -54,7 +54,8 @@ UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = task_failures + 1,
     last_task_error = $1::jsonb
-        || jsonb_build_object('since', COALESCE(last_task_error -> 'since', to_jsonb(now()))),
+        || jsonb_build_object('since', now())
+        || jsonb_strip_nulls(jsonb_set('{"since": null}'::jsonb, '{since}', COALESCE(last_task_error -> 'since', 'null'::jsonb))),
     updated_at = now()
 WHERE namespace = $2 AND instance_id = $3
 `
@@ -86,8 +87,14 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     next_activity_id = ($1::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = ($1::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
     history_bytes = COALESCE(($1::jsonb -> instances.instance_id ->> 'history_bytes')::bigint, instances.history_bytes),
-    last_event_at = COALESCE(($1::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
-    completed_at = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    -- (microseconds since the epoch: a text's cast to timestamptz is
+    -- STABLE, which an UPDATE on Citus may not apply to a column's value)
+    last_event_at = COALESCE(tether_add('epoch'::timestamptz,
+                                        ($1::jsonb -> instances.instance_id ->> 'last_event_at_us')::bigint
+                                            * interval '1 microsecond'),
+                             instances.last_event_at),
+    completed_at = tether_add(now(), CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running'
+                                          THEN NULL ELSE interval '0' END),
     build_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
     has_children = instances.has_children OR COALESCE(($1::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
@@ -98,20 +105,20 @@ SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
     updated_at = now()
 FROM (
     SELECT f.tid
-    FROM unnest($2::text[]) AS k(id)
+    FROM unnest($3::text[]) AS k(id)
     CROSS JOIN LATERAL (
         SELECT (x).ctid AS tid FROM instances x
-        WHERE x.namespace = $3 AND x.instance_id = k.id
+        WHERE x.namespace = $2 AND x.instance_id = k.id
         LIMIT 1
     ) f
 ) t
-WHERE instances.ctid = t.tid
+WHERE instances.namespace = $2 AND instances.ctid = t.tid
 `
 
 type FinishTurnsParams struct {
 	Turns       []byte
-	InstanceIds []string
 	Namespace   string
+	InstanceIds []string
 }
 
 // Writes the instances of one or more acknowledged turns and releases their
@@ -129,12 +136,12 @@ type FinishTurnsParams struct {
 // the next ANALYZE (StartInstances tells the other forms tried). (x).ctid:
 // sqlc knows no system column in a select list.
 func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error {
-	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.InstanceIds, arg.Namespace)
+	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
 	return err
 }
 
 const getInstance = `-- name: GetInstance :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances WHERE namespace = $1 AND instance_id = $2
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances WHERE namespace = $1 AND instance_id = $2
 `
 
 type GetInstanceParams struct {
@@ -187,13 +194,14 @@ func (q *Queries) GetInstance(ctx context.Context, arg GetInstanceParams) (Insta
 		&i.RunID,
 		&i.ParentRunID,
 		&i.ResetFrom,
+		&i.Priority,
 		&i.HistoryBytes,
 	)
 	return i, err
 }
 
 const getInstanceForUpdate = `-- name: GetInstanceForUpdate :one
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances WHERE namespace = $1 AND instance_id = $2 FOR UPDATE
 `
 
 type GetInstanceForUpdateParams struct {
@@ -246,16 +254,17 @@ func (q *Queries) GetInstanceForUpdate(ctx context.Context, arg GetInstanceForUp
 		&i.RunID,
 		&i.ParentRunID,
 		&i.ResetFrom,
+		&i.Priority,
 		&i.HistoryBytes,
 	)
 	return i, err
 }
 
 const getInstancesByID = `-- name: GetInstancesByID :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.history_bytes
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.priority, instances.history_bytes
 FROM unnest($1::text[]) AS k(id)
 CROSS JOIN LATERAL (
-    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances i
+    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances i
     WHERE i.namespace = $2 AND i.instance_id = k.id
     LIMIT 1
 ) AS instances
@@ -324,6 +333,7 @@ func (q *Queries) GetInstancesByID(ctx context.Context, arg GetInstancesByIDPara
 			&i.Instance.RunID,
 			&i.Instance.ParentRunID,
 			&i.Instance.ResetFrom,
+			&i.Instance.Priority,
 			&i.Instance.HistoryBytes,
 		); err != nil {
 			return nil, err
@@ -337,7 +347,7 @@ func (q *Queries) GetInstancesByID(ctx context.Context, arg GetInstancesByIDPara
 }
 
 const getLockedInstance = `-- name: GetLockedInstance :one
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.history_bytes, now()::timestamptz AS tx_time FROM instances
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.priority, instances.history_bytes, now()::timestamptz AS tx_time FROM instances
 WHERE namespace = $1 AND instance_id = $2
   AND lock_token = $3
 FOR UPDATE
@@ -402,6 +412,7 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 		&i.Instance.RunID,
 		&i.Instance.ParentRunID,
 		&i.Instance.ResetFrom,
+		&i.Instance.Priority,
 		&i.Instance.HistoryBytes,
 		&i.TxTime,
 	)
@@ -409,11 +420,11 @@ func (q *Queries) GetLockedInstance(ctx context.Context, arg GetLockedInstancePa
 }
 
 const getLockedTurns = `-- name: GetLockedTurns :many
-SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.history_bytes, now()::timestamptz AS tx_time,
+SELECT instances.namespace, instances.instance_id, instances.workflow_type, instances.task_queue, instances.status, instances.execution_id, instances.input, instances.result, instances.error, instances.next_event_id, instances.next_activity_id, instances.next_timer_id, instances.cancel_requested, instances.cancel_reason, instances.execution_timeout, instances.execution_deadline, instances.lock_token, instances.locked_until, instances.locked_by, instances.sticky_worker_id, instances.task_failures, instances.last_task_error, instances.created_at, instances.updated_at, instances.completed_at, instances.last_event_at, instances.cron_schedule, instances.build_id, instances.parent_namespace, instances.parent_instance_id, instances.parent_execution_id, instances.parent_child_id, instances.parent_close_policy, instances.retry_policy, instances.retry_attempt, instances.search_attributes, instances.memo, instances.has_children, instances.run_id, instances.parent_run_id, instances.reset_from, instances.priority, instances.history_bytes, now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
-                 WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                 WHERE q.namespace = $1 AND q.instance_id = instances.instance_id
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
@@ -422,15 +433,15 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                                    AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
-                       WHERE NOT COALESCE(($1::jsonb -> instances.instance_id ->> 'all')::boolean, false)
-                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                       WHERE NOT COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                         AND h.namespace = $1 AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
                              SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
-                             WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                             WHERE q.namespace = $1 AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
-                             SELECT jsonb_array_elements_text($1::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
+                             SELECT jsonb_array_elements_text($2::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
@@ -439,33 +450,33 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                                    AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
-                       WHERE COALESCE(($1::jsonb -> instances.instance_id ->> 'all')::boolean, false)
-                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                       WHERE COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                         AND h.namespace = $1 AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states,
        COALESCE((SELECT jsonb_agg((q.payload->>'timer_id')::bigint)
                  FROM orchestrator_queue q
-                 WHERE ($1::jsonb -> instances.instance_id) ? 'timer_ids'
-                   AND q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                 WHERE ($2::jsonb -> instances.instance_id) ? 'timer_ids'
+                   AND q.namespace = $1 AND q.instance_id = instances.instance_id
                    AND q.execution_id = instances.execution_id AND q.kind = 'TimerFired'
                    AND q.lock_token IS DISTINCT FROM instances.lock_token
                    AND (q.payload->>'timer_id')::bigint IN (
-                       SELECT jsonb_array_elements_text($1::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
+                       SELECT jsonb_array_elements_text($2::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
                 '[]'::jsonb)::jsonb AS pending_timers
-FROM (SELECT DISTINCT k.id FROM unnest($2::text[]) AS k(id) ORDER BY k.id) AS k
+FROM (SELECT DISTINCT k.id FROM unnest($3::text[]) AS k(id) ORDER BY k.id) AS k
 CROSS JOIN LATERAL (
-    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances i
-    WHERE i.namespace = $3 AND i.instance_id = k.id
-      AND i.lock_token = ($1::jsonb -> k.id ->> 'lock_token')::uuid
+    SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances i
+    WHERE i.namespace = $1 AND i.instance_id = k.id
+      AND i.lock_token = ($2::jsonb -> k.id ->> 'lock_token')::uuid
     FOR UPDATE
 ) AS instances
 ORDER BY instances.instance_id
 `
 
 type GetLockedTurnsParams struct {
+	Namespace   string
 	Turns       []byte
 	InstanceIds []string
-	Namespace   string
 }
 
 type GetLockedTurnsRow struct {
@@ -499,7 +510,7 @@ type GetLockedTurnsRow struct {
 // generic plan made without statistics read the whole namespace through
 // the primary key's first column.
 func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) ([]GetLockedTurnsRow, error) {
-	rows, err := q.db.Query(ctx, getLockedTurns, arg.Turns, arg.InstanceIds, arg.Namespace)
+	rows, err := q.db.Query(ctx, getLockedTurns, arg.Namespace, arg.Turns, arg.InstanceIds)
 	if err != nil {
 		return nil, err
 	}
@@ -549,6 +560,7 @@ func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) 
 			&i.Instance.RunID,
 			&i.Instance.ParentRunID,
 			&i.Instance.ResetFrom,
+			&i.Instance.Priority,
 			&i.Instance.HistoryBytes,
 			&i.TxTime,
 			&i.Messages,
@@ -574,7 +586,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
   retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id,
-  NULL::jsonb AS reset_from, history_bytes
+  NULL::jsonb AS reset_from, priority, history_bytes
 FROM instances
 WHERE namespace = $1 AND created_at IS NOT NULL
   AND ($2::text IS NULL OR status = $2::text)
@@ -636,6 +648,7 @@ type ListInstancesRow struct {
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
 	ResetFrom         []byte
+	Priority          []byte
 	HistoryBytes      int64
 }
 
@@ -702,6 +715,7 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 			&i.RunID,
 			&i.ParentRunID,
 			&i.ResetFrom,
+			&i.Priority,
 			&i.HistoryBytes,
 		); err != nil {
 			return nil, err
@@ -715,71 +729,112 @@ func (q *Queries) ListInstances(ctx context.Context, arg ListInstancesParams) ([
 }
 
 const lockNextTurns = `-- name: LockNextTurns :many
-WITH inst AS (
+WITH bud AS (
+    SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+      AND $3::text[] IS NULL
+    FOR UPDATE
+), inst AS (
     UPDATE instances i
-    SET lock_token = gen_random_uuid(),
-        locked_until = now() + c.lock_ms * interval '1 millisecond',
+    SET lock_token = c.token,
+        locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
         locked_by = c.worker_id,
         build_id = COALESCE(i.build_id, c.build_id)
-    FROM (
-        (SELECT DISTINCT ON (e.instance_id) e.namespace, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+    FROM (SELECT u.tid, u.instance_id, u.worker_id, u.lock_ms, u.build_id, u.eager_element, ($4::uuid[])[row_number() OVER ()] AS token FROM (
+        (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
-             SELECT k, ($2::text[])[k] AS instance_id,
-                    ($3::text[])[k] AS worker_id,
-                    ($4::text[])[k] AS task_queue,
-                    ($5::bigint[])[k] AS lock_ms,
-                    ($6::text[])[k] AS build_id
-             FROM generate_subscripts($2::text[], 1) AS k
+             SELECT k, ($3::text[])[k] AS instance_id,
+                    ($6::text[])[k] AS worker_id,
+                    ($7::text[])[k] AS task_queue,
+                    ($8::bigint[])[k] AS lock_ms,
+                    ($9::text[])[k] AS build_id
+             FROM generate_subscripts($3::text[], 1) AS k
          ) r
          CROSS JOIN LATERAL (
-             SELECT ix.namespace, ix.instance_id FROM instances ix
-             WHERE ix.namespace = $7 AND ix.instance_id = r.instance_id
+             SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
+             WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $8::boolean))
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $10::boolean))
                AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
-               AND (NOT $9::boolean
+               AND (NOT $11::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
-                        WHERE q0.namespace = ix.namespace AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        WHERE q0.namespace = $1 AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
                         LIMIT 1)))
-               AND NOT EXISTS (
-                   SELECT 1 FROM worker_queue w
-                   WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
+               AND NOT COALESCE((
+                   SELECT true FROM worker_queue w
+                   WHERE w.namespace = $1 AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+                   LIMIT 1), false)
+               AND NOT EXISTS (
+                   SELECT 1 FROM task_queue_limits l
+                   WHERE l.namespace = $1 AND l.task_queue = ix.task_queue AND l.work = 'w'
                )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
          ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id, $10::text, $11::bigint,
-                $12::text, 0
+        (SELECT c.tid, c.instance_id, $12::text, $13::bigint,
+                $14::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
-             FROM orchestrator_queue q
-             WHERE q.namespace = $7 AND q.task_queue = $13 AND q.visible_at <= now()
-               AND NOT COALESCE((
-                   SELECT ix.locked_until >= now() OR ($8::boolean AND ix.locked_until IS NOT NULL)
-                          OR ix.build_id NOT IN ('', $12::text)
+             FROM (
+                 -- Flow control (migration 00042): the queue's visible
+                 -- messages in (priority, pass) order, where a message
+                 -- without flow control is priority 3 with visible_at as
+                 -- its pass: priorities 1 and 2, then priority 3 (the
+                 -- flow-controlled ones merged with the others), then 4
+                 -- and 5, each from its index in order. The branches of a
+                 -- UNION ALL run in turn, and only as far as the LIMIT
+                 -- pulls: with flow control unused, the flow index is
+                 -- empty and this is the scan of orchestrator_queue_dequeue
+                 -- in visible order it always was.
+                 (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
+                  WHERE q1.namespace = $1 AND q1.task_queue = $2
+                    AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
+                  ORDER BY q1.priority, q1.pass)
+                 UNION ALL
+                 (SELECT q3.namespace, q3.instance_id FROM (
+                      (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
+                       WHERE q2.namespace = $1 AND q2.task_queue = $2
+                         AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
+                       ORDER BY q2.pass)
+                      UNION ALL
+                      (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
+                       WHERE q0.namespace = $1 AND q0.task_queue = $2
+                         AND q0.visible_at <= now() AND q0.pass IS NULL
+                       ORDER BY q0.visible_at)
+                  ) q3 ORDER BY q3.r)
+                 UNION ALL
+                 (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
+                  WHERE q5.namespace = $1 AND q5.task_queue = $2
+                    AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
+                  ORDER BY q5.priority, q5.pass)
+             ) q
+             WHERE NOT COALESCE((
+                   SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
+                          OR ix.build_id NOT IN ('', $14::text)
                    FROM instances ix
-                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-             ORDER BY q.visible_at
+                   WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), false)
              LIMIT 1000
          ) q
          CROSS JOIN LATERAL (
-             SELECT i2.namespace, i2.instance_id
+             SELECT (i2).ctid AS tid, i2.instance_id
              FROM instances i2
-             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+             WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $8::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $12::text))
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $10::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $14::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE $2::text[] IS NULL)
-        LIMIT $1
-    ) c
-    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
-    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.reset_from, i.history_bytes, c.eager_element
+         WHERE $3::text[] IS NULL
+         LIMIT (SELECT bud.n FROM bud))
+        LIMIT $5
+    ) u) c
+    WHERE i.namespace = $1 AND i.ctid = c.tid
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.reset_from, i.priority, i.history_bytes, c.eager_element
 ), msgs AS (
     -- Each locked instance's messages, then each message by primary key
     -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
@@ -796,28 +851,36 @@ WITH inst AS (
         -- unless compressed (which would hide its size): then it is
         -- measured as text. Sizes are taken only of the max_messages
         -- messages the turn may take.
-        SELECT i3.lock_token, y.id FROM inst i3
+        SELECT i3.lock_token, y.tid FROM inst i3
         CROSS JOIN LATERAL (
-            SELECT z.id FROM (
-                SELECT w.id, row_number() OVER (ORDER BY w.id) AS n,
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
                        sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
                                 WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
                                 ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
                 FROM (
-                    SELECT q.id, q.payload_bytes, q.payload
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
                     FROM orchestrator_queue q
-                    WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    WHERE q.namespace = $1 AND q.instance_id = i3.instance_id AND q.visible_at <= now()
                     ORDER BY q.id
-                    LIMIT $14
+                    LIMIT $15
                 ) w
             ) z
-            WHERE z.n = 1 OR z.upto <= $15::bigint
+            WHERE z.n = 1 OR z.upto <= $16::bigint
         ) y
     ) x
-    WHERE m.id = x.id
+    WHERE m.namespace = $1 AND m.ctid = x.tid
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+), tb AS (
+    -- The turns taken spend the queue's tokens (a limited queue only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM inst WHERE inst.eager_element = 0),
+        refilled_at = now()
+    WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+      AND $3::text[] IS NULL
 )
-SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.reset_from, inst.history_bytes, inst.eager_element,
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.reset_from, inst.priority, inst.history_bytes, inst.eager_element,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
                                                      'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
@@ -828,7 +891,7 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                                    AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
-                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                       WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
                          AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
                                                WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
@@ -838,19 +901,20 @@ ORDER BY inst.instance_id
 `
 
 type LockNextTurnsParams struct {
-	MaxTurns         int32
+	Namespace        string
+	TaskQueue        string
 	EagerInstanceIds []string
+	LockTokens       []uuid.UUID
+	MaxTurns         int32
 	EagerWorkerIds   []string
 	EagerTaskQueues  []string
 	EagerLockMs      []int64
 	EagerBuildIds    []string
-	Namespace        string
 	HoldExpired      bool
 	FirstTurns       bool
 	WorkerID         string
 	LockMs           int64
 	BuildID          string
-	TaskQueue        string
 	MaxMessages      int32
 	MaxTurnBytes     int64
 }
@@ -897,6 +961,7 @@ type LockNextTurnsRow struct {
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
 	ResetFrom         []byte
+	Priority          []byte
 	HistoryBytes      int64
 	EagerElement      *int32
 	Messages          []byte
@@ -918,7 +983,14 @@ type LockNextTurnsRow struct {
 // it for; the lock, the messages and the activity states are written once
 // for both (a generic plan runs only the branch its parameters select:
 // the eager branch finds nothing for NULL arrays, the queue's branch is
-// switched off by its one-time filter).
+// switched off by its one-time filter). Each candidate takes its lock
+// token from lock_tokens (the caller's: at least max_turns of them, and
+// one per eager element), picked in the candidates' subquery (a
+// subscript of a parameter in the SET list crashed the Citus 13.2
+// coordinator), and each instance and message is updated
+// through the ctid its lock or probe found (a TID scan: with the
+// namespace named as a value, a join on the key let a generic plan made
+// on an empty table read the namespace through the key's first column).
 //
 // The fetch (eager_* arrays NULL): running, unlocked instances of the task
 // queue that have a visible message, for worker worker_id of build id
@@ -972,21 +1044,30 @@ type LockNextTurnsRow struct {
 // held like a live one, in both ways: the worker that holds its turn may
 // have run it through the outage, and its retried ack, which the token
 // still matching lets through (GetLockedTurns), comes within the grace.
+//
+// A rate limit of the queue (task_queue_limits, work 'w'; migration
+// 00043) bounds the fetch: its token bucket row is locked (concurrent
+// fetches of a limited queue, on any replica, take turns), the queue's
+// branch takes at most the whole tokens it has, and the turns taken are
+// spent (tb). A queue without a limit has no row: one probe of the
+// primary key finds none, and nothing is bounded or spent. The eager turns
+// skip limited queues (their poll takes the turn, within the limit).
 func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([]LockNextTurnsRow, error) {
 	rows, err := q.db.Query(ctx, lockNextTurns,
-		arg.MaxTurns,
+		arg.Namespace,
+		arg.TaskQueue,
 		arg.EagerInstanceIds,
+		arg.LockTokens,
+		arg.MaxTurns,
 		arg.EagerWorkerIds,
 		arg.EagerTaskQueues,
 		arg.EagerLockMs,
 		arg.EagerBuildIds,
-		arg.Namespace,
 		arg.HoldExpired,
 		arg.FirstTurns,
 		arg.WorkerID,
 		arg.LockMs,
 		arg.BuildID,
-		arg.TaskQueue,
 		arg.MaxMessages,
 		arg.MaxTurnBytes,
 	)
@@ -1039,6 +1120,7 @@ func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([
 			&i.RunID,
 			&i.ParentRunID,
 			&i.ResetFrom,
+			&i.Priority,
 			&i.HistoryBytes,
 			&i.EagerElement,
 			&i.Messages,
@@ -1130,7 +1212,7 @@ WITH s AS (
     SELECT e->>'instance_id' AS instance_id, e->>'workflow_type' AS workflow_type, e->>'task_queue' AS task_queue,
            e->'input' AS input, (e->>'timeout_ms')::bigint AS timeout_ms, e->'payload' AS payload,
            e->>'cron_schedule' AS cron_schedule, COALESCE((e->>'delay_ms')::bigint, 0) AS delay_ms,
-           e->'search_attributes' AS search_attributes, e->'memo' AS memo
+           e->'search_attributes' AS search_attributes, e->'memo' AS memo, e->'priority' AS priority
     FROM jsonb_array_elements($1::jsonb) AS e
     -- Nothing starts in a namespace that no longer exists: a deletion
     -- (DeleteNamespace) holds the instances in SHARE mode until it
@@ -1149,49 +1231,85 @@ WITH s AS (
     -- read, the ctids filtered); "ctid = ANY(…)" alone (made on an empty
     -- table: a sequential scan). (y).ctid: sqlc knows no system column in
     -- a select list.
+    -- The ids are read from the parameter again, not from s: on Citus a
+    -- DELETE through ctids must be routed whole to one node, which a
+    -- read of another part of the statement prevents.
     DELETE FROM instances x
     USING (
         SELECT f.tid
-        FROM (SELECT s.instance_id FROM s ORDER BY s.instance_id) o
+        FROM (SELECT DISTINCT e->>'instance_id' AS instance_id
+              FROM jsonb_array_elements($1::jsonb) AS e
+              WHERE EXISTS (SELECT 1 FROM namespaces n WHERE n.name = $2)
+              ORDER BY 1) o
         CROSS JOIN LATERAL (
             SELECT (y).ctid AS tid FROM instances y
             WHERE y.namespace = $2 AND y.instance_id = o.instance_id AND y.status <> 'running'
             FOR UPDATE OF y
         ) f
     ) t
-    WHERE x.ctid = t.tid
+    WHERE x.namespace = $2 AND x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
-                                cron_schedule, search_attributes, memo)
+                                cron_schedule, search_attributes, memo, priority)
     SELECT $2, s.instance_id, COALESCE(d.execution_id, 0) + 1,
            s.workflow_type, s.task_queue, s.input,
            CASE WHEN s.timeout_ms > 0 THEN now() + s.timeout_ms * interval '1 millisecond' END,
-           s.cron_schedule, s.search_attributes, s.memo
+           s.cron_schedule, s.search_attributes, s.memo, s.priority
     FROM s LEFT JOIN d ON d.instance_id = s.instance_id
     ORDER BY s.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id, i.status, i.task_queue, i.run_id
-), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
-    SELECT $2, i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
-           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond'
+), f AS (
+    -- Flow control (a start with a priority: flow_keys, migration 00042):
+    -- each such start's priority key, fairness key and stride (1 ms /
+    -- weight). Starts without one have none of this.
+    SELECT i.instance_id, i.task_queue,
+           COALESCE(NULLIF((s.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(s.priority->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((s.priority->>'fairness_weight')::float8, 0), 1) AS stride
     FROM i JOIN s ON s.instance_id = i.instance_id
-), n AS (
-    SELECT i.task_queue, pg_notify($3::text, CASE WHEN count(*) > 1
-               THEN $4::text || i.task_queue || '#' || count(*)
-               ELSE $4::text || i.task_queue END) AS sent
-    FROM i GROUP BY i.task_queue
+    WHERE s.priority IS NOT NULL
+), k AS (
+    -- Keys are locked in key order (the INSERT takes the rows in the
+    -- order given). Each fairness key's clock moves by the strides of its starts, from
+    -- where it was or, for a key that fell behind (or is new), from the
+    -- queue's current virtual time: the earliest pass waiting at the
+    -- starts' priority, or now when none waits. Returns where each key
+    -- was (base).
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT $2, f.task_queue, 'w', f.fk,
+           LEAST(now(), (SELECT q.pass FROM orchestrator_queue q
+                         WHERE q.namespace = $2 AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    -- Each flow-controlled start's pass: its key's clock after the
+    -- strides of the key's starts before it in this group (id order).
+    SELECT f.instance_id, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk ORDER BY f.instance_id) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at,
+                                    priority, pass)
+    SELECT $2, i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
+           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond',
+           COALESCE(p.pk, 3), p.pass
+    FROM i JOIN s ON s.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 )
 SELECT i.instance_id, i.execution_id, i.status, i.run_id
-FROM i JOIN n ON n.task_queue = i.task_queue
+FROM i
 `
 
 type StartInstancesParams struct {
-	Starts     []byte
-	Namespace  string
-	Channel    string
-	WakePrefix string
+	Starts    []byte
+	Namespace string
 }
 
 type StartInstancesRow struct {
@@ -1207,12 +1325,12 @@ type StartInstancesRow struct {
 // search_attributes, memo; distinct instance ids) creates its instance, or
 // restarts a finished one as its next execution, with its start message
 // (payload: the WorkflowStarted event, visible after delay_ms: a cron
-// workflow's first run waits for its schedule), and each task queue that
-// got a start has its pollers woken once (wake_prefix || task_queue, with
-// '#n' for n starts: NotificationPayload). One statement, atomic on its
-// own, so that a group of starts is one round trip and one commit. Returns
-// the instances started; a start whose id a running instance holds gets no
-// row and writes nothing.
+// workflow's first run waits for its schedule). The caller wakes the
+// pollers of the starts' task queues (a notification of its own, sent in
+// the same batch). One statement, atomic on its own, so that a group of
+// starts is one round trip and one commit. Returns the instances started;
+// a start whose id a running instance holds gets no row and writes
+// nothing.
 //
 // A restart replaces the finished row (d) with a fresh one whose
 // execution_id is the next (and whose run_id is a fresh one, written into
@@ -1222,15 +1340,8 @@ type StartInstancesRow struct {
 // an id that is held: by a running instance, which d leaves, or by a
 // concurrent start that took it first (d then deletes nothing). Rows are
 // locked and inserted in id order.
-// Joined with n so that its notifications are sent (a SELECT in WITH runs
-// only when it is read).
 func (q *Queries) StartInstances(ctx context.Context, arg StartInstancesParams) ([]StartInstancesRow, error) {
-	rows, err := q.db.Query(ctx, startInstances,
-		arg.Starts,
-		arg.Namespace,
-		arg.Channel,
-		arg.WakePrefix,
-	)
+	rows, err := q.db.Query(ctx, startInstances, arg.Starts, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -1255,17 +1366,23 @@ func (q *Queries) StartInstances(ctx context.Context, arg StartInstancesParams) 
 }
 
 const takeTimedOutInstances = `-- name: TakeTimedOutInstances :many
-SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, history_bytes FROM instances
-WHERE status = 'running' AND execution_deadline < now()
+SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes FROM instances
+WHERE namespace = $1 AND status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
-LIMIT $1
+LIMIT $2
 FOR UPDATE SKIP LOCKED
 `
 
-// Running instances past their execution deadline and not held by a turn.
-func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]Instance, error) {
-	rows, err := q.db.Query(ctx, takeTimedOutInstances, maxRows)
+type TakeTimedOutInstancesParams struct {
+	Namespace string
+	MaxRows   int32
+}
+
+// Running instances past their execution deadline and not held by a turn
+// (one namespace per statement).
+func (q *Queries) TakeTimedOutInstances(ctx context.Context, arg TakeTimedOutInstancesParams) ([]Instance, error) {
+	rows, err := q.db.Query(ctx, takeTimedOutInstances, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -1315,6 +1432,7 @@ func (q *Queries) TakeTimedOutInstances(ctx context.Context, maxRows int32) ([]I
 			&i.RunID,
 			&i.ParentRunID,
 			&i.ResetFrom,
+			&i.Priority,
 			&i.HistoryBytes,
 		); err != nil {
 			return nil, err

@@ -49,6 +49,15 @@ type Batch struct {
 	ResetReapplySignals bool
 }
 
+type FlowKey struct {
+	Namespace   string
+	TaskQueue   string
+	Kind        string
+	FairnessKey string
+	Pass        time.Time
+	Step        pgtype.Interval
+}
+
 type History struct {
 	Namespace   string
 	InstanceID  string
@@ -103,6 +112,7 @@ type Instance struct {
 	RunID             uuid.UUID
 	ParentRunID       *uuid.UUID
 	ResetFrom         []byte
+	Priority          []byte
 	HistoryBytes      int64
 }
 
@@ -125,6 +135,8 @@ type OrchestratorQueue struct {
 	LockToken    *uuid.UUID
 	CreatedAt    time.Time
 	PayloadBytes int32
+	Priority     int16
+	Pass         *time.Time
 }
 
 type Query struct {
@@ -187,6 +199,16 @@ type SearchAttribute struct {
 	Name      string
 	Type      string
 	CreatedAt time.Time
+}
+
+type TaskQueueLimit struct {
+	Namespace  string
+	TaskQueue  string
+	Work       string
+	Rate       float64
+	Burst      float64
+	Tokens     float64
+	RefilledAt time.Time
 }
 
 type Update struct {
@@ -252,5 +274,7 @@ type WorkerQueue struct {
 	CancelRequestedAt       *time.Time
 	LastError               []byte
 	CancelledUnheldAt       *time.Time
+	Priority                int16
+	Pass                    *time.Time
 	RunID                   *uuid.UUID
 }

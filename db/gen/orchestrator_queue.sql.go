@@ -13,46 +13,24 @@ import (
 )
 
 const consumeMessages = `-- name: ConsumeMessages :exec
-WITH d AS (
-    DELETE FROM orchestrator_queue q
-    WHERE q.namespace = $3 AND q.instance_id = ANY($4::text[])
-      AND q.lock_token = ($2::jsonb -> q.instance_id ->> 'lock_token')::uuid
-)
-SELECT pg_notify($1::text, CASE WHEN w.n > 1 THEN w.wake || '#' || w.n ELSE w.wake END)
-FROM (
-    SELECT $2::jsonb -> x.instance_id ->> 'wake' AS wake, count(*) AS n
-    FROM (SELECT DISTINCT q.instance_id FROM orchestrator_queue q
-          WHERE q.namespace = $3 AND q.instance_id = ANY($4::text[])
-            AND q.visible_at <= now()
-            AND (q.lock_token IS NULL
-                 OR q.lock_token <> ($2::jsonb -> q.instance_id ->> 'lock_token')::uuid)) x
-    GROUP BY 1
-) w
+DELETE FROM orchestrator_queue q
+WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
+  AND q.lock_token = ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid
 `
 
 type ConsumeMessagesParams struct {
-	Channel     string
-	Turns       []byte
 	Namespace   string
 	InstanceIds []string
+	Turns       []byte
 }
 
-// Deletes the consumed messages of one or more turns — of each instance
-// named in instance_ids, those locked by turns[instance_id].lock_token —
-// and, for each instance that has other visible messages (arrived during
-// its turn, whose own wake-up found it locked), announces its next turn on
-// turns[instance_id].wake, the notification key of its workflow queue: one
-// notification per key, carrying the count as NotificationPayload does
-// ("key" for one, "key#n" for n). No answer to wait for: the statement
-// travels with the COMMIT. The rows the DELETE removes are still in this
-// statement's snapshot, hence the lock_token filter.
+// Deletes the consumed messages of one or more turns: of each instance
+// named in instance_ids, those locked by turns[instance_id].lock_token.
+// No answer to wait for: the statement travels with the next one or the
+// COMMIT. InstancesWithMessages, at the commit, finds the instances to
+// wake.
 func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) error {
-	_, err := q.db.Exec(ctx, consumeMessages,
-		arg.Channel,
-		arg.Turns,
-		arg.Namespace,
-		arg.InstanceIds,
-	)
+	_, err := q.db.Exec(ctx, consumeMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
 	return err
 }
 
@@ -158,7 +136,7 @@ func (q *Queries) DeleteLockedMessages(ctx context.Context, arg DeleteLockedMess
 }
 
 const enqueueMessages = `-- name: EnqueueMessages :many
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
 FROM jsonb_to_recordset($1::jsonb)
@@ -170,7 +148,7 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
-RETURNING instance_id, task_queue
+RETURNING o.instance_id, o.task_queue
 `
 
 type EnqueueMessagesParams struct {
@@ -239,7 +217,7 @@ func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToPa
 }
 
 const enqueueSignal = `-- name: EnqueueSignal :one
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb,
        $2::integer
 FROM (
@@ -249,7 +227,7 @@ FROM (
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING task_queue
+RETURNING o.task_queue
 `
 
 type EnqueueSignalParams struct {
@@ -280,6 +258,7 @@ func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (s
 
 const genericPlans = `-- name: GenericPlans :exec
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+WHERE current_setting('citus.version', true) IS NULL
 `
 
 // For the transactions of the hot path (turn fetches, acks, activity
@@ -289,10 +268,51 @@ SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
 // connection, again after every ANALYZE of a table a statement reads, would
 // only plan again what is known. Local to the transaction: the statements
 // whose best plan depends on their values (a list query's filter) keep
-// PostgreSQL's choice.
+// PostgreSQL's choice. Not on Citus (citus.version is its setting): its
+// distributed planner cannot route a generic plan ("could not create
+// distributed plan"), so there the mode stays as it is.
 func (q *Queries) GenericPlans(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, genericPlans)
 	return err
+}
+
+const instancesWithMessages = `-- name: InstancesWithMessages :many
+SELECT DISTINCT q.instance_id FROM orchestrator_queue q
+WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
+  AND q.visible_at <= now()
+  AND (q.lock_token IS NULL
+       OR q.lock_token <> ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid)
+`
+
+type InstancesWithMessagesParams struct {
+	Namespace   string
+	InstanceIds []string
+	Turns       []byte
+}
+
+// Of the instances named in instance_ids, whose turns were just
+// acknowledged, those that have visible messages their turn did not take
+// (turns[instance_id].lock_token): messages that arrived during the turn,
+// whose own wake-up found the instance locked. Read with the ack's COMMIT;
+// the caller announces their next turns once it has committed.
+func (q *Queries) InstancesWithMessages(ctx context.Context, arg InstancesWithMessagesParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, instancesWithMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var instance_id string
+		if err := rows.Scan(&instance_id); err != nil {
+			return nil, err
+		}
+		items = append(items, instance_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const lockInstanceMessages = `-- name: LockInstanceMessages :exec
@@ -315,9 +335,20 @@ func (q *Queries) LockInstanceMessages(ctx context.Context, arg LockInstanceMess
 }
 
 const nextWorkflowWake = `-- name: NextWorkflowWake :one
-SELECT visible_at FROM orchestrator_queue
-WHERE namespace = $1 AND task_queue = $2 AND visible_at > now()
-ORDER BY visible_at
+SELECT w.visible_at::timestamptz AS visible_at FROM (
+    (SELECT q.visible_at FROM orchestrator_queue q
+     WHERE q.namespace = $1 AND q.task_queue = $2 AND q.visible_at > now()
+     ORDER BY q.visible_at
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second'
+     FROM task_queue_limits l
+     WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+       AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
+       AND EXISTS (SELECT 1 FROM orchestrator_queue v
+                   WHERE v.namespace = $1 AND v.task_queue = $2 AND v.visible_at <= now()))
+) w
+ORDER BY w.visible_at
 LIMIT 1
 `
 
@@ -326,6 +357,9 @@ type NextWorkflowWakeParams struct {
 	TaskQueue string
 }
 
+// When a poll of the queue should look again: the earliest future
+// visible_at of its messages, or, for a rate-limited queue (migration
+// 00043) with work waiting, when its bucket has its next whole token.
 func (q *Queries) NextWorkflowWake(ctx context.Context, arg NextWorkflowWakeParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, nextWorkflowWake, arg.Namespace, arg.TaskQueue)
 	var visible_at time.Time

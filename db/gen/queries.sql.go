@@ -12,30 +12,22 @@ import (
 )
 
 const answerQuery = `-- name: AnswerQuery :one
-WITH a AS (
-    UPDATE queries SET answered = true, result = $3, error = $4
-    WHERE namespace = $5 AND query_id = $6 AND NOT answered
-    RETURNING query_id
-)
-SELECT a.query_id FROM a
-CROSS JOIN LATERAL (SELECT pg_notify($1::text, $2::text)) n
+UPDATE queries SET answered = true, result = $1, error = $2
+WHERE namespace = $3 AND query_id = $4 AND NOT answered
+RETURNING query_id
 `
 
 type AnswerQueryParams struct {
-	Channel   string
-	Wake      string
 	Result    []byte
 	Error     []byte
 	Namespace string
 	QueryID   uuid.UUID
 }
 
-// Records a claimed query's answer and wakes its waiting request. No row
-// comes back when the query is gone or already answered.
+// Records a claimed query's answer (the caller wakes its waiting request).
+// No row comes back when the query is gone or already answered.
 func (q *Queries) AnswerQuery(ctx context.Context, arg AnswerQueryParams) (uuid.UUID, error) {
 	row := q.db.QueryRow(ctx, answerQuery,
-		arg.Channel,
-		arg.Wake,
 		arg.Result,
 		arg.Error,
 		arg.Namespace,
@@ -48,7 +40,7 @@ func (q *Queries) AnswerQuery(ctx context.Context, arg AnswerQueryParams) (uuid.
 
 const claimQuery = `-- name: ClaimQuery :one
 UPDATE queries q SET claimed_by = $1, claimed_until = now() + $2::bigint * interval '1 millisecond'
-WHERE q.query_id = (
+WHERE q.namespace = $3 AND q.query_id = (
     SELECT c.query_id FROM queries c
     WHERE c.namespace = $3 AND c.task_queue = $4 AND NOT c.answered
       AND (c.claimed_until IS NULL OR c.claimed_until < now())
@@ -99,12 +91,18 @@ func (q *Queries) ClaimQuery(ctx context.Context, arg ClaimQueryParams) (ClaimQu
 }
 
 const deleteOldQueries = `-- name: DeleteOldQueries :execrows
-DELETE FROM queries WHERE created_at < now() - $1::bigint * interval '1 millisecond'
+DELETE FROM queries WHERE namespace = $1 AND created_at < now() - $2::bigint * interval '1 millisecond'
 `
 
-// The sweeper's: queries whose request went away without deleting them.
-func (q *Queries) DeleteOldQueries(ctx context.Context, ageMs int64) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteOldQueries, ageMs)
+type DeleteOldQueriesParams struct {
+	Namespace string
+	AgeMs     int64
+}
+
+// The sweeper's: queries whose request went away without deleting them
+// (one namespace per statement).
+func (q *Queries) DeleteOldQueries(ctx context.Context, arg DeleteOldQueriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteOldQueries, arg.Namespace, arg.AgeMs)
 	if err != nil {
 		return 0, err
 	}
@@ -149,23 +147,17 @@ func (q *Queries) GetQueryAnswer(ctx context.Context, arg GetQueryAnswerParams) 
 }
 
 const insertQuery = `-- name: InsertQuery :one
-WITH q AS (
-    INSERT INTO queries (query_id, namespace, instance_id, execution_id, task_queue, query_name, input, header)
-    SELECT $3, i.namespace, i.instance_id,
-           CASE WHEN $4::bigint > 0 THEN $4::bigint ELSE i.execution_id END,
-           i.task_queue, $5, $6, $7::jsonb
-    FROM instances i
-    WHERE i.namespace = $8 AND i.instance_id = $9
-      AND $4::bigint <= i.execution_id
-    RETURNING task_queue
-)
-SELECT q.task_queue FROM q
-CROSS JOIN LATERAL (SELECT pg_notify($1::text, $2::text || q.task_queue)) n
+INSERT INTO queries AS q (query_id, namespace, instance_id, execution_id, task_queue, query_name, input, header)
+SELECT $1, i.namespace, i.instance_id,
+       CASE WHEN $2::bigint > 0 THEN $2::bigint ELSE i.execution_id END,
+       i.task_queue, $3, $4, $5::jsonb
+FROM instances i
+WHERE i.namespace = $6 AND i.instance_id = $7
+  AND $2::bigint <= i.execution_id
+RETURNING q.task_queue
 `
 
 type InsertQueryParams struct {
-	Channel     string
-	WakePrefix  string
 	QueryID     uuid.UUID
 	ExecutionID int64
 	QueryName   string
@@ -176,13 +168,11 @@ type InsertQueryParams struct {
 }
 
 // Inserts a query of an execution of the instance (execution_id 0: the
-// current one) and wakes the
-// query pollers of its task queue. No row comes back when the instance
-// or the execution does not exist.
+// current one) and returns its task queue, whose query pollers the caller
+// wakes. No row comes back when the instance or the execution does not
+// exist.
 func (q *Queries) InsertQuery(ctx context.Context, arg InsertQueryParams) (string, error) {
 	row := q.db.QueryRow(ctx, insertQuery,
-		arg.Channel,
-		arg.WakePrefix,
 		arg.QueryID,
 		arg.ExecutionID,
 		arg.QueryName,

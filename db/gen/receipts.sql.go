@@ -12,22 +12,24 @@ import (
 )
 
 const deleteOldReceipts = `-- name: DeleteOldReceipts :execrows
-DELETE FROM report_receipts
-WHERE lock_token IN (
+DELETE FROM report_receipts d
+WHERE d.namespace = $1 AND d.lock_token IN (
     SELECT r.lock_token FROM report_receipts r
-    WHERE r.created_at < now() - $1::bigint * interval '1 millisecond'
+    WHERE r.namespace = $1 AND r.created_at < now() - $2::bigint * interval '1 millisecond'
     ORDER BY r.created_at
-    LIMIT $2::int
+    LIMIT $3::int
 )
 `
 
 type DeleteOldReceiptsParams struct {
-	KeepMs  int64
-	MaxRows int32
+	Namespace string
+	KeepMs    int64
+	MaxRows   int32
 }
 
+// The sweeper's, one namespace per statement.
 func (q *Queries) DeleteOldReceipts(ctx context.Context, arg DeleteOldReceiptsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteOldReceipts, arg.KeepMs, arg.MaxRows)
+	result, err := q.db.Exec(ctx, deleteOldReceipts, arg.Namespace, arg.KeepMs, arg.MaxRows)
 	if err != nil {
 		return 0, err
 	}
@@ -61,7 +63,7 @@ const insertReceipts = `-- name: InsertReceipts :exec
 INSERT INTO report_receipts (lock_token, namespace, kind, answer, digest)
 SELECT r.lock_token, $1::text, r.kind, r.answer, decode(r.digest, 'hex')
 FROM jsonb_to_recordset($2::jsonb) AS r(lock_token uuid, kind text, answer jsonb, digest text)
-ON CONFLICT (lock_token) DO NOTHING
+ON CONFLICT (namespace, lock_token) DO NOTHING
 `
 
 type InsertReceiptsParams struct {

@@ -50,19 +50,19 @@ func (q *Queries) AdvanceSchedule(ctx context.Context, arg AdvanceScheduleParams
 
 const claimBufferedSchedule = `-- name: ClaimBufferedSchedule :one
 SELECT namespace, schedule_id, spec, action, overlap_policy, catchup_window_ms, paused, note, remaining_actions, next_slot, next_fire_at, buffered_slot, actions_taken, overlap_skipped, missed_catchup, created_at, updated_at FROM schedules s
-WHERE s.buffered_slot IS NOT NULL AND NOT s.paused
+WHERE s.namespace = $1 AND s.buffered_slot IS NOT NULL AND NOT s.paused
   AND NOT EXISTS (
     SELECT 1 FROM schedule_actions a
-    JOIN instances i ON i.namespace = a.namespace AND i.instance_id = a.workflow_id
-    WHERE a.namespace = s.namespace AND a.schedule_id = s.schedule_id AND i.status = 'running')
+    JOIN instances i ON i.namespace = $1 AND i.instance_id = a.workflow_id
+    WHERE a.namespace = $1 AND a.schedule_id = s.schedule_id AND i.status = 'running')
 LIMIT 1
 FOR UPDATE OF s SKIP LOCKED
 `
 
 // A schedule whose buffered slot may start: none of its workflows runs
-// any more.
-func (q *Queries) ClaimBufferedSchedule(ctx context.Context) (Schedule, error) {
-	row := q.db.QueryRow(ctx, claimBufferedSchedule)
+// any more. One namespace per statement.
+func (q *Queries) ClaimBufferedSchedule(ctx context.Context, namespace string) (Schedule, error) {
+	row := q.db.QueryRow(ctx, claimBufferedSchedule, namespace)
 	var i Schedule
 	err := row.Scan(
 		&i.Namespace,
@@ -88,16 +88,22 @@ func (q *Queries) ClaimBufferedSchedule(ctx context.Context) (Schedule, error) {
 
 const claimDueSchedule = `-- name: ClaimDueSchedule :one
 SELECT namespace, schedule_id, spec, action, overlap_policy, catchup_window_ms, paused, note, remaining_actions, next_slot, next_fire_at, buffered_slot, actions_taken, overlap_skipped, missed_catchup, created_at, updated_at FROM schedules
-WHERE NOT paused AND next_fire_at IS NOT NULL AND next_fire_at <= $1
+WHERE namespace = $1 AND NOT paused AND next_fire_at IS NOT NULL AND next_fire_at <= $2
 ORDER BY next_fire_at
 LIMIT 1
 FOR UPDATE SKIP LOCKED
 `
 
+type ClaimDueScheduleParams struct {
+	Namespace string
+	Now       *time.Time
+}
+
 // The scheduler's claim: one due, unpaused schedule that no other
-// transaction holds (another replica skips it).
-func (q *Queries) ClaimDueSchedule(ctx context.Context, now *time.Time) (Schedule, error) {
-	row := q.db.QueryRow(ctx, claimDueSchedule, now)
+// transaction holds (another replica skips it). One namespace per
+// statement.
+func (q *Queries) ClaimDueSchedule(ctx context.Context, arg ClaimDueScheduleParams) (Schedule, error) {
+	row := q.db.QueryRow(ctx, claimDueSchedule, arg.Namespace, arg.Now)
 	var i Schedule
 	err := row.Scan(
 		&i.Namespace,
@@ -168,7 +174,10 @@ func (q *Queries) CreateSchedule(ctx context.Context, arg CreateScheduleParams) 
 }
 
 const deleteSchedule = `-- name: DeleteSchedule :execrows
-DELETE FROM schedules WHERE namespace = $1 AND schedule_id = $2
+WITH a AS (
+    DELETE FROM schedule_actions x WHERE x.namespace = $1 AND x.schedule_id = $2
+)
+DELETE FROM schedules s WHERE s.namespace = $1 AND s.schedule_id = $2
 `
 
 type DeleteScheduleParams struct {
@@ -176,6 +185,8 @@ type DeleteScheduleParams struct {
 	ScheduleID string
 }
 
+// A schedule and its actions (schedule_actions has no foreign key to it:
+// migration 00040).
 func (q *Queries) DeleteSchedule(ctx context.Context, arg DeleteScheduleParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteSchedule, arg.Namespace, arg.ScheduleID)
 	if err != nil {
@@ -363,7 +374,7 @@ func (q *Queries) NextScheduleFire(ctx context.Context) (NextScheduleFireRow, er
 const recentScheduleActions = `-- name: RecentScheduleActions :many
 SELECT a.slot_at, a.fired_at, a.workflow_id, a.kind, COALESCE(i.status, '')::text AS status
 FROM schedule_actions a
-LEFT JOIN instances i ON i.namespace = a.namespace AND i.instance_id = a.workflow_id
+LEFT JOIN instances i ON i.namespace = $1 AND i.instance_id = a.workflow_id
 WHERE a.namespace = $1 AND a.schedule_id = $2
 ORDER BY a.fired_at DESC, a.slot_at DESC
 LIMIT $3
@@ -456,7 +467,7 @@ func (q *Queries) ReplaceSchedule(ctx context.Context, arg ReplaceScheduleParams
 const runningScheduleWorkflows = `-- name: RunningScheduleWorkflows :many
 SELECT a.workflow_id
 FROM schedule_actions a
-JOIN instances i ON i.namespace = a.namespace AND i.instance_id = a.workflow_id
+JOIN instances i ON i.namespace = $1 AND i.instance_id = a.workflow_id
 WHERE a.namespace = $1 AND a.schedule_id = $2 AND i.status = 'running'
 ORDER BY a.slot_at
 LIMIT $3
@@ -523,7 +534,7 @@ const trimScheduleActions = `-- name: TrimScheduleActions :exec
 DELETE FROM schedule_actions d
 WHERE d.namespace = $1 AND d.schedule_id = $2
   AND d.slot_at < (SELECT k.slot_at FROM schedule_actions k
-                   WHERE k.namespace = d.namespace AND k.schedule_id = d.schedule_id
+                   WHERE k.namespace = $1 AND k.schedule_id = $2
                    ORDER BY k.slot_at DESC OFFSET 99 LIMIT 1)
 `
 

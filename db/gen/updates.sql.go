@@ -40,7 +40,7 @@ func (q *Queries) DeleteInstancesUpdates(ctx context.Context, arg DeleteInstance
 }
 
 const enqueueUpdate = `-- name: EnqueueUpdate :one
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', $1::jsonb,
        $2::integer
 FROM (
@@ -50,7 +50,7 @@ FROM (
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING task_queue
+RETURNING o.task_queue
 `
 
 type EnqueueUpdateParams struct {
@@ -80,7 +80,7 @@ func (q *Queries) EnqueueUpdate(ctx context.Context, arg EnqueueUpdateParams) (s
 
 const getUpdate = `-- name: GetUpdate :one
 SELECT u.stage, u.result, u.error, i.status
-FROM updates u JOIN instances i ON i.namespace = u.namespace AND i.instance_id = u.instance_id
+FROM updates u JOIN instances i ON i.namespace = $1 AND i.instance_id = u.instance_id
 WHERE u.namespace = $1 AND u.instance_id = $2 AND u.update_id = $3
 `
 

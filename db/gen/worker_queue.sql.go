@@ -18,7 +18,7 @@ SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     visible_at = now() + $1::bigint * interval '1 millisecond'
 WHERE lock_token = $2 AND namespace = $3 AND locked_until > now() - interval '1 day'
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id
+RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
 `
 
 type AbandonAttemptParams struct {
@@ -63,33 +63,53 @@ func (q *Queries) AbandonAttempt(ctx context.Context, arg AbandonAttemptParams) 
 		&i.CancelRequestedAt,
 		&i.LastError,
 		&i.CancelledUnheldAt,
+		&i.Priority,
+		&i.Pass,
 		&i.RunID,
 	)
 	return i, err
 }
 
 const deleteAttempts = `-- name: DeleteAttempts :exec
-DELETE FROM worker_queue WHERE id = ANY($1::bigint[])
+DELETE FROM worker_queue d
+USING (
+    SELECT f.tid FROM unnest($1::bigint[]) AS k(id)
+    CROSS JOIN LATERAL (
+        SELECT (x).ctid AS tid FROM worker_queue x
+        WHERE x.namespace = $2 AND x.id = k.id
+        LIMIT 1
+    ) f
+) t
+WHERE d.namespace = $2 AND d.ctid = t.tid
 `
 
-func (q *Queries) DeleteAttempts(ctx context.Context, ids []int64) error {
-	_, err := q.db.Exec(ctx, deleteAttempts, ids)
+type DeleteAttemptsParams struct {
+	Ids       []int64
+	Namespace string
+}
+
+// Each attempt found by a key probe (the LATERAL … LIMIT is never
+// flattened into a join) and deleted through the ctid found.
+func (q *Queries) DeleteAttempts(ctx context.Context, arg DeleteAttemptsParams) error {
+	_, err := q.db.Exec(ctx, deleteAttempts, arg.Ids, arg.Namespace)
 	return err
 }
 
 const deleteCancelledUnlocked = `-- name: DeleteCancelledUnlocked :execrows
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT id FROM worker_queue
-    WHERE cancelled_unheld_at < now() - $1::bigint * interval '1 millisecond'
+DELETE FROM worker_queue d
+USING (
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE x.namespace = $1 AND cancelled_unheld_at < now() - $2::bigint * interval '1 millisecond'
       AND cancel_requested AND lock_token IS NULL
     ORDER BY cancelled_unheld_at
-    LIMIT $2
+    LIMIT $3
     FOR UPDATE SKIP LOCKED
-)
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
 `
 
 type DeleteCancelledUnlockedParams struct {
+	Namespace   string
 	OlderThanMs int64
 	MaxRows     int32
 }
@@ -102,7 +122,7 @@ type DeleteCancelledUnlockedParams struct {
 // never dropped. (The ORDER BY keeps a plan made without statistics off
 // worker_queue_dequeue, whose predicate the statement implies as well.)
 func (q *Queries) DeleteCancelledUnlocked(ctx context.Context, arg DeleteCancelledUnlockedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteCancelledUnlocked, arg.OlderThanMs, arg.MaxRows)
+	result, err := q.db.Exec(ctx, deleteCancelledUnlocked, arg.Namespace, arg.OlderThanMs, arg.MaxRows)
 	if err != nil {
 		return 0, err
 	}
@@ -126,12 +146,14 @@ SELECT
      ORDER BY w.activity_id, w.attempt DESC
      LIMIT $4) a), '[]')::jsonb AS activities,
   (SELECT count(*) FROM instances c
-   WHERE c.parent_namespace = $1 AND c.parent_instance_id = $2
+   WHERE c.namespace = $1 AND c.parent_namespace = $1
+     AND c.parent_instance_id = $2
      AND c.parent_execution_id = $3 AND c.status = 'running')::bigint AS child_count,
   COALESCE((SELECT jsonb_agg(to_jsonb(k) ORDER BY k.parent_child_id) FROM (
      SELECT c.instance_id, c.workflow_type, c.execution_id, c.parent_child_id, c.cancel_requested, c.created_at
      FROM instances c
-     WHERE c.parent_namespace = $1 AND c.parent_instance_id = $2
+     WHERE c.namespace = $1 AND c.parent_namespace = $1
+       AND c.parent_instance_id = $2
        AND c.parent_execution_id = $3 AND c.status = 'running'
      ORDER BY c.parent_child_id
      LIMIT $4) k), '[]')::jsonb AS children,
@@ -190,15 +212,16 @@ func (q *Queries) DescribePending(ctx context.Context, arg DescribePendingParams
 }
 
 const dropUnheldExecutionAttempts = `-- name: DropUnheldExecutionAttempts :execrows
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT w.id FROM worker_queue w
+DELETE FROM worker_queue d
+USING (
+    SELECT (w).ctid AS tid FROM worker_queue w
     WHERE w.namespace = $1 AND w.instance_id = ANY($2::text[])
       AND w.execution_id = ($3::jsonb -> w.instance_id ->> 'execution_id')::bigint
       AND w.lock_token IS NULL
     ORDER BY w.id
     FOR UPDATE
-)
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
 `
 
 type DropUnheldExecutionAttemptsParams struct {
@@ -224,22 +247,28 @@ UPDATE worker_queue w
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     started_at = CASE WHEN w.schedule_to_start_deadline IS NULL THEN w.started_at END,
-    schedule_to_start_deadline = now() + (w.schedule_to_start_deadline - w.visible_at)
+    schedule_to_start_deadline = tether_add(now(), w.schedule_to_start_deadline - w.visible_at)
 FROM (
-    SELECT id FROM worker_queue
-    WHERE lock_token IS NOT NULL AND locked_until < now()
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE namespace = $1 AND lock_token IS NOT NULL AND locked_until < now()
     ORDER BY locked_until
-    LIMIT $1
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
+WHERE w.namespace = $1 AND w.ctid = c.tid
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id
 `
+
+type ExpireLocksParams struct {
+	Namespace string
+	MaxRows   int32
+}
 
 // Releases attempts whose lock expired, so they can be delivered again.
 // The attempt waits to be started again: its ScheduleToStart runs anew.
-func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, expireLocks, maxRows)
+// One namespace per statement, as every sweeper statement.
+func (q *Queries) ExpireLocks(ctx context.Context, arg ExpireLocksParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, expireLocks, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +309,8 @@ func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -293,44 +324,162 @@ func (q *Queries) ExpireLocks(ctx context.Context, maxRows int32) ([]WorkerQueue
 }
 
 const fetchAttempts = `-- name: FetchAttempts :many
+WITH bud AS (
+    SELECT l.task_queue,
+           GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = $1 AND l.task_queue = ANY($2::text[]) AND l.work = 'a'
+    ORDER BY l.task_queue
+    FOR UPDATE
+), taken AS (
 UPDATE worker_queue w
-SET lock_token = gen_random_uuid(),
-    locked_until = now() + $1::bigint * interval '1 millisecond',
-    worker_id = $2,
+SET lock_token = c.token,
+    locked_until = now() + $3::bigint * interval '1 millisecond',
+    worker_id = $4,
     delivery_count = w.delivery_count + 1,
     started_at = now(),
     cancelled_unheld_at = NULL,
-    start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
-                                   THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
-    heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
-                              THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM (
-    SELECT x.id
-    FROM unnest($3::text[]) WITH ORDINALITY AS tq(name, ord)
+    SELECT x.id, ($5::uuid[])[row_number() OVER ()] AS token
+    FROM unnest($2::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-        SELECT wq.id FROM worker_queue wq
-        WHERE wq.namespace = $4 AND wq.task_queue = tq.name
-          AND wq.lock_token IS NULL AND wq.visible_at <= now()
-        ORDER BY wq.visible_at, wq.id
-        LIMIT $5
-        FOR UPDATE SKIP LOCKED
+      SELECT z.id FROM (
+      SELECT y.id, row_number() OVER () AS rn FROM (
+        -- A queue without flow control (the flow index has no attempt of
+        -- it: one probe) is taken in visible order, as it always was.
+        SELECT pl.id FROM (
+            SELECT wq.id FROM worker_queue wq
+            WHERE wq.namespace = $1 AND wq.task_queue = tq.name
+              AND wq.lock_token IS NULL AND wq.visible_at <= now()
+              AND NOT EXISTS (SELECT 1 FROM worker_queue fe
+                              WHERE fe.namespace = $1 AND fe.task_queue = tq.name
+                                AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
+            ORDER BY wq.visible_at, wq.id
+            LIMIT $6
+            FOR UPDATE SKIP LOCKED
+        ) pl
+        UNION ALL
+        -- Flow control (migration 00042): the queue's visible attempts in
+        -- (priority, pass) order, where an attempt without flow control is
+        -- priority 3 with visible_at as its pass (as LockNextTurns takes
+        -- turns), each locked by primary key as it is pulled.
+        SELECT fl.id FROM (
+            (SELECT q1.id FROM worker_queue q1
+             WHERE q1.namespace = $1 AND q1.task_queue = tq.name AND q1.priority < 3
+               AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
+             ORDER BY q1.priority, q1.pass, q1.id)
+            UNION ALL
+            (SELECT q3.id FROM (
+                 (SELECT q2.id, q2.pass AS r FROM worker_queue q2
+                  WHERE q2.namespace = $1 AND q2.task_queue = tq.name AND q2.priority = 3
+                    AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
+                  ORDER BY q2.pass, q2.id)
+                 UNION ALL
+                 (SELECT q0.id, q0.visible_at AS r FROM worker_queue q0
+                  WHERE q0.namespace = $1 AND q0.task_queue = tq.name
+                    AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
+                  ORDER BY q0.visible_at, q0.id)
+             ) q3 ORDER BY q3.r, q3.id)
+            UNION ALL
+            (SELECT q5.id FROM worker_queue q5
+             WHERE q5.namespace = $1 AND q5.task_queue = tq.name AND q5.priority > 3
+               AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
+             ORDER BY q5.priority, q5.pass, q5.id)
+        ) u
+        CROSS JOIN LATERAL (
+            -- By primary key: lock_token is checked on the row locked,
+            -- outside (a condition here, or pushed down here, which the
+            -- LIMIT prevents, would make the dequeue index's predicate
+            -- hold, and an empty table's plan walk that index).
+            SELECT wl.id, wl.lock_token FROM worker_queue wl
+            WHERE wl.namespace = $1 AND wl.id = u.id
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        ) fl
+        WHERE fl.lock_token IS NULL AND EXISTS (SELECT 1 FROM worker_queue fe
+                      WHERE fe.namespace = $1 AND fe.task_queue = tq.name
+                        AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
+        LIMIT $6
+      ) y
+      ) z
+      -- The queue's budget, when it has a rate limit.
+      WHERE z.rn <= COALESCE((SELECT b.n FROM bud b WHERE b.task_queue = tq.name), z.rn)
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
-        WHERE k.namespace = $4 AND k.worker_id = $2 AND k.state <> 'active'
+        WHERE k.namespace = $1 AND k.worker_id = $4 AND k.state <> 'active'
     )
-    LIMIT $5
+    LIMIT $6
 ) c
-WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
+WHERE w.namespace = $1 AND w.id = c.id
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id
+), tb AS (
+    -- The attempts taken spend their queues' tokens (limited queues only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM taken WHERE taken.task_queue = l.task_queue),
+        refilled_at = now()
+    FROM bud
+    WHERE l.namespace = $1 AND l.task_queue = bud.task_queue AND l.work = 'a'
+)
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
+       workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
+       scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
+       start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
+       delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
+FROM taken
 `
 
 type FetchAttemptsParams struct {
+	Namespace  string
+	TaskQueues []string
 	LockMs     int64
 	WorkerID   *string
-	TaskQueues []string
-	Namespace  string
+	LockTokens []uuid.UUID
 	MaxTasks   int32
+}
+
+type FetchAttemptsRow struct {
+	ID                      int64
+	Namespace               string
+	TaskQueue               string
+	InstanceID              string
+	ExecutionID             int64
+	ActivityID              int64
+	Attempt                 int32
+	ActivityType            string
+	WorkflowType            string
+	WorkflowTaskQueue       string
+	Input                   []byte
+	Options                 []byte
+	StartToCloseMs          int64
+	HeartbeatTimeoutMs      int64
+	ScheduledAt             time.Time
+	VisibleAt               time.Time
+	ScheduleToStartDeadline *time.Time
+	ScheduleToCloseDeadline *time.Time
+	StartToCloseDeadline    *time.Time
+	HeartbeatDeadline       *time.Time
+	StartedAt               *time.Time
+	LockToken               *uuid.UUID
+	LockedUntil             *time.Time
+	WorkerID                *string
+	DeliveryCount           int32
+	HeartbeatDetails        []byte
+	LastHeartbeatAt         *time.Time
+	CancelRequested         bool
+	CancelReason            *string
+	CancelRequestedAt       *time.Time
+	LastError               []byte
+	CancelledUnheldAt       *time.Time
+	Priority                int16
+	Pass                    *time.Time
+	RunID                   *uuid.UUID
 }
 
 // Claims up to max_tasks visible attempts of the task queues (in the order
@@ -338,22 +487,31 @@ type FetchAttemptsParams struct {
 // A worker whose session is no longer active (inactive, cleaned up) claims
 // nothing; a worker id without a session is served. A cancelled attempt is
 // held from now on: the sweeper's retention of cancelled attempts nobody
-// holds (cancelled_unheld_at) no longer applies to it.
-func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([]WorkerQueue, error) {
+// holds (cancelled_unheld_at) no longer applies to it. The lock tokens
+// come from the caller (lock_tokens: at least max_tasks of them), one per
+// attempt claimed.
+//
+// A rate limit of a queue (task_queue_limits, work 'a'; migration 00043)
+// bounds what the fetch takes of it, as LockNextTurns does for turns: its
+// token bucket row is locked (in queue order), at most its whole tokens
+// are taken, and those taken are spent (tb). Queues without a limit have no
+// row: one probe of the primary key per queue finds none.
+func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([]FetchAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, fetchAttempts,
+		arg.Namespace,
+		arg.TaskQueues,
 		arg.LockMs,
 		arg.WorkerID,
-		arg.TaskQueues,
-		arg.Namespace,
+		arg.LockTokens,
 		arg.MaxTasks,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []WorkerQueue{}
+	items := []FetchAttemptsRow{}
 	for rows.Next() {
-		var i WorkerQueue
+		var i FetchAttemptsRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Namespace,
@@ -387,6 +545,8 @@ func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -404,26 +564,26 @@ WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
-        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+        cancel_requested_at = LEAST(w.cancel_requested_at, now()),
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
-        SELECT x.id, a.reason::text AS reason
-        FROM jsonb_to_recordset($1::jsonb) AS a(activity_id bigint, reason text)
+        SELECT (x).ctid AS tid, a.reason::text AS reason
+        FROM jsonb_to_recordset($2::jsonb) AS a(activity_id bigint, reason text)
         JOIN worker_queue x ON x.activity_id = a.activity_id
-        WHERE x.namespace = $2 AND x.instance_id = $3
+        WHERE x.namespace = $1 AND x.instance_id = $3
           AND x.execution_id = $4 AND NOT x.cancel_requested
         ORDER BY x.id
         FOR NO KEY UPDATE OF x
     ) c
-    WHERE w.id = c.id
+    WHERE w.namespace = $1 AND w.ctid = c.tid
     RETURNING w.worker_id
 )
 SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL
 `
 
 type FlagActivitiesParams struct {
-	Cancels     []byte
 	Namespace   string
+	Cancels     []byte
 	InstanceID  string
 	ExecutionID int64
 }
@@ -435,8 +595,8 @@ type FlagActivitiesParams struct {
 // in id order, then flagged.
 func (q *Queries) FlagActivities(ctx context.Context, arg FlagActivitiesParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, flagActivities,
-		arg.Cancels,
 		arg.Namespace,
+		arg.Cancels,
 		arg.InstanceID,
 		arg.ExecutionID,
 	)
@@ -463,34 +623,40 @@ WITH cleared AS (
     UPDATE worker_queue x
     SET schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
     FROM (
-        SELECT id FROM worker_queue
-        WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+        SELECT (y).ctid AS tid FROM worker_queue y
+        WHERE namespace = $1
+          AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
           AND cancel_requested
         ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
-        LIMIT $1
+        LIMIT $2
         FOR UPDATE SKIP LOCKED
     ) d
-    WHERE x.id = d.id
+    WHERE x.namespace = $1 AND x.ctid = d.tid
     RETURNING x.id
 )
 UPDATE worker_queue w
 SET cancel_requested = true,
-    cancel_reason = CASE WHEN w.start_to_close_deadline < now() THEN 'timeout:start_to_close'
-                         ELSE 'timeout:heartbeat' END,
+    cancel_reason = CASE WHEN c.start_to_close THEN 'timeout:start_to_close' ELSE 'timeout:heartbeat' END,
     cancel_requested_at = now(),
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT id FROM worker_queue
-    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+    SELECT (y).ctid AS tid, y.start_to_close_deadline < now() AS start_to_close FROM worker_queue y
+    WHERE namespace = $1
+      AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
       AND (start_to_close_deadline < now() OR heartbeat_deadline < now())
       AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
-    LIMIT $1
+    LIMIT $2
     FOR NO KEY UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id AND NOT w.cancel_requested
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
+WHERE w.namespace = $1 AND w.ctid = c.tid AND NOT w.cancel_requested
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id
 `
+
+type FlagAttemptTimeoutsParams struct {
+	Namespace string
+	MaxRows   int32
+}
 
 // StartToClose and Heartbeat timeouts: the running attempt is flagged
 // cancelled; the caller schedules the next attempt or fails the activity.
@@ -506,8 +672,8 @@ RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.acti
 // acknowledges it (stale), or lets its lock expire (it is then dropped).
 // Both parts skip the attempts another transaction holds (the next sweep
 // finds them), so that the sweep never waits on a row lock.
-func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, flagAttemptTimeouts, maxRows)
+func (q *Queries) FlagAttemptTimeouts(ctx context.Context, arg FlagAttemptTimeoutsParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, flagAttemptTimeouts, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -548,6 +714,8 @@ func (q *Queries) FlagAttemptTimeouts(ctx context.Context, maxRows int32) ([]Wor
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -565,17 +733,17 @@ WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, $3::jsonb -> w.instance_id ->> 'reason'),
-        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+        cancel_requested_at = LEAST(w.cancel_requested_at, now()),
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
-        SELECT x.id FROM worker_queue x
+        SELECT (x).ctid AS tid FROM worker_queue x
         WHERE x.namespace = $4 AND x.instance_id = ANY($5::text[])
           AND x.execution_id = ($3::jsonb -> x.instance_id ->> 'execution_id')::bigint
           AND NOT x.cancel_requested
         ORDER BY x.id
         FOR NO KEY UPDATE
     ) c
-    WHERE w.id = c.id
+    WHERE w.namespace = $4 AND w.ctid = c.tid
     RETURNING w.worker_id
 )
 SELECT pg_notify($1::text, $2::text || x.worker_id)
@@ -616,25 +784,30 @@ const flagScheduleToCloseExpired = `-- name: FlagScheduleToCloseExpired :many
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = COALESCE(w.cancel_reason, 'timeout:schedule_to_close'),
-    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+    cancel_requested_at = LEAST(w.cancel_requested_at, now()),
     schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT id FROM worker_queue
-    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+    SELECT (y).ctid AS tid FROM worker_queue y
+    WHERE namespace = $1 AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
       AND schedule_to_close_deadline < now() AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
-    LIMIT $1
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
+WHERE w.namespace = $1 AND w.ctid = c.tid
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id
 `
+
+type FlagScheduleToCloseExpiredParams struct {
+	Namespace string
+	MaxRows   int32
+}
 
 // ScheduleToClose timeouts, through worker_queue_deadline (oldest first);
 // cancelled attempts are skipped on the heap (FlagAttemptTimeouts clears
 // their deadlines). The attempt's deadlines are cleared: it has fired.
-func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, flagScheduleToCloseExpired, maxRows)
+func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, arg FlagScheduleToCloseExpiredParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, flagScheduleToCloseExpired, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -675,6 +848,8 @@ func (q *Queries) FlagScheduleToCloseExpired(ctx context.Context, maxRows int32)
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -691,10 +866,12 @@ const heartbeatAttempt = `-- name: HeartbeatAttempt :one
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + $1::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN $2::boolean THEN $3::jsonb ELSE heartbeat_details END,
-    last_heartbeat_at = CASE WHEN $2::boolean THEN now() ELSE last_heartbeat_at END,
-    heartbeat_deadline = CASE WHEN $2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
-                              THEN now() + heartbeat_timeout_ms * interval '1 millisecond'
-                              ELSE heartbeat_deadline END
+    -- Both only move forward: GREATEST keeps the column where the
+    -- CASE gives NULL (no details), and takes the new time otherwise.
+    last_heartbeat_at = GREATEST(last_heartbeat_at, tether_add(now(), CASE WHEN $2::boolean THEN interval '0' END)),
+    heartbeat_deadline = GREATEST(heartbeat_deadline,
+        tether_add(now(), CASE WHEN $2::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
+                               THEN heartbeat_timeout_ms * interval '1 millisecond' END))
 WHERE lock_token = $4 AND namespace = $5 AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until
 `
@@ -737,11 +914,43 @@ func (q *Queries) HeartbeatAttempt(ctx context.Context, arg HeartbeatAttemptPara
 }
 
 const insertAttempts = `-- name: InsertAttempts :exec
+WITH f AS (
+    -- Flow control (migration 00042): each attempt whose options have a
+    -- priority (the activity's, or its workflow's), its priority key,
+    -- fairness key and stride (1 ms / weight), as StartInstances does for
+    -- starts; attempts without one have none of this.
+    SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
+           (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
+           e->>'task_queue' AS task_queue,
+           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM jsonb_array_elements($2::jsonb) AS e
+    WHERE e->'options'->'priority' IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT $1, f.task_queue, 'a', f.fk,
+           LEAST(now(), (SELECT q.pass FROM worker_queue q
+                         WHERE q.namespace = $1 AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL AND q.lock_token IS NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk
+                                        ORDER BY f.instance_id, f.execution_id, f.activity_id, f.attempt) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+)
 INSERT INTO worker_queue (
     namespace, task_queue, instance_id, execution_id, activity_id, attempt,
     activity_type, workflow_type, workflow_task_queue, input, options,
     start_to_close_ms, heartbeat_timeout_ms, heartbeat_details, last_error,
-    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, run_id)
+    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, priority, pass, run_id)
 SELECT $1, a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
        a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
        COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details, a.last_error,
@@ -751,6 +960,8 @@ SELECT $1, a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt
             THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
        COALESCE(a.schedule_to_close_deadline,
                 CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
+       COALESCE(p.pk, 3),
+       p.pass,
        a.run_id
 FROM jsonb_to_recordset($2::jsonb) AS a(
     task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
@@ -758,6 +969,8 @@ FROM jsonb_to_recordset($2::jsonb) AS a(
     start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
     delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
     schedule_to_close_deadline timestamptz, last_error jsonb, run_id uuid)
+LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
+                  AND p.activity_id = a.activity_id AND p.attempt = a.attempt
 `
 
 type InsertAttemptsParams struct {
@@ -774,15 +987,46 @@ func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) 
 }
 
 const insertAttemptsClaiming = `-- name: InsertAttemptsClaiming :many
-WITH ins AS (
+WITH f AS (
+    -- Flow control (migration 00042): each attempt whose options have a
+    -- priority (the activity's, or its workflow's), its priority key,
+    -- fairness key and stride (1 ms / weight), as StartInstances does for
+    -- starts; attempts without one have none of this.
+    SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
+           (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
+           e->>'task_queue' AS task_queue,
+           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM jsonb_array_elements($1::jsonb) AS e
+    WHERE e->'options'->'priority' IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT $2, f.task_queue, 'a', f.fk,
+           LEAST(now(), (SELECT q.pass FROM worker_queue q
+                         WHERE q.namespace = $2 AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL AND q.lock_token IS NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk
+                                        ORDER BY f.instance_id, f.execution_id, f.activity_id, f.attempt) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), ins AS (
     INSERT INTO worker_queue (
         namespace, task_queue, instance_id, execution_id, activity_id, attempt,
         activity_type, workflow_type, workflow_task_queue, input, options,
         start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
         scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
         lock_token, locked_until, worker_id, delivery_count, started_at,
-        start_to_close_deadline, heartbeat_deadline, run_id)
-    SELECT $1, a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
+        start_to_close_deadline, heartbeat_deadline, priority, pass, run_id)
+    SELECT $2, a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
            a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
            COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
            now(),
@@ -791,7 +1035,7 @@ WITH ins AS (
                 THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
            COALESCE(a.schedule_to_close_deadline,
                     CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
-           CASE WHEN c.claimed THEN gen_random_uuid() END,
+           CASE WHEN c.claimed THEN a.claim_token END,
            CASE WHEN c.claimed THEN now() + a.claim_lock_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed THEN a.claim_worker END,
            CASE WHEN c.claimed THEN 1 ELSE 0 END,
@@ -800,34 +1044,42 @@ WITH ins AS (
                 THEN now() + a.start_to_close_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed AND a.heartbeat_timeout_ms > 0
                 THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END,
+           COALESCE(p.pk, 3),
+           p.pass,
            a.run_id
-    FROM jsonb_to_recordset($2::jsonb) AS a(
+    FROM jsonb_to_recordset($1::jsonb) AS a(
         task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, run_id uuid)
+        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, run_id uuid, claim_token uuid)
+    LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
+                  AND p.activity_id = a.activity_id AND p.attempt = a.attempt
     CROSS JOIN LATERAL (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
-            WHERE k.namespace = $1 AND k.worker_id = a.claim_worker AND k.state <> 'active'
+            WHERE k.namespace = $2 AND k.worker_id = a.claim_worker AND k.state <> 'active'
+        ) AND NOT EXISTS (
+            -- A rate-limited queue's attempts go through its fetch.
+            SELECT 1 FROM task_queue_limits l
+            WHERE l.namespace = $2 AND l.task_queue = a.task_queue AND l.work = 'a'
         ) AS claimed
     ) c
-    RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id
+    RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
 )
 SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
        workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
        scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
        start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
-       cancel_requested_at, last_error, cancelled_unheld_at, run_id
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
 FROM ins WHERE lock_token IS NOT NULL
 ORDER BY instance_id, activity_id
 `
 
 type InsertAttemptsClaimingParams struct {
-	Namespace string
 	Attempts  []byte
+	Namespace string
 }
 
 type InsertAttemptsClaimingRow struct {
@@ -863,19 +1115,22 @@ type InsertAttemptsClaimingRow struct {
 	CancelRequestedAt       *time.Time
 	LastError               []byte
 	CancelledUnheldAt       *time.Time
+	Priority                int16
+	Pass                    *time.Time
 	RunID                   *uuid.UUID
 }
 
 // Eager dispatch: inserts the attempts of one or more turns as
 // InsertAttempts does, those with a claim_worker already held by that
-// worker (the one acknowledging the turn) for claim_lock_ms — locked, bound
+// worker (the one acknowledging the turn) for claim_lock_ms with the lock
+// token claim_token — locked, bound
 // and started exactly as FetchAttempts would leave them — unless that
 // worker's session is no longer active; returns the attempts it claimed.
 // Claiming in the insert spares each such attempt an update: a new version
 // of the row with an entry in every index of the table (the claim changes
 // indexed columns, so it cannot be HOT).
 func (q *Queries) InsertAttemptsClaiming(ctx context.Context, arg InsertAttemptsClaimingParams) ([]InsertAttemptsClaimingRow, error) {
-	rows, err := q.db.Query(ctx, insertAttemptsClaiming, arg.Namespace, arg.Attempts)
+	rows, err := q.db.Query(ctx, insertAttemptsClaiming, arg.Attempts, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -916,6 +1171,8 @@ func (q *Queries) InsertAttemptsClaiming(ctx context.Context, arg InsertAttempts
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -932,11 +1189,19 @@ const nextActivityWake = `-- name: NextActivityWake :one
 SELECT min(x.visible_at)::timestamptz AS next_visible
 FROM unnest($1::text[]) AS tq(name)
 CROSS JOIN LATERAL (
-    SELECT visible_at FROM worker_queue
-    WHERE namespace = $2 AND task_queue = tq.name
-      AND lock_token IS NULL AND visible_at > now()
-    ORDER BY visible_at
-    LIMIT 1
+    (SELECT wq.visible_at FROM worker_queue wq
+     WHERE wq.namespace = $2 AND wq.task_queue = tq.name
+       AND wq.lock_token IS NULL AND wq.visible_at > now()
+     ORDER BY wq.visible_at
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second'
+     FROM task_queue_limits l
+     WHERE l.namespace = $2 AND l.task_queue = tq.name AND l.work = 'a'
+       AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
+       AND EXISTS (SELECT 1 FROM worker_queue v
+                   WHERE v.namespace = $2 AND v.task_queue = tq.name
+                     AND v.lock_token IS NULL AND v.visible_at <= now()))
 ) x
 HAVING count(*) > 0
 `
@@ -946,6 +1211,9 @@ type NextActivityWakeParams struct {
 	Namespace  string
 }
 
+// When a poll of the queues should look again: the earliest future
+// visible_at of their attempts, or, for a rate-limited queue (migration
+// 00043) with attempts waiting, when its bucket has its next whole token.
 func (q *Queries) NextActivityWake(ctx context.Context, arg NextActivityWakeParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, nextActivityWake, arg.TaskQueues, arg.Namespace)
 	var next_visible time.Time
@@ -980,12 +1248,18 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) (QueueSt
 
 const takeAttempt = `-- name: TakeAttempt :one
 DELETE FROM worker_queue
-WHERE lock_token = $1 AND namespace = $2 AND locked_until > now() - interval '1 day'
-RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at, worker_queue.run_id,
-          (CASE WHEN cancel_requested THEN ''
-                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out
+USING (
+    SELECT (x).ctid AS tid,
+           (CASE WHEN x.cancel_requested THEN ''
+                 WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
+                 WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
+                 ELSE '' END)::text AS timed_out
+    FROM worker_queue x
+    WHERE x.lock_token = $1 AND x.namespace = $2 AND x.locked_until > now() - interval '1 day'
+    OFFSET 0
+) v
+WHERE worker_queue.namespace = $2 AND worker_queue.ctid = v.tid
+RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at, worker_queue.priority, worker_queue.pass, worker_queue.run_id, v.timed_out::text AS timed_out
 `
 
 type TakeAttemptParams struct {
@@ -1001,6 +1275,9 @@ type TakeAttemptRow struct {
 // Removes a held attempt (complete, fail): the caller decides what follows.
 // timed_out names a StartToClose or Heartbeat deadline that passed before
 // the report (the sweeper had not flagged it yet): the report is then late.
+// (timed_out is computed in the USING subquery, which OFFSET 0 keeps a
+// subquery: a DELETE's RETURNING calls no function that is not
+// immutable, for Citus.)
 func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeAttemptRow, error) {
 	row := q.db.QueryRow(ctx, takeAttempt, arg.LockToken, arg.Namespace)
 	var i TakeAttemptRow
@@ -1037,6 +1314,8 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 		&i.WorkerQueue.CancelRequestedAt,
 		&i.WorkerQueue.LastError,
 		&i.WorkerQueue.CancelledUnheldAt,
+		&i.WorkerQueue.Priority,
+		&i.WorkerQueue.Pass,
 		&i.WorkerQueue.RunID,
 		&i.TimedOut,
 	)
@@ -1045,47 +1324,43 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 
 const takeAttempts = `-- name: TakeAttempts :many
 WITH victims AS (
-    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at, x.run_id,
+    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at, x.priority, x.pass, x.run_id, (x).ctid AS tid,
            (CASE WHEN x.cancel_requested THEN ''
                  WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
                  WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
                  ELSE '' END)::text AS timed_out
     FROM worker_queue x
-    WHERE x.lock_token = ANY($1::uuid[]) AND x.namespace = $2 AND x.locked_until > now() - interval '1 day'
+    WHERE x.lock_token = ANY($2::uuid[]) AND x.namespace = $1 AND x.locked_until > now() - interval '1 day'
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, $3::text,
            ($4::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
            now()
-    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id, timed_out FROM victims ORDER BY lock_token) v
+    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id, tid, timed_out FROM victims ORDER BY lock_token) v
     CROSS JOIN LATERAL (
         SELECT ix.namespace, ix.instance_id, ix.task_queue
         FROM instances ix
-        WHERE ix.namespace = $2 AND ix.instance_id = v.instance_id
+        WHERE ix.namespace = $1 AND ix.instance_id = v.instance_id
           AND ix.status = 'running' AND ix.execution_id = v.execution_id
         LIMIT 1
     ) i
     WHERE v.timed_out = '' AND NOT v.cancel_requested
-    RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
+    RETURNING o.instance_id, (o.payload->>'activity_id')::bigint AS activity_id, o.task_queue
 )
 DELETE FROM worker_queue w
 USING victims v
-WHERE w.id = v.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id,
-          (CASE WHEN w.cancel_requested THEN ''
-                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out,
+WHERE w.namespace = $1 AND w.ctid = v.tid
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id, v.timed_out::text AS timed_out,
           EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
           COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue
 `
 
 type TakeAttemptsParams struct {
-	LockTokens []uuid.UUID
 	Namespace  string
+	LockTokens []uuid.UUID
 	Kind       string
 	Results    []byte
 }
@@ -1111,12 +1386,10 @@ type TakeAttemptsRow struct {
 // (enqueued) and to which task queue (workflow_queue, ” when none of its
 // instance's was). The caller handles
 // the others (late, cancelled) on its own.
-// timed_out is victims' expression again: sqlc does not resolve a CTE's
-// computed column in a DELETE's RETURNING (same row, same now()).
 func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]TakeAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, takeAttempts,
-		arg.LockTokens,
 		arg.Namespace,
+		arg.LockTokens,
 		arg.Kind,
 		arg.Results,
 	)
@@ -1160,6 +1433,8 @@ func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]T
 			&i.WorkerQueue.CancelRequestedAt,
 			&i.WorkerQueue.LastError,
 			&i.WorkerQueue.CancelledUnheldAt,
+			&i.WorkerQueue.Priority,
+			&i.WorkerQueue.Pass,
 			&i.WorkerQueue.RunID,
 			&i.TimedOut,
 			&i.Enqueued,
@@ -1176,20 +1451,27 @@ func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]T
 }
 
 const takeScheduleToStartExpired = `-- name: TakeScheduleToStartExpired :many
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT id FROM worker_queue
-    WHERE lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
+DELETE FROM worker_queue d
+USING (
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE x.namespace = $1
+      AND lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
       AND NOT cancel_requested
     ORDER BY schedule_to_start_deadline
-    LIMIT $1
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
-)
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
+RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at, d.priority, d.pass, d.run_id
 `
 
-func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, takeScheduleToStartExpired, maxRows)
+type TakeScheduleToStartExpiredParams struct {
+	Namespace string
+	MaxRows   int32
+}
+
+func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, arg TakeScheduleToStartExpiredParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, takeScheduleToStartExpired, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -1230,6 +1512,8 @@ func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32)
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -1243,17 +1527,18 @@ func (q *Queries) TakeScheduleToStartExpired(ctx context.Context, maxRows int32)
 }
 
 const takeUnheldWaitingAttempts = `-- name: TakeUnheldWaitingAttempts :many
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT w.id FROM worker_queue w
+DELETE FROM worker_queue d
+USING (
+    SELECT (w).ctid AS tid FROM worker_queue w
     WHERE w.namespace = $1 AND w.instance_id = $2
       AND w.execution_id = $3 AND w.lock_token IS NULL
       AND (w.options->>'wait_for_cancellation') = 'true'
       AND ($4::boolean OR w.activity_id = ANY($5::bigint[]))
     ORDER BY w.id
     FOR UPDATE
-)
-RETURNING id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
+RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at, d.priority, d.pass, d.run_id
 `
 
 type TakeUnheldWaitingAttemptsParams struct {
@@ -1317,6 +1602,8 @@ func (q *Queries) TakeUnheldWaitingAttempts(ctx context.Context, arg TakeUnheldW
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err

@@ -13,7 +13,7 @@ import (
 )
 
 const boundAttempts = `-- name: BoundAttempts :many
-SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, run_id FROM worker_queue
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id FROM worker_queue
 WHERE namespace = $1 AND worker_id = ANY($2::text[]) AND lock_token IS NOT NULL
 ORDER BY id
 `
@@ -65,6 +65,8 @@ func (q *Queries) BoundAttempts(ctx context.Context, arg BoundAttemptsParams) ([
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -81,18 +83,19 @@ const cleanupWorkers = `-- name: CleanupWorkers :many
 UPDATE workers w
 SET state = 'cleaned_up', state_changed_at = now(), metadata = '{}', task_queues = '{}'
 FROM (
-    SELECT namespace AS ns, worker_id AS wid FROM workers
-    WHERE state = 'inactive' AND state_changed_at < now() - $1::bigint * interval '1 millisecond'
-    LIMIT $2
+    SELECT worker_id AS wid FROM workers
+    WHERE namespace = $1 AND state = 'inactive' AND state_changed_at < now() - $2::bigint * interval '1 millisecond'
+    LIMIT $3
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.namespace = c.ns AND w.worker_id = c.wid
+WHERE w.namespace = $1 AND w.worker_id = c.wid
 RETURNING w.namespace, w.worker_id
 `
 
 type CleanupWorkersParams struct {
-	DelayMs int64
-	MaxRows int32
+	Namespace string
+	DelayMs   int64
+	MaxRows   int32
 }
 
 type CleanupWorkersRow struct {
@@ -101,8 +104,9 @@ type CleanupWorkersRow struct {
 }
 
 // INACTIVE → CLEANED_UP after the cleanup delay; only a tombstone stays.
+// One namespace per statement.
 func (q *Queries) CleanupWorkers(ctx context.Context, arg CleanupWorkersParams) ([]CleanupWorkersRow, error) {
-	rows, err := q.db.Query(ctx, cleanupWorkers, arg.DelayMs, arg.MaxRows)
+	rows, err := q.db.Query(ctx, cleanupWorkers, arg.Namespace, arg.DelayMs, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -153,15 +157,20 @@ func (q *Queries) CountWorkersByState(ctx context.Context) ([]CountWorkersByStat
 const expireWorkerLeases = `-- name: ExpireWorkerLeases :many
 UPDATE workers w SET state = 'inactive', state_changed_at = now()
 FROM (
-    SELECT namespace AS ns, worker_id AS wid FROM workers
-    WHERE state = 'active' AND lease_expires_at < now()
+    SELECT worker_id AS wid FROM workers
+    WHERE namespace = $1 AND state = 'active' AND lease_expires_at < now()
     ORDER BY lease_expires_at
-    LIMIT $1
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.namespace = c.ns AND w.worker_id = c.wid
+WHERE w.namespace = $1 AND w.worker_id = c.wid
 RETURNING w.namespace, w.worker_id, w.host_task_queue, w.lease_expires_at
 `
+
+type ExpireWorkerLeasesParams struct {
+	Namespace string
+	MaxRows   int32
+}
 
 type ExpireWorkerLeasesRow struct {
 	Namespace      string
@@ -170,9 +179,10 @@ type ExpireWorkerLeasesRow struct {
 	LeaseExpiresAt time.Time
 }
 
-// ACTIVE → INACTIVE for workers whose lease passed.
-func (q *Queries) ExpireWorkerLeases(ctx context.Context, maxRows int32) ([]ExpireWorkerLeasesRow, error) {
-	rows, err := q.db.Query(ctx, expireWorkerLeases, maxRows)
+// ACTIVE → INACTIVE for workers whose lease passed (one namespace per
+// statement, as every sweeper statement).
+func (q *Queries) ExpireWorkerLeases(ctx context.Context, arg ExpireWorkerLeasesParams) ([]ExpireWorkerLeasesRow, error) {
+	rows, err := q.db.Query(ctx, expireWorkerLeases, arg.Namespace, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -200,34 +210,30 @@ const flagWorkerAttempts = `-- name: FlagWorkerAttempts :many
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = COALESCE(w.cancel_reason, 'worker_lost'),
-    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+    cancel_requested_at = LEAST(w.cancel_requested_at, now()),
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT q.id FROM worker_queue q
-    WHERE q.worker_id = ANY($1::text[])
+    SELECT (q).ctid AS tid FROM worker_queue q
+    WHERE q.namespace = $1 AND q.worker_id = ANY($2::text[])
       AND q.lock_token IS NOT NULL AND NOT q.cancel_requested
-      AND q.namespace = ANY(ARRAY(
-          SELECT ($2::text[])[k.n]
-          FROM unnest($1::text[]) WITH ORDINALITY AS k(wid, n)
-          WHERE k.wid = q.worker_id))
     ORDER BY q.id
     FOR NO KEY UPDATE
 ) c
-WHERE w.id = c.id
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.run_id
+WHERE w.namespace = $1 AND w.ctid = c.tid
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id
 `
 
 type FlagWorkerAttemptsParams struct {
-	WorkerIds  []string
-	Namespaces []string
+	Namespace string
+	WorkerIds []string
 }
 
-// The attempts the lost workers hold (worker i is namespaces[i],
-// worker_ids[i]): flagged cancelled (worker_lost) and released, so that
-// their locks no longer count. One statement for every worker of a sweep,
-// its attempts locked in id order (the lock order of worker_queue).
+// The attempts the lost workers of a namespace hold (worker_ids): flagged
+// cancelled (worker_lost) and released, so that their locks no longer
+// count. One statement for every worker of the namespace in a sweep, its
+// attempts locked in id order (the lock order of worker_queue).
 func (q *Queries) FlagWorkerAttempts(ctx context.Context, arg FlagWorkerAttemptsParams) ([]WorkerQueue, error) {
-	rows, err := q.db.Query(ctx, flagWorkerAttempts, arg.WorkerIds, arg.Namespaces)
+	rows, err := q.db.Query(ctx, flagWorkerAttempts, arg.Namespace, arg.WorkerIds)
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +274,8 @@ func (q *Queries) FlagWorkerAttempts(ctx context.Context, arg FlagWorkerAttempts
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -525,22 +533,27 @@ UPDATE workers w SET
     prev_state = w.state,
     state = 'active',
     lease_duration = (c.j->>'lease_ms')::bigint * interval '1 millisecond',
-    lease_expires_at = now() + (c.j->>'lease_ms')::bigint * interval '1 millisecond',
+    lease_expires_at = tether_add(now(), (c.j->>'lease_ms')::bigint * interval '1 millisecond'),
     last_heartbeat_at = now(),
-    state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
+    state_changed_at = GREATEST(w.state_changed_at, tether_add(now(), CASE WHEN w.state <> 'active' THEN interval '0' END))
 FROM (
     SELECT k.namespace, k.worker_id, x.j
-    FROM unnest(ARRAY(SELECT jsonb_array_elements($1::jsonb))) AS x(j)
-    JOIN workers k ON k.namespace = x.j->>'namespace' AND k.worker_id = x.j->>'worker_id'
-    WHERE k.state <> 'cleaned_up'
+    FROM unnest(ARRAY(SELECT jsonb_array_elements($2::jsonb))) AS x(j)
+    JOIN workers k ON k.namespace = $1 AND k.worker_id = x.j->>'worker_id'
+    WHERE x.j->>'namespace' = $1 AND k.state <> 'cleaned_up'
       AND (k.owner IS NULL OR k.owner = x.j->>'owner')
     ORDER BY k.namespace, k.worker_id
     FOR NO KEY UPDATE OF k
 ) c
-WHERE w.namespace = c.namespace AND w.worker_id = c.worker_id
+WHERE w.namespace = $1 AND w.worker_id = c.worker_id
 RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at,
           COALESCE(c.j->>'owner', '')::text AS owner
 `
+
+type RenewWorkersParams struct {
+	Namespace string
+	Workers   []byte
+}
 
 type RenewWorkersRow struct {
 	Namespace      string
@@ -561,9 +574,11 @@ type RenewWorkersRow struct {
 // unnested from an array, which the planner counts as a few rows
 // (jsonb_to_recordset counts 100): it then probes the primary key per
 // worker instead of hashing the whole table. Workers that come back with
-// no row are new or cleaned up: UpsertWorkers handles them.
-func (q *Queries) RenewWorkers(ctx context.Context, workers []byte) ([]RenewWorkersRow, error) {
-	rows, err := q.db.Query(ctx, renewWorkers, workers)
+// no row are new or cleaned up: UpsertWorkers handles them. One
+// namespace per statement: the batch's workers of other namespaces are
+// left out.
+func (q *Queries) RenewWorkers(ctx context.Context, arg RenewWorkersParams) ([]RenewWorkersRow, error) {
+	rows, err := q.db.Query(ctx, renewWorkers, arg.Namespace, arg.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -591,22 +606,27 @@ func (q *Queries) RenewWorkers(ctx context.Context, workers []byte) ([]RenewWork
 
 const renewWorkersAttempts = `-- name: RenewWorkersAttempts :many
 UPDATE worker_queue q
-SET locked_until = GREATEST(q.locked_until, now() + c.extend_ms * interval '1 millisecond')
+SET locked_until = GREATEST(q.locked_until, tether_add(now(), c.extend_ms * interval '1 millisecond'))
 FROM (
-    SELECT wq.id, x.extend_ms::bigint AS extend_ms
-    FROM jsonb_to_recordset($1::jsonb)
+    SELECT (wq).ctid AS tid, x.extend_ms::bigint AS extend_ms
+    FROM jsonb_to_recordset($2::jsonb)
         AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
-    JOIN worker_queue wq ON wq.worker_id = x.worker_id AND wq.namespace = x.namespace
-    WHERE wq.lock_token IS NOT NULL AND wq.locked_until > now() - interval '1 day'
+    JOIN worker_queue wq ON wq.worker_id = x.worker_id AND wq.namespace = $1
+    WHERE x.namespace = $1 AND wq.lock_token IS NOT NULL AND wq.locked_until > now() - interval '1 day'
       AND (x.tokens IS NULL OR wq.lock_token::text = ANY(x.tokens)
            OR wq.started_at > now() - x.lease_ms * interval '1 millisecond')
     ORDER BY wq.id
     FOR NO KEY UPDATE OF wq
 ) c
-WHERE q.id = c.id
+WHERE q.namespace = $1 AND q.ctid = c.tid
 RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason,
           q.cancel_requested_at
 `
+
+type RenewWorkersAttemptsParams struct {
+	Namespace string
+	Workers   []byte
+}
 
 type RenewWorkersAttemptsRow struct {
 	Namespace         string
@@ -624,9 +644,10 @@ type RenewWorkersAttemptsRow struct {
 // yet): an attempt bound to the same worker id by an earlier process that
 // died is not kept alive by its successor. The attempts are locked in id
 // order (the lock order of worker_queue), then renewed. A lock counts
-// until the sweeper releases it (see HeartbeatAttempt).
-func (q *Queries) RenewWorkersAttempts(ctx context.Context, workers []byte) ([]RenewWorkersAttemptsRow, error) {
-	rows, err := q.db.Query(ctx, renewWorkersAttempts, workers)
+// until the sweeper releases it (see HeartbeatAttempt). One namespace per
+// statement (the batch's workers of other namespaces are left out).
+func (q *Queries) RenewWorkersAttempts(ctx context.Context, arg RenewWorkersAttemptsParams) ([]RenewWorkersAttemptsRow, error) {
+	rows, err := q.db.Query(ctx, renewWorkersAttempts, arg.Namespace, arg.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -654,13 +675,14 @@ func (q *Queries) RenewWorkersAttempts(ctx context.Context, workers []byte) ([]R
 
 const takeQueueAttempts = `-- name: TakeQueueAttempts :many
 DELETE FROM worker_queue d
-WHERE d.id IN (
-    SELECT wq.id FROM worker_queue wq
+USING (
+    SELECT (wq).ctid AS tid FROM worker_queue wq
     WHERE wq.namespace = $1 AND wq.task_queue = $2
       AND wq.lock_token IS NULL AND NOT wq.cancel_requested
     FOR UPDATE SKIP LOCKED
-)
-RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at, d.run_id
+) v
+WHERE d.namespace = $1 AND d.ctid = v.tid
+RETURNING d.id, d.namespace, d.task_queue, d.instance_id, d.execution_id, d.activity_id, d.attempt, d.activity_type, d.workflow_type, d.workflow_task_queue, d.input, d.options, d.start_to_close_ms, d.heartbeat_timeout_ms, d.scheduled_at, d.visible_at, d.schedule_to_start_deadline, d.schedule_to_close_deadline, d.start_to_close_deadline, d.heartbeat_deadline, d.started_at, d.lock_token, d.locked_until, d.worker_id, d.delivery_count, d.heartbeat_details, d.last_heartbeat_at, d.cancel_requested, d.cancel_reason, d.cancel_requested_at, d.last_error, d.cancelled_unheld_at, d.priority, d.pass, d.run_id
 `
 
 type TakeQueueAttemptsParams struct {
@@ -711,6 +733,8 @@ func (q *Queries) TakeQueueAttempts(ctx context.Context, arg TakeQueueAttemptsPa
 			&i.CancelRequestedAt,
 			&i.LastError,
 			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
 			&i.RunID,
 		); err != nil {
 			return nil, err
@@ -726,11 +750,11 @@ func (q *Queries) TakeQueueAttempts(ctx context.Context, arg TakeQueueAttemptsPa
 const upsertWorkers = `-- name: UpsertWorkers :many
 INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
                           metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, owner)
-SELECT x.namespace, x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
+SELECT $1, x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
        COALESCE(x.task_queues, '{}'), x.host_task_queue, COALESCE(x.metadata, '{}'), 'active',
        x.lease_ms * interval '1 millisecond', now() + x.lease_ms * interval '1 millisecond', now(), now(), x.owner
-FROM jsonb_to_recordset($1::jsonb) AS x(
-    namespace text, worker_id text, identity text, host text, build_id text, task_queues text[],
+FROM jsonb_to_recordset($2::jsonb) AS x(
+    worker_id text, identity text, host text, build_id text, task_queues text[],
     host_task_queue text, metadata jsonb, lease_ms bigint, owner text)
 ON CONFLICT (namespace, worker_id) DO UPDATE SET
     identity = EXCLUDED.identity,
@@ -742,11 +766,17 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     state = 'active',
     lease_duration = EXCLUDED.lease_duration,
     lease_expires_at = EXCLUDED.lease_expires_at,
-    last_heartbeat_at = now(),
-    state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
+    -- (the inserted values, now(): Citus allows no STABLE function here)
+    last_heartbeat_at = EXCLUDED.last_heartbeat_at,
+    state_changed_at = GREATEST(w.state_changed_at, CASE WHEN w.state <> 'active' THEN EXCLUDED.state_changed_at END)
 WHERE w.state <> 'cleaned_up' AND (w.owner IS NULL OR w.owner = EXCLUDED.owner)
 RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::bool AS inserted
 `
+
+type UpsertWorkersParams struct {
+	Namespace string
+	Workers   []byte
+}
 
 type UpsertWorkersRow struct {
 	Namespace      string
@@ -763,9 +793,10 @@ type UpsertWorkersRow struct {
 // owner (the API key or session secret that created the session) is set
 // at insert and never changed; a session is renewed only by its owner (or
 // by anyone when it has none: created before owners existed, or without a
-// key or secret).
-func (q *Queries) UpsertWorkers(ctx context.Context, workers []byte) ([]UpsertWorkersRow, error) {
-	rows, err := q.db.Query(ctx, upsertWorkers, workers)
+// key or secret). One namespace per statement (workers: the batch's
+// heartbeats of that namespace).
+func (q *Queries) UpsertWorkers(ctx context.Context, arg UpsertWorkersParams) ([]UpsertWorkersRow, error) {
+	rows, err := q.db.Query(ctx, upsertWorkers, arg.Namespace, arg.Workers)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@
 -- when it has neither. Heartbeats and the cancel flag work as before.
 UPDATE worker_queue
 SET worker_id = NULL,
-    locked_until = COALESCE(LEAST(start_to_close_deadline, schedule_to_close_deadline) + interval '1 minute',
+    locked_until = COALESCE(tether_add(LEAST(start_to_close_deadline, schedule_to_close_deadline), interval '1 minute'),
                             'infinity'::timestamptz)
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING id;

@@ -27,7 +27,11 @@ LOCK TABLE instances IN SHARE MODE;
 SELECT EXISTS (SELECT 1 FROM namespaces WHERE name = sqlc.arg(name))::boolean AS exists;
 
 -- name: DeleteNamespaceSchedules :exec
-DELETE FROM schedules WHERE namespace = sqlc.arg(namespace);
+-- A namespace's schedules and their actions.
+WITH a AS (
+    DELETE FROM schedule_actions x WHERE x.namespace = sqlc.arg(namespace)
+)
+DELETE FROM schedules s WHERE s.namespace = sqlc.arg(namespace);
 
 -- name: DeleteNamespaceSearchAttributes :exec
 DELETE FROM search_attributes WHERE namespace = sqlc.arg(namespace);
@@ -82,15 +86,14 @@ WHERE name = sqlc.arg(name)
 RETURNING *;
 
 -- name: TakeExpiredInstances :many
--- One bounded batch of the retention job: at most max_rows closed
--- instances whose namespace has a retention and that closed longer ago
--- than it, locked (rows another transaction holds are skipped; the next
--- batch takes them). The caller deletes them with the statements below, by
+-- One bounded batch of the retention job in a namespace: at most max_rows
+-- closed instances that closed longer ago than its retention (retention_ms),
+-- locked (rows another transaction holds are skipped; the next batch
+-- takes them). The caller deletes them with the statements below, by
 -- namespace and = ANY(ids), so that each finds its rows by key.
 SELECT i.namespace, i.instance_id FROM instances i
-JOIN namespaces n ON n.name = i.namespace
-WHERE i.status <> 'running' AND n.retention IS NOT NULL
-  AND i.completed_at < now() - n.retention
+WHERE i.namespace = sqlc.arg(namespace) AND i.status <> 'running'
+  AND i.completed_at < now() - sqlc.arg(retention_ms)::bigint * interval '1 millisecond'
 ORDER BY i.completed_at
 LIMIT sqlc.arg(max_rows)
 FOR UPDATE OF i SKIP LOCKED;

@@ -29,15 +29,15 @@ LIMIT sqlc.arg(max_rows);
 -- name: ClaimBatch :one
 -- The batch service's claim: the oldest job in the running state whose
 -- lease is free or expired, that no other transaction holds (another
--- replica skips it), leased to owner.
+-- replica skips it), leased to owner. One namespace per statement.
 UPDATE batches b
 SET owner = sqlc.arg(owner), lease_until = now() + sqlc.arg(lease_ms)::bigint * interval '1 millisecond'
-FROM (SELECT c.namespace, c.batch_id FROM batches c
-      WHERE c.state = sqlc.arg(running_state) AND (c.lease_until IS NULL OR c.lease_until < now())
+FROM (SELECT c.batch_id FROM batches c
+      WHERE c.namespace = sqlc.arg(namespace) AND c.state = sqlc.arg(running_state) AND (c.lease_until IS NULL OR c.lease_until < now())
       ORDER BY c.created_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED) claim
-WHERE b.namespace = claim.namespace AND b.batch_id = claim.batch_id
+WHERE b.namespace = sqlc.arg(namespace) AND b.batch_id = claim.batch_id
 RETURNING b.*;
 
 -- name: AdvanceBatch :exec
@@ -47,7 +47,7 @@ RETURNING b.*;
 UPDATE batches
 SET after_id = sqlc.arg(after_id), done = done + sqlc.arg(done_delta), failed = failed + sqlc.arg(failed_delta),
     failures = CASE WHEN sqlc.narg(failure)::jsonb IS NOT NULL AND jsonb_array_length(failures) < sqlc.arg(max_failures)::int
-                    THEN failures || jsonb_build_array(sqlc.narg(failure)::jsonb) ELSE failures END,
+                    THEN failures || sqlc.narg(failure)::jsonb ELSE failures END,
     lease_until = now() + sqlc.arg(lease_ms)::bigint * interval '1 millisecond',
     updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND batch_id = sqlc.arg(batch_id);
@@ -58,7 +58,7 @@ WHERE namespace = sqlc.arg(namespace) AND batch_id = sqlc.arg(batch_id);
 -- state is final.
 UPDATE batches
 SET state = sqlc.arg(state), error = sqlc.arg(error), updated_at = now(), owner = NULL, lease_until = NULL,
-    finished_at = CASE WHEN sqlc.arg(final)::boolean THEN now() END
+    finished_at = tether_add(now(), CASE WHEN sqlc.arg(final)::boolean THEN interval '0' END)
 WHERE namespace = sqlc.arg(namespace) AND batch_id = sqlc.arg(batch_id)
 RETURNING *;
 

@@ -5,12 +5,12 @@
 -- search_attributes, memo; distinct instance ids) creates its instance, or
 -- restarts a finished one as its next execution, with its start message
 -- (payload: the WorkflowStarted event, visible after delay_ms: a cron
--- workflow's first run waits for its schedule), and each task queue that
--- got a start has its pollers woken once (wake_prefix || task_queue, with
--- '#n' for n starts: NotificationPayload). One statement, atomic on its
--- own, so that a group of starts is one round trip and one commit. Returns
--- the instances started; a start whose id a running instance holds gets no
--- row and writes nothing.
+-- workflow's first run waits for its schedule). The caller wakes the
+-- pollers of the starts' task queues (a notification of its own, sent in
+-- the same batch). One statement, atomic on its own, so that a group of
+-- starts is one round trip and one commit. Returns the instances started;
+-- a start whose id a running instance holds gets no row and writes
+-- nothing.
 --
 -- A restart replaces the finished row (d) with a fresh one whose
 -- execution_id is the next (and whose run_id is a fresh one, written into
@@ -26,7 +26,7 @@ WITH s AS (
     SELECT e->>'instance_id' AS instance_id, e->>'workflow_type' AS workflow_type, e->>'task_queue' AS task_queue,
            e->'input' AS input, (e->>'timeout_ms')::bigint AS timeout_ms, e->'payload' AS payload,
            e->>'cron_schedule' AS cron_schedule, COALESCE((e->>'delay_ms')::bigint, 0) AS delay_ms,
-           e->'search_attributes' AS search_attributes, e->'memo' AS memo
+           e->'search_attributes' AS search_attributes, e->'memo' AS memo, e->'priority' AS priority
     FROM jsonb_array_elements(sqlc.arg(starts)::jsonb) AS e
     -- Nothing starts in a namespace that no longer exists: a deletion
     -- (DeleteNamespace) holds the instances in SHARE mode until it
@@ -45,44 +45,80 @@ WITH s AS (
     -- read, the ctids filtered); "ctid = ANY(…)" alone (made on an empty
     -- table: a sequential scan). (y).ctid: sqlc knows no system column in
     -- a select list.
+    -- The ids are read from the parameter again, not from s: on Citus a
+    -- DELETE through ctids must be routed whole to one node, which a
+    -- read of another part of the statement prevents.
     DELETE FROM instances x
     USING (
         SELECT f.tid
-        FROM (SELECT s.instance_id FROM s ORDER BY s.instance_id) o
+        FROM (SELECT DISTINCT e->>'instance_id' AS instance_id
+              FROM jsonb_array_elements(sqlc.arg(starts)::jsonb) AS e
+              WHERE EXISTS (SELECT 1 FROM namespaces n WHERE n.name = sqlc.arg(namespace))
+              ORDER BY 1) o
         CROSS JOIN LATERAL (
             SELECT (y).ctid AS tid FROM instances y
             WHERE y.namespace = sqlc.arg(namespace) AND y.instance_id = o.instance_id AND y.status <> 'running'
             FOR UPDATE OF y
         ) f
     ) t
-    WHERE x.ctid = t.tid
+    WHERE x.namespace = sqlc.arg(namespace) AND x.ctid = t.tid
     RETURNING x.instance_id, x.execution_id
 ), i AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
-                                cron_schedule, search_attributes, memo)
+                                cron_schedule, search_attributes, memo, priority)
     SELECT sqlc.arg(namespace), s.instance_id, COALESCE(d.execution_id, 0) + 1,
            s.workflow_type, s.task_queue, s.input,
            CASE WHEN s.timeout_ms > 0 THEN now() + s.timeout_ms * interval '1 millisecond' END,
-           s.cron_schedule, s.search_attributes, s.memo
+           s.cron_schedule, s.search_attributes, s.memo, s.priority
     FROM s LEFT JOIN d ON d.instance_id = s.instance_id
     ORDER BY s.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
     RETURNING i.instance_id, i.execution_id, i.status, i.task_queue, i.run_id
-), m AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
-    SELECT sqlc.arg(namespace), i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
-           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond'
+), f AS (
+    -- Flow control (a start with a priority: flow_keys, migration 00042):
+    -- each such start's priority key, fairness key and stride (1 ms /
+    -- weight). Starts without one have none of this.
+    SELECT i.instance_id, i.task_queue,
+           COALESCE(NULLIF((s.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(s.priority->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((s.priority->>'fairness_weight')::float8, 0), 1) AS stride
     FROM i JOIN s ON s.instance_id = i.instance_id
-), n AS (
-    SELECT i.task_queue, pg_notify(sqlc.arg(channel)::text, CASE WHEN count(*) > 1
-               THEN sqlc.arg(wake_prefix)::text || i.task_queue || '#' || count(*)
-               ELSE sqlc.arg(wake_prefix)::text || i.task_queue END) AS sent
-    FROM i GROUP BY i.task_queue
+    WHERE s.priority IS NOT NULL
+), k AS (
+    -- Keys are locked in key order (the INSERT takes the rows in the
+    -- order given). Each fairness key's clock moves by the strides of its starts, from
+    -- where it was or, for a key that fell behind (or is new), from the
+    -- queue's current virtual time: the earliest pass waiting at the
+    -- starts' priority, or now when none waits. Returns where each key
+    -- was (base).
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT sqlc.arg(namespace), f.task_queue, 'w', f.fk,
+           LEAST(now(), (SELECT q.pass FROM orchestrator_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    -- Each flow-controlled start's pass: its key's clock after the
+    -- strides of the key's starts before it in this group (id order).
+    SELECT f.instance_id, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk ORDER BY f.instance_id) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), m AS (
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at,
+                                    priority, pass)
+    SELECT sqlc.arg(namespace), i.instance_id, i.execution_id, i.task_queue, 'WorkflowStarted',
+           s.payload || jsonb_build_object('run_id', i.run_id), now() + s.delay_ms * interval '1 millisecond',
+           COALESCE(p.pk, 3), p.pass
+    FROM i JOIN s ON s.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 )
--- Joined with n so that its notifications are sent (a SELECT in WITH runs
--- only when it is read).
 SELECT i.instance_id, i.execution_id, i.status, i.run_id
-FROM i JOIN n ON n.task_queue = i.task_queue;
+FROM i;
 
 -- name: GetInstance :one
 SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
@@ -113,7 +149,7 @@ SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id,
   created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id,
   parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy,
   retry_policy, retry_attempt, search_attributes, NULL::jsonb AS memo, has_children, run_id, parent_run_id,
-  NULL::jsonb AS reset_from, history_bytes
+  NULL::jsonb AS reset_from, priority, history_bytes
 FROM instances
 WHERE namespace = sqlc.arg(namespace) AND created_at IS NOT NULL
   AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
@@ -147,7 +183,14 @@ RETURNING execution_id, task_queue;
 -- it for; the lock, the messages and the activity states are written once
 -- for both (a generic plan runs only the branch its parameters select:
 -- the eager branch finds nothing for NULL arrays, the queue's branch is
--- switched off by its one-time filter).
+-- switched off by its one-time filter). Each candidate takes its lock
+-- token from lock_tokens (the caller's: at least max_turns of them, and
+-- one per eager element), picked in the candidates' subquery (a
+-- subscript of a parameter in the SET list crashed the Citus 13.2
+-- coordinator), and each instance and message is updated
+-- through the ctid its lock or probe found (a TID scan: with the
+-- namespace named as a value, a join on the key let a generic plan made
+-- on an empty table read the namespace through the key's first column).
 --
 -- The fetch (eager_* arrays NULL): running, unlocked instances of the task
 -- queue that have a visible message, for worker worker_id of build id
@@ -201,14 +244,28 @@ RETURNING execution_id, task_queue;
 -- held like a live one, in both ways: the worker that holds its turn may
 -- have run it through the outage, and its retried ack, which the token
 -- still matching lets through (GetLockedTurns), comes within the grace.
-WITH inst AS (
+--
+-- A rate limit of the queue (task_queue_limits, work 'w'; migration
+-- 00043) bounds the fetch: its token bucket row is locked (concurrent
+-- fetches of a limited queue, on any replica, take turns), the queue's
+-- branch takes at most the whole tokens it has, and the turns taken are
+-- spent (tb). A queue without a limit has no row: one probe of the
+-- primary key finds none, and nothing is bounded or spent. The eager turns
+-- skip limited queues (their poll takes the turn, within the limit).
+WITH bud AS (
+    SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+      AND sqlc.narg(eager_instance_ids)::text[] IS NULL
+    FOR UPDATE
+), inst AS (
     UPDATE instances i
-    SET lock_token = gen_random_uuid(),
-        locked_until = now() + c.lock_ms * interval '1 millisecond',
+    SET lock_token = c.token,
+        locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
         locked_by = c.worker_id,
         build_id = COALESCE(i.build_id, c.build_id)
-    FROM (
-        (SELECT DISTINCT ON (e.instance_id) e.namespace, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+    FROM (SELECT u.*, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token FROM (
+        (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
                 r.k AS eager_element
          FROM (
              SELECT k, (sqlc.narg(eager_instance_ids)::text[])[k] AS instance_id,
@@ -219,7 +276,7 @@ WITH inst AS (
              FROM generate_subscripts(sqlc.narg(eager_instance_ids)::text[], 1) AS k
          ) r
          CROSS JOIN LATERAL (
-             SELECT ix.namespace, ix.instance_id FROM instances ix
+             SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
              WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
                AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
@@ -227,44 +284,79 @@ WITH inst AS (
                AND (NOT sqlc.arg(first_turns)::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
-                        WHERE q0.namespace = ix.namespace AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        WHERE q0.namespace = sqlc.arg(namespace) AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
                         LIMIT 1)))
-               AND NOT EXISTS (
-                   SELECT 1 FROM worker_queue w
-                   WHERE w.namespace = ix.namespace AND w.instance_id = ix.instance_id
+               AND NOT COALESCE((
+                   SELECT true FROM worker_queue w
+                   WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ix.instance_id
                      AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+                   LIMIT 1), false)
+               AND NOT EXISTS (
+                   SELECT 1 FROM task_queue_limits l
+                   WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = ix.task_queue AND l.work = 'w'
                )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
          ORDER BY e.instance_id, r.k)
         UNION ALL
-        (SELECT c.namespace, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
+        (SELECT c.tid, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
                 sqlc.arg(build_id)::text, 0
          FROM (
              SELECT q.namespace, q.instance_id
-             FROM orchestrator_queue q
-             WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-               AND NOT COALESCE((
+             FROM (
+                 -- Flow control (migration 00042): the queue's visible
+                 -- messages in (priority, pass) order, where a message
+                 -- without flow control is priority 3 with visible_at as
+                 -- its pass: priorities 1 and 2, then priority 3 (the
+                 -- flow-controlled ones merged with the others), then 4
+                 -- and 5, each from its index in order. The branches of a
+                 -- UNION ALL run in turn, and only as far as the LIMIT
+                 -- pulls: with flow control unused, the flow index is
+                 -- empty and this is the scan of orchestrator_queue_dequeue
+                 -- in visible order it always was.
+                 (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
+                  WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = sqlc.arg(task_queue)
+                    AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
+                  ORDER BY q1.priority, q1.pass)
+                 UNION ALL
+                 (SELECT q3.namespace, q3.instance_id FROM (
+                      (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
+                       WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = sqlc.arg(task_queue)
+                         AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
+                       ORDER BY q2.pass)
+                      UNION ALL
+                      (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
+                       WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = sqlc.arg(task_queue)
+                         AND q0.visible_at <= now() AND q0.pass IS NULL
+                       ORDER BY q0.visible_at)
+                  ) q3 ORDER BY q3.r)
+                 UNION ALL
+                 (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
+                  WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = sqlc.arg(task_queue)
+                    AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
+                  ORDER BY q5.priority, q5.pass)
+             ) q
+             WHERE NOT COALESCE((
                    SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
                           OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
                    FROM instances ix
-                   WHERE ix.namespace = q.namespace AND ix.instance_id = q.instance_id), false)
-             ORDER BY q.visible_at
+                   WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), false)
              LIMIT 1000
          ) q
          CROSS JOIN LATERAL (
-             SELECT i2.namespace, i2.instance_id
+             SELECT (i2).ctid AS tid, i2.instance_id
              FROM instances i2
-             WHERE i2.namespace = q.namespace AND i2.instance_id = q.instance_id
+             WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
                AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
                AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
              FOR UPDATE SKIP LOCKED
          ) c
-         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL)
+         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL
+         LIMIT (SELECT bud.n FROM bud))
         LIMIT sqlc.arg(max_turns)
-    ) c
-    WHERE i.namespace = c.namespace AND i.instance_id = c.instance_id
+    ) u) c
+    WHERE i.namespace = sqlc.arg(namespace) AND i.ctid = c.tid
     RETURNING i.*, c.eager_element
 ), msgs AS (
     -- Each locked instance's messages, then each message by primary key
@@ -282,17 +374,17 @@ WITH inst AS (
         -- unless compressed (which would hide its size): then it is
         -- measured as text. Sizes are taken only of the max_messages
         -- messages the turn may take.
-        SELECT i3.lock_token, y.id FROM inst i3
+        SELECT i3.lock_token, y.tid FROM inst i3
         CROSS JOIN LATERAL (
-            SELECT z.id FROM (
-                SELECT w.id, row_number() OVER (ORDER BY w.id) AS n,
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
                        sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
                                 WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
                                 ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
                 FROM (
-                    SELECT q.id, q.payload_bytes, q.payload
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
                     FROM orchestrator_queue q
-                    WHERE q.namespace = i3.namespace AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = i3.instance_id AND q.visible_at <= now()
                     ORDER BY q.id
                     LIMIT sqlc.arg(max_messages)
                 ) w
@@ -300,8 +392,16 @@ WITH inst AS (
             WHERE z.n = 1 OR z.upto <= sqlc.arg(max_turn_bytes)::bigint
         ) y
     ) x
-    WHERE m.id = x.id
+    WHERE m.namespace = sqlc.arg(namespace) AND m.ctid = x.tid
     RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+), tb AS (
+    -- The turns taken spend the queue's tokens (a limited queue only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM inst WHERE inst.eager_element = 0),
+        refilled_at = now()
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+      AND sqlc.narg(eager_instance_ids)::text[] IS NULL
 )
 SELECT inst.*,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
@@ -314,7 +414,7 @@ SELECT inst.*,
                                    AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
-                       WHERE h.namespace = inst.namespace AND h.instance_id = inst.instance_id
+                       WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
                          AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
                                                WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
@@ -349,7 +449,7 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', q.id, 'execution_id', q.execution_id, 'kind', q.kind,
                                                      'payload', q.payload, 'visible_at', q.visible_at) ORDER BY q.id)
                  FROM orchestrator_queue q
-                 WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                 WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = instances.instance_id
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
@@ -359,11 +459,11 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE NOT COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
-                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                         AND h.namespace = sqlc.arg(namespace) AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
                              SELECT (q.payload->>'activity_id')::bigint FROM orchestrator_queue q
-                             WHERE q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                             WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
                              SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
@@ -376,13 +476,13 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                                        AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
                        FROM history h
                        WHERE COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
-                         AND h.namespace = instances.namespace AND h.instance_id = instances.instance_id
+                         AND h.namespace = sqlc.arg(namespace) AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states,
        COALESCE((SELECT jsonb_agg((q.payload->>'timer_id')::bigint)
                  FROM orchestrator_queue q
                  WHERE (sqlc.arg(turns)::jsonb -> instances.instance_id) ? 'timer_ids'
-                   AND q.namespace = instances.namespace AND q.instance_id = instances.instance_id
+                   AND q.namespace = sqlc.arg(namespace) AND q.instance_id = instances.instance_id
                    AND q.execution_id = instances.execution_id AND q.kind = 'TimerFired'
                    AND q.lock_token IS DISTINCT FROM instances.lock_token
                    AND (q.payload->>'timer_id')::bigint IN (
@@ -431,7 +531,8 @@ UPDATE instances
 SET lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = task_failures + 1,
     last_task_error = sqlc.arg(last_task_error)::jsonb
-        || jsonb_build_object('since', COALESCE(last_task_error -> 'since', to_jsonb(now()))),
+        || jsonb_build_object('since', now())
+        || jsonb_strip_nulls(jsonb_set('{"since": null}'::jsonb, '{since}', COALESCE(last_task_error -> 'since', 'null'::jsonb))),
     updated_at = now()
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
@@ -462,8 +563,14 @@ SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
     next_activity_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
     next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
     history_bytes = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'history_bytes')::bigint, instances.history_bytes),
-    last_event_at = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at')::timestamptz, instances.last_event_at),
-    completed_at = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' THEN NULL ELSE now() END,
+    -- (microseconds since the epoch: a text's cast to timestamptz is
+    -- STABLE, which an UPDATE on Citus may not apply to a column's value)
+    last_event_at = COALESCE(tether_add('epoch'::timestamptz,
+                                        (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at_us')::bigint
+                                            * interval '1 microsecond'),
+                             instances.last_event_at),
+    completed_at = tether_add(now(), CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running'
+                                          THEN NULL ELSE interval '0' END),
     build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
                     THEN instances.build_id END,
     has_children = instances.has_children OR COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
@@ -481,7 +588,7 @@ FROM (
         LIMIT 1
     ) f
 ) t
-WHERE instances.ctid = t.tid;
+WHERE instances.namespace = sqlc.arg(namespace) AND instances.ctid = t.tid;
 
 -- name: DeleteInstance :one
 DELETE FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id)
@@ -494,9 +601,10 @@ DELETE FROM history WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc
 SELECT * FROM instances WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) FOR UPDATE;
 
 -- name: TakeTimedOutInstances :many
--- Running instances past their execution deadline and not held by a turn.
+-- Running instances past their execution deadline and not held by a turn
+-- (one namespace per statement).
 SELECT * FROM instances
-WHERE status = 'running' AND execution_deadline < now()
+WHERE namespace = sqlc.arg(namespace) AND status = 'running' AND execution_deadline < now()
   AND (locked_until IS NULL OR locked_until < now())
 ORDER BY execution_deadline
 LIMIT sqlc.arg(max_rows)

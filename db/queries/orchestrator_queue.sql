@@ -6,7 +6,7 @@
 -- its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 -- probe (without it the planner flattens the join and, believing
 -- jsonb_to_recordset's 100 rows, hashes every running instance).
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
@@ -18,7 +18,7 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
-RETURNING instance_id, task_queue;
+RETURNING o.instance_id, o.task_queue;
 
 -- name: EnqueueSignal :one
 -- Enqueues a signal to a running instance and returns its task queue (no
@@ -28,7 +28,7 @@ RETURNING instance_id, task_queue;
 -- ack, which sees it and refuses to end the workflow (PendingSignals),
 -- or finds the workflow over and is refused. Never is it accepted and then
 -- dropped with the finished workflow's messages.
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', sqlc.arg(payload)::jsonb,
        sqlc.arg(payload_bytes)::integer
 FROM (
@@ -38,7 +38,7 @@ FROM (
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING task_queue;
+RETURNING o.task_queue;
 
 -- name: EnqueueMessagesTo :exec
 -- Enqueues messages to one instance the transaction has just written or
@@ -58,30 +58,26 @@ DELETE FROM orchestrator_queue
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);
 
 -- name: ConsumeMessages :exec
--- Deletes the consumed messages of one or more turns — of each instance
--- named in instance_ids, those locked by turns[instance_id].lock_token —
--- and, for each instance that has other visible messages (arrived during
--- its turn, whose own wake-up found it locked), announces its next turn on
--- turns[instance_id].wake, the notification key of its workflow queue: one
--- notification per key, carrying the count as NotificationPayload does
--- ("key" for one, "key#n" for n). No answer to wait for: the statement
--- travels with the COMMIT. The rows the DELETE removes are still in this
--- statement's snapshot, hence the lock_token filter.
-WITH d AS (
-    DELETE FROM orchestrator_queue q
-    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-      AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid
-)
-SELECT pg_notify(sqlc.arg(channel)::text, CASE WHEN w.n > 1 THEN w.wake || '#' || w.n ELSE w.wake END)
-FROM (
-    SELECT sqlc.arg(turns)::jsonb -> x.instance_id ->> 'wake' AS wake, count(*) AS n
-    FROM (SELECT DISTINCT q.instance_id FROM orchestrator_queue q
-          WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-            AND q.visible_at <= now()
-            AND (q.lock_token IS NULL
-                 OR q.lock_token <> (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid)) x
-    GROUP BY 1
-) w;
+-- Deletes the consumed messages of one or more turns: of each instance
+-- named in instance_ids, those locked by turns[instance_id].lock_token.
+-- No answer to wait for: the statement travels with the next one or the
+-- COMMIT. InstancesWithMessages, at the commit, finds the instances to
+-- wake.
+DELETE FROM orchestrator_queue q
+WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid;
+
+-- name: InstancesWithMessages :many
+-- Of the instances named in instance_ids, whose turns were just
+-- acknowledged, those that have visible messages their turn did not take
+-- (turns[instance_id].lock_token): messages that arrived during the turn,
+-- whose own wake-up found the instance locked. Read with the ack's COMMIT;
+-- the caller announces their next turns once it has committed.
+SELECT DISTINCT q.instance_id FROM orchestrator_queue q
+WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND q.visible_at <= now()
+  AND (q.lock_token IS NULL
+       OR q.lock_token <> (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid);
 
 -- name: DeferLockedMessages :exec
 -- A failed turn: its messages become visible again after the backoff.
@@ -113,9 +109,23 @@ WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instanc
       SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> q.instance_id -> 'timer_ids')::bigint);
 
 -- name: NextWorkflowWake :one
-SELECT visible_at FROM orchestrator_queue
-WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue) AND visible_at > now()
-ORDER BY visible_at
+-- When a poll of the queue should look again: the earliest future
+-- visible_at of its messages, or, for a rate-limited queue (migration
+-- 00043) with work waiting, when its bucket has its next whole token.
+SELECT w.visible_at::timestamptz AS visible_at FROM (
+    (SELECT q.visible_at FROM orchestrator_queue q
+     WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at > now()
+     ORDER BY q.visible_at
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second'
+     FROM task_queue_limits l
+     WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+       AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
+       AND EXISTS (SELECT 1 FROM orchestrator_queue v
+                   WHERE v.namespace = sqlc.arg(namespace) AND v.task_queue = sqlc.arg(task_queue) AND v.visible_at <= now()))
+) w
+ORDER BY w.visible_at
 LIMIT 1;
 
 -- name: Notify :exec
@@ -129,8 +139,11 @@ SELECT pg_notify(sqlc.arg(channel)::text, k) FROM unnest(sqlc.arg(keys)::text[])
 -- connection, again after every ANALYZE of a table a statement reads, would
 -- only plan again what is known. Local to the transaction: the statements
 -- whose best plan depends on their values (a list query's filter) keep
--- PostgreSQL's choice.
-SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
+-- PostgreSQL's choice. Not on Citus (citus.version is its setting): its
+-- distributed planner cannot route a generic plan ("could not create
+-- distributed plan"), so there the mode stays as it is.
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+WHERE current_setting('citus.version', true) IS NULL;
 
 -- name: RelaxCommit :exec
 -- For transactions that only take locks (the fetches): their commit need not

@@ -5,17 +5,18 @@
 INSERT INTO report_receipts (lock_token, namespace, kind, answer, digest)
 SELECT r.lock_token, sqlc.arg(namespace)::text, r.kind, r.answer, decode(r.digest, 'hex')
 FROM jsonb_to_recordset(sqlc.arg(receipts)::jsonb) AS r(lock_token uuid, kind text, answer jsonb, digest text)
-ON CONFLICT (lock_token) DO NOTHING;
+ON CONFLICT (namespace, lock_token) DO NOTHING;
 
 -- name: GetReceipt :one
 SELECT kind, answer, digest FROM report_receipts
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace);
 
 -- name: DeleteOldReceipts :execrows
-DELETE FROM report_receipts
-WHERE lock_token IN (
+-- The sweeper's, one namespace per statement.
+DELETE FROM report_receipts d
+WHERE d.namespace = sqlc.arg(namespace) AND d.lock_token IN (
     SELECT r.lock_token FROM report_receipts r
-    WHERE r.created_at < now() - sqlc.arg(keep_ms)::bigint * interval '1 millisecond'
+    WHERE r.namespace = sqlc.arg(namespace) AND r.created_at < now() - sqlc.arg(keep_ms)::bigint * interval '1 millisecond'
     ORDER BY r.created_at
     LIMIT sqlc.arg(max_rows)::int
 );

@@ -18,22 +18,23 @@ FOR UPDATE;
 
 -- name: ClaimDueSchedule :one
 -- The scheduler's claim: one due, unpaused schedule that no other
--- transaction holds (another replica skips it).
+-- transaction holds (another replica skips it). One namespace per
+-- statement.
 SELECT * FROM schedules
-WHERE NOT paused AND next_fire_at IS NOT NULL AND next_fire_at <= sqlc.arg(now)
+WHERE namespace = sqlc.arg(namespace) AND NOT paused AND next_fire_at IS NOT NULL AND next_fire_at <= sqlc.arg(now)
 ORDER BY next_fire_at
 LIMIT 1
 FOR UPDATE SKIP LOCKED;
 
 -- name: ClaimBufferedSchedule :one
 -- A schedule whose buffered slot may start: none of its workflows runs
--- any more.
+-- any more. One namespace per statement.
 SELECT * FROM schedules s
-WHERE s.buffered_slot IS NOT NULL AND NOT s.paused
+WHERE s.namespace = sqlc.arg(namespace) AND s.buffered_slot IS NOT NULL AND NOT s.paused
   AND NOT EXISTS (
     SELECT 1 FROM schedule_actions a
-    JOIN instances i ON i.namespace = a.namespace AND i.instance_id = a.workflow_id
-    WHERE a.namespace = s.namespace AND a.schedule_id = s.schedule_id AND i.status = 'running')
+    JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = a.workflow_id
+    WHERE a.namespace = sqlc.arg(namespace) AND a.schedule_id = s.schedule_id AND i.status = 'running')
 LIMIT 1
 FOR UPDATE OF s SKIP LOCKED;
 
@@ -79,7 +80,12 @@ SET next_slot = sqlc.narg(next_slot), next_fire_at = sqlc.narg(next_fire_at),
 WHERE namespace = sqlc.arg(namespace) AND schedule_id = sqlc.arg(schedule_id);
 
 -- name: DeleteSchedule :execrows
-DELETE FROM schedules WHERE namespace = sqlc.arg(namespace) AND schedule_id = sqlc.arg(schedule_id);
+-- A schedule and its actions (schedule_actions has no foreign key to it:
+-- migration 00040).
+WITH a AS (
+    DELETE FROM schedule_actions x WHERE x.namespace = sqlc.arg(namespace) AND x.schedule_id = sqlc.arg(schedule_id)
+)
+DELETE FROM schedules s WHERE s.namespace = sqlc.arg(namespace) AND s.schedule_id = sqlc.arg(schedule_id);
 
 -- name: InsertScheduleAction :execrows
 -- The action of a slot; no row when the slot fired already.
@@ -92,14 +98,14 @@ ON CONFLICT DO NOTHING;
 DELETE FROM schedule_actions d
 WHERE d.namespace = sqlc.arg(namespace) AND d.schedule_id = sqlc.arg(schedule_id)
   AND d.slot_at < (SELECT k.slot_at FROM schedule_actions k
-                   WHERE k.namespace = d.namespace AND k.schedule_id = d.schedule_id
+                   WHERE k.namespace = sqlc.arg(namespace) AND k.schedule_id = sqlc.arg(schedule_id)
                    ORDER BY k.slot_at DESC OFFSET 99 LIMIT 1);
 
 -- name: RecentScheduleActions :many
 -- The newest actions of a schedule with their workflows' status now.
 SELECT a.slot_at, a.fired_at, a.workflow_id, a.kind, COALESCE(i.status, '')::text AS status
 FROM schedule_actions a
-LEFT JOIN instances i ON i.namespace = a.namespace AND i.instance_id = a.workflow_id
+LEFT JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = a.workflow_id
 WHERE a.namespace = sqlc.arg(namespace) AND a.schedule_id = sqlc.arg(schedule_id)
 ORDER BY a.fired_at DESC, a.slot_at DESC
 LIMIT sqlc.arg(max_rows);
@@ -108,7 +114,7 @@ LIMIT sqlc.arg(max_rows);
 -- The workflows a schedule started that still run.
 SELECT a.workflow_id
 FROM schedule_actions a
-JOIN instances i ON i.namespace = a.namespace AND i.instance_id = a.workflow_id
+JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = a.workflow_id
 WHERE a.namespace = sqlc.arg(namespace) AND a.schedule_id = sqlc.arg(schedule_id) AND i.status = 'running'
 ORDER BY a.slot_at
 LIMIT sqlc.arg(max_rows);

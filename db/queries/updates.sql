@@ -13,7 +13,7 @@ RETURNING update_id;
 -- EnqueueSignal is: an update either commits before the ack that would
 -- end the workflow, which then refuses to (PendingSignals), or finds the
 -- workflow over.
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', sqlc.arg(payload)::jsonb,
        sqlc.arg(payload_bytes)::integer
 FROM (
@@ -23,12 +23,12 @@ FROM (
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING task_queue;
+RETURNING o.task_queue;
 
 -- name: GetUpdate :one
 -- An update with the status of its instance.
 SELECT u.stage, u.result, u.error, i.status
-FROM updates u JOIN instances i ON i.namespace = u.namespace AND i.instance_id = u.instance_id
+FROM updates u JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = u.instance_id
 WHERE u.namespace = sqlc.arg(namespace) AND u.instance_id = sqlc.arg(instance_id) AND u.update_id = sqlc.arg(update_id);
 
 -- name: SetUpdateStages :exec

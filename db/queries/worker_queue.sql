@@ -2,11 +2,43 @@
 -- Inserts activity attempts in one statement (a turn's new activities,
 -- retries, reschedules). last_error is the failure of the attempt a retry
 -- follows (api.LastFailure), shown by describe while the retry waits.
+WITH f AS (
+    -- Flow control (migration 00042): each attempt whose options have a
+    -- priority (the activity's, or its workflow's), its priority key,
+    -- fairness key and stride (1 ms / weight), as StartInstances does for
+    -- starts; attempts without one have none of this.
+    SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
+           (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
+           e->>'task_queue' AS task_queue,
+           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM jsonb_array_elements(sqlc.arg(attempts)::jsonb) AS e
+    WHERE e->'options'->'priority' IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT sqlc.arg(namespace), f.task_queue, 'a', f.fk,
+           LEAST(now(), (SELECT q.pass FROM worker_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL AND q.lock_token IS NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk
+                                        ORDER BY f.instance_id, f.execution_id, f.activity_id, f.attempt) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+)
 INSERT INTO worker_queue (
     namespace, task_queue, instance_id, execution_id, activity_id, attempt,
     activity_type, workflow_type, workflow_task_queue, input, options,
     start_to_close_ms, heartbeat_timeout_ms, heartbeat_details, last_error,
-    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, run_id)
+    scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, priority, pass, run_id)
 SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
        a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
        COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details, a.last_error,
@@ -16,13 +48,17 @@ SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activ
             THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
        COALESCE(a.schedule_to_close_deadline,
                 CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
+       COALESCE(p.pk, 3),
+       p.pass,
        a.run_id
 FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
     task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
     activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
     start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
     delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-    schedule_to_close_deadline timestamptz, last_error jsonb, run_id uuid);
+    schedule_to_close_deadline timestamptz, last_error jsonb, run_id uuid)
+LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
+                  AND p.activity_id = a.activity_id AND p.attempt = a.attempt;
 
 -- name: FetchAttempts :many
 -- Claims up to max_tasks visible attempts of the task queues (in the order
@@ -30,28 +66,99 @@ FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
 -- A worker whose session is no longer active (inactive, cleaned up) claims
 -- nothing; a worker id without a session is served. A cancelled attempt is
 -- held from now on: the sweeper's retention of cancelled attempts nobody
--- holds (cancelled_unheld_at) no longer applies to it.
+-- holds (cancelled_unheld_at) no longer applies to it. The lock tokens
+-- come from the caller (lock_tokens: at least max_tasks of them), one per
+-- attempt claimed.
+--
+-- A rate limit of a queue (task_queue_limits, work 'a'; migration 00043)
+-- bounds what the fetch takes of it, as LockNextTurns does for turns: its
+-- token bucket row is locked (in queue order), at most its whole tokens
+-- are taken, and those taken are spent (tb). Queues without a limit have no
+-- row: one probe of the primary key per queue finds none.
+WITH bud AS (
+    SELECT l.task_queue,
+           GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = ANY(sqlc.arg(task_queues)::text[]) AND l.work = 'a'
+    ORDER BY l.task_queue
+    FOR UPDATE
+), taken AS (
 UPDATE worker_queue w
-SET lock_token = gen_random_uuid(),
+SET lock_token = c.token,
     locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
     worker_id = sqlc.arg(worker_id),
     delivery_count = w.delivery_count + 1,
     started_at = now(),
     cancelled_unheld_at = NULL,
-    start_to_close_deadline = CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
-                                   THEN now() + w.start_to_close_ms * interval '1 millisecond' END,
-    heartbeat_deadline = CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
-                              THEN now() + w.heartbeat_timeout_ms * interval '1 millisecond' END
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM (
-    SELECT x.id
+    SELECT x.id, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-        SELECT wq.id FROM worker_queue wq
-        WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
-          AND wq.lock_token IS NULL AND wq.visible_at <= now()
-        ORDER BY wq.visible_at, wq.id
+      SELECT z.id FROM (
+      SELECT y.id, row_number() OVER () AS rn FROM (
+        -- A queue without flow control (the flow index has no attempt of
+        -- it: one probe) is taken in visible order, as it always was.
+        SELECT pl.id FROM (
+            SELECT wq.id FROM worker_queue wq
+            WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+              AND wq.lock_token IS NULL AND wq.visible_at <= now()
+              AND NOT EXISTS (SELECT 1 FROM worker_queue fe
+                              WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = tq.name
+                                AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
+            ORDER BY wq.visible_at, wq.id
+            LIMIT sqlc.arg(max_tasks)
+            FOR UPDATE SKIP LOCKED
+        ) pl
+        UNION ALL
+        -- Flow control (migration 00042): the queue's visible attempts in
+        -- (priority, pass) order, where an attempt without flow control is
+        -- priority 3 with visible_at as its pass (as LockNextTurns takes
+        -- turns), each locked by primary key as it is pulled.
+        SELECT fl.id FROM (
+            (SELECT q1.id FROM worker_queue q1
+             WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = tq.name AND q1.priority < 3
+               AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
+             ORDER BY q1.priority, q1.pass, q1.id)
+            UNION ALL
+            (SELECT q3.id FROM (
+                 (SELECT q2.id, q2.pass AS r FROM worker_queue q2
+                  WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = tq.name AND q2.priority = 3
+                    AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
+                  ORDER BY q2.pass, q2.id)
+                 UNION ALL
+                 (SELECT q0.id, q0.visible_at AS r FROM worker_queue q0
+                  WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = tq.name
+                    AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
+                  ORDER BY q0.visible_at, q0.id)
+             ) q3 ORDER BY q3.r, q3.id)
+            UNION ALL
+            (SELECT q5.id FROM worker_queue q5
+             WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = tq.name AND q5.priority > 3
+               AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
+             ORDER BY q5.priority, q5.pass, q5.id)
+        ) u
+        CROSS JOIN LATERAL (
+            -- By primary key: lock_token is checked on the row locked,
+            -- outside (a condition here, or pushed down here, which the
+            -- LIMIT prevents, would make the dequeue index's predicate
+            -- hold, and an empty table's plan walk that index).
+            SELECT wl.id, wl.lock_token FROM worker_queue wl
+            WHERE wl.namespace = sqlc.arg(namespace) AND wl.id = u.id
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        ) fl
+        WHERE fl.lock_token IS NULL AND EXISTS (SELECT 1 FROM worker_queue fe
+                      WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = tq.name
+                        AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
         LIMIT sqlc.arg(max_tasks)
-        FOR UPDATE SKIP LOCKED
+      ) y
+      ) z
+      -- The queue's budget, when it has a rate limit.
+      WHERE z.rn <= COALESCE((SELECT b.n FROM bud b WHERE b.task_queue = tq.name), z.rn)
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
@@ -59,26 +166,74 @@ FROM (
     )
     LIMIT sqlc.arg(max_tasks)
 ) c
-WHERE w.id = c.id
-RETURNING w.*;
+WHERE w.namespace = sqlc.arg(namespace) AND w.id = c.id
+RETURNING w.*
+), tb AS (
+    -- The attempts taken spend their queues' tokens (limited queues only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM taken WHERE taken.task_queue = l.task_queue),
+        refilled_at = now()
+    FROM bud
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = bud.task_queue AND l.work = 'a'
+)
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
+       workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
+       scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
+       start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
+       delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
+FROM taken;
 
 -- name: InsertAttemptsClaiming :many
 -- Eager dispatch: inserts the attempts of one or more turns as
 -- InsertAttempts does, those with a claim_worker already held by that
--- worker (the one acknowledging the turn) for claim_lock_ms — locked, bound
+-- worker (the one acknowledging the turn) for claim_lock_ms with the lock
+-- token claim_token — locked, bound
 -- and started exactly as FetchAttempts would leave them — unless that
 -- worker's session is no longer active; returns the attempts it claimed.
 -- Claiming in the insert spares each such attempt an update: a new version
 -- of the row with an entry in every index of the table (the claim changes
 -- indexed columns, so it cannot be HOT).
-WITH ins AS (
+WITH f AS (
+    -- Flow control (migration 00042): each attempt whose options have a
+    -- priority (the activity's, or its workflow's), its priority key,
+    -- fairness key and stride (1 ms / weight), as StartInstances does for
+    -- starts; attempts without one have none of this.
+    SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
+           (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
+           e->>'task_queue' AS task_queue,
+           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
+           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
+           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+    FROM jsonb_array_elements(sqlc.arg(attempts)::jsonb) AS e
+    WHERE e->'options'->'priority' IS NOT NULL
+), k AS (
+    INSERT INTO flow_keys AS fk (namespace, task_queue, kind, fairness_key, pass, step)
+    SELECT sqlc.arg(namespace), f.task_queue, 'a', f.fk,
+           LEAST(now(), (SELECT q.pass FROM worker_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = f.task_queue
+                           AND q.priority = min(f.pk) AND q.pass IS NOT NULL AND q.lock_token IS NULL
+                         ORDER BY q.pass LIMIT 1)) + sum(f.stride),
+           sum(f.stride)
+    FROM f GROUP BY f.task_queue, f.fk
+    ORDER BY f.task_queue, f.fk
+    ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
+    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
+), p AS (
+    SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
+           k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk
+                                        ORDER BY f.instance_id, f.execution_id, f.activity_id, f.attempt) AS pass
+    FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
+), ins AS (
     INSERT INTO worker_queue (
         namespace, task_queue, instance_id, execution_id, activity_id, attempt,
         activity_type, workflow_type, workflow_task_queue, input, options,
         start_to_close_ms, heartbeat_timeout_ms, heartbeat_details,
         scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
         lock_token, locked_until, worker_id, delivery_count, started_at,
-        start_to_close_deadline, heartbeat_deadline, run_id)
+        start_to_close_deadline, heartbeat_deadline, priority, pass, run_id)
     SELECT sqlc.arg(namespace), a.task_queue, a.instance_id, a.execution_id, a.activity_id, a.attempt,
            a.activity_type, a.workflow_type, a.workflow_task_queue, a.input, COALESCE(a.options, '{}'),
            COALESCE(a.start_to_close_ms, 0), COALESCE(a.heartbeat_timeout_ms, 0), a.heartbeat_details,
@@ -88,7 +243,7 @@ WITH ins AS (
                 THEN now() + (COALESCE(a.delay_ms, 0) + a.schedule_to_start_ms) * interval '1 millisecond' END,
            COALESCE(a.schedule_to_close_deadline,
                     CASE WHEN a.schedule_to_close_ms > 0 THEN now() + a.schedule_to_close_ms * interval '1 millisecond' END),
-           CASE WHEN c.claimed THEN gen_random_uuid() END,
+           CASE WHEN c.claimed THEN a.claim_token END,
            CASE WHEN c.claimed THEN now() + a.claim_lock_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed THEN a.claim_worker END,
            CASE WHEN c.claimed THEN 1 ELSE 0 END,
@@ -97,17 +252,25 @@ WITH ins AS (
                 THEN now() + a.start_to_close_ms * interval '1 millisecond' END,
            CASE WHEN c.claimed AND a.heartbeat_timeout_ms > 0
                 THEN now() + a.heartbeat_timeout_ms * interval '1 millisecond' END,
+           COALESCE(p.pk, 3),
+           p.pass,
            a.run_id
     FROM jsonb_to_recordset(sqlc.arg(attempts)::jsonb) AS a(
         task_queue text, instance_id text, execution_id bigint, activity_id bigint, attempt integer,
         activity_type text, workflow_type text, workflow_task_queue text, input jsonb, options jsonb,
         start_to_close_ms bigint, heartbeat_timeout_ms bigint, heartbeat_details jsonb,
         delay_ms bigint, schedule_to_start_ms bigint, schedule_to_close_ms bigint,
-        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, run_id uuid)
+        schedule_to_close_deadline timestamptz, claim_worker text, claim_lock_ms bigint, run_id uuid, claim_token uuid)
+    LEFT JOIN p ON p.instance_id = a.instance_id AND p.execution_id = a.execution_id
+                  AND p.activity_id = a.activity_id AND p.attempt = a.attempt
     CROSS JOIN LATERAL (
         SELECT a.claim_worker IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM workers k
             WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = a.claim_worker AND k.state <> 'active'
+        ) AND NOT EXISTS (
+            -- A rate-limited queue's attempts go through its fetch.
+            SELECT 1 FROM task_queue_limits l
+            WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = a.task_queue AND l.work = 'a'
         ) AS claimed
     ) c
     RETURNING *
@@ -117,7 +280,7 @@ SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attemp
        scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
        start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
-       cancel_requested_at, last_error, cancelled_unheld_at, run_id
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
 FROM ins WHERE lock_token IS NOT NULL
 ORDER BY instance_id, activity_id;
 
@@ -135,10 +298,12 @@ ORDER BY instance_id, activity_id;
 UPDATE worker_queue
 SET locked_until = GREATEST(locked_until, now() + sqlc.arg(extend_ms)::bigint * interval '1 millisecond'),
     heartbeat_details = CASE WHEN sqlc.arg(has_details)::boolean THEN sqlc.arg(details)::jsonb ELSE heartbeat_details END,
-    last_heartbeat_at = CASE WHEN sqlc.arg(has_details)::boolean THEN now() ELSE last_heartbeat_at END,
-    heartbeat_deadline = CASE WHEN sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
-                              THEN now() + heartbeat_timeout_ms * interval '1 millisecond'
-                              ELSE heartbeat_deadline END
+    -- Both only move forward: GREATEST keeps the column where the
+    -- CASE gives NULL (no details), and takes the new time otherwise.
+    last_heartbeat_at = GREATEST(last_heartbeat_at, tether_add(now(), CASE WHEN sqlc.arg(has_details)::boolean THEN interval '0' END)),
+    heartbeat_deadline = GREATEST(heartbeat_deadline,
+        tether_add(now(), CASE WHEN sqlc.arg(has_details)::boolean AND heartbeat_timeout_ms > 0 AND NOT cancel_requested
+                               THEN heartbeat_timeout_ms * interval '1 millisecond' END))
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING cancel_requested, cancel_reason, locked_until;
 
@@ -146,13 +311,22 @@ RETURNING cancel_requested, cancel_reason, locked_until;
 -- Removes a held attempt (complete, fail): the caller decides what follows.
 -- timed_out names a StartToClose or Heartbeat deadline that passed before
 -- the report (the sweeper had not flagged it yet): the report is then late.
+-- (timed_out is computed in the USING subquery, which OFFSET 0 keeps a
+-- subquery: a DELETE's RETURNING calls no function that is not
+-- immutable, for Citus.)
 DELETE FROM worker_queue
-WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
-RETURNING sqlc.embed(worker_queue),
-          (CASE WHEN cancel_requested THEN ''
-                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out;
+USING (
+    SELECT (x).ctid AS tid,
+           (CASE WHEN x.cancel_requested THEN ''
+                 WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
+                 WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
+                 ELSE '' END)::text AS timed_out
+    FROM worker_queue x
+    WHERE x.lock_token = sqlc.arg(lock_token) AND x.namespace = sqlc.arg(namespace) AND x.locked_until > now() - interval '1 day'
+    OFFSET 0
+) v
+WHERE worker_queue.namespace = sqlc.arg(namespace) AND worker_queue.ctid = v.tid
+RETURNING sqlc.embed(worker_queue), v.timed_out::text AS timed_out;
 
 -- name: TakeAttempts :many
 -- TakeAttempt for the held attempts whose lock_token is one of
@@ -170,7 +344,7 @@ RETURNING sqlc.embed(worker_queue),
 -- instance's was). The caller handles
 -- the others (late, cancelled) on its own.
 WITH victims AS (
-    SELECT x.*,
+    SELECT x.*, (x).ctid AS tid,
            (CASE WHEN x.cancel_requested THEN ''
                  WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
                  WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
@@ -180,7 +354,7 @@ WITH victims AS (
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, sqlc.arg(kind)::text,
            (sqlc.arg(results)::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
@@ -194,18 +368,12 @@ WITH victims AS (
         LIMIT 1
     ) i
     WHERE v.timed_out = '' AND NOT v.cancel_requested
-    RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
+    RETURNING o.instance_id, (o.payload->>'activity_id')::bigint AS activity_id, o.task_queue
 )
 DELETE FROM worker_queue w
 USING victims v
-WHERE w.id = v.id
--- timed_out is victims' expression again: sqlc does not resolve a CTE's
--- computed column in a DELETE's RETURNING (same row, same now()).
-RETURNING sqlc.embed(w),
-          (CASE WHEN w.cancel_requested THEN ''
-                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
-                ELSE '' END)::text AS timed_out,
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = v.tid
+RETURNING sqlc.embed(w), v.timed_out::text AS timed_out,
           EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
           COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue;
 
@@ -218,22 +386,34 @@ WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND 
 RETURNING *;
 
 -- name: DeleteAttempts :exec
-DELETE FROM worker_queue WHERE id = ANY(sqlc.arg(ids)::bigint[]);
+-- Each attempt found by a key probe (the LATERAL … LIMIT is never
+-- flattened into a join) and deleted through the ctid found.
+DELETE FROM worker_queue d
+USING (
+    SELECT f.tid FROM unnest(sqlc.arg(ids)::bigint[]) AS k(id)
+    CROSS JOIN LATERAL (
+        SELECT (x).ctid AS tid FROM worker_queue x
+        WHERE x.namespace = sqlc.arg(namespace) AND x.id = k.id
+        LIMIT 1
+    ) f
+) t
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = t.tid;
 
 -- name: DropUnheldExecutionAttempts :execrows
 -- A workflow-wide cancel of executions — of each instance named in
 -- instance_ids, execution executions[instance_id].execution_id: attempts
 -- nobody holds have nobody to tell, so they are removed (they never start)
 -- rather than flagged. Locked in id order, then deleted.
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT w.id FROM worker_queue w
+DELETE FROM worker_queue d
+USING (
+    SELECT (w).ctid AS tid FROM worker_queue w
     WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instance_ids)::text[])
       AND w.execution_id = (sqlc.arg(executions)::jsonb -> w.instance_id ->> 'execution_id')::bigint
       AND w.lock_token IS NULL
     ORDER BY w.id
     FOR UPDATE
-);
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid;
 
 -- name: FlagExecution :exec
 -- Flags every attempt of executions — of each instance named in
@@ -251,17 +431,17 @@ WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, sqlc.arg(executions)::jsonb -> w.instance_id ->> 'reason'),
-        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+        cancel_requested_at = LEAST(w.cancel_requested_at, now()),
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
-        SELECT x.id FROM worker_queue x
+        SELECT (x).ctid AS tid FROM worker_queue x
         WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = ANY(sqlc.arg(instance_ids)::text[])
           AND x.execution_id = (sqlc.arg(executions)::jsonb -> x.instance_id ->> 'execution_id')::bigint
           AND NOT x.cancel_requested
         ORDER BY x.id
         FOR NO KEY UPDATE
     ) c
-    WHERE w.id = c.id
+    WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
     RETURNING w.worker_id
 )
 SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || x.worker_id)
@@ -277,10 +457,10 @@ WITH u AS (
     UPDATE worker_queue w
     SET cancel_requested = true,
         cancel_reason = COALESCE(w.cancel_reason, c.reason),
-        cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
-        cancelled_unheld_at = CASE WHEN w.lock_token IS NULL THEN now() END
+        cancel_requested_at = LEAST(w.cancel_requested_at, now()),
+        cancelled_unheld_at = tether_add(now(), CASE WHEN w.lock_token IS NULL THEN interval '0' END)
     FROM (
-        SELECT x.id, a.reason::text AS reason
+        SELECT (x).ctid AS tid, a.reason::text AS reason
         FROM jsonb_to_recordset(sqlc.arg(cancels)::jsonb) AS a(activity_id bigint, reason text)
         JOIN worker_queue x ON x.activity_id = a.activity_id
         WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = sqlc.arg(instance_id)
@@ -288,52 +468,66 @@ WITH u AS (
         ORDER BY x.id
         FOR NO KEY UPDATE OF x
     ) c
-    WHERE w.id = c.id
+    WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
     RETURNING w.worker_id
 )
 SELECT DISTINCT worker_id::text FROM u WHERE worker_id IS NOT NULL;
 
 -- name: NextActivityWake :one
+-- When a poll of the queues should look again: the earliest future
+-- visible_at of their attempts, or, for a rate-limited queue (migration
+-- 00043) with attempts waiting, when its bucket has its next whole token.
 SELECT min(x.visible_at)::timestamptz AS next_visible
 FROM unnest(sqlc.arg(task_queues)::text[]) AS tq(name)
 CROSS JOIN LATERAL (
-    SELECT visible_at FROM worker_queue
-    WHERE namespace = sqlc.arg(namespace) AND task_queue = tq.name
-      AND lock_token IS NULL AND visible_at > now()
-    ORDER BY visible_at
-    LIMIT 1
+    (SELECT wq.visible_at FROM worker_queue wq
+     WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+       AND wq.lock_token IS NULL AND wq.visible_at > now()
+     ORDER BY wq.visible_at
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second'
+     FROM task_queue_limits l
+     WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = tq.name AND l.work = 'a'
+       AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
+       AND EXISTS (SELECT 1 FROM worker_queue v
+                   WHERE v.namespace = sqlc.arg(namespace) AND v.task_queue = tq.name
+                     AND v.lock_token IS NULL AND v.visible_at <= now()))
 ) x
 HAVING count(*) > 0;
 
 -- name: ExpireLocks :many
 -- Releases attempts whose lock expired, so they can be delivered again.
 -- The attempt waits to be started again: its ScheduleToStart runs anew.
+-- One namespace per statement, as every sweeper statement.
 UPDATE worker_queue w
 SET lock_token = NULL, locked_until = NULL, worker_id = NULL,
     start_to_close_deadline = NULL, heartbeat_deadline = NULL,
     started_at = CASE WHEN w.schedule_to_start_deadline IS NULL THEN w.started_at END,
-    schedule_to_start_deadline = now() + (w.schedule_to_start_deadline - w.visible_at)
+    schedule_to_start_deadline = tether_add(now(), w.schedule_to_start_deadline - w.visible_at)
 FROM (
-    SELECT id FROM worker_queue
-    WHERE lock_token IS NOT NULL AND locked_until < now()
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE namespace = sqlc.arg(namespace) AND lock_token IS NOT NULL AND locked_until < now()
     ORDER BY locked_until
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
 RETURNING w.*;
 
 -- name: TakeScheduleToStartExpired :many
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT id FROM worker_queue
-    WHERE lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
+DELETE FROM worker_queue d
+USING (
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE x.namespace = sqlc.arg(namespace)
+      AND lock_token IS NULL AND started_at IS NULL AND schedule_to_start_deadline < now()
       AND NOT cancel_requested
     ORDER BY schedule_to_start_deadline
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
-)
-RETURNING *;
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid
+RETURNING d.*;
 
 -- name: FlagAttemptTimeouts :many
 -- StartToClose and Heartbeat timeouts: the running attempt is flagged
@@ -354,32 +548,33 @@ WITH cleared AS (
     UPDATE worker_queue x
     SET schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
     FROM (
-        SELECT id FROM worker_queue
-        WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+        SELECT (y).ctid AS tid FROM worker_queue y
+        WHERE namespace = sqlc.arg(namespace)
+          AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
           AND cancel_requested
         ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
         LIMIT sqlc.arg(max_rows)
         FOR UPDATE SKIP LOCKED
     ) d
-    WHERE x.id = d.id
+    WHERE x.namespace = sqlc.arg(namespace) AND x.ctid = d.tid
     RETURNING x.id
 )
 UPDATE worker_queue w
 SET cancel_requested = true,
-    cancel_reason = CASE WHEN w.start_to_close_deadline < now() THEN 'timeout:start_to_close'
-                         ELSE 'timeout:heartbeat' END,
+    cancel_reason = CASE WHEN c.start_to_close THEN 'timeout:start_to_close' ELSE 'timeout:heartbeat' END,
     cancel_requested_at = now(),
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT id FROM worker_queue
-    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+    SELECT (y).ctid AS tid, y.start_to_close_deadline < now() AS start_to_close FROM worker_queue y
+    WHERE namespace = sqlc.arg(namespace)
+      AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
       AND (start_to_close_deadline < now() OR heartbeat_deadline < now())
       AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT sqlc.arg(max_rows)
     FOR NO KEY UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id AND NOT w.cancel_requested
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid AND NOT w.cancel_requested
 RETURNING w.*;
 
 -- name: FlagScheduleToCloseExpired :many
@@ -389,17 +584,17 @@ RETURNING w.*;
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = COALESCE(w.cancel_reason, 'timeout:schedule_to_close'),
-    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+    cancel_requested_at = LEAST(w.cancel_requested_at, now()),
     schedule_to_close_deadline = NULL, start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT id FROM worker_queue
-    WHERE LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
+    SELECT (y).ctid AS tid FROM worker_queue y
+    WHERE namespace = sqlc.arg(namespace) AND LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline) < now()
       AND schedule_to_close_deadline < now() AND NOT cancel_requested
     ORDER BY LEAST(schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline)
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
 RETURNING w.*;
 
 -- name: DeleteCancelledUnlocked :execrows
@@ -410,15 +605,16 @@ RETURNING w.*;
 -- and lock columns are checked on the heap too, so that a held attempt is
 -- never dropped. (The ORDER BY keeps a plan made without statistics off
 -- worker_queue_dequeue, whose predicate the statement implies as well.)
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT id FROM worker_queue
-    WHERE cancelled_unheld_at < now() - sqlc.arg(older_than_ms)::bigint * interval '1 millisecond'
+DELETE FROM worker_queue d
+USING (
+    SELECT (x).ctid AS tid FROM worker_queue x
+    WHERE x.namespace = sqlc.arg(namespace) AND cancelled_unheld_at < now() - sqlc.arg(older_than_ms)::bigint * interval '1 millisecond'
       AND cancel_requested AND lock_token IS NULL
     ORDER BY cancelled_unheld_at
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
-);
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid;
 
 -- name: QueueStats :one
 SELECT count(*) FILTER (WHERE lock_token IS NULL AND visible_at <= now())::bigint AS backlog,
@@ -436,17 +632,18 @@ WHERE namespace = sqlc.arg(namespace) AND task_queue = sqlc.arg(task_queue) AND 
 -- execution (all_activities) or those named in activity_ids — removed and
 -- returned: the caller delivers their ActivityCanceled at once, since no
 -- worker will report an outcome. Locked in id order, then deleted.
-DELETE FROM worker_queue
-WHERE id IN (
-    SELECT w.id FROM worker_queue w
+DELETE FROM worker_queue d
+USING (
+    SELECT (w).ctid AS tid FROM worker_queue w
     WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = sqlc.arg(instance_id)
       AND w.execution_id = sqlc.arg(execution_id) AND w.lock_token IS NULL
       AND (w.options->>'wait_for_cancellation') = 'true'
       AND (sqlc.arg(all_activities)::boolean OR w.activity_id = ANY(sqlc.arg(activity_ids)::bigint[]))
     ORDER BY w.id
     FOR UPDATE
-)
-RETURNING *;
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid
+RETURNING d.*;
 
 -- name: DescribePending :one
 -- What execution (namespace, instance_id, execution_id) waits for, for
@@ -472,12 +669,14 @@ SELECT
      ORDER BY w.activity_id, w.attempt DESC
      LIMIT sqlc.arg(max_rows)) a), '[]')::jsonb AS activities,
   (SELECT count(*) FROM instances c
-   WHERE c.parent_namespace = sqlc.arg(namespace) AND c.parent_instance_id = sqlc.arg(instance_id)
+   WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(namespace)
+     AND c.parent_instance_id = sqlc.arg(instance_id)
      AND c.parent_execution_id = sqlc.arg(execution_id) AND c.status = 'running')::bigint AS child_count,
   COALESCE((SELECT jsonb_agg(to_jsonb(k) ORDER BY k.parent_child_id) FROM (
      SELECT c.instance_id, c.workflow_type, c.execution_id, c.parent_child_id, c.cancel_requested, c.created_at
      FROM instances c
-     WHERE c.parent_namespace = sqlc.arg(namespace) AND c.parent_instance_id = sqlc.arg(instance_id)
+     WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(namespace)
+       AND c.parent_instance_id = sqlc.arg(instance_id)
        AND c.parent_execution_id = sqlc.arg(execution_id) AND c.status = 'running'
      ORDER BY c.parent_child_id
      LIMIT sqlc.arg(max_rows)) k), '[]')::jsonb AS children,

@@ -15,64 +15,63 @@ WHERE namespace = sqlc.arg(namespace) AND worker_id = ANY(sqlc.arg(worker_ids)::
 ORDER BY id;
 
 -- name: ExpireWorkerLeases :many
--- ACTIVE → INACTIVE for workers whose lease passed.
+-- ACTIVE → INACTIVE for workers whose lease passed (one namespace per
+-- statement, as every sweeper statement).
 UPDATE workers w SET state = 'inactive', state_changed_at = now()
 FROM (
-    SELECT namespace AS ns, worker_id AS wid FROM workers
-    WHERE state = 'active' AND lease_expires_at < now()
+    SELECT worker_id AS wid FROM workers
+    WHERE namespace = sqlc.arg(namespace) AND state = 'active' AND lease_expires_at < now()
     ORDER BY lease_expires_at
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.namespace = c.ns AND w.worker_id = c.wid
+WHERE w.namespace = sqlc.arg(namespace) AND w.worker_id = c.wid
 RETURNING w.namespace, w.worker_id, w.host_task_queue, w.lease_expires_at;
 
 -- name: FlagWorkerAttempts :many
--- The attempts the lost workers hold (worker i is namespaces[i],
--- worker_ids[i]): flagged cancelled (worker_lost) and released, so that
--- their locks no longer count. One statement for every worker of a sweep,
--- its attempts locked in id order (the lock order of worker_queue).
+-- The attempts the lost workers of a namespace hold (worker_ids): flagged
+-- cancelled (worker_lost) and released, so that their locks no longer
+-- count. One statement for every worker of the namespace in a sweep, its
+-- attempts locked in id order (the lock order of worker_queue).
 UPDATE worker_queue w
 SET cancel_requested = true,
     cancel_reason = COALESCE(w.cancel_reason, 'worker_lost'),
-    cancel_requested_at = COALESCE(w.cancel_requested_at, now()),
+    cancel_requested_at = LEAST(w.cancel_requested_at, now()),
     start_to_close_deadline = NULL, heartbeat_deadline = NULL
 FROM (
-    SELECT q.id FROM worker_queue q
-    WHERE q.worker_id = ANY(sqlc.arg(worker_ids)::text[])
+    SELECT (q).ctid AS tid FROM worker_queue q
+    WHERE q.namespace = sqlc.arg(namespace) AND q.worker_id = ANY(sqlc.arg(worker_ids)::text[])
       AND q.lock_token IS NOT NULL AND NOT q.cancel_requested
-      AND q.namespace = ANY(ARRAY(
-          SELECT (sqlc.arg(namespaces)::text[])[k.n]
-          FROM unnest(sqlc.arg(worker_ids)::text[]) WITH ORDINALITY AS k(wid, n)
-          WHERE k.wid = q.worker_id))
     ORDER BY q.id
     FOR NO KEY UPDATE
 ) c
-WHERE w.id = c.id
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
 RETURNING w.*;
 
 -- name: TakeQueueAttempts :many
 -- Attempts waiting in a (host) task queue nobody will serve any more.
 DELETE FROM worker_queue d
-WHERE d.id IN (
-    SELECT wq.id FROM worker_queue wq
+USING (
+    SELECT (wq).ctid AS tid FROM worker_queue wq
     WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = sqlc.arg(task_queue)
       AND wq.lock_token IS NULL AND NOT wq.cancel_requested
     FOR UPDATE SKIP LOCKED
-)
+) v
+WHERE d.namespace = sqlc.arg(namespace) AND d.ctid = v.tid
 RETURNING d.*;
 
 -- name: CleanupWorkers :many
 -- INACTIVE → CLEANED_UP after the cleanup delay; only a tombstone stays.
+-- One namespace per statement.
 UPDATE workers w
 SET state = 'cleaned_up', state_changed_at = now(), metadata = '{}', task_queues = '{}'
 FROM (
-    SELECT namespace AS ns, worker_id AS wid FROM workers
-    WHERE state = 'inactive' AND state_changed_at < now() - sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
+    SELECT worker_id AS wid FROM workers
+    WHERE namespace = sqlc.arg(namespace) AND state = 'inactive' AND state_changed_at < now() - sqlc.arg(delay_ms)::bigint * interval '1 millisecond'
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED
 ) c
-WHERE w.namespace = c.ns AND w.worker_id = c.wid
+WHERE w.namespace = sqlc.arg(namespace) AND w.worker_id = c.wid
 RETURNING w.namespace, w.worker_id;
 
 -- name: LiveQueueWorkers :many
@@ -108,7 +107,9 @@ ORDER BY cancel_requested_at;
 -- unnested from an array, which the planner counts as a few rows
 -- (jsonb_to_recordset counts 100): it then probes the primary key per
 -- worker instead of hashing the whole table. Workers that come back with
--- no row are new or cleaned up: UpsertWorkers handles them.
+-- no row are new or cleaned up: UpsertWorkers handles them. One
+-- namespace per statement: the batch's workers of other namespaces are
+-- left out.
 UPDATE workers w SET
     identity = COALESCE(c.j->>'identity', ''),
     host = COALESCE(c.j->>'host', ''),
@@ -119,19 +120,19 @@ UPDATE workers w SET
     prev_state = w.state,
     state = 'active',
     lease_duration = (c.j->>'lease_ms')::bigint * interval '1 millisecond',
-    lease_expires_at = now() + (c.j->>'lease_ms')::bigint * interval '1 millisecond',
+    lease_expires_at = tether_add(now(), (c.j->>'lease_ms')::bigint * interval '1 millisecond'),
     last_heartbeat_at = now(),
-    state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
+    state_changed_at = GREATEST(w.state_changed_at, tether_add(now(), CASE WHEN w.state <> 'active' THEN interval '0' END))
 FROM (
     SELECT k.namespace, k.worker_id, x.j
     FROM unnest(ARRAY(SELECT jsonb_array_elements(sqlc.arg(workers)::jsonb))) AS x(j)
-    JOIN workers k ON k.namespace = x.j->>'namespace' AND k.worker_id = x.j->>'worker_id'
-    WHERE k.state <> 'cleaned_up'
+    JOIN workers k ON k.namespace = sqlc.arg(namespace) AND k.worker_id = x.j->>'worker_id'
+    WHERE x.j->>'namespace' = sqlc.arg(namespace) AND k.state <> 'cleaned_up'
       AND (k.owner IS NULL OR k.owner = x.j->>'owner')
     ORDER BY k.namespace, k.worker_id
     FOR NO KEY UPDATE OF k
 ) c
-WHERE w.namespace = c.namespace AND w.worker_id = c.worker_id
+WHERE w.namespace = sqlc.arg(namespace) AND w.worker_id = c.worker_id
 RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w.lease_expires_at,
           COALESCE(c.j->>'owner', '')::text AS owner;
 
@@ -143,14 +144,15 @@ RETURNING w.namespace, w.worker_id, w.prev_state::text AS prev_state, w.state, w
 -- owner (the API key or session secret that created the session) is set
 -- at insert and never changed; a session is renewed only by its owner (or
 -- by anyone when it has none: created before owners existed, or without a
--- key or secret).
+-- key or secret). One namespace per statement (workers: the batch's
+-- heartbeats of that namespace).
 INSERT INTO workers AS w (namespace, worker_id, identity, host, build_id, task_queues, host_task_queue,
                           metadata, state, lease_duration, lease_expires_at, last_heartbeat_at, state_changed_at, owner)
-SELECT x.namespace, x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
+SELECT sqlc.arg(namespace), x.worker_id, COALESCE(x.identity, ''), COALESCE(x.host, ''), COALESCE(x.build_id, ''),
        COALESCE(x.task_queues, '{}'), x.host_task_queue, COALESCE(x.metadata, '{}'), 'active',
        x.lease_ms * interval '1 millisecond', now() + x.lease_ms * interval '1 millisecond', now(), now(), x.owner
 FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb) AS x(
-    namespace text, worker_id text, identity text, host text, build_id text, task_queues text[],
+    worker_id text, identity text, host text, build_id text, task_queues text[],
     host_task_queue text, metadata jsonb, lease_ms bigint, owner text)
 ON CONFLICT (namespace, worker_id) DO UPDATE SET
     identity = EXCLUDED.identity,
@@ -162,8 +164,9 @@ ON CONFLICT (namespace, worker_id) DO UPDATE SET
     state = 'active',
     lease_duration = EXCLUDED.lease_duration,
     lease_expires_at = EXCLUDED.lease_expires_at,
-    last_heartbeat_at = now(),
-    state_changed_at = CASE WHEN w.state = 'active' THEN w.state_changed_at ELSE now() END
+    -- (the inserted values, now(): Citus allows no STABLE function here)
+    last_heartbeat_at = EXCLUDED.last_heartbeat_at,
+    state_changed_at = GREATEST(w.state_changed_at, CASE WHEN w.state <> 'active' THEN EXCLUDED.state_changed_at END)
 WHERE w.state <> 'cleaned_up' AND (w.owner IS NULL OR w.owner = EXCLUDED.owner)
 RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::bool AS inserted;
 
@@ -175,21 +178,22 @@ RETURNING w.namespace, w.worker_id, w.state, w.lease_expires_at, (w.xmax = 0)::b
 -- yet): an attempt bound to the same worker id by an earlier process that
 -- died is not kept alive by its successor. The attempts are locked in id
 -- order (the lock order of worker_queue), then renewed. A lock counts
--- until the sweeper releases it (see HeartbeatAttempt).
+-- until the sweeper releases it (see HeartbeatAttempt). One namespace per
+-- statement (the batch's workers of other namespaces are left out).
 UPDATE worker_queue q
-SET locked_until = GREATEST(q.locked_until, now() + c.extend_ms * interval '1 millisecond')
+SET locked_until = GREATEST(q.locked_until, tether_add(now(), c.extend_ms * interval '1 millisecond'))
 FROM (
-    SELECT wq.id, x.extend_ms::bigint AS extend_ms
+    SELECT (wq).ctid AS tid, x.extend_ms::bigint AS extend_ms
     FROM jsonb_to_recordset(sqlc.arg(workers)::jsonb)
         AS x(namespace text, worker_id text, extend_ms bigint, tokens text[], lease_ms bigint)
-    JOIN worker_queue wq ON wq.worker_id = x.worker_id AND wq.namespace = x.namespace
-    WHERE wq.lock_token IS NOT NULL AND wq.locked_until > now() - interval '1 day'
+    JOIN worker_queue wq ON wq.worker_id = x.worker_id AND wq.namespace = sqlc.arg(namespace)
+    WHERE x.namespace = sqlc.arg(namespace) AND wq.lock_token IS NOT NULL AND wq.locked_until > now() - interval '1 day'
       AND (x.tokens IS NULL OR wq.lock_token::text = ANY(x.tokens)
            OR wq.started_at > now() - x.lease_ms * interval '1 millisecond')
     ORDER BY wq.id
     FOR NO KEY UPDATE OF wq
 ) c
-WHERE q.id = c.id
+WHERE q.namespace = sqlc.arg(namespace) AND q.ctid = c.tid
 RETURNING q.namespace, q.worker_id::text AS worker_id, q.lock_token::uuid AS lock_token, q.cancel_requested, q.cancel_reason,
           q.cancel_requested_at;
 

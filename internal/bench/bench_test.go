@@ -248,6 +248,21 @@ func TestDispatch(t *testing.T) {
 	ordered(t, r, "schedule_to_running")
 }
 
+func TestFlow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r, err := e.Flow(ctxT(t), FlowConfig{Backlog: 200, Trickle: 5, Interval: 20 * time.Millisecond, Starters: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, r)
+	ordered(t, r, "idle_start_to_result")
+	ordered(t, r, "busy_start_to_result")
+	if _, ok := r.Figure("p99_ratio"); !ok {
+		t.Fatal("no p99_ratio")
+	}
+}
+
 func TestCancel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -444,6 +444,10 @@ type ApiActivityOptions struct {
 	// HeartbeatTimeout HeartbeatTimeout bounds the time between an attempt's heartbeats.
 	HeartbeatTimeout *string `json:"heartbeat_timeout,omitempty"`
 
+	// Priority Priority orders the activity's attempts among their queue's work
+	// (absent: the workflow's).
+	Priority *ApiPriority `json:"priority,omitempty"`
+
 	// RetryPolicy RetryPolicy decides whether and when a failed attempt is retried.
 	RetryPolicy *ApiRetryPolicy `json:"retry_policy,omitempty"`
 
@@ -812,6 +816,10 @@ type ApiCommand struct {
 	// ParentClosePolicy ParentClosePolicy is the child's policy (start_child_workflow; default terminate).
 	ParentClosePolicy *ApiCommandParentClosePolicy `json:"parent_close_policy,omitempty"`
 
+	// Priority Priority is the child's priority (start_child_workflow; absent: the
+	// parent's).
+	Priority *ApiPriority `json:"priority,omitempty"`
+
 	// Reason Reason is recorded in the target's cancel request (cancel_external).
 	Reason *string `json:"reason,omitempty"`
 
@@ -1151,6 +1159,9 @@ type ApiEvent struct {
 
 	// ParentWorkflowId WorkflowStarted of a child workflow: its parent.
 	ParentWorkflowId *string `json:"parent_workflow_id,omitempty"`
+
+	// Priority Priority is the workflow's priority (WorkflowStarted), when it has one.
+	Priority *ApiPriority `json:"priority,omitempty"`
 
 	// Reason ActivityCancelRequested, ActivityAttemptCancelRequested, CancelRequested,
 	// WorkflowTerminated
@@ -1521,6 +1532,34 @@ type ApiPollWorkflowTaskRequest struct {
 
 	// WorkerId WorkerID is the polling worker's session id.
 	WorkerId string `json:"worker_id"`
+}
+
+// ApiPriority defines model for api.Priority.
+type ApiPriority struct {
+	// FairnessKey FairnessKey names whose work this is (a tenant, a customer): within a
+	// priority, keys share the queue in weighted round robin.
+	FairnessKey *string `json:"fairness_key,omitempty"`
+
+	// FairnessWeight FairnessWeight is the key's share (0 means 1; at most 1000): a key of
+	// weight 2 is dispatched twice as often as one of weight 1.
+	FairnessWeight *float32 `json:"fairness_weight,omitempty"`
+
+	// PriorityKey PriorityKey is 1 (first) … 5 (last); 0 means the default, 3. Work of a
+	// higher priority (a smaller key) is dispatched before any of a lower.
+	PriorityKey *int `json:"priority_key,omitempty"`
+}
+
+// ApiPriorityBacklog defines model for api.PriorityBacklog.
+type ApiPriorityBacklog struct {
+	// Count Count is how many wait.
+	Count *int `json:"count,omitempty"`
+
+	// Kind Kind is WorkKindWorkflow (messages of workflow turns) or
+	// WorkKindActivity (attempts).
+	Kind *string `json:"kind,omitempty"`
+
+	// PriorityKey PriorityKey is the priority (1 … 5).
+	PriorityKey *int `json:"priority_key,omitempty"`
 }
 
 // ApiProblem defines model for api.Problem.
@@ -2060,6 +2099,9 @@ type ApiSignalWithStartRequest struct {
 	// Memo Memo is a started workflow's memo (a JSON object, at most 32 KiB).
 	Memo interface{} `json:"memo,omitempty"`
 
+	// Priority Priority is a started workflow's priority (as StartWorkflowRequest's).
+	Priority *ApiPriority `json:"priority,omitempty"`
+
 	// SearchAttributes SearchAttributes are a started workflow's search attributes (as
 	// StartWorkflowRequest's; checked only when the call starts it).
 	SearchAttributes interface{} `json:"search_attributes,omitempty"`
@@ -2128,6 +2170,10 @@ type ApiStartWorkflowRequest struct {
 	// Memo Memo is any JSON object shown by describe (at most 32 KiB).
 	Memo interface{} `json:"memo,omitempty"`
 
+	// Priority Priority orders the workflow's start among the queue's work, and is
+	// inherited by its activities and children (docs/api.md, "Flow control").
+	Priority *ApiPriority `json:"priority,omitempty"`
+
 	// SearchAttributes SearchAttributes are the workflow's search attribute values by name
 	// (at most 64; each name registered in the namespace and each value of
 	// its type).
@@ -2176,8 +2222,15 @@ type ApiTaskQueue struct {
 	// Backlog Backlog counts attempts waiting (visible and not locked).
 	Backlog *int `json:"backlog,omitempty"`
 
+	// BacklogByPriority BacklogByPriority counts the visible work waiting, by kind
+	// (workflow: turn messages, activity: attempts) and priority key.
+	BacklogByPriority *[]ApiPriorityBacklog `json:"backlog_by_priority,omitempty"`
+
 	// IsHostQueue IsHostQueue is true when the name is some worker's host task queue.
 	IsHostQueue *bool `json:"is_host_queue,omitempty"`
+
+	// Limits Limits are the queue's rate limits (absent: none).
+	Limits *ApiTaskQueueLimits `json:"limits,omitempty"`
 
 	// Name Name is the task queue's name.
 	Name *string `json:"name,omitempty"`
@@ -2199,6 +2252,15 @@ type ApiTaskQueue struct {
 
 	// WorkflowBacklog WorkflowBacklog counts workflow instances with a visible message.
 	WorkflowBacklog *int `json:"workflow_backlog,omitempty"`
+}
+
+// ApiTaskQueueLimits defines model for api.TaskQueueLimits.
+type ApiTaskQueueLimits struct {
+	// ActivityTasksPerSecond ActivityTasksPerSecond bounds the activity attempts dispatched.
+	ActivityTasksPerSecond *float32 `json:"activity_tasks_per_second,omitempty"`
+
+	// WorkflowTasksPerSecond WorkflowTasksPerSecond bounds the workflow turns dispatched.
+	WorkflowTasksPerSecond *float32 `json:"workflow_tasks_per_second,omitempty"`
 }
 
 // ApiTerminateWorkflowRequest defines model for api.TerminateWorkflowRequest.
@@ -2478,6 +2540,10 @@ type ApiWorkflow struct {
 	// at most 100, soonest first (describe only).
 	PendingTimers *[]ApiPendingTimer `json:"pending_timers,omitempty"`
 
+	// Priority Priority is the workflow's priority, when it was given one (its
+	// activities and children inherit it).
+	Priority *ApiPriority `json:"priority,omitempty"`
+
 	// ResetFrom ResetFrom is set when the current run was made by a reset: the run
 	// it was reset from and the reset point (describe only).
 	ResetFrom *ApiResetFrom `json:"reset_from,omitempty"`
@@ -2746,6 +2812,9 @@ type UnpauseScheduleJSONRequestBody = ApiSchedulePauseRequest
 
 // RegisterSearchAttributeJSONRequestBody defines body for RegisterSearchAttribute for application/json ContentType.
 type RegisterSearchAttributeJSONRequestBody = ApiRegisterSearchAttributeRequest
+
+// SetTaskQueueLimitsJSONRequestBody defines body for SetTaskQueueLimits for application/json ContentType.
+type SetTaskQueueLimitsJSONRequestBody = ApiTaskQueueLimits
 
 // WorkerHeartbeatJSONRequestBody defines body for WorkerHeartbeat for application/json ContentType.
 type WorkerHeartbeatJSONRequestBody = ApiWorkerHeartbeatRequest
@@ -3330,6 +3399,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/namespaces/{namespace}/task-queues/{name} (the `DescribeTaskQueue` operationId).
 	DescribeTaskQueue(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetTaskQueueLimitsWithBody Set a task queue's rate limits
+	//
+	// Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/namespaces/{namespace}/task-queues/{name}/limits (the `SetTaskQueueLimits` operationId).
+	SetTaskQueueLimitsWithBody(ctx context.Context, namespace string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetTaskQueueLimits Set a task queue's rate limits
+	//
+	// Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/namespaces/{namespace}/task-queues/{name}/limits (the `SetTaskQueueLimits` operationId).
+	SetTaskQueueLimits(ctx context.Context, namespace string, name string, body SetTaskQueueLimitsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWorkers List worker sessions
 	//
@@ -4678,6 +4765,44 @@ func (c *Client) DeleteSearchAttribute(ctx context.Context, namespace string, na
 // Corresponds with GET /v1/namespaces/{namespace}/task-queues/{name} (the `DescribeTaskQueue` operationId).
 func (c *Client) DescribeTaskQueue(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDescribeTaskQueueRequest(c.Server, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetTaskQueueLimitsWithBody Set a task queue's rate limits
+//
+// Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/namespaces/{namespace}/task-queues/{name}/limits (the `SetTaskQueueLimits` operationId).
+func (c *Client) SetTaskQueueLimitsWithBody(ctx context.Context, namespace string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTaskQueueLimitsRequestWithBody(c.Server, namespace, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetTaskQueueLimits Set a task queue's rate limits
+//
+// Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/namespaces/{namespace}/task-queues/{name}/limits (the `SetTaskQueueLimits` operationId).
+func (c *Client) SetTaskQueueLimits(ctx context.Context, namespace string, name string, body SetTaskQueueLimitsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTaskQueueLimitsRequest(c.Server, namespace, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7142,6 +7267,60 @@ func NewDescribeTaskQueueRequest(server string, namespace string, name string) (
 	return req, nil
 }
 
+// NewSetTaskQueueLimitsRequest calls the generic SetTaskQueueLimits builder with application/json body
+func NewSetTaskQueueLimitsRequest(server string, namespace string, name string, body SetTaskQueueLimitsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetTaskQueueLimitsRequestWithBody(server, namespace, name, "application/json", bodyReader)
+}
+
+// NewSetTaskQueueLimitsRequestWithBody constructs an http.Request for the SetTaskQueueLimits method, with any body, and a specified content type
+func NewSetTaskQueueLimitsRequestWithBody(server string, namespace string, name string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/task-queues/%s/limits", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListWorkersRequest constructs an http.Request for the ListWorkers method
 func NewListWorkersRequest(server string, namespace string, params *ListWorkersParams) (*http.Request, error) {
 	var err error
@@ -9223,6 +9402,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/namespaces/{namespace}/task-queues/{name} (the `DescribeTaskQueue` operationId).
 	DescribeTaskQueueWithResponse(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*DescribeTaskQueueResponse, error)
+
+	// SetTaskQueueLimitsWithBodyWithResponse Set a task queue's rate limits
+	//
+	// Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/namespaces/{namespace}/task-queues/{name}/limits (the `SetTaskQueueLimits` operationId).
+	SetTaskQueueLimitsWithBodyWithResponse(ctx context.Context, namespace string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTaskQueueLimitsResponse, error)
+
+	// SetTaskQueueLimitsWithResponse Set a task queue's rate limits
+	//
+	// Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/namespaces/{namespace}/task-queues/{name}/limits (the `SetTaskQueueLimits` operationId).
+	SetTaskQueueLimitsWithResponse(ctx context.Context, namespace string, name string, body SetTaskQueueLimitsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTaskQueueLimitsResponse, error)
 
 	// ListWorkersWithResponse List worker sessions
 	//
@@ -12542,6 +12739,82 @@ func (r DescribeTaskQueueResponse) ContentType() string {
 	return ""
 }
 
+type SetTaskQueueLimitsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiTaskQueueLimits
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetTaskQueueLimitsResponse) GetJSON200() *ApiTaskQueueLimits {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetTaskQueueLimitsResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetTaskQueueLimitsResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SetTaskQueueLimitsResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetTaskQueueLimitsResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SetTaskQueueLimitsResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SetTaskQueueLimitsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetTaskQueueLimitsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetTaskQueueLimitsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetTaskQueueLimitsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListWorkersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15472,6 +15745,36 @@ func (c *ClientWithResponses) DescribeTaskQueueWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseDescribeTaskQueueResponse(rsp)
+}
+
+// SetTaskQueueLimitsWithBodyWithResponse Set a task queue's rate limits
+//
+// Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/namespaces/{namespace}/task-queues/{name}/limits (the `SetTaskQueueLimits` operationId).
+func (c *ClientWithResponses) SetTaskQueueLimitsWithBodyWithResponse(ctx context.Context, namespace string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTaskQueueLimitsResponse, error) {
+	rsp, err := c.SetTaskQueueLimitsWithBody(ctx, namespace, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTaskQueueLimitsResponse(rsp)
+}
+
+// SetTaskQueueLimitsWithResponse Set a task queue's rate limits
+//
+// Sets the dispatches per second of the queue's workflow turns and activity attempts, across all server replicas (0 or absent: no limit). The burst is one second's worth, at least 1. Describe shows them.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/namespaces/{namespace}/task-queues/{name}/limits (the `SetTaskQueueLimits` operationId).
+func (c *ClientWithResponses) SetTaskQueueLimitsWithResponse(ctx context.Context, namespace string, name string, body SetTaskQueueLimitsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTaskQueueLimitsResponse, error) {
+	rsp, err := c.SetTaskQueueLimits(ctx, namespace, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTaskQueueLimitsResponse(rsp)
 }
 
 // ListWorkersWithResponse List worker sessions
@@ -18448,6 +18751,67 @@ func ParseDescribeTaskQueueResponse(rsp *http.Response) (*DescribeTaskQueueRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetTaskQueueLimitsResponse parses an HTTP response from a SetTaskQueueLimitsWithResponse call
+func ParseSetTaskQueueLimitsResponse(rsp *http.Response) (*SetTaskQueueLimitsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetTaskQueueLimitsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiTaskQueueLimits
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ApiProblem

@@ -40,7 +40,8 @@ type Server struct {
 	cluster  *Cluster // nil for an external server
 	base     *url.URL // any database of the server; the path is replaced
 	template string
-	prefix   string // unique to this process, for database names
+	prefix   string     // unique to this process, for database names
+	workers  []*url.URL // a Citus cluster's workers (s.base is its coordinator)
 	seq      atomic.Int64
 }
 
@@ -116,6 +117,9 @@ func newServer(ctx context.Context) (*Server, error) {
 			return nil, fmt.Errorf("pgtest: %s must be a postgres:// URL, got %q", EnvURL, raw)
 		}
 		s.base = u
+		if s.workers, err = citusWorkersFromEnv(); err != nil {
+			return nil, err
+		}
 	} else {
 		c, err := Start(ctx, Options{})
 		if err != nil {
@@ -132,6 +136,9 @@ func newServer(ctx context.Context) (*Server, error) {
 }
 
 func (s *Server) makeTemplate(ctx context.Context) error {
+	if s.Citus() {
+		return s.makeCitusTemplate(ctx)
+	}
 	if err := execAdmin(ctx, s.adminURL(), "CREATE DATABASE "+pgx.Identifier{s.template}.Sanitize()); err != nil {
 		return err
 	}
@@ -174,8 +181,13 @@ func (s *Server) CreateDatabase(ctx context.Context, hint string) (string, error
 	if len(name) > 63 {
 		name = strings.TrimRight(name[:63], "_")
 	}
-	err := execAdmin(ctx, s.adminURL(),
-		"CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{s.template}.Sanitize())
+	var err error
+	if s.Citus() {
+		err = s.createCitusDatabase(ctx, name)
+	} else {
+		err = execAdmin(ctx, s.adminURL(),
+			"CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{s.template}.Sanitize())
+	}
 	if err != nil {
 		return "", err
 	}
@@ -184,6 +196,9 @@ func (s *Server) CreateDatabase(ctx context.Context, hint string) (string, error
 
 // DropDatabase drops database name, closing any connection to it.
 func (s *Server) DropDatabase(ctx context.Context, name string) error {
+	if s.Citus() {
+		return s.dropCitusDatabase(ctx, name)
+	}
 	return execAdmin(ctx, s.adminURL(), dropSQL(name))
 }
 
@@ -195,6 +210,9 @@ func (s *Server) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if s.Citus() {
+		return s.dropCitusDatabase(ctx, s.template)
+	}
 	return execAdmin(ctx, s.adminURL(), dropSQL(s.template))
 }
 

@@ -64,6 +64,14 @@ func (c *TetherClient) DescribeTaskQueue(ctx context.Context, name string) (*api
 	return &tq, nil
 }
 
+// SetTaskQueueLimits sets the rate limits of a task queue's workflow
+// turns and activity attempts, in dispatches per second across all server
+// replicas (0: no limit; needs an admin key). DescribeTaskQueue shows them.
+func (c *TetherClient) SetTaskQueueLimits(ctx context.Context, name string, limits api.TaskQueueLimits) error {
+	_, err := c.do(ctx, http.MethodPut, "PUT /task-queues/{name}/limits", nil, limits, nil, "task-queues", name, "limits")
+	return err
+}
+
 // namespaceURL is the URL of /v1/namespaces, or of one namespace.
 func (c *TetherClient) namespaceURL(name ...string) string {
 	return c.base.JoinPath(append([]string{"v1", "namespaces"}, name...)...).String()

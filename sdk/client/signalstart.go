@@ -8,6 +8,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // SignalWithStartWorkflow is Temporal's: it sends the signal signalName
@@ -47,7 +48,7 @@ func (c *TetherClient) signalWithStartWorkflowDirect(ctx context.Context, workfl
 	req := api.SignalWithStartRequest{
 		SignalName: signalName, SignalInput: sig,
 		WorkflowType: name, TaskQueue: options.TaskQueue, Input: in,
-		ExecutionTimeout: api.Duration(timeout), Header: sendHeader(ctx),
+		ExecutionTimeout: api.Duration(timeout), Header: sendHeader(ctx), Priority: wf.APIPriority(options.Priority),
 	}
 	attrs, err := options.searchAttributes()
 	if err != nil {

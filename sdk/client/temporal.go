@@ -221,6 +221,7 @@ func (c *TetherClient) start(ctx context.Context, opts StartWorkflowOptions, nam
 		ExecutionTimeout: api.Duration(timeout),
 		CronSchedule:     opts.CronSchedule,
 		Header:           sendHeader(ctx),
+		Priority:         wf.APIPriority(opts.Priority),
 	}
 	attrs, err := opts.searchAttributes()
 	if err != nil {

@@ -86,6 +86,11 @@ type StartWorkflowOptions struct {
 	// Memo is any JSON-encodable values by name, shown by Describe
 	// (Temporal's StartWorkflowOptions.Memo; at most 32 KiB as JSON).
 	Memo map[string]any
+	// Priority (Temporal's StartWorkflowOptions.Priority) orders the
+	// workflow's start among its task queue's work; its activities and
+	// children inherit it unless their options set one. Out of bounds: a
+	// *ProblemError naming priority.<field>.
+	Priority wf.Priority
 }
 
 // Run is the handle on a workflow that StartWorkflow, ExecuteWorkflow and

@@ -33,6 +33,11 @@ import (
 //     at once when the error's type matches.
 type RetryPolicy = wf.RetryPolicy
 
+// Priority is a task's priority and fairness key with its weight
+// (Temporal's temporal.Priority), set on client.StartWorkflowOptions,
+// workflow.ActivityOptions and workflow.ChildWorkflowOptions.
+type Priority = wf.Priority
+
 // ApplicationError is an error with a type of its own, returned by an
 // activity or a workflow. Read it with Type, Message, NonRetryable,
 // HasDetails and Details.

@@ -218,7 +218,8 @@ func (w *TetherWorker) runActivity(task *api.ActivityTask, release func()) {
 		if w.p.Hooked() {
 			// The attempt's reports carry the values of the context the
 			// function runs with, after the interceptors (ack).
-			sink := &callCtx
+			sink := &wf.CallSink{}
+			sink.Store(actx) // the function's context without interceptors
 			w.reportValues.Store(task, sink)
 			callCtx = wf.WithCallSink(actx, sink)
 		}
@@ -496,7 +497,9 @@ func (w *TetherWorker) ack(log *slog.Logger, task *api.ActivityTask, what string
 	var values context.Context
 	if w.p.Hooked() {
 		if sink, ok := w.reportValues.Load(task); ok {
-			values = *sink.(*context.Context)
+			if v := sink.(*wf.CallSink).Load(); v != nil {
+				values = v
+			}
 		}
 	}
 	err := w.sendReport(log, what, func(ctx context.Context) error {

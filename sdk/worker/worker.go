@@ -370,7 +370,7 @@ type TetherWorker struct {
 	// reportValues holds, by attempt, where the context its activity
 	// function runs with is written (wf.WithCallSink): its reports carry
 	// its values (ack).
-	reportValues sync.Map // *api.ActivityTask → *context.Context
+	reportValues sync.Map // *api.ActivityTask → *wf.CallSink
 	stats        stats
 	// newErr is why New could not make a working worker (reported by
 	// Start and Run).

@@ -29,6 +29,9 @@ type NewChild struct {
 	Memo map[string]json.RawMessage
 	// Header is the header of the child's start.
 	Header api.Header
+	// Priority is the child's priority as its command gave it (nil: the
+	// parent's, which the provider knows).
+	Priority *api.Priority
 }
 
 // planChildCommand validates a start_child_workflow or
@@ -61,6 +64,9 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 	if c.ExecutionTimeout < 0 {
 		return &InvalidCommandError{Field: field("execution_timeout"), Message: "must not be negative"}
 	}
+	if err := ValidatePriority(c.Priority); err != nil {
+		return &InvalidCommandError{Field: field("priority." + err.Field), Message: err.Message}
+	}
 	policy := c.ParentClosePolicy
 	if policy == "" {
 		policy = api.ParentClosePolicyTerminate
@@ -90,8 +96,9 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
 		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
 		RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, SearchAttributesField: field("search_attributes"),
-		Memo:   c.Memo,
-		Header: c.Header,
+		Memo:     c.Memo,
+		Header:   c.Header,
+		Priority: c.Priority,
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,

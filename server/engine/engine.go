@@ -503,6 +503,9 @@ func validateOptions(o api.ActivityOptions) *optionError {
 			return &optionError{name, "must not be negative"}
 		}
 	}
+	if err := ValidatePriority(o.Priority); err != nil {
+		return &optionError{"priority." + err.Field, err.Message}
+	}
 	if rp := o.RetryPolicy; rp != nil {
 		if rp.InitialInterval < 0 || rp.MaximumInterval < 0 {
 			return &optionError{"retry_policy", "intervals must not be negative"}
@@ -513,6 +516,27 @@ func validateOptions(o api.ActivityOptions) *optionError {
 		if rp.MaximumAttempts < 0 {
 			return &optionError{"retry_policy.maximum_attempts", "must not be negative"}
 		}
+	}
+	return nil
+}
+
+// PriorityError names the field of a Priority that is out of bounds,
+// relative to the priority itself ("priority_key", …).
+type PriorityError struct{ Field, Message string }
+
+// ValidatePriority checks p's bounds (nil is valid): a priority key of 0
+// (the default) … api.MaxPriorityKey, a fairness key of at most 64
+// characters and a weight of 0 (the default, 1) … 1000.
+func ValidatePriority(p *api.Priority) *PriorityError {
+	switch {
+	case p == nil:
+		return nil
+	case p.PriorityKey < 0 || p.PriorityKey > api.MaxPriorityKey:
+		return &PriorityError{"priority_key", fmt.Sprintf("must be 1 … %d (0: the default, %d)", api.MaxPriorityKey, api.DefaultPriorityKey)}
+	case len(p.FairnessKey) > 64:
+		return &PriorityError{"fairness_key", "must be at most 64 characters"}
+	case !(p.FairnessWeight >= 0 && p.FairnessWeight <= 1000):
+		return &PriorityError{"fairness_weight", "must be 0 … 1000 (0: the default, 1)"}
 	}
 	return nil
 }

@@ -186,6 +186,9 @@ type Workers interface {
 	GetWorker(ctx context.Context, ns, workerID string) (api.Worker, error)
 	// DescribeTaskQueue describes a task queue's backlog and pollers.
 	DescribeTaskQueue(ctx context.Context, ns, name string) (api.TaskQueue, error)
+	// SetTaskQueueLimits sets (or, for a rate of 0, removes) the rate
+	// limits of a task queue's turns and attempts.
+	SetTaskQueueLimits(ctx context.Context, ns, name string, limits api.TaskQueueLimits) error
 	// CountWorkersByState counts the workers of every namespace by state.
 	CountWorkersByState(ctx context.Context) (map[string]int64, error)
 	// LeaseBounds are the shortest and longest lease_duration a worker

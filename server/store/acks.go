@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -413,7 +414,7 @@ type finishRow struct {
 	NextTimerID    int64    `json:"next_timer_id"`
 	// LastEventAt is the time of the turn's last event (absent: the
 	// instance keeps its own).
-	LastEventAt *time.Time `json:"last_event_at,omitempty"`
+	LastEventAt *unixMicros `json:"last_event_at_us,omitempty"`
 	// HasChildren is true when the turn starts a child workflow: the
 	// instance's has_children is set (false leaves it as it is).
 	HasChildren bool `json:"has_children,omitempty"`
@@ -567,6 +568,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
 		for _, a := range plan.NewAttempts {
+			// An activity without a priority of its own has its
+			// workflow's; its attempts keep it in their options.
+			a.Options.Priority = flowPriority(inheritPriority(a.Options.Priority, inst.Priority))
 			rows = append(rows, newAttemptRow(id, exec, inst.RunID, inst.WorkflowType, inst.TaskQueue, a))
 		}
 		newEagerClaim(inst, pt.ack.req.EagerActivities, plan.ActivityCancels).mark(rows)
@@ -669,7 +673,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		Result: boxed(plan.Result), NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
 		NextTimerID: plan.NextTimerID, HasChildren: len(plan.Children) > 0, HistoryBytes: &historyBytes}
 	if !plan.LastEventAt.IsZero() {
-		at := plan.LastEventAt.UTC()
+		at := unixMicros(plan.LastEventAt)
 		fin.LastEventAt = &at
 	}
 	if plan.Error != nil {
@@ -800,10 +804,22 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 	if len(w.consumes) > 0 {
 		// Messages that arrived during a turn found its instance locked:
 		// it is free now, and the statement wakes its pollers again.
-		if err := t.w.ConsumeMessages(ctx, gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
-			Turns: mustJSON(w.consumes), Channel: NotifyChannel}); err != nil {
+		consume := gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
+			Turns: mustJSON(w.consumes)}
+		if err := t.w.ConsumeMessages(ctx, consume); err != nil {
 			return fmt.Errorf("delete consumed messages: %w", err)
 		}
+		consumes := w.consumes
+		t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
+			ids, err := q.InstancesWithMessages(ctx, gen.InstancesWithMessagesParams(consume))
+			if err != nil {
+				return fmt.Errorf("instances with messages: %w", err)
+			}
+			for _, id := range ids {
+				t.wakeAfterCommit(consumes[id].Wake, 1)
+			}
+			return nil
+		})
 	}
 	for _, f := range w.continued {
 		if err := f(); err != nil {
@@ -986,4 +1002,16 @@ func mergeFields(base map[string]json.RawMessage, patches ...map[string]json.Raw
 		return nil
 	}
 	return out
+}
+
+// unixMicros is a time sent to SQL as microseconds since the epoch, which
+// a statement turns back into a timestamptz with an immutable expression
+// (a text's cast to timestamptz is STABLE: an UPDATE on Citus may not
+// apply it to a column's value, docs/architecture.md, "Distributed by
+// namespace").
+type unixMicros time.Time
+
+// MarshalJSON writes the time as a JSON number of microseconds.
+func (u unixMicros) MarshalJSON() ([]byte, error) {
+	return strconv.AppendInt(nil, time.Time(u).UnixMicro(), 10), nil
 }

@@ -85,10 +85,13 @@ func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivity
 		if err := t.fetchOnly(ctx); err != nil {
 			return err
 		}
-		var err error
-		rows, err = t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
+		taken, err := t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
 			LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+			LockTokens: lockTokens(int(max)),
 		})
+		for _, r := range taken {
+			rows = append(rows, gen.WorkerQueue(r))
+		}
 		return err
 	})
 	if err != nil {
@@ -312,7 +315,7 @@ func (s *Store) AbandonActivityTask(ctx context.Context, p *storage.AbandonActiv
 					return err
 				}
 			}
-			return t.w.DeleteAttempts(ctx, []int64{r.ID})
+			return t.w.DeleteAttempts(ctx, gen.DeleteAttemptsParams{Namespace: ns, Ids: []int64{r.ID}})
 		}
 		if delay <= 0 {
 			t.wake(ActivityQueueKey(ns, r.TaskQueue))

@@ -295,49 +295,66 @@ func (s *Store) UpdateNamespace(ctx context.Context, name string, req api.Update
 
 // PurgeClosed runs the retention job: it deletes closed workflow instances
 // older than their namespace's retention, with their history, messages and
-// attempts, in batches of at most batch instances (one transaction each, a
-// few set-based statements), at most maxBatches of them. It returns how
-// many instances it deleted.
+// attempts, namespace by namespace (every statement names one namespace:
+// docs/architecture.md, "Distributed by namespace"), in batches of at most
+// batch instances (one transaction each, a few set-based statements), at
+// most maxBatches of them per namespace. It returns how many instances it
+// deleted.
 func (s *Store) PurgeClosed(ctx context.Context, batch int32, maxBatches int) (int, error) {
+	nss, err := gen.New(s.pool).ListNamespaces(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("purge closed workflows: %w", err)
+	}
+	total := 0
+	for _, n := range nss {
+		retention := toNamespace(n).Retention
+		if retention == nil {
+			continue
+		}
+		purged, err := s.purgeNamespace(ctx, n.Name, ms(retention.D()), batch, maxBatches)
+		total += purged
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// purgeNamespace is PurgeClosed for namespace ns, whose retention is
+// keepMS milliseconds.
+func (s *Store) purgeNamespace(ctx context.Context, ns string, keepMS int64, batch int32, maxBatches int) (int, error) {
 	total := 0
 	for range maxBatches {
 		n := 0
 		err := s.inTx(ctx, func(t *txn) error {
-			rows, err := t.q.TakeExpiredInstances(ctx, batch)
+			rows, err := t.q.TakeExpiredInstances(ctx, gen.TakeExpiredInstancesParams{Namespace: ns, RetentionMs: keepMS, MaxRows: batch})
 			if err != nil {
 				return err
 			}
 			n = len(rows)
-			byNS := map[string][]string{}
-			var order []string
-			for _, r := range rows {
-				if _, ok := byNS[r.Namespace]; !ok {
-					order = append(order, r.Namespace)
-				}
-				byNS[r.Namespace] = append(byNS[r.Namespace], r.InstanceID)
+			if n == 0 {
+				return nil
 			}
-			for _, ns := range order {
-				ids := byNS[ns]
-				if err := t.w.DeleteInstancesHistory(ctx, gen.DeleteInstancesHistoryParams{Namespace: ns, InstanceIds: ids}); err != nil {
-					return err
-				}
-				if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
-					return err
-				}
-				if err := t.w.DeleteInstancesAttempts(ctx, gen.DeleteInstancesAttemptsParams{Namespace: ns, InstanceIds: ids}); err != nil {
-					return err
-				}
-				if err := t.w.DeleteInstancesUpdates(ctx, gen.DeleteInstancesUpdatesParams{Namespace: ns, InstanceIds: ids}); err != nil {
-					return err
-				}
-				if err := t.w.DeleteInstances(ctx, gen.DeleteInstancesParams{Namespace: ns, InstanceIds: ids}); err != nil {
-					return err
-				}
+			ids := make([]string, len(rows))
+			for i, r := range rows {
+				ids[i] = r.InstanceID
 			}
-			return nil
+			if err := t.w.DeleteInstancesHistory(ctx, gen.DeleteInstancesHistoryParams{Namespace: ns, InstanceIds: ids}); err != nil {
+				return err
+			}
+			if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+				return err
+			}
+			if err := t.w.DeleteInstancesAttempts(ctx, gen.DeleteInstancesAttemptsParams{Namespace: ns, InstanceIds: ids}); err != nil {
+				return err
+			}
+			if err := t.w.DeleteInstancesUpdates(ctx, gen.DeleteInstancesUpdatesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+				return err
+			}
+			return t.w.DeleteInstances(ctx, gen.DeleteInstancesParams{Namespace: ns, InstanceIds: ids})
 		})
 		if err != nil {
-			return total, fmt.Errorf("purge closed workflows: %w", err)
+			return total, fmt.Errorf("purge closed workflows of %s: %w", ns, err)
 		}
 		total += n
 		if n < int(batch) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -151,11 +152,25 @@ func contains(list []string, v string) bool {
 	return false
 }
 
-// ClaimBatch leases the oldest running job whose lease is free or expired
-// to owner (FOR UPDATE SKIP LOCKED: replicas claim different jobs); nil
-// when there is none.
+// ClaimBatch leases the oldest running job of a namespace whose lease is
+// free or expired to owner (FOR UPDATE SKIP LOCKED: replicas claim
+// different jobs), trying the namespaces in turn (each claim names one:
+// docs/architecture.md, "Distributed by namespace"); nil when there is
+// none.
 func (s *Store) ClaimBatch(ctx context.Context, owner string, lease time.Duration) (*storage.BatchJob, error) {
-	r, err := gen.New(s.pool).ClaimBatch(ctx, gen.ClaimBatchParams{Owner: &owner, LeaseMs: ms(lease), RunningState: api.BatchRunning})
+	q := gen.New(s.pool)
+	nss, err := q.ListNamespaceNames(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("claim batch: %w", err)
+	}
+	slices.Sort(nss)
+	var r gen.Batch
+	for _, ns := range nss {
+		r, err = q.ClaimBatch(ctx, gen.ClaimBatchParams{Namespace: ns, Owner: &owner, LeaseMs: ms(lease), RunningState: api.BatchRunning})
+		if !noRows(err) {
+			break
+		}
+	}
 	if noRows(err) {
 		return nil, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -40,6 +42,8 @@ type childArg struct {
 	Memo map[string]json.RawMessage `json:"memo,omitempty"`
 	// Header is the header of the child's start (absent: none).
 	Header api.Header `json:"header,omitempty"`
+	// Priority is the child's flow control (absent: none).
+	Priority *api.Priority `json:"priority,omitempty"`
 }
 
 // jsonRaw is a JSON value carried as itself inside a jsonb document.
@@ -75,7 +79,8 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 		a := childArg{InstanceID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: c.TaskQueue,
 			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec, ParentRunID: inst.RunID,
 			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy,
-			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header}
+			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header,
+			Priority: flowPriority(inheritPriority(c.Priority, inst.Priority))}
 		if len(c.Input) > 0 {
 			in := jsonRaw(c.Input)
 			a.Input = &in
@@ -99,17 +104,30 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 // policy's statement (which children to terminate, which queues to wake)
 // waits for an answer.
 func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWrites, finished []string) error {
-	prefix := WorkflowQueueKey(ns, "")
 	if len(w.children) > 0 {
-		if err := t.w.StartChildren(ctx, gen.StartChildrenParams{Namespace: ns, Children: mustJSON(w.children),
-			Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
+		if err := t.w.StartChildren(ctx, gen.StartChildrenParams{Namespace: ns, Children: mustJSON(w.children)}); err != nil {
 			return fmt.Errorf("start children: %w", err)
+		}
+		// The children's queues and their parents' (ChildWorkflowStarted,
+		// or StartChildWorkflowFailed), once each: the notification is a
+		// statement of its own (on Citus a routed statement's NOTIFY is
+		// sent by the node that ran it).
+		queues := map[string]bool{}
+		for _, c := range w.children {
+			queues[c.TaskQueue], queues[c.ParentTaskQueue] = true, true
+		}
+		for _, q := range slices.Sorted(maps.Keys(queues)) {
+			t.wake(WorkflowQueueKey(ns, q))
 		}
 	}
 	if len(w.cancels) > 0 {
-		if err := t.w.CancelChildren(ctx, gen.CancelChildrenParams{Namespace: ns, ParentNamespace: ns,
-			Parents: mustJSON(w.cancels), Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
+		queues, err := t.q.CancelChildren(ctx, gen.CancelChildrenParams{Namespace: ns, ParentNamespace: ns,
+			Parents: mustJSON(w.cancels)})
+		if err != nil {
 			return fmt.Errorf("cancel children: %w", err)
+		}
+		for _, q := range queues {
+			t.wake(WorkflowQueueKey(ns, q))
 		}
 	}
 	if len(w.closePolicy) > 0 {
@@ -134,10 +152,40 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 		}
 	}
 	if len(finished) > 0 {
-		if err := t.w.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: finished,
-			Channel: NotifyChannel, KeyPrefix: prefix}); err != nil {
-			return fmt.Errorf("notify parents: %w", err)
+		if err := notifyParents(ctx, t, ns, finished); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// notifyParents delivers the close of the child workflows ids to their
+// parents (NotifyParents) and wakes the parents' queues, once each.
+func notifyParents(ctx context.Context, t *txn, ns string, ids []string) error {
+	queues, err := t.q.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: ids})
+	if err != nil {
+		return fmt.Errorf("notify parents: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, q := range queues {
+		if !seen[q] {
+			seen[q] = true
+			t.wake(WorkflowQueueKey(ns, q))
+		}
+	}
+	return nil
+}
+
+// inheritPriority is p, or when p is nil the priority stored for the
+// workflow (its instances.priority, or nil): children and activities
+// inherit their workflow's unless their options name one.
+func inheritPriority(p *api.Priority, stored []byte) *api.Priority {
+	if p != nil || len(stored) == 0 {
+		return p
+	}
+	var q api.Priority
+	if err := json.Unmarshal(stored, &q); err != nil {
+		return nil
+	}
+	return &q
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
@@ -78,5 +79,34 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	// first calls get custom plans, as PostgreSQL's default makes them.
 	if p := plans["GetInstance"]; p[1] == 0 {
 		t.Errorf("GetInstance: %d generic and %d custom plans, want PostgreSQL's default (custom plans first)", p[0], p[1])
+	}
+}
+
+// Goal: the hot path's transactions force generic plans only where the
+// database allows them: on plain PostgreSQL the statement sets
+// plan_cache_mode to force_generic_plan for the transaction; on Citus
+// (make test-citus), whose distributed planner fails on them, it leaves
+// the mode as it is.
+func TestGenericPlansOnlyWhereAllowed(t *testing.T) {
+	ctx := ctxT(t)
+	pool := pgtest.New(t)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := gen.New(tx).GenericPlans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mode string
+	if err := tx.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	want := "force_generic_plan"
+	if pgtest.OnCitus() {
+		want = "auto"
+	}
+	if mode != want {
+		t.Fatalf("plan_cache_mode in a hot-path transaction is %q, want %q (Citus: %v)", mode, want, pgtest.OnCitus())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/storage"
 )
 
@@ -123,17 +124,19 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 	for _, k := range order {
 		list = append(list, rows[k])
 	}
-	payload := mustJSON(list)
 	var results map[key]*storage.HeartbeatResult
 	var held map[key][]string
 	// The batch serves many callers: it runs on its own deadline rather
 	// than on any one caller's context.
 	ctx, cancel := context.WithTimeout(context.Background(), heartbeatBatchTimeout)
 	defer cancel()
-	apply := func(t *txn) error {
-		// A retried batch starts afresh.
-		results, held = map[key]*storage.HeartbeatResult{}, map[key][]string{}
-		renewedWorkers, err := t.q.RenewWorkers(ctx, payload)
+	// The heartbeats of one namespace: its statements name it (one
+	// namespace per statement: docs/architecture.md, "Distributed by
+	// namespace"); list is in namespace order, so that the lock order of
+	// the whole batch stays the key order.
+	applyNS := func(t *txn, ns string, list []hbWorkerRow) error {
+		payload := mustJSON(list)
+		renewedWorkers, err := t.q.RenewWorkers(ctx, gen.RenewWorkersParams{Namespace: ns, Workers: payload})
 		if err != nil {
 			return fmt.Errorf("renew workers: %w", err)
 		}
@@ -157,7 +160,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 					restKey[[2]string{k.ns, k.id}] = k
 				}
 			}
-			up, err := t.q.UpsertWorkers(ctx, mustJSON(rest))
+			up, err := t.q.UpsertWorkers(ctx, gen.UpsertWorkersParams{Namespace: ns, Workers: mustJSON(rest)})
 			if err != nil {
 				return fmt.Errorf("upsert workers: %w", err)
 			}
@@ -186,7 +189,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		if len(applied) < len(list) {
 			payload = mustJSON(applied)
 		}
-		renewed, err := t.q.RenewWorkersAttempts(ctx, payload)
+		renewed, err := t.q.RenewWorkersAttempts(ctx, gen.RenewWorkersAttemptsParams{Namespace: ns, Workers: payload})
 		if err != nil {
 			return fmt.Errorf("renew attempts: %w", err)
 		}
@@ -204,6 +207,21 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 				}
 				res.Cancels = append(res.Cancels, c)
 			}
+		}
+		return nil
+	}
+	apply := func(t *txn) error {
+		// A retried batch starts afresh.
+		results, held = map[key]*storage.HeartbeatResult{}, map[key][]string{}
+		for start := 0; start < len(list); {
+			end := start + 1
+			for end < len(list) && list[end].Namespace == list[start].Namespace {
+				end++
+			}
+			if err := applyNS(t, list[start].Namespace, list[start:end]); err != nil {
+				return err
+			}
+			start = end
 		}
 		return nil
 	}

@@ -69,6 +69,7 @@ func TestUnanalyzedPlansFindRowsByKey(t *testing.T) {
 		"CancelChildren":           "a parent's children, through instances_parent once analyzed",
 		"RunningScheduleWorkflows": "a schedule's workflows: a few per schedule, on request",
 		"ClaimBufferedSchedule":    "a schedule's buffered fire, once its overlap policy lets it",
+		"TakeExpiredInstances":     "retention, one namespace at a time: closed instances by closing time, on analyzed tables",
 	}
 	var bad []string
 	eachGenericPlan(t, pool, func(name string, plan map[string]any) {

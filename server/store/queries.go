@@ -39,16 +39,22 @@ func (s *Store) InsertQuery(ctx context.Context, p *storage.InsertQueryParams) (
 	if len(header) > 0 {
 		hdr = mustJSON(header)
 	}
-	tq, err := gen.New(s.pool).InsertQuery(ctx, gen.InsertQueryParams{
-		Channel:     NotifyChannel,
-		WakePrefix:  QueryQueueKey(ns, ""),
-		QueryID:     id,
-		QueryName:   name,
-		Input:       input,
-		Header:      hdr,
-		ExecutionID: executionID,
-		Namespace:   ns,
-		InstanceID:  instanceID,
+	var tq string
+	err = s.inTx(ctx, func(t *txn) error {
+		var err error
+		tq, err = t.q.InsertQuery(ctx, gen.InsertQueryParams{
+			QueryID:     id,
+			QueryName:   name,
+			Input:       input,
+			Header:      hdr,
+			ExecutionID: executionID,
+			Namespace:   ns,
+			InstanceID:  instanceID,
+		})
+		if err == nil {
+			t.wake(QueryQueueKey(ns, tq))
+		}
+		return err
 	})
 	if noRows(err) {
 		return "", "", storage.ErrNotFound
@@ -121,9 +127,16 @@ func (s *Store) AnswerQuery(ctx context.Context, p *storage.AnswerQueryParams) (
 			return false, fmt.Errorf("answer query: %w", err)
 		}
 	}
-	_, err = gen.New(s.pool).AnswerQuery(ctx, gen.AnswerQueryParams{
-		Channel: NotifyChannel, Wake: QueryAnswerKey(ns, queryID),
-		Result: result, Error: errJSON, Namespace: ns, QueryID: id,
+	err = s.inTx(ctx, func(t *txn) error {
+		// The wake-up is a statement of its own, sent ahead in the same
+		// batch and delivered on commit; one that finds nothing to answer
+		// wakes the request for nothing.
+		if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: []string{QueryAnswerKey(ns, queryID)}}); err != nil {
+			return err
+		}
+		t.p.commitWithNext()
+		_, err := t.q.AnswerQuery(ctx, gen.AnswerQueryParams{Result: result, Error: errJSON, Namespace: ns, QueryID: id})
+		return err
 	})
 	if noRows(err) {
 		return false, nil
@@ -174,8 +187,8 @@ func (s *Store) DeleteQuery(ctx context.Context, ns, queryID string) error {
 // went away before it could delete its own.
 const queryKeep = 5 * time.Minute
 
-func (s *Store) sweepQueries(ctx context.Context, _ *storage.SweepResult) error {
-	if _, err := gen.New(s.pool).DeleteOldQueries(ctx, queryKeep.Milliseconds()); err != nil {
+func (s *Store) sweepQueries(ctx context.Context, ns string, _ *storage.SweepResult) error {
+	if _, err := gen.New(s.pool).DeleteOldQueries(ctx, gen.DeleteOldQueriesParams{Namespace: ns, AgeMs: queryKeep.Milliseconds()}); err != nil {
 		return fmt.Errorf("sweep queries: %w", err)
 	}
 	return nil

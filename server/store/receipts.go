@@ -105,8 +105,8 @@ func (s *Store) repeatedReport(ctx context.Context, ns string, tok uuid.UUID, ki
 }
 
 // sweepReceipts deletes the receipts older than receiptKeep.
-func (s *Store) sweepReceipts(ctx context.Context, _ *storage.SweepResult) error {
-	if _, err := gen.New(s.pool).DeleteOldReceipts(ctx, gen.DeleteOldReceiptsParams{KeepMs: ms(receiptKeep), MaxRows: s.opts.SweepBatch}); err != nil {
+func (s *Store) sweepReceipts(ctx context.Context, ns string, _ *storage.SweepResult) error {
+	if _, err := gen.New(s.pool).DeleteOldReceipts(ctx, gen.DeleteOldReceiptsParams{Namespace: ns, KeepMs: ms(receiptKeep), MaxRows: s.opts.SweepBatch}); err != nil {
 		return fmt.Errorf("sweep receipts: %w", err)
 	}
 	return nil

@@ -231,6 +231,7 @@ func (s *Store) eagerTurnParams(ns string, turns, n int) gen.LockNextTurnsParams
 		Namespace: ns, MaxTurns: int32(turns), MaxMessages: maxTurnMessages, MaxTurnBytes: s.opts.TurnMessageBytes, HoldExpired: s.opts.Grace.Active(),
 		EagerInstanceIds: make([]string, n), EagerWorkerIds: make([]string, n),
 		EagerTaskQueues: make([]string, n), EagerLockMs: make([]int64, n), EagerBuildIds: make([]string, n),
+		LockTokens: lockTokens(max(turns, n)),
 	}
 }
 

@@ -386,13 +386,28 @@ func (s *Store) BackfillSchedule(ctx context.Context, ns, id string, req api.Sch
 
 // FireDueSchedule claims one due schedule (or one whose buffered slot may
 // start) that no other transaction holds and fires its due slots in the
-// claim's transaction.
+// claim's transaction. The namespaces are tried in turn (each claim names
+// one: docs/architecture.md, "Distributed by namespace").
 func (s *Store) FireDueSchedule(ctx context.Context) (found bool, err error) {
+	nss, err := gen.New(s.pool).ListNamespaceNames(ctx)
+	if err != nil {
+		return false, fmt.Errorf("claim schedule: %w", err)
+	}
+	for _, ns := range nss {
+		if found, err = s.fireDueIn(ctx, ns); found || err != nil {
+			return found, err
+		}
+	}
+	return false, nil
+}
+
+// fireDueIn is FireDueSchedule in namespace ns.
+func (s *Store) fireDueIn(ctx context.Context, ns string) (found bool, err error) {
 	now := s.opts.Now().UTC()
 	err = s.inTx(ctx, func(t *txn) error {
-		r, err := t.q.ClaimDueSchedule(ctx, &now)
+		r, err := t.q.ClaimDueSchedule(ctx, gen.ClaimDueScheduleParams{Namespace: ns, Now: &now})
 		if noRows(err) {
-			r, err = t.q.ClaimBufferedSchedule(ctx)
+			r, err = t.q.ClaimBufferedSchedule(ctx, ns)
 		}
 		if noRows(err) {
 			return nil
@@ -521,7 +536,7 @@ func (s *Store) fireSlot(ctx context.Context, t *txn, ns string, sc *scheduleRow
 		return api.TriggerSkipped, "", nil
 	}
 	a := sc.action
-	started, err := startInstances(ctx, t.q, ns,
+	started, err := startInstances(ctx, t, ns,
 		[]startRow{newStartRow(id, a.WorkflowType, a.TaskQueue, a.Input, ms(a.ExecutionTimeout.D()), scheduledAttributes(sc.ScheduleID, slot), nil, nil)})
 	if err != nil {
 		return "", "", fmt.Errorf("start scheduled workflow: %w", err)

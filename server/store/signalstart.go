@@ -46,7 +46,8 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, p *storage.SignalWi
 				return err
 			}
 			start := newStartRow(instanceID, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
-			started, err := startInstances(ctx, t.q, ns, []startRow{start})
+			start.withPriority(req.Priority)
+			started, err := startInstances(ctx, t, ns, []startRow{start})
 			if err != nil {
 				return fmt.Errorf("signal with start: %w", err)
 			}

@@ -41,6 +41,33 @@ type startRow struct {
 	DelayMS          int64           `json:"delay_ms"`
 	SearchAttributes json.RawMessage `json:"search_attributes,omitempty"`
 	Memo             json.RawMessage `json:"memo,omitempty"`
+	// Priority is the start's flow control (nil: none, see flowPriority).
+	Priority *api.Priority `json:"priority,omitempty"`
+}
+
+// flowPriority is p as a start or an attempt stores it: nil when it asks
+// for nothing but the defaults (priority 3, no fairness key, weight 1), so
+// that work without flow control stays on the queue's plain path.
+func flowPriority(p *api.Priority) *api.Priority {
+	if p == nil || ((p.PriorityKey == 0 || p.PriorityKey == api.DefaultPriorityKey) && p.FairnessKey == "" &&
+		(p.FairnessWeight == 0 || p.FairnessWeight == 1)) {
+		return nil
+	}
+	return p
+}
+
+// withPriority sets the start's flow control, recorded in its
+// WorkflowStarted message as well.
+func (r *startRow) withPriority(p *api.Priority) {
+	if p = flowPriority(p); p == nil {
+		return
+	}
+	r.Priority = p
+	var started api.Event
+	if err := json.Unmarshal(r.Payload, &started); err == nil {
+		started.Priority = p
+		r.Payload = mustJSON(started)
+	}
 }
 
 // newStartRow is the start of instance id for a request's fields, with its
@@ -56,12 +83,21 @@ func newStartRow(id, workflowType, taskQueue string, input json.RawMessage, time
 }
 
 // startInstances runs StartInstances over starts (distinct ids) of
-// namespace ns with q and returns the instances started, by id: a start
+// namespace ns in t and returns the instances started, by id: a start
 // missing from the answer found its id held by a running instance and
-// wrote nothing.
-func startInstances(ctx context.Context, q *gen.Queries, ns string, starts []startRow) (map[string]gen.StartInstancesRow, error) {
-	rows, err := q.StartInstances(ctx, gen.StartInstancesParams{Namespace: ns, Starts: mustJSON(starts),
-		Channel: NotifyChannel, WakePrefix: WorkflowQueueKey(ns, "")})
+// wrote nothing. The pollers of the starts' task queues are woken by a
+// notification of its own (a routed statement's NOTIFY would be sent by
+// the node that ran it), sent ahead of the statement in its batch and
+// delivered on commit; a start refused wakes its queue for nothing.
+func startInstances(ctx context.Context, t *txn, ns string, starts []startRow) (map[string]gen.StartInstancesRow, error) {
+	queues := make(map[string]int, 1)
+	for _, st := range starts {
+		queues[WorkflowQueueKey(ns, st.TaskQueue)]++
+	}
+	if err := t.w.Notify(ctx, gen.NotifyParams{Channel: NotifyChannel, Keys: payloads(queues)}); err != nil {
+		return nil, fmt.Errorf("start instances: wake: %w", err)
+	}
+	rows, err := t.q.StartInstances(ctx, gen.StartInstancesParams{Namespace: ns, Starts: mustJSON(starts)})
 	if err != nil {
 		return nil, fmt.Errorf("start instances: %w", err)
 	}
@@ -130,6 +166,7 @@ func (s *Store) startWorkflow(ctx context.Context, ns string, req api.StartWorkf
 	}
 	row := newStartRow(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
 	row.CronSchedule, row.DelayMS = cronSchedule, ms(delay)
+	row.withPriority(req.Priority)
 	c := &startCall{callState: callState{ns: ns}, row: row}
 	if row.CronSchedule == nil && row.DelayMS == 0 {
 		c.taker = taker
@@ -167,7 +204,7 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 	// it, in the same round trip).
 	handing := firstTurns(t, s, ns, calls)
 	t.p.commitWithNext()
-	started, err := startInstances(ctx, t.q, ns, starts)
+	started, err := startInstances(ctx, t, ns, starts)
 	if err != nil {
 		return err
 	}

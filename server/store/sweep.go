@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tetherhq/tether/api"
@@ -19,22 +20,36 @@ const cancelledRetention = 5 * time.Minute
 // the four activity timeouts, worker lease expiry (reschedule) and cleanup,
 // and the removal of long-cancelled attempts. Every step claims its rows
 // with FOR UPDATE SKIP LOCKED (or re-checks them under the row lock), so
-// several replicas may sweep at once and each row is handled once.
+// several replicas may sweep at once and each row is handled once. The
+// steps run namespace by namespace (namespaces: the namespaces table): each
+// statement that claims rows names one namespace, so that on a database
+// distributed by namespace it runs on the one node that holds it
+// (docs/architecture.md, "Distributed by namespace").
 func (s *Store) Sweep(ctx context.Context, o *storage.SweepParams) (storage.SweepResult, error) {
 	res := storage.SweepResult{Timeouts: map[string]int{}}
-	steps := []func(context.Context, *storage.SweepResult) error{
+	steps := []func(context.Context, string, *storage.SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
-		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
+		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
 	}
 	if o != nil && o.HoldExpiry {
-		steps = []func(context.Context, *storage.SweepResult) error{
-			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries, s.sweepStats,
+		steps = []func(context.Context, string, *storage.SweepResult) error{
+			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
 		}
 	}
-	for _, step := range steps {
-		if err := step(ctx, &res); err != nil {
-			return res, err
+	nss, err := gen.New(s.pool).ListNamespaceNames(ctx)
+	if err != nil {
+		return res, fmt.Errorf("sweep: namespaces: %w", err)
+	}
+	slices.Sort(nss)
+	for _, ns := range nss {
+		for _, step := range steps {
+			if err := step(ctx, ns, &res); err != nil {
+				return res, err
+			}
 		}
+	}
+	if err := s.sweepStats(ctx, &res); err != nil {
+		return res, err
 	}
 	if o := s.opts.Observer; o != nil {
 		for kind, reason := range map[string]string{
@@ -100,9 +115,9 @@ func (s *Store) sweepStats(ctx context.Context, res *storage.SweepResult) error 
 	return nil
 }
 
-func (s *Store) sweepLocks(ctx context.Context, res *storage.SweepResult) error {
+func (s *Store) sweepLocks(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		rows, err := t.q.ExpireLocks(ctx, s.opts.SweepBatch)
+		rows, err := t.q.ExpireLocks(ctx, gen.ExpireLocksParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep locks: %w", err)
 		}
@@ -134,15 +149,15 @@ func (s *Store) sweepLocks(ctx context.Context, res *storage.SweepResult) error 
 			}
 		}
 		if len(drop) > 0 {
-			return t.w.DeleteAttempts(ctx, drop)
+			return t.w.DeleteAttempts(ctx, gen.DeleteAttemptsParams{Namespace: ns, Ids: drop})
 		}
 		return nil
 	})
 }
 
-func (s *Store) sweepScheduleToStart(ctx context.Context, res *storage.SweepResult) error {
+func (s *Store) sweepScheduleToStart(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		rows, err := t.q.TakeScheduleToStartExpired(ctx, s.opts.SweepBatch)
+		rows, err := t.q.TakeScheduleToStartExpired(ctx, gen.TakeScheduleToStartExpiredParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep schedule-to-start: %w", err)
 		}
@@ -158,9 +173,9 @@ func (s *Store) sweepScheduleToStart(ctx context.Context, res *storage.SweepResu
 	})
 }
 
-func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *storage.SweepResult) error {
+func (s *Store) sweepAttemptTimeouts(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		rows, err := t.q.FlagAttemptTimeouts(ctx, s.opts.SweepBatch)
+		rows, err := t.q.FlagAttemptTimeouts(ctx, gen.FlagAttemptTimeoutsParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep attempt timeouts: %w", err)
 		}
@@ -190,9 +205,9 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, res *storage.SweepResu
 	})
 }
 
-func (s *Store) sweepScheduleToClose(ctx context.Context, res *storage.SweepResult) error {
+func (s *Store) sweepScheduleToClose(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		rows, err := t.q.FlagScheduleToCloseExpired(ctx, s.opts.SweepBatch)
+		rows, err := t.q.FlagScheduleToCloseExpired(ctx, gen.FlagScheduleToCloseExpiredParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep schedule-to-close: %w", err)
 		}
@@ -211,7 +226,7 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, res *storage.SweepResu
 			}
 		}
 		if len(drop) > 0 {
-			return t.w.DeleteAttempts(ctx, drop)
+			return t.w.DeleteAttempts(ctx, gen.DeleteAttemptsParams{Namespace: ns, Ids: drop})
 		}
 		return nil
 	})
@@ -222,9 +237,9 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, res *storage.SweepResu
 // cancelled (worker_lost) and a fresh attempt of it is scheduled (per its
 // retry policy, without backoff), and attempts waiting in its host task
 // queue fail at once with a retryable WorkerLost error.
-func (s *Store) sweepWorkerLeases(ctx context.Context, res *storage.SweepResult) error {
+func (s *Store) sweepWorkerLeases(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		ws, err := t.q.ExpireWorkerLeases(ctx, s.opts.SweepBatch)
+		ws, err := t.q.ExpireWorkerLeases(ctx, gen.ExpireWorkerLeasesParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep leases: %w", err)
 		}
@@ -234,12 +249,11 @@ func (s *Store) sweepWorkerLeases(ctx context.Context, res *storage.SweepResult)
 		// Every expired worker's attempts in one statement, locked in id
 		// order (the lock order of worker_queue).
 		type workerKey struct{ ns, id string }
-		nss := make([]string, 0, len(ws))
 		ids := make([]string, 0, len(ws))
 		for _, w := range ws {
-			nss, ids = append(nss, w.Namespace), append(ids, w.WorkerID)
+			ids = append(ids, w.WorkerID)
 		}
-		flagged, err := t.q.FlagWorkerAttempts(ctx, gen.FlagWorkerAttemptsParams{Namespaces: nss, WorkerIds: ids})
+		flagged, err := t.q.FlagWorkerAttempts(ctx, gen.FlagWorkerAttemptsParams{Namespace: ns, WorkerIds: ids})
 		if err != nil {
 			return fmt.Errorf("sweep leases: flag attempts: %w", err)
 		}
@@ -314,9 +328,9 @@ func (s *Store) rescheduleLost(ctx context.Context, t *txn, r gen.WorkerQueue, w
 	return storage.OutcomeRetryScheduled, nil
 }
 
-func (s *Store) sweepCleanup(ctx context.Context, res *storage.SweepResult) error {
+func (s *Store) sweepCleanup(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		ws, err := t.q.CleanupWorkers(ctx, gen.CleanupWorkersParams{DelayMs: ms(s.opts.CleanupDelay), MaxRows: s.opts.SweepBatch})
+		ws, err := t.q.CleanupWorkers(ctx, gen.CleanupWorkersParams{Namespace: ns, DelayMs: ms(s.opts.CleanupDelay), MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep cleanup: %w", err)
 		}
@@ -324,11 +338,11 @@ func (s *Store) sweepCleanup(ctx context.Context, res *storage.SweepResult) erro
 			res.WorkersCleanedUp = append(res.WorkersCleanedUp, w.WorkerID)
 		}
 		n, err := t.q.DeleteCancelledUnlocked(ctx, gen.DeleteCancelledUnlockedParams{
-			OlderThanMs: ms(cancelledRetention), MaxRows: s.opts.SweepBatch})
+			Namespace: ns, OlderThanMs: ms(cancelledRetention), MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep cancelled: %w", err)
 		}
-		res.CancelledDropped = n
+		res.CancelledDropped += n
 		return nil
 	})
 }
@@ -348,9 +362,9 @@ func (s *Store) recordAttemptCancel(ctx context.Context, t *txn, r gen.WorkerQue
 // their outstanding activities are cancelled and history ends with
 // WorkflowFailed{type: Timeout, timeout_type: execution}. One that a turn
 // holds is failed at the next pass after the turn.
-func (s *Store) sweepExecutionTimeouts(ctx context.Context, res *storage.SweepResult) error {
+func (s *Store) sweepExecutionTimeouts(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		insts, err := t.q.TakeTimedOutInstances(ctx, s.opts.SweepBatch)
+		insts, err := t.q.TakeTimedOutInstances(ctx, gen.TakeTimedOutInstancesParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
 			return fmt.Errorf("sweep execution timeouts: %w", err)
 		}

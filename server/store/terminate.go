@@ -93,7 +93,7 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 		t.observeClose(ns, r.WorkflowType, WorkflowTerminated, time.Time{}, now)
 		fins[r.InstanceID] = finishRow{Status: api.StatusTerminated, ExecutionID: r.ExecutionID, WorkflowType: r.WorkflowType,
 			Input: boxed(r.Input), Result: nil, Error: boxed(mustJSON(e)), NextEventID: r.NextEventID + 1,
-			NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID, LastEventAt: ptrTime(at)}
+			NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID, LastEventAt: new(unixMicros(at))}
 	}
 	if err := cancelExecutions(ctx, t, ns, execs); err != nil {
 		return err
@@ -107,9 +107,8 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 	if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(fins)}); err != nil {
 		return fmt.Errorf("finish: %w", err)
 	}
-	if err := t.w.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: ids,
-		Channel: NotifyChannel, KeyPrefix: WorkflowQueueKey(ns, "")}); err != nil {
-		return fmt.Errorf("notify parents: %w", err)
+	if err := notifyParents(ctx, t, ns, ids); err != nil {
+		return err
 	}
 	for _, id := range ids {
 		t.wake(ResultKey(ns, id))

@@ -187,6 +187,7 @@ func (s *Store) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflow
 			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
 				LockMs: ms(lockFor), WorkerID: workerID, Namespace: ns, TaskQueue: taskQueue,
 				MaxTurns: int32(n), MaxMessages: maxTurnMessages, MaxTurnBytes: s.opts.TurnMessageBytes, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
+				LockTokens: lockTokens(n),
 			})
 			if err != nil {
 				return fmt.Errorf("lock instances: %w", err)
@@ -326,6 +327,8 @@ type attemptRow struct {
 	// (eager dispatch).
 	ClaimWorker string `json:"claim_worker,omitempty"`
 	ClaimLockMS int64  `json:"claim_lock_ms,omitempty"`
+	// ClaimToken is the lock token of the claimed attempt.
+	ClaimToken *uuid.UUID `json:"claim_token,omitempty"`
 	// LastError is the failure of the attempt this one retries
 	// (api.LastFailure), kept for describe.
 	LastError json.RawMessage `json:"last_error,omitempty"`
@@ -492,7 +495,8 @@ func (c *eagerClaim) mark(rows []attemptRow) {
 	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(rows[a].ActivityID, rows[b].ActivityID) })
 	n := min(len(idx), c.max)
 	for _, i := range idx[:n] {
-		rows[i].ClaimWorker, rows[i].ClaimLockMS = c.workerID, ms(c.lockFor)
+		tok := lockTokens(1)[0]
+		rows[i].ClaimWorker, rows[i].ClaimLockMS, rows[i].ClaimToken = c.workerID, ms(c.lockFor), &tok
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -33,6 +35,9 @@ type txn struct {
 	// late counts the wake-ups that only the last statement found: they
 	// are announced right after the COMMIT (see wakeAfterCommit).
 	late map[string]int
+	// commitReads are reads that decide only wake-ups, sent with the
+	// COMMIT (see readAtCommit).
+	commitReads []func(ctx context.Context, q *gen.Queries) error
 	// observed are the outcomes the Observer is told of once the
 	// transaction committed (observe.go).
 	observed []observation
@@ -47,6 +52,18 @@ type txn struct {
 // trusted only once the transaction has committed (inTx returns nil). A
 // later call replaces an earlier one.
 func (t *txn) atCommit(fn func(ctx context.Context) error) { t.last = fn }
+
+// readAtCommit adds fn to the transaction's last steps: fn runs one read
+// without side effects whose answer decides only wake-ups, which it
+// announces with wakeAfterCommit. The read goes in the COMMIT's batch,
+// behind the last statement (atCommit) if there is one, so that it sees
+// everything the transaction wrote at no round trip of its own; what it
+// finds is announced once the transaction has committed, by a
+// notification of its own (on Citus a statement routed to a node sends
+// its pg_notify from that node, which the server's LISTEN does not hear).
+func (t *txn) readAtCommit(fn func(ctx context.Context, q *gen.Queries) error) {
+	t.commitReads = append(t.commitReads, fn)
+}
 
 // readAhead sends the statement that fn, a call of one sqlc read without
 // side effects, would run behind the transaction's next read, in its
@@ -164,11 +181,29 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 			return fmt.Errorf("notify: %w", err)
 		}
 	}
-	if t.last != nil && p.began {
+	if (t.last != nil || len(t.commitReads) > 0) && p.began {
+		// The last statement carries the COMMIT; the commit reads travel
+		// in its batch, ahead of the COMMIT (readAhead), and are read
+		// from there.
+		last, reads := t.last, t.commitReads
+		if last == nil {
+			first := reads[0]
+			last = func(ctx context.Context) error { return first(ctx, t.q) }
+			reads = reads[1:]
+		}
+		for _, r := range reads {
+			t.readAhead(func(q *gen.Queries) error { return r(context.Background(), q) })
+		}
 		p.commitWithNext()
-		if err := t.last(ctx); err != nil {
+		if err := last(ctx); err != nil {
 			p.rollback(ctx)
 			return err
+		}
+		for _, r := range reads {
+			if err := r(ctx, t.q); err != nil {
+				p.rollback(ctx)
+				return err
+			}
 		}
 	}
 	// After a last statement the COMMIT has gone: commit reports its
@@ -252,4 +287,20 @@ func strOr(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// lockTokens returns n fresh lock tokens (random UUIDs, version 4), read
+// from crypto/rand at once. The statements that lock rows take their
+// tokens from the caller: a volatile function such as gen_random_uuid()
+// may not set a column in an UPDATE on Citus.
+func lockTokens(n int) []uuid.UUID {
+	b := make([]byte, 16*n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (it crashes the program instead)
+	out := make([]uuid.UUID, n)
+	for i := range out {
+		copy(out[i][:], b[16*i:16*i+16])
+		out[i][6] = out[i][6]&0x0f | 0x40 // version 4
+		out[i][8] = out[i][8]&0x3f | 0x80 // variant RFC 4122
+	}
+	return out
 }

@@ -76,6 +76,7 @@ func toWorkflow(i gen.Instance) api.Workflow {
 		_ = json.Unmarshal(i.SearchAttributes, &w.SearchAttributes)
 	}
 	w.Memo = rawOrNil(i.Memo)
+	w.Priority = inheritPriority(nil, i.Priority)
 	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
 		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
 		if i.ParentRunID != nil {

@@ -549,7 +549,7 @@ func TestUI(t *testing.T) {
 		e.open(ns + "/task-queues")
 		e.run("look up", chromedp.SendKeys(chromedp.CSS("#q-name"), "nobody-here"),
 			chromedp.Submit(chromedp.CSS("#q-name")), chromedp.WaitVisible(chromedp.CSS("#q-backlog")))
-		mustContain(t, "an unused queue", e.text("main"), "Task queue nobody-here", "none active")
+		mustContain(t, "an unused queue", e.text("main"), "Task queue nobody-here", "none active", "Rate limits", "nothing waiting")
 	})
 
 	t.Run("cancel", func(t *testing.T) {

@@ -86,6 +86,8 @@ type ChildWorkflowOptions struct {
 	// values by name, each encoded as JSON (at most 32 KiB in all), shown
 	// by describe and in the child's GetInfo(ctx).Memo.
 	Memo map[string]any
+	// Priority is the child's priority (zero: the parent's).
+	Priority Priority
 }
 
 type childOptionsKey struct{}
@@ -247,7 +249,7 @@ func executeChildWorkflowDirect(ctx Context, workflow any, args []any, header ma
 		Type: api.CommandStartChildWorkflow, ChildID: f.id, WorkflowID: f.workflowID, WorkflowType: name,
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(timeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
-		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo), Header: hdr,
+		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo), Header: hdr, Priority: APIPriority(opts.Priority),
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}

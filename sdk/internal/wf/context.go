@@ -206,6 +206,32 @@ type ActivityOptions struct {
 	// activity's later outcome is dropped. Either way the cancellation
 	// reaches the activity (its context.Context is cancelled).
 	WaitForCancellation bool
+	// Priority orders the activity's attempts among their task queue's
+	// work (zero: the workflow's).
+	Priority Priority
+}
+
+// Priority is Temporal's temporal.Priority: where a task goes among the
+// work of its task queue (docs/api.md, "Flow control").
+type Priority struct {
+	// PriorityKey is 1 (first) … 5 (last); 0 means the default, 3. Work of
+	// a higher priority (a smaller key) is dispatched before any of a
+	// lower.
+	PriorityKey int
+	// FairnessKey names whose work this is (a tenant, a customer): within
+	// a priority, keys share the queue in weighted round robin.
+	FairnessKey string
+	// FairnessWeight is the key's share (0 means 1; at most 1000).
+	FairnessWeight float32
+}
+
+// APIPriority is p on the wire (nil for the zero Priority: the default,
+// or what the workflow's is).
+func APIPriority(p Priority) *api.Priority {
+	if p == (Priority{}) {
+		return nil
+	}
+	return &api.Priority{PriorityKey: p.PriorityKey, FairnessKey: p.FairnessKey, FairnessWeight: p.FairnessWeight}
 }
 
 func (o *ActivityOptions) toAPI() *api.ActivityOptions {
@@ -220,6 +246,7 @@ func (o *ActivityOptions) toAPI() *api.ActivityOptions {
 		WaitForCancellation:    o.WaitForCancellation,
 	}
 	a.RetryPolicy = apiRetryPolicy(o.RetryPolicy)
+	a.Priority = APIPriority(o.Priority)
 	return a
 }
 

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/common"
@@ -269,18 +270,34 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *ExecuteActivi
 	if a.outbound != nil && !IsActivityRoot(a.outbound) {
 		ctx = WithActivityOutbound(ctx, a.outbound)
 	}
-	if sink, ok := ctx.Value(callSinkKey{}).(*context.Context); ok {
-		*sink = ctx
+	if sink, ok := ctx.Value(callSinkKey{}).(*CallSink); ok {
+		sink.Store(ctx)
 	}
 	return a.sig.Call(reflect.ValueOf(ctx), valuesOf(in.Args, a.sig.Ins))
 }
 
 type callSinkKey struct{}
 
+// CallSink receives the context an attempt's activity function is called
+// with, after the interceptors: the worker's reports of the attempt carry
+// its values.
+type CallSink struct {
+	p atomic.Pointer[context.Context]
+}
+
+// Store records ctx as the context the function is called with.
+func (s *CallSink) Store(ctx context.Context) { s.p.Store(&ctx) }
+
+// Load returns the context the function was called with (nil before).
+func (s *CallSink) Load() context.Context {
+	if p := s.p.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // WithCallSink returns ctx with sink, where the end of an attempt's
-// inbound chain writes the context it calls the activity function with
-// (the interceptors' values included): the worker's reports of the
-// attempt carry its values.
-func WithCallSink(ctx context.Context, sink *context.Context) context.Context {
+// inbound chain stores the context it calls the activity function with.
+func WithCallSink(ctx context.Context, sink *CallSink) context.Context {
 	return context.WithValue(ctx, callSinkKey{}, sink)
 }

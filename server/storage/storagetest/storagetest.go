@@ -51,7 +51,7 @@ type behaviour struct {
 func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	t.Helper()
 	for _, b := range slices.Concat(turnBehaviours, attemptBehaviours, workerBehaviours, workflowBehaviours,
-		visibilityBehaviours, adminBehaviours, scheduleBehaviours, batchBehaviours) {
+		visibilityBehaviours, adminBehaviours, scheduleBehaviours, batchBehaviours, flowBehaviours) {
 		t.Run(b.name, func(t *testing.T) { b.run(t, newProvider) })
 	}
 }

@@ -1,0 +1,51 @@
+package store_test
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/tetherhq/tether/internal/pgtest"
+)
+
+// Goal: flow control keeps the fetches index scans. On a fresh database's
+// generic plans, the turn fetch (LockNextTurns) and the attempt fetch
+// (FetchAttempts) take flow-controlled work from the flow indexes in
+// (priority, pass) order and the rest from the dequeue indexes, with no
+// sequential scan of either queue; the enqueues find a queue's current
+// virtual time through the flow index too.
+func TestFlowPlansUseTheFlowIndexes(t *testing.T) {
+	pool := pgtest.New(t)
+	want := map[string][]string{
+		"LockNextTurns":          {"orchestrator_queue_flow", "orchestrator_queue_dequeue", "instances_pkey"},
+		"FetchAttempts":          {"worker_queue_flow", "worker_queue_dequeue", "worker_queue_pkey"},
+		"StartInstances":         {"orchestrator_queue_flow"},
+		"StartChildren":          {"orchestrator_queue_flow"},
+		"InsertAttempts":         {"worker_queue_flow"},
+		"InsertAttemptsClaiming": {"worker_queue_flow"},
+	}
+	eachGenericPlan(t, pool, func(name string, plan map[string]any) {
+		indexes, ok := want[name]
+		if !ok {
+			return
+		}
+		delete(want, name)
+		used := map[string]bool{}
+		planIndexes(plan, used)
+		var list []string
+		for ix := range used {
+			list = append(list, ix)
+		}
+		sort.Strings(list)
+		for _, ix := range indexes {
+			if !used[ix] {
+				t.Errorf("%s does not read %s: %v", name, ix, list)
+			}
+		}
+		if used["seq:orchestrator_queue"] || used["seq:worker_queue"] {
+			t.Errorf("%s reads a queue sequentially: %v", name, list)
+		}
+	})
+	for name := range want {
+		t.Errorf("no generated statement %s", name)
+	}
+}
