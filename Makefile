@@ -27,7 +27,7 @@ test:
 # and installs it into the local PostgreSQL (as root). docs/operations.md,
 # "Running on Citus".
 test-citus:
-	scripts/citus.sh test
+	bash scripts/citus.sh test
 
 vet:
 	go vet ./...

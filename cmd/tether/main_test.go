@@ -81,6 +81,25 @@ func TestMigrate(t *testing.T) {
 	}
 }
 
+// TestMigrateCitus: `tether migrate --citus` distributes the tables on a
+// Citus cluster (make test-citus; pgtest's database is distributed
+// already, so it finds nothing to do and succeeds), and refuses plain
+// PostgreSQL, naming the missing extension.
+func TestMigrateCitus(t *testing.T) {
+	url := pgtest.NewURL(t)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"migrate", "--citus", "--database-url", url}, &out, &errb)
+	if pgtest.OnCitus() {
+		if code != 0 || !strings.Contains(out.String(), "tables distributed by namespace") {
+			t.Fatalf("migrate --citus on Citus: exit %d, %q, %s", code, out.String(), errb.String())
+		}
+		return
+	}
+	if code != 1 || !strings.Contains(errb.String(), "citus extension is not installed") {
+		t.Fatalf("migrate --citus on plain PostgreSQL: exit %d, %q, %q; want 1 and the missing extension named", code, out.String(), errb.String())
+	}
+}
+
 // TestServe runs the server wiring (pool, migrations, listener, sweeper,
 // HTTP) against a fresh database and stops it by canceling its context.
 func TestServe(t *testing.T) {

@@ -331,20 +331,12 @@ WITH bud AS (
     WHERE l.namespace = $1 AND l.task_queue = ANY($2::text[]) AND l.work = 'a'
     ORDER BY l.task_queue
     FOR UPDATE
-), taken AS (
-UPDATE worker_queue w
-SET lock_token = c.token,
-    locked_until = now() + $3::bigint * interval '1 millisecond',
-    worker_id = $4,
-    delivery_count = w.delivery_count + 1,
-    started_at = now(),
-    cancelled_unheld_at = NULL,
-    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
-                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
-    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
-                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
-FROM (
-    SELECT x.id, ($5::uuid[])[row_number() OVER ()] AS token
+), cand AS MATERIALIZED (
+    -- The attempts to claim, each with its token: computed once (as a
+    -- subquery of the UPDATE, a plan that rescans it for each row would
+    -- skip the rows this statement already updated and number the next
+    -- ones from 1 again).
+    SELECT x.id, ($3::uuid[])[row_number() OVER ()] AS token
     FROM unnest($2::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
       SELECT z.id FROM (
@@ -359,36 +351,42 @@ FROM (
                               WHERE fe.namespace = $1 AND fe.task_queue = tq.name
                                 AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
             ORDER BY wq.visible_at, wq.id
-            LIMIT $6
+            LIMIT $4
             FOR UPDATE SKIP LOCKED
         ) pl
         UNION ALL
         -- Flow control (migration 00042): the queue's visible attempts in
         -- (priority, pass) order, where an attempt without flow control is
         -- priority 3 with visible_at as its pass (as LockNextTurns takes
-        -- turns), each locked by primary key as it is pulled.
+        -- turns), each locked by primary key as it is pulled; each branch
+        -- has its LIMIT, so that its plan starts fast whatever the
+        -- statistics say (as in LockNextTurns).
         SELECT fl.id FROM (
             (SELECT q1.id FROM worker_queue q1
              WHERE q1.namespace = $1 AND q1.task_queue = tq.name AND q1.priority < 3
                AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
-             ORDER BY q1.priority, q1.pass, q1.id)
+             ORDER BY q1.priority, q1.pass, q1.id
+             LIMIT 1000)
             UNION ALL
             (SELECT q3.id FROM (
                  (SELECT q2.id, q2.pass AS r FROM worker_queue q2
                   WHERE q2.namespace = $1 AND q2.task_queue = tq.name AND q2.priority = 3
                     AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
-                  ORDER BY q2.pass, q2.id)
+                  ORDER BY q2.pass, q2.id
+                  LIMIT 1000)
                  UNION ALL
                  (SELECT q0.id, q0.visible_at AS r FROM worker_queue q0
                   WHERE q0.namespace = $1 AND q0.task_queue = tq.name
                     AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
-                  ORDER BY q0.visible_at, q0.id)
+                  ORDER BY q0.visible_at, q0.id
+                  LIMIT 1000)
              ) q3 ORDER BY q3.r, q3.id)
             UNION ALL
             (SELECT q5.id FROM worker_queue q5
              WHERE q5.namespace = $1 AND q5.task_queue = tq.name AND q5.priority > 3
                AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
-             ORDER BY q5.priority, q5.pass, q5.id)
+             ORDER BY q5.priority, q5.pass, q5.id
+             LIMIT 1000)
         ) u
         CROSS JOIN LATERAL (
             -- By primary key: lock_token is checked on the row locked,
@@ -403,7 +401,7 @@ FROM (
         WHERE fl.lock_token IS NULL AND EXISTS (SELECT 1 FROM worker_queue fe
                       WHERE fe.namespace = $1 AND fe.task_queue = tq.name
                         AND fe.pass IS NOT NULL AND fe.lock_token IS NULL)
-        LIMIT $6
+        LIMIT $4
       ) y
       ) z
       -- The queue's budget, when it has a rate limit.
@@ -411,10 +409,22 @@ FROM (
     ) x
     WHERE NOT EXISTS (
         SELECT 1 FROM workers k
-        WHERE k.namespace = $1 AND k.worker_id = $4 AND k.state <> 'active'
+        WHERE k.namespace = $1 AND k.worker_id = $5 AND k.state <> 'active'
     )
-    LIMIT $6
-) c
+    LIMIT $4
+), taken AS (
+UPDATE worker_queue w
+SET lock_token = c.token,
+    locked_until = now() + $6::bigint * interval '1 millisecond',
+    worker_id = $5,
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    cancelled_unheld_at = NULL,
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
+FROM cand c
 WHERE w.namespace = $1 AND w.id = c.id
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id
 ), tb AS (
@@ -438,10 +448,10 @@ FROM taken
 type FetchAttemptsParams struct {
 	Namespace  string
 	TaskQueues []string
-	LockMs     int64
-	WorkerID   *string
 	LockTokens []uuid.UUID
 	MaxTasks   int32
+	WorkerID   string
+	LockMs     int64
 }
 
 type FetchAttemptsRow struct {
@@ -500,10 +510,10 @@ func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([
 	rows, err := q.db.Query(ctx, fetchAttempts,
 		arg.Namespace,
 		arg.TaskQueues,
-		arg.LockMs,
-		arg.WorkerID,
 		arg.LockTokens,
 		arg.MaxTasks,
+		arg.WorkerID,
+		arg.LockMs,
 	)
 	if err != nil {
 		return nil, err

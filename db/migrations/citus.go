@@ -56,7 +56,8 @@ type DistributeResult struct {
 // (a new table must be classified here).
 //
 // It needs the citus extension in the database and its worker nodes added
-// (citus_add_node); existing rows are copied to the shards.
+// (citus_add_node); existing rows are copied to the shards. It runs in one
+// transaction: on an error nothing has changed.
 func Distribute(ctx context.Context, pool *pgxpool.Pool) ([]DistributeResult, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -116,15 +117,65 @@ func Distribute(ctx context.Context, pool *pgxpool.Pool) ([]DistributeResult, er
 		return nil, fmt.Errorf("migrations: no table %s: run the migrations first", CitusColocation)
 	}
 
+	var distribute []string
+	for _, t := range tables {
+		if !t.isDistributed && t.hasNS && t.name != CitusColocation &&
+			!slices.Contains(citusReference, t.name) && !slices.Contains(citusLocal, t.name) {
+			distribute = append(distribute, t.name)
+		}
+	}
+
+	// All in one transaction: a failure leaves the tables as they were.
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// DDL and shard creation in one transaction over one connection per
+	// node, so that later statements see what earlier ones made.
+	if _, err := tx.Exec(ctx, `SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`); err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	// Citus distributes neither end of a foreign key between two local
+	// tables (schedule_actions → schedules): such keys are dropped first
+	// and made again once both tables are distributed (colocated, with the
+	// namespace in the key, as Citus allows).
+	todo := append([]string{CitusColocation}, distribute...)
+	fkRows, err := tx.Query(ctx, `
+		SELECT k.conrelid::regclass::text, k.conname, pg_get_constraintdef(k.oid)
+		FROM pg_constraint k
+		WHERE k.contype = 'f' AND k.conrelid::regclass::text = ANY($1) AND k.confrelid::regclass::text = ANY($1)
+		ORDER BY 1, 2`, todo)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: list foreign keys: %w", err)
+	}
+	type fkey struct{ table, name, def string }
+	var fkeys []fkey
+	for fkRows.Next() {
+		var k fkey
+		if err := fkRows.Scan(&k.table, &k.name, &k.def); err != nil {
+			fkRows.Close()
+			return nil, fmt.Errorf("migrations: list foreign keys: %w", err)
+		}
+		fkeys = append(fkeys, k)
+	}
+	if err := fkRows.Err(); err != nil {
+		return nil, fmt.Errorf("migrations: list foreign keys: %w", err)
+	}
+	for _, k := range fkeys {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+pgx.Identifier{k.table}.Sanitize()+" DROP CONSTRAINT "+pgx.Identifier{k.name}.Sanitize()); err != nil {
+			return nil, fmt.Errorf("migrations: drop foreign key %s of %s: %w", k.name, k.table, err)
+		}
+	}
+
 	var res []DistributeResult
 	run := func(name, kind, sql string, args ...any) error {
 		if done[name] {
 			return nil
 		}
-		if _, err := conn.Exec(ctx, sql, args...); err != nil {
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
 			return fmt.Errorf("migrations: %s table %s: %w", kind, name, err)
 		}
-		done[name] = true
 		res = append(res, DistributeResult{Table: name, Kind: kind})
 		return nil
 	}
@@ -135,37 +186,27 @@ func Distribute(ctx context.Context, pool *pgxpool.Pool) ([]DistributeResult, er
 			continue
 		}
 		if err := run(name, "reference", `SELECT create_reference_table($1)`, name); err != nil {
-			return res, err
+			return nil, err
 		}
 	}
-	// The colocation group's first table, then the others with it; a
-	// table whose foreign keys point at another distributed table comes
-	// after it (schedule_actions after schedules), by the order of names
-	// and a second pass.
+	// The colocation group's first table, then the others with it.
 	if err := run(CitusColocation, "distributed",
 		`SELECT create_distributed_table($1, 'namespace', colocate_with => 'none')`, CitusColocation); err != nil {
-		return res, err
+		return nil, err
 	}
-	var pending []string
-	for _, t := range tables {
-		if !done[t.name] && t.hasNS && !slices.Contains(citusReference, t.name) && !slices.Contains(citusLocal, t.name) {
-			pending = append(pending, t.name)
+	for _, name := range distribute {
+		if err := run(name, "distributed",
+			`SELECT create_distributed_table($1, 'namespace', colocate_with => $2)`, name, CitusColocation); err != nil {
+			return nil, err
 		}
 	}
-	for len(pending) > 0 {
-		var failed []string
-		var lastErr error
-		for _, name := range pending {
-			err := run(name, "distributed",
-				`SELECT create_distributed_table($1, 'namespace', colocate_with => $2)`, name, CitusColocation)
-			if err != nil {
-				failed, lastErr = append(failed, name), err
-			}
+	for _, k := range fkeys {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+pgx.Identifier{k.table}.Sanitize()+" ADD CONSTRAINT "+pgx.Identifier{k.name}.Sanitize()+" "+k.def); err != nil {
+			return nil, fmt.Errorf("migrations: foreign key %s of %s: %w", k.name, k.table, err)
 		}
-		if len(failed) == len(pending) {
-			return res, lastErr
-		}
-		pending = failed
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("migrations: commit: %w", err)
 	}
 	return res, nil
 }

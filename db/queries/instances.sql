@@ -302,8 +302,42 @@ WITH bud AS (
         (SELECT c.tid, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
                 sqlc.arg(build_id)::text, 0
          FROM (
+             -- A queue without flow control (the flow index has no message
+             -- of it: one probe, a one-time filter) is taken in visible
+             -- order from orchestrator_queue_dequeue, as it always was.
              SELECT q.namespace, q.instance_id
-             FROM (
+              FROM orchestrator_queue q
+              WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
+                AND NOT COALESCE((
+                    SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                           OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    FROM instances ix
+                    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), false)
+                AND NOT EXISTS (SELECT 1 FROM orchestrator_queue fe
+                                WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = sqlc.arg(task_queue)
+                                  AND fe.pass IS NOT NULL)
+              ORDER BY q.visible_at
+              LIMIT 1000
+         ) q
+         CROSS JOIN LATERAL (
+             SELECT (i2).ctid AS tid, i2.instance_id
+             FROM instances i2
+             WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
+               AND i2.status = 'running'
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+             FOR UPDATE SKIP LOCKED
+         ) c
+         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL
+         LIMIT (SELECT bud.n FROM bud))
+        UNION ALL
+        (SELECT c.tid, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
+                sqlc.arg(build_id)::text, 0
+         FROM (
+             -- A queue with flow control: its messages in (priority, pass)
+             -- order.
+             SELECT q.namespace, q.instance_id
+              FROM (
                  -- Flow control (migration 00042): the queue's visible
                  -- messages in (priority, pass) order, where a message
                  -- without flow control is priority 3 with visible_at as
@@ -311,37 +345,62 @@ WITH bud AS (
                  -- flow-controlled ones merged with the others), then 4
                  -- and 5, each from its index in order. The branches of a
                  -- UNION ALL run in turn, and only as far as the LIMIT
-                 -- pulls: with flow control unused, the flow index is
-                 -- empty and this is the scan of orchestrator_queue_dequeue
-                 -- in visible order it always was.
+                 -- pulls. Each branch has its
+                 -- LIMIT, so that its plan starts fast (an index scan in
+                 -- order) whatever the statistics say: without it, a
+                 -- large queue's plan sorted the whole queue for the merge.
+                 -- The probe of a message's instance (held or pinned, see
+                 -- above) is in each branch, ahead of its LIMIT.
                  (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
                   WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = sqlc.arg(task_queue)
                     AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
-                  ORDER BY q1.priority, q1.pass)
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                        FROM instances ix
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q1.instance_id), false)
+                  ORDER BY q1.priority, q1.pass
+                  LIMIT 1000)
                  UNION ALL
                  (SELECT q3.namespace, q3.instance_id FROM (
                       (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
                        WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = sqlc.arg(task_queue)
                          AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
-                       ORDER BY q2.pass)
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                        FROM instances ix
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q2.instance_id), false)
+                       ORDER BY q2.pass
+                       LIMIT 1000)
                       UNION ALL
                       (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
                        WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = sqlc.arg(task_queue)
                          AND q0.visible_at <= now() AND q0.pass IS NULL
-                       ORDER BY q0.visible_at)
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                        FROM instances ix
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q0.instance_id), false)
+                       ORDER BY q0.visible_at
+                       LIMIT 1000)
                   ) q3 ORDER BY q3.r)
                  UNION ALL
                  (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
                   WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = sqlc.arg(task_queue)
                     AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
-                  ORDER BY q5.priority, q5.pass)
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                        FROM instances ix
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q5.instance_id), false)
+                  ORDER BY q5.priority, q5.pass
+                  LIMIT 1000)
              ) q
-             WHERE NOT COALESCE((
-                   SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                          OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
-                   FROM instances ix
-                   WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), false)
-             LIMIT 1000
+              WHERE EXISTS (SELECT 1 FROM orchestrator_queue fe
+                            WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = sqlc.arg(task_queue)
+                              AND fe.pass IS NOT NULL)
+              LIMIT 1000
          ) q
          CROSS JOIN LATERAL (
              SELECT (i2).ctid AS tid, i2.instance_id

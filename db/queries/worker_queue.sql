@@ -82,19 +82,11 @@ WITH bud AS (
     WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = ANY(sqlc.arg(task_queues)::text[]) AND l.work = 'a'
     ORDER BY l.task_queue
     FOR UPDATE
-), taken AS (
-UPDATE worker_queue w
-SET lock_token = c.token,
-    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
-    worker_id = sqlc.arg(worker_id),
-    delivery_count = w.delivery_count + 1,
-    started_at = now(),
-    cancelled_unheld_at = NULL,
-    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
-                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
-    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
-                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
-FROM (
+), cand AS MATERIALIZED (
+    -- The attempts to claim, each with its token: computed once (as a
+    -- subquery of the UPDATE, a plan that rescans it for each row would
+    -- skip the rows this statement already updated and number the next
+    -- ones from 1 again).
     SELECT x.id, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
@@ -117,29 +109,35 @@ FROM (
         -- Flow control (migration 00042): the queue's visible attempts in
         -- (priority, pass) order, where an attempt without flow control is
         -- priority 3 with visible_at as its pass (as LockNextTurns takes
-        -- turns), each locked by primary key as it is pulled.
+        -- turns), each locked by primary key as it is pulled; each branch
+        -- has its LIMIT, so that its plan starts fast whatever the
+        -- statistics say (as in LockNextTurns).
         SELECT fl.id FROM (
             (SELECT q1.id FROM worker_queue q1
              WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = tq.name AND q1.priority < 3
                AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
-             ORDER BY q1.priority, q1.pass, q1.id)
+             ORDER BY q1.priority, q1.pass, q1.id
+             LIMIT 1000)
             UNION ALL
             (SELECT q3.id FROM (
                  (SELECT q2.id, q2.pass AS r FROM worker_queue q2
                   WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = tq.name AND q2.priority = 3
                     AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
-                  ORDER BY q2.pass, q2.id)
+                  ORDER BY q2.pass, q2.id
+                  LIMIT 1000)
                  UNION ALL
                  (SELECT q0.id, q0.visible_at AS r FROM worker_queue q0
                   WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = tq.name
                     AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
-                  ORDER BY q0.visible_at, q0.id)
+                  ORDER BY q0.visible_at, q0.id
+                  LIMIT 1000)
              ) q3 ORDER BY q3.r, q3.id)
             UNION ALL
             (SELECT q5.id FROM worker_queue q5
              WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = tq.name AND q5.priority > 3
                AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
-             ORDER BY q5.priority, q5.pass, q5.id)
+             ORDER BY q5.priority, q5.pass, q5.id
+             LIMIT 1000)
         ) u
         CROSS JOIN LATERAL (
             -- By primary key: lock_token is checked on the row locked,
@@ -165,7 +163,19 @@ FROM (
         WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
     )
     LIMIT sqlc.arg(max_tasks)
-) c
+), taken AS (
+UPDATE worker_queue w
+SET lock_token = c.token,
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    worker_id = sqlc.arg(worker_id),
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    cancelled_unheld_at = NULL,
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
+FROM cand c
 WHERE w.namespace = sqlc.arg(namespace) AND w.id = c.id
 RETURNING w.*
 ), tb AS (

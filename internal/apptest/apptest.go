@@ -25,6 +25,16 @@ func Start(t testing.TB, cfg server.AppConfig) *server.App {
 	return start(t, cfg)
 }
 
+// StartOn is Start on the database cfg.DatabaseURL names: another
+// replica of a server already running there, say.
+func StartOn(t testing.TB, cfg server.AppConfig) *server.App {
+	t.Helper()
+	if cfg.DatabaseURL == "" {
+		t.Fatal("apptest.StartOn: no DatabaseURL")
+	}
+	return start(t, cfg)
+}
+
 // PgBouncerQueryMode is the pgx query mode the App's pool uses through a
 // pooler in transaction mode (StartThroughPgBouncer), set in its URL: no
 // named prepared statement outlives the transaction, and a statement still

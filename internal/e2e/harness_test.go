@@ -89,6 +89,9 @@ type envConfig struct {
 	// mode (apptest.StartThroughPgBouncer); so do the tests that
 	// TestThroughPgBouncer runs.
 	PgBouncer bool
+	// RecheckInterval bounds how long a long poll waits without looking at
+	// the database (default: the server's, 5s).
+	RecheckInterval time.Duration
 }
 
 func newEnvWith(t testing.TB, cfg envConfig) *env {
@@ -109,6 +112,7 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 		OutageGrace:   cfg.OutageGrace,
 		Store:         cfg.Store,
 		Logger:        logger,
+		Server:        server.Config{RecheckInterval: cfg.RecheckInterval},
 	})
 	c, err := client.DialContext(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {

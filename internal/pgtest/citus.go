@@ -17,9 +17,9 @@ import (
 // EnvCitusWorkerURLs names the environment variable that makes the server of
 // TETHER_TEST_DATABASE_URL the coordinator of a Citus cluster: a
 // comma-separated list of URLs of its worker nodes (any database; the path
-// is replaced). Each node must have the citus extension available, the
-// coordinator's `postgres` database must know it as the coordinator, and
-// the URLs' host and port must be those the nodes reach each other on.
+// is replaced). Each node must load citus (shared_preload_libraries) and
+// have a `postgres` database, and the URLs' host and port (the
+// coordinator's too) must be those the nodes reach each other on.
 // Every test database is then made on every node, with the citus extension,
 // the nodes added and the tables distributed (migrations.Distribute).
 // `make test-citus` sets it (scripts/citus.sh starts the cluster).
@@ -122,42 +122,53 @@ func (s *Server) nodes() []*url.URL {
 }
 
 // createCitusDatabase copies the template on every node, the coordinator
-// first. A copy waits for the connections of the template (Citus's
-// maintenance daemon, the coordinator's cached connections to the workers)
-// to go: they are ended, and the copy tried again.
+// first.
 func (s *Server) createCitusDatabase(ctx context.Context, name string) error {
 	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{s.template}.Sanitize()
 	for _, n := range s.nodes() {
-		admin := nodeURL(n, "postgres")
-		for try := 0; ; try++ {
-			err := execAdmin(ctx, admin, create)
-			if err == nil {
-				break
-			}
-			if try >= 50 || !strings.Contains(err.Error(), "is being accessed by other users") {
-				return err
-			}
-			_ = execAdmin(ctx, admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "+
-				quoteLiteral(s.template)+" AND pid <> pg_backend_pid()")
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("pgtest: %s: %w", create, ctx.Err())
-			case <-time.After(20 * time.Millisecond):
-			}
+		if err := execEndingSessions(ctx, nodeURL(n, "postgres"), create, s.template); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // dropCitusDatabase drops database name on every node, the coordinator
-// first.
+// first. The database is closed to new connections first: Citus's
+// maintenance daemon, which DROP DATABASE … WITH (FORCE) does not end,
+// comes back within seconds otherwise, and keeps the drop waiting.
 func (s *Server) dropCitusDatabase(ctx context.Context, name string) error {
 	for _, n := range s.nodes() {
-		if err := execAdmin(ctx, nodeURL(n, "postgres"), dropSQL(name)); err != nil {
+		admin := nodeURL(n, "postgres")
+		// An error here (the database is gone already) is the DROP's to
+		// report, or not.
+		_ = execAdmin(ctx, admin, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" ALLOW_CONNECTIONS false")
+		if err := execEndingSessions(ctx, admin, dropSQL(name), name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// execEndingSessions runs sql (a CREATE DATABASE from template db, or a
+// DROP DATABASE of db) at admin. Either waits for the sessions on db to go,
+// and on Citus there are sessions that DROP DATABASE … WITH (FORCE) does
+// not end and that come back (Citus's maintenance daemon, the cached
+// connections of the other nodes): they are ended, and sql is tried again.
+func execEndingSessions(ctx context.Context, admin, sql, db string) error {
+	for try := 0; ; try++ {
+		err := execAdmin(ctx, admin, sql)
+		if err == nil || try >= 100 || !strings.Contains(err.Error(), "is being accessed by other users") {
+			return err
+		}
+		_ = execAdmin(ctx, admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "+
+			quoteLiteral(db)+" AND pid <> pg_backend_pid()")
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pgtest: %s: %w", sql, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func quoteLiteral(s string) string {

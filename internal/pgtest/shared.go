@@ -121,6 +121,9 @@ func newServer(ctx context.Context) (*Server, error) {
 			return nil, err
 		}
 	} else {
+		if OnCitus() {
+			return nil, fmt.Errorf("pgtest: %s needs %s, the URL of the coordinator", EnvCitusWorkerURLs, EnvURL)
+		}
 		c, err := Start(ctx, Options{})
 		if err != nil {
 			return nil, err

@@ -87,6 +87,9 @@ type Options struct {
 	// Credentials are Temporal's: NewAPIKeyStaticCredentials sets APIKey,
 	// NewMTLSCredentials a client certificate.
 	Credentials Credentials
+	// HeadersProvider, when set, supplies headers for every request
+	// (Temporal's Options.HeadersProvider; headers.go).
+	HeadersProvider HeadersProvider
 	// CAFile is a PEM file of the CA certificates to trust for an https
 	// Address, instead of the system's (added to TLSConfig when both are
 	// set). Only with the default HTTPClient.
@@ -131,6 +134,8 @@ type TetherClient struct {
 	ids      atomic.Uint64
 	// apiKey is sent as a bearer token on every request ("" when none).
 	apiKey string
+	// headers is Options.HeadersProvider (nil: none).
+	headers HeadersProvider
 	// identity is Options.Identity.
 	identity string
 	// proto is the worker protocol over this client's HTTP core (package
@@ -241,6 +246,7 @@ func New(opts Options) (*TetherClient, error) {
 	if c.apiKey == "" {
 		c.apiKey = os.Getenv(EnvAPIKey)
 	}
+	c.headers = opts.HeadersProvider
 	if c.ns == "" {
 		c.ns = DefaultNamespace
 	}
@@ -329,6 +335,9 @@ func (c *TetherClient) doURL(ctx context.Context, method, op, target string, bod
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(RequestIDHeader, id)
 	c.authHeaders(req)
+	if err := c.providedHeaders(req); err != nil {
+		return 0, fmt.Errorf("tether: %s: %w", op, err)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

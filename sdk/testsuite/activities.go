@@ -325,6 +325,10 @@ func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string,
 		err := fmt.Errorf("unable to find activityType=%s. Supported types: [%s]", typ, e.reg.activityTypes())
 		return attemptOutcome{fail: &api.Error{Type: "ActivityTypeNotRegistered", Message: err.Error()}, err: err}
 	}
+	input, err := e.viaConverter("input", input)
+	if err != nil {
+		return attemptOutcome{fail: codecFailure(err), err: err}
+	}
 	in, err := sig.DecodeInput(input)
 	if err != nil {
 		no := false
@@ -356,6 +360,9 @@ func (e *env) callActivity(ctx context.Context, info *activity.Info, typ string,
 	if err != nil {
 		no := false
 		return attemptOutcome{fail: &api.Error{Type: "InvalidResult", Message: "encode result: " + err.Error(), Retryable: &no}, err: err}
+	}
+	if raw, err = e.viaConverter("result", raw); err != nil {
+		return attemptOutcome{fail: codecFailure(err), err: err}
 	}
 	out.result = raw
 	return out

@@ -71,8 +71,10 @@ func (t *TestActivityEnvironment) SetTestTimeout(d time.Duration) { t.timeout = 
 // values reach it).
 func (t *TestActivityEnvironment) SetWorkerOptions(opts worker.Options) { t.workerOpts = opts }
 
-// SetOnActivityHeartbeatListener sets a function called with each
-// heartbeat the activity records.
+// SetOnActivityHeartbeatListener sets a function called with the
+// heartbeats a worker would send for the activity (Temporal's): the first
+// at once, then at most one per 30 seconds (the details recorded last),
+// none after the activity returns. Heartbeats returns every one recorded.
 func (t *TestActivityEnvironment) SetOnActivityHeartbeatListener(
 	listener func(activityInfo *activity.Info, details EncodedValues)) *TestActivityEnvironment {
 	t.onBeat = listener
@@ -161,15 +163,21 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 		logger = slog.Default()
 	}
 	var infoCopy activity.Info
+	// The listener hears the heartbeats a worker would send (throttled,
+	// heartbeat.go); Heartbeats returns every one recorded.
+	beats := newThrottle(heartbeatThrottle(info.HeartbeatTimeout), func(raw json.RawMessage) {
+		if t.onBeat != nil {
+			t.onBeat(&infoCopy, encodedValues{raw: raw, n: 1})
+		}
+	})
+	defer beats.stop()
 	env := &actenv.Env{
 		Info: info,
 		Heartbeat: func(raw json.RawMessage) {
 			t.mu.Lock()
 			t.heartbeats = append(t.heartbeats, raw)
 			t.mu.Unlock()
-			if t.onBeat != nil {
-				t.onBeat(&infoCopy, encodedValues{raw: raw, n: 1})
-			}
+			beats.record(raw)
 		},
 		Logger: logger.With("activity_type", name, "activity_id", id, "local", local),
 	}

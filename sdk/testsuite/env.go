@@ -18,9 +18,11 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/activity"
+	"github.com/tetherhq/tether/sdk/converter"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/wf"
+	"github.com/tetherhq/tether/sdk/workflow"
 )
 
 // Defaults of a test environment (Temporal's).
@@ -109,6 +111,13 @@ type env struct {
 	onTimerScheduled    func(timerID string, duration time.Duration)
 	onTimerFired        func(timerID string)
 	onTimerCanceled     func(timerID string)
+
+	// dc is the data converter payloads pass through (SetDataConverter;
+	// nil: none), onChildStarted and onChildCompleted the listeners of
+	// child workflows (converter.go).
+	dc               converter.DataConverter
+	onChildStarted   func(info *workflow.Info, ctx workflow.Context, args EncodedValues)
+	onChildCompleted func(info *workflow.Info, result EncodedValue, err error)
 
 	// The worker's interceptors and propagators (SetWorkerOptions,
 	// SetContextPropagators) and the root workflow's start header
@@ -342,6 +351,10 @@ func (e *env) runTurns() bool {
 		if !x.done && len(x.inbox) > 0 {
 			x.turn()
 			ran = true
+			if x.parent != nil && !x.announced {
+				x.announced = true
+				x.childStarted()
+			}
 		}
 	}
 	return ran
@@ -378,6 +391,14 @@ type execution struct {
 	childID   int64
 	policy    string
 	updateIDs []string // the updates delivered in the inbox
+
+	// startInput is the input of the start event; announced is set once
+	// the listener of child starts heard of the child; codecErr is the
+	// data converter's failure on a payload delivered, which fails the
+	// next turn (converter.go).
+	startInput json.RawMessage
+	announced  bool
+	codecErr   error
 }
 
 func (e *env) newExecution(def *wf.Definition, id, taskQueue string) *execution {
@@ -407,6 +428,12 @@ func (e *env) newExecution(def *wf.Definition, id, taskQueue string) *execution 
 func (x *execution) deliver(ev api.Event) {
 	if x.done {
 		return
+	}
+	if err := x.e.convertEvent(&ev); err != nil && x.codecErr == nil {
+		x.codecErr = err
+	}
+	if ev.Kind == api.EventWorkflowStarted {
+		x.startInput = ev.Input
 	}
 	ev.Timestamp = x.e.now
 	x.inbox = append(x.inbox, ev)
@@ -505,6 +532,9 @@ func (x *execution) runTurn(msgs []api.Event) (res *wf.TurnResult, err error) {
 			err = fmt.Errorf("workflow: internal panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	if x.codecErr != nil {
+		return nil, fmt.Errorf("workflow task: %w", x.codecErr)
+	}
 	if x.fresh {
 		x.fresh = false
 		return x.exec.Turn(nil, msgs)
@@ -525,8 +555,12 @@ func (x *execution) close(c *api.Command, turnErr error) {
 	case turnErr != nil:
 		x.err = x.executionError(nil, turnErr)
 	case c.Type == api.CommandCompleteWorkflow:
-		x.result = c.Result
 		reason = api.CancelReasonWorkflowCompleted
+		if res, err := e.viaConverter("result", c.Result); err != nil {
+			x.err = x.executionError(nil, err)
+		} else {
+			x.result = res
+		}
 	case c.Type == api.CommandFailWorkflow:
 		x.err = x.executionError(c.Error, wf.FailureCause(c.Error))
 	case c.Type == api.CommandCancelWorkflow:
@@ -565,6 +599,7 @@ func (x *execution) close(c *api.Command, turnErr error) {
 		}
 	}
 	if x.parent != nil {
+		x.childCompleted()
 		x.parent.childClosed(x)
 	}
 	if x != e.root {
@@ -652,19 +687,28 @@ func (e *env) find(id string) *execution {
 	return nil
 }
 
+// targetRunID is the run id a signal or cancel command names ("": the
+// current run): the run id the workflow passed, as it passed it.
+func targetRunID(c *api.Command) string {
+	if c.TargetRunID != "" {
+		return c.TargetRunID
+	}
+	if c.TargetExecutionID != 0 {
+		return strconv.FormatInt(c.TargetExecutionID, 10)
+	}
+	return ""
+}
+
 func (x *execution) signalExternal(c *api.Command) {
 	if x.e.signalExternalMocked {
 		var arg any
 		_ = fnsig.Decode(c.Input, &arg)
-		runID := ""
-		if c.TargetExecutionID != 0 {
-			runID = strconv.FormatInt(c.TargetExecutionID, 10)
-		}
+		runID := targetRunID(c)
 		x.externalMock(c.ExternalID, mockSignalExternal, []any{defaultNamespace, c.TargetInstanceID, runID, c.SignalName, arg})
 		return
 	}
 	target := x.e.find(c.TargetInstanceID)
-	if target == nil || (c.TargetExecutionID != 0 && target.runID != c.TargetExecutionID) {
+	if target == nil || (targetRunID(c) != "" && strconv.FormatInt(target.runID, 10) != targetRunID(c)) {
 		x.deliver(api.Event{Kind: api.EventExternalFailed, ExternalID: c.ExternalID,
 			Error: &api.Error{Type: "NotFound", Message: fmt.Sprintf("workflow %s is not running", c.TargetInstanceID)}})
 		return
@@ -675,15 +719,12 @@ func (x *execution) signalExternal(c *api.Command) {
 
 func (x *execution) cancelExternal(c *api.Command) {
 	if x.e.cancelExternalMocked {
-		runID := ""
-		if c.TargetExecutionID != 0 {
-			runID = strconv.FormatInt(c.TargetExecutionID, 10)
-		}
+		runID := targetRunID(c)
 		x.externalMock(c.ExternalID, mockCancelExternal, []any{defaultNamespace, c.TargetInstanceID, runID})
 		return
 	}
 	target := x.e.find(c.TargetInstanceID)
-	if target == nil || (c.TargetExecutionID != 0 && target.runID != c.TargetExecutionID) {
+	if target == nil || (targetRunID(c) != "" && strconv.FormatInt(target.runID, 10) != targetRunID(c)) {
 		x.deliver(api.Event{Kind: api.EventExternalFailed, ExternalID: c.ExternalID,
 			Error: &api.Error{Type: "NotFound", Message: fmt.Sprintf("workflow %s is not running", c.TargetInstanceID)}})
 		return

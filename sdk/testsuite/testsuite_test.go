@@ -488,7 +488,10 @@ func Test_ActivityHeartbeats(t *testing.T) {
 	var n int
 	require.NoError(t, val.Get(&n))
 	require.Equal(t, 43, n)
-	require.Equal(t, []int{42, 43}, beats)
+	// The listener hears what a worker sends: the first heartbeat at once;
+	// the second, within the throttle interval, is dropped when the
+	// activity returns (Temporal's). Heartbeats has both.
+	require.Equal(t, []int{42}, beats)
 	require.Len(t, env.Heartbeats(), 2)
 }
 

@@ -86,7 +86,7 @@ func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivity
 			return err
 		}
 		taken, err := t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
-			LockMs: ms(lockFor), WorkerID: &workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+			LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
 			LockTokens: lockTokens(int(max)),
 		})
 		for _, r := range taken {

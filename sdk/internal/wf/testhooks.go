@@ -55,3 +55,14 @@ func (e *Executor) ValidationError(name string, input []byte) error {
 	}
 	return e.s.validate(h.validator, api.Event{Input: input})
 }
+
+// RootContext returns the context the workflow function runs with (nil
+// before the first turn). The test environment hands it to the listener
+// of child workflow starts (SetOnChildWorkflowStartedListener), as
+// Temporal's does.
+func (e *Executor) RootContext() Context {
+	if e.s.rootCtx == nil {
+		return nil
+	}
+	return e.s.rootCtx
+}
