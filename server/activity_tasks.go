@@ -58,11 +58,14 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 		keys:  keys,
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
-			ctx, endSpan := s.storeSpan(ctx, "store FetchActivityTask")
-			var err error
-			task, err = s.store.FetchActivityTask(ctx, ns, req.TaskQueues, req.WorkerID, lockFor)
+			ctx, endSpan := s.storeSpan(ctx, "store FetchActivityTasks")
+			tasks, err := s.store.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: req.TaskQueues, WorkerID: req.WorkerID, LockFor: lockFor})
 			endSpan(err)
-			return task != nil, err
+			if err != nil || len(tasks) == 0 {
+				return false, err
+			}
+			task = &tasks[0]
+			return true, nil
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
 			return s.store.NextActivityWake(ctx, ns, req.TaskQueues)
@@ -103,7 +106,7 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 		if extend == 0 {
 			extend = defaultActivityLockFor
 		}
-		return s.store.HeartbeatActivityTask(ctx, ns, token, req.Details, extend)
+		return s.store.HeartbeatActivityTask(ctx, &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: token, Details: req.Details, ExtendFor: extend})
 	})
 }
 
@@ -134,7 +137,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 			e.LockFor = api.Duration(b.durationRange("eager_workflow_task.lock_for", e.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor))
 		}
 	}, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.CompleteActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.CompleteActivityTaskEager(ctx, ns, token, req.Result, req.EagerWorkflowTask)
+		return s.store.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: token, Result: req.Result, Eager: req.EagerWorkflowTask})
 	})
 }
 
@@ -161,7 +164,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
 func (s *Server) failActivityTask(c echo.Context) error {
 	return ackAttempt(s, c, nil, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.FailActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.FailActivityTask(ctx, ns, token, req.Error, req.HeartbeatDetails)
+		return s.store.FailActivityTask(ctx, &storage.FailActivityTaskParams{Namespace: ns, Token: token, Error: req.Error, Details: req.HeartbeatDetails})
 	})
 }
 
@@ -188,6 +191,6 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
 func (s *Server) abandonActivityTask(c echo.Context) error {
 	return ackAttempt(s, c, nil, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.AbandonActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.AbandonActivityTask(ctx, ns, token, req.Delay.D())
+		return s.store.AbandonActivityTask(ctx, &storage.AbandonActivityTaskParams{Namespace: ns, Token: token, Delay: req.Delay.D()})
 	})
 }

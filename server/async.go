@@ -78,7 +78,7 @@ func activityParams(b *binder) (ns, id string, activityID int64) {
 func (s *Server) completeActivityByID(c echo.Context) error {
 	return actByID(s, c, nil, func(r *api.CompleteActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.CompleteActivityByIDRequest) (any, error) {
-			return s.store.CompleteActivityTaskEager(ctx, ns, tok, r.Result, nil)
+			return s.store.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: tok, Result: r.Result, Eager: nil})
 		})
 }
 
@@ -109,7 +109,7 @@ func (s *Server) failActivityByID(c echo.Context) error {
 	}
 	return actByID(s, c, check, func(r *api.FailActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.FailActivityByIDRequest) (any, error) {
-			return s.store.FailActivityTask(ctx, ns, tok, r.Error, nil)
+			return s.store.FailActivityTask(ctx, &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: r.Error, Details: nil})
 		})
 }
 
@@ -141,7 +141,7 @@ func (s *Server) heartbeatActivityByID(c echo.Context) error {
 			if details == nil {
 				details = []byte("null")
 			}
-			return s.store.HeartbeatActivityTask(ctx, ns, tok, details, defaultActivityLockFor)
+			return s.store.HeartbeatActivityTask(ctx, &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: tok, Details: details, ExtendFor: defaultActivityLockFor})
 		})
 }
 
@@ -168,7 +168,7 @@ func actByID[R any](s *Server, c echo.Context, check func(*binder, *R), execID f
 	if err != nil {
 		return err
 	}
-	token, err := s.store.ActivityToken(ctx, ns, id, exec, aid)
+	token, err := s.store.ActivityToken(ctx, &storage.ActivityTokenParams{Namespace: ns, InstanceID: id, ExecutionID: exec, ActivityID: aid})
 	if err != nil {
 		return err
 	}

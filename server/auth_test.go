@@ -16,7 +16,6 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server/storage"
-	"github.com/tetherhq/tether/server/store"
 )
 
 // authEnv is a server that requires API keys, with one key of each kind.
@@ -29,7 +28,7 @@ func newAuthEnv(t *testing.T) *authEnv {
 	t.Helper()
 	e := newEnv(t, Config{Auth: AuthConfig{Required: true}})
 	ctx := context.Background()
-	if _, err := e.store.CreateNamespace(ctx, "other", ""); err != nil {
+	if _, err := e.store.CreateNamespace(ctx, api.CreateNamespaceRequest{Name: "other", Description: ""}); err != nil {
 		t.Fatal(err)
 	}
 	key := func(ns, role string) string {
@@ -504,12 +503,12 @@ func TestKeyCache_Bounds(t *testing.T) {
 	var loads atomic.Int32
 	now := time.Unix(1000, 0)
 	revoked := false
-	c := newKeyCache(5*time.Second, func(_ context.Context, id string) (store.KeyRecord, error) {
+	c := newKeyCache(5*time.Second, func(_ context.Context, id string) (storage.KeyRecord, error) {
 		loads.Add(1)
 		if id != "k" {
-			return store.KeyRecord{}, store.ErrNotFound
+			return storage.KeyRecord{}, storage.ErrNotFound
 		}
-		return store.KeyRecord{ID: id, Revoked: revoked}, nil
+		return storage.KeyRecord{ID: id, Revoked: revoked}, nil
 	})
 	c.now = func() time.Time { return now }
 	ctx := context.Background()

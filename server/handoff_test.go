@@ -19,14 +19,9 @@ type fetchCounter struct {
 	n atomic.Int32
 }
 
-func (f *fetchCounter) FetchWorkflowTaskForBuild(ctx context.Context, ns, q, w, b string, lockFor time.Duration) (*api.WorkflowTask, error) {
+func (f *fetchCounter) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflowTasksParams) ([]*api.WorkflowTask, error) {
 	f.n.Add(1)
-	return f.Provider.FetchWorkflowTaskForBuild(ctx, ns, q, w, b, lockFor)
-}
-
-func (f *fetchCounter) FetchWorkflowTasksForBuild(ctx context.Context, ns, q, w, b string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error) {
-	f.n.Add(1)
-	return f.Provider.FetchWorkflowTasksForBuild(ctx, ns, q, w, b, lockFor, n)
+	return f.Provider.FetchWorkflowTasks(ctx, p)
 }
 
 // waitingPoll opens a workflow poll of queue q on e and waits until it
@@ -91,7 +86,8 @@ func TestHandOffToAnEndedPollReleasesTheTurn(t *testing.T) {
 	gone.Close() // the poll ends before the start commits
 	ctx := context.Background()
 	notes := e.hub.WorkNotes()
-	_, turn, err := e.store.StartWorkflowHanding(ctx, "default", api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "orphan"}, offer.(*storage.TurnTaker))
+	res, err := e.store.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: "default", Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "orphan"}, Taker: offer.(*storage.TurnTaker)})
+	turn := res.Turn
 	if err != nil || turn == nil {
 		t.Fatalf("start: turn %+v, err %v", turn, err)
 	}

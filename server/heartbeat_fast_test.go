@@ -627,7 +627,7 @@ var leaseExpiresAt = regexp.MustCompile(`"lease_expires_at":"[^"]*"`)
 func TestWorkerHeartbeatParity(t *testing.T) {
 	e := newEnv(t, Config{})
 	for _, ns := range []string{"parity-f", "parity-g"} {
-		if _, err := e.store.CreateNamespace(context.Background(), ns, ""); err != nil {
+		if _, err := e.store.CreateNamespace(context.Background(), api.CreateNamespaceRequest{Name: ns, Description: ""}); err != nil {
 			t.Fatal(err)
 		}
 	}

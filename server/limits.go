@@ -220,7 +220,7 @@ func (s *Server) enforceHistoryLimit(c echo.Context, ns, instanceID string, resp
 	default:
 		return
 	}
-	err := s.store.TerminateWorkflow(c.Request().Context(), ns, instanceID, resp.ExecutionID, reason, nil)
+	err := s.store.TerminateWorkflow(c.Request().Context(), &storage.TerminateWorkflowParams{Namespace: ns, InstanceID: instanceID, ExecutionID: resp.ExecutionID, Reason: reason, Details: nil})
 	if err != nil && !errors.Is(err, storage.ErrNotRunning) {
 		s.logger.Error("history limit: cannot terminate the workflow", "namespace", ns, "instance_id", instanceID, "err", err)
 		return

@@ -126,7 +126,7 @@ func (s *Server) createNamespace(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	n, err := s.store.CreateNamespaceWith(c.Request().Context(), req)
+	n, err := s.store.CreateNamespace(c.Request().Context(), req)
 	if errors.Is(err, storage.ErrNamespaceExists) {
 		return newProblem(http.StatusConflict, ProblemNamespaceExists, "Namespace exists",
 			"A namespace of this name exists already.")

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -60,7 +61,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	qid, _, err := s.store.InsertQuery(ctx, ns, id, exec, name, req.Input, req.Header)
+	qid, _, err := s.store.InsertQuery(ctx, &storage.InsertQueryParams{Namespace: ns, InstanceID: id, ExecutionID: exec, Name: name, Input: req.Input, Header: req.Header})
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 			s.logger.Warn("server: deleting a query", "query_id", qid, "error", err)
 		}
 	}()
-	var ans store.QueryAnswer
+	var ans storage.QueryAnswer
 	found, err := s.longPoll(ctx, pollSpec{
 		route: "workflow_query",
 		keys:  []string{store.QueryAnswerKey(ns, qid)},
@@ -96,7 +97,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 		case api.ErrorTypeUnknownQuery:
 			return validationProblem([]api.FieldProblem{{Field: "name", Message: ans.Error.Message}})
 		case "NotFound":
-			return store.ErrNotFound
+			return storage.ErrNotFound
 		}
 		return newProblem(http.StatusUnprocessableEntity, ProblemQueryFailed, "Query failed",
 			fmt.Sprintf("Query %q failed: %s", name, ans.Error.Message))
@@ -185,7 +186,7 @@ func (s *Server) answerQueryTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	changed, err := s.store.AnswerQuery(c.Request().Context(), ns, qid, req.Result, req.Error)
+	changed, err := s.store.AnswerQuery(c.Request().Context(), &storage.AnswerQueryParams{Namespace: ns, QueryID: qid, Result: req.Result, Error: req.Error})
 	if err != nil {
 		return err
 	}

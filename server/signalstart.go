@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // signalWithStart godoc
@@ -46,7 +47,7 @@ func (s *Server) signalWithStart(c echo.Context) error {
 	if err := s.startsReady(c, ns); err != nil {
 		return err
 	}
-	resp, err := s.store.SignalWithStartWorkflow(c.Request().Context(), ns, id, req)
+	resp, err := s.store.SignalWithStartWorkflow(c.Request().Context(), &storage.SignalWithStartWorkflowParams{Namespace: ns, InstanceID: id, Request: req})
 	if err != nil {
 		return err
 	}

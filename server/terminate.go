@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // terminateWorkflow godoc
@@ -44,7 +45,7 @@ func (s *Server) terminateWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.TerminateWorkflow(c.Request().Context(), ns, id, exec, req.Reason, req.Details); err != nil {
+	if err := s.store.TerminateWorkflow(c.Request().Context(), &storage.TerminateWorkflowParams{Namespace: ns, InstanceID: id, ExecutionID: exec, Reason: req.Reason, Details: req.Details}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, api.Accepted{Changed: true})

@@ -68,7 +68,7 @@ func TestHeldHeartbeat_LogsAndCountsTransitions(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the worker was not expired within 30s")
 		}
-		res, err := e.store.Sweep(context.Background())
+		res, err := e.store.Sweep(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -61,17 +62,17 @@ func (s *Server) updateWorkflow(c echo.Context) error {
 		want = api.UpdateStageAccepted
 	}
 	ctx := c.Request().Context()
-	if err := s.store.RequestUpdate(ctx, ns, id, req.UpdateID, name, req.Input, req.Header); err != nil {
+	if err := s.store.RequestUpdate(ctx, &storage.RequestUpdateParams{Namespace: ns, InstanceID: id, UpdateID: req.UpdateID, Name: name, Input: req.Input, Header: req.Header}); err != nil {
 		return err
 	}
-	var st store.UpdateState
+	var st storage.UpdateState
 	_, err := s.longPoll(ctx, pollSpec{
 		route: "workflow_update",
 		keys:  []string{store.UpdateKey(ns, id, req.UpdateID)},
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			st, err = s.store.GetUpdate(ctx, ns, id, req.UpdateID)
+			st, err = s.store.GetUpdate(ctx, &storage.GetUpdateParams{Namespace: ns, InstanceID: id, UpdateID: req.UpdateID})
 			if err != nil {
 				return false, err
 			}
@@ -80,7 +81,7 @@ func (s *Server) updateWorkflow(c echo.Context) error {
 			}
 			if st.Stage == api.UpdateStageAdmitted && st.InstanceStatus != api.StatusRunning {
 				// The workflow ended before a turn saw the update.
-				return false, store.ErrNotRunning
+				return false, storage.ErrNotRunning
 			}
 			return false, nil
 		},
@@ -126,14 +127,14 @@ func (s *Server) getWorkflowUpdate(c echo.Context) error {
 		want = api.UpdateStageCompleted
 	}
 	ctx := c.Request().Context()
-	var st store.UpdateState
+	var st storage.UpdateState
 	_, err := s.longPoll(ctx, pollSpec{
 		route: "workflow_update",
 		keys:  []string{store.UpdateKey(ns, id, updateID)},
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			st, err = s.store.GetUpdate(ctx, ns, id, updateID)
+			st, err = s.store.GetUpdate(ctx, &storage.GetUpdateParams{Namespace: ns, InstanceID: id, UpdateID: updateID})
 			if err != nil {
 				return false, err
 			}
@@ -141,7 +142,7 @@ func (s *Server) getWorkflowUpdate(c echo.Context) error {
 				return true, nil
 			}
 			if st.Stage == api.UpdateStageAdmitted && st.InstanceStatus != api.StatusRunning {
-				return false, store.ErrNotRunning
+				return false, storage.ErrNotRunning
 			}
 			return false, nil
 		},

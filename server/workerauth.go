@@ -107,7 +107,7 @@ func (s *Server) checkWorkerOwner(ctx context.Context, ns, workerID, caller stri
 // refused as gone is told 403 when the session is someone else's (a
 // registration race that the check before it could not see).
 func (s *Server) heartbeatAs(ctx context.Context, ns, owner string, req *api.WorkerHeartbeatRequest) (storage.HeartbeatResult, error) {
-	res, err := s.store.WorkerHeartbeatAs(ctx, ns, owner, *req)
+	res, err := s.store.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: ns, Owner: owner, Request: *req})
 	if errors.Is(err, storage.ErrWorkerGone) {
 		if cerr := s.checkWorkerOwner(ctx, ns, req.WorkerID, owner, true); cerr != nil {
 			return res, cerr

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
-	"github.com/tetherhq/tether/server/store"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // sendAs posts body to the server's default namespace with a key and a
@@ -119,16 +119,16 @@ func TestWorkerIdentity_StoreRefusesOtherOwner(t *testing.T) {
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 	req := api.WorkerHeartbeatRequest{WorkerID: "w-st", Host: "h-a", LeaseDuration: api.Duration(30 * time.Second)}
-	first, err := e.store.WorkerHeartbeatAs(ctx, "default", "key:a", req)
+	first, err := e.store.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: "default", Owner: "key:a", Request: req})
 	if err != nil {
 		t.Fatal(err)
 	}
 	evil := req
 	evil.Host, evil.Shutdown = "evil", true
-	if _, err := e.store.WorkerHeartbeatAs(ctx, "default", "key:b", evil); !errors.Is(err, store.ErrWorkerGone) {
+	if _, err := e.store.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: "default", Owner: "key:b", Request: evil}); !errors.Is(err, storage.ErrWorkerGone) {
 		t.Fatalf("another owner's heartbeat: %v", err)
 	}
-	if _, err := e.store.WorkerHeartbeat(ctx, "default", evil); !errors.Is(err, store.ErrWorkerGone) {
+	if _, err := e.store.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: "default", Request: evil}); !errors.Is(err, storage.ErrWorkerGone) {
 		t.Fatalf("an ownerless heartbeat: %v", err)
 	}
 	w, err := e.store.GetWorker(ctx, "default", "w-st")
@@ -146,14 +146,20 @@ func TestWorkerIdentity_StoreRefusesOtherOwner(t *testing.T) {
 	// never does.
 	for i := range 20 {
 		errs := make(chan error, 2)
-		go func() { _, err := e.store.WorkerHeartbeatAs(ctx, "default", "key:b", evil); errs <- err }()
-		go func() { _, err := e.store.WorkerHeartbeatAs(ctx, "default", "key:a", req); errs <- err }()
+		go func() {
+			_, err := e.store.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: "default", Owner: "key:b", Request: evil})
+			errs <- err
+		}()
+		go func() {
+			_, err := e.store.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: "default", Owner: "key:a", Request: req})
+			errs <- err
+		}()
 		var okN, goneN int
 		for range 2 {
 			switch err := <-errs; {
 			case err == nil:
 				okN++
-			case errors.Is(err, store.ErrWorkerGone):
+			case errors.Is(err, storage.ErrWorkerGone):
 				goneN++
 			default:
 				t.Fatal(err)

@@ -58,16 +58,7 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 			ctx, endSpan := s.storeSpan(ctx, "store FetchWorkflowTasks")
 			var err error
 			defer func() { endSpan(err) }()
-			if req.MaxTasks <= 1 {
-				var task *api.WorkflowTask
-				task, err = s.store.FetchWorkflowTaskForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor)
-				tasks = nil
-				if task != nil {
-					tasks = []*api.WorkflowTask{task}
-				}
-			} else {
-				tasks, err = s.store.FetchWorkflowTasksForBuild(ctx, ns, req.TaskQueue, req.WorkerID, req.BuildID, lockFor, req.MaxTasks)
-			}
+			tasks, err = s.store.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: req.TaskQueue, WorkerID: req.WorkerID, BuildID: req.BuildID, LockFor: lockFor, Max: req.MaxTasks})
 			return len(tasks) > 0, err
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
@@ -159,7 +150,7 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		defer handOff(nil, false)
 	}
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store CompleteWorkflowTask")
-	resp, err := s.store.CompleteWorkflowTask(sctx, ns, token, req)
+	resp, err := s.store.CompleteWorkflowTask(sctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: token, Request: req})
 	endSpan(err)
 	if err != nil {
 		return err
@@ -229,7 +220,7 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 		return err
 	}
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store FailWorkflowTask")
-	err := s.store.FailWorkflowTask(sctx, ns, token, req.Error)
+	err := s.store.FailWorkflowTask(sctx, &storage.FailWorkflowTaskParams{Namespace: ns, Token: token, Error: req.Error})
 	endSpan(err)
 	if err != nil {
 		return err

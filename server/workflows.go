@@ -89,7 +89,8 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		}
 	}
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store StartWorkflow")
-	resp, turn, err := s.store.StartWorkflowHanding(sctx, ns, req, taker)
+	res, err := s.store.StartWorkflow(sctx, &storage.StartWorkflowParams{Namespace: ns, Request: req, Taker: taker})
+	resp, turn := res.StartWorkflowResponse, res.Turn
 	endSpan(err)
 	if s.tracingOn() && err == nil {
 		s.annotate(c, attrWorkflowID.String(resp.InstanceID), attrWorkflowType.String(req.WorkflowType))
@@ -271,7 +272,7 @@ func (s *Server) workflowHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := s.store.HistoryPage(c.Request().Context(), ns, id, exec, token, int32(size))
+	resp, err := s.store.History(c.Request().Context(), &storage.HistoryParams{Namespace: ns, InstanceID: id, ExecutionID: exec, PageToken: token, PageSize: int32(size)})
 	if err != nil {
 		return err
 	}
@@ -372,7 +373,7 @@ func (s *Server) cancelWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	changed, err := s.store.CancelWorkflow(c.Request().Context(), ns, id, req.Reason)
+	changed, err := s.store.CancelWorkflow(c.Request().Context(), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: id, Reason: req.Reason})
 	if err != nil {
 		return err
 	}
@@ -412,7 +413,7 @@ func (s *Server) signalWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.SignalWorkflowWithHeader(c.Request().Context(), ns, id, name, req.Input, req.Header); err != nil {
+	if err := s.store.SignalWorkflow(c.Request().Context(), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: name, Input: req.Input, Header: req.Header}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, api.Accepted{Changed: true})
@@ -445,7 +446,7 @@ func (s *Server) deleteWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.DeleteWorkflow(c.Request().Context(), ns, id, force); err != nil {
+	if err := s.store.DeleteWorkflow(c.Request().Context(), &storage.DeleteWorkflowParams{Namespace: ns, InstanceID: id, Force: force}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

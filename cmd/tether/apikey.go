@@ -14,6 +14,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -81,7 +82,7 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	switch args[0] {
 	case "create":
 		k, err := st.CreateAPIKey(ctx, *ns, role, name)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, storage.ErrNotFound) {
 			return fmt.Errorf("no namespace %q", *ns)
 		}
 		if err != nil {
@@ -97,7 +98,7 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		printAPIKeys(stdout, keys)
 	case "revoke":
 		if err := st.RevokeAPIKey(ctx, *ns, id, *ns == api.AllNamespaces); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, storage.ErrNotFound) {
 				return fmt.Errorf("no valid key %q in namespace %q", id, *ns)
 			}
 			return err

@@ -21,8 +21,8 @@ func TestCLIBatch(t *testing.T) {
 	s := startCLIServer(t, server.AuthConfig{})
 	ctx := context.Background()
 	for i := range 3 {
-		if _, err := s.app.Store().StartWorkflow(ctx, "default", api.StartWorkflowRequest{
-			InstanceID: fmt.Sprintf("cli-batch-%d", i), WorkflowType: "CLIBatch", TaskQueue: "nobody"}); err != nil {
+		if _, err := s.app.Store().StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: "default", Request: api.StartWorkflowRequest{
+			InstanceID: fmt.Sprintf("cli-batch-%d", i), WorkflowType: "CLIBatch", TaskQueue: "nobody"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -173,30 +173,31 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 
 	id := fmt.Sprintf("mass-%s-%t", run, held)
 	queue := "bench-mass-" + run
-	if _, err := st.StartWorkflow(ctx, Namespace, api.StartWorkflowRequest{WorkflowType: "Mass", TaskQueue: queue, InstanceID: id}); err != nil {
+	if _, err := st.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: Namespace, Request: api.StartWorkflowRequest{WorkflowType: "Mass", TaskQueue: queue, InstanceID: id}}); err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: %w", err)
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		if err := st.DeleteWorkflow(dctx, Namespace, id, true); err != nil {
+		if err := st.DeleteWorkflow(dctx, &storage.DeleteWorkflowParams{Namespace: Namespace, InstanceID: id, Force: true}); err != nil {
 			e.logger.Warn("mass cancel: delete the workflow", "id", id, "err", err)
 		}
 	}()
-	task, err := st.FetchWorkflowTask(ctx, Namespace, queue, "bench-mass", time.Minute)
-	if err != nil || task == nil {
+	fetch := &storage.FetchWorkflowTasksParams{Namespace: Namespace, TaskQueue: queue, WorkerID: "bench-mass", LockFor: time.Minute}
+	tasks, err := st.FetchWorkflowTasks(ctx, fetch)
+	if err != nil || len(tasks) == 0 {
 		return massResult{}, fmt.Errorf("mass cancel: fetch the first turn: %v", err)
 	}
 	cmds := make([]api.Command, n)
 	for i := range cmds {
 		cmds[i] = api.Command{Type: api.CommandScheduleActivity, ActivityID: int64(i + 1), ActivityType: "Nap"}
 	}
-	if _, err := st.CompleteWorkflowTask(ctx, Namespace, turnToken(task), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+	if _, err := st.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: Namespace, Token: turnToken(tasks[0]), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: schedule %d activities: %w", n, err)
 	}
 	if held {
 		for got := 0; got < n; {
-			ts, err := st.FetchActivityTasks(ctx, Namespace, []string{queue}, "bench-mass-holder", 10*time.Minute, 1000)
+			ts, err := st.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: Namespace, TaskQueues: []string{queue}, WorkerID: "bench-mass-holder", LockFor: 10 * time.Minute, Max: 1000})
 			if err != nil {
 				return massResult{}, fmt.Errorf("mass cancel: hold the activities: %w", err)
 			}
@@ -206,17 +207,17 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 			got += len(ts)
 		}
 	}
-	if _, err := st.CancelWorkflow(ctx, Namespace, id, "bench"); err != nil {
+	if _, err := st.CancelWorkflow(ctx, &storage.CancelWorkflowParams{Namespace: Namespace, InstanceID: id, Reason: "bench"}); err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: %w", err)
 	}
-	task, err = st.FetchWorkflowTask(ctx, Namespace, queue, "bench-mass", time.Minute)
-	if err != nil || task == nil {
+	tasks, err = st.FetchWorkflowTasks(ctx, fetch)
+	if err != nil || len(tasks) == 0 {
 		return massResult{}, fmt.Errorf("mass cancel: fetch the cancel turn: %v", err)
 	}
 	counter.n.Store(0)
 	t0 := time.Now()
-	resp, err := st.CompleteWorkflowTask(ctx, Namespace, turnToken(task), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}})
+	resp, err := st.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: Namespace, Token: turnToken(tasks[0]), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}})
 	d := time.Since(t0)
 	if err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: the cancel turn: %w", err)

@@ -18,7 +18,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,10 +89,10 @@ type External interface {
 	// once with WorkflowTerminated, flags its outstanding attempts
 	// cancelled (workflow_terminated) and deletes its pending messages.
 	// ErrNotFound, ErrNotRunning.
-	TerminateWorkflow(ctx context.Context, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error
+	TerminateWorkflow(ctx context.Context, p *TerminateWorkflowParams) error
 	// SignalWithStartWorkflow signals instanceID, starting it first when
 	// it is not running, in one transaction.
-	SignalWithStartWorkflow(ctx context.Context, ns, instanceID string, req api.SignalWithStartRequest) (api.SignalWithStartResponse, error)
+	SignalWithStartWorkflow(ctx context.Context, p *SignalWithStartWorkflowParams) (api.SignalWithStartResponse, error)
 	// MarkActivityPending leaves a held attempt to be completed later from
 	// any process (activity.ErrResultPending). ErrLockLost when the token
 	// holds nothing.
@@ -101,7 +100,7 @@ type External interface {
 	// ActivityToken returns the lock token of the held attempt of an
 	// activity by workflow id, execution (0: current) and activity id.
 	// ErrNotFound when no attempt of it is held.
-	ActivityToken(ctx context.Context, ns, instanceID string, executionID, activityID int64) (AttemptToken, error)
+	ActivityToken(ctx context.Context, p *ActivityTokenParams) (AttemptToken, error)
 }
 
 // Talk is reading and changing a running workflow from outside: queries
@@ -112,80 +111,72 @@ type Talk interface {
 	// or closed; executionID 0: the current one) and wakes the query
 	// pollers of its task queue; it returns the query's id and the task
 	// queue. ErrNotFound: no such instance or execution.
-	InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage, header api.Header) (queryID, taskQueue string, err error)
+	InsertQuery(ctx context.Context, p *InsertQueryParams) (queryID, taskQueue string, err error)
 	// ClaimQuery hands the next unanswered query of taskQueue to workerID
 	// (nil when there is none).
 	ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error)
 	// AnswerQuery records a query's answer and wakes its asker; found is
 	// false for an unknown query.
-	AnswerQuery(ctx context.Context, ns, queryID string, result json.RawMessage, qerr *api.Error) (found bool, err error)
+	AnswerQuery(ctx context.Context, p *AnswerQueryParams) (found bool, err error)
 	// GetQueryAnswer reads a query's answer (Answered false while none).
 	GetQueryAnswer(ctx context.Context, ns, queryID string) (QueryAnswer, error)
 	// DeleteQuery removes a query once its asker is done with it.
 	DeleteQuery(ctx context.Context, ns, queryID string) error
 	// RequestUpdate admits an update to a running instance, recorded and
 	// enqueued in one transaction; a known update id is left alone.
-	RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage, header api.Header) error
+	RequestUpdate(ctx context.Context, p *RequestUpdateParams) error
 	// GetUpdate reads an update's stage and outcome.
-	GetUpdate(ctx context.Context, ns, instanceID, updateID string) (UpdateState, error)
+	GetUpdate(ctx context.Context, p *GetUpdateParams) (UpdateState, error)
 }
 
 // Turns are workflow tasks: a turn locks an instance with its pending
 // messages, and its acknowledgement writes the turn's commands.
 type Turns interface {
-	// FetchWorkflowTask locks the next due turn of taskQueue for workerID
-	// for lockFor; nil when none is due.
-	FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID string, lockFor time.Duration) (*api.WorkflowTask, error)
-	// FetchWorkflowTaskForBuild is FetchWorkflowTask for a worker of
-	// buildID ("" for none): it hands over only turns of executions whose
-	// build id allows it (docs/architecture.md, "Build ids").
-	FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error)
-	// FetchWorkflowTasksForBuild is FetchWorkflowTaskForBuild taking up to
-	// n turns (1 … api.MaxWorkflowTasksPerPoll) of distinct instances at
-	// once, each locked for lockFor; empty when none is due.
-	FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error)
+	// FetchWorkflowTasks locks up to p.Max due turns (1 …
+	// api.MaxWorkflowTasksPerPoll) of distinct instances of p.TaskQueue
+	// for p.WorkerID, each for p.LockFor; only turns of executions whose
+	// build id allows p.BuildID (docs/architecture.md, "Build ids").
+	// Empty when none is due.
+	FetchWorkflowTasks(ctx context.Context, p *FetchWorkflowTasksParams) ([]*api.WorkflowTask, error)
 	// NextWorkflowWake is when the next turn of taskQueue becomes due
 	// (a timer); false when nothing is scheduled.
 	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)
 	// CompleteWorkflowTask acknowledges the turn of token with its
 	// commands (ErrLockLost, ErrUnhandledSignals, *InvalidError).
-	CompleteWorkflowTask(ctx context.Context, ns string, token TurnToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error)
+	CompleteWorkflowTask(ctx context.Context, p *CompleteWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error)
 	// FailWorkflowTask releases the turn of token for redelivery.
-	FailWorkflowTask(ctx context.Context, ns string, token TurnToken, e api.Error) error
+	FailWorkflowTask(ctx context.Context, p *FailWorkflowTaskParams) error
 }
 
 // Attempts are activity attempts: fetched by workers, heartbeated,
 // completed, failed (retry or fail) or abandoned.
 type Attempts interface {
-	// FetchActivityTask locks the next ready attempt of taskQueues for
-	// workerID; nil when none is ready.
-	FetchActivityTask(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration) (*api.ActivityTask, error)
-	// FetchActivityTasks locks up to max ready attempts.
-	FetchActivityTasks(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration, max int32) ([]api.ActivityTask, error)
+	// FetchActivityTasks locks up to p.Max (at least 1) ready attempts of
+	// p.TaskQueues for p.WorkerID, each for p.LockFor; empty when none is
+	// ready.
+	FetchActivityTasks(ctx context.Context, p *FetchActivityTasksParams) ([]api.ActivityTask, error)
 	// NextActivityWake is when the next attempt of taskQueues becomes
 	// ready (a retry backoff); false when none is scheduled.
 	NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error)
 	// HeartbeatActivityTask records details and extends the attempt's lock.
-	HeartbeatActivityTask(ctx context.Context, ns string, token AttemptToken, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error)
-	// CompleteActivityTask acknowledges an attempt with its result.
-	CompleteActivityTask(ctx context.Context, ns string, token AttemptToken, result json.RawMessage) (api.ActivityAckResponse, error)
-	// CompleteActivityTaskEager is CompleteActivityTask that may also lock
-	// the workflow turn the result makes due (eager workflow task).
-	CompleteActivityTaskEager(ctx context.Context, ns string, token AttemptToken, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error)
+	HeartbeatActivityTask(ctx context.Context, p *HeartbeatActivityTaskParams) (api.ActivityHeartbeatResponse, error)
+	// CompleteActivityTask acknowledges an attempt with its result; with
+	// p.Eager it may also lock the workflow turn the result makes due
+	// (eager workflow task).
+	CompleteActivityTask(ctx context.Context, p *CompleteActivityTaskParams) (api.ActivityAckResponse, error)
 	// FailActivityTask fails an attempt: a retry, or the activity fails.
-	FailActivityTask(ctx context.Context, ns string, token AttemptToken, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error)
+	FailActivityTask(ctx context.Context, p *FailActivityTaskParams) (api.ActivityAckResponse, error)
 	// AbandonActivityTask gives an attempt back, ready again after delay.
-	AbandonActivityTask(ctx context.Context, ns string, token AttemptToken, delay time.Duration) (api.ActivityAckResponse, error)
+	AbandonActivityTask(ctx context.Context, p *AbandonActivityTaskParams) (api.ActivityAckResponse, error)
 }
 
 // Workers are worker sessions: leases renewed by heartbeats, the attempts
 // bound to them, and their cancel requests.
 type Workers interface {
-	// WorkerHeartbeat registers or renews a worker session
-	// (ErrWorkerGone for a cleaned-up one).
-	WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error)
-	// WorkerHeartbeatAs is WorkerHeartbeat by the principal owner.
-	WorkerHeartbeatAs(ctx context.Context, ns, owner string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error)
+	// WorkerHeartbeat registers or renews a worker session by p.Owner
+	// (ErrWorkerGone for a cleaned-up one, or one of another owner); its
+	// answer lists the cancel requests of the attempts the worker holds.
+	WorkerHeartbeat(ctx context.Context, p *WorkerHeartbeatParams) (HeartbeatResult, error)
 	// WorkerOwner is the principal that created the worker session
 	// (ErrNotFound).
 	WorkerOwner(ctx context.Context, ns, workerID string) (string, error)
@@ -198,9 +189,6 @@ type Workers interface {
 	// SetTaskQueueLimits sets (or, for a rate of 0, removes) the rate
 	// limits of a task queue's turns and attempts.
 	SetTaskQueueLimits(ctx context.Context, ns, name string, limits api.TaskQueueLimits) error
-	// PendingCancels lists the attempts held by workerID whose
-	// cancellation was requested.
-	PendingCancels(ctx context.Context, ns, workerID string) ([]api.AttemptCancel, error)
 	// CountWorkersByState counts the workers of every namespace by state.
 	CountWorkersByState(ctx context.Context) (map[string]int64, error)
 	// LeaseBounds are the shortest and longest lease_duration a worker
@@ -210,16 +198,14 @@ type Workers interface {
 
 // Workflows are the client's commands on workflow instances.
 type Workflows interface {
-	// StartWorkflow starts an instance (ErrAlreadyRunning).
-	StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error)
-	// StartWorkflowHanding is StartWorkflow that also locks the workflow's
-	// first turn for taker (nil: none) in the same operation and returns
-	// it, for a poll waiting on this server: no turn for a start with a
-	// cron schedule, or when the instance could not be locked. A start of
-	// a running id may hand over that instance's due turn, with
+	// StartWorkflow starts an instance (ErrAlreadyRunning). With p.Taker
+	// it also locks the workflow's first turn for that poll in the same
+	// operation and returns it in Turn: no turn for a start with a cron
+	// schedule, or when the instance could not be locked. A start of a
+	// running id may hand over that instance's due turn, with
 	// ErrAlreadyRunning. The caller delivers the turn or releases it
 	// (ReleaseTurn).
-	StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error)
+	StartWorkflow(ctx context.Context, p *StartWorkflowParams) (StartWorkflowResult, error)
 	// ReleaseTurn releases a turn that was locked and never delivered,
 	// if token still holds its lock, unpinning an execution whose first
 	// turn it was from the taker's build id; the queue's pollers are
@@ -227,14 +213,12 @@ type Workflows interface {
 	ReleaseTurn(ctx context.Context, ns string, token TurnToken) error
 	// CancelWorkflow requests the cancellation of a running instance;
 	// changed is false when it was requested already.
-	CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error)
+	CancelWorkflow(ctx context.Context, p *CancelWorkflowParams) (changed bool, err error)
 	// SignalWorkflow sends a signal to a running instance (ErrNotRunning).
-	SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error
-	// SignalWorkflowWithHeader is SignalWorkflow with the signal's header.
-	SignalWorkflowWithHeader(ctx context.Context, ns, instanceID, name string, input json.RawMessage, header api.Header) error
+	SignalWorkflow(ctx context.Context, p *SignalWorkflowParams) error
 	// DeleteWorkflow deletes an instance and its history (ErrRunning
 	// unless force).
-	DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error
+	DeleteWorkflow(ctx context.Context, p *DeleteWorkflowParams) error
 	// ResetWorkflow replaces a run by a new one that replays its history
 	// up to a turn and runs that turn again, in one operation
 	// (docs/api.md, "Reset"): ErrNotFound, or an InvalidError naming the
@@ -259,10 +243,10 @@ type Visibility interface {
 	ListSearchAttributes(ctx context.Context, ns string) ([]api.SearchAttribute, error)
 	// DeleteSearchAttribute unregisters a search attribute (ErrNotFound).
 	DeleteSearchAttribute(ctx context.Context, ns, name string) error
-	// History returns an execution's events (executionID 0: the current).
-	History(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error)
-	// HistoryPage returns one page of an execution's events.
-	HistoryPage(ctx context.Context, ns, instanceID string, executionID int64, pageToken string, pageSize int32) (api.HistoryResponse, error)
+	// History returns an execution's events (p.ExecutionID 0: the
+	// current): all of them when p.PageSize is 0, else one page
+	// (ErrBadPageToken for a token it did not issue).
+	History(ctx context.Context, p *HistoryParams) (api.HistoryResponse, error)
 	// ExecutionOfRunID returns the execution of instanceID whose run id is
 	// runID (the current one or a past one); ErrNotFound when none has.
 	ExecutionOfRunID(ctx context.Context, ns, instanceID string, runID uuid.UUID) (int64, error)
@@ -271,10 +255,9 @@ type Visibility interface {
 // Admin is what operators and the background services need: namespaces,
 // API keys, retention, the sweep and the health of the database.
 type Admin interface {
-	// CreateNamespace creates a namespace (ErrNamespaceExists).
-	CreateNamespace(ctx context.Context, name, description string) (api.Namespace, error)
-	// CreateNamespaceWith creates a namespace with every setting of req.
-	CreateNamespaceWith(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error)
+	// CreateNamespace creates a namespace with every setting of req
+	// (ErrNamespaceExists).
+	CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error)
 	// GetNamespace describes a namespace (ErrNotFound).
 	GetNamespace(ctx context.Context, name string) (api.Namespace, error)
 	// ListNamespaces lists every namespace.
@@ -302,9 +285,7 @@ type Admin interface {
 	// retention, at most maxBatches batches of batch; it returns how many.
 	PurgeClosed(ctx context.Context, batch int32, maxBatches int) (int, error)
 	// Sweep runs one pass of the sweeper.
-	Sweep(ctx context.Context) (SweepResult, error)
-	// SweepWith is Sweep with options.
-	SweepWith(ctx context.Context, o SweepOptions) (SweepResult, error)
+	Sweep(ctx context.Context, p *SweepParams) (SweepResult, error)
 	// Ping reports whether the database answers (ErrNoDatabase when the
 	// provider has none).
 	Ping(ctx context.Context) error

@@ -11,7 +11,7 @@ import (
 
 // TurnTaker is a worker waiting for a turn of a task queue (a long poll):
 // the start of a workflow on that queue may hand it the workflow's first
-// turn (Workflows.StartWorkflowHanding).
+// turn (StartWorkflowParams.Taker).
 type TurnTaker struct {
 	// WorkerID is the waiting worker's id.
 	WorkerID string
@@ -132,8 +132,8 @@ type ExpiredWorker struct {
 	DetectionDelay time.Duration
 }
 
-// SweepOptions tune one sweeper pass.
-type SweepOptions struct {
+// SweepParams tune one sweeper pass.
+type SweepParams struct {
 	// HoldExpiry skips the steps that expire what workers renew — worker
 	// leases, attempt locks, StartToClose and Heartbeat timeouts — for the
 	// pass. The sweeper holds them for a grace period after it could not

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -39,7 +40,7 @@ func ackAll(t *testing.T, s *store.Store, tokens []string, reqs []api.CompleteWo
 	outs := make([]api.CompleteWorkflowTaskResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, tokens[i]), reqs[i])
+		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, tokens[i]), Request: reqs[i]})
 	})
 	return outs, errs
 }
@@ -83,14 +84,14 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 		case 2: // refused: an activity id gap
 			reqs[i] = api.CompleteWorkflowTaskRequest{Commands: schedule(2)}
 		case 3: // complete, with a signal that arrived during the turn
-			must0(t, s.SignalWorkflow(ctxT(t), ns, ids[i], "late", json.RawMessage(`1`)))
+			must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: ids[i], Name: "late", Input: json.RawMessage(`1`)}))
 			reqs[i] = api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow}}}
 		}
 	}
 	// A stale ack of instance g-00 (a token it never had) in the same burst.
 	stale := storage.TurnToken{InstanceID: ids[0], Lock: uuid.New()}.String()
 	outs, errs := ackAll(t, s, append(tokens, stale), append(reqs, reqs[0]))
-	if !errors.Is(errs[n], store.ErrLockLost) {
+	if !errors.Is(errs[n], storage.ErrLockLost) {
 		t.Errorf("stale ack: err = %v, want ErrLockLost", errs[n])
 	}
 	for i := range n {
@@ -118,7 +119,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: history %v", ids[i], kinds(h))
 			}
 		case 2:
-			var inv *store.InvalidError
+			var inv *storage.InvalidError
 			if !errors.As(err, &inv) || inv.Field != "commands[0].activity_id" {
 				t.Errorf("%s: err = %v, want an InvalidError", ids[i], err)
 			}
@@ -126,9 +127,9 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: history written: %v", ids[i], kinds(h))
 			}
 			// Its lock is still held: a good ack succeeds.
-			m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, tokens[i]), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+			m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, tokens[i]), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 		case 3:
-			if !errors.Is(err, store.ErrUnhandledSignals) {
+			if !errors.Is(err, storage.ErrUnhandledSignals) {
 				t.Errorf("%s: err = %v, want ErrUnhandledSignals", ids[i], err)
 			}
 			if w := m(s.DescribeWorkflow(ctxT(t), ns, ids[i]))(t); w.Status != api.StatusRunning || len(h) != 0 {
@@ -140,7 +141,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 	// but the attempts of the turns acked after the burst.
 	got := 0
 	for {
-		a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w9", time.Minute))(t)
+		a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w9", LockFor: time.Minute})))(t)
 		if a == nil {
 			break
 		}
@@ -175,7 +176,7 @@ func TestAckGroup_AFailingAckFailsOnlyItself(t *testing.T) {
 	for i := range n {
 		h := history(t, s, ids[i])
 		if i == 5 {
-			if errs[i] == nil || errors.Is(errs[i], store.ErrLockLost) {
+			if errs[i] == nil || errors.Is(errs[i], storage.ErrLockLost) {
 				t.Errorf("%s: err = %v, want the write's error", ids[i], errs[i])
 			}
 			if len(h) != 1 {

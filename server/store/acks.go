@@ -58,16 +58,17 @@ func newTurnAcks() *coalescer[*turnAck] {
 // messages' and commands' events, the new activity attempts, timers,
 // activity cancels, the instance update, the deletion of exactly the
 // consumed messages, the lock release and the wake-ups. A stale or doubled
-// ack → ErrLockLost and nothing is written; a command the server refuses →
-// *InvalidError and nothing is written. Concurrent acks share the
+// ack → storage.ErrLockLost and nothing is written; a command the server refuses →
+// *storage.InvalidError and nothing is written. Concurrent acks share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteWorkflowTask(ctx context.Context, ns string, token storage.TurnToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+func (s *Store) CompleteWorkflowTask(ctx context.Context, p *storage.CompleteWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error) {
+	ns, token, req := p.Namespace, p.Token, p.Request
 	tok := token.Lock
 	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req,
 		digest: reportDigest(mustJSON(req.Commands), mustJSON(req.ActivityCancels))}
 	if err := submit(ctx, s.acks, a, s.ackTurns); err != nil {
 		// A retried ack whose first try was applied gets its answer; a
-		// different ack of the token, ErrDuplicateReport.
+		// different ack of the token, storage.ErrDuplicateReport.
 		var out api.CompleteWorkflowTaskResponse
 		if rerr := s.repeatedReport(ctx, ns, tok, receiptTurn, a.digest, err, &out); rerr != nil {
 			return api.CompleteWorkflowTaskResponse{}, rerr
@@ -165,11 +166,11 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 	for _, a := range acks {
 		row, ok := locked[a.instanceID]
 		if !ok {
-			a.err = ErrLockLost
+			a.err = storage.ErrLockLost
 			continue
 		}
 		plan, err := s.planAck(ctx, t, ns, row, a.req, turns[a.instanceID].All)
-		var invalid *InvalidError
+		var invalid *storage.InvalidError
 		if errors.As(err, &invalid) {
 			a.err = invalid
 			continue
@@ -205,7 +206,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 }
 
 // planAck plans the turn of row acknowledged with req. A command the
-// server refuses → *InvalidError.
+// server refuses → *storage.InvalidError.
 func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLockedTurnsRow, req api.CompleteWorkflowTaskRequest, all bool) (engine.TurnPlan, error) {
 	inst := row.Instance
 	msgs, err := parseLockedMessages(row.Messages)
@@ -248,7 +249,7 @@ func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLocke
 	})
 	var inv *engine.InvalidCommandError
 	if errors.As(err, &inv) {
-		return engine.TurnPlan{}, &InvalidError{Field: inv.Field, Message: inv.Message}
+		return engine.TurnPlan{}, &storage.InvalidError{Field: inv.Field, Message: inv.Message}
 	}
 	if err != nil {
 		return plan, err
@@ -311,7 +312,7 @@ func (s *Store) planUpserts(ctx context.Context, t *txn, ns string, plan *engine
 // their workflow while signals it has not seen wait for it (one statement
 // for all of them): ending the workflow now would drop them. A refused
 // turn gives its messages back and releases its lock, and its ack gets
-// ErrUnhandledSignals; the next turn runs with the signals. It returns the
+// storage.ErrUnhandledSignals; the next turn runs with the signals. It returns the
 // turns to write.
 func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, planned []plannedTurn, ahead *gen.PendingSignalsParams) ([]plannedTurn, error) {
 	var ids []string
@@ -353,7 +354,7 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 			return nil, fmt.Errorf("release instance: %w", err)
 		}
 		t.wake(WorkflowQueueKey(ns, pt.inst.TaskQueue))
-		pt.ack.err = ErrUnhandledSignals
+		pt.ack.err = storage.ErrUnhandledSignals
 	}
 	return kept, nil
 }
@@ -626,7 +627,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 				return fmt.Errorf("upsert search attributes: %w", err)
 			}
 			if n == 0 {
-				return &InvalidError{Field: "commands", Message: fmt.Sprintf(
+				return &storage.InvalidError{Field: "commands", Message: fmt.Sprintf(
 					"the upsert_search_attributes would give the workflow more than %d bytes of search attributes",
 					api.MaxSearchAttributeBytesPerWorkflow)}
 			}
@@ -648,7 +649,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 				return fmt.Errorf("upsert memo: %w", err)
 			}
 			if n == 0 {
-				return &InvalidError{Field: "commands", Message: fmt.Sprintf(
+				return &storage.InvalidError{Field: "commands", Message: fmt.Sprintf(
 					"the upsert_memo would give the workflow a memo of more than %d bytes", api.MaxMemoBytes)}
 			}
 			return nil

@@ -59,21 +59,12 @@ func toActivityTask(r gen.WorkerQueue) api.ActivityTask {
 	return t
 }
 
-// FetchActivityTask claims one visible attempt of the task queues (the
-// first queue with work wins, in the order given), binding it to workerID
-// in the same statement, or returns nil. An attempt whose cancellation was
-// requested is handed out too, with Cancel.Requested set: the worker must
-// not run it and acknowledges it at once.
-func (s *Store) FetchActivityTask(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration) (*api.ActivityTask, error) {
-	tasks, err := s.FetchActivityTasks(ctx, ns, taskQueues, workerID, lockFor, 1)
-	if err != nil || len(tasks) == 0 {
-		return nil, err
-	}
-	return &tasks[0], nil
-}
-
-// FetchActivityTasks claims up to max attempts in one statement (one commit
-// for many attempts), binding them to workerID.
+// FetchActivityTasks claims up to p.Max (at least one) visible attempts of
+// the task queues (the first queue with work wins, in the order given) in
+// one statement (one commit for many attempts), binding them to
+// p.WorkerID. An attempt whose cancellation was requested is handed out
+// too, with Cancel.Requested set: the worker must not run it and
+// acknowledges it at once.
 //
 // A worker whose session the server declared lost (inactive, cleaned up)
 // gets nothing until a heartbeat brings it back: its lease is no longer
@@ -85,7 +76,8 @@ func (s *Store) FetchActivityTask(ctx context.Context, ns string, taskQueues []s
 // racing the very sweep that expires the worker may still bind an attempt
 // to it; the attempt's lock then bounds the delay.) A worker id without a
 // session (sessions disabled, or before the first heartbeat) is served.
-func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []string, workerID string, lockFor time.Duration, max int32) ([]api.ActivityTask, error) {
+func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivityTasksParams) ([]api.ActivityTask, error) {
+	ns, taskQueues, workerID, lockFor, max := p.Namespace, p.TaskQueues, p.WorkerID, p.LockFor, max(p.Max, 1)
 	// The fetch only takes locks: its commit does not wait for the WAL
 	// flush (a fetch lost in a database crash is delivered again).
 	var rows []gen.WorkerQueue
@@ -116,14 +108,15 @@ func (s *Store) FetchActivityTasks(ctx context.Context, ns string, taskQueues []
 // cancellation was requested, so that the worker can finish its grace period
 // — and returns the cancel info. Details, when given (even JSON null), are
 // recorded and reset the heartbeat timeout; a bare renewal does not.
-func (s *Store) HeartbeatActivityTask(ctx context.Context, ns string, token storage.AttemptToken, details json.RawMessage, extendFor time.Duration) (api.ActivityHeartbeatResponse, error) {
+func (s *Store) HeartbeatActivityTask(ctx context.Context, p *storage.HeartbeatActivityTaskParams) (api.ActivityHeartbeatResponse, error) {
+	ns, token, details, extendFor := p.Namespace, p.Token, p.Details, p.ExtendFor
 	tok := uuid.UUID(token)
 	row, err := gen.New(s.pool).HeartbeatAttempt(ctx, gen.HeartbeatAttemptParams{
 		ExtendMs: ms(extendFor), HasDetails: details != nil, Details: jsonValue(details),
 		LockToken: &tok, Namespace: ns,
 	})
 	if noRows(err) {
-		return api.ActivityHeartbeatResponse{}, ErrLockLost
+		return api.ActivityHeartbeatResponse{}, storage.ErrLockLost
 	}
 	if err != nil {
 		return api.ActivityHeartbeatResponse{}, fmt.Errorf("heartbeat: %w", err)
@@ -145,7 +138,7 @@ func (s *Store) takeAttempt(ctx context.Context, t *txn, ns string, token storag
 	tok := uuid.UUID(token)
 	r, err := t.q.TakeAttempt(ctx, gen.TakeAttemptParams{LockToken: &tok, Namespace: ns})
 	if noRows(err) {
-		return gen.WorkerQueue{}, false, ErrLockLost
+		return gen.WorkerQueue{}, false, storage.ErrLockLost
 	}
 	if err != nil {
 		return gen.WorkerQueue{}, false, fmt.Errorf("take attempt: %w", err)
@@ -175,7 +168,7 @@ func (s *Store) lateAttempt(ctx context.Context, t *txn, row gen.WorkerQueue, ti
 		return row, err
 	}
 	t.observeAttemptEnd(row.Namespace, row.ActivityType, ActivityTimedOut, row.StartedAt, s.opts.Now())
-	if outcome == OutcomeRetryScheduled {
+	if outcome == storage.OutcomeRetryScheduled {
 		if err := s.recordAttemptCancel(ctx, t, row); err != nil {
 			return row, err
 		}
@@ -208,9 +201,9 @@ func (s *Store) deliver(ctx context.Context, t *txn, r gen.WorkerQueue, ev api.E
 		return "", err
 	}
 	if len(rows) == 0 {
-		return OutcomeStale, nil // the execution is over or was continued
+		return storage.OutcomeStale, nil // the execution is over or was continued
 	}
-	return OutcomeDelivered, nil
+	return storage.OutcomeDelivered, nil
 }
 
 // retryOrFail applies the retry policy to a failed attempt r: either a new
@@ -226,7 +219,7 @@ func (s *Store) retryOrFail(ctx context.Context, t *txn, r gen.WorkerQueue, e ap
 	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
 		return "", err
 	}
-	return OutcomeRetryScheduled, nil
+	return storage.OutcomeRetryScheduled, nil
 }
 
 // lastFailure is failure e of an attempt at time at, as the next
@@ -253,7 +246,8 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 // decides between a new attempt and a failure delivered to the workflow.
 // details, when not nil, are the attempt's latest heartbeat details: the
 // next attempt starts from them rather than from those of its last renewal.
-func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.AttemptToken, e api.Error, details json.RawMessage) (api.ActivityAckResponse, error) {
+func (s *Store) FailActivityTask(ctx context.Context, p *storage.FailActivityTaskParams) (api.ActivityAckResponse, error) {
+	ns, token, e, details := p.Namespace, p.Token, p.Error, p.Details
 	var out api.ActivityAckResponse
 	digest := reportDigest(mustJSON(e), details)
 	err := s.inTx(ctx, func(t *txn) error {
@@ -270,7 +264,7 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 				return err
 			}
 		case late || r.CancelRequested:
-			out.Outcome = OutcomeStale
+			out.Outcome = storage.OutcomeStale
 		default:
 			if details != nil {
 				r.HeartbeatDetails = details
@@ -280,7 +274,7 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 				return err
 			}
 			outcome := ActivityFailed
-			if out.Outcome == OutcomeRetryScheduled {
+			if out.Outcome == storage.OutcomeRetryScheduled {
 				outcome = ActivityRetried
 			}
 			t.observeAttemptEnd(ns, r.ActivityType, outcome, r.StartedAt, s.opts.Now())
@@ -289,7 +283,7 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 	})
 	if err != nil {
 		// A retried report whose first try was applied gets its answer;
-		// a different report of the token, ErrDuplicateReport.
+		// a different report of the token, storage.ErrDuplicateReport.
 		var first api.ActivityAckResponse
 		if rerr := s.repeatedReport(ctx, ns, uuid.UUID(token), receiptFail, digest, err, &first); rerr != nil {
 			return api.ActivityAckResponse{}, rerr
@@ -301,19 +295,20 @@ func (s *Store) FailActivityTask(ctx context.Context, ns string, token storage.A
 
 // AbandonActivityTask gives a held attempt back unfinished: it is delivered
 // again after delay. A cancelled attempt is dropped instead.
-func (s *Store) AbandonActivityTask(ctx context.Context, ns string, token storage.AttemptToken, delay time.Duration) (api.ActivityAckResponse, error) {
+func (s *Store) AbandonActivityTask(ctx context.Context, p *storage.AbandonActivityTaskParams) (api.ActivityAckResponse, error) {
+	ns, token, delay := p.Namespace, p.Token, p.Delay
 	tok := uuid.UUID(token)
 	var out api.ActivityAckResponse
 	err := s.inTx(ctx, func(t *txn) error {
 		r, err := t.q.AbandonAttempt(ctx, gen.AbandonAttemptParams{DelayMs: ms(delay), LockToken: &tok, Namespace: ns})
 		if noRows(err) {
-			return ErrLockLost
+			return storage.ErrLockLost
 		}
 		if err != nil {
 			return fmt.Errorf("abandon: %w", err)
 		}
 		if r.CancelRequested {
-			out.Outcome = OutcomeStale
+			out.Outcome = storage.OutcomeStale
 			if waitsForOutcome(r) {
 				// Given back after its cancellation: it ends as canceled.
 				if out.Outcome, err = s.deliver(ctx, t, r, canceledEvent("given back after its cancellation")); err != nil {
@@ -325,7 +320,7 @@ func (s *Store) AbandonActivityTask(ctx context.Context, ns string, token storag
 		if delay <= 0 {
 			t.wake(ActivityQueueKey(ns, r.TaskQueue))
 		}
-		out.Outcome = OutcomeAbandoned
+		out.Outcome = storage.OutcomeAbandoned
 		return nil
 	})
 	return out, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // API keys are "tk_<id>_<secret>": a 16-hex-digit id, by which the key is
@@ -84,7 +85,7 @@ func retentionMS(d *api.Duration) *int64 {
 
 // CreateAPIKey stores a new key of role in namespace ns (api.AllNamespaces:
 // every namespace) and returns it with its secret, which is not stored and
-// cannot be read again. ErrNotFound: no such namespace.
+// cannot be read again. storage.ErrNotFound: no such namespace.
 func (s *Store) CreateAPIKey(ctx context.Context, ns, role, name string) (api.CreateAPIKeyResponse, error) {
 	key, id, hash := newAPIKey()
 	p := gen.CreateAPIKeyParams{ID: id, Role: role, SecretHash: hash[:], Name: name}
@@ -94,23 +95,23 @@ func (s *Store) CreateAPIKey(ctx context.Context, ns, role, name string) (api.Cr
 	k, err := gen.New(s.pool).CreateAPIKey(ctx, p)
 	if err != nil {
 		if isForeignKeyViolation(err) {
-			return api.CreateAPIKeyResponse{}, ErrNotFound
+			return api.CreateAPIKeyResponse{}, storage.ErrNotFound
 		}
 		return api.CreateAPIKeyResponse{}, fmt.Errorf("create api key: %w", err)
 	}
 	return api.CreateAPIKeyResponse{APIKey: toAPIKey(k), Key: key}, nil
 }
 
-// LookupAPIKey returns the key of that id (ErrNotFound).
-func (s *Store) LookupAPIKey(ctx context.Context, id string) (KeyRecord, error) {
+// LookupAPIKey returns the key of that id (storage.ErrNotFound).
+func (s *Store) LookupAPIKey(ctx context.Context, id string) (storage.KeyRecord, error) {
 	k, err := gen.New(s.pool).GetAPIKey(ctx, id)
 	if noRows(err) {
-		return KeyRecord{}, ErrNotFound
+		return storage.KeyRecord{}, storage.ErrNotFound
 	}
 	if err != nil {
-		return KeyRecord{}, fmt.Errorf("look up api key: %w", err)
+		return storage.KeyRecord{}, fmt.Errorf("look up api key: %w", err)
 	}
-	r := KeyRecord{ID: k.ID, Namespace: api.AllNamespaces, Role: k.Role, Revoked: k.RevokedAt != nil, Owner: "key:" + k.ID}
+	r := storage.KeyRecord{ID: k.ID, Namespace: api.AllNamespaces, Role: k.Role, Revoked: k.RevokedAt != nil, Owner: "key:" + k.ID}
 	if k.Namespace != nil {
 		r.Namespace = *k.Namespace
 	}
@@ -133,30 +134,25 @@ func (s *Store) ListAPIKeys(ctx context.Context, ns string, withGlobal bool) ([]
 }
 
 // RevokeAPIKey revokes key id of namespace ns (and, withGlobal, a key
-// valid in every namespace). ErrNotFound: no such valid key.
+// valid in every namespace). storage.ErrNotFound: no such valid key.
 func (s *Store) RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool) error {
 	n, err := gen.New(s.pool).RevokeAPIKey(ctx, gen.RevokeAPIKeyParams{ID: id, Namespace: &ns, WithGlobal: withGlobal})
 	if err != nil {
 		return fmt.Errorf("revoke api key: %w", err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return storage.ErrNotFound
 	}
 	return nil
 }
 
-// CreateNamespace creates a namespace (ErrNamespaceExists).
-func (s *Store) CreateNamespace(ctx context.Context, name, description string) (api.Namespace, error) {
-	return s.CreateNamespaceWith(ctx, api.CreateNamespaceRequest{Name: name, Description: description})
-}
-
-// CreateNamespaceWith creates the namespace req describes
-// (ErrNamespaceExists).
-func (s *Store) CreateNamespaceWith(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error) {
+// CreateNamespace creates the namespace req describes
+// (storage.ErrNamespaceExists).
+func (s *Store) CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error) {
 	n, err := gen.New(s.pool).CreateNamespace(ctx, gen.CreateNamespaceParams{Name: req.Name,
 		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
 	if noRows(err) {
-		return api.Namespace{}, ErrNamespaceExists
+		return api.Namespace{}, storage.ErrNamespaceExists
 	}
 	if err != nil {
 		return api.Namespace{}, fmt.Errorf("create namespace: %w", err)
@@ -164,11 +160,11 @@ func (s *Store) CreateNamespaceWith(ctx context.Context, req api.CreateNamespace
 	return toNamespace(n), nil
 }
 
-// GetNamespace describes a namespace (ErrNotFound).
+// GetNamespace describes a namespace (storage.ErrNotFound).
 func (s *Store) GetNamespace(ctx context.Context, name string) (api.Namespace, error) {
 	n, err := gen.New(s.pool).GetNamespace(ctx, name)
 	if noRows(err) {
-		return api.Namespace{}, ErrNotFound
+		return api.Namespace{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.Namespace{}, fmt.Errorf("get namespace: %w", err)
@@ -200,8 +196,8 @@ func (s *Store) NamespaceNames(ctx context.Context) ([]string, error) {
 }
 
 // DeleteNamespace deletes an empty namespace, its worker sessions and its
-// API keys, in one transaction. ErrNotFound: no such namespace;
-// ErrNamespaceNotEmpty: it still holds workflow instances (delete them
+// API keys, in one transaction. storage.ErrNotFound: no such namespace;
+// storage.ErrNamespaceNotEmpty: it still holds workflow instances (delete them
 // first).
 func (s *Store) DeleteNamespace(ctx context.Context, name string) error {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
@@ -217,7 +213,7 @@ func (s *Store) DeleteNamespace(ctx context.Context, name string) error {
 	// (StartInstances), whatever a server's namespace cache says.
 	if _, err := q.LockNamespace(ctx, name); err != nil {
 		if noRows(err) {
-			return ErrNotFound
+			return storage.ErrNotFound
 		}
 		return fmt.Errorf("delete namespace: %w", err)
 	}
@@ -229,7 +225,7 @@ func (s *Store) DeleteNamespace(ctx context.Context, name string) error {
 		return fmt.Errorf("delete namespace: %w", err)
 	}
 	if has {
-		return ErrNamespaceNotEmpty
+		return storage.ErrNamespaceNotEmpty
 	}
 	if err := q.DeleteNamespaceWorkers(ctx, name); err != nil {
 		return fmt.Errorf("delete namespace: %w", err)
@@ -247,7 +243,7 @@ func (s *Store) DeleteNamespace(ctx context.Context, name string) error {
 		return fmt.Errorf("delete namespace: %w", err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return storage.ErrNotFound
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("delete namespace: %w", err)
@@ -272,11 +268,11 @@ func (s *Store) CountValidAPIKeys(ctx context.Context) (int64, error) {
 }
 
 // WorkerOwner returns the owner of a worker session ("" when it has none);
-// ErrNotFound when there is no such session.
+// storage.ErrNotFound when there is no such session.
 func (s *Store) WorkerOwner(ctx context.Context, ns, workerID string) (string, error) {
 	o, err := gen.New(s.pool).WorkerOwner(ctx, gen.WorkerOwnerParams{Namespace: ns, WorkerID: workerID})
 	if noRows(err) {
-		return "", ErrNotFound
+		return "", storage.ErrNotFound
 	}
 	if err != nil {
 		return "", fmt.Errorf("worker owner: %w", err)
@@ -284,12 +280,12 @@ func (s *Store) WorkerOwner(ctx context.Context, ns, workerID string) (string, e
 	return o, nil
 }
 
-// UpdateNamespace sets the fields req gives (ErrNotFound).
+// UpdateNamespace sets the fields req gives (storage.ErrNotFound).
 func (s *Store) UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (api.Namespace, error) {
 	n, err := gen.New(s.pool).UpdateNamespace(ctx, gen.UpdateNamespaceParams{Name: name,
 		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
 	if noRows(err) {
-		return api.Namespace{}, ErrNotFound
+		return api.Namespace{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.Namespace{}, fmt.Errorf("update namespace: %w", err)

@@ -20,10 +20,10 @@ import (
 const BatchKey = "b|*|batches"
 
 // CreateBatch stores a new running job with the number of workflows its
-// query matches now (storage.ErrBatchExists; an InvalidError naming
+// query matches now (storage.ErrBatchExists; an storage.InvalidError naming
 // "query" when the query does not compile) and wakes the batch services.
 func (s *Store) CreateBatch(ctx context.Context, ns string, b storage.NewBatch) (api.Batch, error) {
-	total, err := s.CountWorkflows(ctx, ns, ListFilter{Query: b.Query})
+	total, err := s.CountWorkflows(ctx, ns, storage.ListFilter{Query: b.Query})
 	if err != nil {
 		return api.Batch{}, err
 	}
@@ -51,11 +51,11 @@ func (s *Store) CreateBatch(ctx context.Context, ns string, b storage.NewBatch) 
 	return out, err
 }
 
-// DescribeBatch returns a job with its progress and failures (ErrNotFound).
+// DescribeBatch returns a job with its progress and failures (storage.ErrNotFound).
 func (s *Store) DescribeBatch(ctx context.Context, ns, id string) (api.Batch, error) {
 	r, err := gen.New(s.pool).GetBatch(ctx, gen.GetBatchParams{Namespace: ns, BatchID: id})
 	if noRows(err) {
-		return api.Batch{}, ErrNotFound
+		return api.Batch{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.Batch{}, fmt.Errorf("describe batch: %w", err)
@@ -64,7 +64,7 @@ func (s *Store) DescribeBatch(ctx context.Context, ns, id string) (api.Batch, er
 }
 
 // ListBatches pages through a namespace's jobs, newest first, without
-// their failures (ErrBadPageToken).
+// their failures (storage.ErrBadPageToken).
 func (s *Store) ListBatches(ctx context.Context, ns string, f storage.BatchFilter) (api.ListBatchesResponse, error) {
 	limit := f.Limit
 	if limit <= 0 {
@@ -98,14 +98,14 @@ func (s *Store) ListBatches(ctx context.Context, ns string, f storage.BatchFilte
 // ChangeBatchState pauses, resumes or cancels a job under its lock (so
 // after the step in flight, if any): running → paused, paused → running,
 // running or paused → canceled; a job already in the state asked for is
-// left alone. A resumed job wakes the batch services. ErrNotFound,
+// left alone. A resumed job wakes the batch services. storage.ErrNotFound,
 // storage.ErrBatchFinished.
 func (s *Store) ChangeBatchState(ctx context.Context, ns, id, to string) (api.Batch, error) {
 	var out api.Batch
 	err := s.inTx(ctx, func(t *txn) error {
 		r, err := t.q.LockBatch(ctx, gen.LockBatchParams{Namespace: ns, BatchID: id})
 		if noRows(err) {
-			return ErrNotFound
+			return storage.ErrNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("change batch state: %w", err)
@@ -187,7 +187,7 @@ func (s *Store) ClaimBatch(ctx context.Context, owner string, lease time.Duratio
 // query after its cursor, by id: the list query's condition
 // (visibilityWhere, every value bound) over the primary key's order.
 func (s *Store) BatchPage(ctx context.Context, job *storage.BatchJob, limit int) ([]string, error) {
-	where, args, _, err := s.visibilityWhere(ctx, job.Namespace, ListFilter{Query: job.Query})
+	where, args, _, err := s.visibilityWhere(ctx, job.Namespace, storage.ListFilter{Query: job.Query})
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func lockBatchFor(ctx context.Context, t *txn, job *storage.BatchJob) (ok bool, 
 
 // ApplyBatchItem applies the job's operation to instanceID and advances
 // the job past it in one transaction (the job's lock, then the
-// instance's); a refusal (storage.ErrNotFound, ErrNotRunning, ErrRunning)
+// instance's); a refusal (storage.ErrNotFound, storage.ErrNotRunning, storage.ErrRunning)
 // rolls that back and records the failure in a second transaction that
 // applies nothing. See storage.Batches.
 func (s *Store) ApplyBatchItem(ctx context.Context, job *storage.BatchJob, instanceID string, lease time.Duration) (storage.BatchStep, error) {
@@ -292,11 +292,11 @@ func batchRefusal(err error) string {
 	switch {
 	case err == nil:
 		return ""
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, storage.ErrNotFound):
 		return "not found (deleted meanwhile)"
-	case errors.Is(err, ErrNotRunning):
+	case errors.Is(err, storage.ErrNotRunning):
 		return "not running"
-	case errors.Is(err, ErrRunning):
+	case errors.Is(err, storage.ErrRunning):
 		return "running (a delete batch deletes running workflows only with force)"
 	}
 	var inv *storage.InvalidError

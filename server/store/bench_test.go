@@ -15,6 +15,8 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -108,7 +110,7 @@ func TestDequeue_UsesIndex(t *testing.T) {
 	c := &sqlCapture{marker: "name: FetchAttempts"}
 	s, pool := tracedStore(t, c)
 	fillQueue(t, pool, 50_000)
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a == nil {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); a == nil {
 		t.Fatal("no attempt fetched")
 	}
 	plan := explain(t, pool, c)
@@ -124,9 +126,9 @@ func TestMassCancel_UsesIndex(t *testing.T) {
 	s, pool := tracedStore(t, c)
 	fillQueue(t, pool, 50_000)
 	startWithActivities(t, s, "x", schedule(1))
-	m(s.CancelWorkflow(ctxT(t), ns, "x", ""))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "x", Reason: ""}))(t)
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	plan := explain(t, pool, c)
 	t.Logf("flag plan:\n%s", plan)
 	if !strings.Contains(plan, "worker_queue_activity") {
@@ -150,12 +152,12 @@ func BenchmarkActivityCycle(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for range per {
-						a, err := s.FetchActivityTask(ctx, ns, []string{"q"}, fmt.Sprintf("w%d", w), time.Minute)
+						a, err := storagetest.FirstActivity(s.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: fmt.Sprintf("w%d", w), LockFor: time.Minute}))
 						if err != nil || a == nil {
 							b.Error(err, a == nil)
 							return
 						}
-						if _, err := s.CompleteActivityTask(ctx, ns, attemptTok(b, a.LockToken), json.RawMessage(`1`)); err != nil {
+						if _, err := s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(b, a.LockToken), Result: json.RawMessage(`1`)}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -180,7 +182,7 @@ func BenchmarkDequeue(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				t0 := time.Now()
-				a, err := s.FetchActivityTask(ctx, ns, []string{"q"}, "w", time.Minute)
+				a, err := storagetest.FirstActivity(s.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute}))
 				if err != nil || a == nil {
 					b.Fatal(err, a == nil)
 				}
@@ -205,19 +207,19 @@ func BenchmarkAckTurn1000Activities(b *testing.B) {
 			Input: json.RawMessage(`{"k":"v"}`)})
 	}
 	for i := range b.N {
-		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("b", i)}); err != nil {
+		if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("b", i)}}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		task, err := s.FetchWorkflowTask(ctx, ns, "q", "w", time.Minute)
+		task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute}))
 		if err != nil || task == nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -239,27 +241,27 @@ func BenchmarkMassCancel10000(b *testing.B) {
 	for i := range b.N {
 		b.StopTimer()
 		id := fmt.Sprint("mass-", i)
-		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id}); err != nil {
+		if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id}}); err != nil {
 			b.Fatal(err)
 		}
-		task, err := s.FetchWorkflowTask(ctx, ns, "q", "w", time.Minute)
+		task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute}))
 		if err != nil || task == nil {
 			b.Fatal(err)
 		}
-		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.CancelWorkflow(ctx, ns, id, "bench"); err != nil {
+		if _, err := s.CancelWorkflow(ctx, &storage.CancelWorkflowParams{Namespace: ns, InstanceID: id, Reason: "bench"}); err != nil {
 			b.Fatal(err)
 		}
-		task, err = s.FetchWorkflowTask(ctx, ns, "q", "w2", time.Minute)
+		task, err = storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute}))
 		if err != nil || task == nil {
 			b.Fatal(err)
 		}
 		counter.n.Store(0)
 		b.StartTimer()
-		if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{
-			Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+			Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}); err != nil {
 			b.Fatal(err)
 		}
 		stmts = counter.n.Load()
@@ -278,10 +280,10 @@ func BenchmarkAckTurns(b *testing.B) {
 			per := max(b.N/ackers, 1)
 			turns := make([]*api.WorkflowTask, 0, per*ackers)
 			for i := range per * ackers {
-				if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{InstanceID: fmt.Sprintf("wf-%d", i), WorkflowType: "wf", TaskQueue: "q"}); err != nil {
+				if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{InstanceID: fmt.Sprintf("wf-%d", i), WorkflowType: "wf", TaskQueue: "q"}}); err != nil {
 					b.Fatal(err)
 				}
-				tk, err := s.FetchWorkflowTask(ctx, ns, "q", "w", time.Minute)
+				tk, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute}))
 				if err != nil || tk == nil {
 					b.Fatal(err)
 				}
@@ -302,7 +304,7 @@ func BenchmarkAckTurns(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for _, tk := range turns[a*per : (a+1)*per] {
-						if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, tk.LockToken), req); err != nil {
+						if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, tk.LockToken), Request: req}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -321,11 +323,11 @@ func TestTakeAttempts_UsesLockTokenIndex(t *testing.T) {
 	c := &sqlCapture{marker: "name: TakeAttempts"}
 	s, pool := tracedStore(t, c)
 	fillQueue(t, pool, 50_000)
-	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t)
+	a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t)
 	if a == nil {
 		t.Fatal("no attempt fetched")
 	}
-	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 	plan := explain(t, pool, c)
 	t.Logf("take plan:\n%s", plan)
 	if !strings.Contains(plan, "worker_queue_lock_token") || strings.Contains(plan, "Seq Scan on worker_queue") {

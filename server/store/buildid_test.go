@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -15,13 +17,13 @@ import (
 // none is allowed.
 func fetchFor(t *testing.T, s *store.Store, build string) *api.WorkflowTask {
 	t.Helper()
-	return m(s.FetchWorkflowTaskForBuild(ctxT(t), ns, "q", "w-"+build, build, 10*time.Second))(t)
+	return m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w-" + build, BuildID: build, LockFor: 10 * time.Second})))(t)
 }
 
 // ackEmpty acknowledges a turn with no commands (the workflow waits).
 func ackEmpty(t *testing.T, s *store.Store, task *api.WorkflowTask) {
 	t.Helper()
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 }
 
 // An execution takes the build id of the worker that fetches its first
@@ -36,7 +38,7 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 		t.Fatalf("first turn %+v, want a's for any build", first)
 	}
 	ackEmpty(t, s, first)
-	if err := s.SignalWorkflow(ctxT(t), ns, "a", "go", nil); err != nil {
+	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "a", Name: "go", Input: nil}); err != nil {
 		t.Fatal(err)
 	}
 	for _, other := range []string{"v2", ""} {
@@ -49,8 +51,8 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 		t.Fatalf("v1 got %+v, want a's second turn", next)
 	}
 	// Continue-as-new: the next execution is free for any build.
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, next.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandContinueAsNew}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandContinueAsNew}}}}))(t)
 	if task := fetchFor(t, s, "v2"); task == nil || task.InstanceID != "a" || task.ExecutionID != 2 {
 		t.Fatalf("v2 got %+v, want the continued execution's first turn", task)
 	} else {
@@ -63,7 +65,7 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 		t.Fatalf("no-build worker got %+v, want b's first turn", nb)
 	}
 	ackEmpty(t, s, nb)
-	if err := s.SignalWorkflow(ctxT(t), ns, "b", "go", nil); err != nil {
+	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "b", Name: "go", Input: nil}); err != nil {
 		t.Fatal(err)
 	}
 	if task := fetchFor(t, s, "v3"); task == nil || task.InstanceID != "b" {
@@ -81,7 +83,7 @@ func TestBuildID_FetchSkipsPinnedAndUsesIndexes(t *testing.T) {
 	ctx := context.Background()
 	const pinned = 1200
 	for i := range pinned {
-		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}); err != nil {
+		if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,10 +94,10 @@ func TestBuildID_FetchSkipsPinnedAndUsesIndexes(t *testing.T) {
 	if _, err := pool.Exec(ctx, `ANALYZE instances; ANALYZE orchestrator_queue`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "free"}); err != nil {
+	if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "free"}}); err != nil {
 		t.Fatal(err)
 	}
-	task, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w2", "v2", 10*time.Second)
+	task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "v2", LockFor: 10 * time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 				s, pool := tracedStore(b, nil)
 				ctx := context.Background()
 				for i := range pinned {
-					if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}); err != nil {
+					if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("p", i)}}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -130,7 +132,7 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 					b.Fatal(err)
 				}
 				for i := range b.N {
-					if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("f", i)}); err != nil {
+					if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: fmt.Sprint("f", i)}}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -139,11 +141,11 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 				}
 				b.ResetTimer()
 				for range b.N {
-					task, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w", build, time.Minute)
+					task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", BuildID: build, LockFor: time.Minute}))
 					if err != nil || task == nil {
 						b.Fatalf("fetch: %v, %v", task, err)
 					}
-					if _, err := s.CompleteWorkflowTask(ctx, ns, turnTok(b, task.LockToken), api.CompleteWorkflowTaskRequest{}); err != nil {
+					if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); err != nil {
 						b.Fatal(err)
 					}
 				}

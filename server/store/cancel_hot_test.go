@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -40,7 +41,7 @@ func holdAll(t *testing.T, s *store.Store, n int) map[int64]api.ActivityTask {
 	t.Helper()
 	held := map[int64]api.ActivityTask{}
 	for len(held) < n {
-		ts := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w1", time.Minute, 100))(t)
+		ts := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute, Max: 100}))(t)
 		if len(ts) == 0 {
 			t.Fatalf("held %d attempts, want %d", len(held), n)
 		}
@@ -74,11 +75,11 @@ func TestCancel_HeldFlagIsHOT(t *testing.T) {
 	}
 	startWithActivities(t, s, "hot", cmds)
 	held := holdAll(t, s, n)
-	m(s.CancelWorkflow(ctxT(t), ns, "hot", "stop"))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "hot", Reason: "stop"}))(t)
 	turn := fetchTurn(t, s)
 	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
 	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancel updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
@@ -90,7 +91,7 @@ func TestCancel_HeldFlagIsHOT(t *testing.T) {
 	if flagged != n {
 		t.Fatalf("%d held attempts flagged, want %d", flagged, n)
 	}
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[1].LockToken), nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[1].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != "workflow_canceled" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
@@ -111,15 +112,15 @@ func TestCancel_HeldSelectLosersFlagIsHOT(t *testing.T) {
 	}
 	startWithActivities(t, s, "hot-sel", cmds)
 	holdAll(t, s, n)
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "hot-sel", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "hot-sel", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
 	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}}))(t)
 	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancels updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
 	}
-	pending := m(s.PendingCancels(ctxT(t), ns, "w1"))(t)
+	pending := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t).Cancels
 	if len(pending) != n {
 		t.Fatalf("the cancel poll lists %d attempts, want %d", len(pending), n)
 	}
@@ -153,11 +154,11 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		scheduleWith(6, api.ActivityOptions{ScheduleToCloseTimeout: d}),
 	})
 	held := holdAll(t, s, 6)
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "sw", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "sw", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 2, Reason: "select_loser:other"}, {ActivityID: 4, Reason: "select_loser:other"},
-		{ActivityID: 6, Reason: "select_loser:other"}}}))(t)
+		{ActivityID: 6, Reason: "select_loser:other"}}}}))(t)
 	// The cancelled attempts that still hold a deadline.
 	withDeadline := func() []int64 {
 		rows, err := pool.Query(ctxT(t), `SELECT activity_id FROM worker_queue
@@ -179,7 +180,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		return pending == 0
 	})
 	upd0, _ := tableUpdates(t, pool, "worker_queue")
-	res := m(s.Sweep(ctxT(t)))(t)
+	res := m(s.Sweep(ctxT(t), nil))(t)
 	want := map[string]int{"start_to_close": 1, "heartbeat": 1, "schedule_to_close": 1}
 	if !maps.Equal(res.Timeouts, want) {
 		t.Fatalf("timeouts %v, want %v", res.Timeouts, want)
@@ -193,30 +194,30 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 	if upd1-upd0 != 6 {
 		t.Fatalf("the sweep updated %d rows of worker_queue, want 6", upd1-upd0)
 	}
-	if res := m(s.Sweep(ctxT(t)))(t); len(res.Timeouts) != 0 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); len(res.Timeouts) != 0 {
 		t.Fatalf("a second sweep timed out %v", res.Timeouts)
 	}
 	if upd2, _ := tableUpdates(t, pool, "worker_queue"); upd2 != upd1 {
 		t.Fatalf("a second sweep updated %d rows of worker_queue, want none", upd2-upd1)
 	}
 	for _, id := range []int64{2, 4, 6} {
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[id].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 		if !hb.CancelRequested || hb.Reason != "select_loser:other" {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[id].LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("activity %d: late result %s", id, r.Outcome)
 		}
 	}
 	for _, id := range []int64{1, 3, 5} {
-		hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[id].LockToken), nil, time.Minute))(t)
+		hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[id].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 		if !hb.CancelRequested || !strings.HasPrefix(hb.Reason, "timeout:") {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
 	}
 	// The next attempts of the running StartToClose and Heartbeat ones.
 	var next []string
-	for _, a := range m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w2", time.Minute, 10))(t) {
+	for _, a := range m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute, Max: 10}))(t) {
 		next = append(next, fmt.Sprintf("%d/%d", a.ActivityID, a.Attempt))
 	}
 	slices.Sort(next)
@@ -255,16 +256,16 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	s := store.New(pool, store.Options{})
 	startWithActivities(t, s, "ret", schedule(1, 2, 3))
 	h := fetchAct(t, s, time.Minute) // held when flagged
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "ret", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "ret", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"},
-		{ActivityID: 3, Reason: "select_loser:other"}}}))(t)
+		{ActivityID: 3, Reason: "select_loser:other"}}}}))(t)
 	a := fetchAct(t, s, time.Minute) // fetched after its flag
 	if !a.Cancel.Requested {
 		t.Fatalf("fetched %+v", a)
 	}
-	if res := m(s.Sweep(ctxT(t)))(t); res.CancelledDropped != 0 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); res.CancelledDropped != 0 {
 		t.Fatalf("dropped %d within the retention", res.CancelledDropped)
 	}
 	// Every cancel is made older than the retention (5 minutes); only the
@@ -281,7 +282,7 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	if unheld != 1 {
 		t.Fatalf("%d attempts carry cancelled_unheld_at, want 1", unheld)
 	}
-	if res := m(s.Sweep(ctxT(t)))(t); res.CancelledDropped != 1 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); res.CancelledDropped != 1 {
 		t.Fatalf("dropped %d, want the unheld one", res.CancelledDropped)
 	}
 	rows, err := pool.Query(ctxT(t), `SELECT activity_id FROM worker_queue ORDER BY activity_id`)
@@ -292,11 +293,11 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	if !slices.Equal(left, wantLeft) {
 		t.Fatalf("attempts left %v, want the held ones %v", left, wantLeft)
 	}
-	if res := m(s.Sweep(ctxT(t)))(t); res.CancelledDropped != 0 {
+	if res := m(s.Sweep(ctxT(t), nil))(t); res.CancelledDropped != 0 {
 		t.Fatalf("a second sweep dropped %d", res.CancelledDropped)
 	}
 	for _, x := range []*api.ActivityTask{h, a} {
-		if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, x.LockToken), nil))(t); r.Outcome != store.OutcomeStale {
+		if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, x.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("activity %d: outcome %s", x.ActivityID, r.Outcome)
 		}
 	}
@@ -403,7 +404,7 @@ func TestSweep_UsesIndexes(t *testing.T) {
 		WHERE lock_token IS NULL AND id % 2 = 0;
 		ANALYZE worker_queue`)
 	must0(t, err)
-	m(s.Sweep(ctxT(t)))(t)
+	m(s.Sweep(ctxT(t), nil))(t)
 	for i, c := range caps {
 		// A copy: the EXPLAIN is traced too, and names the marker.
 		c.mu.Lock()

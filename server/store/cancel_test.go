@@ -16,6 +16,8 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -24,10 +26,10 @@ import (
 func TestCancel_FetchSurfacesFlag(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "c", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "c", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}}))(t)
 	a := fetchAct(t, s, time.Minute)
 	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:other" {
 		t.Fatalf("cancel %+v", a.Cancel)
@@ -40,15 +42,15 @@ func TestCancel_FetchSurfacesFlag(t *testing.T) {
 func TestCancel_BeforeStartNeverStarts(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
-	if changed := m(s.CancelWorkflow(ctxT(t), ns, "c", "user asked"))(t); !changed {
+	if changed := m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: "user asked"}))(t); !changed {
 		t.Fatal("cancel had no effect")
 	}
 	turn := fetchTurn(t, s)
 	if turn.Messages[0].Kind != api.EventCancelRequested || turn.Messages[0].Reason != "user asked" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Minute))(t); a != nil {
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("a cancelled activity was handed out: %+v", a)
 	}
 	if h := history(t, s, "c"); count(h, api.EventActivityCancelRequested) != 1 {
@@ -61,18 +63,18 @@ func TestCancel_RenewSurfacesFlagAndExtendsLock(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "c", schedule(1))
 	a := fetchAct(t, s, 2*time.Second)
-	m(s.CancelWorkflow(ctxT(t), ns, "c", ""))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: ""}))(t)
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != "workflow_canceled" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
 	if !hb.LockedUntil.After(a.LockedUntil.Add(30 * time.Second)) {
 		t.Fatalf("lock not extended: %v → %v", a.LockedUntil, hb.LockedUntil)
 	}
-	// The worker's cancel poll lists it too.
-	pc := m(s.PendingCancels(ctxT(t), ns, "w1"))(t)
+	// The worker's heartbeat lists it too.
+	pc := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t).Cancels
 	if len(pc) != 1 || pc[0].LockToken != a.LockToken || pc[0].Reason != "workflow_canceled" {
 		t.Fatalf("pending cancels %+v", pc)
 	}
@@ -85,7 +87,7 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "c")
 	for i := range 5 {
-		changed := m(s.CancelWorkflow(ctxT(t), ns, "c", fmt.Sprintf("reason %d", i)))(t)
+		changed := m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: fmt.Sprintf("reason %d", i)}))(t)
 		if changed != (i == 0) {
 			t.Fatalf("request %d changed=%v", i, changed)
 		}
@@ -94,19 +96,19 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	if n := count(turn.Messages, api.EventCancelRequested); n != 1 {
 		t.Fatalf("%d CancelRequested messages", n)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
 	w := m(s.DescribeWorkflow(ctxT(t), ns, "c"))(t)
 	if w.Status != api.StatusCanceled || w.CancelReason != "reason 0" {
 		t.Fatalf("describe %+v", w)
 	}
-	if changed := m(s.CancelWorkflow(ctxT(t), ns, "c", "again"))(t); changed {
+	if changed := m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: "again"}))(t); changed {
 		t.Fatal("cancelling a finished workflow changed it")
 	}
 	if len(history(t, s, "c")) != 3 {
 		t.Fatalf("history %v", kinds(history(t, s, "c")))
 	}
-	if _, err := s.CancelWorkflow(ctxT(t), ns, "nope", ""); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "nope", Reason: ""}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unknown: %v", err)
 	}
 }
@@ -119,7 +121,7 @@ func TestCancel_RolledBackTurnLeavesNoFlag(t *testing.T) {
 	pool := pgtest.New(t)
 	s := store.New(pool, store.Options{})
 	startWithActivities(t, s, "rb", schedule(1))
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "rb", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "rb", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
 	for _, q := range []string{
 		`CREATE FUNCTION fail_turn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
@@ -129,8 +131,8 @@ func TestCancel_RolledBackTurnLeavesNoFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}})
+	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}})
 	if err == nil || !strings.Contains(err.Error(), "injected fault") {
 		t.Fatalf("err = %v, want the injected fault", err)
 	}
@@ -197,12 +199,12 @@ func TestCancel_MassCancel(t *testing.T) {
 		cmds = append(cmds, schedule(int64(i+1))...)
 	}
 	startWithActivities(t, s, "mass", cmds)
-	held := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w1", time.Minute, 100))(t)
-	m(s.CancelWorkflow(ctxT(t), ns, "mass", "stop"))(t)
+	held := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute, Max: 100}))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "mass", Reason: "stop"}))(t)
 	turn := fetchTurn(t, s)
 	counter.n.Store(0)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
 	if got := counter.n.Load(); got > 10 {
 		t.Fatalf("mass cancel took %d statements, want ≤ 10", got)
 	}
@@ -214,7 +216,7 @@ func TestCancel_MassCancel(t *testing.T) {
 	if c := count(history(t, s, "mass"), api.EventActivityCancelRequested); c != n {
 		t.Fatalf("%d ActivityCancelRequested events, want %d", c, n)
 	}
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[0].LockToken), nil, time.Minute))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[0].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested {
 		t.Fatal("a held attempt was not flagged")
 	}
@@ -229,12 +231,12 @@ func TestCancel_LateResultsAreStale(t *testing.T) {
 	a2 := fetchAct(t, s, time.Minute)
 	// Activity 2 completes (its message is queued), then a turn cancels
 	// both as select losers before seeing that message.
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "late", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "late", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`)))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
-		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}))(t)
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`)))(t); r.Outcome != store.OutcomeStale {
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}}))(t)
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	// The queued completion of activity 2 is consumed silently: no turn.
@@ -252,18 +254,18 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "d", schedule(1))
 	a := fetchAct(t, s, time.Minute)
-	if err := s.DeleteWorkflow(ctxT(t), ns, "d", false); !errors.Is(err, store.ErrRunning) {
+	if err := s.DeleteWorkflow(ctxT(t), &storage.DeleteWorkflowParams{Namespace: ns, InstanceID: "d", Force: false}); !errors.Is(err, storage.ErrRunning) {
 		t.Fatalf("delete without force: %v", err)
 	}
-	must0(t, s.DeleteWorkflow(ctxT(t), ns, "d", true))
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
+	must0(t, s.DeleteWorkflow(ctxT(t), &storage.DeleteWorkflowParams{Namespace: ns, InstanceID: "d", Force: true}))
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != "instance_deleted" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
-	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("describe after delete: %v", err)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -280,12 +282,12 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	}
 	cmds = append(cmds, api.Command{Type: api.CommandScheduleActivity, ActivityID: n + 1, ActivityType: "pinned", TaskQueue: "q@w1"})
 	startWithActivities(t, s, "live", cmds)
-	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
-		HostTaskQueue: "q@w1", LeaseDuration: api.Duration(time.Second)}))(t)
+	hb := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
+		HostTaskQueue: "q@w1", LeaseDuration: api.Duration(time.Second)}}))(t)
 	if hb.State != api.WorkerActive || hb.PrevState != "" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
-	held := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w1", time.Minute, n))(t)
+	held := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute, Max: n}))(t)
 	if len(held) != n {
 		t.Fatalf("held %d", len(held))
 	}
@@ -297,7 +299,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := s.Sweep(ctxT(t))
+			r, err := s.Sweep(ctxT(t), nil)
 			if err != nil {
 				t.Error(err)
 				return
@@ -316,7 +318,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	if expired != 1 {
 		t.Fatalf("worker expired %d times", expired)
 	}
-	again := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q", "q@w1"}, "w2", time.Minute, 100))(t)
+	again := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q", "q@w1"}, WorkerID: "w2", LockFor: time.Minute, Max: 100}))(t)
 	if len(again) != n {
 		t.Fatalf("%d attempts rescheduled, want %d", len(again), n)
 	}
@@ -325,7 +327,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 			t.Fatalf("rescheduled %+v", a)
 		}
 	}
-	old := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, held[0].LockToken), nil, time.Minute))(t)
+	old := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[0].LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !old.CancelRequested || old.Reason != "worker_lost" {
 		t.Fatalf("old attempt %+v", old)
 	}
@@ -346,11 +348,11 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	}
 	// Resurrection: the same worker heartbeats again and is active; its
 	// old attempts stay cancelled and their results are stale.
-	hb = m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	hb = m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t)
 	if hb.State != api.WorkerActive || hb.PrevState != api.WorkerInactive {
 		t.Fatalf("resurrection %+v", hb)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, held[1].LockToken), json.RawMessage(`"late"`)))(t); r.Outcome != store.OutcomeStale {
+	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[1].LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("late result outcome %s", r.Outcome)
 	}
 }
@@ -359,12 +361,12 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 // heartbeat is then ErrWorkerGone.
 func TestLiveness_CleanupThenGone(t *testing.T) {
 	s := store.New(pgtest.New(t), store.Options{CleanupDelay: 100 * time.Millisecond})
-	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}))(t)
+	hb := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}))(t)
 	sweepUntil(t, s, 10*time.Second, "cleanup", func() bool {
 		w := m(s.GetWorker(ctxT(t), ns, "w"))(t)
 		return w.State == api.WorkerCleanedUp
 	})
-	if _, err := s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}); !errors.Is(err, store.ErrWorkerGone) {
+	if _, err := s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}); !errors.Is(err, storage.ErrWorkerGone) {
 		t.Fatalf("heartbeat after cleanup: %v (lease was %v)", err, hb.LeaseExpiresAt)
 	}
 }
@@ -376,12 +378,12 @@ func TestCancel_TerminalTurnKeepsSelectReason(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "tt", schedule(1))
 	a := fetchAct(t, s, time.Minute)
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "tt", "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "tt", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        []api.Command{{Type: api.CommandCompleteWorkflow}},
-		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}}}))(t)
-	hb := m(s.HeartbeatActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), nil, time.Minute))(t)
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}}}}))(t)
+	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if hb.Reason != "select_loser:timeout" {
 		t.Fatalf("reason %q", hb.Reason)
 	}
@@ -393,11 +395,11 @@ func TestCancel_TerminalTurnKeepsSelectReason(t *testing.T) {
 // next sweep.
 func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
 	s := newStore(t)
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
-		LeaseDuration: api.Duration(time.Minute)}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
+		LeaseDuration: api.Duration(time.Minute)}}))(t)
 	// A graceful stop: the session ends now.
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
-		LeaseDuration: api.Duration(time.Minute), Shutdown: true}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
+		LeaseDuration: api.Duration(time.Minute), Shutdown: true}}))(t)
 	sweepUntil(t, s, 5*time.Second, "the session to end", func() bool {
 		return m(s.GetWorker(ctxT(t), ns, "h1"))(t).State == api.WorkerInactive
 	})

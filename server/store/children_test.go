@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -22,7 +24,7 @@ func xminOf(t *testing.T, s *store.Store, query string, args ...any) string {
 
 func fetchOn(t *testing.T, s *store.Store, queue string) *api.WorkflowTask {
 	t.Helper()
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, queue, "w1", 10*time.Second))(t)
+	task := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: queue, WorkerID: "w1", LockFor: 10 * time.Second})))(t)
 	if task == nil {
 		t.Fatalf("expected a workflow task on %s, got none", queue)
 	}
@@ -39,15 +41,15 @@ func fetchOn(t *testing.T, s *store.Store, queue string) *api.WorkflowTask {
 func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "p")
-	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "busy", TaskQueue: "q3", InstanceID: "busy"}))(t)
+	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "busy", TaskQueue: "q3", InstanceID: "busy"}}))(t)
 	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "kidwf", TaskQueue: "q2",
 			Input: json.RawMessage(`"hi"`), ParentClosePolicy: api.ParentClosePolicyRequestCancel},
 		{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "busy", WorkflowType: "kidwf", TaskQueue: "q2"},
 		{Type: api.CommandStartChildWorkflow, ChildID: 3, WorkflowID: "loner", WorkflowType: "kidwf", TaskQueue: "q2",
 			ParentClosePolicy: api.ParentClosePolicyAbandon},
-	}}))(t)
+	}}}))(t)
 	ack := xminOf(t, s, `SELECT xmin::text FROM history WHERE namespace = $1 AND instance_id = 'p' AND kind = 'ChildWorkflowInitiated' AND (payload->>'child_id')::int = 1`, ns)
 	for _, q := range []string{
 		`SELECT xmin::text FROM instances WHERE namespace = $1 AND instance_id = 'kid' AND parent_instance_id = 'p' AND parent_execution_id = 1 AND parent_child_id = 1 AND parent_close_policy = 'request_cancel'`,
@@ -75,8 +77,8 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	if string(kid.Messages[0].Input) != `"hi"` || kid.Messages[0].ParentWorkflowID != "p" {
 		t.Fatalf("child start %+v", kid.Messages[0])
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, kid.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"ok":true}`)}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"ok":true}`)}}}}))(t)
 	closed := xminOf(t, s, `SELECT xmin::text FROM history WHERE namespace = $1 AND instance_id = 'kid' AND kind = 'WorkflowCompleted'`, ns)
 	if x := xminOf(t, s, `SELECT xmin::text FROM orchestrator_queue WHERE namespace = $1 AND instance_id = 'p' AND kind = 'ChildWorkflowCompleted' AND payload->'result' = '{"ok":true}'::jsonb`, ns); x != closed {
 		t.Fatalf("ChildWorkflowCompleted written by %s, the child's close by %s", x, closed)
@@ -86,8 +88,8 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	// keeps running, untouched.
 	task = fetchTurn(t, s)
 	got := kinds(task.Messages)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCompleteWorkflow}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCompleteWorkflow}}}}))(t)
 	h := history(t, s, "p")
 	for _, k := range []string{api.EventChildWorkflowStarted, api.EventStartChildWorkflowFailed, api.EventChildWorkflowCompleted} {
 		if count(h, k) == 0 {
@@ -109,21 +111,21 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "p")
 	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "rc", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyRequestCancel},
 		{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "term", WorkflowType: "k", TaskQueue: "q2"},
 		{Type: api.CommandStartChildWorkflow, ChildID: 3, WorkflowID: "ab", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyAbandon},
 		{Type: api.CommandStartChildWorkflow, ChildID: 4, WorkflowID: "ab2", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyAbandon},
 		{Type: api.CommandRequestCancelChildWorkflow, ChildID: 4, WorkflowID: "ab2"},
-	}}))(t)
+	}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "ab2"))(t); !w.CancelRequested {
 		t.Fatalf("ab2 was not asked to cancel: %+v", w)
 	}
 	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
-	m(s.CancelWorkflow(ctxT(t), ns, "p", "stop"))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "p", Reason: "stop"}))(t)
 	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	term := m(s.DescribeWorkflow(ctxT(t), ns, "term"))(t)
 	if term.Status != api.StatusTerminated || term.Error == nil || term.Error.Type != api.ErrorTypeTerminated ||
 		term.Error.Message != api.CancelReasonParentCanceled {
@@ -165,7 +167,7 @@ func TestChildren_ClosePolicyOnlyForParents(t *testing.T) {
 	complete := func(cmds ...api.Command) {
 		t.Helper()
 		task := fetchTurn(t, s)
-		m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
+		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 	}
 	kid := func(id string) api.Command {
 		return api.Command{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: id, WorkflowType: "k", TaskQueue: "q2",

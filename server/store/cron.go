@@ -11,6 +11,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Cron workflows (docs/api.md, "Cron workflows"): the instance keeps its
@@ -27,7 +28,7 @@ func firstCronRun(spec string, now time.Time) (*string, time.Duration, error) {
 	}
 	next, err := engine.CronNext(spec, now)
 	if err != nil {
-		return nil, 0, &InvalidError{Field: "cron_schedule", Message: err.Error()}
+		return nil, 0, &storage.InvalidError{Field: "cron_schedule", Message: err.Error()}
 	}
 	return &spec, next.Sub(now), nil
 }

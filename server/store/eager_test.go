@@ -7,6 +7,8 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -15,17 +17,17 @@ import (
 // them locked and bound to it, and leaves the others in their queues.
 func TestEager_AckClaimsNewAttempts(t *testing.T) {
 	s := newStore(t)
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t)
 	start(t, s, "eager")
 	turn := fetchTurn(t, s) // fetched by worker "w1"
 	cmds := schedule(1, 2, 3)
 	other := schedule(4)[0]
 	other.TaskQueue = "elsewhere"
 	cmds = append(cmds, other)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        cmds,
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 2, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if len(resp.ActivityTasks) != 2 {
 		t.Fatalf("eager tasks = %d, want 2 (max)", len(resp.ActivityTasks))
 	}
@@ -42,11 +44,11 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 	}
 	// The claimed attempts are held: a poll gets the third one only, and
 	// the other queue's attempt waits there.
-	left := m(s.FetchActivityTasks(ctxT(t), ns, []string{"q"}, "w2", time.Minute, 10))(t)
+	left := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute, Max: 10}))(t)
 	if len(left) != 1 || left[0].ActivityID != 3 {
 		t.Fatalf("left in queue q: %+v, want activity 3 only", left)
 	}
-	if got := m(s.FetchActivityTasks(ctxT(t), ns, []string{"elsewhere"}, "w2", time.Minute, 10))(t); len(got) != 1 || got[0].ActivityID != 4 {
+	if got := m(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"elsewhere"}, WorkerID: "w2", LockFor: time.Minute, Max: 10}))(t); len(got) != 1 || got[0].ActivityID != 4 {
 		t.Fatalf("queue elsewhere: %+v, want activity 4", got)
 	}
 	// Bound to the acknowledging worker; completing one reaches the workflow.
@@ -54,7 +56,7 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 	if len(w.BoundActivities) != 2 {
 		t.Fatalf("worker w1 holds %d attempts, want the 2 eager ones: %+v", len(w.BoundActivities), w.BoundActivities)
 	}
-	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, resp.ActivityTasks[0].LockToken), json.RawMessage(`"done"`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, resp.ActivityTasks[0].LockToken), Result: json.RawMessage(`"done"`)}))(t)
 	next := fetchTurn(t, s)
 	found := false
 	for _, e := range next.Messages {
@@ -73,7 +75,7 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 // the wake-up goes right after it).
 func TestEager_InactiveWorkerGetsNone(t *testing.T) {
 	s, _, url := countingStore(t)
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second)}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second)}}))(t)
 	start(t, s, "eager-inactive")
 	turn := fetchTurn(t, s)
 	sweepUntil(t, s, 10*time.Second, "worker w1 inactive", func() bool {
@@ -81,17 +83,17 @@ func TestEager_InactiveWorkerGetsNone(t *testing.T) {
 		return err == nil && w.State == api.WorkerInactive
 	})
 	l := listen(t, url)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1),
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if len(resp.ActivityTasks) != 0 {
 		t.Fatalf("inactive worker got eager tasks: %+v", resp.ActivityTasks)
 	}
 	if n := l.until(t, store.ActivityQueueKey(ns, "q")); n != 1 {
 		t.Fatalf("the activity queue's pollers were told of %d items, want 1", n)
 	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a == nil || a.ActivityID != 1 {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute})))(t); a == nil || a.ActivityID != 1 {
 		t.Fatalf("the attempt is not in the queue: %+v", a)
 	}
 }
@@ -102,11 +104,11 @@ func TestEager_SkipsCancelled(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "eager-skip")
 	turn := fetchTurn(t, s)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1, 2),
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 2, Reason: "select_lost"}},
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 {
 		t.Fatalf("eager tasks = %+v, want activity 1 only", resp.ActivityTasks)
 	}
@@ -123,9 +125,8 @@ func TestEager_ResultHandsOutTheTurn(t *testing.T) {
 	if a.WorkflowTaskQueue != "q" {
 		t.Fatalf("activity task workflow_task_queue = %q, want q", a.WorkflowTaskQueue)
 	}
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`"r"`),
-		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask == nil {
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask == nil {
 		t.Fatalf("answer %+v: want delivered with a workflow task", resp)
 	}
 	turn := resp.WorkflowTask
@@ -133,11 +134,11 @@ func TestEager_ResultHandsOutTheTurn(t *testing.T) {
 		string(turn.Messages[0].Result) != `"r"` {
 		t.Fatalf("eager turn %+v", turn)
 	}
-	if got := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t); got != nil {
+	if got := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); got != nil {
 		t.Fatalf("a poll took the held workflow: %+v", got)
 	}
-	done := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+	done := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	if done.Status != api.StatusCompleted {
 		t.Fatalf("status after the eager turn: %s", done.Status)
 	}
@@ -150,18 +151,16 @@ func TestEager_ResultWithoutTurn(t *testing.T) {
 	startWithActivities(t, s, "eager-none", schedule(1, 2))
 	a1 := fetchAct(t, s, time.Minute)
 	a2 := fetchAct(t, s, time.Minute)
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`),
-		&api.EagerWorkflowTask{TaskQueue: "other", LockFor: api.Duration(time.Minute)}))(t)
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "other", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.WorkflowTask != nil {
 		t.Fatalf("eager turn for a workflow on another queue: %+v", resp.WorkflowTask)
 	}
 	held := fetchTurn(t, s) // a turn in flight holds the workflow
-	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`),
-		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+	resp = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v: want delivered, no turn (the workflow is held)", resp)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, held.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, held.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	next := fetchTurn(t, s)
 	if len(next.Messages) != 1 || next.Messages[0].ActivityID != 2 {
 		t.Fatalf("the second result did not wait in the queue: %+v", next.Messages)
@@ -178,11 +177,11 @@ func TestEager_ResultWaitsForSiblings(t *testing.T) {
 	a1 := fetchAct(t, s, time.Minute)
 	a2 := fetchAct(t, s, time.Minute)
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`), eager))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("first result: %+v, want delivered without a turn (a sibling is outstanding)", resp)
 	}
-	resp = m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a2.LockToken), json.RawMessage(`2`), eager))(t)
+	resp = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`), Eager: eager}))(t)
 	if resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 2 {
 		t.Fatalf("last result: %+v, want a turn with both results", resp)
 	}
@@ -198,14 +197,14 @@ func TestEager_ClaimedAttemptIsInsertedHeld(t *testing.T) {
 	start(t, s, "eager-held")
 	turn := fetchTurn(t, s)
 	upd0, _ := tableUpdates(t, pool, "worker_queue")
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{
 			scheduleWith(1, api.ActivityOptions{StartToCloseTimeout: api.Duration(time.Minute),
 				HeartbeatTimeout: api.Duration(30 * time.Second), ScheduleToStartTimeout: api.Duration(time.Hour)}),
 			scheduleWith(2, api.ActivityOptions{}),
 		},
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 {
 		t.Fatalf("eager tasks = %+v, want activity 1", resp.ActivityTasks)
 	}
@@ -252,10 +251,10 @@ func TestAck_EndingTurnCancelsOnlyOutstanding(t *testing.T) {
 	if a1.ActivityID != 1 || a2.ActivityID != 2 {
 		t.Fatalf("fetched activities %d, %d; want 1, 2", a1.ActivityID, a2.ActivityID)
 	}
-	m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`"one"`)))(t)
+	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`"one"`)}))(t)
 	turn := fetchTurn(t, s)
-	out := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+	out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	if out.Status != api.StatusCompleted {
 		t.Fatalf("status %s", out.Status)
 	}
@@ -289,12 +288,11 @@ func TestLockNextTurns_EagerBranchLeavesTheQueue(t *testing.T) {
 	startWithActivities(t, s, "eager-busy", schedule(1, 2))
 	a1 := fetchAct(t, s, time.Minute)
 	fetchAct(t, s, time.Minute) // activity 2 stays outstanding
-	if _, err := s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bystander"}); err != nil {
+	if _, err := s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bystander"}}); err != nil {
 		t.Fatal(err)
 	}
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`),
-		&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v (turn %+v): want delivered without a turn", resp, resp.WorkflowTask)
 	}
 	turn := fetchTurn(t, s)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 )
 
@@ -100,12 +101,11 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 	}
 	for _, id := range []string{"pinned-same", "pinned-other", "pinned-pair"} {
 		storagetest.Start(t, s, id)
-		turn, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w1", "b1", time.Minute)
+		turn, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", BuildID: "b1", LockFor: time.Minute}))
 		if err != nil || turn == nil || turn.InstanceID != id {
 			t.Fatalf("first turn of %s: %+v %v", id, turn, err)
 		}
-		if _, err := s.CompleteWorkflowTask(ctx, ns, storagetest.TurnTok(t, turn.LockToken),
-			api.CompleteWorkflowTaskRequest{Commands: pinned[id]}); err != nil {
+		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: storagetest.TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: pinned[id]}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,7 +115,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 		attempts[a.InstanceID] = append(attempts[a.InstanceID], a)
 	}
 	// "held": a turn in flight (a signal's) holds it.
-	if err := s.SignalWorkflow(ctx, ns, "held", "poke", json.RawMessage(`1`)); err != nil {
+	if err := s.SignalWorkflow(ctx, &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "held", Name: "poke", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
 	if turn := storagetest.FetchTurn(t, s); turn.InstanceID != "held" {
@@ -165,7 +165,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 	turns := map[string]int{} // instance → eager turns handed out
 	for i, r := range group {
 		c := calls[i]
-		if c.err != nil || c.alone || c.out.Outcome != OutcomeDelivered {
+		if c.err != nil || c.alone || c.out.Outcome != storage.OutcomeDelivered {
 			t.Fatalf("%s: %+v err %v alone %v, want delivered in the group", r.name, c.out, c.err, c.alone)
 		}
 		turn := c.out.WorkflowTask
@@ -201,7 +201,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 	// of the locked ones.
 	var polled []string
 	for {
-		turn, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w2", "", time.Minute)
+		turn, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "", LockFor: time.Minute}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +213,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 	if strings.Join(polled, " ") != "sibling" {
 		t.Errorf("a poll of a worker without a build id took %v, want only sibling's turn", polled)
 	}
-	other, err := s.FetchWorkflowTaskForBuild(ctx, ns, "q", "w2", "b1", time.Minute)
+	other, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "b1", LockFor: time.Minute}))
 	if err != nil || other == nil || other.InstanceID != "pinned-other" {
 		t.Errorf("a poll of build id b1 took %+v (%v), want pinned-other's turn", other, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Work of task_queue_limits rows (migration 00043): a queue's workflow
@@ -24,7 +25,7 @@ func (s *Store) SetTaskQueueLimits(ctx context.Context, ns, name string, l api.T
 		if exists, err := t.q.NamespaceExists(ctx, ns); err != nil {
 			return fmt.Errorf("namespace: %w", err)
 		} else if !exists {
-			return fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+			return fmt.Errorf("namespace %s: %w", ns, storage.ErrNotFound)
 		}
 		// In a fixed order (the rows' lock order).
 		for _, kr := range []struct {

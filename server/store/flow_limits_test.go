@@ -12,6 +12,8 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -40,8 +42,8 @@ func TestFlowRateLimit_AcrossReplicas(t *testing.T) {
 	rs := replicas(t, 2)
 	ctx := ctxT(t)
 	for i := range 200 {
-		m(rs[0].StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
-			InstanceID: fmt.Sprintf("w-%03d", i), Input: json.RawMessage(`{}`)}))(t)
+		m(rs[0].StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
+			InstanceID: fmt.Sprintf("w-%03d", i), Input: json.RawMessage(`{}`)}}))(t)
 	}
 	must0(t, rs[0].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{WorkflowTasksPerSecond: 10}))
 	tq := m(rs[1].DescribeTaskQueue(ctx, ns, "q"))(t)
@@ -49,14 +51,14 @@ func TestFlowRateLimit_AcrossReplicas(t *testing.T) {
 		t.Fatalf("describe: limits %+v", tq.Limits)
 	}
 	fetch := func(r *store.Store, worker string) int {
-		return len(m(r.FetchWorkflowTasksForBuild(ctx, ns, "q", worker, "", time.Minute, 16))(t))
+		return len(m(r.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: worker, BuildID: "", LockFor: time.Minute, Max: 16}))(t))
 	}
 	if perSecond := dispatchRate(t, rs, fetch); perSecond < 9 || perSecond > 11 {
 		t.Fatalf("%.1f turns a second across two replicas, want 10 ± 1", perSecond)
 	}
 	// Removing the limit lets the backlog go at once.
 	must0(t, rs[1].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{}))
-	if got := m(rs[1].FetchWorkflowTasksForBuild(ctx, ns, "q", "w1", "", time.Minute, 16))(t); len(got) != 16 {
+	if got := m(rs[1].FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", BuildID: "", LockFor: time.Minute, Max: 16}))(t); len(got) != 16 {
 		t.Fatalf("without the limit a fetch took %d turns, want 16", len(got))
 	}
 }
@@ -99,9 +101,9 @@ func TestFlowRateLimit_ActivitiesAcrossReplicas(t *testing.T) {
 	rs := replicas(t, 2)
 	ctx := ctxT(t)
 	must0(t, rs[0].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{ActivityTasksPerSecond: 10}))
-	m(rs[0].StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "fan",
-		Input: json.RawMessage(`{}`)}))(t)
-	task := m(rs[0].FetchWorkflowTask(ctx, ns, "q", "w0", time.Minute))(t)
+	m(rs[0].StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "fan",
+		Input: json.RawMessage(`{}`)}}))(t)
+	task := m(storagetest.FirstTurn(rs[0].FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w0", LockFor: time.Minute})))(t)
 	if task == nil {
 		t.Fatal("no turn")
 	}
@@ -109,13 +111,13 @@ func TestFlowRateLimit_ActivitiesAcrossReplicas(t *testing.T) {
 	for i := range ids {
 		ids[i] = int64(i + 1)
 	}
-	ack := m(rs[0].CompleteWorkflowTask(ctx, ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
-		Commands: schedule(ids...), EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 16}}))(t)
+	ack := m(rs[0].CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: schedule(ids...), EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 16}}}))(t)
 	if len(ack.ActivityTasks) != 0 {
 		t.Fatalf("the ack claimed %d attempts of a rate-limited queue eagerly", len(ack.ActivityTasks))
 	}
 	fetch := func(r *store.Store, worker string) int {
-		return len(m(r.FetchActivityTasks(ctx, ns, []string{"q"}, worker, time.Minute, 16))(t))
+		return len(m(r.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: worker, LockFor: time.Minute, Max: 16}))(t))
 	}
 	if perSecond := dispatchRate(t, rs, fetch); perSecond < 9 || perSecond > 11 {
 		t.Fatalf("%.1f attempts a second across two replicas, want 10 ± 1", perSecond)

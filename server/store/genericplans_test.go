@@ -11,6 +11,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -39,11 +40,11 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	}
 	for range ids {
 		task := fetchTurn(t, s)
-		m(s.CompleteWorkflowTask(ctx, "default", turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+		m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: "default", Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	}
 	for _, id := range ids {
 		a := fetchAct(t, s, time.Minute)
-		m(s.CompleteActivityTask(ctx, "default", attemptTok(t, a.LockToken), json.RawMessage(`1`)))(t)
+		m(s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 		m(s.DescribeWorkflow(ctx, "default", id))(t)
 	}
 	rows, err := pool.Query(ctx, `SELECT substring(statement FROM '-- name: (\w+)'), generic_plans, custom_plans

@@ -10,7 +10,7 @@ import (
 // that kept running through the outage retry their reports, renewals and
 // turn acks, and nothing they hold is taken from them because a deadline
 // passed while nobody could renew or report anything. The sweeper holds
-// lock, lease and timeout expiry during the grace (SweepOptions.HoldExpiry)
+// lock, lease and timeout expiry during the grace (SweepParams.HoldExpiry)
 // and the turn fetches (FetchWorkflowTask, the eager turn of an activity
 // result) do not take over turns whose lock expired. It is the one place
 // that decides it; a nil *OutageGrace is never within a grace. Safe for

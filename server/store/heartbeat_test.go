@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 )
 
 // commitCounter counts COMMIT statements.
@@ -45,11 +47,11 @@ func TestHeartbeat_CoalescedAndCorrect(t *testing.T) {
 	counter := &commitCounter{}
 	s, _ := tracedStore(t, counter)
 	startWithActivities(t, s, "hb", schedule(1, 2))
-	a1 := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w-1", time.Minute))(t)
-	a2 := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w-2", time.Minute))(t)
-	m(s.CancelWorkflow(ctxT(t), ns, "hb", ""))(t)
-	turn := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	a1 := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w-1", LockFor: time.Minute})))(t)
+	a2 := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w-2", LockFor: time.Minute})))(t)
+	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "hb", Reason: ""}))(t)
+	turn := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 
 	const n = 400
 	counter.n.Store(0)
@@ -60,8 +62,8 @@ func TestHeartbeat_CoalescedAndCorrect(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			id := fmt.Sprintf("w-%d", i%n) // w-0 heartbeats twice
-			r, err := s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: id,
-				LeaseDuration: api.Duration(10 * time.Second), BoundActivities: []string{"00000000-0000-0000-0000-00000000000" + fmt.Sprint(i%10)}})
+			r, err := s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: id,
+				LeaseDuration: api.Duration(10 * time.Second), BoundActivities: []string{"00000000-0000-0000-0000-00000000000" + fmt.Sprint(i%10)}}})
 			if err != nil {
 				t.Error(err)
 				return
@@ -112,7 +114,7 @@ func BenchmarkHeartbeats(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					id := fmt.Sprintf("w-%d", next.Add(1)%int64(workers))
-					if _, err := s.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: id, LeaseDuration: api.Duration(10 * time.Second)}); err != nil {
+					if _, err := s.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: id, LeaseDuration: api.Duration(10 * time.Second)}}); err != nil {
 						b.Error(err)
 						return
 					}

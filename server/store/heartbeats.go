@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // maxHeartbeatBatch bounds how many heartbeats one transaction applies.
@@ -22,7 +23,7 @@ type heartbeatCall struct {
 	ns    string
 	owner string
 	req   api.WorkerHeartbeatRequest
-	res   HeartbeatResult
+	res   storage.HeartbeatResult
 	err   error
 }
 
@@ -41,20 +42,17 @@ func newHeartbeats() *coalescer[*heartbeatCall] {
 // renews every attempt the worker holds (to twice the lease), returning the
 // cancel info of those whose cancellation was requested. Tokens the worker
 // reports holding (bound_activities) that it no longer holds come back in
-// Lost. A cleaned-up worker → ErrWorkerGone. Concurrent heartbeats share
-// one transaction.
-func (s *Store) WorkerHeartbeat(ctx context.Context, ns string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error) {
-	return s.WorkerHeartbeatAs(ctx, ns, "", req)
-}
-
-// WorkerHeartbeatAs is WorkerHeartbeat by owner: a new session is created
-// with this owner ("" : none), and a session with an owner is renewed only
-// by the same one. Any other caller changes nothing and gets ErrWorkerGone
-// (the server tells it apart with WorkerOwner).
-func (s *Store) WorkerHeartbeatAs(ctx context.Context, ns, owner string, req api.WorkerHeartbeatRequest) (HeartbeatResult, error) {
-	call := &heartbeatCall{ns: ns, owner: owner, req: req}
+// Lost. A cleaned-up worker → storage.ErrWorkerGone. Concurrent heartbeats
+// share one transaction.
+//
+// A new session is created with p.Owner ("": none), and a session with an
+// owner is renewed only by the same one. Any other caller changes nothing
+// and gets storage.ErrWorkerGone (the server tells it apart with
+// WorkerOwner).
+func (s *Store) WorkerHeartbeat(ctx context.Context, p *storage.WorkerHeartbeatParams) (storage.HeartbeatResult, error) {
+	call := &heartbeatCall{ns: p.Namespace, owner: p.Owner, req: p.Request}
 	if err := s.hb.do(ctx, call, s.applyHeartbeats); err != nil {
-		return HeartbeatResult{}, err
+		return storage.HeartbeatResult{}, err
 	}
 	return call.res, call.err
 }
@@ -126,7 +124,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 	for _, k := range order {
 		list = append(list, rows[k])
 	}
-	var results map[key]*HeartbeatResult
+	var results map[key]*storage.HeartbeatResult
 	var held map[key][]string
 	// The batch serves many callers: it runs on its own deadline rather
 	// than on any one caller's context.
@@ -143,7 +141,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 			return fmt.Errorf("renew workers: %w", err)
 		}
 		for _, u := range renewedWorkers {
-			results[key{u.Namespace, u.WorkerID, u.Owner}] = &HeartbeatResult{
+			results[key{u.Namespace, u.WorkerID, u.Owner}] = &storage.HeartbeatResult{
 				WorkerHeartbeatResponse: api.WorkerHeartbeatResponse{State: u.State, LeaseExpiresAt: u.LeaseExpiresAt, Cancels: []api.AttemptCancel{}},
 				PrevState:               u.PrevState,
 			}
@@ -171,7 +169,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 				if u.Inserted {
 					prev = ""
 				}
-				results[restKey[[2]string{u.Namespace, u.WorkerID}]] = &HeartbeatResult{
+				results[restKey[[2]string{u.Namespace, u.WorkerID}]] = &storage.HeartbeatResult{
 					WorkerHeartbeatResponse: api.WorkerHeartbeatResponse{State: u.State, LeaseExpiresAt: u.LeaseExpiresAt, Cancels: []api.AttemptCancel{}},
 					PrevState:               prev,
 				}
@@ -214,7 +212,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 	}
 	apply := func(t *txn) error {
 		// A retried batch starts afresh.
-		results, held = map[key]*HeartbeatResult{}, map[key][]string{}
+		results, held = map[key]*storage.HeartbeatResult{}, map[key][]string{}
 		for start := 0; start < len(list); {
 			end := start + 1
 			for end < len(list) && list[end].Namespace == list[start].Namespace {
@@ -239,7 +237,7 @@ func (s *Store) applyHeartbeats(batch []*heartbeatCall) {
 		case err != nil:
 			c.err = fmt.Errorf("worker heartbeat: %w", err)
 		case res == nil:
-			c.err = ErrWorkerGone
+			c.err = storage.ErrWorkerGone
 		default:
 			c.res = *res
 			c.res.Cancels = slices.Clone(res.Cancels)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // historyToken is the opaque position of a history page: the execution
@@ -19,25 +20,25 @@ type historyToken struct {
 	After       int64 `json:"a"`
 }
 
-// HistoryPage returns up to pageSize events of an execution (executionID
+// historyPage returns up to pageSize events of an execution (executionID
 // 0 = the current one), from the start or from pageToken, a
 // next_page_token of an earlier page. NextPageToken is set when more
 // events may follow. A page token of another execution, or one this
-// server did not issue, is ErrBadPageToken.
-func (s *Store) HistoryPage(ctx context.Context, ns, instanceID string, executionID int64, pageToken string, pageSize int32) (api.HistoryResponse, error) {
+// server did not issue, is storage.ErrBadPageToken.
+func (s *Store) historyPage(ctx context.Context, ns, instanceID string, executionID int64, pageToken string, pageSize int32) (api.HistoryResponse, error) {
 	var tok historyToken
 	if pageToken != "" {
 		b, err := base64.RawURLEncoding.DecodeString(pageToken)
 		if err != nil || json.Unmarshal(b, &tok) != nil || tok.ExecutionID <= 0 || tok.After < 0 ||
 			executionID != 0 && executionID != tok.ExecutionID {
-			return api.HistoryResponse{}, ErrBadPageToken
+			return api.HistoryResponse{}, storage.ErrBadPageToken
 		}
 		executionID = tok.ExecutionID
 	}
 	q := gen.New(s.pool)
 	i, err := q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
-		return api.HistoryResponse{}, ErrNotFound
+		return api.HistoryResponse{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.HistoryResponse{}, fmt.Errorf("history: %w", err)
@@ -46,7 +47,7 @@ func (s *Store) HistoryPage(ctx context.Context, ns, instanceID string, executio
 		executionID = i.ExecutionID
 	}
 	if executionID < 0 || executionID > i.ExecutionID {
-		return api.HistoryResponse{}, fmt.Errorf("execution %d: %w", executionID, ErrNotFound)
+		return api.HistoryResponse{}, fmt.Errorf("execution %d: %w", executionID, storage.ErrNotFound)
 	}
 	rows, err := q.GetHistoryPage(ctx, gen.GetHistoryPageParams{Namespace: ns, InstanceID: instanceID,
 		ExecutionID: executionID, AfterEventID: tok.After, PageSize: pageSize + 1})
@@ -83,11 +84,11 @@ func (s *Store) HistoryPage(ctx context.Context, ns, instanceID string, executio
 
 // ExecutionOfRunID returns the execution of instanceID whose run id is
 // runID: the current one, or a past one whose WorkflowStarted event
-// recorded it. ErrNotFound when none has.
+// recorded it. storage.ErrNotFound when none has.
 func (s *Store) ExecutionOfRunID(ctx context.Context, ns, instanceID string, runID uuid.UUID) (int64, error) {
 	exec, err := gen.New(s.pool).ExecutionOfRunID(ctx, gen.ExecutionOfRunIDParams{Namespace: ns, InstanceID: instanceID, RunID: runID})
 	if noRows(err) {
-		return 0, fmt.Errorf("run %s of %s: %w", runID, instanceID, ErrNotFound)
+		return 0, fmt.Errorf("run %s of %s: %w", runID, instanceID, storage.ErrNotFound)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("execution of run id: %w", err)

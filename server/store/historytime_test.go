@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 )
 
 // nonDecreasing fails the test when an event of h is earlier than the one
@@ -32,7 +34,7 @@ func TestHistory_TimesNeverGoBack(t *testing.T) {
 	s := newStore(t)
 	startWithActivities(t, s, "mono", []api.Command{{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(time.Hour)}})
 	for _, name := range []string{"a", "b", "c"} {
-		must0(t, s.SignalWorkflow(ctxT(t), ns, "mono", name, nil))
+		must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "mono", Name: name, Input: nil}))
 	}
 	// a: an hour before the previous turn's events; b: later than c.
 	if _, err := s.Pool().Exec(ctxT(t), `UPDATE orchestrator_queue SET visible_at = CASE payload->>'signal_name'
@@ -44,8 +46,8 @@ func TestHistory_TimesNeverGoBack(t *testing.T) {
 	if len(task.Messages) != 3 {
 		t.Fatalf("messages %+v", task.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandStartTimer, TimerID: 2, FireAfter: api.Duration(time.Hour)}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandStartTimer, TimerID: 2, FireAfter: api.Duration(time.Hour)}}}}))(t)
 	h := history(t, s, "mono")
 	nonDecreasing(t, "mono", h)
 	for i, msg := range task.Messages {
@@ -70,7 +72,7 @@ func TestHistory_TimesNeverGoBackUnderConcurrentSignals(t *testing.T) {
 		for g := range 2 {
 			wg.Go(func() {
 				for range signals / 2 {
-					if err := s.SignalWorkflow(ctxT(t), ns, fmt.Sprintf("cs-%d", i), fmt.Sprintf("g%d", g), nil); err != nil {
+					if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: fmt.Sprintf("cs-%d", i), Name: fmt.Sprintf("g%d", g), Input: nil}); err != nil {
 						t.Error(err)
 						return
 					}
@@ -84,7 +86,7 @@ func TestHistory_TimesNeverGoBackUnderConcurrentSignals(t *testing.T) {
 	for w := range 2 {
 		turns.Go(func() {
 			for {
-				task, err := s.FetchWorkflowTask(ctxT(t), ns, "q", fmt.Sprintf("w%d", w), 10*time.Second)
+				task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: fmt.Sprintf("w%d", w), LockFor: 10 * time.Second}))
 				if err != nil {
 					t.Error(err)
 					return
@@ -92,14 +94,14 @@ func TestHistory_TimesNeverGoBackUnderConcurrentSignals(t *testing.T) {
 				if task == nil {
 					select {
 					case <-done:
-						if task, err = s.FetchWorkflowTask(ctxT(t), ns, "q", fmt.Sprintf("w%d", w), 10*time.Second); err != nil || task == nil {
+						if task, err = storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: fmt.Sprintf("w%d", w), LockFor: 10 * time.Second})); err != nil || task == nil {
 							return
 						}
 					default:
 						continue
 					}
 				}
-				if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}); err != nil {
+				if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); err != nil {
 					t.Error(err)
 					return
 				}

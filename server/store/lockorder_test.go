@@ -18,6 +18,8 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -102,7 +104,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 	)
 	check := func(what string, err error) {
 		switch {
-		case err == nil, errors.Is(err, store.ErrLockLost), errors.Is(err, store.ErrUnhandledSignals),
+		case err == nil, errors.Is(err, storage.ErrLockLost), errors.Is(err, storage.ErrUnhandledSignals),
 			errors.Is(err, context.Canceled):
 		case isDeadlock(err):
 			callerDeadlocks.Add(1)
@@ -119,8 +121,8 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 		// Workflows with their activities scheduled.
 		for i := range workflows {
 			id := fmt.Sprintf("lo-%d-%02d", it, i)
-			m(s0.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: queue, InstanceID: id}))(t)
-			task := m(s0.FetchWorkflowTask(ctx, ns, queue, "setup", time.Minute))(t)
+			m(s0.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: queue, InstanceID: id}}))(t)
+			task := m(storagetest.FirstTurn(s0.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: queue, WorkerID: "setup", LockFor: time.Minute})))(t)
 			if task == nil {
 				t.Fatal("no first turn")
 			}
@@ -128,7 +130,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			for a := range ids {
 				ids[a] = int64(a + 1)
 			}
-			m(s0.CompleteWorkflowTask(ctx, ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}))(t)
+			m(s0.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}}))(t)
 		}
 		// The workers and the attempts each one holds, dealt round robin so
 		// that every workflow's attempts are spread over them.
@@ -140,12 +142,12 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			if w < lost {
 				lease = time.Millisecond
 			}
-			m(s0.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: workers[w], LeaseDuration: api.Duration(lease)}))(t)
+			m(s0.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: workers[w], LeaseDuration: api.Duration(lease)}}))(t)
 		}
 		var tokens []string
 		instanceOf := map[string]string{}
 		for w := 0; ; w = (w + 1) % workersCount {
-			got := m(s0.FetchActivityTasks(ctx, ns, []string{queue}, workers[w], time.Minute, 1))(t)
+			got := m(s0.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{queue}, WorkerID: workers[w], LockFor: time.Minute, Max: 1}))(t)
 			if len(got) == 0 {
 				break
 			}
@@ -198,8 +200,8 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 						default:
 						}
 						rand.Shuffle(len(toks), func(i, j int) { toks[i], toks[j] = toks[j], toks[i] })
-						_, err := s.WorkerHeartbeat(bgCtx, ns, api.WorkerHeartbeatRequest{WorkerID: workers[w],
-							LeaseDuration: api.Duration(lease), BoundActivities: toks})
+						_, err := s.WorkerHeartbeat(bgCtx, &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: workers[w],
+							LeaseDuration: api.Duration(lease), BoundActivities: toks}})
 						check(fmt.Sprintf("heartbeat %s on replica %d", workers[w], r), err)
 						if err == nil {
 							heartbeats.Add(1)
@@ -217,7 +219,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 						return
 					default:
 					}
-					res, err := s.Sweep(bgCtx)
+					res, err := s.Sweep(bgCtx, nil)
 					check(fmt.Sprintf("sweep on replica %d", r), err)
 					for _, w := range res.WorkersExpired {
 						flaggedLost.Add(int64(w.Attempts))
@@ -235,12 +237,12 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 						return
 					default:
 					}
-					task, err := s.FetchWorkflowTask(bgCtx, ns, queue, fmt.Sprintf("poller-%d", r), time.Minute)
+					task, err := storagetest.FirstTurn(s.FetchWorkflowTasks(bgCtx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: queue, WorkerID: fmt.Sprintf("poller-%d", r), LockFor: time.Minute}))
 					check("fetch turn", err)
 					if task == nil {
 						continue
 					}
-					_, err = s.CompleteWorkflowTask(bgCtx, ns, turnTok(t, task.LockToken), endWorkflow)
+					_, err = s.CompleteWorkflowTask(bgCtx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: endWorkflow})
 					check("ack", err)
 					if err == nil {
 						acks.Add(1)
@@ -261,14 +263,14 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			reports.Add(1)
 			go func() {
 				defer reports.Done()
-				out, err := s.CompleteActivityTaskEager(ctx, ns, attemptTok(t, tok), json.RawMessage(`1`), eager)
+				out, err := s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tok), Result: json.RawMessage(`1`), Eager: eager})
 				check("complete", err)
-				if err == nil && out.Outcome == store.OutcomeDelivered {
+				if err == nil && out.Outcome == storage.OutcomeDelivered {
 					delivered.Add(1)
 				}
 				if err == nil && out.WorkflowTask != nil {
 					eagerTurns.Add(1)
-					_, err := s.CompleteWorkflowTask(ctx, ns, turnTok(t, out.WorkflowTask.LockToken), endWorkflow)
+					_, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, out.WorkflowTask.LockToken), Request: endWorkflow})
 					check("eager ack", err)
 					if err == nil {
 						acks.Add(1)
@@ -286,7 +288,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 		})
 		// Their reports come late.
 		for tok := range heldBack {
-			_, err := stores[0].CompleteActivityTask(ctx, ns, attemptTok(t, tok), json.RawMessage(`1`))
+			_, err := stores[0].CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tok), Result: json.RawMessage(`1`)})
 			check("late complete", err)
 		}
 		close(done)
@@ -371,7 +373,7 @@ func TestLockOrder_HeartbeatDeadlockVictimRunsAgain(t *testing.T) {
 	ctx := ctxT(t)
 	pool := victimPool(t)
 	s := store.New(pool, store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
-	m(s.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	m(s.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t)
 	startWithActivities(t, s, "victim", schedule(1))
 	a := fetchAct(t, s, time.Minute)
 	before := deadlocks(t, pool)
@@ -381,13 +383,13 @@ func TestLockOrder_HeartbeatDeadlockVictimRunsAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	type answer struct {
-		res store.HeartbeatResult
+		res storage.HeartbeatResult
 		err error
 	}
 	got := make(chan answer, 1)
 	go func() {
-		res, err := s.WorkerHeartbeat(ctx, ns, api.WorkerHeartbeatRequest{WorkerID: "w1",
-			LeaseDuration: api.Duration(time.Minute), BoundActivities: []string{a.LockToken}})
+		res, err := s.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1",
+			LeaseDuration: api.Duration(time.Minute), BoundActivities: []string{a.LockToken}}})
 		got <- answer{res, err}
 	}()
 	eventually(t, 10*time.Second, "the heartbeat to wait for the attempt", func() bool {
@@ -427,7 +429,7 @@ func TestLockOrder_CompletionDeadlockVictimRunsAgain(t *testing.T) {
 	s := store.New(pool, store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
 	startWithActivities(t, s, "victim", schedule(1))
 	a := fetchAct(t, s, time.Minute)
-	if err := s.SignalWorkflow(ctx, ns, "victim", "go", json.RawMessage(`1`)); err != nil {
+	if err := s.SignalWorkflow(ctx, &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "victim", Name: "go", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
 	before := deadlocks(t, pool)
@@ -444,8 +446,7 @@ func TestLockOrder_CompletionDeadlockVictimRunsAgain(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		out, err := s.CompleteActivityTaskEager(ctx, ns, attemptTok(t, a.LockToken), json.RawMessage(`"r"`),
-			&api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)})
+		out, err := s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}})
 		got <- answer{out, err}
 	}()
 	eventually(t, 10*time.Second, "the result to wait for the signal", func() bool {
@@ -468,7 +469,7 @@ func TestLockOrder_CompletionDeadlockVictimRunsAgain(t *testing.T) {
 	if ans.err != nil {
 		t.Fatalf("complete: %v, want its group run again", ans.err)
 	}
-	if ans.out.Outcome != store.OutcomeDelivered || ans.out.WorkflowTask == nil {
+	if ans.out.Outcome != storage.OutcomeDelivered || ans.out.WorkflowTask == nil {
 		t.Fatalf("complete answered %+v, want delivered with the eager turn", ans.out)
 	}
 	eventually(t, 30*time.Second, "PostgreSQL to count the deadlock", func() bool { return deadlocks(t, pool) > before })

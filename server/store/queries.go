@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // QueryQueueKey names the wake-up of query pollers of a task queue.
@@ -30,8 +31,9 @@ const QueryClaim = 10 * time.Second
 // InsertQuery records a query of an execution of an instance (running or
 // closed; executionID 0: the current one) and wakes the query pollers of
 // its task queue; it returns the query's id and the task queue.
-// ErrNotFound: no such instance or execution.
-func (s *Store) InsertQuery(ctx context.Context, ns, instanceID string, executionID int64, name string, input json.RawMessage, header api.Header) (queryID, taskQueue string, err error) {
+// storage.ErrNotFound: no such instance or execution.
+func (s *Store) InsertQuery(ctx context.Context, p *storage.InsertQueryParams) (queryID, taskQueue string, err error) {
+	ns, instanceID, executionID, name, input, header := p.Namespace, p.InstanceID, p.ExecutionID, p.Name, p.Input, p.Header
 	id := uuid.New()
 	var hdr []byte
 	if len(header) > 0 {
@@ -55,7 +57,7 @@ func (s *Store) InsertQuery(ctx context.Context, ns, instanceID string, executio
 		return err
 	})
 	if noRows(err) {
-		return "", "", ErrNotFound
+		return "", "", storage.ErrNotFound
 	}
 	if err != nil {
 		return "", "", fmt.Errorf("insert query: %w", err)
@@ -78,7 +80,7 @@ func (s *Store) ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) 
 	if err != nil {
 		// The instance was deleted meanwhile: answer the query for it.
 		if noRows(err) {
-			_, aerr := s.AnswerQuery(ctx, ns, r.QueryID.String(), nil, &api.Error{Message: "workflow instance deleted", Type: "NotFound"})
+			_, aerr := s.AnswerQuery(ctx, &storage.AnswerQueryParams{Namespace: ns, QueryID: r.QueryID.String(), Result: nil, Error: &api.Error{Message: "workflow instance deleted", Type: "NotFound"}})
 			return nil, aerr
 		}
 		return nil, fmt.Errorf("claim query: instance: %w", err)
@@ -113,7 +115,8 @@ func (s *Store) ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) 
 
 // AnswerQuery records a query's answer and wakes its request; found is
 // false when the query is gone (its request gave up) or already answered.
-func (s *Store) AnswerQuery(ctx context.Context, ns, queryID string, result json.RawMessage, qerr *api.Error) (found bool, err error) {
+func (s *Store) AnswerQuery(ctx context.Context, p *storage.AnswerQueryParams) (found bool, err error) {
+	ns, queryID, result, qerr := p.Namespace, p.QueryID, p.Result, p.Error
 	id, err := uuid.Parse(queryID)
 	if err != nil {
 		return false, nil
@@ -145,23 +148,23 @@ func (s *Store) AnswerQuery(ctx context.Context, ns, queryID string, result json
 }
 
 // GetQueryAnswer reads a query's answer (Answered false while there is none).
-func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (QueryAnswer, error) {
+func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (storage.QueryAnswer, error) {
 	id, err := uuid.Parse(queryID)
 	if err != nil {
-		return QueryAnswer{}, ErrNotFound
+		return storage.QueryAnswer{}, storage.ErrNotFound
 	}
 	r, err := gen.New(s.pool).GetQueryAnswer(ctx, gen.GetQueryAnswerParams{Namespace: ns, QueryID: id})
 	if noRows(err) {
-		return QueryAnswer{}, ErrNotFound
+		return storage.QueryAnswer{}, storage.ErrNotFound
 	}
 	if err != nil {
-		return QueryAnswer{}, fmt.Errorf("query answer: %w", err)
+		return storage.QueryAnswer{}, fmt.Errorf("query answer: %w", err)
 	}
-	a := QueryAnswer{Answered: r.Answered, Result: r.Result}
+	a := storage.QueryAnswer{Answered: r.Answered, Result: r.Result}
 	if len(r.Error) > 0 {
 		a.Error = new(api.Error)
 		if err := json.Unmarshal(r.Error, a.Error); err != nil {
-			return QueryAnswer{}, fmt.Errorf("query answer: %w", err)
+			return storage.QueryAnswer{}, fmt.Errorf("query answer: %w", err)
 		}
 	}
 	return a, nil
@@ -184,7 +187,7 @@ func (s *Store) DeleteQuery(ctx context.Context, ns, queryID string) error {
 // went away before it could delete its own.
 const queryKeep = 5 * time.Minute
 
-func (s *Store) sweepQueries(ctx context.Context, ns string, _ *SweepResult) error {
+func (s *Store) sweepQueries(ctx context.Context, ns string, _ *storage.SweepResult) error {
 	if _, err := gen.New(s.pool).DeleteOldQueries(ctx, gen.DeleteOldQueriesParams{Namespace: ns, AgeMs: queryKeep.Milliseconds()}); err != nil {
 		return fmt.Errorf("sweep queries: %w", err)
 	}

@@ -13,13 +13,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // Receipts (migration 00007): a report — an activity attempt's complete or
 // fail, a turn's ack — leaves its answer keyed by its lock token, written in
 // the report's own transaction. A worker whose answer was lost (the server
 // or its database went down after the commit) sends the report again; the
-// lock token is gone by then, and instead of ErrLockLost the retry gets the
+// lock token is gone by then, and instead of storage.ErrLockLost the retry gets the
 // first answer (without the eager work it handed out, which stays locked
 // for the worker until its lock expires). Receipts are kept receiptKeep.
 //
@@ -27,7 +28,7 @@ import (
 // only a report with the same digest — the same report, retried — gets the
 // first answer. Another report of the same token (a second completion with
 // a different result, a fail after a complete, a different turn ack) gets
-// ErrDuplicateReport: it was not recorded, and its sender must know.
+// storage.ErrDuplicateReport: it was not recorded, and its sender must know.
 const (
 	receiptComplete = "complete"
 	receiptFail     = "fail"
@@ -79,12 +80,12 @@ func newReceipt(tok uuid.UUID, kind string, digest []byte, v any) receipt {
 }
 
 // repeatedReport answers a report that found its lock gone (err is
-// ErrLockLost): when the report of kind with lock token tok and digest
+// storage.ErrLockLost): when the report of kind with lock token tok and digest
 // digest was applied already, its first answer is decoded into out and nil
 // returned; when another report of the token was (another kind or
-// digest), ErrDuplicateReport is returned; otherwise err, as it is.
+// digest), storage.ErrDuplicateReport is returned; otherwise err, as it is.
 func (s *Store) repeatedReport(ctx context.Context, ns string, tok uuid.UUID, kind string, digest []byte, err error, out any) error {
-	if !errors.Is(err, ErrLockLost) {
+	if !errors.Is(err, storage.ErrLockLost) {
 		return err
 	}
 	r, qerr := gen.New(s.pool).GetReceipt(ctx, gen.GetReceiptParams{LockToken: tok, Namespace: ns})
@@ -95,7 +96,7 @@ func (s *Store) repeatedReport(ctx context.Context, ns string, tok uuid.UUID, ki
 		return fmt.Errorf("receipt: %w", qerr)
 	}
 	if r.Kind != kind || (r.Digest != nil && !bytes.Equal(r.Digest, digest)) {
-		return fmt.Errorf("%w: the token's first report (%s) was recorded, and this one differs from it", ErrDuplicateReport, r.Kind)
+		return fmt.Errorf("%w: the token's first report (%s) was recorded, and this one differs from it", storage.ErrDuplicateReport, r.Kind)
 	}
 	if jerr := json.Unmarshal(r.Answer, out); jerr != nil {
 		return fmt.Errorf("receipt: %w", jerr)
@@ -104,7 +105,7 @@ func (s *Store) repeatedReport(ctx context.Context, ns string, tok uuid.UUID, ki
 }
 
 // sweepReceipts deletes the receipts older than receiptKeep.
-func (s *Store) sweepReceipts(ctx context.Context, ns string, _ *SweepResult) error {
+func (s *Store) sweepReceipts(ctx context.Context, ns string, _ *storage.SweepResult) error {
 	if _, err := gen.New(s.pool).DeleteOldReceipts(ctx, gen.DeleteOldReceiptsParams{Namespace: ns, KeepMs: ms(receiptKeep), MaxRows: s.opts.SweepBatch}); err != nil {
 		return fmt.Errorf("sweep receipts: %w", err)
 	}

@@ -122,7 +122,7 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 	ns, id := p.Namespace, p.InstanceID
 	inst, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: id})
 	if noRows(err) {
-		return api.ResetWorkflowResponse{}, ErrNotFound
+		return api.ResetWorkflowResponse{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: %w", err)
@@ -136,14 +136,14 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 	case p.RunID != uuid.Nil:
 		base, err = t.q.ExecutionOfRunID(ctx, gen.ExecutionOfRunIDParams{Namespace: ns, InstanceID: id, RunID: p.RunID})
 		if noRows(err) {
-			return api.ResetWorkflowResponse{}, &InvalidError{Field: "run_id", Message: fmt.Sprintf("workflow %s has no run %s", id, p.RunID)}
+			return api.ResetWorkflowResponse{}, &storage.InvalidError{Field: "run_id", Message: fmt.Sprintf("workflow %s has no run %s", id, p.RunID)}
 		}
 		if err != nil {
 			return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: %w", err)
 		}
 	case p.ExecutionID != 0:
 		if p.ExecutionID > inst.ExecutionID {
-			return api.ResetWorkflowResponse{}, &InvalidError{Field: "run_id", Message: fmt.Sprintf("workflow %s has no execution %d", id, p.ExecutionID)}
+			return api.ResetWorkflowResponse{}, &storage.InvalidError{Field: "run_id", Message: fmt.Sprintf("workflow %s has no execution %d", id, p.ExecutionID)}
 		}
 		base = p.ExecutionID
 	}
@@ -152,7 +152,7 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 		return api.ResetWorkflowResponse{}, err
 	}
 	if len(history) == 0 {
-		return api.ResetWorkflowResponse{}, &InvalidError{Field: pointField(p), Message: fmt.Sprintf("execution %d of %s has no turn recorded yet: there is nothing to go back to", base, id)}
+		return api.ResetWorkflowResponse{}, &storage.InvalidError{Field: pointField(p), Message: fmt.Sprintf("execution %d of %s has no turn recorded yet: there is nothing to go back to", base, id)}
 	}
 	baseRun := inst.RunID.String()
 	if base != inst.ExecutionID {
@@ -168,7 +168,7 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 	after := history[turn.First-1+int64(turn.Messages):]
 	plan, err := planReset(copied, batch)
 	if err != nil {
-		return api.ResetWorkflowResponse{}, &InvalidError{Field: pointField(p), Message: err.Error()}
+		return api.ResetWorkflowResponse{}, &storage.InvalidError{Field: pointField(p), Message: err.Error()}
 	}
 
 	newExec, newRun := inst.ExecutionID+1, uuid.New()
@@ -307,7 +307,7 @@ func (s *Store) checkResetParent(ctx context.Context, t *txn, inst gen.Instance)
 		return fmt.Errorf("reset workflow: parent: %w", err)
 	}
 	if parent.Status == api.StatusRunning && (inst.ParentExecutionID == nil || *inst.ParentExecutionID == parent.ExecutionID) {
-		return &InvalidError{Field: "instance_id", Message: fmt.Sprintf("%s is a child workflow of %s, which is running: a child is not reset while its parent runs (reset the parent, or terminate the child)", inst.InstanceID, parent.InstanceID)}
+		return &storage.InvalidError{Field: "instance_id", Message: fmt.Sprintf("%s is a child workflow of %s, which is running: a child is not reset while its parent runs (reset the parent, or terminate the child)", inst.InstanceID, parent.InstanceID)}
 	}
 	return nil
 }
@@ -316,7 +316,7 @@ func (s *Store) checkResetParent(ctx context.Context, t *txn, inst gen.Instance)
 // the run is the instance's current one (whose build id is known).
 func resetTurn(p storage.ResetParams, turns []turnSpan, current bool, inst gen.Instance, origin *resetOrigin) (turnSpan, error) {
 	if len(turns) == 0 {
-		return turnSpan{}, &InvalidError{Field: pointField(p), Message: "the run has no turn recorded yet: there is nothing to go back to"}
+		return turnSpan{}, &storage.InvalidError{Field: pointField(p), Message: "the run has no turn recorded yet: there is nothing to go back to"}
 	}
 	switch p.ResetType {
 	case api.ResetFirstTurn:
@@ -326,20 +326,20 @@ func resetTurn(p storage.ResetParams, turns []turnSpan, current bool, inst gen.I
 	case api.ResetEvent:
 		last := turns[len(turns)-1].Last
 		if p.EventID > last {
-			return turnSpan{}, &InvalidError{Field: "event_id", Message: fmt.Sprintf("the run's last turn ends at event %d", last)}
+			return turnSpan{}, &storage.InvalidError{Field: "event_id", Message: fmt.Sprintf("the run's last turn ends at event %d", last)}
 		}
 		for _, tr := range turns {
 			if tr.Last == p.EventID {
 				return tr, nil
 			}
 			if tr.Last > p.EventID {
-				return turnSpan{}, &InvalidError{Field: "event_id", Message: fmt.Sprintf("event %d is not the last event of a turn: the turn of events %d…%d ends at %d", p.EventID, tr.First, tr.Last, tr.Last)}
+				return turnSpan{}, &storage.InvalidError{Field: "event_id", Message: fmt.Sprintf("event %d is not the last event of a turn: the turn of events %d…%d ends at %d", p.EventID, tr.First, tr.Last, tr.Last)}
 			}
 		}
-		return turnSpan{}, &InvalidError{Field: "event_id", Message: fmt.Sprintf("event %d is not the last event of a turn", p.EventID)}
+		return turnSpan{}, &storage.InvalidError{Field: "event_id", Message: fmt.Sprintf("event %d is not the last event of a turn", p.EventID)}
 	case api.ResetBuildID:
 		if !current {
-			return turnSpan{}, &InvalidError{Field: "build_id", Message: "the build id of a past run is not known: reset the current run by build id, or a past one by event id"}
+			return turnSpan{}, &storage.InvalidError{Field: "build_id", Message: "the build id of a past run is not known: reset the current run by build id, or a past one by event id"}
 		}
 		if inst.BuildID != nil && *inst.BuildID == p.BuildID {
 			// The run's own turns ran on its build; those copied by the
@@ -361,9 +361,9 @@ func resetTurn(p storage.ResetParams, turns []turnSpan, current bool, inst gen.I
 		if inst.BuildID != nil && *inst.BuildID != "" {
 			pinned = "build id " + *inst.BuildID
 		}
-		return turnSpan{}, &InvalidError{Field: "build_id", Message: fmt.Sprintf("no turn of the run was run by build id %q (its turns ran on %s)", p.BuildID, pinned)}
+		return turnSpan{}, &storage.InvalidError{Field: "build_id", Message: fmt.Sprintf("no turn of the run was run by build id %q (its turns ran on %s)", p.BuildID, pinned)}
 	}
-	return turnSpan{}, &InvalidError{Field: "reset_type", Message: "must be one of first_turn, last_turn, event, build_id"}
+	return turnSpan{}, &storage.InvalidError{Field: "reset_type", Message: "must be one of first_turn, last_turn, event, build_id"}
 }
 
 // resetPlan is what the history before the reset point leaves for the new

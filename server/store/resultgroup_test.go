@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -21,7 +22,7 @@ func completeAll(t *testing.T, s *store.Store, tokens []string, results []json.R
 	outs := make([]api.ActivityAckResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, tokens[i]), results[i], eager[i])
+		outs[i], errs[i] = s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tokens[i]), Result: results[i], Eager: eager[i]})
 	})
 	return outs, errs
 }
@@ -76,7 +77,7 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 			if i == 0 {
 				continue // checked with its double below
 			}
-			if err != nil || out.Outcome != store.OutcomeDelivered || out.WorkflowTask == nil {
+			if err != nil || out.Outcome != storage.OutcomeDelivered || out.WorkflowTask == nil {
 				t.Fatalf("%s: %+v %v, want delivered with its turn", id, out, err)
 			}
 			turn := out.WorkflowTask
@@ -84,11 +85,11 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: eager turn %+v", id, turn)
 			}
 		case 1:
-			if err != nil || out.Outcome != store.OutcomeDelivered || out.WorkflowTask != nil {
+			if err != nil || out.Outcome != storage.OutcomeDelivered || out.WorkflowTask != nil {
 				t.Errorf("%s: %+v %v, want delivered without a turn", id, out, err)
 			}
 		case 2:
-			if !errors.Is(err, store.ErrLockLost) {
+			if !errors.Is(err, storage.ErrLockLost) {
 				t.Errorf("%s: err = %v, want ErrLockLost", id, err)
 			}
 		}
@@ -104,15 +105,15 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 	if won.WorkflowTask == nil {
 		won, echo = echo, won
 	}
-	if won.Outcome != store.OutcomeDelivered || won.WorkflowTask == nil || won.WorkflowTask.InstanceID != "r-00" {
+	if won.Outcome != storage.OutcomeDelivered || won.WorkflowTask == nil || won.WorkflowTask.InstanceID != "r-00" {
 		t.Fatalf("the doubled report's winner: %+v", won)
 	}
-	if echo.Outcome != store.OutcomeDelivered || echo.WorkflowTask != nil {
+	if echo.Outcome != storage.OutcomeDelivered || echo.WorkflowTask != nil {
 		t.Fatalf("the doubled report's echo: %+v, want delivered without a turn", echo)
 	}
 	// "pair": one turn with both results, handed out once.
 	pa, pb := outs[n], outs[n+1]
-	if errs[n] != nil || errs[n+1] != nil || pa.Outcome != store.OutcomeDelivered || pb.Outcome != store.OutcomeDelivered {
+	if errs[n] != nil || errs[n+1] != nil || pa.Outcome != storage.OutcomeDelivered || pb.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("pair: %+v %v / %+v %v", pa, errs[n], pb, errs[n+1])
 	}
 	turns := 0
@@ -131,7 +132,7 @@ func TestResultGroup_EachResultGetsItsOwnOutcome(t *testing.T) {
 	// their own result.
 	queued := map[string]bool{}
 	for {
-		task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w9", time.Minute))(t)
+		task := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w9", LockFor: time.Minute})))(t)
 		if task == nil {
 			break
 		}
@@ -185,12 +186,12 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	outs, errs := completeAll(t, s, tokens, results, eager)
 	for i := range n {
 		if i == 4 {
-			if errs[i] == nil || errors.Is(errs[i], store.ErrLockLost) {
+			if errs[i] == nil || errors.Is(errs[i], storage.ErrLockLost) {
 				t.Errorf("x-04: err = %v, want the injected fault", errs[i])
 			}
 			continue
 		}
-		if errs[i] != nil || outs[i].Outcome != store.OutcomeDelivered {
+		if errs[i] != nil || outs[i].Outcome != storage.OutcomeDelivered {
 			t.Errorf("x-%02d: %+v %v, want delivered", i, outs[i], errs[i])
 		}
 	}
@@ -199,8 +200,8 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	}
 	// Nothing of x-04's failed report was kept: its attempt is still held,
 	// and a new report is delivered.
-	out := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, tokens[4]), json.RawMessage(`4`)))(t)
-	if out.Outcome != store.OutcomeDelivered {
+	out := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tokens[4]), Result: json.RawMessage(`4`)}))(t)
+	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("x-04 again: %+v", out)
 	}
 }
@@ -219,20 +220,20 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 		byID[a.InstanceID] = a
 	}
 	c := byID["c"].LockToken
-	first := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`1`)))(t)
-	again := m(s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`1`)))(t)
-	if first.Outcome != store.OutcomeDelivered || again != first {
+	first := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`1`)}))(t)
+	again := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`1`)}))(t)
+	if first.Outcome != storage.OutcomeDelivered || again != first {
 		t.Fatalf("complete: first %+v, again %+v", first, again)
 	}
-	if _, err := s.FailActivityTask(ctxT(t), ns, attemptTok(t, c), api.Error{Message: "x"}, nil); !errors.Is(err, store.ErrDuplicateReport) {
+	if _, err := s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Error: api.Error{Message: "x"}, Details: nil}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.CompleteActivityTask(ctxT(t), ns, attemptTok(t, c), json.RawMessage(`2`)); !errors.Is(err, store.ErrDuplicateReport) {
+	if _, err := s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another result with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
 	f := byID["f"].LockToken
-	ff := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, f), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
-	fa := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, f), api.Error{Message: "boom", Type: "Oops"}, nil))(t)
+	ff := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, f), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
+	fa := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, f), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
 	if ff.Outcome == "" || fa != ff {
 		t.Fatalf("fail: first %+v, again %+v", ff, fa)
 	}
@@ -240,19 +241,19 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 	start(t, s, "t")
 	var task *api.WorkflowTask
 	eventually(t, 10*time.Second, "the turn of t", func() bool {
-		task = m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w", time.Minute))(t)
+		task = m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
 		return task != nil && task.InstanceID == "t"
 	})
 	req := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}
-	ta := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req))(t)
-	tb := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req))(t)
+	ta := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req}))(t)
+	tb := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req}))(t)
 	if ta.Status != api.StatusCompleted || tb.Status != ta.Status || tb.NextEventID != ta.NextEventID || tb.ExecutionID != ta.ExecutionID {
 		t.Fatalf("turn ack: first %+v, again %+v", ta, tb)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}); !errors.Is(err, store.ErrDuplicateReport) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another ack with a spent turn token: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, req); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, Request: req}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("an ack with a token never handed out: err = %v, want ErrLockLost", err)
 	}
 }

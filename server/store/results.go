@@ -51,23 +51,19 @@ func newResults() *coalescer[*resultCall] {
 // CompleteActivityTask acknowledges an attempt with its result. The result
 // of an attempt whose cancellation was requested (unless its activity waits
 // for its cancellation: waitsForOutcome), or of an execution that is over,
-// is dropped (outcome "stale").
-func (s *Store) CompleteActivityTask(ctx context.Context, ns string, token storage.AttemptToken, result json.RawMessage) (api.ActivityAckResponse, error) {
-	return s.CompleteActivityTaskEager(ctx, ns, token, result, nil)
-}
-
-// CompleteActivityTaskEager is CompleteActivityTask that, when eager is set
-// and the result was delivered, also locks the workflow turn the result
-// makes due for the worker that ran the attempt — if the workflow's task
-// queue is eager.TaskQueue and no one holds the workflow — and returns it
-// in WorkflowTask (eager workflow task). Concurrent results share the
+// is dropped (outcome "stale"). When p.Eager is set and the result was
+// delivered, it also locks the workflow turn the result makes due for the
+// worker that ran the attempt — if the workflow's task queue is
+// p.Eager.TaskQueue and no one holds the workflow — and returns it in
+// WorkflowTask (eager workflow task). Concurrent results share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteActivityTaskEager(ctx context.Context, ns string, token storage.AttemptToken, result json.RawMessage, eager *api.EagerWorkflowTask) (api.ActivityAckResponse, error) {
+func (s *Store) CompleteActivityTask(ctx context.Context, p *storage.CompleteActivityTaskParams) (api.ActivityAckResponse, error) {
+	ns, token, result, eager := p.Namespace, p.Token, p.Result, p.Eager
 	tok := uuid.UUID(token)
 	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager, digest: reportDigest(result)}
 	if err := submit(ctx, s.results, c, s.applyResults); err != nil {
 		// A retried report whose first try was applied gets its answer;
-		// a different report of the token, ErrDuplicateReport.
+		// a different report of the token, storage.ErrDuplicateReport.
 		var out api.ActivityAckResponse
 		if rerr := s.repeatedReport(ctx, ns, tok, receiptComplete, c.digest, err, &out); rerr != nil {
 			return api.ActivityAckResponse{}, rerr
@@ -116,7 +112,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	for _, c := range calls {
 		r, ok := taken[c.tok]
 		if !ok {
-			c.err = ErrLockLost
+			c.err = storage.ErrLockLost
 			continue
 		}
 		row := r.WorkerQueue
@@ -127,10 +123,10 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			if _, err := s.lateAttempt(ctx, t, row, r.TimedOut); err != nil {
 				return err
 			}
-			c.out.Outcome = OutcomeStale
+			c.out.Outcome = storage.OutcomeStale
 		case row.CancelRequested && !waitsForOutcome(row):
 			// A cancelled attempt's result is dropped.
-			c.out.Outcome = OutcomeStale
+			c.out.Outcome = storage.OutcomeStale
 		case row.CancelRequested:
 			// Its activity waits for the outcome: the result goes to the
 			// workflow (not enqueued by TakeAttempts).
@@ -141,10 +137,10 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			inserted[row.InstanceID]++
 			queues[row.InstanceID] = r.WorkflowQueue
 			t.wake(WorkflowQueueKey(ns, r.WorkflowQueue))
-			c.out.Outcome = OutcomeDelivered
+			c.out.Outcome = storage.OutcomeDelivered
 			ds = append(ds, delivery{c, row})
 		default:
-			c.out.Outcome = OutcomeStale // the execution is over or was continued
+			c.out.Outcome = storage.OutcomeStale // the execution is over or was continued
 		}
 	}
 	if len(msgs) > 0 {
@@ -158,10 +154,10 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 		}
 		for _, d := range waiting {
 			if inserted[d.row.InstanceID] == 0 {
-				d.call.out.Outcome = OutcomeStale // the execution is over or was continued
+				d.call.out.Outcome = storage.OutcomeStale // the execution is over or was continued
 				continue
 			}
-			d.call.out.Outcome = OutcomeDelivered
+			d.call.out.Outcome = storage.OutcomeDelivered
 			t.observeAttemptEnd(ns, d.row.ActivityType, ActivitySucceeded, d.row.StartedAt, now)
 			ds = append(ds, d)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -101,21 +102,21 @@ func (l *listener) sentinel(t *testing.T, url string) string {
 // The attempt is handed out in the answer, and held.
 func TestRoundTrips_AckWithEagerClaim(t *testing.T) {
 	s, c, _ := countingStore(t)
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t)
 	start(t, s, "claim-trips")
 	turn := fetchTurn(t, s) // by "w1"
 	c.Trips()
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1),
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
-	}))(t)
+	}}))(t)
 	if n := c.Trips(); n != 2 {
 		t.Errorf("the ack took %d round trips, want 2", n)
 	}
 	if len(resp.ActivityTasks) != 1 || resp.ActivityTasks[0].ActivityID != 1 || resp.ActivityTasks[0].LockToken == "" {
 		t.Fatalf("eager tasks = %+v, want activity 1, held", resp.ActivityTasks)
 	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t); a != nil {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("a poll took the claimed attempt: %+v", a)
 	}
 }
@@ -134,11 +135,11 @@ func TestRoundTrips_ResultWithEagerTurn(t *testing.T) {
 	l := listen(t, url)
 	c.Trips()
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a.LockToken), json.RawMessage(`1`), eager))(t)
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
 	if n := c.Trips(); n != 2 {
 		t.Errorf("the result took %d round trips, want 2", n)
 	}
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 1 ||
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 1 ||
 		resp.WorkflowTask.Messages[0].Kind != api.EventActivityCompleted {
 		t.Fatalf("answer %+v, want delivered with the turn carrying the result", resp)
 	}
@@ -165,8 +166,8 @@ func TestEager_ResultWithoutTurnWakesPollers(t *testing.T) {
 	fetchAct(t, s, time.Minute)
 	l := listen(t, url)
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
-	resp := m(s.CompleteActivityTaskEager(ctxT(t), ns, attemptTok(t, a1.LockToken), json.RawMessage(`1`), eager))(t)
-	if resp.Outcome != store.OutcomeDelivered || resp.WorkflowTask != nil {
+	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
+	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v, want delivered without a turn", resp)
 	}
 	if n := l.until(t, store.WorkflowQueueKey(ns, "q")); n != 1 {
@@ -187,7 +188,7 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 	turn := fetchTurn(t, s)
 	complete := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}
 	c.Trips()
-	resp := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete))(t)
+	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: complete}))(t)
 	if n := c.Trips(); n != 2 {
 		t.Errorf("the closing ack took %d round trips, want 2", n)
 	}
@@ -197,10 +198,10 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 
 	start(t, s, "closing-refused")
 	turn = fetchTurn(t, s)
-	if err := s.SignalWorkflow(ctxT(t), ns, "closing-refused", "poke", json.RawMessage(`1`)); err != nil {
+	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "closing-refused", Name: "poke", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), complete); !errors.Is(err, store.ErrUnhandledSignals) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: complete}); !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("closing ack with an unseen signal: %v, want ErrUnhandledSignals", err)
 	}
 }
@@ -214,7 +215,7 @@ func TestRoundTrips_StartHandingItsFirstTurn(t *testing.T) {
 	s, c, _ := countingStore(t)
 	taker := &storage.TurnTaker{WorkerID: "w1", LockFor: time.Minute}
 	c.Trips()
-	resp, turn, err := s.StartWorkflowHanding(ctxT(t), ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "handed"}, taker)
+	resp, turn, err := storagetest.SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "handed"}, Taker: taker}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,10 +228,10 @@ func TestRoundTrips_StartHandingItsFirstTurn(t *testing.T) {
 	if turn == nil || turn.InstanceID != "handed" || len(turn.Messages) != 1 || turn.Messages[0].Kind != api.EventWorkflowStarted {
 		t.Fatalf("handed turn: %+v, want the start message", turn)
 	}
-	if other := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t); other != nil {
+	if other := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); other != nil {
 		t.Fatalf("a poll took the handed turn too: %+v", other)
 	}
-	ack := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	ack := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	if ack.Status != api.StatusRunning {
 		t.Fatalf("ack of the handed turn: %+v", ack)
 	}

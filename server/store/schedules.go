@@ -89,7 +89,7 @@ func checkSchedule(req api.ScheduleRequest) (checkedSchedule, error) {
 	if err != nil {
 		var se *engine.SpecError
 		if errors.As(err, &se) {
-			return checkedSchedule{}, &InvalidError{Field: "spec." + se.Field, Message: se.Message}
+			return checkedSchedule{}, &storage.InvalidError{Field: "spec." + se.Field, Message: se.Message}
 		}
 		return checkedSchedule{}, err
 	}
@@ -98,13 +98,13 @@ func checkSchedule(req api.ScheduleRequest) (checkedSchedule, error) {
 		c.overlap = api.OverlapSkip
 	}
 	if !knownOverlap(c.overlap) {
-		return checkedSchedule{}, &InvalidError{Field: "overlap_policy", Message: fmt.Sprintf("unknown overlap policy %q", c.overlap)}
+		return checkedSchedule{}, &storage.InvalidError{Field: "overlap_policy", Message: fmt.Sprintf("unknown overlap policy %q", c.overlap)}
 	}
 	if c.catchup == 0 {
 		c.catchup = defaultCatchupWindow
 	}
 	if c.catchup < time.Second || c.catchup > maxCatchupWindow {
-		return checkedSchedule{}, &InvalidError{Field: "catchup_window", Message: fmt.Sprintf("must be between 1s and %s", maxCatchupWindow)}
+		return checkedSchedule{}, &storage.InvalidError{Field: "catchup_window", Message: fmt.Sprintf("must be between 1s and %s", maxCatchupWindow)}
 	}
 	return c, nil
 }
@@ -158,11 +158,11 @@ func (s *Store) CreateSchedule(ctx context.Context, ns string, req api.ScheduleR
 	})
 }
 
-// lockSchedule locks and decodes a schedule (ErrNotFound).
+// lockSchedule locks and decodes a schedule (storage.ErrNotFound).
 func lockSchedule(ctx context.Context, t *txn, ns, id string) (*scheduleRow, error) {
 	r, err := t.q.LockSchedule(ctx, gen.LockScheduleParams{Namespace: ns, ScheduleID: id})
 	if noRows(err) {
-		return nil, ErrNotFound
+		return nil, storage.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock schedule: %w", err)
@@ -171,12 +171,12 @@ func lockSchedule(ctx context.Context, t *txn, ns, id string) (*scheduleRow, err
 }
 
 // DescribeSchedule returns a schedule, its next slots, its newest actions
-// and its running workflows (ErrNotFound).
+// and its running workflows (storage.ErrNotFound).
 func (s *Store) DescribeSchedule(ctx context.Context, ns, id string) (api.Schedule, error) {
 	q := gen.New(s.pool)
 	r, err := q.GetSchedule(ctx, gen.GetScheduleParams{Namespace: ns, ScheduleID: id})
 	if noRows(err) {
-		return api.Schedule{}, ErrNotFound
+		return api.Schedule{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.Schedule{}, fmt.Errorf("describe schedule: %w", err)
@@ -229,7 +229,7 @@ func (s *Store) ListSchedules(ctx context.Context, ns string, f storage.Schedule
 	if f.PageToken != "" {
 		b, err := base64.RawURLEncoding.DecodeString(f.PageToken)
 		if err != nil || len(b) == 0 {
-			return api.ListSchedulesResponse{}, ErrBadPageToken
+			return api.ListSchedulesResponse{}, storage.ErrBadPageToken
 		}
 		after = string(b)
 	}
@@ -303,14 +303,14 @@ func (s *Store) PauseSchedule(ctx context.Context, ns, id string, paused bool, n
 	})
 }
 
-// DeleteSchedule deletes a schedule and its actions (ErrNotFound).
+// DeleteSchedule deletes a schedule and its actions (storage.ErrNotFound).
 func (s *Store) DeleteSchedule(ctx context.Context, ns, id string) error {
 	n, err := gen.New(s.pool).DeleteSchedule(ctx, gen.DeleteScheduleParams{Namespace: ns, ScheduleID: id})
 	if err != nil {
 		return fmt.Errorf("delete schedule: %w", err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return storage.ErrNotFound
 	}
 	return nil
 }
@@ -344,7 +344,7 @@ func (s *Store) TriggerSchedule(ctx context.Context, ns, id, overlap string) (ap
 func (s *Store) BackfillSchedule(ctx context.Context, ns, id string, req api.ScheduleBackfillRequest) (api.ScheduleBackfillResponse, error) {
 	out := api.ScheduleBackfillResponse{Started: []string{}}
 	if req.EndAt.Before(req.StartAt) {
-		return out, &InvalidError{Field: "end_at", Message: "must not be before start_at"}
+		return out, &storage.InvalidError{Field: "end_at", Message: "must not be before start_at"}
 	}
 	now := s.opts.Now().UTC()
 	err := s.inTx(ctx, func(t *txn) error {
@@ -363,7 +363,7 @@ func (s *Store) BackfillSchedule(ctx context.Context, ns, id string, req api.Sch
 				break
 			}
 			if len(slots) == storage.MaxBackfillSlots {
-				return &InvalidError{Field: "end_at", Message: fmt.Sprintf("the range holds more than %d slots", storage.MaxBackfillSlots)}
+				return &storage.InvalidError{Field: "end_at", Message: fmt.Sprintf("the range holds more than %d slots", storage.MaxBackfillSlots)}
 			}
 			slots = append(slots, next)
 			at = next

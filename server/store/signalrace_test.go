@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -31,7 +32,9 @@ func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.SignalWorkflow(ctx, ns, "race", "late", json.RawMessage(`1`)) }()
+	go func() {
+		done <- s.SignalWorkflow(ctx, &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "race", Name: "late", Input: json.RawMessage(`1`)})
+	}()
 	waitForLock(t, pool, "the signal", done)
 	if _, err := tx.Exec(ctx, `UPDATE instances SET status = 'completed' WHERE namespace = $1 AND instance_id = 'race'`, ns); err != nil {
 		t.Fatal(err)
@@ -39,7 +42,7 @@ func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; !errors.Is(err, store.ErrNotRunning) {
+	if err := <-done; !errors.Is(err, storage.ErrNotRunning) {
 		t.Fatalf("signal after the workflow ended: %v, want ErrNotRunning", err)
 	}
 	var signals int
@@ -52,7 +55,7 @@ func TestSignal_RacingTheEndingTurnIsRefusedNotLost(t *testing.T) {
 	}
 	// Unblocked and running, a signal is accepted as before.
 	start(t, s, "race2")
-	must0(t, s.SignalWorkflow(ctx, ns, "race2", "ok", nil))
+	must0(t, s.SignalWorkflow(ctx, &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "race2", Name: "ok", Input: nil}))
 }
 
 // Goal: a signal that commits while the ending turn's ack waits for the
@@ -81,15 +84,15 @@ func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.CompleteWorkflowTask(ctx, ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}})
+		_, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}})
 		done <- err
 	}()
 	waitForLock(t, pool, "the ack", done)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; !errors.Is(err, store.ErrUnhandledSignals) {
+	if err := <-done; !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("ending ack after the signal committed: %v, want ErrUnhandledSignals", err)
 	}
 	if w := m(s.DescribeWorkflow(ctx, ns, "race-ack"))(t); w.Status != api.StatusRunning {

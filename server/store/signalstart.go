@@ -6,6 +6,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // SignalWithStartWorkflow signals instanceID, starting it first when it is
@@ -14,7 +15,8 @@ import (
 // the signal together, so the signal is in its channel when the workflow
 // code's first line runs. A start that races another start of the same id
 // signals the execution that won.
-func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID string, req api.SignalWithStartRequest) (api.SignalWithStartResponse, error) {
+func (s *Store) SignalWithStartWorkflow(ctx context.Context, p *storage.SignalWithStartWorkflowParams) (api.SignalWithStartResponse, error) {
+	ns, instanceID, req := p.Namespace, p.InstanceID, p.Request
 	var resp api.SignalWithStartResponse
 	err := s.inTx(ctx, func(t *txn) error {
 		resp = api.SignalWithStartResponse{InstanceID: instanceID}
@@ -62,7 +64,7 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, ns, instanceID stri
 			return nil
 		}
 		if exists, err := t.q.NamespaceExists(ctx, ns); err == nil && !exists {
-			return fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+			return fmt.Errorf("namespace %s: %w", ns, storage.ErrNotFound)
 		}
 		return fmt.Errorf("signal with start %s: the instance neither runs nor starts", instanceID)
 	})

@@ -112,7 +112,7 @@ func startInstances(ctx context.Context, t *txn, ns string, starts []startRow) (
 type startCall struct {
 	callState
 	row startRow
-	// taker, when set, takes the first turn (see StartWorkflowHanding).
+	// taker, when set, takes the first turn (see StartWorkflow).
 	taker *storage.TurnTaker
 
 	out api.StartWorkflowResponse
@@ -128,26 +128,28 @@ func (c *startCall) reset() { c.out, c.turn = api.StartWorkflowResponse{}, nil }
 
 // StartWorkflow creates a workflow instance and its start message. A
 // finished instance with the same id starts again as its next execution; a
-// running one → ErrAlreadyRunning. Concurrent starts of a namespace share
+// running one → storage.ErrAlreadyRunning. Concurrent starts of a namespace share
 // one transaction and one statement (a lone start is one statement, one
 // round trip); each start's answer is its own, as if it had run alone.
-func (s *Store) StartWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest) (api.StartWorkflowResponse, error) {
-	resp, _, err := s.StartWorkflowHanding(ctx, ns, req, nil)
-	return resp, err
-}
-
-// StartWorkflowHanding is StartWorkflow that also locks the workflow's
-// first turn for taker, when given, in the start's own transaction and
+//
+// With p.Taker it also locks the workflow's
+// first turn for taker in the start's own transaction and
 // round trip, and returns it: a poll waiting on this server gets the turn
 // without a fetch of its own (the start's commit carries the lock). No
 // turn comes back when taker is nil, when the start has a cron schedule
 // (its first run waits), when it shares its transaction with other starts
 // (firstTurns), or when the instance could not be locked for taker. A
 // start whose id a running instance holds may still hand over that
-// instance's due turn (returned with ErrAlreadyRunning): it is work
+// instance's due turn (returned with storage.ErrAlreadyRunning): it is work
 // of the same queue. The caller must deliver the turn, or release it
 // (ReleaseTurn).
-func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *storage.TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
+func (s *Store) StartWorkflow(ctx context.Context, p *storage.StartWorkflowParams) (storage.StartWorkflowResult, error) {
+	resp, turn, err := s.startWorkflow(ctx, p.Namespace, p.Request, p.Taker)
+	return storage.StartWorkflowResult{StartWorkflowResponse: resp, Turn: turn}, err
+}
+
+// startWorkflow is StartWorkflow.
+func (s *Store) startWorkflow(ctx context.Context, ns string, req api.StartWorkflowRequest, taker *storage.TurnTaker) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
 	id := req.InstanceID
 	if id == "" {
 		id = uuid.NewString()
@@ -170,11 +172,11 @@ func (s *Store) StartWorkflowHanding(ctx context.Context, ns string, req api.Sta
 		c.taker = taker
 	}
 	if err := submit(ctx, s.starts, c, s.applyStarts); err != nil {
-		if errors.Is(err, ErrAlreadyRunning) {
+		if errors.Is(err, storage.ErrAlreadyRunning) {
 			// Refused by a running instance, or because the namespace
 			// was deleted (StartInstances then starts nothing).
 			if exists, qerr := gen.New(s.pool).NamespaceExists(ctx, ns); qerr == nil && !exists {
-				err = fmt.Errorf("namespace %s: %w", ns, ErrNotFound)
+				err = fmt.Errorf("namespace %s: %w", ns, storage.ErrNotFound)
 			}
 		}
 		return api.StartWorkflowResponse{}, c.turn, err
@@ -209,7 +211,7 @@ func (s *Store) startGroup(ctx context.Context, t *txn, ns string, calls []*star
 	for _, c := range calls {
 		r, ok := started[c.row.InstanceID]
 		if !ok {
-			c.err = ErrAlreadyRunning
+			c.err = storage.ErrAlreadyRunning
 			continue
 		}
 		c.out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, RunID: r.RunID.String(), Status: r.Status}
@@ -266,7 +268,7 @@ func firstTurns(t *txn, s *Store, ns string, calls []*startCall) *gen.LockNextTu
 	return &p
 }
 
-// ReleaseTurn releases a turn that StartWorkflowHanding locked and the
+// ReleaseTurn releases a turn that StartWorkflow locked for a taker and the
 // caller could not deliver, and wakes the pollers of its queue. A turn
 // whose lock is no longer its own is left alone.
 func (s *Store) ReleaseTurn(ctx context.Context, ns string, token storage.TurnToken) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // waitUntil polls cond until it holds or d has passed, and reports whether
@@ -76,8 +77,8 @@ func TestStarts_ConcurrentStartsShareATransaction(t *testing.T) {
 	pool := pgtest.New(t)
 	s := New(pool, Options{})
 	const ns = "default"
-	start := func(id string) (api.StartWorkflowResponse, error) {
-		return s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id})
+	start := func(id string) (storage.StartWorkflowResult, error) {
+		return s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id}})
 	}
 	if _, err := start("held"); err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestStarts_ConcurrentStartsShareATransaction(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			answers[id] = resp
+			answers[id] = resp.StartWorkflowResponse
 			mu.Unlock()
 		})
 	}
@@ -170,8 +171,8 @@ func TestStarts_AFailedGroupFailsOnlyItsBadStart(t *testing.T) {
 	s := New(pool, Options{})
 	const ns = "default"
 	start := func(id, input string) error {
-		_, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id,
-			Input: []byte(input)})
+		_, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: id,
+			Input: []byte(input)}})
 		return err
 	}
 	if err := start("held", `1`); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // cancelledRetention is how long a cancelled attempt nobody holds is kept,
@@ -19,24 +20,19 @@ const cancelledRetention = 5 * time.Minute
 // the four activity timeouts, worker lease expiry (reschedule) and cleanup,
 // and the removal of long-cancelled attempts. Every step claims its rows
 // with FOR UPDATE SKIP LOCKED (or re-checks them under the row lock), so
-// several replicas may sweep at once and each row is handled once.
-func (s *Store) Sweep(ctx context.Context) (SweepResult, error) {
-	return s.SweepWith(ctx, SweepOptions{})
-}
-
-// SweepWith is Sweep with options. The steps run namespace by namespace
-// (namespaces: the namespaces table): each statement that claims rows
-// names one namespace, so that on a database distributed by namespace it
-// runs on the one node that holds it (docs/architecture.md, "Distributed
-// by namespace").
-func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, error) {
-	res := SweepResult{Timeouts: map[string]int{}}
-	steps := []func(context.Context, string, *SweepResult) error{
+// several replicas may sweep at once and each row is handled once. The
+// steps run namespace by namespace (namespaces: the namespaces table): each
+// statement that claims rows names one namespace, so that on a database
+// distributed by namespace it runs on the one node that holds it
+// (docs/architecture.md, "Distributed by namespace").
+func (s *Store) Sweep(ctx context.Context, o *storage.SweepParams) (storage.SweepResult, error) {
+	res := storage.SweepResult{Timeouts: map[string]int{}}
+	steps := []func(context.Context, string, *storage.SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
 		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
 	}
-	if o.HoldExpiry {
-		steps = []func(context.Context, string, *SweepResult) error{
+	if o != nil && o.HoldExpiry {
+		steps = []func(context.Context, string, *storage.SweepResult) error{
 			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
 		}
 	}
@@ -84,7 +80,7 @@ func (s *Store) SweepWith(ctx context.Context, o SweepOptions) (SweepResult, err
 // was meant, until autovacuum analyzes it (its naptime is a minute). An
 // ANALYZE invalidates those plans. A table that keeps doubling is analyzed
 // a logarithmic number of times.
-func (s *Store) sweepStats(ctx context.Context, res *SweepResult) error {
+func (s *Store) sweepStats(ctx context.Context, res *storage.SweepResult) error {
 	if s.opts.StatsMinRows < 0 {
 		return nil
 	}
@@ -119,7 +115,7 @@ func (s *Store) sweepStats(ctx context.Context, res *SweepResult) error {
 	return nil
 }
 
-func (s *Store) sweepLocks(ctx context.Context, ns string, res *SweepResult) error {
+func (s *Store) sweepLocks(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		rows, err := t.q.ExpireLocks(ctx, gen.ExpireLocksParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
@@ -159,7 +155,7 @@ func (s *Store) sweepLocks(ctx context.Context, ns string, res *SweepResult) err
 	})
 }
 
-func (s *Store) sweepScheduleToStart(ctx context.Context, ns string, res *SweepResult) error {
+func (s *Store) sweepScheduleToStart(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		rows, err := t.q.TakeScheduleToStartExpired(ctx, gen.TakeScheduleToStartExpiredParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
@@ -177,7 +173,7 @@ func (s *Store) sweepScheduleToStart(ctx context.Context, ns string, res *SweepR
 	})
 }
 
-func (s *Store) sweepAttemptTimeouts(ctx context.Context, ns string, res *SweepResult) error {
+func (s *Store) sweepAttemptTimeouts(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		rows, err := t.q.FlagAttemptTimeouts(ctx, gen.FlagAttemptTimeoutsParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
@@ -199,7 +195,7 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, ns string, res *SweepR
 			if err != nil {
 				return err
 			}
-			if outcome == OutcomeRetryScheduled {
+			if outcome == storage.OutcomeRetryScheduled {
 				if err := s.recordAttemptCancel(ctx, t, r); err != nil {
 					return err
 				}
@@ -209,7 +205,7 @@ func (s *Store) sweepAttemptTimeouts(ctx context.Context, ns string, res *SweepR
 	})
 }
 
-func (s *Store) sweepScheduleToClose(ctx context.Context, ns string, res *SweepResult) error {
+func (s *Store) sweepScheduleToClose(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		rows, err := t.q.FlagScheduleToCloseExpired(ctx, gen.FlagScheduleToCloseExpiredParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
@@ -241,7 +237,7 @@ func (s *Store) sweepScheduleToClose(ctx context.Context, ns string, res *SweepR
 // cancelled (worker_lost) and a fresh attempt of it is scheduled (per its
 // retry policy, without backoff), and attempts waiting in its host task
 // queue fail at once with a retryable WorkerLost error.
-func (s *Store) sweepWorkerLeases(ctx context.Context, ns string, res *SweepResult) error {
+func (s *Store) sweepWorkerLeases(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		ws, err := t.q.ExpireWorkerLeases(ctx, gen.ExpireWorkerLeasesParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {
@@ -270,7 +266,7 @@ func (s *Store) sweepWorkerLeases(ctx context.Context, ns string, res *SweepResu
 		}
 		now := s.opts.Now()
 		for _, w := range ws {
-			ew := ExpiredWorker{Namespace: w.Namespace, WorkerID: w.WorkerID, DetectionDelay: now.Sub(w.LeaseExpiresAt)}
+			ew := storage.ExpiredWorker{Namespace: w.Namespace, WorkerID: w.WorkerID, DetectionDelay: now.Sub(w.LeaseExpiresAt)}
 			t.wake(WorkerCancelKey(w.Namespace, w.WorkerID))
 			for _, r := range byWorker[workerKey{w.Namespace, w.WorkerID}] {
 				ew.Attempts++
@@ -278,7 +274,7 @@ func (s *Store) sweepWorkerLeases(ctx context.Context, ns string, res *SweepResu
 				if err != nil {
 					return err
 				}
-				if outcome == OutcomeRetryScheduled {
+				if outcome == storage.OutcomeRetryScheduled {
 					res.Rescheduled++
 					if err := s.recordAttemptCancel(ctx, t, r); err != nil {
 						return err
@@ -329,10 +325,10 @@ func (s *Store) rescheduleLost(ctx context.Context, t *txn, r gen.WorkerQueue, w
 	if err := s.insertAttempts(ctx, t, r.Namespace, []attemptRow{row}); err != nil {
 		return "", err
 	}
-	return OutcomeRetryScheduled, nil
+	return storage.OutcomeRetryScheduled, nil
 }
 
-func (s *Store) sweepCleanup(ctx context.Context, ns string, res *SweepResult) error {
+func (s *Store) sweepCleanup(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		ws, err := t.q.CleanupWorkers(ctx, gen.CleanupWorkersParams{Namespace: ns, DelayMs: ms(s.opts.CleanupDelay), MaxRows: s.opts.SweepBatch})
 		if err != nil {
@@ -366,7 +362,7 @@ func (s *Store) recordAttemptCancel(ctx context.Context, t *txn, r gen.WorkerQue
 // their outstanding activities are cancelled and history ends with
 // WorkflowFailed{type: Timeout, timeout_type: execution}. One that a turn
 // holds is failed at the next pass after the turn.
-func (s *Store) sweepExecutionTimeouts(ctx context.Context, ns string, res *SweepResult) error {
+func (s *Store) sweepExecutionTimeouts(ctx context.Context, ns string, res *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		insts, err := t.q.TakeTimedOutInstances(ctx, gen.TakeTimedOutInstancesParams{Namespace: ns, MaxRows: s.opts.SweepBatch})
 		if err != nil {

@@ -44,7 +44,7 @@ func TestSweep_RefreshesStatsOfGrownTables(t *testing.T) {
 		t.Fatalf("worker_queue analyzed at %v though it did not grow", manual)
 	}
 	// Analyzed now: the next pass leaves it alone.
-	if res := m(s.Sweep(ctxT(t)))(t); slices.Contains(res.Analyzed, "instances") {
+	if res := m(s.Sweep(ctxT(t), nil))(t); slices.Contains(res.Analyzed, "instances") {
 		t.Fatalf("instances analyzed again without growing: %v", res.Analyzed)
 	}
 }

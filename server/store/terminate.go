@@ -8,6 +8,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // TerminateWorkflow closes a running instance at once, without a turn, in
@@ -18,9 +19,10 @@ import (
 // its pending messages (timers, signals, results) are deleted, a turn
 // in flight loses its lock (its ack answers lock-lost), and its parent, if
 // it has one still running, gets ChildWorkflowTerminated. executionID,
-// when not 0, must be the current execution. ErrNotFound, ErrNotRunning (a
+// when not 0, must be the current execution. storage.ErrNotFound, storage.ErrNotRunning (a
 // finished instance, or another execution).
-func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error {
+func (s *Store) TerminateWorkflow(ctx context.Context, p *storage.TerminateWorkflowParams) error {
+	ns, instanceID, executionID, reason, details := p.Namespace, p.InstanceID, p.ExecutionID, p.Reason, p.Details
 	return s.inTx(ctx, func(t *txn) error {
 		return s.terminateWorkflowIn(ctx, t, ns, instanceID, executionID, reason, details)
 	})
@@ -30,13 +32,13 @@ func (s *Store) TerminateWorkflow(ctx context.Context, ns, instanceID string, ex
 func (s *Store) terminateWorkflowIn(ctx context.Context, t *txn, ns, instanceID string, executionID int64, reason string, details json.RawMessage) error {
 	i, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
-		return ErrNotFound
+		return storage.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("terminate workflow: %w", err)
 	}
 	if i.Status != api.StatusRunning || (executionID != 0 && executionID != i.ExecutionID) {
-		return ErrNotRunning
+		return storage.ErrNotRunning
 	}
 	row := terminateRow{InstanceID: instanceID, ExecutionID: i.ExecutionID,
 		WorkflowType: i.WorkflowType, Input: i.Input, NextEventID: i.NextEventID,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -46,10 +47,10 @@ func TestTimer_CancelDeletesTheTimerAndRecordsIt(t *testing.T) {
 		if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventTimerFired || task.Messages[0].TimerID != 3 {
 			t.Fatalf("messages %+v", task.Messages)
 		}
-		m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	}
 	for _, id := range ids {
-		must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", nil))
+		must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: nil}))
 		if n := timerRows(t, s, id); n != 2 {
 			t.Fatalf("%s: %d timer messages, want 2", id, n)
 		}
@@ -100,11 +101,11 @@ func TestTimer_CancelDeletesTheTimerAndRecordsIt(t *testing.T) {
 		}
 	}
 	// A timer never started is refused, and nothing is written.
-	must0(t, s.SignalWorkflow(ctxT(t), ns, ids[0], "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: ids[0], Name: "go", Input: nil}))
 	task := fetchTurn(t, s)
-	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCancelTimer, TimerID: 9}}})
-	var inv *store.InvalidError
+	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCancelTimer, TimerID: 9}}}})
+	var inv *storage.InvalidError
 	if !errors.As(err, &inv) || inv.Field != "commands[0].timer_id" {
 		t.Fatalf("err %v, want an invalid commands[0].timer_id", err)
 	}
@@ -119,8 +120,8 @@ func TestTimer_CancelOfATimerFiredInTheSameTurnIsIgnored(t *testing.T) {
 	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventTimerFired {
 		t.Fatalf("messages %+v", task.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
-		{Type: api.CommandCancelTimer, TimerID: 1}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandCancelTimer, TimerID: 1}}}}))(t)
 	h := history(t, s, "tf")
 	if !slices.Equal(kinds(h), []string{api.EventWorkflowStarted, api.EventTimerCreated, api.EventTimerFired}) {
 		t.Fatalf("history %v", kinds(h))

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
 // fetchBatch takes up to n turns of queue q for worker as build build.
 func fetchBatch(t *testing.T, s *store.Store, worker, build string, n int) []*api.WorkflowTask {
 	t.Helper()
-	return m(s.FetchWorkflowTasksForBuild(ctxT(t), ns, "q", worker, build, 10*time.Second, n))(t)
+	return m(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: worker, BuildID: build, LockFor: 10 * time.Second, Max: n}))(t)
 }
 
 // Goal: one fetch locks several turns at once, each of a distinct
@@ -45,8 +46,8 @@ func TestFetchWorkflowTasks_LocksSeveralTurnsOnce(t *testing.T) {
 		}
 	}
 	for _, task := range all {
-		out := m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{
-			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}))(t)
+		out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 		if out.Status != api.StatusCompleted {
 			t.Fatalf("%s: status %s after its turn", task.InstanceID, out.Status)
 		}
@@ -62,7 +63,7 @@ func TestFetchWorkflowTasks_InstanceWithSeveralMessagesOnce(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("tm-%d", i)
 		start(t, s, id)
-		must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", json.RawMessage(`1`)))
+		must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: json.RawMessage(`1`)}))
 	}
 	seen := map[string]bool{}
 	for len(seen) < n {
@@ -100,7 +101,7 @@ func TestFetchWorkflowTasks_KeepsBuildIDs(t *testing.T) {
 		ackEmpty(t, s, task)
 	}
 	for _, id := range pinned {
-		must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", nil))
+		must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: nil}))
 	}
 	start(t, s, "free")
 	got := fetchBatch(t, s, "w-v2", "v2", 16)
@@ -112,7 +113,7 @@ func TestFetchWorkflowTasks_KeepsBuildIDs(t *testing.T) {
 		t.Fatalf("v1 got %v, want the three executions pinned to v1", ids(got))
 	}
 	ackEmpty(t, s, got[0])
-	must0(t, s.SignalWorkflow(ctxT(t), ns, "free", "again", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "free", Name: "again", Input: nil}))
 	ack := fetchBatch(t, s, "w-v1", "v1", 16)
 	if len(ack) != 0 {
 		t.Fatalf("v1 got %v: free is pinned to v2 and held, p* are held", ids(ack))

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -27,24 +29,24 @@ func pastLock(t *testing.T, task *api.WorkflowTask) {
 func TestTurnAck_AfterLockExpiredWhileTokenHolds(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "a")
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 300*time.Millisecond))(t)
+	task := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 300 * time.Millisecond})))(t)
 	if task == nil || task.InstanceID != "a" {
 		t.Fatalf("fetched %+v, want a's turn", task)
 	}
 	pastLock(t, task)
 	req := api.CompleteWorkflowTaskRequest{Commands: schedule(1)}
-	first, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req)
+	first, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req})
 	if err != nil {
 		t.Fatalf("ack after the lock expired, nobody else holding the turn: %v", err)
 	}
-	again, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, task.LockToken), req)
+	again, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req})
 	if err != nil || again.NextEventID != first.NextEventID || again.Status != first.Status {
 		t.Fatalf("the ack sent again: %+v, %v; want the first answer %+v", again, err, first)
 	}
 	if n := count(history(t, s, "a"), api.EventActivityScheduled); n != 1 {
 		t.Fatalf("ActivityScheduled %d times, want 1", n)
 	}
-	if next := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Second))(t); next != nil {
+	if next := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Second})))(t); next != nil {
 		t.Fatalf("the acknowledged turn was handed out again: %+v", next)
 	}
 	if a := fetchAct(t, s, time.Minute); a.ActivityID != 1 {
@@ -58,23 +60,23 @@ func TestTurnAck_AfterLockExpiredWhileTokenHolds(t *testing.T) {
 func TestTurnAck_AfterAnotherWorkerTookTheTurnIsLockLost(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "b")
-	old := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 300*time.Millisecond))(t)
+	old := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 300 * time.Millisecond})))(t)
 	if old == nil {
 		t.Fatal("no turn")
 	}
 	pastLock(t, old)
-	cur := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	cur := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
 	if cur == nil || cur.InstanceID != "b" {
 		t.Fatalf("the expired turn was not handed out again: %+v", cur)
 	}
-	_, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, old.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)})
-	if !errors.Is(err, store.ErrLockLost) {
+	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, old.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}})
+	if !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("ack of the turn another worker took: %v, want ErrLockLost", err)
 	}
 	if n := count(history(t, s, "b"), api.EventActivityScheduled); n != 0 {
 		t.Fatalf("the refused ack wrote %d ActivityScheduled", n)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, cur.LockToken), api.CompleteWorkflowTaskRequest{Commands: schedule(1)}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, cur.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	if n := count(history(t, s, "b"), api.EventActivityScheduled); n != 1 {
 		t.Fatalf("ActivityScheduled %d times, want 1", n)
 	}
@@ -88,26 +90,26 @@ func TestFetchWorkflowTask_HoldsExpiredTurnsDuringOutageGrace(t *testing.T) {
 	grace := store.NewOutageGrace(time.Hour, nil)
 	s := store.New(pgtest.New(t), store.Options{Grace: grace})
 	start(t, s, "c")
-	old := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 300*time.Millisecond))(t)
+	old := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 300 * time.Millisecond})))(t)
 	if old == nil {
 		t.Fatal("no turn")
 	}
 	grace.Restart()
 	pastLock(t, old)
 	start(t, s, "d")
-	got := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	got := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
 	if got == nil || got.InstanceID != "d" {
 		t.Fatalf("within the grace fetched %+v, want d's turn (c's expired turn is held)", got)
 	}
-	if again := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t); again != nil {
+	if again := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); again != nil {
 		t.Fatalf("within the grace the expired turn of %s was taken over", again.InstanceID)
 	}
 	grace.End()
-	after := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w2", time.Minute))(t)
+	after := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t)
 	if after == nil || after.InstanceID != "c" {
 		t.Fatalf("after the grace fetched %+v, want c's turn again", after)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, old.LockToken), api.CompleteWorkflowTaskRequest{}); !errors.Is(err, store.ErrLockLost) {
+	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, old.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("ack of the crashed worker's turn after it was taken: %v, want ErrLockLost", err)
 	}
 }

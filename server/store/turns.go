@@ -156,29 +156,16 @@ func doneFromHistory(h []api.Event) engine.ActivityDone {
 	return done
 }
 
-// FetchWorkflowTask locks one instance of the queue that has visible
-// messages and returns the turn — the current execution's history and the
-// new messages — or nil when there is none. Messages the turn must not see
-// (stale activity results, results for another execution) are consumed
-// silently; a turn left with no message is released at once.
-func (s *Store) FetchWorkflowTask(ctx context.Context, ns, taskQueue, workerID string, lockFor time.Duration) (*api.WorkflowTask, error) {
-	return s.FetchWorkflowTaskForBuild(ctx, ns, taskQueue, workerID, "", lockFor)
-}
-
-// FetchWorkflowTaskForBuild is FetchWorkflowTask for a worker of build id
-// buildID ("" for none): it takes only the turns of executions of a
-// compatible build (docs/architecture.md, "Build ids").
-func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration) (*api.WorkflowTask, error) {
-	tasks, err := s.FetchWorkflowTasksForBuild(ctx, ns, taskQueue, workerID, buildID, lockFor, 1)
-	if err != nil || len(tasks) == 0 {
-		return nil, err
-	}
-	return tasks[0], nil
-}
-
-// FetchWorkflowTasksForBuild is FetchWorkflowTaskForBuild taking up to n
-// turns (clamped to 1 … api.MaxWorkflowTasksPerPoll) of distinct instances
-// of the queue, locked by one statement (LockNextTurns, its eager arrays
+// FetchWorkflowTasks locks instances of the queue that have visible
+// messages and returns their turns — each the current execution's history
+// and the new messages. Messages a turn must not see (stale activity
+// results, results for another execution) are consumed silently; a turn
+// left with no message is released at once. A worker of build id p.BuildID
+// ("" for none) takes only the turns of executions of a compatible build
+// (docs/architecture.md, "Build ids").
+//
+// It takes up to p.Max turns (clamped to 1 … api.MaxWorkflowTasksPerPoll)
+// of distinct instances of the queue, locked by one statement (LockNextTurns, its eager arrays
 // NULL: the queue's branch) whose lock commits
 // in its round trip: what follows reads history the lock holder alone can
 // extend, or cleans up an empty turn. The turns are then built one after
@@ -186,8 +173,9 @@ func (s *Store) FetchWorkflowTaskForBuild(ctx context.Context, ns, taskQueue, wo
 // out, and the statement runs again (at most 8 times) only when every turn
 // it locked came back empty. A failure after the locks committed fails the
 // fetch: the locks expire and the turns are delivered again.
-func (s *Store) FetchWorkflowTasksForBuild(ctx context.Context, ns, taskQueue, workerID, buildID string, lockFor time.Duration, n int) ([]*api.WorkflowTask, error) {
-	n = min(max(n, 1), api.MaxWorkflowTasksPerPoll)
+func (s *Store) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflowTasksParams) ([]*api.WorkflowTask, error) {
+	ns, taskQueue, workerID, buildID, lockFor := p.Namespace, p.TaskQueue, p.WorkerID, p.BuildID, p.LockFor
+	n := min(max(p.Max, 1), api.MaxWorkflowTasksPerPoll)
 	for range 8 {
 		var tasks []*api.WorkflowTask
 		locked := 0
@@ -515,12 +503,13 @@ func (c *eagerClaim) mark(rows []attemptRow) {
 // FailWorkflowTask gives a turn back: its messages become visible again
 // after a backoff that grows with consecutive failures, and the error is
 // kept on the instance (last_task_error) for operators.
-func (s *Store) FailWorkflowTask(ctx context.Context, ns string, token storage.TurnToken, e api.Error) error {
+func (s *Store) FailWorkflowTask(ctx context.Context, p *storage.FailWorkflowTaskParams) error {
+	ns, token, e := p.Namespace, p.Token, p.Error
 	instanceID, tok := token.InstanceID, token.Lock
 	return s.inTx(ctx, func(t *txn) error {
 		locked, err := t.q.GetLockedInstance(ctx, gen.GetLockedInstanceParams{LockToken: &tok, Namespace: ns, InstanceID: instanceID})
 		if noRows(err) {
-			return ErrLockLost
+			return storage.ErrLockLost
 		}
 		if err != nil {
 			return fmt.Errorf("locked instance: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/engine"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // UpdateKey names the wake-up of the requests waiting on an update.
@@ -19,9 +20,10 @@ func UpdateKey(namespace, instanceID, updateID string) string {
 // RequestUpdate admits an update to a running instance: a new update id
 // is recorded and the update enqueued as a WorkflowUpdateAccepted message,
 // in one transaction; a known one is left alone (the caller waits on it
-// with GetUpdate). ErrNotFound: no such instance; ErrNotRunning: the
+// with GetUpdate). storage.ErrNotFound: no such instance; storage.ErrNotRunning: the
 // instance has finished (for a new id).
-func (s *Store) RequestUpdate(ctx context.Context, ns, instanceID, updateID, name string, input json.RawMessage, header api.Header) error {
+func (s *Store) RequestUpdate(ctx context.Context, p *storage.RequestUpdateParams) error {
+	ns, instanceID, updateID, name, input, header := p.Namespace, p.InstanceID, p.UpdateID, p.Name, p.Input, p.Header
 	return s.inTx(ctx, func(t *txn) error {
 		_, err := t.q.InsertUpdate(ctx, gen.InsertUpdateParams{Namespace: ns, InstanceID: instanceID, UpdateID: updateID, UpdateName: name})
 		if noRows(err) {
@@ -43,28 +45,29 @@ func (s *Store) RequestUpdate(ctx context.Context, ns, instanceID, updateID, nam
 			return fmt.Errorf("enqueue update: %w", err)
 		}
 		if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
-			return ErrNotFound
+			return storage.ErrNotFound
 		} else if err != nil {
 			return fmt.Errorf("request update: %w", err)
 		}
-		return ErrNotRunning
+		return storage.ErrNotRunning
 	})
 }
 
-// GetUpdate reads an update's stage. ErrNotFound: no such update.
-func (s *Store) GetUpdate(ctx context.Context, ns, instanceID, updateID string) (UpdateState, error) {
+// GetUpdate reads an update's stage. storage.ErrNotFound: no such update.
+func (s *Store) GetUpdate(ctx context.Context, p *storage.GetUpdateParams) (storage.UpdateState, error) {
+	ns, instanceID, updateID := p.Namespace, p.InstanceID, p.UpdateID
 	r, err := gen.New(s.pool).GetUpdate(ctx, gen.GetUpdateParams{Namespace: ns, InstanceID: instanceID, UpdateID: updateID})
 	if noRows(err) {
-		return UpdateState{}, ErrNotFound
+		return storage.UpdateState{}, storage.ErrNotFound
 	}
 	if err != nil {
-		return UpdateState{}, fmt.Errorf("get update: %w", err)
+		return storage.UpdateState{}, fmt.Errorf("get update: %w", err)
 	}
-	st := UpdateState{Stage: r.Stage, Result: r.Result, InstanceStatus: r.Status}
+	st := storage.UpdateState{Stage: r.Stage, Result: r.Result, InstanceStatus: r.Status}
 	if len(r.Error) > 0 {
 		st.Error = new(api.Error)
 		if err := json.Unmarshal(r.Error, st.Error); err != nil {
-			return UpdateState{}, fmt.Errorf("get update: %w", err)
+			return storage.UpdateState{}, fmt.Errorf("get update: %w", err)
 		}
 	}
 	return st, nil

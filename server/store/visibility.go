@@ -18,7 +18,7 @@ import (
 )
 
 // RegisterSearchAttribute registers a search attribute of ns
-// (storage.ErrSearchAttributeExists; an InvalidError naming "name" when the
+// (storage.ErrSearchAttributeExists; an storage.InvalidError naming "name" when the
 // namespace has api.MaxSearchAttributesPerNamespace already). The count and
 // the insert run in one transaction that holds the namespace's row.
 func (s *Store) RegisterSearchAttribute(ctx context.Context, ns, name, typ string) (api.SearchAttribute, error) {
@@ -27,7 +27,7 @@ func (s *Store) RegisterSearchAttribute(ctx context.Context, ns, name, typ strin
 		q := gen.New(tx)
 		if _, err := q.LockNamespace(ctx, ns); err != nil {
 			if noRows(err) {
-				return ErrNotFound
+				return storage.ErrNotFound
 			}
 			return fmt.Errorf("lock namespace: %w", err)
 		}
@@ -64,7 +64,7 @@ func (s *Store) ListSearchAttributes(ctx context.Context, ns string) ([]api.Sear
 	return out, nil
 }
 
-// DeleteSearchAttribute unregisters a search attribute (ErrNotFound). The
+// DeleteSearchAttribute unregisters a search attribute (storage.ErrNotFound). The
 // values workflows hold stay in their rows.
 func (s *Store) DeleteSearchAttribute(ctx context.Context, ns, name string) error {
 	n, err := gen.New(s.pool).DeleteSearchAttribute(ctx, gen.DeleteSearchAttributeParams{Namespace: ns, Name: name})
@@ -72,7 +72,7 @@ func (s *Store) DeleteSearchAttribute(ctx context.Context, ns, name string) erro
 		return fmt.Errorf("delete search attribute: %w", err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return storage.ErrNotFound
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ func searchAttributeTypes(ctx context.Context, q *gen.Queries, ns string) (map[s
 	return types, nil
 }
 
-// invalid turns a visibility error into the storage's InvalidError.
+// invalid turns a visibility error into the storage's storage.InvalidError.
 func invalid(err error) error {
 	var ve *visibility.Error
 	if errors.As(err, &ve) {
@@ -126,7 +126,7 @@ const listColumns = `namespace, instance_id, workflow_type, task_queue, status, 
 // visibilityWhere is the WHERE condition of a list or count with a query
 // (and the older status and workflow_type filters), with its arguments
 // ($1 is the namespace).
-func (s *Store) visibilityWhere(ctx context.Context, ns string, f ListFilter) (string, []any, bool, error) {
+func (s *Store) visibilityWhere(ctx context.Context, ns string, f storage.ListFilter) (string, []any, bool, error) {
 	q, err := visibility.Parse(f.Query)
 	if err != nil {
 		return "", nil, false, invalid(err)
@@ -157,7 +157,7 @@ func (s *Store) visibilityWhere(ctx context.Context, ns string, f ListFilter) (s
 // listStatement is the statement of a list with a query: the one
 // statement of the store built at run time, from visibility.Compile's
 // condition (values bound, names from a whitelist) and this fixed text.
-func (s *Store) listStatement(ctx context.Context, ns string, f ListFilter, limit int32) (string, []any, error) {
+func (s *Store) listStatement(ctx context.Context, ns string, f storage.ListFilter, limit int32) (string, []any, error) {
 	where, args, asc, err := s.visibilityWhere(ctx, ns, f)
 	if err != nil {
 		return "", nil, err
@@ -180,13 +180,13 @@ func (s *Store) listStatement(ctx context.Context, ns string, f ListFilter, limi
 }
 
 // countStatement is the statement of a count with a query.
-func (s *Store) countStatement(ctx context.Context, ns string, f ListFilter) (string, []any, error) {
+func (s *Store) countStatement(ctx context.Context, ns string, f storage.ListFilter) (string, []any, error) {
 	where, args, _, err := s.visibilityWhere(ctx, ns, f)
 	return "SELECT count(*) FROM instances WHERE " + where, args, err
 }
 
 // listByQuery is ListWorkflows with a query (listStatement).
-func (s *Store) listByQuery(ctx context.Context, ns string, f ListFilter, limit int32) (api.ListWorkflowsResponse, error) {
+func (s *Store) listByQuery(ctx context.Context, ns string, f storage.ListFilter, limit int32) (api.ListWorkflowsResponse, error) {
 	sql, args, err := s.listStatement(ctx, ns, f, limit)
 	if err != nil {
 		return api.ListWorkflowsResponse{}, err
@@ -224,7 +224,7 @@ func (s *Store) listByQuery(ctx context.Context, ns string, f ListFilter, limit 
 
 // CountWorkflows counts the instances of ns that f selects (its Query,
 // Status and WorkflowType; not its page).
-func (s *Store) CountWorkflows(ctx context.Context, ns string, f ListFilter) (int64, error) {
+func (s *Store) CountWorkflows(ctx context.Context, ns string, f storage.ListFilter) (int64, error) {
 	sql, args, err := s.countStatement(ctx, ns, f)
 	if err != nil {
 		return 0, err
@@ -259,7 +259,7 @@ func decodePageToken(s string) (pageToken, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	var tok pageToken
 	if err != nil || json.Unmarshal(b, &tok) != nil || tok.ID == "" {
-		return pageToken{}, ErrBadPageToken
+		return pageToken{}, storage.ErrBadPageToken
 	}
 	return tok, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/internal/pgtest"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // planUses reads an EXPLAIN (FORMAT JSON) document and returns the
@@ -80,7 +81,7 @@ func TestVisibility_QueriesUseIndexes(t *testing.T) {
 		{"CustomerId IN ('c-40', 'c-41') AND ExecutionStatus = 'Running'", "instances_search_attributes", true},
 		{"WorkflowType = 'Type3' AND ExecutionStatus = 'Running'", "instances_list", false},
 	} {
-		f := ListFilter{Query: tc.query}
+		f := storage.ListFilter{Query: tc.query}
 		var sql string
 		var args []any
 		var err error
@@ -98,11 +99,11 @@ func TestVisibility_QueriesUseIndexes(t *testing.T) {
 		}
 	}
 	// And the answers are right.
-	n, err := s.CountWorkflows(ctx, "default", ListFilter{Query: "CustomerId = 'c-40'"})
+	n, err := s.CountWorkflows(ctx, "default", storage.ListFilter{Query: "CustomerId = 'c-40'"})
 	if err != nil || n != 20 {
 		t.Errorf("count: %d %v", n, err)
 	}
-	list, err := s.ListWorkflows(ctx, "default", ListFilter{Query: "CustomerId = 'c-40' AND StartTime < '" + time.Now().Format(time.RFC3339) + "'", Limit: 2})
+	list, err := s.ListWorkflows(ctx, "default", storage.ListFilter{Query: "CustomerId = 'c-40' AND StartTime < '" + time.Now().Format(time.RFC3339) + "'", Limit: 2})
 	if err != nil || len(list.Workflows) != 2 || list.NextPageToken == "" || list.Workflows[0].InstanceID != "wf-40" {
 		t.Errorf("list: %+v %v", list, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -18,10 +20,10 @@ var waiting = api.ActivityOptions{WaitForCancellation: true,
 // activity 1's cancellation.
 func cancelActivity1(t *testing.T, s *store.Store, id string) {
 	t.Helper()
-	must0(t, s.SignalWorkflow(ctxT(t), ns, id, "go", nil))
+	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{
-		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled}}}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled}}}}))(t)
 }
 
 // outcomeTurn fetches the next turn, which must bring activity 1's outcome
@@ -32,7 +34,7 @@ func outcomeTurn(t *testing.T, s *store.Store) api.Event {
 	if len(turn.Messages) != 1 || turn.Messages[0].ActivityID != 1 {
 		t.Fatalf("messages %+v, want activity 1's outcome", turn.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	return turn.Messages[0]
 }
 
@@ -55,19 +57,19 @@ func TestWaitCancel_HeldAttemptOutcomeDelivered(t *testing.T) {
 		var out api.ActivityAckResponse
 		switch tc.name {
 		case "completed":
-			out = m(s.CompleteActivityTask(ctxT(t), ns, tok, json.RawMessage(`"cleaned up"`)))(t)
+			out = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: tok, Result: json.RawMessage(`"cleaned up"`)}))(t)
 		case "canceled":
-			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
+			out = m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
 		case "failed":
-			out = m(s.FailActivityTask(ctxT(t), ns, tok, api.Error{Type: "Boom", Message: "cleanup failed"}, nil))(t)
+			out = m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: api.Error{Type: "Boom", Message: "cleanup failed"}, Details: nil}))(t)
 		}
-		if out.Outcome != store.OutcomeDelivered {
+		if out.Outcome != storage.OutcomeDelivered {
 			t.Fatalf("%s: outcome %s, want delivered", id, out.Outcome)
 		}
 		if ev := outcomeTurn(t, s); ev.Kind != tc.kind {
 			t.Fatalf("%s: message %+v, want %s", id, ev, tc.kind)
 		}
-		if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
+		if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 			t.Fatalf("%s: an attempt after the cancellation: %+v", id, a)
 		}
 		h := history(t, s, id)
@@ -85,8 +87,8 @@ func TestWaitCancel_NotWaitingDropsOutcome(t *testing.T) {
 	startWithActivities(t, s, "plain", schedule(1))
 	a := fetchAct(t, s, time.Minute)
 	cancelActivity1(t, s, "plain")
-	out := m(s.FailActivityTask(ctxT(t), ns, attemptTok(t, a.LockToken), api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, nil))(t)
-	if out.Outcome != store.OutcomeStale {
+	out := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
+	if out.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s, want stale", out.Outcome)
 	}
 	if turn := fetchTurnOrNil(t, s); turn != nil {
@@ -106,15 +108,15 @@ func TestWaitCancel_UnheldAttemptCanceledAtOnce(t *testing.T) {
 	}
 
 	startWithActivities(t, s, "wf", []api.Command{scheduleWith(1, waiting)})
-	if changed := m(s.CancelWorkflow(ctxT(t), ns, "wf", "user asked"))(t); !changed {
+	if changed := m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "wf", Reason: "user asked"}))(t); !changed {
 		t.Fatal("cancel had no effect")
 	}
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), ns, turnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	if ev := outcomeTurn(t, s); ev.Kind != api.EventActivityCanceled {
 		t.Fatalf("message %+v, want ActivityCanceled", ev)
 	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("a cancelled attempt was handed out: %+v", a)
 	}
 	if h := history(t, s, "wf"); count(h, api.EventActivityCancelRequested) != 1 || count(h, api.EventActivityCanceled) != 1 {
@@ -131,11 +133,11 @@ func TestWaitCancel_LockExpiredAfterCancel(t *testing.T) {
 	a := fetchAct(t, s, 300*time.Millisecond)
 	cancelActivity1(t, s, "lost")
 	eventually(t, 10*time.Second, "the lock to expire", func() bool { return time.Now().After(a.LockedUntil.Add(50 * time.Millisecond)) })
-	m(s.Sweep(ctxT(t)))(t)
+	m(s.Sweep(ctxT(t), nil))(t)
 	if ev := outcomeTurn(t, s); ev.Kind != api.EventActivityCanceled {
 		t.Fatalf("message %+v, want ActivityCanceled", ev)
 	}
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
+	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("an attempt after the cancellation: %+v", a)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
@@ -40,7 +41,7 @@ func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
 
 // ListWorkers lists one page of worker sessions by worker_id, optionally
 // of one state: up to pageSize, after pageToken (a nextPageToken of an
-// earlier page; ErrBadPageToken when this server did not issue it).
+// earlier page; storage.ErrBadPageToken when this server did not issue it).
 // nextPageToken is set when more may follow.
 func (s *Store) ListWorkers(ctx context.Context, ns, state, pageToken string, pageSize int32) (_ []api.Worker, nextPageToken string, _ error) {
 	q := gen.New(s.pool)
@@ -52,7 +53,7 @@ func (s *Store) ListWorkers(ctx context.Context, ns, state, pageToken string, pa
 		b, err := base64.RawURLEncoding.DecodeString(pageToken)
 		var tok workersToken
 		if err != nil || json.Unmarshal(b, &tok) != nil || tok.After == "" {
-			return nil, "", ErrBadPageToken
+			return nil, "", storage.ErrBadPageToken
 		}
 		p.AfterWorkerID = tok.After
 	}
@@ -85,12 +86,12 @@ type workersToken struct {
 	After string `json:"w"`
 }
 
-// GetWorker returns one worker session (ErrNotFound).
+// GetWorker returns one worker session (storage.ErrNotFound).
 func (s *Store) GetWorker(ctx context.Context, ns, workerID string) (api.Worker, error) {
 	q := gen.New(s.pool)
 	w, err := q.GetWorker(ctx, gen.GetWorkerParams{Namespace: ns, WorkerID: workerID})
 	if noRows(err) {
-		return api.Worker{}, ErrNotFound
+		return api.Worker{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.Worker{}, fmt.Errorf("get worker: %w", err)
@@ -144,21 +145,6 @@ func workerLostError(workerID string) api.Error {
 	yes := true
 	return api.Error{Type: api.ErrorTypeWorkerLost, Retryable: &yes,
 		Message: fmt.Sprintf("worker %s lost its lease", workerID)}
-}
-
-// PendingCancels lists the attempts held by workerID whose cancellation was
-// requested: the answer of a worker's cancel long-poll, woken by
-// WorkerCancelKey notifications.
-func (s *Store) PendingCancels(ctx context.Context, ns, workerID string) ([]api.AttemptCancel, error) {
-	rows, err := gen.New(s.pool).PendingCancels(ctx, gen.PendingCancelsParams{Namespace: ns, WorkerID: &workerID})
-	if err != nil {
-		return nil, fmt.Errorf("pending cancels: %w", err)
-	}
-	out := make([]api.AttemptCancel, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, api.AttemptCancel{LockToken: r.LockToken.String(), Reason: r.Reason, RequestedAt: r.RequestedAt})
-	}
-	return out, nil
 }
 
 // CountWorkersByState counts worker sessions per state, over all

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // outMessage is one row for EnqueueMessages.
@@ -97,11 +98,11 @@ func toWorkflow(i gen.Instance) api.Workflow {
 	return w
 }
 
-// DescribeWorkflow returns one instance (ErrNotFound).
+// DescribeWorkflow returns one instance (storage.ErrNotFound).
 func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error) {
 	i, err := gen.New(s.pool).GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
-		return api.Workflow{}, ErrNotFound
+		return api.Workflow{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.Workflow{}, fmt.Errorf("describe workflow: %w", err)
@@ -240,7 +241,7 @@ type pageToken struct {
 // ListWorkflows pages through instances, newest first, as summaries: no
 // input, no result, and errors without details or stack (the query leaves
 // them in the table, so that a list never renders payloads).
-func (s *Store) ListWorkflows(ctx context.Context, ns string, f ListFilter) (api.ListWorkflowsResponse, error) {
+func (s *Store) ListWorkflows(ctx context.Context, ns string, f storage.ListFilter) (api.ListWorkflowsResponse, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -307,12 +308,22 @@ func (s *Store) history(ctx context.Context, q *gen.Queries, ns, id string, exec
 	return evs, nil
 }
 
-// History returns an execution's events (executionID 0 = current).
-func (s *Store) History(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error) {
+// History returns an execution's events (p.ExecutionID 0 = current): all
+// of them when p.PageSize is 0 and no p.PageToken is given, else one page
+// (historyPage).
+func (s *Store) History(ctx context.Context, p *storage.HistoryParams) (api.HistoryResponse, error) {
+	if p.PageSize > 0 || p.PageToken != "" {
+		return s.historyPage(ctx, p.Namespace, p.InstanceID, p.ExecutionID, p.PageToken, p.PageSize)
+	}
+	return s.historyAll(ctx, p.Namespace, p.InstanceID, p.ExecutionID)
+}
+
+// historyAll returns every event of an execution (executionID 0 = current).
+func (s *Store) historyAll(ctx context.Context, ns, instanceID string, executionID int64) (api.HistoryResponse, error) {
 	q := gen.New(s.pool)
 	i, err := q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
-		return api.HistoryResponse{}, ErrNotFound
+		return api.HistoryResponse{}, storage.ErrNotFound
 	}
 	if err != nil {
 		return api.HistoryResponse{}, fmt.Errorf("history: %w", err)
@@ -321,7 +332,7 @@ func (s *Store) History(ctx context.Context, ns, instanceID string, executionID 
 		executionID = i.ExecutionID
 	}
 	if executionID < 0 || executionID > i.ExecutionID {
-		return api.HistoryResponse{}, fmt.Errorf("execution %d: %w", executionID, ErrNotFound)
+		return api.HistoryResponse{}, fmt.Errorf("execution %d: %w", executionID, storage.ErrNotFound)
 	}
 	evs, err := s.history(ctx, q, ns, instanceID, executionID)
 	if err != nil {
@@ -338,7 +349,8 @@ func (s *Store) History(ctx context.Context, ns, instanceID string, executionID 
 
 // CancelWorkflow requests cancellation; changed is false when the instance
 // is finished or a cancel was already requested (the first reason wins).
-func (s *Store) CancelWorkflow(ctx context.Context, ns, instanceID, reason string) (changed bool, err error) {
+func (s *Store) CancelWorkflow(ctx context.Context, p *storage.CancelWorkflowParams) (changed bool, err error) {
+	ns, instanceID, reason := p.Namespace, p.InstanceID, p.Reason
 	err = s.inTx(ctx, func(t *txn) error {
 		var err error
 		changed, err = s.cancelWorkflowIn(ctx, t, ns, instanceID, reason)
@@ -356,7 +368,7 @@ func (s *Store) cancelWorkflowIn(ctx context.Context, t *txn, ns, instanceID, re
 	_, err = t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: instanceID, Reason: &reason})
 	if noRows(err) {
 		if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
-			return false, ErrNotFound
+			return false, storage.ErrNotFound
 		} else if err != nil {
 			return false, fmt.Errorf("cancel workflow: %w", err)
 		}
@@ -370,16 +382,12 @@ func (s *Store) cancelWorkflowIn(ctx context.Context, t *txn, ns, instanceID, re
 	return err == nil, err
 }
 
-// SignalWorkflow sends a signal (ErrNotFound, ErrNotRunning). A signal that
+// SignalWorkflow sends a signal, its header (p.Header) recorded in its
+// SignalReceived event (storage.ErrNotFound, storage.ErrNotRunning). A signal that
 // races the turn ending the workflow waits for that turn's commit: it is
 // then either seen by the workflow or refused, never dropped.
-func (s *Store) SignalWorkflow(ctx context.Context, ns, instanceID, name string, input json.RawMessage) error {
-	return s.SignalWorkflowWithHeader(ctx, ns, instanceID, name, input, nil)
-}
-
-// SignalWorkflowWithHeader is SignalWorkflow with the signal's header,
-// recorded in its SignalReceived event.
-func (s *Store) SignalWorkflowWithHeader(ctx context.Context, ns, instanceID, name string, input json.RawMessage, header api.Header) error {
+func (s *Store) SignalWorkflow(ctx context.Context, p *storage.SignalWorkflowParams) error {
+	ns, instanceID, name, input, header := p.Namespace, p.InstanceID, p.Name, p.Input, p.Header
 	return s.inTx(ctx, func(t *txn) error { return signalWorkflowIn(ctx, t, ns, instanceID, name, input, header) })
 }
 
@@ -398,18 +406,19 @@ func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, 
 		return fmt.Errorf("enqueue signal: %w", err)
 	}
 	if _, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID}); noRows(err) {
-		return ErrNotFound
+		return storage.ErrNotFound
 	} else if err != nil {
 		return fmt.Errorf("signal: %w", err)
 	}
-	return ErrNotRunning
+	return storage.ErrNotRunning
 }
 
 // DeleteWorkflow deletes an instance with its history and messages. A
-// running instance needs force (else ErrRunning); its outstanding
+// running instance needs force (else storage.ErrRunning); its outstanding
 // activities are flagged cancelled with reason instance_deleted, so that
 // workers stop them.
-func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force bool) error {
+func (s *Store) DeleteWorkflow(ctx context.Context, p *storage.DeleteWorkflowParams) error {
+	ns, instanceID, force := p.Namespace, p.InstanceID, p.Force
 	return s.inTx(ctx, func(t *txn) error { return deleteWorkflowIn(ctx, t, ns, instanceID, force) })
 }
 
@@ -417,13 +426,13 @@ func (s *Store) DeleteWorkflow(ctx context.Context, ns, instanceID string, force
 func deleteWorkflowIn(ctx context.Context, t *txn, ns, instanceID string, force bool) error {
 	i, err := t.q.GetInstanceForUpdate(ctx, gen.GetInstanceForUpdateParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
-		return ErrNotFound
+		return storage.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("delete workflow: %w", err)
 	}
 	if i.Status == api.StatusRunning && !force {
-		return ErrRunning
+		return storage.ErrRunning
 	}
 	if err := cancelExecutions(ctx, t, ns, []execCancel{{instanceID, i.ExecutionID, api.CancelReasonInstanceDeleted}}); err != nil {
 		return fmt.Errorf("delete workflow: %w", err)

@@ -118,7 +118,7 @@ func sweepLoop(ctx context.Context, st storage.Admin, interval time.Duration, gr
 		if failed {
 			grace.Restart()
 		}
-		res, err := st.SweepWith(ctx, storage.SweepOptions{HoldExpiry: grace.Active()})
+		res, err := st.Sweep(ctx, &storage.SweepParams{HoldExpiry: grace.Active()})
 		failed = err != nil
 		if err != nil {
 			if ctx.Err() != nil {

@@ -25,8 +25,8 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 	s := newProvider(t)
 	ctx := ctxT(t)
 	for i := range 3 {
-		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{InstanceID: fmt.Sprintf("l-%d", i),
-			WorkflowType: "L", TaskQueue: "q"}); err != nil {
+		if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{InstanceID: fmt.Sprintf("l-%d", i),
+			WorkflowType: "L", TaskQueue: "q"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +86,7 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 		t.Fatalf("job: %+v, %v", got, err)
 	}
 	for _, id := range ids {
-		h, err := s.History(ctx, ns, id, 0)
+		h, err := s.History(ctx, &storage.HistoryParams{Namespace: ns, InstanceID: id, ExecutionID: 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,10 +142,10 @@ func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage
 	n := api.MaxBatchFailures + 2
 	for i := range n {
 		id := fmt.Sprintf("f-%03d", i)
-		if _, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{InstanceID: id, WorkflowType: "F", TaskQueue: "q"}); err != nil {
+		if _, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{InstanceID: id, WorkflowType: "F", TaskQueue: "q"}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.TerminateWorkflow(ctx, ns, id, 0, "setup", nil); err != nil {
+		if err := s.TerminateWorkflow(ctx, &storage.TerminateWorkflowParams{Namespace: ns, InstanceID: id, ExecutionID: 0, Reason: "setup", Details: nil}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,8 +23,8 @@ var flowBehaviours = []behaviour{
 // startWith starts instance id on queue "q" with priority p (nil: none).
 func startWith(t *testing.T, s storage.Provider, id string, p *api.Priority) {
 	t.Helper()
-	M(s.StartWorkflow(CtxT(t), ns, api.StartWorkflowRequest{
-		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{}`), Priority: p}))(t)
+	M(s.StartWorkflow(CtxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{
+		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{}`), Priority: p}}))(t)
 }
 
 // takeTurns fetches n turns of queue "q" one at a time and returns their
@@ -113,7 +113,7 @@ func flowActivityPriorityInheritedAndOvertakes(t *testing.T, newStore func(*test
 		if task.InstanceID != id {
 			t.Fatalf("fetched %s, want %s", task.InstanceID, id)
 		}
-		M(s.CompleteWorkflowTask(CtxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
+		M(s.CompleteWorkflowTask(CtxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 	}
 	startWith(t, s, "plain", nil)
 	var cmds []api.Command

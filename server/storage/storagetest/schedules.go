@@ -294,7 +294,7 @@ func schedulesBufferedSlotStartsWhenTheRunningOneCloses(t *testing.T, newProvide
 	if found := m(s.FireDueSchedule(ctx))(t); found {
 		t.Fatal("the buffered slot was claimed while its workflow runs")
 	}
-	Must0(t, s.TerminateWorkflow(ctx, ns, first.WorkflowID, 0, "done", nil))
+	Must0(t, s.TerminateWorkflow(ctx, &storage.TerminateWorkflowParams{Namespace: ns, InstanceID: first.WorkflowID, ExecutionID: 0, Reason: "done", Details: nil}))
 	if found := m(s.FireDueSchedule(ctx))(t); !found {
 		t.Fatal("the buffered slot was not claimed after the workflow closed")
 	}

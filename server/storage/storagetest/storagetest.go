@@ -20,11 +20,17 @@
 // The suite's helpers (Start, FetchTurn, StartWithActivities, FetchAct,
 // History, Eventually, SweepUntil, …) are exported for a provider's own
 // tests: server/store's use them.
+//
+// The behaviours are grouped by the storage interface they exercise, one
+// file each: turns.go (Turns), attempts.go (Attempts), workers.go
+// (Workers), workflows.go (Workflows), visibility.go (Visibility),
+// admin.go (Admin), schedules.go (Schedules) and batches.go (Batches).
 package storagetest
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -39,54 +45,13 @@ type behaviour struct {
 	run  func(t *testing.T, newProvider func(*testing.T) storage.Provider)
 }
 
-// behaviours are the suite, in the order Run runs them. Each function's
-// doc comment states its goal.
-var behaviours = []behaviour{
-	{"Fetch_ConcurrentFetchersLockEachInstanceOnce", fetchConcurrentFetchersLockEachInstanceOnce},
-	{"Fetch_ConcurrentBatchFetchersLockEachInstanceOnce", fetchConcurrentBatchFetchersLockEachInstanceOnce},
-	{"Ack_MessageArrivingDuringTurnIsKept", ackMessageArrivingDuringTurnIsKept},
-	{"Ack_DoubleAckOneWins", ackDoubleAckOneWins},
-	{"Ack_DifferentSecondReportRefused", ackDifferentSecondReportRefused},
-	{"Ack_ClosingTurnReturnsTheClosedWorkflow", ackClosingTurnReturnsTheClosedWorkflow},
-	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
-	{"Renew_ExtendsLockAndFailsForUnknownExpiredAcked", renewExtendsLockAndFailsForUnknownExpiredAcked},
-	{"Ack_AfterTurnTakenOverFails", ackAfterTurnTakenOverFails},
-	{"Abandon_DelayHidesItem", abandonDelayHidesItem},
-	{"DeliveryCount_PoisonAtLimit", deliveryCountPoisonAtLimit},
-	{"Timer_InvisibleUntilDue", timerInvisibleUntilDue},
-	{"ContinueAsNew_NewExecutionOwnHistory", continueAsNewNewExecutionOwnHistory},
-	{"Retry_BackoffAndMaxAttempts", retryBackoffAndMaxAttempts},
-	{"Retry_NonRetryableType", retryNonRetryableType},
-	{"Timeouts_EachKindFires", timeoutsEachKindFires},
-	{"Cancel_ScheduledAndCancelledInSameAck", cancelScheduledAndCancelledInSameAck},
-	{"Cancel_WaitingActivityGetsItsOutcome", cancelWaitingActivityGetsItsOutcome},
-	{"Ack_RejectsBadCommands", ackRejectsBadCommands},
-	{"FailTurn_Backoff", failTurnBackoff},
-	{"Fetch_StickyWorkerGetsNoOldHistory", fetchStickyWorkerGetsNoOldHistory},
-	{"Complete_AfterDeadlineIsStale", completeAfterDeadlineIsStale},
-	{"Ack_CompletionWithUnconsumedSignalIsRefused", ackCompletionWithUnconsumedSignalIsRefused},
-	{"ExecutionTimeout_FailsWorkflow", executionTimeoutFailsWorkflow},
-	{"Renew_NeverShortensTheLock", renewNeverShortensTheLock},
-	{"Fetch_HeldTurnsDoNotHideNewWork", fetchHeldTurnsDoNotHideNewWork},
-	{"Fetch_MessagesForAHeldInstanceDoNotHideNewWork", fetchMessagesForAHeldInstanceDoNotHideNewWork},
-	{"Liveness_InactiveWorkerFetchesNothing", livenessInactiveWorkerFetchesNothing},
-	{"Liveness_HeartbeatRenewsTheWorkersAttempts", livenessHeartbeatRenewsTheWorkersAttempts},
-	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
-	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
-	{"Visibility_SearchAttributes", visibilitySearchAttributes},
-	{"Visibility_MemoInWorkflow", visibilityMemoInWorkflow},
-	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
-	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
-	{"StartHanding_HandsOnlyDueTurns", startHandingHandsOnlyDueTurns},
-	{"StartHanding_ReleasedTurnGoesToTheNextPoll", startHandingReleasedTurnGoesToTheNextPoll},
-}
-
 // Run runs every behaviour of the suite as a subtest of t, each on a fresh
 // provider from newProvider (called at most once per subtest, within it;
 // it should register its own cleanup with t.Cleanup).
 func Run(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	t.Helper()
-	for _, b := range slices.Concat(behaviours, scheduleBehaviours, batchBehaviours, resetBehaviours, flowBehaviours) {
+	for _, b := range slices.Concat(turnBehaviours, attemptBehaviours, workerBehaviours, workflowBehaviours,
+		visibilityBehaviours, adminBehaviours, scheduleBehaviours, batchBehaviours, flowBehaviours) {
 		t.Run(b.name, func(t *testing.T) { b.run(t, newProvider) })
 	}
 }
@@ -164,15 +129,15 @@ func m[T any](v T, err error) func(*testing.T) T { return M(v, err) }
 // input {"n":1}.
 func Start(t *testing.T, s storage.Provider, id string) {
 	t.Helper()
-	m(s.StartWorkflow(ctxT(t), ns, api.StartWorkflowRequest{
-		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"n":1}`)}))(t)
+	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{
+		WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"n":1}`)}}))(t)
 }
 
 // FetchTurn fetches the next turn of queue "q" for worker "w1", failing t
 // when there is none.
 func FetchTurn(t *testing.T, s storage.Provider) *api.WorkflowTask {
 	t.Helper()
-	task := m(s.FetchWorkflowTask(ctxT(t), ns, "q", "w1", 10*time.Second))(t)
+	task := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 10 * time.Second})))(t)
 	if task == nil {
 		t.Fatal("expected a workflow task, got none")
 	}
@@ -204,14 +169,14 @@ func StartWithActivities(t *testing.T, s storage.Provider, id string, cmds []api
 	if task.InstanceID != id {
 		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: cmds}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 }
 
 // FetchAct fetches the next attempt of queue "q" for worker "w1", locked
 // for lock, failing t when there is none.
 func FetchAct(t *testing.T, s storage.Provider, lock time.Duration) *api.ActivityTask {
 	t.Helper()
-	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", lock))(t)
+	a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: lock})))(t)
 	if a == nil {
 		t.Fatal("expected an activity task, got none")
 	}
@@ -221,7 +186,7 @@ func FetchAct(t *testing.T, s storage.Provider, lock time.Duration) *api.Activit
 // History is the events of instance id's current execution.
 func History(t *testing.T, s storage.Provider, id string) []api.Event {
 	t.Helper()
-	return m(s.History(ctxT(t), ns, id, 0))(t).Events
+	return m(s.History(ctxT(t), &storage.HistoryParams{Namespace: ns, InstanceID: id, ExecutionID: 0}))(t).Events
 }
 
 // Kinds are the kinds of evs, in order.
@@ -262,7 +227,60 @@ func Eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 func SweepUntil(t *testing.T, s storage.Admin, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	Eventually(t, d, what, func() bool {
-		m(s.Sweep(ctxT(t)))(t)
+		m(s.Sweep(ctxT(t), nil))(t)
 		return cond()
 	})
+}
+
+// FirstTurn is the first of the turns a fetch returned (nil when none),
+// with its error: FetchWorkflowTasks of one turn.
+func FirstTurn(tasks []*api.WorkflowTask, err error) (*api.WorkflowTask, error) {
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	return tasks[0], nil
+}
+
+// FirstActivity is the first of the attempts a fetch returned (nil when
+// none), with its error: FetchActivityTasks of one attempt.
+func FirstActivity(tasks []api.ActivityTask, err error) (*api.ActivityTask, error) {
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	return &tasks[0], nil
+}
+
+// SplitStart splits a StartWorkflow result into the start's answer and
+// the turn handed with it.
+func SplitStart(res storage.StartWorkflowResult, err error) (api.StartWorkflowResponse, *api.WorkflowTask, error) {
+	return res.StartWorkflowResponse, res.Turn, err
+}
+
+// FetchTurnOrNil fetches the next turn of queue "q" for worker "w", or nil.
+func FetchTurnOrNil(t *testing.T, s storage.Provider) *api.WorkflowTask {
+	t.Helper()
+	return m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: 10 * time.Second})))(t)
+}
+
+// ExpectTimeout sweeps until a turn is due and requires its first message
+// to be an ActivityFailed timeout of kind.
+func ExpectTimeout(t *testing.T, s storage.Provider, kind string) {
+	t.Helper()
+	var task *api.WorkflowTask
+	SweepUntil(t, s, 5*time.Second, kind+" timeout", func() bool {
+		task = m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t)
+		return task != nil
+	})
+	m := task.Messages[0]
+	if m.Kind != api.EventActivityFailed || m.Error == nil || m.Error.Type != "Timeout" || m.Error.TimeoutType != kind {
+		t.Fatalf("message %+v", m)
+	}
+}
+
+func jsonEqual(a json.RawMessage, b string) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return fmt.Sprint(x) == fmt.Sprint(y)
 }

@@ -10,6 +10,13 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
+// visibilityBehaviours are the suite's behaviours of Visibility: listing and
+// search attributes.
+var visibilityBehaviours = []behaviour{
+	{"Visibility_SearchAttributes", visibilitySearchAttributes},
+	{"Visibility_MemoInWorkflow", visibilityMemoInWorkflow},
+}
+
 // visibilitySearchAttributes: search attributes registered with a type are
 // set at start (checked against the type: an InvalidError naming the
 // attribute), merged by a turn's upsert_search_attributes (null removes
@@ -32,22 +39,22 @@ func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) stora
 		return out
 	}
 	var inv *storage.InvalidError
-	_, err := s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bad",
-		SearchAttributes: attrs(`{"Amount":"ten"}`)})
+	_, err := s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bad",
+		SearchAttributes: attrs(`{"Amount":"ten"}`)}})
 	if !errors.As(err, &inv) || inv.Field != "search_attributes.Amount" {
 		t.Fatalf("bad value: %v", err)
 	}
-	m(s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "a",
-		SearchAttributes: attrs(`{"CustomerId":"c-0"}`)}))(t)
+	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "a",
+		SearchAttributes: attrs(`{"CustomerId":"c-0"}`)}}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctx, ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandUpsertSearchAttributes, SearchAttributes: attrs(`{"Amount":7,"CustomerId":null}`)},
-	}}))(t)
+	}}}))(t)
 	if w := m(s.DescribeWorkflow(ctx, ns, "a"))(t); len(w.SearchAttributes) != 1 || string(w.SearchAttributes["Amount"]) != "7" {
 		t.Fatalf("after upsert: %s", w.SearchAttributes)
 	}
-	m(s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "b",
-		SearchAttributes: attrs(`{"CustomerId":"c-1"}`), Memo: json.RawMessage(`{"note":"x"}`)}))(t)
+	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "b",
+		SearchAttributes: attrs(`{"CustomerId":"c-1"}`), Memo: json.RawMessage(`{"note":"x"}`)}}))(t)
 	if b := m(s.DescribeWorkflow(ctx, ns, "b"))(t); string(b.SearchAttributes["CustomerId"]) != `"c-1"` || len(b.Memo) == 0 {
 		t.Fatalf("describe b: %s %s", b.SearchAttributes, b.Memo)
 	}
@@ -75,18 +82,18 @@ func visibilityMemoInWorkflow(t *testing.T, newProvider func(*testing.T) storage
 	ctx := ctxT(t)
 	m(s.RegisterSearchAttribute(ctx, ns, "CustomerId", api.SearchAttributeKeyword))(t)
 	m(s.RegisterSearchAttribute(ctx, ns, "Amount", api.SearchAttributeInt))(t)
-	m(s.StartWorkflow(ctx, ns, api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "memo",
+	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "memo",
 		SearchAttributes: map[string]json.RawMessage{"CustomerId": json.RawMessage(`"c-1"`)},
-		Memo:             json.RawMessage(`{"note":"hello","gone":1}`)}))(t)
+		Memo:             json.RawMessage(`{"note":"hello","gone":1}`)}}))(t)
 	task := FetchTurn(t, s)
 	if st := task.Messages[0]; st.Kind != api.EventWorkflowStarted || string(st.Memo["note"]) != `"hello"` ||
 		string(st.SearchAttributes["CustomerId"]) != `"c-1"` {
 		t.Fatalf("WorkflowStarted: memo %s, attributes %s", st.Memo, st.SearchAttributes)
 	}
 	big := json.RawMessage(`"` + strings.Repeat("x", api.MaxMemoBytes-100) + `"`)
-	_, err := s.CompleteWorkflowTask(ctx, ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	_, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandUpsertMemo, Memo: map[string]json.RawMessage{"big": big, "bigger": big}},
-	}})
+	}}})
 	var inv *storage.InvalidError
 	if !errors.As(err, &inv) {
 		t.Fatalf("a memo over the bound: %v, want an InvalidError", err)
@@ -95,11 +102,11 @@ func visibilityMemoInWorkflow(t *testing.T, newProvider func(*testing.T) storage
 		t.Fatalf("the refused turn changed the memo: %s", w.Memo)
 	}
 	// The refused ack left the turn locked: the worker acknowledges it again.
-	m(s.CompleteWorkflowTask(ctx, ns, TurnTok(t, task.LockToken), api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandUpsertMemo, Memo: map[string]json.RawMessage{"note": json.RawMessage(`{"a":null}`), "gone": json.RawMessage(`null`)}},
 		{Type: api.CommandUpsertSearchAttributes, SearchAttributes: map[string]json.RawMessage{"Amount": json.RawMessage(`7`)}},
 		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`2`)},
-	}}))(t)
+	}}}))(t)
 	w := m(s.DescribeWorkflow(ctx, ns, "memo"))(t)
 	var memo map[string]json.RawMessage
 	if err := json.Unmarshal(w.Memo, &memo); err != nil || len(memo) != 1 || strings.ReplaceAll(string(memo["note"]), " ", "") != `{"a":null}` {

@@ -8,6 +8,12 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
+// adminBehaviours are the suite's behaviours of Admin: the sweep and the
+// outage grace.
+var adminBehaviours = []behaviour{
+	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
+}
+
 // Goal: a pass that holds expiry (the sweeper's grace after an outage)
 // leaves a worker whose lease passed active, and the lock it holds, in
 // place; the worker's next heartbeat keeps it active (no resurrection) and
@@ -17,8 +23,8 @@ func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T)
 	s := newStore(t)
 	StartWithActivities(t, s, "a", Schedule(1))
 	hb := api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}
-	m(s.WorkerHeartbeat(ctxT(t), ns, hb))(t)
-	a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w", time.Second))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: hb}))(t)
+	a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Second})))(t)
 	if a == nil {
 		t.Fatal("no attempt")
 	}
@@ -26,21 +32,21 @@ func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T)
 	Eventually(t, 10*time.Second, "lease and lock to pass", func() bool {
 		return time.Now().After(a.LockedUntil.Add(100*time.Millisecond)) && time.Now().After(a.StartedAt.Add(1100*time.Millisecond))
 	})
-	res := m(s.SweepWith(ctxT(t), storage.SweepOptions{HoldExpiry: true}))(t)
+	res := m(s.Sweep(ctxT(t), &storage.SweepParams{HoldExpiry: true}))(t)
 	if len(res.WorkersExpired) != 0 || res.LocksExpired != 0 {
 		t.Fatalf("a held pass expired %d workers and %d locks", len(res.WorkersExpired), res.LocksExpired)
 	}
 	hb.BoundActivities = []string{a.LockToken}
-	r := m(s.WorkerHeartbeat(ctxT(t), ns, hb))(t)
+	r := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: hb}))(t)
 	if r.State != api.WorkerActive || r.PrevState != api.WorkerActive {
 		t.Fatalf("heartbeat after the outage: %+v (prev %s), want still active", r.WorkerHeartbeatResponse, r.PrevState)
 	}
-	out := m(s.CompleteActivityTask(ctxT(t), ns, AttemptTok(t, a.LockToken), []byte(`1`)))(t)
+	out := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: []byte(`1`)}))(t)
 	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("report after the outage: %+v", out)
 	}
 	// The same pass without the hold expires a worker whose lease passed.
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w2", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w2", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}}))(t)
 	SweepUntil(t, s, 10*time.Second, "w2 expired", func() bool {
 		ws, _, err := s.ListWorkers(ctxT(t), ns, api.WorkerInactive, "", 1000)
 		if err != nil {

@@ -8,6 +8,14 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
+// workerBehaviours are the suite's behaviours of Workers: worker sessions,
+// their leases and the attempts bound to them.
+var workerBehaviours = []behaviour{
+	{"Liveness_InactiveWorkerFetchesNothing", livenessInactiveWorkerFetchesNothing},
+	{"Liveness_HeartbeatRenewsTheWorkersAttempts", livenessHeartbeatRenewsTheWorkersAttempts},
+	{"Liveness_SuccessorDoesNotRenewPredecessorsAttempts", livenessSuccessorDoesNotRenewPredecessorsAttempts},
+}
+
 // Goal: a worker the server declared lost gets no attempts until a
 // heartbeat brings it back — otherwise a paused worker's open long poll
 // takes back the attempts just rescheduled away from it and sits on them
@@ -15,8 +23,8 @@ import (
 func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	StartWithActivities(t, s, "lost", Schedule(1))
-	hb := m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
-		LeaseDuration: api.Duration(time.Second)}))(t)
+	hb := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
+		LeaseDuration: api.Duration(time.Second)}}))(t)
 	held := FetchAct(t, s, time.Minute) // bound to w1
 	Eventually(t, 5*time.Second, "lease deadline", func() bool { return time.Now().After(hb.LeaseExpiresAt.Add(20 * time.Millisecond)) })
 	SweepUntil(t, s, 5*time.Second, "w1 inactive", func() bool {
@@ -24,11 +32,11 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 	})
 
 	// The rescheduled attempt is not handed back to the lost worker…
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
+	if a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("the inactive worker fetched %+v", a)
 	}
 	// …but to another one, even one without a session.
-	again := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Minute))(t)
+	again := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute})))(t)
 	if again == nil || again.Attempt != held.Attempt+1 {
 		t.Fatalf("rescheduled attempt %+v", again)
 	}
@@ -39,14 +47,14 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 	if turn.InstanceID != "lost" || turn.Messages[0].Reason != "worker_lost" {
 		t.Fatalf("turn %+v", turn)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), ns, TurnTok(t, turn.LockToken), api.CompleteWorkflowTaskRequest{}))(t)
+	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	StartWithActivities(t, s, "next", Schedule(1))
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a != nil {
+	if a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("the inactive worker fetched %+v", a)
 	}
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
-		LeaseDuration: api.Duration(time.Minute)}))(t)
-	if a := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Minute))(t); a == nil || a.InstanceID != "next" {
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", TaskQueues: []string{"q"},
+		LeaseDuration: api.Duration(time.Minute)}}))(t)
+	if a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a == nil || a.InstanceID != "next" {
 		t.Fatalf("the resurrected worker fetched %+v", a)
 	}
 }
@@ -57,14 +65,14 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	StartWithActivities(t, s, "renew", Schedule(1, 2))
-	mine := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", time.Second))(t)
-	other := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w2", time.Second))(t)
+	mine := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Second})))(t)
+	other := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Second})))(t)
 	if mine == nil || other == nil {
 		t.Fatal("fetch")
 	}
 	before := time.Now()
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(10 * time.Second),
-		BoundActivities: []string{mine.LockToken}}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(10 * time.Second),
+		BoundActivities: []string{mine.LockToken}}}))(t)
 	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
 	if len(w.BoundActivities) != 1 || w.BoundActivities[0].LockToken != mine.LockToken {
 		t.Fatalf("bound %+v", w.BoundActivities)
@@ -75,11 +83,11 @@ func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*test
 	// Past the 1 s attempt lock: w1's attempt is still held, w2's (no
 	// session) was released.
 	Eventually(t, 5*time.Second, "the attempt lock", func() bool { return time.Now().After(other.LockedUntil.Add(50 * time.Millisecond)) })
-	r := m(s.Sweep(ctxT(t)))(t)
+	r := m(s.Sweep(ctxT(t), nil))(t)
 	if r.LocksExpired != 1 {
 		t.Fatalf("sweep %+v: want only w2's lock expired", r)
 	}
-	if _, err := s.HeartbeatActivityTask(ctxT(t), ns, AttemptTok(t, mine.LockToken), nil, time.Second); err != nil {
+	if _, err := s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, mine.LockToken), Details: nil, ExtendFor: time.Second}); err != nil {
 		t.Fatalf("w1's attempt after its own lock ran out: %v", err)
 	}
 }
@@ -91,13 +99,13 @@ func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*test
 func livenessSuccessorDoesNotRenewPredecessorsAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	StartWithActivities(t, s, "reuse", Schedule(1, 2))
-	old := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
+	old := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: 2 * time.Second})))(t)
 	Eventually(t, 5*time.Second, "the lease to pass", func() bool { return time.Since(old.StartedAt) > 1200*time.Millisecond })
-	fresh := m(s.FetchActivityTask(ctxT(t), ns, []string{"q"}, "w1", 2*time.Second))(t)
+	fresh := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: 2 * time.Second})))(t)
 	// The restarted process (same id, lease 1 s) holds nothing it knows of
 	// yet; the attempt fetched just now is renewed anyway.
-	m(s.WorkerHeartbeat(ctxT(t), ns, api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second),
-		BoundActivities: []string{}}))(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second),
+		BoundActivities: []string{}}}))(t)
 	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
 	until := map[string]time.Time{}
 	for _, b := range w.BoundActivities {
