@@ -36,6 +36,17 @@ type RetryPolicy = wf.RetryPolicy
 // Priority is a task's priority and fairness key with its weight
 // (Temporal's temporal.Priority), set on client.StartWorkflowOptions,
 // workflow.ActivityOptions and workflow.ChildWorkflowOptions.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - PriorityKey int: PriorityKey is 1 (first) … 5 (last); 0 means the
+//     default, 3. Work of a higher priority (a smaller key) is dispatched
+//     before any of a lower.
+//   - FairnessKey string: FairnessKey names whose work this is (a tenant, a
+//     customer): within a priority, keys share the queue in weighted round
+//     robin.
+//   - FairnessWeight float32: FairnessWeight is the key's share (0 means 1; at
+//     most 1000).
 type Priority = wf.Priority
 
 // ApplicationError is an error with a type of its own, returned by an

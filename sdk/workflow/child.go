@@ -45,6 +45,7 @@ import "github.com/tetherhq/tether/sdk/internal/wf"
 //   - Memo map[string]any: Memo is the child's memo (Temporal's
 //     ChildWorkflowOptions.Memo): values by name, each encoded as JSON (at most
 //     32 KiB in all), shown by describe and in the child's GetInfo(ctx).Memo.
+//   - Priority Priority: Priority is the child's priority (zero: the parent's).
 type ChildWorkflowOptions = wf.ChildWorkflowOptions
 
 // ParentClosePolicy is what happens to a running child workflow when its

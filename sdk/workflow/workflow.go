@@ -65,6 +65,8 @@ type RetryPolicy = wf.RetryPolicy
 //     False (the default): the future resolves with ErrCanceled at once and the
 //     activity's later outcome is dropped. Either way the cancellation reaches
 //     the activity (its context.Context is cancelled).
+//   - Priority Priority: Priority orders the activity's attempts among their
+//     task queue's work (zero: the workflow's).
 type ActivityOptions = wf.ActivityOptions
 
 // Info describes the running workflow execution.
