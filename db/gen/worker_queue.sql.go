@@ -1258,18 +1258,12 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) (QueueSt
 
 const takeAttempt = `-- name: TakeAttempt :one
 DELETE FROM worker_queue
-USING (
-    SELECT (x).ctid AS tid,
-           (CASE WHEN x.cancel_requested THEN ''
-                 WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
-                 WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
-                 ELSE '' END)::text AS timed_out
-    FROM worker_queue x
-    WHERE x.lock_token = $1 AND x.namespace = $2 AND x.locked_until > now() - interval '1 day'
-    OFFSET 0
-) v
-WHERE worker_queue.namespace = $2 AND worker_queue.ctid = v.tid
-RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at, worker_queue.priority, worker_queue.pass, worker_queue.run_id, v.timed_out::text AS timed_out
+WHERE lock_token = $1 AND namespace = $2 AND locked_until > now() - interval '1 day'
+RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at, worker_queue.priority, worker_queue.pass, worker_queue.run_id,
+          (CASE WHEN cancel_requested THEN ''
+                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out
 `
 
 type TakeAttemptParams struct {
@@ -1285,9 +1279,6 @@ type TakeAttemptRow struct {
 // Removes a held attempt (complete, fail): the caller decides what follows.
 // timed_out names a StartToClose or Heartbeat deadline that passed before
 // the report (the sweeper had not flagged it yet): the report is then late.
-// (timed_out is computed in the USING subquery, which OFFSET 0 keeps a
-// subquery: a DELETE's RETURNING calls no function that is not
-// immutable, for Citus.)
 func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeAttemptRow, error) {
 	row := q.db.QueryRow(ctx, takeAttempt, arg.LockToken, arg.Namespace)
 	var i TakeAttemptRow
@@ -1334,7 +1325,7 @@ func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeA
 
 const takeAttempts = `-- name: TakeAttempts :many
 WITH victims AS (
-    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at, x.priority, x.pass, x.run_id, (x).ctid AS tid,
+    SELECT x.id, x.namespace, x.task_queue, x.instance_id, x.execution_id, x.activity_id, x.attempt, x.activity_type, x.workflow_type, x.workflow_task_queue, x.input, x.options, x.start_to_close_ms, x.heartbeat_timeout_ms, x.scheduled_at, x.visible_at, x.schedule_to_start_deadline, x.schedule_to_close_deadline, x.start_to_close_deadline, x.heartbeat_deadline, x.started_at, x.lock_token, x.locked_until, x.worker_id, x.delivery_count, x.heartbeat_details, x.last_heartbeat_at, x.cancel_requested, x.cancel_reason, x.cancel_requested_at, x.last_error, x.cancelled_unheld_at, x.priority, x.pass, x.run_id,
            (CASE WHEN x.cancel_requested THEN ''
                  WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
                  WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
@@ -1344,12 +1335,12 @@ WITH victims AS (
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, $3::text,
            ($4::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
            now()
-    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id, tid, timed_out FROM victims ORDER BY lock_token) v
+    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id, timed_out FROM victims ORDER BY lock_token) v
     CROSS JOIN LATERAL (
         SELECT ix.namespace, ix.instance_id, ix.task_queue
         FROM instances ix
@@ -1358,12 +1349,16 @@ WITH victims AS (
         LIMIT 1
     ) i
     WHERE v.timed_out = '' AND NOT v.cancel_requested
-    RETURNING o.instance_id, (o.payload->>'activity_id')::bigint AS activity_id, o.task_queue
+    RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
 )
 DELETE FROM worker_queue w
 USING victims v
-WHERE w.namespace = $1 AND w.ctid = v.tid
-RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id, v.timed_out::text AS timed_out,
+WHERE w.namespace = $1 AND w.id = v.id
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id,
+          (CASE WHEN w.cancel_requested THEN ''
+                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out,
           EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
           COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue
 `
@@ -1396,6 +1391,8 @@ type TakeAttemptsRow struct {
 // (enqueued) and to which task queue (workflow_queue, ” when none of its
 // instance's was). The caller handles
 // the others (late, cancelled) on its own.
+// timed_out is victims' expression again: sqlc does not resolve a CTE's
+// computed column in a DELETE's RETURNING (same row, same now()).
 func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]TakeAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, takeAttempts,
 		arg.Namespace,

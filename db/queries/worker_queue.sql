@@ -321,22 +321,13 @@ RETURNING cancel_requested, cancel_reason, locked_until;
 -- Removes a held attempt (complete, fail): the caller decides what follows.
 -- timed_out names a StartToClose or Heartbeat deadline that passed before
 -- the report (the sweeper had not flagged it yet): the report is then late.
--- (timed_out is computed in the USING subquery, which OFFSET 0 keeps a
--- subquery: a DELETE's RETURNING calls no function that is not
--- immutable, for Citus.)
 DELETE FROM worker_queue
-USING (
-    SELECT (x).ctid AS tid,
-           (CASE WHEN x.cancel_requested THEN ''
-                 WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
-                 WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
-                 ELSE '' END)::text AS timed_out
-    FROM worker_queue x
-    WHERE x.lock_token = sqlc.arg(lock_token) AND x.namespace = sqlc.arg(namespace) AND x.locked_until > now() - interval '1 day'
-    OFFSET 0
-) v
-WHERE worker_queue.namespace = sqlc.arg(namespace) AND worker_queue.ctid = v.tid
-RETURNING sqlc.embed(worker_queue), v.timed_out::text AS timed_out;
+WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
+RETURNING sqlc.embed(worker_queue),
+          (CASE WHEN cancel_requested THEN ''
+                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out;
 
 -- name: TakeAttempts :many
 -- TakeAttempt for the held attempts whose lock_token is one of
@@ -354,7 +345,7 @@ RETURNING sqlc.embed(worker_queue), v.timed_out::text AS timed_out;
 -- instance's was). The caller handles
 -- the others (late, cancelled) on its own.
 WITH victims AS (
-    SELECT x.*, (x).ctid AS tid,
+    SELECT x.*,
            (CASE WHEN x.cancel_requested THEN ''
                  WHEN x.start_to_close_deadline <= now() THEN 'start_to_close'
                  WHEN x.heartbeat_deadline <= now() THEN 'heartbeat'
@@ -364,7 +355,7 @@ WITH victims AS (
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, sqlc.arg(kind)::text,
            (sqlc.arg(results)::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
@@ -378,12 +369,18 @@ WITH victims AS (
         LIMIT 1
     ) i
     WHERE v.timed_out = '' AND NOT v.cancel_requested
-    RETURNING o.instance_id, (o.payload->>'activity_id')::bigint AS activity_id, o.task_queue
+    RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
 )
 DELETE FROM worker_queue w
 USING victims v
-WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = v.tid
-RETURNING sqlc.embed(w), v.timed_out::text AS timed_out,
+WHERE w.namespace = sqlc.arg(namespace) AND w.id = v.id
+-- timed_out is victims' expression again: sqlc does not resolve a CTE's
+-- computed column in a DELETE's RETURNING (same row, same now()).
+RETURNING sqlc.embed(w),
+          (CASE WHEN w.cancel_requested THEN ''
+                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
+                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
+                ELSE '' END)::text AS timed_out,
           EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
           COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue;
 
