@@ -151,17 +151,13 @@ token of the next page is printed on stderr (table) or in next_page_token
 			if err != nil {
 				return err
 			}
-			resp := api.ListBatchesResponse{Batches: []api.Batch{}}
-			for {
+			var resp api.ListBatchesResponse
+			resp.Batches, resp.NextPageToken, err = collectPages(all, token, func(token string) ([]api.Batch, string, error) {
 				page, err := cl.ListBatches(cmd.Context(), limit, token)
-				if err != nil {
-					return apiError(err)
-				}
-				resp.Batches = append(resp.Batches, page.Batches...)
-				resp.NextPageToken, token = page.NextPageToken, page.NextPageToken
-				if !all || token == "" {
-					break
-				}
+				return page.Batches, page.NextPageToken, err
+			})
+			if err != nil {
+				return apiError(err)
 			}
 			if c.json() {
 				return c.printJSON(resp)

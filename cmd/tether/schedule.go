@@ -213,17 +213,13 @@ of the next page is printed on stderr (table) or in next_page_token (json).
 			if err != nil {
 				return err
 			}
-			resp := api.ListSchedulesResponse{Schedules: []api.ScheduleSummary{}}
-			for {
+			var resp api.ListSchedulesResponse
+			resp.Schedules, resp.NextPageToken, err = collectPages(all, token, func(token string) ([]api.ScheduleSummary, string, error) {
 				page, err := cl.ListSchedules(cmd.Context(), limit, token)
-				if err != nil {
-					return apiError(err)
-				}
-				resp.Schedules = append(resp.Schedules, page.Schedules...)
-				resp.NextPageToken, token = page.NextPageToken, page.NextPageToken
-				if !all || token == "" {
-					break
-				}
+				return page.Schedules, page.NextPageToken, err
+			})
+			if err != nil {
+				return apiError(err)
 			}
 			if c.json() {
 				return c.printJSON(resp)
