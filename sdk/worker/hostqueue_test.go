@@ -80,6 +80,13 @@ func TestHostQueue(t *testing.T) {
 	if got := f.reportsOf("t2"); got[0] != quoted {
 		t.Fatalf("built-in host activity reported %v", got)
 	}
+	// The session's first heartbeat runs on its own goroutine: wait for it
+	// rather than assume it came before the reports.
+	waitUntil(t, "a session heartbeat", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return len(rec.hbs) > 0
+	})
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for _, qs := range rec.poll {
