@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherhq/tether/db/migrations"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/metrics"
 	"github.com/tetherhq/tether/server/services/backloggauge"
 	"github.com/tetherhq/tether/server/services/batch"
 	"github.com/tetherhq/tether/server/services/retention"
@@ -214,7 +215,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	a.store = pg
 	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval}, logger)
 	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
-	a.backlog = backloggauge.New(pg, a.metrics.Ops.Backlog, a.metrics.Ops.BacklogAge, a.metrics.Ops.queueLabels, cfg.BacklogInterval, logger)
+	a.backlog = backloggauge.New(pg, a.metrics.Ops.Backlog, a.metrics.Ops.BacklogAge, a.metrics.Ops.QueueLabels, cfg.BacklogInterval, logger)
 	a.retention = retention.New(a.store, cfg.Retention, logger)
 	listenCfg := directCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
@@ -223,7 +224,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	a.scheduler = a.newScheduler(cfg.Scheduler, cfg.Store.Now)
 	a.batches = a.newBatches(cfg.Batches)
 	a.srv = New(a.store, a.hub, cfg.Server, logger)
-	if err := a.metrics.Register(append(a.sweeper.Collectors(), NewPoolCollector(pool))...); err != nil {
+	if err := a.metrics.Register(append(a.sweeper.Collectors(), metrics.NewPoolCollector(pool))...); err != nil {
 		return nil, err
 	}
 	addr := a.srv.Config().Addr

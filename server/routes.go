@@ -3,11 +3,9 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -184,7 +182,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if unmatched, _ := c.Get(unmatchedKey).(bool); unmatched || route == "" {
 			route = "unmatched"
 		}
-		s.routeMetrics(req.Method, route, status).record(latency)
+		s.metrics.Route(req.Method, route, status).Record(latency)
 
 		level := slog.LevelInfo
 		switch {
@@ -249,44 +247,6 @@ func (s *Server) audit(c echo.Context, route string, status int) {
 		slog.String("request_id", requestID(c)),
 		slog.String("remote", c.RealIP()),
 	)
-}
-
-// routeSeries are the request metrics of one method, route and status.
-type routeSeries struct {
-	requests prometheus.Counter
-	latency  prometheus.Observer
-}
-
-func (r routeSeries) record(d time.Duration) {
-	r.requests.Inc()
-	r.latency.Observe(d.Seconds())
-}
-
-type routeKey struct {
-	method, route string
-	status        int
-}
-
-// routeMetrics returns the series of method, route and status, looked up
-// once per combination (labels are hashed on every WithLabelValues).
-func (s *Server) routeMetrics(method, route string, status int) routeSeries {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
-	default:
-		method = "other" // a client's made-up method must not mint series
-	}
-	k := routeKey{method, route, status}
-	if v, ok := s.series.Load(k); ok {
-		return v.(routeSeries)
-	}
-	code := strconv.Itoa(status)
-	r := routeSeries{
-		requests: s.metrics.Requests.WithLabelValues(method, route, code),
-		latency:  s.metrics.Latency.WithLabelValues(method, route, code),
-	}
-	s.series.Store(k, r)
-	return r
 }
 
 // unmatchedKey is set in the echo context when no route matched the path.

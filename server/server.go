@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/metrics"
 	"github.com/tetherhq/tether/server/storage"
 )
 
@@ -165,9 +166,6 @@ type Server struct {
 	// turn to a waiting poll only when starts are sparse (workflows.go).
 	starts    atomic.Int64
 	lastStart atomic.Int64
-	// series caches the request metrics by method, route and status
-	// (routeKey → routeSeries).
-	series sync.Map
 	// tracing is Config.TracerProvider's tracer (tracing.go); its zero
 	// value is tracing off.
 	tracing tracing
@@ -211,11 +209,11 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, func(ctx context.Context) ([]string, error) {
 		return s.store.NamespaceNames(ctx)
 	})
-	if err := s.metrics.Register(newPollerCollector(s.pollers, s.metrics.Ops)); err != nil {
+	if err := s.metrics.Register(metrics.NewPollerCollector(s.pollers.eachPoller, s.metrics.Ops)); err != nil {
 		logger.Warn("server: poller metrics not registered", "err", err)
 	}
 	if hub != nil {
-		if err := s.metrics.registerHub(hub); err != nil {
+		if err := s.metrics.RegisterHub(hub); err != nil {
 			logger.Warn("server: hub metrics not registered", "err", err)
 		}
 	}
