@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/db/migrations"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/metrics"
 	"github.com/tetherhq/tether/server/services/backloggauge"
@@ -209,7 +210,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 	if cfg.Store.TurnHistoryEvents <= 0 {
 		// A turn's answer carries at most one history page.
-		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.withDefaults(cfg.Server.BodyLimit).HistoryPageSize
+		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.WithDefaults(cfg.Server.BodyLimit).HistoryPageSize
 	}
 	pg := store.New(pool, cfg.Store)
 	a.store = pg
@@ -234,7 +235,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	if cfg.TLS != nil {
-		a.ln = tls.NewListener(a.ln, http1Only(cfg.TLS))
+		a.ln = tls.NewListener(a.ln, edge.HTTP1Only(cfg.TLS))
 	}
 	return a, nil
 }

@@ -12,7 +12,8 @@ import (
 // server, which wires them, and their imports run one way — auth may use
 // edge, edge and metrics use neither of the others.
 var jobPackages = map[string][]string{
-	"github.com/tetherhq/tether/server/metrics": {"github.com/tetherhq/tether/server"},
+	"github.com/tetherhq/tether/server/metrics": {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/edge", "github.com/tetherhq/tether/server/auth"},
+	"github.com/tetherhq/tether/server/edge":    {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/metrics", "github.com/tetherhq/tether/server/auth"},
 }
 
 // TestJobPackagesImportDownward: no part of the server by job depends on
