@@ -72,7 +72,7 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 		},
 	})
 	if found && err == nil {
-		s.metrics.activityDelivered(*task)
+		s.metrics.ActivityDelivered(*task)
 	}
 	return answerPoll(c, found, err, task, nil)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -21,7 +22,7 @@ import (
 // Problem types of authentication and authorization.
 const (
 	ProblemUnauthorized    = problemBase + "unauthorized"
-	ProblemForbidden       = problemBase + "forbidden"
+	ProblemForbidden       = edge.ProblemForbidden
 	ProblemNamespaceExists = problemBase + "namespace-exists"
 	ProblemNamespaceInUse  = problemBase + "namespace-not-empty"
 )
@@ -336,7 +337,7 @@ func (s *Server) limitPerKey(c echo.Context, ns string) error {
 		return nil
 	}
 	route := ruleKey{c.Request().Method, c.Path()}
-	var l *heartbeatLimiter
+	var l *edge.Limiter
 	var what string
 	switch route {
 	case routeStart:
@@ -346,11 +347,11 @@ func (s *Server) limitPerKey(c echo.Context, ns string) error {
 	default:
 		return nil
 	}
-	ok, retry, _ := l.allow(ns, k.ID, time.Now(), false)
+	ok, retry, _ := l.Allow(ns, k.ID, time.Now(), false)
 	if ok {
 		return nil
 	}
-	c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
+	c.Response().Header().Set("Retry-After", edge.RetryAfterSeconds(retry))
 	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
 		"this API key "+what+" too often; retry after "+retry.Round(time.Millisecond).String())
 }
@@ -430,11 +431,11 @@ func (s *Server) limitUnauthenticated(c echo.Context) error {
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		addr = host
 	}
-	ok, retry, _ := s.unauthLimiter.allow(addr, "", time.Now(), false)
+	ok, retry, _ := s.unauthLimiter.Allow(addr, "", time.Now(), false)
 	if ok {
 		return nil
 	}
-	c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
+	c.Response().Header().Set("Retry-After", edge.RetryAfterSeconds(retry))
 	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
 		"too many requests without a valid API key from this address; retry after "+retry.Round(time.Millisecond).String())
 }

@@ -61,7 +61,7 @@ func (s *Server) startPoll(c echo.Context, ns, workerID string, queues []string)
 	if err := s.checkWorkerOwner(c.Request().Context(), ns, workerID, callerOwner(c), false); err != nil {
 		return nil, err
 	}
-	release, err := s.polls.acquire(ns, workerID, s.cfg.Timeouts.PollsPerWorker)
+	release, err := s.polls.Acquire(ns, workerID, s.cfg.Timeouts.PollsPerWorker)
 	if err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ func (s *Server) pollQueryTask(c echo.Context) error {
 	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
 		return err
 	}
-	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	release, err := s.polls.Acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
 	if err != nil {
 		return err
 	}

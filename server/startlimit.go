@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 )
 
 // The workflow start rate of an API key (AuthConfig.StartRate) covers
@@ -25,11 +26,11 @@ func (s *Server) startsReady(c echo.Context, ns string) error {
 	if k == nil {
 		return nil
 	}
-	ok, retry := s.startLimiter.ready(ns, k.ID, time.Now())
+	ok, retry := s.startLimiter.Ready(ns, k.ID, time.Now())
 	if ok {
 		return nil
 	}
-	c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
+	c.Response().Header().Set("Retry-After", edge.RetryAfterSeconds(retry))
 	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
 		"this API key starts workflows too often; retry after "+retry.Round(time.Millisecond).String())
 }
@@ -38,7 +39,7 @@ func (s *Server) startsReady(c echo.Context, ns string) error {
 // its start rate.
 func (s *Server) chargeStarts(c echo.Context, ns string, n int) {
 	if k := principal(c); k != nil {
-		s.startLimiter.charge(ns, k.ID, time.Now(), n)
+		s.startLimiter.Charge(ns, k.ID, time.Now(), n)
 	}
 }
 

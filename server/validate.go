@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 )
 
@@ -332,7 +333,7 @@ func (b *binder) body(dst any) {
 			return
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			b.fatal = bodyTimeoutProblem(b.s.cfg.Timeouts.BodyRead)
+			b.fatal = edge.BodyTimeoutProblem(b.s.cfg.Timeouts.BodyRead)
 			return
 		}
 		b.add("body", "could not be read: %v", err)
@@ -341,12 +342,12 @@ func (b *binder) body(dst any) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
 	}
-	if p := strictScan(data, b.s.schemas.of(reflect.TypeOf(dst)), &b.s.cfg.Limits); p != nil {
-		if p.status == http.StatusRequestEntityTooLarge {
-			b.fatal = payloadTooLargeProblem(p.field, p.message)
+	if p := edge.Scan(data, b.s.schemas.Of(reflect.TypeOf(dst)), &b.s.cfg.Limits); p != nil {
+		if p.Status == http.StatusRequestEntityTooLarge {
+			b.fatal = edge.PayloadTooLargeProblem(p.Field, p.Message)
 			return
 		}
-		b.add(p.field, "%s", p.message)
+		b.add(p.Field, "%s", p.Message)
 		return
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

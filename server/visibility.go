@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/visibility"
 )
@@ -165,7 +166,7 @@ func (s *Server) countWorkflows(c echo.Context) error {
 	}
 	n, err := s.store.CountWorkflows(c.Request().Context(), ns, f)
 	if err != nil {
-		return listTimedOut(c, err)
+		return edge.ListTimedOut(c, err)
 	}
 	return c.JSON(http.StatusOK, api.CountWorkflowsResponse{Count: n})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -54,10 +55,10 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		return err
 	}
 	waits := wait > 0 && s.hub != nil && !req.Shutdown
-	ok, retry, refund := s.limiter.allow(ns, req.WorkerID, time.Now(), waits)
+	ok, retry, refund := s.limiter.Allow(ns, req.WorkerID, time.Now(), waits)
 	if !ok {
-		c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
-		return rateLimitedProblem(retry)
+		c.Response().Header().Set("Retry-After", edge.RetryAfterSeconds(retry))
+		return edge.RateLimitedProblem(retry)
 	}
 	ctx := c.Request().Context()
 	if !waits {

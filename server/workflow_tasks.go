@@ -156,7 +156,7 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		return err
 	}
 	if len(resp.ActivityTasks) > 0 {
-		s.metrics.activityDelivered(resp.ActivityTasks...)
+		s.metrics.ActivityDelivered(resp.ActivityTasks...)
 	}
 	s.chargeStarts(c, ns, starts)
 	s.enforceHistoryLimit(c, ns, token.InstanceID, &resp)
@@ -225,6 +225,6 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.metrics.workflowTaskFailed(ns)
+	s.metrics.WorkflowTaskFailed(ns)
 	return c.JSON(http.StatusOK, api.Empty{})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
@@ -228,7 +229,7 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	}
 	resp, err := s.store.ListWorkflows(c.Request().Context(), ns, f)
 	if err != nil {
-		return listTimedOut(c, err)
+		return edge.ListTimedOut(c, err)
 	}
 	if resp.Workflows == nil {
 		resp.Workflows = []api.Workflow{}

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"context"
@@ -35,7 +35,8 @@ type Timeouts struct {
 	PollsPerWorker int
 }
 
-func (t Timeouts) withDefaults() Timeouts {
+// WithDefaults returns t with each zero field set to its default.
+func (t Timeouts) WithDefaults() Timeouts {
 	if t.BodyRead <= 0 {
 		t.BodyRead = 30 * time.Second
 	}
@@ -51,59 +52,52 @@ func (t Timeouts) withDefaults() Timeouts {
 // Problem types of the time bounds.
 const (
 	// ProblemRequestTimeout: the request body did not arrive in time.
-	ProblemRequestTimeout = problemBase + "request-timeout"
+	ProblemRequestTimeout = api.ProblemBase + "request-timeout"
 	// ProblemTooManyPolls: the worker holds as many long polls as allowed.
-	ProblemTooManyPolls = problemBase + "too-many-polls"
+	ProblemTooManyPolls = api.ProblemBase + "too-many-polls"
 )
 
-func bodyTimeoutProblem(d time.Duration) *problemError {
-	return newProblem(http.StatusRequestTimeout, ProblemRequestTimeout, "Request timeout",
+// BodyTimeoutProblem is the 408 answer to a body that did not arrive
+// within d.
+func BodyTimeoutProblem(d time.Duration) *Problem {
+	return NewProblem(http.StatusRequestTimeout, ProblemRequestTimeout, "Request timeout",
 		fmt.Sprintf("The request body did not arrive within %s.", d))
 }
 
-// payloadTooLargeProblem is the 413 answer of a payload over its limit.
-func payloadTooLargeProblem(field, message string) *problemError {
-	p := newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge, "Payload too large",
+// PayloadTooLargeProblem is the 413 answer of a payload over its limit.
+func PayloadTooLargeProblem(field, message string) *Problem {
+	p := NewProblem(http.StatusRequestEntityTooLarge, api.ProblemBodyTooLarge, "Payload too large",
 		"A payload of the request exceeds its size limit; see errors.")
-	p.p.Errors = []api.FieldProblem{{Field: field, Message: message}}
+	p.Doc.Errors = []api.FieldProblem{{Field: field, Message: message}}
 	return p
 }
 
-// isLongPoll reports whether route is one of the long polls, whose bound
-// is their wait plus Timeouts.Request.
-func isLongPoll(route string) bool {
-	switch route {
-	case routeWorkflowPoll, routeActivityPoll, routeQueryPoll, routeWorkflowResult, routeWorkerBeat, routeWorkflowQuery:
-		return true
-	}
-	return false
-}
-
-// boundRequest puts the time bounds on a request: a deadline on reading
-// its body, and one on its context.
-func (s *Server) boundRequest(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		req := c.Request()
-		if req.Body != nil && req.Body != http.NoBody {
-			rc := http.NewResponseController(c.Response())
-			if err := rc.SetReadDeadline(time.Now().Add(s.cfg.Timeouts.BodyRead)); err == nil {
-				req.Body = &deadlineBody{ReadCloser: req.Body, rc: rc}
+// BoundRequest returns the middleware that puts the time bounds on a
+// request: a deadline on reading its body (t.BodyRead), and one on its
+// context (t.Request, plus extra(route) for the route's template: a long
+// poll's longest wait).
+func BoundRequest(t Timeouts, extra func(route string) time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.Body != nil && req.Body != http.NoBody {
+				rc := http.NewResponseController(c.Response())
+				if err := rc.SetReadDeadline(time.Now().Add(t.BodyRead)); err == nil {
+					req.Body = &deadlineBody{ReadCloser: req.Body, rc: rc}
+				}
 			}
+			limit := t.Request + extra(c.Path())
+			ctx, cancel := context.WithTimeout(req.Context(), limit)
+			defer cancel()
+			c.SetRequest(req.WithContext(ctx))
+			return next(c)
 		}
-		limit := s.cfg.Timeouts.Request
-		if isLongPoll(c.Path()) {
-			limit += s.cfg.MaxWait
-		}
-		ctx, cancel := context.WithTimeout(req.Context(), limit)
-		defer cancel()
-		c.SetRequest(req.WithContext(ctx))
-		return next(c)
 	}
 }
 
-// bodyUnread reports whether req declared a body that was not read to its
+// BodyUnread reports whether req declared a body that was not read to its
 // end (or to a read error).
-func bodyUnread(req *http.Request) bool {
+func BodyUnread(req *http.Request) bool {
 	if req.ContentLength == 0 && len(req.TransferEncoding) == 0 {
 		return false
 	}
@@ -132,15 +126,16 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// pollSlots counts the long polls each worker holds open.
-type pollSlots struct {
+// PollSlots counts the long polls each worker holds open. Its zero value
+// is ready to use.
+type PollSlots struct {
 	mu sync.Mutex
 	m  map[string]int // namespace|worker_id → polls open
 }
 
-// acquire takes a poll slot of workerID, or returns a 429 problem when it
+// Acquire takes a poll slot of workerID, or returns a 429 problem when it
 // holds max already. release gives it back.
-func (p *pollSlots) acquire(ns, workerID string, max int) (release func(), err error) {
+func (p *PollSlots) Acquire(ns, workerID string, max int) (release func(), err error) {
 	k := ns + "|" + workerID
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -148,7 +143,7 @@ func (p *pollSlots) acquire(ns, workerID string, max int) (release func(), err e
 		p.m = make(map[string]int)
 	}
 	if p.m[k] >= max {
-		return nil, newProblem(http.StatusTooManyRequests, ProblemTooManyPolls, "Too many polls",
+		return nil, NewProblem(http.StatusTooManyRequests, ProblemTooManyPolls, "Too many polls",
 			fmt.Sprintf("Worker %q already holds %d long polls on this server, the most allowed; wait for one to answer.", workerID, max))
 	}
 	p.m[k]++

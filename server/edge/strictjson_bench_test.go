@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"bytes"
@@ -13,14 +13,14 @@ import (
 // completion: a 100-byte payload in its request.
 func BenchmarkStrictScan(b *testing.B) {
 	body := []byte(`{"result":{"order_id":"ord-12345","amount":129.95,"currency":"EUR","items":[1,2,3],"paid":true,"note":null}}`)
-	var cache schemaCache
-	sc := cache.of(reflect.TypeOf(&api.CompleteActivityTaskRequest{}))
-	lim := Limits{}.withDefaults(4 << 20)
+	var cache SchemaCache
+	sc := cache.Of(reflect.TypeOf(&api.CompleteActivityTaskRequest{}))
+	lim := Limits{}.WithDefaults(4 << 20)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if p := strictScan(body, sc, &lim); p != nil {
-			b.Fatal(p.message)
+		if p := Scan(body, sc, &lim); p != nil {
+			b.Fatal(p.Message)
 		}
 	}
 }

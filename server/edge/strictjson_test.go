@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"net/http"
@@ -12,9 +12,9 @@ import (
 // TestStrictScanNumbers checks which payload numbers pass the growth
 // budget: ordinary floats do, long zero runs do not.
 func TestStrictScanNumbers(t *testing.T) {
-	var cache schemaCache
-	sc := cache.of(reflect.TypeOf(&api.SignalRequest{}))
-	lim := Limits{NumberExpansion: 64}.withDefaults(4 << 20)
+	var cache SchemaCache
+	sc := cache.Of(reflect.TypeOf(&api.SignalRequest{}))
+	lim := Limits{NumberExpansion: 64}.WithDefaults(4 << 20)
 	for _, tc := range []struct {
 		input string
 		ok    bool
@@ -27,11 +27,11 @@ func TestStrictScanNumbers(t *testing.T) {
 		{`1` + strings.Repeat("0", 200000), false}, // beyond numeric's 131072 digits
 	} {
 		body := `{"input":` + tc.input + `}`
-		p := strictScan([]byte(body), sc, &lim)
+		p := Scan([]byte(body), sc, &lim)
 		if (p == nil) != tc.ok {
 			t.Errorf("%.60s: problem %+v, want ok=%v", tc.input, p, tc.ok)
 		}
-		if p != nil && (p.status != http.StatusBadRequest || !strings.HasPrefix(p.field, "input")) {
+		if p != nil && (p.Status != http.StatusBadRequest || !strings.HasPrefix(p.Field, "input")) {
 			t.Errorf("%.60s: problem %+v", tc.input, p)
 		}
 	}
@@ -45,12 +45,12 @@ func FuzzStrictScan(f *testing.F) {
 		`{"eager_activities":{"task_queues":["a"],"max":1}}`} {
 		f.Add([]byte(s))
 	}
-	var cache schemaCache
-	sc := cache.of(reflect.TypeOf(&api.CompleteWorkflowTaskRequest{}))
-	lim := Limits{}.withDefaults(4 << 20)
+	var cache SchemaCache
+	sc := cache.Of(reflect.TypeOf(&api.CompleteWorkflowTaskRequest{}))
+	lim := Limits{}.WithDefaults(4 << 20)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p := strictScan(body, sc, &lim)
-		if p != nil && p.field == "" {
+		p := Scan(body, sc, &lim)
+		if p != nil && p.Field == "" {
 			t.Fatalf("problem without a field: %+v", p)
 		}
 	})

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"strings"
@@ -8,17 +8,17 @@ import (
 // Goal: generated request ids are unique within a server and differ
 // between servers.
 func TestRequestIDs_Unique(t *testing.T) {
-	a, b := newRequestIDs(), newRequestIDs()
+	a, b := NewRequestIDs(), NewRequestIDs()
 	seen := map[string]bool{}
 	for range 10_000 {
-		id := a.next()
+		id := a.Next()
 		if seen[id] {
 			t.Fatalf("duplicate request id %q", id)
 		}
 		seen[id] = true
 	}
-	pa, _, _ := strings.Cut(a.next(), "-")
-	pb, _, _ := strings.Cut(b.next(), "-")
+	pa, _, _ := strings.Cut(a.Next(), "-")
+	pb, _, _ := strings.Cut(b.Next(), "-")
 	if pa == pb {
 		t.Fatalf("two servers share the request id prefix %q", pa)
 	}

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"slices"
 )
 
-// The server wraps its listener's connections (problemListener) so that
+// The server wraps its listener's connections (WrapListener) so that
 // net/http's own error answers become problem documents. net/http then no
 // longer sees a *tls.Conn under TLS: it neither negotiates HTTP/2 on it
 // nor sets Request.TLS. Two consequences are handled here: the TLS
@@ -17,8 +17,8 @@ import (
 // Request.TLS is filled from the connection, so that what depends on it
 // (the UI's Secure cookies) sees TLS.
 
-// http1Only returns cfg offering HTTP/1.1 alone over ALPN (nil: nil).
-func http1Only(cfg *tls.Config) *tls.Config {
+// HTTP1Only returns cfg offering HTTP/1.1 alone over ALPN (nil: nil).
+func HTTP1Only(cfg *tls.Config) *tls.Config {
 	if cfg == nil || slices.Equal(cfg.NextProtos, []string{"http/1.1"}) {
 		return cfg
 	}
@@ -30,9 +30,9 @@ func http1Only(cfg *tls.Config) *tls.Config {
 // tlsConnKey holds a connection's *tls.Conn in its context.
 type tlsConnKey struct{}
 
-// tlsConnContext is the http.Server's ConnContext: it remembers the
+// ConnContext is the http.Server's ConnContext: it remembers the
 // *tls.Conn under the connection's wrapper.
-func tlsConnContext(ctx context.Context, c net.Conn) context.Context {
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if pc, ok := c.(*problemConn); ok {
 		c = pc.Conn
 	}
@@ -42,9 +42,9 @@ func tlsConnContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// withTLSState sets Request.TLS, which net/http leaves nil under the
+// WithTLSState sets Request.TLS, which net/http leaves nil under the
 // connection's wrapper, from the connection's TLS state.
-func withTLSState(next http.Handler) http.Handler {
+func WithTLSState(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil {
 			if tc, ok := r.Context().Value(tlsConnKey{}).(*tls.Conn); ok {

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"fmt"
@@ -13,13 +13,12 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
-// ProblemRateLimited is the problem type of a 429 answer.
-const ProblemRateLimited = api.ProblemRateLimited
-
-// heartbeatLimiter rate-limits worker heartbeats per (namespace, worker),
-// in memory: each server replica limits what reaches it. Idle entries are
-// dropped so that the map follows the live workers.
-type heartbeatLimiter struct {
+// Limiter is a token bucket per (namespace, id) — a worker's heartbeats,
+// an API key's starts or heartbeats, a client address's requests without
+// a key — in memory: each server replica limits what reaches it. Idle
+// entries are dropped so that the map follows the live callers. A nil
+// Limiter, or one of a rate <= 0, allows everything.
+type Limiter struct {
 	limit rate.Limit
 	burst int
 	mu    sync.Mutex
@@ -39,18 +38,21 @@ type limiterEntry struct {
 // limiterIdle is how long an unused entry is kept.
 const limiterIdle = 5 * time.Minute
 
-func newHeartbeatLimiter(perSecond float64, burst int) *heartbeatLimiter {
-	return &heartbeatLimiter{limit: rate.Limit(perSecond), burst: burst, m: make(map[limiterKey]*limiterEntry)}
+// NewLimiter returns a limiter of perSecond tokens a second and a bucket
+// of burst tokens per (namespace, id).
+func NewLimiter(perSecond float64, burst int) *Limiter {
+	return &Limiter{limit: rate.Limit(perSecond), burst: burst, m: make(map[limiterKey]*limiterEntry)}
 }
 
+// noRefund is the refund of a heartbeat that needs none.
 func noRefund() {}
 
-// allow reports whether the worker may heartbeat now; when not, it returns
+// Allow reports whether the worker may heartbeat now; when not, it returns
 // how long to wait. When refundable, refund gives the heartbeat's token
 // back (a waiting heartbeat answered early to push a cancellation is not
-// the worker's doing); otherwise refund does nothing, and allow allocates
+// the worker's doing); otherwise refund does nothing, and Allow allocates
 // nothing once the worker is known.
-func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time, refundable bool) (ok bool, retry time.Duration, refund func()) {
+func (h *Limiter) Allow(ns, workerID string, now time.Time, refundable bool) (ok bool, retry time.Duration, refund func()) {
 	if h == nil || h.limit <= 0 {
 		return true, 0, noRefund
 	}
@@ -74,7 +76,7 @@ func (h *heartbeatLimiter) allow(ns, workerID string, now time.Time, refundable 
 
 // limiter returns the worker's limiter, made on first use, and drops the
 // entries idle for limiterIdle (at most once per limiterIdle).
-func (h *heartbeatLimiter) limiter(k limiterKey, now time.Time) *rate.Limiter {
+func (h *Limiter) limiter(k limiterKey, now time.Time) *rate.Limiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if now.Sub(h.swept) > limiterIdle {
@@ -94,21 +96,22 @@ func (h *heartbeatLimiter) limiter(k limiterKey, now time.Time) *rate.Limiter {
 	return e.l
 }
 
-// rateLimitedProblem is the 429 answer; the handler sets Retry-After.
-func rateLimitedProblem(retry time.Duration) *problemError {
-	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
+// RateLimitedProblem is the 429 answer to a worker's heartbeat over its
+// rate; the handler sets Retry-After.
+func RateLimitedProblem(retry time.Duration) *Problem {
+	return NewProblem(http.StatusTooManyRequests, api.ProblemRateLimited, "Too many requests",
 		fmt.Sprintf("this worker heartbeats too often; retry after %s", retry.Round(time.Millisecond)))
 }
 
-// retryAfterSeconds is the Retry-After header value: whole seconds, at
+// RetryAfterSeconds is the Retry-After header value: whole seconds, at
 // least 1.
-func retryAfterSeconds(d time.Duration) string {
+func RetryAfterSeconds(d time.Duration) string {
 	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
 }
 
-// ready reports whether the bucket of (ns, id) holds a whole token now,
+// Ready reports whether the bucket of (ns, id) holds a whole token now,
 // without taking it; when it does not, how long until it will.
-func (h *heartbeatLimiter) ready(ns, id string, now time.Time) (ok bool, retry time.Duration) {
+func (h *Limiter) Ready(ns, id string, now time.Time) (ok bool, retry time.Duration) {
 	if h == nil || h.limit <= 0 {
 		return true, 0
 	}
@@ -119,11 +122,11 @@ func (h *heartbeatLimiter) ready(ns, id string, now time.Time) (ok bool, retry t
 	return false, time.Duration((1 - tokens) / float64(h.limit) * float64(time.Second))
 }
 
-// charge takes n tokens from the bucket of (ns, id) at once (at most the
+// Charge takes n tokens from the bucket of (ns, id) at once (at most the
 // burst), into debt when fewer are there: what they count was done
 // already (workflows a request started), and later requests of the key
 // wait until the bucket refills.
-func (h *heartbeatLimiter) charge(ns, id string, now time.Time, n int) {
+func (h *Limiter) Charge(ns, id string, now time.Time, n int) {
 	if h == nil || h.limit <= 0 || n <= 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"encoding/json"
@@ -43,10 +43,10 @@ const (
 	kindPayload                   // a free JSON value stored as jsonb
 )
 
-// schema describes the JSON shape of a Go type for the strict scan.
-type schema struct {
+// Schema describes the JSON shape of a Go type for the strict scan.
+type Schema struct {
 	kind   schemaKind
-	elem   *schema                 // kindSlice, kindMap
+	elem   *Schema                 // kindSlice, kindMap
 	fields map[string]*schemaField // kindStruct: by exact JSON name
 	names  []string                // kindStruct: the JSON names, for case-variant errors
 }
@@ -54,36 +54,37 @@ type schema struct {
 // schemaField is one member of a struct schema.
 type schemaField struct {
 	index  int // bit of the member in the seen-set of an object
-	schema *schema
+	schema *Schema
 }
 
-// schemaCache builds each type's schema once (one per Server).
-type schemaCache struct{ m sync.Map } // reflect.Type → *schema
+// SchemaCache builds each type's schema once (one per server). Its zero
+// value is ready to use.
+type SchemaCache struct{ m sync.Map } // reflect.Type → *Schema
 
 var (
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
 
-// of returns the schema of t.
-func (c *schemaCache) of(t reflect.Type) *schema {
+// Of returns the schema of t.
+func (c *SchemaCache) Of(t reflect.Type) *Schema {
 	if v, ok := c.m.Load(t); ok {
-		return v.(*schema)
+		return v.(*Schema)
 	}
-	sc := buildSchema(t, map[reflect.Type]*schema{})
+	sc := buildSchema(t, map[reflect.Type]*Schema{})
 	c.m.Store(t, sc)
 	return sc
 }
 
-func buildSchema(t reflect.Type, building map[reflect.Type]*schema) *schema {
+func buildSchema(t reflect.Type, building map[reflect.Type]*Schema) *Schema {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == rawMessageType {
-		return &schema{kind: kindPayload}
+		return &Schema{kind: kindPayload}
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return &schema{kind: kindAny} // time.Time, api.Duration: the decoder judges
+		return &Schema{kind: kindAny} // time.Time, api.Duration: the decoder judges
 	}
 	if sc, ok := building[t]; ok {
 		return sc // a recursive type
@@ -91,19 +92,19 @@ func buildSchema(t reflect.Type, building map[reflect.Type]*schema) *schema {
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
-			return &schema{kind: kindAny} // []byte travels as a base64 string
+			return &Schema{kind: kindAny} // []byte travels as a base64 string
 		}
-		sc := &schema{kind: kindSlice}
+		sc := &Schema{kind: kindSlice}
 		building[t] = sc
 		sc.elem = buildSchema(t.Elem(), building)
 		return sc
 	case reflect.Map:
-		sc := &schema{kind: kindMap}
+		sc := &Schema{kind: kindMap}
 		building[t] = sc
 		sc.elem = buildSchema(t.Elem(), building)
 		return sc
 	case reflect.Struct:
-		sc := &schema{kind: kindStruct, fields: map[string]*schemaField{}}
+		sc := &Schema{kind: kindStruct, fields: map[string]*schemaField{}}
 		building[t] = sc
 		for i := range t.NumField() {
 			f := t.Field(i)
@@ -122,14 +123,17 @@ func buildSchema(t reflect.Type, building map[reflect.Type]*schema) *schema {
 		}
 		return sc
 	}
-	return &schema{kind: kindAny}
+	return &Schema{kind: kindAny}
 }
 
-// scanProblem is what the strict scan found wrong, on field.
-type scanProblem struct {
-	status  int // 400 or 413
-	field   string
-	message string
+// ScanProblem is what the strict scan found wrong, on Field.
+type ScanProblem struct {
+	// Status is the answer's: 400, or 413 for a payload too large.
+	Status int
+	// Field is the path of the member at fault ("commands[3].input").
+	Field string
+	// Message says what is wrong with it.
+	Message string
 }
 
 // PostgreSQL's numeric holds at most this many digits before and after the
@@ -148,7 +152,7 @@ type strictScanner struct {
 	depth   int
 	budget  int64 // digits numbers may still gain when rendered
 	path    []pathSeg
-	problem *scanProblem
+	problem *ScanProblem
 }
 
 // pathSeg is one step of a field path: a member name (a slice of the body,
@@ -158,9 +162,9 @@ type pathSeg struct {
 	index int
 }
 
-// strictScan scans data as a value of schema sc and returns the problem it
+// Scan scans data as a value of schema sc and returns the problem it
 // found, or nil.
-func strictScan(data []byte, sc *schema, lim *Limits) *scanProblem {
+func Scan(data []byte, sc *Schema, lim *Limits) *ScanProblem {
 	var path [16]pathSeg
 	s := strictScanner{data: data, lim: lim, budget: int64(len(data)) + int64(lim.NumberExpansion), path: path[:0]}
 	s.value(sc, false)
@@ -187,7 +191,7 @@ func (s *strictScanner) field() string {
 }
 
 func (s *strictScanner) fail(status int, format string, args ...any) bool {
-	s.problem = &scanProblem{status: status, field: s.field(), message: fmt.Sprintf(format, args...)}
+	s.problem = &ScanProblem{Status: status, Field: s.field(), Message: fmt.Sprintf(format, args...)}
 	return false
 }
 
@@ -204,7 +208,7 @@ func (s *strictScanner) space() {
 
 // value scans one value expected to be of sc (nil: anything, judged by the
 // decoder); inPayload is true inside a payload (numbers are checked there).
-func (s *strictScanner) value(sc *schema, inPayload bool) bool {
+func (s *strictScanner) value(sc *Schema, inPayload bool) bool {
 	s.space()
 	if s.i >= len(s.data) {
 		return false
@@ -256,7 +260,7 @@ func (s *strictScanner) enter() bool {
 	return true
 }
 
-func (s *strictScanner) object(sc *schema, inPayload bool) bool {
+func (s *strictScanner) object(sc *Schema, inPayload bool) bool {
 	if !s.enter() {
 		return false
 	}
@@ -279,7 +283,7 @@ func (s *strictScanner) object(sc *schema, inPayload bool) bool {
 			return false
 		}
 		s.i++
-		var elem *schema
+		var elem *Schema
 		switch {
 		case inPayload:
 			elem = sc // kindPayload: every value within is payload
@@ -316,7 +320,7 @@ func (s *strictScanner) object(sc *schema, inPayload bool) bool {
 // member reads one value of an object or array, at seg of the path, and
 // what follows it: a comma (done false: more to come) or end, which
 // closes the container (done true). ok is false on a malformed body.
-func (s *strictScanner) member(seg pathSeg, elem *schema, inPayload bool, end byte) (done, ok bool) {
+func (s *strictScanner) member(seg pathSeg, elem *Schema, inPayload bool, end byte) (done, ok bool) {
 	s.path = append(s.path, seg)
 	if !s.value(elem, inPayload) {
 		return false, false
@@ -339,12 +343,12 @@ func (s *strictScanner) member(seg pathSeg, elem *schema, inPayload bool, end by
 	}
 }
 
-func (s *strictScanner) array(sc *schema, inPayload bool) bool {
+func (s *strictScanner) array(sc *Schema, inPayload bool) bool {
 	if !s.enter() {
 		return false
 	}
 	s.i++ // '['
-	var elem *schema
+	var elem *Schema
 	switch {
 	case inPayload:
 		elem = sc

@@ -1,9 +1,17 @@
-package server
+// Package metrics holds the server's Prometheus collectors: the HTTP
+// request series, the long-poll hub's, the worker and cancellation
+// counters, and the operator's metrics (ops.go), all on a registry of
+// their own served at /metrics. It imports no other package of the
+// server but longpoll; package server feeds it.
+package metrics
 
 import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -44,8 +52,12 @@ type Metrics struct {
 	WorkersByState *prometheus.GaugeVec
 	// Ops are the operator's metrics: workflow and activity outcomes by
 	// type, latencies, task-queue backlogs, pollers and the database pool
-	// (metrics_ops.go).
+	// (ops.go).
 	Ops *OpsMetrics
+
+	// routes caches the request series by method, route and status
+	// (routeKey → RouteSeries).
+	routes sync.Map
 }
 
 // CancelRequested implements store.Observer. Reasons other than Tether's
@@ -58,9 +70,9 @@ func (m *Metrics) CancelRequested(reason string, n int) {
 	m.CancelRequests.WithLabelValues(reason).Add(float64(n))
 }
 
-// NewMetrics returns the server's collectors on a new registry that also
-// holds the Go runtime and process collectors.
-func NewMetrics() *Metrics {
+// New returns the server's collectors on a new registry that also holds
+// the Go runtime and process collectors.
+func New() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -103,7 +115,7 @@ func NewMetrics() *Metrics {
 	for _, r := range append(api.CancelReasons(), "other") {
 		m.CancelRequests.WithLabelValues(r)
 	}
-	m.Ops = newOpsMetrics(DefaultMetricsLabelLimit)
+	m.Ops = newOpsMetrics(DefaultLabelLimit)
 	m.Registry.MustRegister(m.Ops.collectors()...)
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
@@ -130,8 +142,8 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-// registerHub exports the long-poll hub's counters.
-func (m *Metrics) registerHub(h *longpoll.Hub) error {
+// RegisterHub exports the long-poll hub's counters.
+func (m *Metrics) RegisterHub(h *longpoll.Hub) error {
 	b2f := func(b bool) float64 {
 		if b {
 			return 1
@@ -164,4 +176,44 @@ func (m *Metrics) registerHub(h *longpoll.Hub) error {
 			Help: "Work handed to a waiting poll without a fetch (a start's first turn).",
 		}, func() float64 { return float64(h.Stats().Handoffs) }),
 	)
+}
+
+// RouteSeries are the request metrics of one method, route and status.
+type RouteSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// Record counts a request that took d.
+func (r RouteSeries) Record(d time.Duration) {
+	r.requests.Inc()
+	r.latency.Observe(d.Seconds())
+}
+
+type routeKey struct {
+	method, route string
+	status        int
+}
+
+// Route returns the series of method, route and status, looked up once
+// per combination (labels are hashed on every WithLabelValues). A method
+// other than HTTP's own is counted as "other".
+func (m *Metrics) Route(method, route string, status int) RouteSeries {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+	default:
+		method = "other" // a client's made-up method must not mint series
+	}
+	k := routeKey{method, route, status}
+	if v, ok := m.routes.Load(k); ok {
+		return v.(RouteSeries)
+	}
+	code := strconv.Itoa(status)
+	r := RouteSeries{
+		requests: m.Requests.WithLabelValues(method, route, code),
+		latency:  m.Latency.WithLabelValues(method, route, code),
+	}
+	m.routes.Store(k, r)
+	return r
 }

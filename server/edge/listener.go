@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // Some requests never reach the handler: net/http refuses them while
 // parsing (a malformed percent-escape in the path, a bad request line or
 // Host header, headers too large) and answers on its own, in text/plain.
-// problemListener wraps the connections of Serve so that these answers go
+// WrapListener wraps the connections of Serve so that these answers go
 // out as problem documents too, like every other error of the API.
 
 // netHTTPErrorHeaders is what net/http writes after the status line of an
@@ -22,6 +22,11 @@ import (
 // their headers are sorted, and there Content-Type follows Content-Length
 // or Connection).
 const netHTTPErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// WrapListener returns ln with its connections' own net/http error
+// answers (a malformed percent-escape in the path, a bad request line,
+// headers too large) rewritten as problem documents.
+func WrapListener(ln net.Listener) net.Listener { return problemListener{ln} }
 
 // problemListener hands out connections whose net/http error answers are
 // rewritten as problem documents.
@@ -70,7 +75,7 @@ func rewriteNetHTTPError(p []byte) (out []byte, ok bool) {
 	if title == "" {
 		title = "Error"
 	}
-	body, err := json.Marshal(api.Problem{Type: ProblemHTTP, Title: title, Status: status, Detail: detail})
+	body, err := json.Marshal(api.Problem{Type: api.ProblemHTTP, Title: title, Status: status, Detail: detail})
 	if err != nil {
 		return nil, false
 	}

@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"sync"
@@ -10,11 +10,11 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
-// DefaultMetricsLabelLimit is how many distinct values a label of the
+// DefaultLabelLimit is how many distinct values a label of the
 // operator's metrics (namespace, workflow_type, activity_type, task_queue)
 // takes at most in one process; later values are counted under
 // OtherLabel (docs/operations.md, "Metrics").
-const DefaultMetricsLabelLimit = 200
+const DefaultLabelLimit = 200
 
 // OtherLabel is the label value of the values past the limit.
 const OtherLabel = "other"
@@ -188,11 +188,11 @@ func (m *Metrics) ActivityAttemptEnded(ns, activityType, outcome string, ran tim
 	}
 }
 
-// activityDelivered observes the schedule-to-start time of attempts
+// ActivityDelivered observes the schedule-to-start time of attempts
 // delivered to a worker (by a poll, or eagerly with a turn's ack). Only
 // first attempts count: a retry's wait includes its backoff, which says
 // nothing of the queue.
-func (m *Metrics) activityDelivered(tasks ...api.ActivityTask) {
+func (m *Metrics) ActivityDelivered(tasks ...api.ActivityTask) {
 	o := m.Ops
 	for i := range tasks {
 		t := &tasks[i]
@@ -204,21 +204,28 @@ func (m *Metrics) activityDelivered(tasks ...api.ActivityTask) {
 	}
 }
 
-// workflowTaskFailed counts a workflow task a worker failed in ns.
-func (m *Metrics) workflowTaskFailed(ns string) {
+// WorkflowTaskFailed counts a workflow task a worker failed in ns.
+func (m *Metrics) WorkflowTaskFailed(ns string) {
 	m.Ops.WorkflowTaskFailures.WithLabelValues(m.Ops.namespaces.value(ns)).Inc()
 }
+
+// PollerCounts calls yield with the number of workers that have a long
+// poll open on this server, per namespace and task queue.
+type PollerCounts func(yield func(ns, queue string, workers int))
 
 // pollerCollector exports, at scrape time, the workers with a poll open
 // on this server, per task queue (tether_task_queue_pollers).
 type pollerCollector struct {
-	set  *pollerSet
-	ops  *OpsMetrics
-	desc *prometheus.Desc
+	counts PollerCounts
+	ops    *OpsMetrics
+	desc   *prometheus.Desc
 }
 
-func newPollerCollector(set *pollerSet, ops *OpsMetrics) *pollerCollector {
-	return &pollerCollector{set: set, ops: ops, desc: prometheus.NewDesc("tether_task_queue_pollers",
+// NewPollerCollector returns the collector of the workers polling each
+// task queue (tether_task_queue_pollers), read from counts at scrape time,
+// with ops' bounded label values.
+func NewPollerCollector(counts PollerCounts, ops *OpsMetrics) prometheus.Collector {
+	return &pollerCollector{counts: counts, ops: ops, desc: prometheus.NewDesc("tether_task_queue_pollers",
 		"Workers with a long poll open on this server, by namespace and task queue.", []string{"namespace", "task_queue"}, nil)}
 }
 
@@ -229,25 +236,12 @@ func (c *pollerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c *pollerCollector) Collect(ch chan<- prometheus.Metric) {
 	type key struct{ ns, queue string }
 	counts := map[key]int{}
-	c.set.mu.Lock()
-	for k, workers := range c.set.m {
-		ns, queue := splitPollerKey(k)
-		counts[key{c.ops.namespaces.value(ns), c.ops.taskQueues.value(queue)}] += len(workers)
-	}
-	c.set.mu.Unlock()
+	c.counts(func(ns, queue string, workers int) {
+		counts[key{c.ops.namespaces.value(ns), c.ops.taskQueues.value(queue)}] += workers
+	})
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), k.ns, k.queue)
 	}
-}
-
-// splitPollerKey is the inverse of pollerKey.
-func splitPollerKey(k string) (ns, queue string) {
-	for i := 0; i < len(k); i++ {
-		if k[i] == '|' {
-			return k[:i], k[i+1:]
-		}
-	}
-	return k, ""
 }
 
 // poolCollector exports the database pool's statistics (pgxpool.Stat) at
@@ -302,8 +296,8 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	n(c.cancelAcqs, float64(s.CanceledAcquireCount()))
 }
 
-// queueLabels maps a task queue's namespace and name to their label values
+// QueueLabels maps a task queue's namespace and name to their label values
 // (bounded: OtherLabel past the limit), for the backlog gauges.
-func (m *OpsMetrics) queueLabels(ns, queue string) (string, string) {
+func (m *OpsMetrics) QueueLabels(ns, queue string) (string, string) {
 	return m.namespaces.value(ns), m.taskQueues.value(queue)
 }

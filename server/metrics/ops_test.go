@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // values are counted as "other" (and the overflow is counted), while the
 // values already seen keep their own series.
 func TestMetricsLabelLimit(t *testing.T) {
-	m := NewMetrics()
+	m := New()
 	m.Ops = newOpsMetrics(3)
 	for i := range 5 {
 		m.WorkflowStarted("default", fmt.Sprintf("Flow%d", i))

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"time"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
+	"github.com/tetherhq/tether/server/metrics"
+)
+
+// The server's parts by job live in packages of their own, which never
+// import this one: the request edge (server/edge) and the metrics
+// (server/metrics). The names below keep the
+// server's API (Config's fields, App's methods) in its own words.
+
+// Metrics are the server's Prometheus collectors (metrics.Metrics).
+type Metrics = metrics.Metrics
+
+// NewMetrics returns the server's collectors on a new registry
+// (metrics.New).
+func NewMetrics() *Metrics { return metrics.New() }
+
+// eachPoller calls yield with the number of workers polling each task
+// queue (metrics.PollerCounts).
+func (p *pollerSet) eachPoller(yield func(ns, queue string, workers int)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, workers := range p.m {
+		ns, queue := splitPollerKey(k)
+		yield(ns, queue, len(workers))
+	}
+}
+
+// splitPollerKey is the inverse of pollerKey.
+func splitPollerKey(k string) (ns, queue string) {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '|' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return k, ""
+}
+
+// Limits bound what one request may carry (edge.Limits).
+type Limits = edge.Limits
+
+// Timeouts bound how long one request may hold the server (edge.Timeouts).
+type Timeouts = edge.Timeouts
+
+// Problem types of the request edge (edge's).
+const (
+	// ProblemRateLimited is the problem type of a 429 answer.
+	ProblemRateLimited = api.ProblemRateLimited
+	// ProblemUnsupportedMediaType: the body is not declared
+	// application/json, or is encoded (Content-Encoding).
+	ProblemUnsupportedMediaType = edge.ProblemUnsupportedMediaType
+	// ProblemRequestTimeout: the request body did not arrive in time.
+	ProblemRequestTimeout = edge.ProblemRequestTimeout
+	// ProblemTooManyPolls: the worker holds as many long polls as allowed.
+	ProblemTooManyPolls = edge.ProblemTooManyPolls
+)
+
+// longPollWait is the time a request on route may take on top of
+// Timeouts.Request (edge.BoundRequest): the longest wait for the long
+// polls, nothing for the other routes.
+func (s *Server) longPollWait(route string) time.Duration {
+	switch route {
+	case routeWorkflowPoll, routeActivityPoll, routeQueryPoll, routeWorkflowResult, routeWorkerBeat, routeWorkflowQuery:
+		return s.cfg.MaxWait
+	}
+	return 0
+}
