@@ -164,9 +164,9 @@ func (s *Server) countWorkflows(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	n, err := s.store.CountWorkflows(c.Request().Context(), ns, f)
+	list, err := s.store.ListWorkflows(c.Request().Context(), &storage.ListWorkflowsParams{Namespace: ns, Filter: f, CountOnly: true})
 	if err != nil {
 		return edge.ListTimedOut(c, err)
 	}
-	return c.JSON(http.StatusOK, api.CountWorkflowsResponse{Count: n})
+	return c.JSON(http.StatusOK, api.CountWorkflowsResponse{Count: list.Count})
 }

@@ -152,7 +152,7 @@ func (s *Server) releaseTurn(ctx context.Context, ns string, turn *api.WorkflowT
 		s.logger.Error("a handed turn has a malformed token", "token", turn.LockToken)
 		return
 	}
-	if err := s.store.ReleaseTurn(context.WithoutCancel(ctx), ns, tok); err != nil {
+	if _, err := s.store.AckWorkflowTask(context.WithoutCancel(ctx), &storage.AckWorkflowTaskParams{Kind: storage.AckRelease, Namespace: ns, Token: tok}); err != nil {
 		// Its lock runs out and the turn is delivered then.
 		s.logger.Warn("releasing a turn no poll took", "instance_id", tok.InstanceID, "error", err)
 	}
@@ -227,10 +227,11 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.ListWorkflows(c.Request().Context(), ns, f)
+	list, err := s.store.ListWorkflows(c.Request().Context(), &storage.ListWorkflowsParams{Namespace: ns, Filter: f})
 	if err != nil {
 		return edge.ListTimedOut(c, err)
 	}
+	resp := list.ListWorkflowsResponse
 	if resp.Workflows == nil {
 		resp.Workflows = []api.Workflow{}
 	}

@@ -73,34 +73,19 @@ type Schedules interface {
 	// FireDueSchedule claims one due schedule that no other transaction
 	// holds (or one whose buffered slot may start) and, in the claim's
 	// transaction, starts the workflows of its due slots, records the
-	// actions and advances its next slot. found is false when no schedule
-	// was due.
-	FireDueSchedule(ctx context.Context) (found bool, err error)
-	// NextScheduleWake is the earliest time a schedule is due (far in the
-	// future when none) and whether a buffered slot waits for a workflow
-	// to close.
-	NextScheduleWake(ctx context.Context) (at time.Time, buffered bool, err error)
+	// actions and advances its next slot. When no schedule was due
+	// (Fired false) the answer says when the next one is.
+	FireDueSchedule(ctx context.Context) (ScheduleFiring, error)
 }
 
-// External is finishing work from outside its usual path: terminating a
-// workflow, signal-with-start, and completing activities asynchronously.
+// External is changing a workflow from outside its usual path:
+// terminating it, and signal-with-start.
 type External interface {
 	// TerminateWorkflow closes the current (or the given) execution at
 	// once with WorkflowTerminated, flags its outstanding attempts
 	// cancelled (workflow_terminated) and deletes its pending messages.
 	// ErrNotFound, ErrNotRunning.
 	TerminateWorkflow(ctx context.Context, p *TerminateWorkflowParams) error
-	// SignalWithStartWorkflow signals instanceID, starting it first when
-	// it is not running, in one transaction.
-	SignalWithStartWorkflow(ctx context.Context, p *SignalWithStartWorkflowParams) (api.SignalWithStartResponse, error)
-	// MarkActivityPending leaves a held attempt to be completed later from
-	// any process (activity.ErrResultPending). ErrLockLost when the token
-	// holds nothing.
-	MarkActivityPending(ctx context.Context, ns string, token AttemptToken) error
-	// ActivityToken returns the lock token of the held attempt of an
-	// activity by workflow id, execution (0: current) and activity id.
-	// ErrNotFound when no attempt of it is held.
-	ActivityToken(ctx context.Context, p *ActivityTokenParams) (AttemptToken, error)
 }
 
 // Talk is reading and changing a running workflow from outside: queries
@@ -138,14 +123,18 @@ type Turns interface {
 	// build id allows p.BuildID (docs/architecture.md, "Build ids").
 	// Empty when none is due.
 	FetchWorkflowTasks(ctx context.Context, p *FetchWorkflowTasksParams) ([]*api.WorkflowTask, error)
-	// NextWorkflowWake is when the next turn of taskQueue becomes due
-	// (a timer); false when nothing is scheduled.
-	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)
-	// CompleteWorkflowTask acknowledges the turn of token with its
-	// commands (ErrLockLost, ErrUnhandledSignals, *InvalidError).
-	CompleteWorkflowTask(ctx context.Context, p *CompleteWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error)
-	// FailWorkflowTask releases the turn of token for redelivery.
-	FailWorkflowTask(ctx context.Context, p *FailWorkflowTaskParams) error
+	// AckWorkflowTask ends the turn of p.Token as p.Kind says: AckComplete
+	// writes its commands (ErrLockLost, ErrDuplicateReport,
+	// ErrUnhandledSignals, *InvalidError); AckFail gives it back for
+	// redelivery after a backoff, recording the error (ErrLockLost);
+	// AckRelease gives back a turn that was locked and never delivered
+	// (a start's first turn no poll took) at once, if the token still
+	// holds it, and tells the queue's pollers.
+	AckWorkflowTask(ctx context.Context, p *AckWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error)
+	// NextWake is when the next turn (p.Kind WorkflowTasks) or attempt
+	// (ActivityTasks) of p.TaskQueues becomes due: a timer, a backoff;
+	// Wake.Scheduled is false when nothing is.
+	NextWake(ctx context.Context, p *NextWakeParams) (Wake, error)
 }
 
 // Attempts are activity attempts: fetched by workers, heartbeated,
@@ -155,19 +144,21 @@ type Attempts interface {
 	// p.TaskQueues for p.WorkerID, each for p.LockFor; empty when none is
 	// ready.
 	FetchActivityTasks(ctx context.Context, p *FetchActivityTasksParams) ([]api.ActivityTask, error)
-	// NextActivityWake is when the next attempt of taskQueues becomes
-	// ready (a retry backoff); false when none is scheduled.
-	NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error)
 	// HeartbeatActivityTask records details and extends the attempt's lock.
 	HeartbeatActivityTask(ctx context.Context, p *HeartbeatActivityTaskParams) (api.ActivityHeartbeatResponse, error)
-	// CompleteActivityTask acknowledges an attempt with its result; with
-	// p.Eager it may also lock the workflow turn the result makes due
-	// (eager workflow task).
-	CompleteActivityTask(ctx context.Context, p *CompleteActivityTaskParams) (api.ActivityAckResponse, error)
-	// FailActivityTask fails an attempt: a retry, or the activity fails.
-	FailActivityTask(ctx context.Context, p *FailActivityTaskParams) (api.ActivityAckResponse, error)
-	// AbandonActivityTask gives an attempt back, ready again after delay.
-	AbandonActivityTask(ctx context.Context, p *AbandonActivityTaskParams) (api.ActivityAckResponse, error)
+	// AckActivityTask ends the attempt of p.Token as p.Kind says:
+	// AckComplete with p.Result (with p.Eager it may also lock the
+	// workflow turn the result makes due: eager workflow task); AckFail
+	// with p.Error, a retry or the activity's failure; AckAbandon gives
+	// it back, ready again after p.Delay; AckPending leaves it held, to
+	// be completed later from any process (activity.ErrResultPending).
+	// ErrLockLost when the token holds nothing, ErrDuplicateReport for a
+	// second, different report.
+	AckActivityTask(ctx context.Context, p *AckActivityTaskParams) (api.ActivityAckResponse, error)
+	// ActivityToken returns the lock token of the held attempt of an
+	// activity by workflow id, execution (0: current) and activity id.
+	// ErrNotFound when no attempt of it is held.
+	ActivityToken(ctx context.Context, p *ActivityTokenParams) (AttemptToken, error)
 }
 
 // Workers are worker sessions: leases renewed by heartbeats, the attempts
@@ -198,19 +189,17 @@ type Workers interface {
 
 // Workflows are the client's commands on workflow instances.
 type Workflows interface {
-	// StartWorkflow starts an instance (ErrAlreadyRunning). With p.Taker
+	// StartWorkflow starts an instance (ErrAlreadyRunning); with
+	// p.Signal it signals the instance, starting it first when it is not
+	// running, in one operation. With p.Taker
 	// it also locks the workflow's first turn for that poll in the same
 	// operation and returns it in Turn: no turn for a start with a cron
 	// schedule, or when the instance could not be locked. A start of a
 	// running id may hand over that instance's due turn, with
 	// ErrAlreadyRunning. The caller delivers the turn or releases it
-	// (ReleaseTurn).
+	// (AckWorkflowTask with AckRelease, which also unpins an execution
+	// whose first turn it was from the taker's build id).
 	StartWorkflow(ctx context.Context, p *StartWorkflowParams) (StartWorkflowResult, error)
-	// ReleaseTurn releases a turn that was locked and never delivered,
-	// if token still holds its lock, unpinning an execution whose first
-	// turn it was from the taker's build id; the queue's pollers are
-	// told.
-	ReleaseTurn(ctx context.Context, ns string, token TurnToken) error
 	// CancelWorkflow requests the cancellation of a running instance;
 	// changed is false when it was requested already.
 	CancelWorkflow(ctx context.Context, p *CancelWorkflowParams) (changed bool, err error)
@@ -230,11 +219,10 @@ type Workflows interface {
 type Visibility interface {
 	// DescribeWorkflow describes an instance (ErrNotFound).
 	DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error)
-	// ListWorkflows pages through the instances of ns that f selects.
-	ListWorkflows(ctx context.Context, ns string, f ListFilter) (api.ListWorkflowsResponse, error)
-	// CountWorkflows counts the instances of ns that f selects (its page
-	// fields ignored).
-	CountWorkflows(ctx context.Context, ns string, f ListFilter) (int64, error)
+	// ListWorkflows pages through the instances of p.Namespace that
+	// p.Filter selects, or with p.CountOnly counts them (ErrListTimeout,
+	// an InvalidError naming "query").
+	ListWorkflows(ctx context.Context, p *ListWorkflowsParams) (WorkflowList, error)
 	// RegisterSearchAttribute registers a search attribute of a type
 	// (ErrSearchAttributeExists; an InvalidError naming "name" past
 	// api.MaxSearchAttributesPerNamespace).

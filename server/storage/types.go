@@ -153,6 +153,25 @@ type HeartbeatResult struct {
 	PrevState string `json:"-"`
 }
 
+// ListWorkflowsParams are the parameters of Visibility.ListWorkflows.
+type ListWorkflowsParams struct {
+	// Namespace is the instances' namespace.
+	Namespace string
+	// Filter selects the instances and the page.
+	Filter ListFilter
+	// CountOnly counts the instances Filter selects (its page fields
+	// ignored) instead of listing a page of them.
+	CountOnly bool
+}
+
+// WorkflowList is the answer of Visibility.ListWorkflows: a page, or with
+// CountOnly a count.
+type WorkflowList struct {
+	api.ListWorkflowsResponse
+	// Count is how many instances the filter selects (CountOnly).
+	Count int64
+}
+
 // ListFilter selects workflows for ListWorkflows.
 type ListFilter struct {
 	// Status selects instances of that status ("": any).

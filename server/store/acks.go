@@ -61,7 +61,7 @@ func newTurnAcks() *coalescer[*turnAck] {
 // ack → storage.ErrLockLost and nothing is written; a command the server refuses →
 // *storage.InvalidError and nothing is written. Concurrent acks share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteWorkflowTask(ctx context.Context, p *storage.CompleteWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error) {
+func (s *Store) CompleteWorkflowTask(ctx context.Context, p *storage.AckWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error) {
 	ns, token, req := p.Namespace, p.Token, p.Request
 	tok := token.Lock
 	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req,

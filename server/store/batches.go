@@ -23,7 +23,7 @@ const BatchKey = "b|*|batches"
 // query matches now (storage.ErrBatchExists; an storage.InvalidError naming
 // "query" when the query does not compile) and wakes the batch services.
 func (s *Store) CreateBatch(ctx context.Context, ns string, b storage.NewBatch) (api.Batch, error) {
-	total, err := s.CountWorkflows(ctx, ns, storage.ListFilter{Query: b.Query})
+	total, err := s.countWorkflows(ctx, ns, storage.ListFilter{Query: b.Query})
 	if err != nil {
 		return api.Batch{}, err
 	}

@@ -40,11 +40,11 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	}
 	for range ids {
 		task := fetchTurn(t, s)
-		m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: "default", Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+		m(s.CompleteWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Namespace: "default", Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	}
 	for _, id := range ids {
 		a := fetchAct(t, s, time.Minute)
-		m(s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
+		m(s.CompleteActivityTask(ctx, &storage.AckActivityTaskParams{Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 		m(s.DescribeWorkflow(ctx, "default", id))(t)
 	}
 	rows, err := pool.Query(ctx, `SELECT substring(statement FROM '-- name: (\w+)'), generic_plans, custom_plans

@@ -57,7 +57,7 @@ func newResults() *coalescer[*resultCall] {
 // p.Eager.TaskQueue and no one holds the workflow — and returns it in
 // WorkflowTask (eager workflow task). Concurrent results share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteActivityTask(ctx context.Context, p *storage.CompleteActivityTaskParams) (api.ActivityAckResponse, error) {
+func (s *Store) CompleteActivityTask(ctx context.Context, p *storage.AckActivityTaskParams) (api.ActivityAckResponse, error) {
 	ns, token, result, eager := p.Namespace, p.Token, p.Result, p.Eager
 	tok := uuid.UUID(token)
 	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager, digest: reportDigest(result)}

@@ -384,11 +384,11 @@ func (s *Store) BackfillSchedule(ctx context.Context, ns, id string, req api.Sch
 	return out, err
 }
 
-// FireDueSchedule claims one due schedule (or one whose buffered slot may
+// fireDueSchedule claims one due schedule (or one whose buffered slot may
 // start) that no other transaction holds and fires its due slots in the
 // claim's transaction. The namespaces are tried in turn (each claim names
 // one: docs/architecture.md, "Distributed by namespace").
-func (s *Store) FireDueSchedule(ctx context.Context) (found bool, err error) {
+func (s *Store) fireDueSchedule(ctx context.Context) (found bool, err error) {
 	nss, err := gen.New(s.pool).ListNamespaceNames(ctx)
 	if err != nil {
 		return false, fmt.Errorf("claim schedule: %w", err)
@@ -401,7 +401,7 @@ func (s *Store) FireDueSchedule(ctx context.Context) (found bool, err error) {
 	return false, nil
 }
 
-// fireDueIn is FireDueSchedule in namespace ns.
+// fireDueIn is fireDueSchedule in namespace ns.
 func (s *Store) fireDueIn(ctx context.Context, ns string) (found bool, err error) {
 	now := s.opts.Now().UTC()
 	err = s.inTx(ctx, func(t *txn) error {
@@ -428,9 +428,9 @@ func (s *Store) fireDueIn(ctx context.Context, ns string) (found bool, err error
 	return found, err
 }
 
-// NextScheduleWake is the earliest fire time of the unpaused schedules
+// nextScheduleWake is the earliest fire time of the unpaused schedules
 // and whether a buffered slot waits.
-func (s *Store) NextScheduleWake(ctx context.Context) (time.Time, bool, error) {
+func (s *Store) nextScheduleWake(ctx context.Context) (time.Time, bool, error) {
 	r, err := gen.New(s.pool).NextScheduleFire(ctx)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next schedule fire: %w", err)

@@ -500,10 +500,10 @@ func (c *eagerClaim) mark(rows []attemptRow) {
 	}
 }
 
-// FailWorkflowTask gives a turn back: its messages become visible again
+// failWorkflowTask gives a turn back: its messages become visible again
 // after a backoff that grows with consecutive failures, and the error is
 // kept on the instance (last_task_error) for operators.
-func (s *Store) FailWorkflowTask(ctx context.Context, p *storage.FailWorkflowTaskParams) error {
+func (s *Store) failWorkflowTask(ctx context.Context, p *storage.AckWorkflowTaskParams) error {
 	ns, token, e := p.Namespace, p.Token, p.Error
 	instanceID, tok := token.InstanceID, token.Lock
 	return s.inTx(ctx, func(t *txn) error {
@@ -524,9 +524,9 @@ func (s *Store) FailWorkflowTask(ctx context.Context, p *storage.FailWorkflowTas
 	})
 }
 
-// NextWorkflowWake returns the earliest future visible_at of a message on
+// nextWorkflowWake returns the earliest future visible_at of a message on
 // the workflow task queue (ok false when there is none).
-func (s *Store) NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error) {
+func (s *Store) nextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error) {
 	t, err := gen.New(s.pool).NextWorkflowWake(ctx, gen.NextWorkflowWakeParams{Namespace: ns, TaskQueue: taskQueue})
 	if err != nil {
 		if noRows(err) {

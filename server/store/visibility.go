@@ -222,9 +222,9 @@ func (s *Store) listByQuery(ctx context.Context, ns string, f storage.ListFilter
 	return out, nil
 }
 
-// CountWorkflows counts the instances of ns that f selects (its Query,
+// countWorkflows counts the instances of ns that f selects (its Query,
 // Status and WorkflowType; not its page).
-func (s *Store) CountWorkflows(ctx context.Context, ns string, f storage.ListFilter) (int64, error) {
+func (s *Store) countWorkflows(ctx context.Context, ns string, f storage.ListFilter) (int64, error) {
 	sql, args, err := s.countStatement(ctx, ns, f)
 	if err != nil {
 		return 0, err

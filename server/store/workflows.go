@@ -238,10 +238,10 @@ type pageToken struct {
 	ID        string    `json:"i"`
 }
 
-// ListWorkflows pages through instances, newest first, as summaries: no
+// listWorkflows pages through instances, newest first, as summaries: no
 // input, no result, and errors without details or stack (the query leaves
 // them in the table, so that a list never renders payloads).
-func (s *Store) ListWorkflows(ctx context.Context, ns string, f storage.ListFilter) (api.ListWorkflowsResponse, error) {
+func (s *Store) listWorkflows(ctx context.Context, ns string, f storage.ListFilter) (api.ListWorkflowsResponse, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100

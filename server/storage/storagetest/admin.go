@@ -41,7 +41,7 @@ func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T)
 	if r.State != api.WorkerActive || r.PrevState != api.WorkerActive {
 		t.Fatalf("heartbeat after the outage: %+v (prev %s), want still active", r.WorkerHeartbeatResponse, r.PrevState)
 	}
-	out := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: []byte(`1`)}))(t)
+	out := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: []byte(`1`)}))(t)
 	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("report after the outage: %+v", out)
 	}

@@ -206,11 +206,11 @@ func schedulesConcurrentClaimsFireEachSlotOnce(t *testing.T, newProvider func(t 
 		for range 4 {
 			wg.Go(func() {
 				for {
-					found, err := s.FireDueSchedule(ctx)
+					f, err := s.FireDueSchedule(ctx)
 					if err != nil {
 						t.Error(err)
 					}
-					if !found || err != nil {
+					if !f.Fired || err != nil {
 						return
 					}
 				}
@@ -250,12 +250,12 @@ func schedulesPauseStopsFiring(t *testing.T, newProvider func(t *testing.T) stor
 	if !sc.Paused || sc.Note != "maintenance" || len(sc.Info.NextActionTimes) != 0 {
 		t.Fatalf("paused: %+v", sc)
 	}
-	at, _ := Must2(t)(s.NextScheduleWake(ctx))
-	if at.Before(time.Now().Add(24 * time.Hour)) {
-		t.Fatalf("a paused schedule wakes the scheduler at %s", at)
-	}
-	if found := m(s.FireDueSchedule(ctx))(t); found {
+	f := m(s.FireDueSchedule(ctx))(t)
+	if f.Fired {
 		t.Fatal("a paused schedule was claimed")
+	}
+	if f.Next.Before(time.Now().Add(24 * time.Hour)) {
+		t.Fatalf("a paused schedule wakes the scheduler at %s", f.Next)
 	}
 	if r := m(s.TriggerSchedule(ctx, ns, "p", ""))(t); r.Outcome != api.TriggerStarted {
 		t.Fatalf("trigger of a paused schedule: %+v", r)
@@ -291,11 +291,11 @@ func schedulesBufferedSlotStartsWhenTheRunningOneCloses(t *testing.T, newProvide
 	if slot == nil {
 		t.Fatal("no buffered slot")
 	}
-	if found := m(s.FireDueSchedule(ctx))(t); found {
+	if f := m(s.FireDueSchedule(ctx))(t); f.Fired {
 		t.Fatal("the buffered slot was claimed while its workflow runs")
 	}
 	Must0(t, s.TerminateWorkflow(ctx, &storage.TerminateWorkflowParams{Namespace: ns, InstanceID: first.WorkflowID, ExecutionID: 0, Reason: "done", Details: nil}))
-	if found := m(s.FireDueSchedule(ctx))(t); !found {
+	if f := m(s.FireDueSchedule(ctx))(t); !f.Fired {
 		t.Fatal("the buffered slot was not claimed after the workflow closed")
 	}
 	sc := m(s.DescribeSchedule(ctx, ns, "buf"))(t)

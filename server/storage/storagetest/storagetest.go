@@ -169,7 +169,7 @@ func StartWithActivities(t *testing.T, s storage.Provider, id string, cmds []api
 	if task.InstanceID != id {
 		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 }
 
 // FetchAct fetches the next attempt of queue "q" for worker "w1", locked

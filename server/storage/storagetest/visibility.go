@@ -47,7 +47,7 @@ func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) stora
 	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "a",
 		SearchAttributes: attrs(`{"CustomerId":"c-0"}`)}}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandUpsertSearchAttributes, SearchAttributes: attrs(`{"Amount":7,"CustomerId":null}`)},
 	}}}))(t)
 	if w := m(s.DescribeWorkflow(ctx, ns, "a"))(t); len(w.SearchAttributes) != 1 || string(w.SearchAttributes["Amount"]) != "7" {
@@ -58,14 +58,14 @@ func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) stora
 	if b := m(s.DescribeWorkflow(ctx, ns, "b"))(t); string(b.SearchAttributes["CustomerId"]) != `"c-1"` || len(b.Memo) == 0 {
 		t.Fatalf("describe b: %s %s", b.SearchAttributes, b.Memo)
 	}
-	list := m(s.ListWorkflows(ctx, ns, storage.ListFilter{Query: "CustomerId = 'c-1' OR Amount > 5"}))(t)
+	list := m(s.ListWorkflows(ctx, &storage.ListWorkflowsParams{Namespace: ns, Filter: storage.ListFilter{Query: "CustomerId = 'c-1' OR Amount > 5"}}))(t)
 	if len(list.Workflows) != 2 {
 		t.Fatalf("list: %+v", list.Workflows)
 	}
-	if n := m(s.CountWorkflows(ctx, ns, storage.ListFilter{Query: "Amount = 7 AND WorkflowId = 'a'"}))(t); n != 1 {
+	if n := m(s.ListWorkflows(ctx, &storage.ListWorkflowsParams{Namespace: ns, Filter: storage.ListFilter{Query: "Amount = 7 AND WorkflowId = 'a'"}, CountOnly: true}))(t).Count; n != 1 {
 		t.Fatalf("count: %d", n)
 	}
-	if _, err := s.ListWorkflows(ctx, ns, storage.ListFilter{Query: "Nope = 1"}); !errors.As(err, &inv) || inv.Field != "query" {
+	if _, err := s.ListWorkflows(ctx, &storage.ListWorkflowsParams{Namespace: ns, Filter: storage.ListFilter{Query: "Nope = 1"}}); !errors.As(err, &inv) || inv.Field != "query" {
 		t.Fatalf("unknown attribute: %v", err)
 	}
 }
@@ -91,7 +91,7 @@ func visibilityMemoInWorkflow(t *testing.T, newProvider func(*testing.T) storage
 		t.Fatalf("WorkflowStarted: memo %s, attributes %s", st.Memo, st.SearchAttributes)
 	}
 	big := json.RawMessage(`"` + strings.Repeat("x", api.MaxMemoBytes-100) + `"`)
-	_, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	_, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandUpsertMemo, Memo: map[string]json.RawMessage{"big": big, "bigger": big}},
 	}}})
 	var inv *storage.InvalidError
@@ -102,7 +102,7 @@ func visibilityMemoInWorkflow(t *testing.T, newProvider func(*testing.T) storage
 		t.Fatalf("the refused turn changed the memo: %s", w.Memo)
 	}
 	// The refused ack left the turn locked: the worker acknowledges it again.
-	m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandUpsertMemo, Memo: map[string]json.RawMessage{"note": json.RawMessage(`{"a":null}`), "gone": json.RawMessage(`null`)}},
 		{Type: api.CommandUpsertSearchAttributes, SearchAttributes: map[string]json.RawMessage{"Amount": json.RawMessage(`7`)}},
 		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`2`)},

@@ -47,7 +47,7 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 	if turn.InstanceID != "lost" || turn.Messages[0].Reason != "worker_lost" {
 		t.Fatalf("turn %+v", turn)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	StartWithActivities(t, s, "next", Schedule(1))
 	if a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("the inactive worker fetched %+v", a)

@@ -32,14 +32,14 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 	s := newStore(t)
 	Start(t, s, "p")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "k", TaskQueue: "q2"},
 	}}}))(t)
 	kid := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q2", WorkerID: "w", LockFor: 10 * time.Second})))(t)
 	if kid == nil || kid.InstanceID != "kid" {
 		t.Fatalf("child turn %+v", kid)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "p" {
 		t.Fatalf("the child names parent %q", w.ParentWorkflowID)
@@ -52,7 +52,7 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 
 	// The parent consumes its child's messages and completes.
 	task = FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.Status != api.StatusRunning || w.CancelRequested {
 		t.Fatalf("the restarted instance after its old parent closed: %+v", w)
@@ -142,7 +142,7 @@ func startConcurrentStartsEachGetTheirOwnAnswer(t *testing.T, newStore func(*tes
 	if task == nil || task.InstanceID != "again" {
 		t.Fatalf("fetched %+v, want again's first turn", task)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	resp := m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
 		InstanceID: "again", Input: json.RawMessage(`{"n":2}`)}}))(t)
@@ -196,7 +196,7 @@ func startHandingHandsOnlyDueTurns(t *testing.T, newStore func(*testing.T) stora
 		t.Fatalf("a poll took a handed turn too: %+v", other)
 	}
 	for _, tt := range []*api.WorkflowTask{turn, again} {
-		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, tt.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+		m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, tt.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	}
 }
 
@@ -211,15 +211,15 @@ func startHandingReleasedTurnGoesToTheNextPoll(t *testing.T, newStore func(*test
 		t.Fatalf("start: turn %+v, err %v", turn, err)
 	}
 	tok := TurnTok(t, turn.LockToken)
-	must0(t, s.ReleaseTurn(ctxT(t), ns, tok))
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckRelease, Namespace: ns, Token: tok}))(t)
 	next := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "b2", LockFor: time.Minute})))(t)
 	if next == nil || next.InstanceID != "released" || len(next.Messages) != 1 {
 		t.Fatalf("after the release a worker of another build got %+v, want the first turn", next)
 	}
 	// The old token no longer holds the lock: releasing it again leaves
 	// the new turn alone.
-	must0(t, s.ReleaseTurn(ctxT(t), ns, tok))
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckRelease, Namespace: ns, Token: tok}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 }
 
 // Goal: a reset to a closed run's last turn makes the next execution,
@@ -229,9 +229,9 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 	s := newStore(t)
 	StartWithActivities(t, s, "r", Schedule(1))
 	a := FetchAct(t, s, time.Minute)
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`7`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`7`)}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandFailWorkflow, Error: &api.Error{Message: "bug"}}}}}))(t)
 
 	out := m(s.ResetWorkflow(ctxT(t), storage.ResetParams{Namespace: ns, InstanceID: "r", ResetType: api.ResetLastTurn,
@@ -251,7 +251,7 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 		next.Messages[0].Kind != api.EventActivityCompleted || !jsonEqual(next.Messages[0].Result, `7`) {
 		t.Fatalf("new run's turn %+v", next)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`"ok"`)}}}}))(t)
 	if w := m(s.DescribeWorkflow(ctxT(t), ns, "r"))(t); w.Status != api.StatusCompleted || w.ResetFrom == nil || w.ResetFrom.Reason != "fix" {
 		t.Fatalf("after the new run: %+v", w)
@@ -277,9 +277,9 @@ func resetRunningRunIsClosedAndOutstandingWorkRescheduled(t *testing.T, newStore
 		t.Fatal("one activity fetched twice")
 	}
 	done, held := first, second
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, done.LockToken), Result: json.RawMessage(`1`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, done.LockToken), Result: json.RawMessage(`1`)}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	Must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "r", Name: "go", Input: json.RawMessage(`"now"`)}))
 
 	// Back to the second turn: the held activity was outstanding then.
