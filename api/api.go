@@ -832,6 +832,12 @@ type Command struct {
 	// Priority is the child's priority (start_child_workflow; absent: the
 	// parent's).
 	Priority *Priority `json:"priority,omitempty"`
+	// CronSchedule makes the child a cron workflow (start_child_workflow;
+	// Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax,
+	// in UTC. Its first run starts at the schedule's next time and each
+	// run that ends is followed by the next; the parent sees the child
+	// running until it is canceled or terminated.
+	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.

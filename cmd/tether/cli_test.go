@@ -111,10 +111,10 @@ func startCLIWorker(t *testing.T, addr, queue, identity string) {
 		t.Fatal(err)
 	}
 	w := worker.New(c, queue, worker.Options{Identity: identity, LeaseDuration: 3 * time.Second, StopTimeout: 2 * time.Second, PollWait: 5 * time.Second})
-	if err := w.RegisterWorkflow(GreetFlow); err != nil {
+	if err := w.AddWorkflow(GreetFlow); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.RegisterWorkflow(TallyFlow); err != nil {
+	if err := w.AddWorkflow(TallyFlow); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

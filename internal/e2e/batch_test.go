@@ -218,7 +218,7 @@ func BatchSignalFlow(ctx workflow.Context) (string, error) {
 func TestBatch_Signal(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(BatchSignalFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(BatchSignalFlow) })
 	var runs []client.WorkflowRun
 	for _, id := range []string{"sig-a-0", "sig-a-1", "sig-a-2", "sig-b-0"} {
 		run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "q"}, BatchSignalFlow)

@@ -47,7 +47,7 @@ func LingerFlow(ctx workflow.Context, d time.Duration) (string, error) {
 	return out, err
 }
 
-func registerLingerFlow(w worker.Worker) error { return w.RegisterWorkflow(LingerFlow) }
+func registerLingerFlow(w worker.Worker) error { return w.AddWorkflow(LingerFlow) }
 
 // lingerStart is an attempt of Linger that started on an in-process worker.
 type lingerStart struct {
@@ -90,7 +90,7 @@ func (r *relay) Linger(ctx context.Context, d time.Duration) (string, error) {
 }
 
 func (r *relay) register(w worker.Worker) error {
-	return w.RegisterActivity(r.Linger, worker.WithName("Linger"))
+	return w.AddActivity(r.Linger, worker.WithName("Linger"))
 }
 
 // next waits for the next start of Linger.
@@ -482,7 +482,7 @@ func TestLiveness_CleanedUpWorkerReRegisters(t *testing.T) {
 	opts := testOptions()
 	opts.LeaseDuration = time.Second
 	a := e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(WhoFlow), w.RegisterActivity(WhoAmI))
+		return errors.Join(w.AddWorkflow(WhoFlow), w.AddActivity(WhoAmI))
 	})
 	old := a.w.ID()
 	waitFor(t, 10*time.Second, "the worker session", func() bool {
@@ -665,7 +665,7 @@ func TestLiveness_PartitionedWorkerCancelsItsActivities(t *testing.T) {
 	}
 	h := &holdFirst{started: make(chan string, 1), cancelled: make(chan lingerCancel, 1)}
 	a := e.startWorkerOn(ca, "act", testOptions(), func(w worker.Worker) error {
-		return w.RegisterActivity(h.Linger, worker.WithName("Linger"))
+		return w.AddActivity(h.Linger, worker.WithName("Linger"))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "partition", TaskQueue: "wf"}, LingerFlow, time.Minute)
 	if err != nil {

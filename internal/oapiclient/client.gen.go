@@ -770,6 +770,13 @@ type ApiCommand struct {
 	// workflow id (the child instance's id).
 	ChildId *int `json:"child_id,omitempty"`
 
+	// CronSchedule CronSchedule makes the child a cron workflow (start_child_workflow;
+	// Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax,
+	// in UTC. Its first run starts at the schedule's next time and each
+	// run that ends is followed by the next; the parent sees the child
+	// running until it is canceled or terminated.
+	CronSchedule *string `json:"cron_schedule,omitempty"`
+
 	// Error fail_workflow
 	Error *ApiError `json:"error,omitempty"`
 

@@ -695,7 +695,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	}
 	w.finishes[id] = fin
 	observeTurnClose(t, ns, inst, plan, pt.txTime)
-	w.children.addChildren(inst, plan)
+	w.children.addChildren(inst, plan, pt.txTime)
 	// Exactly the consumed messages (a finished instance loses them all).
 	if plan.Status == api.StatusRunning || plan.Cron != nil {
 		w.consumes[id] = consumeArg{LockToken: *inst.LockToken, Wake: WorkflowQueueKey(ns, inst.TaskQueue)}

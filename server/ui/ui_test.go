@@ -142,7 +142,7 @@ func newEnvWith(t *testing.T, cfg server.AppConfig) (*env, *server.App) {
 		StopTimeout:          5 * time.Second,
 		PollWait:             5 * time.Second,
 	})
-	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterWorkflow(RoundsFlow), w.RegisterWorkflow(ParentFlow), w.RegisterActivity(Hold)); err != nil {
+	if err := errors.Join(w.AddWorkflow(OrderFlow), w.AddWorkflow(RoundsFlow), w.AddWorkflow(ParentFlow), w.AddActivity(Hold)); err != nil {
 		t.Fatal(err)
 	}
 	wctx, wcancel := context.WithCancel(context.Background())

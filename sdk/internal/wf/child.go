@@ -88,6 +88,16 @@ type ChildWorkflowOptions struct {
 	Memo map[string]any
 	// Priority is the child's priority (zero: the parent's).
 	Priority Priority
+	// CronSchedule makes the child a cron workflow (Temporal's
+	// ChildWorkflowOptions.CronSchedule): standard cron syntax, in UTC
+	// ("*/5 * * * *", "@hourly", "@every 90s"). Its first run starts at
+	// the schedule's next time, and each run that completes or fails is
+	// followed by the next (a new run, as continue-as-new makes, with the
+	// same input; workflow.GetLastCompletionResult reads the last result).
+	// The child never completes by itself: its future resolves when it is
+	// canceled or terminated (or its parent closes it). A bad schedule
+	// fails the parent's turn naming cron_schedule.
+	CronSchedule string
 }
 
 type childOptionsKey struct{}
@@ -250,6 +260,7 @@ func executeChildWorkflowDirect(ctx Context, workflow any, args []any, header ma
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(timeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
 		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo), Header: hdr, Priority: APIPriority(opts.Priority),
+		CronSchedule: opts.CronSchedule,
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}
