@@ -9,6 +9,44 @@ import (
 	"context"
 )
 
+const admitWaitingConcurrency = `-- name: AdmitWaitingConcurrency :many
+SELECT a.id::text AS instance_id
+FROM (SELECT k.key FROM concurrency_keys k
+      WHERE k.namespace = $1 AND k.running < k.max_running
+        AND EXISTS (SELECT 1 FROM instances i
+                    WHERE i.namespace = $1 AND i.concurrency IS NOT NULL AND i.status = 'running'
+                      AND (i.concurrency ->> 'key') = k.key AND i.locked_by = 'tether:concurrency')
+      ORDER BY k.key
+      LIMIT 100) k
+CROSS JOIN LATERAL tether_concurrency_admit($1::text, k.key) AS a(id)
+`
+
+// The sweeper's pass over a namespace's concurrency keys: each key with a
+// free slot and a workflow waiting for one admits its oldest waiting ones
+// (tether_concurrency_admit). It catches the admissions a close skipped
+// because another transaction held the waiting workflow then. Keys are
+// locked in key order (the lock order of several keys); at most 100 keys
+// a pass.
+func (q *Queries) AdmitWaitingConcurrency(ctx context.Context, namespace string) ([]string, error) {
+	rows, err := q.db.Query(ctx, admitWaitingConcurrency, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var instance_id string
+		if err := rows.Scan(&instance_id); err != nil {
+			return nil, err
+		}
+		items = append(items, instance_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const concurrencyKeyCounts = `-- name: ConcurrencyKeyCounts :one
 SELECT COALESCE((SELECT k.max_running FROM concurrency_keys k WHERE k.namespace = $1 AND k.key = $2), 0)::bigint AS max_running,
        COALESCE((SELECT k.running FROM concurrency_keys k WHERE k.namespace = $1 AND k.key = $2), 0)::bigint AS running,

@@ -31,3 +31,20 @@ WHERE k.namespace = sqlc.arg(namespace)
                 AND (i.concurrency ->> 'key') = k.key AND i.task_queue = sqlc.arg(task_queue))
 ORDER BY k.key
 LIMIT 100;
+
+-- name: AdmitWaitingConcurrency :many
+-- The sweeper's pass over a namespace's concurrency keys: each key with a
+-- free slot and a workflow waiting for one admits its oldest waiting ones
+-- (tether_concurrency_admit). It catches the admissions a close skipped
+-- because another transaction held the waiting workflow then. Keys are
+-- locked in key order (the lock order of several keys); at most 100 keys
+-- a pass.
+SELECT a.id::text AS instance_id
+FROM (SELECT k.key FROM concurrency_keys k
+      WHERE k.namespace = sqlc.arg(namespace) AND k.running < k.max_running
+        AND EXISTS (SELECT 1 FROM instances i
+                    WHERE i.namespace = sqlc.arg(namespace) AND i.concurrency IS NOT NULL AND i.status = 'running'
+                      AND (i.concurrency ->> 'key') = k.key AND i.locked_by = 'tether:concurrency')
+      ORDER BY k.key
+      LIMIT 100) k
+CROSS JOIN LATERAL tether_concurrency_admit(sqlc.arg(namespace)::text, k.key) AS a(id);

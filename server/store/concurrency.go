@@ -131,3 +131,15 @@ func describeQueueConcurrency(ctx context.Context, q *gen.Queries, ns, name stri
 	}
 	return nil
 }
+
+// sweepConcurrency admits the workflows waiting for a slot of a key that
+// has a free one (AdmitWaitingConcurrency): the admissions a close
+// skipped because another transaction held the waiting workflow then.
+func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		if _, err := t.q.AdmitWaitingConcurrency(ctx, ns); err != nil {
+			return fmt.Errorf("sweep concurrency keys: %w", err)
+		}
+		return nil
+	})
+}
