@@ -136,7 +136,8 @@ type Problem struct {
 	// admin_shutdown, crash_shutdown or cannot_connect_now.
 	Reason string `json:"reason,omitempty"`
 	// Limit names the bound a 409 …/limit-exceeded answer hit: the server
-	// flag that sets it (docs/security.md).
+	// flag that sets it (docs/security.md); for a 409
+	// …/concurrency-limit, "concurrency:" and the concurrency key.
 	Limit string `json:"limit,omitempty"`
 }
 
@@ -182,6 +183,51 @@ type StartWorkflowRequest struct {
 	// Priority orders the workflow's start among the queue's work, and is
 	// inherited by its activities and children (docs/api.md, "Flow control").
 	Priority *Priority `json:"priority,omitempty"`
+	// Concurrency limits how many workflows of its key run at once
+	// (docs/api.md, "Concurrency limits"); absent: no limit.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
+}
+
+// Concurrency is a concurrency limit per key: at most Limit workflows
+// started with Key run at once in the namespace; a start past it is
+// handled by Strategy (docs/api.md, "Concurrency limits").
+type Concurrency struct {
+	// Key names the group the limit counts (a customer, a tenant).
+	Key string `json:"key" validate:"required,max=128" example:"customer-7"`
+	// Limit is how many workflows of the key may run at once (1 … 10000).
+	// The latest start's limit is the key's limit.
+	Limit int `json:"limit" validate:"gte=1,lte=10000" example:"2"`
+	// Strategy is what a start past the limit does: queue (the default:
+	// it waits, first in first out), cancel_newest (it is refused) or
+	// cancel_oldest (the oldest running workflow of the key is asked to
+	// cancel, and the start runs when it has closed).
+	Strategy string `json:"strategy,omitempty" validate:"omitempty,oneof=queue cancel_newest cancel_oldest" example:"queue"`
+}
+
+// WorkflowConcurrency is a workflow's concurrency limit and its place in
+// it (Workflow.Concurrency).
+type WorkflowConcurrency struct {
+	Concurrency
+	// State is running (the workflow holds one of the key's slots) or
+	// waiting (it waits for one: no turn is offered to workers).
+	State string `json:"state"`
+	// Running is how many workflows of the key hold a slot (describe only).
+	Running int64 `json:"running,omitempty"`
+	// Waiting is how many workflows of the key wait for one (describe only).
+	Waiting int64 `json:"waiting,omitempty"`
+}
+
+// ConcurrencyKeyUsage is the use of one concurrency key
+// (TaskQueue.ConcurrencyKeys, GET /concurrency-keys).
+type ConcurrencyKeyUsage struct {
+	// Key is the concurrency key.
+	Key string `json:"key"`
+	// Limit is the key's limit (the latest start's).
+	Limit int64 `json:"limit"`
+	// Running is how many workflows of the key hold a slot.
+	Running int64 `json:"running"`
+	// Waiting is how many workflows of the key wait for a slot.
+	Waiting int64 `json:"waiting"`
 }
 
 // Priority is Temporal's task priority (temporal.Priority): where a task
@@ -233,6 +279,9 @@ type SignalWithStartRequest struct {
 	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// Priority is a started workflow's priority (as StartWorkflowRequest's).
 	Priority *Priority `json:"priority,omitempty"`
+	// Concurrency is a started workflow's concurrency limit (as
+	// StartWorkflowRequest's; not used when the call signals a running one).
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 }
 
 // SignalWithStartResponse is the answer of POST
@@ -320,6 +369,9 @@ type Workflow struct {
 	// TaskFailing is set while the workflow's turns fail and are retried
 	// (in a list too: its last_error then has no details or stack).
 	TaskFailing *TaskFailing `json:"task_failing,omitempty"`
+	// Concurrency is the workflow's concurrency limit and whether it runs
+	// or waits for a slot (absent: it was started without one).
+	Concurrency *WorkflowConcurrency `json:"concurrency,omitempty"`
 	// PendingActivities are the running execution's unfinished activities,
 	// at most MaxPendingListed (100) in activity id order (describe only).
 	PendingActivities []PendingActivity `json:"pending_activities,omitempty"`
@@ -1288,6 +1340,9 @@ type TaskQueue struct {
 	// BacklogByPriority counts the visible work waiting, by kind
 	// (workflow: turn messages, activity: attempts) and priority key.
 	BacklogByPriority []PriorityBacklog `json:"backlog_by_priority,omitempty"`
+	// ConcurrencyKeys are the concurrency keys of the queue's running
+	// workflows, with their limits and counts (namespace-wide).
+	ConcurrencyKeys []ConcurrencyKeyUsage `json:"concurrency_keys,omitempty"`
 }
 
 // PriorityBacklog is the visible work of one kind and priority waiting on

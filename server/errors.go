@@ -124,6 +124,8 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 			"This worker session was cleaned up; start again with a new worker_id."), false
 	case errors.As(err, new(*storage.LimitError)):
 		return edge.LimitProblem(err), false
+	case errors.As(err, new(*storage.ConcurrencyLimitError)):
+		return concurrencyProblem(err), false
 	case errors.Is(err, storage.ErrBadPageToken):
 		return validationProblem([]api.FieldProblem{{Field: "page_token", Message: "is not a page token this server issued"}}), false
 	case errors.Is(err, context.Canceled):

@@ -59,6 +59,11 @@ func (s *Store) signalWithStart(ctx context.Context, p *storage.StartWorkflowPar
 			if err := enqueueTo(ctx, t, ns, instanceID, req.TaskQueue, []outMessage{signal}); err != nil {
 				return fmt.Errorf("signal with start: %w", err)
 			}
+			if req.Concurrency != nil {
+				if err := s.admitConcurrency(ctx, t, ns, instanceID, req.Concurrency); err != nil {
+					return err
+				}
+			}
 			resp.ExecutionID, resp.RunID, resp.Status, resp.Started = row.ExecutionID, row.RunID.String(), row.Status, true
 			t.observe(observation{kind: observeStarted, ns: ns, typ: req.WorkflowType})
 			return nil

@@ -171,6 +171,10 @@ func (s *Store) startWorkflow(ctx context.Context, ns string, req api.StartWorkf
 	row := newStartRow(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
 	row.CronSchedule, row.DelayMS = cronSchedule, ms(delay)
 	row.withPriority(req.Priority)
+	if req.Concurrency != nil {
+		resp, err := s.startWithConcurrency(ctx, ns, row, req.Concurrency)
+		return resp, nil, err
+	}
 	c := &startCall{callState: callState{ns: ns}, row: row}
 	if row.CronSchedule == nil && row.DelayMS == 0 {
 		c.taker = taker

@@ -30,10 +30,12 @@ func (s *Store) Sweep(ctx context.Context, o *storage.SweepParams) (storage.Swee
 	steps := []func(context.Context, string, *storage.SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
 		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
+		s.sweepConcurrency,
 	}
 	if o != nil && o.HoldExpiry {
 		steps = []func(context.Context, string, *storage.SweepResult) error{
 			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
+			s.sweepConcurrency,
 		}
 	}
 	nss, err := gen.New(s.pool).ListNamespaceNames(ctx)

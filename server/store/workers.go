@@ -134,6 +134,9 @@ func (s *Store) DescribeTaskQueue(ctx context.Context, ns, name string) (api.Tas
 		out.IsHostQueue = true
 		out.Orphaned = owner.State != api.WorkerActive
 	}
+	if err := describeQueueConcurrency(ctx, q, ns, name, &out); err != nil {
+		return api.TaskQueue{}, err
+	}
 	if err := describeFlow(ctx, q, ns, name, &out); err != nil {
 		return api.TaskQueue{}, err
 	}

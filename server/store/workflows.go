@@ -77,6 +77,7 @@ func toWorkflow(i gen.Instance) api.Workflow {
 	}
 	w.Memo = rawOrNil(i.Memo)
 	w.Priority = inheritPriority(nil, i.Priority)
+	w.Concurrency = workflowConcurrency(i.Concurrency, i.LockedBy, i.Status == api.StatusRunning)
 	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
 		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
 		if i.ParentRunID != nil {
@@ -116,6 +117,9 @@ func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (ap
 	w.TaskFailing = taskFailing(i, w.LastTaskError)
 	if i.Status != api.StatusRunning {
 		return w, nil
+	}
+	if err := describeConcurrency(ctx, gen.New(s.pool), ns, &w); err != nil {
+		return api.Workflow{}, err
 	}
 	p, err := gen.New(s.pool).DescribePending(ctx, gen.DescribePendingParams{Namespace: ns, InstanceID: instanceID,
 		ExecutionID: i.ExecutionID, MaxRows: api.MaxPendingListed})
