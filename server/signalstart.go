@@ -49,7 +49,7 @@ func (s *Server) signalWithStart(c echo.Context) error {
 	}
 	r, err := s.store.StartWorkflow(c.Request().Context(), &storage.StartWorkflowParams{Namespace: ns,
 		Request: api.StartWorkflowRequest{InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue, Input: req.Input,
-			ExecutionTimeout: req.ExecutionTimeout, SearchAttributes: req.SearchAttributes, Memo: req.Memo, Header: req.Header, Priority: req.Priority},
+			ExecutionTimeout: req.ExecutionTimeout, SearchAttributes: req.SearchAttributes, Memo: req.Memo, Header: req.Header, Priority: req.Priority, Concurrency: req.Concurrency},
 		Signal: &storage.StartSignal{Name: req.SignalName, Input: req.SignalInput, Header: req.Header}})
 	if err != nil {
 		return err
