@@ -14,6 +14,7 @@ import (
 var jobPackages = map[string][]string{
 	"github.com/tetherhq/tether/server/metrics": {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/edge", "github.com/tetherhq/tether/server/auth"},
 	"github.com/tetherhq/tether/server/edge":    {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/metrics", "github.com/tetherhq/tether/server/auth"},
+	"github.com/tetherhq/tether/server/auth":    {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/metrics"},
 }
 
 // TestJobPackagesImportDownward: no part of the server by job depends on

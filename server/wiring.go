@@ -9,9 +9,12 @@ import (
 )
 
 // The server's parts by job live in packages of their own, which never
-// import this one: the request edge (server/edge) and the metrics
-// (server/metrics). The names below keep the
-// server's API (Config's fields, App's methods) in its own words.
+// import this one: the request edge (server/edge), authentication and
+// authorization (server/auth, which uses the edge) and the metrics
+// (server/metrics). Package server keeps the routes and the handlers and
+// wires the others; the names below keep its API (Config's fields, App's
+// methods) in its own words. TestJobPackagesImportDownward checks the
+// direction of the imports.
 
 // Metrics are the server's Prometheus collectors (metrics.Metrics).
 type Metrics = metrics.Metrics
