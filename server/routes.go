@@ -48,8 +48,8 @@ func (s *Server) newEcho() *echo.Echo {
 			}
 		},
 	}))
-	if s.tracing.tracer != nil {
-		e.Use(s.traceRequest)
+	if s.tracing.On() {
+		e.Use(s.tracing.Middleware)
 	}
 	e.Use(s.observe)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{

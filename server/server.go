@@ -20,6 +20,7 @@ import (
 	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/metrics"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/tracing"
 )
 
 // Config tunes a Server. The zero value of each field selects its default.
@@ -161,9 +162,9 @@ type Server struct {
 	// turn to a waiting poll only when starts are sparse (workflows.go).
 	starts    atomic.Int64
 	lastStart atomic.Int64
-	// tracing is Config.TracerProvider's tracer (tracing.go); its zero
-	// value is tracing off.
-	tracing tracing
+	// tracing is Config.TracerProvider's tracer (server/tracing); its
+	// zero value is tracing off.
+	tracing tracing.Tracer
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{}
@@ -190,7 +191,7 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 		reqIDs:   edge.NewRequestIDs(),
 		shutdown: make(chan struct{}),
 		rules:    routeRules(),
-		tracing:  newTracing(cfg.TracerProvider),
+		tracing:  tracing.New(cfg.TracerProvider),
 	}
 	// Closures, not method values: st may be nil (tests that serve no
 	// database), and a method value of a nil interface panics.
