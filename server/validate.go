@@ -299,7 +299,7 @@ func (b *binder) durationRange(field string, d api.Duration, def, lo, hi time.Du
 
 // body decodes the JSON body into dst (a pointer to a struct) and
 // validates it. An empty body is taken as {}. The strict scan runs first
-// (strictjson.go: duplicate and case-variant members, nesting, payload
+// (server/edge/strictjson.go: duplicate and case-variant members, nesting, payload
 // sizes and numbers); then unknown fields, malformed JSON, wrong types and
 // trailing data are problems. A body or payload over its limit is
 // answered 413, a body that does not arrive in time 408.
