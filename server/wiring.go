@@ -17,10 +17,11 @@ import (
 // The server's parts by job live in packages of their own, which never
 // import this one: the request edge (server/edge), authentication and
 // authorization (server/auth, which uses the edge), the metrics
-// (server/metrics) and tracing (server/tracing). Package server keeps the routes and the handlers and
-// wires the others; the names below keep its API (Config's fields, App's
-// methods) in its own words. TestJobPackagesImportDownward checks the
-// direction of the imports.
+// (server/metrics) and tracing (server/tracing). Package server keeps
+// the routes and the handlers and wires the others; the names below keep
+// its API (Config's fields, App's methods) and its handlers' calls in its
+// own words. TestJobPackagesImportDownward checks the direction of the
+// imports.
 
 // Metrics are the server's Prometheus collectors (metrics.Metrics).
 type Metrics = metrics.Metrics
