@@ -38,7 +38,7 @@ func ackAttempt[Req, Resp any](s *Server, c echo.Context, check func(b *binder, 
 }
 
 // attemptSpanName is the name of the store span of an attempt report on
-// route (tracing.go): "store CompleteActivityTask", ….
+// route (server/tracing): "store CompleteActivityTask", ….
 func attemptSpanName(route string) string {
 	switch route[strings.LastIndexByte(route, '/')+1:] {
 	case "heartbeat":

@@ -9,11 +9,13 @@ import (
 
 // jobPackages are the server's parts by job, and what each may not
 // depend on (directly or through another package): none imports package
-// server, which wires them, and their imports run one way — auth may use
-// edge, edge and metrics use neither of the others.
+// server, which wires them, and their imports run one way — auth and
+// tracing may use edge; edge and metrics use none of the others.
 var jobPackages = map[string][]string{
 	"github.com/tetherhq/tether/server/metrics": {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/edge", "github.com/tetherhq/tether/server/auth"},
 	"github.com/tetherhq/tether/server/edge":    {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/metrics", "github.com/tetherhq/tether/server/auth"},
+	"github.com/tetherhq/tether/server/auth":    {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/metrics"},
+	"github.com/tetherhq/tether/server/tracing": {"github.com/tetherhq/tether/server", "github.com/tetherhq/tether/server/metrics", "github.com/tetherhq/tether/server/auth"},
 }
 
 // TestJobPackagesImportDownward: no part of the server by job depends on

@@ -287,8 +287,7 @@ func (s *Server) deleteNamespace(c echo.Context) error {
 		return err
 	}
 	s.namespaces.invalidate()
-	s.keys.forgetNamespace(ns)
-	s.owners.forgetNamespace(ns)
+	s.auth.ForgetNamespace(ns)
 	s.logger.Info("namespace deleted", "namespace", ns, "by", callerID(c))
 	return c.NoContent(http.StatusNoContent)
 }

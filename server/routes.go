@@ -48,8 +48,8 @@ func (s *Server) newEcho() *echo.Echo {
 			}
 		},
 	}))
-	if s.tracing.tracer != nil {
-		e.Use(s.traceRequest)
+	if s.tracing.On() {
+		e.Use(s.tracing.Middleware)
 	}
 	e.Use(s.observe)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
@@ -66,7 +66,7 @@ func (s *Server) newEcho() *echo.Echo {
 	e.Use(edge.CheckHost(s.cfg.AllowedHosts))
 	e.Use(edge.LimitBody(s.cfg.BodyLimit))
 	e.Use(edge.BoundRequest(s.cfg.Timeouts, s.longPollWait))
-	e.Use(s.authorize)
+	e.Use(s.auth.Middleware)
 	e.Use(edge.GuardRequest(uiPath))
 
 	// Outside the base.

@@ -15,10 +15,12 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tetherhq/tether/server/auth"
 	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/metrics"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/tracing"
 )
 
 // Config tunes a Server. The zero value of each field selects its default.
@@ -119,7 +121,7 @@ func (c Config) withDefaults() Config {
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = 2 * time.Second
 	}
-	c.Auth = c.Auth.withDefaults()
+	c.Auth = c.Auth.WithDefaults()
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics()
 	}
@@ -144,20 +146,13 @@ type Server struct {
 	pollers  *pollerSet
 	limiter  *edge.Limiter
 	reqIDs   *edge.RequestIDs
-	// rules, keys and namespaces serve the authorize middleware (auth.go).
+	// rules (auth.go) and namespaces serve auth, the authorization of
+	// requests (server/auth).
 	rules      map[ruleKey]routeRule
-	keys       *keyCache
 	namespaces *namespaceCache
-	owners     *ownerCache
-	// startLimiter and keyBeatLimiter limit starts and heartbeats per API
-	// key (auth.go).
-	startLimiter *edge.Limiter
-	// unauthLimiter limits the requests without a verified key per client
-	// address (AuthConfig.UnauthRate).
-	unauthLimiter  *edge.Limiter
-	keyBeatLimiter *edge.Limiter
-	schemas        edge.SchemaCache
-	polls          edge.PollSlots
+	auth       *auth.Authorizer
+	schemas    edge.SchemaCache
+	polls      edge.PollSlots
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
@@ -167,9 +162,9 @@ type Server struct {
 	// turn to a waiting poll only when starts are sparse (workflows.go).
 	starts    atomic.Int64
 	lastStart atomic.Int64
-	// tracing is Config.TracerProvider's tracer (tracing.go); its zero
-	// value is tracing off.
-	tracing tracing
+	// tracing is Config.TracerProvider's tracer (server/tracing); its
+	// zero value is tracing off.
+	tracing tracing.Tracer
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{}
@@ -185,30 +180,33 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		store:          st,
-		hub:            hub,
-		cfg:            cfg,
-		logger:         logger,
-		validate:       newValidator(),
-		metrics:        cfg.Metrics,
-		pollers:        newPollerSet(),
-		limiter:        edge.NewLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
-		reqIDs:         edge.NewRequestIDs(),
-		shutdown:       make(chan struct{}),
-		rules:          routeRules(),
-		owners:         newOwnerCache(),
-		startLimiter:   edge.NewLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
-		unauthLimiter:  edge.NewLimiter(cfg.Auth.UnauthRate, cfg.Auth.UnauthBurst),
-		keyBeatLimiter: edge.NewLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
-		tracing:        newTracing(cfg.TracerProvider),
+		store:    st,
+		hub:      hub,
+		cfg:      cfg,
+		logger:   logger,
+		validate: newValidator(),
+		metrics:  cfg.Metrics,
+		pollers:  newPollerSet(),
+		limiter:  edge.NewLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
+		reqIDs:   edge.NewRequestIDs(),
+		shutdown: make(chan struct{}),
+		rules:    routeRules(),
+		tracing:  tracing.New(cfg.TracerProvider),
 	}
 	// Closures, not method values: st may be nil (tests that serve no
 	// database), and a method value of a nil interface panics.
-	s.keys = newKeyCache(cfg.Auth.CacheTTL, func(ctx context.Context, id string) (storage.KeyRecord, error) {
-		return s.store.LookupAPIKey(ctx, id)
-	})
 	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, func(ctx context.Context) ([]string, error) {
 		return s.store.NamespaceNames(ctx)
+	})
+	s.auth = auth.New(auth.Options{
+		Config: cfg.Auth,
+		Rule:   s.ruleOf,
+		LookupKey: func(ctx context.Context, id string) (storage.KeyRecord, error) {
+			return s.store.LookupAPIKey(ctx, id)
+		},
+		NamespaceKnown: s.namespaces.known,
+		StartRoute:     BasePath + "/workflows",
+		HeartbeatRoute: routeWorkerBeat,
 	})
 	if err := s.metrics.Register(metrics.NewPollerCollector(s.pollers.eachPoller, s.metrics.Ops)); err != nil {
 		logger.Warn("server: poller metrics not registered", "err", err)

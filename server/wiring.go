@@ -1,17 +1,27 @@
 package server
 
 import (
+	"context"
 	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/metrics"
+	"github.com/tetherhq/tether/server/tracing"
 )
 
 // The server's parts by job live in packages of their own, which never
-// import this one: the request edge (server/edge) and the metrics
-// (server/metrics). The names below keep the
-// server's API (Config's fields, App's methods) in its own words.
+// import this one: the request edge (server/edge), authentication and
+// authorization (server/auth, which uses the edge), the metrics
+// (server/metrics) and tracing (server/tracing). Package server keeps
+// the routes and the handlers and wires the others; the names below keep
+// its API (Config's fields, App's methods) and its handlers' calls in its
+// own words. TestJobPackagesImportDownward checks the direction of the
+// imports.
 
 // Metrics are the server's Prometheus collectors (metrics.Metrics).
 type Metrics = metrics.Metrics
@@ -70,3 +80,27 @@ func (s *Server) longPollWait(route string) time.Duration {
 	}
 	return 0
 }
+
+// TracingFromEnv builds the server's tracer provider from OpenTelemetry's
+// standard environment variables (tracing.FromEnv); tp is nil when they
+// leave tracing off.
+func TracingFromEnv(ctx context.Context) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
+	return tracing.FromEnv(ctx)
+}
+
+// Attributes of the server's spans (tracing's).
+const (
+	attrWorkflowID   = tracing.AttrWorkflowID
+	attrWorkflowType = tracing.AttrWorkflowType
+)
+
+// storeSpan starts the span of one store transaction (Tracer.StoreSpan).
+func (s *Server) storeSpan(ctx context.Context, name string) (context.Context, func(err error)) {
+	return s.tracing.StoreSpan(ctx, name)
+}
+
+// tracingOn reports whether the server traces requests (Tracer.On).
+func (s *Server) tracingOn() bool { return s.tracing.On() }
+
+// annotate adds attributes to the span of c's request (tracing.Annotate).
+func (s *Server) annotate(c echo.Context, kv ...attribute.KeyValue) { tracing.Annotate(c, kv...) }

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"regexp"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// Goal: the hand-written name check accepts exactly what namePattern
+// Goal: the hand-written name check accepts exactly what NamePattern
 // describes.
 func TestValidName_MatchesPattern(t *testing.T) {
-	re := regexp.MustCompile(namePattern)
+	re := regexp.MustCompile(NamePattern)
 	cases := []string{
 		"", "a", "A", "0", "default", "my-queue", "host:worker-1", "a.b_c:d@e/f+g=h-i",
 		"-a", ".a", "_a", "a b", "a|b", "é", "aé", "a\n", "\na", "a\x00",
@@ -20,20 +20,20 @@ func TestValidName_MatchesPattern(t *testing.T) {
 		cases = append(cases, string(rune(c)), "a"+string(rune(c)))
 	}
 	for _, s := range cases {
-		if got, want := validName(s), re.MatchString(s); got != want {
-			t.Errorf("validName(%q) = %v, pattern says %v", s, got, want)
+		if got, want := ValidName(s), re.MatchString(s); got != want {
+			t.Errorf("ValidName(%q) = %v, pattern says %v", s, got, want)
 		}
 	}
 }
 
 // FuzzValidName compares the check with the pattern on arbitrary input.
 func FuzzValidName(f *testing.F) {
-	re := regexp.MustCompile(namePattern)
+	re := regexp.MustCompile(NamePattern)
 	f.Add("default")
 	f.Add("a|b")
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := validName(s), re.MatchString(s); got != want {
-			t.Errorf("validName(%q) = %v, pattern says %v", s, got, want)
+		if got, want := ValidName(s), re.MatchString(s); got != want {
+			t.Errorf("ValidName(%q) = %v, pattern says %v", s, got, want)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package server
+package tracing
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TracingFromEnv builds the server's tracer provider from OpenTelemetry's
+// FromEnv builds the server's tracer provider from OpenTelemetry's
 // standard environment variables:
 //
 //   - OTEL_TRACES_EXPORTER: "otlp" or "console" turns tracing on; empty or
@@ -31,7 +31,7 @@ import (
 //
 // shutdown flushes the spans still buffered and stops the exporter; call it
 // when the server has stopped. An unknown exporter or protocol is an error.
-func TracingFromEnv(ctx context.Context) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
+func FromEnv(ctx context.Context) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
 	getenv := os.Getenv
 	nothing := func(context.Context) error { return nil }
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {

@@ -1,4 +1,4 @@
-package server
+package tracing
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// Goal: TracingFromEnv is off without OTEL_TRACES_EXPORTER (or with none,
+// Goal: FromEnv is off without OTEL_TRACES_EXPORTER (or with none,
 // or with OTEL_SDK_DISABLED), refuses an unknown exporter or protocol, and
 // with otlp sends the spans to OTEL_EXPORTER_OTLP_ENDPOINT over OTLP/HTTP.
-func TestTracingFromEnv(t *testing.T) {
+func TestFromEnv(t *testing.T) {
 	ctx := context.Background()
 	for _, env := range []map[string]string{
 		{},
@@ -24,7 +24,7 @@ func TestTracingFromEnv(t *testing.T) {
 			for k, v := range env {
 				t.Setenv(k, v)
 			}
-			tp, shutdown, err := TracingFromEnv(ctx)
+			tp, shutdown, err := FromEnv(ctx)
 			if err != nil || tp != nil {
 				t.Fatalf("%v: provider %v, err %v; want off", env, tp, err)
 			}
@@ -41,7 +41,7 @@ func TestTracingFromEnv(t *testing.T) {
 			for k, v := range env {
 				t.Setenv(k, v)
 			}
-			if _, _, err := TracingFromEnv(ctx); err == nil || !strings.Contains(err.Error(), "OTEL_") {
+			if _, _, err := FromEnv(ctx); err == nil || !strings.Contains(err.Error(), "OTEL_") {
 				t.Fatalf("%v: err %v, want one naming the variable", env, err)
 			}
 		})
@@ -57,7 +57,7 @@ func TestTracingFromEnv(t *testing.T) {
 		defer collector.Close()
 		t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
-		tp, shutdown, err := TracingFromEnv(ctx)
+		tp, shutdown, err := FromEnv(ctx)
 		if err != nil || tp == nil {
 			t.Fatalf("provider %v, err %v", tp, err)
 		}
