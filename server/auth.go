@@ -563,11 +563,11 @@ func (s *Server) listAPIKeys(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	keys, err := s.store.ListAPIKeys(c.Request().Context(), ns, seesGlobalKeys(c))
+	keys, err := s.store.ListAPIKeys(c.Request().Context(), &storage.ListAPIKeysParams{Namespace: ns, WithGlobal: seesGlobalKeys(c)})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, api.ListAPIKeysResponse{Keys: keys})
+	return c.JSON(http.StatusOK, api.ListAPIKeysResponse{Keys: keys.Keys})
 }
 
 // revokeAPIKey godoc

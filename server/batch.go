@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -180,7 +181,7 @@ func (s *Server) describeBatch(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	job, err := s.store.DescribeBatch(c.Request().Context(), ns, id)
+	job, err := s.batchByID(c.Request().Context(), ns, id)
 	if err != nil {
 		return err
 	}
@@ -267,9 +268,18 @@ func (s *Server) changeBatch(c echo.Context, to string) error {
 	return c.JSON(http.StatusOK, job)
 }
 
+// batchByID is job id of ns with its failures (storage.ErrNotFound).
+func (s *Server) batchByID(ctx context.Context, ns, id string) (api.Batch, error) {
+	list, err := s.store.ListBatches(ctx, ns, storage.BatchFilter{ID: id})
+	if err != nil {
+		return api.Batch{}, err
+	}
+	return list.Batches[0], nil
+}
+
 // batchStateOf is a job's state, for a message ("" when unknown).
 func (s *Server) batchStateOf(c echo.Context, ns, id string) string {
-	job, err := s.store.DescribeBatch(c.Request().Context(), ns, id)
+	job, err := s.batchByID(c.Request().Context(), ns, id)
 	if err != nil {
 		return "unknown"
 	}

@@ -70,7 +70,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 		// (the sweeper deletes what a lost request leaves).
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := s.store.DeleteQuery(dctx, ns, qid); err != nil {
+		if _, err := s.store.GetQueryAnswer(dctx, &storage.GetQueryAnswerParams{Namespace: ns, QueryID: qid, Delete: true}); err != nil {
 			s.logger.Warn("server: deleting a query", "query_id", qid, "error", err)
 		}
 	}()
@@ -81,7 +81,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			ans, err = s.store.GetQueryAnswer(ctx, ns, qid)
+			ans, err = s.store.GetQueryAnswer(ctx, &storage.GetQueryAnswerParams{Namespace: ns, QueryID: qid})
 			return ans.Answered, err
 		},
 	})

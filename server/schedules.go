@@ -190,7 +190,7 @@ func (s *Server) updateSchedule(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.store.UpdateSchedule(ctx, ns, id, req); err != nil {
+	if err := s.store.UpdateSchedule(ctx, &storage.UpdateScheduleParams{Namespace: ns, ID: id, Request: &req}); err != nil {
 		return err
 	}
 	sc, err := s.store.DescribeSchedule(ctx, ns, id)
@@ -284,7 +284,7 @@ func (s *Server) setPaused(c echo.Context, paused bool) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.store.PauseSchedule(ctx, ns, id, paused, req.Note); err != nil {
+	if err := s.store.UpdateSchedule(ctx, &storage.UpdateScheduleParams{Namespace: ns, ID: id, Pause: &storage.SchedulePause{Paused: paused, Note: req.Note}}); err != nil {
 		return err
 	}
 	sc, err := s.store.DescribeSchedule(ctx, ns, id)
@@ -327,10 +327,11 @@ func (s *Server) triggerSchedule(c echo.Context) error {
 	if err := s.startsReady(c, ns); err != nil {
 		return err
 	}
-	resp, err := s.store.TriggerSchedule(c.Request().Context(), ns, id, req.OverlapPolicy)
+	r, err := s.store.TriggerSchedule(c.Request().Context(), &storage.TriggerScheduleParams{Namespace: ns, ID: id, Overlap: req.OverlapPolicy})
 	if err != nil {
 		return err
 	}
+	resp := r.Trigger
 	if resp.Outcome == api.TriggerStarted {
 		s.chargeStarts(c, ns, 1)
 	}
@@ -373,10 +374,11 @@ func (s *Server) backfillSchedule(c echo.Context) error {
 	if err := s.startsReady(c, ns); err != nil {
 		return err
 	}
-	resp, err := s.store.BackfillSchedule(c.Request().Context(), ns, id, req)
+	r, err := s.store.TriggerSchedule(c.Request().Context(), &storage.TriggerScheduleParams{Namespace: ns, ID: id, Backfill: &req})
 	if err != nil {
 		return err
 	}
+	resp := r.Backfill
 	s.chargeStarts(c, ns, len(resp.Started))
 	return c.JSON(http.StatusOK, resp)
 }

@@ -209,7 +209,12 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 		return s.store.LookupAPIKey(ctx, id)
 	})
 	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, func(ctx context.Context) ([]string, error) {
-		return s.store.NamespaceNames(ctx)
+		list, err := s.store.ListNamespaces(ctx, &storage.ListNamespacesParams{})
+		names := make([]string, len(list))
+		for i, n := range list {
+			names[i] = n.Name
+		}
+		return names, err
 	})
 	if err := s.metrics.Register(newPollerCollector(s.pollers, s.metrics.Ops)); err != nil {
 		logger.Warn("server: poller metrics not registered", "err", err)

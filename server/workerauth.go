@@ -88,7 +88,9 @@ func (s *Server) checkWorkerOwner(ctx context.Context, ns, workerID, caller stri
 	}
 	if !ok {
 		var err error
-		owner, err = s.store.WorkerOwner(ctx, ns, workerID)
+		var w storage.WorkerInfo
+		w, err = s.store.GetWorker(ctx, &storage.GetWorkerParams{Namespace: ns, WorkerID: workerID, OwnerOnly: true})
+		owner = w.Owner
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}

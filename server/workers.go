@@ -126,7 +126,8 @@ func (s *Server) heartbeatRequest(c echo.Context, req *api.WorkerHeartbeatReques
 	b := s.bind(c)
 	ns := b.namespace()
 	b.body(req)
-	minLease, maxLease := s.store.LeaseBounds()
+	set := s.store.Settings()
+	minLease, maxLease := set.MinLease, set.MaxLease
 	switch {
 	case b.has("lease_duration"):
 	case req.LeaseDuration == 0:
@@ -206,10 +207,11 @@ func (s *Server) listWorkers(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	ws, next, err := s.store.ListWorkers(c.Request().Context(), ns, state, token, int32(size))
+	list, err := s.store.ListWorkers(c.Request().Context(), &storage.ListWorkersParams{Namespace: ns, State: state, PageToken: token, PageSize: int32(size)})
 	if err != nil {
 		return err
 	}
+	ws, next := list.Workers, list.NextPageToken
 	if ws == nil {
 		ws = []api.Worker{}
 	}
@@ -251,10 +253,11 @@ func (s *Server) getWorker(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	w, err := s.store.GetWorker(c.Request().Context(), ns, id)
+	info, err := s.store.GetWorker(c.Request().Context(), &storage.GetWorkerParams{Namespace: ns, WorkerID: id})
 	if err != nil {
 		return err
 	}
+	w := info.Worker
 	normalizeWorker(&w)
 	return c.JSON(http.StatusOK, w)
 }

@@ -91,11 +91,11 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "created API key %s (role %s, namespace %s); it is shown once:\n", k.ID, k.Role, k.Namespace)
 		fmt.Fprintln(stdout, k.Key)
 	case "list":
-		keys, err := st.ListAPIKeys(ctx, *ns, *ns == api.AllNamespaces)
+		keys, err := st.ListAPIKeys(ctx, &storage.ListAPIKeysParams{Namespace: *ns, WithGlobal: *ns == api.AllNamespaces})
 		if err != nil {
 			return err
 		}
-		printAPIKeys(stdout, keys)
+		printAPIKeys(stdout, keys.Keys)
 	case "revoke":
 		if err := st.RevokeAPIKey(ctx, *ns, id, *ns == api.AllNamespaces); err != nil {
 			if errors.Is(err, storage.ErrNotFound) {

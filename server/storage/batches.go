@@ -27,9 +27,8 @@ type Batches interface {
 	// its query matches now (ErrBatchExists; an InvalidError naming
 	// "query" when the query does not compile).
 	CreateBatch(ctx context.Context, ns string, b NewBatch) (api.Batch, error)
-	// DescribeBatch returns a job and its progress (ErrNotFound).
-	DescribeBatch(ctx context.Context, ns, id string) (api.Batch, error)
-	// ListBatches pages through a namespace's jobs, newest first.
+	// ListBatches pages through a namespace's jobs, newest first; with
+	// f.ID it answers that job alone, with its failures (ErrNotFound).
 	ListBatches(ctx context.Context, ns string, f BatchFilter) (api.ListBatchesResponse, error)
 	// ChangeBatchState pauses (to api.BatchPaused), resumes (to
 	// api.BatchRunning) or cancels (to api.BatchCanceled) a job; a job
@@ -55,13 +54,21 @@ type Batches interface {
 	// applies nothing and answers Stopped with the job's state. On
 	// success job.AfterID is the workflow's id.
 	ApplyBatchItem(ctx context.Context, job *BatchJob, instanceID string, lease time.Duration) (BatchStep, error)
-	// FinishBatch ends a running job that job.Owner holds, as completed
-	// (reason "") or failed with reason; a job no longer running or held
-	// is left alone.
-	FinishBatch(ctx context.Context, job *BatchJob, reason string) error
-	// ReleaseBatch gives up job.Owner's lease of a job, so that another
-	// replica may claim it at once.
-	ReleaseBatch(ctx context.Context, job *BatchJob) error
+	// ReleaseBatch gives up p.Job.Owner's lease of a job, so that
+	// another replica may claim it at once; with p.Finish it ends the job
+	// instead, if still running and held, as completed (p.Reason "") or
+	// failed with p.Reason.
+	ReleaseBatch(ctx context.Context, p *ReleaseBatchParams) error
+}
+
+// ReleaseBatchParams are the parameters of Batches.ReleaseBatch.
+type ReleaseBatchParams struct {
+	// Job is the job held.
+	Job *BatchJob
+	// Finish ends the job rather than give up its lease.
+	Finish bool
+	// Reason is why a finished job failed ("": it completed).
+	Reason string
 }
 
 // NewBatch is a job to create: the request, checked, with its id and the
@@ -127,8 +134,11 @@ type BatchStep struct {
 	Reason string
 }
 
-// BatchFilter selects a page of batch jobs.
+// BatchFilter selects a page of batch jobs, or one job.
 type BatchFilter struct {
+	// ID selects that job alone, with its failures (the page fields
+	// unused).
+	ID string
 	// Limit defaults to 100 and is capped at 1000.
 	Limit int32
 	// PageToken continues a previous page ("": the first).

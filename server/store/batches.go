@@ -51,8 +51,8 @@ func (s *Store) CreateBatch(ctx context.Context, ns string, b storage.NewBatch) 
 	return out, err
 }
 
-// DescribeBatch returns a job with its progress and failures (storage.ErrNotFound).
-func (s *Store) DescribeBatch(ctx context.Context, ns, id string) (api.Batch, error) {
+// describeBatch returns a job with its progress and failures (storage.ErrNotFound).
+func (s *Store) describeBatch(ctx context.Context, ns, id string) (api.Batch, error) {
 	r, err := gen.New(s.pool).GetBatch(ctx, gen.GetBatchParams{Namespace: ns, BatchID: id})
 	if noRows(err) {
 		return api.Batch{}, storage.ErrNotFound
@@ -64,8 +64,15 @@ func (s *Store) DescribeBatch(ctx context.Context, ns, id string) (api.Batch, er
 }
 
 // ListBatches pages through a namespace's jobs, newest first, without
-// their failures (storage.ErrBadPageToken).
+// their failures (storage.ErrBadPageToken); with f.ID it is describeBatch.
 func (s *Store) ListBatches(ctx context.Context, ns string, f storage.BatchFilter) (api.ListBatchesResponse, error) {
+	if f.ID != "" {
+		b, err := s.describeBatch(ctx, ns, f.ID)
+		if err != nil {
+			return api.ListBatchesResponse{}, err
+		}
+		return api.ListBatchesResponse{Batches: []api.Batch{b}}, nil
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -336,9 +343,9 @@ func (s *Store) applyBatchOp(ctx context.Context, t *txn, job *storage.BatchJob,
 	return fmt.Errorf("batch %s: unknown operation %q", job.ID, job.Operation)
 }
 
-// FinishBatch ends a running job that job.Owner holds at its cursor, as
+// finishBatch ends a running job that job.Owner holds at its cursor, as
 // completed (reason "") or failed; otherwise it does nothing.
-func (s *Store) FinishBatch(ctx context.Context, job *storage.BatchJob, reason string) error {
+func (s *Store) finishBatch(ctx context.Context, job *storage.BatchJob, reason string) error {
 	return s.inTx(ctx, func(t *txn) error {
 		ok, _, err := lockBatchFor(ctx, t, job)
 		if err != nil || !ok {
@@ -356,8 +363,8 @@ func (s *Store) FinishBatch(ctx context.Context, job *storage.BatchJob, reason s
 	})
 }
 
-// ReleaseBatch gives up job.Owner's lease of the job.
-func (s *Store) ReleaseBatch(ctx context.Context, job *storage.BatchJob) error {
+// releaseBatch gives up job.Owner's lease of the job.
+func (s *Store) releaseBatch(ctx context.Context, job *storage.BatchJob) error {
 	owner := job.Owner
 	if err := gen.New(s.pool).ReleaseBatch(ctx, gen.ReleaseBatchParams{Namespace: job.Namespace, BatchID: job.ID, Owner: &owner}); err != nil {
 		return fmt.Errorf("release batch: %w", err)

@@ -363,7 +363,7 @@ func TestLiveness_CleanupThenGone(t *testing.T) {
 	s := store.New(pgtest.New(t), store.Options{CleanupDelay: 100 * time.Millisecond})
 	hb := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}))(t)
 	sweepUntil(t, s, 10*time.Second, "cleanup", func() bool {
-		w := m(s.GetWorker(ctxT(t), ns, "w"))(t)
+		w := m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w"}))(t)
 		return w.State == api.WorkerCleanedUp
 	})
 	if _, err := s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}); !errors.Is(err, storage.ErrWorkerGone) {
@@ -401,7 +401,7 @@ func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
 	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
 		LeaseDuration: api.Duration(time.Minute), Shutdown: true}}))(t)
 	sweepUntil(t, s, 5*time.Second, "the session to end", func() bool {
-		return m(s.GetWorker(ctxT(t), ns, "h1"))(t).State == api.WorkerInactive
+		return m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "h1"}))(t).State == api.WorkerInactive
 	})
 	startWithActivities(t, s, "pin", []api.Command{{Type: api.CommandScheduleActivity, ActivityID: 1, ActivityType: "x",
 		TaskQueue: "q@h1", Options: &api.ActivityOptions{ScheduleToStartTimeout: api.Duration(time.Hour)}}})

@@ -147,8 +147,8 @@ func (s *Store) AnswerQuery(ctx context.Context, p *storage.AnswerQueryParams) (
 	return true, nil
 }
 
-// GetQueryAnswer reads a query's answer (Answered false while there is none).
-func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (storage.QueryAnswer, error) {
+// getQueryAnswer reads a query's answer (Answered false while there is none).
+func (s *Store) getQueryAnswer(ctx context.Context, ns, queryID string) (storage.QueryAnswer, error) {
 	id, err := uuid.Parse(queryID)
 	if err != nil {
 		return storage.QueryAnswer{}, storage.ErrNotFound
@@ -170,8 +170,8 @@ func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (storage
 	return a, nil
 }
 
-// DeleteQuery forgets a query (its request has its answer, or gave up).
-func (s *Store) DeleteQuery(ctx context.Context, ns, queryID string) error {
+// deleteQuery forgets a query (its request has its answer, or gave up).
+func (s *Store) deleteQuery(ctx context.Context, ns, queryID string) error {
 	id, err := uuid.Parse(queryID)
 	if err != nil {
 		return nil

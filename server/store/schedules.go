@@ -256,9 +256,9 @@ func (s *Store) ListSchedules(ctx context.Context, ns string, f storage.Schedule
 	return out, nil
 }
 
-// UpdateSchedule replaces a schedule's spec, action and policies; its
+// updateSchedule replaces a schedule's spec, action and policies; its
 // next slot is computed from now and a buffered slot is dropped.
-func (s *Store) UpdateSchedule(ctx context.Context, ns, id string, req api.ScheduleRequest) error {
+func (s *Store) updateSchedule(ctx context.Context, ns, id string, req api.ScheduleRequest) error {
 	c, err := checkSchedule(req)
 	if err != nil {
 		return err
@@ -281,9 +281,9 @@ func (s *Store) UpdateSchedule(ctx context.Context, ns, id string, req api.Sched
 	})
 }
 
-// PauseSchedule pauses or unpauses a schedule with a note. Unpausing
+// pauseSchedule pauses or unpauses a schedule with a note. Unpausing
 // computes the next slot from now: the slots of the pause do not fire.
-func (s *Store) PauseSchedule(ctx context.Context, ns, id string, paused bool, note string) error {
+func (s *Store) pauseSchedule(ctx context.Context, ns, id string, paused bool, note string) error {
 	now := s.opts.Now().UTC()
 	return s.inTx(ctx, func(t *txn) error {
 		sc, err := lockSchedule(ctx, t, ns, id)
@@ -315,11 +315,11 @@ func (s *Store) DeleteSchedule(ctx context.Context, ns, id string) error {
 	return nil
 }
 
-// TriggerSchedule fires the action now (the slot is now, to the
+// triggerSchedule fires the action now (the slot is now, to the
 // millisecond), with overlap ("": the schedule's policy). A paused
 // schedule may be triggered; triggers do not count against the remaining
 // actions.
-func (s *Store) TriggerSchedule(ctx context.Context, ns, id, overlap string) (api.ScheduleTriggerResponse, error) {
+func (s *Store) triggerSchedule(ctx context.Context, ns, id, overlap string) (api.ScheduleTriggerResponse, error) {
 	var out api.ScheduleTriggerResponse
 	now := s.opts.Now().UTC()
 	err := s.inTx(ctx, func(t *txn) error {
@@ -339,9 +339,9 @@ func (s *Store) TriggerSchedule(ctx context.Context, ns, id, overlap string) (ap
 	return out, err
 }
 
-// BackfillSchedule fires each slot of the spec in [StartAt, EndAt] with
+// backfillSchedule fires each slot of the spec in [StartAt, EndAt] with
 // the request's overlap policy, oldest first, in one transaction.
-func (s *Store) BackfillSchedule(ctx context.Context, ns, id string, req api.ScheduleBackfillRequest) (api.ScheduleBackfillResponse, error) {
+func (s *Store) backfillSchedule(ctx context.Context, ns, id string, req api.ScheduleBackfillRequest) (api.ScheduleBackfillResponse, error) {
 	out := api.ScheduleBackfillResponse{Started: []string{}}
 	if req.EndAt.Before(req.StartAt) {
 		return out, &storage.InvalidError{Field: "end_at", Message: "must not be before start_at"}

@@ -160,7 +160,7 @@ func (s *Service) runJob(ctx context.Context, job *storage.BatchJob) {
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := s.st.ReleaseBatch(rctx, job); err != nil {
+		if err := s.st.ReleaseBatch(rctx, &storage.ReleaseBatchParams{Job: job}); err != nil {
 			log.Warn("batch: release failed (the lease expires)", "err", err)
 		}
 	}()
@@ -171,7 +171,7 @@ func (s *Service) runJob(ctx context.Context, job *storage.BatchJob) {
 		switch {
 		case errors.As(err, &inv):
 			log.Warn("batch: job failed", "err", err)
-			if err := s.st.FinishBatch(ctx, job, err.Error()); err != nil && ctx.Err() == nil {
+			if err := s.st.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: job, Finish: true, Reason: err.Error()}); err != nil && ctx.Err() == nil {
 				log.Error("batch: finish failed", "err", err)
 			}
 			return
@@ -182,7 +182,7 @@ func (s *Service) runJob(ctx context.Context, job *storage.BatchJob) {
 			}
 			continue
 		case len(ids) == 0:
-			if err := s.st.FinishBatch(ctx, job, ""); err != nil {
+			if err := s.st.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: job, Finish: true}); err != nil {
 				if ctx.Err() == nil {
 					log.Error("batch: finish failed", "err", err)
 					sleep(ctx, s.cfg.RetryDelay)

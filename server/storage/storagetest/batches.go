@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -78,10 +79,10 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 	if rest, err := s.BatchPage(ctx, b, 10); err != nil || len(rest) != 0 {
 		t.Fatalf("page after the last: %v, %v", rest, err)
 	}
-	if err := s.FinishBatch(ctx, b, ""); err != nil {
+	if err := s.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: b, Finish: true}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.DescribeBatch(ctx, ns, "b")
+	got, err := describeBatch(ctx, s, "b")
 	if err != nil || got.State != api.BatchCompleted || got.Done != 3 || got.Failed != 0 || got.FinishedAt == nil {
 		t.Fatalf("job: %+v, %v", got, err)
 	}
@@ -107,14 +108,14 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 func batchesQueryStopsCompiling(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	s := newProvider(t)
 	ctx := ctxT(t)
-	if _, err := s.RegisterSearchAttribute(ctx, ns, "Stage", api.SearchAttributeKeyword); err != nil {
+	if _, err := s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Stage", Type: api.SearchAttributeKeyword}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "q", Operation: api.BatchOpCancel,
 		Query: "Stage = 'x'", Rate: 50}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteSearchAttribute(ctx, ns, "Stage"); err != nil {
+	if _, err := s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Stage", Delete: true}); err != nil {
 		t.Fatal(err)
 	}
 	job, err := s.ClaimBatch(ctx, "A", time.Minute)
@@ -126,10 +127,10 @@ func batchesQueryStopsCompiling(t *testing.T, newProvider func(t *testing.T) sto
 	if !errors.As(err, &inv) || inv.Field != "query" {
 		t.Fatalf("page of a query that no longer compiles: %v", err)
 	}
-	if err := s.FinishBatch(ctx, job, err.Error()); err != nil {
+	if err := s.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: job, Finish: true, Reason: err.Error()}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.DescribeBatch(ctx, ns, "q"); err != nil || got.State != api.BatchFailed || got.Error == "" {
+	if got, err := describeBatch(ctx, s, "q"); err != nil || got.State != api.BatchFailed || got.Error == "" {
 		t.Fatalf("job: %+v, %v", got, err)
 	}
 }
@@ -171,9 +172,21 @@ func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage
 			}
 		}
 	}
-	got, err := s.DescribeBatch(ctx, ns, "f")
+	got, err := describeBatch(ctx, s, "f")
 	if err != nil || got.Failed != int64(n) || got.Done != 0 || len(got.Failures) != api.MaxBatchFailures ||
 		got.Failures[0].WorkflowID != "f-000" || got.Failures[api.MaxBatchFailures-1].WorkflowID != fmt.Sprintf("f-%03d", api.MaxBatchFailures-1) {
 		t.Fatalf("job: failed %d, done %d, %d failures, %v", got.Failed, got.Done, len(got.Failures), err)
 	}
+}
+
+// describeBatch is job id of ns with its failures, through ListBatches.
+func describeBatch(ctx context.Context, s storage.Batches, id string) (api.Batch, error) {
+	list, err := s.ListBatches(ctx, ns, storage.BatchFilter{ID: id})
+	if err != nil {
+		return api.Batch{}, err
+	}
+	if len(list.Batches) != 1 {
+		return api.Batch{}, fmt.Errorf("batch %s: %d jobs, want 1", id, len(list.Batches))
+	}
+	return list.Batches[0], nil
 }

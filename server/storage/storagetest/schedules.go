@@ -116,17 +116,17 @@ func schedulesTriggerHonoursTheOverlapPolicy(t *testing.T, newProvider func(t *t
 	s := newProvider(t)
 	ctx := ctxT(t)
 	Must0(t, s.CreateSchedule(ctx, ns, scheduleReq("tr")))
-	first := m(s.TriggerSchedule(ctx, ns, "tr", ""))(t)
+	first := m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "tr", Overlap: ""}))(t).Trigger
 	if first.Outcome != api.TriggerStarted || len(first.WorkflowID) < len("tr-2006-01-02T15:04:05Z") || first.WorkflowID[:3] != "tr-" {
 		t.Fatalf("first trigger %+v", first)
 	}
 	if wf := m(s.DescribeWorkflow(ctx, ns, first.WorkflowID))(t); wf.Status != api.StatusRunning || wf.WorkflowType != "W" || !sameJSON(wf.Input, `{"n":1}`) {
 		t.Fatalf("started workflow %+v", wf)
 	}
-	if r := m(s.TriggerSchedule(ctx, ns, "tr", ""))(t); r.Outcome != api.TriggerSkipped || r.WorkflowID != "" {
+	if r := m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "tr", Overlap: ""}))(t).Trigger; r.Outcome != api.TriggerSkipped || r.WorkflowID != "" {
 		t.Fatalf("trigger while running, skip: %+v", r)
 	}
-	if r := m(s.TriggerSchedule(ctx, ns, "tr", api.OverlapBufferOne))(t); r.Outcome != api.TriggerBuffered {
+	if r := m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "tr", Overlap: api.OverlapBufferOne}))(t).Trigger; r.Outcome != api.TriggerBuffered {
 		t.Fatalf("trigger while running, buffer_one: %+v", r)
 	}
 	if sc := m(s.DescribeSchedule(ctx, ns, "tr"))(t); sc.Info.BufferedSlot == nil || sc.Info.OverlapSkipped != 1 {
@@ -134,7 +134,7 @@ func schedulesTriggerHonoursTheOverlapPolicy(t *testing.T, newProvider func(t *t
 	}
 	var second api.ScheduleTriggerResponse
 	Eventually(t, 5*time.Second, "a second trigger in another millisecond", func() bool {
-		second = m(s.TriggerSchedule(ctx, ns, "tr", api.OverlapAllowAll))(t)
+		second = m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "tr", Overlap: api.OverlapAllowAll}))(t).Trigger
 		return second.Outcome == api.TriggerStarted
 	})
 	sc := m(s.DescribeSchedule(ctx, ns, "tr"))(t)
@@ -143,7 +143,7 @@ func schedulesTriggerHonoursTheOverlapPolicy(t *testing.T, newProvider func(t *t
 	}
 	var third api.ScheduleTriggerResponse
 	Eventually(t, 5*time.Second, "a third trigger in another millisecond", func() bool {
-		third = m(s.TriggerSchedule(ctx, ns, "tr", api.OverlapTerminateOther))(t)
+		third = m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "tr", Overlap: api.OverlapTerminateOther}))(t).Trigger
 		return third.Outcome == api.TriggerStarted && third.WorkflowID != second.WorkflowID
 	})
 	for _, id := range []string{first.WorkflowID, second.WorkflowID} {
@@ -168,12 +168,12 @@ func schedulesBackfillFiresEachSlotOnce(t *testing.T, newProvider func(t *testin
 	req.Spec = api.ScheduleSpec{Intervals: []api.ScheduleIntervalSpec{{Every: api.Duration(time.Hour), Offset: api.Duration(15 * time.Minute)}}}
 	Must0(t, s.CreateSchedule(ctx, ns, req))
 	start := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
-	r := m(s.BackfillSchedule(ctx, ns, "bf", api.ScheduleBackfillRequest{StartAt: start, EndAt: start.Add(3 * time.Hour), OverlapPolicy: api.OverlapAllowAll}))(t)
+	r := m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "bf", Backfill: &api.ScheduleBackfillRequest{StartAt: start, EndAt: start.Add(3 * time.Hour), OverlapPolicy: api.OverlapAllowAll}}))(t).Backfill
 	want := []string{"bf-2024-03-01T00:15:00Z", "bf-2024-03-01T01:15:00Z", "bf-2024-03-01T02:15:00Z"}
 	if !slices.Equal(r.Started, want) || r.Skipped != 0 {
 		t.Fatalf("backfill %+v, want started %v", r, want)
 	}
-	again := m(s.BackfillSchedule(ctx, ns, "bf", api.ScheduleBackfillRequest{StartAt: start, EndAt: start.Add(3 * time.Hour), OverlapPolicy: api.OverlapAllowAll}))(t)
+	again := m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "bf", Backfill: &api.ScheduleBackfillRequest{StartAt: start, EndAt: start.Add(3 * time.Hour), OverlapPolicy: api.OverlapAllowAll}}))(t).Backfill
 	if len(again.Started) != 0 || again.Skipped != 3 {
 		t.Fatalf("second backfill %+v, want nothing started", again)
 	}
@@ -183,10 +183,10 @@ func schedulesBackfillFiresEachSlotOnce(t *testing.T, newProvider func(t *testin
 		}
 	}
 	var inv *storage.InvalidError
-	if _, err := s.BackfillSchedule(ctx, ns, "bf", api.ScheduleBackfillRequest{StartAt: start, EndAt: start.Add(2000 * time.Hour)}); !errors.As(err, &inv) || inv.Field != "end_at" {
+	if _, err := s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "bf", Backfill: &api.ScheduleBackfillRequest{StartAt: start, EndAt: start.Add(2000 * time.Hour)}}); !errors.As(err, &inv) || inv.Field != "end_at" {
 		t.Fatalf("a backfill of 2000 slots: %v", err)
 	}
-	if _, err := s.BackfillSchedule(ctx, ns, "bf", api.ScheduleBackfillRequest{StartAt: start, EndAt: start.Add(-time.Hour)}); !errors.As(err, &inv) || inv.Field != "end_at" {
+	if _, err := s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "bf", Backfill: &api.ScheduleBackfillRequest{StartAt: start, EndAt: start.Add(-time.Hour)}}); !errors.As(err, &inv) || inv.Field != "end_at" {
 		t.Fatalf("a backfill ending before it starts: %v", err)
 	}
 }
@@ -245,7 +245,7 @@ func schedulesPauseStopsFiring(t *testing.T, newProvider func(t *testing.T) stor
 	req := scheduleReq("p")
 	req.Spec = api.ScheduleSpec{Intervals: []api.ScheduleIntervalSpec{{Every: api.Duration(time.Second)}}}
 	Must0(t, s.CreateSchedule(ctx, ns, req))
-	Must0(t, s.PauseSchedule(ctx, ns, "p", true, "maintenance"))
+	Must0(t, s.UpdateSchedule(ctx, &storage.UpdateScheduleParams{Namespace: ns, ID: "p", Pause: &storage.SchedulePause{Paused: true, Note: "maintenance"}}))
 	sc := m(s.DescribeSchedule(ctx, ns, "p"))(t)
 	if !sc.Paused || sc.Note != "maintenance" || len(sc.Info.NextActionTimes) != 0 {
 		t.Fatalf("paused: %+v", sc)
@@ -257,10 +257,10 @@ func schedulesPauseStopsFiring(t *testing.T, newProvider func(t *testing.T) stor
 	if f.Next.Before(time.Now().Add(24 * time.Hour)) {
 		t.Fatalf("a paused schedule wakes the scheduler at %s", f.Next)
 	}
-	if r := m(s.TriggerSchedule(ctx, ns, "p", ""))(t); r.Outcome != api.TriggerStarted {
+	if r := m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "p", Overlap: ""}))(t).Trigger; r.Outcome != api.TriggerStarted {
 		t.Fatalf("trigger of a paused schedule: %+v", r)
 	}
-	Must0(t, s.PauseSchedule(ctx, ns, "p", false, "done"))
+	Must0(t, s.UpdateSchedule(ctx, &storage.UpdateScheduleParams{Namespace: ns, ID: "p", Pause: &storage.SchedulePause{Paused: false, Note: "done"}}))
 	if sc := m(s.DescribeSchedule(ctx, ns, "p"))(t); sc.Paused || sc.Note != "done" || len(sc.Info.NextActionTimes) != 10 {
 		t.Fatalf("unpaused: %+v", sc)
 	}
@@ -281,10 +281,10 @@ func schedulesBufferedSlotStartsWhenTheRunningOneCloses(t *testing.T, newProvide
 	req := scheduleReq("buf")
 	req.OverlapPolicy = api.OverlapBufferOne
 	Must0(t, s.CreateSchedule(ctx, ns, req))
-	first := m(s.TriggerSchedule(ctx, ns, "buf", ""))(t)
+	first := m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "buf", Overlap: ""}))(t).Trigger
 	var buffered api.ScheduleTriggerResponse
 	Eventually(t, 5*time.Second, "a trigger in another millisecond", func() bool {
-		buffered = m(s.TriggerSchedule(ctx, ns, "buf", ""))(t)
+		buffered = m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "buf", Overlap: ""}))(t).Trigger
 		return buffered.Outcome == api.TriggerBuffered
 	})
 	slot := m(s.DescribeSchedule(ctx, ns, "buf"))(t).Info.BufferedSlot
@@ -305,7 +305,7 @@ func schedulesBufferedSlotStartsWhenTheRunningOneCloses(t *testing.T, newProvide
 	}
 	var third api.ScheduleTriggerResponse
 	Eventually(t, 5*time.Second, "a trigger in another millisecond", func() bool {
-		third = m(s.TriggerSchedule(ctx, ns, "buf", api.OverlapCancelOther))(t)
+		third = m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "buf", Overlap: api.OverlapCancelOther}))(t).Trigger
 		return third.Outcome == api.TriggerStarted
 	})
 	if wf := m(s.DescribeWorkflow(ctx, ns, want))(t); !wf.CancelRequested {

@@ -26,9 +26,9 @@ var visibilityBehaviours = []behaviour{
 func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) storage.Provider) {
 	s := newProvider(t)
 	ctx := ctxT(t)
-	m(s.RegisterSearchAttribute(ctx, ns, "CustomerId", api.SearchAttributeKeyword))(t)
-	m(s.RegisterSearchAttribute(ctx, ns, "Amount", api.SearchAttributeInt))(t)
-	if _, err := s.RegisterSearchAttribute(ctx, ns, "Amount", api.SearchAttributeText); !errors.Is(err, storage.ErrSearchAttributeExists) {
+	m(s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "CustomerId", Type: api.SearchAttributeKeyword}))(t)
+	m(s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Amount", Type: api.SearchAttributeInt}))(t)
+	if _, err := s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Amount", Type: api.SearchAttributeText}); !errors.Is(err, storage.ErrSearchAttributeExists) {
 		t.Fatalf("second registration: %v", err)
 	}
 	attrs := func(js string) map[string]json.RawMessage {
@@ -80,8 +80,8 @@ func visibilitySearchAttributes(t *testing.T, newProvider func(*testing.T) stora
 func visibilityMemoInWorkflow(t *testing.T, newProvider func(*testing.T) storage.Provider) {
 	s := newProvider(t)
 	ctx := ctxT(t)
-	m(s.RegisterSearchAttribute(ctx, ns, "CustomerId", api.SearchAttributeKeyword))(t)
-	m(s.RegisterSearchAttribute(ctx, ns, "Amount", api.SearchAttributeInt))(t)
+	m(s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "CustomerId", Type: api.SearchAttributeKeyword}))(t)
+	m(s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Amount", Type: api.SearchAttributeInt}))(t)
 	m(s.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "memo",
 		SearchAttributes: map[string]json.RawMessage{"CustomerId": json.RawMessage(`"c-1"`)},
 		Memo:             json.RawMessage(`{"note":"hello","gone":1}`)}}))(t)
