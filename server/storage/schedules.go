@@ -50,8 +50,25 @@ type ScheduleTrigger struct {
 	Backfill api.ScheduleBackfillResponse
 }
 
+// CreateScheduleParams are the parameters of Schedules.CreateSchedule.
+type CreateScheduleParams struct {
+	// Namespace is the schedule's namespace.
+	Namespace string
+	// Request is the schedule (its id included).
+	Request api.ScheduleRequest
+}
+
+// ScheduleRef names a schedule (Schedules.DescribeSchedule,
+// DeleteSchedule).
+type ScheduleRef struct {
+	// Namespace and ID name the schedule.
+	Namespace, ID string
+}
+
 // ScheduleFilter selects a page of schedules.
 type ScheduleFilter struct {
+	// Namespace is the schedules' namespace.
+	Namespace string
 	// Limit defaults to 100 and is capped at 1000.
 	Limit int32
 	// PageToken continues a previous page ("": the first).

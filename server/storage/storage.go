@@ -54,12 +54,12 @@ type Provider interface {
 type Schedules interface {
 	// CreateSchedule stores a new schedule, its next slot computed from
 	// now (ErrScheduleExists when the id is taken).
-	CreateSchedule(ctx context.Context, ns string, req api.ScheduleRequest) error
+	CreateSchedule(ctx context.Context, p *CreateScheduleParams) error
 	// DescribeSchedule returns a schedule with its next slots, recent
 	// actions and running workflows.
-	DescribeSchedule(ctx context.Context, ns, id string) (api.Schedule, error)
+	DescribeSchedule(ctx context.Context, p *ScheduleRef) (api.Schedule, error)
 	// ListSchedules pages through a namespace's schedules by id.
-	ListSchedules(ctx context.Context, ns string, f ScheduleFilter) (api.ListSchedulesResponse, error)
+	ListSchedules(ctx context.Context, f *ScheduleFilter) (api.ListSchedulesResponse, error)
 	// UpdateSchedule replaces a schedule's spec, action and policies
 	// (p.Request: its id, counters and recent actions stay), or pauses or
 	// unpauses it with a note (p.Pause); the next slot is computed from
@@ -73,7 +73,7 @@ type Schedules interface {
 	TriggerSchedule(ctx context.Context, p *TriggerScheduleParams) (ScheduleTrigger, error)
 	// DeleteSchedule deletes a schedule and its actions (its workflows
 	// stay).
-	DeleteSchedule(ctx context.Context, ns, id string) error
+	DeleteSchedule(ctx context.Context, p *ScheduleRef) error
 	// FireDueSchedule claims one due schedule that no other transaction
 	// holds (or one whose buffered slot may start) and, in the claim's
 	// transaction, starts the workflows of its due slots, records the

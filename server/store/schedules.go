@@ -134,7 +134,8 @@ func nextFire(spec *engine.Spec, id string, after time.Time, remaining *int32) (
 
 // CreateSchedule stores a new schedule (ErrScheduleExists when the id is
 // taken) and wakes the schedulers.
-func (s *Store) CreateSchedule(ctx context.Context, ns string, req api.ScheduleRequest) error {
+func (s *Store) CreateSchedule(ctx context.Context, p *storage.CreateScheduleParams) error {
+	ns, req := p.Namespace, p.Request
 	c, err := checkSchedule(req)
 	if err != nil {
 		return err
@@ -172,7 +173,8 @@ func lockSchedule(ctx context.Context, t *txn, ns, id string) (*scheduleRow, err
 
 // DescribeSchedule returns a schedule, its next slots, its newest actions
 // and its running workflows (storage.ErrNotFound).
-func (s *Store) DescribeSchedule(ctx context.Context, ns, id string) (api.Schedule, error) {
+func (s *Store) DescribeSchedule(ctx context.Context, p *storage.ScheduleRef) (api.Schedule, error) {
+	ns, id := p.Namespace, p.ID
 	q := gen.New(s.pool)
 	r, err := q.GetSchedule(ctx, gen.GetScheduleParams{Namespace: ns, ScheduleID: id})
 	if noRows(err) {
@@ -219,7 +221,8 @@ func (s *Store) DescribeSchedule(ctx context.Context, ns, id string) (api.Schedu
 
 // ListSchedules pages through a namespace's schedules by id; the page
 // token is the last id of the previous page.
-func (s *Store) ListSchedules(ctx context.Context, ns string, f storage.ScheduleFilter) (api.ListSchedulesResponse, error) {
+func (s *Store) ListSchedules(ctx context.Context, f *storage.ScheduleFilter) (api.ListSchedulesResponse, error) {
+	ns := f.Namespace
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -304,7 +307,8 @@ func (s *Store) pauseSchedule(ctx context.Context, ns, id string, paused bool, n
 }
 
 // DeleteSchedule deletes a schedule and its actions (storage.ErrNotFound).
-func (s *Store) DeleteSchedule(ctx context.Context, ns, id string) error {
+func (s *Store) DeleteSchedule(ctx context.Context, p *storage.ScheduleRef) error {
+	ns, id := p.Namespace, p.ID
 	n, err := gen.New(s.pool).DeleteSchedule(ctx, gen.DeleteScheduleParams{Namespace: ns, ScheduleID: id})
 	if err != nil {
 		return fmt.Errorf("delete schedule: %w", err)

@@ -31,22 +31,22 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "b", Operation: api.BatchOpTerminate,
+	if _, err := s.CreateBatch(ctx, &storage.NewBatch{Namespace: ns, ID: "b", Operation: api.BatchOpTerminate,
 		Query: "WorkflowType = 'L'", Rate: 50}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.ClaimBatch(ctx, "A", 300*time.Millisecond)
+	a, err := s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "A", Lease: 300 * time.Millisecond})
 	if err != nil || a == nil || a.ID != "b" || a.AfterID != "" {
 		t.Fatalf("claim by A: %+v, %v", a, err)
 	}
-	if b, err := s.ClaimBatch(ctx, "B", time.Minute); err != nil || b != nil {
+	if b, err := s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "B", Lease: time.Minute}); err != nil || b != nil {
 		t.Fatalf("claim by B while A holds the lease: %+v, %v", b, err)
 	}
-	ids, err := s.BatchPage(ctx, a, 10)
+	ids, err := s.BatchPage(ctx, &storage.BatchPageParams{Job: a, Limit: 10})
 	if err != nil || len(ids) != 3 || ids[0] != "l-0" {
 		t.Fatalf("page: %v, %v", ids, err)
 	}
-	if step, err := s.ApplyBatchItem(ctx, a, ids[0], 300*time.Millisecond); err != nil || step.Stopped || step.Failed || a.AfterID != "l-0" {
+	if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: a, InstanceID: ids[0], Lease: 300 * time.Millisecond}); err != nil || step.Stopped || step.Failed || a.AfterID != "l-0" {
 		t.Fatalf("A's step: %+v, %v, cursor %q", step, err, a.AfterID)
 	}
 
@@ -57,26 +57,26 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 			t.Fatal("B never claimed the job after A's lease expired")
 		}
 		time.Sleep(20 * time.Millisecond)
-		if b, err = s.ClaimBatch(ctx, "B", time.Minute); err != nil {
+		if b, err = s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "B", Lease: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if b.AfterID != "l-0" {
 		t.Fatalf("B resumes after %q, want l-0", b.AfterID)
 	}
-	if step, err := s.ApplyBatchItem(ctx, a, ids[1], time.Minute); err != nil || !step.Stopped || step.State != api.BatchRunning {
+	if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: a, InstanceID: ids[1], Lease: time.Minute}); err != nil || !step.Stopped || step.State != api.BatchRunning {
 		t.Fatalf("A's step after losing the lease: %+v, %v", step, err)
 	}
 	stale := *b
 	for _, id := range ids[1:] {
-		if step, err := s.ApplyBatchItem(ctx, b, id, time.Minute); err != nil || step.Stopped || step.Failed {
+		if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: b, InstanceID: id, Lease: time.Minute}); err != nil || step.Stopped || step.Failed {
 			t.Fatalf("B's step %s: %+v, %v", id, step, err)
 		}
 	}
-	if step, err := s.ApplyBatchItem(ctx, &stale, ids[1], time.Minute); err != nil || !step.Stopped {
+	if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: &stale, InstanceID: ids[1], Lease: time.Minute}); err != nil || !step.Stopped {
 		t.Fatalf("a step at a stale cursor: %+v, %v", step, err)
 	}
-	if rest, err := s.BatchPage(ctx, b, 10); err != nil || len(rest) != 0 {
+	if rest, err := s.BatchPage(ctx, &storage.BatchPageParams{Job: b, Limit: 10}); err != nil || len(rest) != 0 {
 		t.Fatalf("page after the last: %v, %v", rest, err)
 	}
 	if err := s.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: b, Finish: true}); err != nil {
@@ -111,18 +111,18 @@ func batchesQueryStopsCompiling(t *testing.T, newProvider func(t *testing.T) sto
 	if _, err := s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Stage", Type: api.SearchAttributeKeyword}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "q", Operation: api.BatchOpCancel,
+	if _, err := s.CreateBatch(ctx, &storage.NewBatch{Namespace: ns, ID: "q", Operation: api.BatchOpCancel,
 		Query: "Stage = 'x'", Rate: 50}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Stage", Delete: true}); err != nil {
 		t.Fatal(err)
 	}
-	job, err := s.ClaimBatch(ctx, "A", time.Minute)
+	job, err := s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "A", Lease: time.Minute})
 	if err != nil || job == nil {
 		t.Fatalf("claim: %+v, %v", job, err)
 	}
-	_, err = s.BatchPage(ctx, job, 10)
+	_, err = s.BatchPage(ctx, &storage.BatchPageParams{Job: job, Limit: 10})
 	var inv *storage.InvalidError
 	if !errors.As(err, &inv) || inv.Field != "query" {
 		t.Fatalf("page of a query that no longer compiles: %v", err)
@@ -150,16 +150,16 @@ func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "f", Operation: api.BatchOpTerminate,
+	if _, err := s.CreateBatch(ctx, &storage.NewBatch{Namespace: ns, ID: "f", Operation: api.BatchOpTerminate,
 		Query: "WorkflowType = 'F'", Rate: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	job, err := s.ClaimBatch(ctx, "A", time.Minute)
+	job, err := s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "A", Lease: time.Minute})
 	if err != nil || job == nil {
 		t.Fatalf("claim: %+v, %v", job, err)
 	}
 	for {
-		ids, err := s.BatchPage(ctx, job, 50)
+		ids, err := s.BatchPage(ctx, &storage.BatchPageParams{Job: job, Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,7 @@ func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage
 			break
 		}
 		for _, id := range ids {
-			if step, err := s.ApplyBatchItem(ctx, job, id, time.Minute); err != nil || !step.Failed || step.Reason != "not running" {
+			if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: job, InstanceID: id, Lease: time.Minute}); err != nil || !step.Failed || step.Reason != "not running" {
 				t.Fatalf("step %s: %+v, %v", id, step, err)
 			}
 		}
@@ -181,7 +181,7 @@ func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage
 
 // describeBatch is job id of ns with its failures, through ListBatches.
 func describeBatch(ctx context.Context, s storage.Batches, id string) (api.Batch, error) {
-	list, err := s.ListBatches(ctx, ns, storage.BatchFilter{ID: id})
+	list, err := s.ListBatches(ctx, &storage.BatchFilter{Namespace: ns, ID: id})
 	if err != nil {
 		return api.Batch{}, err
 	}
