@@ -518,7 +518,7 @@ func (s *Server) createAPIKey(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	k, err := s.store.CreateAPIKey(c.Request().Context(), ns, req.Role, req.Name)
+	k, err := s.store.CreateAPIKey(c.Request().Context(), &storage.CreateAPIKeyParams{Namespace: ns, Role: req.Role, Name: req.Name})
 	if err != nil {
 		return err
 	}
@@ -595,7 +595,7 @@ func (s *Server) revokeAPIKey(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.RevokeAPIKey(c.Request().Context(), ns, id, seesGlobalKeys(c)); err != nil {
+	if err := s.store.RevokeAPIKey(c.Request().Context(), &storage.RevokeAPIKeyParams{Namespace: ns, ID: id, WithGlobal: seesGlobalKeys(c)}); err != nil {
 		return err
 	}
 	s.keys.forget(id)

@@ -238,7 +238,7 @@ func (s *Server) updateNamespace(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	n, err := s.store.UpdateNamespace(c.Request().Context(), ns, req)
+	n, err := s.store.UpdateNamespace(c.Request().Context(), &storage.UpdateNamespaceParams{Name: ns, Request: req})
 	if errors.Is(err, storage.ErrNotFound) {
 		return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
 	}

@@ -61,7 +61,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	qid, _, err := s.store.InsertQuery(ctx, &storage.InsertQueryParams{Namespace: ns, InstanceID: id, ExecutionID: exec, Name: name, Input: req.Input, Header: req.Header})
+	qid, err := s.store.InsertQuery(ctx, &storage.InsertQueryParams{Namespace: ns, InstanceID: id, ExecutionID: exec, Name: name, Input: req.Input, Header: req.Header})
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (s *Server) pollQueryTask(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			task, err = s.store.ClaimQuery(ctx, ns, req.TaskQueue, req.WorkerID)
+			task, err = s.store.ClaimQuery(ctx, &storage.ClaimQueryParams{Namespace: ns, TaskQueue: req.TaskQueue, WorkerID: req.WorkerID})
 			return task != nil, err
 		},
 		workQueue: true,

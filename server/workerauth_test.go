@@ -55,7 +55,7 @@ func sameWorker(t *testing.T, before, after api.Worker) {
 func TestWorkerIdentity_KeyHijackRefused(t *testing.T) {
 	e := newAuthEnv(t)
 	ctx := context.Background()
-	other, err := e.store.CreateAPIKey(ctx, "default", api.RoleWorker, "intruder")
+	other, err := e.store.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleWorker, Name: "intruder"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -285,7 +285,7 @@ func (s *Server) describeTaskQueue(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	tq, err := s.store.DescribeTaskQueue(c.Request().Context(), ns, name)
+	tq, err := s.store.DescribeTaskQueue(c.Request().Context(), &storage.TaskQueueRef{Namespace: ns, Name: name})
 	if err != nil {
 		return err
 	}
@@ -325,7 +325,7 @@ func (s *Server) setTaskQueueLimits(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.SetTaskQueueLimits(c.Request().Context(), ns, name, req); err != nil {
+	if err := s.store.SetTaskQueueLimits(c.Request().Context(), &storage.SetTaskQueueLimitsParams{Namespace: ns, Name: name, Limits: req}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, req)

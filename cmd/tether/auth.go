@@ -98,7 +98,7 @@ func (a authOptions) prepare(ctx context.Context, st storage.Keys, logger *slog.
 		return nil
 	}
 	if a.devKey {
-		k, err := st.CreateAPIKey(ctx, api.AllNamespaces, api.RoleAdmin, "tether dev")
+		k, err := st.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: api.AllNamespaces, Role: api.RoleAdmin, Name: "tether dev"})
 		if err != nil {
 			return err
 		}

@@ -42,11 +42,11 @@ func TestSDK_APIKeysOverTLS(t *testing.T) {
 		srv.BeginShutdown()
 		ts.Close()
 	})
-	workerKey, err := st.CreateAPIKey(ctx, "default", api.RoleWorker, "worker")
+	workerKey, err := st.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleWorker, Name: "worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clientKey, err := st.CreateAPIKey(ctx, "default", api.RoleClient, "starter")
+	clientKey, err := st.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleClient, Name: "starter"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/tetherhq/tether/api"
 )
 
@@ -87,13 +85,13 @@ type Schedules interface {
 // and applied in a turn).
 type Talk interface {
 	// InsertQuery records a query of an execution of an instance (running
-	// or closed; executionID 0: the current one) and wakes the query
-	// pollers of its task queue; it returns the query's id and the task
-	// queue. ErrNotFound: no such instance or execution.
-	InsertQuery(ctx context.Context, p *InsertQueryParams) (queryID, taskQueue string, err error)
+	// or closed; p.ExecutionID 0: the current one) and wakes the query
+	// pollers of its task queue; it returns the query's id. ErrNotFound:
+	// no such instance or execution.
+	InsertQuery(ctx context.Context, p *InsertQueryParams) (queryID string, err error)
 	// ClaimQuery hands the next unanswered query of taskQueue to workerID
 	// (nil when there is none).
-	ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error)
+	ClaimQuery(ctx context.Context, p *ClaimQueryParams) (*api.QueryTask, error)
 	// AnswerQuery records a query's answer and wakes its asker; found is
 	// false for an unknown query.
 	AnswerQuery(ctx context.Context, p *AnswerQueryParams) (found bool, err error)
@@ -171,10 +169,10 @@ type Workers interface {
 	// (ErrNotFound).
 	GetWorker(ctx context.Context, p *GetWorkerParams) (WorkerInfo, error)
 	// DescribeTaskQueue describes a task queue's backlog and pollers.
-	DescribeTaskQueue(ctx context.Context, ns, name string) (api.TaskQueue, error)
+	DescribeTaskQueue(ctx context.Context, p *TaskQueueRef) (api.TaskQueue, error)
 	// SetTaskQueueLimits sets (or, for a rate of 0, removes) the rate
 	// limits of a task queue's turns and attempts.
-	SetTaskQueueLimits(ctx context.Context, ns, name string, limits api.TaskQueueLimits) error
+	SetTaskQueueLimits(ctx context.Context, p *SetTaskQueueLimitsParams) error
 }
 
 // Workflows are the client's commands on workflow instances.
@@ -213,7 +211,7 @@ type Workflows interface {
 // Visibility reads workflow instances and their histories.
 type Visibility interface {
 	// DescribeWorkflow describes an instance (ErrNotFound).
-	DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error)
+	DescribeWorkflow(ctx context.Context, p *WorkflowRef) (api.Workflow, error)
 	// ListWorkflows pages through the instances of p.Namespace that
 	// p.Filter selects, or with p.CountOnly counts them (ErrListTimeout,
 	// an InvalidError naming "query").
@@ -229,9 +227,10 @@ type Visibility interface {
 	// current): all of them when p.PageSize is 0, else one page
 	// (ErrBadPageToken for a token it did not issue).
 	History(ctx context.Context, p *HistoryParams) (api.HistoryResponse, error)
-	// ExecutionOfRunID returns the execution of instanceID whose run id is
-	// runID (the current one or a past one); ErrNotFound when none has.
-	ExecutionOfRunID(ctx context.Context, ns, instanceID string, runID uuid.UUID) (int64, error)
+	// ExecutionOfRunID returns the execution of p.InstanceID whose run id
+	// is p.RunID (the current one or a past one); ErrNotFound when none
+	// has.
+	ExecutionOfRunID(ctx context.Context, p *ExecutionOfRunIDParams) (int64, error)
 }
 
 // Namespaces are the namespaces and their settings.
@@ -243,7 +242,7 @@ type Namespaces interface {
 	// that one (ErrNotFound).
 	ListNamespaces(ctx context.Context, p *ListNamespacesParams) ([]api.Namespace, error)
 	// UpdateNamespace changes a namespace's settings (ErrNotFound).
-	UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (api.Namespace, error)
+	UpdateNamespace(ctx context.Context, p *UpdateNamespaceParams) (api.Namespace, error)
 	// DeleteNamespace deletes an empty namespace (ErrNotFound,
 	// ErrNamespaceNotEmpty).
 	DeleteNamespace(ctx context.Context, name string) error
@@ -252,15 +251,16 @@ type Namespaces interface {
 // Keys are the API keys the server authenticates callers by.
 type Keys interface {
 	// CreateAPIKey creates an API key; the answer holds its secret, once.
-	CreateAPIKey(ctx context.Context, ns, role, name string) (api.CreateAPIKeyResponse, error)
+	CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (api.CreateAPIKeyResponse, error)
 	// LookupAPIKey finds a key by id (ErrNotFound).
 	LookupAPIKey(ctx context.Context, id string) (KeyRecord, error)
 	// ListAPIKeys lists the keys of p.Namespace (and the global ones
 	// with p.WithGlobal); with p.CountValid it counts the keys of every
 	// namespace that are not revoked instead.
 	ListAPIKeys(ctx context.Context, p *ListAPIKeysParams) (APIKeyList, error)
-	// RevokeAPIKey revokes a key (ErrNotFound).
-	RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool) error
+	// RevokeAPIKey revokes a key of p.Namespace (and with p.WithGlobal
+	// one valid in every namespace); ErrNotFound.
+	RevokeAPIKey(ctx context.Context, p *RevokeAPIKeyParams) error
 }
 
 // Admin is what the background services need: the sweep, retention, the

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 )
 
@@ -336,4 +338,75 @@ type ChangeSearchAttributeParams struct {
 type ListNamespacesParams struct {
 	// Name selects that namespace alone ("": every one).
 	Name string
+}
+
+// ClaimQueryParams are the parameters of Talk.ClaimQuery.
+type ClaimQueryParams struct {
+	// Namespace is the task queue's namespace.
+	Namespace string
+	// TaskQueue is the queue whose queries are claimed.
+	TaskQueue string
+	// WorkerID is the worker that answers.
+	WorkerID string
+}
+
+// TaskQueueRef names a task queue (Workers.DescribeTaskQueue).
+type TaskQueueRef struct {
+	// Namespace and Name name the queue.
+	Namespace, Name string
+}
+
+// SetTaskQueueLimitsParams are the parameters of
+// Workers.SetTaskQueueLimits.
+type SetTaskQueueLimitsParams struct {
+	// Namespace and Name name the queue.
+	Namespace, Name string
+	// Limits are the rates (0: no limit).
+	Limits api.TaskQueueLimits
+}
+
+// WorkflowRef names a workflow instance (Visibility.DescribeWorkflow).
+type WorkflowRef struct {
+	// Namespace is the instance's namespace.
+	Namespace string
+	// InstanceID is the workflow id.
+	InstanceID string
+}
+
+// ExecutionOfRunIDParams are the parameters of Visibility.ExecutionOfRunID.
+type ExecutionOfRunIDParams struct {
+	// Namespace is the instance's namespace.
+	Namespace string
+	// InstanceID is the workflow id.
+	InstanceID string
+	// RunID is the run looked for.
+	RunID uuid.UUID
+}
+
+// UpdateNamespaceParams are the parameters of Namespaces.UpdateNamespace.
+type UpdateNamespaceParams struct {
+	// Name is the namespace's name.
+	Name string
+	// Request is the settings to change.
+	Request api.UpdateNamespaceRequest
+}
+
+// CreateAPIKeyParams are the parameters of Keys.CreateAPIKey.
+type CreateAPIKeyParams struct {
+	// Namespace is where the key is valid (api.AllNamespaces: every one).
+	Namespace string
+	// Role is the key's role (api.Role*).
+	Role string
+	// Name describes the key.
+	Name string
+}
+
+// RevokeAPIKeyParams are the parameters of Keys.RevokeAPIKey.
+type RevokeAPIKeyParams struct {
+	// Namespace is the key's namespace.
+	Namespace string
+	// ID is the key's id.
+	ID string
+	// WithGlobal lets a key valid in every namespace be revoked too.
+	WithGlobal bool
 }

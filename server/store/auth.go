@@ -86,13 +86,14 @@ func retentionMS(d *api.Duration) *int64 {
 // CreateAPIKey stores a new key of role in namespace ns (api.AllNamespaces:
 // every namespace) and returns it with its secret, which is not stored and
 // cannot be read again. storage.ErrNotFound: no such namespace.
-func (s *Store) CreateAPIKey(ctx context.Context, ns, role, name string) (api.CreateAPIKeyResponse, error) {
+func (s *Store) CreateAPIKey(ctx context.Context, p *storage.CreateAPIKeyParams) (api.CreateAPIKeyResponse, error) {
+	ns, role, name := p.Namespace, p.Role, p.Name
 	key, id, hash := newAPIKey()
-	p := gen.CreateAPIKeyParams{ID: id, Role: role, SecretHash: hash[:], Name: name}
+	row := gen.CreateAPIKeyParams{ID: id, Role: role, SecretHash: hash[:], Name: name}
 	if ns != api.AllNamespaces {
-		p.Namespace = &ns
+		row.Namespace = &ns
 	}
-	k, err := gen.New(s.pool).CreateAPIKey(ctx, p)
+	k, err := gen.New(s.pool).CreateAPIKey(ctx, row)
 	if err != nil {
 		if isForeignKeyViolation(err) {
 			return api.CreateAPIKeyResponse{}, storage.ErrNotFound
@@ -135,7 +136,8 @@ func (s *Store) listAPIKeys(ctx context.Context, ns string, withGlobal bool) ([]
 
 // RevokeAPIKey revokes key id of namespace ns (and, withGlobal, a key
 // valid in every namespace). storage.ErrNotFound: no such valid key.
-func (s *Store) RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool) error {
+func (s *Store) RevokeAPIKey(ctx context.Context, p *storage.RevokeAPIKeyParams) error {
+	ns, id, withGlobal := p.Namespace, p.ID, p.WithGlobal
 	n, err := gen.New(s.pool).RevokeAPIKey(ctx, gen.RevokeAPIKeyParams{ID: id, Namespace: &ns, WithGlobal: withGlobal})
 	if err != nil {
 		return fmt.Errorf("revoke api key: %w", err)
@@ -279,7 +281,8 @@ func (s *Store) workerOwner(ctx context.Context, ns, workerID string) (string, e
 }
 
 // UpdateNamespace sets the fields req gives (storage.ErrNotFound).
-func (s *Store) UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (api.Namespace, error) {
+func (s *Store) UpdateNamespace(ctx context.Context, p *storage.UpdateNamespaceParams) (api.Namespace, error) {
+	name, req := p.Name, p.Request
 	n, err := gen.New(s.pool).UpdateNamespace(ctx, gen.UpdateNamespaceParams{Name: name,
 		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
 	if noRows(err) {

@@ -98,7 +98,7 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
-	w := m(s.DescribeWorkflow(ctxT(t), ns, "c"))(t)
+	w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "c"}))(t)
 	if w.Status != api.StatusCanceled || w.CancelReason != "reason 0" {
 		t.Fatalf("describe %+v", w)
 	}
@@ -262,7 +262,7 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 	if !hb.CancelRequested || hb.Reason != "instance_deleted" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
-	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "d"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("describe after delete: %v", err)
 	}
 	if r := m(s.CompleteActivityTask(ctxT(t), &storage.AckActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
@@ -409,7 +409,7 @@ func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
 	if msg := turn.Messages[0]; msg.Kind != api.EventActivityFailed || msg.Error.Type != "WorkerLost" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
-	if tq := m(s.DescribeTaskQueue(ctxT(t), ns, "q@h1"))(t); !tq.IsHostQueue || !tq.Orphaned || tq.Backlog != 0 {
+	if tq := m(s.DescribeTaskQueue(ctxT(t), &storage.TaskQueueRef{Namespace: ns, Name: "q@h1"}))(t); !tq.IsHostQueue || !tq.Orphaned || tq.Backlog != 0 {
 		t.Fatalf("task queue %+v", tq)
 	}
 }

@@ -115,7 +115,8 @@ func (s *Store) GetWorker(ctx context.Context, p *storage.GetWorkerParams) (stor
 
 // DescribeTaskQueue returns a queue's backlog, its live workers, and
 // whether it is a host queue whose worker is gone.
-func (s *Store) DescribeTaskQueue(ctx context.Context, ns, name string) (api.TaskQueue, error) {
+func (s *Store) DescribeTaskQueue(ctx context.Context, p *storage.TaskQueueRef) (api.TaskQueue, error) {
+	ns, name := p.Namespace, p.Name
 	q := gen.New(s.pool)
 	st, err := q.QueueStats(ctx, gen.QueueStatsParams{Namespace: ns, TaskQueue: name})
 	if err != nil {

@@ -120,7 +120,7 @@ func schedulesTriggerHonoursTheOverlapPolicy(t *testing.T, newProvider func(t *t
 	if first.Outcome != api.TriggerStarted || len(first.WorkflowID) < len("tr-2006-01-02T15:04:05Z") || first.WorkflowID[:3] != "tr-" {
 		t.Fatalf("first trigger %+v", first)
 	}
-	if wf := m(s.DescribeWorkflow(ctx, ns, first.WorkflowID))(t); wf.Status != api.StatusRunning || wf.WorkflowType != "W" || !sameJSON(wf.Input, `{"n":1}`) {
+	if wf := m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: first.WorkflowID}))(t); wf.Status != api.StatusRunning || wf.WorkflowType != "W" || !sameJSON(wf.Input, `{"n":1}`) {
 		t.Fatalf("started workflow %+v", wf)
 	}
 	if r := m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "tr", Overlap: ""}))(t).Trigger; r.Outcome != api.TriggerSkipped || r.WorkflowID != "" {
@@ -147,7 +147,7 @@ func schedulesTriggerHonoursTheOverlapPolicy(t *testing.T, newProvider func(t *t
 		return third.Outcome == api.TriggerStarted && third.WorkflowID != second.WorkflowID
 	})
 	for _, id := range []string{first.WorkflowID, second.WorkflowID} {
-		if wf := m(s.DescribeWorkflow(ctx, ns, id))(t); wf.Status != api.StatusTerminated {
+		if wf := m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: id}))(t); wf.Status != api.StatusTerminated {
 			t.Fatalf("%s is %s after terminate_other, want terminated", id, wf.Status)
 		}
 	}
@@ -178,7 +178,7 @@ func schedulesBackfillFiresEachSlotOnce(t *testing.T, newProvider func(t *testin
 		t.Fatalf("second backfill %+v, want nothing started", again)
 	}
 	for _, id := range want {
-		if wf := m(s.DescribeWorkflow(ctx, ns, id))(t); wf.ExecutionID != 1 {
+		if wf := m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: id}))(t); wf.ExecutionID != 1 {
 			t.Fatalf("%s restarted: execution %d", id, wf.ExecutionID)
 		}
 	}
@@ -228,7 +228,7 @@ func schedulesConcurrentClaimsFireEachSlotOnce(t *testing.T, newProvider func(t 
 		if a.Kind != api.ScheduleActionScheduled || a.WorkflowID != "race-"+a.SlotAt.UTC().Format(time.RFC3339) {
 			t.Fatalf("action %+v", a)
 		}
-		if wf := m(s.DescribeWorkflow(ctx, ns, a.WorkflowID))(t); wf.ExecutionID != 1 {
+		if wf := m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: a.WorkflowID}))(t); wf.ExecutionID != 1 {
 			t.Fatalf("%s started %d times", a.WorkflowID, wf.ExecutionID)
 		}
 		if i > 0 && !acts[i-1].SlotAt.Equal(a.SlotAt.Add(time.Second)) {
@@ -308,7 +308,7 @@ func schedulesBufferedSlotStartsWhenTheRunningOneCloses(t *testing.T, newProvide
 		third = m(s.TriggerSchedule(ctx, &storage.TriggerScheduleParams{Namespace: ns, ID: "buf", Overlap: api.OverlapCancelOther}))(t).Trigger
 		return third.Outcome == api.TriggerStarted
 	})
-	if wf := m(s.DescribeWorkflow(ctx, ns, want))(t); !wf.CancelRequested {
+	if wf := m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: want}))(t); !wf.CancelRequested {
 		t.Fatalf("%s: no cancel requested by cancel_other: %+v", want, wf)
 	}
 }

@@ -41,12 +41,12 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 	}
 	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "p" {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.ParentWorkflowID != "p" {
 		t.Fatalf("the child names parent %q", w.ParentWorkflowID)
 	}
 
 	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "solo", TaskQueue: "q2", InstanceID: "kid"}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "" || w.ExecutionID != 2 {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.ParentWorkflowID != "" || w.ExecutionID != 2 {
 		t.Fatalf("the restarted instance: parent %q, execution %d", w.ParentWorkflowID, w.ExecutionID)
 	}
 
@@ -54,7 +54,7 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 	task = FetchTurn(t, s)
 	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.Status != api.StatusRunning || w.CancelRequested {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.Status != api.StatusRunning || w.CancelRequested {
 		t.Fatalf("the restarted instance after its old parent closed: %+v", w)
 	}
 }
@@ -253,7 +253,7 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 	}
 	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`"ok"`)}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "r"))(t); w.Status != api.StatusCompleted || w.ResetFrom == nil || w.ResetFrom.Reason != "fix" {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "r"}))(t); w.Status != api.StatusCompleted || w.ResetFrom == nil || w.ResetFrom.Reason != "fix" {
 		t.Fatalf("after the new run: %+v", w)
 	}
 	// A point that is not the end of a turn changes nothing.
