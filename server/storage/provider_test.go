@@ -10,7 +10,7 @@ import (
 
 // maxProviderMethods bounds the seam: a new need of the server is a field
 // of an existing method's parameters, not a new method (docs/architecture.md,
-// "Storage seam"). Lower it when methods go; raise it only with a reason.
+// "The storage seam"). Lower it when methods go; raise it only with a reason.
 const maxProviderMethods = 55
 
 // concerns are the interfaces Provider embeds, one per concern.
