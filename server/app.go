@@ -325,7 +325,7 @@ func (a *App) Run(ctx context.Context) error {
 			a.logger.Error("notification listener stopped", "err", err)
 		}
 	})
-	a.store.OutageGrace().Restart() // the server starts: turns and attempts held through the outage are reported first
+	a.store.Settings().Grace.Restart() // the server starts: turns and attempts held through the outage are reported first
 	a.sweeper.Start(bgCtx)
 	a.gauge.Start(bgCtx)
 	a.backlog.Start(bgCtx)

@@ -206,7 +206,7 @@ func (s *Server) createAPIKey(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	k, err := s.store.CreateAPIKey(c.Request().Context(), ns, req.Role, req.Name)
+	k, err := s.store.CreateAPIKey(c.Request().Context(), &storage.CreateAPIKeyParams{Namespace: ns, Role: req.Role, Name: req.Name})
 	if err != nil {
 		return err
 	}
@@ -251,11 +251,11 @@ func (s *Server) listAPIKeys(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	keys, err := s.store.ListAPIKeys(c.Request().Context(), ns, seesGlobalKeys(c))
+	keys, err := s.store.ListAPIKeys(c.Request().Context(), &storage.ListAPIKeysParams{Namespace: ns, WithGlobal: seesGlobalKeys(c)})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, api.ListAPIKeysResponse{Keys: keys})
+	return c.JSON(http.StatusOK, api.ListAPIKeysResponse{Keys: keys.Keys})
 }
 
 // revokeAPIKey godoc
@@ -283,7 +283,7 @@ func (s *Server) revokeAPIKey(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.RevokeAPIKey(c.Request().Context(), ns, id, seesGlobalKeys(c)); err != nil {
+	if err := s.store.RevokeAPIKey(c.Request().Context(), &storage.RevokeAPIKeyParams{Namespace: ns, ID: id, WithGlobal: seesGlobalKeys(c)}); err != nil {
 		return err
 	}
 	s.auth.ForgetKey(id)

@@ -33,7 +33,7 @@ func newAuthEnv(t *testing.T) *authEnv {
 	}
 	key := func(ns, role string) string {
 		t.Helper()
-		k, err := e.store.CreateAPIKey(ctx, ns, role, "test "+role)
+		k, err := e.store.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: ns, Role: role, Name: "test " + role})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -517,7 +517,7 @@ func TestAuth_PerKeyRateLimits(t *testing.T) {
 		KeyHeartbeatRate: 0.001, KeyHeartbeatBurst: 2}})
 	ctx := context.Background()
 	key := func(role string) string {
-		k, err := e.store.CreateAPIKey(ctx, "default", role, "")
+		k, err := e.store.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: role, Name: ""})
 		if err != nil {
 			t.Fatal(err)
 		}

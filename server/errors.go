@@ -143,7 +143,7 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 		// The database is unreachable: the outage grace runs again, so
 		// that workers report what they did meanwhile before anything
 		// they hold expires.
-		s.store.OutageGrace().Restart()
+		s.store.Settings().Grace.Restart()
 		return p, true
 	}
 	var pgErr *pgconn.PgError

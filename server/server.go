@@ -196,7 +196,12 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 	// Closures, not method values: st may be nil (tests that serve no
 	// database), and a method value of a nil interface panics.
 	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, func(ctx context.Context) ([]string, error) {
-		return s.store.NamespaceNames(ctx)
+		list, err := s.store.ListNamespaces(ctx, &storage.ListNamespacesParams{})
+		names := make([]string, len(list))
+		for i, n := range list {
+			names[i] = n.Name
+		}
+		return names, err
 	})
 	s.auth = auth.New(auth.Options{
 		Config: cfg.Auth,

@@ -64,7 +64,7 @@ func (s *Server) registerSearchAttribute(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	sa, err := s.store.RegisterSearchAttribute(c.Request().Context(), ns, req.Name, req.Type)
+	sa, err := s.store.ChangeSearchAttribute(c.Request().Context(), &storage.ChangeSearchAttributeParams{Namespace: ns, Name: req.Name, Type: req.Type})
 	if errors.Is(err, storage.ErrSearchAttributeExists) {
 		return newProblem(http.StatusConflict, api.ProblemSearchAttributeExists, "Search attribute exists",
 			fmt.Sprintf("The namespace has a search attribute named %s already.", req.Name))
@@ -127,7 +127,7 @@ func (s *Server) deleteSearchAttribute(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.DeleteSearchAttribute(c.Request().Context(), ns, name); err != nil {
+	if _, err := s.store.ChangeSearchAttribute(c.Request().Context(), &storage.ChangeSearchAttributeParams{Namespace: ns, Name: name, Delete: true}); err != nil {
 		return err
 	}
 	s.logger.Info("search attribute deleted", "namespace", ns, "name", name, "by", callerID(c))

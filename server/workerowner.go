@@ -18,8 +18,8 @@ func (s *Server) checkWorkerOwner(ctx context.Context, ns, workerID, caller stri
 		owner, ok = s.auth.Owners.Get(ns, workerID)
 	}
 	if !ok {
-		var err error
-		owner, err = s.store.WorkerOwner(ctx, ns, workerID)
+		w, err := s.store.GetWorker(ctx, &storage.GetWorkerParams{Namespace: ns, WorkerID: workerID, OwnerOnly: true})
+		owner = w.Owner
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}

@@ -181,7 +181,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	wf, err := s.store.DescribeWorkflow(c.Request().Context(), ns, id)
+	wf, err := s.store.DescribeWorkflow(c.Request().Context(), &storage.WorkflowRef{Namespace: ns, InstanceID: id})
 	if err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func (s *Server) workflowResult(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			wf, err = s.store.DescribeWorkflow(ctx, ns, id)
+			wf, err = s.store.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: id})
 			if err != nil {
 				return false, err
 			}

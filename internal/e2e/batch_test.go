@@ -15,6 +15,7 @@ import (
 	"github.com/tetherhq/tether/sdk/workflow"
 	"github.com/tetherhq/tether/server"
 	"github.com/tetherhq/tether/server/services/batch"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // batchApp is a server.App on a database the test chose, which the test
@@ -371,7 +372,7 @@ func TestBatch_Roles(t *testing.T) {
 	a := startBatchApp(t, url, server.AppConfig{Server: server.Config{Auth: server.AuthConfig{Required: true}}}, "")
 	ctx := context.Background()
 	key := func(role string) *client.TetherClient {
-		k, err := a.app.Store().CreateAPIKey(ctx, "default", role, role)
+		k, err := a.app.Store().CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: role, Name: role})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -486,8 +487,8 @@ func TestLiveness_CleanedUpWorkerReRegisters(t *testing.T) {
 	})
 	old := a.w.ID()
 	waitFor(t, 10*time.Second, "the worker session", func() bool {
-		ws, _, err := e.st.ListWorkers(context.Background(), "default", api.WorkerActive, "", 1000)
-		return err == nil && len(ws) == 1 && ws[0].WorkerID == old
+		list, err := e.st.ListWorkers(context.Background(), &storage.ListWorkersParams{Namespace: "default", State: api.WorkerActive, PageSize: 1000})
+		return err == nil && len(list.Workers) == 1 && list.Workers[0].WorkerID == old
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "who-1", TaskQueue: "q"}, WhoFlow, nil)
 	if err != nil {
@@ -507,7 +508,7 @@ func TestLiveness_CleanedUpWorkerReRegisters(t *testing.T) {
 		if id == old {
 			return false
 		}
-		w, err := e.st.GetWorker(context.Background(), "default", id)
+		w, err := e.st.GetWorker(context.Background(), &storage.GetWorkerParams{Namespace: "default", WorkerID: id})
 		return err == nil && w.State == api.WorkerActive
 	})
 	if gate.gone.Load() == 0 {

@@ -383,7 +383,7 @@ func TestOutage_ServerDownLongerThanTurnLockDoesNotRerunTheTurn(t *testing.T) {
 				restartWhen(f, time.Minute, func() bool {
 					return failed.Load() >= 3 && time.Since(time.Unix(0, stoppedAt.Load())) > lock+500*time.Millisecond
 				})
-				e.st.OutageGrace().Restart() // the server process starts again
+				e.st.Settings().Grace.Restart() // the server process starts again
 			}()
 		}
 	}

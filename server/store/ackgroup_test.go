@@ -111,7 +111,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", ids[i], err)
 			}
-			w := m(s.DescribeWorkflow(ctxT(t), ns, ids[i]))(t)
+			w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: ids[i]}))(t)
 			if out.Status != api.StatusCompleted || w.Status != api.StatusCompleted || string(w.Result) != strconv.Itoa(i) {
 				t.Errorf("%s: %+v, instance %s result %s", ids[i], out, w.Status, w.Result)
 			}
@@ -132,7 +132,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 			if !errors.Is(err, storage.ErrUnhandledSignals) {
 				t.Errorf("%s: err = %v, want ErrUnhandledSignals", ids[i], err)
 			}
-			if w := m(s.DescribeWorkflow(ctxT(t), ns, ids[i]))(t); w.Status != api.StatusRunning || len(h) != 0 {
+			if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: ids[i]}))(t); w.Status != api.StatusRunning || len(h) != 0 {
 				t.Errorf("%s: status %s, history %v", ids[i], w.Status, kinds(h))
 			}
 		}

@@ -98,7 +98,7 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	}
 	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
-	w := m(s.DescribeWorkflow(ctxT(t), ns, "c"))(t)
+	w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "c"}))(t)
 	if w.Status != api.StatusCanceled || w.CancelReason != "reason 0" {
 		t.Fatalf("describe %+v", w)
 	}
@@ -262,7 +262,7 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 	if !hb.CancelRequested || hb.Reason != "instance_deleted" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
-	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "d"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("describe after delete: %v", err)
 	}
 	if r := m(s.CompleteActivityTask(ctxT(t), &storage.AckActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
@@ -363,7 +363,7 @@ func TestLiveness_CleanupThenGone(t *testing.T) {
 	s := store.New(pgtest.New(t), store.Options{CleanupDelay: 100 * time.Millisecond})
 	hb := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}))(t)
 	sweepUntil(t, s, 10*time.Second, "cleanup", func() bool {
-		w := m(s.GetWorker(ctxT(t), ns, "w"))(t)
+		w := m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w"}))(t)
 		return w.State == api.WorkerCleanedUp
 	})
 	if _, err := s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}); !errors.Is(err, storage.ErrWorkerGone) {
@@ -401,7 +401,7 @@ func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
 	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
 		LeaseDuration: api.Duration(time.Minute), Shutdown: true}}))(t)
 	sweepUntil(t, s, 5*time.Second, "the session to end", func() bool {
-		return m(s.GetWorker(ctxT(t), ns, "h1"))(t).State == api.WorkerInactive
+		return m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "h1"}))(t).State == api.WorkerInactive
 	})
 	startWithActivities(t, s, "pin", []api.Command{{Type: api.CommandScheduleActivity, ActivityID: 1, ActivityType: "x",
 		TaskQueue: "q@h1", Options: &api.ActivityOptions{ScheduleToStartTimeout: api.Duration(time.Hour)}}})
@@ -409,7 +409,7 @@ func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
 	if msg := turn.Messages[0]; msg.Kind != api.EventActivityFailed || msg.Error.Type != "WorkerLost" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
-	if tq := m(s.DescribeTaskQueue(ctxT(t), ns, "q@h1"))(t); !tq.IsHostQueue || !tq.Orphaned || tq.Backlog != 0 {
+	if tq := m(s.DescribeTaskQueue(ctxT(t), &storage.TaskQueueRef{Namespace: ns, Name: "q@h1"}))(t); !tq.IsHostQueue || !tq.Orphaned || tq.Backlog != 0 {
 		t.Fatalf("task queue %+v", tq)
 	}
 }

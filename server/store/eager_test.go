@@ -52,7 +52,7 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 		t.Fatalf("queue elsewhere: %+v, want activity 4", got)
 	}
 	// Bound to the acknowledging worker; completing one reaches the workflow.
-	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
+	w := m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w1"}))(t)
 	if len(w.BoundActivities) != 2 {
 		t.Fatalf("worker w1 holds %d attempts, want the 2 eager ones: %+v", len(w.BoundActivities), w.BoundActivities)
 	}
@@ -79,7 +79,7 @@ func TestEager_InactiveWorkerGetsNone(t *testing.T) {
 	start(t, s, "eager-inactive")
 	turn := fetchTurn(t, s)
 	sweepUntil(t, s, 10*time.Second, "worker w1 inactive", func() bool {
-		w, err := s.GetWorker(ctxT(t), ns, "w1")
+		w, err := s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w1"})
 		return err == nil && w.State == api.WorkerInactive
 	})
 	l := listen(t, url)

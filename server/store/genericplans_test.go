@@ -45,7 +45,7 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	for _, id := range ids {
 		a := fetchAct(t, s, time.Minute)
 		m(s.CompleteActivityTask(ctx, &storage.AckActivityTaskParams{Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
-		m(s.DescribeWorkflow(ctx, "default", id))(t)
+		m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: "default", InstanceID: id}))(t)
 	}
 	rows, err := pool.Query(ctx, `SELECT substring(statement FROM '-- name: (\w+)'), generic_plans, custom_plans
 		FROM pg_prepared_statements WHERE statement LIKE '-- name: %'`)

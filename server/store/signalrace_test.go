@@ -95,7 +95,7 @@ func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
 	if err := <-done; !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("ending ack after the signal committed: %v, want ErrUnhandledSignals", err)
 	}
-	if w := m(s.DescribeWorkflow(ctx, ns, "race-ack"))(t); w.Status != api.StatusRunning {
+	if w := m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: "race-ack"}))(t); w.Status != api.StatusRunning {
 		t.Fatalf("workflow %s after the refused ack, want running", w.Status)
 	}
 }

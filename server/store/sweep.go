@@ -24,8 +24,13 @@ const cancelledRetention = 5 * time.Minute
 // steps run namespace by namespace (namespaces: the namespaces table): each
 // statement that claims rows names one namespace, so that on a database
 // distributed by namespace it runs on the one node that holds it
-// (docs/architecture.md, "Distributed by namespace").
+// (docs/architecture.md, "Distributed by namespace"). With o.Purge it runs
+// a pass of the retention job instead (purgeClosed).
 func (s *Store) Sweep(ctx context.Context, o *storage.SweepParams) (storage.SweepResult, error) {
+	if o != nil && o.Purge != nil {
+		n, err := s.purgeClosed(ctx, o.Purge.Batch, o.Purge.MaxBatches)
+		return storage.SweepResult{Purged: n}, err
+	}
 	res := storage.SweepResult{Timeouts: map[string]int{}}
 	steps := []func(context.Context, string, *storage.SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,

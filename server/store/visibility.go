@@ -17,11 +17,11 @@ import (
 	"github.com/tetherhq/tether/server/visibility"
 )
 
-// RegisterSearchAttribute registers a search attribute of ns
+// registerSearchAttribute registers a search attribute of ns
 // (storage.ErrSearchAttributeExists; an storage.InvalidError naming "name" when the
 // namespace has api.MaxSearchAttributesPerNamespace already). The count and
 // the insert run in one transaction that holds the namespace's row.
-func (s *Store) RegisterSearchAttribute(ctx context.Context, ns, name, typ string) (api.SearchAttribute, error) {
+func (s *Store) registerSearchAttribute(ctx context.Context, ns, name, typ string) (api.SearchAttribute, error) {
 	var out api.SearchAttribute
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := gen.New(tx)
@@ -64,9 +64,9 @@ func (s *Store) ListSearchAttributes(ctx context.Context, ns string) ([]api.Sear
 	return out, nil
 }
 
-// DeleteSearchAttribute unregisters a search attribute (storage.ErrNotFound). The
+// deleteSearchAttribute unregisters a search attribute (storage.ErrNotFound). The
 // values workflows hold stay in their rows.
-func (s *Store) DeleteSearchAttribute(ctx context.Context, ns, name string) error {
+func (s *Store) deleteSearchAttribute(ctx context.Context, ns, name string) error {
 	n, err := gen.New(s.pool).DeleteSearchAttribute(ctx, gen.DeleteSearchAttributeParams{Namespace: ns, Name: name})
 	if err != nil {
 		return fmt.Errorf("delete search attribute: %w", err)

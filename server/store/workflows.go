@@ -100,7 +100,8 @@ func toWorkflow(i gen.Instance) api.Workflow {
 }
 
 // DescribeWorkflow returns one instance (storage.ErrNotFound).
-func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error) {
+func (s *Store) DescribeWorkflow(ctx context.Context, ref *storage.WorkflowRef) (api.Workflow, error) {
+	ns, instanceID := ref.Namespace, ref.InstanceID
 	i, err := gen.New(s.pool).GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
 		return api.Workflow{}, storage.ErrNotFound

@@ -33,6 +33,7 @@ import (
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/ui"
 )
 
@@ -222,7 +223,7 @@ func TestUIRoles(t *testing.T) {
 	ctx := context.Background()
 	key := func(role string) string {
 		t.Helper()
-		k, err := app.Store().CreateAPIKey(ctx, "default", role, "ui "+role)
+		k, err := app.Store().CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: role, Name: "ui " + role})
 		if err != nil {
 			t.Fatal(err)
 		}

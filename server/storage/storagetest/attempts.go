@@ -20,6 +20,7 @@ var attemptBehaviours = []behaviour{
 	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
 	{"Renew_ExtendsLockAndFailsForUnknownExpiredAcked", renewExtendsLockAndFailsForUnknownExpiredAcked},
 	{"Abandon_DelayHidesItem", abandonDelayHidesItem},
+	{"Pending_CompletedLaterByItsToken", pendingCompletedLaterByItsToken},
 	{"Retry_BackoffAndMaxAttempts", retryBackoffAndMaxAttempts},
 	{"Retry_NonRetryableType", retryNonRetryableType},
 	{"Timeouts_EachKindFires", timeoutsEachKindFires},
@@ -124,6 +125,31 @@ func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provi
 	})
 	if b.DeliveryCount != a.DeliveryCount+1 || b.Attempt != a.Attempt {
 		t.Fatalf("delivery %d→%d attempt %d→%d", a.DeliveryCount, b.DeliveryCount, a.Attempt, b.Attempt)
+	}
+}
+
+// Goal: an attempt acknowledged as pending stays held, its token found by
+// its activity id; a completion through that token delivers the result,
+// after which the token holds nothing.
+func pendingCompletedLaterByItsToken(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	StartWithActivities(t, s, "pend", Schedule(1))
+	a := FetchAct(t, s, time.Minute)
+	tok := AttemptTok(t, a.LockToken)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckPending, Namespace: ns, Token: tok}))(t)
+	if got := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute})))(t); got != nil {
+		t.Fatalf("a pending attempt was delivered again: %+v", got)
+	}
+	found := m(s.ActivityToken(ctxT(t), &storage.ActivityTokenParams{Namespace: ns, InstanceID: "pend", ActivityID: 1}))(t)
+	if found != tok {
+		t.Fatalf("the activity's token %v, want the pending attempt's %v", found, tok)
+	}
+	r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: found, Result: json.RawMessage(`"later"`)}))(t)
+	if r.Outcome != storage.OutcomeDelivered {
+		t.Fatalf("completion of the pending attempt: %+v", r)
+	}
+	if _, err := s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckPending, Namespace: ns, Token: found}); !errors.Is(err, storage.ErrLockLost) {
+		t.Fatalf("pending after the completion: %v, want ErrLockLost", err)
 	}
 }
 

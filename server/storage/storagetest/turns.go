@@ -243,7 +243,7 @@ func ackClosingTurnReturnsTheClosedWorkflow(t *testing.T, newStore func(*testing
 	if out.Closed == nil {
 		t.Fatal("the closing turn carries no closed workflow")
 	}
-	described := m(s.DescribeWorkflow(ctxT(t), ns, "a"))(t)
+	described := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "a"}))(t)
 	if !reflect.DeepEqual(*out.Closed, described) {
 		t.Fatalf("closed workflow differs from DescribeWorkflow:\n closed    %+v\n described %+v", *out.Closed, described)
 	}
@@ -409,7 +409,7 @@ func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	if got := FetchTurnOrNil(t, s); got != nil {
 		t.Fatal("failed turn visible before its backoff")
 	}
-	w := m(s.DescribeWorkflow(ctxT(t), ns, "f"))(t)
+	w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "f"}))(t)
 	if w.LastTaskError == nil || w.LastTaskError.Type != "Nondeterminism" || w.Status != api.StatusRunning {
 		t.Fatalf("describe %+v", w)
 	}
@@ -459,7 +459,7 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	if !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("err = %v, want ErrUnhandledSignals", err)
 	}
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusRunning {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "sig"}))(t); w.Status != api.StatusRunning {
 		t.Fatalf("status %s", w.Status)
 	}
 	if h := History(t, s, "sig"); len(h) != 0 {
@@ -471,7 +471,7 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	}
 	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusCompleted {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "sig"}))(t); w.Status != api.StatusCompleted {
 		t.Fatalf("status %s", w.Status)
 	}
 }
@@ -487,9 +487,9 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	a := FetchAct(t, s, time.Minute)
 	SweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
-		return m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t).Status != api.StatusRunning
+		return m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "et"}))(t).Status != api.StatusRunning
 	})
-	w := m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t)
+	w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "et"}))(t)
 	if w.Status != api.StatusFailed || w.Error == nil || w.Error.Type != "Timeout" || w.Error.TimeoutType != "execution" {
 		t.Fatalf("describe %+v", w)
 	}

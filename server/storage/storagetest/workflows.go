@@ -18,6 +18,7 @@ import (
 var workflowBehaviours = []behaviour{
 	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
 	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
+	{"Start_WithSignalStartsOrSignals", startWithSignalStartsOrSignals},
 	{"StartHanding_HandsOnlyDueTurns", startHandingHandsOnlyDueTurns},
 	{"StartHanding_ReleasedTurnGoesToTheNextPoll", startHandingReleasedTurnGoesToTheNextPoll},
 	{"Reset_NewRunGoesBackToTheTurn", resetNewRunGoesBackToTheTurn},
@@ -41,12 +42,12 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 	}
 	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "p" {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.ParentWorkflowID != "p" {
 		t.Fatalf("the child names parent %q", w.ParentWorkflowID)
 	}
 
 	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "solo", TaskQueue: "q2", InstanceID: "kid"}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "" || w.ExecutionID != 2 {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.ParentWorkflowID != "" || w.ExecutionID != 2 {
 		t.Fatalf("the restarted instance: parent %q, execution %d", w.ParentWorkflowID, w.ExecutionID)
 	}
 
@@ -54,8 +55,42 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 	task = FetchTurn(t, s)
 	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.Status != api.StatusRunning || w.CancelRequested {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.Status != api.StatusRunning || w.CancelRequested {
 		t.Fatalf("the restarted instance after its old parent closed: %+v", w)
+	}
+}
+
+// Goal: a start with a signal (signal-with-start) starts an instance that
+// does not run, its first turn carrying the start and the signal
+// (Started), and signals the execution that runs otherwise (not Started,
+// the same run); a plain start of the running id is still refused.
+func startWithSignalStartsOrSignals(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	signal := func(input string) storage.StartWorkflowResult {
+		return m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns,
+			Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "sws"},
+			Signal:  &storage.StartSignal{Name: "go", Input: json.RawMessage(input)}}))(t)
+	}
+	first := signal(`1`)
+	if !first.Started || first.ExecutionID != 1 || first.Status != api.StatusRunning {
+		t.Fatalf("first signal-with-start: %+v", first)
+	}
+	second := signal(`2`)
+	if second.Started || second.RunID != first.RunID {
+		t.Fatalf("second signal-with-start: %+v, want the running execution %s signalled", second, first.RunID)
+	}
+	if _, err := s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns,
+		Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "sws"}}); !errors.Is(err, storage.ErrAlreadyRunning) {
+		t.Fatalf("a plain start of the running id: %v, want ErrAlreadyRunning", err)
+	}
+	task := FetchTurn(t, s)
+	var got []string
+	for _, e := range task.Messages {
+		got = append(got, e.Kind+":"+e.SignalName+string(e.Input))
+	}
+	want := []string{api.EventWorkflowStarted + ":", api.EventSignalReceived + ":go1", api.EventSignalReceived + ":go2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("first turn's messages %q, want %q", got, want)
 	}
 }
 
@@ -253,7 +288,7 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 	}
 	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`"ok"`)}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "r"))(t); w.Status != api.StatusCompleted || w.ResetFrom == nil || w.ResetFrom.Reason != "fix" {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "r"}))(t); w.Status != api.StatusCompleted || w.ResetFrom == nil || w.ResetFrom.Reason != "fix" {
 		t.Fatalf("after the new run: %+v", w)
 	}
 	// A point that is not the end of a turn changes nothing.
