@@ -192,6 +192,8 @@ type PanicError = wf.PanicError
 //     retry.
 //   - Details json.RawMessage: Details is the JSON the failing code attached.
 //   - Failure *api.Error: Failure is the error recorded in history.
+//   - Cause error: Cause is the error this one wraps (nil: none): the recorded
+//     failure's cause, rebuilt.
 type ApplicationError = wf.ApplicationError
 
 // NondeterminismError reports code that disagrees with its history.
