@@ -15,7 +15,9 @@ import (
 )
 
 // LockResource is an activity that the tests mock.
-func LockResource(ctx context.Context, resource string) (string, error) { return "lock-" + resource, nil }
+func LockResource(ctx context.Context, resource string) (string, error) {
+	return "lock-" + resource, nil
+}
 
 // LockAndReturn returns the activity's error as it is.
 func LockAndReturn(ctx workflow.Context, resource string) error {
