@@ -473,6 +473,10 @@ type RegisterOptions struct {
 	// DisableAlreadyRegisteredCheck lets the registration replace an
 	// earlier workflow of the same name instead of failing.
 	DisableAlreadyRegisteredCheck bool
+	// VersioningBehavior is Temporal's versioning behaviour of the type
+	// (accepted; Tether pins every execution to its build id: see
+	// VersioningBehavior).
+	VersioningBehavior VersioningBehavior
 }
 
 // Version is a version of workflow code, as GetVersion returns it.
