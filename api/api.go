@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -107,14 +108,48 @@ type Error struct {
 	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 	// Stack is the stack trace of a panic, when there was one.
 	Stack string `json:"stack,omitempty" validate:"max=65536"`
+	// Cause is the error this one wraps, recorded the same way (Temporal's
+	// Failure.cause), absent when none: the SDK rebuilds the chain from it,
+	// so that errors.As finds each error of the chain. The server stores
+	// it as it is.
+	Cause *Error `json:"cause,omitempty"`
+	// Activity is set when the error is an activity's failure as its
+	// workflow saw it (Temporal's ActivityFailureInfo): Cause is the
+	// activity's own error.
+	Activity *ErrorActivity `json:"activity,omitempty"`
+	// ChildWorkflow is set when the error is a child workflow's failure as
+	// its parent saw it (Temporal's ChildWorkflowExecutionFailureInfo):
+	// Cause is the child's own error.
+	ChildWorkflow *ErrorChildWorkflow `json:"child_workflow,omitempty"`
 }
 
-// Error implements the error interface.
+// ErrorActivity names the activity whose failure an Error is.
+type ErrorActivity struct {
+	// ActivityType is the activity's type.
+	ActivityType string `json:"activity_type" validate:"max=256"`
+	// ActivityID is the activity's id within its execution.
+	ActivityID int64 `json:"activity_id"`
+}
+
+// ErrorChildWorkflow names the child workflow whose failure an Error is.
+type ErrorChildWorkflow struct {
+	// WorkflowID is the child's workflow id.
+	WorkflowID string `json:"workflow_id" validate:"max=256"`
+	// WorkflowType is the child's workflow type.
+	WorkflowType string `json:"workflow_type" validate:"max=256"`
+}
+
+// Error implements the error interface: the type, the message, and the
+// cause's when the message does not already end with it.
 func (e *Error) Error() string {
+	msg := e.Message
 	if e.Type != "" {
-		return e.Type + ": " + e.Message
+		msg = e.Type + ": " + msg
 	}
-	return e.Message
+	if c := e.Cause; c != nil && !strings.HasSuffix(e.Message, c.Message) {
+		msg += ": " + c.Error()
+	}
+	return msg
 }
 
 // Problem is an RFC 9457 problem document, the body of every error answer

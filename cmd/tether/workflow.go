@@ -307,15 +307,13 @@ func attributesText(attrs map[string]json.RawMessage) string {
 	return strings.Join(parts, " ")
 }
 
-// errorText is a recorded error for a table.
+// errorText is a recorded error for a table: its type, its message and its
+// causes' (api.Error.Error).
 func errorText(e *api.Error) string {
 	if e == nil {
 		return ""
 	}
-	if e.Type != "" {
-		return e.Type + ": " + e.Message
-	}
-	return e.Message
+	return e.Error()
 }
 
 func (c *cli) workflowShow() *cobra.Command {

@@ -1127,6 +1127,22 @@ type ApiEmpty = interface{}
 
 // ApiError defines model for api.Error.
 type ApiError struct {
+	// Activity Activity is set when the error is an activity's failure as its
+	// workflow saw it (Temporal's ActivityFailureInfo): Cause is the
+	// activity's own error.
+	Activity *ApiErrorActivity `json:"activity,omitempty"`
+
+	// Cause Cause is the error this one wraps, recorded the same way (Temporal's
+	// Failure.cause), absent when none: the SDK rebuilds the chain from it,
+	// so that errors.As finds each error of the chain. The server stores
+	// it as it is.
+	Cause *ApiError `json:"cause,omitempty"`
+
+	// ChildWorkflow ChildWorkflow is set when the error is a child workflow's failure as
+	// its parent saw it (Temporal's ChildWorkflowExecutionFailureInfo):
+	// Cause is the child's own error.
+	ChildWorkflow *ApiErrorChildWorkflow `json:"child_workflow,omitempty"`
+
 	// Details Details is any JSON value the failing code attached.
 	Details interface{} `json:"details,omitempty"`
 
@@ -1147,6 +1163,24 @@ type ApiError struct {
 	// non_retryable_error_types. Tether's own types: "Timeout", "WorkerLost",
 	// "Poison", "Panic", "Canceled", "Nondeterminism".
 	Type *string `json:"type,omitempty"`
+}
+
+// ApiErrorActivity defines model for api.ErrorActivity.
+type ApiErrorActivity struct {
+	// ActivityId ActivityID is the activity's id within its execution.
+	ActivityId *int `json:"activity_id,omitempty"`
+
+	// ActivityType ActivityType is the activity's type.
+	ActivityType *string `json:"activity_type,omitempty"`
+}
+
+// ApiErrorChildWorkflow defines model for api.ErrorChildWorkflow.
+type ApiErrorChildWorkflow struct {
+	// WorkflowId WorkflowID is the child's workflow id.
+	WorkflowId *string `json:"workflow_id,omitempty"`
+
+	// WorkflowType WorkflowType is the child's workflow type.
+	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
 // ApiEvent defines model for api.Event.

@@ -22,6 +22,10 @@ func TemporalShapeFlow(ctx workflow.Context) error { return nil }
 
 func TemporalShapeActivity(ctx context.Context) (string, error) { return "done", nil }
 
+// registerWith registers fn with register, a method passed as a function
+// value of Temporal's signature.
+func registerWith(register func(interface{}), fn interface{}) { register(fn) }
+
 // recoverRegistration runs register and returns what it panicked with.
 func recoverRegistration(t *testing.T, register func()) (r any) {
 	t.Helper()
@@ -39,8 +43,7 @@ func TestRegisterTemporalSignatures(t *testing.T) {
 	_, c := newFake(t)
 	w := New(c, "q", Options{})
 	var ew existingWorker = w
-	var registerWorkflow func(interface{}) = w.RegisterWorkflow
-	registerWorkflow(TemporalShapeFlow)
+	registerWith(w.RegisterWorkflow, TemporalShapeFlow)
 	ew.RegisterActivity(TemporalShapeActivity)
 	w.RegisterWorkflowWithOptions(TemporalShapeFlow, workflow.RegisterOptions{Name: "Renamed"})
 	w.RegisterActivityWithOptions(TemporalShapeActivity, activity.RegisterOptions{Name: "RenamedActivity"})

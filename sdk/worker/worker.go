@@ -52,6 +52,15 @@ type Options struct {
 	// build id gets only executions without one. Activities are not
 	// pinned.
 	BuildID string
+	// DeploymentOptions are Temporal's worker-deployment versioning
+	// options, mapped onto BuildID: with UseVersioning, the worker's build
+	// id is Version's ("<DeploymentName>.<BuildID>", or BuildID alone
+	// without a deployment name), which wins over BuildID. Every workflow
+	// behaves as VersioningBehaviorPinned (workflow.VersioningBehavior).
+	// UseVersioning without Version.BuildID, a DefaultVersioningBehavior
+	// without UseVersioning, or UseVersioning with EnableSessionWorker make
+	// Start and Run fail, as Temporal refuses them.
+	DeploymentOptions DeploymentOptions
 	// MaxConcurrentWorkflowTurns bounds the workflow turns run at once
 	// (default 100). A turn holds its slot while its acknowledgement is on
 	// its way, which is most of its time: the more slots, the more turns
@@ -266,6 +275,52 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 	return o
 }
 
+// DeploymentOptions are Temporal's worker.DeploymentOptions (see
+// Options.DeploymentOptions).
+type DeploymentOptions struct {
+	// UseVersioning opts the worker into versioning by Version.
+	UseVersioning bool
+	// Version is the worker's deployment version.
+	Version WorkerDeploymentVersion
+	// DefaultVersioningBehavior is the behaviour of the workflows
+	// registered without one (accepted; Tether pins every execution).
+	DefaultVersioningBehavior workflow.VersioningBehavior
+}
+
+// WorkerDeploymentVersion is Temporal's worker.WorkerDeploymentVersion: a
+// deployment's name and a build of it.
+type WorkerDeploymentVersion struct {
+	// DeploymentName names the deployment.
+	DeploymentName string
+	// BuildID names the build.
+	BuildID string
+}
+
+// String returns the version as Tether's build id:
+// "<DeploymentName>.<BuildID>", or BuildID without a deployment name.
+func (v WorkerDeploymentVersion) String() string {
+	if v.DeploymentName == "" {
+		return v.BuildID
+	}
+	return v.DeploymentName + "." + v.BuildID
+}
+
+// deploymentBuildID checks d and returns the build id it gives the worker
+// ("" when it gives none).
+func deploymentBuildID(d DeploymentOptions, sessions bool) (string, error) {
+	switch {
+	case !d.UseVersioning && d.DefaultVersioningBehavior != workflow.VersioningBehaviorUnspecified:
+		return "", errors.New("DeploymentOptions.DefaultVersioningBehavior needs UseVersioning")
+	case !d.UseVersioning:
+		return "", nil
+	case d.Version.BuildID == "":
+		return "", errors.New("DeploymentOptions.UseVersioning needs Version.BuildID")
+	case sessions:
+		return "", errors.New("DeploymentOptions.UseVersioning cannot be combined with EnableSessionWorker")
+	}
+	return d.Version.String(), nil
+}
+
 // maxQueueName is the longest task queue name the server accepts.
 const maxQueueName = 200
 
@@ -427,8 +482,15 @@ func New(c client.Client, taskQueue string, opts Options) Worker {
 // that need its type).
 func NewTetherWorker(c client.Client, taskQueue string, opts Options) *TetherWorker {
 	tc, _ := c.(*client.TetherClient)
+	buildID, deployErr := deploymentBuildID(opts.DeploymentOptions, opts.EnableSessionWorker)
+	if buildID != "" {
+		opts.BuildID = buildID
+	}
 	opts = opts.withDefaults(tc)
 	w := &TetherWorker{c: tc, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
+	if deployErr != nil {
+		w.newErr = fmt.Errorf("worker: %w", deployErr)
+	}
 	if tc == nil {
 		w.newErr = fmt.Errorf("worker: New needs a client of package client (Dial, NewLazyClient), got %T", c)
 	} else {

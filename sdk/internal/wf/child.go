@@ -151,6 +151,12 @@ func (e *ChildWorkflowExecutionError) Error() string {
 	return fmt.Sprintf("child workflow %s (%s): %v", e.WorkflowID, e.WorkflowType, e.Err)
 }
 
+// AnnotateError records the child workflow in the error's wire form
+// (whose message is Error(), its cause recorded as its Cause too).
+func (e *ChildWorkflowExecutionError) AnnotateError(a *api.Error) {
+	a.ChildWorkflow = &api.ErrorChildWorkflow{WorkflowID: e.WorkflowID, WorkflowType: e.WorkflowType}
+}
+
 // Unwrap returns the cause.
 func (e *ChildWorkflowExecutionError) Unwrap() error { return e.Err }
 
@@ -328,14 +334,7 @@ func (s *state) applyChild(ev *api.Event) {
 	case api.EventChildWorkflowCompleted:
 		closed(nil)
 	case api.EventChildWorkflowFailed:
-		cause := errors.New("child workflow failed")
-		if ev.Error != nil {
-			var ae *ActivityError
-			if errors.As(activityFailure(0, "", ev.Error), &ae) {
-				cause = ae.Err
-			}
-		}
-		closed(chErr(ev.Error, cause))
+		closed(chErr(ev.Error, causeOr(ev.Error, "child workflow failed")))
 	case api.EventChildWorkflowCanceled:
 		closed(chErr(nil, ErrCanceled))
 	case api.EventChildWorkflowTerminated:
