@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -236,6 +237,10 @@ func TestConcurrency_QueueReleasesInOrder(t *testing.T) {
 	if states["a"] != api.ConcurrencyRunning || states["b"] != api.ConcurrencyWaiting || states["c"] != api.ConcurrencyWaiting {
 		t.Fatalf("list states %v", states)
 	}
+	e.get("/workflows?query="+url.QueryEscape("WorkflowType = 'W'")).want(t, http.StatusOK).decode(t, &list)
+	if len(list.Workflows) != 3 || list.Workflows[0].Concurrency == nil || list.Workflows[0].Concurrency.State != api.ConcurrencyWaiting {
+		t.Fatalf("list with a query: %+v", list.Workflows)
+	}
 	var tq api.TaskQueue
 	e.get("/task-queues/oq").want(t, http.StatusOK).decode(t, &tq)
 	if len(tq.ConcurrencyKeys) != 1 || tq.ConcurrencyKeys[0] != (api.ConcurrencyKeyUsage{Key: "k1", Limit: 1, Running: 1, Waiting: 2}) {
@@ -335,6 +340,24 @@ func TestConcurrency_BadInput(t *testing.T) {
 	wantProblemField(t, e.do(http.MethodPost, e.base+"/workflows/s/signal-with-start",
 		[]byte(`{"signal_name":"go","workflow_type":"W","task_queue":"q","concurrency":{"key":"k","limit":0}}`)),
 		http.StatusBadRequest, "concurrency.limit")
+
+	// The paths that take no concurrency limit refuse one: a schedule's
+	// action, a child workflow's start.
+	if r := e.do(http.MethodPost, e.base+"/schedules", []byte(`{"schedule_id":"s","spec":{"cron_expressions":["*/5 * * * *"]},`+
+		`"action":{"workflow_type":"W","task_queue":"q","concurrency":{"key":"k","limit":1}}}`)); r.status != http.StatusBadRequest ||
+		!strings.Contains(string(r.body), "concurrency") {
+		t.Fatalf("a schedule with a concurrency limit: %d %s", r.status, r.body)
+	}
+	e.post("/workflows", api.StartWorkflowRequest{WorkflowType: "W", TaskQueue: "bq", InstanceID: "parent"}).want(t, http.StatusCreated)
+	task, ok := pollWF(t, e, "bq", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	if r := e.do(http.MethodPost, e.base+"/workflow-tasks/"+task.LockToken+"/complete", []byte(`{"commands":[{"type":"start_child_workflow",`+
+		`"child_id":1,"workflow_id":"kid","workflow_type":"W","concurrency":{"key":"k","limit":1}}]}`)); r.status != http.StatusBadRequest ||
+		!strings.Contains(string(r.body), "concurrency") {
+		t.Fatalf("a child with a concurrency limit: %d %s", r.status, r.body)
+	}
 }
 
 // Goal: the latest start's limit is the key's limit: raising it admits
