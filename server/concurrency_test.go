@@ -445,3 +445,45 @@ func TestConcurrency_SignalWithStart(t *testing.T) {
 		t.Fatalf("b's first turn: %+v", task)
 	}
 }
+
+// Goal: a workflow reset after it closed runs again without its key: it
+// takes no slot and waits for none, and the key's counts do not move.
+func TestConcurrency_ResetOfAClosedWorkflowDropsItsKey(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := api.Concurrency{Key: "k7", Limit: 1}
+	startKeyed(t, e, "a", "rq", c).want(t, http.StatusCreated)
+	task, ok := pollWF(t, e, "rq", 5*time.Second)
+	if !ok || task.InstanceID != "a" {
+		t.Fatalf("turn %+v", task.InstanceID)
+	}
+	ack(t, e, task, api.Command{Type: api.CommandCompleteWorkflow})
+	startKeyed(t, e, "b", "rq", c).want(t, http.StatusCreated)
+	e.post("/workflows/a/reset", api.ResetWorkflowRequest{ResetType: api.ResetFirstTurn}).want(t, http.StatusCreated)
+	if w := describeWF(t, e, "a"); w.Status != api.StatusRunning || w.Concurrency != nil {
+		t.Fatalf("a after its reset: %s, %+v", w.Status, w.Concurrency)
+	}
+	if w := describeWF(t, e, "b"); w.Concurrency.State != api.ConcurrencyRunning || w.Concurrency.Running != 1 {
+		t.Fatalf("b: %+v", w.Concurrency)
+	}
+	seen := map[string]bool{}
+	for range 2 {
+		task, ok := pollWF(t, e, "rq", 5*time.Second)
+		if !ok {
+			t.Fatalf("turns seen %v, want a's and b's", seen)
+		}
+		seen[task.InstanceID] = true
+		ack(t, e, task, api.Command{Type: api.CommandCompleteWorkflow})
+	}
+	if !seen["a"] || !seen["b"] {
+		t.Fatalf("turns seen %v, want a's and b's", seen)
+	}
+	var tq api.TaskQueue
+	e.get("/task-queues/rq").want(t, http.StatusOK).decode(t, &tq)
+	if len(tq.ConcurrencyKeys) != 0 {
+		t.Fatalf("task queue keys %+v", tq.ConcurrencyKeys)
+	}
+	var running int
+	if err := e.pool.QueryRow(context.Background(), `SELECT running FROM concurrency_keys WHERE key = 'k7'`).Scan(&running); err != nil || running != 0 {
+		t.Fatalf("the key's running count %d (%v), want 0", running, err)
+	}
+}
