@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,13 +100,30 @@ func admittedCount(ctx context.Context, pool *pgxpool.Pool, key string) (int, er
 	return n, err
 }
 
+// raise sets m to v when v is larger.
+func raise(m *atomic.Int64, v int64) {
+	for {
+		old := m.Load()
+		if v <= old || m.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
 // Goal: a per-key concurrency limit of 2 never runs 3 at once across two
-// server replicas. Twelve workflows of one key are started concurrently,
-// half through each replica; four pollers (two per replica) run them,
-// each a timer long. Sampled all along: the workflows the database has
-// admitted, and the workflows whose turns the pollers hold; neither ever
-// exceeds 2, and all twelve complete.
+// server replicas, with the queue and the cancel_oldest strategies.
+// Twelve workflows of one key are started concurrently, half through each
+// replica; four pollers (two per replica) run them, each a timer long (or
+// until its cancel request). Sampled all along: the workflows the
+// database has admitted, and the workflows the pollers run; neither ever
+// exceeds 2, and all twelve close.
 func TestConcurrency_LimitHoldsAcrossReplicas(t *testing.T) {
+	for _, strategy := range []string{api.ConcurrencyQueue, api.ConcurrencyCancelOldest} {
+		t.Run(strategy, func(t *testing.T) { limitHoldsAcrossReplicas(t, strategy) })
+	}
+}
+
+func limitHoldsAcrossReplicas(t *testing.T, strategy string) {
 	e := newEnv(t, Config{})
 	other := secondReplica(t, e)
 	replicas := []*env{e, other}
@@ -120,7 +138,7 @@ func TestConcurrency_LimitHoldsAcrossReplicas(t *testing.T) {
 			defer starts.Done()
 			r := replicas[i%2]
 			status, body, err := postJSON(ctx, r.base+"/workflows", api.StartWorkflowRequest{WorkflowType: "W", TaskQueue: "cq",
-				InstanceID: fmt.Sprintf("c-%02d", i), Concurrency: &api.Concurrency{Key: key, Limit: limit}})
+				InstanceID: fmt.Sprintf("c-%02d", i), Concurrency: &api.Concurrency{Key: key, Limit: limit, Strategy: strategy}})
 			if err != nil || status != http.StatusCreated {
 				t.Errorf("start %d: %d %s %v", i, status, body, err)
 			}
@@ -137,23 +155,18 @@ func TestConcurrency_LimitHoldsAcrossReplicas(t *testing.T) {
 				return
 			}
 			sampled.Add(1)
-			for {
-				m := maxAdmitted.Load()
-				if int64(k) <= m || maxAdmitted.CompareAndSwap(m, int64(k)) {
-					break
-				}
-			}
+			raise(&maxAdmitted, int64(k))
 		}
 	}()
 
-	var held, maxHeld, completed atomic.Int64
+	var held, maxHeld, closed, canceled atomic.Int64
 	var workers sync.WaitGroup
 	for w := range 4 {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
 			r := replicas[w%2]
-			for ctx.Err() == nil && completed.Load() < n {
+			for ctx.Err() == nil && closed.Load() < n {
 				status, body, err := postJSON(ctx, r.base+"/workflow-tasks/poll",
 					api.PollWorkflowTaskRequest{TaskQueue: "cq", WorkerID: fmt.Sprintf("w%d", w), Wait: dur(time.Second)})
 				if err != nil || status == http.StatusNoContent {
@@ -164,12 +177,23 @@ func TestConcurrency_LimitHoldsAcrossReplicas(t *testing.T) {
 					t.Errorf("poll: %d %s", status, body)
 					return
 				}
-				cmd := api.Command{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(150 * time.Millisecond)}
-				if task.Messages[0].Kind == api.EventWorkflowStarted {
-					if h := held.Add(1); h > maxHeld.Load() {
-						maxHeld.Store(h)
+				started, closing := false, false
+				for _, m := range task.Messages {
+					switch m.Kind {
+					case api.EventWorkflowStarted:
+						started = true
+					case api.EventTimerFired:
+						closing = true
+					case api.EventCancelRequested:
+						closing = true
+						canceled.Add(1)
 					}
-				} else {
+				}
+				if started {
+					raise(&maxHeld, held.Add(1))
+				}
+				cmd := api.Command{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(150 * time.Millisecond)}
+				if closing {
 					// Counted out before the ack that closes it: a count
 					// never includes a workflow whose slot may be free.
 					held.Add(-1)
@@ -181,25 +205,25 @@ func TestConcurrency_LimitHoldsAcrossReplicas(t *testing.T) {
 					t.Errorf("ack %s: %d %s %v", task.InstanceID, status, body, err)
 					return
 				}
-				if cmd.Type == api.CommandCompleteWorkflow {
-					completed.Add(1)
+				if closing {
+					closed.Add(1)
 				}
 			}
 		}()
 	}
 	starts.Wait()
-	waitUntil(t, 60*time.Second, "every workflow to complete", func() bool { return completed.Load() == n || t.Failed() })
+	waitUntil(t, 60*time.Second, "every workflow to close", func() bool { return closed.Load() == n || t.Failed() })
 	cancel()
 	workers.Wait()
 	<-sampler
 	if m := maxAdmitted.Load(); m > limit || m < 1 {
 		t.Errorf("the database had %d workflows of the key admitted at once (%d samples), want at most %d", m, sampled.Load(), limit)
 	}
-	if m := maxHeld.Load(); m > limit {
-		t.Errorf("workers ran %d workflows of the key at once, want at most %d", m, limit)
+	if m := maxHeld.Load(); m != limit {
+		t.Errorf("workers ran at most %d workflows of the key at once, want the limit, %d", m, limit)
 	}
-	if m := maxHeld.Load(); m < limit {
-		t.Errorf("workers ran at most %d workflows at once, want the limit (%d) used", m, limit)
+	if c := canceled.Load(); (strategy == api.ConcurrencyCancelOldest) != (c > 0) {
+		t.Errorf("strategy %s: %d workflows were asked to cancel", strategy, c)
 	}
 	var tq api.TaskQueue
 	e.get("/task-queues/cq").want(t, http.StatusOK).decode(t, &tq)
@@ -235,6 +259,10 @@ func TestConcurrency_QueueReleasesInOrder(t *testing.T) {
 	}
 	if states["a"] != api.ConcurrencyRunning || states["b"] != api.ConcurrencyWaiting || states["c"] != api.ConcurrencyWaiting {
 		t.Fatalf("list states %v", states)
+	}
+	e.get("/workflows?query="+url.QueryEscape("WorkflowType = 'W'")).want(t, http.StatusOK).decode(t, &list)
+	if len(list.Workflows) != 3 || list.Workflows[0].Concurrency == nil || list.Workflows[0].Concurrency.State != api.ConcurrencyWaiting {
+		t.Fatalf("list with a query: %+v", list.Workflows)
 	}
 	var tq api.TaskQueue
 	e.get("/task-queues/oq").want(t, http.StatusOK).decode(t, &tq)
@@ -335,6 +363,24 @@ func TestConcurrency_BadInput(t *testing.T) {
 	wantProblemField(t, e.do(http.MethodPost, e.base+"/workflows/s/signal-with-start",
 		[]byte(`{"signal_name":"go","workflow_type":"W","task_queue":"q","concurrency":{"key":"k","limit":0}}`)),
 		http.StatusBadRequest, "concurrency.limit")
+
+	// The paths that take no concurrency limit refuse one: a schedule's
+	// action, a child workflow's start.
+	if r := e.do(http.MethodPost, e.base+"/schedules", []byte(`{"schedule_id":"s","spec":{"cron_expressions":["*/5 * * * *"]},`+
+		`"action":{"workflow_type":"W","task_queue":"q","concurrency":{"key":"k","limit":1}}}`)); r.status != http.StatusBadRequest ||
+		!strings.Contains(string(r.body), "concurrency") {
+		t.Fatalf("a schedule with a concurrency limit: %d %s", r.status, r.body)
+	}
+	e.post("/workflows", api.StartWorkflowRequest{WorkflowType: "W", TaskQueue: "bq", InstanceID: "parent"}).want(t, http.StatusCreated)
+	task, ok := pollWF(t, e, "bq", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	if r := e.do(http.MethodPost, e.base+"/workflow-tasks/"+task.LockToken+"/complete", []byte(`{"commands":[{"type":"start_child_workflow",`+
+		`"child_id":1,"workflow_id":"kid","workflow_type":"W","concurrency":{"key":"k","limit":1}}]}`)); r.status != http.StatusBadRequest ||
+		!strings.Contains(string(r.body), "concurrency") {
+		t.Fatalf("a child with a concurrency limit: %d %s", r.status, r.body)
+	}
 }
 
 // Goal: the latest start's limit is the key's limit: raising it admits
@@ -420,5 +466,47 @@ func TestConcurrency_SignalWithStart(t *testing.T) {
 	task, ok = pollWF(t, e, "sq", 5*time.Second)
 	if !ok || task.InstanceID != "b" || len(task.Messages) != 2 || task.Messages[1].Kind != api.EventSignalReceived {
 		t.Fatalf("b's first turn: %+v", task)
+	}
+}
+
+// Goal: a workflow reset after it closed runs again without its key: it
+// takes no slot and waits for none, and the key's counts do not move.
+func TestConcurrency_ResetOfAClosedWorkflowDropsItsKey(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := api.Concurrency{Key: "k7", Limit: 1}
+	startKeyed(t, e, "a", "rq", c).want(t, http.StatusCreated)
+	task, ok := pollWF(t, e, "rq", 5*time.Second)
+	if !ok || task.InstanceID != "a" {
+		t.Fatalf("turn %+v", task.InstanceID)
+	}
+	ack(t, e, task, api.Command{Type: api.CommandCompleteWorkflow})
+	startKeyed(t, e, "b", "rq", c).want(t, http.StatusCreated)
+	e.post("/workflows/a/reset", api.ResetWorkflowRequest{ResetType: api.ResetFirstTurn}).want(t, http.StatusCreated)
+	if w := describeWF(t, e, "a"); w.Status != api.StatusRunning || w.Concurrency != nil {
+		t.Fatalf("a after its reset: %s, %+v", w.Status, w.Concurrency)
+	}
+	if w := describeWF(t, e, "b"); w.Concurrency.State != api.ConcurrencyRunning || w.Concurrency.Running != 1 {
+		t.Fatalf("b: %+v", w.Concurrency)
+	}
+	seen := map[string]bool{}
+	for range 2 {
+		task, ok := pollWF(t, e, "rq", 5*time.Second)
+		if !ok {
+			t.Fatalf("turns seen %v, want a's and b's", seen)
+		}
+		seen[task.InstanceID] = true
+		ack(t, e, task, api.Command{Type: api.CommandCompleteWorkflow})
+	}
+	if !seen["a"] || !seen["b"] {
+		t.Fatalf("turns seen %v, want a's and b's", seen)
+	}
+	var tq api.TaskQueue
+	e.get("/task-queues/rq").want(t, http.StatusOK).decode(t, &tq)
+	if len(tq.ConcurrencyKeys) != 0 {
+		t.Fatalf("task queue keys %+v", tq.ConcurrencyKeys)
+	}
+	var running int
+	if err := e.pool.QueryRow(context.Background(), `SELECT running FROM concurrency_keys WHERE key = 'k7'`).Scan(&running); err != nil || running != 0 {
+		t.Fatalf("the key's running count %d (%v), want 0", running, err)
 	}
 }

@@ -121,7 +121,8 @@ func (s *Store) normalizeSearchAttributes(ctx context.Context, q *gen.Queries, n
 const listColumns = `namespace, instance_id, workflow_type, task_queue, status, execution_id,
   (error - 'details' - 'stack')::jsonb, cancel_requested, cancel_reason,
   (last_task_error - 'details' - 'stack')::jsonb, created_at, updated_at, completed_at,
-  cron_schedule, parent_instance_id, parent_execution_id, search_attributes, run_id, parent_run_id`
+  cron_schedule, parent_instance_id, parent_execution_id, search_attributes, run_id, parent_run_id,
+  concurrency, locked_by`
 
 // visibilityWhere is the WHERE condition of a list or count with a query
 // (and the older status and workflow_type filters), with its arguments
@@ -202,7 +203,7 @@ func (s *Store) listByQuery(ctx context.Context, ns string, f storage.ListFilter
 			err := r.Scan(&i.Namespace, &i.InstanceID, &i.WorkflowType, &i.TaskQueue, &i.Status, &i.ExecutionID,
 				&i.Error, &i.CancelRequested, &i.CancelReason, &i.LastTaskError, &i.CreatedAt, &i.UpdatedAt,
 				&i.CompletedAt, &i.CronSchedule, &i.ParentInstanceID, &i.ParentExecutionID, &i.SearchAttributes,
-				&i.RunID, &i.ParentRunID)
+				&i.RunID, &i.ParentRunID, &i.Concurrency, &i.LockedBy)
 			return i, err
 		})
 		return err
