@@ -89,7 +89,7 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(e, "/docs/*", swaggerUI())
 	// The web UI, over this server's own public API (package ui). It
 	// authenticates nobody itself: its API calls carry the browser's
-	// credentials and pass authorize like any other request.
+	// credentials and pass the authorizer like any other request.
 	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger, CodecEndpoint: s.cfg.UICodecEndpoint}))
 	getAndHead(e, uiPath, uiHandler)
 	e.POST(uiPath, uiHandler)
@@ -338,7 +338,7 @@ func getAndHead(r interface {
 }
 
 // uiPath is the route of the web UI's pages and forms. Its requests are
-// HTML pages and HTML forms, not the JSON API: they pass authorize as
-// public and guardRequest lets their form bodies through (the UI checks
+// HTML pages and HTML forms, not the JSON API: they pass the authorizer as
+// public and edge.GuardRequest lets their form bodies through (the UI checks
 // its own CSRF token; its API calls are checked like any other request).
 const uiPath = ui.Prefix + "*"
