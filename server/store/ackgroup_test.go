@@ -40,7 +40,7 @@ func ackAll(t *testing.T, s *store.Store, tokens []string, reqs []api.CompleteWo
 	outs := make([]api.CompleteWorkflowTaskResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, tokens[i]), Request: reqs[i]})
+		outs[i], errs[i] = s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, tokens[i]), Request: reqs[i]})
 	})
 	return outs, errs
 }
@@ -127,7 +127,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: history written: %v", ids[i], kinds(h))
 			}
 			// Its lock is still held: a good ack succeeds.
-			m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, tokens[i]), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+			m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, tokens[i]), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 		case 3:
 			if !errors.Is(err, storage.ErrUnhandledSignals) {
 				t.Errorf("%s: err = %v, want ErrUnhandledSignals", ids[i], err)

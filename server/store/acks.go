@@ -54,14 +54,14 @@ func newTurnAcks() *coalescer[*turnAck] {
 	return &coalescer[*turnAck]{maxLeaders: maxTurnAckLeaders, maxGroup: maxTurnAckGroup}
 }
 
-// CompleteWorkflowTask acknowledges a turn in one transaction: the
+// completeWorkflowTask acknowledges a turn in one transaction: the
 // messages' and commands' events, the new activity attempts, timers,
 // activity cancels, the instance update, the deletion of exactly the
 // consumed messages, the lock release and the wake-ups. A stale or doubled
 // ack → storage.ErrLockLost and nothing is written; a command the server refuses →
 // *storage.InvalidError and nothing is written. Concurrent acks share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteWorkflowTask(ctx context.Context, p *storage.AckWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error) {
+func (s *Store) completeWorkflowTask(ctx context.Context, p *storage.AckWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error) {
 	ns, token, req := p.Namespace, p.Token, p.Request
 	tok := token.Lock
 	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req,

@@ -242,11 +242,11 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 	}
 }
 
-// FailActivityTask acknowledges an attempt with an error; the retry policy
+// failActivityTask acknowledges an attempt with an error; the retry policy
 // decides between a new attempt and a failure delivered to the workflow.
 // details, when not nil, are the attempt's latest heartbeat details: the
 // next attempt starts from them rather than from those of its last renewal.
-func (s *Store) FailActivityTask(ctx context.Context, p *storage.AckActivityTaskParams) (api.ActivityAckResponse, error) {
+func (s *Store) failActivityTask(ctx context.Context, p *storage.AckActivityTaskParams) (api.ActivityAckResponse, error) {
 	ns, token, e, details := p.Namespace, p.Token, p.Error, p.Details
 	var out api.ActivityAckResponse
 	digest := reportDigest(mustJSON(e), details)

@@ -43,7 +43,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	start(t, s, "p")
 	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "busy", TaskQueue: "q3", InstanceID: "busy"}}))(t)
 	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "kidwf", TaskQueue: "q2",
 			Input: json.RawMessage(`"hi"`), ParentClosePolicy: api.ParentClosePolicyRequestCancel},
 		{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "busy", WorkflowType: "kidwf", TaskQueue: "q2"},
@@ -77,7 +77,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	if string(kid.Messages[0].Input) != `"hi"` || kid.Messages[0].ParentWorkflowID != "p" {
 		t.Fatalf("child start %+v", kid.Messages[0])
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"ok":true}`)}}}}))(t)
 	closed := xminOf(t, s, `SELECT xmin::text FROM history WHERE namespace = $1 AND instance_id = 'kid' AND kind = 'WorkflowCompleted'`, ns)
 	if x := xminOf(t, s, `SELECT xmin::text FROM orchestrator_queue WHERE namespace = $1 AND instance_id = 'p' AND kind = 'ChildWorkflowCompleted' AND payload->'result' = '{"ok":true}'::jsonb`, ns); x != closed {
@@ -88,7 +88,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	// keeps running, untouched.
 	task = fetchTurn(t, s)
 	got := kinds(task.Messages)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
 	h := history(t, s, "p")
 	for _, k := range []string{api.EventChildWorkflowStarted, api.EventStartChildWorkflowFailed, api.EventChildWorkflowCompleted} {
@@ -111,7 +111,7 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "p")
 	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "rc", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyRequestCancel},
 		{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "term", WorkflowType: "k", TaskQueue: "q2"},
 		{Type: api.CommandStartChildWorkflow, ChildID: 3, WorkflowID: "ab", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyAbandon},
@@ -122,10 +122,10 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 		t.Fatalf("ab2 was not asked to cancel: %+v", w)
 	}
 	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "p", Reason: "stop"}))(t)
 	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	term := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "term"}))(t)
 	if term.Status != api.StatusTerminated || term.Error == nil || term.Error.Type != api.ErrorTypeTerminated ||
 		term.Error.Message != api.CancelReasonParentCanceled {
@@ -167,7 +167,7 @@ func TestChildren_ClosePolicyOnlyForParents(t *testing.T) {
 	complete := func(cmds ...api.Command) {
 		t.Helper()
 		task := fetchTurn(t, s)
-		m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
+		m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 	}
 	kid := func(id string) api.Command {
 		return api.Command{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: id, WorkflowType: "k", TaskQueue: "q2",

@@ -111,7 +111,7 @@ func TestFlowRateLimit_ActivitiesAcrossReplicas(t *testing.T) {
 	for i := range ids {
 		ids[i] = int64(i + 1)
 	}
-	ack := m(rs[0].CompleteWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	ack := m(rs[0].AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: schedule(ids...), EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 16}}}))(t)
 	if len(ack.ActivityTasks) != 0 {
 		t.Fatalf("the ack claimed %d attempts of a rate-limited queue eagerly", len(ack.ActivityTasks))

@@ -40,11 +40,11 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	}
 	for range ids {
 		task := fetchTurn(t, s)
-		m(s.CompleteWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Namespace: "default", Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+		m(s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: "default", Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	}
 	for _, id := range ids {
 		a := fetchAct(t, s, time.Minute)
-		m(s.CompleteActivityTask(ctx, &storage.AckActivityTaskParams{Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
+		m(s.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 		m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: "default", InstanceID: id}))(t)
 	}
 	rows, err := pool.Query(ctx, `SELECT substring(statement FROM '-- name: (\w+)'), generic_plans, custom_plans

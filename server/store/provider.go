@@ -27,12 +27,12 @@ func (s *Store) Settings() storage.Settings {
 	return storage.Settings{MinLease: s.opts.MinLease, MaxLease: s.opts.MaxLease, Grace: s.opts.Grace}
 }
 
-// AckWorkflowTask ends a turn as p.Kind says: CompleteWorkflowTask,
+// AckWorkflowTask ends a turn as p.Kind says: completeWorkflowTask,
 // failWorkflowTask or releaseTurn.
 func (s *Store) AckWorkflowTask(ctx context.Context, p *storage.AckWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error) {
 	switch p.Kind {
 	case storage.AckComplete:
-		return s.CompleteWorkflowTask(ctx, p)
+		return s.completeWorkflowTask(ctx, p)
 	case storage.AckFail:
 		return api.CompleteWorkflowTaskResponse{}, s.failWorkflowTask(ctx, p)
 	case storage.AckRelease:
@@ -41,14 +41,14 @@ func (s *Store) AckWorkflowTask(ctx context.Context, p *storage.AckWorkflowTaskP
 	return api.CompleteWorkflowTaskResponse{}, fmt.Errorf("ack of a turn: %w", &storage.InvalidError{Field: "kind", Message: fmt.Sprintf("%q is no acknowledgement of a turn", p.Kind)})
 }
 
-// AckActivityTask ends an attempt as p.Kind says: CompleteActivityTask,
-// FailActivityTask, abandonActivityTask or markActivityPending.
+// AckActivityTask ends an attempt as p.Kind says: completeActivityTask,
+// failActivityTask, abandonActivityTask or markActivityPending.
 func (s *Store) AckActivityTask(ctx context.Context, p *storage.AckActivityTaskParams) (api.ActivityAckResponse, error) {
 	switch p.Kind {
 	case storage.AckComplete:
-		return s.CompleteActivityTask(ctx, p)
+		return s.completeActivityTask(ctx, p)
 	case storage.AckFail:
-		return s.FailActivityTask(ctx, p)
+		return s.failActivityTask(ctx, p)
 	case storage.AckAbandon:
 		return s.abandonActivityTask(ctx, p)
 	case storage.AckPending:

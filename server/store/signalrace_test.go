@@ -84,7 +84,7 @@ func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.CompleteWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		_, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}})
 		done <- err
 	}()

@@ -16,7 +16,7 @@ import (
 )
 
 // turnBehaviours are the suite's behaviours of Turns: fetching turns,
-// acknowledging them (CompleteWorkflowTask, FailWorkflowTask), timers,
+// acknowledging them (AckWorkflowTask: complete, fail), timers,
 // continue-as-new and the execution timeout.
 var turnBehaviours = []behaviour{
 	{"Fetch_ConcurrentFetchersLockEachInstanceOnce", fetchConcurrentFetchersLockEachInstanceOnce},
