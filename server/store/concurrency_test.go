@@ -42,7 +42,7 @@ func TestConcurrency_SweepAdmitsWhatACloseSkipped(t *testing.T) {
 	if _, err := tx.Exec(ctxT(t), `SELECT 1 FROM instances WHERE namespace = $1 AND instance_id = 'b' FOR UPDATE`, ns); err != nil {
 		t.Fatal(err)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken),
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken),
 		Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	if err := tx.Rollback(ctxT(t)); err != nil {
 		t.Fatal(err)
