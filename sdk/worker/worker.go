@@ -61,6 +61,11 @@ type Options struct {
 	// without UseVersioning, or UseVersioning with EnableSessionWorker make
 	// Start and Run fail, as Temporal refuses them.
 	DeploymentOptions DeploymentOptions
+	// OnFatalError is Temporal's callback for an error that stops the
+	// worker. Tether's worker does not stop on the server's errors (it
+	// retries them with backoff, and Start reports what keeps it from
+	// starting), so it is accepted and never called.
+	OnFatalError func(error)
 	// MaxConcurrentWorkflowTurns bounds the workflow turns run at once
 	// (default 100). A turn holds its slot while its acknowledgement is on
 	// its way, which is most of its time: the more slots, the more turns

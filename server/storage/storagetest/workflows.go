@@ -17,6 +17,7 @@ import (
 // the first turn handed to a waiting poll), restarts and resets.
 var workflowBehaviours = []behaviour{
 	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
+	{"Start_CronChildWaitsAndItsParentsCancelStopsIt", startCronChildWaitsAndItsParentsCancelStopsIt},
 	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
 	{"Start_WithSignalStartsOrSignals", startWithSignalStartsOrSignals},
 	{"StartHanding_HandsOnlyDueTurns", startHandingHandsOnlyDueTurns},
@@ -91,6 +92,40 @@ func startWithSignalStartsOrSignals(t *testing.T, newStore func(*testing.T) stor
 	want := []string{api.EventWorkflowStarted + ":", api.EventSignalReceived + ":go1", api.EventSignalReceived + ":go2"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("first turn's messages %q, want %q", got, want)
+	}
+}
+
+// Goal: a child started with a cron schedule is a cron workflow: it keeps
+// its schedule and its first run waits for the schedule's time (no turn
+// now), while its parent learns at once that it started; the parent's
+// request to cancel it between two runs ends it canceled at once and the
+// parent gets ChildWorkflowCanceled.
+func startCronChildWaitsAndItsParentsCancelStopsIt(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	Start(t, s, "p")
+	task := FetchTurn(t, s)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "yearly", WorkflowType: "k", TaskQueue: "q2", CronSchedule: "0 0 1 1 *"},
+	}}}))(t)
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "yearly"}))(t); w.CronSchedule != "0 0 1 1 *" || w.Status != api.StatusRunning || w.ParentWorkflowID != "p" {
+		t.Fatalf("the cron child %+v", w)
+	}
+	if kid := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q2", WorkerID: "w", LockFor: 10 * time.Second})))(t); kid != nil {
+		t.Fatalf("the cron child has a turn before its schedule's time: %+v", kid)
+	}
+	task = FetchTurn(t, s)
+	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventChildWorkflowStarted {
+		t.Fatalf("parent's messages %v, want ChildWorkflowStarted", Kinds(task.Messages))
+	}
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandRequestCancelChildWorkflow, ChildID: 1, WorkflowID: "yearly"},
+	}}}))(t)
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "yearly"}))(t); w.Status != api.StatusCanceled {
+		t.Fatalf("the cron child after its parent's cancel: %+v", w)
+	}
+	task = FetchTurn(t, s)
+	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventChildWorkflowCanceled {
+		t.Fatalf("parent's messages %v, want ChildWorkflowCanceled", Kinds(task.Messages))
 	}
 }
 
