@@ -76,7 +76,10 @@ WITH c AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
+    -- takes no stable function in DO UPDATE SET (the same value).
+    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+        step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
     SELECT f.instance_id, f.pk,
@@ -126,26 +129,15 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
-FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
-CROSS JOIN LATERAL (
-    -- A key probe per id (LIMIT: never flattened into a join, which a
-    -- generic plan made without statistics ran as a scan of the
-    -- namespace).
-    SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
-           cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
-    FROM instances cx
-    WHERE cx.namespace = sqlc.arg(namespace) AND cx.instance_id = k.id
-      AND cx.parent_namespace = sqlc.arg(namespace)
-      AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
-    LIMIT 1
-) c
-CROSS JOIN LATERAL (
-    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
-    FROM instances px
-    WHERE px.namespace = sqlc.arg(namespace) AND px.instance_id = c.parent_instance_id
-      AND px.execution_id = c.parent_execution_id AND px.status = 'running'
-    LIMIT 1
-) p
+-- The children by primary key (= ANY of the ids), each parent by its key:
+-- plain joins on the namespace too, which Citus pushes down to the
+-- namespace's node (it pushes down no LIMIT in a LATERAL over unnest).
+FROM instances c
+JOIN instances p ON p.namespace = c.namespace AND p.instance_id = c.parent_instance_id
+                AND p.execution_id = c.parent_execution_id AND p.status = 'running'
+WHERE c.namespace = sqlc.arg(namespace) AND c.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND c.parent_namespace = sqlc.arg(namespace)
+  AND c.parent_instance_id IS NOT NULL AND c.status <> 'running'
 RETURNING o.task_queue;
 
 -- name: CancelChildren :many
