@@ -368,13 +368,18 @@ WITH victims AS (
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, sqlc.arg(kind)::text,
            (sqlc.arg(results)::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
-           now()
+           n.at
     -- A join, not a LATERAL … LIMIT probe (Citus pushes down no LIMIT in a
     -- LATERAL over a CTE): victims are a few rows of one namespace, each
-    -- matching at most one instance by its key.
+    -- matching at most one instance by its key. visible_at is the
+    -- transaction's now() as a subquery's: Citus computes it on the
+    -- coordinator, whose now() the eager turn's fetch (LockNextTurns)
+    -- compares with, where a worker node's now() in this SELECT would be
+    -- later (the result not yet visible to it).
     FROM victims v
     JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = v.instance_id
                     AND i.status = 'running' AND i.execution_id = v.execution_id
+    CROSS JOIN (SELECT now() AS at) n
     WHERE v.timed_out = '' AND NOT v.cancel_requested
     ORDER BY v.lock_token
     RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
