@@ -203,6 +203,13 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	if err := migrateOn(ctx, pool, poolCfg, directCfg, cfg.Citus, logger); err != nil {
 		return nil, err
 	}
+	if !cfg.Store.Citus {
+		// On a Citus coordinator the store sends the wake-ups a statement
+		// routed to a worker node cannot (store.Options.Citus).
+		if cfg.Store.Citus, err = migrations.HasCitus(ctx, pool); err != nil {
+			return nil, err
+		}
+	}
 
 	a := &App{cfg: cfg, logger: logger, pool: pool, metrics: cfg.Server.Metrics}
 	if cfg.Store.Grace == nil {

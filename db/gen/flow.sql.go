@@ -115,9 +115,11 @@ INSERT INTO task_queue_limits (namespace, task_queue, work, rate, burst, tokens)
 VALUES ($1, $2, $3, $4, $5, $5)
 ON CONFLICT (namespace, task_queue, work) DO UPDATE
 SET rate = excluded.rate, burst = excluded.burst,
+    -- excluded.refilled_at is now() (the column's default): Citus takes no
+    -- stable function in DO UPDATE SET.
     tokens = LEAST(excluded.burst, task_queue_limits.tokens
-                   + task_queue_limits.rate * extract(epoch FROM now() - task_queue_limits.refilled_at)),
-    refilled_at = now()
+                   + task_queue_limits.rate * extract(epoch FROM excluded.refilled_at - task_queue_limits.refilled_at)),
+    refilled_at = excluded.refilled_at
 `
 
 type SetQueueLimitParams struct {

@@ -70,6 +70,43 @@ func (q *Queries) AbandonAttempt(ctx context.Context, arg AbandonAttemptParams) 
 	return i, err
 }
 
+const cancelledAttemptHolders = `-- name: CancelledAttemptHolders :many
+SELECT DISTINCT w.worker_id::text AS worker_id
+FROM worker_queue w
+WHERE w.namespace = $1 AND w.instance_id = ANY($2::text[])
+  AND w.execution_id = ($3::jsonb -> w.instance_id ->> 'execution_id')::bigint
+  AND w.cancel_requested AND w.worker_id IS NOT NULL
+`
+
+type CancelledAttemptHoldersParams struct {
+	Namespace   string
+	InstanceIds []string
+	Executions  []byte
+}
+
+// The workers holding a cancelled attempt of executions (instance_ids,
+// executions[instance_id].execution_id): on Citus, whom FlagExecution
+// flagged, to be told from the coordinator (Options.Citus).
+func (q *Queries) CancelledAttemptHolders(ctx context.Context, arg CancelledAttemptHoldersParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, cancelledAttemptHolders, arg.Namespace, arg.InstanceIds, arg.Executions)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var worker_id string
+		if err := rows.Scan(&worker_id); err != nil {
+			return nil, err
+		}
+		items = append(items, worker_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deleteAttempts = `-- name: DeleteAttempts :exec
 DELETE FROM worker_queue d
 USING (
@@ -758,6 +795,7 @@ WITH u AS (
 )
 SELECT pg_notify($1::text, $2::text || x.worker_id)
 FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) x
+WHERE current_setting('citus.version', true) IS NULL
 `
 
 type FlagExecutionParams struct {
@@ -779,6 +817,10 @@ type FlagExecutionParams struct {
 // entry per row. Its deadlines stay: the sweeper skips cancelled attempts.
 // The attempts are locked in id order (the row lock changes no column
 // either), then flagged.
+// Not on Citus (citus.version is its setting): the statement runs on the
+// namespace's worker node, whose notifications the server's LISTEN on the
+// coordinator does not hear (and a NOTIFY there fails a two-phase
+// commit); the store reads the holders then (CancelledAttemptHolders).
 func (q *Queries) FlagExecution(ctx context.Context, arg FlagExecutionParams) error {
 	_, err := q.db.Exec(ctx, flagExecution,
 		arg.Channel,
@@ -948,7 +990,10 @@ WITH f AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
+    -- takes no stable function in DO UPDATE SET (the same value).
+    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+        step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
     SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
@@ -1021,7 +1066,10 @@ WITH f AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
+    -- takes no stable function in DO UPDATE SET (the same value).
+    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+        step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
     SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
@@ -1258,11 +1306,12 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) (QueueSt
 
 const takeAttempt = `-- name: TakeAttempt :one
 DELETE FROM worker_queue
+USING (SELECT now() AS at) n
 WHERE lock_token = $1 AND namespace = $2 AND locked_until > now() - interval '1 day'
 RETURNING worker_queue.id, worker_queue.namespace, worker_queue.task_queue, worker_queue.instance_id, worker_queue.execution_id, worker_queue.activity_id, worker_queue.attempt, worker_queue.activity_type, worker_queue.workflow_type, worker_queue.workflow_task_queue, worker_queue.input, worker_queue.options, worker_queue.start_to_close_ms, worker_queue.heartbeat_timeout_ms, worker_queue.scheduled_at, worker_queue.visible_at, worker_queue.schedule_to_start_deadline, worker_queue.schedule_to_close_deadline, worker_queue.start_to_close_deadline, worker_queue.heartbeat_deadline, worker_queue.started_at, worker_queue.lock_token, worker_queue.locked_until, worker_queue.worker_id, worker_queue.delivery_count, worker_queue.heartbeat_details, worker_queue.last_heartbeat_at, worker_queue.cancel_requested, worker_queue.cancel_reason, worker_queue.cancel_requested_at, worker_queue.last_error, worker_queue.cancelled_unheld_at, worker_queue.priority, worker_queue.pass, worker_queue.run_id,
           (CASE WHEN cancel_requested THEN ''
-                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
+                WHEN start_to_close_deadline <= n.at THEN 'start_to_close'
+                WHEN heartbeat_deadline <= n.at THEN 'heartbeat'
                 ELSE '' END)::text AS timed_out
 `
 
@@ -1279,6 +1328,8 @@ type TakeAttemptRow struct {
 // Removes a held attempt (complete, fail): the caller decides what follows.
 // timed_out names a StartToClose or Heartbeat deadline that passed before
 // the report (the sweeper had not flagged it yet): the report is then late.
+// now() comes from the USING subquery: Citus takes no stable function in
+// a RETURNING.
 func (q *Queries) TakeAttempt(ctx context.Context, arg TakeAttemptParams) (TakeAttemptRow, error) {
 	row := q.db.QueryRow(ctx, takeAttempt, arg.LockToken, arg.Namespace)
 	var i TakeAttemptRow
@@ -1339,25 +1390,29 @@ WITH victims AS (
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, $3::text,
            ($4::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
-           now()
-    FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id, timed_out FROM victims ORDER BY lock_token) v
-    CROSS JOIN LATERAL (
-        SELECT ix.namespace, ix.instance_id, ix.task_queue
-        FROM instances ix
-        WHERE ix.namespace = $1 AND ix.instance_id = v.instance_id
-          AND ix.status = 'running' AND ix.execution_id = v.execution_id
-        LIMIT 1
-    ) i
+           n.at
+    -- A join, not a LATERAL … LIMIT probe (Citus pushes down no LIMIT in a
+    -- LATERAL over a CTE): victims are a few rows of one namespace, each
+    -- matching at most one instance by its key. visible_at is the
+    -- transaction's now() as a subquery's: Citus computes it on the
+    -- coordinator, whose now() the eager turn's fetch (LockNextTurns)
+    -- compares with, where a worker node's now() in this SELECT would be
+    -- later (the result not yet visible to it).
+    FROM victims v
+    JOIN instances i ON i.namespace = $1 AND i.instance_id = v.instance_id
+                    AND i.status = 'running' AND i.execution_id = v.execution_id
+    CROSS JOIN (SELECT now() AS at) n
     WHERE v.timed_out = '' AND NOT v.cancel_requested
+    ORDER BY v.lock_token
     RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
 )
 DELETE FROM worker_queue w
-USING victims v
+USING victims v, (SELECT now() AS at) n
 WHERE w.namespace = $1 AND w.id = v.id
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id,
           (CASE WHEN w.cancel_requested THEN ''
-                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
+                WHEN w.start_to_close_deadline <= n.at THEN 'start_to_close'
+                WHEN w.heartbeat_deadline <= n.at THEN 'heartbeat'
                 ELSE '' END)::text AS timed_out,
           EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
           COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue
@@ -1392,7 +1447,9 @@ type TakeAttemptsRow struct {
 // instance's was). The caller handles
 // the others (late, cancelled) on its own.
 // timed_out is victims' expression again: sqlc does not resolve a CTE's
-// computed column in a DELETE's RETURNING (same row, same now()).
+// computed column in a DELETE's RETURNING (same row, same now()); now()
+// comes from the USING subquery (Citus takes no stable function in a
+// RETURNING).
 func (q *Queries) TakeAttempts(ctx context.Context, arg TakeAttemptsParams) ([]TakeAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, takeAttempts,
 		arg.Namespace,

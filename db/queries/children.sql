@@ -79,7 +79,10 @@ WITH c AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
+    -- takes no stable function in DO UPDATE SET (the same value).
+    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+        step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
     SELECT f.instance_id, f.pk,
@@ -130,26 +133,15 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
-FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
-CROSS JOIN LATERAL (
-    -- A key probe per id (LIMIT: never flattened into a join, which a
-    -- generic plan made without statistics ran as a scan of the
-    -- namespace).
-    SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
-           cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
-    FROM instances cx
-    WHERE cx.namespace = sqlc.arg(namespace) AND cx.instance_id = k.id
-      AND cx.parent_namespace = sqlc.arg(namespace)
-      AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
-    LIMIT 1
-) c
-CROSS JOIN LATERAL (
-    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
-    FROM instances px
-    WHERE px.namespace = sqlc.arg(namespace) AND px.instance_id = c.parent_instance_id
-      AND px.execution_id = c.parent_execution_id AND px.status = 'running'
-    LIMIT 1
-) p
+-- The children by primary key (= ANY of the ids), each parent by its key:
+-- plain joins on the namespace too, which Citus pushes down to the
+-- namespace's node (it pushes down no LIMIT in a LATERAL over unnest).
+FROM instances c
+JOIN instances p ON p.namespace = c.namespace AND p.instance_id = c.parent_instance_id
+                AND p.execution_id = c.parent_execution_id AND p.status = 'running'
+WHERE c.namespace = sqlc.arg(namespace) AND c.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND c.parent_namespace = sqlc.arg(namespace)
+  AND c.parent_instance_id IS NOT NULL AND c.status <> 'running'
 RETURNING o.task_queue;
 
 -- name: CancelChildren :many
@@ -177,8 +169,10 @@ WITH p AS (
                ELSE p.workflow_ids ? c.instance_id END
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
-    INSERT INTO orchestrator_queue AS o (namespace, instance_id, task_queue, kind, payload)
-    SELECT sqlc.arg(namespace), c.instance_id, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
+    -- execution_id named (NULL, as its default): Citus runs this INSERT
+    -- through the coordinator and its copy wants every column it sends.
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+    SELECT sqlc.arg(namespace), c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
     FROM c
     RETURNING o.task_queue
 )
@@ -194,28 +188,35 @@ SELECT DISTINCT m.task_queue FROM m;
 -- 'terminate', for the terminate writes (terminateInstances) with the
 -- parent's reason. One statement, so that a parent without children
 -- costs no more than before.
-WITH p AS (
-    SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
-           (x ->> 'reason')::text AS reason
-    FROM jsonb_array_elements(sqlc.arg(parents)::jsonb) x
-), rc AS (
+WITH rc AS (
     UPDATE instances c SET cancel_requested = true, cancel_reason = p.reason, updated_at = now()
-    FROM p
+    FROM (SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
+                 (x ->> 'reason')::text AS reason
+          FROM jsonb_array_elements(sqlc.arg(parents)::jsonb) x) p
     WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(parent_namespace)::text
       AND c.parent_instance_id = p.instance_id AND c.parent_execution_id = p.execution_id
       AND c.parent_instance_id IS NOT NULL AND c.status = 'running' AND NOT c.cancel_requested
       AND c.parent_close_policy = 'request_cancel'
     RETURNING c.instance_id, c.task_queue, p.reason
 ), m AS (
-    INSERT INTO orchestrator_queue AS o (namespace, instance_id, task_queue, kind, payload)
-    SELECT sqlc.arg(namespace), rc.instance_id, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason)
+    -- execution_id named (NULL, as its default): as in CancelChildren.
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+    SELECT sqlc.arg(namespace), rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason)
     FROM rc
     RETURNING o.task_queue
 ), term AS (
+    -- The parents' children by a containment test and each one's reason
+    -- by a JSON path, not by a join with the parents: Citus runs this CTE
+    -- apart, and a join in it beside FOR UPDATE made it lose a column.
     SELECT c.instance_id, c.execution_id, c.workflow_type, c.input, c.next_event_id, c.next_activity_id,
-           c.next_timer_id, c.last_event_at, p.reason
-    FROM instances c JOIN p ON c.parent_instance_id = p.instance_id AND c.parent_execution_id = p.execution_id
+           c.next_timer_id, c.last_event_at,
+           (jsonb_path_query_first(sqlc.arg(parents)::jsonb, '$[*] ? (@.instance_id == $i && @.execution_id == $e)',
+                                   jsonb_build_object('i', c.parent_instance_id, 'e', c.parent_execution_id)) ->> 'reason')::text AS reason
+    FROM instances c
     WHERE c.namespace = sqlc.arg(namespace) AND c.parent_namespace = sqlc.arg(parent_namespace)::text
+      AND c.parent_instance_id = ANY(ARRAY(SELECT x ->> 'instance_id' FROM jsonb_array_elements(sqlc.arg(parents)::jsonb) x))
+      AND sqlc.arg(parents)::jsonb @> jsonb_build_array(jsonb_build_object('instance_id', c.parent_instance_id,
+                                                                           'execution_id', c.parent_execution_id))
       AND c.parent_instance_id IS NOT NULL AND c.status = 'running' AND c.parent_close_policy = 'terminate'
     FOR UPDATE OF c
 )

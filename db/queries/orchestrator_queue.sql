@@ -2,22 +2,19 @@
 -- Enqueues messages to instances that are running (and, when execution_id
 -- is given, still on that execution); messages to anything else are dropped
 -- here. Returns, for each message enqueued, its instance and the task
--- queue that received it. Each message looks
--- its instance up by primary key: the LIMIT keeps the LATERAL a per-message
--- probe (without it the planner flattens the join and, believing
--- jsonb_to_recordset's 100 rows, hashes every running instance).
+-- queue that received it. The instances are found by primary key, their
+-- ids an array (an InitPlan) probed as = ANY: without it the planner,
+-- believing jsonb_to_recordset's 100 rows, hashes every running instance;
+-- a LATERAL … LIMIT probe per message would keep it too, but Citus pushes
+-- down no LIMIT in a LATERAL over a function.
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
-CROSS JOIN LATERAL (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue
-    FROM instances ix
-    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = m.instance_id
-      AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
-    LIMIT 1
-) i
+JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = m.instance_id
+                AND i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
+WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements(sqlc.arg(messages)::jsonb) e))
 RETURNING o.instance_id, o.task_queue;
 
 -- name: EnqueueSignal :one

@@ -26,7 +26,8 @@ SET status = 'running', execution_id = sqlc.arg(new_execution_id), run_id = sqlc
     next_event_id = sqlc.arg(next_event_id), next_activity_id = sqlc.arg(next_activity_id),
     next_timer_id = sqlc.arg(next_timer_id),
     cancel_requested = sqlc.arg(cancel_requested), cancel_reason = sqlc.narg(cancel_reason),
-    execution_deadline = CASE WHEN execution_timeout IS NOT NULL THEN now() + execution_timeout END,
+    -- NULL without a timeout; tether_add: Citus takes no stable function of a column in an UPDATE.
+    execution_deadline = tether_add(now(), execution_timeout),
     lock_token = NULL, locked_until = NULL, locked_by = NULL, sticky_worker_id = NULL,
     task_failures = 0, last_task_error = NULL, completed_at = NULL,
     last_event_at = sqlc.narg(last_event_at)::timestamptz, build_id = NULL,

@@ -26,7 +26,10 @@ WITH f AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
+    -- takes no stable function in DO UPDATE SET (the same value).
+    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+        step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
     SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
@@ -229,7 +232,10 @@ WITH f AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    SET pass = GREATEST(fk.pass, excluded.pass - excluded.step) + excluded.step, step = excluded.step
+    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
+    -- takes no stable function in DO UPDATE SET (the same value).
+    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+        step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
     SELECT f.instance_id, f.execution_id, f.activity_id, f.attempt, f.pk,
@@ -321,12 +327,15 @@ RETURNING cancel_requested, cancel_reason, locked_until;
 -- Removes a held attempt (complete, fail): the caller decides what follows.
 -- timed_out names a StartToClose or Heartbeat deadline that passed before
 -- the report (the sweeper had not flagged it yet): the report is then late.
+-- now() comes from the USING subquery: Citus takes no stable function in
+-- a RETURNING.
 DELETE FROM worker_queue
+USING (SELECT now() AS at) n
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING sqlc.embed(worker_queue),
           (CASE WHEN cancel_requested THEN ''
-                WHEN start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN heartbeat_deadline <= now() THEN 'heartbeat'
+                WHEN start_to_close_deadline <= n.at THEN 'start_to_close'
+                WHEN heartbeat_deadline <= n.at THEN 'heartbeat'
                 ELSE '' END)::text AS timed_out;
 
 -- name: TakeAttempts :many
@@ -359,27 +368,33 @@ WITH victims AS (
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, sqlc.arg(kind)::text,
            (sqlc.arg(results)::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
-           now()
-    FROM (SELECT * FROM victims ORDER BY lock_token) v
-    CROSS JOIN LATERAL (
-        SELECT ix.namespace, ix.instance_id, ix.task_queue
-        FROM instances ix
-        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = v.instance_id
-          AND ix.status = 'running' AND ix.execution_id = v.execution_id
-        LIMIT 1
-    ) i
+           n.at
+    -- A join, not a LATERAL … LIMIT probe (Citus pushes down no LIMIT in a
+    -- LATERAL over a CTE): victims are a few rows of one namespace, each
+    -- matching at most one instance by its key. visible_at is the
+    -- transaction's now() as a subquery's: Citus computes it on the
+    -- coordinator, whose now() the eager turn's fetch (LockNextTurns)
+    -- compares with, where a worker node's now() in this SELECT would be
+    -- later (the result not yet visible to it).
+    FROM victims v
+    JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = v.instance_id
+                    AND i.status = 'running' AND i.execution_id = v.execution_id
+    CROSS JOIN (SELECT now() AS at) n
     WHERE v.timed_out = '' AND NOT v.cancel_requested
+    ORDER BY v.lock_token
     RETURNING instance_id, (payload->>'activity_id')::bigint AS activity_id, task_queue
 )
 DELETE FROM worker_queue w
-USING victims v
+USING victims v, (SELECT now() AS at) n
 WHERE w.namespace = sqlc.arg(namespace) AND w.id = v.id
 -- timed_out is victims' expression again: sqlc does not resolve a CTE's
--- computed column in a DELETE's RETURNING (same row, same now()).
+-- computed column in a DELETE's RETURNING (same row, same now()); now()
+-- comes from the USING subquery (Citus takes no stable function in a
+-- RETURNING).
 RETURNING sqlc.embed(w),
           (CASE WHEN w.cancel_requested THEN ''
-                WHEN w.start_to_close_deadline <= now() THEN 'start_to_close'
-                WHEN w.heartbeat_deadline <= now() THEN 'heartbeat'
+                WHEN w.start_to_close_deadline <= n.at THEN 'start_to_close'
+                WHEN w.heartbeat_deadline <= n.at THEN 'heartbeat'
                 ELSE '' END)::text AS timed_out,
           EXISTS (SELECT 1 FROM enq WHERE enq.instance_id = w.instance_id AND enq.activity_id = w.activity_id) AS enqueued,
           COALESCE((SELECT enq.task_queue FROM enq WHERE enq.instance_id = w.instance_id LIMIT 1), '')::text AS workflow_queue;
@@ -452,7 +467,22 @@ WITH u AS (
     RETURNING w.worker_id
 )
 SELECT pg_notify(sqlc.arg(channel)::text, sqlc.arg(key_prefix)::text || x.worker_id)
-FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) x;
+FROM (SELECT DISTINCT worker_id FROM u WHERE worker_id IS NOT NULL) x
+-- Not on Citus (citus.version is its setting): the statement runs on the
+-- namespace's worker node, whose notifications the server's LISTEN on the
+-- coordinator does not hear (and a NOTIFY there fails a two-phase
+-- commit); the store reads the holders then (CancelledAttemptHolders).
+WHERE current_setting('citus.version', true) IS NULL;
+
+-- name: CancelledAttemptHolders :many
+-- The workers holding a cancelled attempt of executions (instance_ids,
+-- executions[instance_id].execution_id): on Citus, whom FlagExecution
+-- flagged, to be told from the coordinator (Options.Citus).
+SELECT DISTINCT w.worker_id::text AS worker_id
+FROM worker_queue w
+WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+  AND w.execution_id = (sqlc.arg(executions)::jsonb -> w.instance_id ->> 'execution_id')::bigint
+  AND w.cancel_requested AND w.worker_id IS NOT NULL;
 
 -- name: FlagActivities :many
 -- Flags every attempt of the named activities cancelled, set-based (one

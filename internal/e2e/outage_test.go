@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
@@ -478,10 +479,25 @@ func TestOutage_Server5xxLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
 		return !lastOK.IsZero()
 	})
 	ctx := context.Background()
-	if _, err := e.pool.Exec(ctx, `
+	conn, err := e.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if pgtest.OnCitus() {
+		// Citus makes the trigger on the shards of workers only when
+		// unsafe triggers are allowed, in the session that makes it.
+		if _, err := conn.Exec(ctx, `SET citus.enable_unsafe_triggers = on`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `
 CREATE FUNCTION refuse_heartbeat() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION 'could not write block: simulated' USING ERRCODE = 'XX000'; END $$;
-CREATE TRIGGER refuse_heartbeat BEFORE INSERT OR UPDATE ON workers FOR EACH ROW EXECUTE FUNCTION refuse_heartbeat();`); err != nil {
+BEGIN RAISE EXCEPTION 'could not write block: simulated' USING ERRCODE = 'XX000'; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `
+CREATE TRIGGER refuse_heartbeat BEFORE INSERT OR UPDATE ON workers FOR EACH ROW EXECUTE FUNCTION refuse_heartbeat()`); err != nil {
 		t.Fatal(err)
 	}
 	// 500s until one was sent after the worker's own view of its lease
@@ -491,7 +507,7 @@ CREATE TRIGGER refuse_heartbeat BEFORE INSERT OR UPDATE ON workers FOR EACH ROW 
 		defer mu.Unlock()
 		return last5xxSent.After(lastOK.Add(lease + 200*time.Millisecond))
 	})
-	if _, err := e.pool.Exec(ctx, `DROP TRIGGER refuse_heartbeat ON workers`); err != nil {
+	if _, err := conn.Exec(ctx, `DROP TRIGGER refuse_heartbeat ON workers`); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

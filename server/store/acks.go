@@ -931,6 +931,21 @@ func cancelExecutions(ctx context.Context, t *txn, ns string, execs []execCancel
 		Executions: byID, Channel: NotifyChannel, KeyPrefix: WorkerCancelKey(ns, "")}); err != nil {
 		return fmt.Errorf("flag execution: %w", err)
 	}
+	if t.opts.Citus {
+		// FlagExecution notified nobody (Options.Citus): the holders are
+		// read at the commit and told after it.
+		t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
+			workers, err := q.CancelledAttemptHolders(ctx, gen.CancelledAttemptHoldersParams{
+				Namespace: ns, InstanceIds: ids, Executions: byID})
+			if err != nil {
+				return fmt.Errorf("cancelled attempt holders: %w", err)
+			}
+			for _, w := range workers {
+				t.wakeAfterCommit(WorkerCancelKey(ns, w), 1)
+			}
+			return nil
+		})
+	}
 	return nil
 }
 

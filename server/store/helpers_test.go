@@ -16,7 +16,8 @@ const ns = "default"
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	return store.New(pgtest.New(t), store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3})
+	return store.New(pgtest.New(t), store.Options{TurnRetryBase: 50 * time.Millisecond, MaxDeliveries: 3,
+		Citus: pgtest.OnCitus()})
 }
 
 // The suite's helpers, under the names the store's tests use.

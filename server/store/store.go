@@ -66,6 +66,13 @@ type Options struct {
 	// turn fetches do not take over turns whose lock expired (their acks
 	// may still come, see OutageGrace). The sweeper shares it.
 	Grace *OutageGrace
+	// Citus says that the database is the coordinator of a Citus cluster
+	// (docs/operations.md, "Running on Citus"): a statement routed to a
+	// worker node cannot notify the server's LISTEN there, so the few
+	// wake-ups a statement would send itself are found by a read of their
+	// own and sent from the coordinator after the commit. NewApp sets it
+	// when the database has the citus extension.
+	Citus bool
 }
 
 // Observer is told of events worth counting. Calls happen after the
