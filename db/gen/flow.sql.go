@@ -26,6 +26,65 @@ func (q *Queries) DeleteQueueLimit(ctx context.Context, arg DeleteQueueLimitPara
 	return err
 }
 
+const flowStates = `-- name: FlowStates :many
+SELECT k.task_queue::text AS task_queue, k.work::text AS work,
+       EXISTS (SELECT 1 FROM task_queue_limits l
+               WHERE l.namespace = $1 AND l.task_queue = k.task_queue AND l.work = k.work) AS limited,
+       CASE WHEN k.work = 'w'
+            THEN EXISTS (SELECT 1 FROM orchestrator_queue q
+                         WHERE q.namespace = $1 AND q.task_queue = k.task_queue AND q.pass IS NOT NULL)
+            ELSE EXISTS (SELECT 1 FROM worker_queue w
+                         WHERE w.namespace = $1 AND w.task_queue = k.task_queue
+                           AND w.pass IS NOT NULL AND w.lock_token IS NULL)
+       END::boolean AS flow
+FROM (SELECT ($2::text[])[i] AS task_queue, ($3::text[])[i] AS work
+      FROM generate_subscripts($2::text[], 1) AS i) k
+`
+
+type FlowStatesParams struct {
+	Namespace  string
+	TaskQueues []string
+	Works      []string
+}
+
+type FlowStatesRow struct {
+	TaskQueue string
+	Work      string
+	Limited   bool
+	Flow      bool
+}
+
+// What the fetches of the task queues need to know of flow control (the
+// store's flowStates, refreshed in the background): for each queue and
+// work (task_queues[k], works[k]: 'w' turns, 'a' attempts), whether it has
+// a rate limit (a task_queue_limits row) and whether flow-controlled work
+// of it waits (the flow index of its queue has a row: the turn fetch's and
+// the attempt fetch's own gate). One key probe per queue and table.
+func (q *Queries) FlowStates(ctx context.Context, arg FlowStatesParams) ([]FlowStatesRow, error) {
+	rows, err := q.db.Query(ctx, flowStates, arg.Namespace, arg.TaskQueues, arg.Works)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowStatesRow{}
+	for rows.Next() {
+		var i FlowStatesRow
+		if err := rows.Scan(
+			&i.TaskQueue,
+			&i.Work,
+			&i.Limited,
+			&i.Flow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const queueBacklogByPriority = `-- name: QueueBacklogByPriority :many
 SELECT 'w'::text AS work, q.priority, count(*) AS n
 FROM orchestrator_queue q

@@ -1195,6 +1195,288 @@ func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([
 	return items, nil
 }
 
+const lockNextTurnsPlain = `-- name: LockNextTurnsPlain :many
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = c.token,
+        locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
+        locked_by = c.worker_id,
+        build_id = COALESCE(i.build_id, c.build_id)
+    FROM (SELECT u.tid, u.instance_id, u.worker_id, u.lock_ms, u.build_id, u.eager_element, ($2::uuid[])[row_number() OVER ()] AS token FROM (
+        (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+                r.k AS eager_element
+         FROM (
+             SELECT k, ($4::text[])[k] AS instance_id,
+                    ($5::text[])[k] AS worker_id,
+                    ($6::text[])[k] AS task_queue,
+                    ($7::bigint[])[k] AS lock_ms,
+                    ($8::text[])[k] AS build_id
+             FROM generate_subscripts($4::text[], 1) AS k
+         ) r
+         CROSS JOIN LATERAL (
+             SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
+             WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
+               AND ix.task_queue = r.task_queue AND ix.status = 'running'
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $9::boolean))
+               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND (NOT $10::boolean
+                    OR (ix.next_event_id = 1 AND (
+                        SELECT true FROM orchestrator_queue q0
+                        WHERE q0.namespace = $1 AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        LIMIT 1)))
+               AND NOT COALESCE((
+                   SELECT true FROM worker_queue w
+                   WHERE w.namespace = $1 AND w.instance_id = ix.instance_id
+                     AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+                   LIMIT 1), false)
+             FOR NO KEY UPDATE OF ix SKIP LOCKED
+         ) e
+         ORDER BY e.instance_id, r.k)
+        UNION ALL
+        (SELECT c.tid, c.instance_id, $11::text, $12::bigint,
+                $13::text, 0
+         FROM (
+             SELECT q.namespace, q.instance_id
+              FROM orchestrator_queue q
+              WHERE q.namespace = $1 AND q.task_queue = $14 AND q.visible_at <= now()
+                AND NOT COALESCE((
+                    SELECT ix.locked_until >= now() OR ($9::boolean AND ix.locked_until IS NOT NULL)
+                           OR ix.build_id NOT IN ('', $13::text)
+                    FROM instances ix
+                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), false)
+              ORDER BY q.visible_at
+              LIMIT 1000
+         ) q
+         CROSS JOIN LATERAL (
+             SELECT (i2).ctid AS tid, i2.instance_id
+             FROM instances i2
+             WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
+               AND i2.status = 'running'
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $9::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $13::text))
+             FOR UPDATE SKIP LOCKED
+         ) c
+         WHERE $4::text[] IS NULL)
+        LIMIT $3
+    ) u) c
+    WHERE i.namespace = $1 AND i.ctid = c.tid
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.reset_from, i.priority, i.history_bytes, c.eager_element
+), msgs AS (
+    -- Each locked instance's messages, then each message by primary key
+    -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
+    -- per-instance scan again for every message, n² scans for n turns).
+    UPDATE orchestrator_queue m SET lock_token = x.lock_token
+    FROM (
+        -- A turn takes its first message whatever its size, and the
+        -- next ones while the messages taken total at most
+        -- max_turn_bytes: however much waits for one instance, its turn
+        -- stays buildable (a jsonb value holds at most 256 MB) and its
+        -- answer bounded; the rest waits for the next turn. A message's
+        -- size is the one recorded when a client sent it (payload_bytes:
+        -- signals, updates), else its stored size read from its header,
+        -- unless compressed (which would hide its size): then it is
+        -- measured as text. Sizes are taken only of the max_messages
+        -- messages the turn may take.
+        SELECT i3.lock_token, y.tid FROM inst i3
+        CROSS JOIN LATERAL (
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
+                       sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
+                                WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
+                                ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
+                FROM (
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
+                    FROM orchestrator_queue q
+                    WHERE q.namespace = $1 AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    ORDER BY q.id
+                    LIMIT $15
+                ) w
+            ) z
+            WHERE z.n = 1 OR z.upto <= $16::bigint
+        ) y
+    ) x
+    WHERE m.namespace = $1 AND m.ctid = x.tid
+    RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.reset_from, inst.priority, inst.history_bytes, inst.eager_element,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                       FROM history h
+                       WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+ORDER BY inst.instance_id
+`
+
+type LockNextTurnsPlainParams struct {
+	Namespace        string
+	LockTokens       []uuid.UUID
+	MaxTurns         int32
+	EagerInstanceIds []string
+	EagerWorkerIds   []string
+	EagerTaskQueues  []string
+	EagerLockMs      []int64
+	EagerBuildIds    []string
+	HoldExpired      bool
+	FirstTurns       bool
+	WorkerID         string
+	LockMs           int64
+	BuildID          string
+	TaskQueue        string
+	MaxMessages      int32
+	MaxTurnBytes     int64
+}
+
+type LockNextTurnsPlainRow struct {
+	Namespace         string
+	InstanceID        string
+	WorkflowType      string
+	TaskQueue         string
+	Status            string
+	ExecutionID       int64
+	Input             []byte
+	Result            []byte
+	Error             []byte
+	NextEventID       int64
+	NextActivityID    int64
+	NextTimerID       int64
+	CancelRequested   bool
+	CancelReason      *string
+	ExecutionTimeout  pgtype.Interval
+	ExecutionDeadline *time.Time
+	LockToken         *uuid.UUID
+	LockedUntil       *time.Time
+	LockedBy          *string
+	StickyWorkerID    *string
+	TaskFailures      int32
+	LastTaskError     []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CompletedAt       *time.Time
+	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
+	RetryPolicy       []byte
+	RetryAttempt      int32
+	SearchAttributes  []byte
+	Memo              []byte
+	HasChildren       bool
+	RunID             uuid.UUID
+	ParentRunID       *uuid.UUID
+	ResetFrom         []byte
+	Priority          []byte
+	HistoryBytes      int64
+	EagerElement      *int32
+	Messages          []byte
+	ActivityStates    []byte
+}
+
+// LockNextTurns for task queues without flow control: the same statement
+// without its rate limit (no bucket read or spent, the eager turns not
+// checked against task_queue_limits) and without the flow branch (no
+// probe of the flow index; the queue's messages in visible order). The
+// store sends it for a queue it knows to have no rate limit and no
+// flow-controlled work waiting (flowStates, server/store/flowstate.go);
+// its rows are LockNextTurns'.
+func (q *Queries) LockNextTurnsPlain(ctx context.Context, arg LockNextTurnsPlainParams) ([]LockNextTurnsPlainRow, error) {
+	rows, err := q.db.Query(ctx, lockNextTurnsPlain,
+		arg.Namespace,
+		arg.LockTokens,
+		arg.MaxTurns,
+		arg.EagerInstanceIds,
+		arg.EagerWorkerIds,
+		arg.EagerTaskQueues,
+		arg.EagerLockMs,
+		arg.EagerBuildIds,
+		arg.HoldExpired,
+		arg.FirstTurns,
+		arg.WorkerID,
+		arg.LockMs,
+		arg.BuildID,
+		arg.TaskQueue,
+		arg.MaxMessages,
+		arg.MaxTurnBytes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LockNextTurnsPlainRow{}
+	for rows.Next() {
+		var i LockNextTurnsPlainRow
+		if err := rows.Scan(
+			&i.Namespace,
+			&i.InstanceID,
+			&i.WorkflowType,
+			&i.TaskQueue,
+			&i.Status,
+			&i.ExecutionID,
+			&i.Input,
+			&i.Result,
+			&i.Error,
+			&i.NextEventID,
+			&i.NextActivityID,
+			&i.NextTimerID,
+			&i.CancelRequested,
+			&i.CancelReason,
+			&i.ExecutionTimeout,
+			&i.ExecutionDeadline,
+			&i.LockToken,
+			&i.LockedUntil,
+			&i.LockedBy,
+			&i.StickyWorkerID,
+			&i.TaskFailures,
+			&i.LastTaskError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.CompletedAt,
+			&i.LastEventAt,
+			&i.CronSchedule,
+			&i.BuildID,
+			&i.ParentNamespace,
+			&i.ParentInstanceID,
+			&i.ParentExecutionID,
+			&i.ParentChildID,
+			&i.ParentClosePolicy,
+			&i.RetryPolicy,
+			&i.RetryAttempt,
+			&i.SearchAttributes,
+			&i.Memo,
+			&i.HasChildren,
+			&i.RunID,
+			&i.ParentRunID,
+			&i.ResetFrom,
+			&i.Priority,
+			&i.HistoryBytes,
+			&i.EagerElement,
+			&i.Messages,
+			&i.ActivityStates,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const releaseInstance = `-- name: ReleaseInstance :exec
 UPDATE instances SET lock_token = NULL, locked_until = NULL, locked_by = NULL
 WHERE namespace = $1 AND instance_id = $2

@@ -367,6 +367,28 @@ func (q *Queries) NextWorkflowWake(ctx context.Context, arg NextWorkflowWakePara
 	return visible_at, err
 }
 
+const nextWorkflowWakePlain = `-- name: NextWorkflowWakePlain :one
+SELECT q.visible_at::timestamptz AS visible_at FROM orchestrator_queue q
+WHERE q.namespace = $1 AND q.task_queue = $2 AND q.visible_at > now()
+ORDER BY q.visible_at
+LIMIT 1
+`
+
+type NextWorkflowWakePlainParams struct {
+	Namespace string
+	TaskQueue string
+}
+
+// NextWorkflowWake of a queue without a rate limit (flowStates,
+// server/store/flowstate.go): the earliest future visible_at of its
+// messages, without a read of task_queue_limits.
+func (q *Queries) NextWorkflowWakePlain(ctx context.Context, arg NextWorkflowWakePlainParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, nextWorkflowWakePlain, arg.Namespace, arg.TaskQueue)
+	var visible_at time.Time
+	err := row.Scan(&visible_at)
+	return visible_at, err
+}
+
 const notify = `-- name: Notify :exec
 SELECT pg_notify($1::text, k) FROM unnest($2::text[]) AS k
 `

@@ -335,16 +335,18 @@ WITH bud AS (
     -- The attempts to claim, each with its token: computed once (as a
     -- subquery of the UPDATE, a plan that rescans it for each row would
     -- skip the rows this statement already updated and number the next
-    -- ones from 1 again).
-    SELECT x.id, ($3::uuid[])[row_number() OVER ()] AS token
+    -- ones from 1 again), and the ctid its lock found, through which the
+    -- claim writes it (a TID scan; joined by id, a fresh database's
+    -- generic plan read the whole namespace through worker_queue_activity).
+    SELECT x.tid, ($3::uuid[])[row_number() OVER ()] AS token
     FROM unnest($2::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-      SELECT z.id FROM (
-      SELECT y.id, row_number() OVER () AS rn FROM (
+      SELECT z.tid FROM (
+      SELECT y.tid, row_number() OVER () AS rn FROM (
         -- A queue without flow control (the flow index has no attempt of
         -- it: one probe) is taken in visible order, as it always was.
-        SELECT pl.id FROM (
-            SELECT wq.id FROM worker_queue wq
+        SELECT pl.tid FROM (
+            SELECT (wq).ctid AS tid FROM worker_queue wq
             WHERE wq.namespace = $1 AND wq.task_queue = tq.name
               AND wq.lock_token IS NULL AND wq.visible_at <= now()
               AND NOT EXISTS (SELECT 1 FROM worker_queue fe
@@ -361,7 +363,7 @@ WITH bud AS (
         -- turns), each locked by primary key as it is pulled; each branch
         -- has its LIMIT, so that its plan starts fast whatever the
         -- statistics say (as in LockNextTurns).
-        SELECT fl.id FROM (
+        SELECT fl.tid FROM (
             (SELECT q1.id FROM worker_queue q1
              WHERE q1.namespace = $1 AND q1.task_queue = tq.name AND q1.priority < 3
                AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
@@ -393,7 +395,7 @@ WITH bud AS (
             -- outside (a condition here, or pushed down here, which the
             -- LIMIT prevents, would make the dequeue index's predicate
             -- hold, and an empty table's plan walk that index).
-            SELECT wl.id, wl.lock_token FROM worker_queue wl
+            SELECT (wl).ctid AS tid, wl.lock_token FROM worker_queue wl
             WHERE wl.namespace = $1 AND wl.id = u.id
             LIMIT 1
             FOR UPDATE SKIP LOCKED
@@ -425,7 +427,7 @@ SET lock_token = c.token,
     heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
                                                 THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM cand c
-WHERE w.namespace = $1 AND w.id = c.id
+WHERE w.namespace = $1 AND w.ctid = c.tid
 RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id
 ), tb AS (
     -- The attempts taken spend their queues' tokens (limited queues only).
@@ -522,6 +524,122 @@ func (q *Queries) FetchAttempts(ctx context.Context, arg FetchAttemptsParams) ([
 	items := []FetchAttemptsRow{}
 	for rows.Next() {
 		var i FetchAttemptsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Namespace,
+			&i.TaskQueue,
+			&i.InstanceID,
+			&i.ExecutionID,
+			&i.ActivityID,
+			&i.Attempt,
+			&i.ActivityType,
+			&i.WorkflowType,
+			&i.WorkflowTaskQueue,
+			&i.Input,
+			&i.Options,
+			&i.StartToCloseMs,
+			&i.HeartbeatTimeoutMs,
+			&i.ScheduledAt,
+			&i.VisibleAt,
+			&i.ScheduleToStartDeadline,
+			&i.ScheduleToCloseDeadline,
+			&i.StartToCloseDeadline,
+			&i.HeartbeatDeadline,
+			&i.StartedAt,
+			&i.LockToken,
+			&i.LockedUntil,
+			&i.WorkerID,
+			&i.DeliveryCount,
+			&i.HeartbeatDetails,
+			&i.LastHeartbeatAt,
+			&i.CancelRequested,
+			&i.CancelReason,
+			&i.CancelRequestedAt,
+			&i.LastError,
+			&i.CancelledUnheldAt,
+			&i.Priority,
+			&i.Pass,
+			&i.RunID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const fetchAttemptsPlain = `-- name: FetchAttemptsPlain :many
+WITH cand AS MATERIALIZED (
+    -- The attempts to claim, each with its token, computed once (see
+    -- FetchAttempts), and the ctid its lock found: the claim writes each
+    -- through it (a TID scan; joined by id, a fresh database's generic
+    -- plan read the whole namespace through worker_queue_activity).
+    SELECT x.tid, ($4::uuid[])[row_number() OVER ()] AS token
+    FROM unnest($5::text[]) WITH ORDINALITY AS tq(name, ord)
+    CROSS JOIN LATERAL (
+        SELECT (wq).ctid AS tid FROM worker_queue wq
+        WHERE wq.namespace = $3 AND wq.task_queue = tq.name
+          AND wq.lock_token IS NULL AND wq.visible_at <= now()
+        ORDER BY wq.visible_at, wq.id
+        LIMIT $6
+        FOR UPDATE SKIP LOCKED
+    ) x
+    WHERE NOT EXISTS (
+        SELECT 1 FROM workers k
+        WHERE k.namespace = $3 AND k.worker_id = $2 AND k.state <> 'active'
+    )
+    LIMIT $6
+)
+UPDATE worker_queue w
+SET lock_token = c.token,
+    locked_until = now() + $1::bigint * interval '1 millisecond',
+    worker_id = $2::text,
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    cancelled_unheld_at = NULL,
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
+FROM cand c
+WHERE w.namespace = $3 AND w.ctid = c.tid
+RETURNING w.id, w.namespace, w.task_queue, w.instance_id, w.execution_id, w.activity_id, w.attempt, w.activity_type, w.workflow_type, w.workflow_task_queue, w.input, w.options, w.start_to_close_ms, w.heartbeat_timeout_ms, w.scheduled_at, w.visible_at, w.schedule_to_start_deadline, w.schedule_to_close_deadline, w.start_to_close_deadline, w.heartbeat_deadline, w.started_at, w.lock_token, w.locked_until, w.worker_id, w.delivery_count, w.heartbeat_details, w.last_heartbeat_at, w.cancel_requested, w.cancel_reason, w.cancel_requested_at, w.last_error, w.cancelled_unheld_at, w.priority, w.pass, w.run_id
+`
+
+type FetchAttemptsPlainParams struct {
+	LockMs     int64
+	WorkerID   string
+	Namespace  string
+	LockTokens []uuid.UUID
+	TaskQueues []string
+	MaxTasks   int32
+}
+
+// FetchAttempts for task queues without flow control: the same claim
+// without the rate limits (no bucket read or spent) and without the flow
+// branch (no probe of the flow index; each queue's attempts in visible
+// order), as the fetch was before flow control. The store sends it when
+// it knows that none of the queues has a rate limit or flow-controlled
+// attempts waiting (flowStates, server/store/flowstate.go).
+func (q *Queries) FetchAttemptsPlain(ctx context.Context, arg FetchAttemptsPlainParams) ([]WorkerQueue, error) {
+	rows, err := q.db.Query(ctx, fetchAttemptsPlain,
+		arg.LockMs,
+		arg.WorkerID,
+		arg.Namespace,
+		arg.LockTokens,
+		arg.TaskQueues,
+		arg.MaxTasks,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WorkerQueue{}
+	for rows.Next() {
+		var i WorkerQueue
 		if err := rows.Scan(
 			&i.ID,
 			&i.Namespace,
@@ -1226,6 +1344,34 @@ type NextActivityWakeParams struct {
 // 00043) with attempts waiting, when its bucket has its next whole token.
 func (q *Queries) NextActivityWake(ctx context.Context, arg NextActivityWakeParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, nextActivityWake, arg.TaskQueues, arg.Namespace)
+	var next_visible time.Time
+	err := row.Scan(&next_visible)
+	return next_visible, err
+}
+
+const nextActivityWakePlain = `-- name: NextActivityWakePlain :one
+SELECT min(x.visible_at)::timestamptz AS next_visible
+FROM unnest($1::text[]) AS tq(name)
+CROSS JOIN LATERAL (
+    SELECT wq.visible_at FROM worker_queue wq
+    WHERE wq.namespace = $2 AND wq.task_queue = tq.name
+      AND wq.lock_token IS NULL AND wq.visible_at > now()
+    ORDER BY wq.visible_at
+    LIMIT 1
+) x
+HAVING count(*) > 0
+`
+
+type NextActivityWakePlainParams struct {
+	TaskQueues []string
+	Namespace  string
+}
+
+// NextActivityWake of queues without a rate limit (flowStates,
+// server/store/flowstate.go): the earliest future visible_at of their
+// attempts, without a read of task_queue_limits.
+func (q *Queries) NextActivityWakePlain(ctx context.Context, arg NextActivityWakePlainParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, nextActivityWakePlain, arg.TaskQueues, arg.Namespace)
 	var next_visible time.Time
 	err := row.Scan(&next_visible)
 	return next_visible, err

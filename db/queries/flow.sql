@@ -35,3 +35,23 @@ WHERE w.namespace = sqlc.arg(namespace) AND w.task_queue = sqlc.arg(task_queue) 
   AND w.lock_token IS NULL
 GROUP BY w.priority
 ORDER BY 1 DESC, 2;
+
+-- name: FlowStates :many
+-- What the fetches of the task queues need to know of flow control (the
+-- store's flowStates, refreshed in the background): for each queue and
+-- work (task_queues[k], works[k]: 'w' turns, 'a' attempts), whether it has
+-- a rate limit (a task_queue_limits row) and whether flow-controlled work
+-- of it waits (the flow index of its queue has a row: the turn fetch's and
+-- the attempt fetch's own gate). One key probe per queue and table.
+SELECT k.task_queue::text AS task_queue, k.work::text AS work,
+       EXISTS (SELECT 1 FROM task_queue_limits l
+               WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = k.task_queue AND l.work = k.work) AS limited,
+       CASE WHEN k.work = 'w'
+            THEN EXISTS (SELECT 1 FROM orchestrator_queue q
+                         WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = k.task_queue AND q.pass IS NOT NULL)
+            ELSE EXISTS (SELECT 1 FROM worker_queue w
+                         WHERE w.namespace = sqlc.arg(namespace) AND w.task_queue = k.task_queue
+                           AND w.pass IS NOT NULL AND w.lock_token IS NULL)
+       END::boolean AS flow
+FROM (SELECT (sqlc.arg(task_queues)::text[])[i] AS task_queue, (sqlc.arg(works)::text[])[i] AS work
+      FROM generate_subscripts(sqlc.arg(task_queues)::text[], 1) AS i) k;

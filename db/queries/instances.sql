@@ -481,6 +481,135 @@ SELECT inst.*,
 FROM inst
 ORDER BY inst.instance_id;
 
+-- name: LockNextTurnsPlain :many
+-- LockNextTurns for task queues without flow control: the same statement
+-- without its rate limit (no bucket read or spent, the eager turns not
+-- checked against task_queue_limits) and without the flow branch (no
+-- probe of the flow index; the queue's messages in visible order). The
+-- store sends it for a queue it knows to have no rate limit and no
+-- flow-controlled work waiting (flowStates, server/store/flowstate.go);
+-- its rows are LockNextTurns'.
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = c.token,
+        locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
+        locked_by = c.worker_id,
+        build_id = COALESCE(i.build_id, c.build_id)
+    FROM (SELECT u.*, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token FROM (
+        (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+                r.k AS eager_element
+         FROM (
+             SELECT k, (sqlc.narg(eager_instance_ids)::text[])[k] AS instance_id,
+                    (sqlc.narg(eager_worker_ids)::text[])[k] AS worker_id,
+                    (sqlc.narg(eager_task_queues)::text[])[k] AS task_queue,
+                    (sqlc.narg(eager_lock_ms)::bigint[])[k] AS lock_ms,
+                    (sqlc.narg(eager_build_ids)::text[])[k] AS build_id
+             FROM generate_subscripts(sqlc.narg(eager_instance_ids)::text[], 1) AS k
+         ) r
+         CROSS JOIN LATERAL (
+             SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
+             WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = r.instance_id
+               AND ix.task_queue = r.task_queue AND ix.status = 'running'
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND (NOT sqlc.arg(first_turns)::boolean
+                    OR (ix.next_event_id = 1 AND (
+                        SELECT true FROM orchestrator_queue q0
+                        WHERE q0.namespace = sqlc.arg(namespace) AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        LIMIT 1)))
+               AND NOT COALESCE((
+                   SELECT true FROM worker_queue w
+                   WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ix.instance_id
+                     AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+                   LIMIT 1), false)
+             FOR NO KEY UPDATE OF ix SKIP LOCKED
+         ) e
+         ORDER BY e.instance_id, r.k)
+        UNION ALL
+        (SELECT c.tid, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
+                sqlc.arg(build_id)::text, 0
+         FROM (
+             SELECT q.namespace, q.instance_id
+              FROM orchestrator_queue q
+              WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
+                AND NOT COALESCE((
+                    SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                           OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    FROM instances ix
+                    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), false)
+              ORDER BY q.visible_at
+              LIMIT 1000
+         ) q
+         CROSS JOIN LATERAL (
+             SELECT (i2).ctid AS tid, i2.instance_id
+             FROM instances i2
+             WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
+               AND i2.status = 'running'
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+             FOR UPDATE SKIP LOCKED
+         ) c
+         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL)
+        LIMIT sqlc.arg(max_turns)
+    ) u) c
+    WHERE i.namespace = sqlc.arg(namespace) AND i.ctid = c.tid
+    RETURNING i.*, c.eager_element
+), msgs AS (
+    -- Each locked instance's messages, then each message by primary key
+    -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
+    -- per-instance scan again for every message, n² scans for n turns).
+    UPDATE orchestrator_queue m SET lock_token = x.lock_token
+    FROM (
+        -- A turn takes its first message whatever its size, and the
+        -- next ones while the messages taken total at most
+        -- max_turn_bytes: however much waits for one instance, its turn
+        -- stays buildable (a jsonb value holds at most 256 MB) and its
+        -- answer bounded; the rest waits for the next turn. A message's
+        -- size is the one recorded when a client sent it (payload_bytes:
+        -- signals, updates), else its stored size read from its header,
+        -- unless compressed (which would hide its size): then it is
+        -- measured as text. Sizes are taken only of the max_messages
+        -- messages the turn may take.
+        SELECT i3.lock_token, y.tid FROM inst i3
+        CROSS JOIN LATERAL (
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
+                       sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
+                                WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
+                                ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
+                FROM (
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
+                    FROM orchestrator_queue q
+                    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    ORDER BY q.id
+                    LIMIT sqlc.arg(max_messages)
+                ) w
+            ) z
+            WHERE z.n = 1 OR z.upto <= sqlc.arg(max_turn_bytes)::bigint
+        ) y
+    ) x
+    WHERE m.namespace = sqlc.arg(namespace) AND m.ctid = x.tid
+    RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.*,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                       FROM history h
+                       WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+ORDER BY inst.instance_id;
+
 -- name: GetLockedTurns :many
 -- The first step of an ack of one or more turns, in one round trip: of the
 -- instances named in instance_ids, those whose lock the token in

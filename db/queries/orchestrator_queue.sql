@@ -128,6 +128,15 @@ SELECT w.visible_at::timestamptz AS visible_at FROM (
 ORDER BY w.visible_at
 LIMIT 1;
 
+-- name: NextWorkflowWakePlain :one
+-- NextWorkflowWake of a queue without a rate limit (flowStates,
+-- server/store/flowstate.go): the earliest future visible_at of its
+-- messages, without a read of task_queue_limits.
+SELECT q.visible_at::timestamptz AS visible_at FROM orchestrator_queue q
+WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at > now()
+ORDER BY q.visible_at
+LIMIT 1;
+
 -- name: Notify :exec
 SELECT pg_notify(sqlc.arg(channel)::text, k) FROM unnest(sqlc.arg(keys)::text[]) AS k;
 

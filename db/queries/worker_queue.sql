@@ -86,16 +86,18 @@ WITH bud AS (
     -- The attempts to claim, each with its token: computed once (as a
     -- subquery of the UPDATE, a plan that rescans it for each row would
     -- skip the rows this statement already updated and number the next
-    -- ones from 1 again).
-    SELECT x.id, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
+    -- ones from 1 again), and the ctid its lock found, through which the
+    -- claim writes it (a TID scan; joined by id, a fresh database's
+    -- generic plan read the whole namespace through worker_queue_activity).
+    SELECT x.tid, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-      SELECT z.id FROM (
-      SELECT y.id, row_number() OVER () AS rn FROM (
+      SELECT z.tid FROM (
+      SELECT y.tid, row_number() OVER () AS rn FROM (
         -- A queue without flow control (the flow index has no attempt of
         -- it: one probe) is taken in visible order, as it always was.
-        SELECT pl.id FROM (
-            SELECT wq.id FROM worker_queue wq
+        SELECT pl.tid FROM (
+            SELECT (wq).ctid AS tid FROM worker_queue wq
             WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
               AND wq.lock_token IS NULL AND wq.visible_at <= now()
               AND NOT EXISTS (SELECT 1 FROM worker_queue fe
@@ -112,7 +114,7 @@ WITH bud AS (
         -- turns), each locked by primary key as it is pulled; each branch
         -- has its LIMIT, so that its plan starts fast whatever the
         -- statistics say (as in LockNextTurns).
-        SELECT fl.id FROM (
+        SELECT fl.tid FROM (
             (SELECT q1.id FROM worker_queue q1
              WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = tq.name AND q1.priority < 3
                AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
@@ -144,7 +146,7 @@ WITH bud AS (
             -- outside (a condition here, or pushed down here, which the
             -- LIMIT prevents, would make the dequeue index's predicate
             -- hold, and an empty table's plan walk that index).
-            SELECT wl.id, wl.lock_token FROM worker_queue wl
+            SELECT (wl).ctid AS tid, wl.lock_token FROM worker_queue wl
             WHERE wl.namespace = sqlc.arg(namespace) AND wl.id = u.id
             LIMIT 1
             FOR UPDATE SKIP LOCKED
@@ -176,7 +178,7 @@ SET lock_token = c.token,
     heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
                                                 THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM cand c
-WHERE w.namespace = sqlc.arg(namespace) AND w.id = c.id
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
 RETURNING w.*
 ), tb AS (
     -- The attempts taken spend their queues' tokens (limited queues only).
@@ -194,6 +196,49 @@ SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attemp
        delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
        cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
 FROM taken;
+
+-- name: FetchAttemptsPlain :many
+-- FetchAttempts for task queues without flow control: the same claim
+-- without the rate limits (no bucket read or spent) and without the flow
+-- branch (no probe of the flow index; each queue's attempts in visible
+-- order), as the fetch was before flow control. The store sends it when
+-- it knows that none of the queues has a rate limit or flow-controlled
+-- attempts waiting (flowStates, server/store/flowstate.go).
+WITH cand AS MATERIALIZED (
+    -- The attempts to claim, each with its token, computed once (see
+    -- FetchAttempts), and the ctid its lock found: the claim writes each
+    -- through it (a TID scan; joined by id, a fresh database's generic
+    -- plan read the whole namespace through worker_queue_activity).
+    SELECT x.tid, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
+    FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
+    CROSS JOIN LATERAL (
+        SELECT (wq).ctid AS tid FROM worker_queue wq
+        WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+          AND wq.lock_token IS NULL AND wq.visible_at <= now()
+        ORDER BY wq.visible_at, wq.id
+        LIMIT sqlc.arg(max_tasks)
+        FOR UPDATE SKIP LOCKED
+    ) x
+    WHERE NOT EXISTS (
+        SELECT 1 FROM workers k
+        WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
+    )
+    LIMIT sqlc.arg(max_tasks)
+)
+UPDATE worker_queue w
+SET lock_token = c.token,
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    worker_id = sqlc.arg(worker_id)::text,
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    cancelled_unheld_at = NULL,
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
+FROM cand c
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
+RETURNING w.*;
 
 -- name: InsertAttemptsClaiming :many
 -- Eager dispatch: inserts the attempts of one or more turns as
@@ -500,6 +545,21 @@ CROSS JOIN LATERAL (
        AND EXISTS (SELECT 1 FROM worker_queue v
                    WHERE v.namespace = sqlc.arg(namespace) AND v.task_queue = tq.name
                      AND v.lock_token IS NULL AND v.visible_at <= now()))
+) x
+HAVING count(*) > 0;
+
+-- name: NextActivityWakePlain :one
+-- NextActivityWake of queues without a rate limit (flowStates,
+-- server/store/flowstate.go): the earliest future visible_at of their
+-- attempts, without a read of task_queue_limits.
+SELECT min(x.visible_at)::timestamptz AS next_visible
+FROM unnest(sqlc.arg(task_queues)::text[]) AS tq(name)
+CROSS JOIN LATERAL (
+    SELECT wq.visible_at FROM worker_queue wq
+    WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+      AND wq.lock_token IS NULL AND wq.visible_at > now()
+    ORDER BY wq.visible_at
+    LIMIT 1
 ) x
 HAVING count(*) > 0;
 

@@ -85,6 +85,24 @@ func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivity
 		if err := t.fetchOnly(ctx); err != nil {
 			return err
 		}
+		keys := make([]flowKey, len(taskQueues))
+		for i, q := range taskQueues {
+			keys[i] = flowKey{ns: ns, queue: q, work: limitAttempts}
+		}
+		if s.flow.plain(keys...) {
+			// No queue of the fetch uses flow control (flowstate.go).
+			taken, err := t.q.FetchAttemptsPlain(ctx, gen.FetchAttemptsPlainParams{
+				LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+				LockTokens: lockTokens(int(max)),
+			})
+			for _, r := range taken {
+				if r.Pass != nil {
+					s.flow.markFlow(flowKey{ns: ns, queue: r.TaskQueue, work: limitAttempts})
+				}
+			}
+			rows = taken
+			return err
+		}
 		taken, err := t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
 			LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
 			LockTokens: lockTokens(int(max)),
@@ -329,7 +347,17 @@ func (s *Store) AbandonActivityTask(ctx context.Context, p *storage.AbandonActiv
 // NextActivityWake returns the earliest future visible_at of an attempt on
 // the queues (ok false when there is none).
 func (s *Store) NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error) {
-	t, err := gen.New(s.pool).NextActivityWake(ctx, gen.NextActivityWakeParams{TaskQueues: taskQueues, Namespace: ns})
+	keys := make([]flowKey, len(taskQueues))
+	for i, q := range taskQueues {
+		keys[i] = flowKey{ns: ns, queue: q, work: limitAttempts}
+	}
+	var t time.Time
+	var err error
+	if s.flow.unlimited(keys...) {
+		t, err = gen.New(s.pool).NextActivityWakePlain(ctx, gen.NextActivityWakePlainParams{TaskQueues: taskQueues, Namespace: ns})
+	} else {
+		t, err = gen.New(s.pool).NextActivityWake(ctx, gen.NextActivityWakeParams{TaskQueues: taskQueues, Namespace: ns})
+	}
 	if noRows(err) {
 		return time.Time{}, false, nil
 	}

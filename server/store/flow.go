@@ -21,7 +21,7 @@ const (
 // attempts (a rate of 0 removes that limit), in one transaction. A limit's
 // burst is one second's worth of its rate, at least 1.
 func (s *Store) SetTaskQueueLimits(ctx context.Context, ns, name string, l api.TaskQueueLimits) error {
-	return s.inTx(ctx, func(t *txn) error {
+	err := s.inTx(ctx, func(t *txn) error {
 		if exists, err := t.q.NamespaceExists(ctx, ns); err != nil {
 			return fmt.Errorf("namespace: %w", err)
 		} else if !exists {
@@ -46,6 +46,14 @@ func (s *Store) SetTaskQueueLimits(ctx context.Context, ns, name string, l api.T
 		}
 		return nil
 	})
+	if err == nil {
+		// This replica's fetches follow the new limits at once; the others'
+		// within flowStale (flowstate.go).
+		turns, attempts := l.WorkflowTasksPerSecond > 0, l.ActivityTasksPerSecond > 0
+		s.flow.mark(flowKey{ns: ns, queue: name, work: limitTurns}, nil, &turns)
+		s.flow.mark(flowKey{ns: ns, queue: name, work: limitAttempts}, nil, &attempts)
+	}
+	return err
 }
 
 // describeFlow adds a task queue's rate limits and its backlog by

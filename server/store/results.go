@@ -251,7 +251,7 @@ func (s *Store) eagerTurns(ctx context.Context, t *txn, ns string, ds []delivery
 		e := d.call.eager
 		setEagerTurn(&p, k, d.row.InstanceID, *d.row.WorkerID, e.TaskQueue, e.BuildID, e.LockFor.D())
 	}
-	rows, err := t.q.LockNextTurns(ctx, p)
+	rows, err := lockNextTurns(ctx, t.q, p, s.eagerTurnsPlain(&p))
 	if err != nil {
 		return nil, fmt.Errorf("lock eager turns: %w", err)
 	}

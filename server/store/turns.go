@@ -184,13 +184,18 @@ func (s *Store) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflow
 				return err
 			}
 			t.p.commitWithNext()
-			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
+			key := flowKey{ns: ns, queue: taskQueue, work: limitTurns}
+			plain := s.flow.plain(key)
+			rows, err := lockNextTurns(ctx, t.q, gen.LockNextTurnsParams{
 				LockMs: ms(lockFor), WorkerID: workerID, Namespace: ns, TaskQueue: taskQueue,
 				MaxTurns: int32(n), MaxMessages: maxTurnMessages, MaxTurnBytes: s.opts.TurnMessageBytes, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
 				LockTokens: lockTokens(n),
-			})
+			}, plain)
 			if err != nil {
 				return fmt.Errorf("lock instances: %w", err)
+			}
+			if plain && slices.ContainsFunc(rows, turnUsesFlow) {
+				s.flow.markFlow(key)
 			}
 			locked = len(rows)
 			for _, row := range rows {
@@ -527,7 +532,13 @@ func (s *Store) FailWorkflowTask(ctx context.Context, p *storage.FailWorkflowTas
 // NextWorkflowWake returns the earliest future visible_at of a message on
 // the workflow task queue (ok false when there is none).
 func (s *Store) NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error) {
-	t, err := gen.New(s.pool).NextWorkflowWake(ctx, gen.NextWorkflowWakeParams{Namespace: ns, TaskQueue: taskQueue})
+	var t time.Time
+	var err error
+	if s.flow.unlimited(flowKey{ns: ns, queue: taskQueue, work: limitTurns}) {
+		t, err = gen.New(s.pool).NextWorkflowWakePlain(ctx, gen.NextWorkflowWakePlainParams{Namespace: ns, TaskQueue: taskQueue})
+	} else {
+		t, err = gen.New(s.pool).NextWorkflowWake(ctx, gen.NextWorkflowWakeParams{Namespace: ns, TaskQueue: taskQueue})
+	}
 	if err != nil {
 		if noRows(err) {
 			return time.Time{}, false, nil
