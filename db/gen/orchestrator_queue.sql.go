@@ -347,7 +347,19 @@ SELECT w.visible_at::timestamptz AS visible_at FROM (
        AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
        AND EXISTS (SELECT 1 FROM orchestrator_queue v
                    WHERE v.namespace = $1 AND v.task_queue = $2 AND v.visible_at <= now()))
+    UNION ALL
+    -- A rate limit per fairness key (migration 00054): when the next
+    -- key's bucket has its next whole token, with work waiting.
+    (SELECT b.refilled_at + (1 - b.tokens) / b.rate * interval '1 second'
+     FROM fairness_key_buckets b
+     WHERE b.namespace = $1 AND b.task_queue = $2 AND b.work = 'w'
+       AND b.tokens < 1
+       AND EXISTS (SELECT 1 FROM orchestrator_queue v
+                   WHERE v.namespace = $1 AND v.task_queue = $2 AND v.visible_at <= now())
+     ORDER BY 1
+     LIMIT 1)
 ) w
+WHERE w.visible_at > now()
 ORDER BY w.visible_at
 LIMIT 1
 `
@@ -359,7 +371,8 @@ type NextWorkflowWakeParams struct {
 
 // When a poll of the queue should look again: the earliest future
 // visible_at of its messages, or, for a rate-limited queue (migration
-// 00043) with work waiting, when its bucket has its next whole token.
+// 00043) with work waiting, when its bucket has its next whole token, or
+// when the first of its fairness keys' buckets (migration 00054) has its next.
 func (q *Queries) NextWorkflowWake(ctx context.Context, arg NextWorkflowWakeParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, nextWorkflowWake, arg.Namespace, arg.TaskQueue)
 	var visible_at time.Time

@@ -111,7 +111,8 @@ WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instanc
 -- name: NextWorkflowWake :one
 -- When a poll of the queue should look again: the earliest future
 -- visible_at of its messages, or, for a rate-limited queue (migration
--- 00043) with work waiting, when its bucket has its next whole token.
+-- 00043) with work waiting, when its bucket has its next whole token, or
+-- when the first of its fairness keys' buckets (migration 00054) has its next.
 SELECT w.visible_at::timestamptz AS visible_at FROM (
     (SELECT q.visible_at FROM orchestrator_queue q
      WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at > now()
@@ -124,7 +125,19 @@ SELECT w.visible_at::timestamptz AS visible_at FROM (
        AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
        AND EXISTS (SELECT 1 FROM orchestrator_queue v
                    WHERE v.namespace = sqlc.arg(namespace) AND v.task_queue = sqlc.arg(task_queue) AND v.visible_at <= now()))
+    UNION ALL
+    -- A rate limit per fairness key (migration 00054): when the next
+    -- key's bucket has its next whole token, with work waiting.
+    (SELECT b.refilled_at + (1 - b.tokens) / b.rate * interval '1 second'
+     FROM fairness_key_buckets b
+     WHERE b.namespace = sqlc.arg(namespace) AND b.task_queue = sqlc.arg(task_queue) AND b.work = 'w'
+       AND b.tokens < 1
+       AND EXISTS (SELECT 1 FROM orchestrator_queue v
+                   WHERE v.namespace = sqlc.arg(namespace) AND v.task_queue = sqlc.arg(task_queue) AND v.visible_at <= now())
+     ORDER BY 1
+     LIMIT 1)
 ) w
+WHERE w.visible_at > now()
 ORDER BY w.visible_at
 LIMIT 1;
 

@@ -81,15 +81,16 @@ func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivity
 	// The fetch only takes locks: its commit does not wait for the WAL
 	// flush (a fetch lost in a database crash is delivered again).
 	var rows []gen.WorkerQueue
+	keys := make([]flowKey, len(taskQueues))
+	for i, q := range taskQueues {
+		keys[i] = flowKey{ns: ns, queue: q, work: limitAttempts}
+	}
+	mode := s.flow.fetchMode(ctx, ns, keys...)
 	err := s.inTx(ctx, func(t *txn) error {
 		if err := t.fetchOnly(ctx); err != nil {
 			return err
 		}
-		keys := make([]flowKey, len(taskQueues))
-		for i, q := range taskQueues {
-			keys[i] = flowKey{ns: ns, queue: q, work: limitAttempts}
-		}
-		if s.flow.plain(keys...) {
+		if mode == fetchPlain {
 			// No queue of the fetch uses flow control (flowstate.go).
 			taken, err := t.q.FetchAttemptsPlain(ctx, gen.FetchAttemptsPlainParams{
 				LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,

@@ -18,8 +18,9 @@ const (
 )
 
 // SetTaskQueueLimits sets the rate limits of a task queue's turns and
-// attempts (a rate of 0 removes that limit), in one transaction. A limit's
-// burst is one second's worth of its rate, at least 1.
+// attempts, and the rate of each fairness key's turns (a rate of 0 removes
+// that limit), in one transaction. A limit's burst is one second's worth
+// of its rate, at least 1.
 func (s *Store) SetTaskQueueLimits(ctx context.Context, ns, name string, l api.TaskQueueLimits) error {
 	err := s.inTx(ctx, func(t *txn) error {
 		if exists, err := t.q.NamespaceExists(ctx, ns); err != nil {
@@ -44,14 +45,26 @@ func (s *Store) SetTaskQueueLimits(ctx context.Context, ns, name string, l api.T
 				return fmt.Errorf("set queue limit: %w", err)
 			}
 		}
+		// The rate per fairness key (turns), after the queue's rows.
+		if l.WorkflowTasksPerKeyPerSecond <= 0 {
+			if err := t.q.DeleteFairnessKeyLimit(ctx, gen.DeleteFairnessKeyLimitParams{Namespace: ns, TaskQueue: name, Work: limitTurns}); err != nil {
+				return fmt.Errorf("delete fairness key limit: %w", err)
+			}
+			return nil
+		}
+		rate := l.WorkflowTasksPerKeyPerSecond
+		if err := t.q.SetFairnessKeyLimit(ctx, gen.SetFairnessKeyLimitParams{Namespace: ns, TaskQueue: name, Work: limitTurns,
+			Rate: rate, Burst: math.Max(1, rate)}); err != nil {
+			return fmt.Errorf("set fairness key limit: %w", err)
+		}
 		return nil
 	})
 	if err == nil {
 		// This replica's fetches follow the new limits at once; the others'
 		// within flowStale (flowstate.go).
-		turns, attempts := l.WorkflowTasksPerSecond > 0, l.ActivityTasksPerSecond > 0
-		s.flow.mark(flowKey{ns: ns, queue: name, work: limitTurns}, nil, &turns)
-		s.flow.mark(flowKey{ns: ns, queue: name, work: limitAttempts}, nil, &attempts)
+		turns, attempts, keyed, no := l.WorkflowTasksPerSecond > 0, l.ActivityTasksPerSecond > 0, l.WorkflowTasksPerKeyPerSecond > 0, false
+		s.flow.mark(flowKey{ns: ns, queue: name, work: limitTurns}, nil, &turns, &keyed)
+		s.flow.mark(flowKey{ns: ns, queue: name, work: limitAttempts}, nil, &attempts, &no)
 	}
 	return err
 }
@@ -71,6 +84,18 @@ func describeFlow(ctx context.Context, q *gen.Queries, ns, name string, out *api
 			out.Limits.WorkflowTasksPerSecond = l.Rate
 		} else {
 			out.Limits.ActivityTasksPerSecond = l.Rate
+		}
+	}
+	keyLimits, err := q.FairnessKeyLimits(ctx, gen.FairnessKeyLimitsParams{Namespace: ns, TaskQueue: name})
+	if err != nil {
+		return fmt.Errorf("fairness key limits: %w", err)
+	}
+	for _, l := range keyLimits {
+		if out.Limits == nil {
+			out.Limits = &api.TaskQueueLimits{}
+		}
+		if l.Work == limitTurns {
+			out.Limits.WorkflowTasksPerKeyPerSecond = l.Rate
 		}
 	}
 	backlog, err := q.QueueBacklogByPriority(ctx, gen.QueueBacklogByPriorityParams{Namespace: ns, TaskQueue: name})

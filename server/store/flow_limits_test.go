@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,5 +122,85 @@ func TestFlowRateLimit_ActivitiesAcrossReplicas(t *testing.T) {
 	}
 	if perSecond := dispatchRate(t, rs, fetch); perSecond < 9 || perSecond > 11 {
 		t.Fatalf("%.1f attempts a second across two replicas, want 10 ± 1", perSecond)
+	}
+}
+
+// Goal: a rate limit of 10 turns a second per fairness key dispatches 10 ±
+// 1 a second of each key across two replicas that both fetch as fast as
+// they can from the keys' backlogs, while the workflows without a fairness
+// key are not held back: they all come with the keys' first bursts.
+func TestFlowKeyRateLimit_AcrossReplicas(t *testing.T) {
+	rs := replicas(t, 2)
+	ctx := ctxT(t)
+	must0(t, rs[0].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{WorkflowTasksPerKeyPerSecond: 10}))
+	startKey := func(id, key string) {
+		var p *api.Priority
+		if key != "" {
+			p = &api.Priority{FairnessKey: key}
+		}
+		m(rs[0].StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
+			InstanceID: id, Input: json.RawMessage(`{}`), Priority: p}}))(t)
+	}
+	for i := range 150 {
+		startKey(fmt.Sprintf("a-%03d", i), "tenant-a")
+		startKey(fmt.Sprintf("b-%03d", i), "tenant-b")
+	}
+	for i := range 40 {
+		startKey(fmt.Sprintf("free-%02d", i), "")
+	}
+	tq := m(rs[1].DescribeTaskQueue(ctx, ns, "q"))(t)
+	if tq.Limits == nil || tq.Limits.WorkflowTasksPerKeyPerSecond != 10 {
+		t.Fatalf("describe: limits %+v", tq.Limits)
+	}
+	var mu sync.Mutex
+	byKey := map[string]int{}
+	counting := false
+	fetch := func(r *store.Store, worker string) int {
+		got := m(r.FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: worker, LockFor: time.Minute, Max: 16}))(t)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, task := range got {
+			if key, _, _ := strings.Cut(task.InstanceID, "-"); counting || key == "free" {
+				byKey[key]++
+			}
+		}
+		return len(got)
+	}
+	// The bursts (ten of each key) and every workflow without a key.
+	for fetch(rs[0], "w0") > 0 {
+	}
+	mu.Lock()
+	if byKey["free"] != 40 {
+		t.Fatalf("%d of the 40 workflows without a fairness key were dispatched with the keys' bursts", byKey["free"])
+	}
+	counting = true
+	mu.Unlock()
+	const window = 3 * time.Second
+	end := time.Now().Add(window)
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				if fetch(r, fmt.Sprintf("w%d", i)) == 0 {
+					time.Sleep(5 * time.Millisecond) // a poll's pace, not a wait for a condition
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("dispatched in %s: %v", window, byKey)
+	for _, key := range []string{"a", "b"} {
+		if perSecond := float64(byKey[key]) / window.Seconds(); perSecond < 9 || perSecond > 11.4 {
+			t.Errorf("tenant-%s: %.1f turns a second across two replicas, want 10 ± 1", key, perSecond)
+		}
+	}
+	// Removing the limit lets the backlogs go at once.
+	must0(t, rs[1].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{}))
+	if got := m(rs[1].FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: time.Minute, Max: 16}))(t); len(got) != 16 {
+		t.Fatalf("without the limit a fetch took %d turns, want 16", len(got))
 	}
 }

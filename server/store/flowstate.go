@@ -19,9 +19,10 @@ import (
 // state.
 //
 // The bounds, across any number of server replicas:
-//   - A state is refreshed in the background once a fetch finds it older
-//     than flowRefresh (250 ms), one statement per namespace for all the
-//     queues this replica fetched from in the last flowForget.
+//   - The states are read in the background every flowRefresh (250 ms),
+//     one statement per namespace for all the queues this replica fetched
+//     from in the last flowForget (a minute); a namespace no fetch asked
+//     about for that long is not read.
 //   - A state older than flowStale (1 s), or never read, is not trusted:
 //     the fetch sends the flow statement, which is right whatever the
 //     state. So a rate limit set on any replica is honoured by every
@@ -49,8 +50,8 @@ type flowKey struct {
 // flowState is what a replica knows of one flowKey.
 type flowState struct {
 	// flow: flow-controlled work of the queue waits; limited: the queue
-	// has a rate limit.
-	flow, limited bool
+	// has a rate limit; keyed: it has a rate limit per fairness key.
+	flow, limited, keyed bool
 	// checked is when the refresh that read the state began (zero: never
 	// read); marked is when this replica last marked it in use itself;
 	// used is when a fetch last asked.
@@ -77,54 +78,102 @@ func newFlowStates(refresh func(ctx context.Context, ns string, keys []flowKey) 
 // rate limit or flow-controlled work. A state older than flowRefresh (or
 // never read) is refreshed in the background.
 func (f *flowStates) plain(keys ...flowKey) bool {
-	return f.known(true, keys)
+	m, _ := f.mode(keys...)
+	return m == fetchPlain
+}
+
+// fetchMode is the statement a fetch sends: the plain one, the flow one
+// (flow order, the queue's rate limit) or the keyed one (flow order, the
+// queue's rate limit and the rate limit per fairness key).
+type fetchMode int
+
+const (
+	fetchPlain fetchMode = iota
+	fetchFlow
+	fetchKeyed
+)
+
+// mode is the statement a fetch of the keys (all of one namespace) sends:
+// the keyed one when a key's state is not known (never read, or older than
+// flowStale: it is right whatever the state) or has a rate limit per
+// fairness key; else the flow one when a key has a rate limit or
+// flow-controlled work; else the plain one. A state older than
+// flowRefresh starts the namespace's background reads. unknown: a key's
+// state was never read.
+func (f *flowStates) mode(keys ...flowKey) (m fetchMode, unknown bool) {
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range keys {
+		st := f.use(k, now)
+		switch {
+		case st.checked.IsZero() || now.Sub(st.checked) > flowStale || st.keyed:
+			m = fetchKeyed
+			unknown = unknown || st.checked.IsZero()
+		case (st.flow || st.limited) && m == fetchPlain:
+			m = fetchFlow
+		}
+	}
+	return m, unknown
+}
+
+// use returns k's state, marked used at now, and starts the background
+// reads of its namespace when they do not run.
+func (f *flowStates) use(k flowKey, now time.Time) *flowState {
+	st := f.m[k]
+	if st == nil {
+		st = &flowState{}
+		f.m[k] = st
+	}
+	st.used = now
+	if !f.busy[k.ns] {
+		f.busy[k.ns] = true
+		go f.refreshLoop(k.ns)
+	}
+	return st
 }
 
 // unlimited reports whether a statement may leave out the rate limits of
 // the keys (all of one namespace): each key's state read within flowStale,
-// none with a rate limit. An eager turn or claim needs no more: it takes a
-// given instance or attempt, not the queue's next.
+// none with a rate limit of the queue or per fairness key. An eager turn
+// or claim needs no more: it takes a given instance or attempt, not the
+// queue's next.
 func (f *flowStates) unlimited(keys ...flowKey) bool {
-	return f.known(false, keys)
-}
-
-// known reports whether each key's state was read within flowStale and
-// has no rate limit, nor, with flowFree, flow-controlled work; it
-// refreshes in the background the states older than flowRefresh.
-func (f *flowStates) known(flowFree bool, keys []flowKey) bool {
 	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ok, due := true, false
+	ok := true
 	for _, k := range keys {
-		st := f.m[k]
-		if st == nil {
-			st = &flowState{}
-			f.m[k] = st
-		}
-		st.used = now
-		if st.checked.IsZero() || now.Sub(st.checked) > flowStale || st.limited || (flowFree && st.flow) {
+		st := f.use(k, now)
+		if st.checked.IsZero() || now.Sub(st.checked) > flowStale || st.limited || st.keyed {
 			ok = false
 		}
-		if st.checked.IsZero() || now.Sub(st.checked) > flowRefresh {
-			due = true
-		}
-	}
-	if due && len(keys) > 0 && !f.busy[keys[0].ns] {
-		f.busy[keys[0].ns] = true
-		go f.refreshNamespace(keys[0].ns)
 	}
 	return ok
 }
 
+// limitedNow reports whether k is known to have a rate limit of the queue
+// or per fairness key (an unknown state is not).
+func (f *flowStates) limitedNow(k flowKey) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.m[k]
+	return st != nil && (st.limited || st.keyed)
+}
+
+// refreshLoop reads the states of ns's keys every flowRefresh for as long
+// as a fetch asked for one of them within flowForget; then it forgets them
+// and ends (the next fetch starts it again).
+func (f *flowStates) refreshLoop(ns string) {
+	for f.refreshNamespace(ns) {
+		time.Sleep(flowRefresh)
+	}
+}
+
 // refreshNamespace reads the states of ns's keys a fetch asked for within
-// flowForget (and forgets the others).
-func (f *flowStates) refreshNamespace(ns string) {
-	defer func() {
-		f.mu.Lock()
-		delete(f.busy, ns)
-		f.mu.Unlock()
-	}()
+// flowForget, forgets the others, and reports whether any is left (when
+// none is, the namespace is no longer busy).
+func (f *flowStates) refreshNamespace(ns string) bool {
 	begin := time.Now()
 	f.mu.Lock()
 	var keys []flowKey
@@ -138,17 +187,27 @@ func (f *flowStates) refreshNamespace(ns string) {
 		}
 		keys = append(keys, k)
 	}
+	if len(keys) == 0 {
+		delete(f.busy, ns)
+	}
 	f.mu.Unlock()
 	if len(keys) == 0 {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// On an error the states age past flowStale: the fetches send the
+	// keyed statements until a read succeeds.
+	_ = f.read(ctx, ns, keys)
+	return true
+}
+
+// read reads the states of keys (all of namespace ns) now.
+func (f *flowStates) read(ctx context.Context, ns string, keys []flowKey) error {
+	begin := time.Now()
 	rows, err := f.refresh(ctx, ns, keys)
 	if err != nil {
-		// The states age past flowStale: the fetches send the flow
-		// statements until a refresh succeeds.
-		return
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -158,20 +217,40 @@ func (f *flowStates) refreshNamespace(ns string) {
 			continue
 		}
 		if st.marked.After(begin) {
-			// Marked since the refresh began: what the refresh read may
-			// predate the mark's cause.
-			st.flow, st.limited = st.flow || r.Flow, st.limited || r.Limited
+			// Marked since the read began: what it read may predate the
+			// mark's cause.
+			st.flow, st.limited, st.keyed = st.flow || r.Flow, st.limited || r.Limited, st.keyed || r.Keyed
 		} else {
-			st.flow, st.limited = r.Flow, r.Limited
+			st.flow, st.limited, st.keyed = r.Flow, r.Limited, r.Keyed
 		}
-		st.checked = begin
+		if begin.After(st.checked) {
+			st.checked = begin
+		}
 	}
+	return nil
+}
+
+// fetchMode is the statement a fetch of the keys (all of namespace ns)
+// sends (see mode). A key never read is read first, here (once per queue
+// and replica, and again after a minute unused): the fetch's transaction
+// has not begun, so the read takes a connection of its own. When that
+// read fails the fetch sends the keyed statement.
+func (f *flowStates) fetchMode(ctx context.Context, ns string, keys ...flowKey) fetchMode {
+	m, unknown := f.mode(keys...)
+	if !unknown {
+		return m
+	}
+	if err := f.read(ctx, ns, keys); err != nil {
+		return fetchKeyed
+	}
+	m, _ = f.mode(keys...)
+	return m
 }
 
 // mark records what this replica learned of k itself: flow-controlled
-// work seen or enqueued (flow), a rate limit set (limited: whether it has
-// one now). A nil value leaves that part as it is.
-func (f *flowStates) mark(k flowKey, flow, limited *bool) {
+// work seen or enqueued (flow), rate limits set (limited, keyed: whether
+// it has one now). A nil value leaves that part as it is.
+func (f *flowStates) mark(k flowKey, flow, limited, keyed *bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.m[k]
@@ -185,13 +264,16 @@ func (f *flowStates) mark(k flowKey, flow, limited *bool) {
 	if limited != nil {
 		st.limited = *limited
 	}
+	if keyed != nil {
+		st.keyed = *keyed
+	}
 	st.marked = time.Now()
 }
 
 // markFlow records that flow-controlled work of k waits.
 func (f *flowStates) markFlow(k flowKey) {
 	yes := true
-	f.mark(k, &yes, nil)
+	f.mark(k, &yes, nil, nil)
 }
 
 // readFlowStates is flowStates' refresh: one FlowStates statement.
@@ -209,6 +291,34 @@ func lockNextTurns(ctx context.Context, q *gen.Queries, p gen.LockNextTurnsParam
 	if !plain {
 		return q.LockNextTurns(ctx, p)
 	}
+	return lockNextTurnsPlain(ctx, q, p)
+}
+
+// fetchTurns runs the queue's fetch of p (its eager arrays nil) in mode m.
+func fetchTurns(ctx context.Context, q *gen.Queries, p gen.LockNextTurnsParams, m fetchMode) ([]gen.LockNextTurnsRow, error) {
+	switch m {
+	case fetchPlain:
+		return lockNextTurnsPlain(ctx, q, p)
+	case fetchFlow:
+		return q.LockNextTurns(ctx, p)
+	}
+	got, err := q.LockNextTurnsKeyed(ctx, gen.LockNextTurnsKeyedParams{
+		Namespace: p.Namespace, TaskQueue: p.TaskQueue, LockTokens: p.LockTokens, MaxTurns: int64(p.MaxTurns),
+		HoldExpired: p.HoldExpired, WorkerID: p.WorkerID, LockMs: p.LockMs, BuildID: p.BuildID,
+		MaxMessages: p.MaxMessages, MaxTurnBytes: p.MaxTurnBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]gen.LockNextTurnsRow, len(got))
+	for i, r := range got {
+		rows[i] = gen.LockNextTurnsRow(r)
+	}
+	return rows, nil
+}
+
+// lockNextTurnsPlain runs LockNextTurnsPlain with p.
+func lockNextTurnsPlain(ctx context.Context, q *gen.Queries, p gen.LockNextTurnsParams) ([]gen.LockNextTurnsRow, error) {
 	got, err := q.LockNextTurnsPlain(ctx, gen.LockNextTurnsPlainParams{
 		Namespace: p.Namespace, TaskQueue: p.TaskQueue, LockTokens: p.LockTokens, MaxTurns: p.MaxTurns,
 		EagerInstanceIds: p.EagerInstanceIds, EagerWorkerIds: p.EagerWorkerIds, EagerTaskQueues: p.EagerTaskQueues,

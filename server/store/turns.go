@@ -176,6 +176,8 @@ func doneFromHistory(h []api.Event) engine.ActivityDone {
 func (s *Store) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflowTasksParams) ([]*api.WorkflowTask, error) {
 	ns, taskQueue, workerID, buildID, lockFor := p.Namespace, p.TaskQueue, p.WorkerID, p.BuildID, p.LockFor
 	n := min(max(p.Max, 1), api.MaxWorkflowTasksPerPoll)
+	key := flowKey{ns: ns, queue: taskQueue, work: limitTurns}
+	mode := s.flow.fetchMode(ctx, ns, key)
 	for range 8 {
 		var tasks []*api.WorkflowTask
 		locked := 0
@@ -184,18 +186,19 @@ func (s *Store) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflow
 				return err
 			}
 			t.p.commitWithNext()
-			key := flowKey{ns: ns, queue: taskQueue, work: limitTurns}
-			plain := s.flow.plain(key)
-			rows, err := lockNextTurns(ctx, t.q, gen.LockNextTurnsParams{
+			rows, err := fetchTurns(ctx, t.q, gen.LockNextTurnsParams{
 				LockMs: ms(lockFor), WorkerID: workerID, Namespace: ns, TaskQueue: taskQueue,
 				MaxTurns: int32(n), MaxMessages: maxTurnMessages, MaxTurnBytes: s.opts.TurnMessageBytes, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
 				LockTokens: lockTokens(n),
-			}, plain)
+			}, mode)
 			if err != nil {
 				return fmt.Errorf("lock instances: %w", err)
 			}
-			if plain && slices.ContainsFunc(rows, turnUsesFlow) {
+			if mode == fetchPlain && slices.ContainsFunc(rows, turnUsesFlow) {
+				// Flow-controlled work came in the plain order: the next
+				// fetches send the flow statement.
 				s.flow.markFlow(key)
+				mode = fetchFlow
 			}
 			locked = len(rows)
 			for _, row := range rows {
