@@ -1310,4 +1310,9 @@ type TaskQueueLimits struct {
 	// (Temporal's fairness key rate limit default). Turns of workflows
 	// without a fairness key are bound by WorkflowTasksPerSecond alone.
 	WorkflowTasksPerKeyPerSecond float64 `json:"workflow_tasks_per_key_per_second,omitempty" validate:"gte=0,lte=1000000"`
+	// ActivityTasksPerKeyPerSecond bounds the activity attempts dispatched
+	// of each fairness key (the key of the activity's priority, its
+	// workflow's unless it has its own), as WorkflowTasksPerKeyPerSecond
+	// does for turns.
+	ActivityTasksPerKeyPerSecond float64 `json:"activity_tasks_per_key_per_second,omitempty" validate:"gte=0,lte=1000000"`
 }

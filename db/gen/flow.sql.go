@@ -9,11 +9,25 @@ import (
 	"context"
 )
 
-const deleteFairnessKeyLimit = `-- name: DeleteFairnessKeyLimit :exec
-WITH b AS (
-    DELETE FROM fairness_key_buckets x
-    WHERE x.namespace = $1 AND x.task_queue = $2 AND x.work = $3
-)
+const deleteFairnessKeyBuckets = `-- name: DeleteFairnessKeyBuckets :exec
+DELETE FROM fairness_key_buckets b
+WHERE b.namespace = $1 AND b.task_queue = $2 AND b.work = $3
+`
+
+type DeleteFairnessKeyBucketsParams struct {
+	Namespace string
+	TaskQueue string
+	Work      string
+}
+
+// Removes the buckets of the fairness keys of a task queue's turns or
+// attempts.
+func (q *Queries) DeleteFairnessKeyBuckets(ctx context.Context, arg DeleteFairnessKeyBucketsParams) error {
+	_, err := q.db.Exec(ctx, deleteFairnessKeyBuckets, arg.Namespace, arg.TaskQueue, arg.Work)
+	return err
+}
+
+const deleteFairnessKeyLimit = `-- name: DeleteFairnessKeyLimit :execrows
 DELETE FROM fairness_key_limits l
 WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = $3
 `
@@ -25,10 +39,14 @@ type DeleteFairnessKeyLimitParams struct {
 }
 
 // Removes the rate limit per fairness key of a task queue's turns or
-// attempts, and its keys' buckets.
-func (q *Queries) DeleteFairnessKeyLimit(ctx context.Context, arg DeleteFairnessKeyLimitParams) error {
-	_, err := q.db.Exec(ctx, deleteFairnessKeyLimit, arg.Namespace, arg.TaskQueue, arg.Work)
-	return err
+// attempts (its keys' buckets go next: DeleteFairnessKeyBuckets, after
+// the limit's row, in the fetches' lock order).
+func (q *Queries) DeleteFairnessKeyLimit(ctx context.Context, arg DeleteFairnessKeyLimitParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteFairnessKeyLimit, arg.Namespace, arg.TaskQueue, arg.Work)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const deleteQueueLimit = `-- name: DeleteQueueLimit :exec

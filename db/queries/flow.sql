@@ -67,15 +67,18 @@ VALUES (sqlc.arg(namespace), sqlc.arg(task_queue), sqlc.arg(work), sqlc.arg(rate
 ON CONFLICT (namespace, task_queue, work) DO UPDATE
 SET rate = excluded.rate, burst = excluded.burst;
 
--- name: DeleteFairnessKeyLimit :exec
+-- name: DeleteFairnessKeyLimit :execrows
 -- Removes the rate limit per fairness key of a task queue's turns or
--- attempts, and its keys' buckets.
-WITH b AS (
-    DELETE FROM fairness_key_buckets x
-    WHERE x.namespace = sqlc.arg(namespace) AND x.task_queue = sqlc.arg(task_queue) AND x.work = sqlc.arg(work)
-)
+-- attempts (its keys' buckets go next: DeleteFairnessKeyBuckets, after
+-- the limit's row, in the fetches' lock order).
 DELETE FROM fairness_key_limits l
 WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = sqlc.arg(work);
+
+-- name: DeleteFairnessKeyBuckets :exec
+-- Removes the buckets of the fairness keys of a task queue's turns or
+-- attempts.
+DELETE FROM fairness_key_buckets b
+WHERE b.namespace = sqlc.arg(namespace) AND b.task_queue = sqlc.arg(task_queue) AND b.work = sqlc.arg(work);
 
 -- name: FairnessKeyLimits :many
 -- The rates per fairness key of a task queue.

@@ -104,6 +104,16 @@ func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivity
 			rows = taken
 			return err
 		}
+		if mode == fetchKeyed {
+			taken, err := t.q.FetchAttemptsKeyed(ctx, gen.FetchAttemptsKeyedParams{
+				LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: int64(max),
+				LockTokens: lockTokens(int(max)),
+			})
+			for _, r := range taken {
+				rows = append(rows, gen.WorkerQueue(r))
+			}
+			return err
+		}
 		taken, err := t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
 			LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
 			LockTokens: lockTokens(int(max)),

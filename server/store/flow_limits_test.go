@@ -204,3 +204,90 @@ func TestFlowKeyRateLimit_AcrossReplicas(t *testing.T) {
 		t.Fatalf("without the limit a fetch took %d turns, want 16", len(got))
 	}
 }
+
+// Goal: a rate limit of 10 attempts a second per fairness key dispatches
+// 10 ± 1 a second of each key's activities across two replicas, while the
+// activities without a fairness key are not held back, and the eager
+// dispatch of the ack that scheduled them claims none of a key's.
+func TestFlowKeyRateLimit_ActivitiesAcrossReplicas(t *testing.T) {
+	rs := replicas(t, 2)
+	ctx := ctxT(t)
+	must0(t, rs[0].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{ActivityTasksPerKeyPerSecond: 10}))
+	m(rs[0].StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "fan",
+		Input: json.RawMessage(`{}`)}}))(t)
+	task := m(storagetest.FirstTurn(rs[0].FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w0", LockFor: time.Minute})))(t)
+	if task == nil {
+		t.Fatal("no turn")
+	}
+	// Activities 1-150: tenant-a; 151-300: tenant-b; 301-340: no key.
+	keyOf := func(id int64) string {
+		switch {
+		case id <= 150:
+			return "a"
+		case id <= 300:
+			return "b"
+		}
+		return "free"
+	}
+	var cmds []api.Command
+	for id := int64(1); id <= 340; id++ {
+		var o api.ActivityOptions
+		if k := keyOf(id); k != "free" {
+			o.Priority = &api.Priority{FairnessKey: "tenant-" + k}
+		}
+		cmds = append(cmds, scheduleWith(id, o))
+	}
+	// This replica knows the queue's limit: its ack claims none of the
+	// keys' attempts.
+	_ = m(rs[0].FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w0", LockFor: time.Minute, Max: 1}))(t)
+	ack := m(rs[0].CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands: cmds, EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 16}}}))(t)
+	if len(ack.ActivityTasks) != 0 {
+		t.Fatalf("the ack claimed %d attempts of a queue with a rate limit per key eagerly", len(ack.ActivityTasks))
+	}
+	var mu sync.Mutex
+	byKey := map[string]int{}
+	counting := false
+	fetch := func(r *store.Store, worker string) int {
+		got := m(r.FetchActivityTasks(ctx, &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: worker, LockFor: time.Minute, Max: 16}))(t)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range got {
+			if key := keyOf(a.ActivityID); counting || key == "free" {
+				byKey[key]++
+			}
+		}
+		return len(got)
+	}
+	for fetch(rs[0], "w0") > 0 {
+	}
+	mu.Lock()
+	if byKey["free"] != 40 {
+		t.Fatalf("%d of the 40 activities without a fairness key were dispatched with the keys' bursts", byKey["free"])
+	}
+	counting = true
+	mu.Unlock()
+	const window = 3 * time.Second
+	end := time.Now().Add(window)
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				if fetch(r, fmt.Sprintf("w%d", i)) == 0 {
+					time.Sleep(5 * time.Millisecond) // a poll's pace, not a wait for a condition
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("dispatched in %s: %v", window, byKey)
+	for _, key := range []string{"a", "b"} {
+		if perSecond := float64(byKey[key]) / window.Seconds(); perSecond < 9 || perSecond > 11.4 {
+			t.Errorf("tenant-%s: %.1f attempts a second across two replicas, want 10 ± 1", key, perSecond)
+		}
+	}
+}

@@ -152,13 +152,14 @@ func (f *flowStates) unlimited(keys ...flowKey) bool {
 	return ok
 }
 
-// limitedNow reports whether k is known to have a rate limit of the queue
-// or per fairness key (an unknown state is not).
-func (f *flowStates) limitedNow(k flowKey) bool {
+// keyedNow reports whether k is known to have a rate limit per fairness
+// key. A state never read is not (it is read from now on: the first
+// flowRefresh after a replica first asks, an eager claim may pass such a
+// limit).
+func (f *flowStates) keyedNow(k flowKey) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st := f.m[k]
-	return st != nil && (st.limited || st.keyed)
+	return f.use(k, time.Now()).keyed
 }
 
 // refreshLoop reads the states of ns's keys every flowRefresh for as long

@@ -436,6 +436,15 @@ func (s *Store) liveAttempts(ctx context.Context, t *txn, ns string, rows []atte
 // statement whose answer is read; without, the insert waits for the next
 // statement (t.w).
 func insertAttemptRows(ctx context.Context, t *txn, ns string, rows []attemptRow) ([]gen.WorkerQueue, error) {
+	// An attempt of a queue with a rate limit per fairness key goes through
+	// the queue's fetch (FetchAttemptsKeyed), not to the acknowledging
+	// worker: as far as this replica knows (flowstate.go; the queue's own
+	// rate limit InsertAttemptsClaiming checks itself).
+	for i, r := range rows {
+		if r.ClaimWorker != "" && t.flow != nil && t.flow.keyedNow(flowKey{ns: ns, queue: r.TaskQueue, work: limitAttempts}) {
+			rows[i].ClaimWorker, rows[i].ClaimLockMS, rows[i].ClaimToken = "", 0, nil
+		}
+	}
 	if !hasClaims(rows) {
 		if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
 			return nil, fmt.Errorf("insert attempts: %w", err)
