@@ -136,13 +136,15 @@ func (q *Queries) DeleteLockedMessages(ctx context.Context, arg DeleteLockedMess
 }
 
 const enqueueMessages = `-- name: EnqueueMessages :many
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
-       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
 CROSS JOIN LATERAL (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix
     WHERE ix.namespace = $2 AND ix.instance_id = m.instance_id
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
@@ -168,6 +170,12 @@ type EnqueueMessagesRow struct {
 // its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 // probe (without it the planner flattens the join and, believing
 // jsonb_to_recordset's 100 rows, hashes every running instance).
+//
+// A message to a workflow with a priority (instances.priority, migration
+// 00042) is a later turn of that workflow: it gets the workflow's priority
+// key, and its visible time as its pass (flow-controlled, in the flow
+// index; its fairness key's clock is not moved: a workflow under way goes
+// ahead of the new starts of its key that wait).
 func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]EnqueueMessagesRow, error) {
 	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
 	if err != nil {
@@ -217,11 +225,14 @@ func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToPa
 }
 
 const enqueueSignal = `-- name: EnqueueSignal :one
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes, priority, pass)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb,
-       $2::integer
+       $2::integer,
+       -- The workflow's priority (see EnqueueMessages).
+       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN i.priority IS NOT NULL THEN now() END
 FROM (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix
     WHERE ix.namespace = $3 AND ix.instance_id = $4
       AND ix.status = 'running'

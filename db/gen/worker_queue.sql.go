@@ -1741,14 +1741,18 @@ WITH victims AS (
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    -- A workflow with a priority (instances.priority) gets its result at
+    -- its priority, with its visible time as its pass (see EnqueueMessages).
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, $3::text,
            ($4::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
-           now()
+           now(),
+           COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN i.priority IS NOT NULL THEN now() END
     FROM (SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type, workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms, scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline, start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id, delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason, cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id, timed_out FROM victims ORDER BY lock_token) v
     CROSS JOIN LATERAL (
-        SELECT ix.namespace, ix.instance_id, ix.task_queue
+        SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
         FROM instances ix
         WHERE ix.namespace = $1 AND ix.instance_id = v.instance_id
           AND ix.status = 'running' AND ix.execution_id = v.execution_id

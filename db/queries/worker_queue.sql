@@ -549,14 +549,18 @@ WITH victims AS (
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    -- A workflow with a priority (instances.priority) gets its result at
+    -- its priority, with its visible time as its pass (see EnqueueMessages).
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, sqlc.arg(kind)::text,
            (sqlc.arg(results)::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
-           now()
+           now(),
+           COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN i.priority IS NOT NULL THEN now() END
     FROM (SELECT * FROM victims ORDER BY lock_token) v
     CROSS JOIN LATERAL (
-        SELECT ix.namespace, ix.instance_id, ix.task_queue
+        SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
         FROM instances ix
         WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = v.instance_id
           AND ix.status = 'running' AND ix.execution_id = v.execution_id
