@@ -11,30 +11,32 @@ import (
 
 // Flow control costs nothing on a task queue that does not use it: the
 // fetches of such a queue send the statements of a queue without flow
-// control (LockNextTurnsPlain, FetchAttemptsPlain), which read neither the
-// rate limits (task_queue_limits) nor the flow indexes. Which queues use
-// it the store knows without a query on the fetch's path: flowStates holds,
-// per namespace, task queue and work (turns, attempts) the queue's state as
-// a background refresh (FlowStates) last read it, and the fetch reads that
-// state.
+// control (LockNextTurnsPlain, FetchAttemptsPlain, NextWorkflowWakePlain,
+// NextActivityWakePlain), which read neither the rate limits
+// (task_queue_limits, fairness_key_limits) nor the flow indexes. Which
+// queues use it the store knows without a query on the fetch's path:
+// flowStates holds, per namespace, task queue and work (turns, attempts),
+// the queue's state as the last read (FlowStates) found it, and the fetch
+// reads that state.
 //
 // The bounds, across any number of server replicas:
 //   - The states are read in the background every flowRefresh (250 ms),
-//     one statement per namespace for all the queues this replica fetched
-//     from in the last flowForget (a minute); a namespace no fetch asked
-//     about for that long is not read.
-//   - A state older than flowStale (1 s), or never read, is not trusted:
-//     the fetch sends the flow statement, which is right whatever the
-//     state. So a rate limit set on any replica is honoured by every
-//     replica's fetches within flowStale of its commit, and flow-controlled
-//     work (a priority other than the default, a fairness key) is fetched
-//     in its order within flowStale; before that, a replica that has not
-//     read the change yet dispatches in the plain order (visible time), and
-//     does not spend the bucket.
+//     one statement per namespace for all the queues this replica asked
+//     about in the last flowForget (a minute); a queue's first fetch on a
+//     replica (or its first after a minute unused) reads its state first.
+//   - A state older than flowStale (1 s) is not trusted: the fetch sends
+//     the keyed statement, which is right whatever the state. So a rate
+//     limit set on any replica is honoured by every replica's fetches
+//     within flowStale of its commit, and flow-controlled work (a priority
+//     other than the default, a fairness key) is fetched in its order
+//     within flowStale; before that, a replica that has not read the change
+//     yet dispatches in the plain order (visible time), without the limit.
 //   - A plain fetch that takes flow-controlled work marks its queue's state
-//     at once (the next fetch sends the flow statement), and a replica that
-//     sets a limit or enqueues flow-controlled work marks its own state at
-//     once.
+//     at once (the next fetch sends the flow statement), and so does a
+//     replica that sets a limit, starts a workflow with a priority or
+//     enqueues the result of an activity with one (a mark holds against
+//     the reads for flowStale: it comes before the commit of what it
+//     marks).
 const (
 	flowRefresh = 250 * time.Millisecond
 	flowStale   = time.Second
@@ -65,7 +67,7 @@ type flowStates struct {
 
 	mu sync.Mutex
 	m  map[flowKey]*flowState
-	// busy holds the namespaces whose refresh runs now.
+	// busy holds the namespaces whose background reads run now.
 	busy map[string]bool
 }
 
@@ -75,8 +77,7 @@ func newFlowStates(refresh func(ctx context.Context, ns string, keys []flowKey) 
 
 // plain reports whether a fetch of the keys (all of one namespace) may send
 // the plain statement: each key's state read within flowStale, none with a
-// rate limit or flow-controlled work. A state older than flowRefresh (or
-// never read) is refreshed in the background.
+// rate limit or flow-controlled work (see mode).
 func (f *flowStates) plain(keys ...flowKey) bool {
 	m, _ := f.mode(keys...)
 	return m == fetchPlain
@@ -217,9 +218,10 @@ func (f *flowStates) read(ctx context.Context, ns string, keys []flowKey) error 
 		if st == nil {
 			continue
 		}
-		if st.marked.After(begin) {
-			// Marked since the read began: what it read may predate the
-			// mark's cause.
+		if begin.Sub(st.marked) < flowStale {
+			// Marked since the read began, or less than flowStale before:
+			// what it read may predate the mark's cause (the mark comes
+			// before the commit of what it marks).
 			st.flow, st.limited, st.keyed = st.flow || r.Flow, st.limited || r.Limited, st.keyed || r.Keyed
 		} else {
 			st.flow, st.limited, st.keyed = r.Flow, r.Limited, r.Keyed
