@@ -17,8 +17,11 @@ import (
 func TestFlowPlansUseTheFlowIndexes(t *testing.T) {
 	pool := pgtest.New(t)
 	want := map[string][]string{
-		"LockNextTurns":          {"orchestrator_queue_flow", "orchestrator_queue_dequeue", "instances_pkey"},
-		"FetchAttempts":          {"worker_queue_flow", "worker_queue_dequeue", "worker_queue_pkey"},
+		"LockNextTurns": {"orchestrator_queue_flow", "orchestrator_queue_dequeue", "instances_pkey"},
+		"FetchAttempts": {"worker_queue_flow", "worker_queue_dequeue", "worker_queue_pkey"},
+		// With a rate limit per fairness key, each key's bucket by its key.
+		"LockNextTurnsKeyed":     {"orchestrator_queue_flow", "orchestrator_queue_dequeue", "instances_pkey", "fairness_key_buckets_pkey"},
+		"FetchAttemptsKeyed":     {"worker_queue_flow", "worker_queue_dequeue", "worker_queue_pkey", "fairness_key_buckets_pkey"},
 		"StartInstances":         {"orchestrator_queue_flow"},
 		"StartChildren":          {"orchestrator_queue_flow"},
 		"InsertAttempts":         {"worker_queue_flow"},
