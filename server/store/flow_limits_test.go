@@ -291,3 +291,38 @@ func TestFlowKeyRateLimit_ActivitiesAcrossReplicas(t *testing.T) {
 		}
 	}
 }
+
+// Goal: a rate limit set on one replica binds another that already fetches
+// the queue with the plain statement: the other replica's background read
+// of the queue's state finds the limit (within flowStale, 1 s, of the
+// PUT; logged), and from then on its fetches take no more than the bucket.
+func TestFlowRateLimit_ReachesAPlainReplica(t *testing.T) {
+	rs := replicas(t, 2)
+	ctx := ctxT(t)
+	for i := range 60 {
+		m(rs[0].StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
+			InstanceID: fmt.Sprintf("w-%03d", i), Input: json.RawMessage(`{}`)}}))(t)
+	}
+	fetch := func(max int) int {
+		return len(m(rs[1].FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: time.Minute, Max: max}))(t))
+	}
+	if n := fetch(1); n != 1 {
+		t.Fatalf("a fetch took %d turns, want 1", n)
+	}
+	if plain, _ := store.FlowState(rs[1], ns, "q", "w"); !plain {
+		t.Fatal("the queue without flow control is not fetched with the plain statement")
+	}
+	set := time.Now()
+	must0(t, rs[0].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{WorkflowTasksPerSecond: 2}))
+	eventually(t, 10*time.Second, "the other replica to read the limit", func() bool {
+		_, limited := store.FlowState(rs[1], ns, "q", "w")
+		return limited
+	})
+	t.Logf("the other replica read the limit %s after it was set", time.Since(set).Round(time.Millisecond))
+	// The bucket starts full (2): the fetches of the plain replica get at
+	// most those now, however many they ask for.
+	taken := fetch(16) + fetch(16) + fetch(16)
+	if taken > 3 {
+		t.Fatalf("the replica took %d turns right after reading a limit of 2 a second, want at most 3", taken)
+	}
+}
