@@ -1400,4 +1400,15 @@ type TaskQueueLimits struct {
 	WorkflowTasksPerSecond float64 `json:"workflow_tasks_per_second,omitempty" validate:"gte=0,lte=1000000"`
 	// ActivityTasksPerSecond bounds the activity attempts dispatched.
 	ActivityTasksPerSecond float64 `json:"activity_tasks_per_second,omitempty" validate:"gte=0,lte=1000000"`
+	// WorkflowTasksPerKeyPerSecond bounds the workflow turns dispatched of
+	// each fairness key (the key of the workflow's priority): every key of
+	// the queue gets this rate, with a burst of one second's worth
+	// (Temporal's fairness key rate limit default). Turns of workflows
+	// without a fairness key are bound by WorkflowTasksPerSecond alone.
+	WorkflowTasksPerKeyPerSecond float64 `json:"workflow_tasks_per_key_per_second,omitempty" validate:"gte=0,lte=1000000"`
+	// ActivityTasksPerKeyPerSecond bounds the activity attempts dispatched
+	// of each fairness key (the key of the activity's priority, its
+	// workflow's unless it has its own), as WorkflowTasksPerKeyPerSecond
+	// does for turns.
+	ActivityTasksPerKeyPerSecond float64 `json:"activity_tasks_per_key_per_second,omitempty" validate:"gte=0,lte=1000000"`
 }

@@ -86,3 +86,30 @@ func TestFlow_RateLimitedLongPollsKeepPace(t *testing.T) {
 		t.Fatalf("describe: limits %+v, backlog by priority %+v", tq.Limits, tq.BacklogByPriority)
 	}
 }
+
+// Goal: the rates per fairness key are set through PUT
+// /task-queues/{name}/limits and shown by describe; a negative or too
+// large one is a 400 naming its field.
+func TestFlow_KeyRateLimitsRoute(t *testing.T) {
+	e := newEnv(t, Config{})
+	for body, field := range map[string]string{
+		`{"workflow_tasks_per_key_per_second":-1}`:      "workflow_tasks_per_key_per_second",
+		`{"activity_tasks_per_key_per_second":2000000}`: "activity_tasks_per_key_per_second",
+	} {
+		wantProblemField(t, e.do(http.MethodPut, e.base+"/task-queues/k/limits", []byte(body)), http.StatusBadRequest, field)
+	}
+	e.do(http.MethodPut, e.base+"/task-queues/k/limits",
+		[]byte(`{"workflow_tasks_per_key_per_second":3,"activity_tasks_per_key_per_second":7}`)).want(t, http.StatusOK)
+	var tq api.TaskQueue
+	e.get("/task-queues/k").want(t, http.StatusOK).decode(t, &tq)
+	if tq.Limits == nil || tq.Limits.WorkflowTasksPerKeyPerSecond != 3 || tq.Limits.ActivityTasksPerKeyPerSecond != 7 ||
+		tq.Limits.WorkflowTasksPerSecond != 0 {
+		t.Fatalf("describe: limits %+v", tq.Limits)
+	}
+	e.do(http.MethodPut, e.base+"/task-queues/k/limits", []byte(`{}`)).want(t, http.StatusOK)
+	var after api.TaskQueue
+	e.get("/task-queues/k").want(t, http.StatusOK).decode(t, &after)
+	if after.Limits != nil {
+		t.Fatalf("describe after the limits were removed: %+v", after.Limits)
+	}
+}

@@ -172,7 +172,9 @@ the server that answers, and the live workers that serve it.`,
 			}
 			if l := tq.Limits; l != nil {
 				kv = append(kv, "workflow_tasks_per_second", strconv.FormatFloat(l.WorkflowTasksPerSecond, 'g', -1, 64),
-					"activity_tasks_per_second", strconv.FormatFloat(l.ActivityTasksPerSecond, 'g', -1, 64))
+					"activity_tasks_per_second", strconv.FormatFloat(l.ActivityTasksPerSecond, 'g', -1, 64),
+					"workflow_tasks_per_key_per_second", strconv.FormatFloat(l.WorkflowTasksPerKeyPerSecond, 'g', -1, 64),
+					"activity_tasks_per_key_per_second", strconv.FormatFloat(l.ActivityTasksPerKeyPerSecond, 'g', -1, 64))
 			}
 			for _, b := range tq.BacklogByPriority {
 				kv = append(kv, fmt.Sprintf("%s_backlog_priority_%d", b.Kind, b.PriorityKey), strconv.FormatInt(b.Count, 10))
@@ -191,13 +193,16 @@ the server that answers, and the live workers that serve it.`,
 func (c *cli) taskQueueLimitsCommand() *cobra.Command {
 	var limits api.TaskQueueLimits
 	cmd := &cobra.Command{
-		Use:   "set-limits NAME [--workflow-rate N] [--activity-rate N]",
+		Use:   "set-limits NAME [--workflow-rate N] [--activity-rate N] [--workflow-rate-per-key N] [--activity-rate-per-key N]",
 		Short: "set a task queue's rate limits (dispatches per second, across all servers)",
 		Long: `Set the rate limits of a task queue: at most N workflow tasks (turns) and N
 activity tasks (attempts) dispatched per second, across every server replica,
-with a burst of one second's worth. A rate of 0 (or a flag left out) removes
-that limit. Needs an admin key.`,
+with a burst of one second's worth. The per-key rates bound each fairness key
+of the queue alike (the key of a workflow's or an activity's priority); work
+without a fairness key is bound by the queue's rates alone. A rate of 0 (or a
+flag left out) removes that limit. Needs an admin key.`,
 		Example: `  tether task-queue set-limits main --activity-rate 10
+  tether task-queue set-limits main --workflow-rate-per-key 5   # each tenant 5 turns/s
   tether task-queue set-limits main   # no limits`,
 		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -213,10 +218,14 @@ that limit. Needs an admin key.`,
 			}
 			return c.fields("name", args[0],
 				"workflow_tasks_per_second", strconv.FormatFloat(limits.WorkflowTasksPerSecond, 'g', -1, 64),
-				"activity_tasks_per_second", strconv.FormatFloat(limits.ActivityTasksPerSecond, 'g', -1, 64))
+				"activity_tasks_per_second", strconv.FormatFloat(limits.ActivityTasksPerSecond, 'g', -1, 64),
+				"workflow_tasks_per_key_per_second", strconv.FormatFloat(limits.WorkflowTasksPerKeyPerSecond, 'g', -1, 64),
+				"activity_tasks_per_key_per_second", strconv.FormatFloat(limits.ActivityTasksPerKeyPerSecond, 'g', -1, 64))
 		},
 	}
 	cmd.Flags().Float64Var(&limits.WorkflowTasksPerSecond, "workflow-rate", 0, "workflow tasks dispatched per second (0: no limit)")
 	cmd.Flags().Float64Var(&limits.ActivityTasksPerSecond, "activity-rate", 0, "activity tasks dispatched per second (0: no limit)")
+	cmd.Flags().Float64Var(&limits.WorkflowTasksPerKeyPerSecond, "workflow-rate-per-key", 0, "workflow tasks dispatched per second of each fairness key (0: no limit)")
+	cmd.Flags().Float64Var(&limits.ActivityTasksPerKeyPerSecond, "activity-rate-per-key", 0, "activity tasks dispatched per second of each fairness key (0: no limit)")
 	return cmd
 }

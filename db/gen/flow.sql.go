@@ -9,6 +9,46 @@ import (
 	"context"
 )
 
+const deleteFairnessKeyBuckets = `-- name: DeleteFairnessKeyBuckets :exec
+DELETE FROM fairness_key_buckets b
+WHERE b.namespace = $1 AND b.task_queue = $2 AND b.work = $3
+`
+
+type DeleteFairnessKeyBucketsParams struct {
+	Namespace string
+	TaskQueue string
+	Work      string
+}
+
+// Removes the buckets of the fairness keys of a task queue's turns or
+// attempts.
+func (q *Queries) DeleteFairnessKeyBuckets(ctx context.Context, arg DeleteFairnessKeyBucketsParams) error {
+	_, err := q.db.Exec(ctx, deleteFairnessKeyBuckets, arg.Namespace, arg.TaskQueue, arg.Work)
+	return err
+}
+
+const deleteFairnessKeyLimit = `-- name: DeleteFairnessKeyLimit :execrows
+DELETE FROM fairness_key_limits l
+WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = $3
+`
+
+type DeleteFairnessKeyLimitParams struct {
+	Namespace string
+	TaskQueue string
+	Work      string
+}
+
+// Removes the rate limit per fairness key of a task queue's turns or
+// attempts (its keys' buckets go next: DeleteFairnessKeyBuckets, after
+// the limit's row, in the fetches' lock order).
+func (q *Queries) DeleteFairnessKeyLimit(ctx context.Context, arg DeleteFairnessKeyLimitParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteFairnessKeyLimit, arg.Namespace, arg.TaskQueue, arg.Work)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deleteQueueLimit = `-- name: DeleteQueueLimit :exec
 DELETE FROM task_queue_limits
 WHERE namespace = $1 AND task_queue = $2 AND work = $3
@@ -24,6 +64,106 @@ type DeleteQueueLimitParams struct {
 func (q *Queries) DeleteQueueLimit(ctx context.Context, arg DeleteQueueLimitParams) error {
 	_, err := q.db.Exec(ctx, deleteQueueLimit, arg.Namespace, arg.TaskQueue, arg.Work)
 	return err
+}
+
+const fairnessKeyLimits = `-- name: FairnessKeyLimits :many
+SELECT work, rate FROM fairness_key_limits
+WHERE namespace = $1 AND task_queue = $2
+`
+
+type FairnessKeyLimitsParams struct {
+	Namespace string
+	TaskQueue string
+}
+
+type FairnessKeyLimitsRow struct {
+	Work string
+	Rate float64
+}
+
+// The rates per fairness key of a task queue.
+func (q *Queries) FairnessKeyLimits(ctx context.Context, arg FairnessKeyLimitsParams) ([]FairnessKeyLimitsRow, error) {
+	rows, err := q.db.Query(ctx, fairnessKeyLimits, arg.Namespace, arg.TaskQueue)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FairnessKeyLimitsRow{}
+	for rows.Next() {
+		var i FairnessKeyLimitsRow
+		if err := rows.Scan(&i.Work, &i.Rate); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowStates = `-- name: FlowStates :many
+SELECT k.task_queue::text AS task_queue, k.work::text AS work,
+       EXISTS (SELECT 1 FROM task_queue_limits l
+               WHERE l.namespace = $1 AND l.task_queue = k.task_queue AND l.work = k.work) AS limited,
+       EXISTS (SELECT 1 FROM fairness_key_limits kl
+               WHERE kl.namespace = $1 AND kl.task_queue = k.task_queue AND kl.work = k.work) AS keyed,
+       CASE WHEN k.work = 'w'
+            THEN EXISTS (SELECT 1 FROM orchestrator_queue q
+                         WHERE q.namespace = $1 AND q.task_queue = k.task_queue AND q.pass IS NOT NULL)
+            ELSE EXISTS (SELECT 1 FROM worker_queue w
+                         WHERE w.namespace = $1 AND w.task_queue = k.task_queue
+                           AND w.pass IS NOT NULL AND w.lock_token IS NULL)
+       END::boolean AS flow
+FROM (SELECT ($2::text[])[i] AS task_queue, ($3::text[])[i] AS work
+      FROM generate_subscripts($2::text[], 1) AS i) k
+`
+
+type FlowStatesParams struct {
+	Namespace  string
+	TaskQueues []string
+	Works      []string
+}
+
+type FlowStatesRow struct {
+	TaskQueue string
+	Work      string
+	Limited   bool
+	Keyed     bool
+	Flow      bool
+}
+
+// What the fetches of the task queues need to know of flow control (the
+// store's flowStates, refreshed in the background): for each queue and
+// work (task_queues[k], works[k]: 'w' turns, 'a' attempts), whether it has
+// a rate limit (a task_queue_limits row), a rate limit per fairness key
+// (a fairness_key_limits row) and whether flow-controlled work
+// of it waits (the flow index of its queue has a row: the turn fetch's and
+// the attempt fetch's own gate). One key probe per queue and table.
+func (q *Queries) FlowStates(ctx context.Context, arg FlowStatesParams) ([]FlowStatesRow, error) {
+	rows, err := q.db.Query(ctx, flowStates, arg.Namespace, arg.TaskQueues, arg.Works)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowStatesRow{}
+	for rows.Next() {
+		var i FlowStatesRow
+		if err := rows.Scan(
+			&i.TaskQueue,
+			&i.Work,
+			&i.Limited,
+			&i.Keyed,
+			&i.Flow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const queueBacklogByPriority = `-- name: QueueBacklogByPriority :many
@@ -108,6 +248,34 @@ func (q *Queries) QueueLimits(ctx context.Context, arg QueueLimitsParams) ([]Que
 		return nil, err
 	}
 	return items, nil
+}
+
+const setFairnessKeyLimit = `-- name: SetFairnessKeyLimit :exec
+INSERT INTO fairness_key_limits (namespace, task_queue, work, rate, burst)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (namespace, task_queue, work) DO UPDATE
+SET rate = excluded.rate, burst = excluded.burst
+`
+
+type SetFairnessKeyLimitParams struct {
+	Namespace string
+	TaskQueue string
+	Work      string
+	Rate      float64
+	Burst     float64
+}
+
+// Sets the rate limit of each fairness key of a task queue's turns (work
+// 'w') or attempts (work 'a'): rate per second, a burst of burst.
+func (q *Queries) SetFairnessKeyLimit(ctx context.Context, arg SetFairnessKeyLimitParams) error {
+	_, err := q.db.Exec(ctx, setFairnessKeyLimit,
+		arg.Namespace,
+		arg.TaskQueue,
+		arg.Work,
+		arg.Rate,
+		arg.Burst,
+	)
+	return err
 }
 
 const setQueueLimit = `-- name: SetQueueLimit :exec

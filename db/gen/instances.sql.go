@@ -779,6 +779,10 @@ WITH bud AS (
                    SELECT 1 FROM task_queue_limits l
                    WHERE l.namespace = $1 AND l.task_queue = ix.task_queue AND l.work = 'w'
                )
+               AND NOT EXISTS (
+                   SELECT 1 FROM fairness_key_limits kl
+                   WHERE kl.namespace = $1 AND kl.task_queue = ix.task_queue AND kl.work = 'w'
+               )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
          ORDER BY e.instance_id, r.k)
@@ -1118,7 +1122,8 @@ type LockNextTurnsRow struct {
 // branch takes at most the whole tokens it has, and the turns taken are
 // spent (tb). A queue without a limit has no row: one probe of the
 // primary key finds none, and nothing is bounded or spent. The eager turns
-// skip limited queues (their poll takes the turn, within the limit).
+// skip limited queues, and queues with a rate limit per fairness key
+// (their poll takes the turn, within the limit: LockNextTurnsKeyed).
 func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([]LockNextTurnsRow, error) {
 	rows, err := q.db.Query(ctx, lockNextTurns,
 		arg.Namespace,
@@ -1145,6 +1150,638 @@ func (q *Queries) LockNextTurns(ctx context.Context, arg LockNextTurnsParams) ([
 	items := []LockNextTurnsRow{}
 	for rows.Next() {
 		var i LockNextTurnsRow
+		if err := rows.Scan(
+			&i.Namespace,
+			&i.InstanceID,
+			&i.WorkflowType,
+			&i.TaskQueue,
+			&i.Status,
+			&i.ExecutionID,
+			&i.Input,
+			&i.Result,
+			&i.Error,
+			&i.NextEventID,
+			&i.NextActivityID,
+			&i.NextTimerID,
+			&i.CancelRequested,
+			&i.CancelReason,
+			&i.ExecutionTimeout,
+			&i.ExecutionDeadline,
+			&i.LockToken,
+			&i.LockedUntil,
+			&i.LockedBy,
+			&i.StickyWorkerID,
+			&i.TaskFailures,
+			&i.LastTaskError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.CompletedAt,
+			&i.LastEventAt,
+			&i.CronSchedule,
+			&i.BuildID,
+			&i.ParentNamespace,
+			&i.ParentInstanceID,
+			&i.ParentExecutionID,
+			&i.ParentChildID,
+			&i.ParentClosePolicy,
+			&i.RetryPolicy,
+			&i.RetryAttempt,
+			&i.SearchAttributes,
+			&i.Memo,
+			&i.HasChildren,
+			&i.RunID,
+			&i.ParentRunID,
+			&i.ResetFrom,
+			&i.Priority,
+			&i.HistoryBytes,
+			&i.Concurrency,
+			&i.EagerElement,
+			&i.Messages,
+			&i.ActivityStates,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockNextTurnsKeyed = `-- name: LockNextTurnsKeyed :many
+WITH bud AS (
+    SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+    FOR UPDATE
+), kl AS (
+    -- Locked after bud (the one-time filter reads bud first).
+    SELECT k.rate, k.burst FROM fairness_key_limits k
+    WHERE k.namespace = $1 AND k.task_queue = $2 AND k.work = 'w'
+      AND (SELECT count(*) FROM bud) >= 0
+    FOR UPDATE
+), cands AS MATERIALIZED (
+    -- The first 1 000 candidates in flow order, each with its place and
+    -- its instance's fairness key ('' for none); kl is locked first (the
+    -- one-time filter).
+    SELECT q.instance_id, row_number() OVER () AS ord,
+           COALESCE((SELECT ik.priority->>'fairness_key' FROM instances ik
+                     WHERE ik.namespace = $1 AND ik.instance_id = q.instance_id), '') AS fk
+    FROM (
+        SELECT q.namespace, q.instance_id
+        FROM (
+                 (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
+                  WHERE q1.namespace = $1 AND q1.task_queue = $2
+                    AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', $4::text)
+                        FROM instances ix
+                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), false)
+                  ORDER BY q1.priority, q1.pass
+                  LIMIT 1000)
+                 UNION ALL
+                 (SELECT q3.namespace, q3.instance_id FROM (
+                      (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
+                       WHERE q2.namespace = $1 AND q2.task_queue = $2
+                         AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', $4::text)
+                        FROM instances ix
+                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), false)
+                       ORDER BY q2.pass
+                       LIMIT 1000)
+                      UNION ALL
+                      (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
+                       WHERE q0.namespace = $1 AND q0.task_queue = $2
+                         AND q0.visible_at <= now() AND q0.pass IS NULL
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', $4::text)
+                        FROM instances ix
+                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), false)
+                       ORDER BY q0.visible_at
+                       LIMIT 1000)
+                  ) q3 ORDER BY q3.r)
+                 UNION ALL
+                 (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
+                  WHERE q5.namespace = $1 AND q5.task_queue = $2
+                    AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', $4::text)
+                        FROM instances ix
+                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), false)
+                  ORDER BY q5.priority, q5.pass
+                  LIMIT 1000)
+        ) q
+        LIMIT 1000
+    ) q
+    WHERE (SELECT count(*) FROM kl) >= 0
+), kb AS MATERIALIZED (
+    -- The whole tokens of each key among the candidates: its bucket's,
+    -- locked (the latest, as the last fetch left it), or a full bucket.
+    SELECT d.fk,
+           COALESCE((SELECT GREATEST(0, floor(LEAST(kl.burst, b.tokens + kl.rate * extract(epoch FROM now() - b.refilled_at))))
+                     FROM fairness_key_buckets b
+                     WHERE b.namespace = $1 AND b.task_queue = $2 AND b.work = 'w'
+                       AND b.fairness_key = d.fk
+                     FOR UPDATE), floor(kl.burst))::bigint AS n
+    FROM (SELECT DISTINCT cands.fk FROM cands WHERE cands.fk <> '' ORDER BY cands.fk) d
+    CROSS JOIN kl
+), inst AS (
+    UPDATE instances i
+    SET lock_token = c.token,
+        locked_until = tether_add(now(), $5::bigint * interval '1 millisecond'),
+        locked_by = $6::text,
+        build_id = COALESCE(i.build_id, $4::text)
+    FROM (SELECT u.tid, u.instance_id, ($7::uuid[])[row_number() OVER ()] AS token FROM (
+        SELECT c.tid, c.instance_id
+        FROM (
+            SELECT f.instance_id FROM (
+                SELECT cands.instance_id, cands.ord, cands.fk,
+                       row_number() OVER (PARTITION BY cands.fk ORDER BY cands.ord) AS krn
+                FROM cands
+            ) f
+            WHERE f.fk = '' OR NOT EXISTS (SELECT 1 FROM kl)
+               OR f.krn <= COALESCE((SELECT kb.n FROM kb WHERE kb.fk = f.fk), 0)
+            ORDER BY f.ord
+        ) q
+        CROSS JOIN LATERAL (
+            SELECT (i2).ctid AS tid, i2.instance_id
+            FROM instances i2
+            WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
+              AND i2.status = 'running'
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $3::boolean))
+              AND (i2.build_id IS NULL OR i2.build_id IN ('', $4::text))
+            FOR UPDATE SKIP LOCKED
+        ) c
+        LIMIT LEAST($8::bigint, (SELECT bud.n FROM bud))
+    ) u) c
+    WHERE i.namespace = $1 AND i.ctid = c.tid
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.reset_from, i.priority, i.history_bytes, i.concurrency, NULL::integer AS eager_element
+), msgs AS (
+    -- Each locked instance's messages, then each message by primary key
+    -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
+    -- per-instance scan again for every message, n² scans for n turns).
+    UPDATE orchestrator_queue m SET lock_token = x.lock_token
+    FROM (
+        -- A turn takes its first message whatever its size, and the
+        -- next ones while the messages taken total at most
+        -- max_turn_bytes: however much waits for one instance, its turn
+        -- stays buildable (a jsonb value holds at most 256 MB) and its
+        -- answer bounded; the rest waits for the next turn. A message's
+        -- size is the one recorded when a client sent it (payload_bytes:
+        -- signals, updates), else its stored size read from its header,
+        -- unless compressed (which would hide its size): then it is
+        -- measured as text. Sizes are taken only of the max_messages
+        -- messages the turn may take.
+        SELECT i3.lock_token, y.tid FROM inst i3
+        CROSS JOIN LATERAL (
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
+                       sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
+                                WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
+                                ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
+                FROM (
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
+                    FROM orchestrator_queue q
+                    WHERE q.namespace = $1 AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    ORDER BY q.id
+                    LIMIT $9
+                ) w
+            ) z
+            WHERE z.n = 1 OR z.upto <= $10::bigint
+        ) y
+    ) x
+    WHERE m.namespace = $1 AND m.ctid = x.tid
+    RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+), tb AS (
+    -- The turns taken spend the queue's tokens (a limited queue only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM inst),
+        refilled_at = now()
+    WHERE l.namespace = $1 AND l.task_queue = $2 AND l.work = 'w'
+), kt AS (
+    -- And their keys' tokens (in key order): a key without a bucket row
+    -- gets one, full but for what it spent now.
+    INSERT INTO fairness_key_buckets AS b (namespace, task_queue, work, fairness_key, rate, burst, tokens, refilled_at)
+    SELECT $1, $2, 'w', t.fk, kl.rate, kl.burst, kl.burst - t.n, now()
+    FROM (SELECT inst.priority->>'fairness_key' AS fk, count(*) AS n FROM inst
+          WHERE COALESCE(inst.priority->>'fairness_key', '') <> ''
+          GROUP BY 1) t
+    CROSS JOIN kl
+    ORDER BY t.fk
+    ON CONFLICT (namespace, task_queue, work, fairness_key) DO UPDATE
+    SET tokens = LEAST(excluded.burst, b.tokens + excluded.rate * extract(epoch FROM excluded.refilled_at - b.refilled_at))
+                 - (excluded.burst - excluded.tokens),
+        rate = excluded.rate, burst = excluded.burst, refilled_at = excluded.refilled_at
+)
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.reset_from, inst.priority, inst.history_bytes, inst.concurrency, inst.eager_element,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                       FROM history h
+                       WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+ORDER BY inst.instance_id
+`
+
+type LockNextTurnsKeyedParams struct {
+	Namespace    string
+	TaskQueue    string
+	HoldExpired  bool
+	BuildID      string
+	LockMs       int64
+	WorkerID     string
+	LockTokens   []uuid.UUID
+	MaxTurns     int64
+	MaxMessages  int32
+	MaxTurnBytes int64
+}
+
+type LockNextTurnsKeyedRow struct {
+	Namespace         string
+	InstanceID        string
+	WorkflowType      string
+	TaskQueue         string
+	Status            string
+	ExecutionID       int64
+	Input             []byte
+	Result            []byte
+	Error             []byte
+	NextEventID       int64
+	NextActivityID    int64
+	NextTimerID       int64
+	CancelRequested   bool
+	CancelReason      *string
+	ExecutionTimeout  pgtype.Interval
+	ExecutionDeadline *time.Time
+	LockToken         *uuid.UUID
+	LockedUntil       *time.Time
+	LockedBy          *string
+	StickyWorkerID    *string
+	TaskFailures      int32
+	LastTaskError     []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CompletedAt       *time.Time
+	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
+	RetryPolicy       []byte
+	RetryAttempt      int32
+	SearchAttributes  []byte
+	Memo              []byte
+	HasChildren       bool
+	RunID             uuid.UUID
+	ParentRunID       *uuid.UUID
+	ResetFrom         []byte
+	Priority          []byte
+	HistoryBytes      int64
+	Concurrency       []byte
+	EagerElement      *int32
+	Messages          []byte
+	ActivityStates    []byte
+}
+
+// LockNextTurns' fetch (no eager turns) for a task queue with a rate
+// limit per fairness key (fairness_key_limits, work 'w'; migration 00054):
+// the queue's messages in flow order (as LockNextTurns' flow branch), of
+// which each fairness key (its instance's priority) gives at most the
+// whole tokens of its bucket; the queue's own rate limit, when it has one,
+// bounds the whole as in LockNextTurns. The queue's limit rows are locked
+// first (task_queue_limits, then fairness_key_limits: concurrent fetches
+// of the queue, on any replica, take turns, and read each key's bucket as
+// the last fetch left it), then the buckets of the keys among the first
+// 1 000 candidates; the turns taken are spent from their keys' buckets
+// (kt: a key without a bucket row starts full). The candidates and their
+// keys are read whole (a window per key): a fetch of such a queue reads up
+// to 1 000 messages and their instances' keys, where the other fetches
+// stop after max_turns. Turns of instances without a fairness key are not
+// bound per key.
+func (q *Queries) LockNextTurnsKeyed(ctx context.Context, arg LockNextTurnsKeyedParams) ([]LockNextTurnsKeyedRow, error) {
+	rows, err := q.db.Query(ctx, lockNextTurnsKeyed,
+		arg.Namespace,
+		arg.TaskQueue,
+		arg.HoldExpired,
+		arg.BuildID,
+		arg.LockMs,
+		arg.WorkerID,
+		arg.LockTokens,
+		arg.MaxTurns,
+		arg.MaxMessages,
+		arg.MaxTurnBytes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LockNextTurnsKeyedRow{}
+	for rows.Next() {
+		var i LockNextTurnsKeyedRow
+		if err := rows.Scan(
+			&i.Namespace,
+			&i.InstanceID,
+			&i.WorkflowType,
+			&i.TaskQueue,
+			&i.Status,
+			&i.ExecutionID,
+			&i.Input,
+			&i.Result,
+			&i.Error,
+			&i.NextEventID,
+			&i.NextActivityID,
+			&i.NextTimerID,
+			&i.CancelRequested,
+			&i.CancelReason,
+			&i.ExecutionTimeout,
+			&i.ExecutionDeadline,
+			&i.LockToken,
+			&i.LockedUntil,
+			&i.LockedBy,
+			&i.StickyWorkerID,
+			&i.TaskFailures,
+			&i.LastTaskError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.CompletedAt,
+			&i.LastEventAt,
+			&i.CronSchedule,
+			&i.BuildID,
+			&i.ParentNamespace,
+			&i.ParentInstanceID,
+			&i.ParentExecutionID,
+			&i.ParentChildID,
+			&i.ParentClosePolicy,
+			&i.RetryPolicy,
+			&i.RetryAttempt,
+			&i.SearchAttributes,
+			&i.Memo,
+			&i.HasChildren,
+			&i.RunID,
+			&i.ParentRunID,
+			&i.ResetFrom,
+			&i.Priority,
+			&i.HistoryBytes,
+			&i.Concurrency,
+			&i.EagerElement,
+			&i.Messages,
+			&i.ActivityStates,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockNextTurnsPlain = `-- name: LockNextTurnsPlain :many
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = c.token,
+        locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
+        locked_by = c.worker_id,
+        build_id = COALESCE(i.build_id, c.build_id)
+    FROM (SELECT u.tid, u.instance_id, u.worker_id, u.lock_ms, u.build_id, u.eager_element, ($2::uuid[])[row_number() OVER ()] AS token FROM (
+        (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+                r.k AS eager_element
+         FROM (
+             SELECT k, ($4::text[])[k] AS instance_id,
+                    ($5::text[])[k] AS worker_id,
+                    ($6::text[])[k] AS task_queue,
+                    ($7::bigint[])[k] AS lock_ms,
+                    ($8::text[])[k] AS build_id
+             FROM generate_subscripts($4::text[], 1) AS k
+         ) r
+         CROSS JOIN LATERAL (
+             SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
+             WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
+               AND ix.task_queue = r.task_queue AND ix.status = 'running'
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $9::boolean))
+               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND (NOT $10::boolean
+                    OR (ix.next_event_id = 1 AND (
+                        SELECT true FROM orchestrator_queue q0
+                        WHERE q0.namespace = $1 AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        LIMIT 1)))
+               AND NOT COALESCE((
+                   SELECT true FROM worker_queue w
+                   WHERE w.namespace = $1 AND w.instance_id = ix.instance_id
+                     AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+                   LIMIT 1), false)
+             FOR NO KEY UPDATE OF ix SKIP LOCKED
+         ) e
+         ORDER BY e.instance_id, r.k)
+        UNION ALL
+        (SELECT c.tid, c.instance_id, $11::text, $12::bigint,
+                $13::text, 0
+         FROM (
+             SELECT q.namespace, q.instance_id
+              FROM orchestrator_queue q
+              WHERE q.namespace = $1 AND q.task_queue = $14 AND q.visible_at <= now()
+                AND NOT COALESCE((
+                    SELECT ix.locked_until >= now() OR ($9::boolean AND ix.locked_until IS NOT NULL)
+                           OR ix.build_id NOT IN ('', $13::text)
+                    FROM instances ix
+                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), false)
+              ORDER BY q.visible_at
+              LIMIT 1000
+         ) q
+         CROSS JOIN LATERAL (
+             SELECT (i2).ctid AS tid, i2.instance_id
+             FROM instances i2
+             WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
+               AND i2.status = 'running'
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $9::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', $13::text))
+             FOR UPDATE SKIP LOCKED
+         ) c
+         WHERE $4::text[] IS NULL)
+        LIMIT $3
+    ) u) c
+    WHERE i.namespace = $1 AND i.ctid = c.tid
+    RETURNING i.namespace, i.instance_id, i.workflow_type, i.task_queue, i.status, i.execution_id, i.input, i.result, i.error, i.next_event_id, i.next_activity_id, i.next_timer_id, i.cancel_requested, i.cancel_reason, i.execution_timeout, i.execution_deadline, i.lock_token, i.locked_until, i.locked_by, i.sticky_worker_id, i.task_failures, i.last_task_error, i.created_at, i.updated_at, i.completed_at, i.last_event_at, i.cron_schedule, i.build_id, i.parent_namespace, i.parent_instance_id, i.parent_execution_id, i.parent_child_id, i.parent_close_policy, i.retry_policy, i.retry_attempt, i.search_attributes, i.memo, i.has_children, i.run_id, i.parent_run_id, i.reset_from, i.priority, i.history_bytes, i.concurrency, c.eager_element
+), msgs AS (
+    -- Each locked instance's messages, then each message by primary key
+    -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
+    -- per-instance scan again for every message, n² scans for n turns).
+    UPDATE orchestrator_queue m SET lock_token = x.lock_token
+    FROM (
+        -- A turn takes its first message whatever its size, and the
+        -- next ones while the messages taken total at most
+        -- max_turn_bytes: however much waits for one instance, its turn
+        -- stays buildable (a jsonb value holds at most 256 MB) and its
+        -- answer bounded; the rest waits for the next turn. A message's
+        -- size is the one recorded when a client sent it (payload_bytes:
+        -- signals, updates), else its stored size read from its header,
+        -- unless compressed (which would hide its size): then it is
+        -- measured as text. Sizes are taken only of the max_messages
+        -- messages the turn may take.
+        SELECT i3.lock_token, y.tid FROM inst i3
+        CROSS JOIN LATERAL (
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
+                       sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
+                                WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
+                                ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
+                FROM (
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
+                    FROM orchestrator_queue q
+                    WHERE q.namespace = $1 AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    ORDER BY q.id
+                    LIMIT $15
+                ) w
+            ) z
+            WHERE z.n = 1 OR z.upto <= $16::bigint
+        ) y
+    ) x
+    WHERE m.namespace = $1 AND m.ctid = x.tid
+    RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, inst.status, inst.execution_id, inst.input, inst.result, inst.error, inst.next_event_id, inst.next_activity_id, inst.next_timer_id, inst.cancel_requested, inst.cancel_reason, inst.execution_timeout, inst.execution_deadline, inst.lock_token, inst.locked_until, inst.locked_by, inst.sticky_worker_id, inst.task_failures, inst.last_task_error, inst.created_at, inst.updated_at, inst.completed_at, inst.last_event_at, inst.cron_schedule, inst.build_id, inst.parent_namespace, inst.parent_instance_id, inst.parent_execution_id, inst.parent_child_id, inst.parent_close_policy, inst.retry_policy, inst.retry_attempt, inst.search_attributes, inst.memo, inst.has_children, inst.run_id, inst.parent_run_id, inst.reset_from, inst.priority, inst.history_bytes, inst.concurrency, inst.eager_element,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                       FROM history h
+                       WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+ORDER BY inst.instance_id
+`
+
+type LockNextTurnsPlainParams struct {
+	Namespace        string
+	LockTokens       []uuid.UUID
+	MaxTurns         int32
+	EagerInstanceIds []string
+	EagerWorkerIds   []string
+	EagerTaskQueues  []string
+	EagerLockMs      []int64
+	EagerBuildIds    []string
+	HoldExpired      bool
+	FirstTurns       bool
+	WorkerID         string
+	LockMs           int64
+	BuildID          string
+	TaskQueue        string
+	MaxMessages      int32
+	MaxTurnBytes     int64
+}
+
+type LockNextTurnsPlainRow struct {
+	Namespace         string
+	InstanceID        string
+	WorkflowType      string
+	TaskQueue         string
+	Status            string
+	ExecutionID       int64
+	Input             []byte
+	Result            []byte
+	Error             []byte
+	NextEventID       int64
+	NextActivityID    int64
+	NextTimerID       int64
+	CancelRequested   bool
+	CancelReason      *string
+	ExecutionTimeout  pgtype.Interval
+	ExecutionDeadline *time.Time
+	LockToken         *uuid.UUID
+	LockedUntil       *time.Time
+	LockedBy          *string
+	StickyWorkerID    *string
+	TaskFailures      int32
+	LastTaskError     []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CompletedAt       *time.Time
+	LastEventAt       *time.Time
+	CronSchedule      *string
+	BuildID           *string
+	ParentNamespace   *string
+	ParentInstanceID  *string
+	ParentExecutionID *int64
+	ParentChildID     *int64
+	ParentClosePolicy *string
+	RetryPolicy       []byte
+	RetryAttempt      int32
+	SearchAttributes  []byte
+	Memo              []byte
+	HasChildren       bool
+	RunID             uuid.UUID
+	ParentRunID       *uuid.UUID
+	ResetFrom         []byte
+	Priority          []byte
+	HistoryBytes      int64
+	Concurrency       []byte
+	EagerElement      *int32
+	Messages          []byte
+	ActivityStates    []byte
+}
+
+// LockNextTurns for task queues without flow control: the same statement
+// without its rate limit (no bucket read or spent, the eager turns not
+// checked against task_queue_limits) and without the flow branch (no
+// probe of the flow index; the queue's messages in visible order). The
+// store sends it for a queue it knows to have no rate limit and no
+// flow-controlled work waiting (flowStates, server/store/flowstate.go);
+// its rows are LockNextTurns'.
+func (q *Queries) LockNextTurnsPlain(ctx context.Context, arg LockNextTurnsPlainParams) ([]LockNextTurnsPlainRow, error) {
+	rows, err := q.db.Query(ctx, lockNextTurnsPlain,
+		arg.Namespace,
+		arg.LockTokens,
+		arg.MaxTurns,
+		arg.EagerInstanceIds,
+		arg.EagerWorkerIds,
+		arg.EagerTaskQueues,
+		arg.EagerLockMs,
+		arg.EagerBuildIds,
+		arg.HoldExpired,
+		arg.FirstTurns,
+		arg.WorkerID,
+		arg.LockMs,
+		arg.BuildID,
+		arg.TaskQueue,
+		arg.MaxMessages,
+		arg.MaxTurnBytes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LockNextTurnsPlainRow{}
+	for rows.Next() {
+		var i LockNextTurnsPlainRow
 		if err := rows.Scan(
 			&i.Namespace,
 			&i.InstanceID,

@@ -56,6 +56,25 @@ type ConcurrencyKey struct {
 	Running    int32
 }
 
+type FairnessKeyBucket struct {
+	Namespace   string
+	TaskQueue   string
+	Work        string
+	FairnessKey string
+	Rate        float64
+	Burst       float64
+	Tokens      float64
+	RefilledAt  time.Time
+}
+
+type FairnessKeyLimit struct {
+	Namespace string
+	TaskQueue string
+	Work      string
+	Rate      float64
+	Burst     float64
+}
+
 type FlowKey struct {
 	Namespace   string
 	TaskQueue   string

@@ -136,14 +136,20 @@ func (q *Queries) DeleteLockedMessages(ctx context.Context, arg DeleteLockedMess
 }
 
 const enqueueMessages = `-- name: EnqueueMessages :many
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
-       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
-JOIN instances i ON i.namespace = $2 AND i.instance_id = m.instance_id
-                AND i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
-WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements($1::jsonb) e))
+CROSS JOIN LATERAL (
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
+    FROM instances ix
+    WHERE ix.namespace = $2 AND ix.instance_id = m.instance_id
+      AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
+    LIMIT 1
+) i
 RETURNING o.instance_id, o.task_queue
 `
 
@@ -160,11 +166,16 @@ type EnqueueMessagesRow struct {
 // Enqueues messages to instances that are running (and, when execution_id
 // is given, still on that execution); messages to anything else are dropped
 // here. Returns, for each message enqueued, its instance and the task
-// queue that received it. The instances are found by primary key, their
-// ids an array (an InitPlan) probed as = ANY: without it the planner,
-// believing jsonb_to_recordset's 100 rows, hashes every running instance;
-// a LATERAL … LIMIT probe per message would keep it too, but Citus pushes
-// down no LIMIT in a LATERAL over a function.
+// queue that received it. Each message looks
+// its instance up by primary key: the LIMIT keeps the LATERAL a per-message
+// probe (without it the planner flattens the join and, believing
+// jsonb_to_recordset's 100 rows, hashes every running instance).
+//
+// A message to a workflow with a priority (instances.priority, migration
+// 00042) is a later turn of that workflow: it gets the workflow's priority
+// key, and its visible time as its pass (flow-controlled, in the flow
+// index; its fairness key's clock is not moved: a workflow under way goes
+// ahead of the new starts of its key that wait).
 func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]EnqueueMessagesRow, error) {
 	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
 	if err != nil {
@@ -214,11 +225,14 @@ func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToPa
 }
 
 const enqueueSignal = `-- name: EnqueueSignal :one
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes, priority, pass)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb,
-       $2::integer
+       $2::integer,
+       -- The workflow's priority (see EnqueueMessages).
+       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN i.priority IS NOT NULL THEN now() END
 FROM (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix
     WHERE ix.namespace = $3 AND ix.instance_id = $4
       AND ix.status = 'running'
@@ -344,7 +358,19 @@ SELECT w.visible_at::timestamptz AS visible_at FROM (
        AND l.refilled_at + (1 - l.tokens) / l.rate * interval '1 second' > now()
        AND EXISTS (SELECT 1 FROM orchestrator_queue v
                    WHERE v.namespace = $1 AND v.task_queue = $2 AND v.visible_at <= now()))
+    UNION ALL
+    -- A rate limit per fairness key (migration 00054): when the next
+    -- key's bucket has its next whole token, with work waiting.
+    (SELECT b.refilled_at + (1 - b.tokens) / b.rate * interval '1 second'
+     FROM fairness_key_buckets b
+     WHERE b.namespace = $1 AND b.task_queue = $2 AND b.work = 'w'
+       AND b.tokens < 1
+       AND EXISTS (SELECT 1 FROM orchestrator_queue v
+                   WHERE v.namespace = $1 AND v.task_queue = $2 AND v.visible_at <= now())
+     ORDER BY 1
+     LIMIT 1)
 ) w
+WHERE w.visible_at > now()
 ORDER BY w.visible_at
 LIMIT 1
 `
@@ -356,9 +382,32 @@ type NextWorkflowWakeParams struct {
 
 // When a poll of the queue should look again: the earliest future
 // visible_at of its messages, or, for a rate-limited queue (migration
-// 00043) with work waiting, when its bucket has its next whole token.
+// 00043) with work waiting, when its bucket has its next whole token, or
+// when the first of its fairness keys' buckets (migration 00054) has its next.
 func (q *Queries) NextWorkflowWake(ctx context.Context, arg NextWorkflowWakeParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, nextWorkflowWake, arg.Namespace, arg.TaskQueue)
+	var visible_at time.Time
+	err := row.Scan(&visible_at)
+	return visible_at, err
+}
+
+const nextWorkflowWakePlain = `-- name: NextWorkflowWakePlain :one
+SELECT q.visible_at::timestamptz AS visible_at FROM orchestrator_queue q
+WHERE q.namespace = $1 AND q.task_queue = $2 AND q.visible_at > now()
+ORDER BY q.visible_at
+LIMIT 1
+`
+
+type NextWorkflowWakePlainParams struct {
+	Namespace string
+	TaskQueue string
+}
+
+// NextWorkflowWake of a queue without a rate limit (flowStates,
+// server/store/flowstate.go): the earliest future visible_at of its
+// messages, without a read of task_queue_limits.
+func (q *Queries) NextWorkflowWakePlain(ctx context.Context, arg NextWorkflowWakePlainParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, nextWorkflowWakePlain, arg.Namespace, arg.TaskQueue)
 	var visible_at time.Time
 	err := row.Scan(&visible_at)
 	return visible_at, err

@@ -254,7 +254,8 @@ RETURNING execution_id, task_queue;
 -- branch takes at most the whole tokens it has, and the turns taken are
 -- spent (tb). A queue without a limit has no row: one probe of the
 -- primary key finds none, and nothing is bounded or spent. The eager turns
--- skip limited queues (their poll takes the turn, within the limit).
+-- skip limited queues, and queues with a rate limit per fairness key
+-- (their poll takes the turn, within the limit: LockNextTurnsKeyed).
 WITH bud AS (
     SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
     FROM task_queue_limits l
@@ -297,6 +298,10 @@ WITH bud AS (
                AND NOT EXISTS (
                    SELECT 1 FROM task_queue_limits l
                    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = ix.task_queue AND l.work = 'w'
+               )
+               AND NOT EXISTS (
+                   SELECT 1 FROM fairness_key_limits kl
+                   WHERE kl.namespace = sqlc.arg(namespace) AND kl.task_queue = ix.task_queue AND kl.work = 'w'
                )
              FOR NO KEY UPDATE OF ix SKIP LOCKED
          ) e
@@ -464,6 +469,340 @@ WITH bud AS (
         refilled_at = now()
     WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
       AND sqlc.narg(eager_instance_ids)::text[] IS NULL
+)
+SELECT inst.*,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                       FROM history h
+                       WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+ORDER BY inst.instance_id;
+
+-- name: LockNextTurnsPlain :many
+-- LockNextTurns for task queues without flow control: the same statement
+-- without its rate limit (no bucket read or spent, the eager turns not
+-- checked against task_queue_limits) and without the flow branch (no
+-- probe of the flow index; the queue's messages in visible order). The
+-- store sends it for a queue it knows to have no rate limit and no
+-- flow-controlled work waiting (flowStates, server/store/flowstate.go);
+-- its rows are LockNextTurns'.
+WITH inst AS (
+    UPDATE instances i
+    SET lock_token = c.token,
+        locked_until = tether_add(now(), c.lock_ms * interval '1 millisecond'),
+        locked_by = c.worker_id,
+        build_id = COALESCE(i.build_id, c.build_id)
+    FROM (SELECT u.*, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token FROM (
+        (SELECT DISTINCT ON (e.instance_id) e.tid, e.instance_id, r.worker_id, r.lock_ms, r.build_id,
+                r.k AS eager_element
+         FROM (
+             SELECT k, (sqlc.narg(eager_instance_ids)::text[])[k] AS instance_id,
+                    (sqlc.narg(eager_worker_ids)::text[])[k] AS worker_id,
+                    (sqlc.narg(eager_task_queues)::text[])[k] AS task_queue,
+                    (sqlc.narg(eager_lock_ms)::bigint[])[k] AS lock_ms,
+                    (sqlc.narg(eager_build_ids)::text[])[k] AS build_id
+             FROM generate_subscripts(sqlc.narg(eager_instance_ids)::text[], 1) AS k
+         ) r
+         CROSS JOIN LATERAL (
+             SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
+             WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = r.instance_id
+               AND ix.task_queue = r.task_queue AND ix.status = 'running'
+               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND (NOT sqlc.arg(first_turns)::boolean
+                    OR (ix.next_event_id = 1 AND (
+                        SELECT true FROM orchestrator_queue q0
+                        WHERE q0.namespace = sqlc.arg(namespace) AND q0.instance_id = ix.instance_id AND q0.visible_at <= now()
+                        LIMIT 1)))
+               AND NOT COALESCE((
+                   SELECT true FROM worker_queue w
+                   WHERE w.namespace = sqlc.arg(namespace) AND w.instance_id = ix.instance_id
+                     AND w.execution_id = ix.execution_id AND NOT w.cancel_requested
+                   LIMIT 1), false)
+             FOR NO KEY UPDATE OF ix SKIP LOCKED
+         ) e
+         ORDER BY e.instance_id, r.k)
+        UNION ALL
+        (SELECT c.tid, c.instance_id, sqlc.arg(worker_id)::text, sqlc.arg(lock_ms)::bigint,
+                sqlc.arg(build_id)::text, 0
+         FROM (
+             SELECT q.namespace, q.instance_id
+              FROM orchestrator_queue q
+              WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
+                AND NOT COALESCE((
+                    SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                           OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    FROM instances ix
+                    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), false)
+              ORDER BY q.visible_at
+              LIMIT 1000
+         ) q
+         CROSS JOIN LATERAL (
+             SELECT (i2).ctid AS tid, i2.instance_id
+             FROM instances i2
+             WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
+               AND i2.status = 'running'
+               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+               AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+             FOR UPDATE SKIP LOCKED
+         ) c
+         WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL)
+        LIMIT sqlc.arg(max_turns)
+    ) u) c
+    WHERE i.namespace = sqlc.arg(namespace) AND i.ctid = c.tid
+    RETURNING i.*, c.eager_element
+), msgs AS (
+    -- Each locked instance's messages, then each message by primary key
+    -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
+    -- per-instance scan again for every message, n² scans for n turns).
+    UPDATE orchestrator_queue m SET lock_token = x.lock_token
+    FROM (
+        -- A turn takes its first message whatever its size, and the
+        -- next ones while the messages taken total at most
+        -- max_turn_bytes: however much waits for one instance, its turn
+        -- stays buildable (a jsonb value holds at most 256 MB) and its
+        -- answer bounded; the rest waits for the next turn. A message's
+        -- size is the one recorded when a client sent it (payload_bytes:
+        -- signals, updates), else its stored size read from its header,
+        -- unless compressed (which would hide its size): then it is
+        -- measured as text. Sizes are taken only of the max_messages
+        -- messages the turn may take.
+        SELECT i3.lock_token, y.tid FROM inst i3
+        CROSS JOIN LATERAL (
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
+                       sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
+                                WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
+                                ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
+                FROM (
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
+                    FROM orchestrator_queue q
+                    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    ORDER BY q.id
+                    LIMIT sqlc.arg(max_messages)
+                ) w
+            ) z
+            WHERE z.n = 1 OR z.upto <= sqlc.arg(max_turn_bytes)::bigint
+        ) y
+    ) x
+    WHERE m.namespace = sqlc.arg(namespace) AND m.ctid = x.tid
+    RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+)
+SELECT inst.*,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,
+                                                     'payload', msgs.payload, 'visible_at', msgs.visible_at) ORDER BY msgs.id)
+                 FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
+       COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
+                 FROM (SELECT h.activity_id,
+                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
+                               OR (bool_or(h.kind = 'ActivityCancelRequested')
+                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
+                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                       FROM history h
+                       WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = inst.instance_id
+                         AND h.execution_id = inst.execution_id
+                         AND h.activity_id IN (SELECT (msgs.payload->>'activity_id')::bigint FROM msgs
+                                               WHERE msgs.instance_id = inst.instance_id AND msgs.payload ? 'activity_id')
+                       GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states
+FROM inst
+ORDER BY inst.instance_id;
+
+-- name: LockNextTurnsKeyed :many
+-- LockNextTurns' fetch (no eager turns) for a task queue with a rate
+-- limit per fairness key (fairness_key_limits, work 'w'; migration 00054):
+-- the queue's messages in flow order (as LockNextTurns' flow branch), of
+-- which each fairness key (its instance's priority) gives at most the
+-- whole tokens of its bucket; the queue's own rate limit, when it has one,
+-- bounds the whole as in LockNextTurns. The queue's limit rows are locked
+-- first (task_queue_limits, then fairness_key_limits: concurrent fetches
+-- of the queue, on any replica, take turns, and read each key's bucket as
+-- the last fetch left it), then the buckets of the keys among the first
+-- 1 000 candidates; the turns taken are spent from their keys' buckets
+-- (kt: a key without a bucket row starts full). The candidates and their
+-- keys are read whole (a window per key): a fetch of such a queue reads up
+-- to 1 000 messages and their instances' keys, where the other fetches
+-- stop after max_turns. Turns of instances without a fairness key are not
+-- bound per key.
+WITH bud AS (
+    SELECT GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+    FOR UPDATE
+), kl AS (
+    -- Locked after bud (the one-time filter reads bud first).
+    SELECT k.rate, k.burst FROM fairness_key_limits k
+    WHERE k.namespace = sqlc.arg(namespace) AND k.task_queue = sqlc.arg(task_queue) AND k.work = 'w'
+      AND (SELECT count(*) FROM bud) >= 0
+    FOR UPDATE
+), cands AS MATERIALIZED (
+    -- The first 1 000 candidates in flow order, each with its place and
+    -- its instance's fairness key ('' for none); kl is locked first (the
+    -- one-time filter).
+    SELECT q.instance_id, row_number() OVER () AS ord,
+           COALESCE((SELECT ik.priority->>'fairness_key' FROM instances ik
+                     WHERE ik.namespace = sqlc.arg(namespace) AND ik.instance_id = q.instance_id), '') AS fk
+    FROM (
+        SELECT q.namespace, q.instance_id
+        FROM (
+                 (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
+                  WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = sqlc.arg(task_queue)
+                    AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                        FROM instances ix
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q1.instance_id), false)
+                  ORDER BY q1.priority, q1.pass
+                  LIMIT 1000)
+                 UNION ALL
+                 (SELECT q3.namespace, q3.instance_id FROM (
+                      (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
+                       WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = sqlc.arg(task_queue)
+                         AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                        FROM instances ix
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q2.instance_id), false)
+                       ORDER BY q2.pass
+                       LIMIT 1000)
+                      UNION ALL
+                      (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
+                       WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = sqlc.arg(task_queue)
+                         AND q0.visible_at <= now() AND q0.pass IS NULL
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                        FROM instances ix
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q0.instance_id), false)
+                       ORDER BY q0.visible_at
+                       LIMIT 1000)
+                  ) q3 ORDER BY q3.r)
+                 UNION ALL
+                 (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
+                  WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = sqlc.arg(task_queue)
+                    AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
+                    AND NOT COALESCE((
+                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
+                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                        FROM instances ix
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q5.instance_id), false)
+                  ORDER BY q5.priority, q5.pass
+                  LIMIT 1000)
+        ) q
+        LIMIT 1000
+    ) q
+    WHERE (SELECT count(*) FROM kl) >= 0
+), kb AS MATERIALIZED (
+    -- The whole tokens of each key among the candidates: its bucket's,
+    -- locked (the latest, as the last fetch left it), or a full bucket.
+    SELECT d.fk,
+           COALESCE((SELECT GREATEST(0, floor(LEAST(kl.burst, b.tokens + kl.rate * extract(epoch FROM now() - b.refilled_at))))
+                     FROM fairness_key_buckets b
+                     WHERE b.namespace = sqlc.arg(namespace) AND b.task_queue = sqlc.arg(task_queue) AND b.work = 'w'
+                       AND b.fairness_key = d.fk
+                     FOR UPDATE), floor(kl.burst))::bigint AS n
+    FROM (SELECT DISTINCT cands.fk FROM cands WHERE cands.fk <> '' ORDER BY cands.fk) d
+    CROSS JOIN kl
+), inst AS (
+    UPDATE instances i
+    SET lock_token = c.token,
+        locked_until = tether_add(now(), sqlc.arg(lock_ms)::bigint * interval '1 millisecond'),
+        locked_by = sqlc.arg(worker_id)::text,
+        build_id = COALESCE(i.build_id, sqlc.arg(build_id)::text)
+    FROM (SELECT u.*, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token FROM (
+        SELECT c.tid, c.instance_id
+        FROM (
+            SELECT f.instance_id FROM (
+                SELECT cands.instance_id, cands.ord, cands.fk,
+                       row_number() OVER (PARTITION BY cands.fk ORDER BY cands.ord) AS krn
+                FROM cands
+            ) f
+            WHERE f.fk = '' OR NOT EXISTS (SELECT 1 FROM kl)
+               OR f.krn <= COALESCE((SELECT kb.n FROM kb WHERE kb.fk = f.fk), 0)
+            ORDER BY f.ord
+        ) q
+        CROSS JOIN LATERAL (
+            SELECT (i2).ctid AS tid, i2.instance_id
+            FROM instances i2
+            WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
+              AND i2.status = 'running'
+              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
+              AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+            FOR UPDATE SKIP LOCKED
+        ) c
+        LIMIT LEAST(sqlc.arg(max_turns)::bigint, (SELECT bud.n FROM bud))
+    ) u) c
+    WHERE i.namespace = sqlc.arg(namespace) AND i.ctid = c.tid
+    RETURNING i.*, NULL::integer AS eager_element
+), msgs AS (
+    -- Each locked instance's messages, then each message by primary key
+    -- (a join, not a semi-join: as "m.id IN (…)" the planner ran the
+    -- per-instance scan again for every message, n² scans for n turns).
+    UPDATE orchestrator_queue m SET lock_token = x.lock_token
+    FROM (
+        -- A turn takes its first message whatever its size, and the
+        -- next ones while the messages taken total at most
+        -- max_turn_bytes: however much waits for one instance, its turn
+        -- stays buildable (a jsonb value holds at most 256 MB) and its
+        -- answer bounded; the rest waits for the next turn. A message's
+        -- size is the one recorded when a client sent it (payload_bytes:
+        -- signals, updates), else its stored size read from its header,
+        -- unless compressed (which would hide its size): then it is
+        -- measured as text. Sizes are taken only of the max_messages
+        -- messages the turn may take.
+        SELECT i3.lock_token, y.tid FROM inst i3
+        CROSS JOIN LATERAL (
+            SELECT z.tid FROM (
+                SELECT w.tid, row_number() OVER (ORDER BY w.id) AS n,
+                       sum(CASE WHEN w.payload_bytes > 0 THEN w.payload_bytes
+                                WHEN pg_column_compression(w.payload) IS NULL THEN pg_column_size(w.payload)
+                                ELSE octet_length(w.payload::text) END) OVER (ORDER BY w.id) AS upto
+                FROM (
+                    SELECT q.id, (q).ctid AS tid, q.payload_bytes, q.payload
+                    FROM orchestrator_queue q
+                    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = i3.instance_id AND q.visible_at <= now()
+                    ORDER BY q.id
+                    LIMIT sqlc.arg(max_messages)
+                ) w
+            ) z
+            WHERE z.n = 1 OR z.upto <= sqlc.arg(max_turn_bytes)::bigint
+        ) y
+    ) x
+    WHERE m.namespace = sqlc.arg(namespace) AND m.ctid = x.tid
+    RETURNING m.instance_id, m.id, m.execution_id, m.kind, m.payload, m.visible_at
+), tb AS (
+    -- The turns taken spend the queue's tokens (a limited queue only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM inst),
+        refilled_at = now()
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = sqlc.arg(task_queue) AND l.work = 'w'
+), kt AS (
+    -- And their keys' tokens (in key order): a key without a bucket row
+    -- gets one, full but for what it spent now.
+    INSERT INTO fairness_key_buckets AS b (namespace, task_queue, work, fairness_key, rate, burst, tokens, refilled_at)
+    SELECT sqlc.arg(namespace), sqlc.arg(task_queue), 'w', t.fk, kl.rate, kl.burst, kl.burst - t.n, now()
+    FROM (SELECT inst.priority->>'fairness_key' AS fk, count(*) AS n FROM inst
+          WHERE COALESCE(inst.priority->>'fairness_key', '') <> ''
+          GROUP BY 1) t
+    CROSS JOIN kl
+    ORDER BY t.fk
+    ON CONFLICT (namespace, task_queue, work, fairness_key) DO UPDATE
+    SET tokens = LEAST(excluded.burst, b.tokens + excluded.rate * extract(epoch FROM excluded.refilled_at - b.refilled_at))
+                 - (excluded.burst - excluded.tokens),
+        rate = excluded.rate, burst = excluded.burst, refilled_at = excluded.refilled_at
 )
 SELECT inst.*,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', msgs.id, 'execution_id', msgs.execution_id, 'kind', msgs.kind,

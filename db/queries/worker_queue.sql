@@ -89,16 +89,18 @@ WITH bud AS (
     -- The attempts to claim, each with its token: computed once (as a
     -- subquery of the UPDATE, a plan that rescans it for each row would
     -- skip the rows this statement already updated and number the next
-    -- ones from 1 again).
-    SELECT x.id, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
+    -- ones from 1 again), and the ctid its lock found, through which the
+    -- claim writes it (a TID scan; joined by id, a fresh database's
+    -- generic plan read the whole namespace through worker_queue_activity).
+    SELECT x.tid, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
     FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
     CROSS JOIN LATERAL (
-      SELECT z.id FROM (
-      SELECT y.id, row_number() OVER () AS rn FROM (
+      SELECT z.tid FROM (
+      SELECT y.tid, row_number() OVER () AS rn FROM (
         -- A queue without flow control (the flow index has no attempt of
         -- it: one probe) is taken in visible order, as it always was.
-        SELECT pl.id FROM (
-            SELECT wq.id FROM worker_queue wq
+        SELECT pl.tid FROM (
+            SELECT (wq).ctid AS tid FROM worker_queue wq
             WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
               AND wq.lock_token IS NULL AND wq.visible_at <= now()
               AND NOT EXISTS (SELECT 1 FROM worker_queue fe
@@ -115,7 +117,7 @@ WITH bud AS (
         -- turns), each locked by primary key as it is pulled; each branch
         -- has its LIMIT, so that its plan starts fast whatever the
         -- statistics say (as in LockNextTurns).
-        SELECT fl.id FROM (
+        SELECT fl.tid FROM (
             (SELECT q1.id FROM worker_queue q1
              WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = tq.name AND q1.priority < 3
                AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
@@ -147,7 +149,7 @@ WITH bud AS (
             -- outside (a condition here, or pushed down here, which the
             -- LIMIT prevents, would make the dequeue index's predicate
             -- hold, and an empty table's plan walk that index).
-            SELECT wl.id, wl.lock_token FROM worker_queue wl
+            SELECT (wl).ctid AS tid, wl.lock_token FROM worker_queue wl
             WHERE wl.namespace = sqlc.arg(namespace) AND wl.id = u.id
             LIMIT 1
             FOR UPDATE SKIP LOCKED
@@ -179,7 +181,7 @@ SET lock_token = c.token,
     heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
                                                 THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
 FROM cand c
-WHERE w.namespace = sqlc.arg(namespace) AND w.id = c.id
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
 RETURNING w.*
 ), tb AS (
     -- The attempts taken spend their queues' tokens (limited queues only).
@@ -189,6 +191,198 @@ RETURNING w.*
         refilled_at = now()
     FROM bud
     WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = bud.task_queue AND l.work = 'a'
+)
+SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
+       workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
+       scheduled_at, visible_at, schedule_to_start_deadline, schedule_to_close_deadline,
+       start_to_close_deadline, heartbeat_deadline, started_at, lock_token, locked_until, worker_id,
+       delivery_count, heartbeat_details, last_heartbeat_at, cancel_requested, cancel_reason,
+       cancel_requested_at, last_error, cancelled_unheld_at, priority, pass, run_id
+FROM taken;
+
+-- name: FetchAttemptsPlain :many
+-- FetchAttempts for task queues without flow control: the same claim
+-- without the rate limits (no bucket read or spent) and without the flow
+-- branch (no probe of the flow index; each queue's attempts in visible
+-- order), as the fetch was before flow control. The store sends it when
+-- it knows that none of the queues has a rate limit or flow-controlled
+-- attempts waiting (flowStates, server/store/flowstate.go).
+WITH cand AS MATERIALIZED (
+    -- The attempts to claim, each with its token, computed once (see
+    -- FetchAttempts), and the ctid its lock found: the claim writes each
+    -- through it (a TID scan; joined by id, a fresh database's generic
+    -- plan read the whole namespace through worker_queue_activity).
+    SELECT x.tid, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
+    FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, ord)
+    CROSS JOIN LATERAL (
+        SELECT (wq).ctid AS tid FROM worker_queue wq
+        WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+          AND wq.lock_token IS NULL AND wq.visible_at <= now()
+        ORDER BY wq.visible_at, wq.id
+        LIMIT sqlc.arg(max_tasks)
+        FOR UPDATE SKIP LOCKED
+    ) x
+    WHERE NOT EXISTS (
+        SELECT 1 FROM workers k
+        WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
+    )
+    LIMIT sqlc.arg(max_tasks)
+)
+UPDATE worker_queue w
+SET lock_token = c.token,
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    worker_id = sqlc.arg(worker_id)::text,
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    cancelled_unheld_at = NULL,
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
+FROM cand c
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
+RETURNING w.*;
+
+-- name: FetchAttemptsKeyed :many
+-- FetchAttempts for task queues of which one has a rate limit per
+-- fairness key (fairness_key_limits, work 'a'; migration 00054), as
+-- LockNextTurnsKeyed does for turns: each queue's attempts in flow order
+-- (as FetchAttempts' flow branch), of which each fairness key (the
+-- attempt's priority, in its options) gives at most the whole tokens of
+-- its bucket, and the queue's own rate limit bounds the whole. The limit
+-- rows are locked first (task_queue_limits, then fairness_key_limits, in
+-- queue order), then the buckets of the keys among each queue's first
+-- 1 000 candidates (in queue and key order); the attempts taken are spent
+-- from their queues' and their keys' buckets (a key without a bucket row
+-- starts full). Attempts without a fairness key are not bound per key.
+WITH bud AS (
+    SELECT l.task_queue,
+           GREATEST(0, floor(LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))))::bigint AS n
+    FROM task_queue_limits l
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = ANY(sqlc.arg(task_queues)::text[]) AND l.work = 'a'
+    ORDER BY l.task_queue
+    FOR UPDATE
+), kl AS (
+    -- Locked after bud (the one-time filter reads bud first).
+    SELECT k.task_queue, k.rate, k.burst FROM fairness_key_limits k
+    WHERE k.namespace = sqlc.arg(namespace) AND k.task_queue = ANY(sqlc.arg(task_queues)::text[]) AND k.work = 'a'
+      AND (SELECT count(*) FROM bud) >= 0
+    ORDER BY k.task_queue
+    FOR UPDATE
+), cands AS MATERIALIZED (
+    -- Each queue's first 1 000 visible attempts in flow order (see
+    -- FetchAttempts), each with its place and its fairness key ('' for
+    -- none); kl is locked first (the one-time filter).
+    SELECT tq.name AS task_queue, y.id, y.ord, y.fk
+    FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, qord)
+    CROSS JOIN LATERAL (
+        SELECT u.id, row_number() OVER () AS ord, COALESCE(u.fk, '') AS fk FROM (
+            (SELECT q1.id, q1.options->'priority'->>'fairness_key' AS fk FROM worker_queue q1
+             WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = tq.name AND q1.priority < 3
+               AND q1.pass IS NOT NULL AND q1.lock_token IS NULL AND q1.visible_at <= now()
+             ORDER BY q1.priority, q1.pass, q1.id
+             LIMIT 1000)
+            UNION ALL
+            (SELECT q3.id, q3.fk FROM (
+                 (SELECT q2.id, q2.options->'priority'->>'fairness_key' AS fk, q2.pass AS r FROM worker_queue q2
+                  WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = tq.name AND q2.priority = 3
+                    AND q2.pass IS NOT NULL AND q2.lock_token IS NULL AND q2.visible_at <= now()
+                  ORDER BY q2.pass, q2.id
+                  LIMIT 1000)
+                 UNION ALL
+                 (SELECT q0.id, q0.options->'priority'->>'fairness_key' AS fk, q0.visible_at AS r FROM worker_queue q0
+                  WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = tq.name
+                    AND q0.lock_token IS NULL AND q0.visible_at <= now() AND q0.pass IS NULL
+                  ORDER BY q0.visible_at, q0.id
+                  LIMIT 1000)
+             ) q3 ORDER BY q3.r, q3.id)
+            UNION ALL
+            (SELECT q5.id, q5.options->'priority'->>'fairness_key' AS fk FROM worker_queue q5
+             WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = tq.name AND q5.priority > 3
+               AND q5.pass IS NOT NULL AND q5.lock_token IS NULL AND q5.visible_at <= now()
+             ORDER BY q5.priority, q5.pass, q5.id
+             LIMIT 1000)
+        ) u
+        LIMIT 1000
+    ) y
+    WHERE (SELECT count(*) FROM kl) >= 0
+), kb AS MATERIALIZED (
+    -- The whole tokens of each key among a queue's candidates: its
+    -- bucket's, locked (as the last fetch left it), or a full bucket.
+    SELECT d.task_queue, d.fk,
+           COALESCE((SELECT GREATEST(0, floor(LEAST(kl.burst, b.tokens + kl.rate * extract(epoch FROM now() - b.refilled_at))))
+                     FROM fairness_key_buckets b
+                     WHERE b.namespace = sqlc.arg(namespace) AND b.task_queue = d.task_queue AND b.work = 'a'
+                       AND b.fairness_key = d.fk
+                     FOR UPDATE), floor(kl.burst))::bigint AS n
+    FROM (SELECT DISTINCT cands.task_queue, cands.fk FROM cands WHERE cands.fk <> '' ORDER BY 1, 2) d
+    JOIN kl ON kl.task_queue = d.task_queue
+), pick AS MATERIALIZED (
+    -- The attempts to claim, each with its token and the ctid its lock
+    -- found (see FetchAttempts).
+    SELECT x.tid, (sqlc.arg(lock_tokens)::uuid[])[row_number() OVER ()] AS token
+    FROM unnest(sqlc.arg(task_queues)::text[]) WITH ORDINALITY AS tq(name, qord)
+    CROSS JOIN LATERAL (
+        SELECT fl.tid FROM (
+            SELECT f.id, f.ord FROM (
+                SELECT c.id, c.ord, c.fk, row_number() OVER (PARTITION BY c.fk ORDER BY c.ord) AS krn
+                FROM cands c WHERE c.task_queue = tq.name
+            ) f
+            WHERE f.fk = '' OR NOT EXISTS (SELECT 1 FROM kl WHERE kl.task_queue = tq.name)
+               OR f.krn <= COALESCE((SELECT kb.n FROM kb WHERE kb.task_queue = tq.name AND kb.fk = f.fk), 0)
+            ORDER BY f.ord
+        ) v
+        CROSS JOIN LATERAL (
+            SELECT (wl).ctid AS tid, wl.lock_token FROM worker_queue wl
+            WHERE wl.namespace = sqlc.arg(namespace) AND wl.id = v.id
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        ) fl
+        WHERE fl.lock_token IS NULL
+        LIMIT LEAST(sqlc.arg(max_tasks)::bigint, (SELECT b.n FROM bud b WHERE b.task_queue = tq.name))
+    ) x
+    WHERE NOT EXISTS (
+        SELECT 1 FROM workers k
+        WHERE k.namespace = sqlc.arg(namespace) AND k.worker_id = sqlc.arg(worker_id) AND k.state <> 'active'
+    )
+    LIMIT sqlc.arg(max_tasks)
+), taken AS (
+UPDATE worker_queue w
+SET lock_token = c.token,
+    locked_until = now() + sqlc.arg(lock_ms)::bigint * interval '1 millisecond',
+    worker_id = sqlc.arg(worker_id)::text,
+    delivery_count = w.delivery_count + 1,
+    started_at = now(),
+    cancelled_unheld_at = NULL,
+    start_to_close_deadline = tether_add(now(), CASE WHEN w.start_to_close_ms > 0 AND NOT w.cancel_requested
+                                                     THEN w.start_to_close_ms * interval '1 millisecond' END),
+    heartbeat_deadline = tether_add(now(), CASE WHEN w.heartbeat_timeout_ms > 0 AND NOT w.cancel_requested
+                                                THEN w.heartbeat_timeout_ms * interval '1 millisecond' END)
+FROM pick c
+WHERE w.namespace = sqlc.arg(namespace) AND w.ctid = c.tid
+RETURNING w.*
+), tb AS (
+    -- The attempts taken spend their queues' tokens (limited queues only).
+    UPDATE task_queue_limits l
+    SET tokens = LEAST(l.burst, l.tokens + l.rate * extract(epoch FROM now() - l.refilled_at))
+                 - (SELECT count(*) FROM taken WHERE taken.task_queue = l.task_queue),
+        refilled_at = now()
+    FROM bud
+    WHERE l.namespace = sqlc.arg(namespace) AND l.task_queue = bud.task_queue AND l.work = 'a'
+), kt AS (
+    -- And their keys' tokens (in queue and key order): a key without a
+    -- bucket row gets one, full but for what it spent now.
+    INSERT INTO fairness_key_buckets AS b (namespace, task_queue, work, fairness_key, rate, burst, tokens, refilled_at)
+    SELECT sqlc.arg(namespace), t.task_queue, 'a', t.fk, kl.rate, kl.burst, kl.burst - t.n, now()
+    FROM (SELECT taken.task_queue, taken.options->'priority'->>'fairness_key' AS fk, count(*) AS n FROM taken
+          WHERE COALESCE(taken.options->'priority'->>'fairness_key', '') <> ''
+          GROUP BY 1, 2) t
+    JOIN kl ON kl.task_queue = t.task_queue
+    ORDER BY t.task_queue, t.fk
+    ON CONFLICT (namespace, task_queue, work, fairness_key) DO UPDATE
+    SET tokens = LEAST(excluded.burst, b.tokens + excluded.rate * extract(epoch FROM excluded.refilled_at - b.refilled_at))
+                 - (excluded.burst - excluded.tokens),
+        rate = excluded.rate, burst = excluded.burst, refilled_at = excluded.refilled_at
 )
 SELECT id, namespace, task_queue, instance_id, execution_id, activity_id, attempt, activity_type,
        workflow_type, workflow_task_queue, input, options, start_to_close_ms, heartbeat_timeout_ms,
@@ -364,11 +558,15 @@ WITH victims AS (
     ORDER BY x.id
     FOR UPDATE
 ), enq AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+    -- A workflow with a priority (instances.priority) gets its result at
+    -- its priority, with its visible time as its pass (see EnqueueMessages).
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, sqlc.arg(kind)::text,
            (sqlc.arg(results)::jsonb -> v.lock_token::text)
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
-           n.at
+           n.at,
+           COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN i.priority IS NOT NULL THEN n.at END
     -- A join, not a LATERAL … LIMIT probe (Citus pushes down no LIMIT in a
     -- LATERAL over a CTE): victims are a few rows of one namespace, each
     -- matching at most one instance by its key. visible_at is the
@@ -530,6 +728,21 @@ CROSS JOIN LATERAL (
        AND EXISTS (SELECT 1 FROM worker_queue v
                    WHERE v.namespace = sqlc.arg(namespace) AND v.task_queue = tq.name
                      AND v.lock_token IS NULL AND v.visible_at <= now()))
+) x
+HAVING count(*) > 0;
+
+-- name: NextActivityWakePlain :one
+-- NextActivityWake of queues without a rate limit (flowStates,
+-- server/store/flowstate.go): the earliest future visible_at of their
+-- attempts, without a read of task_queue_limits.
+SELECT min(x.visible_at)::timestamptz AS next_visible
+FROM unnest(sqlc.arg(task_queues)::text[]) AS tq(name)
+CROSS JOIN LATERAL (
+    SELECT wq.visible_at FROM worker_queue wq
+    WHERE wq.namespace = sqlc.arg(namespace) AND wq.task_queue = tq.name
+      AND wq.lock_token IS NULL AND wq.visible_at > now()
+    ORDER BY wq.visible_at
+    LIMIT 1
 ) x
 HAVING count(*) > 0;
 

@@ -2397,8 +2397,21 @@ type ApiTaskQueue struct {
 
 // ApiTaskQueueLimits defines model for api.TaskQueueLimits.
 type ApiTaskQueueLimits struct {
+	// ActivityTasksPerKeyPerSecond ActivityTasksPerKeyPerSecond bounds the activity attempts dispatched
+	// of each fairness key (the key of the activity's priority, its
+	// workflow's unless it has its own), as WorkflowTasksPerKeyPerSecond
+	// does for turns.
+	ActivityTasksPerKeyPerSecond *float32 `json:"activity_tasks_per_key_per_second,omitempty"`
+
 	// ActivityTasksPerSecond ActivityTasksPerSecond bounds the activity attempts dispatched.
 	ActivityTasksPerSecond *float32 `json:"activity_tasks_per_second,omitempty"`
+
+	// WorkflowTasksPerKeyPerSecond WorkflowTasksPerKeyPerSecond bounds the workflow turns dispatched of
+	// each fairness key (the key of the workflow's priority): every key of
+	// the queue gets this rate, with a burst of one second's worth
+	// (Temporal's fairness key rate limit default). Turns of workflows
+	// without a fairness key are bound by WorkflowTasksPerSecond alone.
+	WorkflowTasksPerKeyPerSecond *float32 `json:"workflow_tasks_per_key_per_second,omitempty"`
 
 	// WorkflowTasksPerSecond WorkflowTasksPerSecond bounds the workflow turns dispatched.
 	WorkflowTasksPerSecond *float32 `json:"workflow_tasks_per_second,omitempty"`

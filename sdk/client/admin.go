@@ -66,7 +66,9 @@ func (c *TetherClient) DescribeTaskQueue(ctx context.Context, name string) (*api
 
 // SetTaskQueueLimits sets the rate limits of a task queue's workflow
 // turns and activity attempts, in dispatches per second across all server
-// replicas (0: no limit; needs an admin key). DescribeTaskQueue shows them.
+// replicas, of the whole queue and of each fairness key
+// (WorkflowTasksPerKeyPerSecond, ActivityTasksPerKeyPerSecond) (0: no
+// limit; needs an admin key). DescribeTaskQueue shows them.
 func (c *TetherClient) SetTaskQueueLimits(ctx context.Context, name string, limits api.TaskQueueLimits) error {
 	_, err := c.do(ctx, http.MethodPut, "PUT /task-queues/{name}/limits", nil, limits, nil, "task-queues", name, "limits")
 	return err

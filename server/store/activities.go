@@ -81,8 +81,37 @@ func (s *Store) FetchActivityTasks(ctx context.Context, p *storage.FetchActivity
 	// The fetch only takes locks: its commit does not wait for the WAL
 	// flush (a fetch lost in a database crash is delivered again).
 	var rows []gen.WorkerQueue
+	keys := make([]flowKey, len(taskQueues))
+	for i, q := range taskQueues {
+		keys[i] = flowKey{ns: ns, queue: q, work: limitAttempts}
+	}
+	mode := s.flow.fetchMode(ctx, ns, keys...)
 	err := s.inTx(ctx, func(t *txn) error {
 		if err := t.fetchOnly(ctx); err != nil {
+			return err
+		}
+		if mode == fetchPlain {
+			// No queue of the fetch uses flow control (flowstate.go).
+			taken, err := t.q.FetchAttemptsPlain(ctx, gen.FetchAttemptsPlainParams{
+				LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: max,
+				LockTokens: lockTokens(int(max)),
+			})
+			for _, r := range taken {
+				if r.Pass != nil {
+					s.flow.markFlow(flowKey{ns: ns, queue: r.TaskQueue, work: limitAttempts})
+				}
+			}
+			rows = taken
+			return err
+		}
+		if mode == fetchKeyed {
+			taken, err := t.q.FetchAttemptsKeyed(ctx, gen.FetchAttemptsKeyedParams{
+				LockMs: ms(lockFor), WorkerID: workerID, TaskQueues: taskQueues, Namespace: ns, MaxTasks: int64(max),
+				LockTokens: lockTokens(int(max)),
+			})
+			for _, r := range taken {
+				rows = append(rows, gen.WorkerQueue(r))
+			}
 			return err
 		}
 		taken, err := t.q.FetchAttempts(ctx, gen.FetchAttemptsParams{
@@ -329,7 +358,17 @@ func (s *Store) abandonActivityTask(ctx context.Context, p *storage.AckActivityT
 // nextActivityWake returns the earliest future visible_at of an attempt on
 // the queues (ok false when there is none).
 func (s *Store) nextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error) {
-	t, err := gen.New(s.pool).NextActivityWake(ctx, gen.NextActivityWakeParams{TaskQueues: taskQueues, Namespace: ns})
+	keys := make([]flowKey, len(taskQueues))
+	for i, q := range taskQueues {
+		keys[i] = flowKey{ns: ns, queue: q, work: limitAttempts}
+	}
+	var t time.Time
+	var err error
+	if s.flow.unlimited(keys...) {
+		t, err = gen.New(s.pool).NextActivityWakePlain(ctx, gen.NextActivityWakePlainParams{TaskQueues: taskQueues, Namespace: ns})
+	} else {
+		t, err = gen.New(s.pool).NextActivityWake(ctx, gen.NextActivityWakeParams{TaskQueues: taskQueues, Namespace: ns})
+	}
 	if noRows(err) {
 		return time.Time{}, false, nil
 	}

@@ -18,11 +18,12 @@ const (
 )
 
 // SetTaskQueueLimits sets the rate limits of a task queue's turns and
-// attempts (a rate of 0 removes that limit), in one transaction. A limit's
-// burst is one second's worth of its rate, at least 1.
+// attempts, and the rate of each fairness key's turns and attempts (a rate
+// of 0 removes that limit), in one transaction. A limit's burst is one second's worth
+// of its rate, at least 1.
 func (s *Store) SetTaskQueueLimits(ctx context.Context, p *storage.SetTaskQueueLimitsParams) error {
 	ns, name, l := p.Namespace, p.Name, p.Limits
-	return s.inTx(ctx, func(t *txn) error {
+	err := s.inTx(ctx, func(t *txn) error {
 		if exists, err := t.q.NamespaceExists(ctx, ns); err != nil {
 			return fmt.Errorf("namespace: %w", err)
 		} else if !exists {
@@ -45,8 +46,41 @@ func (s *Store) SetTaskQueueLimits(ctx context.Context, p *storage.SetTaskQueueL
 				return fmt.Errorf("set queue limit: %w", err)
 			}
 		}
+		// The rates per fairness key, after the queue's rows, in the same
+		// order.
+		for _, kr := range []struct {
+			kind string
+			rate float64
+		}{{limitAttempts, l.ActivityTasksPerKeyPerSecond}, {limitTurns, l.WorkflowTasksPerKeyPerSecond}} {
+			kind, rate := kr.kind, kr.rate
+			if rate <= 0 {
+				n, err := t.q.DeleteFairnessKeyLimit(ctx, gen.DeleteFairnessKeyLimitParams{Namespace: ns, TaskQueue: name, Work: kind})
+				if err != nil {
+					return fmt.Errorf("delete fairness key limit: %w", err)
+				}
+				if n > 0 {
+					if err := t.q.DeleteFairnessKeyBuckets(ctx, gen.DeleteFairnessKeyBucketsParams{Namespace: ns, TaskQueue: name, Work: kind}); err != nil {
+						return fmt.Errorf("delete fairness key buckets: %w", err)
+					}
+				}
+				continue
+			}
+			if err := t.q.SetFairnessKeyLimit(ctx, gen.SetFairnessKeyLimitParams{Namespace: ns, TaskQueue: name, Work: kind,
+				Rate: rate, Burst: math.Max(1, rate)}); err != nil {
+				return fmt.Errorf("set fairness key limit: %w", err)
+			}
+		}
 		return nil
 	})
+	if err == nil {
+		// This replica's fetches follow the new limits at once; the others'
+		// within flowStale (flowstate.go).
+		turns, attempts := l.WorkflowTasksPerSecond > 0, l.ActivityTasksPerSecond > 0
+		keyedTurns, keyedAttempts := l.WorkflowTasksPerKeyPerSecond > 0, l.ActivityTasksPerKeyPerSecond > 0
+		s.flow.mark(flowKey{ns: ns, queue: name, work: limitTurns}, nil, &turns, &keyedTurns)
+		s.flow.mark(flowKey{ns: ns, queue: name, work: limitAttempts}, nil, &attempts, &keyedAttempts)
+	}
+	return err
 }
 
 // describeFlow adds a task queue's rate limits and its backlog by
@@ -64,6 +98,20 @@ func describeFlow(ctx context.Context, q *gen.Queries, ns, name string, out *api
 			out.Limits.WorkflowTasksPerSecond = l.Rate
 		} else {
 			out.Limits.ActivityTasksPerSecond = l.Rate
+		}
+	}
+	keyLimits, err := q.FairnessKeyLimits(ctx, gen.FairnessKeyLimitsParams{Namespace: ns, TaskQueue: name})
+	if err != nil {
+		return fmt.Errorf("fairness key limits: %w", err)
+	}
+	for _, l := range keyLimits {
+		if out.Limits == nil {
+			out.Limits = &api.TaskQueueLimits{}
+		}
+		if l.Work == limitTurns {
+			out.Limits.WorkflowTasksPerKeyPerSecond = l.Rate
+		} else {
+			out.Limits.ActivityTasksPerKeyPerSecond = l.Rate
 		}
 	}
 	backlog, err := q.QueueBacklogByPriority(ctx, gen.QueueBacklogByPriorityParams{Namespace: ns, TaskQueue: name})

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/tetherhq/tether/internal/pgtest"
@@ -16,8 +17,11 @@ import (
 func TestFlowPlansUseTheFlowIndexes(t *testing.T) {
 	pool := pgtest.New(t)
 	want := map[string][]string{
-		"LockNextTurns":          {"orchestrator_queue_flow", "orchestrator_queue_dequeue", "instances_pkey"},
-		"FetchAttempts":          {"worker_queue_flow", "worker_queue_dequeue", "worker_queue_pkey"},
+		"LockNextTurns": {"orchestrator_queue_flow", "orchestrator_queue_dequeue", "instances_pkey"},
+		"FetchAttempts": {"worker_queue_flow", "worker_queue_dequeue", "worker_queue_pkey"},
+		// With a rate limit per fairness key, each key's bucket by its key.
+		"LockNextTurnsKeyed":     {"orchestrator_queue_flow", "orchestrator_queue_dequeue", "instances_pkey", "fairness_key_buckets_pkey"},
+		"FetchAttemptsKeyed":     {"worker_queue_flow", "worker_queue_dequeue", "worker_queue_pkey", "fairness_key_buckets_pkey"},
 		"StartInstances":         {"orchestrator_queue_flow"},
 		"StartChildren":          {"orchestrator_queue_flow"},
 		"InsertAttempts":         {"worker_queue_flow"},
@@ -43,6 +47,52 @@ func TestFlowPlansUseTheFlowIndexes(t *testing.T) {
 		}
 		if used["seq:orchestrator_queue"] || used["seq:worker_queue"] {
 			t.Errorf("%s reads a queue sequentially: %v", name, list)
+		}
+	})
+	for name := range want {
+		t.Errorf("no generated statement %s", name)
+	}
+}
+
+// Goal: the statements a queue without flow control is fetched with read
+// neither the flow indexes nor the rate limits, on a fresh database's
+// generic plans: the turn fetch and the attempt fetch dequeue from the
+// dequeue indexes alone, as before flow control, and the wake reads of the
+// polls from the queues alone. The claim of attempts writes them through
+// the ctids their locks found.
+func TestFlowPlainPlansReadNoFlowIndex(t *testing.T) {
+	pool := pgtest.New(t)
+	want := map[string][]string{
+		"LockNextTurnsPlain":    {"orchestrator_queue_dequeue", "instances_pkey"},
+		"FetchAttemptsPlain":    {"worker_queue_dequeue"},
+		"NextWorkflowWakePlain": nil,
+		"NextActivityWakePlain": nil,
+	}
+	eachGenericPlan(t, pool, func(name string, plan map[string]any) {
+		indexes, ok := want[name]
+		if !ok {
+			return
+		}
+		delete(want, name)
+		used := map[string]bool{}
+		planIndexes(plan, used)
+		for _, ix := range indexes {
+			if !used[ix] {
+				t.Errorf("%s does not read %s: %v", name, ix, used)
+			}
+		}
+		for ix := range used {
+			if strings.HasSuffix(ix, "_flow") || strings.Contains(ix, "task_queue_limits") || strings.Contains(ix, "flow_keys") {
+				t.Errorf("%s reads %s", name, ix)
+			}
+		}
+		if used["seq:orchestrator_queue"] || used["seq:worker_queue"] {
+			t.Errorf("%s reads a queue sequentially: %v", name, used)
+		}
+		// The claim writes the attempts it locked through their ctids,
+		// never by walking the namespace's attempts.
+		if strings.HasPrefix(name, "FetchAttempts") && used["worker_queue_activity"] {
+			t.Errorf("%s reads worker_queue_activity: %v", name, used)
 		}
 	})
 	for name := range want {

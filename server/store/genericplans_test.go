@@ -65,7 +65,9 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"StartInstances", "LockNextTurns", "GetLockedTurns", "FinishTurns", "FetchAttempts", "TakeAttempts", "AppendEvents"} {
+	// The fetches of a queue without flow control are the plain ones
+	// (flowstate.go).
+	for _, name := range []string{"StartInstances", "LockNextTurnsPlain", "GetLockedTurns", "FinishTurns", "FetchAttemptsPlain", "TakeAttempts", "AppendEvents"} {
 		p, ok := plans[name]
 		if !ok {
 			t.Errorf("%s was not prepared on the connection: %v", name, plans)

@@ -240,9 +240,10 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		if name == "StartInstances" && !used["instances_pkey"] {
 			t.Errorf("%s does not find instances by instances_pkey: %v", name, list)
 		}
-		// The turn fetch (one turn or several) takes candidates from
-		// the dequeue index and locks instances by primary key.
-		if name == "LockNextTurns" &&
+		// The turn fetch (one turn or several; with flow control or
+		// without) takes candidates from the dequeue index and locks
+		// instances by primary key.
+		if (name == "LockNextTurns" || name == "LockNextTurnsPlain") &&
 			(!used["orchestrator_queue_dequeue"] || !used["instances_pkey"] || used["seq:orchestrator_queue"]) {
 			t.Errorf("%s does not dequeue through orchestrator_queue_dequeue and lock by instances_pkey: %v", name, list)
 		}
@@ -250,17 +251,17 @@ func TestFreshDatabasePlansUseTheRightIndexes(t *testing.T) {
 		// elements of its arrays, generate_subscripts) finds each
 		// instance by primary key and its outstanding activities
 		// through worker_queue_activity, with no scan.
-		if name == "LockNextTurns" {
+		if name == "LockNextTurns" || name == "LockNextTurnsPlain" {
 			eager := lateralOf(plan, "generate_subscripts")
 			if eager == nil {
-				t.Errorf("LockNextTurns has no eager branch over generate_subscripts")
+				t.Errorf("%s has no eager branch over generate_subscripts", name)
 			} else {
 				branch := map[string]bool{}
 				planIndexes(eager, branch)
-				t.Logf("LockNextTurns eager branch: %v", branch)
+				t.Logf("%s eager branch: %v", name, branch)
 				if !branch["instances_pkey"] || !branch["worker_queue_activity"] ||
 					branch["seq:instances"] || branch["seq:worker_queue"] {
-					t.Errorf("LockNextTurns' eager branch does not lock by instances_pkey and probe worker_queue_activity: %v", branch)
+					t.Errorf("%s' eager branch does not lock by instances_pkey and probe worker_queue_activity: %v", name, branch)
 				}
 			}
 		}

@@ -137,6 +137,12 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			inserted[row.InstanceID]++
 			queues[row.InstanceID] = r.WorkflowQueue
 			t.wake(WorkflowQueueKey(ns, r.WorkflowQueue))
+			if row.Pass != nil {
+				// An attempt with flow control is of a workflow with a
+				// priority (its own or inherited): its result is
+				// flow-controlled work of the workflow's queue.
+				s.flow.markFlow(flowKey{ns: ns, queue: r.WorkflowQueue, work: limitTurns})
+			}
 			c.out.Outcome = storage.OutcomeDelivered
 			ds = append(ds, delivery{c, row})
 		default:
@@ -251,7 +257,7 @@ func (s *Store) eagerTurns(ctx context.Context, t *txn, ns string, ds []delivery
 		e := d.call.eager
 		setEagerTurn(&p, k, d.row.InstanceID, *d.row.WorkerID, e.TaskQueue, e.BuildID, e.LockFor.D())
 	}
-	rows, err := t.q.LockNextTurns(ctx, p)
+	rows, err := lockNextTurns(ctx, t.q, p, s.eagerTurnsPlain(&p))
 	if err != nil {
 		return nil, fmt.Errorf("lock eager turns: %w", err)
 	}

@@ -2,7 +2,9 @@
 // turn, an activity attempt and a worker session, each one PostgreSQL
 // transaction over the sqlc-generated queries in db/gen.
 //
-// The store never holds state of its own between calls; several server
+// The store holds no state of its own between calls that the database does
+// not have (the one cache, of which task queues use flow control, is
+// refreshed from it and bounded in age: flowstate.go); several server
 // replicas may run against one database.
 package store
 
@@ -146,13 +148,18 @@ type Store struct {
 	acks    *coalescer[*turnAck]
 	results *coalescer[*resultCall]
 	starts  *coalescer[*startCall]
+	// flow is what the store knows of the flow control of the task queues
+	// it fetches from (flowstate.go).
+	flow *flowStates
 }
 
 // New returns a Store over pool. The schema must be migrated
 // (see db/migrations).
 func New(pool *pgxpool.Pool, opts Options) *Store {
-	return &Store{pool: pool, opts: opts.withDefaults(), hb: newHeartbeats(), acks: newTurnAcks(),
+	s := &Store{pool: pool, opts: opts.withDefaults(), hb: newHeartbeats(), acks: newTurnAcks(),
 		results: newResults(), starts: newStarts()}
+	s.flow = newFlowStates(s.readFlowStates)
+	return s
 }
 
 // Pool returns the store's connection pool.

@@ -155,6 +155,8 @@ func endsExecution(cmds []api.Command) bool {
 func (s *Store) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflowTasksParams) ([]*api.WorkflowTask, error) {
 	ns, taskQueue, workerID, buildID, lockFor := p.Namespace, p.TaskQueue, p.WorkerID, p.BuildID, p.LockFor
 	n := min(max(p.Max, 1), api.MaxWorkflowTasksPerPoll)
+	key := flowKey{ns: ns, queue: taskQueue, work: limitTurns}
+	mode := s.flow.fetchMode(ctx, ns, key)
 	for range 8 {
 		var tasks []*api.WorkflowTask
 		locked := 0
@@ -163,13 +165,19 @@ func (s *Store) FetchWorkflowTasks(ctx context.Context, p *storage.FetchWorkflow
 				return err
 			}
 			t.p.commitWithNext()
-			rows, err := t.q.LockNextTurns(ctx, gen.LockNextTurnsParams{
+			rows, err := fetchTurns(ctx, t.q, gen.LockNextTurnsParams{
 				LockMs: ms(lockFor), WorkerID: workerID, Namespace: ns, TaskQueue: taskQueue,
 				MaxTurns: int32(n), MaxMessages: maxTurnMessages, MaxTurnBytes: s.opts.TurnMessageBytes, HoldExpired: s.opts.Grace.Active(), BuildID: buildID,
 				LockTokens: lockTokens(n),
-			})
+			}, mode)
 			if err != nil {
 				return fmt.Errorf("lock instances: %w", err)
+			}
+			if mode == fetchPlain && slices.ContainsFunc(rows, turnUsesFlow) {
+				// Flow-controlled work came in the plain order: the next
+				// fetches send the flow statement.
+				s.flow.markFlow(key)
+				mode = fetchFlow
 			}
 			locked = len(rows)
 			for _, row := range rows {
@@ -404,6 +412,15 @@ func (s *Store) liveAttempts(ctx context.Context, t *txn, ns string, rows []atte
 // statement whose answer is read; without, the insert waits for the next
 // statement (t.w).
 func insertAttemptRows(ctx context.Context, t *txn, ns string, rows []attemptRow) ([]gen.WorkerQueue, error) {
+	// An attempt of a queue with a rate limit per fairness key goes through
+	// the queue's fetch (FetchAttemptsKeyed), not to the acknowledging
+	// worker: as far as this replica knows (flowstate.go; the queue's own
+	// rate limit InsertAttemptsClaiming checks itself).
+	for i, r := range rows {
+		if r.ClaimWorker != "" && t.flow != nil && t.flow.keyedNow(flowKey{ns: ns, queue: r.TaskQueue, work: limitAttempts}) {
+			rows[i].ClaimWorker, rows[i].ClaimLockMS, rows[i].ClaimToken = "", 0, nil
+		}
+	}
 	if !hasClaims(rows) {
 		if err := t.w.InsertAttempts(ctx, gen.InsertAttemptsParams{Namespace: ns, Attempts: mustJSON(rows)}); err != nil {
 			return nil, fmt.Errorf("insert attempts: %w", err)
@@ -503,7 +520,13 @@ func (s *Store) failWorkflowTask(ctx context.Context, p *storage.AckWorkflowTask
 // nextWorkflowWake returns the earliest future visible_at of a message on
 // the workflow task queue (ok false when there is none).
 func (s *Store) nextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error) {
-	t, err := gen.New(s.pool).NextWorkflowWake(ctx, gen.NextWorkflowWakeParams{Namespace: ns, TaskQueue: taskQueue})
+	var t time.Time
+	var err error
+	if s.flow.unlimited(flowKey{ns: ns, queue: taskQueue, work: limitTurns}) {
+		t, err = gen.New(s.pool).NextWorkflowWakePlain(ctx, gen.NextWorkflowWakePlainParams{Namespace: ns, TaskQueue: taskQueue})
+	} else {
+		t, err = gen.New(s.pool).NextWorkflowWake(ctx, gen.NextWorkflowWakeParams{Namespace: ns, TaskQueue: taskQueue})
+	}
 	if err != nil {
 		if noRows(err) {
 			return time.Time{}, false, nil

@@ -43,6 +43,9 @@ type txn struct {
 	observed []observation
 	// opts are the store's options (the bounds a write checks).
 	opts *Options
+	// flow is the store's knowledge of the queues' flow control
+	// (flowstate.go).
+	flow *flowStates
 }
 
 // atCommit makes fn the transaction's last step: fn runs one statement
@@ -170,7 +173,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	}
 	defer conn.Release()
 	p := &pipe{conn: conn}
-	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p, opts: &s.opts}
+	t := &txn{q: gen.New(p), w: gen.New(deferredExec{p}), p: p, opts: &s.opts, flow: s.flow}
 	if err := fn(t); err != nil {
 		p.rollback(ctx)
 		return err

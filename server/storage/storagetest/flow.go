@@ -18,6 +18,7 @@ var flowBehaviours = []behaviour{
 	{"Flow_FairnessKeysShareTheQueue", flowFairnessKeysShareTheQueue},
 	{"Flow_FairnessWeightsGiveShares", flowFairnessWeightsGiveShares},
 	{"Flow_ActivityPriorityInheritedAndOvertakes", flowActivityPriorityInheritedAndOvertakes},
+	{"Flow_LaterTurnsKeepThePriority", flowLaterTurnsKeepThePriority},
 }
 
 // startWith starts instance id on queue "q" with priority p (nil: none).
@@ -138,5 +139,28 @@ func flowActivityPriorityInheritedAndOvertakes(t *testing.T, newStore func(*test
 		if (i < 3) != (id >= 6) {
 			t.Fatalf("plain's attempts came in order %v, want 6, 7, 8 (default priority) before 1 … 5 (priority 5)", order)
 		}
+	}
+}
+
+// Goal: a workflow's later turns keep its priority: the turn an activity
+// result of a priority-1 workflow makes due is the next of the queue
+// before a backlog of starts of the default priority that came before it.
+func flowLaterTurnsKeepThePriority(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	startWith(t, s, "urgent", &api.Priority{PriorityKey: 1})
+	task := FetchTurn(t, s)
+	if task.InstanceID != "urgent" {
+		t.Fatalf("fetched %s, want urgent", task.InstanceID)
+	}
+	M(s.AckWorkflowTask(CtxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken),
+		Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+	for i := range 10 {
+		startWith(t, s, fmt.Sprintf("plain-%02d", i), nil)
+	}
+	act := FetchAct(t, s, time.Minute)
+	M(s.AckActivityTask(CtxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, act.LockToken),
+		Result: json.RawMessage(`1`)}))(t)
+	if task = FetchTurn(t, s); task.InstanceID != "urgent" {
+		t.Fatalf("the turn of urgent's activity result came after %s's first turn: later turns lost the priority", task.InstanceID)
 	}
 }
