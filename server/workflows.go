@@ -84,9 +84,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		notes = s.hub.WorkNotes()
 		stamp = s.hub.StampStart()
 		if req.CronSchedule == "" && alone {
-			var offer any
-			poll, offer = s.hub.Reserve(queueKey)
-			taker, _ = offer.(*storage.TurnTaker)
+			poll, taker = s.hub.Reserve(queueKey)
 		}
 	}
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store StartWorkflow")
@@ -333,12 +331,12 @@ func (s *Server) workflowResult(c echo.Context) error {
 		// server, hands over the workflow as it committed it (a closing
 		// turn of another execution — the instance started again since —
 		// is no answer: the poll looks again).
-		handed: func(v any) bool {
-			closed, ok := v.(api.Workflow)
-			if !ok || closed.Status == api.StatusRunning || closed.ExecutionID != wf.ExecutionID {
+		handed: func(v longpoll.Handoff) bool {
+			closed := v.Closed
+			if closed == nil || closed.Status == api.StatusRunning || closed.ExecutionID != wf.ExecutionID {
 				return false
 			}
-			wf = closed
+			wf = *closed
 			return true
 		},
 	})

@@ -26,8 +26,25 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
+
+// Handoff is what this process hands a waiter instead of letting it read
+// the database: a workflow poll's first turn, locked for it by a start
+// (Waiter.Hand), or a result poll's workflow as its closing ack committed
+// it (Hub.WakeWith). At most one field is set; the zero Handoff hands
+// nothing. What it points to is shared and not to be changed.
+type Handoff struct {
+	// Turn is a workflow's first turn, locked for the waiter's poll.
+	Turn *api.WorkflowTask
+	// Closed is a workflow as the ack that closed it committed it.
+	Closed *api.Workflow
+}
+
+// IsZero reports whether h hands nothing.
+func (h Handoff) IsZero() bool { return h.Turn == nil && h.Closed == nil }
 
 // Config tunes a Hub. The zero value of each field selects its default.
 type Config struct {
@@ -175,9 +192,9 @@ type Waiter struct {
 	keys   []string
 	ch     chan struct{}
 	closed bool // guarded by hub.mu
-	// handed is the value of the last WakeWith that woke the waiter, not
-	// yet taken (guarded by hub.mu).
-	handed any
+	// handed is what the last hand-off (Hand, WakeWith) gave the waiter,
+	// not yet taken (guarded by hub.mu).
+	handed Handoff
 	// take is how many items of a work queue the waiter's next look takes
 	// at most (its poll's max_tasks; 1 when not told), and pinned whether
 	// it takes only some of them (a worker of one build id); see
@@ -190,7 +207,7 @@ type Waiter struct {
 	// (RegisterOffering), nil when it takes none; reserved marks a waiter
 	// Reserve took out of the hub's sets for a hand-off (guarded by
 	// hub.mu).
-	offer    any
+	offer    *storage.TurnTaker
 	reserved bool
 	// reservedSeq is the hub's seq when Reserve took the waiter.
 	reservedSeq uint64
@@ -210,13 +227,13 @@ func (w *Waiter) Waiting(waiting bool) {
 	w.hub.mu.Unlock()
 }
 
-// Handed returns the value that the last [Hub.WakeWith] of one of the
-// waiter's keys handed it, or nil, and forgets it.
-func (w *Waiter) Handed() any {
+// Handed returns what the last hand-off ([Waiter.Hand], [Hub.WakeWith])
+// gave the waiter, or the zero Handoff, and forgets it.
+func (w *Waiter) Handed() Handoff {
 	w.hub.mu.Lock()
 	defer w.hub.mu.Unlock()
 	v := w.handed
-	w.handed = nil
+	w.handed = Handoff{}
 	return v
 }
 
@@ -253,17 +270,17 @@ func (w *Waiter) Close() {
 	}
 }
 
-// CloseTaking is Close that also returns the value a hand-off (Hand, or
-// WakeWith) gave the waiter and its poll did not take (Handed), or nil:
-// a poll that ended without it must give back what it stands for (a
-// locked turn). After it, Hand reports false.
-func (w *Waiter) CloseTaking() any {
+// CloseTaking is Close that also returns what a hand-off (Hand, or
+// WakeWith) gave the waiter and its poll did not take (Handed), or the
+// zero Handoff: a poll that ended without it must give back what it
+// stands for (a locked turn). After it, Hand reports false.
+func (w *Waiter) CloseTaking() Handoff {
 	w.Close()
 	h := w.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	v := w.handed
-	w.handed = nil
+	w.handed = Handoff{}
 	return v
 }
 
@@ -287,9 +304,10 @@ func (h *Hub) RegisterTaking(take int, pinned bool, keys ...string) *Waiter {
 }
 
 // RegisterOffering is RegisterTaking for a poll that also takes its work
-// handed over (Reserve, Hand): offer says how it takes it (for a workflow
-// poll: its worker, build id and lock duration). A nil offer takes none.
-func (h *Hub) RegisterOffering(offer any, take int, pinned bool, keys ...string) *Waiter {
+// handed over (Reserve, Hand): offer says how a workflow poll takes a
+// first turn (its worker, build id and lock duration). A nil offer takes
+// none.
+func (h *Hub) RegisterOffering(offer *storage.TurnTaker, take int, pinned bool, keys ...string) *Waiter {
 	w := &Waiter{hub: h, ch: make(chan struct{}, 1), take: max(take, 1), pinned: pinned, offer: offer}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -311,7 +329,7 @@ func (h *Hub) RegisterOffering(offer any, take int, pinned bool, keys ...string)
 // other wake-up is counted on it meanwhile, and is returned with its
 // offer; nil when no waiter qualifies. A poll that ends meanwhile closes
 // its waiter as usual: Hand then reports false.
-func (h *Hub) Reserve(key string) (*Waiter, any) {
+func (h *Hub) Reserve(key string) (*Waiter, *storage.TurnTaker) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for w := range h.waiters[key] {
@@ -327,7 +345,7 @@ func (h *Hub) Reserve(key string) (*Waiter, any) {
 
 // reservable reports whether Reserve may take w (h.mu held).
 func (w *Waiter) reservable() bool {
-	return w.offer != nil && !w.reserved && w.waiting && w.handed == nil && len(w.ch) == 0
+	return w.offer != nil && !w.reserved && w.waiting && w.handed.IsZero() && len(w.ch) == 0
 }
 
 // ReservableOn returns how many waiters of key a Reserve could take now.
@@ -344,13 +362,13 @@ func (h *Hub) ReservableOn(key string) int {
 }
 
 // Hand ends a reservation (Reserve) of a waiter of the work-queue key by
-// handing it v (Handed) and waking it, and reports whether its poll was
+// handing it turn (Handed) and waking it, and reports whether its poll was
 // still there to take it. As with WakeEarly, the notification of the item
-// v stands for then wakes no one: its statement committed in this process
+// turn stands for then wakes no one: its statement committed in this process
 // and sent it, and notes is WorkNotes taken before that statement (when a
 // work-queue notification was handled since, or the listener is down,
 // nothing is absorbed).
-func (w *Waiter) Hand(key string, v any, notes uint64) bool {
+func (w *Waiter) Hand(key string, turn *api.WorkflowTask, notes uint64) bool {
 	h := w.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -358,11 +376,11 @@ func (w *Waiter) Hand(key string, v any, notes uint64) bool {
 		return false
 	}
 	w.reserved = false
-	if w.closed || w.handed != nil {
+	if w.closed || !w.handed.IsZero() {
 		return false
 	}
 	h.addToSets(w)
-	w.handed = v
+	w.handed = Handoff{Turn: turn}
 	signal(w.ch)
 	h.wakes.Add(1)
 	h.handoffs.Add(1)
@@ -428,11 +446,11 @@ func (h *Hub) Wake(key string) int {
 	return n
 }
 
-// WakeWith is Wake handing v to every waiter it wakes (see
+// WakeWith is Wake handing closed to every waiter it wakes (see
 // [Waiter.Handed]): what the waiters would otherwise read again from the
 // database, known to the caller — a workflow's closing state, to this
-// server's waiters on its result.
-func (h *Hub) WakeWith(key string, v any) int {
+// server's waiters on its result key.
+func (h *Hub) WakeWith(key string, closed *api.Workflow) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if kind, _, _, _ := store.ParseKey(key); kind == 'r' {
@@ -440,7 +458,7 @@ func (h *Hub) WakeWith(key string, v any) int {
 	}
 	n := 0
 	for w := range h.waiters[key] {
-		w.handed = v
+		w.handed = Handoff{Closed: closed}
 		signal(w.ch)
 		n++
 	}
@@ -980,11 +998,11 @@ func (h *Hub) handle(payload string) {
 // (a closing ack's hand-off of the workflow to its result polls, once its
 // transaction commits): until done is called, the notification of key
 // from the database wakes no waiter — woken by it, a waiter would read
-// from the database what the hand-off brings it a moment later. done(v,
-// true) hands v to the waiters (WakeWith); done(nil, false) gives up the
-// hand-off, and a notification held meanwhile then wakes the waiters as it
-// would have. Call done exactly once.
-func (h *Hub) Expect(key string) (done func(v any, handed bool)) {
+// from the database what the hand-off brings it a moment later.
+// done(closed) hands closed to the waiters (WakeWith); done(nil) gives up
+// the hand-off, and a notification held meanwhile then wakes the waiters
+// as it would have. Only the first call of done counts.
+func (h *Hub) Expect(key string) (done func(closed *api.Workflow)) {
 	h.mu.Lock()
 	if h.expected == nil {
 		h.expected = make(map[string]int)
@@ -992,7 +1010,7 @@ func (h *Hub) Expect(key string) (done func(v any, handed bool)) {
 	h.expected[key]++
 	h.mu.Unlock()
 	var once sync.Once
-	return func(v any, handed bool) {
+	return func(closed *api.Workflow) {
 		once.Do(func() {
 			h.mu.Lock()
 			h.expected[key]--
@@ -1003,8 +1021,8 @@ func (h *Hub) Expect(key string) (done func(v any, handed bool)) {
 			}
 			h.mu.Unlock()
 			switch {
-			case handed:
-				h.WakeWith(key, v)
+			case closed != nil:
+				h.WakeWith(key, closed)
 			case held:
 				h.Wake(key)
 			}
