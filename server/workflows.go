@@ -94,9 +94,8 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	if s.tracingOn() && err == nil {
 		s.annotate(c, attrWorkflowID.String(resp.InstanceID), attrWorkflowType.String(req.WorkflowType))
 	}
-	handed := false
 	if poll != nil {
-		handed = s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)
+		s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)
 	}
 	if err != nil {
 		return err
@@ -106,13 +105,6 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		// while: every close of it, from its commit on, will be heard
 		// (RegisterResult).
 		s.hub.MarkStarted(store.ResultKey(ns, resp.InstanceID), resp.ExecutionID, stamp)
-	}
-	if req.CronSchedule == "" && s.hub != nil && !handed {
-		// The start's statement (its group's: one item per start on the
-		// queue) notified its queue of this item; hand the item to a
-		// poller of this server now rather than after the notification's
-		// round trip through PostgreSQL.
-		s.hub.WakeEarly(store.WorkflowQueueKey(ns, req.TaskQueue), notes)
 	}
 	return c.JSON(http.StatusCreated, resp)
 }

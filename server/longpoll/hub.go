@@ -104,12 +104,10 @@ type Stats struct {
 	Wakes uint64
 	// HealthChecks counts pings of an idle listening connection.
 	HealthChecks uint64
-	// EarlyWakes counts waiters woken by WakeEarly.
-	EarlyWakes uint64
-	// EarlyAbsorbed counts notified items that woke no one because an
-	// early wake-up had been given for them (EarlyWakes, less the counts
+	// Absorbed counts notified items that woke no one because their
+	// item had been handed to a waiter already (Hand; less the counts
 	// that lapsed or were cleared when the listener was lost).
-	EarlyAbsorbed uint64
+	Absorbed uint64
 	// Handoffs counts values handed to reserved waiters (Hand): for
 	// workflow polls, first turns a start handed over without a fetch.
 	Handoffs uint64
@@ -132,9 +130,9 @@ type Hub struct {
 	// fetch, each until when that stands (see MarkQuiet).
 	seq   uint64
 	quiet map[string]time.Time
-	// early holds, per work-queue key, the wake-ups given by WakeEarly
-	// ahead of the notification of their item, which then wakes no one.
-	early map[string]earlyWakes
+	// absorb holds, per work-queue key, the items handed over (Hand)
+	// ahead of their notifications, which then wake no one.
+	absorb map[string]absorbing
 	// workNotes counts the work-queue notifications handled (WorkNotes).
 	workNotes uint64
 	// expected counts, per key, the hand-offs announced by Expect and not
@@ -160,8 +158,7 @@ type Hub struct {
 	badPayloads     atomic.Uint64
 	wakes           atomic.Uint64
 	healthChecks    atomic.Uint64
-	earlyWakes      atomic.Uint64
-	earlyAbsorbed   atomic.Uint64
+	absorbed        atomic.Uint64
 	handoffs        atomic.Uint64
 
 	// connectedCh is closed (and replaced) at each successful LISTEN, so
@@ -180,7 +177,7 @@ func New(cfg Config, logger *slog.Logger) *Hub {
 		logger:      logger,
 		waiters:     make(map[string]map[*Waiter]struct{}),
 		quiet:       make(map[string]time.Time),
-		early:       make(map[string]earlyWakes),
+		absorb:      make(map[string]absorbing),
 		connectedCh: make(chan struct{}),
 	}
 }
@@ -363,11 +360,13 @@ func (h *Hub) ReservableOn(key string) int {
 
 // Hand ends a reservation (Reserve) of a waiter of the work-queue key by
 // handing it turn (Handed) and waking it, and reports whether its poll was
-// still there to take it. As with WakeEarly, the notification of the item
-// turn stands for then wakes no one: its statement committed in this process
-// and sent it, and notes is WorkNotes taken before that statement (when a
-// work-queue notification was handled since, or the listener is down,
-// nothing is absorbed).
+// still there to take it. The notification of the item turn stands for
+// then wakes no one: its statement committed in this process and sent it,
+// and notes is WorkNotes taken before that statement. When a work-queue
+// notification was handled since, it may have been this item's (it can
+// overtake the statement's answer), and with the listener down none will
+// come: then nothing is absorbed. The check and the notifications'
+// handling hold the same lock.
 func (w *Waiter) Hand(key string, turn *api.WorkflowTask, notes uint64) bool {
 	h := w.hub
 	h.mu.Lock()
@@ -385,8 +384,7 @@ func (w *Waiter) Hand(key string, turn *api.WorkflowTask, notes uint64) bool {
 	h.wakes.Add(1)
 	h.handoffs.Add(1)
 	if h.connected.Load() && h.workNotes == notes {
-		h.earlyWakes.Add(1)
-		h.noteEarly(key)
+		h.noteHanded(key)
 	}
 	return true
 }
@@ -616,9 +614,9 @@ func (h *Hub) wakeN(key string, n int) int {
 	return woken
 }
 
-// earlyWakes counts a work-queue key's early wake-ups whose notifications
-// have not arrived yet.
-type earlyWakes struct {
+// absorbing counts a work-queue key's items handed over (Hand) whose
+// notifications have not arrived yet.
+type absorbing struct {
 	n int
 	// until: past it, the notifications are taken as lost and the count
 	// is dropped (a notification that arrives later wakes a waiter, which
@@ -626,88 +624,50 @@ type earlyWakes struct {
 	until time.Time
 }
 
-// earlyTTL bounds how long an early wake-up waits for its notification.
-const earlyTTL = 5 * time.Second
+// absorbTTL bounds how long a hand-off waits for its item's notification.
+const absorbTTL = 5 * time.Second
 
 // WorkNotes returns how many work-queue notifications the hub has handled.
-// Take it before the statement whose item WakeEarly is to announce.
+// Take it before the statement whose item Hand is to hand over.
 func (h *Hub) WorkNotes() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.workNotes
 }
 
-// WakeEarly wakes one waiter of the work-queue key that has no wake-up
-// pending, for one item whose statement has committed in this process and
-// sent its notification of key (one item), and reports whether it woke
-// one. The notification, when it arrives, then wakes no one for that item:
-// the item is not announced twice.
-//
-// notes is WorkNotes taken before the statement. When a work-queue
-// notification was handled since, it may have been this item's (it can
-// overtake the statement's answer): then the item's waiter is already
-// woken, and WakeEarly does nothing, so that no notification is absorbed
-// that has no early wake-up to stand for. The check and the notifications'
-// handling hold the same lock: either the item's notification was handled
-// before (and is seen here), or it comes after and finds the count. With
-// the listener down it does nothing too: no notification would come (and
-// the reconnect wakes every waiter).
-func (h *Hub) WakeEarly(key string, notes uint64) bool {
-	if !h.connected.Load() {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.workNotes != notes {
-		return false
-	}
-	for w := range h.waiters[key] {
-		select {
-		case w.ch <- struct{}{}:
-		default:
-			continue
-		}
-		h.wakes.Add(1)
-		h.earlyWakes.Add(1)
-		h.noteEarly(key)
-		return true
-	}
-	return false
-}
-
-// noteEarly counts an early wake-up of the work-queue key, whose
+// noteHanded counts an item of the work-queue key handed over, whose
 // notification is to wake no one (h.mu held).
-func (h *Hub) noteEarly(key string) {
-	e := h.early[key]
+func (h *Hub) noteHanded(key string) {
+	e := h.absorb[key]
 	now := time.Now()
 	if !now.Before(e.until) {
 		e.n = 0
 	}
 	e.n++
-	e.until = now.Add(earlyTTL)
-	h.early[key] = e
+	e.until = now.Add(absorbTTL)
+	h.absorb[key] = e
 }
 
 // wakeNotified handles a notification of items new items of the
-// work-queue key: it wakes one waiter per item, less the items an early
-// wake-up was already given for.
+// work-queue key: it wakes one waiter per item, less the items handed
+// over already (Hand).
 func (h *Hub) wakeNotified(key string, items int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.workNotes++
-	if e, ok := h.early[key]; ok {
+	if e, ok := h.absorb[key]; ok {
 		if time.Now().Before(e.until) {
 			k := min(e.n, items)
 			e.n -= k
 			items -= k
-			h.earlyAbsorbed.Add(uint64(k))
+			h.absorbed.Add(uint64(k))
 		} else {
 			e.n = 0
 		}
 		if e.n == 0 {
-			delete(h.early, key)
+			delete(h.absorb, key)
 		} else {
-			h.early[key] = e
+			h.absorb[key] = e
 		}
 	}
 	if items > 0 {
@@ -719,11 +679,11 @@ func (h *Hub) wakeNotified(key string, items int) {
 func (h *Hub) WakeAll() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// Notifications may have been lost: no key is known quiet, and no early
-	// wake-up waits for its notification.
+	// Notifications may have been lost: no key is known quiet, and no
+	// hand-off waits for its notification.
 	h.seq++
 	clear(h.quiet)
-	clear(h.early)
+	clear(h.absorb)
 	woken := make(map[*Waiter]struct{}, h.count)
 	for _, set := range h.waiters {
 		for w := range set {
@@ -822,8 +782,7 @@ func (h *Hub) Stats() Stats {
 		BadPayloads:     h.badPayloads.Load(),
 		Wakes:           h.wakes.Load(),
 		HealthChecks:    h.healthChecks.Load(),
-		EarlyWakes:      h.earlyWakes.Load(),
-		EarlyAbsorbed:   h.earlyAbsorbed.Load(),
+		Absorbed:        h.absorbed.Load(),
 		Handoffs:        h.handoffs.Load(),
 		Waiters:         h.Waiters(),
 	}
@@ -867,7 +826,7 @@ func (h *Hub) markDisconnected() {
 	h.epoch++
 	h.seq++
 	clear(h.quiet)
-	clear(h.early)
+	clear(h.absorb)
 	h.mu.Unlock()
 }
 
@@ -972,7 +931,7 @@ func (h *Hub) handle(payload string) {
 	switch kind {
 	case 'w', 'a', 'q':
 		// Work queues: one poller per new item (less the items this
-		// process woke a poller for early).
+		// process handed over already).
 		h.wakeNotified(key, items)
 	default:
 		// A result or a cancel concerns every waiter on it — unless this
