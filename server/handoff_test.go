@@ -86,7 +86,7 @@ func TestHandOffToAnEndedPollReleasesTheTurn(t *testing.T) {
 	gone.Close() // the poll ends before the start commits
 	ctx := context.Background()
 	notes := e.hub.WorkNotes()
-	res, err := e.store.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: "default", Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "orphan"}, Taker: offer.(*storage.TurnTaker)})
+	res, err := e.store.StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: "default", Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "orphan"}, Taker: offer})
 	turn := res.Turn
 	if err != nil || turn == nil {
 		t.Fatalf("start: turn %+v, err %v", turn, err)

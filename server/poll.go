@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // minPollDelay is the shortest a long poll sleeps between two looks at the
@@ -53,15 +54,15 @@ type pollSpec struct {
 	// handed, when set, is offered what a wake-up handed the poll
 	// (longpoll.Hub.WakeWith, longpoll.Waiter.Hand); true ends the poll
 	// found, without a look at the database.
-	handed func(v any) bool
+	handed func(v longpoll.Handoff) bool
 	// offer, when set, lets a start on this server hand the poll its
 	// work (longpoll.Hub.RegisterOffering: for a workflow poll, the
-	// *storage.TurnTaker a start locks the first turn for).
-	offer any
+	// taker a start locks the first turn for).
+	offer *storage.TurnTaker
 	// unhanded is given what a hand-off gave the poll when the poll ended
 	// without taking it (it found other work first, or its wait ended as
 	// the hand-off came): for a workflow poll, a locked turn to release.
-	unhanded func(v any)
+	unhanded func(v longpoll.Handoff)
 }
 
 // answerPoll is the answer of a poll for one thing: the poll's error, 204
@@ -131,7 +132,7 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 			waiter = s.hub.RegisterOffering(p.offer, p.take, p.pinned, p.keys...)
 		}
 		defer func() {
-			if v := waiter.CloseTaking(); v != nil && p.unhanded != nil {
+			if v := waiter.CloseTaking(); !v.IsZero() && p.unhanded != nil {
 				p.unhanded(v)
 			}
 		}()
@@ -214,7 +215,7 @@ func (s *Server) longPoll(ctx context.Context, p pollSpec) (found bool, err erro
 			waiter.Waiting(false)
 		}
 		if waiter != nil && p.handed != nil {
-			if v := waiter.Handed(); v != nil && p.handed(v) {
+			if v := waiter.Handed(); !v.IsZero() && p.handed(v) {
 				return true, nil
 			}
 		}

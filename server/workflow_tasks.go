@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -69,17 +70,17 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 		take:      req.MaxTasks,
 		pinned:    req.BuildID != "",
 		offer:     &storage.TurnTaker{WorkerID: req.WorkerID, BuildID: req.BuildID, LockFor: lockFor},
-		handed: func(v any) bool {
+		handed: func(v longpoll.Handoff) bool {
 			// A start on this server handed over its first turn.
-			task, ok := v.(*api.WorkflowTask)
-			if ok {
-				tasks = []*api.WorkflowTask{task}
+			if v.Turn == nil {
+				return false
 			}
-			return ok
+			tasks = []*api.WorkflowTask{v.Turn}
+			return true
 		},
-		unhanded: func(v any) {
-			if task, ok := v.(*api.WorkflowTask); ok {
-				s.releaseTurn(c.Request().Context(), ns, task)
+		unhanded: func(v longpoll.Handoff) {
+			if v.Turn != nil {
+				s.releaseTurn(c.Request().Context(), ns, v.Turn)
 			}
 		},
 	})
@@ -145,10 +146,10 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 	// below (they would read the workflow again); it is held until then,
 	// and let through if the turn does not close it after all. Any other
 	// turn that closes it (none known) only wakes the waiters.
-	handOff := func(any, bool) { s.wakeLocal(key) }
+	handOff := func(*api.Workflow) { s.wakeLocal(key) }
 	if s.hub != nil && closesWorkflow(req.Commands) {
 		handOff = s.hub.Expect(key)
-		defer handOff(nil, false)
+		defer handOff(nil)
 	}
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store CompleteWorkflowTask")
 	resp, err := s.store.AckWorkflowTask(sctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: token, Request: req})
@@ -170,7 +171,7 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		// without reading it again (a receipt's replay has none: the
 		// waiters look).
 		if resp.Closed != nil {
-			handOff(*resp.Closed, true)
+			handOff(resp.Closed)
 		} else {
 			s.wakeLocal(key)
 		}

@@ -84,9 +84,7 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		notes = s.hub.WorkNotes()
 		stamp = s.hub.StampStart()
 		if req.CronSchedule == "" && alone {
-			var offer any
-			poll, offer = s.hub.Reserve(queueKey)
-			taker, _ = offer.(*storage.TurnTaker)
+			poll, taker = s.hub.Reserve(queueKey)
 		}
 	}
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store StartWorkflow")
@@ -96,9 +94,8 @@ func (s *Server) startWorkflow(c echo.Context) error {
 	if s.tracingOn() && err == nil {
 		s.annotate(c, attrWorkflowID.String(resp.InstanceID), attrWorkflowType.String(req.WorkflowType))
 	}
-	handed := false
 	if poll != nil {
-		handed = s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)
+		s.handOff(c.Request().Context(), ns, poll, queueKey, turn, notes)
 	}
 	if err != nil {
 		return err
@@ -108,13 +105,6 @@ func (s *Server) startWorkflow(c echo.Context) error {
 		// while: every close of it, from its commit on, will be heard
 		// (RegisterResult).
 		s.hub.MarkStarted(store.ResultKey(ns, resp.InstanceID), resp.ExecutionID, stamp)
-	}
-	if req.CronSchedule == "" && s.hub != nil && !handed {
-		// The start's statement (its group's: one item per start on the
-		// queue) notified its queue of this item; hand the item to a
-		// poller of this server now rather than after the notification's
-		// round trip through PostgreSQL.
-		s.hub.WakeEarly(store.WorkflowQueueKey(ns, req.TaskQueue), notes)
 	}
 	return c.JSON(http.StatusCreated, resp)
 }
@@ -333,12 +323,12 @@ func (s *Server) workflowResult(c echo.Context) error {
 		// server, hands over the workflow as it committed it (a closing
 		// turn of another execution — the instance started again since —
 		// is no answer: the poll looks again).
-		handed: func(v any) bool {
-			closed, ok := v.(api.Workflow)
-			if !ok || closed.Status == api.StatusRunning || closed.ExecutionID != wf.ExecutionID {
+		handed: func(v longpoll.Handoff) bool {
+			closed := v.Closed
+			if closed == nil || closed.Status == api.StatusRunning || closed.ExecutionID != wf.ExecutionID {
 				return false
 			}
-			wf = closed
+			wf = *closed
 			return true
 		},
 	})

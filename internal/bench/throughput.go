@@ -127,8 +127,7 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	if e.srvHub != nil {
 		st := e.srvHub.Stats()
 		n := float64(cfg.Workflows)
-		r.add("early_wakes_per_workflow", "early wake-ups per workflow", float64(st.EarlyWakes-hub0.EarlyWakes)/n, "")
-		r.add("early_absorbed_per_workflow", "notifications absorbed per workflow", float64(st.EarlyAbsorbed-hub0.EarlyAbsorbed)/n, "")
+		r.add("absorbed_per_workflow", "notifications absorbed by hand-offs per workflow", float64(st.Absorbed-hub0.Absorbed)/n, "")
 		r.add("poll_wakes_per_workflow", "long-poll wake-ups per workflow", float64(st.Wakes-hub0.Wakes)/n, "")
 		r.add("handoffs_per_workflow", "first turns handed to a poll per workflow", float64(st.Handoffs-hub0.Handoffs)/n, "")
 	}

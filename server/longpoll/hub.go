@@ -26,8 +26,25 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
+
+// Handoff is what this process hands a waiter instead of letting it read
+// the database: a workflow poll's first turn, locked for it by a start
+// (Waiter.Hand), or a result poll's workflow as its closing ack committed
+// it (Hub.WakeWith). At most one field is set; the zero Handoff hands
+// nothing. What it points to is shared and not to be changed.
+type Handoff struct {
+	// Turn is a workflow's first turn, locked for the waiter's poll.
+	Turn *api.WorkflowTask
+	// Closed is a workflow as the ack that closed it committed it.
+	Closed *api.Workflow
+}
+
+// IsZero reports whether h hands nothing.
+func (h Handoff) IsZero() bool { return h.Turn == nil && h.Closed == nil }
 
 // Config tunes a Hub. The zero value of each field selects its default.
 type Config struct {
@@ -87,12 +104,10 @@ type Stats struct {
 	Wakes uint64
 	// HealthChecks counts pings of an idle listening connection.
 	HealthChecks uint64
-	// EarlyWakes counts waiters woken by WakeEarly.
-	EarlyWakes uint64
-	// EarlyAbsorbed counts notified items that woke no one because an
-	// early wake-up had been given for them (EarlyWakes, less the counts
+	// Absorbed counts notified items that woke no one because their
+	// item had been handed to a waiter already (Hand; less the counts
 	// that lapsed or were cleared when the listener was lost).
-	EarlyAbsorbed uint64
+	Absorbed uint64
 	// Handoffs counts values handed to reserved waiters (Hand): for
 	// workflow polls, first turns a start handed over without a fetch.
 	Handoffs uint64
@@ -115,9 +130,9 @@ type Hub struct {
 	// fetch, each until when that stands (see MarkQuiet).
 	seq   uint64
 	quiet map[string]time.Time
-	// early holds, per work-queue key, the wake-ups given by WakeEarly
-	// ahead of the notification of their item, which then wakes no one.
-	early map[string]earlyWakes
+	// absorb holds, per work-queue key, the items handed over (Hand)
+	// ahead of their notifications, which then wake no one.
+	absorb map[string]absorbing
 	// workNotes counts the work-queue notifications handled (WorkNotes).
 	workNotes uint64
 	// expected counts, per key, the hand-offs announced by Expect and not
@@ -143,8 +158,7 @@ type Hub struct {
 	badPayloads     atomic.Uint64
 	wakes           atomic.Uint64
 	healthChecks    atomic.Uint64
-	earlyWakes      atomic.Uint64
-	earlyAbsorbed   atomic.Uint64
+	absorbed        atomic.Uint64
 	handoffs        atomic.Uint64
 
 	// connectedCh is closed (and replaced) at each successful LISTEN, so
@@ -163,7 +177,7 @@ func New(cfg Config, logger *slog.Logger) *Hub {
 		logger:      logger,
 		waiters:     make(map[string]map[*Waiter]struct{}),
 		quiet:       make(map[string]time.Time),
-		early:       make(map[string]earlyWakes),
+		absorb:      make(map[string]absorbing),
 		connectedCh: make(chan struct{}),
 	}
 }
@@ -175,9 +189,9 @@ type Waiter struct {
 	keys   []string
 	ch     chan struct{}
 	closed bool // guarded by hub.mu
-	// handed is the value of the last WakeWith that woke the waiter, not
-	// yet taken (guarded by hub.mu).
-	handed any
+	// handed is what the last hand-off (Hand, WakeWith) gave the waiter,
+	// not yet taken (guarded by hub.mu).
+	handed Handoff
 	// take is how many items of a work queue the waiter's next look takes
 	// at most (its poll's max_tasks; 1 when not told), and pinned whether
 	// it takes only some of them (a worker of one build id); see
@@ -190,7 +204,7 @@ type Waiter struct {
 	// (RegisterOffering), nil when it takes none; reserved marks a waiter
 	// Reserve took out of the hub's sets for a hand-off (guarded by
 	// hub.mu).
-	offer    any
+	offer    *storage.TurnTaker
 	reserved bool
 	// reservedSeq is the hub's seq when Reserve took the waiter.
 	reservedSeq uint64
@@ -210,13 +224,13 @@ func (w *Waiter) Waiting(waiting bool) {
 	w.hub.mu.Unlock()
 }
 
-// Handed returns the value that the last [Hub.WakeWith] of one of the
-// waiter's keys handed it, or nil, and forgets it.
-func (w *Waiter) Handed() any {
+// Handed returns what the last hand-off ([Waiter.Hand], [Hub.WakeWith])
+// gave the waiter, or the zero Handoff, and forgets it.
+func (w *Waiter) Handed() Handoff {
 	w.hub.mu.Lock()
 	defer w.hub.mu.Unlock()
 	v := w.handed
-	w.handed = nil
+	w.handed = Handoff{}
 	return v
 }
 
@@ -253,17 +267,17 @@ func (w *Waiter) Close() {
 	}
 }
 
-// CloseTaking is Close that also returns the value a hand-off (Hand, or
-// WakeWith) gave the waiter and its poll did not take (Handed), or nil:
-// a poll that ended without it must give back what it stands for (a
-// locked turn). After it, Hand reports false.
-func (w *Waiter) CloseTaking() any {
+// CloseTaking is Close that also returns what a hand-off (Hand, or
+// WakeWith) gave the waiter and its poll did not take (Handed), or the
+// zero Handoff: a poll that ended without it must give back what it
+// stands for (a locked turn). After it, Hand reports false.
+func (w *Waiter) CloseTaking() Handoff {
 	w.Close()
 	h := w.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	v := w.handed
-	w.handed = nil
+	w.handed = Handoff{}
 	return v
 }
 
@@ -287,9 +301,10 @@ func (h *Hub) RegisterTaking(take int, pinned bool, keys ...string) *Waiter {
 }
 
 // RegisterOffering is RegisterTaking for a poll that also takes its work
-// handed over (Reserve, Hand): offer says how it takes it (for a workflow
-// poll: its worker, build id and lock duration). A nil offer takes none.
-func (h *Hub) RegisterOffering(offer any, take int, pinned bool, keys ...string) *Waiter {
+// handed over (Reserve, Hand): offer says how a workflow poll takes a
+// first turn (its worker, build id and lock duration). A nil offer takes
+// none.
+func (h *Hub) RegisterOffering(offer *storage.TurnTaker, take int, pinned bool, keys ...string) *Waiter {
 	w := &Waiter{hub: h, ch: make(chan struct{}, 1), take: max(take, 1), pinned: pinned, offer: offer}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -311,7 +326,7 @@ func (h *Hub) RegisterOffering(offer any, take int, pinned bool, keys ...string)
 // other wake-up is counted on it meanwhile, and is returned with its
 // offer; nil when no waiter qualifies. A poll that ends meanwhile closes
 // its waiter as usual: Hand then reports false.
-func (h *Hub) Reserve(key string) (*Waiter, any) {
+func (h *Hub) Reserve(key string) (*Waiter, *storage.TurnTaker) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for w := range h.waiters[key] {
@@ -327,7 +342,7 @@ func (h *Hub) Reserve(key string) (*Waiter, any) {
 
 // reservable reports whether Reserve may take w (h.mu held).
 func (w *Waiter) reservable() bool {
-	return w.offer != nil && !w.reserved && w.waiting && w.handed == nil && len(w.ch) == 0
+	return w.offer != nil && !w.reserved && w.waiting && w.handed.IsZero() && len(w.ch) == 0
 }
 
 // ReservableOn returns how many waiters of key a Reserve could take now.
@@ -344,13 +359,15 @@ func (h *Hub) ReservableOn(key string) int {
 }
 
 // Hand ends a reservation (Reserve) of a waiter of the work-queue key by
-// handing it v (Handed) and waking it, and reports whether its poll was
-// still there to take it. As with WakeEarly, the notification of the item
-// v stands for then wakes no one: its statement committed in this process
-// and sent it, and notes is WorkNotes taken before that statement (when a
-// work-queue notification was handled since, or the listener is down,
-// nothing is absorbed).
-func (w *Waiter) Hand(key string, v any, notes uint64) bool {
+// handing it turn (Handed) and waking it, and reports whether its poll was
+// still there to take it. The notification of the item turn stands for
+// then wakes no one: its statement committed in this process and sent it,
+// and notes is WorkNotes taken before that statement. When a work-queue
+// notification was handled since, it may have been this item's (it can
+// overtake the statement's answer), and with the listener down none will
+// come: then nothing is absorbed. The check and the notifications'
+// handling hold the same lock.
+func (w *Waiter) Hand(key string, turn *api.WorkflowTask, notes uint64) bool {
 	h := w.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -358,17 +375,16 @@ func (w *Waiter) Hand(key string, v any, notes uint64) bool {
 		return false
 	}
 	w.reserved = false
-	if w.closed || w.handed != nil {
+	if w.closed || !w.handed.IsZero() {
 		return false
 	}
 	h.addToSets(w)
-	w.handed = v
+	w.handed = Handoff{Turn: turn}
 	signal(w.ch)
 	h.wakes.Add(1)
 	h.handoffs.Add(1)
 	if h.connected.Load() && h.workNotes == notes {
-		h.earlyWakes.Add(1)
-		h.noteEarly(key)
+		h.noteHanded(key)
 	}
 	return true
 }
@@ -428,11 +444,11 @@ func (h *Hub) Wake(key string) int {
 	return n
 }
 
-// WakeWith is Wake handing v to every waiter it wakes (see
+// WakeWith is Wake handing closed to every waiter it wakes (see
 // [Waiter.Handed]): what the waiters would otherwise read again from the
 // database, known to the caller — a workflow's closing state, to this
-// server's waiters on its result.
-func (h *Hub) WakeWith(key string, v any) int {
+// server's waiters on its result key.
+func (h *Hub) WakeWith(key string, closed *api.Workflow) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if kind, _, _, _ := store.ParseKey(key); kind == 'r' {
@@ -440,7 +456,7 @@ func (h *Hub) WakeWith(key string, v any) int {
 	}
 	n := 0
 	for w := range h.waiters[key] {
-		w.handed = v
+		w.handed = Handoff{Closed: closed}
 		signal(w.ch)
 		n++
 	}
@@ -598,9 +614,9 @@ func (h *Hub) wakeN(key string, n int) int {
 	return woken
 }
 
-// earlyWakes counts a work-queue key's early wake-ups whose notifications
-// have not arrived yet.
-type earlyWakes struct {
+// absorbing counts a work-queue key's items handed over (Hand) whose
+// notifications have not arrived yet.
+type absorbing struct {
 	n int
 	// until: past it, the notifications are taken as lost and the count
 	// is dropped (a notification that arrives later wakes a waiter, which
@@ -608,88 +624,50 @@ type earlyWakes struct {
 	until time.Time
 }
 
-// earlyTTL bounds how long an early wake-up waits for its notification.
-const earlyTTL = 5 * time.Second
+// absorbTTL bounds how long a hand-off waits for its item's notification.
+const absorbTTL = 5 * time.Second
 
 // WorkNotes returns how many work-queue notifications the hub has handled.
-// Take it before the statement whose item WakeEarly is to announce.
+// Take it before the statement whose item Hand is to hand over.
 func (h *Hub) WorkNotes() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.workNotes
 }
 
-// WakeEarly wakes one waiter of the work-queue key that has no wake-up
-// pending, for one item whose statement has committed in this process and
-// sent its notification of key (one item), and reports whether it woke
-// one. The notification, when it arrives, then wakes no one for that item:
-// the item is not announced twice.
-//
-// notes is WorkNotes taken before the statement. When a work-queue
-// notification was handled since, it may have been this item's (it can
-// overtake the statement's answer): then the item's waiter is already
-// woken, and WakeEarly does nothing, so that no notification is absorbed
-// that has no early wake-up to stand for. The check and the notifications'
-// handling hold the same lock: either the item's notification was handled
-// before (and is seen here), or it comes after and finds the count. With
-// the listener down it does nothing too: no notification would come (and
-// the reconnect wakes every waiter).
-func (h *Hub) WakeEarly(key string, notes uint64) bool {
-	if !h.connected.Load() {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.workNotes != notes {
-		return false
-	}
-	for w := range h.waiters[key] {
-		select {
-		case w.ch <- struct{}{}:
-		default:
-			continue
-		}
-		h.wakes.Add(1)
-		h.earlyWakes.Add(1)
-		h.noteEarly(key)
-		return true
-	}
-	return false
-}
-
-// noteEarly counts an early wake-up of the work-queue key, whose
+// noteHanded counts an item of the work-queue key handed over, whose
 // notification is to wake no one (h.mu held).
-func (h *Hub) noteEarly(key string) {
-	e := h.early[key]
+func (h *Hub) noteHanded(key string) {
+	e := h.absorb[key]
 	now := time.Now()
 	if !now.Before(e.until) {
 		e.n = 0
 	}
 	e.n++
-	e.until = now.Add(earlyTTL)
-	h.early[key] = e
+	e.until = now.Add(absorbTTL)
+	h.absorb[key] = e
 }
 
 // wakeNotified handles a notification of items new items of the
-// work-queue key: it wakes one waiter per item, less the items an early
-// wake-up was already given for.
+// work-queue key: it wakes one waiter per item, less the items handed
+// over already (Hand).
 func (h *Hub) wakeNotified(key string, items int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.workNotes++
-	if e, ok := h.early[key]; ok {
+	if e, ok := h.absorb[key]; ok {
 		if time.Now().Before(e.until) {
 			k := min(e.n, items)
 			e.n -= k
 			items -= k
-			h.earlyAbsorbed.Add(uint64(k))
+			h.absorbed.Add(uint64(k))
 		} else {
 			e.n = 0
 		}
 		if e.n == 0 {
-			delete(h.early, key)
+			delete(h.absorb, key)
 		} else {
-			h.early[key] = e
+			h.absorb[key] = e
 		}
 	}
 	if items > 0 {
@@ -701,11 +679,11 @@ func (h *Hub) wakeNotified(key string, items int) {
 func (h *Hub) WakeAll() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// Notifications may have been lost: no key is known quiet, and no early
-	// wake-up waits for its notification.
+	// Notifications may have been lost: no key is known quiet, and no
+	// hand-off waits for its notification.
 	h.seq++
 	clear(h.quiet)
-	clear(h.early)
+	clear(h.absorb)
 	woken := make(map[*Waiter]struct{}, h.count)
 	for _, set := range h.waiters {
 		for w := range set {
@@ -804,8 +782,7 @@ func (h *Hub) Stats() Stats {
 		BadPayloads:     h.badPayloads.Load(),
 		Wakes:           h.wakes.Load(),
 		HealthChecks:    h.healthChecks.Load(),
-		EarlyWakes:      h.earlyWakes.Load(),
-		EarlyAbsorbed:   h.earlyAbsorbed.Load(),
+		Absorbed:        h.absorbed.Load(),
 		Handoffs:        h.handoffs.Load(),
 		Waiters:         h.Waiters(),
 	}
@@ -849,7 +826,7 @@ func (h *Hub) markDisconnected() {
 	h.epoch++
 	h.seq++
 	clear(h.quiet)
-	clear(h.early)
+	clear(h.absorb)
 	h.mu.Unlock()
 }
 
@@ -954,7 +931,7 @@ func (h *Hub) handle(payload string) {
 	switch kind {
 	case 'w', 'a', 'q':
 		// Work queues: one poller per new item (less the items this
-		// process woke a poller for early).
+		// process handed over already).
 		h.wakeNotified(key, items)
 	default:
 		// A result or a cancel concerns every waiter on it — unless this
@@ -980,11 +957,11 @@ func (h *Hub) handle(payload string) {
 // (a closing ack's hand-off of the workflow to its result polls, once its
 // transaction commits): until done is called, the notification of key
 // from the database wakes no waiter — woken by it, a waiter would read
-// from the database what the hand-off brings it a moment later. done(v,
-// true) hands v to the waiters (WakeWith); done(nil, false) gives up the
-// hand-off, and a notification held meanwhile then wakes the waiters as it
-// would have. Call done exactly once.
-func (h *Hub) Expect(key string) (done func(v any, handed bool)) {
+// from the database what the hand-off brings it a moment later.
+// done(closed) hands closed to the waiters (WakeWith); done(nil) gives up
+// the hand-off, and a notification held meanwhile then wakes the waiters
+// as it would have. Only the first call of done counts.
+func (h *Hub) Expect(key string) (done func(closed *api.Workflow)) {
 	h.mu.Lock()
 	if h.expected == nil {
 		h.expected = make(map[string]int)
@@ -992,7 +969,7 @@ func (h *Hub) Expect(key string) (done func(v any, handed bool)) {
 	h.expected[key]++
 	h.mu.Unlock()
 	var once sync.Once
-	return func(v any, handed bool) {
+	return func(closed *api.Workflow) {
 		once.Do(func() {
 			h.mu.Lock()
 			h.expected[key]--
@@ -1003,8 +980,8 @@ func (h *Hub) Expect(key string) (done func(v any, handed bool)) {
 			}
 			h.mu.Unlock()
 			switch {
-			case handed:
-				h.WakeWith(key, v)
+			case closed != nil:
+				h.WakeWith(key, closed)
 			case held:
 				h.Wake(key)
 			}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -604,75 +606,6 @@ func pendingCount(ws ...*longpoll.Waiter) int {
 	return n
 }
 
-// Goal: an item woken early in this process (WakeEarly, after its commit)
-// is not announced twice: its notification, arriving after, wakes no
-// other waiter; the next item's notification wakes one again.
-func TestWakeEarlyIsNotAnnouncedTwice(t *testing.T) {
-	h, conn := listening(t)
-	q := store.WorkflowQueueKey("default", "q")
-	a, b := h.Register(q), h.Register(q)
-	defer a.Close()
-	defer b.Close()
-
-	if !h.WakeEarly(q, h.WorkNotes()) {
-		t.Fatal("WakeEarly woke no waiter")
-	}
-	if n := pendingCount(a, b); n != 1 {
-		t.Fatalf("WakeEarly woke %d waiters, want 1", n)
-	}
-	notify(t, conn, q) // the early item's own notification
-	handled(t, h, conn)
-	if n := pendingCount(a, b); n != 0 {
-		t.Fatalf("the notification of an item woken early woke %d more waiters, want 0", n)
-	}
-	notify(t, conn, q) // a new item
-	handled(t, h, conn)
-	if n := pendingCount(a, b); n != 1 {
-		t.Fatalf("the next item's notification woke %d waiters, want 1", n)
-	}
-}
-
-// Goal: when an item's notification is handled before its early wake-up
-// (it can overtake the statement's answer), the notification has woken the
-// item's waiter and WakeEarly wakes no second one: it would find nothing,
-// and its count would swallow the next item's notification.
-func TestWakeEarlyAfterItsNotificationWakesNoOne(t *testing.T) {
-	h, conn := listening(t)
-	q := store.WorkflowQueueKey("default", "q")
-	a, b := h.Register(q), h.Register(q)
-	defer a.Close()
-	defer b.Close()
-
-	notes := h.WorkNotes() // taken before the item's statement
-	notify(t, conn, q)     // the item's notification, first
-	handled(t, h, conn)
-	if n := pendingCount(a, b); n != 1 {
-		t.Fatalf("the notification woke %d waiters, want 1", n)
-	}
-	if h.WakeEarly(q, notes) {
-		t.Fatal("WakeEarly woke a waiter after the item's notification was handled")
-	}
-	if n := pendingCount(a, b); n != 0 {
-		t.Fatalf("WakeEarly woke %d waiters, want 0", n)
-	}
-	notify(t, conn, q) // the next item
-	handled(t, h, conn)
-	if n := pendingCount(a, b); n != 1 {
-		t.Fatalf("the next item's notification woke %d waiters, want 1 (it was swallowed)", n)
-	}
-}
-
-// Goal: with the listener down no notification will come, so WakeEarly
-// wakes no one and records nothing (the reconnect wakes every waiter).
-func TestWakeEarlyNeedsTheListener(t *testing.T) {
-	h := longpoll.New(longpoll.Config{}, nil)
-	w := h.Register("w|default|q")
-	defer w.Close()
-	if h.WakeEarly("w|default|q", h.WorkNotes()) || pending(w) {
-		t.Fatal("WakeEarly woke a waiter of a hub that is not listening")
-	}
-}
-
 // Goal: WakeWith hands its value to the waiters it wakes, once each, and
 // to no waiter of another key or registered after it.
 func TestWakeWithHandsItsValue(t *testing.T) {
@@ -681,7 +614,8 @@ func TestWakeWithHandsItsValue(t *testing.T) {
 	defer a1.Close()
 	defer a2.Close()
 	defer b.Close()
-	if n := h.WakeWith("a", 42); n != 2 {
+	closed := &api.Workflow{InstanceID: "a", Status: api.StatusCompleted}
+	if n := h.WakeWith("a", closed); n != 2 {
 		t.Fatalf("WakeWith(a) woke %d waiters, want 2", n)
 	}
 	later := h.Register("a")
@@ -690,22 +624,22 @@ func TestWakeWithHandsItsValue(t *testing.T) {
 		if !pending(w) {
 			t.Fatalf("waiter %d on a not woken", i)
 		}
-		if v := w.Handed(); v != 42 {
-			t.Fatalf("waiter %d on a was handed %v, want 42", i, v)
+		if v := w.Handed(); v.Closed != closed || v.Turn != nil {
+			t.Fatalf("waiter %d on a was handed %+v, want the closed workflow", i, v)
 		}
-		if v := w.Handed(); v != nil {
+		if v := w.Handed(); !v.IsZero() {
 			t.Fatalf("waiter %d on a was handed %v twice", i, v)
 		}
 	}
-	if pending(b) || b.Handed() != nil {
+	if pending(b) || !b.Handed().IsZero() {
 		t.Fatal("the waiter on b got a's value")
 	}
-	if pending(later) || later.Handed() != nil {
+	if pending(later) || !later.Handed().IsZero() {
 		t.Fatal("a waiter registered after WakeWith got its value")
 	}
 	// A plain wake-up hands nothing.
 	h.Wake("a")
-	if !pending(a1) || a1.Handed() != nil {
+	if !pending(a1) || !a1.Handed().IsZero() {
 		t.Fatal("Wake handed a value")
 	}
 }
@@ -737,19 +671,20 @@ func TestExpectHoldsTheNotificationUntilTheHandOff(t *testing.T) {
 	if pending(w) {
 		t.Fatal("the notification woke the waiter while a hand-off was expected")
 	}
-	done("closed", true)
-	if !pending(w) || w.Handed() != "closed" {
+	closed := &api.Workflow{InstanceID: "wf", Status: api.StatusCompleted}
+	done(closed)
+	if !pending(w) || w.Handed().Closed != closed {
 		t.Fatal("the hand-off did not wake the waiter with its value")
 	}
-	done("again", true) // done runs once
+	done(&api.Workflow{InstanceID: "wf"}) // done runs once
 	if pending(w) {
 		t.Fatal("a second call of done woke the waiter")
 	}
 
 	done = h.Expect(key)
 	passed()
-	done(nil, false)
-	if !pending(w) || w.Handed() != nil {
+	done(nil)
+	if !pending(w) || !w.Handed().IsZero() {
 		t.Fatal("a held notification did not wake the waiter (without a value) once the hand-off was given up")
 	}
 
@@ -759,7 +694,7 @@ func TestExpectHoldsTheNotificationUntilTheHandOff(t *testing.T) {
 		t.Fatal("the notification did not wake the waiter")
 	}
 	// An expectation given up with nothing held wakes no one.
-	h.Expect(key)(nil, false)
+	h.Expect(key)(nil)
 	if pending(w) {
 		t.Fatal("an expectation given up woke the waiter with nothing held")
 	}
@@ -844,7 +779,7 @@ func TestRegisterResultVouchesOnlyForAStartNotHeardClosed(t *testing.T) {
 	}
 
 	// Closed by a hand-off.
-	h.WakeWith(started, "closed")
+	h.WakeWith(started, &api.Workflow{InstanceID: "started", Status: api.StatusCompleted})
 	if w, running, _ := h.RegisterResult(started); running {
 		t.Fatal("vouched for a workflow handed off as closed")
 	} else {
@@ -879,7 +814,7 @@ func TestRegisterResultVouchesOnlyForAStartNotHeardClosed(t *testing.T) {
 	// after the stamp, voids the mark.
 	quick := store.ResultKey("default", "quick")
 	stamp := h.StampStart()
-	h.WakeWith(quick, "closed")
+	h.WakeWith(quick, &api.Workflow{InstanceID: "quick", Status: api.StatusCompleted})
 	h.MarkStarted(quick, 1, stamp)
 	if w, running, _ := h.RegisterResult(quick); running {
 		t.Fatal("vouched for a workflow closed before its start was marked")
@@ -915,7 +850,8 @@ func TestReserveAndHand(t *testing.T) {
 	q := store.WorkflowQueueKey("default", "q")
 	plain := h.Register(q)
 	defer plain.Close()
-	taking := h.RegisterOffering("worker-1", 1, false, q)
+	taker := &storage.TurnTaker{WorkerID: "worker-1"}
+	taking := h.RegisterOffering(taker, 1, false, q)
 	defer taking.Close()
 	if w, _ := h.Reserve(q); w != nil {
 		t.Fatal("a poll that is not waiting (it may be looking at the database) was reserved")
@@ -924,7 +860,7 @@ func TestReserveAndHand(t *testing.T) {
 
 	notes := h.WorkNotes()
 	w, offer := h.Reserve(q)
-	if w != taking || offer != "worker-1" {
+	if w != taking || offer != taker {
 		t.Fatalf("Reserve = %p, %v; want the offering waiter and its offer", w, offer)
 	}
 	if again, _ := h.Reserve(q); again != nil {
@@ -933,13 +869,14 @@ func TestReserveAndHand(t *testing.T) {
 	if n := h.WakeN(q, 1); n != 1 || !pending(plain) || pending(taking) {
 		t.Fatalf("a wake-up during the reservation woke %d waiters; want the plain one alone", n)
 	}
-	if !w.Hand(q, "turn", notes) {
+	turn := &api.WorkflowTask{InstanceID: "wf"}
+	if !w.Hand(q, turn, notes) {
 		t.Fatal("Hand to a waiting poll failed")
 	}
 	if again, _ := h.Reserve(q); again != nil {
 		t.Fatal("a waiter holding a hand-off was reserved again (the first would be lost)")
 	}
-	if !pending(taking) || taking.Handed() != "turn" {
+	if !pending(taking) || taking.Handed().Turn != turn {
 		t.Fatal("the reserved waiter was not woken with the value")
 	}
 	notify(t, conn, q) // the handed item's notification
@@ -959,21 +896,21 @@ func TestReserveAndHand(t *testing.T) {
 // up puts the waiter back, woken once.
 func TestReserveThenCloseOrUnreserve(t *testing.T) {
 	h := longpoll.New(longpoll.Config{}, nil)
-	a := h.RegisterOffering("a", 1, false, "k")
+	a := h.RegisterOffering(&storage.TurnTaker{WorkerID: "a"}, 1, false, "k")
 	a.Waiting(true)
 	w, _ := h.Reserve("k")
 	if w != a {
 		t.Fatal("no reservation")
 	}
 	a.Close()
-	if w.Hand("k", "turn", h.WorkNotes()) {
+	if w.Hand("k", &api.WorkflowTask{InstanceID: "wf"}, h.WorkNotes()) {
 		t.Fatal("Hand to a closed waiter succeeded")
 	}
 	if h.WaitersOn("k") != 0 {
 		t.Fatal("a closed waiter is back in the hub")
 	}
 
-	b := h.RegisterOffering("b", 1, false, "k")
+	b := h.RegisterOffering(&storage.TurnTaker{WorkerID: "b"}, 1, false, "k")
 	defer b.Close()
 	b.Waiting(true)
 	w, _ = h.Reserve("k")
@@ -994,7 +931,7 @@ func TestReserveThenCloseOrUnreserve(t *testing.T) {
 	if !pending(b) {
 		t.Fatal("the waiter put back missed the wake-up that came meanwhile")
 	}
-	if w.Hand("k", "late", h.WorkNotes()) || b.Handed() != nil {
+	if w.Hand("k", &api.WorkflowTask{InstanceID: "late"}, h.WorkNotes()) || !b.Handed().IsZero() {
 		t.Fatal("Hand after Unreserve handed something")
 	}
 	if plain := h.Register("p"); func() bool { defer plain.Close(); plain.Waiting(true); r, _ := h.Reserve("p"); return r != nil }() {
@@ -1006,16 +943,17 @@ func TestReserveThenCloseOrUnreserve(t *testing.T) {
 // from CloseTaking, for the caller to give back, and Hand after it fails.
 func TestCloseTakingReturnsAnUntakenHandOff(t *testing.T) {
 	h := longpoll.New(longpoll.Config{}, nil)
-	a := h.RegisterOffering("a", 1, false, "k")
+	a := h.RegisterOffering(&storage.TurnTaker{WorkerID: "a"}, 1, false, "k")
 	a.Waiting(true)
 	w, _ := h.Reserve("k")
-	if !w.Hand("k", "turn", h.WorkNotes()) {
+	turn := &api.WorkflowTask{InstanceID: "wf"}
+	if !w.Hand("k", turn, h.WorkNotes()) {
 		t.Fatal("Hand failed")
 	}
-	if v := a.CloseTaking(); v != "turn" {
-		t.Fatalf("CloseTaking = %v, want the untaken hand-off", v)
+	if v := a.CloseTaking(); v.Turn != turn {
+		t.Fatalf("CloseTaking = %+v, want the untaken hand-off", v)
 	}
-	if v := a.CloseTaking(); v != nil {
-		t.Fatalf("a second CloseTaking = %v, want nil", v)
+	if v := a.CloseTaking(); !v.IsZero() {
+		t.Fatalf("a second CloseTaking = %+v, want none", v)
 	}
 }

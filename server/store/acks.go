@@ -153,7 +153,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 		}
 		turns[a.instanceID] = arg
 	}
-	signals := readSignalsAhead(t, ns, acks)
+	signals, signalsRead := readSignalsAhead(t, ns, acks)
 	rows, err := t.q.GetLockedTurns(ctx, gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(turns)})
 	if err != nil {
 		return fmt.Errorf("locked instances: %w", err)
@@ -180,7 +180,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 		}
 		planned = append(planned, plannedTurn{ack: a, inst: row.Instance, txTime: row.TxTime, plan: plan})
 	}
-	planned, err = s.refuseUnhandledSignals(ctx, t, ns, planned, signals)
+	planned, err = s.refuseUnhandledSignals(ctx, t, ns, planned, signals, signalsRead)
 	if err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ func (s *Store) planUpserts(ctx context.Context, t *txn, ns string, plan *engine
 // turn gives its messages back and releases its lock, and its ack gets
 // storage.ErrUnhandledSignals; the next turn runs with the signals. It returns the
 // turns to write.
-func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, planned []plannedTurn, ahead *gen.PendingSignalsParams) ([]plannedTurn, error) {
+func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, planned []plannedTurn, ahead *gen.PendingSignalsParams, aheadRead aheadID) ([]plannedTurn, error) {
 	var ids []string
 	tokens := map[string]uuid.UUID{}
 	for _, pt := range planned {
@@ -329,10 +329,11 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 	// The statement sent ahead with GetLockedTurns answers when it asked
 	// of every instance that needs asking (a superset is filtered below).
 	p := gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)}
+	q := t.q
 	if ahead != nil && !slices.ContainsFunc(ids, func(id string) bool { return !slices.Contains(ahead.InstanceIds, id) }) {
-		p = *ahead
+		p, q = *ahead, t.ahead(aheadRead)
 	}
-	pending, err := t.q.PendingSignals(ctx, p)
+	pending, err := q.PendingSignals(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("pending signals: %w", err)
 	}
@@ -362,12 +363,13 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 // readSignalsAhead sends the PendingSignals of the acks whose turns
 // complete or fail their workflows (the turns refuseUnhandledSignals asks
 // about) behind GetLockedTurns, in its round trip
-// (txn.readAhead), and returns its arguments (nil: none asked). It runs
+// (txn.readAhead), and returns its arguments (nil: none asked) and the
+// read's name (for txn.ahead). It runs
 // after GetLockedTurns in the same transaction, as a statement of its own:
 // it sees every signal committed before the instances were locked, and a
 // later one waits for the ack (EnqueueSignal's FOR KEY SHARE), as when it
 // ran on its own round trip.
-func readSignalsAhead(t *txn, ns string, acks []*turnAck) *gen.PendingSignalsParams {
+func readSignalsAhead(t *txn, ns string, acks []*turnAck) (*gen.PendingSignalsParams, aheadID) {
 	var ids []string
 	tokens := map[string]uuid.UUID{}
 	for _, a := range acks {
@@ -377,14 +379,14 @@ func readSignalsAhead(t *txn, ns string, acks []*turnAck) *gen.PendingSignalsPar
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return nil, 0
 	}
 	p := &gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)}
-	t.readAhead(func(q *gen.Queries) error {
+	id := t.readAhead(func(q *gen.Queries) error {
 		_, err := q.PendingSignals(context.Background(), *p)
 		return err
 	})
-	return p
+	return p, id
 }
 
 // completesOrFails reports whether cmds complete or fail the workflow.

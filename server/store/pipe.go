@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -36,26 +35,36 @@ type pipe struct {
 	// order) are still to be read; nil when there is none.
 	open      pgx.BatchResults
 	openAhead []pendingStmt
+	// lastAhead is the name of the last read sent ahead.
+	lastAhead aheadID
 }
+
+// aheadID names a read sent ahead (readAhead) in its pipe; the zero aheadID
+// names none.
+type aheadID uint64
 
 // readAhead queues sql, a read without side effects, to go behind the next
-// statement whose result is read, in its batch. When the code then runs the
-// same statement with the same arguments, its answer is read from that
-// batch, at no round trip of its own: for a read whose arguments are known
-// before the statement it must follow (a transaction's second read that
-// needs the first one's locks held, not its answer). Its answer is the
-// state right behind that statement: writes the transaction queues in
-// between are not in it. An answer the code does not ask for is read and
-// dropped before the connection's next round trip.
-func (p *pipe) readAhead(sql string, args []any) {
-	p.ahead = append(p.ahead, pendingStmt{sql: sql, args: args})
+// statement whose result is read, in its batch, and returns its name. The
+// read that presents the name (aheadRead) reads its answer from that batch,
+// at no round trip of its own: for a read whose arguments are known before
+// the statement it must follow (a transaction's second read that needs the
+// first one's locks held, not its answer). Its answer is the state right
+// behind that statement: writes the transaction queues in between are not
+// in it. An answer the code does not ask for is read and dropped before the
+// connection's next round trip.
+func (p *pipe) readAhead(sql string, args []any) aheadID {
+	p.lastAhead++
+	p.ahead = append(p.ahead, pendingStmt{sql: sql, args: args, ahead: p.lastAhead})
+	return p.lastAhead
 }
 
-// aheadFor returns the open batch positioned at the answer of sql run with
-// args when that is the next answer sent ahead, and takes it off the pipe
-// (the caller's rows close it, or hand it back: release).
-func (p *pipe) aheadFor(sql string, args []any) pgx.BatchResults {
-	if p.err != nil || p.open == nil || len(p.openAhead) == 0 || p.openAhead[0].sql != sql || !reflect.DeepEqual(p.openAhead[0].args, args) {
+// aheadFor returns the open batch positioned at the answer of the read
+// sent ahead as id when that is the next answer sent ahead, and takes it
+// off the pipe (the caller's rows close it, or hand it back: release). sql
+// is the statement the caller runs: a read that presents the name of
+// another statement is a mistake, and runs on its own.
+func (p *pipe) aheadFor(id aheadID, sql string) pgx.BatchResults {
+	if id == 0 || p.err != nil || p.open == nil || len(p.openAhead) == 0 || p.openAhead[0].ahead != id || p.openAhead[0].sql != sql {
 		return nil
 	}
 	br := p.open
@@ -99,6 +108,8 @@ func (p *pipe) commitWithNext() { p.commitNext = true }
 type pendingStmt struct {
 	sql  string
 	args []any
+	// ahead names a read sent ahead (readAhead); 0 for any other.
+	ahead aheadID
 }
 
 // errPipeAborted wraps the error of a statement that failed in a pipe.
@@ -179,7 +190,13 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 
 // Query runs sql now, after the waiting statements.
 func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	br := p.aheadFor(sql, args)
+	return p.query(ctx, 0, sql, args)
+}
+
+// query is Query of the read sent ahead as id (0: none), whose answer is
+// read from its batch when it waits there next.
+func (p *pipe) query(ctx context.Context, id aheadID, sql string, args []any) (pgx.Rows, error) {
+	br := p.aheadFor(id, sql)
 	if br == nil {
 		var err error
 		if br, err = p.send(ctx, sql, args, true); err != nil {
@@ -196,7 +213,12 @@ func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 
 // QueryRow runs sql now, after the waiting statements.
 func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	br := p.aheadFor(sql, args)
+	return p.queryRow(ctx, 0, sql, args)
+}
+
+// queryRow is QueryRow of the read sent ahead as id (see query).
+func (p *pipe) queryRow(ctx context.Context, id aheadID, sql string, args []any) pgx.Row {
+	br := p.aheadFor(id, sql)
 	if br == nil {
 		var err error
 		if br, err = p.send(ctx, sql, args, true); err != nil {
@@ -282,6 +304,30 @@ func (r *pipeRow) Scan(dest ...any) error {
 type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
+
+// aheadRead is the pipe seen by the read sent ahead as id (readAhead): its
+// query reads the answer from the batch the read went in, when that answer
+// waits there next, and runs as on the pipe otherwise.
+type aheadRead struct {
+	p  *pipe
+	id aheadID
+}
+
+func (r aheadRead) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return r.p.Exec(ctx, sql, args...)
+}
+
+func (r aheadRead) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return r.p.query(ctx, r.id, sql, args)
+}
+
+func (r aheadRead) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return r.p.queryRow(ctx, r.id, sql, args)
+}
+
+func (r aheadRead) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	return r.p.CopyFrom(ctx, table, columns, src)
+}
 
 // deferredExec is the pipe seen by writes whose outcome is not read: Exec
 // queues the statement (its error, if any, fails the transaction at the

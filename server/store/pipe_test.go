@@ -81,11 +81,13 @@ func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEn
 func (c *tripCounter) Trips() int64 { return c.n.Swap(0) }
 
 // Goal: a read sent ahead (readAhead) goes in the batch of the next read,
-// behind it, and the same statement with the same arguments then reads its
+// behind it, and the read that presents its name (aheadRead) reads its
 // answer from there, at no round trip; it sees what the read before it
 // wrote. An answer sent ahead and never asked for is dropped, and the
-// connection goes on; the same statement with other arguments runs on its
-// own; a COMMIT sent with the next read goes behind the reads sent ahead.
+// connection goes on; a read that does not present the name runs on its
+// own, even the same statement with the same arguments, and so does one
+// that presents the name with another statement; a COMMIT sent with the
+// next read goes behind the reads sent ahead.
 func TestPipe_ReadAhead(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -106,10 +108,10 @@ func TestPipe_ReadAhead(t *testing.T) {
 	}
 	defer conn.Release()
 	const count = "SELECT count(*) FROM namespaces WHERE name LIKE $1"
-	countOf := func(p *pipe, like string) int {
+	countOf := func(p *pipe, id aheadID, like string) int {
 		t.Helper()
 		var n int
-		if err := p.QueryRow(ctx, count, like).Scan(&n); err != nil {
+		if err := (aheadRead{p: p, id: id}).QueryRow(ctx, count, like).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -118,12 +120,12 @@ func TestPipe_ReadAhead(t *testing.T) {
 
 	// Served from the batch, after the write of the read it follows.
 	p := &pipe{conn: conn}
-	p.readAhead(count, []any{"ahead-%"})
+	id := p.readAhead(count, []any{"ahead-%"})
 	var name string
 	if err := p.QueryRow(ctx, "INSERT INTO namespaces (name) VALUES ('ahead-a') RETURNING name").Scan(&name); err != nil {
 		t.Fatal(err)
 	}
-	if n := countOf(p, "ahead-%"); n != 1 {
+	if n := countOf(p, id, "ahead-%"); n != 1 {
 		t.Fatalf("the read sent ahead counted %d rows, want 1 (the insert before it)", n)
 	}
 	if got := c.Trips(); got != 1 {
@@ -140,29 +142,42 @@ func TestPipe_ReadAhead(t *testing.T) {
 	if err := p.QueryRow(ctx, "SELECT name FROM namespaces WHERE name = 'ahead-b'").Scan(&name); err != nil || name != "ahead-b" {
 		t.Fatalf("the statement after an unread answer: %q, %v", name, err)
 	}
-	// Other arguments: run on their own, with their own answer.
+	// Not presenting the name: run on its own, even the same statement
+	// with the same arguments.
 	p.readAhead(count, []any{"ahead-%"})
 	if err := p.QueryRow(ctx, "SELECT name FROM namespaces WHERE name = 'ahead-b'").Scan(&name); err != nil {
 		t.Fatal(err)
 	}
 	c.Trips()
-	if n := countOf(p, "nothing-%"); n != 0 {
-		t.Fatalf("the read with other arguments counted %d rows, want 0", n)
+	if n := countOf(p, 0, "ahead-%"); n != 1 {
+		t.Fatalf("the read that did not present the name counted %d rows, want 1", n)
 	}
 	if got := c.Trips(); got != 1 {
-		t.Fatalf("%d round trips for the read with other arguments, want 1 (its own)", got)
+		t.Fatalf("%d round trips for the read that did not present the name, want 1 (its own)", got)
+	}
+	// The name presented with another statement: run on its own.
+	id = p.readAhead(count, []any{"ahead-%"})
+	if err := p.QueryRow(ctx, "SELECT name FROM namespaces WHERE name = 'ahead-b'").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	c.Trips()
+	if err := (aheadRead{p: p, id: id}).QueryRow(ctx, "SELECT name FROM namespaces WHERE name = 'ahead-b'").Scan(&name); err != nil || name != "ahead-b" {
+		t.Fatalf("another statement presenting the name: %q, %v", name, err)
+	}
+	if got := c.Trips(); got != 1 {
+		t.Fatalf("%d round trips for another statement presenting the name, want 1 (its own)", got)
 	}
 	p.rollback(ctx)
 
 	// COMMIT behind the read sent ahead: both committed, one round trip.
 	p = &pipe{conn: conn}
-	p.readAhead(count, []any{"ahead-%"})
+	id = p.readAhead(count, []any{"ahead-%"})
 	p.commitWithNext()
 	c.Trips()
 	if err := p.QueryRow(ctx, "INSERT INTO namespaces (name) VALUES ('ahead-c') RETURNING name").Scan(&name); err != nil {
 		t.Fatal(err)
 	}
-	if n := countOf(p, "ahead-%"); n != 1 {
+	if n := countOf(p, id, "ahead-%"); n != 1 {
 		t.Fatalf("the read sent ahead counted %d rows, want 1", n)
 	}
 	if got := c.Trips(); got != 1 {

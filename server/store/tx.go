@@ -70,16 +70,23 @@ func (t *txn) readAtCommit(fn func(ctx context.Context, q *gen.Queries) error) {
 
 // readAhead sends the statement that fn, a call of one sqlc read without
 // side effects, would run behind the transaction's next read, in its
-// batch: run again later with the same arguments, fn reads its answer from
-// there, at no round trip of its own (see pipe.readAhead). fn is called
-// once now against a recorder, which answers it with errRecorded.
-func (t *txn) readAhead(fn func(q *gen.Queries) error) {
+// batch, and returns its name: the same call later on t.ahead(name) reads
+// its answer from there, at no round trip of its own (see pipe.readAhead).
+// fn is called once now against a recorder, which answers it with
+// errRecorded. The zero aheadID (fn ran no statement) names nothing.
+func (t *txn) readAhead(fn func(q *gen.Queries) error) aheadID {
 	r := &recorder{}
 	_ = fn(gen.New(r))
-	if r.sql != "" {
-		t.p.readAhead(r.sql, r.args)
+	if r.sql == "" {
+		return 0
 	}
+	return t.p.readAhead(r.sql, r.args)
 }
+
+// ahead returns the queries that read the answer of the read sent ahead as
+// id (readAhead) with the call that sent it: from its batch when it waits
+// there next, else run as on t.q.
+func (t *txn) ahead(id aheadID) *gen.Queries { return gen.New(aheadRead{p: t.p, id: id}) }
 
 // errRecorded answers the statement a recorder took down.
 var errRecorded = errors.New("statement recorded, not run")
@@ -194,16 +201,17 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 			last = func(ctx context.Context) error { return first(ctx, t.q) }
 			reads = reads[1:]
 		}
-		for _, r := range reads {
-			t.readAhead(func(q *gen.Queries) error { return r(context.Background(), q) })
+		ids := make([]aheadID, len(reads))
+		for i, r := range reads {
+			ids[i] = t.readAhead(func(q *gen.Queries) error { return r(context.Background(), q) })
 		}
 		p.commitWithNext()
 		if err := last(ctx); err != nil {
 			p.rollback(ctx)
 			return err
 		}
-		for _, r := range reads {
-			if err := r(ctx, t.q); err != nil {
+		for i, r := range reads {
+			if err := r(ctx, t.ahead(ids[i])); err != nil {
 				p.rollback(ctx)
 				return err
 			}
