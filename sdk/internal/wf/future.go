@@ -379,6 +379,13 @@ func Go[F func(ctx Context) error | func(ctx Context)](ctx Context, fn F) Future
 type Settable interface {
 	// Set resolves the future with value and err; later calls are ignored.
 	Set(value any, err error)
+	// SetValue resolves the future with value (Temporal's).
+	SetValue(value any)
+	// SetError resolves the future with err (Temporal's).
+	SetError(err error)
+	// Chain resolves the future with other's value and error once other
+	// is ready (Temporal's); a future already resolved is left as it is.
+	Chain(other Future)
 }
 
 type settable struct{ f *future }
@@ -388,6 +395,38 @@ func (st settable) Set(value any, err error) {
 		return
 	}
 	st.f.done, st.f.value, st.f.err = true, value, err
+}
+
+func (st settable) SetValue(value any) { st.Set(value, nil) }
+
+func (st settable) SetError(err error) { st.Set(nil, err) }
+
+// Chain waits for other in a goroutine of the workflow of its own, then
+// copies other's outcome (its value travels as JSON, as Get decodes it).
+func (st settable) Chain(other Future) {
+	f := st.f
+	if o, ok := other.(*future); ok && o.done {
+		if !f.done {
+			f.done, f.raw, f.value, f.err = true, o.raw, o.value, o.err
+		}
+		return
+	}
+	f.s.spawn("chain", func() {
+		f.s.waitUntil(other.IsReady)
+		if f.done {
+			return
+		}
+		if o, ok := other.(*future); ok {
+			f.done, f.raw, f.value, f.err = true, o.raw, o.value, o.err
+			return
+		}
+		if cf, ok := other.(*childFuture); ok {
+			o := cf.future
+			f.done, f.raw, f.value, f.err = true, o.raw, o.value, o.err
+			return
+		}
+		f.settle(nil, fmt.Errorf("workflow: Chain: a future of type %T", other))
+	})
 }
 
 // NewFuture returns a future and its writing side, to hand results between
