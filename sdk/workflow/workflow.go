@@ -383,10 +383,10 @@ func Sleep(ctx Context, d time.Duration) error { return wf.Sleep(ctx, d) }
 // Select waits until one of items is ready, returns its index and cancels
 // the losing activities and timers (see NewSelector for Temporal's shape,
 // which cancels nothing).
-func Select(ctx Context, items ...Selectable) int { return wf.Select(ctx, items...) }
+func Select(ctx Context, items ...any) int { return wf.Select(ctx, items...) }
 
 // WaitAny is Select without cancelling the losers.
-func WaitAny(ctx Context, items ...Selectable) int { return wf.WaitAny(ctx, items...) }
+func WaitAny(ctx Context, items ...any) int { return wf.WaitAny(ctx, items...) }
 
 // All waits for every future and returns the first error in argument order.
 func All(ctx Context, futures ...Future) error { return wf.All(ctx, futures...) }

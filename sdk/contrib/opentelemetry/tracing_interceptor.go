@@ -592,6 +592,10 @@ type childFuture struct{ workflow.Future }
 // GetChildWorkflowExecution returns the failed future itself.
 func (c childFuture) GetChildWorkflowExecution() workflow.Future { return c }
 
+// SignalChildWorkflow returns the failed future itself: the child did not
+// start.
+func (c childFuture) SignalChildWorkflow(workflow.Context, string, any) workflow.Future { return c }
+
 // activityInbound makes an activity's span.
 type activityInbound struct {
 	interceptor.ActivityInboundInterceptorBase

@@ -131,6 +131,10 @@ type ChildWorkflowFuture interface {
 	// child's WorkflowExecution once it started, or with the error that
 	// kept it from starting.
 	GetChildWorkflowExecution() Future
+	// SignalChildWorkflow sends the child the signal signalName with
+	// data (Temporal's): SignalExternalWorkflow to the child's workflow
+	// id.
+	SignalChildWorkflow(ctx Context, signalName string, data any) Future
 }
 
 // ChildWorkflowExecutionError is the error of a child workflow that
@@ -185,6 +189,11 @@ type childFuture struct {
 }
 
 func (f *childFuture) GetChildWorkflowExecution() Future { return f.started }
+
+// SignalChildWorkflow signals the child by its workflow id.
+func (f *childFuture) SignalChildWorkflow(ctx Context, signalName string, data any) Future {
+	return SignalExternalWorkflow(ctx, f.workflowID, "", signalName, data)
+}
 
 // ExecuteChildWorkflow starts a child workflow and returns its future
 // (Temporal's workflow.ExecuteChildWorkflow). workflow is the workflow

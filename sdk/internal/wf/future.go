@@ -30,7 +30,6 @@ type Future interface {
 	Get(ctx Context, valuePtr any) error
 	// IsReady reports whether Get would return at once.
 	IsReady() bool
-	Selectable
 }
 
 type futureKind int
@@ -141,9 +140,18 @@ func (f FutureOf[T]) IsReady() bool { return f.f.IsReady() }
 // Future returns the untyped future.
 func (f FutureOf[T]) Future() Future { return f.f }
 
-func (f FutureOf[T]) ready() bool        { return f.f.ready() }
-func (f FutureOf[T]) lose(reason string) { f.f.lose(reason) }
-func (f FutureOf[T]) isTimer() bool      { return f.f.isTimer() }
+func (f FutureOf[T]) ready() bool        { return asSelectable(f.f).ready() }
+func (f FutureOf[T]) lose(reason string) { asSelectable(f.f).lose(reason) }
+func (f FutureOf[T]) isTimer() bool      { return asSelectable(f.f).isTimer() }
+
+// asSelectable is f as Select sees it: this package's futures as they
+// are, a future the program implements through its IsReady.
+func asSelectable(f Future) Selectable {
+	if s, ok := f.(Selectable); ok {
+		return s
+	}
+	return foreignFuture{f}
+}
 
 // Typed returns f as a FutureOf[T].
 func Typed[T any](f Future) FutureOf[T] { return FutureOf[T]{f: f} }
@@ -291,13 +299,45 @@ func sleepDirect(ctx Context, d time.Duration) error {
 // Select returns -1 if ctx is cancelled while none is ready (activity and
 // timer futures of a cancelled context are themselves ready, with
 // ErrCanceled).
-func Select(ctx Context, items ...Selectable) int {
-	return selectReady(ctx, items, true)
+//
+// An item is a Selectable (the futures and channels of this package) or
+// any other value with an IsReady() bool method (a Future the program
+// implements): such a future is never cancelled as a loser.
+func Select(ctx Context, items ...any) int {
+	return selectReady(ctx, selectables(items), true)
 }
 
 // WaitAny is Select without cancelling the losers.
-func WaitAny(ctx Context, items ...Selectable) int {
-	return selectReady(ctx, items, false)
+func WaitAny(ctx Context, items ...any) int {
+	return selectReady(ctx, selectables(items), false)
+}
+
+// foreignFuture is a Future the program implements, as Select sees it.
+type foreignFuture struct{ f interface{ IsReady() bool } }
+
+var _ Selectable = foreignFuture{}
+
+func (f foreignFuture) ready() bool { return f.f.IsReady() }
+func (foreignFuture) lose(string)   {}
+func (foreignFuture) isTimer() bool { return false }
+
+// selectables are items as Selectables; an item that is neither a
+// Selectable nor has IsReady is a programming error (a panic naming it).
+func selectables(items []any) []Selectable {
+	out := make([]Selectable, len(items))
+	for i, it := range items {
+		switch v := it.(type) {
+		case Selectable:
+			out[i] = v
+		case Future:
+			out[i] = asSelectable(v)
+		case interface{ IsReady() bool }:
+			out[i] = foreignFuture{v}
+		default:
+			panic(fmt.Sprintf("workflow.Select: item %d (%T) is neither a future nor a channel", i, it))
+		}
+	}
+	return out
 }
 
 func selectReady(ctx Context, items []Selectable, cancelLosers bool) int {
@@ -379,6 +419,13 @@ func Go[F func(ctx Context) error | func(ctx Context)](ctx Context, fn F) Future
 type Settable interface {
 	// Set resolves the future with value and err; later calls are ignored.
 	Set(value any, err error)
+	// SetValue resolves the future with value (Temporal's).
+	SetValue(value any)
+	// SetError resolves the future with err (Temporal's).
+	SetError(err error)
+	// Chain resolves the future with other's value and error once other
+	// is ready (Temporal's); a future already resolved is left as it is.
+	Chain(other Future)
 }
 
 type settable struct{ f *future }
@@ -388,6 +435,38 @@ func (st settable) Set(value any, err error) {
 		return
 	}
 	st.f.done, st.f.value, st.f.err = true, value, err
+}
+
+func (st settable) SetValue(value any) { st.Set(value, nil) }
+
+func (st settable) SetError(err error) { st.Set(nil, err) }
+
+// Chain waits for other in a goroutine of the workflow of its own, then
+// copies other's outcome (its value travels as JSON, as Get decodes it).
+func (st settable) Chain(other Future) {
+	f := st.f
+	if o, ok := other.(*future); ok && o.done {
+		if !f.done {
+			f.done, f.raw, f.value, f.err = true, o.raw, o.value, o.err
+		}
+		return
+	}
+	f.s.spawn("chain", func() {
+		f.s.waitUntil(other.IsReady)
+		if f.done {
+			return
+		}
+		if o, ok := other.(*future); ok {
+			f.done, f.raw, f.value, f.err = true, o.raw, o.value, o.err
+			return
+		}
+		if cf, ok := other.(*childFuture); ok {
+			o := cf.future
+			f.done, f.raw, f.value, f.err = true, o.raw, o.value, o.err
+			return
+		}
+		f.settle(nil, fmt.Errorf("workflow: Chain: a future of type %T", other))
+	})
 }
 
 // NewFuture returns a future and its writing side, to hand results between
