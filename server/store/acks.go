@@ -802,18 +802,17 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		}
 	}
 	if len(w.consumes) > 0 {
-		// Messages that arrived during a turn found its instance locked:
-		// it is free now, and the statement wakes its pollers again.
+		// The consumed messages go with the COMMIT, in a statement that
+		// also finds the messages that arrived during a turn: their
+		// wake-up found its instance locked; it is free now, and their
+		// pollers are woken again once the transaction has committed.
 		consume := gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
 			Turns: mustJSON(w.consumes)}
-		if err := t.w.ConsumeMessages(ctx, consume); err != nil {
-			return fmt.Errorf("delete consumed messages: %w", err)
-		}
 		consumes := w.consumes
 		t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
-			ids, err := q.InstancesWithMessages(ctx, gen.InstancesWithMessagesParams(consume))
+			ids, err := q.ConsumeMessages(ctx, consume)
 			if err != nil {
-				return fmt.Errorf("instances with messages: %w", err)
+				return fmt.Errorf("delete consumed messages: %w", err)
 			}
 			for _, id := range ids {
 				t.wakeAfterCommit(consumes[id].Wake, 1)

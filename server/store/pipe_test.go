@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,23 +58,37 @@ func TestPipe_CommitWithNext(t *testing.T) {
 
 // tripCounter counts the round trips to PostgreSQL of a pool it traces: a
 // batch is one, a statement sent alone is one (TripCounter for the
-// package's external tests).
-type tripCounter struct{ n atomic.Int64 }
+// package's external tests). It counts the statements too, each of a
+// batch and each sent alone, but BEGIN and COMMIT.
+type tripCounter struct{ n, stmts atomic.Int64 }
 
-func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
+	c.count(d.SQL)
 	return ctx
+}
+
+// count counts a statement that is not the transaction's BEGIN or COMMIT.
+func (c *tripCounter) count(sql string) {
+	if s := strings.ToLower(strings.TrimSpace(sql)); s != "begin" && s != "commit" {
+		c.stmts.Add(1)
+	}
 }
 func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 func (c *tripCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
 	c.n.Add(1)
 	return ctx
 }
-func (c *tripCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (c *tripCounter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	c.count(d.SQL)
+}
+func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // Trips returns the round trips counted since the last call.
 func (c *tripCounter) Trips() int64 { return c.n.Swap(0) }
+
+// Statements returns the statements counted since the last call.
+func (c *tripCounter) Statements() int64 { return c.stmts.Swap(0) }
 
 // Goal: a read sent ahead (readAhead) goes in the batch of the next read,
 // behind it, and the same statement with the same arguments then reads its
