@@ -50,6 +50,10 @@ type CompleteActivityTaskParams struct {
 	// Eager, when set, asks for the workflow turn the result makes due
 	// (eager workflow task).
 	Eager *api.EagerWorkflowTask
+	// Turn, when set (with Eager), is the speculative next turn the worker
+	// ran on the result: applied as that turn's ack in the result's
+	// transaction when it still fits, answered in NextTurn.
+	Turn *api.SpeculativeTurn
 }
 
 // WorkerHeartbeatParams are the parameters of Workers.WorkerHeartbeat.
