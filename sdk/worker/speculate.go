@@ -49,7 +49,13 @@ func (w *TetherWorker) speculate(log *slog.Logger, task *api.ActivityTask, raw [
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	next := exec.NextEventID()
 	ev := api.Event{Kind: api.EventActivityCompleted, ActivityID: task.ActivityID, Attempt: task.Attempt, Result: raw, Timestamp: now}
+	began := w.metrics.now()
 	res, err := runSpeculative(exec, next, ev, now.Add(w.opts.WorkflowLockDuration))
+	if err != nil {
+		w.metrics.turnRan(task.WorkflowType, began, true, nil, false)
+	} else {
+		w.metrics.turnRan(task.WorkflowType, began, false, res.Commands, res.Finished)
+	}
 	if err != nil || turnStartsWorkflows(res.Commands) {
 		if err != nil {
 			log.Debug("speculative turn failed: the real turn runs it", "error", err)
