@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,7 +66,11 @@ func (s *Store) CompleteActivityTask(ctx context.Context, p *storage.CompleteAct
 	if eager != nil {
 		c.turn = p.Turn
 	}
-	if err := submit(ctx, s.results, c, s.applyResults); err != nil {
+	g, apply := s.results, s.applyResults
+	if c.turn != nil {
+		g, apply = s.fused, s.applyFused
+	}
+	if err := submit(ctx, g, c, apply); err != nil {
 		// A retried report whose first try was applied gets its answer;
 		// a different report of the token, storage.ErrDuplicateReport.
 		var out api.ActivityAckResponse
@@ -85,23 +88,15 @@ func (c *resultCall) reset() { c.out = api.ActivityAckResponse{} }
 // and one report per attempt (a doubled report runs after the group, and
 // finds the attempt gone).
 func (s *Store) applyResults(group []*resultCall) {
-	calls := oncePerKey(group, func(c *resultCall) string { return c.tok.String() })
-	// The results with speculative turns go in a transaction of their own
-	// (deliverFused), after the others.
-	var fused []*resultCall
-	calls = slices.DeleteFunc(calls, func(c *resultCall) bool {
-		if c.turn != nil {
-			fused = append(fused, c)
-			return true
-		}
-		return false
-	})
-	if len(calls) > 0 {
-		applyByNamespace(s, calls, s.deliverResults)
-	}
-	if len(fused) > 0 {
-		applyByNamespace(s, fused, s.deliverFused)
-	}
+	applyByNamespace(s, oncePerKey(group, func(c *resultCall) string { return c.tok.String() }), s.deliverResults)
+}
+
+// applyFused applies a group of results that carry speculative turns, as
+// applyResults (deliverFused). A report of an attempt that the other
+// results' group holds at the same time waits for it (TakeAttempts' row
+// lock), and then finds the attempt gone.
+func (s *Store) applyFused(group []*resultCall) {
+	applyByNamespace(s, oncePerKey(group, func(c *resultCall) string { return c.tok.String() }), s.deliverFused)
 }
 
 // deliverResults takes the calls' attempts and enqueues the results that

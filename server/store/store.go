@@ -138,14 +138,17 @@ type Store struct {
 	hb      *coalescer[*heartbeatCall]
 	acks    *coalescer[*turnAck]
 	results *coalescer[*resultCall]
-	starts  *coalescer[*startCall]
+	// fused groups the results that carry speculative turns (fused.go):
+	// their groups commit beside the other results' and the acks'.
+	fused  *coalescer[*resultCall]
+	starts *coalescer[*startCall]
 }
 
 // New returns a Store over pool. The schema must be migrated
 // (see db/migrations).
 func New(pool *pgxpool.Pool, opts Options) *Store {
 	return &Store{pool: pool, opts: opts.withDefaults(), hb: newHeartbeats(), acks: newTurnAcks(),
-		results: newResults(), starts: newStarts()}
+		results: newResults(), fused: newResults(), starts: newStarts()}
 }
 
 // Pool returns the store's connection pool.
