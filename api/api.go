@@ -1056,6 +1056,9 @@ type CompleteActivityTaskRequest struct {
 // the activity's result, before the server made the turn due (see
 // CompleteActivityTaskRequest.NextTurn).
 type SpeculativeTurn struct {
+	// InstanceID is the workflow the worker ran the turn of (the
+	// attempt's): a turn of another one is not applied.
+	InstanceID string `json:"instance_id" validate:"required,name"`
 	// ExecutionID is the execution the worker ran the turn on.
 	ExecutionID int64 `json:"execution_id" validate:"min=1"`
 	// NextEventID is the id the execution's next event had when the worker

@@ -153,10 +153,22 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 			}
 		}
 	}, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.CompleteActivityTaskRequest) (api.ActivityAckResponse, error) {
+		// A turn that would close the workflow: the commit's notification
+		// of its result is held for this server's waiters until the
+		// hand-off (as completeWorkflowTask's).
+		var handOff func(any, bool)
+		if t := req.NextTurn; t != nil {
+			key := store.ResultKey(ns, t.InstanceID)
+			handOff = func(any, bool) { s.wakeLocal(key) }
+			if s.hub != nil && closesWorkflow(t.Commands) {
+				handOff = s.hub.Expect(key)
+				defer handOff(nil, false)
+			}
+		}
 		resp, err := s.store.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: token, Result: req.Result,
 			Eager: req.EagerWorkflowTask, Turn: req.NextTurn})
 		if err == nil && resp.NextTurn != nil {
-			s.turnApplied(c, ns, resp.InstanceID, resp.NextTurn)
+			s.turnApplied(c, ns, resp.InstanceID, resp.NextTurn, handOff)
 		}
 		return resp, err
 	})
@@ -166,7 +178,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 // a turn, for a speculative turn applied with its result: the attempts
 // handed out counted, the history bound kept, and a closed workflow handed
 // to this server's waiters on its result.
-func (s *Server) turnApplied(c echo.Context, ns, instanceID string, resp *api.CompleteWorkflowTaskResponse) {
+func (s *Server) turnApplied(c echo.Context, ns, instanceID string, resp *api.CompleteWorkflowTaskResponse, handOff func(any, bool)) {
 	if len(resp.ActivityTasks) > 0 {
 		s.metrics.activityDelivered(resp.ActivityTasks...)
 	}
@@ -174,12 +186,11 @@ func (s *Server) turnApplied(c echo.Context, ns, instanceID string, resp *api.Co
 	if resp.Status == api.StatusRunning {
 		return
 	}
-	key := store.ResultKey(ns, instanceID)
-	if resp.Closed != nil && s.hub != nil {
-		s.hub.WakeWith(key, *resp.Closed)
+	if resp.Closed != nil {
+		handOff(*resp.Closed, true)
 		return
 	}
-	s.wakeLocal(key)
+	s.wakeLocal(store.ResultKey(ns, instanceID))
 }
 
 // failActivityTask godoc

@@ -2179,6 +2179,10 @@ type ApiSpeculativeTurn struct {
 	// ExecutionId ExecutionID is the execution the worker ran the turn on.
 	ExecutionId *int `json:"execution_id,omitempty"`
 
+	// InstanceId InstanceID is the workflow the worker ran the turn of (the
+	// attempt's): a turn of another one is not applied.
+	InstanceId string `json:"instance_id"`
+
 	// NextEventId NextEventID is the id the execution's next event had when the worker
 	// ran the turn: the history it replayed ends just before it.
 	NextEventId *int `json:"next_event_id,omitempty"`

@@ -65,7 +65,7 @@ func (w *TetherWorker) speculate(log *slog.Logger, task *api.ActivityTask, raw [
 	}
 	eager, reserved := w.reserveEager(res.Commands)
 	return &speculation{key: key, exec: exec, finished: res.Finished, reserved: reserved, turn: &api.SpeculativeTurn{
-		ExecutionID: task.ExecutionID, NextEventID: next, EventTime: now,
+		InstanceID: task.InstanceID, ExecutionID: task.ExecutionID, NextEventID: next, EventTime: now,
 		Commands: orNoCommands(res.Commands), ActivityCancels: res.ActivityCancels, EagerActivities: eager,
 	}}
 }

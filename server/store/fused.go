@@ -64,7 +64,7 @@ func (s *Store) deliverFused(ctx context.Context, t *txn, ns string, calls []*re
 	}
 	var turns []fusedTurn
 	for _, d := range eagerDeliveries(ds) {
-		if sp := d.call.turn; sp != nil && sp.ExecutionID == d.row.ExecutionID {
+		if sp := d.call.turn; sp != nil && sp.InstanceID == d.row.InstanceID && sp.ExecutionID == d.row.ExecutionID {
 			turns = append(turns, fusedTurn{d: d, ack: speculativeAck(ns, d)})
 		}
 	}

@@ -34,7 +34,7 @@ func completeWith(t *testing.T, s *store.Store, a api.ActivityTask, nextEventID 
 	t.Helper()
 	return s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken),
 		Result: json.RawMessage(`7`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)},
-		Turn: &api.SpeculativeTurn{ExecutionID: 1, NextEventID: nextEventID, EventTime: at,
+		Turn: &api.SpeculativeTurn{InstanceID: a.InstanceID, ExecutionID: 1, NextEventID: nextEventID, EventTime: at,
 			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`7`)}}}})
 }
 
