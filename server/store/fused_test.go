@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -166,5 +167,44 @@ func TestFused_StaleStateIsDiscarded(t *testing.T) {
 	}
 	if turn := fetchTurn(t, s); turn.InstanceID != "fused-ahead" || len(turn.Messages) != 1 || turn.Messages[0].Kind != api.EventActivityCompleted {
 		t.Fatalf("the queue's turn: %+v, want fused-ahead's result", turn)
+	}
+}
+
+// Goal: results with speculative turns that arrive together (one group,
+// one transaction when they meet: their turns locked by one statement and
+// acknowledged together) each get their own turn applied.
+func TestFused_ConcurrentResultsEachApplyTheirTurn(t *testing.T) {
+	s := newStore(t)
+	const n = 8
+	type started struct {
+		a   api.ActivityTask
+		ack api.CompleteWorkflowTaskResponse
+	}
+	var all []started
+	for i := range n {
+		a, ack := fusedStart(t, s, fmt.Sprint("fused-group-", i))
+		all = append(all, started{a, ack})
+	}
+	errs := make(chan error, n)
+	answers := make(chan api.ActivityAckResponse, n)
+	for _, st := range all {
+		go func() {
+			resp, err := completeWith(t, s, st.a, st.ack.NextEventID, time.Now())
+			errs <- err
+			answers <- resp
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		if resp := <-answers; resp.NextTurn == nil || resp.NextTurn.Status != api.StatusCompleted {
+			t.Fatalf("answer %+v, want the turn applied", resp)
+		}
+	}
+	for i := range n {
+		if k := kinds(history(t, s, fmt.Sprint("fused-group-", i))); k[len(k)-1] != api.EventWorkflowCompleted {
+			t.Fatalf("workflow %d: history %v, want it completed", i, k)
+		}
 	}
 }

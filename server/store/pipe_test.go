@@ -59,8 +59,8 @@ func TestPipe_CommitWithNext(t *testing.T) {
 // tripCounter counts the round trips to PostgreSQL of a pool it traces: a
 // batch is one, a statement sent alone is one (TripCounter for the
 // package's external tests). It counts the statements too, each of a
-// batch and each sent alone, but BEGIN and COMMIT.
-type tripCounter struct{ n, stmts atomic.Int64 }
+// batch and each sent alone, but BEGIN and COMMIT, and the COMMITs.
+type tripCounter struct{ n, stmts, commits atomic.Int64 }
 
 func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
@@ -68,9 +68,14 @@ func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tr
 	return ctx
 }
 
-// count counts a statement that is not the transaction's BEGIN or COMMIT.
+// count counts a statement that is not the transaction's BEGIN or COMMIT,
+// and the COMMITs apart.
 func (c *tripCounter) count(sql string) {
-	if s := strings.ToLower(strings.TrimSpace(sql)); s != "begin" && s != "commit" {
+	switch strings.ToLower(strings.TrimSpace(sql)) {
+	case "begin":
+	case "commit":
+		c.commits.Add(1)
+	default:
 		c.stmts.Add(1)
 	}
 }
@@ -89,6 +94,9 @@ func (c *tripCounter) Trips() int64 { return c.n.Swap(0) }
 
 // Statements returns the statements counted since the last call.
 func (c *tripCounter) Statements() int64 { return c.stmts.Swap(0) }
+
+// Commits returns the COMMITs counted since the last call.
+func (c *tripCounter) Commits() int64 { return c.commits.Swap(0) }
 
 // Goal: a read sent ahead (readAhead) goes in the batch of the next read,
 // behind it, and the same statement with the same arguments then reads its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -240,9 +241,20 @@ func TestRoundTrips_StartHandingItsFirstTurn(t *testing.T) {
 // Goal: a lone workflow's path — the start handing its first turn to a
 // waiting worker, the ack claiming the activity for that worker, the
 // activity's result handing the worker the next turn, the closing ack —
-// costs seven round trips and the statements counted here, step by step:
-// a statement added to one of these transactions shows as a changed count.
+// costs four calls (requests), four commits, seven round trips and the
+// statements counted here, step by step: a statement added to one of these
+// transactions shows as a changed count. With the closing turn run by the
+// worker and sent with the result (a speculative turn, fused.go) it costs
+// three calls, three commits, six round trips and fewer statements.
 func TestRoundTrips_LoneWorkflowStatements(t *testing.T) {
+	for _, speculative := range []bool{false, true} {
+		t.Run(fmt.Sprint("speculative=", speculative), func(t *testing.T) {
+			loneWorkflowPath(t, speculative)
+		})
+	}
+}
+
+func loneWorkflowPath(t *testing.T, speculative bool) {
 	s, c, _ := countingStore(t)
 	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t)
 	type step struct {
@@ -256,6 +268,7 @@ func TestRoundTrips_LoneWorkflowStatements(t *testing.T) {
 	}
 	c.Trips()
 	c.Statements()
+	c.Commits()
 	_, turn, err := storagetest.SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns,
 		Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "lone"},
 		Taker:   &storage.TurnTaker{WorkerID: "w1", LockFor: time.Minute}}))
@@ -271,17 +284,31 @@ func TestRoundTrips_LoneWorkflowStatements(t *testing.T) {
 	if len(ack.ActivityTasks) != 1 {
 		t.Fatalf("eager tasks = %+v, want activity 1", ack.ActivityTasks)
 	}
-	res := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, ack.ActivityTasks[0].LockToken),
-		Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
-	measure("result", 2, loneResultStatements)
-	if res.WorkflowTask == nil {
-		t.Fatalf("result: %+v, want the eager turn", res)
+	complete := []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}
+	params := &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, ack.ActivityTasks[0].LockToken),
+		Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}
+	var closed *api.Workflow
+	if speculative {
+		params.Turn = &api.SpeculativeTurn{InstanceID: "lone", ExecutionID: 1, NextEventID: ack.NextEventID, EventTime: time.Now(), Commands: complete}
+		res := m(s.CompleteActivityTask(ctxT(t), params))(t)
+		measure("result+turn", 3, fusedStatements)
+		if res.NextTurn == nil {
+			t.Fatalf("result: %+v, want its turn applied", res)
+		}
+		closed = res.NextTurn.Closed
+	} else {
+		res := m(s.CompleteActivityTask(ctxT(t), params))(t)
+		measure("result", 2, loneResultStatements)
+		if res.WorkflowTask == nil {
+			t.Fatalf("result: %+v, want the eager turn", res)
+		}
+		closing := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, res.WorkflowTask.LockToken),
+			Request: api.CompleteWorkflowTaskRequest{Commands: complete}}))(t)
+		measure("closing ack", 2, loneClosingAckStatements)
+		closed = closing.Closed
 	}
-	closing := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, res.WorkflowTask.LockToken),
-		Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
-	measure("closing ack", 2, loneClosingAckStatements)
-	if closing.Closed == nil || closing.Closed.Status != api.StatusCompleted {
-		t.Fatalf("closing ack: %+v", closing.Closed)
+	if closed == nil || closed.Status != api.StatusCompleted {
+		t.Fatalf("closed: %+v, want completed", closed)
 	}
 	var trips, stmts int64
 	for _, st := range steps {
@@ -292,7 +319,14 @@ func TestRoundTrips_LoneWorkflowStatements(t *testing.T) {
 			t.Errorf("%s: %d round trips and %d statements, want %d and %d", st.name, st.trips, st.statements, st.wantTrips, st.wantStmt)
 		}
 	}
-	t.Logf("lone workflow: %d round trips, %d statements", trips, stmts)
+	commits, want := c.Commits(), int64(4)
+	if speculative {
+		want = 3
+	}
+	t.Logf("lone workflow: %d calls, %d commits, %d round trips, %d statements", len(steps), commits, trips, stmts)
+	if commits != want || int64(len(steps)) != want {
+		t.Errorf("lone workflow: %d calls and %d commits, want %d of each", len(steps), commits, want)
+	}
 }
 
 // The statements of each step of a lone workflow's path
