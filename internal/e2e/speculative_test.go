@@ -149,3 +149,22 @@ func TestSpeculativeTurnDroppedForASignal(t *testing.T) {
 		t.Fatalf("stats %+v: the speculative turn was applied", st)
 	}
 }
+
+// Goal: the results of a fan-out run no speculative turn (the server makes
+// no turn due for one result while others are in flight): the worker keeps
+// the workflow's state for the turn that takes them, drops none and reads
+// no history.
+func TestSpeculativeTurnsSkipFanOuts(t *testing.T) {
+	e := newEnv(t)
+	r := e.startWorker("q", testOptions(), registerBasics)
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "spec-fan", TaskQueue: "q"}, FanOutFlow, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := result[int](t, run, 30*time.Second); err != nil || got != 30 {
+		t.Fatalf("result %d, %v; want 30", got, err)
+	}
+	if st := r.w.Stats(); st.DroppedSpeculativeTurns != 0 || st.HistoryReads != 0 || st.CacheHits == 0 {
+		t.Fatalf("stats %+v: want no speculative turn dropped, no history read, the cached state used", st)
+	}
+}

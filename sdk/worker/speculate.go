@@ -33,9 +33,9 @@ type speculation struct {
 
 // speculate runs task's workflow's next turn on the result raw with the
 // state this worker holds, and returns it (nil when the worker holds no
-// state of the execution, speculative turns are off, or the turn cannot
-// be sent: it failed, or it starts workflows, which a turn's ack charges
-// to the key's start rate).
+// state of the execution, other activities of it are in flight,
+// speculative turns are off, or the turn cannot be sent: it failed, or it
+// starts workflows, which a turn's ack charges to the key's start rate).
 func (w *TetherWorker) speculate(log *slog.Logger, task *api.ActivityTask, raw []byte) *speculation {
 	if w.opts.DisableSpeculativeTurns || w.cache == nil {
 		return nil
@@ -43,6 +43,13 @@ func (w *TetherWorker) speculate(log *slog.Logger, task *api.ActivityTask, raw [
 	key := cacheKey{task.InstanceID, task.ExecutionID}
 	exec := w.cache.take(key)
 	if exec == nil {
+		return nil
+	}
+	if !exec.OnlyPendingActivity(task.ActivityID) {
+		// Other activities are in flight: the server makes no turn due
+		// for this result alone (the queue's poll batches them), and
+		// the state stays for that turn.
+		w.cache.put(key, exec)
 		return nil
 	}
 	// The event's time as the history will record it (microseconds).
