@@ -1133,6 +1133,43 @@ type CompleteActivityTaskRequest struct {
 	// for the worker that ran the attempt, and to return it in
 	// workflow_task, as a workflow-task poll by that worker would have.
 	EagerWorkflowTask *EagerWorkflowTask `json:"eager_workflow_task,omitempty"`
+	// NextTurn, when set (with eager_workflow_task), is the workflow's next
+	// turn that the worker already ran on this result with the workflow
+	// state it holds (a speculative turn): the server applies it as the
+	// ack of that turn in the result's transaction when the turn would
+	// have had exactly this result as its one message, on the history the
+	// worker replayed (next_event_id). Otherwise it records only the
+	// result and the answer's next_turn is absent: the worker drops what
+	// the speculative turn did and runs the real turn (workflow_task, or a
+	// poll's).
+	NextTurn *SpeculativeTurn `json:"next_turn,omitempty"`
+}
+
+// SpeculativeTurn is a turn run by the worker that ran an activity, on
+// the activity's result, before the server made the turn due (see
+// CompleteActivityTaskRequest.NextTurn).
+type SpeculativeTurn struct {
+	// InstanceID is the workflow the worker ran the turn of (the
+	// attempt's): a turn of another one is not applied.
+	InstanceID string `json:"instance_id" validate:"required,name"`
+	// ExecutionID is the execution the worker ran the turn on.
+	ExecutionID int64 `json:"execution_id" validate:"min=1"`
+	// NextEventID is the id the execution's next event had when the worker
+	// ran the turn: the history it replayed ends just before it.
+	NextEventID int64 `json:"next_event_id" validate:"min=1"`
+	// EventTime is the time the worker gave the result's event (the
+	// workflow's clock in the turn); the history records it. A time before
+	// the execution's last event, or ahead of the server's clock, is
+	// refused (the turn is then not applied).
+	EventTime time.Time `json:"event_time"`
+	// Commands are the turn's decisions, as in a turn's ack.
+	Commands []Command `json:"commands" validate:"max=10000,dive"`
+	// ActivityCancels are the running activities whose cancellation the
+	// turn requests, as in a turn's ack.
+	ActivityCancels []ActivityCancel `json:"activity_cancels,omitempty" validate:"max=100000,dive"`
+	// EagerActivities asks for the attempts the turn schedules, as in a
+	// turn's ack.
+	EagerActivities *EagerActivities `json:"eager_activities,omitempty"`
 }
 
 // CompleteActivityByIDRequest is the body of POST
@@ -1212,6 +1249,14 @@ type ActivityAckResponse struct {
 	// WorkflowTask is the turn locked for the worker at its request
 	// (eager_workflow_task); it runs and acknowledges it as a polled one.
 	WorkflowTask *WorkflowTask `json:"workflow_task,omitempty"`
+	// NextTurn is the ack of the report's speculative turn (next_turn),
+	// when the server applied it: the turn is done, as after
+	// POST /workflow-tasks/{token}/complete. Absent: the turn was not
+	// applied (the worker drops it).
+	NextTurn *CompleteWorkflowTaskResponse `json:"next_turn,omitempty"`
+	// InstanceID is the workflow of the applied next_turn (server side
+	// only: the hand-off of a workflow it closed).
+	InstanceID string `json:"-"`
 }
 
 // ---------------------------------------------------------------------------

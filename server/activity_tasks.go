@@ -115,7 +115,7 @@ func (s *Server) heartbeatActivityTask(c echo.Context) error {
 //
 //	@Summary		Complete an activity attempt
 //	@ID			completeActivityTask
-//	@Description	Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+//	@Description	Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 //	@Tags			activity-tasks
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -137,9 +137,61 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 		if e := req.EagerWorkflowTask; e != nil {
 			e.LockFor = api.Duration(b.durationRange("eager_workflow_task.lock_for", e.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor))
 		}
+		if t := req.NextTurn; t != nil {
+			b.check(req.EagerWorkflowTask != nil, "eager_workflow_task", "is required with next_turn")
+			b.check(!t.EventTime.IsZero(), "next_turn.event_time", "is required")
+			if n := s.cfg.Limits.CommandsPerTurn; len(t.Commands) > n && !b.has("next_turn.commands") {
+				b.add("next_turn.commands", "must have at most %d items", n)
+			}
+			if e := t.EagerActivities; e != nil {
+				e.LockFor = api.Duration(b.durationRange("next_turn.eager_activities.lock_for", e.LockFor, defaultActivityLockFor, minLockFor, maxLockFor))
+			}
+			if turnStarts(t.Commands) > 0 {
+				// A turn that starts workflows is charged to the key's
+				// start rate (completeWorkflowTask): it runs as an
+				// ordinary turn.
+				req.NextTurn = nil
+			}
+		}
 	}, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.CompleteActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: token, Result: req.Result, Eager: req.EagerWorkflowTask})
+		// A turn that would close the workflow: the commit's notification
+		// of its result is held for this server's waiters until the
+		// hand-off (as completeWorkflowTask's).
+		var handOff func(*api.Workflow)
+		if t := req.NextTurn; t != nil {
+			key := store.ResultKey(ns, t.InstanceID)
+			handOff = func(*api.Workflow) { s.wakeLocal(key) }
+			if s.hub != nil && closesWorkflow(t.Commands) {
+				handOff = s.hub.Expect(key)
+				defer handOff(nil)
+			}
+		}
+		resp, err := s.store.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: token, Result: req.Result,
+			Eager: req.EagerWorkflowTask, Turn: req.NextTurn})
+		if err == nil && resp.NextTurn != nil {
+			s.turnApplied(c, ns, resp.InstanceID, resp.NextTurn, handOff)
+		}
+		return resp, err
 	})
+}
+
+// turnApplied does what completeWorkflowTask does after the store applied
+// a turn, for a speculative turn applied with its result: the attempts
+// handed out counted, the history bound kept, and a closed workflow handed
+// to this server's waiters on its result.
+func (s *Server) turnApplied(c echo.Context, ns, instanceID string, resp *api.CompleteWorkflowTaskResponse, handOff func(*api.Workflow)) {
+	if len(resp.ActivityTasks) > 0 {
+		s.metrics.ActivityDelivered(resp.ActivityTasks...)
+	}
+	s.enforceHistoryLimit(c, ns, instanceID, resp)
+	if resp.Status == api.StatusRunning {
+		return
+	}
+	if resp.Closed != nil {
+		handOff(resp.Closed)
+		return
+	}
+	s.wakeLocal(store.ResultKey(ns, instanceID))
 }
 
 // failActivityTask godoc

@@ -244,6 +244,14 @@ func badInputCases() []badCase {
 		{"acomplete: malformed", post, "/activity-tasks/" + tok + "/complete", `{"result":tru}`, bad, []string{"body"}},
 		{"acomplete: eager without queue", post, "/activity-tasks/" + tok + "/complete", `{"eager_workflow_task":{}}`, bad, []string{"eager_workflow_task.task_queue"}},
 		{"acomplete: eager lock too long", post, "/activity-tasks/" + tok + "/complete", `{"eager_workflow_task":{"task_queue":"q","lock_for":"1h"}}`, bad, []string{"eager_workflow_task.lock_for"}},
+		{"acomplete: next turn without eager", post, "/activity-tasks/" + tok + "/complete",
+			`{"next_turn":{"instance_id":"i","execution_id":1,"next_event_id":4,"event_time":"2026-01-01T00:00:00Z","commands":[]}}`, bad, []string{"eager_workflow_task"}},
+		{"acomplete: next turn without its fields", post, "/activity-tasks/" + tok + "/complete",
+			`{"eager_workflow_task":{"task_queue":"q"},"next_turn":{"commands":[]}}`, bad, []string{"next_turn.instance_id", "next_turn.execution_id", "next_turn.next_event_id", "next_turn.event_time"}},
+		{"acomplete: next turn bad command", post, "/activity-tasks/" + tok + "/complete",
+			`{"eager_workflow_task":{"task_queue":"q"},"next_turn":{"instance_id":"i","execution_id":1,"next_event_id":4,"event_time":"2026-01-01T00:00:00Z","commands":[{"type":"nope"}]}}`, bad, []string{"next_turn.commands[0].type"}},
+		{"acomplete: next turn eager lock too long", post, "/activity-tasks/" + tok + "/complete",
+			`{"eager_workflow_task":{"task_queue":"q"},"next_turn":{"instance_id":"i","execution_id":1,"next_event_id":4,"event_time":"2026-01-01T00:00:00Z","commands":[],"eager_activities":{"task_queues":["q"],"max":1,"lock_for":"1h"}}}`, bad, []string{"next_turn.eager_activities.lock_for"}},
 
 		// POST /activity-tasks/{token}/fail
 		{"afail: no error", post, "/activity-tasks/" + tok + "/fail", `{}`, bad, []string{"error.message"}},

@@ -71,6 +71,7 @@ func workerFlags(fs *pflag.FlagSet, w *bench.Workers, def int) {
 	fs.IntVar(&w.Count, "workers", def, "worker processes (or in-process workers with --workers-inprocess)")
 	fs.BoolVar(&w.InProcess, "workers-inprocess", false, "run the workers in the bench process instead of as processes")
 	fs.BoolVar(&w.NoEager, "no-eager", false, "turn off eager activity dispatch (every attempt goes through its queue)")
+	fs.BoolVar(&w.NoSpeculative, "no-speculative", false, "turn off speculative turns (every turn after a result comes from the server)")
 }
 
 // scenario is the scenario that runs run with *c, as the flags left it.

@@ -12,10 +12,17 @@ import (
 	"github.com/google/uuid"
 )
 
-const consumeMessages = `-- name: ConsumeMessages :exec
-DELETE FROM orchestrator_queue q
+const consumeMessages = `-- name: ConsumeMessages :many
+WITH d AS (
+    DELETE FROM orchestrator_queue q
+    WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
+      AND q.lock_token = ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid
+)
+SELECT DISTINCT q.instance_id FROM orchestrator_queue q
 WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
-  AND q.lock_token = ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid
+  AND q.visible_at <= now()
+  AND (q.lock_token IS NULL
+       OR q.lock_token <> ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid)
 `
 
 type ConsumeMessagesParams struct {
@@ -24,14 +31,32 @@ type ConsumeMessagesParams struct {
 	Turns       []byte
 }
 
-// Deletes the consumed messages of one or more turns: of each instance
-// named in instance_ids, those locked by turns[instance_id].lock_token.
-// No answer to wait for: the statement travels with the next one or the
-// COMMIT. InstancesWithMessages, at the commit, finds the instances to
-// wake.
-func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) error {
-	_, err := q.db.Exec(ctx, consumeMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
-	return err
+// Deletes the consumed messages of one or more turns — of each instance
+// named in instance_ids, those locked by turns[instance_id].lock_token —
+// and returns, of those instances, the ones that have visible messages
+// their turn did not take: messages that arrived during the turn, whose own
+// wake-up found the instance locked. Sent with the ack's COMMIT
+// (readAtCommit); the caller announces their next turns once it has
+// committed. The rows the DELETE removes are still in the SELECT's
+// snapshot, hence its lock_token filter.
+func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, consumeMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var instance_id string
+		if err := rows.Scan(&instance_id); err != nil {
+			return nil, err
+		}
+		items = append(items, instance_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const deferLockedMessages = `-- name: DeferLockedMessages :exec
@@ -285,45 +310,6 @@ WHERE current_setting('citus.version', true) IS NULL
 func (q *Queries) GenericPlans(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, genericPlans)
 	return err
-}
-
-const instancesWithMessages = `-- name: InstancesWithMessages :many
-SELECT DISTINCT q.instance_id FROM orchestrator_queue q
-WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
-  AND q.visible_at <= now()
-  AND (q.lock_token IS NULL
-       OR q.lock_token <> ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid)
-`
-
-type InstancesWithMessagesParams struct {
-	Namespace   string
-	InstanceIds []string
-	Turns       []byte
-}
-
-// Of the instances named in instance_ids, whose turns were just
-// acknowledged, those that have visible messages their turn did not take
-// (turns[instance_id].lock_token): messages that arrived during the turn,
-// whose own wake-up found the instance locked. Read with the ack's COMMIT;
-// the caller announces their next turns once it has committed.
-func (q *Queries) InstancesWithMessages(ctx context.Context, arg InstancesWithMessagesParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, instancesWithMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var instance_id string
-		if err := rows.Scan(&instance_id); err != nil {
-			return nil, err
-		}
-		items = append(items, instance_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const lockInstanceMessages = `-- name: LockInstanceMessages :exec

@@ -68,22 +68,20 @@ FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
 DELETE FROM orchestrator_queue
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND lock_token = sqlc.arg(lock_token);
 
--- name: ConsumeMessages :exec
--- Deletes the consumed messages of one or more turns: of each instance
--- named in instance_ids, those locked by turns[instance_id].lock_token.
--- No answer to wait for: the statement travels with the next one or the
--- COMMIT. InstancesWithMessages, at the commit, finds the instances to
--- wake.
-DELETE FROM orchestrator_queue q
-WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-  AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid;
-
--- name: InstancesWithMessages :many
--- Of the instances named in instance_ids, whose turns were just
--- acknowledged, those that have visible messages their turn did not take
--- (turns[instance_id].lock_token): messages that arrived during the turn,
--- whose own wake-up found the instance locked. Read with the ack's COMMIT;
--- the caller announces their next turns once it has committed.
+-- name: ConsumeMessages :many
+-- Deletes the consumed messages of one or more turns — of each instance
+-- named in instance_ids, those locked by turns[instance_id].lock_token —
+-- and returns, of those instances, the ones that have visible messages
+-- their turn did not take: messages that arrived during the turn, whose own
+-- wake-up found the instance locked. Sent with the ack's COMMIT
+-- (readAtCommit); the caller announces their next turns once it has
+-- committed. The rows the DELETE removes are still in the SELECT's
+-- snapshot, hence its lock_token filter.
+WITH d AS (
+    DELETE FROM orchestrator_queue q
+    WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
+      AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid
+)
 SELECT DISTINCT q.instance_id FROM orchestrator_queue q
 WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND q.visible_at <= now()

@@ -40,13 +40,13 @@ func (c HopsConfig) withDefaults() HopsConfig {
 const maxHops = 1_000_000
 
 // Path hops of a lone one-activity workflow that no implementation can
-// save: four durable commits (the start, the activity's scheduling, its
-// result, the completion) and five HTTP exchanges (the start, the first
-// turn's ack, the activity's result, the closing ack, and the two long
-// polls' answers, one way each).
+// save: three durable commits (the start, the activity's scheduling, its
+// result with the closing turn run speculatively by the worker) and four
+// HTTP exchanges (the start, the first turn's ack, the activity's result
+// with the closing turn, and the two long polls' answers, one way each).
 const (
-	pathCommits   = 4
-	pathExchanges = 5
+	pathCommits   = 3
+	pathExchanges = 4
 )
 
 // Hops measures what one step of a lone workflow's path costs on this

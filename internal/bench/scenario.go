@@ -17,6 +17,9 @@ type Workers struct {
 	// NoEager turns off eager activity dispatch (every attempt then goes
 	// through its queue and a poll).
 	NoEager bool
+	// NoSpeculative turns off speculative turns (the worker runs no turn
+	// on its own result: each comes from the server).
+	NoSpeculative bool
 }
 
 func (w Workers) withDefaults() Workers {
@@ -28,7 +31,7 @@ func (w Workers) withDefaults() Workers {
 
 // spec returns the worker spec for queue.
 func (w Workers) spec(queue string) workerSpec {
-	s := workerSpec{Queue: queue, NoEager: w.NoEager}
+	s := workerSpec{Queue: queue, NoEager: w.NoEager, NoSpeculative: w.NoSpeculative}
 	if w.InProcess {
 		s.InProcess = w.Count
 	} else {
@@ -49,6 +52,7 @@ func (w Workers) params(r *Report) {
 	r.param("workers", w.Count)
 	r.param("worker_mode", w.mode())
 	r.param("eager_activities", !w.NoEager)
+	r.param("speculative_turns", !w.NoEager && !w.NoSpeculative)
 }
 
 // pids are the process ids of the set's worker processes.

@@ -35,6 +35,8 @@ type workerSpec struct {
 	ActivitiesOnly bool
 	// NoEager sets worker.Options.DisableEagerDispatch.
 	NoEager bool
+	// NoSpeculative sets worker.Options.DisableSpeculativeTurns.
+	NoSpeculative bool
 	// Name prefixes the workers' identities.
 	Name string
 }
@@ -49,6 +51,7 @@ func (s workerSpec) options(identity string) worker.Options {
 		CancelGracePeriod:       5 * time.Second,
 		PollWait:                10 * time.Second,
 		DisableEagerDispatch:    s.NoEager,
+		DisableSpeculativeTurns: s.NoSpeculative,
 	}
 }
 
@@ -69,6 +72,9 @@ func (s workerSpec) args(serverURL, identity string) []string {
 	}
 	if s.NoEager {
 		a = append(a, "--no-eager")
+	}
+	if s.NoSpeculative {
+		a = append(a, "--no-speculative")
 	}
 	return a
 }
@@ -220,6 +226,7 @@ func runWorkerChild(ctx context.Context, args []string, out *lineWriter, stderr 
 	fs.IntVar(&spec.MaxActivities, "max-activities", 0, "concurrent activities (0: SDK default)")
 	fs.BoolVar(&spec.ActivitiesOnly, "activities-only", false, "register activities only")
 	fs.BoolVar(&spec.NoEager, "no-eager", false, "turn off eager activity dispatch")
+	fs.BoolVar(&spec.NoSpeculative, "no-speculative", false, "turn off speculative turns")
 	logLevel := fs.String("log-level", "warn", "log level")
 	if err := fs.Parse(args); err != nil {
 		return err

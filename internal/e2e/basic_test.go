@@ -230,6 +230,9 @@ func TestEvictedStateReadsHistory(t *testing.T) {
 	e := newEnv(t)
 	opts := testOptions()
 	opts.CacheSize = 1
+	// Every turn after a result comes from the server (no speculative
+	// turn runs on the cached state).
+	opts.DisableSpeculativeTurns = true
 	r := e.startWorker("q", opts, registerBasics)
 	var runs []client.WorkflowRun
 	for i := range 4 {
@@ -254,13 +257,15 @@ func TestEvictedStateReadsHistory(t *testing.T) {
 // activities its turns schedule in the answer of the ack, and the turns
 // its results make due in the answer of the result (eager dispatch), and
 // runs the workflow to the right result; with eager dispatch disabled
-// everything comes from polls.
+// everything comes from polls. (Speculative turns off: with them the
+// worker runs the turns after its results itself, TestSpeculativeTurns.)
 func TestEagerActivities(t *testing.T) {
 	for _, disabled := range []bool{false, true} {
 		t.Run(fmt.Sprint("disabled=", disabled), func(t *testing.T) {
 			e := newEnv(t)
 			opts := testOptions()
 			opts.DisableEagerDispatch = disabled
+			opts.DisableSpeculativeTurns = true
 			r := e.startWorker("q", opts, registerBasics)
 			run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "eager", TaskQueue: "q"}, SequentialFlow, 3)
 			if err != nil {

@@ -438,6 +438,12 @@ type ApiAccepted struct {
 
 // ApiActivityAckResponse defines model for api.ActivityAckResponse.
 type ApiActivityAckResponse struct {
+	// NextTurn NextTurn is the ack of the report's speculative turn (next_turn),
+	// when the server applied it: the turn is done, as after
+	// POST /workflow-tasks/{token}/complete. Absent: the turn was not
+	// applied (the worker drops it).
+	NextTurn *ApiCompleteWorkflowTaskResponse `json:"next_turn,omitempty"`
+
 	// Outcome Outcome is what the server did with the report: "delivered" (the
 	// workflow will see it), "retry_scheduled" (a new attempt follows),
 	// "stale" (the attempt had been cancelled or superseded; the report was
@@ -948,6 +954,17 @@ type ApiCompleteActivityTaskRequest struct {
 	// for the worker that ran the attempt, and to return it in
 	// workflow_task, as a workflow-task poll by that worker would have.
 	EagerWorkflowTask *ApiEagerWorkflowTask `json:"eager_workflow_task,omitempty"`
+
+	// NextTurn NextTurn, when set (with eager_workflow_task), is the workflow's next
+	// turn that the worker already ran on this result with the workflow
+	// state it holds (a speculative turn): the server applies it as the
+	// ack of that turn in the result's transaction when the turn would
+	// have had exactly this result as its one message, on the history the
+	// worker replayed (next_event_id). Otherwise it records only the
+	// result and the answer's next_turn is absent: the worker drops what
+	// the speculative turn did and runs the real turn (workflow_task, or a
+	// poll's).
+	NextTurn *ApiSpeculativeTurn `json:"next_turn,omitempty"`
 
 	// Result Result is the activity's result, any JSON value.
 	Result interface{} `json:"result,omitempty"`
@@ -2273,6 +2290,37 @@ type ApiSignalWithStartResponse struct {
 	Status *string `json:"status,omitempty"`
 }
 
+// ApiSpeculativeTurn defines model for api.SpeculativeTurn.
+type ApiSpeculativeTurn struct {
+	// ActivityCancels ActivityCancels are the running activities whose cancellation the
+	// turn requests, as in a turn's ack.
+	ActivityCancels *[]ApiActivityCancel `json:"activity_cancels,omitempty"`
+
+	// Commands Commands are the turn's decisions, as in a turn's ack.
+	Commands *[]ApiCommand `json:"commands,omitempty"`
+
+	// EagerActivities EagerActivities asks for the attempts the turn schedules, as in a
+	// turn's ack.
+	EagerActivities *ApiEagerActivities `json:"eager_activities,omitempty"`
+
+	// EventTime EventTime is the time the worker gave the result's event (the
+	// workflow's clock in the turn); the history records it. A time before
+	// the execution's last event, or ahead of the server's clock, is
+	// refused (the turn is then not applied).
+	EventTime *string `json:"event_time,omitempty"`
+
+	// ExecutionId ExecutionID is the execution the worker ran the turn on.
+	ExecutionId *int `json:"execution_id,omitempty"`
+
+	// InstanceId InstanceID is the workflow the worker ran the turn of (the
+	// attempt's): a turn of another one is not applied.
+	InstanceId string `json:"instance_id"`
+
+	// NextEventId NextEventID is the id the execution's next event had when the worker
+	// ran the turn: the history it replayed ends just before it.
+	NextEventId *int `json:"next_event_id,omitempty"`
+}
+
 // ApiStartWorkflowRequest defines model for api.StartWorkflowRequest.
 type ApiStartWorkflowRequest struct {
 	// Concurrency Concurrency limits how many workflows of its key run at once
@@ -3245,7 +3293,7 @@ type ClientInterface interface {
 
 	// CompleteActivityTaskWithBody Complete an activity attempt
 	//
-	// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+	// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3254,7 +3302,7 @@ type ClientInterface interface {
 
 	// CompleteActivityTask Complete an activity attempt
 	//
-	// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+	// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4190,7 +4238,7 @@ func (c *Client) AbandonActivityTask(ctx context.Context, namespace string, toke
 
 // CompleteActivityTaskWithBody Complete an activity attempt
 //
-// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4209,7 +4257,7 @@ func (c *Client) CompleteActivityTaskWithBody(ctx context.Context, namespace str
 
 // CompleteActivityTask Complete an activity attempt
 //
-// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9218,7 +9266,7 @@ type ClientWithResponsesInterface interface {
 
 	// CompleteActivityTaskWithBodyWithResponse Complete an activity attempt
 	//
-	// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+	// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9227,7 +9275,7 @@ type ClientWithResponsesInterface interface {
 
 	// CompleteActivityTaskWithResponse Complete an activity attempt
 	//
-	// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+	// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15304,7 +15352,7 @@ func (c *ClientWithResponses) AbandonActivityTaskWithResponse(ctx context.Contex
 
 // CompleteActivityTaskWithBodyWithResponse Complete an activity attempt
 //
-// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15319,7 +15367,7 @@ func (c *ClientWithResponses) CompleteActivityTaskWithBodyWithResponse(ctx conte
 
 // CompleteActivityTaskWithResponse Complete an activity attempt
 //
-// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task.
+// Acknowledges the attempt with its result. The outcome says whether the workflow will see it ("delivered") or the attempt had been cancelled or superseded ("stale"). A lost lock → 409. With eager_workflow_task, the workflow turn the result makes due is locked for the worker in the same transaction (when the workflow is on that task queue and no one holds it) and returned in workflow_task. With next_turn as well (a speculative turn: the workflow's next turn, run by the worker on this result with the workflow state it holds), that turn is acknowledged in the same transaction when it is the one the workflow would have run — its one message this result, on the history the worker replayed, at an event time not before the history's last event nor ahead of the server's clock — and its ack's answer is returned in next_turn; otherwise next_turn is absent and the real turn is in workflow_task, or left to the queue's pollers.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -416,9 +416,14 @@ func (w *TetherWorker) report(log *slog.Logger, a *attempt, out outcome) {
 			return
 		}
 		eager, slots := w.eagerTurnRequest(task)
-		resp := w.ack(log, task, "complete", func(ctx context.Context) (*api.ActivityAckResponse, error) {
-			return w.p.CompleteActivityTask(ctx, task.LockToken, api.CompleteActivityTaskRequest{Result: raw, EagerWorkflowTask: eager})
-		})
+		var sp *speculation
+		if eager != nil {
+			sp = w.speculate(log, task, raw)
+		}
+		resp := w.completeSpeculating(log, task, raw, eager, sp)
+		if sp != nil {
+			w.settleSpeculation(log, sp, resp)
+		}
 		w.startEagerTurn(resp, slots)
 	}
 }

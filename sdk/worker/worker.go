@@ -106,6 +106,15 @@ type Options struct {
 	// workflow turn that result makes due (when it has a free turn slot):
 	// both start without a poll.
 	DisableEagerDispatch bool
+	// DisableSpeculativeTurns turns off speculative turns. By default a
+	// worker that reports an activity's result with eager dispatch, and
+	// holds the workflow's state in its cache, runs the workflow's next
+	// turn on the result at once and sends it with the result: the server
+	// applies both in one transaction when nothing else reached the
+	// workflow meanwhile, and the worker drops the turn otherwise (the
+	// real turn runs instead). It saves the turn's ack: a request and a
+	// commit per activity of a workflow run by one worker.
+	DisableSpeculativeTurns bool
 	// CancelGracePeriod is how long a cancelled activity may take to return
 	// before it is abandoned and its attempt acknowledged (default 10s).
 	CancelGracePeriod time.Duration
@@ -894,6 +903,10 @@ type stats struct {
 	eager         atomic.Int64
 	eagerTurns    atomic.Int64
 	batchedTurns  atomic.Int64
+	// speculative, droppedSpeculative: speculative turns applied with
+	// their results, and not applied.
+	speculative        atomic.Int64
+	droppedSpeculative atomic.Int64
 }
 
 // Stats is a snapshot of a worker's counters.
@@ -932,6 +945,15 @@ type Stats struct {
 	// poll's answer (a poll that took several turns at once) rather than as
 	// the answer itself.
 	BatchedWorkflowTasks int64
+	// SpeculativeTurns counts turns this worker ran on an activity's
+	// result it reported and sent with it, applied by the server with the
+	// result (see Options.DisableSpeculativeTurns); they count in Turns
+	// too.
+	SpeculativeTurns int64
+	// DroppedSpeculativeTurns counts speculative turns the server did not
+	// apply (something else reached the workflow meanwhile): the real turn
+	// ran instead.
+	DroppedSpeculativeTurns int64
 }
 
 // Stats returns the worker's counters.
@@ -949,7 +971,9 @@ func (w *TetherWorker) Stats() Stats {
 		EagerActivities:    w.stats.eager.Load(),
 		EagerWorkflowTasks: w.stats.eagerTurns.Load(),
 
-		BatchedWorkflowTasks: w.stats.batchedTurns.Load(),
+		BatchedWorkflowTasks:    w.stats.batchedTurns.Load(),
+		SpeculativeTurns:        w.stats.speculative.Load(),
+		DroppedSpeculativeTurns: w.stats.droppedSpeculative.Load(),
 	}
 }
 

@@ -88,6 +88,10 @@ type AckActivityTaskParams struct {
 	// Eager, when set, asks for the workflow turn the result makes due
 	// (eager workflow task; AckComplete).
 	Eager *api.EagerWorkflowTask
+	// Turn, when set (with Eager), is the speculative next turn the worker
+	// ran on the result: applied as that turn's ack in the result's
+	// transaction when it still fits, answered in NextTurn.
+	Turn *api.SpeculativeTurn
 	// Error is the attempt's failure (AckFail).
 	Error api.Error
 	// Details are the attempt's last heartbeat details, opaque JSON: the

@@ -45,6 +45,12 @@ type turnAck struct {
 	digest []byte
 
 	out api.CompleteWorkflowTaskResponse
+	// eventTime, for a speculative turn (fused.go), is the time its worker
+	// gave the turn's one message: the history records it.
+	eventTime *time.Time
+	// noReceipt: the ack writes no receipt (a speculative turn's, whose
+	// lock token no worker holds: the result's receipt answers for it).
+	noReceipt bool
 	// cancels counts the activity cancels the turn requested, by reason
 	// (for the Observer).
 	cancels map[string]int
@@ -135,6 +141,18 @@ type plannedTurn struct {
 // lost, a command refused, signals to handle first) gets its error and
 // writes nothing; any other error fails the transaction.
 func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*turnAck) error {
+	p, turns := lockedTurnsParams(ns, acks)
+	signals, signalsRead := readSignalsAhead(t, ns, acks)
+	rows, err := t.q.GetLockedTurns(ctx, p)
+	if err != nil {
+		return fmt.Errorf("locked instances: %w", err)
+	}
+	return s.ackLockedTurns(ctx, t, ns, acks, turns, rows, signals, signalsRead)
+}
+
+// lockedTurnsParams are the arguments of the GetLockedTurns of acks, and
+// what it is told of each turn.
+func lockedTurnsParams(ns string, acks []*turnAck) (gen.GetLockedTurnsParams, map[string]lockedTurnArg) {
 	ids := make([]string, 0, len(acks))
 	turns := make(map[string]lockedTurnArg, len(acks))
 	for _, a := range acks {
@@ -153,11 +171,15 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 		}
 		turns[a.instanceID] = arg
 	}
-	signals, signalsRead := readSignalsAhead(t, ns, acks)
-	rows, err := t.q.GetLockedTurns(ctx, gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(turns)})
-	if err != nil {
-		return fmt.Errorf("locked instances: %w", err)
-	}
+	return gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(turns)}, turns
+}
+
+// ackLockedTurns plans the turns of acks that GetLockedTurns found locked
+// (rows) and writes them all; signals are the arguments of the
+// PendingSignals sent ahead (readSignalsAhead) as signalsRead, if any.
+func (s *Store) ackLockedTurns(ctx context.Context, t *txn, ns string, acks []*turnAck, turns map[string]lockedTurnArg,
+	rows []gen.GetLockedTurnsRow, signals *gen.PendingSignalsParams, signalsRead aheadID) error {
+	var err error
 	locked := make(map[string]gen.GetLockedTurnsRow, len(rows))
 	for _, r := range rows {
 		locked[r.Instance.InstanceID] = r
@@ -169,7 +191,7 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 			a.err = storage.ErrLockLost
 			continue
 		}
-		plan, err := s.planAck(ctx, t, ns, row, a.req, turns[a.instanceID].All)
+		plan, err := s.planAck(ctx, t, ns, row, a.req, turns[a.instanceID].All, a.eventTime)
 		var invalid *storage.InvalidError
 		if errors.As(err, &invalid) {
 			a.err = invalid
@@ -198,6 +220,9 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 	// attempts are not repeated).
 	rs := make([]receipt, 0, len(planned))
 	for _, pt := range planned {
+		if pt.ack.noReceipt {
+			continue
+		}
 		out := pt.ack.out
 		out.ActivityTasks = nil
 		rs = append(rs, newReceipt(pt.ack.tok, receiptTurn, pt.ack.digest, out))
@@ -206,12 +231,20 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 }
 
 // planAck plans the turn of row acknowledged with req. A command the
-// server refuses → *storage.InvalidError.
-func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLockedTurnsRow, req api.CompleteWorkflowTaskRequest, all bool) (engine.TurnPlan, error) {
+// server refuses → *storage.InvalidError. eventTime, when set, is the time
+// of the turn's messages (a speculative turn's one message: the time its
+// worker ran it with).
+func (s *Store) planAck(ctx context.Context, t *txn, ns string, row gen.GetLockedTurnsRow, req api.CompleteWorkflowTaskRequest, all bool,
+	eventTime *time.Time) (engine.TurnPlan, error) {
 	inst := row.Instance
 	msgs, err := parseLockedMessages(row.Messages)
 	if err != nil {
 		return engine.TurnPlan{}, err
+	}
+	if eventTime != nil {
+		for i := range msgs {
+			msgs[i].Event.Timestamp = *eventTime
+		}
 	}
 	// A turn that cancels the workflow's activities wholesale needs the
 	// state of every activity; any other turn only that of the activities
@@ -804,18 +837,17 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		}
 	}
 	if len(w.consumes) > 0 {
-		// Messages that arrived during a turn found its instance locked:
-		// it is free now, and the statement wakes its pollers again.
+		// The consumed messages go with the COMMIT, in a statement that
+		// also finds the messages that arrived during a turn: their
+		// wake-up found its instance locked; it is free now, and their
+		// pollers are woken again once the transaction has committed.
 		consume := gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
 			Turns: mustJSON(w.consumes)}
-		if err := t.w.ConsumeMessages(ctx, consume); err != nil {
-			return fmt.Errorf("delete consumed messages: %w", err)
-		}
 		consumes := w.consumes
 		t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
-			ids, err := q.InstancesWithMessages(ctx, gen.InstancesWithMessagesParams(consume))
+			ids, err := q.ConsumeMessages(ctx, consume)
 			if err != nil {
-				return fmt.Errorf("instances with messages: %w", err)
+				return fmt.Errorf("delete consumed messages: %w", err)
 			}
 			for _, id := range ids {
 				t.wakeAfterCommit(consumes[id].Wake, 1)

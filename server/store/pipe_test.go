@@ -58,27 +58,50 @@ func TestPipe_CommitWithNext(t *testing.T) {
 
 // tripCounter counts the round trips to PostgreSQL of a pool it traces: a
 // batch is one, a statement sent alone is one (TripCounter for the
-// package's external tests).
-type tripCounter struct{ n atomic.Int64 }
+// package's external tests). It counts the statements too, each of a
+// batch and each sent alone, but BEGIN and COMMIT, and the COMMITs.
+type tripCounter struct{ n, stmts, commits atomic.Int64 }
 
 func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	// The background read of the queues' flow states (flowstate.go) is
 	// no trip of the operation counted.
-	if !strings.Contains(d.SQL, "-- name: FlowStates ") {
-		c.n.Add(1)
+	if strings.Contains(d.SQL, "-- name: FlowStates ") {
+		return ctx
 	}
+	c.n.Add(1)
+	c.count(d.SQL)
 	return ctx
+}
+
+// count counts a statement that is not the transaction's BEGIN or COMMIT,
+// and the COMMITs apart.
+func (c *tripCounter) count(sql string) {
+	switch strings.ToLower(strings.TrimSpace(sql)) {
+	case "begin":
+	case "commit":
+		c.commits.Add(1)
+	default:
+		c.stmts.Add(1)
+	}
 }
 func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 func (c *tripCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
 	c.n.Add(1)
 	return ctx
 }
-func (c *tripCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (c *tripCounter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	c.count(d.SQL)
+}
+func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // Trips returns the round trips counted since the last call.
 func (c *tripCounter) Trips() int64 { return c.n.Swap(0) }
+
+// Statements returns the statements counted since the last call.
+func (c *tripCounter) Statements() int64 { return c.stmts.Swap(0) }
+
+// Commits returns the COMMITs counted since the last call.
+func (c *tripCounter) Commits() int64 { return c.commits.Swap(0) }
 
 // Goal: a read sent ahead (readAhead) goes in the batch of the next read,
 // behind it, and the read that presents its name (aheadRead) reads its

@@ -30,6 +30,8 @@ type resultCall struct {
 	tok    uuid.UUID
 	result json.RawMessage
 	eager  *api.EagerWorkflowTask
+	// turn is the report's speculative turn (fused.go), nil for none.
+	turn *api.SpeculativeTurn
 	// digest is the report's digest (its receipt's).
 	digest []byte
 
@@ -60,8 +62,15 @@ func newResults() *coalescer[*resultCall] {
 func (s *Store) completeActivityTask(ctx context.Context, p *storage.AckActivityTaskParams) (api.ActivityAckResponse, error) {
 	ns, token, result, eager := p.Namespace, p.Token, p.Result, p.Eager
 	tok := uuid.UUID(token)
-	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager, digest: reportDigest(result)}
-	if err := submit(ctx, s.results, c, s.applyResults); err != nil {
+	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager, digest: fusedDigest(result, p.Turn)}
+	if eager != nil {
+		c.turn = p.Turn
+	}
+	g, apply := s.results, s.applyResults
+	if c.turn != nil {
+		g, apply = s.fused, s.applyFused
+	}
+	if err := submit(ctx, g, c, apply); err != nil {
 		// A retried report whose first try was applied gets its answer;
 		// a different report of the token, storage.ErrDuplicateReport.
 		var out api.ActivityAckResponse
@@ -82,10 +91,37 @@ func (s *Store) applyResults(group []*resultCall) {
 	applyByNamespace(s, oncePerKey(group, func(c *resultCall) string { return c.tok.String() }), s.deliverResults)
 }
 
+// applyFused applies a group of results that carry speculative turns, as
+// applyResults (deliverFused). A report of an attempt that the other
+// results' group holds at the same time waits for it (TakeAttempts' row
+// lock), and then finds the attempt gone.
+func (s *Store) applyFused(group []*resultCall) {
+	applyByNamespace(s, oncePerKey(group, func(c *resultCall) string { return c.tok.String() }), s.deliverFused)
+}
+
 // deliverResults takes the calls' attempts and enqueues the results that
 // count (one statement), and locks the eager turns the results make due
 // (at commit).
 func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*resultCall) error {
+	ds, inserted, queues, err := s.takeResults(ctx, t, ns, calls)
+	if err != nil {
+		return err
+	}
+	eager := eagerDeliveries(ds)
+	// The receipts, for reports sent again after a lost answer (the eager
+	// turn is not repeated): every outcome is known.
+	if err := writeResultReceipts(ctx, t, ns, calls); err != nil {
+		return err
+	}
+	eagerTurnsAtCommit(s, t, ns, eager, inserted, queues)
+	return nil
+}
+
+// takeResults takes the calls' attempts and enqueues the results that
+// count (one statement), setting each call's outcome (or its error). It
+// returns the delivered results, and the messages enqueued per instance
+// (inserted) with the instance's task queue (queues).
+func (s *Store) takeResults(ctx context.Context, t *txn, ns string, calls []*resultCall) (ds []delivery, inserted map[string]int, queues map[string]string, err error) {
 	tokens := make([]uuid.UUID, 0, len(calls))
 	results := make(map[string]json.RawMessage, len(calls))
 	for _, c := range calls {
@@ -95,7 +131,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	rows, err := t.q.TakeAttempts(ctx, gen.TakeAttemptsParams{Namespace: ns, LockTokens: tokens,
 		Kind: api.EventActivityCompleted, Results: mustJSON(results)})
 	if err != nil {
-		return fmt.Errorf("take attempts: %w", err)
+		return nil, nil, nil, fmt.Errorf("take attempts: %w", err)
 	}
 	now := s.opts.Now()
 	taken := make(map[uuid.UUID]gen.TakeAttemptsRow, len(rows))
@@ -104,9 +140,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	}
 	// inserted counts the results enqueued per instance, queues names
 	// the instance's task queue.
-	inserted := map[string]int{}
-	queues := map[string]string{}
-	var ds []delivery
+	inserted, queues = map[string]int{}, map[string]string{}
 	var waiting []delivery
 	var msgs []outMessage
 	for _, c := range calls {
@@ -121,7 +155,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			// A report after its deadline is late: the attempt is timed
 			// out as the sweeper would have done it.
 			if _, err := s.lateAttempt(ctx, t, row, r.TimedOut); err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			c.out.Outcome = storage.OutcomeStale
 		case row.CancelRequested && !waitsForOutcome(row):
@@ -152,7 +186,7 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 	if len(msgs) > 0 {
 		enqueued, err := s.enqueue(ctx, t, ns, msgs)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		for _, e := range enqueued {
 			inserted[e.InstanceID]++
@@ -168,6 +202,12 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 			ds = append(ds, d)
 		}
 	}
+	return ds, inserted, queues, nil
+}
+
+// eagerDeliveries are the delivered results of ds whose report asked for
+// the eager turn of their workflow's task queue, held by a worker.
+func eagerDeliveries(ds []delivery) []delivery {
 	var eager []delivery
 	for _, d := range ds {
 		e := d.call.eager
@@ -176,19 +216,19 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 		}
 		eager = append(eager, d)
 	}
-	// The receipts, for reports sent again after a lost answer (the eager
-	// turn is not repeated): every outcome is known.
+	return eager
+}
+
+// writeResultReceipts writes the receipts of the calls that got an
+// outcome, each with its answer but the eager turn (not repeated).
+func writeResultReceipts(ctx context.Context, t *txn, ns string, calls []*resultCall) error {
 	rs := make([]receipt, 0, len(calls))
 	for _, c := range calls {
 		if c.err == nil {
-			rs = append(rs, newReceipt(c.tok, receiptComplete, c.digest, api.ActivityAckResponse{Outcome: c.out.Outcome}))
+			rs = append(rs, newReceipt(c.tok, receiptComplete, c.digest, api.ActivityAckResponse{Outcome: c.out.Outcome, NextTurn: receiptTurnAnswer(c.out.NextTurn)}))
 		}
 	}
-	if err := writeReceipts(ctx, t, ns, rs); err != nil {
-		return err
-	}
-	eagerTurnsAtCommit(s, t, ns, eager, inserted, queues)
-	return nil
+	return writeReceipts(ctx, t, ns, rs)
 }
 
 // eagerTurnsAtCommit makes the transaction's last statement, in the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -234,5 +235,129 @@ func TestRoundTrips_StartHandingItsFirstTurn(t *testing.T) {
 	ack := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	if ack.Status != api.StatusRunning {
 		t.Fatalf("ack of the handed turn: %+v", ack)
+	}
+}
+
+// Goal: a lone workflow's path — the start handing its first turn to a
+// waiting worker, the ack claiming the activity for that worker, the
+// activity's result handing the worker the next turn, the closing ack —
+// costs four calls (requests), four commits, seven round trips and the
+// statements counted here, step by step: a statement added to one of these
+// transactions shows as a changed count. With the closing turn run by the
+// worker and sent with the result (a speculative turn, fused.go) it costs
+// three calls, three commits, six round trips and fewer statements.
+func TestRoundTrips_LoneWorkflowStatements(t *testing.T) {
+	for _, speculative := range []bool{false, true} {
+		t.Run(fmt.Sprint("speculative=", speculative), func(t *testing.T) {
+			loneWorkflowPath(t, speculative)
+		})
+	}
+}
+
+func loneWorkflowPath(t *testing.T, speculative bool) {
+	s, c, _ := countingStore(t)
+	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Minute)}}))(t)
+	type step struct {
+		name                string
+		trips, statements   int64
+		wantTrips, wantStmt int64
+	}
+	var steps []step
+	measure := func(name string, wantTrips, wantStmt int64) {
+		steps = append(steps, step{name, c.Trips(), c.Statements(), wantTrips, wantStmt})
+	}
+	c.Trips()
+	c.Statements()
+	c.Commits()
+	_, turn, err := storagetest.SplitStart(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns,
+		Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "lone"},
+		Taker:   &storage.TurnTaker{WorkerID: "w1", LockFor: time.Minute}}))
+	if err != nil || turn == nil {
+		t.Fatalf("start: turn %v, %v", turn, err)
+	}
+	measure("start", 1, loneStartStatements)
+	ack := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		Commands:        schedule(1),
+		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
+	}}))(t)
+	measure("first ack", 2, loneFirstAckStatements)
+	if len(ack.ActivityTasks) != 1 {
+		t.Fatalf("eager tasks = %+v, want activity 1", ack.ActivityTasks)
+	}
+	complete := []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}
+	params := &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, ack.ActivityTasks[0].LockToken),
+		Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}
+	var closed *api.Workflow
+	if speculative {
+		params.Turn = &api.SpeculativeTurn{InstanceID: "lone", ExecutionID: 1, NextEventID: ack.NextEventID, EventTime: time.Now(), Commands: complete}
+		res := m(s.AckActivityTask(ctxT(t), params))(t)
+		measure("result+turn", 3, fusedStatements)
+		if res.NextTurn == nil {
+			t.Fatalf("result: %+v, want its turn applied", res)
+		}
+		closed = res.NextTurn.Closed
+	} else {
+		res := m(s.AckActivityTask(ctxT(t), params))(t)
+		measure("result", 2, loneResultStatements)
+		if res.WorkflowTask == nil {
+			t.Fatalf("result: %+v, want the eager turn", res)
+		}
+		closing := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, res.WorkflowTask.LockToken),
+			Request: api.CompleteWorkflowTaskRequest{Commands: complete}}))(t)
+		measure("closing ack", 2, loneClosingAckStatements)
+		closed = closing.Closed
+	}
+	if closed == nil || closed.Status != api.StatusCompleted {
+		t.Fatalf("closed: %+v, want completed", closed)
+	}
+	var trips, stmts int64
+	for _, st := range steps {
+		trips += st.trips
+		stmts += st.statements
+		t.Logf("%-12s %d round trips, %d statements", st.name, st.trips, st.statements)
+		if st.trips != st.wantTrips || st.statements != st.wantStmt {
+			t.Errorf("%s: %d round trips and %d statements, want %d and %d", st.name, st.trips, st.statements, st.wantTrips, st.wantStmt)
+		}
+	}
+	commits, want := c.Commits(), int64(4)
+	if speculative {
+		want = 3
+	}
+	t.Logf("lone workflow: %d calls, %d commits, %d round trips, %d statements", len(steps), commits, trips, stmts)
+	if commits != want || int64(len(steps)) != want {
+		t.Errorf("lone workflow: %d calls and %d commits, want %d of each", len(steps), commits, want)
+	}
+}
+
+// The statements of each step of a lone workflow's path
+// (TestRoundTrips_LoneWorkflowStatements), BEGIN and COMMIT not counted.
+// The first ack deletes the turn's messages and finds those that arrived
+// during it in one statement (ConsumeMessages).
+const (
+	loneStartStatements      = 4
+	loneFirstAckStatements   = 7
+	loneResultStatements     = 4
+	loneClosingAckStatements = 11
+)
+
+// Goal: a message that arrived during a turn (its own wake-up found the
+// instance locked) is announced again once the turn's ack has committed,
+// by the statement that deletes the turn's messages, and is the next
+// turn's only message: the consumed one is gone.
+func TestAck_WakesForMessagesThatArrivedDuringTheTurn(t *testing.T) {
+	s, _, url := countingStore(t)
+	start(t, s, "arrived-during")
+	turn := fetchTurn(t, s)
+	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "arrived-during", Name: "poke", Input: json.RawMessage(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	l := listen(t, url)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+	if n := l.until(t, store.WorkflowQueueKey(ns, "q")); n != 1 {
+		t.Fatalf("the queue's pollers were told of %d items, want 1", n)
+	}
+	next := fetchTurn(t, s)
+	if len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived {
+		t.Fatalf("next turn's messages: %+v, want the signal only", next.Messages)
 	}
 }

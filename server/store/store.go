@@ -147,7 +147,10 @@ type Store struct {
 	hb      *coalescer[*heartbeatCall]
 	acks    *coalescer[*turnAck]
 	results *coalescer[*resultCall]
-	starts  *coalescer[*startCall]
+	// fused groups the results that carry speculative turns (fused.go):
+	// their groups commit beside the other results' and the acks'.
+	fused  *coalescer[*resultCall]
+	starts *coalescer[*startCall]
 	// flow is what the store knows of the flow control of the task queues
 	// it fetches from (flowstate.go).
 	flow *flowStates
@@ -157,7 +160,7 @@ type Store struct {
 // (see db/migrations).
 func New(pool *pgxpool.Pool, opts Options) *Store {
 	s := &Store{pool: pool, opts: opts.withDefaults(), hb: newHeartbeats(), acks: newTurnAcks(),
-		results: newResults(), starts: newStarts()}
+		results: newResults(), fused: newResults(), starts: newStarts()}
 	s.flow = newFlowStates(s.readFlowStates)
 	return s
 }

@@ -56,9 +56,10 @@ type txn struct {
 // later call replaces an earlier one.
 func (t *txn) atCommit(fn func(ctx context.Context) error) { t.last = fn }
 
-// readAtCommit adds fn to the transaction's last steps: fn runs one read
-// without side effects whose answer decides only wake-ups, which it
-// announces with wakeAfterCommit. The read goes in the COMMIT's batch,
+// readAtCommit adds fn to the transaction's last steps: fn runs one
+// statement whose answer decides only wake-ups, which it announces with
+// wakeAfterCommit; a write whose answer is such (ConsumeMessages) may go
+// too, since the statement is sent once and read from there. The read goes in the COMMIT's batch,
 // behind the last statement (atCommit) if there is one, so that it sees
 // everything the transaction wrote at no round trip of its own; what it
 // finds is announced once the transaction has committed, by a

@@ -179,6 +179,14 @@ func (e *Executor) MatchesFrom(from int64, history []api.Event) bool {
 // issued).
 func (e *Executor) Finished() bool { return e.s.terminal != nil }
 
+// OnlyPendingActivity reports whether activityID is the execution's one
+// pending activity: the turn the server makes due for its result then has
+// that result alone (a result of several in flight waits for the others).
+func (e *Executor) OnlyPendingActivity(activityID int64) bool {
+	_, ok := e.s.activities[activityID]
+	return ok && len(e.s.activities) == 1
+}
+
 // NextEventID is the event id the server is expected to assign next, once
 // the last turn is acknowledged.
 func (e *Executor) NextEventID() int64 { return int64(len(e.s.hist.seen)) + 1 }
