@@ -194,7 +194,8 @@ type EnqueueMessagesRow struct {
 // queue that received it. Each message looks
 // its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 // probe (without it the planner flattens the join and, believing
-// jsonb_to_recordset's 100 rows, hashes every running instance).
+// jsonb_to_recordset's 100 rows, hashes every running instance). On Citus,
+// EnqueueMessagesJoin.
 //
 // A message to a workflow with a priority (instances.priority, migration
 // 00042) is a later turn of that workflow: it gets the workflow's priority
@@ -210,6 +211,54 @@ func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams
 	items := []EnqueueMessagesRow{}
 	for rows.Next() {
 		var i EnqueueMessagesRow
+		if err := rows.Scan(&i.InstanceID, &i.TaskQueue); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const enqueueMessagesJoin = `-- name: EnqueueMessagesJoin :many
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
+SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
+FROM jsonb_to_recordset($1::jsonb)
+    AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
+JOIN instances i ON i.namespace = $2 AND i.instance_id = m.instance_id
+                AND i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
+WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements($1::jsonb) e))
+RETURNING o.instance_id, o.task_queue
+`
+
+type EnqueueMessagesJoinParams struct {
+	Messages  []byte
+	Namespace string
+}
+
+type EnqueueMessagesJoinRow struct {
+	InstanceID string
+	TaskQueue  string
+}
+
+// EnqueueMessages for Citus (Options.Citus), which pushes down no LIMIT in
+// a LATERAL over a function: the instances by primary key, their ids an
+// array (an InitPlan) probed as = ANY. On plain PostgreSQL a generic plan
+// made without statistics runs it as a walk of the namespace.
+func (q *Queries) EnqueueMessagesJoin(ctx context.Context, arg EnqueueMessagesJoinParams) ([]EnqueueMessagesJoinRow, error) {
+	rows, err := q.db.Query(ctx, enqueueMessagesJoin, arg.Messages, arg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EnqueueMessagesJoinRow{}
+	for rows.Next() {
+		var i EnqueueMessagesJoinRow
 		if err := rows.Scan(&i.InstanceID, &i.TaskQueue); err != nil {
 			return nil, err
 		}

@@ -124,6 +124,48 @@ SELECT count(*) FROM i;
 -- message to the parent's execution that started it, if it still runs.
 -- A child lives in its parent's namespace (StartChildren), so that the
 -- parent is found in the namespace too. Returns the parents' task queues,
+-- whose pollers the caller wakes. On Citus, NotifyParentsJoin.
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
+       CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
+                     WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
+       jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
+                          'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
+       || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
+       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
+CROSS JOIN LATERAL (
+    -- A key probe per id (LIMIT: never flattened into a join, which a
+    -- generic plan made without statistics ran as a scan of the
+    -- namespace).
+    SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
+           cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
+    FROM instances cx
+    WHERE cx.namespace = sqlc.arg(namespace) AND cx.instance_id = k.id
+      AND cx.parent_namespace = sqlc.arg(namespace)
+      AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
+    LIMIT 1
+) c
+CROSS JOIN LATERAL (
+    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
+    FROM instances px
+    WHERE px.namespace = sqlc.arg(namespace) AND px.instance_id = c.parent_instance_id
+      AND px.execution_id = c.parent_execution_id AND px.status = 'running'
+    LIMIT 1
+) p
+RETURNING o.task_queue;
+
+-- name: NotifyParentsJoin :many
+-- NotifyParents as plain joins, for Citus (Options.Citus), which pushes
+-- down no LIMIT in a LATERAL over unnest; on plain PostgreSQL a generic
+-- plan made without statistics runs it as a walk of the namespace.
+-- Delivers the close of child workflows to their parents, in the
+-- transaction that closed them: for each instance of instance_ids that
+-- has a parent and is no longer running, a ChildWorkflowCompleted,
+-- ChildWorkflowFailed, ChildWorkflowCanceled or ChildWorkflowTerminated
+-- message to the parent's execution that started it, if it still runs.
+-- A child lives in its parent's namespace (StartChildren), so that the
+-- parent is found in the namespace too. Returns the parents' task queues,
 -- whose pollers the caller wakes.
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
 SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,

@@ -5,7 +5,8 @@
 -- queue that received it. Each message looks
 -- its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 -- probe (without it the planner flattens the join and, believing
--- jsonb_to_recordset's 100 rows, hashes every running instance).
+-- jsonb_to_recordset's 100 rows, hashes every running instance). On Citus,
+-- EnqueueMessagesJoin.
 --
 -- A message to a workflow with a priority (instances.priority, migration
 -- 00042) is a later turn of that workflow: it gets the workflow's priority
@@ -26,6 +27,23 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
+RETURNING o.instance_id, o.task_queue;
+
+-- name: EnqueueMessagesJoin :many
+-- EnqueueMessages for Citus (Options.Citus), which pushes down no LIMIT in
+-- a LATERAL over a function: the instances by primary key, their ids an
+-- array (an InitPlan) probed as = ANY. On plain PostgreSQL a generic plan
+-- made without statistics runs it as a walk of the namespace.
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
+SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
+FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
+    AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
+JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = m.instance_id
+                AND i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
+WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements(sqlc.arg(messages)::jsonb) e))
 RETURNING o.instance_id, o.task_queue;
 
 -- name: EnqueueSignal :one

@@ -175,7 +175,13 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 // notifyParents delivers the close of the child workflows ids to their
 // parents (NotifyParents) and wakes the parents' queues, once each.
 func notifyParents(ctx context.Context, t *txn, ns string, ids []string) error {
-	queues, err := t.q.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: ids})
+	var queues []string
+	var err error
+	if t.opts.Citus {
+		queues, err = t.q.NotifyParentsJoin(ctx, gen.NotifyParentsJoinParams{Namespace: ns, InstanceIds: ids})
+	} else {
+		queues, err = t.q.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: ids})
+	}
 	if err != nil {
 		return fmt.Errorf("notify parents: %w", err)
 	}

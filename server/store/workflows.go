@@ -35,7 +35,17 @@ func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessag
 	if len(msgs) == 0 {
 		return nil, nil
 	}
-	rows, err := t.q.EnqueueMessages(ctx, gen.EnqueueMessagesParams{Namespace: ns, Messages: mustJSON(msgs)})
+	var rows []gen.EnqueueMessagesRow
+	var err error
+	if t.opts.Citus {
+		var joined []gen.EnqueueMessagesJoinRow
+		joined, err = t.q.EnqueueMessagesJoin(ctx, gen.EnqueueMessagesJoinParams{Namespace: ns, Messages: mustJSON(msgs)})
+		for _, r := range joined {
+			rows = append(rows, gen.EnqueueMessagesRow(r))
+		}
+	} else {
+		rows, err = t.q.EnqueueMessages(ctx, gen.EnqueueMessagesParams{Namespace: ns, Messages: mustJSON(msgs)})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("enqueue messages: %w", err)
 	}
