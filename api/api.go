@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -107,14 +108,48 @@ type Error struct {
 	Details json.RawMessage `json:"details,omitempty" swaggertype:"object"`
 	// Stack is the stack trace of a panic, when there was one.
 	Stack string `json:"stack,omitempty" validate:"max=65536"`
+	// Cause is the error this one wraps, recorded the same way (Temporal's
+	// Failure.cause), absent when none: the SDK rebuilds the chain from it,
+	// so that errors.As finds each error of the chain. The server stores
+	// it as it is.
+	Cause *Error `json:"cause,omitempty"`
+	// Activity is set when the error is an activity's failure as its
+	// workflow saw it (Temporal's ActivityFailureInfo): Cause is the
+	// activity's own error.
+	Activity *ErrorActivity `json:"activity,omitempty"`
+	// ChildWorkflow is set when the error is a child workflow's failure as
+	// its parent saw it (Temporal's ChildWorkflowExecutionFailureInfo):
+	// Cause is the child's own error.
+	ChildWorkflow *ErrorChildWorkflow `json:"child_workflow,omitempty"`
 }
 
-// Error implements the error interface.
+// ErrorActivity names the activity whose failure an Error is.
+type ErrorActivity struct {
+	// ActivityType is the activity's type.
+	ActivityType string `json:"activity_type" validate:"max=256"`
+	// ActivityID is the activity's id within its execution.
+	ActivityID int64 `json:"activity_id"`
+}
+
+// ErrorChildWorkflow names the child workflow whose failure an Error is.
+type ErrorChildWorkflow struct {
+	// WorkflowID is the child's workflow id.
+	WorkflowID string `json:"workflow_id" validate:"max=256"`
+	// WorkflowType is the child's workflow type.
+	WorkflowType string `json:"workflow_type" validate:"max=256"`
+}
+
+// Error implements the error interface: the type, the message, and the
+// cause's when the message does not already end with it.
 func (e *Error) Error() string {
+	msg := e.Message
 	if e.Type != "" {
-		return e.Type + ": " + e.Message
+		msg = e.Type + ": " + msg
 	}
-	return e.Message
+	if c := e.Cause; c != nil && !strings.HasSuffix(e.Message, c.Message) {
+		msg += ": " + c.Error()
+	}
+	return msg
 }
 
 // Problem is an RFC 9457 problem document, the body of every error answer
@@ -136,7 +171,8 @@ type Problem struct {
 	// admin_shutdown, crash_shutdown or cannot_connect_now.
 	Reason string `json:"reason,omitempty"`
 	// Limit names the bound a 409 …/limit-exceeded answer hit: the server
-	// flag that sets it (docs/security.md).
+	// flag that sets it (docs/security.md); for a 409
+	// …/concurrency-limit, "concurrency:" and the concurrency key.
 	Limit string `json:"limit,omitempty"`
 }
 
@@ -182,6 +218,51 @@ type StartWorkflowRequest struct {
 	// Priority orders the workflow's start among the queue's work, and is
 	// inherited by its activities and children (docs/api.md, "Flow control").
 	Priority *Priority `json:"priority,omitempty"`
+	// Concurrency limits how many workflows of its key run at once
+	// (docs/api.md, "Concurrency limits"); absent: no limit.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
+}
+
+// Concurrency is a concurrency limit per key: at most Limit workflows
+// started with Key run at once in the namespace; a start past it is
+// handled by Strategy (docs/api.md, "Concurrency limits").
+type Concurrency struct {
+	// Key names the group the limit counts (a customer, a tenant).
+	Key string `json:"key" validate:"required,max=128" example:"customer-7"`
+	// Limit is how many workflows of the key may run at once (1 … 10000).
+	// The latest start's limit is the key's limit.
+	Limit int `json:"limit" validate:"gte=1,lte=10000" example:"2"`
+	// Strategy is what a start past the limit does: queue (the default:
+	// it waits, first in first out), cancel_newest (it is refused) or
+	// cancel_oldest (the oldest running workflow of the key is asked to
+	// cancel, and the start runs when it has closed).
+	Strategy string `json:"strategy,omitempty" validate:"omitempty,oneof=queue cancel_newest cancel_oldest" example:"queue"`
+}
+
+// WorkflowConcurrency is a workflow's concurrency limit and its place in
+// it (Workflow.Concurrency).
+type WorkflowConcurrency struct {
+	Concurrency
+	// State is running (the workflow holds one of the key's slots) or
+	// waiting (it waits for one: no turn is offered to workers).
+	State string `json:"state"`
+	// Running is how many workflows of the key hold a slot (describe only).
+	Running int64 `json:"running,omitempty"`
+	// Waiting is how many workflows of the key wait for one (describe only).
+	Waiting int64 `json:"waiting,omitempty"`
+}
+
+// ConcurrencyKeyUsage is the use of one concurrency key
+// (TaskQueue.ConcurrencyKeys, GET /concurrency-keys).
+type ConcurrencyKeyUsage struct {
+	// Key is the concurrency key.
+	Key string `json:"key"`
+	// Limit is the key's limit (the latest start's).
+	Limit int64 `json:"limit"`
+	// Running is how many workflows of the key hold a slot.
+	Running int64 `json:"running"`
+	// Waiting is how many workflows of the key wait for a slot.
+	Waiting int64 `json:"waiting"`
 }
 
 // Priority is Temporal's task priority (temporal.Priority): where a task
@@ -233,6 +314,9 @@ type SignalWithStartRequest struct {
 	Header Header `json:"header,omitempty" swaggertype:"object"`
 	// Priority is a started workflow's priority (as StartWorkflowRequest's).
 	Priority *Priority `json:"priority,omitempty"`
+	// Concurrency is a started workflow's concurrency limit (as
+	// StartWorkflowRequest's; not used when the call signals a running one).
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 }
 
 // SignalWithStartResponse is the answer of POST
@@ -320,6 +404,9 @@ type Workflow struct {
 	// TaskFailing is set while the workflow's turns fail and are retried
 	// (in a list too: its last_error then has no details or stack).
 	TaskFailing *TaskFailing `json:"task_failing,omitempty"`
+	// Concurrency is the workflow's concurrency limit and whether it runs
+	// or waits for a slot (absent: it was started without one).
+	Concurrency *WorkflowConcurrency `json:"concurrency,omitempty"`
 	// PendingActivities are the running execution's unfinished activities,
 	// at most MaxPendingListed (100) in activity id order (describe only).
 	PendingActivities []PendingActivity `json:"pending_activities,omitempty"`
@@ -832,6 +919,12 @@ type Command struct {
 	// Priority is the child's priority (start_child_workflow; absent: the
 	// parent's).
 	Priority *Priority `json:"priority,omitempty"`
+	// CronSchedule makes the child a cron workflow (start_child_workflow;
+	// Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax,
+	// in UTC. Its first run starts at the schedule's next time and each
+	// run that ends is followed by the next; the parent sees the child
+	// running until it is canceled or terminated.
+	CronSchedule string `json:"cron_schedule,omitempty" validate:"max=256"`
 }
 
 // ActivityOptions are the timeouts and retry policy of a scheduled activity.
@@ -1282,6 +1375,9 @@ type TaskQueue struct {
 	// BacklogByPriority counts the visible work waiting, by kind
 	// (workflow: turn messages, activity: attempts) and priority key.
 	BacklogByPriority []PriorityBacklog `json:"backlog_by_priority,omitempty"`
+	// ConcurrencyKeys are the concurrency keys of the queue's running
+	// workflows, with their limits and counts (namespace-wide).
+	ConcurrencyKeys []ConcurrencyKeyUsage `json:"concurrency_keys,omitempty"`
 }
 
 // PriorityBacklog is the visible work of one kind and priority waiting on

@@ -208,6 +208,10 @@ const (
 	// namespace past one of the server's bounds (Problem.Limit names it:
 	// its flag; docs/security.md lists them).
 	ProblemLimitExceeded = ProblemBase + "limit-exceeded"
+	// ProblemConcurrencyLimit (409): a start with the cancel_newest
+	// strategy found its concurrency key's slots all taken (Problem.Limit
+	// names the key).
+	ProblemConcurrencyLimit = ProblemBase + "concurrency-limit"
 )
 
 // ProblemTypes returns every problem type.
@@ -219,6 +223,7 @@ func ProblemTypes() []string {
 		ProblemQueryFailed, ProblemQueryTimeout, ProblemAlreadyExists, ProblemInternal, ProblemHTTP, ProblemSearchAttributeExists,
 		ProblemLimitExceeded,
 		ProblemDuplicateReport,
+		ProblemConcurrencyLimit,
 	}
 }
 
@@ -274,3 +279,32 @@ const (
 
 // WorkKinds returns every kind of work on a task queue.
 func WorkKinds() []string { return []string{WorkKindWorkflow, WorkKindActivity} }
+
+// Strategies of a concurrency limit (Concurrency.Strategy): what a start
+// past its key's limit does.
+const (
+	// ConcurrencyQueue: the workflow waits for a slot (first in, first out).
+	ConcurrencyQueue = "queue"
+	// ConcurrencyCancelNewest: the start is refused.
+	ConcurrencyCancelNewest = "cancel_newest"
+	// ConcurrencyCancelOldest: the oldest running workflow of the key is
+	// asked to cancel; the new one runs when it has closed.
+	ConcurrencyCancelOldest = "cancel_oldest"
+)
+
+// ConcurrencyStrategies returns every concurrency strategy.
+func ConcurrencyStrategies() []string {
+	return []string{ConcurrencyQueue, ConcurrencyCancelNewest, ConcurrencyCancelOldest}
+}
+
+// States of a workflow under a concurrency limit (WorkflowConcurrency.State).
+const (
+	// ConcurrencyRunning: the workflow holds one of its key's slots.
+	ConcurrencyRunning = "running"
+	// ConcurrencyWaiting: the workflow waits for a slot of its key.
+	ConcurrencyWaiting = "waiting"
+)
+
+// ConcurrencyStates returns every state of a workflow under a concurrency
+// limit.
+func ConcurrencyStates() []string { return []string{ConcurrencyRunning, ConcurrencyWaiting} }

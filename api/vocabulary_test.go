@@ -23,7 +23,7 @@ func TestVocabularyWireValues(t *testing.T) {
 			"already-running", "not-running", "running", "lock-lost", "unhandled-signals", "worker-gone",
 			"rate-limited", "client-closed-request", "unavailable", "database-unavailable", "query-failed", "query-timeout", "already-exists", "internal", "http",
 			"search-attribute-exists", "limit-exceeded",
-			"duplicate-report"},
+			"duplicate-report", "concurrency-limit"},
 		"worker states": {"active", "inactive", "cleaned_up"},
 		"statuses":      {"running", "completed", "failed", "canceled", "terminated"},
 		"command types": {"schedule_activity", "start_timer", "cancel_timer", "record_marker", "complete_workflow", "fail_workflow",
@@ -38,6 +38,8 @@ func TestVocabularyWireValues(t *testing.T) {
 		"pending states":         {"scheduled", "started", "backoff", "cancel_requested", "running"},
 		"reset types":            {"first_turn", "last_turn", "event", "build_id"},
 		"work kinds":             {"workflow", "activity"},
+		"concurrency strategies": {"queue", "cancel_newest", "cancel_oldest"},
+		"concurrency states":     {"running", "waiting"},
 	}
 	var problems []string
 	for _, p := range ProblemTypes() {
@@ -59,6 +61,8 @@ func TestVocabularyWireValues(t *testing.T) {
 		"pending states":         PendingStates(),
 		"reset types":            ResetTypes(),
 		"work kinds":             WorkKinds(),
+		"concurrency strategies": ConcurrencyStrategies(),
+		"concurrency states":     ConcurrencyStates(),
 	}
 	for name, w := range want {
 		if !slices.Equal(got[name], w) {

@@ -68,11 +68,12 @@ func (s *Server) pollActivityTask(c echo.Context) error {
 			return true, nil
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
-			return s.store.NextActivityWake(ctx, ns, req.TaskQueues)
+			w, err := s.store.NextWake(ctx, &storage.NextWakeParams{Namespace: ns, Kind: storage.ActivityTasks, TaskQueues: req.TaskQueues})
+			return w.At, w.Scheduled, err
 		},
 	})
 	if found && err == nil {
-		s.metrics.activityDelivered(*task)
+		s.metrics.ActivityDelivered(*task)
 	}
 	return answerPoll(c, found, err, task, nil)
 }
@@ -137,7 +138,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 			e.LockFor = api.Duration(b.durationRange("eager_workflow_task.lock_for", e.LockFor, defaultWorkflowLockFor, minLockFor, maxLockFor))
 		}
 	}, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.CompleteActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: token, Result: req.Result, Eager: req.EagerWorkflowTask})
+		return s.store.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: token, Result: req.Result, Eager: req.EagerWorkflowTask})
 	})
 }
 
@@ -164,7 +165,7 @@ func (s *Server) completeActivityTask(c echo.Context) error {
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/fail [post]
 func (s *Server) failActivityTask(c echo.Context) error {
 	return ackAttempt(s, c, nil, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.FailActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.FailActivityTask(ctx, &storage.FailActivityTaskParams{Namespace: ns, Token: token, Error: req.Error, Details: req.HeartbeatDetails})
+		return s.store.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: token, Error: req.Error, Details: req.HeartbeatDetails})
 	})
 }
 
@@ -191,6 +192,6 @@ func (s *Server) failActivityTask(c echo.Context) error {
 //	@Router			/v1/namespaces/{namespace}/activity-tasks/{token}/abandon [post]
 func (s *Server) abandonActivityTask(c echo.Context) error {
 	return ackAttempt(s, c, nil, func(ctx context.Context, ns string, token storage.AttemptToken, req *api.AbandonActivityTaskRequest) (api.ActivityAckResponse, error) {
-		return s.store.AbandonActivityTask(ctx, &storage.AbandonActivityTaskParams{Namespace: ns, Token: token, Delay: req.Delay.D()})
+		return s.store.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckAbandon, Namespace: ns, Token: token, Delay: req.Delay.D()})
 	})
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/db/migrations"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/metrics"
 	"github.com/tetherhq/tether/server/services/backloggauge"
 	"github.com/tetherhq/tether/server/services/batch"
 	"github.com/tetherhq/tether/server/services/retention"
@@ -215,13 +217,13 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 	if cfg.Store.TurnHistoryEvents <= 0 {
 		// A turn's answer carries at most one history page.
-		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.withDefaults(cfg.Server.BodyLimit).HistoryPageSize
+		cfg.Store.TurnHistoryEvents = cfg.Server.Limits.WithDefaults(cfg.Server.BodyLimit).HistoryPageSize
 	}
 	pg := store.New(pool, cfg.Store)
 	a.store = pg
 	a.sweeper = sweeper.New(a.store, sweeper.Config{Interval: cfg.SweepInterval}, logger)
 	a.gauge = workergauge.New(a.store, a.metrics.WorkersByState, cfg.WorkerGaugeInterval, logger)
-	a.backlog = backloggauge.New(pg, a.metrics.Ops.Backlog, a.metrics.Ops.BacklogAge, a.metrics.Ops.queueLabels, cfg.BacklogInterval, logger)
+	a.backlog = backloggauge.New(pg, a.metrics.Ops.Backlog, a.metrics.Ops.BacklogAge, a.metrics.Ops.QueueLabels, cfg.BacklogInterval, logger)
 	a.retention = retention.New(a.store, cfg.Retention, logger)
 	listenCfg := directCfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = "tether-listener"
@@ -230,7 +232,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	a.scheduler = a.newScheduler(cfg.Scheduler, cfg.Store.Now)
 	a.batches = a.newBatches(cfg.Batches)
 	a.srv = New(a.store, a.hub, cfg.Server, logger)
-	if err := a.metrics.Register(append(a.sweeper.Collectors(), NewPoolCollector(pool))...); err != nil {
+	if err := a.metrics.Register(append(a.sweeper.Collectors(), metrics.NewPoolCollector(pool))...); err != nil {
 		return nil, err
 	}
 	addr := a.srv.Config().Addr
@@ -240,7 +242,7 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	if cfg.TLS != nil {
-		a.ln = tls.NewListener(a.ln, http1Only(cfg.TLS))
+		a.ln = tls.NewListener(a.ln, edge.HTTP1Only(cfg.TLS))
 	}
 	return a, nil
 }
@@ -330,7 +332,7 @@ func (a *App) Run(ctx context.Context) error {
 			a.logger.Error("notification listener stopped", "err", err)
 		}
 	})
-	a.store.OutageGrace().Restart() // the server starts: turns and attempts held through the outage are reported first
+	a.store.Settings().Grace.Restart() // the server starts: turns and attempts held through the outage are reported first
 	a.sweeper.Start(bgCtx)
 	a.gauge.Start(bgCtx)
 	a.backlog.Start(bgCtx)

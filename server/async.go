@@ -35,7 +35,7 @@ func (s *Server) pendingActivityTask(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.MarkActivityPending(c.Request().Context(), ns, token); err != nil {
+	if _, err := s.store.AckActivityTask(c.Request().Context(), &storage.AckActivityTaskParams{Kind: storage.AckPending, Namespace: ns, Token: token}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -78,7 +78,7 @@ func activityParams(b *binder) (ns, id string, activityID int64) {
 func (s *Server) completeActivityByID(c echo.Context) error {
 	return actByID(s, c, nil, func(r *api.CompleteActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.CompleteActivityByIDRequest) (any, error) {
-			return s.store.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: tok, Result: r.Result, Eager: nil})
+			return s.store.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: tok, Result: r.Result, Eager: nil})
 		})
 }
 
@@ -109,7 +109,7 @@ func (s *Server) failActivityByID(c echo.Context) error {
 	}
 	return actByID(s, c, check, func(r *api.FailActivityByIDRequest) (int64, string) { return r.ExecutionID, r.RunID },
 		func(ctx context.Context, ns string, tok storage.AttemptToken, r *api.FailActivityByIDRequest) (any, error) {
-			return s.store.FailActivityTask(ctx, &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: r.Error, Details: nil})
+			return s.store.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: tok, Error: r.Error, Details: nil})
 		})
 }
 

@@ -1,122 +1,44 @@
 package server
 
 import (
-	"context"
-	"crypto/subtle"
-	"errors"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/auth"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
 // Problem types of authentication and authorization.
 const (
-	ProblemUnauthorized    = problemBase + "unauthorized"
-	ProblemForbidden       = problemBase + "forbidden"
+	ProblemUnauthorized    = auth.ProblemUnauthorized
+	ProblemForbidden       = edge.ProblemForbidden
 	ProblemNamespaceExists = problemBase + "namespace-exists"
 	ProblemNamespaceInUse  = problemBase + "namespace-not-empty"
 )
 
-// AuthConfig is the authentication and authorization of a Server.
-type AuthConfig struct {
-	// Required, when true, makes every route but /healthz, /readyz, the API
-	// documents (/openapi.*, /docs) and, unless MetricsAuth, /metrics
-	// require an API key ("Authorization: Bearer <key>") whose role and
-	// namespace allow the route. When false, anyone may call anything (the
-	// `tether server` command refuses that unless --insecure-no-auth).
-	Required bool
-	// MetricsAuth makes /metrics require an admin key too (with Required).
-	MetricsAuth bool
-	// CacheTTL bounds how long the server trusts what it read of the
-	// database without reading it again: a verified key (so a key revoked
-	// through another replica stops working within CacheTTL; through this
-	// one, at once) and the set of known namespaces (a namespace created
-	// or deleted through another replica). Default 5s.
-	CacheTTL time.Duration
-	// StartRate and StartBurst rate-limit the workflow starts of each API
-	// key (per second, token bucket; in memory, so per server replica);
-	// over the limit a start gets 429 with Retry-After. Defaults 1000/s and
-	// 2000; a negative rate disables the limit. Without auth there is no
-	// such limit.
-	StartRate  float64
-	StartBurst int
-	// KeyHeartbeatRate and KeyHeartbeatBurst rate-limit the worker
-	// heartbeats of each API key, all its workers together (on top of each
-	// worker's own limit, Config.HeartbeatRate). Defaults 2000/s and 4000; a
-	// negative rate disables the limit. Without auth there is no such limit.
-	KeyHeartbeatRate  float64
-	KeyHeartbeatBurst int
-	// UnauthRate and UnauthBurst rate-limit, per client address (the
-	// connection's peer, not a forwarded header), the requests that do not
-	// carry a key this replica verified recently: a missing, malformed,
-	// unknown or not yet cached key. They are counted before the key is
-	// looked up, so a flood of made-up keys costs no database read past
-	// the limit; over it, 429 with Retry-After. Defaults 100/s and 200; a
-	// negative rate disables the limit.
-	UnauthRate  float64
-	UnauthBurst int
-}
+// AuthConfig is the authentication and authorization of a Server
+// (auth.Config).
+type AuthConfig = auth.Config
 
-func (a AuthConfig) withDefaults() AuthConfig {
-	if a.CacheTTL <= 0 {
-		a.CacheTTL = 5 * time.Second
-	}
-	if a.StartRate == 0 {
-		a.StartRate = 1000
-	}
-	if a.StartBurst <= 0 {
-		a.StartBurst = 2000
-	}
-	if a.KeyHeartbeatRate == 0 {
-		a.KeyHeartbeatRate = 2000
-	}
-	if a.KeyHeartbeatBurst <= 0 {
-		a.KeyHeartbeatBurst = 4000
-	}
-	if a.UnauthRate == 0 {
-		a.UnauthRate = 100
-	}
-	if a.UnauthBurst <= 0 {
-		a.UnauthBurst = 200
-	}
-	return a
-}
+// perm is what a route requires of the caller's key (auth.Perm).
+type perm = auth.Perm
 
-// perm is what a route requires of the caller's key.
-type perm uint8
-
+// What a route requires of the caller's key (auth.Perm's values).
 const (
-	// permPublic: no key (health, readiness, API documents).
-	permPublic perm = iota
-	// permWorker: a worker or admin key of the route's namespace.
-	permWorker
-	// permClient: a client or admin key of the route's namespace.
-	permClient
-	// permRead: a worker, client, reader or admin key of the route's
-	// namespace (an execution's history, which a worker reads to replay a
-	// turn whose history did not fit one answer, or whose state it lost).
-	permRead
-	// permView: a client, reader or admin key of the route's namespace
-	// (reading workflows, workers and task queues; it changes nothing).
-	permView
-	// permAnyKey: any valid key of the route's namespace (who the caller
-	// is: GET /caller).
-	permAnyKey
-	// permAdmin: an admin key of the route's namespace.
-	permAdmin
-	// permGlobalAdmin: an admin key of every namespace.
-	permGlobalAdmin
-	// permMetrics: /metrics (public unless AuthConfig.MetricsAuth, then admin).
-	permMetrics
+	permPublic      = auth.PermPublic
+	permWorker      = auth.PermWorker
+	permClient      = auth.PermClient
+	permRead        = auth.PermRead
+	permView        = auth.PermView
+	permAnyKey      = auth.PermAnyKey
+	permAdmin       = auth.PermAdmin
+	permGlobalAdmin = auth.PermGlobalAdmin
+	permMetrics     = auth.PermMetrics
 )
 
 // routeRule is what one route requires; namespaced routes check that their
@@ -222,275 +144,41 @@ func routeRules() map[ruleKey]routeRule {
 	return rules
 }
 
-// principalKey holds the caller's *storage.KeyRecord in the echo context.
-const principalKey = "tether.principal"
+// ruleOf is the rule of a route for the authorizer (auth.Options.Rule).
+func (s *Server) ruleOf(method, route string) (auth.Rule, bool) {
+	r, ok := s.rules[ruleKey{method, route}]
+	return auth.Rule{Perm: r.perm, CheckNamespace: r.checkNamespace}, ok
+}
 
 // principal returns the caller's verified key (nil when auth is off).
-func principal(c echo.Context) *storage.KeyRecord {
-	k, _ := c.Get(principalKey).(*storage.KeyRecord)
-	return k
-}
+func principal(c echo.Context) *storage.KeyRecord { return auth.Principal(c) }
 
-func unauthorized(c echo.Context) error {
-	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="tether"`)
-	// The same answer for a missing, malformed, unknown, revoked or wrong
-	// key: nothing that tells a guesser how close it came.
-	return newProblem(http.StatusUnauthorized, ProblemUnauthorized, "Unauthorized",
-		`A valid API key is required: "Authorization: Bearer <key>".`)
-}
-
-func forbidden() error {
-	return newProblem(http.StatusForbidden, ProblemForbidden, "Forbidden",
-		"The API key's role or namespace does not allow this request.")
-}
-
-// allows reports whether key k may call a route requiring p in namespace ns.
-func allows(k *storage.KeyRecord, p perm, ns string) bool {
-	if p == permGlobalAdmin || p == permMetrics {
-		return k.Role == api.RoleAdmin && (p == permMetrics || k.Namespace == api.AllNamespaces)
-	}
-	if k.Namespace != api.AllNamespaces && k.Namespace != ns {
-		return false
-	}
-	switch k.Role {
-	case api.RoleAdmin:
-		return true
-	case api.RoleWorker:
-		return p == permWorker || p == permRead || p == permAnyKey
-	case api.RoleClient:
-		return p == permClient || p == permView || p == permRead || p == permAnyKey
-	case api.RoleReader:
-		return p == permView || p == permRead || p == permAnyKey
-	}
-	return false
-}
+// forbidden is the 403 answer to a key that may not make the request.
+func forbidden() error { return auth.Forbidden() }
 
 // routeNamespace is the route's namespace parameter, unescaped ("" when
-// the route has none or it is not a valid name: the handler answers 400).
-func routeNamespace(c echo.Context) string {
-	ns := c.Param("namespace")
-	if strings.IndexByte(ns, '%') >= 0 {
-		u, err := url.PathUnescape(ns)
-		if err != nil {
-			return ""
-		}
-		ns = u
-	}
-	if !validName(ns) {
-		return ""
-	}
-	return ns
-}
+// none or not a name).
+func routeNamespace(c echo.Context) string { return auth.RouteNamespace(c) }
 
-// authorize is the middleware of authentication (401), authorization
-// (403) and namespace existence (404). It runs after routing, so it knows
-// the route's template.
-func (s *Server) authorize(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		method := c.Request().Method
-		if method == http.MethodHead {
-			method = http.MethodGet // HEAD is GET without the body: GET's rule
-		}
-		rule, known := s.rules[ruleKey{method, c.Path()}]
-		if rule.perm == permPublic && known || rule.perm == permMetrics && !s.cfg.Auth.MetricsAuth {
-			return next(c)
-		}
-		ns := routeNamespace(c)
-		if s.cfg.Auth.Required {
-			k, err := s.authenticate(c)
-			if err != nil {
-				return err
-			}
-			if known && !allows(k, rule.perm, ns) {
-				return forbidden()
-			}
-			c.Set(principalKey, k)
-		}
-		if known && rule.checkNamespace && ns != "" {
-			ok, err := s.namespaces.known(c.Request().Context(), ns)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
-			}
-		}
-		if err := s.limitPerKey(c, ns); err != nil {
-			return err
-		}
-		return next(c)
-	}
-}
+// WorkerSecretHeader carries a worker session's secret when authentication
+// is off (auth.WorkerSecretHeader).
+const WorkerSecretHeader = auth.WorkerSecretHeader
 
-// Routes limited per API key.
-var (
-	routeStart = ruleKey{http.MethodPost, BasePath + "/workflows"}
-	routeBeat  = ruleKey{http.MethodPost, routeWorkerBeat}
-)
+// callerOwner is who the caller is, as the owner of a worker session
+// (auth.CallerOwner).
+func callerOwner(c echo.Context) string { return auth.CallerOwner(c) }
 
-// limitPerKey answers 429 with Retry-After to a workflow start or worker
-// heartbeat over its key's rate.
-func (s *Server) limitPerKey(c echo.Context, ns string) error {
-	k := principal(c)
-	if k == nil {
-		return nil
-	}
-	route := ruleKey{c.Request().Method, c.Path()}
-	var l *heartbeatLimiter
-	var what string
-	switch route {
-	case routeStart:
-		l, what = s.startLimiter, "starts workflows"
-	case routeBeat:
-		l, what = s.keyBeatLimiter, "sends worker heartbeats"
-	default:
-		return nil
-	}
-	ok, retry, _ := l.allow(ns, k.ID, time.Now(), false)
-	if ok {
-		return nil
-	}
-	c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
-	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
-		"this API key "+what+" too often; retry after "+retry.Round(time.Millisecond).String())
-}
+// startsReady answers 429 with Retry-After when the caller's key may not
+// start a workflow now (auth.Authorizer.StartsReady).
+func (s *Server) startsReady(c echo.Context, ns string) error { return s.auth.StartsReady(c, ns) }
 
-// authenticate verifies the request's bearer key (401 when it cannot).
-func (s *Server) authenticate(c echo.Context) (*storage.KeyRecord, error) {
-	h := c.Request().Header.Get(echo.HeaderAuthorization)
-	scheme, token, ok := strings.Cut(h, " ")
-	ok = ok && strings.EqualFold(scheme, "Bearer")
-	var id string
-	var hash [32]byte
-	if ok {
-		id, hash, ok = store.ParseAPIKey(strings.TrimSpace(token))
-	}
-	if !ok || !s.keys.fresh(id) {
-		if err := s.limitUnauthenticated(c); err != nil {
-			return nil, err
-		}
-	}
-	if !ok {
-		return nil, unauthorized(c)
-	}
-	rec, found, err := s.keys.get(c.Request().Context(), id)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		// Compare anyway, so that an unknown id costs what a known one
-		// does.
-		rec = &storage.KeyRecord{Revoked: true}
-	}
-	if subtle.ConstantTimeCompare(rec.SecretHash[:], hash[:]) != 1 || rec.Revoked {
-		return nil, unauthorized(c)
-	}
-	return rec, nil
-}
+// chargeStarts counts n workflows the caller's key has started against
+// its start rate (auth.Authorizer.ChargeStarts).
+func (s *Server) chargeStarts(c echo.Context, ns string, n int) { s.auth.ChargeStarts(c, ns, n) }
 
-// keyCache holds the keys verified recently, and the ids found unknown, for
-// at most ttl: a request with a known key costs no database query.
-type keyCache struct {
-	ttl    time.Duration
-	lookup func(ctx context.Context, id string) (storage.KeyRecord, error)
-	now    func() time.Time
-
-	mu sync.RWMutex
-	m  map[string]keyEntry
-}
-
-type keyEntry struct {
-	rec   *storage.KeyRecord // nil: no such key
-	until time.Time
-}
-
-// maxCachedKeys bounds the cache (unknown ids included, which a guesser
-// can make up at will); past it, expired entries go, and if none has,
-// everything does.
-const maxCachedKeys = 10000
-
-func newKeyCache(ttl time.Duration, lookup func(context.Context, string) (storage.KeyRecord, error)) *keyCache {
-	return &keyCache{ttl: ttl, lookup: lookup, now: time.Now, m: make(map[string]keyEntry)}
-}
-
-// fresh reports whether the cache holds a valid key of that id read less
-// than ttl ago (a request with it costs no database read).
-func (k *keyCache) fresh(id string) bool {
-	k.mu.RLock()
-	e, ok := k.m[id]
-	k.mu.RUnlock()
-	return ok && e.rec != nil && k.now().Before(e.until)
-}
-
-// limitUnauthenticated answers 429 with Retry-After to a request without
-// a recently verified key from a client address over
-// AuthConfig.UnauthRate.
-func (s *Server) limitUnauthenticated(c echo.Context) error {
-	addr := c.Request().RemoteAddr
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		addr = host
-	}
-	ok, retry, _ := s.unauthLimiter.allow(addr, "", time.Now(), false)
-	if ok {
-		return nil
-	}
-	c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
-	return newProblem(http.StatusTooManyRequests, ProblemRateLimited, "Too many requests",
-		"too many requests without a valid API key from this address; retry after "+retry.Round(time.Millisecond).String())
-}
-
-// get returns the key of that id (found false: none), from the cache when
-// it was read less than ttl ago.
-func (k *keyCache) get(ctx context.Context, id string) (*storage.KeyRecord, bool, error) {
-	now := k.now()
-	k.mu.RLock()
-	e, ok := k.m[id]
-	k.mu.RUnlock()
-	if ok && now.Before(e.until) {
-		return e.rec, e.rec != nil, nil
-	}
-	rec, err := k.lookup(ctx, id)
-	e = keyEntry{until: now.Add(k.ttl)}
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-	case err != nil:
-		return nil, false, err
-	default:
-		e.rec = &rec
-	}
-	k.mu.Lock()
-	if len(k.m) >= maxCachedKeys {
-		for id, old := range k.m {
-			if !now.Before(old.until) {
-				delete(k.m, id)
-			}
-		}
-		if len(k.m) >= maxCachedKeys {
-			clear(k.m)
-		}
-	}
-	k.m[id] = e
-	k.mu.Unlock()
-	return e.rec, e.rec != nil, nil
-}
-
-// forgetNamespace drops the keys of namespace ns (deleted with it).
-func (k *keyCache) forgetNamespace(ns string) {
-	k.mu.Lock()
-	for id, e := range k.m {
-		if e.rec != nil && e.rec.Namespace == ns {
-			delete(k.m, id)
-		}
-	}
-	k.mu.Unlock()
-}
-
-// forget drops key id from the cache (revoked through this server).
-func (k *keyCache) forget(id string) {
-	k.mu.Lock()
-	delete(k.m, id)
-	k.mu.Unlock()
-}
+// turnStarts is how many workflows a turn's commands start
+// (auth.TurnStarts).
+func turnStarts(cmds []api.Command) int { return auth.TurnStarts(cmds) }
 
 // createAPIKey godoc
 //
@@ -518,7 +206,7 @@ func (s *Server) createAPIKey(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	k, err := s.store.CreateAPIKey(c.Request().Context(), ns, req.Role, req.Name)
+	k, err := s.store.CreateAPIKey(c.Request().Context(), &storage.CreateAPIKeyParams{Namespace: ns, Role: req.Role, Name: req.Name})
 	if err != nil {
 		return err
 	}
@@ -563,11 +251,11 @@ func (s *Server) listAPIKeys(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	keys, err := s.store.ListAPIKeys(c.Request().Context(), ns, seesGlobalKeys(c))
+	keys, err := s.store.ListAPIKeys(c.Request().Context(), &storage.ListAPIKeysParams{Namespace: ns, WithGlobal: seesGlobalKeys(c)})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, api.ListAPIKeysResponse{Keys: keys})
+	return c.JSON(http.StatusOK, api.ListAPIKeysResponse{Keys: keys.Keys})
 }
 
 // revokeAPIKey godoc
@@ -595,10 +283,10 @@ func (s *Server) revokeAPIKey(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.RevokeAPIKey(c.Request().Context(), ns, id, seesGlobalKeys(c)); err != nil {
+	if err := s.store.RevokeAPIKey(c.Request().Context(), &storage.RevokeAPIKeyParams{Namespace: ns, ID: id, WithGlobal: seesGlobalKeys(c)}); err != nil {
 		return err
 	}
-	s.keys.forget(id)
+	s.auth.ForgetKey(id)
 	s.logger.Info("api key revoked", "namespace", ns, "key_id", id, "by", callerID(c))
 	return c.NoContent(http.StatusNoContent)
 }

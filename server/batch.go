@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -98,7 +99,7 @@ func (s *Server) startBatch(c echo.Context) error {
 			return forbidden()
 		}
 	}
-	nb := storage.NewBatch{ID: req.BatchID, Operation: req.Operation, Query: req.Query, Reason: req.Reason,
+	nb := storage.NewBatch{Namespace: ns, ID: req.BatchID, Operation: req.Operation, Query: req.Query, Reason: req.Reason,
 		Force: req.Force, Rate: req.RatePerSecond, Identity: callerID(c)}
 	if nb.ID == "" {
 		nb.ID = uuid.NewString()
@@ -110,7 +111,7 @@ func (s *Server) startBatch(c echo.Context) error {
 		nb.SignalName, nb.SignalInput = req.Signal.Name, req.Signal.Input
 	}
 	nb.Reset = req.Reset
-	job, err := s.store.CreateBatch(c.Request().Context(), ns, nb)
+	job, err := s.store.CreateBatch(c.Request().Context(), &nb)
 	if errors.Is(err, storage.ErrBatchExists) {
 		return newProblem(http.StatusConflict, api.ProblemAlreadyExists, "Batch exists", "A batch of this batch_id exists in the namespace.")
 	}
@@ -143,13 +144,14 @@ func (s *Server) listBatches(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
 	f := storage.BatchFilter{
+		Namespace: ns,
 		Limit:     int32(b.queryInt("page_size", defaultListPageSize, 1, maxListLimit)),
 		PageToken: b.query("page_token", tagPageToken),
 	}
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.ListBatches(c.Request().Context(), ns, f)
+	resp, err := s.store.ListBatches(c.Request().Context(), &f)
 	if err != nil {
 		return err
 	}
@@ -180,7 +182,7 @@ func (s *Server) describeBatch(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	job, err := s.store.DescribeBatch(c.Request().Context(), ns, id)
+	job, err := s.batchByID(c.Request().Context(), ns, id)
 	if err != nil {
 		return err
 	}
@@ -255,7 +257,7 @@ func (s *Server) changeBatch(c echo.Context, to string) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	job, err := s.store.ChangeBatchState(c.Request().Context(), ns, id, to)
+	job, err := s.store.ChangeBatchState(c.Request().Context(), &storage.ChangeBatchStateParams{Namespace: ns, ID: id, To: to})
 	if errors.Is(err, storage.ErrBatchFinished) {
 		return newProblem(http.StatusConflict, api.ProblemNotRunning, "Batch finished",
 			"The batch has finished ("+s.batchStateOf(c, ns, id)+"); only a running or paused batch changes state.")
@@ -267,9 +269,18 @@ func (s *Server) changeBatch(c echo.Context, to string) error {
 	return c.JSON(http.StatusOK, job)
 }
 
+// batchByID is job id of ns with its failures (storage.ErrNotFound).
+func (s *Server) batchByID(ctx context.Context, ns, id string) (api.Batch, error) {
+	list, err := s.store.ListBatches(ctx, &storage.BatchFilter{Namespace: ns, ID: id})
+	if err != nil {
+		return api.Batch{}, err
+	}
+	return list.Batches[0], nil
+}
+
 // batchStateOf is a job's state, for a message ("" when unknown).
 func (s *Server) batchStateOf(c echo.Context, ns, id string) string {
-	job, err := s.store.DescribeBatch(c.Request().Context(), ns, id)
+	job, err := s.batchByID(c.Request().Context(), ns, id)
 	if err != nil {
 		return "unknown"
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -16,11 +15,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 )
 
 // ProblemContentType is the content type of every error answer.
-const ProblemContentType = "application/problem+json"
+const ProblemContentType = edge.ProblemContentType
 
 // Problem types: the "type" member of problem documents. Clients may match
 // on them; they are stable. They are api's (api.ProblemTypes), named here
@@ -57,43 +57,23 @@ const (
 // went away before the answer; the client never sees it.
 const statusClientClosedRequest = 499
 
-// problemError is an error that is answered with a problem document.
-type problemError struct {
-	p     api.Problem
-	cause error
-}
+// problemError is an error that is answered with a problem document
+// (edge.Problem).
+type problemError = edge.Problem
 
-func (e *problemError) Error() string {
-	msg := fmt.Sprintf("%d %s", e.p.Status, e.p.Title)
-	if e.p.Detail != "" {
-		msg += ": " + e.p.Detail
-	}
-	for _, f := range e.p.Errors {
-		msg += fmt.Sprintf("; %s: %s", f.Field, f.Message)
-	}
-	if e.cause != nil {
-		msg += ": " + e.cause.Error()
-	}
-	return msg
-}
-
-func (e *problemError) Unwrap() error { return e.cause }
-
+// newProblem returns the problem of that status, type, title and detail.
 func newProblem(status int, typ, title, detail string) *problemError {
-	return &problemError{p: api.Problem{Type: typ, Title: title, Status: status, Detail: detail}}
+	return edge.NewProblem(status, typ, title, detail)
 }
 
 // validationProblem is the 400 answer naming each bad field.
 func validationProblem(fields []api.FieldProblem) *problemError {
-	p := newProblem(http.StatusBadRequest, ProblemValidation, "Invalid request",
-		"The request has invalid fields; see errors.")
-	p.p.Errors = fields
-	return p
+	return edge.ValidationProblem(fields)
 }
 
+// bodyTooLargeProblem is the 413 answer to a body over limit bytes.
 func bodyTooLargeProblem(limit int64) *problemError {
-	return newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge, "Request body too large",
-		fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit))
+	return edge.BodyTooLargeProblem(limit)
 }
 
 // panicError is a recovered panic of a handler.
@@ -108,7 +88,7 @@ func (e *panicError) Unwrap() error { return e.err }
 func (s *Server) problemFor(err error) (*problemError, bool) {
 	var pe *problemError
 	if errors.As(err, &pe) {
-		return pe, pe.p.Status >= 500
+		return pe, pe.Doc.Status >= 500
 	}
 	var inv *storage.InvalidError
 	if errors.As(err, &inv) {
@@ -143,7 +123,9 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 		return newProblem(http.StatusGone, ProblemWorkerGone, "Worker cleaned up",
 			"This worker session was cleaned up; start again with a new worker_id."), false
 	case errors.As(err, new(*storage.LimitError)):
-		return limitProblem(err), false
+		return edge.LimitProblem(err), false
+	case errors.As(err, new(*storage.ConcurrencyLimitError)):
+		return concurrencyProblem(err), false
 	case errors.Is(err, storage.ErrBadPageToken):
 		return validationProblem([]api.FieldProblem{{Field: "page_token", Message: "is not a page token this server issued"}}), false
 	case errors.Is(err, context.Canceled):
@@ -156,12 +138,12 @@ func (s *Server) problemFor(err error) (*problemError, bool) {
 	if reason := databaseUnavailable(err); reason != "" {
 		p := newProblem(http.StatusServiceUnavailable, ProblemDatabaseUnavailable, "Database unavailable",
 			"The server cannot reach its database ("+strings.ReplaceAll(reason, "_", " ")+"); try again after Retry-After.")
-		p.p.Reason = reason
-		p.cause = err
+		p.Doc.Reason = reason
+		p.Cause = err
 		// The database is unreachable: the outage grace runs again, so
 		// that workers report what they did meanwhile before anything
 		// they hold expires.
-		s.store.OutageGrace().Restart()
+		s.store.Settings().Grace.Restart()
 		return p, true
 	}
 	var pgErr *pgconn.PgError
@@ -277,7 +259,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	pe, internal := s.problemFor(err)
-	if pe.p.Type == ProblemNoRoute {
+	if pe.Doc.Type == ProblemNoRoute {
 		c.Set(unmatchedKey, true)
 	}
 	if internal {
@@ -285,29 +267,27 @@ func (s *Server) handleError(err error, c echo.Context) {
 			slog.String("method", c.Request().Method),
 			slog.String("path", c.Request().URL.Path),
 			slog.String("request_id", requestID(c)),
-			slog.Int("status", pe.p.Status),
+			slog.Int("status", pe.Doc.Status),
 			slog.Any("err", err))
 	}
-	if pe.p.Status == statusClientClosedRequest {
+	if pe.Doc.Status == statusClientClosedRequest {
 		// Nobody is listening; record the status for logs and metrics.
 		c.Response().WriteHeader(statusClientClosedRequest)
 		return
 	}
-	if pe.p.Status == http.StatusServiceUnavailable && c.Response().Header().Get("Retry-After") == "" {
+	if pe.Doc.Status == http.StatusServiceUnavailable && c.Response().Header().Get("Retry-After") == "" {
 		c.Response().Header().Set("Retry-After", retryAfterUnavailable)
 	}
 	if c.Request().Method == http.MethodHead {
-		_ = c.NoContent(pe.p.Status)
+		_ = c.NoContent(pe.Doc.Status)
 		return
 	}
-	body, merr := json.Marshal(pe.p)
+	body, merr := json.Marshal(pe.Doc)
 	if merr != nil {
 		body = []byte(`{"type":"` + ProblemInternal + `","title":"Internal server error","status":500}`)
 	}
-	_ = c.Blob(pe.p.Status, ProblemContentType, body)
+	_ = c.Blob(pe.Doc.Status, ProblemContentType, body)
 }
 
 // requestID returns the request's id, set by the RequestID middleware.
-func requestID(c echo.Context) string {
-	return c.Response().Header().Get(echo.HeaderXRequestID)
-}
+func requestID(c echo.Context) string { return edge.RequestID(c) }

@@ -592,12 +592,16 @@ func TestPollOnQuietQueue(t *testing.T) {
 	// expired turn when no new poll comes.
 	e := newEnv(t, Config{RecheckInterval: 300 * time.Millisecond})
 	key := store.WorkflowQueueKey("default", "quiet")
-	if _, ok := pollWF(t, e, "quiet", 50*time.Millisecond); ok {
-		t.Fatal("a task on an empty queue")
-	}
-	if _, ok := e.hub.Quiet(key); !ok {
-		t.Fatal("an empty poll did not mark its queue quiet")
-	}
+	// A look begun before the listener has connected marks nothing (the
+	// connection wakes every poll and clears the marks), so an empty poll
+	// is tried again until one began after it.
+	waitUntil(t, 10*time.Second, "an empty poll to mark its queue quiet", func() bool {
+		if _, ok := pollWF(t, e, "quiet", 50*time.Millisecond); ok {
+			t.Fatal("a task on an empty queue")
+		}
+		_, ok := e.hub.Quiet(key)
+		return ok
+	})
 	got := make(chan api.WorkflowTask, 1)
 	go func() {
 		var task api.WorkflowTask

@@ -38,7 +38,7 @@ func ackAttempt[Req, Resp any](s *Server, c echo.Context, check func(b *binder, 
 }
 
 // attemptSpanName is the name of the store span of an attempt report on
-// route (tracing.go): "store CompleteActivityTask", ….
+// route (server/tracing): "store CompleteActivityTask", ….
 func attemptSpanName(route string) string {
 	switch route[strings.LastIndexByte(route, '/')+1:] {
 	case "heartbeat":
@@ -61,7 +61,7 @@ func (s *Server) startPoll(c echo.Context, ns, workerID string, queues []string)
 	if err := s.checkWorkerOwner(c.Request().Context(), ns, workerID, callerOwner(c), false); err != nil {
 		return nil, err
 	}
-	release, err := s.polls.acquire(ns, workerID, s.cfg.Timeouts.PollsPerWorker)
+	release, err := s.polls.Acquire(ns, workerID, s.cfg.Timeouts.PollsPerWorker)
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,8 @@ func (s *Server) heartbeatFast(c echo.Context, buf *[]byte, req *api.WorkerHeart
 	ns = c.Param("namespace")
 	ok = validName(ns) && decodeHeartbeat(data, req) && heartbeatValid(req)
 	if ok {
-		minLease, maxLease := s.store.LeaseBounds()
+		set := s.store.Settings()
+		minLease, maxLease := set.MinLease, set.MaxLease
 		lease := req.LeaseDuration.D()
 		ok = lease != 0 && lease >= minLease && lease <= maxLease
 		if ok && req.Wait != nil {

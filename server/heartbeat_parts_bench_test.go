@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,33 +91,6 @@ func BenchmarkHeartbeatParts(b *testing.B) {
 			_, _ = c.Response().Write(out)
 			*buf = out
 			srv.heartbeatBufs.put(buf)
-		}
-	})
-
-	ids := make([]string, 1000)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("bench-%d", i)
-	}
-	b.Run("limiter/old", func(b *testing.B) {
-		h := newOldHeartbeatLimiter(1e9, 50)
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			if ok, _, _ := h.allow("default", ids[i%len(ids)], time.Now()); !ok {
-				b.Fatal("limited")
-			}
-		}
-	})
-	b.Run("limiter/allow", func(b *testing.B) {
-		h := newHeartbeatLimiter(1e9, 50)
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			if ok, _, _ := h.allow("default", ids[i%len(ids)], time.Now(), false); !ok {
-				b.Fatal("limited")
-			}
 		}
 	})
 }

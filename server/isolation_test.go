@@ -210,7 +210,7 @@ func TestIsolation_ListQueryBounds(t *testing.T) {
 // while a verified key from the same address goes on working.
 func TestIsolation_UnauthenticatedRateLimit(t *testing.T) {
 	e := newEnv(t, Config{Auth: AuthConfig{Required: true, UnauthRate: 0.001, UnauthBurst: 3}})
-	k, err := e.store.CreateAPIKey(context.Background(), "default", api.RoleClient, "")
+	k, err := e.store.CreateAPIKey(context.Background(), &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleClient, Name: ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,11 +476,11 @@ func TestIsolation_AuditTrail(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	e := newEnvLogged(t, Config{Auth: AuthConfig{Required: true}}, logger)
 	ctx := context.Background()
-	client, err := e.store.CreateAPIKey(ctx, "default", api.RoleClient, "")
+	client, err := e.store.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleClient, Name: ""})
 	if err != nil {
 		t.Fatal(err)
 	}
-	worker, err := e.store.CreateAPIKey(ctx, "default", api.RoleWorker, "")
+	worker, err := e.store.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleWorker, Name: ""})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,9 +31,9 @@ type describeCounter struct {
 	n atomic.Int32
 }
 
-func (d *describeCounter) DescribeWorkflow(ctx context.Context, ns, id string) (api.Workflow, error) {
+func (d *describeCounter) DescribeWorkflow(ctx context.Context, p *storage.WorkflowRef) (api.Workflow, error) {
 	d.n.Add(1)
-	return d.Provider.DescribeWorkflow(ctx, ns, id)
+	return d.Provider.DescribeWorkflow(ctx, p)
 }
 
 // countingEnv is base's database served by a second server, over hub,

@@ -153,7 +153,7 @@ func (s *Server) createNamespace(c echo.Context) error {
 //	@Failure		500	{object}	api.Problem
 //	@Router			/v1/namespaces [get]
 func (s *Server) listNamespaces(c echo.Context) error {
-	ns, err := s.store.ListNamespaces(c.Request().Context())
+	ns, err := s.store.ListNamespaces(c.Request().Context(), &storage.ListNamespacesParams{})
 	if err != nil {
 		return err
 	}
@@ -182,14 +182,14 @@ func (s *Server) getNamespace(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	n, err := s.store.GetNamespace(c.Request().Context(), ns)
+	list, err := s.store.ListNamespaces(c.Request().Context(), &storage.ListNamespacesParams{Name: ns})
 	if errors.Is(err, storage.ErrNotFound) {
 		return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
 	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, n)
+	return c.JSON(http.StatusOK, list[0])
 }
 
 // Bounds of a namespace's retention.
@@ -238,7 +238,7 @@ func (s *Server) updateNamespace(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	n, err := s.store.UpdateNamespace(c.Request().Context(), ns, req)
+	n, err := s.store.UpdateNamespace(c.Request().Context(), &storage.UpdateNamespaceParams{Name: ns, Request: req})
 	if errors.Is(err, storage.ErrNotFound) {
 		return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", "No such namespace.")
 	}
@@ -287,8 +287,7 @@ func (s *Server) deleteNamespace(c echo.Context) error {
 		return err
 	}
 	s.namespaces.invalidate()
-	s.keys.forgetNamespace(ns)
-	s.owners.forgetNamespace(ns)
+	s.auth.ForgetNamespace(ns)
 	s.logger.Info("namespace deleted", "namespace", ns, "by", callerID(c))
 	return c.NoContent(http.StatusNoContent)
 }

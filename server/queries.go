@@ -61,7 +61,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	qid, _, err := s.store.InsertQuery(ctx, &storage.InsertQueryParams{Namespace: ns, InstanceID: id, ExecutionID: exec, Name: name, Input: req.Input, Header: req.Header})
+	qid, err := s.store.InsertQuery(ctx, &storage.InsertQueryParams{Namespace: ns, InstanceID: id, ExecutionID: exec, Name: name, Input: req.Input, Header: req.Header})
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 		// (the sweeper deletes what a lost request leaves).
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := s.store.DeleteQuery(dctx, ns, qid); err != nil {
+		if _, err := s.store.GetQueryAnswer(dctx, &storage.GetQueryAnswerParams{Namespace: ns, QueryID: qid, Delete: true}); err != nil {
 			s.logger.Warn("server: deleting a query", "query_id", qid, "error", err)
 		}
 	}()
@@ -81,7 +81,7 @@ func (s *Server) queryWorkflow(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			ans, err = s.store.GetQueryAnswer(ctx, ns, qid)
+			ans, err = s.store.GetQueryAnswer(ctx, &storage.GetQueryAnswerParams{Namespace: ns, QueryID: qid})
 			return ans.Answered, err
 		},
 	})
@@ -137,7 +137,7 @@ func (s *Server) pollQueryTask(c echo.Context) error {
 	if err := s.checkWorkerOwner(c.Request().Context(), ns, req.WorkerID, callerOwner(c), false); err != nil {
 		return err
 	}
-	release, err := s.polls.acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
+	release, err := s.polls.Acquire(ns, req.WorkerID, s.cfg.Timeouts.PollsPerWorker)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (s *Server) pollQueryTask(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			task, err = s.store.ClaimQuery(ctx, ns, req.TaskQueue, req.WorkerID)
+			task, err = s.store.ClaimQuery(ctx, &storage.ClaimQueryParams{Namespace: ns, TaskQueue: req.TaskQueue, WorkerID: req.WorkerID})
 			return task != nil, err
 		},
 		workQueue: true,

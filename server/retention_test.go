@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // closeWorkflow starts instance id in ns and completes it with one turn.
@@ -59,13 +60,13 @@ func TestRetention_PurgesClosedWorkflowsInBatches(t *testing.T) {
 	}
 
 	// A pass is bounded: one batch of one.
-	if got, err := e.store.PurgeClosed(ctx, 1, 1); err != nil || got != 1 {
+	if got, err := purge(ctx, e, 1, 1); err != nil || got != 1 {
 		t.Fatalf("bounded pass: %d, %v", got, err)
 	}
-	if got, err := e.store.PurgeClosed(ctx, 1, 10); err != nil || got != 2 {
+	if got, err := purge(ctx, e, 1, 10); err != nil || got != 2 {
 		t.Fatalf("second pass: %d, %v", got, err)
 	}
-	if got, err := e.store.PurgeClosed(ctx, 100, 10); err != nil || got != 0 {
+	if got, err := purge(ctx, e, 100, 10); err != nil || got != 0 {
 		t.Fatalf("third pass: %d, %v", got, err)
 	}
 	var left []string
@@ -94,7 +95,7 @@ func TestRetention_PurgesClosedWorkflowsInBatches(t *testing.T) {
 	if n.Retention == nil || n.Retention.D() != 30*time.Minute || n.Description == "" && n.Name != "default" {
 		t.Fatalf("patched %+v", n)
 	}
-	if got, err := e.store.PurgeClosed(ctx, 100, 10); err != nil || got != 1 {
+	if got, err := purge(ctx, e, 100, 10); err != nil || got != 1 {
 		t.Fatalf("after setting default's retention: %d, %v", got, err)
 	}
 	var cleared api.Namespace
@@ -103,4 +104,11 @@ func TestRetention_PurgesClosedWorkflowsInBatches(t *testing.T) {
 		t.Fatalf("cleared %+v", cleared)
 	}
 	e.do(http.MethodPatch, nsURL+"/nowhere", []byte(`{}`)).want(t, http.StatusNotFound)
+}
+
+// purge runs one pass of the retention job, at most maxBatches batches of
+// batch, and returns how many instances it deleted.
+func purge(ctx context.Context, e *env, batch int32, maxBatches int) (int, error) {
+	res, err := e.store.Sweep(ctx, &storage.SweepParams{Purge: &storage.PurgeParams{Batch: batch, MaxBatches: maxBatches}})
+	return res.Purged, err
 }

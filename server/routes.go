@@ -3,17 +3,16 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/tetherhq/tether/openapi"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/ui"
 )
@@ -42,15 +41,15 @@ func (s *Server) newEcho() *echo.Echo {
 	e.HTTPErrorHandler = s.handleError
 
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
-		Generator: s.reqIDs.next,
+		Generator: s.reqIDs.Next,
 		RequestIDHandler: func(c echo.Context, id string) {
 			if len(id) > 128 { // an id the client sent
 				c.Response().Header().Set(echo.HeaderXRequestID, id[:128])
 			}
 		},
 	}))
-	if s.tracing.tracer != nil {
-		e.Use(s.traceRequest)
+	if s.tracing.On() {
+		e.Use(s.tracing.Middleware)
 	}
 	e.Use(s.observe)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
@@ -64,11 +63,11 @@ func (s *Server) newEcho() *echo.Echo {
 			return &panicError{err: err}
 		},
 	}))
-	e.Use(s.checkHost)
-	e.Use(s.limitBody)
-	e.Use(s.boundRequest)
-	e.Use(s.authorize)
-	e.Use(s.guardRequest)
+	e.Use(edge.CheckHost(s.cfg.AllowedHosts))
+	e.Use(edge.LimitBody(s.cfg.BodyLimit))
+	e.Use(edge.BoundRequest(s.cfg.Timeouts, s.longPollWait))
+	e.Use(s.auth.Middleware)
+	e.Use(edge.GuardRequest(uiPath))
 
 	// Outside the base.
 	getAndHead(e, "/healthz", s.healthz)
@@ -90,7 +89,7 @@ func (s *Server) newEcho() *echo.Echo {
 	getAndHead(e, "/docs/*", swaggerUI())
 	// The web UI, over this server's own public API (package ui). It
 	// authenticates nobody itself: its API calls carry the browser's
-	// credentials and pass authorize like any other request.
+	// credentials and pass the authorizer like any other request.
 	uiHandler := echo.WrapHandler(ui.New(ui.Config{Client: ui.InProcess(e), Logger: s.logger, CodecEndpoint: s.cfg.UICodecEndpoint}))
 	getAndHead(e, uiPath, uiHandler)
 	e.POST(uiPath, uiHandler)
@@ -168,7 +167,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		path := c.Request().URL.Path
 		err := next(c)
 		if err != nil {
-			if !c.Response().Committed && bodyUnread(c.Request()) {
+			if !c.Response().Committed && edge.BodyUnread(c.Request()) {
 				// Refused before its body was read (no valid key, a
 				// bound): close the connection after the answer, rather
 				// than wait for a body the client may withhold (net/http
@@ -184,7 +183,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if unmatched, _ := c.Get(unmatchedKey).(bool); unmatched || route == "" {
 			route = "unmatched"
 		}
-		s.routeMetrics(req.Method, route, status).record(latency)
+		s.metrics.Route(req.Method, route, status).Record(latency)
 
 		level := slog.LevelInfo
 		switch {
@@ -251,61 +250,8 @@ func (s *Server) audit(c echo.Context, route string, status int) {
 	)
 }
 
-// routeSeries are the request metrics of one method, route and status.
-type routeSeries struct {
-	requests prometheus.Counter
-	latency  prometheus.Observer
-}
-
-func (r routeSeries) record(d time.Duration) {
-	r.requests.Inc()
-	r.latency.Observe(d.Seconds())
-}
-
-type routeKey struct {
-	method, route string
-	status        int
-}
-
-// routeMetrics returns the series of method, route and status, looked up
-// once per combination (labels are hashed on every WithLabelValues).
-func (s *Server) routeMetrics(method, route string, status int) routeSeries {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
-	default:
-		method = "other" // a client's made-up method must not mint series
-	}
-	k := routeKey{method, route, status}
-	if v, ok := s.series.Load(k); ok {
-		return v.(routeSeries)
-	}
-	code := strconv.Itoa(status)
-	r := routeSeries{
-		requests: s.metrics.Requests.WithLabelValues(method, route, code),
-		latency:  s.metrics.Latency.WithLabelValues(method, route, code),
-	}
-	s.series.Store(k, r)
-	return r
-}
-
 // unmatchedKey is set in the echo context when no route matched the path.
 const unmatchedKey = "tether.unmatched"
-
-// limitBody answers 413 to a request whose declared length exceeds the
-// body limit, and caps what a handler can read from any other.
-func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		req := c.Request()
-		if req.ContentLength > s.cfg.BodyLimit {
-			return bodyTooLargeProblem(s.cfg.BodyLimit)
-		}
-		if req.Body != nil && req.Body != http.NoBody {
-			req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.BodyLimit)
-		}
-		return next(c)
-	}
-}
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
@@ -392,7 +338,7 @@ func getAndHead(r interface {
 }
 
 // uiPath is the route of the web UI's pages and forms. Its requests are
-// HTML pages and HTML forms, not the JSON API: they pass authorize as
-// public and guardRequest lets their form bodies through (the UI checks
+// HTML pages and HTML forms, not the JSON API: they pass the authorizer as
+// public and edge.GuardRequest lets their form bodies through (the UI checks
 // its own CSRF token; its API calls are checked like any other request).
 const uiPath = ui.Prefix + "*"

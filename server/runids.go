@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // runRef is an execution a request names: by run id (a UUID, looked up
@@ -50,5 +52,5 @@ func (s *Server) executionOf(ctx context.Context, ns, id string, ref runRef) (in
 	if ref.run == uuid.Nil {
 		return ref.exec, nil
 	}
-	return s.store.ExecutionOfRunID(ctx, ns, id, ref.run)
+	return s.store.ExecutionOfRunID(ctx, &storage.ExecutionOfRunIDParams{Namespace: ns, InstanceID: id, RunID: ref.run})
 }

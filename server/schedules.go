@@ -79,13 +79,13 @@ func (s *Server) createSchedule(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.store.CreateSchedule(ctx, ns, req); err != nil {
+	if err := s.store.CreateSchedule(ctx, &storage.CreateScheduleParams{Namespace: ns, Request: req}); err != nil {
 		if errors.Is(err, storage.ErrScheduleExists) {
 			return newProblem(http.StatusConflict, api.ProblemAlreadyExists, "Schedule exists", "A schedule of this schedule_id exists in the namespace.")
 		}
 		return err
 	}
-	sc, err := s.store.DescribeSchedule(ctx, ns, req.ScheduleID)
+	sc, err := s.store.DescribeSchedule(ctx, &storage.ScheduleRef{Namespace: ns, ID: req.ScheduleID})
 	if err != nil {
 		return err
 	}
@@ -113,13 +113,14 @@ func (s *Server) listSchedules(c echo.Context) error {
 	b := s.bind(c)
 	ns := b.namespace()
 	f := storage.ScheduleFilter{
+		Namespace: ns,
 		Limit:     int32(b.queryInt("page_size", defaultListPageSize, 1, maxListLimit)),
 		PageToken: b.query("page_token", tagPageToken),
 	}
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.ListSchedules(c.Request().Context(), ns, f)
+	resp, err := s.store.ListSchedules(c.Request().Context(), &f)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (s *Server) describeSchedule(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	sc, err := s.store.DescribeSchedule(c.Request().Context(), ns, id)
+	sc, err := s.store.DescribeSchedule(c.Request().Context(), &storage.ScheduleRef{Namespace: ns, ID: id})
 	if err != nil {
 		return err
 	}
@@ -190,10 +191,10 @@ func (s *Server) updateSchedule(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.store.UpdateSchedule(ctx, ns, id, req); err != nil {
+	if err := s.store.UpdateSchedule(ctx, &storage.UpdateScheduleParams{Namespace: ns, ID: id, Request: &req}); err != nil {
 		return err
 	}
-	sc, err := s.store.DescribeSchedule(ctx, ns, id)
+	sc, err := s.store.DescribeSchedule(ctx, &storage.ScheduleRef{Namespace: ns, ID: id})
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func (s *Server) deleteSchedule(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.DeleteSchedule(c.Request().Context(), ns, id); err != nil {
+	if err := s.store.DeleteSchedule(c.Request().Context(), &storage.ScheduleRef{Namespace: ns, ID: id}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -284,10 +285,10 @@ func (s *Server) setPaused(c echo.Context, paused bool) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.store.PauseSchedule(ctx, ns, id, paused, req.Note); err != nil {
+	if err := s.store.UpdateSchedule(ctx, &storage.UpdateScheduleParams{Namespace: ns, ID: id, Pause: &storage.SchedulePause{Paused: paused, Note: req.Note}}); err != nil {
 		return err
 	}
-	sc, err := s.store.DescribeSchedule(ctx, ns, id)
+	sc, err := s.store.DescribeSchedule(ctx, &storage.ScheduleRef{Namespace: ns, ID: id})
 	if err != nil {
 		return err
 	}
@@ -327,10 +328,11 @@ func (s *Server) triggerSchedule(c echo.Context) error {
 	if err := s.startsReady(c, ns); err != nil {
 		return err
 	}
-	resp, err := s.store.TriggerSchedule(c.Request().Context(), ns, id, req.OverlapPolicy)
+	r, err := s.store.TriggerSchedule(c.Request().Context(), &storage.TriggerScheduleParams{Namespace: ns, ID: id, Overlap: req.OverlapPolicy})
 	if err != nil {
 		return err
 	}
+	resp := r.Trigger
 	if resp.Outcome == api.TriggerStarted {
 		s.chargeStarts(c, ns, 1)
 	}
@@ -373,10 +375,11 @@ func (s *Server) backfillSchedule(c echo.Context) error {
 	if err := s.startsReady(c, ns); err != nil {
 		return err
 	}
-	resp, err := s.store.BackfillSchedule(c.Request().Context(), ns, id, req)
+	r, err := s.store.TriggerSchedule(c.Request().Context(), &storage.TriggerScheduleParams{Namespace: ns, ID: id, Backfill: &req})
 	if err != nil {
 		return err
 	}
+	resp := r.Backfill
 	s.chargeStarts(c, ns, len(resp.Started))
 	return c.JSON(http.StatusOK, resp)
 }

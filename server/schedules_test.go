@@ -16,6 +16,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/services/scheduler"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -252,14 +253,14 @@ func TestSchedules_TwoReplicasFireEachSlotOnce(t *testing.T) {
 	waitIDs("late-", late)
 	// allow_all never skips: a skip would be a slot fired twice, refused
 	// by the instance's uniqueness.
-	tk, err := c.app.Store().DescribeSchedule(context.Background(), "default", "tick")
+	tk, err := c.app.Store().DescribeSchedule(context.Background(), &storage.ScheduleRef{Namespace: "default", ID: "tick"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tk.Info.OverlapSkipped != 0 || tk.Info.ActionCount != 8 {
 		t.Fatalf("tick: skipped %d, actions %d; want 0 and 8", tk.Info.OverlapSkipped, tk.Info.ActionCount)
 	}
-	sc, err := c.app.Store().DescribeSchedule(context.Background(), "default", "late")
+	sc, err := c.app.Store().DescribeSchedule(context.Background(), &storage.ScheduleRef{Namespace: "default", ID: "late"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,12 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tetherhq/tether/server/auth"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/longpoll"
+	"github.com/tetherhq/tether/server/metrics"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/tracing"
 )
 
 // Config tunes a Server. The zero value of each field selects its default.
@@ -93,9 +97,9 @@ func (c Config) withDefaults() Config {
 	if c.BodyLimit <= 0 {
 		c.BodyLimit = 4 << 20
 	}
-	c.Limits = c.Limits.withDefaults(c.BodyLimit)
+	c.Limits = c.Limits.WithDefaults(c.BodyLimit)
 	c.BodyLimit = c.Limits.RequestBytes
-	c.Timeouts = c.Timeouts.withDefaults()
+	c.Timeouts = c.Timeouts.WithDefaults()
 	if c.MaxWait <= 0 {
 		c.MaxWait = 60 * time.Second
 	}
@@ -117,7 +121,7 @@ func (c Config) withDefaults() Config {
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = 2 * time.Second
 	}
-	c.Auth = c.Auth.withDefaults()
+	c.Auth = c.Auth.WithDefaults()
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics()
 	}
@@ -140,22 +144,15 @@ type Server struct {
 	validate *validator.Validate
 	metrics  *Metrics
 	pollers  *pollerSet
-	limiter  *heartbeatLimiter
-	reqIDs   *requestIDs
-	// rules, keys and namespaces serve the authorize middleware (auth.go).
+	limiter  *edge.Limiter
+	reqIDs   *edge.RequestIDs
+	// rules (auth.go) and namespaces serve auth, the authorization of
+	// requests (server/auth).
 	rules      map[ruleKey]routeRule
-	keys       *keyCache
 	namespaces *namespaceCache
-	owners     *ownerCache
-	// startLimiter and keyBeatLimiter limit starts and heartbeats per API
-	// key (auth.go).
-	startLimiter *heartbeatLimiter
-	// unauthLimiter limits the requests without a verified key per client
-	// address (AuthConfig.UnauthRate).
-	unauthLimiter  *heartbeatLimiter
-	keyBeatLimiter *heartbeatLimiter
-	schemas        schemaCache
-	polls          pollSlots
+	auth       *auth.Authorizer
+	schemas    edge.SchemaCache
+	polls      edge.PollSlots
 	// heartbeatBufs serve the worker heartbeat's fast path
 	// (heartbeat_fast.go); slowHeartbeats turns that path off (tests).
 	heartbeatBufs  heartbeatBufs
@@ -165,12 +162,9 @@ type Server struct {
 	// turn to a waiting poll only when starts are sparse (workflows.go).
 	starts    atomic.Int64
 	lastStart atomic.Int64
-	// series caches the request metrics by method, route and status
-	// (routeKey → routeSeries).
-	series sync.Map
-	// tracing is Config.TracerProvider's tracer (tracing.go); its zero
-	// value is tracing off.
-	tracing tracing
+	// tracing is Config.TracerProvider's tracer (server/tracing); its
+	// zero value is tracing off.
+	tracing tracing.Tracer
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{}
@@ -186,36 +180,44 @@ func New(st storage.Provider, hub *longpoll.Hub, cfg Config, logger *slog.Logger
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		store:          st,
-		hub:            hub,
-		cfg:            cfg,
-		logger:         logger,
-		validate:       newValidator(),
-		metrics:        cfg.Metrics,
-		pollers:        newPollerSet(),
-		limiter:        newHeartbeatLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
-		reqIDs:         newRequestIDs(),
-		shutdown:       make(chan struct{}),
-		rules:          routeRules(),
-		owners:         newOwnerCache(),
-		startLimiter:   newHeartbeatLimiter(cfg.Auth.StartRate, cfg.Auth.StartBurst),
-		unauthLimiter:  newHeartbeatLimiter(cfg.Auth.UnauthRate, cfg.Auth.UnauthBurst),
-		keyBeatLimiter: newHeartbeatLimiter(cfg.Auth.KeyHeartbeatRate, cfg.Auth.KeyHeartbeatBurst),
-		tracing:        newTracing(cfg.TracerProvider),
+		store:    st,
+		hub:      hub,
+		cfg:      cfg,
+		logger:   logger,
+		validate: newValidator(),
+		metrics:  cfg.Metrics,
+		pollers:  newPollerSet(),
+		limiter:  edge.NewLimiter(cfg.HeartbeatRate, cfg.HeartbeatBurst),
+		reqIDs:   edge.NewRequestIDs(),
+		shutdown: make(chan struct{}),
+		rules:    routeRules(),
+		tracing:  tracing.New(cfg.TracerProvider),
 	}
 	// Closures, not method values: st may be nil (tests that serve no
 	// database), and a method value of a nil interface panics.
-	s.keys = newKeyCache(cfg.Auth.CacheTTL, func(ctx context.Context, id string) (storage.KeyRecord, error) {
-		return s.store.LookupAPIKey(ctx, id)
-	})
 	s.namespaces = newNamespaceCache(cfg.Auth.CacheTTL, func(ctx context.Context) ([]string, error) {
-		return s.store.NamespaceNames(ctx)
+		list, err := s.store.ListNamespaces(ctx, &storage.ListNamespacesParams{})
+		names := make([]string, len(list))
+		for i, n := range list {
+			names[i] = n.Name
+		}
+		return names, err
 	})
-	if err := s.metrics.Register(newPollerCollector(s.pollers, s.metrics.Ops)); err != nil {
+	s.auth = auth.New(auth.Options{
+		Config: cfg.Auth,
+		Rule:   s.ruleOf,
+		LookupKey: func(ctx context.Context, id string) (storage.KeyRecord, error) {
+			return s.store.LookupAPIKey(ctx, id)
+		},
+		NamespaceKnown: s.namespaces.known,
+		StartRoute:     BasePath + "/workflows",
+		HeartbeatRoute: routeWorkerBeat,
+	})
+	if err := s.metrics.Register(metrics.NewPollerCollector(s.pollers.eachPoller, s.metrics.Ops)); err != nil {
 		logger.Warn("server: poller metrics not registered", "err", err)
 	}
 	if hub != nil {
-		if err := s.metrics.registerHub(hub); err != nil {
+		if err := s.metrics.RegisterHub(hub); err != nil {
 			logger.Warn("server: hub metrics not registered", "err", err)
 		}
 	}
@@ -271,8 +273,8 @@ func (s *Server) Start(ctx context.Context) error {
 // a listener wrapped by WrapListener.
 func (s *Server) HTTPServer(ctx context.Context) *http.Server {
 	return &http.Server{
-		Handler:           withTLSState(s.echo),
-		ConnContext:       tlsConnContext,
+		Handler:           edge.WithTLSState(s.echo),
+		ConnContext:       edge.ConnContext,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -284,7 +286,7 @@ func (s *Server) HTTPServer(ctx context.Context) *http.Server {
 // WrapListener returns ln with its connections' own net/http error
 // answers (a malformed percent-escape in the path, a bad request line,
 // headers too large) rewritten as problem documents.
-func (s *Server) WrapListener(ln net.Listener) net.Listener { return problemListener{ln} }
+func (s *Server) WrapListener(ln net.Listener) net.Listener { return edge.WrapListener(ln) }
 
 // Serve serves HTTP on ln until ctx is done, then shuts down gracefully:
 // long polls answer 204 at once, requests in flight are drained for at

@@ -47,10 +47,14 @@ func (s *Server) signalWithStart(c echo.Context) error {
 	if err := s.startsReady(c, ns); err != nil {
 		return err
 	}
-	resp, err := s.store.SignalWithStartWorkflow(c.Request().Context(), &storage.SignalWithStartWorkflowParams{Namespace: ns, InstanceID: id, Request: req})
+	r, err := s.store.StartWorkflow(c.Request().Context(), &storage.StartWorkflowParams{Namespace: ns,
+		Request: api.StartWorkflowRequest{InstanceID: id, WorkflowType: req.WorkflowType, TaskQueue: req.TaskQueue, Input: req.Input,
+			ExecutionTimeout: req.ExecutionTimeout, SearchAttributes: req.SearchAttributes, Memo: req.Memo, Header: req.Header, Priority: req.Priority, Concurrency: req.Concurrency},
+		Signal: &storage.StartSignal{Name: req.SignalName, Input: req.SignalInput, Header: req.Header}})
 	if err != nil {
 		return err
 	}
+	resp := api.SignalWithStartResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, RunID: r.RunID, Status: r.Status, Started: r.Started}
 	code := http.StatusOK
 	if resp.Started {
 		code = http.StatusCreated

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // TestStartRate_EveryStartPath: the start rate of an API key (here a
@@ -19,7 +20,7 @@ func TestStartRate_EveryStartPath(t *testing.T) {
 	e := newEnv(t, Config{HeartbeatRate: -1, Auth: AuthConfig{Required: true, StartRate: 0.001, StartBurst: 2}})
 	ctx := context.Background()
 	key := func(role string) string {
-		k, err := e.store.CreateAPIKey(ctx, "default", role, "")
+		k, err := e.store.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: role, Name: ""})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,9 +89,9 @@ func TestPollsPerWorkerCapped(t *testing.T) {
 		}()
 	}
 	waitUntil(t, 10*time.Second, "two polls open", func() bool {
-		e.srv.polls.mu.Lock()
-		defer e.srv.polls.mu.Unlock()
-		return e.srv.polls.m["default|greedy"] == 2
+		// A poll is listed among its queue's pollers once it holds its
+		// slot.
+		return len(e.srv.pollers.list("default", "q0")) == 1 && len(e.srv.pollers.list("default", "q1")) == 1
 	})
 	r := e.post("/activity-tasks/poll", api.PollActivityTaskRequest{TaskQueues: []string{"q"}, WorkerID: "greedy", Wait: dur(time.Second)})
 	r.want(t, http.StatusTooManyRequests)

@@ -19,35 +19,15 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 )
 
-// namePattern is what the custom validation tag `name` accepts: queue
-// names, worker ids, instance ids, workflow and activity types, namespaces.
-// It excludes '|', the separator of notification payloads.
-const namePattern = `^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,199}$`
+// validName reports whether s is a name (edge.ValidName).
+func validName(s string) bool { return edge.ValidName(s) }
 
-// validName reports whether s matches namePattern. It is checked on every
-// request (namespace, worker id, queue), where the regular expression was
-// a measurable share of a heartbeat's CPU; TestValidName_MatchesPattern
-// keeps the two in agreement.
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > 200 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case i > 0 && strings.IndexByte("._:@/+=-", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-const nameMessage = "must be 1 to 200 characters among letters, digits and . _ : @ / + = -, starting with a letter or digit"
+// nameMessage is the problem's message of a field that is not a name.
+const nameMessage = edge.NameMessage
 
 // newValidator returns the validator of requests: JSON field names in
 // errors, and the custom tag `name`.
@@ -319,7 +299,7 @@ func (b *binder) durationRange(field string, d api.Duration, def, lo, hi time.Du
 
 // body decodes the JSON body into dst (a pointer to a struct) and
 // validates it. An empty body is taken as {}. The strict scan runs first
-// (strictjson.go: duplicate and case-variant members, nesting, payload
+// (server/edge/strictjson.go: duplicate and case-variant members, nesting, payload
 // sizes and numbers); then unknown fields, malformed JSON, wrong types and
 // trailing data are problems. A body or payload over its limit is
 // answered 413, a body that does not arrive in time 408.
@@ -332,7 +312,7 @@ func (b *binder) body(dst any) {
 			return
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			b.fatal = bodyTimeoutProblem(b.s.cfg.Timeouts.BodyRead)
+			b.fatal = edge.BodyTimeoutProblem(b.s.cfg.Timeouts.BodyRead)
 			return
 		}
 		b.add("body", "could not be read: %v", err)
@@ -341,12 +321,12 @@ func (b *binder) body(dst any) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
 	}
-	if p := strictScan(data, b.s.schemas.of(reflect.TypeOf(dst)), &b.s.cfg.Limits); p != nil {
-		if p.status == http.StatusRequestEntityTooLarge {
-			b.fatal = payloadTooLargeProblem(p.field, p.message)
+	if p := edge.Scan(data, b.s.schemas.Of(reflect.TypeOf(dst)), &b.s.cfg.Limits); p != nil {
+		if p.Status == http.StatusRequestEntityTooLarge {
+			b.fatal = edge.PayloadTooLargeProblem(p.Field, p.Message)
 			return
 		}
-		b.add(p.field, "%s", p.message)
+		b.add(p.Field, "%s", p.Message)
 		return
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/visibility"
 )
@@ -63,7 +64,7 @@ func (s *Server) registerSearchAttribute(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	sa, err := s.store.RegisterSearchAttribute(c.Request().Context(), ns, req.Name, req.Type)
+	sa, err := s.store.ChangeSearchAttribute(c.Request().Context(), &storage.ChangeSearchAttributeParams{Namespace: ns, Name: req.Name, Type: req.Type})
 	if errors.Is(err, storage.ErrSearchAttributeExists) {
 		return newProblem(http.StatusConflict, api.ProblemSearchAttributeExists, "Search attribute exists",
 			fmt.Sprintf("The namespace has a search attribute named %s already.", req.Name))
@@ -126,7 +127,7 @@ func (s *Server) deleteSearchAttribute(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.DeleteSearchAttribute(c.Request().Context(), ns, name); err != nil {
+	if _, err := s.store.ChangeSearchAttribute(c.Request().Context(), &storage.ChangeSearchAttributeParams{Namespace: ns, Name: name, Delete: true}); err != nil {
 		return err
 	}
 	s.logger.Info("search attribute deleted", "namespace", ns, "name", name, "by", callerID(c))
@@ -163,9 +164,9 @@ func (s *Server) countWorkflows(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	n, err := s.store.CountWorkflows(c.Request().Context(), ns, f)
+	list, err := s.store.ListWorkflows(c.Request().Context(), &storage.ListWorkflowsParams{Namespace: ns, Filter: f, CountOnly: true})
 	if err != nil {
-		return listTimedOut(c, err)
+		return edge.ListTimedOut(c, err)
 	}
-	return c.JSON(http.StatusOK, api.CountWorkflowsResponse{Count: n})
+	return c.JSON(http.StatusOK, api.CountWorkflowsResponse{Count: list.Count})
 }

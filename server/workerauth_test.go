@@ -55,7 +55,7 @@ func sameWorker(t *testing.T, before, after api.Worker) {
 func TestWorkerIdentity_KeyHijackRefused(t *testing.T) {
 	e := newAuthEnv(t)
 	ctx := context.Background()
-	other, err := e.store.CreateAPIKey(ctx, "default", api.RoleWorker, "intruder")
+	other, err := e.store.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleWorker, Name: "intruder"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,15 +131,18 @@ func TestWorkerIdentity_StoreRefusesOtherOwner(t *testing.T) {
 	if _, err := e.store.WorkerHeartbeat(ctx, &storage.WorkerHeartbeatParams{Namespace: "default", Request: evil}); !errors.Is(err, storage.ErrWorkerGone) {
 		t.Fatalf("an ownerless heartbeat: %v", err)
 	}
-	w, err := e.store.GetWorker(ctx, "default", "w-st")
+	w, err := e.store.GetWorker(ctx, &storage.GetWorkerParams{Namespace: "default", WorkerID: "w-st"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w.Host != "h-a" || w.State != api.WorkerActive || !w.LeaseExpiresAt.Equal(first.LeaseExpiresAt) {
 		t.Fatalf("worker changed: %+v (lease was %s)", w, first.LeaseExpiresAt)
 	}
-	if o, err := e.store.WorkerOwner(ctx, "default", "w-st"); err != nil || o != "key:a" {
-		t.Fatalf("owner %q, %v", o, err)
+	if w, err := e.store.GetWorker(ctx, &storage.GetWorkerParams{Namespace: "default", WorkerID: "w-st", OwnerOnly: true}); err != nil || w.Owner != "key:a" {
+		t.Fatalf("owner %q, %v", w.Owner, err)
+	}
+	if w.Owner != "key:a" {
+		t.Fatalf("the worker's owner %q, want key:a", w.Owner)
 	}
 
 	// Both in one batch, many times: the owner's applies, the other's
@@ -169,7 +172,7 @@ func TestWorkerIdentity_StoreRefusesOtherOwner(t *testing.T) {
 			t.Fatalf("round %d: %d applied, %d refused", i, okN, goneN)
 		}
 	}
-	if w, _ := e.store.GetWorker(ctx, "default", "w-st"); w.Host != "h-a" || w.State != api.WorkerActive {
+	if w, _ := e.store.GetWorker(ctx, &storage.GetWorkerParams{Namespace: "default", WorkerID: "w-st"}); w.Host != "h-a" || w.State != api.WorkerActive {
 		t.Fatalf("worker changed: %+v", w)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
@@ -54,10 +55,10 @@ func (s *Server) workerHeartbeat(c echo.Context) error {
 		return err
 	}
 	waits := wait > 0 && s.hub != nil && !req.Shutdown
-	ok, retry, refund := s.limiter.allow(ns, req.WorkerID, time.Now(), waits)
+	ok, retry, refund := s.limiter.Allow(ns, req.WorkerID, time.Now(), waits)
 	if !ok {
-		c.Response().Header().Set("Retry-After", retryAfterSeconds(retry))
-		return rateLimitedProblem(retry)
+		c.Response().Header().Set("Retry-After", edge.RetryAfterSeconds(retry))
+		return edge.RateLimitedProblem(retry)
 	}
 	ctx := c.Request().Context()
 	if !waits {
@@ -126,7 +127,8 @@ func (s *Server) heartbeatRequest(c echo.Context, req *api.WorkerHeartbeatReques
 	b := s.bind(c)
 	ns := b.namespace()
 	b.body(req)
-	minLease, maxLease := s.store.LeaseBounds()
+	set := s.store.Settings()
+	minLease, maxLease := set.MinLease, set.MaxLease
 	switch {
 	case b.has("lease_duration"):
 	case req.LeaseDuration == 0:
@@ -206,10 +208,11 @@ func (s *Server) listWorkers(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	ws, next, err := s.store.ListWorkers(c.Request().Context(), ns, state, token, int32(size))
+	list, err := s.store.ListWorkers(c.Request().Context(), &storage.ListWorkersParams{Namespace: ns, State: state, PageToken: token, PageSize: int32(size)})
 	if err != nil {
 		return err
 	}
+	ws, next := list.Workers, list.NextPageToken
 	if ws == nil {
 		ws = []api.Worker{}
 	}
@@ -251,10 +254,11 @@ func (s *Server) getWorker(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	w, err := s.store.GetWorker(c.Request().Context(), ns, id)
+	info, err := s.store.GetWorker(c.Request().Context(), &storage.GetWorkerParams{Namespace: ns, WorkerID: id})
 	if err != nil {
 		return err
 	}
+	w := info.Worker
 	normalizeWorker(&w)
 	return c.JSON(http.StatusOK, w)
 }
@@ -282,7 +286,7 @@ func (s *Server) describeTaskQueue(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	tq, err := s.store.DescribeTaskQueue(c.Request().Context(), ns, name)
+	tq, err := s.store.DescribeTaskQueue(c.Request().Context(), &storage.TaskQueueRef{Namespace: ns, Name: name})
 	if err != nil {
 		return err
 	}
@@ -322,7 +326,7 @@ func (s *Server) setTaskQueueLimits(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	if err := s.store.SetTaskQueueLimits(c.Request().Context(), ns, name, req); err != nil {
+	if err := s.store.SetTaskQueueLimits(c.Request().Context(), &storage.SetTaskQueueLimitsParams{Namespace: ns, Name: name, Limits: req}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, req)

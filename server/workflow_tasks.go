@@ -62,7 +62,8 @@ func (s *Server) pollWorkflowTask(c echo.Context) error {
 			return len(tasks) > 0, err
 		},
 		nextWake: func(ctx context.Context) (time.Time, bool, error) {
-			return s.store.NextWorkflowWake(ctx, ns, req.TaskQueue)
+			w, err := s.store.NextWake(ctx, &storage.NextWakeParams{Namespace: ns, Kind: storage.WorkflowTasks, TaskQueues: []string{req.TaskQueue}})
+			return w.At, w.Scheduled, err
 		},
 		workQueue: true,
 		take:      req.MaxTasks,
@@ -150,13 +151,13 @@ func (s *Server) completeWorkflowTask(c echo.Context) error {
 		defer handOff(nil, false)
 	}
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store CompleteWorkflowTask")
-	resp, err := s.store.CompleteWorkflowTask(sctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: token, Request: req})
+	resp, err := s.store.AckWorkflowTask(sctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: token, Request: req})
 	endSpan(err)
 	if err != nil {
 		return err
 	}
 	if len(resp.ActivityTasks) > 0 {
-		s.metrics.activityDelivered(resp.ActivityTasks...)
+		s.metrics.ActivityDelivered(resp.ActivityTasks...)
 	}
 	s.chargeStarts(c, ns, starts)
 	s.enforceHistoryLimit(c, ns, token.InstanceID, &resp)
@@ -220,11 +221,11 @@ func (s *Server) failWorkflowTask(c echo.Context) error {
 		return err
 	}
 	sctx, endSpan := s.storeSpan(c.Request().Context(), "store FailWorkflowTask")
-	err := s.store.FailWorkflowTask(sctx, &storage.FailWorkflowTaskParams{Namespace: ns, Token: token, Error: req.Error})
+	_, err := s.store.AckWorkflowTask(sctx, &storage.AckWorkflowTaskParams{Kind: storage.AckFail, Namespace: ns, Token: token, Error: req.Error})
 	endSpan(err)
 	if err != nil {
 		return err
 	}
-	s.metrics.workflowTaskFailed(ns)
+	s.metrics.WorkflowTaskFailed(ns)
 	return c.JSON(http.StatusOK, api.Empty{})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/server/edge"
 	"github.com/tetherhq/tether/server/longpoll"
 	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
@@ -151,7 +152,7 @@ func (s *Server) releaseTurn(ctx context.Context, ns string, turn *api.WorkflowT
 		s.logger.Error("a handed turn has a malformed token", "token", turn.LockToken)
 		return
 	}
-	if err := s.store.ReleaseTurn(context.WithoutCancel(ctx), ns, tok); err != nil {
+	if _, err := s.store.AckWorkflowTask(context.WithoutCancel(ctx), &storage.AckWorkflowTaskParams{Kind: storage.AckRelease, Namespace: ns, Token: tok}); err != nil {
 		// Its lock runs out and the turn is delivered then.
 		s.logger.Warn("releasing a turn no poll took", "instance_id", tok.InstanceID, "error", err)
 	}
@@ -180,7 +181,7 @@ func (s *Server) describeWorkflow(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	wf, err := s.store.DescribeWorkflow(c.Request().Context(), ns, id)
+	wf, err := s.store.DescribeWorkflow(c.Request().Context(), &storage.WorkflowRef{Namespace: ns, InstanceID: id})
 	if err != nil {
 		return err
 	}
@@ -226,10 +227,11 @@ func (s *Server) listWorkflows(c echo.Context) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	resp, err := s.store.ListWorkflows(c.Request().Context(), ns, f)
+	list, err := s.store.ListWorkflows(c.Request().Context(), &storage.ListWorkflowsParams{Namespace: ns, Filter: f})
 	if err != nil {
-		return listTimedOut(c, err)
+		return edge.ListTimedOut(c, err)
 	}
+	resp := list.ListWorkflowsResponse
 	if resp.Workflows == nil {
 		resp.Workflows = []api.Workflow{}
 	}
@@ -316,7 +318,7 @@ func (s *Server) workflowResult(c echo.Context) error {
 		wait:  wait,
 		fetch: func(ctx context.Context) (bool, error) {
 			var err error
-			wf, err = s.store.DescribeWorkflow(ctx, ns, id)
+			wf, err = s.store.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: id})
 			if err != nil {
 				return false, err
 			}

@@ -81,7 +81,7 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	st := store.New(pool, store.Options{})
 	switch args[0] {
 	case "create":
-		k, err := st.CreateAPIKey(ctx, *ns, role, name)
+		k, err := st.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: *ns, Role: role, Name: name})
 		if errors.Is(err, storage.ErrNotFound) {
 			return fmt.Errorf("no namespace %q", *ns)
 		}
@@ -91,13 +91,13 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "created API key %s (role %s, namespace %s); it is shown once:\n", k.ID, k.Role, k.Namespace)
 		fmt.Fprintln(stdout, k.Key)
 	case "list":
-		keys, err := st.ListAPIKeys(ctx, *ns, *ns == api.AllNamespaces)
+		keys, err := st.ListAPIKeys(ctx, &storage.ListAPIKeysParams{Namespace: *ns, WithGlobal: *ns == api.AllNamespaces})
 		if err != nil {
 			return err
 		}
-		printAPIKeys(stdout, keys)
+		printAPIKeys(stdout, keys.Keys)
 	case "revoke":
-		if err := st.RevokeAPIKey(ctx, *ns, id, *ns == api.AllNamespaces); err != nil {
+		if err := st.RevokeAPIKey(ctx, &storage.RevokeAPIKeyParams{Namespace: *ns, ID: id, WithGlobal: *ns == api.AllNamespaces}); err != nil {
 			if errors.Is(err, storage.ErrNotFound) {
 				return fmt.Errorf("no valid key %q in namespace %q", id, *ns)
 			}

@@ -92,13 +92,13 @@ func (a authOptions) tlsConfig() (*tls.Config, error) {
 
 // prepare runs once the schema is migrated: it refuses to start a server
 // that requires keys while none exists, and creates dev's admin key.
-func (a authOptions) prepare(ctx context.Context, st storage.Admin, logger *slog.Logger) error {
+func (a authOptions) prepare(ctx context.Context, st storage.Keys, logger *slog.Logger) error {
 	if a.off {
 		logger.Warn("authentication is off: anyone who reaches the port may do anything")
 		return nil
 	}
 	if a.devKey {
-		k, err := st.CreateAPIKey(ctx, api.AllNamespaces, api.RoleAdmin, "tether dev")
+		k, err := st.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: api.AllNamespaces, Role: api.RoleAdmin, Name: "tether dev"})
 		if err != nil {
 			return err
 		}
@@ -108,11 +108,11 @@ func (a authOptions) prepare(ctx context.Context, st storage.Admin, logger *slog
 		return nil
 	}
 	if a.requireKey {
-		n, err := st.CountValidAPIKeys(ctx)
+		keys, err := st.ListAPIKeys(ctx, &storage.ListAPIKeysParams{CountValid: true})
 		if err != nil {
 			return err
 		}
-		if n == 0 {
+		if keys.Valid == 0 {
 			return errors.New("authentication is on and no API key exists: create the first one with " +
 				"'tether apikey create --namespace \"*\" --role admin', or start with --insecure-no-auth")
 		}

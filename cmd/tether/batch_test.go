@@ -62,9 +62,9 @@ func TestCLIBatch(t *testing.T) {
 	if b.Done != 3 || b.Failed != 0 {
 		t.Fatalf("completed: %+v", b)
 	}
-	n, err := s.app.Store().CountWorkflows(ctx, "default", storage.ListFilter{Query: "WorkflowType = 'CLIBatch' AND ExecutionStatus = 'Terminated'"})
-	if err != nil || n != 3 {
-		t.Fatalf("terminated: %d, %v", n, err)
+	list, err := s.app.Store().ListWorkflows(ctx, &storage.ListWorkflowsParams{Namespace: "default", Filter: storage.ListFilter{Query: "WorkflowType = 'CLIBatch' AND ExecutionStatus = 'Terminated'"}, CountOnly: true})
+	if err != nil || list.Count != 3 {
+		t.Fatalf("terminated: %d, %v", list.Count, err)
 	}
 	desc := s.must(t, "batch", "describe", "cb").stdout
 	if !strings.Contains(desc, "state:") || !strings.Contains(desc, "completed") || !strings.Contains(desc, "done:") {

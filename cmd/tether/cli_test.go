@@ -19,6 +19,7 @@ import (
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // cliServer is a real server (server.NewApp on a fresh database) for the
@@ -111,10 +112,10 @@ func startCLIWorker(t *testing.T, addr, queue, identity string) {
 		t.Fatal(err)
 	}
 	w := worker.New(c, queue, worker.Options{Identity: identity, LeaseDuration: 3 * time.Second, StopTimeout: 2 * time.Second, PollWait: 5 * time.Second})
-	if err := w.RegisterWorkflow(GreetFlow); err != nil {
+	if err := w.AddWorkflow(GreetFlow); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.RegisterWorkflow(TallyFlow); err != nil {
+	if err := w.AddWorkflow(TallyFlow); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -353,11 +354,11 @@ func TestCLINamespaces(t *testing.T) {
 // key the server accepts.
 func TestCLIAuth(t *testing.T) {
 	s := startCLIServer(t, server.AuthConfig{Required: true})
-	admin, err := s.app.Store().CreateAPIKey(context.Background(), api.AllNamespaces, api.RoleAdmin, "test")
+	admin, err := s.app.Store().CreateAPIKey(context.Background(), &storage.CreateAPIKeyParams{Namespace: api.AllNamespaces, Role: api.RoleAdmin, Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	worker, err := s.app.Store().CreateAPIKey(context.Background(), "default", api.RoleWorker, "test")
+	worker, err := s.app.Store().CreateAPIKey(context.Background(), &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleWorker, Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestCLICodecEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := worker.New(c, "codec-q", worker.Options{LeaseDuration: 3 * time.Second, StopTimeout: 2 * time.Second, PollWait: 5 * time.Second})
-	if err := w.RegisterWorkflow(GreetFlow); err != nil {
+	if err := w.AddWorkflow(GreetFlow); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -46,7 +46,7 @@ func TestCLIDescribePending(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := worker.New(c, "pending-q", worker.Options{LeaseDuration: 3 * time.Second, StopTimeout: 2 * time.Second, PollWait: 5 * time.Second})
-	if err := errors.Join(w.RegisterWorkflow(FlakyFlow), w.RegisterWorkflow(BrokenFlow), w.RegisterActivity(FlakyActivity)); err != nil {
+	if err := errors.Join(w.AddWorkflow(FlakyFlow), w.AddWorkflow(BrokenFlow), w.AddActivity(FlakyActivity)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -177,6 +177,9 @@ the server that answers, and the live workers that serve it.`,
 			for _, b := range tq.BacklogByPriority {
 				kv = append(kv, fmt.Sprintf("%s_backlog_priority_%d", b.Kind, b.PriorityKey), strconv.FormatInt(b.Count, 10))
 			}
+			for _, k := range tq.ConcurrencyKeys {
+				kv = append(kv, "concurrency_key "+k.Key, fmt.Sprintf("%d of %d running, %d waiting", k.Running, k.Limit, k.Waiting))
+			}
 			return c.fields(kv...)
 		},
 	})

@@ -57,6 +57,7 @@ func (c *cli) workflowStart() *cobra.Command {
 	var queue, id, input, attrs, memo string
 	var timeout time.Duration
 	var wait bool
+	var conc client.Concurrency
 	cmd := &cobra.Command{
 		Use:   "start TYPE --task-queue QUEUE [--id ID] [--input JSON]",
 		Short: "start a workflow",
@@ -65,7 +66,8 @@ the instance id and execution; with --wait, waits for the outcome and prints
 it as 'workflow result' does.`,
 		Example: `  tether workflow start Greet --task-queue main --input '"Ada"'
   tether workflow start Order --task-queue orders --id order-42 --input '{"sku":"A1","qty":2}' --wait
-  tether workflow start Greet --task-queue main -o json | jq -r .instance_id`,
+  tether workflow start Greet --task-queue main -o json | jq -r .instance_id
+  tether workflow start Report --task-queue main --concurrency-key customer-7 --concurrency-limit 2`,
 		Args: exactArgs("TYPE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if queue == "" {
@@ -81,6 +83,9 @@ it as 'workflow result' does.`,
 			}
 			if opts.Memo, err = objectFlag("memo", memo); err != nil {
 				return err
+			}
+			if conc.Key != "" || conc.Limit != 0 || conc.Strategy != "" {
+				opts.Concurrency = &conc
 			}
 			run, err := cl.StartWorkflow(cmd.Context(), opts, args[0], in)
 			if err != nil {
@@ -103,6 +108,9 @@ it as 'workflow result' does.`,
 	f.BoolVarP(&wait, "wait", "w", false, "wait for the outcome and print it")
 	f.StringVar(&attrs, "search-attributes", "", `search attributes, as a JSON object ('{"CustomerId":"c-1"}'; each registered: tether search-attribute create)`)
 	f.StringVar(&memo, "memo", "", "a memo, as a JSON object (shown by describe)")
+	f.StringVar(&conc.Key, "concurrency-key", "", "a concurrency key: at most --concurrency-limit workflows of the key run at once")
+	f.IntVar(&conc.Limit, "concurrency-limit", 0, "how many workflows of --concurrency-key may run at once")
+	f.StringVar((*string)(&conc.Strategy), "concurrency-strategy", "", "past the limit: queue (default: wait), cancel_newest (refuse) or cancel_oldest (cancel the oldest running)")
 	return cmd
 }
 
@@ -269,7 +277,24 @@ func (c *cli) describeWorkflow(w *api.Workflow) error {
 		"completed_at", timePtrText(w.CompletedAt),
 		"search_attributes", attributesText(w.SearchAttributes),
 		"memo", jsonText(w.Memo),
+		"concurrency", concurrencyText(w.Concurrency),
 	)
+}
+
+// concurrencyText is a workflow's concurrency limit and state for a table.
+func concurrencyText(cc *api.WorkflowConcurrency) string {
+	if cc == nil {
+		return ""
+	}
+	strategy := cc.Strategy
+	if strategy == "" {
+		strategy = api.ConcurrencyQueue
+	}
+	state := "running"
+	if cc.State == api.ConcurrencyWaiting {
+		state = "waiting for a slot"
+	}
+	return fmt.Sprintf("%s: key %s, %d of %d running, %d waiting (%s)", state, cc.Key, cc.Running, cc.Limit, cc.Waiting, strategy)
 }
 
 // attributesText is a workflow's search attributes for a table:
@@ -282,15 +307,13 @@ func attributesText(attrs map[string]json.RawMessage) string {
 	return strings.Join(parts, " ")
 }
 
-// errorText is a recorded error for a table.
+// errorText is a recorded error for a table: its type, its message and its
+// causes' (api.Error.Error).
 func errorText(e *api.Error) string {
 	if e == nil {
 		return ""
 	}
-	if e.Type != "" {
-		return e.Type + ": " + e.Message
-	}
-	return e.Message
+	return e.Error()
 }
 
 func (c *cli) workflowShow() *cobra.Command {

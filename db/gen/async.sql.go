@@ -46,7 +46,7 @@ const markAttemptPending = `-- name: MarkAttemptPending :one
 UPDATE worker_queue
 SET worker_id = NULL,
     locked_until = COALESCE(tether_add(LEAST(start_to_close_deadline, schedule_to_close_deadline), interval '1 minute'),
-                            'infinity'::timestamptz)
+                            '9999-01-01 00:00:00+00'::timestamptz)
 WHERE lock_token = $1 AND namespace = $2 AND locked_until > now() - interval '1 day'
 RETURNING id
 `
@@ -60,7 +60,9 @@ type MarkAttemptPendingParams struct {
 // token completes it) but leaves its worker, whose lease and renewals no
 // longer concern it; its lock lasts until a minute past its StartToClose
 // or ScheduleToClose deadline (the timeouts still flag it), or for ever
-// when it has neither. Heartbeats and the cancel flag work as before.
+// when it has neither: the year 9999, a time every reader can hold (an
+// 'infinity' lock made the attempt unreadable, so never completable).
+// Heartbeats and the cancel flag work as before.
 func (q *Queries) MarkAttemptPending(ctx context.Context, arg MarkAttemptPendingParams) (int64, error) {
 	row := q.db.QueryRow(ctx, markAttemptPending, arg.LockToken, arg.Namespace)
 	var id int64

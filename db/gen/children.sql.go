@@ -256,7 +256,8 @@ WITH c AS (
            (x ->> 'parent_task_queue')::text AS parent_task_queue, (x ->> 'child_id')::bigint AS child_id,
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
            (x -> 'search_attributes')::jsonb AS search_attributes, (x -> 'memo')::jsonb AS memo,
-           (x -> 'header')::jsonb AS header, (x -> 'priority')::jsonb AS priority
+           (x -> 'header')::jsonb AS header, (x -> 'priority')::jsonb AS priority,
+           (x ->> 'cron_schedule')::text AS cron_schedule, COALESCE((x ->> 'delay_ms')::bigint, 0) AS delay_ms
     FROM jsonb_array_elements($1::jsonb) x
 ), d AS (
     -- A finished instance with a child's id is replaced by a fresh row
@@ -286,11 +287,11 @@ WITH c AS (
     INSERT INTO instances AS i (namespace, instance_id, execution_id, workflow_type, task_queue, input, execution_deadline,
                                 parent_namespace, parent_instance_id, parent_execution_id, parent_child_id,
                                 parent_close_policy, retry_policy, retry_attempt, search_attributes, parent_run_id, memo,
-                                priority)
+                                priority, cron_schedule)
     SELECT $2, c.instance_id, COALESCE(d.execution_id, 0) + 1, c.workflow_type, c.task_queue, c.input,
            CASE WHEN c.timeout_ms > 0 THEN now() + c.timeout_ms * interval '1 millisecond' END,
            $2, c.parent_instance_id, c.parent_execution_id, c.child_id, c.parent_close_policy,
-           c.retry_policy, 1, c.search_attributes, c.parent_run_id, c.memo, c.priority
+           c.retry_policy, 1, c.search_attributes, c.parent_run_id, c.memo, c.priority, c.cron_schedule
     FROM c LEFT JOIN d ON d.instance_id = c.instance_id
     ORDER BY c.instance_id
     ON CONFLICT (namespace, instance_id) DO NOTHING
@@ -325,7 +326,8 @@ WITH c AS (
            k.base + sum(f.stride) OVER (PARTITION BY f.task_queue, f.fk ORDER BY f.instance_id) AS pass
     FROM f JOIN k ON k.task_queue = f.task_queue AND k.fairness_key = f.fk
 ), starts AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass,
+                                    visible_at)
     SELECT $2, c.instance_id, i.execution_id, c.task_queue, 'WorkflowStarted',
            jsonb_build_object('workflow_type', c.workflow_type, 'task_queue', c.task_queue,
                               'parent_workflow_id', c.parent_instance_id,
@@ -337,7 +339,7 @@ WITH c AS (
            || CASE WHEN c.memo IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('memo', c.memo) END
            || CASE WHEN c.header IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('header', c.header) END
            || CASE WHEN c.priority IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('priority', c.priority) END,
-           COALESCE(p.pk, 3), p.pass
+           COALESCE(p.pk, 3), p.pass, now() + c.delay_ms * interval '1 millisecond'
     FROM i JOIN c ON c.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 ), parents AS (
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
@@ -363,7 +365,9 @@ type StartChildrenParams struct {
 // next execution, as StartInstances does — with its parent recorded and its
 // start message; its parent gets ChildWorkflowStarted, or
 // StartChildWorkflowFailed when a running instance holds the id (nothing
-// is written for that child then). The caller wakes the queues of both
+// is written for that child then). A child with a cron_schedule keeps it,
+// and its start message is visible after delay_ms (its first run). The
+// caller wakes the queues of both
 // (a notification of its own). No answer to wait for: the statement
 // travels with the next one.
 func (q *Queries) StartChildren(ctx context.Context, arg StartChildrenParams) error {

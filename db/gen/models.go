@@ -49,6 +49,13 @@ type Batch struct {
 	ResetReapplySignals bool
 }
 
+type ConcurrencyKey struct {
+	Namespace  string
+	Key        string
+	MaxRunning int32
+	Running    int32
+}
+
 type FlowKey struct {
 	Namespace   string
 	TaskQueue   string
@@ -114,6 +121,7 @@ type Instance struct {
 	ResetFrom         []byte
 	Priority          []byte
 	HistoryBytes      int64
+	Concurrency       []byte
 }
 
 type Namespace struct {

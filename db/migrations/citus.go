@@ -189,6 +189,12 @@ func Distribute(ctx context.Context, pool *pgxpool.Pool) ([]DistributeResult, er
 			return nil, err
 		}
 	}
+	// The triggers of instances (concurrency keys, migration 00051) run on
+	// its shards: each statement of theirs names the row's namespace, whose
+	// shards of every table are on the row's node.
+	if _, err := tx.Exec(ctx, `SET LOCAL citus.enable_unsafe_triggers = on`); err != nil {
+		return nil, fmt.Errorf("migrations: allow triggers on distributed tables: %w", err)
+	}
 	// The colocation group's first table, then the others with it.
 	if err := run(CitusColocation, "distributed",
 		`SELECT create_distributed_table($1, 'namespace', colocate_with => 'none')`, CitusColocation); err != nil {

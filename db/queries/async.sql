@@ -3,11 +3,13 @@
 -- token completes it) but leaves its worker, whose lease and renewals no
 -- longer concern it; its lock lasts until a minute past its StartToClose
 -- or ScheduleToClose deadline (the timeouts still flag it), or for ever
--- when it has neither. Heartbeats and the cancel flag work as before.
+-- when it has neither: the year 9999, a time every reader can hold (an
+-- 'infinity' lock made the attempt unreadable, so never completable).
+-- Heartbeats and the cancel flag work as before.
 UPDATE worker_queue
 SET worker_id = NULL,
     locked_until = COALESCE(tether_add(LEAST(start_to_close_deadline, schedule_to_close_deadline), interval '1 minute'),
-                            'infinity'::timestamptz)
+                            '9999-01-01 00:00:00+00'::timestamptz)
 WHERE lock_token = sqlc.arg(lock_token) AND namespace = sqlc.arg(namespace) AND locked_until > now() - interval '1 day'
 RETURNING id;
 

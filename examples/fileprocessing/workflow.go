@@ -97,12 +97,12 @@ var acts *Activities
 // Register registers the sample's workflows and a's activities on w.
 func Register(w worker.Worker, a *Activities) error {
 	return errors.Join(
-		w.RegisterWorkflow(ProcessFile),
-		w.RegisterWorkflow(ProcessFileOnHost),
-		w.RegisterActivity(a.Download),
-		w.RegisterActivity(a.Process),
-		w.RegisterActivity(a.Upload),
-		w.RegisterActivity(a.Cleanup),
+		w.AddWorkflow(ProcessFile),
+		w.AddWorkflow(ProcessFileOnHost),
+		w.AddActivity(a.Download),
+		w.AddActivity(a.Process),
+		w.AddActivity(a.Upload),
+		w.AddActivity(a.Cleanup),
 	)
 }
 

@@ -69,12 +69,8 @@ func main() {
 		log.Fatal(err)
 	}
 	w := worker.New(c, "hello", worker.Options{})
-	if err := w.RegisterWorkflow(Greet); err != nil {
-		log.Fatal(err)
-	}
-	if err := w.RegisterActivity(SayHello); err != nil {
-		log.Fatal(err)
-	}
+	w.RegisterWorkflow(Greet)
+	w.RegisterActivity(SayHello)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.RunContext(wctx) }()

@@ -192,7 +192,7 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 	for i := range cmds {
 		cmds[i] = api.Command{Type: api.CommandScheduleActivity, ActivityID: int64(i + 1), ActivityType: "Nap"}
 	}
-	if _, err := st.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: Namespace, Token: turnToken(tasks[0]), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
+	if _, err := st.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: Namespace, Token: turnToken(tasks[0]), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 		return massResult{}, fmt.Errorf("mass cancel: schedule %d activities: %w", n, err)
 	}
 	if held {
@@ -216,7 +216,7 @@ func (e *Env) massCancel(ctx context.Context, run string, n int, held bool) (mas
 	}
 	counter.n.Store(0)
 	t0 := time.Now()
-	resp, err := st.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: Namespace, Token: turnToken(tasks[0]), Request: api.CompleteWorkflowTaskRequest{
+	resp, err := st.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: Namespace, Token: turnToken(tasks[0]), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}})
 	d := time.Since(t0)
 	if err != nil {

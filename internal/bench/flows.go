@@ -169,15 +169,15 @@ func (a *activities) Linger(ctx context.Context, d time.Duration) (string, error
 // register registers every bench workflow and activity on w.
 func register(w worker.Worker, acts *activities) error {
 	return errors.Join(
-		w.RegisterWorkflow(OneStep),
-		w.RegisterWorkflow(Fanout),
-		w.RegisterWorkflow(Dispatch),
-		w.RegisterWorkflow(Hold),
-		w.RegisterWorkflow(Linger),
-		w.RegisterActivity(acts.Step, worker.WithName("Step")),
-		w.RegisterActivity(acts.Nap, worker.WithName("Nap")),
-		w.RegisterActivity(acts.StampAttempt, worker.WithName("StampAttempt")),
-		w.RegisterActivity(acts.Wait, worker.WithName("Wait")),
-		w.RegisterActivity(acts.Linger, worker.WithName("Linger")),
+		w.AddWorkflow(OneStep),
+		w.AddWorkflow(Fanout),
+		w.AddWorkflow(Dispatch),
+		w.AddWorkflow(Hold),
+		w.AddWorkflow(Linger),
+		w.AddActivity(acts.Step, worker.WithName("Step")),
+		w.AddActivity(acts.Nap, worker.WithName("Nap")),
+		w.AddActivity(acts.StampAttempt, worker.WithName("StampAttempt")),
+		w.AddActivity(acts.Wait, worker.WithName("Wait")),
+		w.AddActivity(acts.Linger, worker.WithName("Linger")),
 	)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -70,7 +71,7 @@ const insertChunk = 100_000
 // (set-based, INSERT … SELECT generate_series) Workflows closed workflows
 // past their namespace's retention, with Events history rows each, next
 // to Kept workflows of each kind the job must leave alone, runs the job's
-// passes (store.PurgeClosed, Batch × BatchesPerPass) until one deletes
+// passes (store.Sweep with Purge, Batch × BatchesPerPass) until one deletes
 // nothing, and reports workflows and history rows deleted per second,
 // pass durations, WAL written, and the table sizes. It checks that no
 // workflow past retention remains and that every kept one, with its
@@ -162,10 +163,11 @@ func (e *Env) Retention(ctx context.Context, cfg RetentionConfig) (*Report, erro
 		deleted := 0
 		for {
 			p0 := time.Now()
-			n, err := st.PurgeClosed(ctx, int32(cfg.Batch), cfg.BatchesPerPass)
+			res, err := st.Sweep(ctx, &storage.SweepParams{Purge: &storage.PurgeParams{Batch: int32(cfg.Batch), MaxBatches: cfg.BatchesPerPass}})
 			if err != nil {
 				return nil, fmt.Errorf("retention: pass: %w", err)
 			}
+			n := res.Purged
 			deleted += n
 			if n == 0 {
 				break

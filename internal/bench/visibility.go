@@ -106,14 +106,15 @@ func (e *Env) Visibility(ctx context.Context, cfg VisibilityConfig) (*Report, er
 		var n int64
 		for range cfg.Repeat {
 			t := time.Now()
-			page, err := st.ListWorkflows(ctx, ns, storage.ListFilter{Query: query, Limit: 100})
+			page, err := st.ListWorkflows(ctx, &storage.ListWorkflowsParams{Namespace: ns, Filter: storage.ListFilter{Query: query, Limit: 100}})
 			if err != nil {
 				return nil, fmt.Errorf("visibility: list %q: %w", query, err)
 			}
 			lists = append(lists, time.Since(t))
 			rows = len(page.Workflows)
 			t = time.Now()
-			if n, err = st.CountWorkflows(ctx, ns, storage.ListFilter{Query: query}); err != nil {
+			count, err := st.ListWorkflows(ctx, &storage.ListWorkflowsParams{Namespace: ns, Filter: storage.ListFilter{Query: query}, CountOnly: true})
+			if n = count.Count; err != nil {
 				return nil, fmt.Errorf("visibility: count %q: %w", query, err)
 			}
 			counts = append(counts, time.Since(t))

@@ -165,11 +165,11 @@ func registerSpec(w worker.Worker, acts *activities, activitiesOnly bool) error 
 		return register(w, acts)
 	}
 	return errors.Join(
-		w.RegisterActivity(acts.Step, worker.WithName("Step")),
-		w.RegisterActivity(acts.Nap, worker.WithName("Nap")),
-		w.RegisterActivity(acts.StampAttempt, worker.WithName("StampAttempt")),
-		w.RegisterActivity(acts.Wait, worker.WithName("Wait")),
-		w.RegisterActivity(acts.Linger, worker.WithName("Linger")),
+		w.AddActivity(acts.Step, worker.WithName("Step")),
+		w.AddActivity(acts.Nap, worker.WithName("Nap")),
+		w.AddActivity(acts.StampAttempt, worker.WithName("StampAttempt")),
+		w.AddActivity(acts.Wait, worker.WithName("Wait")),
+		w.AddActivity(acts.Linger, worker.WithName("Linger")),
 	)
 }
 

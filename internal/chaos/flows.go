@@ -122,10 +122,10 @@ type Activities struct {
 // Register registers ChaosFlow and the activities on w.
 func (a *Activities) Register(w worker.Worker) error {
 	return errors.Join(
-		w.RegisterWorkflow(ChaosFlow, worker.WithName(WorkflowType)),
-		w.RegisterActivity(a.Step, worker.WithName("Step")),
-		w.RegisterActivity(a.Beat, worker.WithName("Beat")),
-		w.RegisterActivity(a.Slow, worker.WithName("Slow")),
+		w.AddWorkflow(ChaosFlow, worker.WithName(WorkflowType)),
+		w.AddActivity(a.Step, worker.WithName("Step")),
+		w.AddActivity(a.Beat, worker.WithName("Beat")),
+		w.AddActivity(a.Slow, worker.WithName("Slow")),
 	)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -41,11 +42,11 @@ func TestSDK_APIKeysOverTLS(t *testing.T) {
 		srv.BeginShutdown()
 		ts.Close()
 	})
-	workerKey, err := st.CreateAPIKey(ctx, "default", api.RoleWorker, "worker")
+	workerKey, err := st.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleWorker, Name: "worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clientKey, err := st.CreateAPIKey(ctx, "default", api.RoleClient, "starter")
+	clientKey, err := st.CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: api.RoleClient, Name: "starter"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +104,13 @@ func TestSDK_APIKeysOverTLS(t *testing.T) {
 		t.Fatalf("result %d, %v; want 15", got, err)
 	}
 	// The worker's session belongs to the worker key.
-	ws, _, err := st.ListWorkers(ctx, "default", api.WorkerActive, "", 1000)
+	list, err := st.ListWorkers(ctx, &storage.ListWorkersParams{Namespace: "default", State: api.WorkerActive, PageSize: 1000})
+	ws := list.Workers
 	if err != nil || len(ws) != 1 {
 		t.Fatalf("workers %+v, %v", ws, err)
 	}
-	if o, err := st.WorkerOwner(ctx, "default", ws[0].WorkerID); err != nil || o != "key:"+workerKey.ID {
-		t.Fatalf("owner %q, %v", o, err)
+	if w, err := st.GetWorker(ctx, &storage.GetWorkerParams{Namespace: "default", WorkerID: ws[0].WorkerID, OwnerOnly: true}); err != nil || w.Owner != "key:"+workerKey.ID {
+		t.Fatalf("owner %q, %v", w.Owner, err)
 	}
 }
 
@@ -120,8 +122,8 @@ func TestSDK_WorkerSessionSecret(t *testing.T) {
 	r := e.startWorker("q", testOptions(), registerBasics)
 	id := r.w.ID()
 	waitFor(t, 30*time.Second, "the worker session", func() bool {
-		o, err := e.st.WorkerOwner(context.Background(), "default", id)
-		return err == nil && o != ""
+		w, err := e.st.GetWorker(context.Background(), &storage.GetWorkerParams{Namespace: "default", WorkerID: id, OwnerOnly: true})
+		return err == nil && w.Owner != ""
 	})
 	// Another caller: plain HTTP, without the worker's secret.
 	oc, err := oapiclient.NewClientWithResponses(e.addr)

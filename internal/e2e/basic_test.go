@@ -29,13 +29,13 @@ func SequentialFlow(ctx workflow.Context, n int) (int, error) {
 
 func registerBasics(w worker.Worker) error {
 	return errors.Join(
-		w.RegisterWorkflow(SequentialFlow),
-		w.RegisterWorkflow(FanOutFlow),
-		w.RegisterWorkflow(TimerFlow),
-		w.RegisterWorkflow(SignalFlow),
-		w.RegisterWorkflow(ChainFlow),
-		w.RegisterActivity(Inc),
-		w.RegisterActivity(Square),
+		w.AddWorkflow(SequentialFlow),
+		w.AddWorkflow(FanOutFlow),
+		w.AddWorkflow(TimerFlow),
+		w.AddWorkflow(SignalFlow),
+		w.AddWorkflow(ChainFlow),
+		w.AddActivity(Inc),
+		w.AddActivity(Square),
 	)
 }
 

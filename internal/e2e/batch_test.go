@@ -15,6 +15,7 @@ import (
 	"github.com/tetherhq/tether/sdk/workflow"
 	"github.com/tetherhq/tether/server"
 	"github.com/tetherhq/tether/server/services/batch"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // batchApp is a server.App on a database the test chose, which the test
@@ -218,7 +219,7 @@ func BatchSignalFlow(ctx workflow.Context) (string, error) {
 func TestBatch_Signal(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(BatchSignalFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(BatchSignalFlow) })
 	var runs []client.WorkflowRun
 	for _, id := range []string{"sig-a-0", "sig-a-1", "sig-a-2", "sig-b-0"} {
 		run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "q"}, BatchSignalFlow)
@@ -371,7 +372,7 @@ func TestBatch_Roles(t *testing.T) {
 	a := startBatchApp(t, url, server.AppConfig{Server: server.Config{Auth: server.AuthConfig{Required: true}}}, "")
 	ctx := context.Background()
 	key := func(role string) *client.TetherClient {
-		k, err := a.app.Store().CreateAPIKey(ctx, "default", role, role)
+		k, err := a.app.Store().CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: role, Name: role})
 		if err != nil {
 			t.Fatal(err)
 		}

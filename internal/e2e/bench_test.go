@@ -45,10 +45,10 @@ func BenchmarkSequential1000(b *testing.B) {
 			opts := testOptions()
 			opts.CacheSize = mode.cache
 			r := e.startWorker(queue, opts, func(w worker.Worker) error {
-				if err := w.RegisterWorkflow(ThousandSteps); err != nil {
+				if err := w.AddWorkflow(ThousandSteps); err != nil {
 					return err
 				}
-				return w.RegisterActivity(Step)
+				return w.AddActivity(Step)
 			})
 			defer r.stop()
 			i := 0
@@ -86,7 +86,7 @@ func BenchmarkOneActivityWorkflow(b *testing.B) {
 		starters, _ = strconv.Atoi(s)
 	}
 	e.startWorker(queue, testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(OneStep), w.RegisterActivity(Step))
+		return errors.Join(w.AddWorkflow(OneStep), w.AddActivity(Step))
 	})
 	ctx := context.Background()
 	var next atomic.Int64

@@ -33,7 +33,7 @@ func TestWorkerBuildIDs(t *testing.T) {
 		opts := testOptions()
 		opts.BuildID = build
 		return e.startWorker("q", opts, func(w worker.Worker) error {
-			return w.RegisterWorkflow(taggedFlow(tag), worker.WithName("Tagged"))
+			return w.AddWorkflow(taggedFlow(tag), worker.WithName("Tagged"))
 		})
 	}
 	begin := func(id string) client.WorkflowRun {

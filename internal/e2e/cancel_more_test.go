@@ -47,7 +47,7 @@ func TestPerAttemptTimeoutCancelsAttemptAndRetries(t *testing.T) {
 	e := newEnv(t)
 	f := &hangsOnce{causes: make(chan error, 4)}
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PerAttemptTimeoutFlow), w.RegisterActivity(f.Slow))
+		return errors.Join(w.AddWorkflow(PerAttemptTimeoutFlow), w.AddActivity(f.Slow))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pat", TaskQueue: "q"}, PerAttemptTimeoutFlow, nil)
 	if err != nil {
@@ -113,7 +113,7 @@ func TestContinueAsNewCancelsOldActivities(t *testing.T) {
 	opts := testOptions()
 	opts.CancelGracePeriod = 30 * time.Second // the activity returns late, inside its grace period
 	e.startWorker("q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(ContinueFlow), w.RegisterActivity(l.Linger))
+		return errors.Join(w.AddWorkflow(ContinueFlow), w.AddActivity(l.Linger))
 	})
 	ctx := context.Background()
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "can", TaskQueue: "q"}, ContinueFlow, 1)
@@ -180,7 +180,7 @@ func BenchmarkCancelDelivery(b *testing.B) {
 	opts.ActivityLockDuration = 90 * time.Second // renewals every 30 s
 	opts.LeaseDuration = 90 * time.Second
 	e.startWorker("q", opts, func(wk worker.Worker) error {
-		return errors.Join(wk.RegisterWorkflow(WaitFlow), wk.RegisterActivity(w.Wait))
+		return errors.Join(wk.AddWorkflow(WaitFlow), wk.AddActivity(w.Wait))
 	})
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)

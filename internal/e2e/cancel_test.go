@@ -62,10 +62,10 @@ func SelectTimeoutFlow(ctx workflow.Context) (string, error) {
 func registerBlocker(b *blocker) func(w worker.Worker) error {
 	return func(w worker.Worker) error {
 		return errors.Join(
-			w.RegisterWorkflow(SelectTimeoutFlow),
-			w.RegisterWorkflow(CancelFlow),
-			w.RegisterActivity(b.Block),
-			w.RegisterActivity(b.Cleanup),
+			w.AddWorkflow(SelectTimeoutFlow),
+			w.AddWorkflow(CancelFlow),
+			w.AddActivity(b.Block),
+			w.AddActivity(b.Cleanup),
 		)
 	}
 }

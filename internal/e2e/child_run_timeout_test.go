@@ -36,8 +36,8 @@ func TestChildWorkflowRunTimeout(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "runtimeout", func(w worker.Worker) {
-		must(t, w.RegisterWorkflow(RunTimeoutParent))
-		must(t, w.RegisterWorkflow(SlowKid))
+		must(t, w.AddWorkflow(RunTimeoutParent))
+		must(t, w.AddWorkflow(SlowKid))
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -52,10 +52,10 @@ func TestChildWorkflow_Sample(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		if err := w.RegisterWorkflow(SampleParentWorkflow); err != nil {
+		if err := w.AddWorkflow(SampleParentWorkflow); err != nil {
 			return err
 		}
-		return w.RegisterWorkflow(SampleChildWorkflow)
+		return w.AddWorkflow(SampleChildWorkflow)
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "parent", TaskQueue: "q"}, SampleParentWorkflow, nil)
 	if err != nil {
@@ -107,10 +107,10 @@ func TestChildWorkflow_FailureReachesTheParent(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		if err := w.RegisterWorkflow(ParentOfFailing); err != nil {
+		if err := w.AddWorkflow(ParentOfFailing); err != nil {
 			return err
 		}
-		return w.RegisterWorkflow(FailingChild)
+		return w.AddWorkflow(FailingChild)
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "pf", TaskQueue: "q"}, ParentOfFailing, nil)
 	if err != nil {
@@ -187,7 +187,7 @@ func TestChildWorkflow_ParentCancelAndClosePolicies(t *testing.T) {
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		for _, fn := range []any{PolicyParent, WaitingChild, CancellingParent} {
-			if err := w.RegisterWorkflow(fn); err != nil {
+			if err := w.AddWorkflow(fn); err != nil {
 				return err
 			}
 		}
@@ -292,7 +292,7 @@ func TestChildWorkflow_TerminatePolicyAndTerminatedChild(t *testing.T) {
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		for _, fn := range []any{TerminatePolicyParent, WaitingChild} {
-			if err := w.RegisterWorkflow(fn); err != nil {
+			if err := w.AddWorkflow(fn); err != nil {
 				return err
 			}
 		}
@@ -360,7 +360,7 @@ func TestChildWorkflow_RetryPolicy(t *testing.T) {
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
 		for _, fn := range []any{RetryingParent, FlakyChild} {
-			if err := w.RegisterWorkflow(fn); err != nil {
+			if err := w.AddWorkflow(fn); err != nil {
 				return err
 			}
 		}

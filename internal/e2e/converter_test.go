@@ -183,8 +183,8 @@ func HeartbeatFlow(ctx workflow.Context) error {
 }
 
 func registerEncrypted(w worker.Worker) error {
-	return errors.Join(w.RegisterWorkflow(EncryptedFlow), w.RegisterWorkflow(EncryptedChild), w.RegisterActivity(ChargeCard),
-		w.RegisterWorkflow(HeartbeatFlow), w.RegisterActivity(PoisonHeartbeat))
+	return errors.Join(w.AddWorkflow(EncryptedFlow), w.AddWorkflow(EncryptedChild), w.AddActivity(ChargeCard),
+		w.AddWorkflow(HeartbeatFlow), w.AddActivity(PoisonHeartbeat))
 }
 
 // rowsOf returns the rows of the tables that hold an instance's payloads

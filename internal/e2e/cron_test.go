@@ -45,7 +45,7 @@ func TestCronWorkflow(t *testing.T) {
 	var failed atomic.Bool
 	flow := cronFlow(3, &failed)
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return w.RegisterWorkflow(flow, worker.WithName("CronFlow"))
+		return w.AddWorkflow(flow, worker.WithName("CronFlow"))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "cron", TaskQueue: "q", CronSchedule: "@every 1s"}, "CronFlow", nil)
 	if err != nil {
@@ -106,7 +106,7 @@ func TestCronCancelBeforeFirstRun(t *testing.T) {
 	ctx := context.Background()
 	var runs atomic.Int32
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return w.RegisterWorkflow(func(ctx workflow.Context) error { runs.Add(1); return nil }, worker.WithName("Yearly"))
+		return w.AddWorkflow(func(ctx workflow.Context) error { runs.Add(1); return nil }, worker.WithName("Yearly"))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "yearly", TaskQueue: "q", CronSchedule: "0 0 1 1 *"}, "Yearly", nil)
 	if err != nil {

@@ -72,8 +72,8 @@ func TestDynamic_SamplesWorkflowAndActivity(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "dynamic", func(w worker.Worker) {
-		must(t, w.RegisterDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterOptions{}))
-		must(t, w.RegisterDynamicActivity(DynamicSampleActivity, activity.DynamicRegisterOptions{}))
+		must(t, w.AddDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterOptions{}))
+		must(t, w.AddDynamicActivity(DynamicSampleActivity, activity.DynamicRegisterOptions{}))
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -100,9 +100,9 @@ func TestDynamic_RegisteredTypesWinAndOneArgument(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "dynamic-one", func(w worker.Worker) {
-		must(t, w.RegisterWorkflow(DynamicOneArgWorkflow))
-		must(t, w.RegisterDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterWorkflowOptions{}))
-		must(t, w.RegisterDynamicActivity(DynamicOneArgActivity, activity.DynamicRegisterOptions{}))
+		must(t, w.AddWorkflow(DynamicOneArgWorkflow))
+		must(t, w.AddDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterWorkflowOptions{}))
+		must(t, w.AddDynamicActivity(DynamicOneArgActivity, activity.DynamicRegisterOptions{}))
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -123,22 +123,22 @@ func TestDynamic_RegistrationErrors(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	w := worker.New(c, "dynamic-errors", testOptions())
-	must(t, w.RegisterDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterOptions{}))
-	if err := w.RegisterDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterOptions{}); err == nil {
+	must(t, w.AddDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterOptions{}))
+	if err := w.AddDynamicWorkflow(DynamicSampleWorkflow, workflow.DynamicRegisterOptions{}); err == nil {
 		t.Fatal("a second dynamic workflow was accepted")
 	}
-	must(t, w.RegisterDynamicActivity(DynamicSampleActivity, activity.DynamicRegisterOptions{}))
-	if err := w.RegisterDynamicActivity(DynamicOneArgActivity, activity.DynamicRegisterOptions{}); err == nil {
+	must(t, w.AddDynamicActivity(DynamicSampleActivity, activity.DynamicRegisterOptions{}))
+	if err := w.AddDynamicActivity(DynamicOneArgActivity, activity.DynamicRegisterOptions{}); err == nil {
 		t.Fatal("a second dynamic activity was accepted")
 	}
 	// Wrong shapes: a workflow context for an activity, a plain argument
 	// instead of EncodedValues, no error result.
 	bad := worker.New(c, "dynamic-bad", testOptions())
 	for name, err := range map[string]error{
-		"activity as workflow": bad.RegisterDynamicWorkflow(DynamicSampleActivity, workflow.DynamicRegisterOptions{}),
-		"workflow as activity": bad.RegisterDynamicActivity(DynamicSampleWorkflow, activity.DynamicRegisterOptions{}),
-		"plain argument":       bad.RegisterDynamicWorkflow(DynamicOneArgWorkflow, workflow.DynamicRegisterOptions{}),
-		"no error":             bad.RegisterDynamicActivity(func(context.Context, converter.EncodedValues) string { return "" }, activity.DynamicRegisterOptions{}),
+		"activity as workflow": bad.AddDynamicWorkflow(DynamicSampleActivity, workflow.DynamicRegisterOptions{}),
+		"workflow as activity": bad.AddDynamicActivity(DynamicSampleWorkflow, activity.DynamicRegisterOptions{}),
+		"plain argument":       bad.AddDynamicWorkflow(DynamicOneArgWorkflow, workflow.DynamicRegisterOptions{}),
+		"no error":             bad.AddDynamicActivity(func(context.Context, converter.EncodedValues) string { return "" }, activity.DynamicRegisterOptions{}),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "converter.EncodedValues") {
 			t.Errorf("%s: err %v, want the expected shape named", name, err)

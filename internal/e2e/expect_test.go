@@ -15,10 +15,10 @@ func registers(wfs []any, acts ...any) func(w worker.Worker) error {
 	return func(w worker.Worker) error {
 		var errs []error
 		for _, wf := range wfs {
-			errs = append(errs, w.RegisterWorkflow(wf))
+			errs = append(errs, w.AddWorkflow(wf))
 		}
 		for _, a := range acts {
-			errs = append(errs, w.RegisterActivity(a))
+			errs = append(errs, w.AddActivity(a))
 		}
 		return errors.Join(errs...)
 	}

@@ -53,10 +53,10 @@ func TestExternalSignalAndCancel(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		if err := w.RegisterWorkflow(ExtTarget); err != nil {
+		if err := w.AddWorkflow(ExtTarget); err != nil {
 			return err
 		}
-		return w.RegisterWorkflow(ExtCaller)
+		return w.AddWorkflow(ExtCaller)
 	})
 	target, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "target", TaskQueue: "q"}, ExtTarget, nil)
 	if err != nil {

@@ -57,7 +57,7 @@ func RetryFlow(ctx workflow.Context, activityName string) (string, error) {
 
 func registerFlaky(f *flaky) func(w worker.Worker) error {
 	return func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(RetryFlow), w.RegisterActivity(f.Flaky), w.RegisterActivity(f.Reject))
+		return errors.Join(w.AddWorkflow(RetryFlow), w.AddActivity(f.Flaky), w.AddActivity(f.Reject))
 	}
 }
 
@@ -154,8 +154,8 @@ func TestPanics(t *testing.T) {
 	opts := testOptions()
 	opts.WorkflowPanicPolicy = worker.FailWorkflow
 	r := e.startWorker("q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PanicWorkflow), w.RegisterWorkflow(CallPanicActivity),
-			w.RegisterWorkflow(SequentialFlow), w.RegisterActivity(PanicActivity), w.RegisterActivity(Inc))
+		return errors.Join(w.AddWorkflow(PanicWorkflow), w.AddWorkflow(CallPanicActivity),
+			w.AddWorkflow(SequentialFlow), w.AddActivity(PanicActivity), w.AddActivity(Inc))
 	})
 	ctx := context.Background()
 
@@ -229,7 +229,7 @@ func TestPanicBlocksWorkflowUntilFixed(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	broken := e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterActivity(Inc))
+		return errors.Join(w.AddWorkflow(OrderFlow), w.AddActivity(Inc))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "order-1", TaskQueue: "q"}, OrderFlow, nil)
 	if err != nil {
@@ -258,8 +258,8 @@ func TestPanicBlocksWorkflowUntilFixed(t *testing.T) {
 	broken.stop()
 
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflowWithOptions(OrderFlowFixed, workflow.RegisterOptions{Name: "OrderFlow"}),
-			w.RegisterActivity(Inc))
+		return errors.Join(w.AddWorkflowWithOptions(OrderFlowFixed, workflow.RegisterOptions{Name: "OrderFlow"}),
+			w.AddActivity(Inc))
 	})
 	got, err := result[string](t, run, 30*time.Second)
 	if err != nil || got != "2 map[book:1] attempt>1:true" {
@@ -298,7 +298,7 @@ func TestNondeterminismDetectedAndFixed(t *testing.T) {
 	ctx := context.Background()
 	build := func(fn any) func(w worker.Worker) error {
 		return func(w worker.Worker) error {
-			return errors.Join(w.RegisterWorkflow(fn, worker.WithName("Versioned")), w.RegisterActivity(Inc), w.RegisterActivity(Square))
+			return errors.Join(w.AddWorkflow(fn, worker.WithName("Versioned")), w.AddActivity(Inc), w.AddActivity(Square))
 		}
 	}
 	v1 := e.startWorker("q", testOptions(), build(VersionedV1))
@@ -343,7 +343,7 @@ func TestNondeterminismFailsWorkflowUnderFailWorkflow(t *testing.T) {
 	ctx := context.Background()
 	build := func(fn any) func(w worker.Worker) error {
 		return func(w worker.Worker) error {
-			return errors.Join(w.RegisterWorkflow(fn, worker.WithName("Versioned")), w.RegisterActivity(Inc), w.RegisterActivity(Square))
+			return errors.Join(w.AddWorkflow(fn, worker.WithName("Versioned")), w.AddActivity(Inc), w.AddActivity(Square))
 		}
 	}
 	v1 := e.startWorker("q", testOptions(), build(VersionedV1))
@@ -393,7 +393,7 @@ func SlowWho(ctx context.Context) (string, error) {
 func TestTwoWorkersShareTheLoad(t *testing.T) {
 	e := newEnv(t)
 	reg := func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(ShareFlow), w.RegisterActivity(SlowWho))
+		return errors.Join(w.AddWorkflow(ShareFlow), w.AddActivity(SlowWho))
 	}
 	opts := testOptions()
 	opts.MaxConcurrentActivities = 4

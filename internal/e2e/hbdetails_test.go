@@ -61,7 +61,7 @@ func TestHeartbeatDetails_CarriedByTheFailure(t *testing.T) {
 	opts := testOptions()
 	opts.ActivityLockDuration = 30 * time.Second // renewals every 10s: none during attempt 1
 	e.startWorker("q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(FailFastResumeFlow), w.RegisterActivity(r.Resume))
+		return errors.Join(w.AddWorkflow(FailFastResumeFlow), w.AddActivity(r.Resume))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "resume-fail-fast", TaskQueue: "q"}, FailFastResumeFlow, nil)
 	if err != nil {

@@ -52,7 +52,7 @@ func TestHeartbeatDetailsResumeNextAttempt(t *testing.T) {
 	opts := testOptions()
 	opts.ActivityLockDuration = time.Second // renew every ~330ms
 	e.startWorker("q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(ResumeFlow), w.RegisterActivity(Resumable))
+		return errors.Join(w.AddWorkflow(ResumeFlow), w.AddActivity(Resumable))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "resume", TaskQueue: "q"}, ResumeFlow, nil)
 	if err != nil {
@@ -91,7 +91,7 @@ func TestAttemptFetchedCancelledIsNotRun(t *testing.T) {
 	e := newEnv(t)
 	n := &neverRun{}
 	r := e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(CancelAtOnce), w.RegisterActivity(n.NeverRun))
+		return errors.Join(w.AddWorkflow(CancelAtOnce), w.AddActivity(n.NeverRun))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "at-once", TaskQueue: "q"}, CancelAtOnce, nil)
 	if err != nil {

@@ -40,7 +40,7 @@ func PagedFlow(ctx workflow.Context, n int) (int, error) {
 func TestTurnHistoryIsPaged(t *testing.T) {
 	e := newEnvWith(t, envConfig{Store: store.Options{TurnHistoryEvents: 5}})
 	reg := func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PagedFlow), w.RegisterActivity(Inc))
+		return errors.Join(w.AddWorkflow(PagedFlow), w.AddActivity(Inc))
 	}
 	first := e.startWorker("paged", testOptions(), reg)
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "paged-1", TaskQueue: "paged"}, PagedFlow, 0)

@@ -67,7 +67,7 @@ func PinnedFlow(ctx workflow.Context, n int) ([]HostWhere, error) {
 func TestHostTaskQueueInfo(t *testing.T) {
 	e := newEnv(t)
 	reg := func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PinnedFlow), w.RegisterActivity(WhereAmI))
+		return errors.Join(w.AddWorkflow(PinnedFlow), w.AddActivity(WhereAmI))
 	}
 	opts := testOptions()
 	opts.HostQueue = true
@@ -154,7 +154,7 @@ func StartTimeoutFlow(ctx workflow.Context, queue string) (string, error) {
 func TestScheduleToStartOnUnpolledQueue(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("s2s", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(StartTimeoutFlow), w.RegisterActivity(WhereAmI))
+		return errors.Join(w.AddWorkflow(StartTimeoutFlow), w.AddActivity(WhereAmI))
 	})
 	begin := time.Now()
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "s2s", TaskQueue: "s2s"}, StartTimeoutFlow, "s2s@nobody-polls-this")
@@ -225,7 +225,7 @@ func TestRunOnHostMovesToAnotherHost(t *testing.T) {
 	e := newEnv(t)
 	g := &hostGate{ran: make(chan string, 8), open: make(chan struct{})}
 	reg := func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(OnHostFlow), w.RegisterActivity(WhereAmI), w.RegisterActivity(g.GatedWhere))
+		return errors.Join(w.AddWorkflow(OnHostFlow), w.AddActivity(WhereAmI), w.AddActivity(g.GatedWhere))
 	}
 	opts := testOptions()
 	opts.HostQueue = true

@@ -236,7 +236,7 @@ func TestInterceptors_HeaderTravelsFromClientToWorkflowAndActivity(t *testing.T)
 	opts := testOptions()
 	opts.Interceptors = []interceptor.WorkerInterceptor{&tenantWorker{seen: rec}}
 	e.startWorkerOn(c, "icpt", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(TenantFlow), w.RegisterActivity(TenantEcho))
+		return errors.Join(w.AddWorkflow(TenantFlow), w.AddActivity(TenantEcho))
 	})
 	ctx := context.Background()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "icpt-1", TaskQueue: "icpt"}, TenantFlow)
@@ -379,7 +379,7 @@ func TestContextPropagation_ClientWorkflowActivityChild(t *testing.T) {
 		ContextPropagators: []workflow.ContextPropagator{&valuePropagator{}}})
 	must(t, err)
 	e.startWorkerOn(c, "prop", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PropParent), w.RegisterWorkflow(PropChild), w.RegisterActivity(PropValue))
+		return errors.Join(w.AddWorkflow(PropParent), w.AddWorkflow(PropChild), w.AddActivity(PropValue))
 	})
 	ctx := context.WithValue(context.Background(), propKey{}, "tenant-42")
 	run, err := c.SignalWithStartWorkflow(ctx, "prop-1", "go", "now", client.StartWorkflowOptions{TaskQueue: "prop"}, PropParent)
@@ -410,7 +410,7 @@ func TestContextPropagation_ContinueAsNew(t *testing.T) {
 		ContextPropagators: []workflow.ContextPropagator{&valuePropagator{}}})
 	must(t, err)
 	e.startWorkerOn(c, "propcan", testOptions(), func(w worker.Worker) error {
-		return w.RegisterWorkflow(PropContinue)
+		return w.AddWorkflow(PropContinue)
 	})
 	ctx := context.WithValue(context.Background(), propKey{}, "tenant-9")
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "propcan-1", TaskQueue: "propcan"}, PropContinue, 0)
@@ -466,7 +466,7 @@ func TestInterceptors_PanicFailsTheWorkflowTask(t *testing.T) {
 	opts := testOptions()
 	opts.Interceptors = []interceptor.WorkerInterceptor{&panicky{armed: armed}}
 	e.startWorker("panicky", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PlainFlow), w.RegisterActivity(PropValue))
+		return errors.Join(w.AddWorkflow(PlainFlow), w.AddActivity(PropValue))
 	})
 	ctx := context.Background()
 	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "panicky-1", TaskQueue: "panicky"}, PlainFlow)
@@ -501,7 +501,7 @@ func TestContextPropagation_ExtractErrorFailsTheAttempt(t *testing.T) {
 	opts := testOptions()
 	opts.ContextPropagators = []workflow.ContextPropagator{&valuePropagator{failExtract: true}}
 	e.startWorker("badprop", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PlainFlow), w.RegisterActivity(PropValue))
+		return errors.Join(w.AddWorkflow(PlainFlow), w.AddActivity(PropValue))
 	})
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "badprop-1", TaskQueue: "badprop"}, PlainFlow)
 	must(t, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -47,7 +48,7 @@ func LingerFlow(ctx workflow.Context, d time.Duration) (string, error) {
 	return out, err
 }
 
-func registerLingerFlow(w worker.Worker) error { return w.RegisterWorkflow(LingerFlow) }
+func registerLingerFlow(w worker.Worker) error { return w.AddWorkflow(LingerFlow) }
 
 // lingerStart is an attempt of Linger that started on an in-process worker.
 type lingerStart struct {
@@ -90,7 +91,7 @@ func (r *relay) Linger(ctx context.Context, d time.Duration) (string, error) {
 }
 
 func (r *relay) register(w worker.Worker) error {
-	return w.RegisterActivity(r.Linger, worker.WithName("Linger"))
+	return w.AddActivity(r.Linger, worker.WithName("Linger"))
 }
 
 // next waits for the next start of Linger.
@@ -482,12 +483,12 @@ func TestLiveness_CleanedUpWorkerReRegisters(t *testing.T) {
 	opts := testOptions()
 	opts.LeaseDuration = time.Second
 	a := e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(WhoFlow), w.RegisterActivity(WhoAmI))
+		return errors.Join(w.AddWorkflow(WhoFlow), w.AddActivity(WhoAmI))
 	})
 	old := a.w.ID()
 	waitFor(t, 10*time.Second, "the worker session", func() bool {
-		ws, _, err := e.st.ListWorkers(context.Background(), "default", api.WorkerActive, "", 1000)
-		return err == nil && len(ws) == 1 && ws[0].WorkerID == old
+		list, err := e.st.ListWorkers(context.Background(), &storage.ListWorkersParams{Namespace: "default", State: api.WorkerActive, PageSize: 1000})
+		return err == nil && len(list.Workers) == 1 && list.Workers[0].WorkerID == old
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "who-1", TaskQueue: "q"}, WhoFlow, nil)
 	if err != nil {
@@ -507,7 +508,7 @@ func TestLiveness_CleanedUpWorkerReRegisters(t *testing.T) {
 		if id == old {
 			return false
 		}
-		w, err := e.st.GetWorker(context.Background(), "default", id)
+		w, err := e.st.GetWorker(context.Background(), &storage.GetWorkerParams{Namespace: "default", WorkerID: id})
 		return err == nil && w.State == api.WorkerActive
 	})
 	if gate.gone.Load() == 0 {
@@ -665,7 +666,7 @@ func TestLiveness_PartitionedWorkerCancelsItsActivities(t *testing.T) {
 	}
 	h := &holdFirst{started: make(chan string, 1), cancelled: make(chan lingerCancel, 1)}
 	a := e.startWorkerOn(ca, "act", testOptions(), func(w worker.Worker) error {
-		return w.RegisterActivity(h.Linger, worker.WithName("Linger"))
+		return w.AddActivity(h.Linger, worker.WithName("Linger"))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "partition", TaskQueue: "wf"}, LingerFlow, time.Minute)
 	if err != nil {

@@ -83,10 +83,10 @@ func TestLocalActivities(t *testing.T) {
 	opts.CacheSize = -1
 	opts.WorkflowLockDuration = 30 * time.Second // room for the local retries
 	r := e.startWorker("q", opts, func(w worker.Worker) error {
-		if err := w.RegisterActivity(acts.Flaky); err != nil {
+		if err := w.AddActivity(acts.Flaky); err != nil {
 			return err
 		}
-		return w.RegisterWorkflow(localFlow(acts), worker.WithName("LocalFlow"))
+		return w.AddWorkflow(localFlow(acts), worker.WithName("LocalFlow"))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "local", TaskQueue: "q"}, "LocalFlow", 3)
 	if err != nil {
@@ -149,10 +149,10 @@ func TestLocalActivityFallsBack(t *testing.T) {
 	ctx := context.Background()
 	acts := &LocalActs{failFirst: 2}
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		if err := w.RegisterActivity(acts.Flaky); err != nil {
+		if err := w.AddActivity(acts.Flaky); err != nil {
 			return err
 		}
-		return w.RegisterWorkflow(fallbackFlow(acts), worker.WithName("FallbackFlow"))
+		return w.AddWorkflow(fallbackFlow(acts), worker.WithName("FallbackFlow"))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "fallback", TaskQueue: "q"}, "FallbackFlow", 5)
 	if err != nil {
@@ -229,7 +229,7 @@ func BenchmarkLocalVsOrdinary10(b *testing.B) {
 				b.Fatal(err)
 			}
 			w := worker.New(c, "ten-"+name, testOptions())
-			if err := errors.Join(w.RegisterWorkflow(TenSteps), w.RegisterActivity(Step)); err != nil {
+			if err := errors.Join(w.AddWorkflow(TenSteps), w.AddActivity(Step)); err != nil {
 				b.Fatal(err)
 			}
 			ctx, cancel := context.WithCancel(context.Background())

@@ -97,8 +97,8 @@ func TestMemoAndSearchAttributesInWorkflow(t *testing.T) {
 	}
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "memo", func(w worker.Worker) {
-		must(t, w.RegisterWorkflow(MemoFlow))
-		must(t, w.RegisterWorkflow(MemoKid))
+		must(t, w.AddWorkflow(MemoFlow))
+		must(t, w.AddWorkflow(MemoKid))
 	})
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "memo-1", TaskQueue: "memo",
 		Memo:                  map[string]any{"note": "hello", "gone": 1},

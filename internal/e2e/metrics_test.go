@@ -156,7 +156,7 @@ func TestMetricsAfterWorkflows(t *testing.T) {
 	ctx := context.Background()
 	f := &flaky{failures: 2}
 	e.startWorker("mq", testOptions(), func(w worker.Worker) error {
-		return errors.Join(registerFlaky(f)(w), w.RegisterWorkflow(SlowFlow), w.RegisterActivity(Slow))
+		return errors.Join(registerFlaky(f)(w), w.AddWorkflow(SlowFlow), w.AddActivity(Slow))
 	})
 
 	ok, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "m-ok", TaskQueue: "mq"}, RetryFlow, "Flaky")

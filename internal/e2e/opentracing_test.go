@@ -26,7 +26,7 @@ func TestOpenTracing_OneTraceFromStartToActivity(t *testing.T) {
 	c, err := client.New(client.Options{Address: e.addr, Logger: e.log, Interceptors: []interceptor.ClientInterceptor{ti}})
 	must(t, err)
 	e.startWorkerOn(c, "traced", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PlainFlow), w.RegisterActivity(PropValue))
+		return errors.Join(w.AddWorkflow(PlainFlow), w.AddActivity(PropValue))
 	})
 	root := tr.StartSpan("caller")
 	ctx := ot.ContextWithSpan(context.Background(), root)

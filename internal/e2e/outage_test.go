@@ -167,7 +167,7 @@ func TestOutage_ActivityReportSurvivesServerRestart(t *testing.T) {
 	var c *client.TetherClient
 	f, c = e.outageClient(ft)
 	e.startWorkerOn(c, "q", outageOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(ShoutFlow), w.RegisterActivity(acts.Shout))
+		return errors.Join(w.AddWorkflow(ShoutFlow), w.AddActivity(acts.Shout))
 	})
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-act", TaskQueue: "q"}, ShoutFlow, "hi")
@@ -213,7 +213,7 @@ func TestOutage_TurnAckSurvivesServerRestart(t *testing.T) {
 	}
 	var c *client.TetherClient
 	f, c = e.outageClient(ft)
-	e.startWorkerOn(c, "q", outageOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(QuietFlow) })
+	e.startWorkerOn(c, "q", outageOptions(), func(w worker.Worker) error { return w.AddWorkflow(QuietFlow) })
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-turn", TaskQueue: "q"}, QuietFlow, "ok")
 	if err != nil {
@@ -303,7 +303,7 @@ func TestOutage_ServerDownLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
 	opts.LeaseDuration = lease
 	opts.ActivityLockDuration = time.Minute
 	e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock))
+		return errors.Join(w.AddWorkflow(OutageBlockFlow), w.AddActivity(b.OutageBlock))
 	})
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-lease", TaskQueue: "q"}, OutageBlockFlow, nil)
@@ -384,7 +384,7 @@ func TestOutage_ServerDownLongerThanTurnLockDoesNotRerunTheTurn(t *testing.T) {
 				restartWhen(f, time.Minute, func() bool {
 					return failed.Load() >= 3 && time.Since(time.Unix(0, stoppedAt.Load())) > lock+500*time.Millisecond
 				})
-				e.st.OutageGrace().Restart() // the server process starts again
+				e.st.Settings().Grace.Restart() // the server process starts again
 			}()
 		}
 	}
@@ -398,7 +398,7 @@ func TestOutage_ServerDownLongerThanTurnLockDoesNotRerunTheTurn(t *testing.T) {
 	opts := outageOptions()
 	opts.WorkflowLockDuration = lock
 	e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
-		return w.RegisterWorkflow(counter.CountedFlow, worker.WithName("CountedFlow"))
+		return w.AddWorkflow(counter.CountedFlow, worker.WithName("CountedFlow"))
 	})
 
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-long-turn", TaskQueue: "q"}, "CountedFlow", "ok")
@@ -462,7 +462,7 @@ func TestOutage_Server5xxLongerThanLeaseKeepsActivitiesRunning(t *testing.T) {
 	opts.LeaseDuration = lease
 	opts.ActivityLockDuration = time.Minute
 	e.startWorkerOn(c, "q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(OutageBlockFlow), w.RegisterActivity(b.OutageBlock))
+		return errors.Join(w.AddWorkflow(OutageBlockFlow), w.AddActivity(b.OutageBlock))
 	})
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "outage-5xx", TaskQueue: "q"}, OutageBlockFlow, nil)
 	if err != nil {

@@ -53,7 +53,7 @@ func RetryForeverFlow(ctx workflow.Context) error {
 func TestPending_FailingActivity(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(RetryForeverFlow), w.RegisterActivity(AlwaysFails))
+		return errors.Join(w.AddWorkflow(RetryForeverFlow), w.AddActivity(AlwaysFails))
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-fail", TaskQueue: "q"}, RetryForeverFlow, nil); err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestPending_HeartbeatAndTimer(t *testing.T) {
 	opts := testOptions()
 	opts.Identity = "hb-worker"
 	e.startWorker("q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(HeartbeatAndTimerFlow), w.RegisterActivity(Heartbeater))
+		return errors.Join(w.AddWorkflow(HeartbeatAndTimerFlow), w.AddActivity(Heartbeater))
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-hb", TaskQueue: "q"}, HeartbeatAndTimerFlow, nil); err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func PanickyFlow(ctx workflow.Context) error {
 func TestPending_TaskFailing(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return w.RegisterWorkflow(PanickyFlow)
+		return w.AddWorkflow(PanickyFlow)
 	})
 	start := time.Now()
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-panic", TaskQueue: "q"}, PanickyFlow, nil); err != nil {
@@ -172,7 +172,7 @@ func PendingChildParent(ctx workflow.Context) error {
 func TestPending_Child(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(PendingChildParent), w.RegisterWorkflow(WaitingChild))
+		return errors.Join(w.AddWorkflow(PendingChildParent), w.AddWorkflow(WaitingChild))
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-parent", TaskQueue: "q"}, PendingChildParent, nil); err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func ManyPendingFlow(ctx workflow.Context) error {
 func TestPending_Bounded(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return w.RegisterWorkflow(ManyPendingFlow)
+		return w.AddWorkflow(ManyPendingFlow)
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-many", TaskQueue: "q"}, ManyPendingFlow, nil); err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TimingOutFlow(ctx workflow.Context) error {
 func TestPending_TimedOutAttempt(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(TimingOutFlow), w.RegisterActivity(Stuck))
+		return errors.Join(w.AddWorkflow(TimingOutFlow), w.AddActivity(Stuck))
 	})
 	if _, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "pending-timeout", TaskQueue: "q"}, TimingOutFlow, nil); err != nil {
 		t.Fatal(err)

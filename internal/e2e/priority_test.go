@@ -45,13 +45,13 @@ func TestPriority_SDKOptions(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		if err := w.RegisterActivity(PriorityActivity); err != nil {
+		if err := w.AddActivity(PriorityActivity); err != nil {
 			return err
 		}
-		if err := w.RegisterWorkflow(PriorityParent); err != nil {
+		if err := w.AddWorkflow(PriorityParent); err != nil {
 			return err
 		}
-		return w.RegisterWorkflow(PriorityChild)
+		return w.AddWorkflow(PriorityChild)
 	})
 	prio := temporal.Priority{PriorityKey: 1, FairnessKey: "tenant-7", FairnessWeight: 2}
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "prio-parent", TaskQueue: "q", Priority: prio},

@@ -138,7 +138,7 @@ func TestGracefulStopFinishesRunningActivity(t *testing.T) {
 	e := newEnv(t)
 	h := &holder{started: make(chan string, 4), causes: make(chan error, 4)}
 	reg := func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(HoldFlow), w.RegisterActivity(h.Hold))
+		return errors.Join(w.AddWorkflow(HoldFlow), w.AddActivity(h.Hold))
 	}
 	a := e.startWorker("q", testOptions(), reg)
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "graceful", TaskQueue: "q"}, HoldFlow, time.Second)
@@ -170,7 +170,7 @@ func TestStopTimeoutAbandonsActivity(t *testing.T) {
 	e := newEnv(t)
 	h := &holder{started: make(chan string, 4), causes: make(chan error, 4)}
 	reg := func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(HoldFlow), w.RegisterActivity(h.Hold))
+		return errors.Join(w.AddWorkflow(HoldFlow), w.AddActivity(h.Hold))
 	}
 	opts := testOptions()
 	opts.StopTimeout = 300 * time.Millisecond

@@ -34,7 +34,7 @@ func QueryCounterFlow(ctx workflow.Context, target int) (int, error) {
 	return count, nil
 }
 
-func registerQueries(w worker.Worker) error { return w.RegisterWorkflow(QueryCounterFlow) }
+func registerQueries(w worker.Worker) error { return w.AddWorkflow(QueryCounterFlow) }
 
 // queryInt asks query of id with args and decodes an int.
 func queryInt(t *testing.T, c *client.TetherClient, id, query string, args ...any) (int, error) {

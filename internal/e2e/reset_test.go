@@ -55,8 +55,8 @@ func TestResetAfterABadDeploy(t *testing.T) {
 		opts := testOptions()
 		opts.BuildID = build
 		return e.startWorker("orders", opts, func(w worker.Worker) error {
-			return errors.Join(w.RegisterWorkflow(doubledFlow(fixed), worker.WithName("Doubled")),
-				w.RegisterActivity(acts.Double, worker.WithName("Double")))
+			return errors.Join(w.AddWorkflow(doubledFlow(fixed), worker.WithName("Doubled")),
+				w.AddActivity(acts.Double, worker.WithName("Double")))
 		})
 	}
 	bad := startBuild("v1", false)
@@ -133,8 +133,8 @@ func TestBatchResetAfterABadDeploy(t *testing.T) {
 	acts := &doubler{}
 	startBuild := func(fixed bool) *running {
 		return e.startWorker("orders", testOptions(), func(w worker.Worker) error {
-			return errors.Join(w.RegisterWorkflow(doubledFlow(fixed), worker.WithName("Doubled")),
-				w.RegisterActivity(acts.Double, worker.WithName("Double")))
+			return errors.Join(w.AddWorkflow(doubledFlow(fixed), worker.WithName("Doubled")),
+				w.AddActivity(acts.Double, worker.WithName("Double")))
 		})
 	}
 	bad := startBuild(false)
@@ -215,8 +215,8 @@ func TestResetOfAWorkflowStuckOnAPanic(t *testing.T) {
 		opts := testOptions()
 		opts.BuildID = build
 		return e.startWorker("orders", opts, func(w worker.Worker) error {
-			return errors.Join(w.RegisterWorkflow(panickyFlow(fixed), worker.WithName("Panicky")),
-				w.RegisterActivity(acts.Double, worker.WithName("Double")))
+			return errors.Join(w.AddWorkflow(panickyFlow(fixed), worker.WithName("Panicky")),
+				w.AddActivity(acts.Double, worker.WithName("Double")))
 		})
 	}
 	bad := startBuild("v1", false)

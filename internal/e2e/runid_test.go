@@ -40,8 +40,8 @@ func TestRunIDsAreUUIDs(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "runids", func(w worker.Worker) {
-		must(t, w.RegisterWorkflow(RunIDParent))
-		must(t, w.RegisterWorkflow(RunIDChild))
+		must(t, w.AddWorkflow(RunIDParent))
+		must(t, w.AddWorkflow(RunIDChild))
 	})
 	ctx := context.Background()
 	seen := map[string]bool{}
@@ -92,8 +92,8 @@ func TestSignalExternalByRunID(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "runids", func(w worker.Worker) {
-		must(t, w.RegisterWorkflow(RunIDWaiter))
-		must(t, w.RegisterWorkflow(RunIDSignaller))
+		must(t, w.AddWorkflow(RunIDWaiter))
+		must(t, w.AddWorkflow(RunIDSignaller))
 	})
 	ctx := context.Background()
 	target, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "waiter", TaskQueue: "runids"}, RunIDWaiter)

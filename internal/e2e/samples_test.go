@@ -120,7 +120,7 @@ func TestPickFirstSample(t *testing.T) {
 	ctx := context.Background()
 	acts := &PickFirstActivities{canceled: map[int]string{}}
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(SamplePickFirstWorkflow), w.RegisterActivity(acts))
+		return errors.Join(w.AddWorkflow(SamplePickFirstWorkflow), w.AddActivity(acts))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "pickfirst", TaskQueue: "q"}, SamplePickFirstWorkflow, nil)
 	if err != nil {
@@ -277,7 +277,7 @@ func AwaitSignalsWorkflow(ctx workflow.Context, timeout time.Duration) (err erro
 func TestAwaitSignalsSample(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(AwaitSignalsWorkflow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(AwaitSignalsWorkflow) })
 
 	// Out of order, each in its own turn: the workflow waits for Signal1.
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "await-signals", TaskQueue: "q"}, AwaitSignalsWorkflow, time.Hour)
@@ -428,7 +428,7 @@ func TestGreetingsSamples(t *testing.T) {
 	ctx := context.Background()
 	activities := &GreetingActivities{Name: "Temporal", Greeting: "Hello"}
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(GreetingSample), w.RegisterWorkflow(GreetingLocalSample), w.RegisterActivity(activities))
+		return errors.Join(w.AddWorkflow(GreetingSample), w.AddWorkflow(GreetingLocalSample), w.AddActivity(activities))
 	})
 	for _, c := range []struct {
 		id    string
@@ -529,7 +529,7 @@ func TestVersioningSample(t *testing.T) {
 	acts := &VersioningActivities{}
 	build := func(fn any) func(w worker.Worker) error {
 		return func(w worker.Worker) error {
-			return errors.Join(w.RegisterWorkflow(fn, worker.WithName("Versioning")), w.RegisterActivity(acts))
+			return errors.Join(w.AddWorkflow(fn, worker.WithName("Versioning")), w.AddActivity(acts))
 		}
 	}
 	start := func(id string) client.WorkflowRun {
@@ -712,7 +712,7 @@ func TestWaitForCancellation(t *testing.T) {
 		acts.release[s], acts.cleaned[s] = make(chan struct{}), make(chan struct{})
 	}
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(WaitForCancellationFlow), w.RegisterActivity(acts))
+		return errors.Join(w.AddWorkflow(WaitForCancellationFlow), w.AddActivity(acts))
 	})
 	// position is the index in h of the first event of kind about the
 	// activity (-1: none).
@@ -836,7 +836,7 @@ func TestWaitForCancellationNonCooperative(t *testing.T) {
 	opts := testOptions()
 	opts.CancelGracePeriod = 500 * time.Millisecond
 	r := e.startWorker("q", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(StubbornFlow), w.RegisterActivity(acts))
+		return errors.Join(w.AddWorkflow(StubbornFlow), w.AddActivity(acts))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "stubborn-wait", TaskQueue: "q"}, StubbornFlow, nil)
 	if err != nil {

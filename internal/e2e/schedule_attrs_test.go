@@ -42,7 +42,7 @@ func TestScheduledRunSeesSchedulerAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "sched-sa", func(w worker.Worker) { must(t, w.RegisterWorkflow(ScheduledAttrsFlow)) })
+	e.startTemporalWorker(c, "sched-sa", func(w worker.Worker) { must(t, w.AddWorkflow(ScheduledAttrsFlow)) })
 	h, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:      "nightly",
 		Spec:    client.ScheduleSpec{CronExpressions: []string{"0 3 * * *"}},

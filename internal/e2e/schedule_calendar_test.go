@@ -17,7 +17,7 @@ import (
 func TestScheduleClientCalendar(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(ScheduledFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(ScheduledFlow) })
 	spec := client.ScheduleSpec{
 		Calendars: []client.ScheduleCalendarSpec{{
 			Second:  []client.ScheduleRange{{Start: 0, End: 59}},

@@ -26,7 +26,7 @@ func ScheduledFlow(_ workflow.Context, n int) (string, error) {
 func TestScheduleClient(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(ScheduledFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(ScheduledFlow) })
 	sc := e.c.ScheduleClient()
 
 	every, err := sc.Create(ctx, client.ScheduleOptions{

@@ -94,9 +94,9 @@ func (a *sessionActs) Process(ctx context.Context) (SessionStep, error) {
 func (a *sessionActs) Upload(ctx context.Context) (SessionStep, error) { return step(ctx), nil }
 
 func (a *sessionActs) register(w worker.Worker) error {
-	return errors.Join(w.RegisterActivity(a.Download, worker.WithName("Download")),
-		w.RegisterActivity(a.Process, worker.WithName("Process")),
-		w.RegisterActivity(a.Upload, worker.WithName("Upload")))
+	return errors.Join(w.AddActivity(a.Download, worker.WithName("Download")),
+		w.AddActivity(a.Process, worker.WithName("Process")),
+		w.AddActivity(a.Upload, worker.WithName("Upload")))
 }
 
 // SessionFlow runs Download, Process and Upload in one session, and again
@@ -176,7 +176,7 @@ func sessionOptions() worker.Options {
 func TestSessionFileProcessing(t *testing.T) {
 	e := newEnv(t)
 	acts := &sessionActs{}
-	reg := func(w worker.Worker) error { return errors.Join(w.RegisterWorkflow(SessionFlow), acts.register(w)) }
+	reg := func(w worker.Worker) error { return errors.Join(w.AddWorkflow(SessionFlow), acts.register(w)) }
 	hosts := map[string]string{} // worker id → host queue
 	for range 2 {
 		r := e.startWorker("sess", sessionOptions(), reg)
@@ -225,7 +225,7 @@ func TestSessionWorkerLost(t *testing.T) {
 	// included, so the replay must agree with it.
 	wopts := testOptions()
 	wopts.CacheSize = -1
-	e.startWorker("sess-lost", wopts, func(w worker.Worker) error { return w.RegisterWorkflow(SessionFlow) })
+	e.startWorker("sess-lost", wopts, func(w worker.Worker) error { return w.AddWorkflow(SessionFlow) })
 	px := newPartitionProxy(t, e.addr)
 	ca, err := client.DialContext(context.Background(), client.Options{Address: px.URL(), Logger: e.log})
 	if err != nil {
@@ -272,7 +272,7 @@ func TestSessionWorkerLost(t *testing.T) {
 // state failed, and a new session on another worker completes.
 func TestSessionWorkerStopped(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("sess-stop", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(SessionFlow) })
+	e.startWorker("sess-stop", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(SessionFlow) })
 	acts := &sessionActs{hold: true, held: make(chan string, 1)}
 	opts := sessionOptions()
 	opts.LeaseDuration = time.Second
@@ -377,7 +377,7 @@ func TestSessionLimitAndRecreate(t *testing.T) {
 	// session's activities and the creations still run.
 	opts.MaxConcurrentActivities = 1
 	a := e.startWorker("sess-limit", opts, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(SessionLimitFlow), acts.register(w))
+		return errors.Join(w.AddWorkflow(SessionLimitFlow), acts.register(w))
 	})
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "session-limit", TaskQueue: "sess-limit"}, SessionLimitFlow)
 	if err != nil {
@@ -418,7 +418,7 @@ func LocalInfoFlow(ctx workflow.Context) (SessionStep, error) {
 func TestLocalActivityInfo(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker("local-info", testOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(LocalInfoFlow), w.RegisterActivity(LocalStep))
+		return errors.Join(w.AddWorkflow(LocalInfoFlow), w.AddActivity(LocalStep))
 	})
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "local-info", TaskQueue: "local-info"}, LocalInfoFlow)
 	if err != nil {
@@ -460,7 +460,7 @@ func TestSessionOutlivesHeartbeatTimeout(t *testing.T) {
 	e := newEnv(t)
 	acts := &sessionActs{}
 	a := e.startWorker("sess-long", sessionOptions(), func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(LongSessionFlow), acts.register(w))
+		return errors.Join(w.AddWorkflow(LongSessionFlow), acts.register(w))
 	})
 	run, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "session-long", TaskQueue: "sess-long"}, LongSessionFlow, 4*time.Second)
 	if err != nil {

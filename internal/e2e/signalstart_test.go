@@ -40,7 +40,7 @@ func SumFlow(ctx workflow.Context, in SumInput) (int, error) {
 func TestSignalWithStart(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(SumFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(SumFlow) })
 	opts := client.StartWorkflowOptions{TaskQueue: "q"}
 
 	run, err := e.c.SignalWithStartWorkflow(ctx, "sum", "add", 1, opts, SumFlow, SumInput{100, 3})
@@ -96,7 +96,7 @@ func TestSignalWithStart(t *testing.T) {
 func TestSignalWithStart_Concurrent(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(SumFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(SumFlow) })
 	const n = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, n)

@@ -66,8 +66,8 @@ func TestTemporalSurface_HelloWorldWithSeveralArguments(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "hello", func(w worker.Worker) {
-		must(t, w.RegisterWorkflow(SurfaceHello))
-		must(t, w.RegisterActivity(SurfaceGreeting))
+		must(t, w.AddWorkflow(SurfaceHello))
+		must(t, w.AddActivity(SurfaceGreeting))
 	})
 	ctx := context.Background()
 	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "hello-1", TaskQueue: "hello"}, SurfaceHello, "Temporal", 2)
@@ -142,8 +142,8 @@ func TestTemporalSurface_ApplicationErrorsAndRetries(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "pay", func(w worker.Worker) {
-		must(t, w.RegisterWorkflow(SurfaceChargeFlow))
-		must(t, w.RegisterActivity(SurfaceCharge))
+		must(t, w.AddWorkflow(SurfaceChargeFlow))
+		must(t, w.AddActivity(SurfaceCharge))
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -232,10 +232,10 @@ func TestTemporalSurface_ActivityHelpers(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
 	e.startTemporalWorker(c, "acts", func(w worker.Worker) {
-		must(t, w.RegisterWorkflow(SurfaceActivitiesFlow))
-		must(t, w.RegisterWorkflow(SurfaceNoteFlow))
-		must(t, w.RegisterActivity(SurfaceResumable))
-		must(t, w.RegisterActivity(SurfaceSignalOther))
+		must(t, w.AddWorkflow(SurfaceActivitiesFlow))
+		must(t, w.AddWorkflow(SurfaceNoteFlow))
+		must(t, w.AddActivity(SurfaceResumable))
+		must(t, w.AddActivity(SurfaceSignalOther))
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -276,7 +276,7 @@ func SurfaceWaitFlow(ctx workflow.Context, fail bool) (string, error) {
 func TestTemporalSurface_ClientCalls(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "calls", func(w worker.Worker) { must(t, w.RegisterWorkflow(SurfaceWaitFlow)) })
+	e.startTemporalWorker(c, "calls", func(w worker.Worker) { must(t, w.AddWorkflow(SurfaceWaitFlow)) })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for name, typ := range map[string]string{"CustomerId": api.SearchAttributeKeyword, "Amount": api.SearchAttributeDouble} {
@@ -334,13 +334,15 @@ func TestTemporalSurface_ClientCalls(t *testing.T) {
 	}
 
 	// A failed workflow: a WorkflowExecutionError wrapping the
-	// ApplicationError it returned.
+	// ApplicationError it returned, whose cause is its own link of the
+	// chain (Temporal's Message() leaves it out).
 	failed, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "calls"}, SurfaceWaitFlow, true)
 	must(t, err)
 	must(t, c.SignalWorkflow(ctx, failed.GetID(), "", "go", ""))
 	err = failed.Get(ctx, nil)
 	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) || appErr.Type() != "Asked" || !strings.Contains(appErr.Message(), "asked to fail: root") {
+	if !errors.As(err, &appErr) || appErr.Type() != "Asked" || appErr.Message() != "asked to fail" ||
+		errors.Unwrap(appErr) == nil || errors.Unwrap(appErr).Error() != "root" {
 		t.Fatalf("failed workflow: %T %v", err, err)
 	}
 
@@ -431,10 +433,10 @@ func TestTemporalSurface_WorkerRunAndStop(t *testing.T) {
 	if err := w.Start(); err == nil || !strings.Contains(err.Error(), "nothing registered") {
 		t.Fatalf("Start without registrations: %v", err)
 	}
-	must(t, w.RegisterWorkflow(SurfaceHello))
-	must(t, w.RegisterActivity(SurfaceGreeting))
-	must(t, w.RegisterWorkflow(SurfaceBackgroundFlow))
-	must(t, w.RegisterActivity(SurfaceBackground))
+	must(t, w.AddWorkflow(SurfaceHello))
+	must(t, w.AddActivity(SurfaceGreeting))
+	must(t, w.AddWorkflow(SurfaceBackgroundFlow))
+	must(t, w.AddActivity(SurfaceBackground))
 	interrupt := make(chan any)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(interrupt) }()
@@ -466,7 +468,7 @@ func TestTemporalSurface_WorkerRunAndStop(t *testing.T) {
 	w.Stop()
 
 	foreign := worker.New(fakeClient{}, "run", testOptions())
-	must(t, foreign.RegisterWorkflow(SurfaceHello))
+	must(t, foreign.AddWorkflow(SurfaceHello))
 	if err := foreign.Start(); err == nil || !strings.Contains(err.Error(), "client of package client") {
 		t.Fatalf("worker on a foreign client: %v", err)
 	}
@@ -492,7 +494,7 @@ func SurfaceEarlyReturn(ctx workflow.Context, base int) (int, error) {
 func TestTemporalSurface_UpdateWithStart(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "early", func(w worker.Worker) { must(t, w.RegisterWorkflow(SurfaceEarlyReturn)) })
+	e.startTemporalWorker(c, "early", func(w worker.Worker) { must(t, w.AddWorkflow(SurfaceEarlyReturn)) })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	startOp := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{

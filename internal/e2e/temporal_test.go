@@ -291,13 +291,13 @@ func TestMutexSample(t *testing.T) {
 	ctx := context.Background()
 	acts := &MutexActivities{C: e.c}
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		if err := w.RegisterWorkflow(MutexWorkflow); err != nil {
+		if err := w.AddWorkflow(MutexWorkflow); err != nil {
 			return err
 		}
-		if err := w.RegisterWorkflow(SampleWorkflowWithMutex); err != nil {
+		if err := w.AddWorkflow(SampleWorkflowWithMutex); err != nil {
 			return err
 		}
-		return w.RegisterActivity(acts)
+		return w.AddActivity(acts)
 	})
 	var runs []client.WorkflowRun
 	for i := range 4 {
@@ -502,13 +502,13 @@ func TestRegistrationLoggersAndInfo(t *testing.T) {
 	opts := testOptions()
 	opts.Logger = slog.New(rec)
 	e.startWorker("q", opts, func(w worker.Worker) error {
-		if err := w.RegisterWorkflowWithOptions(RegFlow, workflow.RegisterOptions{Name: "reg-flow"}); err != nil {
+		if err := w.AddWorkflowWithOptions(RegFlow, workflow.RegisterOptions{Name: "reg-flow"}); err != nil {
 			return err
 		}
-		if err := w.RegisterActivityWithOptions(Join3, activity.RegisterOptions{Name: "join"}); err != nil {
+		if err := w.AddActivityWithOptions(Join3, activity.RegisterOptions{Name: "join"}); err != nil {
 			return err
 		}
-		return w.RegisterActivity(Scale)
+		return w.AddActivity(Scale)
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "reg", TaskQueue: "q"}, "reg-flow", nil)
 	if err != nil {
@@ -599,7 +599,7 @@ func TestSideEffectAndVersionMarkers(t *testing.T) {
 	opts.CacheSize = -1
 	flow := markerFlow(counts, &setting)
 	e.startWorker("q", opts, func(w worker.Worker) error {
-		return w.RegisterWorkflow(flow, worker.WithName("MarkerFlow"))
+		return w.AddWorkflow(flow, worker.WithName("MarkerFlow"))
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "markers", TaskQueue: "q"}, "MarkerFlow", nil)
 	if err != nil {
@@ -655,7 +655,7 @@ func InfoFlow(ctx workflow.Context, prev int64) (string, error) {
 // ContinuedExecutionRunID); a started one continues none.
 func TestInfoContinuedFrom(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(InfoFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(InfoFlow) })
 	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "info", TaskQueue: "q"}, InfoFlow, int64(-1))
 	if err != nil {
 		t.Fatal(err)

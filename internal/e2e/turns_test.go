@@ -69,7 +69,7 @@ func (e *env) timerMessages(id string) int {
 func TestSignalsBeforeTheCodeRuns(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	reg := func(w worker.Worker) error { return w.RegisterWorkflow(DrainFlow) }
+	reg := func(w worker.Worker) error { return w.AddWorkflow(DrainFlow) }
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "drain", TaskQueue: "q"}, DrainFlow, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func CancelTimerFlow(ctx workflow.Context) (string, error) {
 func TestCancelledTimerNeverFires(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(CancelTimerFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(CancelTimerFlow) })
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "ctimer", TaskQueue: "q"}, CancelTimerFlow, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func CountFlow(ctx workflow.Context, n int) (int, error) {
 func TestHistoryTimesUnderConcurrentSignals(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(CountFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(CountFlow) })
 	const instances, signals = 3, 30
 	var runs []client.WorkflowRun
 	for i := range instances {

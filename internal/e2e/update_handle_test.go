@@ -35,7 +35,7 @@ func ApprovalFlow(ctx workflow.Context) (string, error) {
 func TestGetWorkflowUpdateHandle(t *testing.T) {
 	e := newEnv(t)
 	c := e.dialTemporal()
-	e.startTemporalWorker(c, "approvals", func(w worker.Worker) { must(t, w.RegisterWorkflow(ApprovalFlow)) })
+	e.startTemporalWorker(c, "approvals", func(w worker.Worker) { must(t, w.AddWorkflow(ApprovalFlow)) })
 	ctx := context.Background()
 	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "approval-1", TaskQueue: "approvals"}, ApprovalFlow)
 	if err != nil {

@@ -59,7 +59,7 @@ func UpdateCounterFlow(ctx workflow.Context) (int, error) {
 }
 
 func registerUpdates(w worker.Worker) error {
-	return errors.Join(w.RegisterWorkflow(UpdateCounterFlow), w.RegisterActivity(Double))
+	return errors.Join(w.AddWorkflow(UpdateCounterFlow), w.AddActivity(Double))
 }
 
 // update sends an update and returns its handle's result.

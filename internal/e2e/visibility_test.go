@@ -44,7 +44,7 @@ func TestVisibility_UpsertListCountReplay(t *testing.T) {
 	if _, err := e.c.RegisterSearchAttribute(ctx, "Stage", api.SearchAttributeText); !errors.Is(err, client.ErrConflict) {
 		t.Fatalf("second registration: %v, want ErrConflict", err)
 	}
-	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.RegisterWorkflow(VisFlow) })
+	e.startWorker("q", testOptions(), func(w worker.Worker) error { return w.AddWorkflow(VisFlow) })
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "vis", TaskQueue: "q",
 		SearchAttributes: map[string]any{"CustomerId": "c-1", "Tags": []string{"red"}},
 		Memo:             map[string]any{"note": "hello"}}, VisFlow, 7)
@@ -135,10 +135,10 @@ func TestVisibility_ChildSearchAttributes(t *testing.T) {
 		}
 	}
 	e.startWorker("q", testOptions(), func(w worker.Worker) error {
-		if err := w.RegisterWorkflow(VisKid); err != nil {
+		if err := w.AddWorkflow(VisKid); err != nil {
 			return err
 		}
-		return w.RegisterWorkflow(VisParent)
+		return w.AddWorkflow(VisParent)
 	})
 	run, err := e.c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: "vis-parent", TaskQueue: "q"}, VisParent, nil)
 	if err != nil {

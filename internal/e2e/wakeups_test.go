@@ -34,10 +34,10 @@ func TestWakeUpsReachThePolls(t *testing.T) {
 		if err := registerQueries(w); err != nil {
 			return err
 		}
-		if err := w.RegisterWorkflow(SampleParentWorkflow); err != nil {
+		if err := w.AddWorkflow(SampleParentWorkflow); err != nil {
 			return err
 		}
-		return w.RegisterWorkflow(SampleChildWorkflow)
+		return w.AddWorkflow(SampleChildWorkflow)
 	})
 	ctx := context.Background()
 	second := apptest.StartOn(t, server.AppConfig{

@@ -11,8 +11,8 @@ import (
 // registerHello registers what SurfaceHello needs on any registry, as
 // Temporal code written against worker.Registry does.
 func registerHello(r worker.Registry) {
-	_ = r.RegisterWorkflow(SurfaceHello)
-	_ = r.RegisterActivity(SurfaceGreeting)
+	r.RegisterWorkflow(SurfaceHello)
+	r.RegisterActivity(SurfaceGreeting)
 }
 
 // TestTemporalSurface_WorkerInterface: worker.New returns the worker.Worker

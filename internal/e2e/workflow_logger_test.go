@@ -98,7 +98,7 @@ func TestWorkflowGetLogger_IsTemporalsLogger(t *testing.T) {
 	opts.Logger = slog.New(rec)
 	opts.CacheSize = -1
 	w := worker.New(c, "wf-logger", opts)
-	must(t, w.RegisterWorkflow(LoggerFlow))
+	must(t, w.AddWorkflow(LoggerFlow))
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
 

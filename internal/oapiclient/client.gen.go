@@ -125,6 +125,27 @@ func (e ApiCommandType) Valid() bool {
 	}
 }
 
+// Defines values for ApiConcurrencyStrategy.
+const (
+	ApiConcurrencyStrategyCancelNewest ApiConcurrencyStrategy = "cancel_newest"
+	ApiConcurrencyStrategyCancelOldest ApiConcurrencyStrategy = "cancel_oldest"
+	ApiConcurrencyStrategyQueue        ApiConcurrencyStrategy = "queue"
+)
+
+// Valid indicates whether the value is a known member of the ApiConcurrencyStrategy enum.
+func (e ApiConcurrencyStrategy) Valid() bool {
+	switch e {
+	case ApiConcurrencyStrategyCancelNewest:
+		return true
+	case ApiConcurrencyStrategyCancelOldest:
+		return true
+	case ApiConcurrencyStrategyQueue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiCreateAPIKeyRequestRole.
 const (
 	ApiCreateAPIKeyRequestRoleAdmin  ApiCreateAPIKeyRequestRole = "admin"
@@ -278,6 +299,27 @@ func (e ApiUpdateWorkflowRequestWaitForStage) Valid() bool {
 	case ApiUpdateWorkflowRequestWaitForStageAdmitted:
 		return true
 	case ApiUpdateWorkflowRequestWaitForStageCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiWorkflowConcurrencyStrategy.
+const (
+	ApiWorkflowConcurrencyStrategyCancelNewest ApiWorkflowConcurrencyStrategy = "cancel_newest"
+	ApiWorkflowConcurrencyStrategyCancelOldest ApiWorkflowConcurrencyStrategy = "cancel_oldest"
+	ApiWorkflowConcurrencyStrategyQueue        ApiWorkflowConcurrencyStrategy = "queue"
+)
+
+// Valid indicates whether the value is a known member of the ApiWorkflowConcurrencyStrategy enum.
+func (e ApiWorkflowConcurrencyStrategy) Valid() bool {
+	switch e {
+	case ApiWorkflowConcurrencyStrategyCancelNewest:
+		return true
+	case ApiWorkflowConcurrencyStrategyCancelOldest:
+		return true
+	case ApiWorkflowConcurrencyStrategyQueue:
 		return true
 	default:
 		return false
@@ -770,6 +812,13 @@ type ApiCommand struct {
 	// workflow id (the child instance's id).
 	ChildId *int `json:"child_id,omitempty"`
 
+	// CronSchedule CronSchedule makes the child a cron workflow (start_child_workflow;
+	// Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax,
+	// in UTC. Its first run starts at the schedule's next time and each
+	// run that ends is followed by the next; the parent sees the child
+	// running until it is canceled or terminated.
+	CronSchedule *string `json:"cron_schedule,omitempty"`
+
 	// Error fail_workflow
 	Error *ApiError `json:"error,omitempty"`
 
@@ -938,6 +987,51 @@ type ApiCompleteWorkflowTaskResponse struct {
 	Status *string `json:"status,omitempty"`
 }
 
+// ApiConcurrency defines model for api.Concurrency.
+type ApiConcurrency struct {
+	// Key Key names the group the limit counts (a customer, a tenant).
+	//
+	// Example: customer-7
+	Key string `json:"key"`
+
+	// Limit Limit is how many workflows of the key may run at once (1 … 10000).
+	// The latest start's limit is the key's limit.
+	//
+	// Example: 2
+	Limit *int `json:"limit,omitempty"`
+
+	// Strategy Strategy is what a start past the limit does: queue (the default:
+	// it waits, first in first out), cancel_newest (it is refused) or
+	// cancel_oldest (the oldest running workflow of the key is asked to
+	// cancel, and the start runs when it has closed).
+	//
+	// Example: queue
+	Strategy *ApiConcurrencyStrategy `json:"strategy,omitempty"`
+}
+
+// ApiConcurrencyStrategy Strategy is what a start past the limit does: queue (the default:
+// it waits, first in first out), cancel_newest (it is refused) or
+// cancel_oldest (the oldest running workflow of the key is asked to
+// cancel, and the start runs when it has closed).
+//
+// Example: queue
+type ApiConcurrencyStrategy string
+
+// ApiConcurrencyKeyUsage defines model for api.ConcurrencyKeyUsage.
+type ApiConcurrencyKeyUsage struct {
+	// Key Key is the concurrency key.
+	Key *string `json:"key,omitempty"`
+
+	// Limit Limit is the key's limit (the latest start's).
+	Limit *int `json:"limit,omitempty"`
+
+	// Running Running is how many workflows of the key hold a slot.
+	Running *int `json:"running,omitempty"`
+
+	// Waiting Waiting is how many workflows of the key wait for a slot.
+	Waiting *int `json:"waiting,omitempty"`
+}
+
 // ApiCountWorkflowsResponse defines model for api.CountWorkflowsResponse.
 type ApiCountWorkflowsResponse struct {
 	// Count Count is the number of workflow instances the query selects.
@@ -1033,6 +1127,22 @@ type ApiEmpty = interface{}
 
 // ApiError defines model for api.Error.
 type ApiError struct {
+	// Activity Activity is set when the error is an activity's failure as its
+	// workflow saw it (Temporal's ActivityFailureInfo): Cause is the
+	// activity's own error.
+	Activity *ApiErrorActivity `json:"activity,omitempty"`
+
+	// Cause Cause is the error this one wraps, recorded the same way (Temporal's
+	// Failure.cause), absent when none: the SDK rebuilds the chain from it,
+	// so that errors.As finds each error of the chain. The server stores
+	// it as it is.
+	Cause *ApiError `json:"cause,omitempty"`
+
+	// ChildWorkflow ChildWorkflow is set when the error is a child workflow's failure as
+	// its parent saw it (Temporal's ChildWorkflowExecutionFailureInfo):
+	// Cause is the child's own error.
+	ChildWorkflow *ApiErrorChildWorkflow `json:"child_workflow,omitempty"`
+
 	// Details Details is any JSON value the failing code attached.
 	Details interface{} `json:"details,omitempty"`
 
@@ -1053,6 +1163,24 @@ type ApiError struct {
 	// non_retryable_error_types. Tether's own types: "Timeout", "WorkerLost",
 	// "Poison", "Panic", "Canceled", "Nondeterminism".
 	Type *string `json:"type,omitempty"`
+}
+
+// ApiErrorActivity defines model for api.ErrorActivity.
+type ApiErrorActivity struct {
+	// ActivityId ActivityID is the activity's id within its execution.
+	ActivityId *int `json:"activity_id,omitempty"`
+
+	// ActivityType ActivityType is the activity's type.
+	ActivityType *string `json:"activity_type,omitempty"`
+}
+
+// ApiErrorChildWorkflow defines model for api.ErrorChildWorkflow.
+type ApiErrorChildWorkflow struct {
+	// WorkflowId WorkflowID is the child's workflow id.
+	WorkflowId *string `json:"workflow_id,omitempty"`
+
+	// WorkflowType WorkflowType is the child's workflow type.
+	WorkflowType *string `json:"workflow_type,omitempty"`
 }
 
 // ApiEvent defines model for api.Event.
@@ -1571,7 +1699,8 @@ type ApiProblem struct {
 	Errors *[]ApiFieldProblem `json:"errors,omitempty"`
 
 	// Limit Limit names the bound a 409 …/limit-exceeded answer hit: the server
-	// flag that sets it (docs/security.md).
+	// flag that sets it (docs/security.md); for a 409
+	// …/concurrency-limit, "concurrency:" and the concurrency key.
 	Limit *string `json:"limit,omitempty"`
 
 	// Reason Reason classifies a 503 whose cause is the database
@@ -2084,6 +2213,10 @@ type ApiSignalRequest struct {
 
 // ApiSignalWithStartRequest defines model for api.SignalWithStartRequest.
 type ApiSignalWithStartRequest struct {
+	// Concurrency Concurrency is a started workflow's concurrency limit (as
+	// StartWorkflowRequest's; not used when the call signals a running one).
+	Concurrency *ApiConcurrency `json:"concurrency,omitempty"`
+
 	// ExecutionTimeout ExecutionTimeout fails a started workflow that runs longer (0: no limit).
 	//
 	// Example: 1h
@@ -2142,6 +2275,10 @@ type ApiSignalWithStartResponse struct {
 
 // ApiStartWorkflowRequest defines model for api.StartWorkflowRequest.
 type ApiStartWorkflowRequest struct {
+	// Concurrency Concurrency limits how many workflows of its key run at once
+	// (docs/api.md, "Concurrency limits"); absent: no limit.
+	Concurrency *ApiConcurrency `json:"concurrency,omitempty"`
+
 	// CronSchedule CronSchedule makes a cron workflow: standard cron syntax (five
 	// fields, minute first, UTC; or a descriptor such as "@hourly" or
 	// "@every 1h30m"). The first run starts at the schedule's next time,
@@ -2225,6 +2362,10 @@ type ApiTaskQueue struct {
 	// BacklogByPriority BacklogByPriority counts the visible work waiting, by kind
 	// (workflow: turn messages, activity: attempts) and priority key.
 	BacklogByPriority *[]ApiPriorityBacklog `json:"backlog_by_priority,omitempty"`
+
+	// ConcurrencyKeys ConcurrencyKeys are the concurrency keys of the queue's running
+	// workflows, with their limits and counts (namespace-wide).
+	ConcurrencyKeys *[]ApiConcurrencyKeyUsage `json:"concurrency_keys,omitempty"`
 
 	// IsHostQueue IsHostQueue is true when the name is some worker's host task queue.
 	IsHostQueue *bool `json:"is_host_queue,omitempty"`
@@ -2469,6 +2610,10 @@ type ApiWorkflow struct {
 	// CompletedAt CompletedAt is when the instance closed, once closed.
 	CompletedAt *string `json:"completed_at,omitempty"`
 
+	// Concurrency Concurrency is the workflow's concurrency limit and whether it runs
+	// or waits for a slot (absent: it was started without one).
+	Concurrency *ApiWorkflowConcurrency `json:"concurrency,omitempty"`
+
 	// CreatedAt CreatedAt is when the instance was started.
 	CreatedAt *string `json:"created_at,omitempty"`
 
@@ -2580,6 +2725,46 @@ type ApiWorkflow struct {
 	// WorkflowType WorkflowType is the workflow's registered name.
 	WorkflowType *string `json:"workflow_type,omitempty"`
 }
+
+// ApiWorkflowConcurrency defines model for api.WorkflowConcurrency.
+type ApiWorkflowConcurrency struct {
+	// Key Key names the group the limit counts (a customer, a tenant).
+	//
+	// Example: customer-7
+	Key string `json:"key"`
+
+	// Limit Limit is how many workflows of the key may run at once (1 … 10000).
+	// The latest start's limit is the key's limit.
+	//
+	// Example: 2
+	Limit *int `json:"limit,omitempty"`
+
+	// Running Running is how many workflows of the key hold a slot (describe only).
+	Running *int `json:"running,omitempty"`
+
+	// State State is running (the workflow holds one of the key's slots) or
+	// waiting (it waits for one: no turn is offered to workers).
+	State *string `json:"state,omitempty"`
+
+	// Strategy Strategy is what a start past the limit does: queue (the default:
+	// it waits, first in first out), cancel_newest (it is refused) or
+	// cancel_oldest (the oldest running workflow of the key is asked to
+	// cancel, and the start runs when it has closed).
+	//
+	// Example: queue
+	Strategy *ApiWorkflowConcurrencyStrategy `json:"strategy,omitempty"`
+
+	// Waiting Waiting is how many workflows of the key wait for one (describe only).
+	Waiting *int `json:"waiting,omitempty"`
+}
+
+// ApiWorkflowConcurrencyStrategy Strategy is what a start past the limit does: queue (the default:
+// it waits, first in first out), cancel_newest (it is refused) or
+// cancel_oldest (the oldest running workflow of the key is asked to
+// cancel, and the start runs when it has closed).
+//
+// Example: queue
+type ApiWorkflowConcurrencyStrategy string
 
 // ApiWorkflowTask defines model for api.WorkflowTask.
 type ApiWorkflowTask struct {

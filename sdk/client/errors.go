@@ -45,6 +45,11 @@ var (
 	// complete, another turn ack), was recorded first; this one was not.
 	// It wraps ErrConflict.
 	ErrDuplicateReport = fmt.Errorf("duplicate report: %w", ErrConflict)
+	// ErrConcurrencyLimit: a start with the ConcurrencyCancelNewest
+	// strategy found every slot of its concurrency key taken (the
+	// ProblemError's Limit is "concurrency:" and the key). It wraps
+	// ErrConflict.
+	ErrConcurrencyLimit = fmt.Errorf("concurrency limit reached: %w", ErrConflict)
 	// ErrGone: the worker session was cleaned up and must start again with a
 	// new worker id (410).
 	ErrGone = errors.New("gone")
@@ -169,6 +174,7 @@ func sentinelRules() []sentinelRule {
 		{ErrAlreadyRunning, 0, []string{api.ProblemAlreadyRunning}},
 		{ErrLockLost, 0, []string{api.ProblemLockLost}},
 		{ErrDuplicateReport, 0, []string{api.ProblemDuplicateReport}},
+		{ErrConcurrencyLimit, 0, []string{api.ProblemConcurrencyLimit}},
 		{ErrScheduleAlreadyRunning, 0, []string{api.ProblemAlreadyExists}},
 		{ErrConflict, http.StatusConflict, []string{api.ProblemNotRunning, api.ProblemRunning, api.ProblemUnhandledSignals, api.ProblemSearchAttributeExists, api.ProblemLimitExceeded}},
 		{ErrGone, http.StatusGone, []string{api.ProblemWorkerGone}},

@@ -79,6 +79,7 @@ func TestSentinelForEveryTypeAndStatus(t *testing.T) {
 		api.ProblemUnhandledSignals:      ErrConflict,
 		api.ProblemSearchAttributeExists: ErrConflict,
 		api.ProblemLimitExceeded:         ErrConflict,
+		api.ProblemConcurrencyLimit:      ErrConcurrencyLimit,
 		api.ProblemWorkerGone:            ErrGone,
 		api.ProblemBodyTooLarge:          ErrTooLarge,
 		api.ProblemRateLimited:           ErrRateLimited,

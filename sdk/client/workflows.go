@@ -91,6 +91,11 @@ type StartWorkflowOptions struct {
 	// children inherit it unless their options set one. Out of bounds: a
 	// *ProblemError naming priority.<field>.
 	Priority wf.Priority
+	// Concurrency limits how many workflows of its key run at once
+	// (Hatchet's concurrency keys; nil: no limit). Out of bounds: a
+	// *ProblemError naming concurrency.<field>; refused by its
+	// ConcurrencyCancelNewest strategy: ErrConcurrencyLimit.
+	Concurrency *Concurrency
 }
 
 // Run is the handle on a workflow that StartWorkflow, ExecuteWorkflow and

@@ -124,7 +124,7 @@ type attemptOutcome struct {
 // own.
 func (e *env) startAttempt(a *activityRun) {
 	x := a.x
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(e.background()))
+	ctx, cancel := context.WithCancelCause(e.background())
 	a.cancel = cancel
 	a.retry = nil
 	info := actenv.Info{
@@ -201,8 +201,8 @@ func (e *env) completeActivity(token string, result any, err error) {
 	a.x.activityDone(a, a.attempt, out)
 }
 
-// background is the parent of the activities' contexts: its values reach
-// them, its cancellation does not.
+// background is the parent of the activities' contexts: its values and
+// its cancellation reach them, as in Temporal's test environment.
 func (e *env) background() context.Context {
 	if e.activityCtx != nil {
 		return e.activityCtx

@@ -67,8 +67,9 @@ func (t *TestActivityEnvironment) SetHeartbeatDetails(details any) {
 func (t *TestActivityEnvironment) SetTestTimeout(d time.Duration) { t.timeout = d }
 
 // SetWorkerOptions sets the options of the (simulated) worker: its
-// BackgroundActivityContext is the parent of the activity's context (its
-// values reach it).
+// BackgroundActivityContext is the parent of the activity's context: its
+// values reach it, and so does its cancellation, as in Temporal's test
+// environment (samples-go's pickfirst cancels an activity that way).
 func (t *TestActivityEnvironment) SetWorkerOptions(opts worker.Options) { t.workerOpts = opts }
 
 // SetOnActivityHeartbeatListener sets a function called with the
@@ -150,7 +151,7 @@ func (t *TestActivityEnvironment) execute(a any, args []any, local bool) (val En
 	}
 	ctx := context.Background()
 	if t.workerOpts.BackgroundActivityContext != nil {
-		ctx = context.WithoutCancel(t.workerOpts.BackgroundActivityContext)
+		ctx = t.workerOpts.BackgroundActivityContext
 	}
 	if t.timeout > 0 {
 		var cancel context.CancelFunc

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
 	"github.com/tetherhq/tether/sdk/internal/wf"
@@ -40,6 +42,7 @@ func (x *execution) startChild(c *api.Command) {
 	ch := e.newExecution(def, c.WorkflowID, tq)
 	ch.parent, ch.childID, ch.policy = x, c.ChildID, c.ParentClosePolicy
 	x.children[c.ChildID] = ch
+	ch.cron, ch.runTimeout = c.CronSchedule, c.ExecutionTimeout.D()
 	if d := c.ExecutionTimeout.D(); d > 0 {
 		ch.startRunTimeout(d)
 	}
@@ -52,6 +55,9 @@ func (x *execution) startChild(c *api.Command) {
 // continued as new goes on as a new execution of the same id.
 func (x *execution) childClosed(ch *execution) {
 	if x.done {
+		return
+	}
+	if ch.cron != "" && x.nextCronRun(ch) {
 		return
 	}
 	ev := api.Event{ChildID: ch.childID, ChildWorkflowID: ch.id, ChildExecutionID: ch.runID}
@@ -105,4 +111,52 @@ func (x *execution) continueChild(ch *execution) {
 	x.children[ch.childID] = next
 	next.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: typ, TaskQueue: ch.taskQueue, Input: ch.closed.Input,
 		ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID, Header: ch.closed.Header})
+}
+
+// nextCronRun schedules the next run of a cron child whose run completed
+// or failed, at the schedule's next time after now (the first run starts
+// at once, as in Temporal's test environment), with the last completed
+// run's result; the parent sees the child running meanwhile. It reports
+// whether it did (not for a cancelled or terminated run, nor a
+// continue-as-new).
+func (x *execution) nextCronRun(ch *execution) bool {
+	completed := ch.closed != nil && ch.closed.Type == api.CommandCompleteWorkflow
+	failed := ch.closed != nil && ch.closed.Type == api.CommandFailWorkflow &&
+		(ch.closed.Error == nil || ch.closed.Error.Type != mockStartTypeName) ||
+		ch.closed == nil && ch.err != nil && !errors.Is(ch.err, wf.ErrChildWorkflowTerminated)
+	if !completed && !failed || ch.canceled {
+		return false
+	}
+	sched, err := cron.ParseStandard(ch.cron)
+	if err != nil {
+		return false
+	}
+	last := ch.cronLast
+	if completed {
+		last = ch.result
+	}
+	e := x.e
+	e.addTimer(sched.Next(e.now.UTC()), func() {
+		if x.done || x.children[ch.childID] != ch {
+			return
+		}
+		def := e.reg.workflow(ch.wfType)
+		if e.mockedWorkflows[ch.wfType] {
+			def = e.mockWorkflowDef(ch.wfType)
+		}
+		if def == nil {
+			return
+		}
+		next := e.newExecution(def, ch.id, ch.taskQueue)
+		next.parent, next.childID, next.policy = x, ch.childID, ch.policy
+		next.cron, next.runTimeout, next.cronLast = ch.cron, ch.runTimeout, last
+		x.children[ch.childID] = next
+		if ch.runTimeout > 0 {
+			next.startRunTimeout(ch.runTimeout)
+		}
+		next.deliver(api.Event{Kind: api.EventWorkflowStarted, WorkflowType: ch.wfType, TaskQueue: ch.taskQueue,
+			Input: ch.startInput, ParentWorkflowID: x.id, ParentExecutionID: x.runID, ContinuedFromExecutionID: ch.runID,
+			LastCompletionResult: last})
+	})
+	return true
 }

@@ -34,8 +34,8 @@ func TestStartDevServer(t *testing.T) {
 
 	c := server.Client()
 	w := worker.New(c, "hello-dev-server", worker.Options{})
-	require.NoError(t, w.RegisterWorkflow(Greeting))
-	require.NoError(t, w.RegisterActivity(Greet))
+	require.NoError(t, w.AddWorkflow(Greeting))
+	require.NoError(t, w.AddActivity(Greet))
 	require.NoError(t, w.Start())
 	defer w.Stop()
 

@@ -399,6 +399,13 @@ type execution struct {
 	startInput json.RawMessage
 	announced  bool
 	codecErr   error
+
+	// cron is a cron child's schedule ("" otherwise), runTimeout the
+	// bound of each of its runs, cronLast the result of its last run
+	// that completed (children.go).
+	cron       string
+	runTimeout time.Duration
+	cronLast   json.RawMessage
 }
 
 func (e *env) newExecution(def *wf.Definition, id, taskQueue string) *execution {
@@ -648,6 +655,14 @@ func (x *execution) terminate() {
 // requestCancel delivers a cancel request; the activities outstanding are
 // cancelled with it, as the server cancels them.
 func (x *execution) requestCancel(reason string) {
+	if x.done && x.cron != "" && !x.canceled && x.parent != nil && x.parent.children[x.childID] == x {
+		// A cron child between two runs ends canceled at once.
+		x.canceled = true
+		p := x.parent
+		delete(p.children, x.childID)
+		p.deliver(api.Event{Kind: api.EventChildWorkflowCanceled, ChildID: x.childID, ChildWorkflowID: x.id, ChildExecutionID: x.runID})
+		return
+	}
 	if x.done || x.canceled {
 		return
 	}

@@ -29,3 +29,17 @@ func TestSignalExternalWorkflowMockSeesTheRunID(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	env.AssertExpectations(t)
 }
+
+// Goal: a run id that is not a UUID ("mockRunID", as samples-go's mutex
+// test mocks it) reaches the mock as it is, as in Temporal's test
+// environment, instead of failing the signal.
+func TestSignalExternalWorkflowMockTakesAnyRunID(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.OnSignalExternalWorkflow(mock.Anything, "holder", "mockRunID", "unlock", "release").Return(nil).Once()
+
+	env.ExecuteWorkflow(UnlockResource, workflow.Execution{ID: "holder", RunID: "mockRunID"})
+
+	require.NoError(t, env.GetWorkflowError())
+	env.AssertExpectations(t)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -72,7 +73,14 @@ func (r *registry) addWorkflow(fn any, name string) (string, error) {
 	if name == "" {
 		if name = r.pcName(fn); name == "" {
 			if name, err = names.FuncName(fn); err != nil {
-				return "", err
+				// An anonymous function (a test's closure) is
+				// registered under its full Go name, as Temporal's
+				// test environment accepts it; a worker refuses it.
+				f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())
+				if f == nil {
+					return "", err
+				}
+				name = f.Name()
 			}
 		}
 	}

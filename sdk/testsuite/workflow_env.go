@@ -506,7 +506,8 @@ func encodeFields(fields map[string]any) (map[string]json.RawMessage, error) {
 
 // SetWorkerOptions sets the options of the (simulated) worker: its
 // BackgroundActivityContext is the parent of the activities' contexts (its
-// values reach them). The environment runs every activity and turn
+// values and its cancellation reach them, as in Temporal's test
+// environment). The environment runs every activity and turn
 // itself, so the options of concurrency and polling change nothing. With
 // EnableSessionWorker, the environment is a session worker:
 // workflow.CreateSession opens sessions on it.

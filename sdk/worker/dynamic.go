@@ -10,7 +10,7 @@ import (
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
-// RegisterDynamicWorkflow registers fn as the worker's dynamic workflow
+// AddDynamicWorkflow registers fn as the worker's dynamic workflow
 // (Temporal's RegisterDynamicWorkflow): it runs every workflow type that
 // has no registration of its own. fn has the shape
 //
@@ -19,7 +19,7 @@ import (
 // (R any type, or no result but the error); args.Get decodes the
 // workflow's arguments and workflow.GetInfo(ctx).WorkflowType.Name is the
 // type that was asked for. A second dynamic workflow is an error.
-func (w *TetherWorker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegisterOptions) error {
+func (w *TetherWorker) AddDynamicWorkflow(fn any, _ workflow.DynamicRegisterOptions) error {
 	wrapper, err := dynamic.Workflow(fn)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -37,7 +37,7 @@ func (w *TetherWorker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegiste
 	return nil
 }
 
-// RegisterDynamicActivity registers fn as the worker's dynamic activity
+// AddDynamicActivity registers fn as the worker's dynamic activity
 // (Temporal's RegisterDynamicActivity): it runs every activity type that
 // has no registration of its own. fn has the shape
 //
@@ -46,7 +46,7 @@ func (w *TetherWorker) RegisterDynamicWorkflow(fn any, _ workflow.DynamicRegiste
 // (R any type, or no result but the error); args.Get decodes the
 // activity's arguments and activity.GetInfo(ctx).ActivityType.Name is the
 // type that was asked for. A second dynamic activity is an error.
-func (w *TetherWorker) RegisterDynamicActivity(fn any, _ activity.DynamicRegisterOptions) error {
+func (w *TetherWorker) AddDynamicActivity(fn any, _ activity.DynamicRegisterOptions) error {
 	wrapper, err := dynamic.Activity(fn)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -62,4 +62,16 @@ func (w *TetherWorker) RegisterDynamicActivity(fn any, _ activity.DynamicRegiste
 	}
 	w.reg.dynActivity = sig
 	return nil
+}
+
+// RegisterDynamicWorkflow is Temporal's: AddDynamicWorkflow, panicking on
+// an invalid registration.
+func (w *TetherWorker) RegisterDynamicWorkflow(fn any, opts workflow.DynamicRegisterOptions) {
+	mustRegister("RegisterDynamicWorkflow", fn, w.AddDynamicWorkflow(fn, opts))
+}
+
+// RegisterDynamicActivity is Temporal's: AddDynamicActivity, panicking on
+// an invalid registration.
+func (w *TetherWorker) RegisterDynamicActivity(fn any, opts activity.DynamicRegisterOptions) {
+	mustRegister("RegisterDynamicActivity", fn, w.AddDynamicActivity(fn, opts))
 }

@@ -26,9 +26,9 @@ func ExampleWorker_RegisterActivity() {
 		log.Fatal(err)
 	}
 	w := worker.New(c, "greetings", worker.Options{})
-	fmt.Println(w.RegisterWorkflow(Hello))
-	fmt.Println(w.RegisterActivity(Greet))
-	fmt.Println(w.RegisterActivity(Greet))
+	fmt.Println(w.AddWorkflow(Hello))
+	fmt.Println(w.AddActivity(Greet))
+	fmt.Println(w.AddActivity(Greet))
 	// Output:
 	// <nil>
 	// <nil>

@@ -58,7 +58,7 @@ func TestHostQueue(t *testing.T) {
 	}
 	infos := make(chan activity.Info, 1)
 	w := runWorker(t, c, Options{HostQueue: true}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
+		_ = w.AddActivity(func(ctx context.Context) (string, error) {
 			infos <- activity.GetInfo(ctx)
 			return activity.GetInfo(ctx).HostTaskQueue, nil
 		}, WithName("Where"))
@@ -105,7 +105,7 @@ func TestHostQueue(t *testing.T) {
 func TestNoHostQueue(t *testing.T) {
 	f, c := newFake(t, task("t1", "Where"), task("t2", names.HostQueueActivity))
 	w := runWorker(t, c, Options{}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
+		_ = w.AddActivity(func(ctx context.Context) (string, error) {
 			return activity.GetInfo(ctx).HostTaskQueue, nil
 		}, WithName("Where"))
 	})
@@ -124,7 +124,7 @@ func TestNoHostQueue(t *testing.T) {
 func TestHostQueueNameTooLong(t *testing.T) {
 	_, c := newFake(t)
 	w := New(c, strings.Repeat("q", 190), Options{HostQueue: true})
-	_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("A"))
+	_ = w.AddActivity(func(ctx context.Context) error { return nil }, WithName("A"))
 	if err := w.RunContext(context.Background()); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("Run with a too long host queue: %v", err)
 	}

@@ -45,39 +45,39 @@ func resultOf(t *testing.T, r *registry, name string) string {
 func TestRegisterOptions(t *testing.T) {
 	_, c := newFake(t)
 	w := NewTetherWorker(c, "q", Options{})
-	if err := w.RegisterWorkflowWithOptions(OldGreeting, workflow.RegisterOptions{Name: "Greet"}); err != nil {
+	if err := w.AddWorkflowWithOptions(OldGreeting, workflow.RegisterOptions{Name: "Greet"}); err != nil {
 		t.Fatal(err)
 	}
-	err := w.RegisterWorkflowWithOptions(NewGreeting, workflow.RegisterOptions{Name: "Greet"})
+	err := w.AddWorkflowWithOptions(NewGreeting, workflow.RegisterOptions{Name: "Greet"})
 	if err == nil || !strings.Contains(err.Error(), `"Greet" registered twice`) {
 		t.Fatalf("second registration of a name: %v", err)
 	}
 	if got := resultOf(t, w.reg, "Greet"); got != `"old"` {
 		t.Fatalf("a refused registration changed the workflow: %s", got)
 	}
-	if err := w.RegisterWorkflowWithOptions(NewGreeting, workflow.RegisterOptions{Name: "Greet", DisableAlreadyRegisteredCheck: true}); err != nil {
+	if err := w.AddWorkflowWithOptions(NewGreeting, workflow.RegisterOptions{Name: "Greet", DisableAlreadyRegisteredCheck: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := resultOf(t, w.reg, "Greet"); got != `"new"` {
 		t.Fatalf("DisableAlreadyRegisteredCheck did not replace the workflow: %s", got)
 	}
 
-	if err := w.RegisterActivityWithOptions(greetingActs{}, activity.RegisterOptions{Name: "g."}); err == nil ||
+	if err := w.AddActivityWithOptions(greetingActs{}, activity.RegisterOptions{Name: "g."}); err == nil ||
 		!strings.Contains(err.Error(), "Helper") {
 		t.Fatalf("a struct with a method of another shape: %v", err)
 	}
 	opts := activity.RegisterOptions{Name: "g.", SkipInvalidStructFunctions: true}
-	if err := w.RegisterActivityWithOptions(greetingActs{}, opts); err != nil {
+	if err := w.AddActivityWithOptions(greetingActs{}, opts); err != nil {
 		t.Fatal(err)
 	}
 	if w.reg.activity("g.Hello") == nil || w.reg.activity("g.Helper") != nil {
 		t.Fatal("SkipInvalidStructFunctions: want g.Hello alone")
 	}
-	if err := w.RegisterActivityWithOptions(greetingActs{}, opts); err == nil {
+	if err := w.AddActivityWithOptions(greetingActs{}, opts); err == nil {
 		t.Fatal("an activity registered twice")
 	}
 	opts.DisableAlreadyRegisteredCheck = true
-	if err := w.RegisterActivityWithOptions(greetingActs{}, opts); err != nil {
+	if err := w.AddActivityWithOptions(greetingActs{}, opts); err != nil {
 		t.Fatalf("DisableAlreadyRegisteredCheck: %v", err)
 	}
 }
@@ -88,12 +88,12 @@ type nilActs struct{}
 func (*nilActs) Fetch(ctx context.Context, url string) (string, error) { return "fetched " + url, nil }
 
 // TestRegisterNilStructPointer: a nil *T registers T's methods, as
-// Temporal code does (var a *Activities; w.RegisterActivity(a)).
+// Temporal code does (var a *Activities; w.AddActivity(a)).
 func TestRegisterNilStructPointer(t *testing.T) {
 	_, c := newFake(t)
 	w := NewTetherWorker(c, "q", Options{})
 	var a *nilActs
-	if err := w.RegisterActivity(a); err != nil {
+	if err := w.AddActivity(a); err != nil {
 		t.Fatal(err)
 	}
 	if w.reg.activity("Fetch") == nil {

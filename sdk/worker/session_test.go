@@ -118,7 +118,7 @@ func TestHeartbeatPeriodAndJitter(t *testing.T) {
 func TestSession_PacedAtAThirdOfTheLease(t *testing.T) {
 	f, c := newSessionFake(t, ok)
 	runWorker(t, c, Options{LeaseDuration: 1500 * time.Millisecond}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
+		_ = w.AddActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	})
 	waitUntil(t, "six heartbeats", func() bool { return len(f.heartbeats()) >= 6 })
 	calls := f.heartbeats()
@@ -147,7 +147,7 @@ func TestSession_RateLimitedWaitsRetryAfter(t *testing.T) {
 		return http.StatusOK, ""
 	})
 	runWorker(t, c, Options{LeaseDuration: 600 * time.Millisecond}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
+		_ = w.AddActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	})
 	waitUntil(t, "a heartbeat after the 429", func() bool { return len(f.heartbeats()) >= 2 })
 	calls := f.heartbeats()
@@ -173,7 +173,7 @@ func TestSession_GoneContinuesUnderNewID(t *testing.T) {
 		return http.StatusOK, ""
 	})
 	w := runWorker(t, c, Options{Identity: "me", LeaseDuration: 3 * time.Second}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
+		_ = w.AddActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	})
 	waitUntil(t, "a heartbeat under a new id", func() bool { return len(f.heartbeats()) >= 2 })
 	calls := f.heartbeats()
@@ -210,7 +210,7 @@ func TestSession_LeaseRunsOutCancelsRunningActivities(t *testing.T) {
 	causes := make(chan cancelled, 2)
 	started := make(chan string, 2)
 	w := runWorker(t, c, Options{LeaseDuration: lease, CancelGracePeriod: time.Second}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
+		_ = w.AddActivity(func(ctx context.Context) (string, error) {
 			started <- activity.GetInfo(ctx).WorkerID
 			wait := time.After(300 * time.Millisecond)
 			if activity.GetInfo(ctx).ActivityID == "1" {
@@ -366,7 +366,7 @@ func TestSession_DeliversCancelsAndListsThemAsKnown(t *testing.T) {
 	f, c := newSessionFake(t, ok, task("t1", "Slow"))
 	causes := make(chan error, 1)
 	runWorker(t, c, Options{LeaseDuration: 900 * time.Millisecond, CancelGracePeriod: 5 * time.Second}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) error {
+		_ = w.AddActivity(func(ctx context.Context) error {
 			<-ctx.Done()
 			causes <- context.Cause(ctx)
 			time.Sleep(time.Second) // still running for a few heartbeats
@@ -408,7 +408,7 @@ func TestSession_DeliversCancelsAndListsThemAsKnown(t *testing.T) {
 func TestSession_StopEndsTheSession(t *testing.T) {
 	f, c := newSessionFake(t, ok)
 	w := New(c, "q", Options{LeaseDuration: 3 * time.Second, PollWait: 100 * time.Millisecond})
-	_ = w.RegisterActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
+	_ = w.AddActivity(func(ctx context.Context) error { return nil }, WithName("Noop"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.RunContext(ctx) }()
@@ -453,7 +453,7 @@ func TestSession_OwnLossGraceEndsInAbandon(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	runWorker(t, c, Options{LeaseDuration: time.Second, CancelGracePeriod: 200 * time.Millisecond}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) error {
+		_ = w.AddActivity(func(ctx context.Context) error {
 			started <- struct{}{}
 			<-release // ignores its context
 			return nil

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -51,6 +52,20 @@ type Options struct {
 	// build id gets only executions without one. Activities are not
 	// pinned.
 	BuildID string
+	// DeploymentOptions are Temporal's worker-deployment versioning
+	// options, mapped onto BuildID: with UseVersioning, the worker's build
+	// id is Version's ("<DeploymentName>.<BuildID>", or BuildID alone
+	// without a deployment name), which wins over BuildID. Every workflow
+	// behaves as VersioningBehaviorPinned (workflow.VersioningBehavior).
+	// UseVersioning without Version.BuildID, a DefaultVersioningBehavior
+	// without UseVersioning, or UseVersioning with EnableSessionWorker make
+	// Start and Run fail, as Temporal refuses them.
+	DeploymentOptions DeploymentOptions
+	// OnFatalError is Temporal's callback for an error that stops the
+	// worker. Tether's worker does not stop on the server's errors (it
+	// retries them with backoff, and Start reports what keeps it from
+	// starting), so it is accepted and never called.
+	OnFatalError func(error)
 	// MaxConcurrentWorkflowTurns bounds the workflow turns run at once
 	// (default 100). A turn holds its slot while its acknowledgement is on
 	// its way, which is most of its time: the more slots, the more turns
@@ -265,37 +280,108 @@ func (o Options) withDefaults(c *client.TetherClient) Options {
 	return o
 }
 
+// DeploymentOptions are Temporal's worker.DeploymentOptions (see
+// Options.DeploymentOptions).
+type DeploymentOptions struct {
+	// UseVersioning opts the worker into versioning by Version.
+	UseVersioning bool
+	// Version is the worker's deployment version.
+	Version WorkerDeploymentVersion
+	// DefaultVersioningBehavior is the behaviour of the workflows
+	// registered without one (accepted; Tether pins every execution).
+	DefaultVersioningBehavior workflow.VersioningBehavior
+}
+
+// WorkerDeploymentVersion is Temporal's worker.WorkerDeploymentVersion: a
+// deployment's name and a build of it.
+type WorkerDeploymentVersion struct {
+	// DeploymentName names the deployment.
+	DeploymentName string
+	// BuildID names the build.
+	BuildID string
+}
+
+// String returns the version as Tether's build id:
+// "<DeploymentName>.<BuildID>", or BuildID without a deployment name.
+func (v WorkerDeploymentVersion) String() string {
+	if v.DeploymentName == "" {
+		return v.BuildID
+	}
+	return v.DeploymentName + "." + v.BuildID
+}
+
+// deploymentBuildID checks d and returns the build id it gives the worker
+// ("" when it gives none).
+func deploymentBuildID(d DeploymentOptions, sessions bool) (string, error) {
+	switch {
+	case !d.UseVersioning && d.DefaultVersioningBehavior != workflow.VersioningBehaviorUnspecified:
+		return "", errors.New("DeploymentOptions.DefaultVersioningBehavior needs UseVersioning")
+	case !d.UseVersioning:
+		return "", nil
+	case d.Version.BuildID == "":
+		return "", errors.New("DeploymentOptions.UseVersioning needs Version.BuildID")
+	case sessions:
+		return "", errors.New("DeploymentOptions.UseVersioning cannot be combined with EnableSessionWorker")
+	}
+	return d.Version.String(), nil
+}
+
 // maxQueueName is the longest task queue name the server accepts.
 const maxQueueName = 200
 
-// WorkflowRegistry registers workflows (Temporal's
-// worker.WorkflowRegistry; the methods return an error where Temporal's
-// panic).
+// WorkflowRegistry registers workflows: Temporal's worker.WorkflowRegistry,
+// with its signatures. The methods return nothing and panic on an invalid
+// registration (a function of another shape, an anonymous function without
+// a name, a name registered twice), naming the method and the function, as
+// Temporal's do.
 type WorkflowRegistry interface {
-	// RegisterWorkflow registers a workflow function under its name (or
-	// the name of a WithName option).
-	RegisterWorkflow(fn any, opts ...RegisterOption) error
+	// RegisterWorkflow registers a workflow function under its Go name.
+	RegisterWorkflow(w any)
 	// RegisterWorkflowWithOptions registers a workflow function with
 	// Temporal's workflow.RegisterOptions.
-	RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
 	// RegisterDynamicWorkflow registers the function that runs every
 	// workflow type without a registration of its own.
-	RegisterDynamicWorkflow(fn any, opts workflow.DynamicRegisterOptions) error
+	RegisterDynamicWorkflow(w any, options workflow.DynamicRegisterOptions)
 }
 
-// ActivityRegistry registers activities (Temporal's
-// worker.ActivityRegistry; the methods return an error where Temporal's
-// panic).
+// ActivityRegistry registers activities: Temporal's
+// worker.ActivityRegistry, with its signatures (they panic on an invalid
+// registration, as WorkflowRegistry's do).
 type ActivityRegistry interface {
 	// RegisterActivity registers an activity function, or each exported
 	// method of a struct pointer.
-	RegisterActivity(fn any, opts ...RegisterOption) error
+	RegisterActivity(a any)
 	// RegisterActivityWithOptions registers an activity with Temporal's
 	// activity.RegisterOptions.
-	RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
 	// RegisterDynamicActivity registers the function that runs every
 	// activity type without a registration of its own.
-	RegisterDynamicActivity(fn any, opts activity.DynamicRegisterOptions) error
+	RegisterDynamicActivity(a any, options activity.DynamicRegisterOptions)
+}
+
+// Adder is Tether's error-returning registration: each Register method of
+// Registry has an Add method that does the same and returns the error
+// instead of panicking. AddWorkflow and AddActivity also take
+// RegisterOptions (WithName).
+type Adder interface {
+	// AddWorkflow is RegisterWorkflow returning the error; opts may name
+	// the workflow (WithName).
+	AddWorkflow(fn any, opts ...RegisterOption) error
+	// AddWorkflowWithOptions is RegisterWorkflowWithOptions returning the
+	// error.
+	AddWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error
+	// AddDynamicWorkflow is RegisterDynamicWorkflow returning the error.
+	AddDynamicWorkflow(fn any, opts workflow.DynamicRegisterOptions) error
+	// AddActivity is RegisterActivity returning the error; opts may name
+	// the activity (WithName; for a struct, the prefix of its methods'
+	// names).
+	AddActivity(fn any, opts ...RegisterOption) error
+	// AddActivityWithOptions is RegisterActivityWithOptions returning the
+	// error.
+	AddActivityWithOptions(fn any, opts activity.RegisterOptions) error
+	// AddDynamicActivity is RegisterDynamicActivity returning the error.
+	AddDynamicActivity(fn any, opts activity.DynamicRegisterOptions) error
 }
 
 // Registry registers workflows and activities (Temporal's worker.Registry).
@@ -309,6 +395,7 @@ type Registry interface {
 // or Run. Its implementation is *TetherWorker.
 type Worker interface {
 	Registry
+	Adder
 	// Start starts the worker in the background; it returns once the
 	// worker has registered with the server (or failed to).
 	Start() error
@@ -400,8 +487,15 @@ func New(c client.Client, taskQueue string, opts Options) Worker {
 // that need its type).
 func NewTetherWorker(c client.Client, taskQueue string, opts Options) *TetherWorker {
 	tc, _ := c.(*client.TetherClient)
+	buildID, deployErr := deploymentBuildID(opts.DeploymentOptions, opts.EnableSessionWorker)
+	if buildID != "" {
+		opts.BuildID = buildID
+	}
 	opts = opts.withDefaults(tc)
 	w := &TetherWorker{c: tc, queue: taskQueue, opts: opts, reg: newRegistry(), secret: newSessionSecret()}
+	if deployErr != nil {
+		w.newErr = fmt.Errorf("worker: %w", deployErr)
+	}
 	if tc == nil {
 		w.newErr = fmt.Errorf("worker: New needs a client of package client (Dial, NewLazyClient), got %T", c)
 	} else {
@@ -473,15 +567,21 @@ func WithName(name string) RegisterOption {
 	return func(r *registration) { r.name = name }
 }
 
-// RegisterWorkflow registers a workflow function (see package workflow for
+// AddWorkflow registers a workflow function (see package workflow for
 // the accepted signatures) under its Go name without package, or the name
 // given WithName. It returns an error for an invalid signature, an anonymous
 // function without a name, or a duplicate name.
-func (w *TetherWorker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
+func (w *TetherWorker) AddWorkflow(fn any, opts ...RegisterOption) error {
 	return w.reg.registerWorkflow(fn, opts)
 }
 
-// RegisterActivity registers an activity function (see package activity for
+// RegisterWorkflow is Temporal's: AddWorkflow, panicking on an invalid
+// registration.
+func (w *TetherWorker) RegisterWorkflow(fn any) {
+	mustRegister("RegisterWorkflow", fn, w.AddWorkflow(fn))
+}
+
+// AddActivity registers an activity function (see package activity for
 // the accepted signatures) under its Go name without package and receiver,
 // or the name given WithName. Method values (acts.Download) are fine.
 //
@@ -489,7 +589,7 @@ func (w *TetherWorker) RegisterWorkflow(fn any, opts ...RegisterOption) error {
 // exported methods that has an activity's signature is registered under the
 // method's name (prefixed with the WithName name, when given); an exported
 // method of another shape is an error.
-func (w *TetherWorker) RegisterActivity(fn any, opts ...RegisterOption) error {
+func (w *TetherWorker) AddActivity(fn any, opts ...RegisterOption) error {
 	var r registration
 	for _, o := range opts {
 		o(&r)
@@ -497,22 +597,84 @@ func (w *TetherWorker) RegisterActivity(fn any, opts ...RegisterOption) error {
 	return w.registerActivity(fn, r, false)
 }
 
-// RegisterActivityWithOptions is RegisterActivity with Temporal's options:
+// RegisterActivity is Temporal's: AddActivity, panicking on an invalid
+// registration.
+func (w *TetherWorker) RegisterActivity(fn any) {
+	mustRegister("RegisterActivity", fn, w.AddActivity(fn))
+}
+
+// AddActivityWithOptions is AddActivity with Temporal's options:
 // Name names a function (or prefixes a struct's method names);
 // SkipInvalidStructFunctions skips a struct's exported methods that are not
 // activities instead of failing; DisableAlreadyRegisteredCheck lets a
 // registration replace an earlier one of the same name instead of failing.
-func (w *TetherWorker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) error {
+func (w *TetherWorker) AddActivityWithOptions(fn any, opts activity.RegisterOptions) error {
 	return w.registerActivity(fn, registration{name: opts.Name, replace: opts.DisableAlreadyRegisteredCheck},
 		opts.SkipInvalidStructFunctions)
 }
 
-// RegisterWorkflowWithOptions is RegisterWorkflow with Temporal's options:
+// RegisterActivityWithOptions is Temporal's: AddActivityWithOptions,
+// panicking on an invalid registration.
+func (w *TetherWorker) RegisterActivityWithOptions(fn any, opts activity.RegisterOptions) {
+	mustRegister("RegisterActivityWithOptions", fn, w.AddActivityWithOptions(fn, opts))
+}
+
+// AddWorkflowWithOptions is AddWorkflow with Temporal's options:
 // Name is the workflow type (default: the function's Go name);
 // DisableAlreadyRegisteredCheck lets it replace an earlier workflow of the
 // same name instead of failing.
-func (w *TetherWorker) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
+func (w *TetherWorker) AddWorkflowWithOptions(fn any, opts workflow.RegisterOptions) error {
 	return w.reg.registerWorkflow(fn, workflowOptions(opts))
+}
+
+// RegisterWorkflowWithOptions is Temporal's: AddWorkflowWithOptions,
+// panicking on an invalid registration.
+func (w *TetherWorker) RegisterWorkflowWithOptions(fn any, opts workflow.RegisterOptions) {
+	mustRegister("RegisterWorkflowWithOptions", fn, w.AddWorkflowWithOptions(fn, opts))
+}
+
+// RegistrationError is the value a Register method panics with: the
+// method, the function (its Go name, or its type when it has none) and why
+// it was refused. errors.As finds it in a recovered value; Unwrap gives
+// the error the Add method returns.
+type RegistrationError struct {
+	// Method is the method that refused the registration
+	// ("RegisterWorkflow", …).
+	Method string
+	// Func names the function or value that was given.
+	Func string
+	// Err is why it was refused.
+	Err error
+}
+
+// Error names the method, the function and the reason.
+func (e *RegistrationError) Error() string {
+	return fmt.Sprintf("worker: %s(%s): %v", e.Method, e.Func, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *RegistrationError) Unwrap() error { return e.Err }
+
+// mustRegister panics with a *RegistrationError when err is not nil.
+func mustRegister(method string, fn any, err error) {
+	if err == nil {
+		return
+	}
+	panic(&RegistrationError{Method: method, Func: describeFunc(fn), Err: err})
+}
+
+// describeFunc names fn: a function's Go name, otherwise its type.
+func describeFunc(fn any) string {
+	v := reflect.ValueOf(fn)
+	if !v.IsValid() {
+		return "nil"
+	}
+	if v.Kind() == reflect.Func && !v.IsNil() {
+		if f := runtime.FuncForPC(v.Pointer()); f != nil {
+			return f.Name()
+		}
+	}
+	return v.Type().String()
 }
 
 // workflowOptions are opts as RegisterOptions.
@@ -526,7 +688,7 @@ func (w *TetherWorker) registerActivity(fn any, reg registration, skipInvalid bo
 	name := reg.name
 	v := reflect.ValueOf(fn)
 	// The type, not the value: a nil *T registers T's methods, as in Temporal
-	// (var a *Activities; w.RegisterActivity(a)).
+	// (var a *Activities; w.AddActivity(a)).
 	isStruct := v.IsValid() && (v.Kind() == reflect.Struct || (v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct))
 	if !isStruct {
 		return w.reg.addActivity(fn, name, reg.replace)

@@ -143,7 +143,7 @@ func TestLockLostCancelsActivity(t *testing.T) {
 	}
 	causes := make(chan error, 1)
 	runWorker(t, c, Options{}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) error {
+		_ = w.AddActivity(func(ctx context.Context) error {
 			<-ctx.Done()
 			causes <- context.Cause(ctx)
 			return ctx.Err()
@@ -180,7 +180,7 @@ func TestRenewalErrorsNamingNoLossDoNotCancel(t *testing.T) {
 		return http.StatusBadGateway, api.ActivityHeartbeatResponse{}
 	}
 	runWorker(t, c, Options{}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) (string, error) {
+		_ = w.AddActivity(func(ctx context.Context) (string, error) {
 			for {
 				mu.Lock()
 				n := renewals
@@ -208,7 +208,7 @@ func TestRenewalCarriesCancel(t *testing.T) {
 		return http.StatusOK, api.ActivityHeartbeatResponse{CancelRequested: true, Reason: "timeout:start_to_close"}
 	}
 	runWorker(t, c, Options{}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) error {
+		_ = w.AddActivity(func(ctx context.Context) error {
 			<-ctx.Done()
 			return ctx.Err()
 		}, WithName("Wait"))
@@ -225,11 +225,11 @@ func TestPanickingActivityAndCancelledFetch(t *testing.T) {
 	f, c := newFake(t, cancelled, task("t1", "Boom"), task("t2", "Fine"))
 	var ran sync.Map
 	w := runWorker(t, c, Options{}, func(w *TetherWorker) {
-		_ = w.RegisterActivity(func(ctx context.Context) error {
+		_ = w.AddActivity(func(ctx context.Context) error {
 			ran.Store(activity.GetInfo(ctx).ActivityType.Name, true)
 			panic("kaboom")
 		}, WithName("Boom"))
-		_ = w.RegisterActivity(func(ctx context.Context) (string, error) { return "fine", nil }, WithName("Fine"))
+		_ = w.AddActivity(func(ctx context.Context) (string, error) { return "fine", nil }, WithName("Fine"))
 	})
 	waitUntil(t, "all reports", func() bool {
 		return len(f.reportsOf("t0"))+len(f.reportsOf("t1"))+len(f.reportsOf("t2")) == 3

@@ -46,6 +46,15 @@ import "github.com/tetherhq/tether/sdk/internal/wf"
 //     ChildWorkflowOptions.Memo): values by name, each encoded as JSON (at most
 //     32 KiB in all), shown by describe and in the child's GetInfo(ctx).Memo.
 //   - Priority Priority: Priority is the child's priority (zero: the parent's).
+//   - CronSchedule string: CronSchedule makes the child a cron workflow
+//     (Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax, in
+//     UTC ("*/5 * * * *", "@hourly", "@every 90s"). Its first run starts at the
+//     schedule's next time, and each run that completes or fails is followed by
+//     the next (a new run, as continue-as-new makes, with the same input;
+//     workflow.GetLastCompletionResult reads the last result). The child never
+//     completes by itself: its future resolves when it is canceled or
+//     terminated (or its parent closes it). A bad schedule fails the parent's
+//     turn naming cron_schedule.
 type ChildWorkflowOptions = wf.ChildWorkflowOptions
 
 // ParentClosePolicy is what happens to a running child workflow when its

@@ -192,6 +192,8 @@ type PanicError = wf.PanicError
 //     retry.
 //   - Details json.RawMessage: Details is the JSON the failing code attached.
 //   - Failure *api.Error: Failure is the error recorded in history.
+//   - Cause error: Cause is the error this one wraps (nil: none): the recorded
+//     failure's cause, rebuilt.
 type ApplicationError = wf.ApplicationError
 
 // NondeterminismError reports code that disagrees with its history.
@@ -471,6 +473,10 @@ type RegisterOptions struct {
 	// DisableAlreadyRegisteredCheck lets the registration replace an
 	// earlier workflow of the same name instead of failing.
 	DisableAlreadyRegisteredCheck bool
+	// VersioningBehavior is Temporal's versioning behaviour of the type
+	// (accepted; Tether pins every execution to its build id: see
+	// VersioningBehavior).
+	VersioningBehavior VersioningBehavior
 }
 
 // Version is a version of workflow code, as GetVersion returns it.

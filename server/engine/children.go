@@ -32,6 +32,8 @@ type NewChild struct {
 	// Priority is the child's priority as its command gave it (nil: the
 	// parent's, which the provider knows).
 	Priority *api.Priority
+	// CronSchedule makes the child a cron workflow ("": none); checked.
+	CronSchedule string
 }
 
 // planChildCommand validates a start_child_workflow or
@@ -88,6 +90,11 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 	if err := checkMemo(c.Memo, field("memo")); err != nil {
 		return err
 	}
+	if c.CronSchedule != "" {
+		if _, err := ParseCron(c.CronSchedule); err != nil {
+			return &InvalidCommandError{Field: field("cron_schedule"), Message: err.Error()}
+		}
+	}
 	tq := c.TaskQueue
 	if tq == "" {
 		tq = inst.TaskQueue
@@ -96,9 +103,10 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 		ChildID: c.ChildID, WorkflowID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: tq,
 		Input: c.Input, ExecutionTimeout: c.ExecutionTimeout.D(), ParentClosePolicy: policy,
 		RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, SearchAttributesField: field("search_attributes"),
-		Memo:     c.Memo,
-		Header:   c.Header,
-		Priority: c.Priority,
+		Memo:         c.Memo,
+		Header:       c.Header,
+		Priority:     c.Priority,
+		CronSchedule: c.CronSchedule,
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{
 		Kind: api.EventChildWorkflowInitiated, ChildID: c.ChildID, ChildWorkflowID: c.WorkflowID,

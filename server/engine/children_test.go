@@ -43,6 +43,7 @@ func TestPlanTurn_ChildWorkflows(t *testing.T) {
 		"commands[0].parent_close_policy": {{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "k", ParentClosePolicy: "x"}},
 		"commands[1].workflow_id":         {start, {Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "kid", WorkflowType: "k"}},
 		"commands[1].child_id":            {start, {Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid2", WorkflowType: "k"}},
+		"commands[0].cron_schedule":       {{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "k", CronSchedule: "every day"}},
 	} {
 		_, err := engine.PlanTurn(engine.TurnInput{Instance: inst, Commands: cmds})
 		var inv *engine.InvalidCommandError

@@ -26,47 +26,92 @@ type Batches interface {
 	// CreateBatch stores a new running job with the number of workflows
 	// its query matches now (ErrBatchExists; an InvalidError naming
 	// "query" when the query does not compile).
-	CreateBatch(ctx context.Context, ns string, b NewBatch) (api.Batch, error)
-	// DescribeBatch returns a job and its progress (ErrNotFound).
-	DescribeBatch(ctx context.Context, ns, id string) (api.Batch, error)
-	// ListBatches pages through a namespace's jobs, newest first.
-	ListBatches(ctx context.Context, ns string, f BatchFilter) (api.ListBatchesResponse, error)
+	CreateBatch(ctx context.Context, b *NewBatch) (api.Batch, error)
+	// ListBatches pages through a namespace's jobs, newest first; with
+	// f.ID it answers that job alone, with its failures (ErrNotFound).
+	ListBatches(ctx context.Context, f *BatchFilter) (api.ListBatchesResponse, error)
 	// ChangeBatchState pauses (to api.BatchPaused), resumes (to
 	// api.BatchRunning) or cancels (to api.BatchCanceled) a job; a job
 	// already in that state is left alone. ErrNotFound, ErrBatchFinished.
-	ChangeBatchState(ctx context.Context, ns, id, to string) (api.Batch, error)
+	ChangeBatchState(ctx context.Context, p *ChangeBatchStateParams) (api.Batch, error)
 
 	// ClaimBatch leases a running job whose lease is free or expired to
-	// owner for lease, skipping jobs another transaction holds; nil when
-	// there is none.
-	ClaimBatch(ctx context.Context, owner string, lease time.Duration) (*BatchJob, error)
-	// BatchPage returns the ids of at most limit workflows that the job's
-	// query matches after its cursor (job.AfterID), by id. An
+	// p.Owner for p.Lease, skipping jobs another transaction holds; nil
+	// when there is none.
+	ClaimBatch(ctx context.Context, p *ClaimBatchParams) (*BatchJob, error)
+	// BatchPage returns the ids of at most p.Limit workflows that the
+	// job's query matches after its cursor (p.Job.AfterID), by id. An
 	// InvalidError when the query no longer compiles.
-	BatchPage(ctx context.Context, job *BatchJob, limit int) ([]string, error)
-	// ApplyBatchItem applies the job's operation to one workflow, the one
-	// after the job's cursor, and in the same operation moves the cursor
-	// to it, counts it done and renews the lease; when the operation is
+	BatchPage(ctx context.Context, p *BatchPageParams) ([]string, error)
+	// ApplyBatchItem applies the job's operation to one workflow
+	// (p.InstanceID), the one after the job's cursor, and in the same
+	// operation moves the cursor to it, counts it done and renews the
+	// lease for p.Lease; when the operation is
 	// refused for that workflow (not running, not found, running without
 	// force, invalid for it) nothing is applied and it is counted failed
 	// with the reason
 	// instead. It first checks, under the job's lock, that the job is
-	// still running, leased to job.Owner, at job.AfterID: otherwise it
-	// applies nothing and answers Stopped with the job's state. On
-	// success job.AfterID is the workflow's id.
-	ApplyBatchItem(ctx context.Context, job *BatchJob, instanceID string, lease time.Duration) (BatchStep, error)
-	// FinishBatch ends a running job that job.Owner holds, as completed
-	// (reason "") or failed with reason; a job no longer running or held
-	// is left alone.
-	FinishBatch(ctx context.Context, job *BatchJob, reason string) error
-	// ReleaseBatch gives up job.Owner's lease of a job, so that another
-	// replica may claim it at once.
-	ReleaseBatch(ctx context.Context, job *BatchJob) error
+	// still running, leased to p.Job.Owner, at p.Job.AfterID: otherwise
+	// it applies nothing and answers Stopped with the job's state. On
+	// success p.Job.AfterID is the workflow's id.
+	ApplyBatchItem(ctx context.Context, p *ApplyBatchItemParams) (BatchStep, error)
+	// ReleaseBatch gives up p.Job.Owner's lease of a job, so that
+	// another replica may claim it at once; with p.Finish it ends the job
+	// instead, if still running and held, as completed (p.Reason "") or
+	// failed with p.Reason.
+	ReleaseBatch(ctx context.Context, p *ReleaseBatchParams) error
+}
+
+// ReleaseBatchParams are the parameters of Batches.ReleaseBatch.
+type ReleaseBatchParams struct {
+	// Job is the job held.
+	Job *BatchJob
+	// Finish ends the job rather than give up its lease.
+	Finish bool
+	// Reason is why a finished job failed ("": it completed).
+	Reason string
+}
+
+// ChangeBatchStateParams are the parameters of Batches.ChangeBatchState.
+type ChangeBatchStateParams struct {
+	// Namespace and ID name the job.
+	Namespace, ID string
+	// To is api.BatchPaused, api.BatchRunning or api.BatchCanceled.
+	To string
+}
+
+// ClaimBatchParams are the parameters of Batches.ClaimBatch.
+type ClaimBatchParams struct {
+	// Owner is the service instance that takes the lease.
+	Owner string
+	// Lease is how long the lease lasts.
+	Lease time.Duration
+}
+
+// BatchPageParams are the parameters of Batches.BatchPage.
+type BatchPageParams struct {
+	// Job is the job held.
+	Job *BatchJob
+	// Limit is how many ids at most.
+	Limit int
+}
+
+// ApplyBatchItemParams are the parameters of Batches.ApplyBatchItem.
+type ApplyBatchItemParams struct {
+	// Job is the job held; on success its AfterID is InstanceID.
+	Job *BatchJob
+	// InstanceID is the workflow the operation applies to, the one after
+	// the job's cursor.
+	InstanceID string
+	// Lease is how long the renewed lease lasts.
+	Lease time.Duration
 }
 
 // NewBatch is a job to create: the request, checked, with its id and the
 // identity of its creator.
 type NewBatch struct {
+	// Namespace is the job's namespace.
+	Namespace string
 	// ID names the job.
 	ID string
 	// Operation is one of api.BatchOperations().
@@ -127,8 +172,13 @@ type BatchStep struct {
 	Reason string
 }
 
-// BatchFilter selects a page of batch jobs.
+// BatchFilter selects a page of batch jobs, or one job.
 type BatchFilter struct {
+	// Namespace is the jobs' namespace.
+	Namespace string
+	// ID selects that job alone, with its failures (the page fields
+	// unused).
+	ID string
 	// Limit defaults to 100 and is capped at 1000.
 	Limit int32
 	// PageToken continues a previous page ("": the first).

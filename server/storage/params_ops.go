@@ -7,26 +7,6 @@ import (
 	"github.com/tetherhq/tether/api"
 )
 
-// CompleteWorkflowTaskParams are the parameters of CompleteWorkflowTask.
-type CompleteWorkflowTaskParams struct {
-	// Namespace is the namespace.
-	Namespace string
-	// Token is the turn's lock token.
-	Token TurnToken
-	// Request is the turn's commands as the worker sent them.
-	Request api.CompleteWorkflowTaskRequest
-}
-
-// FailWorkflowTaskParams are the parameters of FailWorkflowTask.
-type FailWorkflowTaskParams struct {
-	// Namespace is the namespace.
-	Namespace string
-	// Token is the turn's lock token.
-	Token TurnToken
-	// Error is why the turn failed.
-	Error api.Error
-}
-
 // HeartbeatActivityTaskParams are the parameters of HeartbeatActivityTask.
 type HeartbeatActivityTaskParams struct {
 	// Namespace is the namespace.
@@ -37,38 +17,6 @@ type HeartbeatActivityTaskParams struct {
 	Details json.RawMessage
 	// ExtendFor is how long the lock is extended.
 	ExtendFor time.Duration
-}
-
-// FailActivityTaskParams are the parameters of FailActivityTask.
-type FailActivityTaskParams struct {
-	// Namespace is the namespace.
-	Namespace string
-	// Token is the attempt's lock token.
-	Token AttemptToken
-	// Error is the attempt's failure.
-	Error api.Error
-	// Details are the last heartbeat details (opaque JSON).
-	Details json.RawMessage
-}
-
-// AbandonActivityTaskParams are the parameters of AbandonActivityTask.
-type AbandonActivityTaskParams struct {
-	// Namespace is the namespace.
-	Namespace string
-	// Token is the attempt's lock token.
-	Token AttemptToken
-	// Delay is how long until the attempt is ready again.
-	Delay time.Duration
-}
-
-// SignalWithStartWorkflowParams are the parameters of SignalWithStartWorkflow.
-type SignalWithStartWorkflowParams struct {
-	// Namespace is the namespace.
-	Namespace string
-	// InstanceID is the workflow id.
-	InstanceID string
-	// Request is the signal and the start as the client sent them.
-	Request api.SignalWithStartRequest
 }
 
 // TerminateWorkflowParams are the parameters of TerminateWorkflow.

@@ -20,21 +20,27 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/tetherhq/tether/api"
 )
 
 // Provider is everything the server needs of durable state.
+//
+// Its methods are grouped by concern, one interface each; a service that
+// needs one concern takes that interface. Every method but Settings is
+// (ctx, parameters) (result, error), most with one parameters struct: a
+// new need is a field of it, not a new method — variants of an operation
+// (an acknowledgement's kind, a list's count, a pause of a schedule) are
+// fields too. TestProviderSize bounds the number of methods.
 type Provider interface {
-	Turns
-	Attempts
-	Workers
 	Workflows
 	Visibility
-	Admin
+	Turns
+	Attempts
 	Talk
-	External
+	Workers
+	Namespaces
+	Keys
+	Admin
 	Schedules
 	Batches
 }
@@ -46,61 +52,32 @@ type Provider interface {
 type Schedules interface {
 	// CreateSchedule stores a new schedule, its next slot computed from
 	// now (ErrScheduleExists when the id is taken).
-	CreateSchedule(ctx context.Context, ns string, req api.ScheduleRequest) error
+	CreateSchedule(ctx context.Context, p *CreateScheduleParams) error
 	// DescribeSchedule returns a schedule with its next slots, recent
 	// actions and running workflows.
-	DescribeSchedule(ctx context.Context, ns, id string) (api.Schedule, error)
+	DescribeSchedule(ctx context.Context, p *ScheduleRef) (api.Schedule, error)
 	// ListSchedules pages through a namespace's schedules by id.
-	ListSchedules(ctx context.Context, ns string, f ScheduleFilter) (api.ListSchedulesResponse, error)
-	// UpdateSchedule replaces a schedule's spec, action and policies (its
-	// id, counters and recent actions stay); the next slot is computed
-	// from now.
-	UpdateSchedule(ctx context.Context, ns, id string, req api.ScheduleRequest) error
-	// PauseSchedule pauses (paused true) or unpauses a schedule with a
-	// note; an unpaused schedule's next slot is computed from now (the
-	// slots of the pause are not caught up).
-	PauseSchedule(ctx context.Context, ns, id string, paused bool, note string) error
-	// TriggerSchedule fires the action now, with the overlap policy given
-	// ("": the schedule's).
-	TriggerSchedule(ctx context.Context, ns, id, overlap string) (api.ScheduleTriggerResponse, error)
-	// BackfillSchedule fires every slot of the spec in the range, with the
-	// request's overlap policy, in one transaction (at most
-	// MaxBackfillSlots; a slot that fired already is skipped).
-	BackfillSchedule(ctx context.Context, ns, id string, req api.ScheduleBackfillRequest) (api.ScheduleBackfillResponse, error)
+	ListSchedules(ctx context.Context, f *ScheduleFilter) (api.ListSchedulesResponse, error)
+	// UpdateSchedule replaces a schedule's spec, action and policies
+	// (p.Request: its id, counters and recent actions stay), or pauses or
+	// unpauses it with a note (p.Pause); the next slot is computed from
+	// now (the slots of a pause are not caught up).
+	UpdateSchedule(ctx context.Context, p *UpdateScheduleParams) error
+	// TriggerSchedule fires the action now, with p.Overlap ("": the
+	// schedule's policy); with p.Backfill it fires every slot of the
+	// spec in the range instead, with the backfill's overlap policy, in
+	// one transaction (at most MaxBackfillSlots; a slot that fired
+	// already is skipped).
+	TriggerSchedule(ctx context.Context, p *TriggerScheduleParams) (ScheduleTrigger, error)
 	// DeleteSchedule deletes a schedule and its actions (its workflows
 	// stay).
-	DeleteSchedule(ctx context.Context, ns, id string) error
+	DeleteSchedule(ctx context.Context, p *ScheduleRef) error
 	// FireDueSchedule claims one due schedule that no other transaction
 	// holds (or one whose buffered slot may start) and, in the claim's
 	// transaction, starts the workflows of its due slots, records the
-	// actions and advances its next slot. found is false when no schedule
-	// was due.
-	FireDueSchedule(ctx context.Context) (found bool, err error)
-	// NextScheduleWake is the earliest time a schedule is due (far in the
-	// future when none) and whether a buffered slot waits for a workflow
-	// to close.
-	NextScheduleWake(ctx context.Context) (at time.Time, buffered bool, err error)
-}
-
-// External is finishing work from outside its usual path: terminating a
-// workflow, signal-with-start, and completing activities asynchronously.
-type External interface {
-	// TerminateWorkflow closes the current (or the given) execution at
-	// once with WorkflowTerminated, flags its outstanding attempts
-	// cancelled (workflow_terminated) and deletes its pending messages.
-	// ErrNotFound, ErrNotRunning.
-	TerminateWorkflow(ctx context.Context, p *TerminateWorkflowParams) error
-	// SignalWithStartWorkflow signals instanceID, starting it first when
-	// it is not running, in one transaction.
-	SignalWithStartWorkflow(ctx context.Context, p *SignalWithStartWorkflowParams) (api.SignalWithStartResponse, error)
-	// MarkActivityPending leaves a held attempt to be completed later from
-	// any process (activity.ErrResultPending). ErrLockLost when the token
-	// holds nothing.
-	MarkActivityPending(ctx context.Context, ns string, token AttemptToken) error
-	// ActivityToken returns the lock token of the held attempt of an
-	// activity by workflow id, execution (0: current) and activity id.
-	// ErrNotFound when no attempt of it is held.
-	ActivityToken(ctx context.Context, p *ActivityTokenParams) (AttemptToken, error)
+	// actions and advances its next slot. When no schedule was due
+	// (Fired false) the answer says when the next one is.
+	FireDueSchedule(ctx context.Context) (ScheduleFiring, error)
 }
 
 // Talk is reading and changing a running workflow from outside: queries
@@ -108,20 +85,20 @@ type External interface {
 // and applied in a turn).
 type Talk interface {
 	// InsertQuery records a query of an execution of an instance (running
-	// or closed; executionID 0: the current one) and wakes the query
-	// pollers of its task queue; it returns the query's id and the task
-	// queue. ErrNotFound: no such instance or execution.
-	InsertQuery(ctx context.Context, p *InsertQueryParams) (queryID, taskQueue string, err error)
+	// or closed; p.ExecutionID 0: the current one) and wakes the query
+	// pollers of its task queue; it returns the query's id. ErrNotFound:
+	// no such instance or execution.
+	InsertQuery(ctx context.Context, p *InsertQueryParams) (queryID string, err error)
 	// ClaimQuery hands the next unanswered query of taskQueue to workerID
 	// (nil when there is none).
-	ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error)
+	ClaimQuery(ctx context.Context, p *ClaimQueryParams) (*api.QueryTask, error)
 	// AnswerQuery records a query's answer and wakes its asker; found is
 	// false for an unknown query.
 	AnswerQuery(ctx context.Context, p *AnswerQueryParams) (found bool, err error)
-	// GetQueryAnswer reads a query's answer (Answered false while none).
-	GetQueryAnswer(ctx context.Context, ns, queryID string) (QueryAnswer, error)
-	// DeleteQuery removes a query once its asker is done with it.
-	DeleteQuery(ctx context.Context, ns, queryID string) error
+	// GetQueryAnswer reads a query's answer (Answered false while none);
+	// with p.Delete it removes the query instead, once its asker is done
+	// with it.
+	GetQueryAnswer(ctx context.Context, p *GetQueryAnswerParams) (QueryAnswer, error)
 	// RequestUpdate admits an update to a running instance, recorded and
 	// enqueued in one transaction; a known update id is left alone.
 	RequestUpdate(ctx context.Context, p *RequestUpdateParams) error
@@ -138,14 +115,18 @@ type Turns interface {
 	// build id allows p.BuildID (docs/architecture.md, "Build ids").
 	// Empty when none is due.
 	FetchWorkflowTasks(ctx context.Context, p *FetchWorkflowTasksParams) ([]*api.WorkflowTask, error)
-	// NextWorkflowWake is when the next turn of taskQueue becomes due
-	// (a timer); false when nothing is scheduled.
-	NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error)
-	// CompleteWorkflowTask acknowledges the turn of token with its
-	// commands (ErrLockLost, ErrUnhandledSignals, *InvalidError).
-	CompleteWorkflowTask(ctx context.Context, p *CompleteWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error)
-	// FailWorkflowTask releases the turn of token for redelivery.
-	FailWorkflowTask(ctx context.Context, p *FailWorkflowTaskParams) error
+	// AckWorkflowTask ends the turn of p.Token as p.Kind says: AckComplete
+	// writes its commands (ErrLockLost, ErrDuplicateReport,
+	// ErrUnhandledSignals, *InvalidError); AckFail gives it back for
+	// redelivery after a backoff, recording the error (ErrLockLost);
+	// AckRelease gives back a turn that was locked and never delivered
+	// (a start's first turn no poll took) at once, if the token still
+	// holds it, and tells the queue's pollers.
+	AckWorkflowTask(ctx context.Context, p *AckWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error)
+	// NextWake is when the next turn (p.Kind WorkflowTasks) or attempt
+	// (ActivityTasks) of p.TaskQueues becomes due: a timer, a backoff;
+	// Wake.Scheduled is false when nothing is.
+	NextWake(ctx context.Context, p *NextWakeParams) (Wake, error)
 }
 
 // Attempts are activity attempts: fetched by workers, heartbeated,
@@ -155,19 +136,21 @@ type Attempts interface {
 	// p.TaskQueues for p.WorkerID, each for p.LockFor; empty when none is
 	// ready.
 	FetchActivityTasks(ctx context.Context, p *FetchActivityTasksParams) ([]api.ActivityTask, error)
-	// NextActivityWake is when the next attempt of taskQueues becomes
-	// ready (a retry backoff); false when none is scheduled.
-	NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error)
 	// HeartbeatActivityTask records details and extends the attempt's lock.
 	HeartbeatActivityTask(ctx context.Context, p *HeartbeatActivityTaskParams) (api.ActivityHeartbeatResponse, error)
-	// CompleteActivityTask acknowledges an attempt with its result; with
-	// p.Eager it may also lock the workflow turn the result makes due
-	// (eager workflow task).
-	CompleteActivityTask(ctx context.Context, p *CompleteActivityTaskParams) (api.ActivityAckResponse, error)
-	// FailActivityTask fails an attempt: a retry, or the activity fails.
-	FailActivityTask(ctx context.Context, p *FailActivityTaskParams) (api.ActivityAckResponse, error)
-	// AbandonActivityTask gives an attempt back, ready again after delay.
-	AbandonActivityTask(ctx context.Context, p *AbandonActivityTaskParams) (api.ActivityAckResponse, error)
+	// AckActivityTask ends the attempt of p.Token as p.Kind says:
+	// AckComplete with p.Result (with p.Eager it may also lock the
+	// workflow turn the result makes due: eager workflow task); AckFail
+	// with p.Error, a retry or the activity's failure; AckAbandon gives
+	// it back, ready again after p.Delay; AckPending leaves it held, to
+	// be completed later from any process (activity.ErrResultPending).
+	// ErrLockLost when the token holds nothing, ErrDuplicateReport for a
+	// second, different report.
+	AckActivityTask(ctx context.Context, p *AckActivityTaskParams) (api.ActivityAckResponse, error)
+	// ActivityToken returns the lock token of the held attempt of an
+	// activity by workflow id, execution (0: current) and activity id.
+	// ErrNotFound when no attempt of it is held.
+	ActivityToken(ctx context.Context, p *ActivityTokenParams) (AttemptToken, error)
 }
 
 // Workers are worker sessions: leases renewed by heartbeats, the attempts
@@ -177,40 +160,39 @@ type Workers interface {
 	// (ErrWorkerGone for a cleaned-up one, or one of another owner); its
 	// answer lists the cancel requests of the attempts the worker holds.
 	WorkerHeartbeat(ctx context.Context, p *WorkerHeartbeatParams) (HeartbeatResult, error)
-	// WorkerOwner is the principal that created the worker session
+	// ListWorkers pages through the workers of p.Namespace, of p.State if
+	// not ""; with p.CountByState it counts the workers of every
+	// namespace by state instead.
+	ListWorkers(ctx context.Context, p *ListWorkersParams) (WorkerList, error)
+	// GetWorker describes one worker with its owner, the principal that
+	// created the session; with p.OwnerOnly, only its owner
 	// (ErrNotFound).
-	WorkerOwner(ctx context.Context, ns, workerID string) (string, error)
-	// ListWorkers pages through the workers of ns, of state if not "".
-	ListWorkers(ctx context.Context, ns, state, pageToken string, pageSize int32) (_ []api.Worker, nextPageToken string, _ error)
-	// GetWorker describes one worker (ErrNotFound).
-	GetWorker(ctx context.Context, ns, workerID string) (api.Worker, error)
+	GetWorker(ctx context.Context, p *GetWorkerParams) (WorkerInfo, error)
 	// DescribeTaskQueue describes a task queue's backlog and pollers.
-	DescribeTaskQueue(ctx context.Context, ns, name string) (api.TaskQueue, error)
+	DescribeTaskQueue(ctx context.Context, p *TaskQueueRef) (api.TaskQueue, error)
 	// SetTaskQueueLimits sets (or, for a rate of 0, removes) the rate
 	// limits of a task queue's turns and attempts.
-	SetTaskQueueLimits(ctx context.Context, ns, name string, limits api.TaskQueueLimits) error
-	// CountWorkersByState counts the workers of every namespace by state.
-	CountWorkersByState(ctx context.Context) (map[string]int64, error)
-	// LeaseBounds are the shortest and longest lease_duration a worker
-	// heartbeat may ask for.
-	LeaseBounds() (minLease, maxLease time.Duration)
+	SetTaskQueueLimits(ctx context.Context, p *SetTaskQueueLimitsParams) error
 }
 
 // Workflows are the client's commands on workflow instances.
 type Workflows interface {
-	// StartWorkflow starts an instance (ErrAlreadyRunning). With p.Taker
+	// StartWorkflow starts an instance (ErrAlreadyRunning); with
+	// p.Signal it signals the instance, starting it first when it is not
+	// running, in one operation. With p.Taker
 	// it also locks the workflow's first turn for that poll in the same
 	// operation and returns it in Turn: no turn for a start with a cron
 	// schedule, or when the instance could not be locked. A start of a
 	// running id may hand over that instance's due turn, with
 	// ErrAlreadyRunning. The caller delivers the turn or releases it
-	// (ReleaseTurn).
+	// (AckWorkflowTask with AckRelease, which also unpins an execution
+	// whose first turn it was from the taker's build id).
 	StartWorkflow(ctx context.Context, p *StartWorkflowParams) (StartWorkflowResult, error)
-	// ReleaseTurn releases a turn that was locked and never delivered,
-	// if token still holds its lock, unpinning an execution whose first
-	// turn it was from the taker's build id; the queue's pollers are
-	// told.
-	ReleaseTurn(ctx context.Context, ns string, token TurnToken) error
+	// TerminateWorkflow closes the current (or the given) execution at
+	// once with WorkflowTerminated, flags its outstanding attempts
+	// cancelled (workflow_terminated) and deletes its pending messages.
+	// ErrNotFound, ErrNotRunning.
+	TerminateWorkflow(ctx context.Context, p *TerminateWorkflowParams) error
 	// CancelWorkflow requests the cancellation of a running instance;
 	// changed is false when it was requested already.
 	CancelWorkflow(ctx context.Context, p *CancelWorkflowParams) (changed bool, err error)
@@ -229,69 +211,80 @@ type Workflows interface {
 // Visibility reads workflow instances and their histories.
 type Visibility interface {
 	// DescribeWorkflow describes an instance (ErrNotFound).
-	DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error)
-	// ListWorkflows pages through the instances of ns that f selects.
-	ListWorkflows(ctx context.Context, ns string, f ListFilter) (api.ListWorkflowsResponse, error)
-	// CountWorkflows counts the instances of ns that f selects (its page
-	// fields ignored).
-	CountWorkflows(ctx context.Context, ns string, f ListFilter) (int64, error)
-	// RegisterSearchAttribute registers a search attribute of a type
+	DescribeWorkflow(ctx context.Context, p *WorkflowRef) (api.Workflow, error)
+	// ListWorkflows pages through the instances of p.Namespace that
+	// p.Filter selects, or with p.CountOnly counts them (ErrListTimeout,
+	// an InvalidError naming "query").
+	ListWorkflows(ctx context.Context, p *ListWorkflowsParams) (WorkflowList, error)
+	// ChangeSearchAttribute registers a search attribute of p.Type
 	// (ErrSearchAttributeExists; an InvalidError naming "name" past
-	// api.MaxSearchAttributesPerNamespace).
-	RegisterSearchAttribute(ctx context.Context, ns, name, typ string) (api.SearchAttribute, error)
+	// api.MaxSearchAttributesPerNamespace) or, with p.Delete,
+	// unregisters it (ErrNotFound).
+	ChangeSearchAttribute(ctx context.Context, p *ChangeSearchAttributeParams) (api.SearchAttribute, error)
 	// ListSearchAttributes lists the search attributes of ns, by name.
 	ListSearchAttributes(ctx context.Context, ns string) ([]api.SearchAttribute, error)
-	// DeleteSearchAttribute unregisters a search attribute (ErrNotFound).
-	DeleteSearchAttribute(ctx context.Context, ns, name string) error
 	// History returns an execution's events (p.ExecutionID 0: the
 	// current): all of them when p.PageSize is 0, else one page
 	// (ErrBadPageToken for a token it did not issue).
 	History(ctx context.Context, p *HistoryParams) (api.HistoryResponse, error)
-	// ExecutionOfRunID returns the execution of instanceID whose run id is
-	// runID (the current one or a past one); ErrNotFound when none has.
-	ExecutionOfRunID(ctx context.Context, ns, instanceID string, runID uuid.UUID) (int64, error)
+	// ExecutionOfRunID returns the execution of p.InstanceID whose run id
+	// is p.RunID (the current one or a past one); ErrNotFound when none
+	// has.
+	ExecutionOfRunID(ctx context.Context, p *ExecutionOfRunIDParams) (int64, error)
 }
 
-// Admin is what operators and the background services need: namespaces,
-// API keys, retention, the sweep and the health of the database.
-type Admin interface {
+// Namespaces are the namespaces and their settings.
+type Namespaces interface {
 	// CreateNamespace creates a namespace with every setting of req
 	// (ErrNamespaceExists).
 	CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (api.Namespace, error)
-	// GetNamespace describes a namespace (ErrNotFound).
-	GetNamespace(ctx context.Context, name string) (api.Namespace, error)
-	// ListNamespaces lists every namespace.
-	ListNamespaces(ctx context.Context) ([]api.Namespace, error)
-	// NamespaceNames lists the names of every namespace.
-	NamespaceNames(ctx context.Context) ([]string, error)
+	// ListNamespaces lists every namespace, by name; with p.Name only
+	// that one (ErrNotFound).
+	ListNamespaces(ctx context.Context, p *ListNamespacesParams) ([]api.Namespace, error)
 	// UpdateNamespace changes a namespace's settings (ErrNotFound).
-	UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (api.Namespace, error)
+	UpdateNamespace(ctx context.Context, p *UpdateNamespaceParams) (api.Namespace, error)
 	// DeleteNamespace deletes an empty namespace (ErrNotFound,
 	// ErrNamespaceNotEmpty).
 	DeleteNamespace(ctx context.Context, name string) error
+}
 
+// Keys are the API keys the server authenticates callers by.
+type Keys interface {
 	// CreateAPIKey creates an API key; the answer holds its secret, once.
-	CreateAPIKey(ctx context.Context, ns, role, name string) (api.CreateAPIKeyResponse, error)
+	CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (api.CreateAPIKeyResponse, error)
 	// LookupAPIKey finds a key by id (ErrNotFound).
 	LookupAPIKey(ctx context.Context, id string) (KeyRecord, error)
-	// ListAPIKeys lists the keys of ns (and the global ones if withGlobal).
-	ListAPIKeys(ctx context.Context, ns string, withGlobal bool) ([]api.APIKey, error)
-	// RevokeAPIKey revokes a key (ErrNotFound).
-	RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool) error
-	// CountValidAPIKeys counts the keys not revoked.
-	CountValidAPIKeys(ctx context.Context) (int64, error)
+	// ListAPIKeys lists the keys of p.Namespace (and the global ones
+	// with p.WithGlobal); with p.CountValid it counts the keys of every
+	// namespace that are not revoked instead.
+	ListAPIKeys(ctx context.Context, p *ListAPIKeysParams) (APIKeyList, error)
+	// RevokeAPIKey revokes a key of p.Namespace (and with p.WithGlobal
+	// one valid in every namespace); ErrNotFound.
+	RevokeAPIKey(ctx context.Context, p *RevokeAPIKeyParams) error
+}
 
-	// PurgeClosed deletes closed instances past their namespace's
-	// retention, at most maxBatches batches of batch; it returns how many.
-	PurgeClosed(ctx context.Context, batch int32, maxBatches int) (int, error)
-	// Sweep runs one pass of the sweeper.
+// Admin is what the background services need: the sweep, retention, the
+// health of the database and the provider's settings.
+type Admin interface {
+	// Sweep runs one pass of the sweeper; with p.Purge, one pass of the
+	// retention job instead (SweepResult.Purged).
 	Sweep(ctx context.Context, p *SweepParams) (SweepResult, error)
 	// Ping reports whether the database answers (ErrNoDatabase when the
 	// provider has none).
 	Ping(ctx context.Context) error
-	// OutageGrace is the provider's outage grace: within it the sweeper
-	// holds expiry and turn fetches leave expired turns to their workers.
-	OutageGrace() Grace
+	// Settings are the provider's bounds and its outage grace.
+	Settings() Settings
+}
+
+// Settings are what a provider was configured with that the server needs
+// to know.
+type Settings struct {
+	// MinLease and MaxLease are the shortest and longest lease_duration
+	// a worker heartbeat may ask for.
+	MinLease, MaxLease time.Duration
+	// Grace is the outage grace: within it the sweeper holds expiry and
+	// turn fetches leave expired turns to their workers.
+	Grace Grace
 }
 
 // Grace is an outage grace: for a while after the server starts, and after

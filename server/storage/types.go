@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/tetherhq/tether/api"
 )
 
@@ -115,6 +117,8 @@ type SweepResult struct {
 	ExecutionTimeouts int
 	// Analyzed are the tables whose statistics the pass refreshed.
 	Analyzed []string
+	// Purged counts the closed instances a retention pass deleted.
+	Purged int
 }
 
 // ExpiredWorker is a worker that lost its lease in a sweep.
@@ -142,6 +146,9 @@ type SweepParams struct {
 	// losing their attempts to deadlines that passed while nobody could
 	// renew anything.
 	HoldExpiry bool
+	// Purge, when set, runs a pass of the retention job instead: closed
+	// instances past their namespace's retention are deleted.
+	Purge *PurgeParams
 }
 
 // HeartbeatResult is a worker heartbeat's answer plus what the server
@@ -151,6 +158,25 @@ type HeartbeatResult struct {
 	// PrevState is the state before the heartbeat ("" for a new worker);
 	// PrevState inactive means the worker was resurrected.
 	PrevState string `json:"-"`
+}
+
+// ListWorkflowsParams are the parameters of Visibility.ListWorkflows.
+type ListWorkflowsParams struct {
+	// Namespace is the instances' namespace.
+	Namespace string
+	// Filter selects the instances and the page.
+	Filter ListFilter
+	// CountOnly counts the instances Filter selects (its page fields
+	// ignored) instead of listing a page of them.
+	CountOnly bool
+}
+
+// WorkflowList is the answer of Visibility.ListWorkflows: a page, or with
+// CountOnly a count.
+type WorkflowList struct {
+	api.ListWorkflowsResponse
+	// Count is how many instances the filter selects (CountOnly).
+	Count int64
 }
 
 // ListFilter selects workflows for ListWorkflows.
@@ -211,4 +237,176 @@ type QueueBacklog struct {
 	Backlog int64
 	// OldestAge is how long the oldest has been due.
 	OldestAge time.Duration
+}
+
+// ListWorkersParams are the parameters of Workers.ListWorkers.
+type ListWorkersParams struct {
+	// Namespace is the workers' namespace.
+	Namespace string
+	// State selects workers of that state ("": any).
+	State string
+	// PageToken continues a previous page ("": the first).
+	PageToken string
+	// PageSize is how many workers at most.
+	PageSize int32
+	// CountByState counts the workers of every namespace by state
+	// instead (the other fields unused).
+	CountByState bool
+}
+
+// WorkerList is the answer of Workers.ListWorkers.
+type WorkerList struct {
+	// Workers are the page's workers.
+	Workers []api.Worker
+	// NextPageToken continues after them ("": the last page).
+	NextPageToken string
+	// ByState counts the workers by state (CountByState).
+	ByState map[string]int64
+}
+
+// GetWorkerParams are the parameters of Workers.GetWorker.
+type GetWorkerParams struct {
+	// Namespace is the worker's namespace.
+	Namespace string
+	// WorkerID is the worker's id.
+	WorkerID string
+	// OwnerOnly reads only the session's owner (WorkerInfo.Owner).
+	OwnerOnly bool
+}
+
+// WorkerInfo is the answer of Workers.GetWorker.
+type WorkerInfo struct {
+	api.Worker
+	// Owner is the principal that created the session ("": nobody in
+	// particular).
+	Owner string `json:"-"`
+}
+
+// ListAPIKeysParams are the parameters of Admin.ListAPIKeys.
+type ListAPIKeysParams struct {
+	// Namespace is the keys' namespace.
+	Namespace string
+	// WithGlobal lists the keys valid in every namespace too.
+	WithGlobal bool
+	// CountValid counts the keys of every namespace that are not revoked
+	// instead (APIKeyList.Valid).
+	CountValid bool
+}
+
+// APIKeyList is the answer of Admin.ListAPIKeys.
+type APIKeyList struct {
+	// Keys are the keys, newest first (at most 1000).
+	Keys []api.APIKey
+	// Valid counts the keys not revoked (CountValid).
+	Valid int64
+}
+
+// GetQueryAnswerParams are the parameters of Talk.GetQueryAnswer.
+type GetQueryAnswerParams struct {
+	// Namespace is the query's namespace.
+	Namespace string
+	// QueryID is the query's id.
+	QueryID string
+	// Delete removes the query instead of reading its answer.
+	Delete bool
+}
+
+// PurgeParams are the bounds of a pass of the retention job
+// (SweepParams.Purge).
+type PurgeParams struct {
+	// Batch is how many closed instances one transaction deletes.
+	Batch int32
+	// MaxBatches is how many batches at most per namespace.
+	MaxBatches int
+}
+
+// ChangeSearchAttributeParams are the parameters of
+// Visibility.ChangeSearchAttribute.
+type ChangeSearchAttributeParams struct {
+	// Namespace is the attribute's namespace.
+	Namespace string
+	// Name is the attribute's name.
+	Name string
+	// Type is the type of an attribute registered (one of
+	// api.SearchAttributeTypes).
+	Type string
+	// Delete unregisters the attribute instead.
+	Delete bool
+}
+
+// ListNamespacesParams are the parameters of Admin.ListNamespaces.
+type ListNamespacesParams struct {
+	// Name selects that namespace alone ("": every one).
+	Name string
+}
+
+// ClaimQueryParams are the parameters of Talk.ClaimQuery.
+type ClaimQueryParams struct {
+	// Namespace is the task queue's namespace.
+	Namespace string
+	// TaskQueue is the queue whose queries are claimed.
+	TaskQueue string
+	// WorkerID is the worker that answers.
+	WorkerID string
+}
+
+// TaskQueueRef names a task queue (Workers.DescribeTaskQueue).
+type TaskQueueRef struct {
+	// Namespace and Name name the queue.
+	Namespace, Name string
+}
+
+// SetTaskQueueLimitsParams are the parameters of
+// Workers.SetTaskQueueLimits.
+type SetTaskQueueLimitsParams struct {
+	// Namespace and Name name the queue.
+	Namespace, Name string
+	// Limits are the rates (0: no limit).
+	Limits api.TaskQueueLimits
+}
+
+// WorkflowRef names a workflow instance (Visibility.DescribeWorkflow).
+type WorkflowRef struct {
+	// Namespace is the instance's namespace.
+	Namespace string
+	// InstanceID is the workflow id.
+	InstanceID string
+}
+
+// ExecutionOfRunIDParams are the parameters of Visibility.ExecutionOfRunID.
+type ExecutionOfRunIDParams struct {
+	// Namespace is the instance's namespace.
+	Namespace string
+	// InstanceID is the workflow id.
+	InstanceID string
+	// RunID is the run looked for.
+	RunID uuid.UUID
+}
+
+// UpdateNamespaceParams are the parameters of Namespaces.UpdateNamespace.
+type UpdateNamespaceParams struct {
+	// Name is the namespace's name.
+	Name string
+	// Request is the settings to change.
+	Request api.UpdateNamespaceRequest
+}
+
+// CreateAPIKeyParams are the parameters of Keys.CreateAPIKey.
+type CreateAPIKeyParams struct {
+	// Namespace is where the key is valid (api.AllNamespaces: every one).
+	Namespace string
+	// Role is the key's role (api.Role*).
+	Role string
+	// Name describes the key.
+	Name string
+}
+
+// RevokeAPIKeyParams are the parameters of Keys.RevokeAPIKey.
+type RevokeAPIKeyParams struct {
+	// Namespace is the key's namespace.
+	Namespace string
+	// ID is the key's id.
+	ID string
+	// WithGlobal lets a key valid in every namespace be revoked too.
+	WithGlobal bool
 }

@@ -40,7 +40,7 @@ func ackAll(t *testing.T, s *store.Store, tokens []string, reqs []api.CompleteWo
 	outs := make([]api.CompleteWorkflowTaskResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, tokens[i]), Request: reqs[i]})
+		outs[i], errs[i] = s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, tokens[i]), Request: reqs[i]})
 	})
 	return outs, errs
 }
@@ -111,7 +111,7 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", ids[i], err)
 			}
-			w := m(s.DescribeWorkflow(ctxT(t), ns, ids[i]))(t)
+			w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: ids[i]}))(t)
 			if out.Status != api.StatusCompleted || w.Status != api.StatusCompleted || string(w.Result) != strconv.Itoa(i) {
 				t.Errorf("%s: %+v, instance %s result %s", ids[i], out, w.Status, w.Result)
 			}
@@ -127,12 +127,12 @@ func TestAckGroup_EachAckGetsItsOwnOutcome(t *testing.T) {
 				t.Errorf("%s: history written: %v", ids[i], kinds(h))
 			}
 			// Its lock is still held: a good ack succeeds.
-			m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, tokens[i]), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+			m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, tokens[i]), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 		case 3:
 			if !errors.Is(err, storage.ErrUnhandledSignals) {
 				t.Errorf("%s: err = %v, want ErrUnhandledSignals", ids[i], err)
 			}
-			if w := m(s.DescribeWorkflow(ctxT(t), ns, ids[i]))(t); w.Status != api.StatusRunning || len(h) != 0 {
+			if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: ids[i]}))(t); w.Status != api.StatusRunning || len(h) != 0 {
 				t.Errorf("%s: status %s, history %v", ids[i], w.Status, kinds(h))
 			}
 		}

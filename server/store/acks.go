@@ -54,14 +54,14 @@ func newTurnAcks() *coalescer[*turnAck] {
 	return &coalescer[*turnAck]{maxLeaders: maxTurnAckLeaders, maxGroup: maxTurnAckGroup}
 }
 
-// CompleteWorkflowTask acknowledges a turn in one transaction: the
+// completeWorkflowTask acknowledges a turn in one transaction: the
 // messages' and commands' events, the new activity attempts, timers,
 // activity cancels, the instance update, the deletion of exactly the
 // consumed messages, the lock release and the wake-ups. A stale or doubled
 // ack → storage.ErrLockLost and nothing is written; a command the server refuses →
 // *storage.InvalidError and nothing is written. Concurrent acks share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteWorkflowTask(ctx context.Context, p *storage.CompleteWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error) {
+func (s *Store) completeWorkflowTask(ctx context.Context, p *storage.AckWorkflowTaskParams) (api.CompleteWorkflowTaskResponse, error) {
 	ns, token, req := p.Namespace, p.Token, p.Request
 	tok := token.Lock
 	a := &turnAck{callState: callState{ns: ns}, instanceID: token.InstanceID, tok: tok, req: req,
@@ -695,7 +695,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	}
 	w.finishes[id] = fin
 	observeTurnClose(t, ns, inst, plan, pt.txTime)
-	w.children.addChildren(inst, plan)
+	w.children.addChildren(inst, plan, pt.txTime)
 	// Exactly the consumed messages (a finished instance loses them all).
 	if plan.Status == api.StatusRunning || plan.Cron != nil {
 		w.consumes[id] = consumeArg{LockToken: *inst.LockToken, Wake: WorkflowQueueKey(ns, inst.TaskQueue)}

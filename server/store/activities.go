@@ -242,11 +242,11 @@ func nextAttemptRow(r gen.WorkerQueue, opts api.ActivityOptions, delay time.Dura
 	}
 }
 
-// FailActivityTask acknowledges an attempt with an error; the retry policy
+// failActivityTask acknowledges an attempt with an error; the retry policy
 // decides between a new attempt and a failure delivered to the workflow.
 // details, when not nil, are the attempt's latest heartbeat details: the
 // next attempt starts from them rather than from those of its last renewal.
-func (s *Store) FailActivityTask(ctx context.Context, p *storage.FailActivityTaskParams) (api.ActivityAckResponse, error) {
+func (s *Store) failActivityTask(ctx context.Context, p *storage.AckActivityTaskParams) (api.ActivityAckResponse, error) {
 	ns, token, e, details := p.Namespace, p.Token, p.Error, p.Details
 	var out api.ActivityAckResponse
 	digest := reportDigest(mustJSON(e), details)
@@ -293,9 +293,9 @@ func (s *Store) FailActivityTask(ctx context.Context, p *storage.FailActivityTas
 	return out, err
 }
 
-// AbandonActivityTask gives a held attempt back unfinished: it is delivered
+// abandonActivityTask gives a held attempt back unfinished: it is delivered
 // again after delay. A cancelled attempt is dropped instead.
-func (s *Store) AbandonActivityTask(ctx context.Context, p *storage.AbandonActivityTaskParams) (api.ActivityAckResponse, error) {
+func (s *Store) abandonActivityTask(ctx context.Context, p *storage.AckActivityTaskParams) (api.ActivityAckResponse, error) {
 	ns, token, delay := p.Namespace, p.Token, p.Delay
 	tok := uuid.UUID(token)
 	var out api.ActivityAckResponse
@@ -326,9 +326,9 @@ func (s *Store) AbandonActivityTask(ctx context.Context, p *storage.AbandonActiv
 	return out, err
 }
 
-// NextActivityWake returns the earliest future visible_at of an attempt on
+// nextActivityWake returns the earliest future visible_at of an attempt on
 // the queues (ok false when there is none).
-func (s *Store) NextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error) {
+func (s *Store) nextActivityWake(ctx context.Context, ns string, taskQueues []string) (time.Time, bool, error) {
 	t, err := gen.New(s.pool).NextActivityWake(ctx, gen.NextActivityWakeParams{TaskQueues: taskQueues, Namespace: ns})
 	if noRows(err) {
 		return time.Time{}, false, nil

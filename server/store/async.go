@@ -9,14 +9,14 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
-// MarkActivityPending records that the attempt's activity returned
+// markActivityPending records that the attempt's activity returned
 // ErrResultPending: it stays held under its lock token, which completes,
 // fails or heartbeats it later from any process, but leaves its worker (no
 // renewal needed, no loss with the worker); its timeouts and cancel flag
 // still apply, and its lock lasts until a minute past its StartToClose or
 // ScheduleToClose deadline (for ever without either). storage.ErrLockLost when
 // the token holds nothing.
-func (s *Store) MarkActivityPending(ctx context.Context, ns string, token storage.AttemptToken) error {
+func (s *Store) markActivityPending(ctx context.Context, ns string, token storage.AttemptToken) error {
 	tok := uuid.UUID(token)
 	_, err := gen.New(s.pool).MarkAttemptPending(ctx, gen.MarkAttemptPendingParams{LockToken: &tok, Namespace: ns})
 	if noRows(err) {

@@ -86,13 +86,14 @@ func retentionMS(d *api.Duration) *int64 {
 // CreateAPIKey stores a new key of role in namespace ns (api.AllNamespaces:
 // every namespace) and returns it with its secret, which is not stored and
 // cannot be read again. storage.ErrNotFound: no such namespace.
-func (s *Store) CreateAPIKey(ctx context.Context, ns, role, name string) (api.CreateAPIKeyResponse, error) {
+func (s *Store) CreateAPIKey(ctx context.Context, p *storage.CreateAPIKeyParams) (api.CreateAPIKeyResponse, error) {
+	ns, role, name := p.Namespace, p.Role, p.Name
 	key, id, hash := newAPIKey()
-	p := gen.CreateAPIKeyParams{ID: id, Role: role, SecretHash: hash[:], Name: name}
+	row := gen.CreateAPIKeyParams{ID: id, Role: role, SecretHash: hash[:], Name: name}
 	if ns != api.AllNamespaces {
-		p.Namespace = &ns
+		row.Namespace = &ns
 	}
-	k, err := gen.New(s.pool).CreateAPIKey(ctx, p)
+	k, err := gen.New(s.pool).CreateAPIKey(ctx, row)
 	if err != nil {
 		if isForeignKeyViolation(err) {
 			return api.CreateAPIKeyResponse{}, storage.ErrNotFound
@@ -119,9 +120,9 @@ func (s *Store) LookupAPIKey(ctx context.Context, id string) (storage.KeyRecord,
 	return r, nil
 }
 
-// ListAPIKeys lists the keys of namespace ns (at most 1000, newest first),
+// listAPIKeys lists the keys of namespace ns (at most 1000, newest first),
 // and with withGlobal the keys valid in every namespace too.
-func (s *Store) ListAPIKeys(ctx context.Context, ns string, withGlobal bool) ([]api.APIKey, error) {
+func (s *Store) listAPIKeys(ctx context.Context, ns string, withGlobal bool) ([]api.APIKey, error) {
 	ks, err := gen.New(s.pool).ListAPIKeys(ctx, gen.ListAPIKeysParams{Namespace: &ns, WithGlobal: withGlobal})
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
@@ -135,7 +136,8 @@ func (s *Store) ListAPIKeys(ctx context.Context, ns string, withGlobal bool) ([]
 
 // RevokeAPIKey revokes key id of namespace ns (and, withGlobal, a key
 // valid in every namespace). storage.ErrNotFound: no such valid key.
-func (s *Store) RevokeAPIKey(ctx context.Context, ns, id string, withGlobal bool) error {
+func (s *Store) RevokeAPIKey(ctx context.Context, p *storage.RevokeAPIKeyParams) error {
+	ns, id, withGlobal := p.Namespace, p.ID, p.WithGlobal
 	n, err := gen.New(s.pool).RevokeAPIKey(ctx, gen.RevokeAPIKeyParams{ID: id, Namespace: &ns, WithGlobal: withGlobal})
 	if err != nil {
 		return fmt.Errorf("revoke api key: %w", err)
@@ -160,8 +162,8 @@ func (s *Store) CreateNamespace(ctx context.Context, req api.CreateNamespaceRequ
 	return toNamespace(n), nil
 }
 
-// GetNamespace describes a namespace (storage.ErrNotFound).
-func (s *Store) GetNamespace(ctx context.Context, name string) (api.Namespace, error) {
+// getNamespace describes a namespace (storage.ErrNotFound).
+func (s *Store) getNamespace(ctx context.Context, name string) (api.Namespace, error) {
 	n, err := gen.New(s.pool).GetNamespace(ctx, name)
 	if noRows(err) {
 		return api.Namespace{}, storage.ErrNotFound
@@ -172,8 +174,16 @@ func (s *Store) GetNamespace(ctx context.Context, name string) (api.Namespace, e
 	return toNamespace(n), nil
 }
 
-// ListNamespaces lists every namespace in name order.
-func (s *Store) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
+// ListNamespaces lists every namespace in name order, or the one p.Name
+// names (getNamespace).
+func (s *Store) ListNamespaces(ctx context.Context, p *storage.ListNamespacesParams) ([]api.Namespace, error) {
+	if p.Name != "" {
+		n, err := s.getNamespace(ctx, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		return []api.Namespace{n}, nil
+	}
 	ns, err := gen.New(s.pool).ListNamespaces(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list namespaces: %w", err)
@@ -183,16 +193,6 @@ func (s *Store) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
 		out = append(out, toNamespace(n))
 	}
 	return out, nil
-}
-
-// NamespaceNames returns the name of every namespace (the server's cache
-// of known namespaces).
-func (s *Store) NamespaceNames(ctx context.Context) ([]string, error) {
-	names, err := gen.New(s.pool).ListNamespaceNames(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list namespace names: %w", err)
-	}
-	return names, nil
 }
 
 // DeleteNamespace deletes an empty namespace, its worker sessions and its
@@ -258,8 +258,8 @@ func isForeignKeyViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23503"
 }
 
-// CountValidAPIKeys counts the keys not revoked, of every namespace.
-func (s *Store) CountValidAPIKeys(ctx context.Context) (int64, error) {
+// countValidAPIKeys counts the keys not revoked, of every namespace.
+func (s *Store) countValidAPIKeys(ctx context.Context) (int64, error) {
 	n, err := gen.New(s.pool).CountValidAPIKeys(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count api keys: %w", err)
@@ -267,9 +267,9 @@ func (s *Store) CountValidAPIKeys(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// WorkerOwner returns the owner of a worker session ("" when it has none);
+// workerOwner returns the owner of a worker session ("" when it has none);
 // storage.ErrNotFound when there is no such session.
-func (s *Store) WorkerOwner(ctx context.Context, ns, workerID string) (string, error) {
+func (s *Store) workerOwner(ctx context.Context, ns, workerID string) (string, error) {
 	o, err := gen.New(s.pool).WorkerOwner(ctx, gen.WorkerOwnerParams{Namespace: ns, WorkerID: workerID})
 	if noRows(err) {
 		return "", storage.ErrNotFound
@@ -281,7 +281,8 @@ func (s *Store) WorkerOwner(ctx context.Context, ns, workerID string) (string, e
 }
 
 // UpdateNamespace sets the fields req gives (storage.ErrNotFound).
-func (s *Store) UpdateNamespace(ctx context.Context, name string, req api.UpdateNamespaceRequest) (api.Namespace, error) {
+func (s *Store) UpdateNamespace(ctx context.Context, p *storage.UpdateNamespaceParams) (api.Namespace, error) {
+	name, req := p.Name, p.Request
 	n, err := gen.New(s.pool).UpdateNamespace(ctx, gen.UpdateNamespaceParams{Name: name,
 		Description: req.Description, RetentionMs: retentionMS(req.Retention)})
 	if noRows(err) {
@@ -293,14 +294,14 @@ func (s *Store) UpdateNamespace(ctx context.Context, name string, req api.Update
 	return toNamespace(n), nil
 }
 
-// PurgeClosed runs the retention job: it deletes closed workflow instances
+// purgeClosed runs the retention job: it deletes closed workflow instances
 // older than their namespace's retention, with their history, messages and
 // attempts, namespace by namespace (every statement names one namespace:
 // docs/architecture.md, "Distributed by namespace"), in batches of at most
 // batch instances (one transaction each, a few set-based statements), at
 // most maxBatches of them per namespace. It returns how many instances it
 // deleted.
-func (s *Store) PurgeClosed(ctx context.Context, batch int32, maxBatches int) (int, error) {
+func (s *Store) purgeClosed(ctx context.Context, batch int32, maxBatches int) (int, error) {
 	nss, err := gen.New(s.pool).ListNamespaces(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("purge closed workflows: %w", err)
@@ -320,7 +321,7 @@ func (s *Store) PurgeClosed(ctx context.Context, batch int32, maxBatches int) (i
 	return total, nil
 }
 
-// purgeNamespace is PurgeClosed for namespace ns, whose retention is
+// purgeNamespace is purgeClosed for namespace ns, whose retention is
 // keepMS milliseconds.
 func (s *Store) purgeNamespace(ctx context.Context, ns string, keepMS int64, batch int32, maxBatches int) (int, error) {
 	total := 0

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
@@ -22,8 +21,9 @@ const BatchKey = "b|*|batches"
 // CreateBatch stores a new running job with the number of workflows its
 // query matches now (storage.ErrBatchExists; an storage.InvalidError naming
 // "query" when the query does not compile) and wakes the batch services.
-func (s *Store) CreateBatch(ctx context.Context, ns string, b storage.NewBatch) (api.Batch, error) {
-	total, err := s.CountWorkflows(ctx, ns, storage.ListFilter{Query: b.Query})
+func (s *Store) CreateBatch(ctx context.Context, b *storage.NewBatch) (api.Batch, error) {
+	ns := b.Namespace
+	total, err := s.countWorkflows(ctx, ns, storage.ListFilter{Query: b.Query})
 	if err != nil {
 		return api.Batch{}, err
 	}
@@ -51,8 +51,8 @@ func (s *Store) CreateBatch(ctx context.Context, ns string, b storage.NewBatch) 
 	return out, err
 }
 
-// DescribeBatch returns a job with its progress and failures (storage.ErrNotFound).
-func (s *Store) DescribeBatch(ctx context.Context, ns, id string) (api.Batch, error) {
+// describeBatch returns a job with its progress and failures (storage.ErrNotFound).
+func (s *Store) describeBatch(ctx context.Context, ns, id string) (api.Batch, error) {
 	r, err := gen.New(s.pool).GetBatch(ctx, gen.GetBatchParams{Namespace: ns, BatchID: id})
 	if noRows(err) {
 		return api.Batch{}, storage.ErrNotFound
@@ -64,8 +64,16 @@ func (s *Store) DescribeBatch(ctx context.Context, ns, id string) (api.Batch, er
 }
 
 // ListBatches pages through a namespace's jobs, newest first, without
-// their failures (storage.ErrBadPageToken).
-func (s *Store) ListBatches(ctx context.Context, ns string, f storage.BatchFilter) (api.ListBatchesResponse, error) {
+// their failures (storage.ErrBadPageToken); with f.ID it is describeBatch.
+func (s *Store) ListBatches(ctx context.Context, f *storage.BatchFilter) (api.ListBatchesResponse, error) {
+	ns := f.Namespace
+	if f.ID != "" {
+		b, err := s.describeBatch(ctx, ns, f.ID)
+		if err != nil {
+			return api.ListBatchesResponse{}, err
+		}
+		return api.ListBatchesResponse{Batches: []api.Batch{b}}, nil
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -100,7 +108,8 @@ func (s *Store) ListBatches(ctx context.Context, ns string, f storage.BatchFilte
 // running or paused → canceled; a job already in the state asked for is
 // left alone. A resumed job wakes the batch services. storage.ErrNotFound,
 // storage.ErrBatchFinished.
-func (s *Store) ChangeBatchState(ctx context.Context, ns, id, to string) (api.Batch, error) {
+func (s *Store) ChangeBatchState(ctx context.Context, p *storage.ChangeBatchStateParams) (api.Batch, error) {
+	ns, id, to := p.Namespace, p.ID, p.To
 	var out api.Batch
 	err := s.inTx(ctx, func(t *txn) error {
 		r, err := t.q.LockBatch(ctx, gen.LockBatchParams{Namespace: ns, BatchID: id})
@@ -157,7 +166,8 @@ func contains(list []string, v string) bool {
 // different jobs), trying the namespaces in turn (each claim names one:
 // docs/architecture.md, "Distributed by namespace"); nil when there is
 // none.
-func (s *Store) ClaimBatch(ctx context.Context, owner string, lease time.Duration) (*storage.BatchJob, error) {
+func (s *Store) ClaimBatch(ctx context.Context, p *storage.ClaimBatchParams) (*storage.BatchJob, error) {
+	owner, lease := p.Owner, p.Lease
 	q := gen.New(s.pool)
 	nss, err := q.ListNamespaceNames(ctx)
 	if err != nil {
@@ -186,7 +196,8 @@ func (s *Store) ClaimBatch(ctx context.Context, owner string, lease time.Duratio
 // BatchPage returns the ids of at most limit workflows matching the job's
 // query after its cursor, by id: the list query's condition
 // (visibilityWhere, every value bound) over the primary key's order.
-func (s *Store) BatchPage(ctx context.Context, job *storage.BatchJob, limit int) ([]string, error) {
+func (s *Store) BatchPage(ctx context.Context, p *storage.BatchPageParams) ([]string, error) {
+	job, limit := p.Job, p.Limit
 	where, args, _, err := s.visibilityWhere(ctx, job.Namespace, storage.ListFilter{Query: job.Query})
 	if err != nil {
 		return nil, err
@@ -233,7 +244,8 @@ func lockBatchFor(ctx context.Context, t *txn, job *storage.BatchJob) (ok bool, 
 // instance's); a refusal (storage.ErrNotFound, storage.ErrNotRunning, storage.ErrRunning)
 // rolls that back and records the failure in a second transaction that
 // applies nothing. See storage.Batches.
-func (s *Store) ApplyBatchItem(ctx context.Context, job *storage.BatchJob, instanceID string, lease time.Duration) (storage.BatchStep, error) {
+func (s *Store) ApplyBatchItem(ctx context.Context, p *storage.ApplyBatchItemParams) (storage.BatchStep, error) {
+	job, instanceID, lease := p.Job, p.InstanceID, p.Lease
 	var step storage.BatchStep
 	var opErr error
 	err := s.inTx(ctx, func(t *txn) error {
@@ -336,9 +348,9 @@ func (s *Store) applyBatchOp(ctx context.Context, t *txn, job *storage.BatchJob,
 	return fmt.Errorf("batch %s: unknown operation %q", job.ID, job.Operation)
 }
 
-// FinishBatch ends a running job that job.Owner holds at its cursor, as
+// finishBatch ends a running job that job.Owner holds at its cursor, as
 // completed (reason "") or failed; otherwise it does nothing.
-func (s *Store) FinishBatch(ctx context.Context, job *storage.BatchJob, reason string) error {
+func (s *Store) finishBatch(ctx context.Context, job *storage.BatchJob, reason string) error {
 	return s.inTx(ctx, func(t *txn) error {
 		ok, _, err := lockBatchFor(ctx, t, job)
 		if err != nil || !ok {
@@ -356,8 +368,8 @@ func (s *Store) FinishBatch(ctx context.Context, job *storage.BatchJob, reason s
 	})
 }
 
-// ReleaseBatch gives up job.Owner's lease of the job.
-func (s *Store) ReleaseBatch(ctx context.Context, job *storage.BatchJob) error {
+// releaseBatch gives up job.Owner's lease of the job.
+func (s *Store) releaseBatch(ctx context.Context, job *storage.BatchJob) error {
 	owner := job.Owner
 	if err := gen.New(s.pool).ReleaseBatch(ctx, gen.ReleaseBatchParams{Namespace: job.Namespace, BatchID: job.ID, Owner: &owner}); err != nil {
 		return fmt.Errorf("release batch: %w", err)

@@ -128,7 +128,7 @@ func TestMassCancel_UsesIndex(t *testing.T) {
 	startWithActivities(t, s, "x", schedule(1))
 	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "x", Reason: ""}))(t)
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	plan := explain(t, pool, c)
 	t.Logf("flag plan:\n%s", plan)
 	if !strings.Contains(plan, "worker_queue_activity") {
@@ -157,7 +157,7 @@ func BenchmarkActivityCycle(b *testing.B) {
 							b.Error(err, a == nil)
 							return
 						}
-						if _, err := s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(b, a.LockToken), Result: json.RawMessage(`1`)}); err != nil {
+						if _, err := s.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(b, a.LockToken), Result: json.RawMessage(`1`)}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -219,7 +219,7 @@ func BenchmarkAckTurn1000Activities(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
+		if _, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -248,7 +248,7 @@ func BenchmarkMassCancel10000(b *testing.B) {
 		if err != nil || task == nil {
 			b.Fatal(err)
 		}
-		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
+		if _, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := s.CancelWorkflow(ctx, &storage.CancelWorkflowParams{Namespace: ns, InstanceID: id, Reason: "bench"}); err != nil {
@@ -260,7 +260,7 @@ func BenchmarkMassCancel10000(b *testing.B) {
 		}
 		counter.n.Store(0)
 		b.StartTimer()
-		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		if _, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 			Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}); err != nil {
 			b.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func BenchmarkAckTurns(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for _, tk := range turns[a*per : (a+1)*per] {
-						if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, tk.LockToken), Request: req}); err != nil {
+						if _, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(b, tk.LockToken), Request: req}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -327,7 +327,7 @@ func TestTakeAttempts_UsesLockTokenIndex(t *testing.T) {
 	if a == nil {
 		t.Fatal("no attempt fetched")
 	}
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 	plan := explain(t, pool, c)
 	t.Logf("take plan:\n%s", plan)
 	if !strings.Contains(plan, "worker_queue_lock_token") || strings.Contains(plan, "Seq Scan on worker_queue") {

@@ -23,7 +23,7 @@ func fetchFor(t *testing.T, s *store.Store, build string) *api.WorkflowTask {
 // ackEmpty acknowledges a turn with no commands (the workflow waits).
 func ackEmpty(t *testing.T, s *store.Store, task *api.WorkflowTask) {
 	t.Helper()
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 }
 
 // An execution takes the build id of the worker that fetches its first
@@ -51,7 +51,7 @@ func TestBuildID_PinsExecutions(t *testing.T) {
 		t.Fatalf("v1 got %+v, want a's second turn", next)
 	}
 	// Continue-as-new: the next execution is free for any build.
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandContinueAsNew}}}}))(t)
 	if task := fetchFor(t, s, "v2"); task == nil || task.InstanceID != "a" || task.ExecutionID != 2 {
 		t.Fatalf("v2 got %+v, want the continued execution's first turn", task)
@@ -145,7 +145,7 @@ func BenchmarkTurnFetchBuildID(b *testing.B) {
 					if err != nil || task == nil {
 						b.Fatalf("fetch: %v, %v", task, err)
 					}
-					if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); err != nil {
+					if _, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(b, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -78,7 +78,7 @@ func TestCancel_HeldFlagIsHOT(t *testing.T) {
 	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "hot", Reason: "stop"}))(t)
 	turn := fetchTurn(t, s)
 	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
 	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
@@ -115,7 +115,7 @@ func TestCancel_HeldSelectLosersFlagIsHOT(t *testing.T) {
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "hot-sel", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
 	upd0, hot0 := tableUpdates(t, pool, "worker_queue")
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: cancels}}))(t)
 	upd1, hot1 := tableUpdates(t, pool, "worker_queue")
 	if upd1-upd0 != n || hot1-hot0 != n {
 		t.Fatalf("the cancels updated %d rows of worker_queue, %d of them HOT; want %d, all HOT", upd1-upd0, hot1-hot0, n)
@@ -156,7 +156,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 	held := holdAll(t, s, 6)
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "sw", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 2, Reason: "select_loser:other"}, {ActivityID: 4, Reason: "select_loser:other"},
 		{ActivityID: 6, Reason: "select_loser:other"}}}}))(t)
 	// The cancelled attempts that still hold a deadline.
@@ -205,7 +205,7 @@ func TestSweep_TimesOutOnlyAttemptsNotCancelled(t *testing.T) {
 		if !hb.CancelRequested || hb.Reason != "select_loser:other" {
 			t.Fatalf("activity %d: heartbeat %+v", id, hb)
 		}
-		if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[id].LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
+		if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, held[id].LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("activity %d: late result %s", id, r.Outcome)
 		}
 	}
@@ -258,7 +258,7 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 	h := fetchAct(t, s, time.Minute) // held when flagged
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "ret", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"},
 		{ActivityID: 3, Reason: "select_loser:other"}}}}))(t)
 	a := fetchAct(t, s, time.Minute) // fetched after its flag
@@ -297,7 +297,7 @@ func TestSweep_DropsCancelledUnheldAfterRetention(t *testing.T) {
 		t.Fatalf("a second sweep dropped %d", res.CancelledDropped)
 	}
 	for _, x := range []*api.ActivityTask{h, a} {
-		if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, x.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
+		if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, x.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("activity %d: outcome %s", x.ActivityID, r.Outcome)
 		}
 	}

@@ -28,7 +28,7 @@ func TestCancel_FetchSurfacesFlag(t *testing.T) {
 	startWithActivities(t, s, "c", schedule(1))
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "c", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}}))(t)
 	a := fetchAct(t, s, time.Minute)
 	if !a.Cancel.Requested || a.Cancel.Reason != "select_loser:other" {
@@ -49,7 +49,7 @@ func TestCancel_BeforeStartNeverStarts(t *testing.T) {
 	if turn.Messages[0].Kind != api.EventCancelRequested || turn.Messages[0].Reason != "user asked" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	if a := m(storagetest.FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("a cancelled activity was handed out: %+v", a)
 	}
@@ -65,7 +65,7 @@ func TestCancel_RenewSurfacesFlagAndExtendsLock(t *testing.T) {
 	a := fetchAct(t, s, 2*time.Second)
 	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "c", Reason: ""}))(t)
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
 	if !hb.CancelRequested || hb.Reason != "workflow_canceled" {
 		t.Fatalf("heartbeat %+v", hb)
@@ -96,9 +96,9 @@ func TestCancel_IdempotentFirstReasonWins(t *testing.T) {
 	if n := count(turn.Messages, api.EventCancelRequested); n != 1 {
 		t.Fatalf("%d CancelRequested messages", n)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
-	w := m(s.DescribeWorkflow(ctxT(t), ns, "c"))(t)
+	w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "c"}))(t)
 	if w.Status != api.StatusCanceled || w.CancelReason != "reason 0" {
 		t.Fatalf("describe %+v", w)
 	}
@@ -131,7 +131,7 @@ func TestCancel_RolledBackTurnLeavesNoFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	_, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:other"}}}})
 	if err == nil || !strings.Contains(err.Error(), "injected fault") {
 		t.Fatalf("err = %v, want the injected fault", err)
@@ -203,7 +203,7 @@ func TestCancel_MassCancel(t *testing.T) {
 	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "mass", Reason: "stop"}))(t)
 	turn := fetchTurn(t, s)
 	counter.n.Store(0)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCancelWorkflow}}}}))(t)
 	if got := counter.n.Load(); got > 10 {
 		t.Fatalf("mass cancel took %d statements, want ≤ 10", got)
@@ -233,10 +233,10 @@ func TestCancel_LateResultsAreStale(t *testing.T) {
 	// both as select losers before seeing that message.
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "late", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`)}))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`)}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{ActivityCancels: []api.ActivityCancel{
 		{ActivityID: 1, Reason: "select_loser:other"}, {ActivityID: 2, Reason: "select_loser:other"}}}}))(t)
-	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`)}))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	// The queued completion of activity 2 is consumed silently: no turn.
@@ -262,10 +262,10 @@ func TestDelete_ForceFlagsActivities(t *testing.T) {
 	if !hb.CancelRequested || hb.Reason != "instance_deleted" {
 		t.Fatalf("heartbeat %+v", hb)
 	}
-	if _, err := s.DescribeWorkflow(ctxT(t), ns, "d"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "d"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("describe after delete: %v", err)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -352,7 +352,7 @@ func TestLiveness_ExpiryUnderConcurrentSweepersReschedulesOnce(t *testing.T) {
 	if hb.State != api.WorkerActive || hb.PrevState != api.WorkerInactive {
 		t.Fatalf("resurrection %+v", hb)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, held[1].LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, held[1].LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("late result outcome %s", r.Outcome)
 	}
 }
@@ -363,7 +363,7 @@ func TestLiveness_CleanupThenGone(t *testing.T) {
 	s := store.New(pgtest.New(t), store.Options{CleanupDelay: 100 * time.Millisecond})
 	hb := m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}))(t)
 	sweepUntil(t, s, 10*time.Second, "cleanup", func() bool {
-		w := m(s.GetWorker(ctxT(t), ns, "w"))(t)
+		w := m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w"}))(t)
 		return w.State == api.WorkerCleanedUp
 	})
 	if _, err := s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w", LeaseDuration: api.Duration(time.Second)}}); !errors.Is(err, storage.ErrWorkerGone) {
@@ -380,7 +380,7 @@ func TestCancel_TerminalTurnKeepsSelectReason(t *testing.T) {
 	a := fetchAct(t, s, time.Minute)
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "tt", Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        []api.Command{{Type: api.CommandCompleteWorkflow}},
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}}}}))(t)
 	hb := m(s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}))(t)
@@ -401,7 +401,7 @@ func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
 	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "h1", HostTaskQueue: "q@h1",
 		LeaseDuration: api.Duration(time.Minute), Shutdown: true}}))(t)
 	sweepUntil(t, s, 5*time.Second, "the session to end", func() bool {
-		return m(s.GetWorker(ctxT(t), ns, "h1"))(t).State == api.WorkerInactive
+		return m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "h1"}))(t).State == api.WorkerInactive
 	})
 	startWithActivities(t, s, "pin", []api.Command{{Type: api.CommandScheduleActivity, ActivityID: 1, ActivityType: "x",
 		TaskQueue: "q@h1", Options: &api.ActivityOptions{ScheduleToStartTimeout: api.Duration(time.Hour)}}})
@@ -409,7 +409,7 @@ func TestLiveness_LostHostQueueFailsFast(t *testing.T) {
 	if msg := turn.Messages[0]; msg.Kind != api.EventActivityFailed || msg.Error.Type != "WorkerLost" {
 		t.Fatalf("messages %+v", turn.Messages)
 	}
-	if tq := m(s.DescribeTaskQueue(ctxT(t), ns, "q@h1"))(t); !tq.IsHostQueue || !tq.Orphaned || tq.Backlog != 0 {
+	if tq := m(s.DescribeTaskQueue(ctxT(t), &storage.TaskQueueRef{Namespace: ns, Name: "q@h1"}))(t); !tq.IsHostQueue || !tq.Orphaned || tq.Backlog != 0 {
 		t.Fatalf("task queue %+v", tq)
 	}
 }

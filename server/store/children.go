@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -44,6 +45,10 @@ type childArg struct {
 	Header api.Header `json:"header,omitempty"`
 	// Priority is the child's flow control (absent: none).
 	Priority *api.Priority `json:"priority,omitempty"`
+	// CronSchedule is the child's cron schedule (absent: none); its first
+	// run's start is visible after DelayMS.
+	CronSchedule *string `json:"cron_schedule,omitempty"`
+	DelayMS      int64   `json:"delay_ms,omitempty"`
 }
 
 // jsonRaw is a JSON value carried as itself inside a jsonb document.
@@ -73,7 +78,7 @@ type childWrites struct {
 }
 
 // addChildren plans the child-workflow writes of one planned turn.
-func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
+func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan, now time.Time) {
 	id, exec := inst.InstanceID, inst.ExecutionID
 	for _, c := range plan.Children {
 		a := childArg{InstanceID: c.WorkflowID, WorkflowType: c.WorkflowType, TaskQueue: c.TaskQueue,
@@ -84,6 +89,11 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan) {
 		if len(c.Input) > 0 {
 			in := jsonRaw(c.Input)
 			a.Input = &in
+		}
+		// The engine checked the schedule: an error leaves the child
+		// without one.
+		if spec, delay, err := firstCronRun(c.CronSchedule, now); err == nil && spec != nil {
+			a.CronSchedule, a.DelayMS = spec, ms(delay)
 		}
 		w.children = append(w.children, a)
 	}
@@ -121,6 +131,9 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 		}
 	}
 	if len(w.cancels) > 0 {
+		if err := stopWaitingCronChildren(ctx, t, ns, w.cancels); err != nil {
+			return err
+		}
 		queues, err := t.q.CancelChildren(ctx, gen.CancelChildrenParams{Namespace: ns, ParentNamespace: ns,
 			Parents: mustJSON(w.cancels)})
 		if err != nil {

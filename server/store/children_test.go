@@ -43,7 +43,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	start(t, s, "p")
 	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "busy", TaskQueue: "q3", InstanceID: "busy"}}))(t)
 	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "kidwf", TaskQueue: "q2",
 			Input: json.RawMessage(`"hi"`), ParentClosePolicy: api.ParentClosePolicyRequestCancel},
 		{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "busy", WorkflowType: "kidwf", TaskQueue: "q2"},
@@ -61,7 +61,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 			t.Fatalf("%s: written by transaction %s, the ack by %s", q, x, ack)
 		}
 	}
-	if busy := m(s.DescribeWorkflow(ctxT(t), ns, "busy"))(t); busy.WorkflowType != "busy" {
+	if busy := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "busy"}))(t); busy.WorkflowType != "busy" {
 		t.Fatalf("the running instance was changed: %+v", busy)
 	}
 
@@ -77,7 +77,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	if string(kid.Messages[0].Input) != `"hi"` || kid.Messages[0].ParentWorkflowID != "p" {
 		t.Fatalf("child start %+v", kid.Messages[0])
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"ok":true}`)}}}}))(t)
 	closed := xminOf(t, s, `SELECT xmin::text FROM history WHERE namespace = $1 AND instance_id = 'kid' AND kind = 'WorkflowCompleted'`, ns)
 	if x := xminOf(t, s, `SELECT xmin::text FROM orchestrator_queue WHERE namespace = $1 AND instance_id = 'p' AND kind = 'ChildWorkflowCompleted' AND payload->'result' = '{"ok":true}'::jsonb`, ns); x != closed {
@@ -88,7 +88,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 	// keeps running, untouched.
 	task = fetchTurn(t, s)
 	got := kinds(task.Messages)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
 	h := history(t, s, "p")
 	for _, k := range []string{api.EventChildWorkflowStarted, api.EventStartChildWorkflowFailed, api.EventChildWorkflowCompleted} {
@@ -96,7 +96,7 @@ func TestChildren_StartAndCloseAreWrittenInOneTransaction(t *testing.T) {
 			t.Fatalf("parent history %v (messages %v) has no %s", kinds(h), got, k)
 		}
 	}
-	loner := m(s.DescribeWorkflow(ctxT(t), ns, "loner"))(t)
+	loner := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "loner"}))(t)
 	if loner.Status != api.StatusRunning || loner.CancelRequested {
 		t.Fatalf("abandoned child %+v", loner)
 	}
@@ -111,22 +111,22 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "p")
 	task := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "rc", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyRequestCancel},
 		{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "term", WorkflowType: "k", TaskQueue: "q2"},
 		{Type: api.CommandStartChildWorkflow, ChildID: 3, WorkflowID: "ab", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyAbandon},
 		{Type: api.CommandStartChildWorkflow, ChildID: 4, WorkflowID: "ab2", WorkflowType: "k", TaskQueue: "q2", ParentClosePolicy: api.ParentClosePolicyAbandon},
 		{Type: api.CommandRequestCancelChildWorkflow, ChildID: 4, WorkflowID: "ab2"},
 	}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "ab2"))(t); !w.CancelRequested {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "ab2"}))(t); !w.CancelRequested {
 		t.Fatalf("ab2 was not asked to cancel: %+v", w)
 	}
 	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	m(s.CancelWorkflow(ctxT(t), &storage.CancelWorkflowParams{Namespace: ns, InstanceID: "p", Reason: "stop"}))(t)
 	task = fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
-	term := m(s.DescribeWorkflow(ctxT(t), ns, "term"))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	term := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "term"}))(t)
 	if term.Status != api.StatusTerminated || term.Error == nil || term.Error.Type != api.ErrorTypeTerminated ||
 		term.Error.Message != api.CancelReasonParentCanceled {
 		t.Fatalf("term: %+v, want terminated by parent_canceled", term)
@@ -139,7 +139,7 @@ func TestChildren_ParentCancelAppliesTheClosePolicy(t *testing.T) {
 		t.Fatalf("turn of %s with messages %v, want p's with ChildWorkflowTerminated", task.InstanceID, kinds(task.Messages))
 	}
 	for id, want := range map[string]bool{"rc": true, "ab": false} {
-		w := m(s.DescribeWorkflow(ctxT(t), ns, id))(t)
+		w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: id}))(t)
 		if w.CancelRequested != want || w.Status != api.StatusRunning {
 			t.Fatalf("%s: %+v, want cancel requested %v", id, w, want)
 		}
@@ -167,7 +167,7 @@ func TestChildren_ClosePolicyOnlyForParents(t *testing.T) {
 	complete := func(cmds ...api.Command) {
 		t.Helper()
 		task := fetchTurn(t, s)
-		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
+		m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 	}
 	kid := func(id string) api.Command {
 		return api.Command{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: id, WorkflowType: "k", TaskQueue: "q2",
@@ -186,7 +186,7 @@ func TestChildren_ClosePolicyOnlyForParents(t *testing.T) {
 	if !applied() {
 		t.Fatal("a workflow closing in the turn that starts its child did not apply its close policy")
 	}
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid1"))(t); !w.CancelRequested {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid1"}))(t); !w.CancelRequested {
 		t.Fatalf("kid1 was not asked to cancel: %+v", w)
 	}
 
@@ -196,7 +196,7 @@ func TestChildren_ClosePolicyOnlyForParents(t *testing.T) {
 	if !applied() {
 		t.Fatal("a workflow that started a child earlier did not apply its close policy")
 	}
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid2"))(t); !w.CancelRequested {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid2"}))(t); !w.CancelRequested {
 		t.Fatalf("kid2 was not asked to cancel: %+v", w)
 	}
 }

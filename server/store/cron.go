@@ -105,5 +105,48 @@ func stopWaitingCron(ctx context.Context, t *txn, ns, instanceID, reason string)
 		return false, fmt.Errorf("drop messages of the stopped cron: %w", err)
 	}
 	t.wake(ResultKey(ns, instanceID))
+	// A cron child's parent learns that it ended.
+	if err := notifyParents(ctx, t, ns, []string{instanceID}); err != nil {
+		return false, err
+	}
 	return true, nil
+}
+
+// stopWaitingCronChild is what StopWaitingCronChildren is told of one child.
+type stopWaitingCronChild struct {
+	InstanceID        string `json:"instance_id"`
+	ParentInstanceID  string `json:"parent_instance_id"`
+	ParentExecutionID int64  `json:"parent_execution_id"`
+	Reason            string `json:"reason"`
+}
+
+// stopWaitingCronChildren ends canceled, at once, the children that
+// parents' turns ask to cancel (cancels) and that are cron workflows
+// between two runs (StopWaitingCronChildren); their parents learn of it.
+// The others are left to CancelChildren.
+func stopWaitingCronChildren(ctx context.Context, t *txn, ns string, cancels []parentCancelArg) error {
+	var args []stopWaitingCronChild
+	for _, p := range cancels {
+		for _, id := range p.WorkflowIDs {
+			args = append(args, stopWaitingCronChild{InstanceID: id, ParentInstanceID: p.InstanceID,
+				ParentExecutionID: p.ExecutionID, Reason: p.Reason})
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	ids, err := t.q.StopWaitingCronChildren(ctx, gen.StopWaitingCronChildrenParams{Namespace: ns, Children: mustJSON(args)})
+	if err != nil {
+		return fmt.Errorf("stop waiting cron children: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
+		return fmt.Errorf("drop messages of the stopped cron children: %w", err)
+	}
+	for _, id := range ids {
+		t.wake(ResultKey(ns, id))
+	}
+	return notifyParents(ctx, t, ns, ids)
 }

@@ -24,7 +24,7 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 	other := schedule(4)[0]
 	other.TaskQueue = "elsewhere"
 	cmds = append(cmds, other)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	resp := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        cmds,
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 2, LockFor: api.Duration(time.Minute)},
 	}}))(t)
@@ -52,11 +52,11 @@ func TestEager_AckClaimsNewAttempts(t *testing.T) {
 		t.Fatalf("queue elsewhere: %+v, want activity 4", got)
 	}
 	// Bound to the acknowledging worker; completing one reaches the workflow.
-	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
+	w := m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w1"}))(t)
 	if len(w.BoundActivities) != 2 {
 		t.Fatalf("worker w1 holds %d attempts, want the 2 eager ones: %+v", len(w.BoundActivities), w.BoundActivities)
 	}
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, resp.ActivityTasks[0].LockToken), Result: json.RawMessage(`"done"`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, resp.ActivityTasks[0].LockToken), Result: json.RawMessage(`"done"`)}))(t)
 	next := fetchTurn(t, s)
 	found := false
 	for _, e := range next.Messages {
@@ -79,11 +79,11 @@ func TestEager_InactiveWorkerGetsNone(t *testing.T) {
 	start(t, s, "eager-inactive")
 	turn := fetchTurn(t, s)
 	sweepUntil(t, s, 10*time.Second, "worker w1 inactive", func() bool {
-		w, err := s.GetWorker(ctxT(t), ns, "w1")
+		w, err := s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w1"})
 		return err == nil && w.State == api.WorkerInactive
 	})
 	l := listen(t, url)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	resp := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1),
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
 	}}))(t)
@@ -104,7 +104,7 @@ func TestEager_SkipsCancelled(t *testing.T) {
 	s := newStore(t)
 	start(t, s, "eager-skip")
 	turn := fetchTurn(t, s)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	resp := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1, 2),
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 2, Reason: "select_lost"}},
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 5, LockFor: api.Duration(time.Minute)},
@@ -125,7 +125,7 @@ func TestEager_ResultHandsOutTheTurn(t *testing.T) {
 	if a.WorkflowTaskQueue != "q" {
 		t.Fatalf("activity task workflow_task_queue = %q, want q", a.WorkflowTaskQueue)
 	}
-	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
+	resp := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask == nil {
 		t.Fatalf("answer %+v: want delivered with a workflow task", resp)
 	}
@@ -137,7 +137,7 @@ func TestEager_ResultHandsOutTheTurn(t *testing.T) {
 	if got := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); got != nil {
 		t.Fatalf("a poll took the held workflow: %+v", got)
 	}
-	done := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	done := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	if done.Status != api.StatusCompleted {
 		t.Fatalf("status after the eager turn: %s", done.Status)
@@ -151,16 +151,16 @@ func TestEager_ResultWithoutTurn(t *testing.T) {
 	startWithActivities(t, s, "eager-none", schedule(1, 2))
 	a1 := fetchAct(t, s, time.Minute)
 	a2 := fetchAct(t, s, time.Minute)
-	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "other", LockFor: api.Duration(time.Minute)}}))(t)
+	resp := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "other", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.WorkflowTask != nil {
 		t.Fatalf("eager turn for a workflow on another queue: %+v", resp.WorkflowTask)
 	}
 	held := fetchTurn(t, s) // a turn in flight holds the workflow
-	resp = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
+	resp = m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v: want delivered, no turn (the workflow is held)", resp)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, held.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, held.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	next := fetchTurn(t, s)
 	if len(next.Messages) != 1 || next.Messages[0].ActivityID != 2 {
 		t.Fatalf("the second result did not wait in the queue: %+v", next.Messages)
@@ -177,11 +177,11 @@ func TestEager_ResultWaitsForSiblings(t *testing.T) {
 	a1 := fetchAct(t, s, time.Minute)
 	a2 := fetchAct(t, s, time.Minute)
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
-	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
+	resp := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("first result: %+v, want delivered without a turn (a sibling is outstanding)", resp)
 	}
-	resp = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`), Eager: eager}))(t)
+	resp = m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a2.LockToken), Result: json.RawMessage(`2`), Eager: eager}))(t)
 	if resp.WorkflowTask == nil || len(resp.WorkflowTask.Messages) != 2 {
 		t.Fatalf("last result: %+v, want a turn with both results", resp)
 	}
@@ -197,7 +197,7 @@ func TestEager_ClaimedAttemptIsInsertedHeld(t *testing.T) {
 	start(t, s, "eager-held")
 	turn := fetchTurn(t, s)
 	upd0, _ := tableUpdates(t, pool, "worker_queue")
-	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	resp := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{
 			scheduleWith(1, api.ActivityOptions{StartToCloseTimeout: api.Duration(time.Minute),
 				HeartbeatTimeout: api.Duration(30 * time.Second), ScheduleToStartTimeout: api.Duration(time.Hour)}),
@@ -251,9 +251,9 @@ func TestAck_EndingTurnCancelsOnlyOutstanding(t *testing.T) {
 	if a1.ActivityID != 1 || a2.ActivityID != 2 {
 		t.Fatalf("fetched activities %d, %d; want 1, 2", a1.ActivityID, a2.ActivityID)
 	}
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`"one"`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`"one"`)}))(t)
 	turn := fetchTurn(t, s)
-	out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	out := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	if out.Status != api.StatusCompleted {
 		t.Fatalf("status %s", out.Status)
@@ -291,7 +291,7 @@ func TestLockNextTurns_EagerBranchLeavesTheQueue(t *testing.T) {
 	if _, err := s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "bystander"}}); err != nil {
 		t.Fatal(err)
 	}
-	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
+	resp := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v (turn %+v): want delivered without a turn", resp, resp.WorkflowTask)
 	}

@@ -105,7 +105,7 @@ func TestEagerTurns_OneStatementPerGroup(t *testing.T) {
 		if err != nil || turn == nil || turn.InstanceID != id {
 			t.Fatalf("first turn of %s: %+v %v", id, turn, err)
 		}
-		if _, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: storagetest.TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: pinned[id]}}); err != nil {
+		if _, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: storagetest.TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: pinned[id]}}); err != nil {
 			t.Fatal(err)
 		}
 	}

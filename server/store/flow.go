@@ -20,7 +20,8 @@ const (
 // SetTaskQueueLimits sets the rate limits of a task queue's turns and
 // attempts (a rate of 0 removes that limit), in one transaction. A limit's
 // burst is one second's worth of its rate, at least 1.
-func (s *Store) SetTaskQueueLimits(ctx context.Context, ns, name string, l api.TaskQueueLimits) error {
+func (s *Store) SetTaskQueueLimits(ctx context.Context, p *storage.SetTaskQueueLimitsParams) error {
+	ns, name, l := p.Namespace, p.Name, p.Limits
 	return s.inTx(ctx, func(t *txn) error {
 		if exists, err := t.q.NamespaceExists(ctx, ns); err != nil {
 			return fmt.Errorf("namespace: %w", err)

@@ -45,8 +45,8 @@ func TestFlowRateLimit_AcrossReplicas(t *testing.T) {
 		m(rs[0].StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
 			InstanceID: fmt.Sprintf("w-%03d", i), Input: json.RawMessage(`{}`)}}))(t)
 	}
-	must0(t, rs[0].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{WorkflowTasksPerSecond: 10}))
-	tq := m(rs[1].DescribeTaskQueue(ctx, ns, "q"))(t)
+	must0(t, rs[0].SetTaskQueueLimits(ctx, &storage.SetTaskQueueLimitsParams{Namespace: ns, Name: "q", Limits: api.TaskQueueLimits{WorkflowTasksPerSecond: 10}}))
+	tq := m(rs[1].DescribeTaskQueue(ctx, &storage.TaskQueueRef{Namespace: ns, Name: "q"}))(t)
 	if tq.Limits == nil || tq.Limits.WorkflowTasksPerSecond != 10 {
 		t.Fatalf("describe: limits %+v", tq.Limits)
 	}
@@ -57,7 +57,7 @@ func TestFlowRateLimit_AcrossReplicas(t *testing.T) {
 		t.Fatalf("%.1f turns a second across two replicas, want 10 ± 1", perSecond)
 	}
 	// Removing the limit lets the backlog go at once.
-	must0(t, rs[1].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{}))
+	must0(t, rs[1].SetTaskQueueLimits(ctx, &storage.SetTaskQueueLimitsParams{Namespace: ns, Name: "q", Limits: api.TaskQueueLimits{}}))
 	if got := m(rs[1].FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", BuildID: "", LockFor: time.Minute, Max: 16}))(t); len(got) != 16 {
 		t.Fatalf("without the limit a fetch took %d turns, want 16", len(got))
 	}
@@ -100,7 +100,7 @@ func dispatchRate(t *testing.T, rs []*store.Store, fetch func(r *store.Store, wo
 func TestFlowRateLimit_ActivitiesAcrossReplicas(t *testing.T) {
 	rs := replicas(t, 2)
 	ctx := ctxT(t)
-	must0(t, rs[0].SetTaskQueueLimits(ctx, ns, "q", api.TaskQueueLimits{ActivityTasksPerSecond: 10}))
+	must0(t, rs[0].SetTaskQueueLimits(ctx, &storage.SetTaskQueueLimitsParams{Namespace: ns, Name: "q", Limits: api.TaskQueueLimits{ActivityTasksPerSecond: 10}}))
 	m(rs[0].StartWorkflow(ctx, &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "fan",
 		Input: json.RawMessage(`{}`)}}))(t)
 	task := m(storagetest.FirstTurn(rs[0].FetchWorkflowTasks(ctx, &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w0", LockFor: time.Minute})))(t)
@@ -111,7 +111,7 @@ func TestFlowRateLimit_ActivitiesAcrossReplicas(t *testing.T) {
 	for i := range ids {
 		ids[i] = int64(i + 1)
 	}
-	ack := m(rs[0].CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	ack := m(rs[0].AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: schedule(ids...), EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 16}}}))(t)
 	if len(ack.ActivityTasks) != 0 {
 		t.Fatalf("the ack claimed %d attempts of a rate-limited queue eagerly", len(ack.ActivityTasks))

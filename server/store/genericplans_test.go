@@ -40,12 +40,12 @@ func TestHotPathStatementsUseGenericPlans(t *testing.T) {
 	}
 	for range ids {
 		task := fetchTurn(t, s)
-		m(s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: "default", Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+		m(s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: "default", Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	}
 	for _, id := range ids {
 		a := fetchAct(t, s, time.Minute)
-		m(s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
-		m(s.DescribeWorkflow(ctx, "default", id))(t)
+		m(s.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: "default", Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
+		m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: "default", InstanceID: id}))(t)
 	}
 	rows, err := pool.Query(ctx, `SELECT substring(statement FROM '-- name: (\w+)'), generic_plans, custom_plans
 		FROM pg_prepared_statements WHERE statement LIKE '-- name: %'`)

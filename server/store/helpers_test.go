@@ -39,7 +39,6 @@ var (
 	attemptTok          = storagetest.AttemptTok
 	ctxT                = storagetest.CtxT
 	must0               = storagetest.Must0
-	must2               = storagetest.Must2
 )
 
 // m is storagetest.M: m(f())(t).

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
 	"github.com/tetherhq/tether/server/storage"
@@ -85,7 +83,8 @@ func (s *Store) historyPage(ctx context.Context, ns, instanceID string, executio
 // ExecutionOfRunID returns the execution of instanceID whose run id is
 // runID: the current one, or a past one whose WorkflowStarted event
 // recorded it. storage.ErrNotFound when none has.
-func (s *Store) ExecutionOfRunID(ctx context.Context, ns, instanceID string, runID uuid.UUID) (int64, error) {
+func (s *Store) ExecutionOfRunID(ctx context.Context, p *storage.ExecutionOfRunIDParams) (int64, error) {
+	ns, instanceID, runID := p.Namespace, p.InstanceID, p.RunID
 	exec, err := gen.New(s.pool).ExecutionOfRunID(ctx, gen.ExecutionOfRunIDParams{Namespace: ns, InstanceID: instanceID, RunID: runID})
 	if noRows(err) {
 		return 0, fmt.Errorf("run %s of %s: %w", runID, instanceID, storage.ErrNotFound)

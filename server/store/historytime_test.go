@@ -46,7 +46,7 @@ func TestHistory_TimesNeverGoBack(t *testing.T) {
 	if len(task.Messages) != 3 {
 		t.Fatalf("messages %+v", task.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartTimer, TimerID: 2, FireAfter: api.Duration(time.Hour)}}}}))(t)
 	h := history(t, s, "mono")
 	nonDecreasing(t, "mono", h)
@@ -101,7 +101,7 @@ func TestHistory_TimesNeverGoBackUnderConcurrentSignals(t *testing.T) {
 						continue
 					}
 				}
-				if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); err != nil {
+				if _, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -130,7 +130,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			for a := range ids {
 				ids[a] = int64(a + 1)
 			}
-			m(s0.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}}))(t)
+			m(s0.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(ids...)}}))(t)
 		}
 		// The workers and the attempts each one holds, dealt round robin so
 		// that every workflow's attempts are spread over them.
@@ -242,7 +242,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 					if task == nil {
 						continue
 					}
-					_, err = s.CompleteWorkflowTask(bgCtx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: endWorkflow})
+					_, err = s.AckWorkflowTask(bgCtx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: endWorkflow})
 					check("ack", err)
 					if err == nil {
 						acks.Add(1)
@@ -263,14 +263,14 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 			reports.Add(1)
 			go func() {
 				defer reports.Done()
-				out, err := s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tok), Result: json.RawMessage(`1`), Eager: eager})
+				out, err := s.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, tok), Result: json.RawMessage(`1`), Eager: eager})
 				check("complete", err)
 				if err == nil && out.Outcome == storage.OutcomeDelivered {
 					delivered.Add(1)
 				}
 				if err == nil && out.WorkflowTask != nil {
 					eagerTurns.Add(1)
-					_, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, out.WorkflowTask.LockToken), Request: endWorkflow})
+					_, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, out.WorkflowTask.LockToken), Request: endWorkflow})
 					check("eager ack", err)
 					if err == nil {
 						acks.Add(1)
@@ -288,7 +288,7 @@ func TestLockOrder_NoDeadlocks(t *testing.T) {
 		})
 		// Their reports come late.
 		for tok := range heldBack {
-			_, err := stores[0].CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tok), Result: json.RawMessage(`1`)})
+			_, err := stores[0].AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, tok), Result: json.RawMessage(`1`)})
 			check("late complete", err)
 		}
 		close(done)
@@ -446,7 +446,7 @@ func TestLockOrder_CompletionDeadlockVictimRunsAgain(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		out, err := s.CompleteActivityTask(ctx, &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}})
+		out, err := s.AckActivityTask(ctx, &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}})
 		got <- answer{out, err}
 	}()
 	eventually(t, 10*time.Second, "the result to wait for the signal", func() bool {

@@ -45,13 +45,13 @@ func TestTurnLock_MessageLockIsHOT(t *testing.T) {
 	// Each turn schedules an activity; its result locks the next turn
 	// eagerly (one message each).
 	for _, task := range turns {
-		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+		m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	}
 	upd2, hot2 := tableUpdates(t, pool, "orchestrator_queue")
 	eager := make([]*api.WorkflowTask, 0, n)
 	for range n {
 		a := fetchAct(t, s, time.Minute)
-		resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
+		resp := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`"r"`), Eager: &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}}))(t)
 		if resp.WorkflowTask == nil {
 			t.Fatalf("result of %s: no eager turn (%+v)", a.InstanceID, resp)
 		}
@@ -62,7 +62,7 @@ func TestTurnLock_MessageLockIsHOT(t *testing.T) {
 		t.Fatalf("locking %d eager turns updated %d messages, %d of them HOT; want %d, all HOT", n, upd3-upd2, hot3-hot2, n)
 	}
 	for _, task := range eager {
-		out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		out := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 		if out.Status != api.StatusCompleted {
 			t.Fatalf("%s: status %s after its last turn", task.InstanceID, out.Status)
@@ -90,7 +90,7 @@ func TestTurnLock_InstanceLockIsHOT(t *testing.T) {
 	upd0, hot0 := tableUpdates(t, pool, "instances")
 	for range n {
 		task := fetchTurn(t, s)
-		out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+		out := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 		if out.Status != api.StatusRunning {
 			t.Fatalf("%s: status %s", task.InstanceID, out.Status)
 		}

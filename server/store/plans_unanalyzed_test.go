@@ -67,6 +67,7 @@ func TestUnanalyzedPlansFindRowsByKey(t *testing.T) {
 		"DeleteInstances":          "retention: deletes instances closed for days, on analyzed tables",
 		"ApplyClosePolicy":         "a parent's children, through instances_parent once analyzed",
 		"CancelChildren":           "a parent's children, through instances_parent once analyzed",
+		"StopWaitingCronChildren":  "a parent's cancel of its cron children between two runs: rare, a few children per turn",
 		"RunningScheduleWorkflows": "a schedule's workflows: a few per schedule, on request",
 		"ClaimBufferedSchedule":    "a schedule's buffered fire, once its overlap policy lets it",
 		"TakeExpiredInstances":     "retention, one namespace at a time: closed instances by closing time, on analyzed tables",

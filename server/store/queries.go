@@ -30,19 +30,17 @@ const QueryClaim = 10 * time.Second
 
 // InsertQuery records a query of an execution of an instance (running or
 // closed; executionID 0: the current one) and wakes the query pollers of
-// its task queue; it returns the query's id and the task queue.
-// storage.ErrNotFound: no such instance or execution.
-func (s *Store) InsertQuery(ctx context.Context, p *storage.InsertQueryParams) (queryID, taskQueue string, err error) {
+// its task queue; it returns the query's id. storage.ErrNotFound: no such
+// instance or execution.
+func (s *Store) InsertQuery(ctx context.Context, p *storage.InsertQueryParams) (string, error) {
 	ns, instanceID, executionID, name, input, header := p.Namespace, p.InstanceID, p.ExecutionID, p.Name, p.Input, p.Header
 	id := uuid.New()
 	var hdr []byte
 	if len(header) > 0 {
 		hdr = mustJSON(header)
 	}
-	var tq string
-	err = s.inTx(ctx, func(t *txn) error {
-		var err error
-		tq, err = t.q.InsertQuery(ctx, gen.InsertQueryParams{
+	err := s.inTx(ctx, func(t *txn) error {
+		tq, err := t.q.InsertQuery(ctx, gen.InsertQueryParams{
 			QueryID:     id,
 			QueryName:   name,
 			Input:       input,
@@ -57,17 +55,18 @@ func (s *Store) InsertQuery(ctx context.Context, p *storage.InsertQueryParams) (
 		return err
 	})
 	if noRows(err) {
-		return "", "", storage.ErrNotFound
+		return "", storage.ErrNotFound
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("insert query: %w", err)
+		return "", fmt.Errorf("insert query: %w", err)
 	}
-	return id.String(), tq, nil
+	return id.String(), nil
 }
 
 // ClaimQuery hands the oldest unclaimed query of a task queue to workerID,
 // with the history of the execution it asks about; nil when there is none.
-func (s *Store) ClaimQuery(ctx context.Context, ns, taskQueue, workerID string) (*api.QueryTask, error) {
+func (s *Store) ClaimQuery(ctx context.Context, p *storage.ClaimQueryParams) (*api.QueryTask, error) {
+	ns, taskQueue, workerID := p.Namespace, p.TaskQueue, p.WorkerID
 	q := gen.New(s.pool)
 	r, err := q.ClaimQuery(ctx, gen.ClaimQueryParams{WorkerID: &workerID, ClaimMs: QueryClaim.Milliseconds(), Namespace: ns, TaskQueue: taskQueue})
 	if noRows(err) {
@@ -147,8 +146,8 @@ func (s *Store) AnswerQuery(ctx context.Context, p *storage.AnswerQueryParams) (
 	return true, nil
 }
 
-// GetQueryAnswer reads a query's answer (Answered false while there is none).
-func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (storage.QueryAnswer, error) {
+// getQueryAnswer reads a query's answer (Answered false while there is none).
+func (s *Store) getQueryAnswer(ctx context.Context, ns, queryID string) (storage.QueryAnswer, error) {
 	id, err := uuid.Parse(queryID)
 	if err != nil {
 		return storage.QueryAnswer{}, storage.ErrNotFound
@@ -170,8 +169,8 @@ func (s *Store) GetQueryAnswer(ctx context.Context, ns, queryID string) (storage
 	return a, nil
 }
 
-// DeleteQuery forgets a query (its request has its answer, or gave up).
-func (s *Store) DeleteQuery(ctx context.Context, ns, queryID string) error {
+// deleteQuery forgets a query (its request has its answer, or gave up).
+func (s *Store) deleteQuery(ctx context.Context, ns, queryID string) error {
 	id, err := uuid.Parse(queryID)
 	if err != nil {
 		return nil

@@ -22,7 +22,7 @@ func completeAll(t *testing.T, s *store.Store, tokens []string, results []json.R
 	outs := make([]api.ActivityAckResponse, len(tokens))
 	errs := make([]error, len(tokens))
 	together(len(tokens), func(i int) {
-		outs[i], errs[i] = s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tokens[i]), Result: results[i], Eager: eager[i]})
+		outs[i], errs[i] = s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, tokens[i]), Result: results[i], Eager: eager[i]})
 	})
 	return outs, errs
 }
@@ -200,7 +200,7 @@ func TestResultGroup_AFailingResultFailsOnlyItself(t *testing.T) {
 	}
 	// Nothing of x-04's failed report was kept: its attempt is still held,
 	// and a new report is delivered.
-	out := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, tokens[4]), Result: json.RawMessage(`4`)}))(t)
+	out := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, tokens[4]), Result: json.RawMessage(`4`)}))(t)
 	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("x-04 again: %+v", out)
 	}
@@ -220,20 +220,20 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 		byID[a.InstanceID] = a
 	}
 	c := byID["c"].LockToken
-	first := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`1`)}))(t)
-	again := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`1`)}))(t)
+	first := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`1`)}))(t)
+	again := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`1`)}))(t)
 	if first.Outcome != storage.OutcomeDelivered || again != first {
 		t.Fatalf("complete: first %+v, again %+v", first, again)
 	}
-	if _, err := s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Error: api.Error{Message: "x"}, Details: nil}); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: attemptTok(t, c), Error: api.Error{Message: "x"}, Details: nil}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("a fail with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, c), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another result with a completed attempt's token: err = %v, want ErrDuplicateReport", err)
 	}
 	f := byID["f"].LockToken
-	ff := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, f), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
-	fa := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, f), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
+	ff := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: attemptTok(t, f), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
+	fa := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: attemptTok(t, f), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
 	if ff.Outcome == "" || fa != ff {
 		t.Fatalf("fail: first %+v, again %+v", ff, fa)
 	}
@@ -245,15 +245,15 @@ func TestRepeatedReports_GetTheFirstAnswer(t *testing.T) {
 		return task != nil && task.InstanceID == "t"
 	})
 	req := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}
-	ta := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req}))(t)
-	tb := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req}))(t)
+	ta := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: req}))(t)
+	tb := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: req}))(t)
 	if ta.Status != api.StatusCompleted || tb.Status != ta.Status || tb.NextEventID != ta.NextEventID || tb.ExecutionID != ta.ExecutionID {
 		t.Fatalf("turn ack: first %+v, again %+v", ta, tb)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another ack with a spent turn token: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, Request: req}); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: storage.TurnToken{InstanceID: "t", Lock: uuid.New()}, Request: req}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("an ack with a token never handed out: err = %v, want ErrLockLost", err)
 	}
 }

@@ -48,7 +48,7 @@ func newResults() *coalescer[*resultCall] {
 	return &coalescer[*resultCall]{maxLeaders: maxResultLeaders, maxGroup: maxResultGroup}
 }
 
-// CompleteActivityTask acknowledges an attempt with its result. The result
+// completeActivityTask acknowledges an attempt with its result. The result
 // of an attempt whose cancellation was requested (unless its activity waits
 // for its cancellation: waitsForOutcome), or of an execution that is over,
 // is dropped (outcome "stale"). When p.Eager is set and the result was
@@ -57,7 +57,7 @@ func newResults() *coalescer[*resultCall] {
 // p.Eager.TaskQueue and no one holds the workflow — and returns it in
 // WorkflowTask (eager workflow task). Concurrent results share the
 // transaction and its statements; each one's outcome is its own.
-func (s *Store) CompleteActivityTask(ctx context.Context, p *storage.CompleteActivityTaskParams) (api.ActivityAckResponse, error) {
+func (s *Store) completeActivityTask(ctx context.Context, p *storage.AckActivityTaskParams) (api.ActivityAckResponse, error) {
 	ns, token, result, eager := p.Namespace, p.Token, p.Result, p.Eager
 	tok := uuid.UUID(token)
 	c := &resultCall{callState: callState{ns: ns}, tok: tok, result: result, eager: eager, digest: reportDigest(result)}

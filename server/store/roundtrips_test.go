@@ -106,7 +106,7 @@ func TestRoundTrips_AckWithEagerClaim(t *testing.T) {
 	start(t, s, "claim-trips")
 	turn := fetchTurn(t, s) // by "w1"
 	c.Trips()
-	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	resp := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        schedule(1),
 		EagerActivities: &api.EagerActivities{TaskQueues: []string{"q"}, Max: 1, LockFor: api.Duration(time.Minute)},
 	}}))(t)
@@ -135,7 +135,7 @@ func TestRoundTrips_ResultWithEagerTurn(t *testing.T) {
 	l := listen(t, url)
 	c.Trips()
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
-	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
+	resp := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
 	if n := c.Trips(); n != 2 {
 		t.Errorf("the result took %d round trips, want 2", n)
 	}
@@ -166,7 +166,7 @@ func TestEager_ResultWithoutTurnWakesPollers(t *testing.T) {
 	fetchAct(t, s, time.Minute)
 	l := listen(t, url)
 	eager := &api.EagerWorkflowTask{TaskQueue: "q", LockFor: api.Duration(time.Minute)}
-	resp := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
+	resp := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: attemptTok(t, a1.LockToken), Result: json.RawMessage(`1`), Eager: eager}))(t)
 	if resp.Outcome != storage.OutcomeDelivered || resp.WorkflowTask != nil {
 		t.Fatalf("answer %+v, want delivered without a turn", resp)
 	}
@@ -188,7 +188,7 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 	turn := fetchTurn(t, s)
 	complete := api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}
 	c.Trips()
-	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: complete}))(t)
+	resp := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: complete}))(t)
 	if n := c.Trips(); n != 2 {
 		t.Errorf("the closing ack took %d round trips, want 2", n)
 	}
@@ -201,7 +201,7 @@ func TestRoundTrips_ClosingAck(t *testing.T) {
 	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "closing-refused", Name: "poke", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: complete}); !errors.Is(err, storage.ErrUnhandledSignals) {
+	if _, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: complete}); !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("closing ack with an unseen signal: %v, want ErrUnhandledSignals", err)
 	}
 }
@@ -231,7 +231,7 @@ func TestRoundTrips_StartHandingItsFirstTurn(t *testing.T) {
 	if other := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", LockFor: time.Minute})))(t); other != nil {
 		t.Fatalf("a poll took the handed turn too: %+v", other)
 	}
-	ack := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+	ack := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	if ack.Status != api.StatusRunning {
 		t.Fatalf("ack of the handed turn: %+v", ack)
 	}

@@ -134,7 +134,8 @@ func nextFire(spec *engine.Spec, id string, after time.Time, remaining *int32) (
 
 // CreateSchedule stores a new schedule (ErrScheduleExists when the id is
 // taken) and wakes the schedulers.
-func (s *Store) CreateSchedule(ctx context.Context, ns string, req api.ScheduleRequest) error {
+func (s *Store) CreateSchedule(ctx context.Context, p *storage.CreateScheduleParams) error {
+	ns, req := p.Namespace, p.Request
 	c, err := checkSchedule(req)
 	if err != nil {
 		return err
@@ -172,7 +173,8 @@ func lockSchedule(ctx context.Context, t *txn, ns, id string) (*scheduleRow, err
 
 // DescribeSchedule returns a schedule, its next slots, its newest actions
 // and its running workflows (storage.ErrNotFound).
-func (s *Store) DescribeSchedule(ctx context.Context, ns, id string) (api.Schedule, error) {
+func (s *Store) DescribeSchedule(ctx context.Context, p *storage.ScheduleRef) (api.Schedule, error) {
+	ns, id := p.Namespace, p.ID
 	q := gen.New(s.pool)
 	r, err := q.GetSchedule(ctx, gen.GetScheduleParams{Namespace: ns, ScheduleID: id})
 	if noRows(err) {
@@ -219,7 +221,8 @@ func (s *Store) DescribeSchedule(ctx context.Context, ns, id string) (api.Schedu
 
 // ListSchedules pages through a namespace's schedules by id; the page
 // token is the last id of the previous page.
-func (s *Store) ListSchedules(ctx context.Context, ns string, f storage.ScheduleFilter) (api.ListSchedulesResponse, error) {
+func (s *Store) ListSchedules(ctx context.Context, f *storage.ScheduleFilter) (api.ListSchedulesResponse, error) {
+	ns := f.Namespace
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -256,9 +259,9 @@ func (s *Store) ListSchedules(ctx context.Context, ns string, f storage.Schedule
 	return out, nil
 }
 
-// UpdateSchedule replaces a schedule's spec, action and policies; its
+// updateSchedule replaces a schedule's spec, action and policies; its
 // next slot is computed from now and a buffered slot is dropped.
-func (s *Store) UpdateSchedule(ctx context.Context, ns, id string, req api.ScheduleRequest) error {
+func (s *Store) updateSchedule(ctx context.Context, ns, id string, req api.ScheduleRequest) error {
 	c, err := checkSchedule(req)
 	if err != nil {
 		return err
@@ -281,9 +284,9 @@ func (s *Store) UpdateSchedule(ctx context.Context, ns, id string, req api.Sched
 	})
 }
 
-// PauseSchedule pauses or unpauses a schedule with a note. Unpausing
+// pauseSchedule pauses or unpauses a schedule with a note. Unpausing
 // computes the next slot from now: the slots of the pause do not fire.
-func (s *Store) PauseSchedule(ctx context.Context, ns, id string, paused bool, note string) error {
+func (s *Store) pauseSchedule(ctx context.Context, ns, id string, paused bool, note string) error {
 	now := s.opts.Now().UTC()
 	return s.inTx(ctx, func(t *txn) error {
 		sc, err := lockSchedule(ctx, t, ns, id)
@@ -304,7 +307,8 @@ func (s *Store) PauseSchedule(ctx context.Context, ns, id string, paused bool, n
 }
 
 // DeleteSchedule deletes a schedule and its actions (storage.ErrNotFound).
-func (s *Store) DeleteSchedule(ctx context.Context, ns, id string) error {
+func (s *Store) DeleteSchedule(ctx context.Context, p *storage.ScheduleRef) error {
+	ns, id := p.Namespace, p.ID
 	n, err := gen.New(s.pool).DeleteSchedule(ctx, gen.DeleteScheduleParams{Namespace: ns, ScheduleID: id})
 	if err != nil {
 		return fmt.Errorf("delete schedule: %w", err)
@@ -315,11 +319,11 @@ func (s *Store) DeleteSchedule(ctx context.Context, ns, id string) error {
 	return nil
 }
 
-// TriggerSchedule fires the action now (the slot is now, to the
+// triggerSchedule fires the action now (the slot is now, to the
 // millisecond), with overlap ("": the schedule's policy). A paused
 // schedule may be triggered; triggers do not count against the remaining
 // actions.
-func (s *Store) TriggerSchedule(ctx context.Context, ns, id, overlap string) (api.ScheduleTriggerResponse, error) {
+func (s *Store) triggerSchedule(ctx context.Context, ns, id, overlap string) (api.ScheduleTriggerResponse, error) {
 	var out api.ScheduleTriggerResponse
 	now := s.opts.Now().UTC()
 	err := s.inTx(ctx, func(t *txn) error {
@@ -339,9 +343,9 @@ func (s *Store) TriggerSchedule(ctx context.Context, ns, id, overlap string) (ap
 	return out, err
 }
 
-// BackfillSchedule fires each slot of the spec in [StartAt, EndAt] with
+// backfillSchedule fires each slot of the spec in [StartAt, EndAt] with
 // the request's overlap policy, oldest first, in one transaction.
-func (s *Store) BackfillSchedule(ctx context.Context, ns, id string, req api.ScheduleBackfillRequest) (api.ScheduleBackfillResponse, error) {
+func (s *Store) backfillSchedule(ctx context.Context, ns, id string, req api.ScheduleBackfillRequest) (api.ScheduleBackfillResponse, error) {
 	out := api.ScheduleBackfillResponse{Started: []string{}}
 	if req.EndAt.Before(req.StartAt) {
 		return out, &storage.InvalidError{Field: "end_at", Message: "must not be before start_at"}
@@ -384,11 +388,11 @@ func (s *Store) BackfillSchedule(ctx context.Context, ns, id string, req api.Sch
 	return out, err
 }
 
-// FireDueSchedule claims one due schedule (or one whose buffered slot may
+// fireDueSchedule claims one due schedule (or one whose buffered slot may
 // start) that no other transaction holds and fires its due slots in the
 // claim's transaction. The namespaces are tried in turn (each claim names
 // one: docs/architecture.md, "Distributed by namespace").
-func (s *Store) FireDueSchedule(ctx context.Context) (found bool, err error) {
+func (s *Store) fireDueSchedule(ctx context.Context) (found bool, err error) {
 	nss, err := gen.New(s.pool).ListNamespaceNames(ctx)
 	if err != nil {
 		return false, fmt.Errorf("claim schedule: %w", err)
@@ -401,7 +405,7 @@ func (s *Store) FireDueSchedule(ctx context.Context) (found bool, err error) {
 	return false, nil
 }
 
-// fireDueIn is FireDueSchedule in namespace ns.
+// fireDueIn is fireDueSchedule in namespace ns.
 func (s *Store) fireDueIn(ctx context.Context, ns string) (found bool, err error) {
 	now := s.opts.Now().UTC()
 	err = s.inTx(ctx, func(t *txn) error {
@@ -428,9 +432,9 @@ func (s *Store) fireDueIn(ctx context.Context, ns string) (found bool, err error
 	return found, err
 }
 
-// NextScheduleWake is the earliest fire time of the unpaused schedules
+// nextScheduleWake is the earliest fire time of the unpaused schedules
 // and whether a buffered slot waits.
-func (s *Store) NextScheduleWake(ctx context.Context) (time.Time, bool, error) {
+func (s *Store) nextScheduleWake(ctx context.Context) (time.Time, bool, error) {
 	r, err := gen.New(s.pool).NextScheduleFire(ctx)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next schedule fire: %w", err)

@@ -84,7 +84,7 @@ func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.CompleteWorkflowTask(ctx, &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		_, err := s.AckWorkflowTask(ctx, &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}})
 		done <- err
 	}()
@@ -95,7 +95,7 @@ func TestSignal_CommittedWhileTheEndingAckWaitsRefusesIt(t *testing.T) {
 	if err := <-done; !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("ending ack after the signal committed: %v, want ErrUnhandledSignals", err)
 	}
-	if w := m(s.DescribeWorkflow(ctx, ns, "race-ack"))(t); w.Status != api.StatusRunning {
+	if w := m(s.DescribeWorkflow(ctx, &storage.WorkflowRef{Namespace: ns, InstanceID: "race-ack"}))(t); w.Status != api.StatusRunning {
 		t.Fatalf("workflow %s after the refused ack, want running", w.Status)
 	}
 }

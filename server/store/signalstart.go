@@ -9,19 +9,19 @@ import (
 	"github.com/tetherhq/tether/server/storage"
 )
 
-// SignalWithStartWorkflow signals instanceID, starting it first when it is
+// signalWithStart signals instanceID, starting it first when it is
 // not running (unknown, or finished: then as its next execution), in one
 // transaction. A started execution's first turn sees WorkflowStarted and
 // the signal together, so the signal is in its channel when the workflow
 // code's first line runs. A start that races another start of the same id
 // signals the execution that won.
-func (s *Store) SignalWithStartWorkflow(ctx context.Context, p *storage.SignalWithStartWorkflowParams) (api.SignalWithStartResponse, error) {
-	ns, instanceID, req := p.Namespace, p.InstanceID, p.Request
-	var resp api.SignalWithStartResponse
+func (s *Store) signalWithStart(ctx context.Context, p *storage.StartWorkflowParams) (storage.StartWorkflowResult, error) {
+	ns, instanceID, req := p.Namespace, p.Request.InstanceID, p.Request
+	var resp storage.StartWorkflowResult
 	err := s.inTx(ctx, func(t *txn) error {
-		resp = api.SignalWithStartResponse{InstanceID: instanceID}
+		resp = storage.StartWorkflowResult{StartWorkflowResponse: api.StartWorkflowResponse{InstanceID: instanceID}}
 		signal := eventMessage(instanceID, nil, api.Event{Kind: api.EventSignalReceived,
-			SignalName: req.SignalName, Input: req.SignalInput, Header: req.Header}, 0)
+			SignalName: p.Signal.Name, Input: p.Signal.Input, Header: p.Signal.Header}, 0)
 		// Two rounds at most: a start refused because another one committed
 		// meanwhile finds the instance running at the second signal.
 		if err := admitMessage(ctx, t, ns, instanceID, len(signal.Payload)); err != nil {
@@ -58,6 +58,11 @@ func (s *Store) SignalWithStartWorkflow(ctx context.Context, p *storage.SignalWi
 			// The signal follows the start message: the first turn takes both.
 			if err := enqueueTo(ctx, t, ns, instanceID, req.TaskQueue, []outMessage{signal}); err != nil {
 				return fmt.Errorf("signal with start: %w", err)
+			}
+			if req.Concurrency != nil {
+				if err := s.admitConcurrency(ctx, t, ns, instanceID, req.Concurrency); err != nil {
+					return err
+				}
 			}
 			resp.ExecutionID, resp.RunID, resp.Status, resp.Started = row.ExecutionID, row.RunID.String(), row.Status, true
 			t.observe(observation{kind: observeStarted, ns: ns, typ: req.WorkflowType})

@@ -142,10 +142,14 @@ func (c *startCall) reset() { c.out, c.turn = api.StartWorkflowResponse{}, nil }
 // start whose id a running instance holds may still hand over that
 // instance's due turn (returned with storage.ErrAlreadyRunning): it is work
 // of the same queue. The caller must deliver the turn, or release it
-// (ReleaseTurn).
+// (AckWorkflowTask, storage.AckRelease). With p.Signal it is
+// signalWithStart.
 func (s *Store) StartWorkflow(ctx context.Context, p *storage.StartWorkflowParams) (storage.StartWorkflowResult, error) {
+	if p.Signal != nil {
+		return s.signalWithStart(ctx, p)
+	}
 	resp, turn, err := s.startWorkflow(ctx, p.Namespace, p.Request, p.Taker)
-	return storage.StartWorkflowResult{StartWorkflowResponse: resp, Turn: turn}, err
+	return storage.StartWorkflowResult{StartWorkflowResponse: resp, Turn: turn, Started: err == nil}, err
 }
 
 // startWorkflow is StartWorkflow.
@@ -167,6 +171,10 @@ func (s *Store) startWorkflow(ctx context.Context, ns string, req api.StartWorkf
 	row := newStartRow(id, req.WorkflowType, req.TaskQueue, req.Input, ms(req.ExecutionTimeout.D()), attrs, req.Memo, req.Header)
 	row.CronSchedule, row.DelayMS = cronSchedule, ms(delay)
 	row.withPriority(req.Priority)
+	if req.Concurrency != nil {
+		resp, err := s.startWithConcurrency(ctx, ns, row, req.Concurrency)
+		return resp, nil, err
+	}
 	c := &startCall{callState: callState{ns: ns}, row: row}
 	if row.CronSchedule == nil && row.DelayMS == 0 {
 		c.taker = taker
@@ -268,10 +276,10 @@ func firstTurns(t *txn, s *Store, ns string, calls []*startCall) *gen.LockNextTu
 	return &p
 }
 
-// ReleaseTurn releases a turn that StartWorkflow locked for a taker and the
+// releaseTurn releases a turn that StartWorkflow locked for a taker and the
 // caller could not deliver, and wakes the pollers of its queue. A turn
 // whose lock is no longer its own is left alone.
-func (s *Store) ReleaseTurn(ctx context.Context, ns string, token storage.TurnToken) error {
+func (s *Store) releaseTurn(ctx context.Context, ns string, token storage.TurnToken) error {
 	return s.inTx(ctx, func(t *txn) error {
 		queue, err := t.q.ReleaseTurn(ctx, gen.ReleaseTurnParams{Namespace: ns, InstanceID: token.InstanceID, LockToken: &token.Lock})
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -24,16 +24,23 @@ const cancelledRetention = 5 * time.Minute
 // steps run namespace by namespace (namespaces: the namespaces table): each
 // statement that claims rows names one namespace, so that on a database
 // distributed by namespace it runs on the one node that holds it
-// (docs/architecture.md, "Distributed by namespace").
+// (docs/architecture.md, "Distributed by namespace"). With o.Purge it runs
+// a pass of the retention job instead (purgeClosed).
 func (s *Store) Sweep(ctx context.Context, o *storage.SweepParams) (storage.SweepResult, error) {
+	if o != nil && o.Purge != nil {
+		n, err := s.purgeClosed(ctx, o.Purge.Batch, o.Purge.MaxBatches)
+		return storage.SweepResult{Purged: n}, err
+	}
 	res := storage.SweepResult{Timeouts: map[string]int{}}
 	steps := []func(context.Context, string, *storage.SweepResult) error{
 		s.sweepWorkerLeases, s.sweepLocks, s.sweepScheduleToStart, s.sweepAttemptTimeouts,
 		s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
+		s.sweepConcurrency,
 	}
 	if o != nil && o.HoldExpiry {
 		steps = []func(context.Context, string, *storage.SweepResult) error{
 			s.sweepScheduleToStart, s.sweepScheduleToClose, s.sweepExecutionTimeouts, s.sweepCleanup, s.sweepReceipts, s.sweepQueries,
+			s.sweepConcurrency,
 		}
 	}
 	nss, err := gen.New(s.pool).ListNamespaceNames(ctx)

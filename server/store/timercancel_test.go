@@ -47,7 +47,7 @@ func TestTimer_CancelDeletesTheTimerAndRecordsIt(t *testing.T) {
 		if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventTimerFired || task.Messages[0].TimerID != 3 {
 			t.Fatalf("messages %+v", task.Messages)
 		}
-		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+		m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	}
 	for _, id := range ids {
 		must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: nil}))
@@ -92,7 +92,7 @@ func TestTimer_CancelDeletesTheTimerAndRecordsIt(t *testing.T) {
 	if task := fetchTurnOrNil(t, s); task != nil {
 		t.Fatalf("a turn after the cancel: %+v", task.Messages)
 	}
-	if _, ok := must2(t)(s.NextWorkflowWake(ctxT(t), ns, "q")); ok {
+	if w := m(s.NextWake(ctxT(t), &storage.NextWakeParams{Namespace: ns, Kind: storage.WorkflowTasks, TaskQueues: []string{"q"}}))(t); w.Scheduled {
 		t.Fatal("a wake-up is still due")
 	}
 	for _, id := range ids {
@@ -103,7 +103,7 @@ func TestTimer_CancelDeletesTheTimerAndRecordsIt(t *testing.T) {
 	// A timer never started is refused, and nothing is written.
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: ids[0], Name: "go", Input: nil}))
 	task := fetchTurn(t, s)
-	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	_, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCancelTimer, TimerID: 9}}}})
 	var inv *storage.InvalidError
 	if !errors.As(err, &inv) || inv.Field != "commands[0].timer_id" {
@@ -120,7 +120,7 @@ func TestTimer_CancelOfATimerFiredInTheSameTurnIsIgnored(t *testing.T) {
 	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventTimerFired {
 		t.Fatalf("messages %+v", task.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCancelTimer, TimerID: 1}}}}))(t)
 	h := history(t, s, "tf")
 	if !slices.Equal(kinds(h), []string{api.EventWorkflowStarted, api.EventTimerCreated, api.EventTimerFired}) {

@@ -46,7 +46,7 @@ func TestFetchWorkflowTasks_LocksSeveralTurnsOnce(t *testing.T) {
 		}
 	}
 	for _, task := range all {
-		out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+		out := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 			Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 		if out.Status != api.StatusCompleted {
 			t.Fatalf("%s: status %s after its turn", task.InstanceID, out.Status)

@@ -35,11 +35,11 @@ func TestTurnAck_AfterLockExpiredWhileTokenHolds(t *testing.T) {
 	}
 	pastLock(t, task)
 	req := api.CompleteWorkflowTaskRequest{Commands: schedule(1)}
-	first, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req})
+	first, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: req})
 	if err != nil {
 		t.Fatalf("ack after the lock expired, nobody else holding the turn: %v", err)
 	}
-	again, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, task.LockToken), Request: req})
+	again, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken), Request: req})
 	if err != nil || again.NextEventID != first.NextEventID || again.Status != first.Status {
 		t.Fatalf("the ack sent again: %+v, %v; want the first answer %+v", again, err, first)
 	}
@@ -69,14 +69,14 @@ func TestTurnAck_AfterAnotherWorkerTookTheTurnIsLockLost(t *testing.T) {
 	if cur == nil || cur.InstanceID != "b" {
 		t.Fatalf("the expired turn was not handed out again: %+v", cur)
 	}
-	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, old.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}})
+	_, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, old.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}})
 	if !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("ack of the turn another worker took: %v, want ErrLockLost", err)
 	}
 	if n := count(history(t, s, "b"), api.EventActivityScheduled); n != 0 {
 		t.Fatalf("the refused ack wrote %d ActivityScheduled", n)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, cur.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, cur.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: schedule(1)}}))(t)
 	if n := count(history(t, s, "b"), api.EventActivityScheduled); n != 1 {
 		t.Fatalf("ActivityScheduled %d times, want 1", n)
 	}
@@ -109,7 +109,7 @@ func TestFetchWorkflowTask_HoldsExpiredTurnsDuringOutageGrace(t *testing.T) {
 	if after == nil || after.InstanceID != "c" {
 		t.Fatalf("after the grace fetched %+v, want c's turn again", after)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, old.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, old.LockToken), Request: api.CompleteWorkflowTaskRequest{}}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("ack of the crashed worker's turn after it was taken: %v, want ErrLockLost", err)
 	}
 }

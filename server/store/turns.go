@@ -135,27 +135,6 @@ func endsExecution(cmds []api.Command) bool {
 	return false
 }
 
-func doneFromHistory(h []api.Event) engine.ActivityDone {
-	done := engine.ActivityDone{}
-	waits := map[int64]bool{}
-	for _, ev := range h {
-		switch ev.Kind {
-		case api.EventActivityScheduled:
-			if _, ok := done[ev.ActivityID]; !ok {
-				done[ev.ActivityID] = false
-			}
-			waits[ev.ActivityID] = ev.Options != nil && ev.Options.WaitForCancellation
-		case api.EventActivityCancelRequested:
-			if !waits[ev.ActivityID] {
-				done[ev.ActivityID] = true
-			}
-		case api.EventActivityCompleted, api.EventActivityFailed, api.EventActivityCanceled:
-			done[ev.ActivityID] = true
-		}
-	}
-	return done
-}
-
 // FetchWorkflowTasks locks instances of the queue that have visible
 // messages and returns their turns — each the current execution's history
 // and the new messages. Messages a turn must not see (stale activity
@@ -243,14 +222,11 @@ func (s *Store) takeTurn(ctx context.Context, t *txn, ns string, row gen.LockNex
 		hist, done = []api.Event{}, engine.ActivityDone{}
 	default:
 		hist, nextPage, err = s.turnHistory(ctx, t.q, ns, inst.InstanceID, inst.ExecutionID)
-		switch {
-		case err != nil:
-		case nextPage != "":
-			// Only the history's head: the activity states come with
-			// the row, as for the sticky worker.
+		if err == nil {
+			// The states of the activities the messages name come with
+			// the row (LockNextTurns' activity_states: the rule "this
+			// activity is done" is SQL's alone).
 			done, err = parseActivityStates(row.ActivityStates)
-		default:
-			done = doneFromHistory(hist)
 		}
 	}
 	if err != nil {
@@ -500,10 +476,10 @@ func (c *eagerClaim) mark(rows []attemptRow) {
 	}
 }
 
-// FailWorkflowTask gives a turn back: its messages become visible again
+// failWorkflowTask gives a turn back: its messages become visible again
 // after a backoff that grows with consecutive failures, and the error is
 // kept on the instance (last_task_error) for operators.
-func (s *Store) FailWorkflowTask(ctx context.Context, p *storage.FailWorkflowTaskParams) error {
+func (s *Store) failWorkflowTask(ctx context.Context, p *storage.AckWorkflowTaskParams) error {
 	ns, token, e := p.Namespace, p.Token, p.Error
 	instanceID, tok := token.InstanceID, token.Lock
 	return s.inTx(ctx, func(t *txn) error {
@@ -524,9 +500,9 @@ func (s *Store) FailWorkflowTask(ctx context.Context, p *storage.FailWorkflowTas
 	})
 }
 
-// NextWorkflowWake returns the earliest future visible_at of a message on
+// nextWorkflowWake returns the earliest future visible_at of a message on
 // the workflow task queue (ok false when there is none).
-func (s *Store) NextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error) {
+func (s *Store) nextWorkflowWake(ctx context.Context, ns, taskQueue string) (time.Time, bool, error) {
 	t, err := gen.New(s.pool).NextWorkflowWake(ctx, gen.NextWorkflowWakeParams{Namespace: ns, TaskQueue: taskQueue})
 	if err != nil {
 		if noRows(err) {

@@ -17,11 +17,11 @@ import (
 	"github.com/tetherhq/tether/server/visibility"
 )
 
-// RegisterSearchAttribute registers a search attribute of ns
+// registerSearchAttribute registers a search attribute of ns
 // (storage.ErrSearchAttributeExists; an storage.InvalidError naming "name" when the
 // namespace has api.MaxSearchAttributesPerNamespace already). The count and
 // the insert run in one transaction that holds the namespace's row.
-func (s *Store) RegisterSearchAttribute(ctx context.Context, ns, name, typ string) (api.SearchAttribute, error) {
+func (s *Store) registerSearchAttribute(ctx context.Context, ns, name, typ string) (api.SearchAttribute, error) {
 	var out api.SearchAttribute
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := gen.New(tx)
@@ -64,9 +64,9 @@ func (s *Store) ListSearchAttributes(ctx context.Context, ns string) ([]api.Sear
 	return out, nil
 }
 
-// DeleteSearchAttribute unregisters a search attribute (storage.ErrNotFound). The
+// deleteSearchAttribute unregisters a search attribute (storage.ErrNotFound). The
 // values workflows hold stay in their rows.
-func (s *Store) DeleteSearchAttribute(ctx context.Context, ns, name string) error {
+func (s *Store) deleteSearchAttribute(ctx context.Context, ns, name string) error {
 	n, err := gen.New(s.pool).DeleteSearchAttribute(ctx, gen.DeleteSearchAttributeParams{Namespace: ns, Name: name})
 	if err != nil {
 		return fmt.Errorf("delete search attribute: %w", err)
@@ -121,7 +121,8 @@ func (s *Store) normalizeSearchAttributes(ctx context.Context, q *gen.Queries, n
 const listColumns = `namespace, instance_id, workflow_type, task_queue, status, execution_id,
   (error - 'details' - 'stack')::jsonb, cancel_requested, cancel_reason,
   (last_task_error - 'details' - 'stack')::jsonb, created_at, updated_at, completed_at,
-  cron_schedule, parent_instance_id, parent_execution_id, search_attributes, run_id, parent_run_id`
+  cron_schedule, parent_instance_id, parent_execution_id, search_attributes, run_id, parent_run_id,
+  concurrency, locked_by`
 
 // visibilityWhere is the WHERE condition of a list or count with a query
 // (and the older status and workflow_type filters), with its arguments
@@ -202,7 +203,7 @@ func (s *Store) listByQuery(ctx context.Context, ns string, f storage.ListFilter
 			err := r.Scan(&i.Namespace, &i.InstanceID, &i.WorkflowType, &i.TaskQueue, &i.Status, &i.ExecutionID,
 				&i.Error, &i.CancelRequested, &i.CancelReason, &i.LastTaskError, &i.CreatedAt, &i.UpdatedAt,
 				&i.CompletedAt, &i.CronSchedule, &i.ParentInstanceID, &i.ParentExecutionID, &i.SearchAttributes,
-				&i.RunID, &i.ParentRunID)
+				&i.RunID, &i.ParentRunID, &i.Concurrency, &i.LockedBy)
 			return i, err
 		})
 		return err
@@ -222,9 +223,9 @@ func (s *Store) listByQuery(ctx context.Context, ns string, f storage.ListFilter
 	return out, nil
 }
 
-// CountWorkflows counts the instances of ns that f selects (its Query,
+// countWorkflows counts the instances of ns that f selects (its Query,
 // Status and WorkflowType; not its page).
-func (s *Store) CountWorkflows(ctx context.Context, ns string, f storage.ListFilter) (int64, error) {
+func (s *Store) countWorkflows(ctx context.Context, ns string, f storage.ListFilter) (int64, error) {
 	sql, args, err := s.countStatement(ctx, ns, f)
 	if err != nil {
 		return 0, err

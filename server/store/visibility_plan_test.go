@@ -99,11 +99,11 @@ func TestVisibility_QueriesUseIndexes(t *testing.T) {
 		}
 	}
 	// And the answers are right.
-	n, err := s.CountWorkflows(ctx, "default", storage.ListFilter{Query: "CustomerId = 'c-40'"})
+	n, err := s.countWorkflows(ctx, "default", storage.ListFilter{Query: "CustomerId = 'c-40'"})
 	if err != nil || n != 20 {
 		t.Errorf("count: %d %v", n, err)
 	}
-	list, err := s.ListWorkflows(ctx, "default", storage.ListFilter{Query: "CustomerId = 'c-40' AND StartTime < '" + time.Now().Format(time.RFC3339) + "'", Limit: 2})
+	list, err := s.listWorkflows(ctx, "default", storage.ListFilter{Query: "CustomerId = 'c-40' AND StartTime < '" + time.Now().Format(time.RFC3339) + "'", Limit: 2})
 	if err != nil || len(list.Workflows) != 2 || list.NextPageToken == "" || list.Workflows[0].InstanceID != "wf-40" {
 		t.Errorf("list: %+v %v", list, err)
 	}

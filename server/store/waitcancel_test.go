@@ -22,7 +22,7 @@ func cancelActivity1(t *testing.T, s *store.Store, id string) {
 	t.Helper()
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: id, Name: "go", Input: nil}))
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled}}}}))(t)
 }
 
@@ -34,7 +34,7 @@ func outcomeTurn(t *testing.T, s *store.Store) api.Event {
 	if len(turn.Messages) != 1 || turn.Messages[0].ActivityID != 1 {
 		t.Fatalf("messages %+v, want activity 1's outcome", turn.Messages)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	return turn.Messages[0]
 }
 
@@ -57,11 +57,11 @@ func TestWaitCancel_HeldAttemptOutcomeDelivered(t *testing.T) {
 		var out api.ActivityAckResponse
 		switch tc.name {
 		case "completed":
-			out = m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: tok, Result: json.RawMessage(`"cleaned up"`)}))(t)
+			out = m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: tok, Result: json.RawMessage(`"cleaned up"`)}))(t)
 		case "canceled":
-			out = m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
+			out = m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: tok, Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
 		case "failed":
-			out = m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: tok, Error: api.Error{Type: "Boom", Message: "cleanup failed"}, Details: nil}))(t)
+			out = m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: tok, Error: api.Error{Type: "Boom", Message: "cleanup failed"}, Details: nil}))(t)
 		}
 		if out.Outcome != storage.OutcomeDelivered {
 			t.Fatalf("%s: outcome %s, want delivered", id, out.Outcome)
@@ -87,7 +87,7 @@ func TestWaitCancel_NotWaitingDropsOutcome(t *testing.T) {
 	startWithActivities(t, s, "plain", schedule(1))
 	a := fetchAct(t, s, time.Minute)
 	cancelActivity1(t, s, "plain")
-	out := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: attemptTok(t, a.LockToken), Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
+	out := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: attemptTok(t, a.LockToken), Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
 	if out.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s, want stale", out.Outcome)
 	}
@@ -112,7 +112,7 @@ func TestWaitCancel_UnheldAttemptCanceledAtOnce(t *testing.T) {
 		t.Fatal("cancel had no effect")
 	}
 	turn := fetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	if ev := outcomeTurn(t, s); ev.Kind != api.EventActivityCanceled {
 		t.Fatalf("message %+v, want ActivityCanceled", ev)
 	}

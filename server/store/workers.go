@@ -39,11 +39,11 @@ func (s *Store) toWorker(w gen.Worker, bound []gen.WorkerQueue) api.Worker {
 	return out
 }
 
-// ListWorkers lists one page of worker sessions by worker_id, optionally
+// listWorkers lists one page of worker sessions by worker_id, optionally
 // of one state: up to pageSize, after pageToken (a nextPageToken of an
 // earlier page; storage.ErrBadPageToken when this server did not issue it).
 // nextPageToken is set when more may follow.
-func (s *Store) ListWorkers(ctx context.Context, ns, state, pageToken string, pageSize int32) (_ []api.Worker, nextPageToken string, _ error) {
+func (s *Store) listWorkers(ctx context.Context, ns, state, pageToken string, pageSize int32) (_ []api.Worker, nextPageToken string, _ error) {
 	q := gen.New(s.pool)
 	p := gen.ListWorkersParams{Namespace: ns, PageSize: pageSize + 1}
 	if state != "" {
@@ -86,26 +86,37 @@ type workersToken struct {
 	After string `json:"w"`
 }
 
-// GetWorker returns one worker session (storage.ErrNotFound).
-func (s *Store) GetWorker(ctx context.Context, ns, workerID string) (api.Worker, error) {
+// GetWorker returns one worker session with its owner, or with p.OwnerOnly
+// only its owner (workerOwner); storage.ErrNotFound.
+func (s *Store) GetWorker(ctx context.Context, p *storage.GetWorkerParams) (storage.WorkerInfo, error) {
+	ns, workerID := p.Namespace, p.WorkerID
+	if p.OwnerOnly {
+		o, err := s.workerOwner(ctx, ns, workerID)
+		return storage.WorkerInfo{Owner: o}, err
+	}
 	q := gen.New(s.pool)
 	w, err := q.GetWorker(ctx, gen.GetWorkerParams{Namespace: ns, WorkerID: workerID})
 	if noRows(err) {
-		return api.Worker{}, storage.ErrNotFound
+		return storage.WorkerInfo{}, storage.ErrNotFound
 	}
 	if err != nil {
-		return api.Worker{}, fmt.Errorf("get worker: %w", err)
+		return storage.WorkerInfo{}, fmt.Errorf("get worker: %w", err)
 	}
 	bound, err := q.BoundAttempts(ctx, gen.BoundAttemptsParams{Namespace: ns, WorkerIds: []string{workerID}})
 	if err != nil {
-		return api.Worker{}, fmt.Errorf("get worker: %w", err)
+		return storage.WorkerInfo{}, fmt.Errorf("get worker: %w", err)
 	}
-	return s.toWorker(w, bound), nil
+	info := storage.WorkerInfo{Worker: s.toWorker(w, bound)}
+	if w.Owner != nil {
+		info.Owner = *w.Owner
+	}
+	return info, nil
 }
 
 // DescribeTaskQueue returns a queue's backlog, its live workers, and
 // whether it is a host queue whose worker is gone.
-func (s *Store) DescribeTaskQueue(ctx context.Context, ns, name string) (api.TaskQueue, error) {
+func (s *Store) DescribeTaskQueue(ctx context.Context, p *storage.TaskQueueRef) (api.TaskQueue, error) {
+	ns, name := p.Namespace, p.Name
 	q := gen.New(s.pool)
 	st, err := q.QueueStats(ctx, gen.QueueStatsParams{Namespace: ns, TaskQueue: name})
 	if err != nil {
@@ -134,6 +145,9 @@ func (s *Store) DescribeTaskQueue(ctx context.Context, ns, name string) (api.Tas
 		out.IsHostQueue = true
 		out.Orphaned = owner.State != api.WorkerActive
 	}
+	if err := describeQueueConcurrency(ctx, q, ns, name, &out); err != nil {
+		return api.TaskQueue{}, err
+	}
 	if err := describeFlow(ctx, q, ns, name, &out); err != nil {
 		return api.TaskQueue{}, err
 	}
@@ -147,9 +161,9 @@ func workerLostError(workerID string) api.Error {
 		Message: fmt.Sprintf("worker %s lost its lease", workerID)}
 }
 
-// CountWorkersByState counts worker sessions per state, over all
+// countWorkersByState counts worker sessions per state, over all
 // namespaces (for metrics).
-func (s *Store) CountWorkersByState(ctx context.Context) (map[string]int64, error) {
+func (s *Store) countWorkersByState(ctx context.Context) (map[string]int64, error) {
 	rows, err := gen.New(s.pool).CountWorkersByState(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("count workers: %w", err)

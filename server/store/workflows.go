@@ -77,6 +77,7 @@ func toWorkflow(i gen.Instance) api.Workflow {
 	}
 	w.Memo = rawOrNil(i.Memo)
 	w.Priority = inheritPriority(nil, i.Priority)
+	w.Concurrency = workflowConcurrency(i.Concurrency, i.LockedBy, i.Status == api.StatusRunning)
 	if i.ParentInstanceID != nil && i.ParentExecutionID != nil {
 		w.ParentWorkflowID, w.ParentExecutionID = *i.ParentInstanceID, *i.ParentExecutionID
 		if i.ParentRunID != nil {
@@ -99,7 +100,8 @@ func toWorkflow(i gen.Instance) api.Workflow {
 }
 
 // DescribeWorkflow returns one instance (storage.ErrNotFound).
-func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (api.Workflow, error) {
+func (s *Store) DescribeWorkflow(ctx context.Context, ref *storage.WorkflowRef) (api.Workflow, error) {
+	ns, instanceID := ref.Namespace, ref.InstanceID
 	i, err := gen.New(s.pool).GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 	if noRows(err) {
 		return api.Workflow{}, storage.ErrNotFound
@@ -116,6 +118,9 @@ func (s *Store) DescribeWorkflow(ctx context.Context, ns, instanceID string) (ap
 	w.TaskFailing = taskFailing(i, w.LastTaskError)
 	if i.Status != api.StatusRunning {
 		return w, nil
+	}
+	if err := describeConcurrency(ctx, gen.New(s.pool), ns, &w); err != nil {
+		return api.Workflow{}, err
 	}
 	p, err := gen.New(s.pool).DescribePending(ctx, gen.DescribePendingParams{Namespace: ns, InstanceID: instanceID,
 		ExecutionID: i.ExecutionID, MaxRows: api.MaxPendingListed})
@@ -238,10 +243,10 @@ type pageToken struct {
 	ID        string    `json:"i"`
 }
 
-// ListWorkflows pages through instances, newest first, as summaries: no
+// listWorkflows pages through instances, newest first, as summaries: no
 // input, no result, and errors without details or stack (the query leaves
 // them in the table, so that a list never renders payloads).
-func (s *Store) ListWorkflows(ctx context.Context, ns string, f storage.ListFilter) (api.ListWorkflowsResponse, error) {
+func (s *Store) listWorkflows(ctx context.Context, ns string, f storage.ListFilter) (api.ListWorkflowsResponse, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100

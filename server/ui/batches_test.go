@@ -12,6 +12,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/storage"
 )
 
 // TestUIBatches: from the workflows list filtered by a query, the batch
@@ -93,7 +94,7 @@ func TestUIBatchesReader(t *testing.T) {
 	ctx := context.Background()
 	key := func(role string) string {
 		t.Helper()
-		k, err := app.Store().CreateAPIKey(ctx, "default", role, "ui "+role)
+		k, err := app.Store().CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: role, Name: "ui " + role})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func CrashingFlow(ctx workflow.Context) error {
 func TestUIPendingWork(t *testing.T) {
 	e := newEnv(t)
 	w := worker.New(e.c, "pending", worker.Options{LeaseDuration: 10 * time.Second, StopTimeout: 5 * time.Second, PollWait: 5 * time.Second})
-	if err := errors.Join(w.RegisterWorkflow(RetryingFlow), w.RegisterWorkflow(CrashingFlow), w.RegisterActivity(Unreachable)); err != nil {
+	if err := errors.Join(w.AddWorkflow(RetryingFlow), w.AddWorkflow(CrashingFlow), w.AddActivity(Unreachable)); err != nil {
 		t.Fatal(err)
 	}
 	wctx, wcancel := context.WithCancel(context.Background())

@@ -208,7 +208,7 @@ func TestUIWorkflowTools(t *testing.T) {
 	cs.origin = e.url
 	cs.mu.Unlock()
 	runWorker(t, e.c, toolsQueue, func(w worker.Worker) error {
-		return errors.Join(w.RegisterWorkflow(ToolsFlow), w.RegisterWorkflow(QuickChild), w.RegisterActivity(Quick))
+		return errors.Join(w.AddWorkflow(ToolsFlow), w.AddWorkflow(QuickChild), w.AddActivity(Quick))
 	})
 	ctx := context.Background()
 	start := func(id string) {
@@ -352,7 +352,7 @@ func TestUIWorkflowTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runWorker(t, sc, secretQueue, func(w worker.Worker) error { return w.RegisterWorkflow(SecretFlow) })
+		runWorker(t, sc, secretQueue, func(w worker.Worker) error { return w.AddWorkflow(SecretFlow) })
 		run, err := sc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "vault-1", TaskQueue: secretQueue}, SecretFlow, "the great question")
 		if err != nil {
 			t.Fatal(err)

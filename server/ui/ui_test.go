@@ -33,6 +33,7 @@ import (
 	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 	"github.com/tetherhq/tether/server"
+	"github.com/tetherhq/tether/server/storage"
 	"github.com/tetherhq/tether/server/ui"
 )
 
@@ -142,7 +143,7 @@ func newEnvWith(t *testing.T, cfg server.AppConfig) (*env, *server.App) {
 		StopTimeout:          5 * time.Second,
 		PollWait:             5 * time.Second,
 	})
-	if err := errors.Join(w.RegisterWorkflow(OrderFlow), w.RegisterWorkflow(RoundsFlow), w.RegisterWorkflow(ParentFlow), w.RegisterActivity(Hold)); err != nil {
+	if err := errors.Join(w.AddWorkflow(OrderFlow), w.AddWorkflow(RoundsFlow), w.AddWorkflow(ParentFlow), w.AddActivity(Hold)); err != nil {
 		t.Fatal(err)
 	}
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -222,7 +223,7 @@ func TestUIRoles(t *testing.T) {
 	ctx := context.Background()
 	key := func(role string) string {
 		t.Helper()
-		k, err := app.Store().CreateAPIKey(ctx, "default", role, "ui "+role)
+		k, err := app.Store().CreateAPIKey(ctx, &storage.CreateAPIKeyParams{Namespace: "default", Role: role, Name: "ui " + role})
 		if err != nil {
 			t.Fatal(err)
 		}

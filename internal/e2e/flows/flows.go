@@ -51,11 +51,11 @@ func WhoRuns(ctx context.Context) (string, error) {
 
 // Register registers the shared workflows and activities on w.
 func Register(w worker.Worker) error {
-	if err := w.RegisterWorkflow(KillFlow); err != nil {
+	if err := w.AddWorkflow(KillFlow); err != nil {
 		return err
 	}
-	if err := w.RegisterActivity(SlowStep); err != nil {
+	if err := w.AddActivity(SlowStep); err != nil {
 		return err
 	}
-	return w.RegisterActivity(WhoRuns)
+	return w.AddActivity(WhoRuns)
 }

@@ -89,7 +89,7 @@ func run(address, queue, identity string, lease time.Duration) error {
 		PollWait:             5 * time.Second,
 	})
 	r := &reporter{}
-	if err := w.RegisterActivity(r.Linger); err != nil {
+	if err := w.AddActivity(r.Linger); err != nil {
 		return err
 	}
 	fmt.Println("ready", w.ID())

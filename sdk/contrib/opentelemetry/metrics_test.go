@@ -117,10 +117,10 @@ func TestMetricsHandler_EmitsTheSDKMetrics(t *testing.T) {
 	}
 	// Without a cache every turn replays the workflow from its history.
 	w := worker.New(c, "metrics", worker.Options{PollWait: time.Second, CacheSize: -1})
-	if err := w.RegisterWorkflow(Greet); err != nil {
+	if err := w.AddWorkflow(Greet); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.RegisterActivity(Hello); err != nil {
+	if err := w.AddActivity(Hello); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Start(); err != nil {

@@ -60,10 +60,10 @@ func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := worker.New(c, "traced", worker.Options{PollWait: time.Second})
-	if err := w.RegisterWorkflow(TracedGreet); err != nil {
+	if err := w.AddWorkflow(TracedGreet); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.RegisterActivity(Shout); err != nil {
+	if err := w.AddActivity(Shout); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Start(); err != nil {
@@ -197,7 +197,7 @@ func TestTracing_SignalQueryUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := worker.New(c, "talk", worker.Options{PollWait: time.Second})
-	if err := w.RegisterWorkflow(Talker); err != nil {
+	if err := w.AddWorkflow(Talker); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Start(); err != nil {

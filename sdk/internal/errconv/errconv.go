@@ -7,7 +7,12 @@
 //  2. otherwise the Go type name, without package and pointer, of the first
 //     error in the chain that is not a standard wrapper (*fmt.wrapError,
 //     *fmt.wrapErrors, *errors.joinError): fmt.Errorf("read: %w",
-//     &fs.PathError{…}) → "PathError", errors.New("x") → "errorString".
+//     &fs.PathError{…}) → "PathError"; the type of errors.New's errors has
+//     no name of its own ("", as in Temporal).
+//
+// The wire form keeps the error's chain (Temporal's Failure.cause): Cause is
+// the wire form of the error it wraps (errors.Unwrap, or the first of a
+// multi-error), so that the SDK rebuilds each error of the chain.
 package errconv
 
 import (
@@ -31,14 +36,35 @@ type Detailer interface{ ErrorDetails() json.RawMessage }
 // their message is recorded without it.
 type Messager interface{ ErrorMessage() string }
 
+// Annotator is implemented by errors that add to their wire form: the
+// activity or the child workflow whose failure they are.
+type Annotator interface{ AnnotateError(e *api.Error) }
+
+// maxCauses bounds the causes recorded below an error.
+const maxCauses = 16
+
 // ToAPI converts err to its wire form. Retryable is set (to false) only for
 // errors that refuse a retry.
 func ToAPI(err error) api.Error {
+	return toAPI(err, 0)
+}
+
+func toAPI(err error, depth int) api.Error {
 	msg := err.Error()
 	if m, ok := err.(Messager); ok {
 		msg = m.ErrorMessage()
 	}
 	e := api.Error{Message: msg, Type: TypeName(err)}
+	if a, ok := err.(Annotator); ok {
+		a.AnnotateError(&e)
+	}
+	if c := next(err); c != nil && depth < maxCauses {
+		cause := toAPI(c, depth+1)
+		if cause.Message == "" {
+			cause.Message = "error"
+		}
+		e.Cause = &cause
+	}
 	var r Retryabler
 	if errors.As(err, &r) && !r.Retryable() {
 		no := false
@@ -53,6 +79,9 @@ func ToAPI(err error) api.Error {
 
 // TypeName returns the recorded type of err (see the package comment).
 func TypeName(err error) string {
+	if t, ok := err.(Typed); ok {
+		return t.ErrorType()
+	}
 	var t Typed
 	if errors.As(err, &t) {
 		if n := t.ErrorType(); n != "" {
@@ -69,6 +98,9 @@ func TypeName(err error) string {
 		for rt.Kind() == reflect.Pointer {
 			rt = rt.Elem()
 		}
+		if rt == goErrType {
+			return ""
+		}
 		if rt.Name() != "" {
 			return rt.Name()
 		}
@@ -76,6 +108,9 @@ func TypeName(err error) string {
 	}
 	return reflect.TypeOf(err).String()
 }
+
+// goErrType is the type of errors.New's errors.
+var goErrType = reflect.TypeOf(errors.New("")).Elem()
 
 // next unwraps one level, taking the first error of a multi-error.
 func next(e error) error {

@@ -21,7 +21,7 @@ func TestTypeName(t *testing.T) {
 		err  error
 		want string
 	}{
-		{errors.New("x"), "errorString"},
+		{errors.New("x"), ""},
 		{fmt.Errorf("read: %w", &fs.PathError{Op: "open", Path: "/x", Err: fs.ErrNotExist}), "PathError"},
 		{fmt.Errorf("a: %w", fmt.Errorf("b: %w", typed{})), "Boom"},
 		{errors.Join(&fs.PathError{Err: fs.ErrNotExist}, errors.New("y")), "PathError"},
@@ -39,5 +39,20 @@ func TestToAPI(t *testing.T) {
 	}
 	if e := ToAPI(errors.New("plain")); e.Retryable != nil || e.Message != "plain" {
 		t.Fatalf("%+v", e)
+	}
+}
+
+// TestToAPIKeepsTheChain: each error a failure wraps is recorded as its
+// Cause (Temporal's Failure.cause), with its own type and message.
+func TestToAPIKeepsTheChain(t *testing.T) {
+	e := ToAPI(fmt.Errorf("charge: %w", typed{}))
+	if e.Message != "charge: typed: boom" || e.Type != "Boom" || e.Cause == nil {
+		t.Fatalf("%+v", e)
+	}
+	if c := e.Cause; c.Message != "boom" || c.Type != "Boom" || c.Cause != nil {
+		t.Fatalf("cause %+v", c)
+	}
+	if got := e.Error(); got != "Boom: charge: typed: boom" {
+		t.Fatalf("Error() = %q", got)
 	}
 }

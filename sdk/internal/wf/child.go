@@ -88,6 +88,16 @@ type ChildWorkflowOptions struct {
 	Memo map[string]any
 	// Priority is the child's priority (zero: the parent's).
 	Priority Priority
+	// CronSchedule makes the child a cron workflow (Temporal's
+	// ChildWorkflowOptions.CronSchedule): standard cron syntax, in UTC
+	// ("*/5 * * * *", "@hourly", "@every 90s"). Its first run starts at
+	// the schedule's next time, and each run that completes or fails is
+	// followed by the next (a new run, as continue-as-new makes, with the
+	// same input; workflow.GetLastCompletionResult reads the last result).
+	// The child never completes by itself: its future resolves when it is
+	// canceled or terminated (or its parent closes it). A bad schedule
+	// fails the parent's turn naming cron_schedule.
+	CronSchedule string
 }
 
 type childOptionsKey struct{}
@@ -139,6 +149,12 @@ type ChildWorkflowExecutionError struct {
 
 func (e *ChildWorkflowExecutionError) Error() string {
 	return fmt.Sprintf("child workflow %s (%s): %v", e.WorkflowID, e.WorkflowType, e.Err)
+}
+
+// AnnotateError records the child workflow in the error's wire form
+// (whose message is Error(), its cause recorded as its Cause too).
+func (e *ChildWorkflowExecutionError) AnnotateError(a *api.Error) {
+	a.ChildWorkflow = &api.ErrorChildWorkflow{WorkflowID: e.WorkflowID, WorkflowType: e.WorkflowType}
 }
 
 // Unwrap returns the cause.
@@ -250,6 +266,7 @@ func executeChildWorkflowDirect(ctx Context, workflow any, args []any, header ma
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(timeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
 		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo), Header: hdr, Priority: APIPriority(opts.Priority),
+		CronSchedule: opts.CronSchedule,
 	})
 	if s.children == nil {
 		s.children = map[int64]*childFuture{}
@@ -317,14 +334,7 @@ func (s *state) applyChild(ev *api.Event) {
 	case api.EventChildWorkflowCompleted:
 		closed(nil)
 	case api.EventChildWorkflowFailed:
-		cause := errors.New("child workflow failed")
-		if ev.Error != nil {
-			var ae *ActivityError
-			if errors.As(activityFailure(0, "", ev.Error), &ae) {
-				cause = ae.Err
-			}
-		}
-		closed(chErr(ev.Error, cause))
+		closed(chErr(ev.Error, causeOr(ev.Error, "child workflow failed")))
 	case api.EventChildWorkflowCanceled:
 		closed(chErr(nil, ErrCanceled))
 	case api.EventChildWorkflowTerminated:

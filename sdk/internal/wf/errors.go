@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
@@ -43,6 +44,12 @@ func (e *ActivityError) Error() string {
 
 // Unwrap returns the cause.
 func (e *ActivityError) Unwrap() error { return e.Err }
+
+// AnnotateError records the activity in the error's wire form (whose
+// message is Error(), its cause recorded as its Cause too).
+func (e *ActivityError) AnnotateError(a *api.Error) {
+	a.Activity = &api.ErrorActivity{ActivityType: e.ActivityType, ActivityID: e.ActivityID}
+}
 
 // TimeoutError is an activity that timed out (error type "Timeout").
 type TimeoutError struct {
@@ -105,6 +112,9 @@ type ApplicationError struct {
 	Details json.RawMessage
 	// Failure is the error recorded in history.
 	Failure *api.Error
+	// Cause is the error this one wraps (nil: none): the recorded
+	// failure's cause, rebuilt.
+	Cause error
 }
 
 // NewError returns an *ApplicationError of type typ; details (nil for
@@ -117,13 +127,40 @@ func NewError(typ, message string, details any) *ApplicationError {
 	return e
 }
 
-// Error implements error.
+// Error implements error: the type, the message, and the cause's when
+// the message does not already end with it.
 func (e *ApplicationError) Error() string {
-	if e.Type == "" {
-		return e.Message
+	msg := e.Message
+	if e.Type != "" {
+		msg = e.Type + ": " + msg
 	}
-	return e.Type + ": " + e.Message
+	return withCause(msg, e.Message, e.Cause)
 }
+
+// Unwrap returns the cause.
+func (e *ApplicationError) Unwrap() error { return e.Cause }
+
+// withCause appends cause's text to msg, unless own (the message of the
+// error msg describes) already ends with it: a recorded message often
+// includes its cause's.
+func withCause(msg, own string, cause error) string {
+	if cause == nil {
+		return msg
+	}
+	c := cause.Error()
+	if strings.HasSuffix(own, c) {
+		return msg
+	}
+	var m Messager
+	if errors.As(cause, &m) && strings.HasSuffix(own, m.ErrorMessage()) {
+		return msg
+	}
+	return msg + ": " + c
+}
+
+// Messager is implemented by errors whose recorded message differs from
+// their Error() (errconv.Messager).
+type Messager interface{ ErrorMessage() string }
 
 // ErrorType returns e.Type.
 func (e *ApplicationError) ErrorType() string { return e.Type }
@@ -220,18 +257,50 @@ func activityFailure(id int64, typ string, e *api.Error) error {
 	if e == nil {
 		e = &api.Error{Message: "activity failed"}
 	}
-	var cause error
+	return &ActivityError{ActivityID: id, ActivityType: typ, Failure: e, Err: failureLeaf(e)}
+}
+
+// DecodeFailure rebuilds the error a recorded failure is, as workflow code
+// sees it, with its chain (api.Error.Cause): an *ActivityError or a
+// *ChildWorkflowExecutionError for an activity's or a child's failure
+// that a workflow returned, and below them (and otherwise) a
+// *TimeoutError, *WorkerLostError, *PanicError, ErrCanceled or
+// *ApplicationError. nil for nil.
+func DecodeFailure(e *api.Error) error {
+	if e == nil {
+		return nil
+	}
+	switch {
+	case e.Activity != nil:
+		return &ActivityError{ActivityID: e.Activity.ActivityID, ActivityType: e.Activity.ActivityType, Failure: e,
+			Err: causeOr(e.Cause, "activity failed")}
+	case e.ChildWorkflow != nil:
+		return &ChildWorkflowExecutionError{WorkflowID: e.ChildWorkflow.WorkflowID, WorkflowType: e.ChildWorkflow.WorkflowType,
+			Failure: e, Err: causeOr(e.Cause, "child workflow failed")}
+	}
+	return failureLeaf(e)
+}
+
+// causeOr is the decoded cause, or an error saying what failed.
+func causeOr(c *api.Error, what string) error {
+	if c == nil {
+		return errors.New(what)
+	}
+	return DecodeFailure(c)
+}
+
+// failureLeaf is the error a recorded failure is, by its type.
+func failureLeaf(e *api.Error) error {
 	switch e.Type {
 	case api.ErrorTypeTimeout:
-		cause = &TimeoutError{TimeoutType: e.TimeoutType, Failure: e}
+		return &TimeoutError{TimeoutType: e.TimeoutType, Failure: e}
 	case api.ErrorTypeWorkerLost:
-		cause = &WorkerLostError{Failure: e}
+		return &WorkerLostError{Failure: e}
 	case "Panic":
-		cause = &PanicError{Value: e.Message, Stack: e.Stack, Failure: e}
+		return &PanicError{Value: e.Message, Stack: e.Stack, Failure: e}
 	case "Canceled":
-		cause = ErrCanceled
-	default:
-		cause = &ApplicationError{Type: e.Type, Message: e.Message, NonRetryable: e.Retryable != nil && !*e.Retryable, Details: e.Details, Failure: e}
+		return ErrCanceled
 	}
-	return &ActivityError{ActivityID: id, ActivityType: typ, Failure: e, Err: cause}
+	return &ApplicationError{Type: e.Type, Message: e.Message, NonRetryable: e.Retryable != nil && !*e.Retryable,
+		Details: e.Details, Failure: e, Cause: DecodeFailure(e.Cause)}
 }

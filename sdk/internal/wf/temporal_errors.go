@@ -77,7 +77,7 @@ func NewTemporalApplicationError(msg, errType string, opts ApplicationErrorOptio
 // is.
 func applicationFromFailure(e *api.Error) *TemporalApplicationError {
 	return &TemporalApplicationError{msg: e.Message, errType: e.Type,
-		nonRetryable: e.Retryable != nil && !*e.Retryable, details: e.Details, failure: e}
+		nonRetryable: e.Retryable != nil && !*e.Retryable, details: e.Details, failure: e, cause: FailureError(e.Cause)}
 }
 
 // Error implements error, as Temporal writes it: "message (type: T,
@@ -87,10 +87,7 @@ func (e *TemporalApplicationError) Error() string {
 	if e.errType != "" {
 		msg = fmt.Sprintf("%s (type: %s, retryable: %v)", msg, e.errType, !e.nonRetryable)
 	}
-	if e.cause != nil {
-		msg += ": " + e.cause.Error()
-	}
-	return msg
+	return withCause(msg, e.msg, e.cause)
 }
 
 // Message returns the message without the type and the cause.
@@ -126,13 +123,9 @@ func (e *TemporalApplicationError) Failure() *api.Error { return e.failure }
 // ErrorType returns the type (the type recorded with the failure).
 func (e *TemporalApplicationError) ErrorType() string { return e.errType }
 
-// ErrorMessage returns the recorded message: the message and the cause's.
-func (e *TemporalApplicationError) ErrorMessage() string {
-	if e.cause != nil {
-		return e.msg + ": " + e.cause.Error()
-	}
-	return e.msg
-}
+// ErrorMessage returns the recorded message: the message without the
+// cause (recorded as the failure's cause).
+func (e *TemporalApplicationError) ErrorMessage() string { return e.msg }
 
 // Retryable reports !NonRetryable().
 func (e *TemporalApplicationError) Retryable() bool { return !e.nonRetryable }
@@ -248,7 +241,8 @@ func timeoutName(t enums.TimeoutType) string {
 
 // timeoutFromFailure returns the timeout error a recorded failure is.
 func timeoutFromFailure(e *api.Error) *TemporalTimeoutError {
-	return &TemporalTimeoutError{msg: e.Message, timeoutType: timeoutKinds[e.TimeoutType], details: e.Details, failure: e}
+	return &TemporalTimeoutError{msg: e.Message, timeoutType: timeoutKinds[e.TimeoutType], details: e.Details, failure: e,
+		cause: FailureError(e.Cause)}
 }
 
 // WorkflowExecutionError is Temporal's *temporal.WorkflowExecutionError:
@@ -319,6 +313,16 @@ func FailureError(e *api.Error) error {
 	if e == nil {
 		return nil
 	}
+	// An activity's or a child's failure that the workflow returned: the
+	// wrapper, then its cause in Temporal's shape.
+	switch {
+	case e.Activity != nil:
+		return &ActivityError{ActivityID: e.Activity.ActivityID, ActivityType: e.Activity.ActivityType, Failure: e,
+			Err: failureErrorOr(e.Cause, "activity failed")}
+	case e.ChildWorkflow != nil:
+		return &ChildWorkflowExecutionError{WorkflowID: e.ChildWorkflow.WorkflowID, WorkflowType: e.ChildWorkflow.WorkflowType,
+			Failure: e, Err: failureErrorOr(e.Cause, "child workflow failed")}
+	}
 	switch e.Type {
 	case api.ErrorTypeTimeout:
 		return timeoutFromFailure(e)
@@ -328,6 +332,14 @@ func FailureError(e *api.Error) error {
 		return &PanicError{Value: e.Message, Stack: e.Stack, Failure: e}
 	}
 	return applicationFromFailure(e)
+}
+
+// failureErrorOr is FailureError(c), or an error saying what failed.
+func failureErrorOr(c *api.Error, what string) error {
+	if c == nil {
+		return errors.New(what)
+	}
+	return FailureError(c)
 }
 
 // StackTrace returns the panicking goroutine's stack (Temporal's
@@ -349,7 +361,11 @@ func (e *ApplicationError) As(target any) bool {
 			f.Retryable = &no
 		}
 	}
-	*t = applicationFromFailure(f)
+	a := applicationFromFailure(f)
+	if e.Failure == nil {
+		a.cause = e.Cause
+	}
+	*t = a
 	return true
 }
 

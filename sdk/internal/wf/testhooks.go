@@ -12,15 +12,10 @@ import (
 // nothing for a worker.
 
 // FailureCause returns the error a workflow sees for a failure recorded
-// in history (an activity's or a child workflow's api.Error): an
-// *ApplicationError, *TimeoutError, *WorkerLostError, *PanicError or
-// ErrCanceled, by the failure's type.
+// in history (an activity's or a child workflow's api.Error), with its
+// chain (DecodeFailure).
 func FailureCause(e *api.Error) error {
-	err := activityFailure(0, "", e)
-	if ae, ok := err.(*ActivityError); ok {
-		return ae.Err
-	}
-	return err
+	return causeOr(e, "workflow failed")
 }
 
 // SetLocalClock sets the clock of the executor's local activities: now

@@ -130,7 +130,7 @@ func (s *Service) claim(ctx context.Context, slots chan struct{}, wg *sync.WaitG
 		default:
 			return
 		}
-		job, err := s.st.ClaimBatch(ctx, s.owner, s.cfg.Lease)
+		job, err := s.st.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: s.owner, Lease: s.cfg.Lease})
 		if err != nil || job == nil {
 			<-slots
 			if err != nil && ctx.Err() == nil {
@@ -160,18 +160,18 @@ func (s *Service) runJob(ctx context.Context, job *storage.BatchJob) {
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := s.st.ReleaseBatch(rctx, job); err != nil {
+		if err := s.st.ReleaseBatch(rctx, &storage.ReleaseBatchParams{Job: job}); err != nil {
 			log.Warn("batch: release failed (the lease expires)", "err", err)
 		}
 	}()
 	p := newPacer(job.Rate)
 	for ctx.Err() == nil {
-		ids, err := s.st.BatchPage(ctx, job, s.cfg.PageSize)
+		ids, err := s.st.BatchPage(ctx, &storage.BatchPageParams{Job: job, Limit: s.cfg.PageSize})
 		var inv *storage.InvalidError
 		switch {
 		case errors.As(err, &inv):
 			log.Warn("batch: job failed", "err", err)
-			if err := s.st.FinishBatch(ctx, job, err.Error()); err != nil && ctx.Err() == nil {
+			if err := s.st.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: job, Finish: true, Reason: err.Error()}); err != nil && ctx.Err() == nil {
 				log.Error("batch: finish failed", "err", err)
 			}
 			return
@@ -182,7 +182,7 @@ func (s *Service) runJob(ctx context.Context, job *storage.BatchJob) {
 			}
 			continue
 		case len(ids) == 0:
-			if err := s.st.FinishBatch(ctx, job, ""); err != nil {
+			if err := s.st.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: job, Finish: true}); err != nil {
 				if ctx.Err() == nil {
 					log.Error("batch: finish failed", "err", err)
 					sleep(ctx, s.cfg.RetryDelay)
@@ -212,7 +212,7 @@ func (s *Service) runJob(ctx context.Context, job *storage.BatchJob) {
 // when ctx ended first.
 func (s *Service) apply(ctx context.Context, log *slog.Logger, job *storage.BatchJob, id string) (storage.BatchStep, bool) {
 	for {
-		step, err := s.st.ApplyBatchItem(ctx, job, id, s.cfg.Lease)
+		step, err := s.st.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: job, InstanceID: id, Lease: s.cfg.Lease})
 		if err == nil {
 			return step, true
 		}

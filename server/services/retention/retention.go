@@ -66,7 +66,8 @@ func retentionLoop(ctx context.Context, st storage.Admin, r Config, logger *slog
 			return
 		case <-t.C:
 		}
-		n, err := st.PurgeClosed(ctx, int32(r.Batch), maxRetentionBatches)
+		res, err := st.Sweep(ctx, &storage.SweepParams{Purge: &storage.PurgeParams{Batch: int32(r.Batch), MaxBatches: maxRetentionBatches}})
+		n := res.Purged
 		switch {
 		case err != nil && ctx.Err() == nil:
 			logger.Error("retention job failed", "err", err, "deleted", n)

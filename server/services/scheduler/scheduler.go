@@ -113,21 +113,18 @@ func (s *Scheduler) Run(ctx context.Context) {
 func (s *Scheduler) Pass(ctx context.Context) (time.Duration, error) { return s.pass(ctx) }
 
 func (s *Scheduler) pass(ctx context.Context) (time.Duration, error) {
+	var f storage.ScheduleFiring
 	for {
-		found, err := s.st.FireDueSchedule(ctx)
-		if err != nil {
+		var err error
+		if f, err = s.st.FireDueSchedule(ctx); err != nil {
 			return 0, err
 		}
-		if !found {
+		if !f.Fired {
 			break
 		}
 	}
-	next, buffered, err := s.st.NextScheduleWake(ctx)
-	if err != nil {
-		return 0, err
-	}
-	wait := min(max(next.Sub(s.cfg.Now()), 0), s.cfg.MaxWait)
-	if buffered {
+	wait := min(max(f.Next.Sub(s.cfg.Now()), 0), s.cfg.MaxWait)
+	if f.Buffered {
 		wait = min(wait, s.cfg.BufferedRecheck)
 	}
 	return wait, nil

@@ -47,10 +47,10 @@ func (s *Sweeper) Collectors() []prometheus.Collector { return s.metrics.collect
 func (s *Sweeper) Start(ctx context.Context) { s.Go(ctx, s.Run) }
 
 // Run runs a sweeper pass every interval until ctx is done. Within the
-// provider's outage grace (storage.Admin.OutageGrace) a pass holds the
+// provider's outage grace (storage.Settings.Grace) a pass holds the
 // expiry of what workers renew; a failed pass starts the grace again.
 func (s *Sweeper) Run(ctx context.Context) {
-	sweepLoop(ctx, s.st, s.cfg.Interval, s.st.OutageGrace(), s.metrics, s.logger)
+	sweepLoop(ctx, s.st, s.cfg.Interval, s.st.Settings().Grace, s.metrics, s.logger)
 }
 
 // sweepMetrics count what the sweeper did.

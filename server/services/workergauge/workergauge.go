@@ -45,9 +45,9 @@ func workerGaugeLoop(ctx context.Context, st storage.Workers, m *prometheus.Gaug
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		counts, err := st.CountWorkersByState(ctx)
+		counts, err := st.ListWorkers(ctx, &storage.ListWorkersParams{CountByState: true})
 		if err == nil {
-			for state, n := range counts {
+			for state, n := range counts.ByState {
 				m.WithLabelValues(state).Set(float64(n))
 			}
 		} else if ctx.Err() == nil {

@@ -41,18 +41,18 @@ func sweepHoldExpiryLeavesLeasesAndLocks(t *testing.T, newStore func(*testing.T)
 	if r.State != api.WorkerActive || r.PrevState != api.WorkerActive {
 		t.Fatalf("heartbeat after the outage: %+v (prev %s), want still active", r.WorkerHeartbeatResponse, r.PrevState)
 	}
-	out := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: []byte(`1`)}))(t)
+	out := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: []byte(`1`)}))(t)
 	if out.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("report after the outage: %+v", out)
 	}
 	// The same pass without the hold expires a worker whose lease passed.
 	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w2", LeaseDuration: api.Duration(time.Second), BoundActivities: []string{}}}))(t)
 	SweepUntil(t, s, 10*time.Second, "w2 expired", func() bool {
-		ws, _, err := s.ListWorkers(ctxT(t), ns, api.WorkerInactive, "", 1000)
+		ws, err := s.ListWorkers(ctxT(t), &storage.ListWorkersParams{Namespace: ns, State: api.WorkerInactive, PageSize: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, w := range ws {
+		for _, w := range ws.Workers {
 			if w.WorkerID == "w2" {
 				return true
 			}

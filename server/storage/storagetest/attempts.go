@@ -20,6 +20,7 @@ var attemptBehaviours = []behaviour{
 	{"Activity_EightPollersNoDoubleDelivery", activityEightPollersNoDoubleDelivery},
 	{"Renew_ExtendsLockAndFailsForUnknownExpiredAcked", renewExtendsLockAndFailsForUnknownExpiredAcked},
 	{"Abandon_DelayHidesItem", abandonDelayHidesItem},
+	{"Pending_CompletedLaterByItsToken", pendingCompletedLaterByItsToken},
 	{"Retry_BackoffAndMaxAttempts", retryBackoffAndMaxAttempts},
 	{"Retry_NonRetryableType", retryNonRetryableType},
 	{"Timeouts_EachKindFires", timeoutsEachKindFires},
@@ -90,7 +91,7 @@ func renewExtendsLockAndFailsForUnknownExpiredAcked(t *testing.T, newStore func(
 	if _, ok := storage.ParseAttemptToken("not-a-token"); ok {
 		t.Fatal(`ParseAttemptToken("not-a-token") accepted it`)
 	}
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 	if _, err := s.HeartbeatActivityTask(ctxT(t), &storage.HeartbeatActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Details: nil, ExtendFor: time.Minute}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("acked token: %v", err)
 	}
@@ -110,7 +111,7 @@ func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provi
 	s := newStore(t)
 	StartWithActivities(t, s, "a", Schedule(1))
 	a := FetchAct(t, s, time.Minute)
-	r := m(s.AbandonActivityTask(ctxT(t), &storage.AbandonActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Delay: 400 * time.Millisecond}))(t)
+	r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckAbandon, Namespace: ns, Token: AttemptTok(t, a.LockToken), Delay: 400 * time.Millisecond}))(t)
 	if r.Outcome != storage.OutcomeAbandoned {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -127,6 +128,31 @@ func abandonDelayHidesItem(t *testing.T, newStore func(*testing.T) storage.Provi
 	}
 }
 
+// Goal: an attempt acknowledged as pending stays held, its token found by
+// its activity id; a completion through that token delivers the result,
+// after which the token holds nothing.
+func pendingCompletedLaterByItsToken(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	StartWithActivities(t, s, "pend", Schedule(1))
+	a := FetchAct(t, s, time.Minute)
+	tok := AttemptTok(t, a.LockToken)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckPending, Namespace: ns, Token: tok}))(t)
+	if got := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w2", LockFor: time.Minute})))(t); got != nil {
+		t.Fatalf("a pending attempt was delivered again: %+v", got)
+	}
+	found := m(s.ActivityToken(ctxT(t), &storage.ActivityTokenParams{Namespace: ns, InstanceID: "pend", ActivityID: 1}))(t)
+	if found != tok {
+		t.Fatalf("the activity's token %v, want the pending attempt's %v", found, tok)
+	}
+	r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: found, Result: json.RawMessage(`"later"`)}))(t)
+	if r.Outcome != storage.OutcomeDelivered {
+		t.Fatalf("completion of the pending attempt: %+v", r)
+	}
+	if _, err := s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckPending, Namespace: ns, Token: found}); !errors.Is(err, storage.ErrLockLost) {
+		t.Fatalf("pending after the completion: %v, want ErrLockLost", err)
+	}
+}
+
 // Goal: a failed attempt is retried as a new attempt row after the policy's
 // backoff, until maximum_attempts; then the workflow sees ActivityFailed.
 func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.Provider) {
@@ -134,7 +160,7 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
 	a := FetchAct(t, s, time.Minute)
-	r := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
+	r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
 	if r.Outcome != storage.OutcomeRetryScheduled {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -153,7 +179,7 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 	if turn := FetchTurnOrNil(t, s); turn != nil {
 		t.Fatal("the retry was visible to the workflow")
 	}
-	r = m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, b.LockToken), Error: api.Error{Message: "boom again", Type: "Oops"}, Details: nil}))(t)
+	r = m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: AttemptTok(t, b.LockToken), Error: api.Error{Message: "boom again", Type: "Oops"}, Details: nil}))(t)
 	if r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
@@ -169,7 +195,7 @@ func retryNonRetryableType(t *testing.T, newStore func(*testing.T) storage.Provi
 	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		NonRetryableErrorTypes: []string{"BadInput"}}})})
 	a := FetchAct(t, s, time.Minute)
-	if r := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "x", Type: "BadInput"}, Details: nil}))(t); r.Outcome != storage.OutcomeDelivered {
+	if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "x", Type: "BadInput"}, Details: nil}))(t); r.Outcome != storage.OutcomeDelivered {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -226,7 +252,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			t.Fatalf("first attempt heartbeat %+v", hb)
 		}
 		// The timed-out attempt's late result is stale; the second's counts.
-		if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
+		if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 			t.Fatalf("late outcome %s", r.Outcome)
 		}
 		// History records the attempt's cancellation; the activity goes on.
@@ -235,7 +261,7 @@ func timeoutsEachKindFires(t *testing.T, newStore func(*testing.T) storage.Provi
 			msg.Attempt != 1 || msg.Reason != "timeout:start_to_close" {
 			t.Fatalf("messages %+v", turn.Messages)
 		}
-		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+		m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 		ExpectTimeout(t, s, "start_to_close")
 	})
 }
@@ -246,7 +272,7 @@ func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T
 	s := newStore(t)
 	Start(t, s, "sc")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands:        Schedule(1),
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: "select_loser:timeout"}},
 	}}))(t)
@@ -258,7 +284,7 @@ func cancelScheduledAndCancelledInSameAck(t *testing.T, newStore func(*testing.T
 	if got := Kinds(h); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventActivityScheduled, api.EventActivityCancelRequested}) {
 		t.Fatalf("history %v", got)
 	}
-	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: nil}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 }
@@ -276,10 +302,10 @@ func cancelWaitingActivityGetsItsOutcome(t *testing.T, newStore func(*testing.T)
 	a := FetchAct(t, s, time.Minute) // activity 1; activity 2 stays unheld
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "w", Name: "go", Input: nil}))
 	turn := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		ActivityCancels: []api.ActivityCancel{{ActivityID: 1, Reason: api.CancelReasonContextCanceled},
 			{ActivityID: 2, Reason: api.CancelReasonContextCanceled}}}}))(t)
-	out := m(s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
+	out := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Type: api.ErrorTypeCanceled, Message: "context canceled"}, Details: nil}))(t)
 	if out.Outcome != "delivered" {
 		t.Fatalf("outcome %s, want delivered", out.Outcome)
 	}
@@ -292,7 +318,7 @@ func cancelWaitingActivityGetsItsOutcome(t *testing.T, newStore func(*testing.T)
 	if want := []string{api.EventActivityCanceled + " 1", api.EventActivityCanceled + " 2"}; !slices.Equal(got, want) {
 		t.Fatalf("messages %v, want %v", got, want)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	if b := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); b != nil {
 		t.Fatalf("an attempt after the cancellation: %+v", b)
 	}
@@ -313,7 +339,7 @@ func completeAfterDeadlineIsStale(t *testing.T, newStore func(*testing.T) storag
 		RetryPolicy:         &api.RetryPolicy{InitialInterval: api.Duration(10 * time.Millisecond), MaximumAttempts: 2}})})
 	a := FetchAct(t, s, time.Minute)
 	Eventually(t, 5*time.Second, "the deadline", func() bool { return time.Since(a.StartedAt) > 300*time.Millisecond })
-	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`"late"`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	var b *api.ActivityTask

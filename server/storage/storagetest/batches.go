@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -30,22 +31,22 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "b", Operation: api.BatchOpTerminate,
+	if _, err := s.CreateBatch(ctx, &storage.NewBatch{Namespace: ns, ID: "b", Operation: api.BatchOpTerminate,
 		Query: "WorkflowType = 'L'", Rate: 50}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.ClaimBatch(ctx, "A", 300*time.Millisecond)
+	a, err := s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "A", Lease: 300 * time.Millisecond})
 	if err != nil || a == nil || a.ID != "b" || a.AfterID != "" {
 		t.Fatalf("claim by A: %+v, %v", a, err)
 	}
-	if b, err := s.ClaimBatch(ctx, "B", time.Minute); err != nil || b != nil {
+	if b, err := s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "B", Lease: time.Minute}); err != nil || b != nil {
 		t.Fatalf("claim by B while A holds the lease: %+v, %v", b, err)
 	}
-	ids, err := s.BatchPage(ctx, a, 10)
+	ids, err := s.BatchPage(ctx, &storage.BatchPageParams{Job: a, Limit: 10})
 	if err != nil || len(ids) != 3 || ids[0] != "l-0" {
 		t.Fatalf("page: %v, %v", ids, err)
 	}
-	if step, err := s.ApplyBatchItem(ctx, a, ids[0], 300*time.Millisecond); err != nil || step.Stopped || step.Failed || a.AfterID != "l-0" {
+	if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: a, InstanceID: ids[0], Lease: 300 * time.Millisecond}); err != nil || step.Stopped || step.Failed || a.AfterID != "l-0" {
 		t.Fatalf("A's step: %+v, %v, cursor %q", step, err, a.AfterID)
 	}
 
@@ -56,32 +57,32 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 			t.Fatal("B never claimed the job after A's lease expired")
 		}
 		time.Sleep(20 * time.Millisecond)
-		if b, err = s.ClaimBatch(ctx, "B", time.Minute); err != nil {
+		if b, err = s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "B", Lease: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if b.AfterID != "l-0" {
 		t.Fatalf("B resumes after %q, want l-0", b.AfterID)
 	}
-	if step, err := s.ApplyBatchItem(ctx, a, ids[1], time.Minute); err != nil || !step.Stopped || step.State != api.BatchRunning {
+	if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: a, InstanceID: ids[1], Lease: time.Minute}); err != nil || !step.Stopped || step.State != api.BatchRunning {
 		t.Fatalf("A's step after losing the lease: %+v, %v", step, err)
 	}
 	stale := *b
 	for _, id := range ids[1:] {
-		if step, err := s.ApplyBatchItem(ctx, b, id, time.Minute); err != nil || step.Stopped || step.Failed {
+		if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: b, InstanceID: id, Lease: time.Minute}); err != nil || step.Stopped || step.Failed {
 			t.Fatalf("B's step %s: %+v, %v", id, step, err)
 		}
 	}
-	if step, err := s.ApplyBatchItem(ctx, &stale, ids[1], time.Minute); err != nil || !step.Stopped {
+	if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: &stale, InstanceID: ids[1], Lease: time.Minute}); err != nil || !step.Stopped {
 		t.Fatalf("a step at a stale cursor: %+v, %v", step, err)
 	}
-	if rest, err := s.BatchPage(ctx, b, 10); err != nil || len(rest) != 0 {
+	if rest, err := s.BatchPage(ctx, &storage.BatchPageParams{Job: b, Limit: 10}); err != nil || len(rest) != 0 {
 		t.Fatalf("page after the last: %v, %v", rest, err)
 	}
-	if err := s.FinishBatch(ctx, b, ""); err != nil {
+	if err := s.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: b, Finish: true}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.DescribeBatch(ctx, ns, "b")
+	got, err := describeBatch(ctx, s, "b")
 	if err != nil || got.State != api.BatchCompleted || got.Done != 3 || got.Failed != 0 || got.FinishedAt == nil {
 		t.Fatalf("job: %+v, %v", got, err)
 	}
@@ -107,29 +108,29 @@ func batchesOnceAcrossOwners(t *testing.T, newProvider func(t *testing.T) storag
 func batchesQueryStopsCompiling(t *testing.T, newProvider func(t *testing.T) storage.Provider) {
 	s := newProvider(t)
 	ctx := ctxT(t)
-	if _, err := s.RegisterSearchAttribute(ctx, ns, "Stage", api.SearchAttributeKeyword); err != nil {
+	if _, err := s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Stage", Type: api.SearchAttributeKeyword}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "q", Operation: api.BatchOpCancel,
+	if _, err := s.CreateBatch(ctx, &storage.NewBatch{Namespace: ns, ID: "q", Operation: api.BatchOpCancel,
 		Query: "Stage = 'x'", Rate: 50}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteSearchAttribute(ctx, ns, "Stage"); err != nil {
+	if _, err := s.ChangeSearchAttribute(ctx, &storage.ChangeSearchAttributeParams{Namespace: ns, Name: "Stage", Delete: true}); err != nil {
 		t.Fatal(err)
 	}
-	job, err := s.ClaimBatch(ctx, "A", time.Minute)
+	job, err := s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "A", Lease: time.Minute})
 	if err != nil || job == nil {
 		t.Fatalf("claim: %+v, %v", job, err)
 	}
-	_, err = s.BatchPage(ctx, job, 10)
+	_, err = s.BatchPage(ctx, &storage.BatchPageParams{Job: job, Limit: 10})
 	var inv *storage.InvalidError
 	if !errors.As(err, &inv) || inv.Field != "query" {
 		t.Fatalf("page of a query that no longer compiles: %v", err)
 	}
-	if err := s.FinishBatch(ctx, job, err.Error()); err != nil {
+	if err := s.ReleaseBatch(ctx, &storage.ReleaseBatchParams{Job: job, Finish: true, Reason: err.Error()}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.DescribeBatch(ctx, ns, "q"); err != nil || got.State != api.BatchFailed || got.Error == "" {
+	if got, err := describeBatch(ctx, s, "q"); err != nil || got.State != api.BatchFailed || got.Error == "" {
 		t.Fatalf("job: %+v, %v", got, err)
 	}
 }
@@ -149,16 +150,16 @@ func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CreateBatch(ctx, ns, storage.NewBatch{ID: "f", Operation: api.BatchOpTerminate,
+	if _, err := s.CreateBatch(ctx, &storage.NewBatch{Namespace: ns, ID: "f", Operation: api.BatchOpTerminate,
 		Query: "WorkflowType = 'F'", Rate: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	job, err := s.ClaimBatch(ctx, "A", time.Minute)
+	job, err := s.ClaimBatch(ctx, &storage.ClaimBatchParams{Owner: "A", Lease: time.Minute})
 	if err != nil || job == nil {
 		t.Fatalf("claim: %+v, %v", job, err)
 	}
 	for {
-		ids, err := s.BatchPage(ctx, job, 50)
+		ids, err := s.BatchPage(ctx, &storage.BatchPageParams{Job: job, Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,14 +167,26 @@ func batchesFailuresBounded(t *testing.T, newProvider func(t *testing.T) storage
 			break
 		}
 		for _, id := range ids {
-			if step, err := s.ApplyBatchItem(ctx, job, id, time.Minute); err != nil || !step.Failed || step.Reason != "not running" {
+			if step, err := s.ApplyBatchItem(ctx, &storage.ApplyBatchItemParams{Job: job, InstanceID: id, Lease: time.Minute}); err != nil || !step.Failed || step.Reason != "not running" {
 				t.Fatalf("step %s: %+v, %v", id, step, err)
 			}
 		}
 	}
-	got, err := s.DescribeBatch(ctx, ns, "f")
+	got, err := describeBatch(ctx, s, "f")
 	if err != nil || got.Failed != int64(n) || got.Done != 0 || len(got.Failures) != api.MaxBatchFailures ||
 		got.Failures[0].WorkflowID != "f-000" || got.Failures[api.MaxBatchFailures-1].WorkflowID != fmt.Sprintf("f-%03d", api.MaxBatchFailures-1) {
 		t.Fatalf("job: failed %d, done %d, %d failures, %v", got.Failed, got.Done, len(got.Failures), err)
 	}
+}
+
+// describeBatch is job id of ns with its failures, through ListBatches.
+func describeBatch(ctx context.Context, s storage.Batches, id string) (api.Batch, error) {
+	list, err := s.ListBatches(ctx, &storage.BatchFilter{Namespace: ns, ID: id})
+	if err != nil {
+		return api.Batch{}, err
+	}
+	if len(list.Batches) != 1 {
+		return api.Batch{}, fmt.Errorf("batch %s: %d jobs, want 1", id, len(list.Batches))
+	}
+	return list.Batches[0], nil
 }

@@ -113,7 +113,7 @@ func flowActivityPriorityInheritedAndOvertakes(t *testing.T, newStore func(*test
 		if task.InstanceID != id {
 			t.Fatalf("fetched %s, want %s", task.InstanceID, id)
 		}
-		M(s.CompleteWorkflowTask(CtxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
+		M(s.AckWorkflowTask(CtxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 	}
 	startWith(t, s, "plain", nil)
 	var cmds []api.Command

@@ -86,18 +86,6 @@ func Must0(t *testing.T, err error) {
 	}
 }
 
-// Must2 unwraps a (time, ok, error) triple, failing the test on error:
-// Must2(t)(f()).
-func Must2(t *testing.T) func(time.Time, bool, error) (time.Time, bool) {
-	return func(tm time.Time, ok bool, err error) (time.Time, bool) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tm, ok
-	}
-}
-
 // TurnTok parses the wire form of a turn token (a WorkflowTask's
 // LockToken), failing the test if it is not one.
 func TurnTok(t testing.TB, s string) storage.TurnToken {
@@ -121,7 +109,7 @@ func AttemptTok(t testing.TB, s string) storage.AttemptToken {
 }
 
 // The helpers' short names within the suite.
-var ctxT, must0, must2 = CtxT, Must0, Must2
+var ctxT, must0 = CtxT, Must0
 
 func m[T any](v T, err error) func(*testing.T) T { return M(v, err) }
 
@@ -169,7 +157,7 @@ func StartWithActivities(t *testing.T, s storage.Provider, id string, cmds []api
 	if task.InstanceID != id {
 		t.Fatalf("fetched %s, want %s", task.InstanceID, id)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
 }
 
 // FetchAct fetches the next attempt of queue "q" for worker "w1", locked

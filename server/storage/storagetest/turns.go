@@ -16,7 +16,7 @@ import (
 )
 
 // turnBehaviours are the suite's behaviours of Turns: fetching turns,
-// acknowledging them (CompleteWorkflowTask, FailWorkflowTask), timers,
+// acknowledging them (AckWorkflowTask: complete, fail), timers,
 // continue-as-new and the execution timeout.
 var turnBehaviours = []behaviour{
 	{"Fetch_ConcurrentFetchersLockEachInstanceOnce", fetchConcurrentFetchersLockEachInstanceOnce},
@@ -138,7 +138,7 @@ func ackMessageArrivingDuringTurnIsKept(t *testing.T, newStore func(*testing.T) 
 	if err := s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "a", Name: "late", Input: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	next := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "another-worker", LockFor: 10 * time.Second})))(t)
 	if next == nil || len(next.Messages) != 1 || next.Messages[0].Kind != api.EventSignalReceived || next.Messages[0].SignalName != "late" {
 		t.Fatalf("next turn messages = %+v, want the late signal", next.Messages)
@@ -161,7 +161,7 @@ func ackDoubleAckOneWins(t *testing.T, newStore func(*testing.T) storage.Provide
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}})
+			_, errs[i] = s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}})
 		}()
 	}
 	wg.Wait()
@@ -200,20 +200,20 @@ func ackDifferentSecondReportRefused(t *testing.T, newStore func(*testing.T) sto
 	Start(t, s, "a")
 	task := FetchTurn(t, s)
 	first := api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: first}))(t)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: first}))(t)
-	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1, 2)}}); !errors.Is(err, storage.ErrDuplicateReport) {
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: first}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: first}))(t)
+	if _, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1, 2)}}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another ack of a spent turn: err = %v, want ErrDuplicateReport", err)
 	}
 	a := FetchAct(t, s, time.Minute)
-	out := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
-	if again := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t); again != out {
+	out := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
+	if again := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t); again != out {
 		t.Fatalf("the same result again: %+v, first %+v", again, out)
 	}
-	if _, err := s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`2`)}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("another result: err = %v, want ErrDuplicateReport", err)
 	}
-	if _, err := s.FailActivityTask(ctxT(t), &storage.FailActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "x"}, Details: nil}); !errors.Is(err, storage.ErrDuplicateReport) {
+	if _, err := s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "x"}, Details: nil}); !errors.Is(err, storage.ErrDuplicateReport) {
 		t.Fatalf("a fail after a complete: err = %v, want ErrDuplicateReport", err)
 	}
 	h := History(t, s, "a")
@@ -230,20 +230,20 @@ func ackClosingTurnReturnsTheClosedWorkflow(t *testing.T, newStore func(*testing
 	s := newStore(t)
 	Start(t, s, "a")
 	task := FetchTurn(t, s)
-	out := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+	out := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	if out.Closed != nil {
 		t.Fatalf("a turn that leaves the workflow running carries %+v", out.Closed)
 	}
 	a := FetchAct(t, s, time.Minute)
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t)
 	task = FetchTurn(t, s)
-	out = m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	out = m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`{"b":[1,2],"a":"x"}`)},
 	}}}))(t)
 	if out.Closed == nil {
 		t.Fatal("the closing turn carries no closed workflow")
 	}
-	described := m(s.DescribeWorkflow(ctxT(t), ns, "a"))(t)
+	described := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "a"}))(t)
 	if !reflect.DeepEqual(*out.Closed, described) {
 		t.Fatalf("closed workflow differs from DescribeWorkflow:\n closed    %+v\n described %+v", *out.Closed, described)
 	}
@@ -265,7 +265,7 @@ func ackAfterTurnTakenOverFails(t *testing.T, newStore func(*testing.T) storage.
 	if len(again.Messages) != 1 || again.Messages[0].Kind != api.EventWorkflowStarted {
 		t.Fatalf("redelivered turn messages: %+v", again.Messages)
 	}
-	if _, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}); !errors.Is(err, storage.ErrLockLost) {
+	if _, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}); !errors.Is(err, storage.ErrLockLost) {
 		t.Fatalf("err = %v, want ErrLockLost", err)
 	}
 	if h := History(t, s, "a"); len(h) != 0 {
@@ -303,15 +303,15 @@ func timerInvisibleUntilDue(t *testing.T, newStore func(*testing.T) storage.Prov
 	s := newStore(t)
 	Start(t, s, "t")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartTimer, TimerID: 1, FireAfter: api.Duration(500 * time.Millisecond)}}}}))(t)
 	begin := time.Now()
 	if got := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w", LockFor: time.Minute})))(t); got != nil {
 		t.Fatal("timer visible before due")
 	}
-	wake, ok := must2(t)(s.NextWorkflowWake(ctxT(t), ns, "q"))
-	if !ok || wake.Before(begin) {
-		t.Fatalf("next wake %v ok=%v", wake, ok)
+	wake := m(s.NextWake(ctxT(t), &storage.NextWakeParams{Namespace: ns, Kind: storage.WorkflowTasks, TaskQueues: []string{"q"}}))(t)
+	if !wake.Scheduled || wake.At.Before(begin) {
+		t.Fatalf("next wake %+v", wake)
 	}
 	var fired *api.WorkflowTask
 	Eventually(t, 5*time.Second, "timer", func() bool {
@@ -340,7 +340,7 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 	// A signal triggers a turn that continues as new.
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "c", Name: "go", Input: nil}))
 	task = FetchTurn(t, s)
-	resp := m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	resp := m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandContinueAsNew, Input: json.RawMessage(`{"n":2}`)}}}}))(t)
 	if resp.ExecutionID != 2 {
 		t.Fatalf("execution %d", resp.ExecutionID)
@@ -357,7 +357,7 @@ func continueAsNewNewExecutionOwnHistory(t *testing.T, newStore func(*testing.T)
 		t.Fatalf("heartbeat %+v", hb)
 	}
 	// The old attempt's result is stale.
-	if r := m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t); r.Outcome != storage.OutcomeStale {
+	if r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`1`)}))(t); r.Outcome != storage.OutcomeStale {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
 	next := FetchTurn(t, s)
@@ -386,7 +386,7 @@ func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provi
 		"commands[0].timer_id":            {Commands: []api.Command{{Type: api.CommandStartTimer, TimerID: 3}}},
 	}
 	for field, req := range cases {
-		_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: req})
+		_, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: req})
 		var inv *storage.InvalidError
 		if !errors.As(err, &inv) || inv.Field != field {
 			t.Errorf("%s: err = %v", field, err)
@@ -396,7 +396,7 @@ func ackRejectsBadCommands(t *testing.T, newStore func(*testing.T) storage.Provi
 		t.Fatalf("history written: %v", Kinds(h))
 	}
 	// The lock is still held and a good ack succeeds.
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 }
 
 // Goal: a failed turn is handed out again only after its backoff, with
@@ -405,11 +405,11 @@ func failTurnBackoff(t *testing.T, newStore func(*testing.T) storage.Provider) {
 	s := newStore(t)
 	Start(t, s, "f")
 	task := FetchTurn(t, s)
-	must0(t, s.FailWorkflowTask(ctxT(t), &storage.FailWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Error: api.Error{Message: "nondeterminism", Type: "Nondeterminism"}}))
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckFail, Namespace: ns, Token: TurnTok(t, task.LockToken), Error: api.Error{Message: "nondeterminism", Type: "Nondeterminism"}}))(t)
 	if got := FetchTurnOrNil(t, s); got != nil {
 		t.Fatal("failed turn visible before its backoff")
 	}
-	w := m(s.DescribeWorkflow(ctxT(t), ns, "f"))(t)
+	w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "f"}))(t)
 	if w.LastTaskError == nil || w.LastTaskError.Type != "Nondeterminism" || w.Status != api.StatusRunning {
 		t.Fatalf("describe %+v", w)
 	}
@@ -434,7 +434,7 @@ func fetchStickyWorkerGetsNoOldHistory(t *testing.T, newStore func(*testing.T) s
 	if same.HistoryFromEventID != 3 || len(same.History) != 0 || len(same.Messages) != 1 {
 		t.Fatalf("sticky turn: from=%d history=%d messages=%d", same.HistoryFromEventID, len(same.History), len(same.Messages))
 	}
-	must0(t, s.FailWorkflowTask(ctxT(t), &storage.FailWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, same.LockToken), Error: api.Error{Message: "lost my cache"}}))
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckFail, Namespace: ns, Token: TurnTok(t, same.LockToken), Error: api.Error{Message: "lost my cache"}}))(t)
 	var again *api.WorkflowTask
 	Eventually(t, 5*time.Second, "retried turn", func() bool {
 		again = m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1", LockFor: 10 * time.Second})))(t)
@@ -454,12 +454,12 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	Start(t, s, "sig")
 	task := FetchTurn(t, s)
 	must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "sig", Name: "late", Input: json.RawMessage(`"hello"`)}))
-	_, err := s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	_, err := s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}})
 	if !errors.Is(err, storage.ErrUnhandledSignals) {
 		t.Fatalf("err = %v, want ErrUnhandledSignals", err)
 	}
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusRunning {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "sig"}))(t); w.Status != api.StatusRunning {
 		t.Fatalf("status %s", w.Status)
 	}
 	if h := History(t, s, "sig"); len(h) != 0 {
@@ -469,9 +469,9 @@ func ackCompletionWithUnconsumedSignalIsRefused(t *testing.T, newStore func(*tes
 	if got := Kinds(next.Messages); !slices.Equal(got, []string{api.EventWorkflowStarted, api.EventSignalReceived}) {
 		t.Fatalf("next turn messages %v", got)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`2`)}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "sig"))(t); w.Status != api.StatusCompleted {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "sig"}))(t); w.Status != api.StatusCompleted {
 		t.Fatalf("status %s", w.Status)
 	}
 }
@@ -484,12 +484,12 @@ func executionTimeoutFailsWorkflow(t *testing.T, newStore func(*testing.T) stora
 	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "et",
 		ExecutionTimeout: api.Duration(300 * time.Millisecond)}}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	a := FetchAct(t, s, time.Minute)
 	SweepUntil(t, s, 5*time.Second, "the execution timeout", func() bool {
-		return m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t).Status != api.StatusRunning
+		return m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "et"}))(t).Status != api.StatusRunning
 	})
-	w := m(s.DescribeWorkflow(ctxT(t), ns, "et"))(t)
+	w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "et"}))(t)
 	if w.Status != api.StatusFailed || w.Error == nil || w.Error.Type != "Timeout" || w.Error.TimeoutType != "execution" {
 		t.Fatalf("describe %+v", w)
 	}

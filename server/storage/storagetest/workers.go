@@ -28,7 +28,7 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 	held := FetchAct(t, s, time.Minute) // bound to w1
 	Eventually(t, 5*time.Second, "lease deadline", func() bool { return time.Now().After(hb.LeaseExpiresAt.Add(20 * time.Millisecond)) })
 	SweepUntil(t, s, 5*time.Second, "w1 inactive", func() bool {
-		return m(s.GetWorker(ctxT(t), ns, "w1"))(t).State == api.WorkerInactive
+		return m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w1"}))(t).State == api.WorkerInactive
 	})
 
 	// The rescheduled attempt is not handed back to the lost worker…
@@ -47,7 +47,7 @@ func livenessInactiveWorkerFetchesNothing(t *testing.T, newStore func(*testing.T
 	if turn.InstanceID != "lost" || turn.Messages[0].Reason != "worker_lost" {
 		t.Fatalf("turn %+v", turn)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, turn.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	StartWithActivities(t, s, "next", Schedule(1))
 	if a := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w1", LockFor: time.Minute})))(t); a != nil {
 		t.Fatalf("the inactive worker fetched %+v", a)
@@ -73,7 +73,7 @@ func livenessHeartbeatRenewsTheWorkersAttempts(t *testing.T, newStore func(*test
 	before := time.Now()
 	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(10 * time.Second),
 		BoundActivities: []string{mine.LockToken}}}))(t)
-	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
+	w := m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w1"}))(t)
 	if len(w.BoundActivities) != 1 || w.BoundActivities[0].LockToken != mine.LockToken {
 		t.Fatalf("bound %+v", w.BoundActivities)
 	}
@@ -106,7 +106,7 @@ func livenessSuccessorDoesNotRenewPredecessorsAttempts(t *testing.T, newStore fu
 	// yet; the attempt fetched just now is renewed anyway.
 	m(s.WorkerHeartbeat(ctxT(t), &storage.WorkerHeartbeatParams{Namespace: ns, Request: api.WorkerHeartbeatRequest{WorkerID: "w1", LeaseDuration: api.Duration(time.Second),
 		BoundActivities: []string{}}}))(t)
-	w := m(s.GetWorker(ctxT(t), ns, "w1"))(t)
+	w := m(s.GetWorker(ctxT(t), &storage.GetWorkerParams{Namespace: ns, WorkerID: "w1"}))(t)
 	until := map[string]time.Time{}
 	for _, b := range w.BoundActivities {
 		until[b.LockToken] = b.LockedUntil

@@ -17,7 +17,9 @@ import (
 // the first turn handed to a waiting poll), restarts and resets.
 var workflowBehaviours = []behaviour{
 	{"Start_RestartedChildIsNoLongerAChild", startRestartedChildIsNoLongerAChild},
+	{"Start_CronChildWaitsAndItsParentsCancelStopsIt", startCronChildWaitsAndItsParentsCancelStopsIt},
 	{"Start_ConcurrentStartsEachGetTheirOwnAnswer", startConcurrentStartsEachGetTheirOwnAnswer},
+	{"Start_WithSignalStartsOrSignals", startWithSignalStartsOrSignals},
 	{"StartHanding_HandsOnlyDueTurns", startHandingHandsOnlyDueTurns},
 	{"StartHanding_ReleasedTurnGoesToTheNextPoll", startHandingReleasedTurnGoesToTheNextPoll},
 	{"Reset_NewRunGoesBackToTheTurn", resetNewRunGoesBackToTheTurn},
@@ -32,30 +34,98 @@ func startRestartedChildIsNoLongerAChild(t *testing.T, newStore func(*testing.T)
 	s := newStore(t)
 	Start(t, s, "p")
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "kid", WorkflowType: "k", TaskQueue: "q2"},
 	}}}))(t)
 	kid := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q2", WorkerID: "w", LockFor: 10 * time.Second})))(t)
 	if kid == nil || kid.InstanceID != "kid" {
 		t.Fatalf("child turn %+v", kid)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, kid.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "p" {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.ParentWorkflowID != "p" {
 		t.Fatalf("the child names parent %q", w.ParentWorkflowID)
 	}
 
 	m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "solo", TaskQueue: "q2", InstanceID: "kid"}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.ParentWorkflowID != "" || w.ExecutionID != 2 {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.ParentWorkflowID != "" || w.ExecutionID != 2 {
 		t.Fatalf("the restarted instance: parent %q, execution %d", w.ParentWorkflowID, w.ExecutionID)
 	}
 
 	// The parent consumes its child's messages and completes.
 	task = FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "kid"))(t); w.Status != api.StatusRunning || w.CancelRequested {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "kid"}))(t); w.Status != api.StatusRunning || w.CancelRequested {
 		t.Fatalf("the restarted instance after its old parent closed: %+v", w)
+	}
+}
+
+// Goal: a start with a signal (signal-with-start) starts an instance that
+// does not run, its first turn carrying the start and the signal
+// (Started), and signals the execution that runs otherwise (not Started,
+// the same run); a plain start of the running id is still refused.
+func startWithSignalStartsOrSignals(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	signal := func(input string) storage.StartWorkflowResult {
+		return m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns,
+			Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "sws"},
+			Signal:  &storage.StartSignal{Name: "go", Input: json.RawMessage(input)}}))(t)
+	}
+	first := signal(`1`)
+	if !first.Started || first.ExecutionID != 1 || first.Status != api.StatusRunning {
+		t.Fatalf("first signal-with-start: %+v", first)
+	}
+	second := signal(`2`)
+	if second.Started || second.RunID != first.RunID {
+		t.Fatalf("second signal-with-start: %+v, want the running execution %s signalled", second, first.RunID)
+	}
+	if _, err := s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns,
+		Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q", InstanceID: "sws"}}); !errors.Is(err, storage.ErrAlreadyRunning) {
+		t.Fatalf("a plain start of the running id: %v, want ErrAlreadyRunning", err)
+	}
+	task := FetchTurn(t, s)
+	var got []string
+	for _, e := range task.Messages {
+		got = append(got, e.Kind+":"+e.SignalName+string(e.Input))
+	}
+	want := []string{api.EventWorkflowStarted + ":", api.EventSignalReceived + ":go1", api.EventSignalReceived + ":go2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("first turn's messages %q, want %q", got, want)
+	}
+}
+
+// Goal: a child started with a cron schedule is a cron workflow: it keeps
+// its schedule and its first run waits for the schedule's time (no turn
+// now), while its parent learns at once that it started; the parent's
+// request to cancel it between two runs ends it canceled at once and the
+// parent gets ChildWorkflowCanceled.
+func startCronChildWaitsAndItsParentsCancelStopsIt(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	Start(t, s, "p")
+	task := FetchTurn(t, s)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "yearly", WorkflowType: "k", TaskQueue: "q2", CronSchedule: "0 0 1 1 *"},
+	}}}))(t)
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "yearly"}))(t); w.CronSchedule != "0 0 1 1 *" || w.Status != api.StatusRunning || w.ParentWorkflowID != "p" {
+		t.Fatalf("the cron child %+v", w)
+	}
+	if kid := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q2", WorkerID: "w", LockFor: 10 * time.Second})))(t); kid != nil {
+		t.Fatalf("the cron child has a turn before its schedule's time: %+v", kid)
+	}
+	task = FetchTurn(t, s)
+	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventChildWorkflowStarted {
+		t.Fatalf("parent's messages %v, want ChildWorkflowStarted", Kinds(task.Messages))
+	}
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+		{Type: api.CommandRequestCancelChildWorkflow, ChildID: 1, WorkflowID: "yearly"},
+	}}}))(t)
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "yearly"}))(t); w.Status != api.StatusCanceled {
+		t.Fatalf("the cron child after its parent's cancel: %+v", w)
+	}
+	task = FetchTurn(t, s)
+	if len(task.Messages) != 1 || task.Messages[0].Kind != api.EventChildWorkflowCanceled {
+		t.Fatalf("parent's messages %v, want ChildWorkflowCanceled", Kinds(task.Messages))
 	}
 }
 
@@ -142,7 +212,7 @@ func startConcurrentStartsEachGetTheirOwnAnswer(t *testing.T, newStore func(*tes
 	if task == nil || task.InstanceID != "again" {
 		t.Fatalf("fetched %+v, want again's first turn", task)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{
 		Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
 	resp := m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{WorkflowType: "wf", TaskQueue: "q",
 		InstanceID: "again", Input: json.RawMessage(`{"n":2}`)}}))(t)
@@ -196,7 +266,7 @@ func startHandingHandsOnlyDueTurns(t *testing.T, newStore func(*testing.T) stora
 		t.Fatalf("a poll took a handed turn too: %+v", other)
 	}
 	for _, tt := range []*api.WorkflowTask{turn, again} {
-		m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, tt.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+		m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, tt.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 	}
 }
 
@@ -211,15 +281,15 @@ func startHandingReleasedTurnGoesToTheNextPoll(t *testing.T, newStore func(*test
 		t.Fatalf("start: turn %+v, err %v", turn, err)
 	}
 	tok := TurnTok(t, turn.LockToken)
-	must0(t, s.ReleaseTurn(ctxT(t), ns, tok))
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckRelease, Namespace: ns, Token: tok}))(t)
 	next := m(FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w2", BuildID: "b2", LockFor: time.Minute})))(t)
 	if next == nil || next.InstanceID != "released" || len(next.Messages) != 1 {
 		t.Fatalf("after the release a worker of another build got %+v, want the first turn", next)
 	}
 	// The old token no longer holds the lock: releasing it again leaves
 	// the new turn alone.
-	must0(t, s.ReleaseTurn(ctxT(t), ns, tok))
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckRelease, Namespace: ns, Token: tok}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: Schedule(1)}}))(t)
 }
 
 // Goal: a reset to a closed run's last turn makes the next execution,
@@ -229,9 +299,9 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 	s := newStore(t)
 	StartWithActivities(t, s, "r", Schedule(1))
 	a := FetchAct(t, s, time.Minute)
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`7`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, a.LockToken), Result: json.RawMessage(`7`)}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandFailWorkflow, Error: &api.Error{Message: "bug"}}}}}))(t)
 
 	out := m(s.ResetWorkflow(ctxT(t), storage.ResetParams{Namespace: ns, InstanceID: "r", ResetType: api.ResetLastTurn,
@@ -251,9 +321,9 @@ func resetNewRunGoesBackToTheTurn(t *testing.T, newStore func(*testing.T) storag
 		next.Messages[0].Kind != api.EventActivityCompleted || !jsonEqual(next.Messages[0].Result, `7`) {
 		t.Fatalf("new run's turn %+v", next)
 	}
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, next.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
 		{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`"ok"`)}}}}))(t)
-	if w := m(s.DescribeWorkflow(ctxT(t), ns, "r"))(t); w.Status != api.StatusCompleted || w.ResetFrom == nil || w.ResetFrom.Reason != "fix" {
+	if w := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: "r"}))(t); w.Status != api.StatusCompleted || w.ResetFrom == nil || w.ResetFrom.Reason != "fix" {
 		t.Fatalf("after the new run: %+v", w)
 	}
 	// A point that is not the end of a turn changes nothing.
@@ -277,9 +347,9 @@ func resetRunningRunIsClosedAndOutstandingWorkRescheduled(t *testing.T, newStore
 		t.Fatal("one activity fetched twice")
 	}
 	done, held := first, second
-	m(s.CompleteActivityTask(ctxT(t), &storage.CompleteActivityTaskParams{Namespace: ns, Token: AttemptTok(t, done.LockToken), Result: json.RawMessage(`1`)}))(t)
+	m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: AttemptTok(t, done.LockToken), Result: json.RawMessage(`1`)}))(t)
 	task := FetchTurn(t, s)
-	m(s.CompleteWorkflowTask(ctxT(t), &storage.CompleteWorkflowTaskParams{Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
+	m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{}}))(t)
 	Must0(t, s.SignalWorkflow(ctxT(t), &storage.SignalWorkflowParams{Namespace: ns, InstanceID: "r", Name: "go", Input: json.RawMessage(`"now"`)}))
 
 	// Back to the second turn: the held activity was outstanding then.

@@ -1,0 +1,50 @@
+-- name: ConcurrencyStart :one
+-- Puts a workflow just started (in this transaction) under its
+-- concurrency key (tether_concurrency_start, migration 00051): it runs
+-- when the key has a free slot and no older workflow waits for one, and
+-- waits otherwise. Returns whether it runs, the key's counts, and the
+-- workflow to ask to cancel (cancel_oldest), locked.
+SELECT c.admitted::boolean AS admitted, c.running::integer AS running, c.waiting::bigint AS waiting, COALESCE(c.cancel, '')::text AS cancel
+FROM tether_concurrency_start(sqlc.arg(namespace)::text, sqlc.arg(instance_id)::text, sqlc.arg(key)::text,
+                              sqlc.arg(max_running)::integer, sqlc.arg(strategy)::text) AS c;
+
+-- name: ConcurrencyKeyCounts :one
+-- A concurrency key's limit, how many of its workflows hold a slot, and
+-- how many wait for one.
+SELECT COALESCE((SELECT k.max_running FROM concurrency_keys k WHERE k.namespace = sqlc.arg(namespace) AND k.key = sqlc.arg(key)), 0)::bigint AS max_running,
+       COALESCE((SELECT k.running FROM concurrency_keys k WHERE k.namespace = sqlc.arg(namespace) AND k.key = sqlc.arg(key)), 0)::bigint AS running,
+       (SELECT count(*) FROM instances i
+        WHERE i.namespace = sqlc.arg(namespace) AND i.concurrency IS NOT NULL AND i.status = 'running'
+          AND (i.concurrency ->> 'key') = sqlc.arg(key)::text AND i.locked_by = 'tether:concurrency')::bigint AS waiting;
+
+-- name: QueueConcurrencyKeys :many
+-- The concurrency keys of a task queue's running workflows (at most 100,
+-- by key), each with its limit and namespace-wide counts.
+SELECT k.key, k.max_running::bigint AS max_running, k.running::bigint AS running,
+       (SELECT count(*) FROM instances w
+        WHERE w.namespace = k.namespace AND w.concurrency IS NOT NULL AND w.status = 'running'
+          AND (w.concurrency ->> 'key') = k.key AND w.locked_by = 'tether:concurrency')::bigint AS waiting
+FROM concurrency_keys k
+WHERE k.namespace = sqlc.arg(namespace)
+  AND EXISTS (SELECT 1 FROM instances i
+              WHERE i.namespace = sqlc.arg(namespace) AND i.concurrency IS NOT NULL AND i.status = 'running'
+                AND (i.concurrency ->> 'key') = k.key AND i.task_queue = sqlc.arg(task_queue))
+ORDER BY k.key
+LIMIT 100;
+
+-- name: AdmitWaitingConcurrency :many
+-- The sweeper's pass over a namespace's concurrency keys: each key with a
+-- free slot and a workflow waiting for one admits its oldest waiting ones
+-- (tether_concurrency_admit). It catches the admissions a close skipped
+-- because another transaction held the waiting workflow then. Keys are
+-- locked in key order (the lock order of several keys); at most 100 keys
+-- a pass.
+SELECT a.id::text AS instance_id
+FROM (SELECT k.key FROM concurrency_keys k
+      WHERE k.namespace = sqlc.arg(namespace) AND k.running < k.max_running
+        AND EXISTS (SELECT 1 FROM instances i
+                    WHERE i.namespace = sqlc.arg(namespace) AND i.concurrency IS NOT NULL AND i.status = 'running'
+                      AND (i.concurrency ->> 'key') = k.key AND i.locked_by = 'tether:concurrency')
+      ORDER BY k.key
+      LIMIT 100) k
+CROSS JOIN LATERAL tether_concurrency_admit(sqlc.arg(namespace)::text, k.key) AS a(id);

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/tetherhq/tether/api"
+	"github.com/tetherhq/tether/db/gen"
+	"github.com/tetherhq/tether/server/storage"
+)
+
+// Concurrency limits per key (migration 00051, docs/api.md "Concurrency
+// limits"). A start with a key is a transaction of its own, outside the
+// groups of starts: the instance is inserted (StartInstances), then put
+// under its key (ConcurrencyStart), which locks the key's row, so that
+// starts of one key on any replica take turns. Starts and closes of
+// workflows without a key run none of this.
+
+// concurrencyWaitingBy is the locked_by of a workflow waiting for a slot
+// of its key (tether_concurrency_start).
+const concurrencyWaitingBy = "tether:concurrency"
+
+// concurrencyStrategy is c's strategy, queue when it names none.
+func concurrencyStrategy(c *api.Concurrency) string {
+	if c.Strategy == "" {
+		return api.ConcurrencyQueue
+	}
+	return c.Strategy
+}
+
+// startWithConcurrency starts row, whose request has the concurrency
+// limit c, in a transaction of its own (see startWorkflow).
+func (s *Store) startWithConcurrency(ctx context.Context, ns string, row startRow, c *api.Concurrency) (api.StartWorkflowResponse, error) {
+	var out api.StartWorkflowResponse
+	err := s.inTx(ctx, func(t *txn) error {
+		started, err := startInstances(ctx, t, ns, []startRow{row})
+		if err != nil {
+			return err
+		}
+		r, ok := started[row.InstanceID]
+		if !ok {
+			return storage.ErrAlreadyRunning
+		}
+		if err := s.admitConcurrency(ctx, t, ns, row.InstanceID, c); err != nil {
+			return err
+		}
+		out = api.StartWorkflowResponse{InstanceID: r.InstanceID, ExecutionID: r.ExecutionID, RunID: r.RunID.String(), Status: r.Status}
+		t.observe(observation{kind: observeStarted, ns: ns, typ: row.WorkflowType})
+		return nil
+	})
+	if errors.Is(err, storage.ErrAlreadyRunning) {
+		if exists, qerr := gen.New(s.pool).NamespaceExists(ctx, ns); qerr == nil && !exists {
+			err = fmt.Errorf("namespace %s: %w", ns, storage.ErrNotFound)
+		}
+	}
+	return out, err
+}
+
+// admitConcurrency puts instance id, just started in t, under its
+// concurrency limit c: it runs, or waits for a slot (queue), or is refused
+// (cancel_newest: a *storage.ConcurrencyLimitError, which rolls t back),
+// or waits while the oldest running workflow of the key is asked to
+// cancel (cancel_oldest: a normal cancel request, which the workflow
+// observes; when it closes, the oldest waiting workflow runs).
+func (s *Store) admitConcurrency(ctx context.Context, t *txn, ns, id string, c *api.Concurrency) error {
+	strategy := concurrencyStrategy(c)
+	r, err := t.q.ConcurrencyStart(ctx, gen.ConcurrencyStartParams{Namespace: ns, InstanceID: id, Key: c.Key,
+		MaxRunning: int32(c.Limit), Strategy: strategy})
+	if err != nil {
+		return fmt.Errorf("concurrency key %s: %w", c.Key, err)
+	}
+	if r.Admitted {
+		return nil
+	}
+	switch strategy {
+	case api.ConcurrencyCancelNewest:
+		return &storage.ConcurrencyLimitError{Key: c.Key, Limit: c.Limit, Running: int64(r.Running)}
+	case api.ConcurrencyCancelOldest:
+		if r.Cancel == "" {
+			return nil
+		}
+		reason := fmt.Sprintf("concurrency key %s: a newer workflow (%s) takes its slot (cancel_oldest)", c.Key, id)
+		if _, err := s.cancelWorkflowIn(ctx, t, ns, r.Cancel, reason); err != nil {
+			return fmt.Errorf("concurrency key %s: cancel the oldest: %w", c.Key, err)
+		}
+	}
+	return nil
+}
+
+// workflowConcurrency is the concurrency limit stored with an instance
+// (instances.concurrency) and its state; nil when it has none.
+func workflowConcurrency(raw []byte, lockedBy *string, running bool) *api.WorkflowConcurrency {
+	if len(raw) == 0 {
+		return nil
+	}
+	var c api.Concurrency
+	if json.Unmarshal(raw, &c) != nil {
+		return nil
+	}
+	w := &api.WorkflowConcurrency{Concurrency: c, State: api.ConcurrencyRunning}
+	if running && lockedBy != nil && *lockedBy == concurrencyWaitingBy {
+		w.State = api.ConcurrencyWaiting
+	}
+	return w
+}
+
+// describeConcurrency adds the counts of w's concurrency key to w.
+func describeConcurrency(ctx context.Context, q *gen.Queries, ns string, w *api.Workflow) error {
+	if w.Concurrency == nil || w.Status != api.StatusRunning {
+		return nil
+	}
+	n, err := q.ConcurrencyKeyCounts(ctx, gen.ConcurrencyKeyCountsParams{Namespace: ns, Key: w.Concurrency.Key})
+	if err != nil {
+		return fmt.Errorf("concurrency key counts: %w", err)
+	}
+	w.Concurrency.Limit, w.Concurrency.Running, w.Concurrency.Waiting = int(n.MaxRunning), n.Running, n.Waiting
+	return nil
+}
+
+// describeQueueConcurrency adds the concurrency keys of a task queue's
+// running workflows to out.
+func describeQueueConcurrency(ctx context.Context, q *gen.Queries, ns, name string, out *api.TaskQueue) error {
+	rows, err := q.QueueConcurrencyKeys(ctx, gen.QueueConcurrencyKeysParams{Namespace: ns, TaskQueue: name})
+	if err != nil {
+		return fmt.Errorf("queue concurrency keys: %w", err)
+	}
+	for _, r := range rows {
+		out.ConcurrencyKeys = append(out.ConcurrencyKeys, api.ConcurrencyKeyUsage{Key: r.Key, Limit: r.MaxRunning, Running: r.Running, Waiting: r.Waiting})
+	}
+	return nil
+}
+
+// sweepConcurrency admits the workflows waiting for a slot of a key that
+// has a free one (AdmitWaitingConcurrency): the admissions a close
+// skipped because another transaction held the waiting workflow then.
+func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.SweepResult) error {
+	return s.inTx(ctx, func(t *txn) error {
+		if _, err := t.q.AdmitWaitingConcurrency(ctx, ns); err != nil {
+			return fmt.Errorf("sweep concurrency keys: %w", err)
+		}
+		return nil
+	})
+}
