@@ -24,8 +24,9 @@ test:
 # (a coordinator and two workers on this machine), every test database
 # distributed by namespace: scripts/citus.sh builds Citus from
 # ../shared/citus/ (TETHER_CITUS_TARBALL), cached in ~/.cache/tether-citus,
-# and installs it into the local PostgreSQL (as root). docs/operations.md,
-# "Running on Citus".
+# and installs it into the local PostgreSQL (as root). TETHER_CITUS_E2E=0
+# leaves out the end-to-end suite (CI). docs/operations.md, "Running on
+# Citus".
 test-citus:
 	bash scripts/citus.sh test
 
