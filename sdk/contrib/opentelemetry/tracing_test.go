@@ -59,7 +59,10 @@ func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := worker.New(c, "traced", worker.Options{PollWait: time.Second})
+	// Without speculative turns, so that each of the two turns is acked by
+	// a request of its own (with them, the closing turn travels with the
+	// activity's report: TestTracing_SpeculativeTurnStaysInTheTrace).
+	w := worker.New(c, "traced", worker.Options{PollWait: time.Second, DisableSpeculativeTurns: true})
 	if err := w.AddWorkflow(TracedGreet); err != nil {
 		t.Fatal(err)
 	}
@@ -249,5 +252,79 @@ func TestTracing_SignalQueryUpdate(t *testing.T) {
 		return kv.Key == "temporalWorkflowID" && kv.Value.AsString() == "talk-1"
 	}) {
 		t.Errorf("UpdateWorkflow:add attributes %v lack temporalWorkflowID", got)
+	}
+}
+
+// Goal: with speculative turns (the worker's default), the closing turn
+// travels with the activity's report, and the run is still one trace: the
+// report's request and store spans are under the attempt's, and only the
+// first turn is acked by a request of its own.
+func TestTracing_SpeculativeTurnStaysInTheTrace(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	app := apptest.Start(t, server.AppConfig{Server: server.Config{TracerProvider: tp}})
+	tracing, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{Tracer: tp.Tracer("sdk")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.DialContext(context.Background(), client.Options{
+		Address:      app.URL(),
+		Interceptors: []interceptor.ClientInterceptor{tracing},
+		RequestHook:  opentelemetry.InjectTraceContext,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := worker.New(c, "traced-spec", worker.Options{PollWait: time.Second})
+	if err := w.AddWorkflow(TracedGreet); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddActivity(Shout); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ctx, root := tp.Tracer("test").Start(ctx, "test")
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "traced-spec-1", TaskQueue: "traced-spec"}, TracedGreet, "tether")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	if err := run.Get(ctx, &out); err != nil || out != "TETHER" {
+		t.Fatalf("result %q, %v", out, err)
+	}
+	root.End()
+	// The worker counts its speculative turn when the report's answer
+	// comes back, which may be just after the result.
+	for deadline := time.Now().Add(10 * time.Second); w.Stats().SpeculativeTurns == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no speculative turn ran (%+v): the test tests nothing", w.Stats())
+		}
+	}
+	const base = "/v1/namespaces/:namespace"
+	runAct, completeReq, completeSt := "RunActivity:Shout", "POST "+base+"/activity-tasks/:token/complete", "store CompleteActivityTask"
+	ackReq := "POST " + base + "/workflow-tasks/:token/complete"
+	spans := waitSpans(t, rec, "test", runAct, completeReq, completeSt)
+	for _, name := range []string{runAct, completeReq, completeSt} {
+		if got := spans[name].SpanContext().TraceID(); got != root.SpanContext().TraceID() {
+			t.Errorf("%s is in trace %s, not the workflow's", name, got)
+		}
+	}
+	if got, want := spans[completeReq].Parent().SpanID(), spans[runAct].SpanContext().SpanID(); got != want {
+		t.Errorf("the report's request has parent %s, want the attempt's %s", got, want)
+	}
+	acks := 0
+	for _, s := range rec.Ended() {
+		if s.Name() == ackReq {
+			acks++
+		}
+	}
+	if acks != 1 {
+		t.Errorf("%d turn acks by request, want 1 (the closing turn travels with the report)", acks)
 	}
 }
