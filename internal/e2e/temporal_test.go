@@ -471,9 +471,10 @@ func RegFlow(ctx workflow.Context) (string, error) {
 		info.Attempt, info.TaskQueue, !info.StartedAt.IsZero(), info.WorkflowType.Name), nil
 }
 
-// recorder keeps the attributes of the records logged with a message.
+// recorder keeps the attributes of the records logged with a message. The
+// handlers WithAttrs derives share its records and their mutex.
 type recorder struct {
-	mu    sync.Mutex
+	mu    *sync.Mutex
 	attrs []slog.Attr
 	recs  map[string][]map[string]string
 }
@@ -491,14 +492,14 @@ func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
 	return nil
 }
 func (r *recorder) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &recorder{attrs: append(slices.Clone(r.attrs), attrs...), recs: r.recs, mu: sync.Mutex{}}
+	return &recorder{attrs: append(slices.Clone(r.attrs), attrs...), recs: r.recs, mu: r.mu}
 }
 func (r *recorder) WithGroup(string) slog.Handler { return r }
 
 func TestRegistrationLoggersAndInfo(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	rec := &recorder{recs: map[string][]map[string]string{}}
+	rec := &recorder{recs: map[string][]map[string]string{}, mu: &sync.Mutex{}}
 	opts := testOptions()
 	opts.Logger = slog.New(rec)
 	e.startWorker("q", opts, func(w worker.Worker) error {
