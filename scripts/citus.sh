@@ -17,7 +17,8 @@
 #
 # Environment:
 #   TETHER_CITUS_TARBALL  the source tarball (default: ../shared/citus/citus-13.2.2.tar.gz
-#                         beside the repository, where CI finds it)
+#                         beside the repository, or beside the repository it
+#                         was cloned from, where CI finds it)
 #   TETHER_CITUS_CACHE    the build cache (default: ~/.cache/tether-citus); one
 #                         directory per Citus and PostgreSQL package version
 #   TETHER_CITUS_WORKERS  how many workers `start` runs (default: 2)
@@ -33,6 +34,14 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tarball=${TETHER_CITUS_TARBALL:-$repo/../shared/citus/citus-13.2.2.tar.gz}
+# A clone made elsewhere (CI's clean clone of main) finds the shared folder
+# beside the repository it was cloned from.
+if [[ -z ${TETHER_CITUS_TARBALL:-} && ! -f $tarball ]]; then
+	origin=$(git -C "$repo" remote get-url origin 2>/dev/null || true)
+	if [[ -n $origin && -f $origin/../shared/citus/citus-13.2.2.tar.gz ]]; then
+		tarball=$origin/../shared/citus/citus-13.2.2.tar.gz
+	fi
+fi
 cache=${TETHER_CITUS_CACHE:-${HOME:-/root}/.cache/tether-citus}
 nworkers=${TETHER_CITUS_WORKERS:-2}
 
