@@ -35,18 +35,15 @@ func Shout(_ context.Context, name string) (string, error) {
 	return strings.ToUpper(name), nil
 }
 
-// Goal: one workflow run — the client's start, the server's requests, the
-// worker's turn and activity, the result — is one trace, recorded by an
-// in-memory exporter, whose spans are linked as they happened across the
-// client, the server and the worker: the headers carry the spans from the
-// client to the workflow and from the workflow to its activity, and the
-// request hook carries them to the server.
-func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
+// tracedRun runs TracedGreet once on a server, client and worker that
+// trace into one in-memory recorder, under the span "test", on queue;
+// speculative says whether the worker sends speculative turns.
+func tracedRun(t *testing.T, queue string, speculative bool) (*tracetest.SpanRecorder, trace.Span, worker.Worker) {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	app := apptest.Start(t, server.AppConfig{Server: server.Config{TracerProvider: tp}})
-
 	tracing, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{Tracer: tp.Tracer("sdk")})
 	if err != nil {
 		t.Fatal(err)
@@ -59,10 +56,7 @@ func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Without speculative turns, so that each of the two turns is acked by
-	// a request of its own (with them, the closing turn travels with the
-	// activity's report: TestTracing_SpeculativeTurnStaysInTheTrace).
-	w := worker.New(c, "traced", worker.Options{PollWait: time.Second, DisableSpeculativeTurns: true})
+	w := worker.New(c, queue, worker.Options{PollWait: time.Second, DisableSpeculativeTurns: !speculative})
 	if err := w.AddWorkflow(TracedGreet); err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +66,11 @@ func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
-
+	t.Cleanup(w.Stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ctx, root := tp.Tracer("test").Start(ctx, "test")
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "traced-1", TaskQueue: "traced"}, TracedGreet, "tether")
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: queue + "-1", TaskQueue: queue}, TracedGreet, "tether")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +79,20 @@ func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
 		t.Fatalf("result %q, %v", out, err)
 	}
 	root.End()
+	return rec, root, w
+}
+
+// Goal: one workflow run — the client's start, the server's requests, the
+// worker's turn and activity, the result — is one trace, recorded by an
+// in-memory exporter, whose spans are linked as they happened across the
+// client, the server and the worker: the headers carry the spans from the
+// client to the workflow and from the workflow to its activity, and the
+// request hook carries them to the server.
+func TestTracing_OneTraceAcrossClientServerAndWorker(t *testing.T) {
+	// Without speculative turns, so that each of the two turns is acked by
+	// a request of its own (with them, the closing turn travels with the
+	// activity's report: TestTracing_SpeculativeTurnStaysInTheTrace).
+	rec, root, _ := tracedRun(t, "traced", false)
 
 	const base = "/v1/namespaces/:namespace"
 	var (
@@ -260,45 +267,7 @@ func TestTracing_SignalQueryUpdate(t *testing.T) {
 // report's request and store spans are under the attempt's, and only the
 // first turn is acked by a request of its own.
 func TestTracing_SpeculativeTurnStaysInTheTrace(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	app := apptest.Start(t, server.AppConfig{Server: server.Config{TracerProvider: tp}})
-	tracing, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{Tracer: tp.Tracer("sdk")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.DialContext(context.Background(), client.Options{
-		Address:      app.URL(),
-		Interceptors: []interceptor.ClientInterceptor{tracing},
-		RequestHook:  opentelemetry.InjectTraceContext,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := worker.New(c, "traced-spec", worker.Options{PollWait: time.Second})
-	if err := w.AddWorkflow(TracedGreet); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.AddActivity(Shout); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ctx, root := tp.Tracer("test").Start(ctx, "test")
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "traced-spec-1", TaskQueue: "traced-spec"}, TracedGreet, "tether")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out string
-	if err := run.Get(ctx, &out); err != nil || out != "TETHER" {
-		t.Fatalf("result %q, %v", out, err)
-	}
-	root.End()
+	rec, root, w := tracedRun(t, "traced-spec", true)
 	// The worker counts its speculative turn when the report's answer
 	// comes back, which may be just after the result.
 	for deadline := time.Now().Add(10 * time.Second); w.Stats().SpeculativeTurns == 0; time.Sleep(10 * time.Millisecond) {
