@@ -21,7 +21,7 @@ func benchScenarios() []struct{ name, summary string } {
 		{"throughput", "one-activity workflows from concurrent starters → workflows/s, latency, commits per workflow"},
 		{"fanout", "workflows of 5 parallel 10ms activities, 20 in flight, for a duration → workflows/s, activities/s"},
 		{"dispatch", "single activities at a low rate → schedule-to-start latency"},
-		{"flow", "a trickle of one fairness key behind a backlog of another → the trickle's latency vs an idle queue's"},
+		{"flow", "a trickle of one fairness key behind a waiting backlog of another → the trickle's latency vs an idle queue's"},
 		{"cancel", "running activities cancelled → delivery latency; a 10 000-activity workflow cancelled → its turn"},
 		{"failover", "a worker process killed mid-activity → time until the activity runs elsewhere"},
 		{"heartbeats", "simulated workers heartbeating once a second → latency, commits/s, server CPU"},
@@ -95,12 +95,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("tether bench "+name, stderr)
 	var common benchCommon
 	var sc bench.Scenario
+	var check func() error // checks the scenario's flags once parsed
 	switch name {
 	case "throughput":
 		c := &bench.ThroughputConfig{}
 		fs.IntVar(&c.Workflows, "workflows", 1000, "workflows to run")
 		fs.IntVar(&c.Starters, "starters", 16, "concurrent starters")
+		fs.IntVar(&c.FairnessKeys, "fairness-keys", 0, "spread the workflows over N fairness keys (flow control in use; 0: none)")
+		fs.StringVar(&c.Priority, "priority", "", "the workflows' priority key: 1 … 5, or mixed (1 … 5 in turn); empty: none")
 		workerFlags(fs, &c.Workers, 1)
+		check = func() error { return c.Check() } // after parsing, not a copy of now
 		sc = scenario(c, (*bench.Env).Throughput)
 	case "fanout":
 		c := &bench.FanoutConfig{}
@@ -118,10 +122,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		sc = scenario(c, (*bench.Env).Dispatch)
 	case "flow":
 		c := &bench.FlowConfig{}
-		fs.IntVar(&c.Backlog, "backlog", 10_000, "workflows of the backlog's key, started at once")
+		fs.IntVar(&c.Backlog, "backlog", 10_000, "workflows of the backlog's key, started with no worker polling before the trickle")
 		fs.IntVar(&c.Trickle, "trickle", 50, "workflows of the trickle's key, on the idle queue and then behind the backlog")
 		fs.DurationVar(&c.Interval, "interval", 50*time.Millisecond, "time between two trickle starts")
-		fs.IntVar(&c.Starters, "starters", 16, "concurrent starters of the backlog")
+		fs.IntVar(&c.Starters, "starters", 64, "concurrent starters of the backlog")
 		workerFlags(fs, &c.Workers, 1)
 		sc = scenario(c, (*bench.Env).Flow)
 	case "cancel":
@@ -177,6 +181,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	common.flags(fs, !dbOnly)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return usageErrorf("%w", err)
+		}
 	}
 	if dbOnly {
 		common.noCeiling = true

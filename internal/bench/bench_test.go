@@ -217,6 +217,34 @@ func TestThroughput(t *testing.T) {
 	}
 }
 
+// TestThroughputFlowControl runs the throughput scenario with flow control
+// in use and checks that its workflows carry the fairness keys and the
+// priority keys asked for.
+func TestThroughputFlowControl(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r, err := e.Throughput(ctxT(t), ThroughputConfig{Workflows: 20, Starters: 4, FairnessKeys: 3, Priority: "mixed",
+		Workers: Workers{Count: 1, InProcess: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, r)
+	if n := figure(t, r, "workflows"); n != 20 {
+		t.Fatalf("workflows %v, want 20", n)
+	}
+	var keys, prios int
+	if err := e.DB.QueryRow(ctxT(t), `SELECT count(DISTINCT priority->>'fairness_key'), count(DISTINCT priority->>'priority_key')
+		FROM instances WHERE task_queue LIKE 'bench-tp-%'`).Scan(&keys, &prios); err != nil {
+		t.Fatal(err)
+	}
+	if keys != 3 || prios != 5 {
+		t.Fatalf("%d fairness keys, %d priority keys; want 3 and 5", keys, prios)
+	}
+	if _, err := e.Throughput(ctxT(t), ThroughputConfig{Workflows: 1, Priority: "6"}); err == nil {
+		t.Fatal("priority 6 accepted")
+	}
+}
+
 func TestFanout(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -248,18 +276,57 @@ func TestDispatch(t *testing.T) {
 	ordered(t, r, "schedule_to_running")
 }
 
+// TestFlow runs the flow scenario at a small size and checks its
+// structure, not its timings: the whole backlog waited when the workers
+// and the trickle started, and both phases reported every measure.
 func TestFlow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r, err := e.Flow(ctxT(t), FlowConfig{Backlog: 200, Trickle: 5, Interval: 20 * time.Millisecond, Starters: 4})
+	r, err := e.Flow(ctxT(t), FlowConfig{Backlog: 200, Trickle: 5, Interval: 20 * time.Millisecond, Starters: 4,
+		Workers: Workers{Count: 1, InProcess: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	render(t, r)
-	ordered(t, r, "idle_start_to_result")
-	ordered(t, r, "busy_start_to_result")
-	if _, ok := r.Figure("p99_ratio"); !ok {
-		t.Fatal("no p99_ratio")
+	if n := figure(t, r, "backlog_waiting"); n != 200 {
+		t.Fatalf("backlog_waiting %v, want 200: the backlog was not in place before the trickle", n)
+	}
+	if n := figure(t, r, "backlog_waiting_after"); n < 0 || n > 200 {
+		t.Fatalf("backlog_waiting_after %v", n)
+	}
+	positive(t, r, "backlog_start_s", "backlog_starts_per_s", "p99_ratio", "schedule_to_start_p99_ratio", "start_to_scheduled_p99_ratio")
+	for _, phase := range []string{"idle", "busy"} {
+		ordered(t, r, phase+"_start_to_result")
+		ordered(t, r, phase+"_start_to_scheduled")
+		// schedule → start can be 0 on the database's clock (the attempt
+		// scheduled and taken in one transaction's time): ordered, ≥ 0.
+		p50, p99, mx := figure(t, r, phase+"_schedule_to_start_p50_ms"), figure(t, r, phase+"_schedule_to_start_p99_ms"), figure(t, r, phase+"_schedule_to_start_max_ms")
+		if !(p50 >= 0 && p50 <= p99 && p99 <= mx) {
+			t.Errorf("%s schedule → start p50 %v, p99 %v, max %v", phase, p50, p99, mx)
+		}
+	}
+	if len(r.Comparisons) != 1 || len(r.Comparisons[0].Rows) != 3 || len(r.Comparisons[0].Columns) != 3 {
+		t.Fatalf("comparison %+v", r.Comparisons)
+	}
+	// The trickle's workflows ran with their own key, the backlog's with
+	// theirs: the start events say so.
+	var keys []string
+	rows, err := e.DB.Query(ctxT(t), `SELECT DISTINCT i.priority->>'fairness_key' FROM instances i WHERE i.task_queue LIKE 'bench-flow-%' ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(keys, ",") != flowBacklogKey+","+flowTrickleKey {
+		t.Fatalf("fairness keys of the flow workflows %v", keys)
 	}
 }
 

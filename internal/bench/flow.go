@@ -10,10 +10,17 @@ import (
 	"github.com/tetherhq/tether/sdk/temporal"
 )
 
+// The fairness keys of the flow scenario.
+const (
+	flowBacklogKey = "backlog"
+	flowTrickleKey = "trickle"
+)
+
 // FlowConfig configures the flow scenario (flow control on a task queue).
 type FlowConfig struct {
 	// Backlog is how many workflows of the backlog's fairness key are
-	// started before the trickle (default 10 000).
+	// started, with no worker polling, before the trickle (default
+	// 10 000).
 	Backlog int
 	// Trickle is how many workflows of the other key are started, one
 	// every Interval, on the idle queue and then behind the backlog
@@ -21,7 +28,7 @@ type FlowConfig struct {
 	Trickle int
 	// Interval is the time between two trickle starts (default 50ms).
 	Interval time.Duration
-	// Starters start the backlog concurrently (default 16).
+	// Starters start the backlog concurrently (default 64).
 	Starters int
 	// Workers runs the SDK workers (default: 1 process).
 	Workers Workers
@@ -38,31 +45,40 @@ func (c FlowConfig) withDefaults() FlowConfig {
 		c.Interval = 50 * time.Millisecond
 	}
 	if c.Starters <= 0 {
-		c.Starters = 16
+		c.Starters = 64
 	}
+	c.Starters = min(c.Starters, c.Backlog)
 	c.Workers = c.Workers.withDefaults()
 	return c
 }
 
-// Flow measures fairness keys on one task queue: a trickle of one-activity
-// workflows of key "trickle", first on the idle queue, then behind a
-// backlog of Backlog workflows of key "backlog" started at once. It reports
-// the trickle's latencies both times (start to result, and its activity's
-// schedule→start, which inherits the workflow's key): with fairness, the
-// trickle behind the backlog waits for its share of the queue, not for the
-// backlog. Eager activity dispatch is off, so that every activity goes
-// through the queue.
+// trickleTimes are the latencies of the trickle's workflows in one phase.
+type trickleTimes struct {
+	// toScheduled is start → its activity scheduled (the first turn
+	// waited for and run), toStart the activity's schedule → start, and
+	// toResult start → result.
+	toScheduled, toStart, toResult []time.Duration
+}
+
+// Flow measures fairness keys on one task queue. A trickle of Trickle
+// one-activity workflows of key "trickle" runs first on the idle queue;
+// the workers then stop, Backlog workflows of key "backlog" are started
+// with no worker polling, the waiting backlog is counted (the scenario
+// fails unless all of it waits), and new workers start together with the
+// same trickle. It reports the trickle's latencies both times: start →
+// its activity scheduled (its first turn, which waits in the queue with
+// the backlog's), the activity's schedule → start (the attempt inherits
+// the workflow's key) and start → result. With fairness the trickle behind
+// the backlog waits for its share of the queue, not for the backlog.
+// Eager activity dispatch is off, so that every activity goes through the
+// queue. The backlog is left to the workers until the scenario ends
+// (given a database, its remaining workflows stay there, running nowhere).
 func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 	cfg = cfg.withDefaults()
 	cfg.Workers.NoEager = true
 	run := newRunID()
 	queue := "bench-flow-" + run
-	ws, err := e.startWorkers(ctx, cfg.Workers.spec(queue), nil)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = ws.stop() }()
-	c, err := e.loadClient(64)
+	c, err := e.loadClient(max(64, cfg.Starters))
 	if err != nil {
 		return nil, err
 	}
@@ -70,9 +86,12 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 		return c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue,
 			Priority: temporal.Priority{FairnessKey: key}}, "Dispatch", nil)
 	}
-	trickle := func(phase string) (toResult, toStart []time.Duration, err error) {
-		toResult = make([]time.Duration, cfg.Trickle)
-		toStart = make([]time.Duration, cfg.Trickle)
+	trickle := func(phase string) (trickleTimes, error) {
+		tt := trickleTimes{
+			toScheduled: make([]time.Duration, cfg.Trickle),
+			toStart:     make([]time.Duration, cfg.Trickle),
+			toResult:    make([]time.Duration, cfg.Trickle),
+		}
 		g := newGroup(ctx)
 		tick := time.NewTicker(cfg.Interval)
 		defer tick.Stop()
@@ -80,7 +99,7 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 		for i := range cfg.Trickle {
 			g.Go(func(ctx context.Context) error {
 				t0 := time.Now()
-				r, err := start(ctx, fmt.Sprintf("flow-%s-%s-%d", run, phase, i), "trickle")
+				r, err := start(ctx, fmt.Sprintf("flow-%s-%s-%d", run, phase, i), flowTrickleKey)
 				if err != nil {
 					return err
 				}
@@ -88,7 +107,9 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 				if err != nil {
 					return fmt.Errorf("trickle workflow %d: %w", i, err)
 				}
-				toResult[i], toStart[i] = time.Since(t0), s.StartedAt.Sub(s.ScheduledAt)
+				// The attempt's times are the database's, on this machine
+				// (the bench loads loopback addresses only).
+				tt.toResult[i], tt.toScheduled[i], tt.toStart[i] = time.Since(t0), s.ScheduledAt.Sub(t0), s.StartedAt.Sub(s.ScheduledAt)
 				return nil
 			})
 			if i == cfg.Trickle-1 {
@@ -100,15 +121,30 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 				break loop
 			}
 		}
-		return toResult, toStart, g.Wait()
+		return tt, g.Wait()
 	}
 
-	idleResult, idleStart, err := trickle("idle")
+	// The idle queue: workers polling, nothing else waiting.
+	spec := cfg.Workers.spec(queue)
+	spec.Name = "flow-idle"
+	ws, err := e.startWorkers(ctx, spec, nil)
+	if err != nil {
+		return nil, err
+	}
+	idle, err := trickle("idle")
+	if err == nil {
+		err = ws.stop()
+	} else {
+		_ = ws.stop()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("idle trickle: %w", err)
 	}
+	if err := e.waitNoPollers(ctx, c, queue); err != nil {
+		return nil, err
+	}
 
-	// The backlog: started as fast as the starters go.
+	// The backlog, with no worker polling: every start waits.
 	var next atomic.Int64
 	g := newGroup(ctx)
 	began := time.Now()
@@ -119,7 +155,7 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 				if i >= int64(cfg.Backlog) {
 					return nil
 				}
-				if _, err := start(ctx, fmt.Sprintf("flow-%s-backlog-%d", run, i), "backlog"); err != nil {
+				if _, err := start(ctx, fmt.Sprintf("flow-%s-backlog-%d", run, i), flowBacklogKey); err != nil {
 					return err
 				}
 			}
@@ -129,31 +165,97 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 		return nil, fmt.Errorf("backlog: %w", err)
 	}
 	startedIn := time.Since(began)
-	tq, err := c.DescribeTaskQueue(ctx, queue)
+	before, err := c.DescribeTaskQueue(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
-	busyResult, busyStart, err := trickle("busy")
+	if before.WorkflowBacklog < int64(cfg.Backlog) {
+		return nil, fmt.Errorf("backlog not in place: %d of %d workflows wait on %s with no worker polling", before.WorkflowBacklog, cfg.Backlog, queue)
+	}
+	e.logger.Info("flow: backlog in place", "queue", queue, "waiting", before.WorkflowBacklog, "started_in", startedIn)
+
+	// Workers and the trickle start together.
+	spec.Name = "flow-busy"
+	ws, err = e.startWorkers(ctx, spec, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = ws.stop() }()
+	busy, err := trickle("busy")
 	if err != nil {
 		return nil, fmt.Errorf("trickle behind the backlog: %w", err)
+	}
+	after, err := c.DescribeTaskQueue(ctx, queue)
+	if err != nil {
+		return nil, err
 	}
 
 	r := &Report{Scenario: "flow", Setup: e.desc}
 	r.param("backlog", cfg.Backlog)
 	r.param("trickle", cfg.Trickle)
 	r.param("interval", cfg.Interval)
+	r.param("starters", cfg.Starters)
 	cfg.Workers.params(r)
-	r.add("backlog_start_s", "backlog started in", startedIn.Seconds(), "s")
-	r.add("backlog_waiting", "workflows waiting when the trickle began", float64(tq.WorkflowBacklog), "")
-	idle, busy := summarize(idleResult), summarize(busyResult)
-	r.latency("idle_start_to_result", "trickle, idle queue: start→result", idle)
-	r.latency("busy_start_to_result", "trickle behind the backlog: start→result", busy)
-	r.latency("idle_schedule_to_start", "trickle, idle queue: activity schedule→start", summarize(idleStart))
-	r.latency("busy_schedule_to_start", "trickle behind the backlog: activity schedule→start", summarize(busyStart))
-	if idle.P99 > 0 {
-		r.add("p99_ratio", "trickle p99 start→result, behind the backlog / idle", float64(busy.P99)/float64(idle.P99), "×")
+	r.add("backlog_start_s", "backlog started in (no worker polling)", startedIn.Seconds(), "s")
+	r.add("backlog_starts_per_s", "backlog starts/s", float64(cfg.Backlog)/startedIn.Seconds(), "/s")
+	r.add("backlog_waiting", "workflows waiting when the workers and the trickle started", float64(before.WorkflowBacklog), "")
+	r.add("backlog_waiting_after", "workflows waiting when the trickle's last result came", float64(after.WorkflowBacklog), "")
+	cmp := Comparison{
+		Title:   fmt.Sprintf("trickle of %d workflows of key %q, one every %s", cfg.Trickle, flowTrickleKey, cfg.Interval),
+		Columns: []string{"idle queue", fmt.Sprintf("behind %d of key %q", before.WorkflowBacklog, flowBacklogKey), "p99 ratio"},
 	}
-	r.note("the trickle and the backlog are two fairness keys of one task queue (weights 1), the trickle's activities inherit its key")
+	for _, m := range []struct {
+		key, label       string
+		idle, busy       []time.Duration
+		ratioKey, ratioL string
+	}{
+		{"start_to_scheduled", "start → activity scheduled (first turn)", idle.toScheduled, busy.toScheduled, "start_to_scheduled_p99_ratio", "p99 start → activity scheduled, behind the backlog / idle"},
+		{"schedule_to_start", "activity schedule → start", idle.toStart, busy.toStart, "schedule_to_start_p99_ratio", "p99 activity schedule → start, behind the backlog / idle"},
+		{"start_to_result", "start → result", idle.toResult, busy.toResult, "p99_ratio", "p99 start → result, behind the backlog / idle"},
+	} {
+		is, bs := summarize(m.idle), summarize(m.busy)
+		r.latency("idle_"+m.key, "trickle, idle queue: "+m.label, is)
+		r.latency("busy_"+m.key, "trickle behind the backlog: "+m.label, bs)
+		ratio := "—"
+		if is.P99 > 0 {
+			v := float64(bs.P99) / float64(is.P99)
+			r.add(m.ratioKey, m.ratioL, v, "×")
+			ratio = formatValue(v) + "×"
+		}
+		cmp.Rows = append(cmp.Rows, ComparisonRow{Label: m.label + " p50 / p99", Cells: []string{pair(is), pair(bs), ratio}})
+	}
+	r.Comparisons = append(r.Comparisons, cmp)
+	r.note("the trickle and the backlog are two fairness keys (%q, %q) of one task queue, weights 1; the trickle's activities inherit its key", flowTrickleKey, flowBacklogKey)
+	r.note("the backlog was started with no worker polling and counted before new workers and the trickle started together")
 	r.note("eager activity dispatch off: every activity goes through the queue")
+	if after.WorkflowBacklog == 0 {
+		r.note("the backlog was drained before the trickle's last result: a larger --backlog keeps the trickle behind it throughout")
+	}
 	return r, nil
+}
+
+// pair formats a summary's p50 and p99 in milliseconds.
+func pair(s latencySummary) string {
+	return fmt.Sprintf("%s / %s ms", formatValue(ms(s.P50)), formatValue(ms(s.P99)))
+}
+
+// waitNoPollers waits until no poll of the stopped workers is open on
+// queue, so that none takes the backlog's first turns.
+func (e *Env) waitNoPollers(ctx context.Context, c *client.TetherClient, queue string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		tq, err := c.DescribeTaskQueue(ctx, queue)
+		if err != nil {
+			return fmt.Errorf("wait for the idle workers' polls to end: %w", err)
+		}
+		if len(tq.Pollers) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the idle workers' polls on %s still open (%v): %w", queue, tq.Pollers, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -30,6 +30,27 @@ type Report struct {
 	// Statements are the heaviest statements of the run (see
 	// RunOptions.TopStatements).
 	Statements []Statement
+	// Comparisons set figures side by side in the table (the same
+	// measures under different conditions); JSON has their figures.
+	Comparisons []Comparison
+}
+
+// Comparison is a table of measures (rows) under conditions (columns).
+type Comparison struct {
+	// Title heads the table's first column.
+	Title string
+	// Columns name the conditions.
+	Columns []string
+	// Rows are the measures.
+	Rows []ComparisonRow
+}
+
+// ComparisonRow is one measure of a Comparison, a cell per column.
+type ComparisonRow struct {
+	// Label names the measure.
+	Label string
+	// Cells are its values, formatted, in the order of the columns.
+	Cells []string
 }
 
 // Param is one parameter of a scenario.
@@ -158,6 +179,17 @@ func (r *Report) WriteTable(out io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, c := range r.Comparisons {
+		b.WriteString("\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  %s\t%s\t\n", c.Title, strings.Join(c.Columns, "\t"))
+		for _, row := range c.Rows {
+			fmt.Fprintf(tw, "  %s\t%s\t\n", row.Label, strings.Join(row.Cells, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n  notes:\n")

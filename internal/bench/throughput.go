@@ -1,13 +1,16 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/server/longpoll"
 )
 
@@ -20,6 +23,43 @@ type ThroughputConfig struct {
 	Starters int
 	// Workers runs the SDK workers (default: 1 process).
 	Workers Workers
+	// FairnessKeys, when positive, puts flow control in use: workflow i
+	// gets the fairness key "k<i mod FairnessKeys>" (its activity inherits
+	// it). 0: no fairness key.
+	FairnessKeys int
+	// Priority is the workflows' priority key: "" (none), "1" … "5", or
+	// "mixed" (workflow i gets 1 + i mod 5).
+	Priority string
+}
+
+// priority returns workflow i's priority (zero: flow control unused).
+func (c ThroughputConfig) priority(i int) (temporal.Priority, error) {
+	var p temporal.Priority
+	switch c.Priority {
+	case "":
+	case "mixed":
+		p.PriorityKey = 1 + i%5
+	default:
+		k, err := strconv.Atoi(c.Priority)
+		if err != nil || k < 1 || k > 5 {
+			return p, fmt.Errorf("priority %q: want 1 … 5 or mixed", c.Priority)
+		}
+		p.PriorityKey = k
+	}
+	if c.FairnessKeys < 0 {
+		return p, fmt.Errorf("fairness keys %d: want 0 or more", c.FairnessKeys)
+	}
+	if c.FairnessKeys > 0 {
+		p.FairnessKey = "k" + strconv.Itoa(i%c.FairnessKeys)
+	}
+	return p, nil
+}
+
+// Check reports a flow-control setting out of bounds (Priority,
+// FairnessKeys).
+func (c ThroughputConfig) Check() error {
+	_, err := c.priority(0)
+	return err
 }
 
 func (c ThroughputConfig) withDefaults() ThroughputConfig {
@@ -39,6 +79,9 @@ func (c ThroughputConfig) withDefaults() ThroughputConfig {
 // start-to-result latency and what the database did per workflow.
 func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
 	run := newRunID()
 	queue := "bench-tp-" + run
 	ws, err := e.startWorkers(ctx, cfg.Workers.spec(queue), nil)
@@ -52,8 +95,9 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 		return nil, err
 	}
 	one := func(ctx context.Context, id string, n int) (time.Duration, error) {
+		prio, _ := cfg.priority(n) // checked above
 		t0 := time.Now()
-		r, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, "OneStep", n)
+		r, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, Priority: prio}, "OneStep", n)
 		if err != nil {
 			return 0, err
 		}
@@ -117,6 +161,8 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	r.param("workflows", cfg.Workflows)
 	r.param("starters", cfg.Starters)
 	cfg.Workers.params(r)
+	r.param("fairness_keys", cfg.FairnessKeys)
+	r.param("priority", cmp.Or(cfg.Priority, "none"))
 	secs := w.Elapsed().Seconds()
 	r.add("workflows", "workflows completed", float64(cfg.Workflows), "")
 	r.add("elapsed_s", "elapsed", secs, "s")
@@ -133,6 +179,9 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	}
 	if e.InProcessServer() {
 		r.note("server process CPU includes the %d starters (they run in the bench process)%s", cfg.Starters, inProcessWorkersNote(cfg.Workers))
+	}
+	if cfg.FairnessKeys > 0 || cfg.Priority != "" {
+		r.note("flow control in use: %d fairness keys, priority %s (the activities inherit them)", cfg.FairnessKeys, cmp.Or(cfg.Priority, "none"))
 	}
 	r.note("one workflow = start, one turn scheduling the activity, the activity, one turn completing, and the result long poll")
 	return r, nil
