@@ -16,6 +16,9 @@
 //   - Fanout: 20 workflows in flight, each 5 parallel activities of 10ms,
 //     for a fixed time → workflows/s, activities/s.
 //   - Dispatch: single activities at a low rate → schedule-to-start latency.
+//   - Flow: a trickle of one fairness key on the idle queue, then behind a
+//     backlog of another key started with no worker polling → the
+//     trickle's latencies side by side.
 //   - Cancel: running activities cancelled → cancel delivery latency; one
 //     workflow with 10 000 outstanding activities cancelled → the turn's
 //     commit time and statements.
