@@ -311,13 +311,13 @@ type fieldsMap map[string]temporalPayload
 // activities, timers, children and external requests as Tether's SDK
 // numbers its commands (each kind from 1, in the order they were issued).
 type temporalHistory struct {
-	events     []api.Event
-	activities map[int64]int64  // scheduled event id → activity id
-	actTypes   map[int64]string // activity id → type
-	timers     map[string]int64 // Temporal timer id → timer id
-	children   map[int64]int64  // initiated event id → child id
-	childTypes map[int64]string // child id → workflow type
-	externals  map[int64]int64  // initiated event id → external id
+	events                     []api.Event
+	activities                 map[int64]int64  // scheduled event id → activity id
+	actTypes                   map[int64]string // activity id → type
+	timers                     map[string]int64 // Temporal timer id → timer id
+	children                   map[int64]int64  // initiated event id → child id
+	childTypes                 map[int64]string // child id → workflow type
+	externals                  map[int64]int64  // initiated event id → external id
 	nAct, nTimer, nChild, nExt int64
 	// turnStart is the index of the first message event since the last
 	// workflow task started: a Temporal workflow task delivers them
