@@ -432,6 +432,9 @@ var _ Worker = (*TetherWorker)(nil)
 // TetherWorker serves one task queue: the Worker that New returns. Register
 // workflows and activities, then Run.
 type TetherWorker struct {
+	// noQueries: the worker does not poll queries (the worker of a
+	// queue's standalone activities, standaloneSibling).
+	noQueries bool
 	c     *client.TetherClient
 	p     *protocol.Conn // the worker protocol over c's HTTP core
 	queue string
@@ -842,13 +845,24 @@ func (w *TetherWorker) serve(ctx context.Context) {
 	w.log.Info("worker starting", "worker_id", w.ID(), "workflows", hasWF, "activities", hasAct)
 	w.metrics.started()
 	var pollers sync.WaitGroup
+	// A worker that runs activities also runs the workflows of its queue's
+	// standalone activities (client.ExecuteActivity), on their own queue.
+	if sib := w.standaloneSibling(hasAct); sib != nil {
+		if err := sib.begin(); err != nil {
+			w.log.Warn("standalone activities: not served", "error", err)
+		} else {
+			pollers.Go(func() { sib.serve(ctx) })
+		}
+	}
 	if hasWF {
 		turns := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)
 		for range w.opts.WorkflowPollers {
 			pollers.Go(func() { w.pollWorkflows(ctx, turns) })
 		}
 		queries := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)
-		pollers.Go(func() { w.pollQueries(ctx, queries) })
+		if !w.noQueries {
+			pollers.Go(func() { w.pollQueries(ctx, queries) })
+		}
 		if hasAct && !w.opts.DisableEagerDispatch {
 			w.eagerTurns.Store(&turns)
 		}
