@@ -87,6 +87,8 @@ type Client interface {
 	ListActivities(ctx context.Context, options ListActivitiesOptions) (ListActivitiesResult, error)
 	// CountActivities counts standalone activities.
 	CountActivities(ctx context.Context, options CountActivitiesOptions) (*CountActivitiesResult, error)
+	// WorkerDeploymentClient returns the client of worker deployments.
+	WorkerDeploymentClient() WorkerDeploymentClient
 	// Close releases the client's idle connections.
 	Close()
 }

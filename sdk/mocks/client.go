@@ -282,6 +282,16 @@ func (m *Client) CountActivities(ctx context.Context, options client.CountActivi
 	return r, ret.Error(1)
 }
 
+// WorkerDeploymentClient mocks client.Client.WorkerDeploymentClient.
+func (m *Client) WorkerDeploymentClient() client.WorkerDeploymentClient {
+	ret := m.Called()
+	if fn, ok := ret.Get(0).(func() client.WorkerDeploymentClient); ok {
+		return fn()
+	}
+	dc, _ := ret.Get(0).(client.WorkerDeploymentClient)
+	return dc
+}
+
 // Close mocks client.Client.Close.
 func (m *Client) Close() {
 	m.Called()

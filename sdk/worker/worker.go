@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tetherhq/tether/sdk/internal/deployment"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -302,22 +303,11 @@ type DeploymentOptions struct {
 }
 
 // WorkerDeploymentVersion is Temporal's worker.WorkerDeploymentVersion: a
-// deployment's name and a build of it.
-type WorkerDeploymentVersion struct {
-	// DeploymentName names the deployment.
-	DeploymentName string
-	// BuildID names the build.
-	BuildID string
-}
-
-// String returns the version as Tether's build id:
-// "<DeploymentName>.<BuildID>", or BuildID without a deployment name.
-func (v WorkerDeploymentVersion) String() string {
-	if v.DeploymentName == "" {
-		return v.BuildID
-	}
-	return v.DeploymentName + "." + v.BuildID
-}
+// deployment's name and a build of it (DeploymentName, BuildID); its
+// String() is Tether's build id, "<DeploymentName>.<BuildID>" (BuildID
+// alone without a deployment name). client.WorkerDeploymentVersion is the
+// same type.
+type WorkerDeploymentVersion = deployment.WorkerDeploymentVersion
 
 // deploymentBuildID checks d and returns the build id it gives the worker
 // ("" when it gives none).
@@ -435,11 +425,11 @@ type TetherWorker struct {
 	// noQueries: the worker does not poll queries (the worker of a
 	// queue's standalone activities, standaloneSibling).
 	noQueries bool
-	c     *client.TetherClient
-	p     *protocol.Conn // the worker protocol over c's HTTP core
-	queue string
-	opts  Options
-	log   *slog.Logger
+	c         *client.TetherClient
+	p         *protocol.Conn // the worker protocol over c's HTTP core
+	queue     string
+	opts      Options
+	log       *slog.Logger
 	// baseLog is Options.Logger as a *slog.Logger (the workflows' logger).
 	baseLog *slog.Logger
 	reg     *registry
