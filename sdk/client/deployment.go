@@ -16,6 +16,11 @@ import (
 // the same type as worker.WorkerDeploymentVersion: a deployment's name
 // and a build of it (DeploymentName, BuildID), whose String() is the
 // workers' build id "<DeploymentName>.<BuildID>".
+//
+// Fields (the type is defined in an internal package):
+//
+//   - DeploymentName string: DeploymentName names the deployment.
+//   - BuildID string: BuildID names the build.
 type WorkerDeploymentVersion = deployment.WorkerDeploymentVersion
 
 // WorkerDeploymentVersionDrainageStatus is Temporal's drainage status of

@@ -307,6 +307,11 @@ type DeploymentOptions struct {
 // String() is Tether's build id, "<DeploymentName>.<BuildID>" (BuildID
 // alone without a deployment name). client.WorkerDeploymentVersion is the
 // same type.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - DeploymentName string: DeploymentName names the deployment.
+//   - BuildID string: BuildID names the build.
 type WorkerDeploymentVersion = deployment.WorkerDeploymentVersion
 
 // deploymentBuildID checks d and returns the build id it gives the worker
