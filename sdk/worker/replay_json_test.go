@@ -53,7 +53,7 @@ func GreetChanged(ctx workflow.Context, name string) (string, error) {
 // replay test does.
 func TestReplayTemporalJSONHistory(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"})
+	require.NoError(t, replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"}))
 	require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/temporal_greet.json"))
 }
 
@@ -75,7 +75,7 @@ func TestReplayTemporalJSONHistory_OldEventTypeNames(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(old), 0o600))
 
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"})
+	require.NoError(t, replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"}))
 	require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, path))
 }
 
@@ -83,7 +83,7 @@ func TestReplayTemporalJSONHistory_OldEventTypeNames(t *testing.T) {
 // another activity is caught against the Temporal history.
 func TestReplayTemporalJSONHistory_Nondeterminism(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(GreetChanged, workflow.RegisterOptions{Name: "Greet"})
+	require.NoError(t, replayer.RegisterWorkflowWithOptions(GreetChanged, workflow.RegisterOptions{Name: "Greet"}))
 	err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/temporal_greet.json")
 	var nd *workflow.NondeterminismError
 	require.True(t, errors.As(err, &nd), "got %v", err)
@@ -95,11 +95,11 @@ func TestReplayTemporalJSONHistory_Nondeterminism(t *testing.T) {
 // code contradicts yet.
 func TestReplayTemporalJSONHistory_Partial(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"})
+	require.NoError(t, replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"}))
 	require.NoError(t, replayer.ReplayPartialWorkflowHistoryFromJSONFile(nil, "testdata/temporal_greet.json", 7))
 
 	changed := worker.NewWorkflowReplayer()
-	changed.RegisterWorkflowWithOptions(GreetChanged, workflow.RegisterOptions{Name: "Greet"})
+	require.NoError(t, changed.RegisterWorkflowWithOptions(GreetChanged, workflow.RegisterOptions{Name: "Greet"}))
 	require.NoError(t, changed.ReplayPartialWorkflowHistoryFromJSONFile(nil, "testdata/temporal_greet.json", 3))
 	var nd *workflow.NondeterminismError
 	require.ErrorAs(t, changed.ReplayPartialWorkflowHistoryFromJSONFile(nil, "testdata/temporal_greet.json", 5), &nd)
@@ -115,7 +115,7 @@ func TestReplayTemporalJSONHistory_UnsupportedEvent(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(marked), 0o600))
 
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"})
+	require.NoError(t, replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"}))
 	err = replayer.ReplayWorkflowHistoryFromJSONFile(nil, path)
 	require.ErrorContains(t, err, "EVENT_TYPE_MARKER_RECORDED")
 }
@@ -130,13 +130,13 @@ func TestReplayTemporalJSONHistory_ActivityName(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(renamed), 0o600))
 
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"})
+	require.NoError(t, replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"}))
 	err = replayer.ReplayWorkflowHistoryFromJSONFile(nil, path)
 	var nd *workflow.NondeterminismError
 	require.True(t, errors.As(err, &nd), "without the registration the names differ: %v", err)
 
 	replayer = worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"})
+	require.NoError(t, replayer.RegisterWorkflowWithOptions(GreetRecorded, workflow.RegisterOptions{Name: "Greet"}))
 	require.NoError(t, replayer.RegisterActivityWithOptions(SayHello, activity.RegisterOptions{Name: "say-hello"}))
 	require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, path))
 }
