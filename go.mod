@@ -19,6 +19,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/stretchr/testify v1.12.1
 	github.com/swaggo/echo-swagger v1.4.1
+	github.com/uber-go/tally/v4 v4.1.17
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0
@@ -29,6 +30,11 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0
 	golang.org/x/time v0.15.0
 	sigs.k8s.io/yaml v1.3.0
+)
+
+require (
+	github.com/golang/mock v1.6.0 // indirect
+	github.com/twmb/murmur3 v1.1.8 // indirect
 )
 
 require (

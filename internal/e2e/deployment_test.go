@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,85 @@ func TestWorkerDeploymentOptions(t *testing.T) {
 				w.Stop()
 			}
 		}
+	}
+}
+
+// TestWorkerDeploymentClient: samples-go's worker-versioning app waits for
+// a version's worker in the deployment's Describe and makes it current.
+// The deployment client reads the versions from the active workers' build
+// ids; SetCurrentVersion succeeds when the version's workers are the only
+// ones of the deployment taking new executions, and fails naming the
+// others (ErrVersionNotCurrent) while they run; ramping is refused.
+func TestWorkerDeploymentClient(t *testing.T) {
+	e := newEnv(t)
+	c := e.dialTemporal()
+	ctx := context.Background()
+	versioned := func(build string) worker.Worker {
+		opts := testOptions()
+		opts.DeploymentOptions = worker.DeploymentOptions{
+			UseVersioning: true,
+			Version:       worker.WorkerDeploymentVersion{DeploymentName: "orders", BuildID: build},
+		}
+		w := worker.New(c, "deploy", opts)
+		w.RegisterWorkflowWithOptions(taggedFlow(build), workflow.RegisterOptions{Name: "Tagged"})
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	handle := c.WorkerDeploymentClient().GetHandle("orders")
+	hasVersion := func(build string) bool {
+		d, err := handle.Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+		if err != nil {
+			return false
+		}
+		for _, v := range d.Info.VersionSummaries {
+			if v.Version == (worker.WorkerDeploymentVersion{DeploymentName: "orders", BuildID: build}) {
+				return true
+			}
+		}
+		return false
+	}
+	if _, err := handle.Describe(ctx, client.WorkerDeploymentDescribeOptions{}); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("a deployment without workers: %v", err)
+	}
+	if _, err := handle.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: "1.0"}); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("a version without workers made current: %v", err)
+	}
+
+	v1 := versioned("1.0")
+	waitFor(t, 30*time.Second, "1.0 in the deployment", func() bool { return hasVersion("1.0") })
+	if _, err := handle.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: "1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := handle.Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+	if err != nil || d.Info.RoutingConfig.CurrentVersion == nil || d.Info.RoutingConfig.CurrentVersion.BuildID != "1.0" {
+		t.Fatalf("routing %+v, %v", d.Info.RoutingConfig, err)
+	}
+
+	v2 := versioned("2.0")
+	defer v2.Stop()
+	waitFor(t, 30*time.Second, "2.0 in the deployment", func() bool { return hasVersion("2.0") })
+	_, err = handle.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: "2.0"})
+	if !errors.Is(err, client.ErrVersionNotCurrent) || !strings.Contains(err.Error(), "orders.1.0") {
+		t.Fatalf("2.0 made current while 1.0 runs: %v", err)
+	}
+	if _, err := handle.SetRampingVersion(ctx, client.WorkerDeploymentSetRampingVersionOptions{BuildID: "2.0", Percentage: 10}); !errors.Is(err, client.ErrVersionNotCurrent) {
+		t.Fatalf("ramping: %v", err)
+	}
+	it, err := c.WorkerDeploymentClient().List(ctx, client.WorkerDeploymentListOptions{})
+	must(t, err)
+	if !it.HasNext() {
+		t.Fatal("no deployment listed")
+	}
+	entry, err := it.Next()
+	if err != nil || entry.Name != "orders" || entry.RoutingConfig.CurrentVersion != nil || it.HasNext() {
+		t.Fatalf("list %+v, %v", entry, err)
+	}
+
+	v1.Stop()
+	waitFor(t, 30*time.Second, "1.0 to leave the deployment", func() bool { return !hasVersion("1.0") })
+	if _, err := handle.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: "2.0"}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -68,6 +68,12 @@ type Options struct {
 	// codec) to encrypt or compress them. Nil or the default: payloads
 	// travel as plain JSON. See package converter for the wire form.
 	DataConverter converter.DataConverter
+	// ExternalStorage stores large payloads outside the server (Temporal's
+	// Options.ExternalStorage): a payload larger than its threshold, as
+	// DataConverter and its codecs made it, goes to a StorageDriver and a
+	// reference travels and is stored in its place; the client and its
+	// workers retrieve it when they read the reference. Zero: none.
+	ExternalStorage converter.ExternalStorage
 	// HTTPClient defaults to a client without a global timeout (long polls
 	// are bounded by their wait parameter and by the request's context)
 	// that keeps up to 64 idle connections to the server.
@@ -267,6 +273,13 @@ func New(opts Options) (*TetherClient, error) {
 	}
 	if !converter.IsDefault(opts.DataConverter) {
 		c.dc = opts.DataConverter
+	}
+	if len(opts.ExternalStorage.Drivers) > 0 || opts.ExternalStorage.DriverSelector != nil {
+		dc, err := converter.NewExternalStorageDataConverter(opts.DataConverter, opts.ExternalStorage)
+		if err != nil {
+			return nil, fmt.Errorf("tether: ExternalStorage: %w", err)
+		}
+		c.dc = dc
 	}
 	c.interceptors, c.propagators = opts.Interceptors, opts.ContextPropagators
 	c.buildInterceptors()

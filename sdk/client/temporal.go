@@ -78,6 +78,17 @@ type Client interface {
 	RecordActivityHeartbeatByID(ctx context.Context, namespace, workflowID, runID, activityID string, details ...any) error
 	// ScheduleClient returns the client of schedules.
 	ScheduleClient() ScheduleClient
+	// ExecuteActivity starts a standalone activity, without a workflow of
+	// the caller's, and returns its handle (Temporal's).
+	ExecuteActivity(ctx context.Context, options StartActivityOptions, activity any, args ...any) (ActivityHandle, error)
+	// GetActivityHandle returns a standalone activity's handle.
+	GetActivityHandle(options GetActivityHandleOptions) ActivityHandle
+	// ListActivities lists standalone activities.
+	ListActivities(ctx context.Context, options ListActivitiesOptions) (ListActivitiesResult, error)
+	// CountActivities counts standalone activities.
+	CountActivities(ctx context.Context, options CountActivitiesOptions) (*CountActivitiesResult, error)
+	// WorkerDeploymentClient returns the client of worker deployments.
+	WorkerDeploymentClient() WorkerDeploymentClient
 	// Close releases the client's idle connections.
 	Close()
 }

@@ -261,3 +261,82 @@ func (e ResetReapplyExcludeType) String() string {
 	}
 	return strconv.Itoa(int(e))
 }
+
+// ActivityExecutionStatus is the status of a standalone activity (Temporal's enums.ActivityExecutionStatus).
+type ActivityExecutionStatus int32
+
+// Values of ActivityExecutionStatus.
+const (
+	// ACTIVITY_EXECUTION_STATUS_UNSPECIFIED is unspecified.
+	ACTIVITY_EXECUTION_STATUS_UNSPECIFIED ActivityExecutionStatus = 0
+	// ACTIVITY_EXECUTION_STATUS_RUNNING is running (scheduled, started or backing off).
+	ACTIVITY_EXECUTION_STATUS_RUNNING ActivityExecutionStatus = 1
+	// ACTIVITY_EXECUTION_STATUS_COMPLETED is completed.
+	ACTIVITY_EXECUTION_STATUS_COMPLETED ActivityExecutionStatus = 2
+	// ACTIVITY_EXECUTION_STATUS_FAILED is failed.
+	ACTIVITY_EXECUTION_STATUS_FAILED ActivityExecutionStatus = 3
+	// ACTIVITY_EXECUTION_STATUS_CANCELED is canceled.
+	ACTIVITY_EXECUTION_STATUS_CANCELED ActivityExecutionStatus = 4
+	// ACTIVITY_EXECUTION_STATUS_TERMINATED is terminated.
+	ACTIVITY_EXECUTION_STATUS_TERMINATED ActivityExecutionStatus = 5
+	// ACTIVITY_EXECUTION_STATUS_TIMED_OUT is timed out.
+	ACTIVITY_EXECUTION_STATUS_TIMED_OUT ActivityExecutionStatus = 6
+)
+
+var activityExecutionStatusNames = [...]string{"ACTIVITY_EXECUTION_STATUS_UNSPECIFIED", "ACTIVITY_EXECUTION_STATUS_RUNNING", "ACTIVITY_EXECUTION_STATUS_COMPLETED", "ACTIVITY_EXECUTION_STATUS_FAILED", "ACTIVITY_EXECUTION_STATUS_CANCELED", "ACTIVITY_EXECUTION_STATUS_TERMINATED", "ACTIVITY_EXECUTION_STATUS_TIMED_OUT"}
+
+// String returns the constant's name, such as "ACTIVITY_EXECUTION_STATUS_COMPLETED".
+func (e ActivityExecutionStatus) String() string {
+	if e >= 0 && int(e) < len(activityExecutionStatusNames) {
+		return activityExecutionStatusNames[e]
+	}
+	return strconv.Itoa(int(e))
+}
+
+// ActivityIdReusePolicy says whether a standalone activity's id may start again after an activity with that id closed (Temporal's enums.ActivityIdReusePolicy).
+type ActivityIdReusePolicy int32
+
+// Values of ActivityIdReusePolicy.
+const (
+	// ACTIVITY_ID_REUSE_POLICY_UNSPECIFIED is unspecified.
+	ACTIVITY_ID_REUSE_POLICY_UNSPECIFIED ActivityIdReusePolicy = 0
+	// ACTIVITY_ID_REUSE_POLICY_ALLOW_DUPLICATE is allow duplicate.
+	ACTIVITY_ID_REUSE_POLICY_ALLOW_DUPLICATE ActivityIdReusePolicy = 1
+	// ACTIVITY_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY is allow duplicate failed only.
+	ACTIVITY_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY ActivityIdReusePolicy = 2
+	// ACTIVITY_ID_REUSE_POLICY_REJECT_DUPLICATE is reject duplicate.
+	ACTIVITY_ID_REUSE_POLICY_REJECT_DUPLICATE ActivityIdReusePolicy = 3
+)
+
+var activityIdReusePolicyNames = [...]string{"ACTIVITY_ID_REUSE_POLICY_UNSPECIFIED", "ACTIVITY_ID_REUSE_POLICY_ALLOW_DUPLICATE", "ACTIVITY_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY", "ACTIVITY_ID_REUSE_POLICY_REJECT_DUPLICATE"}
+
+// String returns the constant's name, such as "ACTIVITY_ID_REUSE_POLICY_ALLOW_DUPLICATE".
+func (e ActivityIdReusePolicy) String() string {
+	if e >= 0 && int(e) < len(activityIdReusePolicyNames) {
+		return activityIdReusePolicyNames[e]
+	}
+	return strconv.Itoa(int(e))
+}
+
+// ActivityIdConflictPolicy says what starting a standalone activity does when one with its id is running (Temporal's enums.ActivityIdConflictPolicy).
+type ActivityIdConflictPolicy int32
+
+// Values of ActivityIdConflictPolicy.
+const (
+	// ACTIVITY_ID_CONFLICT_POLICY_UNSPECIFIED is unspecified (FAIL).
+	ACTIVITY_ID_CONFLICT_POLICY_UNSPECIFIED ActivityIdConflictPolicy = 0
+	// ACTIVITY_ID_CONFLICT_POLICY_FAIL is fail.
+	ACTIVITY_ID_CONFLICT_POLICY_FAIL ActivityIdConflictPolicy = 1
+	// ACTIVITY_ID_CONFLICT_POLICY_USE_EXISTING is use existing.
+	ACTIVITY_ID_CONFLICT_POLICY_USE_EXISTING ActivityIdConflictPolicy = 2
+)
+
+var activityIdConflictPolicyNames = [...]string{"ACTIVITY_ID_CONFLICT_POLICY_UNSPECIFIED", "ACTIVITY_ID_CONFLICT_POLICY_FAIL", "ACTIVITY_ID_CONFLICT_POLICY_USE_EXISTING"}
+
+// String returns the constant's name, such as "ACTIVITY_ID_CONFLICT_POLICY_FAIL".
+func (e ActivityIdConflictPolicy) String() string {
+	if e >= 0 && int(e) < len(activityIdConflictPolicyNames) {
+		return activityIdConflictPolicyNames[e]
+	}
+	return strconv.Itoa(int(e))
+}

@@ -241,6 +241,57 @@ func (m *Client) ScheduleClient() client.ScheduleClient {
 	return sc
 }
 
+// ExecuteActivity mocks client.Client.ExecuteActivity. The call's
+// arguments are ctx, options, activity, then each of args.
+func (m *Client) ExecuteActivity(ctx context.Context, options client.StartActivityOptions, activity any, args ...any) (client.ActivityHandle, error) {
+	ret := m.Called(append([]any{ctx, options, activity}, args...)...)
+	if fn, ok := ret.Get(0).(func(context.Context, client.StartActivityOptions, any, ...any) (client.ActivityHandle, error)); ok {
+		return fn(ctx, options, activity, args...)
+	}
+	h, _ := ret.Get(0).(client.ActivityHandle)
+	return h, ret.Error(1)
+}
+
+// GetActivityHandle mocks client.Client.GetActivityHandle.
+func (m *Client) GetActivityHandle(options client.GetActivityHandleOptions) client.ActivityHandle {
+	ret := m.Called(options)
+	if fn, ok := ret.Get(0).(func(client.GetActivityHandleOptions) client.ActivityHandle); ok {
+		return fn(options)
+	}
+	h, _ := ret.Get(0).(client.ActivityHandle)
+	return h
+}
+
+// ListActivities mocks client.Client.ListActivities.
+func (m *Client) ListActivities(ctx context.Context, options client.ListActivitiesOptions) (client.ListActivitiesResult, error) {
+	ret := m.Called(ctx, options)
+	if fn, ok := ret.Get(0).(func(context.Context, client.ListActivitiesOptions) (client.ListActivitiesResult, error)); ok {
+		return fn(ctx, options)
+	}
+	r, _ := ret.Get(0).(client.ListActivitiesResult)
+	return r, ret.Error(1)
+}
+
+// CountActivities mocks client.Client.CountActivities.
+func (m *Client) CountActivities(ctx context.Context, options client.CountActivitiesOptions) (*client.CountActivitiesResult, error) {
+	ret := m.Called(ctx, options)
+	if fn, ok := ret.Get(0).(func(context.Context, client.CountActivitiesOptions) (*client.CountActivitiesResult, error)); ok {
+		return fn(ctx, options)
+	}
+	r, _ := ret.Get(0).(*client.CountActivitiesResult)
+	return r, ret.Error(1)
+}
+
+// WorkerDeploymentClient mocks client.Client.WorkerDeploymentClient.
+func (m *Client) WorkerDeploymentClient() client.WorkerDeploymentClient {
+	ret := m.Called()
+	if fn, ok := ret.Get(0).(func() client.WorkerDeploymentClient); ok {
+		return fn()
+	}
+	dc, _ := ret.Get(0).(client.WorkerDeploymentClient)
+	return dc
+}
+
 // Close mocks client.Client.Close.
 func (m *Client) Close() {
 	m.Called()

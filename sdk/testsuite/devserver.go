@@ -28,10 +28,42 @@ type DevServerOptions struct {
 	ClientOptions *client.Options
 	// LogLevel is the server's --log-level (empty: warn).
 	LogLevel string
-	// ExtraArgs are passed to `tether dev` after the others.
+	// CachedDownload is Temporal's download of its CLI: accepted and not
+	// used (Tether does not download; see ExistingPath).
+	CachedDownload CachedDownload
+	// ExtraArgs are passed to `tether dev` after the others, except
+	// Temporal's --dynamic-config-value pairs, which turn on features of
+	// Temporal's server (standalone activities, …) that Tether's has
+	// without configuration: they are dropped.
 	ExtraArgs []string
 	// Stdout and Stderr receive the server's output (nil: discarded).
 	Stdout, Stderr io.Writer
+}
+
+// CachedDownload is Temporal's testsuite.CachedDownload (which CLI
+// version to download, and where): accepted by DevServerOptions and not
+// used.
+type CachedDownload struct {
+	// Version is the version Temporal would download.
+	Version string
+	// DestDir is where Temporal would keep it.
+	DestDir string
+}
+
+// tetherArgs returns extra without Temporal's --dynamic-config-value
+// pairs ("--dynamic-config-value k=v" and "--dynamic-config-value=k=v").
+func tetherArgs(extra []string) []string {
+	var out []string
+	for i := 0; i < len(extra); i++ {
+		switch a := extra[i]; {
+		case a == "--dynamic-config-value":
+			i++
+		case strings.HasPrefix(a, "--dynamic-config-value="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // DevServer is a `tether dev` server StartDevServer started: a server on a
@@ -67,7 +99,7 @@ func StartDevServer(ctx context.Context, options DevServerOptions) (*DevServer, 
 		addr = free
 	}
 	copts.Address, copts.HostPort = "http://"+addr, ""
-	args := append([]string{"dev", "--addr", addr, "--log-level", cmpOr(options.LogLevel, "warn")}, options.ExtraArgs...)
+	args := append([]string{"dev", "--addr", addr, "--log-level", cmpOr(options.LogLevel, "warn")}, tetherArgs(options.ExtraArgs)...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = options.Stdout, options.Stderr
 	if err := cmd.Start(); err != nil {

@@ -23,7 +23,11 @@ func TestStartDevServer(t *testing.T) {
 	require.NoError(t, err, "build tether: %s", out)
 
 	ctx := context.Background()
-	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{ExistingPath: bin, ClientOptions: &client.Options{HostPort: ""}})
+	// Temporal's download and dynamic-config options are accepted (the
+	// options of samples-go's standalone-activity test).
+	server, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{ExistingPath: bin, ClientOptions: &client.Options{HostPort: ""},
+		CachedDownload: testsuite.CachedDownload{Version: "v1.5.2-standalone-activity-server"},
+		ExtraArgs:      []string{"--dynamic-config-value", "activity.enableStandalone=true", "--dynamic-config-value=history.enableChasm=true"}})
 	require.NoError(t, err)
 	stopped := false
 	defer func() {
@@ -44,6 +48,14 @@ func TestStartDevServer(t *testing.T) {
 	var result string
 	require.NoError(t, run.Get(ctx, &result))
 	require.Equal(t, "Hello Temporal!", result)
+
+	// A standalone activity on the same worker.
+	handle, err := c.ExecuteActivity(ctx, client.StartActivityOptions{ID: "test-activity-id", TaskQueue: "hello-dev-server",
+		ScheduleToCloseTimeout: 10 * time.Second}, Greet, "World")
+	require.NoError(t, err)
+	require.NotEmpty(t, handle.GetRunID())
+	require.NoError(t, handle.Get(ctx, &result))
+	require.Equal(t, "Hello World!", result)
 
 	w.Stop()
 	require.NoError(t, server.Stop())

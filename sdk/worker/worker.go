@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tetherhq/tether/sdk/internal/deployment"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -302,22 +303,16 @@ type DeploymentOptions struct {
 }
 
 // WorkerDeploymentVersion is Temporal's worker.WorkerDeploymentVersion: a
-// deployment's name and a build of it.
-type WorkerDeploymentVersion struct {
-	// DeploymentName names the deployment.
-	DeploymentName string
-	// BuildID names the build.
-	BuildID string
-}
-
-// String returns the version as Tether's build id:
-// "<DeploymentName>.<BuildID>", or BuildID without a deployment name.
-func (v WorkerDeploymentVersion) String() string {
-	if v.DeploymentName == "" {
-		return v.BuildID
-	}
-	return v.DeploymentName + "." + v.BuildID
-}
+// deployment's name and a build of it (DeploymentName, BuildID); its
+// String() is Tether's build id, "<DeploymentName>.<BuildID>" (BuildID
+// alone without a deployment name). client.WorkerDeploymentVersion is the
+// same type.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - DeploymentName string: DeploymentName names the deployment.
+//   - BuildID string: BuildID names the build.
+type WorkerDeploymentVersion = deployment.WorkerDeploymentVersion
 
 // deploymentBuildID checks d and returns the build id it gives the worker
 // ("" when it gives none).
@@ -432,11 +427,14 @@ var _ Worker = (*TetherWorker)(nil)
 // TetherWorker serves one task queue: the Worker that New returns. Register
 // workflows and activities, then Run.
 type TetherWorker struct {
-	c     *client.TetherClient
-	p     *protocol.Conn // the worker protocol over c's HTTP core
-	queue string
-	opts  Options
-	log   *slog.Logger
+	// noQueries: the worker does not poll queries (the worker of a
+	// queue's standalone activities, standaloneSibling).
+	noQueries bool
+	c         *client.TetherClient
+	p         *protocol.Conn // the worker protocol over c's HTTP core
+	queue     string
+	opts      Options
+	log       *slog.Logger
 	// baseLog is Options.Logger as a *slog.Logger (the workflows' logger).
 	baseLog *slog.Logger
 	reg     *registry
@@ -842,13 +840,24 @@ func (w *TetherWorker) serve(ctx context.Context) {
 	w.log.Info("worker starting", "worker_id", w.ID(), "workflows", hasWF, "activities", hasAct)
 	w.metrics.started()
 	var pollers sync.WaitGroup
+	// A worker that runs activities also runs the workflows of its queue's
+	// standalone activities (client.ExecuteActivity), on their own queue.
+	if sib := w.standaloneSibling(hasAct); sib != nil {
+		if err := sib.begin(); err != nil {
+			w.log.Warn("standalone activities: not served", "error", err)
+		} else {
+			pollers.Go(func() { sib.serve(ctx) })
+		}
+	}
 	if hasWF {
 		turns := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)
 		for range w.opts.WorkflowPollers {
 			pollers.Go(func() { w.pollWorkflows(ctx, turns) })
 		}
 		queries := make(chan struct{}, w.opts.MaxConcurrentWorkflowTurns)
-		pollers.Go(func() { w.pollQueries(ctx, queries) })
+		if !w.noQueries {
+			pollers.Go(func() { w.pollQueries(ctx, queries) })
+		}
 		if hasAct && !w.opts.DisableEagerDispatch {
 			w.eagerTurns.Store(&turns)
 		}

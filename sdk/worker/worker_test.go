@@ -47,6 +47,15 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	case path == "workers/heartbeat":
 		reply(http.StatusNotFound, nil)
+	case path == "workflow-tasks/poll" && strings.Contains(string(body), "@standalone-activities"):
+		// The companion queue of standalone activities: nothing to do.
+		f.mu.Unlock()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+		f.mu.Lock()
+		w.WriteHeader(http.StatusNoContent)
 	case path == "activity-tasks/poll":
 		if len(f.tasks) == 0 {
 			f.mu.Unlock()
