@@ -31,6 +31,8 @@ require (
 	sigs.k8s.io/yaml v1.3.0
 )
 
+require github.com/nexus-rpc/sdk-go v0.7.0 // indirect
+
 require (
 	cel.dev/expr v0.25.2 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect
