@@ -31,7 +31,7 @@ require (
 	sigs.k8s.io/yaml v1.3.0
 )
 
-require github.com/nexus-rpc/sdk-go v0.7.0 // indirect
+require github.com/nexus-rpc/sdk-go v0.7.0
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -120,7 +120,7 @@ require (
 	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261005182115-fad411399dd8 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
-	google.golang.org/grpc v1.84.0 // indirect
+	google.golang.org/grpc v1.84.0
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
