@@ -158,20 +158,28 @@ func (w *TetherWorker) nexusDeliver(ctx context.Context, caller wf.NexusCaller, 
 // namespace: the handler's start (an activity on this task queue), then
 // for a workflow-run operation its workflow (a child), each step reported
 // to the caller (NexusDeliverActivity). Cancelling it cancels the step in
-// flight; the caller then hears of the outcome.
-func nexusOperationWorkflow(ctx wf.Context, req wf.NexusOperationRequest) error {
+// flight; the caller then hears of the outcome. It closes as the
+// operation did: with its result, its failure, or canceled.
+func nexusOperationWorkflow(ctx wf.Context, req wf.NexusOperationRequest) (json.RawMessage, error) {
 	info := wf.GetInfo(ctx)
 	opts := wf.ActivityOptions{TaskQueue: info.TaskQueueName, StartToCloseTimeout: time.Minute, RetryPolicy: nexusRetry}
 	dctx, _ := wf.NewDisconnectedContext(ctx)
 	deliver := func(m wf.NexusMessage) error {
 		return wf.ExecuteActivity(wf.WithActivityOptions(dctx, opts), wf.NexusDeliverActivity, req.Caller, m).Get(dctx, nil)
 	}
-	fail := func(err error) error {
+	// finish reports the outcome and closes with it.
+	finish := func(m wf.NexusMessage, outcome error) (json.RawMessage, error) {
+		if err := deliver(m); err != nil {
+			return nil, err
+		}
+		return m.Result, outcome
+	}
+	fail := func(err error) (json.RawMessage, error) {
 		if errors.Is(err, wf.ErrCanceled) {
-			return deliver(wf.NexusMessage{State: wf.NexusCanceled})
+			return finish(wf.NexusMessage{State: wf.NexusCanceled}, wf.ErrCanceled)
 		}
 		e := errconv.ToAPI(err)
-		return deliver(wf.NexusMessage{State: wf.NexusFailed, Failure: &e})
+		return finish(wf.NexusMessage{State: wf.NexusFailed, Failure: &e}, err)
 	}
 	var h wf.NexusHandled
 	if err := wf.ExecuteActivity(wf.WithActivityOptions(ctx, opts), wf.NexusHandleActivity, req).Get(ctx, &h); err != nil {
@@ -183,11 +191,11 @@ func nexusOperationWorkflow(ctx wf.Context, req wf.NexusOperationRequest) error 
 	}
 	switch {
 	case h.Failure != nil && h.Failure.Type == "Canceled":
-		return deliver(wf.NexusMessage{State: wf.NexusCanceled})
+		return finish(wf.NexusMessage{State: wf.NexusCanceled}, wf.ErrCanceled)
 	case h.Failure != nil:
-		return deliver(wf.NexusMessage{State: wf.NexusFailed, Failure: h.Failure})
+		return finish(wf.NexusMessage{State: wf.NexusFailed, Failure: h.Failure}, wf.DecodeFailure(h.Failure))
 	case h.Start == nil:
-		return deliver(wf.NexusMessage{State: wf.NexusSucceeded, Result: h.Result, Token: h.Token})
+		return finish(wf.NexusMessage{State: wf.NexusSucceeded, Result: h.Result, Token: h.Token}, nil)
 	}
 	s := h.Start
 	cctx := wf.WithChildOptions(ctx, wf.ChildWorkflowOptions{WorkflowID: s.WorkflowID, TaskQueue: s.TaskQueue,
@@ -203,7 +211,7 @@ func nexusOperationWorkflow(ctx wf.Context, req wf.NexusOperationRequest) error 
 		return fail(err)
 	}
 	if err := deliver(wf.NexusMessage{State: wf.NexusStarted, Token: h.Token}); err != nil {
-		return err
+		return nil, err
 	}
 	var raw json.RawMessage
 	if err := child.Get(dctx, &raw); err != nil {
@@ -213,5 +221,5 @@ func nexusOperationWorkflow(ctx wf.Context, req wf.NexusOperationRequest) error 
 		}
 		return fail(err)
 	}
-	return deliver(wf.NexusMessage{State: wf.NexusSucceeded, Result: raw, Token: h.Token})
+	return finish(wf.NexusMessage{State: wf.NexusSucceeded, Result: raw, Token: h.Token}, nil)
 }
