@@ -15,14 +15,18 @@ func (c *cli) operatorCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "operator",
 		Short: "operate the server: Nexus endpoints",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Example: `  tether operator nexus endpoint create --name orders --target-namespace billing --target-task-queue order-handlers
+  tether operator nexus endpoint list`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	nexus := &cobra.Command{
 		Use:   "nexus",
 		Short: "manage Nexus endpoints",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Example: `  tether operator nexus endpoint create --name orders --target-namespace billing --target-task-queue order-handlers
+  tether operator nexus endpoint list`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	endpoint := &cobra.Command{
 		Use:   "endpoint",
@@ -31,6 +35,8 @@ func (c *cli) operatorCommand() *cobra.Command {
 workflow.NewNexusClient, to the namespace and task queue whose workers handle
 its operations (docs/sdk.md, "Nexus"). Needs an admin key of every namespace
 when the server requires keys.`,
+		Example: `  tether operator nexus endpoint create --name orders --target-namespace billing --target-task-queue order-handlers
+  tether operator nexus endpoint list`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -83,9 +89,10 @@ func (c *cli) nexusEndpointCreate() *cobra.Command {
 
 func (c *cli) nexusEndpointList() *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
-		Short: "list every Nexus endpoint",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "list every Nexus endpoint",
+		Example: `  tether operator nexus endpoint list -o json | jq -r '.endpoints[].name'`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cl, err := c.client()
 			if err != nil {
@@ -113,9 +120,10 @@ func (c *cli) nexusEndpointList() *cobra.Command {
 func (c *cli) nexusEndpointDelete() *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
-		Use:   "delete --name E",
-		Short: "delete a Nexus endpoint",
-		Args:  cobra.NoArgs,
+		Use:     "delete --name E",
+		Short:   "delete a Nexus endpoint",
+		Example: `  tether operator nexus endpoint delete --name orders`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
 				return usageErrorf("--name is required")
