@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/temporal"
 	"github.com/tetherhq/tether/sdk/temporalnexus"
 	"github.com/tetherhq/tether/sdk/worker"
@@ -301,4 +302,36 @@ func TestNexusOperationSurvivesWorkerRestarts(t *testing.T) {
 	if err := r.Get(ctx, &out); err != nil || out != "waited for the restart" {
 		t.Fatalf("result after the restarts: %q, %v", out, err)
 	}
+}
+
+// NxTimeoutCaller starts the wait operation with a ScheduleToCloseTimeout
+// it cannot meet and describes its error.
+func NxTimeoutCaller(ctx workflow.Context, id string) (string, error) {
+	err := workflow.NewNexusClient(nxEndpoint, nxService).ExecuteOperation(ctx, "wait", id,
+		workflow.NexusOperationOptions{ScheduleToCloseTimeout: 2 * time.Second}).Get(ctx, nil)
+	var te *temporal.TimeoutError
+	if errors.As(err, new(*temporal.NexusOperationError)) && errors.As(err, &te) {
+		return "timed out: " + te.TimeoutType().String(), nil
+	}
+	return "", fmt.Errorf("not a timeout: %w", err)
+}
+
+// Goal: an operation past its ScheduleToCloseTimeout fails the caller's
+// future with a timeout inside a *temporal.NexusOperationError, and the
+// operation's workflow is cancelled.
+func TestNexusOperationTimeout(t *testing.T) {
+	e := newNexusEnv(t)
+	e.startHandler()
+	e.startWorkerOn(e.caller, nxCallerQ, testOptions(), func(w worker.Worker) error {
+		w.RegisterWorkflow(NxTimeoutCaller)
+		return nil
+	})
+	got, err := e.run("nx-timeout", NxTimeoutCaller, "nx-wait-timeout")
+	if err != nil || got != "timed out: "+enums.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE.String() {
+		t.Fatalf("timeout: %q, %v", got, err)
+	}
+	waitFor(t, 30*time.Second, "the operation's workflow is canceled", func() bool {
+		w, err := e.handler.Describe(context.Background(), "nx-wait-timeout")
+		return err == nil && w.Status == api.StatusCanceled
+	})
 }
