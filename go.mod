@@ -32,6 +32,8 @@ require (
 	sigs.k8s.io/yaml v1.3.0
 )
 
+require github.com/nexus-rpc/sdk-go v0.7.0
+
 require (
 	github.com/golang/mock v1.6.0 // indirect
 	github.com/twmb/murmur3 v1.1.8 // indirect
@@ -124,7 +126,7 @@ require (
 	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261005182115-fad411399dd8 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
-	google.golang.org/grpc v1.84.0 // indirect
+	google.golang.org/grpc v1.84.0
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect

@@ -87,6 +87,12 @@ func routeRules() map[ruleKey]routeRule {
 		{"DELETE", BasePath + "/api-keys/:key_id"}: ad,
 		{"GET", BasePath + "/caller"}:              anyKey,
 
+		// Nexus endpoints: managed by global admins, resolved by callers.
+		{"POST", "/v1/nexus/endpoints"}:              {perm: permGlobalAdmin},
+		{"GET", "/v1/nexus/endpoints"}:               {perm: permGlobalAdmin},
+		{"DELETE", "/v1/nexus/endpoints/:name"}:      {perm: permGlobalAdmin},
+		{"GET", BasePath + "/nexus/endpoints/:name"}: anyKey,
+
 		{"POST", BasePath + "/workflows"}:                            cl,
 		{"GET", BasePath + "/workflows"}:                             vw,
 		{"GET", BasePath + "/workflows/count"}:                       vw,

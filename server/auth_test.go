@@ -88,6 +88,9 @@ var routeAccess = map[string]byte{
 	"DELETE " + BasePath + "/api-keys/:key_id": 'a',
 	"GET " + BasePath + "/caller":              'k',
 
+	"POST /v1/nexus/endpoints": 'g', "GET /v1/nexus/endpoints": 'g', "DELETE /v1/nexus/endpoints/:name": 'g',
+	"GET " + BasePath + "/nexus/endpoints/:name": 'k',
+
 	"POST " + BasePath + "/workflows":                            'c',
 	"GET " + BasePath + "/workflows":                             'v',
 	"GET " + BasePath + "/workflows/count":                       'v',

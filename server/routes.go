@@ -95,6 +95,7 @@ func (s *Server) newEcho() *echo.Echo {
 	e.POST(uiPath, uiHandler)
 
 	s.namespaceRoutes(e)
+	s.nexusRoutes(e)
 	g := e.Group(BasePath)
 	// Workflows.
 	g.POST("/workflows", s.startWorkflow)

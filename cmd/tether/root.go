@@ -167,7 +167,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 conflict,
 		cmd.GroupID = "server"
 		root.AddCommand(cmd)
 	}
-	for _, cmd := range []*cobra.Command{c.workflowCommand(), c.workerCommand(), c.taskQueueCommand(), c.namespaceCommand(), c.scheduleCommand(), c.searchAttributeCommand(), c.batchCommand()} {
+	for _, cmd := range []*cobra.Command{c.workflowCommand(), c.workerCommand(), c.taskQueueCommand(), c.namespaceCommand(), c.scheduleCommand(), c.searchAttributeCommand(), c.batchCommand(), c.operatorCommand()} {
 		cmd.GroupID = "api"
 		root.AddCommand(cmd)
 	}

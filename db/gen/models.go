@@ -150,6 +150,14 @@ type Namespace struct {
 	Retention   pgtype.Interval
 }
 
+type NexusEndpoint struct {
+	Name            string
+	TargetNamespace string
+	TargetTaskQueue string
+	Description     string
+	CreatedAt       time.Time
+}
+
 type OrchestratorQueue struct {
 	ID           int64
 	Namespace    string

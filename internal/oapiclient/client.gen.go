@@ -1108,6 +1108,21 @@ type ApiCreateNamespaceRequest struct {
 	Retention *string `json:"retention,omitempty"`
 }
 
+// ApiCreateNexusEndpointRequest defines model for api.CreateNexusEndpointRequest.
+type ApiCreateNexusEndpointRequest struct {
+	// Description Description is free text for people (Temporal's description file).
+	Description *string `json:"description,omitempty"`
+
+	// Name Name is the new endpoint's name.
+	Name string `json:"name"`
+
+	// TargetNamespace TargetNamespace is the namespace of the handler workers.
+	TargetNamespace string `json:"target_namespace"`
+
+	// TargetTaskQueue TargetTaskQueue is the task queue of the handler workers.
+	TargetTaskQueue string `json:"target_task_queue"`
+}
+
 // ApiEagerActivities defines model for api.EagerActivities.
 type ApiEagerActivities struct {
 	// LockFor LockFor is the attempts' lock, as in an activity poll (default 30s,
@@ -1477,6 +1492,12 @@ type ApiListNamespacesResponse struct {
 	Namespaces *[]ApiNamespace `json:"namespaces,omitempty"`
 }
 
+// ApiListNexusEndpointsResponse defines model for api.ListNexusEndpointsResponse.
+type ApiListNexusEndpointsResponse struct {
+	// Endpoints Endpoints are every endpoint, by name.
+	Endpoints *[]ApiNexusEndpoint `json:"endpoints,omitempty"`
+}
+
 // ApiListSchedulesResponse defines model for api.ListSchedulesResponse.
 type ApiListSchedulesResponse struct {
 	// NextPageToken NextPageToken fetches the next page; empty on the last.
@@ -1527,6 +1548,25 @@ type ApiNamespace struct {
 	//
 	// Example: 720h
 	Retention *string `json:"retention,omitempty"`
+}
+
+// ApiNexusEndpoint defines model for api.NexusEndpoint.
+type ApiNexusEndpoint struct {
+	// CreatedAt CreatedAt is when the endpoint was created.
+	CreatedAt *string `json:"created_at,omitempty"`
+
+	// Description Description is free text for people.
+	Description *string `json:"description,omitempty"`
+
+	// Name Name is the endpoint's name, unique on the server.
+	Name *string `json:"name,omitempty"`
+
+	// TargetNamespace TargetNamespace is the namespace of the workers that handle the
+	// endpoint's operations.
+	TargetNamespace *string `json:"target_namespace,omitempty"`
+
+	// TargetTaskQueue TargetTaskQueue is the task queue those workers poll.
+	TargetTaskQueue *string `json:"target_task_queue,omitempty"`
 }
 
 // ApiPendingActivity defines model for api.PendingActivity.
@@ -3107,6 +3147,9 @@ type TerminateWorkflowJSONRequestBody = ApiTerminateWorkflowRequest
 // UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
 type UpdateWorkflowJSONRequestBody = ApiUpdateWorkflowRequest
 
+// CreateNexusEndpointJSONRequestBody defines body for CreateNexusEndpoint for application/json ContentType.
+type CreateNexusEndpointJSONRequestBody = ApiCreateNexusEndpointRequest
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -3443,6 +3486,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
 	Caller(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetNexusEndpoint Resolve a Nexus endpoint
+	//
+	// The endpoint's target namespace and task queue, as a caller in the namespace sees it (workers resolve the endpoints their workflows name through it). Needs any key of the namespace.
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/nexus/endpoints/{name} (the `GetNexusEndpoint` operationId).
+	GetNexusEndpoint(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PollQueryTaskWithBody Poll for a query to answer
 	//
@@ -3984,6 +4034,38 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
 	UpdateWorkflow(ctx context.Context, namespace string, instanceId string, name string, body UpdateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListNexusEndpoints List Nexus endpoints
+	//
+	// Every endpoint, by name. Needs an admin key of every namespace.
+	//
+	// Corresponds with GET /v1/nexus/endpoints (the `ListNexusEndpoints` operationId).
+	ListNexusEndpoints(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateNexusEndpointWithBody Create a Nexus endpoint
+	//
+	// Maps an endpoint name to the namespace and task queue whose workers handle its operations (Temporal's `operator nexus endpoint create`). Needs an admin key of every namespace. An endpoint of that name exists → 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/nexus/endpoints (the `CreateNexusEndpoint` operationId).
+	CreateNexusEndpointWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateNexusEndpoint Create a Nexus endpoint
+	//
+	// Maps an endpoint name to the namespace and task queue whose workers handle its operations (Temporal's `operator nexus endpoint create`). Needs an admin key of every namespace. An endpoint of that name exists → 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/nexus/endpoints (the `CreateNexusEndpoint` operationId).
+	CreateNexusEndpoint(ctx context.Context, body CreateNexusEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteNexusEndpoint Delete a Nexus endpoint
+	//
+	// Operations already started keep running; new ones naming the endpoint fail. Needs an admin key of every namespace.
+	//
+	// Corresponds with DELETE /v1/nexus/endpoints/{name} (the `DeleteNexusEndpoint` operationId).
+	DeleteNexusEndpoint(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Healthz Liveness: the process is up
@@ -4569,6 +4651,23 @@ func (c *Client) ResumeBatch(ctx context.Context, namespace string, batchId stri
 // Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
 func (c *Client) Caller(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCallerRequest(c.Server, namespace)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetNexusEndpoint Resolve a Nexus endpoint
+//
+// The endpoint's target namespace and task queue, as a caller in the namespace sees it (workers resolve the endpoints their workflows name through it). Needs any key of the namespace.
+//
+// Corresponds with GET /v1/namespaces/{namespace}/nexus/endpoints/{name} (the `GetNexusEndpoint` operationId).
+func (c *Client) GetNexusEndpoint(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetNexusEndpointRequest(c.Server, namespace, name)
 	if err != nil {
 		return nil, err
 	}
@@ -5770,6 +5869,78 @@ func (c *Client) UpdateWorkflow(ctx context.Context, namespace string, instanceI
 	return c.Client.Do(req)
 }
 
+// ListNexusEndpoints List Nexus endpoints
+//
+// Every endpoint, by name. Needs an admin key of every namespace.
+//
+// Corresponds with GET /v1/nexus/endpoints (the `ListNexusEndpoints` operationId).
+func (c *Client) ListNexusEndpoints(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListNexusEndpointsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateNexusEndpointWithBody Create a Nexus endpoint
+//
+// Maps an endpoint name to the namespace and task queue whose workers handle its operations (Temporal's `operator nexus endpoint create`). Needs an admin key of every namespace. An endpoint of that name exists → 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/nexus/endpoints (the `CreateNexusEndpoint` operationId).
+func (c *Client) CreateNexusEndpointWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateNexusEndpointRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateNexusEndpoint Create a Nexus endpoint
+//
+// Maps an endpoint name to the namespace and task queue whose workers handle its operations (Temporal's `operator nexus endpoint create`). Needs an admin key of every namespace. An endpoint of that name exists → 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/nexus/endpoints (the `CreateNexusEndpoint` operationId).
+func (c *Client) CreateNexusEndpoint(ctx context.Context, body CreateNexusEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateNexusEndpointRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteNexusEndpoint Delete a Nexus endpoint
+//
+// Operations already started keep running; new ones naming the endpoint fail. Needs an admin key of every namespace.
+//
+// Corresponds with DELETE /v1/nexus/endpoints/{name} (the `DeleteNexusEndpoint` operationId).
+func (c *Client) DeleteNexusEndpoint(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteNexusEndpointRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewHealthzRequest constructs an http.Request for the Healthz method
 func NewHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -6760,6 +6931,47 @@ func NewCallerRequest(server string, namespace string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/namespaces/%s/caller", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetNexusEndpointRequest constructs an http.Request for the GetNexusEndpoint method
+func NewGetNexusEndpointRequest(server string, namespace string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespaces/%s/nexus/endpoints/%s", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9098,6 +9310,107 @@ func NewUpdateWorkflowRequestWithBody(server string, namespace string, instanceI
 	return req, nil
 }
 
+// NewListNexusEndpointsRequest constructs an http.Request for the ListNexusEndpoints method
+func NewListNexusEndpointsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/nexus/endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateNexusEndpointRequest calls the generic CreateNexusEndpoint builder with application/json body
+func NewCreateNexusEndpointRequest(server string, body CreateNexusEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateNexusEndpointRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateNexusEndpointRequestWithBody constructs an http.Request for the CreateNexusEndpoint method, with any body, and a specified content type
+func NewCreateNexusEndpointRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/nexus/endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteNexusEndpointRequest constructs an http.Request for the DeleteNexusEndpoint method
+func NewDeleteNexusEndpointRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/nexus/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -9434,6 +9747,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/namespaces/{namespace}/caller (the `Caller` operationId).
 	CallerWithResponse(ctx context.Context, namespace string, reqEditors ...RequestEditorFn) (*CallerResponse, error)
+
+	// GetNexusEndpointWithResponse Resolve a Nexus endpoint
+	//
+	// The endpoint's target namespace and task queue, as a caller in the namespace sees it (workers resolve the endpoints their workflows name through it). Needs any key of the namespace.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespaces/{namespace}/nexus/endpoints/{name} (the `GetNexusEndpoint` operationId).
+	GetNexusEndpointWithResponse(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*GetNexusEndpointResponse, error)
 
 	// PollQueryTaskWithBodyWithResponse Poll for a query to answer
 	//
@@ -10005,6 +10327,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/namespaces/{namespace}/workflows/{instance_id}/updates/{name} (the `UpdateWorkflow` operationId).
 	UpdateWorkflowWithResponse(ctx context.Context, namespace string, instanceId string, name string, body UpdateWorkflowJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWorkflowResponse, error)
+
+	// ListNexusEndpointsWithResponse List Nexus endpoints
+	//
+	// Every endpoint, by name. Needs an admin key of every namespace.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/nexus/endpoints (the `ListNexusEndpoints` operationId).
+	ListNexusEndpointsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListNexusEndpointsResponse, error)
+
+	// CreateNexusEndpointWithBodyWithResponse Create a Nexus endpoint
+	//
+	// Maps an endpoint name to the namespace and task queue whose workers handle its operations (Temporal's `operator nexus endpoint create`). Needs an admin key of every namespace. An endpoint of that name exists → 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/nexus/endpoints (the `CreateNexusEndpoint` operationId).
+	CreateNexusEndpointWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateNexusEndpointResponse, error)
+
+	// CreateNexusEndpointWithResponse Create a Nexus endpoint
+	//
+	// Maps an endpoint name to the namespace and task queue whose workers handle its operations (Temporal's `operator nexus endpoint create`). Needs an admin key of every namespace. An endpoint of that name exists → 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/nexus/endpoints (the `CreateNexusEndpoint` operationId).
+	CreateNexusEndpointWithResponse(ctx context.Context, body CreateNexusEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateNexusEndpointResponse, error)
+
+	// DeleteNexusEndpointWithResponse Delete a Nexus endpoint
+	//
+	// Operations already started keep running; new ones naming the endpoint fail. Needs an admin key of every namespace.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/nexus/endpoints/{name} (the `DeleteNexusEndpoint` operationId).
+	DeleteNexusEndpointWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*DeleteNexusEndpointResponse, error)
 }
 
 type HealthzResponse struct {
@@ -11797,6 +12155,82 @@ func (r CallerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CallerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetNexusEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiNexusEndpoint
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetNexusEndpointResponse) GetJSON200() *ApiNexusEndpoint {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetNexusEndpointResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetNexusEndpointResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetNexusEndpointResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetNexusEndpointResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetNexusEndpointResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetNexusEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetNexusEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetNexusEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetNexusEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15144,6 +15578,213 @@ func (r UpdateWorkflowResponse) ContentType() string {
 	return ""
 }
 
+type ListNexusEndpointsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiListNexusEndpointsResponse
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListNexusEndpointsResponse) GetJSON200() *ApiListNexusEndpointsResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListNexusEndpointsResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListNexusEndpointsResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListNexusEndpointsResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListNexusEndpointsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListNexusEndpointsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListNexusEndpointsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListNexusEndpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateNexusEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiNexusEndpoint
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateNexusEndpointResponse) GetJSON201() *ApiNexusEndpoint {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateNexusEndpointResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateNexusEndpointResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateNexusEndpointResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateNexusEndpointResponse) GetApplicationproblemJSON409() *ApiProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateNexusEndpointResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateNexusEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateNexusEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateNexusEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateNexusEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteNexusEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ApiProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *ApiProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ApiProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ApiProblem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *ApiProblem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteNexusEndpointResponse) GetApplicationproblemJSON400() *ApiProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteNexusEndpointResponse) GetApplicationproblemJSON401() *ApiProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteNexusEndpointResponse) GetApplicationproblemJSON403() *ApiProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteNexusEndpointResponse) GetApplicationproblemJSON404() *ApiProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteNexusEndpointResponse) GetApplicationproblemJSON500() *ApiProblem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteNexusEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteNexusEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteNexusEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteNexusEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // HealthzWithResponse Liveness: the process is up
 //
 // Returns a wrapper object for the known response body format(s).
@@ -15633,6 +16274,21 @@ func (c *ClientWithResponses) CallerWithResponse(ctx context.Context, namespace 
 		return nil, err
 	}
 	return ParseCallerResponse(rsp)
+}
+
+// GetNexusEndpointWithResponse Resolve a Nexus endpoint
+//
+// The endpoint's target namespace and task queue, as a caller in the namespace sees it (workers resolve the endpoints their workflows name through it). Needs any key of the namespace.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespaces/{namespace}/nexus/endpoints/{name} (the `GetNexusEndpoint` operationId).
+func (c *ClientWithResponses) GetNexusEndpointWithResponse(ctx context.Context, namespace string, name string, reqEditors ...RequestEditorFn) (*GetNexusEndpointResponse, error) {
+	rsp, err := c.GetNexusEndpoint(ctx, namespace, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetNexusEndpointResponse(rsp)
 }
 
 // PollQueryTaskWithBodyWithResponse Poll for a query to answer
@@ -16594,6 +17250,66 @@ func (c *ClientWithResponses) UpdateWorkflowWithResponse(ctx context.Context, na
 		return nil, err
 	}
 	return ParseUpdateWorkflowResponse(rsp)
+}
+
+// ListNexusEndpointsWithResponse List Nexus endpoints
+//
+// Every endpoint, by name. Needs an admin key of every namespace.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/nexus/endpoints (the `ListNexusEndpoints` operationId).
+func (c *ClientWithResponses) ListNexusEndpointsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListNexusEndpointsResponse, error) {
+	rsp, err := c.ListNexusEndpoints(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListNexusEndpointsResponse(rsp)
+}
+
+// CreateNexusEndpointWithBodyWithResponse Create a Nexus endpoint
+//
+// Maps an endpoint name to the namespace and task queue whose workers handle its operations (Temporal's `operator nexus endpoint create`). Needs an admin key of every namespace. An endpoint of that name exists → 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/nexus/endpoints (the `CreateNexusEndpoint` operationId).
+func (c *ClientWithResponses) CreateNexusEndpointWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateNexusEndpointResponse, error) {
+	rsp, err := c.CreateNexusEndpointWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateNexusEndpointResponse(rsp)
+}
+
+// CreateNexusEndpointWithResponse Create a Nexus endpoint
+//
+// Maps an endpoint name to the namespace and task queue whose workers handle its operations (Temporal's `operator nexus endpoint create`). Needs an admin key of every namespace. An endpoint of that name exists → 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/nexus/endpoints (the `CreateNexusEndpoint` operationId).
+func (c *ClientWithResponses) CreateNexusEndpointWithResponse(ctx context.Context, body CreateNexusEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateNexusEndpointResponse, error) {
+	rsp, err := c.CreateNexusEndpoint(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateNexusEndpointResponse(rsp)
+}
+
+// DeleteNexusEndpointWithResponse Delete a Nexus endpoint
+//
+// Operations already started keep running; new ones naming the endpoint fail. Needs an admin key of every namespace.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/nexus/endpoints/{name} (the `DeleteNexusEndpoint` operationId).
+func (c *ClientWithResponses) DeleteNexusEndpointWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*DeleteNexusEndpointResponse, error) {
+	rsp, err := c.DeleteNexusEndpoint(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteNexusEndpointResponse(rsp)
 }
 
 // ParseHealthzResponse parses an HTTP response from a HealthzWithResponse call
@@ -17999,6 +18715,67 @@ func ParseCallerResponse(rsp *http.Response) (*CallerResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest ApiCaller
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetNexusEndpointResponse parses an HTTP response from a GetNexusEndpointWithResponse call
+func ParseGetNexusEndpointResponse(rsp *http.Response) (*GetNexusEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetNexusEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiNexusEndpoint
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20790,6 +21567,171 @@ func ParseUpdateWorkflowResponse(rsp *http.Response) (*UpdateWorkflowResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListNexusEndpointsResponse parses an HTTP response from a ListNexusEndpointsWithResponse call
+func ParseListNexusEndpointsResponse(rsp *http.Response) (*ListNexusEndpointsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListNexusEndpointsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiListNexusEndpointsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateNexusEndpointResponse parses an HTTP response from a CreateNexusEndpointWithResponse call
+func ParseCreateNexusEndpointResponse(rsp *http.Response) (*CreateNexusEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateNexusEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiNexusEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteNexusEndpointResponse parses an HTTP response from a DeleteNexusEndpointWithResponse call
+func ParseDeleteNexusEndpointResponse(rsp *http.Response) (*DeleteNexusEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteNexusEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ApiProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ApiProblem

@@ -3,6 +3,8 @@ package client
 import (
 	"crypto/tls"
 	"errors"
+
+	"google.golang.org/grpc"
 )
 
 // ConnectionOptions configure the connection to the server (Temporal's
@@ -11,6 +13,9 @@ type ConnectionOptions struct {
 	// TLS configures TLS (as Options.TLSConfig); set, it makes a
 	// "host:port" address https.
 	TLS *tls.Config
+	// DialOptions are Temporal's gRPC dial options: accepted and not used
+	// (Tether's client speaks HTTP; an API key goes in Credentials).
+	DialOptions []grpc.DialOption
 }
 
 // Credentials authenticate the client (Temporal's client.Credentials):

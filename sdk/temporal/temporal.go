@@ -141,6 +141,26 @@ type ChildWorkflowExecutionError = wf.ChildWorkflowExecutionError
 //     matches (client.ErrWorkflowCanceled, …; nil for none).
 type WorkflowExecutionError = wf.WorkflowExecutionError
 
+// NexusOperationError is the error of a Nexus operation that failed, was
+// canceled or timed out (Temporal's NexusOperationError): Endpoint,
+// Service, Operation, OperationToken, and the handler's error as its Cause
+// (errors.As finds an *ApplicationError, a *CanceledError, a
+// *TimeoutError there).
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Message string: Message says what happened.
+//   - Endpoint string: Endpoint is the endpoint's name.
+//   - Service string: Service is the service's name.
+//   - Operation string: Operation is the operation's name.
+//   - OperationToken string: OperationToken is the token of an asynchronous
+//     operation ("" when it did not start).
+//   - OperationID string: OperationID is OperationToken (Temporal's deprecated
+//     name).
+//   - Failure *api.Error: Failure is the cause's wire form.
+//   - Cause error: Cause is the handler's error.
+type NexusOperationError = wf.NexusOperationError
+
 // ErrNoData is returned by Details of an error without details.
 var ErrNoData = wf.ErrNoData
 

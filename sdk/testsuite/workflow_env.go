@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/nexus-rpc/sdk-go/nexus"
 	"github.com/stretchr/testify/mock"
 
 	"github.com/tetherhq/tether/api"
@@ -45,6 +46,8 @@ type TestWorkflowEnvironment struct {
 	memo, searchAttrs map[string]json.RawMessage
 	// lastCompletion is the previous run's result (SetLastCompletionResult).
 	lastCompletion json.RawMessage
+	// nexusServices are the services of RegisterNexusService (nexus.go).
+	nexusServices []*nexus.Service
 }
 
 func newTestWorkflowEnvironment(logger *slog.Logger) *TestWorkflowEnvironment {

@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nexus-rpc/sdk-go/nexus"
+
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/interceptor"
@@ -392,6 +394,7 @@ type Adder interface {
 type Registry interface {
 	WorkflowRegistry
 	ActivityRegistry
+	NexusServiceRegistry
 }
 
 // Worker is a worker of one task queue (Temporal's worker.Worker, which
@@ -480,6 +483,9 @@ type TetherWorker struct {
 	// sessions is the worker's side of workflow sessions (nil without
 	// Options.EnableSessionWorker; sessionworker.go).
 	sessions *sessionHost
+	// nexusServices are the Nexus services of RegisterNexusService
+	// (nexus.go), guarded by mu.
+	nexusServices []*nexus.Service
 }
 
 // New returns a worker for taskQueue on c (Temporal's worker.New). c is a
@@ -751,6 +757,12 @@ func (w *TetherWorker) begin() error {
 	hasWF, hasAct := w.reg.counts()
 	if !hasWF && !hasAct {
 		return errors.New("worker: nothing registered")
+	}
+	if hasWF {
+		// The worker's workflows may call Nexus operations.
+		if err := w.enableNexusCalls(); err != nil {
+			return err
+		}
 	}
 	if len(w.hostQ) > maxQueueName {
 		return fmt.Errorf("worker: host task queue %q is longer than %d characters: shorten the task queue or the identity", w.hostQ, maxQueueName)

@@ -246,6 +246,10 @@ type Namespaces interface {
 	// DeleteNamespace deletes an empty namespace (ErrNotFound,
 	// ErrNamespaceNotEmpty).
 	DeleteNamespace(ctx context.Context, name string) error
+	// NexusEndpoints creates (p.Create: ErrNexusEndpointExists), deletes
+	// (p.Delete: ErrNotFound) or reads the Nexus endpoints: the one p.Name
+	// names (ErrNotFound), or every one by name.
+	NexusEndpoints(ctx context.Context, p *NexusEndpointsParams) ([]api.NexusEndpoint, error)
 }
 
 // Keys are the API keys the server authenticates callers by.

@@ -74,6 +74,8 @@ func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.
 var (
 	// ErrNamespaceExists: a namespace of that name exists already.
 	ErrNamespaceExists = errors.New("namespace exists")
+	// ErrNexusEndpointExists: a Nexus endpoint of that name exists already.
+	ErrNexusEndpointExists = errors.New("nexus endpoint exists")
 	// ErrNamespaceNotEmpty: the namespace still holds workflow instances.
 	ErrNamespaceNotEmpty = errors.New("namespace not empty")
 )
@@ -338,6 +340,19 @@ type ChangeSearchAttributeParams struct {
 type ListNamespacesParams struct {
 	// Name selects that namespace alone ("": every one).
 	Name string
+}
+
+// NexusEndpointsParams are the parameters of Namespaces.NexusEndpoints.
+type NexusEndpointsParams struct {
+	// Create stores this endpoint (ErrNexusEndpointExists when its name is
+	// taken) and answers it.
+	Create *api.CreateNexusEndpointRequest
+	// Name selects that endpoint alone ("": every one; ErrNotFound when
+	// there is none).
+	Name string
+	// Delete deletes the endpoint Name names (ErrNotFound) and answers
+	// nothing.
+	Delete bool
 }
 
 // ClaimQueryParams are the parameters of Talk.ClaimQuery.
