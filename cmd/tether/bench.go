@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -101,6 +102,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.IntVar(&c.Workflows, "workflows", 1000, "workflows to run")
 		fs.IntVar(&c.Starters, "starters", 16, "concurrent starters")
 		workerFlags(fs, &c.Workers, 1)
+		fs.Func("namespaces", "comma-separated namespaces the workflows are spread over, each with --workers workers, created when missing (default: default); on a Citus coordinator the report gives each node's CPU and commits", func(s string) error {
+			c.Namespaces = nil
+			for n := range strings.SplitSeq(s, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					c.Namespaces = append(c.Namespaces, n)
+				}
+			}
+			if len(c.Namespaces) == 0 {
+				return errors.New("no namespace named")
+			}
+			return nil
+		})
 		sc = scenario(c, (*bench.Env).Throughput)
 	case "fanout":
 		c := &bench.FanoutConfig{}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,8 +19,14 @@ type ThroughputConfig struct {
 	// Starters is the number of concurrent starters, each starting a
 	// workflow and waiting for its result before the next (default 16).
 	Starters int
-	// Workers runs the SDK workers (default: 1 process).
+	// Workers runs the SDK workers (default: 1 process), in each namespace.
 	Workers Workers
+	// Namespaces are the namespaces the workflows run in, spread evenly
+	// (workflow i in namespace i mod len), each with its Workers; created
+	// when missing. Empty: Namespace alone. On a Citus cluster each
+	// namespace lives on one node (docs/operations.md, "Running on
+	// Citus"): the report then gives each node's CPU and commits.
+	Namespaces []string
 }
 
 func (c ThroughputConfig) withDefaults() ThroughputConfig {
@@ -31,6 +38,9 @@ func (c ThroughputConfig) withDefaults() ThroughputConfig {
 	}
 	c.Starters = min(c.Starters, c.Workflows)
 	c.Workers = c.Workers.withDefaults()
+	if len(c.Namespaces) == 0 {
+		c.Namespaces = []string{Namespace}
+	}
 	return c
 }
 
@@ -41,18 +51,27 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	cfg = cfg.withDefaults()
 	run := newRunID()
 	queue := "bench-tp-" + run
-	ws, err := e.startWorkers(ctx, cfg.Workers.spec(queue), nil)
-	if err != nil {
+	if err := e.ensureNamespaces(ctx, cfg.Namespaces); err != nil {
 		return nil, err
 	}
-	defer func() { _ = ws.stop() }()
-
-	c, err := e.loadClient(max(64, 2*cfg.Starters))
-	if err != nil {
-		return nil, err
+	var pids []int
+	clients := make([]*client.TetherClient, len(cfg.Namespaces))
+	for i, ns := range cfg.Namespaces {
+		spec := cfg.Workers.spec(queue)
+		spec.Namespace, spec.Name = ns, "bench-"+ns
+		ws, err := e.startWorkers(ctx, spec, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = ws.stop() }()
+		pids = append(pids, ws.pids()...)
+		if clients[i], err = e.loadClientIn(max(64, 2*cfg.Starters/len(cfg.Namespaces)), ns); err != nil {
+			return nil, err
+		}
 	}
 	one := func(ctx context.Context, id string, n int) (time.Duration, error) {
 		t0 := time.Now()
+		c := clients[n%len(clients)]
 		r, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, "OneStep", n)
 		if err != nil {
 			return 0, err
@@ -67,9 +86,10 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 		return time.Since(t0), nil
 	}
 
-	// Warm up: sessions registered, connections open, caches filled.
+	// Warm up: sessions registered, connections open, caches filled (in
+	// every namespace).
 	warm := newGroup(ctx)
-	for i := range min(cfg.Starters, 20) {
+	for i := range max(min(cfg.Starters, 20), len(cfg.Namespaces)) {
 		warm.Go(func(ctx context.Context) error {
 			_, err := one(ctx, fmt.Sprintf("tp-%s-warm-%d", run, i), i)
 			return err
@@ -83,7 +103,12 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	if e.srvHub != nil {
 		hub0 = e.srvHub.Stats()
 	}
-	w, err := e.beginWindow(ctx, ws.pids()...)
+	nodes, err := e.citusNodes(ctx, cfg.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	defer closeCitusNodes(nodes)
+	w, err := e.beginWindowOn(ctx, nodes, pids...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +141,9 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	r := &Report{Scenario: "throughput", Setup: e.desc}
 	r.param("workflows", cfg.Workflows)
 	r.param("starters", cfg.Starters)
+	if len(cfg.Namespaces) > 1 || cfg.Namespaces[0] != Namespace {
+		r.param("namespaces", strings.Join(cfg.Namespaces, ","))
+	}
 	cfg.Workers.params(r)
 	secs := w.Elapsed().Seconds()
 	r.add("workflows", "workflows completed", float64(cfg.Workflows), "")
@@ -124,6 +152,7 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	r.add("activities_per_s", "activities/s", float64(cfg.Workflows)/secs, "/s")
 	r.latency("start_to_result", "start→result", summarize(lat))
 	r.windowFigures(w, "workflow", cfg.Workflows)
+	r.citusFigures(nodes, "workflow", cfg.Workflows)
 	if e.srvHub != nil {
 		st := e.srvHub.Stats()
 		n := float64(cfg.Workflows)
