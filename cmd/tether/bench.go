@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -105,6 +106,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.StringVar(&c.Priority, "priority", "", "the workflows' priority key: 1 … 5, or mixed (1 … 5 in turn); empty: none")
 		workerFlags(fs, &c.Workers, 1)
 		check = func() error { return c.Check() } // after parsing, not a copy of now
+		fs.Func("namespaces", "comma-separated namespaces the workflows are spread over, each with --workers workers, created when missing (default: default); on a Citus coordinator the report gives each node's CPU and commits", func(s string) error {
+			c.Namespaces = nil
+			for n := range strings.SplitSeq(s, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					c.Namespaces = append(c.Namespaces, n)
+				}
+			}
+			if len(c.Namespaces) == 0 {
+				return errors.New("no namespace named")
+			}
+			return nil
+		})
 		sc = scenario(c, (*bench.Env).Throughput)
 	case "fanout":
 		c := &bench.FanoutConfig{}

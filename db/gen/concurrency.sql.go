@@ -9,6 +9,43 @@ import (
 	"context"
 )
 
+const admitConcurrencyKeys = `-- name: AdmitConcurrencyKeys :many
+SELECT a.id::text AS instance_id
+FROM unnest($1::text[]) WITH ORDINALITY AS k(key, n)
+CROSS JOIN LATERAL tether_concurrency_admit($2::text, k.key) AS a(id)
+ORDER BY k.n
+`
+
+type AdmitConcurrencyKeysParams struct {
+	Keys      []string
+	Namespace string
+}
+
+// AdmitWaitingConcurrency's admissions, on Citus: the oldest waiting
+// workflows of each of keys (in their order) admitted up to the key's
+// limit. The statement names no table, so that Citus runs the function on
+// the coordinator, which routes each of its statements to the namespace's
+// node and sends its pg_notify where the servers' LISTEN hears it.
+func (q *Queries) AdmitConcurrencyKeys(ctx context.Context, arg AdmitConcurrencyKeysParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, admitConcurrencyKeys, arg.Keys, arg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var instance_id string
+		if err := rows.Scan(&instance_id); err != nil {
+			return nil, err
+		}
+		items = append(items, instance_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const admitWaitingConcurrency = `-- name: AdmitWaitingConcurrency :many
 SELECT a.id::text AS instance_id
 FROM (SELECT k.key FROM concurrency_keys k
@@ -26,7 +63,9 @@ CROSS JOIN LATERAL tether_concurrency_admit($1::text, k.key) AS a(id)
 // (tether_concurrency_admit). It catches the admissions a close skipped
 // because another transaction held the waiting workflow then. Keys are
 // locked in key order (the lock order of several keys); at most 100 keys
-// a pass.
+// a pass. On Citus, where this statement would run on the worker node and
+// the function there could run no statement of its own, the sweeper runs
+// WaitingConcurrencyKeys and AdmitConcurrencyKeys instead.
 func (q *Queries) AdmitWaitingConcurrency(ctx context.Context, namespace string) ([]string, error) {
 	rows, err := q.db.Query(ctx, admitWaitingConcurrency, namespace)
 	if err != nil {
@@ -165,6 +204,68 @@ func (q *Queries) QueueConcurrencyKeys(ctx context.Context, arg QueueConcurrency
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const takeConcurrencyWakes = `-- name: TakeConcurrencyWakes :many
+DELETE FROM concurrency_wakes WHERE namespace = $1
+RETURNING task_queue
+`
+
+// On Citus, the queues of the workflows admitted in this transaction (or
+// left by one that did not take them) on a worker node: the close's
+// trigger wrote them to concurrency_wakes instead of notifying there
+// (migration 00057). They are deleted, and the server wakes the queues
+// after the commit.
+func (q *Queries) TakeConcurrencyWakes(ctx context.Context, namespace string) ([]string, error) {
+	rows, err := q.db.Query(ctx, takeConcurrencyWakes, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var task_queue string
+		if err := rows.Scan(&task_queue); err != nil {
+			return nil, err
+		}
+		items = append(items, task_queue)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const waitingConcurrencyKeys = `-- name: WaitingConcurrencyKeys :many
+SELECT k.key FROM concurrency_keys k
+WHERE k.namespace = $1 AND k.running < k.max_running
+  AND EXISTS (SELECT 1 FROM instances i
+              WHERE i.namespace = $1 AND i.concurrency IS NOT NULL AND i.status = 'running'
+                AND (i.concurrency ->> 'key') = k.key AND i.locked_by = 'tether:concurrency')
+ORDER BY k.key
+LIMIT 100
+`
+
+// AdmitWaitingConcurrency's keys, on Citus: the keys of the namespace with
+// a free slot and a workflow waiting for one, in key order (at most 100).
+func (q *Queries) WaitingConcurrencyKeys(ctx context.Context, namespace string) ([]string, error) {
+	rows, err := q.db.Query(ctx, waitingConcurrencyKeys, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		items = append(items, key)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

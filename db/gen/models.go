@@ -56,6 +56,12 @@ type ConcurrencyKey struct {
 	Running    int32
 }
 
+type ConcurrencyWake struct {
+	Namespace  string
+	InstanceID string
+	TaskQueue  string
+}
+
 type FairnessKeyBucket struct {
 	Namespace   string
 	TaskQueue   string

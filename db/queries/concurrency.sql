@@ -38,7 +38,9 @@ LIMIT 100;
 -- (tether_concurrency_admit). It catches the admissions a close skipped
 -- because another transaction held the waiting workflow then. Keys are
 -- locked in key order (the lock order of several keys); at most 100 keys
--- a pass.
+-- a pass. On Citus, where this statement would run on the worker node and
+-- the function there could run no statement of its own, the sweeper runs
+-- WaitingConcurrencyKeys and AdmitConcurrencyKeys instead.
 SELECT a.id::text AS instance_id
 FROM (SELECT k.key FROM concurrency_keys k
       WHERE k.namespace = sqlc.arg(namespace) AND k.running < k.max_running
@@ -48,3 +50,34 @@ FROM (SELECT k.key FROM concurrency_keys k
       ORDER BY k.key
       LIMIT 100) k
 CROSS JOIN LATERAL tether_concurrency_admit(sqlc.arg(namespace)::text, k.key) AS a(id);
+
+-- name: WaitingConcurrencyKeys :many
+-- AdmitWaitingConcurrency's keys, on Citus: the keys of the namespace with
+-- a free slot and a workflow waiting for one, in key order (at most 100).
+SELECT k.key FROM concurrency_keys k
+WHERE k.namespace = sqlc.arg(namespace) AND k.running < k.max_running
+  AND EXISTS (SELECT 1 FROM instances i
+              WHERE i.namespace = sqlc.arg(namespace) AND i.concurrency IS NOT NULL AND i.status = 'running'
+                AND (i.concurrency ->> 'key') = k.key AND i.locked_by = 'tether:concurrency')
+ORDER BY k.key
+LIMIT 100;
+
+-- name: AdmitConcurrencyKeys :many
+-- AdmitWaitingConcurrency's admissions, on Citus: the oldest waiting
+-- workflows of each of keys (in their order) admitted up to the key's
+-- limit. The statement names no table, so that Citus runs the function on
+-- the coordinator, which routes each of its statements to the namespace's
+-- node and sends its pg_notify where the servers' LISTEN hears it.
+SELECT a.id::text AS instance_id
+FROM unnest(sqlc.arg(keys)::text[]) WITH ORDINALITY AS k(key, n)
+CROSS JOIN LATERAL tether_concurrency_admit(sqlc.arg(namespace)::text, k.key) AS a(id)
+ORDER BY k.n;
+
+-- name: TakeConcurrencyWakes :many
+-- On Citus, the queues of the workflows admitted in this transaction (or
+-- left by one that did not take them) on a worker node: the close's
+-- trigger wrote them to concurrency_wakes instead of notifying there
+-- (migration 00057). They are deleted, and the server wakes the queues
+-- after the commit.
+DELETE FROM concurrency_wakes WHERE namespace = sqlc.arg(namespace)
+RETURNING task_queue;

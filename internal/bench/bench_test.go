@@ -443,3 +443,37 @@ func TestReportFormat(t *testing.T) {
 		t.Fatalf("JSON %s", raw)
 	}
 }
+
+// TestThroughputNamespaces: --namespaces spreads the workflows over the
+// namespaces, creating the missing one, each served by its own worker
+// process.
+func TestThroughputNamespaces(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r, err := e.Throughput(ctxT(t), ThroughputConfig{Workflows: 10, Starters: 2, Workers: Workers{Count: 1},
+		Namespaces: []string{Namespace, "bench-two"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, r)
+	rows, err := e.DB.Query(ctxT(t), `SELECT namespace, count(*) FROM instances WHERE status = 'completed' GROUP BY namespace ORDER BY namespace`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for rows.Next() {
+		var ns string
+		var n int
+		if err := rows.Scan(&ns, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[ns] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// 10 measured and 2 warm-up workflows, half in each namespace.
+	if got[Namespace] != 6 || got["bench-two"] != 6 {
+		t.Fatalf("completed workflows by namespace %v, want 6 in each", got)
+	}
+}

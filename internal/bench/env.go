@@ -203,11 +203,16 @@ func newHTTPClient(conns int) *http.Client {
 // loadClient returns an SDK client for the bench's own load (starters,
 // cancels), keeping up to conns connections; the Env closes them.
 func (e *Env) loadClient(conns int) (*client.TetherClient, error) {
+	return e.loadClientIn(conns, "")
+}
+
+// loadClientIn is loadClient in namespace ns ("": Namespace).
+func (e *Env) loadClientIn(conns int, ns string) (*client.TetherClient, error) {
 	hc := newHTTPClient(conns)
 	e.mu.Lock()
 	e.clients = append(e.clients, hc)
 	e.mu.Unlock()
-	return client.New(client.Options{Address: e.ServerURL, HTTPClient: hc, Logger: e.logger})
+	return client.New(client.Options{Address: e.ServerURL, Namespace: ns, HTTPClient: hc, Logger: e.logger})
 }
 
 // startServer runs the server in this process on 127.0.0.1, the

@@ -77,6 +77,31 @@ type window struct {
 	pgCPU0                                   time.Duration
 	procs                                    map[int]time.Duration // watched pids → CPU at start
 	ProcCPU                                  time.Duration         // CPU of the watched processes
+	// nodes are the Citus cluster's nodes measured one by one (watchNodes).
+	nodes []*citusNode
+}
+
+// beginWindowOn is beginWindow that also measures each node of a Citus
+// cluster (citusNodes; none on a plain PostgreSQL). It first waits until
+// the nodes' backends have published their statistics of what ran before
+// (the warm-up), so that the nodes' commits count the window's work alone.
+func (e *Env) beginWindowOn(ctx context.Context, nodes []*citusNode, watch ...int) (*window, error) {
+	if len(nodes) > 0 {
+		if err := sleepCtx(ctx, statsIdleWait); err != nil {
+			return nil, err
+		}
+	}
+	w, err := e.beginWindow(ctx, watch...)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if err := n.begin(ctx, e.DB); err != nil {
+			return nil, err
+		}
+	}
+	w.nodes = nodes
+	return w, nil
 }
 
 // beginWindow flushes the database's statistics and reads the counters;
@@ -126,6 +151,9 @@ func (w *window) mark() {
 				w.ProcCPU += cpu - c0
 			}
 		}
+		for _, n := range w.nodes {
+			n.mark()
+		}
 	}
 }
 
@@ -154,6 +182,19 @@ func (w *window) end(ctx context.Context) error {
 	}
 	w.Commits = c.commits - w.db0.commits
 	w.Rollbacks = c.rollbacks - w.db0.rollbacks
+	if len(w.nodes) > 0 {
+		// The nodes' backends publish within statsIdleWait of going idle.
+		if w.e.srvPool != nil {
+			if err := sleepCtx(ctx, statsIdleWait); err != nil {
+				return err
+			}
+		}
+		for _, n := range w.nodes {
+			if err := n.end(ctx, w.e.DB); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,14 @@ type ThroughputConfig struct {
 	// Starters is the number of concurrent starters, each starting a
 	// workflow and waiting for its result before the next (default 16).
 	Starters int
-	// Workers runs the SDK workers (default: 1 process).
+	// Workers runs the SDK workers (default: 1 process), in each namespace.
 	Workers Workers
+	// Namespaces are the namespaces the workflows run in, spread evenly
+	// (workflow i in namespace i mod len), each with its Workers; created
+	// when missing. Empty: Namespace alone. On a Citus cluster each
+	// namespace lives on one node (docs/operations.md, "Running on
+	// Citus"): the report then gives each node's CPU and commits.
+	Namespaces []string
 	// FairnessKeys, when positive, puts flow control in use: workflow i
 	// gets the fairness key "k<i mod FairnessKeys>" (its activity inherits
 	// it). 0: no fairness key.
@@ -71,6 +78,9 @@ func (c ThroughputConfig) withDefaults() ThroughputConfig {
 	}
 	c.Starters = min(c.Starters, c.Workflows)
 	c.Workers = c.Workers.withDefaults()
+	if len(c.Namespaces) == 0 {
+		c.Namespaces = []string{Namespace}
+	}
 	return c
 }
 
@@ -84,19 +94,28 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	}
 	run := newRunID()
 	queue := "bench-tp-" + run
-	ws, err := e.startWorkers(ctx, cfg.Workers.spec(queue), nil)
-	if err != nil {
+	if err := e.ensureNamespaces(ctx, cfg.Namespaces); err != nil {
 		return nil, err
 	}
-	defer func() { _ = ws.stop() }()
-
-	c, err := e.loadClient(max(64, 2*cfg.Starters))
-	if err != nil {
-		return nil, err
+	var pids []int
+	clients := make([]*client.TetherClient, len(cfg.Namespaces))
+	for i, ns := range cfg.Namespaces {
+		spec := cfg.Workers.spec(queue)
+		spec.Namespace, spec.Name = ns, "bench-"+ns
+		ws, err := e.startWorkers(ctx, spec, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = ws.stop() }()
+		pids = append(pids, ws.pids()...)
+		if clients[i], err = e.loadClientIn(max(64, 2*cfg.Starters/len(cfg.Namespaces)), ns); err != nil {
+			return nil, err
+		}
 	}
 	one := func(ctx context.Context, id string, n int) (time.Duration, error) {
 		prio, _ := cfg.priority(n) // checked above
 		t0 := time.Now()
+		c := clients[n%len(clients)]
 		r, err := c.StartWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, Priority: prio}, "OneStep", n)
 		if err != nil {
 			return 0, err
@@ -111,9 +130,10 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 		return time.Since(t0), nil
 	}
 
-	// Warm up: sessions registered, connections open, caches filled.
+	// Warm up: sessions registered, connections open, caches filled (in
+	// every namespace).
 	warm := newGroup(ctx)
-	for i := range min(cfg.Starters, 20) {
+	for i := range max(min(cfg.Starters, 20), len(cfg.Namespaces)) {
 		warm.Go(func(ctx context.Context) error {
 			_, err := one(ctx, fmt.Sprintf("tp-%s-warm-%d", run, i), i)
 			return err
@@ -127,7 +147,12 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	if e.srvHub != nil {
 		hub0 = e.srvHub.Stats()
 	}
-	w, err := e.beginWindow(ctx, ws.pids()...)
+	nodes, err := e.citusNodes(ctx, cfg.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	defer closeCitusNodes(nodes)
+	w, err := e.beginWindowOn(ctx, nodes, pids...)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +185,9 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	r := &Report{Scenario: "throughput", Setup: e.desc}
 	r.param("workflows", cfg.Workflows)
 	r.param("starters", cfg.Starters)
+	if len(cfg.Namespaces) > 1 || cfg.Namespaces[0] != Namespace {
+		r.param("namespaces", strings.Join(cfg.Namespaces, ","))
+	}
 	cfg.Workers.params(r)
 	r.param("fairness_keys", cfg.FairnessKeys)
 	r.param("priority", cmp.Or(cfg.Priority, "none"))
@@ -170,6 +198,7 @@ func (e *Env) Throughput(ctx context.Context, cfg ThroughputConfig) (*Report, er
 	r.add("activities_per_s", "activities/s", float64(cfg.Workflows)/secs, "/s")
 	r.latency("start_to_result", "start→result", summarize(lat))
 	r.windowFigures(w, "workflow", cfg.Workflows)
+	r.citusFigures(nodes, "workflow", cfg.Workflows)
 	if e.srvHub != nil {
 		st := e.srvHub.Stats()
 		n := float64(cfg.Workflows)

@@ -39,6 +39,8 @@ type workerSpec struct {
 	NoSpeculative bool
 	// Name prefixes the workers' identities.
 	Name string
+	// Namespace is the namespace the workers serve ("": Namespace).
+	Namespace string
 }
 
 func (s workerSpec) options(identity string) worker.Options {
@@ -58,6 +60,9 @@ func (s workerSpec) options(identity string) worker.Options {
 // args are the flags of a worker process running s.
 func (s workerSpec) args(serverURL, identity string) []string {
 	a := []string{"worker", "--server-url", serverURL, "--queue", s.Queue, "--identity", identity}
+	if s.Namespace != "" {
+		a = append(a, "--namespace", s.Namespace)
+	}
 	if s.ActivityLock > 0 {
 		a = append(a, "--activity-lock", s.ActivityLock.String())
 	}
@@ -151,7 +156,7 @@ func (e *Env) startWorkers(ctx context.Context, spec workerSpec, onEvent func(Ev
 
 func (e *Env) startInProcessWorker(spec workerSpec, identity string, onEvent func(Event)) (*benchWorker, error) {
 	// The SDK's default HTTP client, as a user's worker has.
-	c, err := client.New(client.Options{Address: e.ServerURL, Logger: e.logger})
+	c, err := client.New(client.Options{Address: e.ServerURL, Namespace: spec.Namespace, Logger: e.logger})
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +225,7 @@ func runWorkerChild(ctx context.Context, args []string, out *lineWriter, stderr 
 	serverURL := fs.String("server-url", "", "server base URL")
 	var spec workerSpec
 	fs.StringVar(&spec.Queue, "queue", "bench", "task queue")
+	fs.StringVar(&spec.Namespace, "namespace", "", "namespace (default: the default namespace)")
 	identity := fs.String("identity", "bench-worker", "worker identity")
 	fs.DurationVar(&spec.ActivityLock, "activity-lock", 0, "activity lock duration (0: SDK default)")
 	fs.DurationVar(&spec.Lease, "lease", 0, "worker lease (0: SDK default)")
@@ -239,7 +245,7 @@ func runWorkerChild(ctx context.Context, args []string, out *lineWriter, stderr 
 		return fmt.Errorf("bench worker: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})).With("worker", *identity)
-	c, err := client.DialContext(ctx, client.Options{Address: *serverURL, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{Address: *serverURL, Namespace: spec.Namespace, Logger: logger})
 	if err != nil {
 		return err
 	}

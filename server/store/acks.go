@@ -755,6 +755,9 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		out.ExecutionID, out.NextEventID = next, 1
 	case plan.Status != api.StatusRunning:
 		w.finished = append(w.finished, id)
+		if len(inst.Concurrency) > 0 {
+			concurrencyWakesAtCommit(t, ns)
+		}
 		if inst.ParentInstanceID != nil {
 			w.finishedChildren = append(w.finishedChildren, id)
 		}

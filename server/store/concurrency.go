@@ -135,10 +135,60 @@ func describeQueueConcurrency(ctx context.Context, q *gen.Queries, ns, name stri
 // sweepConcurrency admits the workflows waiting for a slot of a key that
 // has a free one (AdmitWaitingConcurrency): the admissions a close
 // skipped because another transaction held the waiting workflow then.
+// On Citus it reads the keys first and admits from the coordinator
+// (WaitingConcurrencyKeys, AdmitConcurrencyKeys: a function under a
+// statement routed to a worker node can run no statement of its own), and
+// announces the admissions of closes that no transaction took
+// (concurrencyWakesAtCommit).
 func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
-		if _, err := t.q.AdmitWaitingConcurrency(ctx, ns); err != nil {
+		if !t.opts.Citus {
+			if _, err := t.q.AdmitWaitingConcurrency(ctx, ns); err != nil {
+				return fmt.Errorf("sweep concurrency keys: %w", err)
+			}
+			return nil
+		}
+		concurrencyWakesAtCommit(t, ns)
+		keys, err := t.q.WaitingConcurrencyKeys(ctx, ns)
+		if err != nil {
 			return fmt.Errorf("sweep concurrency keys: %w", err)
+		}
+		if len(keys) == 0 {
+			return nil
+		}
+		if _, err := t.q.AdmitConcurrencyKeys(ctx, gen.AdmitConcurrencyKeysParams{Namespace: ns, Keys: keys}); err != nil {
+			return fmt.Errorf("sweep concurrency keys: %w", err)
+		}
+		return nil
+	})
+}
+
+// concurrencyWakesAtCommit makes t, on Citus (Options.Citus), announce the
+// workflows of namespace ns that its closes admitted to a concurrency
+// slot. The trigger that admits them runs on the worker node holding the
+// namespace, where a pg_notify is heard by no server and fails a
+// two-phase commit: it writes their queues to concurrency_wakes instead
+// (migration 00057), which a statement in the COMMIT's batch takes
+// (TakeConcurrencyWakes), so that the coordinator wakes the queues after
+// the commit. Once per namespace and transaction; on a single PostgreSQL
+// nothing, as the trigger notifies itself. Called by every transaction
+// that may close a workflow: a turn's ack, a terminate, a cron workflow
+// stopped between runs, a delete, and the sweeper's pass.
+func concurrencyWakesAtCommit(t *txn, ns string) {
+	if !t.opts.Citus || t.concurrencyWakes[ns] {
+		return
+	}
+	if t.concurrencyWakes == nil {
+		t.concurrencyWakes = make(map[string]bool)
+	}
+	t.concurrencyWakes[ns] = true
+	t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
+		queues, err := q.TakeConcurrencyWakes(ctx, ns)
+		if err != nil {
+			return fmt.Errorf("concurrency wakes: %w", err)
+		}
+		for _, tq := range queues {
+			t.wakeAfterCommit(WorkflowQueueKey(ns, tq), 1)
 		}
 		return nil
 	})

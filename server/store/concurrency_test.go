@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/internal/pgtest"
 	"github.com/tetherhq/tether/server/storage"
+	"github.com/tetherhq/tether/server/storage/storagetest"
 	"github.com/tetherhq/tether/server/store"
 )
 
@@ -24,7 +28,7 @@ func startKeyed(t *testing.T, s *store.Store, id string) {
 // concurrency_keys in the lock order), and the sweeper admits it then.
 func TestConcurrency_SweepAdmitsWhatACloseSkipped(t *testing.T) {
 	pool := pgtest.New(t)
-	s := store.New(pool, store.Options{})
+	s := store.New(pool, store.Options{Citus: pgtest.OnCitus()})
 	startKeyed(t, s, "a")
 	startKeyed(t, s, "b")
 	turn := fetchTurn(t, s)
@@ -53,5 +57,62 @@ func TestConcurrency_SweepAdmitsWhatACloseSkipped(t *testing.T) {
 	m(s.Sweep(ctxT(t), nil))(t)
 	if next := fetchTurnOrNil(t, s); next == nil || next.InstanceID != "b" {
 		t.Fatalf("after a sweep: %+v, want b's turn", next)
+	}
+}
+
+// Goal: a workflow admitted to its key's free slot wakes its queue's
+// pollers, whether a close admits it or the sweeper does — on Citus too,
+// where the close's trigger runs on the worker node holding the namespace
+// and the store sends the wake-up from the coordinator (migration 00057,
+// Options.Citus); no admission is left behind in concurrency_wakes.
+func TestConcurrency_AdmissionWakesItsQueue(t *testing.T) {
+	url := pgtest.NewURL(t)
+	pool, err := pgxpool.New(ctxT(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s := store.New(pool, store.Options{Citus: pgtest.OnCitus()})
+	// a runs; b and c wait, each on a queue of its own.
+	for _, id := range []string{"a", "b", "c"} {
+		m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{
+			WorkflowType: "wf", TaskQueue: "q" + id, InstanceID: id, Concurrency: &api.Concurrency{Key: "k", Limit: 1}}}))(t)
+	}
+	complete := func(id string) {
+		t.Helper()
+		task := m(storagetest.FirstTurn(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns,
+			TaskQueue: "q" + id, WorkerID: "w1", LockFor: 10 * time.Second})))(t)
+		if task == nil || task.InstanceID != id {
+			t.Fatalf("turn on q%s: %+v, want %s's", id, task, id)
+		}
+		m(s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns, Token: turnTok(t, task.LockToken),
+			Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{{Type: api.CommandCompleteWorkflow, Result: json.RawMessage(`1`)}}}}))(t)
+	}
+	l := listen(t, url)
+
+	// a's close admits b.
+	complete("a")
+	l.until(t, store.WorkflowQueueKey(ns, "qb"))
+
+	// b's close skips c, held by another transaction; the sweeper admits it.
+	tx, err := pool.Begin(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctxT(t), `SELECT 1 FROM instances WHERE namespace = $1 AND instance_id = 'c' FOR UPDATE`, ns); err != nil {
+		t.Fatal(err)
+	}
+	complete("b")
+	if err := tx.Rollback(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	m(s.Sweep(ctxT(t), nil))(t)
+	l.until(t, store.WorkflowQueueKey(ns, "qc"))
+	complete("c")
+
+	var left int
+	if err := pool.QueryRow(ctxT(t), `SELECT count(*) FROM concurrency_wakes`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("concurrency_wakes holds %d rows (%v), want none", left, err)
 	}
 }

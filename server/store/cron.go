@@ -104,6 +104,7 @@ func stopWaitingCron(ctx context.Context, t *txn, ns, instanceID, reason string)
 	if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{instanceID}}); err != nil {
 		return false, fmt.Errorf("drop messages of the stopped cron: %w", err)
 	}
+	concurrencyWakesAtCommit(t, ns)
 	t.wake(ResultKey(ns, instanceID))
 	// A cron child's parent learns that it ended.
 	if err := notifyParents(ctx, t, ns, []string{instanceID}); err != nil {
@@ -145,6 +146,7 @@ func stopWaitingCronChildren(ctx context.Context, t *txn, ns string, cancels []p
 	if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
 		return fmt.Errorf("drop messages of the stopped cron children: %w", err)
 	}
+	concurrencyWakesAtCommit(t, ns)
 	for _, id := range ids {
 		t.wake(ResultKey(ns, id))
 	}

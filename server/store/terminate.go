@@ -107,6 +107,7 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 	if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(fins)}); err != nil {
 		return fmt.Errorf("finish: %w", err)
 	}
+	concurrencyWakesAtCommit(t, ns)
 	if err := notifyParents(ctx, t, ns, ids); err != nil {
 		return err
 	}

@@ -46,6 +46,9 @@ type txn struct {
 	// flow is the store's knowledge of the queues' flow control
 	// (flowstate.go).
 	flow *flowStates
+	// concurrencyWakes are the namespaces whose admissions the commit
+	// takes and announces (Options.Citus; concurrencyWakesAtCommit).
+	concurrencyWakes map[string]bool
 }
 
 // atCommit makes fn the transaction's last step: fn runs one statement

@@ -464,6 +464,9 @@ func deleteWorkflowIn(ctx context.Context, t *txn, ns, instanceID string, force 
 	if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: instanceID}); err != nil {
 		return fmt.Errorf("delete workflow: %w", err)
 	}
+	if i.Status == api.StatusRunning && len(i.Concurrency) > 0 {
+		concurrencyWakesAtCommit(t, ns)
+	}
 	t.wake(ResultKey(ns, instanceID))
 	return nil
 }

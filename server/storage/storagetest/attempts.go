@@ -160,11 +160,13 @@ func retryBackoffAndMaxAttempts(t *testing.T, newStore func(*testing.T) storage.
 	StartWithActivities(t, s, "r", []api.Command{ScheduleWith(1, api.ActivityOptions{RetryPolicy: &api.RetryPolicy{
 		InitialInterval: api.Duration(300 * time.Millisecond), BackoffCoefficient: 1, MaximumAttempts: 2}})})
 	a := FetchAct(t, s, time.Minute)
+	// The backoff runs from the failure's transaction, which begins after
+	// this (and may commit much later on a loaded machine).
+	failedAt := time.Now()
 	r := m(s.AckActivityTask(ctxT(t), &storage.AckActivityTaskParams{Kind: storage.AckFail, Namespace: ns, Token: AttemptTok(t, a.LockToken), Error: api.Error{Message: "boom", Type: "Oops"}, Details: nil}))(t)
 	if r.Outcome != storage.OutcomeRetryScheduled {
 		t.Fatalf("outcome %s", r.Outcome)
 	}
-	failedAt := time.Now()
 	if got := m(FirstActivity(s.FetchActivityTasks(ctxT(t), &storage.FetchActivityTasksParams{Namespace: ns, TaskQueues: []string{"q"}, WorkerID: "w", LockFor: time.Minute})))(t); got != nil {
 		t.Fatal("retry visible before its backoff")
 	}
