@@ -92,11 +92,17 @@ func (t *txn) observeAttemptEnd(ns, activityType, outcome string, startedAt *tim
 // observeClose records the close of an execution of workflowType with
 // outcome; created is when the workflow started (zero: unknown).
 func (t *txn) observeClose(ns, workflowType, outcome string, created, now time.Time) {
+	t.observe(closeObservation(ns, workflowType, outcome, created, now))
+}
+
+// closeObservation is the close of an execution of workflowType with
+// outcome; created is when the workflow started (zero: unknown).
+func closeObservation(ns, workflowType, outcome string, created, now time.Time) observation {
 	var age time.Duration
 	if !created.IsZero() {
 		age = max(0, now.Sub(created))
 	}
-	t.observe(observation{kind: observeClosed, ns: ns, typ: workflowType, outcome: outcome, d: age})
+	return observation{kind: observeClosed, ns: ns, typ: workflowType, outcome: outcome, d: age}
 }
 
 // TaskQueueBacklog reads the backlog of every task queue that has one, in
