@@ -51,9 +51,6 @@ type turnAck struct {
 	// noReceipt: the ack writes no receipt (a speculative turn's, whose
 	// lock token no worker holds: the result's receipt answers for it).
 	noReceipt bool
-	// cancels counts the activity cancels the turn requested, by reason
-	// (for the Observer).
-	cancels map[string]int
 }
 
 func newTurnAcks() *coalescer[*turnAck] {
@@ -81,15 +78,10 @@ func (s *Store) completeWorkflowTask(ctx context.Context, p *storage.AckWorkflow
 		}
 		return out, nil
 	}
-	if s.opts.Observer != nil {
-		for r, n := range a.cancels {
-			s.opts.Observer.CancelRequested(r, n)
-		}
-	}
 	return a.out, nil
 }
 
-func (a *turnAck) reset() { a.out, a.cancels = api.CompleteWorkflowTaskResponse{}, nil }
+func (a *turnAck) reset() { a.out = api.CompleteWorkflowTaskResponse{} }
 
 // ackTurns applies a group of acks: one transaction per namespace. One
 // lock order for every group (concurrent groups never deadlock over their
@@ -522,9 +514,9 @@ type turnWrites struct {
 	finishedChildren []string
 	// children: the child workflows' writes (children.go).
 	children childWrites
-	// closes: the executions the turns end, told to the Observer after
-	// the commit.
-	closes []observation
+	// observed: the activity cancels the turns request (by reason) and
+	// the executions they end, told to the Observer after the commit.
+	observed []observation
 }
 
 func newTurnWrites(ns string) *turnWrites {
@@ -544,15 +536,7 @@ func (w *turnWrites) add(pt plannedTurn) {
 	if plan.ContinueAsNew || plan.Cron != nil {
 		nextRun = uuid.New()
 	}
-	// Observer counts.
-	for _, e := range plan.Events {
-		if e.Event.Kind == api.EventActivityCancelRequested {
-			if pt.ack.cancels == nil {
-				pt.ack.cancels = map[string]int{}
-			}
-			pt.ack.cancels[e.Event.Reason]++
-		}
-	}
+	w.observed = append(w.observed, cancelObservations(plan.Events)...)
 	// History delta.
 	hrows := make([]historyRow, 0, len(plan.Events))
 	historyBytes := inst.HistoryBytes
@@ -665,7 +649,7 @@ func (w *turnWrites) add(pt plannedTurn) {
 		fin.RunID = &nextRun
 	}
 	w.finishes[id] = fin
-	w.closes = append(w.closes, turnClose(ns, inst, plan, pt.txTime)...)
+	w.observed = append(w.observed, turnClose(ns, inst, plan, pt.txTime)...)
 	w.children.addChildren(inst, plan, pt.txTime)
 	// Exactly the consumed messages (a finished instance loses them all).
 	if plan.Status == api.StatusRunning || plan.Cron != nil {
@@ -808,7 +792,7 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 			t.wake(ResultKey(ns, id))
 		}
 	}
-	for _, o := range w.closes {
+	for _, o := range w.observed {
 		t.observe(o)
 	}
 	return nil
@@ -921,6 +905,25 @@ func cancelExecutions(ctx context.Context, t *txn, ns string, execs []execCancel
 		})
 	}
 	return nil
+}
+
+// cancelObservations count, for the Observer, a turn's
+// ActivityCancelRequested events by reason, in the order the reasons first
+// appear.
+func cancelObservations(events []engine.PlannedEvent) []observation {
+	var out []observation
+	for _, e := range events {
+		if e.Event.Kind != api.EventActivityCancelRequested {
+			continue
+		}
+		i := slices.IndexFunc(out, func(o observation) bool { return o.outcome == e.Event.Reason })
+		if i < 0 {
+			out = append(out, observation{kind: observeCancel, outcome: e.Event.Reason})
+			i = len(out) - 1
+		}
+		out[i].n++
+	}
+	return out
 }
 
 // turnClose is, for the Observer, the close of the execution a turn

@@ -49,6 +49,7 @@ const (
 	observeStarted observationKind = iota + 1
 	observeClosed
 	observeAttempt
+	observeCancel
 )
 
 // observation is an outcome a transaction saw, told to the Observer once
@@ -59,6 +60,9 @@ type observation struct {
 	ns, typ, outcome string
 	// d is the workflow's age or the attempt's run time (0: unknown).
 	d time.Duration
+	// n is how many activity cancels were requested with the reason in
+	// outcome (observeCancel).
+	n int
 }
 
 // observe records o for the Observer, told after the commit (inTx). A
@@ -75,6 +79,8 @@ func (t *txn) tell(o Observer) {
 			o.WorkflowClosed(ob.ns, ob.typ, ob.outcome, ob.d)
 		case observeAttempt:
 			o.ActivityAttemptEnded(ob.ns, ob.typ, ob.outcome, ob.d)
+		case observeCancel:
+			o.CancelRequested(ob.outcome, ob.n)
 		}
 	}
 }
