@@ -465,10 +465,11 @@ func boxed(b []byte) *jsonBox {
 }
 
 // turnWrites is the write batch of the turns one transaction
-// acknowledges, as data: add turns each planned turn into records, and
-// writeTurns, the one function that executes them, sends each kind of
-// write as one set-based statement whatever the number of turns. Nothing
-// is sent while a batch is built. The writes keep this order (the fields'
+// acknowledges, as data: add turns each planned turn into rows and records
+// (those that are more than one statement's arguments are in
+// turnwrites.go), and writeTurns, the one function that executes them,
+// sends each kind of write as one set-based statement whatever the number
+// of turns. Nothing is sent while a batch is built. The writes keep this order (the fields'
 // order): events; cancelled timers; a consumed cancel request's cancel of
 // what was outstanding; the new attempts (claimed ones among them answered
 // to the acknowledging worker); each turn's writes that need its attempts
