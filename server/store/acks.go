@@ -616,7 +616,7 @@ func (w *turnWrites) add(pt plannedTurn) {
 		}
 		after.memo = mustJSON(patch)
 	}
-	if after.any() {
+	if after.hasWrites() {
 		w.afterAttempts = append(w.afterAttempts, after)
 	}
 	// A terminal turn inserts no attempt, so after a CancelAllFirst there is

@@ -65,8 +65,8 @@ type nextExecution struct {
 	start      outMessage
 }
 
-// any reports whether a has a write.
-func (a *turnAfterAttempts) any() bool {
+// hasWrites reports whether a has a write.
+func (a *turnAfterAttempts) hasWrites() bool {
 	return len(a.timers) > 0 || len(a.activityCancels) > 0 || len(a.updates) > 0 || a.searchAttributes != nil ||
 		a.memo != nil || len(a.externals) > 0
 }
