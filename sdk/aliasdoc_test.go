@@ -27,7 +27,8 @@ const fieldsMarker = "// Fields (the type is defined in an internal package):"
 // publicPackages are the SDK's public packages, relative to this
 // directory.
 var publicPackages = []string{"activity", "client", "common", "converter", "enums", "log", "mocks",
-	"temporal", "testsuite", "worker", "workflow", "contrib/envconfig"}
+	"temporal", "testsuite", "worker", "workflow", "interceptor", "contrib/envconfig", "contrib/opentelemetry",
+	"contrib/opentracing"}
 
 // TestAliasFieldDocs: go doc does not show the fields of a type alias, so
 // every exported alias (in the public packages) of a struct defined in

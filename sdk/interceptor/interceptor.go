@@ -60,10 +60,19 @@ type WorkerInterceptorBase = wf.WorkerInterceptorBase
 type ActivityInboundInterceptor = wf.ActivityInboundInterceptor
 
 // ActivityInboundInterceptorBase forwards every call to Next.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Next ActivityInboundInterceptor: Next is the next interceptor of the
+//     chain.
 type ActivityInboundInterceptorBase = wf.ActivityInboundInterceptorBase
 
 // ExecuteActivityInput is the input of
 // ActivityInboundInterceptor.ExecuteActivity.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Args []any: Args are the activity's arguments, decoded.
 type ExecuteActivityInput = wf.ExecuteActivityInput
 
 // ActivityOutboundInterceptor intercepts the calls of activity code to
@@ -71,6 +80,11 @@ type ExecuteActivityInput = wf.ExecuteActivityInput
 type ActivityOutboundInterceptor = wf.ActivityOutboundInterceptor
 
 // ActivityOutboundInterceptorBase forwards every call to Next.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Next ActivityOutboundInterceptor: Next is the next interceptor of the
+//     chain.
 type ActivityOutboundInterceptorBase = wf.ActivityOutboundInterceptorBase
 
 // WorkflowInboundInterceptor intercepts the start, signals, queries and
@@ -78,20 +92,46 @@ type ActivityOutboundInterceptorBase = wf.ActivityOutboundInterceptorBase
 type WorkflowInboundInterceptor = wf.WorkflowInboundInterceptor
 
 // WorkflowInboundInterceptorBase forwards every call to Next.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Next WorkflowInboundInterceptor: Next is the next interceptor of the
+//     chain.
 type WorkflowInboundInterceptorBase = wf.WorkflowInboundInterceptorBase
 
 // ExecuteWorkflowInput is the input of
 // WorkflowInboundInterceptor.ExecuteWorkflow.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Args []any: Args are the workflow's arguments, decoded.
 type ExecuteWorkflowInput = wf.ExecuteWorkflowInput
 
 // HandleSignalInput is the input of WorkflowInboundInterceptor.HandleSignal.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - SignalName string: SignalName is the signal's name.
+//   - Arg *common.Payloads: Arg is the signal's argument as sent (one payload;
+//     none when the signal had no argument): the type to decode it into is the
+//     receiver's.
 type HandleSignalInput = wf.HandleSignalInput
 
 // HandleQueryInput is the input of WorkflowInboundInterceptor.HandleQuery.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - QueryType string: QueryType is the query's name.
+//   - Args []any: Args are the query's arguments, decoded for the handler.
 type HandleQueryInput = wf.HandleQueryInput
 
 // UpdateInput is the input of WorkflowInboundInterceptor.ValidateUpdate and
 // ExecuteUpdate.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Name string: Name is the update's name.
+//   - Args []any: Args are the update's arguments, decoded for the handler.
 type UpdateInput = wf.UpdateInput
 
 // WorkflowOutboundInterceptor intercepts the calls of workflow code to
@@ -99,6 +139,11 @@ type UpdateInput = wf.UpdateInput
 type WorkflowOutboundInterceptor = wf.WorkflowOutboundInterceptor
 
 // WorkflowOutboundInterceptorBase forwards every call to Next.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Next WorkflowOutboundInterceptor: Next is the next interceptor of the
+//     chain.
 type WorkflowOutboundInterceptorBase = wf.WorkflowOutboundInterceptorBase
 
 // ClientInterceptor intercepts a client's calls to workflows.

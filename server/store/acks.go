@@ -51,9 +51,6 @@ type turnAck struct {
 	// noReceipt: the ack writes no receipt (a speculative turn's, whose
 	// lock token no worker holds: the result's receipt answers for it).
 	noReceipt bool
-	// cancels counts the activity cancels the turn requested, by reason
-	// (for the Observer).
-	cancels map[string]int
 }
 
 func newTurnAcks() *coalescer[*turnAck] {
@@ -81,15 +78,10 @@ func (s *Store) completeWorkflowTask(ctx context.Context, p *storage.AckWorkflow
 		}
 		return out, nil
 	}
-	if s.opts.Observer != nil {
-		for r, n := range a.cancels {
-			s.opts.Observer.CancelRequested(r, n)
-		}
-	}
 	return a.out, nil
 }
 
-func (a *turnAck) reset() { a.out, a.cancels = api.CompleteWorkflowTaskResponse{}, nil }
+func (a *turnAck) reset() { a.out = api.CompleteWorkflowTaskResponse{} }
 
 // ackTurns applies a group of acks: one transaction per namespace. One
 // lock order for every group (concurrent groups never deadlock over their
@@ -208,9 +200,7 @@ func (s *Store) ackLockedTurns(ctx context.Context, t *txn, ns string, acks []*t
 	}
 	w := newTurnWrites(ns)
 	for _, pt := range planned {
-		if err := w.add(ctx, t, pt); err != nil {
-			return err
-		}
+		w.add(pt)
 	}
 	if err := s.writeTurns(ctx, t, w); err != nil {
 		return err
@@ -474,41 +464,50 @@ func boxed(b []byte) *jsonBox {
 	return &jsonBox{V: b}
 }
 
-// turnWrites collects the writes of the turns one transaction
-// acknowledges, so that each kind of write goes to the database as one
-// set-based statement whatever the number of turns (writeTurns). The
-// writes of one turn keep their order: events; a consumed cancel request's
-// cancel of what was outstanding; the new attempts (claimed ones among them
-// answered to the acknowledging worker); timers and the turn's activity
-// cancels; the cancel of an ending execution; the instance; the consumed
-// messages; a continued execution's messages, or a finished instance's.
+// turnWrites is the write batch of the turns one transaction
+// acknowledges, as data: add turns each planned turn into rows and records
+// (those that are more than one statement's arguments are in
+// turnwrites.go), and writeTurns, the one function that executes them,
+// sends each kind of write as one set-based statement whatever the number
+// of turns. Nothing is sent while a batch is built. The writes keep this order (the fields'
+// order): events; cancelled timers; a consumed cancel request's cancel of
+// what was outstanding; the new attempts (claimed ones among them answered
+// to the acknowledging worker); each turn's writes that need its attempts
+// (timers, activity cancels, updates, search attributes, memo, external
+// commands); the cancel of an ending execution; the instances; the
+// consumed messages; a continued execution's messages; children; a
+// finished instance's messages.
 type turnWrites struct {
 	ns     string
 	events []historyRow
-	// cancelFirst: executions whose consumed cancel request cancels what
-	// was outstanding before the turn's own attempts exist.
-	cancelFirst []execCancel
-	// waitingFirst run before cancelFirst: the ActivityCanceled of the
-	// attempts nobody holds of activities with wait_for_cancellation, in
-	// executions that go on.
-	waitingFirst []func() error
-	attempts     []attemptRow
+	// copies: the events of each large turn, appended with COPY (one
+	// statement per turn) before any other write.
+	copies [][]gen.CopyEventsParams
 	// timers: executions whose turn cancelled timers of earlier turns, by
 	// instance id.
 	timers map[string]timersArg
+	// waitingFirst run before cancelFirst: the ActivityCanceled of the
+	// attempts nobody holds of activities with wait_for_cancellation, in
+	// executions that go on.
+	waitingFirst []unheldWaiting
+	// cancelFirst: executions whose consumed cancel request cancels what
+	// was outstanding before the turn's own attempts exist.
+	cancelFirst []execCancel
+	attempts    []attemptRow
 	// outs are the responses of the turns by instance id.
 	outs map[string]*api.CompleteWorkflowTaskResponse
-	// afterAttempts run once the attempts exist: timers, activity cancels.
-	afterAttempts []func() error
+	// afterAttempts: each turn's writes that need its new attempts to
+	// exist, in turn order (only turns that have some).
+	afterAttempts []turnAfterAttempts
 	// cancelAfter: executions the turns end.
 	cancelAfter []execCancel
 	// finishes: each turn's instance; consumes: the running ones'
 	// consumed messages.
 	finishes map[string]finishRow
 	consumes map[string]consumeArg
-	// continued run after the messages are consumed: a continued
+	// continued are written after the messages are consumed: a continued
 	// execution's messages.
-	continued []func() error
+	continued []nextExecution
 	finished  []string
 	// finishedChildren: the finished instances that are child workflows,
 	// whose parents learn of their close (most instances have no parent:
@@ -516,6 +515,9 @@ type turnWrites struct {
 	finishedChildren []string
 	// children: the child workflows' writes (children.go).
 	children childWrites
+	// observed: the activity cancels the turns request (by reason) and
+	// the executions they end, told to the Observer after the commit.
+	observed []observation
 }
 
 func newTurnWrites(ns string) *turnWrites {
@@ -523,9 +525,8 @@ func newTurnWrites(ns string) *turnWrites {
 		finishes: map[string]finishRow{}, consumes: map[string]consumeArg{}}
 }
 
-// add plans pt's writes into w. A large turn's events are written at once,
-// with COPY.
-func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
+// add records pt's writes in w (it sends nothing: writeTurns does).
+func (w *turnWrites) add(pt plannedTurn) {
 	ns, inst, plan, out := w.ns, pt.inst, pt.plan, &pt.ack.out
 	id, exec := inst.InstanceID, inst.ExecutionID
 	w.outs[id] = out
@@ -536,15 +537,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.ContinueAsNew || plan.Cron != nil {
 		nextRun = uuid.New()
 	}
-	// Observer counts.
-	for _, e := range plan.Events {
-		if e.Event.Kind == api.EventActivityCancelRequested {
-			if pt.ack.cancels == nil {
-				pt.ack.cancels = map[string]int{}
-			}
-			pt.ack.cancels[e.Event.Reason]++
-		}
-	}
+	w.observed = append(w.observed, cancelObservations(plan.Events)...)
 	// History delta.
 	hrows := make([]historyRow, 0, len(plan.Events))
 	historyBytes := inst.HistoryBytes
@@ -582,9 +575,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 			params = append(params, gen.CopyEventsParams{Namespace: ns, InstanceID: id, ExecutionID: exec,
 				EventID: r.EventID, Kind: r.Kind, ActivityID: r.ActivityID, TimerID: r.TimerID, Payload: r.Payload, CreatedAt: at})
 		}
-		if _, err := t.q.CopyEvents(ctx, params); err != nil {
-			return fmt.Errorf("append events: %w", err)
-		}
+		w.copies = append(w.copies, params)
 	} else {
 		w.events = append(w.events, hrows...)
 	}
@@ -594,11 +585,10 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.CancelAllFirst {
 		w.cancelFirst = append(w.cancelFirst, execCancel{id, exec, api.CancelReasonWorkflowCanceled})
 		if plan.TerminalReason == "" {
-			w.waitingFirst = append(w.waitingFirst, func() error {
-				return cancelUnheldWaiting(ctx, t, ns, id, exec, inst.TaskQueue, true, nil)
-			})
+			w.waitingFirst = append(w.waitingFirst, unheldWaiting{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, all: true})
 		}
 	}
+	after := turnAfterAttempts{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, running: plan.TerminalReason == ""}
 	// New attempts and timers, unless the turn ends the execution anyway.
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
@@ -610,93 +600,24 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		}
 		newEagerClaim(inst, pt.ack.req.EagerActivities, plan.ActivityCancels).mark(rows)
 		w.attempts = append(w.attempts, rows...)
-		if len(plan.Timers) > 0 {
-			// Timers: future-visible messages to this execution.
-			msgs := make([]outMessage, 0, len(plan.Timers))
-			for _, tm := range plan.Timers {
-				msgs = append(msgs, eventMessage(id, &exec, api.Event{Kind: api.EventTimerFired, TimerID: tm.TimerID}, tm.FireAfter))
-			}
-			w.afterAttempts = append(w.afterAttempts, func() error {
-				return enqueueTo(ctx, t, ns, id, inst.TaskQueue, msgs)
-			})
+		for _, tm := range plan.Timers {
+			after.timers = append(after.timers, eventMessage(id, &exec, api.Event{Kind: api.EventTimerFired, TimerID: tm.TimerID}, tm.FireAfter))
 		}
 	}
-	// The turn's activity cancels (select losers), set-based in batches,
-	// after its new attempts exist — also in a turn that ends the
-	// execution, so that the first reason (the select's) is the one kept.
-	if len(plan.ActivityCancels) > 0 {
-		cancels, running := plan.ActivityCancels, plan.TerminalReason == ""
-		w.afterAttempts = append(w.afterAttempts, func() error {
-			for i := 0; i < len(cancels); i += ackBatch {
-				batch := cancels[i:min(i+ackBatch, len(cancels))]
-				workers, err := t.q.FlagActivities(ctx, gen.FlagActivitiesParams{Namespace: ns, InstanceID: id,
-					ExecutionID: exec, Cancels: mustJSON(batch)})
-				if err != nil {
-					return fmt.Errorf("flag activities: %w", err)
-				}
-				for _, wk := range workers {
-					t.wake(WorkerCancelKey(ns, wk))
-				}
-			}
-			if !running {
-				return nil
-			}
-			ids := make([]int64, 0, len(cancels))
-			for _, c := range cancels {
-				ids = append(ids, c.ActivityID)
-			}
-			return cancelUnheldWaiting(ctx, t, ns, id, exec, inst.TaskQueue, false, ids)
-		})
-	}
-	if len(plan.Updates) > 0 {
-		ups := plan.Updates
-		w.afterAttempts = append(w.afterAttempts, func() error { return writeUpdateStages(ctx, t, ns, id, ups) })
-	}
-	// The turn's upsert_search_attributes, merged by planUpserts.
+	after.activityCancels, after.updates, after.externals = plan.ActivityCancels, plan.Updates, plan.Externals
 	if len(plan.Upserts) > 0 {
-		attrs := mustJSON(plan.Upserts[0].Attributes)
-		w.afterAttempts = append(w.afterAttempts, func() error {
-			n, err := t.q.UpsertSearchAttributes(ctx, gen.UpsertSearchAttributesParams{Namespace: ns, InstanceID: id, Attributes: attrs,
-				MaxBytes: api.MaxSearchAttributeBytesPerWorkflow})
-			if err != nil {
-				return fmt.Errorf("upsert search attributes: %w", err)
-			}
-			if n == 0 {
-				return &storage.InvalidError{Field: "commands", Message: fmt.Sprintf(
-					"the upsert_search_attributes would give the workflow more than %d bytes of search attributes",
-					api.MaxSearchAttributeBytesPerWorkflow)}
-			}
-			return nil
-		})
+		after.searchAttributes = mustJSON(plan.Upserts[0].Attributes)
 	}
-	// The turn's upsert_memo, merged in command order.
 	if len(plan.MemoUpserts) > 0 {
 		// One patch: later commands win, nulls stay (they remove).
 		patch := map[string]json.RawMessage{}
 		for _, m := range plan.MemoUpserts {
 			maps.Copy(patch, m)
 		}
-		fields := mustJSON(patch)
-		w.afterAttempts = append(w.afterAttempts, func() error {
-			n, err := t.q.UpsertMemo(ctx, gen.UpsertMemoParams{Namespace: ns, InstanceID: id, Fields: fields,
-				MaxBytes: api.MaxMemoBytes})
-			if err != nil {
-				return fmt.Errorf("upsert memo: %w", err)
-			}
-			if n == 0 {
-				return &storage.InvalidError{Field: "commands", Message: fmt.Sprintf(
-					"the upsert_memo would give the workflow a memo of more than %d bytes", api.MaxMemoBytes)}
-			}
-			return nil
-		})
+		after.memo = mustJSON(patch)
 	}
-	// Signals and cancel requests to other workflows, and their outcomes
-	// to this one (external.go).
-	if len(plan.Externals) > 0 {
-		exts, running := plan.Externals, plan.TerminalReason == ""
-		w.afterAttempts = append(w.afterAttempts, func() error {
-			return applyExternals(ctx, t, ns, id, exec, inst.TaskQueue, running, exts)
-		})
+	if after.hasWrites() {
+		w.afterAttempts = append(w.afterAttempts, after)
 	}
 	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
 	// nothing left to cancel.
@@ -729,7 +650,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		fin.RunID = &nextRun
 	}
 	w.finishes[id] = fin
-	observeTurnClose(t, ns, inst, plan, pt.txTime)
+	w.observed = append(w.observed, turnClose(ns, inst, plan, pt.txTime)...)
 	w.children.addChildren(inst, plan, pt.txTime)
 	// Exactly the consumed messages (a finished instance loses them all).
 	if plan.Status == api.StatusRunning || plan.Cron != nil {
@@ -737,7 +658,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	}
 	switch {
 	case plan.Cron != nil:
-		w.continued = append(w.continued, cronContinue(ctx, t, ns, inst, plan, nextRun, pt.txTime))
+		w.continued = append(w.continued, cronNext(inst, plan, nextRun, pt.txTime))
 		out.ExecutionID, out.NextEventID = exec+1, 1
 	case plan.ContinueAsNew:
 		next := exec + 1
@@ -745,13 +666,8 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec,
 			RunID: nextRun.String(), ContinuedFromRunID: inst.RunID.String(), Header: plan.NewHeader}
 		started.SearchAttributes, started.Memo = carriedVisibility(inst, plan)
-		start := eventMessage(id, &next, started, 0)
-		w.continued = append(w.continued, func() error {
-			if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
-				return fmt.Errorf("drop old execution messages: %w", err)
-			}
-			return enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{start})
-		})
+		w.continued = append(w.continued, nextExecution{instanceID: id, execution: exec, taskQueue: inst.TaskQueue,
+			start: eventMessage(id, &next, started, 0)})
 		out.ExecutionID, out.NextEventID = next, 1
 	case plan.Status != api.StatusRunning:
 		w.finished = append(w.finished, id)
@@ -767,14 +683,20 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		out.HistoryBytes = historyBytes
 	}
 	out.Status = plan.Status
-	return nil
 }
 
-// writeTurns sends w's writes: one statement per kind for all its turns;
-// only the claiming insert of eager attempts waits for an answer, the rest
-// travel with the COMMIT.
+// writeTurns executes the batch w: one statement per kind for all its
+// turns, in the order turnWrites gives; only a large turn's COPY and the
+// claiming insert of eager attempts wait for an answer, the rest travel
+// with the COMMIT.
 func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 	ns := w.ns
+	for _, params := range w.copies {
+		// Large turns (fan-out, mass cancel) use the COPY protocol.
+		if _, err := t.q.CopyEvents(ctx, params); err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+	}
 	if len(w.events) > 0 {
 		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON(w.events)}); err != nil {
 			return fmt.Errorf("append events: %w", err)
@@ -788,8 +710,8 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 			return fmt.Errorf("delete cancelled timers: %w", err)
 		}
 	}
-	for _, f := range w.waitingFirst {
-		if err := f(); err != nil {
+	for _, u := range w.waitingFirst {
+		if err := cancelUnheldWaiting(ctx, t, ns, u.instanceID, u.execution, u.taskQueue, u.all, u.activityIDs); err != nil {
 			return err
 		}
 	}
@@ -825,8 +747,8 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		}
 		dispatchClaims(t, w, rows, claimed, false)
 	}
-	for _, f := range w.afterAttempts {
-		if err := f(); err != nil {
+	for _, a := range w.afterAttempts {
+		if err := a.write(ctx, t, ns); err != nil {
 			return err
 		}
 	}
@@ -858,8 +780,8 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 			return nil
 		})
 	}
-	for _, f := range w.continued {
-		if err := f(); err != nil {
+	for _, n := range w.continued {
+		if err := n.write(ctx, t, ns); err != nil {
 			return err
 		}
 	}
@@ -873,6 +795,9 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		for _, id := range w.finished {
 			t.wake(ResultKey(ns, id))
 		}
+	}
+	for _, o := range w.observed {
+		t.observe(o)
 	}
 	return nil
 }
@@ -986,21 +911,41 @@ func cancelExecutions(ctx context.Context, t *txn, ns string, execs []execCancel
 	return nil
 }
 
-// observeTurnClose records, for the Observer, the close of the execution
-// a turn ends: continued as new, or completed, failed or canceled (its
-// age from the workflow's start, except for a cron run, whose workflow
-// goes on).
-func observeTurnClose(t *txn, ns string, inst gen.Instance, plan engine.TurnPlan, now time.Time) {
+// cancelObservations count, for the Observer, a turn's
+// ActivityCancelRequested events by reason, in the order the reasons first
+// appear.
+func cancelObservations(events []engine.PlannedEvent) []observation {
+	var out []observation
+	for _, e := range events {
+		if e.Event.Kind != api.EventActivityCancelRequested {
+			continue
+		}
+		i := slices.IndexFunc(out, func(o observation) bool { return o.outcome == e.Event.Reason })
+		if i < 0 {
+			out = append(out, observation{kind: observeCancel, outcome: e.Event.Reason})
+			i = len(out) - 1
+		}
+		out[i].n++
+	}
+	return out
+}
+
+// turnClose is, for the Observer, the close of the execution a turn
+// ends (none when it goes on): continued as new, or completed, failed or
+// canceled (its age from the workflow's start, except for a cron run,
+// whose workflow goes on).
+func turnClose(ns string, inst gen.Instance, plan engine.TurnPlan, now time.Time) []observation {
 	switch {
 	case plan.ContinueAsNew:
-		t.observeClose(ns, inst.WorkflowType, WorkflowContinuedAsNew, time.Time{}, now)
+		return []observation{closeObservation(ns, inst.WorkflowType, WorkflowContinuedAsNew, time.Time{}, now)}
 	case plan.Status == api.StatusCompleted || plan.Status == api.StatusFailed || plan.Status == api.StatusCanceled:
 		created := inst.CreatedAt
 		if plan.Cron != nil {
 			created = time.Time{}
 		}
-		t.observeClose(ns, inst.WorkflowType, plan.Status, created, now)
+		return []observation{closeObservation(ns, inst.WorkflowType, plan.Status, created, now)}
 	}
+	return nil
 }
 
 // carriedVisibility returns the search attributes and memo an execution

@@ -202,9 +202,7 @@ func (s *Store) lateAttempt(ctx context.Context, t *txn, row gen.WorkerQueue, ti
 			return row, err
 		}
 	}
-	if s.opts.Observer != nil {
-		s.opts.Observer.CancelRequested(reason, 1)
-	}
+	t.observe(observation{kind: observeCancel, outcome: reason, n: 1})
 	return row, nil
 }
 

@@ -65,10 +65,10 @@ func cronFinish(fin *finishRow, run *engine.CronRun) {
 	fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
 }
 
-// cronContinue returns the write of the next run's start message (after
-// the old execution's messages are dropped), visible at run.At; the next
-// run's run id is runID.
-func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, plan engine.TurnPlan, runID uuid.UUID, now time.Time) func() error {
+// cronNext is the start of the next run (after the old execution's
+// messages are dropped), visible at run.At; the next run's run id is
+// runID.
+func cronNext(inst gen.Instance, plan engine.TurnPlan, runID uuid.UUID, now time.Time) nextExecution {
 	run := plan.Cron
 	id, exec := inst.InstanceID, inst.ExecutionID
 	next := exec + 1
@@ -77,18 +77,8 @@ func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, pla
 		RunID: runID.String(), ContinuedFromRunID: inst.RunID.String(),
 		LastCompletionResult: run.LastCompletionResult}
 	started.SearchAttributes, started.Memo = carriedVisibility(inst, plan)
-	start := eventMessage(id, &next, started, max(run.At.Sub(now), 0))
-	return func() error {
-		if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
-			return fmt.Errorf("drop old execution messages: %w", err)
-		}
-		if run.Retry {
-			if err := t.w.NextRetryAttempt(ctx, gen.NextRetryAttemptParams{Namespace: ns, InstanceID: id}); err != nil {
-				return fmt.Errorf("next retry attempt: %w", err)
-			}
-		}
-		return enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{start})
-	}
+	return nextExecution{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, retry: run.Retry,
+		start: eventMessage(id, &next, started, max(run.At.Sub(now), 0))}
 }
 
 // stopWaitingCron ends a cron workflow canceled between two runs (its

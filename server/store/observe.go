@@ -49,6 +49,7 @@ const (
 	observeStarted observationKind = iota + 1
 	observeClosed
 	observeAttempt
+	observeCancel
 )
 
 // observation is an outcome a transaction saw, told to the Observer once
@@ -59,6 +60,9 @@ type observation struct {
 	ns, typ, outcome string
 	// d is the workflow's age or the attempt's run time (0: unknown).
 	d time.Duration
+	// n is how many activity cancels were requested with the reason in
+	// outcome (observeCancel).
+	n int
 }
 
 // observe records o for the Observer, told after the commit (inTx). A
@@ -75,6 +79,8 @@ func (t *txn) tell(o Observer) {
 			o.WorkflowClosed(ob.ns, ob.typ, ob.outcome, ob.d)
 		case observeAttempt:
 			o.ActivityAttemptEnded(ob.ns, ob.typ, ob.outcome, ob.d)
+		case observeCancel:
+			o.CancelRequested(ob.outcome, ob.n)
 		}
 	}
 }
@@ -92,11 +98,17 @@ func (t *txn) observeAttemptEnd(ns, activityType, outcome string, startedAt *tim
 // observeClose records the close of an execution of workflowType with
 // outcome; created is when the workflow started (zero: unknown).
 func (t *txn) observeClose(ns, workflowType, outcome string, created, now time.Time) {
+	t.observe(closeObservation(ns, workflowType, outcome, created, now))
+}
+
+// closeObservation is the close of an execution of workflowType with
+// outcome; created is when the workflow started (zero: unknown).
+func closeObservation(ns, workflowType, outcome string, created, now time.Time) observation {
 	var age time.Duration
 	if !created.IsZero() {
 		age = max(0, now.Sub(created))
 	}
-	t.observe(observation{kind: observeClosed, ns: ns, typ: workflowType, outcome: outcome, d: age})
+	return observation{kind: observeClosed, ns: ns, typ: workflowType, outcome: outcome, d: age}
 }
 
 // TaskQueueBacklog reads the backlog of every task queue that has one, in

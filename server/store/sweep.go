@@ -405,9 +405,7 @@ func (s *Store) sweepExecutionTimeouts(ctx context.Context, ns string, res *stor
 				writes[inst.Namespace] = w
 				order = append(order, inst.Namespace)
 			}
-			if err := w.add(ctx, t, plannedTurn{ack: &turnAck{}, inst: inst, txTime: s.opts.Now(), plan: plan}); err != nil {
-				return err
-			}
+			w.add(plannedTurn{ack: &turnAck{}, inst: inst, txTime: s.opts.Now(), plan: plan})
 			res.ExecutionTimeouts++
 		}
 		for _, ns := range order {
