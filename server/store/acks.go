@@ -518,6 +518,10 @@ type turnWrites struct {
 	// observed: the activity cancels the turns request (by reason) and
 	// the executions they end, told to the Observer after the commit.
 	observed []observation
+	// concurrencyClosed: a turn closed an instance that holds a
+	// concurrency key, whose waiting starts the commit may admit (on
+	// Citus announced by the coordinator: concurrencyWakesAtCommit).
+	concurrencyClosed bool
 }
 
 func newTurnWrites(ns string) *turnWrites {
@@ -672,7 +676,7 @@ func (w *turnWrites) add(pt plannedTurn) {
 	case plan.Status != api.StatusRunning:
 		w.finished = append(w.finished, id)
 		if len(inst.Concurrency) > 0 {
-			concurrencyWakesAtCommit(t, ns)
+			w.concurrencyClosed = true
 		}
 		if inst.ParentInstanceID != nil {
 			w.finishedChildren = append(w.finishedChildren, id)
@@ -691,6 +695,9 @@ func (w *turnWrites) add(pt plannedTurn) {
 // with the COMMIT.
 func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 	ns := w.ns
+	if w.concurrencyClosed {
+		concurrencyWakesAtCommit(t, ns)
+	}
 	for _, params := range w.copies {
 		// Large turns (fan-out, mass cancel) use the COPY protocol.
 		if _, err := t.q.CopyEvents(ctx, params); err != nil {
