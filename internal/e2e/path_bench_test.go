@@ -159,6 +159,7 @@ func hopsOf(ev []pathEvent, began, ended time.Time) pathHops {
 	}
 	span("client-to-server", "client>start", "server<start")
 	span("handoff-to-worker", "server>start", "worker<turn-poll")
+	span("start-answer-to-client", "server>start", "client<start")
 	span("worker-turn", "worker<turn-poll", "worker>turn-ack")
 	span("worker-to-server", "worker>turn-ack", "server<turn-ack")
 	span("server-to-worker", "server>turn-ack", "worker<turn-ack")
