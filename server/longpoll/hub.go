@@ -221,6 +221,9 @@ type Waiter struct {
 	reservedSeq   uint64
 	reservedEpoch uint64
 	held          int
+	// holdTimer wakes waiters for the held items when the reservation
+	// lasts longer than maxHold (nil: none running).
+	holdTimer *time.Timer
 	// waiting marks a waiter whose poll waits for a wake-up (Waiting):
 	// only such a waiter is reserved, since a poll that is looking at the
 	// database may find other work and end without taking a hand-off
@@ -425,9 +428,43 @@ func (h *Hub) endReservation(w *Waiter) int {
 	} else {
 		h.reservedOn[key] = rs
 	}
+	if w.holdTimer != nil {
+		w.holdTimer.Stop()
+		w.holdTimer = nil
+	}
 	n := w.held
 	w.held = 0
 	return n
+}
+
+// maxHold bounds how long a reservation holds the notifications of its
+// key: a start's transaction takes milliseconds, and one that takes
+// longer (a lock wait, a slow disk) must not hold up the wake-ups of the
+// queue's other work. Its own notification, if it comes later, wakes a
+// poll that finds nothing.
+const maxHold = 100 * time.Millisecond
+
+// hold adds items, notified on w's key during its reservation, to what w
+// holds, and starts the timer that wakes waiters for them after maxHold
+// (h.mu held).
+func (h *Hub) hold(w *Waiter, items int) {
+	w.held += items
+	if w.holdTimer != nil {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(maxHold, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if w.holdTimer != t {
+			return // the reservation ended (or another began)
+		}
+		w.holdTimer = nil
+		n := w.held
+		w.held = 0
+		h.wakeHeld(w.reservedKey, n)
+	})
+	w.holdTimer = t
 }
 
 // wakeHeld wakes waiters of key for n items held during a reservation
@@ -724,7 +761,7 @@ func (h *Hub) wakeNotified(key string, items int) {
 		// A start is about to hand an item of key over: this may be
 		// its notification, overtaking the start's answer. Its
 		// wake-ups wait for the hand-off (Hand, Unreserve).
-		rs[0].held += items
+		h.hold(rs[0], items)
 		return
 	}
 	if items > 0 {

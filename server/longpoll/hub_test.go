@@ -960,6 +960,35 @@ func TestReserveHoldsANotificationThatOvertakesTheHand(t *testing.T) {
 	}
 }
 
+// Goal: a reservation that lasts (its start's transaction is slow) holds
+// the notifications of its key for a moment only: then they wake their
+// pollers without waiting for the hand-off, which absorbs nothing.
+func TestReserveHoldsNotificationsForAMomentOnly(t *testing.T) {
+	h, conn := listening(t)
+	q := store.WorkflowQueueKey("default", "q")
+	plain := h.Register(q)
+	defer plain.Close()
+	taking := h.RegisterOffering(&storage.TurnTaker{WorkerID: "worker-1"}, 1, false, q)
+	defer taking.Close()
+	taking.Waiting(true)
+	absorbed := h.Stats().Absorbed
+	notes := h.WorkNotes()
+	w, _ := h.Reserve(q)
+	if w != taking {
+		t.Fatal("no reservation")
+	}
+	notify(t, conn, q) // another item's, while the start is slow
+	if !woken(plain, 10*time.Second) {
+		t.Fatal("an item notified during a long reservation woke no poller")
+	}
+	if !w.Hand(q, &api.WorkflowTask{InstanceID: "wf"}, notes) {
+		t.Fatal("Hand failed")
+	}
+	if got := h.Stats().Absorbed - absorbed; got != 0 {
+		t.Fatalf("%d items absorbed by the hand-off, want 0 (the held one woke its poller)", got)
+	}
+}
+
 // Goal: a reserved waiter whose poll ends takes nothing (Hand reports
 // false: the caller must release what it locked), and a reservation given
 // up puts the waiter back, woken once.
