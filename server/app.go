@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/db/migrations"
@@ -104,6 +105,11 @@ type AppConfig struct {
 	Batches batch.Config
 	// Logger receives the process's logs. Default: discarded.
 	Logger *slog.Logger
+	// DBTracer, when set, traces the statements of the database pool
+	// (pgx's tracer: one that is also a pgx.BatchTracer sees each
+	// round trip of a transaction). The end-to-end benchmark of a lone
+	// workflow's path times its round trips with it. Default: none.
+	DBTracer pgx.QueryTracer
 }
 
 // App is a Tether server process: the database pool (migrated), the store,
@@ -178,6 +184,9 @@ func NewApp(ctx context.Context, cfg AppConfig) (_ *App, err error) {
 	}
 	store.SizePool(poolCfg, cfg.DatabaseURL, cfg.MaxConns)
 	poolCfg.ConnConfig.RuntimeParams["application_name"] = "tether"
+	if cfg.DBTracer != nil {
+		poolCfg.ConnConfig.Tracer = cfg.DBTracer
+	}
 	directCfg := poolCfg
 	if cfg.ListenDatabaseURL != "" && cfg.ListenDatabaseURL != cfg.DatabaseURL {
 		if directCfg, err = pgxpool.ParseConfig(cfg.ListenDatabaseURL); err != nil {

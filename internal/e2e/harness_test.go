@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tetherhq/tether/api"
@@ -92,6 +93,8 @@ type envConfig struct {
 	// RecheckInterval bounds how long a long poll waits without looking at
 	// the database (default: the server's, 5s).
 	RecheckInterval time.Duration
+	// DBTracer traces the server's statements (AppConfig.DBTracer).
+	DBTracer pgx.QueryTracer
 }
 
 func newEnvWith(t testing.TB, cfg envConfig) *env {
@@ -113,6 +116,7 @@ func newEnvWith(t testing.TB, cfg envConfig) *env {
 		Store:         cfg.Store,
 		Logger:        logger,
 		Server:        server.Config{RecheckInterval: cfg.RecheckInterval},
+		DBTracer:      cfg.DBTracer,
 	})
 	c, err := client.DialContext(context.Background(), client.Options{Address: app.URL(), Logger: logger})
 	if err != nil {

@@ -137,15 +137,8 @@ func (w *TetherWorker) settleSpeculation(log *slog.Logger, sp *speculation, resp
 	}
 	w.stats.speculative.Add(1)
 	w.stats.turns.Add(1)
+	// The state goes back first, as after an ack (handleTurn): an eager
+	// attempt that ends at once finds it.
+	w.keepState(log, sp.key, sp.exec, sp.finished, resp.NextTurn.NextEventID)
 	w.startEager(resp.NextTurn, sp.reserved)
-	switch {
-	case sp.finished:
-		sp.exec.Close()
-	case resp.NextTurn.NextEventID != 0 && resp.NextTurn.NextEventID != sp.exec.NextEventID():
-		log.Debug("server history differs from the predicted one: dropping cached state",
-			"next_event_id", resp.NextTurn.NextEventID, "predicted", sp.exec.NextEventID())
-		sp.exec.Close()
-	default:
-		w.cache.put(sp.key, sp.exec)
-	}
 }

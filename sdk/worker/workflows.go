@@ -222,10 +222,6 @@ func (w *TetherWorker) handleTurn(task *api.WorkflowTask) {
 	})
 	if err != nil {
 		w.startEager(nil, reserved)
-	} else {
-		w.startEager(resp, reserved)
-	}
-	if err != nil {
 		exec.Close()
 		if errors.Is(err, client.ErrLockLost) {
 			log.Warn("turn acknowledged too late (lock lost)", "error", err)
@@ -235,17 +231,27 @@ func (w *TetherWorker) handleTurn(task *api.WorkflowTask) {
 		return
 	}
 	w.stats.turns.Add(1)
-	if res.Finished {
+	// The state goes back to the cache before the eager attempts start:
+	// an attempt that ends at once finds it for its speculative turn.
+	w.keepState(log, key, exec, res.Finished, resp.NextEventID)
+	w.startEager(resp, reserved)
+}
+
+// keepState puts exec, the state of key after a turn the server
+// acknowledged, back into the cache; it closes it instead when the
+// workflow finished or when the history's next event id the server
+// answered (0: not said) is not the one exec predicts.
+func (w *TetherWorker) keepState(log *slog.Logger, key cacheKey, exec *wf.Executor, finished bool, next int64) {
+	switch {
+	case finished:
 		exec.Close()
-		return
-	}
-	if resp.NextEventID != 0 && resp.NextEventID != exec.NextEventID() {
+	case next != 0 && next != exec.NextEventID():
 		log.Debug("server history differs from the predicted one: dropping cached state",
-			"next_event_id", resp.NextEventID, "predicted", exec.NextEventID())
+			"next_event_id", next, "predicted", exec.NextEventID())
 		exec.Close()
-		return
+	default:
+		w.cache.put(key, exec)
 	}
-	w.cache.put(key, exec)
 }
 
 // eagerReservation is what a turn's ack holds for eager attempts: slots

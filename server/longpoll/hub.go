@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,6 +134,10 @@ type Hub struct {
 	// absorb holds, per work-queue key, the items handed over (Hand)
 	// ahead of their notifications, which then wake no one.
 	absorb map[string]absorbing
+	// reservedOn holds, per work-queue key, the waiters Reserve took and
+	// Hand or Unreserve has not released: a notification of the key
+	// meanwhile is held by the first (Waiter.held).
+	reservedOn map[string][]*Waiter
 	// workNotes counts the work-queue notifications handled (WorkNotes).
 	workNotes uint64
 	// expected counts, per key, the hand-offs announced by Expect and not
@@ -178,6 +183,7 @@ func New(cfg Config, logger *slog.Logger) *Hub {
 		waiters:     make(map[string]map[*Waiter]struct{}),
 		quiet:       make(map[string]time.Time),
 		absorb:      make(map[string]absorbing),
+		reservedOn:  make(map[string][]*Waiter),
 		connectedCh: make(chan struct{}),
 	}
 }
@@ -206,8 +212,18 @@ type Waiter struct {
 	// hub.mu).
 	offer    *storage.TurnTaker
 	reserved bool
-	// reservedSeq is the hub's seq when Reserve took the waiter.
-	reservedSeq uint64
+	// reservedKey is the key Reserve took the waiter on, reservedSeq the
+	// hub's seq and reservedEpoch the listener's epoch then; held counts
+	// the items of the key notified during the reservation, whose
+	// wake-ups wait for its end (Hand, Unreserve), since one of them may
+	// be the item handed (guarded by hub.mu).
+	reservedKey   string
+	reservedSeq   uint64
+	reservedEpoch uint64
+	held          int
+	// holdTimer wakes waiters for the held items when the reservation
+	// lasts longer than maxHold (nil: none running).
+	holdTimer *time.Timer
 	// waiting marks a waiter whose poll waits for a wake-up (Waiting):
 	// only such a waiter is reserved, since a poll that is looking at the
 	// database may find other work and end without taking a hand-off
@@ -333,8 +349,9 @@ func (h *Hub) Reserve(key string) (*Waiter, *storage.TurnTaker) {
 		if !w.reservable() {
 			continue
 		}
-		w.reserved, w.reservedSeq = true, h.seq
+		w.reserved, w.reservedKey, w.reservedSeq, w.reservedEpoch, w.held = true, key, h.seq, h.epoch, 0
 		h.removeFromSets(w)
+		h.reservedOn[key] = append(h.reservedOn[key], w)
 		return w, w.offer
 	}
 	return nil, nil
@@ -366,7 +383,11 @@ func (h *Hub) ReservableOn(key string) int {
 // notification was handled since, it may have been this item's (it can
 // overtake the statement's answer), and with the listener down none will
 // come: then nothing is absorbed. The check and the notifications'
-// handling hold the same lock.
+// handling hold the same lock. A notification of key that came during the
+// reservation was held (it overtook the statement's answer, or was
+// another item's): Hand lets one held item stand for the item handed and
+// wakes waiters for the others; a held item that was not the handed one
+// is then found by the poll the handed item's own notification wakes.
 func (w *Waiter) Hand(key string, turn *api.WorkflowTask, notes uint64) bool {
 	h := w.hub
 	h.mu.Lock()
@@ -374,8 +395,9 @@ func (w *Waiter) Hand(key string, turn *api.WorkflowTask, notes uint64) bool {
 	if !w.reserved {
 		return false
 	}
-	w.reserved = false
+	held := h.endReservation(w)
 	if w.closed || !w.handed.IsZero() {
+		h.wakeHeld(key, held)
 		return false
 	}
 	h.addToSets(w)
@@ -383,10 +405,74 @@ func (w *Waiter) Hand(key string, turn *api.WorkflowTask, notes uint64) bool {
 	signal(w.ch)
 	h.wakes.Add(1)
 	h.handoffs.Add(1)
-	if h.connected.Load() && h.workNotes == notes {
+	switch {
+	case held > 0 && h.connected.Load() && h.epoch == w.reservedEpoch:
+		h.absorbed.Add(1)
+		h.wakeHeld(key, held-1)
+	case held > 0:
+		h.wakeHeld(key, held)
+	case h.connected.Load() && h.workNotes == notes:
 		h.noteHanded(key)
 	}
 	return true
+}
+
+// endReservation ends w's reservation and returns the items held
+// meanwhile (h.mu held).
+func (h *Hub) endReservation(w *Waiter) int {
+	w.reserved = false
+	key := w.reservedKey
+	rs := slices.DeleteFunc(h.reservedOn[key], func(r *Waiter) bool { return r == w })
+	if len(rs) == 0 {
+		delete(h.reservedOn, key)
+	} else {
+		h.reservedOn[key] = rs
+	}
+	if w.holdTimer != nil {
+		w.holdTimer.Stop()
+		w.holdTimer = nil
+	}
+	n := w.held
+	w.held = 0
+	return n
+}
+
+// maxHold bounds how long a reservation holds the notifications of its
+// key: a start's transaction takes milliseconds, and one that takes
+// longer (a lock wait, a slow disk) must not hold up the wake-ups of the
+// queue's other work. Its own notification, if it comes later, wakes a
+// poll that finds nothing.
+const maxHold = 100 * time.Millisecond
+
+// hold adds items, notified on w's key during its reservation, to what w
+// holds, and starts the timer that wakes waiters for them after maxHold
+// (h.mu held).
+func (h *Hub) hold(w *Waiter, items int) {
+	w.held += items
+	if w.holdTimer != nil {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(maxHold, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if w.holdTimer != t {
+			return // the reservation ended (or another began)
+		}
+		w.holdTimer = nil
+		n := w.held
+		w.held = 0
+		h.wakeHeld(w.reservedKey, n)
+	})
+	w.holdTimer = t
+}
+
+// wakeHeld wakes waiters of key for n items held during a reservation
+// (h.mu held).
+func (h *Hub) wakeHeld(key string, n int) {
+	if n > 0 {
+		h.wakeN(key, n)
+	}
 }
 
 // Unreserve ends a reservation (Reserve) without a hand-off: the waiter
@@ -399,13 +485,14 @@ func (w *Waiter) Unreserve() {
 	if !w.reserved {
 		return
 	}
-	w.reserved = false
+	held := h.endReservation(w)
 	if !w.closed {
 		h.addToSets(w)
 		if h.seq != w.reservedSeq {
 			signal(w.ch)
 		}
 	}
+	h.wakeHeld(w.reservedKey, held)
 }
 
 // addToSets puts w in the sets of its keys (h.mu held).
@@ -669,6 +756,13 @@ func (h *Hub) wakeNotified(key string, items int) {
 		} else {
 			h.absorb[key] = e
 		}
+	}
+	if rs := h.reservedOn[key]; items > 0 && len(rs) > 0 {
+		// A start is about to hand an item of key over: this may be
+		// its notification, overtaking the start's answer. Its
+		// wake-ups wait for the hand-off (Hand, Unreserve).
+		h.hold(rs[0], items)
+		return
 	}
 	if items > 0 {
 		h.wakeN(key, items)

@@ -891,6 +891,104 @@ func TestReserveAndHand(t *testing.T) {
 	}
 }
 
+// Goal: an item's notification that overtakes its start's answer — it
+// arrives during the reservation, before Hand — wakes no one either: it
+// is held until the hand-off, which lets it stand for the item handed,
+// and a second item notified meanwhile wakes one waiter then. Items held
+// during a reservation given up wake their waiters.
+func TestReserveHoldsANotificationThatOvertakesTheHand(t *testing.T) {
+	h, conn := listening(t)
+	q := store.WorkflowQueueKey("default", "q")
+	plain := h.Register(q)
+	defer plain.Close()
+	taking := h.RegisterOffering(&storage.TurnTaker{WorkerID: "worker-1"}, 1, false, q)
+	defer taking.Close()
+	taking.Waiting(true)
+	absorbed := h.Stats().Absorbed
+
+	notes := h.WorkNotes()
+	w, _ := h.Reserve(q)
+	if w != taking {
+		t.Fatal("no reservation")
+	}
+	notify(t, conn, q) // the item's notification, ahead of the start's answer
+	handled(t, h, conn)
+	if n := pendingCount(plain); n != 0 {
+		t.Fatal("a notification during the reservation woke a waiter before the hand-off")
+	}
+	turn := &api.WorkflowTask{InstanceID: "wf"}
+	if !w.Hand(q, turn, notes) || taking.Handed().Turn != turn {
+		t.Fatal("Hand to a waiting poll failed")
+	}
+	if n := pendingCount(plain); n != 0 {
+		t.Fatal("the handed item's notification, held during the reservation, woke a waiter")
+	}
+	if got := h.Stats().Absorbed - absorbed; got != 1 {
+		t.Fatalf("%d notified items absorbed, want 1", got)
+	}
+	pending(taking)
+
+	// Two items notified during a reservation: one stands for the item
+	// handed, the other wakes a waiter.
+	taking.Waiting(true)
+	w, _ = h.Reserve(q)
+	if w != taking {
+		t.Fatal("no second reservation")
+	}
+	notify(t, conn, q+"#2")
+	handled(t, h, conn)
+	if !w.Hand(q, &api.WorkflowTask{InstanceID: "wf2"}, h.WorkNotes()) {
+		t.Fatal("second Hand failed")
+	}
+	if !pending(plain) {
+		t.Fatal("the second item notified during the reservation woke no waiter")
+	}
+	taking.Handed()
+	pending(taking)
+
+	// A reservation given up wakes waiters for what it held.
+	taking.Waiting(true)
+	w, _ = h.Reserve(q)
+	notify(t, conn, q)
+	handled(t, h, conn)
+	if pendingCount(plain, taking) != 0 {
+		t.Fatal("woken during the reservation")
+	}
+	w.Unreserve()
+	if n := pendingCount(plain, taking); n != 1 {
+		t.Fatalf("the item held during a reservation given up woke %d waiters, want 1", n)
+	}
+}
+
+// Goal: a reservation that lasts (its start's transaction is slow) holds
+// the notifications of its key for a moment only: then they wake their
+// pollers without waiting for the hand-off, which absorbs nothing.
+func TestReserveHoldsNotificationsForAMomentOnly(t *testing.T) {
+	h, conn := listening(t)
+	q := store.WorkflowQueueKey("default", "q")
+	plain := h.Register(q)
+	defer plain.Close()
+	taking := h.RegisterOffering(&storage.TurnTaker{WorkerID: "worker-1"}, 1, false, q)
+	defer taking.Close()
+	taking.Waiting(true)
+	absorbed := h.Stats().Absorbed
+	notes := h.WorkNotes()
+	w, _ := h.Reserve(q)
+	if w != taking {
+		t.Fatal("no reservation")
+	}
+	notify(t, conn, q) // another item's, while the start is slow
+	if !woken(plain, 10*time.Second) {
+		t.Fatal("an item notified during a long reservation woke no poller")
+	}
+	if !w.Hand(q, &api.WorkflowTask{InstanceID: "wf"}, notes) {
+		t.Fatal("Hand failed")
+	}
+	if got := h.Stats().Absorbed - absorbed; got != 0 {
+		t.Fatalf("%d items absorbed by the hand-off, want 0 (the held one woke its poller)", got)
+	}
+}
+
 // Goal: a reserved waiter whose poll ends takes nothing (Hand reports
 // false: the caller must release what it locked), and a reservation given
 // up puts the waiter back, woken once.
