@@ -75,13 +75,13 @@ func TestBenchFlowJSON(t *testing.T) {
 	if got := r.Figures["backlog_waiting"]; got != 300 {
 		t.Fatalf("backlog_waiting %v, want 300 (the backlog in place before the trickle)", got)
 	}
-	for _, k := range []string{"backlog_waiting_after", "backlog_start_s", "p99_ratio", "schedule_to_start_p99_ratio", "start_to_scheduled_p99_ratio"} {
+	for _, k := range []string{"backlog_waiting_after", "backlog_start_s", "p99_ratio", "schedule_to_start_p99_ratio", "start_to_scheduled_p99_ratio", "ran_to_result_p99_ratio"} {
 		if _, ok := r.Figures[k]; !ok {
 			t.Errorf("no figure %s: %v", k, r.Figures)
 		}
 	}
 	for _, phase := range []string{"idle", "busy"} {
-		for _, m := range []string{"start_to_scheduled", "schedule_to_start", "start_to_result"} {
+		for _, m := range []string{"start_to_scheduled", "schedule_to_start", "ran_to_result", "start_to_result"} {
 			for _, p := range []string{"p50", "p99", "max"} {
 				if _, ok := r.Figures[phase+"_"+m+"_"+p+"_ms"]; !ok {
 					t.Errorf("no figure %s_%s_%s_ms", phase, m, p)

@@ -294,10 +294,11 @@ func TestFlow(t *testing.T) {
 	if n := figure(t, r, "backlog_waiting_after"); n < 0 || n > 200 {
 		t.Fatalf("backlog_waiting_after %v", n)
 	}
-	positive(t, r, "backlog_start_s", "backlog_starts_per_s", "p99_ratio", "schedule_to_start_p99_ratio", "start_to_scheduled_p99_ratio")
+	positive(t, r, "backlog_start_s", "backlog_starts_per_s", "p99_ratio", "schedule_to_start_p99_ratio", "start_to_scheduled_p99_ratio", "ran_to_result_p99_ratio")
 	for _, phase := range []string{"idle", "busy"} {
 		ordered(t, r, phase+"_start_to_result")
 		ordered(t, r, phase+"_start_to_scheduled")
+		ordered(t, r, phase+"_ran_to_result")
 		// schedule → start can be 0 on the database's clock (the attempt
 		// scheduled and taken in one transaction's time): ordered, ≥ 0.
 		p50, p99, mx := figure(t, r, phase+"_schedule_to_start_p50_ms"), figure(t, r, phase+"_schedule_to_start_p99_ms"), figure(t, r, phase+"_schedule_to_start_max_ms")
@@ -305,7 +306,7 @@ func TestFlow(t *testing.T) {
 			t.Errorf("%s schedule → start p50 %v, p99 %v, max %v", phase, p50, p99, mx)
 		}
 	}
-	if len(r.Comparisons) != 1 || len(r.Comparisons[0].Rows) != 3 || len(r.Comparisons[0].Columns) != 3 {
+	if len(r.Comparisons) != 1 || len(r.Comparisons[0].Rows) != 4 || len(r.Comparisons[0].Columns) != 3 {
 		t.Fatalf("comparison %+v", r.Comparisons)
 	}
 	// The trickle's workflows ran with their own key, the backlog's with

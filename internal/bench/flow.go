@@ -55,9 +55,11 @@ func (c FlowConfig) withDefaults() FlowConfig {
 // trickleTimes are the latencies of the trickle's workflows in one phase.
 type trickleTimes struct {
 	// toScheduled is start → its activity scheduled (the first turn
-	// waited for and run), toStart the activity's schedule → start, and
-	// toResult start → result.
-	toScheduled, toStart, toResult []time.Duration
+	// waited for and run), toStart the activity's schedule → start,
+	// toClose the activity ran → the result (its result reported, the
+	// closing turn waited for and run, the result's long poll answered),
+	// and toResult start → result.
+	toScheduled, toStart, toClose, toResult []time.Duration
 }
 
 // Flow measures fairness keys on one task queue. A trickle of Trickle
@@ -90,6 +92,7 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 		tt := trickleTimes{
 			toScheduled: make([]time.Duration, cfg.Trickle),
 			toStart:     make([]time.Duration, cfg.Trickle),
+			toClose:     make([]time.Duration, cfg.Trickle),
 			toResult:    make([]time.Duration, cfg.Trickle),
 		}
 		g := newGroup(ctx)
@@ -107,9 +110,11 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 				if err != nil {
 					return fmt.Errorf("trickle workflow %d: %w", i, err)
 				}
-				// The attempt's times are the database's, on this machine
-				// (the bench loads loopback addresses only).
-				tt.toResult[i], tt.toScheduled[i], tt.toStart[i] = time.Since(t0), s.ScheduledAt.Sub(t0), s.StartedAt.Sub(s.ScheduledAt)
+				// The attempt's times are the database's and the worker's,
+				// on this machine (the bench loads loopback addresses only).
+				now := time.Now()
+				tt.toResult[i], tt.toScheduled[i], tt.toStart[i] = now.Sub(t0), s.ScheduledAt.Sub(t0), s.StartedAt.Sub(s.ScheduledAt)
+				tt.toClose[i] = now.Sub(s.RanAt)
 				return nil
 			})
 			if i == cfg.Trickle-1 {
@@ -211,6 +216,7 @@ func (e *Env) Flow(ctx context.Context, cfg FlowConfig) (*Report, error) {
 	}{
 		{"start_to_scheduled", "start → activity scheduled (first turn)", idle.toScheduled, busy.toScheduled, "start_to_scheduled_p99_ratio", "p99 start → activity scheduled, behind the backlog / idle"},
 		{"schedule_to_start", "activity schedule → start", idle.toStart, busy.toStart, "schedule_to_start_p99_ratio", "p99 activity schedule → start, behind the backlog / idle"},
+		{"ran_to_result", "activity ran → result (closing turn)", idle.toClose, busy.toClose, "ran_to_result_p99_ratio", "p99 activity ran → result, behind the backlog / idle"},
 		{"start_to_result", "start → result", idle.toResult, busy.toResult, "p99_ratio", "p99 start → result, behind the backlog / idle"},
 	} {
 		is, bs := summarize(m.idle), summarize(m.busy)
