@@ -595,7 +595,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		w.cancelFirst = append(w.cancelFirst, execCancel{id, exec, api.CancelReasonWorkflowCanceled})
 		if plan.TerminalReason == "" {
 			w.waitingFirst = append(w.waitingFirst, func() error {
-				return cancelUnheldWaiting(ctx, t, ns, id, exec, inst.TaskQueue, true, nil)
+				return cancelUnheldWaiting(ctx, t, ns, id, exec, inst.TaskQueue, inst.Priority, true, nil)
 			})
 		}
 	}
@@ -617,7 +617,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 				msgs = append(msgs, eventMessage(id, &exec, api.Event{Kind: api.EventTimerFired, TimerID: tm.TimerID}, tm.FireAfter))
 			}
 			w.afterAttempts = append(w.afterAttempts, func() error {
-				return enqueueTo(ctx, t, ns, id, inst.TaskQueue, msgs)
+				return enqueueTo(ctx, t, ns, id, inst.TaskQueue, inst.Priority, msgs)
 			})
 		}
 	}
@@ -645,7 +645,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 			for _, c := range cancels {
 				ids = append(ids, c.ActivityID)
 			}
-			return cancelUnheldWaiting(ctx, t, ns, id, exec, inst.TaskQueue, false, ids)
+			return cancelUnheldWaiting(ctx, t, ns, id, exec, inst.TaskQueue, inst.Priority, false, ids)
 		})
 	}
 	if len(plan.Updates) > 0 {
@@ -695,7 +695,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if len(plan.Externals) > 0 {
 		exts, running := plan.Externals, plan.TerminalReason == ""
 		w.afterAttempts = append(w.afterAttempts, func() error {
-			return applyExternals(ctx, t, ns, id, exec, inst.TaskQueue, running, exts)
+			return applyExternals(ctx, t, ns, id, exec, inst.TaskQueue, inst.Priority, running, exts)
 		})
 	}
 	// A terminal turn inserts no attempt, so after a CancelAllFirst there is
@@ -750,7 +750,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 			if err := t.w.DeleteExecutionMessages(ctx, gen.DeleteExecutionMessagesParams{Namespace: ns, InstanceID: id, ExecutionID: &exec}); err != nil {
 				return fmt.Errorf("drop old execution messages: %w", err)
 			}
-			return enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{start})
+			return enqueueTo(ctx, t, ns, id, inst.TaskQueue, inst.Priority, []outMessage{start})
 		})
 		out.ExecutionID, out.NextEventID = next, 1
 	case plan.Status != api.StatusRunning:

@@ -87,7 +87,7 @@ func cronContinue(ctx context.Context, t *txn, ns string, inst gen.Instance, pla
 				return fmt.Errorf("next retry attempt: %w", err)
 			}
 		}
-		return enqueueTo(ctx, t, ns, id, inst.TaskQueue, []outMessage{start})
+		return enqueueTo(ctx, t, ns, id, inst.TaskQueue, inst.Priority, []outMessage{start})
 	}
 }
 
