@@ -168,7 +168,7 @@ func flowLaterTurnsKeepThePriority(t *testing.T, newStore func(*testing.T) stora
 
 // Goal: every message that makes a turn of a priority-1 workflow due
 // carries its priority, so that each of its later turns overtakes a
-// backlog of the default priority that came before: a timer that fires, a
+// backlog of the default priority and of priority 5 that came before: a timer that fires, a
 // child's start and close told to its parent, a cancel request to a
 // child, an external signal's and cancel's outcome and the cancel request
 // it delivers, an update, a continue-as-new.
@@ -176,6 +176,7 @@ func flowEveryMessageKeepsThePriority(t *testing.T, newStore func(*testing.T) st
 	s := newStore(t)
 	for i := range 20 {
 		startWith(t, s, fmt.Sprintf("plain-%02d", i), nil)
+		startWith(t, s, fmt.Sprintf("low-%02d", i), &api.Priority{PriorityKey: 5})
 	}
 	urgent := &api.Priority{PriorityKey: 1}
 	startWith(t, s, "urgent", urgent)
@@ -195,7 +196,7 @@ func flowEveryMessageKeepsThePriority(t *testing.T, newStore func(*testing.T) st
 				for k := range got {
 					keys = append(keys, k)
 				}
-				t.Fatalf("%s: the next turns are %v, want %v before the backlog of the default priority", step, keys, ids)
+				t.Fatalf("%s: the next turns are %v, want %v before the backlog", step, keys, ids)
 			}
 		}
 		return got
