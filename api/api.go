@@ -919,6 +919,10 @@ type Command struct {
 	// Priority is the child's priority (start_child_workflow; absent: the
 	// parent's).
 	Priority *Priority `json:"priority,omitempty"`
+	// Concurrency limits how many workflows of its key run at once
+	// (start_child_workflow; docs/api.md, "Concurrency limits"); absent:
+	// no limit, whatever the parent's.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 	// CronSchedule makes the child a cron workflow (start_child_workflow;
 	// Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax,
 	// in UTC. Its first run starts at the schedule's next time and each

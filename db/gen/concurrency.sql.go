@@ -171,3 +171,36 @@ func (q *Queries) QueueConcurrencyKeys(ctx context.Context, arg QueueConcurrency
 	}
 	return items, nil
 }
+
+const refuseChildStart = `-- name: RefuseChildStart :exec
+UPDATE orchestrator_queue q
+SET kind = 'StartChildWorkflowFailed',
+    payload = (q.payload - 'child_execution_id' - 'child_run_id') || jsonb_build_object('error', $1::jsonb)
+WHERE q.namespace = $2 AND q.instance_id = $3
+  AND q.execution_id = $4::bigint AND q.kind = 'ChildWorkflowStarted'
+  AND (q.payload ->> 'child_id')::bigint = $5::bigint AND q.lock_token IS NULL
+`
+
+type RefuseChildStartParams struct {
+	Error             []byte
+	Namespace         string
+	ParentInstanceID  string
+	ParentExecutionID int64
+	ChildID           int64
+}
+
+// A child workflow refused by its concurrency key (strategy
+// cancel_newest): the ChildWorkflowStarted its parent execution got from
+// StartChildren, in this transaction, becomes StartChildWorkflowFailed
+// with the refusal as its error (the caller deletes the child). Found
+// through the parent's messages (orchestrator_queue_instance).
+func (q *Queries) RefuseChildStart(ctx context.Context, arg RefuseChildStartParams) error {
+	_, err := q.db.Exec(ctx, refuseChildStart,
+		arg.Error,
+		arg.Namespace,
+		arg.ParentInstanceID,
+		arg.ParentExecutionID,
+		arg.ChildID,
+	)
+	return err
+}

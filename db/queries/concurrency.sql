@@ -48,3 +48,16 @@ FROM (SELECT k.key FROM concurrency_keys k
       ORDER BY k.key
       LIMIT 100) k
 CROSS JOIN LATERAL tether_concurrency_admit(sqlc.arg(namespace)::text, k.key) AS a(id);
+
+-- name: RefuseChildStart :exec
+-- A child workflow refused by its concurrency key (strategy
+-- cancel_newest): the ChildWorkflowStarted its parent execution got from
+-- StartChildren, in this transaction, becomes StartChildWorkflowFailed
+-- with the refusal as its error (the caller deletes the child). Found
+-- through the parent's messages (orchestrator_queue_instance).
+UPDATE orchestrator_queue q
+SET kind = 'StartChildWorkflowFailed',
+    payload = (q.payload - 'child_execution_id' - 'child_run_id') || jsonb_build_object('error', sqlc.arg(error)::jsonb)
+WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(parent_instance_id)
+  AND q.execution_id = sqlc.arg(parent_execution_id)::bigint AND q.kind = 'ChildWorkflowStarted'
+  AND (q.payload ->> 'child_id')::bigint = sqlc.arg(child_id)::bigint AND q.lock_token IS NULL;

@@ -818,6 +818,11 @@ type ApiCommand struct {
 	// workflow id (the child instance's id).
 	ChildId *int `json:"child_id,omitempty"`
 
+	// Concurrency Concurrency limits how many workflows of its key run at once
+	// (start_child_workflow; docs/api.md, "Concurrency limits"); absent:
+	// no limit, whatever the parent's.
+	Concurrency *ApiConcurrency `json:"concurrency,omitempty"`
+
 	// CronSchedule CronSchedule makes the child a cron workflow (start_child_workflow;
 	// Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax,
 	// in UTC. Its first run starts at the schedule's next time and each
@@ -2184,6 +2189,10 @@ type ApiScheduleTriggerResponse struct {
 
 // ApiScheduleWorkflowAction defines model for api.ScheduleWorkflowAction.
 type ApiScheduleWorkflowAction struct {
+	// Concurrency Concurrency limits how many workflows of its key run at once, as a
+	// start's (docs/api.md, "Concurrency limits"); absent: no limit.
+	Concurrency *ApiConcurrency `json:"concurrency,omitempty"`
+
 	// ExecutionTimeout ExecutionTimeout fails each workflow that runs longer (0: no limit).
 	//
 	// Example: 1h

@@ -48,6 +48,9 @@ type childArg struct {
 	// ParentPriority is the parent's stored priority (absent: none): its
 	// ChildWorkflowStarted (or StartChildWorkflowFailed) carries it.
 	ParentPriority *jsonRaw `json:"parent_priority,omitempty"`
+	// Concurrency is the child's concurrency limit (absent: none), applied
+	// after StartChildren (admitChildren).
+	Concurrency *api.Concurrency `json:"concurrency,omitempty"`
 	// CronSchedule is the child's cron schedule (absent: none); its first
 	// run's start is visible after DelayMS.
 	CronSchedule *string `json:"cron_schedule,omitempty"`
@@ -88,7 +91,7 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan, now t
 			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec, ParentRunID: inst.RunID,
 			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy,
 			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header,
-			Priority: flowPriority(inheritPriority(c.Priority, inst.Priority))}
+			Priority: flowPriority(inheritPriority(c.Priority, inst.Priority)), Concurrency: c.Concurrency}
 		if len(c.Input) > 0 {
 			in := jsonRaw(c.Input)
 			a.Input = &in
@@ -136,6 +139,9 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 		}
 		for _, q := range slices.Sorted(maps.Keys(queues)) {
 			t.wakeTurns(ns, q, queues[q])
+		}
+		if err := s.admitChildren(ctx, t, ns, w.children); err != nil {
+			return err
 		}
 	}
 	if len(w.cancels) > 0 {

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
@@ -142,4 +144,60 @@ func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.Swee
 		}
 		return nil
 	})
+}
+
+// admitChildren puts the children of a group's acks that have a
+// concurrency limit under their keys, after StartChildren created them in
+// t, in key order (the lock order of several keys), with a start's
+// strategies: a child runs, waits for a slot (queue), or waits while the
+// oldest running workflow of its key is asked to cancel (cancel_oldest).
+// A child refused by its key (cancel_newest) is not created: it is
+// deleted, and its parent's ChildWorkflowStarted becomes a
+// StartChildWorkflowFailed whose error (LimitExceeded) names the key. A
+// child StartChildren did not create (a running workflow holds its id)
+// is left alone.
+func (s *Store) admitChildren(ctx context.Context, t *txn, ns string, children []childArg) error {
+	var keyed []childArg
+	for _, c := range children {
+		if c.Concurrency != nil {
+			keyed = append(keyed, c)
+		}
+	}
+	slices.SortFunc(keyed, func(a, b childArg) int {
+		return cmp.Or(cmp.Compare(a.Concurrency.Key, b.Concurrency.Key), cmp.Compare(a.InstanceID, b.InstanceID))
+	})
+	for _, c := range keyed {
+		i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: c.InstanceID})
+		if noRows(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("child %s: %w", c.InstanceID, err)
+		}
+		if i.Status != api.StatusRunning || len(i.Concurrency) > 0 || i.ParentInstanceID == nil || *i.ParentInstanceID != c.ParentInstanceID ||
+			i.ParentExecutionID == nil || *i.ParentExecutionID != c.ParentExecutionID || i.ParentChildID == nil || *i.ParentChildID != c.ChildID {
+			continue // not the child this transaction created
+		}
+		err = s.admitConcurrency(ctx, t, ns, c.InstanceID, c.Concurrency)
+		var refused *storage.ConcurrencyLimitError
+		if !errors.As(err, &refused) {
+			if err != nil {
+				return fmt.Errorf("child %s: %w", c.InstanceID, err)
+			}
+			continue
+		}
+		no := false
+		failure := api.Error{Type: api.ErrorTypeLimitExceeded, Retryable: &no, Message: refused.Error() + " (cancel_newest): the child was not started"}
+		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{c.InstanceID}}); err != nil {
+			return fmt.Errorf("refused child %s: messages: %w", c.InstanceID, err)
+		}
+		if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: c.InstanceID}); err != nil {
+			return fmt.Errorf("refused child %s: %w", c.InstanceID, err)
+		}
+		if err := t.w.RefuseChildStart(ctx, gen.RefuseChildStartParams{Namespace: ns, ParentInstanceID: c.ParentInstanceID,
+			ParentExecutionID: c.ParentExecutionID, ChildID: c.ChildID, Error: mustJSON(failure)}); err != nil {
+			return fmt.Errorf("refused child %s: %w", c.InstanceID, err)
+		}
+	}
+	return nil
 }
