@@ -956,6 +956,11 @@ type ActivityOptions struct {
 	// Priority orders the activity's attempts among their queue's work
 	// (absent: the workflow's).
 	Priority *Priority `json:"priority,omitempty"`
+	// Concurrency limits how many attempts of activities with its key run
+	// at once in the namespace (docs/api.md, "Concurrency limits of
+	// activities"): past the limit an attempt waits for a slot. Only the
+	// strategy queue applies to activities. Absent: no limit.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 }
 
 // RetryPolicy says how the server retries a failed activity attempt. The

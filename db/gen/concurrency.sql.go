@@ -9,6 +9,48 @@ import (
 	"context"
 )
 
+const admitWaitingActivityConcurrency = `-- name: AdmitWaitingActivityConcurrency :many
+SELECT k.key, a.n::integer AS admitted
+FROM (SELECT c.key FROM activity_concurrency_keys c
+      WHERE c.namespace = $1 AND c.running < c.max_running
+        AND EXISTS (SELECT 1 FROM worker_queue w
+                    WHERE w.namespace = $1 AND (w.options -> 'concurrency' ->> 'key') = c.key
+                      AND w.options ? 'concurrency_wait')
+      ORDER BY c.key
+      LIMIT 100) k
+CROSS JOIN LATERAL tether_activity_concurrency_admit($1::text, k.key) AS a(n)
+`
+
+type AdmitWaitingActivityConcurrencyRow struct {
+	Key      string
+	Admitted int32
+}
+
+// The sweeper's pass over a namespace's activity concurrency keys
+// (migration 00059), as AdmitWaitingConcurrency's over the workflows':
+// each key with a free slot and an attempt waiting for one admits its
+// oldest waiting ones (tether_activity_concurrency_admit). Keys are locked
+// in key order; at most 100 keys a pass.
+func (q *Queries) AdmitWaitingActivityConcurrency(ctx context.Context, namespace string) ([]AdmitWaitingActivityConcurrencyRow, error) {
+	rows, err := q.db.Query(ctx, admitWaitingActivityConcurrency, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdmitWaitingActivityConcurrencyRow{}
+	for rows.Next() {
+		var i AdmitWaitingActivityConcurrencyRow
+		if err := rows.Scan(&i.Key, &i.Admitted); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const admitWaitingConcurrency = `-- name: AdmitWaitingConcurrency :many
 SELECT a.id::text AS instance_id
 FROM (SELECT k.key FROM concurrency_keys k

@@ -489,6 +489,12 @@ type ApiActivityHeartbeatResponse struct {
 
 // ApiActivityOptions defines model for api.ActivityOptions.
 type ApiActivityOptions struct {
+	// Concurrency Concurrency limits how many attempts of activities with its key run
+	// at once in the namespace (docs/api.md, "Concurrency limits of
+	// activities"): past the limit an attempt waits for a slot. Only the
+	// strategy queue applies to activities. Absent: no limit.
+	Concurrency *ApiConcurrency `json:"concurrency,omitempty"`
+
 	// HeartbeatTimeout HeartbeatTimeout bounds the time between an attempt's heartbeats.
 	HeartbeatTimeout *string `json:"heartbeat_timeout,omitempty"`
 

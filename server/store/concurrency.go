@@ -135,12 +135,17 @@ func describeQueueConcurrency(ctx context.Context, q *gen.Queries, ns, name stri
 }
 
 // sweepConcurrency admits the workflows waiting for a slot of a key that
-// has a free one (AdmitWaitingConcurrency): the admissions a close
-// skipped because another transaction held the waiting workflow then.
+// has a free one (AdmitWaitingConcurrency), and the activity attempts
+// (AdmitWaitingActivityConcurrency): the admissions a close skipped
+// because another transaction held the waiting one then.
 func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		if _, err := t.q.AdmitWaitingConcurrency(ctx, ns); err != nil {
 			return fmt.Errorf("sweep concurrency keys: %w", err)
+		}
+		// And the activities' keys (migration 00059).
+		if _, err := t.q.AdmitWaitingActivityConcurrency(ctx, ns); err != nil {
+			return fmt.Errorf("sweep activity concurrency keys: %w", err)
 		}
 		return nil
 	})
