@@ -278,6 +278,7 @@ cmd_test() {
 e2e_not_on_citus=(
 	TestConcurrency_SDKOptions "concurrency keys admit the next waiting workflow from a trigger on instances (migration 00051), which Citus runs on the worker node holding the shard: the pg_notify of tether_concurrency_admit is sent there, where the server's LISTEN on the coordinator does not hear it and a two-phase commit refuses it (cannot PREPARE a transaction that has executed NOTIFY)"
 	TestConcurrency_ChildAndScheduleSDKOptions "as TestConcurrency_SDKOptions: a child's concurrency key admits it through tether_concurrency_admit, whose pg_notify Citus runs on the worker node"
+	TestConcurrency_ActivitySDKOption "as TestConcurrency_SDKOptions: an activity's concurrency key admits its waiting attempts from a trigger on worker_queue (migration 00059), whose pg_notify Citus runs on the worker node"
 )
 
 # crashes lists the server processes of the cluster under DIR that died of a

@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/client"
+	"github.com/tetherhq/tether/sdk/worker"
 	"github.com/tetherhq/tether/sdk/workflow"
 )
 
@@ -76,5 +78,58 @@ func TestConcurrency_ChildAndScheduleSDKOptions(t *testing.T) {
 	}
 	if a, ok := d.Schedule.Action.(*client.ScheduleWorkflowAction); !ok || a.Concurrency == nil || *a.Concurrency != *limit {
 		t.Fatalf("described action %+v", d.Schedule.Action)
+	}
+}
+
+// keyedWork counts the attempts of KeyedWork that run at once.
+type keyedWork struct{ running, most, runs atomic.Int64 }
+
+// KeyedWork holds its slot a moment (the activity's work), counting.
+func (k *keyedWork) KeyedWork(ctx context.Context) error {
+	n := k.running.Add(1)
+	for m := k.most.Load(); n > m && !k.most.CompareAndSwap(m, n); m = k.most.Load() {
+	}
+	time.Sleep(30 * time.Millisecond)
+	k.running.Add(-1)
+	k.runs.Add(1)
+	return nil
+}
+
+// KeyedActivitiesFlow runs six KeyedWork activities at once under the
+// activity concurrency key "kw" (limit 2).
+func KeyedActivitiesFlow(ctx workflow.Context) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		Concurrency: &workflow.Concurrency{Key: "kw", Limit: 2}})
+	var fs []workflow.Future
+	for range 6 {
+		fs = append(fs, workflow.ExecuteActivity(actx, "KeyedWork"))
+	}
+	for _, f := range fs {
+		if err := f.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Goal: through the SDK and a real worker (whose activity slots exceed
+// the limit), workflow.ActivityOptions.Concurrency holds the attempts of a
+// key to its limit: six activities of a key limited to 2 all run, never
+// more than two at once.
+func TestConcurrency_ActivitySDKOption(t *testing.T) {
+	e := newEnv(t)
+	k := &keyedWork{}
+	e.startWorker("kq", testOptions(), func(w worker.Worker) error {
+		return errors.Join(w.AddWorkflow(KeyedActivitiesFlow), w.AddActivity(k.KeyedWork))
+	})
+	run, err := e.c.StartWorkflow(context.Background(), client.StartWorkflowOptions{ID: "keyed-acts", TaskQueue: "kq"}, KeyedActivitiesFlow, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := result[any](t, run, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if k.runs.Load() != 6 || k.most.Load() > 2 {
+		t.Fatalf("%d runs, at most %d at once; want 6, at most 2", k.runs.Load(), k.most.Load())
 	}
 }
