@@ -156,3 +156,47 @@ func TestConcurrency_ActivityOptionsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Goal: an attempt waiting for its key's slot is nobody's: when its
+// workflow is terminated it is dropped without taking a slot, and the
+// held attempt's end frees the one it held (the key's count goes back to
+// 0); while it waits, no poll gets it.
+func TestConcurrency_ActivityWaitingAttemptDropped(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.post("/workflows", api.StartWorkflowRequest{WorkflowType: "W", TaskQueue: "tq", InstanceID: "tw"}).want(t, http.StatusCreated)
+	task, ok := pollWF(t, e, "tq", 5*time.Second)
+	if !ok {
+		t.Fatal("no turn")
+	}
+	limit := &api.Concurrency{Key: "drop-k", Limit: 1}
+	ack(t, e, task, keyedActivity(1, limit), keyedActivity(2, limit))
+	a, ok := pollAct(t, e, "w1", 5*time.Second, "acts")
+	if !ok || a.ActivityID != 1 {
+		t.Fatalf("attempt %+v, want activity 1's", a)
+	}
+	if b, ok := pollAct(t, e, "w2", 0, "acts"); ok {
+		t.Fatalf("activity %d was handed out beside activity 1 with a limit of 1", b.ActivityID)
+	}
+	counts := func() (running, waiting int) {
+		t.Helper()
+		if err := e.pool.QueryRow(t.Context(), `SELECT running FROM activity_concurrency_keys WHERE key = 'drop-k'`).Scan(&running); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM worker_queue
+			WHERE options -> 'concurrency' ->> 'key' = 'drop-k' AND options ? 'concurrency_wait'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		return running, waiting
+	}
+	if r, w := counts(); r != 1 || w != 1 {
+		t.Fatalf("before the terminate: %d running, %d waiting; want 1, 1", r, w)
+	}
+	e.post("/workflows/tw/terminate", api.TerminateWorkflowRequest{Reason: "test"}).want(t, http.StatusAccepted)
+	if r, w := counts(); r != 1 || w != 0 {
+		t.Fatalf("after the terminate: %d running, %d waiting; want 1 (the held attempt), 0", r, w)
+	}
+	e.post("/activity-tasks/"+a.LockToken+"/complete", api.CompleteActivityTaskRequest{Result: json.RawMessage(`1`)}).want(t, http.StatusOK)
+	if r, w := counts(); r != 0 || w != 0 {
+		t.Fatalf("after the held attempt ended: %d running, %d waiting; want 0, 0", r, w)
+	}
+}
