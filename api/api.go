@@ -919,6 +919,10 @@ type Command struct {
 	// Priority is the child's priority (start_child_workflow; absent: the
 	// parent's).
 	Priority *Priority `json:"priority,omitempty"`
+	// Concurrency limits how many workflows of its key run at once
+	// (start_child_workflow; docs/api.md, "Concurrency limits"); absent:
+	// no limit, whatever the parent's.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 	// CronSchedule makes the child a cron workflow (start_child_workflow;
 	// Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax,
 	// in UTC. Its first run starts at the schedule's next time and each
@@ -952,6 +956,11 @@ type ActivityOptions struct {
 	// Priority orders the activity's attempts among their queue's work
 	// (absent: the workflow's).
 	Priority *Priority `json:"priority,omitempty"`
+	// Concurrency limits how many attempts of activities with its key run
+	// at once in the namespace (docs/api.md, "Concurrency limits of
+	// activities"): past the limit an attempt waits for a slot. Only the
+	// strategy queue applies to activities. Absent: no limit.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 }
 
 // RetryPolicy says how the server retries a failed activity attempt. The

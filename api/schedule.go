@@ -127,6 +127,9 @@ type ScheduleWorkflowAction struct {
 	WorkflowIDPrefix string `json:"workflow_id_prefix,omitempty" validate:"omitempty,name,max=160"`
 	// ExecutionTimeout fails each workflow that runs longer (0: no limit).
 	ExecutionTimeout Duration `json:"execution_timeout,omitempty" swaggertype:"string" example:"1h"`
+	// Concurrency limits how many workflows of its key run at once, as a
+	// start's (docs/api.md, "Concurrency limits"); absent: no limit.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 }
 
 // ScheduleRequest is the body of POST /schedules (with ScheduleID) and of

@@ -364,23 +364,19 @@ func TestConcurrency_BadInput(t *testing.T) {
 		[]byte(`{"signal_name":"go","workflow_type":"W","task_queue":"q","concurrency":{"key":"k","limit":0}}`)),
 		http.StatusBadRequest, "concurrency.limit")
 
-	// The paths that take no concurrency limit refuse one: a schedule's
-	// action, a child workflow's start.
-	if r := e.do(http.MethodPost, e.base+"/schedules", []byte(`{"schedule_id":"s","spec":{"cron_expressions":["*/5 * * * *"]},`+
-		`"action":{"workflow_type":"W","task_queue":"q","concurrency":{"key":"k","limit":1}}}`)); r.status != http.StatusBadRequest ||
-		!strings.Contains(string(r.body), "concurrency") {
-		t.Fatalf("a schedule with a concurrency limit: %d %s", r.status, r.body)
-	}
+	// A schedule's action and a child workflow's start take one, bounded
+	// alike.
+	wantProblemField(t, e.do(http.MethodPost, e.base+"/schedules", []byte(`{"schedule_id":"s","spec":{"cron_expressions":["*/5 * * * *"]},`+
+		`"action":{"workflow_type":"W","task_queue":"q","concurrency":{"key":"k","limit":1,"strategy":"newest"}}}`)),
+		http.StatusBadRequest, "action.concurrency.strategy")
 	e.post("/workflows", api.StartWorkflowRequest{WorkflowType: "W", TaskQueue: "bq", InstanceID: "parent"}).want(t, http.StatusCreated)
 	task, ok := pollWF(t, e, "bq", 5*time.Second)
 	if !ok {
 		t.Fatal("no turn")
 	}
-	if r := e.do(http.MethodPost, e.base+"/workflow-tasks/"+task.LockToken+"/complete", []byte(`{"commands":[{"type":"start_child_workflow",`+
-		`"child_id":1,"workflow_id":"kid","workflow_type":"W","concurrency":{"key":"k","limit":1}}]}`)); r.status != http.StatusBadRequest ||
-		!strings.Contains(string(r.body), "concurrency") {
-		t.Fatalf("a child with a concurrency limit: %d %s", r.status, r.body)
-	}
+	wantProblemField(t, e.do(http.MethodPost, e.base+"/workflow-tasks/"+task.LockToken+"/complete", []byte(`{"commands":[{"type":"start_child_workflow",`+
+		`"child_id":1,"workflow_id":"kid","workflow_type":"W","concurrency":{"key":"k","limit":0}}]}`)),
+		http.StatusBadRequest, "commands[0].concurrency.limit")
 }
 
 // Goal: the latest start's limit is the key's limit: raising it admits

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/server"
 )
 
@@ -29,5 +30,24 @@ func TestCLIConcurrencyKeys(t *testing.T) {
 	if r := s.tether(t, "workflow", "start", "Report", "-q", "conc-q", "--concurrency-key", "k", "--concurrency-limit", "2",
 		"--concurrency-strategy", "newest"); r.code != exitUsage || !strings.Contains(r.stderr, "concurrency.strategy") {
 		t.Fatalf("a bad strategy: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// Goal: `tether schedule create --concurrency-key K --concurrency-limit N`
+// gives each workflow the schedule starts that limit: of two triggers
+// beside each other, the second one's workflow waits for a slot.
+func TestCLIScheduleConcurrencyKey(t *testing.T) {
+	s := startCLIServer(t, server.AuthConfig{})
+	s.must(t, "schedule", "create", "keyed", "--workflow-type", "Report", "-q", "conc-q", "--cron", "0 0 1 1 *",
+		"--overlap", "allow_all", "--concurrency-key", "nightly", "--concurrency-limit", "1")
+	var first, second api.ScheduleTriggerResponse
+	s.must(t, "schedule", "trigger", "keyed", "-o", "json").decode(t, &first)
+	s.must(t, "schedule", "trigger", "keyed", "-o", "json").decode(t, &second)
+	if first.Outcome != api.TriggerStarted || second.Outcome != api.TriggerStarted {
+		t.Fatalf("triggers %+v, %+v", first, second)
+	}
+	r := s.must(t, "workflow", "describe", second.WorkflowID)
+	if want := "waiting for a slot: key nightly, 1 of 1 running, 1 waiting (queue)"; !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), want) {
+		t.Fatalf("workflow describe lacks %q:\n%s", want, r.stdout)
 	}
 }

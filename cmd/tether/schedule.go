@@ -42,6 +42,8 @@ type scheduleFlags struct {
 	jitter, catchup, timeout                       time.Duration
 	paused                                         bool
 	remaining                                      int
+	// conc is each started workflow's concurrency limit (--concurrency-*).
+	conc api.Concurrency
 }
 
 func (f *scheduleFlags) add(cmd *cobra.Command) {
@@ -62,6 +64,9 @@ func (f *scheduleFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.paused, "paused", false, "leave the schedule paused")
 	fl.StringVar(&f.note, "note", "", "why it is paused")
 	fl.IntVar(&f.remaining, "remaining-actions", 0, "stop after this many workflows (0: no limit)")
+	fl.StringVar(&f.conc.Key, "concurrency-key", "", "a concurrency key of each started workflow: at most --concurrency-limit workflows of the key run at once")
+	fl.IntVar(&f.conc.Limit, "concurrency-limit", 0, "how many workflows of --concurrency-key may run at once")
+	fl.StringVar(&f.conc.Strategy, "concurrency-strategy", "", "past the limit: queue (default: wait), cancel_newest (skip the slot) or cancel_oldest (cancel the oldest running)")
 }
 
 // request builds the wire form of the schedule the flags describe.
@@ -84,6 +89,10 @@ func (f *scheduleFlags) request() (api.ScheduleRequest, error) {
 		Action: api.ScheduleWorkflowAction{WorkflowType: f.typ, TaskQueue: f.queue, Input: raw, WorkflowIDPrefix: f.prefix,
 			ExecutionTimeout: api.Duration(f.timeout)},
 		OverlapPolicy: f.overlap, CatchupWindow: api.Duration(f.catchup), Paused: f.paused, Note: f.note,
+	}
+	if f.conc != (api.Concurrency{}) {
+		c := f.conc
+		req.Action.Concurrency = &c
 	}
 	for _, text := range f.calendars {
 		cal, err := parseCalendarFlag(text)

@@ -20,13 +20,16 @@ WITH rc AS (
       AND c.parent_instance_id = p.instance_id AND c.parent_execution_id = p.execution_id
       AND c.parent_instance_id IS NOT NULL AND c.status = 'running' AND NOT c.cancel_requested
       AND c.parent_close_policy = 'request_cancel'
-    RETURNING c.instance_id, c.task_queue, p.reason
+    RETURNING c.instance_id, c.task_queue, p.reason, c.priority
 ), m AS (
-    -- execution_id named (NULL, as its default): as in CancelChildren.
-    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT $1, rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason)
+    -- execution_id named (NULL, as its default): as in CancelChildren,
+    -- with the child's priority.
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
+    SELECT $1, rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason),
+           COALESCE(NULLIF((rc.priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN rc.priority IS NOT NULL THEN now() END
     FROM rc
-    RETURNING o.task_queue
+    RETURNING o.task_queue, o.pass
 ), term AS (
     -- The parents' children by a containment test and each one's reason
     -- by a JSON path, not by a join with the parents: Citus runs this CTE
@@ -45,12 +48,13 @@ WITH rc AS (
 )
 SELECT 'terminate'::text AS kind, term.instance_id, term.execution_id, term.workflow_type, term.input,
        term.next_event_id, term.next_activity_id, term.next_timer_id, term.last_event_at, term.reason,
-       ''::text AS task_queue
+       ''::text AS task_queue, false AS flow
 FROM term
 UNION ALL
-SELECT DISTINCT 'wake'::text, '', 0::bigint, '', NULL::jsonb, 0::bigint, 0::bigint, 0::bigint, NULL::timestamptz,
-       '', m.task_queue
+SELECT 'wake'::text, '', 0::bigint, '', NULL::jsonb, 0::bigint, 0::bigint, 0::bigint, NULL::timestamptz,
+       '', m.task_queue, bool_or(m.pass IS NOT NULL)
 FROM m
+GROUP BY m.task_queue
 `
 
 type ApplyClosePolicyParams struct {
@@ -71,13 +75,15 @@ type ApplyClosePolicyRow struct {
 	LastEventAt    *time.Time
 	Reason         string
 	TaskQueue      string
+	Flow           bool
 }
 
 // Applies the parent close policy of parent executions that closed or
 // were canceled, in the ack's transaction (parents: one object per parent
 // execution, with the reason, parent_closed or parent_canceled). Running
 // request_cancel children are asked to cancel, as CancelChildren does:
-// one row each of kind 'wake' names the task queue to wake. Running
+// one row each of kind 'wake' names the task queue to wake (flow: a
+// message to it is flow-controlled). Running
 // terminate children are locked and returned, one row each of kind
 // 'terminate', for the terminate writes (terminateInstances) with the
 // parent's reason. One statement, so that a parent without children
@@ -103,6 +109,7 @@ func (q *Queries) ApplyClosePolicy(ctx context.Context, arg ApplyClosePolicyPara
 			&i.LastEventAt,
 			&i.Reason,
 			&i.TaskQueue,
+			&i.Flow,
 		); err != nil {
 			return nil, err
 		}
@@ -128,22 +135,29 @@ WITH p AS (
       AND c.status = 'running' AND NOT c.cancel_requested
       AND CASE WHEN p.workflow_ids IS NULL THEN c.parent_close_policy <> 'abandon'
                ELSE p.workflow_ids ? c.instance_id END
-    RETURNING c.instance_id, c.task_queue, p.reason
+    RETURNING c.instance_id, c.task_queue, p.reason, c.priority
 ), m AS (
     -- execution_id named (NULL, as its default): Citus runs this INSERT
     -- through the coordinator and its copy wants every column it sends.
-    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT $2, c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
+    SELECT $2, c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason),
+           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN c.priority IS NOT NULL THEN now() END
     FROM c
-    RETURNING o.task_queue
+    RETURNING o.task_queue, o.pass
 )
-SELECT DISTINCT m.task_queue FROM m
+SELECT m.task_queue, bool_or(m.pass IS NOT NULL)::boolean AS flow FROM m GROUP BY m.task_queue
 `
 
 type CancelChildrenParams struct {
 	Parents         []byte
 	Namespace       string
 	ParentNamespace string
+}
+
+type CancelChildrenRow struct {
+	TaskQueue string
+	Flow      bool
 }
 
 // Asks running child workflows to cancel, in the ack's transaction of
@@ -153,21 +167,22 @@ type CancelChildrenParams struct {
 // child of the execution whose parent close policy is not abandon (the
 // parent closed or was canceled; ApplyClosePolicy does that now). A child
 // already asked keeps its first reason. Each gets a CancelRequested message, as from the cancel
-// endpoint. Returns the children's task queues, whose pollers the caller
-// wakes.
-func (q *Queries) CancelChildren(ctx context.Context, arg CancelChildrenParams) ([]string, error) {
+// endpoint, with the child's priority (as EnqueueMessages). Returns the
+// children's task queues, whose pollers the caller wakes, and whether a
+// message to each is flow-controlled.
+func (q *Queries) CancelChildren(ctx context.Context, arg CancelChildrenParams) ([]CancelChildrenRow, error) {
 	rows, err := q.db.Query(ctx, cancelChildren, arg.Parents, arg.Namespace, arg.ParentNamespace)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []string{}
+	items := []CancelChildrenRow{}
 	for rows.Next() {
-		var task_queue string
-		if err := rows.Scan(&task_queue); err != nil {
+		var i CancelChildrenRow
+		if err := rows.Scan(&i.TaskQueue, &i.Flow); err != nil {
 			return nil, err
 		}
-		items = append(items, task_queue)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -193,14 +208,16 @@ func (q *Queries) NextRetryAttempt(ctx context.Context, arg NextRetryAttemptPara
 }
 
 const notifyParents = `-- name: NotifyParents :many
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
 SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
                      WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
        jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
-       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
+       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN p.priority IS NOT NULL THEN now() END
 FROM unnest($1::text[]) AS k(id)
 CROSS JOIN LATERAL (
     -- A key probe per id (LIMIT: never flattened into a join, which a
@@ -215,18 +232,23 @@ CROSS JOIN LATERAL (
     LIMIT 1
 ) c
 CROSS JOIN LATERAL (
-    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
+    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue, px.priority
     FROM instances px
     WHERE px.namespace = $2 AND px.instance_id = c.parent_instance_id
       AND px.execution_id = c.parent_execution_id AND px.status = 'running'
     LIMIT 1
 ) p
-RETURNING o.task_queue
+RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type NotifyParentsParams struct {
 	InstanceIds []string
 	Namespace   string
+}
+
+type NotifyParentsRow struct {
+	TaskQueue string
+	Flow      bool
 }
 
 // Delivers the close of child workflows to their parents, in the
@@ -235,21 +257,23 @@ type NotifyParentsParams struct {
 // ChildWorkflowFailed, ChildWorkflowCanceled or ChildWorkflowTerminated
 // message to the parent's execution that started it, if it still runs.
 // A child lives in its parent's namespace (StartChildren), so that the
-// parent is found in the namespace too. Returns the parents' task queues,
-// whose pollers the caller wakes. On Citus, NotifyParentsJoin.
-func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) ([]string, error) {
+// parent is found in the namespace too. The message has the parent's
+// priority (as EnqueueMessages). Returns the parents' task queues, whose
+// pollers the caller wakes, and whether each message is flow-controlled.
+// On Citus, NotifyParentsJoin.
+func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) ([]NotifyParentsRow, error) {
 	rows, err := q.db.Query(ctx, notifyParents, arg.InstanceIds, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []string{}
+	items := []NotifyParentsRow{}
 	for rows.Next() {
-		var task_queue string
-		if err := rows.Scan(&task_queue); err != nil {
+		var i NotifyParentsRow
+		if err := rows.Scan(&i.TaskQueue, &i.Flow); err != nil {
 			return nil, err
 		}
-		items = append(items, task_queue)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -258,26 +282,33 @@ func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) ([
 }
 
 const notifyParentsJoin = `-- name: NotifyParentsJoin :many
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
 SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
                      WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
        jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
-       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
+       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN p.priority IS NOT NULL THEN now() END
 FROM instances c
 JOIN instances p ON p.namespace = c.namespace AND p.instance_id = c.parent_instance_id
                 AND p.execution_id = c.parent_execution_id AND p.status = 'running'
 WHERE c.namespace = $1 AND c.instance_id = ANY($2::text[])
   AND c.parent_namespace = $1
   AND c.parent_instance_id IS NOT NULL AND c.status <> 'running'
-RETURNING o.task_queue
+RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type NotifyParentsJoinParams struct {
 	Namespace   string
 	InstanceIds []string
+}
+
+type NotifyParentsJoinRow struct {
+	TaskQueue string
+	Flow      bool
 }
 
 // NotifyParents as plain joins, for Citus (Options.Citus), which pushes
@@ -290,23 +321,24 @@ type NotifyParentsJoinParams struct {
 // message to the parent's execution that started it, if it still runs.
 // A child lives in its parent's namespace (StartChildren), so that the
 // parent is found in the namespace too. Returns the parents' task queues,
-// whose pollers the caller wakes.
+// whose pollers the caller wakes, and whether each message is
+// flow-controlled (the parent's priority, as in NotifyParents).
 // The children by primary key (= ANY of the ids), each parent by its key:
 // plain joins on the namespace too, which Citus pushes down to the
 // namespace's node (it pushes down no LIMIT in a LATERAL over unnest).
-func (q *Queries) NotifyParentsJoin(ctx context.Context, arg NotifyParentsJoinParams) ([]string, error) {
+func (q *Queries) NotifyParentsJoin(ctx context.Context, arg NotifyParentsJoinParams) ([]NotifyParentsJoinRow, error) {
 	rows, err := q.db.Query(ctx, notifyParentsJoin, arg.Namespace, arg.InstanceIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []string{}
+	items := []NotifyParentsJoinRow{}
 	for rows.Next() {
-		var task_queue string
-		if err := rows.Scan(&task_queue); err != nil {
+		var i NotifyParentsJoinRow
+		if err := rows.Scan(&i.TaskQueue, &i.Flow); err != nil {
 			return nil, err
 		}
-		items = append(items, task_queue)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -325,6 +357,7 @@ WITH c AS (
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
            (x -> 'search_attributes')::jsonb AS search_attributes, (x -> 'memo')::jsonb AS memo,
            (x -> 'header')::jsonb AS header, (x -> 'priority')::jsonb AS priority,
+           (x -> 'parent_priority')::jsonb AS parent_priority,
            (x ->> 'cron_schedule')::text AS cron_schedule, COALESCE((x ->> 'delay_ms')::bigint, 0) AS delay_ms
     FROM jsonb_array_elements($1::jsonb) x
 ), d AS (
@@ -410,13 +443,17 @@ WITH c AS (
            COALESCE(p.pk, 3), p.pass, now() + c.delay_ms * interval '1 millisecond'
     FROM i JOIN c ON c.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 ), parents AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    -- With the parent's priority (parent_priority: its stored one, absent
+    -- for none), as EnqueueMessages gives a workflow's later turns.
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT $2, c.parent_instance_id, c.parent_execution_id, c.parent_task_queue,
            CASE WHEN i.instance_id IS NULL THEN 'StartChildWorkflowFailed' ELSE 'ChildWorkflowStarted' END,
            jsonb_build_object('child_id', c.child_id, 'child_workflow_id', c.instance_id,
                               'workflow_type', c.workflow_type)
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
-                   ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END
+                   ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END,
+           COALESCE(NULLIF((c.parent_priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN c.parent_priority IS NOT NULL THEN now() END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
 )
 SELECT count(*) FROM i

@@ -46,6 +46,48 @@ func (q *Queries) AdmitConcurrencyKeys(ctx context.Context, arg AdmitConcurrency
 	return items, nil
 }
 
+const admitWaitingActivityConcurrency = `-- name: AdmitWaitingActivityConcurrency :many
+SELECT k.key, a.n::integer AS admitted
+FROM (SELECT c.key FROM activity_concurrency_keys c
+      WHERE c.namespace = $1 AND c.running < c.max_running
+        AND EXISTS (SELECT 1 FROM worker_queue w
+                    WHERE w.namespace = $1 AND (w.options -> 'concurrency' ->> 'key') = c.key
+                      AND w.options ? 'concurrency_wait')
+      ORDER BY c.key
+      LIMIT 100) k
+CROSS JOIN LATERAL tether_activity_concurrency_admit($1::text, k.key) AS a(n)
+`
+
+type AdmitWaitingActivityConcurrencyRow struct {
+	Key      string
+	Admitted int32
+}
+
+// The sweeper's pass over a namespace's activity concurrency keys
+// (migration 00059), as AdmitWaitingConcurrency's over the workflows':
+// each key with a free slot and an attempt waiting for one admits its
+// oldest waiting ones (tether_activity_concurrency_admit). Keys are locked
+// in key order; at most 100 keys a pass.
+func (q *Queries) AdmitWaitingActivityConcurrency(ctx context.Context, namespace string) ([]AdmitWaitingActivityConcurrencyRow, error) {
+	rows, err := q.db.Query(ctx, admitWaitingActivityConcurrency, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdmitWaitingActivityConcurrencyRow{}
+	for rows.Next() {
+		var i AdmitWaitingActivityConcurrencyRow
+		if err := rows.Scan(&i.Key, &i.Admitted); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const admitWaitingConcurrency = `-- name: AdmitWaitingConcurrency :many
 SELECT a.id::text AS instance_id
 FROM (SELECT k.key FROM concurrency_keys k
@@ -209,6 +251,39 @@ func (q *Queries) QueueConcurrencyKeys(ctx context.Context, arg QueueConcurrency
 		return nil, err
 	}
 	return items, nil
+}
+
+const refuseChildStart = `-- name: RefuseChildStart :exec
+UPDATE orchestrator_queue q
+SET kind = 'StartChildWorkflowFailed',
+    payload = (q.payload - 'child_execution_id' - 'child_run_id') || jsonb_build_object('error', $1::jsonb)
+WHERE q.namespace = $2 AND q.instance_id = $3
+  AND q.execution_id = $4::bigint AND q.kind = 'ChildWorkflowStarted'
+  AND (q.payload ->> 'child_id')::bigint = $5::bigint AND q.lock_token IS NULL
+`
+
+type RefuseChildStartParams struct {
+	Error             []byte
+	Namespace         string
+	ParentInstanceID  string
+	ParentExecutionID int64
+	ChildID           int64
+}
+
+// A child workflow refused by its concurrency key (strategy
+// cancel_newest): the ChildWorkflowStarted its parent execution got from
+// StartChildren, in this transaction, becomes StartChildWorkflowFailed
+// with the refusal as its error (the caller deletes the child). Found
+// through the parent's messages (orchestrator_queue_instance).
+func (q *Queries) RefuseChildStart(ctx context.Context, arg RefuseChildStartParams) error {
+	_, err := q.db.Exec(ctx, refuseChildStart,
+		arg.Error,
+		arg.Namespace,
+		arg.ParentInstanceID,
+		arg.ParentExecutionID,
+		arg.ChildID,
+	)
+	return err
 }
 
 const takeConcurrencyWakes = `-- name: TakeConcurrencyWakes :many

@@ -11,6 +11,13 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type ActivityConcurrencyKey struct {
+	Namespace  string
+	Key        string
+	MaxRunning int32
+	Running    int32
+}
+
 type ApiKey struct {
 	ID         string
 	Namespace  *string

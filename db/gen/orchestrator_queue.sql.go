@@ -175,7 +175,7 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
-RETURNING o.instance_id, o.task_queue
+RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type EnqueueMessagesParams struct {
@@ -186,12 +186,13 @@ type EnqueueMessagesParams struct {
 type EnqueueMessagesRow struct {
 	InstanceID string
 	TaskQueue  string
+	Flow       bool
 }
 
 // Enqueues messages to instances that are running (and, when execution_id
 // is given, still on that execution); messages to anything else are dropped
-// here. Returns, for each message enqueued, its instance and the task
-// queue that received it. Each message looks
+// here. Returns, for each message enqueued, its instance, the task
+// queue that received it and whether it is flow-controlled. Each message looks
 // its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 // probe (without it the planner flattens the join and, believing
 // jsonb_to_recordset's 100 rows, hashes every running instance). On Citus,
@@ -211,7 +212,7 @@ func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams
 	items := []EnqueueMessagesRow{}
 	for rows.Next() {
 		var i EnqueueMessagesRow
-		if err := rows.Scan(&i.InstanceID, &i.TaskQueue); err != nil {
+		if err := rows.Scan(&i.InstanceID, &i.TaskQueue, &i.Flow); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -233,7 +234,7 @@ FROM jsonb_to_recordset($1::jsonb)
 JOIN instances i ON i.namespace = $2 AND i.instance_id = m.instance_id
                 AND i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
 WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements($1::jsonb) e))
-RETURNING o.instance_id, o.task_queue
+RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type EnqueueMessagesJoinParams struct {
@@ -244,6 +245,7 @@ type EnqueueMessagesJoinParams struct {
 type EnqueueMessagesJoinRow struct {
 	InstanceID string
 	TaskQueue  string
+	Flow       bool
 }
 
 // EnqueueMessages for Citus (Options.Citus), which pushes down no LIMIT in
@@ -259,7 +261,7 @@ func (q *Queries) EnqueueMessagesJoin(ctx context.Context, arg EnqueueMessagesJo
 	items := []EnqueueMessagesJoinRow{}
 	for rows.Next() {
 		var i EnqueueMessagesJoinRow
-		if err := rows.Scan(&i.InstanceID, &i.TaskQueue); err != nil {
+		if err := rows.Scan(&i.InstanceID, &i.TaskQueue, &i.Flow); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -271,10 +273,12 @@ func (q *Queries) EnqueueMessagesJoin(ctx context.Context, arg EnqueueMessagesJo
 }
 
 const enqueueMessagesTo = `-- name: EnqueueMessagesTo :exec
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT $1, $2, m.execution_id, $3, m.kind, m.payload,
-       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
-FROM jsonb_to_recordset($4::jsonb)
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+       COALESCE(NULLIF(($4::jsonb->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN $4::jsonb IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
+FROM jsonb_to_recordset($5::jsonb)
     AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint)
 `
 
@@ -282,17 +286,22 @@ type EnqueueMessagesToParams struct {
 	Namespace  string
 	InstanceID string
 	TaskQueue  string
+	Priority   []byte
 	Messages   []byte
 }
 
 // Enqueues messages to one instance the transaction has just written or
 // holds (so it is running, on task_queue): nothing to look up, no answer
 // to wait for — the statement travels with the next one (see pipe.go).
+// priority is the instance's stored priority (instances.priority; NULL:
+// none): the messages get its priority key and their visible time as
+// their pass, as in EnqueueMessages.
 func (q *Queries) EnqueueMessagesTo(ctx context.Context, arg EnqueueMessagesToParams) error {
 	_, err := q.db.Exec(ctx, enqueueMessagesTo,
 		arg.Namespace,
 		arg.InstanceID,
 		arg.TaskQueue,
+		arg.Priority,
 		arg.Messages,
 	)
 	return err
@@ -312,7 +321,7 @@ FROM (
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING o.task_queue
+RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type EnqueueSignalParams struct {
@@ -322,23 +331,28 @@ type EnqueueSignalParams struct {
 	InstanceID   string
 }
 
-// Enqueues a signal to a running instance and returns its task queue (no
-// row: not running, or unknown). The instance row is locked FOR KEY SHARE,
+type EnqueueSignalRow struct {
+	TaskQueue string
+	Flow      bool
+}
+
+// Enqueues a signal to a running instance and returns its task queue and
+// whether the signal is flow-controlled (no row: not running, or unknown). The instance row is locked FOR KEY SHARE,
 // which waits for a turn being acknowledged (its ack holds the row FOR
 // UPDATE) and then re-reads the row: a signal either commits before the
 // ack, which sees it and refuses to end the workflow (PendingSignals),
 // or finds the workflow over and is refused. Never is it accepted and then
 // dropped with the finished workflow's messages.
-func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (string, error) {
+func (q *Queries) EnqueueSignal(ctx context.Context, arg EnqueueSignalParams) (EnqueueSignalRow, error) {
 	row := q.db.QueryRow(ctx, enqueueSignal,
 		arg.Payload,
 		arg.PayloadBytes,
 		arg.Namespace,
 		arg.InstanceID,
 	)
-	var task_queue string
-	err := row.Scan(&task_queue)
-	return task_queue, err
+	var i EnqueueSignalRow
+	err := row.Scan(&i.TaskQueue, &i.Flow)
+	return i, err
 }
 
 const genericPlans = `-- name: GenericPlans :exec

@@ -50,10 +50,13 @@ func (q *Queries) ResetCopyHistory(ctx context.Context, arg ResetCopyHistoryPara
 }
 
 const resetEnqueue = `-- name: ResetEnqueue :exec
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes,
+                                priority, pass)
 SELECT $1, $2, m.execution_id, $3, m.kind, m.payload,
-       COALESCE(m.payload_bytes, 0)
-FROM jsonb_to_recordset($4::jsonb)
+       COALESCE(m.payload_bytes, 0),
+       COALESCE(NULLIF(($4::jsonb->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN $4::jsonb IS NOT NULL THEN now() END
+FROM jsonb_to_recordset($5::jsonb)
     AS m(seq integer, execution_id bigint, kind text, payload jsonb, payload_bytes integer)
 ORDER BY m.seq
 `
@@ -62,17 +65,20 @@ type ResetEnqueueParams struct {
 	Namespace  string
 	InstanceID string
 	TaskQueue  string
+	Priority   []byte
 	Messages   []byte
 }
 
 // The messages of a reset's new run, in the order given (seq): the turn
 // that runs again, then the signals re-applied. payload_bytes keeps a
-// signal's size for the pending-message bound.
+// signal's size for the pending-message bound. priority is the
+// workflow's stored priority (NULL: none; see EnqueueMessagesTo).
 func (q *Queries) ResetEnqueue(ctx context.Context, arg ResetEnqueueParams) error {
 	_, err := q.db.Exec(ctx, resetEnqueue,
 		arg.Namespace,
 		arg.InstanceID,
 		arg.TaskQueue,
+		arg.Priority,
 		arg.Messages,
 	)
 	return err
@@ -174,10 +180,12 @@ func (q *Queries) ResetPendingSignals(ctx context.Context, arg ResetPendingSigna
 }
 
 const resetTimers = `-- name: ResetTimers :exec
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT $1, $2, $3::bigint, $4, 'TimerFired',
-       m.payload, greatest(now(), to_timestamp(m.at_ms / 1000.0))
-FROM jsonb_to_recordset($5::jsonb) AS m(payload jsonb, at_ms bigint)
+       m.payload, greatest(now(), to_timestamp(m.at_ms / 1000.0)),
+       COALESCE(NULLIF(($5::jsonb->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN $5::jsonb IS NOT NULL THEN greatest(now(), to_timestamp(m.at_ms / 1000.0)) END
+FROM jsonb_to_recordset($6::jsonb) AS m(payload jsonb, at_ms bigint)
 `
 
 type ResetTimersParams struct {
@@ -185,18 +193,21 @@ type ResetTimersParams struct {
 	InstanceID  string
 	ExecutionID int64
 	TaskQueue   string
+	Priority    []byte
 	Timers      []byte
 }
 
 // The timers a reset's new run still waits for: TimerFired messages of the
 // new execution, each visible at its original time (at_ms: Unix
-// milliseconds; now when past).
+// milliseconds; now when past), with the workflow's priority (as
+// ResetEnqueue).
 func (q *Queries) ResetTimers(ctx context.Context, arg ResetTimersParams) error {
 	_, err := q.db.Exec(ctx, resetTimers,
 		arg.Namespace,
 		arg.InstanceID,
 		arg.ExecutionID,
 		arg.TaskQueue,
+		arg.Priority,
 		arg.Timers,
 	)
 	return err

@@ -40,17 +40,21 @@ func (q *Queries) DeleteInstancesUpdates(ctx context.Context, arg DeleteInstance
 }
 
 const enqueueUpdate = `-- name: EnqueueUpdate :one
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes,
+                                     priority, pass)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', $1::jsonb,
-       $2::integer
+       $2::integer,
+       -- The workflow's priority (see EnqueueMessages).
+       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN i.priority IS NOT NULL THEN now() END
 FROM (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix
     WHERE ix.namespace = $3 AND ix.instance_id = $4
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING o.task_queue
+RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type EnqueueUpdateParams struct {
@@ -60,22 +64,27 @@ type EnqueueUpdateParams struct {
 	InstanceID   string
 }
 
+type EnqueueUpdateRow struct {
+	TaskQueue string
+	Flow      bool
+}
+
 // Enqueues an update to a running instance as a WorkflowUpdateAccepted
 // message (the event its turn records when the validator accepts it) and
-// returns the task queue; no row: not running, or unknown. Locked as
+// returns the task queue and whether it is flow-controlled; no row: not running, or unknown. Locked as
 // EnqueueSignal is: an update either commits before the ack that would
 // end the workflow, which then refuses to (PendingSignals), or finds the
 // workflow over.
-func (q *Queries) EnqueueUpdate(ctx context.Context, arg EnqueueUpdateParams) (string, error) {
+func (q *Queries) EnqueueUpdate(ctx context.Context, arg EnqueueUpdateParams) (EnqueueUpdateRow, error) {
 	row := q.db.QueryRow(ctx, enqueueUpdate,
 		arg.Payload,
 		arg.PayloadBytes,
 		arg.Namespace,
 		arg.InstanceID,
 	)
-	var task_queue string
-	err := row.Scan(&task_queue)
-	return task_queue, err
+	var i EnqueueUpdateRow
+	err := row.Scan(&i.TaskQueue, &i.Flow)
+	return i, err
 }
 
 const getUpdate = `-- name: GetUpdate :one

@@ -20,6 +20,7 @@ WITH c AS (
            (x ->> 'parent_close_policy')::text AS parent_close_policy, (x -> 'retry_policy')::jsonb AS retry_policy,
            (x -> 'search_attributes')::jsonb AS search_attributes, (x -> 'memo')::jsonb AS memo,
            (x -> 'header')::jsonb AS header, (x -> 'priority')::jsonb AS priority,
+           (x -> 'parent_priority')::jsonb AS parent_priority,
            (x ->> 'cron_schedule')::text AS cron_schedule, COALESCE((x ->> 'delay_ms')::bigint, 0) AS delay_ms
     FROM jsonb_array_elements(sqlc.arg(children)::jsonb) x
 ), d AS (
@@ -105,13 +106,17 @@ WITH c AS (
            COALESCE(p.pk, 3), p.pass, now() + c.delay_ms * interval '1 millisecond'
     FROM i JOIN c ON c.instance_id = i.instance_id LEFT JOIN p ON p.instance_id = i.instance_id
 ), parents AS (
-    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload)
+    -- With the parent's priority (parent_priority: its stored one, absent
+    -- for none), as EnqueueMessages gives a workflow's later turns.
+    INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT sqlc.arg(namespace), c.parent_instance_id, c.parent_execution_id, c.parent_task_queue,
            CASE WHEN i.instance_id IS NULL THEN 'StartChildWorkflowFailed' ELSE 'ChildWorkflowStarted' END,
            jsonb_build_object('child_id', c.child_id, 'child_workflow_id', c.instance_id,
                               'workflow_type', c.workflow_type)
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
-                   ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END
+                   ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END,
+           COALESCE(NULLIF((c.parent_priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN c.parent_priority IS NOT NULL THEN now() END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
 )
 SELECT count(*) FROM i;
@@ -123,16 +128,20 @@ SELECT count(*) FROM i;
 -- ChildWorkflowFailed, ChildWorkflowCanceled or ChildWorkflowTerminated
 -- message to the parent's execution that started it, if it still runs.
 -- A child lives in its parent's namespace (StartChildren), so that the
--- parent is found in the namespace too. Returns the parents' task queues,
--- whose pollers the caller wakes. On Citus, NotifyParentsJoin.
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+-- parent is found in the namespace too. The message has the parent's
+-- priority (as EnqueueMessages). Returns the parents' task queues, whose
+-- pollers the caller wakes, and whether each message is flow-controlled.
+-- On Citus, NotifyParentsJoin.
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
 SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
                      WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
        jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
-       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
+       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN p.priority IS NOT NULL THEN now() END
 FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
 CROSS JOIN LATERAL (
     -- A key probe per id (LIMIT: never flattened into a join, which a
@@ -147,13 +156,13 @@ CROSS JOIN LATERAL (
     LIMIT 1
 ) c
 CROSS JOIN LATERAL (
-    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue
+    SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue, px.priority
     FROM instances px
     WHERE px.namespace = sqlc.arg(namespace) AND px.instance_id = c.parent_instance_id
       AND px.execution_id = c.parent_execution_id AND px.status = 'running'
     LIMIT 1
 ) p
-RETURNING o.task_queue;
+RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 
 -- name: NotifyParentsJoin :many
 -- NotifyParents as plain joins, for Citus (Options.Citus), which pushes
@@ -166,15 +175,18 @@ RETURNING o.task_queue;
 -- message to the parent's execution that started it, if it still runs.
 -- A child lives in its parent's namespace (StartChildren), so that the
 -- parent is found in the namespace too. Returns the parents' task queues,
--- whose pollers the caller wakes.
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
+-- whose pollers the caller wakes, and whether each message is
+-- flow-controlled (the parent's priority, as in NotifyParents).
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
 SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        CASE c.status WHEN 'completed' THEN 'ChildWorkflowCompleted' WHEN 'failed' THEN 'ChildWorkflowFailed'
                      WHEN 'canceled' THEN 'ChildWorkflowCanceled' ELSE 'ChildWorkflowTerminated' END,
        jsonb_build_object('child_id', c.parent_child_id, 'child_workflow_id', c.instance_id,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
-       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END
+       || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
+       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN p.priority IS NOT NULL THEN now() END
 -- The children by primary key (= ANY of the ids), each parent by its key:
 -- plain joins on the namespace too, which Citus pushes down to the
 -- namespace's node (it pushes down no LIMIT in a LATERAL over unnest).
@@ -184,7 +196,7 @@ JOIN instances p ON p.namespace = c.namespace AND p.instance_id = c.parent_insta
 WHERE c.namespace = sqlc.arg(namespace) AND c.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND c.parent_namespace = sqlc.arg(namespace)
   AND c.parent_instance_id IS NOT NULL AND c.status <> 'running'
-RETURNING o.task_queue;
+RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 
 -- name: CancelChildren :many
 -- Asks running child workflows to cancel, in the ack's transaction of
@@ -194,8 +206,9 @@ RETURNING o.task_queue;
 -- child of the execution whose parent close policy is not abandon (the
 -- parent closed or was canceled; ApplyClosePolicy does that now). A child
 -- already asked keeps its first reason. Each gets a CancelRequested message, as from the cancel
--- endpoint. Returns the children's task queues, whose pollers the caller
--- wakes.
+-- endpoint, with the child's priority (as EnqueueMessages). Returns the
+-- children's task queues, whose pollers the caller wakes, and whether a
+-- message to each is flow-controlled.
 WITH p AS (
     SELECT (x ->> 'instance_id')::text AS instance_id, (x ->> 'execution_id')::bigint AS execution_id,
            (x ->> 'reason')::text AS reason, (x -> 'workflow_ids')::jsonb AS workflow_ids
@@ -209,23 +222,26 @@ WITH p AS (
       AND c.status = 'running' AND NOT c.cancel_requested
       AND CASE WHEN p.workflow_ids IS NULL THEN c.parent_close_policy <> 'abandon'
                ELSE p.workflow_ids ? c.instance_id END
-    RETURNING c.instance_id, c.task_queue, p.reason
+    RETURNING c.instance_id, c.task_queue, p.reason, c.priority
 ), m AS (
     -- execution_id named (NULL, as its default): Citus runs this INSERT
     -- through the coordinator and its copy wants every column it sends.
-    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT sqlc.arg(namespace), c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason)
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
+    SELECT sqlc.arg(namespace), c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason),
+           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN c.priority IS NOT NULL THEN now() END
     FROM c
-    RETURNING o.task_queue
+    RETURNING o.task_queue, o.pass
 )
-SELECT DISTINCT m.task_queue FROM m;
+SELECT m.task_queue, bool_or(m.pass IS NOT NULL)::boolean AS flow FROM m GROUP BY m.task_queue;
 
 -- name: ApplyClosePolicy :many
 -- Applies the parent close policy of parent executions that closed or
 -- were canceled, in the ack's transaction (parents: one object per parent
 -- execution, with the reason, parent_closed or parent_canceled). Running
 -- request_cancel children are asked to cancel, as CancelChildren does:
--- one row each of kind 'wake' names the task queue to wake. Running
+-- one row each of kind 'wake' names the task queue to wake (flow: a
+-- message to it is flow-controlled). Running
 -- terminate children are locked and returned, one row each of kind
 -- 'terminate', for the terminate writes (terminateInstances) with the
 -- parent's reason. One statement, so that a parent without children
@@ -239,13 +255,16 @@ WITH rc AS (
       AND c.parent_instance_id = p.instance_id AND c.parent_execution_id = p.execution_id
       AND c.parent_instance_id IS NOT NULL AND c.status = 'running' AND NOT c.cancel_requested
       AND c.parent_close_policy = 'request_cancel'
-    RETURNING c.instance_id, c.task_queue, p.reason
+    RETURNING c.instance_id, c.task_queue, p.reason, c.priority
 ), m AS (
-    -- execution_id named (NULL, as its default): as in CancelChildren.
-    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload)
-    SELECT sqlc.arg(namespace), rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason)
+    -- execution_id named (NULL, as its default): as in CancelChildren,
+    -- with the child's priority.
+    INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
+    SELECT sqlc.arg(namespace), rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason),
+           COALESCE(NULLIF((rc.priority->>'priority_key')::int, 0), 3)::smallint,
+           CASE WHEN rc.priority IS NOT NULL THEN now() END
     FROM rc
-    RETURNING o.task_queue
+    RETURNING o.task_queue, o.pass
 ), term AS (
     -- The parents' children by a containment test and each one's reason
     -- by a JSON path, not by a join with the parents: Citus runs this CTE
@@ -264,12 +283,13 @@ WITH rc AS (
 )
 SELECT 'terminate'::text AS kind, term.instance_id, term.execution_id, term.workflow_type, term.input,
        term.next_event_id, term.next_activity_id, term.next_timer_id, term.last_event_at, term.reason,
-       ''::text AS task_queue
+       ''::text AS task_queue, false AS flow
 FROM term
 UNION ALL
-SELECT DISTINCT 'wake'::text, '', 0::bigint, '', NULL::jsonb, 0::bigint, 0::bigint, 0::bigint, NULL::timestamptz,
-       '', m.task_queue
-FROM m;
+SELECT 'wake'::text, '', 0::bigint, '', NULL::jsonb, 0::bigint, 0::bigint, 0::bigint, NULL::timestamptz,
+       '', m.task_queue, bool_or(m.pass IS NOT NULL)
+FROM m
+GROUP BY m.task_queue;
 
 -- name: NextRetryAttempt :exec
 -- Counts the next execution of a child workflow retried by its retry

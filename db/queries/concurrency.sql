@@ -81,3 +81,31 @@ ORDER BY k.n;
 -- after the commit.
 DELETE FROM concurrency_wakes WHERE namespace = sqlc.arg(namespace)
 RETURNING task_queue;
+-- name: RefuseChildStart :exec
+-- A child workflow refused by its concurrency key (strategy
+-- cancel_newest): the ChildWorkflowStarted its parent execution got from
+-- StartChildren, in this transaction, becomes StartChildWorkflowFailed
+-- with the refusal as its error (the caller deletes the child). Found
+-- through the parent's messages (orchestrator_queue_instance).
+UPDATE orchestrator_queue q
+SET kind = 'StartChildWorkflowFailed',
+    payload = (q.payload - 'child_execution_id' - 'child_run_id') || jsonb_build_object('error', sqlc.arg(error)::jsonb)
+WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = sqlc.arg(parent_instance_id)
+  AND q.execution_id = sqlc.arg(parent_execution_id)::bigint AND q.kind = 'ChildWorkflowStarted'
+  AND (q.payload ->> 'child_id')::bigint = sqlc.arg(child_id)::bigint AND q.lock_token IS NULL;
+
+-- name: AdmitWaitingActivityConcurrency :many
+-- The sweeper's pass over a namespace's activity concurrency keys
+-- (migration 00059), as AdmitWaitingConcurrency's over the workflows':
+-- each key with a free slot and an attempt waiting for one admits its
+-- oldest waiting ones (tether_activity_concurrency_admit). Keys are locked
+-- in key order; at most 100 keys a pass.
+SELECT k.key, a.n::integer AS admitted
+FROM (SELECT c.key FROM activity_concurrency_keys c
+      WHERE c.namespace = sqlc.arg(namespace) AND c.running < c.max_running
+        AND EXISTS (SELECT 1 FROM worker_queue w
+                    WHERE w.namespace = sqlc.arg(namespace) AND (w.options -> 'concurrency' ->> 'key') = c.key
+                      AND w.options ? 'concurrency_wait')
+      ORDER BY c.key
+      LIMIT 100) k
+CROSS JOIN LATERAL tether_activity_concurrency_admit(sqlc.arg(namespace)::text, k.key) AS a(n);

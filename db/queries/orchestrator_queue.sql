@@ -1,8 +1,8 @@
 -- name: EnqueueMessages :many
 -- Enqueues messages to instances that are running (and, when execution_id
 -- is given, still on that execution); messages to anything else are dropped
--- here. Returns, for each message enqueued, its instance and the task
--- queue that received it. Each message looks
+-- here. Returns, for each message enqueued, its instance, the task
+-- queue that received it and whether it is flow-controlled. Each message looks
 -- its instance up by primary key: the LIMIT keeps the LATERAL a per-message
 -- probe (without it the planner flattens the join and, believing
 -- jsonb_to_recordset's 100 rows, hashes every running instance). On Citus,
@@ -27,7 +27,7 @@ CROSS JOIN LATERAL (
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
-RETURNING o.instance_id, o.task_queue;
+RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 
 -- name: EnqueueMessagesJoin :many
 -- EnqueueMessages for Citus (Options.Citus), which pushes down no LIMIT in
@@ -44,11 +44,11 @@ FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
 JOIN instances i ON i.namespace = sqlc.arg(namespace) AND i.instance_id = m.instance_id
                 AND i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
 WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements(sqlc.arg(messages)::jsonb) e))
-RETURNING o.instance_id, o.task_queue;
+RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 
 -- name: EnqueueSignal :one
--- Enqueues a signal to a running instance and returns its task queue (no
--- row: not running, or unknown). The instance row is locked FOR KEY SHARE,
+-- Enqueues a signal to a running instance and returns its task queue and
+-- whether the signal is flow-controlled (no row: not running, or unknown). The instance row is locked FOR KEY SHARE,
 -- which waits for a turn being acknowledged (its ack holds the row FOR
 -- UPDATE) and then re-reads the row: a signal either commits before the
 -- ack, which sees it and refuses to end the workflow (PendingSignals),
@@ -67,15 +67,20 @@ FROM (
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING o.task_queue;
+RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 
 -- name: EnqueueMessagesTo :exec
 -- Enqueues messages to one instance the transaction has just written or
 -- holds (so it is running, on task_queue): nothing to look up, no answer
 -- to wait for — the statement travels with the next one (see pipe.go).
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+-- priority is the instance's stored priority (instances.priority; NULL:
+-- none): the messages get its priority key and their visible time as
+-- their pass, as in EnqueueMessages.
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT sqlc.arg(namespace), sqlc.arg(instance_id), m.execution_id, sqlc.arg(task_queue), m.kind, m.payload,
-       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond'
+       now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+       COALESCE(NULLIF((sqlc.narg(priority)::jsonb->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN sqlc.narg(priority)::jsonb IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint);
 

@@ -44,10 +44,14 @@ ORDER BY id;
 -- name: ResetEnqueue :exec
 -- The messages of a reset's new run, in the order given (seq): the turn
 -- that runs again, then the signals re-applied. payload_bytes keeps a
--- signal's size for the pending-message bound.
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+-- signal's size for the pending-message bound. priority is the
+-- workflow's stored priority (NULL: none; see EnqueueMessagesTo).
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes,
+                                priority, pass)
 SELECT sqlc.arg(namespace), sqlc.arg(instance_id), m.execution_id, sqlc.arg(task_queue), m.kind, m.payload,
-       COALESCE(m.payload_bytes, 0)
+       COALESCE(m.payload_bytes, 0),
+       COALESCE(NULLIF((sqlc.narg(priority)::jsonb->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN sqlc.narg(priority)::jsonb IS NOT NULL THEN now() END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(seq integer, execution_id bigint, kind text, payload jsonb, payload_bytes integer)
 ORDER BY m.seq;
@@ -55,8 +59,11 @@ ORDER BY m.seq;
 -- name: ResetTimers :exec
 -- The timers a reset's new run still waits for: TimerFired messages of the
 -- new execution, each visible at its original time (at_ms: Unix
--- milliseconds; now when past).
-INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at)
+-- milliseconds; now when past), with the workflow's priority (as
+-- ResetEnqueue).
+INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(execution_id)::bigint, sqlc.arg(task_queue), 'TimerFired',
-       m.payload, greatest(now(), to_timestamp(m.at_ms / 1000.0))
+       m.payload, greatest(now(), to_timestamp(m.at_ms / 1000.0)),
+       COALESCE(NULLIF((sqlc.narg(priority)::jsonb->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN sqlc.narg(priority)::jsonb IS NOT NULL THEN greatest(now(), to_timestamp(m.at_ms / 1000.0)) END
 FROM jsonb_to_recordset(sqlc.arg(timers)::jsonb) AS m(payload jsonb, at_ms bigint);

@@ -9,21 +9,25 @@ RETURNING update_id;
 -- name: EnqueueUpdate :one
 -- Enqueues an update to a running instance as a WorkflowUpdateAccepted
 -- message (the event its turn records when the validator accepts it) and
--- returns the task queue; no row: not running, or unknown. Locked as
+-- returns the task queue and whether it is flow-controlled; no row: not running, or unknown. Locked as
 -- EnqueueSignal is: an update either commits before the ack that would
 -- end the workflow, which then refuses to (PendingSignals), or finds the
 -- workflow over.
-INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes)
+INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, payload_bytes,
+                                     priority, pass)
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', sqlc.arg(payload)::jsonb,
-       sqlc.arg(payload_bytes)::integer
+       sqlc.arg(payload_bytes)::integer,
+       -- The workflow's priority (see EnqueueMessages).
+       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       CASE WHEN i.priority IS NOT NULL THEN now() END
 FROM (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix
     WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
       AND ix.status = 'running'
     FOR KEY SHARE
 ) i
-RETURNING o.task_queue;
+RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 
 -- name: GetUpdate :one
 -- An update with the status of its instance.

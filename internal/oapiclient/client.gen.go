@@ -489,6 +489,12 @@ type ApiActivityHeartbeatResponse struct {
 
 // ApiActivityOptions defines model for api.ActivityOptions.
 type ApiActivityOptions struct {
+	// Concurrency Concurrency limits how many attempts of activities with its key run
+	// at once in the namespace (docs/api.md, "Concurrency limits of
+	// activities"): past the limit an attempt waits for a slot. Only the
+	// strategy queue applies to activities. Absent: no limit.
+	Concurrency *ApiConcurrency `json:"concurrency,omitempty"`
+
 	// HeartbeatTimeout HeartbeatTimeout bounds the time between an attempt's heartbeats.
 	HeartbeatTimeout *string `json:"heartbeat_timeout,omitempty"`
 
@@ -817,6 +823,11 @@ type ApiCommand struct {
 	// number within the execution (chosen by the SDK, unique) and its
 	// workflow id (the child instance's id).
 	ChildId *int `json:"child_id,omitempty"`
+
+	// Concurrency Concurrency limits how many workflows of its key run at once
+	// (start_child_workflow; docs/api.md, "Concurrency limits"); absent:
+	// no limit, whatever the parent's.
+	Concurrency *ApiConcurrency `json:"concurrency,omitempty"`
 
 	// CronSchedule CronSchedule makes the child a cron workflow (start_child_workflow;
 	// Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax,
@@ -2224,6 +2235,10 @@ type ApiScheduleTriggerResponse struct {
 
 // ApiScheduleWorkflowAction defines model for api.ScheduleWorkflowAction.
 type ApiScheduleWorkflowAction struct {
+	// Concurrency Concurrency limits how many workflows of its key run at once, as a
+	// start's (docs/api.md, "Concurrency limits"); absent: no limit.
+	Concurrency *ApiConcurrency `json:"concurrency,omitempty"`
+
 	// ExecutionTimeout ExecutionTimeout fails each workflow that runs longer (0: no limit).
 	//
 	// Example: 1h

@@ -14,6 +14,7 @@ import (
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/sdk/enums"
 	"github.com/tetherhq/tether/sdk/internal/fnsig"
+	"github.com/tetherhq/tether/sdk/internal/wf"
 )
 
 // Server-side schedules, named and shaped after Temporal's Go SDK
@@ -167,6 +168,10 @@ type ScheduleWorkflowAction struct {
 	// WorkflowExecutionTimeout fails each workflow that runs longer (0: no
 	// limit).
 	WorkflowExecutionTimeout time.Duration
+	// Concurrency limits how many workflows of its key run at once, as
+	// StartWorkflowOptions.Concurrency does (nil: no limit); a slot whose
+	// start its key refuses (ConcurrencyCancelNewest) is skipped.
+	Concurrency *Concurrency
 }
 
 func (*ScheduleWorkflowAction) isScheduleAction() {}
@@ -503,7 +508,7 @@ func scheduleRequest(spec ScheduleSpec, action ScheduleAction, pol SchedulePolic
 	req := api.ScheduleRequest{
 		Spec: api.ScheduleSpec{CronExpressions: spec.CronExpressions, Jitter: api.Duration(spec.Jitter), TimeZoneName: spec.TimeZoneName},
 		Action: api.ScheduleWorkflowAction{WorkflowType: name, TaskQueue: wa.TaskQueue, Input: input, WorkflowIDPrefix: wa.ID,
-			ExecutionTimeout: api.Duration(wa.WorkflowExecutionTimeout)},
+			ExecutionTimeout: api.Duration(wa.WorkflowExecutionTimeout), Concurrency: wf.APIConcurrency(wa.Concurrency)},
 		OverlapPolicy: overlapName(pol.Overlap), CatchupWindow: api.Duration(pol.CatchupWindow), Paused: st.Paused, Note: st.Note,
 	}
 	req.Spec.Calendars, req.Spec.Skip = calendarsToAPI(spec.Calendars), calendarsToAPI(spec.Skip)
@@ -605,7 +610,7 @@ func scheduleDescription(s api.Schedule) *ScheduleDescription {
 		spec.Intervals = append(spec.Intervals, ScheduleIntervalSpec{Every: iv.Every.D(), Offset: iv.Offset.D()})
 	}
 	action := &ScheduleWorkflowAction{ID: s.Action.WorkflowIDPrefix, Workflow: s.Action.WorkflowType, TaskQueue: s.Action.TaskQueue,
-		WorkflowExecutionTimeout: s.Action.ExecutionTimeout.D()}
+		WorkflowExecutionTimeout: s.Action.ExecutionTimeout.D(), Concurrency: wf.FromAPIConcurrency(s.Action.Concurrency)}
 	if len(s.Action.Input) > 0 {
 		action.Args = []any{s.Action.Input}
 	}

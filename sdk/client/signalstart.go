@@ -49,7 +49,7 @@ func (c *TetherClient) signalWithStartWorkflowDirect(ctx context.Context, workfl
 		SignalName: signalName, SignalInput: sig,
 		WorkflowType: name, TaskQueue: options.TaskQueue, Input: in,
 		ExecutionTimeout: api.Duration(timeout), Header: sendHeader(ctx), Priority: wf.APIPriority(options.Priority),
-		Concurrency: options.Concurrency.api(),
+		Concurrency: wf.APIConcurrency(options.Concurrency),
 	}
 	attrs, err := options.searchAttributes()
 	if err != nil {

@@ -233,7 +233,7 @@ func (c *TetherClient) start(ctx context.Context, opts StartWorkflowOptions, nam
 		CronSchedule:     opts.CronSchedule,
 		Header:           sendHeader(ctx),
 		Priority:         wf.APIPriority(opts.Priority),
-		Concurrency:      opts.Concurrency.api(),
+		Concurrency:      wf.APIConcurrency(opts.Concurrency),
 	}
 	attrs, err := opts.searchAttributes()
 	if err != nil {

@@ -46,6 +46,13 @@ import "github.com/tetherhq/tether/sdk/internal/wf"
 //     ChildWorkflowOptions.Memo): values by name, each encoded as JSON (at most
 //     32 KiB in all), shown by describe and in the child's GetInfo(ctx).Memo.
 //   - Priority Priority: Priority is the child's priority (zero: the parent's).
+//   - Concurrency *Concurrency: Concurrency limits how many workflows of its
+//     key run at once, as client.StartWorkflowOptions.Concurrency does (nil: no
+//     limit, whatever the parent's): past the limit the child waits
+//     (ConcurrencyQueue; the parent sees it started), or the oldest running
+//     workflow of the key is asked to cancel (ConcurrencyCancelOldest), or the
+//     child is not started (ConcurrencyCancelNewest: its future fails with a
+//     ChildWorkflowExecutionError whose failure is LimitExceeded).
 //   - CronSchedule string: CronSchedule makes the child a cron workflow
 //     (Temporal's ChildWorkflowOptions.CronSchedule): standard cron syntax, in
 //     UTC ("*/5 * * * *", "@hourly", "@every 90s"). Its first run starts at the
@@ -56,6 +63,35 @@ import "github.com/tetherhq/tether/sdk/internal/wf"
 //     terminated (or its parent closes it). A bad schedule fails the parent's
 //     turn naming cron_schedule.
 type ChildWorkflowOptions = wf.ChildWorkflowOptions
+
+// Concurrency is a child's concurrency limit per key
+// (ChildWorkflowOptions.Concurrency; client.Concurrency is the same type):
+// at most Limit workflows started with Key run at once in the namespace.
+//
+// Fields (the type is defined in an internal package):
+//
+//   - Key string: Key names the group the limit counts (a customer, a tenant;
+//     at most 128 bytes).
+//   - Limit int: Limit is how many workflows of the key may run at once (1 …
+//     10000).
+//   - Strategy ConcurrencyStrategy: Strategy is what a start past the limit
+//     does (ConcurrencyQueue when empty).
+type Concurrency = wf.Concurrency
+
+// ConcurrencyStrategy is what a child's start past its key's limit does.
+type ConcurrencyStrategy = wf.ConcurrencyStrategy
+
+// Concurrency strategies of a child (as client.ConcurrencyQueue, …).
+const (
+	// ConcurrencyQueue: the child is created and waits for a slot.
+	ConcurrencyQueue = wf.ConcurrencyQueue
+	// ConcurrencyCancelNewest: the child is not started; its future fails
+	// with a ChildWorkflowExecutionError whose failure is LimitExceeded.
+	ConcurrencyCancelNewest = wf.ConcurrencyCancelNewest
+	// ConcurrencyCancelOldest: the oldest running workflow of the key is
+	// asked to cancel; the child waits and runs when it has closed.
+	ConcurrencyCancelOldest = wf.ConcurrencyCancelOldest
+)
 
 // ParentClosePolicy is what happens to a running child workflow when its
 // parent closes or is canceled.

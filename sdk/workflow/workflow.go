@@ -67,6 +67,12 @@ type RetryPolicy = wf.RetryPolicy
 //     the activity (its context.Context is cancelled).
 //   - Priority Priority: Priority orders the activity's attempts among their
 //     task queue's work (zero: the workflow's).
+//   - Concurrency *Concurrency: Concurrency limits how many attempts of
+//     activities with its key run at once in the namespace, across every server
+//     replica (nil: no limit): past the limit an attempt waits for a slot,
+//     first in first out. Only ConcurrencyQueue (or an empty Strategy) applies
+//     to activities; another strategy fails the workflow's turn naming
+//     options.concurrency.strategy.
 type ActivityOptions = wf.ActivityOptions
 
 // Info describes the running workflow execution.

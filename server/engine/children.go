@@ -32,6 +32,9 @@ type NewChild struct {
 	// Priority is the child's priority as its command gave it (nil: the
 	// parent's, which the provider knows).
 	Priority *api.Priority
+	// Concurrency is the child's concurrency limit (nil: none); its
+	// fields' bounds are checked where the command is bound.
+	Concurrency *api.Concurrency
 	// CronSchedule makes the child a cron workflow ("": none); checked.
 	CronSchedule string
 }
@@ -106,6 +109,7 @@ func planChildCommand(p *TurnPlan, inst Instance, c api.Command, field func(stri
 		Memo:         c.Memo,
 		Header:       c.Header,
 		Priority:     c.Priority,
+		Concurrency:  c.Concurrency,
 		CronSchedule: c.CronSchedule,
 	})
 	p.Events = append(p.Events, PlannedEvent{Event: api.Event{

@@ -506,6 +506,11 @@ func validateOptions(o api.ActivityOptions) *optionError {
 	if err := ValidatePriority(o.Priority); err != nil {
 		return &optionError{"priority." + err.Field, err.Message}
 	}
+	if c := o.Concurrency; c != nil && c.Strategy != "" && c.Strategy != api.ConcurrencyQueue {
+		return &optionError{"concurrency.strategy", fmt.Sprintf(
+			"an activity's concurrency limit queues its attempts: strategy %q applies to workflows only (use %q or none)",
+			c.Strategy, api.ConcurrencyQueue)}
+	}
 	if rp := o.RetryPolicy; rp != nil {
 		if rp.InitialInterval < 0 || rp.MaximumInterval < 0 {
 			return &optionError{"retry_policy", "intervals must not be negative"}

@@ -589,10 +589,10 @@ func (w *turnWrites) add(pt plannedTurn) {
 	if plan.CancelAllFirst {
 		w.cancelFirst = append(w.cancelFirst, execCancel{id, exec, api.CancelReasonWorkflowCanceled})
 		if plan.TerminalReason == "" {
-			w.waitingFirst = append(w.waitingFirst, unheldWaiting{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, all: true})
+			w.waitingFirst = append(w.waitingFirst, unheldWaiting{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, priority: inst.Priority, all: true})
 		}
 	}
-	after := turnAfterAttempts{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, running: plan.TerminalReason == ""}
+	after := turnAfterAttempts{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, priority: inst.Priority, running: plan.TerminalReason == ""}
 	// New attempts and timers, unless the turn ends the execution anyway.
 	if plan.TerminalReason == "" {
 		rows := make([]attemptRow, 0, len(plan.NewAttempts))
@@ -670,7 +670,7 @@ func (w *turnWrites) add(pt plannedTurn) {
 			TaskQueue: inst.TaskQueue, Input: plan.NewInput, ContinuedFromExecutionID: exec,
 			RunID: nextRun.String(), ContinuedFromRunID: inst.RunID.String(), Header: plan.NewHeader}
 		started.SearchAttributes, started.Memo = carriedVisibility(inst, plan)
-		w.continued = append(w.continued, nextExecution{instanceID: id, execution: exec, taskQueue: inst.TaskQueue,
+		w.continued = append(w.continued, nextExecution{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, priority: inst.Priority,
 			start: eventMessage(id, &next, started, 0)})
 		out.ExecutionID, out.NextEventID = next, 1
 	case plan.Status != api.StatusRunning:
@@ -718,7 +718,7 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		}
 	}
 	for _, u := range w.waitingFirst {
-		if err := cancelUnheldWaiting(ctx, t, ns, u.instanceID, u.execution, u.taskQueue, u.all, u.activityIDs); err != nil {
+		if err := cancelUnheldWaiting(ctx, t, ns, u.instanceID, u.execution, u.taskQueue, u.priority, u.all, u.activityIDs); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,12 @@ type childArg struct {
 	Header api.Header `json:"header,omitempty"`
 	// Priority is the child's flow control (absent: none).
 	Priority *api.Priority `json:"priority,omitempty"`
+	// ParentPriority is the parent's stored priority (absent: none): its
+	// ChildWorkflowStarted (or StartChildWorkflowFailed) carries it.
+	ParentPriority *jsonRaw `json:"parent_priority,omitempty"`
+	// Concurrency is the child's concurrency limit (absent: none), applied
+	// after StartChildren (admitChildren).
+	Concurrency *api.Concurrency `json:"concurrency,omitempty"`
 	// CronSchedule is the child's cron schedule (absent: none); its first
 	// run's start is visible after DelayMS.
 	CronSchedule *string `json:"cron_schedule,omitempty"`
@@ -85,10 +91,14 @@ func (w *childWrites) addChildren(inst gen.Instance, plan engine.TurnPlan, now t
 			TimeoutMS: ms(c.ExecutionTimeout), ParentInstanceID: id, ParentExecutionID: exec, ParentRunID: inst.RunID,
 			ParentTaskQueue: inst.TaskQueue, ChildID: c.ChildID, ParentClosePolicy: c.ParentClosePolicy,
 			RetryPolicy: c.RetryPolicy, SearchAttributes: c.SearchAttributes, Memo: c.Memo, Header: c.Header,
-			Priority: flowPriority(inheritPriority(c.Priority, inst.Priority))}
+			Priority: flowPriority(inheritPriority(c.Priority, inst.Priority)), Concurrency: c.Concurrency}
 		if len(c.Input) > 0 {
 			in := jsonRaw(c.Input)
 			a.Input = &in
+		}
+		if p := storedPriority(inst.Priority); p != nil {
+			pp := jsonRaw(p)
+			a.ParentPriority = &pp
 		}
 		// The engine checked the schedule: an error leaves the child
 		// without one.
@@ -124,10 +134,14 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 		// sent by the node that ran it).
 		queues := map[string]bool{}
 		for _, c := range w.children {
-			queues[c.TaskQueue], queues[c.ParentTaskQueue] = true, true
+			queues[c.TaskQueue] = queues[c.TaskQueue] || c.Priority != nil
+			queues[c.ParentTaskQueue] = queues[c.ParentTaskQueue] || c.ParentPriority != nil
 		}
 		for _, q := range slices.Sorted(maps.Keys(queues)) {
-			t.wake(WorkflowQueueKey(ns, q))
+			t.wakeTurns(ns, q, queues[q])
+		}
+		if err := s.admitChildren(ctx, t, ns, w.children); err != nil {
+			return err
 		}
 	}
 	if len(w.cancels) > 0 {
@@ -140,7 +154,7 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 			return fmt.Errorf("cancel children: %w", err)
 		}
 		for _, q := range queues {
-			t.wake(WorkflowQueueKey(ns, q))
+			t.wakeTurns(ns, q.TaskQueue, q.Flow)
 		}
 	}
 	if len(w.closePolicy) > 0 {
@@ -155,7 +169,7 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 		var term []terminateRow
 		for _, r := range rows {
 			if r.Kind == "wake" {
-				t.wake(WorkflowQueueKey(ns, r.TaskQueue))
+				t.wakeTurns(ns, r.TaskQueue, r.Flow)
 				continue
 			}
 			term = append(term, r)
@@ -175,22 +189,26 @@ func (s *Store) writeChildren(ctx context.Context, t *txn, ns string, w *childWr
 // notifyParents delivers the close of the child workflows ids to their
 // parents (NotifyParents) and wakes the parents' queues, once each.
 func notifyParents(ctx context.Context, t *txn, ns string, ids []string) error {
-	var queues []string
+	var queues []gen.NotifyParentsRow
 	var err error
 	if t.opts.Citus {
-		queues, err = t.q.NotifyParentsJoin(ctx, gen.NotifyParentsJoinParams{Namespace: ns, InstanceIds: ids})
+		var joined []gen.NotifyParentsJoinRow
+		joined, err = t.q.NotifyParentsJoin(ctx, gen.NotifyParentsJoinParams{Namespace: ns, InstanceIds: ids})
+		for _, r := range joined {
+			queues = append(queues, gen.NotifyParentsRow(r))
+		}
 	} else {
 		queues, err = t.q.NotifyParents(ctx, gen.NotifyParentsParams{Namespace: ns, InstanceIds: ids})
 	}
 	if err != nil {
 		return fmt.Errorf("notify parents: %w", err)
 	}
-	seen := map[string]bool{}
+	flow := map[string]bool{}
 	for _, q := range queues {
-		if !seen[q] {
-			seen[q] = true
-			t.wake(WorkflowQueueKey(ns, q))
-		}
+		flow[q.TaskQueue] = flow[q.TaskQueue] || q.Flow
+	}
+	for _, q := range slices.Sorted(maps.Keys(flow)) {
+		t.wakeTurns(ns, q, flow[q])
 	}
 	return nil
 }

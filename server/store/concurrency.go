@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tetherhq/tether/api"
 	"github.com/tetherhq/tether/db/gen"
@@ -133,18 +135,23 @@ func describeQueueConcurrency(ctx context.Context, q *gen.Queries, ns, name stri
 }
 
 // sweepConcurrency admits the workflows waiting for a slot of a key that
-// has a free one (AdmitWaitingConcurrency): the admissions a close
-// skipped because another transaction held the waiting workflow then.
+// has a free one (AdmitWaitingConcurrency), and the activity attempts
+// (AdmitWaitingActivityConcurrency): the admissions a close skipped
+// because another transaction held the waiting one then.
 // On Citus it reads the keys first and admits from the coordinator
 // (WaitingConcurrencyKeys, AdmitConcurrencyKeys: a function under a
 // statement routed to a worker node can run no statement of its own), and
 // announces the admissions of closes that no transaction took
-// (concurrencyWakesAtCommit).
+// (concurrencyWakesAtCommit); activity keys are not swept there.
 func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		if !t.opts.Citus {
 			if _, err := t.q.AdmitWaitingConcurrency(ctx, ns); err != nil {
 				return fmt.Errorf("sweep concurrency keys: %w", err)
+			}
+			// And the activities' keys (migration 00059).
+			if _, err := t.q.AdmitWaitingActivityConcurrency(ctx, ns); err != nil {
+				return fmt.Errorf("sweep activity concurrency keys: %w", err)
 			}
 			return nil
 		}
@@ -192,4 +199,60 @@ func concurrencyWakesAtCommit(t *txn, ns string) {
 		}
 		return nil
 	})
+}
+
+// admitChildren puts the children of a group's acks that have a
+// concurrency limit under their keys, after StartChildren created them in
+// t, in key order (the lock order of several keys), with a start's
+// strategies: a child runs, waits for a slot (queue), or waits while the
+// oldest running workflow of its key is asked to cancel (cancel_oldest).
+// A child refused by its key (cancel_newest) is not created: it is
+// deleted, and its parent's ChildWorkflowStarted becomes a
+// StartChildWorkflowFailed whose error (LimitExceeded) names the key. A
+// child StartChildren did not create (a running workflow holds its id)
+// is left alone.
+func (s *Store) admitChildren(ctx context.Context, t *txn, ns string, children []childArg) error {
+	var keyed []childArg
+	for _, c := range children {
+		if c.Concurrency != nil {
+			keyed = append(keyed, c)
+		}
+	}
+	slices.SortFunc(keyed, func(a, b childArg) int {
+		return cmp.Or(cmp.Compare(a.Concurrency.Key, b.Concurrency.Key), cmp.Compare(a.InstanceID, b.InstanceID))
+	})
+	for _, c := range keyed {
+		i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: c.InstanceID})
+		if noRows(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("child %s: %w", c.InstanceID, err)
+		}
+		if i.Status != api.StatusRunning || len(i.Concurrency) > 0 || i.ParentInstanceID == nil || *i.ParentInstanceID != c.ParentInstanceID ||
+			i.ParentExecutionID == nil || *i.ParentExecutionID != c.ParentExecutionID || i.ParentChildID == nil || *i.ParentChildID != c.ChildID {
+			continue // not the child this transaction created
+		}
+		err = s.admitConcurrency(ctx, t, ns, c.InstanceID, c.Concurrency)
+		var refused *storage.ConcurrencyLimitError
+		if !errors.As(err, &refused) {
+			if err != nil {
+				return fmt.Errorf("child %s: %w", c.InstanceID, err)
+			}
+			continue
+		}
+		no := false
+		failure := api.Error{Type: api.ErrorTypeLimitExceeded, Retryable: &no, Message: refused.Error() + " (cancel_newest): the child was not started"}
+		if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{c.InstanceID}}); err != nil {
+			return fmt.Errorf("refused child %s: messages: %w", c.InstanceID, err)
+		}
+		if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: c.InstanceID}); err != nil {
+			return fmt.Errorf("refused child %s: %w", c.InstanceID, err)
+		}
+		if err := t.w.RefuseChildStart(ctx, gen.RefuseChildStartParams{Namespace: ns, ParentInstanceID: c.ParentInstanceID,
+			ParentExecutionID: c.ParentExecutionID, ChildID: c.ChildID, Error: mustJSON(failure)}); err != nil {
+			return fmt.Errorf("refused child %s: %w", c.InstanceID, err)
+		}
+	}
+	return nil
 }

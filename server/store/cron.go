@@ -77,7 +77,7 @@ func cronNext(inst gen.Instance, plan engine.TurnPlan, runID uuid.UUID, now time
 		RunID: runID.String(), ContinuedFromRunID: inst.RunID.String(),
 		LastCompletionResult: run.LastCompletionResult}
 	started.SearchAttributes, started.Memo = carriedVisibility(inst, plan)
-	return nextExecution{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, retry: run.Retry,
+	return nextExecution{instanceID: id, execution: exec, taskQueue: inst.TaskQueue, priority: inst.Priority, retry: run.Retry,
 		start: eventMessage(id, &next, started, max(run.At.Sub(now), 0))}
 }
 

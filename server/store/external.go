@@ -21,7 +21,7 @@ import (
 // counts as reached). A target that is unknown, finished, or on another
 // execution than target_execution_id → ExternalFailed{type:
 // ExternalWorkflowNotFound}.
-func applyExternals(ctx context.Context, t *txn, ns, instanceID string, exec int64, taskQueue string, running bool, exts []engine.External) error {
+func applyExternals(ctx context.Context, t *txn, ns, instanceID string, exec int64, taskQueue string, priority []byte, running bool, exts []engine.External) error {
 	outcomes := make([]outMessage, 0, len(exts))
 	for _, x := range exts {
 		ok, err := applyExternal(ctx, t, ns, x)
@@ -60,7 +60,7 @@ func applyExternals(ctx context.Context, t *txn, ns, instanceID string, exec int
 	if !running {
 		return nil
 	}
-	return enqueueTo(ctx, t, ns, instanceID, taskQueue, outcomes)
+	return enqueueTo(ctx, t, ns, instanceID, taskQueue, priority, outcomes)
 }
 
 // applyExternal applies one external command; ok is false when the target
@@ -91,11 +91,11 @@ func applyExternal(ctx context.Context, t *txn, ns string, x engine.External) (o
 		if err != nil {
 			return false, fmt.Errorf("external %d: signal: %w", x.ExternalID, err)
 		}
-		t.wake(WorkflowQueueKey(ns, queue))
+		t.wakeTurns(ns, queue.TaskQueue, queue.Flow)
 		return true, nil
 	}
 	reason := x.Reason
-	row, err := t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: x.TargetInstanceID, Reason: &reason})
+	_, err = t.q.RequestCancel(ctx, gen.RequestCancelParams{Namespace: ns, InstanceID: x.TargetInstanceID, Reason: &reason})
 	if noRows(err) {
 		// Finished, unknown, or already cancel-requested (reached).
 		i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: x.TargetInstanceID})
@@ -110,7 +110,9 @@ func applyExternal(ctx context.Context, t *txn, ns string, x engine.External) (o
 	if err != nil {
 		return false, fmt.Errorf("external %d: cancel: %w", x.ExternalID, err)
 	}
-	err = enqueueTo(ctx, t, ns, x.TargetInstanceID, row.TaskQueue, []outMessage{eventMessage(x.TargetInstanceID, nil,
+	// Enqueued as the cancel endpoint does (EnqueueMessages: with the
+	// target's priority).
+	_, err = enqueueMessages(ctx, t, ns, []outMessage{eventMessage(x.TargetInstanceID, nil,
 		api.Event{Kind: api.EventCancelRequested, Reason: reason}, 0)})
 	return err == nil, err
 }

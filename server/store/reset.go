@@ -255,14 +255,16 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 			msgs = append(msgs, resetMessage{Seq: len(msgs), Kind: api.EventSignalReceived, Payload: r.Payload, PayloadBytes: r.PayloadBytes})
 		}
 	}
+	// The new run's messages keep the workflow's priority.
+	prio := storedPriority(inst.Priority)
 	if err := t.w.ResetEnqueue(ctx, gen.ResetEnqueueParams{Namespace: ns, InstanceID: id, TaskQueue: inst.TaskQueue,
-		Messages: mustJSON(msgs)}); err != nil {
+		Messages: mustJSON(msgs), Priority: prio}); err != nil {
 		return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: enqueue: %w", err)
 	}
-	t.wake(WorkflowQueueKey(ns, inst.TaskQueue))
+	t.wakeTurns(ns, inst.TaskQueue, prio != nil)
 	if len(plan.timers) > 0 {
 		if err := t.w.ResetTimers(ctx, gen.ResetTimersParams{Namespace: ns, InstanceID: id, ExecutionID: newExec,
-			TaskQueue: inst.TaskQueue, Timers: mustJSON(plan.timers)}); err != nil {
+			TaskQueue: inst.TaskQueue, Timers: mustJSON(plan.timers), Priority: prio}); err != nil {
 			return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: timers: %w", err)
 		}
 	}

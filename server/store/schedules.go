@@ -551,6 +551,24 @@ func (s *Store) fireSlot(ctx context.Context, t *txn, ns string, sc *scheduleRow
 		sc.OverlapSkipped++
 		return api.TriggerSkipped, "", nil
 	}
+	if a.Concurrency != nil {
+		// The action's concurrency limit, as a start's: the workflow
+		// runs, waits for a slot, or is refused (cancel_newest: it is not
+		// created, and the slot is skipped).
+		err := s.admitConcurrency(ctx, t, ns, id, a.Concurrency)
+		if errors.As(err, new(*storage.ConcurrencyLimitError)) {
+			if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: []string{id}}); err != nil {
+				return "", "", fmt.Errorf("refused scheduled workflow: messages: %w", err)
+			}
+			if _, err := t.q.DeleteInstance(ctx, gen.DeleteInstanceParams{Namespace: ns, InstanceID: id}); err != nil {
+				return "", "", fmt.Errorf("refused scheduled workflow: %w", err)
+			}
+			return api.TriggerSkipped, "", nil
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("start scheduled workflow: %w", err)
+		}
+	}
 	sc.ActionsTaken++
 	t.observe(observation{kind: observeStarted, ns: ns, typ: a.WorkflowType})
 	return api.TriggerStarted, id, nil

@@ -30,7 +30,7 @@ func (s *Store) signalWithStart(ctx context.Context, p *storage.StartWorkflowPar
 		for range 2 {
 			queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: signal.Payload, PayloadBytes: payloadBytes(signal.Payload), Namespace: ns, InstanceID: instanceID})
 			if err == nil {
-				t.wake(WorkflowQueueKey(ns, queue))
+				t.wakeTurns(ns, queue.TaskQueue, queue.Flow)
 				i, err := t.q.GetInstance(ctx, gen.GetInstanceParams{Namespace: ns, InstanceID: instanceID})
 				if err != nil {
 					return fmt.Errorf("signal with start: %w", err)
@@ -56,7 +56,7 @@ func (s *Store) signalWithStart(ctx context.Context, p *storage.StartWorkflowPar
 				continue // started meanwhile: signal it
 			}
 			// The signal follows the start message: the first turn takes both.
-			if err := enqueueTo(ctx, t, ns, instanceID, req.TaskQueue, []outMessage{signal}); err != nil {
+			if err := enqueueTo(ctx, t, ns, instanceID, req.TaskQueue, priorityJSON(req.Priority), []outMessage{signal}); err != nil {
 				return fmt.Errorf("signal with start: %w", err)
 			}
 			if req.Concurrency != nil {

@@ -319,6 +319,10 @@ type attemptRow struct {
 	// RunID is the run id of the execution that scheduled the activity
 	// (absent for attempts of rows from before run ids were kept).
 	RunID *uuid.UUID `json:"run_id,omitempty"`
+	// keyed: the activity has a concurrency limit (options.concurrency):
+	// its attempt is admitted by its key at insert (migration 00059), never
+	// claimed eagerly.
+	keyed bool
 }
 
 func newAttemptRow(instanceID string, exec int64, runID uuid.UUID, workflowType, workflowQueue string, a engine.NewAttempt) attemptRow {
@@ -330,6 +334,7 @@ func newAttemptRow(instanceID string, exec int64, runID uuid.UUID, workflowType,
 		Input: a.Input, Options: mustJSON(storedOptions{ActivityOptions: o, Header: a.Header}),
 		StartToCloseMS: ms(o.StartToCloseTimeout.D()), HeartbeatTimeoutMS: ms(o.HeartbeatTimeout.D()),
 		ScheduleToStartMS: ms(o.ScheduleToStartTimeout.D()), ScheduleToCloseMS: ms(o.ScheduleToCloseTimeout.D()),
+		keyed: o.Concurrency != nil,
 	}
 }
 
@@ -481,7 +486,7 @@ func (c *eagerClaim) mark(rows []attemptRow) {
 	}
 	idx := make([]int, 0, len(rows))
 	for i, r := range rows {
-		if r.DelayMS <= 0 && slices.Contains(c.queues, r.TaskQueue) && !c.skip[r.ActivityID] {
+		if r.DelayMS <= 0 && slices.Contains(c.queues, r.TaskQueue) && !c.skip[r.ActivityID] && !r.keyed {
 			idx = append(idx, i)
 		}
 	}

@@ -22,6 +22,8 @@ type unheldWaiting struct {
 	instanceID  string
 	execution   int64
 	taskQueue   string
+	// priority: the workflow's priority, carried by the messages.
+	priority    []byte
 	all         bool
 	activityIDs []int64
 }
@@ -32,6 +34,8 @@ type turnAfterAttempts struct {
 	instanceID string
 	execution  int64
 	taskQueue  string
+	// priority: the workflow's priority, carried by the messages.
+	priority []byte
 	// running: the turn leaves its execution running.
 	running bool
 	// timers: the turn's new timers, future-visible messages to the
@@ -61,8 +65,10 @@ type nextExecution struct {
 	instanceID string
 	execution  int64
 	taskQueue  string
-	retry      bool
-	start      outMessage
+	// priority: the workflow's priority, carried by the start.
+	priority []byte
+	retry    bool
+	start    outMessage
 }
 
 // hasWrites reports whether a has a write.
@@ -75,7 +81,7 @@ func (a *turnAfterAttempts) hasWrites() bool {
 // order of turnAfterAttempts' fields.
 func (a *turnAfterAttempts) write(ctx context.Context, t *txn, ns string) error {
 	id, exec := a.instanceID, a.execution
-	if err := enqueueTo(ctx, t, ns, id, a.taskQueue, a.timers); err != nil {
+	if err := enqueueTo(ctx, t, ns, id, a.taskQueue, a.priority, a.timers); err != nil {
 		return err
 	}
 	if len(a.activityCancels) > 0 {
@@ -95,7 +101,7 @@ func (a *turnAfterAttempts) write(ctx context.Context, t *txn, ns string) error 
 			for _, c := range a.activityCancels {
 				ids = append(ids, c.ActivityID)
 			}
-			if err := cancelUnheldWaiting(ctx, t, ns, id, exec, a.taskQueue, false, ids); err != nil {
+			if err := cancelUnheldWaiting(ctx, t, ns, id, exec, a.taskQueue, a.priority, false, ids); err != nil {
 				return err
 			}
 		}
@@ -129,7 +135,7 @@ func (a *turnAfterAttempts) write(ctx context.Context, t *txn, ns string) error 
 		}
 	}
 	if len(a.externals) > 0 {
-		return applyExternals(ctx, t, ns, id, exec, a.taskQueue, a.running, a.externals)
+		return applyExternals(ctx, t, ns, id, exec, a.taskQueue, a.priority, a.running, a.externals)
 	}
 	return nil
 }
@@ -146,5 +152,5 @@ func (n *nextExecution) write(ctx context.Context, t *txn, ns string) error {
 			return fmt.Errorf("next retry attempt: %w", err)
 		}
 	}
-	return enqueueTo(ctx, t, ns, n.instanceID, n.taskQueue, []outMessage{n.start})
+	return enqueueTo(ctx, t, ns, n.instanceID, n.taskQueue, n.priority, []outMessage{n.start})
 }

@@ -143,6 +143,17 @@ func (t *txn) wake(key string) {
 	t.wakes[key]++
 }
 
+// wakeTurns wakes the workflow pollers of ns's queue, and when flow says
+// the work enqueued there is flow-controlled (a workflow's priority),
+// marks the queue's flow state (flowstate.go): its next fetches on this
+// replica read it in flow order at once.
+func (t *txn) wakeTurns(ns, queue string, flow bool) {
+	t.wake(WorkflowQueueKey(ns, queue))
+	if flow && t.flow != nil {
+		t.flow.markFlow(flowKey{ns: ns, queue: queue, work: limitTurns})
+	}
+}
+
 // wakeAfterCommit announces n new items under key once the transaction
 // has committed, in a statement of its own (announceLate): for what only
 // the last statement (atCommit) finds, whose batch carries the COMMIT.

@@ -38,7 +38,7 @@ func (s *Store) RequestUpdate(ctx context.Context, p *storage.RequestUpdateParam
 		}
 		queue, err := t.q.EnqueueUpdate(ctx, gen.EnqueueUpdateParams{Payload: msg.Payload, PayloadBytes: payloadBytes(msg.Payload), Namespace: ns, InstanceID: instanceID})
 		if err == nil {
-			t.wake(WorkflowQueueKey(ns, queue))
+			t.wakeTurns(ns, queue.TaskQueue, queue.Flow)
 			return nil
 		}
 		if !noRows(err) {

@@ -46,7 +46,7 @@ func canceledEvent(why string) api.Event {
 // them, or those of ids) and delivers their ActivityCanceled: they never
 // start, and their workflow must not wait for an outcome no worker will
 // report.
-func cancelUnheldWaiting(ctx context.Context, t *txn, ns, instanceID string, exec int64, taskQueue string, all bool, ids []int64) error {
+func cancelUnheldWaiting(ctx context.Context, t *txn, ns, instanceID string, exec int64, taskQueue string, priority []byte, all bool, ids []int64) error {
 	if ids == nil {
 		ids = []int64{}
 	}
@@ -59,5 +59,5 @@ func cancelUnheldWaiting(ctx context.Context, t *txn, ns, instanceID string, exe
 	for _, r := range rows {
 		msgs = append(msgs, outcomeMessage(r, canceledEvent("cancelled before any worker started it")))
 	}
-	return enqueueTo(ctx, t, ns, instanceID, taskQueue, msgs)
+	return enqueueTo(ctx, t, ns, instanceID, taskQueue, priority, msgs)
 }

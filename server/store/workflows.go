@@ -32,6 +32,11 @@ func eventMessage(instanceID string, executionID *int64, ev api.Event, delay tim
 // on another execution), wakes the workflow pollers of their queues, and
 // returns the messages enqueued (instance and queue of each).
 func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessage) ([]gen.EnqueueMessagesRow, error) {
+	return enqueueMessages(ctx, t, ns, msgs)
+}
+
+// enqueueMessages is Store.enqueue.
+func enqueueMessages(ctx context.Context, t *txn, ns string, msgs []outMessage) ([]gen.EnqueueMessagesRow, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
@@ -52,25 +57,46 @@ func (s *Store) enqueue(ctx context.Context, t *txn, ns string, msgs []outMessag
 	// Future messages (timers) wake the pollers too: a waiting poll then
 	// re-reads the next visible time and sleeps until it.
 	for _, r := range rows {
-		t.wake(WorkflowQueueKey(ns, r.TaskQueue))
+		t.wakeTurns(ns, r.TaskQueue, r.Flow)
 	}
 	return rows, nil
 }
 
 // enqueueTo enqueues messages to instanceID, which the transaction has just
 // written as running on taskQueue or holds locked, and wakes the queue's
-// pollers. Unlike enqueue it needs no answer, so the statement travels
-// with the next one.
-func enqueueTo(ctx context.Context, t *txn, ns, instanceID, taskQueue string, msgs []outMessage) error {
+// pollers. priority is the instance's stored priority (instances.priority;
+// nil: none), which the messages carry: a workflow's every later turn keeps
+// its place in the queue's flow order. Unlike enqueue it needs no answer,
+// so the statement travels with the next one.
+func enqueueTo(ctx context.Context, t *txn, ns, instanceID, taskQueue string, priority []byte, msgs []outMessage) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	priority = storedPriority(priority)
 	if err := t.w.EnqueueMessagesTo(ctx, gen.EnqueueMessagesToParams{Namespace: ns, InstanceID: instanceID,
-		TaskQueue: taskQueue, Messages: mustJSON(msgs)}); err != nil {
+		TaskQueue: taskQueue, Messages: mustJSON(msgs), Priority: priority}); err != nil {
 		return fmt.Errorf("enqueue messages: %w", err)
 	}
-	t.wake(WorkflowQueueKey(ns, taskQueue))
+	t.wakeTurns(ns, taskQueue, priority != nil)
 	return nil
+}
+
+// storedPriority is a stored priority (instances.priority) as the enqueue
+// statements take it: nil for none.
+func storedPriority(p []byte) []byte {
+	if len(p) == 0 || string(p) == "null" {
+		return nil
+	}
+	return p
+}
+
+// priorityJSON is p as instances.priority stores it (nil: none; see
+// flowPriority).
+func priorityJSON(p *api.Priority) []byte {
+	if p = flowPriority(p); p == nil {
+		return nil
+	}
+	return mustJSON(p)
 }
 
 func toWorkflow(i gen.Instance) api.Workflow {
@@ -414,7 +440,7 @@ func signalWorkflowIn(ctx context.Context, t *txn, ns, instanceID, name string, 
 	}
 	queue, err := t.q.EnqueueSignal(ctx, gen.EnqueueSignalParams{Payload: msg.Payload, PayloadBytes: payloadBytes(msg.Payload), Namespace: ns, InstanceID: instanceID})
 	if err == nil {
-		t.wake(WorkflowQueueKey(ns, queue))
+		t.wakeTurns(ns, queue.TaskQueue, queue.Flow)
 		return nil
 	}
 	if !noRows(err) {

@@ -88,6 +88,14 @@ type ChildWorkflowOptions struct {
 	Memo map[string]any
 	// Priority is the child's priority (zero: the parent's).
 	Priority Priority
+	// Concurrency limits how many workflows of its key run at once, as
+	// client.StartWorkflowOptions.Concurrency does (nil: no limit, whatever
+	// the parent's): past the limit the child waits (ConcurrencyQueue; the
+	// parent sees it started), or the oldest running workflow of the key is
+	// asked to cancel (ConcurrencyCancelOldest), or the child is not started
+	// (ConcurrencyCancelNewest: its future fails with a
+	// ChildWorkflowExecutionError whose failure is LimitExceeded).
+	Concurrency *Concurrency
 	// CronSchedule makes the child a cron workflow (Temporal's
 	// ChildWorkflowOptions.CronSchedule): standard cron syntax, in UTC
 	// ("*/5 * * * *", "@hourly", "@every 90s"). Its first run starts at
@@ -275,6 +283,7 @@ func executeChildWorkflowDirect(ctx Context, workflow any, args []any, header ma
 		TaskQueue: tq, Input: raw, ExecutionTimeout: api.Duration(timeout),
 		ParentClosePolicy: apiParentClosePolicy(opts.ParentClosePolicy), RetryPolicy: apiRetryPolicy(opts.RetryPolicy),
 		SearchAttributes: encodeAttributes(attrs), Memo: encodeAttributes(opts.Memo), Header: hdr, Priority: APIPriority(opts.Priority),
+		Concurrency:  APIConcurrency(opts.Concurrency),
 		CronSchedule: opts.CronSchedule,
 	})
 	if s.children == nil {
@@ -337,7 +346,12 @@ func (s *state) applyChild(ev *api.Event) {
 			f.started.value = WorkflowExecution{ID: ev.ChildWorkflowID, RunID: OrRunID(ev.ChildRunID, ev.ChildExecutionID)}
 		}
 	case api.EventStartChildWorkflowFailed:
-		err := &ChildWorkflowExecutionAlreadyStartedError{WorkflowID: ev.ChildWorkflowID}
+		var err error = &ChildWorkflowExecutionAlreadyStartedError{WorkflowID: ev.ChildWorkflowID}
+		if ev.Error != nil {
+			// Refused for another reason than its id (its concurrency
+			// key's limit).
+			err = chErr(ev.Error, causeOr(ev.Error, "child workflow not started"))
+		}
 		f.started.settle(nil, err)
 		closed(err)
 	case api.EventChildWorkflowCompleted:

@@ -209,6 +209,13 @@ type ActivityOptions struct {
 	// Priority orders the activity's attempts among their task queue's
 	// work (zero: the workflow's).
 	Priority Priority
+	// Concurrency limits how many attempts of activities with its key run
+	// at once in the namespace, across every server replica (nil: no
+	// limit): past the limit an attempt waits for a slot, first in first
+	// out. Only ConcurrencyQueue (or an empty Strategy) applies to
+	// activities; another strategy fails the workflow's turn naming
+	// options.concurrency.strategy.
+	Concurrency *Concurrency
 }
 
 // Priority is Temporal's temporal.Priority: where a task goes among the
@@ -247,6 +254,7 @@ func (o *ActivityOptions) toAPI() *api.ActivityOptions {
 	}
 	a.RetryPolicy = apiRetryPolicy(o.RetryPolicy)
 	a.Priority = APIPriority(o.Priority)
+	a.Concurrency = APIConcurrency(o.Concurrency)
 	return a
 }
 

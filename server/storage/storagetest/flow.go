@@ -19,6 +19,7 @@ var flowBehaviours = []behaviour{
 	{"Flow_FairnessWeightsGiveShares", flowFairnessWeightsGiveShares},
 	{"Flow_ActivityPriorityInheritedAndOvertakes", flowActivityPriorityInheritedAndOvertakes},
 	{"Flow_LaterTurnsKeepThePriority", flowLaterTurnsKeepThePriority},
+	{"Flow_EveryMessageKeepsThePriority", flowEveryMessageKeepsThePriority},
 }
 
 // startWith starts instance id on queue "q" with priority p (nil: none).
@@ -162,5 +163,97 @@ func flowLaterTurnsKeepThePriority(t *testing.T, newStore func(*testing.T) stora
 		Result: json.RawMessage(`1`)}))(t)
 	if task = FetchTurn(t, s); task.InstanceID != "urgent" {
 		t.Fatalf("the turn of urgent's activity result came after %s's first turn: later turns lost the priority", task.InstanceID)
+	}
+}
+
+// Goal: every message that makes a turn of a priority-1 workflow due
+// carries its priority, so that each of its later turns overtakes a
+// backlog of the default priority and of priority 5 that came before: a timer that fires, a
+// child's start and close told to its parent, a cancel request to a
+// child, an external signal's and cancel's outcome and the cancel request
+// it delivers, an update, a continue-as-new.
+func flowEveryMessageKeepsThePriority(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	for i := range 20 {
+		startWith(t, s, fmt.Sprintf("plain-%02d", i), nil)
+		startWith(t, s, fmt.Sprintf("low-%02d", i), &api.Priority{PriorityKey: 5})
+	}
+	urgent := &api.Priority{PriorityKey: 1}
+	startWith(t, s, "urgent", urgent)
+	startWith(t, s, "peer", urgent)
+	// next fetches len(ids) turns and requires them to be those of ids,
+	// in any order; it returns them by instance.
+	next := func(step string, ids ...string) map[string]*api.WorkflowTask {
+		t.Helper()
+		got := map[string]*api.WorkflowTask{}
+		for range ids {
+			task := FetchTurn(t, s)
+			got[task.InstanceID] = task
+		}
+		for _, id := range ids {
+			if got[id] == nil {
+				keys := make([]string, 0, len(got))
+				for k := range got {
+					keys = append(keys, k)
+				}
+				t.Fatalf("%s: the next turns are %v, want %v before the backlog", step, keys, ids)
+			}
+		}
+		return got
+	}
+	ack := func(task *api.WorkflowTask, cmds ...api.Command) {
+		t.Helper()
+		M(s.AckWorkflowTask(CtxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns,
+			Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: cmds}}))(t)
+	}
+	first := next("the starts", "urgent", "peer")
+	ack(first["peer"])
+	ack(first["urgent"], api.Command{Type: api.CommandStartTimer, TimerID: 1})
+
+	// A timer's fire.
+	task := next("a timer", "urgent")["urgent"]
+	ack(task, api.Command{Type: api.CommandStartChildWorkflow, ChildID: 1, WorkflowID: "urgent-child", WorkflowType: "wf", TaskQueue: "q"})
+
+	// A child's start (its first turn: the inherited priority) and its
+	// ChildWorkflowStarted to the parent.
+	got := next("a child's start", "urgent", "urgent-child")
+	ack(got["urgent"])
+	ack(got["urgent-child"], api.Command{Type: api.CommandCompleteWorkflow})
+
+	// The child's close, told to its parent.
+	task = next("a child's close", "urgent")["urgent"]
+	ack(task, api.Command{Type: api.CommandSignalExternal, ExternalID: 1, TargetInstanceID: "peer", SignalName: "go"})
+
+	// An external signal (to peer) and its outcome (to urgent).
+	got = next("an external signal", "urgent", "peer")
+	ack(got["peer"])
+	ack(got["urgent"], api.Command{Type: api.CommandCancelExternal, ExternalID: 2, TargetInstanceID: "peer"})
+
+	// An external cancel request (to peer) and its outcome.
+	got = next("an external cancel", "urgent", "peer")
+	ack(got["peer"])
+	ack(got["urgent"], api.Command{Type: api.CommandStartChildWorkflow, ChildID: 2, WorkflowID: "urgent-child-2", WorkflowType: "wf", TaskQueue: "q"})
+	got = next("a second child's start", "urgent", "urgent-child-2")
+	ack(got["urgent-child-2"])
+	ack(got["urgent"], api.Command{Type: api.CommandRequestCancelChildWorkflow, ChildID: 2, WorkflowID: "urgent-child-2"})
+
+	// A cancel request to a child.
+	task = next("a child's cancel request", "urgent-child-2")["urgent-child-2"]
+	if task.Messages[0].Kind != api.EventCancelRequested {
+		t.Fatalf("the child's turn has %s, want CancelRequested", task.Messages[0].Kind)
+	}
+	ack(task, api.Command{Type: api.CommandCancelWorkflow})
+
+	// An update (the child's close made urgent's turn due too).
+	task = next("the canceled child's close", "urgent")["urgent"]
+	ack(task)
+	Must0(t, s.RequestUpdate(CtxT(t), &storage.RequestUpdateParams{Namespace: ns, InstanceID: "urgent", UpdateID: "u1", Name: "set"}))
+	task = next("an update", "urgent")["urgent"]
+	ack(task, api.Command{Type: api.CommandRejectUpdate, UpdateID: "u1", Error: &api.Error{Message: "no"}},
+		api.Command{Type: api.CommandContinueAsNew, WorkflowType: "wf", Input: json.RawMessage(`{}`)})
+
+	// A continue-as-new's next run.
+	if task = next("a continue-as-new", "urgent")["urgent"]; task.Messages[0].Kind != api.EventWorkflowStarted {
+		t.Fatalf("urgent's turn after its continue-as-new has %s, want WorkflowStarted", task.Messages[0].Kind)
 	}
 }
