@@ -70,7 +70,7 @@ func nxHandlerService() *nexus.Service {
 				return client.StartWorkflowOptions{ID: id}, nil
 			}),
 		nexus.NewSyncOperation("fail", func(_ context.Context, customer string, _ nexus.StartOperationOptions) (string, error) {
-			return "", nexus.HandlerErrorf(nexus.HandlerErrorTypeBadRequest, "no such customer %q", customer)
+			return "", nexus.NewHandlerErrorf(nexus.HandlerErrorTypeBadRequest, "no such customer %q", customer)
 		}),
 	)
 	return s
