@@ -135,6 +135,11 @@ func (w *TetherWorker) nexusStart(ctx context.Context, req wf.NexusStartRequest)
 		Input: req.Input, Header: req.Header, RequestID: id, Caller: req.Caller}
 	_, err = target.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: ep.TargetTaskQueue,
 		WorkflowExecutionTimeout: req.ScheduleToClose}, wf.NexusOperationWorkflow, op)
+	if errors.Is(err, client.ErrNotFound) {
+		return out, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("nexus endpoint %q: target namespace %q not found", req.Endpoint, ep.TargetNamespace),
+			"NexusTargetNotFound", err)
+	}
 	if err != nil {
 		return out, fmt.Errorf("nexus operation %s: start in namespace %s: %w", req.Operation, ep.TargetNamespace, err)
 	}
@@ -181,7 +186,16 @@ func nexusOperationWorkflow(ctx wf.Context, req wf.NexusOperationRequest) (json.
 	opts := wf.ActivityOptions{TaskQueue: info.TaskQueueName, StartToCloseTimeout: time.Minute, RetryPolicy: nexusRetry()}
 	dctx, _ := wf.NewDisconnectedContext(ctx)
 	deliver := func(m wf.NexusMessage) error {
-		return wf.ExecuteActivity(wf.WithActivityOptions(dctx, opts), wf.NexusDeliverActivity, req.Caller, m).Get(dctx, nil)
+		for {
+			err := wf.ExecuteActivity(wf.WithActivityOptions(dctx, opts), wf.NexusDeliverActivity, req.Caller, m).Get(dctx, nil)
+			// A cancel of this workflow cancels every activity it has
+			// outstanding, a report in flight too: the report is sent
+			// again (a signal sent twice is applied once by the caller,
+			// whose coroutine ignores a state it already has).
+			if !errors.Is(err, wf.ErrCanceled) {
+				return err
+			}
+		}
 	}
 	// finish reports the outcome and closes with it.
 	finish := func(m wf.NexusMessage, outcome error) (json.RawMessage, error) {

@@ -379,7 +379,8 @@ func (op *nexusOp) canceled() {
 }
 
 // nexusLocalRetry is how the local activities that start and cancel an
-// operation are retried in the caller's worker, within the turn.
+// operation are retried in the caller's worker, within the turn's lock
+// (their last failure is recorded when the next retry would outlast it).
 func nexusLocalRetry() *RetryPolicy {
 	return &RetryPolicy{InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 2 * time.Second}
 }
@@ -390,8 +391,7 @@ func (op *nexusOp) run(ctx Context, req NexusStartRequest) {
 	// The start runs to its end even when ctx is cancelled meanwhile: the
 	// cancel then goes to the operation it started.
 	dctx, _ := NewDisconnectedContext(ctx)
-	startOpts := LocalActivityOptions{StartToCloseTimeout: 30 * time.Second,
-		ScheduleToCloseTimeout: op.opts.ScheduleToCloseTimeout, RetryPolicy: nexusLocalRetry()}
+	startOpts := LocalActivityOptions{ScheduleToCloseTimeout: op.opts.ScheduleToCloseTimeout, RetryPolicy: nexusLocalRetry()}
 	var started NexusStartResult
 	if err := ExecuteLocalActivity(WithLocalActivityOptions(dctx, startOpts), NexusStartActivity, req).Get(dctx, &started); err != nil {
 		var ae *ActivityError
@@ -412,7 +412,7 @@ func (op *nexusOp) run(ctx Context, req NexusStartRequest) {
 	}
 	ch := GetSignalChannel(ctx, NexusSignalPrefix+started.OperationID)
 	cancelReq := NexusCancelRequest{TargetNamespace: started.TargetNamespace, OperationID: started.OperationID}
-	cancelOpts := LocalActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: nexusLocalRetry()}
+	cancelOpts := LocalActivityOptions{RetryPolicy: nexusLocalRetry()}
 	sendCancel := func() Future {
 		return ExecuteLocalActivity(WithLocalActivityOptions(dctx, cancelOpts), NexusCancelActivity, cancelReq)
 	}
