@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -70,7 +71,7 @@ func nxHandlerService() *nexus.Service {
 				return client.StartWorkflowOptions{ID: id}, nil
 			}),
 		nexus.NewSyncOperation("fail", func(_ context.Context, customer string, _ nexus.StartOperationOptions) (string, error) {
-			return "", nexus.HandlerErrorf(nexus.HandlerErrorTypeBadRequest, "no such customer %q", customer)
+			return "", nexus.NewHandlerErrorf(nexus.HandlerErrorTypeBadRequest, "no such customer %q", customer)
 		}),
 	)
 	return s
@@ -198,6 +199,32 @@ func (e *nexusEnv) run(id string, wf any, args ...any) (string, error) {
 	return out, err
 }
 
+// dump logs the histories of the caller's workflow id and of every
+// workflow of the target namespace (for a failed test).
+func (e *nexusEnv) dump(id string) {
+	ctx := context.Background()
+	show := func(c *client.TetherClient, id string) {
+		h, err := c.History(ctx, id, 0)
+		if err != nil {
+			e.t.Logf("history of %s/%s: %v", c.Namespace(), id, err)
+			return
+		}
+		for _, ev := range h.Events {
+			raw, _ := json.Marshal(ev)
+			e.t.Logf("%s/%s: %s", c.Namespace(), id, raw)
+		}
+	}
+	show(e.caller, id)
+	page, err := e.handler.List(ctx, client.ListOptions{})
+	if err != nil {
+		e.t.Logf("list %s: %v", nxTargetNS, err)
+		return
+	}
+	for _, w := range page.Workflows {
+		show(e.handler, w.InstanceID)
+	}
+}
+
 // Goal: a caller workflow runs a sync operation and a workflow-run
 // operation of a handler in another namespace, through an endpoint, and
 // gets their results; the workflow-run operation's workflow ran in the
@@ -257,6 +284,7 @@ func TestNexusOperationCancel(t *testing.T) {
 
 	got, err := e.run("nx-cancel", NxCancelCaller, "nx-wait-1")
 	if err != nil || got != "canceled" {
+		e.dump("nx-cancel")
 		t.Fatalf("cancel: %q, %v", got, err)
 	}
 	w, err := e.handler.Describe(context.Background(), "nx-wait-1")

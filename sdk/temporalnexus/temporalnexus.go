@@ -109,13 +109,13 @@ func ExecuteUntypedWorkflow[R any](ctx context.Context, nexusOptions nexus.Start
 	}
 	o := startWorkflowOptions
 	if o.ID == "" {
-		return nil, nexus.HandlerErrorf(nexus.HandlerErrorTypeBadRequest, "temporalnexus: the workflow ID is required")
+		return nil, nexus.NewHandlerErrorf(nexus.HandlerErrorTypeBadRequest, "temporalnexus: the workflow ID is required")
 	}
 	name, ok := workflow.(string)
 	if !ok {
 		n, err := names.FuncName(workflow)
 		if err != nil {
-			return nil, nexus.HandlerErrorf(nexus.HandlerErrorTypeBadRequest, "temporalnexus: %v", err)
+			return nil, nexus.NewHandlerErrorf(nexus.HandlerErrorTypeBadRequest, "temporalnexus: %v", err)
 		}
 		name = n
 	}
@@ -123,7 +123,7 @@ func ExecuteUntypedWorkflow[R any](ctx context.Context, nexusOptions nexus.Start
 	for i, a := range args {
 		raw, err := json.Marshal(a)
 		if err != nil {
-			return nil, nexus.HandlerErrorf(nexus.HandlerErrorTypeBadRequest, "temporalnexus: encode argument %d: %v", i, err)
+			return nil, nexus.NewHandlerErrorf(nexus.HandlerErrorTypeBadRequest, "temporalnexus: encode argument %d: %v", i, err)
 		}
 		raws[i] = raw
 	}

@@ -37,7 +37,7 @@ func nexusTestService() *nexus.Service {
 			},
 		}),
 		nexus.NewSyncOperation("refuse", func(_ context.Context, in string, _ nexus.StartOperationOptions) (string, error) {
-			return "", nexus.HandlerErrorf(nexus.HandlerErrorTypeBadRequest, "refused %s", in)
+			return "", nexus.NewHandlerErrorf(nexus.HandlerErrorTypeBadRequest, "refused %s", in)
 		}),
 	)
 	return s

@@ -2,8 +2,6 @@ package worker
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,14 +12,15 @@ import (
 	"github.com/tetherhq/tether/sdk/activity"
 	"github.com/tetherhq/tether/sdk/client"
 	"github.com/tetherhq/tether/sdk/internal/errconv"
+	"github.com/tetherhq/tether/sdk/internal/fnsig"
 	"github.com/tetherhq/tether/sdk/internal/nexusop"
 	"github.com/tetherhq/tether/sdk/internal/wf"
 	"github.com/tetherhq/tether/sdk/temporal"
 )
 
 // Nexus (docs/sdk.md, "Nexus"). A worker that runs workflows answers its
-// workflows' Nexus starts and cancels (wf.NexusStartActivity,
-// wf.NexusCancelActivity, registered when it starts); a worker with
+// workflows' Nexus starts and cancels (the local activities
+// wf.NexusStartActivity, wf.NexusCancelActivity); a worker with
 // RegisterNexusService runs the operations of its services
 // (wf.NexusOperationWorkflow and its activities).
 
@@ -75,22 +74,44 @@ func (w *TetherWorker) AddNexusService(service *nexus.Service) error {
 	return nil
 }
 
-// enableNexusCalls registers the activities that start and cancel the
-// Nexus operations of the worker's workflows.
-func (w *TetherWorker) enableNexusCalls() error {
-	if err := w.reg.addActivityPC(w.nexusStart, wf.NexusStartActivity, false, true); err != nil {
-		return err
+// nexusCalls are the local activities that start and cancel the Nexus
+// operations of the worker's workflows: run in the worker that runs the
+// turn, they need no registration, and a worker of workflows alone does
+// not poll activities for them.
+type nexusCalls struct{ start, cancel *fnsig.Sig }
+
+// newNexusCalls inspects w's start and cancel functions.
+func (w *TetherWorker) newNexusCalls() (nexusCalls, error) {
+	start, err := fnsig.InspectActivity(w.nexusStart, contextType)
+	if err != nil {
+		return nexusCalls{}, err
 	}
-	return w.reg.addActivityPC(w.nexusCancel, wf.NexusCancelActivity, false, true)
+	cancel, err := fnsig.InspectActivity(w.nexusCancel, contextType)
+	return nexusCalls{start: start, cancel: cancel}, err
 }
 
-// nexusRetry is the retry policy of the built-in Nexus steps.
-var nexusRetry = &wf.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second}
+// localActivity resolves a local activity's name: the Nexus calls, then
+// the registered activities.
+func (w *TetherWorker) localActivity(name string) *fnsig.Sig {
+	switch name {
+	case wf.NexusStartActivity:
+		return w.nexus.start
+	case wf.NexusCancelActivity:
+		return w.nexus.cancel
+	}
+	return w.reg.localActivity(name)
+}
+
+// nexusRetry is how the built-in steps of an operation's workflow are
+// retried.
+func nexusRetry() *wf.RetryPolicy {
+	return &wf.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second}
+}
 
 // nexusStart starts an operation for a caller workflow of this worker:
 // it resolves the endpoint and starts the operation's workflow in the
-// endpoint's namespace and task queue, once (its id is the activity's,
-// hashed: a retry finds the workflow it started).
+// endpoint's namespace and task queue, once (req.OperationID is the
+// caller's: a start run again finds the workflow it started).
 func (w *TetherWorker) nexusStart(ctx context.Context, req wf.NexusStartRequest) (wf.NexusStartResult, error) {
 	ep, err := w.c.GetNexusEndpoint(ctx, req.Endpoint)
 	if errors.Is(err, client.ErrNotFound) {
@@ -100,13 +121,10 @@ func (w *TetherWorker) nexusStart(ctx context.Context, req wf.NexusStartRequest)
 	if err != nil {
 		return wf.NexusStartResult{}, fmt.Errorf("nexus endpoint %q: %w", req.Endpoint, err)
 	}
-	info := activity.GetInfo(ctx)
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s", w.c.Namespace(), info.WorkflowExecution.ID,
-		info.WorkflowExecution.RunID, info.ActivityID))
-	id := "nexus-" + hex.EncodeToString(sum[:16])
+	id := req.OperationID
 	target := w.c.WithNamespace(ep.TargetNamespace)
 	out := wf.NexusStartResult{OperationID: id, TargetNamespace: ep.TargetNamespace}
-	// A retry of this start finds the workflow the first one started,
+	// A start run again finds the workflow the first one started,
 	// running or closed: an operation runs once.
 	if _, err := target.Describe(ctx, id); err == nil {
 		return out, nil
@@ -114,11 +132,14 @@ func (w *TetherWorker) nexusStart(ctx context.Context, req wf.NexusStartRequest)
 		return out, fmt.Errorf("nexus operation %s: %w", req.Operation, err)
 	}
 	op := wf.NexusOperationRequest{Endpoint: req.Endpoint, Service: req.Service, Operation: req.Operation,
-		Input: req.Input, Header: req.Header, RequestID: id,
-		Caller: wf.NexusCaller{Namespace: w.c.Namespace(), WorkflowID: info.WorkflowExecution.ID,
-			RunID: info.WorkflowExecution.RunID, Signal: wf.NexusSignalPrefix + id}}
+		Input: req.Input, Header: req.Header, RequestID: id, Caller: req.Caller}
 	_, err = target.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: ep.TargetTaskQueue,
 		WorkflowExecutionTimeout: req.ScheduleToClose}, wf.NexusOperationWorkflow, op)
+	if errors.Is(err, client.ErrNotFound) {
+		return out, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("nexus endpoint %q: target namespace %q not found", req.Endpoint, ep.TargetNamespace),
+			"NexusTargetNotFound", err)
+	}
 	if err != nil {
 		return out, fmt.Errorf("nexus operation %s: start in namespace %s: %w", req.Operation, ep.TargetNamespace, err)
 	}
@@ -162,10 +183,19 @@ func (w *TetherWorker) nexusDeliver(ctx context.Context, caller wf.NexusCaller, 
 // operation did: with its result, its failure, or canceled.
 func nexusOperationWorkflow(ctx wf.Context, req wf.NexusOperationRequest) (json.RawMessage, error) {
 	info := wf.GetInfo(ctx)
-	opts := wf.ActivityOptions{TaskQueue: info.TaskQueueName, StartToCloseTimeout: time.Minute, RetryPolicy: nexusRetry}
+	opts := wf.ActivityOptions{TaskQueue: info.TaskQueueName, StartToCloseTimeout: time.Minute, RetryPolicy: nexusRetry()}
 	dctx, _ := wf.NewDisconnectedContext(ctx)
 	deliver := func(m wf.NexusMessage) error {
-		return wf.ExecuteActivity(wf.WithActivityOptions(dctx, opts), wf.NexusDeliverActivity, req.Caller, m).Get(dctx, nil)
+		for {
+			err := wf.ExecuteActivity(wf.WithActivityOptions(dctx, opts), wf.NexusDeliverActivity, req.Caller, m).Get(dctx, nil)
+			// A cancel of this workflow cancels every activity it has
+			// outstanding, a report in flight too: the report is sent
+			// again (a signal sent twice is applied once by the caller,
+			// whose coroutine ignores a state it already has).
+			if !errors.Is(err, wf.ErrCanceled) {
+				return err
+			}
+		}
 	}
 	// finish reports the outcome and closes with it.
 	finish := func(m wf.NexusMessage, outcome error) (json.RawMessage, error) {

@@ -486,6 +486,8 @@ type TetherWorker struct {
 	// nexusServices are the Nexus services of RegisterNexusService
 	// (nexus.go), guarded by mu.
 	nexusServices []*nexus.Service
+	// nexus are the local activities of its workflows' Nexus calls.
+	nexus nexusCalls
 }
 
 // New returns a worker for taskQueue on c (Temporal's worker.New). c is a
@@ -524,6 +526,11 @@ func NewTetherWorker(c client.Client, taskQueue string, opts Options) *TetherWor
 		if err := w.enableSessions(); err != nil && w.newErr == nil {
 			w.newErr = fmt.Errorf("worker: sessions: %w", err)
 		}
+	}
+	if calls, err := w.newNexusCalls(); err != nil && w.newErr == nil {
+		w.newErr = fmt.Errorf("worker: nexus: %w", err)
+	} else {
+		w.nexus = calls
 	}
 	w.baseLog = log.ToSlog(opts.Logger)
 	w.log = w.baseLog.With("task_queue", taskQueue)
@@ -757,12 +764,6 @@ func (w *TetherWorker) begin() error {
 	hasWF, hasAct := w.reg.counts()
 	if !hasWF && !hasAct {
 		return errors.New("worker: nothing registered")
-	}
-	if hasWF {
-		// The worker's workflows may call Nexus operations.
-		if err := w.enableNexusCalls(); err != nil {
-			return err
-		}
 	}
 	if len(w.hostQ) > maxQueueName {
 		return fmt.Errorf("worker: host task queue %q is longer than %d characters: shorten the task queue or the identity", w.hostQ, maxQueueName)

@@ -169,7 +169,7 @@ func (w *TetherWorker) handleTurn(task *api.WorkflowTask) {
 			LogReplay:           w.opts.EnableLoggingInReplay,
 			MetricsHandler:      w.metrics.workflowHandler(task.WorkflowType),
 		})
-		exec.SetLocalActivityResolver(w.reg.localActivity)
+		exec.SetLocalActivityResolver(w.localActivity)
 	}
 	began := w.metrics.now()
 	res, err := runTurn(exec, task)

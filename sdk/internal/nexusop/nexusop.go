@@ -97,7 +97,7 @@ func Handle(ctx context.Context, services []*nexus.Service, env *Env, req wf.Nex
 		return wf.NexusHandled{Result: raw}, nil
 	case *nexus.HandlerStartOperationResultAsync:
 		if env.Start == nil {
-			return failed(nexus.HandlerErrorf(nexus.HandlerErrorTypeNotImplemented,
+			return failed(nexus.NewHandlerErrorf(nexus.HandlerErrorTypeNotImplemented,
 				"nexus operation %s: an asynchronous operation must start its workflow with temporalnexus (NewWorkflowRunOperation, ExecuteUntypedWorkflow)", req.Operation))
 		}
 		return wf.NexusHandled{Token: r.OperationToken, Start: env.Start}, nil

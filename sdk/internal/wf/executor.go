@@ -285,10 +285,13 @@ func (e *Executor) Close() {
 
 // state is the live state of one workflow execution.
 type state struct {
-	def     *Definition
-	info    Info
-	logger  *slog.Logger
-	actName func(any) (string, error)
+	// nexusSeq counts the execution's Nexus operations (nexus.go): their
+	// ids, the same on every replay.
+	nexusSeq int64
+	def      *Definition
+	info     Info
+	logger   *slog.Logger
+	actName  func(any) (string, error)
 	// failOnPanic: a panic fails the workflow, not the turn
 	// (ExecutorOptions.FailWorkflowOnPanic).
 	failOnPanic bool

@@ -202,7 +202,10 @@ func (s *state) executeLocalActivity(c *wctx, activity any, args []any, header m
 	if len(s.interceptors) > 0 || len(s.propagators) > 0 {
 		hdr = s.outHeader(c, header)
 	}
-	m := s.runLocal(sig, name, in, opts, !anonymous, hdr)
+	// The Nexus calls are no worker's activities: their last failure is
+	// recorded instead of falling back.
+	nexusCall := name == NexusStartActivity || name == NexusCancelActivity
+	m := s.runLocal(sig, name, in, opts, !anonymous && !nexusCall, hdr)
 	s.recordMarker(markerLocalActivity, id, mustEncode("ExecuteLocalActivity", m))
 	return s.localOutcome(c, f, m, opts, args)
 }

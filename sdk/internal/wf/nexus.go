@@ -1,6 +1,8 @@
 package wf
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,10 +13,10 @@ import (
 )
 
 // Nexus operations (docs/sdk.md, "Nexus"). A caller workflow's
-// ExecuteOperation runs the built-in activity NexusStartActivity on its
-// own task queue: it resolves the endpoint and starts the built-in
-// workflow NexusOperationWorkflow in the endpoint's namespace and task
-// queue, where a worker with RegisterNexusService runs the handler. That
+// ExecuteOperation runs the built-in local activity NexusStartActivity in
+// its worker: it resolves the endpoint and starts the built-in workflow
+// NexusOperationWorkflow in the endpoint's namespace and task queue, where
+// a worker with RegisterNexusService runs the handler. That
 // workflow reports the operation's progress (started, then its outcome)
 // back to the caller as signals named NexusSignalPrefix + the operation's
 // id, which the caller's coroutine receives; a cancel runs
@@ -23,9 +25,11 @@ import (
 
 // The names of the built-in workflow, activities and signals of Nexus.
 const (
-	// NexusStartActivity starts an operation (the caller's worker).
+	// NexusStartActivity starts an operation (a local activity of the
+	// caller's worker).
 	NexusStartActivity = "tether.nexus.Start"
-	// NexusCancelActivity asks an operation to cancel (the caller's worker).
+	// NexusCancelActivity asks an operation to cancel (a local activity of
+	// the caller's worker).
 	NexusCancelActivity = "tether.nexus.Cancel"
 	// NexusOperationWorkflow runs an operation (the handler's worker).
 	NexusOperationWorkflow = "tether.nexus.Operation"
@@ -61,6 +65,12 @@ type NexusStartRequest struct {
 	Header map[string]string `json:"header,omitempty"`
 	// ScheduleToClose bounds the operation (0: none).
 	ScheduleToClose time.Duration `json:"schedule_to_close,omitempty"`
+	// OperationID is the id of the operation's workflow in the target
+	// namespace, derived from the caller's run and the operation's rank
+	// in it: a start run again finds the workflow it started.
+	OperationID string `json:"operation_id"`
+	// Caller is where the operation's progress goes.
+	Caller NexusCaller `json:"caller"`
 }
 
 // NexusStartResult is the result of NexusStartActivity.
@@ -324,8 +334,15 @@ func (n *nexusClient) ExecuteOperation(ctx Context, operation any, input any, op
 		op.fail(fmt.Errorf("nexus operation %s: encode input: %w", name, err))
 		return fut
 	}
+	c.s.nexusSeq++
+	info := GetInfo(ctx)
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%d", info.Namespace, info.WorkflowExecution.ID,
+		info.WorkflowExecution.RunID, c.s.nexusSeq))
+	id := "nexus-" + hex.EncodeToString(sum[:16])
 	req := NexusStartRequest{Endpoint: n.endpoint, Service: n.service, Operation: name, Input: in,
-		ScheduleToClose: options.ScheduleToCloseTimeout}
+		ScheduleToClose: options.ScheduleToCloseTimeout, OperationID: id,
+		Caller: NexusCaller{Namespace: info.Namespace, WorkflowID: info.WorkflowExecution.ID,
+			RunID: info.WorkflowExecution.RunID, Signal: NexusSignalPrefix + id}}
 	Go(ctx, func(ctx Context) { op.run(ctx, req) })
 	return fut
 }
@@ -361,18 +378,22 @@ func (op *nexusOp) canceled() {
 	op.fail(op.opError("nexus operation canceled", nil, NewTemporalCanceledError()))
 }
 
+// nexusLocalRetry is how the local activities that start and cancel an
+// operation are retried in the caller's worker, within the turn's lock
+// (their last failure is recorded when the next retry would outlast it).
+func nexusLocalRetry() *RetryPolicy {
+	return &RetryPolicy{InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 2 * time.Second}
+}
+
 // run is the operation's coroutine: start it, then follow its progress.
 func (op *nexusOp) run(ctx Context, req NexusStartRequest) {
-	info := GetInfo(ctx)
 	scheduled := Now(ctx)
 	// The start runs to its end even when ctx is cancelled meanwhile: the
 	// cancel then goes to the operation it started.
 	dctx, _ := NewDisconnectedContext(ctx)
-	startOpts := ActivityOptions{TaskQueue: info.TaskQueueName, StartToCloseTimeout: time.Minute,
-		ScheduleToCloseTimeout: op.opts.ScheduleToCloseTimeout,
-		RetryPolicy:            &RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second}}
+	startOpts := LocalActivityOptions{ScheduleToCloseTimeout: op.opts.ScheduleToCloseTimeout, RetryPolicy: nexusLocalRetry()}
 	var started NexusStartResult
-	if err := ExecuteActivity(WithActivityOptions(dctx, startOpts), NexusStartActivity, req).Get(dctx, &started); err != nil {
+	if err := ExecuteLocalActivity(WithLocalActivityOptions(dctx, startOpts), NexusStartActivity, req).Get(dctx, &started); err != nil {
 		var ae *ActivityError
 		cause := err
 		if errors.As(err, &ae) && ae.Err != nil {
@@ -391,10 +412,9 @@ func (op *nexusOp) run(ctx Context, req NexusStartRequest) {
 	}
 	ch := GetSignalChannel(ctx, NexusSignalPrefix+started.OperationID)
 	cancelReq := NexusCancelRequest{TargetNamespace: started.TargetNamespace, OperationID: started.OperationID}
-	cancelOpts := ActivityOptions{TaskQueue: info.TaskQueueName, StartToCloseTimeout: time.Minute,
-		RetryPolicy: &RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second}}
+	cancelOpts := LocalActivityOptions{RetryPolicy: nexusLocalRetry()}
 	sendCancel := func() Future {
-		return ExecuteActivity(WithActivityOptions(dctx, cancelOpts), NexusCancelActivity, cancelReq)
+		return ExecuteLocalActivity(WithLocalActivityOptions(dctx, cancelOpts), NexusCancelActivity, cancelReq)
 	}
 	cancelSent := false
 	for {

@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -12,6 +13,39 @@ import (
 // outage grace.
 var adminBehaviours = []behaviour{
 	{"SweepHoldExpiry_LeavesLeasesAndLocks", sweepHoldExpiryLeavesLeasesAndLocks},
+	{"NexusEndpoints_CreateReadDelete", nexusEndpointsCreateReadDelete},
+}
+
+// Goal: a Nexus endpoint is stored once per name (a second create is
+// ErrNexusEndpointExists), read by name or in the list by name, and
+// deleted once (then ErrNotFound).
+func nexusEndpointsCreateReadDelete(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	for _, name := range []string{"orders", "billing"} {
+		out := m(s.NexusEndpoints(ctxT(t), &storage.NexusEndpointsParams{Create: &api.CreateNexusEndpointRequest{
+			Name: name, TargetNamespace: "ns-" + name, TargetTaskQueue: "q-" + name}}))(t)
+		if len(out) != 1 || out[0].Name != name || out[0].TargetNamespace != "ns-"+name || out[0].CreatedAt.IsZero() {
+			t.Fatalf("create %s: %+v", name, out)
+		}
+	}
+	if _, err := s.NexusEndpoints(ctxT(t), &storage.NexusEndpointsParams{Create: &api.CreateNexusEndpointRequest{
+		Name: "orders", TargetNamespace: "x", TargetTaskQueue: "y"}}); !errors.Is(err, storage.ErrNexusEndpointExists) {
+		t.Fatalf("create twice: %v, want ErrNexusEndpointExists", err)
+	}
+	one := m(s.NexusEndpoints(ctxT(t), &storage.NexusEndpointsParams{Name: "orders"}))(t)
+	if len(one) != 1 || one[0].TargetTaskQueue != "q-orders" {
+		t.Fatalf("read orders: %+v (the second create must not have changed it)", one)
+	}
+	all := m(s.NexusEndpoints(ctxT(t), &storage.NexusEndpointsParams{}))(t)
+	if len(all) != 2 || all[0].Name != "billing" || all[1].Name != "orders" {
+		t.Fatalf("list: %+v, want billing then orders", all)
+	}
+	m(s.NexusEndpoints(ctxT(t), &storage.NexusEndpointsParams{Name: "orders", Delete: true}))(t)
+	for _, p := range []*storage.NexusEndpointsParams{{Name: "orders", Delete: true}, {Name: "orders"}} {
+		if _, err := s.NexusEndpoints(ctxT(t), p); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("%+v after delete: %v, want ErrNotFound", p, err)
+		}
+	}
 }
 
 // Goal: a pass that holds expiry (the sweeper's grace after an outage)
