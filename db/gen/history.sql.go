@@ -14,9 +14,7 @@ import (
 
 const activityStates = `-- name: ActivityStates :many
 SELECT activity_id::bigint AS activity_id,
-       (bool_or(kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-        OR (bool_or(kind = 'ActivityCancelRequested')
-            AND NOT COALESCE(bool_or(kind = 'ActivityScheduled' AND (payload->'options'->>'wait_for_cancellation') = 'true'), false)))::boolean AS done
+       tether_activity_done(bit_or(tether_activity_event(kind, payload)))::boolean AS done
 FROM history
 WHERE namespace = $1 AND instance_id = $2 AND execution_id = $3
   AND activity_id IS NOT NULL
@@ -34,9 +32,9 @@ type ActivityStatesRow struct {
 	Done       bool
 }
 
-// For each activity of an execution, whether it is done (completed, failed,
-// canceled, or cancel-requested without wait_for_cancellation: one with it
-// is done only once its outcome is in). Activities not done are outstanding.
+// For each activity of an execution, whether it is done (the rule is
+// tether_activity_done's, migration 00062). Activities not done are
+// outstanding.
 func (q *Queries) ActivityStates(ctx context.Context, arg ActivityStatesParams) ([]ActivityStatesRow, error) {
 	rows, err := q.db.Query(ctx, activityStates, arg.Namespace, arg.InstanceID, arg.ExecutionID)
 	if err != nil {

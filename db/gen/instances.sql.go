@@ -432,10 +432,7 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE NOT COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = $1 AND h.instance_id = instances.instance_id
@@ -449,10 +446,7 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = $1 AND h.instance_id = instances.instance_id
@@ -763,8 +757,7 @@ WITH bud AS (
              SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
              WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $10::boolean))
-               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, r.build_id)
                AND (NOT $11::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
@@ -796,11 +789,10 @@ WITH bud AS (
              SELECT q.namespace, q.instance_id
               FROM orchestrator_queue q
               WHERE q.namespace = $1 AND q.task_queue = $2 AND q.visible_at <= now()
-                AND NOT COALESCE((
-                    SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                           OR ix.build_id NOT IN ('', $14::text)
+                AND COALESCE((
+                    SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                     FROM instances ix
-                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), false)
+                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), true)
                 AND NOT EXISTS (SELECT 1 FROM orchestrator_queue fe
                                 WHERE fe.namespace = $1 AND fe.task_queue = $2
                                   AND fe.pass IS NOT NULL)
@@ -812,8 +804,7 @@ WITH bud AS (
              FROM instances i2
              WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $10::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $14::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, $10::boolean, $14::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE $3::text[] IS NULL
@@ -842,11 +833,10 @@ WITH bud AS (
                  (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
                   WHERE q1.namespace = $1 AND q1.task_queue = $2
                     AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $14::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), true)
                   ORDER BY q1.priority, q1.pass
                   LIMIT 1000)
                  UNION ALL
@@ -854,22 +844,20 @@ WITH bud AS (
                       (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
                        WHERE q2.namespace = $1 AND q2.task_queue = $2
                          AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $14::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), true)
                        ORDER BY q2.pass
                        LIMIT 1000)
                       UNION ALL
                       (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
                        WHERE q0.namespace = $1 AND q0.task_queue = $2
                          AND q0.visible_at <= now() AND q0.pass IS NULL
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $14::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), true)
                        ORDER BY q0.visible_at
                        LIMIT 1000)
                   ) q3 ORDER BY q3.r)
@@ -877,11 +865,10 @@ WITH bud AS (
                  (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
                   WHERE q5.namespace = $1 AND q5.task_queue = $2
                     AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $14::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), true)
                   ORDER BY q5.priority, q5.pass
                   LIMIT 1000)
              ) q
@@ -895,8 +882,7 @@ WITH bud AS (
              FROM instances i2
              WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $10::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $14::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, $10::boolean, $14::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE $3::text[] IS NULL
@@ -956,10 +942,7 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -1084,7 +1067,9 @@ type LockNextTurnsRow struct {
 // skips the instances pinned to another build id (build_id: the fetching
 // worker's, ” for none): an execution takes the build id of the worker
 // that fetches its first turn, and later turns go only to workers of that
-// build id — to any worker when it is ”.
+// build id — to any worker when it is ”. Both checks are one rule,
+// tether_turn_open (migration 00062), in every probe of this statement and
+// its two variants.
 //
 // The eager turns (eager_* arrays given): element k asks for the turn of
 // instance eager_instance_ids[k] on task queue eager_task_queues[k], for
@@ -1234,11 +1219,10 @@ WITH bud AS (
                  (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
                   WHERE q1.namespace = $1 AND q1.task_queue = $2
                     AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $4::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $3::boolean, $4::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), true)
                   ORDER BY q1.priority, q1.pass
                   LIMIT 1000)
                  UNION ALL
@@ -1246,22 +1230,20 @@ WITH bud AS (
                       (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
                        WHERE q2.namespace = $1 AND q2.task_queue = $2
                          AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $4::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $3::boolean, $4::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), true)
                        ORDER BY q2.pass
                        LIMIT 1000)
                       UNION ALL
                       (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
                        WHERE q0.namespace = $1 AND q0.task_queue = $2
                          AND q0.visible_at <= now() AND q0.pass IS NULL
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $4::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $3::boolean, $4::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), true)
                        ORDER BY q0.visible_at
                        LIMIT 1000)
                   ) q3 ORDER BY q3.r)
@@ -1269,11 +1251,10 @@ WITH bud AS (
                  (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
                   WHERE q5.namespace = $1 AND q5.task_queue = $2
                     AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $4::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $3::boolean, $4::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), true)
                   ORDER BY q5.priority, q5.pass
                   LIMIT 1000)
         ) q
@@ -1314,8 +1295,7 @@ WITH bud AS (
             FROM instances i2
             WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $3::boolean))
-              AND (i2.build_id IS NULL OR i2.build_id IN ('', $4::text))
+              AND tether_turn_open(i2.locked_until, i2.build_id, $3::boolean, $4::text)
             FOR UPDATE SKIP LOCKED
         ) c
         LIMIT LEAST($8::bigint, (SELECT bud.n FROM bud))
@@ -1386,10 +1366,7 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -1579,8 +1556,7 @@ WITH inst AS (
              SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
              WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $9::boolean))
-               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND tether_turn_open(ix.locked_until, ix.build_id, $9::boolean, r.build_id)
                AND (NOT $10::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
@@ -1601,11 +1577,10 @@ WITH inst AS (
              SELECT q.namespace, q.instance_id
               FROM orchestrator_queue q
               WHERE q.namespace = $1 AND q.task_queue = $14 AND q.visible_at <= now()
-                AND NOT COALESCE((
-                    SELECT ix.locked_until >= now() OR ($9::boolean AND ix.locked_until IS NOT NULL)
-                           OR ix.build_id NOT IN ('', $13::text)
+                AND COALESCE((
+                    SELECT tether_turn_open(ix.locked_until, ix.build_id, $9::boolean, $13::text)
                     FROM instances ix
-                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), false)
+                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), true)
               ORDER BY q.visible_at
               LIMIT 1000
          ) q
@@ -1614,8 +1589,7 @@ WITH inst AS (
              FROM instances i2
              WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $9::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $13::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, $9::boolean, $13::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE $4::text[] IS NULL)
@@ -1666,10 +1640,7 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id

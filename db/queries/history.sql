@@ -4,13 +4,11 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AN
 ORDER BY event_id;
 
 -- name: ActivityStates :many
--- For each activity of an execution, whether it is done (completed, failed,
--- canceled, or cancel-requested without wait_for_cancellation: one with it
--- is done only once its outcome is in). Activities not done are outstanding.
+-- For each activity of an execution, whether it is done (the rule is
+-- tether_activity_done's, migration 00062). Activities not done are
+-- outstanding.
 SELECT activity_id::bigint AS activity_id,
-       (bool_or(kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-        OR (bool_or(kind = 'ActivityCancelRequested')
-            AND NOT COALESCE(bool_or(kind = 'ActivityScheduled' AND (payload->'options'->>'wait_for_cancellation') = 'true'), false)))::boolean AS done
+       tether_activity_done(bit_or(tether_activity_event(kind, payload)))::boolean AS done
 FROM history
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
   AND activity_id IS NOT NULL

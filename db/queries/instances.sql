@@ -216,7 +216,9 @@ RETURNING execution_id, task_queue;
 -- skips the instances pinned to another build id (build_id: the fetching
 -- worker's, '' for none): an execution takes the build id of the worker
 -- that fetches its first turn, and later turns go only to workers of that
--- build id — to any worker when it is ''.
+-- build id — to any worker when it is ''. Both checks are one rule,
+-- tether_turn_open (migration 00062), in every probe of this statement and
+-- its two variants.
 --
 -- The eager turns (eager_* arrays given): element k asks for the turn of
 -- instance eager_instance_ids[k] on task queue eager_task_queues[k], for
@@ -283,8 +285,7 @@ WITH bud AS (
              SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
              WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, r.build_id)
                AND (NOT sqlc.arg(first_turns)::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
@@ -316,11 +317,10 @@ WITH bud AS (
              SELECT q.namespace, q.instance_id
               FROM orchestrator_queue q
               WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-                AND NOT COALESCE((
-                    SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                           OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                AND COALESCE((
+                    SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                     FROM instances ix
-                    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), false)
+                    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), true)
                 AND NOT EXISTS (SELECT 1 FROM orchestrator_queue fe
                                 WHERE fe.namespace = sqlc.arg(namespace) AND fe.task_queue = sqlc.arg(task_queue)
                                   AND fe.pass IS NOT NULL)
@@ -332,8 +332,7 @@ WITH bud AS (
              FROM instances i2
              WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL
@@ -362,11 +361,10 @@ WITH bud AS (
                  (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
                   WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = sqlc.arg(task_queue)
                     AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                         FROM instances ix
-                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q1.instance_id), false)
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q1.instance_id), true)
                   ORDER BY q1.priority, q1.pass
                   LIMIT 1000)
                  UNION ALL
@@ -374,22 +372,20 @@ WITH bud AS (
                       (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
                        WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = sqlc.arg(task_queue)
                          AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                         FROM instances ix
-                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q2.instance_id), false)
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q2.instance_id), true)
                        ORDER BY q2.pass
                        LIMIT 1000)
                       UNION ALL
                       (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
                        WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = sqlc.arg(task_queue)
                          AND q0.visible_at <= now() AND q0.pass IS NULL
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                         FROM instances ix
-                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q0.instance_id), false)
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q0.instance_id), true)
                        ORDER BY q0.visible_at
                        LIMIT 1000)
                   ) q3 ORDER BY q3.r)
@@ -397,11 +393,10 @@ WITH bud AS (
                  (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
                   WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = sqlc.arg(task_queue)
                     AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                         FROM instances ix
-                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q5.instance_id), false)
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q5.instance_id), true)
                   ORDER BY q5.priority, q5.pass
                   LIMIT 1000)
              ) q
@@ -415,8 +410,7 @@ WITH bud AS (
              FROM instances i2
              WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL
@@ -476,10 +470,7 @@ SELECT inst.*,
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -518,8 +509,7 @@ WITH inst AS (
              SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
              WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, r.build_id)
                AND (NOT sqlc.arg(first_turns)::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
@@ -540,11 +530,10 @@ WITH inst AS (
              SELECT q.namespace, q.instance_id
               FROM orchestrator_queue q
               WHERE q.namespace = sqlc.arg(namespace) AND q.task_queue = sqlc.arg(task_queue) AND q.visible_at <= now()
-                AND NOT COALESCE((
-                    SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                           OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                AND COALESCE((
+                    SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                     FROM instances ix
-                    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), false)
+                    WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q.instance_id), true)
               ORDER BY q.visible_at
               LIMIT 1000
          ) q
@@ -553,8 +542,7 @@ WITH inst AS (
              FROM instances i2
              WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE sqlc.narg(eager_instance_ids)::text[] IS NULL)
@@ -605,10 +593,7 @@ SELECT inst.*,
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -658,11 +643,10 @@ WITH bud AS (
                  (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
                   WHERE q1.namespace = sqlc.arg(namespace) AND q1.task_queue = sqlc.arg(task_queue)
                     AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                         FROM instances ix
-                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q1.instance_id), false)
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q1.instance_id), true)
                   ORDER BY q1.priority, q1.pass
                   LIMIT 1000)
                  UNION ALL
@@ -670,22 +654,20 @@ WITH bud AS (
                       (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
                        WHERE q2.namespace = sqlc.arg(namespace) AND q2.task_queue = sqlc.arg(task_queue)
                          AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                         FROM instances ix
-                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q2.instance_id), false)
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q2.instance_id), true)
                        ORDER BY q2.pass
                        LIMIT 1000)
                       UNION ALL
                       (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
                        WHERE q0.namespace = sqlc.arg(namespace) AND q0.task_queue = sqlc.arg(task_queue)
                          AND q0.visible_at <= now() AND q0.pass IS NULL
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                         FROM instances ix
-                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q0.instance_id), false)
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q0.instance_id), true)
                        ORDER BY q0.visible_at
                        LIMIT 1000)
                   ) q3 ORDER BY q3.r)
@@ -693,11 +675,10 @@ WITH bud AS (
                  (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
                   WHERE q5.namespace = sqlc.arg(namespace) AND q5.task_queue = sqlc.arg(task_queue)
                     AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR (sqlc.arg(hold_expired)::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', sqlc.arg(build_id)::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
                         FROM instances ix
-                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q5.instance_id), false)
+                        WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = q5.instance_id), true)
                   ORDER BY q5.priority, q5.pass
                   LIMIT 1000)
         ) q
@@ -738,8 +719,7 @@ WITH bud AS (
             FROM instances i2
             WHERE i2.namespace = sqlc.arg(namespace) AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT sqlc.arg(hold_expired)::boolean))
-              AND (i2.build_id IS NULL OR i2.build_id IN ('', sqlc.arg(build_id)::text))
+              AND tether_turn_open(i2.locked_until, i2.build_id, sqlc.arg(hold_expired)::boolean, sqlc.arg(build_id)::text)
             FOR UPDATE SKIP LOCKED
         ) c
         LIMIT LEAST(sqlc.arg(max_turns)::bigint, (SELECT bud.n FROM bud))
@@ -810,10 +790,7 @@ SELECT inst.*,
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = sqlc.arg(namespace) AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -854,10 +831,7 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE NOT COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = sqlc.arg(namespace) AND h.instance_id = instances.instance_id
@@ -871,10 +845,7 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
                          AND h.namespace = sqlc.arg(namespace) AND h.instance_id = instances.instance_id
