@@ -76,67 +76,100 @@ func (q *Queries) FailInstanceTurn(ctx context.Context, arg FailInstanceTurnPara
 
 const finishTurns = `-- name: FinishTurns :exec
 UPDATE instances
-SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
-    execution_id = ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
-    run_id = COALESCE(($1::jsonb -> instances.instance_id ->> 'run_id')::uuid, instances.run_id),
-    workflow_type = ($1::jsonb -> instances.instance_id ->> 'workflow_type'),
-    input = ($1::jsonb -> instances.instance_id -> 'input' -> 'v'),
-    result = ($1::jsonb -> instances.instance_id -> 'result' -> 'v'),
-    error = ($1::jsonb -> instances.instance_id -> 'error' -> 'v'),
-    next_event_id = ($1::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
-    next_activity_id = ($1::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
-    next_timer_id = ($1::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
-    history_bytes = COALESCE(($1::jsonb -> instances.instance_id ->> 'history_bytes')::bigint, instances.history_bytes),
-    -- (microseconds since the epoch: a text's cast to timestamptz is
-    -- STABLE, which an UPDATE on Citus may not apply to a column's value)
-    last_event_at = COALESCE(tether_add('epoch'::timestamptz,
-                                        ($1::jsonb -> instances.instance_id ->> 'last_event_at_us')::bigint
-                                            * interval '1 microsecond'),
+SET status = t.status, execution_id = t.execution_id,
+    run_id = COALESCE(NULLIF(t.run_id, '00000000-0000-0000-0000-000000000000'::uuid), instances.run_id),
+    workflow_type = t.workflow_type, input = t.input, result = t.result, error = t.error,
+    next_event_id = t.next_event_id, next_activity_id = t.next_activity_id, next_timer_id = t.next_timer_id,
+    history_bytes = COALESCE(NULLIF(t.history_bytes, -1), instances.history_bytes),
+    last_event_at = COALESCE(tether_add('epoch'::timestamptz, NULLIF(t.last_event_at_us, 0) * interval '1 microsecond'),
                              instances.last_event_at),
-    completed_at = tether_add(now(), CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running'
-                                          THEN NULL ELSE interval '0' END),
-    build_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
-                    THEN instances.build_id END,
-    has_children = instances.has_children OR COALESCE(($1::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
-    sticky_worker_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' AND ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
+    completed_at = tether_add(now(), CASE WHEN t.status = 'running' THEN NULL ELSE interval '0' END),
+    build_id = CASE WHEN t.execution_id = instances.execution_id THEN instances.build_id END,
+    has_children = instances.has_children OR t.has_children,
+    sticky_worker_id = CASE WHEN t.status = 'running' AND t.execution_id = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()
 FROM (
-    SELECT f.tid
-    FROM unnest($3::text[]) AS k(id)
+    SELECT p.tid, f.status, f.execution_id, f.run_id, f.workflow_type, f.input, f.result, f.error,
+           f.next_event_id, f.next_activity_id, f.next_timer_id, f.history_bytes, f.last_event_at_us, f.has_children
+    FROM (
+        -- Unnested side by side (set-returning functions in one select
+        -- list advance together): element k of every array is one row.
+        SELECT unnest($2::text[]) AS instance_id, unnest($3::text[]) AS status,
+               unnest($4::bigint[]) AS execution_id, unnest($5::uuid[]) AS run_id,
+               unnest($6::text[]) AS workflow_type, unnest($7::jsonb[]) AS input,
+               unnest($8::jsonb[]) AS result, unnest($9::jsonb[]) AS error,
+               unnest($10::bigint[]) AS next_event_id,
+               unnest($11::bigint[]) AS next_activity_id,
+               unnest($12::bigint[]) AS next_timer_id,
+               unnest($13::bigint[]) AS history_bytes,
+               unnest($14::bigint[]) AS last_event_at_us,
+               unnest($15::boolean[]) AS has_children
+    ) f
     CROSS JOIN LATERAL (
         SELECT (x).ctid AS tid FROM instances x
-        WHERE x.namespace = $2 AND x.instance_id = k.id
+        WHERE x.namespace = $1 AND x.instance_id = f.instance_id
         LIMIT 1
-    ) f
+    ) p
 ) t
-WHERE instances.namespace = $2 AND instances.ctid = t.tid
+WHERE instances.namespace = $1 AND instances.ctid = t.tid
 `
 
 type FinishTurnsParams struct {
-	Turns       []byte
-	Namespace   string
-	InstanceIds []string
+	Namespace       string
+	InstanceIds     []string
+	Statuses        []string
+	ExecutionIds    []int64
+	RunIds          []uuid.UUID
+	WorkflowTypes   []string
+	Inputs          [][]byte
+	Results         [][]byte
+	Errors          [][]byte
+	NextEventIds    []int64
+	NextActivityIds []int64
+	NextTimerIds    []int64
+	HistoryBytes    []int64
+	LastEventAtUs   []int64
+	HasChildren     []bool
 }
 
 // Writes the instances of one or more acknowledged turns and releases their
-// locks: each instance named in instance_ids gets the fields of
-// turns[instance_id]. input, result and error are boxed as {"v": value},
-// so that a JSON null value stays a jsonb null and an absent box is SQL
-// NULL. has_children, when true, marks an instance whose turn started a
-// child workflow (it stays set). The caller's transaction holds the
-// instances' locks (GetLockedTurns, or a terminate's lock), so that their
-// row versions stay put: each is found by a key probe from its id (the
-// LATERAL … LIMIT is never flattened into a join) and updated through the
-// ctid found (a parameterized TID scan). As "instance_id = ANY(ids)" a
+// locks: element k of the arrays is the row of instance instance_ids[k]
+// (distinct ids). inputs, results and errors hold SQL NULL for no value
+// (a JSON null is a jsonb null). A few fields keep the instance's own
+// value when given as: run_ids the nil UUID, history_bytes -1,
+// last_event_at_us 0 (microseconds since the epoch: a text's cast to
+// timestamptz is STABLE, which an UPDATE on Citus may not apply to a
+// column's value). has_children, when true, marks an instance whose turn
+// started a child workflow (it stays set). The caller's transaction holds
+// the instances' locks (GetLockedTurns, or a terminate's lock), so that
+// their row versions stay put: each is found by a key probe from its id
+// (the LATERAL … LIMIT is never flattened into a join) and updated through
+// the ctid found (a parameterized TID scan). As "instance_id = ANY(ids)" a
 // generic plan made on a table without statistics read the whole
 // namespace through the primary key's first column, on every call, until
 // the next ANALYZE (StartInstances tells the other forms tried). (x).ctid:
 // sqlc knows no system column in a select list.
 func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error {
-	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
+	_, err := q.db.Exec(ctx, finishTurns,
+		arg.Namespace,
+		arg.InstanceIds,
+		arg.Statuses,
+		arg.ExecutionIds,
+		arg.RunIds,
+		arg.WorkflowTypes,
+		arg.Inputs,
+		arg.Results,
+		arg.Errors,
+		arg.NextEventIds,
+		arg.NextActivityIds,
+		arg.NextTimerIds,
+		arg.HistoryBytes,
+		arg.LastEventAtUs,
+		arg.HasChildren,
+	)
 	return err
 }
 

@@ -910,55 +910,60 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id);
 
 -- name: FinishTurns :exec
 -- Writes the instances of one or more acknowledged turns and releases their
--- locks: each instance named in instance_ids gets the fields of
--- turns[instance_id]. input, result and error are boxed as {"v": value},
--- so that a JSON null value stays a jsonb null and an absent box is SQL
--- NULL. has_children, when true, marks an instance whose turn started a
--- child workflow (it stays set). The caller's transaction holds the
--- instances' locks (GetLockedTurns, or a terminate's lock), so that their
--- row versions stay put: each is found by a key probe from its id (the
--- LATERAL … LIMIT is never flattened into a join) and updated through the
--- ctid found (a parameterized TID scan). As "instance_id = ANY(ids)" a
+-- locks: element k of the arrays is the row of instance instance_ids[k]
+-- (distinct ids). inputs, results and errors hold SQL NULL for no value
+-- (a JSON null is a jsonb null). A few fields keep the instance's own
+-- value when given as: run_ids the nil UUID, history_bytes -1,
+-- last_event_at_us 0 (microseconds since the epoch: a text's cast to
+-- timestamptz is STABLE, which an UPDATE on Citus may not apply to a
+-- column's value). has_children, when true, marks an instance whose turn
+-- started a child workflow (it stays set). The caller's transaction holds
+-- the instances' locks (GetLockedTurns, or a terminate's lock), so that
+-- their row versions stay put: each is found by a key probe from its id
+-- (the LATERAL … LIMIT is never flattened into a join) and updated through
+-- the ctid found (a parameterized TID scan). As "instance_id = ANY(ids)" a
 -- generic plan made on a table without statistics read the whole
 -- namespace through the primary key's first column, on every call, until
 -- the next ANALYZE (StartInstances tells the other forms tried). (x).ctid:
 -- sqlc knows no system column in a select list.
 UPDATE instances
-SET status = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status'),
-    execution_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
-    run_id = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'run_id')::uuid, instances.run_id),
-    workflow_type = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'workflow_type'),
-    input = (sqlc.arg(turns)::jsonb -> instances.instance_id -> 'input' -> 'v'),
-    result = (sqlc.arg(turns)::jsonb -> instances.instance_id -> 'result' -> 'v'),
-    error = (sqlc.arg(turns)::jsonb -> instances.instance_id -> 'error' -> 'v'),
-    next_event_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
-    next_activity_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
-    next_timer_id = (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
-    history_bytes = COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'history_bytes')::bigint, instances.history_bytes),
-    -- (microseconds since the epoch: a text's cast to timestamptz is
-    -- STABLE, which an UPDATE on Citus may not apply to a column's value)
-    last_event_at = COALESCE(tether_add('epoch'::timestamptz,
-                                        (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'last_event_at_us')::bigint
-                                            * interval '1 microsecond'),
+SET status = t.status, execution_id = t.execution_id,
+    run_id = COALESCE(NULLIF(t.run_id, '00000000-0000-0000-0000-000000000000'::uuid), instances.run_id),
+    workflow_type = t.workflow_type, input = t.input, result = t.result, error = t.error,
+    next_event_id = t.next_event_id, next_activity_id = t.next_activity_id, next_timer_id = t.next_timer_id,
+    history_bytes = COALESCE(NULLIF(t.history_bytes, -1), instances.history_bytes),
+    last_event_at = COALESCE(tether_add('epoch'::timestamptz, NULLIF(t.last_event_at_us, 0) * interval '1 microsecond'),
                              instances.last_event_at),
-    completed_at = tether_add(now(), CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running'
-                                          THEN NULL ELSE interval '0' END),
-    build_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
-                    THEN instances.build_id END,
-    has_children = instances.has_children OR COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
-    sticky_worker_id = CASE WHEN (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'status') = 'running' AND (sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
+    completed_at = tether_add(now(), CASE WHEN t.status = 'running' THEN NULL ELSE interval '0' END),
+    build_id = CASE WHEN t.execution_id = instances.execution_id THEN instances.build_id END,
+    has_children = instances.has_children OR t.has_children,
+    sticky_worker_id = CASE WHEN t.status = 'running' AND t.execution_id = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()
 FROM (
-    SELECT f.tid
-    FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
+    SELECT p.tid, f.status, f.execution_id, f.run_id, f.workflow_type, f.input, f.result, f.error,
+           f.next_event_id, f.next_activity_id, f.next_timer_id, f.history_bytes, f.last_event_at_us, f.has_children
+    FROM (
+        -- Unnested side by side (set-returning functions in one select
+        -- list advance together): element k of every array is one row.
+        SELECT unnest(sqlc.arg(instance_ids)::text[]) AS instance_id, unnest(sqlc.arg(statuses)::text[]) AS status,
+               unnest(sqlc.arg(execution_ids)::bigint[]) AS execution_id, unnest(sqlc.arg(run_ids)::uuid[]) AS run_id,
+               unnest(sqlc.arg(workflow_types)::text[]) AS workflow_type, unnest(sqlc.arg(inputs)::jsonb[]) AS input,
+               unnest(sqlc.arg(results)::jsonb[]) AS result, unnest(sqlc.arg(errors)::jsonb[]) AS error,
+               unnest(sqlc.arg(next_event_ids)::bigint[]) AS next_event_id,
+               unnest(sqlc.arg(next_activity_ids)::bigint[]) AS next_activity_id,
+               unnest(sqlc.arg(next_timer_ids)::bigint[]) AS next_timer_id,
+               unnest(sqlc.arg(history_bytes)::bigint[]) AS history_bytes,
+               unnest(sqlc.arg(last_event_at_us)::bigint[]) AS last_event_at_us,
+               unnest(sqlc.arg(has_children)::boolean[]) AS has_children
+    ) f
     CROSS JOIN LATERAL (
         SELECT (x).ctid AS tid FROM instances x
-        WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = k.id
+        WHERE x.namespace = sqlc.arg(namespace) AND x.instance_id = f.instance_id
         LIMIT 1
-    ) f
+    ) p
 ) t
 WHERE instances.namespace = sqlc.arg(namespace) AND instances.ctid = t.tid;
 

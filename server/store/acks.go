@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -438,40 +437,63 @@ type execCancel struct {
 
 // finishRow is one instance's row for FinishTurns.
 type finishRow struct {
-	Status         string   `json:"status"`
-	ExecutionID    int64    `json:"execution_id"`
-	WorkflowType   string   `json:"workflow_type"`
-	Input          *jsonBox `json:"input,omitempty"`
-	Result         *jsonBox `json:"result,omitempty"`
-	Error          *jsonBox `json:"error,omitempty"`
-	NextEventID    int64    `json:"next_event_id"`
-	NextActivityID int64    `json:"next_activity_id"`
-	NextTimerID    int64    `json:"next_timer_id"`
-	// LastEventAt is the time of the turn's last event (absent: the
+	Status       string
+	ExecutionID  int64
+	WorkflowType string
+	// Input, Result and Error are the instance's values (nil: none; a
+	// JSON null is a value).
+	Input, Result, Error []byte
+	NextEventID          int64
+	NextActivityID       int64
+	NextTimerID          int64
+	// LastEventAt is the time of the turn's last event (zero: the
 	// instance keeps its own).
-	LastEventAt *unixMicros `json:"last_event_at_us,omitempty"`
+	LastEventAt time.Time
 	// HasChildren is true when the turn starts a child workflow: the
 	// instance's has_children is set (false leaves it as it is).
-	HasChildren bool `json:"has_children,omitempty"`
+	HasChildren bool
 	// RunID is the run id of the execution a continue-as-new or a cron's
-	// next run starts (absent: the instance keeps its own).
-	RunID *uuid.UUID `json:"run_id,omitempty"`
+	// next run starts (uuid.Nil: the instance keeps its own).
+	RunID uuid.UUID
 	// HistoryBytes is the size of the execution's history after the turn
-	// (absent: the instance keeps its own).
-	HistoryBytes *int64 `json:"history_bytes,omitempty"`
+	// (nil: the instance keeps its own).
+	HistoryBytes *int64
 }
 
-// jsonBox carries a jsonb value through a jsonb document: a JSON null
-// value stays a value, an absent box is SQL NULL.
-type jsonBox struct {
-	V json.RawMessage `json:"v"`
-}
-
-func boxed(b []byte) *jsonBox {
+// value is b as a jsonb value: nil (SQL NULL) when empty.
+func value(b []byte) []byte {
 	if len(b) == 0 {
 		return nil
 	}
-	return &jsonBox{V: b}
+	return b
+}
+
+// finishTurns is FinishTurns' parameters for rows (instance id → row):
+// one element of each array per instance, in id order, the fields an
+// instance keeps its own value of given as the statement's "keep" values.
+func finishTurns(ns string, rows map[string]finishRow) gen.FinishTurnsParams {
+	n := len(rows)
+	p := gen.FinishTurnsParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(rows)),
+		Statuses: make([]string, n), ExecutionIds: make([]int64, n), RunIds: make([]uuid.UUID, n),
+		WorkflowTypes: make([]string, n), Inputs: make([][]byte, n), Results: make([][]byte, n),
+		Errors: make([][]byte, n), NextEventIds: make([]int64, n), NextActivityIds: make([]int64, n),
+		NextTimerIds: make([]int64, n), HistoryBytes: make([]int64, n), LastEventAtUs: make([]int64, n),
+		HasChildren: make([]bool, n)}
+	for k, id := range p.InstanceIds {
+		r := rows[id]
+		p.Statuses[k], p.ExecutionIds[k], p.RunIds[k], p.WorkflowTypes[k] = r.Status, r.ExecutionID, r.RunID, r.WorkflowType
+		p.Inputs[k], p.Results[k], p.Errors[k] = value(r.Input), value(r.Result), value(r.Error)
+		p.NextEventIds[k], p.NextActivityIds[k], p.NextTimerIds[k] = r.NextEventID, r.NextActivityID, r.NextTimerID
+		p.HistoryBytes[k] = -1
+		if r.HistoryBytes != nil {
+			p.HistoryBytes[k] = *r.HistoryBytes
+		}
+		if !r.LastEventAt.IsZero() {
+			p.LastEventAtUs[k] = r.LastEventAt.UnixMicro()
+		}
+		p.HasChildren[k] = r.HasChildren
+	}
+	return p
 }
 
 // turnWrites collects the writes of the turns one transaction
@@ -704,18 +726,15 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 		w.cancelAfter = append(w.cancelAfter, execCancel{id, exec, plan.TerminalReason})
 	}
 	// The instance.
-	fin := finishRow{Status: plan.Status, ExecutionID: exec, WorkflowType: inst.WorkflowType, Input: boxed(inst.Input),
-		Result: boxed(plan.Result), NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
-		NextTimerID: plan.NextTimerID, HasChildren: len(plan.Children) > 0, HistoryBytes: &historyBytes}
-	if !plan.LastEventAt.IsZero() {
-		at := unixMicros(plan.LastEventAt)
-		fin.LastEventAt = &at
-	}
+	fin := finishRow{Status: plan.Status, ExecutionID: exec, WorkflowType: inst.WorkflowType, Input: inst.Input,
+		Result: plan.Result, NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
+		NextTimerID: plan.NextTimerID, HasChildren: len(plan.Children) > 0, HistoryBytes: &historyBytes,
+		LastEventAt: plan.LastEventAt}
 	if plan.Error != nil {
-		fin.Error = boxed(mustJSON(plan.Error))
+		fin.Error = mustJSON(plan.Error)
 	}
 	if plan.ContinueAsNew {
-		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, boxed(plan.NewInput)
+		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, plan.NewInput
 		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
 	}
 	if plan.ContinueAsNew || plan.Cron != nil {
@@ -725,9 +744,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 	if plan.Cron != nil {
 		cronFinish(&fin, plan.Cron)
 	}
-	if nextRun != uuid.Nil {
-		fin.RunID = &nextRun
-	}
+	fin.RunID = nextRun
 	w.finishes[id] = fin
 	observeTurnClose(t, ns, inst, plan, pt.txTime)
 	w.children.addChildren(inst, plan, pt.txTime)
@@ -831,8 +848,7 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		return err
 	}
 	if len(w.finishes) > 0 {
-		if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.finishes)),
-			Turns: mustJSON(w.finishes)}); err != nil {
+		if err := t.w.FinishTurns(ctx, finishTurns(ns, w.finishes)); err != nil {
 			return fmt.Errorf("finish turns: %w", err)
 		}
 	}
@@ -1051,16 +1067,4 @@ func mergeFields(base map[string]json.RawMessage, patches ...map[string]json.Raw
 		return nil
 	}
 	return out
-}
-
-// unixMicros is a time sent to SQL as microseconds since the epoch, which
-// a statement turns back into a timestamptz with an immutable expression
-// (a text's cast to timestamptz is STABLE: an UPDATE on Citus may not
-// apply it to a column's value, docs/architecture.md, "Distributed by
-// namespace").
-type unixMicros time.Time
-
-// MarshalJSON writes the time as a JSON number of microseconds.
-func (u unixMicros) MarshalJSON() ([]byte, error) {
-	return strconv.AppendInt(nil, time.Time(u).UnixMicro(), 10), nil
 }
