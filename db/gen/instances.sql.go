@@ -1974,9 +1974,9 @@ WITH s AS (
     -- each such start's priority key, fairness key and stride (1 ms /
     -- weight). Starts without one have none of this.
     SELECT i.instance_id, i.task_queue,
-           COALESCE(NULLIF((s.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
-           COALESCE(s.priority->>'fairness_key', '') AS fk,
-           interval '1 millisecond' / COALESCE(NULLIF((s.priority->>'fairness_weight')::float8, 0), 1) AS stride
+           tether_priority_key(s.priority) AS pk,
+           tether_fairness_key(s.priority) AS fk,
+           tether_fairness_stride(s.priority) AS stride
     FROM i JOIN s ON s.instance_id = i.instance_id
     WHERE s.priority IS NOT NULL
 ), k AS (
@@ -1996,9 +1996,7 @@ WITH s AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
-    -- takes no stable function in DO UPDATE SET (the same value).
-    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+    SET pass = tether_flow_pass(fk.pass, excluded.step, excluded.pass),
         step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (

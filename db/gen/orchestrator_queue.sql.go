@@ -164,7 +164,7 @@ const enqueueMessages = `-- name: EnqueueMessages :many
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -226,7 +226,7 @@ const enqueueMessagesJoin = `-- name: EnqueueMessagesJoin :many
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -303,7 +303,7 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb,
        $2::integer,
        -- The workflow's priority (see EnqueueMessages).
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() END
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
