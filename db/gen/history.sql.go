@@ -57,22 +57,43 @@ func (q *Queries) ActivityStates(ctx context.Context, arg ActivityStatesParams) 
 
 const appendEvents = `-- name: AppendEvents :exec
 INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
-SELECT $1, e.instance_id, e.execution_id, e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,
-       COALESCE(e.created_at, now())
-FROM jsonb_to_recordset($2::jsonb)
-    AS e(instance_id text, execution_id bigint, event_id bigint, kind text, activity_id bigint, timer_id bigint,
-         payload jsonb, created_at timestamptz)
+SELECT $1, e.instance_id, e.execution_id, e.event_id, e.kind, NULLIF(e.activity_id, 0),
+       NULLIF(e.timer_id, 0), e.payload,
+       COALESCE(tether_add('epoch'::timestamptz, NULLIF(e.created_at_us, 0) * interval '1 microsecond'), now())
+FROM (SELECT unnest($2::text[]) AS instance_id, unnest($3::bigint[]) AS execution_id,
+             unnest($4::bigint[]) AS event_id, unnest($5::text[]) AS kind,
+             unnest($6::bigint[]) AS activity_id, unnest($7::bigint[]) AS timer_id,
+             unnest($8::jsonb[]) AS payload, unnest($9::bigint[]) AS created_at_us) e
 `
 
 type AppendEventsParams struct {
-	Namespace string
-	Events    []byte
+	Namespace    string
+	InstanceIds  []string
+	ExecutionIds []int64
+	EventIds     []int64
+	Kinds        []string
+	ActivityIds  []int64
+	TimerIds     []int64
+	Payloads     [][]byte
+	CreatedAtUs  []int64
 }
 
-// Appends the events of one or more turns in one statement. created_at
-// NULL means now().
+// Appends the events of one or more turns in one statement: element k of
+// the arrays is one event (unnested side by side). activity_ids and
+// timer_ids hold 0 for none; created_at_us is microseconds since the epoch,
+// 0 for now().
 func (q *Queries) AppendEvents(ctx context.Context, arg AppendEventsParams) error {
-	_, err := q.db.Exec(ctx, appendEvents, arg.Namespace, arg.Events)
+	_, err := q.db.Exec(ctx, appendEvents,
+		arg.Namespace,
+		arg.InstanceIds,
+		arg.ExecutionIds,
+		arg.EventIds,
+		arg.Kinds,
+		arg.ActivityIds,
+		arg.TimerIds,
+		arg.Payloads,
+		arg.CreatedAtUs,
+	)
 	return err
 }
 

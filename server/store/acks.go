@@ -790,7 +790,7 @@ func (w *turnWrites) add(ctx context.Context, t *txn, pt plannedTurn) error {
 func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 	ns := w.ns
 	if len(w.events) > 0 {
-		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON(w.events)}); err != nil {
+		if err := t.w.AppendEvents(ctx, appendEvents(ns, w.events)); err != nil {
 			return fmt.Errorf("append events: %w", err)
 		}
 	}

@@ -101,7 +101,7 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 	if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
 		return fmt.Errorf("messages: %w", err)
 	}
-	if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON(events)}); err != nil {
+	if err := t.w.AppendEvents(ctx, appendEvents(ns, events)); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
 	if err := t.w.FinishTurns(ctx, finishTurns(ns, fins)); err != nil {
