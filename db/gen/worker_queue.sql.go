@@ -1792,7 +1792,7 @@ WITH victims AS (
     -- its priority, with its visible time as its pass (see EnqueueMessages).
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, $3::text,
-           ($4::jsonb -> v.lock_token::text)
+           ($4::jsonb[])[array_position($2::uuid[], v.lock_token)]
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
            n.at,
            tether_priority_key(i.priority),
@@ -1828,7 +1828,7 @@ type TakeAttemptsParams struct {
 	Namespace  string
 	LockTokens []uuid.UUID
 	Kind       string
-	Results    []byte
+	Results    [][]byte
 }
 
 type TakeAttemptsRow struct {
@@ -1846,9 +1846,10 @@ type TakeAttemptsRow struct {
 // In the same statement, the result of each attempt that is neither timed
 // out (timed_out) nor cancelled is enqueued to its workflow execution, as
 // EnqueueMessages would (dropped when the execution is over or was
-// continued): a message of kind, whose payload is results[lock_token] (the
-// event, a jsonb object) with the attempt's activity_id and attempt, in
-// the order of the tokens. Each row says whether its result was enqueued
+// continued): a message of kind, whose payload is the element of results
+// at the place of its lock_token in lock_tokens (the event, a jsonb
+// object) with the attempt's activity_id and attempt, in the order of the
+// tokens. Each row says whether its result was enqueued
 // (enqueued) and to which task queue (workflow_queue, ” when none of its
 // instance's was). The caller handles
 // the others (late, cancelled) on its own.
