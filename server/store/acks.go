@@ -116,8 +116,8 @@ type timersArg struct {
 
 // consumeArg is what ConsumeMessages is told of one turn.
 type consumeArg struct {
-	LockToken uuid.UUID `json:"lock_token"`
-	Wake      string    `json:"wake"`
+	LockToken uuid.UUID
+	Wake      string
 }
 
 // execArg is what DropUnheldExecutionAttempts and FlagExecution are told
@@ -348,11 +348,11 @@ func (s *Store) planUpserts(ctx context.Context, t *txn, ns string, plan *engine
 // turns to write.
 func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, planned []plannedTurn, ahead *gen.PendingSignalsParams, aheadRead aheadID) ([]plannedTurn, error) {
 	var ids []string
-	tokens := map[string]uuid.UUID{}
+	var tokens []uuid.UUID
 	for _, pt := range planned {
 		if pt.plan.Status == api.StatusCompleted || pt.plan.Status == api.StatusFailed {
 			ids = append(ids, pt.inst.InstanceID)
-			tokens[pt.inst.InstanceID] = pt.ack.tok
+			tokens = append(tokens, pt.ack.tok)
 		}
 	}
 	if len(ids) == 0 {
@@ -360,7 +360,7 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 	}
 	// The statement sent ahead with GetLockedTurns answers when it asked
 	// of every instance that needs asking (a superset is filtered below).
-	p := gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)}
+	p := gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: tokens}
 	q := t.q
 	if ahead != nil && !slices.ContainsFunc(ids, func(id string) bool { return !slices.Contains(ahead.InstanceIds, id) }) {
 		p, q = *ahead, t.ahead(aheadRead)
@@ -403,17 +403,17 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 // ran on its own round trip.
 func readSignalsAhead(t *txn, ns string, acks []*turnAck) (*gen.PendingSignalsParams, aheadID) {
 	var ids []string
-	tokens := map[string]uuid.UUID{}
+	var tokens []uuid.UUID
 	for _, a := range acks {
 		if completesOrFails(a.req.Commands) {
 			ids = append(ids, a.instanceID)
-			tokens[a.instanceID] = a.tok
+			tokens = append(tokens, a.tok)
 		}
 	}
 	if len(ids) == 0 {
 		return nil, 0
 	}
-	p := &gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)}
+	p := &gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: tokens}
 	id := t.readAhead(func(q *gen.Queries) error {
 		_, err := q.PendingSignals(context.Background(), *p)
 		return err
@@ -857,8 +857,11 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		// also finds the messages that arrived during a turn: their
 		// wake-up found its instance locked; it is free now, and their
 		// pollers are woken again once the transaction has committed.
-		consume := gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
-			Turns: mustJSON(w.consumes)}
+		consume := gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes))}
+		consume.LockTokens = make([]uuid.UUID, len(consume.InstanceIds))
+		for k, id := range consume.InstanceIds {
+			consume.LockTokens[k] = w.consumes[id].LockToken
+		}
 		consumes := w.consumes
 		t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
 			ids, err := q.ConsumeMessages(ctx, consume)
