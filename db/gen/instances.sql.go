@@ -467,7 +467,7 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                  FROM (SELECT h.activity_id,
                               tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
-                       WHERE NOT COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                       WHERE NOT k.all_activities
                          AND h.namespace = $1 AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
@@ -475,39 +475,49 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                              WHERE q.namespace = $1 AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
-                             SELECT jsonb_array_elements_text($2::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
+                             SELECT a.id FROM (SELECT unnest($2::text[]) AS instance_id,
+                                                      unnest($3::bigint[]) AS id) a
+                             WHERE a.instance_id = instances.instance_id)
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
                               tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
-                       WHERE COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                       WHERE k.all_activities
                          AND h.namespace = $1 AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states,
        COALESCE((SELECT jsonb_agg((q.payload->>'timer_id')::bigint)
                  FROM orchestrator_queue q
-                 WHERE ($2::jsonb -> instances.instance_id) ? 'timer_ids'
+                 WHERE instances.instance_id = ANY($4::text[])
                    AND q.namespace = $1 AND q.instance_id = instances.instance_id
                    AND q.execution_id = instances.execution_id AND q.kind = 'TimerFired'
                    AND q.lock_token IS DISTINCT FROM instances.lock_token
                    AND (q.payload->>'timer_id')::bigint IN (
-                       SELECT jsonb_array_elements_text($2::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
+                       SELECT tm.id FROM (SELECT unnest($4::text[]) AS instance_id,
+                                                 unnest($5::bigint[]) AS id) tm
+                       WHERE tm.instance_id = instances.instance_id)),
                 '[]'::jsonb)::jsonb AS pending_timers
-FROM (SELECT DISTINCT k.id FROM unnest($3::text[]) AS k(id) ORDER BY k.id) AS k
+FROM (SELECT unnest($6::text[]) AS id, unnest($7::uuid[]) AS lock_token,
+             unnest($8::boolean[]) AS all_activities ORDER BY 1) AS k
 CROSS JOIN LATERAL (
     SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes, concurrency FROM instances i
     WHERE i.namespace = $1 AND i.instance_id = k.id
-      AND i.lock_token = ($2::jsonb -> k.id ->> 'lock_token')::uuid
+      AND i.lock_token = k.lock_token
     FOR UPDATE
 ) AS instances
 ORDER BY instances.instance_id
 `
 
 type GetLockedTurnsParams struct {
-	Namespace   string
-	Turns       []byte
-	InstanceIds []string
+	Namespace           string
+	ActivityInstanceIds []string
+	ActivityIds         []int64
+	TimerInstanceIds    []string
+	TimerIds            []int64
+	InstanceIds         []string
+	LockTokens          []uuid.UUID
+	Alls                []bool
 }
 
 type GetLockedTurnsRow struct {
@@ -519,15 +529,16 @@ type GetLockedTurnsRow struct {
 }
 
 // The first step of an ack of one or more turns, in one round trip: of the
-// instances named in instance_ids, those whose lock the token in
-// turns[instance_id].lock_token still holds — each locked, in id order —
+// instances named in instance_ids (distinct), those whose lock the token
+// at the same place in lock_tokens still holds — each locked, in id order —
 // with the transaction's time (what now() is in every statement of the
 // ack), the turn's messages in id order, and the state of each activity
-// the messages or turns[instance_id].activity_ids name — of every activity
-// of the execution with turns[instance_id].all (a turn that ends it) — (its
+// the messages or the activity_ids paired with it in activity_instance_ids
+// name — of every activity of the execution when its element of alls is
+// true (a turn that ends it) — (its
 // id → done: completed, failed or cancel-requested; absent: never
-// scheduled in this execution), and the timers named in
-// turns[instance_id].timer_ids whose TimerFired message of the execution
+// scheduled in this execution), and the timers named in the timer_ids
+// paired with it in timer_instance_ids whose TimerFired message of the execution
 // waits in the queue, not consumed by the turn (pending_timers: the ones a
 // cancel_timer still cancels). A turn whose lock is lost has no row: the
 // token no longer the instance's, because the turn was acknowledged or
@@ -541,7 +552,16 @@ type GetLockedTurnsRow struct {
 // generic plan made without statistics read the whole namespace through
 // the primary key's first column.
 func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) ([]GetLockedTurnsRow, error) {
-	rows, err := q.db.Query(ctx, getLockedTurns, arg.Namespace, arg.Turns, arg.InstanceIds)
+	rows, err := q.db.Query(ctx, getLockedTurns,
+		arg.Namespace,
+		arg.ActivityInstanceIds,
+		arg.ActivityIds,
+		arg.TimerInstanceIds,
+		arg.TimerIds,
+		arg.InstanceIds,
+		arg.LockTokens,
+		arg.Alls,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -800,15 +800,16 @@ ORDER BY inst.instance_id;
 
 -- name: GetLockedTurns :many
 -- The first step of an ack of one or more turns, in one round trip: of the
--- instances named in instance_ids, those whose lock the token in
--- turns[instance_id].lock_token still holds — each locked, in id order —
+-- instances named in instance_ids (distinct), those whose lock the token
+-- at the same place in lock_tokens still holds — each locked, in id order —
 -- with the transaction's time (what now() is in every statement of the
 -- ack), the turn's messages in id order, and the state of each activity
--- the messages or turns[instance_id].activity_ids name — of every activity
--- of the execution with turns[instance_id].all (a turn that ends it) — (its
+-- the messages or the activity_ids paired with it in activity_instance_ids
+-- name — of every activity of the execution when its element of alls is
+-- true (a turn that ends it) — (its
 -- id → done: completed, failed or cancel-requested; absent: never
--- scheduled in this execution), and the timers named in
--- turns[instance_id].timer_ids whose TimerFired message of the execution
+-- scheduled in this execution), and the timers named in the timer_ids
+-- paired with it in timer_instance_ids whose TimerFired message of the execution
 -- waits in the queue, not consumed by the turn (pending_timers: the ones a
 -- cancel_timer still cancels). A turn whose lock is lost has no row: the
 -- token no longer the instance's, because the turn was acknowledged or
@@ -831,7 +832,7 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                  FROM (SELECT h.activity_id,
                               tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
-                       WHERE NOT COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                       WHERE NOT k.all_activities
                          AND h.namespace = sqlc.arg(namespace) AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
@@ -839,30 +840,35 @@ SELECT sqlc.embed(instances), now()::timestamptz AS tx_time,
                              WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
-                             SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
+                             SELECT a.id FROM (SELECT unnest(sqlc.arg(activity_instance_ids)::text[]) AS instance_id,
+                                                      unnest(sqlc.arg(activity_ids)::bigint[]) AS id) a
+                             WHERE a.instance_id = instances.instance_id)
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
                               tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
-                       WHERE COALESCE((sqlc.arg(turns)::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                       WHERE k.all_activities
                          AND h.namespace = sqlc.arg(namespace) AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states,
        COALESCE((SELECT jsonb_agg((q.payload->>'timer_id')::bigint)
                  FROM orchestrator_queue q
-                 WHERE (sqlc.arg(turns)::jsonb -> instances.instance_id) ? 'timer_ids'
+                 WHERE instances.instance_id = ANY(sqlc.arg(timer_instance_ids)::text[])
                    AND q.namespace = sqlc.arg(namespace) AND q.instance_id = instances.instance_id
                    AND q.execution_id = instances.execution_id AND q.kind = 'TimerFired'
                    AND q.lock_token IS DISTINCT FROM instances.lock_token
                    AND (q.payload->>'timer_id')::bigint IN (
-                       SELECT jsonb_array_elements_text(sqlc.arg(turns)::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
+                       SELECT tm.id FROM (SELECT unnest(sqlc.arg(timer_instance_ids)::text[]) AS instance_id,
+                                                 unnest(sqlc.arg(timer_ids)::bigint[]) AS id) tm
+                       WHERE tm.instance_id = instances.instance_id)),
                 '[]'::jsonb)::jsonb AS pending_timers
-FROM (SELECT DISTINCT k.id FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id) ORDER BY k.id) AS k
+FROM (SELECT unnest(sqlc.arg(instance_ids)::text[]) AS id, unnest(sqlc.arg(lock_tokens)::uuid[]) AS lock_token,
+             unnest(sqlc.arg(alls)::boolean[]) AS all_activities ORDER BY 1) AS k
 CROSS JOIN LATERAL (
     SELECT * FROM instances i
     WHERE i.namespace = sqlc.arg(namespace) AND i.instance_id = k.id
-      AND i.lock_token = (sqlc.arg(turns)::jsonb -> k.id ->> 'lock_token')::uuid
+      AND i.lock_token = k.lock_token
     FOR UPDATE
 ) AS instances
 ORDER BY instances.instance_id;

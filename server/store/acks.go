@@ -101,11 +101,14 @@ func (s *Store) ackTurns(group []*turnAck) {
 
 // lockedTurnArg is what GetLockedTurns is told of one turn.
 type lockedTurnArg struct {
-	LockToken   uuid.UUID `json:"lock_token"`
-	All         bool      `json:"all,omitempty"`
-	ActivityIDs []int64   `json:"activity_ids,omitempty"`
+	LockToken uuid.UUID
+	// All: the turn ends its execution and reads the state of every
+	// activity of it.
+	All bool
+	// ActivityIDs are the activities the turn's activity_cancels name.
+	ActivityIDs []int64
 	// TimerIDs are the timers the turn's cancel_timer commands name.
-	TimerIDs []int64 `json:"timer_ids,omitempty"`
+	TimerIDs []int64
 }
 
 // timersArg is what DeleteCanceledTimers is told of one execution.
@@ -152,10 +155,8 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 // lockedTurnsParams are the arguments of the GetLockedTurns of acks, and
 // what it is told of each turn.
 func lockedTurnsParams(ns string, acks []*turnAck) (gen.GetLockedTurnsParams, map[string]lockedTurnArg) {
-	ids := make([]string, 0, len(acks))
 	turns := make(map[string]lockedTurnArg, len(acks))
 	for _, a := range acks {
-		ids = append(ids, a.instanceID)
 		// A turn that ends the execution cancels every outstanding
 		// activity: it reads the state of all of them in the same round
 		// trip.
@@ -170,7 +171,20 @@ func lockedTurnsParams(ns string, acks []*turnAck) (gen.GetLockedTurnsParams, ma
 		}
 		turns[a.instanceID] = arg
 	}
-	return gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(turns)}, turns
+	p := gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(turns)),
+		ActivityInstanceIds: []string{}, ActivityIds: []int64{}, TimerInstanceIds: []string{}, TimerIds: []int64{}}
+	p.LockTokens, p.Alls = make([]uuid.UUID, len(p.InstanceIds)), make([]bool, len(p.InstanceIds))
+	for k, id := range p.InstanceIds {
+		arg := turns[id]
+		p.LockTokens[k], p.Alls[k] = arg.LockToken, arg.All
+		for _, a := range arg.ActivityIDs {
+			p.ActivityInstanceIds, p.ActivityIds = append(p.ActivityInstanceIds, id), append(p.ActivityIds, a)
+		}
+		for _, tm := range arg.TimerIDs {
+			p.TimerInstanceIds, p.TimerIds = append(p.TimerInstanceIds, id), append(p.TimerIds, tm)
+		}
+	}
+	return p, turns
 }
 
 // ackLockedTurns plans the turns of acks that GetLockedTurns found locked
