@@ -401,9 +401,9 @@ WITH c AS (
     -- Flow control, as in StartInstances: each child with a priority, its
     -- priority key, fairness key and stride.
     SELECT i.instance_id, c.task_queue,
-           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
-           COALESCE(c.priority->>'fairness_key', '') AS fk,
-           interval '1 millisecond' / COALESCE(NULLIF((c.priority->>'fairness_weight')::float8, 0), 1) AS stride
+           tether_priority_key(c.priority) AS pk,
+           tether_fairness_key(c.priority) AS fk,
+           tether_fairness_stride(c.priority) AS stride
     FROM i JOIN c ON c.instance_id = i.instance_id
     WHERE c.priority IS NOT NULL
 ), k AS (
@@ -417,9 +417,7 @@ WITH c AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
-    -- takes no stable function in DO UPDATE SET (the same value).
-    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+    SET pass = tether_flow_pass(fk.pass, excluded.step, excluded.pass),
         step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (

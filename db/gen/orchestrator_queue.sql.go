@@ -16,23 +16,24 @@ const consumeMessages = `-- name: ConsumeMessages :many
 WITH d AS (
     DELETE FROM orchestrator_queue q
     WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
-      AND q.lock_token = ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid
+      AND q.lock_token = ($3::uuid[])[array_position($2::text[], q.instance_id)]
 )
 SELECT DISTINCT q.instance_id FROM orchestrator_queue q
 WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
   AND q.visible_at <= now()
   AND (q.lock_token IS NULL
-       OR q.lock_token <> ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid)
+       OR q.lock_token <> ($3::uuid[])[array_position($2::text[], q.instance_id)])
 `
 
 type ConsumeMessagesParams struct {
 	Namespace   string
 	InstanceIds []string
-	Turns       []byte
+	LockTokens  []uuid.UUID
 }
 
 // Deletes the consumed messages of one or more turns — of each instance
-// named in instance_ids, those locked by turns[instance_id].lock_token —
+// named in instance_ids, those locked by the element of lock_tokens at
+// the same place —
 // and returns, of those instances, the ones that have visible messages
 // their turn did not take: messages that arrived during the turn, whose own
 // wake-up found the instance locked. Sent with the ack's COMMIT
@@ -40,7 +41,7 @@ type ConsumeMessagesParams struct {
 // committed. The rows the DELETE removes are still in the SELECT's
 // snapshot, hence its lock_token filter.
 func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, consumeMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
+	rows, err := q.db.Query(ctx, consumeMessages, arg.Namespace, arg.InstanceIds, arg.LockTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ const enqueueMessages = `-- name: EnqueueMessages :many
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -227,7 +228,7 @@ const enqueueMessagesJoin = `-- name: EnqueueMessagesJoin :many
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -312,7 +313,7 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb,
        $2::integer,
        -- The workflow's priority (see EnqueueMessages).
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() END
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
@@ -508,17 +509,18 @@ SELECT DISTINCT q.instance_id
 FROM orchestrator_queue q
 WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
   AND q.kind IN ('SignalReceived', 'WorkflowUpdateAccepted') AND q.visible_at <= now()
-  AND (q.lock_token IS NULL OR q.lock_token <> ($3::jsonb ->> q.instance_id)::uuid)
+  AND (q.lock_token IS NULL OR q.lock_token <> ($3::uuid[])[array_position($2::text[], q.instance_id)])
 `
 
 type PendingSignalsParams struct {
 	Namespace   string
 	InstanceIds []string
-	LockTokens  []byte
+	LockTokens  []uuid.UUID
 }
 
 // Of the instances named in instance_ids, those to which signals arrived
-// after their turn (lock_tokens[instance_id], a jsonb object) was fetched:
+// after their turn (the element of lock_tokens at the instance's place in
+// instance_ids) was fetched:
 // a turn that would end the workflow must see them (and updates) first.
 func (q *Queries) PendingSignals(ctx context.Context, arg PendingSignalsParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, pendingSignals, arg.Namespace, arg.InstanceIds, arg.LockTokens)

@@ -16,7 +16,7 @@
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -37,7 +37,7 @@ RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -58,7 +58,7 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', sqlc.arg(payload)::jsonb,
        sqlc.arg(payload_bytes)::integer,
        -- The workflow's priority (see EnqueueMessages).
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        CASE WHEN i.priority IS NOT NULL THEN now() END
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
@@ -93,7 +93,8 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AN
 
 -- name: ConsumeMessages :many
 -- Deletes the consumed messages of one or more turns — of each instance
--- named in instance_ids, those locked by turns[instance_id].lock_token —
+-- named in instance_ids, those locked by the element of lock_tokens at
+-- the same place —
 -- and returns, of those instances, the ones that have visible messages
 -- their turn did not take: messages that arrived during the turn, whose own
 -- wake-up found the instance locked. Sent with the ack's COMMIT
@@ -103,13 +104,13 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AN
 WITH d AS (
     DELETE FROM orchestrator_queue q
     WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-      AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid
+      AND q.lock_token = (sqlc.arg(lock_tokens)::uuid[])[array_position(sqlc.arg(instance_ids)::text[], q.instance_id)]
 )
 SELECT DISTINCT q.instance_id FROM orchestrator_queue q
 WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND q.visible_at <= now()
   AND (q.lock_token IS NULL
-       OR q.lock_token <> (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid);
+       OR q.lock_token <> (sqlc.arg(lock_tokens)::uuid[])[array_position(sqlc.arg(instance_ids)::text[], q.instance_id)]);
 
 -- name: DeferLockedMessages :exec
 -- A failed turn: its messages become visible again after the backoff.
@@ -207,13 +208,14 @@ SET LOCAL synchronous_commit TO OFF;
 
 -- name: PendingSignals :many
 -- Of the instances named in instance_ids, those to which signals arrived
--- after their turn (lock_tokens[instance_id], a jsonb object) was fetched:
+-- after their turn (the element of lock_tokens at the instance's place in
+-- instance_ids) was fetched:
 -- a turn that would end the workflow must see them (and updates) first.
 SELECT DISTINCT q.instance_id
 FROM orchestrator_queue q
 WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND q.kind IN ('SignalReceived', 'WorkflowUpdateAccepted') AND q.visible_at <= now()
-  AND (q.lock_token IS NULL OR q.lock_token <> (sqlc.arg(lock_tokens)::jsonb ->> q.instance_id)::uuid);
+  AND (q.lock_token IS NULL OR q.lock_token <> (sqlc.arg(lock_tokens)::uuid[])[array_position(sqlc.arg(instance_ids)::text[], q.instance_id)]);
 
 -- name: UnlockMessages :exec
 -- A turn refused: its messages go back to the queue untouched.
