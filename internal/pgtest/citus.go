@@ -83,6 +83,19 @@ func (s *Server) makeCitusTemplate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Adding the nodes and distributing the tables sync cluster-wide
+	// catalog rows (the roles) to them: test binaries making their
+	// templates at once fail it with "tuple concurrently updated". One at
+	// a time, under an advisory lock of the coordinator's postgres
+	// database, held by this connection until the template is made.
+	lock, err := pgx.Connect(ctx, nodeURL(s.base, "postgres"))
+	if err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	defer func() { _ = lock.Close(context.Background()) }()
+	if _, err := lock.Exec(ctx, `SELECT pg_advisory_lock(hashtext('tether pgtest citus_add_node'))`); err != nil {
+		return fmt.Errorf("pgtest: lock the cluster's nodes: %w", err)
+	}
 	if err := execAdmin(ctx, coord, fmt.Sprintf("SELECT citus_set_coordinator_host(%s, %d)",
 		quoteLiteral(host), port)); err != nil {
 		return err
