@@ -258,14 +258,13 @@ cmd_test() {
 	go test -count=1 -timeout 30m -run '^TestMigrateCitus$' ./cmd/tether/ || rc=1
 	# The storage conformance suite, as the store runs it, and the
 	# concurrency keys' wake-ups (a trigger on a worker node: migration
-	# 00057); beside it, the end-to-end suite in shards (but for the tests
-	# listed in e2e_not_on_citus): its tests run one at a time and mostly
-	# wait (timers, sweeps, polls), so shards side by side take a fraction
-	# of the time.
+	# 00057); then the end-to-end suite in shards side by side (but for the
+	# tests listed in e2e_not_on_citus): its tests run one at a time and
+	# mostly wait (timers, sweeps, polls), so shards take a fraction of the
+	# time.
+	go test -count=1 -timeout 30m -run '^(TestConformance|TestGenericPlansOnlyWhereAllowed|TestConcurrency_.*)$' ./server/store/ || rc=1
 	local logs=$dir/logs pids=() names=()
 	mkdir -p "$logs"
-	go test -count=1 -timeout 30m -run '^(TestConformance|TestGenericPlansOnlyWhereAllowed|TestConcurrency_.*)$' ./server/store/ >"$logs/store" 2>&1 &
-	pids+=($!) names+=(store)
 	if [[ ${TETHER_CITUS_E2E:-1} == 0 ]]; then
 		echo "citus.sh: TETHER_CITUS_E2E=0: the end-to-end suite is not run"
 	else
@@ -293,7 +292,7 @@ cmd_test() {
 			go test -count=1 -timeout 30m -run "^(${joined})\$" ./internal/e2e/ >"$logs/e2e-$k" 2>&1 &
 			pids+=($!) names+=("e2e-$k")
 		done
-		echo "citus.sh: the end-to-end suite's ${#tests[@]} tests in $shards shards, beside the storage suite"
+		echo "citus.sh: the end-to-end suite's ${#tests[@]} tests in $shards shards"
 	fi
 	for i in "${!pids[@]}"; do
 		if ! wait "${pids[i]}"; then
