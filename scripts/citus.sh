@@ -29,7 +29,10 @@
 #                         directory per Citus and PostgreSQL package version
 #   TETHER_CITUS_WORKERS  how many workers `start` runs (default: 2)
 #   TETHER_CITUS_E2E      0: `test` runs the storage conformance suite and
-#                         Citus's own tests but not the end-to-end suite (CI)
+#                         Citus's own tests but not the end-to-end suite
+#   TETHER_CITUS_E2E_SHARDS
+#                         `test`: the end-to-end suite's go test processes,
+#                         side by side (default 3)
 #   TETHER_CITUS_BENCH_WORKFLOWS, TETHER_CITUS_BENCH_STARTERS, TETHER_CITUS_BENCH_WORKERS
 #                         `bench`: workflows, concurrent starters and worker
 #                         processes per namespace (default 1000, 32, 1); the
