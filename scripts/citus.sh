@@ -351,10 +351,7 @@ cmd_bench() {
 
 # e2e_not_on_citus lists the end-to-end tests that cannot pass on Citus:
 # pairs of a test name and the reason. Every other test of the suite runs.
-e2e_not_on_citus=(
-	TestConcurrency_ChildAndScheduleSDKOptions "a child's concurrency key admits it through tether_concurrency_admit inside the parent's ack; its wake-ups are not yet announced from the coordinator on Citus"
-	TestConcurrency_ActivitySDKOption "an activity's concurrency key admits its waiting attempts from a trigger on worker_queue (migration 00059), whose pg_notify Citus runs on the worker node"
-)
+e2e_not_on_citus=()
 
 # crashes lists the server processes of the cluster under DIR that died of a
 # signal (a crash restarts the node: every test on it fails meanwhile), with
