@@ -266,6 +266,9 @@ cmd_test() {
 	# mostly wait (timers, sweeps, polls), so shards take a fraction of the
 	# time.
 	go test -count=1 -timeout 30m -run '^(TestConformance|TestGenericPlansOnlyWhereAllowed|TestConcurrency_.*)$' ./server/store/ || rc=1
+	# The chaos suite on a Citus cluster of its own (a coordinator and two
+	# worker nodes it starts, a worker node restarted among the faults).
+	go test -count=1 -timeout 15m -run '^TestChaos$' ./internal/chaos/ -args -chaos.config=citus || rc=1
 	local logs=$dir/logs pids=() names=()
 	mkdir -p "$logs"
 	if [[ ${TETHER_CITUS_E2E:-1} == 0 ]]; then
