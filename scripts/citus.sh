@@ -266,6 +266,9 @@ cmd_test() {
 	# mostly wait (timers, sweeps, polls), so shards take a fraction of the
 	# time.
 	go test -count=1 -timeout 30m -run '^(TestConformance|TestGenericPlansOnlyWhereAllowed|TestConcurrency_.*)$' ./server/store/ || rc=1
+	# The chaos suite on a Citus cluster of its own (a coordinator and two
+	# worker nodes it starts, a worker node restarted among the faults).
+	go test -count=1 -timeout 15m -run '^TestChaos$' ./internal/chaos/ -args -chaos.config=citus || rc=1
 	local logs=$dir/logs pids=() names=()
 	mkdir -p "$logs"
 	if [[ ${TETHER_CITUS_E2E:-1} == 0 ]]; then
@@ -351,10 +354,7 @@ cmd_bench() {
 
 # e2e_not_on_citus lists the end-to-end tests that cannot pass on Citus:
 # pairs of a test name and the reason. Every other test of the suite runs.
-e2e_not_on_citus=(
-	TestConcurrency_ChildAndScheduleSDKOptions "a child's concurrency key admits it through tether_concurrency_admit inside the parent's ack; its wake-ups are not yet announced from the coordinator on Citus"
-	TestConcurrency_ActivitySDKOption "an activity's concurrency key admits its waiting attempts from a trigger on worker_queue (migration 00059), whose pg_notify Citus runs on the worker node"
-)
+e2e_not_on_citus=()
 
 # crashes lists the server processes of the cluster under DIR that died of a
 # signal (a crash restarts the node: every test on it fails meanwhile), with

@@ -23,7 +23,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return chaos.WorkerMain(ctx, args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("tether chaos", stderr)
-	config := fs.String("config", "large", "small (the CI configuration) or large")
+	config := fs.String("config", "large", "small (the CI configuration), large, or citus (small on a Citus cluster of a coordinator and two worker nodes, with a worker node's restart; the citus extension installed: scripts/citus.sh build)")
 	workflows := fs.Int("workflows", 0, "workflows to run (0: the configuration's)")
 	workers := fs.Int("workers", 0, "worker processes (0: the configuration's)")
 	dir := fs.String("dir", "", "directory for the run's logs and execution logs (default: a temporary one, removed unless the run fails)")
@@ -37,8 +37,10 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg = chaos.Small()
 	case "large":
 		cfg = chaos.Large()
+	case "citus":
+		cfg = chaos.SmallCitus()
 	default:
-		fmt.Fprintf(stderr, "tether chaos: unknown --config %q: use small or large\n", *config)
+		fmt.Fprintf(stderr, "tether chaos: unknown --config %q: use small, large or citus\n", *config)
 		return errUsage
 	}
 	if *workflows > 0 {

@@ -9,6 +9,49 @@ import (
 	"context"
 )
 
+const admitActivityConcurrencyKeys = `-- name: AdmitActivityConcurrencyKeys :many
+SELECT k.key::text AS key, a.n::integer AS admitted
+FROM unnest($1::text[]) WITH ORDINALITY AS k(key, o)
+CROSS JOIN LATERAL tether_activity_concurrency_admit($2::text, k.key) AS a(n)
+ORDER BY k.o
+`
+
+type AdmitActivityConcurrencyKeysParams struct {
+	Keys      []string
+	Namespace string
+}
+
+type AdmitActivityConcurrencyKeysRow struct {
+	Key      string
+	Admitted int32
+}
+
+// AdmitWaitingActivityConcurrency's admissions, on Citus: the oldest
+// waiting attempts of each of keys (in their order) admitted up to the
+// key's limit. The statement names no table, so that Citus runs the
+// function on the coordinator, which routes each of its statements to the
+// namespace's node and sends its pg_notify where the servers' LISTEN
+// hears it.
+func (q *Queries) AdmitActivityConcurrencyKeys(ctx context.Context, arg AdmitActivityConcurrencyKeysParams) ([]AdmitActivityConcurrencyKeysRow, error) {
+	rows, err := q.db.Query(ctx, admitActivityConcurrencyKeys, arg.Keys, arg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdmitActivityConcurrencyKeysRow{}
+	for rows.Next() {
+		var i AdmitActivityConcurrencyKeysRow
+		if err := rows.Scan(&i.Key, &i.Admitted); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const admitConcurrencyKeys = `-- name: AdmitConcurrencyKeys :many
 SELECT a.id::text AS instance_id
 FROM unnest($1::text[]) WITH ORDINALITY AS k(key, n)
@@ -286,6 +329,36 @@ func (q *Queries) RefuseChildStart(ctx context.Context, arg RefuseChildStartPara
 	return err
 }
 
+const takeActivityConcurrencyWakes = `-- name: TakeActivityConcurrencyWakes :many
+DELETE FROM activity_concurrency_wakes WHERE namespace = $1
+RETURNING task_queue
+`
+
+// On Citus, the queues of the activity attempts admitted in this
+// transaction (or left by one that did not take them) on a worker node:
+// worker_queue's triggers wrote them to activity_concurrency_wakes
+// instead of notifying there (migration 00064). They are deleted, and the
+// server wakes the queues after the commit.
+func (q *Queries) TakeActivityConcurrencyWakes(ctx context.Context, namespace string) ([]string, error) {
+	rows, err := q.db.Query(ctx, takeActivityConcurrencyWakes, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var task_queue string
+		if err := rows.Scan(&task_queue); err != nil {
+			return nil, err
+		}
+		items = append(items, task_queue)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const takeConcurrencyWakes = `-- name: TakeConcurrencyWakes :many
 DELETE FROM concurrency_wakes WHERE namespace = $1
 RETURNING task_queue
@@ -309,6 +382,39 @@ func (q *Queries) TakeConcurrencyWakes(ctx context.Context, namespace string) ([
 			return nil, err
 		}
 		items = append(items, task_queue)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const waitingActivityConcurrencyKeys = `-- name: WaitingActivityConcurrencyKeys :many
+SELECT c.key FROM activity_concurrency_keys c
+WHERE c.namespace = $1 AND c.running < c.max_running
+  AND EXISTS (SELECT 1 FROM worker_queue w
+              WHERE w.namespace = $1 AND (w.options -> 'concurrency' ->> 'key') = c.key
+                AND w.options ? 'concurrency_wait')
+ORDER BY c.key
+LIMIT 100
+`
+
+// AdmitWaitingActivityConcurrency's keys, on Citus: the activity
+// concurrency keys of the namespace with a free slot and an attempt
+// waiting for one, in key order (at most 100).
+func (q *Queries) WaitingActivityConcurrencyKeys(ctx context.Context, namespace string) ([]string, error) {
+	rows, err := q.db.Query(ctx, waitingActivityConcurrencyKeys, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		items = append(items, key)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

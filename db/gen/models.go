@@ -18,6 +18,12 @@ type ActivityConcurrencyKey struct {
 	Running    int32
 }
 
+type ActivityConcurrencyWake struct {
+	Namespace string
+	ID        int64
+	TaskQueue string
+}
+
 type ApiKey struct {
 	ID         string
 	Namespace  *string

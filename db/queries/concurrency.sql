@@ -109,3 +109,36 @@ FROM (SELECT c.key FROM activity_concurrency_keys c
       ORDER BY c.key
       LIMIT 100) k
 CROSS JOIN LATERAL tether_activity_concurrency_admit(sqlc.arg(namespace)::text, k.key) AS a(n);
+
+-- name: WaitingActivityConcurrencyKeys :many
+-- AdmitWaitingActivityConcurrency's keys, on Citus: the activity
+-- concurrency keys of the namespace with a free slot and an attempt
+-- waiting for one, in key order (at most 100).
+SELECT c.key FROM activity_concurrency_keys c
+WHERE c.namespace = sqlc.arg(namespace) AND c.running < c.max_running
+  AND EXISTS (SELECT 1 FROM worker_queue w
+              WHERE w.namespace = sqlc.arg(namespace) AND (w.options -> 'concurrency' ->> 'key') = c.key
+                AND w.options ? 'concurrency_wait')
+ORDER BY c.key
+LIMIT 100;
+
+-- name: AdmitActivityConcurrencyKeys :many
+-- AdmitWaitingActivityConcurrency's admissions, on Citus: the oldest
+-- waiting attempts of each of keys (in their order) admitted up to the
+-- key's limit. The statement names no table, so that Citus runs the
+-- function on the coordinator, which routes each of its statements to the
+-- namespace's node and sends its pg_notify where the servers' LISTEN
+-- hears it.
+SELECT k.key::text AS key, a.n::integer AS admitted
+FROM unnest(sqlc.arg(keys)::text[]) WITH ORDINALITY AS k(key, o)
+CROSS JOIN LATERAL tether_activity_concurrency_admit(sqlc.arg(namespace)::text, k.key) AS a(n)
+ORDER BY k.o;
+
+-- name: TakeActivityConcurrencyWakes :many
+-- On Citus, the queues of the activity attempts admitted in this
+-- transaction (or left by one that did not take them) on a worker node:
+-- worker_queue's triggers wrote them to activity_concurrency_wakes
+-- instead of notifying there (migration 00064). They are deleted, and the
+-- server wakes the queues after the commit.
+DELETE FROM activity_concurrency_wakes WHERE namespace = sqlc.arg(namespace)
+RETURNING task_queue;

@@ -13,7 +13,7 @@ import (
 )
 
 var (
-	configName = flag.String("chaos.config", "small", "chaos configuration: small (CI) or large")
+	configName = flag.String("chaos.config", "small", "chaos configuration: small (CI), large, or citus (small on a Citus cluster: scripts/citus.sh build first)")
 	keepDir    = flag.String("chaos.dir", "", "directory to keep the run's logs and execution logs in (default: a temporary one, removed)")
 )
 
@@ -50,8 +50,10 @@ func TestChaos(t *testing.T) {
 		cfg = Small()
 	case "large":
 		cfg = Large()
+	case "citus":
+		cfg = SmallCitus()
 	default:
-		t.Fatalf("unknown -chaos.config %q: use small or large", *configName)
+		t.Fatalf("unknown -chaos.config %q: use small, large or citus", *configName)
 	}
 	cfg.Dir = t.TempDir()
 	if *keepDir != "" {

@@ -131,12 +131,14 @@ func (p *proc) waitLine(ctx context.Context, prefix string, timeout time.Duratio
 type serverProc struct {
 	bin, addr, dbURL, logPath string
 	sweep                     time.Duration
-	p                         *proc
+	// citus starts the server with --citus.
+	citus bool
+	p     *proc
 }
 
 // start starts the server and waits until it answers /readyz.
 func (s *serverProc) start(ctx context.Context) error {
-	p, err := startProc("tether server", s.bin, []string{
+	args := []string{
 		"server",
 		"--addr", s.addr,
 		"--database-url", s.dbURL,
@@ -144,7 +146,11 @@ func (s *serverProc) start(ctx context.Context) error {
 		"--min-lease", "1s",
 		"--log-level", "warn",
 		"--insecure-no-auth", // the suite tests delivery, not access: docs/security.md
-	}, s.logPath)
+	}
+	if s.citus {
+		args = append(args, "--citus")
+	}
+	p, err := startProc("tether server", s.bin, args, s.logPath)
 	if err != nil {
 		return err
 	}

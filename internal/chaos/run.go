@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +35,10 @@ const (
 	// FaultPauseWorker: SIGSTOP of a worker process, SIGCONT after
 	// Config.Pause (longer than its lease: the server declares it lost).
 	FaultPauseWorker = "pause-worker"
+	// FaultRestartCitusWorker: on Citus (Config.Citus), the PostgreSQL of
+	// the worker node holding the namespace stopped in immediate mode and
+	// started again after Config.DBDown.
+	FaultRestartCitusWorker = "restart-citus-worker"
 )
 
 // Config is one chaos run.
@@ -65,6 +71,12 @@ type Config struct {
 	WorkerArgs           []string
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
+	// Citus runs the database as a Citus cluster: a coordinator (which
+	// FaultRestartDB restarts) and two worker nodes, the tables
+	// distributed by namespace (the server's --citus). The citus
+	// extension must be installed in the local PostgreSQL
+	// (scripts/citus.sh build).
+	Citus bool
 }
 
 // Small is the configuration CI runs: 30 workflows, 3 workers, one fault of
@@ -98,6 +110,15 @@ func Large() Config {
 	}
 	c.FaultGap = 2 * time.Second
 	c.Drain = 3 * time.Minute
+	return c
+}
+
+// SmallCitus is Small on a Citus cluster, with a worker node's restart
+// too.
+func SmallCitus() Config {
+	c := Small()
+	c.Citus = true
+	c.Faults = append(c.Faults, FaultRestartCitusWorker)
 	return c
 }
 
@@ -197,8 +218,10 @@ type runner struct {
 	cfg     Config
 	logf    func(string, ...any)
 	cluster *pgtest.Cluster
-	server  *serverProc
-	addr    string
+	// citusWorkers are the worker nodes (Config.Citus).
+	citusWorkers []*pgtest.Cluster
+	server       *serverProc
+	addr         string
 
 	mu      sync.Mutex
 	workers []*proc
@@ -302,7 +325,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var crashes []time.Time
 	for _, f := range rep.Faults {
-		if f.Kind == FaultRestartDB {
+		if f.Kind == FaultRestartDB || f.Kind == FaultRestartCitusWorker {
 			crashes = append(crashes, f.Start)
 		}
 	}
@@ -318,7 +341,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // setUp starts PostgreSQL, the server and the workers.
 func (r *runner) setUp(ctx context.Context) error {
-	cl, err := pgtest.Start(ctx, pgtest.Options{DisableFsync: true, Logf: r.logf})
+	opts := pgtest.Options{DisableFsync: true, Logf: r.logf}
+	if r.cfg.Citus {
+		opts.ExtraConfig = map[string]string{"shared_preload_libraries": "citus", "max_prepared_transactions": "200"}
+	}
+	cl, err := pgtest.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -326,12 +353,17 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err := cl.CreateDatabase(ctx, "chaos"); err != nil {
 		return err
 	}
+	if r.cfg.Citus {
+		if err := r.setUpCitus(ctx, opts); err != nil {
+			return err
+		}
+	}
 	if r.addr, err = freeAddr(); err != nil {
 		return err
 	}
 	r.server = &serverProc{
 		bin: r.cfg.TetherBin, addr: r.addr, dbURL: cl.URL("chaos"),
-		logPath: filepath.Join(r.cfg.Dir, "server.log"), sweep: 500 * time.Millisecond,
+		logPath: filepath.Join(r.cfg.Dir, "server.log"), sweep: 500 * time.Millisecond, citus: r.cfg.Citus,
 	}
 	if err := r.server.start(ctx); err != nil {
 		return err
@@ -339,6 +371,66 @@ func (r *runner) setUp(ctx context.Context) error {
 	for range r.cfg.Workers {
 		if _, err := r.startWorker(ctx); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// setUpCitus starts two worker nodes beside the coordinator r.cluster,
+// makes the database chaos on them with the citus extension, and adds them
+// to the coordinator; the server distributes the tables (--citus).
+func (r *runner) setUpCitus(ctx context.Context, opts pgtest.Options) error {
+	for range 2 {
+		w, err := pgtest.Start(ctx, opts)
+		if err != nil {
+			return err
+		}
+		r.citusWorkers = append(r.citusWorkers, w)
+		if err := w.CreateDatabase(ctx, "chaos"); err != nil {
+			return err
+		}
+	}
+	for _, n := range append([]*pgtest.Cluster{r.cluster}, r.citusWorkers...) {
+		conn, err := pgx.Connect(ctx, n.URL("chaos"))
+		if err != nil {
+			return fmt.Errorf("chaos: citus node: %w", err)
+		}
+		_, err = conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS citus`)
+		_ = conn.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("chaos: citus extension: %w", err)
+		}
+	}
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	node := func(c *pgtest.Cluster) (string, int, error) {
+		u, err := url.Parse(c.URL("chaos"))
+		if err != nil {
+			return "", 0, fmt.Errorf("chaos: node url: %w", err)
+		}
+		port, err := strconv.Atoi(u.Port())
+		if err != nil {
+			return "", 0, fmt.Errorf("chaos: node port: %w", err)
+		}
+		return u.Hostname(), port, nil
+	}
+	host, port, err := node(r.cluster)
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `SELECT citus_set_coordinator_host($1, $2)`, host, port); err != nil {
+		return fmt.Errorf("chaos: citus coordinator: %w", err)
+	}
+	for _, w := range r.citusWorkers {
+		host, port, err := node(w)
+		if err != nil {
+			return err
+		}
+		if _, err := conn.Exec(ctx, `SELECT citus_add_node($1, $2)`, host, port); err != nil {
+			return fmt.Errorf("chaos: citus worker node: %w", err)
 		}
 	}
 	return nil
@@ -451,6 +543,19 @@ func (r *runner) inject(ctx context.Context, kind string) (FaultRecord, error) {
 		if err := r.cluster.RestartImmediate(ctx, r.cfg.DBDown); err != nil {
 			return rec, err
 		}
+	case FaultRestartCitusWorker:
+		if len(r.citusWorkers) == 0 {
+			return rec, errors.New("restart-citus-worker: not on Citus (Config.Citus)")
+		}
+		w, err := r.namespaceNode(ctx)
+		if err != nil {
+			return rec, err
+		}
+		rec.Detail = fmt.Sprintf("worker node postmaster pid %d", w.PID())
+		rec.Start = time.Now()
+		if err := w.RestartImmediate(ctx, r.cfg.DBDown); err != nil {
+			return rec, err
+		}
 	case FaultPauseWorker:
 		p := r.oldestWorker()
 		if p == nil {
@@ -485,7 +590,7 @@ func blame(faults []FaultRecord, x *ExtraExecution) string {
 	for _, f := range faults {
 		to := x.PrevEnd
 		switch f.Kind {
-		case FaultRestartDB:
+		case FaultRestartDB, FaultRestartCitusWorker:
 			if !to.IsZero() && to.Before(x.PrevStart.Add(2*time.Second)) {
 				to = x.PrevStart.Add(2 * time.Second)
 			}
@@ -530,11 +635,36 @@ func (r *runner) stopAll() {
 	if r.server != nil && r.server.p != nil {
 		r.server.p.terminate(10 * time.Second)
 	}
-	if r.cluster != nil {
-		if err := r.cluster.Stop(); err != nil {
+	for _, c := range append([]*pgtest.Cluster{r.cluster}, r.citusWorkers...) {
+		if c == nil {
+			continue
+		}
+		if err := c.Stop(); err != nil {
 			r.logf("chaos: %v", err)
 		}
 	}
+}
+
+// namespaceNode is the worker node holding the namespace default (the
+// shard of instances it hashes to).
+func (r *runner) namespaceNode(ctx context.Context) (*pgtest.Cluster, error) {
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var port int
+	if err := conn.QueryRow(ctx, `SELECT nodeport FROM citus_shards
+		WHERE table_name = 'instances'::regclass AND shardid = get_shard_id_for_distribution_column('instances', 'default')`).Scan(&port); err != nil {
+		return nil, fmt.Errorf("chaos: the namespace's node: %w", err)
+	}
+	for _, w := range r.citusWorkers {
+		u, err := url.Parse(w.URL("chaos"))
+		if err == nil && u.Port() == strconv.Itoa(port) {
+			return w, nil
+		}
+	}
+	return nil, fmt.Errorf("chaos: no worker node on port %d", port)
 }
 
 // startAndSignal starts workflow id and sends it FinishSignal, retrying

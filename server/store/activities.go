@@ -173,6 +173,9 @@ func (s *Store) takeAttempt(ctx context.Context, t *txn, ns string, token storag
 		return gen.WorkerQueue{}, false, fmt.Errorf("take attempt: %w", err)
 	}
 	row = r.WorkerQueue
+	// On Citus the attempt's end may admit waiting attempts of its
+	// concurrency key, announced by the coordinator.
+	concurrencyWakesAtCommit(t, ns)
 	if r.TimedOut == "" {
 		return row, false, nil
 	}
@@ -342,6 +345,7 @@ func (s *Store) abandonActivityTask(ctx context.Context, p *storage.AckActivityT
 					return err
 				}
 			}
+			concurrencyWakesAtCommit(t, ns)
 			return t.w.DeleteAttempts(ctx, gen.DeleteAttemptsParams{Namespace: ns, Ids: []int64{r.ID}})
 		}
 		if delay <= 0 {

@@ -139,10 +139,11 @@ func describeQueueConcurrency(ctx context.Context, q *gen.Queries, ns, name stri
 // (AdmitWaitingActivityConcurrency): the admissions a close skipped
 // because another transaction held the waiting one then.
 // On Citus it reads the keys first and admits from the coordinator
-// (WaitingConcurrencyKeys, AdmitConcurrencyKeys: a function under a
-// statement routed to a worker node can run no statement of its own), and
-// announces the admissions of closes that no transaction took
-// (concurrencyWakesAtCommit); activity keys are not swept there.
+// (WaitingConcurrencyKeys, AdmitConcurrencyKeys; for activities
+// WaitingActivityConcurrencyKeys, AdmitActivityConcurrencyKeys: a function
+// under a statement routed to a worker node can run no statement of its
+// own), and announces the admissions of closes and ended attempts that no
+// transaction took (concurrencyWakesAtCommit).
 func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.SweepResult) error {
 	return s.inTx(ctx, func(t *txn) error {
 		if !t.opts.Citus {
@@ -160,11 +161,19 @@ func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.Swee
 		if err != nil {
 			return fmt.Errorf("sweep concurrency keys: %w", err)
 		}
-		if len(keys) == 0 {
-			return nil
+		if len(keys) > 0 {
+			if _, err := t.q.AdmitConcurrencyKeys(ctx, gen.AdmitConcurrencyKeysParams{Namespace: ns, Keys: keys}); err != nil {
+				return fmt.Errorf("sweep concurrency keys: %w", err)
+			}
 		}
-		if _, err := t.q.AdmitConcurrencyKeys(ctx, gen.AdmitConcurrencyKeysParams{Namespace: ns, Keys: keys}); err != nil {
-			return fmt.Errorf("sweep concurrency keys: %w", err)
+		keys, err = t.q.WaitingActivityConcurrencyKeys(ctx, ns)
+		if err != nil {
+			return fmt.Errorf("sweep activity concurrency keys: %w", err)
+		}
+		if len(keys) > 0 {
+			if _, err := t.q.AdmitActivityConcurrencyKeys(ctx, gen.AdmitActivityConcurrencyKeysParams{Namespace: ns, Keys: keys}); err != nil {
+				return fmt.Errorf("sweep activity concurrency keys: %w", err)
+			}
 		}
 		return nil
 	})
@@ -180,7 +189,12 @@ func (s *Store) sweepConcurrency(ctx context.Context, ns string, _ *storage.Swee
 // the commit. Once per namespace and transaction; on a single PostgreSQL
 // nothing, as the trigger notifies itself. Called by every transaction
 // that may close a workflow: a turn's ack, a terminate, a cron workflow
-// stopped between runs, a delete, and the sweeper's pass.
+// stopped between runs, a delete, and the sweeper's pass. The same holds
+// for the activity attempts that worker_queue's triggers admit when an
+// attempt ends or a keyed one is inserted (migration 00064: their queues
+// go to activity_concurrency_wakes, taken by TakeActivityConcurrencyWakes);
+// the transactions that end attempts (results, failures, abandons) call it
+// too.
 func concurrencyWakesAtCommit(t *txn, ns string) {
 	if !t.opts.Citus || t.concurrencyWakes[ns] {
 		return
@@ -196,6 +210,18 @@ func concurrencyWakesAtCommit(t *txn, ns string) {
 		}
 		for _, tq := range queues {
 			t.wakeAfterCommit(WorkflowQueueKey(ns, tq), 1)
+		}
+		return nil
+	})
+	// The activity attempts admitted by worker_queue's triggers (migration
+	// 00064), in a statement of their own.
+	t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
+		queues, err := q.TakeActivityConcurrencyWakes(ctx, ns)
+		if err != nil {
+			return fmt.Errorf("activity concurrency wakes: %w", err)
+		}
+		for _, tq := range queues {
+			t.wakeAfterCommit(ActivityQueueKey(ns, tq), 1)
 		}
 		return nil
 	})

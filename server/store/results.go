@@ -133,6 +133,9 @@ func (s *Store) takeResults(ctx context.Context, t *txn, ns string, calls []*res
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("take attempts: %w", err)
 	}
+	// On Citus the attempts' ends may admit waiting attempts of their
+	// concurrency keys, announced by the coordinator.
+	concurrencyWakesAtCommit(t, ns)
 	now := s.opts.Now()
 	taken := make(map[uuid.UUID]gen.TakeAttemptsRow, len(rows))
 	for _, r := range rows {
