@@ -27,7 +27,13 @@ WITH rc AS (
     INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT $1, rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason),
            COALESCE(NULLIF((rc.priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN rc.priority IS NOT NULL THEN now() END
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN rc.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = rc.task_queue
+                          AND vq.priority = COALESCE(NULLIF((rc.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM rc
     RETURNING o.task_queue, o.pass
 ), term AS (
@@ -142,7 +148,13 @@ WITH p AS (
     INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT $2, c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason),
            COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN c.priority IS NOT NULL THEN now() END
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN c.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $2 AND vq.task_queue = c.task_queue
+                          AND vq.priority = COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM c
     RETURNING o.task_queue, o.pass
 )
@@ -217,8 +229,14 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
        COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN p.priority IS NOT NULL THEN now() END
-FROM unnest($1::text[]) AS k(id)
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN p.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = p.task_queue
+                          AND vq.priority = COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
+FROM unnest($2::text[]) AS k(id)
 CROSS JOIN LATERAL (
     -- A key probe per id (LIMIT: never flattened into a join, which a
     -- generic plan made without statistics ran as a scan of the
@@ -226,15 +244,15 @@ CROSS JOIN LATERAL (
     SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
            cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
     FROM instances cx
-    WHERE cx.namespace = $2 AND cx.instance_id = k.id
-      AND cx.parent_namespace = $2
+    WHERE cx.namespace = $1 AND cx.instance_id = k.id
+      AND cx.parent_namespace = $1
       AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
     LIMIT 1
 ) c
 CROSS JOIN LATERAL (
     SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue, px.priority
     FROM instances px
-    WHERE px.namespace = $2 AND px.instance_id = c.parent_instance_id
+    WHERE px.namespace = $1 AND px.instance_id = c.parent_instance_id
       AND px.execution_id = c.parent_execution_id AND px.status = 'running'
     LIMIT 1
 ) p
@@ -242,8 +260,8 @@ RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type NotifyParentsParams struct {
-	InstanceIds []string
 	Namespace   string
+	InstanceIds []string
 }
 
 type NotifyParentsRow struct {
@@ -262,7 +280,7 @@ type NotifyParentsRow struct {
 // pollers the caller wakes, and whether each message is flow-controlled.
 // On Citus, NotifyParentsJoin.
 func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) ([]NotifyParentsRow, error) {
-	rows, err := q.db.Query(ctx, notifyParents, arg.InstanceIds, arg.Namespace)
+	rows, err := q.db.Query(ctx, notifyParents, arg.Namespace, arg.InstanceIds)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +309,13 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
        COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN p.priority IS NOT NULL THEN now() END
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN p.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = p.task_queue
+                          AND vq.priority = COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM instances c
 JOIN instances p ON p.namespace = c.namespace AND p.instance_id = c.parent_instance_id
                 AND p.execution_id = c.parent_execution_id AND p.status = 'running'
@@ -453,7 +477,13 @@ WITH c AS (
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END,
            COALESCE(NULLIF((c.parent_priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN c.parent_priority IS NOT NULL THEN now() END
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN c.parent_priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $2 AND vq.task_queue = c.parent_task_queue
+                          AND vq.priority = COALESCE(NULLIF((c.parent_priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
 )
 SELECT count(*) FROM i

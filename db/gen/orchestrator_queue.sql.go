@@ -165,13 +165,19 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
        COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
-FROM jsonb_to_recordset($1::jsonb)
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN i.priority IS NOT NULL
+            THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = i.task_queue
+                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
+FROM jsonb_to_recordset($2::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
 CROSS JOIN LATERAL (
     SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix
-    WHERE ix.namespace = $2 AND ix.instance_id = m.instance_id
+    WHERE ix.namespace = $1 AND ix.instance_id = m.instance_id
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
@@ -179,8 +185,8 @@ RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type EnqueueMessagesParams struct {
-	Messages  []byte
 	Namespace string
+	Messages  []byte
 }
 
 type EnqueueMessagesRow struct {
@@ -200,11 +206,18 @@ type EnqueueMessagesRow struct {
 //
 // A message to a workflow with a priority (instances.priority, migration
 // 00042) is a later turn of that workflow: it gets the workflow's priority
-// key, and its visible time as its pass (flow-controlled, in the flow
-// index; its fairness key's clock is not moved: a workflow under way goes
-// ahead of the new starts of its key that wait).
+// key and, as its pass (flow-controlled, in the flow index), the earlier
+// of its visible time and the queue's current virtual time: the earliest
+// pass waiting in the queue at that priority (the value StartInstances'
+// key clocks start from), less 1 µs. Its fairness key's clock is not
+// moved: a workflow under way goes ahead of the starts that wait, even
+// when their passes fell behind the wall clock (a backlog started at
+// under 1 000/s). Every statement that enqueues a later message computes
+// the pass so (the "Later message" expression, the same in each, a probe
+// of orchestrator_queue_flow); it runs only for a workflow with a
+// priority, so that queues without flow control never read the index.
 func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]EnqueueMessagesRow, error) {
-	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
+	rows, err := q.db.Query(ctx, enqueueMessages, arg.Namespace, arg.Messages)
 	if err != nil {
 		return nil, err
 	}
@@ -228,18 +241,24 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
        COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
-FROM jsonb_to_recordset($1::jsonb)
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN i.priority IS NOT NULL
+            THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = i.task_queue
+                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
+FROM jsonb_to_recordset($2::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
-JOIN instances i ON i.namespace = $2 AND i.instance_id = m.instance_id
+JOIN instances i ON i.namespace = $1 AND i.instance_id = m.instance_id
                 AND i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
-WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements($1::jsonb) e))
+WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements($2::jsonb) e))
 RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type EnqueueMessagesJoinParams struct {
-	Messages  []byte
 	Namespace string
+	Messages  []byte
 }
 
 type EnqueueMessagesJoinRow struct {
@@ -253,7 +272,7 @@ type EnqueueMessagesJoinRow struct {
 // array (an InitPlan) probed as = ANY. On plain PostgreSQL a generic plan
 // made without statistics runs it as a walk of the namespace.
 func (q *Queries) EnqueueMessagesJoin(ctx context.Context, arg EnqueueMessagesJoinParams) ([]EnqueueMessagesJoinRow, error) {
-	rows, err := q.db.Query(ctx, enqueueMessagesJoin, arg.Messages, arg.Namespace)
+	rows, err := q.db.Query(ctx, enqueueMessagesJoin, arg.Namespace, arg.Messages)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +296,13 @@ INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue
 SELECT $1, $2, m.execution_id, $3, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
        COALESCE(NULLIF(($4::jsonb->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN $4::jsonb IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN $4::jsonb IS NOT NULL
+            THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = $3
+                          AND vq.priority = COALESCE(NULLIF(($4::jsonb->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($5::jsonb)
     AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint)
 `
@@ -313,7 +338,13 @@ SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jso
        $2::integer,
        -- The workflow's priority (see EnqueueMessages).
        COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN i.priority IS NOT NULL THEN now() END
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN i.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $3 AND vq.task_queue = i.task_queue
+                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix

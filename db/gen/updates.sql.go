@@ -46,7 +46,13 @@ SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted',
        $2::integer,
        -- The workflow's priority (see EnqueueMessages).
        COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN i.priority IS NOT NULL THEN now() END
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN i.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $3 AND vq.task_queue = i.task_queue
+                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM (
     SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix
