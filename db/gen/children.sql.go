@@ -233,10 +233,10 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        CASE WHEN p.priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = $1 AND vq.task_queue = p.task_queue
+                        WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
                           AND vq.priority = COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
-FROM unnest($2::text[]) AS k(id)
+FROM unnest($1::text[]) AS k(id)
 CROSS JOIN LATERAL (
     -- A key probe per id (LIMIT: never flattened into a join, which a
     -- generic plan made without statistics ran as a scan of the
@@ -244,15 +244,15 @@ CROSS JOIN LATERAL (
     SELECT cx.instance_id, cx.execution_id, cx.workflow_type, cx.status, cx.result, cx.error,
            cx.parent_namespace, cx.parent_instance_id, cx.parent_execution_id, cx.parent_child_id
     FROM instances cx
-    WHERE cx.namespace = $1 AND cx.instance_id = k.id
-      AND cx.parent_namespace = $1
+    WHERE cx.namespace = $2 AND cx.instance_id = k.id
+      AND cx.parent_namespace = $2
       AND cx.parent_instance_id IS NOT NULL AND cx.status <> 'running'
     LIMIT 1
 ) c
 CROSS JOIN LATERAL (
     SELECT px.namespace, px.instance_id, px.execution_id, px.task_queue, px.priority
     FROM instances px
-    WHERE px.namespace = $1 AND px.instance_id = c.parent_instance_id
+    WHERE px.namespace = $2 AND px.instance_id = c.parent_instance_id
       AND px.execution_id = c.parent_execution_id AND px.status = 'running'
     LIMIT 1
 ) p
@@ -260,8 +260,8 @@ RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type NotifyParentsParams struct {
-	Namespace   string
 	InstanceIds []string
+	Namespace   string
 }
 
 type NotifyParentsRow struct {
@@ -280,7 +280,7 @@ type NotifyParentsRow struct {
 // pollers the caller wakes, and whether each message is flow-controlled.
 // On Citus, NotifyParentsJoin.
 func (q *Queries) NotifyParents(ctx context.Context, arg NotifyParentsParams) ([]NotifyParentsRow, error) {
-	rows, err := q.db.Query(ctx, notifyParents, arg.Namespace, arg.InstanceIds)
+	rows, err := q.db.Query(ctx, notifyParents, arg.InstanceIds, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        CASE WHEN p.priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = $1 AND vq.task_queue = p.task_queue
+                        WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
                           AND vq.priority = COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM instances c

@@ -169,15 +169,15 @@ SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.paylo
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = $1 AND vq.task_queue = i.task_queue
+                        WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
                           AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
-FROM jsonb_to_recordset($2::jsonb)
+FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
 CROSS JOIN LATERAL (
     SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
     FROM instances ix
-    WHERE ix.namespace = $1 AND ix.instance_id = m.instance_id
+    WHERE ix.namespace = $2 AND ix.instance_id = m.instance_id
       AND ix.status = 'running' AND (m.execution_id IS NULL OR ix.execution_id = m.execution_id)
     LIMIT 1
 ) i
@@ -185,8 +185,8 @@ RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type EnqueueMessagesParams struct {
-	Namespace string
 	Messages  []byte
+	Namespace string
 }
 
 type EnqueueMessagesRow struct {
@@ -217,7 +217,7 @@ type EnqueueMessagesRow struct {
 // of orchestrator_queue_flow); it runs only for a workflow with a
 // priority, so that queues without flow control never read the index.
 func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]EnqueueMessagesRow, error) {
-	rows, err := q.db.Query(ctx, enqueueMessages, arg.Namespace, arg.Messages)
+	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -245,20 +245,20 @@ SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.paylo
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = $1 AND vq.task_queue = i.task_queue
+                        WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
                           AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
-FROM jsonb_to_recordset($2::jsonb)
+FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
-JOIN instances i ON i.namespace = $1 AND i.instance_id = m.instance_id
+JOIN instances i ON i.namespace = $2 AND i.instance_id = m.instance_id
                 AND i.status = 'running' AND (m.execution_id IS NULL OR i.execution_id = m.execution_id)
-WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements($2::jsonb) e))
+WHERE i.instance_id = ANY(ARRAY(SELECT e->>'instance_id' FROM jsonb_array_elements($1::jsonb) e))
 RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow
 `
 
 type EnqueueMessagesJoinParams struct {
-	Namespace string
 	Messages  []byte
+	Namespace string
 }
 
 type EnqueueMessagesJoinRow struct {
@@ -272,7 +272,7 @@ type EnqueueMessagesJoinRow struct {
 // array (an InitPlan) probed as = ANY. On plain PostgreSQL a generic plan
 // made without statistics runs it as a walk of the namespace.
 func (q *Queries) EnqueueMessagesJoin(ctx context.Context, arg EnqueueMessagesJoinParams) ([]EnqueueMessagesJoinRow, error) {
-	rows, err := q.db.Query(ctx, enqueueMessagesJoin, arg.Namespace, arg.Messages)
+	rows, err := q.db.Query(ctx, enqueueMessagesJoin, arg.Messages, arg.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -338,15 +338,17 @@ SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jso
        $2::integer,
        -- The workflow's priority (see EnqueueMessages).
        COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
-       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
-       CASE WHEN i.priority IS NOT NULL
-            THEN LEAST(now(),
-                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = $3 AND vq.task_queue = i.task_queue
-                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
-                        ORDER BY vq.pass LIMIT 1)) END
+       -- Later message: LEAST(visible time, queue's virtual time) (see
+       -- EnqueueMessages); the virtual time is looked up beside the
+       -- instance (Citus takes no subquery here correlated with a subquery).
+       CASE WHEN i.priority IS NOT NULL THEN LEAST(now(), i.vt) END
 FROM (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority,
+           CASE WHEN ix.priority IS NOT NULL
+                THEN (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                      WHERE vq.namespace = $3 AND vq.task_queue = ix.task_queue
+                        AND vq.priority = COALESCE(NULLIF((ix.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                      ORDER BY vq.pass LIMIT 1) END AS vt
     FROM instances ix
     WHERE ix.namespace = $3 AND ix.instance_id = $4
       AND ix.status = 'running'

@@ -1804,7 +1804,7 @@ WITH victims AS (
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(n.at,
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = $1 AND vq.task_queue = i.task_queue
+                        WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
                           AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
     -- A join, not a LATERAL … LIMIT probe (Citus pushes down no LIMIT in a

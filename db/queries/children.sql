@@ -151,7 +151,7 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        CASE WHEN p.priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = p.task_queue
+                        WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
                           AND vq.priority = COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
@@ -202,7 +202,7 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
        CASE WHEN p.priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = p.task_queue
+                        WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
                           AND vq.priority = COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 -- The children by primary key (= ANY of the ids), each parent by its key:

@@ -28,7 +28,7 @@ SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.paylo
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = i.task_queue
+                        WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
                           AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
@@ -55,7 +55,7 @@ SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.paylo
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = i.task_queue
+                        WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
                           AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
@@ -78,15 +78,17 @@ SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', sqlc.ar
        sqlc.arg(payload_bytes)::integer,
        -- The workflow's priority (see EnqueueMessages).
        COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
-       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
-       CASE WHEN i.priority IS NOT NULL
-            THEN LEAST(now(),
-                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
-                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = i.task_queue
-                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
-                        ORDER BY vq.pass LIMIT 1)) END
+       -- Later message: LEAST(visible time, queue's virtual time) (see
+       -- EnqueueMessages); the virtual time is looked up beside the
+       -- instance (Citus takes no subquery here correlated with a subquery).
+       CASE WHEN i.priority IS NOT NULL THEN LEAST(now(), i.vt) END
 FROM (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority,
+           CASE WHEN ix.priority IS NOT NULL
+                THEN (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                      WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = ix.task_queue
+                        AND vq.priority = COALESCE(NULLIF((ix.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                      ORDER BY vq.pass LIMIT 1) END AS vt
     FROM instances ix
     WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
       AND ix.status = 'running'
