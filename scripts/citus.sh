@@ -29,7 +29,10 @@
 #                         directory per Citus and PostgreSQL package version
 #   TETHER_CITUS_WORKERS  how many workers `start` runs (default: 2)
 #   TETHER_CITUS_E2E      0: `test` runs the storage conformance suite and
-#                         Citus's own tests but not the end-to-end suite (CI)
+#                         Citus's own tests but not the end-to-end suite
+#   TETHER_CITUS_E2E_SHARDS
+#                         `test`: the end-to-end suite's go test processes,
+#                         side by side (default 3)
 #   TETHER_CITUS_BENCH_WORKFLOWS, TETHER_CITUS_BENCH_STARTERS, TETHER_CITUS_BENCH_WORKERS
 #                         `bench`: workflows, concurrent starters and worker
 #                         processes per namespace (default 1000, 32, 1); the
@@ -256,30 +259,51 @@ cmd_test() {
 	# What is Citus's own: the distribution step, --citus, generic plans off.
 	go test -count=1 -timeout 30m -run '^TestDistribute$' ./db/migrations/ || rc=1
 	go test -count=1 -timeout 30m -run '^TestMigrateCitus$' ./cmd/tether/ || rc=1
-	# The storage conformance suite, as the store runs it, the concurrency
-	# keys' wake-ups (a trigger on a worker node: migration 00057), and the
-	# end-to-end suite, but for the tests listed in e2e_not_on_citus.
+	# The storage conformance suite, as the store runs it, and the
+	# concurrency keys' wake-ups (a trigger on a worker node: migration
+	# 00057); then the end-to-end suite in shards side by side (but for the
+	# tests listed in e2e_not_on_citus): its tests run one at a time and
+	# mostly wait (timers, sweeps, polls), so shards take a fraction of the
+	# time.
 	go test -count=1 -timeout 30m -run '^(TestConformance|TestGenericPlansOnlyWhereAllowed|TestConcurrency_.*)$' ./server/store/ || rc=1
+	local logs=$dir/logs pids=() names=()
+	mkdir -p "$logs"
 	if [[ ${TETHER_CITUS_E2E:-1} == 0 ]]; then
 		echo "citus.sh: TETHER_CITUS_E2E=0: the end-to-end suite is not run"
-		crashes "$dir"
-		return $rc
-	fi
-	local skip=()
-	if ((${#e2e_not_on_citus[@]} > 0)); then
-		local names=() i
+	else
+		local skip=() i
 		for ((i = 0; i < ${#e2e_not_on_citus[@]}; i += 2)); do
-			names+=("${e2e_not_on_citus[i]}")
+			skip+=("${e2e_not_on_citus[i]}")
 			echo "citus.sh: not run on Citus: ${e2e_not_on_citus[i]}: ${e2e_not_on_citus[i + 1]}"
 		done
-		local joined
-		joined=$(
-			IFS='|'
-			echo "${names[*]}"
-		)
-		skip=(-skip "^(${joined})\$")
+		local tests=() t
+		while read -r t; do
+			[[ $t == Test* && " ${skip[*]} " != *" $t "* ]] && tests+=("$t")
+		done < <(go test -list '.*' ./internal/e2e/)
+		local shards=${TETHER_CITUS_E2E_SHARDS:-3} k
+		for ((k = 0; k < shards; k++)); do
+			local mine=()
+			for ((i = k; i < ${#tests[@]}; i += shards)); do
+				mine+=("${tests[i]}")
+			done
+			((${#mine[@]} == 0)) && continue
+			local joined
+			joined=$(
+				IFS='|'
+				echo "${mine[*]}"
+			)
+			go test -count=1 -timeout 30m -run "^(${joined})\$" ./internal/e2e/ >"$logs/e2e-$k" 2>&1 &
+			pids+=($!) names+=("e2e-$k")
+		done
+		echo "citus.sh: the end-to-end suite's ${#tests[@]} tests in $shards shards"
 	fi
-	go test -count=1 -timeout 30m "${skip[@]}" ./internal/e2e/ || rc=1
+	for i in "${!pids[@]}"; do
+		if ! wait "${pids[i]}"; then
+			rc=1
+		fi
+		echo "== ${names[i]}"
+		cat "$logs/${names[i]}"
+	done
 	crashes "$dir"
 	return $rc
 }

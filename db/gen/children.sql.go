@@ -26,13 +26,13 @@ WITH rc AS (
     -- with the child's priority.
     INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT $1, rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason),
-           COALESCE(NULLIF((rc.priority->>'priority_key')::int, 0), 3)::smallint,
+           tether_priority_key(rc.priority),
            -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN rc.priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = $1 AND vq.task_queue = rc.task_queue
-                          AND vq.priority = COALESCE(NULLIF((rc.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(rc.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
     FROM rc
     RETURNING o.task_queue, o.pass
@@ -147,13 +147,13 @@ WITH p AS (
     -- through the coordinator and its copy wants every column it sends.
     INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT $2, c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason),
-           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint,
+           tether_priority_key(c.priority),
            -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN c.priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = $2 AND vq.task_queue = c.task_queue
-                          AND vq.priority = COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(c.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
     FROM c
     RETURNING o.task_queue, o.pass
@@ -228,13 +228,13 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
-       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(p.priority),
        -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN p.priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
-                          AND vq.priority = COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(p.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM unnest($1::text[]) AS k(id)
 CROSS JOIN LATERAL (
@@ -308,13 +308,13 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
-       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(p.priority),
        -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN p.priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
-                          AND vq.priority = COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(p.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM instances c
 JOIN instances p ON p.namespace = c.namespace AND p.instance_id = c.parent_instance_id
@@ -425,9 +425,9 @@ WITH c AS (
     -- Flow control, as in StartInstances: each child with a priority, its
     -- priority key, fairness key and stride.
     SELECT i.instance_id, c.task_queue,
-           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
-           COALESCE(c.priority->>'fairness_key', '') AS fk,
-           interval '1 millisecond' / COALESCE(NULLIF((c.priority->>'fairness_weight')::float8, 0), 1) AS stride
+           tether_priority_key(c.priority) AS pk,
+           tether_fairness_key(c.priority) AS fk,
+           tether_fairness_stride(c.priority) AS stride
     FROM i JOIN c ON c.instance_id = i.instance_id
     WHERE c.priority IS NOT NULL
 ), k AS (
@@ -441,9 +441,7 @@ WITH c AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
-    -- takes no stable function in DO UPDATE SET (the same value).
-    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+    SET pass = tether_flow_pass(fk.pass, excluded.step, excluded.pass),
         step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
@@ -476,13 +474,13 @@ WITH c AS (
                               'workflow_type', c.workflow_type)
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END,
-           COALESCE(NULLIF((c.parent_priority->>'priority_key')::int, 0), 3)::smallint,
+           tether_priority_key(c.parent_priority),
            -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN c.parent_priority IS NOT NULL
             THEN LEAST(now(),
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = $2 AND vq.task_queue = c.parent_task_queue
-                          AND vq.priority = COALESCE(NULLIF((c.parent_priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(c.parent_priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
 )

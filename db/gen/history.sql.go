@@ -14,9 +14,7 @@ import (
 
 const activityStates = `-- name: ActivityStates :many
 SELECT activity_id::bigint AS activity_id,
-       (bool_or(kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-        OR (bool_or(kind = 'ActivityCancelRequested')
-            AND NOT COALESCE(bool_or(kind = 'ActivityScheduled' AND (payload->'options'->>'wait_for_cancellation') = 'true'), false)))::boolean AS done
+       tether_activity_done(bit_or(tether_activity_event(kind, payload)))::boolean AS done
 FROM history
 WHERE namespace = $1 AND instance_id = $2 AND execution_id = $3
   AND activity_id IS NOT NULL
@@ -34,9 +32,9 @@ type ActivityStatesRow struct {
 	Done       bool
 }
 
-// For each activity of an execution, whether it is done (completed, failed,
-// canceled, or cancel-requested without wait_for_cancellation: one with it
-// is done only once its outcome is in). Activities not done are outstanding.
+// For each activity of an execution, whether it is done (the rule is
+// tether_activity_done's, migration 00062). Activities not done are
+// outstanding.
 func (q *Queries) ActivityStates(ctx context.Context, arg ActivityStatesParams) ([]ActivityStatesRow, error) {
 	rows, err := q.db.Query(ctx, activityStates, arg.Namespace, arg.InstanceID, arg.ExecutionID)
 	if err != nil {
@@ -59,22 +57,43 @@ func (q *Queries) ActivityStates(ctx context.Context, arg ActivityStatesParams) 
 
 const appendEvents = `-- name: AppendEvents :exec
 INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
-SELECT $1, e.instance_id, e.execution_id, e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,
-       COALESCE(e.created_at, now())
-FROM jsonb_to_recordset($2::jsonb)
-    AS e(instance_id text, execution_id bigint, event_id bigint, kind text, activity_id bigint, timer_id bigint,
-         payload jsonb, created_at timestamptz)
+SELECT $1, e.instance_id, e.execution_id, e.event_id, e.kind, NULLIF(e.activity_id, 0),
+       NULLIF(e.timer_id, 0), e.payload,
+       COALESCE(tether_add('epoch'::timestamptz, NULLIF(e.created_at_us, 0) * interval '1 microsecond'), now())
+FROM (SELECT unnest($2::text[]) AS instance_id, unnest($3::bigint[]) AS execution_id,
+             unnest($4::bigint[]) AS event_id, unnest($5::text[]) AS kind,
+             unnest($6::bigint[]) AS activity_id, unnest($7::bigint[]) AS timer_id,
+             unnest($8::jsonb[]) AS payload, unnest($9::bigint[]) AS created_at_us) e
 `
 
 type AppendEventsParams struct {
-	Namespace string
-	Events    []byte
+	Namespace    string
+	InstanceIds  []string
+	ExecutionIds []int64
+	EventIds     []int64
+	Kinds        []string
+	ActivityIds  []int64
+	TimerIds     []int64
+	Payloads     [][]byte
+	CreatedAtUs  []int64
 }
 
-// Appends the events of one or more turns in one statement. created_at
-// NULL means now().
+// Appends the events of one or more turns in one statement: element k of
+// the arrays is one event (unnested side by side). activity_ids and
+// timer_ids hold 0 for none; created_at_us is microseconds since the epoch,
+// 0 for now().
 func (q *Queries) AppendEvents(ctx context.Context, arg AppendEventsParams) error {
-	_, err := q.db.Exec(ctx, appendEvents, arg.Namespace, arg.Events)
+	_, err := q.db.Exec(ctx, appendEvents,
+		arg.Namespace,
+		arg.InstanceIds,
+		arg.ExecutionIds,
+		arg.EventIds,
+		arg.Kinds,
+		arg.ActivityIds,
+		arg.TimerIds,
+		arg.Payloads,
+		arg.CreatedAtUs,
+	)
 	return err
 }
 

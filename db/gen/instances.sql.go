@@ -76,67 +76,100 @@ func (q *Queries) FailInstanceTurn(ctx context.Context, arg FailInstanceTurnPara
 
 const finishTurns = `-- name: FinishTurns :exec
 UPDATE instances
-SET status = ($1::jsonb -> instances.instance_id ->> 'status'),
-    execution_id = ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint,
-    run_id = COALESCE(($1::jsonb -> instances.instance_id ->> 'run_id')::uuid, instances.run_id),
-    workflow_type = ($1::jsonb -> instances.instance_id ->> 'workflow_type'),
-    input = ($1::jsonb -> instances.instance_id -> 'input' -> 'v'),
-    result = ($1::jsonb -> instances.instance_id -> 'result' -> 'v'),
-    error = ($1::jsonb -> instances.instance_id -> 'error' -> 'v'),
-    next_event_id = ($1::jsonb -> instances.instance_id ->> 'next_event_id')::bigint,
-    next_activity_id = ($1::jsonb -> instances.instance_id ->> 'next_activity_id')::bigint,
-    next_timer_id = ($1::jsonb -> instances.instance_id ->> 'next_timer_id')::bigint,
-    history_bytes = COALESCE(($1::jsonb -> instances.instance_id ->> 'history_bytes')::bigint, instances.history_bytes),
-    -- (microseconds since the epoch: a text's cast to timestamptz is
-    -- STABLE, which an UPDATE on Citus may not apply to a column's value)
-    last_event_at = COALESCE(tether_add('epoch'::timestamptz,
-                                        ($1::jsonb -> instances.instance_id ->> 'last_event_at_us')::bigint
-                                            * interval '1 microsecond'),
+SET status = t.status, execution_id = t.execution_id,
+    run_id = COALESCE(NULLIF(t.run_id, '00000000-0000-0000-0000-000000000000'::uuid), instances.run_id),
+    workflow_type = t.workflow_type, input = t.input, result = t.result, error = t.error,
+    next_event_id = t.next_event_id, next_activity_id = t.next_activity_id, next_timer_id = t.next_timer_id,
+    history_bytes = COALESCE(NULLIF(t.history_bytes, -1), instances.history_bytes),
+    last_event_at = COALESCE(tether_add('epoch'::timestamptz, NULLIF(t.last_event_at_us, 0) * interval '1 microsecond'),
                              instances.last_event_at),
-    completed_at = tether_add(now(), CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running'
-                                          THEN NULL ELSE interval '0' END),
-    build_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
-                    THEN instances.build_id END,
-    has_children = instances.has_children OR COALESCE(($1::jsonb -> instances.instance_id ->> 'has_children')::boolean, false),
-    sticky_worker_id = CASE WHEN ($1::jsonb -> instances.instance_id ->> 'status') = 'running' AND ($1::jsonb -> instances.instance_id ->> 'execution_id')::bigint = instances.execution_id
+    completed_at = tether_add(now(), CASE WHEN t.status = 'running' THEN NULL ELSE interval '0' END),
+    build_id = CASE WHEN t.execution_id = instances.execution_id THEN instances.build_id END,
+    has_children = instances.has_children OR t.has_children,
+    sticky_worker_id = CASE WHEN t.status = 'running' AND t.execution_id = instances.execution_id
                             THEN instances.locked_by END,
     lock_token = NULL, locked_until = NULL, locked_by = NULL,
     task_failures = 0, last_task_error = NULL,
     updated_at = now()
 FROM (
-    SELECT f.tid
-    FROM unnest($3::text[]) AS k(id)
+    SELECT p.tid, f.status, f.execution_id, f.run_id, f.workflow_type, f.input, f.result, f.error,
+           f.next_event_id, f.next_activity_id, f.next_timer_id, f.history_bytes, f.last_event_at_us, f.has_children
+    FROM (
+        -- Unnested side by side (set-returning functions in one select
+        -- list advance together): element k of every array is one row.
+        SELECT unnest($2::text[]) AS instance_id, unnest($3::text[]) AS status,
+               unnest($4::bigint[]) AS execution_id, unnest($5::uuid[]) AS run_id,
+               unnest($6::text[]) AS workflow_type, unnest($7::jsonb[]) AS input,
+               unnest($8::jsonb[]) AS result, unnest($9::jsonb[]) AS error,
+               unnest($10::bigint[]) AS next_event_id,
+               unnest($11::bigint[]) AS next_activity_id,
+               unnest($12::bigint[]) AS next_timer_id,
+               unnest($13::bigint[]) AS history_bytes,
+               unnest($14::bigint[]) AS last_event_at_us,
+               unnest($15::boolean[]) AS has_children
+    ) f
     CROSS JOIN LATERAL (
         SELECT (x).ctid AS tid FROM instances x
-        WHERE x.namespace = $2 AND x.instance_id = k.id
+        WHERE x.namespace = $1 AND x.instance_id = f.instance_id
         LIMIT 1
-    ) f
+    ) p
 ) t
-WHERE instances.namespace = $2 AND instances.ctid = t.tid
+WHERE instances.namespace = $1 AND instances.ctid = t.tid
 `
 
 type FinishTurnsParams struct {
-	Turns       []byte
-	Namespace   string
-	InstanceIds []string
+	Namespace       string
+	InstanceIds     []string
+	Statuses        []string
+	ExecutionIds    []int64
+	RunIds          []uuid.UUID
+	WorkflowTypes   []string
+	Inputs          [][]byte
+	Results         [][]byte
+	Errors          [][]byte
+	NextEventIds    []int64
+	NextActivityIds []int64
+	NextTimerIds    []int64
+	HistoryBytes    []int64
+	LastEventAtUs   []int64
+	HasChildren     []bool
 }
 
 // Writes the instances of one or more acknowledged turns and releases their
-// locks: each instance named in instance_ids gets the fields of
-// turns[instance_id]. input, result and error are boxed as {"v": value},
-// so that a JSON null value stays a jsonb null and an absent box is SQL
-// NULL. has_children, when true, marks an instance whose turn started a
-// child workflow (it stays set). The caller's transaction holds the
-// instances' locks (GetLockedTurns, or a terminate's lock), so that their
-// row versions stay put: each is found by a key probe from its id (the
-// LATERAL … LIMIT is never flattened into a join) and updated through the
-// ctid found (a parameterized TID scan). As "instance_id = ANY(ids)" a
+// locks: element k of the arrays is the row of instance instance_ids[k]
+// (distinct ids). inputs, results and errors hold SQL NULL for no value
+// (a JSON null is a jsonb null). A few fields keep the instance's own
+// value when given as: run_ids the nil UUID, history_bytes -1,
+// last_event_at_us 0 (microseconds since the epoch: a text's cast to
+// timestamptz is STABLE, which an UPDATE on Citus may not apply to a
+// column's value). has_children, when true, marks an instance whose turn
+// started a child workflow (it stays set). The caller's transaction holds
+// the instances' locks (GetLockedTurns, or a terminate's lock), so that
+// their row versions stay put: each is found by a key probe from its id
+// (the LATERAL … LIMIT is never flattened into a join) and updated through
+// the ctid found (a parameterized TID scan). As "instance_id = ANY(ids)" a
 // generic plan made on a table without statistics read the whole
 // namespace through the primary key's first column, on every call, until
 // the next ANALYZE (StartInstances tells the other forms tried). (x).ctid:
 // sqlc knows no system column in a select list.
 func (q *Queries) FinishTurns(ctx context.Context, arg FinishTurnsParams) error {
-	_, err := q.db.Exec(ctx, finishTurns, arg.Turns, arg.Namespace, arg.InstanceIds)
+	_, err := q.db.Exec(ctx, finishTurns,
+		arg.Namespace,
+		arg.InstanceIds,
+		arg.Statuses,
+		arg.ExecutionIds,
+		arg.RunIds,
+		arg.WorkflowTypes,
+		arg.Inputs,
+		arg.Results,
+		arg.Errors,
+		arg.NextEventIds,
+		arg.NextActivityIds,
+		arg.NextTimerIds,
+		arg.HistoryBytes,
+		arg.LastEventAtUs,
+		arg.HasChildren,
+	)
 	return err
 }
 
@@ -432,12 +465,9 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                    AND q.lock_token = instances.lock_token), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
-                       WHERE NOT COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                       WHERE NOT k.all_activities
                          AND h.namespace = $1 AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id
                          AND h.activity_id IN (
@@ -445,42 +475,49 @@ SELECT instances.namespace, instances.instance_id, instances.workflow_type, inst
                              WHERE q.namespace = $1 AND q.instance_id = instances.instance_id
                                AND q.lock_token = instances.lock_token AND q.payload ? 'activity_id'
                              UNION ALL
-                             SELECT jsonb_array_elements_text($2::jsonb -> instances.instance_id -> 'activity_ids')::bigint)
+                             SELECT a.id FROM (SELECT unnest($2::text[]) AS instance_id,
+                                                      unnest($3::bigint[]) AS id) a
+                             WHERE a.instance_id = instances.instance_id)
                        GROUP BY h.activity_id
                        UNION ALL
                        SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
-                       WHERE COALESCE(($2::jsonb -> instances.instance_id ->> 'all')::boolean, false)
+                       WHERE k.all_activities
                          AND h.namespace = $1 AND h.instance_id = instances.instance_id
                          AND h.execution_id = instances.execution_id AND h.activity_id IS NOT NULL
                        GROUP BY h.activity_id) s), '{}'::jsonb)::jsonb AS activity_states,
        COALESCE((SELECT jsonb_agg((q.payload->>'timer_id')::bigint)
                  FROM orchestrator_queue q
-                 WHERE ($2::jsonb -> instances.instance_id) ? 'timer_ids'
+                 WHERE instances.instance_id = ANY($4::text[])
                    AND q.namespace = $1 AND q.instance_id = instances.instance_id
                    AND q.execution_id = instances.execution_id AND q.kind = 'TimerFired'
                    AND q.lock_token IS DISTINCT FROM instances.lock_token
                    AND (q.payload->>'timer_id')::bigint IN (
-                       SELECT jsonb_array_elements_text($2::jsonb -> instances.instance_id -> 'timer_ids')::bigint)),
+                       SELECT tm.id FROM (SELECT unnest($4::text[]) AS instance_id,
+                                                 unnest($5::bigint[]) AS id) tm
+                       WHERE tm.instance_id = instances.instance_id)),
                 '[]'::jsonb)::jsonb AS pending_timers
-FROM (SELECT DISTINCT k.id FROM unnest($3::text[]) AS k(id) ORDER BY k.id) AS k
+FROM (SELECT unnest($6::text[]) AS id, unnest($7::uuid[]) AS lock_token,
+             unnest($8::boolean[]) AS all_activities ORDER BY 1) AS k
 CROSS JOIN LATERAL (
     SELECT namespace, instance_id, workflow_type, task_queue, status, execution_id, input, result, error, next_event_id, next_activity_id, next_timer_id, cancel_requested, cancel_reason, execution_timeout, execution_deadline, lock_token, locked_until, locked_by, sticky_worker_id, task_failures, last_task_error, created_at, updated_at, completed_at, last_event_at, cron_schedule, build_id, parent_namespace, parent_instance_id, parent_execution_id, parent_child_id, parent_close_policy, retry_policy, retry_attempt, search_attributes, memo, has_children, run_id, parent_run_id, reset_from, priority, history_bytes, concurrency FROM instances i
     WHERE i.namespace = $1 AND i.instance_id = k.id
-      AND i.lock_token = ($2::jsonb -> k.id ->> 'lock_token')::uuid
+      AND i.lock_token = k.lock_token
     FOR UPDATE
 ) AS instances
 ORDER BY instances.instance_id
 `
 
 type GetLockedTurnsParams struct {
-	Namespace   string
-	Turns       []byte
-	InstanceIds []string
+	Namespace           string
+	ActivityInstanceIds []string
+	ActivityIds         []int64
+	TimerInstanceIds    []string
+	TimerIds            []int64
+	InstanceIds         []string
+	LockTokens          []uuid.UUID
+	Alls                []bool
 }
 
 type GetLockedTurnsRow struct {
@@ -492,15 +529,16 @@ type GetLockedTurnsRow struct {
 }
 
 // The first step of an ack of one or more turns, in one round trip: of the
-// instances named in instance_ids, those whose lock the token in
-// turns[instance_id].lock_token still holds — each locked, in id order —
+// instances named in instance_ids (distinct), those whose lock the token
+// at the same place in lock_tokens still holds — each locked, in id order —
 // with the transaction's time (what now() is in every statement of the
 // ack), the turn's messages in id order, and the state of each activity
-// the messages or turns[instance_id].activity_ids name — of every activity
-// of the execution with turns[instance_id].all (a turn that ends it) — (its
+// the messages or the activity_ids paired with it in activity_instance_ids
+// name — of every activity of the execution when its element of alls is
+// true (a turn that ends it) — (its
 // id → done: completed, failed or cancel-requested; absent: never
-// scheduled in this execution), and the timers named in
-// turns[instance_id].timer_ids whose TimerFired message of the execution
+// scheduled in this execution), and the timers named in the timer_ids
+// paired with it in timer_instance_ids whose TimerFired message of the execution
 // waits in the queue, not consumed by the turn (pending_timers: the ones a
 // cancel_timer still cancels). A turn whose lock is lost has no row: the
 // token no longer the instance's, because the turn was acknowledged or
@@ -514,7 +552,16 @@ type GetLockedTurnsRow struct {
 // generic plan made without statistics read the whole namespace through
 // the primary key's first column.
 func (q *Queries) GetLockedTurns(ctx context.Context, arg GetLockedTurnsParams) ([]GetLockedTurnsRow, error) {
-	rows, err := q.db.Query(ctx, getLockedTurns, arg.Namespace, arg.Turns, arg.InstanceIds)
+	rows, err := q.db.Query(ctx, getLockedTurns,
+		arg.Namespace,
+		arg.ActivityInstanceIds,
+		arg.ActivityIds,
+		arg.TimerInstanceIds,
+		arg.TimerIds,
+		arg.InstanceIds,
+		arg.LockTokens,
+		arg.Alls,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -763,8 +810,7 @@ WITH bud AS (
              SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
              WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $10::boolean))
-               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, r.build_id)
                AND (NOT $11::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
@@ -796,11 +842,10 @@ WITH bud AS (
              SELECT q.namespace, q.instance_id
               FROM orchestrator_queue q
               WHERE q.namespace = $1 AND q.task_queue = $2 AND q.visible_at <= now()
-                AND NOT COALESCE((
-                    SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                           OR ix.build_id NOT IN ('', $14::text)
+                AND COALESCE((
+                    SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                     FROM instances ix
-                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), false)
+                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), true)
                 AND NOT EXISTS (SELECT 1 FROM orchestrator_queue fe
                                 WHERE fe.namespace = $1 AND fe.task_queue = $2
                                   AND fe.pass IS NOT NULL)
@@ -812,8 +857,7 @@ WITH bud AS (
              FROM instances i2
              WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $10::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $14::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, $10::boolean, $14::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE $3::text[] IS NULL
@@ -842,11 +886,10 @@ WITH bud AS (
                  (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
                   WHERE q1.namespace = $1 AND q1.task_queue = $2
                     AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $14::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), true)
                   ORDER BY q1.priority, q1.pass
                   LIMIT 1000)
                  UNION ALL
@@ -854,22 +897,20 @@ WITH bud AS (
                       (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
                        WHERE q2.namespace = $1 AND q2.task_queue = $2
                          AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $14::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), true)
                        ORDER BY q2.pass
                        LIMIT 1000)
                       UNION ALL
                       (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
                        WHERE q0.namespace = $1 AND q0.task_queue = $2
                          AND q0.visible_at <= now() AND q0.pass IS NULL
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $14::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), true)
                        ORDER BY q0.visible_at
                        LIMIT 1000)
                   ) q3 ORDER BY q3.r)
@@ -877,11 +918,10 @@ WITH bud AS (
                  (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
                   WHERE q5.namespace = $1 AND q5.task_queue = $2
                     AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($10::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $14::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $10::boolean, $14::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), true)
                   ORDER BY q5.priority, q5.pass
                   LIMIT 1000)
              ) q
@@ -895,8 +935,7 @@ WITH bud AS (
              FROM instances i2
              WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $10::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $14::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, $10::boolean, $14::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE $3::text[] IS NULL
@@ -956,10 +995,7 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -1084,7 +1120,9 @@ type LockNextTurnsRow struct {
 // skips the instances pinned to another build id (build_id: the fetching
 // worker's, ” for none): an execution takes the build id of the worker
 // that fetches its first turn, and later turns go only to workers of that
-// build id — to any worker when it is ”.
+// build id — to any worker when it is ”. Both checks are one rule,
+// tether_turn_open (migration 00062), in every probe of this statement and
+// its two variants.
 //
 // The eager turns (eager_* arrays given): element k asks for the turn of
 // instance eager_instance_ids[k] on task queue eager_task_queues[k], for
@@ -1234,11 +1272,10 @@ WITH bud AS (
                  (SELECT q1.namespace, q1.instance_id FROM orchestrator_queue q1
                   WHERE q1.namespace = $1 AND q1.task_queue = $2
                     AND q1.priority < 3 AND q1.pass IS NOT NULL AND q1.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $4::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $3::boolean, $4::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q1.instance_id), true)
                   ORDER BY q1.priority, q1.pass
                   LIMIT 1000)
                  UNION ALL
@@ -1246,22 +1283,20 @@ WITH bud AS (
                       (SELECT q2.namespace, q2.instance_id, q2.pass AS r FROM orchestrator_queue q2
                        WHERE q2.namespace = $1 AND q2.task_queue = $2
                          AND q2.priority = 3 AND q2.pass IS NOT NULL AND q2.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $4::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $3::boolean, $4::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q2.instance_id), true)
                        ORDER BY q2.pass
                        LIMIT 1000)
                       UNION ALL
                       (SELECT q0.namespace, q0.instance_id, q0.visible_at AS r FROM orchestrator_queue q0
                        WHERE q0.namespace = $1 AND q0.task_queue = $2
                          AND q0.visible_at <= now() AND q0.pass IS NULL
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $4::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $3::boolean, $4::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q0.instance_id), true)
                        ORDER BY q0.visible_at
                        LIMIT 1000)
                   ) q3 ORDER BY q3.r)
@@ -1269,11 +1304,10 @@ WITH bud AS (
                  (SELECT q5.namespace, q5.instance_id FROM orchestrator_queue q5
                   WHERE q5.namespace = $1 AND q5.task_queue = $2
                     AND q5.priority > 3 AND q5.pass IS NOT NULL AND q5.visible_at <= now()
-                    AND NOT COALESCE((
-                        SELECT ix.locked_until >= now() OR ($3::boolean AND ix.locked_until IS NOT NULL)
-                               OR ix.build_id NOT IN ('', $4::text)
+                    AND COALESCE((
+                        SELECT tether_turn_open(ix.locked_until, ix.build_id, $3::boolean, $4::text)
                         FROM instances ix
-                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), false)
+                        WHERE ix.namespace = $1 AND ix.instance_id = q5.instance_id), true)
                   ORDER BY q5.priority, q5.pass
                   LIMIT 1000)
         ) q
@@ -1314,8 +1348,7 @@ WITH bud AS (
             FROM instances i2
             WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
               AND i2.status = 'running'
-              AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $3::boolean))
-              AND (i2.build_id IS NULL OR i2.build_id IN ('', $4::text))
+              AND tether_turn_open(i2.locked_until, i2.build_id, $3::boolean, $4::text)
             FOR UPDATE SKIP LOCKED
         ) c
         LIMIT LEAST($8::bigint, (SELECT bud.n FROM bud))
@@ -1386,10 +1419,7 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -1579,8 +1609,7 @@ WITH inst AS (
              SELECT (ix).ctid AS tid, ix.instance_id FROM instances ix
              WHERE ix.namespace = $1 AND ix.instance_id = r.instance_id
                AND ix.task_queue = r.task_queue AND ix.status = 'running'
-               AND (ix.locked_until IS NULL OR (ix.locked_until < now() AND NOT $9::boolean))
-               AND (ix.build_id IS NULL OR ix.build_id IN ('', r.build_id))
+               AND tether_turn_open(ix.locked_until, ix.build_id, $9::boolean, r.build_id)
                AND (NOT $10::boolean
                     OR (ix.next_event_id = 1 AND (
                         SELECT true FROM orchestrator_queue q0
@@ -1601,11 +1630,10 @@ WITH inst AS (
              SELECT q.namespace, q.instance_id
               FROM orchestrator_queue q
               WHERE q.namespace = $1 AND q.task_queue = $14 AND q.visible_at <= now()
-                AND NOT COALESCE((
-                    SELECT ix.locked_until >= now() OR ($9::boolean AND ix.locked_until IS NOT NULL)
-                           OR ix.build_id NOT IN ('', $13::text)
+                AND COALESCE((
+                    SELECT tether_turn_open(ix.locked_until, ix.build_id, $9::boolean, $13::text)
                     FROM instances ix
-                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), false)
+                    WHERE ix.namespace = $1 AND ix.instance_id = q.instance_id), true)
               ORDER BY q.visible_at
               LIMIT 1000
          ) q
@@ -1614,8 +1642,7 @@ WITH inst AS (
              FROM instances i2
              WHERE i2.namespace = $1 AND i2.instance_id = q.instance_id
                AND i2.status = 'running'
-               AND (i2.locked_until IS NULL OR (i2.locked_until < now() AND NOT $9::boolean))
-               AND (i2.build_id IS NULL OR i2.build_id IN ('', $13::text))
+               AND tether_turn_open(i2.locked_until, i2.build_id, $9::boolean, $13::text)
              FOR UPDATE SKIP LOCKED
          ) c
          WHERE $4::text[] IS NULL)
@@ -1666,10 +1693,7 @@ SELECT inst.namespace, inst.instance_id, inst.workflow_type, inst.task_queue, in
                  FROM msgs WHERE msgs.instance_id = inst.instance_id), '[]'::jsonb)::jsonb AS messages,
        COALESCE((SELECT jsonb_object_agg(s.activity_id, s.done)
                  FROM (SELECT h.activity_id,
-                              (bool_or(h.kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-                               OR (bool_or(h.kind = 'ActivityCancelRequested')
-                                   AND NOT COALESCE(bool_or(h.kind = 'ActivityScheduled'
-                                       AND (h.payload->'options'->>'wait_for_cancellation') = 'true'), false))) AS done
+                              tether_activity_done(bit_or(tether_activity_event(h.kind, h.payload))) AS done
                        FROM history h
                        WHERE h.namespace = $1 AND h.instance_id = inst.instance_id
                          AND h.execution_id = inst.execution_id
@@ -1970,9 +1994,9 @@ WITH s AS (
     -- each such start's priority key, fairness key and stride (1 ms /
     -- weight). Starts without one have none of this.
     SELECT i.instance_id, i.task_queue,
-           COALESCE(NULLIF((s.priority->>'priority_key')::int, 0), 3)::smallint AS pk,
-           COALESCE(s.priority->>'fairness_key', '') AS fk,
-           interval '1 millisecond' / COALESCE(NULLIF((s.priority->>'fairness_weight')::float8, 0), 1) AS stride
+           tether_priority_key(s.priority) AS pk,
+           tether_fairness_key(s.priority) AS fk,
+           tether_fairness_stride(s.priority) AS stride
     FROM i JOIN s ON s.instance_id = i.instance_id
     WHERE s.priority IS NOT NULL
 ), k AS (
@@ -1992,9 +2016,7 @@ WITH s AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
-    -- takes no stable function in DO UPDATE SET (the same value).
-    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+    SET pass = tether_flow_pass(fk.pass, excluded.step, excluded.pass),
         step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (

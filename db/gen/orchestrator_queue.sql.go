@@ -16,23 +16,24 @@ const consumeMessages = `-- name: ConsumeMessages :many
 WITH d AS (
     DELETE FROM orchestrator_queue q
     WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
-      AND q.lock_token = ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid
+      AND q.lock_token = ($3::uuid[])[array_position($2::text[], q.instance_id)]
 )
 SELECT DISTINCT q.instance_id FROM orchestrator_queue q
 WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
   AND q.visible_at <= now()
   AND (q.lock_token IS NULL
-       OR q.lock_token <> ($3::jsonb -> q.instance_id ->> 'lock_token')::uuid)
+       OR q.lock_token <> ($3::uuid[])[array_position($2::text[], q.instance_id)])
 `
 
 type ConsumeMessagesParams struct {
 	Namespace   string
 	InstanceIds []string
-	Turns       []byte
+	LockTokens  []uuid.UUID
 }
 
 // Deletes the consumed messages of one or more turns — of each instance
-// named in instance_ids, those locked by turns[instance_id].lock_token —
+// named in instance_ids, those locked by the element of lock_tokens at
+// the same place —
 // and returns, of those instances, the ones that have visible messages
 // their turn did not take: messages that arrived during the turn, whose own
 // wake-up found the instance locked. Sent with the ack's COMMIT
@@ -40,7 +41,7 @@ type ConsumeMessagesParams struct {
 // committed. The rows the DELETE removes are still in the SELECT's
 // snapshot, hence its lock_token filter.
 func (q *Queries) ConsumeMessages(ctx context.Context, arg ConsumeMessagesParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, consumeMessages, arg.Namespace, arg.InstanceIds, arg.Turns)
+	rows, err := q.db.Query(ctx, consumeMessages, arg.Namespace, arg.InstanceIds, arg.LockTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -164,13 +165,13 @@ const enqueueMessages = `-- name: EnqueueMessages :many
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
-                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(i.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -240,13 +241,13 @@ const enqueueMessagesJoin = `-- name: EnqueueMessagesJoin :many
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
-                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(i.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -295,13 +296,13 @@ const enqueueMessagesTo = `-- name: EnqueueMessagesTo :exec
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT $1, $2, m.execution_id, $3, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF(($4::jsonb->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key($4::jsonb),
        -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN $4::jsonb IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = $1 AND vq.task_queue = $3
-                          AND vq.priority = COALESCE(NULLIF(($4::jsonb->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key($4::jsonb) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($5::jsonb)
     AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -337,7 +338,7 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jsonb,
        $2::integer,
        -- The workflow's priority (see EnqueueMessages).
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        -- Later message: LEAST(visible time, queue's virtual time) (see
        -- EnqueueMessages); the virtual time is looked up beside the
        -- instance (Citus takes no subquery here correlated with a subquery).
@@ -347,7 +348,7 @@ FROM (
            CASE WHEN ix.priority IS NOT NULL
                 THEN (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                       WHERE vq.namespace = $3 AND vq.task_queue = ix.task_queue
-                        AND vq.priority = COALESCE(NULLIF((ix.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        AND vq.priority = tether_priority_key(ix.priority) AND vq.pass IS NOT NULL
                       ORDER BY vq.pass LIMIT 1) END AS vt
     FROM instances ix
     WHERE ix.namespace = $3 AND ix.instance_id = $4
@@ -541,17 +542,18 @@ SELECT DISTINCT q.instance_id
 FROM orchestrator_queue q
 WHERE q.namespace = $1 AND q.instance_id = ANY($2::text[])
   AND q.kind IN ('SignalReceived', 'WorkflowUpdateAccepted') AND q.visible_at <= now()
-  AND (q.lock_token IS NULL OR q.lock_token <> ($3::jsonb ->> q.instance_id)::uuid)
+  AND (q.lock_token IS NULL OR q.lock_token <> ($3::uuid[])[array_position($2::text[], q.instance_id)])
 `
 
 type PendingSignalsParams struct {
 	Namespace   string
 	InstanceIds []string
-	LockTokens  []byte
+	LockTokens  []uuid.UUID
 }
 
 // Of the instances named in instance_ids, those to which signals arrived
-// after their turn (lock_tokens[instance_id], a jsonb object) was fetched:
+// after their turn (the element of lock_tokens at the instance's place in
+// instance_ids) was fetched:
 // a turn that would end the workflow must see them (and updates) first.
 func (q *Queries) PendingSignals(ctx context.Context, arg PendingSignalsParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, pendingSignals, arg.Namespace, arg.InstanceIds, arg.LockTokens)

@@ -61,20 +61,29 @@ func (q *Queries) GetReceipt(ctx context.Context, arg GetReceiptParams) (GetRece
 
 const insertReceipts = `-- name: InsertReceipts :exec
 INSERT INTO report_receipts (lock_token, namespace, kind, answer, digest)
-SELECT r.lock_token, $1::text, r.kind, r.answer, decode(r.digest, 'hex')
-FROM jsonb_to_recordset($2::jsonb) AS r(lock_token uuid, kind text, answer jsonb, digest text)
+SELECT unnest($1::uuid[]), $2::text, unnest($3::text[]),
+       unnest($4::jsonb[]), unnest($5::bytea[])
 ON CONFLICT (namespace, lock_token) DO NOTHING
 `
 
 type InsertReceiptsParams struct {
-	Namespace string
-	Receipts  []byte
+	LockTokens []uuid.UUID
+	Namespace  string
+	Kinds      []string
+	Answers    [][]byte
+	Digests    [][]byte
 }
 
 // The answers of a group of reports, keyed by lock token (a report applied
-// twice keeps its first answer), with the digest of what each report said
-// (hex).
+// twice keeps its first answer), with the digest of what each report said:
+// element k of the arrays is one receipt (unnested side by side).
 func (q *Queries) InsertReceipts(ctx context.Context, arg InsertReceiptsParams) error {
-	_, err := q.db.Exec(ctx, insertReceipts, arg.Namespace, arg.Receipts)
+	_, err := q.db.Exec(ctx, insertReceipts,
+		arg.LockTokens,
+		arg.Namespace,
+		arg.Kinds,
+		arg.Answers,
+		arg.Digests,
+	)
 	return err
 }

@@ -1352,9 +1352,9 @@ WITH f AS (
     SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
            (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
            e->>'task_queue' AS task_queue,
-           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
-           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
-           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+           tether_priority_key(e->'options'->'priority') AS pk,
+           tether_fairness_key(e->'options'->'priority') AS fk,
+           tether_fairness_stride(e->'options'->'priority') AS stride
     FROM jsonb_array_elements($2::jsonb) AS e
     WHERE e->'options'->'priority' IS NOT NULL
 ), k AS (
@@ -1368,9 +1368,7 @@ WITH f AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
-    -- takes no stable function in DO UPDATE SET (the same value).
-    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+    SET pass = tether_flow_pass(fk.pass, excluded.step, excluded.pass),
         step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
@@ -1428,9 +1426,9 @@ WITH f AS (
     SELECT e->>'instance_id' AS instance_id, (e->>'execution_id')::bigint AS execution_id,
            (e->>'activity_id')::bigint AS activity_id, (e->>'attempt')::integer AS attempt,
            e->>'task_queue' AS task_queue,
-           COALESCE(NULLIF((e->'options'->'priority'->>'priority_key')::int, 0), 3)::smallint AS pk,
-           COALESCE(e->'options'->'priority'->>'fairness_key', '') AS fk,
-           interval '1 millisecond' / COALESCE(NULLIF((e->'options'->'priority'->>'fairness_weight')::float8, 0), 1) AS stride
+           tether_priority_key(e->'options'->'priority') AS pk,
+           tether_fairness_key(e->'options'->'priority') AS fk,
+           tether_fairness_stride(e->'options'->'priority') AS stride
     FROM jsonb_array_elements($1::jsonb) AS e
     WHERE e->'options'->'priority' IS NOT NULL
 ), k AS (
@@ -1444,9 +1442,7 @@ WITH f AS (
     FROM f GROUP BY f.task_queue, f.fk
     ORDER BY f.task_queue, f.fk
     ON CONFLICT (namespace, task_queue, kind, fairness_key) DO UPDATE
-    -- pass + step in UTC: timestamptz + interval is only stable, and Citus
-    -- takes no stable function in DO UPDATE SET (the same value).
-    SET pass = GREATEST(((fk.pass AT TIME ZONE 'UTC') + excluded.step) AT TIME ZONE 'UTC', excluded.pass),
+    SET pass = tether_flow_pass(fk.pass, excluded.step, excluded.pass),
         step = excluded.step
     RETURNING fk.task_queue, fk.fairness_key, fk.pass - fk.step AS base
 ), p AS (
@@ -1796,16 +1792,16 @@ WITH victims AS (
     -- its priority, with its visible time as its pass (see EnqueueMessages).
     INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
     SELECT i.namespace, i.instance_id, v.execution_id, i.task_queue, $3::text,
-           ($4::jsonb -> v.lock_token::text)
+           ($4::jsonb[])[array_position($2::uuid[], v.lock_token)]
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
            n.at,
-           COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+           tether_priority_key(i.priority),
            -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(n.at,
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
-                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(i.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
     -- A join, not a LATERAL … LIMIT probe (Citus pushes down no LIMIT in a
     -- LATERAL over a CTE): victims are a few rows of one namespace, each
@@ -1838,7 +1834,7 @@ type TakeAttemptsParams struct {
 	Namespace  string
 	LockTokens []uuid.UUID
 	Kind       string
-	Results    []byte
+	Results    [][]byte
 }
 
 type TakeAttemptsRow struct {
@@ -1856,9 +1852,10 @@ type TakeAttemptsRow struct {
 // In the same statement, the result of each attempt that is neither timed
 // out (timed_out) nor cancelled is enqueued to its workflow execution, as
 // EnqueueMessages would (dropped when the execution is over or was
-// continued): a message of kind, whose payload is results[lock_token] (the
-// event, a jsonb object) with the attempt's activity_id and attempt, in
-// the order of the tokens. Each row says whether its result was enqueued
+// continued): a message of kind, whose payload is the element of results
+// at the place of its lock_token in lock_tokens (the event, a jsonb
+// object) with the attempt's activity_id and attempt, in the order of the
+// tokens. Each row says whether its result was enqueued
 // (enqueued) and to which task queue (workflow_queue, ” when none of its
 // instance's was). The caller handles
 // the others (late, cancelled) on its own.

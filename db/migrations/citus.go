@@ -19,8 +19,9 @@ var ErrNoCitus = errors.New("migrations: the citus extension is not installed in
 const CitusColocation = "instances"
 
 // citusReference are the tables read without a namespace (a namespace by
-// name, an API key by its hash): reference tables, a copy on every node.
-var citusReference = []string{"namespaces", "api_keys"}
+// name, an API key by its hash, a Nexus endpoint by its name, which maps
+// to any namespace): reference tables, a copy on every node.
+var citusReference = []string{"namespaces", "api_keys", "nexus_endpoints"}
 
 // citusLocal are the tables that stay on the coordinator alone.
 var citusLocal = []string{"tether_schema_migrations"}

@@ -61,7 +61,7 @@ func TestDistribute(t *testing.T) {
 	for name, kind := range kinds {
 		want := "by namespace"
 		switch name {
-		case "namespaces", "api_keys":
+		case "namespaces", "api_keys", "nexus_endpoints":
 			want = "reference"
 		case "tether_schema_migrations":
 			want = "local"

@@ -4,27 +4,29 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AN
 ORDER BY event_id;
 
 -- name: ActivityStates :many
--- For each activity of an execution, whether it is done (completed, failed,
--- canceled, or cancel-requested without wait_for_cancellation: one with it
--- is done only once its outcome is in). Activities not done are outstanding.
+-- For each activity of an execution, whether it is done (the rule is
+-- tether_activity_done's, migration 00062). Activities not done are
+-- outstanding.
 SELECT activity_id::bigint AS activity_id,
-       (bool_or(kind IN ('ActivityCompleted', 'ActivityFailed', 'ActivityCanceled'))
-        OR (bool_or(kind = 'ActivityCancelRequested')
-            AND NOT COALESCE(bool_or(kind = 'ActivityScheduled' AND (payload->'options'->>'wait_for_cancellation') = 'true'), false)))::boolean AS done
+       tether_activity_done(bit_or(tether_activity_event(kind, payload)))::boolean AS done
 FROM history
 WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AND execution_id = sqlc.arg(execution_id)
   AND activity_id IS NOT NULL
 GROUP BY activity_id;
 
 -- name: AppendEvents :exec
--- Appends the events of one or more turns in one statement. created_at
--- NULL means now().
+-- Appends the events of one or more turns in one statement: element k of
+-- the arrays is one event (unnested side by side). activity_ids and
+-- timer_ids hold 0 for none; created_at_us is microseconds since the epoch,
+-- 0 for now().
 INSERT INTO history (namespace, instance_id, execution_id, event_id, kind, activity_id, timer_id, payload, created_at)
-SELECT sqlc.arg(namespace), e.instance_id, e.execution_id, e.event_id, e.kind, e.activity_id, e.timer_id, e.payload,
-       COALESCE(e.created_at, now())
-FROM jsonb_to_recordset(sqlc.arg(events)::jsonb)
-    AS e(instance_id text, execution_id bigint, event_id bigint, kind text, activity_id bigint, timer_id bigint,
-         payload jsonb, created_at timestamptz);
+SELECT sqlc.arg(namespace), e.instance_id, e.execution_id, e.event_id, e.kind, NULLIF(e.activity_id, 0),
+       NULLIF(e.timer_id, 0), e.payload,
+       COALESCE(tether_add('epoch'::timestamptz, NULLIF(e.created_at_us, 0) * interval '1 microsecond'), now())
+FROM (SELECT unnest(sqlc.arg(instance_ids)::text[]) AS instance_id, unnest(sqlc.arg(execution_ids)::bigint[]) AS execution_id,
+             unnest(sqlc.arg(event_ids)::bigint[]) AS event_id, unnest(sqlc.arg(kinds)::text[]) AS kind,
+             unnest(sqlc.arg(activity_ids)::bigint[]) AS activity_id, unnest(sqlc.arg(timer_ids)::bigint[]) AS timer_id,
+             unnest(sqlc.arg(payloads)::jsonb[]) AS payload, unnest(sqlc.arg(created_at_us)::bigint[]) AS created_at_us) e;
 
 -- name: CopyEvents :copyfrom
 -- Appends many events with the COPY protocol (large turns).

@@ -23,13 +23,13 @@
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
-                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(i.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -50,13 +50,13 @@ RETURNING o.instance_id, o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN i.priority IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
-                          AND vq.priority = COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(i.priority) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
@@ -77,7 +77,7 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', sqlc.arg(payload)::jsonb,
        sqlc.arg(payload_bytes)::integer,
        -- The workflow's priority (see EnqueueMessages).
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(i.priority),
        -- Later message: LEAST(visible time, queue's virtual time) (see
        -- EnqueueMessages); the virtual time is looked up beside the
        -- instance (Citus takes no subquery here correlated with a subquery).
@@ -87,7 +87,7 @@ FROM (
            CASE WHEN ix.priority IS NOT NULL
                 THEN (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                       WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = ix.task_queue
-                        AND vq.priority = COALESCE(NULLIF((ix.priority->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                        AND vq.priority = tether_priority_key(ix.priority) AND vq.pass IS NOT NULL
                       ORDER BY vq.pass LIMIT 1) END AS vt
     FROM instances ix
     WHERE ix.namespace = sqlc.arg(namespace) AND ix.instance_id = sqlc.arg(instance_id)
@@ -106,13 +106,13 @@ RETURNING o.task_queue, (o.pass IS NOT NULL)::boolean AS flow;
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT sqlc.arg(namespace), sqlc.arg(instance_id), m.execution_id, sqlc.arg(task_queue), m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF((sqlc.narg(priority)::jsonb->>'priority_key')::int, 0), 3)::smallint,
+       tether_priority_key(sqlc.narg(priority)::jsonb),
        -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
        CASE WHEN sqlc.narg(priority)::jsonb IS NOT NULL
             THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
                        (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
                         WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = sqlc.arg(task_queue)
-                          AND vq.priority = COALESCE(NULLIF((sqlc.narg(priority)::jsonb->>'priority_key')::int, 0), 3)::smallint AND vq.pass IS NOT NULL
+                          AND vq.priority = tether_priority_key(sqlc.narg(priority)::jsonb) AND vq.pass IS NOT NULL
                         ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint);
@@ -126,7 +126,8 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AN
 
 -- name: ConsumeMessages :many
 -- Deletes the consumed messages of one or more turns — of each instance
--- named in instance_ids, those locked by turns[instance_id].lock_token —
+-- named in instance_ids, those locked by the element of lock_tokens at
+-- the same place —
 -- and returns, of those instances, the ones that have visible messages
 -- their turn did not take: messages that arrived during the turn, whose own
 -- wake-up found the instance locked. Sent with the ack's COMMIT
@@ -136,13 +137,13 @@ WHERE namespace = sqlc.arg(namespace) AND instance_id = sqlc.arg(instance_id) AN
 WITH d AS (
     DELETE FROM orchestrator_queue q
     WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
-      AND q.lock_token = (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid
+      AND q.lock_token = (sqlc.arg(lock_tokens)::uuid[])[array_position(sqlc.arg(instance_ids)::text[], q.instance_id)]
 )
 SELECT DISTINCT q.instance_id FROM orchestrator_queue q
 WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND q.visible_at <= now()
   AND (q.lock_token IS NULL
-       OR q.lock_token <> (sqlc.arg(turns)::jsonb -> q.instance_id ->> 'lock_token')::uuid);
+       OR q.lock_token <> (sqlc.arg(lock_tokens)::uuid[])[array_position(sqlc.arg(instance_ids)::text[], q.instance_id)]);
 
 -- name: DeferLockedMessages :exec
 -- A failed turn: its messages become visible again after the backoff.
@@ -240,13 +241,14 @@ SET LOCAL synchronous_commit TO OFF;
 
 -- name: PendingSignals :many
 -- Of the instances named in instance_ids, those to which signals arrived
--- after their turn (lock_tokens[instance_id], a jsonb object) was fetched:
+-- after their turn (the element of lock_tokens at the instance's place in
+-- instance_ids) was fetched:
 -- a turn that would end the workflow must see them (and updates) first.
 SELECT DISTINCT q.instance_id
 FROM orchestrator_queue q
 WHERE q.namespace = sqlc.arg(namespace) AND q.instance_id = ANY(sqlc.arg(instance_ids)::text[])
   AND q.kind IN ('SignalReceived', 'WorkflowUpdateAccepted') AND q.visible_at <= now()
-  AND (q.lock_token IS NULL OR q.lock_token <> (sqlc.arg(lock_tokens)::jsonb ->> q.instance_id)::uuid);
+  AND (q.lock_token IS NULL OR q.lock_token <> (sqlc.arg(lock_tokens)::uuid[])[array_position(sqlc.arg(instance_ids)::text[], q.instance_id)]);
 
 -- name: UnlockMessages :exec
 -- A turn refused: its messages go back to the queue untouched.

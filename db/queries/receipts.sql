@@ -1,10 +1,10 @@
 -- name: InsertReceipts :exec
 -- The answers of a group of reports, keyed by lock token (a report applied
--- twice keeps its first answer), with the digest of what each report said
--- (hex).
+-- twice keeps its first answer), with the digest of what each report said:
+-- element k of the arrays is one receipt (unnested side by side).
 INSERT INTO report_receipts (lock_token, namespace, kind, answer, digest)
-SELECT r.lock_token, sqlc.arg(namespace)::text, r.kind, r.answer, decode(r.digest, 'hex')
-FROM jsonb_to_recordset(sqlc.arg(receipts)::jsonb) AS r(lock_token uuid, kind text, answer jsonb, digest text)
+SELECT unnest(sqlc.arg(lock_tokens)::uuid[]), sqlc.arg(namespace)::text, unnest(sqlc.arg(kinds)::text[]),
+       unnest(sqlc.arg(answers)::jsonb[]), unnest(sqlc.arg(digests)::bytea[])
 ON CONFLICT (namespace, lock_token) DO NOTHING;
 
 -- name: GetReceipt :one

@@ -27,7 +27,7 @@ func StandaloneRefuse(_ context.Context, name string) (string, error) {
 // StandaloneWait runs until it is cancelled, heartbeating.
 func StandaloneWait(ctx context.Context) error {
 	for {
-		activity.RecordHeartbeat(ctx, "waiting")
+		_ = activity.RecordHeartbeat(ctx, "waiting")
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -2,10 +2,12 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,6 +83,19 @@ func (s *Server) makeCitusTemplate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Adding the nodes and distributing the tables sync cluster-wide
+	// catalog rows (the roles) to them: test binaries making their
+	// templates at once fail it with "tuple concurrently updated". One at
+	// a time, under an advisory lock of the coordinator's postgres
+	// database, held by this connection until the template is made.
+	lock, err := pgx.Connect(ctx, nodeURL(s.base, "postgres"))
+	if err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	defer func() { _ = lock.Close(context.Background()) }()
+	if _, err := lock.Exec(ctx, `SELECT pg_advisory_lock(hashtext('tether pgtest citus_add_node'))`); err != nil {
+		return fmt.Errorf("pgtest: lock the cluster's nodes: %w", err)
+	}
 	if err := execAdmin(ctx, coord, fmt.Sprintf("SELECT citus_set_coordinator_host(%s, %d)",
 		quoteLiteral(host), port)); err != nil {
 		return err
@@ -121,33 +136,112 @@ func (s *Server) nodes() []*url.URL {
 	return append([]*url.URL{s.base}, s.workers...)
 }
 
-// createCitusDatabase copies the template on every node, the coordinator
-// first.
+// createCitusDatabase copies the template on every node, all at once (a
+// copy is nothing but files until a session connects).
 func (s *Server) createCitusDatabase(ctx context.Context, name string) error {
 	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{s.template}.Sanitize()
-	for _, n := range s.nodes() {
-		if err := execEndingSessions(ctx, nodeURL(n, "postgres"), create, s.template); err != nil {
-			return err
-		}
-	}
-	return nil
+	return onEachNode(s.nodes(), func(n *url.URL) error {
+		return execEndingSessions(ctx, nodeURL(n, "postgres"), create, s.template)
+	})
 }
 
-// dropCitusDatabase drops database name on every node, the coordinator
-// first. The database is closed to new connections first: Citus's
-// maintenance daemon, which DROP DATABASE … WITH (FORCE) does not end,
-// comes back within seconds otherwise, and keeps the drop waiting.
+// citusSpares makes the next test database of a Citus cluster while the
+// tests run: copying the template on every node takes a few seconds there,
+// the most of a short test's time, and a test that finds one made takes it
+// at once (takeCitusDatabase).
+type citusSpares struct {
+	mu      sync.Mutex
+	started bool
+	ready   chan string   // a database made ahead, handed to one taker
+	stop    chan struct{} // closed by stopSpares
+	done    chan struct{} // closed when the maker has returned
+}
+
+// takeCitusDatabase returns the database made ahead, if one is ready, and
+// otherwise creates database name; either way the next one is being made.
+func (s *Server) takeCitusDatabase(ctx context.Context, name string) (string, error) {
+	sp := &s.spares
+	sp.mu.Lock()
+	if !sp.started {
+		sp.started = true
+		sp.ready, sp.stop, sp.done = make(chan string), make(chan struct{}), make(chan struct{})
+		go s.makeSpares()
+	}
+	sp.mu.Unlock()
+	select {
+	case made := <-sp.ready:
+		return made, nil
+	default:
+	}
+	return name, s.createCitusDatabase(ctx, name)
+}
+
+// makeSpares makes one database ahead at a time until stopSpares, or until
+// making one fails (the takers then create theirs themselves, and report
+// the error).
+func (s *Server) makeSpares() {
+	sp := &s.spares
+	defer close(sp.done)
+	for {
+		name := fmt.Sprintf("%s_%d_ahead", s.prefix, s.seq.Add(1))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := s.createCitusDatabase(ctx, name)
+		cancel()
+		if err != nil {
+			return
+		}
+		select {
+		case sp.ready <- name:
+		case <-sp.stop:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_ = s.dropCitusDatabase(ctx, name)
+			cancel()
+			return
+		}
+	}
+}
+
+// stopSpares stops the maker of databases ahead and drops the one it made.
+func (s *Server) stopSpares() {
+	sp := &s.spares
+	sp.mu.Lock()
+	started := sp.started
+	sp.mu.Unlock()
+	if started {
+		close(sp.stop)
+		<-sp.done
+	}
+}
+
+// dropCitusDatabase drops database name on every node: the coordinator
+// first (its sessions are the ones that reconnect to the workers), then the
+// workers all at once. The database is closed to new connections first:
+// Citus's maintenance daemon, which DROP DATABASE … WITH (FORCE) does not
+// end, comes back within seconds otherwise, and keeps the drop waiting.
 func (s *Server) dropCitusDatabase(ctx context.Context, name string) error {
-	for _, n := range s.nodes() {
+	drop := func(n *url.URL) error {
 		admin := nodeURL(n, "postgres")
 		// An error here (the database is gone already) is the DROP's to
 		// report, or not.
 		_ = execAdmin(ctx, admin, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" ALLOW_CONNECTIONS false")
-		if err := execEndingSessions(ctx, admin, dropSQL(name), name); err != nil {
-			return err
-		}
+		return execEndingSessions(ctx, admin, dropSQL(name), name)
 	}
-	return nil
+	if err := drop(s.base); err != nil {
+		return err
+	}
+	return onEachNode(s.workers, drop)
+}
+
+// onEachNode runs fn for every node of nodes at once, and returns their
+// errors joined.
+func onEachNode(nodes []*url.URL, fn func(n *url.URL) error) error {
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() { errs[i] = fn(n) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // execEndingSessions runs sql (a CREATE DATABASE from template db, or a

@@ -43,6 +43,7 @@ type Server struct {
 	prefix   string     // unique to this process, for database names
 	workers  []*url.URL // a Citus cluster's workers (s.base is its coordinator)
 	seq      atomic.Int64
+	spares   citusSpares // test databases made ahead on Citus
 }
 
 var (
@@ -186,7 +187,7 @@ func (s *Server) CreateDatabase(ctx context.Context, hint string) (string, error
 	}
 	var err error
 	if s.Citus() {
-		err = s.createCitusDatabase(ctx, name)
+		name, err = s.takeCitusDatabase(ctx, name)
 	} else {
 		err = execAdmin(ctx, s.adminURL(),
 			"CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{s.template}.Sanitize())
@@ -214,6 +215,7 @@ func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if s.Citus() {
+		s.stopSpares()
 		return s.dropCitusDatabase(ctx, s.template)
 	}
 	return execAdmin(ctx, s.adminURL(), dropSQL(s.template))

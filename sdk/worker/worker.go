@@ -761,10 +761,6 @@ func (w *TetherWorker) begin() error {
 	if w.active {
 		return errors.New("worker: already running")
 	}
-	hasWF, hasAct := w.reg.counts()
-	if !hasWF && !hasAct {
-		return errors.New("worker: nothing registered")
-	}
 	if len(w.hostQ) > maxQueueName {
 		return fmt.Errorf("worker: host task queue %q is longer than %d characters: shorten the task queue or the identity", w.hostQ, maxQueueName)
 	}
@@ -780,8 +776,7 @@ type background struct {
 }
 
 // Start starts the worker in the background (Temporal's Worker.Start): it
-// returns an error when the worker cannot start (nothing registered,
-// already running, …), and nil once it polls. Stop stops it.
+// returns an error when the worker cannot start (already running, …), and nil once it polls. Stop stops it.
 func (w *TetherWorker) Start() error {
 	if err := w.begin(); err != nil {
 		return err
@@ -843,6 +838,12 @@ func InterruptCh() <-chan any {
 // serve runs the worker (begun by begin) until ctx is cancelled.
 func (w *TetherWorker) serve(ctx context.Context) {
 	hasWF, hasAct := w.reg.counts()
+	if !hasWF && !hasAct {
+		// Started before its registrations (as samples-go's helloworld test
+		// does, Run in a goroutine): like Temporal's worker, it polls both
+		// kinds of tasks and serves what is registered when a task comes.
+		hasWF, hasAct = true, true
+	}
 	ctx = w.withSecret(ctx)
 	defer func() {
 		w.mu.Lock()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -94,11 +93,14 @@ func (s *Store) ackTurns(group []*turnAck) {
 
 // lockedTurnArg is what GetLockedTurns is told of one turn.
 type lockedTurnArg struct {
-	LockToken   uuid.UUID `json:"lock_token"`
-	All         bool      `json:"all,omitempty"`
-	ActivityIDs []int64   `json:"activity_ids,omitempty"`
+	LockToken uuid.UUID
+	// All: the turn ends its execution and reads the state of every
+	// activity of it.
+	All bool
+	// ActivityIDs are the activities the turn's activity_cancels name.
+	ActivityIDs []int64
 	// TimerIDs are the timers the turn's cancel_timer commands name.
-	TimerIDs []int64 `json:"timer_ids,omitempty"`
+	TimerIDs []int64
 }
 
 // timersArg is what DeleteCanceledTimers is told of one execution.
@@ -109,8 +111,8 @@ type timersArg struct {
 
 // consumeArg is what ConsumeMessages is told of one turn.
 type consumeArg struct {
-	LockToken uuid.UUID `json:"lock_token"`
-	Wake      string    `json:"wake"`
+	LockToken uuid.UUID
+	Wake      string
 }
 
 // execArg is what DropUnheldExecutionAttempts and FlagExecution are told
@@ -145,10 +147,8 @@ func (s *Store) applyTurnAcks(ctx context.Context, t *txn, ns string, acks []*tu
 // lockedTurnsParams are the arguments of the GetLockedTurns of acks, and
 // what it is told of each turn.
 func lockedTurnsParams(ns string, acks []*turnAck) (gen.GetLockedTurnsParams, map[string]lockedTurnArg) {
-	ids := make([]string, 0, len(acks))
 	turns := make(map[string]lockedTurnArg, len(acks))
 	for _, a := range acks {
-		ids = append(ids, a.instanceID)
 		// A turn that ends the execution cancels every outstanding
 		// activity: it reads the state of all of them in the same round
 		// trip.
@@ -163,7 +163,20 @@ func lockedTurnsParams(ns string, acks []*turnAck) (gen.GetLockedTurnsParams, ma
 		}
 		turns[a.instanceID] = arg
 	}
-	return gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(turns)}, turns
+	p := gen.GetLockedTurnsParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(turns)),
+		ActivityInstanceIds: []string{}, ActivityIds: []int64{}, TimerInstanceIds: []string{}, TimerIds: []int64{}}
+	p.LockTokens, p.Alls = make([]uuid.UUID, len(p.InstanceIds)), make([]bool, len(p.InstanceIds))
+	for k, id := range p.InstanceIds {
+		arg := turns[id]
+		p.LockTokens[k], p.Alls[k] = arg.LockToken, arg.All
+		for _, a := range arg.ActivityIDs {
+			p.ActivityInstanceIds, p.ActivityIds = append(p.ActivityInstanceIds, id), append(p.ActivityIds, a)
+		}
+		for _, tm := range arg.TimerIDs {
+			p.TimerInstanceIds, p.TimerIds = append(p.TimerInstanceIds, id), append(p.TimerIds, tm)
+		}
+	}
+	return p, turns
 }
 
 // ackLockedTurns plans the turns of acks that GetLockedTurns found locked
@@ -339,11 +352,11 @@ func (s *Store) planUpserts(ctx context.Context, t *txn, ns string, plan *engine
 // turns to write.
 func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, planned []plannedTurn, ahead *gen.PendingSignalsParams, aheadRead aheadID) ([]plannedTurn, error) {
 	var ids []string
-	tokens := map[string]uuid.UUID{}
+	var tokens []uuid.UUID
 	for _, pt := range planned {
 		if pt.plan.Status == api.StatusCompleted || pt.plan.Status == api.StatusFailed {
 			ids = append(ids, pt.inst.InstanceID)
-			tokens[pt.inst.InstanceID] = pt.ack.tok
+			tokens = append(tokens, pt.ack.tok)
 		}
 	}
 	if len(ids) == 0 {
@@ -351,7 +364,7 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 	}
 	// The statement sent ahead with GetLockedTurns answers when it asked
 	// of every instance that needs asking (a superset is filtered below).
-	p := gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)}
+	p := gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: tokens}
 	q := t.q
 	if ahead != nil && !slices.ContainsFunc(ids, func(id string) bool { return !slices.Contains(ahead.InstanceIds, id) }) {
 		p, q = *ahead, t.ahead(aheadRead)
@@ -394,17 +407,17 @@ func (s *Store) refuseUnhandledSignals(ctx context.Context, t *txn, ns string, p
 // ran on its own round trip.
 func readSignalsAhead(t *txn, ns string, acks []*turnAck) (*gen.PendingSignalsParams, aheadID) {
 	var ids []string
-	tokens := map[string]uuid.UUID{}
+	var tokens []uuid.UUID
 	for _, a := range acks {
 		if completesOrFails(a.req.Commands) {
 			ids = append(ids, a.instanceID)
-			tokens[a.instanceID] = a.tok
+			tokens = append(tokens, a.tok)
 		}
 	}
 	if len(ids) == 0 {
 		return nil, 0
 	}
-	p := &gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: mustJSON(tokens)}
+	p := &gen.PendingSignalsParams{Namespace: ns, InstanceIds: ids, LockTokens: tokens}
 	id := t.readAhead(func(q *gen.Queries) error {
 		_, err := q.PendingSignals(context.Background(), *p)
 		return err
@@ -428,40 +441,63 @@ type execCancel struct {
 
 // finishRow is one instance's row for FinishTurns.
 type finishRow struct {
-	Status         string   `json:"status"`
-	ExecutionID    int64    `json:"execution_id"`
-	WorkflowType   string   `json:"workflow_type"`
-	Input          *jsonBox `json:"input,omitempty"`
-	Result         *jsonBox `json:"result,omitempty"`
-	Error          *jsonBox `json:"error,omitempty"`
-	NextEventID    int64    `json:"next_event_id"`
-	NextActivityID int64    `json:"next_activity_id"`
-	NextTimerID    int64    `json:"next_timer_id"`
-	// LastEventAt is the time of the turn's last event (absent: the
+	Status       string
+	ExecutionID  int64
+	WorkflowType string
+	// Input, Result and Error are the instance's values (nil: none; a
+	// JSON null is a value).
+	Input, Result, Error []byte
+	NextEventID          int64
+	NextActivityID       int64
+	NextTimerID          int64
+	// LastEventAt is the time of the turn's last event (zero: the
 	// instance keeps its own).
-	LastEventAt *unixMicros `json:"last_event_at_us,omitempty"`
+	LastEventAt time.Time
 	// HasChildren is true when the turn starts a child workflow: the
 	// instance's has_children is set (false leaves it as it is).
-	HasChildren bool `json:"has_children,omitempty"`
+	HasChildren bool
 	// RunID is the run id of the execution a continue-as-new or a cron's
-	// next run starts (absent: the instance keeps its own).
-	RunID *uuid.UUID `json:"run_id,omitempty"`
+	// next run starts (uuid.Nil: the instance keeps its own).
+	RunID uuid.UUID
 	// HistoryBytes is the size of the execution's history after the turn
-	// (absent: the instance keeps its own).
-	HistoryBytes *int64 `json:"history_bytes,omitempty"`
+	// (nil: the instance keeps its own).
+	HistoryBytes *int64
 }
 
-// jsonBox carries a jsonb value through a jsonb document: a JSON null
-// value stays a value, an absent box is SQL NULL.
-type jsonBox struct {
-	V json.RawMessage `json:"v"`
-}
-
-func boxed(b []byte) *jsonBox {
+// value is b as a jsonb value: nil (SQL NULL) when empty.
+func value(b []byte) []byte {
 	if len(b) == 0 {
 		return nil
 	}
-	return &jsonBox{V: b}
+	return b
+}
+
+// finishTurns is FinishTurns' parameters for rows (instance id → row):
+// one element of each array per instance, in id order, the fields an
+// instance keeps its own value of given as the statement's "keep" values.
+func finishTurns(ns string, rows map[string]finishRow) gen.FinishTurnsParams {
+	n := len(rows)
+	p := gen.FinishTurnsParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(rows)),
+		Statuses: make([]string, n), ExecutionIds: make([]int64, n), RunIds: make([]uuid.UUID, n),
+		WorkflowTypes: make([]string, n), Inputs: make([][]byte, n), Results: make([][]byte, n),
+		Errors: make([][]byte, n), NextEventIds: make([]int64, n), NextActivityIds: make([]int64, n),
+		NextTimerIds: make([]int64, n), HistoryBytes: make([]int64, n), LastEventAtUs: make([]int64, n),
+		HasChildren: make([]bool, n)}
+	for k, id := range p.InstanceIds {
+		r := rows[id]
+		p.Statuses[k], p.ExecutionIds[k], p.RunIds[k], p.WorkflowTypes[k] = r.Status, r.ExecutionID, r.RunID, r.WorkflowType
+		p.Inputs[k], p.Results[k], p.Errors[k] = value(r.Input), value(r.Result), value(r.Error)
+		p.NextEventIds[k], p.NextActivityIds[k], p.NextTimerIds[k] = r.NextEventID, r.NextActivityID, r.NextTimerID
+		p.HistoryBytes[k] = -1
+		if r.HistoryBytes != nil {
+			p.HistoryBytes[k] = *r.HistoryBytes
+		}
+		if !r.LastEventAt.IsZero() {
+			p.LastEventAtUs[k] = r.LastEventAt.UnixMicro()
+		}
+		p.HasChildren[k] = r.HasChildren
+	}
+	return p
 }
 
 // turnWrites is the write batch of the turns one transaction
@@ -629,18 +665,15 @@ func (w *turnWrites) add(pt plannedTurn) {
 		w.cancelAfter = append(w.cancelAfter, execCancel{id, exec, plan.TerminalReason})
 	}
 	// The instance.
-	fin := finishRow{Status: plan.Status, ExecutionID: exec, WorkflowType: inst.WorkflowType, Input: boxed(inst.Input),
-		Result: boxed(plan.Result), NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
-		NextTimerID: plan.NextTimerID, HasChildren: len(plan.Children) > 0, HistoryBytes: &historyBytes}
-	if !plan.LastEventAt.IsZero() {
-		at := unixMicros(plan.LastEventAt)
-		fin.LastEventAt = &at
-	}
+	fin := finishRow{Status: plan.Status, ExecutionID: exec, WorkflowType: inst.WorkflowType, Input: inst.Input,
+		Result: plan.Result, NextEventID: plan.NextEventID, NextActivityID: plan.NextActivityID,
+		NextTimerID: plan.NextTimerID, HasChildren: len(plan.Children) > 0, HistoryBytes: &historyBytes,
+		LastEventAt: plan.LastEventAt}
 	if plan.Error != nil {
-		fin.Error = boxed(mustJSON(plan.Error))
+		fin.Error = mustJSON(plan.Error)
 	}
 	if plan.ContinueAsNew {
-		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, boxed(plan.NewInput)
+		fin.ExecutionID, fin.WorkflowType, fin.Input = exec+1, plan.NewWorkflowType, plan.NewInput
 		fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
 	}
 	if plan.ContinueAsNew || plan.Cron != nil {
@@ -650,9 +683,7 @@ func (w *turnWrites) add(pt plannedTurn) {
 	if plan.Cron != nil {
 		cronFinish(&fin, plan.Cron)
 	}
-	if nextRun != uuid.Nil {
-		fin.RunID = &nextRun
-	}
+	fin.RunID = nextRun
 	w.finishes[id] = fin
 	w.observed = append(w.observed, turnClose(ns, inst, plan, pt.txTime)...)
 	w.children.addChildren(inst, plan, pt.txTime)
@@ -705,7 +736,7 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		}
 	}
 	if len(w.events) > 0 {
-		if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON(w.events)}); err != nil {
+		if err := t.w.AppendEvents(ctx, appendEvents(ns, w.events)); err != nil {
 			return fmt.Errorf("append events: %w", err)
 		}
 	}
@@ -763,8 +794,7 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		return err
 	}
 	if len(w.finishes) > 0 {
-		if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.finishes)),
-			Turns: mustJSON(w.finishes)}); err != nil {
+		if err := t.w.FinishTurns(ctx, finishTurns(ns, w.finishes)); err != nil {
 			return fmt.Errorf("finish turns: %w", err)
 		}
 	}
@@ -773,8 +803,11 @@ func (s *Store) writeTurns(ctx context.Context, t *txn, w *turnWrites) error {
 		// also finds the messages that arrived during a turn: their
 		// wake-up found its instance locked; it is free now, and their
 		// pollers are woken again once the transaction has committed.
-		consume := gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes)),
-			Turns: mustJSON(w.consumes)}
+		consume := gen.ConsumeMessagesParams{Namespace: ns, InstanceIds: slices.Sorted(maps.Keys(w.consumes))}
+		consume.LockTokens = make([]uuid.UUID, len(consume.InstanceIds))
+		for k, id := range consume.InstanceIds {
+			consume.LockTokens[k] = w.consumes[id].LockToken
+		}
 		consumes := w.consumes
 		t.readAtCommit(func(ctx context.Context, q *gen.Queries) error {
 			ids, err := q.ConsumeMessages(ctx, consume)
@@ -1006,16 +1039,4 @@ func mergeFields(base map[string]json.RawMessage, patches ...map[string]json.Raw
 		return nil
 	}
 	return out
-}
-
-// unixMicros is a time sent to SQL as microseconds since the epoch, which
-// a statement turns back into a timestamptz with an immutable expression
-// (a text's cast to timestamptz is STABLE: an UPDATE on Citus may not
-// apply it to a column's value, docs/architecture.md, "Distributed by
-// namespace").
-type unixMicros time.Time
-
-// MarshalJSON writes the time as a JSON number of microseconds.
-func (u unixMicros) MarshalJSON() ([]byte, error) {
-	return strconv.AppendInt(nil, time.Time(u).UnixMicro(), 10), nil
 }

@@ -61,7 +61,7 @@ func planCron(plan *engine.TurnPlan, inst gen.Instance, now time.Time) error {
 func cronFinish(fin *finishRow, run *engine.CronRun) {
 	fin.Status = api.StatusRunning
 	fin.ExecutionID++
-	fin.Result, fin.Error = boxed(run.LastCompletionResult), nil
+	fin.Result, fin.Error = run.LastCompletionResult, nil
 	fin.NextEventID, fin.NextActivityID, fin.NextTimerID = 1, 1, 1
 }
 

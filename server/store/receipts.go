@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,11 +39,11 @@ const (
 
 // receipt is one receipt of InsertReceipts.
 type receipt struct {
-	LockToken uuid.UUID       `json:"lock_token"`
-	Kind      string          `json:"kind"`
-	Answer    json.RawMessage `json:"answer"`
-	// Digest is reportDigest of what the report said, in hex.
-	Digest string `json:"digest"`
+	LockToken uuid.UUID
+	Kind      string
+	Answer    json.RawMessage
+	// Digest is reportDigest of what the report said.
+	Digest []byte
 }
 
 // reportDigest is the digest of a report: the SHA-256 of the parts of what
@@ -70,13 +69,18 @@ func writeReceipts(ctx context.Context, t *txn, ns string, rs []receipt) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	return t.w.InsertReceipts(ctx, gen.InsertReceiptsParams{Namespace: ns, Receipts: mustJSON(rs)})
+	p := gen.InsertReceiptsParams{Namespace: ns, LockTokens: make([]uuid.UUID, len(rs)), Kinds: make([]string, len(rs)),
+		Answers: make([][]byte, len(rs)), Digests: make([][]byte, len(rs))}
+	for k, r := range rs {
+		p.LockTokens[k], p.Kinds[k], p.Answers[k], p.Digests[k] = r.LockToken, r.Kind, r.Answer, r.Digest
+	}
+	return t.w.InsertReceipts(ctx, p)
 }
 
 // newReceipt is the receipt of a report of kind, whose digest is digest,
 // with answer v.
 func newReceipt(tok uuid.UUID, kind string, digest []byte, v any) receipt {
-	return receipt{LockToken: tok, Kind: kind, Answer: mustJSON(v), Digest: hex.EncodeToString(digest)}
+	return receipt{LockToken: tok, Kind: kind, Answer: mustJSON(v), Digest: digest}
 }
 
 // repeatedReport answers a report that found its lock gone (err is

@@ -193,7 +193,7 @@ func (s *Store) resetWorkflowIn(ctx context.Context, t *txn, p storage.ResetPara
 	ended := historyRow{InstanceID: id, ExecutionID: inst.ExecutionID, EventID: inst.NextEventID, Kind: api.EventWorkflowReset,
 		Payload:   mustJSON(api.Event{Reason: p.Reason, ResetEventID: turn.Last, NewExecutionID: newExec, NewRunID: newRun.String()}),
 		CreatedAt: ptrTime(at)}
-	if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON([]historyRow{ended})}); err != nil {
+	if err := t.w.AppendEvents(ctx, appendEvents(ns, []historyRow{ended})); err != nil {
 		return api.ResetWorkflowResponse{}, fmt.Errorf("reset workflow: history: %w", err)
 	}
 

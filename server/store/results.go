@@ -123,13 +123,13 @@ func (s *Store) deliverResults(ctx context.Context, t *txn, ns string, calls []*
 // (inserted) with the instance's task queue (queues).
 func (s *Store) takeResults(ctx context.Context, t *txn, ns string, calls []*resultCall) (ds []delivery, inserted map[string]int, queues map[string]string, err error) {
 	tokens := make([]uuid.UUID, 0, len(calls))
-	results := make(map[string]json.RawMessage, len(calls))
+	results := make([][]byte, 0, len(calls))
 	for _, c := range calls {
 		tokens = append(tokens, c.tok)
-		results[c.tok.String()] = mustJSON(completedEvent(c.result))
+		results = append(results, mustJSON(completedEvent(c.result)))
 	}
 	rows, err := t.q.TakeAttempts(ctx, gen.TakeAttemptsParams{Namespace: ns, LockTokens: tokens,
-		Kind: api.EventActivityCompleted, Results: mustJSON(results)})
+		Kind: api.EventActivityCompleted, Results: results})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("take attempts: %w", err)
 	}

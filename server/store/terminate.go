@@ -92,8 +92,8 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 		e := api.Error{Type: api.ErrorTypeTerminated, Message: msg, Details: details}
 		t.observeClose(ns, r.WorkflowType, WorkflowTerminated, time.Time{}, now)
 		fins[r.InstanceID] = finishRow{Status: api.StatusTerminated, ExecutionID: r.ExecutionID, WorkflowType: r.WorkflowType,
-			Input: boxed(r.Input), Result: nil, Error: boxed(mustJSON(e)), NextEventID: r.NextEventID + 1,
-			NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID, LastEventAt: new(unixMicros(at))}
+			Input: r.Input, Result: nil, Error: mustJSON(e), NextEventID: r.NextEventID + 1,
+			NextActivityID: r.NextActivityID, NextTimerID: r.NextTimerID, LastEventAt: at}
 	}
 	if err := cancelExecutions(ctx, t, ns, execs); err != nil {
 		return err
@@ -101,10 +101,10 @@ func (s *Store) terminateInstances(ctx context.Context, t *txn, ns string, rows 
 	if err := t.w.DeleteInstanceMessages(ctx, gen.DeleteInstanceMessagesParams{Namespace: ns, InstanceIds: ids}); err != nil {
 		return fmt.Errorf("messages: %w", err)
 	}
-	if err := t.w.AppendEvents(ctx, gen.AppendEventsParams{Namespace: ns, Events: mustJSON(events)}); err != nil {
+	if err := t.w.AppendEvents(ctx, appendEvents(ns, events)); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	if err := t.w.FinishTurns(ctx, gen.FinishTurnsParams{Namespace: ns, InstanceIds: ids, Turns: mustJSON(fins)}); err != nil {
+	if err := t.w.FinishTurns(ctx, finishTurns(ns, fins)); err != nil {
 		return fmt.Errorf("finish: %w", err)
 	}
 	concurrencyWakesAtCommit(t, ns)

@@ -277,14 +277,44 @@ func lastEventAt(inst gen.Instance) time.Time {
 
 // historyRow is one row for AppendEvents.
 type historyRow struct {
-	InstanceID  string          `json:"instance_id"`
-	ExecutionID int64           `json:"execution_id"`
-	EventID     int64           `json:"event_id"`
-	Kind        string          `json:"kind"`
-	ActivityID  *int64          `json:"activity_id"`
-	TimerID     *int64          `json:"timer_id"`
-	Payload     json.RawMessage `json:"payload"`
-	CreatedAt   *time.Time      `json:"created_at"`
+	InstanceID  string
+	ExecutionID int64
+	EventID     int64
+	Kind        string
+	// ActivityID and TimerID are the event's ids (nil: none).
+	ActivityID *int64
+	TimerID    *int64
+	Payload    json.RawMessage
+	// CreatedAt is the event's time (nil: the transaction's now()).
+	CreatedAt *time.Time
+}
+
+// appendEvents is AppendEvents' parameters for rows, one element of each
+// array per event, in order: an absent id is 0, an absent time 0, a
+// time in microseconds since the epoch, rounded as PostgreSQL rounds a
+// time it parses.
+func appendEvents(ns string, rows []historyRow) gen.AppendEventsParams {
+	n := len(rows)
+	p := gen.AppendEventsParams{Namespace: ns, InstanceIds: make([]string, n), ExecutionIds: make([]int64, n),
+		EventIds: make([]int64, n), Kinds: make([]string, n), ActivityIds: make([]int64, n), TimerIds: make([]int64, n),
+		Payloads: make([][]byte, n), CreatedAtUs: make([]int64, n)}
+	for k, r := range rows {
+		p.InstanceIds[k], p.ExecutionIds[k], p.EventIds[k], p.Kinds[k] = r.InstanceID, r.ExecutionID, r.EventID, r.Kind
+		if r.ActivityID != nil {
+			p.ActivityIds[k] = *r.ActivityID
+		}
+		if r.TimerID != nil {
+			p.TimerIds[k] = *r.TimerID
+		}
+		p.Payloads[k] = r.Payload
+		if len(r.Payload) == 0 {
+			p.Payloads[k] = []byte("null")
+		}
+		if r.CreatedAt != nil {
+			p.CreatedAtUs[k] = r.CreatedAt.Round(time.Microsecond).UnixMicro()
+		}
+	}
+	return p
 }
 
 // attemptRow is one row for InsertAttempts.

@@ -19,9 +19,9 @@ import (
 // or those of activityIDs): cancelUnheldWaiting removes them and delivers
 // their ActivityCanceled.
 type unheldWaiting struct {
-	instanceID  string
-	execution   int64
-	taskQueue   string
+	instanceID string
+	execution  int64
+	taskQueue  string
 	// priority: the workflow's priority, carried by the messages.
 	priority    []byte
 	all         bool

@@ -25,6 +25,7 @@ var turnBehaviours = []behaviour{
 	{"Ack_DoubleAckOneWins", ackDoubleAckOneWins},
 	{"Ack_DifferentSecondReportRefused", ackDifferentSecondReportRefused},
 	{"Ack_ClosingTurnReturnsTheClosedWorkflow", ackClosingTurnReturnsTheClosedWorkflow},
+	{"Ack_ClosingTurnsKeepNullAndAbsentApart", ackClosingTurnsKeepNullAndAbsentApart},
 	{"Ack_AfterTurnTakenOverFails", ackAfterTurnTakenOverFails},
 	{"DeliveryCount_PoisonAtLimit", deliveryCountPoisonAtLimit},
 	{"Timer_InvisibleUntilDue", timerInvisibleUntilDue},
@@ -249,6 +250,44 @@ func ackClosingTurnReturnsTheClosedWorkflow(t *testing.T, newStore func(*testing
 	}
 	if out.Closed.Status != api.StatusCompleted || out.Closed.ExecutionID != out.ExecutionID {
 		t.Fatalf("closed workflow %+v after a completing turn (answer %+v)", *out.Closed, out)
+	}
+}
+
+// Goal: turns acknowledged together write each instance its own values: a
+// JSON null result stays a null, an absent result stays absent, and the
+// input and the next ids are each instance's.
+func ackClosingTurnsKeepNullAndAbsentApart(t *testing.T, newStore func(*testing.T) storage.Provider) {
+	s := newStore(t)
+	results := map[string]json.RawMessage{"a": json.RawMessage(`null`), "b": nil, "c": json.RawMessage(`[1]`)}
+	for _, id := range []string{"a", "b", "c"} {
+		m(s.StartWorkflow(ctxT(t), &storage.StartWorkflowParams{Namespace: ns, Request: api.StartWorkflowRequest{
+			WorkflowType: "wf", TaskQueue: "q", InstanceID: id, Input: json.RawMessage(`{"id":"` + id + `"}`)}}))(t)
+	}
+	tasks := m(s.FetchWorkflowTasks(ctxT(t), &storage.FetchWorkflowTasksParams{Namespace: ns, TaskQueue: "q", WorkerID: "w1",
+		LockFor: 10 * time.Second, Max: 3}))(t)
+	if len(tasks) != 3 {
+		t.Fatalf("fetched %d turns, want 3", len(tasks))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(tasks))
+	for i, task := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.AckWorkflowTask(ctxT(t), &storage.AckWorkflowTaskParams{Kind: storage.AckComplete, Namespace: ns,
+				Token: TurnTok(t, task.LockToken), Request: api.CompleteWorkflowTaskRequest{Commands: []api.Command{
+					{Type: api.CommandCompleteWorkflow, Result: results[task.InstanceID]}}}})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		must0(t, err)
+	}
+	for id, want := range results {
+		wf := m(s.DescribeWorkflow(ctxT(t), &storage.WorkflowRef{Namespace: ns, InstanceID: id}))(t)
+		if wf.Status != api.StatusCompleted || string(wf.Result) != string(want) || !sameJSON(wf.Input, `{"id":"`+id+`"}`) {
+			t.Errorf("%s: status %s, result %q, input %s; want completed, result %q, its own input", id, wf.Status, wf.Result, wf.Input, want)
+		}
 	}
 }
 
