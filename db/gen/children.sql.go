@@ -26,8 +26,14 @@ WITH rc AS (
     -- with the child's priority.
     INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT $1, rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason),
-           COALESCE(NULLIF((rc.priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN rc.priority IS NOT NULL THEN now() END
+           tether_priority_key(rc.priority),
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN rc.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = rc.task_queue
+                          AND vq.priority = tether_priority_key(rc.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM rc
     RETURNING o.task_queue, o.pass
 ), term AS (
@@ -141,8 +147,14 @@ WITH p AS (
     -- through the coordinator and its copy wants every column it sends.
     INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT $2, c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason),
-           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN c.priority IS NOT NULL THEN now() END
+           tether_priority_key(c.priority),
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN c.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $2 AND vq.task_queue = c.task_queue
+                          AND vq.priority = tether_priority_key(c.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM c
     RETURNING o.task_queue, o.pass
 )
@@ -216,8 +228,14 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
-       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN p.priority IS NOT NULL THEN now() END
+       tether_priority_key(p.priority),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN p.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
+                          AND vq.priority = tether_priority_key(p.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM unnest($1::text[]) AS k(id)
 CROSS JOIN LATERAL (
     -- A key probe per id (LIMIT: never flattened into a join, which a
@@ -290,8 +308,14 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
-       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN p.priority IS NOT NULL THEN now() END
+       tether_priority_key(p.priority),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN p.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
+                          AND vq.priority = tether_priority_key(p.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM instances c
 JOIN instances p ON p.namespace = c.namespace AND p.instance_id = c.parent_instance_id
                 AND p.execution_id = c.parent_execution_id AND p.status = 'running'
@@ -450,8 +474,14 @@ WITH c AS (
                               'workflow_type', c.workflow_type)
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END,
-           COALESCE(NULLIF((c.parent_priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN c.parent_priority IS NOT NULL THEN now() END
+           tether_priority_key(c.parent_priority),
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN c.parent_priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $2 AND vq.task_queue = c.parent_task_queue
+                          AND vq.priority = tether_priority_key(c.parent_priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
 )
 SELECT count(*) FROM i

@@ -166,7 +166,13 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
        tether_priority_key(i.priority),
-       CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN i.priority IS NOT NULL
+            THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
+                          AND vq.priority = tether_priority_key(i.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
 CROSS JOIN LATERAL (
@@ -201,9 +207,16 @@ type EnqueueMessagesRow struct {
 //
 // A message to a workflow with a priority (instances.priority, migration
 // 00042) is a later turn of that workflow: it gets the workflow's priority
-// key, and its visible time as its pass (flow-controlled, in the flow
-// index; its fairness key's clock is not moved: a workflow under way goes
-// ahead of the new starts of its key that wait).
+// key and, as its pass (flow-controlled, in the flow index), the earlier
+// of its visible time and the queue's current virtual time: the earliest
+// pass waiting in the queue at that priority (the value StartInstances'
+// key clocks start from), less 1 µs. Its fairness key's clock is not
+// moved: a workflow under way goes ahead of the starts that wait, even
+// when their passes fell behind the wall clock (a backlog started at
+// under 1 000/s). Every statement that enqueues a later message computes
+// the pass so (the "Later message" expression, the same in each, a probe
+// of orchestrator_queue_flow); it runs only for a workflow with a
+// priority, so that queues without flow control never read the index.
 func (q *Queries) EnqueueMessages(ctx context.Context, arg EnqueueMessagesParams) ([]EnqueueMessagesRow, error) {
 	rows, err := q.db.Query(ctx, enqueueMessages, arg.Messages, arg.Namespace)
 	if err != nil {
@@ -229,7 +242,13 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, m.execution_id, i.task_queue, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
        tether_priority_key(i.priority),
-       CASE WHEN i.priority IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN i.priority IS NOT NULL
+            THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
+                          AND vq.priority = tether_priority_key(i.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($1::jsonb)
     AS m(instance_id text, execution_id bigint, kind text, payload jsonb, delay_ms bigint)
 JOIN instances i ON i.namespace = $2 AND i.instance_id = m.instance_id
@@ -277,8 +296,14 @@ const enqueueMessagesTo = `-- name: EnqueueMessagesTo :exec
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT $1, $2, m.execution_id, $3, m.kind, m.payload,
        now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
-       COALESCE(NULLIF(($4::jsonb->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN $4::jsonb IS NOT NULL THEN now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond' END
+       tether_priority_key($4::jsonb),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN $4::jsonb IS NOT NULL
+            THEN LEAST(now() + COALESCE(m.delay_ms, 0) * interval '1 millisecond',
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = $3
+                          AND vq.priority = tether_priority_key($4::jsonb) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($5::jsonb)
     AS m(execution_id bigint, kind text, payload jsonb, delay_ms bigint)
 `
@@ -314,9 +339,17 @@ SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'SignalReceived', $1::jso
        $2::integer,
        -- The workflow's priority (see EnqueueMessages).
        tether_priority_key(i.priority),
-       CASE WHEN i.priority IS NOT NULL THEN now() END
+       -- Later message: LEAST(visible time, queue's virtual time) (see
+       -- EnqueueMessages); the virtual time is looked up beside the
+       -- instance (Citus takes no subquery here correlated with a subquery).
+       CASE WHEN i.priority IS NOT NULL THEN LEAST(now(), i.vt) END
 FROM (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority,
+           CASE WHEN ix.priority IS NOT NULL
+                THEN (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                      WHERE vq.namespace = $3 AND vq.task_queue = ix.task_queue
+                        AND vq.priority = tether_priority_key(ix.priority) AND vq.pass IS NOT NULL
+                      ORDER BY vq.pass LIMIT 1) END AS vt
     FROM instances ix
     WHERE ix.namespace = $3 AND ix.instance_id = $4
       AND ix.status = 'running'

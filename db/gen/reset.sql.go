@@ -54,8 +54,14 @@ INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue
                                 priority, pass)
 SELECT $1, $2, m.execution_id, $3, m.kind, m.payload,
        COALESCE(m.payload_bytes, 0),
-       COALESCE(NULLIF(($4::jsonb->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN $4::jsonb IS NOT NULL THEN now() END
+       tether_priority_key($4::jsonb),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN $4::jsonb IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = $3
+                          AND vq.priority = tether_priority_key($4::jsonb) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($5::jsonb)
     AS m(seq integer, execution_id bigint, kind text, payload jsonb, payload_bytes integer)
 ORDER BY m.seq
@@ -183,8 +189,14 @@ const resetTimers = `-- name: ResetTimers :exec
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT $1, $2, $3::bigint, $4, 'TimerFired',
        m.payload, greatest(now(), to_timestamp(m.at_ms / 1000.0)),
-       COALESCE(NULLIF(($5::jsonb->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN $5::jsonb IS NOT NULL THEN greatest(now(), to_timestamp(m.at_ms / 1000.0)) END
+       tether_priority_key($5::jsonb),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN $5::jsonb IS NOT NULL
+            THEN LEAST(greatest(now(), to_timestamp(m.at_ms / 1000.0)),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = $1 AND vq.task_queue = $4
+                          AND vq.priority = tether_priority_key($5::jsonb) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset($6::jsonb) AS m(payload jsonb, at_ms bigint)
 `
 

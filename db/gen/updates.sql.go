@@ -45,10 +45,18 @@ INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_
 SELECT i.namespace, i.instance_id, NULL, i.task_queue, 'WorkflowUpdateAccepted', $1::jsonb,
        $2::integer,
        -- The workflow's priority (see EnqueueMessages).
-       COALESCE(NULLIF((i.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN i.priority IS NOT NULL THEN now() END
+       tether_priority_key(i.priority),
+       -- Later message: LEAST(visible time, queue's virtual time) (see
+       -- EnqueueMessages); the virtual time is looked up beside the
+       -- instance (Citus takes no subquery here correlated with a subquery).
+       CASE WHEN i.priority IS NOT NULL THEN LEAST(now(), i.vt) END
 FROM (
-    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority
+    SELECT ix.namespace, ix.instance_id, ix.task_queue, ix.priority,
+           CASE WHEN ix.priority IS NOT NULL
+                THEN (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                      WHERE vq.namespace = $3 AND vq.task_queue = ix.task_queue
+                        AND vq.priority = tether_priority_key(ix.priority) AND vq.pass IS NOT NULL
+                      ORDER BY vq.pass LIMIT 1) END AS vt
     FROM instances ix
     WHERE ix.namespace = $3 AND ix.instance_id = $4
       AND ix.status = 'running'

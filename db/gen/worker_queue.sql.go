@@ -1796,7 +1796,13 @@ WITH victims AS (
                || jsonb_build_object('activity_id', v.activity_id, 'attempt', v.attempt),
            n.at,
            tether_priority_key(i.priority),
-           CASE WHEN i.priority IS NOT NULL THEN n.at END
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN i.priority IS NOT NULL
+            THEN LEAST(n.at,
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = i.namespace AND vq.task_queue = i.task_queue
+                          AND vq.priority = tether_priority_key(i.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     -- A join, not a LATERAL … LIMIT probe (Citus pushes down no LIMIT in a
     -- LATERAL over a CTE): victims are a few rows of one namespace, each
     -- matching at most one instance by its key. visible_at is the

@@ -113,8 +113,14 @@ WITH c AS (
                               'workflow_type', c.workflow_type)
            || CASE WHEN i.instance_id IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('child_execution_id', i.execution_id, 'child_run_id', i.run_id) END,
-           COALESCE(NULLIF((c.parent_priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN c.parent_priority IS NOT NULL THEN now() END
+           tether_priority_key(c.parent_priority),
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN c.parent_priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = c.parent_task_queue
+                          AND vq.priority = tether_priority_key(c.parent_priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM c LEFT JOIN i ON i.instance_id = c.instance_id
 )
 SELECT count(*) FROM i;
@@ -138,8 +144,14 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
-       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN p.priority IS NOT NULL THEN now() END
+       tether_priority_key(p.priority),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN p.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
+                          AND vq.priority = tether_priority_key(p.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM unnest(sqlc.arg(instance_ids)::text[]) AS k(id)
 CROSS JOIN LATERAL (
     -- A key probe per id (LIMIT: never flattened into a join, which a
@@ -183,8 +195,14 @@ SELECT p.namespace, p.instance_id, p.execution_id, p.task_queue,
                           'child_execution_id', c.execution_id, 'workflow_type', c.workflow_type)
        || CASE WHEN c.result IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', c.result) END
        || CASE WHEN c.error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('error', c.error) END,
-       COALESCE(NULLIF((p.priority->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN p.priority IS NOT NULL THEN now() END
+       tether_priority_key(p.priority),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN p.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = p.namespace AND vq.task_queue = p.task_queue
+                          AND vq.priority = tether_priority_key(p.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 -- The children by primary key (= ANY of the ids), each parent by its key:
 -- plain joins on the namespace too, which Citus pushes down to the
 -- namespace's node (it pushes down no LIMIT in a LATERAL over unnest).
@@ -226,8 +244,14 @@ WITH p AS (
     -- through the coordinator and its copy wants every column it sends.
     INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT sqlc.arg(namespace), c.instance_id, NULL::bigint, c.task_queue, 'CancelRequested', jsonb_build_object('reason', c.reason),
-           COALESCE(NULLIF((c.priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN c.priority IS NOT NULL THEN now() END
+           tether_priority_key(c.priority),
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN c.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = c.task_queue
+                          AND vq.priority = tether_priority_key(c.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM c
     RETURNING o.task_queue, o.pass
 )
@@ -259,8 +283,14 @@ WITH rc AS (
     -- with the child's priority.
     INSERT INTO orchestrator_queue AS o (namespace, instance_id, execution_id, task_queue, kind, payload, priority, pass)
     SELECT sqlc.arg(namespace), rc.instance_id, NULL::bigint, rc.task_queue, 'CancelRequested', jsonb_build_object('reason', rc.reason),
-           COALESCE(NULLIF((rc.priority->>'priority_key')::int, 0), 3)::smallint,
-           CASE WHEN rc.priority IS NOT NULL THEN now() END
+           tether_priority_key(rc.priority),
+           -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN rc.priority IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = rc.task_queue
+                          AND vq.priority = tether_priority_key(rc.priority) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
     FROM rc
     RETURNING o.task_queue, o.pass
 ), term AS (

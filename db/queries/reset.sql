@@ -50,8 +50,14 @@ INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue
                                 priority, pass)
 SELECT sqlc.arg(namespace), sqlc.arg(instance_id), m.execution_id, sqlc.arg(task_queue), m.kind, m.payload,
        COALESCE(m.payload_bytes, 0),
-       COALESCE(NULLIF((sqlc.narg(priority)::jsonb->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN sqlc.narg(priority)::jsonb IS NOT NULL THEN now() END
+       tether_priority_key(sqlc.narg(priority)::jsonb),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN sqlc.narg(priority)::jsonb IS NOT NULL
+            THEN LEAST(now(),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = sqlc.arg(task_queue)
+                          AND vq.priority = tether_priority_key(sqlc.narg(priority)::jsonb) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset(sqlc.arg(messages)::jsonb)
     AS m(seq integer, execution_id bigint, kind text, payload jsonb, payload_bytes integer)
 ORDER BY m.seq;
@@ -64,6 +70,12 @@ ORDER BY m.seq;
 INSERT INTO orchestrator_queue (namespace, instance_id, execution_id, task_queue, kind, payload, visible_at, priority, pass)
 SELECT sqlc.arg(namespace), sqlc.arg(instance_id), sqlc.arg(execution_id)::bigint, sqlc.arg(task_queue), 'TimerFired',
        m.payload, greatest(now(), to_timestamp(m.at_ms / 1000.0)),
-       COALESCE(NULLIF((sqlc.narg(priority)::jsonb->>'priority_key')::int, 0), 3)::smallint,
-       CASE WHEN sqlc.narg(priority)::jsonb IS NOT NULL THEN greatest(now(), to_timestamp(m.at_ms / 1000.0)) END
+       tether_priority_key(sqlc.narg(priority)::jsonb),
+       -- Later message: LEAST(visible time, queue's virtual time) (see EnqueueMessages).
+       CASE WHEN sqlc.narg(priority)::jsonb IS NOT NULL
+            THEN LEAST(greatest(now(), to_timestamp(m.at_ms / 1000.0)),
+                       (SELECT vq.pass - interval '1 microsecond' FROM orchestrator_queue vq
+                        WHERE vq.namespace = sqlc.arg(namespace) AND vq.task_queue = sqlc.arg(task_queue)
+                          AND vq.priority = tether_priority_key(sqlc.narg(priority)::jsonb) AND vq.pass IS NOT NULL
+                        ORDER BY vq.pass LIMIT 1)) END
 FROM jsonb_to_recordset(sqlc.arg(timers)::jsonb) AS m(payload jsonb, at_ms bigint);

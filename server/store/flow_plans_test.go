@@ -12,8 +12,9 @@ import (
 // generic plans, the turn fetch (LockNextTurns) and the attempt fetch
 // (FetchAttempts) take flow-controlled work from the flow indexes in
 // (priority, pass) order and the rest from the dequeue indexes, with no
-// sequential scan of either queue; the enqueues find a queue's current
-// virtual time through the flow index too.
+// sequential scan of either queue; the starts and the statements that
+// enqueue a workflow's later messages find a queue's current virtual time
+// through the flow index too.
 func TestFlowPlansUseTheFlowIndexes(t *testing.T) {
 	pool := pgtest.New(t)
 	want := map[string][]string{
@@ -26,6 +27,19 @@ func TestFlowPlansUseTheFlowIndexes(t *testing.T) {
 		"StartChildren":          {"orchestrator_queue_flow"},
 		"InsertAttempts":         {"worker_queue_flow"},
 		"InsertAttemptsClaiming": {"worker_queue_flow"},
+		// A later message's pass: the queue's virtual time.
+		"EnqueueMessages":     {"orchestrator_queue_flow"},
+		"EnqueueMessagesJoin": {"orchestrator_queue_flow"},
+		"EnqueueMessagesTo":   {"orchestrator_queue_flow"},
+		"EnqueueSignal":       {"orchestrator_queue_flow"},
+		"EnqueueUpdate":       {"orchestrator_queue_flow"},
+		"NotifyParents":       {"orchestrator_queue_flow"},
+		"NotifyParentsJoin":   {"orchestrator_queue_flow"},
+		"CancelChildren":      {"orchestrator_queue_flow"},
+		"ApplyClosePolicy":    {"orchestrator_queue_flow"},
+		"ResetEnqueue":        {"orchestrator_queue_flow"},
+		"ResetTimers":         {"orchestrator_queue_flow"},
+		"TakeAttempts":        {"orchestrator_queue_flow"},
 	}
 	eachGenericPlan(t, pool, func(name string, plan map[string]any) {
 		indexes, ok := want[name]
