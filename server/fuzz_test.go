@@ -16,7 +16,7 @@ import (
 
 // fuzzRoute is a route of the API with one path parameter ("{}") the
 // fuzzer fills in. Its path is under BasePath, or, starting with "~",
-// under /v1/namespaces.
+// under /v1/namespaces, or, starting with "^", under /v1.
 type fuzzRoute struct {
 	method, path string
 }
@@ -72,6 +72,10 @@ func fuzzRoutes() []fuzzRoute {
 		{http.MethodGet, "~/{}"},
 		{http.MethodPatch, "~/{}"},
 		{http.MethodDelete, "~/{}"},
+		{http.MethodGet, "/nexus/endpoints/{}"},
+		{http.MethodPost, "^/nexus/endpoints"},
+		{http.MethodGet, "^/nexus/endpoints"},
+		{http.MethodDelete, "^/nexus/endpoints/{}"},
 		{http.MethodPost, "/api-keys"},
 		{http.MethodGet, "/api-keys"},
 		{http.MethodDelete, "/api-keys/{}"},
@@ -150,6 +154,8 @@ func FuzzRoutes(f *testing.F) {
 		// Sent as is, escapes and all: net/http's client does not check.
 		if rest, ok := strings.CutPrefix(path, "~"); ok {
 			req.URL.Opaque = "/v1/namespaces" + rest
+		} else if rest, ok := strings.CutPrefix(path, "^"); ok {
+			req.URL.Opaque = "/v1" + rest
 		} else {
 			req.URL.Opaque = "/v1/namespaces/default" + path
 		}
@@ -202,6 +208,8 @@ func TestFuzzRoutesCoverEveryRoute(t *testing.T) {
 		p := "/v1/namespaces/default" + r.path
 		if rest, ok := strings.CutPrefix(r.path, "~"); ok {
 			p = "/v1/namespaces" + rest
+		} else if rest, ok := strings.CutPrefix(r.path, "^"); ok {
+			p = "/v1" + rest
 		}
 		fuzzed[r.method+" "+p] = true
 	}
